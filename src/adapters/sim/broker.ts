@@ -1,0 +1,1156 @@
+import { DateTime } from 'luxon';
+import { Subject, type Observable } from 'rxjs';
+import type { Candle } from '../../domain/candle.ts';
+import { Decimal, ZERO, toAccountUnits } from '../../domain/decimal.ts';
+import type { MarketEvent } from '../../domain/events.ts';
+import type { Instrument, InstrumentRegistry } from '../../domain/instrument.ts';
+import { assertNever, type OrderIntent } from '../../domain/intents.ts';
+import { Ledger, type LedgerTrade } from '../../domain/ledger.ts';
+import type { Tick } from '../../domain/tick.ts';
+import { formatTime, parseTime, type UnixMs } from '../../domain/time.ts';
+import type {
+  ClientExtensions,
+  OrderCancelReason,
+  OrderFillReason,
+  OrderRequest,
+  Transaction,
+  TransactionRejectReason,
+  TradeOpen,
+  TradeReduce,
+} from '../../domain/v20/index.ts';
+import type { Execution } from '../../ports/execution.ts';
+import { HomeConversion, formatFactor, type Quote } from '../../domain/conversion.ts';
+import { isLimitLike, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
+import { validateOrderRequest } from './validate.ts';
+
+export interface SimBrokerOptions {
+  readonly instruments: InstrumentRegistry;
+  /** Account (home) currency. */
+  readonly currency: string;
+  /** Initial deposit, a decimal string in the home currency. */
+  readonly initialBalance: string;
+  /** The account's margin rate (0.02 = 50:1). Each instrument uses the stricter of this and its own. */
+  readonly marginRate: string;
+  /** Hedging account: DEFAULT positionFill opens new trades instead of reducing (v20 OPEN_ONLY). */
+  readonly hedging?: boolean;
+  readonly accountID?: string;
+  /**
+   * Which series drives matching per instrument: a granularity, or 'TICK'. Unlisted instruments are
+   * driven by the first series seen for them (the finest, since the merge orders ties that way).
+   */
+  readonly drivers?: ReadonlyMap<string, string>;
+  /** Charge DAILY_FINANCING at 17:00 New York. Default true. */
+  readonly financing?: boolean;
+  /** Commission in home currency per million units filled. Default 0 (spread-only pricing). */
+  readonly commissionPerMillion?: string;
+}
+
+/** Figures about the simulation itself, for the report. */
+export interface SimStats {
+  fills: number;
+  rejects: number;
+  cancels: number;
+  /** Candles where the order of the intra-candle path decided an outcome (e.g. TP and SL both in range). */
+  ambiguousCandles: number;
+  /** Realized P/L of fills made inside ambiguous candles (home currency). */
+  ambiguousPL: Decimal;
+}
+
+interface QueuedMarket {
+  readonly clientID: string | undefined;
+  readonly request: MarketRequest;
+  readonly activeFrom: UnixMs;
+}
+
+/** The body of a MARKET_ORDER transaction before the simulator stamps it. */
+interface MarketRequest {
+  readonly instrument: string;
+  readonly units: string;
+  readonly timeInForce: string;
+  readonly positionFill: string;
+  readonly reason: 'CLIENT_ORDER' | 'TRADE_CLOSE' | 'POSITION_CLOSEOUT' | 'MARGIN_CLOSEOUT';
+  readonly priceBound?: string;
+  readonly tradeClose?: { tradeID: string; clientTradeID?: string; units: string };
+  readonly longPositionCloseout?: { instrument: string; units: string };
+  readonly shortPositionCloseout?: { instrument: string; units: string };
+  readonly clientExtensions?: ClientExtensions;
+  readonly takeProfitOnFill?: Record<string, unknown>;
+  readonly stopLossOnFill?: Record<string, unknown>;
+  readonly trailingStopLossOnFill?: Record<string, unknown>;
+  readonly guaranteedStopLossOnFill?: Record<string, unknown>;
+  readonly tradeClientExtensions?: ClientExtensions;
+}
+
+interface Book {
+  readonly instrument: Instrument;
+  readonly market: QueuedMarket[];
+  readonly orders: SimOrder[];
+  driver: string | undefined;
+}
+
+type Draft = Record<string, unknown> & { type: string };
+
+const DEPENDENT_TX: Readonly<Record<string, SimOrderType>> = {
+  TAKE_PROFIT_ORDER: 'TAKE_PROFIT',
+  STOP_LOSS_ORDER: 'STOP_LOSS',
+  TRAILING_STOP_LOSS_ORDER: 'TRAILING_STOP_LOSS',
+  GUARANTEED_STOP_LOSS_ORDER: 'GUARANTEED_STOP_LOSS',
+};
+
+const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
+  MARKET: 'MARKET_ORDER',
+  LIMIT: 'LIMIT_ORDER',
+  STOP: 'STOP_ORDER',
+  MARKET_IF_TOUCHED: 'MARKET_IF_TOUCHED_ORDER',
+  TAKE_PROFIT: 'TAKE_PROFIT_ORDER',
+  STOP_LOSS: 'STOP_LOSS_ORDER',
+  TRAILING_STOP_LOSS: 'TRAILING_STOP_LOSS_ORDER',
+  GUARANTEED_STOP_LOSS: 'STOP_LOSS_ORDER' as OrderFillReason,
+};
+
+const NEW_YORK = 'America/New_York';
+
+/**
+ * The simulated broker: v20's order, fill and money rules applied to historical or replayed prices.
+ *
+ * It observes the market stream (`onEvent`, wired ahead of the engine) and executes intents
+ * (`submit`). Everything it decides leaves as v20 transactions with sequential IDs and batch IDs,
+ * which it also folds into its own `Ledger`: the simulator's account is the same fold the engine
+ * keeps, so the two can never disagree.
+ *
+ * Fill rules (all pinned by tests, listed in the README "How fills work"):
+ * - A market order fills at the first price observed after it was submitted: the next candle's open
+ *   (never a price inside the candle that prompted it), or the next tick. Buys at the ask, sells at
+ *   the bid, snapped to the instrument's displayPrecision.
+ * - A candle is walked as open → nearer extreme → other extreme → close (adaptive path). A resting
+ *   order that is already marketable at the open (a gap) fills at the open; one crossed inside the
+ *   candle fills at its level.
+ * - Nothing acts on a price seen before the order existed (`activeFrom`).
+ */
+export class SimBroker implements Execution {
+  readonly #tx = new Subject<Transaction>();
+  readonly transactions$: Observable<Transaction> = this.#tx.asObservable();
+  readonly ledger: Ledger;
+  readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: ZERO };
+  readonly accountID: string;
+  readonly #opts: SimBrokerOptions;
+  readonly #instruments: InstrumentRegistry;
+  readonly #quotes = new Map<string, Quote>();
+  readonly #conversion: HomeConversion;
+  readonly #books = new Map<string, Book>();
+  readonly #orders = new Map<string, SimOrder>();
+  readonly #byClientID = new Map<string, string>();
+  readonly #accountMarginRate: number;
+  readonly #commission: Decimal;
+  #nextID = 1;
+  #batchID = '';
+  #now: UnixMs = -Infinity;
+  #started = false;
+  #nextRollover = Infinity;
+  #nextExpiry = Infinity;
+  #inAmbiguous = false;
+  #activeBooks = 0;
+
+  constructor(opts: SimBrokerOptions) {
+    this.#opts = opts;
+    this.#instruments = opts.instruments;
+    this.accountID = opts.accountID ?? '101-001-0000001-001';
+    this.ledger = new Ledger({ currency: opts.currency, strict: true });
+    this.#conversion = new HomeConversion(opts.currency, this.#quotes);
+    this.#accountMarginRate = Number(opts.marginRate);
+    this.#commission = new Decimal(opts.commissionPerMillion ?? '0');
+  }
+
+  /** The simulator's clock: the time of the last price it saw. */
+  get now(): UnixMs {
+    return this.#now;
+  }
+
+  /** Latest quotes by instrument (shared, updated in place). */
+  get quotes(): ReadonlyMap<string, Quote> {
+    return this.#quotes;
+  }
+
+  /** Opens the account at `at`: a CREATE and the initial deposit (TRANSFER_FUNDS). Called on the first event if not before. */
+  start(at: UnixMs): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#now = at;
+    this.#begin();
+    this.#emit({ type: 'CREATE', divisionID: 1, siteID: 101, accountUserID: 1, accountNumber: 1, homeCurrency: this.#opts.currency });
+    const amount = new Decimal(this.#opts.initialBalance);
+    if (!amount.isZero()) {
+      this.#begin();
+      this.#emit({
+        type: 'TRANSFER_FUNDS',
+        amount: toAccountUnits(amount),
+        fundingReason: 'CLIENT_FUNDING',
+        accountBalance: toAccountUnits(this.ledger.balance.plus(amount)),
+      });
+    }
+    if (this.#opts.financing !== false) this.#nextRollover = nextRollover(at);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Market data
+
+  /** Feeds one market event. Wire it ahead of the engine so fills land before strategies see the event. */
+  onEvent(ev: MarketEvent): void {
+    if (!this.#started) this.start(ev.kind === 'candle' ? ev.time : ev.at);
+    switch (ev.kind) {
+      case 'candle':
+        this.#candle(ev);
+        return;
+      case 'tick':
+        this.#tick(ev);
+        return;
+      default:
+        this.#advance(ev.at);
+    }
+  }
+
+  #book(name: string): Book {
+    let b = this.#books.get(name);
+    if (b === undefined) {
+      b = { instrument: this.#instruments.get(name), market: [], orders: [], driver: this.#opts.drivers?.get(name) };
+      this.#books.set(name, b);
+    }
+    return b;
+  }
+
+  #setQuote(name: string, bid: number, ask: number): void {
+    const q = this.#quotes.get(name);
+    if (q === undefined) this.#quotes.set(name, { bid, ask });
+    else {
+      q.bid = bid;
+      q.ask = ask;
+    }
+  }
+
+  #candle(c: Candle): void {
+    let book = this.#books.get(c.instrument);
+    if (book === undefined) {
+      if (!this.#instruments.has(c.instrument)) {
+        this.#advance(c.at);
+        return;
+      }
+      book = this.#book(c.instrument);
+    }
+    if (book.driver === undefined) book.driver = c.granularity;
+    if (book.driver !== c.granularity || !c.complete) {
+      this.#advance(c.at);
+      return;
+    }
+    this.#advance(c.time);
+    if (book.market.length === 0 && book.orders.length === 0) {
+      // Nothing can fill: only the quote moves.
+      this.#setQuote(c.instrument, c.bc, c.ac);
+      this.#now = c.at;
+      this.#advance(c.at);
+      return;
+    }
+    const span = c.at - c.time;
+    // Adaptive path: after the open, the extreme nearer to the open comes first (decided on mid).
+    const mo = c.bo + c.ao;
+    const highFirst = c.bh + c.ah - mo <= mo - c.bl - c.al;
+    this.#inAmbiguous = this.#ambiguous(book, c);
+    if (this.#inAmbiguous) this.stats.ambiguousCandles++;
+    for (let p = 0; p < 4; p++) {
+      let bid: number, ask: number;
+      if (p === 0) {
+        bid = c.bo;
+        ask = c.ao;
+      } else if (p === 3) {
+        bid = c.bc;
+        ask = c.ac;
+      } else if ((p === 1) === highFirst) {
+        bid = c.bh;
+        ask = c.ah;
+      } else {
+        bid = c.bl;
+        ask = c.al;
+      }
+      const t = p === 3 ? c.at : c.time + Math.floor((span * p) / 3);
+      this.#now = t;
+      this.#setQuote(c.instrument, bid, ask);
+      this.#match(book, bid, ask, t, p === 0);
+    }
+    this.#inAmbiguous = false;
+    this.#advance(c.at);
+  }
+
+  #tick(k: Tick): void {
+    let book = this.#books.get(k.instrument);
+    if (book === undefined) {
+      if (!this.#instruments.has(k.instrument)) {
+        this.#advance(k.at);
+        return;
+      }
+      book = this.#book(k.instrument);
+    }
+    if (book.driver === undefined) book.driver = 'TICK';
+    this.#advance(k.at);
+    this.#now = k.at;
+    this.#setQuote(k.instrument, k.bid, k.ask);
+    if (book.driver !== 'TICK') return;
+    if (book.market.length > 0 || book.orders.length > 0) this.#match(book, k.bid, k.ask, k.at, true);
+  }
+
+  /** True when some trade has two exits (TP and SL/TSL) both reachable inside this candle. */
+  #ambiguous(book: Book, c: Candle): boolean {
+    if (book.orders.length < 2) return false;
+    for (const t of this.ledger.trades.values()) {
+      if (t.instrument !== c.instrument) continue;
+      const exits = [t.takeProfitOrderID, t.stopLossOrderID, t.trailingStopLossOrderID, t.guaranteedStopLossOrderID];
+      let inRange = 0;
+      for (const id of exits) {
+        if (id === undefined) continue;
+        const o = this.#orders.get(id);
+        if (!o || o.activeFrom > c.time) continue;
+        const lo = o.side === 1 ? c.al : c.bl;
+        const hi = o.side === 1 ? c.ah : c.bh;
+        const opensBeyond = o.side === 1 ? triggers(o, c.bo, c.ao) : triggers(o, c.bo, c.ao);
+        if (!opensBeyond && o.level >= lo && o.level <= hi) inRange++;
+      }
+      if (inRange >= 2) return true;
+    }
+    return false;
+  }
+
+  /** One price point of the path: queued market orders first, then resting orders in creation order. */
+  #match(book: Book, bid: number, ask: number, t: UnixMs, gap: boolean): void {
+    if (book.market.length > 0) {
+      const queue = book.market.splice(0);
+      for (const q of queue) {
+        if (q.activeFrom > t) {
+          book.market.push(q);
+          continue;
+        }
+        this.#fillMarket(book, q, bid, ask, t);
+      }
+    }
+    if (book.orders.length === 0) return;
+    const snapshot = book.orders.slice();
+    for (const o of snapshot) {
+      if (o.activeFrom > t || !this.#orders.has(o.id)) continue;
+      if (o.expiresAt <= t) continue; // expiry is handled by #advance at the right time
+      if (triggers(o, bid, ask)) {
+        const own = o.side === 1 ? ask : bid;
+        let px: number;
+        if (gap) px = own;
+        else {
+          // Crossed inside the candle: the level, shifted by the spread when the trigger reads another side.
+          const trig = o.trigger === 'BID' ? bid : o.trigger === 'ASK' ? ask : (bid + ask) / 2;
+          px = o.level + (own - trig);
+        }
+        // A limit never fills worse than its price: when the trigger reads another side than the
+        // fill (MID, INVERSE...), it waits until its own side reaches the level.
+        if (isLimitLike(o) && (o.side === 1 ? px > o.level : px < o.level)) continue;
+        this.#fillResting(book, o, px, bid, ask, t);
+      } else if (o.type === 'TRAILING_STOP_LOSS') {
+        // Ratchet only in the trade's favour: a sell stop (long trade) follows the bid up.
+        const next = o.instrument.snap(o.side === -1 ? bid - o.distance : ask + o.distance);
+        if (o.side === -1 ? next > o.level : next < o.level) o.level = next;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Time: financing and expiry
+
+  #advance(t: UnixMs): void {
+    if (t > this.#now) this.#now = t;
+    while (t >= this.#nextRollover) {
+      const at = this.#nextRollover;
+      this.#nextRollover = nextRollover(at);
+      this.#rollover(at);
+    }
+    if (t >= this.#nextExpiry) this.#expire(t);
+  }
+
+  #expire(t: UnixMs): void {
+    let next = Infinity;
+    for (const o of [...this.#orders.values()]) {
+      if (o.expiresAt <= t) {
+        const saved = this.#now;
+        this.#now = Math.max(saved, o.expiresAt);
+        this.#begin();
+        this.#cancelOrder(o, 'TIME_IN_FORCE_EXPIRED');
+        this.#now = saved;
+      } else if (o.expiresAt < next) next = o.expiresAt;
+    }
+    this.#nextExpiry = next;
+  }
+
+  /** DAILY_FINANCING for the trades held at a 17:00 New York rollover. */
+  #rollover(at: UnixMs): void {
+    if (this.ledger.trades.size === 0) return;
+    const weekday = DateTime.fromMillis(at, { zone: NEW_YORK }).weekday % 7; // 0 = Sunday
+    const byInstrument = new Map<string, { total: Decimal; trades: { tradeID: string; financing: string }[] }>();
+    let total = ZERO;
+    for (const t of this.ledger.trades.values()) {
+      const inst = this.#instruments.get(t.instrument);
+      const days = inst.financing.daysCharged[weekday] ?? 0;
+      if (days === 0) continue;
+      const q = this.#quotes.get(t.instrument);
+      if (!q) continue;
+      const rate = t.unitsNum > 0 ? inst.financing.longRate : inst.financing.shortRate;
+      const mid = (q.bid + q.ask) / 2;
+      const f = this.#conversion.tryFactors(inst.quote);
+      if (!f) continue;
+      const quoteAmount = Math.abs(t.unitsNum) * mid * rate * days / 365;
+      const home = new Decimal(quoteAmount).times(quoteAmount >= 0 ? f.gain : f.loss).toDecimalPlaces(4);
+      if (home.isZero()) continue;
+      let entry = byInstrument.get(t.instrument);
+      if (!entry) {
+        entry = { total: ZERO, trades: [] };
+        byInstrument.set(t.instrument, entry);
+      }
+      entry.total = entry.total.plus(home);
+      entry.trades.push({ tradeID: t.id, financing: toAccountUnits(home) });
+      total = total.plus(home);
+    }
+    if (byInstrument.size === 0) return;
+    const saved = this.#now;
+    this.#now = at;
+    this.#begin();
+    this.#emit({
+      type: 'DAILY_FINANCING',
+      financing: toAccountUnits(total),
+      accountBalance: toAccountUnits(this.ledger.balance.plus(total)),
+      accountFinancingMode: 'DAILY',
+      positionFinancings: [...byInstrument].map(([instrument, e]) => ({
+        instrument,
+        financing: toAccountUnits(e.total),
+        openTradeFinancings: e.trades,
+      })),
+    });
+    this.#now = Math.max(saved, at);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Intents
+
+  submit(intent: OrderIntent): void {
+    if (!this.#started) this.start(Number.isFinite(this.#now) ? this.#now : 0);
+    switch (intent.kind) {
+      case 'order':
+        this.#submitOrder(intent.request, undefined);
+        return;
+      case 'replace': {
+        const old = this.#findOrder(intent.orderSpecifier);
+        if (!old) {
+          this.#begin();
+          this.#reject('ORDER_CANCEL_REJECT', { orderID: intent.orderSpecifier }, 'ORDER_DOESNT_EXIST');
+          return;
+        }
+        this.#submitOrder(intent.request, old);
+        return;
+      }
+      case 'cancel': {
+        const o = this.#findOrder(intent.orderSpecifier);
+        this.#begin();
+        if (!o) this.#reject('ORDER_CANCEL_REJECT', { orderID: intent.orderSpecifier }, 'ORDER_DOESNT_EXIST');
+        else this.#cancelOrder(o, 'CLIENT_REQUEST');
+        return;
+      }
+      case 'closeTrade': {
+        const trade = this.#findTrade(intent.tradeSpecifier);
+        if (!trade) {
+          this.#begin();
+          this.#reject('MARKET_ORDER_REJECT', { tradeClose: { tradeID: intent.tradeSpecifier, units: intent.units }, reason: 'TRADE_CLOSE' }, 'TRADE_DOESNT_EXIST');
+          return;
+        }
+        const size = trade.units.abs();
+        const units = intent.units === 'ALL' ? size : new Decimal(intent.units);
+        if (units.gt(size) || units.lte(0)) {
+          this.#begin();
+          this.#reject('MARKET_ORDER_REJECT', { instrument: trade.instrument, tradeClose: { tradeID: trade.id, units: intent.units }, reason: 'TRADE_CLOSE' }, 'CLOSE_TRADE_UNITS_EXCEED_TRADE_SIZE');
+          return;
+        }
+        const signed = trade.unitsNum > 0 ? units.neg() : units;
+        const tradeClose: { tradeID: string; clientTradeID?: string; units: string } = { tradeID: trade.id, units: intent.units === 'ALL' ? 'ALL' : units.toString() };
+        if (trade.clientExtensions?.id) tradeClose.clientTradeID = trade.clientExtensions.id;
+        this.#queueMarket(trade.instrument, {
+          instrument: trade.instrument,
+          units: signed.toString(),
+          timeInForce: 'FOK',
+          positionFill: 'REDUCE_ONLY',
+          reason: 'TRADE_CLOSE',
+          tradeClose,
+        }, undefined);
+        return;
+      }
+      case 'closePosition': {
+        const { long, short } = this.ledger.position(intent.instrument);
+        const want = (spec: string | undefined, have: number): Decimal | undefined | 'reject' => {
+          if (spec === undefined || spec === 'NONE') return undefined;
+          if (have === 0) return 'reject';
+          const abs = Math.abs(have);
+          if (spec === 'ALL') return new Decimal(abs);
+          const d = new Decimal(spec);
+          return d.gt(abs) || d.lte(0) ? 'reject' : d;
+        };
+        const l = want(intent.longUnits, long);
+        const s = want(intent.shortUnits, short);
+        if (l === 'reject' || s === 'reject' || (l === undefined && s === undefined)) {
+          this.#begin();
+          this.#reject('MARKET_ORDER_REJECT', { instrument: intent.instrument, reason: 'POSITION_CLOSEOUT' }, l === undefined && s === undefined ? 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION' : 'CLOSEOUT_POSITION_DOESNT_EXIST');
+          return;
+        }
+        if (l) {
+          this.#queueMarket(intent.instrument, {
+            instrument: intent.instrument,
+            units: l.neg().toString(),
+            timeInForce: 'FOK',
+            positionFill: 'REDUCE_ONLY',
+            reason: 'POSITION_CLOSEOUT',
+            longPositionCloseout: { instrument: intent.instrument, units: intent.longUnits ?? 'ALL' },
+          }, undefined);
+        }
+        if (s) {
+          this.#queueMarket(intent.instrument, {
+            instrument: intent.instrument,
+            units: s.toString(),
+            timeInForce: 'FOK',
+            positionFill: 'REDUCE_ONLY',
+            reason: 'POSITION_CLOSEOUT',
+            shortPositionCloseout: { instrument: intent.instrument, units: intent.shortUnits ?? 'ALL' },
+          }, undefined);
+        }
+        return;
+      }
+      case 'tradeOrders':
+        this.#tradeOrders(intent);
+        return;
+      case 'clientExtensions': {
+        this.#begin();
+        if (intent.orderSpecifier !== undefined) {
+          const o = this.#findOrder(intent.orderSpecifier);
+          if (!o) {
+            this.#reject('ORDER_CLIENT_EXTENSIONS_MODIFY_REJECT', { orderID: intent.orderSpecifier }, 'ORDER_DOESNT_EXIST');
+            return;
+          }
+          const d: Draft = { type: 'ORDER_CLIENT_EXTENSIONS_MODIFY', orderID: o.id };
+          if (intent.clientExtensions) d.clientExtensionsModify = intent.clientExtensions;
+          if (intent.tradeClientExtensions) d.tradeClientExtensionsModify = intent.tradeClientExtensions;
+          if (o.clientID) this.#byClientID.delete(o.clientID);
+          if (intent.clientExtensions?.id) this.#byClientID.set(intent.clientExtensions.id, o.id);
+          this.#emit(d);
+        } else if (intent.tradeSpecifier !== undefined) {
+          const t = this.#findTrade(intent.tradeSpecifier);
+          if (!t) {
+            this.#reject('TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT', { tradeID: intent.tradeSpecifier }, 'TRADE_DOESNT_EXIST');
+            return;
+          }
+          this.#emit({ type: 'TRADE_CLIENT_EXTENSIONS_MODIFY', tradeID: t.id, tradeClientExtensionsModify: intent.tradeClientExtensions ?? intent.clientExtensions ?? {} });
+        }
+        return;
+      }
+      default:
+        assertNever(intent, 'intent');
+    }
+  }
+
+  #findOrder(spec: string): SimOrder | undefined {
+    const id = spec.startsWith('@') ? this.#byClientID.get(spec.slice(1)) : spec;
+    return id === undefined ? undefined : this.#orders.get(id);
+  }
+
+  #findTrade(spec: string): LedgerTrade | undefined {
+    if (!spec.startsWith('@')) return this.ledger.trades.get(spec);
+    const cid = spec.slice(1);
+    for (const t of this.ledger.trades.values()) if (t.clientExtensions?.id === cid) return t;
+    return undefined;
+  }
+
+  #submitOrder(request: OrderRequest, replaces: SimOrder | undefined): void {
+    const r = request as OrderRequest & Record<string, unknown> & { instrument?: string; tradeID?: string; clientExtensions?: ClientExtensions };
+    const inst = r.instrument !== undefined && this.#instruments.has(r.instrument) ? this.#instruments.get(r.instrument) : undefined;
+    let reason = validateOrderRequest(request, inst, this.#now);
+    const cid = r.clientExtensions?.id;
+    if (!reason && cid !== undefined && this.#byClientID.has(cid) && this.#byClientID.get(cid) !== replaces?.id) reason = 'CLIENT_ORDER_ID_ALREADY_EXISTS';
+    let trade: LedgerTrade | undefined;
+    if (!reason && r.tradeID !== undefined) {
+      trade = this.#findTrade(r.tradeID);
+      if (!trade) reason = 'TRADE_DOESNT_EXIST';
+      else if (!replaces) {
+        const slot = r.type === 'TAKE_PROFIT' ? trade.takeProfitOrderID : r.type === 'STOP_LOSS' ? trade.stopLossOrderID : r.type === 'TRAILING_STOP_LOSS' ? trade.trailingStopLossOrderID : trade.guaranteedStopLossOrderID;
+        if (slot !== undefined) reason = `${r.type}_ORDER_ALREADY_EXISTS` as TransactionRejectReason;
+      }
+    }
+    this.#begin();
+    if (reason) {
+      const { type, ...rest } = r;
+      this.#reject(`${type}_ORDER_REJECT`, { ...rest, reason: replaces ? 'REPLACEMENT' : 'CLIENT_ORDER' }, reason);
+      return;
+    }
+    let replacement: { cancellingTransactionID: string; replacesOrderID: string } | undefined;
+    if (replaces) {
+      const cancelID = this.#peekID();
+      this.#cancelOrder(replaces, 'CLIENT_REQUEST_REPLACED', String(Number(cancelID) + 1));
+      replacement = { cancellingTransactionID: cancelID, replacesOrderID: replaces.id };
+    }
+    if (r.type === 'MARKET') {
+      const { type: _t, ...rest } = r;
+      this.#queueMarket(r.instrument!, {
+        ...(rest as unknown as MarketRequest),
+        timeInForce: (r.timeInForce as string | undefined) ?? 'FOK',
+        positionFill: (r.positionFill as string | undefined) ?? 'DEFAULT',
+        reason: 'CLIENT_ORDER',
+      }, cid);
+      return;
+    }
+    const { type, ...fields } = r;
+    const draft: Draft = {
+      type: `${type}_ORDER`,
+      ...fields,
+      timeInForce: (r.timeInForce as string | undefined) ?? 'GTC',
+      triggerCondition: (r.triggerCondition as string | undefined) ?? 'DEFAULT',
+      reason: replacement ? 'REPLACEMENT' : 'CLIENT_ORDER',
+    };
+    if (trade) draft.tradeID = trade.id;
+    if (type !== 'TAKE_PROFIT' && type !== 'STOP_LOSS' && type !== 'TRAILING_STOP_LOSS' && type !== 'GUARANTEED_STOP_LOSS') {
+      draft.positionFill = (r.positionFill as string | undefined) ?? 'DEFAULT';
+    }
+    if (r.price !== undefined && inst) draft.price = inst.price(Number(r.price));
+    if (r.gtdTime !== undefined) draft.gtdTime = formatTime(parseTime(r.gtdTime as string));
+    if (type === 'MARKET_IF_TOUCHED') {
+      const q = this.#quotes.get(r.instrument!);
+      if (q && inst) draft.initialMarketPrice = inst.price((q.bid + q.ask) / 2);
+    }
+    if (replacement) Object.assign(draft, replacement);
+    const tx = this.#emit(draft);
+    this.#track(tx, this.#now);
+  }
+
+  #queueMarket(instrument: string, request: MarketRequest, clientID: string | undefined): void {
+    this.#book(instrument).market.push({ clientID, request, activeFrom: this.#now });
+  }
+
+  /** Set, replace (object) or cancel (null) a trade's dependent orders: v20's "trade orders" call. */
+  #tradeOrders(intent: Extract<OrderIntent, { kind: 'tradeOrders' }>): void {
+    const trade = this.#findTrade(intent.tradeSpecifier);
+    this.#begin();
+    if (!trade) {
+      this.#reject('TAKE_PROFIT_ORDER_REJECT', { tradeID: intent.tradeSpecifier, reason: 'CLIENT_ORDER' }, 'TRADE_DOESNT_EXIST');
+      return;
+    }
+    const slots = [
+      ['TAKE_PROFIT', intent.takeProfit, trade.takeProfitOrderID],
+      ['STOP_LOSS', intent.stopLoss, trade.stopLossOrderID],
+      ['TRAILING_STOP_LOSS', intent.trailingStopLoss, trade.trailingStopLossOrderID],
+      ['GUARANTEED_STOP_LOSS', intent.guaranteedStopLoss, trade.guaranteedStopLossOrderID],
+    ] as const;
+    const inst = this.#instruments.get(trade.instrument);
+    for (const [type, details, existingID] of slots) {
+      if (details === undefined) continue;
+      const existing = existingID !== undefined ? this.#orders.get(existingID) : undefined;
+      if (details === null) {
+        if (existing) this.#cancelOrder(existing, 'CLIENT_REQUEST');
+        continue;
+      }
+      const req = { type, tradeID: trade.id, ...details } as unknown as OrderRequest;
+      const reason = validateOrderRequest(req, inst, this.#now);
+      if (reason) {
+        this.#reject(`${type}_ORDER_REJECT`, { tradeID: trade.id, ...details, reason: existing ? 'REPLACEMENT' : 'CLIENT_ORDER' }, reason);
+        continue;
+      }
+      let replacement: Record<string, string> = {};
+      if (existing) {
+        const cancelID = this.#peekID();
+        this.#cancelOrder(existing, 'CLIENT_REQUEST_REPLACED', String(Number(cancelID) + 1));
+        replacement = { replacesOrderID: existing.id, cancellingTransactionID: cancelID };
+      }
+      const d = details as Record<string, unknown>;
+      const draft: Draft = {
+        type: `${type}_ORDER`,
+        tradeID: trade.id,
+        timeInForce: (d.timeInForce as string | undefined) ?? 'GTC',
+        triggerCondition: (d.triggerCondition as string | undefined) ?? 'DEFAULT',
+        reason: existing ? 'REPLACEMENT' : 'CLIENT_ORDER',
+        ...replacement,
+      };
+      if (d.price !== undefined) draft.price = inst.price(Number(d.price));
+      if (d.distance !== undefined) draft.distance = d.distance;
+      if (d.gtdTime !== undefined) draft.gtdTime = formatTime(parseTime(d.gtdTime as string));
+      if (d.clientExtensions !== undefined) draft.clientExtensions = d.clientExtensions;
+      const tx = this.#emit(draft);
+      this.#track(tx, this.#now);
+    }
+  }
+
+  /** Builds the simulator's working order from a create transaction and files it in its book. */
+  #track(tx: Transaction, activeFrom: UnixMs): void {
+    const t = tx as Transaction & Record<string, unknown> & {
+      instrument?: string; units?: string; price?: string; distance?: string; tradeID?: string;
+      timeInForce?: string; gtdTime?: string; triggerCondition?: string; priceBound?: string;
+      initialMarketPrice?: string; clientExtensions?: ClientExtensions;
+    };
+    const type = (DEPENDENT_TX[t.type] ?? t.type.replace(/_ORDER$/, '')) as SimOrderType;
+    let instrument: Instrument;
+    let side: 1 | -1;
+    let units: Decimal | undefined;
+    let level: number;
+    let distance = 0;
+    const trade = t.tradeID !== undefined ? this.ledger.trades.get(t.tradeID) : undefined;
+    if (trade) {
+      instrument = this.#instruments.get(trade.instrument);
+      side = trade.unitsNum > 0 ? -1 : 1;
+      units = undefined;
+    } else {
+      instrument = this.#instruments.get(t.instrument!);
+      units = new Decimal(t.units!);
+      side = units.isNegative() ? -1 : 1;
+    }
+    const q = this.#quotes.get(instrument.name);
+    if (type === 'TRAILING_STOP_LOSS') {
+      distance = Number(t.distance);
+      const ref = q ? (side === -1 ? q.bid : q.ask) : trade!.priceNum;
+      level = instrument.snap(side === -1 ? ref - distance : ref + distance);
+    } else if (t.price !== undefined) {
+      level = Number(t.price);
+    } else {
+      // A stop loss given as a distance: from the trade's open price.
+      distance = Number(t.distance);
+      level = instrument.snap(side === -1 ? trade!.priceNum - distance : trade!.priceNum + distance);
+    }
+    let direction: 1 | -1 | 0 = 0;
+    if (type === 'MARKET_IF_TOUCHED') {
+      const ref = t.initialMarketPrice !== undefined ? Number(t.initialMarketPrice) : q ? (q.bid + q.ask) / 2 : level;
+      direction = level >= ref ? 1 : -1;
+    }
+    let expiresAt = Infinity;
+    if (t.timeInForce === 'GTD' && t.gtdTime !== undefined) expiresAt = parseTime(t.gtdTime);
+    else if (t.timeInForce === 'GFD') expiresAt = nextRollover(this.#now);
+    const o: SimOrder = {
+      id: tx.id,
+      type,
+      instrument,
+      side,
+      units,
+      level,
+      distance,
+      tradeID: trade?.id,
+      priceBound: t.priceBound !== undefined ? Number(t.priceBound) : Number.NaN,
+      trigger: resolveTrigger(t.triggerCondition, side),
+      direction,
+      expiresAt,
+      activeFrom,
+      created: tx,
+      clientID: t.clientExtensions?.id,
+    };
+    this.#orders.set(o.id, o);
+    if (o.clientID !== undefined) this.#byClientID.set(o.clientID, o.id);
+    this.#book(instrument.name).orders.push(o);
+    if (expiresAt < this.#nextExpiry) this.#nextExpiry = expiresAt;
+  }
+
+  #untrack(o: SimOrder): void {
+    this.#orders.delete(o.id);
+    if (o.clientID !== undefined && this.#byClientID.get(o.clientID) === o.id) this.#byClientID.delete(o.clientID);
+    const list = this.#books.get(o.instrument.name)?.orders;
+    if (list) {
+      const i = list.indexOf(o);
+      if (i >= 0) list.splice(i, 1);
+    }
+  }
+
+  #cancelOrder(o: SimOrder, reason: OrderCancelReason, replacedBy?: string): void {
+    this.#untrack(o);
+    const d: Draft = { type: 'ORDER_CANCEL', orderID: o.id, reason };
+    if (o.clientID !== undefined) d.clientOrderID = o.clientID;
+    if (replacedBy !== undefined) d.replacedByOrderID = replacedBy;
+    this.stats.cancels++;
+    this.#emit(d);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Fills
+
+  #fillMarket(book: Book, q: QueuedMarket, bid: number, ask: number, t: UnixMs): void {
+    this.#begin();
+    const r = q.request;
+    // A close whose trade disappeared meanwhile (its TP or SL filled first) is rejected, not filled.
+    if (r.tradeClose && !this.ledger.trades.has(r.tradeClose.tradeID)) {
+      this.#reject('MARKET_ORDER_REJECT', { ...r }, 'TRADE_DOESNT_EXIST');
+      return;
+    }
+    let units = new Decimal(r.units);
+    if (r.longPositionCloseout || r.shortPositionCloseout) {
+      const pos = this.ledger.position(r.instrument);
+      const have = r.longPositionCloseout ? pos.long : -pos.short;
+      if (have === 0) {
+        this.#reject('MARKET_ORDER_REJECT', { ...r }, 'CLOSEOUT_POSITION_DOESNT_EXIST');
+        return;
+      }
+      if (units.abs().gt(have)) units = new Decimal(r.longPositionCloseout ? -have : have);
+    }
+    const created = this.#emit({ type: 'MARKET_ORDER', ...r, units: units.toString() });
+    this.#execute(book, {
+      orderID: created.id,
+      clientOrderID: q.clientID,
+      type: 'MARKET',
+      units,
+      positionFill: r.positionFill,
+      priceBound: r.priceBound !== undefined ? Number(r.priceBound) : Number.NaN,
+      bid,
+      ask,
+      px: units.isNegative() ? bid : ask,
+      t,
+      created: r as unknown as Record<string, unknown>,
+      tradeClose: r.tradeClose,
+      closeout: r.longPositionCloseout ? 1 : r.shortPositionCloseout ? -1 : 0,
+      order: undefined,
+    });
+  }
+
+  #fillResting(book: Book, o: SimOrder, px: number, bid: number, ask: number, t: UnixMs): void {
+    this.#begin();
+    const created = o.created as Transaction & Record<string, unknown>;
+    if (o.tradeID !== undefined) {
+      const trade = this.ledger.trades.get(o.tradeID);
+      if (!trade) {
+        this.#cancelOrder(o, 'LINKED_TRADE_CLOSED');
+        return;
+      }
+      this.#untrack(o);
+      this.#execute(book, {
+        orderID: o.id,
+        clientOrderID: o.clientID,
+        type: o.type,
+        units: trade.units.neg(),
+        positionFill: 'REDUCE_ONLY',
+        priceBound: Number.NaN,
+        bid,
+        ask,
+        px,
+        t,
+        created,
+        tradeClose: { tradeID: trade.id, units: 'ALL' },
+        closeout: 0,
+        order: o,
+      });
+      return;
+    }
+    this.#untrack(o);
+    this.#execute(book, {
+      orderID: o.id,
+      clientOrderID: o.clientID,
+      type: o.type,
+      units: o.units!,
+      positionFill: (created.positionFill as string | undefined) ?? 'DEFAULT',
+      priceBound: o.priceBound,
+      bid,
+      ask,
+      px,
+      t,
+      created,
+      tradeClose: undefined,
+      closeout: 0,
+      order: o,
+    });
+  }
+
+  /**
+   * Fills (or cancels) one order at price `px`: plans the trade reductions (FIFO), the opening
+   * remainder, checks bounds, margin and on-fill targets, then emits ORDER_FILL, the cancels of the
+   * closed trades' dependent orders, and the new trade's on-fill orders, in one batch.
+   */
+  #execute(
+    book: Book,
+    a: {
+      orderID: string;
+      clientOrderID: string | undefined;
+      type: SimOrderType;
+      units: Decimal;
+      positionFill: string;
+      priceBound: number;
+      bid: number;
+      ask: number;
+      px: number;
+      t: UnixMs;
+      created: Record<string, unknown>;
+      tradeClose: { tradeID: string; units: string } | undefined;
+      closeout: 1 | -1 | 0;
+      order: SimOrder | undefined;
+    },
+  ): void {
+    const inst = book.instrument;
+    const buy = a.units.isPositive();
+    const pxNum = inst.snap(a.px);
+    const price = inst.price(pxNum);
+    const cancel = (reason: OrderCancelReason): void => {
+      const d: Draft = { type: 'ORDER_CANCEL', orderID: a.orderID, reason };
+      if (a.clientOrderID !== undefined) d.clientOrderID = a.clientOrderID;
+      this.stats.cancels++;
+      this.#emit(d);
+    };
+    if (!Number.isNaN(a.priceBound) && (buy ? pxNum > a.priceBound : pxNum < a.priceBound)) {
+      cancel('BOUNDS_VIOLATION');
+      return;
+    }
+
+    // Plan reductions.
+    const chunks: { trade: LedgerTrade; units: Decimal }[] = [];
+    let remaining = a.units.abs();
+    if (a.tradeClose) {
+      const trade = this.ledger.trades.get(a.tradeClose.tradeID)!;
+      chunks.push({ trade, units: remaining });
+      remaining = ZERO;
+    } else {
+      const pf = a.positionFill === 'POSITION_DEFAULT' ? 'DEFAULT' : a.positionFill;
+      const reduce = a.closeout !== 0 || pf === 'REDUCE_FIRST' || pf === 'REDUCE_ONLY' || (pf === 'DEFAULT' && !this.#opts.hedging);
+      if (reduce) {
+        for (const t of this.ledger.trades.values()) {
+          if (remaining.isZero()) break;
+          if (t.instrument !== inst.name || t.unitsNum > 0 === buy) continue;
+          const take = Decimal.min(remaining, t.units.abs());
+          chunks.push({ trade: t, units: take });
+          remaining = remaining.minus(take);
+        }
+      }
+      if (pf === 'REDUCE_ONLY' || a.closeout !== 0) remaining = ZERO;
+    }
+    const opening = remaining;
+    if (chunks.length === 0 && opening.isZero()) {
+      cancel('POSITION_CLOSEOUT_FAILED' as OrderCancelReason);
+      return;
+    }
+    const factors = this.#conversion.factors(inst.quote);
+
+    // Checks that apply to the opening part.
+    const c = a.created;
+    let tpPrice: number | undefined;
+    let slPrice: number | undefined;
+    if (opening.isPositive()) {
+      const tp = c.takeProfitOnFill as { price?: string; distance?: string } | undefined;
+      const sl = c.stopLossOnFill as { price?: string; distance?: string } | undefined;
+      if (tp) tpPrice = tp.price !== undefined ? Number(tp.price) : inst.snap(buy ? pxNum + Number(tp.distance) : pxNum - Number(tp.distance));
+      if (sl) slPrice = sl.price !== undefined ? Number(sl.price) : inst.snap(buy ? pxNum - Number(sl.distance) : pxNum + Number(sl.distance));
+      const closing = buy ? a.bid : a.ask;
+      if (tpPrice !== undefined && (buy ? tpPrice <= pxNum : tpPrice >= pxNum)) {
+        cancel('TAKE_PROFIT_ON_FILL_LOSS');
+        return;
+      }
+      if (slPrice !== undefined && (buy ? slPrice >= closing : slPrice <= closing)) {
+        cancel('STOP_LOSS_ON_FILL_LOSS');
+        return;
+      }
+      if (!this.#marginOk(inst, buy ? opening.toNumber() : -opening.toNumber(), chunks, a.bid, a.ask)) {
+        cancel('INSUFFICIENT_MARGIN');
+        return;
+      }
+    }
+
+    // Money.
+    const halfSpread = new Decimal(a.ask - a.bid).div(2).abs();
+    const fillID = this.#peekID();
+    let pl = ZERO;
+    let spreadCost = ZERO;
+    const closed: TradeReduce[] = [];
+    let reduced: TradeReduce | undefined;
+    const pxDec = new Decimal(price);
+    for (const ch of chunks) {
+      const signedTrade = ch.trade.unitsNum > 0 ? ch.units : ch.units.neg(); // units of the trade being closed
+      const quotePL = pxDec.minus(ch.trade.price).times(signedTrade);
+      const realized = quotePL.times(quotePL.isNegative() ? factors.loss : factors.gain).toDecimalPlaces(4);
+      const cost = ch.units.times(halfSpread).times(factors.loss).toDecimalPlaces(4);
+      pl = pl.plus(realized);
+      spreadCost = spreadCost.plus(cost);
+      const entry: TradeReduce = {
+        tradeID: ch.trade.id,
+        units: signedTrade.neg().toString(),
+        price,
+        realizedPL: toAccountUnits(realized),
+        financing: '0.0000',
+        halfSpreadCost: toAccountUnits(cost),
+      } as TradeReduce;
+      if (ch.units.eq(ch.trade.units.abs())) closed.push(entry);
+      else reduced = entry;
+    }
+    let opened: TradeOpen | undefined;
+    if (opening.isPositive()) {
+      const signed = buy ? opening : opening.neg();
+      const cost = opening.times(halfSpread).times(factors.loss).toDecimalPlaces(4);
+      spreadCost = spreadCost.plus(cost);
+      const rate = Math.max(this.#accountMarginRate, inst.marginRate);
+      const margin = new Decimal(opening.toNumber() * ((a.bid + a.ask) / 2) * ((factors.gain + factors.loss) / 2) * rate).toDecimalPlaces(4);
+      opened = {
+        tradeID: fillID,
+        units: signed.toString(),
+        price,
+        halfSpreadCost: toAccountUnits(cost),
+        initialMarginRequired: toAccountUnits(margin),
+      } as TradeOpen;
+      const tce = c.tradeClientExtensions as ClientExtensions | undefined;
+      if (tce) (opened as { clientExtensions?: ClientExtensions }).clientExtensions = tce;
+    }
+    let filledUnits = opening;
+    for (const ch of chunks) filledUnits = filledUnits.plus(ch.units);
+    const commission = this.#commission.isZero() ? ZERO : filledUnits.times(this.#commission).div(1_000_000).toDecimalPlaces(4);
+    const units = buy ? filledUnits : filledUnits.neg();
+    const fill: Draft = {
+      type: 'ORDER_FILL',
+      orderID: a.orderID,
+      instrument: inst.name,
+      units: units.toString(),
+      requestedUnits: a.units.toString(),
+      price,
+      fullVWAP: price,
+      fullPrice: {
+        type: 'PRICE',
+        bids: [{ price: inst.price(a.bid), liquidity: '10000000' }],
+        asks: [{ price: inst.price(a.ask), liquidity: '10000000' }],
+        closeoutBid: inst.price(a.bid),
+        closeoutAsk: inst.price(a.ask),
+        timestamp: formatTime(a.t),
+      },
+      reason: a.tradeClose && a.type === 'MARKET' ? 'MARKET_ORDER_TRADE_CLOSE' : a.closeout !== 0 ? 'MARKET_ORDER_POSITION_CLOSEOUT' : FILL_REASON[a.type],
+      pl: toAccountUnits(pl),
+      financing: '0.0000',
+      commission: toAccountUnits(commission),
+      guaranteedExecutionFee: '0.0000',
+      accountBalance: toAccountUnits(this.ledger.balance.plus(pl).minus(commission)),
+      gainQuoteHomeConversionFactor: formatFactor(factors.gain),
+      lossQuoteHomeConversionFactor: formatFactor(factors.loss),
+      halfSpreadCost: toAccountUnits(spreadCost),
+    };
+    if (a.clientOrderID !== undefined) fill.clientOrderID = a.clientOrderID;
+    if (opened) fill.tradeOpened = opened;
+    if (closed.length > 0) fill.tradesClosed = closed;
+    if (reduced) fill.tradeReduced = reduced;
+    const closedTrades = closed.map((e) => this.ledger.trades.get(e.tradeID)!);
+    this.#emit(fill);
+    this.stats.fills++;
+    if (this.#inAmbiguous) this.stats.ambiguousPL = this.stats.ambiguousPL.plus(pl);
+
+    // The closed trades' remaining dependent orders.
+    for (const t of closedTrades) {
+      for (const id of [t.takeProfitOrderID, t.stopLossOrderID, t.trailingStopLossOrderID, t.guaranteedStopLossOrderID]) {
+        if (id === undefined || id === a.orderID) continue;
+        const o = this.#orders.get(id);
+        if (o) this.#cancelOrder(o, 'LINKED_TRADE_CLOSED');
+      }
+    }
+
+    // The new trade's on-fill orders.
+    if (opened) {
+      const base = { tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
+      const tce = c.tradeClientExtensions as ClientExtensions | undefined;
+      const withClientTrade = tce?.id !== undefined ? { ...base, clientTradeID: tce.id } : base;
+      const details = (x: unknown): Record<string, unknown> => {
+        const d = { ...(x as Record<string, unknown>) };
+        d.timeInForce ??= 'GTC';
+        if (typeof d.gtdTime === 'string') d.gtdTime = formatTime(parseTime(d.gtdTime));
+        return d;
+      };
+      if (tpPrice !== undefined) {
+        const d = details(c.takeProfitOnFill);
+        delete d.distance;
+        this.#track(this.#emit({ type: 'TAKE_PROFIT_ORDER', ...withClientTrade, ...d, price: inst.price(tpPrice), triggerCondition: 'DEFAULT' }), a.t);
+      }
+      if (slPrice !== undefined) {
+        const d = details(c.stopLossOnFill);
+        this.#track(this.#emit({ type: 'STOP_LOSS_ORDER', ...withClientTrade, ...d, price: inst.price(slPrice), triggerCondition: 'DEFAULT' }), a.t);
+      }
+      if (c.trailingStopLossOnFill !== undefined) {
+        const d = details(c.trailingStopLossOnFill);
+        this.#track(this.#emit({ type: 'TRAILING_STOP_LOSS_ORDER', ...withClientTrade, ...d, triggerCondition: 'DEFAULT' }), a.t);
+      }
+    }
+  }
+
+  /** Margin after a fill that opens `openUnits` (signed) and closes `chunks`: margin used must stay within NAV. */
+  #marginOk(inst: Instrument, openUnits: number, chunks: readonly { trade: LedgerTrade; units: Decimal }[], bid: number, ask: number): boolean {
+    const netBy = new Map<string, { long: number; short: number }>();
+    let nav = this.ledger.balance.toNumber();
+    for (const t of this.ledger.trades.values()) {
+      let e = netBy.get(t.instrument);
+      if (!e) {
+        e = { long: 0, short: 0 };
+        netBy.set(t.instrument, e);
+      }
+      if (t.unitsNum > 0) e.long += t.unitsNum;
+      else e.short -= t.unitsNum;
+      nav += this.#unrealized(t);
+    }
+    let e = netBy.get(inst.name);
+    if (!e) {
+      e = { long: 0, short: 0 };
+      netBy.set(inst.name, e);
+    }
+    for (const ch of chunks) {
+      if (ch.trade.unitsNum > 0) e.long -= ch.units.toNumber();
+      else e.short -= ch.units.toNumber();
+    }
+    if (openUnits > 0) e.long += openUnits;
+    else e.short -= openUnits;
+    let used = 0;
+    for (const [name, pos] of netBy) {
+      const i = this.#instruments.get(name);
+      const q = name === inst.name ? { bid, ask } : this.#quotes.get(name);
+      if (!q) continue;
+      const rate = Math.max(this.#accountMarginRate, i.marginRate);
+      const units = this.#opts.hedging ? Math.max(pos.long, pos.short) : Math.abs(pos.long - pos.short);
+      used += units * ((q.bid + q.ask) / 2) * this.#conversion.mid(i.quote) * rate;
+    }
+    return used <= nav;
+  }
+
+  /** Unrealized P/L of a trade in home currency at the latest quote (closing side). */
+  #unrealized(t: LedgerTrade): number {
+    const q = this.#quotes.get(t.instrument);
+    if (!q) return 0;
+    const close = t.unitsNum > 0 ? q.bid : q.ask;
+    const quotePL = (close - t.priceNum) * t.unitsNum;
+    const f = this.#conversion.tryFactors(this.#instruments.get(t.instrument).quote);
+    if (!f) return 0;
+    return quotePL * (quotePL < 0 ? f.loss : f.gain);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Transactions
+
+  #peekID(): string {
+    return String(this.#nextID);
+  }
+
+  /** Starts a new batch: the next transaction's ID becomes the batch ID. */
+  #begin(): void {
+    this.#batchID = String(this.#nextID);
+  }
+
+  #reject(type: string, fields: Record<string, unknown>, rejectReason: TransactionRejectReason): void {
+    this.stats.rejects++;
+    this.#emit({ ...fields, type, rejectReason });
+  }
+
+  #emit(draft: Draft): Transaction {
+    const id = String(this.#nextID++);
+    const tx = {
+      id,
+      time: formatTime(Number.isFinite(this.#now) ? this.#now : 0),
+      userID: 1,
+      accountID: this.accountID,
+      batchID: this.#batchID || id,
+      ...draft,
+    } as unknown as Transaction;
+    this.ledger.apply(tx);
+    this.#tx.next(tx);
+    return tx;
+  }
+
+  /** Ends the run: completes the transaction stream. */
+  complete(): void {
+    this.#tx.complete();
+  }
+}
+
+/** The first 17:00 New York strictly after `t`: v20's trading-day boundary (financing, GFD expiry). */
+export function nextRollover(t: UnixMs): UnixMs {
+  const ny = DateTime.fromMillis(t, { zone: NEW_YORK });
+  let r = ny.set({ hour: 17, minute: 0, second: 0, millisecond: 0 });
+  if (r.toMillis() <= t) r = r.plus({ days: 1 });
+  return r.toMillis();
+}

@@ -1,0 +1,89 @@
+import type { Decimal } from '../../domain/decimal.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
+
+/** Order types the simulator keeps resting, and MARKET, which waits only for the next price. */
+export type SimOrderType =
+  | 'MARKET'
+  | 'LIMIT'
+  | 'STOP'
+  | 'MARKET_IF_TOUCHED'
+  | 'TAKE_PROFIT'
+  | 'STOP_LOSS'
+  | 'TRAILING_STOP_LOSS'
+  | 'GUARANTEED_STOP_LOSS';
+
+/** How an order compares the market: v20 triggerCondition, resolved to the side it reads. */
+export type TriggerSide = 'BID' | 'ASK' | 'MID';
+
+/**
+ * The simulator's working form of a pending order: numbers for matching, the creating
+ * transaction for everything v20 echoes back. Mutable: trailing stops move `level`.
+ */
+export interface SimOrder {
+  readonly id: string;
+  readonly type: SimOrderType;
+  readonly instrument: Instrument;
+  /** +1 buys (fills at the ask), -1 sells (fills at the bid). */
+  readonly side: 1 | -1;
+  /** Signed units for entry orders; undefined for dependent orders (they close their trade). */
+  readonly units: Decimal | undefined;
+  /** Trigger level (limit/stop/TP/SL price, or the trailing stop's current value). */
+  level: number;
+  /** Trailing distance in price units (TRAILING_STOP_LOSS only). */
+  readonly distance: number;
+  readonly tradeID: string | undefined;
+  /** Worst acceptable fill price (priceBound), NaN when unset. */
+  readonly priceBound: number;
+  readonly trigger: TriggerSide;
+  /** For MARKET_IF_TOUCHED: +1 when the level was above the market at creation, -1 below. */
+  readonly direction: 1 | -1 | 0;
+  /** GTD/GFD expiry in ms, Infinity for GTC. */
+  readonly expiresAt: number;
+  /** Earliest price time this order may act on: nothing fills on a price seen before it existed. */
+  readonly activeFrom: number;
+  readonly created: Transaction;
+  /** Client order ID (clientExtensions.id), for @clientID specifiers. */
+  readonly clientID: string | undefined;
+}
+
+/**
+ * Whether `o` triggers at a price point. Limit-like orders (LIMIT, TAKE_PROFIT, MIT on the
+ * favourable side) trigger when the market reaches the level from the order's good side; stop-like
+ * orders (STOP, STOP_LOSS, TRAILING_STOP_LOSS, MIT on the other side) when it is at or beyond it.
+ */
+export function triggers(o: SimOrder, bid: number, ask: number): boolean {
+  const px = o.trigger === 'BID' ? bid : o.trigger === 'ASK' ? ask : (bid + ask) / 2;
+  if (isLimitLike(o)) return o.side === 1 ? px <= o.level : px >= o.level;
+  return o.side === 1 ? px >= o.level : px <= o.level;
+}
+
+/** Limit-like: fills at the level or better. Stop-like: fills at the level or worse. */
+export function isLimitLike(o: SimOrder): boolean {
+  switch (o.type) {
+    case 'LIMIT':
+    case 'TAKE_PROFIT':
+      return true;
+    case 'MARKET_IF_TOUCHED':
+      // A buy MIT below the market acts like a limit; above, like a stop (and the reverse for sells).
+      return o.side === 1 ? o.direction === -1 : o.direction === 1;
+    default:
+      return false;
+  }
+}
+
+/** The trigger side of v20's DEFAULT condition: buys compare the ask, sells the bid; INVERSE swaps. */
+export function resolveTrigger(condition: string | undefined, side: 1 | -1): TriggerSide {
+  switch (condition) {
+    case 'BID':
+      return 'BID';
+    case 'ASK':
+      return 'ASK';
+    case 'MID':
+      return 'MID';
+    case 'INVERSE':
+      return side === 1 ? 'BID' : 'ASK';
+    default:
+      return side === 1 ? 'ASK' : 'BID';
+  }
+}

@@ -1,0 +1,171 @@
+import type { Instrument } from '../../domain/instrument.ts';
+import { parseTime } from '../../domain/time.ts';
+import type { OrderRequest, TransactionRejectReason } from '../../domain/v20/index.ts';
+
+const DECIMAL = /^[+-]?\d+(\.\d+)?$/;
+
+/** Time-in-force values v20 accepts per order type. */
+const TIF_ALLOWED: Readonly<Record<string, readonly string[]>> = {
+  MARKET: ['FOK', 'IOC'],
+  LIMIT: ['GTC', 'GTD', 'GFD', 'FOK', 'IOC'],
+  STOP: ['GTC', 'GTD', 'GFD', 'FOK', 'IOC'],
+  MARKET_IF_TOUCHED: ['GTC', 'GTD', 'GFD'],
+  TAKE_PROFIT: ['GTC', 'GTD', 'GFD'],
+  STOP_LOSS: ['GTC', 'GTD', 'GFD'],
+  TRAILING_STOP_LOSS: ['GTC', 'GTD', 'GFD'],
+  GUARANTEED_STOP_LOSS: ['GTC', 'GTD', 'GFD'],
+};
+
+const POSITION_FILL = new Set(['DEFAULT', 'REDUCE_FIRST', 'REDUCE_ONLY', 'OPEN_ONLY', 'POSITION_DEFAULT']);
+const TRIGGER = new Set(['DEFAULT', 'INVERSE', 'BID', 'ASK', 'MID', 'TRIGGER_DEFAULT']);
+
+function decimals(x: string): number {
+  const dot = x.indexOf('.');
+  return dot < 0 ? 0 : x.length - dot - 1;
+}
+
+/** Checks a price field: present, a decimal, within the instrument's precision. */
+function checkPrice(
+  value: string | undefined,
+  inst: Instrument,
+  missing: TransactionRejectReason,
+  invalid: TransactionRejectReason,
+  precision: TransactionRejectReason,
+): TransactionRejectReason | undefined {
+  if (value === undefined) return missing;
+  if (!DECIMAL.test(value) || Number(value) <= 0) return invalid;
+  if (decimals(value) > inst.displayPrecision) return precision;
+  return undefined;
+}
+
+interface OnFillLike {
+  price?: string;
+  distance?: string;
+  timeInForce?: string;
+  gtdTime?: string;
+  triggerCondition?: string;
+}
+
+/**
+ * Validates an order request as v20 does before creating the order. Returns the v20 reject reason
+ * (the request becomes a `*_REJECT` transaction and an HTTP 400) or undefined when it is valid.
+ * Price-dependent checks (margin, on-fill loss, bounds) happen at fill time and cancel instead.
+ */
+export function validateOrderRequest(
+  req: OrderRequest,
+  inst: Instrument | undefined,
+  now: number,
+): TransactionRejectReason | undefined {
+  const r = req as OrderRequest & {
+    instrument?: string;
+    units?: string;
+    price?: string;
+    distance?: string;
+    priceBound?: string;
+    timeInForce?: string;
+    gtdTime?: string;
+    positionFill?: string;
+    triggerCondition?: string;
+    tradeID?: string;
+    takeProfitOnFill?: OnFillLike;
+    stopLossOnFill?: OnFillLike;
+    trailingStopLossOnFill?: OnFillLike;
+    guaranteedStopLossOnFill?: OnFillLike;
+  };
+  const dependent = r.type === 'TAKE_PROFIT' || r.type === 'STOP_LOSS' || r.type === 'TRAILING_STOP_LOSS' || r.type === 'GUARANTEED_STOP_LOSS';
+  if (!dependent) {
+    if (r.instrument === undefined) return 'INSTRUMENT_MISSING';
+    if (!inst) return 'INSTRUMENT_UNKNOWN';
+    if (r.units === undefined) return 'UNITS_MISSING';
+    if (!DECIMAL.test(r.units) || Number(r.units) === 0) return 'UNITS_INVALID';
+    if (decimals(r.units) > inst.tradeUnitsPrecision) return 'UNITS_PRECISION_EXCEEDED';
+    const abs = Math.abs(Number(r.units));
+    if (abs < inst.minimumTradeSize) return 'UNITS_MIMIMUM_NOT_MET';
+    if (abs > inst.maximumOrderUnits) return 'UNITS_LIMIT_EXCEEDED';
+    if (r.positionFill !== undefined && !POSITION_FILL.has(r.positionFill)) return 'ORDER_FILL_POSITION_ACTION_INVALID';
+  } else if (r.tradeID === undefined) {
+    return 'TRADE_ID_UNSPECIFIED';
+  }
+  if (r.triggerCondition !== undefined && !TRIGGER.has(r.triggerCondition)) return 'TRIGGER_CONDITION_INVALID';
+  const tif = r.timeInForce ?? (r.type === 'MARKET' ? 'FOK' : 'GTC');
+  const allowed = TIF_ALLOWED[r.type];
+  if (!allowed || !allowed.includes(tif)) return 'TIME_IN_FORCE_INVALID';
+  if (tif === 'GTD') {
+    if (r.gtdTime === undefined) return 'TIME_IN_FORCE_GTD_TIMESTAMP_MISSING';
+    const t = parseTime(r.gtdTime);
+    if (Number.isNaN(t)) return 'TIME_IN_FORCE_MISSING';
+    if (t <= now) return 'TIME_IN_FORCE_GTD_TIMESTAMP_IN_PAST';
+  }
+  if (inst) {
+    switch (r.type) {
+      case 'LIMIT':
+      case 'STOP':
+      case 'MARKET_IF_TOUCHED':
+      case 'TAKE_PROFIT': {
+        const bad = checkPrice(r.price, inst, 'PRICE_MISSING', 'PRICE_INVALID', 'PRICE_PRECISION_EXCEEDED');
+        if (bad) return bad;
+        break;
+      }
+      case 'STOP_LOSS':
+      case 'GUARANTEED_STOP_LOSS': {
+        if (r.price !== undefined && r.distance !== undefined) return 'STOP_LOSS_ORDER_PRICE_AND_DISTANCE_BOTH_SPECIFIED';
+        if (r.price === undefined && r.distance === undefined) return 'STOP_LOSS_ORDER_PRICE_AND_DISTANCE_BOTH_MISSING';
+        if (r.price !== undefined) {
+          const bad = checkPrice(r.price, inst, 'PRICE_MISSING', 'PRICE_INVALID', 'PRICE_PRECISION_EXCEEDED');
+          if (bad) return bad;
+        } else if (!DECIMAL.test(r.distance!) || Number(r.distance) <= 0) return 'PRICE_DISTANCE_INVALID';
+        break;
+      }
+      case 'TRAILING_STOP_LOSS': {
+        if (r.distance === undefined) return 'PRICE_DISTANCE_MISSING';
+        if (!DECIMAL.test(r.distance) || Number(r.distance) <= 0) return 'PRICE_DISTANCE_INVALID';
+        if (decimals(r.distance) > inst.displayPrecision) return 'PRICE_DISTANCE_PRECISION_EXCEEDED';
+        const d = Number(r.distance);
+        if (d < inst.minimumTrailingStopDistance) return 'PRICE_DISTANCE_MINIMUM_NOT_MET';
+        if (d > inst.maximumTrailingStopDistance) return 'PRICE_DISTANCE_MAXIMUM_EXCEEDED';
+        break;
+      }
+      default:
+        break;
+    }
+    if (r.priceBound !== undefined) {
+      if (!DECIMAL.test(r.priceBound)) return 'PRICE_BOUND_INVALID';
+      if (decimals(r.priceBound) > inst.displayPrecision) return 'PRICE_BOUND_PRECISION_EXCEEDED';
+    }
+    const tp = r.takeProfitOnFill;
+    if (tp) {
+      if (tp.price === undefined && tp.distance === undefined) return 'TAKE_PROFIT_ON_FILL_PRICE_MISSING';
+      if (tp.price !== undefined) {
+        const bad = checkPrice(tp.price, inst, 'TAKE_PROFIT_ON_FILL_PRICE_MISSING', 'TAKE_PROFIT_ON_FILL_PRICE_INVALID', 'TAKE_PROFIT_ON_FILL_PRICE_PRECISION_EXCEEDED');
+        if (bad) return bad;
+      }
+      if (tp.timeInForce !== undefined && !['GTC', 'GTD', 'GFD'].includes(tp.timeInForce)) return 'TAKE_PROFIT_ON_FILL_TIME_IN_FORCE_INVALID';
+      if (tp.timeInForce === 'GTD' && tp.gtdTime === undefined) return 'TAKE_PROFIT_ON_FILL_GTD_TIMESTAMP_MISSING';
+    }
+    const sl = r.stopLossOnFill;
+    if (sl) {
+      if (sl.price !== undefined && sl.distance !== undefined) return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_SPECIFIED';
+      if (sl.price === undefined && sl.distance === undefined) return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_MISSING';
+      if (sl.price !== undefined) {
+        const bad = checkPrice(sl.price, inst, 'STOP_LOSS_ON_FILL_PRICE_MISSING', 'STOP_LOSS_ON_FILL_PRICE_INVALID', 'STOP_LOSS_ON_FILL_PRICE_PRECISION_EXCEEDED');
+        if (bad) return bad;
+      } else {
+        if (!DECIMAL.test(sl.distance!) || Number(sl.distance) <= 0) return 'STOP_LOSS_ON_FILL_DISTANCE_INVALID';
+        if (decimals(sl.distance!) > inst.displayPrecision) return 'STOP_LOSS_ON_FILL_DISTANCE_PRECISION_EXCEEDED';
+      }
+      if (sl.timeInForce !== undefined && !['GTC', 'GTD', 'GFD'].includes(sl.timeInForce)) return 'STOP_LOSS_ON_FILL_TIME_IN_FORCE_INVALID';
+      if (sl.timeInForce === 'GTD' && sl.gtdTime === undefined) return 'STOP_LOSS_ON_FILL_GTD_TIMESTAMP_MISSING';
+    }
+    const ts = r.trailingStopLossOnFill;
+    if (ts) {
+      if (ts.distance === undefined) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MISSING';
+      if (!DECIMAL.test(ts.distance) || Number(ts.distance) <= 0) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_INVALID';
+      if (decimals(ts.distance) > inst.displayPrecision) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_PRECISION_EXCEEDED';
+      const d = Number(ts.distance);
+      if (d < inst.minimumTrailingStopDistance) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MINIMUM_NOT_MET';
+      if (d > inst.maximumTrailingStopDistance) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MAXIMUM_EXCEEDED';
+      if (ts.timeInForce !== undefined && !['GTC', 'GTD', 'GFD'].includes(ts.timeInForce)) return 'TRAILING_STOP_LOSS_ON_FILL_TIME_IN_FORCE_INVALID';
+    }
+  }
+  return undefined;
+}

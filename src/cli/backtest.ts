@@ -1,0 +1,162 @@
+import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { defer, tap } from 'rxjs';
+import { SimBroker } from '../adapters/sim/broker.ts';
+import type { Candle } from '../domain/candle.ts';
+import type { MarketEvent } from '../domain/events.ts';
+import { granularityMs, type Granularity } from '../domain/granularity.ts';
+import type { InstrumentRegistry } from '../domain/instrument.ts';
+import type { OrderIntent } from '../domain/intents.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
+import { mergeSources } from '../engine/merge.ts';
+import { Portfolio, type EquityPoint } from '../engine/portfolio.ts';
+import { summarize, type Summary } from '../engine/report.ts';
+import { VirtualClock } from '../ports/clock.ts';
+import type { StrategyLogger } from '../strategy/api.ts';
+import type { BacktestConfig } from './config.ts';
+import { parseDate } from './config.ts';
+import type { LoadedStrategy } from './load-strategy.ts';
+
+/** Where a backtest gets the candles of one (instrument, granularity). */
+export type CandleSourceFactory = (req: { instrument: string; granularity: Granularity; from: number; to: number }) => AsyncIterable<readonly Candle[]>;
+
+export interface BacktestOptions {
+  readonly loaded: LoadedStrategy;
+  readonly config: BacktestConfig;
+  readonly instruments: InstrumentRegistry;
+  readonly candles: CandleSourceFactory;
+  readonly log: StrategyLogger;
+  /** Keep every transaction in memory for the result (for --json and tests). */
+  readonly keepTransactions?: boolean;
+  /** Save a run folder here (summary.json, transactions.jsonl, equity.csv, report.txt, config.json). */
+  readonly runDir?: string;
+  readonly onProgress?: (fraction: number, events: number) => void;
+}
+
+export interface BacktestResult {
+  readonly summary: Summary;
+  readonly transactions: Transaction[];
+  readonly equity: readonly EquityPoint[];
+  readonly engine: EngineStats;
+  readonly intents: number;
+  readonly wallMs: number;
+  readonly runDir?: string;
+}
+
+/** Applies the configured spread model to two-sided candles ('native' leaves them as they are). */
+export async function* withSpread(source: AsyncIterable<readonly Candle[]>, mode: BacktestConfig['data']['spread'], pips: number, pip: number, snap: (x: number) => number): AsyncIterable<readonly Candle[]> {
+  if (mode === 'native') {
+    yield* source;
+    return;
+  }
+  const half = mode === 'fixed' ? (pips * pip) / 2 : 0;
+  for await (const batch of source) {
+    const out = new Array<Candle>(batch.length);
+    for (let i = 0; i < batch.length; i++) {
+      const c = batch[i]!;
+      const o = (c.bo + c.ao) / 2, h = (c.bh + c.ah) / 2, l = (c.bl + c.al) / 2, cl = (c.bc + c.ac) / 2;
+      out[i] = {
+        kind: 'candle', instrument: c.instrument, granularity: c.granularity, time: c.time, at: c.at,
+        bo: snap(o - half), bh: snap(h - half), bl: snap(l - half), bc: snap(cl - half),
+        ao: snap(o + half), ah: snap(h + half), al: snap(l + half), ac: snap(cl + half),
+        volume: c.volume, complete: c.complete,
+      };
+    }
+    yield out;
+  }
+}
+
+/**
+ * Runs one backtest: the strategy's subscriptions become catalog sources merged in time order,
+ * the simulated broker sees every event before the engine does, and the engine drives the
+ * strategy. The same Engine, Portfolio and strategy code run live with other adapters.
+ */
+export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
+  const { loaded, config, instruments } = o;
+  const from = parseDate(config.run.from);
+  const to = parseDate(config.run.to);
+  const subs = subscriptionsOf(loaded.strategy, loaded.params);
+  if ((subs.candles ?? []).length === 0) {
+    throw new Error(`${loaded.file}: the strategy subscribes to no candles; backtests replay candle series (e.g. subscribe: { candles: ['EUR_USD:H1'] })`);
+  }
+  // One source per (instrument, granularity), finest first so ties resolve to the finer candle.
+  const wanted = new Map<string, { instrument: string; granularity: Granularity }>();
+  for (const spec of subs.candles ?? []) {
+    const s = parseCandleSeries(spec, instruments);
+    wanted.set(`${s.instrument}:${s.granularity}`, { instrument: s.instrument, granularity: s.granularity });
+  }
+  const series = [...wanted.values()].sort((a, b) => granularityMs(a.granularity) - granularityMs(b.granularity));
+  const sources = series.map((s) => {
+    const inst = instruments.get(s.instrument);
+    return withSpread(o.candles({ ...s, from, to }), config.data.spread, config.data.spreadPips, inst.pip, (x) => inst.snap(x));
+  }) as AsyncIterable<readonly MarketEvent[]>[];
+
+  const sim = new SimBroker({
+    instruments,
+    currency: config.account.currency,
+    initialBalance: config.account.initialBalance,
+    marginRate: config.account.marginRate,
+    hedging: config.account.hedging,
+    financing: config.costs.financing,
+    commissionPerMillion: config.costs.commissionPerMillion,
+  });
+  const portfolio = new Portfolio({ currency: config.account.currency, instruments, initialBalance: config.account.initialBalance });
+
+  const transactions: Transaction[] = [];
+  let txOut: WriteStream | undefined;
+  let intentsOut: WriteStream | undefined;
+  if (o.runDir) {
+    mkdirSync(o.runDir, { recursive: true });
+    txOut = createWriteStream(join(o.runDir, 'transactions.jsonl'));
+    intentsOut = createWriteStream(join(o.runDir, 'intents.jsonl'));
+  }
+  const txSub = sim.transactions$.subscribe((tx) => {
+    if (o.keepTransactions) transactions.push(tx);
+    txOut?.write(`${JSON.stringify(tx)}\n`);
+  });
+  let intents = 0;
+  const engine = new Engine({
+    strategy: loaded.strategy,
+    name: loaded.name,
+    params: loaded.params,
+    execution: sim,
+    portfolio,
+    instruments,
+    clock: new VirtualClock(from),
+    log: o.log,
+    marginRate: Number(config.account.marginRate),
+    onIntent: (intent: OrderIntent) => {
+      intents++;
+      intentsOut?.write(`${JSON.stringify({ at: sim.now, intent })}\n`);
+    },
+    onProgress: o.onProgress ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n) : undefined,
+  });
+
+  const t0 = performance.now();
+  // The account opens when the engine subscribes, so its CREATE and deposit reach the portfolio.
+  const events$ = defer(() => {
+    sim.start(from);
+    return mergeSources(sources);
+  }).pipe(tap((ev) => sim.onEvent(ev)));
+  try {
+    await engine.run(events$);
+  } finally {
+    txSub.unsubscribe();
+    await Promise.all([txOut, intentsOut].map((s) => (s ? new Promise<void>((r) => s.end(r)) : undefined)));
+  }
+  const wallMs = performance.now() - t0;
+  const summary = summarize(portfolio, {
+    ambiguousCandles: sim.stats.ambiguousCandles,
+    ambiguousPL: sim.stats.ambiguousPL.toNumber(),
+    from,
+    to,
+  });
+  if (o.runDir) {
+    writeFileSync(join(o.runDir, 'summary.json'), `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`);
+    writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
+    const csv = ['time,balance,nav', ...portfolio.equity.map((e) => `${new Date(e.time).toISOString()},${e.balance},${e.nav}`)];
+    writeFileSync(join(o.runDir, 'equity.csv'), `${csv.join('\n')}\n`);
+  }
+  return { summary, transactions, equity: portfolio.equity, engine: engine.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+}

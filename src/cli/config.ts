@@ -1,0 +1,227 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isGranularity, type Granularity } from '../domain/granularity.ts';
+import { parseTime } from '../domain/time.ts';
+
+/** The repository root (where package.json, config/ and data/ live). */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Backtest settings: config/default.json, then a user file (--config), then flags. */
+export interface BacktestConfig {
+  readonly account: {
+    readonly currency: string;
+    readonly initialBalance: string;
+    readonly marginRate: string;
+    readonly hedging: boolean;
+  };
+  readonly data: {
+    readonly catalog: string;
+    /** native: the data's own bid/ask; mid: both sides at mid (zero spread); fixed: mid ± spreadPips/2. */
+    readonly spread: 'native' | 'mid' | 'fixed';
+    /** Spread in pips for 'fixed', and for one-sided (mid- or bid-only) data under 'native'. */
+    readonly spreadPips: number;
+  };
+  readonly fill: {
+    /** Market orders fill at the first price after the decision: the next candle's open or the next tick. */
+    readonly marketOrders: 'next-price';
+    /** Intra-candle path: open → nearer extreme → other extreme → close. */
+    readonly path: 'adaptive';
+  };
+  readonly costs: {
+    readonly financing: boolean;
+    readonly commissionPerMillion: string;
+  };
+  readonly run: {
+    readonly instrument: string;
+    readonly granularity: Granularity;
+    readonly from: string;
+    readonly to: string;
+    readonly runsDir: string;
+  };
+}
+
+/** A configuration problem: names the file and the field, and says how to fix it. */
+export class ConfigError extends Error {
+  readonly code = 'CONFIG' as const;
+  constructor(readonly source: string, readonly field: string, message: string) {
+    super(`${source}: ${field} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type Obj = { [k: string]: Json };
+
+const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Reads a JSON file, with errors that name the file and the line of a syntax error. */
+export function readJsonFile(path: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new ConfigError(path, '(file)', code === 'ENOENT' ? 'does not exist: check the path' : `cannot be read (${code ?? String(e)})`);
+  }
+  try {
+    return JSON.parse(text) as Json;
+  } catch (e) {
+    const m = /position (\d+)/.exec(String((e as Error).message));
+    const line = m ? text.slice(0, Number(m[1])).split('\n').length : undefined;
+    throw new ConfigError(path, '(file)', `is not valid JSON${line ? ` (line ${line})` : ''}: ${(e as Error).message}`);
+  }
+}
+
+/** Deep-merges `over` into `base` (objects merge, everything else replaces). */
+export function mergeJson(base: Json, over: Json): Json {
+  if (!isObj(base) || !isObj(over)) return over;
+  const out: Obj = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = k in base ? mergeJson(base[k]!, v) : v;
+  return out;
+}
+
+const DECIMAL = /^\d+(\.\d+)?$/;
+
+function closest(word: string, options: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestScore = Infinity;
+  for (const o of options) {
+    const d = editDistance(word.toLowerCase(), o.toLowerCase());
+    if (d < bestScore) {
+      bestScore = d;
+      best = o;
+    }
+  }
+  return bestScore <= Math.max(2, word.length / 3) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}
+
+const SHAPE: Record<string, readonly string[]> = {
+  account: ['currency', 'initialBalance', 'marginRate', 'hedging'],
+  data: ['catalog', 'spread', 'spreadPips'],
+  fill: ['marketOrders', 'path'],
+  costs: ['financing', 'commissionPerMillion'],
+  run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
+};
+
+/**
+ * Validates a merged configuration. Every error names the field and the source (the file it
+ * came from, or the flag), says what was found and what is expected.
+ */
+export function validateConfig(raw: Json, source: string): BacktestConfig {
+  if (!isObj(raw)) throw new ConfigError(source, '(root)', 'must be a JSON object like {"account": {...}}');
+  for (const [section, value] of Object.entries(raw)) {
+    const fields = SHAPE[section];
+    if (!fields) {
+      const hint = closest(section, Object.keys(SHAPE));
+      throw new ConfigError(source, section, `is not a known section${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${Object.keys(SHAPE).join(', ')}`);
+    }
+    if (!isObj(value)) throw new ConfigError(source, section, 'must be an object');
+    for (const k of Object.keys(value)) {
+      if (!fields.includes(k)) {
+        const hint = closest(k, fields);
+        throw new ConfigError(source, `${section}.${k}`, `is not a known field${hint ? ` (did you mean "${section}.${hint}"?)` : ''}; known: ${fields.join(', ')}`);
+      }
+    }
+  }
+  const get = (path: string): Json | undefined => {
+    const [a, b] = path.split('.') as [string, string];
+    const sec = raw[a];
+    return isObj(sec) ? sec[b] : undefined;
+  };
+  const str = (path: string, test: (s: string) => boolean, expected: string): string => {
+    let v = get(path);
+    if (typeof v === 'number') v = String(v);
+    if (typeof v !== 'string' || !test(v)) throw new ConfigError(source, path, `must be ${expected} (got ${JSON.stringify(v)})`);
+    return v;
+  };
+  const bool = (path: string): boolean => {
+    const v = get(path);
+    if (typeof v !== 'boolean') throw new ConfigError(source, path, `must be true or false (got ${JSON.stringify(v)})`);
+    return v;
+  };
+  const num = (path: string, test: (n: number) => boolean, expected: string): number => {
+    const v = get(path);
+    if (typeof v !== 'number' || !test(v)) throw new ConfigError(source, path, `must be ${expected} (got ${JSON.stringify(v)})`);
+    return v;
+  };
+  const oneOf = <T extends string>(path: string, options: readonly T[]): T => {
+    const v = get(path);
+    if (typeof v !== 'string' || !options.includes(v as T)) throw new ConfigError(source, path, `must be one of ${options.map((o) => `"${o}"`).join(', ')} (got ${JSON.stringify(v)})`);
+    return v as T;
+  };
+  const date = (path: string): string =>
+    str(path, (s) => !Number.isNaN(parseTime(s.length === 10 ? `${s}T00:00:00Z` : s)), 'a date like "2024-01-01" or an RFC 3339 time');
+
+  const marginRate = str('account.marginRate', (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= 1, 'a decimal string in (0, 1], e.g. "0.02" for 50:1 leverage');
+  const cfg: BacktestConfig = {
+    account: {
+      currency: str('account.currency', (s) => /^[A-Z]{3}$/.test(s), 'a three-letter currency code like "USD"'),
+      initialBalance: str('account.initialBalance', (s) => DECIMAL.test(s) && Number(s) > 0, 'a positive decimal string like "100000"'),
+      marginRate,
+      hedging: bool('account.hedging'),
+    },
+    data: {
+      catalog: str('data.catalog', (s) => s.length > 0, 'a folder path'),
+      spread: oneOf('data.spread', ['native', 'mid', 'fixed'] as const),
+      spreadPips: num('data.spreadPips', (n) => Number.isFinite(n) && n >= 0, 'a number of pips >= 0'),
+    },
+    fill: {
+      marketOrders: oneOf('fill.marketOrders', ['next-price'] as const),
+      path: oneOf('fill.path', ['adaptive'] as const),
+    },
+    costs: {
+      financing: bool('costs.financing'),
+      commissionPerMillion: str('costs.commissionPerMillion', (s) => DECIMAL.test(s), 'a decimal string >= 0, e.g. "0" or "50"'),
+    },
+    run: {
+      instrument: str('run.instrument', (s) => /^[A-Z0-9]+_[A-Z0-9]+$/.test(s), 'an instrument like "EUR_USD"'),
+      granularity: str('run.granularity', isGranularity, 'a v20 granularity (S5…M30, H1…H12, D, W, M)') as Granularity,
+      from: date('run.from'),
+      to: date('run.to'),
+      runsDir: str('run.runsDir', (s) => s.length > 0, 'a folder path'),
+    },
+  };
+  const from = parseDate(cfg.run.from);
+  const to = parseDate(cfg.run.to);
+  if (!(to > from)) throw new ConfigError(source, 'run.to', `(${cfg.run.to}) must be after run.from (${cfg.run.from})`);
+  return cfg;
+}
+
+/** Parses "2024-01-01" (UTC midnight) or any RFC 3339 time. */
+export function parseDate(s: string): number {
+  return parseTime(s.length === 10 ? `${s}T00:00:00Z` : s);
+}
+
+/** Loads config/default.json, merges the user's file and the flag overrides, and validates the result. */
+export function loadConfig(userFile?: string, overrides: Json = {}): BacktestConfig {
+  const defaultsPath = resolve(ROOT, 'config/default.json');
+  let merged = readJsonFile(defaultsPath);
+  let source = defaultsPath;
+  if (userFile) {
+    const user = readJsonFile(userFile);
+    // Validate the user's file on its own first, so errors name it rather than the merge.
+    merged = mergeJson(merged, user);
+    source = userFile;
+    validateConfig(merged, source);
+  }
+  if (isObj(overrides) && Object.keys(overrides).length > 0) {
+    merged = mergeJson(merged, overrides);
+    source = 'command-line flags';
+  }
+  return validateConfig(merged, source);
+}

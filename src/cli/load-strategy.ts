@@ -1,0 +1,83 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ParamValue, Params, Strategy } from '../strategy/api.ts';
+
+/** A strategy module that cannot be used: names the file and the problem. */
+export class StrategyLoadError extends Error {
+  readonly code = 'STRATEGY' as const;
+  constructor(readonly file: string, message: string) {
+    super(`${file}: ${message}`);
+    this.name = 'StrategyLoadError';
+  }
+}
+
+export interface LoadedStrategy {
+  readonly file: string;
+  readonly name: string;
+  readonly strategy: Strategy<Params, unknown>;
+  readonly params: Params;
+}
+
+const HANDLERS = ['init', 'onStart', 'onCandle', 'onTick', 'onSignal', 'onCalendar', 'onTimer', 'onTransaction', 'onStop'] as const;
+
+/**
+ * Imports a strategy module (TypeScript, no build step: the CLI runs under tsx) and checks its
+ * default export. `overrides` are `k=v` strings from `--param`, coerced to the type of the declared
+ * default; an unknown name or a value of the wrong type is an error naming the parameter.
+ */
+export async function loadStrategy(path: string, overrides: readonly string[] = []): Promise<LoadedStrategy> {
+  const file = resolve(path);
+  if (!existsSync(file)) throw new StrategyLoadError(path, 'file not found (give a path such as strategies/sma-cross.ts)');
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new StrategyLoadError(path, `could not be loaded: ${msg.split('\n')[0]}`);
+  }
+  const s = mod.default as Partial<Strategy<Params, unknown>> | undefined;
+  if (!s || typeof s !== 'object') {
+    throw new StrategyLoadError(path, 'has no default export: end the module with `export default defineStrategy({ ... })`');
+  }
+  if (!s.params || typeof s.params !== 'object') throw new StrategyLoadError(path, 'the strategy has no `params` object (use `params: {}` when it takes none)');
+  if (!s.subscribe || (typeof s.subscribe !== 'object' && typeof s.subscribe !== 'function')) {
+    throw new StrategyLoadError(path, "the strategy has no `subscribe` (e.g. `subscribe: { candles: ['EUR_USD:H1'] }`)");
+  }
+  for (const h of HANDLERS) {
+    const f = (s as Record<string, unknown>)[h];
+    if (f !== undefined && typeof f !== 'function') throw new StrategyLoadError(path, `\`${h}\` must be a function`);
+  }
+  for (const [k, v] of Object.entries(s.params)) {
+    if (typeof v !== 'number' && typeof v !== 'string' && typeof v !== 'boolean') {
+      throw new StrategyLoadError(path, `param '${k}' must default to a number, string or boolean`);
+    }
+  }
+  const params = applyParams(path, s.params as Params, overrides);
+  const name = s.name ?? file.replace(/^.*[\\/]/, '').replace(/\.[cm]?[jt]s$/, '');
+  return { file, name, strategy: s as Strategy<Params, unknown>, params };
+}
+
+/** Applies `k=v` overrides to the declared params, coercing each to its default's type. */
+export function applyParams(file: string, defaults: Params, overrides: readonly string[]): Params {
+  const out: Record<string, ParamValue> = { ...defaults };
+  for (const o of overrides) {
+    const eq = o.indexOf('=');
+    if (eq <= 0) throw new StrategyLoadError(file, `--param '${o}' must look like name=value`);
+    const key = o.slice(0, eq);
+    const raw = o.slice(eq + 1);
+    if (!(key in defaults)) {
+      throw new StrategyLoadError(file, `unknown param '${key}'; this strategy declares: ${Object.keys(defaults).join(', ') || '(none)'}`);
+    }
+    const d = defaults[key];
+    if (typeof d === 'number') {
+      const n = Number(raw);
+      if (raw.trim() === '' || !Number.isFinite(n)) throw new StrategyLoadError(file, `param '${key}' must be a number (got '${raw}')`);
+      out[key] = n;
+    } else if (typeof d === 'boolean') {
+      if (raw !== 'true' && raw !== 'false') throw new StrategyLoadError(file, `param '${key}' must be true or false (got '${raw}')`);
+      out[key] = raw === 'true';
+    } else out[key] = raw;
+  }
+  return out;
+}

@@ -1,0 +1,43 @@
+import pino, { type Logger } from 'pino';
+
+/** Paths pino censors in every log line: tokens never reach a log. */
+export const REDACT_PATHS = [
+  'token',
+  '*.token',
+  'accessToken',
+  '*.accessToken',
+  'authorization',
+  'Authorization',
+  '*.authorization',
+  '*.Authorization',
+  'headers.authorization',
+  'headers.Authorization',
+  'req.headers.authorization',
+];
+
+export interface LoggerOptions {
+  /** File to write JSON lines to; stderr when absent. */
+  readonly file?: string;
+  readonly level?: string;
+  /** Stamps each line with the engine's (simulated) time. */
+  readonly simTime?: () => number;
+}
+
+/** The root logger. Components take `log.child({ component })`. */
+export function createLogger(o: LoggerOptions = {}): Logger {
+  const destination = o.file ? pino.destination({ dest: o.file, mkdir: true, sync: false }) : pino.destination(2);
+  return pino(
+    {
+      level: o.level ?? process.env.FXFLOW_LOG_LEVEL ?? 'info',
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      base: undefined,
+      ...(o.simTime ? { mixin: () => ({ simTime: new Date(o.simTime!()).toISOString() }) } : {}),
+    },
+    destination,
+  );
+}
+
+/** Flushes an async destination before exit. */
+export function flushLogger(log: Logger): Promise<void> {
+  return new Promise((resolve) => log.flush(() => resolve()));
+}

@@ -1,0 +1,187 @@
+import { join, resolve } from 'node:path';
+import yargs, { type Argv } from 'yargs';
+import { loadInstruments } from '../domain/instrument.ts';
+import { formatSummary } from '../engine/report.ts';
+import { runBacktest, type CandleSourceFactory } from './backtest.ts';
+import { ROOT, loadConfig, type BacktestConfig } from './config.ts';
+import { dataCatalog, dataCommand, fileSource } from './data.ts';
+import { describeError } from './errors.ts';
+import { loadStrategy } from './load-strategy.ts';
+import { createLogger, flushLogger } from './logger.ts';
+import { ProgressBar, formatCount } from './progress.ts';
+
+interface BacktestArgs {
+  strategy: string;
+  instrument?: string;
+  granularity?: string;
+  from?: string;
+  to?: string;
+  param?: (string | number)[];
+  data?: string;
+  format?: string;
+  json?: boolean;
+  config?: string;
+  balance?: string;
+  currency?: string;
+  marginRate?: string;
+  hedging?: boolean;
+  spread?: string;
+  spreadPips?: number;
+  financing?: boolean;
+  commission?: string;
+  runsDir?: string;
+  save?: boolean;
+}
+
+/** Flag overrides as a config fragment (only the flags the user gave). */
+function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | number | boolean>> {
+  const o: Record<string, Record<string, string | number | boolean>> = {};
+  const set = (section: string, key: string, v: string | number | boolean | undefined): void => {
+    if (v === undefined) return;
+    (o[section] ??= {})[key] = v;
+  };
+  set('account', 'initialBalance', a.balance);
+  set('account', 'currency', a.currency);
+  set('account', 'marginRate', a.marginRate);
+  set('account', 'hedging', a.hedging);
+  set('data', 'spread', a.spread);
+  set('data', 'spreadPips', a.spreadPips);
+  set('costs', 'financing', a.financing);
+  set('costs', 'commissionPerMillion', a.commission);
+  set('run', 'instrument', a.instrument);
+  set('run', 'granularity', a.granularity);
+  set('run', 'from', a.from);
+  set('run', 'to', a.to);
+  set('run', 'runsDir', a.runsDir);
+  return o;
+}
+
+function runId(name: string): string {
+  const t = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${t}-${name}-${process.pid}`;
+}
+
+async function backtest(a: BacktestArgs): Promise<void> {
+  const config: BacktestConfig = loadConfig(a.config, flagOverrides(a));
+  const instruments = loadInstruments();
+  const overrides = (a.param ?? []).map(String);
+  // The run's instrument and granularity reach strategies that declare them as params.
+  const probe = await loadStrategy(a.strategy, []);
+  const implicit: string[] = [];
+  if ('instrument' in probe.strategy.params && !overrides.some((p) => p.startsWith('instrument='))) implicit.push(`instrument=${config.run.instrument}`);
+  if ('granularity' in probe.strategy.params && !overrides.some((p) => p.startsWith('granularity='))) implicit.push(`granularity=${config.run.granularity}`);
+  const loaded = await loadStrategy(a.strategy, [...implicit, ...overrides]);
+
+  let candles: CandleSourceFactory;
+  if (a.data) {
+    candles = fileSource(a.data, a.format, config, instruments);
+  } else {
+    candles = await dataCatalog(resolve(ROOT, config.data.catalog), config, instruments);
+  }
+  const save = a.save !== false;
+  const runDir = save ? join(resolve(config.run.runsDir), runId(loaded.name)) : undefined;
+  const log = createLogger(runDir ? { file: join(runDir, 'log.jsonl') } : { level: 'warn' });
+  const bar = new ProgressBar(`backtest ${loaded.name}`);
+  const result = await runBacktest({
+    loaded,
+    config,
+    instruments,
+    candles,
+    log: log.child({ component: 'strategy', strategy: loaded.name }),
+    keepTransactions: a.json === true,
+    ...(runDir ? { runDir } : {}),
+    onProgress: (f, n) => bar.update(f, n),
+  });
+  bar.done();
+  await flushLogger(log);
+  if (a.json) {
+    process.stdout.write(
+      `${JSON.stringify({
+        strategy: loaded.name,
+        params: loaded.params,
+        config,
+        summary: result.summary,
+        transactions: result.transactions,
+        equity: result.equity.map((e) => ({ time: new Date(e.time).toISOString(), balance: e.balance, nav: e.nav })),
+        engine: result.engine,
+        runDir: result.runDir ?? null,
+      })}\n`,
+    );
+    return;
+  }
+  const params = Object.entries(loaded.params).map(([k, v]) => `${k}=${v}`).join(' ');
+  const text = formatSummary(result.summary, `${loaded.name}  ${params}`);
+  const speed = `${formatCount(result.engine.events)} events in ${(result.wallMs / 1000).toFixed(2)} s (${formatCount(result.engine.events / (result.wallMs / 1000))}/s)`;
+  process.stdout.write(`${text}\n${speed}\n`);
+  if (result.runDir) {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(result.runDir, 'report.txt'), `${text}\n${speed}\n`);
+    process.stdout.write(`Run saved in ${result.runDir}\n`);
+  }
+}
+
+/** Builds the yargs parser (exported for tests of the command line itself). */
+export function cli(argv: string[]): Argv {
+  return yargs(argv)
+    .scriptName('fxflow')
+    .usage('$0 <command> [options]')
+    .command(
+      'backtest <strategy>',
+      'Backtest a strategy module on historical data and print its report',
+      (y) =>
+        y
+          .positional('strategy', { type: 'string', demandOption: true, describe: 'Path to a strategy module, e.g. strategies/sma-cross.ts' })
+          .option('instrument', { type: 'string', describe: 'Instrument, for strategies that take an `instrument` param (default from config: EUR_USD)' })
+          .option('granularity', { type: 'string', describe: 'Granularity, for strategies that take a `granularity` param (default: H1)' })
+          .option('from', { type: 'string', describe: 'Start, UTC date or RFC 3339 time (default: 2024-01-01)' })
+          .option('to', { type: 'string', describe: 'End, exclusive (default: 2025-01-01)' })
+          .option('param', { type: 'array', string: true, describe: 'Override a strategy param: --param fast=5 --param units=2000' })
+          .option('data', { type: 'string', describe: 'Read candles from this file or folder instead of the catalog (OANDA JSON, Lean CSV, HistData, generic CSV)' })
+          .option('format', { type: 'string', describe: 'Format of --data when it cannot be detected' })
+          .option('json', { type: 'boolean', describe: 'Print one JSON document: summary, every transaction, the equity curve' })
+          .option('config', { type: 'string', describe: 'A JSON file merged over config/default.json (e.g. config/classic.json)' })
+          .option('balance', { type: 'string', describe: 'Initial balance (account.initialBalance)' })
+          .option('currency', { type: 'string', describe: 'Account currency (account.currency)' })
+          .option('margin-rate', { type: 'string', describe: 'Account margin rate, e.g. 0.02 for 50:1 (account.marginRate)' })
+          .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
+          .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
+          .option('spread-pips', { type: 'number', describe: 'Spread in pips for --spread fixed and one-sided data (data.spreadPips)' })
+          .option('financing', { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' })
+          .option('commission', { type: 'string', describe: 'Commission per million units, account currency (costs.commissionPerMillion)' })
+          .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
+          .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
+          .example('$0 backtest strategies/sma-cross.ts', 'SMA crossover on the bundled EUR_USD H1 sample (2024)')
+          .example('$0 backtest strategies/sma-cross.ts --config config/classic.json --param longOnly=true', 'The classic reference configuration')
+          .example('$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json', 'JSON report with every transaction'),
+      async (a) => backtest(a as unknown as BacktestArgs),
+    )
+    .command('data', 'Manage the local catalog of historical data', (y) => dataCommand(y), () => {})
+    .demandCommand(1, 'Name a command: backtest or data (see --help)')
+    .strict()
+    .recommendCommands()
+    .help()
+    .alias('h', 'help')
+    .version(false)
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .fail((msg, err, y) => {
+      if (err) throw err;
+      throw new UsageError(`${msg}\n\n${y.help ? 'Run with --help for usage.' : ''}`.trim());
+    });
+}
+
+/** A mistake on the command line (yargs' own messages). */
+export class UsageError extends Error {
+  readonly code = 'USAGE' as const;
+}
+
+/** Runs the CLI; returns the exit code. Errors are printed as one clear message, never a bare stack trace. */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await cli(argv).parseAsync();
+    return 0;
+  } catch (e) {
+    process.stderr.write(`${describeError(e)}\n`);
+    return e instanceof UsageError ? 64 : 1;
+  }
+}
+

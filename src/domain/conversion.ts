@@ -1,0 +1,89 @@
+/**
+ * Quote → home currency conversion, as v20 applies it to every fill.
+ *
+ * An amount in the instrument's quote currency is converted with the rate worse for the client:
+ * gains with `gain`, losses with `loss` (`gainQuoteHomeConversionFactor`,
+ * `lossQuoteHomeConversionFactor` on ORDER_FILL). With a pair QUOTE_HOME quoted bid/ask, a gain is
+ * sold at the bid and a loss bought at the ask: gain = bid, loss = ask. With the inverse pair
+ * HOME_QUOTE: gain = 1/ask, loss = 1/bid (e.g. EUR account, EUR_GBP 0.88890/0.88905: gain 1.124796,
+ * loss 1.124986). Otherwise a cross through a third currency multiplies the two legs.
+ */
+export interface Quote {
+  bid: number;
+  ask: number;
+}
+
+export interface ConversionFactors {
+  readonly gain: number;
+  readonly loss: number;
+}
+
+const ONE: ConversionFactors = { gain: 1, loss: 1 };
+
+/** Thrown when no price path from a currency to the home currency is known yet. */
+export class ConversionError extends Error {
+  readonly code = 'CONVERSION' as const;
+  constructor(readonly from: string, readonly home: string) {
+    super(
+      `cannot convert ${from} to the account currency ${home}: no price of ${from}_${home} or ${home}_${from} ` +
+        `(or a cross through USD) has been seen. Add one of these instruments to the run's data, ` +
+        `or choose an account currency of ${from}.`,
+    );
+    this.name = 'ConversionError';
+  }
+}
+
+const VIA = ['USD', 'EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'NZD'];
+
+/**
+ * Conversion factors from the latest quotes. `quotes` is shared with the broker and updated in
+ * place, so factors always reflect the prices seen so far.
+ */
+export class HomeConversion {
+  constructor(
+    readonly home: string,
+    private readonly quotes: ReadonlyMap<string, Quote>,
+  ) {}
+
+  /** Factors for a quote currency, or undefined when no path is known. */
+  tryFactors(currency: string): ConversionFactors | undefined {
+    if (currency === this.home) return ONE;
+    const direct = this.#leg(currency, this.home);
+    if (direct) return direct;
+    for (const via of VIA) {
+      if (via === currency || via === this.home) continue;
+      const a = this.#leg(currency, via);
+      if (!a) continue;
+      const b = this.#leg(via, this.home);
+      if (!b) continue;
+      return { gain: a.gain * b.gain, loss: a.loss * b.loss };
+    }
+    return undefined;
+  }
+
+  factors(currency: string): ConversionFactors {
+    const f = this.tryFactors(currency);
+    if (!f) throw new ConversionError(currency, this.home);
+    return f;
+  }
+
+  /** Mid-rate factor, for margin and position value. */
+  mid(currency: string): number {
+    const f = this.factors(currency);
+    return (f.gain + f.loss) / 2;
+  }
+
+  #leg(from: string, to: string): ConversionFactors | undefined {
+    if (from === to) return ONE;
+    const d = this.quotes.get(`${from}_${to}`);
+    if (d) return { gain: d.bid, loss: d.ask };
+    const i = this.quotes.get(`${to}_${from}`);
+    if (i) return { gain: 1 / i.ask, loss: 1 / i.bid };
+    return undefined;
+  }
+}
+
+/** Formats a factor as v20 does: a decimal string with up to 10 significant digits. */
+export function formatFactor(x: number): string {
+  return Number(x.toPrecision(10)).toString();
+}

@@ -1,0 +1,41 @@
+import type { Candle } from './candle.ts';
+import type { Tick } from './tick.ts';
+import type { UnixMs } from './time.ts';
+
+/** A labs signal (chart pattern, sentiment...): typed direction and horizon. */
+export interface SignalEvent {
+  readonly kind: 'signal';
+  readonly at: UnixMs;
+  readonly instrument: string;
+  readonly source: string;
+  readonly direction: 'up' | 'down' | 'flat';
+  /** How long the signal is expected to hold, in ms (0 when unknown). */
+  readonly horizonMs: number;
+  readonly strength?: number;
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+/** An economic calendar entry at its release time. */
+export interface CalendarEvent {
+  readonly kind: 'calendar';
+  readonly at: UnixMs;
+  readonly currency: string;
+  readonly title: string;
+  readonly impact: number;
+  readonly actual?: string;
+  readonly forecast?: string;
+  readonly previous?: string;
+}
+
+/** A timer the strategy asked for (for example every 15 minutes), fired on the engine clock. */
+export interface TimerEvent {
+  readonly kind: 'timer';
+  readonly at: UnixMs;
+  readonly name: string;
+}
+
+/**
+ * Everything the engine delivers, in `at` order. Candles are delivered at their close.
+ * Each member carries `kind` and `at` itself, so the hot path allocates no wrapper.
+ */
+export type MarketEvent = Candle | Tick | SignalEvent | CalendarEvent | TimerEvent;

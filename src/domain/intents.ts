@@ -1,0 +1,61 @@
+import type {
+  ClientExtensions,
+  GuaranteedStopLossDetails,
+  OrderRequest,
+  StopLossDetails,
+  TakeProfitDetails,
+  TrailingStopLossDetails,
+} from './v20/index.ts';
+
+/**
+ * What a strategy asks for. An intent is a request, never a result: the answer comes back as v20
+ * transactions (fill, cancel, reject) through the Execution port. Every intent carries the client ID
+ * that makes it idempotent: live, an order is looked up by `@clientID` before any resubmission.
+ *
+ * Order intents carry the exact v20 `OrderRequest` body, so the live adapter posts it as it is and
+ * the simulated broker applies v20's rules to the same object.
+ */
+export type OrderIntent =
+  | { readonly kind: 'order'; readonly id: string; readonly request: OrderRequest }
+  | { readonly kind: 'replace'; readonly id: string; readonly orderSpecifier: string; readonly request: OrderRequest }
+  | { readonly kind: 'cancel'; readonly id: string; readonly orderSpecifier: string }
+  | {
+      readonly kind: 'closeTrade';
+      readonly id: string;
+      readonly tradeSpecifier: string;
+      /** 'ALL' or a positive decimal string of units to close. */
+      readonly units: string;
+    }
+  | {
+      readonly kind: 'closePosition';
+      readonly id: string;
+      readonly instrument: string;
+      /** 'ALL', 'NONE' or a positive decimal string. Absent means 'NONE'. */
+      readonly longUnits?: string;
+      readonly shortUnits?: string;
+    }
+  | {
+      readonly kind: 'tradeOrders';
+      readonly id: string;
+      readonly tradeSpecifier: string;
+      /** Absent: leave as is. null: cancel. Object: create or replace (v20 "set dependent orders"). */
+      readonly takeProfit?: TakeProfitDetails | null;
+      readonly stopLoss?: StopLossDetails | null;
+      readonly trailingStopLoss?: TrailingStopLossDetails | null;
+      readonly guaranteedStopLoss?: GuaranteedStopLossDetails | null;
+    }
+  | {
+      readonly kind: 'clientExtensions';
+      readonly id: string;
+      readonly orderSpecifier?: string;
+      readonly tradeSpecifier?: string;
+      readonly clientExtensions?: ClientExtensions;
+      readonly tradeClientExtensions?: ClientExtensions;
+    };
+
+export type IntentKind = OrderIntent['kind'];
+
+/** Exhaustiveness guard for `switch (x.kind)`. */
+export function assertNever(x: never, what = 'value'): never {
+  throw new Error(`unexpected ${what}: ${JSON.stringify(x)}`);
+}

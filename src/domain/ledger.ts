@@ -1,0 +1,314 @@
+import { Decimal, ZERO, toAccountUnits } from './decimal.ts';
+import { parseTime, type UnixMs } from './time.ts';
+import type {
+  ClientExtensions,
+  DailyFinancingTransaction,
+  OrderCancelTransaction,
+  OrderFillTransaction,
+  Transaction,
+  TradeReduce,
+} from './v20/index.ts';
+
+/**
+ * An open trade as the ledger keeps it: exact decimals for money, numbers for the hot path.
+ * `units` is signed (negative = short) and is the trade's current size.
+ */
+export interface LedgerTrade {
+  readonly id: string;
+  readonly instrument: string;
+  readonly price: string;
+  readonly priceNum: number;
+  readonly openTime: string;
+  readonly openMs: UnixMs;
+  readonly initialUnits: string;
+  units: Decimal;
+  unitsNum: number;
+  realizedPL: Decimal;
+  financing: Decimal;
+  halfSpreadCost: Decimal;
+  takeProfitOrderID?: string;
+  stopLossOrderID?: string;
+  trailingStopLossOrderID?: string;
+  guaranteedStopLossOrderID?: string;
+  clientExtensions?: ClientExtensions;
+}
+
+/** Dependent-order slots of a trade, by order type. */
+const DEPENDENT_SLOT = {
+  TAKE_PROFIT: 'takeProfitOrderID',
+  STOP_LOSS: 'stopLossOrderID',
+  TRAILING_STOP_LOSS: 'trailingStopLossOrderID',
+  GUARANTEED_STOP_LOSS: 'guaranteedStopLossOrderID',
+} as const;
+type DependentType = keyof typeof DEPENDENT_SLOT;
+
+/** A pending order: the transaction that created it, and its order type. */
+export interface LedgerOrder {
+  readonly id: string;
+  /** v20 OrderType: MARKET, LIMIT, STOP, MARKET_IF_TOUCHED, TAKE_PROFIT, ... */
+  readonly type: string;
+  readonly created: Transaction;
+  readonly instrument?: string;
+  readonly tradeID?: string;
+  clientExtensions?: ClientExtensions;
+}
+
+/** Thrown when a transaction contradicts the ledger (a broken invariant, never user input). */
+export class LedgerError extends Error {
+  readonly code = 'LEDGER' as const;
+  constructor(message: string, readonly transactionID: string) {
+    super(`transaction ${transactionID}: ${message}`);
+    this.name = 'LedgerError';
+  }
+}
+
+export interface LedgerOptions {
+  readonly currency: string;
+  /**
+   * Strict (the simulator and backtests): a transaction whose `accountBalance` differs from the
+   * balance the ledger computed throws. Lenient (live): the broker's figure is adopted and the
+   * difference is recorded in `discrepancies`.
+   */
+  readonly strict?: boolean;
+}
+
+const ORDER_CREATE_TYPES: Readonly<Record<string, string>> = {
+  MARKET_ORDER: 'MARKET',
+  FIXED_PRICE_ORDER: 'FIXED_PRICE',
+  LIMIT_ORDER: 'LIMIT',
+  STOP_ORDER: 'STOP',
+  MARKET_IF_TOUCHED_ORDER: 'MARKET_IF_TOUCHED',
+  TAKE_PROFIT_ORDER: 'TAKE_PROFIT',
+  STOP_LOSS_ORDER: 'STOP_LOSS',
+  TRAILING_STOP_LOSS_ORDER: 'TRAILING_STOP_LOSS',
+  GUARANTEED_STOP_LOSS_ORDER: 'GUARANTEED_STOP_LOSS',
+};
+
+/**
+ * The account as a fold over v20 transactions: one piece of code in every mode. The simulated broker
+ * folds the transactions it emits; the engine's portfolio folds the ones it receives (from the
+ * simulator or from OANDA's transaction stream).
+ *
+ * Invariant: `balance` equals the sum of the amounts of every transaction applied (transfers, P/L,
+ * financing, commission, fees), exactly. Applying a transaction whose ID is not above
+ * `lastTransactionID` is a no-op, so replays and stream backfills are safe.
+ */
+export class Ledger {
+  readonly currency: string;
+  readonly strict: boolean;
+  balance: Decimal = ZERO;
+  pl: Decimal = ZERO;
+  financing: Decimal = ZERO;
+  commission: Decimal = ZERO;
+  guaranteedExecutionFees: Decimal = ZERO;
+  halfSpreadCost: Decimal = ZERO;
+  lastTransactionID = '0';
+  marginCall = false;
+  /** Open trades in the order they were opened (oldest first: v20's reduction order). */
+  readonly trades = new Map<string, LedgerTrade>();
+  readonly pendingOrders = new Map<string, LedgerOrder>();
+  /** Realized P/L per instrument. */
+  readonly instrumentPL = new Map<string, Decimal>();
+  readonly discrepancies: { transactionID: string; expected: string; reported: string }[] = [];
+  /** How many transactions were applied (duplicates excluded). */
+  applied = 0;
+  /** Bumped on every change of the set of trades or their sizes: lets callers cache derived views. */
+  version = 0;
+
+  constructor(opts: LedgerOptions) {
+    this.currency = opts.currency;
+    this.strict = opts.strict ?? true;
+  }
+
+  /** Applies one transaction. Returns false (and changes nothing) for an ID already applied. */
+  apply(tx: Transaction): boolean {
+    const idNum = Number(tx.id);
+    if (!(idNum > Number(this.lastTransactionID))) return false;
+    this.lastTransactionID = tx.id;
+    this.applied++;
+    const orderType = ORDER_CREATE_TYPES[tx.type];
+    if (orderType !== undefined) {
+      this.#createOrder(tx, orderType);
+      return true;
+    }
+    switch (tx.type) {
+      case 'TRANSFER_FUNDS': {
+        this.balance = this.balance.plus(tx.amount);
+        this.#checkBalance(tx.id, tx.accountBalance);
+        break;
+      }
+      case 'ORDER_FILL':
+        this.#fill(tx);
+        break;
+      case 'ORDER_CANCEL':
+        this.#cancel(tx);
+        break;
+      case 'DAILY_FINANCING':
+        this.#financing(tx);
+        break;
+      case 'ORDER_CLIENT_EXTENSIONS_MODIFY': {
+        const o = this.pendingOrders.get(tx.orderID);
+        if (o && tx.clientExtensionsModify) o.clientExtensions = tx.clientExtensionsModify;
+        const t = tx.tradeClientExtensionsModify;
+        if (o && t) {
+          const created = o.created as { tradeClientExtensions?: ClientExtensions };
+          created.tradeClientExtensions = t;
+        }
+        break;
+      }
+      case 'TRADE_CLIENT_EXTENSIONS_MODIFY': {
+        const trade = this.trades.get(tx.tradeID);
+        if (trade && tx.tradeClientExtensionsModify) trade.clientExtensions = tx.tradeClientExtensionsModify;
+        break;
+      }
+      case 'MARGIN_CALL_ENTER':
+      case 'MARGIN_CALL_EXTEND':
+        this.marginCall = true;
+        break;
+      case 'MARGIN_CALL_EXIT':
+        this.marginCall = false;
+        break;
+      case 'CREATE': {
+        break;
+      }
+      case 'RESET_RESETTABLE_PL':
+        break;
+      default:
+        // Rejects, client configuration, heartbeats and other types carry no money and no state
+        // that the ledger keeps.
+        break;
+    }
+    return true;
+  }
+
+  /** Open trades of one instrument, oldest first. */
+  tradesOf(instrument: string): LedgerTrade[] {
+    const out: LedgerTrade[] = [];
+    for (const t of this.trades.values()) if (t.instrument === instrument) out.push(t);
+    return out;
+  }
+
+  /** Signed long and short units of an instrument (short <= 0). */
+  position(instrument: string): { long: number; short: number } {
+    let long = 0;
+    let short = 0;
+    for (const t of this.trades.values()) {
+      if (t.instrument !== instrument) continue;
+      if (t.unitsNum > 0) long += t.unitsNum;
+      else short += t.unitsNum;
+    }
+    return { long, short };
+  }
+
+  #createOrder(tx: Transaction, type: string): void {
+    const t = tx as Transaction & { instrument?: string; tradeID?: string; clientExtensions?: ClientExtensions };
+    const order: LedgerOrder = { id: tx.id, type, created: tx };
+    const o = order as { -readonly [K in keyof LedgerOrder]: LedgerOrder[K] };
+    if (t.instrument !== undefined) o.instrument = t.instrument;
+    if (t.tradeID !== undefined) o.tradeID = t.tradeID;
+    if (t.clientExtensions !== undefined) o.clientExtensions = t.clientExtensions;
+    this.pendingOrders.set(tx.id, order);
+    if (type in DEPENDENT_SLOT && t.tradeID !== undefined) {
+      const trade = this.trades.get(t.tradeID);
+      if (trade) trade[DEPENDENT_SLOT[type as DependentType]] = tx.id;
+    }
+  }
+
+  #unlinkOrder(orderID: string): void {
+    const o = this.pendingOrders.get(orderID);
+    if (!o) return;
+    this.pendingOrders.delete(orderID);
+    if (o.tradeID !== undefined && o.type in DEPENDENT_SLOT) {
+      const trade = this.trades.get(o.tradeID);
+      const slot = DEPENDENT_SLOT[o.type as DependentType];
+      if (trade && trade[slot] === orderID) delete trade[slot];
+    }
+  }
+
+  #cancel(tx: OrderCancelTransaction): void {
+    this.#unlinkOrder(tx.orderID);
+  }
+
+  #fill(tx: OrderFillTransaction): void {
+    this.#unlinkOrder(tx.orderID);
+    const closed = tx.tradesClosed ?? [];
+    for (const r of closed) this.#reduce(tx, r, true);
+    if (tx.tradeReduced) this.#reduce(tx, tx.tradeReduced, false);
+    if (tx.tradeOpened) {
+      const o = tx.tradeOpened;
+      const price = o.price ?? tx.price ?? tx.fullVWAP;
+      if (price === undefined) throw new LedgerError('ORDER_FILL opens a trade but carries no price', tx.id);
+      const units = new Decimal(o.units);
+      const trade: LedgerTrade = {
+        id: o.tradeID,
+        instrument: tx.instrument,
+        price,
+        priceNum: Number(price),
+        openTime: tx.time,
+        openMs: parseTime(tx.time),
+        initialUnits: o.units,
+        units,
+        unitsNum: units.toNumber(),
+        realizedPL: ZERO,
+        financing: ZERO,
+        halfSpreadCost: o.halfSpreadCost !== undefined ? new Decimal(o.halfSpreadCost) : ZERO,
+      };
+      if (o.clientExtensions) trade.clientExtensions = o.clientExtensions;
+      this.trades.set(o.tradeID, trade);
+    }
+    const pl = new Decimal(tx.pl ?? '0');
+    const financing = new Decimal(tx.financing ?? '0');
+    const commission = new Decimal(tx.commission ?? '0');
+    const fee = new Decimal(tx.guaranteedExecutionFee ?? '0');
+    this.pl = this.pl.plus(pl);
+    this.financing = this.financing.plus(financing);
+    this.commission = this.commission.plus(commission);
+    this.guaranteedExecutionFees = this.guaranteedExecutionFees.plus(fee);
+    if (tx.halfSpreadCost !== undefined) this.halfSpreadCost = this.halfSpreadCost.plus(tx.halfSpreadCost);
+    if (!pl.isZero()) this.instrumentPL.set(tx.instrument, (this.instrumentPL.get(tx.instrument) ?? ZERO).plus(pl));
+    this.balance = this.balance.plus(pl).plus(financing).minus(commission).minus(fee);
+    this.#checkBalance(tx.id, tx.accountBalance);
+    this.version++;
+  }
+
+  #reduce(tx: OrderFillTransaction, r: TradeReduce, full: boolean): void {
+    const trade = this.trades.get(r.tradeID);
+    if (!trade) {
+      if (this.strict) throw new LedgerError(`reduces unknown trade ${r.tradeID}`, tx.id);
+      return;
+    }
+    const units = new Decimal(r.units); // signed against the trade: closing a long of 100 is -100
+    trade.units = trade.units.plus(units);
+    trade.unitsNum = trade.units.toNumber();
+    trade.realizedPL = trade.realizedPL.plus(r.realizedPL ?? '0');
+    trade.financing = trade.financing.plus(r.financing ?? '0');
+    if (full || trade.units.isZero()) {
+      if (this.strict && !trade.units.isZero()) {
+        throw new LedgerError(`closes trade ${r.tradeID} with ${r.units} units but ${trade.units.toString()} remain`, tx.id);
+      }
+      this.trades.delete(r.tradeID);
+    }
+  }
+
+  #financing(tx: DailyFinancingTransaction): void {
+    const amount = new Decimal(tx.financing);
+    this.financing = this.financing.plus(amount);
+    this.balance = this.balance.plus(amount);
+    for (const pf of tx.positionFinancings ?? []) {
+      for (const tf of pf.openTradeFinancings ?? []) {
+        const trade = this.trades.get(tf.tradeID);
+        if (trade) trade.financing = trade.financing.plus(tf.financing);
+      }
+    }
+    this.#checkBalance(tx.id, tx.accountBalance);
+  }
+
+  #checkBalance(id: string, reported: string | undefined): void {
+    if (reported === undefined) return;
+    const expected = toAccountUnits(this.balance);
+    if (expected === reported || new Decimal(reported).eq(this.balance)) return;
+    if (this.strict) throw new LedgerError(`accountBalance ${reported} but the ledger computes ${expected}`, id);
+    this.discrepancies.push({ transactionID: id, expected, reported });
+    this.balance = new Decimal(reported);
+  }
+}

@@ -1,0 +1,315 @@
+import type { Observable, Subscription } from 'rxjs';
+import type { PriceComponent } from '../domain/candle.ts';
+import type { MarketEvent, TimerEvent } from '../domain/events.ts';
+import { isGranularity, type Granularity } from '../domain/granularity.ts';
+import type { InstrumentRegistry } from '../domain/instrument.ts';
+import type { OrderIntent } from '../domain/intents.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Execution } from '../ports/execution.ts';
+import type { CandleSeries, Params, Step, Strategy, StrategyLogger, Subscriptions } from '../strategy/api.ts';
+import { StrategyContext } from './context.ts';
+import type { Portfolio } from './portfolio.ts';
+import { SeriesState } from './series.ts';
+
+/** A subscription string that does not parse, or names an unknown instrument. */
+export class SubscriptionError extends Error {
+  readonly code = 'SUBSCRIPTION' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'SubscriptionError';
+  }
+}
+
+/** Parses `'EUR_USD:H1'` or `'EUR_USD:H1:BA'`-style candle subscriptions. */
+export function parseCandleSeries(spec: string, instruments?: InstrumentRegistry): CandleSeries {
+  const [instrument, granularity, component = 'M', extra] = spec.split(':');
+  if (!instrument || !granularity || extra !== undefined) {
+    throw new SubscriptionError(`candle subscription '${spec}' must look like 'EUR_USD:H1' or 'EUR_USD:H1:B' (instrument:granularity[:M|B|A])`);
+  }
+  if (!isGranularity(granularity)) throw new SubscriptionError(`candle subscription '${spec}': unknown granularity '${granularity}' (use S5…M30, H1…H12, D, W or M)`);
+  if (component !== 'M' && component !== 'B' && component !== 'A') {
+    throw new SubscriptionError(`candle subscription '${spec}': price component '${component}' must be M (mid), B (bid) or A (ask)`);
+  }
+  if (instruments && !instruments.has(instrument)) instruments.get(instrument); // throws a clear "unknown instrument"
+  return { key: `${instrument}:${granularity}:${component}`, instrument, granularity: granularity as Granularity, component: component as PriceComponent };
+}
+
+/** Resolves a strategy's subscriptions for its params. */
+export function subscriptionsOf<P extends Params>(strategy: Strategy<P, unknown>, params: P): Subscriptions {
+  return typeof strategy.subscribe === 'function' ? strategy.subscribe(params) : strategy.subscribe;
+}
+
+export interface EngineOptions<P extends Params, S> {
+  readonly strategy: Strategy<P, S>;
+  readonly name: string;
+  readonly params: P;
+  readonly execution: Execution;
+  readonly portfolio: Portfolio;
+  readonly instruments: InstrumentRegistry;
+  readonly clock: Clock;
+  readonly log: StrategyLogger;
+  /** The account margin rate, for `ctx.account.marginUsed`. */
+  readonly marginRate: number;
+  /** Called for every intent before it is submitted (journals, reports, risk checks later). */
+  readonly onIntent?: (intent: OrderIntent) => void;
+  /** Called about every 65k events with the engine time, for progress displays. */
+  readonly onProgress?: (at: number, events: number) => void;
+}
+
+/** What a finished run reports about the engine itself. */
+export interface EngineStats {
+  events: number;
+  candles: number;
+  handlerCalls: number;
+  intents: number;
+  transactions: number;
+}
+
+/**
+ * The engine: delivers one time-ordered event stream to a strategy, submits the intents it
+ * returns to the Execution port, and folds the transactions that come back into the portfolio.
+ *
+ * It does not know which mode it runs in: a backtest hands it a merged catalog stream and the
+ * simulated broker, a live run the pricing stream and the v20 adapter.
+ *
+ * Per event: advance the clock, fire due timers, mark the portfolio, update the subscribed series
+ * and their indicators, call the handler, submit its intents. Transactions that arrive while a
+ * handler runs (the simulator answers synchronously) are queued and delivered to `onTransaction`
+ * right after, in ID order, so handlers are never re-entered.
+ */
+export class Engine<P extends Params, S> {
+  readonly stats: EngineStats = { events: 0, candles: 0, handlerCalls: 0, intents: 0, transactions: 0 };
+  readonly #o: EngineOptions<P, S>;
+  readonly #ctx: StrategyContext<P>;
+  readonly #series = new Map<string, SeriesState>();
+  /** instrument → granularity → series (one per subscribed component). */
+  readonly #byCandle = new Map<string, Map<string, SeriesState[]>>();
+  readonly #ticks: Set<string>;
+  readonly #signals: Set<string>;
+  readonly #calendar: Set<string>;
+  readonly #timers: { name: string; everyMs: number; next: number }[];
+  readonly #queue: Transaction[] = [];
+  #state: S;
+  #busy = false;
+  #started = false;
+
+  constructor(opts: EngineOptions<P, S>) {
+    this.#o = opts;
+    const subs = subscriptionsOf(opts.strategy as Strategy<P, unknown>, opts.params);
+    const history = opts.strategy.history ?? 500;
+    for (const spec of subs.candles ?? []) {
+      const s = parseCandleSeries(spec, opts.instruments);
+      if (this.#series.has(s.key)) continue;
+      const state = new SeriesState(s.instrument, s.granularity, s.component, history);
+      this.#series.set(s.key, state);
+      let byGran = this.#byCandle.get(s.instrument);
+      if (!byGran) this.#byCandle.set(s.instrument, (byGran = new Map()));
+      const list = byGran.get(s.granularity) ?? [];
+      list.push(state);
+      byGran.set(s.granularity, list);
+    }
+    this.#ticks = new Set(subs.ticks ?? []);
+    this.#signals = new Set(subs.signals ?? []);
+    this.#calendar = new Set(subs.calendar ?? []);
+    this.#timers = (subs.timers ?? []).map((t) => {
+      if (!(t.everyMs >= 1000)) throw new SubscriptionError(`timer '${t.name}': everyMs must be at least 1000, got ${t.everyMs}`);
+      return { name: t.name, everyMs: t.everyMs, next: Number.NaN };
+    });
+    this.#ctx = new StrategyContext<P>(opts.name, opts.params, opts.log, opts.portfolio, opts.instruments, this.#series, opts.marginRate);
+    this.#state = (opts.strategy.init ? opts.strategy.init(opts.params) : undefined) as S;
+  }
+
+  /** The strategy's current state (for snapshots and tests). */
+  get state(): S {
+    return this.#state;
+  }
+
+  /** The client-ID sequence, persisted by journals so a restarted run never reuses an ID. */
+  get sequence(): number {
+    return this.#ctx.sequence;
+  }
+  set sequence(n: number) {
+    this.#ctx.sequence = n;
+  }
+
+  /** Runs the strategy over an event stream; resolves when the stream completes (after onStop). */
+  run(events$: Observable<MarketEvent>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let txSub: Subscription | undefined;
+      let evSub: Subscription | undefined;
+      const fail = (e: unknown): void => {
+        txSub?.unsubscribe();
+        evSub?.unsubscribe();
+        reject(e);
+      };
+      txSub = this.#o.execution.transactions$.subscribe({ next: (tx) => this.#onTransaction(tx), error: fail });
+      evSub = events$.subscribe({
+        next: (ev) => this.#onEvent(ev),
+        error: fail,
+        complete: () => {
+          try {
+            this.stop();
+            txSub?.unsubscribe();
+            resolve();
+          } catch (e) {
+            fail(e);
+          }
+        },
+      });
+    });
+  }
+
+  /** Calls onStop once (the engine calls it when the stream completes). */
+  stop(): void {
+    const h = this.#o.strategy.onStop;
+    if (h) this.#call(h);
+    this.#o.portfolio.finish();
+  }
+
+  #start(at: number): void {
+    this.#started = true;
+    this.#ctx.now = at;
+    for (const t of this.#timers) t.next = Math.floor(at / t.everyMs) * t.everyMs + t.everyMs;
+    const h = this.#o.strategy.onStart;
+    if (h) this.#call(h);
+  }
+
+  #onEvent(ev: MarketEvent): void {
+    const at = ev.at;
+    const o = this.#o;
+    if (!this.#started) this.#start(at);
+    o.clock.advance(at);
+    if (this.#timers.length > 0) this.#fireTimers(at);
+    o.portfolio.mark(ev);
+    const n = ++this.stats.events;
+    if ((n & 0xffff) === 0 && o.onProgress) o.onProgress(at, n);
+    const ctx = this.#ctx;
+    ctx.now = at;
+    switch (ev.kind) {
+      case 'candle': {
+        if (!ev.complete) return;
+        this.stats.candles++;
+        const list = this.#byCandle.get(ev.instrument)?.get(ev.granularity);
+        if (list === undefined) return;
+        const h = o.strategy.onCandle;
+        for (let i = 0; i < list.length; i++) {
+          const s = list[i]!;
+          s.push(ev);
+          if (h === undefined) continue;
+          ctx.candle = ev;
+          ctx.current = s;
+          ctx.series = s;
+          this.#call(h);
+        }
+        return;
+      }
+      case 'tick': {
+        const h = o.strategy.onTick;
+        if (h && this.#ticks.has(ev.instrument)) {
+          ctx.tick = ev;
+          this.#call(h);
+        }
+        return;
+      }
+      case 'signal': {
+        const h = o.strategy.onSignal;
+        if (h && this.#signals.has(ev.instrument)) {
+          ctx.signal = ev;
+          this.#call(h);
+        }
+        return;
+      }
+      case 'calendar': {
+        const h = o.strategy.onCalendar;
+        if (h && this.#calendar.has(ev.currency)) {
+          ctx.calendar = ev;
+          this.#call(h);
+        }
+        return;
+      }
+      case 'timer':
+        this.#timer(ev);
+        return;
+    }
+  }
+
+  #fireTimers(at: number): void {
+    for (;;) {
+      let due: (typeof this.#timers)[number] | undefined;
+      for (const t of this.#timers) if (t.next <= at && (due === undefined || t.next < due.next)) due = t;
+      if (due === undefined) return;
+      const ev: TimerEvent = { kind: 'timer', at: due.next, name: due.name };
+      due.next += due.everyMs;
+      this.#o.clock.advance(ev.at);
+      this.#ctx.now = ev.at;
+      this.#timer(ev);
+    }
+  }
+
+  #timer(ev: TimerEvent): void {
+    const h = this.#o.strategy.onTimer;
+    if (!h) return;
+    this.#ctx.timer = ev;
+    this.#call(h);
+  }
+
+  #onTransaction(tx: Transaction): void {
+    this.stats.transactions++;
+    if (!this.#o.portfolio.apply(tx)) return; // already seen (replay or backfill)
+    this.#queue.push(tx);
+    if (!this.#busy) this.#drain();
+  }
+
+  #drain(): void {
+    const h = this.#o.strategy.onTransaction;
+    while (this.#queue.length > 0) {
+      const tx = this.#queue.shift()!;
+      if (!h) continue;
+      const ctx = this.#ctx;
+      const keepNow = ctx.now;
+      this.#busy = true;
+      try {
+        ctx.transaction = tx;
+        this.#apply(h(ctx, this.#state));
+      } finally {
+        ctx.reset();
+        ctx.now = keepNow;
+        this.#busy = false;
+      }
+    }
+  }
+
+  /** Runs one handler, applies its step, then delivers the transactions its intents produced. */
+  #call(handler: (ctx: StrategyContext<P>, state: S) => Step<S>): void {
+    this.#busy = true;
+    try {
+      this.stats.handlerCalls++;
+      this.#apply(handler(this.#ctx, this.#state));
+    } finally {
+      const now = this.#ctx.now;
+      this.#ctx.reset();
+      this.#ctx.now = now;
+      this.#busy = false;
+    }
+    if (this.#queue.length > 0) this.#drain();
+  }
+
+  #apply(step: Step<S>): void {
+    if (step === undefined) return;
+    let intents: readonly OrderIntent[] | undefined;
+    if (Array.isArray(step)) intents = step as readonly OrderIntent[];
+    else {
+      const s = step as { readonly state?: S; readonly intents?: readonly OrderIntent[] };
+      if ('state' in s) this.#state = s.state as S;
+      intents = s.intents;
+    }
+    if (intents === undefined || intents.length === 0) return;
+    const o = this.#o;
+    for (const intent of intents) {
+      this.stats.intents++;
+      o.onIntent?.(intent);
+      o.execution.submit(intent);
+    }
+  }
+}

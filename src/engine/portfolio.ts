@@ -1,0 +1,252 @@
+import { Decimal, ZERO } from '../domain/decimal.ts';
+import type { MarketEvent } from '../domain/events.ts';
+import type { InstrumentRegistry } from '../domain/instrument.ts';
+import { Ledger, type LedgerTrade } from '../domain/ledger.ts';
+import type { UnixMs } from '../domain/time.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+import { HomeConversion, type Quote } from '../domain/conversion.ts';
+
+/** One point of the equity curve (home currency). */
+export interface EquityPoint {
+  readonly time: UnixMs;
+  readonly balance: number;
+  readonly nav: number;
+}
+
+/** A trade that was closed in full, with its total realized P/L. */
+export interface ClosedTrade {
+  readonly id: string;
+  readonly instrument: string;
+  readonly units: number;
+  readonly openPrice: number;
+  readonly closePrice: number;
+  readonly openTime: UnixMs;
+  readonly closeTime: UnixMs;
+  readonly realizedPL: number;
+  readonly financing: number;
+}
+
+const DAY = 86_400_000;
+
+/**
+ * The engine's account view: the transaction fold (`Ledger`) plus marks to market.
+ *
+ * Money comes only from transactions (exact decimals in the ledger). Marks are numbers: on every
+ * price the portfolio updates its quote, the NAV, the running peak and the maximum drawdown. The
+ * equity curve keeps one point per UTC day (the day's last NAV) plus the first and last marks, so its
+ * size grows with the length of the period, never with the number of candles.
+ */
+export class Portfolio {
+  readonly ledger: Ledger;
+  readonly initialBalance: Decimal;
+  readonly #quotes = new Map<string, Quote>();
+  readonly #conversion: HomeConversion;
+  readonly #instruments: InstrumentRegistry;
+  readonly #quoteCurrency = new Map<string, string>();
+  readonly equity: EquityPoint[] = [];
+  readonly closedTrades: ClosedTrade[] = [];
+  #balance = 0;
+  #trades: LedgerTrade[] = [];
+  #tradesVersion = -1;
+  #nav = 0;
+  #peak = -Infinity;
+  maxDrawdown = 0;
+  maxDrawdownPct = 0;
+  #dayEnd = -Infinity;
+  #lastTime: UnixMs = Number.NaN;
+  #firstTime: UnixMs = Number.NaN;
+  #exposedSince: UnixMs = Number.NaN;
+  exposureMs = 0;
+
+  constructor(opts: { currency: string; instruments: InstrumentRegistry; initialBalance: string; strict?: boolean }) {
+    this.ledger = new Ledger({ currency: opts.currency, strict: opts.strict ?? true });
+    this.initialBalance = new Decimal(opts.initialBalance);
+    this.#instruments = opts.instruments;
+    this.#conversion = new HomeConversion(opts.currency, this.#quotes);
+  }
+
+  get currency(): string {
+    return this.ledger.currency;
+  }
+
+  /** Latest quote of an instrument. */
+  quote(instrument: string): Quote | undefined {
+    return this.#quotes.get(instrument);
+  }
+
+  /** Folds one transaction (duplicates are ignored by the ledger). */
+  apply(tx: Transaction): boolean {
+    if (tx.type === 'ORDER_FILL') this.#recordClosures(tx);
+    const wasFlat = this.ledger.trades.size === 0;
+    if (!this.ledger.apply(tx)) return false;
+    this.#balance = this.ledger.balance.toNumber();
+    const t = parseTimeFast(tx.time);
+    if (wasFlat && this.ledger.trades.size > 0) this.#exposedSince = t;
+    else if (!wasFlat && this.ledger.trades.size === 0 && !Number.isNaN(this.#exposedSince)) {
+      this.exposureMs += Math.max(0, t - this.#exposedSince);
+      this.#exposedSince = Number.NaN;
+    }
+    return true;
+  }
+
+  #recordClosures(tx: Extract<Transaction, { type: 'ORDER_FILL' }>): void {
+    const closeTime = parseTimeFast(tx.time);
+    for (const r of tx.tradesClosed ?? []) {
+      const t = this.ledger.trades.get(r.tradeID);
+      if (!t) continue;
+      this.closedTrades.push({
+        id: t.id,
+        instrument: t.instrument,
+        units: Number(t.initialUnits),
+        openPrice: t.priceNum,
+        closePrice: Number(r.price ?? tx.price),
+        openTime: t.openMs,
+        closeTime,
+        realizedPL: t.realizedPL.plus(r.realizedPL ?? '0').toNumber(),
+        financing: t.financing.plus(r.financing ?? '0').toNumber(),
+      });
+    }
+  }
+
+  /** Marks to a market event: updates the quote, the NAV, drawdown and the daily equity curve. */
+  mark(ev: MarketEvent): void {
+    let name: string;
+    if (ev.kind === 'candle') {
+      if (!ev.complete) return;
+      name = ev.instrument;
+      const q = this.#quotes.get(name);
+      if (q === undefined) this.#quotes.set(name, { bid: ev.bc, ask: ev.ac });
+      else {
+        q.bid = ev.bc;
+        q.ask = ev.ac;
+      }
+    } else if (ev.kind === 'tick') {
+      name = ev.instrument;
+      const q = this.#quotes.get(name);
+      if (q === undefined) this.#quotes.set(name, { bid: ev.bid, ask: ev.ask });
+      else {
+        q.bid = ev.bid;
+        q.ask = ev.ask;
+      }
+    }
+    const at = ev.at;
+    if (Number.isNaN(this.#firstTime)) {
+      this.#firstTime = at;
+      this.#balance = this.ledger.balance.toNumber();
+    }
+    if (at >= this.#dayEnd) {
+      if (Number.isFinite(this.#dayEnd)) this.equity.push({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
+      else this.equity.push({ time: at, balance: this.#balance, nav: this.#navNow() });
+      this.#dayEnd = (Math.floor(at / DAY) + 1) * DAY;
+    }
+    const nav = this.#navNow();
+    this.#nav = nav;
+    this.#lastTime = at;
+    if (nav > this.#peak) this.#peak = nav;
+    else {
+      const dd = this.#peak - nav;
+      if (dd > this.maxDrawdown) this.maxDrawdown = dd;
+      const pct = dd / this.#peak;
+      if (pct > this.maxDrawdownPct) this.maxDrawdownPct = pct;
+    }
+  }
+
+  /** Adds the last mark to the equity curve and closes the exposure interval. Call once at the end. */
+  finish(): void {
+    if (Number.isNaN(this.#lastTime)) return;
+    const last = this.equity[this.equity.length - 1];
+    if (!last || last.time !== this.#lastTime) this.equity.push({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
+    if (!Number.isNaN(this.#exposedSince)) {
+      this.exposureMs += Math.max(0, this.#lastTime - this.#exposedSince);
+      this.#exposedSince = Number.NaN;
+    }
+  }
+
+  /** Time span covered by the marks, in ms. */
+  get spanMs(): number {
+    return Number.isNaN(this.#firstTime) ? 0 : this.#lastTime - this.#firstTime;
+  }
+
+  get balance(): number {
+    return this.#balance;
+  }
+
+  get nav(): number {
+    return this.#navNow();
+  }
+
+  /** Open trades, oldest first (cached between fills). */
+  openTrades(): readonly LedgerTrade[] {
+    if (this.#tradesVersion !== this.ledger.version) {
+      this.#trades = [...this.ledger.trades.values()];
+      this.#tradesVersion = this.ledger.version;
+    }
+    return this.#trades;
+  }
+
+  /** Unrealized P/L of one trade at the latest quote, on its closing side, in home currency. */
+  unrealized(t: LedgerTrade): number {
+    const q = this.#quotes.get(t.instrument);
+    if (q === undefined) return 0;
+    const quotePL = ((t.unitsNum > 0 ? q.bid : q.ask) - t.priceNum) * t.unitsNum;
+    const ccy = this.#quoteOf(t.instrument);
+    if (ccy === this.ledger.currency) return quotePL;
+    const f = this.#conversion.tryFactors(ccy);
+    return f === undefined ? 0 : quotePL * (quotePL < 0 ? f.loss : f.gain);
+  }
+
+  unrealizedTotal(): number {
+    const trades = this.openTrades();
+    let u = 0;
+    for (let i = 0; i < trades.length; i++) u += this.unrealized(trades[i]!);
+    return u;
+  }
+
+  /** Margin used: per instrument the net units (hedged: the larger side) × mid × quote→home × rate. */
+  marginUsed(accountMarginRate: number, hedging = false): number {
+    const byInstrument = new Map<string, { long: number; short: number }>();
+    for (const t of this.openTrades()) {
+      let e = byInstrument.get(t.instrument);
+      if (!e) byInstrument.set(t.instrument, (e = { long: 0, short: 0 }));
+      if (t.unitsNum > 0) e.long += t.unitsNum;
+      else e.short -= t.unitsNum;
+    }
+    let used = 0;
+    for (const [name, e] of byInstrument) {
+      const q = this.#quotes.get(name);
+      if (!q) continue;
+      const inst = this.#instruments.get(name);
+      const units = hedging ? Math.max(e.long, e.short) : Math.abs(e.long - e.short);
+      const f = this.#conversion.tryFactors(inst.quote);
+      if (!f) continue;
+      used += units * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2) * Math.max(accountMarginRate, inst.marginRate);
+    }
+    return used;
+  }
+
+  #navNow(): number {
+    if (this.ledger.trades.size === 0) return this.#balance;
+    return this.#balance + this.unrealizedTotal();
+  }
+
+  #quoteOf(instrument: string): string {
+    let q = this.#quoteCurrency.get(instrument);
+    if (q === undefined) {
+      q = this.#instruments.get(instrument).quote;
+      this.#quoteCurrency.set(instrument, q);
+    }
+    return q;
+  }
+
+  /** Realized P/L so far (exact). */
+  get realizedPL(): Decimal {
+    return this.ledger.pl;
+  }
+
+  static readonly ZERO = ZERO;
+}
+
+/** RFC 3339 with nine fraction digits, as the simulator and v20 write them: a fast path for the common form. */
+function parseTimeFast(s: string): UnixMs {
+  return Date.parse(s.length > 24 ? `${s.slice(0, 23)}Z` : s);
+}

@@ -1,0 +1,125 @@
+import type { Candle, PriceComponent } from '../domain/candle.ts';
+import type { Granularity } from '../domain/granularity.ts';
+import { Ema, Sma, TiIndicator, type StreamingIndicator } from './indicators.ts';
+
+/**
+ * One candle series a strategy subscribed to (instrument × granularity × component): its recent
+ * history in ring buffers and the indicators computed on it.
+ *
+ * Indicators are created on first use and warmed from the kept history, then updated on every
+ * candle before the strategy's handler runs. Warm-up is exact for windowed indicators (SMA) whose
+ * window fits in the history; recursive ones (EMA, RSI) start from the oldest kept candle.
+ */
+export class SeriesState {
+  readonly key: string;
+  readonly #o: Float64Array;
+  readonly #h: Float64Array;
+  readonly #l: Float64Array;
+  readonly #c: Float64Array;
+  readonly #v: Float64Array;
+  #next = 0;
+  #count = 0;
+  readonly #all: StreamingIndicator<unknown>[] = [];
+  readonly #sma = new Map<number, Sma>();
+  readonly #ema = new Map<number, Ema>();
+  readonly #custom = new Map<string, TiIndicator>();
+  open = Number.NaN;
+  high = Number.NaN;
+  low = Number.NaN;
+  close = Number.NaN;
+  last: Candle | undefined = undefined;
+
+  constructor(
+    readonly instrument: string,
+    readonly granularity: Granularity,
+    readonly component: PriceComponent,
+    readonly capacity: number,
+  ) {
+    this.key = `${instrument}:${granularity}:${component}`;
+    this.#o = new Float64Array(capacity);
+    this.#h = new Float64Array(capacity);
+    this.#l = new Float64Array(capacity);
+    this.#c = new Float64Array(capacity);
+    this.#v = new Float64Array(capacity);
+  }
+
+  /** Records a completed candle and updates every indicator of the series. */
+  push(c: Candle): void {
+    let o: number, h: number, l: number, cl: number;
+    switch (this.component) {
+      case 'B':
+        o = c.bo; h = c.bh; l = c.bl; cl = c.bc;
+        break;
+      case 'A':
+        o = c.ao; h = c.ah; l = c.al; cl = c.ac;
+        break;
+      default:
+        o = (c.bo + c.ao) / 2; h = (c.bh + c.ah) / 2; l = (c.bl + c.al) / 2; cl = (c.bc + c.ac) / 2;
+    }
+    this.open = o;
+    this.high = h;
+    this.low = l;
+    this.close = cl;
+    this.last = c;
+    const i = this.#next;
+    this.#o[i] = o;
+    this.#h[i] = h;
+    this.#l[i] = l;
+    this.#c[i] = cl;
+    this.#v[i] = c.volume;
+    this.#next = i + 1 === this.capacity ? 0 : i + 1;
+    if (this.#count < this.capacity) this.#count++;
+    const all = this.#all;
+    for (let k = 0; k < all.length; k++) all[k]!.update(cl, h, l, o, c.volume);
+  }
+
+  sma(period: number): number | undefined {
+    let x = this.#sma.get(period);
+    if (x === undefined) {
+      x = this.#register(new Sma(period));
+      this.#sma.set(period, x);
+    }
+    return x.value;
+  }
+
+  ema(period: number): number | undefined {
+    let x = this.#ema.get(period);
+    if (x === undefined) {
+      x = this.#register(new Ema(period));
+      this.#ema.set(period, x);
+    }
+    return x.value;
+  }
+
+  indicator<T>(name: string, options: Readonly<Record<string, unknown>>): T | undefined {
+    const key = `${name}${JSON.stringify(options)}`;
+    let x = this.#custom.get(key);
+    if (x === undefined) {
+      x = this.#register(new TiIndicator(name, options));
+      this.#custom.set(key, x);
+    }
+    return x.value as T | undefined;
+  }
+
+  /** The last `n` closes, oldest first. */
+  closes(n: number): number[] {
+    const k = Math.min(n, this.#count);
+    const out = new Array<number>(k);
+    let i = (this.#next - k + this.capacity) % this.capacity;
+    for (let j = 0; j < k; j++) {
+      out[j] = this.#c[i]!;
+      i = i + 1 === this.capacity ? 0 : i + 1;
+    }
+    return out;
+  }
+
+  #register<I extends StreamingIndicator<unknown>>(ind: I): I {
+    let i = (this.#next - this.#count + this.capacity) % this.capacity;
+    for (let j = 0; j < this.#count; j++) {
+      ind.update(this.#c[i]!, this.#h[i]!, this.#l[i]!, this.#o[i]!, this.#v[i]!);
+      i = i + 1 === this.capacity ? 0 : i + 1;
+    }
+    this.#all.push(ind);
+    return ind;
+  }
+}

@@ -1,0 +1,16 @@
+import type { Observable } from 'rxjs';
+import type { OrderIntent } from '../domain/intents.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+
+/**
+ * Where order intents go: the simulated broker in backtests and shadow paper, the v20 adapter live.
+ *
+ * `submit` never returns a fill. Every outcome (create, fill, cancel, reject) arrives as v20
+ * transactions on `transactions$`, in ID order, exactly once. An implementation may emit
+ * synchronously from inside `submit` (the simulator rejects an invalid request at once); the engine
+ * queues what arrives while a handler runs, so handlers are never re-entered.
+ */
+export interface Execution {
+  readonly transactions$: Observable<Transaction>;
+  submit(intent: OrderIntent): void;
+}
