@@ -1,7 +1,7 @@
 import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { defer, tap } from 'rxjs';
-import { SimBroker } from '../adapters/sim/broker.ts';
+import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import { granularityMs, type Granularity } from '../domain/granularity.ts';
@@ -39,6 +39,7 @@ export interface BacktestResult {
   readonly transactions: Transaction[];
   readonly equity: readonly EquityPoint[];
   readonly engine: EngineStats;
+  readonly sim: SimStats;
   readonly intents: number;
   readonly wallMs: number;
   readonly runDir?: string;
@@ -158,5 +159,5 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     const csv = ['time,balance,nav', ...portfolio.equity.map((e) => `${new Date(e.time).toISOString()},${e.balance},${e.nav}`)];
     writeFileSync(join(o.runDir, 'equity.csv'), `${csv.join('\n')}\n`);
   }
-  return { summary, transactions, equity: portfolio.equity, engine: engine.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+  return { summary, transactions, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }

@@ -165,7 +165,8 @@ export function cli(argv: string[]): Argv {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((msg, err, y) => {
       if (err) throw err;
-      throw new UsageError(`${msg}\n\n${y.help ? 'Run with --help for usage.' : ''}`.trim());
+      void y;
+      throw new UsageError(`${msg}\nRun with --help for usage.`);
     });
 }
 

@@ -1,4 +1,4 @@
-import DecimalJs from 'decimal.js';
+import { Decimal as DecimalJs } from 'decimal.js';
 
 /**
  * The ledger's decimal type. A separate clone of decimal.js with 40 significant digits, so

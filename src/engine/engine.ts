@@ -12,6 +12,12 @@ import { StrategyContext } from './context.ts';
 import type { Portfolio } from './portfolio.ts';
 import { SeriesState } from './series.ts';
 
+interface TimerSlot {
+  readonly name: string;
+  readonly everyMs: number;
+  next: number;
+}
+
 /** A subscription string that does not parse, or names an unknown instrument. */
 export class SubscriptionError extends Error {
   readonly code = 'SUBSCRIPTION' as const;
@@ -88,7 +94,7 @@ export class Engine<P extends Params, S> {
   readonly #ticks: Set<string>;
   readonly #signals: Set<string>;
   readonly #calendar: Set<string>;
-  readonly #timers: { name: string; everyMs: number; next: number }[];
+  readonly #timers: TimerSlot[];
   readonly #queue: Transaction[] = [];
   #state: S;
   #busy = false;
@@ -236,7 +242,7 @@ export class Engine<P extends Params, S> {
 
   #fireTimers(at: number): void {
     for (;;) {
-      let due: (typeof this.#timers)[number] | undefined;
+      let due: TimerSlot | undefined;
       for (const t of this.#timers) if (t.next <= at && (due === undefined || t.next < due.next)) due = t;
       if (due === undefined) return;
       const ev: TimerEvent = { kind: 'timer', at: due.next, name: due.name };

@@ -84,7 +84,7 @@ export class TiIndicator<V = unknown> implements StreamingIndicator<V> {
     this.#bars = BAR_INPUT.has(name);
     const input: Record<string, unknown> = { ...options, values: [] };
     if (this.#bars) Object.assign(input, { high: [], low: [], close: [], open: [], volume: [] });
-    this.#impl = new (Ctor as TiClass)(input);
+    this.#impl = new (Ctor as unknown as TiClass)(input);
   }
   update(close: number, high: number, low: number, open: number, volume: number): void {
     const v = this.#bars ? this.#impl.nextValue({ close, high, low, open, volume }) : this.#impl.nextValue(close);

@@ -923,7 +923,7 @@ export class SimBroker implements Execution {
     const c = a.created;
     let tpPrice: number | undefined;
     let slPrice: number | undefined;
-    if (opening.isPositive()) {
+    if (opening.gt(0)) {
       const tp = c.takeProfitOnFill as { price?: string; distance?: string } | undefined;
       const sl = c.stopLossOnFill as { price?: string; distance?: string } | undefined;
       if (tp) tpPrice = tp.price !== undefined ? Number(tp.price) : inst.snap(buy ? pxNum + Number(tp.distance) : pxNum - Number(tp.distance));
@@ -970,7 +970,7 @@ export class SimBroker implements Execution {
       else reduced = entry;
     }
     let opened: TradeOpen | undefined;
-    if (opening.isPositive()) {
+    if (opening.gt(0)) {
       const signed = buy ? opening : opening.neg();
       const cost = opening.times(halfSpread).times(factors.loss).toDecimalPlaces(4);
       spreadCost = spreadCost.plus(cost);

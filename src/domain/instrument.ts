@@ -1,0 +1,169 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Instrument as WireInstrument } from './v20/index.ts';
+
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** A bad instrument definition or an unknown instrument name. */
+export class InstrumentError extends Error {
+  readonly code = 'INSTRUMENT' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'InstrumentError';
+  }
+}
+
+/**
+ * An instrument with its v20 definition parsed once into numbers. It rounds: `snap(x)` gives the
+ * nearest price at the instrument's displayPrecision and `price(x)` its wire string.
+ */
+export class Instrument {
+  readonly name: string;
+  readonly type: WireInstrument['type'];
+  readonly displayName: string;
+  readonly base: string;
+  readonly quote: string;
+  readonly pipLocation: number;
+  /** Size of one pip in price units (10^pipLocation). */
+  readonly pip: number;
+  readonly displayPrecision: number;
+  readonly tradeUnitsPrecision: number;
+  readonly minimumTradeSize: number;
+  readonly maximumOrderUnits: number;
+  readonly marginRate: number;
+  readonly minimumTrailingStopDistance: number;
+  readonly maximumTrailingStopDistance: number;
+  /** Annual rates (negative: the holder pays) and days charged per weekday, index 0 = Sunday. */
+  readonly financing: { readonly longRate: number; readonly shortRate: number; readonly daysCharged: readonly number[] };
+  readonly wire: WireInstrument;
+  readonly #scale: number;
+
+  constructor(w: WireInstrument) {
+    this.wire = w;
+    this.name = w.name;
+    this.type = w.type;
+    this.displayName = w.displayName;
+    const parts = w.name.split('_');
+    this.base = parts[0]!;
+    this.quote = parts[parts.length - 1]!;
+    this.pipLocation = w.pipLocation;
+    this.pip = 10 ** w.pipLocation;
+    this.displayPrecision = w.displayPrecision;
+    this.tradeUnitsPrecision = w.tradeUnitsPrecision;
+    this.minimumTradeSize = Number(w.minimumTradeSize);
+    this.maximumOrderUnits = Number(w.maximumOrderUnits);
+    this.marginRate = Number(w.marginRate);
+    this.minimumTrailingStopDistance = Number(w.minimumTrailingStopDistance);
+    this.maximumTrailingStopDistance = Number(w.maximumTrailingStopDistance);
+    const days = [0, 0, 0, 0, 0, 0, 0];
+    for (const d of w.financing?.financingDaysOfWeek ?? []) {
+      const i = WEEKDAYS.indexOf(d.dayOfWeek as (typeof WEEKDAYS)[number]);
+      if (i >= 0) days[i] = d.daysCharged;
+    }
+    this.financing = {
+      longRate: Number(w.financing?.longRate ?? 0),
+      shortRate: Number(w.financing?.shortRate ?? 0),
+      daysCharged: days,
+    };
+    this.#scale = 10 ** w.displayPrecision;
+  }
+
+  /**
+   * Rounds to displayPrecision, half away from zero, robust to binary noise: 1.123455 → 1.12346
+   * even though its binary value is slightly below the half.
+   */
+  snap(x: number): number {
+    const scaled = x * this.#scale;
+    const r = Math.round(Math.abs(scaled) + 1e-12 * Math.max(1, Math.abs(scaled)));
+    return (Math.sign(scaled) * r) / this.#scale;
+  }
+
+  /** The snapped price as v20 writes it: exactly displayPrecision fraction digits. */
+  price(x: number): string {
+    return this.snap(x).toFixed(this.displayPrecision);
+  }
+
+  /** Whether a units string respects tradeUnitsPrecision (and is a decimal). */
+  unitsOk(units: string): boolean {
+    if (!DECIMAL.test(units)) return false;
+    const dot = units.indexOf('.');
+    return dot < 0 || units.length - dot - 1 <= this.tradeUnitsPrecision;
+  }
+
+  /** A price distance expressed in pips. */
+  pips(distance: number): number {
+    return distance / this.pip;
+  }
+}
+
+/** The instruments fxflow knows, by name. */
+export class InstrumentRegistry {
+  readonly #byName = new Map<string, Instrument>();
+
+  constructor(list: readonly Instrument[]) {
+    for (const i of list) this.#byName.set(i.name, i);
+  }
+
+  has(name: string): boolean {
+    return this.#byName.has(name);
+  }
+
+  /** The instrument, or an error that names it and suggests the closest known names. */
+  get(name: string): Instrument {
+    const i = this.#byName.get(name);
+    if (i) return i;
+    const upper = name.toUpperCase().replace(/[^A-Z0-9]/g, '');
+    const close = [...this.#byName.keys()].filter((k) => {
+      const kk = k.replace('_', '');
+      return kk === upper || kk.includes(upper.slice(0, 3)) || kk.includes(upper.slice(-3));
+    });
+    throw new InstrumentError(
+      `unknown instrument '${name}'${close.length ? `; did you mean ${close.slice(0, 5).join(', ')}?` : ''} (instruments are defined in data/instruments.json)`,
+    );
+  }
+
+  list(): Instrument[] {
+    return [...this.#byName.values()];
+  }
+}
+
+const DEFAULT_PATH = resolve(dirname(fileURLToPath(import.meta.url)), '../../data/instruments.json');
+
+function check(file: string, i: number, w: Record<string, unknown>): WireInstrument {
+  const where = `${file}: instrument #${i}${typeof w.name === 'string' ? ` (${w.name})` : ''}`;
+  const need = (k: string, test: (v: unknown) => boolean, what: string): void => {
+    if (!test(w[k])) throw new InstrumentError(`${where}: field '${k}' must be ${what} (got ${JSON.stringify(w[k])})`);
+  };
+  const dec = (v: unknown): boolean => typeof v === 'string' && DECIMAL.test(v);
+  const int = (v: unknown): boolean => Number.isInteger(v);
+  need('name', (v) => typeof v === 'string' && /^[A-Z0-9]+_[A-Z0-9]+$/.test(v), 'a name like "EUR_USD"');
+  need('type', (v) => v === 'CURRENCY' || v === 'CFD' || v === 'METAL', 'CURRENCY, CFD or METAL');
+  need('displayName', (v) => typeof v === 'string', 'a string');
+  need('pipLocation', int, 'an integer');
+  need('displayPrecision', int, 'an integer');
+  need('tradeUnitsPrecision', int, 'an integer');
+  for (const k of ['minimumTradeSize', 'maximumTrailingStopDistance', 'minimumTrailingStopDistance', 'maximumOrderUnits', 'marginRate']) {
+    need(k, dec, 'a decimal string');
+  }
+  if (w.financing !== undefined) {
+    const f = w.financing as Record<string, unknown>;
+    if (!dec(f.longRate) || !dec(f.shortRate) || !Array.isArray(f.financingDaysOfWeek)) {
+      throw new InstrumentError(`${where}: field 'financing' must be {longRate, shortRate, financingDaysOfWeek[]} with decimal-string rates`);
+    }
+  }
+  return w as unknown as WireInstrument;
+}
+
+/** Loads instrument definitions (an array of v20 Instrument objects). */
+export function loadInstruments(path: string = DEFAULT_PATH): InstrumentRegistry {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new InstrumentError(`${path}: cannot read instrument definitions: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(raw)) throw new InstrumentError(`${path}: must hold a JSON array of v20 Instrument objects`);
+  return new InstrumentRegistry(raw.map((w, i) => new Instrument(check(path, i, w as Record<string, unknown>))));
+}

@@ -1,0 +1,5 @@
+export type * from './primitives.ts';
+export type * from './orders.ts';
+export type * from './transactions.ts';
+export type * from './pricing.ts';
+export type * from './instrument.ts';
