@@ -1,8 +1,6 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { Catalog } from '../adapters/catalog/catalog.ts';
-import { openCandles } from '../adapters/catalog/open.ts';
-import { ensureSample } from '../adapters/catalog/sample.ts';
+import { Catalog, ensureSample, openCandles, type CandleFormat } from '../adapters/catalog/index.ts';
 import { isGranularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { formatTime } from '../domain/time.ts';
@@ -32,9 +30,9 @@ export function fileSource(path: string, format: string | undefined, config: Bac
       from: req.from,
       to: req.to,
       pipLocation: inst.pipLocation,
-      ...(format ? { format } : {}),
+      ...(format ? { format: format as CandleFormat } : {}),
       spread: { kind: 'fixed', pips: config.data.spreadPips },
-    } as Parameters<typeof openCandles>[1]);
+    });
   };
 }
 
@@ -47,7 +45,7 @@ export function dataCommand(y: Argv): Argv {
       (a) => a.option('catalog', { type: 'string', default: 'data/catalog', describe: 'Catalog folder' }),
       async (a) => {
         const catalog = new Catalog(resolve(String(a.catalog)));
-        const rows = await catalog.list();
+        const rows = catalog.list();
         if (rows.length === 0) {
           process.stdout.write('The catalog is empty. Run `fxflow data sample` or `fxflow data import`.\n');
           return;
@@ -89,9 +87,9 @@ export function dataCommand(y: Argv): Argv {
           granularity: g,
           ...(a.from ? { from: parseDate(String(a.from)) } : {}),
           ...(a.to ? { to: parseDate(String(a.to)) } : {}),
-          ...(a.format ? { format: String(a.format) } : {}),
+          ...(a.format ? { format: String(a.format) as CandleFormat } : {}),
           spread: { kind: 'fixed', pips: Number(a['spread-pips']) },
-        } as Parameters<typeof openCandles>[1]);
+        });
         const n = await catalog.write(String(a.instrument), g, source);
         process.stdout.write(`Imported ${JSON.stringify(n)} into ${catalog.root}\n`);
       },

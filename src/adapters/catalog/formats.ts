@@ -1,0 +1,436 @@
+import { createReadStream, readdirSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { Candle } from '../../domain/candle.ts';
+import { candleClose, type Granularity } from '../../domain/granularity.ts';
+import type { Tick } from '../../domain/tick.ts';
+import { parseTime, type UnixMs } from '../../domain/time.ts';
+import { DataError } from './errors.ts';
+import { readLines } from './lines.ts';
+
+/**
+ * Readers for the candle and tick files fxflow imports. Each returns an AsyncIterable of batches in
+ * time order, streamed (a chunk at a time), and checks every row: numbers where numbers belong,
+ * low <= open, close <= high on each side, time strictly increasing. Exact duplicate rows of an
+ * already-seen time are dropped and counted (HistData repeats an hour in 2019); anything else out
+ * of order is an error naming the file and line.
+ */
+export type CandleFormat = 'generic' | 'lean' | 'histdata' | 'oanda-json' | 'oanda-mid-csv';
+export type TickFormat = 'generic-ticks' | 'lean-ticks' | 'histdata-ticks';
+
+/** Spread given to one-sided (mid-only or bid-only) data. */
+export type SpreadModel = { readonly kind: 'fixed'; readonly pips: number } | { readonly kind: 'hourly'; readonly pips: readonly number[] };
+
+export interface ReadOptions {
+  readonly instrument: string;
+  readonly granularity: Granularity;
+  readonly from?: UnixMs;
+  readonly to?: UnixMs;
+  readonly format?: CandleFormat;
+  /** For one-sided data. Default: zero spread (bid = ask). */
+  readonly spread?: SpreadModel;
+  /** Default: -2 for JPY-quoted pairs and XAU, else -4. */
+  readonly pipLocation?: number;
+  /** Counts of rows dropped by documented rules (duplicates, incomplete OANDA candles, crossed quotes clamped). */
+  readonly notices?: ReadNotices;
+}
+
+export interface ReadNotices {
+  duplicates: number;
+  incomplete: number;
+  crossed: number;
+  rows: number;
+}
+
+export function newNotices(): ReadNotices {
+  return { duplicates: 0, incomplete: 0, crossed: 0, rows: 0 };
+}
+
+function defaultPipLocation(instrument: string): number {
+  return instrument.endsWith('_JPY') || instrument.startsWith('XAU') ? -2 : -4;
+}
+
+const BATCH = 4096;
+
+/** Builds validated candles for one file; one-sided rows get their other side from the spread model. */
+class Builder {
+  batch: Candle[] = [];
+  #last = -Infinity;
+  #lastRow = '';
+  readonly #scale: number;
+  readonly #pip: number;
+  constructor(
+    readonly file: string,
+    readonly o: ReadOptions,
+    readonly notices: ReadNotices,
+  ) {
+    const pl = o.pipLocation ?? defaultPipLocation(o.instrument);
+    this.#pip = 10 ** pl;
+    this.#scale = 10 ** (-pl + 1);
+  }
+
+  #half(time: UnixMs): number {
+    const s = this.o.spread;
+    if (!s) return 0;
+    const pips = s.kind === 'fixed' ? s.pips : s.pips[new Date(time).getUTCHours()] ?? 0;
+    return (pips * this.#pip) / 2;
+  }
+
+  #snap(x: number): number {
+    return Math.round(x * this.#scale) / this.#scale;
+  }
+
+  /** Returns false when the row is outside [from, to) or a dropped duplicate. */
+  #accept(time: UnixMs, line: number, row: string): boolean {
+    if (Number.isNaN(time)) throw new DataError(this.file, line, 'time', `cannot read the time in "${row.slice(0, 60)}"`);
+    if (time <= this.#last) {
+      if (time === this.#last && row === this.#lastRow) {
+        this.notices.duplicates++;
+        return false;
+      }
+      throw new DataError(this.file, line, 'time', `time ${new Date(time).toISOString()} is not after the previous row's ${new Date(this.#last).toISOString()}: sort the file by time and remove duplicates`);
+    }
+    this.#last = time;
+    this.#lastRow = row;
+    if (this.o.from !== undefined && time < this.o.from) return false;
+    if (this.o.to !== undefined && time >= this.o.to) return false;
+    return true;
+  }
+
+  #check(line: number, side: string, o: number, h: number, l: number, c: number): void {
+    if (!(Number.isFinite(o) && Number.isFinite(h) && Number.isFinite(l) && Number.isFinite(c))) {
+      const bad = [['open', o], ['high', h], ['low', l], ['close', c]].find(([, v]) => !Number.isFinite(v as number))!;
+      throw new DataError(this.file, line, `${side} ${bad[0]}`, 'expected a number');
+    }
+    if (l > o || l > c || h < o || h < c) {
+      throw new DataError(this.file, line, side, `inconsistent OHLC (open ${o}, high ${h}, low ${l}, close ${c}): low must be <= open, close <= high`);
+    }
+  }
+
+  two(time: UnixMs, bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number, volume: number, line: number, row: string): void {
+    if (!this.#accept(time, line, row)) return;
+    this.#check(line, 'bid', bo, bh, bl, bc);
+    this.#check(line, 'ask', ao, ah, al, ac);
+    if (ac < bc || ao < bo) {
+      // Crossed quotes (separate bid and ask series): clamp the ask up to the bid and count them.
+      this.notices.crossed++;
+      ao = Math.max(ao, bo);
+      ac = Math.max(ac, bc);
+      ah = Math.max(ah, bh, ao, ac);
+      al = Math.max(Math.min(al, ao, ac), bl);
+    }
+    this.#push(time, bo, bh, bl, bc, ao, ah, al, ac, volume);
+  }
+
+  one(side: 'M' | 'B', time: UnixMs, o: number, h: number, l: number, c: number, volume: number, line: number, row: string): void {
+    if (!this.#accept(time, line, row)) return;
+    this.#check(line, side === 'M' ? 'mid' : 'bid', o, h, l, c);
+    const half = this.#half(time);
+    if (half === 0) {
+      this.#push(time, o, h, l, c, o, h, l, c, volume);
+      return;
+    }
+    const down = side === 'M' ? half : 0;
+    const up = side === 'M' ? half : 2 * half;
+    const s = (x: number): number => this.#snap(x);
+    this.#push(time, s(o - down), s(h - down), s(l - down), s(c - down), s(o + up), s(h + up), s(l + up), s(c + up), volume);
+  }
+
+  #push(time: UnixMs, bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number, volume: number): void {
+    this.notices.rows++;
+    this.batch.push({
+      kind: 'candle', instrument: this.o.instrument, granularity: this.o.granularity, time,
+      at: candleClose(this.o.granularity, time), bo, bh, bl, bc, ao, ah, al, ac, volume, complete: true,
+    });
+  }
+
+  take(): Candle[] | undefined {
+    if (this.batch.length === 0) return undefined;
+    const b = this.batch;
+    this.batch = [];
+    return b;
+  }
+}
+
+/** Parses `YYYY-MM-DDTHH:MM:SS[.fff…]Z` quickly (the catalog's own form), else falls back to parseTime / epoch numbers. */
+export function parseFlexibleTime(s: string): UnixMs {
+  if (s.length >= 20 && s.charCodeAt(4) === 45 && s.charCodeAt(10) === 84) {
+    const n = (i: number, len: number): number => {
+      let v = 0;
+      for (let k = i; k < i + len; k++) v = v * 10 + (s.charCodeAt(k) - 48);
+      return v;
+    };
+    if (s.length === 20 && s.charCodeAt(19) === 90) return Date.UTC(n(0, 4), n(5, 2) - 1, n(8, 2), n(11, 2), n(14, 2), n(17, 2));
+    return parseTime(s);
+  }
+  if (/^\d+(\.\d+)?$/.test(s)) {
+    const x = Number(s);
+    return x < 1e11 ? Math.round(x * 1000) : x; // seconds or milliseconds
+  }
+  return parseTime(s);
+}
+
+const num = (s: string | undefined): number => (s === undefined || s === '' ? Number.NaN : +s);
+
+/** Generic CSV: header `time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c[,volume]` or `time,o,h,l,c[,volume]`. */
+async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+  const b = new Builder(file, o, notices);
+  let twoSided: boolean | undefined;
+  for await (const { lines, first } of readLines(file)) {
+    for (let i = 0; i < lines.length; i++) {
+      const row = lines[i]!;
+      const line = first + i;
+      if (row.length === 0) continue;
+      if (twoSided === undefined) {
+        const cols = row.split(',').map((x) => x.trim());
+        if (cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume' || cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c') twoSided = true;
+        else if (cols.join(',') === 'time,o,h,l,c,volume' || cols.join(',') === 'time,o,h,l,c') twoSided = false;
+        else throw new DataError(file, line, 'header', `unknown header "${row.slice(0, 80)}": use time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume or time,o,h,l,c,volume (see data/README.md)`);
+        continue;
+      }
+      const f = row.split(',');
+      const t = parseFlexibleTime(f[0]!);
+      if (twoSided) b.two(t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), num(f[5]), num(f[6]), num(f[7]), num(f[8]), f[9] ? +f[9] : 0, line, row);
+      else b.one('M', t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), f[5] ? +f[5] : 0, line, row);
+    }
+    const out = b.take();
+    if (out) yield out;
+  }
+}
+
+/** Lean bid/ask bars: hour/daily `YYYYMMDD HH:mm`, minute files ms since midnight of the date in the file name. */
+async function* readLean(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+  const b = new Builder(file, o, notices);
+  const m = /(\d{4})(\d{2})(\d{2})_/.exec(basename(file));
+  const day = m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!) : Number.NaN;
+  for await (const { lines, first } of readLines(file)) {
+    for (let i = 0; i < lines.length; i++) {
+      const row = lines[i]!;
+      if (row.length === 0) continue;
+      const line = first + i;
+      const f = row.split(',');
+      if (f.length < 10) throw new DataError(file, line, 'row', `expected 11 columns (time, bid OHLC, bid size, ask OHLC, ask size), found ${f.length}`);
+      const ts = f[0]!;
+      let t: UnixMs;
+      if (ts.length === 14 && ts.charCodeAt(8) === 32) {
+        t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(9, 11), +ts.slice(12, 14));
+      } else if (/^\d+(\.\d+)?$/.test(ts)) {
+        if (Number.isNaN(day)) throw new DataError(file, line, 'time', 'a minute file needs its date in the file name (YYYYMMDD_...)');
+        t = day + Math.floor(+ts);
+      } else t = Number.NaN;
+      b.two(t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), num(f[6]), num(f[7]), num(f[8]), num(f[9]), 0, line, row);
+    }
+    const out = b.take();
+    if (out) yield out;
+  }
+}
+
+const EST_OFFSET = 5 * 3_600_000;
+
+/** HistData M1: `YYYYMMDD HHMMSS;o;h;l;c;v`, EST (fixed UTC−5), bid prices. */
+async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+  const b = new Builder(file, o, notices);
+  for await (const { lines, first } of readLines(file)) {
+    for (let i = 0; i < lines.length; i++) {
+      const row = lines[i]!;
+      if (row.length === 0) continue;
+      const line = first + i;
+      const f = row.split(';');
+      const ts = f[0]!;
+      if (f.length < 5 || ts.length !== 15) throw new DataError(file, line, 'row', `expected "YYYYMMDD HHMMSS;open;high;low;close;volume", found "${row.slice(0, 60)}"`);
+      const t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(9, 11), +ts.slice(11, 13), +ts.slice(13, 15)) + EST_OFFSET;
+      b.one('B', t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), 0, line, row);
+    }
+    const out = b.take();
+    if (out) yield out;
+  }
+}
+
+/** OANDA mid candles saved as CSV (`,volume,time,Open,High,Low,Close,Pair`). */
+async function* readOandaMidCsv(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+  const b = new Builder(file, o, notices);
+  let header = true;
+  for await (const { lines, first } of readLines(file)) {
+    for (let i = 0; i < lines.length; i++) {
+      const row = lines[i]!;
+      if (row.length === 0) continue;
+      if (header) {
+        header = false;
+        continue;
+      }
+      const f = row.split(',');
+      b.one('M', parseTime(f[2]!), num(f[3]), num(f[4]), num(f[5]), num(f[6]), num(f[1]), first + i, row);
+    }
+    const out = b.take();
+    if (out) yield out;
+  }
+}
+
+/**
+ * OANDA candles JSON (a /candles response, or JSON lines of candle objects), streamed: the scanner
+ * cuts each `{...}` candle out of the `candles` array by brace depth (respecting strings) across
+ * chunks, so the file is never parsed whole. Incomplete candles are skipped and counted.
+ */
+async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+  const b = new Builder(file, o, notices);
+  let depth = 0;
+  let inString = false;
+  let escape = false;
+  let start = -1;
+  let buf = '';
+  let line = 1;
+  let objLine = 1;
+  // Depth of candle objects: 2 inside {"candles":[ {...} ]}, 1 for JSON lines.
+  let candleDepth = -1;
+  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
+  for await (const chunk of stream as AsyncIterable<string>) {
+    const text = buf + chunk;
+    const base = buf.length;
+    for (let i = base; i < text.length; i++) {
+      const ch = text.charCodeAt(i);
+      if (i >= base && ch === 10) line++;
+      if (inString) {
+        if (escape) escape = false;
+        else if (ch === 92) escape = true;
+        else if (ch === 34) inString = false;
+        continue;
+      }
+      if (ch === 34) inString = true;
+      else if (ch === 123) {
+        depth++;
+        if (candleDepth < 0) {
+          // The first object: a response wrapper (look for "candles") or a candle itself (JSON lines).
+          const ahead = text.slice(i, i + 4096);
+          candleDepth = /^\{\s*"(time|complete|volume|bid|ask|mid)"/.test(ahead) ? 1 : 2;
+        }
+        if (depth === candleDepth) {
+          start = i;
+          objLine = line;
+        }
+      } else if (ch === 125) {
+        if (depth === candleDepth && start >= 0) {
+          const json = text.slice(start, i + 1);
+          start = -1;
+          let c: { time?: string; complete?: boolean; volume?: number; bid?: Record<string, string>; ask?: Record<string, string>; mid?: Record<string, string> };
+          try {
+            c = JSON.parse(json);
+          } catch (e) {
+            throw new DataError(file, objLine, 'candle', `not valid JSON: ${(e as Error).message}`);
+          }
+          if (c.time === undefined) throw new DataError(file, objLine, 'time', 'a candle has no "time"');
+          if (c.complete === false) {
+            notices.incomplete++;
+          } else {
+            const t = parseTime(c.time);
+            const vol = c.volume ?? 0;
+            if (c.bid && c.ask) {
+              b.two(t, num(c.bid.o), num(c.bid.h), num(c.bid.l), num(c.bid.c), num(c.ask.o), num(c.ask.h), num(c.ask.l), num(c.ask.c), vol, objLine, json);
+            } else if (c.mid) b.one('M', t, num(c.mid.o), num(c.mid.h), num(c.mid.l), num(c.mid.c), vol, objLine, json);
+            else if (c.bid) b.one('B', t, num(c.bid.o), num(c.bid.h), num(c.bid.l), num(c.bid.c), vol, objLine, json);
+            else if (c.ask) {
+              // Ask only: mirror the bid-only rule downwards.
+              b.one('M', t, num(c.ask.o), num(c.ask.h), num(c.ask.l), num(c.ask.c), vol, objLine, json);
+            } else throw new DataError(file, objLine, 'candle', 'a candle has none of "bid", "ask" or "mid"');
+          }
+        }
+        depth--;
+      }
+    }
+    buf = start >= 0 ? text.slice(start) : '';
+    if (start >= 0) start = 0;
+    const out = b.take();
+    if (out) yield out;
+  }
+  if (depth !== 0 && candleDepth > 0) throw new DataError(file, line, 'json', 'the file ends inside a JSON object (truncated?)');
+}
+
+function firstBytes(file: string, n = 512): string {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(n);
+    const got = readSync(fd, buf, 0, n, 0);
+    return buf.subarray(0, got).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Guesses the format of a candle file from its name and first bytes. */
+export function detectFormat(file: string): CandleFormat {
+  const head = firstBytes(file).trimStart();
+  if (head.startsWith('{') || head.startsWith('[')) return 'oanda-json';
+  if (head.startsWith('time,')) return 'generic';
+  if (head.startsWith(',volume,time,')) return 'oanda-mid-csv';
+  const firstLine = head.split('\n')[0] ?? '';
+  if (/^\d{8} \d{6};/.test(firstLine)) return 'histdata';
+  if (/^(\d{8} \d{2}:\d{2}|\d+),/.test(firstLine)) return 'lean';
+  throw new DataError(file, 1, 'format', `cannot tell the format from "${firstLine.slice(0, 60)}": pass --format (generic, lean, histdata, oanda-json, oanda-mid-csv)`);
+}
+
+/** Opens a candle file, or a folder of files read in name order, in any supported format. */
+export function openCandles(path: string, o: ReadOptions): AsyncIterable<readonly Candle[]> {
+  const notices = o.notices ?? newNotices();
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    throw new DataError(path, 0, '', 'no such file or folder');
+  }
+  if (st.isDirectory()) {
+    const files = readdirSync(path).filter((f) => !f.startsWith('.')).sort().map((f) => join(path, f));
+    return (async function* () {
+      for (const f of files) yield* openCandles(f, { ...o, notices });
+    })();
+  }
+  const format = o.format ?? detectFormat(path);
+  switch (format) {
+    case 'generic':
+      return readGeneric(path, o, notices);
+    case 'lean':
+      return readLean(path, o, notices);
+    case 'histdata':
+      return readHistData(path, o, notices);
+    case 'oanda-json':
+      return readOandaJson(path, o, notices);
+    case 'oanda-mid-csv':
+      return readOandaMidCsv(path, o, notices);
+    default:
+      throw new DataError(path, 0, 'format', `unknown format '${String(format)}': use generic, lean, histdata, oanda-json or oanda-mid-csv`);
+  }
+}
+
+/** Opens a tick file: generic `time,bid,ask`, Lean `ms,bid,ask` (date in the file name), or HistData `YYYYMMDD HHMMSSmmm,bid,ask,vol` (EST). */
+export async function* openTicks(path: string, o: { instrument: string; from?: UnixMs; to?: UnixMs }): AsyncIterable<readonly Tick[]> {
+  const m = /(\d{4})(\d{2})(\d{2})_/.exec(basename(path));
+  const day = m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!) : Number.NaN;
+  let last = -Infinity;
+  let header: boolean | undefined;
+  for await (const { lines, first } of readLines(path)) {
+    const out: Tick[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      const row = lines[i]!;
+      if (row.length === 0) continue;
+      if (header === undefined) {
+        header = row.startsWith('time');
+        if (header) continue;
+      }
+      const f = row.split(',');
+      const ts = f[0]!;
+      let t: UnixMs;
+      if (/^\d{8} \d{9}$/.test(ts)) {
+        t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(9, 11), +ts.slice(11, 13), +ts.slice(13, 15), +ts.slice(15, 18)) + EST_OFFSET;
+      } else if (!Number.isNaN(day) && /^\d+(\.\d+)?$/.test(ts)) t = day + Math.floor(+ts);
+      else t = parseFlexibleTime(ts);
+      const bid = num(f[1]);
+      const ask = num(f[2]);
+      if (Number.isNaN(t)) throw new DataError(path, first + i, 'time', `cannot read the time "${ts}"`);
+      if (!Number.isFinite(bid) || !Number.isFinite(ask)) throw new DataError(path, first + i, Number.isFinite(bid) ? 'ask' : 'bid', 'expected a number');
+      if (t < last) throw new DataError(path, first + i, 'time', 'ticks must be in time order');
+      last = t;
+      if ((o.from !== undefined && t < o.from) || (o.to !== undefined && t >= o.to)) continue;
+      out.push({ kind: 'tick', instrument: o.instrument, at: t, bid, ask: Math.max(ask, bid) });
+    }
+    if (out.length > 0) yield out;
+  }
+}
+
+export const BATCH_SIZE = BATCH;

@@ -1,0 +1,34 @@
+import { createReadStream } from 'node:fs';
+
+/** A batch of complete lines and the 1-based number of the first one. */
+export interface LineBatch {
+  readonly lines: string[];
+  readonly first: number;
+}
+
+/**
+ * Streams a text file as batches of lines, one batch per chunk read (about 1 MiB), carrying a
+ * partial last line over to the next chunk. Handles `\r\n` and a last line without a newline.
+ * Memory stays at a chunk or two whatever the file's size.
+ */
+export async function* readLines(path: string, chunkBytes = 1 << 20): AsyncIterable<LineBatch> {
+  let carry = '';
+  let lineNo = 1;
+  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: chunkBytes });
+  for await (const chunk of stream as AsyncIterable<string>) {
+    const text = carry + chunk;
+    const lines = text.split('\n');
+    carry = lines.pop()!;
+    if (lines.length === 0) continue;
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i]!;
+      if (l.length > 0 && l.charCodeAt(l.length - 1) === 13) lines[i] = l.slice(0, -1);
+    }
+    yield { lines, first: lineNo };
+    lineNo += lines.length;
+  }
+  if (carry.length > 0) {
+    if (carry.charCodeAt(carry.length - 1) === 13) carry = carry.slice(0, -1);
+    yield { lines: [carry], first: lineNo };
+  }
+}

@@ -1,0 +1,204 @@
+import { DateTime } from 'luxon';
+import type { Candle } from '../../domain/candle.ts';
+import type { Granularity } from '../../domain/granularity.ts';
+import type { UnixMs } from '../../domain/time.ts';
+import { aggregateBatches } from './aggregate.ts';
+
+/**
+ * SYNTHETIC market data: a deterministic, seeded generator of M1 bid/ask candles. It is not real
+ * data and says nothing about real markets; it exists so that fxflow ships a sample that runs with
+ * no download, and so that benchmarks and tests have unlimited, reproducible input.
+ *
+ * The model, per minute, on the log of the mid price:
+ * - a Gaussian step with the instrument's annual volatility, scaled by an intraday profile
+ *   (quiet Asian session, busiest London / New York overlap);
+ * - occasional jumps (fat tails) and weak mean reversion to the start level, so prices stay
+ *   plausible over years;
+ * - high and low beyond the open/close by a half-normal excursion;
+ * - a spread in pips that follows an hourly profile (widest around the 17:00 New York rollover)
+ *   with a little noise; ask = bid + spread, both snapped to the instrument's decimals;
+ * - tick volume correlated with the size of the move;
+ * - no candles from Friday 17:00 New York to Sunday 17:00 New York (DST-aware; boundaries are
+ *   computed once per week).
+ * The same (instrument, from, seed) always gives the same candles, byte for byte.
+ */
+export interface SyntheticSpec {
+  readonly instrument: string;
+  /** M1, or any coarser granularity (aggregated from the M1 stream with v20 alignment). */
+  readonly granularity: Granularity;
+  readonly from: UnixMs;
+  readonly to: UnixMs;
+  readonly seed: number;
+  readonly batchSize?: number;
+}
+
+interface Profile {
+  readonly start: number;
+  readonly vol: number;
+  readonly spreadPips: number;
+  readonly pipLocation: number;
+  readonly decimals: number;
+}
+
+const PROFILES: Readonly<Record<string, Partial<Profile>>> = {
+  EUR_USD: { start: 1.1, vol: 0.07, spreadPips: 0.8 },
+  GBP_USD: { start: 1.27, vol: 0.08, spreadPips: 1.2 },
+  USD_JPY: { start: 148, vol: 0.09, spreadPips: 1.0 },
+  AUD_USD: { start: 0.66, vol: 0.09, spreadPips: 1.1 },
+  NZD_USD: { start: 0.61, vol: 0.09, spreadPips: 1.5 },
+  USD_CAD: { start: 1.35, vol: 0.06, spreadPips: 1.4 },
+  USD_CHF: { start: 0.88, vol: 0.07, spreadPips: 1.3 },
+  EUR_GBP: { start: 0.86, vol: 0.05, spreadPips: 1.1 },
+  EUR_JPY: { start: 160, vol: 0.09, spreadPips: 1.5 },
+  XAU_USD: { start: 2000, vol: 0.14, spreadPips: 30, pipLocation: -2, decimals: 3 },
+};
+
+function profileOf(instrument: string): Profile {
+  const p = PROFILES[instrument] ?? {};
+  const jpy = instrument.endsWith('_JPY');
+  const pipLocation = p.pipLocation ?? (jpy ? -2 : -4);
+  return {
+    start: p.start ?? 1,
+    vol: p.vol ?? 0.08,
+    spreadPips: p.spreadPips ?? 1.5,
+    pipLocation,
+    decimals: p.decimals ?? -pipLocation + 1,
+  };
+}
+
+/** Volatility multiplier by UTC hour: Asia quiet, London and the New York overlap busy. */
+const VOL_BY_HOUR = [0.6, 0.55, 0.55, 0.6, 0.6, 0.65, 0.8, 1.1, 1.4, 1.35, 1.2, 1.15, 1.4, 1.6, 1.55, 1.35, 1.1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.55, 0.6];
+/** Spread multiplier by UTC hour: widest around the 21:00-22:00 UTC rollover. */
+const SPREAD_BY_HOUR = [1.3, 1.2, 1.1, 1.1, 1.1, 1.0, 1.0, 0.9, 0.85, 0.85, 0.9, 0.9, 0.85, 0.85, 0.85, 0.9, 1.0, 1.1, 1.2, 1.3, 1.6, 3.0, 2.5, 1.5];
+
+const MINUTE = 60_000;
+const MINUTES_PER_YEAR = 252 * 1440;
+
+/** sfc32: a small, fast, well-distributed 32-bit PRNG. */
+function sfc32(a: number, b: number, c: number, d: number): () => number {
+  return () => {
+    a |= 0; b |= 0; c |= 0; d |= 0;
+    const t = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + t) | 0;
+    return (t >>> 0) / 4294967296;
+  };
+}
+
+function hashSeed(seed: number, text: string): number {
+  let h = (seed ^ 0x9e3779b9) >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h = Math.imul(h ^ text.charCodeAt(i), 0x85ebca6b);
+    h ^= h >>> 13;
+  }
+  return h >>> 0;
+}
+
+/** The trading week around `t`: [open, close) in ms, Sunday 17:00 to Friday 17:00 New York. */
+function tradingWeek(t: UnixMs): { open: UnixMs; close: UnixMs } {
+  const ny = DateTime.fromMillis(t, { zone: 'America/New_York' });
+  // Sunday 17:00 of this week (luxon weeks start Monday; Sunday is weekday 7).
+  let open = ny.set({ hour: 17, minute: 0, second: 0, millisecond: 0 }).minus({ days: ny.weekday % 7 });
+  if (open.toMillis() > t) open = open.minus({ weeks: 1 });
+  const close = open.plus({ days: 5 });
+  return { open: open.toMillis(), close: close.toMillis() };
+}
+
+/** Synthetic M1 candles as synchronous batches: the fast path the benchmark uses. */
+export function* syntheticM1Batches(instrument: string, from: UnixMs, to: UnixMs, seed: number, batchSize = 4096): Generator<readonly Candle[]> {
+  const p = profileOf(instrument);
+  const s = hashSeed(seed, instrument);
+  const rnd = sfc32(s, s ^ 0xdeadbeef, s ^ 0x1234567, 0x6d2b79f5);
+  for (let i = 0; i < 20; i++) rnd();
+  const scale = 10 ** p.decimals;
+  const snap = (x: number): number => Math.round(x * scale) / scale;
+  const pip = 10 ** p.pipLocation;
+  const sigma = p.vol / Math.sqrt(MINUTES_PER_YEAR);
+  const logStart = Math.log(p.start);
+  let logMid = logStart;
+  let spareNormal = Number.NaN;
+  const normal = (): number => {
+    if (!Number.isNaN(spareNormal)) {
+      const z = spareNormal;
+      spareNormal = Number.NaN;
+      return z;
+    }
+    let u = rnd();
+    if (u < 1e-12) u = 1e-12;
+    const r = Math.sqrt(-2 * Math.log(u));
+    const th = 2 * Math.PI * rnd();
+    spareNormal = r * Math.sin(th);
+    return r * Math.cos(th);
+  };
+
+  let t = Math.ceil(from / MINUTE) * MINUTE;
+  let week = tradingWeek(t);
+  let batch: Candle[] = [];
+  while (t < to) {
+    if (t >= week.close) {
+      week = tradingWeek(week.close + 2 * 86_400_000 + 3_600_000);
+      if (t < week.open) t = week.open;
+      continue;
+    }
+    if (t < week.open) {
+      t = week.open;
+      continue;
+    }
+    const hour = ((t / 3_600_000) | 0) % 24;
+    const vs = sigma * VOL_BY_HOUR[hour]!;
+    let step = vs * normal();
+    if (rnd() < 0.0005) step += vs * 8 * normal();
+    step -= 2e-6 * (logMid - logStart);
+    const open = Math.exp(logMid);
+    logMid += step;
+    const close = Math.exp(logMid);
+    const up = Math.abs(normal()) * vs * 0.6 * open;
+    const down = Math.abs(normal()) * vs * 0.6 * open;
+    const mh = Math.max(open, close) + up;
+    const ml = Math.min(open, close) - down;
+    const spread = Math.max(0.1, p.spreadPips * SPREAD_BY_HOUR[hour]! * (0.85 + 0.3 * rnd())) * pip;
+    const half = spread / 2;
+    const bo = snap(open - half);
+    const bc = snap(close - half);
+    const bh = Math.max(snap(mh - half), bo, bc);
+    const bl = Math.min(snap(ml - half), bo, bc);
+    const sp = snap(spread);
+    batch.push({
+      kind: 'candle',
+      instrument,
+      granularity: 'M1',
+      time: t,
+      at: t + MINUTE,
+      bo,
+      bh,
+      bl,
+      bc,
+      ao: snap(bo + sp),
+      ah: snap(bh + sp),
+      al: snap(bl + sp),
+      ac: snap(bc + sp),
+      volume: 1 + Math.round((Math.abs(step) / sigma) * 20 * VOL_BY_HOUR[hour]! + 10 * rnd()),
+      complete: true,
+    });
+    if (batch.length === batchSize) {
+      yield batch;
+      batch = [];
+    }
+    t += MINUTE;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** Synthetic candles of any granularity (coarser ones aggregated from M1), synchronously. */
+export function syntheticBatches(spec: SyntheticSpec): Iterable<readonly Candle[]> {
+  const m1 = syntheticM1Batches(spec.instrument, spec.from, spec.to, spec.seed, spec.batchSize);
+  return spec.granularity === 'M1' ? m1 : aggregateBatches(m1, spec.granularity);
+}
+
+/** Synthetic candles as an async source (the catalog and engine contract). */
+export async function* syntheticCandles(spec: SyntheticSpec): AsyncIterable<readonly Candle[]> {
+  for (const b of syntheticBatches(spec)) yield b;
+}
