@@ -12,6 +12,7 @@ import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '..
 import { mergeSources } from '../engine/merge.ts';
 import { Portfolio, type EquityPoint } from '../engine/portfolio.ts';
 import { summarize, type Summary } from '../engine/report.ts';
+import { toUnits } from '../domain/money.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
 import type { BacktestConfig } from './config.ts';
@@ -149,7 +150,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const wallMs = performance.now() - t0;
   const summary = summarize(portfolio, {
     ambiguousCandles: sim.stats.ambiguousCandles,
-    ambiguousPL: sim.stats.ambiguousPL.toNumber(),
+    ambiguousPL: toUnits(sim.stats.ambiguousPL),
     from,
     to,
   });

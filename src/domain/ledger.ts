@@ -1,4 +1,4 @@
-import { Decimal, ZERO, toAccountUnits } from './decimal.ts';
+import { add, amount, formatAmount, type Amount } from './money.ts';
 import { parseTime, type UnixMs } from './time.ts';
 import type {
   ClientExtensions,
@@ -21,11 +21,12 @@ export interface LedgerTrade {
   readonly openTime: string;
   readonly openMs: UnixMs;
   readonly initialUnits: string;
-  units: Decimal;
+  /** Signed current units. */
   unitsNum: number;
-  realizedPL: Decimal;
-  financing: Decimal;
-  halfSpreadCost: Decimal;
+  /** Account amounts in 1/10,000 units (see money.ts). */
+  realizedPL: Amount;
+  financing: Amount;
+  halfSpreadCost: Amount;
   takeProfitOrderID?: string;
   stopLossOrderID?: string;
   trailingStopLossOrderID?: string;
@@ -96,19 +97,20 @@ const ORDER_CREATE_TYPES: Readonly<Record<string, string>> = {
 export class Ledger {
   readonly currency: string;
   readonly strict: boolean;
-  balance: Decimal = ZERO;
-  pl: Decimal = ZERO;
-  financing: Decimal = ZERO;
-  commission: Decimal = ZERO;
-  guaranteedExecutionFees: Decimal = ZERO;
-  halfSpreadCost: Decimal = ZERO;
+  /** Account amounts in exact 1/10,000 units (see money.ts). */
+  balance: Amount = 0;
+  pl: Amount = 0;
+  financing: Amount = 0;
+  commission: Amount = 0;
+  guaranteedExecutionFees: Amount = 0;
+  halfSpreadCost: Amount = 0;
   lastTransactionID = '0';
   marginCall = false;
   /** Open trades in the order they were opened (oldest first: v20's reduction order). */
   readonly trades = new Map<string, LedgerTrade>();
   readonly pendingOrders = new Map<string, LedgerOrder>();
   /** Realized P/L per instrument. */
-  readonly instrumentPL = new Map<string, Decimal>();
+  readonly instrumentPL = new Map<string, Amount>();
   readonly discrepancies: { transactionID: string; expected: string; reported: string }[] = [];
   /** How many transactions were applied (duplicates excluded). */
   applied = 0;
@@ -133,7 +135,7 @@ export class Ledger {
     }
     switch (tx.type) {
       case 'TRANSFER_FUNDS': {
-        this.balance = this.balance.plus(tx.amount);
+        this.balance = add(this.balance, amount(tx.amount));
         this.#checkBalance(tx.id, tx.accountBalance);
         break;
       }
@@ -238,7 +240,6 @@ export class Ledger {
       const o = tx.tradeOpened;
       const price = o.price ?? tx.price ?? tx.fullVWAP;
       if (price === undefined) throw new LedgerError('ORDER_FILL opens a trade but carries no price', tx.id);
-      const units = new Decimal(o.units);
       const trade: LedgerTrade = {
         id: o.tradeID,
         instrument: tx.instrument,
@@ -247,26 +248,25 @@ export class Ledger {
         openTime: tx.time,
         openMs: parseTime(tx.time),
         initialUnits: o.units,
-        units,
-        unitsNum: units.toNumber(),
-        realizedPL: ZERO,
-        financing: ZERO,
-        halfSpreadCost: o.halfSpreadCost !== undefined ? new Decimal(o.halfSpreadCost) : ZERO,
+        unitsNum: Number(o.units),
+        realizedPL: 0,
+        financing: 0,
+        halfSpreadCost: o.halfSpreadCost !== undefined ? amount(o.halfSpreadCost) : 0,
       };
       if (o.clientExtensions) trade.clientExtensions = o.clientExtensions;
       this.trades.set(o.tradeID, trade);
     }
-    const pl = new Decimal(tx.pl ?? '0');
-    const financing = new Decimal(tx.financing ?? '0');
-    const commission = new Decimal(tx.commission ?? '0');
-    const fee = new Decimal(tx.guaranteedExecutionFee ?? '0');
-    this.pl = this.pl.plus(pl);
-    this.financing = this.financing.plus(financing);
-    this.commission = this.commission.plus(commission);
-    this.guaranteedExecutionFees = this.guaranteedExecutionFees.plus(fee);
-    if (tx.halfSpreadCost !== undefined) this.halfSpreadCost = this.halfSpreadCost.plus(tx.halfSpreadCost);
-    if (!pl.isZero()) this.instrumentPL.set(tx.instrument, (this.instrumentPL.get(tx.instrument) ?? ZERO).plus(pl));
-    this.balance = this.balance.plus(pl).plus(financing).minus(commission).minus(fee);
+    const pl = amount(tx.pl ?? '0');
+    const financing = amount(tx.financing ?? '0');
+    const commission = tx.commission !== undefined ? amount(tx.commission) : 0;
+    const fee = tx.guaranteedExecutionFee !== undefined ? amount(tx.guaranteedExecutionFee) : 0;
+    this.pl = add(this.pl, pl);
+    this.financing = add(this.financing, financing);
+    this.commission = add(this.commission, commission);
+    this.guaranteedExecutionFees = add(this.guaranteedExecutionFees, fee);
+    if (tx.halfSpreadCost !== undefined) this.halfSpreadCost = add(this.halfSpreadCost, amount(tx.halfSpreadCost));
+    if (pl !== 0) this.instrumentPL.set(tx.instrument, add(this.instrumentPL.get(tx.instrument) ?? 0, pl));
+    this.balance = add(this.balance, pl + financing - commission - fee);
     this.#checkBalance(tx.id, tx.accountBalance);
     this.version++;
   }
@@ -277,27 +277,27 @@ export class Ledger {
       if (this.strict) throw new LedgerError(`reduces unknown trade ${r.tradeID}`, tx.id);
       return;
     }
-    const units = new Decimal(r.units); // signed against the trade: closing a long of 100 is -100
-    trade.units = trade.units.plus(units);
-    trade.unitsNum = trade.units.toNumber();
-    trade.realizedPL = trade.realizedPL.plus(r.realizedPL ?? '0');
-    trade.financing = trade.financing.plus(r.financing ?? '0');
-    if (full || trade.units.isZero()) {
-      if (this.strict && !trade.units.isZero()) {
-        throw new LedgerError(`closes trade ${r.tradeID} with ${r.units} units but ${trade.units.toString()} remain`, tx.id);
+    // Units are signed against the trade: closing a long of 100 is -100. Rounded to 1e-6 so that
+    // fractional CFD units never accumulate binary noise.
+    trade.unitsNum = Math.round((trade.unitsNum + Number(r.units)) * 1e6) / 1e6;
+    if (r.realizedPL !== undefined) trade.realizedPL = add(trade.realizedPL, amount(r.realizedPL));
+    if (r.financing !== undefined) trade.financing = add(trade.financing, amount(r.financing));
+    if (full || trade.unitsNum === 0) {
+      if (this.strict && trade.unitsNum !== 0) {
+        throw new LedgerError(`closes trade ${r.tradeID} with ${r.units} units but ${trade.unitsNum} remain`, tx.id);
       }
       this.trades.delete(r.tradeID);
     }
   }
 
   #financing(tx: DailyFinancingTransaction): void {
-    const amount = new Decimal(tx.financing);
-    this.financing = this.financing.plus(amount);
-    this.balance = this.balance.plus(amount);
+    const x = amount(tx.financing);
+    this.financing = add(this.financing, x);
+    this.balance = add(this.balance, x);
     for (const pf of tx.positionFinancings ?? []) {
       for (const tf of pf.openTradeFinancings ?? []) {
         const trade = this.trades.get(tf.tradeID);
-        if (trade) trade.financing = trade.financing.plus(tf.financing);
+        if (trade) trade.financing = add(trade.financing, amount(tf.financing));
       }
     }
     this.#checkBalance(tx.id, tx.accountBalance);
@@ -305,10 +305,11 @@ export class Ledger {
 
   #checkBalance(id: string, reported: string | undefined): void {
     if (reported === undefined) return;
-    const expected = toAccountUnits(this.balance);
-    if (expected === reported || new Decimal(reported).eq(this.balance)) return;
+    const r = amount(reported);
+    if (r === this.balance) return;
+    const expected = formatAmount(this.balance);
     if (this.strict) throw new LedgerError(`accountBalance ${reported} but the ledger computes ${expected}`, id);
     this.discrepancies.push({ transactionID: id, expected, reported });
-    this.balance = new Decimal(reported);
+    this.balance = r;
   }
 }

@@ -1,4 +1,4 @@
-import { Decimal, ZERO } from '../domain/decimal.ts';
+import { amount, toUnits, type Amount } from '../domain/money.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { Ledger, type LedgerTrade } from '../domain/ledger.ts';
@@ -38,7 +38,8 @@ const DAY = 86_400_000;
  */
 export class Portfolio {
   readonly ledger: Ledger;
-  readonly initialBalance: Decimal;
+  /** The initial deposit (exact, 1/10,000 units). */
+  readonly initialBalance: Amount;
   readonly #quotes = new Map<string, Quote>();
   readonly #conversion: HomeConversion;
   readonly #instruments: InstrumentRegistry;
@@ -60,7 +61,7 @@ export class Portfolio {
 
   constructor(opts: { currency: string; instruments: InstrumentRegistry; initialBalance: string; strict?: boolean }) {
     this.ledger = new Ledger({ currency: opts.currency, strict: opts.strict ?? true });
-    this.initialBalance = new Decimal(opts.initialBalance);
+    this.initialBalance = amount(opts.initialBalance);
     this.#instruments = opts.instruments;
     this.#conversion = new HomeConversion(opts.currency, this.#quotes);
   }
@@ -79,7 +80,7 @@ export class Portfolio {
     if (tx.type === 'ORDER_FILL') this.#recordClosures(tx);
     const wasFlat = this.ledger.trades.size === 0;
     if (!this.ledger.apply(tx)) return false;
-    this.#balance = this.ledger.balance.toNumber();
+    this.#balance = toUnits(this.ledger.balance);
     const t = parseTimeFast(tx.time);
     if (wasFlat && this.ledger.trades.size > 0) this.#exposedSince = t;
     else if (!wasFlat && this.ledger.trades.size === 0 && !Number.isNaN(this.#exposedSince)) {
@@ -102,8 +103,8 @@ export class Portfolio {
         closePrice: Number(r.price ?? tx.price),
         openTime: t.openMs,
         closeTime,
-        realizedPL: t.realizedPL.plus(r.realizedPL ?? '0').toNumber(),
-        financing: t.financing.plus(r.financing ?? '0').toNumber(),
+        realizedPL: toUnits(t.realizedPL + amount(r.realizedPL ?? '0')),
+        financing: toUnits(t.financing + amount(r.financing ?? '0')),
       });
     }
   }
@@ -132,7 +133,7 @@ export class Portfolio {
     const at = ev.at;
     if (Number.isNaN(this.#firstTime)) {
       this.#firstTime = at;
-      this.#balance = this.ledger.balance.toNumber();
+      this.#balance = toUnits(this.ledger.balance);
     }
     if (at >= this.#dayEnd) {
       if (Number.isFinite(this.#dayEnd)) this.equity.push({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
@@ -238,12 +239,10 @@ export class Portfolio {
     return q;
   }
 
-  /** Realized P/L so far (exact). */
-  get realizedPL(): Decimal {
+  /** Realized P/L so far (exact, 1/10,000 units). */
+  get realizedPL(): Amount {
     return this.ledger.pl;
   }
-
-  static readonly ZERO = ZERO;
 }
 
 /** RFC 3339 with nine fraction digits, as the simulator and v20 write them: a fast path for the common form. */

@@ -1,3 +1,4 @@
+import { toUnits } from '../domain/money.ts';
 import type { Portfolio } from './portfolio.ts';
 
 /** The figures of one run, as printed and saved. Money is in the account currency. */
@@ -57,7 +58,7 @@ const round = (x: number, places: number): number => {
 
 /** Computes the summary of a finished run from its portfolio. */
 export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambiguousPL?: number; from?: number; to?: number } = {}): Summary {
-  const initial = p.initialBalance.toNumber();
+  const initial = toUnits(p.initialBalance);
   const closed = p.closedTrades;
   let wins = 0, losses = 0, grossProfit = 0, grossLoss = 0, largestWin = 0, largestLoss = 0, heldMs = 0;
   for (const t of closed) {
@@ -74,7 +75,7 @@ export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambi
     heldMs += t.closeTime - t.openTime;
   }
   const unrealizedPL = p.unrealizedTotal();
-  const finalBalance = p.ledger.balance.toNumber();
+  const finalBalance = toUnits(p.ledger.balance);
   const finalNAV = finalBalance + unrealizedPL;
   const netPL = finalNAV - initial;
   const daily = p.equity.map((e) => e.nav);
@@ -90,7 +91,7 @@ export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambi
     finalNAV: round(finalNAV, 4),
     netPL: round(netPL, 4),
     returnPct: round((netPL / initial) * 100, 4),
-    realizedPL: p.ledger.pl.toNumber(),
+    realizedPL: toUnits(p.ledger.pl),
     unrealizedPL: round(unrealizedPL, 4),
     trades: closed.length,
     openTrades: p.ledger.trades.size,
@@ -109,9 +110,9 @@ export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambi
     maxDrawdownPct: round(p.maxDrawdownPct * 100, 4),
     sharpe: sharpe === null ? null : round(sharpe, 4),
     exposurePct: span > 0 ? round((p.exposureMs / span) * 100, 2) : 0,
-    spreadCost: p.ledger.halfSpreadCost.toNumber(),
-    financing: p.ledger.financing.toNumber(),
-    commission: p.ledger.commission.toNumber(),
+    spreadCost: toUnits(p.ledger.halfSpreadCost),
+    financing: toUnits(p.ledger.financing),
+    commission: toUnits(p.ledger.commission),
     ambiguousCandles: extra.ambiguousCandles ?? 0,
     ambiguousPL: round(extra.ambiguousPL ?? 0, 4),
   };

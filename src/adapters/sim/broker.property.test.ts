@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Candle } from '../../domain/candle.ts';
 import { Decimal } from '../../domain/decimal.ts';
+import { formatAmount } from '../../domain/money.ts';
 import type { OrderIntent } from '../../domain/intents.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
 import { MINUTE, T0, candle, harness } from './testkit.ts';
@@ -61,7 +62,7 @@ interface Run {
   txs: Transaction[];
   fills: { tx: Record<string, unknown>; candle: Candle }[];
   orders: Map<string, Record<string, unknown>>;
-  balance: Decimal;
+  balance: string;
   position: { long: number; short: number };
 }
 
@@ -116,7 +117,7 @@ function run(candles: readonly Candle[], actions: readonly (Action | undefined)[
     }
     for (const t of h.txs) if (t.type.endsWith('_ORDER')) orders.set(t.id, t as unknown as Record<string, unknown>);
   }
-  return { txs: h.txs, fills, orders, balance: h.sim.ledger.balance, position: h.sim.ledger.position(EU) };
+  return { txs: h.txs, fills, orders, balance: formatAmount(h.sim.ledger.balance), position: h.sim.ledger.position(EU) };
 }
 
 describe('simulated broker invariants (fast-check)', () => {
@@ -183,7 +184,7 @@ describe('simulated broker invariants (fast-check)', () => {
           );
           expect(realized.eq(tx.pl as string)).toBe(true);
         }
-        expect(r.balance.eq(expected)).toBe(true);
+        expect(r.balance).toBe(expected.toFixed(4));
       }),
       { numRuns: 150 },
     );

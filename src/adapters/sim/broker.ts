@@ -1,7 +1,8 @@
 import { DateTime } from 'luxon';
 import { Subject, type Observable } from 'rxjs';
 import type { Candle } from '../../domain/candle.ts';
-import { Decimal, ZERO, toAccountUnits } from '../../domain/decimal.ts';
+import { Decimal } from '../../domain/decimal.ts';
+import { add, amount, convert, formatAmount, roundTo4, scaled, type Amount } from '../../domain/money.ts';
 import type { MarketEvent } from '../../domain/events.ts';
 import type { Instrument, InstrumentRegistry } from '../../domain/instrument.ts';
 import { assertNever, type OrderIntent } from '../../domain/intents.ts';
@@ -53,7 +54,7 @@ export interface SimStats {
   /** Candles where the order of the intra-candle path decided an outcome (e.g. TP and SL both in range). */
   ambiguousCandles: number;
   /** Realized P/L of fills made inside ambiguous candles (home currency). */
-  ambiguousPL: Decimal;
+  ambiguousPL: Amount;
 }
 
 interface QueuedMarket {
@@ -131,7 +132,7 @@ export class SimBroker implements Execution {
   readonly #tx = new Subject<Transaction>();
   readonly transactions$: Observable<Transaction> = this.#tx.asObservable();
   readonly ledger: Ledger;
-  readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: ZERO };
+  readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0 };
   readonly accountID: string;
   readonly #opts: SimBrokerOptions;
   readonly #instruments: InstrumentRegistry;
@@ -141,7 +142,7 @@ export class SimBroker implements Execution {
   readonly #orders = new Map<string, SimOrder>();
   readonly #byClientID = new Map<string, string>();
   readonly #accountMarginRate: number;
-  readonly #commission: Decimal;
+  readonly #commission: { readonly int: bigint; readonly places: number };
   #nextID = 1;
   #batchID = '';
   #now: UnixMs = -Infinity;
@@ -158,7 +159,7 @@ export class SimBroker implements Execution {
     this.ledger = new Ledger({ currency: opts.currency, strict: true });
     this.#conversion = new HomeConversion(opts.currency, this.#quotes);
     this.#accountMarginRate = Number(opts.marginRate);
-    this.#commission = new Decimal(opts.commissionPerMillion ?? '0');
+    this.#commission = scaled(opts.commissionPerMillion ?? '0');
   }
 
   /** The simulator's clock: the time of the last price it saw. */
@@ -178,14 +179,14 @@ export class SimBroker implements Execution {
     this.#now = at;
     this.#begin();
     this.#emit({ type: 'CREATE', divisionID: 1, siteID: 101, accountUserID: 1, accountNumber: 1, homeCurrency: this.#opts.currency });
-    const amount = new Decimal(this.#opts.initialBalance);
-    if (!amount.isZero()) {
+    const deposit = amount(this.#opts.initialBalance);
+    if (deposit !== 0) {
       this.#begin();
       this.#emit({
         type: 'TRANSFER_FUNDS',
-        amount: toAccountUnits(amount),
+        amount: formatAmount(deposit),
         fundingReason: 'CLIENT_FUNDING',
-        accountBalance: toAccountUnits(this.ledger.balance.plus(amount)),
+        accountBalance: formatAmount(add(this.ledger.balance, deposit)),
       });
     }
     if (this.#opts.financing !== false) this.#nextRollover = nextRollover(at);
@@ -386,8 +387,8 @@ export class SimBroker implements Execution {
   #rollover(at: UnixMs): void {
     if (this.ledger.trades.size === 0) return;
     const weekday = DateTime.fromMillis(at, { zone: NEW_YORK }).weekday % 7; // 0 = Sunday
-    const byInstrument = new Map<string, { total: Decimal; trades: { tradeID: string; financing: string }[] }>();
-    let total = ZERO;
+    const byInstrument = new Map<string, { total: Amount; trades: { tradeID: string; financing: string }[] }>();
+    let total = 0;
     for (const t of this.ledger.trades.values()) {
       const inst = this.#instruments.get(t.instrument);
       const days = inst.financing.daysCharged[weekday] ?? 0;
@@ -399,16 +400,17 @@ export class SimBroker implements Execution {
       const f = this.#conversion.tryFactors(inst.quote);
       if (!f) continue;
       const quoteAmount = Math.abs(t.unitsNum) * mid * rate * days / 365;
-      const home = new Decimal(quoteAmount).times(quoteAmount >= 0 ? f.gain : f.loss).toDecimalPlaces(4);
-      if (home.isZero()) continue;
+      // Rare (once a day per trade): decimal.js, then the exact 4-place amount.
+      const home = amount(new Decimal(quoteAmount).times(quoteAmount >= 0 ? f.gain : f.loss).toFixed(4));
+      if (home === 0) continue;
       let entry = byInstrument.get(t.instrument);
       if (!entry) {
-        entry = { total: ZERO, trades: [] };
+        entry = { total: 0, trades: [] };
         byInstrument.set(t.instrument, entry);
       }
-      entry.total = entry.total.plus(home);
-      entry.trades.push({ tradeID: t.id, financing: toAccountUnits(home) });
-      total = total.plus(home);
+      entry.total = add(entry.total, home);
+      entry.trades.push({ tradeID: t.id, financing: formatAmount(home) });
+      total = add(total, home);
     }
     if (byInstrument.size === 0) return;
     const saved = this.#now;
@@ -416,12 +418,12 @@ export class SimBroker implements Execution {
     this.#begin();
     this.#emit({
       type: 'DAILY_FINANCING',
-      financing: toAccountUnits(total),
-      accountBalance: toAccountUnits(this.ledger.balance.plus(total)),
+      financing: formatAmount(total),
+      accountBalance: formatAmount(add(this.ledger.balance, total)),
       accountFinancingMode: 'DAILY',
       positionFinancings: [...byInstrument].map(([instrument, e]) => ({
         instrument,
-        financing: toAccountUnits(e.total),
+        financing: formatAmount(e.total),
         openTradeFinancings: e.trades,
       })),
     });
@@ -461,19 +463,19 @@ export class SimBroker implements Execution {
           this.#reject('MARKET_ORDER_REJECT', { tradeClose: { tradeID: intent.tradeSpecifier, units: intent.units }, reason: 'TRADE_CLOSE' }, 'TRADE_DOESNT_EXIST');
           return;
         }
-        const size = trade.units.abs();
-        const units = intent.units === 'ALL' ? size : new Decimal(intent.units);
-        if (units.gt(size) || units.lte(0)) {
+        const size = Math.abs(trade.unitsNum);
+        const units = intent.units === 'ALL' ? size : Number(intent.units);
+        if (!(units <= size && units > 0)) {
           this.#begin();
           this.#reject('MARKET_ORDER_REJECT', { instrument: trade.instrument, tradeClose: { tradeID: trade.id, units: intent.units }, reason: 'TRADE_CLOSE' }, 'CLOSE_TRADE_UNITS_EXCEED_TRADE_SIZE');
           return;
         }
-        const signed = trade.unitsNum > 0 ? units.neg() : units;
-        const tradeClose: { tradeID: string; clientTradeID?: string; units: string } = { tradeID: trade.id, units: intent.units === 'ALL' ? 'ALL' : units.toString() };
+        const signed = trade.unitsNum > 0 ? -units : units;
+        const tradeClose: { tradeID: string; clientTradeID?: string; units: string } = { tradeID: trade.id, units: intent.units === 'ALL' ? 'ALL' : String(units) };
         if (trade.clientExtensions?.id) tradeClose.clientTradeID = trade.clientExtensions.id;
         this.#queueMarket(trade.instrument, {
           instrument: trade.instrument,
-          units: signed.toString(),
+          units: String(signed),
           timeInForce: 'FOK',
           positionFill: 'REDUCE_ONLY',
           reason: 'TRADE_CLOSE',
@@ -483,13 +485,13 @@ export class SimBroker implements Execution {
       }
       case 'closePosition': {
         const { long, short } = this.ledger.position(intent.instrument);
-        const want = (spec: string | undefined, have: number): Decimal | undefined | 'reject' => {
+        const want = (spec: string | undefined, have: number): number | undefined | 'reject' => {
           if (spec === undefined || spec === 'NONE') return undefined;
           if (have === 0) return 'reject';
           const abs = Math.abs(have);
-          if (spec === 'ALL') return new Decimal(abs);
-          const d = new Decimal(spec);
-          return d.gt(abs) || d.lte(0) ? 'reject' : d;
+          if (spec === 'ALL') return abs;
+          const d = Number(spec);
+          return !(d <= abs && d > 0) ? 'reject' : d;
         };
         const l = want(intent.longUnits, long);
         const s = want(intent.shortUnits, short);
@@ -501,7 +503,7 @@ export class SimBroker implements Execution {
         if (l) {
           this.#queueMarket(intent.instrument, {
             instrument: intent.instrument,
-            units: l.neg().toString(),
+            units: String(-l),
             timeInForce: 'FOK',
             positionFill: 'REDUCE_ONLY',
             reason: 'POSITION_CLOSEOUT',
@@ -511,7 +513,7 @@ export class SimBroker implements Execution {
         if (s) {
           this.#queueMarket(intent.instrument, {
             instrument: intent.instrument,
-            units: s.toString(),
+            units: String(s),
             timeInForce: 'FOK',
             positionFill: 'REDUCE_ONLY',
             reason: 'POSITION_CLOSEOUT',
@@ -690,7 +692,7 @@ export class SimBroker implements Execution {
     const type = (DEPENDENT_TX[t.type] ?? t.type.replace(/_ORDER$/, '')) as SimOrderType;
     let instrument: Instrument;
     let side: 1 | -1;
-    let units: Decimal | undefined;
+    let units: number | undefined;
     let level: number;
     let distance = 0;
     const trade = t.tradeID !== undefined ? this.ledger.trades.get(t.tradeID) : undefined;
@@ -700,8 +702,8 @@ export class SimBroker implements Execution {
       units = undefined;
     } else {
       instrument = this.#instruments.get(t.instrument!);
-      units = new Decimal(t.units!);
-      side = units.isNegative() ? -1 : 1;
+      units = Number(t.units!);
+      side = units < 0 ? -1 : 1;
     }
     const q = this.#quotes.get(instrument.name);
     if (type === 'TRAILING_STOP_LOSS') {
@@ -776,7 +778,7 @@ export class SimBroker implements Execution {
       this.#reject('MARKET_ORDER_REJECT', { ...r }, 'TRADE_DOESNT_EXIST');
       return;
     }
-    let units = new Decimal(r.units);
+    let units = Number(r.units);
     if (r.longPositionCloseout || r.shortPositionCloseout) {
       const pos = this.ledger.position(r.instrument);
       const have = r.longPositionCloseout ? pos.long : -pos.short;
@@ -784,9 +786,9 @@ export class SimBroker implements Execution {
         this.#reject('MARKET_ORDER_REJECT', { ...r }, 'CLOSEOUT_POSITION_DOESNT_EXIST');
         return;
       }
-      if (units.abs().gt(have)) units = new Decimal(r.longPositionCloseout ? -have : have);
+      if (Math.abs(units) > have) units = r.longPositionCloseout ? -have : have;
     }
-    const created = this.#emit({ type: 'MARKET_ORDER', ...r, units: units.toString() });
+    const created = this.#emit({ type: 'MARKET_ORDER', ...r, units: String(units) });
     this.#execute(book, {
       orderID: created.id,
       clientOrderID: q.clientID,
@@ -796,7 +798,7 @@ export class SimBroker implements Execution {
       priceBound: r.priceBound !== undefined ? Number(r.priceBound) : Number.NaN,
       bid,
       ask,
-      px: units.isNegative() ? bid : ask,
+      px: units < 0 ? bid : ask,
       t,
       created: r as unknown as Record<string, unknown>,
       tradeClose: r.tradeClose,
@@ -819,7 +821,7 @@ export class SimBroker implements Execution {
         orderID: o.id,
         clientOrderID: o.clientID,
         type: o.type,
-        units: trade.units.neg(),
+        units: -trade.unitsNum,
         positionFill: 'REDUCE_ONLY',
         priceBound: Number.NaN,
         bid,
@@ -863,7 +865,7 @@ export class SimBroker implements Execution {
       orderID: string;
       clientOrderID: string | undefined;
       type: SimOrderType;
-      units: Decimal;
+      units: number;
       positionFill: string;
       priceBound: number;
       bid: number;
@@ -877,7 +879,7 @@ export class SimBroker implements Execution {
     },
   ): void {
     const inst = book.instrument;
-    const buy = a.units.isPositive();
+    const buy = a.units > 0;
     const pxNum = inst.snap(a.px);
     const price = inst.price(pxNum);
     const cancel = (reason: OrderCancelReason): void => {
@@ -891,29 +893,29 @@ export class SimBroker implements Execution {
       return;
     }
 
-    // Plan reductions.
-    const chunks: { trade: LedgerTrade; units: Decimal }[] = [];
-    let remaining = a.units.abs();
+    // Plan reductions: a named trade, or the opposite trades oldest first.
+    const chunks: { trade: LedgerTrade; units: number }[] = [];
+    let remaining = Math.abs(a.units);
     if (a.tradeClose) {
       const trade = this.ledger.trades.get(a.tradeClose.tradeID)!;
       chunks.push({ trade, units: remaining });
-      remaining = ZERO;
+      remaining = 0;
     } else {
       const pf = a.positionFill === 'POSITION_DEFAULT' ? 'DEFAULT' : a.positionFill;
       const reduce = a.closeout !== 0 || pf === 'REDUCE_FIRST' || pf === 'REDUCE_ONLY' || (pf === 'DEFAULT' && !this.#opts.hedging);
       if (reduce) {
         for (const t of this.ledger.trades.values()) {
-          if (remaining.isZero()) break;
+          if (remaining === 0) break;
           if (t.instrument !== inst.name || t.unitsNum > 0 === buy) continue;
-          const take = Decimal.min(remaining, t.units.abs());
+          const take = Math.min(remaining, Math.abs(t.unitsNum));
           chunks.push({ trade: t, units: take });
-          remaining = remaining.minus(take);
+          remaining = roundUnits(remaining - take);
         }
       }
-      if (pf === 'REDUCE_ONLY' || a.closeout !== 0) remaining = ZERO;
+      if (pf === 'REDUCE_ONLY' || a.closeout !== 0) remaining = 0;
     }
     const opening = remaining;
-    if (chunks.length === 0 && opening.isZero()) {
+    if (chunks.length === 0 && opening === 0) {
       cancel('POSITION_CLOSEOUT_FAILED' as OrderCancelReason);
       return;
     }
@@ -923,7 +925,7 @@ export class SimBroker implements Execution {
     const c = a.created;
     let tpPrice: number | undefined;
     let slPrice: number | undefined;
-    if (opening.gt(0)) {
+    if (opening > 0) {
       const tp = c.takeProfitOnFill as { price?: string; distance?: string } | undefined;
       const sl = c.stopLossOnFill as { price?: string; distance?: string } | undefined;
       if (tp) tpPrice = tp.price !== undefined ? Number(tp.price) : inst.snap(buy ? pxNum + Number(tp.distance) : pxNum - Number(tp.distance));
@@ -937,65 +939,75 @@ export class SimBroker implements Execution {
         cancel('STOP_LOSS_ON_FILL_LOSS');
         return;
       }
-      if (!this.#marginOk(inst, buy ? opening.toNumber() : -opening.toNumber(), chunks, a.bid, a.ask)) {
+      if (!this.#marginOk(inst, buy ? opening : -opening, chunks, a.bid, a.ask)) {
         cancel('INSUFFICIENT_MARGIN');
         return;
       }
     }
 
-    // Money.
-    const halfSpread = new Decimal(a.ask - a.bid).div(2).abs();
+    // Money, exact: prices and units as integers, one rounding per amount (money.ts).
+    const d = inst.displayPrecision;
+    const pScale = 10 ** d;
+    const uPlaces = inst.tradeUnitsPrecision;
+    const uScale = 10 ** uPlaces;
+    const pxInt = BigInt(Math.round(pxNum * pScale));
+    // Half the spread, at one more decimal place: (ask - bid) * 5 / 10^(d+1).
+    const halfSpreadInt = BigInt(Math.abs(Math.round(inst.snap(a.ask) * pScale) - Math.round(inst.snap(a.bid) * pScale)) * 5);
+    const gain = formatFactor(factors.gain);
+    const loss = formatFactor(factors.loss);
     const fillID = this.#peekID();
-    let pl = ZERO;
-    let spreadCost = ZERO;
+    let pl: Amount = 0;
+    let spreadCost: Amount = 0;
     const closed: TradeReduce[] = [];
     let reduced: TradeReduce | undefined;
-    const pxDec = new Decimal(price);
     for (const ch of chunks) {
-      const signedTrade = ch.trade.unitsNum > 0 ? ch.units : ch.units.neg(); // units of the trade being closed
-      const quotePL = pxDec.minus(ch.trade.price).times(signedTrade);
-      const realized = quotePL.times(quotePL.isNegative() ? factors.loss : factors.gain).toDecimalPlaces(4);
-      const cost = ch.units.times(halfSpread).times(factors.loss).toDecimalPlaces(4);
-      pl = pl.plus(realized);
-      spreadCost = spreadCost.plus(cost);
+      const closedUnits = ch.trade.unitsNum > 0 ? ch.units : -ch.units; // units of the trade being closed
+      const unitsInt = BigInt(Math.round(closedUnits * uScale));
+      const quotePL = (pxInt - BigInt(Math.round(ch.trade.priceNum * pScale))) * unitsInt;
+      const realized = convert(quotePL, d + uPlaces, quotePL < 0n ? loss : gain);
+      const cost = convert(halfSpreadInt * (unitsInt < 0n ? -unitsInt : unitsInt), d + 1 + uPlaces, loss);
+      pl = add(pl, realized);
+      spreadCost = add(spreadCost, cost);
       const entry: TradeReduce = {
         tradeID: ch.trade.id,
-        units: signedTrade.neg().toString(),
+        units: String(-closedUnits),
         price,
-        realizedPL: toAccountUnits(realized),
+        realizedPL: formatAmount(realized),
         financing: '0.0000',
-        halfSpreadCost: toAccountUnits(cost),
-      } as TradeReduce;
-      if (ch.units.eq(ch.trade.units.abs())) closed.push(entry);
+        halfSpreadCost: formatAmount(cost),
+      };
+      if (ch.units === Math.abs(ch.trade.unitsNum)) closed.push(entry);
       else reduced = entry;
     }
     let opened: TradeOpen | undefined;
-    if (opening.gt(0)) {
-      const signed = buy ? opening : opening.neg();
-      const cost = opening.times(halfSpread).times(factors.loss).toDecimalPlaces(4);
-      spreadCost = spreadCost.plus(cost);
+    if (opening > 0) {
+      const signed = buy ? opening : -opening;
+      const cost = convert(halfSpreadInt * BigInt(Math.round(opening * uScale)), d + 1 + uPlaces, loss);
+      spreadCost = add(spreadCost, cost);
       const rate = Math.max(this.#accountMarginRate, inst.marginRate);
-      const margin = new Decimal(opening.toNumber() * ((a.bid + a.ask) / 2) * ((factors.gain + factors.loss) / 2) * rate).toDecimalPlaces(4);
-      opened = {
+      const margin = Math.round(opening * ((a.bid + a.ask) / 2) * ((factors.gain + factors.loss) / 2) * rate * 10_000);
+      const o: { -readonly [K in keyof TradeOpen]: TradeOpen[K] } = {
         tradeID: fillID,
-        units: signed.toString(),
+        units: String(signed),
         price,
-        halfSpreadCost: toAccountUnits(cost),
-        initialMarginRequired: toAccountUnits(margin),
-      } as TradeOpen;
+        halfSpreadCost: formatAmount(cost),
+        initialMarginRequired: formatAmount(margin),
+      };
       const tce = c.tradeClientExtensions as ClientExtensions | undefined;
-      if (tce) (opened as { clientExtensions?: ClientExtensions }).clientExtensions = tce;
+      if (tce) o.clientExtensions = tce;
+      opened = o;
     }
     let filledUnits = opening;
-    for (const ch of chunks) filledUnits = filledUnits.plus(ch.units);
-    const commission = this.#commission.isZero() ? ZERO : filledUnits.times(this.#commission).div(1_000_000).toDecimalPlaces(4);
-    const units = buy ? filledUnits : filledUnits.neg();
+    for (const ch of chunks) filledUnits += ch.units;
+    filledUnits = roundUnits(filledUnits);
+    const commission = this.#commission.int === 0n ? 0 : roundTo4(this.#commission.int * BigInt(Math.round(filledUnits * uScale)), this.#commission.places + uPlaces + 6);
+    const units = buy ? filledUnits : -filledUnits;
     const fill: Draft = {
       type: 'ORDER_FILL',
       orderID: a.orderID,
       instrument: inst.name,
-      units: units.toString(),
-      requestedUnits: a.units.toString(),
+      units: String(units),
+      requestedUnits: String(a.units),
       price,
       fullVWAP: price,
       fullPrice: {
@@ -1007,14 +1019,14 @@ export class SimBroker implements Execution {
         timestamp: formatTime(a.t),
       },
       reason: a.tradeClose && a.type === 'MARKET' ? 'MARKET_ORDER_TRADE_CLOSE' : a.closeout !== 0 ? 'MARKET_ORDER_POSITION_CLOSEOUT' : FILL_REASON[a.type],
-      pl: toAccountUnits(pl),
+      pl: formatAmount(pl),
       financing: '0.0000',
-      commission: toAccountUnits(commission),
+      commission: formatAmount(commission),
       guaranteedExecutionFee: '0.0000',
-      accountBalance: toAccountUnits(this.ledger.balance.plus(pl).minus(commission)),
-      gainQuoteHomeConversionFactor: formatFactor(factors.gain),
-      lossQuoteHomeConversionFactor: formatFactor(factors.loss),
-      halfSpreadCost: toAccountUnits(spreadCost),
+      accountBalance: formatAmount(add(this.ledger.balance, pl - commission)),
+      gainQuoteHomeConversionFactor: gain,
+      lossQuoteHomeConversionFactor: loss,
+      halfSpreadCost: formatAmount(spreadCost),
     };
     if (a.clientOrderID !== undefined) fill.clientOrderID = a.clientOrderID;
     if (opened) fill.tradeOpened = opened;
@@ -1023,7 +1035,7 @@ export class SimBroker implements Execution {
     const closedTrades = closed.map((e) => this.ledger.trades.get(e.tradeID)!);
     this.#emit(fill);
     this.stats.fills++;
-    if (this.#inAmbiguous) this.stats.ambiguousPL = this.stats.ambiguousPL.plus(pl);
+    if (this.#inAmbiguous) this.stats.ambiguousPL = add(this.stats.ambiguousPL, pl);
 
     // The closed trades' remaining dependent orders.
     for (const t of closedTrades) {
@@ -1062,9 +1074,9 @@ export class SimBroker implements Execution {
   }
 
   /** Margin after a fill that opens `openUnits` (signed) and closes `chunks`: margin used must stay within NAV. */
-  #marginOk(inst: Instrument, openUnits: number, chunks: readonly { trade: LedgerTrade; units: Decimal }[], bid: number, ask: number): boolean {
+  #marginOk(inst: Instrument, openUnits: number, chunks: readonly { trade: LedgerTrade; units: number }[], bid: number, ask: number): boolean {
     const netBy = new Map<string, { long: number; short: number }>();
-    let nav = this.ledger.balance.toNumber();
+    let nav = this.ledger.balance / 10_000;
     for (const t of this.ledger.trades.values()) {
       let e = netBy.get(t.instrument);
       if (!e) {
@@ -1081,8 +1093,8 @@ export class SimBroker implements Execution {
       netBy.set(inst.name, e);
     }
     for (const ch of chunks) {
-      if (ch.trade.unitsNum > 0) e.long -= ch.units.toNumber();
-      else e.short -= ch.units.toNumber();
+      if (ch.trade.unitsNum > 0) e.long -= ch.units;
+      else e.short -= ch.units;
     }
     if (openUnits > 0) e.long += openUnits;
     else e.short -= openUnits;
@@ -1145,6 +1157,11 @@ export class SimBroker implements Execution {
   complete(): void {
     this.#tx.complete();
   }
+}
+
+/** Units rounded to 1e-6: sums of fractional CFD units never carry binary noise. */
+function roundUnits(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
 }
 
 /** The first 17:00 New York strictly after `t`: v20's trading-day boundary (financing, GFD expiry). */

@@ -1,4 +1,3 @@
-import type { Decimal } from '../../domain/decimal.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
 
@@ -27,7 +26,7 @@ export interface SimOrder {
   /** +1 buys (fills at the ask), -1 sells (fills at the bid). */
   readonly side: 1 | -1;
   /** Signed units for entry orders; undefined for dependent orders (they close their trade). */
-  readonly units: Decimal | undefined;
+  readonly units: number | undefined;
   /** Trigger level (limit/stop/TP/SL price, or the trailing stop's current value). */
   level: number;
   /** Trailing distance in price units (TRAILING_STOP_LOSS only). */

@@ -1,0 +1,91 @@
+/**
+ * Exact money for the ledger: account amounts as integers of 1/10,000 of the currency unit, the
+ * resolution of v20's AccountUnits ("102107.4442"). Sums and differences of such integers are exact
+ * in a JS number up to ±2^53 (about ±900 billion currency units), which every operation checks.
+ *
+ * Products with a conversion factor go through BigInt: `convert` multiplies an exact quote-currency
+ * amount by the factor's decimal digits and rounds half away from zero to 4 places, so every P/L and
+ * cost is the exact decimal result rounded once, as v20 reports it. This keeps fills at a few
+ * microseconds; decimal.js is used where a computation needs arbitrary precision and is rare
+ * (daily financing).
+ */
+export type Amount = number;
+
+/** Thrown when an amount is not a decimal with at most 4 places, or leaves the exact range. */
+export class MoneyError extends Error {
+  readonly code = 'MONEY' as const;
+}
+
+const MAX = Number.MAX_SAFE_INTEGER;
+
+function safe(x: number): number {
+  if (!(x <= MAX && x >= -MAX)) throw new MoneyError(`amount out of the exact range: ${x}`);
+  return x;
+}
+
+/** Parses a v20 account amount ("-13.7000", "100000") into 1/10,000 units. */
+export function amount(s: string): Amount {
+  const neg = s.charCodeAt(0) === 45;
+  const body = neg || s.charCodeAt(0) === 43 ? s.slice(1) : s;
+  const dot = body.indexOf('.');
+  const int = dot < 0 ? body : body.slice(0, dot);
+  let frac = dot < 0 ? '' : body.slice(dot + 1);
+  if (!/^\d+$/.test(int) || (frac.length > 0 && !/^\d+$/.test(frac))) throw new MoneyError(`not a decimal amount: "${s}"`);
+  if (frac.length > 4) {
+    if (!/^0*$/.test(frac.slice(4))) throw new MoneyError(`more than 4 decimal places: "${s}"`);
+    frac = frac.slice(0, 4);
+  }
+  const v = Number(int) * 10_000 + Number(frac.padEnd(4, '0'));
+  return safe(neg ? -v : v);
+}
+
+/** Formats 1/10,000 units as v20 does: exactly 4 decimals. */
+export function formatAmount(x: Amount): string {
+  const neg = x < 0;
+  const a = Math.abs(x);
+  const int = Math.floor(a / 10_000);
+  const frac = a - int * 10_000;
+  return `${neg && a !== 0 ? '-' : ''}${int}.${String(frac).padStart(4, '0')}`;
+}
+
+/** The amount as a plain number of currency units (for reports and decisions, not for the ledger). */
+export function toUnits(x: Amount): number {
+  return x / 10_000;
+}
+
+export function add(a: Amount, b: Amount): Amount {
+  return safe(a + b);
+}
+
+/** A decimal string as an exact integer mantissa and its number of decimal places. */
+export function scaled(s: string): { readonly int: bigint; readonly places: number } {
+  const neg = s.charCodeAt(0) === 45;
+  const body = neg || s.charCodeAt(0) === 43 ? s.slice(1) : s;
+  const dot = body.indexOf('.');
+  const digits = dot < 0 ? body : body.slice(0, dot) + body.slice(dot + 1);
+  if (!/^\d+$/.test(digits)) throw new MoneyError(`not a decimal: "${s}"`);
+  const int = BigInt(digits);
+  return { int: neg ? -int : int, places: dot < 0 ? 0 : body.length - dot - 1 };
+}
+
+const POW10: bigint[] = Array.from({ length: 40 }, (_, i) => 10n ** BigInt(i));
+
+/** Rounds `int × 10^-places` to 4 places, half away from zero, as 1/10,000 units. */
+export function roundTo4(int: bigint, places: number): Amount {
+  if (places <= 4) return safe(Number(int * POW10[4 - places]!));
+  const div = POW10[places - 4]!;
+  const neg = int < 0n;
+  const a = neg ? -int : int;
+  let q = a / div;
+  if ((a % div) * 2n >= div) q += 1n;
+  return safe(Number(neg ? -q : q));
+}
+
+/**
+ * Converts an exact quote-currency amount (`int × 10^-places`) to the home currency with a
+ * conversion factor given as a decimal string, rounding once to 4 places.
+ */
+export function convert(int: bigint, places: number, factor: string): Amount {
+  const f = scaled(factor);
+  return roundTo4(int * f.int, places + f.places);
+}
