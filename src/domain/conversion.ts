@@ -85,6 +85,7 @@ export class HomeConversion {
 
 /** Formats a factor as v20 does: a decimal string with up to 10 significant digits. */
 export function formatFactor(x: number): string {
+  if (x === 1) return '1';
   const s = String(Number(x.toPrecision(10)));
   return s.includes('e') ? x.toFixed(20).replace(/0+$/, '') : s;
 }

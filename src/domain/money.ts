@@ -25,17 +25,39 @@ function safe(x: number): number {
 
 /** Parses a v20 account amount ("-13.7000", "100000") into 1/10,000 units. */
 export function amount(s: string): Amount {
-  const neg = s.charCodeAt(0) === 45;
-  const body = neg || s.charCodeAt(0) === 43 ? s.slice(1) : s;
-  const dot = body.indexOf('.');
-  const int = dot < 0 ? body : body.slice(0, dot);
-  let frac = dot < 0 ? '' : body.slice(dot + 1);
-  if (!/^\d+$/.test(int) || (frac.length > 0 && !/^\d+$/.test(frac))) throw new MoneyError(`not a decimal amount: "${s}"`);
-  if (frac.length > 4) {
-    if (!/^0*$/.test(frac.slice(4))) throw new MoneyError(`more than 4 decimal places: "${s}"`);
-    frac = frac.slice(0, 4);
+  const n = s.length;
+  let i = 0;
+  let neg = false;
+  const c0 = s.charCodeAt(0);
+  if (c0 === 45 || c0 === 43) {
+    neg = c0 === 45;
+    i = 1;
   }
-  const v = Number(int) * 10_000 + Number(frac.padEnd(4, '0'));
+  let int = 0;
+  let digits = 0;
+  for (; i < n; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d === -2) break; // '.'
+    if (d < 0 || d > 9) throw new MoneyError(`not a decimal amount: "${s}"`);
+    int = int * 10 + d;
+    digits++;
+  }
+  let frac = 0;
+  let places = 0;
+  if (i < n) {
+    for (i++; i < n; i++) {
+      const d = s.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) throw new MoneyError(`not a decimal amount: "${s}"`);
+      if (places < 4) {
+        frac = frac * 10 + d;
+        places++;
+      } else if (d !== 0) throw new MoneyError(`more than 4 decimal places: "${s}"`);
+    }
+    if (places === 0 && digits === 0) throw new MoneyError(`not a decimal amount: "${s}"`);
+  }
+  if (digits === 0 && places === 0) throw new MoneyError(`not a decimal amount: "${s}"`);
+  for (; places < 4; places++) frac *= 10;
+  const v = int * 10_000 + frac;
   return safe(neg ? -v : v);
 }
 
@@ -86,6 +108,7 @@ export function roundTo4(int: bigint, places: number): Amount {
  * conversion factor given as a decimal string, rounding once to 4 places.
  */
 export function convert(int: bigint, places: number, factor: string): Amount {
+  if (factor === '1') return roundTo4(int, places);
   const f = scaled(factor);
   return roundTo4(int * f.int, places + f.places);
 }

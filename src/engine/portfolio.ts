@@ -2,7 +2,7 @@ import { amount, toUnits, type Amount } from '../domain/money.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { Ledger, type LedgerTrade } from '../domain/ledger.ts';
-import type { UnixMs } from '../domain/time.ts';
+import { parseTime, type UnixMs } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { HomeConversion, type Quote } from '../domain/conversion.ts';
 
@@ -81,7 +81,7 @@ export class Portfolio {
     const wasFlat = this.ledger.trades.size === 0;
     if (!this.ledger.apply(tx)) return false;
     this.#balance = toUnits(this.ledger.balance);
-    const t = parseTimeFast(tx.time);
+    const t = parseTime(tx.time);
     if (wasFlat && this.ledger.trades.size > 0) this.#exposedSince = t;
     else if (!wasFlat && this.ledger.trades.size === 0 && !Number.isNaN(this.#exposedSince)) {
       this.exposureMs += Math.max(0, t - this.#exposedSince);
@@ -91,7 +91,7 @@ export class Portfolio {
   }
 
   #recordClosures(tx: Extract<Transaction, { type: 'ORDER_FILL' }>): void {
-    const closeTime = parseTimeFast(tx.time);
+    const closeTime = parseTime(tx.time);
     for (const r of tx.tradesClosed ?? []) {
       const t = this.ledger.trades.get(r.tradeID);
       if (!t) continue;
@@ -245,7 +245,3 @@ export class Portfolio {
   }
 }
 
-/** RFC 3339 with nine fraction digits, as the simulator and v20 write them: a fast path for the common form. */
-function parseTimeFast(s: string): UnixMs {
-  return Date.parse(s.length > 24 ? `${s.slice(0, 23)}Z` : s);
-}

@@ -74,7 +74,7 @@ const SPREAD_BY_HOUR = [1.3, 1.2, 1.1, 1.1, 1.1, 1.0, 1.0, 0.9, 0.85, 0.85, 0.9,
 const MINUTE = 60_000;
 const MINUTES_PER_YEAR = 252 * 1440;
 
-/** sfc32: a small, fast, well-distributed 32-bit PRNG. */
+/** sfc32: a small, fast, well-distributed PRNG; returns unsigned 32-bit integers. */
 function sfc32(a: number, b: number, c: number, d: number): () => number {
   return () => {
     a |= 0; b |= 0; c |= 0; d |= 0;
@@ -84,7 +84,7 @@ function sfc32(a: number, b: number, c: number, d: number): () => number {
     b = (c + (c << 3)) | 0;
     c = (c << 21) | (c >>> 11);
     c = (c + t) | 0;
-    return (t >>> 0) / 4294967296;
+    return t >>> 0;
   };
 }
 
@@ -95,6 +95,26 @@ function hashSeed(seed: number, text: string): number {
     h ^= h >>> 13;
   }
   return h >>> 0;
+}
+
+const U32 = 4294967296;
+const TABLE_BITS = 16;
+
+/**
+ * 65,536 standard normal draws (Box-Muller over the seeded PRNG), sampled by 16-bit index: two
+ * normals per PRNG call and no logarithms in the per-candle loop.
+ */
+function normalTable(rnd: () => number): Float64Array {
+  const n = 1 << TABLE_BITS;
+  const t = new Float64Array(n);
+  for (let i = 0; i < n; i += 2) {
+    const u = Math.max(rnd() / U32, 1e-12);
+    const r = Math.sqrt(-2 * Math.log(u));
+    const th = (2 * Math.PI * rnd()) / U32;
+    t[i] = r * Math.cos(th);
+    t[i + 1] = r * Math.sin(th);
+  }
+  return t;
 }
 
 /** The trading week around `t`: [open, close) in ms, Sunday 17:00 to Friday 17:00 New York. */
@@ -113,26 +133,13 @@ export function* syntheticM1Batches(instrument: string, from: UnixMs, to: UnixMs
   const s = hashSeed(seed, instrument);
   const rnd = sfc32(s, s ^ 0xdeadbeef, s ^ 0x1234567, 0x6d2b79f5);
   for (let i = 0; i < 20; i++) rnd();
+  const normals = normalTable(rnd);
+  const mask = (1 << TABLE_BITS) - 1;
   const scale = 10 ** p.decimals;
-  const snap = (x: number): number => Math.round(x * scale) / scale;
   const pip = 10 ** p.pipLocation;
   const sigma = p.vol / Math.sqrt(MINUTES_PER_YEAR);
-  const logStart = Math.log(p.start);
-  let logMid = logStart;
-  let spareNormal = Number.NaN;
-  const normal = (): number => {
-    if (!Number.isNaN(spareNormal)) {
-      const z = spareNormal;
-      spareNormal = Number.NaN;
-      return z;
-    }
-    let u = rnd();
-    if (u < 1e-12) u = 1e-12;
-    const r = Math.sqrt(-2 * Math.log(u));
-    const th = 2 * Math.PI * rnd();
-    spareNormal = r * Math.sin(th);
-    return r * Math.cos(th);
-  };
+  const start = p.start;
+  let mid = start;
 
   let t = Math.ceil(from / MINUTE) * MINUTE;
   let week = tradingWeek(t);
@@ -148,24 +155,33 @@ export function* syntheticM1Batches(instrument: string, from: UnixMs, to: UnixMs
       continue;
     }
     const hour = ((t / 3_600_000) | 0) % 24;
-    const vs = sigma * VOL_BY_HOUR[hour]!;
-    let step = vs * normal();
-    if (rnd() < 0.0005) step += vs * 8 * normal();
-    step -= 2e-6 * (logMid - logStart);
-    const open = Math.exp(logMid);
-    logMid += step;
-    const close = Math.exp(logMid);
-    const up = Math.abs(normal()) * vs * 0.6 * open;
-    const down = Math.abs(normal()) * vs * 0.6 * open;
-    const mh = Math.max(open, close) + up;
-    const ml = Math.min(open, close) - down;
-    const spread = Math.max(0.1, p.spreadPips * SPREAD_BY_HOUR[hour]! * (0.85 + 0.3 * rnd())) * pip;
+    const vh = VOL_BY_HOUR[hour]!;
+    const vs = sigma * vh;
+    const r1 = rnd();
+    const r2 = rnd();
+    const r3 = rnd();
+    const z = normals[r1 & mask]!;
+    let step = vs * z;
+    // Fat tails: about one minute in 2,000 carries a jump of several sigmas.
+    if ((r1 >>> 16) < 33) step += vs * 8 * normals[(r3 >>> 16) & mask]!;
+    // Weak mean reversion towards the start level keeps prices plausible over years.
+    step -= 2e-6 * (mid / start - 1);
+    const open = mid;
+    mid = mid * (1 + step + 0.5 * step * step);
+    const close = mid;
+    const up = Math.abs(normals[r2 & mask]!) * vs * 0.6 * open;
+    const down = Math.abs(normals[r2 >>> 16]!) * vs * 0.6 * open;
+    const spread = Math.max(0.1, p.spreadPips * SPREAD_BY_HOUR[hour]! * (0.85 + 0.3 * ((r3 & 0xffff) / 65536))) * pip;
     const half = spread / 2;
-    const bo = snap(open - half);
-    const bc = snap(close - half);
-    const bh = Math.max(snap(mh - half), bo, bc);
-    const bl = Math.min(snap(ml - half), bo, bc);
-    const sp = snap(spread);
+    const bo = Math.round((open - half) * scale) / scale;
+    const bc = Math.round((close - half) * scale) / scale;
+    let bh = Math.round((Math.max(open, close) + up - half) * scale) / scale;
+    let bl = Math.round((Math.min(open, close) - down - half) * scale) / scale;
+    if (bh < bo) bh = bo;
+    if (bh < bc) bh = bc;
+    if (bl > bo) bl = bo;
+    if (bl > bc) bl = bc;
+    const sp = Math.round(spread * scale);
     batch.push({
       kind: 'candle',
       instrument,
@@ -176,11 +192,11 @@ export function* syntheticM1Batches(instrument: string, from: UnixMs, to: UnixMs
       bh,
       bl,
       bc,
-      ao: snap(bo + sp),
-      ah: snap(bh + sp),
-      al: snap(bl + sp),
-      ac: snap(bc + sp),
-      volume: 1 + Math.round((Math.abs(step) / sigma) * 20 * VOL_BY_HOUR[hour]! + 10 * rnd()),
+      ao: (Math.round(bo * scale) + sp) / scale,
+      ah: (Math.round(bh * scale) + sp) / scale,
+      al: (Math.round(bl * scale) + sp) / scale,
+      ac: (Math.round(bc * scale) + sp) / scale,
+      volume: 1 + Math.round(Math.abs(z) * 20 * vh + ((r3 >>> 8) & 15)),
       complete: true,
     });
     if (batch.length === batchSize) {

@@ -13,6 +13,7 @@ import type {
   ClientExtensions,
   OrderCancelReason,
   OrderFillReason,
+  MarketOrderRequest,
   OrderRequest,
   Transaction,
   TransactionRejectReason,
@@ -594,13 +595,22 @@ export class SimBroker implements Execution {
       replacement = { cancellingTransactionID: cancelID, replacesOrderID: replaces.id };
     }
     if (r.type === 'MARKET') {
-      const { type: _t, ...rest } = r;
-      this.#queueMarket(r.instrument!, {
-        ...(rest as unknown as MarketRequest),
-        timeInForce: (r.timeInForce as string | undefined) ?? 'FOK',
-        positionFill: (r.positionFill as string | undefined) ?? 'DEFAULT',
+      const m = request as MarketOrderRequest;
+      const q: { -readonly [K in keyof MarketRequest]: MarketRequest[K] } = {
+        instrument: m.instrument,
+        units: m.units,
+        timeInForce: m.timeInForce ?? 'FOK',
+        positionFill: m.positionFill ?? 'DEFAULT',
         reason: 'CLIENT_ORDER',
-      }, cid);
+      };
+      if (m.priceBound !== undefined) q.priceBound = m.priceBound;
+      if (m.clientExtensions !== undefined) q.clientExtensions = m.clientExtensions;
+      if (m.takeProfitOnFill !== undefined) q.takeProfitOnFill = m.takeProfitOnFill as Record<string, unknown>;
+      if (m.stopLossOnFill !== undefined) q.stopLossOnFill = m.stopLossOnFill as Record<string, unknown>;
+      if (m.trailingStopLossOnFill !== undefined) q.trailingStopLossOnFill = m.trailingStopLossOnFill as Record<string, unknown>;
+      if (m.guaranteedStopLossOnFill !== undefined) q.guaranteedStopLossOnFill = m.guaranteedStopLossOnFill as Record<string, unknown>;
+      if (m.tradeClientExtensions !== undefined) q.tradeClientExtensions = m.tradeClientExtensions;
+      this.#queueMarket(m.instrument, q, cid);
       return;
     }
     const { type, ...fields } = r;
@@ -882,14 +892,8 @@ export class SimBroker implements Execution {
     const buy = a.units > 0;
     const pxNum = inst.snap(a.px);
     const price = inst.price(pxNum);
-    const cancel = (reason: OrderCancelReason): void => {
-      const d: Draft = { type: 'ORDER_CANCEL', orderID: a.orderID, reason };
-      if (a.clientOrderID !== undefined) d.clientOrderID = a.clientOrderID;
-      this.stats.cancels++;
-      this.#emit(d);
-    };
     if (!Number.isNaN(a.priceBound) && (buy ? pxNum > a.priceBound : pxNum < a.priceBound)) {
-      cancel('BOUNDS_VIOLATION');
+      this.#cancelFill(a.orderID, a.clientOrderID, 'BOUNDS_VIOLATION');
       return;
     }
 
@@ -916,7 +920,7 @@ export class SimBroker implements Execution {
     }
     const opening = remaining;
     if (chunks.length === 0 && opening === 0) {
-      cancel('POSITION_CLOSEOUT_FAILED' as OrderCancelReason);
+      this.#cancelFill(a.orderID, a.clientOrderID, 'POSITION_CLOSEOUT_FAILED' as OrderCancelReason);
       return;
     }
     const factors = this.#conversion.factors(inst.quote);
@@ -932,15 +936,15 @@ export class SimBroker implements Execution {
       if (sl) slPrice = sl.price !== undefined ? Number(sl.price) : inst.snap(buy ? pxNum - Number(sl.distance) : pxNum + Number(sl.distance));
       const closing = buy ? a.bid : a.ask;
       if (tpPrice !== undefined && (buy ? tpPrice <= pxNum : tpPrice >= pxNum)) {
-        cancel('TAKE_PROFIT_ON_FILL_LOSS');
+        this.#cancelFill(a.orderID, a.clientOrderID, 'TAKE_PROFIT_ON_FILL_LOSS');
         return;
       }
       if (slPrice !== undefined && (buy ? slPrice >= closing : slPrice <= closing)) {
-        cancel('STOP_LOSS_ON_FILL_LOSS');
+        this.#cancelFill(a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_LOSS');
         return;
       }
       if (!this.#marginOk(inst, buy ? opening : -opening, chunks, a.bid, a.ask)) {
-        cancel('INSUFFICIENT_MARGIN');
+        this.#cancelFill(a.orderID, a.clientOrderID, 'INSUFFICIENT_MARGIN');
         return;
       }
     }
@@ -1051,12 +1055,6 @@ export class SimBroker implements Execution {
       const base = { tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
       const tce = c.tradeClientExtensions as ClientExtensions | undefined;
       const withClientTrade = tce?.id !== undefined ? { ...base, clientTradeID: tce.id } : base;
-      const details = (x: unknown): Record<string, unknown> => {
-        const d = { ...(x as Record<string, unknown>) };
-        d.timeInForce ??= 'GTC';
-        if (typeof d.gtdTime === 'string') d.gtdTime = formatTime(parseTime(d.gtdTime));
-        return d;
-      };
       if (tpPrice !== undefined) {
         const d = details(c.takeProfitOnFill);
         delete d.distance;
@@ -1071,6 +1069,14 @@ export class SimBroker implements Execution {
         this.#track(this.#emit({ type: 'TRAILING_STOP_LOSS_ORDER', ...withClientTrade, ...d, triggerCondition: 'DEFAULT' }), a.t);
       }
     }
+  }
+
+  /** Cancels an order at fill time (bounds, margin, on-fill checks): the order existed, it cannot fill. */
+  #cancelFill(orderID: string, clientOrderID: string | undefined, reason: OrderCancelReason): void {
+    const d: Draft = { type: 'ORDER_CANCEL', orderID, reason };
+    if (clientOrderID !== undefined) d.clientOrderID = clientOrderID;
+    this.stats.cancels++;
+    this.#emit(d);
   }
 
   /** Margin after a fill that opens `openUnits` (signed) and closes `chunks`: margin used must stay within NAV. */
@@ -1140,14 +1146,13 @@ export class SimBroker implements Execution {
 
   #emit(draft: Draft): Transaction {
     const id = String(this.#nextID++);
-    const tx = {
-      id,
-      time: formatTime(Number.isFinite(this.#now) ? this.#now : 0),
-      userID: 1,
-      accountID: this.accountID,
-      batchID: this.#batchID || id,
-      ...draft,
-    } as unknown as Transaction;
+    // The draft is the transaction's own fresh object: stamp it in place rather than copy it.
+    draft.id = id;
+    draft.time = formatTime(Number.isFinite(this.#now) ? this.#now : 0);
+    draft.userID = 1;
+    draft.accountID = this.accountID;
+    draft.batchID = this.#batchID || id;
+    const tx = draft as unknown as Transaction;
     this.ledger.apply(tx);
     this.#tx.next(tx);
     return tx;
@@ -1157,6 +1162,14 @@ export class SimBroker implements Execution {
   complete(): void {
     this.#tx.complete();
   }
+}
+
+/** On-fill details as a dependent order's fields: GTC by default, gtdTime in v20's form. */
+function details(x: unknown): Record<string, unknown> {
+  const d = { ...(x as Record<string, unknown>) };
+  d.timeInForce ??= 'GTC';
+  if (typeof d.gtdTime === 'string') d.gtdTime = formatTime(parseTime(d.gtdTime));
+  return d;
 }
 
 /** Units rounded to 1e-6: sums of fractional CFD units never carry binary noise. */
