@@ -55,7 +55,8 @@ const BATCH = 4096;
 class Builder {
   batch: Candle[] = [];
   #last = -Infinity;
-  #lastRow = '';
+  /** Recent rows by time, to recognise a repeated block of exact duplicates (HistData repeats an hour). */
+  readonly #recent = new Map<number, string>();
   readonly #scale: number;
   readonly #pip: number;
   constructor(
@@ -83,14 +84,22 @@ class Builder {
   #accept(time: UnixMs, line: number, row: string): boolean {
     if (Number.isNaN(time)) throw new DataError(this.file, line, 'time', `cannot read the time in "${row.slice(0, 60)}"`);
     if (time <= this.#last) {
-      if (time === this.#last && row === this.#lastRow) {
+      if (this.#recent.get(time) === row) {
         this.notices.duplicates++;
         return false;
       }
-      throw new DataError(this.file, line, 'time', `time ${new Date(time).toISOString()} is not after the previous row's ${new Date(this.#last).toISOString()}: sort the file by time and remove duplicates`);
+      throw new DataError(this.file, line, 'time', `time ${new Date(time).toISOString()} is not after the previous row's ${new Date(this.#last).toISOString()} and does not repeat an earlier row exactly: sort the file by time and remove duplicates`);
     }
     this.#last = time;
-    this.#lastRow = row;
+    this.#recent.set(time, row);
+    if (this.#recent.size > 512) {
+      // Forget the oldest half: only recent repeats are recognised.
+      let k = 0;
+      for (const key of this.#recent.keys()) {
+        if (k++ >= 256) break;
+        this.#recent.delete(key);
+      }
+    }
     if (this.o.from !== undefined && time < this.o.from) return false;
     if (this.o.to !== undefined && time >= this.o.to) return false;
     return true;

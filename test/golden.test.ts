@@ -1,0 +1,136 @@
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Catalog } from '../src/adapters/catalog/catalog.ts';
+import { runBacktest, type BacktestResult } from '../src/cli/backtest.ts';
+import { loadConfig } from '../src/cli/config.ts';
+import { loadStrategy } from '../src/cli/load-strategy.ts';
+import { loadInstruments } from '../src/domain/instrument.ts';
+import { amount, formatAmount } from '../src/domain/money.ts';
+
+/**
+ * Golden backtests on the bundled synthetic sample (deterministic: fixed generator and seed). The
+ * figures are pinned: a change of fill, money or engine semantics shows up here as a diff that
+ * must be explained, never silently.
+ */
+const catalog = new Catalog(resolve(import.meta.dirname, '../data/catalog'));
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+async function run(strategy: string, params: string[], overrides: Record<string, Record<string, unknown>> = {}): Promise<BacktestResult> {
+  const config = loadConfig(undefined, overrides as never);
+  const loaded = await loadStrategy(resolve(import.meta.dirname, '..', strategy), params);
+  return runBacktest({ loaded, config, instruments: loadInstruments(), candles: (r) => catalog.candles(r), log: silent, keepTransactions: true });
+}
+
+function ledgerSum(r: BacktestResult): string {
+  let sum = 0;
+  for (const t of r.transactions) {
+    const x = t as unknown as Record<string, string>;
+    if (t.type === 'TRANSFER_FUNDS') sum += amount(x.amount!);
+    if (t.type === 'ORDER_FILL') sum += amount(x.pl!) + amount(x.financing!) - amount(x.commission!) - amount(x.guaranteedExecutionFee!);
+    if (t.type === 'DAILY_FINANCING') sum += amount(x.financing!);
+  }
+  return formatAmount(sum);
+}
+
+describe('golden: sma-cross, EUR_USD H1 2024 (bundled sample, defaults)', () => {
+  it('reproduces the pinned figures', async () => {
+    const r = await run('strategies/sma-cross.ts', ['instrument=EUR_USD', 'granularity=H1']);
+    const s = r.summary;
+    const fills = r.transactions.filter((t) => t.type === 'ORDER_FILL').length;
+    const financing = r.transactions.filter((t) => t.type === 'DAILY_FINANCING').length;
+    expect({
+      trades: s.trades,
+      wins: s.wins,
+      openTrades: s.openTrades,
+      fills,
+      financingTransactions: financing,
+      transactions: r.transactions.length,
+      finalBalance: s.finalBalance,
+      netPL: s.netPL,
+      maxDrawdown: s.maxDrawdown,
+      spreadCost: s.spreadCost,
+      financing: s.financing,
+      sharpe: s.sharpe,
+    }).toMatchInlineSnapshot(`
+      {
+        "fills": 233,
+        "finalBalance": 99627.7876,
+        "financing": -121.6124,
+        "financingTransactions": 261,
+        "maxDrawdown": 659.4204,
+        "netPL": -373.0124,
+        "openTrades": 1,
+        "sharpe": -0.3968,
+        "spreadCost": 217.7,
+        "trades": 232,
+        "transactions": 729,
+        "wins": 80,
+      }
+    `);
+    // The balance is the exact sum of the transactions.
+    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
+    expect(ledgerSum(r)).toBe(last.accountBalance);
+  });
+});
+
+describe('golden: classic reference configuration', () => {
+  it('mid candles, zero spread, next-open market fills, long-only, fixed units', async () => {
+    const r = await run('strategies/sma-cross.ts', ['instrument=EUR_USD', 'granularity=H1', 'longOnly=true'], { data: { spread: 'mid' }, costs: { financing: false } });
+    const s = r.summary;
+    expect(s.spreadCost).toBe(0);
+    expect(s.financing).toBe(0);
+    const fills = r.transactions.filter((t) => t.type === 'ORDER_FILL') as unknown as { units: string; halfSpreadCost: string }[];
+    // Long-only with fixed units: every fill is +10000 (entry) or -10000 (exit).
+    expect(new Set(fills.map((f) => f.units))).toEqual(new Set(['10000', '-10000']));
+    expect(fills.every((f) => f.halfSpreadCost === '0.0000')).toBe(true);
+    expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, maxDrawdown: s.maxDrawdown }).toMatchInlineSnapshot(`
+      {
+        "finalBalance": 100101.9,
+        "maxDrawdown": 429.9,
+        "trades": 116,
+        "wins": 41,
+      }
+    `);
+  });
+});
+
+describe('golden: breakout-tpsl, GBP_USD H1 2024 (take profit and stop loss on fill)', () => {
+  it('reproduces the pinned figures and closes trades through TP and SL orders', async () => {
+    const r = await run('strategies/breakout-tpsl.ts', ['instrument=GBP_USD', 'granularity=H1']);
+    const reasons = new Map<string, number>();
+    for (const t of r.transactions) {
+      if (t.type === 'ORDER_FILL') {
+        const reason = (t as unknown as { reason: string }).reason;
+        reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+      }
+    }
+    expect(reasons.get('TAKE_PROFIT_ORDER')).toBeGreaterThan(0);
+    expect(reasons.get('STOP_LOSS_ORDER')).toBeGreaterThan(0);
+    const s = r.summary;
+    expect({
+      trades: s.trades,
+      wins: s.wins,
+      fills: Object.fromEntries([...reasons].sort()),
+      finalBalance: s.finalBalance,
+      maxDrawdown: s.maxDrawdown,
+      ambiguousCandles: s.ambiguousCandles,
+      ambiguousPL: s.ambiguousPL,
+    }).toMatchInlineSnapshot(`
+      {
+        "ambiguousCandles": 0,
+        "ambiguousPL": 0,
+        "fills": {
+          "MARKET_ORDER": 532,
+          "STOP_LOSS_ORDER": 369,
+          "TAKE_PROFIT_ORDER": 163,
+        },
+        "finalBalance": 99028.6145,
+        "maxDrawdown": 1494.8345,
+        "trades": 532,
+        "wins": 163,
+      }
+    `);
+    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
+    expect(ledgerSum(r)).toBe(last.accountBalance);
+  });
+});
