@@ -1,3 +1,5 @@
+import { DateTime } from 'luxon';
+
 /**
  * Time inside fxflow is epoch milliseconds held in a plain number (`UnixMs`).
  * On the v20 wire times are RFC 3339 strings with up to nanosecond precision, or UNIX seconds
@@ -91,4 +93,19 @@ export function formatUnixTime(t: UnixMs): string {
   const s = Math.floor(t / 1000);
   const ms = t - s * 1000;
   return `${s}.${String(ms).padStart(3, '0')}000000`;
+}
+
+const ZONELESS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
+
+/**
+ * A time in an order request. v20 accepts an RFC 3339 time without a zone and reads it as
+ * America/New_York local time (a recorded real response: gtdTime "2018-07-02T00:00:00" came back
+ * as 2018-07-02T04:00:00Z). Everything else is as `parseTime`.
+ */
+export function parseRequestTime(text: string): UnixMs {
+  if (ZONELESS.test(text)) {
+    const dt = DateTime.fromISO(text.slice(0, 23), { zone: 'America/New_York' });
+    return dt.isValid ? dt.toMillis() : Number.NaN;
+  }
+  return parseTime(text);
 }

@@ -8,7 +8,7 @@ import type { Instrument, InstrumentRegistry } from '../../domain/instrument.ts'
 import { assertNever, type OrderIntent } from '../../domain/intents.ts';
 import { Ledger, type LedgerTrade } from '../../domain/ledger.ts';
 import type { Tick } from '../../domain/tick.ts';
-import { formatTime, parseTime, type UnixMs } from '../../domain/time.ts';
+import { formatTime, parseRequestTime, parseTime, type UnixMs } from '../../domain/time.ts';
 import type {
   ClientExtensions,
   OrderCancelReason,
@@ -626,7 +626,7 @@ export class SimBroker implements Execution {
       draft.positionFill = (r.positionFill as string | undefined) ?? 'DEFAULT';
     }
     if (r.price !== undefined && inst) draft.price = inst.price(Number(r.price));
-    if (r.gtdTime !== undefined) draft.gtdTime = formatTime(parseTime(r.gtdTime as string));
+    if (r.gtdTime !== undefined) draft.gtdTime = formatTime(parseRequestTime(r.gtdTime as string));
     if (type === 'MARKET_IF_TOUCHED') {
       const q = this.#quotes.get(r.instrument!);
       if (q && inst) draft.initialMarketPrice = inst.price((q.bid + q.ask) / 2);
@@ -685,7 +685,7 @@ export class SimBroker implements Execution {
       };
       if (d.price !== undefined) draft.price = inst.price(Number(d.price));
       if (d.distance !== undefined) draft.distance = d.distance;
-      if (d.gtdTime !== undefined) draft.gtdTime = formatTime(parseTime(d.gtdTime as string));
+      if (d.gtdTime !== undefined) draft.gtdTime = formatTime(parseRequestTime(d.gtdTime as string));
       if (d.clientExtensions !== undefined) draft.clientExtensions = d.clientExtensions;
       const tx = this.#emit(draft);
       this.#track(tx, this.#now);
@@ -1168,7 +1168,7 @@ export class SimBroker implements Execution {
 function details(x: unknown): Record<string, unknown> {
   const d = { ...(x as Record<string, unknown>) };
   d.timeInForce ??= 'GTC';
-  if (typeof d.gtdTime === 'string') d.gtdTime = formatTime(parseTime(d.gtdTime));
+  if (typeof d.gtdTime === 'string') d.gtdTime = formatTime(parseRequestTime(d.gtdTime));
   return d;
 }
 

@@ -1,5 +1,5 @@
 import type { Instrument } from '../../domain/instrument.ts';
-import { parseTime } from '../../domain/time.ts';
+import { parseRequestTime as parseTime } from '../../domain/time.ts';
 import type { OrderRequest, TransactionRejectReason } from '../../domain/v20/index.ts';
 
 const DECIMAL = /^[+-]?\d+(\.\d+)?$/;

@@ -3,3 +3,4 @@ export type * from './orders.ts';
 export type * from './transactions.ts';
 export type * from './pricing.ts';
 export type * from './instrument.ts';
+export * from './parse.ts';
