@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { tsImport } from 'tsx/esm/api';
 import type { ParamValue, Params, Strategy } from '../strategy/api.ts';
 
 /** A strategy module that cannot be used: names the file and the problem. */
@@ -31,14 +31,23 @@ export async function loadStrategy(path: string, overrides: readonly string[] = 
   if (!existsSync(file)) throw new StrategyLoadError(path, 'file not found (give a path such as strategies/sma-cross.ts)');
   let mod: { default?: unknown };
   try {
-    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+    // tsImport loads TypeScript with no build step wherever the file lives (also outside a
+    // "type": "module" package, where a .ts file would otherwise be read as CommonJS).
+    mod = (await tsImport(file, import.meta.url)) as { default?: unknown };
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     throw new StrategyLoadError(path, `could not be loaded: ${msg.split('\n')[0]}`);
   }
-  const s = mod.default as Partial<Strategy<Params, unknown>> | undefined;
-  if (!s || typeof s !== 'object') {
-    throw new StrategyLoadError(path, 'has no default export: end the module with `export default defineStrategy({ ... })`');
+  let d = mod.default as Record<string, unknown> | undefined;
+  // A module loaded as CommonJS interop wraps its exports once more.
+  if (d && typeof d === 'object' && !('params' in d) && 'default' in d) d = d.default as Record<string, unknown> | undefined;
+  const s = d as Partial<Strategy<Params, unknown>> | undefined;
+  if (!s || typeof s !== 'object' || (s.params === undefined && s.subscribe === undefined)) {
+    const found = s && typeof s === 'object' ? Object.keys(s).filter((k) => k !== 'default') : [];
+    throw new StrategyLoadError(
+      path,
+      `has no default export that is a strategy: end the module with \`export default defineStrategy({ ... })\`${found.length ? ` (it exports: ${found.join(', ')})` : ''}`,
+    );
   }
   if (!s.params || typeof s.params !== 'object') throw new StrategyLoadError(path, 'the strategy has no `params` object (use `params: {}` when it takes none)');
   if (!s.subscribe || (typeof s.subscribe !== 'object' && typeof s.subscribe !== 'function')) {

@@ -1,0 +1,114 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const run = promisify(execFile);
+
+/** Runs the real `fxflow` command; never throws, returns the exit code and both streams. */
+async function fxflow(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 64 << 20 });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const x = e as { code?: number; stdout?: string; stderr?: string };
+    return { code: x.code ?? 1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+  }
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'fxflow-cli-'));
+
+describe('fxflow backtest', () => {
+  it('--json prints one JSON document with the summary, every transaction and the equity curve', async () => {
+    const r = await fxflow('backtest', 'strategies/sma-cross.ts', '--json', '--runs-dir', tmp);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as {
+      summary: { trades: number; finalBalance: number };
+      transactions: { type: string; id: string }[];
+      equity: { time: string; nav: number }[];
+      runDir: string;
+    };
+    expect(doc.summary.trades).toBeGreaterThan(0);
+    expect(doc.transactions.filter((t) => t.type === 'ORDER_FILL').length).toBeGreaterThan(doc.summary.trades);
+    expect(doc.transactions.map((t) => Number(t.id))).toEqual(doc.transactions.map((_, i) => i + 1));
+    expect(doc.equity.length).toBeGreaterThan(200);
+    expect(doc.runDir.startsWith(tmp)).toBe(true);
+  });
+
+  it('prints a readable report and saves a run folder', async () => {
+    const r = await fxflow('backtest', 'strategies/breakout-tpsl.ts', '--instrument', 'USD_JPY', '--param', 'units=5000', '--runs-dir', tmp);
+    expect(r.code).toBe(0);
+    for (const label of ['Trades (closed)', 'Win rate', 'Net P/L', 'Max drawdown', 'Sharpe', 'Exposure', 'Spread cost', 'Financing']) {
+      expect(r.stdout).toContain(label);
+    }
+    expect(r.stdout).toContain('units=5000');
+    const dir = /Run saved in (.+)/.exec(r.stdout)?.[1];
+    expect(dir).toBeDefined();
+    const { readdirSync } = await import('node:fs');
+    expect(readdirSync(dir!).sort()).toEqual(['config.json', 'equity.csv', 'intents.jsonl', 'log.jsonl', 'report.txt', 'summary.json', 'transactions.jsonl']);
+  });
+
+  it('overrides config per run and says which field is wrong', async () => {
+    const bad = await fxflow('backtest', 'strategies/sma-cross.ts', '--balance', 'lots', '--no-save');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/account\.initialBalance must be a positive decimal string/);
+    expect(bad.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    const file = join(tmp, 'bad.json');
+    writeFileSync(file, JSON.stringify({ acount: { currency: 'USD' } }));
+    const typo = await fxflow('backtest', 'strategies/sma-cross.ts', '--config', file, '--no-save');
+    expect(typo.stderr).toContain(file);
+    expect(typo.stderr).toMatch(/acount is not a known section \(did you mean "account"\?\)/);
+    writeFileSync(file, '{ "account": ');
+    const broken = await fxflow('backtest', 'strategies/sma-cross.ts', '--config', file, '--no-save');
+    expect(broken.stderr).toMatch(/is not valid JSON/);
+  });
+
+  it('rejects unknown params and strategy files with a clear message', async () => {
+    const p = await fxflow('backtest', 'strategies/sma-cross.ts', '--param', 'fats=5', '--no-save');
+    expect(p.code).toBe(1);
+    expect(p.stderr).toMatch(/unknown param 'fats'; this strategy declares: instrument, granularity, component, fast, slow, units, longOnly/);
+    const n = await fxflow('backtest', 'strategies/sma-cross.ts', '--param', 'fast=quick', '--no-save');
+    expect(n.stderr).toMatch(/param 'fast' must be a number \(got 'quick'\)/);
+    const missing = await fxflow('backtest', 'strategies/nope.ts', '--no-save');
+    expect(missing.stderr).toMatch(/strategies\/nope.ts: file not found/);
+    const file = join(tmp, 'no-default.ts');
+    writeFileSync(file, 'export const x = 1;\n');
+    const nodefault = await fxflow('backtest', file, '--no-save');
+    expect(nodefault.stderr).toMatch(/has no default export/);
+    const unknownInstrument = await fxflow('backtest', 'strategies/sma-cross.ts', '--instrument', 'EUR_UDS', '--no-save');
+    expect(unknownInstrument.stderr).toMatch(/unknown instrument 'EUR_UDS'/);
+  });
+
+  it('names the missing data and how to get it', async () => {
+    const r = await fxflow('backtest', 'strategies/sma-cross.ts', '--instrument', 'AUD_USD', '--no-save');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no AUD_USD H1 data in the catalog.*fxflow data import/s);
+  });
+
+  it('--help works on every command', async () => {
+    for (const args of [['--help'], ['backtest', '--help'], ['data', '--help'], ['data', 'import', '--help'], ['data', 'list', '--help'], ['data', 'sample', '--help']]) {
+      const r = await fxflow(...args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toMatch(/Options:/);
+    }
+  });
+});
+
+describe('fxflow data', () => {
+  it('imports a generic CSV into a catalog and lists it; a bad row names file, line and column', async () => {
+    const csv = join(tmp, 'eurusd.csv');
+    writeFileSync(csv, ['time,o,h,l,c,volume', '2024-03-01T10:00:00Z,1.1,1.101,1.099,1.1005,10', '2024-03-01T11:00:00Z,1.1005,1.102,1.1,1.101,12', ''].join('\n'));
+    const cat = join(tmp, 'catalog');
+    const r = await fxflow('data', 'import', csv, '--instrument', 'EUR_USD', '--granularity', 'H1', '--spread-pips', '1', '--catalog', cat);
+    expect(r.code).toBe(0);
+    const list = await fxflow('data', 'list', '--catalog', cat);
+    expect(list.stdout).toMatch(/EUR_USD\s+H1\s+2024-03-01T10:00:00.000000000Z → 2024-03-01T11:00:00.000000000Z\s+2 rows/);
+    writeFileSync(csv, ['time,o,h,l,c,volume', '2024-03-01T10:00:00Z,1.1,1.101,1.099,1.1005,10', '2024-03-01T11:00:00Z,1.1005,oops,1.1,1.101,12', ''].join('\n'));
+    const bad = await fxflow('data', 'import', csv, '--instrument', 'EUR_USD', '--granularity', 'H1', '--catalog', cat);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(`${csv}:3 (mid high): expected a number`);
+  });
+});
