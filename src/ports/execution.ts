@@ -9,6 +9,10 @@ import type { Transaction } from '../domain/v20/index.ts';
  * transactions on `transactions$`, in ID order, exactly once. An implementation may emit
  * synchronously from inside `submit` (the simulator rejects an invalid request at once); the engine
  * queues what arrives while a handler runs, so handlers are never re-entered.
+ *
+ * `transactions$` is hot: what was emitted before a subscription is not replayed. The engine
+ * subscribes before it subscribes to the market events, and a live adapter backfills with
+ * `sinceid` from the last ID it saw.
  */
 export interface Execution {
   readonly transactions$: Observable<Transaction>;
