@@ -53,18 +53,18 @@ describe('golden: sma-cross, EUR_USD H1 2024 (bundled sample, defaults)', () => 
       sharpe: s.sharpe,
     }).toMatchInlineSnapshot(`
       {
-        "fills": 233,
-        "finalBalance": 99627.7876,
-        "financing": -121.6124,
+        "fills": 246,
+        "finalBalance": 99924.2784,
+        "financing": -100.4216,
         "financingTransactions": 261,
-        "maxDrawdown": 659.4204,
-        "netPL": -373.0124,
+        "maxDrawdown": 568.8779,
+        "netPL": -72.7216,
         "openTrades": 1,
-        "sharpe": -0.3968,
-        "spreadCost": 217.7,
-        "trades": 232,
-        "transactions": 729,
-        "wins": 80,
+        "sharpe": -0.0808,
+        "spreadCost": 235.8,
+        "trades": 245,
+        "transactions": 755,
+        "wins": 86,
       }
     `);
     // The balance is the exact sum of the transactions.
@@ -85,10 +85,10 @@ describe('golden: classic reference configuration', () => {
     expect(fills.every((f) => f.halfSpreadCost === '0.0000')).toBe(true);
     expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, maxDrawdown: s.maxDrawdown }).toMatchInlineSnapshot(`
       {
-        "finalBalance": 100101.9,
-        "maxDrawdown": 429.9,
-        "trades": 116,
-        "wins": 41,
+        "finalBalance": 100043.1,
+        "maxDrawdown": 529.4,
+        "trades": 122,
+        "wins": 43,
       }
     `);
   });
@@ -120,14 +120,14 @@ describe('golden: breakout-tpsl, GBP_USD H1 2024 (take profit and stop loss on f
         "ambiguousCandles": 0,
         "ambiguousPL": 0,
         "fills": {
-          "MARKET_ORDER": 532,
-          "STOP_LOSS_ORDER": 369,
-          "TAKE_PROFIT_ORDER": 163,
+          "MARKET_ORDER": 542,
+          "STOP_LOSS_ORDER": 368,
+          "TAKE_PROFIT_ORDER": 173,
         },
-        "finalBalance": 99028.6145,
-        "maxDrawdown": 1494.8345,
-        "trades": 532,
-        "wins": 163,
+        "finalBalance": 99366.0279,
+        "maxDrawdown": 789.9524,
+        "trades": 541,
+        "wins": 173,
       }
     `);
     const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };

@@ -5,7 +5,8 @@ import { syntheticBatches } from './synthetic.ts';
 
 /** The bundled synthetic sample: what it holds, and the seed that makes it reproducible. */
 export const SAMPLE = {
-  version: 1,
+  /** Bumped whenever the generator's output changes: an older sample is regenerated. */
+  version: 2,
   seed: 42,
   instruments: ['EUR_USD', 'GBP_USD', 'USD_JPY'],
   granularities: ['M1', 'H1'],
@@ -25,12 +26,18 @@ const MARKER = '.synthetic-sample.json';
 export async function ensureSample(root: string): Promise<boolean> {
   const marker = join(root, MARKER);
   if (existsSync(marker)) {
+    let m: { version?: number; seed?: number; instruments?: string[]; granularities?: string[] } = {};
     try {
-      const m = JSON.parse(readFileSync(marker, 'utf8')) as { version?: number; seed?: number };
-      if (m.version === SAMPLE.version && m.seed === SAMPLE.seed) return false;
+      m = JSON.parse(readFileSync(marker, 'utf8')) as typeof m;
     } catch {
       // A broken marker: regenerate.
     }
+    if (m.version === SAMPLE.version && m.seed === SAMPLE.seed) return false;
+    // An older sample: remove its series (only those) so they are generated again.
+    for (const i of m.instruments ?? SAMPLE.instruments) {
+      for (const g of m.granularities ?? SAMPLE.granularities) rmSync(join(root, i, g), { recursive: true, force: true });
+    }
+    rmSync(marker, { force: true });
   }
   mkdirSync(root, { recursive: true });
   const tmp = join(root, `.tmp-sample-${process.pid}-${Date.now()}`);
