@@ -8,6 +8,8 @@ import {
   parseInstrument,
   parseOrder,
   parseOrderRequest,
+  parsePosition,
+  parseTrade,
   parsePricingStreamLine,
   parseResponse,
   parseTransaction,
@@ -62,6 +64,10 @@ describe.skipIf(!HAS_SHARED)('every recorded real v20 response parses', () => {
             transactions++;
           }
           for (const o of (r.orders as unknown[] | undefined) ?? []) must(parseOrder(o), where);
+          for (const t of (r.trades as unknown[] | undefined) ?? []) must(parseTrade(t), where);
+          if (r.trade !== undefined) must(parseTrade(r.trade), where);
+          for (const p of (r.positions as unknown[] | undefined) ?? []) must(parsePosition(p), where);
+          if (r.position !== undefined) must(parsePosition(r.position), where);
           for (const i of (r.instruments as unknown[] | undefined) ?? []) must(parseInstrument(i), where);
         }
         if (Array.isArray(e.lines)) {

@@ -1,5 +1,6 @@
 import { err, ok, type Result } from '../result.ts';
 import { parseRequestTime, parseTime } from '../time.ts';
+import type { Account, Position, Trade } from './account.ts';
 import type { Instrument } from './instrument.ts';
 import type { Order, OrderRequest } from './orders.ts';
 import type { Candlestick, CandlesResponse, ClientPrice, PricingHeartbeat } from './pricing.ts';
@@ -247,9 +248,9 @@ function run<T>(check: Check, v: unknown, path: string): Result<T, V20ParseError
 export const parseTransaction = (v: unknown, path = 'transaction'): Result<Transaction, V20ParseError> => run(transaction, v, path);
 export const parseOrder = (v: unknown, path = 'order'): Result<Order, V20ParseError> => run(order, v, path);
 export const parseOrderRequest = (v: unknown, path = 'order'): Result<OrderRequest, V20ParseError> => run(orderRequest, v, path);
-export const parseTrade = (v: unknown, path = 'trade'): Result<Obj, V20ParseError> => run(object('Trade'), v, path);
-export const parsePosition = (v: unknown, path = 'position'): Result<Obj, V20ParseError> => run(object('Position'), v, path);
-export const parseAccount = (v: unknown, path = 'account'): Result<Obj, V20ParseError> => run(object('Account'), v, path);
+export const parseTrade = (v: unknown, path = 'trade'): Result<Trade, V20ParseError> => run(object('Trade'), v, path);
+export const parsePosition = (v: unknown, path = 'position'): Result<Position, V20ParseError> => run(object('Position'), v, path);
+export const parseAccount = (v: unknown, path = 'account'): Result<Account, V20ParseError> => run(object('Account'), v, path);
 export const parseInstrument = (v: unknown, path = 'instrument'): Result<Instrument, V20ParseError> => run(object('Instrument'), v, path);
 export const parseCandlestick = (v: unknown, path = 'candle'): Result<Candlestick, V20ParseError> => run(candlestick, v, path);
 export const parseCandlesResponse = (v: unknown, path = 'response'): Result<CandlesResponse, V20ParseError> => run(object('CandlesResponse'), v, path);
