@@ -8,15 +8,13 @@ import type { CandleSourceFactory } from './backtest.ts';
 import { ROOT, parseDate, type BacktestConfig } from './config.ts';
 
 /** The catalog as a backtest's candle source; the bundled synthetic sample is generated on first use. */
-export async function dataCatalog(root: string, config: BacktestConfig, instruments: InstrumentRegistry): Promise<CandleSourceFactory> {
+export async function dataCatalog(root: string): Promise<CandleSourceFactory> {
   const sampleRoot = resolve(ROOT, 'data/catalog');
   if (resolve(root) === sampleRoot) {
     const made = await ensureSample(sampleRoot);
     if (made) process.stderr.write(`Generated the bundled synthetic sample data in ${sampleRoot} (first use).\n`);
   }
   const catalog = new Catalog(root);
-  void instruments;
-  void config;
   return (req) => catalog.candles(req);
 }
 

@@ -76,7 +76,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
   if (a.data) {
     candles = fileSource(a.data, a.format, config, instruments);
   } else {
-    candles = await dataCatalog(resolve(ROOT, config.data.catalog), config, instruments);
+    candles = await dataCatalog(resolve(ROOT, config.data.catalog));
   }
   const save = a.save !== false;
   const runDir = save ? join(resolve(config.run.runsDir), runId(loaded.name)) : undefined;

@@ -111,25 +111,10 @@ export class Portfolio {
 
   /** Marks to a market event: updates the quote, the NAV, drawdown and the daily equity curve. */
   mark(ev: MarketEvent): void {
-    let name: string;
     if (ev.kind === 'candle') {
       if (!ev.complete) return;
-      name = ev.instrument;
-      const q = this.#quotes.get(name);
-      if (q === undefined) this.#quotes.set(name, { bid: ev.bc, ask: ev.ac });
-      else {
-        q.bid = ev.bc;
-        q.ask = ev.ac;
-      }
-    } else if (ev.kind === 'tick') {
-      name = ev.instrument;
-      const q = this.#quotes.get(name);
-      if (q === undefined) this.#quotes.set(name, { bid: ev.bid, ask: ev.ask });
-      else {
-        q.bid = ev.bid;
-        q.ask = ev.ask;
-      }
-    }
+      this.#setQuote(ev.instrument, ev.bc, ev.ac);
+    } else if (ev.kind === 'tick') this.#setQuote(ev.instrument, ev.bid, ev.ask);
     const at = ev.at;
     if (Number.isNaN(this.#firstTime)) {
       this.#firstTime = at;
@@ -149,6 +134,15 @@ export class Portfolio {
       if (dd > this.maxDrawdown) this.maxDrawdown = dd;
       const pct = dd / this.#peak;
       if (pct > this.maxDrawdownPct) this.maxDrawdownPct = pct;
+    }
+  }
+
+  #setQuote(name: string, bid: number, ask: number): void {
+    const q = this.#quotes.get(name);
+    if (q === undefined) this.#quotes.set(name, { bid, ask });
+    else {
+      q.bid = bid;
+      q.ask = ask;
     }
   }
 

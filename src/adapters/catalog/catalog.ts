@@ -69,7 +69,6 @@ export class Catalog {
       return m >= fromMonth && m <= toMonth;
     });
     const dir = this.#dir(req.instrument, req.granularity);
-    const self = this;
     return (async function* () {
       for (const f of selected) {
         yield* openCandles(join(dir, f), {
@@ -80,7 +79,6 @@ export class Catalog {
           ...(req.to !== undefined ? { to: req.to } : {}),
         });
       }
-      void self;
     })();
   }
 

@@ -229,15 +229,18 @@ export class SimBroker implements Execution {
     }
   }
 
+  /** The book of an instrument the simulator can trade; undefined (after moving the clock) for others. */
+  #bookOf(instrument: string, at: UnixMs): Book | undefined {
+    const book = this.#books.get(instrument);
+    if (book !== undefined) return book;
+    if (this.#instruments.has(instrument)) return this.#book(instrument);
+    this.#advance(at);
+    return undefined;
+  }
+
   #candle(c: Candle): void {
-    let book = this.#books.get(c.instrument);
-    if (book === undefined) {
-      if (!this.#instruments.has(c.instrument)) {
-        this.#advance(c.at);
-        return;
-      }
-      book = this.#book(c.instrument);
-    }
+    const book = this.#bookOf(c.instrument, c.at);
+    if (book === undefined) return;
     if (book.driver === undefined) book.driver = c.granularity;
     if (book.driver !== c.granularity || !c.complete) {
       this.#advance(c.at);
@@ -282,14 +285,8 @@ export class SimBroker implements Execution {
   }
 
   #tick(k: Tick): void {
-    let book = this.#books.get(k.instrument);
-    if (book === undefined) {
-      if (!this.#instruments.has(k.instrument)) {
-        this.#advance(k.at);
-        return;
-      }
-      book = this.#book(k.instrument);
-    }
+    const book = this.#bookOf(k.instrument, k.at);
+    if (book === undefined) return;
     if (book.driver === undefined) book.driver = 'TICK';
     this.#advance(k.at);
     this.#now = k.at;

@@ -17,12 +17,8 @@ import type {
   TransactionID,
 } from './primitives.ts';
 
-/** Fields shared by the entry order requests (MARKET, LIMIT, STOP, MARKET_IF_TOUCHED). */
-interface EntryRequest {
-  readonly instrument: InstrumentName;
-  readonly units: DecimalNumber;
-  readonly timeInForce?: TimeInForce;
-  readonly positionFill?: OrderPositionFill;
+/** What an entry order does when it fills: dependent orders and the new trade's extensions. */
+export interface OnFillFields {
   readonly clientExtensions?: ClientExtensions;
   readonly takeProfitOnFill?: TakeProfitDetails;
   readonly stopLossOnFill?: StopLossDetails;
@@ -30,6 +26,14 @@ interface EntryRequest {
   /** @since after 3.0.25 */
   readonly guaranteedStopLossOnFill?: GuaranteedStopLossDetails;
   readonly tradeClientExtensions?: ClientExtensions;
+}
+
+/** Fields shared by the entry order requests (MARKET, LIMIT, STOP, MARKET_IF_TOUCHED). */
+interface EntryRequest extends OnFillFields {
+  readonly instrument: InstrumentName;
+  readonly units: DecimalNumber;
+  readonly timeInForce?: TimeInForce;
+  readonly positionFill?: OrderPositionFill;
 }
 
 export interface MarketOrderRequest extends EntryRequest {

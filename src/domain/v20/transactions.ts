@@ -21,6 +21,7 @@ import type {
   TransactionID,
   TransactionRejectReason,
 } from './primitives.ts';
+import type { OnFillFields } from './orders.ts';
 import type { ClientPrice } from './pricing.ts';
 
 /** Fields every v20 transaction carries. Transaction IDs are sequential per account. */
@@ -55,15 +56,7 @@ export interface MarketOrderDelayedTradeClose {
   readonly sourceTransactionID: TransactionID;
 }
 
-interface OnFill {
-  readonly clientExtensions?: ClientExtensions;
-  readonly takeProfitOnFill?: TakeProfitDetails;
-  readonly stopLossOnFill?: StopLossDetails;
-  readonly trailingStopLossOnFill?: TrailingStopLossDetails;
-  /** @since after 3.0.25 */
-  readonly guaranteedStopLossOnFill?: GuaranteedStopLossDetails;
-  readonly tradeClientExtensions?: ClientExtensions;
-}
+type OnFill = OnFillFields;
 
 interface Replacing {
   readonly replacesOrderID?: OrderID;
