@@ -151,7 +151,6 @@ export class SimBroker implements Execution {
   #nextRollover = Infinity;
   #nextExpiry = Infinity;
   #inAmbiguous = false;
-  #activeBooks = 0;
 
   constructor(opts: SimBrokerOptions) {
     this.#opts = opts;
