@@ -18,7 +18,7 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 async function run(strategy: string, params: string[], overrides: Record<string, Record<string, unknown>> = {}): Promise<BacktestResult> {
   const config = loadConfig(undefined, overrides as never);
   const loaded = await loadStrategy(resolve(import.meta.dirname, '..', strategy), params);
-  return runBacktest({ loaded, config, instruments: loadInstruments(), candles: (r) => catalog.candles(r), log: silent, keepTransactions: true });
+  return runBacktest({ loaded, config, instruments: loadInstruments(), candles: (r) => catalog.candles(r), available: (i, g) => catalog.has(i, g), log: silent, keepTransactions: true });
 }
 
 function ledgerSum(r: BacktestResult): string {
@@ -128,6 +128,37 @@ describe('golden: breakout-tpsl, GBP_USD H1 2024 (take profit and stop loss on f
         "maxDrawdown": 789.9524,
         "trades": 541,
         "wins": 173,
+      }
+    `);
+    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
+    expect(ledgerSum(r)).toBe(last.accountBalance);
+  });
+});
+
+describe('golden: EUR account trading USD_JPY (conversion through EUR_USD, added automatically)', () => {
+  it('converts every fill with the quoted factors and reproduces the pinned figures', async () => {
+    const r = await run('strategies/breakout-tpsl.ts', ['instrument=USD_JPY', 'granularity=H1'], { account: { currency: 'EUR' } });
+    const fills = r.transactions.filter((t) => t.type === 'ORDER_FILL') as unknown as {
+      pl: string; gainQuoteHomeConversionFactor: string; lossQuoteHomeConversionFactor: string; tradesClosed?: { units: string; price: string; realizedPL: string }[];
+    }[];
+    expect(fills.length).toBeGreaterThan(100);
+    for (const f of fills) {
+      const gain = Number(f.gainQuoteHomeConversionFactor);
+      const loss = Number(f.lossQuoteHomeConversionFactor);
+      // JPY -> EUR: about 1/160, and the loss factor is the worse (larger) one.
+      expect(gain).toBeGreaterThan(0.004);
+      expect(gain).toBeLessThan(0.008);
+      expect(loss).toBeGreaterThan(gain);
+    }
+    const s = r.summary;
+    expect(s.currency).toBe('EUR');
+    expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, financing: s.financing, spreadCost: s.spreadCost }).toMatchInlineSnapshot(`
+      {
+        "finalBalance": 99785.8294,
+        "financing": -83.8342,
+        "spreadCost": 380.6667,
+        "trades": 541,
+        "wins": 178,
       }
     `);
     const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { defer, tap } from 'rxjs';
 import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
 import type { Candle } from '../domain/candle.ts';
+import { conversionInstruments } from '../domain/conversion.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import { granularityMs, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
@@ -27,6 +28,8 @@ export interface BacktestOptions {
   readonly config: BacktestConfig;
   readonly instruments: InstrumentRegistry;
   readonly candles: CandleSourceFactory;
+  /** Whether data exists for a series (used to choose conversion instruments); default: assume it does. */
+  readonly available?: (instrument: string, granularity: Granularity) => boolean;
   readonly log: StrategyLogger;
   /** Keep every transaction in memory for the result (for --json and tests). */
   readonly keepTransactions?: boolean;
@@ -87,6 +90,14 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   for (const spec of subs.candles ?? []) {
     const s = parseCandleSeries(spec, instruments);
     wanted.set(`${s.instrument}:${s.granularity}`, { instrument: s.instrument, granularity: s.granularity });
+  }
+  // Conversion prices: a non-USD account trading GBP_USD needs EUR_USD too. They reach the
+  // simulator and the portfolio, not the strategy (it did not subscribe to them).
+  const finest = [...wanted.values()].reduce((a, b) => (granularityMs(b.granularity) < granularityMs(a.granularity) ? b : a)).granularity;
+  const traded = [...new Set([...wanted.values()].map((s) => s.instrument))];
+  const available = o.available ?? (() => true);
+  for (const name of conversionInstruments(traded, config.account.currency, (n) => instruments.has(n), (n) => available(n, finest))) {
+    wanted.set(`${name}:${finest}`, { instrument: name, granularity: finest });
   }
   const series = [...wanted.values()].sort((a, b) => granularityMs(a.granularity) - granularityMs(b.granularity));
   const sources = series.map((s) => {

@@ -8,14 +8,14 @@ import type { CandleSourceFactory } from './backtest.ts';
 import { ROOT, parseDate, type BacktestConfig } from './config.ts';
 
 /** The catalog as a backtest's candle source; the bundled synthetic sample is generated on first use. */
-export async function dataCatalog(root: string): Promise<CandleSourceFactory> {
+export async function dataCatalog(root: string): Promise<{ candles: CandleSourceFactory; available: (instrument: string, granularity: string) => boolean }> {
   const sampleRoot = resolve(ROOT, 'data/catalog');
   if (resolve(root) === sampleRoot) {
     const made = await ensureSample(sampleRoot);
     if (made) process.stderr.write(`Generated the bundled synthetic sample data in ${sampleRoot} (first use).\n`);
   }
   const catalog = new Catalog(root);
-  return (req) => catalog.candles(req);
+  return { candles: (req) => catalog.candles(req), available: (i, g) => catalog.has(i, g) };
 }
 
 /** A single file or folder (`--data`) as the source of the run's series. */

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { loadInstruments } from '../domain/instrument.ts';
 import { formatSummary } from '../engine/report.ts';
-import { runBacktest, type CandleSourceFactory } from './backtest.ts';
+import { runBacktest } from './backtest.ts';
 import { ROOT, loadConfig, type BacktestConfig } from './config.ts';
 import { dataCatalog, dataCommand, fileSource } from './data.ts';
 import { describeError } from './errors.ts';
@@ -72,12 +72,10 @@ async function backtest(a: BacktestArgs): Promise<void> {
   if ('granularity' in probe.strategy.params && !overrides.some((p) => p.startsWith('granularity='))) implicit.push(`granularity=${config.run.granularity}`);
   const loaded = await loadStrategy(a.strategy, [...implicit, ...overrides]);
 
-  let candles: CandleSourceFactory;
-  if (a.data) {
-    candles = fileSource(a.data, a.format, config, instruments);
-  } else {
-    candles = await dataCatalog(resolve(ROOT, config.data.catalog));
-  }
+  // A --data file holds one instrument, so conversion prices can only come from the catalog.
+  const source = a.data
+    ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false }
+    : await dataCatalog(resolve(ROOT, config.data.catalog));
   const save = a.save !== false;
   const runDir = save ? join(resolve(config.run.runsDir), runId(loaded.name)) : undefined;
   const log = createLogger(runDir ? { file: join(runDir, 'log.jsonl') } : { level: 'warn' });
@@ -86,7 +84,8 @@ async function backtest(a: BacktestArgs): Promise<void> {
     loaded,
     config,
     instruments,
-    candles,
+    candles: source.candles,
+    available: source.available,
     log: log.child({ component: 'strategy', strategy: loaded.name }),
     keepTransactions: a.json === true,
     ...(runDir ? { runDir } : {}),

@@ -89,3 +89,49 @@ export function formatFactor(x: number): string {
   const s = String(Number(x.toPrecision(10)));
   return s.includes('e') ? x.toFixed(20).replace(/0+$/, '') : s;
 }
+
+/**
+ * The extra instruments a run needs so that every traded quote currency converts to the home
+ * currency: none when the traded pairs already give a path, else QUOTE_HOME or HOME_QUOTE, else a
+ * cross through USD (or EUR). `available` says which instruments have data; `known` which exist.
+ */
+export function conversionInstruments(
+  traded: readonly string[],
+  home: string,
+  known: (name: string) => boolean,
+  available: (name: string) => boolean,
+): string[] {
+  const chosen = new Set(traded);
+  const has = (name: string): boolean => chosen.has(name);
+  const leg = (from: string, to: string): boolean => from === to || has(`${from}_${to}`) || has(`${to}_${from}`);
+  const pathExists = (q: string): boolean => leg(q, home) || VIA.some((v) => v !== q && v !== home && leg(q, v) && leg(v, home));
+  const pick = (from: string, to: string): string | undefined => {
+    if (from === to) return undefined;
+    for (const name of [`${from}_${to}`, `${to}_${from}`]) if (known(name) && available(name)) return name;
+    return undefined;
+  };
+  const extra: string[] = [];
+  for (const name of traded) {
+    const quote = name.slice(name.lastIndexOf('_') + 1);
+    if (quote === home || pathExists(quote)) continue;
+    const direct = pick(quote, home);
+    if (direct) {
+      chosen.add(direct);
+      extra.push(direct);
+      continue;
+    }
+    for (const via of VIA) {
+      if (via === quote || via === home) continue;
+      const a = leg(quote, via) ? undefined : pick(quote, via);
+      const b = leg(via, home) ? undefined : pick(via, home);
+      if ((leg(quote, via) || a) && (leg(via, home) || b)) {
+        for (const x of [a, b]) if (x) {
+          chosen.add(x);
+          extra.push(x);
+        }
+        break;
+      }
+    }
+  }
+  return extra;
+}

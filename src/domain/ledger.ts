@@ -105,6 +105,7 @@ export class Ledger {
   guaranteedExecutionFees: Amount = 0;
   halfSpreadCost: Amount = 0;
   lastTransactionID = '0';
+  #lastID = 0;
   marginCall = false;
   /** Open trades in the order they were opened (oldest first: v20's reduction order). */
   readonly trades = new Map<string, LedgerTrade>();
@@ -125,7 +126,8 @@ export class Ledger {
   /** Applies one transaction. Returns false (and changes nothing) for an ID already applied. */
   apply(tx: Transaction): boolean {
     const idNum = Number(tx.id);
-    if (!(idNum > Number(this.lastTransactionID))) return false;
+    if (!(idNum > this.#lastID)) return false;
+    this.#lastID = idNum;
     this.lastTransactionID = tx.id;
     this.applied++;
     const orderType = ORDER_CREATE_TYPES[tx.type];

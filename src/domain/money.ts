@@ -25,6 +25,7 @@ function safe(x: number): number {
 
 /** Parses a v20 account amount ("-13.7000", "100000") into 1/10,000 units. */
 export function amount(s: string): Amount {
+  if (s === '0.0000') return 0;
   const n = s.length;
   let i = 0;
   let neg = false;

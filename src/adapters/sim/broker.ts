@@ -1002,6 +1002,8 @@ export class SimBroker implements Execution {
     filledUnits = roundUnits(filledUnits);
     const commission = this.#commission.int === 0n ? 0 : roundTo4(this.#commission.int * BigInt(Math.round(filledUnits * uScale)), this.#commission.places + uPlaces + 6);
     const units = buy ? filledUnits : -filledUnits;
+    const bidText = inst.price(a.bid);
+    const askText = inst.price(a.ask);
     const fill: Draft = {
       type: 'ORDER_FILL',
       orderID: a.orderID,
@@ -1012,10 +1014,10 @@ export class SimBroker implements Execution {
       fullVWAP: price,
       fullPrice: {
         type: 'PRICE',
-        bids: [{ price: inst.price(a.bid), liquidity: '10000000' }],
-        asks: [{ price: inst.price(a.ask), liquidity: '10000000' }],
-        closeoutBid: inst.price(a.bid),
-        closeoutAsk: inst.price(a.ask),
+        bids: [{ price: bidText, liquidity: '10000000' }],
+        asks: [{ price: askText, liquidity: '10000000' }],
+        closeoutBid: bidText,
+        closeoutAsk: askText,
         timestamp: formatTime(a.t),
       },
       reason: a.tradeClose && a.type === 'MARKET' ? 'MARKET_ORDER_TRADE_CLOSE' : a.closeout !== 0 ? 'MARKET_ORDER_POSITION_CLOSEOUT' : FILL_REASON[a.type],
