@@ -113,6 +113,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     hedging: config.account.hedging,
     financing: config.costs.financing,
     commissionPerMillion: config.costs.commissionPerMillion,
+    path: config.fill.path,
   });
   const portfolio = new Portfolio({ currency: config.account.currency, instruments, initialBalance: config.account.initialBalance });
 

@@ -25,8 +25,8 @@ export interface BacktestConfig {
   readonly fill: {
     /** Market orders fill at the first price after the decision: the next candle's open or the next tick. */
     readonly marketOrders: 'next-price';
-    /** Intra-candle path: open → nearer extreme → other extreme → close. */
-    readonly path: 'adaptive';
+    /** Intra-candle path: open → nearer extreme → other extreme → close, or the extreme adverse to the position first. */
+    readonly path: 'adaptive' | 'worst';
   };
   readonly costs: {
     readonly financing: boolean;
@@ -182,7 +182,7 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     },
     fill: {
       marketOrders: oneOf('fill.marketOrders', ['next-price'] as const),
-      path: oneOf('fill.path', ['adaptive'] as const),
+      path: oneOf('fill.path', ['adaptive', 'worst'] as const),
     },
     costs: {
       financing: bool('costs.financing'),

@@ -30,6 +30,7 @@ interface BacktestArgs {
   financing?: boolean;
   commission?: string;
   runsDir?: string;
+  path?: string;
   save?: boolean;
 }
 
@@ -47,6 +48,7 @@ function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | 
   set('data', 'spread', a.spread);
   set('data', 'spreadPips', a.spreadPips);
   set('costs', 'financing', a.financing);
+  set('fill', 'path', a.path);
   set('costs', 'commissionPerMillion', a.commission);
   set('run', 'instrument', a.instrument);
   set('run', 'granularity', a.granularity);
@@ -145,6 +147,7 @@ export function cli(argv: string[]): Argv {
           .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
           .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
           .option('spread-pips', { type: 'number', describe: 'Spread in pips for --spread fixed and one-sided data (data.spreadPips)' })
+          .option('path', { type: 'string', choices: ['adaptive', 'worst'], describe: 'Intra-candle path model (fill.path): nearer extreme first, or the extreme adverse to the position first' })
           .option('financing', { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' })
           .option('commission', { type: 'string', describe: 'Commission per million units, account currency (costs.commissionPerMillion)' })
           .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })

@@ -213,6 +213,19 @@ describe('dependent orders', () => {
     expect(f(out[0], 'price')).toBe('1.10200');
   });
 
+  it('with the worst-case path, the same candle hits the stop loss first', () => {
+    const h = harness({ path: 'worst' });
+    h.submit(market(EU, '1000', { takeProfitOnFill: { price: '1.10100' }, stopLossOnFill: { price: '1.09900' } }));
+    h.feed(candle(EU, T0, [1.1, 1.1001, 1.0999, 1.1]));
+    const out = h.feed(candle(EU, T0 + MINUTE, [1.1, 1.102, 1.098, 1.1]));
+    expect(h.sim.stats.ambiguousCandles).toBe(1);
+    expect(out.map((t) => [t.type, f(t, 'reason')])).toEqual([
+      ['ORDER_FILL', 'STOP_LOSS_ORDER'],
+      ['ORDER_CANCEL', 'LINKED_TRADE_CLOSED'],
+    ]);
+    expect(f(out[0], 'price')).toBe('1.09900');
+  });
+
   it('counts a candle where both the take profit and the stop loss are in range as path-ambiguous', () => {
     const h = harness();
     h.submit(market(EU, '1000', { takeProfitOnFill: { price: '1.10100' }, stopLossOnFill: { price: '1.09900' } }));

@@ -45,6 +45,12 @@ export interface SimBrokerOptions {
   readonly financing?: boolean;
   /** Commission in home currency per million units filled. Default 0 (spread-only pricing). */
   readonly commissionPerMillion?: string;
+  /**
+   * The order of a candle's extremes. adaptive: the extreme nearer to the open first. worst: the
+   * extreme adverse to the instrument's open position first (low first when net long, high first
+   * when net short; adaptive when flat), so ambiguous candles resolve against the trader.
+   */
+  readonly path?: 'adaptive' | 'worst';
 }
 
 /** Figures about the simulation itself, for the report. */
@@ -124,7 +130,8 @@ const NEW_YORK = 'America/New_York';
  * - A market order fills at the first price observed after it was submitted: the next candle's open
  *   (never a price inside the candle that prompted it), or the next tick. Buys at the ask, sells at
  *   the bid, snapped to the instrument's displayPrecision.
- * - A candle is walked as open → nearer extreme → other extreme → close (adaptive path). A resting
+ * - A candle is walked as open → nearer extreme → other extreme → close (adaptive path; or the
+ *   extreme adverse to the open position first, `path: 'worst'`). A resting
  *   order that is already marketable at the open (a gap) fills at the open; one crossed inside the
  *   candle fills at its level.
  * - Nothing acts on a price seen before the order existed (`activeFrom`).
@@ -256,7 +263,13 @@ export class SimBroker implements Execution {
     const span = c.at - c.time;
     // Adaptive path: after the open, the extreme nearer to the open comes first (decided on mid).
     const mo = c.bo + c.ao;
-    const highFirst = c.bh + c.ah - mo <= mo - c.bl - c.al;
+    let highFirst = c.bh + c.ah - mo <= mo - c.bl - c.al;
+    if (this.#opts.path === 'worst') {
+      const { long, short } = this.ledger.position(c.instrument);
+      const net = long + short;
+      if (net > 0) highFirst = false;
+      else if (net < 0) highFirst = true;
+    }
     this.#inAmbiguous = this.#ambiguous(book, c);
     if (this.#inAmbiguous) this.stats.ambiguousCandles++;
     for (let p = 0; p < 4; p++) {
