@@ -82,6 +82,12 @@ describe('fxflow backtest', () => {
     expect(unknownInstrument.stderr).toMatch(/unknown instrument 'EUR_UDS'/);
   });
 
+  it('asks for --ticks when the strategy subscribes to ticks', async () => {
+    const r = await fxflow('backtest', 'strategies/tick-momentum.ts', '--no-save');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/subscribes to ticks \(EUR_USD\): give a tick file with --ticks/);
+  });
+
   it('names the missing data and how to get it', async () => {
     const r = await fxflow('backtest', 'strategies/sma-cross.ts', '--instrument', 'AUD_USD', '--no-save');
     expect(r.code).toBe(1);

@@ -111,3 +111,40 @@ describe.skipIf(!HAS_SHARED)('a backtest over real OANDA EUR_USD H1 bid/ask (Lea
     `);
   });
 });
+
+describe.skipIf(!HAS_SHARED)('a backtest on real OANDA EUR_USD ticks (Lean tick files, May 2014)', () => {
+  it('drives fills tick by tick: market orders fill at the next tick, TP and SL at their levels', async () => {
+    const instruments = loadInstruments();
+    const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: '2014-05-01', to: '2014-05-03' } });
+    const loaded = await loadStrategy(join(import.meta.dirname, '../strategies/tick-momentum.ts'), []);
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    const ticksDir = join(FX, 'quantconnect-lean-oanda/tick/eurusd');
+    const r = await runBacktest({
+      loaded,
+      config,
+      instruments,
+      candles: () => {
+        throw new Error('no candles expected');
+      },
+      ticks: (req) => openTicks(ticksDir, req),
+      log: silent,
+      keepTransactions: true,
+    });
+    const fills = r.transactions.filter((t) => t.type === 'ORDER_FILL') as unknown as { reason: string; price: string; fullPrice: { closeoutBid: string; closeoutAsk: string }; units: string }[];
+    expect(fills.length).toBeGreaterThan(20);
+    for (const f of fills) {
+      // A tick fill is at the tick's own bid or ask: the quote it filled on.
+      if (f.reason === 'MARKET_ORDER') expect(f.price).toBe(Number(f.units) > 0 ? f.fullPrice.closeoutAsk : f.fullPrice.closeoutBid);
+    }
+    const s = r.summary;
+    expect({ ticks: r.engine.events, trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, spreadCost: s.spreadCost }).toMatchInlineSnapshot(`
+      {
+        "finalBalance": 99917.3,
+        "spreadCost": 69.5,
+        "ticks": 73520,
+        "trades": 44,
+        "wins": 15,
+      }
+    `);
+  });
+});

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { defer, tap } from 'rxjs';
 import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
 import type { Candle } from '../domain/candle.ts';
+import type { Tick } from '../domain/tick.ts';
 import { conversionInstruments } from '../domain/conversion.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import { granularityMs, type Granularity } from '../domain/granularity.ts';
@@ -18,7 +19,7 @@ import { VirtualClock } from '../ports/clock.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
 import type { BacktestConfig } from './config.ts';
 import { parseDate } from './config.ts';
-import type { LoadedStrategy } from './load-strategy.ts';
+import { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
 
 /** Where a backtest gets the candles of one (instrument, granularity). */
 export type CandleSourceFactory = (req: { instrument: string; granularity: Granularity; from: number; to: number }) => AsyncIterable<readonly Candle[]>;
@@ -28,6 +29,8 @@ export interface BacktestOptions {
   readonly config: BacktestConfig;
   readonly instruments: InstrumentRegistry;
   readonly candles: CandleSourceFactory;
+  /** Where tick subscriptions get their ticks (required when the strategy subscribes to ticks). */
+  readonly ticks?: (req: { instrument: string; from: number; to: number }) => AsyncIterable<readonly Tick[]>;
   /** Whether data exists for a series (used to choose conversion instruments); default: assume it does. */
   readonly available?: (instrument: string, granularity: Granularity) => boolean;
   readonly log: StrategyLogger;
@@ -82,8 +85,12 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const from = parseDate(config.run.from);
   const to = parseDate(config.run.to);
   const subs = subscriptionsOf(loaded.strategy, loaded.params);
-  if ((subs.candles ?? []).length === 0) {
-    throw new Error(`${loaded.file}: the strategy subscribes to no candles; backtests replay candle series (e.g. subscribe: { candles: ['EUR_USD:H1'] })`);
+  const tickInstruments = subs.ticks ?? [];
+  if ((subs.candles ?? []).length === 0 && tickInstruments.length === 0) {
+    throw new StrategyLoadError(loaded.file, "the strategy subscribes to no candles and no ticks; a backtest replays what it subscribes to (e.g. subscribe: { candles: ['EUR_USD:H1'] })");
+  }
+  if (tickInstruments.length > 0 && !o.ticks) {
+    throw new StrategyLoadError(loaded.file, `the strategy subscribes to ticks (${tickInstruments.join(', ')}): give a tick file with --ticks <file or folder>`);
   }
   // One source per (instrument, granularity), finest first so ties resolve to the finer candle.
   const wanted = new Map<string, { instrument: string; granularity: Granularity }>();
@@ -93,17 +100,22 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   }
   // Conversion prices: a non-USD account trading GBP_USD needs EUR_USD too. They reach the
   // simulator and the portfolio, not the strategy (it did not subscribe to them).
-  const finest = [...wanted.values()].reduce((a, b) => (granularityMs(b.granularity) < granularityMs(a.granularity) ? b : a)).granularity;
-  const traded = [...new Set([...wanted.values()].map((s) => s.instrument))];
+  const finest = wanted.size === 0 ? 'M1' : [...wanted.values()].reduce((a, b) => (granularityMs(b.granularity) < granularityMs(a.granularity) ? b : a)).granularity;
+  const traded = [...new Set([...tickInstruments, ...[...wanted.values()].map((s) => s.instrument)])];
   const available = o.available ?? (() => true);
   for (const name of conversionInstruments(traded, config.account.currency, (n) => instruments.has(n), (n) => available(n, finest))) {
     wanted.set(`${name}:${finest}`, { instrument: name, granularity: finest });
   }
   const series = [...wanted.values()].sort((a, b) => granularityMs(a.granularity) - granularityMs(b.granularity));
-  const sources = series.map((s) => {
-    const inst = instruments.get(s.instrument);
-    return withSpread(o.candles({ ...s, from, to }), config.data.spread, config.data.spreadPips, inst.pip, (x) => inst.snap(x));
-  }) as AsyncIterable<readonly MarketEvent[]>[];
+  // Ticks first: at an instant shared with a candle close, the tick is seen first, and ticks (the
+  // finest prices) drive the simulator's matching for their instrument.
+  const sources = [
+    ...tickInstruments.map((instrument) => o.ticks!({ instrument, from, to })),
+    ...series.map((s) => {
+      const inst = instruments.get(s.instrument);
+      return withSpread(o.candles({ ...s, from, to }), config.data.spread, config.data.spreadPips, inst.pip, (x) => inst.snap(x));
+    }),
+  ] as AsyncIterable<readonly MarketEvent[]>[];
 
   const sim = new SimBroker({
     instruments,

@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
+import { openTicks } from '../adapters/catalog/index.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { formatSummary } from '../engine/report.ts';
 import { runBacktest } from './backtest.ts';
@@ -18,6 +19,7 @@ interface BacktestArgs {
   to?: string;
   param?: (string | number)[];
   data?: string;
+  ticks?: string;
   format?: string;
   json?: boolean;
   config?: string;
@@ -88,6 +90,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
     instruments,
     candles: source.candles,
     available: source.available,
+    ...(a.ticks ? { ticks: (req: { instrument: string; from: number; to: number }) => openTicks(resolve(a.ticks!), req) } : {}),
     log: log.child({ component: 'strategy', strategy: loaded.name }),
     keepTransactions: a.json === true,
     ...(runDir ? { runDir } : {}),
@@ -138,6 +141,7 @@ export function cli(argv: string[]): Argv {
           .option('to', { type: 'string', describe: 'End, exclusive (default: 2025-01-01)' })
           .option('param', { type: 'array', string: true, describe: 'Override a strategy param: --param fast=5 --param units=2000' })
           .option('data', { type: 'string', describe: 'Read candles from this file or folder instead of the catalog (OANDA JSON, Lean CSV, HistData, generic CSV)' })
+          .option('ticks', { type: 'string', describe: 'Tick file or folder (generic time,bid,ask; Lean ms,bid,ask; HistData ticks) for strategies that subscribe to ticks; ticks then drive the fills' })
           .option('format', { type: 'string', describe: 'Format of --data when it cannot be detected' })
           .option('json', { type: 'boolean', describe: 'Print one JSON document: summary, every transaction, the equity curve' })
           .option('config', { type: 'string', describe: 'A JSON file merged over config/default.json (e.g. config/classic.json)' })

@@ -407,8 +407,23 @@ export function openCandles(path: string, o: ReadOptions): AsyncIterable<readonl
   }
 }
 
-/** Opens a tick file: generic `time,bid,ask`, Lean `ms,bid,ask` (date in the file name), or HistData `YYYYMMDD HHMMSSmmm,bid,ask,vol` (EST). */
+/** Opens a tick file, or a folder of them read in name order. */
 export async function* openTicks(path: string, o: { instrument: string; from?: UnixMs; to?: UnixMs }): AsyncIterable<readonly Tick[]> {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    throw new DataError(path, 0, '', 'no such file or folder');
+  }
+  if (!st.isDirectory()) {
+    yield* openTickFile(path, o);
+    return;
+  }
+  for (const f of readdirSync(path).filter((x) => !x.startsWith('.')).sort()) yield* openTickFile(join(path, f), o);
+}
+
+/** One tick file: generic `time,bid,ask`, Lean `ms,bid,ask` (date in the file name), or HistData `YYYYMMDD HHMMSSmmm,bid,ask,vol` (EST). */
+async function* openTickFile(path: string, o: { instrument: string; from?: UnixMs; to?: UnixMs }): AsyncIterable<readonly Tick[]> {
   const m = /(\d{4})(\d{2})(\d{2})_/.exec(basename(path));
   const day = m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!) : Number.NaN;
   let last = -Infinity;

@@ -1,0 +1,33 @@
+import { defineStrategy } from '../src/strategy/api.ts';
+
+/**
+ * Tick momentum: follows an exponential average of the mid price tick by tick; when the mid runs
+ * `entryPips` away from it and no trade is open, enters in that direction with a take-profit and a
+ * stop-loss `tpPips` / `slPips` away (v20 on-fill orders, filled on the following ticks).
+ *
+ *   fxflow backtest strategies/tick-momentum.ts --ticks ../shared/data/fx/quantconnect-lean-oanda/tick/eurusd \
+ *     --from 2014-05-01 --to 2014-05-16
+ */
+export default defineStrategy({
+  name: 'tick-momentum',
+  description: 'EMA-of-ticks momentum entries with TP/SL on fill',
+  params: { instrument: 'EUR_USD', alpha: 0.01, entryPips: 3, tpPips: 5, slPips: 5, units: 10_000, pip: 0.0001 },
+  subscribe: (p) => ({ ticks: [p.instrument] }),
+  init: () => ({ ema: 0, waiting: false }),
+  onTick(ctx, s) {
+    const p = ctx.params;
+    const t = ctx.tick!;
+    const mid = (t.bid + t.ask) / 2;
+    const ema = s.ema === 0 ? mid : s.ema + p.alpha * (mid - s.ema);
+    const away = (mid - ema) / p.pip;
+    if (s.waiting || Math.abs(away) < p.entryPips || ctx.trades(p.instrument).length > 0) return { state: { ema, waiting: s.waiting } };
+    const side = away > 0 ? 1 : -1;
+    const intent = ctx.market(p.instrument, side * p.units, { tp: mid + side * p.tpPips * p.pip, sl: { distance: p.slPips * p.pip } });
+    return { state: { ema, waiting: true }, intents: [intent] };
+  },
+  onTransaction(ctx, s) {
+    // Ready for the next entry once the order has filled or was cancelled.
+    const t = ctx.transaction!;
+    if (t.type === 'ORDER_FILL' || t.type === 'ORDER_CANCEL' || t.type === 'MARKET_ORDER_REJECT') return { state: { ...s, waiting: false } };
+  },
+});
