@@ -53,16 +53,19 @@ export interface BacktestResult {
 }
 
 /** Applies the configured spread model to two-sided candles ('native' leaves them as they are). */
-export async function* withSpread(source: AsyncIterable<readonly Candle[]>, mode: BacktestConfig['data']['spread'], pips: number, pip: number, snap: (x: number) => number): AsyncIterable<readonly Candle[]> {
+export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data: BacktestConfig['data'], pip: number, snap: (x: number) => number): AsyncIterable<readonly Candle[]> {
+  const mode = data.spread;
   if (mode === 'native') {
     yield* source;
     return;
   }
-  const half = mode === 'fixed' ? (pips * pip) / 2 : 0;
+  const byHour = mode === 'hourly' ? data.spreadPipsByHour! : undefined;
+  const fixedHalf = mode === 'fixed' ? (data.spreadPips * pip) / 2 : 0;
   for await (const batch of source) {
     const out = new Array<Candle>(batch.length);
     for (let i = 0; i < batch.length; i++) {
       const c = batch[i]!;
+      const half = byHour ? (byHour[Math.floor(c.time / 3_600_000) % 24]! * pip) / 2 : fixedHalf;
       const o = (c.bo + c.ao) / 2, h = (c.bh + c.ah) / 2, l = (c.bl + c.al) / 2, cl = (c.bc + c.ac) / 2;
       out[i] = {
         kind: 'candle', instrument: c.instrument, granularity: c.granularity, time: c.time, at: c.at,
@@ -113,7 +116,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     ...tickInstruments.map((instrument) => o.ticks!({ instrument, from, to })),
     ...series.map((s) => {
       const inst = instruments.get(s.instrument);
-      return withSpread(o.candles({ ...s, from, to }), config.data.spread, config.data.spreadPips, inst.pip, (x) => inst.snap(x));
+      return withSpread(o.candles({ ...s, from, to }), config.data, inst.pip, (x) => inst.snap(x));
     }),
   ] as AsyncIterable<readonly MarketEvent[]>[];
 

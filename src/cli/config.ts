@@ -17,10 +17,12 @@ export interface BacktestConfig {
   };
   readonly data: {
     readonly catalog: string;
-    /** native: the data's own bid/ask; mid: both sides at mid (zero spread); fixed: mid ± spreadPips/2. */
-    readonly spread: 'native' | 'mid' | 'fixed';
+    /** native: the data's own bid/ask; mid: both sides at mid (zero spread); fixed: mid ± spreadPips/2; hourly: mid ± spreadPipsByHour[UTC hour]/2. */
+    readonly spread: 'native' | 'mid' | 'fixed' | 'hourly';
     /** Spread in pips for 'fixed', and for one-sided (mid- or bid-only) data under 'native'. */
     readonly spreadPips: number;
+    /** 24 spreads in pips, by UTC hour, for 'hourly' (and one-sided data when given). */
+    readonly spreadPipsByHour?: readonly number[];
   };
   readonly fill: {
     /** Market orders fill at the first price after the decision: the next candle's open or the next tick. */
@@ -112,7 +114,7 @@ function editDistance(a: string, b: string): number {
 
 const SHAPE: Record<string, readonly string[]> = {
   account: ['currency', 'initialBalance', 'marginRate', 'hedging'],
-  data: ['catalog', 'spread', 'spreadPips'],
+  data: ['catalog', 'spread', 'spreadPips', 'spreadPipsByHour'],
   fill: ['marketOrders', 'path'],
   costs: ['financing', 'commissionPerMillion'],
   run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
@@ -164,6 +166,13 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     if (typeof v !== 'string' || !options.includes(v as T)) throw new ConfigError(source, path, `must be one of ${options.map((o) => `"${o}"`).join(', ')} (got ${JSON.stringify(v)})`);
     return v as T;
   };
+  const byHour = (path: string): number[] => {
+    const v = get(path);
+    if (!Array.isArray(v) || v.length !== 24 || !v.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0)) {
+      throw new ConfigError(source, path, `must be 24 numbers of pips >= 0, one per UTC hour from 00 to 23 (got ${JSON.stringify(v)})`);
+    }
+    return v as number[];
+  };
   const date = (path: string): string =>
     str(path, (s) => !Number.isNaN(parseTime(s.length === 10 ? `${s}T00:00:00Z` : s)), 'a date like "2024-01-01" or an RFC 3339 time');
 
@@ -177,8 +186,9 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     },
     data: {
       catalog: str('data.catalog', (s) => s.length > 0, 'a folder path'),
-      spread: oneOf('data.spread', ['native', 'mid', 'fixed'] as const),
+      spread: oneOf('data.spread', ['native', 'mid', 'fixed', 'hourly'] as const),
       spreadPips: num('data.spreadPips', (n) => Number.isFinite(n) && n >= 0, 'a number of pips >= 0'),
+      ...(get('data.spreadPipsByHour') !== undefined ? { spreadPipsByHour: byHour('data.spreadPipsByHour') } : {}),
     },
     fill: {
       marketOrders: oneOf('fill.marketOrders', ['next-price'] as const),
@@ -196,6 +206,9 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
       runsDir: str('run.runsDir', (s) => s.length > 0, 'a folder path'),
     },
   };
+  if (cfg.data.spread === 'hourly' && !cfg.data.spreadPipsByHour) {
+    throw new ConfigError(source, 'data.spreadPipsByHour', 'is required with data.spread "hourly": give 24 spreads in pips, one per UTC hour');
+  }
   const from = parseDate(cfg.run.from);
   const to = parseDate(cfg.run.to);
   if (!(to > from)) throw new ConfigError(source, 'run.to', `(${cfg.run.to}) must be after run.from (${cfg.run.from})`);

@@ -29,7 +29,7 @@ export function fileSource(path: string, format: string | undefined, config: Bac
       to: req.to,
       pipLocation: inst.pipLocation,
       ...(format ? { format: format as CandleFormat } : {}),
-      spread: { kind: 'fixed', pips: config.data.spreadPips },
+      spread: config.data.spreadPipsByHour ? { kind: 'hourly', pips: config.data.spreadPipsByHour } : { kind: 'fixed', pips: config.data.spreadPips },
     });
   };
 }

@@ -149,7 +149,7 @@ export function cli(argv: string[]): Argv {
           .option('currency', { type: 'string', describe: 'Account currency (account.currency)' })
           .option('margin-rate', { type: 'string', describe: 'Account margin rate, e.g. 0.02 for 50:1 (account.marginRate)' })
           .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
-          .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
+          .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
           .option('spread-pips', { type: 'number', describe: 'Spread in pips for --spread fixed and one-sided data (data.spreadPips)' })
           .option('path', { type: 'string', choices: ['adaptive', 'worst'], describe: 'Intra-candle path model (fill.path): nearer extreme first, or the extreme adverse to the position first' })
           .option('financing', { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' })

@@ -358,6 +358,15 @@ describe('money', () => {
     expect(f(fin, 'accountBalance')).toBe(formatAmount(h.sim.ledger.balance));
   });
 
+  it('charges commission per million units on every fill, exactly, and the balance pays it', () => {
+    const h = harness({ commissionPerMillion: '50' });
+    h.submit(market(EU, '123457'));
+    const out = h.feed(candle(EU, T0, [1.1, 1.1001, 1.0999, 1.1]));
+    // 123,457 / 1,000,000 × 50 = 6.17285 → 6.1729 (half away from zero).
+    expect(f(out[1], 'commission')).toBe('6.1729');
+    expect(f(out[1], 'accountBalance')).toBe('99993.8271');
+  });
+
   it('the balance equals the sum of the amounts of its transactions, exactly', () => {
     const h = harness({ financing: true }, Date.UTC(2024, 0, 2, 0, 0));
     const times = Array.from({ length: 60 }, (_, i) => Date.UTC(2024, 0, 2, 0, 0) + i * 3_600_000);
