@@ -62,6 +62,8 @@ export interface SimStats {
   ambiguousCandles: number;
   /** Realized P/L of fills made inside ambiguous candles (home currency). */
   ambiguousPL: Amount;
+  /** Margin closeouts (all positions closed because NAV fell to half the margin used). */
+  marginCloseouts: number;
 }
 
 interface QueuedMarket {
@@ -140,7 +142,7 @@ export class SimBroker implements Execution {
   readonly #tx = new Subject<Transaction>();
   readonly transactions$: Observable<Transaction> = this.#tx.asObservable();
   readonly ledger: Ledger;
-  readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0 };
+  readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0, marginCloseouts: 0 };
   readonly accountID: string;
   readonly #opts: SimBrokerOptions;
   readonly #instruments: InstrumentRegistry;
@@ -158,6 +160,8 @@ export class SimBroker implements Execution {
   #nextRollover = Infinity;
   #nextExpiry = Infinity;
   #inAmbiguous = false;
+  #marginCall = false;
+  readonly #positionScratch = new Map<string, { long: number; short: number }>();
 
   constructor(opts: SimBrokerOptions) {
     this.#opts = opts;
@@ -253,8 +257,9 @@ export class SimBroker implements Execution {
       return;
     }
     this.#advance(c.time);
-    if (book.market.length === 0 && book.orders.length === 0) {
-      // Nothing can fill: only the quote moves.
+    const watchMargin = this.ledger.trades.size > 0 && this.#mayCallMargin(c);
+    if (book.market.length === 0 && book.orders.length === 0 && !watchMargin) {
+      // Nothing can fill and the margin is safe at this candle's worst prices: only the quote moves.
       this.#setQuote(c.instrument, c.bc, c.ac);
       this.#now = c.at;
       this.#advance(c.at);
@@ -291,6 +296,7 @@ export class SimBroker implements Execution {
       this.#now = t;
       this.#setQuote(c.instrument, bid, ask);
       this.#match(book, bid, ask, t, p === 0);
+      if (watchMargin) this.#checkMargin(book.instrument.name);
     }
     this.#inAmbiguous = false;
     this.#advance(c.at);
@@ -305,6 +311,7 @@ export class SimBroker implements Execution {
     this.#setQuote(k.instrument, k.bid, k.ask);
     if (book.driver !== 'TICK') return;
     if (book.market.length > 0 || book.orders.length > 0) this.#match(book, k.bid, k.ask, k.at, true);
+    if (this.ledger.trades.size > 0) this.#checkMargin(k.instrument);
   }
 
   /** True when some trade has two exits (TP and SL/TSL) both reachable inside this candle. */
@@ -895,6 +902,7 @@ export class SimBroker implements Execution {
       tradeClose: { tradeID: string; units: string } | undefined;
       closeout: 1 | -1 | 0;
       order: SimOrder | undefined;
+      marginCloseout?: boolean;
     },
   ): void {
     const inst = book.instrument;
@@ -1033,7 +1041,13 @@ export class SimBroker implements Execution {
         closeoutAsk: askText,
         timestamp: formatTime(a.t),
       },
-      reason: a.tradeClose && a.type === 'MARKET' ? 'MARKET_ORDER_TRADE_CLOSE' : a.closeout !== 0 ? 'MARKET_ORDER_POSITION_CLOSEOUT' : FILL_REASON[a.type],
+      reason: a.marginCloseout
+        ? 'MARKET_ORDER_MARGIN_CLOSEOUT'
+        : a.tradeClose && a.type === 'MARKET'
+          ? 'MARKET_ORDER_TRADE_CLOSE'
+          : a.closeout !== 0
+            ? 'MARKET_ORDER_POSITION_CLOSEOUT'
+            : FILL_REASON[a.type],
       pl: formatAmount(pl),
       financing: '0.0000',
       commission: formatAmount(commission),
@@ -1079,6 +1093,140 @@ export class SimBroker implements Execution {
         const d = details(c.trailingStopLossOnFill);
         this.#track(this.#emit({ type: 'TRAILING_STOP_LOSS_ORDER', ...withClientTrade, ...d, triggerCondition: 'DEFAULT' }), a.t);
       }
+    }
+  }
+
+  /**
+   * NAV and margin used at the latest quotes. NAV uses each trade's closing side (v20 would use
+   * its closeout prices; the simulator's are the quotes). Margin: per instrument the net units
+   * (hedged: the larger side) × mid × quote→home (mid) × the stricter margin rate.
+   */
+  accountState(): { nav: number; marginUsed: number } {
+    let nav = this.ledger.balance / 10_000;
+    const pos = this.#positionScratch;
+    pos.clear();
+    for (const t of this.ledger.trades.values()) {
+      nav += this.#unrealized(t);
+      let e = pos.get(t.instrument);
+      if (e === undefined) pos.set(t.instrument, (e = { long: 0, short: 0 }));
+      if (t.unitsNum > 0) e.long += t.unitsNum;
+      else e.short -= t.unitsNum;
+    }
+    let marginUsed = 0;
+    for (const [name, e] of pos) {
+      const q = this.#quotes.get(name);
+      if (!q) continue;
+      const inst = this.#instruments.get(name);
+      const units = this.#opts.hedging ? Math.max(e.long, e.short) : Math.abs(e.long - e.short);
+      const f = this.#conversion.tryFactors(inst.quote);
+      if (!f) continue;
+      marginUsed += units * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2) * Math.max(this.#accountMarginRate, inst.marginRate);
+    }
+    return { nav, marginUsed };
+  }
+
+  /**
+   * A cheap test before a candle: could NAV fall below the margin used anywhere in it? Each trade of
+   * the candle's instrument is valued at the candle's extreme against it; margin at the extreme that
+   * makes it largest. When this says no, the candle needs no per-point margin checks.
+   */
+  #mayCallMargin(c: Candle): boolean {
+    if (this.#marginCall) return true;
+    let nav = this.ledger.balance / 10_000;
+    let used = 0;
+    for (const t of this.ledger.trades.values()) {
+      const inst = this.#instruments.get(t.instrument);
+      const f = this.#conversion.tryFactors(inst.quote);
+      if (!f) return true;
+      let close: number;
+      let high: number;
+      if (t.instrument === c.instrument) {
+        close = t.unitsNum > 0 ? c.bl : c.ah;
+        high = (c.bh + c.ah) / 2;
+      } else {
+        const q = this.#quotes.get(t.instrument);
+        if (!q) continue;
+        close = t.unitsNum > 0 ? q.bid : q.ask;
+        high = (q.bid + q.ask) / 2;
+      }
+      const quotePL = (close - t.priceNum) * t.unitsNum;
+      nav += quotePL * (quotePL < 0 ? f.loss : f.gain);
+      // Gross units overstate netted margin: a safe upper bound.
+      used += Math.abs(t.unitsNum) * high * f.loss * Math.max(this.#accountMarginRate, inst.marginRate);
+    }
+    return nav < used;
+  }
+
+  /** Margin call enter/exit, and the margin closeout when NAV reaches half the margin used. */
+  #checkMargin(instrument: string): void {
+    const { nav, marginUsed } = this.accountState();
+    if (marginUsed <= 0) return;
+    if (nav <= marginUsed / 2) {
+      this.#closeout(instrument);
+      return;
+    }
+    if (nav < marginUsed && !this.#marginCall) {
+      this.#marginCall = true;
+      this.#begin();
+      this.#emit({ type: 'MARGIN_CALL_ENTER' });
+    } else if (nav >= marginUsed && this.#marginCall) {
+      this.#marginCall = false;
+      this.#begin();
+      this.#emit({ type: 'MARGIN_CALL_EXIT' });
+    }
+  }
+
+  /**
+   * Margin closeout: every position is closed at the current prices with market orders of reason
+   * MARGIN_CLOSEOUT (fills MARKET_ORDER_MARGIN_CLOSEOUT), long and short sides separately.
+   */
+  #closeout(trigger: string): void {
+    this.stats.marginCloseouts++;
+    const instruments = [...new Set([...this.ledger.trades.values()].map((t) => t.instrument))];
+    // The instrument whose price triggered it first, then the others in the order of their trades.
+    instruments.sort((a, b) => (a === trigger ? -1 : b === trigger ? 1 : 0));
+    for (const name of instruments) {
+      const q = this.#quotes.get(name);
+      if (!q) continue;
+      const book = this.#book(name);
+      const { long, short } = this.ledger.position(name);
+      for (const side of [1, -1] as const) {
+        const have = side === 1 ? long : -short;
+        if (have === 0) continue;
+        this.#begin();
+        const units = side === 1 ? -have : have;
+        const created = this.#emit({
+          type: 'MARKET_ORDER',
+          instrument: name,
+          units: String(units),
+          timeInForce: 'FOK',
+          positionFill: 'REDUCE_ONLY',
+          reason: 'MARGIN_CLOSEOUT',
+          marginCloseout: { reason: 'MARGIN_CHECK_VIOLATION' },
+        });
+        this.#execute(book, {
+          orderID: created.id,
+          clientOrderID: undefined,
+          type: 'MARKET',
+          units,
+          positionFill: 'REDUCE_ONLY',
+          priceBound: Number.NaN,
+          bid: q.bid,
+          ask: q.ask,
+          px: units < 0 ? q.bid : q.ask,
+          t: this.#now,
+          created: {},
+          tradeClose: undefined,
+          closeout: side,
+          order: undefined,
+          marginCloseout: true,
+        });
+      }
+    }
+    if (this.#marginCall) {
+      this.#marginCall = false;
+      this.#begin();
+      this.#emit({ type: 'MARGIN_CALL_EXIT' });
     }
   }
 
