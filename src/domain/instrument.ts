@@ -35,6 +35,8 @@ export class Instrument {
   readonly marginRate: number;
   readonly minimumTrailingStopDistance: number;
   readonly maximumTrailingStopDistance: number;
+  /** Guaranteed stop losses: allowed at all, the premium per unit (price distance) and the minimum distance. */
+  readonly guaranteedStopLoss: { readonly mode: 'DISABLED' | 'ALLOWED' | 'REQUIRED'; readonly premium: string; readonly minimumDistance: number };
   /** Annual rates (negative: the holder pays) and days charged per weekday, index 0 = Sunday. */
   readonly financing: { readonly longRate: number; readonly shortRate: number; readonly daysCharged: readonly number[] };
   readonly wire: WireInstrument;
@@ -57,6 +59,11 @@ export class Instrument {
     this.marginRate = Number(w.marginRate);
     this.minimumTrailingStopDistance = Number(w.minimumTrailingStopDistance);
     this.maximumTrailingStopDistance = Number(w.maximumTrailingStopDistance);
+    this.guaranteedStopLoss = {
+      mode: w.guaranteedStopLossOrderMode ?? 'DISABLED',
+      premium: w.guaranteedStopLossOrderExecutionPremium ?? '0',
+      minimumDistance: Number(w.guaranteedStopLossOrderMinimumDistance ?? 0),
+    };
     const days = [0, 0, 0, 0, 0, 0, 0];
     for (const d of w.financing?.financingDaysOfWeek ?? []) {
       const i = WEEKDAYS.indexOf(d.dayOfWeek as (typeof WEEKDAYS)[number]);

@@ -34,7 +34,7 @@ const candlesArb = fc
   });
 
 type Action =
-  | { kind: 'market'; units: number; tp?: number; sl?: number; trail?: number }
+  | { kind: 'market'; units: number; tp?: number; sl?: number; trail?: number; gsl?: number }
   | { kind: 'limit' | 'stop'; units: number; offset: number; tp?: number; sl?: number }
   | { kind: 'close' };
 
@@ -45,6 +45,7 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
     tp: fc.option(fc.integer({ min: 5, max: 60 }), { nil: undefined }),
     sl: fc.option(fc.integer({ min: 5, max: 60 }), { nil: undefined }),
     trail: fc.option(fc.integer({ min: 50, max: 120 }), { nil: undefined }),
+    gsl: fc.option(fc.integer({ min: 100, max: 200 }), { nil: undefined }),
   }),
   fc.record({
     kind: fc.constantFrom('limit' as const, 'stop' as const),
@@ -80,6 +81,7 @@ function intentFor(a: Action, last: Candle, n: number): OrderIntent | undefined 
     case 'market': {
       const extra = onFill(a.units, mid, a.tp, a.sl);
       if (a.trail !== undefined) extra.trailingStopLossOnFill = { distance: p(a.trail / 1e5) };
+      if (a.gsl !== undefined) extra.guaranteedStopLossOnFill = { distance: p(a.gsl / 1e5) };
       return { kind: 'order', id: `p-${n}`, request: { type: 'MARKET', instrument: EU, units: String(a.units), ...extra } as never };
     }
     case 'limit':
@@ -130,8 +132,11 @@ describe('simulated broker invariants (fast-check)', () => {
           const buy = Number(tx.units) > 0;
           const lo = buy ? c.al : c.bl;
           const hi = buy ? c.ah : c.bh;
-          expect(price).toBeGreaterThanOrEqual(lo - 1e-9);
-          expect(price).toBeLessThanOrEqual(hi + 1e-9);
+          if (tx.reason !== 'GUARANTEED_STOP_LOSS_ORDER') {
+            // Guaranteed stops are the one exception: they fill at their level, even through a gap.
+            expect(price).toBeGreaterThanOrEqual(lo - 1e-9);
+            expect(price).toBeLessThanOrEqual(hi + 1e-9);
+          }
           const order = r.orders.get(tx.orderID as string);
           const level = Number(order?.price);
           switch (tx.reason) {
@@ -142,6 +147,9 @@ describe('simulated broker invariants (fast-check)', () => {
             case 'STOP_ORDER':
             case 'STOP_LOSS_ORDER':
               expect(buy ? price >= level - 1e-9 : price <= level + 1e-9).toBe(true);
+              break;
+            case 'GUARANTEED_STOP_LOSS_ORDER':
+              expect(price).toBe(level);
               break;
             default:
               break;

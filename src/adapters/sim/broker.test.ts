@@ -258,6 +258,34 @@ describe('dependent orders', () => {
   });
 });
 
+describe('guaranteed stop loss', () => {
+  it('fills at its exact level through a gap and charges the premium on the units it closes', () => {
+    const h = harness();
+    h.submit(market(EU, '10000', { guaranteedStopLossOnFill: { price: '1.09500' } }));
+    const opened = h.feed(candle(EU, T0, [1.1, 1.1001, 1.0999, 1.1]));
+    expect(opened.map((t) => t.type)).toEqual(['MARKET_ORDER', 'ORDER_FILL', 'GUARANTEED_STOP_LOSS_ORDER']);
+    expect(f(opened[2], 'guaranteedExecutionPremium')).toBe(instruments().get(EU).guaranteedStopLoss.premium);
+    // The market gaps from 1.1000 to 1.0900: an ordinary stop would fill at the open (1.0900).
+    const out = h.feed(candle(EU, T0 + MINUTE, [1.09, 1.0905, 1.0895, 1.09]));
+    expect(out.map((t) => [t.type, f(t, 'reason')])).toEqual([['ORDER_FILL', 'GUARANTEED_STOP_LOSS_ORDER']]);
+    expect(f(out[0], 'price')).toBe('1.09500');
+    // Fee: 10,000 units × 0.00015 = 1.5000 USD; P/L: (1.09500 - 1.10020) × 10,000 = -52.0000.
+    expect(f(out[0], 'guaranteedExecutionFee')).toBe('1.5000');
+    expect(f(out[0], 'pl')).toBe('-52.0000');
+    expect(f(out[0], 'accountBalance')).toBe('99946.5000');
+  });
+
+  it('is cancelled when it is nearer than the instrument minimum distance', () => {
+    const h = harness();
+    h.submit(market(EU, '1000', { guaranteedStopLossOnFill: { distance: '0.00050' } }));
+    const out = h.feed(candle(EU, T0, [1.1, 1.1001, 1.0999, 1.1]));
+    expect(out.map((t) => [t.type, f(t, 'reason')])).toEqual([
+      ['MARKET_ORDER', 'CLIENT_ORDER'],
+      ['ORDER_CANCEL', 'STOP_LOSS_ON_FILL_GUARANTEED_MINIMUM_DISTANCE_NOT_MET'],
+    ]);
+  });
+});
+
 describe('positions', () => {
   it('REDUCE_FIRST nets against the oldest trades first, then opens the remainder', () => {
     const h = harness();

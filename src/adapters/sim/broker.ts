@@ -115,7 +115,7 @@ const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
   TAKE_PROFIT: 'TAKE_PROFIT_ORDER',
   STOP_LOSS: 'STOP_LOSS_ORDER',
   TRAILING_STOP_LOSS: 'TRAILING_STOP_LOSS_ORDER',
-  GUARANTEED_STOP_LOSS: 'STOP_LOSS_ORDER' as OrderFillReason,
+  GUARANTEED_STOP_LOSS: 'GUARANTEED_STOP_LOSS_ORDER',
 };
 
 const NEW_YORK = 'America/New_York';
@@ -355,7 +355,9 @@ export class SimBroker implements Execution {
       if (triggers(o, bid, ask)) {
         const own = o.side === 1 ? ask : bid;
         let px: number;
-        if (gap) px = own;
+        // A guaranteed stop fills at its level, gap or not: that is what its premium pays for.
+        if (o.type === 'GUARANTEED_STOP_LOSS') px = o.level;
+        else if (gap) px = own;
         else {
           // Crossed inside the candle: the level, shifted by the spread when the trigger reads another side.
           const trig = o.trigger === 'BID' ? bid : o.trigger === 'ASK' ? ask : (bid + ask) / 2;
@@ -946,18 +948,27 @@ export class SimBroker implements Execution {
     const c = a.created;
     let tpPrice: number | undefined;
     let slPrice: number | undefined;
+    let gslPrice: number | undefined;
     if (opening > 0) {
       const tp = c.takeProfitOnFill as { price?: string; distance?: string } | undefined;
       const sl = c.stopLossOnFill as { price?: string; distance?: string } | undefined;
+      const gsl = c.guaranteedStopLossOnFill as { price?: string; distance?: string } | undefined;
       if (tp) tpPrice = tp.price !== undefined ? Number(tp.price) : inst.snap(buy ? pxNum + Number(tp.distance) : pxNum - Number(tp.distance));
       if (sl) slPrice = sl.price !== undefined ? Number(sl.price) : inst.snap(buy ? pxNum - Number(sl.distance) : pxNum + Number(sl.distance));
+      if (gsl) gslPrice = gsl.price !== undefined ? Number(gsl.price) : inst.snap(buy ? pxNum - Number(gsl.distance) : pxNum + Number(gsl.distance));
       const closing = buy ? a.bid : a.ask;
       if (tpPrice !== undefined && (buy ? tpPrice <= pxNum : tpPrice >= pxNum)) {
         this.#cancelFill(a.orderID, a.clientOrderID, 'TAKE_PROFIT_ON_FILL_LOSS');
         return;
       }
-      if (slPrice !== undefined && (buy ? slPrice >= closing : slPrice <= closing)) {
-        this.#cancelFill(a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_LOSS');
+      for (const stop of [slPrice, gslPrice]) {
+        if (stop !== undefined && (buy ? stop >= closing : stop <= closing)) {
+          this.#cancelFill(a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_LOSS');
+          return;
+        }
+      }
+      if (gslPrice !== undefined && Math.abs(pxNum - gslPrice) < inst.guaranteedStopLoss.minimumDistance - 1e-12) {
+        this.#cancelFill(a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_GUARANTEED_MINIMUM_DISTANCE_NOT_MET');
         return;
       }
       if (!this.#marginOk(inst, buy ? opening : -opening, chunks, a.bid, a.ask)) {
@@ -979,6 +990,9 @@ export class SimBroker implements Execution {
     const fillID = this.#peekID();
     let pl: Amount = 0;
     let spreadCost: Amount = 0;
+    let fee: Amount = 0;
+    // A guaranteed stop charges its premium on the units it closes.
+    const premium = a.order?.type === 'GUARANTEED_STOP_LOSS' ? scaled(inst.guaranteedStopLoss.premium) : undefined;
     const closed: TradeReduce[] = [];
     let reduced: TradeReduce | undefined;
     for (const ch of chunks) {
@@ -986,10 +1000,13 @@ export class SimBroker implements Execution {
       const unitsInt = BigInt(Math.round(closedUnits * uScale));
       const quotePL = (pxInt - BigInt(Math.round(ch.trade.priceNum * pScale))) * unitsInt;
       const realized = convert(quotePL, d + uPlaces, quotePL < 0n ? loss : gain);
-      const cost = convert(halfSpreadInt * (unitsInt < 0n ? -unitsInt : unitsInt), d + 1 + uPlaces, loss);
+      const absUnits = unitsInt < 0n ? -unitsInt : unitsInt;
+      const cost = convert(halfSpreadInt * absUnits, d + 1 + uPlaces, loss);
+      const chunkFee = premium ? convert(premium.int * absUnits, premium.places + uPlaces, loss) : 0;
       pl = add(pl, realized);
       spreadCost = add(spreadCost, cost);
-      const entry: TradeReduce = {
+      fee = add(fee, chunkFee);
+      const entry: { -readonly [K in keyof TradeReduce]: TradeReduce[K] } = {
         tradeID: ch.trade.id,
         units: String(-closedUnits),
         price,
@@ -997,6 +1014,7 @@ export class SimBroker implements Execution {
         financing: '0.0000',
         halfSpreadCost: formatAmount(cost),
       };
+      if (premium) entry.guaranteedExecutionFee = formatAmount(chunkFee);
       if (ch.units === Math.abs(ch.trade.unitsNum)) closed.push(entry);
       else reduced = entry;
     }
@@ -1051,8 +1069,8 @@ export class SimBroker implements Execution {
       pl: formatAmount(pl),
       financing: '0.0000',
       commission: formatAmount(commission),
-      guaranteedExecutionFee: '0.0000',
-      accountBalance: formatAmount(add(this.ledger.balance, pl - commission)),
+      guaranteedExecutionFee: formatAmount(fee),
+      accountBalance: formatAmount(add(this.ledger.balance, pl - commission - fee)),
       gainQuoteHomeConversionFactor: gain,
       lossQuoteHomeConversionFactor: loss,
       halfSpreadCost: formatAmount(spreadCost),
@@ -1088,6 +1106,13 @@ export class SimBroker implements Execution {
       if (slPrice !== undefined) {
         const d = details(c.stopLossOnFill);
         this.#track(this.#emit({ type: 'STOP_LOSS_ORDER', ...withClientTrade, ...d, price: inst.price(slPrice), triggerCondition: 'DEFAULT' }), a.t);
+      }
+      if (gslPrice !== undefined) {
+        const d = details(c.guaranteedStopLossOnFill);
+        this.#track(
+          this.#emit({ type: 'GUARANTEED_STOP_LOSS_ORDER', ...withClientTrade, ...d, price: inst.price(gslPrice), guaranteedExecutionPremium: inst.guaranteedStopLoss.premium, triggerCondition: 'DEFAULT' }),
+          a.t,
+        );
       }
       if (c.trailingStopLossOnFill !== undefined) {
         const d = details(c.trailingStopLossOnFill);

@@ -156,6 +156,19 @@ export function validateOrderRequest(
       if (sl.timeInForce !== undefined && !['GTC', 'GTD', 'GFD'].includes(sl.timeInForce)) return 'STOP_LOSS_ON_FILL_TIME_IN_FORCE_INVALID';
       if (sl.timeInForce === 'GTD' && sl.gtdTime === undefined) return 'STOP_LOSS_ON_FILL_GTD_TIMESTAMP_MISSING';
     }
+    const gsl = r.guaranteedStopLossOnFill;
+    if (gsl) {
+      if (inst.guaranteedStopLoss.mode === 'DISABLED') return 'STOP_LOSS_ON_FILL_GUARANTEED_NOT_ALLOWED';
+      if (gsl.price !== undefined && gsl.distance !== undefined) return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_SPECIFIED';
+      if (gsl.price === undefined && gsl.distance === undefined) return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_MISSING';
+      if (gsl.price !== undefined) {
+        const bad = checkPrice(gsl.price, inst, 'STOP_LOSS_ON_FILL_PRICE_MISSING', 'STOP_LOSS_ON_FILL_PRICE_INVALID', 'STOP_LOSS_ON_FILL_PRICE_PRECISION_EXCEEDED');
+        if (bad) return bad;
+      } else if (!DECIMAL.test(gsl.distance!) || Number(gsl.distance) <= 0) return 'STOP_LOSS_ON_FILL_DISTANCE_INVALID';
+    } else if (inst.guaranteedStopLoss.mode === 'REQUIRED' && (r.type === 'MARKET' || r.type === 'LIMIT' || r.type === 'STOP' || r.type === 'MARKET_IF_TOUCHED')) {
+      return 'STOP_LOSS_ON_FILL_GUARANTEED_REQUIRED';
+    }
+    if (r.type === 'GUARANTEED_STOP_LOSS' && inst.guaranteedStopLoss.mode === 'DISABLED') return 'STOP_LOSS_ORDER_GUARANTEED_NOT_ALLOWED';
     const ts = r.trailingStopLossOnFill;
     if (ts) {
       if (ts.distance === undefined) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MISSING';

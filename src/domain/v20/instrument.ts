@@ -29,5 +29,9 @@ export interface Instrument {
   readonly marginRate: DecimalNumber;
   readonly commission?: InstrumentCommission;
   readonly guaranteedStopLossOrderMode?: 'DISABLED' | 'ALLOWED' | 'REQUIRED';
+  /** @since after 3.0.25: price distance charged per unit when a guaranteed stop loss fills. */
+  readonly guaranteedStopLossOrderExecutionPremium?: DecimalNumber;
+  /** @since after 3.0.25 */
+  readonly guaranteedStopLossOrderMinimumDistance?: DecimalNumber;
   readonly financing?: InstrumentFinancing;
 }
