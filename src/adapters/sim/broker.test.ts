@@ -258,6 +258,28 @@ describe('dependent orders', () => {
   });
 });
 
+describe('liquidity (ticks that carry it)', () => {
+  const tick = (at: number, liquidity: number) => ({ kind: 'tick', instrument: EU, at, bid: 1.1, ask: 1.1002, bidLiquidity: liquidity, askLiquidity: liquidity }) as never;
+
+  it('FOK cancels with INSUFFICIENT_LIQUIDITY; IOC fills what is there and cancels the rest', () => {
+    const h = harness();
+    h.submit(market(EU, '5000000'));
+    let out = h.feed(tick(T0, 1_000_000));
+    expect(out.map((t) => [t.type, f(t, 'reason')])).toEqual([
+      ['MARKET_ORDER', 'CLIENT_ORDER'],
+      ['ORDER_CANCEL', 'INSUFFICIENT_LIQUIDITY'],
+    ]);
+    h.submit(market(EU, '5000000', { timeInForce: 'IOC' }));
+    out = h.feed(tick(T0 + 1000, 1_000_000));
+    expect(out.map((t) => [t.type, f(t, 'units') ?? f(t, 'reason')])).toEqual([
+      ['MARKET_ORDER', '5000000'],
+      ['ORDER_FILL', '1000000'],
+      ['ORDER_CANCEL', 'INSUFFICIENT_LIQUIDITY'],
+    ]);
+    expect(h.sim.ledger.position(EU).long).toBe(1_000_000);
+  });
+});
+
 describe('guaranteed stop loss', () => {
   it('fills at its exact level through a gap and charges the premium on the units it closes', () => {
     const h = harness();

@@ -160,6 +160,8 @@ export class SimBroker implements Execution {
   #nextRollover = Infinity;
   #nextExpiry = Infinity;
   #inAmbiguous = false;
+  /** Units available at the current price point, per side (Infinity when the data carries none). */
+  readonly #liquidity = { bid: Infinity, ask: Infinity };
   #marginCall = false;
   readonly #positionScratch = new Map<string, { long: number; short: number }>();
 
@@ -310,7 +312,11 @@ export class SimBroker implements Execution {
     this.#now = k.at;
     this.#setQuote(k.instrument, k.bid, k.ask);
     if (book.driver !== 'TICK') return;
+    this.#liquidity.bid = k.bidLiquidity ?? Infinity;
+    this.#liquidity.ask = k.askLiquidity ?? Infinity;
     if (book.market.length > 0 || book.orders.length > 0) this.#match(book, k.bid, k.ask, k.at, true);
+    this.#liquidity.bid = Infinity;
+    this.#liquidity.ask = Infinity;
     if (this.ledger.trades.size > 0) this.#checkMargin(k.instrument);
   }
 
@@ -817,11 +823,22 @@ export class SimBroker implements Execution {
       if (Math.abs(units) > have) units = r.longPositionCloseout ? -have : have;
     }
     const created = this.#emit({ type: 'MARKET_ORDER', ...r, units: String(units) });
+    // Liquidity, when the price carries it (ticks with bucket liquidity): FOK fills all or nothing,
+    // IOC fills what is there and cancels the rest.
+    const available = units > 0 ? this.#liquidity.ask : this.#liquidity.bid;
+    let fillUnits = units;
+    if (Math.abs(units) > available) {
+      if (r.timeInForce !== 'IOC' || available <= 0) {
+        this.#cancelFill(created.id, q.clientID, 'INSUFFICIENT_LIQUIDITY');
+        return;
+      }
+      fillUnits = units > 0 ? available : -available;
+    }
     this.#execute(book, {
       orderID: created.id,
       clientOrderID: q.clientID,
       type: 'MARKET',
-      units,
+      units: fillUnits,
       positionFill: r.positionFill,
       priceBound: r.priceBound !== undefined ? Number(r.priceBound) : Number.NaN,
       bid,
@@ -833,6 +850,7 @@ export class SimBroker implements Execution {
       closeout: r.longPositionCloseout ? 1 : r.shortPositionCloseout ? -1 : 0,
       order: undefined,
     });
+    if (fillUnits !== units) this.#cancelFill(created.id, q.clientID, 'INSUFFICIENT_LIQUIDITY');
   }
 
   #fillResting(book: Book, o: SimOrder, px: number, bid: number, ask: number, t: UnixMs): void {
