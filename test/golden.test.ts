@@ -53,18 +53,18 @@ describe('golden: sma-cross, EUR_USD H1 2024 (bundled sample, defaults)', () => 
       sharpe: s.sharpe,
     }).toMatchInlineSnapshot(`
       {
-        "fills": 246,
-        "finalBalance": 99924.2784,
-        "financing": -100.4216,
+        "fills": 240,
+        "finalBalance": 99863.2391,
+        "financing": -103.8609,
         "financingTransactions": 261,
         "maxDrawdown": 568.8779,
-        "netPL": -72.7216,
+        "netPL": -133.7609,
         "openTrades": 1,
-        "sharpe": -0.0808,
-        "spreadCost": 235.8,
-        "trades": 245,
-        "transactions": 755,
-        "wins": 86,
+        "sharpe": -0.1516,
+        "spreadCost": 224.5,
+        "trades": 239,
+        "transactions": 749,
+        "wins": 83,
       }
     `);
     // The balance is the exact sum of the transactions.
@@ -85,10 +85,10 @@ describe('golden: classic reference configuration', () => {
     expect(fills.every((f) => f.halfSpreadCost === '0.0000')).toBe(true);
     expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, maxDrawdown: s.maxDrawdown }).toMatchInlineSnapshot(`
       {
-        "finalBalance": 100043.1,
-        "maxDrawdown": 529.4,
-        "trades": 122,
-        "wins": 43,
+        "finalBalance": 100008.7,
+        "maxDrawdown": 544.3,
+        "trades": 119,
+        "wins": 42,
       }
     `);
   });
@@ -124,7 +124,7 @@ describe('golden: breakout-tpsl, GBP_USD H1 2024 (take profit and stop loss on f
           "STOP_LOSS_ORDER": 368,
           "TAKE_PROFIT_ORDER": 173,
         },
-        "finalBalance": 99366.0279,
+        "finalBalance": 99366.8279,
         "maxDrawdown": 789.9524,
         "trades": 541,
         "wins": 173,
@@ -154,9 +154,9 @@ describe('golden: EUR account trading USD_JPY (conversion through EUR_USD, added
     expect(s.currency).toBe('EUR');
     expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, financing: s.financing, spreadCost: s.spreadCost }).toMatchInlineSnapshot(`
       {
-        "finalBalance": 99785.8294,
+        "finalBalance": 99786.6005,
         "financing": -83.8342,
-        "spreadCost": 380.6667,
+        "spreadCost": 380.2045,
         "trades": 541,
         "wins": 178,
       }

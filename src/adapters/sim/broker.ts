@@ -35,6 +35,20 @@ export interface SimBrokerOptions {
   readonly marginRate: string;
   /** Hedging account: DEFAULT positionFill opens new trades instead of reducing (v20 OPEN_ONLY). */
   readonly hedging?: boolean;
+  /**
+   * FIFO account (OANDA's US division, NFA rule 2-43b): no hedging (DEFAULT and OPEN_ONLY never open
+   * against an opposite position); a trade may only be closed by name (trade close, TP/SL/trailing)
+   * when no older trade of the same instrument has the same size; a trade opened with TP/SL/trailing
+   * stops on fill must have a size no other open trade of the instrument has. An order that would
+   * break this is cancelled with FIFO_VIOLATION when it fills. Overrides `hedging`.
+   */
+  readonly fifo?: boolean;
+  /**
+   * Market hours: a market order (client, trade close, position close) submitted while the FX market
+   * is closed, from Friday 17:00 to Sunday 17:00 New York, is created and cancelled at once with
+   * MARKET_HALTED, as v20 does. Default true; false lets orders wait for the next price instead.
+   */
+  readonly marketHours?: boolean;
   readonly accountID?: string;
   /**
    * Which series drives matching per instrument: a granularity, or 'TICK'. Unlisted instruments are
@@ -164,6 +178,9 @@ export class SimBroker implements Execution {
   readonly #liquidity = { bid: Infinity, ask: Infinity };
   #marginCall = false;
   readonly #positionScratch = new Map<string, { long: number; short: number }>();
+  readonly #hedging: boolean;
+  /** The weekend closure that ends first after the clock: [from, to) in ms. */
+  #closure = { from: -Infinity, to: -Infinity };
 
   constructor(opts: SimBrokerOptions) {
     this.#opts = opts;
@@ -173,6 +190,14 @@ export class SimBroker implements Execution {
     this.#conversion = new HomeConversion(opts.currency, this.#quotes);
     this.#accountMarginRate = Number(opts.marginRate);
     this.#commission = scaled(opts.commissionPerMillion ?? '0');
+    this.#hedging = opts.hedging === true && opts.fifo !== true;
+  }
+
+  /** Whether the FX market is closed at `t` (Friday 17:00 to Sunday 17:00 New York). */
+  #halted(t: UnixMs): boolean {
+    if (this.#opts.marketHours === false || !Number.isFinite(t)) return false;
+    if (t >= this.#closure.to) this.#closure = weekendClosure(t);
+    return t >= this.#closure.from;
   }
 
   /** The simulator's clock: the time of the last price it saw. */
@@ -661,6 +686,13 @@ export class SimBroker implements Execution {
   }
 
   #queueMarket(instrument: string, request: MarketRequest, clientID: string | undefined): void {
+    if (this.#halted(this.#now)) {
+      // v20 creates the order and cancels it in the same batch: there is no price to fill at.
+      this.#begin();
+      const created = this.#emit({ type: 'MARKET_ORDER', ...request });
+      this.#cancelFill(created.id, clientID, 'MARKET_HALTED');
+      return;
+    }
     this.#book(instrument).market.push({ clientID, request, activeFrom: this.#now });
   }
 
@@ -939,11 +971,15 @@ export class SimBroker implements Execution {
     let remaining = Math.abs(a.units);
     if (a.tradeClose) {
       const trade = this.ledger.trades.get(a.tradeClose.tradeID)!;
+      if (this.#opts.fifo === true && this.#olderTwin(trade)) {
+        this.#cancelFill(a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
+        return;
+      }
       chunks.push({ trade, units: remaining });
       remaining = 0;
     } else {
       const pf = a.positionFill === 'POSITION_DEFAULT' ? 'DEFAULT' : a.positionFill;
-      const reduce = a.closeout !== 0 || pf === 'REDUCE_FIRST' || pf === 'REDUCE_ONLY' || (pf === 'DEFAULT' && !this.#opts.hedging);
+      const reduce = a.closeout !== 0 || pf === 'REDUCE_FIRST' || pf === 'REDUCE_ONLY' || (pf === 'DEFAULT' && !this.#hedging);
       if (reduce) {
         for (const t of this.ledger.trades.values()) {
           if (remaining === 0) break;
@@ -954,6 +990,11 @@ export class SimBroker implements Execution {
         }
       }
       if (pf === 'REDUCE_ONLY' || a.closeout !== 0) remaining = 0;
+      if (this.#opts.fifo === true && pf === 'OPEN_ONLY' && remaining > 0 && this.#hasOpposite(inst.name, buy)) {
+        // No hedging in a FIFO account: opening against an opposite position is not allowed.
+        this.#cancelFill(a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
+        return;
+      }
     }
     const opening = remaining;
     if (chunks.length === 0 && opening === 0) {
@@ -984,6 +1025,14 @@ export class SimBroker implements Execution {
           this.#cancelFill(a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_LOSS');
           return;
         }
+      }
+      if (
+        this.#opts.fifo === true &&
+        (tp !== undefined || sl !== undefined || gsl !== undefined || c.trailingStopLossOnFill !== undefined) &&
+        this.#sizeTaken(inst.name, opening, chunks)
+      ) {
+        this.#cancelFill(a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
+        return;
       }
       if (gslPrice !== undefined && Math.abs(pxNum - gslPrice) < inst.guaranteedStopLoss.minimumDistance - 1e-12) {
         this.#cancelFill(a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_GUARANTEED_MINIMUM_DISTANCE_NOT_MET');
@@ -1160,7 +1209,7 @@ export class SimBroker implements Execution {
       const q = this.#quotes.get(name);
       if (!q) continue;
       const inst = this.#instruments.get(name);
-      const units = this.#opts.hedging ? Math.max(e.long, e.short) : Math.abs(e.long - e.short);
+      const units = this.#hedging ? Math.max(e.long, e.short) : Math.abs(e.long - e.short);
       const f = this.#conversion.tryFactors(inst.quote);
       if (!f) continue;
       marginUsed += units * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2) * Math.max(this.#accountMarginRate, inst.marginRate);
@@ -1312,10 +1361,33 @@ export class SimBroker implements Execution {
       const q = name === inst.name ? { bid, ask } : this.#quotes.get(name);
       if (!q) continue;
       const rate = Math.max(this.#accountMarginRate, i.marginRate);
-      const units = this.#opts.hedging ? Math.max(pos.long, pos.short) : Math.abs(pos.long - pos.short);
+      const units = this.#hedging ? Math.max(pos.long, pos.short) : Math.abs(pos.long - pos.short);
       used += units * ((q.bid + q.ask) / 2) * this.#conversion.mid(i.quote) * rate;
     }
     return used <= nav;
+  }
+
+  /** FIFO: an open trade of the same instrument and the same signed size, older than `t`. */
+  #olderTwin(t: LedgerTrade): boolean {
+    for (const o of this.ledger.trades.values()) {
+      if (o === t) return false; // the ledger keeps trades in the order they opened
+      if (o.instrument === t.instrument && o.unitsNum === t.unitsNum) return true;
+    }
+    return false;
+  }
+
+  /** FIFO: whether an open trade of `instrument` other than those being closed has `size` units. */
+  #sizeTaken(instrument: string, size: number, closing: readonly { trade: LedgerTrade; units: number }[]): boolean {
+    for (const o of this.ledger.trades.values()) {
+      if (o.instrument !== instrument || Math.abs(o.unitsNum) !== size) continue;
+      if (!closing.some((ch) => ch.trade === o && ch.units === size)) return true;
+    }
+    return false;
+  }
+
+  #hasOpposite(instrument: string, buy: boolean): boolean {
+    for (const o of this.ledger.trades.values()) if (o.instrument === instrument && o.unitsNum > 0 !== buy) return true;
+    return false;
   }
 
   /** Unrealized P/L of a trade in home currency at the latest quote (closing side). */
@@ -1377,6 +1449,19 @@ function details(x: unknown): Record<string, unknown> {
 /** Units rounded to 1e-6: sums of fractional CFD units never carry binary noise. */
 function roundUnits(x: number): number {
   return Math.round(x * 1e6) / 1e6;
+}
+
+/**
+ * The FX weekend closure that ends first after `t`: from Friday 17:00 to Sunday 17:00 New York
+ * (local time, so the UTC hours follow daylight saving).
+ */
+export function weekendClosure(t: UnixMs): { from: UnixMs; to: UnixMs } {
+  const ny = DateTime.fromMillis(t, { zone: NEW_YORK });
+  // luxon weekday: Monday 1 … Sunday 7. The Sunday 17:00 on or after t.
+  let to = ny.plus({ days: (7 - ny.weekday) % 7 }).set({ hour: 17, minute: 0, second: 0, millisecond: 0 });
+  if (to.toMillis() <= t) to = to.plus({ days: 7 });
+  const from = to.minus({ days: 2 });
+  return { from: from.toMillis(), to: to.toMillis() };
 }
 
 /** The first 17:00 New York strictly after `t`: v20's trading-day boundary (financing, GFD expiry). */
