@@ -1,0 +1,19 @@
+/**
+ * Pluggable routes for the local v20 sandbox. Modules such as the Labs and OAuth emulations export a
+ * `SandboxRoute`; the sandbox server tries each mounted route before its own v20 endpoints.
+ */
+
+/** What a route answers: an HTTP status, an optional JSON body and extra headers. */
+export interface SandboxReply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Returns a reply when the route handles the request, undefined to let others try. */
+export type SandboxRoute = (req: {
+  method: string;
+  url: URL;
+  headers: Record<string, string | undefined>;
+  body: unknown;
+}) => SandboxReply | undefined | Promise<SandboxReply | undefined>;
