@@ -52,10 +52,11 @@ type Recorded = { method: string; path: string; status: number; response: unknow
 
 /** Every recorded REST response: the oandapyV20 table above plus the Jupyter entries, which carry `request` and `status`. */
 function recordedResponses(): Recorded[] {
-  const files = new Map<string, Record<string, { response?: unknown; request?: string; status?: number }>>();
-  const load = (f: string) => {
-    let got = files.get(f);
-    if (!got) files.set(f, (got = JSON.parse(readFileSync(join(FIXTURES, `${f}.json`), 'utf8'))));
+  type Entry = { response?: unknown; request?: string; status?: number };
+  const files = new Map<string, Record<string, Entry>>();
+  const load = (f: string): Record<string, Entry> => {
+    const got = files.get(f) ?? (JSON.parse(readFileSync(join(FIXTURES, `${f}.json`), 'utf8')) as Record<string, Entry>);
+    files.set(f, got);
     return got;
   };
   const out: Recorded[] = RECORDED.map(([file, key, method, path, status]) => {
