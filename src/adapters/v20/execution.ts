@@ -1,0 +1,252 @@
+import type { Logger } from 'pino';
+import { type Observable, Subject, share, tap } from 'rxjs';
+import { assertNever, type OrderIntent } from '../../domain/intents.ts';
+import type { OrderRequest, Transaction } from '../../domain/v20/index.ts';
+import type { Execution } from '../../ports/execution.ts';
+import { V20Error } from './errors.ts';
+import type { V20Http } from './http.ts';
+import { backoffDelay, sleep } from './rate-limit.ts';
+import type { OrderResponse, V20Rest } from './rest.ts';
+import { type StreamOptions, transactionStream } from './stream.ts';
+
+export interface V20ExecutionOptions extends StreamOptions {
+  readonly http: V20Http;
+  readonly rest: V20Rest;
+  readonly accountID: string;
+  /** The transaction stream starts after this ID; also the first mark for post-failure lookups. */
+  readonly lastTransactionID: string;
+  /** How many times a submission may be resubmitted after it was proven not to exist (default 3). */
+  readonly resubmits?: number;
+  /** First delay before a lookup/resubmission in ms (default 500). */
+  readonly resubmitBaseMs?: number;
+}
+
+/** A submission that ended without a v20 answer we could attribute: reported, never guessed. */
+export interface SubmissionFailure {
+  readonly intent: OrderIntent;
+  readonly error: V20Error | Error;
+  /** 'rejected': v20 answered 4xx (the reject transaction also arrives on the stream); 'unknown': the outcome could not be established. */
+  readonly outcome: 'rejected' | 'unknown';
+}
+
+export interface ExecutionStats {
+  submitted: number;
+  /** Submissions whose first answer was a network error, timeout, 5xx or 429. */
+  ambiguous: number;
+  /** Ambiguous submissions found to have been applied (no resubmission). */
+  foundAfterFailure: number;
+  /** Submissions sent again after the lookup proved they were not applied. */
+  resubmitted: number;
+}
+
+/** A failed attempt whose effect at v20 is unknown: no answer, a 5xx, a timeout or a 429. */
+const ambiguous = (e: unknown): e is V20Error =>
+  e instanceof V20Error && (e.code === 'V20_NETWORK' || e.code === 'V20_TIMEOUT' || (e.code === 'V20_HTTP' && e.retryable));
+
+/**
+ * The Execution port on a v20 account (practice or live).
+ *
+ * `submit` queues the intent; intents are sent one at a time in submission order. Outcomes arrive
+ * only on `transactions$` (the account's transaction stream, exactly once, in ID order, backfilled
+ * with `sinceid` after reconnects), as in the simulator.
+ *
+ * Idempotency: every order and replacement carries the intent's `id` as `clientExtensions.id`.
+ * When a state-changing request gets no definite answer (network error, timeout, 5xx, 429) it is
+ * never repeated blindly: the adapter first looks for its effect (`GET /orders/@<clientID>`, the
+ * order or trade it targets, and `GET /transactions/sinceid` from the last ID seen before the
+ * request) and sends it again only when that proves nothing happened. v20 also rejects a second
+ * order with the same client ID (`CLIENT_ORDER_ID_ALREADY_EXISTS`), a second guard.
+ */
+export class V20Execution implements Execution {
+  readonly transactions$: Observable<Transaction>;
+  /** Submissions that were rejected (4xx) or whose outcome stayed unknown. */
+  readonly failures$ = new Subject<SubmissionFailure>();
+  readonly stats: ExecutionStats = { submitted: 0, ambiguous: 0, foundAfterFailure: 0, resubmitted: 0 };
+  readonly #o: V20ExecutionOptions;
+  readonly #log: Logger;
+  #lastSeen: string;
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(o: V20ExecutionOptions) {
+    this.#o = o;
+    this.#log = o.http.log.child({ part: 'execution' });
+    this.#lastSeen = o.lastTransactionID;
+    this.transactions$ = transactionStream(o.http, o.rest, o.accountID, o).pipe(
+      tap((t) => this.#see(t.id)),
+      share(),
+    );
+  }
+
+  #see(id: string | undefined): void {
+    if (id !== undefined && Number(id) > Number(this.#lastSeen)) this.#lastSeen = id;
+  }
+
+  submit(intent: OrderIntent): void {
+    this.stats.submitted++;
+    this.#queue = this.#queue.then(() =>
+      this.send(intent).then(
+        () => undefined,
+        (e: unknown) => {
+          const error = e instanceof Error ? e : new Error(String(e));
+          const outcome = e instanceof V20Error && e.code === 'V20_HTTP' && !e.retryable ? 'rejected' : 'unknown';
+          this.#log.warn({ intentId: intent.id, kind: intent.kind, code: (error as V20Error).code, status: (error as V20Error).status, errorCode: (error as V20Error).errorCode, outcome }, 'submission failed');
+          this.failures$.next({ intent, error, outcome });
+        },
+      ),
+    );
+  }
+
+  /** Resolves when every submitted intent has been sent (or has failed). */
+  drain(): Promise<void> {
+    return this.#queue;
+  }
+
+  /**
+   * Sends one intent with the idempotency rules and returns v20's answer, or the string 'found'
+   * when an ambiguous attempt turned out to have been applied. Rejects on a 4xx or when the
+   * outcome cannot be established.
+   */
+  async send(intent: OrderIntent): Promise<OrderResponse | 'found'> {
+    const limit = this.#o.resubmits ?? 3;
+    for (let attempt = 0; ; attempt++) {
+      const mark = this.#lastSeen;
+      try {
+        const res = await this.#attempt(intent);
+        if (typeof res.lastTransactionID === 'string') this.#see(res.lastTransactionID);
+        return res;
+      } catch (e) {
+        if (!ambiguous(e)) throw e;
+        this.stats.ambiguous++;
+        this.#log.warn({ intentId: intent.id, kind: intent.kind, code: e.code, status: e.status, attempt }, 'no definite answer; looking the request up before any resubmission');
+        await sleep(e.retryAfterMs ?? backoffDelay(attempt, this.#o.resubmitBaseMs ?? 500, 10_000));
+        const applied = await this.#applied(intent, mark);
+        if (applied) {
+          this.stats.foundAfterFailure++;
+          this.#log.info({ intentId: intent.id, kind: intent.kind }, 'the request had been applied; not resubmitting');
+          return 'found';
+        }
+        if (attempt >= limit) throw e;
+        this.stats.resubmitted++;
+        this.#log.info({ intentId: intent.id, kind: intent.kind, attempt: attempt + 1 }, 'the request provably had no effect; resubmitting');
+      }
+    }
+  }
+
+  #attempt(intent: OrderIntent): Promise<OrderResponse> {
+    const { rest, accountID: acc } = this.#o;
+    switch (intent.kind) {
+      case 'order':
+        return rest.createOrder(acc, withClientID(intent.request, intent.id));
+      case 'replace':
+        return rest.replaceOrder(acc, intent.orderSpecifier, withClientID(intent.request, intent.id));
+      case 'cancel':
+        return rest.cancelOrder(acc, intent.orderSpecifier);
+      case 'closeTrade':
+        return rest.closeTrade(acc, intent.tradeSpecifier, intent.units);
+      case 'closePosition':
+        return rest.closePosition(acc, intent.instrument, {
+          ...(intent.longUnits !== undefined ? { longUnits: intent.longUnits } : {}),
+          ...(intent.shortUnits !== undefined ? { shortUnits: intent.shortUnits } : {}),
+        });
+      case 'tradeOrders': {
+        const body: Record<string, unknown> = {};
+        if (intent.takeProfit !== undefined) body.takeProfit = intent.takeProfit;
+        if (intent.stopLoss !== undefined) body.stopLoss = intent.stopLoss;
+        if (intent.trailingStopLoss !== undefined) body.trailingStopLoss = intent.trailingStopLoss;
+        if (intent.guaranteedStopLoss !== undefined) body.guaranteedStopLoss = intent.guaranteedStopLoss;
+        return rest.setTradeOrders(acc, intent.tradeSpecifier, body);
+      }
+      case 'clientExtensions':
+        if (intent.orderSpecifier !== undefined) {
+          return rest.orderClientExtensions(acc, intent.orderSpecifier, {
+            ...(intent.clientExtensions ? { clientExtensions: intent.clientExtensions } : {}),
+            ...(intent.tradeClientExtensions ? { tradeClientExtensions: intent.tradeClientExtensions } : {}),
+          });
+        }
+        if (intent.tradeSpecifier !== undefined) return rest.tradeClientExtensions(acc, intent.tradeSpecifier, intent.tradeClientExtensions ?? intent.clientExtensions ?? {});
+        return Promise.reject(new V20Error({ code: 'V20_UNSUPPORTED', method: 'PUT', path: '-', message: `clientExtensions intent ${intent.id}: give orderSpecifier or tradeSpecifier` }));
+      default:
+        return assertNever(intent, 'intent');
+    }
+  }
+
+  /**
+   * Whether the request of `intent` took effect at v20 after the transaction `mark`. Reads are
+   * retried by the HTTP layer; when even they fail, this rejects (outcome unknown: no resubmission).
+   */
+  async #applied(intent: OrderIntent, mark: string): Promise<boolean> {
+    const { rest, accountID: acc } = this.#o;
+    const since = (await rest.transactionsSinceId(acc, mark)).transactions;
+    const byClientID = (t: Transaction) => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id === intent.id;
+    switch (intent.kind) {
+      case 'order':
+      case 'replace': {
+        // A reject leaves no order behind but does leave a transaction carrying the client ID.
+        if (since.some(byClientID)) return true;
+        try {
+          await rest.order(acc, `@${intent.id}`);
+          return true;
+        } catch (e) {
+          if (e instanceof V20Error && e.status === 404) return false;
+          throw e;
+        }
+      }
+      case 'cancel': {
+        if (since.some((t) => t.type === 'ORDER_CANCEL' && matchesOrder(t, intent.orderSpecifier))) return true;
+        try {
+          const o = await rest.order(acc, intent.orderSpecifier);
+          return o.state !== 'PENDING';
+        } catch (e) {
+          if (e instanceof V20Error && e.status === 404) return true; // nothing left to cancel
+          throw e;
+        }
+      }
+      case 'closeTrade':
+        return since.some((t) => t.type === 'MARKET_ORDER' && closesTrade(t, intent.tradeSpecifier)) || (intent.units === 'ALL' && (await tradeClosed(rest, acc, intent.tradeSpecifier)));
+      case 'closePosition':
+        return since.some((t) => t.type === 'MARKET_ORDER' && positionCloseoutOf(t) === intent.instrument);
+      case 'tradeOrders':
+        return since.some((t) => /(TAKE_PROFIT|STOP_LOSS|TRAILING_STOP_LOSS|GUARANTEED_STOP_LOSS)_ORDER|ORDER_CANCEL/.test(t.type) && relatesToTrade(t, intent.tradeSpecifier));
+      case 'clientExtensions':
+        return since.some((t) => t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY' || t.type === 'TRADE_CLIENT_EXTENSIONS_MODIFY');
+      default:
+        return assertNever(intent, 'intent');
+    }
+  }
+}
+
+/** The request with `clientExtensions.id` set to the intent's ID (other extension fields kept). */
+function withClientID(request: OrderRequest, id: string): OrderRequest {
+  const ext = (request as { clientExtensions?: Record<string, unknown> }).clientExtensions;
+  return { ...request, clientExtensions: { ...ext, id } } as OrderRequest;
+}
+
+function matchesOrder(t: Transaction, spec: string): boolean {
+  const x = t as { orderID?: string; clientOrderID?: string };
+  return spec.startsWith('@') ? x.clientOrderID === spec.slice(1) : x.orderID === spec;
+}
+
+function closesTrade(t: Transaction, spec: string): boolean {
+  const c = (t as { tradeClose?: { tradeID?: string; clientTradeID?: string } }).tradeClose;
+  if (c === undefined) return false;
+  return spec.startsWith('@') ? c.clientTradeID === spec.slice(1) : c.tradeID === spec;
+}
+
+function positionCloseoutOf(t: Transaction): string | undefined {
+  const x = t as { longPositionCloseout?: { instrument?: string }; shortPositionCloseout?: { instrument?: string } };
+  return x.longPositionCloseout?.instrument ?? x.shortPositionCloseout?.instrument;
+}
+
+function relatesToTrade(t: Transaction, spec: string): boolean {
+  const x = t as { tradeID?: string; clientTradeID?: string };
+  return spec.startsWith('@') ? x.clientTradeID === spec.slice(1) : x.tradeID === spec;
+}
+
+async function tradeClosed(rest: V20Rest, acc: string, spec: string): Promise<boolean> {
+  try {
+    return (await rest.trade(acc, spec)).state === 'CLOSED';
+  } catch (e) {
+    if (e instanceof V20Error && e.status === 404) return false;
+    throw e;
+  }
+}
