@@ -5,6 +5,7 @@ import { loadInstruments } from '../domain/instrument.ts';
 import { formatSummary } from '../engine/report.ts';
 import { runBacktest } from './backtest.ts';
 import { ROOT, loadConfig, type BacktestConfig } from './config.ts';
+import { authCommand } from './auth.ts';
 import { dataCatalog, dataCommand, fileSource } from './data.ts';
 import { describeError } from './errors.ts';
 import { loadStrategy } from './load-strategy.ts';
@@ -162,6 +163,7 @@ export function cli(argv: string[]): Argv {
       async (a) => backtest(a as unknown as BacktestArgs),
     )
     .command('data', 'Manage the local catalog of historical data', (y) => dataCommand(y), () => {})
+    .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
     .demandCommand(1, 'Name a command: backtest or data (see --help)')
     .strict()
     .recommendCommands()
