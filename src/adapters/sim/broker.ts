@@ -62,9 +62,11 @@ export interface SimBrokerOptions {
   /**
    * The order of a candle's extremes. adaptive: the extreme nearer to the open first. worst: the
    * extreme adverse to the instrument's open position first (low first when net long, high first
-   * when net short; adaptive when flat), so ambiguous candles resolve against the trader.
+   * when net short; adaptive when flat), so ambiguous candles resolve against the trader. exact: the
+   * ticks of the instrument (fed alongside the candles) do the matching inside every candle that has
+   * ticks, whatever drives the strategy; a candle without ticks falls back to adaptive.
    */
-  readonly path?: 'adaptive' | 'worst';
+  readonly path?: 'adaptive' | 'worst' | 'exact';
 }
 
 /** Figures about the simulation itself, for the report. */
@@ -110,6 +112,8 @@ interface Book {
   readonly market: QueuedMarket[];
   readonly orders: SimOrder[];
   driver: string | undefined;
+  /** Time of the last tick seen for the instrument (the exact path model). */
+  lastTick: UnixMs;
 }
 
 type Draft = Record<string, unknown> & { type: string };
@@ -205,6 +209,14 @@ export class SimBroker implements Execution {
     return this.#now;
   }
 
+  /**
+   * The current trigger level of a pending order: its price, or a trailing stop's current value
+   * (v20 `trailingStopValue`). Undefined when the order is not pending. For views and tests.
+   */
+  triggerLevel(orderID: string): number | undefined {
+    return this.#orders.get(orderID)?.level;
+  }
+
   /** Latest quotes by instrument (shared, updated in place). */
   get quotes(): ReadonlyMap<string, Quote> {
     return this.#quotes;
@@ -251,7 +263,7 @@ export class SimBroker implements Execution {
   #book(name: string): Book {
     let b = this.#books.get(name);
     if (b === undefined) {
-      b = { instrument: this.#instruments.get(name), market: [], orders: [], driver: this.#opts.drivers?.get(name) };
+      b = { instrument: this.#instruments.get(name), market: [], orders: [], driver: this.#opts.drivers?.get(name), lastTick: -Infinity };
       this.#books.set(name, b);
     }
     return b;
@@ -284,6 +296,12 @@ export class SimBroker implements Execution {
       return;
     }
     this.#advance(c.time);
+    if (book.lastTick >= c.time && this.#opts.path === 'exact') {
+      // Exact replay: the ticks inside this candle already did the matching, price by price.
+      this.#now = c.at;
+      this.#advance(c.at);
+      return;
+    }
     const watchMargin = this.ledger.trades.size > 0 && this.#mayCallMargin(c);
     if (book.market.length === 0 && book.orders.length === 0 && !watchMargin) {
       // Nothing can fill and the margin is safe at this candle's worst prices: only the quote moves.
@@ -336,7 +354,8 @@ export class SimBroker implements Execution {
     this.#advance(k.at);
     this.#now = k.at;
     this.#setQuote(k.instrument, k.bid, k.ask);
-    if (book.driver !== 'TICK') return;
+    book.lastTick = k.at;
+    if (book.driver !== 'TICK' && this.#opts.path !== 'exact') return;
     this.#liquidity.bid = k.bidLiquidity ?? Infinity;
     this.#liquidity.ask = k.askLiquidity ?? Infinity;
     if (book.market.length > 0 || book.orders.length > 0) this.#match(book, k.bid, k.ask, k.at, true);
@@ -396,12 +415,19 @@ export class SimBroker implements Execution {
         }
         // A limit never fills worse than its price: when the trigger reads another side than the
         // fill (MID, INVERSE...), it waits until its own side reaches the level.
-        if (isLimitLike(o) && (o.side === 1 ? px > o.level : px < o.level)) continue;
-        this.#fillResting(book, o, px, bid, ask, t);
+        if (!isLimitLike(o) || (o.side === 1 ? px <= o.level : px >= o.level)) {
+          this.#fillResting(book, o, px, bid, ask, t);
+          continue;
+        }
       } else if (o.type === 'TRAILING_STOP_LOSS') {
         // Ratchet only in the trade's favour: a sell stop (long trade) follows the bid up.
         const next = o.instrument.snap(o.side === -1 ? bid - o.distance : ask + o.distance);
         if (o.side === -1 ? next > o.level : next < o.level) o.level = next;
+      }
+      if (o.immediate) {
+        // FOK / IOC: the first price after its creation did not fill it.
+        this.#begin();
+        this.#cancelOrder(o, 'TIME_IN_FORCE_EXPIRED');
       }
     }
   }
@@ -410,13 +436,14 @@ export class SimBroker implements Execution {
   // Time: financing and expiry
 
   #advance(t: UnixMs): void {
-    if (t > this.#now) this.#now = t;
+    // Rollovers and expiries are stamped with their own time, then the clock moves on to t.
     while (t >= this.#nextRollover) {
       const at = this.#nextRollover;
       this.#nextRollover = nextRollover(at);
       this.#rollover(at);
     }
     if (t >= this.#nextExpiry) this.#expire(t);
+    if (t > this.#now) this.#now = t;
   }
 
   #expire(t: UnixMs): void {
@@ -807,6 +834,7 @@ export class SimBroker implements Execution {
       activeFrom,
       created: tx,
       clientID: t.clientExtensions?.id,
+      immediate: t.timeInForce === 'FOK' || t.timeInForce === 'IOC',
     };
     this.#orders.set(o.id, o);
     if (o.clientID !== undefined) this.#byClientID.set(o.clientID, o.id);
@@ -1436,6 +1464,18 @@ export class SimBroker implements Execution {
   complete(): void {
     this.#tx.complete();
   }
+
+  // ---- Read views for the sandbox (owned by the sandbox)
+  /** The sandbox's PATCH /configuration: one CLIENT_CONFIGURE transaction (the margin rate is recorded, not applied). */
+  sandboxConfigure(fields: { alias?: string; marginRate?: string }): void {
+    if (!this.#started) this.start(Number.isFinite(this.#now) ? this.#now : 0);
+    this.#begin();
+    const d: Draft = { type: 'CLIENT_CONFIGURE' };
+    if (fields.alias !== undefined) d.alias = fields.alias;
+    if (fields.marginRate !== undefined) d.marginRate = fields.marginRate;
+    this.#emit(d);
+  }
+  // ---- end of the sandbox's block
 }
 
 /** On-fill details as a dependent order's fields: GTC by default, gtdTime in v20's form. */

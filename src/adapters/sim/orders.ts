@@ -44,6 +44,8 @@ export interface SimOrder {
   readonly created: Transaction;
   /** Client order ID (clientExtensions.id), for @clientID specifiers. */
   readonly clientID: string | undefined;
+  /** FOK/IOC entry order (LIMIT, STOP): fills at the first price after it was created or is cancelled. */
+  readonly immediate: boolean;
 }
 
 /**
