@@ -681,10 +681,11 @@ export class SimBroker implements Execution {
       };
       if (m.priceBound !== undefined) q.priceBound = m.priceBound;
       if (m.clientExtensions !== undefined) q.clientExtensions = m.clientExtensions;
-      if (m.takeProfitOnFill !== undefined) q.takeProfitOnFill = m.takeProfitOnFill as Record<string, unknown>;
-      if (m.stopLossOnFill !== undefined) q.stopLossOnFill = m.stopLossOnFill as Record<string, unknown>;
-      if (m.trailingStopLossOnFill !== undefined) q.trailingStopLossOnFill = m.trailingStopLossOnFill as Record<string, unknown>;
-      if (m.guaranteedStopLossOnFill !== undefined) q.guaranteedStopLossOnFill = m.guaranteedStopLossOnFill as Record<string, unknown>;
+      // On-fill details as v20 records them: timeInForce defaulted (GTC), prices at the instrument's precision.
+      if (m.takeProfitOnFill !== undefined) q.takeProfitOnFill = details(m.takeProfitOnFill, inst);
+      if (m.stopLossOnFill !== undefined) q.stopLossOnFill = details(m.stopLossOnFill, inst);
+      if (m.trailingStopLossOnFill !== undefined) q.trailingStopLossOnFill = details(m.trailingStopLossOnFill, inst);
+      if (m.guaranteedStopLossOnFill !== undefined) q.guaranteedStopLossOnFill = details(m.guaranteedStopLossOnFill, inst);
       if (m.tradeClientExtensions !== undefined) q.tradeClientExtensions = m.tradeClientExtensions;
       this.#queueMarket(m.instrument, q, cid);
       return;
@@ -1478,11 +1479,12 @@ export class SimBroker implements Execution {
   // ---- end of the sandbox's block
 }
 
-/** On-fill details as a dependent order's fields: GTC by default, gtdTime in v20's form. */
-function details(x: unknown): Record<string, unknown> {
+/** On-fill details as a dependent order's fields: GTC by default, gtdTime in v20's form, price at the instrument's precision. */
+function details(x: unknown, inst?: Instrument): Record<string, unknown> {
   const d = { ...(x as Record<string, unknown>) };
   d.timeInForce ??= 'GTC';
   if (typeof d.gtdTime === 'string') d.gtdTime = formatTime(parseRequestTime(d.gtdTime));
+  if (inst !== undefined && typeof d.price === 'string') d.price = inst.price(Number(d.price));
   return d;
 }
 
