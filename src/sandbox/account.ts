@@ -1,0 +1,481 @@
+import { HomeConversion, formatFactor, type Quote } from '../domain/conversion.ts';
+import type { InstrumentRegistry } from '../domain/instrument.ts';
+import type { OrderIntent } from '../domain/intents.ts';
+import type { LedgerTrade } from '../domain/ledger.ts';
+import { formatAmount } from '../domain/money.ts';
+import { formatTime, type UnixMs } from '../domain/time.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+import { SimBroker } from '../adapters/sim/broker.ts';
+
+type Obj = Record<string, unknown>;
+
+/** Transaction fields that are not part of an order's own JSON. */
+const TX_ONLY = new Set(['type', 'id', 'time', 'userID', 'accountID', 'batchID', 'requestID', 'reason', 'replacesOrderID', 'cancellingTransactionID']);
+
+/** Order create transaction types and the order type they create. */
+const ORDER_TX: Readonly<Record<string, string>> = {
+  MARKET_ORDER: 'MARKET',
+  FIXED_PRICE_ORDER: 'FIXED_PRICE',
+  LIMIT_ORDER: 'LIMIT',
+  STOP_ORDER: 'STOP',
+  MARKET_IF_TOUCHED_ORDER: 'MARKET_IF_TOUCHED',
+  TAKE_PROFIT_ORDER: 'TAKE_PROFIT',
+  STOP_LOSS_ORDER: 'STOP_LOSS',
+  TRAILING_STOP_LOSS_ORDER: 'TRAILING_STOP_LOSS',
+  GUARANTEED_STOP_LOSS_ORDER: 'GUARANTEED_STOP_LOSS',
+};
+
+/** An order as GET /orders renders it, kept for every state (pending, filled, cancelled). */
+interface OrderView extends Obj {
+  id: string;
+  type: string;
+  state: string;
+  createTime: string;
+  instrument?: string;
+  tradeID?: string;
+  clientExtensions?: { id?: string; tag?: string; comment?: string };
+}
+
+/** A closed trade as GET /trades?state=CLOSED renders it. */
+interface ClosedTrade extends Obj {
+  id: string;
+  instrument: string;
+}
+
+const f4 = (x: number): string => (Object.is(x, -0) || Math.abs(x) < 5e-5 ? '0.0000' : x.toFixed(4));
+
+/**
+ * One sandbox account: a `SimBroker` plus the views v20's REST interface needs that the broker's
+ * ledger does not keep (orders in every state, closed trades, the full transaction log). Use it from
+ * the sandbox server; everything it renders is built from the transactions the broker emitted.
+ */
+export class SandboxAccount {
+  readonly broker: SimBroker;
+  readonly id: string;
+  readonly currency: string;
+  alias: string;
+  marginRate: string;
+  readonly hedging: boolean;
+  readonly createdTime: string;
+  /** Every transaction, in ID order (index = id - 1). */
+  readonly transactions: Transaction[] = [];
+  readonly #orders = new Map<string, OrderView>();
+  readonly #closedTrades = new Map<string, ClosedTrade>();
+  readonly #tradeOpenTx = new Map<string, Obj>();
+  readonly #listeners = new Set<(tx: Transaction) => void>();
+  readonly #instruments: InstrumentRegistry;
+  readonly #quotes: ReadonlyMap<string, Quote>;
+  readonly #conversion: HomeConversion;
+
+  constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs }) {
+    this.id = o.id;
+    this.currency = o.currency;
+    this.alias = 'Primary';
+    this.marginRate = o.marginRate;
+    this.hedging = o.hedging;
+    this.#instruments = o.instruments;
+    const drivers = new Map<string, string>();
+    for (const i of o.instruments.list()) drivers.set(i.name, 'TICK');
+    this.broker = new SimBroker({
+      instruments: o.instruments,
+      currency: o.currency,
+      initialBalance: o.balance,
+      marginRate: o.marginRate,
+      hedging: o.hedging,
+      accountID: o.id,
+      drivers,
+    });
+    this.#quotes = this.broker.quotes;
+    this.#conversion = new HomeConversion(o.currency, this.#quotes);
+    this.broker.transactions$.subscribe((tx) => this.#fold(tx));
+    this.createdTime = formatTime(o.start);
+    this.broker.start(o.start);
+  }
+
+  /** Calls `fn` for every transaction from now on; returns the unsubscribe function. */
+  onTransaction(fn: (tx: Transaction) => void): () => void {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
+  }
+
+  /** Submits an intent and returns the transactions it produced (including fills from the re-fed quote). */
+  submit(intent: OrderIntent, now: UnixMs): Transaction[] {
+    const out: Transaction[] = [];
+    const fn = (tx: Transaction): void => {
+      out.push(tx);
+    };
+    this.#listeners.add(fn);
+    try {
+      this.broker.submit(intent);
+      // A market order fills at the next price: feed the current quote again at the current time.
+      const instrument = this.#intentInstrument(intent);
+      const q = instrument !== undefined ? this.#quotes.get(instrument) : undefined;
+      if (q && instrument !== undefined) this.broker.onEvent({ kind: 'tick', instrument, at: Math.max(now, this.broker.now), bid: q.bid, ask: q.ask });
+    } finally {
+      this.#listeners.delete(fn);
+    }
+    return out;
+  }
+
+  /** Emits a CLIENT_CONFIGURE transaction for an alias / margin rate change. */
+  configure(fields: { alias?: string; marginRate?: string }): Transaction[] {
+    const out: Transaction[] = [];
+    const fn = (tx: Transaction): void => {
+      out.push(tx);
+    };
+    this.#listeners.add(fn);
+    try {
+      if (fields.alias !== undefined) this.alias = fields.alias;
+      if (fields.marginRate !== undefined) this.marginRate = fields.marginRate;
+      this.broker.sandboxConfigure(fields);
+    } finally {
+      this.#listeners.delete(fn);
+    }
+    return out;
+  }
+
+  #intentInstrument(intent: OrderIntent): string | undefined {
+    switch (intent.kind) {
+      case 'order':
+      case 'replace': {
+        const r = intent.request as { instrument?: string; tradeID?: string };
+        if (r.instrument !== undefined) return r.instrument;
+        return r.tradeID !== undefined ? this.#tradeInstrument(r.tradeID) : undefined;
+      }
+      case 'closeTrade':
+        return this.#tradeInstrument(intent.tradeSpecifier);
+      case 'tradeOrders':
+        return this.#tradeInstrument(intent.tradeSpecifier);
+      case 'closePosition':
+        return intent.instrument;
+      default:
+        return undefined;
+    }
+  }
+
+  #tradeInstrument(spec: string): string | undefined {
+    return this.findTrade(spec)?.instrument;
+  }
+
+  #fold(tx: Transaction): void {
+    this.transactions.push(tx);
+    const t = tx as unknown as Obj & { type: string; id: string; time: string };
+    const orderType = ORDER_TX[t.type];
+    if (orderType !== undefined) {
+      const view: OrderView = { id: t.id, createTime: t.time, type: orderType, state: 'PENDING' };
+      for (const k of Object.keys(t)) if (!TX_ONLY.has(k)) view[k] = t[k];
+      if (t.replacesOrderID !== undefined) view.replacesOrderID = t.replacesOrderID;
+      this.#orders.set(t.id, view);
+    } else if (t.type === 'ORDER_FILL') {
+      const o = this.#orders.get(t.orderID as string);
+      if (o) {
+        o.state = 'FILLED';
+        o.fillingTransactionID = t.id;
+        o.filledTime = t.time;
+        const opened = t.tradeOpened as Obj | undefined;
+        if (opened) o.tradeOpenedID = opened.tradeID;
+        const reduced = t.tradeReduced as Obj | undefined;
+        if (reduced) o.tradeReducedID = reduced.tradeID;
+        const closed = t.tradesClosed as Obj[] | undefined;
+        if (closed && closed.length > 0) o.tradeClosedIDs = closed.map((c) => c.tradeID);
+      }
+      const opened = t.tradeOpened as Obj | undefined;
+      if (opened) this.#tradeOpenTx.set(opened.tradeID as string, t);
+      for (const c of (t.tradesClosed as Obj[] | undefined) ?? []) this.#closeTrade(c.tradeID as string, t);
+    } else if (t.type === 'ORDER_CANCEL') {
+      const o = this.#orders.get(t.orderID as string);
+      if (o) {
+        o.state = 'CANCELLED';
+        o.cancellingTransactionID = t.id;
+        o.cancelledTime = t.time;
+        if (t.replacedByOrderID !== undefined) o.replacedByOrderID = t.replacedByOrderID;
+      }
+    } else if (t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY') {
+      const o = this.#orders.get(t.orderID as string);
+      if (o && t.clientExtensionsModify) o.clientExtensions = t.clientExtensionsModify as OrderView['clientExtensions'];
+      if (o && t.tradeClientExtensionsModify) o.tradeClientExtensions = t.tradeClientExtensionsModify;
+    }
+    for (const fn of this.#listeners) fn(tx);
+  }
+
+  #closeTrade(id: string, fill: Obj): void {
+    const open = this.#tradeOpenTx.get(id);
+    const opened = open?.tradeOpened as Obj | undefined;
+    const closedBy = (fill.tradesClosed as Obj[]).find((c) => c.tradeID === id);
+    this.#closedTrades.set(id, {
+      id,
+      instrument: fill.instrument as string,
+      price: (opened?.price ?? open?.price ?? '0') as string,
+      openTime: (open?.time ?? '') as string,
+      state: 'CLOSED',
+      initialUnits: (opened?.units ?? '0') as string,
+      initialMarginRequired: '0.0000',
+      currentUnits: '0',
+      realizedPL: (closedBy?.realizedPL ?? '0.0000') as string,
+      financing: (closedBy?.financing ?? '0.0000') as string,
+      dividendAdjustment: '0.0000',
+      closingTransactionIDs: [fill.id],
+      closeTime: fill.time,
+      averageClosePrice: closedBy?.price ?? fill.price,
+      ...(opened?.clientExtensions ? { clientExtensions: opened.clientExtensions } : {}),
+    });
+  }
+
+  /** An order (any state) by ID or `@clientID`. */
+  findOrder(spec: string): OrderView | undefined {
+    if (!spec.startsWith('@')) return this.#orders.get(spec);
+    const cid = spec.slice(1);
+    let found: OrderView | undefined;
+    for (const o of this.#orders.values()) if (o.clientExtensions?.id === cid) found = o;
+    return found;
+  }
+
+  /** An open trade by ID or `@clientID`. */
+  findTrade(spec: string): LedgerTrade | undefined {
+    const trades = this.broker.ledger.trades;
+    if (!spec.startsWith('@')) return trades.get(spec);
+    const cid = spec.slice(1);
+    for (const t of trades.values()) if (t.clientExtensions?.id === cid) return t;
+    return undefined;
+  }
+
+  /** Orders newest first. */
+  orders(): OrderView[] {
+    return [...this.#orders.values()].reverse();
+  }
+
+  pendingOrders(): OrderView[] {
+    const out: OrderView[] = [];
+    for (const id of this.broker.ledger.pendingOrders.keys()) {
+      const o = this.#orders.get(id);
+      if (o) out.push(o);
+    }
+    return out.sort((a, b) => Number(b.id) - Number(a.id));
+  }
+
+  /** Open and closed trades as v20 Trade objects, newest first. */
+  allTrades(): Obj[] {
+    const open = [...this.broker.ledger.trades.values()].map((t) => this.tradeJSON(t));
+    const closed = [...this.#closedTrades.values()];
+    return [...open, ...closed].sort((a, b) => Number(b.id) - Number(a.id));
+  }
+
+  openTrades(): Obj[] {
+    return [...this.broker.ledger.trades.values()].map((t) => this.tradeJSON(t)).sort((a, b) => Number(b.id) - Number(a.id));
+  }
+
+  tradeBySpec(spec: string): Obj | undefined {
+    const t = this.findTrade(spec);
+    if (t) return this.tradeJSON(t);
+    if (!spec.startsWith('@')) return this.#closedTrades.get(spec);
+    const cid = spec.slice(1);
+    for (const c of this.#closedTrades.values()) if ((c.clientExtensions as { id?: string } | undefined)?.id === cid) return c;
+    return undefined;
+  }
+
+  #unrealized(t: LedgerTrade): number {
+    const q = this.#quotes.get(t.instrument);
+    if (!q) return 0;
+    const px = t.unitsNum > 0 ? q.bid : q.ask;
+    const quotePL = (px - t.priceNum) * t.unitsNum;
+    const f = this.#conversion.tryFactors(this.#instruments.get(t.instrument).quote);
+    if (!f) return 0;
+    return quotePL * (quotePL < 0 ? f.loss : f.gain);
+  }
+
+  #margin(instrument: string, units: number): number {
+    const q = this.#quotes.get(instrument);
+    if (!q) return 0;
+    const inst = this.#instruments.get(instrument);
+    const f = this.#conversion.tryFactors(inst.quote);
+    if (!f) return 0;
+    return Math.abs(units) * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2) * Math.max(Number(this.marginRate), inst.marginRate);
+  }
+
+  tradeJSON(t: LedgerTrade): Obj {
+    const out: Obj = {
+      id: t.id,
+      instrument: t.instrument,
+      price: t.price,
+      openTime: t.openTime,
+      state: 'OPEN',
+      initialUnits: t.initialUnits,
+      initialMarginRequired: f4(this.#margin(t.instrument, Number(t.initialUnits))),
+      currentUnits: String(t.unitsNum),
+      realizedPL: formatAmount(t.realizedPL),
+      unrealizedPL: f4(this.#unrealized(t)),
+      marginUsed: f4(this.#margin(t.instrument, t.unitsNum)),
+      financing: formatAmount(t.financing),
+      dividendAdjustment: '0.0000',
+    };
+    if (t.clientExtensions) out.clientExtensions = t.clientExtensions;
+    const dep = (id: string | undefined): Obj | undefined => (id !== undefined ? this.#orders.get(id) : undefined);
+    const tp = dep(t.takeProfitOrderID);
+    if (tp) out.takeProfitOrder = tp;
+    const sl = dep(t.stopLossOrderID);
+    if (sl) out.stopLossOrder = sl;
+    const tsl = dep(t.trailingStopLossOrderID);
+    if (tsl) out.trailingStopLossOrder = tsl;
+    const gsl = dep(t.guaranteedStopLossOrderID);
+    if (gsl) out.guaranteedStopLossOrder = gsl;
+    return out;
+  }
+
+  /** Positions of every instrument ever traded (open or not), as v20 Position objects. */
+  positions(openOnly: boolean): Obj[] {
+    const names = new Set<string>(this.broker.ledger.instrumentPL.keys());
+    for (const t of this.broker.ledger.trades.values()) names.add(t.instrument);
+    const out: Obj[] = [];
+    for (const n of [...names].sort()) {
+      const p = this.position(n);
+      const open = p.long as Obj;
+      const short = p.short as Obj;
+      if (openOnly && open.units === '0' && short.units === '0') continue;
+      out.push(p);
+    }
+    return out;
+  }
+
+  position(instrument: string): Obj {
+    const side = (long: boolean): Obj & { upl: number; margin: number } => {
+      let units = 0;
+      let cost = 0;
+      let upl = 0;
+      let fin = 0;
+      const ids: string[] = [];
+      for (const t of this.broker.ledger.trades.values()) {
+        if (t.instrument !== instrument || t.unitsNum > 0 !== long) continue;
+        units += t.unitsNum;
+        cost += t.unitsNum * t.priceNum;
+        upl += this.#unrealized(t);
+        fin += t.financing / 10_000;
+        ids.push(t.id);
+      }
+      units = Math.round(units * 1e6) / 1e6;
+      const s: Obj & { upl: number; margin: number } = {
+        units: String(units),
+        pl: '0.0000',
+        resettablePL: '0.0000',
+        financing: f4(fin),
+        dividendAdjustment: '0.0000',
+        guaranteedExecutionFees: '0.0000',
+        unrealizedPL: f4(upl),
+        upl,
+        margin: this.#margin(instrument, units),
+      };
+      if (units !== 0) {
+        s.averagePrice = this.#instruments.has(instrument) ? this.#instruments.get(instrument).price(cost / units) : String(cost / units);
+        s.tradeIDs = ids;
+      }
+      return s;
+    };
+    const long = side(true);
+    const short = side(false);
+    const pl = formatAmount(this.broker.ledger.instrumentPL.get(instrument) ?? 0);
+    const hedged = this.hedging;
+    const margin = hedged ? Math.max(long.margin, short.margin) : Math.abs(long.margin - short.margin);
+    const strip = (s: Obj & { upl: number; margin: number }): Obj => {
+      const { upl: _u, margin: _m, ...rest } = s;
+      return rest;
+    };
+    return {
+      instrument,
+      pl,
+      unrealizedPL: f4(long.upl + short.upl),
+      marginUsed: f4(margin),
+      resettablePL: pl,
+      financing: '0.0000',
+      commission: '0.0000',
+      dividendAdjustment: '0.0000',
+      guaranteedExecutionFees: '0.0000',
+      long: strip(long),
+      short: strip(short),
+    };
+  }
+
+  /** The account's state figures (the fields of AccountSummary that change with prices). */
+  state(): Obj {
+    const ledger = this.broker.ledger;
+    let upl = 0;
+    let positionValue = 0;
+    let marginUsed = 0;
+    for (const t of ledger.trades.values()) {
+      upl += this.#unrealized(t);
+      const q = this.#quotes.get(t.instrument);
+      if (q) {
+        const f = this.#conversion.tryFactors(this.#instruments.get(t.instrument).quote);
+        if (f) positionValue += Math.abs(t.unitsNum) * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2);
+      }
+    }
+    for (const p of this.positions(true)) marginUsed += Number(p.marginUsed);
+    const nav = ledger.balance / 10_000 + upl;
+    const available = Math.max(0, nav - marginUsed);
+    return {
+      unrealizedPL: f4(upl),
+      NAV: f4(nav),
+      marginUsed: f4(marginUsed),
+      marginAvailable: f4(available),
+      positionValue: f4(positionValue),
+      marginCloseoutUnrealizedPL: f4(upl),
+      marginCloseoutNAV: f4(nav),
+      marginCloseoutMarginUsed: f4(marginUsed),
+      marginCloseoutPercent: nav > 0 ? (marginUsed / 2 / nav).toFixed(5) : '0.00000',
+      marginCloseoutPositionValue: f4(positionValue),
+      withdrawalLimit: f4(available),
+      marginCallMarginUsed: f4(marginUsed),
+      marginCallPercent: nav > 0 ? (marginUsed / nav).toFixed(5) : '0.00000',
+    };
+  }
+
+  summary(): Obj {
+    const ledger = this.broker.ledger;
+    let openPositions = 0;
+    for (const p of this.positions(true)) if (p) openPositions++;
+    return {
+      id: this.id,
+      alias: this.alias,
+      currency: this.currency,
+      balance: formatAmount(ledger.balance),
+      createdByUserID: 1,
+      createdTime: this.createdTime,
+      guaranteedStopLossOrderMode: 'ALLOWED',
+      pl: formatAmount(ledger.pl),
+      resettablePL: formatAmount(ledger.pl),
+      resettablePLTime: '0',
+      financing: formatAmount(ledger.financing),
+      commission: formatAmount(ledger.commission),
+      dividendAdjustment: '0.0000',
+      guaranteedExecutionFees: formatAmount(ledger.guaranteedExecutionFees),
+      marginRate: this.marginRate,
+      openTradeCount: ledger.trades.size,
+      openPositionCount: openPositions,
+      pendingOrderCount: ledger.pendingOrders.size,
+      hedgingEnabled: this.hedging,
+      ...this.state(),
+      lastTransactionID: ledger.lastTransactionID,
+    };
+  }
+
+  full(): Obj {
+    return {
+      ...this.summary(),
+      trades: this.openTrades(),
+      positions: this.positions(false),
+      orders: this.pendingOrders(),
+    };
+  }
+
+  /** Home conversion factors of a currency, v20's HomeConversions object. */
+  homeConversion(currency: string): Obj | undefined {
+    const f = this.#conversion.tryFactors(currency);
+    if (!f) return undefined;
+    return { currency, accountGain: formatFactor(f.gain), accountLoss: formatFactor(f.loss), positionValue: formatFactor((f.gain + f.loss) / 2) };
+  }
+
+  quoteHomeConversionFactors(instrument: string): Obj | undefined {
+    if (!this.#instruments.has(instrument)) return undefined;
+    const f = this.#conversion.tryFactors(this.#instruments.get(instrument).quote);
+    if (!f) return undefined;
+    return { positiveUnits: formatFactor(f.gain), negativeUnits: formatFactor(f.loss) };
+  }
+}

@@ -1,0 +1,1012 @@
+import { existsSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import { Catalog, ensureSample } from '../adapters/catalog/index.ts';
+import type { OrderIntent } from '../domain/intents.ts';
+import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
+import { formatTime, formatUnixTime, parseRequestTime, parseTime, type UnixMs } from '../domain/time.ts';
+import { parseOrderRequest } from '../domain/v20/parse.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+import { SandboxAccount } from './account.ts';
+import { candlesReply } from './candles.ts';
+import { Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
+import { Replay } from './replay.ts';
+import type { SandboxReply, SandboxRoute } from './route.ts';
+
+export type { FaultOptions } from './faults.ts';
+
+/** Options of `startSandbox`. Every field has a default suited to tests. */
+export interface SandboxOptions {
+  /** Default 0 (random) for tests; the CLI defaults to 8080. */
+  port?: number;
+  /** Must be loopback; default 127.0.0.1. */
+  host?: string;
+  /** manual: time and prices only move via control; replay: bundled data feed. Default manual. */
+  clock?: 'manual' | 'replay';
+  /** replay: simulated ms per real ms (default 1). */
+  speed?: number;
+  /** Replay start time, and the manual clock's initial time (default 2024-01-02T00:00Z). */
+  start?: string | number;
+  /** Catalog folder for replay and candles (default data/catalog, the generated sample). */
+  data?: string;
+  /** Accounts; default one USD account of 100000, id '101-001-0000001-001'. */
+  accounts?: { id?: string; currency?: string; balance?: string; marginRate?: string; hedging?: boolean }[];
+  /** When set, every /v3 and /labs request needs 'Authorization: Bearer <it>'. */
+  requireToken?: string;
+  /** Default 5000. */
+  heartbeatMs?: number;
+  faults?: FaultOptions;
+  log?: Logger;
+}
+
+/** A running sandbox: its URL and the control a test needs. */
+export interface Sandbox {
+  /** http://127.0.0.1:PORT (REST and streams on the same port). */
+  readonly url: string;
+  readonly accountIDs: readonly string[];
+  /** Manual clock; also fires expiries/financing in the sim. */
+  setTime(ms: number): void;
+  advance(ms: number): void;
+  /** A tick: matches orders, feeds streams. */
+  pushPrice(p: { instrument: string; bid: number; ask: number; time?: number; liquidity?: number }): void;
+  /** Replaces the fault set. */
+  setFaults(f: FaultOptions): void;
+  stats(): { requests: number; streamConnections: number; droppedStreams: number; linesWritten: number };
+  /** Closes streams and the server. */
+  close(): Promise<void>;
+}
+
+/** A bad sandbox option (e.g. a non-loopback host). */
+export class SandboxError extends Error {
+  readonly code = 'SANDBOX' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'SandboxError';
+  }
+}
+
+const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
+const DEFAULT_START = '2024-01-02T00:00:00Z';
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+interface Req {
+  readonly method: string;
+  readonly url: URL;
+  readonly headers: Record<string, string | undefined>;
+  readonly body: unknown;
+  readonly unix: boolean;
+  readonly res: ServerResponse;
+}
+
+type Reply = SandboxReply | 'stream';
+type Handler = (r: Req, m: string[]) => Reply | Promise<Reply>;
+
+class HttpError extends Error {
+  constructor(readonly status: number, message: string, readonly errorCode?: string) {
+    super(message);
+  }
+}
+
+const TIME_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** JSON with every RFC 3339 time rewritten as UNIX seconds (Accept-Datetime-Format: UNIX). */
+function toJSON(body: unknown, unix: boolean): string {
+  if (!unix) return JSON.stringify(body);
+  return JSON.stringify(body, (_k, v: unknown) => (typeof v === 'string' && TIME_TEXT.test(v) ? formatUnixTime(parseTime(v)) : v));
+}
+
+/**
+ * Starts the local v20 sandbox: OANDA's v20 REST and streaming interface on loopback, backed by one
+ * `SimBroker` per account. Use it in tests of v20 clients (port 0), and from `fxflow sandbox`.
+ */
+export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  const host = opts.host ?? '127.0.0.1';
+  if (!LOOPBACK.has(host)) {
+    throw new SandboxError(`sandbox host '${host}' is not a loopback address: the sandbox serves plain HTTP without authentication and must listen on 127.0.0.1, ::1 or localhost only`);
+  }
+  const log = opts.log?.child({ component: 'sandbox' });
+  const instruments: InstrumentRegistry = loadInstruments();
+  const startMs = opts.start === undefined ? parseTime(DEFAULT_START) : typeof opts.start === 'number' ? opts.start : parseRequestTime(opts.start);
+  if (!Number.isFinite(startMs)) throw new SandboxError(`sandbox start '${String(opts.start)}' is not a time: give RFC 3339 (2024-01-02T00:00:00Z) or epoch ms`);
+  const heartbeatMs = opts.heartbeatMs ?? 5000;
+  const dataRoot = opts.data !== undefined ? resolve(opts.data) : resolve(ROOT, 'data/catalog');
+  if (opts.data === undefined) await ensureSample(dataRoot);
+  else if (!existsSync(dataRoot)) throw new SandboxError(`sandbox data folder ${dataRoot} does not exist: give a catalog folder (fxflow data import ...) or leave --data out for the bundled sample`);
+  const catalog = new Catalog(dataRoot);
+
+  let now: UnixMs = startMs;
+  const accounts = new Map<string, SandboxAccount>();
+  for (const [i, a] of (opts.accounts ?? [{}]).entries()) {
+    const id = a.id ?? `101-001-0000001-${String(i + 1).padStart(3, '0')}`;
+    accounts.set(id, new SandboxAccount({ id, currency: a.currency ?? 'USD', balance: a.balance ?? '100000', marginRate: a.marginRate ?? '0.02', hedging: a.hedging ?? false, instruments, start: startMs }));
+  }
+  const quotes = new Map<string, { bid: number; ask: number; time: UnixMs; liquidity: number }>();
+  const faults = new Faults(opts.faults);
+  const counters: FaultCounters & { requests: number; streamConnections: number } = { requests: 0, streamConnections: 0, droppedStreams: 0, linesWritten: 0 };
+  let requestID = 0;
+  const priceStreams = new Set<{ conn: StreamConn; account: SandboxAccount; instruments: Set<string>; unix: boolean }>();
+  const txStreams = new Set<{ conn: StreamConn; account: SandboxAccount; unix: boolean; off: () => void }>();
+  const sockets = new Set<import('node:net').Socket>();
+
+  const streamWrite = (conn: StreamConn, body: unknown, unix: boolean): boolean => faults.writeLine(conn, `${toJSON(body, unix)}\n`, counters);
+
+  const priceJSON = (account: SandboxAccount, instrument: string): Record<string, unknown> | undefined => {
+    const q = quotes.get(instrument);
+    if (!q) return undefined;
+    const inst = instruments.get(instrument);
+    const out: Record<string, unknown> = {
+      type: 'PRICE',
+      instrument,
+      time: formatTime(q.time),
+      tradeable: true,
+      status: 'tradeable',
+      bids: [{ price: inst.price(q.bid), liquidity: q.liquidity }],
+      asks: [{ price: inst.price(q.ask), liquidity: q.liquidity }],
+      closeoutBid: inst.price(q.bid),
+      closeoutAsk: inst.price(q.ask),
+    };
+    const f = account.quoteHomeConversionFactors(instrument);
+    if (f) out.quoteHomeConversionFactors = f;
+    return out;
+  };
+
+  const tick = (p: { instrument: string; bid: number; ask: number; time?: number; liquidity?: number }): void => {
+    if (!instruments.has(p.instrument)) throw new HttpError(400, `Invalid value specified for 'instrument': '${p.instrument}' is not a known instrument`, 'INVALID_INSTRUMENT');
+    if (!(Number.isFinite(p.bid) && Number.isFinite(p.ask) && p.bid > 0 && p.ask >= p.bid)) {
+      throw new HttpError(400, `Invalid price for ${p.instrument}: 'bid' and 'ask' must be positive numbers with ask >= bid (got bid ${p.bid}, ask ${p.ask})`);
+    }
+    const at = Math.max(p.time ?? now, now);
+    now = at;
+    quotes.set(p.instrument, { bid: p.bid, ask: p.ask, time: at, liquidity: p.liquidity ?? 10_000_000 });
+    for (const a of accounts.values()) {
+      a.broker.onEvent(p.liquidity !== undefined
+        ? { kind: 'tick', instrument: p.instrument, at, bid: p.bid, ask: p.ask, bidLiquidity: p.liquidity, askLiquidity: p.liquidity }
+        : { kind: 'tick', instrument: p.instrument, at, bid: p.bid, ask: p.ask });
+    }
+    if (faults.stalled) return;
+    for (const s of priceStreams) {
+      if (!s.instruments.has(p.instrument)) continue;
+      const body = priceJSON(s.account, p.instrument);
+      if (body && !streamWrite(s.conn, body, s.unix)) priceStreams.delete(s);
+    }
+  };
+
+  const setTime = (ms: number): void => {
+    if (!Number.isFinite(ms)) throw new HttpError(400, "Invalid value specified for 'time': give RFC 3339 or epoch ms");
+    if (ms <= now) return;
+    now = ms;
+    for (const a of accounts.values()) a.broker.onEvent({ kind: 'timer', at: ms, name: 'sandbox-clock' });
+  };
+
+  const replay = opts.clock === 'replay' ? new Replay({ catalog, start: startMs, speed: opts.speed ?? 1, instruments: ['EUR_USD', 'GBP_USD', 'USD_JPY'], tick, ...(log ? { log } : {}) }) : undefined;
+  if (!replay) {
+    // The manual clock starts with the catalog's prices at the start time, so market orders fill at once.
+    for (const name of ['EUR_USD', 'GBP_USD', 'USD_JPY']) {
+      if (!catalog.has(name, 'M1')) continue;
+      try {
+        for await (const batch of catalog.candles({ instrument: name, granularity: 'M1', from: startMs - 7 * 86_400_000, to: startMs + 60_000 })) {
+          const last = batch[batch.length - 1];
+          if (last) quotes.set(name, { bid: last.bo, ask: last.ao, time: startMs, liquidity: 10_000_000 });
+        }
+      } catch (e) {
+        log?.warn({ err: (e as Error).message, instrument: name }, 'no initial price from the catalog');
+      }
+      const q = quotes.get(name);
+      if (q) for (const a of accounts.values()) a.broker.onEvent({ kind: 'tick', instrument: name, at: startMs, bid: q.bid, ask: q.ask });
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Helpers for handlers
+
+  const account = (id: string | undefined): SandboxAccount => {
+    const a = id !== undefined ? accounts.get(id) : undefined;
+    if (!a) throw new HttpError(404, `The Account specified does not exist (${id ?? ''}); the sandbox serves ${[...accounts.keys()].join(', ')}`, 'INVALID_ACCOUNT_ID');
+    return a;
+  };
+  const ok = (body: unknown, status = 200, headers?: Record<string, string>): SandboxReply => (headers ? { status, body, headers } : { status, body });
+  const objectBody = (b: unknown, what: string): Record<string, unknown> => {
+    if (b === undefined || b === null) return {};
+    if (typeof b !== 'object' || Array.isArray(b)) throw new HttpError(400, `Invalid request body: ${what} must be a JSON object`);
+    return b as Record<string, unknown>;
+  };
+  const units = (v: unknown, field: string, allowNone: boolean): string | undefined => {
+    if (v === undefined) return undefined;
+    if (typeof v === 'string' && (v === 'ALL' || (allowNone && v === 'NONE') || /^\d+(\.\d+)?$/.test(v))) return v;
+    throw new HttpError(400, `Invalid value specified for '${field}': ${JSON.stringify(v)} (give 'ALL'${allowNone ? ", 'NONE'" : ''} or a positive decimal string)`, 'INVALID_UNITS');
+  };
+  const ids = (txs: readonly Transaction[]): string[] => txs.map((t) => t.id);
+  const isReject = (t: Transaction): boolean => t.type.endsWith('_REJECT');
+  const submit = (a: SandboxAccount, intent: OrderIntent): Transaction[] => a.submit(intent, now);
+
+  /** v20's response to an order create/replace/close: transactions by role. */
+  const orderResponse = (a: SandboxAccount, txs: Transaction[], prefix = ''): { body: Record<string, unknown>; rejected: Transaction | undefined } => {
+    const body: Record<string, unknown> = {};
+    let created: string | undefined;
+    let rejected: Transaction | undefined;
+    for (const t of txs) {
+      const x = t as Transaction & { orderID?: string; reason?: string; replacesOrderID?: string };
+      if (isReject(t)) {
+        rejected ??= t;
+        body[`${prefix}orderRejectTransaction`] = t;
+      } else if (t.type.endsWith('_ORDER') && created === undefined && !x.type.startsWith('TAKE_PROFIT') && !x.type.startsWith('STOP_LOSS') && !x.type.startsWith('TRAILING') && !x.type.startsWith('GUARANTEED')) {
+        created = t.id;
+        body[x.replacesOrderID !== undefined ? 'replacingOrderCreateTransaction' : `${prefix}orderCreateTransaction`] = t;
+      } else if (t.type.endsWith('_ORDER') && created === undefined) {
+        created = t.id;
+        body[x.replacesOrderID !== undefined ? 'replacingOrderCreateTransaction' : `${prefix}orderCreateTransaction`] = t;
+      } else if (t.type === 'ORDER_FILL' && x.orderID === created) {
+        body[`${prefix}orderFillTransaction`] = t;
+      } else if (t.type === 'ORDER_CANCEL' && (x.orderID === created || (created === undefined && x.reason === 'CLIENT_REQUEST_REPLACED'))) {
+        body[`${prefix}orderCancelTransaction`] = t;
+      }
+    }
+    if (!prefix) {
+      body.relatedTransactionIDs = ids(txs);
+      body.lastTransactionID = a.broker.ledger.lastTransactionID;
+    }
+    return { body, rejected };
+  };
+
+  const rejectReply = (status: number, body: Record<string, unknown>, rejected: Transaction): SandboxReply => {
+    const reason = (rejected as { rejectReason?: string }).rejectReason ?? 'UNKNOWN';
+    body.errorCode = reason;
+    body.errorMessage = REJECT_MESSAGES[reason] ?? `The request was rejected: ${reason}`;
+    return ok(body, status);
+  };
+
+  const orderSpec = (a: SandboxAccount, spec: string): Record<string, unknown> => {
+    const o = a.findOrder(decodeURIComponent(spec));
+    if (!o) throw new HttpError(404, 'The Order specified does not exist', 'NO_SUCH_ORDER');
+    return o;
+  };
+
+  const parseOrder = (body: unknown): import('../domain/v20/index.ts').OrderRequest => {
+    const b = objectBody(body, 'the body');
+    if (b.order === undefined) throw new HttpError(400, "Invalid request body: field 'order' is missing (send {\"order\": {\"type\": \"MARKET\", ...}})");
+    const r = parseOrderRequest(b.order, 'order');
+    if (!r.ok) throw new HttpError(400, `Invalid value in the request body: ${r.error.message}`, 'INVALID_ORDER');
+    return r.value;
+  };
+
+  let intentSeq = 0;
+  const intentID = (): string => `sandbox-${++intentSeq}`;
+
+  const pageOf = <T extends { id: string }>(list: T[], url: URL, maxCount: number, defCount: number): { items: T[]; link?: string } => {
+    const countText = url.searchParams.get('count');
+    const count = countText === null ? defCount : Number(countText);
+    if (!Number.isInteger(count) || count < 1 || count > maxCount) throw new HttpError(400, `Invalid value specified for 'count': ${countText} (1 to ${maxCount})`, 'INVALID_COUNT');
+    const before = url.searchParams.get('beforeID');
+    let items = before !== null ? list.filter((x) => Number(x.id) < Number(before)) : list;
+    const more = items.length > count;
+    items = items.slice(0, count);
+    if (!more) return { items };
+    const next = new URL(url.href);
+    next.searchParams.set('beforeID', items[items.length - 1]!.id);
+    return { items, link: `<${next.href}>; rel="next"` };
+  };
+
+  const filterByIds = <T extends { id: string }>(list: T[], url: URL): T[] => {
+    const idsText = url.searchParams.get('ids');
+    if (idsText === null) return list;
+    const want = new Set(idsText.split(','));
+    return list.filter((x) => want.has(x.id));
+  };
+
+  const txSlice = (a: SandboxAccount, from: number, to: number, url: URL): Transaction[] => {
+    const typeText = url.searchParams.get('type');
+    const types = typeText !== null ? new Set(typeText.split(',')) : undefined;
+    const out: Transaction[] = [];
+    const list = a.transactions;
+    for (let i = Math.max(0, from - 1); i < Math.min(list.length, to); i++) {
+      const t = list[i]!;
+      if (types && !types.has(t.type) && !types.has(txFilterOf(t.type))) continue;
+      out.push(t);
+    }
+    return out;
+  };
+
+  // ------------------------------------------------------------------------------------------
+  // Routes
+
+  const routes: [string, RegExp, Handler][] = [];
+  const on = (method: string, path: string, h: Handler): void => {
+    const re = new RegExp(`^${path.replace(/\{[a-zA-Z]+\}/g, '([^/]+)')}$`);
+    routes.push([method, re, h]);
+  };
+  const A = '/v3/accounts/{accountID}';
+
+  on('GET', '/v3/accounts', () => ok({ accounts: [...accounts.keys()].map((id) => ({ id, tags: [] })) }));
+  on('GET', A, (_r, [id]) => {
+    const a = account(id);
+    return ok({ account: a.full(), lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('GET', `${A}/summary`, (_r, [id]) => {
+    const a = account(id);
+    return ok({ account: a.summary(), lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('GET', `${A}/instruments`, (r, [id]) => {
+    const a = account(id);
+    const want = r.url.searchParams.get('instruments');
+    const list = want !== null ? want.split(',').map((n) => instruments.get(n)) : instruments.list();
+    return ok({ instruments: list.map((i) => i.wire), lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('PATCH', `${A}/configuration`, (r, [id]) => {
+    const a = account(id);
+    const b = objectBody(r.body, 'the body');
+    const fields: { alias?: string; marginRate?: string } = {};
+    if (b.alias !== undefined) {
+      if (typeof b.alias !== 'string') throw new HttpError(400, "Invalid value specified for 'alias': must be a string");
+      fields.alias = b.alias;
+    }
+    if (b.marginRate !== undefined) {
+      if (typeof b.marginRate !== 'string' || !/^\d+(\.\d+)?$/.test(b.marginRate) || !(Number(b.marginRate) > 0 && Number(b.marginRate) <= 1)) {
+        throw new HttpError(400, "Invalid value specified for 'marginRate': a decimal string in (0, 1], e.g. \"0.05\"", 'INVALID_MARGIN_RATE');
+      }
+      fields.marginRate = b.marginRate;
+    }
+    if (fields.alias === undefined && fields.marginRate === undefined) throw new HttpError(400, "Invalid request body: give 'alias' and/or 'marginRate'");
+    const txs = a.configure(fields);
+    return ok({ clientConfigureTransaction: txs[0], lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('GET', `${A}/changes`, (r, [id]) => {
+    const a = account(id);
+    const since = Number(r.url.searchParams.get('sinceTransactionID') ?? 'NaN');
+    if (!Number.isInteger(since) || since < 0) throw new HttpError(400, "Invalid value specified for 'sinceTransactionID': give a transaction ID", 'INVALID_TRANSACTION_ID');
+    const txs = a.transactions.slice(since);
+    const changes = changesOf(a, txs);
+    const state: Record<string, unknown> = { ...a.state() };
+    state.orders = a.pendingOrders().map((o) => ({ id: o.id, ...(o.trailingStopValue !== undefined ? { trailingStopValue: o.trailingStopValue } : {}) }));
+    state.trades = a.openTrades().map((t) => ({ id: t.id, unrealizedPL: t.unrealizedPL, marginUsed: t.marginUsed }));
+    state.positions = a.positions(true).map((p) => ({ instrument: p.instrument, netUnrealizedPL: p.unrealizedPL, longUnrealizedPL: (p.long as Record<string, unknown>).unrealizedPL, shortUnrealizedPL: (p.short as Record<string, unknown>).unrealizedPL, marginUsed: p.marginUsed }));
+    return ok({ changes, state, lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+
+  // Instruments: candles
+  const candles: Handler = async (r, m) => {
+    const instrument = m[m.length - 1]!;
+    if (!instruments.has(instrument)) throw new HttpError(400, `Invalid value specified for 'instrument': ${instrument}`, 'INVALID_INSTRUMENT');
+    return candlesReply(catalog, instrument, r.url.searchParams, now);
+  };
+  on('GET', '/v3/instruments/{instrument}/candles', candles);
+  on('GET', `${A}/instruments/{instrument}/candles`, (r, m) => {
+    account(m[0]);
+    return candles(r, m);
+  });
+
+  // Pricing
+  const instrumentsParam = (url: URL): string[] => {
+    const text = url.searchParams.get('instruments');
+    if (text === null || text === '') throw new HttpError(400, "Invalid value specified for 'instruments': give a comma-separated list, e.g. instruments=EUR_USD,USD_JPY", 'INVALID_INSTRUMENTS');
+    const list = text.split(',');
+    for (const n of list) if (!instruments.has(n)) throw new HttpError(400, `Invalid value specified for 'instruments': unknown instrument '${n}'`, 'INVALID_INSTRUMENT');
+    return list;
+  };
+  on('GET', `${A}/pricing`, (r, [id]) => {
+    const a = account(id);
+    const list = instrumentsParam(r.url);
+    const prices = list.map((n) => priceJSON(a, n)).filter((p) => p !== undefined);
+    const body: Record<string, unknown> = { prices, time: formatTime(now) };
+    if (r.url.searchParams.get('includeHomeConversions') === 'true') {
+      const currencies = new Set<string>();
+      for (const i of instruments.list()) {
+        currencies.add(i.base);
+        currencies.add(i.quote);
+      }
+      body.homeConversions = [...currencies].sort().map((c) => a.homeConversion(c)).filter((x) => x !== undefined);
+    }
+    return ok(body);
+  });
+  on('GET', `${A}/pricing/stream`, (r, [id]) => {
+    const a = account(id);
+    const list = instrumentsParam(r.url);
+    const conn = openStream(r.res);
+    const s = { conn, account: a, instruments: new Set(list), unix: r.unix };
+    priceStreams.add(s);
+    r.res.on('close', () => priceStreams.delete(s));
+    // OANDA starts a price stream with the current price of each instrument.
+    for (const n of list) {
+      const body = priceJSON(a, n);
+      if (body && !streamWrite(conn, body, r.unix)) {
+        priceStreams.delete(s);
+        break;
+      }
+    }
+    return 'stream';
+  });
+
+  // Orders
+  on('POST', `${A}/orders`, (r, [id]) => {
+    const a = account(id);
+    const request = parseOrder(r.body);
+    const txs = submit(a, { kind: 'order', id: intentID(), request });
+    const { body, rejected } = orderResponse(a, txs);
+    if (rejected) return rejectReply(400, body, rejected);
+    const created = body.orderCreateTransaction as Transaction | undefined;
+    return ok(body, 201, created ? { Location: `${baseUrl}/v3/accounts/${a.id}/orders/${created.id}` } : undefined);
+  });
+  const ordersList = (r: Req, a: SandboxAccount, pendingOnly: boolean): SandboxReply => {
+    let list = pendingOnly ? a.pendingOrders() : a.orders();
+    if (!pendingOnly) {
+      const state = r.url.searchParams.get('state') ?? 'PENDING';
+      if (!['PENDING', 'FILLED', 'TRIGGERED', 'CANCELLED', 'ALL'].includes(state)) throw new HttpError(400, `Invalid value specified for 'state': ${state} (PENDING, FILLED, TRIGGERED, CANCELLED or ALL)`);
+      if (state !== 'ALL') list = list.filter((o) => o.state === state || (state === 'FILLED' && o.state === 'FILLED'));
+      const inst = r.url.searchParams.get('instrument');
+      if (inst !== null) list = list.filter((o) => o.instrument === inst || (o.tradeID !== undefined && a.tradeBySpec(o.tradeID)?.instrument === inst));
+      list = filterByIds(list, r.url);
+      const { items, link } = pageOf(list, r.url, 500, 50);
+      return ok({ orders: items, lastTransactionID: a.broker.ledger.lastTransactionID }, 200, link ? { Link: link } : undefined);
+    }
+    return ok({ orders: list, lastTransactionID: a.broker.ledger.lastTransactionID });
+  };
+  on('GET', `${A}/orders`, (r, [id]) => ordersList(r, account(id), false));
+  on('GET', `${A}/pendingOrders`, (r, [id]) => ordersList(r, account(id), true));
+  on('GET', `${A}/orders/{spec}`, (_r, [id, spec]) => {
+    const a = account(id);
+    return ok({ order: orderSpec(a, spec!), lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('PUT', `${A}/orders/{spec}`, (r, [id, spec]) => {
+    const a = account(id);
+    const old = orderSpec(a, spec!);
+    const request = parseOrder(r.body);
+    const txs = submit(a, { kind: 'replace', id: intentID(), orderSpecifier: old.id as string, request });
+    const { body, rejected } = orderResponse(a, txs);
+    if (rejected) return rejectReply(rejected.type === 'ORDER_CANCEL_REJECT' ? 404 : 400, body, rejected);
+    const created = body.replacingOrderCreateTransaction as Transaction | undefined;
+    return ok(body, 201, created ? { Location: `${baseUrl}/v3/accounts/${a.id}/orders/${created.id}` } : undefined);
+  });
+  on('PUT', `${A}/orders/{spec}/cancel`, (_r, [id, spec]) => {
+    const a = account(id);
+    const txs = submit(a, { kind: 'cancel', id: intentID(), orderSpecifier: decodeURIComponent(spec!) });
+    const t = txs[0];
+    const last = a.broker.ledger.lastTransactionID;
+    if (!t || t.type === 'ORDER_CANCEL_REJECT') {
+      const body: Record<string, unknown> = { relatedTransactionIDs: ids(txs), lastTransactionID: last };
+      if (t) body.orderCancelRejectTransaction = t;
+      return rejectReply(404, body, t ?? ({ rejectReason: 'ORDER_DOESNT_EXIST' } as unknown as Transaction));
+    }
+    return ok({ orderCancelTransaction: t, relatedTransactionIDs: ids(txs), lastTransactionID: last });
+  });
+  on('PUT', `${A}/orders/{spec}/clientExtensions`, (r, [id, spec]) => {
+    const a = account(id);
+    const b = objectBody(r.body, 'the body');
+    if (b.clientExtensions === undefined && b.tradeClientExtensions === undefined) throw new HttpError(400, "Invalid request body: give 'clientExtensions' and/or 'tradeClientExtensions'");
+    const intent: OrderIntent = {
+      kind: 'clientExtensions', id: intentID(), orderSpecifier: decodeURIComponent(spec!),
+      ...(b.clientExtensions !== undefined ? { clientExtensions: objectBody(b.clientExtensions, "'clientExtensions'") } : {}),
+      ...(b.tradeClientExtensions !== undefined ? { tradeClientExtensions: objectBody(b.tradeClientExtensions, "'tradeClientExtensions'") } : {}),
+    };
+    const txs = submit(a, intent);
+    const t = txs[0]!;
+    const last = a.broker.ledger.lastTransactionID;
+    if (isReject(t)) return rejectReply(404, { orderClientExtensionsModifyRejectTransaction: t, lastTransactionID: last, relatedTransactionIDs: ids(txs) }, t);
+    return ok({ orderClientExtensionsModifyTransaction: t, lastTransactionID: last, relatedTransactionIDs: ids(txs) });
+  });
+
+  // Trades
+  const tradesList = (r: Req, a: SandboxAccount, openOnly: boolean): SandboxReply => {
+    let list = (openOnly ? a.openTrades() : a.allTrades()) as ({ id: string } & Record<string, unknown>)[];
+    if (openOnly) return ok({ trades: list, lastTransactionID: a.broker.ledger.lastTransactionID });
+    const state = r.url.searchParams.get('state') ?? 'OPEN';
+    if (!['OPEN', 'CLOSED', 'CLOSE_WHEN_TRADEABLE', 'ALL'].includes(state)) throw new HttpError(400, `Invalid value specified for 'state': ${state} (OPEN, CLOSED, CLOSE_WHEN_TRADEABLE or ALL)`);
+    if (state !== 'ALL') list = list.filter((t) => t.state === state);
+    const inst = r.url.searchParams.get('instrument');
+    if (inst !== null) list = list.filter((t) => t.instrument === inst);
+    list = filterByIds(list, r.url);
+    const { items, link } = pageOf(list, r.url, 500, 50);
+    return ok({ trades: items, lastTransactionID: a.broker.ledger.lastTransactionID }, 200, link ? { Link: link } : undefined);
+  };
+  on('GET', `${A}/trades`, (r, [id]) => tradesList(r, account(id), false));
+  on('GET', `${A}/openTrades`, (r, [id]) => tradesList(r, account(id), true));
+  const tradeSpec = (a: SandboxAccount, spec: string): Record<string, unknown> => {
+    const t = a.tradeBySpec(decodeURIComponent(spec));
+    if (!t) throw new HttpError(404, 'The Trade specified does not exist', 'NO_SUCH_TRADE');
+    return t;
+  };
+  on('GET', `${A}/trades/{spec}`, (_r, [id, spec]) => {
+    const a = account(id);
+    return ok({ trade: tradeSpec(a, spec!), lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('PUT', `${A}/trades/{spec}/close`, (r, [id, spec]) => {
+    const a = account(id);
+    const b = objectBody(r.body, 'the body');
+    const u = units(b.units, 'units', false) ?? 'ALL';
+    const s = decodeURIComponent(spec!);
+    if (!a.findTrade(s)) throw new HttpError(404, 'The Trade specified does not exist', 'NO_SUCH_TRADE');
+    const txs = submit(a, { kind: 'closeTrade', id: intentID(), tradeSpecifier: s, units: u });
+    const { body, rejected } = orderResponse(a, txs);
+    if (rejected) return rejectReply(400, body, rejected);
+    return ok(body);
+  });
+  on('PUT', `${A}/trades/{spec}/clientExtensions`, (r, [id, spec]) => {
+    const a = account(id);
+    const b = objectBody(r.body, 'the body');
+    if (b.clientExtensions === undefined) throw new HttpError(400, "Invalid request body: field 'clientExtensions' is missing");
+    const txs = submit(a, { kind: 'clientExtensions', id: intentID(), tradeSpecifier: decodeURIComponent(spec!), tradeClientExtensions: objectBody(b.clientExtensions, "'clientExtensions'") });
+    const t = txs[0]!;
+    const last = a.broker.ledger.lastTransactionID;
+    if (isReject(t)) return rejectReply(404, { tradeClientExtensionsModifyRejectTransaction: t, lastTransactionID: last, relatedTransactionIDs: ids(txs) }, t);
+    return ok({ tradeClientExtensionsModifyTransaction: t, lastTransactionID: last, relatedTransactionIDs: ids(txs) });
+  });
+  on('PUT', `${A}/trades/{spec}/orders`, (r, [id, spec]) => {
+    const a = account(id);
+    const b = objectBody(r.body, 'the body');
+    const s = decodeURIComponent(spec!);
+    if (!a.findTrade(s)) throw new HttpError(404, 'The Trade specified does not exist', 'NO_SUCH_TRADE');
+    const dep = (k: string): Record<string, unknown> | null | undefined => {
+      const v = b[k];
+      if (v === undefined || v === null) return v as null | undefined;
+      return objectBody(v, `'${k}'`);
+    };
+    const intent = {
+      kind: 'tradeOrders', id: intentID(), tradeSpecifier: s,
+      ...(b.takeProfit !== undefined ? { takeProfit: dep('takeProfit') } : {}),
+      ...(b.stopLoss !== undefined ? { stopLoss: dep('stopLoss') } : {}),
+      ...(b.trailingStopLoss !== undefined ? { trailingStopLoss: dep('trailingStopLoss') } : {}),
+      ...(b.guaranteedStopLoss !== undefined ? { guaranteedStopLoss: dep('guaranteedStopLoss') } : {}),
+    } as OrderIntent;
+    const txs = submit(a, intent);
+    const body: Record<string, unknown> = {};
+    let rejected: Transaction | undefined;
+    const names: Record<string, string> = { TAKE_PROFIT: 'takeProfit', STOP_LOSS: 'stopLoss', TRAILING_STOP_LOSS: 'trailingStopLoss', GUARANTEED_STOP_LOSS: 'guaranteedStopLoss' };
+    const createdType = new Map<string, string>();
+    for (const t of txs) {
+      const x = t as Transaction & { orderID?: string };
+      const m1 = /^(TAKE_PROFIT|STOP_LOSS|TRAILING_STOP_LOSS|GUARANTEED_STOP_LOSS)_ORDER(_REJECT)?$/.exec(t.type);
+      if (m1) {
+        const n = names[m1[1]!]!;
+        if (m1[2]) {
+          rejected ??= t;
+          body[`${n}OrderRejectTransaction`] = t;
+        } else {
+          body[`${n}OrderTransaction`] = t;
+          createdType.set(t.id, n);
+        }
+      } else if (t.type === 'ORDER_CANCEL') {
+        const o = a.findOrder(x.orderID ?? '');
+        const n = o ? names[o.type] : undefined;
+        if (n) body[`${n}OrderCancelTransaction`] = t;
+      } else if (t.type === 'ORDER_FILL') {
+        const n = createdType.get(x.orderID ?? '');
+        if (n) body[`${n}OrderFillTransaction`] = t;
+      }
+    }
+    body.relatedTransactionIDs = ids(txs);
+    body.lastTransactionID = a.broker.ledger.lastTransactionID;
+    if (rejected) return rejectReply(400, body, rejected);
+    return ok(body);
+  });
+
+  // Positions
+  on('GET', `${A}/positions`, (_r, [id]) => {
+    const a = account(id);
+    return ok({ positions: a.positions(false), lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('GET', `${A}/openPositions`, (_r, [id]) => {
+    const a = account(id);
+    return ok({ positions: a.positions(true), lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('GET', `${A}/positions/{instrument}`, (_r, [id, inst]) => {
+    const a = account(id);
+    if (!instruments.has(inst!)) throw new HttpError(400, `Invalid value specified for 'instrument': ${inst}`, 'INVALID_INSTRUMENT');
+    return ok({ position: a.position(inst!), lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('PUT', `${A}/positions/{instrument}/close`, (r, [id, inst]) => {
+    const a = account(id);
+    if (!instruments.has(inst!)) throw new HttpError(400, `Invalid value specified for 'instrument': ${inst}`, 'INVALID_INSTRUMENT');
+    const b = objectBody(r.body, 'the body');
+    const longUnits = units(b.longUnits, 'longUnits', true);
+    const shortUnits = units(b.shortUnits, 'shortUnits', true);
+    const intent: OrderIntent = { kind: 'closePosition', id: intentID(), instrument: inst!, ...(longUnits !== undefined ? { longUnits } : {}), ...(shortUnits !== undefined ? { shortUnits } : {}) };
+    const txs = submit(a, intent);
+    const body: Record<string, unknown> = {};
+    let rejected: Transaction | undefined;
+    const sideOf = new Map<string, 'long' | 'short'>();
+    for (const t of txs) {
+      const x = t as Transaction & { orderID?: string; longPositionCloseout?: unknown; shortPositionCloseout?: unknown };
+      if (isReject(t)) {
+        rejected ??= t;
+        body.longOrderRejectTransaction ??= t;
+      } else if (t.type === 'MARKET_ORDER') {
+        const side = x.longPositionCloseout !== undefined ? 'long' : 'short';
+        sideOf.set(t.id, side);
+        body[`${side}OrderCreateTransaction`] = t;
+      } else if (t.type === 'ORDER_FILL' && sideOf.has(x.orderID ?? '')) {
+        body[`${sideOf.get(x.orderID!)}OrderFillTransaction`] = t;
+      } else if (t.type === 'ORDER_CANCEL' && sideOf.has(x.orderID ?? '')) {
+        body[`${sideOf.get(x.orderID!)}OrderCancelTransaction`] = t;
+      }
+    }
+    body.relatedTransactionIDs = ids(txs);
+    body.lastTransactionID = a.broker.ledger.lastTransactionID;
+    if (rejected) return rejectReply(400, body, rejected);
+    return ok(body);
+  });
+
+  // Transactions
+  on('GET', `${A}/transactions`, (r, [id]) => {
+    const a = account(id);
+    const q = r.url.searchParams;
+    const sizeText = q.get('pageSize');
+    const pageSize = sizeText === null ? 100 : Number(sizeText);
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000) throw new HttpError(400, `Invalid value specified for 'pageSize': ${sizeText} (1 to 1000)`, 'INVALID_PAGE_SIZE');
+    const timeParam = (k: string): UnixMs | undefined => {
+      const v = q.get(k);
+      if (v === null) return undefined;
+      const t = /^\d+(\.\d+)?$/.test(v) ? Number(v) * 1000 : parseRequestTime(v);
+      if (!Number.isFinite(t)) throw new HttpError(400, `Invalid value specified for '${k}': ${v} (RFC 3339 or UNIX seconds)`);
+      return t;
+    };
+    const from = timeParam('from');
+    const to = timeParam('to');
+    const inRange = txSlice(a, 1, a.transactions.length, r.url).filter((t) => {
+      const at = parseTime(t.time);
+      return (from === undefined || at >= from) && (to === undefined || at <= to);
+    });
+    const pages: string[] = [];
+    for (let i = 0; i < inRange.length; i += pageSize) {
+      const chunk = inRange.slice(i, i + pageSize);
+      const u = new URL(`${baseUrl}/v3/accounts/${a.id}/transactions/idrange`);
+      u.searchParams.set('from', chunk[0]!.id);
+      u.searchParams.set('to', chunk[chunk.length - 1]!.id);
+      const type = q.get('type');
+      if (type !== null) u.searchParams.set('type', type);
+      pages.push(u.href);
+    }
+    const body: Record<string, unknown> = {
+      from: formatTime(from ?? parseTime(a.createdTime)),
+      to: formatTime(to ?? now),
+      pageSize,
+      count: inRange.length,
+      pages,
+      lastTransactionID: a.broker.ledger.lastTransactionID,
+    };
+    if (q.get('type') !== null) body.type = q.get('type')!.split(',');
+    return ok(body);
+  });
+  on('GET', `${A}/transactions/idrange`, (r, [id]) => {
+    const a = account(id);
+    const from = Number(r.url.searchParams.get('from'));
+    const to = Number(r.url.searchParams.get('to'));
+    if (!Number.isInteger(from) || from < 1) throw new HttpError(400, "Invalid value specified for 'from': give a transaction ID", 'INVALID_RANGE');
+    if (!Number.isInteger(to) || to < from) throw new HttpError(400, "Invalid value specified for 'to': give a transaction ID not below 'from'", 'INVALID_RANGE');
+    if (to - from + 1 > 1000) throw new HttpError(400, 'Invalid range: at most 1000 transactions per request', 'INVALID_RANGE');
+    return ok({ transactions: txSlice(a, from, to, r.url), lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('GET', `${A}/transactions/sinceid`, (r, [id]) => {
+    const a = account(id);
+    const since = Number(r.url.searchParams.get('id'));
+    if (!Number.isInteger(since) || since < 0) throw new HttpError(400, "Invalid value specified for 'id': give a transaction ID", 'INVALID_TRANSACTION_ID');
+    return ok({ transactions: txSlice(a, since + 1, since + 1000, r.url), lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+  on('GET', `${A}/transactions/stream`, (r, [id]) => {
+    const a = account(id);
+    const conn = openStream(r.res);
+    const s = { conn, account: a, unix: r.unix, off: () => {} };
+    s.off = a.onTransaction((tx) => {
+      if (!streamWrite(conn, tx, s.unix)) {
+        s.off();
+        txStreams.delete(s);
+      }
+    });
+    txStreams.add(s);
+    r.res.on('close', () => {
+      s.off();
+      txStreams.delete(s);
+    });
+    return 'stream';
+  });
+  on('GET', `${A}/transactions/{txid}`, (_r, [id, txid]) => {
+    const a = account(id);
+    const n = Number(txid);
+    const t = Number.isInteger(n) && n >= 1 ? a.transactions[n - 1] : undefined;
+    if (!t) throw new HttpError(404, 'The Transaction specified does not exist', 'NO_SUCH_TRANSACTION');
+    return ok({ transaction: t, lastTransactionID: a.broker.ledger.lastTransactionID });
+  });
+
+  // Control
+  const controlTime = (v: unknown): number => {
+    if (typeof v === 'number') return v;
+    if (typeof v === 'string') return /^\d+$/.test(v) ? Number(v) : parseRequestTime(v);
+    return Number.NaN;
+  };
+  on('POST', '/sandbox/time', (r) => {
+    setTime(controlTime(objectBody(r.body, 'the body').time));
+    return ok({ time: formatTime(now) });
+  });
+  on('POST', '/sandbox/advance', (r) => {
+    const ms = objectBody(r.body, 'the body').ms;
+    if (typeof ms !== 'number' || !(ms >= 0)) throw new HttpError(400, "Invalid value specified for 'ms': a number of milliseconds >= 0");
+    setTime(now + ms);
+    return ok({ time: formatTime(now) });
+  });
+  on('POST', '/sandbox/prices', (r) => {
+    const list = Array.isArray(r.body) ? r.body : [r.body];
+    for (const [i, p] of list.entries()) {
+      const o = objectBody(p, `price #${i}`);
+      const num = (k: string): number => {
+        const v = o[k];
+        const x = typeof v === 'string' ? Number(v) : v;
+        if (typeof x !== 'number' || !Number.isFinite(x)) throw new HttpError(400, `Invalid value specified for '${k}' (price #${i}): a number`);
+        return x;
+      };
+      if (typeof o.instrument !== 'string') throw new HttpError(400, `Invalid value specified for 'instrument' (price #${i}): a name like EUR_USD`);
+      tick({ instrument: o.instrument, bid: num('bid'), ask: num('ask'), ...(o.time !== undefined ? { time: controlTime(o.time) } : {}), ...(o.liquidity !== undefined ? { liquidity: num('liquidity') } : {}) });
+    }
+    return ok({ time: formatTime(now), prices: list.length });
+  });
+  on('POST', '/sandbox/faults', (r) => {
+    faults.set(objectBody(r.body, 'the body') as FaultOptions);
+    return ok({ faults: faults.opts });
+  });
+  on('GET', '/sandbox/stats', () => ok({ ...stats(), time: formatTime(now) }));
+
+  // Mounted routes (labs, OAuth) when their modules exist.
+  const mounted: SandboxRoute[] = [];
+  const labsFile = fileURLToPath(new URL('./labs.ts', import.meta.url));
+  if (existsSync(labsFile)) {
+    try {
+      const m = (await import(labsFile)) as { labsRoute?: (o: { now: () => number }) => SandboxRoute };
+      if (m.labsRoute) mounted.push(m.labsRoute({ now: () => now }));
+    } catch (e) {
+      log?.warn({ err: (e as Error).message }, 'labs routes not mounted');
+    }
+  }
+  const oauthFile = fileURLToPath(new URL('./oauth.ts', import.meta.url));
+  if (existsSync(oauthFile)) {
+    try {
+      const m = (await import(oauthFile)) as { oauthRoute?: (o: { baseUrl: () => string }) => SandboxRoute };
+      if (m.oauthRoute) mounted.push(m.oauthRoute({ baseUrl: () => baseUrl }));
+    } catch (e) {
+      log?.warn({ err: (e as Error).message }, 'OAuth routes not mounted');
+    }
+  }
+
+  const stats = (): ReturnType<Sandbox['stats']> => ({
+    requests: counters.requests,
+    streamConnections: counters.streamConnections,
+    droppedStreams: counters.droppedStreams,
+    linesWritten: counters.linesWritten,
+  });
+
+  // ------------------------------------------------------------------------------------------
+  // HTTP
+
+  const openStream = (res: ServerResponse): StreamConn => {
+    counters.streamConnections++;
+    res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'RequestID': nextRequestID(), 'Cache-Control': 'no-cache' });
+    res.flushHeaders();
+    return { res, lines: 0, chain: Promise.resolve() };
+  };
+  const nextRequestID = (): string => String(++requestID + 1_000_000_000);
+
+  const send = (res: ServerResponse, reply: SandboxReply, unix: boolean): void => {
+    const headers: Record<string, string> = { 'Content-Type': 'application/json', 'RequestID': nextRequestID(), ...reply.headers };
+    const text = reply.body === undefined ? '' : toJSON(reply.body, unix);
+    headers['Content-Length'] = String(Buffer.byteLength(text));
+    res.writeHead(reply.status, headers);
+    res.end(text);
+  };
+
+  const readBody = (req: IncomingMessage): Promise<string> =>
+    new Promise((done, fail) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > 1 << 20) {
+          fail(new HttpError(413, 'Request body too large (over 1 MiB)'));
+          req.destroy();
+          return;
+        }
+        chunks.push(c);
+      });
+      req.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
+      req.on('error', fail);
+    });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    counters.requests++;
+    const method = req.method ?? 'GET';
+    const url = new URL(req.url ?? '/', baseUrl);
+    const unix = (req.headers['accept-datetime-format'] ?? '').toString().toUpperCase() === 'UNIX';
+    try {
+      const path = url.pathname;
+      const guarded = path.startsWith('/v3/') || path === '/v3' || path.startsWith('/labs/');
+      if (opts.requireToken !== undefined && guarded) {
+        const auth = req.headers.authorization;
+        if (auth !== `Bearer ${opts.requireToken}`) {
+          await readBody(req).catch(() => '');
+          send(res, { status: 401, body: { errorMessage: 'Insufficient authorization to perform request.' } }, unix);
+          return;
+        }
+      }
+      if (path.startsWith('/v3/') || path.startsWith('/labs/')) {
+        const fault = faults.rest();
+        if (fault) {
+          await readBody(req).catch(() => '');
+          send(res, fault, unix);
+          return;
+        }
+      }
+      const text = await readBody(req);
+      let body: unknown;
+      if (text.trim() !== '') {
+        try {
+          body = JSON.parse(text);
+        } catch (e) {
+          throw new HttpError(400, `Invalid JSON in the request body: ${(e as Error).message}`);
+        }
+      }
+      const headers: Record<string, string | undefined> = {};
+      for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      for (const route of mounted) {
+        const reply = await route({ method, url, headers, body });
+        if (reply) {
+          send(res, reply, unix);
+          return;
+        }
+      }
+      let pathMatched = false;
+      for (const [m, re, h] of routes) {
+        const match = re.exec(path);
+        if (!match) continue;
+        pathMatched = true;
+        if (m !== method) continue;
+        const reply = await h({ method, url, headers, body, unix, res }, match.slice(1).map((s) => decodeURIComponent(s)));
+        if (reply !== 'stream') send(res, reply, unix);
+        return;
+      }
+      if (pathMatched) throw new HttpError(405, `Method ${method} is not allowed on ${path}`);
+      throw new HttpError(404, `No such endpoint: ${method} ${path} (the sandbox serves OANDA's v20 /v3 endpoints and /sandbox control)`);
+    } catch (e) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (e instanceof HttpError) {
+        send(res, { status: e.status, body: e.errorCode ? { errorMessage: e.message, errorCode: e.errorCode } : { errorMessage: e.message } }, unix);
+        return;
+      }
+      const err = e as Error & { code?: string };
+      if (err.code === 'INSTRUMENT') {
+        send(res, { status: 400, body: { errorMessage: err.message, errorCode: 'INVALID_INSTRUMENT' } }, unix);
+        return;
+      }
+      log?.error({ err: err.message, method, path: url.pathname }, 'sandbox request failed');
+      send(res, { status: 500, body: { errorMessage: `Internal sandbox error: ${err.message}` } }, unix);
+    }
+  };
+
+  const server = createServer((req, res) => {
+    void handle(req, res);
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((done, fail) => {
+    server.once('error', (e) => fail(new SandboxError(`sandbox cannot listen on ${host}:${opts.port ?? 0}: ${e.message}`)));
+    server.listen(opts.port ?? 0, host, () => done());
+  });
+  const addr = server.address() as AddressInfo;
+  const baseUrl = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+
+  const heartbeat = setInterval(() => {
+    if (faults.stalled) return;
+    const time = formatTime(now);
+    for (const s of priceStreams) if (!streamWrite(s.conn, { type: 'HEARTBEAT', time }, s.unix)) priceStreams.delete(s);
+    for (const s of txStreams) {
+      if (!streamWrite(s.conn, { type: 'HEARTBEAT', lastTransactionID: s.account.broker.ledger.lastTransactionID, time }, s.unix)) {
+        s.off();
+        txStreams.delete(s);
+      }
+    }
+  }, heartbeatMs);
+  heartbeat.unref();
+  replay?.start();
+  log?.info({ url: baseUrl, accounts: [...accounts.keys()], clock: replay ? 'replay' : 'manual' }, 'sandbox started');
+
+  let closed = false;
+  return {
+    url: baseUrl,
+    accountIDs: [...accounts.keys()],
+    setTime: (ms) => setTime(ms),
+    advance: (ms) => setTime(now + ms),
+    pushPrice: (p) => tick(p),
+    setFaults: (f) => faults.set(f),
+    stats,
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      clearInterval(heartbeat);
+      replay?.stop();
+      for (const s of priceStreams) s.conn.res.end();
+      for (const s of txStreams) {
+        s.off();
+        s.conn.res.end();
+      }
+      priceStreams.clear();
+      txStreams.clear();
+      await new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeIdleConnections();
+        setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, 200).unref();
+      });
+    },
+  };
+}
+
+/** The TransactionFilter a transaction type belongs to (v20 filters by type names, plus ORDER etc.). */
+function txFilterOf(type: string): string {
+  if (type.endsWith('_ORDER')) return 'ORDER';
+  if (type.startsWith('ORDER_') || type.endsWith('_ORDER_REJECT')) return 'ORDER';
+  if (type.startsWith('TRADE_')) return 'TRADE';
+  return type;
+}
+
+/** The `changes` of GET /changes: orders, trades and positions touched by `txs`, and the transactions. */
+function changesOf(a: SandboxAccount, txs: readonly Transaction[]): Record<string, unknown> {
+  const ordersCreated: unknown[] = [];
+  const ordersCancelled: unknown[] = [];
+  const ordersFilled: unknown[] = [];
+  const tradesOpened: unknown[] = [];
+  const tradesReduced: unknown[] = [];
+  const tradesClosed: unknown[] = [];
+  const instruments = new Set<string>();
+  for (const t of txs) {
+    const x = t as Transaction & { orderID?: string; instrument?: string; tradeOpened?: { tradeID: string }; tradeReduced?: { tradeID: string }; tradesClosed?: { tradeID: string }[] };
+    if (t.type.endsWith('_ORDER')) {
+      const o = a.findOrder(t.id);
+      if (o) ordersCreated.push(o);
+    } else if (t.type === 'ORDER_CANCEL') {
+      const o = a.findOrder(x.orderID ?? '');
+      if (o) ordersCancelled.push(o);
+    } else if (t.type === 'ORDER_FILL') {
+      const o = a.findOrder(x.orderID ?? '');
+      if (o) ordersFilled.push(o);
+      if (x.instrument) instruments.add(x.instrument);
+      if (x.tradeOpened) {
+        const tr = a.tradeBySpec(x.tradeOpened.tradeID);
+        if (tr) tradesOpened.push(tr);
+      }
+      if (x.tradeReduced) {
+        const tr = a.tradeBySpec(x.tradeReduced.tradeID);
+        if (tr) tradesReduced.push(tr);
+      }
+      for (const c of x.tradesClosed ?? []) {
+        const tr = a.tradeBySpec(c.tradeID);
+        if (tr) tradesClosed.push(tr);
+      }
+    }
+  }
+  return {
+    ordersCreated,
+    ordersCancelled,
+    ordersFilled,
+    ordersTriggered: [],
+    tradesOpened,
+    tradesReduced,
+    tradesClosed,
+    positions: [...instruments].map((i) => a.position(i)),
+    transactions: txs,
+  };
+}
+
+/** errorMessage texts for common reject reasons (as v20 words them where known). */
+const REJECT_MESSAGES: Readonly<Record<string, string>> = {
+  INSUFFICIENT_MARGIN: 'Insufficient margin to perform request',
+  UNITS_INVALID: 'The units specified are invalid',
+  UNITS_MINIMUM_NOT_MET: 'The units specified do not meet the minimum trade size',
+  INSTRUMENT_UNKNOWN: 'The instrument specified is unknown',
+  ORDER_DOESNT_EXIST: 'The Order specified does not exist',
+  TRADE_DOESNT_EXIST: 'The Trade specified does not exist',
+  CLIENT_ORDER_ID_ALREADY_EXISTS: 'The client Order ID specified is already assigned to another pending Order',
+  PRICE_PRECISION_EXCEEDED: 'The price specified contains more precision than is allowed by the instrument',
+  CLOSEOUT_POSITION_DOESNT_EXIST: 'The Position requested to be closed out does not exist',
+};
