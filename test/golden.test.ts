@@ -1,11 +1,13 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../src/adapters/catalog/catalog.ts';
+import { syntheticCandles } from '../src/adapters/catalog/synthetic.ts';
 import { runBacktest, type BacktestResult } from '../src/cli/backtest.ts';
 import { loadConfig } from '../src/cli/config.ts';
 import { loadStrategy } from '../src/cli/load-strategy.ts';
 import { loadInstruments } from '../src/domain/instrument.ts';
 import { amount, formatAmount } from '../src/domain/money.ts';
+import { defineStrategy } from '../src/strategy/api.ts';
 
 /**
  * Golden backtests on the bundled synthetic sample (deterministic: fixed generator and seed). The
@@ -159,6 +161,86 @@ describe('golden: EUR account trading USD_JPY (conversion through EUR_USD, added
         "spreadCost": 380.2045,
         "trades": 541,
         "wins": 178,
+      }
+    `);
+    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
+    expect(ledgerSum(r)).toBe(last.accountBalance);
+  });
+});
+
+describe('golden: EUR account trading USD_JPY and EUR_GBP at once (multi-currency)', () => {
+  // An inline strategy on two pairs: SMA(12)/SMA(48) crossover per pair, each entry with a take
+  // profit, a stop loss and a trailing stop; synthetic H1 candles (fixed seed), EUR_USD added for
+  // the JPY → EUR conversion; EUR_GBP converts GBP → EUR by itself (inverse).
+  const strategy = defineStrategy({
+    name: 'two-pairs',
+    description: 'golden multi-currency test',
+    params: { units: 20_000 },
+    subscribe: () => ({ candles: ['USD_JPY:H1:M', 'EUR_GBP:H1:M'] }),
+    init: () => ({ USD_JPY: 0, EUR_GBP: 0 }) as Record<string, number>,
+    onCandle(ctx, s) {
+      const c = ctx.candle!;
+      const fast = ctx.sma(12);
+      const slow = ctx.sma(48);
+      if (fast === undefined || slow === undefined) return;
+      const sig = fast > slow ? 1 : -1;
+      if (sig === s[c.instrument] || ctx.trades(c.instrument).length > 0) return { state: { ...s, [c.instrument]: sig } };
+      const pip = c.instrument === 'USD_JPY' ? 0.01 : 0.0001;
+      const intent = ctx.market(c.instrument, sig * ctx.params.units, { tp: { distance: 60 * pip }, sl: { distance: 40 * pip }, trailing: 50 * pip });
+      return { state: { ...s, [c.instrument]: sig }, intents: [intent] };
+    },
+  });
+
+  it('converts each pair through its own route and reproduces the pinned figures', async () => {
+    const traded = new Set(['USD_JPY', 'EUR_GBP', 'EUR_USD']);
+    const from = Date.UTC(2024, 0, 1);
+    const to = Date.UTC(2024, 3, 1);
+    const config = loadConfig(undefined, { account: { currency: 'EUR' }, run: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } } as never);
+    const r = await runBacktest({
+      loaded: { file: 'inline', name: 'two-pairs', strategy: strategy as never, params: { units: 20_000 } },
+      config,
+      instruments: loadInstruments(),
+      candles: (q) => syntheticCandles({ instrument: q.instrument, granularity: q.granularity, from: q.from, to: q.to, seed: 7 }),
+      available: (i) => traded.has(i),
+      log: silent,
+      keepTransactions: true,
+    });
+    const fills = r.transactions.filter((t) => t.type === 'ORDER_FILL') as unknown as { instrument: string; reason: string; gainQuoteHomeConversionFactor: string; lossQuoteHomeConversionFactor: string }[];
+    const by = (i: string): typeof fills => fills.filter((f) => f.instrument === i);
+    expect(by('USD_JPY').length).toBeGreaterThan(10);
+    expect(by('EUR_GBP').length).toBeGreaterThan(10);
+    for (const f of by('USD_JPY')) expect(Number(f.gainQuoteHomeConversionFactor)).toBeLessThan(0.01); // JPY → EUR ≈ 1/160
+    for (const f of by('EUR_GBP')) expect(Number(f.gainQuoteHomeConversionFactor)).toBeGreaterThan(1.05); // GBP → EUR ≈ 1/0.86
+    for (const f of fills) expect(Number(f.lossQuoteHomeConversionFactor)).toBeGreaterThan(Number(f.gainQuoteHomeConversionFactor));
+    const reasons = new Set(fills.map((f) => f.reason));
+    expect([...reasons].sort()).toEqual(expect.arrayContaining(['MARKET_ORDER', 'STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER']));
+    const s = r.summary;
+    expect(s.currency).toBe('EUR');
+    expect({
+      trades: s.trades,
+      wins: s.wins,
+      finalBalance: s.finalBalance,
+      financing: s.financing,
+      spreadCost: s.spreadCost,
+      fills: { USD_JPY: by('USD_JPY').length, EUR_GBP: by('EUR_GBP').length },
+      reasons: Object.fromEntries([...reasons].sort().map((x) => [x, fills.filter((f) => f.reason === x).length])),
+    }).toMatchInlineSnapshot(`
+      {
+        "fills": {
+          "EUR_GBP": 28,
+          "USD_JPY": 76,
+        },
+        "finalBalance": 98716.8308,
+        "financing": -61.0179,
+        "reasons": {
+          "MARKET_ORDER": 52,
+          "STOP_LOSS_ORDER": 22,
+          "TAKE_PROFIT_ORDER": 11,
+          "TRAILING_STOP_LOSS_ORDER": 19,
+        },
+        "spreadCost": 94.3043,
+        "trades": 52,
+        "wins": 15,
       }
     `);
     const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
