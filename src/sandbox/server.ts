@@ -13,6 +13,8 @@ import type { Transaction } from '../domain/v20/index.ts';
 import { SandboxAccount } from './account.ts';
 import { candlesReply } from './candles.ts';
 import { Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
+import { labsRoute } from './labs.ts';
+import { oauthRoute } from './oauth.ts';
 import { Replay } from './replay.ts';
 import type { SandboxReply, SandboxRoute } from './route.ts';
 
@@ -744,26 +746,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   });
   on('GET', '/sandbox/stats', () => ok({ ...stats(), time: formatTime(now) }));
 
-  // Mounted routes (labs, OAuth) when their modules exist.
-  const mounted: SandboxRoute[] = [];
-  const labsFile = fileURLToPath(new URL('./labs.ts', import.meta.url));
-  if (existsSync(labsFile)) {
-    try {
-      const m = (await import(labsFile)) as { labsRoute?: (o: { now: () => number }) => SandboxRoute };
-      if (m.labsRoute) mounted.push(m.labsRoute({ now: () => now }));
-    } catch (e) {
-      log?.warn({ err: (e as Error).message }, 'labs routes not mounted');
-    }
-  }
-  const oauthFile = fileURLToPath(new URL('./oauth.ts', import.meta.url));
-  if (existsSync(oauthFile)) {
-    try {
-      const m = (await import(oauthFile)) as { oauthRoute?: (o: { baseUrl: () => string }) => SandboxRoute };
-      if (m.oauthRoute) mounted.push(m.oauthRoute({ baseUrl: () => baseUrl }));
-    } catch (e) {
-      log?.warn({ err: (e as Error).message }, 'OAuth routes not mounted');
-    }
-  }
+  // Mounted routes: Labs (/labs/v1/) and OAuth (/v1/oauth2/).
+  const oauth = oauthRoute({ baseUrl: () => baseUrl });
+  const mounted: SandboxRoute[] = [labsRoute({ now: () => now, instruments }), oauth];
 
   const stats = (): ReturnType<Sandbox['stats']> => ({
     requests: counters.requests,
@@ -817,8 +802,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       const path = url.pathname;
       const guarded = path.startsWith('/v3/') || path === '/v3' || path.startsWith('/labs/');
       if (opts.requireToken !== undefined && guarded) {
-        const auth = req.headers.authorization;
-        if (auth !== `Bearer ${opts.requireToken}`) {
+        const auth = req.headers.authorization ?? '';
+        const token = auth.startsWith('Bearer ') ? auth.slice(7) : undefined;
+        if (token === undefined || (token !== opts.requireToken && !oauth.issued.has(token))) {
           await readBody(req).catch(() => '');
           send(res, { status: 401, body: { errorMessage: 'Insufficient authorization to perform request.' } }, unix);
           return;

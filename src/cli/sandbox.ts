@@ -1,0 +1,128 @@
+import type { Argv } from 'yargs';
+import { startSandbox, type FaultOptions, type SandboxOptions } from '../sandbox/server.ts';
+import { createLogger, flushLogger } from './logger.ts';
+
+/** The flags of `fxflow sandbox`. */
+export interface SandboxArgs {
+  port: number;
+  host?: string;
+  data?: string;
+  speed?: number;
+  start?: string;
+  manual?: boolean;
+  requireToken?: boolean;
+  heartbeatMs?: number;
+  faultDropAfter?: number;
+  faultDropStreams?: number;
+  faultErrorRate?: number;
+  fault429?: number;
+  faultSplit?: string;
+  faultCorrupt?: number;
+  faultStall?: boolean;
+  faultSeed?: number;
+}
+
+/** A bad `fxflow sandbox` flag. */
+export class SandboxFlagError extends Error {
+  readonly code = 'SANDBOX_FLAG' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'SandboxFlagError';
+  }
+}
+
+/** Declares the options of `fxflow sandbox` (register with `.command('sandbox', ..., sandboxCommand, runSandbox)`). */
+export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
+  return y
+    .option('port', { type: 'number', default: 8080, describe: 'Port on 127.0.0.1 (0 = a free one)' })
+    .option('host', { type: 'string', describe: 'Loopback address to listen on (127.0.0.1, ::1 or localhost)' })
+    .option('data', { type: 'string', describe: 'Catalog folder for replay and candles (default data/catalog, the bundled sample)' })
+    .option('speed', { type: 'number', describe: 'Replay speed: simulated ms per real ms (default 1)' })
+    .option('start', { type: 'string', describe: 'Replay start / manual clock start, RFC 3339 (default 2024-01-02T00:00:00Z)' })
+    .option('manual', { type: 'boolean', describe: 'Manual clock: time and prices move only through POST /sandbox/time, /advance, /prices' })
+    .option('require-token', { type: 'boolean', describe: 'Require "Authorization: Bearer <token>" on /v3 and /labs; the token is read from FXFLOW_SANDBOX_TOKEN' })
+    .option('heartbeat-ms', { type: 'number', describe: 'Stream heartbeat interval (default 5000)' })
+    .option('fault-drop-after', { type: 'number', describe: 'Fault: close each stream after N lines' })
+    .option('fault-drop-streams', { type: 'number', describe: 'Fault: drop at most this many streams that way (default: all)' })
+    .option('fault-error-rate', { type: 'number', describe: 'Fault: share 0..1 of REST requests answered 500/503' })
+    .option('fault-429', { type: 'number', describe: 'Fault: the first N REST requests get 429 with Retry-After: 1' })
+    .option('fault-split', { type: 'string', describe: "Fault: write stream lines in pieces: 'byte' or a chunk size in bytes" })
+    .option('fault-corrupt', { type: 'number', describe: 'Fault: share 0..1 of stream lines preceded by a malformed line' })
+    .option('fault-stall', { type: 'boolean', describe: 'Fault: write no heartbeats or prices on streams' })
+    .option('fault-seed', { type: 'number', describe: 'Seed of the fault choices (default 1)' })
+    .example('$0 sandbox --manual --port 0', 'A sandbox on a free port whose clock moves only when told')
+    .example('$0 sandbox --speed 60', 'Replay the bundled sample one simulated minute per second')
+    .example('FXFLOW_SANDBOX_TOKEN=secret $0 sandbox --require-token --fault-error-rate 0.1', 'Token required, 10% of requests fail') as unknown as Argv<SandboxArgs>;
+}
+
+const share = (v: number | undefined, flag: string): number | undefined => {
+  if (v === undefined) return undefined;
+  if (!(v >= 0 && v <= 1)) throw new SandboxFlagError(`--${flag} must be a share between 0 and 1 (got ${v})`);
+  return v;
+};
+const count = (v: number | undefined, flag: string): number | undefined => {
+  if (v === undefined) return undefined;
+  if (!Number.isInteger(v) || v < 0) throw new SandboxFlagError(`--${flag} must be a whole number >= 0 (got ${v})`);
+  return v;
+};
+
+/** The sandbox options the flags describe (exported for tests). */
+export function sandboxOptions(a: SandboxArgs, env: NodeJS.ProcessEnv = process.env): SandboxOptions {
+  const faults: FaultOptions = {};
+  const drop = count(a.faultDropAfter, 'fault-drop-after');
+  if (drop !== undefined) faults.dropStreamAfterLines = drop;
+  const drops = count(a.faultDropStreams, 'fault-drop-streams');
+  if (drops !== undefined) faults.dropStreams = drops;
+  const rate = share(a.faultErrorRate, 'fault-error-rate');
+  if (rate !== undefined) faults.errorRate = rate;
+  const burst = count(a.fault429, 'fault-429');
+  if (burst !== undefined) faults.rateLimitBurst = burst;
+  if (a.faultSplit !== undefined) {
+    if (a.faultSplit === 'byte') faults.splitLines = 'byte';
+    else {
+      const n = Number(a.faultSplit);
+      if (!Number.isInteger(n) || n < 1) throw new SandboxFlagError(`--fault-split must be 'byte' or a chunk size in bytes >= 1 (got ${a.faultSplit})`);
+      faults.splitLines = n;
+    }
+  }
+  const corrupt = share(a.faultCorrupt, 'fault-corrupt');
+  if (corrupt !== undefined) faults.corruptLineRate = corrupt;
+  if (a.faultStall) faults.stallHeartbeats = true;
+  if (a.faultSeed !== undefined) faults.seed = a.faultSeed;
+  if (!Number.isInteger(a.port) || a.port < 0 || a.port > 65535) throw new SandboxFlagError(`--port must be 0..65535 (got ${a.port})`);
+  if (a.speed !== undefined && !(a.speed > 0)) throw new SandboxFlagError(`--speed must be a positive number (got ${a.speed})`);
+  if (a.heartbeatMs !== undefined && !(a.heartbeatMs >= 10)) throw new SandboxFlagError(`--heartbeat-ms must be at least 10 (got ${a.heartbeatMs})`);
+  const o: SandboxOptions = { port: a.port, clock: a.manual ? 'manual' : 'replay', faults };
+  if (a.host !== undefined) o.host = a.host;
+  if (a.data !== undefined) o.data = a.data;
+  if (a.speed !== undefined) o.speed = a.speed;
+  if (a.start !== undefined) o.start = a.start;
+  if (a.heartbeatMs !== undefined) o.heartbeatMs = a.heartbeatMs;
+  if (a.requireToken) {
+    const token = env.FXFLOW_SANDBOX_TOKEN;
+    if (!token) throw new SandboxFlagError('--require-token needs the token in the environment variable FXFLOW_SANDBOX_TOKEN (it is never taken from a flag, which would show in ps)');
+    o.requireToken = token;
+  }
+  return o;
+}
+
+/** Runs `fxflow sandbox` until SIGINT or SIGTERM, then closes streams and the server. */
+export async function runSandbox(a: SandboxArgs): Promise<void> {
+  const log = createLogger();
+  const opts = sandboxOptions(a);
+  const sandbox = await startSandbox({ ...opts, log });
+  process.stdout.write(`fxflow sandbox listening on ${sandbox.url}\n`);
+  process.stdout.write(`accounts: ${sandbox.accountIDs.join(', ')}; clock: ${opts.clock}; authentication: ${opts.requireToken ? 'bearer token required' : 'off'}\n`);
+  await new Promise<void>((done) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      done();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await sandbox.close();
+  process.stdout.write('fxflow sandbox stopped\n');
+  await flushLogger(log);
+}
