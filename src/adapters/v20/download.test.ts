@@ -1,0 +1,143 @@
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Catalog } from '../catalog/catalog.ts';
+import type { Candle } from '../../domain/candle.ts';
+import type { Granularity } from '../../domain/granularity.ts';
+import { parseTime } from '../../domain/time.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/server.ts';
+import { DownloadError, downloadCandles, toCandle } from './download.ts';
+import { V20Http } from './http.ts';
+import { V20Rest } from './rest.ts';
+
+let sandbox: Sandbox;
+let http: V20Http;
+let rest: V20Rest;
+beforeAll(async () => {
+  sandbox = await startSandbox({ start: '2024-02-15T00:00:00Z' });
+  http = new V20Http({ baseUrl: sandbox.url });
+  rest = new V20Rest(http);
+});
+afterAll(async () => {
+  await http.close();
+  await sandbox.close();
+});
+
+const newCatalog = (): Catalog => new Catalog(mkdtempSync(join(tmpdir(), 'fxflow-download-')));
+const t = (s: string): number => parseTime(s);
+
+/** Everything the sandbox serves in [from, to), fetched directly with from/to windows (no count paging). */
+async function direct(instrument: string, g: Granularity, from: number, to: number, windowMs: number): Promise<Candle[]> {
+  const out: Candle[] = [];
+  for (let a = from; a < to; a += windowMs) {
+    const b = Math.min(to, a + windowMs);
+    const r = await rest.candles(instrument, { price: 'BA', granularity: g, from: a, to: b });
+    for (const c of r.candles) {
+      const k = toCandle(c, instrument, g, 'BA');
+      if (k.complete && k.time >= a && k.time < b) out.push(k);
+    }
+  }
+  return out;
+}
+
+async function held(catalog: Catalog, instrument: string, g: Granularity, from: number, to: number): Promise<Candle[]> {
+  const out: Candle[] = [];
+  for await (const b of catalog.candles({ instrument, granularity: g, from, to })) out.push(...b);
+  return out;
+}
+
+const row = (c: Candle): string => [c.time, c.bo, c.bh, c.bl, c.bc, c.ao, c.ah, c.al, c.ac, c.volume].join(',');
+
+describe('historical download against the sandbox', () => {
+  it('pages of 5000, interrupted after one page and resumed, gives exactly what the sandbox serves (across a month end)', async () => {
+    const catalog = newCatalog();
+    const from = t('2024-01-29T00:00:00Z');
+    const to = t('2024-02-08T00:00:00Z');
+    const ctl = new AbortController();
+    const seen: number[] = [];
+    let err: unknown;
+    try {
+      await downloadCandles({
+        rest, catalog, instrument: 'EUR_USD', granularity: 'M1', from, to, signal: ctl.signal,
+        onPage: (p) => {
+          seen.push(p.written);
+          if (p.pages === 1) ctl.abort();
+        },
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(DownloadError);
+    expect((err as DownloadError).code).toBe('DOWNLOAD_INTERRUPTED');
+    expect((err as Error).message).toMatch(/run the same command again to resume/);
+    expect(seen).toEqual([5000]);
+    // What the interruption left: one page, in a partial month file.
+    const partial = await held(catalog, 'EUR_USD', 'M1', from, to);
+    expect(partial).toHaveLength(5000);
+    expect(readdirSync(join(catalog.root, 'EUR_USD', 'M1')).sort()).toEqual(['2024-01.csv', '2024-02.csv']);
+
+    const requests = http.stats.requests;
+    const r = await downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M1', from, to });
+    expect(r.resumed).toBe(true);
+    expect(r.start).toBe(partial[partial.length - 1]!.time + 60_000);
+    expect(r.pages).toBeGreaterThanOrEqual(2);
+    expect(http.stats.requests - requests).toBe(r.pages);
+
+    const got = await held(catalog, 'EUR_USD', 'M1', from, to);
+    const want = await direct('EUR_USD', 'M1', from, to, 3 * 86400_000);
+    expect(want.length).toBeGreaterThan(10_000); // several pages' worth
+    expect(got.length).toBe(want.length);
+    expect(got.map(row)).toEqual(want.map(row));
+    expect(r.written + 5000).toBe(want.length);
+    // Strictly increasing: no duplicate at any page boundary.
+    for (let i = 1; i < got.length; i++) expect(got[i]!.time).toBeGreaterThan(got[i - 1]!.time);
+
+    // Running it again finds nothing left to fetch before the end and writes no duplicate.
+    const again = await downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M1', from, to });
+    expect(again.resumed).toBe(true);
+    expect((await held(catalog, 'EUR_USD', 'M1', from, to)).map(row)).toEqual(want.map(row));
+    const jan = readFileSync(join(catalog.root, 'EUR_USD', 'M1', '2024-01.csv'), 'utf8').trim().split('\n');
+    expect(new Set(jan).size).toBe(jan.length);
+  });
+
+  it('page boundaries: tiny pages give the same candles, with no duplicate and no hole', async () => {
+    const catalog = newCatalog();
+    const from = t('2024-01-05T18:00:00Z'); // spans a weekend
+    const to = t('2024-01-08T06:00:00Z');
+    const r = await downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M5', from, to, pageSize: 7 });
+    const want = await direct('EUR_USD', 'M5', from, to, 86400_000);
+    expect(r.pages).toBeGreaterThanOrEqual(Math.floor(want.length / 7));
+    expect((await held(catalog, 'EUR_USD', 'M5', from, to)).map(row)).toEqual(want.map(row));
+  });
+
+  it('writes only complete candles: stops at the present, and carries on after it later', async () => {
+    const catalog = newCatalog();
+    const from = t('2024-02-14T00:00:00Z');
+    const to = t('2024-02-16T00:00:00Z');
+    // The sandbox clock is at 2024-02-15T00:00 + 12 min 30 s: the M5 candle of 00:10 is not complete.
+    sandbox.setTime(t('2024-02-15T00:12:30Z'));
+    const r = await downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M5', from, to });
+    expect(r.reachedPresent).toBe(true);
+    expect(r.last).toBe(t('2024-02-15T00:05:00Z'));
+    const first = await held(catalog, 'EUR_USD', 'M5', from, to);
+    expect(first.every((c) => c.time + 300_000 <= t('2024-02-15T00:12:30Z'))).toBe(true);
+
+    sandbox.setTime(t('2024-02-15T06:00:00Z'));
+    const r2 = await downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M5', from, to });
+    expect(r2.start).toBe(t('2024-02-15T00:10:00Z'));
+    const got = await held(catalog, 'EUR_USD', 'M5', from, to);
+    const want = await direct('EUR_USD', 'M5', from, to, 86400_000);
+    expect(got.map(row)).toEqual(want.map(row));
+    expect(got[got.length - 1]!.time).toBe(t('2024-02-15T05:55:00Z'));
+    sandbox.setTime(t('2024-02-15T00:00:00Z'));
+  });
+
+  it('refuses a bad range or page size before any request', async () => {
+    const catalog = newCatalog();
+    const n = http.stats.requests;
+    await expect(downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M1', from: t('2024-01-02T00:00:00Z'), to: t('2024-01-01T00:00:00Z') })).rejects.toThrow(/--to .* must be after --from/);
+    await expect(downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M1', from: 0, to: 1, pageSize: 5001 })).rejects.toThrow(/page size 5001 must be an integer from 1 to 5000/);
+    expect(http.stats.requests).toBe(n);
+  });
+});
