@@ -1,0 +1,363 @@
+import { existsSync } from 'node:fs';
+import { DateTime } from 'luxon';
+import { merge, type Observable, Subject, tap } from 'rxjs';
+import type { InstrumentRegistry } from '../domain/instrument.ts';
+import type { OrderIntent } from '../domain/intents.ts';
+import { formatTime } from '../domain/time.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+import type { Portfolio } from '../engine/portfolio.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Execution } from '../ports/execution.ts';
+
+/**
+ * Pre-trade limits. Every limit is optional; an absent one is not checked. They apply to orders
+ * that add exposure (entries); exits (reduce-only orders, trade and position closes, cancels,
+ * dependent TP/SL orders) always pass, so a breached limit never traps a position.
+ */
+export interface RiskLimits {
+  /** Largest worst-case net position per instrument, in units, counting pending and in-flight entries. */
+  readonly maxUnits?: number;
+  /** Largest number of open trades plus pending and in-flight entry orders. */
+  readonly maxOpenTrades?: number;
+  /** Orders and replacements per sliding minute of engine time. */
+  readonly maxOrdersPerMinute?: number;
+  /** Largest fall of NAV (realized + unrealized, home currency) within a 17:00 New York trading day. */
+  readonly maxDailyLoss?: number;
+  /** Widest spread at entry, in pips, from the latest quote. */
+  readonly maxSpreadPips?: number;
+}
+
+/** Which limit refused an intent. */
+export type RiskLimit = 'maxUnits' | 'maxOpenTrades' | 'maxOrdersPerMinute' | 'maxDailyLoss' | 'maxSpreadPips' | 'killSwitch';
+
+/** The `rejectReason` a risk reject carries: v20's own where one fits, `RISK_*` otherwise. */
+export const RISK_REJECT_REASON: Readonly<Record<RiskLimit, string>> = {
+  maxUnits: 'UNITS_LIMIT_EXCEEDED',
+  maxOpenTrades: 'OPEN_TRADES_ALLOWED_EXCEEDED',
+  maxOrdersPerMinute: 'RISK_ORDER_RATE_EXCEEDED',
+  maxDailyLoss: 'RISK_DAILY_LOSS_EXCEEDED',
+  maxSpreadPips: 'RISK_SPREAD_TOO_WIDE',
+  killSwitch: 'RISK_KILL_SWITCH_ENGAGED',
+};
+
+/** A refused intent, as logged. */
+export interface RiskBreach {
+  readonly limit: RiskLimit;
+  readonly intent: OrderIntent;
+  readonly message: string;
+}
+
+/** The logging a risk layer needs (pino's Logger fits). */
+export interface RiskLogger {
+  warn(obj: object, msg: string): void;
+}
+
+export interface RiskOptions {
+  readonly inner: Execution;
+  readonly limits: RiskLimits;
+  readonly portfolio: Portfolio;
+  readonly instruments: InstrumentRegistry;
+  readonly clock: Clock;
+  readonly accountID: string;
+  /** Hedging account: every entry opens a trade, and each side (long, short) is limited on its own. */
+  readonly hedging?: boolean;
+  readonly log?: RiskLogger;
+}
+
+const ENTRY_TYPES = new Set(['MARKET', 'LIMIT', 'STOP', 'MARKET_IF_TOUCHED']);
+const MINUTE = 60_000;
+
+interface Entry {
+  readonly instrument: string;
+  readonly units: number;
+}
+
+/** The instrument and signed units of an order intent that can open exposure, or undefined. */
+function entryOf(intent: OrderIntent): Entry | undefined {
+  if (intent.kind !== 'order' && intent.kind !== 'replace') return undefined;
+  const r = intent.request as { type?: string; instrument?: string; units?: string; positionFill?: string };
+  if (r.type === undefined || !ENTRY_TYPES.has(r.type) || r.instrument === undefined || r.units === undefined) return undefined;
+  if (r.positionFill === 'REDUCE_ONLY') return undefined;
+  const units = Number(r.units);
+  if (!Number.isFinite(units) || units === 0) return undefined;
+  return { instrument: r.instrument, units };
+}
+
+/**
+ * The intent with `clientExtensions.id` = its ID, as v20 gets it, so that every broker (the simulator
+ * too) echoes the client ID on the transactions it produces.
+ */
+function withClientID<I extends Extract<OrderIntent, { kind: 'order' | 'replace' }>>(intent: I): I {
+  const ext = (intent.request as { clientExtensions?: { id?: string } }).clientExtensions;
+  if (ext?.id === intent.id) return intent;
+  return { ...intent, request: { ...intent.request, clientExtensions: { ...ext, id: intent.id } } };
+}
+
+/** Start of the 17:00 New York trading day that contains `t`. */
+export function tradingDayStart(t: number): number {
+  const ny = DateTime.fromMillis(t, { zone: 'America/New_York' });
+  let start = ny.set({ hour: 17, minute: 0, second: 0, millisecond: 0 });
+  if (start.toMillis() > t) start = start.minus({ days: 1 });
+  return start.toMillis();
+}
+
+/**
+ * The risk layer: an `Execution` decorator that checks every intent against `RiskLimits` before it
+ * reaches the real execution (v20 or the simulator).
+ *
+ * Use it between the engine and the broker in every live or paper run. A refused intent is never
+ * sent: it is logged and answered with a v20-shaped `<TYPE>_ORDER_REJECT` transaction (with
+ * `rejectReason`, `errorMessage` and the intent's client ID) on `transactions$`, the path real
+ * rejects take, so the strategy's `onTransaction` sees it like any other reject.
+ *
+ * A synthetic reject takes the ID `<last real ID>.<n>` (a number just above the last transaction
+ * seen and below the next real one), so the ledger's in-order fold accepts it and still accepts the
+ * next real transaction. It is never journaled as a broker transaction.
+ *
+ * Worst-case accounting: entries submitted but not yet seen on the transaction stream count toward
+ * the unit and open-trade limits until their create (or reject) transaction arrives, so a burst of
+ * intents cannot slip past a limit while the broker is answering.
+ */
+export class RiskExecution implements Execution {
+  readonly transactions$: Observable<Transaction>;
+  /** Every refusal, for reports and tests. */
+  readonly breaches: RiskBreach[] = [];
+  readonly #o: RiskOptions;
+  readonly #rejects = new Subject<Transaction>();
+  readonly #inFlight = new Map<string, Entry>();
+  /** Engine times of accepted orders, oldest first (the sliding minute). */
+  readonly #window: number[] = [];
+  #lastID = '0';
+  #synthetic = 0;
+  #dayEnd = -Infinity;
+  #dayStartNav = Number.NaN;
+  #halted = false;
+
+  constructor(o: RiskOptions) {
+    this.#o = o;
+    this.transactions$ = merge(
+      o.inner.transactions$.pipe(
+        tap((t) => {
+          if (Number(t.id) > Number(this.#lastID)) {
+            this.#lastID = t.id;
+            this.#synthetic = 0;
+          }
+          const cid = (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+          if (cid !== undefined) this.#inFlight.delete(cid);
+        }),
+      ),
+      this.#rejects,
+    );
+  }
+
+  /** Once halted (kill switch), every entry is refused; exits still pass. */
+  get halted(): boolean {
+    return this.#halted;
+  }
+  halt(): void {
+    this.#halted = true;
+  }
+
+  /** Call on every market event: rolls the trading day and records its opening NAV. */
+  observe(at: number): void {
+    if (at < this.#dayEnd) return;
+    const start = tradingDayStart(at);
+    this.#dayEnd = start + 86_400_000;
+    this.#dayStartNav = this.#o.portfolio.nav;
+  }
+
+  /** Today's loss so far (positive = loss), from the NAV at the first event of the trading day. */
+  dailyLoss(): number {
+    if (Number.isNaN(this.#dayStartNav)) return 0;
+    return this.#dayStartNav - this.#o.portfolio.nav;
+  }
+
+  submit(intent: OrderIntent): void {
+    const breach = this.check(intent);
+    if (breach !== undefined) {
+      this.breaches.push(breach);
+      this.#o.log?.warn({ limit: breach.limit, intentId: intent.id, kind: intent.kind }, `risk: ${breach.message}`);
+      this.#reject(breach);
+      return;
+    }
+    if (intent.kind === 'order' || intent.kind === 'replace') {
+      this.#window.push(this.#o.clock.now());
+      const e = entryOf(intent);
+      if (e !== undefined) this.#inFlight.set(intent.id, e);
+      this.#o.inner.submit(withClientID(intent));
+      return;
+    }
+    this.#o.inner.submit(intent);
+  }
+
+  /** The limit an intent would breach, or undefined when it may go. Changes nothing. */
+  check(intent: OrderIntent): RiskBreach | undefined {
+    const { limits } = this.#o;
+    if (intent.kind === 'order' || intent.kind === 'replace') {
+      const max = limits.maxOrdersPerMinute;
+      if (max !== undefined) {
+        const now = this.#o.clock.now();
+        const w = this.#window;
+        let drop = 0;
+        while (drop < w.length && w[drop]! <= now - MINUTE) drop++;
+        if (drop > 0) w.splice(0, drop);
+        if (w.length >= max) return { limit: 'maxOrdersPerMinute', intent, message: `${w.length} orders in the last minute; the limit is ${max} per minute` };
+      }
+    }
+    const e = entryOf(intent);
+    if (e === undefined) return undefined;
+    if (this.#halted) return { limit: 'killSwitch', intent, message: 'the kill switch is engaged: no new entries' };
+    const exp = this.#exposure(e.instrument);
+    let worstBefore: number;
+    let worstAfter: number;
+    if (this.#o.hedging === true) {
+      // Each side on its own: a sell opens a short trade instead of reducing the long one.
+      worstBefore = e.units > 0 ? exp.long + exp.buys : -(exp.short + exp.sells);
+      worstAfter = worstBefore + Math.abs(e.units);
+    } else {
+      worstBefore = Math.max(exp.net + exp.buys, -(exp.net + exp.sells), 0);
+      worstAfter = Math.max(exp.net + exp.buys + Math.max(e.units, 0), -(exp.net + exp.sells + Math.min(e.units, 0)), 0);
+    }
+    const adds = worstAfter > worstBefore;
+    if (!adds) return undefined; // reduces or keeps the worst case: an exit
+    if (limits.maxUnits !== undefined && worstAfter > limits.maxUnits) {
+      return { limit: 'maxUnits', intent, message: `${e.instrument}: ${worstAfter} units after this order (worst case, pending orders included); the limit is ${limits.maxUnits}` };
+    }
+    if (limits.maxOpenTrades !== undefined) {
+      const open = this.#o.portfolio.ledger.trades.size + this.#pendingEntries() + this.#inFlight.size;
+      if (open + 1 > limits.maxOpenTrades) return { limit: 'maxOpenTrades', intent, message: `${open} open trades and entry orders; the limit is ${limits.maxOpenTrades}` };
+    }
+    if (limits.maxDailyLoss !== undefined) {
+      const loss = this.dailyLoss();
+      if (loss >= limits.maxDailyLoss) return { limit: 'maxDailyLoss', intent, message: `lost ${loss.toFixed(2)} ${this.#o.portfolio.currency} this trading day (since 17:00 New York); the limit is ${limits.maxDailyLoss}` };
+    }
+    if (limits.maxSpreadPips !== undefined) {
+      const q = this.#o.portfolio.quote(e.instrument);
+      if (q === undefined) return { limit: 'maxSpreadPips', intent, message: `${e.instrument}: no quote yet, the spread cannot be checked` };
+      const pips = (q.ask - q.bid) / this.#o.instruments.get(e.instrument).pip;
+      if (pips > limits.maxSpreadPips + 1e-9) return { limit: 'maxSpreadPips', intent, message: `${e.instrument}: spread ${pips.toFixed(1)} pips; the limit is ${limits.maxSpreadPips}` };
+    }
+    return undefined;
+  }
+
+  /** Net position, and the sums of pending plus in-flight buy and sell entries, of one instrument. */
+  #exposure(instrument: string): { net: number; long: number; short: number; buys: number; sells: number } {
+    const ledger = this.#o.portfolio.ledger;
+    const p = ledger.position(instrument);
+    let buys = 0;
+    let sells = 0;
+    for (const o of ledger.pendingOrders.values()) {
+      if (o.instrument !== instrument || !ENTRY_TYPES.has(o.type)) continue;
+      const u = Number((o.created as { units?: string }).units ?? 0);
+      if (u > 0) buys += u;
+      else sells += u;
+    }
+    for (const f of this.#inFlight.values()) {
+      if (f.instrument !== instrument) continue;
+      if (f.units > 0) buys += f.units;
+      else sells += f.units;
+    }
+    return { net: p.long + p.short, long: p.long, short: p.short, buys, sells };
+  }
+
+  #pendingEntries(): number {
+    let n = 0;
+    for (const o of this.#o.portfolio.ledger.pendingOrders.values()) if (ENTRY_TYPES.has(o.type)) n++;
+    return n;
+  }
+
+  #reject(b: RiskBreach): void {
+    const intent = b.intent;
+    const request = intent.kind === 'order' || intent.kind === 'replace' ? (intent.request as unknown as Record<string, unknown>) : {};
+    const type = typeof request.type === 'string' ? request.type : 'MARKET';
+    const id = `${this.#lastID}.${String(++this.#synthetic).padStart(6, '0')}`;
+    const tx = {
+      ...request,
+      id,
+      batchID: id,
+      time: formatTime(this.#o.clock.now()),
+      accountID: this.#o.accountID,
+      type: `${type}_ORDER_REJECT`,
+      reason: 'CLIENT_ORDER',
+      clientExtensions: { ...(request.clientExtensions as object | undefined), id: intent.id },
+      rejectReason: RISK_REJECT_REASON[b.limit],
+      errorMessage: `fxflow risk limit ${b.limit}: ${b.message}`,
+    } as unknown as Transaction;
+    this.#rejects.next(tx);
+  }
+}
+
+/**
+ * What the kill switch submits: a cancel for every pending entry order (dependent TP/SL orders stay,
+ * they protect open trades) and, with `flatten`, a close of every open position.
+ */
+export function killSwitchIntents(portfolio: Portfolio, flatten: boolean, idPrefix: string): OrderIntent[] {
+  const out: OrderIntent[] = [];
+  let n = 0;
+  const ledger = portfolio.ledger;
+  for (const o of ledger.pendingOrders.values()) {
+    if (!ENTRY_TYPES.has(o.type)) continue;
+    out.push({ kind: 'cancel', id: `${idPrefix}-${++n}`, orderSpecifier: o.id });
+  }
+  if (flatten) {
+    const instruments = new Set<string>();
+    for (const t of ledger.trades.values()) instruments.add(t.instrument);
+    for (const instrument of instruments) {
+      const p = ledger.position(instrument);
+      out.push({
+        kind: 'closePosition',
+        id: `${idPrefix}-${++n}`,
+        instrument,
+        ...(p.long > 0 ? { longUnits: 'ALL' } : {}),
+        ...(p.short < 0 ? { shortUnits: 'ALL' } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Fires `onKill` once when the process gets SIGUSR2 or when `file` appears (checked every
+ * `pollMs`, default 1 s). Use it for an operator's emergency stop: `kill -USR2 <pid>` or
+ * `touch <file>`. Call `close` to stop watching.
+ */
+export class KillSwitch {
+  readonly #onKill: (why: string) => void;
+  readonly #file: string | undefined;
+  #fired = false;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #onSignal = (): void => this.#fire('SIGUSR2');
+  readonly #onFile = (): void => {
+    if (this.#file !== undefined && existsSync(this.#file)) this.#fire(`file ${this.#file}`);
+  };
+
+  constructor(opts: { onKill: (why: string) => void; file?: string; signal?: boolean; pollMs?: number }) {
+    this.#onKill = opts.onKill;
+    this.#file = opts.file;
+    if (opts.signal !== false) process.on('SIGUSR2', this.#onSignal);
+    if (opts.file !== undefined) {
+      if (existsSync(opts.file)) queueMicrotask(() => this.#fire(`file ${opts.file}`));
+      else {
+        this.#timer = setInterval(this.#onFile, opts.pollMs ?? 1000);
+        this.#timer.unref();
+      }
+    }
+  }
+
+  get fired(): boolean {
+    return this.#fired;
+  }
+
+  #fire(why: string): void {
+    if (this.#fired) return;
+    this.#fired = true;
+    this.close();
+    this.#onKill(why);
+  }
+
+  close(): void {
+    process.off('SIGUSR2', this.#onSignal);
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
