@@ -3,6 +3,10 @@
  * engine, simulated broker and portfolio, against a hand-written loop doing the same trading on the
  * same candles. Each measurement runs in its own child process so peak RSS is its own.
  *
+ * A second pair of runs does the same with a take profit, a stop loss and a trailing stop on every
+ * entry (`test/bench/sma-cross-exits.ts`), and a hand-written loop that walks each candle's path
+ * for those exits exactly as the simulator does (adaptive path, gaps at the open, trailing ratchet).
+ *
  * Prints a table, then one JSON line with the figures (the last line of output).
  *   npm run bench                       # 1,000,000 candles
  *   npm run bench -- --candles 250000   # another size
@@ -13,6 +17,7 @@ import { syntheticBatches } from '../../src/adapters/catalog/synthetic.ts';
 import type { Candle } from '../../src/domain/candle.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
 import { runBacktest } from '../../src/cli/backtest.ts';
+import { weekendClosure } from '../../src/adapters/sim/broker.ts';
 import { loadConfig } from '../../src/cli/config.ts';
 import { loadStrategy } from '../../src/cli/load-strategy.ts';
 
@@ -39,8 +44,11 @@ function* candles(n: number): Generator<readonly Candle[]> {
   throw new Error(`the generator produced fewer than ${n} candles between ${new Date(FROM).toISOString()} and ${new Date(TO).toISOString()}`);
 }
 
+/** The exits of the second variant, in price units (as the strategy's params). */
+const EXITS = { tp: 0.0015, sl: 0.001, trailing: 0.0008 };
+
 interface Figures {
-  mode: 'engine' | 'loop';
+  mode: string;
   candles: number;
   wallMs: number;
   processMs: number;
@@ -50,9 +58,11 @@ interface Figures {
   finalBalance: number;
 }
 
-async function engineRun(n: number): Promise<Figures> {
+async function engineRun(n: number, exits: boolean): Promise<Figures> {
   const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, costs: { financing: false } });
-  const loaded = await loadStrategy(fileURLToPath(new URL('../../strategies/sma-cross.ts', import.meta.url)), ['instrument=EUR_USD', 'granularity=M1', 'component=M', 'fast=10', 'slow=30']);
+  const loaded = exits
+    ? await loadStrategy(fileURLToPath(new URL('./sma-cross-exits.ts', import.meta.url)), ['fast=10', 'slow=30', `tp=${EXITS.tp}`, `sl=${EXITS.sl}`, `trailing=${EXITS.trailing}`])
+    : await loadStrategy(fileURLToPath(new URL('../../strategies/sma-cross.ts', import.meta.url)), ['instrument=EUR_USD', 'granularity=M1', 'component=M', 'fast=10', 'slow=30']);
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
   const t0 = performance.now();
   const r = await runBacktest({
@@ -66,7 +76,7 @@ async function engineRun(n: number): Promise<Figures> {
   });
   const wallMs = performance.now() - t0;
   return {
-    mode: 'engine',
+    mode: exits ? 'engine-exits' : 'engine',
     candles: r.engine.candles,
     wallMs,
     processMs: performance.now(),
@@ -80,52 +90,111 @@ async function engineRun(n: number): Promise<Figures> {
 /**
  * The hand-written loop: the same decisions and fills with plain numbers and no framework.
  * SMAs on mid closes; on a change of sign, a market order for the difference to the target
- * position, filled at the next candle's open on the ask (buy) or bid (sell); P/L in USD.
+ * position, filled at the next candle's open on the ask (buy) or bid (sell); P/L in USD. Like
+ * v20 (and the simulator), an order decided in the weekend closure is not filled (MARKET_HALTED).
+ *
+ * With `exits`, every entry carries a take profit, a stop loss and a trailing stop, checked in that
+ * order at each point of the candle's path: the open (a gap fills there, at the market), the
+ * extreme nearer to the open, the other extreme, the close; crossed inside the candle, an exit
+ * fills at its level; an untouched trailing stop ratchets in the trade's favour.
  */
-function loopRun(n: number): Figures {
+function loopRun(n: number, exits: boolean): Figures {
   const t0 = performance.now();
-  const fastN = 10, slowN = 30;
+  const fastN = 10, slowN = 30, size = 10000;
+  const snap = (x: number): number => Math.round(x * 1e5) / 1e5;
   const fb = new Float64Array(fastN), sb = new Float64Array(slowN);
   let fi = 0, si = 0, fc = 0, sc = 0, fs = 0, ss = 0;
-  let signal = 0, pending = 0, position = 0, avg = 0, balance = 100000, fills = 0, count = 0;
+  let signal = 0, pending = 0, balance = 100000, fills = 0, count = 0;
+  // The one open trade (the target is always ±size or flat): signed units, open price, exit levels.
+  let units = 0, open = 0, tp = 0, sl = 0, ts = 0;
+  let closure = { from: -Infinity, to: -Infinity };
+  const realize = (px: number): void => {
+    balance += Math.round((px - open) * units * 1e4) / 1e4;
+    units = 0;
+  };
+  const exitAt = (bid: number, ask: number, gap: boolean): void => {
+    if (units === 0) return;
+    const long = units > 0;
+    const own = long ? bid : ask; // exits of a long sell at the bid, of a short buy at the ask
+    if (long ? bid >= tp : ask <= tp) {
+      realize(gap ? own : tp);
+      fills++;
+    } else if (long ? bid <= sl : ask >= sl) {
+      realize(gap ? own : sl);
+      fills++;
+    } else if (long ? bid <= ts : ask >= ts) {
+      realize(gap ? own : ts);
+      fills++;
+    } else {
+      const next = snap(long ? bid - EXITS.trailing : ask + EXITS.trailing);
+      if (long ? next > ts : next < ts) ts = next;
+    }
+  };
   for (const batch of candles(n)) {
     for (let i = 0; i < batch.length; i++) {
       const c = batch[i]!;
       count++;
       if (pending !== 0) {
         const px = pending > 0 ? c.ao : c.bo;
-        // Reduce first, then open the rest (netting).
-        if (position !== 0 && Math.sign(position) !== Math.sign(pending)) {
-          const closing = Math.min(Math.abs(pending), Math.abs(position)) * Math.sign(position);
-          balance += Math.round((px - avg) * closing * 1e4) / 1e4;
-          position -= closing;
-          const rest = pending + closing;
-          if (rest !== 0) {
-            position = rest;
-            avg = px;
+        let rest = pending;
+        // Reduce first (the whole trade: sizes are equal), then open the rest (netting).
+        if (units !== 0 && units > 0 !== pending > 0) {
+          rest += units;
+          realize(px);
+        }
+        if (rest !== 0) {
+          if (units === 0) {
+            units = rest;
+            open = px;
+          } else {
+            open = (open * units + px * rest) / (units + rest);
+            units += rest;
           }
-        } else {
-          avg = position === 0 ? px : (avg * position + px * pending) / (position + pending);
-          position += pending;
+          if (exits) {
+            const dir = rest > 0 ? 1 : -1;
+            tp = snap(px + dir * EXITS.tp);
+            sl = snap(px - dir * EXITS.sl);
+            ts = snap((dir > 0 ? c.bo : c.ao) - dir * EXITS.trailing);
+          }
         }
         fills++;
         pending = 0;
       }
+      if (exits && units !== 0) {
+        exitAt(c.bo, c.ao, true);
+        const mo = c.bo + c.ao;
+        if (c.bh + c.ah - mo <= mo - c.bl - c.al) {
+          exitAt(c.bh, c.ah, false);
+          exitAt(c.bl, c.al, false);
+        } else {
+          exitAt(c.bl, c.al, false);
+          exitAt(c.bh, c.ah, false);
+        }
+        exitAt(c.bc, c.ac, false);
+      }
       const mid = (c.bc + c.ac) / 2;
       fs += mid - fb[fi]!; fb[fi] = mid; fi = fi + 1 === fastN ? 0 : fi + 1; if (fc < fastN) fc++;
       ss += mid - sb[si]!; sb[si] = mid; si = si + 1 === slowN ? 0 : si + 1; if (sc < slowN) sc++;
+      if ((count & 4095) === 0) {
+        // Running sums drift: re-add the windows now and then (the engine's SMA does the same).
+        fs = 0;
+        for (let k = 0; k < fastN; k++) fs += fb[k]!;
+        ss = 0;
+        for (let k = 0; k < slowN; k++) ss += sb[k]!;
+      }
       if (sc < slowN) continue;
       const f = fs / fastN, s = ss / slowN;
       const sig = f > s ? 1 : f < s ? -1 : signal;
       if (sig !== signal) {
         signal = sig;
-        pending = sig * 10000 - position;
+        if (c.at >= closure.to) closure = weekendClosure(c.at);
+        if (c.at < closure.from) pending = sig * size - units; // else: halted, nothing fills
       }
     }
   }
   const wallMs = performance.now() - t0;
   return {
-    mode: 'loop',
+    mode: exits ? 'loop-exits' : 'loop',
     candles: count,
     wallMs,
     processMs: performance.now(),
@@ -144,30 +213,47 @@ function child(mode: string, n: number): Figures {
 async function main(): Promise<void> {
   const mode = arg('child', '');
   const n = Number(arg('candles', '1000000'));
-  if (mode === 'engine') {
-    console.log(JSON.stringify(await engineRun(n)));
+  if (mode === 'engine' || mode === 'engine-exits') {
+    console.log(JSON.stringify(await engineRun(n, mode === 'engine-exits')));
     return;
   }
-  if (mode === 'loop') {
-    console.log(JSON.stringify(loopRun(n)));
+  if (mode === 'loop' || mode === 'loop-exits') {
+    console.log(JSON.stringify(loopRun(n, mode === 'loop-exits')));
     return;
   }
   const engine = child('engine', n);
   const loop = child('loop', n);
   const quarter = child('engine', Math.floor(n / 4));
+  const engineX = child('engine-exits', n);
+  const loopX = child('loop-exits', n);
   const ratio = loop.candlesPerSec / engine.candlesPerSec;
+  const ratioX = loopX.candlesPerSec / engineX.candlesPerSec;
   const fmt = (x: number): string => Math.round(x).toLocaleString('en-US');
+  const row = (name: string, x: Figures): string[] => [
+    name,
+    fmt(x.candles),
+    (x.wallMs / 1000).toFixed(3),
+    (x.processMs / 1000).toFixed(3),
+    fmt(x.candlesPerSec),
+    x.peakRssMB.toFixed(1),
+    String(x.fills),
+    x.finalBalance.toFixed(2),
+  ];
   const rows = [
-    ['', 'candles', 'wall s', 'process s', 'candles/s', 'peak RSS MB', 'fills'],
-    ['engine', fmt(engine.candles), (engine.wallMs / 1000).toFixed(3), (engine.processMs / 1000).toFixed(3), fmt(engine.candlesPerSec), engine.peakRssMB.toFixed(1), String(engine.fills)],
-    ['hand loop', fmt(loop.candles), (loop.wallMs / 1000).toFixed(3), (loop.processMs / 1000).toFixed(3), fmt(loop.candlesPerSec), loop.peakRssMB.toFixed(1), String(loop.fills)],
-    [`engine ¼`, fmt(quarter.candles), (quarter.wallMs / 1000).toFixed(3), (quarter.processMs / 1000).toFixed(3), fmt(quarter.candlesPerSec), quarter.peakRssMB.toFixed(1), String(quarter.fills)],
+    ['', 'candles', 'wall s', 'process s', 'candles/s', 'peak RSS MB', 'fills', 'balance'],
+    row('engine', engine),
+    row('hand loop', loop),
+    row('engine ¼', quarter),
+    row('engine, TP/SL/trailing', engineX),
+    row('hand loop, TP/SL/trailing', loopX),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
   const rssGrowth = engine.peakRssMB / quarter.peakRssMB;
   console.log(`engine is ${ratio.toFixed(2)}× slower than the hand-written loop (target ≤ 2×); peak RSS ×${rssGrowth.toFixed(2)} for 4× the candles`);
+  console.log(`with TP/SL/trailing on every entry: engine ${ratioX.toFixed(2)}× slower than its hand-written loop`);
   if (engine.fills !== loop.fills) console.log(`note: fills differ (engine ${engine.fills}, loop ${loop.fills})`);
+  if (engineX.fills !== loopX.fills) console.log(`note: fills differ with exits (engine ${engineX.fills}, loop ${loopX.fills})`);
   console.log(
     JSON.stringify({
       candles: engine.candles,
@@ -176,7 +262,17 @@ async function main(): Promise<void> {
       ratio: Number(ratio.toFixed(3)),
       quarter: { candles: quarter.candles, peakRssMB: Math.round(quarter.peakRssMB) },
       rssGrowth: Number(rssGrowth.toFixed(3)),
-      targets: { candlesPerSec: engine.candlesPerSec >= 1_000_000, ratio: ratio <= 2 },
+      exits: {
+        engine: { candlesPerSec: Math.round(engineX.candlesPerSec), wallMs: Math.round(engineX.wallMs), processMs: Math.round(engineX.processMs), peakRssMB: Math.round(engineX.peakRssMB), fills: engineX.fills },
+        loop: { candlesPerSec: Math.round(loopX.candlesPerSec), wallMs: Math.round(loopX.wallMs), processMs: Math.round(loopX.processMs), peakRssMB: Math.round(loopX.peakRssMB), fills: loopX.fills },
+        ratio: Number(ratioX.toFixed(3)),
+      },
+      targets: {
+        candlesPerSec: engine.candlesPerSec >= 1_000_000,
+        ratio: ratio <= 2,
+        exitsCandlesPerSec: engineX.candlesPerSec >= 1_000_000,
+        exitsRatio: ratioX <= 2,
+      },
     }),
   );
 }
