@@ -6,6 +6,7 @@ import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { formatTime } from '../domain/time.ts';
 import type { CandleSourceFactory } from './backtest.ts';
 import { ROOT, parseDate, type BacktestConfig } from './config.ts';
+import { dataDownloadCommand } from './download.ts';
 
 /** The catalog as a backtest's candle source; the bundled synthetic sample is generated on first use. */
 export async function dataCatalog(root: string): Promise<{ candles: CandleSourceFactory; available: (instrument: string, granularity: string) => boolean }> {
@@ -92,5 +93,6 @@ export function dataCommand(y: Argv): Argv {
         process.stdout.write(`Imported ${JSON.stringify(n)} into ${catalog.root}\n`);
       },
     )
-    .demandCommand(1, 'Name a data command: list, sample or import');
+    .command(dataDownloadCommand)
+    .demandCommand(1, 'Name a data command: list, sample, import or download');
 }
