@@ -93,7 +93,7 @@ export async function candlesReply(catalog: Catalog, instrument: string, q: URLS
   let list: Candle[];
   if (from !== undefined && to !== undefined) {
     list = await read(catalog, instrument, src, g, alignment, from, Math.min(to, now), now);
-    list = list.filter((c) => c.time <= to);
+    list = list.filter((c) => c.time < to);
     if (list.length > 5000) return bad(`The range from ${q.get('from')} to ${q.get('to')} holds more than 5000 ${g} candles: narrow it or use 'count'`, 'INVALID_COUNT');
   } else if (from !== undefined) {
     let span = count * len * 1.6 + 4 * DAY;

@@ -94,7 +94,15 @@ export class Faults {
       this.#dropsLeft--;
       counters.droppedStreams++;
       conn.chain = conn.chain.then(() => {
-        conn.res.destroy();
+        // End the socket (its queued bytes still go out) without the HTTP terminating chunk: the
+        // client sees the connection cut mid-stream, as when a network path drops.
+        const socket = conn.res.socket;
+        if (!socket) {
+          conn.res.destroy();
+          return;
+        }
+        socket.end();
+        setTimeout(() => socket.destroy(), 1000).unref();
       });
       return false;
     }

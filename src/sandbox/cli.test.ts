@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sandboxOptions } from '../cli/sandbox.ts';
+import { call } from './testkit.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+describe('fxflow sandbox (CLI)', () => {
+  it('prints the listening line, serves v20, and stops cleanly on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['bin/fxflow.js', 'sandbox', '--port', '0', '--manual'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const url = await new Promise<string>((done, fail) => {
+      const t = setTimeout(() => fail(new Error(`no listening line within 30 s; stdout: ${out}`)), 30_000);
+      child.stdout.on('data', () => {
+        const m = /fxflow sandbox listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m) {
+          clearTimeout(t);
+          done(m[1]!);
+        }
+      });
+    });
+    const r = await call('GET', `${url}/v3/accounts`);
+    expect(r.status).toBe(200);
+    expect(r.body.accounts[0].id).toBe('101-001-0000001-001');
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(out).toContain('fxflow sandbox stopped');
+  }, 40_000);
+
+  it('reads the token from FXFLOW_SANDBOX_TOKEN only, and checks fault flags', () => {
+    expect(() => sandboxOptions({ port: 0, requireToken: true }, {})).toThrow(/FXFLOW_SANDBOX_TOKEN/);
+    expect(sandboxOptions({ port: 0, requireToken: true }, { FXFLOW_SANDBOX_TOKEN: 't0k' }).requireToken).toBe('t0k');
+    expect(() => sandboxOptions({ port: 0, faultErrorRate: 2 }, {})).toThrow(/--fault-error-rate/);
+    expect(() => sandboxOptions({ port: 0, faultSplit: 'half' }, {})).toThrow(/--fault-split/);
+    const o = sandboxOptions({ port: 0, manual: true, faultSplit: '3', fault429: 2, faultStall: true }, {});
+    expect(o.clock).toBe('manual');
+    expect(o.faults).toEqual({ splitLines: 3, rateLimitBurst: 2, stallHeartbeats: true });
+  });
+});
