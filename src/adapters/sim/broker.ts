@@ -183,6 +183,7 @@ export class SimBroker implements Execution {
   #marginCall = false;
   readonly #positionScratch = new Map<string, { long: number; short: number }>();
   readonly #hedging: boolean;
+  readonly #snapshot: SimOrder[] = [];
   /** The weekend closure that ends first after the clock: [from, to) in ms. */
   #closure = { from: -Infinity, to: -Infinity };
 
@@ -369,20 +370,24 @@ export class SimBroker implements Execution {
     if (book.orders.length < 2) return false;
     for (const t of this.ledger.trades.values()) {
       if (t.instrument !== c.instrument) continue;
-      const exits = [t.takeProfitOrderID, t.stopLossOrderID, t.trailingStopLossOrderID, t.guaranteedStopLossOrderID];
-      let inRange = 0;
-      for (const id of exits) {
-        if (id === undefined) continue;
-        const o = this.#orders.get(id);
-        if (!o || o.activeFrom > c.time) continue;
-        const lo = o.side === 1 ? c.al : c.bl;
-        const hi = o.side === 1 ? c.ah : c.bh;
-        const opensBeyond = o.side === 1 ? triggers(o, c.bo, c.ao) : triggers(o, c.bo, c.ao);
-        if (!opensBeyond && o.level >= lo && o.level <= hi) inRange++;
-      }
+      const inRange =
+        this.#exitInRange(t.takeProfitOrderID, c) +
+        this.#exitInRange(t.stopLossOrderID, c) +
+        this.#exitInRange(t.trailingStopLossOrderID, c) +
+        this.#exitInRange(t.guaranteedStopLossOrderID, c);
       if (inRange >= 2) return true;
     }
     return false;
+  }
+
+  /** 1 when the exit order `id` is active, not already crossed at the open, and its level lies inside the candle on its side. */
+  #exitInRange(id: string | undefined, c: Candle): number {
+    if (id === undefined) return 0;
+    const o = this.#orders.get(id);
+    if (!o || o.activeFrom > c.time || triggers(o, c.bo, c.ao)) return 0;
+    const lo = o.side === 1 ? c.al : c.bl;
+    const hi = o.side === 1 ? c.ah : c.bh;
+    return o.level >= lo && o.level <= hi ? 1 : 0;
   }
 
   /** One price point of the path: queued market orders first, then resting orders in creation order. */
@@ -398,8 +403,13 @@ export class SimBroker implements Execution {
       }
     }
     if (book.orders.length === 0) return;
-    const snapshot = book.orders.slice();
-    for (const o of snapshot) {
+    // The orders of this point (those created by a fill at this point wait for the next one), in a
+    // reused array: #match never re-enters, and nothing is allocated per price point.
+    const snapshot = this.#snapshot;
+    const n = book.orders.length;
+    for (let i = 0; i < n; i++) snapshot[i] = book.orders[i]!;
+    for (let i = 0; i < n; i++) {
+      const o = snapshot[i]!;
       if (o.activeFrom > t || !this.#orders.has(o.id)) continue;
       if (o.expiresAt <= t) continue; // expiry is handled by #advance at the right time
       if (triggers(o, bid, ask)) {
@@ -430,6 +440,7 @@ export class SimBroker implements Execution {
         this.#cancelOrder(o, 'TIME_IN_FORCE_EXPIRED');
       }
     }
+    snapshot.length = 0;
   }
 
   // ---------------------------------------------------------------------------------------------
