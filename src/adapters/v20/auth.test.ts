@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { REDACT_PATHS } from '../../cli/logger.ts';
 import { AuthError, SecretToken, readTokenFile, resolveToken, writeTokenFile } from './auth.ts';
 import { EnvironmentError, environment, loadEnvironments, parseEnvironments } from './environments.ts';
+import { V20Http } from './http.ts';
+import { V20Rest } from './rest.ts';
 
 const TOKEN = 'a1b2c3d4e5f60718293a4b5c6d7e8f90-0f1e2d3c4b5a69788796a5b4c3d2e1f0';
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'fxflow-auth-'));
@@ -145,5 +147,37 @@ describe('tokens', () => {
     const c = catchError(() => parseEnvironments({ ...valid, live: { ...valid.live, token: `${TOKEN} x` } }));
     expect(c.message).toMatch(/live\.token/);
     expect(c.message).not.toContain(TOKEN);
+  });
+});
+
+describe('a token in use never leaks', () => {
+  it('a rejected token (401 from a sandbox that requires another) is in no log line and no error', async () => {
+    const { startSandbox } = await import('../../sandbox/server.ts');
+    let out = '';
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        out += chunk.toString();
+        cb();
+      },
+    });
+    const log = pino({ level: 'trace', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
+    const sb = await startSandbox({ requireToken: 'the-right-one', log });
+    const token = resolveToken({ env: { FXFLOW_TOKEN: TOKEN } }).token;
+    const http = new V20Http({ baseUrl: sb.url, token: token.reveal(), log, retries: 0 });
+    let err: Error | undefined;
+    try {
+      await new V20Rest(http).accounts();
+    } catch (e) {
+      err = e as Error;
+    } finally {
+      await http.close();
+      await sb.close();
+    }
+    expect(err).toBeDefined();
+    expect(err!.message).toMatch(/401/);
+    expect(`${err!.message} ${String(err!.stack)} ${JSON.stringify(err)} ${inspect(err, { depth: 5 })}`).not.toContain(TOKEN);
+    await new Promise((r) => setImmediate(r));
+    expect(out.length).toBeGreaterThan(0);
+    expect(out).not.toContain(TOKEN);
   });
 });

@@ -282,3 +282,36 @@ describe('against the real sandbox server (startSandbox)', () => {
     expect(again.message).toMatch(/invalid_grant/);
   });
 });
+
+describe('fxflow auth login (the command)', () => {
+  it('prints the URL with --no-browser, completes when it is opened, stores the token 0600 and never prints it', async () => {
+    const { spawn } = await import('node:child_process');
+    const root = join(import.meta.dirname, '../../..');
+    const file = join(mkdtempSync(join(tmpdir(), 'fxflow-login-')), 'token');
+    const child = spawn(process.execPath, [join(root, 'bin/fxflow.js'), 'auth', 'login', '--env', 'sandbox', '--url', sandbox.url, '--client-id', 'cli-test', '--scope', 'read,stream', '--no-browser', '--token-file', file, '--timeout', '60'], {
+      cwd: root,
+      env: { ...process.env, FXFLOW_CLIENT_SECRET: 'shh-secret' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    const url = await new Promise<string>((ok, fail) => {
+      child.stderr.on('data', (c: Buffer) => {
+        stderr += c.toString();
+        const m = /(http:\/\/127\.0\.0\.1:\d+\/v1\/oauth2\/authorize\?\S+)/.exec(stderr);
+        if (m) ok(m[1]!);
+      });
+      child.on('exit', () => fail(new Error(`fxflow exited early: ${stderr}`)));
+    });
+    const r = await fetch(url);
+    expect(r.status).toBe(200);
+    const code = await new Promise<number | null>((ok) => child.on('exit', ok));
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Logged in to sandbox \(scopes: read stream\)\. Token stored in .*token \(mode 0600\)/);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const token = readTokenFile(file).reveal();
+    expect(route.issued.has(token)).toBe(true);
+    expect(stdout + stderr).not.toContain(token);
+    expect(stdout + stderr).not.toContain('shh-secret');
+  });
+});
