@@ -133,6 +133,37 @@ describe('historical download against the sandbox', () => {
     sandbox.setTime(t('2024-02-15T00:00:00Z'));
   });
 
+  it('--price M writes mid prices on both sides', async () => {
+    const catalog = newCatalog();
+    const from = t('2024-01-03T00:00:00Z');
+    const to = t('2024-01-03T06:00:00Z');
+    await downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M5', price: 'M', from, to });
+    const got = await held(catalog, 'EUR_USD', 'M5', from, to);
+    const r = await rest.candles('EUR_USD', { price: 'M', granularity: 'M5', from, to });
+    const want = r.candles.filter((c) => parseTime(c.time) < to);
+    expect(got).toHaveLength(want.length);
+    for (let i = 0; i < got.length; i++) {
+      expect([got[i]!.bo, got[i]!.bh, got[i]!.bl, got[i]!.bc]).toEqual([got[i]!.ao, got[i]!.ah, got[i]!.al, got[i]!.ac]);
+      expect(got[i]!.bc).toBe(Number(want[i]!.mid!.c));
+    }
+  });
+
+  it('fxflow data download (the command) fills the catalog and resumes on the second run', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const root = join(import.meta.dirname, '../../..');
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-download-cli-'));
+    const args = [join(root, 'bin/fxflow.js'), 'data', 'download', '--env', 'sandbox', '--url', sandbox.url, '--instrument', 'EUR_USD', '--granularity', 'H1', '--price', 'BA', '--from', '2024-01-02', '--catalog', dir];
+    const env = { ...process.env, FXFLOW_TOKEN: '' , HOME: dir };
+    const first = await promisify(execFile)(process.execPath, [...args, '--to', '2024-01-09'], { cwd: root, env });
+    expect(first.stdout).toMatch(/candles written in 1 requests/);
+    const second = await promisify(execFile)(process.execPath, [...args, '--to', '2024-01-16'], { cwd: root, env });
+    expect(second.stdout).toMatch(/^Resumed at 2024-01-0\d/);
+    const got = await held(new Catalog(dir), 'EUR_USD', 'H1', t('2024-01-02T00:00:00Z'), t('2024-01-16T00:00:00Z'));
+    const want = await direct('EUR_USD', 'H1', t('2024-01-02T00:00:00Z'), t('2024-01-16T00:00:00Z'), 14 * 86400_000);
+    expect(got.map(row)).toEqual(want.map(row));
+  });
+
   it('refuses a bad range or page size before any request', async () => {
     const catalog = newCatalog();
     const n = http.stats.requests;
