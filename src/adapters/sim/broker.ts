@@ -410,7 +410,7 @@ export class SimBroker implements Execution {
     for (let i = 0; i < n; i++) snapshot[i] = book.orders[i]!;
     for (let i = 0; i < n; i++) {
       const o = snapshot[i]!;
-      if (o.activeFrom > t || !this.#orders.has(o.id)) continue;
+      if (o.activeFrom > t || !o.live) continue;
       if (o.expiresAt <= t) continue; // expiry is handled by #advance at the right time
       if (triggers(o, bid, ask)) {
         const own = o.side === 1 ? ask : bid;
@@ -847,6 +847,7 @@ export class SimBroker implements Execution {
       created: tx,
       clientID: t.clientExtensions?.id,
       immediate: t.timeInForce === 'FOK' || t.timeInForce === 'IOC',
+      live: true,
     };
     this.#orders.set(o.id, o);
     if (o.clientID !== undefined) this.#byClientID.set(o.clientID, o.id);
@@ -855,6 +856,7 @@ export class SimBroker implements Execution {
   }
 
   #untrack(o: SimOrder): void {
+    o.live = false;
     this.#orders.delete(o.id);
     if (o.clientID !== undefined && this.#byClientID.get(o.clientID) === o.id) this.#byClientID.delete(o.clientID);
     const list = this.#books.get(o.instrument.name)?.orders;
