@@ -62,6 +62,8 @@ export interface RiskOptions {
   /** Hedging account: every entry opens a trade, and each side (long, short) is limited on its own. */
   readonly hedging?: boolean;
   readonly log?: RiskLogger;
+  /** Called for every refusal (the runner marks the journaled intent as settled). */
+  readonly onReject?: (b: RiskBreach) => void;
 }
 
 const ENTRY_TYPES = new Set(['MARKET', 'LIMIT', 'STOP', 'MARKET_IF_TOUCHED']);
@@ -177,6 +179,7 @@ export class RiskExecution implements Execution {
     if (breach !== undefined) {
       this.breaches.push(breach);
       this.#o.log?.warn({ limit: breach.limit, intentId: intent.id, kind: intent.kind }, `risk: ${breach.message}`);
+      this.#o.onReject?.(breach);
       this.#reject(breach);
       return;
     }

@@ -1,0 +1,570 @@
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import { concat, from, type Observable, Subject, type Subscription, tap } from 'rxjs';
+import { SimBroker } from '../adapters/sim/broker.ts';
+import { toCandle } from '../adapters/v20/download.ts';
+import { V20Error } from '../adapters/v20/errors.ts';
+import { V20Execution } from '../adapters/v20/execution.ts';
+import type { V20Http } from '../adapters/v20/http.ts';
+import type { V20Rest } from '../adapters/v20/rest.ts';
+import { newStreamStats, pricingStream, type StreamOptions, type StreamStats } from '../adapters/v20/stream.ts';
+import type { MarketEvent } from '../domain/events.ts';
+import type { InstrumentRegistry } from '../domain/instrument.ts';
+import type { OrderIntent } from '../domain/intents.ts';
+import type { LedgerOrder, LedgerTrade } from '../domain/ledger.ts';
+import { amount } from '../domain/money.ts';
+import { parseTime } from '../domain/time.ts';
+import type { Account, Transaction } from '../domain/v20/index.ts';
+import { Engine, parseCandleSeries, subscriptionsOf } from '../engine/engine.ts';
+import { Portfolio } from '../engine/portfolio.ts';
+import { formatSummary, summarize, type Summary } from '../engine/report.ts';
+import { VirtualClock, type Clock } from '../ports/clock.ts';
+import type { Execution } from '../ports/execution.ts';
+import type { Params, Strategy, StrategyLogger } from '../strategy/api.ts';
+import { Journal, type JournalContents } from './journal.ts';
+import { CandleBuilder } from './live-candles.ts';
+import { KillSwitch, killSwitchIntents, RiskExecution, type RiskLimits } from './risk.ts';
+import { ShadowBook } from './shadow.ts';
+
+/** A runner that cannot start (no account, a journal of another account, live without consent). */
+export class RunnerError extends Error {
+  readonly code: 'RUNNER' | 'RUNNER_LIVE_UNCONFIRMED';
+  constructor(code: RunnerError['code'], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = 'RunnerError';
+  }
+}
+
+/** Everything the runner composes (the CLI builds it from flags; tests from a sandbox). */
+export interface RunnerOptions {
+  readonly strategy: Strategy<Params, unknown>;
+  readonly name: string;
+  readonly params: Params;
+  readonly http: V20Http;
+  readonly rest: V20Rest;
+  readonly accountID: string;
+  readonly instruments: InstrumentRegistry;
+  readonly journalDir: string;
+  readonly limits?: RiskLimits;
+  /** 'v20': orders go to the account. 'sim': shadow paper, live prices with simulated fills. */
+  readonly broker?: 'v20' | 'sim';
+  /** Every intent also to a simulator fed the same prices; fill-by-fill divergences reported. */
+  readonly shadow?: boolean;
+  readonly flattenOnExit?: boolean;
+  /** With the kill switch: flatten as well as cancel (default true). */
+  readonly flattenOnKill?: boolean;
+  /** The kill switch file (its existence stops the run); SIGUSR2 always works. */
+  readonly killFile?: string;
+  /** Listen to SIGINT/SIGTERM/SIGUSR2 (the CLI: true; tests drive `stop` themselves). */
+  readonly signals?: boolean;
+  /** Status line period in ms (default 60 s; 0 = none). */
+  readonly statusEveryMs?: number;
+  /** Candles per series for indicator warm-up (default the strategy's history, at most 5000). */
+  readonly warmup?: number;
+  readonly streams?: StreamOptions;
+  readonly log: Logger;
+  readonly clock?: Clock;
+  /** Called for every intent the strategy returns (tests compare decisions with a backtest). */
+  readonly onIntent?: (intent: OrderIntent, at: number) => void;
+}
+
+/** What a stopped run reports. */
+export interface RunResult {
+  readonly summary: Summary;
+  readonly report: string;
+  readonly intents: number;
+  readonly transactions: number;
+  readonly recovered: { readonly replayed: number; readonly lookedUp: number; readonly resubmitted: number; readonly restoredState: boolean };
+  readonly risk: { readonly breaches: number };
+  readonly shadow?: string;
+  readonly latency: { readonly p50: number; readonly p99: number; readonly max: number; readonly n: number };
+  readonly reason: string;
+}
+
+/** Tick-to-submission latencies in ms (bounded ring). */
+class Latency {
+  readonly #xs = new Float64Array(65_536);
+  #n = 0;
+  add(ms: number): void {
+    this.#xs[this.#n++ & 0xffff] = ms;
+  }
+  snapshot(): { p50: number; p99: number; max: number; n: number } {
+    const n = Math.min(this.#n, this.#xs.length);
+    if (n === 0) return { p50: 0, p99: 0, max: 0, n: 0 };
+    const s = Array.from(this.#xs.subarray(0, n)).sort((a, b) => a - b);
+    const q = (p: number): number => s[Math.min(n - 1, Math.floor(p * n))]!;
+    return { p50: q(0.5), p99: q(0.99), max: s[n - 1]!, n: this.#n };
+  }
+}
+
+/**
+ * The journaling layer next to the broker: every transaction is journaled (fsync) before the
+ * engine sees it, and an intent is confirmed once the broker has answered it.
+ */
+class JournaledExecution implements Execution {
+  readonly transactions$: Observable<Transaction>;
+  constructor(
+    readonly inner: Execution & { drain?: () => Promise<void> },
+    readonly journal: Journal,
+    replay: readonly Transaction[],
+    readonly unknown: Set<string>,
+    readonly onSubmit: () => void,
+  ) {
+    this.transactions$ = concat(from(replay), inner.transactions$).pipe(tap((t) => journal.transaction(t)));
+  }
+  submit(intent: OrderIntent): void {
+    this.onSubmit();
+    this.inner.submit(intent);
+    const drain = this.inner.drain;
+    if (drain === undefined) this.journal.confirm(intent.id);
+    else
+      void drain.call(this.inner).then(() => {
+        if (!this.unknown.has(intent.id)) this.journal.confirm(intent.id);
+      });
+  }
+}
+
+/** The account as reconciled at start: what the journal keeps as its baseline. */
+interface Baseline {
+  readonly lastTransactionID: string;
+  readonly balance: string;
+  readonly pl: string;
+  readonly financing: string;
+  readonly currency: string;
+  readonly marginRate: string;
+  readonly hedging: boolean;
+  readonly trades: NonNullable<Account['trades']>;
+  readonly orders: NonNullable<Account['orders']>;
+}
+
+function baselineOf(a: Account): Baseline {
+  const x = a as Account & { pl?: string; financing?: string };
+  return {
+    lastTransactionID: a.lastTransactionID,
+    balance: a.balance,
+    pl: x.pl ?? '0',
+    financing: x.financing ?? '0',
+    currency: a.currency,
+    marginRate: a.marginRate ?? '0.02',
+    hedging: a.hedgingEnabled === true,
+    trades: a.trades ?? [],
+    orders: (a.orders ?? []).filter((o) => o.state === undefined || o.state === 'PENDING'),
+  };
+}
+
+/**
+ * Folds a reconciled account into the portfolio's ledger: balance, open trades with their dependent
+ * orders, pending orders, and the last transaction ID (so older transactions are never applied).
+ */
+export function reconcile(p: Portfolio, b: Baseline): void {
+  const l = p.ledger;
+  l.balance = amount(b.balance);
+  l.pl = amount(b.pl);
+  l.financing = amount(b.financing);
+  for (const t of b.trades) {
+    const x = t as typeof t & { takeProfitOrder?: { id: string }; stopLossOrder?: { id: string }; trailingStopLossOrder?: { id: string }; guaranteedStopLossOrder?: { id: string }; takeProfitOrderID?: string; stopLossOrderID?: string; trailingStopLossOrderID?: string };
+    const trade: LedgerTrade = {
+      id: t.id, instrument: t.instrument, price: t.price, priceNum: Number(t.price), openTime: t.openTime, openMs: parseTime(t.openTime),
+      initialUnits: t.initialUnits, unitsNum: Number(t.currentUnits), realizedPL: amount(t.realizedPL ?? '0'), financing: amount(t.financing ?? '0'), halfSpreadCost: 0,
+    };
+    const tp = x.takeProfitOrder?.id ?? x.takeProfitOrderID;
+    const sl = x.stopLossOrder?.id ?? x.stopLossOrderID;
+    const ts = x.trailingStopLossOrder?.id ?? x.trailingStopLossOrderID;
+    if (tp !== undefined) trade.takeProfitOrderID = tp;
+    if (sl !== undefined) trade.stopLossOrderID = sl;
+    if (ts !== undefined) trade.trailingStopLossOrderID = ts;
+    if (x.guaranteedStopLossOrder) trade.guaranteedStopLossOrderID = x.guaranteedStopLossOrder.id;
+    if (t.clientExtensions) trade.clientExtensions = t.clientExtensions;
+    l.trades.set(t.id, trade);
+  }
+  for (const o of b.orders) {
+    const x = o as typeof o & { instrument?: string; tradeID?: string; units?: string; createTime?: string };
+    const created = { ...o, type: `${o.type}_ORDER`, time: x.createTime ?? '' } as unknown as Transaction;
+    const order: LedgerOrder = { id: o.id, type: o.type, created, ...(x.instrument ? { instrument: x.instrument } : {}), ...(x.tradeID ? { tradeID: x.tradeID } : {}), ...(o.clientExtensions ? { clientExtensions: o.clientExtensions } : {}) };
+    l.pendingOrders.set(o.id, order);
+  }
+  l.version++;
+  // A no-op transaction that moves the ledger's mark to the account's last ID.
+  if (Number(b.lastTransactionID) > 0) l.apply({ id: b.lastTransactionID, type: 'CLIENT_CONFIGURE', time: '', accountID: '', batchID: b.lastTransactionID } as unknown as Transaction);
+}
+
+const clientIDOf = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+
+/**
+ * The paper/live runner: the same strategy module as a backtest, on a v20 account.
+ *
+ * Start-up: reconcile the account (or the journal's baseline after a crash) into the portfolio;
+ * settle intents the journal holds without a known outcome (look each order up by `@clientID`,
+ * resubmit only what provably never reached the broker); restore the strategy state and the client-ID
+ * sequence; warm the indicators from the candles endpoint (handlers are not called on warm-up
+ * candles); then subscribe to the transaction stream (from the journal's last ID: exactly the missed
+ * transactions are replayed) and the pricing stream (ticks, and candles built from them).
+ *
+ * Order path: engine → journal (intent + strategy snapshot, fsync) → risk → broker. Transactions:
+ * broker → journal (fsync) → risk → engine → portfolio → strategy.
+ */
+export class Runner {
+  readonly o: RunnerOptions;
+  readonly journal: Journal;
+  readonly portfolio: Portfolio;
+  readonly pricingStats: StreamStats = newStreamStats();
+  readonly transactionStats: StreamStats = newStreamStats();
+  readonly latency = new Latency();
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  readonly #events = new Subject<MarketEvent>();
+  #engine: Engine<Params, unknown> | undefined;
+  #risk: RiskExecution | undefined;
+  #v20: V20Execution | undefined;
+  #sim: SimBroker | undefined;
+  #shadow: ShadowBook | undefined;
+  #inner: Execution | undefined;
+  #priceSub: Subscription | undefined;
+  #done: Promise<void> | undefined;
+  #stopping: Promise<RunResult> | undefined;
+  #kill: KillSwitch | undefined;
+  #statusTimer: ReturnType<typeof setInterval> | undefined;
+  #tickStart = Number.NaN;
+  #intents = 0;
+  #handled = '';
+  #builders = new Map<string, CandleBuilder[]>();
+  #recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, restoredState: false };
+  #unknown = new Set<string>();
+  #contents: JournalContents;
+  #signalHandlers: [NodeJS.Signals, () => void][] = [];
+  #warming = false;
+  #simStarted = false;
+
+  constructor(o: RunnerOptions) {
+    this.o = o;
+    this.#log = o.log.child({ component: 'runner', account: o.accountID });
+    // Event time drives the engine (prices carry the server's time; identical to wall time live).
+    this.#clock = o.clock ?? new VirtualClock(0);
+    this.journal = Journal.open(o.journalDir);
+    this.#contents = this.journal.contents();
+    this.portfolio = new Portfolio({ currency: 'USD', instruments: o.instruments, initialBalance: '0', strict: false });
+  }
+
+  /** The strategy's current state (tests check restoration). */
+  get state(): unknown {
+    return this.#engine?.state;
+  }
+  get risk(): RiskExecution | undefined {
+    return this.#risk;
+  }
+  get execution(): V20Execution | undefined {
+    return this.#v20;
+  }
+  /** Resolves when the run has ended (stop, kill switch or a fatal stream error). */
+  get done(): Promise<void> {
+    return this.#done ?? Promise.resolve();
+  }
+
+  /** Reconciles, recovers, warms up and subscribes. Resolves once live events flow. */
+  async start(): Promise<void> {
+    const o = this.o;
+    const log = this.#log;
+    const { account, lastTransactionID } = await o.rest.account(o.accountID);
+    const contents = this.#contents;
+    let baseline = contents.baseline as Baseline | undefined;
+    if (baseline !== undefined && (baseline as Baseline & { accountID?: string }).lastTransactionID !== undefined && Number(baseline.lastTransactionID) > Number(lastTransactionID)) {
+      throw new RunnerError('RUNNER', `journal ${o.journalDir} is ahead of account ${o.accountID} (transaction ${baseline.lastTransactionID} > ${lastTransactionID}): it belongs to another account; give --journal a fresh directory`);
+    }
+    const broker = o.broker ?? 'v20';
+    if (baseline === undefined || broker === 'sim') {
+      baseline = baselineOf({ ...account, lastTransactionID } as Account);
+      if (broker === 'v20') this.journal.baseline(baseline);
+    }
+    const portfolio = new Portfolio({ currency: baseline.currency, instruments: o.instruments, initialBalance: baseline.balance, strict: false });
+    (this as { portfolio: Portfolio }).portfolio = portfolio;
+    const snap = broker === 'v20' ? contents.state : undefined;
+    const handled = snap?.handledTransactionID ?? baseline.lastTransactionID;
+    let replay: Transaction[] = [];
+    if (broker === 'v20') {
+      reconcile(portfolio, baseline);
+      for (const t of contents.transactions) {
+        if (Number(t.id) <= Number(baseline.lastTransactionID)) continue;
+        if (Number(t.id) <= Number(handled)) portfolio.apply(t);
+        else replay.push(t);
+      }
+    }
+    this.#handled = handled;
+    this.#recovered.replayed = replay.length;
+    this.#recovered.restoredState = snap !== undefined;
+    const fromID = broker === 'v20' ? contents.lastTransactionID || baseline.lastTransactionID : lastTransactionID;
+    log.info({ lastTransactionID, journalLast: contents.lastTransactionID, trades: portfolio.ledger.trades.size, pendingOrders: portfolio.ledger.pendingOrders.size, balance: baseline.balance, replay: replay.length, restoredState: snap !== undefined }, 'reconciled');
+
+    // The broker.
+    let inner: Execution & { drain?: () => Promise<void> };
+    if (broker === 'sim') {
+      this.#sim = new SimBroker({ instruments: o.instruments, currency: baseline.currency, initialBalance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging, accountID: o.accountID });
+      inner = this.#sim;
+    } else {
+      const v20 = new V20Execution({ http: o.http, rest: o.rest, accountID: o.accountID, lastTransactionID: fromID, ...o.streams, stats: this.transactionStats });
+      v20.failures$.subscribe((f) => {
+        if (f.outcome === 'unknown') this.#unknown.add(f.intent.id);
+      });
+      this.#v20 = v20;
+      inner = v20;
+    }
+    this.#inner = inner;
+    const journaled = new JournaledExecution(inner, this.journal, replay, this.#unknown, () => {
+      if (!Number.isNaN(this.#tickStart)) this.latency.add(performance.now() - this.#tickStart);
+    });
+    const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, onReject: (b) => this.journal.confirm(b.intent.id) });
+    this.#risk = risk;
+    if (o.shadow) this.#shadow = new ShadowBook({ instruments: o.instruments, currency: baseline.currency, balance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging });
+
+    // The strategy, with its state restored and warm-up candles kept from its handlers.
+    const base = o.strategy;
+    const restored = snap?.state;
+    const strategy: Strategy<Params, unknown> = {
+      ...base,
+      ...(snap !== undefined ? { init: () => restored } : {}),
+      ...(base.onCandle ? { onCandle: (ctx, s) => (this.#warming ? undefined : base.onCandle!(ctx, s)) } : {}),
+      ...(base.onStart ? { onStart: (ctx, s) => (this.#warming ? undefined : base.onStart!(ctx, s)) } : {}),
+      onTransaction: (ctx, s) => {
+        const r = base.onTransaction ? base.onTransaction(ctx, s) : undefined;
+        const id = ctx.transaction?.id;
+        if (id !== undefined && !id.includes('.')) this.#handled = id;
+        return r;
+      },
+    };
+    const strategyLog: StrategyLogger = log.child({ component: 'strategy', strategy: o.name });
+    const engine = new Engine<Params, unknown>({
+      strategy, name: o.name, params: o.params, execution: risk, portfolio, instruments: o.instruments, clock: this.#clock, log: strategyLog,
+      marginRate: Number(baseline.marginRate),
+      onIntent: (intent) => this.#onIntent(intent),
+    });
+    this.#engine = engine;
+    if (snap !== undefined) engine.sequence = snap.sequence;
+    this.#done = engine.run(this.#events).catch((e: unknown) => {
+      log.error({ err: e }, 'engine stopped on an error');
+    });
+
+    await this.#settle(contents, risk);
+
+    // Warm-up from the candles endpoint: the same alignment as backtests; handlers are not called.
+    const subs = subscriptionsOf(base, o.params);
+    const warm = Math.min(o.warmup ?? base.history ?? 500, 5000);
+    const warmCandles: MarketEvent[] = [];
+    for (const spec of subs.candles ?? []) {
+      const s = parseCandleSeries(spec, o.instruments);
+      const builders = this.#builders.get(s.instrument) ?? [];
+      if (!builders.some((b) => b.granularity === s.granularity)) builders.push(new CandleBuilder(s.instrument, s.granularity));
+      this.#builders.set(s.instrument, builders);
+      if (warm <= 0) continue;
+      const res = await o.rest.candles(s.instrument, { granularity: s.granularity, price: 'BA', count: warm });
+      for (const c of res.candles) if (c.complete) warmCandles.push(toCandle(c, s.instrument, s.granularity, 'BA'));
+    }
+    warmCandles.sort((a, b) => a.at - b.at);
+    this.#warming = true;
+    try {
+      for (const c of warmCandles) this.#events.next(c);
+    } finally {
+      this.#warming = false;
+    }
+    log.info({ candles: warmCandles.length }, 'indicators warmed');
+
+    // Live prices.
+    const instruments = new Set<string>([...this.#builders.keys(), ...(subs.ticks ?? [])]);
+    for (const t of portfolio.ledger.trades.values()) instruments.add(t.instrument);
+    if (instruments.size > 0) {
+      this.#priceSub = pricingStream(o.http, o.accountID, [...instruments], { ...o.streams, stats: this.pricingStats }).subscribe({
+        next: (p) => this.#onPrice(p as { type?: string; instrument?: string; time?: string; bids?: { price: string; liquidity?: number }[]; asks?: { price: string; liquidity?: number }[] }),
+        error: (e: unknown) => {
+          log.error({ err: e }, 'pricing stream failed');
+          void this.stop('pricing stream failed');
+        },
+      });
+    }
+    if ((o.statusEveryMs ?? 60_000) > 0) {
+      this.#statusTimer = setInterval(() => this.#status(), o.statusEveryMs ?? 60_000);
+      this.#statusTimer.unref();
+    }
+    this.#kill = new KillSwitch({ ...(o.killFile !== undefined ? { file: o.killFile } : {}), signal: o.signals === true, onKill: (why) => void this.kill(why) });
+    if (o.signals) {
+      for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+        const h = (): void => void this.stop(sig);
+        process.once(sig, h);
+        this.#signalHandlers.push([sig, h]);
+      }
+    }
+    log.info({ instruments: [...instruments], broker, shadow: o.shadow === true }, 'running');
+  }
+
+  /** Journals an intent with the strategy state that produced it, before it is submitted. */
+  #onIntent(intent: OrderIntent): void {
+    this.#intents++;
+    const engine = this.#engine!;
+    this.journal.intent(intent, this.#clock.now(), { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled });
+    this.o.onIntent?.(intent, this.#clock.now());
+    this.#shadow?.submit(intent);
+  }
+
+  /**
+   * Intents journaled without a known outcome: an order is looked up by `@clientID` (and in the
+   * transactions since the journal's last ID); only one that provably never reached the broker is
+   * submitted again. Non-order intents are resubmitted when no transaction shows their effect.
+   */
+  async #settle(contents: JournalContents, risk: RiskExecution): Promise<void> {
+    const o = this.o;
+    if ((o.broker ?? 'v20') !== 'v20' || contents.intents.length === 0) return;
+    const since = contents.lastTransactionID ? (await o.rest.transactionsSinceId(o.accountID, contents.lastTransactionID)).transactions : [];
+    const seen = new Set<string>();
+    for (const t of [...contents.transactions, ...since]) {
+      const cid = clientIDOf(t);
+      if (cid !== undefined) seen.add(cid);
+    }
+    for (const { intent } of contents.intents) {
+      this.#recovered.lookedUp++;
+      let applied = seen.has(intent.id);
+      if (!applied && (intent.kind === 'order' || intent.kind === 'replace')) {
+        try {
+          await o.rest.order(o.accountID, `@${intent.id}`);
+          applied = true;
+        } catch (e) {
+          if (!(e instanceof V20Error && e.status === 404)) throw e;
+        }
+      } else if (!applied) {
+        applied = since.some((t) => relates(t, intent));
+      }
+      if (applied) {
+        this.journal.confirm(intent.id);
+        this.#log.info({ intentId: intent.id }, 'journaled intent had reached the broker; not resubmitting');
+      } else {
+        this.#recovered.resubmitted++;
+        this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'journaled intent never reached the broker; submitting it now');
+        risk.submit(intent);
+      }
+    }
+  }
+
+  #onPrice(p: { type?: string; instrument?: string; time?: string; bids?: { price: string; liquidity?: number }[]; asks?: { price: string; liquidity?: number }[] }): void {
+    const at = p.time !== undefined ? parseTime(p.time) : this.#clock.now();
+    if (p.type === 'HEARTBEAT' || p.instrument === undefined) {
+      for (const list of this.#builders.values()) for (const b of list) this.#candle(b.heartbeat(at));
+      return;
+    }
+    const bid = Number(p.bids?.[0]?.price);
+    const ask = Number(p.asks?.[0]?.price);
+    if (!(bid > 0 && ask > 0)) return;
+    this.#tickStart = performance.now();
+    this.#risk!.observe(at);
+    const list = this.#builders.get(p.instrument);
+    if (list !== undefined) for (const b of list) this.#candle(b.tick(at, bid, ask));
+    const tick = { kind: 'tick' as const, instrument: p.instrument, at, bid, ask };
+    if (this.#sim && !this.#simStarted) {
+      this.#simStarted = true;
+      this.#sim.start(at);
+    }
+    this.#sim?.onEvent(tick);
+    this.#shadow?.onEvent(tick);
+    this.#events.next(tick);
+    this.#tickStart = Number.NaN;
+  }
+
+  #candle(c: MarketEvent | undefined): void {
+    if (c === undefined) return; // the simulators take ticks only: a built candle is not fed twice
+    this.#events.next(c);
+  }
+
+  /** One status line: equity, positions, latency, stream health. */
+  #status(): void {
+    const p = this.portfolio;
+    const lat = this.latency.snapshot();
+    this.#log.info(
+      {
+        nav: Number(p.nav.toFixed(2)), balance: p.balance, openTrades: p.ledger.trades.size, pendingOrders: p.ledger.pendingOrders.size,
+        latencyMs: { p50: lat.p50, p99: lat.p99, max: lat.max },
+        pricing: { ...this.pricingStats }, transactions: { ...this.transactionStats },
+        lastTransactionID: this.journal.lastTransactionID,
+      },
+      'status',
+    );
+  }
+
+  /** The kill switch: refuse entries, cancel pending entries, optionally flatten, stop. */
+  async kill(why: string): Promise<RunResult> {
+    this.#log.warn({ why }, 'kill switch engaged');
+    const risk = this.#risk;
+    if (risk) {
+      risk.halt();
+      for (const i of killSwitchIntents(this.portfolio, this.o.flattenOnKill ?? true, `kill-${Date.now()}`)) {
+        this.journal.intent(i, this.#clock.now());
+        risk.submit(i);
+      }
+    }
+    return this.stop(`kill switch (${why})`, false);
+  }
+
+  /** Stops: optional flatten, drain submissions, snapshot, engine stop, summary. Idempotent. */
+  stop(reason = 'stopped', flatten = this.o.flattenOnExit === true): Promise<RunResult> {
+    this.#stopping ??= this.#stop(reason, flatten);
+    return this.#stopping;
+  }
+
+  async #stop(reason: string, flatten: boolean): Promise<RunResult> {
+    const log = this.#log;
+    log.info({ reason, flatten }, 'stopping');
+    if (flatten && this.#risk) {
+      this.#risk.halt();
+      for (const i of killSwitchIntents(this.portfolio, true, `exit-${Date.now()}`)) {
+        this.journal.intent(i, this.#clock.now());
+        this.#risk.submit(i);
+      }
+    }
+    const inner = this.#inner as { drain?: () => Promise<void> } | undefined;
+    if (inner?.drain) await inner.drain();
+    if (flatten && this.#v20) await waitFor(() => this.portfolio.ledger.trades.size === 0, 5000);
+    this.#kill?.close();
+    for (const [sig, h] of this.#signalHandlers) process.off(sig, h);
+    if (this.#statusTimer) clearInterval(this.#statusTimer);
+    this.#priceSub?.unsubscribe();
+    const engine = this.#engine;
+    if (engine) this.journal.snapshot({ state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled });
+    this.#status();
+    this.#events.complete();
+    await this.#done;
+    this.journal.compact();
+    this.journal.close();
+    const summary = summarize(this.portfolio);
+    const params = Object.entries(this.o.params).map(([k, v]) => `${k}=${v}`).join(' ');
+    const report = formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`);
+    const shadow = this.#shadow?.report(this.journal.contents().transactions);
+    return {
+      summary, report, intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#recovered },
+      risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), latency: this.latency.snapshot(), reason,
+    };
+  }
+
+  /** Where the journal lives (for messages). */
+  get journalPath(): string {
+    return join(this.o.journalDir, 'journal.log');
+  }
+}
+
+function relates(t: Transaction, intent: OrderIntent): boolean {
+  const x = t as { type: string; orderID?: string; tradeClose?: { tradeID?: string }; longPositionCloseout?: { instrument?: string }; shortPositionCloseout?: { instrument?: string } };
+  switch (intent.kind) {
+    case 'cancel':
+      return x.type === 'ORDER_CANCEL' && x.orderID === intent.orderSpecifier;
+    case 'closeTrade':
+      return x.tradeClose?.tradeID === intent.tradeSpecifier;
+    case 'closePosition':
+      return (x.longPositionCloseout?.instrument ?? x.shortPositionCloseout?.instrument) === intent.instrument;
+    default:
+      return false;
+  }
+}
+
+async function waitFor(pred: () => boolean, ms: number): Promise<boolean> {
+  const t0 = Date.now();
+  while (!pred()) {
+    if (Date.now() - t0 > ms) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}

@@ -1,0 +1,125 @@
+import { SimBroker } from '../adapters/sim/broker.ts';
+import type { MarketEvent } from '../domain/events.ts';
+import type { InstrumentRegistry } from '../domain/instrument.ts';
+import type { OrderIntent } from '../domain/intents.ts';
+import { parseTime } from '../domain/time.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+
+/** What became of one intent at one broker. */
+export interface Outcome {
+  readonly outcome: 'FILLED' | 'CANCELLED' | 'REJECTED' | 'PENDING';
+  readonly price?: string;
+  readonly time?: string;
+  readonly reason?: string;
+}
+
+/** One intent's outcome at the account and in the simulator, and how they differ. */
+export interface Divergence {
+  readonly clientID: string;
+  readonly live: Outcome;
+  readonly sim: Outcome;
+  /** 'outcome', 'price', 'time' (more than `timeToleranceMs` apart); empty when they agree. */
+  readonly differs: readonly string[];
+  /** Live minus sim fill price (undefined unless both filled). */
+  readonly priceDiff?: number;
+  readonly timeDiffMs?: number;
+}
+
+/**
+ * Outcomes per client ID from a transaction list: an order's create carries the client ID; its fill,
+ * cancel or reject is matched through the order ID.
+ */
+export function outcomesOf(txs: readonly Transaction[]): Map<string, Outcome> {
+  const byOrder = new Map<string, string>();
+  const out = new Map<string, Outcome>();
+  for (const t of txs) {
+    const x = t as { type: string; id: string; orderID?: string; price?: string; time: string; reason?: string; rejectReason?: string; clientExtensions?: { id?: string } };
+    const cid = x.clientExtensions?.id;
+    if (x.type.endsWith('_REJECT')) {
+      if (cid !== undefined) out.set(cid, { outcome: 'REJECTED', time: x.time, reason: x.rejectReason ?? '' });
+      continue;
+    }
+    if (x.type.endsWith('_ORDER') && cid !== undefined) {
+      byOrder.set(x.id, cid);
+      out.set(cid, { outcome: 'PENDING', time: x.time });
+      continue;
+    }
+    const owner = x.orderID !== undefined ? byOrder.get(x.orderID) : undefined;
+    if (owner === undefined) continue;
+    if (x.type === 'ORDER_FILL') out.set(owner, { outcome: 'FILLED', price: x.price ?? '', time: x.time });
+    else if (x.type === 'ORDER_CANCEL') out.set(owner, { outcome: 'CANCELLED', time: x.time, reason: x.reason ?? '' });
+  }
+  return out;
+}
+
+/** Compares live and simulated outcomes intent by intent. */
+export function divergences(live: Map<string, Outcome>, sim: Map<string, Outcome>, timeToleranceMs = 1000): Divergence[] {
+  const out: Divergence[] = [];
+  const ids = new Set([...live.keys(), ...sim.keys()]);
+  for (const id of ids) {
+    const l = live.get(id) ?? { outcome: 'PENDING' as const };
+    const s = sim.get(id) ?? { outcome: 'PENDING' as const };
+    const differs: string[] = [];
+    if (l.outcome !== s.outcome) differs.push('outcome');
+    let priceDiff: number | undefined;
+    let timeDiffMs: number | undefined;
+    if (l.outcome === 'FILLED' && s.outcome === 'FILLED') {
+      priceDiff = Number(l.price) - Number(s.price);
+      if (l.price !== s.price) differs.push('price');
+    }
+    if (l.time !== undefined && s.time !== undefined) {
+      timeDiffMs = parseTime(l.time) - parseTime(s.time);
+      if (Math.abs(timeDiffMs) > timeToleranceMs) differs.push('time');
+    }
+    out.push({ clientID: id, live: l, sim: s, differs, ...(priceDiff !== undefined ? { priceDiff } : {}), ...(timeDiffMs !== undefined ? { timeDiffMs } : {}) });
+  }
+  return out;
+}
+
+/** A text table of divergences, with totals first. */
+export function formatDivergences(d: readonly Divergence[]): string {
+  const diff = d.filter((x) => x.differs.length > 0);
+  const lines = [`Shadow comparison: ${d.length} intents, ${diff.length} differ (outcome ${diff.filter((x) => x.differs.includes('outcome')).length}, price ${diff.filter((x) => x.differs.includes('price')).length}, time ${diff.filter((x) => x.differs.includes('time')).length})`];
+  for (const x of diff) {
+    const fmt = (o: Outcome): string => `${o.outcome}${o.price ? ` @${o.price}` : ''}${o.time ? ` ${o.time}` : ''}${o.reason ? ` ${o.reason}` : ''}`;
+    lines.push(`  ${x.clientID}: live ${fmt(x.live)} | sim ${fmt(x.sim)}${x.priceDiff !== undefined ? ` | Δprice ${x.priceDiff.toFixed(6)}` : ''}${x.timeDiffMs !== undefined ? ` | Δt ${x.timeDiffMs} ms` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Shadow mode: a simulated account fed the same prices as the live run, receiving every intent the
+ * strategy sends to the real account. `report` lists, intent by intent, where the fill price, time
+ * or outcome differ: the live-versus-backtest divergence.
+ */
+export class ShadowBook {
+  readonly sim: SimBroker;
+  readonly txs: Transaction[] = [];
+  #started = false;
+
+  constructor(o: { instruments: InstrumentRegistry; currency: string; balance: string; marginRate: string; hedging: boolean }) {
+    this.sim = new SimBroker({ instruments: o.instruments, currency: o.currency, initialBalance: o.balance, marginRate: o.marginRate, hedging: o.hedging, accountID: 'shadow' });
+    this.sim.transactions$.subscribe((t) => this.txs.push(t));
+  }
+
+  onEvent(ev: MarketEvent): void {
+    if (!this.#started) {
+      this.#started = true;
+      this.sim.start(ev.at);
+    }
+    this.sim.onEvent(ev);
+  }
+
+  submit(intent: OrderIntent): void {
+    if (!this.#started) return;
+    if (intent.kind === 'order' || intent.kind === 'replace') {
+      const ext = (intent.request as { clientExtensions?: object }).clientExtensions;
+      this.sim.submit({ ...intent, request: { ...intent.request, clientExtensions: { ...ext, id: intent.id } } } as OrderIntent);
+    } else this.sim.submit(intent);
+  }
+
+  /** The divergence report against the live account's transactions. */
+  report(live: readonly Transaction[]): string {
+    return formatDivergences(divergences(outcomesOf(live), outcomesOf(this.txs)));
+  }
+}

@@ -1,0 +1,115 @@
+// Shared by the runner's end-to-end tests: a sandbox on 127.0.0.1, a runner against it, and a
+// deterministic test strategy. Nothing is mocked: real HTTP, real streams, real files.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { V20Http } from '../../src/adapters/v20/http.ts';
+import { V20Rest } from '../../src/adapters/v20/rest.ts';
+import { loadInstruments } from '../../src/domain/instrument.ts';
+import type { Transaction } from '../../src/domain/v20/index.ts';
+import { Runner, type RunnerOptions } from '../../src/runner/runner.ts';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.ts';
+import { defineStrategy } from '../../src/strategy/api.ts';
+
+export const quiet = pino({ level: process.env.FXFLOW_TEST_LOG ?? 'silent' });
+
+/**
+ * Buys on every `every`-th EUR_USD tick while flat-or-short and sells while long: orders keep flowing
+ * and the position stays within one trade. State counts ticks, orders and fills it saw.
+ */
+export const pingPong = defineStrategy({
+  params: { every: 3, units: '1000' },
+  subscribe: { ticks: ['EUR_USD'] },
+  init: () => ({ ticks: 0, orders: 0, fills: 0 }),
+  onTick(ctx, s) {
+    const ticks = s.ticks + 1;
+    if (ticks % ctx.params.every !== 0) return { state: { ...s, ticks } };
+    const net = ctx.position('EUR_USD').net;
+    const units = net > 0 ? `-${ctx.params.units}` : ctx.params.units;
+    return { state: { ...s, ticks, orders: s.orders + 1 }, intents: [ctx.market('EUR_USD', units)] };
+  },
+  onTransaction(ctx, s) {
+    return ctx.transaction?.type === 'ORDER_FILL' ? { state: { ...s, fills: s.fills + 1 } } : undefined;
+  },
+});
+
+export interface Rig {
+  readonly sandbox: Sandbox;
+  readonly http: V20Http;
+  readonly rest: V20Rest;
+  readonly accountID: string;
+  readonly journalDir: string;
+  runner(o?: Partial<RunnerOptions>): Runner;
+  close(): Promise<void>;
+}
+
+export async function rig(opts: SandboxOptions = {}): Promise<Rig> {
+  const sandbox = await startSandbox({ heartbeatMs: 200, ...opts });
+  const http = new V20Http({ baseUrl: sandbox.url, log: quiet, retryBaseMs: 20, rate: { perSecond: 1000, burst: 1000 }, connectionsPerSecond: 1000 });
+  const rest = new V20Rest(http);
+  const accountID = sandbox.accountIDs[0]!;
+  const journalDir = mkdtempSync(join(tmpdir(), 'fxflow-run-'));
+  const instruments = loadInstruments();
+  const runners: Runner[] = [];
+  return {
+    sandbox, http, rest, accountID, journalDir,
+    runner(o = {}) {
+      const r = new Runner({
+        strategy: pingPong as never, name: 'ping-pong', params: pingPong.params, http, rest, accountID, instruments, journalDir,
+        log: quiet, statusEveryMs: 0, warmup: 0,
+        streams: { watchdogMs: 1500, reconnectBaseMs: 10, reconnectCapMs: 100 },
+        ...o,
+      });
+      runners.push(r);
+      return r;
+    },
+    async close() {
+      await sandbox.close();
+    },
+  };
+}
+
+/** Every transaction of the account after `after`, by REST. */
+export async function accountTransactions(r: Rig, after = '0'): Promise<Transaction[]> {
+  return (await r.rest.transactionsSinceId(r.accountID, after)).transactions;
+}
+
+/** Waits until the runner's journal has every transaction the account has, and submissions drained. */
+export async function settle(r: Rig, runner: Runner, timeoutMs = 15_000): Promise<void> {
+  const t0 = Date.now();
+  for (;;) {
+    await runner.execution?.drain();
+    const { lastTransactionID } = await r.rest.summary(r.accountID);
+    if (runner.journal.lastTransactionID === lastTransactionID) {
+      await runner.execution?.drain();
+      const again = (await r.rest.summary(r.accountID)).lastTransactionID;
+      if (again === lastTransactionID) return;
+    }
+    if (Date.now() - t0 > timeoutMs) throw new Error(`runner did not catch up: journal at ${runner.journal.lastTransactionID}, account at ${lastTransactionID}`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
+/** A deterministic EUR_USD price path around 1.10 (ask = bid + 1.5 pips). */
+export function pricePath(n: number, start = Date.UTC(2024, 0, 2, 10, 0)): { instrument: string; bid: number; ask: number; time: number }[] {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const bid = Math.round((1.1 + 0.0008 * Math.sin(i / 7) + 0.0003 * Math.cos(i / 3)) * 1e5) / 1e5;
+    out.push({ instrument: 'EUR_USD', bid, ask: Math.round((bid + 0.00015) * 1e5) / 1e5, time: start + i * 1000 });
+  }
+  return out;
+}
+
+/** Duplicate order count: client IDs that appear on more than one order-create transaction. */
+export function duplicateOrders(txs: readonly Transaction[]): number {
+  const seen = new Map<string, number>();
+  for (const t of txs) {
+    if (!t.type.endsWith('_ORDER')) continue;
+    const id = (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+    if (id !== undefined) seen.set(id, (seen.get(id) ?? 0) + 1);
+  }
+  let d = 0;
+  for (const n of seen.values()) if (n > 1) d += n - 1;
+  return d;
+}
