@@ -49,8 +49,8 @@ describe('V20Rest against the sandbox', () => {
     expect(fill.type).toBe('ORDER_FILL');
     expect(fill.price).toBe('1.10020');
     const trade = await rest.trade(A, fill.tradeOpened.tradeID);
-    expect(trade.takeProfitOrder?.price).toBe('1.11000');
-    expect(trade.stopLossOrder?.price).toBe('1.09000');
+    expect((trade.takeProfitOrder as { price?: string } | undefined)?.price).toBe('1.11000');
+    expect((trade.stopLossOrder as { price?: string } | undefined)?.price).toBe('1.09000');
     expect((await rest.openTrades(A)).map((t) => t.id)).toContain(trade.id);
     const closed = await rest.closeTrade(A, trade.id);
     expect((closed.orderFillTransaction as { price: string }).price).toBe('1.10000');
