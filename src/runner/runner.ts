@@ -66,6 +66,8 @@ export interface RunnerOptions {
   readonly streams?: StreamOptions;
   readonly log: Logger;
   readonly clock?: Clock;
+  /** Called after every new price was handled, with its time (progress displays, tests). */
+  readonly onPrice?: (instrument: string, at: number) => void;
   /** Called for every intent the strategy returns (tests compare decisions with a backtest). */
   readonly onIntent?: (intent: OrderIntent, at: number) => void;
 }
@@ -236,6 +238,9 @@ export class Runner {
   #signalHandlers: [NodeJS.Signals, () => void][] = [];
   #warming = false;
   #simStarted = false;
+  readonly #lastPrice = new Map<string, number>();
+  /** New prices handled. */
+  ticks = 0;
 
   constructor(o: RunnerOptions) {
     this.o = o;
@@ -451,6 +456,11 @@ export class Runner {
     const bid = Number(p.bids?.[0]?.price);
     const ask = Number(p.asks?.[0]?.price);
     if (!(bid > 0 && ask > 0)) return;
+    // A reconnect's snapshot repeats the latest price: a price not newer than the last one is no news.
+    const last = this.#lastPrice.get(p.instrument);
+    if (last !== undefined && at <= last) return;
+    this.#lastPrice.set(p.instrument, at);
+    this.ticks++;
     this.#tickStart = performance.now();
     this.#risk!.observe(at);
     const list = this.#builders.get(p.instrument);
@@ -464,6 +474,7 @@ export class Runner {
     this.#shadow?.onEvent(tick);
     this.#events.next(tick);
     this.#tickStart = Number.NaN;
+    this.o.onPrice?.(p.instrument, at);
   }
 
   #candle(c: MarketEvent | undefined): void {

@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Runner } from '../../src/runner/runner.ts';
+import { accountTransactions, duplicateOrders, pricePath, rig, settle, type Rig } from './harness.ts';
+
+const rigs: Rig[] = [];
+afterEach(async () => {
+  for (const r of rigs.splice(0)) await r.close();
+});
+
+async function waitTicks(runner: Runner, n: number, ms = 20_000): Promise<void> {
+  const t0 = Date.now();
+  while (runner.ticks < n) {
+    if (Date.now() - t0 > ms) throw new Error(`runner saw ${runner.ticks} of ${n} prices`);
+    await new Promise((res) => setTimeout(res, 5));
+  }
+}
+
+/** One run over a fixed price path; with `faults`, streams are dropped until each has been dropped `drops` times. */
+async function run(faults: boolean, drops = 50) {
+  const r = await rig();
+  rigs.push(r);
+  const start = (await r.rest.summary(r.accountID)).lastTransactionID;
+  const runner = r.runner();
+  await runner.start();
+  const path = pricePath(150);
+  let i = 0;
+  if (faults) r.sandbox.setFaults({ dropStreamAfterLines: 2, seed: 7 });
+  for (const p of path) {
+    r.sandbox.setTime(p.time);
+    r.sandbox.pushPrice(p);
+    await waitTicks(runner, ++i);
+    await settle(r, runner);
+    if (faults && runner.pricingStats.reconnects >= drops && runner.transactionStats.reconnects >= drops) r.sandbox.setFaults({});
+  }
+  r.sandbox.setFaults({});
+  await settle(r, runner);
+  const res = await runner.stop('end');
+  const txs = await accountTransactions(r, start);
+  const { account } = await r.rest.account(r.accountID);
+  return { r, runner, res, txs, account, journaled: runner.journal.contents().transactions };
+}
+
+describe('stream faults', () => {
+  it('pricing and transaction streams each dropped 50+ times with orders in flight: 0 lost, 0 duplicates, same final account', async () => {
+    const clean = await run(false);
+    const faulty = await run(true);
+    const lost = faulty.txs.filter((t) => !faulty.journaled.some((j) => j.id === t.id)).length;
+    const dup = duplicateOrders(faulty.txs);
+    console.log(
+      `[faults] pricing drops ${faulty.runner.pricingStats.reconnects}, transaction drops ${faulty.runner.transactionStats.reconnects}, ` +
+        `backfilled ${faulty.runner.transactionStats.backfilled}, sandbox dropped ${faulty.r.sandbox.stats().droppedStreams} streams; ` +
+        `${faulty.res.intents} intents, ${faulty.txs.length} transactions, lost ${lost}, duplicate orders ${dup}; ` +
+        `final balance ${faulty.account.balance} vs ${clean.account.balance} without faults`,
+    );
+    expect(faulty.runner.pricingStats.reconnects).toBeGreaterThanOrEqual(50);
+    expect(faulty.runner.transactionStats.reconnects).toBeGreaterThanOrEqual(50);
+    expect(lost).toBe(0);
+    expect(faulty.journaled.map((t) => t.id)).toEqual(faulty.txs.map((t) => t.id));
+    expect(dup).toBe(0);
+    expect(faulty.res.intents).toBe(clean.res.intents);
+    expect(faulty.account.balance).toBe(clean.account.balance);
+    expect(faulty.account.trades?.length).toBe(clean.account.trades?.length);
+    expect(faulty.txs.map((t) => `${t.type}:${(t as { price?: string }).price ?? ''}`)).toEqual(clean.txs.map((t) => `${t.type}:${(t as { price?: string }).price ?? ''}`));
+  }, 120_000);
+});
