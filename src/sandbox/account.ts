@@ -9,8 +9,13 @@ import { SimBroker } from '../adapters/sim/broker.ts';
 
 type Obj = Record<string, unknown>;
 
-/** Transaction fields that are not part of an order's own JSON. */
-const TX_ONLY = new Set(['type', 'id', 'time', 'userID', 'accountID', 'batchID', 'requestID', 'reason', 'replacesOrderID', 'cancellingTransactionID']);
+/** Fields of v20's Order definitions that an order create transaction carries over to the order. */
+const ORDER_FIELDS = new Set([
+  'instrument', 'units', 'timeInForce', 'priceBound', 'positionFill', 'tradeClose', 'longPositionCloseout', 'shortPositionCloseout',
+  'marginCloseout', 'delayedTradeClose', 'clientExtensions', 'takeProfitOnFill', 'stopLossOnFill', 'trailingStopLossOnFill',
+  'guaranteedStopLossOnFill', 'tradeClientExtensions', 'price', 'gtdTime', 'triggerCondition', 'initialMarketPrice', 'tradeID',
+  'clientTradeID', 'distance', 'guaranteed', 'guaranteedExecutionPremium', 'replacesOrderID',
+]);
 
 /** Order create transaction types and the order type they create. */
 const ORDER_TX: Readonly<Record<string, string>> = {
@@ -163,8 +168,7 @@ export class SandboxAccount {
     const orderType = ORDER_TX[t.type];
     if (orderType !== undefined) {
       const view: OrderView = { id: t.id, createTime: t.time, type: orderType, state: 'PENDING' };
-      for (const k of Object.keys(t)) if (!TX_ONLY.has(k)) view[k] = t[k];
-      if (t.replacesOrderID !== undefined) view.replacesOrderID = t.replacesOrderID;
+      for (const k of Object.keys(t)) if (ORDER_FIELDS.has(k)) view[k] = t[k];
       this.#orders.set(t.id, view);
     } else if (t.type === 'ORDER_FILL') {
       const o = this.#orders.get(t.orderID as string);
@@ -213,7 +217,6 @@ export class SandboxAccount {
       currentUnits: '0',
       realizedPL: (closedBy?.realizedPL ?? '0.0000') as string,
       financing: (closedBy?.financing ?? '0.0000') as string,
-      dividendAdjustment: '0.0000',
       closingTransactionIDs: [fill.id],
       closeTime: fill.time,
       averageClosePrice: closedBy?.price ?? fill.price,
@@ -306,7 +309,6 @@ export class SandboxAccount {
       unrealizedPL: f4(this.#unrealized(t)),
       marginUsed: f4(this.#margin(t.instrument, t.unitsNum)),
       financing: formatAmount(t.financing),
-      dividendAdjustment: '0.0000',
     };
     if (t.clientExtensions) out.clientExtensions = t.clientExtensions;
     const dep = (id: string | undefined): Obj | undefined => (id !== undefined ? this.#orders.get(id) : undefined);
@@ -357,7 +359,6 @@ export class SandboxAccount {
         pl: '0.0000',
         resettablePL: '0.0000',
         financing: f4(fin),
-        dividendAdjustment: '0.0000',
         guaranteedExecutionFees: '0.0000',
         unrealizedPL: f4(upl),
         upl,
@@ -386,7 +387,6 @@ export class SandboxAccount {
       resettablePL: pl,
       financing: '0.0000',
       commission: '0.0000',
-      dividendAdjustment: '0.0000',
       guaranteedExecutionFees: '0.0000',
       long: strip(long),
       short: strip(short),
@@ -444,7 +444,6 @@ export class SandboxAccount {
       resettablePLTime: '0',
       financing: formatAmount(ledger.financing),
       commission: formatAmount(ledger.commission),
-      dividendAdjustment: '0.0000',
       guaranteedExecutionFees: formatAmount(ledger.guaranteedExecutionFees),
       marginRate: this.marginRate,
       openTradeCount: ledger.trades.size,
@@ -459,7 +458,7 @@ export class SandboxAccount {
   full(): Obj {
     return {
       ...this.summary(),
-      trades: this.openTrades(),
+      trades: this.openTrades().map(tradeSummary),
       positions: this.positions(false),
       orders: this.pendingOrders(),
     };
@@ -478,4 +477,14 @@ export class SandboxAccount {
     if (!f) return undefined;
     return { positiveUnits: formatFactor(f.gain), negativeUnits: formatFactor(f.loss) };
   }
+}
+
+/** A v20 TradeSummary from a Trade: dependent orders by ID instead of whole. */
+export function tradeSummary(t: Obj): Obj {
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(t)) {
+    if (k === 'takeProfitOrder' || k === 'stopLossOrder' || k === 'trailingStopLossOrder' || k === 'guaranteedStopLossOrder') out[`${k}ID`] = (v as Obj).id;
+    else out[k] = v;
+  }
+  return out;
 }

@@ -98,8 +98,8 @@ describe('sandbox: orders, trades, positions', () => {
     const rep = await call('PUT', `${A}/orders/@my-order-1`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '200', price: '1.04000', clientExtensions: { id: 'my-order-1' } } });
     expect(rep.status).toBe(201);
     expect(rep.body.orderCancelTransaction.orderID).toBe(id);
-    const newID = rep.body.replacingOrderCreateTransaction.id as string;
-    expect(rep.body.replacingOrderCreateTransaction.replacesOrderID).toBe(id);
+    const newID = rep.body.orderCreateTransaction.id as string;
+    expect(rep.body.orderCreateTransaction.replacesOrderID).toBe(id);
     expect((await call('GET', `${A}/orders/${id}`)).body.order.state).toBe('CANCELLED');
     expect((await call('GET', `${A}/orders/@my-order-1`)).body.order.id).toBe(newID);
     const cancel = await call('PUT', `${A}/orders/${newID}/cancel`);

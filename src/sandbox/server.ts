@@ -10,7 +10,7 @@ import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.t
 import { formatTime, formatUnixTime, parseRequestTime, parseTime, type UnixMs } from '../domain/time.ts';
 import { parseOrderRequest } from '../domain/v20/parse.ts';
 import type { Transaction } from '../domain/v20/index.ts';
-import { SandboxAccount } from './account.ts';
+import { SandboxAccount, tradeSummary } from './account.ts';
 import { candlesReply } from './candles.ts';
 import { Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
 import { labsRoute } from './labs.ts';
@@ -41,6 +41,8 @@ export interface SandboxOptions {
   /** Default 5000. */
   heartbeatMs?: number;
   faults?: FaultOptions;
+  /** Manual clock: false starts without prices (default true: each sample instrument's catalog price at the start time). */
+  feed?: boolean;
   log?: Logger;
 }
 
@@ -49,11 +51,11 @@ export interface Sandbox {
   /** http://127.0.0.1:PORT (REST and streams on the same port). */
   readonly url: string;
   readonly accountIDs: readonly string[];
-  /** Manual clock; also fires expiries/financing in the sim. */
-  setTime(ms: number): void;
+  /** Manual clock (epoch ms, or an RFC 3339 string); also fires expiries/financing in the sim. Never moves back. */
+  setTime(ms: number | string): void;
   advance(ms: number): void;
-  /** A tick: matches orders, feeds streams. */
-  pushPrice(p: { instrument: string; bid: number; ask: number; time?: number; liquidity?: number }): void;
+  /** A tick: matches orders, feeds streams. Prices may be numbers or decimal strings. */
+  pushPrice(p: { instrument: string; bid: number | string; ask: number | string; time?: number | string; liquidity?: number }): void;
   /** Replaces the fault set. */
   setFaults(f: FaultOptions): void;
   stats(): { requests: number; streamConnections: number; droppedStreams: number; linesWritten: number };
@@ -184,7 +186,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   };
 
   const replay = opts.clock === 'replay' ? new Replay({ catalog, start: startMs, speed: opts.speed ?? 1, instruments: ['EUR_USD', 'GBP_USD', 'USD_JPY'], tick, ...(log ? { log } : {}) }) : undefined;
-  if (!replay) {
+  if (!replay && opts.feed !== false) {
     // The manual clock starts with the catalog's prices at the start time, so market orders fill at once.
     for (const name of ['EUR_USD', 'GBP_USD', 'USD_JPY']) {
       if (!catalog.has(name, 'M1')) continue;
@@ -236,10 +238,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         body[`${prefix}orderRejectTransaction`] = t;
       } else if (t.type.endsWith('_ORDER') && created === undefined && !x.type.startsWith('TAKE_PROFIT') && !x.type.startsWith('STOP_LOSS') && !x.type.startsWith('TRAILING') && !x.type.startsWith('GUARANTEED')) {
         created = t.id;
-        body[x.replacesOrderID !== undefined ? 'replacingOrderCreateTransaction' : `${prefix}orderCreateTransaction`] = t;
+        body[`${prefix}orderCreateTransaction`] = t;
       } else if (t.type.endsWith('_ORDER') && created === undefined) {
         created = t.id;
-        body[x.replacesOrderID !== undefined ? 'replacingOrderCreateTransaction' : `${prefix}orderCreateTransaction`] = t;
+        body[`${prefix}orderCreateTransaction`] = t;
       } else if (t.type === 'ORDER_FILL' && x.orderID === created) {
         body[`${prefix}orderFillTransaction`] = t;
       } else if (t.type === 'ORDER_CANCEL' && (x.orderID === created || (created === undefined && x.reason === 'CLIENT_REQUEST_REPLACED'))) {
@@ -334,7 +336,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const a = account(id);
     const want = r.url.searchParams.get('instruments');
     const list = want !== null ? want.split(',').map((n) => instruments.get(n)) : instruments.list();
-    return ok({ instruments: list.map((i) => i.wire), lastTransactionID: a.broker.ledger.lastTransactionID });
+    return ok({ instruments: list.map((i) => wireInstrument(i.wire as unknown as Record<string, unknown>)), lastTransactionID: a.broker.ledger.lastTransactionID });
   });
   on('PATCH', `${A}/configuration`, (r, [id]) => {
     const a = account(id);
@@ -361,7 +363,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const txs = a.transactions.slice(since);
     const changes = changesOf(a, txs);
     const state: Record<string, unknown> = { ...a.state() };
-    state.orders = a.pendingOrders().map((o) => ({ id: o.id, ...(o.trailingStopValue !== undefined ? { trailingStopValue: o.trailingStopValue } : {}) }));
+    // DynamicOrderState: the sandbox does not publish trailing stop values, so only their IDs.
+    state.orders = a.pendingOrders().filter((o) => o.type === 'TRAILING_STOP_LOSS').map((o) => ({ id: o.id }));
     state.trades = a.openTrades().map((t) => ({ id: t.id, unrealizedPL: t.unrealizedPL, marginUsed: t.marginUsed }));
     state.positions = a.positions(true).map((p) => ({ instrument: p.instrument, netUnrealizedPL: p.unrealizedPL, longUnrealizedPL: (p.long as Record<string, unknown>).unrealizedPL, shortUnrealizedPL: (p.short as Record<string, unknown>).unrealizedPL, marginUsed: p.marginUsed }));
     return ok({ changes, state, lastTransactionID: a.broker.ledger.lastTransactionID });
@@ -457,7 +460,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const txs = submit(a, { kind: 'replace', id: intentID(), orderSpecifier: old.id as string, request });
     const { body, rejected } = orderResponse(a, txs);
     if (rejected) return rejectReply(rejected.type === 'ORDER_CANCEL_REJECT' ? 404 : 400, body, rejected);
-    const created = body.replacingOrderCreateTransaction as Transaction | undefined;
+    const created = body.orderCreateTransaction as Transaction | undefined;
     return ok(body, 201, created ? { Location: `${baseUrl}/v3/accounts/${a.id}/orders/${created.id}` } : undefined);
   });
   on('PUT', `${A}/orders/{spec}/cancel`, (_r, [id, spec]) => {
@@ -820,7 +823,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       }
       const text = await readBody(req);
       let body: unknown;
-      if (text.trim() !== '') {
+      // OAuth's token endpoint takes a form body (RFC 6749 4.1.3): routes get it as text.
+      const form = (req.headers['content-type'] ?? '').toString().startsWith('application/x-www-form-urlencoded');
+      if (form) body = text;
+      else if (text.trim() !== '') {
         try {
           body = JSON.parse(text);
         } catch (e) {
@@ -900,9 +906,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   return {
     url: baseUrl,
     accountIDs: [...accounts.keys()],
-    setTime: (ms) => setTime(ms),
+    setTime: (ms) => setTime(typeof ms === 'string' ? controlTime(ms) : ms),
     advance: (ms) => setTime(now + ms),
-    pushPrice: (p) => tick(p),
+    pushPrice: (p) => {
+      const t = p.time === undefined ? undefined : typeof p.time === 'string' ? controlTime(p.time) : p.time;
+      tick({ instrument: p.instrument, bid: Number(p.bid), ask: Number(p.ask), ...(t !== undefined ? { time: t } : {}), ...(p.liquidity !== undefined ? { liquidity: p.liquidity } : {}) });
+    },
     setFaults: (f) => faults.set(f),
     stats,
     async close(): Promise<void> {
@@ -936,14 +945,17 @@ function txFilterOf(type: string): string {
   return type;
 }
 
-/** The `changes` of GET /changes: orders, trades and positions touched by `txs`, and the transactions. */
+/**
+ * The `changes` of GET /changes: orders, trades and positions touched by `txs`, and the transactions.
+ * A trade is listed once, by where it ended up: closed, else opened, else reduced.
+ */
 function changesOf(a: SandboxAccount, txs: readonly Transaction[]): Record<string, unknown> {
   const ordersCreated: unknown[] = [];
   const ordersCancelled: unknown[] = [];
   const ordersFilled: unknown[] = [];
-  const tradesOpened: unknown[] = [];
-  const tradesReduced: unknown[] = [];
-  const tradesClosed: unknown[] = [];
+  const opened = new Set<string>();
+  const reduced = new Set<string>();
+  const closed = new Set<string>();
   const instruments = new Set<string>();
   for (const t of txs) {
     const x = t as Transaction & { orderID?: string; instrument?: string; tradeOpened?: { tradeID: string }; tradeReduced?: { tradeID: string }; tradesClosed?: { tradeID: string }[] };
@@ -957,19 +969,21 @@ function changesOf(a: SandboxAccount, txs: readonly Transaction[]): Record<strin
       const o = a.findOrder(x.orderID ?? '');
       if (o) ordersFilled.push(o);
       if (x.instrument) instruments.add(x.instrument);
-      if (x.tradeOpened) {
-        const tr = a.tradeBySpec(x.tradeOpened.tradeID);
-        if (tr) tradesOpened.push(tr);
-      }
-      if (x.tradeReduced) {
-        const tr = a.tradeBySpec(x.tradeReduced.tradeID);
-        if (tr) tradesReduced.push(tr);
-      }
-      for (const c of x.tradesClosed ?? []) {
-        const tr = a.tradeBySpec(c.tradeID);
-        if (tr) tradesClosed.push(tr);
-      }
+      if (x.tradeOpened) opened.add(x.tradeOpened.tradeID);
+      if (x.tradeReduced) reduced.add(x.tradeReduced.tradeID);
+      for (const c of x.tradesClosed ?? []) closed.add(c.tradeID);
     }
+  }
+  const tradesOpened: unknown[] = [];
+  const tradesReduced: unknown[] = [];
+  const tradesClosed: unknown[] = [];
+  for (const id of new Set([...opened, ...reduced, ...closed])) {
+    const tr = a.tradeBySpec(id);
+    if (!tr) continue;
+    const s = tradeSummary(tr);
+    if (tr.state === 'CLOSED') tradesClosed.push(s);
+    else if (opened.has(id)) tradesOpened.push(s);
+    else tradesReduced.push(s);
   }
   return {
     ordersCreated,
@@ -982,6 +996,15 @@ function changesOf(a: SandboxAccount, txs: readonly Transaction[]): Record<strin
     positions: [...instruments].map((i) => a.position(i)),
     transactions: txs,
   };
+}
+
+/** The fields of v20's Instrument definition (the catalog's definitions carry more, e.g. financing). */
+const INSTRUMENT_FIELDS = ['name', 'type', 'displayName', 'pipLocation', 'displayPrecision', 'tradeUnitsPrecision', 'minimumTradeSize', 'maximumTrailingStopDistance', 'minimumTrailingStopDistance', 'maximumPositionSize', 'maximumOrderUnits', 'marginRate', 'commission'];
+
+function wireInstrument(w: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of INSTRUMENT_FIELDS) if (w[k] !== undefined) out[k] = w[k];
+  return out;
 }
 
 /** errorMessage texts for common reject reasons (as v20 words them where known). */
