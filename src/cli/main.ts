@@ -10,6 +10,7 @@ import { dataCatalog, dataCommand, fileSource } from './data.ts';
 import { describeError } from './errors.ts';
 import { loadStrategy } from './load-strategy.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
+import { runCommand, runLive, type RunArgs } from './run.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { ProgressBar, formatCount } from './progress.ts';
 
@@ -165,6 +166,7 @@ export function cli(argv: string[]): Argv {
     )
     .command('data', 'Manage the local catalog of historical data', (y) => dataCommand(y), () => {})
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
+    .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', (y) => runCommand(y), async (a) => runLive(a as unknown as RunArgs))
     .command('sandbox', "Serve OANDA's v20 REST and streaming interface on loopback, backed by the simulated broker", (y) => sandboxCommand(y), async (a) => runSandbox(a as unknown as SandboxArgs))
     .demandCommand(1, 'Name a command: backtest or data (see --help)')
     .strict()

@@ -1,0 +1,166 @@
+import { Writable } from 'node:stream';
+import { join, resolve } from 'node:path';
+import pino, { type Logger } from 'pino';
+import type { Argv } from 'yargs';
+import { resolveToken } from '../adapters/v20/auth.ts';
+import { environment } from '../adapters/v20/environments.ts';
+import { V20Http } from '../adapters/v20/http.ts';
+import { V20Rest } from '../adapters/v20/rest.ts';
+import { loadInstruments } from '../domain/instrument.ts';
+import type { RiskLimits } from '../runner/risk.ts';
+import { Runner, RunnerError } from '../runner/runner.ts';
+import { loadStrategy } from './load-strategy.ts';
+import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
+
+/** The flags of `fxflow run`. */
+export interface RunArgs {
+  strategy: string;
+  env: string;
+  url?: string;
+  account?: string;
+  broker: 'v20' | 'sim';
+  shadow?: boolean;
+  journal?: string;
+  flattenOnExit?: boolean;
+  iUnderstandThisIsLive?: boolean;
+  param?: (string | number)[];
+  maxUnits?: number;
+  maxOpenTrades?: number;
+  maxOrdersPerMinute?: number;
+  maxDailyLoss?: number;
+  maxSpreadPips?: number;
+  killFile?: string;
+  statusEvery: number;
+  warmup?: number;
+  logFile?: string;
+  tokenFile?: string;
+}
+
+/** Declares the options of `fxflow run` (register with `.command('run <strategy>', ..., runCommand, runLive)`). */
+export function runCommand(y: Argv): Argv<RunArgs> {
+  return y
+    .positional('strategy', { type: 'string', demandOption: true, describe: 'Path to a strategy module, e.g. strategies/sma-cross.ts' })
+    .option('env', { type: 'string', choices: ['practice', 'live', 'sandbox'], demandOption: true, describe: 'practice (paper), live (real money) or sandbox (fxflow sandbox on loopback)' })
+    .option('url', { type: 'string', describe: 'Override the environment URL (e.g. a sandbox on another port)' })
+    .option('account', { type: 'string', describe: 'Account ID (default: the only account of the token)' })
+    .option('broker', { type: 'string', choices: ['v20', 'sim'], default: 'v20', describe: 'v20: orders go to the account; sim: shadow paper, live prices with simulated fills' })
+    .option('shadow', { type: 'boolean', describe: 'Also send every intent to a simulator fed the same prices and report fill-by-fill divergences' })
+    .option('journal', { type: 'string', describe: 'Journal directory (default runs/journal/<env>-<account>-<strategy>)' })
+    .option('flatten-on-exit', { type: 'boolean', describe: 'Close every position on SIGINT/SIGTERM before stopping' })
+    .option('i-understand-this-is-live', { type: 'boolean', describe: 'Required with --env live: orders use real money' })
+    .option('param', { type: 'array', string: true, describe: 'Override a strategy param: --param units=2000' })
+    .option('max-units', { type: 'number', describe: 'Risk: largest position per instrument, in units (pending orders included)' })
+    .option('max-open-trades', { type: 'number', describe: 'Risk: most open trades plus pending entry orders' })
+    .option('max-orders-per-minute', { type: 'number', describe: 'Risk: most orders per sliding minute' })
+    .option('max-daily-loss', { type: 'number', describe: 'Risk: largest loss per 17:00 New York trading day, account currency (realized + unrealized)' })
+    .option('max-spread-pips', { type: 'number', describe: 'Risk: widest spread at entry, in pips' })
+    .option('kill-file', { type: 'string', describe: 'Kill switch: when this file exists, cancel pending orders, flatten and stop (SIGUSR2 does the same)' })
+    .option('status-every', { type: 'number', default: 60, describe: 'Seconds between status lines (0 = none)' })
+    .option('warmup', { type: 'number', describe: "Candles per series for indicator warm-up (default the strategy's history)" })
+    .option('log-file', { type: 'string', describe: 'Write JSON logs to this file instead of stderr' })
+    .option('token-file', { type: 'string', describe: 'Read the access token from this file (mode 0600)' })
+    .example('$0 run strategies/sma-cross.ts --env practice', 'Paper trading on the practice account')
+    .example('$0 run strategies/sma-cross.ts --env sandbox --url http://127.0.0.1:8080 --max-units 10000', 'Against a local fxflow sandbox, with a unit limit')
+    .example('$0 run strategies/sma-cross.ts --env live --i-understand-this-is-live --max-daily-loss 200', 'Real money, with a daily loss limit') as unknown as Argv<RunArgs>;
+}
+
+/** Refuses `--env live` without the explicit confirmation flag. */
+export function checkLiveConsent(a: Pick<RunArgs, 'env' | 'iUnderstandThisIsLive' | 'broker'>): void {
+  if (a.env === 'live' && a.iUnderstandThisIsLive !== true && a.broker !== 'sim') {
+    throw new RunnerError(
+      'RUNNER_LIVE_UNCONFIRMED',
+      '--env live trades real money and needs an explicit confirmation: add --i-understand-this-is-live (or paper-trade first with --env practice). Nothing was started.',
+    );
+  }
+}
+
+const positive = (v: number | undefined, flag: string): number | undefined => {
+  if (v === undefined) return undefined;
+  if (!(v > 0) || !Number.isFinite(v)) throw new RunnerError('RUNNER', `--${flag} must be a positive number (got ${v})`);
+  return v;
+};
+
+/** The risk limits given on the command line. */
+export function limitsOf(a: RunArgs): RiskLimits {
+  const l: Record<string, number> = {};
+  const set = (k: keyof RiskLimits, v: number | undefined, flag: string): void => {
+    const x = positive(v, flag);
+    if (x !== undefined) l[k] = x;
+  };
+  set('maxUnits', a.maxUnits, 'max-units');
+  set('maxOpenTrades', a.maxOpenTrades, 'max-open-trades');
+  set('maxOrdersPerMinute', a.maxOrdersPerMinute, 'max-orders-per-minute');
+  set('maxDailyLoss', a.maxDailyLoss, 'max-daily-loss');
+  set('maxSpreadPips', a.maxSpreadPips, 'max-spread-pips');
+  return l as RiskLimits;
+}
+
+/** pino JSON lines as short text lines, for a terminal. */
+function prettyStream(out: NodeJS.WritableStream): Writable {
+  return new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line === '') continue;
+        try {
+          const { level, time, msg, ...rest } = JSON.parse(line) as Record<string, unknown>;
+          const name = ({ 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' } as Record<string, string>)[String(level)] ?? String(level);
+          const t = typeof time === 'number' ? new Date(time).toISOString().slice(11, 23) : '';
+          const extra = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : '';
+          out.write(`${t} ${name.padEnd(5)} ${String(msg ?? '')}${extra}\n`);
+        } catch {
+          out.write(`${line}\n`);
+        }
+      }
+      done();
+    },
+  });
+}
+
+function runLogger(a: RunArgs): Logger {
+  if (a.logFile !== undefined || !process.stderr.isTTY) return createLogger(a.logFile !== undefined ? { file: a.logFile } : {});
+  return pino({ level: process.env.FXFLOW_LOG_LEVEL ?? 'info', redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: undefined }, prettyStream(process.stderr));
+}
+
+/** `fxflow run`: runs a strategy on a v20 account until SIGINT/SIGTERM or the kill switch, then prints its report. */
+export async function runLive(a: RunArgs): Promise<void> {
+  checkLiveConsent(a);
+  const limits = limitsOf(a);
+  const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
+  let token: string | undefined;
+  try {
+    token = resolveToken({ environment: env, ...(a.tokenFile !== undefined ? { tokenFile: a.tokenFile } : {}) }).token.reveal();
+  } catch (e) {
+    if (a.env !== 'sandbox') throw e; // the sandbox needs no token unless started with --require-token
+  }
+  const log = runLogger(a);
+  const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
+  const rest = new V20Rest(http);
+  let accountID = a.account;
+  if (accountID === undefined) {
+    const accounts = await rest.accounts();
+    if (accounts.length !== 1) {
+      throw new RunnerError('RUNNER', `the token gives access to ${accounts.length} accounts (${accounts.map((x) => x.id).join(', ')}): choose one with --account`);
+    }
+    accountID = accounts[0]!.id;
+  }
+  const loaded = await loadStrategy(a.strategy, (a.param ?? []).map(String));
+  const journalDir = resolve(a.journal ?? join('runs', 'journal', `${a.env}-${accountID}-${loaded.name}${a.broker === 'sim' ? '-sim' : ''}`));
+  const runner = new Runner({
+    strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
+    broker: a.broker, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, signals: true,
+    ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
+    statusEveryMs: a.statusEvery * 1000,
+    ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
+    log,
+  });
+  await runner.start();
+  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
+  await runner.done;
+  const res = await runner.stop();
+  await flushLogger(log);
+  process.stdout.write(`${res.report}\n`);
+  process.stdout.write(`intents ${res.intents}, transactions ${res.transactions}, risk refusals ${res.risk.breaches}; recovered: replayed ${res.recovered.replayed}, looked up ${res.recovered.lookedUp}, resubmitted ${res.recovered.resubmitted}, state ${res.recovered.restoredState ? 'restored' : 'fresh'}\n`);
+  process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
+  if (res.shadow !== undefined) process.stdout.write(`${res.shadow}\n`);
+  await http.close();
+}
