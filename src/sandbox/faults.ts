@@ -113,7 +113,7 @@ export class Faults {
     const split = this.opts.splitLines;
     if (split === undefined) {
       conn.chain = conn.chain.then(() => {
-        if (!conn.res.destroyed) conn.res.write(text);
+        if (!conn.res.destroyed && !conn.res.writableEnded) conn.res.write(text);
       });
       return;
     }
@@ -121,7 +121,7 @@ export class Faults {
     const n = split === 'byte' ? 1 : Math.max(1, Math.floor(split));
     conn.chain = conn.chain.then(async () => {
       for (let i = 0; i < buf.length; i += n) {
-        if (conn.res.destroyed) return;
+        if (conn.res.destroyed || conn.res.writableEnded) return;
         conn.res.write(buf.subarray(i, i + n));
         await new Promise<void>((r) => setImmediate(r));
       }

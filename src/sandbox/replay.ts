@@ -21,21 +21,23 @@ interface Feed {
 /** Ticks per pump before yielding to the event loop (keeps the server responsive at high speeds). */
 const MAX_PER_PUMP = 5000;
 
-/**
- * The sandbox's replay clock: M1 candles from the catalog, streamed month by month (never a year in
- * memory), each turned into four ticks (open, nearer extreme, other extreme, close, spaced inside the
- * minute) and fed at `speed` simulated ms per real ms.
- */
-/** What a replay reads and where its ticks go. */
+/** What a replay reads, where its ticks go, and how it moves the sandbox clock between ticks. */
 export interface ReplayOptions {
   readonly catalog: Catalog;
   readonly start: UnixMs;
   readonly speed: number;
   readonly instruments: readonly string[];
   readonly tick: (p: { instrument: string; bid: number; ask: number; time: number }) => void;
+  /** Moves the sandbox clock (expiries, financing, candle completeness) between ticks. */
+  readonly advance?: (t: UnixMs) => void;
   readonly log?: Logger;
 }
 
+/**
+ * The sandbox's replay clock: M1 candles from the catalog, streamed month by month (never a year in
+ * memory), each turned into four ticks (open, nearer extreme, other extreme, close, spaced inside the
+ * minute) and fed at `speed` simulated ms per real ms.
+ */
 export class Replay {
   readonly #o: ReplayOptions;
   #feeds: Feed[] = [];
@@ -116,7 +118,11 @@ export class Replay {
           const head = f.pending[0];
           if (head && head.at <= now && (!best || head.at < best.pending[0]!.at)) best = f;
         }
-        if (!best) break;
+        if (!best) {
+          // Every tick up to `now` is out: the clock may move on to `now` itself.
+          this.#o.advance?.(now);
+          break;
+        }
         const t = best.pending.shift()!;
         this.#o.tick({ instrument: best.instrument, bid: t.bid, ask: t.ask, time: t.at });
       }

@@ -185,7 +185,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     for (const a of accounts.values()) a.broker.onEvent({ kind: 'timer', at: ms, name: 'sandbox-clock' });
   };
 
-  const replay = opts.clock === 'replay' ? new Replay({ catalog, start: startMs, speed: opts.speed ?? 1, instruments: ['EUR_USD', 'GBP_USD', 'USD_JPY'], tick, ...(log ? { log } : {}) }) : undefined;
+  const replay = opts.clock === 'replay' ? new Replay({ catalog, start: startMs, speed: opts.speed ?? 1, instruments: ['EUR_USD', 'GBP_USD', 'USD_JPY'], tick, advance: (t) => setTime(t), ...(log ? { log } : {}) }) : undefined;
   if (!replay && opts.feed !== false) {
     // The manual clock starts with the catalog's prices at the start time, so market orders fill at once.
     for (const name of ['EUR_USD', 'GBP_USD', 'USD_JPY']) {
@@ -765,6 +765,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   const openStream = (res: ServerResponse): StreamConn => {
     counters.streamConnections++;
+    // A client that goes away mid-write must not take the server down.
+    res.on('error', (e) => log?.debug({ err: e.message }, 'stream connection error'));
     res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'RequestID': nextRequestID(), 'Cache-Control': 'no-cache' });
     res.flushHeaders();
     return { res, lines: 0, chain: Promise.resolve() };
@@ -874,6 +876,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   };
 
   const server = createServer((req, res) => {
+    const t0 = Date.now();
+    res.on('finish', () => log?.debug({ method: req.method, path: (req.url ?? '').split('?')[0], status: res.statusCode, ms: Date.now() - t0 }, 'request'));
     void handle(req, res);
   });
   server.on('connection', (s) => {
