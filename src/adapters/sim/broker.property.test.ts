@@ -5,6 +5,7 @@ import { Decimal } from '../../domain/decimal.ts';
 import { formatAmount } from '../../domain/money.ts';
 import type { OrderIntent } from '../../domain/intents.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
+import type { SimBrokerOptions } from './broker.ts';
 import { MINUTE, T0, candle, harness } from './testkit.ts';
 
 const EU = 'EUR_USD';
@@ -101,8 +102,8 @@ function intentFor(a: Action, last: Candle, n: number): OrderIntent | undefined 
   }
 }
 
-function run(candles: readonly Candle[], actions: readonly (Action | undefined)[]): Run {
-  const h = harness({}, T0 - MINUTE);
+function run(candles: readonly Candle[], actions: readonly (Action | undefined)[], opts: Partial<SimBrokerOptions> = {}): Run {
+  const h = harness(opts, T0 - MINUTE);
   const fills: Run['fills'] = [];
   const orders = new Map<string, Record<string, unknown>>();
   let n = 0;
@@ -206,6 +207,16 @@ describe('simulated broker invariants (fast-check)', () => {
         for (const t of r.txs) expect(Number(t.batchID)).toBeLessThanOrEqual(Number(t.id));
       }),
       { numRuns: 100 },
+    );
+  });
+
+  it('skipping the path of candles where no order can trigger (quickPath) changes nothing, for every path model', () => {
+    fc.assert(
+      fc.property(scenarioArb, fc.constantFrom('adaptive' as const, 'worst' as const), ([candles, actions], path) => {
+        const walked = JSON.stringify(run(candles, actions, { quickPath: false, path }).txs);
+        expect(JSON.stringify(run(candles, actions, { path }).txs)).toBe(walked);
+      }),
+      { numRuns: 200 },
     );
   });
 

@@ -67,6 +67,11 @@ export interface SimBrokerOptions {
    * ticks, whatever drives the strategy; a candle without ticks falls back to adaptive.
    */
   readonly path?: 'adaptive' | 'worst' | 'exact';
+  /**
+   * Skip the path walk of candles in which no resting order can trigger (default true). The
+   * outcome is the same either way (pinned by a property test); false walks every point.
+   */
+  readonly quickPath?: boolean;
 }
 
 /** Figures about the simulation itself, for the report. */
@@ -304,8 +309,9 @@ export class SimBroker implements Execution {
       return;
     }
     const watchMargin = this.ledger.trades.size > 0 && this.#mayCallMargin(c);
-    if (book.market.length === 0 && book.orders.length === 0 && !watchMargin) {
-      // Nothing can fill and the margin is safe at this candle's worst prices: only the quote moves.
+    if (book.market.length === 0 && !watchMargin && (book.orders.length === 0 || (this.#opts.quickPath !== false && this.#untouched(book, c)))) {
+      // Nothing can fill and the margin is safe at this candle's worst prices: only the quote moves
+      // (and trailing stops follow, in #untouched).
       this.#setQuote(c.instrument, c.bc, c.ac);
       this.#now = c.at;
       this.#advance(c.at);
@@ -378,6 +384,47 @@ export class SimBroker implements Execution {
       if (inRange >= 2) return true;
     }
     return false;
+  }
+
+  /**
+   * Whether no resting order of `book` can trigger anywhere in candle `c`, whatever the path: each
+   * order's trigger price stays on its untriggered side over the candle's range. Trailing stops
+   * are judged at the level they would ratchet to at the candle's best price (a conservative bound:
+   * a candle whose range exceeds the distance walks the path). When true, the trailing stops are
+   * moved to that level, which is exactly where walking the path would leave them.
+   */
+  #untouched(book: Book, c: Candle): boolean {
+    const orders = book.orders;
+    for (let i = 0; i < orders.length; i++) {
+      const o = orders[i]!;
+      if (o.activeFrom > c.time || o.immediate) return false;
+      let lo: number, hi: number;
+      if (o.trigger === 'BID') {
+        lo = c.bl;
+        hi = c.bh;
+      } else if (o.trigger === 'ASK') {
+        lo = c.al;
+        hi = c.ah;
+      } else {
+        lo = (c.bl + c.al) / 2;
+        hi = (c.bh + c.ah) / 2;
+      }
+      let level = o.level;
+      if (o.type === 'TRAILING_STOP_LOSS') {
+        const next = o.instrument.snap(o.side === -1 ? c.bh - o.distance : c.al + o.distance);
+        if (o.side === -1 ? next > level : next < level) level = next;
+      }
+      // Limit-like buys and stop-like sells trigger at or below the level; the others at or above.
+      const below = isLimitLike(o) === (o.side === 1);
+      if (below ? lo <= level : hi >= level) return false;
+    }
+    for (let i = 0; i < orders.length; i++) {
+      const o = orders[i]!;
+      if (o.type !== 'TRAILING_STOP_LOSS') continue;
+      const next = o.instrument.snap(o.side === -1 ? c.bh - o.distance : c.al + o.distance);
+      if (o.side === -1 ? next > o.level : next < o.level) o.level = next;
+    }
+    return true;
   }
 
   /** 1 when the exit order `id` is active, not already crossed at the open, and its level lies inside the candle on its side. */
