@@ -344,6 +344,7 @@ export class V20Http {
       throw this.#transportError('GET', full, e);
     }
     const requestID = headerValue(res.headers.requestid);
+    if (res.statusCode === 429) this.stats.rateLimited++;
     this.log.debug({ method: 'GET', path: full, status: res.statusCode, requestID }, 'stream opened');
     if (res.statusCode < 200 || res.statusCode >= 300) {
       let text = '';
