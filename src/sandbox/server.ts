@@ -268,6 +268,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     return o;
   };
 
+  /** An order specifier as an order ID when the sandbox knows it (so rejects name the ID, as v20's do). */
+  const resolveOrder = (a: SandboxAccount, spec: string): string => {
+    const s = decodeURIComponent(spec);
+    return (a.findOrder(s)?.id as string | undefined) ?? s;
+  };
+
   const parseOrder = (body: unknown): import('../domain/v20/index.ts').OrderRequest => {
     const b = objectBody(body, 'the body');
     if (b.order === undefined) throw new HttpError(400, "Invalid request body: field 'order' is missing (send {\"order\": {\"type\": \"MARKET\", ...}})");
@@ -465,7 +471,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   });
   on('PUT', `${A}/orders/{spec}/cancel`, (_r, [id, spec]) => {
     const a = account(id);
-    const txs = submit(a, { kind: 'cancel', id: intentID(), orderSpecifier: decodeURIComponent(spec!) });
+    const txs = submit(a, { kind: 'cancel', id: intentID(), orderSpecifier: resolveOrder(a, spec!) });
     const t = txs[0];
     const last = a.broker.ledger.lastTransactionID;
     if (!t || t.type === 'ORDER_CANCEL_REJECT') {
@@ -480,7 +486,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const b = objectBody(r.body, 'the body');
     if (b.clientExtensions === undefined && b.tradeClientExtensions === undefined) throw new HttpError(400, "Invalid request body: give 'clientExtensions' and/or 'tradeClientExtensions'");
     const intent: OrderIntent = {
-      kind: 'clientExtensions', id: intentID(), orderSpecifier: decodeURIComponent(spec!),
+      kind: 'clientExtensions', id: intentID(), orderSpecifier: resolveOrder(a, spec!),
       ...(b.clientExtensions !== undefined ? { clientExtensions: objectBody(b.clientExtensions, "'clientExtensions'") } : {}),
       ...(b.tradeClientExtensions !== undefined ? { tradeClientExtensions: objectBody(b.tradeClientExtensions, "'tradeClientExtensions'") } : {}),
     };
