@@ -255,6 +255,33 @@ describe('sandbox: control and clock', () => {
     }
   });
 
+  it('serves several accounts, each its own broker, with pricing since and stream snapshot=false', async () => {
+    const sb = await startSandbox({ accounts: [{ id: '101-001-0000001-001' }, { id: '101-001-0000001-002', currency: 'EUR', balance: '5000', hedging: true }] });
+    try {
+      expect(sb.accountIDs).toEqual(['101-001-0000001-001', '101-001-0000001-002']);
+      const B = `${sb.url}/v3/accounts/101-001-0000001-002`;
+      const s = await call('GET', `${B}/summary`);
+      expect(s.body.account.currency).toBe('EUR');
+      expect(s.body.account.balance).toBe('5000.0000');
+      expect(s.body.account.hedgingEnabled).toBe(true);
+      await call('POST', `${B}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+      await call('POST', `${B}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '-100' } });
+      expect((await call('GET', `${B}/openTrades`)).body.trades.length).toBe(2); // hedged: both sides open
+      expect((await call('GET', `${sb.url}/v3/accounts/101-001-0000001-001/openTrades`)).body.trades.length).toBe(0);
+      sb.setTime(Date.parse('2024-01-02T01:00:00Z'));
+      sb.pushPrice({ instrument: 'USD_JPY', bid: 141, ask: 141.02 });
+      const since = await call('GET', `${B}/pricing?instruments=EUR_USD,USD_JPY&since=2024-01-02T00:30:00Z`);
+      expect(since.body.prices.map((p: { instrument: string }) => p.instrument)).toEqual(['USD_JPY']);
+      const st = await readLines(`${B}/pricing/stream?instruments=USD_JPY&snapshot=false`);
+      sb.pushPrice({ instrument: 'USD_JPY', bid: 141.1, ask: 141.12 });
+      await st.until(() => st.lines.length >= 1);
+      st.close();
+      expect(JSON.parse(st.lines[0]!).closeoutBid).toBe('141.100');
+    } finally {
+      await sb.close();
+    }
+  });
+
   it('refuses a non-loopback host', async () => {
     await expect(startSandbox({ host: '0.0.0.0' })).rejects.toThrow(/loopback/);
   });

@@ -399,7 +399,14 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   on('GET', `${A}/pricing`, (r, [id]) => {
     const a = account(id);
     const list = instrumentsParam(r.url);
-    const prices = list.map((n) => priceJSON(a, n)).filter((p) => p !== undefined);
+    const sinceText = r.url.searchParams.get('since');
+    let since = -Infinity;
+    if (sinceText !== null) {
+      since = /^\d+(\.\d+)?$/.test(sinceText) ? Number(sinceText) * 1000 : parseRequestTime(sinceText);
+      if (!Number.isFinite(since)) throw new HttpError(400, `Invalid value specified for 'since': ${sinceText} (RFC 3339 or UNIX seconds)`);
+    }
+    // since: only prices that changed after that time.
+    const prices = list.filter((n) => (quotes.get(n)?.time ?? -Infinity) > since).map((n) => priceJSON(a, n)).filter((p) => p !== undefined);
     const body: Record<string, unknown> = { prices, time: formatTime(now) };
     if (r.url.searchParams.get('includeHomeConversions') === 'true') {
       const currencies = new Set<string>();
@@ -418,8 +425,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const s = { conn, account: a, instruments: new Set(list), unix: r.unix };
     priceStreams.add(s);
     r.res.on('close', () => priceStreams.delete(s));
-    // OANDA starts a price stream with the current price of each instrument.
-    for (const n of list) {
+    // OANDA starts a price stream with the current price of each instrument (snapshot=false: not).
+    for (const n of r.url.searchParams.get('snapshot') === 'false' ? [] : list) {
       const body = priceJSON(a, n);
       if (body && !streamWrite(conn, body, r.unix)) {
         priceStreams.delete(s);
