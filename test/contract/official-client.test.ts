@@ -172,13 +172,14 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
   const prices: Body[] = [];
   let startID = '';
   let marketTradeID = '';
+  let limitTradeID = '';
   let limitID = '';
   let replacedLimitID = '';
   let stopID = '';
 
   beforeAll(async () => {
     validator = OpenApiValidator.load();
-    sandbox = await startSandbox({ port: 0, clock: 'manual', feed: false, start: '2024-01-03T10:00:00Z' });
+    sandbox = await startSandbox({ port: 0, clock: 'manual', feed: false, start: '2024-01-03T10:00:00Z', heartbeatMs: 50 });
     sandbox.pushPrice({ instrument: INSTRUMENT, bid: '1.10000', ask: '1.10020' });
     proxy = await startRecordingProxy(sandbox.url);
     ctx = new Context(proxy.hostname, proxy.port, false, 'fxflow-test');
@@ -321,6 +322,9 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
     expect(trades).toHaveLength(2);
     for (const t of trades) expect(t).toBeInstanceOf(C(trd, 'Trade'));
     expect(trades.map((t) => t.currentUnits).sort()).toEqual(['1000', '500']);
+    limitTradeID = trades.find((t) => t.currentUnits === '500')?.id;
+    // The ask jumped from 1.10020 past the 1.09600 limit to 1.09590: a limit buy fills at that better ask.
+    expect(trades.find((t) => t.id === limitTradeID)?.price).toBe('1.09590');
     expectFaithful(validator, r);
     const a = await call(200, (cb) => ctx.account.get(id, cb));
     expect(a.body?.account.trades[0]).toBeInstanceOf(C(trd, 'TradeSummary'));
@@ -360,9 +364,10 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
     const changes = r.body?.changes;
     expect(changes).toBeInstanceOf(C(acc, 'AccountChanges'));
     expect(r.body?.state).toBeInstanceOf(C(acc, 'AccountChangesState'));
-    expect(changes.tradesOpened.map((t: Body) => t.id).sort()).toEqual([]); // both opened and closed since: reported as closed
-    expect(changes.tradesClosed).toHaveLength(2);
-    for (const t of changes.tradesClosed) expect(t).toBeInstanceOf(C(trd, 'TradeSummary'));
+    // Both trades were opened and closed since the start: they are among the closed ones, closed.
+    expect(changes.tradesClosed.map((t: Body) => t.id)).toEqual(expect.arrayContaining([marketTradeID, limitTradeID]));
+    for (const t of [...changes.tradesClosed, ...changes.tradesOpened]) expect(t).toBeInstanceOf(C(trd, 'TradeSummary'));
+    for (const t of changes.tradesClosed) expect(t.state).toBe('CLOSED');
     for (const t of changes.transactions) expect(t).toBeInstanceOf(C(tx, validator.concreteDefinition('Transaction', t.type) ?? `(no definition for ${t.type})`));
     for (const o of changes.ordersCreated) expect(o).toBeInstanceOf(C(ord, validator.concreteDefinition('Order', o.type) ?? `(no definition for ${o.type})`));
     expect(changes.ordersCancelled.map((o: Body) => o.id)).toEqual(expect.arrayContaining([limitID, stopID]));
@@ -405,6 +410,7 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
     const ids = (since.body?.transactions as Body[]).map((t) => t.id as string);
     expect(ids.length).toBeGreaterThan(10);
     await until('the stream to catch up', () => streamed.some((t) => t.id === ids[ids.length - 1]));
+    await until('a heartbeat on both streams', () => streamed.some((t) => t.type === 'HEARTBEAT') && prices.some((p) => p.type === 'HEARTBEAT'));
     const got = streamed.filter((t) => t.type !== 'HEARTBEAT');
     expect(got.map((t) => t.id)).toEqual(ids);
     const range = await call(200, (cb) => ctx.transaction.range(id, { from: ids[0], to: ids[ids.length - 1] }, cb));
@@ -412,7 +418,9 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
     // Each one is an instance of the client's class for its type (the same name as the v20 definition).
     for (const t of got) expect(t, `${t.type} ${t.id}`).toBeInstanceOf(C(tx, validator.concreteDefinition('Transaction', t.type) ?? `(no definition for ${t.type})`));
     expect(got.find((t) => t.type === 'ORDER_FILL')).toBeInstanceOf(C(tx, 'OrderFillTransaction'));
-    for (const h of streamed.filter((t) => t.type === 'HEARTBEAT')) expect(h).toBeInstanceOf(C(tx, 'TransactionHeartbeat'));
+    const heartbeats = streamed.filter((t) => t.type === 'HEARTBEAT');
+    expect(heartbeats.length).toBeGreaterThan(0);
+    for (const h of heartbeats) expect(h).toBeInstanceOf(C(tx, 'TransactionHeartbeat'));
   });
 
   it('the pricing stream delivered the starting quote and the pushed one', () => {
@@ -424,44 +432,7 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
 
   it('every response the sandbox served validates against the OpenAPI definitions', () => {
     proxy.cutOpenResponses();
-    const problems: string[] = [];
-    const tolerated = new Map<string, number>();
-    const check = (where: string, violations: Violation[]) => {
-      for (const x of violations) {
-        const kind = liveApiAddition(x);
-        if (kind === undefined) problems.push(...formatViolations(where, [x]));
-        else tolerated.set(kind, (tolerated.get(kind) ?? 0) + 1);
-      }
-    };
-    let rest = 0;
-    let streams = 0;
-    let lines = 0;
-    for (const e of proxy.exchanges) {
-      const where = `${e.method} ${e.path} ${e.status}`;
-      const text = bodyText(e);
-      if (!e.headers.requestid) problems.push(`${where}: no RequestID header`);
-      if (/\/stream(\?|$)/.test(e.path)) {
-        const stream = e.path.includes('/transactions/') ? 'transaction' : 'pricing';
-        streams++;
-        if (text.length > 0 && !text.endsWith('\n')) problems.push(`${where}: the stream ended inside a line`);
-        for (const line of text.split('\n')) {
-          if (line === '') continue;
-          lines++;
-          check(`${where} line ${lines}`, validator.validateStreamLine(stream, line));
-        }
-        continue;
-      }
-      rest++;
-      if (!String(e.headers['content-type']).startsWith('application/json')) problems.push(`${where}: Content-Type ${e.headers['content-type']}`);
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        problems.push(`${where}: body is not JSON: ${text.slice(0, 80)}`);
-        continue;
-      }
-      check(where, validator.validateResponse(e.method, e.path, e.status, body));
-    }
+    const { problems, rest, streams, lines, tolerated } = validateExchanges(validator, proxy);
     if (problems.length > 0) throw new Error(`${problems.length} violations of the v20 definitions:\n${problems.join('\n')}`);
     expect(rest).toBe(calls); // the proxy saw every call the client made
     expect(streams).toBe(2);
@@ -469,3 +440,88 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
     console.info(`[contract] validated ${rest} REST responses and ${lines} lines of ${streams} streams against the v20 definitions; tolerated live-API additions: ${JSON.stringify(Object.fromEntries(tolerated))}`);
   });
 });
+
+describe.skipIf(!HAS_SHARED)('the official client with Accept-Datetime-Format: UNIX', () => {
+  it('reads, trades and fetches candles with UNIX times, and every response validates', async () => {
+    const validator = OpenApiValidator.load();
+    const sandbox = await startSandbox({ port: 0, clock: 'manual', feed: false, start: '2024-01-03T10:00:00Z' });
+    const proxy = await startRecordingProxy(sandbox.url);
+    try {
+      const ctx = new Context(proxy.hostname, proxy.port, false, 'fxflow-test');
+      (ctx as unknown as { headers: Record<string, string> }).headers['Accept-Datetime-Format'] = 'UNIX';
+      const id = sandbox.accountIDs[0] ?? '';
+      sandbox.pushPrice({ instrument: INSTRUMENT, bid: '1.10000', ask: '1.10020' });
+      const before = calls;
+      const a = await call(200, (cb) => ctx.account.get(id, cb));
+      expect(a.body?.account.createdTime).toMatch(/^\d+\.\d+$/);
+      const m = await call(201, (cb) => ctx.order.market(id, { instrument: INSTRUMENT, units: '-250', stopLossOnFill: { price: '1.11000' } }, cb));
+      expect(m.body?.orderFillTransaction.time).toBe('1704276000.000000000'); // 2024-01-03T10:00:00Z
+      expect(m.body?.orderFillTransaction.tradeOpened.units).toBe('-250');
+      const t = await call(200, (cb) => ctx.trade.list(id, { state: 'OPEN' }, cb));
+      expect(t.body?.trades[0].openTime).toMatch(/^\d+\.\d+$/);
+      const c = await call(200, (cb) => ctx.instrument.candles(INSTRUMENT, { granularity: 'H1', count: 3, price: 'M' }, cb));
+      expect(c.body?.candles.length).toBeGreaterThan(0);
+      for (const k of c.body?.candles as Body[]) {
+        expect(k).toBeInstanceOf(C(ins, 'Candlestick'));
+        expect(k.time).toMatch(/^\d+\.\d+$/);
+        expect(k.mid).toBeInstanceOf(C(ins, 'CandlestickData'));
+      }
+      const { problems, rest } = validateExchanges(validator, proxy);
+      if (problems.length > 0) throw new Error(`${problems.length} violations of the v20 definitions:\n${problems.join('\n')}`);
+      expect(rest).toBe(calls - before);
+    } finally {
+      proxy.cutOpenResponses();
+      await proxy.close();
+      await sandbox.close();
+    }
+  });
+});
+
+/**
+ * Validates everything a proxy recorded: each REST body against its operation and status, each stream
+ * line as a Transaction/TransactionHeartbeat or ClientPrice/PricingHeartbeat, the declared headers
+ * (RequestID on every response, Location where v20 declares it) and the JSON Content-Type.
+ */
+function validateExchanges(validator: OpenApiValidator, proxy: RecordingProxy) {
+  const problems: string[] = [];
+  const tolerated = new Map<string, number>();
+  const check = (where: string, violations: Violation[]) => {
+    for (const x of violations) {
+      const kind = liveApiAddition(x);
+      if (kind === undefined) problems.push(...formatViolations(where, [x]));
+      else tolerated.set(kind, (tolerated.get(kind) ?? 0) + 1);
+    }
+  };
+  let rest = 0;
+  let streams = 0;
+  let lines = 0;
+  for (const e of proxy.exchanges) {
+    const where = `${e.method} ${e.path} ${e.status}`;
+    const text = bodyText(e);
+    for (const h of validator.declaredHeaders(e.method, e.path, e.status) ?? ['RequestID']) {
+      if (h !== 'Link' && e.headers[h.toLowerCase()] === undefined) problems.push(`${where}: no ${h} header`);
+    }
+    if (/\/stream(\?|$)/.test(e.path)) {
+      const stream = e.path.includes('/transactions/') ? 'transaction' : 'pricing';
+      streams++;
+      if (text.length > 0 && !text.endsWith('\n')) problems.push(`${where}: the stream ended inside a line`);
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        lines++;
+        check(`${where} line ${lines}`, validator.validateStreamLine(stream, line));
+      }
+      continue;
+    }
+    rest++;
+    if (!String(e.headers['content-type']).startsWith('application/json')) problems.push(`${where}: Content-Type ${e.headers['content-type']}`);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      problems.push(`${where}: body is not JSON: ${text.slice(0, 80)}`);
+      continue;
+    }
+    check(where, validator.validateResponse(e.method, e.path, e.status, body));
+  }
+  return { problems, rest, streams, lines, tolerated };
+}

@@ -336,6 +336,14 @@ describe.skipIf(!HAS_SHARED)('OpenAPI validator: operations by concrete path', (
     expect(op?.params).toMatchObject({ ...params, ...(path.startsWith(A) ? { accountID: ACCOUNT } : {}) });
   });
 
+  it('lists the headers a response declares', () => {
+    expect(v.declaredHeaders('POST', `${A}/orders`, 201)?.sort()).toEqual(['Location', 'RequestID']);
+    expect(v.declaredHeaders('GET', `${A}/transactions`, 200)).toContain('RequestID');
+    expect(v.declaredHeaders('GET', `${A}/trades/6`, 404)).toEqual(['RequestID']); // through #/responses/404
+    expect(v.declaredHeaders('PUT', `${A}/positions/EUR_USD/close`, 200)?.sort()).toEqual(['Location', 'RequestID']);
+    expect(v.declaredHeaders('GET', `${A}/summary`, 404)).toBeUndefined(); // getAccountSummary declares no 404
+  });
+
   it('maps every concrete transaction and order type of the definitions', () => {
     expect(v.concreteDefinition('Transaction', 'ORDER_FILL')).toBe('OrderFillTransaction');
     expect(v.concreteDefinition('Transaction', 'STOP_LOSS_ORDER_REJECT')).toBe('StopLossOrderRejectTransaction');

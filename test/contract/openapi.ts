@@ -196,6 +196,20 @@ export class OpenApiValidator {
     return out;
   }
 
+  /**
+   * The response headers the definitions declare for a method, concrete path and status (e.g.
+   * `RequestID`, `Location` on an order create, `Link` on pages), or undefined when there is no such
+   * response. Declared does not mean always sent: `Link` only comes with more pages.
+   */
+  declaredHeaders(method: string, path: string, status: number): string[] | undefined {
+    const op = this.findOperation(method, path);
+    if (!op) return undefined;
+    let response = this.spec.paths[op.template]?.[op.method.toLowerCase()]?.responses?.[String(status)];
+    if (response?.$ref) response = this.deref(response.$ref);
+    if (!response) return undefined;
+    return Object.keys((response as { headers?: Record<string, unknown> }).headers ?? {});
+  }
+
   /** Validates a value against a named definition, e.g. (`Transaction`, tx). Polymorphic bases dispatch on `type`. */
   validateDefinition(name: string, value: unknown, opts: ValidateOptions = {}, path = '$'): Violation[] {
     const out: Violation[] = [];
