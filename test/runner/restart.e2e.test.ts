@@ -1,0 +1,90 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/runner/journal.ts';
+import { accountTransactions, duplicateOrders, pricePath, rig, type Rig } from './harness.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+let r: Rig | undefined;
+let child: ChildProcess | undefined;
+afterEach(async () => {
+  child?.kill('SIGKILL');
+  await r?.close();
+  r = undefined;
+});
+
+/** Starts `fxflow run` on the sandbox; resolves once it says it is running. */
+async function startRunner(sandbox: Rig['sandbox'], journal: string, log: string): Promise<{ proc: ChildProcess; out: () => string; exited: Promise<number | null> }> {
+  const url = sandbox.url;
+  const before = sandbox.stats().streamConnections;
+  const proc = spawn(process.execPath, [join('bin', 'fxflow.js'), 'run', 'test/runner/ping-pong-strategy.ts', '--env', 'sandbox', '--url', url, '--journal', journal, '--status-every', '0', '--warmup', '0', '--log-file', log], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((res) => proc.on('exit', (code) => res(code)));
+  const t0 = Date.now();
+  // Running, and both streams (transactions, pricing) connected.
+  while (!out.includes('Ctrl-C stops') || sandbox.stats().streamConnections < before + 2) {
+    if (proc.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`fxflow run did not start: ${out} ${err}`);
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  return { proc, out: () => out, exited };
+}
+import { join } from 'node:path';
+
+describe('kill -9 and restart', () => {
+  it('10 SIGKILLs at random points, restarts: 0 duplicate orders, 0 missed transactions, strategy state restored', async () => {
+    r = await rig();
+    const start = (await r.rest.summary(r.accountID)).lastTransactionID;
+    const log = join(r.journalDir, '..', `${process.pid}-run.log`);
+    let run = await startRunner(r.sandbox, r.journalDir, log);
+    child = run.proc;
+    const path = pricePath(400);
+    let kills = 0;
+    let i = 0;
+    let seed = 12345;
+    const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    while (kills < 10 && i < path.length) {
+      const p = path[i++]!;
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+      const killNow = i % 3 === 0 && rand() < 0.45;
+      // Every 3rd price makes an order: a kill a few ms later lands between the journal write, the
+      // submission, the fill and its journaling.
+      await new Promise((res) => setTimeout(res, Math.floor(rand() * (killNow ? 12 : 40))));
+      if (killNow) {
+        // Every 3rd price makes an order: a kill here lands between submission, fill and journal writes.
+        run.proc.kill('SIGKILL');
+        await run.exited;
+        kills++;
+        run = await startRunner(r.sandbox, r.journalDir, log);
+        child = run.proc;
+      }
+    }
+    // Let the last run catch up, then stop it gracefully.
+    await new Promise((res) => setTimeout(res, 1500));
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    const txs = await accountTransactions(r, start);
+    const j = Journal.open(r.journalDir).contents();
+    const missed = txs.filter((t) => !j.transactions.some((x) => x.id === t.id)).length;
+    const dup = duplicateOrders(txs);
+    const orders = new Set(txs.filter((t) => t.type === 'MARKET_ORDER').map((t) => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id)).size;
+    const fills = txs.filter((t) => t.type === 'ORDER_FILL').length;
+    const state = j.state?.state as { orders: number; fills: number; ticks: number };
+    const { readFileSync } = await import('node:fs');
+    const logText = readFileSync(log, 'utf8');
+    const found = logText.split('journaled intent had reached the broker').length - 1;
+    const resubmitted = logText.split('journaled intent never reached the broker').length - 1;
+    const summaryLine = run.out().split('\n').find((l) => l.startsWith('intents')) ?? '';
+    console.log(`[restart] ${kills} SIGKILLs over ${i} prices; ${txs.length} transactions, ${orders} orders, ${fills} fills; missed ${missed}, duplicate orders ${dup}; restored state ${JSON.stringify(state)}; unconfirmed intents after kills: ${found} found at the broker by @clientID, ${resubmitted} resubmitted; last run: ${summaryLine}`);
+    expect(kills).toBe(10);
+    expect(orders).toBeGreaterThan(10);
+    expect(missed).toBe(0);
+    expect(dup).toBe(0);
+    expect(j.intents).toEqual([]);
+    expect(state.orders).toBe(orders);
+    expect(state.fills).toBe(fills);
+  }, 240_000);
+});
