@@ -225,7 +225,8 @@ export class Ledger {
     if (o.tradeID !== undefined && o.type in DEPENDENT_SLOT) {
       const trade = this.trades.get(o.tradeID);
       const slot = DEPENDENT_SLOT[o.type as DependentType];
-      if (trade && trade[slot] === orderID) delete trade[slot];
+      // Cleared, not deleted: `delete` would turn the trade into a slow dictionary-mode object.
+      if (trade && trade[slot] === orderID) trade[slot] = undefined;
     }
   }
 
