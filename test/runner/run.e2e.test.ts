@@ -30,3 +30,37 @@ describe('runner against the sandbox', () => {
     console.log(res.report);
   });
 });
+
+describe('recovery of journaled intents', () => {
+  it('an unconfirmed intent that reached the broker is found by @clientID and not resubmitted; one that did not is submitted once', async () => {
+    r = await rig();
+    const start = (await r.rest.summary(r.accountID)).lastTransactionID;
+    r.sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.10015 });
+    // A first run journals its baseline, then stops.
+    const first = r.runner();
+    await first.start();
+    await first.stop('first');
+    // As if a run had crashed: two intents journaled, only the first reached the broker.
+    const { Journal } = await import('../../src/runner/journal.ts');
+    const j = Journal.open(r.journalDir);
+    const sent = { kind: 'order' as const, id: 'ping-pong-crash-1', request: { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never };
+    const lost = { kind: 'order' as const, id: 'ping-pong-crash-2', request: { type: 'MARKET', instrument: 'EUR_USD', units: '-1000' } as never };
+    j.intent(sent, 0);
+    j.intent(lost, 0);
+    j.close();
+    await r.rest.createOrder(r.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '1000', clientExtensions: { id: sent.id } } as never);
+    const second = r.runner();
+    await second.start();
+    await settle(r, second);
+    const res = await second.stop('second');
+    const txs = await accountTransactions(r, start);
+    const byClient = (id: string) => txs.filter((t) => t.type === 'MARKET_ORDER' && (t as { clientExtensions?: { id?: string } }).clientExtensions?.id === id).length;
+    console.log(`[recovery] looked up ${res.recovered.lookedUp}, resubmitted ${res.recovered.resubmitted}, replayed ${res.recovered.replayed}; orders per client ID: ${sent.id}=${byClient(sent.id)}, ${lost.id}=${byClient(lost.id)}`);
+    expect(res.recovered.lookedUp).toBe(2);
+    expect(res.recovered.resubmitted).toBe(1);
+    expect(byClient(sent.id)).toBe(1);
+    expect(byClient(lost.id)).toBe(1);
+    expect(duplicateOrders(txs)).toBe(0);
+    expect(res.recovered.restoredState).toBe(true);
+  });
+});
