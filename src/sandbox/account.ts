@@ -226,11 +226,22 @@ export class SandboxAccount {
 
   /** An order (any state) by ID or `@clientID`. */
   findOrder(spec: string): OrderView | undefined {
-    if (!spec.startsWith('@')) return this.#orders.get(spec);
-    const cid = spec.slice(1);
     let found: OrderView | undefined;
-    for (const o of this.#orders.values()) if (o.clientExtensions?.id === cid) found = o;
-    return found;
+    if (!spec.startsWith('@')) found = this.#orders.get(spec);
+    else {
+      const cid = spec.slice(1);
+      for (const o of this.#orders.values()) if (o.clientExtensions?.id === cid) found = o;
+    }
+    return found ? this.#live(found) : undefined;
+  }
+
+  /** A pending trailing stop's view with its current trailingStopValue. */
+  #live(o: OrderView): OrderView {
+    if (o.type === 'TRAILING_STOP_LOSS' && o.state === 'PENDING') {
+      const v = this.broker.sandboxTrailingStopValue(o.id);
+      if (v !== undefined) o.trailingStopValue = v;
+    }
+    return o;
   }
 
   /** An open trade by ID or `@clientID`. */
@@ -244,14 +255,14 @@ export class SandboxAccount {
 
   /** Orders newest first. */
   orders(): OrderView[] {
-    return [...this.#orders.values()].reverse();
+    return [...this.#orders.values()].reverse().map((o) => this.#live(o));
   }
 
   pendingOrders(): OrderView[] {
     const out: OrderView[] = [];
     for (const id of this.broker.ledger.pendingOrders.keys()) {
       const o = this.#orders.get(id);
-      if (o) out.push(o);
+      if (o) out.push(this.#live(o));
     }
     return out.sort((a, b) => Number(b.id) - Number(a.id));
   }
@@ -311,7 +322,7 @@ export class SandboxAccount {
       financing: formatAmount(t.financing),
     };
     if (t.clientExtensions) out.clientExtensions = t.clientExtensions;
-    const dep = (id: string | undefined): Obj | undefined => (id !== undefined ? this.#orders.get(id) : undefined);
+    const dep = (id: string | undefined): Obj | undefined => (id !== undefined ? this.findOrder(id) : undefined);
     const tp = dep(t.takeProfitOrderID);
     if (tp) out.takeProfitOrder = tp;
     const sl = dep(t.stopLossOrderID);

@@ -141,6 +141,21 @@ describe('sandbox: orders, trades, positions', () => {
     expect(nothing.status).toBe(400);
   });
 
+  it('reports a trailing stop value that follows the market', async () => {
+    sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
+    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100', trailingStopLossOnFill: { distance: '0.00500' } } });
+    const tradeID = r.body.orderFillTransaction.tradeOpened.tradeID as string;
+    const before = (await call('GET', `${A}/trades/${tradeID}`)).body.trade.trailingStopLossOrder;
+    expect(before.trailingStopValue).toBe('1.09500');
+    sb.pushPrice({ instrument: 'EUR_USD', bid: 1.102, ask: 1.1022 });
+    const after = (await call('GET', `${A}/orders/${before.id}`)).body.order;
+    expect(after.trailingStopValue).toBe('1.09700');
+    const ch = await call('GET', `${A}/changes?sinceTransactionID=${r.body.lastTransactionID}`);
+    expect(ch.body.state.orders).toEqual([{ id: before.id, trailingStopValue: '1.09700', triggerDistance: '0.00500', isTriggerDistanceExact: true }]);
+    await call('PUT', `${A}/trades/${tradeID}/close`);
+    sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
+  });
+
   it('paginates GET /orders with Link rel="next"', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {

@@ -369,8 +369,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const txs = a.transactions.slice(since);
     const changes = changesOf(a, txs);
     const state: Record<string, unknown> = { ...a.state() };
-    // DynamicOrderState: the sandbox does not publish trailing stop values, so only their IDs.
-    state.orders = a.pendingOrders().filter((o) => o.type === 'TRAILING_STOP_LOSS').map((o) => ({ id: o.id }));
+    // DynamicOrderState: the trailing stops' current values.
+    state.orders = a.pendingOrders().filter((o) => o.type === 'TRAILING_STOP_LOSS').map((o) => ({ id: o.id, trailingStopValue: o.trailingStopValue, triggerDistance: o.distance, isTriggerDistanceExact: true }));
     state.trades = a.openTrades().map((t) => ({ id: t.id, unrealizedPL: t.unrealizedPL, marginUsed: t.marginUsed }));
     state.positions = a.positions(true).map((p) => ({ instrument: p.instrument, netUnrealizedPL: p.unrealizedPL, longUnrealizedPL: (p.long as Record<string, unknown>).unrealizedPL, shortUnrealizedPL: (p.short as Record<string, unknown>).unrealizedPL, marginUsed: p.marginUsed }));
     return ok({ changes, state, lastTransactionID: a.broker.ledger.lastTransactionID });

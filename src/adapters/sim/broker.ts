@@ -1536,6 +1536,12 @@ export class SimBroker implements Execution {
     if (fields.marginRate !== undefined) d.marginRate = fields.marginRate;
     this.#emit(d);
   }
+
+  /** The current level of a pending trailing stop loss (v20 trailingStopValue), or undefined. */
+  sandboxTrailingStopValue(orderID: string): string | undefined {
+    const o = this.#orders.get(orderID);
+    return o && o.type === 'TRAILING_STOP_LOSS' ? o.instrument.price(o.level) : undefined;
+  }
   // ---- end of the sandbox's block
 }
 
