@@ -33,6 +33,7 @@ interface V20Context {
     summary(id: string, cb: Callback): void;
     instruments(id: string, q: Body, cb: Callback): void;
     changes(id: string, q: Body, cb: Callback): void;
+    configure(id: string, body: Body, cb: Callback): void;
   };
   order: {
     market(id: string, spec: Body, cb: Callback): void;
@@ -43,11 +44,14 @@ interface V20Context {
     listPending(id: string, cb: Callback): void;
     get(id: string, orderID: string, cb: Callback): void;
     cancel(id: string, orderID: string, cb: Callback): void;
+    setClientExtensions(id: string, orderID: string, body: Body, cb: Callback): void;
   };
   trade: {
     list(id: string, q: Body, cb: Callback): void;
     get(id: string, tradeID: string, cb: Callback): void;
     close(id: string, tradeID: string, body: Body, cb: Callback): void;
+    setClientExtensions(id: string, tradeID: string, body: Body, cb: Callback): void;
+    setDependentOrders(id: string, tradeID: string, body: Body, cb: Callback): void;
   };
   position: {
     list(id: string, cb: Callback): void;
@@ -57,6 +61,8 @@ interface V20Context {
   transaction: {
     since(id: string, q: Body, cb: Callback): void;
     range(id: string, q: Body, cb: Callback): void;
+    list(id: string, q: Body, cb: Callback): void;
+    get(id: string, transactionID: string, cb: Callback): void;
     stream(id: string, onLine: (x: Body) => void, cb: Callback): void;
   };
   instrument: { candles(instrument: string, q: Body, cb: Callback): void };
@@ -272,6 +278,32 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
     expect(s.body?.orderCreateTransaction.stopLossOnFill).toBeInstanceOf(C(tx, 'StopLossDetails'));
     stopID = s.body?.orderCreateTransaction.id;
     expectFaithful(validator, s);
+  });
+
+  it('sets client extensions and dependent orders, configures the account, reads transaction pages', async () => {
+    const te = await call(200, (cb) => ctx.trade.setClientExtensions(id, marketTradeID, { clientExtensions: { id: 'contract-trade', tag: 'contract' } }, cb));
+    expect(te.body?.tradeClientExtensionsModifyTransaction).toBeInstanceOf(C(tx, 'TradeClientExtensionsModifyTransaction'));
+    expectFaithful(validator, te);
+    const byClientID = await call(200, (cb) => ctx.trade.get(id, '@contract-trade', cb));
+    expect(byClientID.body?.trade.id).toBe(marketTradeID);
+    expect(byClientID.body?.trade.clientExtensions).toBeInstanceOf(C(tx, 'ClientExtensions'));
+    const dep = await call(200, (cb) => ctx.trade.setDependentOrders(id, marketTradeID, { takeProfit: { price: '1.11500' } }, cb));
+    expect(dep.body?.takeProfitOrderCancelTransaction).toBeInstanceOf(C(tx, 'OrderCancelTransaction'));
+    expect(dep.body?.takeProfitOrderTransaction).toBeInstanceOf(C(tx, 'TakeProfitOrderTransaction'));
+    expect(dep.body?.takeProfitOrderTransaction.price).toBe('1.11500');
+    expectFaithful(validator, dep);
+    const oe = await call(200, (cb) => ctx.order.setClientExtensions(id, limitID, { clientExtensions: { id: 'contract-limit' } }, cb));
+    expect(oe.body?.orderClientExtensionsModifyTransaction).toBeInstanceOf(C(tx, 'OrderClientExtensionsModifyTransaction'));
+    expectFaithful(validator, oe);
+    const cfg = await call(200, (cb) => ctx.account.configure(id, { alias: 'contract' }, cb));
+    expect(cfg.body?.clientConfigureTransaction).toBeInstanceOf(C(tx, 'ClientConfigureTransaction'));
+    expectFaithful(validator, cfg);
+    const pages = await call(200, (cb) => ctx.transaction.list(id, { pageSize: 5 }, cb));
+    expect(pages.body?.pages.length).toBeGreaterThan(1);
+    expectFaithful(validator, pages);
+    const one = await call(200, (cb) => ctx.transaction.get(id, marketTradeID, cb));
+    expect(one.body?.transaction).toBeInstanceOf(C(tx, 'OrderFillTransaction')); // a trade's ID is its fill's
+    expectFaithful(validator, one);
   });
 
   it('lists orders: the pending limit and stop, and the take profit and stop loss of the trade', async () => {
