@@ -205,10 +205,23 @@ export class V20Execution implements Execution {
         return since.some((t) => t.type === 'MARKET_ORDER' && closesTrade(t, intent.tradeSpecifier)) || (intent.units === 'ALL' && (await tradeClosed(rest, acc, intent.tradeSpecifier)));
       case 'closePosition':
         return since.some((t) => t.type === 'MARKET_ORDER' && positionCloseoutOf(t) === intent.instrument);
-      case 'tradeOrders':
-        return since.some((t) => /(TAKE_PROFIT|STOP_LOSS|TRAILING_STOP_LOSS|GUARANTEED_STOP_LOSS)_ORDER|ORDER_CANCEL/.test(t.type) && relatesToTrade(t, intent.tradeSpecifier));
+      case 'tradeOrders': {
+        const tradeID = await resolveTrade(rest, acc, intent.tradeSpecifier);
+        if (since.some((t) => /^(TAKE_PROFIT|STOP_LOSS|TRAILING_STOP_LOSS|GUARANTEED_STOP_LOSS)_ORDER(_REJECT)?$/.test(t.type) && relatesToTrade(t, intent.tradeSpecifier, tradeID))) return true;
+        // A request that only cancels leaves ORDER_CANCELs of the trade's dependent orders.
+        for (const t of since) {
+          if (t.type !== 'ORDER_CANCEL') continue;
+          const o = await rest.order(acc, (t as { orderID: string }).orderID).catch(() => undefined);
+          if (o !== undefined && (o as { tradeID?: string }).tradeID === tradeID) return true;
+        }
+        return false;
+      }
       case 'clientExtensions':
-        return since.some((t) => t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY' || t.type === 'TRADE_CLIENT_EXTENSIONS_MODIFY');
+        return since.some((t) =>
+          intent.orderSpecifier !== undefined
+            ? (t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY' || t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY_REJECT') && matchesOrder(t, intent.orderSpecifier)
+            : (t.type === 'TRADE_CLIENT_EXTENSIONS_MODIFY' || t.type === 'TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT') && relatesToTrade(t, intent.tradeSpecifier ?? '', undefined),
+        );
       default:
         return assertNever(intent, 'intent');
     }
@@ -221,9 +234,12 @@ function withClientID(request: OrderRequest, id: string): OrderRequest {
   return { ...request, clientExtensions: { ...ext, id } } as OrderRequest;
 }
 
+/** Whether a transaction names the order `spec` (an ID, or `@clientID` before or after a client-extensions change). */
 function matchesOrder(t: Transaction, spec: string): boolean {
-  const x = t as { orderID?: string; clientOrderID?: string };
-  return spec.startsWith('@') ? x.clientOrderID === spec.slice(1) : x.orderID === spec;
+  const x = t as { orderID?: string; clientOrderID?: string; clientExtensionsModify?: { id?: string } };
+  if (!spec.startsWith('@')) return x.orderID === spec;
+  const cid = spec.slice(1);
+  return x.clientOrderID === cid || x.clientExtensionsModify?.id === cid;
 }
 
 function closesTrade(t: Transaction, spec: string): boolean {
@@ -237,9 +253,24 @@ function positionCloseoutOf(t: Transaction): string | undefined {
   return x.longPositionCloseout?.instrument ?? x.shortPositionCloseout?.instrument;
 }
 
-function relatesToTrade(t: Transaction, spec: string): boolean {
-  const x = t as { tradeID?: string; clientTradeID?: string };
-  return spec.startsWith('@') ? x.clientTradeID === spec.slice(1) : x.tradeID === spec;
+/** Whether a transaction names the trade `spec` (an ID or `@clientID`), or the already resolved `tradeID`. */
+function relatesToTrade(t: Transaction, spec: string, tradeID: string | undefined): boolean {
+  const x = t as { tradeID?: string; clientTradeID?: string; tradeClientExtensionsModify?: { id?: string } };
+  if (tradeID !== undefined && x.tradeID === tradeID) return true;
+  if (!spec.startsWith('@')) return x.tradeID === spec;
+  const cid = spec.slice(1);
+  return x.clientTradeID === cid || x.tradeClientExtensionsModify?.id === cid;
+}
+
+/** The numeric ID of a trade specifier, or undefined when v20 does not know it (any more). */
+async function resolveTrade(rest: V20Rest, acc: string, spec: string): Promise<string | undefined> {
+  if (!spec.startsWith('@')) return spec;
+  try {
+    return (await rest.trade(acc, spec)).id;
+  } catch (e) {
+    if (e instanceof V20Error && e.status === 404) return undefined;
+    throw e;
+  }
 }
 
 async function tradeClosed(rest: V20Rest, acc: string, spec: string): Promise<boolean> {

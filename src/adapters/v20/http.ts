@@ -381,6 +381,11 @@ export class V20Http {
     };
   }
 
+  /** True once `close()` was called: streams stop reconnecting. */
+  get closed(): boolean {
+    return this.#closing.signal.aborted;
+  }
+
   /** Closes both pools; requests in flight finish or fail, waiting retries stop. */
   async close(): Promise<void> {
     this.#closing.abort(new V20Error({ code: 'V20_NETWORK', method: '-', path: '-', message: 'the v20 client was closed' }));

@@ -143,6 +143,24 @@ describe('pricingStream', () => {
     expect(streamConnections).toBe(1);
   });
 
+  it('completes when the client is closed instead of reconnecting forever', async () => {
+    streamConnections = 0;
+    onStream = (_k, res) => {
+      res.writeHead(200);
+      res.write(line(price('1.10000')));
+    };
+    const { http } = client();
+    let completed = false;
+    const first = new Promise<void>((resolve) => {
+      pricingStream(http, 'A', ['EUR_USD'], { reconnectBaseMs: 10 }).subscribe({ next: () => resolve(), complete: () => (completed = true) });
+    });
+    await first;
+    await http.close();
+    for (let i = 0; i < 100 && !completed; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(completed).toBe(true);
+    expect(streamConnections).toBe(1);
+  });
+
   it('ends with a typed error on 401 instead of reconnecting', async () => {
     streamConnections = 0;
     onStream = (_k, res) => {

@@ -81,6 +81,11 @@ function resilient<T>(
       let attempt = 0;
       let first = true;
       while (!stop.signal.aborted) {
+        if (http.closed) {
+          log.info('client closed, stream ends');
+          subscriber.complete();
+          return;
+        }
         const conn = new AbortController();
         const onStop = () => conn.abort(stop.signal.reason);
         stop.signal.addEventListener('abort', onStop, { once: true });
@@ -134,6 +139,7 @@ function resilient<T>(
           } else if (!stop.signal.aborted) log.info('stream ended by the server, reconnecting');
         } catch (e) {
           if (stop.signal.aborted) break;
+          if (http.closed) continue;
           if (stalled) {
             stats.stalls++;
             log.warn({ watchdogMs }, 'stream stalled, reconnecting');
