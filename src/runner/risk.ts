@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { merge, type Observable, Subject, tap } from 'rxjs';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
+import { toUnits } from '../domain/money.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import { formatTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
@@ -165,13 +166,19 @@ export class RiskExecution implements Execution {
     if (at < this.#dayEnd) return;
     const start = tradingDayStart(at);
     this.#dayEnd = start + 86_400_000;
-    this.#dayStartNav = this.#o.portfolio.nav;
+    this.#dayStartNav = this.#nav();
   }
 
   /** Today's loss so far (positive = loss), from the NAV at the first event of the trading day. */
   dailyLoss(): number {
     if (Number.isNaN(this.#dayStartNav)) return 0;
-    return this.#dayStartNav - this.#o.portfolio.nav;
+    return this.#dayStartNav - this.#nav();
+  }
+
+  /** Balance (from the ledger, whatever was marked) plus unrealized P/L at the latest quotes. */
+  #nav(): number {
+    const p = this.#o.portfolio;
+    return toUnits(p.ledger.balance) + p.unrealizedTotal();
   }
 
   submit(intent: OrderIntent): void {
