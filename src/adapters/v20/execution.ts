@@ -9,6 +9,7 @@ import { backoffDelay, sleep } from './rate-limit.ts';
 import type { OrderResponse, V20Rest } from './rest.ts';
 import { type StreamOptions, transactionStream } from './stream.ts';
 
+/** What V20Execution needs: the client, the account, where its transaction stream starts, and stream/resubmission tuning. */
 export interface V20ExecutionOptions extends StreamOptions {
   readonly http: V20Http;
   readonly rest: V20Rest;
@@ -29,6 +30,7 @@ export interface SubmissionFailure {
   readonly outcome: 'rejected' | 'unknown';
 }
 
+/** Counters of the idempotency path, for reports and tests. */
 export interface ExecutionStats {
   submitted: number;
   /** Submissions whose first answer was a network error, timeout, 5xx or 429. */

@@ -4,6 +4,7 @@ import { Pool, buildConnector } from 'undici';
 import { V20Error, httpError } from './errors.ts';
 import { RateLimiter, backoffDelay, sleep } from './rate-limit.ts';
 
+/** How to reach one v20 environment. Only `baseUrl` is required; the defaults follow OANDA's published limits. */
 export interface V20HttpOptions {
   /** REST base, e.g. `https://api-fxpractice.oanda.com` (the `/v3` prefix is part of each path). */
   readonly baseUrl: string;
@@ -28,6 +29,7 @@ export interface V20HttpOptions {
   readonly connections?: number;
 }
 
+/** A 2xx answer: status, parsed JSON body, v20's `RequestID`, and the response headers (never the request's). */
 export interface V20Response<T> {
   readonly status: number;
   readonly body: T;
@@ -35,8 +37,10 @@ export interface V20Response<T> {
   readonly headers: Record<string, string | string[] | undefined>;
 }
 
+/** Query parameters; `undefined` values are left out. */
 export type V20Query = Record<string, string | number | boolean | undefined>;
 
+/** One request for `V20Http.request`. */
 export interface V20Request {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   readonly path: string;

@@ -35,12 +35,14 @@ export interface OrderResponse {
   readonly [field: string]: unknown;
 }
 
+/** An entry of GET /v3/accounts. */
 export interface AccountProperties {
   readonly id: string;
   readonly mt4AccountID?: number;
   readonly tags?: string[];
 }
 
+/** Query of GET /v3/instruments/{instrument}/candles; times are epoch ms or v20 time strings, sent in the client's datetime format. */
 export interface CandlesQuery {
   /** Components: any of M, B, A (default M). */
   readonly price?: string;
@@ -56,6 +58,7 @@ export interface CandlesQuery {
   readonly weeklyAlignment?: 'Monday' | 'Tuesday' | 'Wednesday' | 'Thursday' | 'Friday' | 'Saturday' | 'Sunday';
 }
 
+/** Filter of the orders and trades lists. */
 export interface ListFilter {
   readonly ids?: readonly string[];
   readonly state?: string;
@@ -65,6 +68,7 @@ export interface ListFilter {
   readonly beforeID?: string;
 }
 
+/** Query of GET /v3/accounts/{id}/transactions (time range, page size, types). */
 export interface TransactionPagesQuery {
   readonly from?: number | string;
   readonly to?: number | string;

@@ -25,6 +25,7 @@ export interface StreamStats {
   duplicates: number;
 }
 
+/** Fresh zeroed counters; pass them as `stats` to read a stream's figures. */
 export const newStreamStats = (): StreamStats => ({ connects: 0, reconnects: 0, stalls: 0, malformed: 0, delivered: 0, backfilled: 0, duplicates: 0 });
 
 export interface StreamOptions {
