@@ -51,6 +51,8 @@ interface Figures {
   mode: string;
   candles: number;
   wallMs: number;
+  /** CPU time of the run (user + system): steadier than wall time on a shared machine. */
+  cpuMs: number;
   processMs: number;
   candlesPerSec: number;
   peakRssMB: number;
@@ -65,6 +67,7 @@ async function engineRun(n: number, exits: boolean): Promise<Figures> {
     : await loadStrategy(fileURLToPath(new URL('../../strategies/sma-cross.ts', import.meta.url)), ['instrument=EUR_USD', 'granularity=M1', 'component=M', 'fast=10', 'slow=30']);
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const r = await runBacktest({
     loaded,
     config,
@@ -75,10 +78,12 @@ async function engineRun(n: number, exits: boolean): Promise<Figures> {
     log: silent,
   });
   const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
   return {
     mode: exits ? 'engine-exits' : 'engine',
     candles: r.engine.candles,
     wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
     processMs: performance.now(),
     candlesPerSec: r.engine.candles / (wallMs / 1000),
     peakRssMB: process.resourceUsage().maxRSS / 1024,
@@ -100,6 +105,7 @@ async function engineRun(n: number, exits: boolean): Promise<Figures> {
  */
 function loopRun(n: number, exits: boolean): Figures {
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const fastN = 10, slowN = 30, size = 10000;
   const snap = (x: number): number => Math.round(x * 1e5) / 1e5;
   const fb = new Float64Array(fastN), sb = new Float64Array(slowN);
@@ -193,10 +199,12 @@ function loopRun(n: number, exits: boolean): Figures {
     }
   }
   const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
   return {
     mode: exits ? 'loop-exits' : 'loop',
     candles: count,
     wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
     processMs: performance.now(),
     candlesPerSec: count / (wallMs / 1000),
     peakRssMB: process.resourceUsage().maxRSS / 1024,
@@ -228,11 +236,14 @@ async function main(): Promise<void> {
   const loopX = child('loop-exits', n);
   const ratio = loop.candlesPerSec / engine.candlesPerSec;
   const ratioX = loopX.candlesPerSec / engineX.candlesPerSec;
+  const cpuRatio = engine.cpuMs / loop.cpuMs;
+  const cpuRatioX = engineX.cpuMs / loopX.cpuMs;
   const fmt = (x: number): string => Math.round(x).toLocaleString('en-US');
   const row = (name: string, x: Figures): string[] => [
     name,
     fmt(x.candles),
     (x.wallMs / 1000).toFixed(3),
+    (x.cpuMs / 1000).toFixed(3),
     (x.processMs / 1000).toFixed(3),
     fmt(x.candlesPerSec),
     x.peakRssMB.toFixed(1),
@@ -240,7 +251,7 @@ async function main(): Promise<void> {
     x.finalBalance.toFixed(2),
   ];
   const rows = [
-    ['', 'candles', 'wall s', 'process s', 'candles/s', 'peak RSS MB', 'fills', 'balance'],
+    ['', 'candles', 'wall s', 'cpu s', 'process s', 'candles/s', 'peak RSS MB', 'fills', 'balance'],
     row('engine', engine),
     row('hand loop', loop),
     row('engine ¼', quarter),
@@ -252,20 +263,23 @@ async function main(): Promise<void> {
   const rssGrowth = engine.peakRssMB / quarter.peakRssMB;
   console.log(`engine is ${ratio.toFixed(2)}× slower than the hand-written loop (target ≤ 2×); peak RSS ×${rssGrowth.toFixed(2)} for 4× the candles`);
   console.log(`with TP/SL/trailing on every entry: engine ${ratioX.toFixed(2)}× slower than its hand-written loop`);
+  console.log(`in CPU time (steadier on a shared machine): ${cpuRatio.toFixed(2)}×, with TP/SL/trailing ${cpuRatioX.toFixed(2)}×`);
   if (engine.fills !== loop.fills) console.log(`note: fills differ (engine ${engine.fills}, loop ${loop.fills})`);
   if (engineX.fills !== loopX.fills) console.log(`note: fills differ with exits (engine ${engineX.fills}, loop ${loopX.fills})`);
   console.log(
     JSON.stringify({
       candles: engine.candles,
-      engine: { candlesPerSec: Math.round(engine.candlesPerSec), wallMs: Math.round(engine.wallMs), processMs: Math.round(engine.processMs), peakRssMB: Math.round(engine.peakRssMB), fills: engine.fills },
-      loop: { candlesPerSec: Math.round(loop.candlesPerSec), wallMs: Math.round(loop.wallMs), processMs: Math.round(loop.processMs), peakRssMB: Math.round(loop.peakRssMB), fills: loop.fills },
+      engine: { candlesPerSec: Math.round(engine.candlesPerSec), wallMs: Math.round(engine.wallMs), cpuMs: Math.round(engine.cpuMs), processMs: Math.round(engine.processMs), peakRssMB: Math.round(engine.peakRssMB), fills: engine.fills },
+      loop: { candlesPerSec: Math.round(loop.candlesPerSec), wallMs: Math.round(loop.wallMs), cpuMs: Math.round(loop.cpuMs), processMs: Math.round(loop.processMs), peakRssMB: Math.round(loop.peakRssMB), fills: loop.fills },
       ratio: Number(ratio.toFixed(3)),
+      cpuRatio: Number(cpuRatio.toFixed(3)),
       quarter: { candles: quarter.candles, peakRssMB: Math.round(quarter.peakRssMB) },
       rssGrowth: Number(rssGrowth.toFixed(3)),
       exits: {
-        engine: { candlesPerSec: Math.round(engineX.candlesPerSec), wallMs: Math.round(engineX.wallMs), processMs: Math.round(engineX.processMs), peakRssMB: Math.round(engineX.peakRssMB), fills: engineX.fills },
-        loop: { candlesPerSec: Math.round(loopX.candlesPerSec), wallMs: Math.round(loopX.wallMs), processMs: Math.round(loopX.processMs), peakRssMB: Math.round(loopX.peakRssMB), fills: loopX.fills },
+        engine: { candlesPerSec: Math.round(engineX.candlesPerSec), wallMs: Math.round(engineX.wallMs), cpuMs: Math.round(engineX.cpuMs), processMs: Math.round(engineX.processMs), peakRssMB: Math.round(engineX.peakRssMB), fills: engineX.fills },
+        loop: { candlesPerSec: Math.round(loopX.candlesPerSec), wallMs: Math.round(loopX.wallMs), cpuMs: Math.round(loopX.cpuMs), processMs: Math.round(loopX.processMs), peakRssMB: Math.round(loopX.peakRssMB), fills: loopX.fills },
         ratio: Number(ratioX.toFixed(3)),
+        cpuRatio: Number(cpuRatioX.toFixed(3)),
       },
       targets: {
         candlesPerSec: engine.candlesPerSec >= 1_000_000,
