@@ -1251,30 +1251,41 @@ export class SimBroker implements Execution {
 
     // The new trade's on-fill orders.
     if (opened) {
-      const base = { tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
-      const tce = c.tradeClientExtensions as ClientExtensions | undefined;
-      const withClientTrade = tce?.id !== undefined ? { ...base, clientTradeID: tce.id } : base;
-      if (tpPrice !== undefined) {
-        const d = details(c.takeProfitOnFill);
-        delete d.distance;
-        this.#track(this.#emit({ type: 'TAKE_PROFIT_ORDER', ...withClientTrade, ...d, price: inst.price(tpPrice), triggerCondition: 'DEFAULT' }), a.t);
-      }
-      if (slPrice !== undefined) {
-        const d = details(c.stopLossOnFill);
-        this.#track(this.#emit({ type: 'STOP_LOSS_ORDER', ...withClientTrade, ...d, price: inst.price(slPrice), triggerCondition: 'DEFAULT' }), a.t);
-      }
+      const clientTradeID = (c.tradeClientExtensions as ClientExtensions | undefined)?.id;
+      if (tpPrice !== undefined) this.#onFillOrder('TAKE_PROFIT_ORDER', fillID, clientTradeID, c.takeProfitOnFill, inst.price(tpPrice), false, undefined, a.t);
+      if (slPrice !== undefined) this.#onFillOrder('STOP_LOSS_ORDER', fillID, clientTradeID, c.stopLossOnFill, inst.price(slPrice), true, undefined, a.t);
       if (gslPrice !== undefined) {
-        const d = details(c.guaranteedStopLossOnFill);
-        this.#track(
-          this.#emit({ type: 'GUARANTEED_STOP_LOSS_ORDER', ...withClientTrade, ...d, price: inst.price(gslPrice), guaranteedExecutionPremium: inst.guaranteedStopLoss.premium, triggerCondition: 'DEFAULT' }),
-          a.t,
-        );
+        this.#onFillOrder('GUARANTEED_STOP_LOSS_ORDER', fillID, clientTradeID, c.guaranteedStopLossOnFill, inst.price(gslPrice), true, inst.guaranteedStopLoss.premium, a.t);
       }
-      if (c.trailingStopLossOnFill !== undefined) {
-        const d = details(c.trailingStopLossOnFill);
-        this.#track(this.#emit({ type: 'TRAILING_STOP_LOSS_ORDER', ...withClientTrade, ...d, triggerCondition: 'DEFAULT' }), a.t);
-      }
+      if (c.trailingStopLossOnFill !== undefined) this.#onFillOrder('TRAILING_STOP_LOSS_ORDER', fillID, clientTradeID, c.trailingStopLossOnFill, undefined, true, undefined, a.t);
     }
+  }
+
+  /**
+   * Creates one on-fill dependent order (reason ON_FILL) from its details, field by field (no
+   * spreads on the fill path): timeInForce GTC by default, gtdTime in v20's form.
+   */
+  #onFillOrder(
+    type: string,
+    fillID: string,
+    clientTradeID: string | undefined,
+    x: unknown,
+    price: string | undefined,
+    keepDistance: boolean,
+    premium: string | undefined,
+    at: UnixMs,
+  ): void {
+    const d = x as { distance?: string; timeInForce?: string; gtdTime?: string; clientExtensions?: ClientExtensions };
+    const draft: Draft = { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
+    if (clientTradeID !== undefined) draft.clientTradeID = clientTradeID;
+    draft.timeInForce = d.timeInForce ?? 'GTC';
+    if (d.gtdTime !== undefined) draft.gtdTime = formatTime(parseRequestTime(d.gtdTime));
+    if (d.clientExtensions !== undefined) draft.clientExtensions = d.clientExtensions;
+    if (d.distance !== undefined && keepDistance) draft.distance = d.distance;
+    if (price !== undefined) draft.price = price;
+    if (premium !== undefined) draft.guaranteedExecutionPremium = premium;
+    draft.triggerCondition = 'DEFAULT';
+    this.#track(this.#emit(draft), at);
   }
 
   /**
