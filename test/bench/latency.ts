@@ -1,0 +1,105 @@
+/**
+ * Tick-to-order latency of `fxflow run`, in process: from a price reaching the runner (parsed from
+ * the pricing stream line) to the order request's headers written to the socket (undici's
+ * `undici:client:sendHeaders` diagnostics channel), through the engine, the strategy, the journal
+ * (intent + state, fsync), the risk checks and the v20 execution queue.
+ *
+ * A local sandbox on 127.0.0.1 serves the account; a strategy orders on every price. Prices are sent
+ * one at a time (the next after the previous order settled), so each measurement is one tick's path.
+ *
+ * Call `benchLatency()` from `npm run bench`, or run this file:
+ *   node --import tsx test/bench/latency.ts [--ticks 2000]
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pino from 'pino';
+import { V20Http } from '../../src/adapters/v20/http.ts';
+import { V20Rest } from '../../src/adapters/v20/rest.ts';
+import { loadInstruments } from '../../src/domain/instrument.ts';
+import { Runner } from '../../src/runner/runner.ts';
+import { startSandbox } from '../../src/sandbox/server.ts';
+import { defineStrategy } from '../../src/strategy/api.ts';
+
+export interface LatencyFigures {
+  readonly ticks: number;
+  readonly orders: number;
+  /** Milliseconds, price received → order request written. */
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  /** The same with the journal's fsync switched off (what the durability costs). */
+  readonly noSync: { readonly p50: number; readonly p99: number; readonly max: number };
+}
+
+const everyTick = defineStrategy({
+  params: {},
+  subscribe: { ticks: ['EUR_USD'] },
+  onTick(ctx) {
+    return [ctx.market('EUR_USD', ctx.position('EUR_USD').net > 0 ? '-1000' : '1000')];
+  },
+});
+
+async function measure(ticks: number, sync: boolean): Promise<{ p50: number; p99: number; max: number; orders: number }> {
+  const sandbox = await startSandbox({ heartbeatMs: 1000 });
+  const log = pino({ level: 'silent' });
+  const http = new V20Http({ baseUrl: sandbox.url, log, rate: { perSecond: 100_000, burst: 100_000 }, connectionsPerSecond: 100 });
+  const rest = new V20Rest(http);
+  const accountID = sandbox.accountIDs[0]!;
+  const dir = mkdtempSync(join(tmpdir(), 'fxflow-latency-'));
+  const runner = new Runner({ strategy: everyTick as never, name: 'latency', params: {}, http, rest, accountID, instruments: loadInstruments(), journalDir: dir, journalSync: sync, log, statusEveryMs: 0, warmup: 0 });
+  const samples: number[] = [];
+  const onSend = (m: unknown): void => {
+    const req = (m as { request?: { method?: string; path?: string } }).request;
+    if (req?.method === 'POST' && req.path?.endsWith('/orders')) samples.push(performance.now() - runner.tickReceivedAt);
+  };
+  subscribe('undici:client:sendHeaders', onSend);
+  try {
+    await runner.start();
+    const t0 = Date.UTC(2024, 0, 2, 10);
+    for (let i = 0; i < ticks; i++) {
+      const bid = 1.1 + 0.0001 * Math.sin(i / 5);
+      const time = t0 + (i + 1) * 1000;
+      sandbox.setTime(time);
+      sandbox.pushPrice({ instrument: 'EUR_USD', bid: bid.toFixed(5), ask: (bid + 0.00015).toFixed(5), time });
+      const deadline = Date.now() + 10_000;
+      while (samples.length < i + 1 || Number(runner.journal.lastTransactionID) < 2 + 2 * (i + 1)) {
+        if (Date.now() > deadline) throw new Error(`latency bench: tick ${i} got no order`);
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    await runner.stop('bench');
+  } finally {
+    unsubscribe('undici:client:sendHeaders', onSend);
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const s = [...samples].sort((a, b) => a - b);
+  const q = (p: number): number => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+  return { p50: q(0.5), p99: q(0.99), max: s[s.length - 1]!, orders: s.length };
+}
+
+/** Measures and prints tick-to-order latency (p50/p99/max, ms); target p99 < 1 ms. */
+export async function benchLatency(o: { ticks?: number } = {}): Promise<LatencyFigures> {
+  const ticks = o.ticks ?? 2000;
+  // A short warm-up run first so JIT compilation is not measured.
+  await measure(Math.min(200, ticks), true);
+  const synced = await measure(ticks, true);
+  const unsynced = await measure(ticks, false);
+  const f = (x: number): string => x.toFixed(3);
+  process.stdout.write(
+    `tick-to-order latency (${ticks} ticks, ${synced.orders} orders; price received → order request written):\n` +
+      `  journal fsync on : p50 ${f(synced.p50)} ms  p99 ${f(synced.p99)} ms  max ${f(synced.max)} ms   (target p99 < 1 ms)\n` +
+      `  journal fsync off: p50 ${f(unsynced.p50)} ms  p99 ${f(unsynced.p99)} ms  max ${f(unsynced.max)} ms\n`,
+  );
+  return { ticks, orders: synced.orders, p50: synced.p50, p99: synced.p99, max: synced.max, noSync: { p50: unsynced.p50, p99: unsynced.p99, max: unsynced.max } };
+}
+
+if (process.argv[1] && import.meta.filename === process.argv[1]) {
+  const i = process.argv.indexOf('--ticks');
+  const ticks = i >= 0 ? Number(process.argv[i + 1]) : 2000;
+  const figures = await benchLatency({ ticks });
+  process.stdout.write(`${JSON.stringify({ latency: figures })}\n`);
+}
