@@ -70,6 +70,8 @@ async function measure(ticks: number, sync: boolean): Promise<{ p50: number; p99
         await new Promise((r) => setImmediate(r));
       }
     }
+    const inner = runner.latency.snapshot();
+    if (process.env.FXFLOW_LATENCY_DEBUG) process.stdout.write(`  (tick → submit: p50 ${inner.p50.toFixed(3)} p99 ${inner.p99.toFixed(3)} max ${inner.max.toFixed(3)})\n`);
     await runner.stop('bench');
   } finally {
     unsubscribe('undici:client:sendHeaders', onSend);
