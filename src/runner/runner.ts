@@ -13,7 +13,7 @@ import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { LedgerOrder, LedgerTrade } from '../domain/ledger.ts';
-import { amount } from '../domain/money.ts';
+import { amount, toUnits } from '../domain/money.ts';
 import { parseTime } from '../domain/time.ts';
 import type { Account, Transaction } from '../domain/v20/index.ts';
 import { Engine, parseCandleSeries, subscriptionsOf } from '../engine/engine.ts';
@@ -494,7 +494,7 @@ export class Runner {
     const lat = this.latency.snapshot();
     this.#log.info(
       {
-        nav: Number(p.nav.toFixed(2)), balance: p.balance, openTrades: p.ledger.trades.size, pendingOrders: p.ledger.pendingOrders.size,
+        nav: Number((toUnits(p.ledger.balance) + p.unrealizedTotal()).toFixed(2)), balance: toUnits(p.ledger.balance), openTrades: p.ledger.trades.size, pendingOrders: p.ledger.pendingOrders.size,
         latencyMs: { p50: lat.p50, p99: lat.p99, max: lat.max },
         pricing: { ...this.pricingStats }, transactions: { ...this.transactionStats },
         lastTransactionID: this.journal.lastTransactionID,

@@ -28,7 +28,7 @@ export interface Rig {
 
 export async function rig(opts: SandboxOptions = {}): Promise<Rig> {
   const sandbox = await startSandbox({ heartbeatMs: 200, ...opts });
-  const http = new V20Http({ baseUrl: sandbox.url, log: quiet, retryBaseMs: 20, rate: { perSecond: 1000, burst: 1000 }, connectionsPerSecond: 1000 });
+  const http = new V20Http({ baseUrl: sandbox.url, log: quiet, ...(opts.requireToken !== undefined ? { token: opts.requireToken } : {}), retryBaseMs: 20, rate: { perSecond: 1000, burst: 1000 }, connectionsPerSecond: 1000 });
   const rest = new V20Rest(http);
   const accountID = sandbox.accountIDs[0]!;
   const journalDir = mkdtempSync(join(tmpdir(), 'fxflow-run-'));
@@ -94,4 +94,13 @@ export function duplicateOrders(txs: readonly Transaction[]): number {
   let d = 0;
   for (const n of seen.values()) if (n > 1) d += n - 1;
   return d;
+}
+
+/** Waits until the runner has handled `n` new prices. */
+export async function waitTicks(runner: Runner, n: number, ms = 20_000): Promise<void> {
+  const t0 = Date.now();
+  while (runner.ticks < n) {
+    if (Date.now() - t0 > ms) throw new Error(`runner saw ${runner.ticks} of ${n} prices`);
+    await new Promise((res) => setTimeout(res, 5));
+  }
 }
