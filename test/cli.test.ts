@@ -86,6 +86,9 @@ describe('fxflow backtest', () => {
     const r = await fxflow('backtest', 'strategies/tick-momentum.ts', '--no-save');
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/subscribes to ticks \(EUR_USD\): give a tick file with --ticks/);
+    const exact = await fxflow('backtest', 'strategies/sma-cross.ts', '--path', 'exact', '--no-save');
+    expect(exact.code).toBe(1);
+    expect(exact.stderr).toMatch(/fill\.path "exact" replays the ticks inside each candle: give a tick file or folder with --ticks/);
   });
 
   it('names the missing data and how to get it', async () => {

@@ -148,3 +148,51 @@ describe.skipIf(!HAS_SHARED)('a backtest on real OANDA EUR_USD ticks (Lean tick 
     `);
   });
 });
+
+describe.skipIf(!HAS_SHARED)('the exact path model on real OANDA EUR_USD minutes and their ticks (Lean, May 2014)', () => {
+  it('matches each candle on its own ticks: every take-profit and stop-loss fill happens at a real tick', async () => {
+    const instruments = loadInstruments();
+    const leanMinutes = join(FX, 'quantconnect-lean-oanda/minute/eurusd');
+    const ticksDir = join(FX, 'quantconnect-lean-oanda/tick/eurusd');
+    const tickTimes = new Set<number>();
+    for await (const b of openTicks(ticksDir, { instrument: 'EUR_USD', from: Date.parse('2014-05-01'), to: Date.parse('2014-05-03') })) for (const k of b) tickTimes.add(k.at);
+    const loaded = await loadStrategy(join(import.meta.dirname, '../strategies/breakout-tpsl.ts'), ['granularity=M1', 'lookback=30', 'tpAtr=3', 'slAtr=2']);
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    const run = async (path: 'adaptive' | 'exact') => {
+      const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: '2014-05-01', to: '2014-05-03' }, fill: { path } });
+      return runBacktest({
+        loaded,
+        config,
+        instruments,
+        candles: fileSource(leanMinutes, undefined, config, instruments),
+        ticks: (req) => openTicks(ticksDir, req),
+        log: silent,
+        keepTransactions: true,
+      });
+    };
+    const exact = await run('exact');
+    const adaptive = await run('adaptive');
+    const exits = (r: typeof exact) =>
+      (r.transactions.filter((t) => t.type === 'ORDER_FILL') as unknown as { reason: string; time: string }[]).filter((f) => f.reason === 'TAKE_PROFIT_ORDER' || f.reason === 'STOP_LOSS_ORDER');
+    const exactExits = exits(exact);
+    expect(exactExits.length).toBeGreaterThan(5);
+    // Exact: each exit is at a tick's time. Adaptive: at the synthetic path points (:00, :20, :40, :60 s).
+    for (const f of exactExits) expect(tickTimes.has(Date.parse(f.time))).toBe(true);
+    expect(exits(adaptive).every((f) => Date.parse(f.time) % 20_000 === 0)).toBe(true);
+    const pick = (r: typeof exact) => ({ trades: r.summary.trades, wins: r.summary.wins, finalBalance: r.summary.finalBalance });
+    expect({ exact: pick(exact), adaptive: pick(adaptive) }).toMatchInlineSnapshot(`
+      {
+        "adaptive": {
+          "finalBalance": 99842.9,
+          "trades": 103,
+          "wins": 11,
+        },
+        "exact": {
+          "finalBalance": 99839.2,
+          "trades": 103,
+          "wins": 11,
+        },
+      }
+    `);
+  });
+});

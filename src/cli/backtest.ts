@@ -17,7 +17,7 @@ import { summarize, type Summary } from '../engine/report.ts';
 import { toUnits } from '../domain/money.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
-import type { BacktestConfig } from './config.ts';
+import { ConfigError, type BacktestConfig } from './config.ts';
 import { parseDate } from './config.ts';
 import { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
 
@@ -92,6 +92,9 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   if ((subs.candles ?? []).length === 0 && tickInstruments.length === 0) {
     throw new StrategyLoadError(loaded.file, "the strategy subscribes to no candles and no ticks; a backtest replays what it subscribes to (e.g. subscribe: { candles: ['EUR_USD:H1'] })");
   }
+  if (config.fill.path === 'exact' && !o.ticks) {
+    throw new ConfigError('configuration', 'fill.path', '"exact" replays the ticks inside each candle: give a tick file or folder with --ticks, or use "adaptive" or "worst"');
+  }
   if (tickInstruments.length > 0 && !o.ticks) {
     throw new StrategyLoadError(loaded.file, `the strategy subscribes to ticks (${tickInstruments.join(', ')}): give a tick file with --ticks <file or folder>`);
   }
@@ -112,8 +115,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const series = [...wanted.values()].sort((a, b) => granularityMs(a.granularity) - granularityMs(b.granularity));
   // Ticks first: at an instant shared with a candle close, the tick is seen first, and ticks (the
   // finest prices) drive the simulator's matching for their instrument.
+  // The exact path model matches each candle on its own ticks: every traded instrument gets a tick
+  // source, which reaches the simulator only (the engine delivers ticks to tick subscribers alone).
+  const tickSources = config.fill.path === 'exact' ? traded : tickInstruments;
   const sources = [
-    ...tickInstruments.map((instrument) => o.ticks!({ instrument, from, to })),
+    ...tickSources.map((instrument) => o.ticks!({ instrument, from, to })),
     ...series.map((s) => {
       const inst = instruments.get(s.instrument);
       return withSpread(o.candles({ ...s, from, to }), config.data, inst.pip, (x) => inst.snap(x));
@@ -126,6 +132,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     initialBalance: config.account.initialBalance,
     marginRate: config.account.marginRate,
     hedging: config.account.hedging,
+    fifo: config.account.fifo,
     financing: config.costs.financing,
     commissionPerMillion: config.costs.commissionPerMillion,
     path: config.fill.path,

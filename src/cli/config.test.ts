@@ -8,7 +8,7 @@ const flags = (o: Record<string, Record<string, unknown>>) => loadConfig(undefin
 describe('config', () => {
   it('loads config/default.json', () => {
     const c = loadConfig();
-    expect(c.account).toEqual({ currency: 'USD', initialBalance: '100000', marginRate: '0.02', hedging: false });
+    expect(c.account).toEqual({ currency: 'USD', initialBalance: '100000', marginRate: '0.02', hedging: false, fifo: false });
     expect(c.fill.path).toBe('adaptive');
   });
 
@@ -21,6 +21,8 @@ describe('config', () => {
     [{ run: { granularity: 'H7' } }, /run\.granularity must be a v20 granularity/],
     [{ run: { from: '2025-01-01', to: '2024-01-01' } }, /run\.to \(2024-01-01\) must be after run\.from/],
     [{ fill: { pth: 'worst' } }, /fill\.pth is not a known field \(did you mean "fill\.path"\?\)/],
+    [{ fill: { path: 'random' } }, /fill\.path must be one of "adaptive", "worst", "exact"/],
+    [{ account: { fifo: true, hedging: true } }, /account\.fifo cannot be true together with account\.hedging/],
   ])('%j is refused with a message naming the field', (o, message) => {
     expect(() => flags(o)).toThrow(ConfigError);
     expect(() => flags(o)).toThrow(message);

@@ -14,6 +14,8 @@ export interface BacktestConfig {
     readonly initialBalance: string;
     readonly marginRate: string;
     readonly hedging: boolean;
+    /** FIFO account (OANDA's US division, NFA 2-43b): no hedging, oldest same-size trade closes first, unique sizes for trades with exits. */
+    readonly fifo: boolean;
   };
   readonly data: {
     readonly catalog: string;
@@ -27,8 +29,11 @@ export interface BacktestConfig {
   readonly fill: {
     /** Market orders fill at the first price after the decision: the next candle's open or the next tick. */
     readonly marketOrders: 'next-price';
-    /** Intra-candle path: open → nearer extreme → other extreme → close, or the extreme adverse to the position first. */
-    readonly path: 'adaptive' | 'worst';
+    /**
+     * Intra-candle path: open → nearer extreme → other extreme → close (adaptive), the extreme adverse
+     * to the position first (worst), or the real ticks inside each candle (exact; needs --ticks).
+     */
+    readonly path: 'adaptive' | 'worst' | 'exact';
   };
   readonly costs: {
     readonly financing: boolean;
@@ -113,7 +118,7 @@ function editDistance(a: string, b: string): number {
 }
 
 const SHAPE: Record<string, readonly string[]> = {
-  account: ['currency', 'initialBalance', 'marginRate', 'hedging'],
+  account: ['currency', 'initialBalance', 'marginRate', 'hedging', 'fifo'],
   data: ['catalog', 'spread', 'spreadPips', 'spreadPipsByHour'],
   fill: ['marketOrders', 'path'],
   costs: ['financing', 'commissionPerMillion'],
@@ -183,6 +188,7 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
       initialBalance: str('account.initialBalance', (s) => DECIMAL.test(s) && Number(s) > 0, 'a positive decimal string like "100000"'),
       marginRate,
       hedging: bool('account.hedging'),
+      fifo: bool('account.fifo'),
     },
     data: {
       catalog: str('data.catalog', (s) => s.length > 0, 'a folder path'),
@@ -192,7 +198,7 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     },
     fill: {
       marketOrders: oneOf('fill.marketOrders', ['next-price'] as const),
-      path: oneOf('fill.path', ['adaptive', 'worst'] as const),
+      path: oneOf('fill.path', ['adaptive', 'worst', 'exact'] as const),
     },
     costs: {
       financing: bool('costs.financing'),
@@ -208,6 +214,9 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
   };
   if (cfg.data.spread === 'hourly' && !cfg.data.spreadPipsByHour) {
     throw new ConfigError(source, 'data.spreadPipsByHour', 'is required with data.spread "hourly": give 24 spreads in pips, one per UTC hour');
+  }
+  if (cfg.account.fifo && cfg.account.hedging) {
+    throw new ConfigError(source, 'account.fifo', 'cannot be true together with account.hedging: FIFO accounts (OANDA US) do not allow hedging; set one of them to false');
   }
   const from = parseDate(cfg.run.from);
   const to = parseDate(cfg.run.to);

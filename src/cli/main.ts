@@ -30,6 +30,7 @@ interface BacktestArgs {
   currency?: string;
   marginRate?: string;
   hedging?: boolean;
+  fifo?: boolean;
   spread?: string;
   spreadPips?: number;
   financing?: boolean;
@@ -50,6 +51,7 @@ function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | 
   set('account', 'currency', a.currency);
   set('account', 'marginRate', a.marginRate);
   set('account', 'hedging', a.hedging);
+  set('account', 'fifo', a.fifo);
   set('data', 'spread', a.spread);
   set('data', 'spreadPips', a.spreadPips);
   set('costs', 'financing', a.financing);
@@ -154,7 +156,8 @@ export function cli(argv: string[]): Argv {
           .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
           .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
           .option('spread-pips', { type: 'number', describe: 'Spread in pips for --spread fixed and one-sided data (data.spreadPips)' })
-          .option('path', { type: 'string', choices: ['adaptive', 'worst'], describe: 'Intra-candle path model (fill.path): nearer extreme first, or the extreme adverse to the position first' })
+          .option('path', { type: 'string', choices: ['adaptive', 'worst', 'exact'], describe: 'Intra-candle path model (fill.path): nearer extreme first, the extreme adverse to the position first, or the real ticks inside each candle (exact, with --ticks)' })
+          .option('fifo', { type: 'boolean', describe: 'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first' })
           .option('financing', { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' })
           .option('commission', { type: 'string', describe: 'Commission per million units, account currency (costs.commissionPerMillion)' })
           .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })

@@ -1209,8 +1209,8 @@ export class SimBroker implements Execution {
       fullVWAP: price,
       fullPrice: {
         type: 'PRICE',
-        bids: [{ price: bidText, liquidity: '10000000' }],
-        asks: [{ price: askText, liquidity: '10000000' }],
+        bids: [{ price: bidText, liquidity: 10000000 }],
+        asks: [{ price: askText, liquidity: 10000000 }],
         closeoutBid: bidText,
         closeoutAsk: askText,
         timestamp: formatTime(a.t),
