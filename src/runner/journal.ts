@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { OrderIntent } from '../domain/intents.ts';
@@ -146,6 +146,7 @@ export class Journal {
   #state: StateSnapshot | undefined;
   #baseline: unknown;
   #tornBytes = 0;
+  #dirty = false;
 
   private constructor(dir: string, o: JournalOptions) {
     this.dir = dir;
@@ -216,8 +217,12 @@ export class Journal {
     return this.#lastID;
   }
 
-  /** Writes records in one write and one fsync. Returns when they are durable. */
-  append(recs: readonly JournalRecord[]): void {
+  /**
+   * Writes records in one write and one fdatasync; returns when they are durable. With `defer`,
+   * the write is done (it survives a kill of the process: it is in the OS page cache) and the
+   * fdatasync is left to `sync()` (power-loss durability a moment later).
+   */
+  append(recs: readonly JournalRecord[], defer = false): void {
     if (recs.length === 0) return;
     const bufs: Buffer[] = [];
     for (const r of recs) {
@@ -228,14 +233,28 @@ export class Journal {
     const all = bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs);
     let off = 0;
     while (off < all.length) off += writeSync(this.#fd, all, off, all.length - off);
-    if (!this.#o.noSync) fsyncSync(this.#fd);
+    if (defer) this.#dirty = true;
+    else this.#sync();
     this.#sinceCompaction += recs.length;
     if (this.#sinceCompaction >= (this.#o.compactEvery ?? 10_000)) this.compact();
   }
 
-  /** Records an intent (and optionally the state that produced it) before it is submitted. */
-  intent(intent: OrderIntent, at: number, snapshot?: StateSnapshot): void {
-    this.append(snapshot ? [{ k: 'intent', intent, at }, { k: 'state', snapshot }] : [{ k: 'intent', intent, at }]);
+  /** Makes deferred writes durable (fdatasync), if any. */
+  sync(): void {
+    if (this.#dirty) this.#sync();
+  }
+
+  #sync(): void {
+    this.#dirty = false;
+    if (!this.#o.noSync) fdatasyncSync(this.#fd);
+  }
+
+  /**
+   * Records an intent (and optionally the state that produced it) before it is submitted. With
+   * `defer`, see `append`: the caller submits, then calls `sync()`.
+   */
+  intent(intent: OrderIntent, at: number, snapshot?: StateSnapshot, defer = false): void {
+    this.append(snapshot ? [{ k: 'intent', intent, at }, { k: 'state', snapshot }] : [{ k: 'intent', intent, at }], defer);
   }
 
   /** Marks an intent's outcome as known (it reached the broker, or was refused). */
@@ -324,6 +343,7 @@ export class Journal {
   }
 
   close(): void {
+    this.sync();
     closeSync(this.#fd);
   }
 }

@@ -49,6 +49,14 @@ export interface RunnerOptions {
   readonly journalDir: string;
   /** fsync every journal write (default true; false only to measure what fsync costs). */
   readonly journalSync?: boolean;
+  /**
+   * When an intent's journal record is made durable against power loss. 'before-submit': written
+   * and fdatasynced before the order is sent. 'after-submit' (default): written before the order is
+   * sent (so a killed process never loses it: the data is in the OS page cache), fdatasynced about a
+   * millisecond later, after the request is on the wire. The window only matters for a power
+   * loss, and even then the order is found again by its client ID from the transaction stream.
+   */
+  readonly intentDurability?: 'before-submit' | 'after-submit';
   readonly limits?: RiskLimits;
   /** 'v20': orders go to the account. 'sim': shadow paper, live prices with simulated fills. */
   readonly broker?: 'v20' | 'sim';
@@ -241,6 +249,11 @@ export class Runner {
   #warming = false;
   #simStarted = false;
   readonly #lastPrice = new Map<string, number>();
+  #syncScheduled = false;
+  readonly #syncJournal = (): void => {
+    this.#syncScheduled = false;
+    this.journal.sync();
+  };
   /** New prices handled. */
   ticks = 0;
   /** `performance.now()` when the latest price reached the runner (benchmarks measure from it). */
@@ -350,7 +363,9 @@ export class Runner {
     this.#engine = engine;
     if (snap !== undefined) engine.sequence = snap.sequence;
     this.#done = engine.run(this.#events).catch((e: unknown) => {
-      log.error({ err: e }, 'engine stopped on an error');
+      // A strategy that throws stops the run (nothing is submitted on its behalf any more).
+      log.error({ err: e }, 'engine stopped on an error; stopping the run');
+      queueMicrotask(() => void this.stop(`error: ${(e as Error).message}`));
     });
 
     await this.#settle(contents, risk);
@@ -408,7 +423,13 @@ export class Runner {
   #onIntent(intent: OrderIntent): void {
     this.#intents++;
     const engine = this.#engine!;
-    this.journal.intent(intent, this.#clock.now(), { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled });
+    const defer = this.o.intentDurability !== 'before-submit';
+    this.journal.intent(intent, this.#clock.now(), { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled }, defer);
+    if (defer && !this.#syncScheduled) {
+      this.#syncScheduled = true;
+      // After the request is on the wire (the HTTP client writes it within a few event-loop turns).
+      setTimeout(this.#syncJournal, 1);
+    }
     this.o.onIntent?.(intent, this.#clock.now());
     this.#shadow?.submit(intent);
   }
