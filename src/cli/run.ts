@@ -34,6 +34,7 @@ export interface RunArgs {
   warmup?: number;
   logFile?: string;
   tokenFile?: string;
+  intentDurability: 'before-submit' | 'after-submit';
 }
 
 /** Declares the options of `fxflow run` (register with `.command('run <strategy>', ..., runCommand, runLive)`). */
@@ -58,6 +59,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('status-every', { type: 'number', default: 60, describe: 'Seconds between status lines (0 = none)' })
     .option('warmup', { type: 'number', describe: "Candles per series for indicator warm-up (default the strategy's history)" })
     .option('log-file', { type: 'string', describe: 'Write JSON logs to this file instead of stderr' })
+    .option('intent-durability', { type: 'string', choices: ['after-submit', 'before-submit'], default: 'after-submit', describe: "When an intent's journal record is fdatasynced: right after the order is sent (default; the record is written before, so a killed process never loses it) or before (power-loss safe, slower)" })
     .option('token-file', { type: 'string', describe: 'Read the access token from this file (mode 0600)' })
     .example('$0 run strategies/sma-cross.ts --env practice', 'Paper trading on the practice account')
     .example('$0 run strategies/sma-cross.ts --env sandbox --url http://127.0.0.1:8080 --max-units 10000', 'Against a local fxflow sandbox, with a unit limit')
@@ -147,7 +149,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   const journalDir = resolve(a.journal ?? join('runs', 'journal', `${a.env}-${accountID}-${loaded.name}${a.broker === 'sim' ? '-sim' : ''}`));
   const runner = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
-    broker: a.broker, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, signals: true,
+    broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, flattenOnExit: a.flattenOnExit === true, signals: true,
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     statusEveryMs: a.statusEvery * 1000,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
