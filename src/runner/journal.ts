@@ -66,6 +66,7 @@ interface SnapshotFile {
   readonly baseline: unknown;
 }
 
+/** How a journal writes: compaction period, and (for speed measurements only) no fdatasync. */
 export interface JournalOptions {
   /** Fold the log into the snapshot after this many records (default 10,000). */
   readonly compactEvery?: number;

@@ -53,6 +53,7 @@ export interface RiskLogger {
   warn(obj: object, msg: string): void;
 }
 
+/** What the risk layer wraps and reads: the real execution, the limits, the portfolio and the engine clock. */
 export interface RiskOptions {
   readonly inner: Execution;
   readonly limits: RiskLimits;

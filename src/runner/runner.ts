@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { concat, from, type Observable, Subject, type Subscription, tap } from 'rxjs';
@@ -220,7 +219,7 @@ const clientIDOf = (t: Transaction): string | undefined => (t as { clientExtensi
 export class Runner {
   readonly o: RunnerOptions;
   readonly journal: Journal;
-  readonly portfolio: Portfolio;
+  #portfolio: Portfolio;
   readonly pricingStats: StreamStats = newStreamStats();
   readonly transactionStats: StreamStats = newStreamStats();
   readonly latency = new Latency();
@@ -266,7 +265,12 @@ export class Runner {
     this.#clock = o.clock ?? new VirtualClock(0);
     this.journal = Journal.open(o.journalDir, { noSync: o.journalSync === false });
     this.#contents = this.journal.contents();
-    this.portfolio = new Portfolio({ currency: 'USD', instruments: o.instruments, initialBalance: '0', strict: false });
+    this.#portfolio = new Portfolio({ currency: 'USD', instruments: o.instruments, initialBalance: '0', strict: false });
+  }
+
+  /** The account view (reconciled at start, then the fold of every transaction). */
+  get portfolio(): Portfolio {
+    return this.#portfolio;
   }
 
   /** The strategy's current state (tests check restoration). */
@@ -291,7 +295,7 @@ export class Runner {
     const { account, lastTransactionID } = await o.rest.account(o.accountID);
     const contents = this.#contents;
     let baseline = contents.baseline as Baseline | undefined;
-    if (baseline !== undefined && (baseline as Baseline & { accountID?: string }).lastTransactionID !== undefined && Number(baseline.lastTransactionID) > Number(lastTransactionID)) {
+    if (baseline !== undefined && Number(baseline.lastTransactionID) > Number(lastTransactionID)) {
       throw new RunnerError('RUNNER', `journal ${o.journalDir} is ahead of account ${o.accountID} (transaction ${baseline.lastTransactionID} > ${lastTransactionID}): it belongs to another account; give --journal a fresh directory`);
     }
     const broker = o.broker ?? 'v20';
@@ -300,7 +304,7 @@ export class Runner {
       if (broker === 'v20') this.journal.baseline(baseline);
     }
     const portfolio = new Portfolio({ currency: baseline.currency, instruments: o.instruments, initialBalance: baseline.balance, strict: false });
-    (this as { portfolio: Portfolio }).portfolio = portfolio;
+    this.#portfolio = portfolio;
     const snap = broker === 'v20' ? contents.state : undefined;
     const handled = snap?.handledTransactionID ?? baseline.lastTransactionID;
     let replay: Transaction[] = [];
@@ -578,10 +582,6 @@ export class Runner {
     };
   }
 
-  /** Where the journal lives (for messages). */
-  get journalPath(): string {
-    return join(this.o.journalDir, 'journal.log');
-  }
 }
 
 function relates(t: Transaction, intent: OrderIntent): boolean {
