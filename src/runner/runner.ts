@@ -249,6 +249,8 @@ export class Runner {
   #simStarted = false;
   readonly #lastPrice = new Map<string, number>();
   #syncScheduled = false;
+  /** Time of the first live price: the report's period starts there (not at the warm-up candles). */
+  #liveFrom = Number.NaN;
   readonly #syncJournal = (): void => {
     this.#syncScheduled = false;
     this.journal.sync();
@@ -493,6 +495,7 @@ export class Runner {
     this.ticks++;
     this.#tickStart = received;
     this.tickReceivedAt = received;
+    if (Number.isNaN(this.#liveFrom)) this.#liveFrom = at;
     this.#risk!.observe(at);
     const list = this.#builders.get(p.instrument);
     if (list !== undefined) for (const b of list) this.#candle(b.tick(at, bid, ask));
@@ -572,7 +575,7 @@ export class Runner {
     await this.#done;
     this.journal.compact();
     this.journal.close();
-    const summary = summarize(this.portfolio);
+    const summary = summarize(this.portfolio, Number.isNaN(this.#liveFrom) ? {} : { from: this.#liveFrom });
     const params = Object.entries(this.o.params).map(([k, v]) => `${k}=${v}`).join(' ');
     const report = formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`);
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
