@@ -63,3 +63,34 @@ describe('stream faults', () => {
     expect(faulty.txs.map((t) => `${t.type}:${(t as { price?: string }).price ?? ''}`)).toEqual(clean.txs.map((t) => `${t.type}:${(t as { price?: string }).price ?? ''}`));
   }, 120_000);
 });
+
+describe('stream faults, unpaced', () => {
+  it('prices pushed without waiting for orders to settle while both streams drop: 0 lost transactions, 0 duplicate orders', async () => {
+    const r = await rig();
+    rigs.push(r);
+    const start = (await r.rest.summary(r.accountID)).lastTransactionID;
+    const runner = r.runner();
+    await runner.start();
+    r.sandbox.setFaults({ dropStreamAfterLines: 3, seed: 11 });
+    let i = 0;
+    for (const p of pricePath(240)) {
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+      i++;
+      await new Promise((res) => setTimeout(res, 4)); // orders are still in flight when the next price (and the next drop) comes
+    }
+    r.sandbox.setFaults({});
+    r.sandbox.pushPrice({ ...pricePath(241)[240]! });
+    await settle(r, runner, 30_000);
+    const res = await runner.stop('end');
+    const txs = await accountTransactions(r, start);
+    const journaled = runner.journal.contents().transactions;
+    const lost = txs.filter((t) => !journaled.some((j) => j.id === t.id)).length;
+    console.log(`[faults unpaced] ${i} prices, runner saw ${runner.ticks}; pricing drops ${runner.pricingStats.reconnects}, transaction drops ${runner.transactionStats.reconnects}, backfilled ${runner.transactionStats.backfilled}; ${res.intents} intents, ${txs.length} transactions, lost ${lost}, duplicate orders ${duplicateOrders(txs)}`);
+    expect(runner.transactionStats.reconnects).toBeGreaterThan(10);
+    expect(lost).toBe(0);
+    expect(journaled.map((t) => t.id)).toEqual(txs.map((t) => t.id));
+    expect(duplicateOrders(txs)).toBe(0);
+    expect(txs.filter((t) => t.type === 'MARKET_ORDER')).toHaveLength(res.intents);
+  }, 120_000);
+});
