@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/runner/journal.ts';
 import { accountTransactions, duplicateOrders, pricePath, rig, type Rig } from './harness.ts';
@@ -31,13 +31,11 @@ async function startRunner(sandbox: Rig['sandbox'], journal: string, log: string
   }
   return { proc, out: () => out, exited };
 }
-import { join } from 'node:path';
-
 describe('kill -9 and restart', () => {
   it('10 SIGKILLs at random points, restarts: 0 duplicate orders, 0 missed transactions, strategy state restored', async () => {
     r = await rig();
     const start = (await r.rest.summary(r.accountID)).lastTransactionID;
-    const log = join(r.journalDir, '..', `${process.pid}-run.log`);
+    const log = join(r.journalDir, 'run.log');
     let run = await startRunner(r.sandbox, r.journalDir, log);
     child = run.proc;
     const path = pricePath(400);
