@@ -38,6 +38,9 @@ describe('kill -9 and restart', () => {
     const log = join(r.journalDir, 'run.log');
     let run = await startRunner(r.sandbox, r.journalDir, log);
     child = run.proc;
+    // 5xx answers to a share of requests: an order POST that gets one stays unconfirmed while the
+    // client looks it up (about half a second), so kills also land between submission and outcome.
+    r.sandbox.setFaults({ errorRate: 0.25, seed: 5 });
     const path = pricePath(400);
     let kills = 0;
     let i = 0;
@@ -60,8 +63,9 @@ describe('kill -9 and restart', () => {
         child = run.proc;
       }
     }
+    r.sandbox.setFaults({});
     // Let the last run catch up, then stop it gracefully.
-    await new Promise((res) => setTimeout(res, 1500));
+    await new Promise((res) => setTimeout(res, 3000));
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     const txs = await accountTransactions(r, start);
