@@ -64,3 +64,33 @@ describe('recovery of journaled intents', () => {
     expect(res.recovered.restoredState).toBe(true);
   });
 });
+
+describe('reconciliation at start', () => {
+  it('open trades and pending orders that exist before the first start are in the strategy view', async () => {
+    r = await rig();
+    r.sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.10015 });
+    await r.rest.createOrder(r.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '2500' } as never);
+    await r.rest.createOrder(r.accountID, { type: 'LIMIT', instrument: 'EUR_USD', units: '700', price: '1.05000', timeInForce: 'GTC' } as never);
+    const { account } = await r.rest.account(r.accountID);
+    const runner = r.runner();
+    await runner.start();
+    const l = runner.portfolio.ledger;
+    const trade = [...l.trades.values()][0]!;
+    console.log(`[reconcile] balance ${account.balance}, ${l.trades.size} trade (${trade.unitsNum} @ ${trade.price}), ${l.pendingOrders.size} pending order, last transaction ${l.lastTransactionID}`);
+    expect(l.trades.size).toBe(1);
+    expect(trade.unitsNum).toBe(2500);
+    expect(l.pendingOrders.size).toBe(1);
+    expect(l.lastTransactionID).toBe(account.lastTransactionID);
+    // The strategy sees the position: ping-pong sells what is long on its first order.
+    for (const p of pricePath(3)) {
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+      await settle(r, runner);
+    }
+    const res = await runner.stop('end');
+    const fills = (await accountTransactions(r, account.lastTransactionID)).filter((t) => t.type === 'ORDER_FILL');
+    expect(res.intents).toBe(1);
+    expect(fills.map((t) => (t as { units?: string }).units)).toEqual(['-1000']);
+    expect(runner.portfolio.ledger.position('EUR_USD').long).toBe(1500);
+  });
+});
