@@ -7,6 +7,8 @@
  * entry (`test/bench/sma-cross-exits.ts`), and a hand-written loop that walks each candle's path
  * for those exits exactly as the simulator does (adaptive path, gaps at the open, trailing ratchet).
  *
+ * Then the paper/live runner's tick-to-order latency against a local sandbox (`latency.ts`).
+ *
  * Prints a table, then one JSON line with the figures (the last line of output).
  *   npm run bench                       # 1,000,000 candles
  *   npm run bench -- --candles 250000   # another size
@@ -20,6 +22,7 @@ import { runBacktest } from '../../src/cli/backtest.ts';
 import { weekendClosure } from '../../src/adapters/sim/broker.ts';
 import { loadConfig } from '../../src/cli/config.ts';
 import { loadStrategy } from '../../src/cli/load-strategy.ts';
+import { benchLatency } from './latency.ts';
 
 const FROM = Date.UTC(2019, 0, 1);
 const TO = Date.UTC(2024, 0, 1);
@@ -266,6 +269,8 @@ async function main(): Promise<void> {
   console.log(`in CPU time (steadier on a shared machine): ${cpuRatio.toFixed(2)}×, with TP/SL/trailing ${cpuRatioX.toFixed(2)}×`);
   if (engine.fills !== loop.fills) console.log(`note: fills differ (engine ${engine.fills}, loop ${loop.fills})`);
   if (engineX.fills !== loopX.fills) console.log(`note: fills differ with exits (engine ${engineX.fills}, loop ${loopX.fills})`);
+  // Paper/live: the runner against a sandbox on loopback, price line received → order request written.
+  const latency = await benchLatency();
   console.log(
     JSON.stringify({
       candles: engine.candles,
@@ -286,7 +291,9 @@ async function main(): Promise<void> {
         ratio: ratio <= 2,
         exitsCandlesPerSec: engineX.candlesPerSec >= 1_000_000,
         exitsRatio: ratioX <= 2,
+        latencyP99: latency.p99 < 1,
       },
+      latency,
     }),
   );
 }
