@@ -73,7 +73,8 @@ export interface LedgerOptions {
   readonly strict?: boolean;
 }
 
-const ORDER_CREATE_TYPES: Readonly<Record<string, string>> = {
+/** Order-creating transaction types and the order type each creates. */
+export const ORDER_CREATE_TYPES: Readonly<Record<string, string>> = {
   MARKET_ORDER: 'MARKET',
   FIXED_PRICE_ORDER: 'FIXED_PRICE',
   LIMIT_ORDER: 'LIMIT',

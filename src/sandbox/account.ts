@@ -1,7 +1,7 @@
 import { HomeConversion, formatFactor, type Quote } from '../domain/conversion.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
-import type { LedgerTrade } from '../domain/ledger.ts';
+import { ORDER_CREATE_TYPES, type LedgerTrade } from '../domain/ledger.ts';
 import { formatAmount } from '../domain/money.ts';
 import { formatTime, type UnixMs } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
@@ -16,19 +16,6 @@ const ORDER_FIELDS = new Set([
   'guaranteedStopLossOnFill', 'tradeClientExtensions', 'price', 'gtdTime', 'triggerCondition', 'initialMarketPrice', 'tradeID',
   'clientTradeID', 'distance', 'guaranteed', 'guaranteedExecutionPremium', 'replacesOrderID',
 ]);
-
-/** Order create transaction types and the order type they create. */
-const ORDER_TX: Readonly<Record<string, string>> = {
-  MARKET_ORDER: 'MARKET',
-  FIXED_PRICE_ORDER: 'FIXED_PRICE',
-  LIMIT_ORDER: 'LIMIT',
-  STOP_ORDER: 'STOP',
-  MARKET_IF_TOUCHED_ORDER: 'MARKET_IF_TOUCHED',
-  TAKE_PROFIT_ORDER: 'TAKE_PROFIT',
-  STOP_LOSS_ORDER: 'STOP_LOSS',
-  TRAILING_STOP_LOSS_ORDER: 'TRAILING_STOP_LOSS',
-  GUARANTEED_STOP_LOSS_ORDER: 'GUARANTEED_STOP_LOSS',
-};
 
 /** An order as GET /orders renders it, kept for every state (pending, filled, cancelled). */
 interface OrderView extends Obj {
@@ -165,7 +152,7 @@ export class SandboxAccount {
   #fold(tx: Transaction): void {
     this.transactions.push(tx);
     const t = tx as unknown as Obj & { type: string; id: string; time: string };
-    const orderType = ORDER_TX[t.type];
+    const orderType = ORDER_CREATE_TYPES[t.type];
     if (orderType !== undefined) {
       const view: OrderView = { id: t.id, createTime: t.time, type: orderType, state: 'PENDING' };
       for (const k of Object.keys(t)) if (ORDER_FIELDS.has(k)) view[k] = t[k];
