@@ -943,7 +943,7 @@ export class SimBroker implements Execution {
       }
       if (Math.abs(units) > have) units = r.longPositionCloseout ? -have : have;
     }
-    const created = this.#emit({ type: 'MARKET_ORDER', ...r, units: String(units) });
+    const created = this.#emit(copyFields<Draft>({ type: 'MARKET_ORDER' }, r as unknown as Record<string, unknown>, 'units', String(units)));
     // Liquidity, when the price carries it (ticks with bucket liquidity): FOK fills all or nothing,
     // IOC fills what is there and cancels the rest.
     const available = units > 0 ? this.#liquidity.ask : this.#liquidity.bid;
@@ -1558,11 +1558,24 @@ export class SimBroker implements Execution {
 
 /** On-fill details as a dependent order's fields: GTC by default, gtdTime in v20's form, price at the instrument's precision. */
 function details(x: unknown, inst?: Instrument): Record<string, unknown> {
-  const d = { ...(x as Record<string, unknown>) };
-  d.timeInForce ??= 'GTC';
+  // Field by field, in the request's order: a spread followed by an added field costs ~20× more here.
+  const d = copyFields<Record<string, unknown>>({}, x as Record<string, unknown>);
+  if (d.timeInForce === undefined) d.timeInForce = 'GTC';
   if (typeof d.gtdTime === 'string') d.gtdTime = formatTime(parseRequestTime(d.gtdTime));
   if (inst !== undefined && typeof d.price === 'string') d.price = inst.price(Number(d.price));
   return d;
+}
+
+/**
+ * Copies `src`'s own fields into `into`, in their order, as a spread would (`{ ...into, ...src }`),
+ * optionally replacing field `key` by `value` in place (or appending it). Used on the fill path,
+ * where spreads into a literal that is then extended are slow.
+ */
+function copyFields<T extends Record<string, unknown>>(into: T, src: Record<string, unknown>, key?: string, value?: unknown): T {
+  const out = into as Record<string, unknown>;
+  for (const k in src) if (Object.hasOwn(src, k)) out[k] = src[k];
+  if (key !== undefined) out[key] = value;
+  return into;
 }
 
 /** Units rounded to 1e-6: sums of fractional CFD units never carry binary noise. */
