@@ -47,6 +47,10 @@ export class Portfolio {
   readonly equity: EquityPoint[] = [];
   readonly closedTrades: ClosedTrade[] = [];
   #balance = 0;
+  #lastName = '';
+  #lastQuote: Quote | undefined = undefined;
+  #lastQuoteOfName = '';
+  #lastQuoteOf = '';
   #trades: LedgerTrade[] = [];
   #tradesVersion = -1;
   #nav = 0;
@@ -138,12 +142,15 @@ export class Portfolio {
   }
 
   #setQuote(name: string, bid: number, ask: number): void {
-    const q = this.#quotes.get(name);
-    if (q === undefined) this.#quotes.set(name, { bid, ask });
+    // One instrument per event: the last one's quote object is kept to skip the map lookup.
+    let q = name === this.#lastName ? this.#lastQuote : this.#quotes.get(name);
+    if (q === undefined) this.#quotes.set(name, (q = { bid, ask }));
     else {
       q.bid = bid;
       q.ask = ask;
     }
+    this.#lastName = name;
+    this.#lastQuote = q;
   }
 
   /** Adds the last mark to the equity curve and closes the exposure interval. Call once at the end. */
@@ -181,7 +188,7 @@ export class Portfolio {
 
   /** Unrealized P/L of one trade at the latest quote, on its closing side, in home currency. */
   unrealized(t: LedgerTrade): number {
-    const q = this.#quotes.get(t.instrument);
+    const q = t.instrument === this.#lastName ? this.#lastQuote : this.#quotes.get(t.instrument);
     if (q === undefined) return 0;
     const quotePL = ((t.unitsNum > 0 ? q.bid : q.ask) - t.priceNum) * t.unitsNum;
     const ccy = this.#quoteOf(t.instrument);
@@ -225,11 +232,14 @@ export class Portfolio {
   }
 
   #quoteOf(instrument: string): string {
+    if (instrument === this.#lastQuoteOfName) return this.#lastQuoteOf;
     let q = this.#quoteCurrency.get(instrument);
     if (q === undefined) {
       q = this.#instruments.get(instrument).quote;
       this.#quoteCurrency.set(instrument, q);
     }
+    this.#lastQuoteOfName = instrument;
+    this.#lastQuoteOf = q;
     return q;
   }
 

@@ -172,6 +172,9 @@ export class SimBroker implements Execution {
   readonly #quotes = new Map<string, Quote>();
   readonly #conversion: HomeConversion;
   readonly #books = new Map<string, Book>();
+  #lastBook: Book | undefined = undefined;
+  #lastQuoteName = '';
+  #lastQuote: Quote | undefined = undefined;
   readonly #orders = new Map<string, SimOrder>();
   readonly #byClientID = new Map<string, string>();
   readonly #accountMarginRate: number;
@@ -276,18 +279,23 @@ export class SimBroker implements Execution {
   }
 
   #setQuote(name: string, bid: number, ask: number): void {
-    const q = this.#quotes.get(name);
-    if (q === undefined) this.#quotes.set(name, { bid, ask });
+    // Consecutive prices are mostly of one instrument: its quote object is kept to skip the lookup.
+    let q = name === this.#lastQuoteName ? this.#lastQuote : this.#quotes.get(name);
+    if (q === undefined) this.#quotes.set(name, (q = { bid, ask }));
     else {
       q.bid = bid;
       q.ask = ask;
     }
+    this.#lastQuoteName = name;
+    this.#lastQuote = q;
   }
 
   /** The book of an instrument the simulator can trade; undefined (after moving the clock) for others. */
   #bookOf(instrument: string, at: UnixMs): Book | undefined {
+    const last = this.#lastBook;
+    if (last !== undefined && last.instrument.name === instrument) return last;
     const book = this.#books.get(instrument);
-    if (book !== undefined) return book;
+    if (book !== undefined) return (this.#lastBook = book);
     if (this.#instruments.has(instrument)) return this.#book(instrument);
     this.#advance(at);
     return undefined;
