@@ -74,20 +74,6 @@ const SPREAD_BY_HOUR = [1.3, 1.2, 1.1, 1.1, 1.1, 1.0, 1.0, 0.9, 0.85, 0.85, 0.9,
 const MINUTE = 60_000;
 const MINUTES_PER_YEAR = 252 * 1440;
 
-/** sfc32: a small, fast, well-distributed PRNG; returns unsigned 32-bit integers. */
-function sfc32(a: number, b: number, c: number, d: number): () => number {
-  return () => {
-    a |= 0; b |= 0; c |= 0; d |= 0;
-    const t = (((a + b) | 0) + d) | 0;
-    d = (d + 1) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    c = (c + t) | 0;
-    return t >>> 0;
-  };
-}
-
 function hashSeed(seed: number, text: string): number {
   let h = (seed ^ 0x9e3779b9) >>> 0;
   for (let i = 0; i < text.length; i++) {
@@ -131,9 +117,21 @@ function tradingWeek(t: UnixMs): { open: UnixMs; close: UnixMs } {
 export function* syntheticM1Batches(instrument: string, from: UnixMs, to: UnixMs, seed: number, batchSize = 4096): Generator<readonly Candle[]> {
   const p = profileOf(instrument);
   const s = hashSeed(seed, instrument);
-  const rnd = sfc32(s, s ^ 0xdeadbeef, s ^ 0x1234567, 0x6d2b79f5);
+  // sfc32 (a small, fast, well-distributed PRNG of unsigned 32-bit integers), its state seeded and used for the normal table through `rnd`, then carried on inline in the
+  // per-candle loop (locals of this generator rather than a closure's context: about twice as fast).
+  let ra = s | 0, rb = (s ^ 0xdeadbeef) | 0, rc = (s ^ 0x1234567) | 0, rd = 0x6d2b79f5 | 0;
+  const rnd = (): number => {
+    const t = (((ra + rb) | 0) + rd) | 0;
+    rd = (rd + 1) | 0;
+    ra = rb ^ (rb >>> 9);
+    rb = (rc + (rc << 3)) | 0;
+    rc = (rc << 21) | (rc >>> 11);
+    rc = (rc + t) | 0;
+    return t >>> 0;
+  };
   for (let i = 0; i < 20; i++) rnd();
   const normals = normalTable(rnd);
+  let a = ra, b = rb, c = rc, d = rd;
   const mask = (1 << TABLE_BITS) - 1;
   const scale = 10 ** p.decimals;
   const pip = 10 ** p.pipLocation;
@@ -157,9 +155,28 @@ export function* syntheticM1Batches(instrument: string, from: UnixMs, to: UnixMs
     const hour = ((t / 3_600_000) | 0) % 24;
     const vh = VOL_BY_HOUR[hour]!;
     const vs = sigma * vh;
-    const r1 = rnd();
-    const r2 = rnd();
-    const r3 = rnd();
+    // Three sfc32 draws, inline.
+    let x = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + x) | 0;
+    const r1 = x >>> 0;
+    x = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + x) | 0;
+    const r2 = x >>> 0;
+    x = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + x) | 0;
+    const r3 = x >>> 0;
     const z = normals[r1 & mask]!;
     let step = vs * z;
     // Fat tails: about one minute in 2,000 carries a jump of several sigmas.
