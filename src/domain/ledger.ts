@@ -43,6 +43,22 @@ const DEPENDENT_SLOT = {
 } as const;
 type DependentType = keyof typeof DEPENDENT_SLOT;
 
+/** The trade slot of a dependent order type, or undefined (a switch: cheaper than `in` on the fold path). */
+function slotOf(type: string): (typeof DEPENDENT_SLOT)[DependentType] | undefined {
+  switch (type) {
+    case 'TAKE_PROFIT':
+      return 'takeProfitOrderID';
+    case 'STOP_LOSS':
+      return 'stopLossOrderID';
+    case 'TRAILING_STOP_LOSS':
+      return 'trailingStopLossOrderID';
+    case 'GUARANTEED_STOP_LOSS':
+      return 'guaranteedStopLossOrderID';
+    default:
+      return undefined;
+  }
+}
+
 /** A pending order: the transaction that created it, and its order type. */
 export interface LedgerOrder {
   readonly id: string;
@@ -213,9 +229,10 @@ export class Ledger {
     if (t.tradeID !== undefined) o.tradeID = t.tradeID;
     if (t.clientExtensions !== undefined) o.clientExtensions = t.clientExtensions;
     this.pendingOrders.set(tx.id, order);
-    if (type in DEPENDENT_SLOT && t.tradeID !== undefined) {
+    const slot = slotOf(type);
+    if (slot !== undefined && t.tradeID !== undefined) {
       const trade = this.trades.get(t.tradeID);
-      if (trade) trade[DEPENDENT_SLOT[type as DependentType]] = tx.id;
+      if (trade) trade[slot] = tx.id;
     }
   }
 
@@ -223,9 +240,9 @@ export class Ledger {
     const o = this.pendingOrders.get(orderID);
     if (!o) return;
     this.pendingOrders.delete(orderID);
-    if (o.tradeID !== undefined && o.type in DEPENDENT_SLOT) {
-      const trade = this.trades.get(o.tradeID);
-      const slot = DEPENDENT_SLOT[o.type as DependentType];
+    const slot = o.tradeID !== undefined ? slotOf(o.type) : undefined;
+    if (slot !== undefined) {
+      const trade = this.trades.get(o.tradeID!);
       // Cleared, not deleted: `delete` would turn the trade into a slow dictionary-mode object.
       if (trade && trade[slot] === orderID) trade[slot] = undefined;
     }

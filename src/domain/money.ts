@@ -68,7 +68,8 @@ export function formatAmount(x: Amount): string {
   const a = Math.abs(x);
   const int = Math.floor(a / 10_000);
   const frac = a - int * 10_000;
-  return `${neg && a !== 0 ? '-' : ''}${int}.${String(frac).padStart(4, '0')}`;
+  const f = frac >= 1000 ? `${frac}` : frac >= 100 ? `0${frac}` : frac >= 10 ? `00${frac}` : `000${frac}`;
+  return neg && a !== 0 ? `-${int}.${f}` : `${int}.${f}`;
 }
 
 /** The amount as a plain number of currency units (for reports and decisions, not for the ledger). */

@@ -263,6 +263,7 @@ export class Engine<P extends Params, S> {
   #onTransaction(tx: Transaction): void {
     this.stats.transactions++;
     if (!this.#o.portfolio.apply(tx)) return; // already seen (replay or backfill)
+    if (this.#o.strategy.onTransaction === undefined) return; // nobody to deliver it to
     this.#queue.push(tx);
     if (!this.#busy) this.#drain();
   }

@@ -85,18 +85,19 @@ export class Portfolio {
     const wasFlat = this.ledger.trades.size === 0;
     if (!this.ledger.apply(tx)) return false;
     this.#balance = toUnits(this.ledger.balance);
-    const t = parseTime(tx.time);
-    if (wasFlat && this.ledger.trades.size > 0) this.#exposedSince = t;
+    if (wasFlat && this.ledger.trades.size > 0) this.#exposedSince = parseTime(tx.time);
     else if (!wasFlat && this.ledger.trades.size === 0 && !Number.isNaN(this.#exposedSince)) {
-      this.exposureMs += Math.max(0, t - this.#exposedSince);
+      this.exposureMs += Math.max(0, parseTime(tx.time) - this.#exposedSince);
       this.#exposedSince = Number.NaN;
     }
     return true;
   }
 
   #recordClosures(tx: Extract<Transaction, { type: 'ORDER_FILL' }>): void {
+    const closed = tx.tradesClosed;
+    if (closed === undefined || closed.length === 0) return;
     const closeTime = parseTime(tx.time);
-    for (const r of tx.tradesClosed ?? []) {
+    for (const r of closed) {
       const t = this.ledger.trades.get(r.tradeID);
       if (!t) continue;
       this.closedTrades.push({

@@ -1148,7 +1148,9 @@ export class SimBroker implements Execution {
     const uScale = 10 ** uPlaces;
     const pxInt = BigInt(Math.round(pxNum * pScale));
     // Half the spread, at one more decimal place: (ask - bid) * 5 / 10^(d+1).
-    const halfSpreadInt = BigInt(Math.abs(Math.round(inst.snap(a.ask) * pScale) - Math.round(inst.snap(a.bid) * pScale)) * 5);
+    const askSnap = inst.snap(a.ask);
+    const bidSnap = inst.snap(a.bid);
+    const halfSpreadInt = BigInt(Math.abs(Math.round(askSnap * pScale) - Math.round(bidSnap * pScale)) * 5);
     const gain = formatFactor(factors.gain);
     const loss = formatFactor(factors.loss);
     const fillID = this.#peekID();
@@ -1205,8 +1207,9 @@ export class SimBroker implements Execution {
     filledUnits = roundUnits(filledUnits);
     const commission = this.#commission.int === 0n ? 0 : roundTo4(this.#commission.int * BigInt(Math.round(filledUnits * uScale)), this.#commission.places + uPlaces + 6);
     const units = buy ? filledUnits : -filledUnits;
-    const bidText = inst.price(a.bid);
-    const askText = inst.price(a.ask);
+    // A market fill is at the bid or the ask: that side's text is the fill price's (inst.price = snap, then toFixed).
+    const bidText = bidSnap === pxNum ? price : bidSnap.toFixed(d);
+    const askText = askSnap === pxNum ? price : askSnap.toFixed(d);
     const fill: Draft = {
       type: 'ORDER_FILL',
       orderID: a.orderID,
