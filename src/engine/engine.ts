@@ -96,6 +96,9 @@ export class Engine<P extends Params, S> {
   readonly #calendar: Set<string>;
   readonly #timers: TimerSlot[];
   readonly #queue: Transaction[] = [];
+  #lastInstrument = '';
+  #lastGranularity = '';
+  #lastList: SeriesState[] | undefined = undefined;
   #state: S;
   #busy = false;
   #started = false;
@@ -196,7 +199,15 @@ export class Engine<P extends Params, S> {
       case 'candle': {
         if (!ev.complete) return;
         this.stats.candles++;
-        const list = this.#byCandle.get(ev.instrument)?.get(ev.granularity);
+        // Consecutive candles are mostly of one series: the last lookup is kept.
+        let list: SeriesState[] | undefined;
+        if (ev.instrument === this.#lastInstrument && ev.granularity === this.#lastGranularity) list = this.#lastList;
+        else {
+          list = this.#byCandle.get(ev.instrument)?.get(ev.granularity);
+          this.#lastInstrument = ev.instrument;
+          this.#lastGranularity = ev.granularity;
+          this.#lastList = list;
+        }
         if (list === undefined) return;
         const h = o.strategy.onCandle;
         for (let i = 0; i < list.length; i++) {

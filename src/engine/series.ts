@@ -20,7 +20,7 @@ export class SeriesState {
   #next = 0;
   #count = 0;
   readonly #all: StreamingIndicator<unknown>[] = [];
-  readonly #sma = new Map<number, Sma>();
+  readonly #smaList: Sma[] = [];
   readonly #ema = new Map<number, Ema>();
   readonly #custom = new Map<string, TiIndicator>();
   open = Number.NaN;
@@ -74,11 +74,14 @@ export class SeriesState {
   }
 
   sma(period: number): number | undefined {
-    let x = this.#sma.get(period);
-    if (x === undefined) {
-      x = this.#register(new Sma(period));
-      this.#sma.set(period, x);
+    // A strategy uses a few SMAs: a linear scan of them is cheaper than a map lookup per call.
+    const list = this.#smaList;
+    for (let i = 0; i < list.length; i++) {
+      const x = list[i]!;
+      if (x.period === period) return x.value;
     }
+    const x = this.#register(new Sma(period));
+    list.push(x);
     return x.value;
   }
 

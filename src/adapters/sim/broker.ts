@@ -316,7 +316,7 @@ export class SimBroker implements Execution {
       this.#advance(c.at);
       return;
     }
-    const watchMargin = this.ledger.trades.size > 0 && this.#mayCallMargin(c);
+    const watchMargin = this.ledger.trades.size > 0 && this.#mayCallMargin(c, book.instrument);
     if (book.market.length === 0 && !watchMargin && (book.orders.length === 0 || (this.#opts.quickPath !== false && this.#untouched(book, c)))) {
       // Nothing can fill and the margin is safe at this candle's worst prices: only the quote moves
       // (and trailing stops follow, in #untouched).
@@ -1333,12 +1333,12 @@ export class SimBroker implements Execution {
    * the candle's instrument is valued at the candle's extreme against it; margin at the extreme that
    * makes it largest. When this says no, the candle needs no per-point margin checks.
    */
-  #mayCallMargin(c: Candle): boolean {
+  #mayCallMargin(c: Candle, candleInstrument: Instrument): boolean {
     if (this.#marginCall) return true;
     let nav = this.ledger.balance / 10_000;
     let used = 0;
     for (const t of this.ledger.trades.values()) {
-      const inst = this.#instruments.get(t.instrument);
+      const inst = t.instrument === c.instrument ? candleInstrument : this.#instruments.get(t.instrument);
       const f = this.#conversion.tryFactors(inst.quote);
       if (!f) return true;
       let close: number;
