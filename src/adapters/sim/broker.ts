@@ -173,6 +173,8 @@ export class SimBroker implements Execution {
   readonly #conversion: HomeConversion;
   readonly #books = new Map<string, Book>();
   #lastBook: Book | undefined = undefined;
+  /** Scratch for #untouched: each resting order's level after this candle's trailing ratchet. */
+  #trailTo = new Float64Array(16);
   #lastQuoteName = '';
   #lastQuote: Quote | undefined = undefined;
   readonly #orders = new Map<string, SimOrder>();
@@ -403,6 +405,8 @@ export class SimBroker implements Execution {
    */
   #untouched(book: Book, c: Candle): boolean {
     const orders = book.orders;
+    if (this.#trailTo.length < orders.length) this.#trailTo = new Float64Array(orders.length * 2);
+    const trailTo = this.#trailTo;
     for (let i = 0; i < orders.length; i++) {
       const o = orders[i]!;
       if (o.activeFrom > c.time || o.immediate) return false;
@@ -422,15 +426,15 @@ export class SimBroker implements Execution {
         const next = o.instrument.snap(o.side === -1 ? c.bh - o.distance : c.al + o.distance);
         if (o.side === -1 ? next > level : next < level) level = next;
       }
+      trailTo[i] = level;
       // Limit-like buys and stop-like sells trigger at or below the level; the others at or above.
-      const below = isLimitLike(o) === (o.side === 1);
+      const below = o.limitLike === (o.side === 1);
       if (below ? lo <= level : hi >= level) return false;
     }
+    // Trailing stops move to the level computed above (their own level when not ratcheted).
     for (let i = 0; i < orders.length; i++) {
       const o = orders[i]!;
-      if (o.type !== 'TRAILING_STOP_LOSS') continue;
-      const next = o.instrument.snap(o.side === -1 ? c.bh - o.distance : c.al + o.distance);
-      if (o.side === -1 ? next > o.level : next < o.level) o.level = next;
+      if (o.type === 'TRAILING_STOP_LOSS') o.level = trailTo[i]!;
     }
     return true;
   }
@@ -902,8 +906,10 @@ export class SimBroker implements Execution {
       created: tx,
       clientID: t.clientExtensions?.id,
       immediate: t.timeInForce === 'FOK' || t.timeInForce === 'IOC',
+      limitLike: false,
       live: true,
     };
+    (o as { limitLike: boolean }).limitLike = isLimitLike(o);
     this.#orders.set(o.id, o);
     if (o.clientID !== undefined) this.#byClientID.set(o.clientID, o.id);
     this.#book(instrument.name).orders.push(o);

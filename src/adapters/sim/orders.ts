@@ -46,6 +46,8 @@ export interface SimOrder {
   readonly clientID: string | undefined;
   /** FOK/IOC entry order (LIMIT, STOP): fills at the first price after it was created or is cancelled. */
   readonly immediate: boolean;
+  /** `isLimitLike` of the order, fixed at creation (read on every candle by the quick path). */
+  readonly limitLike: boolean;
   /** True while the order is pending (cleared when it fills or is cancelled): a field, not a map lookup, on the hot path. */
   live: boolean;
 }
