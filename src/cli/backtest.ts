@@ -1,6 +1,5 @@
 import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { defer, tap } from 'rxjs';
 import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Tick } from '../domain/tick.ts';
@@ -11,7 +10,7 @@ import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
-import { mergeSources } from '../engine/merge.ts';
+import { mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type EquityPoint } from '../engine/portfolio.ts';
 import { summarize, type Summary } from '../engine/report.ts';
 import { toUnits } from '../domain/money.ts';
@@ -170,14 +169,17 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   });
 
   const t0 = performance.now();
-  // The account opens when the engine subscribes, so its CREATE and deposit reach the portfolio.
-  const events$ = defer(() => {
-    sim.start(from);
-    return mergeSources(sources);
-  }).pipe(tap((ev) => sim.onEvent(ev)));
+  // The engine folds transactions from the start, so the account's CREATE and deposit reach the
+  // portfolio. Then each merged batch goes through one plain loop: the simulator sees every event
+  // before the engine (fills land before the strategy sees the price), with no operator per event.
+  const detach = engine.attach();
+  const simOnEvent = (ev: MarketEvent): void => sim.onEvent(ev);
   try {
-    await engine.run(events$);
+    sim.start(from);
+    for await (const batch of mergeBatches(sources)) engine.feed(batch, simOnEvent);
+    engine.stop();
   } finally {
+    detach();
     txSub.unsubscribe();
     await Promise.all([txOut, intentsOut].map((s) => (s ? new Promise<void>((r) => s.end(r)) : undefined)));
   }

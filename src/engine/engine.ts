@@ -102,6 +102,7 @@ export class Engine<P extends Params, S> {
   #state: S;
   #busy = false;
   #started = false;
+  #failure: { readonly error: unknown } | undefined = undefined;
 
   constructor(opts: EngineOptions<P, S>) {
     this.#o = opts;
@@ -167,6 +168,46 @@ export class Engine<P extends Params, S> {
         },
       });
     });
+  }
+
+  /**
+   * Starts folding the execution's transactions into the portfolio (and delivering them to
+   * `onTransaction`); returns the function that stops it. For drivers that feed events themselves
+   * with `feed` (backtests); `run` does this on its own.
+   */
+  attach(): () => void {
+    const sub = this.#o.execution.transactions$.subscribe({
+      next: (tx) => this.#onTransaction(tx),
+      error: (e: unknown) => {
+        this.#failure = { error: e };
+      },
+    });
+    return () => sub.unsubscribe();
+  }
+
+  /**
+   * Feeds one batch of time-ordered events, in order: `before` sees each event first (the simulated
+   * broker, so fills land before the strategy sees the price), then the engine. This is `run`
+   * without an Observable per event: a backtest calls it once per catalog batch, between `attach`
+   * and `stop`. Throws what a handler throws, or an error of the transaction stream.
+   */
+  feed(batch: readonly MarketEvent[], before?: (ev: MarketEvent) => void): void {
+    this.#throwFailure();
+    if (before === undefined) {
+      for (let i = 0; i < batch.length; i++) this.#onEvent(batch[i]!);
+    } else {
+      for (let i = 0; i < batch.length; i++) {
+        const ev = batch[i]!;
+        before(ev);
+        this.#onEvent(ev);
+      }
+    }
+    this.#throwFailure();
+  }
+
+  #throwFailure(): void {
+    const f = this.#failure;
+    if (f !== undefined) throw f.error;
   }
 
   /** Calls onStop once (the engine calls it when the stream completes). */

@@ -9,17 +9,24 @@ export interface StreamingIndicator<V = number> {
   readonly value: V | undefined;
 }
 
-/** Simple moving average on a ring buffer. The running sum is recomputed every 4096 updates to stop drift. */
+/**
+ * Simple moving average on a ring buffer. The running sum is recomputed every 4096 updates to stop
+ * drift. The value is kept in a number field that is NaN until ready (a field that starts
+ * `undefined` would box every new value in a fresh heap number: one allocation per update).
+ */
 export class Sma implements StreamingIndicator {
   readonly #buf: Float64Array;
   #i = 0;
   #n = 0;
   #sum = 0;
   #sinceExact = 0;
-  value: number | undefined = undefined;
+  #value = Number.NaN;
   constructor(readonly period: number) {
     if (!Number.isInteger(period) || period < 1) throw new RangeError(`SMA period must be a positive integer, got ${period}`);
     this.#buf = new Float64Array(period);
+  }
+  get value(): number | undefined {
+    return this.#n === this.period ? this.#value : undefined;
   }
   update(x: number): void {
     const p = this.period;
@@ -38,7 +45,7 @@ export class Sma implements StreamingIndicator {
       for (let k = 0; k < this.#n; k++) s += this.#buf[k]!;
       this.#sum = s;
     }
-    if (this.#n === p) this.value = this.#sum / p;
+    this.#value = this.#sum / p;
   }
 }
 
@@ -47,18 +54,22 @@ export class Ema implements StreamingIndicator {
   readonly #k: number;
   #n = 0;
   #seed = 0;
-  value: number | undefined = undefined;
+  /** NaN until `period` values were seen (a number field: updates do not allocate). */
+  #value = Number.NaN;
   constructor(readonly period: number) {
     if (!Number.isInteger(period) || period < 1) throw new RangeError(`EMA period must be a positive integer, got ${period}`);
     this.#k = 2 / (period + 1);
   }
+  get value(): number | undefined {
+    return this.#n >= this.period ? this.#value : undefined;
+  }
   update(x: number): void {
-    if (this.value !== undefined) {
-      this.value += (x - this.value) * this.#k;
+    if (this.#n >= this.period) {
+      this.#value += (x - this.#value) * this.#k;
       return;
     }
     this.#seed += x;
-    if (++this.#n === this.period) this.value = this.#seed / this.period;
+    if (++this.#n === this.period) this.#value = this.#seed / this.period;
   }
 }
 

@@ -2,88 +2,108 @@ import { Observable } from 'rxjs';
 import type { MarketEvent } from '../domain/events.ts';
 
 /**
- * Merges time-ordered sources into one time-ordered event stream (a k-way merge on `at`).
+ * Merges time-ordered sources into time-ordered runs of events (a k-way merge on `at`): each value
+ * is a batch that continues where the previous one stopped. Use it to drive an engine batch by
+ * batch (backtests); `mergeSources` gives the same events one at a time as an Observable.
  *
  * Each source yields batches in non-decreasing `at` order. Ties go to the source listed first, so
  * callers list ticks before fine candles before coarse candles: at an instant where an M1 and an H1
- * candle both close, the M1 candle is seen first. The merge emits runs: it forwards events from the
- * leading source until that source passes the head of the next one, so with one source (the common
- * case) it is a plain loop over the batches.
+ * candle both close, the M1 candle is seen first. A run is the stretch of the leading source's
+ * batch up to the head of the next source, so with one source (the common case) every batch is
+ * passed on as it is, uncopied.
  *
- * Only batch boundaries are asynchronous; inside a batch events are emitted synchronously.
- * Unsubscribing stops the loop at the next batch and closes every source iterator.
+ * A source that goes back in time fails the merge with an error naming it. Returning early (a
+ * `break` in `for await`) closes every source iterator.
+ */
+export async function* mergeBatches(sources: readonly AsyncIterable<readonly MarketEvent[]>[]): AsyncGenerator<readonly MarketEvent[]> {
+  const iterators = sources.map((s) => s[Symbol.asyncIterator]());
+  const batch: (readonly MarketEvent[])[] = [];
+  const pos: number[] = [];
+  const live: number[] = [];
+  const refill = async (i: number): Promise<boolean> => {
+    for (;;) {
+      const r = await iterators[i]!.next();
+      if (r.done) return false;
+      if (r.value.length > 0) {
+        batch[i] = r.value;
+        pos[i] = 0;
+        return true;
+      }
+    }
+  };
+  let finished = false;
+  try {
+    for (let i = 0; i < iterators.length; i++) if (await refill(i)) live.push(i);
+    let last = -Infinity;
+    while (live.length > 0) {
+      // Pick the source with the earliest head (ties: lowest index), and the head it must not pass.
+      let lead = live[0]!;
+      let leadAt = batch[lead]![pos[lead]!]!.at;
+      for (let k = 1; k < live.length; k++) {
+        const i = live[k]!;
+        const at = batch[i]![pos[i]!]!.at;
+        if (at < leadAt || (at === leadAt && i < lead)) {
+          lead = i;
+          leadAt = at;
+        }
+      }
+      let limit = Infinity;
+      let limitIndex = Infinity;
+      for (const i of live) {
+        if (i === lead) continue;
+        const at = batch[i]![pos[i]!]!.at;
+        if (at < limit || (at === limit && i < limitIndex)) {
+          limit = at;
+          limitIndex = i;
+        }
+      }
+      const events = batch[lead]!;
+      const start = pos[lead]!;
+      let p = start;
+      const n = events.length;
+      const leadWinsTies = lead < limitIndex;
+      while (p < n) {
+        const at = events[p]!.at;
+        if (at > limit || (at === limit && !leadWinsTies)) break;
+        if (at < last) {
+          throw new Error(`source ${lead} went back in time: ${new Date(at).toISOString()} after ${new Date(last).toISOString()}`);
+        }
+        last = at;
+        p++;
+      }
+      pos[lead] = p;
+      yield start === 0 && p === n ? events : events.slice(start, p);
+      if (p >= n && !(await refill(lead))) live.splice(live.indexOf(lead), 1);
+    }
+    finished = true;
+  } finally {
+    // Early exit (break, error): close the sources so files and sockets are released.
+    if (!finished) for (const it of iterators) void it.return?.();
+  }
+}
+
+/**
+ * The merged stream of `mergeBatches` as an Observable of single events, for consumers that
+ * compose operators (the paper/live runner, tests). Only batch boundaries are asynchronous; inside
+ * a batch events are emitted synchronously. Unsubscribing stops at the next event and closes every
+ * source iterator.
  */
 export function mergeSources(sources: readonly AsyncIterable<readonly MarketEvent[]>[]): Observable<MarketEvent> {
   return new Observable<MarketEvent>((subscriber) => {
-    const iterators = sources.map((s) => s[Symbol.asyncIterator]());
-    let closed = false;
-
-    const run = async (): Promise<void> => {
-      const batch: (readonly MarketEvent[])[] = [];
-      const pos: number[] = [];
-      const live: number[] = [];
-      const refill = async (i: number): Promise<boolean> => {
-        for (;;) {
-          const r = await iterators[i]!.next();
-          if (r.done) return false;
-          if (r.value.length > 0) {
-            batch[i] = r.value;
-            pos[i] = 0;
-            return true;
-          }
+    const runs = mergeBatches(sources);
+    const pump = async (): Promise<void> => {
+      for await (const run of runs) {
+        for (let i = 0; i < run.length; i++) {
+          if (subscriber.closed) return;
+          subscriber.next(run[i]!);
         }
-      };
-      for (let i = 0; i < iterators.length; i++) if (await refill(i)) live.push(i);
-
-      let last = -Infinity;
-      while (live.length > 0 && !closed) {
-        // Pick the source with the earliest head (ties: lowest index), and the head it must not pass.
-        let lead = live[0]!;
-        let leadAt = batch[lead]![pos[lead]!]!.at;
-        for (let k = 1; k < live.length; k++) {
-          const i = live[k]!;
-          const at = batch[i]![pos[i]!]!.at;
-          if (at < leadAt || (at === leadAt && i < lead)) {
-            lead = i;
-            leadAt = at;
-          }
-        }
-        let limit = Infinity;
-        let limitIndex = Infinity;
-        for (const i of live) {
-          if (i === lead) continue;
-          const at = batch[i]![pos[i]!]!.at;
-          if (at < limit || (at === limit && i < limitIndex)) {
-            limit = at;
-            limitIndex = i;
-          }
-        }
-        const events = batch[lead]!;
-        let p = pos[lead]!;
-        const n = events.length;
-        const leadWinsTies = lead < limitIndex;
-        while (p < n) {
-          const ev = events[p]!;
-          const at = ev.at;
-          if (at > limit || (at === limit && !leadWinsTies)) break;
-          if (at < last) {
-            throw new Error(`source ${lead} went back in time: ${new Date(at).toISOString()} after ${new Date(last).toISOString()}`);
-          }
-          last = at;
-          subscriber.next(ev);
-          p++;
-        }
-        pos[lead] = p;
         if (subscriber.closed) return;
-        if (p >= n && !(await refill(lead))) live.splice(live.indexOf(lead), 1);
       }
       subscriber.complete();
     };
-
-    run().catch((e: unknown) => subscriber.error(e));
+    pump().catch((e: unknown) => subscriber.error(e));
     return () => {
-      closed = true;
-      for (const it of iterators) void it.return?.();
+      void runs.return(undefined);
     };
   });
 }
