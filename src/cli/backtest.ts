@@ -146,10 +146,13 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     txOut = createWriteStream(join(o.runDir, 'transactions.jsonl'));
     intentsOut = createWriteStream(join(o.runDir, 'intents.jsonl'));
   }
-  const txSub = sim.transactions$.subscribe((tx) => {
-    if (o.keepTransactions) transactions.push(tx);
-    txOut?.write(`${JSON.stringify(tx)}\n`);
-  });
+  // A listener only when someone keeps or writes the transactions (one call less per transaction).
+  const txSub = o.keepTransactions || txOut
+    ? sim.transactions$.subscribe((tx) => {
+        if (o.keepTransactions) transactions.push(tx);
+        txOut?.write(`${JSON.stringify(tx)}\n`);
+      })
+    : undefined;
   let intents = 0;
   const engine = new Engine({
     strategy: loaded.strategy,
@@ -180,7 +183,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     engine.stop();
   } finally {
     detach();
-    txSub.unsubscribe();
+    txSub?.unsubscribe();
     await Promise.all([txOut, intentsOut].map((s) => (s ? new Promise<void>((r) => s.end(r)) : undefined)));
   }
   const wallMs = performance.now() - t0;

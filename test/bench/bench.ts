@@ -19,7 +19,7 @@ import { syntheticBatches } from '../../src/adapters/catalog/synthetic.ts';
 import type { Candle } from '../../src/domain/candle.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
 import { runBacktest } from '../../src/cli/backtest.ts';
-import { weekendClosure } from '../../src/adapters/sim/broker.ts';
+import { weekendClosure } from '../../src/domain/new-york.ts';
 import { loadConfig } from '../../src/cli/config.ts';
 import { loadStrategy } from '../../src/cli/load-strategy.ts';
 import { benchLatency } from './latency.ts';
