@@ -12,6 +12,7 @@
  * Prints a table, then one JSON line with the figures (the last line of output).
  *   npm run bench                       # 1,000,000 candles
  *   npm run bench -- --candles 250000   # another size
+ *   npm run bench -- --runs 5           # median of 5 runs per measurement (default 3)
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +62,9 @@ interface Figures {
   peakRssMB: number;
   fills: number;
   finalBalance: number;
+  /** Fastest and slowest wall time over the runs (the figures are the median run's). */
+  wallMinMs?: number;
+  wallMaxMs?: number;
 }
 
 async function engineRun(n: number, exits: boolean): Promise<Figures> {
@@ -232,11 +236,24 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(loopRun(n, mode === 'loop-exits')));
     return;
   }
-  const engine = child('engine', n);
-  const loop = child('loop', n);
+  // Each measurement runs `--runs` times (default 3), engine and loop interleaved so both see the
+  // same machine; the median run (by wall time) is reported, with the spread of the wall times.
+  const runs = Math.max(1, Number(arg('runs', '3')));
+  const modes = ['engine', 'loop', 'engine-exits', 'loop-exits'] as const;
+  const samples = new Map<string, Figures[]>(modes.map((m) => [m, []]));
+  for (let r = 0; r < runs; r++) for (const m of modes) samples.get(m)!.push(child(m, n));
+  const median = (m: string): Figures => {
+    const xs = [...samples.get(m)!].sort((a, b) => a.wallMs - b.wallMs);
+    const mid = xs[Math.floor((xs.length - 1) / 2)]!;
+    const fills = new Set(xs.map((x) => `${x.fills}/${x.finalBalance}`));
+    if (fills.size !== 1) throw new Error(`${m}: runs disagree on fills/balance (${[...fills].join(', ')}): the backtest is not deterministic`);
+    return { ...mid, wallMinMs: xs[0]!.wallMs, wallMaxMs: xs[xs.length - 1]!.wallMs };
+  };
+  const engine = median('engine');
+  const loop = median('loop');
   const quarter = child('engine', Math.floor(n / 4));
-  const engineX = child('engine-exits', n);
-  const loopX = child('loop-exits', n);
+  const engineX = median('engine-exits');
+  const loopX = median('loop-exits');
   const ratio = loop.candlesPerSec / engine.candlesPerSec;
   const ratioX = loopX.candlesPerSec / engineX.candlesPerSec;
   const cpuRatio = engine.cpuMs / loop.cpuMs;
@@ -246,6 +263,7 @@ async function main(): Promise<void> {
     name,
     fmt(x.candles),
     (x.wallMs / 1000).toFixed(3),
+    x.wallMinMs !== undefined && x.wallMaxMs !== undefined ? `${(x.wallMinMs / 1000).toFixed(2)}–${(x.wallMaxMs / 1000).toFixed(2)}` : '',
     (x.cpuMs / 1000).toFixed(3),
     (x.processMs / 1000).toFixed(3),
     fmt(x.candlesPerSec),
@@ -254,7 +272,7 @@ async function main(): Promise<void> {
     x.finalBalance.toFixed(2),
   ];
   const rows = [
-    ['', 'candles', 'wall s', 'cpu s', 'process s', 'candles/s', 'peak RSS MB', 'fills', 'balance'],
+    ['', 'candles', 'wall s', 'wall range s', 'cpu s', 'process s', 'candles/s', 'peak RSS MB', 'fills', 'balance'],
     row('engine', engine),
     row('hand loop', loop),
     row('engine ¼', quarter),
@@ -271,18 +289,29 @@ async function main(): Promise<void> {
   if (engineX.fills !== loopX.fills) console.log(`note: fills differ with exits (engine ${engineX.fills}, loop ${loopX.fills})`);
   // Paper/live: the runner against a sandbox on loopback, price line received → order request written.
   const latency = await benchLatency();
+  const brief = (x: Figures): Record<string, number> => ({
+    candlesPerSec: Math.round(x.candlesPerSec),
+    wallMs: Math.round(x.wallMs),
+    wallMinMs: Math.round(x.wallMinMs ?? x.wallMs),
+    wallMaxMs: Math.round(x.wallMaxMs ?? x.wallMs),
+    cpuMs: Math.round(x.cpuMs),
+    processMs: Math.round(x.processMs),
+    peakRssMB: Math.round(x.peakRssMB),
+    fills: x.fills,
+  });
   console.log(
     JSON.stringify({
       candles: engine.candles,
-      engine: { candlesPerSec: Math.round(engine.candlesPerSec), wallMs: Math.round(engine.wallMs), cpuMs: Math.round(engine.cpuMs), processMs: Math.round(engine.processMs), peakRssMB: Math.round(engine.peakRssMB), fills: engine.fills },
-      loop: { candlesPerSec: Math.round(loop.candlesPerSec), wallMs: Math.round(loop.wallMs), cpuMs: Math.round(loop.cpuMs), processMs: Math.round(loop.processMs), peakRssMB: Math.round(loop.peakRssMB), fills: loop.fills },
+      runs,
+      engine: brief(engine),
+      loop: brief(loop),
       ratio: Number(ratio.toFixed(3)),
       cpuRatio: Number(cpuRatio.toFixed(3)),
       quarter: { candles: quarter.candles, peakRssMB: Math.round(quarter.peakRssMB) },
       rssGrowth: Number(rssGrowth.toFixed(3)),
       exits: {
-        engine: { candlesPerSec: Math.round(engineX.candlesPerSec), wallMs: Math.round(engineX.wallMs), cpuMs: Math.round(engineX.cpuMs), processMs: Math.round(engineX.processMs), peakRssMB: Math.round(engineX.peakRssMB), fills: engineX.fills },
-        loop: { candlesPerSec: Math.round(loopX.candlesPerSec), wallMs: Math.round(loopX.wallMs), cpuMs: Math.round(loopX.cpuMs), processMs: Math.round(loopX.processMs), peakRssMB: Math.round(loopX.peakRssMB), fills: loopX.fills },
+        engine: brief(engineX),
+        loop: brief(loopX),
         ratio: Number(ratioX.toFixed(3)),
         cpuRatio: Number(cpuRatioX.toFixed(3)),
       },
