@@ -22,16 +22,23 @@ async function fxflow(...args: string[]): Promise<{ code: number; stdout: string
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-cli-'));
 
 describe('fxflow backtest', () => {
-  it('--json prints one JSON document with the summary, every transaction and the equity curve', async () => {
+  it('--json prints one JSON document with the summary, every transaction, the closed trades and the equity curve', async () => {
     const r = await fxflow('backtest', 'strategies/sma-cross.ts', '--json', '--runs-dir', tmp);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout) as {
-      summary: { trades: number; finalBalance: number };
-      transactions: { type: string; id: string }[];
+      summary: { trades: number; finalBalance: number; realizedPL: number };
+      transactions: { type: string; id: string; time: string; tradesClosed?: { tradeID: string; realizedPL: string; price: string }[] }[];
+      trades: { id: string; closeTime: string; closePrice: number; realizedPL: number }[];
       equity: { time: string; nav: number }[];
       runDir: string;
     };
     expect(doc.summary.trades).toBeGreaterThan(0);
+    // The trade list is the fills' tradesClosed, in order, with the same prices, times and P/L.
+    const closings = doc.transactions.flatMap((t) => (t.tradesClosed ?? []).map((c) => ({ id: c.tradeID, time: t.time, price: Number(c.price), pl: Number(c.realizedPL) })));
+    expect(doc.trades.map((t) => t.id)).toEqual(closings.map((c) => c.id));
+    expect(doc.trades.map((t) => t.closePrice)).toEqual(closings.map((c) => c.price));
+    expect(doc.trades.map((t) => Date.parse(t.closeTime))).toEqual(closings.map((c) => Date.parse(c.time)));
+    expect(doc.trades.length).toBe(doc.summary.trades);
     expect(doc.transactions.filter((t) => t.type === 'ORDER_FILL').length).toBeGreaterThan(doc.summary.trades);
     expect(doc.transactions.map((t) => Number(t.id))).toEqual(doc.transactions.map((_, i) => i + 1));
     expect(doc.equity.length).toBeGreaterThan(200);
@@ -48,7 +55,13 @@ describe('fxflow backtest', () => {
     const dir = /Run saved in (.+)/.exec(r.stdout)?.[1];
     expect(dir).toBeDefined();
     const { readdirSync } = await import('node:fs');
-    expect(readdirSync(dir!).sort()).toEqual(['config.json', 'equity.csv', 'intents.jsonl', 'log.jsonl', 'report.txt', 'summary.json', 'transactions.jsonl']);
+    expect(readdirSync(dir!).sort()).toEqual(['config.json', 'equity.csv', 'intents.jsonl', 'log.jsonl', 'report.txt', 'summary.json', 'trades.csv', 'transactions.jsonl']);
+    const { readFileSync } = await import('node:fs');
+    const rows = readFileSync(join(dir!, 'trades.csv'), 'utf8').trim().split('\n');
+    expect(rows[0]).toBe('id,instrument,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing');
+    const trades = Number(/Trades \(closed\)\s+(\d+)/.exec(r.stdout)?.[1]);
+    expect(rows.length - 1).toBe(trades);
+    expect(rows.slice(1).every((row) => row.split(',')[1] === 'USD_JPY')).toBe(true);
   });
 
   it('overrides config per run and says which field is wrong', async () => {

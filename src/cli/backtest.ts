@@ -11,7 +11,7 @@ import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
 import { mergeBatches } from '../engine/merge.ts';
-import { Portfolio, type EquityPoint } from '../engine/portfolio.ts';
+import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
 import { summarize, type Summary } from '../engine/report.ts';
 import { toUnits } from '../domain/money.ts';
 import { VirtualClock } from '../ports/clock.ts';
@@ -43,6 +43,8 @@ export interface BacktestOptions {
 export interface BacktestResult {
   readonly summary: Summary;
   readonly transactions: Transaction[];
+  /** Every trade closed in full, in closing order. */
+  readonly trades: readonly ClosedTrade[];
   readonly equity: readonly EquityPoint[];
   readonly engine: EngineStats;
   readonly sim: SimStats;
@@ -198,6 +200,16 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
     const csv = ['time,balance,nav', ...portfolio.equity.map((e) => `${new Date(e.time).toISOString()},${e.balance},${e.nav}`)];
     writeFileSync(join(o.runDir, 'equity.csv'), `${csv.join('\n')}\n`);
+    writeFileSync(join(o.runDir, 'trades.csv'), tradesCsv(portfolio.closedTrades));
   }
-  return { summary, transactions, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+  return { summary, transactions, trades: portfolio.closedTrades, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+}
+
+/** The closed trades as CSV (one row per trade, times in ISO 8601, money in the account currency). */
+export function tradesCsv(trades: readonly ClosedTrade[]): string {
+  const rows = ['id,instrument,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing'];
+  for (const t of trades) {
+    rows.push(`${t.id},${t.instrument},${t.units},${new Date(t.openTime).toISOString()},${new Date(t.closeTime).toISOString()},${t.openPrice},${t.closePrice},${t.realizedPL},${t.financing}`);
+  }
+  return `${rows.join('\n')}\n`;
 }

@@ -111,6 +111,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
         config,
         summary: result.summary,
         transactions: result.transactions,
+        trades: result.trades.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: new Date(t.closeTime).toISOString() })),
         equity: result.equity.map((e) => ({ time: new Date(e.time).toISOString(), balance: e.balance, nav: e.nav })),
         engine: result.engine,
         runDir: result.runDir ?? null,
@@ -148,7 +149,7 @@ export function cli(argv: string[]): Argv {
           .option('data', { type: 'string', describe: 'Read candles from this file or folder instead of the catalog (OANDA JSON, Lean CSV, HistData, generic CSV)' })
           .option('ticks', { type: 'string', describe: 'Tick file or folder (generic time,bid,ask; Lean ms,bid,ask; HistData ticks) for strategies that subscribe to ticks; ticks then drive the fills' })
           .option('format', { type: 'string', describe: 'Format of --data when it cannot be detected' })
-          .option('json', { type: 'boolean', describe: 'Print one JSON document: summary, every transaction, the equity curve' })
+          .option('json', { type: 'boolean', describe: 'Print one JSON document: summary, every transaction, the closed trades, the equity curve' })
           .option('config', { type: 'string', describe: 'A JSON file merged over config/default.json (e.g. config/classic.json)' })
           .option('balance', { type: 'string', describe: 'Initial balance (account.initialBalance)' })
           .option('currency', { type: 'string', describe: 'Account currency (account.currency)' })
