@@ -114,3 +114,102 @@ export function convert(int: bigint, places: number, factor: string): Amount {
   const f = scaled(factor);
   return roundTo4(int * f.int, places + f.places);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Number fast path. The fill path converts products of small integers (price ticks × units) many
+// thousand times per run; BigInt costs ~10× more than number arithmetic there. Every function
+// below gives exactly the BigInt result (pinned by property tests in money.test.ts) and falls back
+// to the BigInt path whenever an intermediate value could leave the safe-integer range.
+
+/** Powers of ten that are exact doubles (10^22 is the largest). */
+const POW10N: number[] = Array.from({ length: 23 }, (_, i) => 10 ** i);
+
+/**
+ * Whether `p`, a double computed as the product of two integers, is that product exactly: when the
+ * true product has magnitude 2^53 or more, its rounding does too (rounding is monotonic and 2^53 is
+ * a double), so a rounded result within ±(2^53 - 1) means the true product was an integer below
+ * 2^53, which a double holds exactly, and the rounding changed nothing.
+ */
+function exactProduct(p: number): boolean {
+  return p <= MAX && p >= -MAX;
+}
+
+/**
+ * `int × 10^-places` rounded to 4 places, half away from zero, for a safe integer `int`: as
+ * `roundTo4(BigInt(int), places)`. Exact: `%` of doubles is exact, `a - r` is a multiple of `div`
+ * below 2^53, and dividing it by `div` (an exact power of ten) gives an integer, so no step rounds.
+ */
+function roundTo4Safe(int: number, places: number): Amount {
+  if (places <= 4) {
+    if (4 - places >= POW10N.length) return roundTo4(BigInt(int), places);
+    // Exact unless beyond ±MAX (see exactProduct), where `safe` throws as the BigInt path does.
+    // `+ 0` turns a negative zero (0 × -n) into the +0 the BigInt path gives.
+    return safe(int * POW10N[4 - places]! + 0);
+  }
+  if (places - 4 >= POW10N.length) return roundTo4(BigInt(int), places);
+  const div = POW10N[places - 4]!;
+  const neg = int < 0;
+  const a = neg ? -int : int;
+  const r = a % div;
+  let q = (a - r) / div;
+  if (r * 2 >= div) q += 1; // r * 2 < 2^54 and even: exact
+  // No negative zero: the BigInt path gives +0.
+  return neg && q !== 0 ? -q : q;
+}
+
+/** The last two factor strings parsed by `convertProduct` (a fill's gain and loss factors), as mantissa and places. */
+const factorText = ['', ''];
+const factorInt = [0, 0];
+const factorPlaces = [0, 0];
+let factorNext = 0;
+
+/**
+ * The cache slot holding a plain decimal factor ("1.0842", "0.0091234") parsed into a safe-integer
+ * mantissa and its places, or -1 when it has a sign, an exponent, or more digits than a safe
+ * integer holds (the caller then takes the BigInt path).
+ */
+function factorSlot(s: string): number {
+  if (s === factorText[0]) return 0;
+  if (s === factorText[1]) return 1;
+  let int = 0;
+  let places = -1;
+  let digits = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46 && places < 0) {
+      places = 0;
+      continue;
+    }
+    const d = c - 48;
+    if (d < 0 || d > 9) return -1;
+    int = int * 10 + d;
+    if (int !== 0 && ++digits > 15) return -1; // at most 15 significant digits: below 2^53, exact
+    if (places >= 0) places++;
+  }
+  if (s.length === 0 || places === 0) return -1;
+  const slot = factorNext;
+  factorNext = 1 - slot;
+  factorText[slot] = s;
+  factorInt[slot] = int;
+  factorPlaces[slot] = places < 0 ? 0 : places;
+  return slot;
+}
+
+/**
+ * `convert` of the product `a × b × 10^-places`, for safe integers `a` and `b` (e.g. price ticks
+ * and units): exactly `convert(BigInt(a) * BigInt(b), places, factor)`, in plain numbers whenever
+ * every intermediate product stays a safe integer, through BigInt otherwise.
+ */
+export function convertProduct(a: number, b: number, places: number, factor: string): Amount {
+  if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b)) throw new MoneyError(`not safe integers: ${a} × ${b}`);
+  const p = a * b;
+  if (exactProduct(p)) {
+    if (factor === '1') return roundTo4Safe(p, places);
+    const slot = factorSlot(factor);
+    if (slot >= 0) {
+      const q = p * factorInt[slot]!;
+      if (exactProduct(q)) return roundTo4Safe(q, places + factorPlaces[slot]!);
+    }
+  }
+  return convert(BigInt(a) * BigInt(b), places, factor);
+}

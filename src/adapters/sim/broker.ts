@@ -1,12 +1,12 @@
-import { DateTime } from 'luxon';
 import { Subject, type Observable } from 'rxjs';
 import type { Candle } from '../../domain/candle.ts';
 import { Decimal } from '../../domain/decimal.ts';
-import { add, amount, convert, formatAmount, roundTo4, scaled, type Amount } from '../../domain/money.ts';
+import { add, amount, convert, convertProduct, formatAmount, roundTo4, scaled, type Amount } from '../../domain/money.ts';
 import type { MarketEvent } from '../../domain/events.ts';
 import type { Instrument, InstrumentRegistry } from '../../domain/instrument.ts';
 import { assertNever, type OrderIntent } from '../../domain/intents.ts';
 import { Ledger, type LedgerTrade } from '../../domain/ledger.ts';
+import { nextRollover, weekendClosure } from '../../domain/new-york.ts';
 import type { Tick } from '../../domain/tick.ts';
 import { formatTime, parseRequestTime, parseTime, type UnixMs } from '../../domain/time.ts';
 import type {
@@ -140,8 +140,6 @@ const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
   TRAILING_STOP_LOSS: 'TRAILING_STOP_LOSS_ORDER',
   GUARANTEED_STOP_LOSS: 'GUARANTEED_STOP_LOSS_ORDER',
 };
-
-const NEW_YORK = 'America/New_York';
 
 /**
  * The simulated broker: v20's order, fill and money rules applied to historical or replayed prices.
@@ -533,7 +531,9 @@ export class SimBroker implements Execution {
   /** DAILY_FINANCING for the trades held at a 17:00 New York rollover. */
   #rollover(at: UnixMs): void {
     if (this.ledger.trades.size === 0) return;
-    const weekday = DateTime.fromMillis(at, { zone: NEW_YORK }).weekday % 7; // 0 = Sunday
+    // `at` is a 17:00 New York rollover: 21:00 or 22:00 UTC of the same calendar day, so the UTC
+    // weekday is New York's (0 = Sunday).
+    const weekday = new Date(at).getUTCDay();
     const byInstrument = new Map<string, { total: Amount; trades: { tradeID: string; financing: string }[] }>();
     let total = 0;
     for (const t of this.ledger.trades.values()) {
@@ -1147,16 +1147,17 @@ export class SimBroker implements Execution {
       }
     }
 
-    // Money, exact: prices and units as integers, one rounding per amount (money.ts).
+    // Money, exact: prices and units as integers (safe integers in numbers: price ticks, units),
+    // one rounding per amount; convertProduct multiplies them exactly (money.ts).
     const d = inst.displayPrecision;
     const pScale = 10 ** d;
     const uPlaces = inst.tradeUnitsPrecision;
     const uScale = 10 ** uPlaces;
-    const pxInt = BigInt(Math.round(pxNum * pScale));
+    const pxInt = Math.round(pxNum * pScale);
     // Half the spread, at one more decimal place: (ask - bid) * 5 / 10^(d+1).
     const askSnap = inst.snap(a.ask);
     const bidSnap = inst.snap(a.bid);
-    const halfSpreadInt = BigInt(Math.abs(Math.round(askSnap * pScale) - Math.round(bidSnap * pScale)) * 5);
+    const halfSpreadInt = Math.abs(Math.round(askSnap * pScale) - Math.round(bidSnap * pScale)) * 5;
     const gain = formatFactor(factors.gain);
     const loss = formatFactor(factors.loss);
     const fillID = this.#peekID();
@@ -1169,12 +1170,13 @@ export class SimBroker implements Execution {
     let reduced: TradeReduce | undefined;
     for (const ch of chunks) {
       const closedUnits = ch.trade.unitsNum > 0 ? ch.units : -ch.units; // units of the trade being closed
-      const unitsInt = BigInt(Math.round(closedUnits * uScale));
-      const quotePL = (pxInt - BigInt(Math.round(ch.trade.priceNum * pScale))) * unitsInt;
-      const realized = convert(quotePL, d + uPlaces, quotePL < 0n ? loss : gain);
-      const absUnits = unitsInt < 0n ? -unitsInt : unitsInt;
-      const cost = convert(halfSpreadInt * absUnits, d + 1 + uPlaces, loss);
-      const chunkFee = premium ? convert(premium.int * absUnits, premium.places + uPlaces, loss) : 0;
+      const unitsInt = Math.round(closedUnits * uScale);
+      const move = pxInt - Math.round(ch.trade.priceNum * pScale);
+      // A loss converts with the loss factor (the sign of a double product is always right).
+      const realized = convertProduct(move, unitsInt, d + uPlaces, move * unitsInt < 0 ? loss : gain);
+      const absUnits = Math.abs(unitsInt);
+      const cost = convertProduct(halfSpreadInt, absUnits, d + 1 + uPlaces, loss);
+      const chunkFee = premium ? convert(premium.int * BigInt(absUnits), premium.places + uPlaces, loss) : 0;
       pl = add(pl, realized);
       spreadCost = add(spreadCost, cost);
       fee = add(fee, chunkFee);
@@ -1193,7 +1195,7 @@ export class SimBroker implements Execution {
     let opened: TradeOpen | undefined;
     if (opening > 0) {
       const signed = buy ? opening : -opening;
-      const cost = convert(halfSpreadInt * BigInt(Math.round(opening * uScale)), d + 1 + uPlaces, loss);
+      const cost = convertProduct(halfSpreadInt, Math.round(opening * uScale), d + 1 + uPlaces, loss);
       spreadCost = add(spreadCost, cost);
       const rate = Math.max(this.#accountMarginRate, inst.marginRate);
       const margin = Math.round(opening * ((a.bid + a.ask) / 2) * ((factors.gain + factors.loss) / 2) * rate * 10_000);
@@ -1600,23 +1602,6 @@ function roundUnits(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }
 
-/**
- * The FX weekend closure that ends first after `t`: from Friday 17:00 to Sunday 17:00 New York
- * (local time, so the UTC hours follow daylight saving).
- */
-export function weekendClosure(t: UnixMs): { from: UnixMs; to: UnixMs } {
-  const ny = DateTime.fromMillis(t, { zone: NEW_YORK });
-  // luxon weekday: Monday 1 … Sunday 7. The Sunday 17:00 on or after t.
-  let to = ny.plus({ days: (7 - ny.weekday) % 7 }).set({ hour: 17, minute: 0, second: 0, millisecond: 0 });
-  if (to.toMillis() <= t) to = to.plus({ days: 7 });
-  const from = to.minus({ days: 2 });
-  return { from: from.toMillis(), to: to.toMillis() };
-}
-
-/** The first 17:00 New York strictly after `t`: v20's trading-day boundary (financing, GFD expiry). */
-export function nextRollover(t: UnixMs): UnixMs {
-  const ny = DateTime.fromMillis(t, { zone: NEW_YORK });
-  let r = ny.set({ hour: 17, minute: 0, second: 0, millisecond: 0 });
-  if (r.toMillis() <= t) r = r.plus({ days: 1 });
-  return r.toMillis();
-}
+// The New York boundaries (weekend closure, 17:00 rollover) come from new-york.ts: integer
+// arithmetic on cached zone offsets, property-checked against luxon DateTimes there.
+export { nextRollover, weekendClosure };
