@@ -26,7 +26,9 @@ import { loadStrategy } from '../../src/cli/load-strategy.ts';
 import { benchLatency } from './latency.ts';
 
 const FROM = Date.UTC(2019, 0, 1);
-const TO = Date.UTC(2024, 0, 1);
+/** Five years hold about 1.8M M1 candles; larger runs get more years (the first candles stay the same). */
+const yearsFor = (n: number): number => Math.max(5, Math.ceil(n / 340_000));
+let TO = Date.UTC(2024, 0, 1);
 const SEED = 20240101;
 
 function arg(name: string, fallback: string): string {
@@ -228,6 +230,12 @@ function child(mode: string, n: number): Figures {
 async function main(): Promise<void> {
   const mode = arg('child', '');
   const n = Number(arg('candles', '1000000'));
+  if (!Number.isInteger(n) || n < 1000) {
+    console.error(`--candles must be a whole number of at least 1000 (got '${arg('candles', '')}')`);
+    process.exitCode = 64;
+    return;
+  }
+  TO = Date.UTC(2019 + yearsFor(n), 0, 1);
   if (mode === 'engine' || mode === 'engine-exits') {
     console.log(JSON.stringify(await engineRun(n, mode === 'engine-exits')));
     return;
