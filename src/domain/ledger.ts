@@ -75,7 +75,20 @@ function num(s: string, i: number, n: number): number {
  * simulator writes) is read with integer civil-date arithmetic (H. Hinnant's days-from-civil),
  * about 10× cheaper than `Date.UTC` on the fill path; anything else goes to `parseTime`.
  */
+let lastTimeText = '';
+let lastTimeMs = 0;
+
 function timeMs(text: string): UnixMs {
+  // A batch's transactions share one time string, and every transaction is folded twice (the
+  // simulator's ledger, the engine's): the last one read is usually the one asked again.
+  if (text === lastTimeText) return lastTimeMs;
+  const ms = readTime(text);
+  lastTimeText = text;
+  lastTimeMs = ms;
+  return ms;
+}
+
+function readTime(text: string): UnixMs {
   if (text.length === 30 && text.charCodeAt(29) === 90 && text.charCodeAt(19) === 46 && text.charCodeAt(10) === 84 && num(text, 23, 6) >= 0) {
     const y0 = num(text, 0, 4);
     const m = num(text, 5, 2);
@@ -261,11 +274,9 @@ export class Ledger {
 
   #createOrder(tx: Transaction, type: string): void {
     const t = tx as Transaction & { instrument?: string; tradeID?: string; clientExtensions?: ClientExtensions };
-    const order: LedgerOrder = { id: tx.id, type, created: tx };
-    const o = order as { -readonly [K in keyof LedgerOrder]: LedgerOrder[K] };
-    if (t.instrument !== undefined) o.instrument = t.instrument;
-    if (t.tradeID !== undefined) o.tradeID = t.tradeID;
-    if (t.clientExtensions !== undefined) o.clientExtensions = t.clientExtensions;
+    // Every field present (undefined when the transaction has none): one object shape for all
+    // orders, which keeps the fold's property reads monomorphic.
+    const order: LedgerOrder = { id: tx.id, type, created: tx, instrument: t.instrument, tradeID: t.tradeID, clientExtensions: t.clientExtensions };
     this.pendingOrders.set(tx.id, order);
     const slot = slotOf(type);
     if (slot !== undefined && t.tradeID !== undefined) {
@@ -311,8 +322,14 @@ export class Ledger {
         realizedPL: 0,
         financing: 0,
         halfSpreadCost: o.halfSpreadCost !== undefined ? amount(o.halfSpreadCost) : 0,
+        // The dependent-order slots exist from the start (filled in as orders are created): the
+        // trade keeps one shape instead of growing a property per order.
+        takeProfitOrderID: undefined,
+        stopLossOrderID: undefined,
+        trailingStopLossOrderID: undefined,
+        guaranteedStopLossOrderID: undefined,
+        clientExtensions: o.clientExtensions || undefined,
       };
-      if (o.clientExtensions) trade.clientExtensions = o.clientExtensions;
       this.trades.set(o.tradeID, trade);
     }
     const pl = amount(tx.pl ?? '0');

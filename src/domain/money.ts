@@ -64,6 +64,7 @@ export function amount(s: string): Amount {
 
 /** Formats 1/10,000 units as v20 does: exactly 4 decimals. */
 export function formatAmount(x: Amount): string {
+  if (x === 0) return '0.0000'; // the most common amount on a fill (commission, fees, P/L of an opening)
   const neg = x < 0;
   const a = Math.abs(x);
   const int = Math.floor(a / 10_000);

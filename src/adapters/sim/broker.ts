@@ -123,7 +123,12 @@ interface Book {
 
 type Draft = Record<string, unknown> & { type: string };
 
-const DEPENDENT_TX: Readonly<Record<string, SimOrderType>> = {
+/** The order type each order-creating transaction type creates (a lookup, not a regex, per order). */
+const ORDER_TX: Readonly<Record<string, SimOrderType>> = {
+  MARKET_ORDER: 'MARKET',
+  LIMIT_ORDER: 'LIMIT',
+  STOP_ORDER: 'STOP',
+  MARKET_IF_TOUCHED_ORDER: 'MARKET_IF_TOUCHED',
   TAKE_PROFIT_ORDER: 'TAKE_PROFIT',
   STOP_LOSS_ORDER: 'STOP_LOSS',
   TRAILING_STOP_LOSS_ORDER: 'TRAILING_STOP_LOSS',
@@ -180,6 +185,8 @@ export class SimBroker implements Execution {
   readonly #accountMarginRate: number;
   readonly #commission: { readonly int: bigint; readonly places: number };
   #nextID = 1;
+  #lastIDNum = 0;
+  #lastIDText = '';
   #batchID = '';
   #now: UnixMs = -Infinity;
   #started = false;
@@ -853,7 +860,7 @@ export class SimBroker implements Execution {
       timeInForce?: string; gtdTime?: string; triggerCondition?: string; priceBound?: string;
       initialMarketPrice?: string; clientExtensions?: ClientExtensions;
     };
-    const type = (DEPENDENT_TX[t.type] ?? t.type.replace(/_ORDER$/, '')) as SimOrderType;
+    const type = ORDER_TX[t.type] ?? (t.type.replace(/_ORDER$/, '') as SimOrderType);
     let instrument: Instrument;
     let side: 1 | -1;
     let units: number | undefined;
@@ -1123,11 +1130,9 @@ export class SimBroker implements Execution {
         this.#cancelFill(a.orderID, a.clientOrderID, 'TAKE_PROFIT_ON_FILL_LOSS');
         return;
       }
-      for (const stop of [slPrice, gslPrice]) {
-        if (stop !== undefined && (buy ? stop >= closing : stop <= closing)) {
-          this.#cancelFill(a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_LOSS');
-          return;
-        }
+      if ((slPrice !== undefined && (buy ? slPrice >= closing : slPrice <= closing)) || (gslPrice !== undefined && (buy ? gslPrice >= closing : gslPrice <= closing))) {
+        this.#cancelFill(a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_LOSS');
+        return;
       }
       if (
         this.#opts.fifo === true &&
@@ -1167,6 +1172,7 @@ export class SimBroker implements Execution {
     // A guaranteed stop charges its premium on the units it closes.
     const premium = a.order?.type === 'GUARANTEED_STOP_LOSS' ? scaled(inst.guaranteedStopLoss.premium) : undefined;
     const closed: TradeReduce[] = [];
+    const closedTrades: LedgerTrade[] = [];
     let reduced: TradeReduce | undefined;
     for (const ch of chunks) {
       const closedUnits = ch.trade.unitsNum > 0 ? ch.units : -ch.units; // units of the trade being closed
@@ -1189,8 +1195,10 @@ export class SimBroker implements Execution {
         halfSpreadCost: formatAmount(cost),
       };
       if (premium) entry.guaranteedExecutionFee = formatAmount(chunkFee);
-      if (ch.units === Math.abs(ch.trade.unitsNum)) closed.push(entry);
-      else reduced = entry;
+      if (ch.units === Math.abs(ch.trade.unitsNum)) {
+        closed.push(entry);
+        closedTrades.push(ch.trade);
+      } else reduced = entry;
     }
     let opened: TradeOpen | undefined;
     if (opening > 0) {
@@ -1254,18 +1262,17 @@ export class SimBroker implements Execution {
     if (opened) fill.tradeOpened = opened;
     if (closed.length > 0) fill.tradesClosed = closed;
     if (reduced) fill.tradeReduced = reduced;
-    const closedTrades = closed.map((e) => this.ledger.trades.get(e.tradeID)!);
     this.#emit(fill);
     this.stats.fills++;
     if (this.#inAmbiguous) this.stats.ambiguousPL = add(this.stats.ambiguousPL, pl);
 
     // The closed trades' remaining dependent orders.
-    for (const t of closedTrades) {
-      for (const id of [t.takeProfitOrderID, t.stopLossOrderID, t.trailingStopLossOrderID, t.guaranteedStopLossOrderID]) {
-        if (id === undefined || id === a.orderID) continue;
-        const o = this.#orders.get(id);
-        if (o) this.#cancelOrder(o, 'LINKED_TRADE_CLOSED');
-      }
+    for (let i = 0; i < closedTrades.length; i++) {
+      const t = closedTrades[i]!;
+      this.#cancelLinked(t.takeProfitOrderID, a.orderID);
+      this.#cancelLinked(t.stopLossOrderID, a.orderID);
+      this.#cancelLinked(t.trailingStopLossOrderID, a.orderID);
+      this.#cancelLinked(t.guaranteedStopLossOrderID, a.orderID);
     }
 
     // The new trade's on-fill orders.
@@ -1278,6 +1285,13 @@ export class SimBroker implements Execution {
       }
       if (c.trailingStopLossOnFill !== undefined) this.#onFillOrder('TRAILING_STOP_LOSS_ORDER', fillID, clientTradeID, c.trailingStopLossOnFill, undefined, true, undefined, a.t);
     }
+  }
+
+  /** Cancels a closed trade's dependent order `id` (LINKED_TRADE_CLOSED), unless it is the order that just filled. */
+  #cancelLinked(id: string | undefined, filledID: string): void {
+    if (id === undefined || id === filledID) return;
+    const o = this.#orders.get(id);
+    if (o) this.#cancelOrder(o, 'LINKED_TRADE_CLOSED');
   }
 
   /**
@@ -1451,6 +1465,32 @@ export class SimBroker implements Execution {
 
   /** Margin after a fill that opens `openUnits` (signed) and closes `chunks`: margin used must stay within NAV. */
   #marginOk(inst: Instrument, openUnits: number, chunks: readonly { trade: LedgerTrade; units: number }[], bid: number, ask: number): boolean {
+    // Every open trade of the instrument being filled (the usual case): the same sums, in the same
+    // order, as the general path below, without its map and entry objects.
+    let nav = this.ledger.balance / 10_000;
+    let long = 0;
+    let short = 0;
+    for (const t of this.ledger.trades.values()) {
+      if (t.instrument !== inst.name) return this.#marginOkMixed(inst, openUnits, chunks, bid, ask);
+      if (t.unitsNum > 0) long += t.unitsNum;
+      else short -= t.unitsNum;
+      nav += this.#unrealized(t);
+    }
+    for (let i = 0; i < chunks.length; i++) {
+      const ch = chunks[i]!;
+      if (ch.trade.unitsNum > 0) long -= ch.units;
+      else short -= ch.units;
+    }
+    if (openUnits > 0) long += openUnits;
+    else short -= openUnits;
+    const rate = Math.max(this.#accountMarginRate, inst.marginRate);
+    const units = this.#hedging ? Math.max(long, short) : Math.abs(long - short);
+    const used = units * ((bid + ask) / 2) * this.#conversion.mid(inst.quote) * rate;
+    return used <= nav;
+  }
+
+  /** `#marginOk` when trades of several instruments are open. */
+  #marginOkMixed(inst: Instrument, openUnits: number, chunks: readonly { trade: LedgerTrade; units: number }[], bid: number, ask: number): boolean {
     const netBy = new Map<string, { long: number; short: number }>();
     let nav = this.ledger.balance / 10_000;
     for (const t of this.ledger.trades.values()) {
@@ -1524,12 +1564,24 @@ export class SimBroker implements Execution {
   // Transactions
 
   #peekID(): string {
-    return String(this.#nextID);
+    return this.#idText(this.#nextID);
+  }
+
+  /**
+   * The decimal text of a transaction ID, cached for the last one: a batch's ID, the fill's
+   * peeked ID and the transaction's own ID are the same string (one string, not three).
+   */
+  #idText(n: number): string {
+    if (n !== this.#lastIDNum) {
+      this.#lastIDNum = n;
+      this.#lastIDText = String(n);
+    }
+    return this.#lastIDText;
   }
 
   /** Starts a new batch: the next transaction's ID becomes the batch ID. */
   #begin(): void {
-    this.#batchID = String(this.#nextID);
+    this.#batchID = this.#idText(this.#nextID);
   }
 
   #reject(type: string, fields: Record<string, unknown>, rejectReason: TransactionRejectReason): void {
@@ -1538,7 +1590,7 @@ export class SimBroker implements Execution {
   }
 
   #emit(draft: Draft): Transaction {
-    const id = String(this.#nextID++);
+    const id = this.#idText(this.#nextID++);
     // The draft is the transaction's own fresh object: stamp it in place rather than copy it.
     draft.id = id;
     draft.time = formatTime(Number.isFinite(this.#now) ? this.#now : 0);
