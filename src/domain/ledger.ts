@@ -198,6 +198,27 @@ export class Ledger {
     this.#lastID = idNum;
     this.lastTransactionID = tx.id;
     this.applied++;
+    switch (tx.type) {
+      // The commonest types first (a switch on strings compares in order).
+      case 'ORDER_CANCEL':
+        this.#cancel(tx);
+        return true;
+      case 'ORDER_FILL':
+        this.#fill(tx);
+        return true;
+      case 'MARKET_ORDER':
+        this.#createOrder(tx, 'MARKET');
+        return true;
+      case 'TAKE_PROFIT_ORDER':
+        this.#createOrder(tx, 'TAKE_PROFIT');
+        return true;
+      case 'STOP_LOSS_ORDER':
+        this.#createOrder(tx, 'STOP_LOSS');
+        return true;
+      case 'TRAILING_STOP_LOSS_ORDER':
+        this.#createOrder(tx, 'TRAILING_STOP_LOSS');
+        return true;
+    }
     const orderType = ORDER_CREATE_TYPES[tx.type];
     if (orderType !== undefined) {
       this.#createOrder(tx, orderType);
@@ -209,12 +230,6 @@ export class Ledger {
         this.#checkBalance(tx.id, tx.accountBalance);
         break;
       }
-      case 'ORDER_FILL':
-        this.#fill(tx);
-        break;
-      case 'ORDER_CANCEL':
-        this.#cancel(tx);
-        break;
       case 'DAILY_FINANCING':
         this.#financing(tx);
         break;
@@ -303,8 +318,8 @@ export class Ledger {
 
   #fill(tx: OrderFillTransaction): void {
     this.#unlinkOrder(tx.orderID);
-    const closed = tx.tradesClosed ?? [];
-    for (const r of closed) this.#reduce(tx, r, true);
+    const closed = tx.tradesClosed;
+    if (closed !== undefined) for (let i = 0; i < closed.length; i++) this.#reduce(tx, closed[i]!, true);
     if (tx.tradeReduced) this.#reduce(tx, tx.tradeReduced, false);
     if (tx.tradeOpened) {
       const o = tx.tradeOpened;
