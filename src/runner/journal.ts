@@ -29,6 +29,12 @@ export interface StateSnapshot {
   readonly handledTransactionID: string;
 }
 
+/** The trading day the daily-loss limit counts from: when it ends, and the NAV it opened with. */
+export interface RiskDay {
+  readonly dayEnd: number;
+  readonly startNav: number;
+}
+
 /** What an opened journal holds. */
 export interface JournalContents {
   /** Intents written but never confirmed (their outcome must be looked up before anything else). */
@@ -41,6 +47,8 @@ export interface JournalContents {
   readonly state: StateSnapshot | undefined;
   /** The account as reconciled when the journal was started (opaque to the journal). */
   readonly baseline: unknown;
+  /** The latest trading day of the daily-loss limit, so a restart within the day keeps counting from its opening NAV. */
+  readonly riskDay: RiskDay | undefined;
   /** Records dropped from a torn tail on open (0 or 1 in practice). */
   readonly tornBytes: number;
 }
@@ -51,7 +59,8 @@ export type JournalRecord =
   | { readonly k: 'confirm'; readonly id: string }
   | { readonly k: 'tx'; readonly tx: Transaction }
   | { readonly k: 'state'; readonly snapshot: StateSnapshot }
-  | { readonly k: 'baseline'; readonly baseline: unknown };
+  | { readonly k: 'baseline'; readonly baseline: unknown }
+  | { readonly k: 'day'; readonly day: RiskDay };
 
 type Numbered = JournalRecord & { readonly n: number };
 
@@ -64,6 +73,8 @@ interface SnapshotFile {
   readonly lastTransactionID: string;
   readonly state: StateSnapshot | undefined;
   readonly baseline: unknown;
+  /** Absent in snapshots written before the daily-loss day was journaled. */
+  readonly riskDay?: RiskDay;
 }
 
 /** How a journal writes: compaction period, and (for speed measurements only) no fdatasync. */
@@ -146,6 +157,7 @@ export class Journal {
   #lastID = '';
   #state: StateSnapshot | undefined;
   #baseline: unknown;
+  #riskDay: RiskDay | undefined;
   #tornBytes = 0;
   #dirty = false;
 
@@ -168,6 +180,7 @@ export class Journal {
       this.#lastID = snap.lastTransactionID;
       this.#state = snap.state;
       this.#baseline = snap.baseline;
+      this.#riskDay = snap.riskDay;
     }
     const logPath = join(dir, LOG);
     this.#fd = openSync(logPath, 'a+');
@@ -205,6 +218,7 @@ export class Journal {
       lastTransactionID: this.#lastID,
       state: this.#state,
       baseline: this.#baseline,
+      riskDay: this.#riskDay,
       tornBytes: this.#tornBytes,
     };
   }
@@ -276,6 +290,11 @@ export class Journal {
     this.append([{ k: 'state', snapshot }]);
   }
 
+  /** Records the start of a trading day for the daily-loss limit (once a day). */
+  day(day: RiskDay): void {
+    this.append([{ k: 'day', day }]);
+  }
+
   /** Records the reconciled account a fresh journal starts from. */
   baseline(baseline: unknown): void {
     this.append([{ k: 'baseline', baseline }]);
@@ -304,6 +323,9 @@ export class Journal {
         this.#baseline = r.baseline;
         if (this.#lastID === '') this.#lastID = (r.baseline as { lastTransactionID?: string } | undefined)?.lastTransactionID ?? '';
         return;
+      case 'day':
+        this.#riskDay = r.day;
+        return;
     }
   }
 
@@ -320,6 +342,7 @@ export class Journal {
       lastTransactionID: this.#lastID,
       state: this.#state,
       baseline: this.#baseline,
+      ...(this.#riskDay ? { riskDay: this.#riskDay } : {}),
     };
     const tmp = join(this.dir, `${SNAPSHOT}.tmp`);
     const fd = openSync(tmp, 'w');

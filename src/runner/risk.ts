@@ -4,11 +4,13 @@ import { merge, type Observable, Subject, tap } from 'rxjs';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { toUnits } from '../domain/money.ts';
 import type { OrderIntent } from '../domain/intents.ts';
+import { nextRollover } from '../domain/new-york.ts';
 import { formatTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import type { Portfolio } from '../engine/portfolio.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
+import type { RiskDay } from './journal.ts';
 
 /**
  * Pre-trade limits. Every limit is optional; an absent one is not checked. They apply to orders
@@ -162,12 +164,32 @@ export class RiskExecution implements Execution {
     this.#halted = true;
   }
 
-  /** Call on every market event: rolls the trading day and records its opening NAV. */
-  observe(at: number): void {
-    if (at < this.#dayEnd) return;
+  /**
+   * Call on every market event: rolls the trading day and records its opening NAV. Returns true
+   * when a new trading day started (the runner journals it: see `day`).
+   */
+  observe(at: number): boolean {
+    if (at < this.#dayEnd) return false;
     const start = tradingDayStart(at);
-    this.#dayEnd = start + 86_400_000;
+    this.#dayEnd = nextRollover(start); // 23 or 25 hours on the days daylight saving switches
     this.#dayStartNav = this.#nav();
+    return true;
+  }
+
+  /** The current trading day of the daily-loss limit (undefined before the first event). */
+  get day(): RiskDay | undefined {
+    return Number.isNaN(this.#dayStartNav) ? undefined : { dayEnd: this.#dayEnd, startNav: this.#dayStartNav };
+  }
+
+  /**
+   * Resumes a journaled trading day after a restart: while it lasts, the daily loss keeps counting
+   * from the NAV it opened with, so restarting does not reset the limit. A day already over is
+   * ignored (the next event opens a new one).
+   */
+  restoreDay(day: RiskDay): void {
+    if (!(Number.isFinite(day.dayEnd) && Number.isFinite(day.startNav))) return;
+    this.#dayEnd = day.dayEnd;
+    this.#dayStartNav = day.startNav;
   }
 
   /** Today's loss so far (positive = loss), from the NAV at the first event of the trading day. */

@@ -343,6 +343,9 @@ export class Runner {
     });
     const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, onReject: (b) => this.journal.confirm(b.intent.id) });
     this.#risk = risk;
+    // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
+    // a restart within the day does not reset it.
+    if (broker === 'v20' && contents.riskDay !== undefined) risk.restoreDay(contents.riskDay);
     if (o.shadow) this.#shadow = new ShadowBook({ instruments: o.instruments, currency: baseline.currency, balance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging });
 
     // The strategy, with its state restored and warm-up candles kept from its handlers.
@@ -496,7 +499,11 @@ export class Runner {
     this.#tickStart = received;
     this.tickReceivedAt = received;
     if (Number.isNaN(this.#liveFrom)) this.#liveFrom = at;
-    this.#risk!.observe(at);
+    const risk = this.#risk!;
+    if (risk.observe(at) && (this.o.broker ?? 'v20') === 'v20') {
+      const day = risk.day;
+      if (day !== undefined) this.journal.day(day); // once a trading day
+    }
     const list = this.#builders.get(p.instrument);
     if (list !== undefined) for (const b of list) this.#candle(b.tick(at, bid, ask));
     const tick = { kind: 'tick' as const, instrument: p.instrument, at, bid, ask };

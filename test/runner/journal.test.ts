@@ -33,6 +33,23 @@ describe('Journal', () => {
     expect(statSync(join(dir, 'snapshot.json')).size).toBeGreaterThan(0);
   });
 
+  it('keeps the latest trading day of the daily-loss limit across reopen and compaction', () => {
+    const dir = tmp();
+    const j = Journal.open(dir, { compactEvery: 3 });
+    expect(j.contents().riskDay).toBeUndefined();
+    j.day({ dayEnd: Date.UTC(2024, 0, 2, 22), startNav: 100_000 });
+    j.day({ dayEnd: Date.UTC(2024, 0, 3, 22), startNav: 99_750.5 });
+    j.transaction(tx(1));
+    j.transaction(tx(2)); // the fourth record: compacted into the snapshot
+    j.close();
+    expect(JSON.parse(readFileSync(join(dir, 'snapshot.json'), 'utf8')).riskDay).toEqual({ dayEnd: Date.UTC(2024, 0, 3, 22), startNav: 99_750.5 });
+    const again = Journal.open(dir);
+    expect(again.contents().riskDay).toEqual({ dayEnd: Date.UTC(2024, 0, 3, 22), startNav: 99_750.5 });
+    again.day({ dayEnd: Date.UTC(2024, 0, 4, 22), startNav: 99_000 }); // in the log, after the snapshot
+    again.close();
+    expect(Journal.open(dir).contents().riskDay).toEqual({ dayEnd: Date.UTC(2024, 0, 4, 22), startNav: 99_000 });
+  });
+
   it('a crash between snapshot rename and log truncation replays nothing twice', () => {
     const dir = tmp();
     const j = Journal.open(dir, { compactEvery: 1_000 });

@@ -77,4 +77,36 @@ describe('risk limits through the runner', () => {
     expect(after).toEqual({ trades: 0, pending: 0 });
     expect(res.reason).toMatch(/kill switch/);
   }, 60_000);
+
+  it('a restart within the trading day keeps the daily loss: the limit still holds after stop and start', async () => {
+    r = await rig();
+    const limits = { maxDailyLoss: 0.5 };
+    const path = pricePath(150);
+    const first = r.runner({ limits });
+    await first.start();
+    let i = 0;
+    for (; i < path.length && first.risk!.breaches.length === 0; i++) {
+      r.sandbox.setTime(path[i]!.time);
+      r.sandbox.pushPrice(path[i]!);
+      await settle(r, first);
+    }
+    expect(first.risk!.breaches.length).toBeGreaterThan(0);
+    const lostBefore = first.risk!.dailyLoss();
+    await first.stop('restart');
+    const second = r.runner({ limits });
+    await second.start();
+    const from = i;
+    for (; i < from + 12; i++) {
+      r.sandbox.setTime(path[i]!.time);
+      r.sandbox.pushPrice(path[i]!);
+      await settle(r, second);
+    }
+    const breaches = second.risk!.breaches;
+    console.log(`[daily loss restart] lost ${lostBefore.toFixed(4)} before the restart, ${second.risk!.dailyLoss().toFixed(4)} counted after it; ${breaches.length} entries refused after the restart`);
+    // Counted from the day's journaled opening NAV, not from the NAV at the restart.
+    expect(second.risk!.dailyLoss()).toBeGreaterThan(limits.maxDailyLoss - 0.2);
+    expect(breaches.length).toBeGreaterThan(0);
+    expect(breaches.every((b) => b.limit === 'maxDailyLoss')).toBe(true);
+    await second.stop('end');
+  }, 60_000);
 });

@@ -157,6 +157,42 @@ describe('RiskExecution', () => {
     expect(tradingDayStart(Date.UTC(2024, 6, 2, 21, 0))).toBe(Date.UTC(2024, 6, 2, 21, 0)); // EDT: 17:00 = 21:00 UTC
   });
 
+  it('maxDailyLoss survives a restart: a resumed trading day counts from its journaled opening NAV; a day already over is ignored', () => {
+    const first = rig({ maxDailyLoss: 100 });
+    first.feed(bar(0, 1.1));
+    expect(first.risk.observe(first.clock.now())).toBe(false); // same day: no new day to journal
+    const day = first.risk.day!;
+    expect(day).toEqual({ dayEnd: Date.UTC(2024, 0, 2, 22), startNav: 100_000 });
+    // A restarted run whose account lost 150 since that day opened: it resumes the day.
+    const second = rig({ maxDailyLoss: 100 });
+    second.risk.restoreDay({ dayEnd: day.dayEnd, startNav: day.startNav + 150 });
+    second.feed(bar(5, 1.1));
+    expect(second.risk.dailyLoss()).toBeCloseTo(150, 6);
+    second.risk.submit(mkt(1000));
+    expect(second.rejects().map((x) => (x as { rejectReason?: string }).rejectReason)).toEqual(['RISK_DAILY_LOSS_EXCEEDED']);
+    // Without the journaled day, the restart would have started the day afresh (the old gap this closes).
+    const fresh = rig({ maxDailyLoss: 100 });
+    fresh.feed(bar(5, 1.1));
+    fresh.risk.submit(mkt(1000));
+    expect(fresh.rejects()).toHaveLength(0);
+    // A journaled day that ended before the restart is ignored: the next event opens today.
+    const late = rig({ maxDailyLoss: 100 });
+    late.risk.restoreDay({ dayEnd: Date.UTC(2024, 0, 1, 22), startNav: 200_000 });
+    late.feed(bar(5, 1.1));
+    expect(late.risk.dailyLoss()).toBe(0);
+    expect(late.risk.day?.startNav).toBe(100_000);
+  });
+
+  it('a trading day ends at the next 17:00 New York, 23 or 25 hours later when daylight saving switches', () => {
+    const r = rig({});
+    // The day that opens Saturday 2024-03-09 17:00 EST ends Sunday 17:00 EDT: 23 hours.
+    r.feed(candle('EUR_USD', Date.UTC(2024, 2, 9, 22, 30), [1.1, 1.1003, 1.0997, 1.1]));
+    expect(r.risk.day!.dayEnd).toBe(Date.UTC(2024, 2, 10, 21));
+    const autumn = rig({});
+    autumn.feed(candle('EUR_USD', Date.UTC(2024, 10, 2, 21, 30), [1.1, 1.1003, 1.0997, 1.1]));
+    expect(autumn.risk.day!.dayEnd).toBe(Date.UTC(2024, 10, 3, 22)); // 25 hours
+  });
+
   it('maxSpreadPips: refuses an entry when the latest quote is wider than the limit', () => {
     const r = rig({ maxSpreadPips: 2 });
     r.feed(bar(0, 1.1, 0.0003));
