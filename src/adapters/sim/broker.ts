@@ -428,8 +428,21 @@ export class SimBroker implements Execution {
       }
       let level = o.level;
       if (o.type === 'TRAILING_STOP_LOSS') {
-        const next = o.instrument.snap(o.side === -1 ? c.bh - o.distance : c.al + o.distance);
-        if (o.side === -1 ? next > level : next < level) level = next;
+        // snap is monotonic and leaves the (snapped) level where it is: a raw level that does not
+        // pass the current one cannot pass it snapped, so only a passing one is snapped.
+        if (o.side === -1) {
+          const raw = c.bh - o.distance;
+          if (raw > level) {
+            const next = o.instrument.snap(raw);
+            if (next > level) level = next;
+          }
+        } else {
+          const raw = c.al + o.distance;
+          if (raw < level) {
+            const next = o.instrument.snap(raw);
+            if (next < level) level = next;
+          }
+        }
       }
       trailTo[i] = level;
       // Limit-like buys and stop-like sells trigger at or below the level; the others at or above.
@@ -494,9 +507,13 @@ export class SimBroker implements Execution {
           continue;
         }
       } else if (o.type === 'TRAILING_STOP_LOSS') {
-        // Ratchet only in the trade's favour: a sell stop (long trade) follows the bid up.
-        const next = o.instrument.snap(o.side === -1 ? bid - o.distance : ask + o.distance);
-        if (o.side === -1 ? next > o.level : next < o.level) o.level = next;
+        // Ratchet only in the trade's favour: a sell stop (long trade) follows the bid up. (Only a
+        // raw level past the current one is snapped: see #untouched.)
+        const raw = o.side === -1 ? bid - o.distance : ask + o.distance;
+        if (o.side === -1 ? raw > o.level : raw < o.level) {
+          const next = o.instrument.snap(raw);
+          if (o.side === -1 ? next > o.level : next < o.level) o.level = next;
+        }
       }
       if (o.immediate) {
         // FOK / IOC: the first price after its creation did not fill it.
@@ -1223,9 +1240,10 @@ export class SimBroker implements Execution {
     filledUnits = roundUnits(filledUnits);
     const commission = this.#commission.int === 0n ? 0 : roundTo4(this.#commission.int * BigInt(Math.round(filledUnits * uScale)), this.#commission.places + uPlaces + 6);
     const units = buy ? filledUnits : -filledUnits;
-    // A market fill is at the bid or the ask: that side's text is the fill price's (inst.price = snap, then toFixed).
-    const bidText = bidSnap === pxNum ? price : bidSnap.toFixed(d);
-    const askText = askSnap === pxNum ? price : askSnap.toFixed(d);
+    // A market fill is at the bid or the ask: that side's text is the fill price's. (inst.price of a
+    // snapped price is its toFixed: snap is idempotent.)
+    const bidText = bidSnap === pxNum ? price : inst.price(bidSnap);
+    const askText = askSnap === pxNum ? price : inst.price(askSnap);
     const fill: Draft = {
       type: 'ORDER_FILL',
       orderID: a.orderID,
