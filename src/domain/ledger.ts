@@ -34,28 +34,27 @@ export interface LedgerTrade {
   clientExtensions?: ClientExtensions;
 }
 
-/** Dependent-order slots of a trade, by order type. */
-const DEPENDENT_SLOT = {
-  TAKE_PROFIT: 'takeProfitOrderID',
-  STOP_LOSS: 'stopLossOrderID',
-  TRAILING_STOP_LOSS: 'trailingStopLossOrderID',
-  GUARANTEED_STOP_LOSS: 'guaranteedStopLossOrderID',
-} as const;
-type DependentType = keyof typeof DEPENDENT_SLOT;
-
-/** The trade slot of a dependent order type, or undefined (a switch: cheaper than `in` on the fold path). */
-function slotOf(type: string): (typeof DEPENDENT_SLOT)[DependentType] | undefined {
+/**
+ * Links dependent order `id` of order type `type` to its trade's slot (takeProfitOrderID, ...), or
+ * clears the slot when `id` is undefined and the slot holds `current`. A switch with named
+ * properties: a computed key (`trade[slot]`) costs a generic keyed access on every order.
+ */
+function setSlot(trade: LedgerTrade, type: string, id: string | undefined, current: string | undefined): void {
   switch (type) {
     case 'TAKE_PROFIT':
-      return 'takeProfitOrderID';
+      if (id !== undefined || trade.takeProfitOrderID === current) trade.takeProfitOrderID = id;
+      return;
     case 'STOP_LOSS':
-      return 'stopLossOrderID';
+      if (id !== undefined || trade.stopLossOrderID === current) trade.stopLossOrderID = id;
+      return;
     case 'TRAILING_STOP_LOSS':
-      return 'trailingStopLossOrderID';
+      if (id !== undefined || trade.trailingStopLossOrderID === current) trade.trailingStopLossOrderID = id;
+      return;
     case 'GUARANTEED_STOP_LOSS':
-      return 'guaranteedStopLossOrderID';
+      if (id !== undefined || trade.guaranteedStopLossOrderID === current) trade.guaranteedStopLossOrderID = id;
+      return;
     default:
-      return undefined;
+      return;
   }
 }
 
@@ -293,10 +292,9 @@ export class Ledger {
     // orders, which keeps the fold's property reads monomorphic.
     const order: LedgerOrder = { id: tx.id, type, created: tx, instrument: t.instrument, tradeID: t.tradeID, clientExtensions: t.clientExtensions };
     this.pendingOrders.set(tx.id, order);
-    const slot = slotOf(type);
-    if (slot !== undefined && t.tradeID !== undefined) {
+    if (t.tradeID !== undefined) {
       const trade = this.trades.get(t.tradeID);
-      if (trade) trade[slot] = tx.id;
+      if (trade) setSlot(trade, type, tx.id, undefined);
     }
   }
 
@@ -304,11 +302,10 @@ export class Ledger {
     const o = this.pendingOrders.get(orderID);
     if (!o) return;
     this.pendingOrders.delete(orderID);
-    const slot = o.tradeID !== undefined ? slotOf(o.type) : undefined;
-    if (slot !== undefined) {
-      const trade = this.trades.get(o.tradeID!);
+    if (o.tradeID !== undefined) {
+      const trade = this.trades.get(o.tradeID);
       // Cleared, not deleted: `delete` would turn the trade into a slow dictionary-mode object.
-      if (trade && trade[slot] === orderID) trade[slot] = undefined;
+      if (trade) setSlot(trade, o.type, undefined, orderID);
     }
   }
 
@@ -347,16 +344,19 @@ export class Ledger {
       };
       this.trades.set(o.tradeID, trade);
     }
-    const pl = amount(tx.pl ?? '0');
-    const financing = amount(tx.financing ?? '0');
+    const pl = tx.pl !== undefined ? amount(tx.pl) : 0;
+    const financing = tx.financing !== undefined ? amount(tx.financing) : 0;
     const commission = tx.commission !== undefined ? amount(tx.commission) : 0;
     const fee = tx.guaranteedExecutionFee !== undefined ? amount(tx.guaranteedExecutionFee) : 0;
-    this.pl = add(this.pl, pl);
-    this.financing = add(this.financing, financing);
-    this.commission = add(this.commission, commission);
-    this.guaranteedExecutionFees = add(this.guaranteedExecutionFees, fee);
-    if (tx.halfSpreadCost !== undefined) this.halfSpreadCost = add(this.halfSpreadCost, amount(tx.halfSpreadCost));
-    if (pl !== 0) this.instrumentPL.set(tx.instrument, add(this.instrumentPL.get(tx.instrument) ?? 0, pl));
+    const spread = tx.halfSpreadCost;
+    if (pl !== 0) {
+      this.pl = add(this.pl, pl);
+      this.instrumentPL.set(tx.instrument, add(this.instrumentPL.get(tx.instrument) ?? 0, pl));
+    }
+    if (financing !== 0) this.financing = add(this.financing, financing);
+    if (commission !== 0) this.commission = add(this.commission, commission);
+    if (fee !== 0) this.guaranteedExecutionFees = add(this.guaranteedExecutionFees, fee);
+    if (spread !== undefined) this.halfSpreadCost = add(this.halfSpreadCost, amount(spread));
     this.balance = add(this.balance, pl + financing - commission - fee);
     this.#checkBalance(tx.id, tx.accountBalance);
     this.version++;
