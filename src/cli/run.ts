@@ -35,6 +35,7 @@ export interface RunArgs {
   logFile?: string;
   tokenFile?: string;
   intentDurability: 'before-submit' | 'after-submit';
+  journalRebaseEvery: number;
 }
 
 /** Declares the options of `fxflow run` (register with `.command('run <strategy>', ..., runCommand, runLive)`). */
@@ -60,6 +61,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('warmup', { type: 'number', describe: "Candles per series for indicator warm-up (default the strategy's history)" })
     .option('log-file', { type: 'string', describe: 'Write JSON logs to this file instead of stderr' })
     .option('intent-durability', { type: 'string', choices: ['after-submit', 'before-submit'], default: 'after-submit', describe: "When an intent's journal record is fdatasynced: right after the order is sent (default; the record is written before, so a killed process never loses it) or before (power-loss safe, slower)" })
+    .option('journal-rebase-every', { type: 'number', default: 10_000, describe: 'Start the journal over from a fresh account baseline once it holds this many transactions (0 = never); bounds its size and the restart time of long runs' })
     .option('token-file', { type: 'string', describe: 'Read the access token from this file (mode 0600)' })
     .example('$0 run strategies/sma-cross.ts --env practice', 'Paper trading on the practice account')
     .example('$0 run strategies/sma-cross.ts --env sandbox --url http://127.0.0.1:8080 --max-units 10000', 'Against a local fxflow sandbox, with a unit limit')
@@ -81,6 +83,12 @@ const positive = (v: number | undefined, flag: string): number | undefined => {
   if (!(v > 0) || !Number.isFinite(v)) throw new RunnerError('RUNNER', `--${flag} must be a positive number (got ${v})`);
   return v;
 };
+
+/** `--journal-rebase-every`: a whole number of transactions, 0 for never. */
+export function rebaseEveryOf(v: number): number {
+  if (!(Number.isInteger(v) && v >= 0)) throw new RunnerError('RUNNER', `--journal-rebase-every must be a whole number of transactions, 0 for never (got ${v})`);
+  return v;
+}
 
 /** The risk limits given on the command line. */
 export function limitsOf(a: RunArgs): RiskLimits {
@@ -127,6 +135,7 @@ function runLogger(a: RunArgs): Logger {
 export async function runLive(a: RunArgs): Promise<void> {
   checkLiveConsent(a);
   const limits = limitsOf(a);
+  const rebaseEvery = rebaseEveryOf(a.journalRebaseEvery);
   const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
   let token: string | undefined;
   try {
@@ -149,7 +158,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   const journalDir = resolve(a.journal ?? join('runs', 'journal', `${a.env}-${accountID}-${loaded.name}${a.broker === 'sim' ? '-sim' : ''}`));
   const runner = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
-    broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, flattenOnExit: a.flattenOnExit === true, signals: true,
+    broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     statusEveryMs: a.statusEvery * 1000,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),

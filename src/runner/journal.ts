@@ -300,6 +300,37 @@ export class Journal {
     this.append([{ k: 'baseline', baseline }]);
   }
 
+  /** How many transactions the journal keeps (those after its baseline). */
+  get transactionCount(): number {
+    return this.#transactions.length;
+  }
+
+  /**
+   * Starts the journal over from a newer reconciled account: the strategy snapshot, then the new
+   * baseline; the transactions the baseline already contains (IDs up to its `lastTransactionID`) are
+   * dropped, from memory now and from disk at the next compaction (which this triggers). Keeps a run
+   * of months from growing its journal and its restart time without bound.
+   *
+   * The caller must make sure the strategy has handled every transaction up to the baseline (the
+   * snapshot says so) and that no intent is waiting for its outcome: what is dropped cannot be
+   * replayed or looked up after a restart.
+   */
+  rebase(baseline: { readonly lastTransactionID: string }, snapshot: StateSnapshot): void {
+    if (!(Number(baseline.lastTransactionID) <= Number(snapshot.handledTransactionID))) {
+      throw new JournalError(`rebase to transaction ${baseline.lastTransactionID} while the strategy has handled only up to ${snapshot.handledTransactionID}: its snapshot would miss transactions`);
+    }
+    this.append([{ k: 'state', snapshot }, { k: 'baseline', baseline }]);
+    for (const [id, i] of this.#intents) if (i.confirmed) this.#intents.delete(id);
+    this.compact();
+  }
+
+  /** Intents whose outcome is not known yet. */
+  get unconfirmedCount(): number {
+    let n = 0;
+    for (const i of this.#intents.values()) if (!i.confirmed) n++;
+    return n;
+  }
+
   #fold(r: Numbered): void {
     switch (r.k) {
       case 'intent':
@@ -319,10 +350,17 @@ export class Journal {
       case 'state':
         this.#state = r.snapshot;
         return;
-      case 'baseline':
+      case 'baseline': {
         this.#baseline = r.baseline;
-        if (this.#lastID === '') this.#lastID = (r.baseline as { lastTransactionID?: string } | undefined)?.lastTransactionID ?? '';
+        const upTo = (r.baseline as { lastTransactionID?: string } | undefined)?.lastTransactionID ?? '';
+        if (this.#lastID === '' || Number(upTo) > Number(this.#lastID)) this.#lastID = upTo;
+        // A newer baseline contains what came before it: keep only the transactions after it.
+        const txs = this.#transactions;
+        let kept = 0;
+        for (let i = 0; i < txs.length; i++) if (Number(txs[i]!.id) > Number(upTo)) txs[kept++] = txs[i]!;
+        txs.length = kept;
         return;
+      }
       case 'day':
         this.#riskDay = r.day;
         return;

@@ -56,6 +56,12 @@ export interface RunnerOptions {
    * loss, and even then the order is found again by its client ID from the transaction stream.
    */
   readonly intentDurability?: 'before-submit' | 'after-submit';
+  /**
+   * Rebase the journal (a fresh account baseline, older transactions dropped) once it keeps this
+   * many transactions (default 10,000; 0 never). Bounds its size and the restart time of long runs.
+   * Not in shadow mode, whose report compares every fill of the run.
+   */
+  readonly rebaseEvery?: number;
   readonly limits?: RiskLimits;
   /** 'v20': orders go to the account. 'sim': shadow paper, live prices with simulated fills. */
   readonly broker?: 'v20' | 'sim';
@@ -360,6 +366,7 @@ export class Runner {
         const r = base.onTransaction ? base.onTransaction(ctx, s) : undefined;
         const id = ctx.transaction?.id;
         if (id !== undefined && !id.includes('.')) this.#handled = id;
+        this.#maybeRebase();
         return r;
       },
     };
@@ -426,6 +433,36 @@ export class Runner {
       }
     }
     log.info({ instruments: [...instruments], broker, shadow: o.shadow === true }, 'running');
+  }
+
+  #rebasing = false;
+  /** Starts a journal rebase when the journal holds `rebaseEvery` transactions (one at a time). */
+  #maybeRebase(): void {
+    const every = this.o.rebaseEvery ?? 10_000;
+    if (this.#rebasing || every <= 0 || this.journal.transactionCount < every || this.o.shadow === true || (this.o.broker ?? 'v20') !== 'v20' || this.#stopping !== undefined) return;
+    this.#rebasing = true;
+    this.#rebase()
+      .catch((e: unknown) => this.#log.warn({ err: e }, 'journal rebase failed; it is tried again at a later transaction'))
+      .finally(() => {
+        this.#rebasing = false;
+      });
+  }
+
+  /**
+   * The rebase: the account as OANDA reports it (at its last transaction X) becomes the journal's
+   * baseline, once the strategy has handled every transaction up to X and no intent waits for its
+   * outcome; the strategy snapshot is written with it, so nothing before X is needed after a restart.
+   */
+  async #rebase(): Promise<void> {
+    if (this.journal.unconfirmedCount > 0) return;
+    const { account, lastTransactionID } = await this.o.rest.account(this.o.accountID);
+    const upTo = Number(lastTransactionID);
+    const caughtUp = await waitFor(() => Number(this.#handled) >= upTo || this.#stopping !== undefined, 10_000);
+    const engine = this.#engine;
+    if (!caughtUp || this.#stopping !== undefined || engine === undefined || this.journal.unconfirmedCount > 0) return;
+    const dropped = this.journal.transactionCount;
+    this.journal.rebase(baselineOf({ ...account, lastTransactionID } as Account), { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled });
+    this.#log.info({ baseline: lastTransactionID, kept: this.journal.transactionCount, dropped: dropped - this.journal.transactionCount }, 'journal rebased');
   }
 
   /** Journals an intent with the strategy state that produced it, before it is submitted. */

@@ -33,6 +33,31 @@ describe('Journal', () => {
     expect(statSync(join(dir, 'snapshot.json')).size).toBeGreaterThan(0);
   });
 
+  it('a rebase keeps only the transactions after the new baseline and the intents still waiting, across reopen', () => {
+    const dir = tmp();
+    const j = Journal.open(dir, { compactEvery: 1_000 });
+    j.baseline({ lastTransactionID: '10', balance: '1000' });
+    for (let i = 11; i <= 20; i++) j.transaction(tx(i));
+    j.intent(order('done'), 1);
+    j.confirm('done');
+    j.intent(order('waiting'), 2);
+    expect(j.transactionCount).toBe(10);
+    expect(j.unconfirmedCount).toBe(1);
+    expect(() => j.rebase({ lastTransactionID: '18' }, { state: { n: 1 }, sequence: 3, handledTransactionID: '17' })).toThrow(/handled only up to 17/);
+    j.rebase({ lastTransactionID: '18' }, { state: { n: 2 }, sequence: 3, handledTransactionID: '19' });
+    expect(j.transactionCount).toBe(2);
+    j.transaction(tx(21));
+    j.close();
+    const c = Journal.open(dir).contents();
+    expect(c.baseline).toEqual({ lastTransactionID: '18' });
+    expect(c.transactions.map((t) => t.id)).toEqual(['19', '20', '21']);
+    expect(c.lastTransactionID).toBe('21');
+    expect(c.state).toEqual({ state: { n: 2 }, sequence: 3, handledTransactionID: '19' });
+    expect(c.intents.map((i) => i.intent.id)).toEqual(['waiting']);
+    // The rebase compacted: the dropped transactions are gone from disk as well.
+    expect(readFileSync(join(dir, 'snapshot.json'), 'utf8')).not.toContain('"id":"12"');
+  });
+
   it('keeps the latest trading day of the daily-loss limit across reopen and compaction', () => {
     const dir = tmp();
     const j = Journal.open(dir, { compactEvery: 3 });

@@ -77,4 +77,10 @@ describe('fxflow run (command line)', () => {
     expect(out.status).toBe(1);
     expect(out.stderr).toMatch(/--max-units must be a positive number \(got -5\)/);
   });
+
+  it('a bad --journal-rebase-every is named', () => {
+    const out = spawnSync(process.execPath, ['bin/fxflow.js', 'run', 'strategies/sma-cross.ts', '--env', 'sandbox', '--journal-rebase-every', '2.5'], { cwd: ROOT, encoding: 'utf8' });
+    expect(out.status).toBe(1);
+    expect(out.stderr).toMatch(/--journal-rebase-every must be a whole number of transactions, 0 for never \(got 2.5\)/);
+  });
 });
