@@ -1,4 +1,4 @@
-import { Subject, type Observable } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import type { Candle } from '../../domain/candle.ts';
 import { Decimal } from '../../domain/decimal.ts';
 import { add, amount, convert, convertProduct, formatAmount, roundTo4, scaled, type Amount } from '../../domain/money.ts';
@@ -165,8 +165,24 @@ const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
  * - Nothing acts on a price seen before the order existed (`activeFrom`).
  */
 export class SimBroker implements Execution {
-  readonly #tx = new Subject<Transaction>();
-  readonly transactions$: Observable<Transaction> = this.#tx.asObservable();
+  /**
+   * Subscribers of `transactions$`. A Subject's semantics (multicast, no replay, subscribers seen
+   * at the start of an emission get it) with a plain array: rxjs's Subject.next allocates a
+   * closure and an iterator per transaction. The array is replaced, never mutated, on subscribe
+   * and unsubscribe, so an emission walks the list as it was when it began.
+   */
+  #subscribers: readonly Subscriber<Transaction>[] = [];
+  #completed = false;
+  readonly transactions$: Observable<Transaction> = new Observable<Transaction>((sub) => {
+    if (this.#completed) {
+      sub.complete();
+      return undefined;
+    }
+    this.#subscribers = [...this.#subscribers, sub];
+    return () => {
+      this.#subscribers = this.#subscribers.filter((s) => s !== sub);
+    };
+  });
   readonly ledger: Ledger;
   readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0, marginCloseouts: 0 };
   readonly accountID: string;
@@ -1617,13 +1633,18 @@ export class SimBroker implements Execution {
     draft.batchID = this.#batchID || id;
     const tx = draft as unknown as Transaction;
     this.ledger.apply(tx);
-    this.#tx.next(tx);
+    const subs = this.#subscribers;
+    for (let i = 0; i < subs.length; i++) subs[i]!.next(tx);
     return tx;
   }
 
   /** Ends the run: completes the transaction stream. */
   complete(): void {
-    this.#tx.complete();
+    if (this.#completed) return;
+    this.#completed = true;
+    const subs = this.#subscribers;
+    this.#subscribers = [];
+    for (const sub of subs) sub.complete();
   }
 
   // ---- Read views for the sandbox (owned by the sandbox)
