@@ -18,6 +18,11 @@ export interface JournaledIntent {
   readonly intent: OrderIntent;
   /** Engine time when it was issued. */
   readonly at: number;
+  /**
+   * The last transaction journaled before the intent: whatever the intent caused comes after it.
+   * Absent in journals written before it was recorded.
+   */
+  readonly afterTransactionID?: string;
   confirmed: boolean;
 }
 
@@ -334,7 +339,7 @@ export class Journal {
   #fold(r: Numbered): void {
     switch (r.k) {
       case 'intent':
-        this.#intents.set(r.intent.id, { intent: r.intent, at: r.at, confirmed: false });
+        this.#intents.set(r.intent.id, { intent: r.intent, at: r.at, afterTransactionID: this.#lastID, confirmed: false });
         return;
       case 'confirm': {
         const i = this.#intents.get(r.id);

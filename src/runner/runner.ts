@@ -482,19 +482,25 @@ export class Runner {
 
   /**
    * Intents journaled without a known outcome: an order is looked up by `@clientID` (and in the
-   * transactions since the journal's last ID); only one that provably never reached the broker is
-   * submitted again. Non-order intents are resubmitted when no transaction shows their effect.
+   * journaled and missed transactions); only one that provably never reached the broker is
+   * submitted again. A close or cancel is resubmitted when no transaction after it (journaled or
+   * missed, not already claimed by an earlier intent) shows its effect.
    */
   async #settle(contents: JournalContents, risk: RiskExecution): Promise<void> {
     const o = this.o;
     if ((o.broker ?? 'v20') !== 'v20' || contents.intents.length === 0) return;
     const since = contents.lastTransactionID ? (await o.rest.transactionsSinceId(o.accountID, contents.lastTransactionID)).transactions : [];
     const seen = new Set<string>();
-    for (const t of [...contents.transactions, ...since]) {
+    const pool = [...contents.transactions, ...since];
+    for (const t of pool) {
       const cid = clientIDOf(t);
       if (cid !== undefined) seen.add(cid);
     }
-    for (const { intent } of contents.intents) {
+    // Closes and cancels carry no client ID: each is matched to the first later transaction that
+    // does what it asked, and a transaction proves at most one intent (two unconfirmed partial
+    // closes of one trade with one close seen: exactly one is sent again).
+    const used = new Set<string>();
+    for (const { intent, afterTransactionID } of contents.intents) {
       this.#recovered.lookedUp++;
       let applied = seen.has(intent.id);
       if (!applied && (intent.kind === 'order' || intent.kind === 'replace')) {
@@ -505,7 +511,12 @@ export class Runner {
           if (!(e instanceof V20Error && e.status === 404)) throw e;
         }
       } else if (!applied) {
-        applied = since.some((t) => relates(t, intent));
+        const after = Number(afterTransactionID || '0');
+        const proof = pool.find((t) => !used.has(t.id) && Number(t.id) > after && relates(t, intent));
+        if (proof !== undefined) {
+          used.add(proof.id);
+          applied = true;
+        }
       }
       if (applied) {
         this.journal.confirm(intent.id);

@@ -63,6 +63,37 @@ describe('recovery of journaled intents', () => {
     expect(duplicateOrders(txs)).toBe(0);
     expect(res.recovered.restoredState).toBe(true);
   });
+
+  it('two unconfirmed partial closes of one trade: the one whose close the journal holds is not sent again, the other is sent once', async () => {
+    r = await rig();
+    r.sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.10015 });
+    const opened = await r.rest.createOrder(r.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '3000' } as never);
+    const tradeID = (opened as { orderFillTransaction: { tradeOpened: { tradeID: string } } }).orderFillTransaction.tradeOpened.tradeID;
+    const first = r.runner();
+    await first.start();
+    await settle(r, first);
+    await first.stop('first');
+    // As if a run had crashed: a partial close journaled, sent, its transactions journaled; then a
+    // second partial close journaled and never sent; neither confirmed. Closes carry no client ID.
+    const { Journal } = await import('../../src/runner/journal.ts');
+    const j = Journal.open(r.journalDir);
+    const sent = { kind: 'closeTrade' as const, id: 'ping-pong-close-1', tradeSpecifier: tradeID, units: '1000' };
+    const lost = { kind: 'closeTrade' as const, id: 'ping-pong-close-2', tradeSpecifier: tradeID, units: '1000' };
+    j.intent(sent, 0);
+    await r.rest.closeTrade(r.accountID, tradeID, '1000');
+    for (const t of await accountTransactions(r, j.lastTransactionID)) j.transaction(t);
+    j.intent(lost, 0);
+    j.close();
+    const second = r.runner();
+    await second.start();
+    await settle(r, second);
+    const res = await second.stop('second');
+    const trade = await r.rest.trade(r.accountID, tradeID);
+    console.log(`[recovery, closes] looked up ${res.recovered.lookedUp}, resubmitted ${res.recovered.resubmitted}; trade ${tradeID} at ${trade.currentUnits} units (3000 - 1000 before the crash - 1000 resubmitted)`);
+    expect(res.recovered.lookedUp).toBe(2);
+    expect(res.recovered.resubmitted).toBe(1);
+    expect(trade.currentUnits).toBe('1000');
+  });
 });
 
 describe('reconciliation at start', () => {
