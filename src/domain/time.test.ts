@@ -14,6 +14,17 @@ describe('time', () => {
     );
   });
 
+  it('formats runs of times of one day as from scratch (the day part is cached) (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 47_482 }), fc.array(fc.integer({ min: 0, max: 86_399_999 }), { minLength: 1, maxLength: 20 }), (day, offsets) => {
+        for (const ms of offsets) {
+          const t = day * 86_400_000 + ms;
+          expect(formatTime(t)).toBe(`${new Date(t).toISOString().slice(0, 23)}000000Z`);
+        }
+      }),
+    );
+  });
+
   it('reads offsets, short fractions and UNIX seconds', () => {
     expect(parseTime('2017-03-09T13:22:13.832587780Z')).toBe(Date.UTC(2017, 2, 9, 13, 22, 13, 832));
     expect(parseTime('2017-03-09T15:22:13+02:00')).toBe(Date.UTC(2017, 2, 9, 13, 22, 13));

@@ -62,14 +62,32 @@ export function parseTime(text: string): UnixMs {
 /** Formats as OANDA does: `2017-08-11T15:04:31.639182000Z` (always nine fraction digits). */
 let lastFormattedMs = Number.NaN;
 let lastFormattedText = '';
+/** The date part ("2017-08-11T") of the last day formatted, and that day (days since the epoch). */
+let lastDay = Number.NaN;
+let lastDayText = '';
 
-const pad2 = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
+/** "00" … "99", and "000" … "999": no string building per field. */
+const PAD2 = Array.from({ length: 100 }, (_, i) => (i < 10 ? `0${i}` : `${i}`));
+const PAD3 = Array.from({ length: 1000 }, (_, i) => `${i}`.padStart(3, '0'));
 
 export function formatTime(t: UnixMs): string {
   if (t === lastFormattedMs) return lastFormattedText;
-  // Civil date from days since the epoch (H. Hinnant's algorithm): no Date object on the fill path.
   const ms = ((t % 86_400_000) + 86_400_000) % 86_400_000;
   const days = (t - ms) / 86_400_000;
+  if (days !== lastDay) {
+    lastDay = days;
+    lastDayText = civilDate(days);
+  }
+  const hh = Math.floor(ms / 3_600_000);
+  const mm = Math.floor((ms % 3_600_000) / 60_000);
+  const ss = Math.floor((ms % 60_000) / 1000);
+  lastFormattedMs = t;
+  lastFormattedText = `${lastDayText}${PAD2[hh]}:${PAD2[mm]}:${PAD2[ss]}.${PAD3[ms % 1000]}000000Z`;
+  return lastFormattedText;
+}
+
+/** "YYYY-MM-DDT" of a day counted from the epoch (H. Hinnant's civil-from-days: no Date object). */
+function civilDate(days: number): string {
   const z = days + 719_468;
   const era = Math.floor(z / 146_097);
   const doe = z - era * 146_097;
@@ -79,13 +97,7 @@ export function formatTime(t: UnixMs): string {
   const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
   const m = mp < 10 ? mp + 3 : mp - 9;
   const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-  const hh = Math.floor(ms / 3_600_000);
-  const mm = Math.floor((ms % 3_600_000) / 60_000);
-  const ss = Math.floor((ms % 60_000) / 1000);
-  const frac = ms % 1000;
-  lastFormattedMs = t;
-  lastFormattedText = `${y}-${pad2(m)}-${pad2(d)}T${pad2(hh)}:${pad2(mm)}:${pad2(ss)}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}000000Z`;
-  return lastFormattedText;
+  return `${y}-${PAD2[m]}-${PAD2[d]}T`;
 }
 
 /** UNIX seconds with nine fraction digits, the `Accept-Datetime-Format: UNIX` form. */
