@@ -960,10 +960,15 @@ export class SimBroker implements Execution {
     o.live = false;
     this.#orders.delete(o.id);
     if (o.clientID !== undefined && this.#byClientID.get(o.clientID) === o.id) this.#byClientID.delete(o.clientID);
-    const list = this.#books.get(o.instrument.name)?.orders;
+    const last = this.#lastBook;
+    const list = last !== undefined && last.instrument === o.instrument ? last.orders : this.#books.get(o.instrument.name)?.orders;
     if (list) {
+      // Removed in place, keeping the creation order (splice would allocate the removed element's array).
       const i = list.indexOf(o);
-      if (i >= 0) list.splice(i, 1);
+      if (i >= 0) {
+        for (let k = i + 1; k < list.length; k++) list[k - 1] = list[k]!;
+        list.length--;
+      }
     }
   }
 
