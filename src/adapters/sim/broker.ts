@@ -900,8 +900,9 @@ export class SimBroker implements Execution {
     let level: number;
     let distance = 0;
     const trade = t.tradeID !== undefined ? this.ledger.trades.get(t.tradeID) : undefined;
+    const last = this.#lastBook;
     if (trade) {
-      instrument = this.#instruments.get(trade.instrument);
+      instrument = last !== undefined && last.instrument.name === trade.instrument ? last.instrument : this.#instruments.get(trade.instrument);
       side = trade.unitsNum > 0 ? -1 : 1;
       units = undefined;
     } else {
@@ -909,7 +910,8 @@ export class SimBroker implements Execution {
       units = Number(t.units!);
       side = units < 0 ? -1 : 1;
     }
-    const q = this.#quotes.get(instrument.name);
+    // The instrument of the last price is nearly always the order's: its quote and book are kept.
+    const q = instrument.name === this.#lastQuoteName ? this.#lastQuote : this.#quotes.get(instrument.name);
     if (type === 'TRAILING_STOP_LOSS') {
       distance = Number(t.distance);
       const ref = q ? (side === -1 ? q.bid : q.ask) : trade!.priceNum;
@@ -952,7 +954,7 @@ export class SimBroker implements Execution {
     (o as { limitLike: boolean }).limitLike = isLimitLike(o);
     this.#orders.set(o.id, o);
     if (o.clientID !== undefined) this.#byClientID.set(o.clientID, o.id);
-    this.#book(instrument.name).orders.push(o);
+    (last !== undefined && last.instrument === instrument ? last : this.#book(instrument.name)).orders.push(o);
     if (expiresAt < this.#nextExpiry) this.#nextExpiry = expiresAt;
   }
 
@@ -1265,12 +1267,13 @@ export class SimBroker implements Execution {
     // snapped price is its toFixed: snap is idempotent.)
     const bidText = bidSnap === pxNum ? price : inst.price(bidSnap);
     const askText = askSnap === pxNum ? price : inst.price(askSnap);
+    const unitsText = String(units);
     const fill: Draft = {
       type: 'ORDER_FILL',
       orderID: a.orderID,
       instrument: inst.name,
-      units: String(units),
-      requestedUnits: String(a.units),
+      units: unitsText,
+      requestedUnits: a.units === units ? unitsText : String(a.units),
       price,
       fullVWAP: price,
       fullPrice: {
