@@ -25,6 +25,29 @@ describe('time', () => {
     );
   });
 
+  it("reads v20's own form as Date.UTC does, out-of-range fields included (property)", () => {
+    const pad = (n: number, w: number): string => String(n).padStart(w, '0');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 9999 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 999_999_999 }),
+        (y, mo, d, h, mi, s, frac) => {
+          const text = `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}T${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}.${pad(frac, 9)}Z`;
+          const expected = Date.UTC(y, mo - 1, d, h, mi, s, Math.floor(frac / 1_000_000));
+          expect(parseTime(text)).toBe(expected);
+          expect(parseTime(text)).toBe(expected); // and from the cache
+        },
+      ),
+    );
+    expect(parseTime('2017-03-09T13:22:13.83258778xZ')).toBeNaN();
+    expect(parseTime('0050-01-01T00:00:00.000000000Z')).toBe(Date.UTC(50, 0, 1)); // Date.UTC's 1950, as before
+  });
+
   it('reads offsets, short fractions and UNIX seconds', () => {
     expect(parseTime('2017-03-09T13:22:13.832587780Z')).toBe(Date.UTC(2017, 2, 9, 13, 22, 13, 832));
     expect(parseTime('2017-03-09T15:22:13+02:00')).toBe(Date.UTC(2017, 2, 9, 13, 22, 13));

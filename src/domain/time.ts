@@ -26,17 +26,53 @@ function digits(s: string, i: number, n: number): number {
   return v;
 }
 
-/** Parses an RFC 3339 or UNIX-seconds time; returns NaN when the text is neither. */
+/**
+ * Epoch ms of v20's own time form (`2017-03-09T13:22:13.832587780Z`, what the simulator writes),
+ * with integer civil-date arithmetic (H. Hinnant's days-from-civil): about 10× cheaper than
+ * `Date.UTC`, and the same result, out-of-range fields included (days, hours... carry over
+ * linearly in both). NaN for anything else, and for years below 100, which `Date.UTC` reads as
+ * 19xx: those take the general path.
+ */
+function v20Time(text: string): UnixMs {
+  if (text.length !== 30 || text.charCodeAt(29) !== 90 || text.charCodeAt(19) !== 46 || text.charCodeAt(10) !== 84) return Number.NaN;
+  const y0 = digits(text, 0, 4);
+  const m = digits(text, 5, 2);
+  const d = digits(text, 8, 2);
+  const hh = digits(text, 11, 2);
+  const mm = digits(text, 14, 2);
+  const ss = digits(text, 17, 2);
+  const ms = digits(text, 20, 3);
+  // NaN in a field (a non-digit) fails every comparison below.
+  if (!(y0 >= 100 && m >= 1 && m <= 12 && d >= 0 && hh >= 0 && mm >= 0 && ss >= 0 && ms >= 0 && digits(text, 23, 6) >= 0)) return Number.NaN;
+  const y = m <= 2 ? y0 - 1 : y0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  const days = era * 146_097 + doe - 719_468;
+  return days * 86_400_000 + hh * 3_600_000 + mm * 60_000 + ss * 1000 + ms;
+}
+
+/**
+ * Parses an RFC 3339 or UNIX-seconds time; returns NaN when the text is neither. The last result
+ * is cached: a batch's transactions share one time string, read by both ledgers and the portfolio.
+ */
 export function parseTime(text: string): UnixMs {
   if (text === lastParsedText) return lastParsedMs;
-  // Fast path for v20's own form: 2017-03-09T13:22:13.832587780Z.
+  const fast = v20Time(text);
+  if (!Number.isNaN(fast)) {
+    lastParsedText = text;
+    lastParsedMs = fast;
+    return fast;
+  }
+  return parseGeneral(text);
+}
+
+function parseGeneral(text: string): UnixMs {
+  // v20's own form with a year below 100 (see v20Time).
   if (text.length === 30 && text.charCodeAt(29) === 90 && text.charCodeAt(19) === 46 && text.charCodeAt(10) === 84) {
     const t = Date.UTC(digits(text, 0, 4), digits(text, 5, 2) - 1, digits(text, 8, 2), digits(text, 11, 2), digits(text, 14, 2), digits(text, 17, 2), digits(text, 20, 3));
-    if (!Number.isNaN(t) && digits(text, 23, 6) >= 0) {
-      lastParsedText = text;
-      lastParsedMs = t;
-      return t;
-    }
+    if (!Number.isNaN(t) && digits(text, 23, 6) >= 0) return t;
   }
   const m = RFC3339.exec(text);
   if (m) {
