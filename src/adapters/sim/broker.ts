@@ -976,6 +976,14 @@ export class SimBroker implements Execution {
 
   #cancelOrder(o: SimOrder, reason: OrderCancelReason, replacedBy?: string): void {
     this.#untrack(o);
+    if (o.clientID === undefined && replacedBy === undefined) {
+      // The common cancel as one literal, #emit's stamp included (same fields, same order): one
+      // object shape, no property added afterwards.
+      this.stats.cancels++;
+      const id = this.#takeID();
+      this.#publish({ type: 'ORDER_CANCEL', orderID: o.id, reason, id, time: this.#timeText(), userID: 1, accountID: this.accountID, batchID: this.#batchID || id });
+      return;
+    }
     const d: Draft = { type: 'ORDER_CANCEL', orderID: o.id, reason };
     if (o.clientID !== undefined) d.clientOrderID = o.clientID;
     if (replacedBy !== undefined) d.replacedByOrderID = replacedBy;
@@ -1632,14 +1640,29 @@ export class SimBroker implements Execution {
   }
 
   #emit(draft: Draft): Transaction {
-    const id = this.#idText(this.#nextID++);
+    const id = this.#takeID();
     // The draft is the transaction's own fresh object: stamp it in place rather than copy it.
     draft.id = id;
-    draft.time = formatTime(Number.isFinite(this.#now) ? this.#now : 0);
+    draft.time = this.#timeText();
     draft.userID = 1;
     draft.accountID = this.accountID;
     draft.batchID = this.#batchID || id;
-    const tx = draft as unknown as Transaction;
+    return this.#publish(draft);
+  }
+
+  /** The next transaction's ID, taken. */
+  #takeID(): string {
+    return this.#idText(this.#nextID++);
+  }
+
+  /** The time of the transactions emitted now, in v20's form. */
+  #timeText(): string {
+    return formatTime(Number.isFinite(this.#now) ? this.#now : 0);
+  }
+
+  /** Folds a stamped transaction into the simulator's ledger and hands it to the subscribers. */
+  #publish(stamped: Draft): Transaction {
+    const tx = stamped as unknown as Transaction;
     this.ledger.apply(tx);
     const subs = this.#subscribers;
     for (let i = 0; i < subs.length; i++) subs[i]!.next(tx);
