@@ -202,6 +202,8 @@ export class SimBroker implements Execution {
   readonly #commission: { readonly int: bigint; readonly places: number };
   #nextID = 1;
   #lastIDNum = 0;
+  #single: LedgerTrade | undefined = undefined;
+  #singleVersion = -1;
   #lastIDText = '';
   #batchID = '';
   #now: UnixMs = -Infinity;
@@ -1409,6 +1411,15 @@ export class SimBroker implements Execution {
     if (this.#marginCall) return true;
     let nav = this.ledger.balance / 10_000;
     let used = 0;
+    const one = this.#singleHomeTrade();
+    if (one !== undefined && one.instrument === c.instrument) {
+      // One trade, quoted in the home currency (factors 1): the loop below, term for term, without
+      // the map walk and the factor lookup (× 1 and 0 + x are exact, so the figures are the same).
+      const quotePL = ((one.unitsNum > 0 ? c.bl : c.ah) - one.priceNum) * one.unitsNum;
+      nav += quotePL;
+      used = Math.abs(one.unitsNum) * ((c.bh + c.ah) / 2) * Math.max(this.#accountMarginRate, candleInstrument.marginRate);
+      return nav < used;
+    }
     for (const t of this.ledger.trades.values()) {
       const inst = t.instrument === c.instrument ? candleInstrument : this.#instruments.get(t.instrument);
       const f = this.#conversion.tryFactors(inst.quote);
@@ -1430,6 +1441,22 @@ export class SimBroker implements Execution {
       used += Math.abs(t.unitsNum) * high * f.loss * Math.max(this.#accountMarginRate, inst.marginRate);
     }
     return nav < used;
+  }
+
+  /**
+   * The only open trade when there is exactly one and its instrument is quoted in the home
+   * currency, else undefined. Recomputed only when the ledger's trades change (`version`).
+   */
+  #singleHomeTrade(): LedgerTrade | undefined {
+    const ledger = this.ledger;
+    if (this.#singleVersion !== ledger.version) {
+      this.#singleVersion = ledger.version;
+      this.#single = undefined;
+      if (ledger.trades.size === 1) {
+        for (const t of ledger.trades.values()) if (this.#instruments.get(t.instrument).quote === this.#opts.currency) this.#single = t;
+      }
+    }
+    return this.#single;
   }
 
   /** Margin call enter/exit, and the margin closeout when NAV reaches half the margin used. */
