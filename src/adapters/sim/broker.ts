@@ -202,9 +202,10 @@ export class SimBroker implements Execution {
   readonly #commission: { readonly int: bigint; readonly places: number };
   #nextID = 1;
   #lastIDNum = 0;
+  #lastIDText = '';
+  /** `#singleHomeTrade`'s answer, and the ledger version it was computed for. */
   #single: LedgerTrade | undefined = undefined;
   #singleVersion = -1;
-  #lastIDText = '';
   #batchID = '';
   #now: UnixMs = -Infinity;
   #started = false;
