@@ -48,6 +48,19 @@ describe('time', () => {
     expect(parseTime('0050-01-01T00:00:00.000000000Z')).toBe(Date.UTC(50, 0, 1)); // Date.UTC's 1950, as before
   });
 
+  it('parses the text formatTime just wrote as it parses any other copy of it (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -70_000_000_000_000, max: 300_000_000_000_000 }), (t) => {
+        const s = formatTime(t);
+        const viaCache = parseTime(s);
+        // Move both caches elsewhere, then read the same text again from scratch.
+        formatTime(t + 1);
+        parseTime('1970-01-01T00:00:00.000000000Z');
+        expect(viaCache).toBe(parseTime(s));
+      }),
+    );
+  });
+
   it('reads offsets, short fractions and UNIX seconds', () => {
     expect(parseTime('2017-03-09T13:22:13.832587780Z')).toBe(Date.UTC(2017, 2, 9, 13, 22, 13, 832));
     expect(parseTime('2017-03-09T15:22:13+02:00')).toBe(Date.UTC(2017, 2, 9, 13, 22, 13));

@@ -14,6 +14,12 @@ const UNIX = /^\d{1,12}(?:\.\d{1,9})?$/;
 
 let lastParsedText = '';
 let lastParsedMs = Number.NaN;
+/** The last time formatted (formatTime's cache, also read by parseTime: the simulator's transactions are parsed right after). */
+let lastFormattedMs = Number.NaN;
+let lastFormattedText = '';
+/** formatTime's text parses back to its ms for years 1000 to 9999 (four digits, v20's form). */
+const REVERSIBLE_FROM = Date.UTC(1000, 0, 1);
+const REVERSIBLE_TO = Date.UTC(10_000, 0, 1);
 
 /** Reads `n` decimal digits at `i`, or NaN when one is not a digit. */
 function digits(s: string, i: number, n: number): number {
@@ -59,6 +65,9 @@ function v20Time(text: string): UnixMs {
  */
 export function parseTime(text: string): UnixMs {
   if (text === lastParsedText) return lastParsedMs;
+  // The text formatTime just wrote (usually the very same string object, compared by reference):
+  // its ms, without reading the digits back.
+  if (text === lastFormattedText && lastFormattedMs >= REVERSIBLE_FROM && lastFormattedMs < REVERSIBLE_TO) return lastFormattedMs;
   const fast = v20Time(text);
   if (!Number.isNaN(fast)) {
     lastParsedText = text;
@@ -96,8 +105,6 @@ function parseGeneral(text: string): UnixMs {
 }
 
 /** Formats as OANDA does: `2017-08-11T15:04:31.639182000Z` (always nine fraction digits). */
-let lastFormattedMs = Number.NaN;
-let lastFormattedText = '';
 /** The date part ("2017-08-11T") of the last day formatted, and that day (days since the epoch). */
 let lastDay = Number.NaN;
 let lastDayText = '';
