@@ -138,7 +138,9 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     commissionPerMillion: config.costs.commissionPerMillion,
     path: config.fill.path,
   });
-  const portfolio = new Portfolio({ currency: config.account.currency, instruments, initialBalance: config.account.initialBalance });
+  // The portfolio shares the simulator's ledger: the simulator folds each transaction before it
+  // hands it on, so the one fold serves both (live, the portfolio folds what the stream delivers).
+  const portfolio = new Portfolio({ currency: config.account.currency, instruments, initialBalance: config.account.initialBalance, ledger: sim.ledger, shared: true });
 
   const transactions: Transaction[] = [];
   let txOut: WriteStream | undefined;

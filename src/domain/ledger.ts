@@ -133,6 +133,11 @@ export class Ledger {
   applied = 0;
   /** Bumped on every change of the set of trades or their sizes: lets callers cache derived views. */
   version = 0;
+  /**
+   * The trades the last ORDER_FILL closed (removed from `trades`), with their final realized P/L and
+   * financing: what a caller that folds after the ledger needs to report them. Reused per fill.
+   */
+  readonly closed: LedgerTrade[] = [];
 
   constructor(opts: LedgerOptions) {
     this.currency = opts.currency;
@@ -264,6 +269,7 @@ export class Ledger {
 
   #fill(tx: OrderFillTransaction): void {
     this.#unlinkOrder(tx.orderID);
+    this.closed.length = 0;
     const closed = tx.tradesClosed;
     if (closed !== undefined) for (let i = 0; i < closed.length; i++) this.#reduce(tx, closed[i]!, true);
     if (tx.tradeReduced) this.#reduce(tx, tx.tradeReduced, false);
@@ -328,6 +334,7 @@ export class Ledger {
         throw new LedgerError(`closes trade ${r.tradeID} with ${r.units} units but ${trade.unitsNum} remain`, tx.id);
       }
       this.trades.delete(r.tradeID);
+      this.closed.push(trade);
     }
   }
 

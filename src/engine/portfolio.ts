@@ -28,6 +28,14 @@ export interface ClosedTrade {
 
 const DAY = 86_400_000;
 
+/** The price at which an ORDER_FILL closed trade `id` (its TradeReduce's, else the fill's). */
+function closePriceOf(tx: Extract<Transaction, { type: 'ORDER_FILL' }>, id: string): string {
+  const closed = tx.tradesClosed;
+  if (closed !== undefined) for (let i = 0; i < closed.length; i++) if (closed[i]!.tradeID === id) return closed[i]!.price ?? tx.price ?? '';
+  if (tx.tradeReduced?.tradeID === id) return tx.tradeReduced.price ?? tx.price ?? '';
+  return tx.price ?? '';
+}
+
 /**
  * The engine's account view: the transaction fold (`Ledger`) plus marks to market.
  *
@@ -62,9 +70,24 @@ export class Portfolio {
   #firstTime: UnixMs = Number.NaN;
   #exposedSince: UnixMs = Number.NaN;
   exposureMs = 0;
+  readonly #shared: boolean;
+  /** The last transaction ID seen (shared mode: the ledger's own check cannot tell). */
+  #seenID: number;
+  /** Whether no trade was open after the last transaction. */
+  #flat: boolean;
 
-  constructor(opts: { currency: string; instruments: InstrumentRegistry; initialBalance: string; strict?: boolean }) {
-    this.ledger = new Ledger({ currency: opts.currency, strict: opts.strict ?? true });
+  /**
+   * `ledger`: fold into this ledger (the default: a new one). `shared`: the ledger is folded by its
+   * owner, which hands each transaction to the portfolio after folding it (the simulated broker in a
+   * backtest: the account it keeps is the same fold, so it is not done twice); the portfolio then
+   * only keeps its own views (closed trades, exposure, balance) and ignores IDs it has seen.
+   */
+  constructor(opts: { currency: string; instruments: InstrumentRegistry; initialBalance: string; strict?: boolean; ledger?: Ledger; shared?: boolean }) {
+    if (opts.shared === true && opts.ledger === undefined) throw new Error('Portfolio: shared needs the ledger it shares');
+    this.ledger = opts.ledger ?? new Ledger({ currency: opts.currency, strict: opts.strict ?? true });
+    this.#shared = opts.shared === true;
+    this.#seenID = Number(this.ledger.lastTransactionID);
+    this.#flat = this.ledger.trades.size === 0;
     this.initialBalance = amount(opts.initialBalance);
     this.#instruments = opts.instruments;
     this.#conversion = new HomeConversion(opts.currency, this.#quotes);
@@ -79,37 +102,48 @@ export class Portfolio {
     return this.#quotes.get(instrument);
   }
 
-  /** Folds one transaction (duplicates are ignored by the ledger). */
+  /**
+   * Folds one transaction (duplicates are ignored). Returns false for a transaction already seen.
+   * Closed trades are recorded after the fold, from the trades the ledger removed.
+   */
   apply(tx: Transaction): boolean {
-    if (tx.type === 'ORDER_FILL') this.#recordClosures(tx);
-    const wasFlat = this.ledger.trades.size === 0;
-    if (!this.ledger.apply(tx)) return false;
-    this.#balance = toUnits(this.ledger.balance);
-    if (wasFlat && this.ledger.trades.size > 0) this.#exposedSince = parseTime(tx.time);
-    else if (!wasFlat && this.ledger.trades.size === 0 && !Number.isNaN(this.#exposedSince)) {
+    const ledger = this.ledger;
+    if (this.#shared) {
+      const id = Number(tx.id);
+      if (!(id > this.#seenID)) return false;
+      this.#seenID = id;
+    } else {
+      this.#flat = ledger.trades.size === 0;
+      if (!ledger.apply(tx)) return false;
+    }
+    if (tx.type === 'ORDER_FILL' && ledger.closed.length > 0) this.#recordClosures(tx);
+    this.#balance = toUnits(ledger.balance);
+    const flat = ledger.trades.size === 0;
+    if (this.#flat && !flat) this.#exposedSince = parseTime(tx.time);
+    else if (!this.#flat && flat && !Number.isNaN(this.#exposedSince)) {
       this.exposureMs += Math.max(0, parseTime(tx.time) - this.#exposedSince);
       this.#exposedSince = Number.NaN;
     }
+    this.#flat = flat;
     return true;
   }
 
+  /** The trades the fill closed, as the ledger left them (final realized P/L and financing). */
   #recordClosures(tx: Extract<Transaction, { type: 'ORDER_FILL' }>): void {
-    const closed = tx.tradesClosed;
-    if (closed === undefined || closed.length === 0) return;
     const closeTime = parseTime(tx.time);
-    for (const r of closed) {
-      const t = this.ledger.trades.get(r.tradeID);
-      if (!t) continue;
+    const trades = this.ledger.closed;
+    for (let i = 0; i < trades.length; i++) {
+      const t = trades[i]!;
       this.closedTrades.push({
         id: t.id,
         instrument: t.instrument,
         units: Number(t.initialUnits),
         openPrice: t.priceNum,
-        closePrice: Number(r.price ?? tx.price),
+        closePrice: Number(closePriceOf(tx, t.id)),
         openTime: t.openMs,
         closeTime,
-        realizedPL: toUnits(t.realizedPL + amount(r.realizedPL ?? '0')),
-        financing: toUnits(t.financing + amount(r.financing ?? '0')),
+        realizedPL: toUnits(t.realizedPL),
+        financing: toUnits(t.financing),
       });
     }
   }
