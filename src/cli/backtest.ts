@@ -1,4 +1,4 @@
-import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
 import type { Candle } from '../domain/candle.ts';
@@ -17,6 +17,7 @@ import { toUnits } from '../domain/money.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
 import { ConfigError, type BacktestConfig } from './config.ts';
+import { LineFile } from './line-file.ts';
 import { parseDate } from './config.ts';
 import { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
 
@@ -143,18 +144,18 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const portfolio = new Portfolio({ currency: config.account.currency, instruments, initialBalance: config.account.initialBalance, ledger: sim.ledger, shared: true });
 
   const transactions: Transaction[] = [];
-  let txOut: WriteStream | undefined;
-  let intentsOut: WriteStream | undefined;
+  let txOut: LineFile | undefined;
+  let intentsOut: LineFile | undefined;
   if (o.runDir) {
     mkdirSync(o.runDir, { recursive: true });
-    txOut = createWriteStream(join(o.runDir, 'transactions.jsonl'));
-    intentsOut = createWriteStream(join(o.runDir, 'intents.jsonl'));
+    txOut = new LineFile(join(o.runDir, 'transactions.jsonl'));
+    intentsOut = new LineFile(join(o.runDir, 'intents.jsonl'));
   }
   // A listener only when someone keeps or writes the transactions (one call less per transaction).
   const txSub = o.keepTransactions || txOut
     ? sim.transactions$.subscribe((tx) => {
         if (o.keepTransactions) transactions.push(tx);
-        txOut?.write(`${JSON.stringify(tx)}\n`);
+        txOut?.line(JSON.stringify(tx));
       })
     : undefined;
   let intents = 0;
@@ -170,7 +171,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     marginRate: Number(config.account.marginRate),
     onIntent: (intent: OrderIntent) => {
       intents++;
-      intentsOut?.write(`${JSON.stringify({ at: sim.now, intent })}\n`);
+      intentsOut?.line(JSON.stringify({ at: sim.now, intent }));
     },
     onProgress: o.onProgress ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n) : undefined,
   });
@@ -188,7 +189,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   } finally {
     detach();
     txSub?.unsubscribe();
-    await Promise.all([txOut, intentsOut].map((s) => (s ? new Promise<void>((r) => s.end(r)) : undefined)));
+    try {
+      txOut?.close();
+    } finally {
+      intentsOut?.close();
+    }
   }
   const wallMs = performance.now() - t0;
   const summary = summarize(portfolio, {
