@@ -8,6 +8,7 @@ import { V20Execution } from '../adapters/v20/execution.ts';
 import type { V20Http } from '../adapters/v20/http.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
 import { newStreamStats, pricingStream, type StreamOptions, type StreamStats } from '../adapters/v20/stream.ts';
+import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
@@ -23,6 +24,7 @@ import type { Execution } from '../ports/execution.ts';
 import type { Params, Strategy, StrategyLogger } from '../strategy/api.ts';
 import { Journal, type JournalContents } from './journal.ts';
 import { CandleBuilder } from './live-candles.ts';
+import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './official-candles.ts';
 import { KillSwitch, killSwitchIntents, RiskExecution, type RiskLimits } from './risk.ts';
 import { ShadowBook } from './shadow.ts';
 
@@ -78,6 +80,14 @@ export interface RunnerOptions {
   readonly statusEveryMs?: number;
   /** Candles per series for indicator warm-up (default the strategy's history, at most 5000). */
   readonly warmup?: number;
+  /**
+   * Live candles: 'endpoint' (default, any broker): when a bucket ends (first tick or heartbeat
+   * after it), the candles endpoint's official candle for it, the candles a backtest's catalog
+   * holds; 'ticks': built from the pricing stream's ticks. See `LiveCandleFeed`.
+   */
+  readonly candles?: LiveCandleSource;
+  /** 'endpoint': longest wait for an official candle before the tick-built one is used (default 10 s). */
+  readonly candleWaitMs?: number;
   readonly streams?: StreamOptions;
   readonly log: Logger;
   readonly clock?: Clock;
@@ -97,6 +107,8 @@ export interface RunResult {
   readonly risk: { readonly breaches: number };
   readonly shadow?: string;
   readonly latency: { readonly p50: number; readonly p99: number; readonly max: number; readonly n: number };
+  /** Live candles delivered: official (candles endpoint) and built from ticks (source 'ticks', or fallback). */
+  readonly candles: Readonly<CandleCounts>;
   readonly reason: string;
 }
 
@@ -217,7 +229,8 @@ const clientIDOf = (t: Transaction): string | undefined => (t as { clientExtensi
  * resubmit only what provably never reached the broker); restore the strategy state and the client-ID
  * sequence; warm the indicators from the candles endpoint (handlers are not called on warm-up
  * candles); then subscribe to the transaction stream (from the journal's last ID: exactly the missed
- * transactions are replayed) and the pricing stream (ticks, and candles built from them).
+ * transactions are replayed) and the pricing stream (ticks; buckets built from them, each replaced
+ * by the candles endpoint's official candle when it completes, see `LiveCandleFeed`).
  *
  * Order path: engine → journal (intent + strategy snapshot, fsync) → risk → broker. Transactions:
  * broker → journal (fsync) → risk → engine → portfolio → strategy.
@@ -247,6 +260,9 @@ export class Runner {
   #intents = 0;
   #handled = '';
   #builders = new Map<string, CandleBuilder[]>();
+  readonly #feed: LiveCandleFeed;
+  /** The last tick per instrument: the portfolio's mark again after a candle that arrived late. */
+  readonly #lastTick = new Map<string, { kind: 'tick'; instrument: string; at: number; bid: number; ask: number }>();
   #recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, restoredState: false };
   #unknown = new Set<string>();
   #contents: JournalContents;
@@ -274,6 +290,21 @@ export class Runner {
     this.journal = Journal.open(o.journalDir, { noSync: o.journalSync === false });
     this.#contents = this.journal.contents();
     this.#portfolio = new Portfolio({ currency: 'USD', instruments: o.instruments, initialBalance: '0', strict: false });
+    this.#feed = new LiveCandleFeed({
+      source: o.candles ?? 'endpoint', log: this.#log, ...(o.candleWaitMs !== undefined ? { waitMs: o.candleWaitMs } : {}),
+      fetch: (instrument, granularity, from) => o.rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }),
+      deliver: (c) => {
+        this.#events.next(c);
+        // A candle that came after later ticks marked the portfolio at its close: the latest tick again.
+        const t = this.#lastTick.get(c.instrument);
+        if (t !== undefined && t.at >= c.at) this.#portfolio.mark(t);
+      },
+    });
+  }
+
+  /** Live candles delivered so far: official, built from ticks, waiting. */
+  get candles(): Readonly<CandleCounts> {
+    return this.#feed.counts;
   }
 
   /** The account view (reconciled at start, then the fold of every transaction). */
@@ -555,6 +586,7 @@ export class Runner {
     const list = this.#builders.get(p.instrument);
     if (list !== undefined) for (const b of list) this.#candle(b.tick(at, bid, ask));
     const tick = { kind: 'tick' as const, instrument: p.instrument, at, bid, ask };
+    this.#lastTick.set(p.instrument, tick);
     if (this.#sim && !this.#simStarted) {
       this.#simStarted = true;
       this.#sim.start(at);
@@ -566,9 +598,9 @@ export class Runner {
     this.o.onPrice?.(p.instrument, at);
   }
 
-  #candle(c: MarketEvent | undefined): void {
-    if (c === undefined) return; // the simulators take ticks only: a built candle is not fed twice
-    this.#events.next(c);
+  #candle(c: Candle | undefined): void {
+    // The simulators take ticks only: a candle is not fed to them twice.
+    this.#feed.add(c);
   }
 
   /** One status line: equity, positions, latency, stream health. */
@@ -581,6 +613,7 @@ export class Runner {
         latencyMs: { p50: lat.p50, p99: lat.p99, max: lat.max },
         pricing: { ...this.pricingStats }, transactions: { ...this.transactionStats },
         lastTransactionID: this.journal.lastTransactionID,
+        candles: { ...this.#feed.counts },
       },
       'status',
     );
@@ -589,6 +622,7 @@ export class Runner {
   /** The kill switch: refuse entries, cancel pending entries, optionally flatten, stop. */
   async kill(why: string): Promise<RunResult> {
     this.#log.warn({ why }, 'kill switch engaged');
+    this.#feed.close(); // no candle waits for the endpoint once the kill switch is engaged
     const risk = this.#risk;
     if (risk) {
       risk.halt();
@@ -616,6 +650,8 @@ export class Runner {
         this.#risk.submit(i);
       }
     }
+    // Candles that completed before the stop reach the strategy (each waits at most --candle-wait).
+    await this.#feed.drain();
     const inner = this.#inner as { drain?: () => Promise<void> } | undefined;
     if (inner?.drain) await inner.drain();
     if (flatten && this.#v20) await waitFor(() => this.portfolio.ledger.trades.size === 0, 5000);
@@ -623,6 +659,7 @@ export class Runner {
     for (const [sig, h] of this.#signalHandlers) process.off(sig, h);
     if (this.#statusTimer) clearInterval(this.#statusTimer);
     this.#priceSub?.unsubscribe();
+    this.#feed.close();
     const engine = this.#engine;
     if (engine) this.journal.snapshot({ state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled });
     this.#status();
@@ -636,7 +673,7 @@ export class Runner {
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
       summary, report, intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#recovered },
-      risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), latency: this.latency.snapshot(), reason,
+      risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), latency: this.latency.snapshot(), candles: { ...this.#feed.counts }, reason,
     };
   }
 
