@@ -23,13 +23,68 @@ function sourceOf(catalog: Catalog, instrument: string, g: Granularity): Granula
   return undefined;
 }
 
+/** Month files parsed per catalog, most recent use last (a sandbox serves a few months over and over). */
+const months = new WeakMap<Catalog, Map<string, Promise<readonly Candle[]>>>();
+const MONTHS_KEPT = 4;
+
+const monthStart = (t: UnixMs): UnixMs => {
+  const d = new Date(t);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+};
+const nextMonth = (m: UnixMs): UnixMs => {
+  const d = new Date(m);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+};
+
+/**
+ * The catalog's candles of one UTC month, read once and kept (the last `MONTHS_KEPT` used). A live
+ * runner asks for one candle per period; parsing a month file for each took ~50 ms. The catalog is
+ * taken as fixed while a sandbox serves it.
+ */
+function month(catalog: Catalog, instrument: string, g: Granularity, start: UnixMs): Promise<readonly Candle[]> {
+  let kept = months.get(catalog);
+  if (kept === undefined) months.set(catalog, (kept = new Map()));
+  const key = `${instrument}:${g}:${start}`;
+  const hit = kept.get(key);
+  if (hit !== undefined) {
+    kept.delete(key);
+    kept.set(key, hit);
+    return hit;
+  }
+  const cache = kept;
+  const p = (async () => {
+    const out: Candle[] = [];
+    for await (const batch of catalog.candles({ instrument, granularity: g, from: start, to: nextMonth(start) })) for (const c of batch) out.push(c);
+    return out;
+  })();
+  p.catch(() => cache.delete(key));
+  cache.set(key, p);
+  if (cache.size > MONTHS_KEPT) cache.delete(cache.keys().next().value!);
+  return p;
+}
+
+/** Index of the first candle with `time >= t` in a time-ordered list. */
+function firstAtOrAfter(list: readonly Candle[], t: UnixMs): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]!.time < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 async function read(catalog: Catalog, instrument: string, src: Granularity, g: Granularity, a: Alignment, from: UnixMs, to: UnixMs, now: UnixMs): Promise<Candle[]> {
   const out: Candle[] = [];
   const agg = src === g ? undefined : new Aggregator(g, a);
   // Start at the open of the candle that contains `from`, so its first bucket is whole.
   const start = alignOpen(g, from, a);
-  for await (const batch of catalog.candles({ instrument, granularity: src, from: start, to })) {
-    for (const c of batch) {
+  for (let m = monthStart(start); m < to; m = nextMonth(m)) {
+    const list = await month(catalog, instrument, src, m);
+    for (let i = firstAtOrAfter(list, start); i < list.length; i++) {
+      const c = list[i]!;
+      if (c.time >= to) break;
       if (c.at > now) {
         // Source candles not yet closed at sandbox time are not known.
         continue;
@@ -52,8 +107,11 @@ async function read(catalog: Catalog, instrument: string, src: Granularity, g: G
  * GET /v3/instruments/{instrument}/candles from the catalog: coarser granularities are aggregated
  * from the finest series that divides them, with v20's alignment parameters. A candle whose period
  * has not ended at sandbox time `now` is partial (`complete: false`); nothing after `now` is served.
+ * A served series candle (M1 from an M1 catalog) is only known once closed, so it is never partial:
+ * `completeLagMs` (a sandbox fault) marks candles that closed less than that long before `now`
+ * incomplete, as v20 may right after a period ends.
  */
-export async function candlesReply(catalog: Catalog, instrument: string, q: URLSearchParams, now: UnixMs): Promise<SandboxReply> {
+export async function candlesReply(catalog: Catalog, instrument: string, q: URLSearchParams, now: UnixMs, completeLagMs = 0): Promise<SandboxReply> {
   registry ??= loadInstruments();
   const inst: Instrument = registry.get(instrument);
   const price = q.get('price') ?? 'M';
@@ -120,7 +178,7 @@ export async function candlesReply(catalog: Catalog, instrument: string, q: URLS
 
   const wire = list.map((c, i) => {
     const prev = i > 0 ? list[i - 1] : undefined;
-    const out: Record<string, unknown> = { complete: c.complete, volume: c.volume, time: formatTime(c.time) };
+    const out: Record<string, unknown> = { complete: c.complete && (completeLagMs <= 0 || c.at <= now - completeLagMs), volume: c.volume, time: formatTime(c.time) };
     const bo = smooth && prev ? prev.bc : c.bo;
     const ao = smooth && prev ? prev.ac : c.ao;
     const ohlc = (o: number, h: number, l: number, cl: number): Record<string, string> => ({ o: inst.price(o), h: inst.price(h), l: inst.price(l), c: inst.price(cl) });

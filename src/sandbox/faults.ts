@@ -18,6 +18,47 @@ export interface FaultOptions {
   corruptLineRate?: number;
   /** Deterministic fault choice. */
   seed?: number;
+  /**
+   * Candle requests (GET .../instruments/{i}/candles) only: every one is answered with this HTTP
+   * status (500, 502, 503 or 504) and a v20 error body while set. For testing a live run's fallback.
+   */
+  candleFailStatus?: number;
+  /**
+   * Candle requests only: answered after this many real ms. A list gives the delays of successive
+   * candle requests, its last entry repeating (e.g. [1500, 0]: the first is slow, the rest not).
+   */
+  candleDelayMs?: number | number[];
+  /**
+   * Candles whose close is less than this many ms (sandbox time) before the sandbox's now are
+   * served with `complete: false`, as v20 may right after a period ends.
+   */
+  candleCompleteLagMs?: number;
+}
+
+/** A fault option that cannot work; the control endpoint answers it with 400. */
+export class FaultError extends Error {
+  readonly code = 'SANDBOX_FAULT' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'FaultError';
+  }
+}
+
+const nonNegative = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/** Checks the candle faults (the others are read as given). Throws a `FaultError` naming the field. */
+export function checkCandleFaults(f: FaultOptions): void {
+  const s = f.candleFailStatus;
+  if (s !== undefined && !(s === 500 || s === 502 || s === 503 || s === 504)) {
+    throw new FaultError(`faults.candleFailStatus must be 500, 502, 503 or 504 (got ${JSON.stringify(s)}); leave it out to serve candles`);
+  }
+  const d = f.candleDelayMs;
+  if (d !== undefined && !(nonNegative(d) || (Array.isArray(d) && d.length > 0 && d.every(nonNegative)))) {
+    throw new FaultError(`faults.candleDelayMs must be milliseconds >= 0, or a non-empty list of them (got ${JSON.stringify(d)})`);
+  }
+  if (f.candleCompleteLagMs !== undefined && !nonNegative(f.candleCompleteLagMs)) {
+    throw new FaultError(`faults.candleCompleteLagMs must be milliseconds >= 0 (got ${JSON.stringify(f.candleCompleteLagMs)})`);
+  }
 }
 
 /** Seeded uniform [0, 1) generator (mulberry32): the same seed gives the same faults. */
@@ -47,13 +88,16 @@ export class Faults {
   #random: () => number = seededRandom(1);
   #burst = 0;
   #dropsLeft = Infinity;
+  #candleRequests = 0;
 
   constructor(f: FaultOptions | undefined) {
     this.set(f ?? {});
   }
 
   set(f: FaultOptions): void {
+    checkCandleFaults(f);
     this.opts = { ...f };
+    this.#candleRequests = 0;
     this.#random = seededRandom(f.seed ?? 1);
     this.#burst = f.rateLimitBurst ?? 0;
     this.#dropsLeft = f.dropStreams ?? Infinity;
@@ -71,6 +115,25 @@ export class Faults {
       return { status, body: { errorMessage: status === 500 ? 'Internal server error (sandbox fault injection).' : 'Service unavailable (sandbox fault injection).' } };
     }
     return undefined;
+  }
+
+  /**
+   * The fault for a candle request, once its delay (if any) has passed: an error reply, or
+   * undefined to serve it. Call once per candle request (it counts them for the delay list).
+   */
+  async candles(): Promise<{ status: number; body: { errorMessage: string } } | undefined> {
+    const d = this.opts.candleDelayMs;
+    const n = this.#candleRequests++;
+    const ms = d === undefined ? 0 : typeof d === 'number' ? d : d[Math.min(n, d.length - 1)]!;
+    if (ms > 0) await new Promise<void>((r) => setTimeout(r, ms));
+    const status = this.opts.candleFailStatus;
+    if (status === undefined) return undefined;
+    return { status, body: { errorMessage: `Candles are unavailable (sandbox fault injection: candleFailStatus ${status}).` } };
+  }
+
+  /** How long after its close a candle is still served incomplete (sandbox ms). */
+  get candleCompleteLagMs(): number {
+    return this.opts.candleCompleteLagMs ?? 0;
   }
 
   get stalled(): boolean {

@@ -12,7 +12,7 @@ import { parseOrderRequest } from '../domain/v20/parse.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { SandboxAccount, tradeSummary } from './account.ts';
 import { candlesReply } from './candles.ts';
-import { Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
+import { FaultError, Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
 import { labsRoute } from './labs.ts';
 import { oauthRoute } from './oauth.ts';
 import { Replay } from './replay.ts';
@@ -380,7 +380,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const candles: Handler = async (r, m) => {
     const instrument = m[m.length - 1]!;
     if (!instruments.has(instrument)) throw new HttpError(400, `Invalid value specified for 'instrument': ${instrument}`, 'INVALID_INSTRUMENT');
-    return candlesReply(catalog, instrument, r.url.searchParams, now);
+    const fault = await faults.candles();
+    if (fault) return fault;
+    return candlesReply(catalog, instrument, r.url.searchParams, now, faults.candleCompleteLagMs);
   };
   on('GET', '/v3/instruments/{instrument}/candles', candles);
   on('GET', `${A}/instruments/{instrument}/candles`, (r, m) => {
@@ -758,7 +760,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     return ok({ time: formatTime(now), prices: list.length });
   });
   on('POST', '/sandbox/faults', (r) => {
-    faults.set(objectBody(r.body, 'the body') as FaultOptions);
+    try {
+      faults.set(objectBody(r.body, 'the body') as FaultOptions);
+    } catch (e) {
+      if (e instanceof FaultError) throw new HttpError(400, e.message);
+      throw e;
+    }
     return ok({ faults: faults.opts });
   });
   on('GET', '/sandbox/stats', () => ok({ ...stats(), time: formatTime(now) }));
