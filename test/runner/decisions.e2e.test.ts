@@ -58,7 +58,9 @@ describe('same decisions', () => {
       r!.sandbox.setTime(time);
       r!.sandbox.pushPrice({ instrument: 'EUR_USD', bid, ask, time });
       const t0 = Date.now();
-      while (runner.ticks === 0 || (runner as unknown as { ticks: number }).ticks < pushed) {
+      // A completed candle is fetched from the candles endpoint: wait for it too, so that the next
+      // price moves the clock only after the strategy has seen it (as in the backtest).
+      while (runner.ticks === 0 || (runner as unknown as { ticks: number }).ticks < pushed || runner.candles.pending > 0) {
         if (Date.now() - t0 > 10_000) throw new Error('price not seen');
         await new Promise((res) => setTimeout(res, 2));
       }
@@ -74,8 +76,9 @@ describe('same decisions', () => {
     }
     pushed++;
     await push(TO, candles[candles.length - 1]!.bc, candles[candles.length - 1]!.ac); // completes the last candle
-    await runner.stop('end');
-    console.log(`[decisions] ${candles.length} M1 candles (${pushed} ticks through the sandbox): backtest ${backtest.length} intents, runner ${live.length} intents; first: ${live[0] ? show(live[0]) : '-'}`);
+    const res = await runner.stop('end');
+    console.log(`[decisions] ${candles.length} M1 candles (${pushed} ticks through the sandbox; candles: ${res.candles.official} official, ${res.candles.fromTicks} from ticks): backtest ${backtest.length} intents, runner ${live.length} intents; first: ${live[0] ? show(live[0]) : '-'}`);
+    expect(res.candles).toMatchObject({ source: 'endpoint', official: candles.length, fromTicks: 0, pending: 0, dropped: 0 });
     expect(backtest.length).toBeGreaterThan(3);
     expect(live.map(show)).toEqual(backtest.map(show));
   }, 240_000);
