@@ -7,6 +7,7 @@ import { environment } from '../adapters/v20/environments.ts';
 import { V20Http } from '../adapters/v20/http.ts';
 import { V20Rest } from '../adapters/v20/rest.ts';
 import { loadInstruments } from '../domain/instrument.ts';
+import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
 import type { RiskLimits } from '../runner/risk.ts';
 import { Runner, RunnerError } from '../runner/runner.ts';
 import { loadStrategy } from './load-strategy.ts';
@@ -32,6 +33,8 @@ export interface RunArgs {
   killFile?: string;
   statusEvery: number;
   warmup?: number;
+  candles: string;
+  candleWait: number;
   logFile?: string;
   tokenFile?: string;
   intentDurability: 'before-submit' | 'after-submit';
@@ -59,6 +62,8 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('kill-file', { type: 'string', describe: 'Kill switch: when this file exists, cancel pending orders, flatten and stop (SIGUSR2 does the same)' })
     .option('status-every', { type: 'number', default: 60, describe: 'Seconds between status lines (0 = none)' })
     .option('warmup', { type: 'number', describe: "Candles per series for indicator warm-up (default the strategy's history)" })
+    .option('candles', { type: 'string', default: 'endpoint', describe: "Live candles: endpoint (when a period ends, OANDA's official candle from the candles endpoint, the candles backtests use; the tick-built one if it does not come within --candle-wait) or ticks (built from the throttled pricing stream)" })
+    .option('candle-wait', { type: 'number', default: 10, describe: 'With --candles endpoint: seconds to wait (retrying) for an official candle before the tick-built one is used' })
     .option('log-file', { type: 'string', describe: 'Write JSON logs to this file instead of stderr' })
     .option('intent-durability', { type: 'string', choices: ['after-submit', 'before-submit'], default: 'after-submit', describe: "When an intent's journal record is fdatasynced: right after the order is sent (default; the record is written before, so a killed process never loses it) or before (power-loss safe, slower)" })
     .option('journal-rebase-every', { type: 'number', default: 10_000, describe: 'Start the journal over from a fresh account baseline once it holds this many transactions (0 = never); bounds its size and the restart time of long runs' })
@@ -88,6 +93,18 @@ const positive = (v: number | undefined, flag: string): number | undefined => {
 export function rebaseEveryOf(v: number): number {
   if (!(Number.isInteger(v) && v >= 0)) throw new RunnerError('RUNNER', `--journal-rebase-every must be a whole number of transactions, 0 for never (got ${v})`);
   return v;
+}
+
+/** `--candles` and `--candle-wait` (seconds) as runner options. */
+export function candleOptionsOf(a: Pick<RunArgs, 'candles' | 'candleWait'>): { candles: LiveCandleSource; candleWaitMs: number } {
+  let candles: LiveCandleSource;
+  try {
+    candles = liveCandleSourceOf(a.candles, '--candles');
+  } catch (e) {
+    throw new RunnerError('RUNNER', (e as Error).message);
+  }
+  if (!(Number.isFinite(a.candleWait) && a.candleWait >= 0)) throw new RunnerError('RUNNER', `--candle-wait must be a number of seconds >= 0 (got ${a.candleWait}); e.g. --candle-wait 10`);
+  return { candles, candleWaitMs: Math.round(a.candleWait * 1000) };
 }
 
 /** The risk limits given on the command line. */
@@ -136,6 +153,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   checkLiveConsent(a);
   const limits = limitsOf(a);
   const rebaseEvery = rebaseEveryOf(a.journalRebaseEvery);
+  const candleOptions = candleOptionsOf(a);
   const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
   let token: string | undefined;
   try {
@@ -160,7 +178,7 @@ export async function runLive(a: RunArgs): Promise<void> {
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
-    statusEveryMs: a.statusEvery * 1000,
+    statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
     log,
   });
@@ -171,6 +189,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   await flushLogger(log);
   process.stdout.write(`${res.report}\n`);
   process.stdout.write(`intents ${res.intents}, transactions ${res.transactions}, risk refusals ${res.risk.breaches}; recovered: replayed ${res.recovered.replayed}, looked up ${res.recovered.lookedUp}, resubmitted ${res.recovered.resubmitted}, state ${res.recovered.restoredState ? 'restored' : 'fresh'}\n`);
+  process.stdout.write(`candles: ${res.candles.official} official, ${res.candles.fromTicks} built from ticks${res.candles.dropped > 0 ? `, ${res.candles.dropped} not delivered at stop` : ''} (--candles ${res.candles.source})\n`);
   process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
   if (res.shadow !== undefined) process.stdout.write(`${res.shadow}\n`);
   await http.close();
