@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Candle } from '../../domain/candle.ts';
 import { DataError } from './errors.ts';
-import { openCandles } from './formats.ts';
+import { CatalogRowScanner, openCandles, parseFlexibleTime } from './formats.ts';
 import { readLines } from './lines.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'fxflow-formats-'));
@@ -65,6 +65,59 @@ describe('generic CSV', () => {
     const e = await read(p).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(DataError);
     expect((e as Error).message).toContain(`${p}${message}`);
+  });
+});
+
+describe('catalog row scanner (the fast path of generic two-sided CSV)', () => {
+  /** What the general path reads from a row: split on commas, Number() per field, the flexible time parse. */
+  const general = (row: string): number[] => {
+    const f = row.split(',');
+    return [parseFlexibleTime(f[0]!), ...f.slice(1, 9).map((x) => (x === '' ? Number.NaN : +x)), f[9] ? +f[9] : 0];
+  };
+  const price = fc.oneof(
+    { arbitrary: fc.integer({ min: 0, max: 999_999 }).map((n) => (n / 1e5).toFixed(5)), weight: 10 },
+    { arbitrary: fc.integer({ min: 0, max: 99_999_999 }).map((n) => (n / 1e3).toFixed(3)), weight: 10 },
+    { arbitrary: fc.integer({ min: 0, max: 2000 }).map(String), weight: 5 },
+    // Shortest round-trip texts of any double: long fractions and exponents, mostly refused.
+    { arbitrary: fc.double({ min: 0, max: 1e6, noNaN: true }).map((x) => String(x)), weight: 1 },
+  );
+  const time = fc.integer({ min: Date.UTC(1971, 0, 1), max: Date.UTC(2099, 11, 31) }).map((t) => `${new Date(Math.floor(t / 1000) * 1000).toISOString().slice(0, 19)}Z`);
+
+  it('reads exactly what the general path reads, to the bit, whenever it takes a row (property)', () => {
+    const scan = new CatalogRowScanner();
+    let taken = 0;
+    fc.assert(
+      fc.property(time, fc.array(price, { minLength: 8, maxLength: 8 }), fc.option(fc.integer({ min: 0, max: 1_000_000 }), { nil: undefined }), (t, prices, volume) => {
+        const row = [t, ...prices, ...(volume !== undefined ? [String(volume)] : [])].join(',');
+        if (!scan.row(row)) return; // an exponent or a long fraction: the general path reads it
+        taken++;
+        const want = general(row);
+        expect([scan.time, ...scan.values]).toEqual(want);
+        for (let i = 0; i < 8; i++) expect(Object.is(scan.values[i], want[i + 1])).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(taken).toBeGreaterThan(1500);
+  });
+
+  it('refuses what it cannot read exactly, so the general path reads it or names the fault', () => {
+    const scan = new CatalogRowScanner();
+    const ok = '2024-01-02T10:00:00Z,1.1,1.2,1.0,1.15,1.1002,1.2002,1.0002,1.1502,5';
+    expect(scan.row(ok)).toBe(true);
+    for (const bad of [
+      ok.replace('1.2,', ' 1.2,'), // a space
+      ok.replace('1.2,', '1.2e0,'), // an exponent
+      ok.replace('1.2,', '1.2000000000000001,'), // more than 15 digits
+      ok.replace('1.2,', '1.,'), // no digit after the point
+      ok.replace('1.2,', ','), // an empty field
+      ok.replace('1.2,', 'x,'),
+      ok.replace('10:00:00Z', '24:00:00Z'),
+      ok.replace('2024-01-02', '2024-02-30'),
+      ok.replace('T10', ' 10'),
+      `${ok},extra`,
+      ok.slice(0, ok.lastIndexOf(',')) + ',', // an empty volume
+      '2024-01-02T10:00:00Z,1.1,1.2,1.0',
+    ]) expect(scan.row(bad), bad).toBe(false);
   });
 });
 

@@ -50,20 +50,38 @@ function defaultPipLocation(instrument: string): number {
 }
 
 const BATCH = 4096;
+/** How many recent rows are remembered to recognise an exactly repeated block. */
+const RECENT = 512;
 
 /** Builds validated candles for one file; one-sided rows get their other side from the spread model. */
 class Builder {
   batch: Candle[] = [];
   #last = -Infinity;
-  /** Recent rows by time, to recognise a repeated block of exact duplicates (HistData repeats an hour). */
-  readonly #recent = new Map<number, string>();
+  /**
+   * The last RECENT rows and their times, in a ring, to recognise a repeated block of exact
+   * duplicates (HistData repeats an hour). Two array writes per row; searched only when a row does
+   * not move forward in time.
+   */
+  readonly #recentTimes = new Float64Array(RECENT).fill(Number.NaN);
+  readonly #recentRows: string[] = new Array<string>(RECENT).fill('');
+  #recentNext = 0;
   readonly #scale: number;
   readonly #pip: number;
+  // The options object is built with spreads (its shape varies): the fields every row needs are
+  // read from it once.
+  readonly #instrument: string;
+  readonly #granularity: Granularity;
+  readonly #span: number;
+  #rows = 0;
   constructor(
     readonly file: string,
     readonly o: ReadOptions,
     readonly notices: ReadNotices,
   ) {
+    this.#instrument = o.instrument;
+    this.#granularity = o.granularity;
+    // Candles shorter than a day close a fixed span after they open; D, W and M follow New York.
+    this.#span = o.granularity === 'D' || o.granularity === 'W' || o.granularity === 'M' ? 0 : candleClose(o.granularity, 0);
     const pl = o.pipLocation ?? defaultPipLocation(o.instrument);
     this.#pip = 10 ** pl;
     this.#scale = 10 ** (-pl + 1);
@@ -84,25 +102,27 @@ class Builder {
   #accept(time: UnixMs, line: number, row: string): boolean {
     if (Number.isNaN(time)) throw new DataError(this.file, line, 'time', `cannot read the time in "${row.slice(0, 60)}"`);
     if (time <= this.#last) {
-      if (this.#recent.get(time) === row) {
+      if (this.#seen(time, row)) {
         this.notices.duplicates++;
         return false;
       }
       throw new DataError(this.file, line, 'time', `time ${new Date(time).toISOString()} is not after the previous row's ${new Date(this.#last).toISOString()} and does not repeat an earlier row exactly: sort the file by time and remove duplicates`);
     }
     this.#last = time;
-    this.#recent.set(time, row);
-    if (this.#recent.size > 512) {
-      // Forget the oldest half: only recent repeats are recognised.
-      let k = 0;
-      for (const key of this.#recent.keys()) {
-        if (k++ >= 256) break;
-        this.#recent.delete(key);
-      }
-    }
+    const k = this.#recentNext;
+    this.#recentTimes[k] = time;
+    this.#recentRows[k] = row;
+    this.#recentNext = k + 1 === RECENT ? 0 : k + 1;
     if (this.o.from !== undefined && time < this.o.from) return false;
     if (this.o.to !== undefined && time >= this.o.to) return false;
     return true;
+  }
+
+  /** Whether one of the last RECENT accepted rows had this time and exactly this text. */
+  #seen(time: UnixMs, row: string): boolean {
+    const times = this.#recentTimes;
+    for (let i = 0; i < RECENT; i++) if (times[i] === time) return this.#recentRows[i] === row;
+    return false;
   }
 
   #check(line: number, side: string, o: number, h: number, l: number, c: number): void {
@@ -145,14 +165,17 @@ class Builder {
   }
 
   #push(time: UnixMs, bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number, volume: number): void {
-    this.notices.rows++;
+    this.#rows++;
+    const span = this.#span;
     this.batch.push({
-      kind: 'candle', instrument: this.o.instrument, granularity: this.o.granularity, time,
-      at: candleClose(this.o.granularity, time), bo, bh, bl, bc, ao, ah, al, ac, volume, complete: true,
+      kind: 'candle', instrument: this.#instrument, granularity: this.#granularity, time,
+      at: span > 0 ? time + span : candleClose(this.#granularity, time), bo, bh, bl, bc, ao, ah, al, ac, volume, complete: true,
     });
   }
 
   take(): Candle[] | undefined {
+    this.notices.rows += this.#rows;
+    this.#rows = 0;
     if (this.batch.length === 0) return undefined;
     const b = this.batch;
     this.batch = [];
@@ -180,9 +203,109 @@ export function parseFlexibleTime(s: string): UnixMs {
 
 const num = (s: string | undefined): number => (s === undefined || s === '' ? Number.NaN : +s);
 
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/**
+ * Reads a catalog row `YYYY-MM-DDTHH:MM:SSZ,bo,bh,bl,bc,ao,ah,al,ac[,volume]` by scanning its
+ * characters: no split, no substring, no Number() per field. A decimal of at most 15 significant
+ * digits is its digits as an integer divided by a power of ten: both are exact doubles, so the
+ * quotient is the correctly rounded value, the same double as `Number(text)`. `row` returns false
+ * for anything else, and the caller reads that row the general way.
+ */
+export class CatalogRowScanner {
+  /** bo, bh, bl, bc, ao, ah, al, ac, volume of the last row scanned. */
+  readonly values = new Float64Array(9);
+  time = 0;
+  #day = '\0'; // matches no row: the first row computes its day
+  #dayMs = 0;
+  #s = '';
+  #p = 0;
+
+  row(s: string): boolean {
+    if (s.length < 21 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 90 || s.charCodeAt(20) !== 44) return false;
+    const h = this.#digits(s, 11, 2);
+    const mi = this.#digits(s, 14, 2);
+    const se = this.#digits(s, 17, 2);
+    if (h < 0 || mi < 0 || se < 0 || h > 23 || mi > 59 || se > 59) return false;
+    // Rows of one day share their date: its midnight is computed once.
+    if (!s.startsWith(this.#day)) {
+      const y = this.#digits(s, 0, 4);
+      const mo = this.#digits(s, 5, 2);
+      const d = this.#digits(s, 8, 2);
+      if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31) return false;
+      const ms = Date.UTC(y, mo - 1, d);
+      if (new Date(ms).getUTCDate() !== d) return false; // 2024-02-30 and the like
+      this.#day = s.slice(0, 11);
+      this.#dayMs = ms;
+    }
+    this.time = this.#dayMs + h * 3_600_000 + mi * 60_000 + se * 1000;
+    this.#s = s;
+    this.#p = 21;
+    const v = this.values;
+    for (let i = 0; i < 8; i++) {
+      const x = this.#number(i < 7);
+      if (Number.isNaN(x)) return false;
+      v[i] = x;
+    }
+    if (this.#p === s.length) {
+      v[8] = 0;
+      return true;
+    }
+    if (s.charCodeAt(this.#p) !== 44) return false;
+    this.#p++;
+    const vol = this.#number(false);
+    if (Number.isNaN(vol) || this.#p !== s.length) return false;
+    v[8] = vol;
+    return true;
+  }
+
+  #digits(s: string, at: number, n: number): number {
+    let v = 0;
+    for (let k = at; k < at + n; k++) {
+      const c = s.charCodeAt(k) - 48;
+      if (c < 0 || c > 9) return -1;
+      v = v * 10 + c;
+    }
+    return v;
+  }
+
+  /** A plain decimal `[-]digits[.digits]` at the cursor; with `comma`, the comma after it is required and passed. */
+  #number(comma: boolean): number {
+    const s = this.#s;
+    const n = s.length;
+    let p = this.#p;
+    let neg = false;
+    if (p < n && s.charCodeAt(p) === 45) {
+      neg = true;
+      p++;
+    }
+    let m = 0;
+    let digits = 0;
+    let frac = -1;
+    for (; p < n; p++) {
+      const c = s.charCodeAt(p);
+      if (c >= 48 && c <= 57) {
+        m = m * 10 + (c - 48);
+        digits++;
+        if (frac >= 0) frac++;
+      } else if (c === 46 && frac < 0) frac = 0;
+      else break;
+    }
+    if (digits === 0 || digits > 15 || frac === 0) return Number.NaN;
+    if (comma) {
+      if (p >= n || s.charCodeAt(p) !== 44) return Number.NaN;
+      p++;
+    }
+    this.#p = p;
+    const x = frac > 0 ? m / POW10[frac]! : m;
+    return neg ? -x : x;
+  }
+}
+
 /** Generic CSV: header `time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c[,volume]` or `time,o,h,l,c[,volume]`. */
 async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
   const b = new Builder(file, o, notices);
+  const scan = new CatalogRowScanner();
   let twoSided: boolean | undefined;
   for await (const { lines, first } of readLines(file)) {
     for (let i = 0; i < lines.length; i++) {
@@ -196,6 +319,13 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices):
         else throw new DataError(file, line, 'header', `unknown header "${row.slice(0, 80)}": use time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume or time,o,h,l,c,volume (see data/README.md)`);
         continue;
       }
+      if (twoSided && scan.row(row)) {
+        const v = scan.values;
+        b.two(scan.time, v[0]!, v[1]!, v[2]!, v[3]!, v[4]!, v[5]!, v[6]!, v[7]!, v[8]!, line, row);
+        continue;
+      }
+      // Anything the scanner does not take (spaces, exponents, long digits, other time forms, a
+      // bad field) goes the general way, which reads it or names what is wrong.
       const f = row.split(',');
       const t = parseFlexibleTime(f[0]!);
       if (twoSided) b.two(t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), num(f[5]), num(f[6]), num(f[7]), num(f[8]), f[9] ? +f[9] : 0, line, row);
