@@ -19,7 +19,12 @@
  *   npm run bench -- --runs 5           # median of 5 runs per measurement (default 3)
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Catalog } from '../../src/adapters/catalog/catalog.ts';
+import { ensureSample, SAMPLE } from '../../src/adapters/catalog/sample.ts';
 import { syntheticBatches } from '../../src/adapters/catalog/synthetic.ts';
 import type { Candle } from '../../src/domain/candle.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
@@ -73,15 +78,18 @@ interface Figures {
   wallMaxMs?: number;
 }
 
-async function engineRun(n: number, exits: boolean): Promise<Figures> {
+async function engineRun(n: number, exits: boolean, save = false): Promise<Figures> {
   const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, costs: { financing: false } });
   const loaded = exits
     ? await loadStrategy(fileURLToPath(new URL('./sma-cross-exits.ts', import.meta.url)), ['fast=10', 'slow=30', `tp=${EXITS.tp}`, `sl=${EXITS.sl}`, `trailing=${EXITS.trailing}`])
     : await loadStrategy(fileURLToPath(new URL('../../strategies/sma-cross.ts', import.meta.url)), ['instrument=EUR_USD', 'granularity=M1', 'component=M', 'fast=10', 'slow=30']);
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
+  // `save`: the run folder a CLI backtest writes by default (every transaction and intent as JSON lines).
+  const runDir = save ? mkdtempSync(join(tmpdir(), 'fxflow-bench-')) : undefined;
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   const r = await runBacktest({
+    ...(runDir ? { runDir } : {}),
     loaded,
     config,
     instruments: loadInstruments(),
@@ -92,6 +100,7 @@ async function engineRun(n: number, exits: boolean): Promise<Figures> {
   });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(c0);
+  if (runDir) rmSync(runDir, { recursive: true, force: true });
   return {
     mode: exits ? 'engine-exits' : 'engine',
     candles: r.engine.candles,
@@ -226,6 +235,25 @@ function loopRun(n: number, exits: boolean): Figures {
   };
 }
 
+/**
+ * Reading the catalog: every M1 candle of the bundled sample (CSV month files, three instruments),
+ * as a backtest reads its data; generated first if missing (outside the timing).
+ */
+async function catalogRun(): Promise<Figures> {
+  const root = fileURLToPath(new URL('../../data/catalog', import.meta.url));
+  await ensureSample(root);
+  const catalog = new Catalog(root);
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  let count = 0;
+  for (const instrument of SAMPLE.instruments) {
+    for await (const b of catalog.candles({ instrument, granularity: 'M1' })) count += b.length;
+  }
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
+  return { mode: 'catalog', candles: count, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, processMs: performance.now(), candlesPerSec: count / (wallMs / 1000), peakRssMB: process.resourceUsage().maxRSS / 1024, fills: 0, finalBalance: 0 };
+}
+
 function child(mode: string, n: number): Figures {
   const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', mode, '--candles', String(n)], { encoding: 'utf8' });
   return JSON.parse(out.trim().split('\n').pop()!) as Figures;
@@ -243,6 +271,14 @@ async function main(): Promise<void> {
   // `-warm`: the same run twice in one process, the second measured (compiled code, no JIT warm-up).
   const warm = mode.endsWith('-warm');
   const base = warm ? mode.slice(0, -'-warm'.length) : mode;
+  if (base === 'catalog') {
+    console.log(JSON.stringify(await catalogRun()));
+    return;
+  }
+  if (base === 'engine-exits-save') {
+    console.log(JSON.stringify({ ...(await engineRun(n, true, true)), mode }));
+    return;
+  }
   if (base === 'engine' || base === 'engine-exits') {
     if (warm) await engineRun(n, base === 'engine-exits');
     console.log(JSON.stringify({ ...(await engineRun(n, base === 'engine-exits')), mode }));
@@ -275,6 +311,9 @@ async function main(): Promise<void> {
   const loopW = median('loop-warm');
   const engineXW = median('engine-exits-warm');
   const loopXW = median('loop-exits-warm');
+  // Once each: the CLI's default run folder, and reading real CSV files.
+  const engineXS = child('engine-exits-save', n);
+  const catalog = child('catalog', n);
   const ratioW = loopW.candlesPerSec / engineW.candlesPerSec;
   const ratioXW = loopXW.candlesPerSec / engineXW.candlesPerSec;
   const ratio = loop.candlesPerSec / engine.candlesPerSec;
@@ -305,6 +344,8 @@ async function main(): Promise<void> {
     row('hand loop, warm', loopW),
     row('engine, TP/SL/trailing, warm', engineXW),
     row('hand loop, TP/SL/trailing, warm', loopXW),
+    row('engine, TP/SL/trailing, run folder', engineXS),
+    row('catalog read (sample M1 CSV)', catalog),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
@@ -343,6 +384,8 @@ async function main(): Promise<void> {
         ratio: Number(ratioX.toFixed(3)),
         cpuRatio: Number(cpuRatioX.toFixed(3)),
       },
+      runFolder: { exits: brief(engineXS) },
+      catalog: { candles: catalog.candles, candlesPerSec: Math.round(catalog.candlesPerSec), wallMs: Math.round(catalog.wallMs), peakRssMB: Math.round(catalog.peakRssMB) },
       warm: {
         engine: brief(engineW),
         loop: brief(loopW),
