@@ -24,6 +24,7 @@ import type { Execution } from '../../ports/execution.ts';
 import { HomeConversion, formatFactor, type Quote } from '../../domain/conversion.ts';
 import { isLimitLike, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
 import { validateOrderRequest } from './validate.ts';
+import { orderOf, restoreAccount, SimSeedError, tradeSummaryOf, type SimAccountState } from './seed.ts';
 
 export interface SimBrokerOptions {
   readonly instruments: InstrumentRegistry;
@@ -220,6 +221,12 @@ export class SimBroker implements Execution {
   readonly #snapshot: SimOrder[] = [];
   /** The weekend closure that ends first after the clock: [from, to) in ms. */
   #closure = { from: -Infinity, to: -Infinity };
+  /** Started from an existing account (`seed`): `start` opens no new account. */
+  #seeded = false;
+  /** The clock of the seeded state (NaN when unknown): rollovers after it are charged. */
+  #seedTime = Number.NaN;
+  /** Seeded MARKET orders whose outcome was never recorded: cancelled when the simulator starts. */
+  #unfilled: string[] = [];
 
   constructor(opts: SimBrokerOptions) {
     this.#opts = opts;
@@ -262,6 +269,10 @@ export class SimBroker implements Execution {
     if (this.#started) return;
     this.#started = true;
     this.#now = at;
+    if (this.#seeded) {
+      this.#resume(at);
+      return;
+    }
     this.#begin();
     this.#emit({ type: 'CREATE', divisionID: 1, siteID: 101, accountUserID: 1, accountNumber: 1, homeCurrency: this.#opts.currency });
     const deposit = amount(this.#opts.initialBalance);
@@ -1704,6 +1715,134 @@ export class SimBroker implements Execution {
     const subs = this.#subscribers;
     this.#subscribers = [];
     for (const sub of subs) sub.complete();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Seeding: an existing account instead of an empty one (once, before the first event)
+
+  /**
+   * Starts the simulator from an existing account rather than an empty one: its open trades
+   * (signed units, price, open time, realized P/L, financing, client extensions), their dependent
+   * TP/SL/trailing/guaranteed stops, its pending orders and its balance, as v20 reports them
+   * (`GET /accounts/{id}`, or a `snapshot()` of a simulator), then, optionally, the transactions
+   * that followed that state (a journal's), folded in order.
+   *
+   * v20 semantics are kept: trades and orders keep their IDs (later transactions and intents name
+   * them), dependent and pending orders rest in the books and trigger like any other (trailing
+   * stops from their `trailingStopValue` when given), and the simulator's transaction IDs continue
+   * after the account's last one, so they never collide with the account's. `start` then opens no
+   * new account (no CREATE, no deposit); financing is charged from the first 17:00 New York
+   * rollover after `time` (default: the last folded transaction's time, else the state's `time`,
+   * else the first price). A folded MARKET order whose fill was never recorded (a crash between the
+   * two) is cancelled at start (INTERNAL_SERVER_ERROR): v20 never leaves one pending.
+   *
+   * How: see `restoreAccount` (seed.ts). Pending orders are folded as their create transactions
+   * through `Ledger.apply`; trades and account totals, which no single transaction expresses, are
+   * restored directly; the books are then built from the ledger's pending orders by the same code
+   * that files a new order. Runs once: nothing is added to the per-price or per-fill paths.
+   *
+   * Throws `SimSeedError` (naming the field) on a broken state, or when called after the simulator
+   * started or a second time.
+   */
+  seed(state: SimAccountState, o: { readonly transactions?: readonly Transaction[]; readonly time?: UnixMs } = {}): void {
+    if (this.#started || this.#seeded || this.ledger.applied > 0) throw new SimSeedError('seed: call it once, on a new simulator, before its first event or intent');
+    const { trailing } = restoreAccount(this.ledger, state, this.#instruments, this.accountID);
+    for (const [i, q] of (state.quotes ?? []).entries()) {
+      if (!this.#instruments.has(q.instrument) || !(q.bid > 0 && q.ask >= q.bid)) throw new SimSeedError(`account state.quotes[${i}]: ${JSON.stringify(q)} is not a price of a known instrument (bid > 0, ask >= bid)`);
+      this.#setQuote(q.instrument, q.bid, q.ask);
+    }
+    let lastTime = '';
+    for (const t of o.transactions ?? []) if (this.ledger.apply(t)) lastTime = t.time;
+    for (const lo of this.ledger.pendingOrders.values()) {
+      if (lo.type === 'MARKET' || lo.type === 'FIXED_PRICE') {
+        this.#unfilled.push(lo.id);
+        continue;
+      }
+      // Filed as when it was created: its expiry (GFD: the rollover after its creation) and its
+      // activity from its creation time.
+      const created = parseTime(lo.created.time);
+      this.#now = Number.isFinite(created) ? created : -Infinity;
+      this.#track(lo.created, this.#now);
+      const so = this.#orders.get(lo.id)!;
+      const level = trailing.get(lo.id);
+      if (level !== undefined) so.level = level;
+      const cid = lo.clientExtensions?.id;
+      if (so.clientID !== cid) {
+        // Client extensions modified since the order was created: the ledger has the current ones.
+        if (so.clientID !== undefined && this.#byClientID.get(so.clientID) === so.id) this.#byClientID.delete(so.clientID);
+        (so as { clientID: string | undefined }).clientID = cid;
+        if (cid !== undefined) this.#byClientID.set(cid, so.id);
+      }
+    }
+    this.#lastBook = undefined;
+    this.#nextID = Number(this.ledger.lastTransactionID) + 1;
+    this.#marginCall = this.ledger.marginCall;
+    const stateTime = state.time !== undefined ? parseTime(state.time) : Number.NaN;
+    this.#seedTime = o.time ?? (lastTime !== '' ? parseTime(lastTime) : stateTime);
+    // The clock until the first price: the latest time the state shows (an intent submitted before
+    // any price starts the simulator there, never at the epoch).
+    let floor = Number.isFinite(this.#seedTime) ? this.#seedTime : -Infinity;
+    for (const t of this.ledger.trades.values()) if (t.openMs > floor) floor = t.openMs;
+    for (const so of this.#orders.values()) if (so.activeFrom > floor) floor = so.activeFrom;
+    this.#now = floor;
+    this.#seeded = true;
+  }
+
+  /** `start` of a seeded simulator: the clock, the financing schedule, and unfilled market orders cancelled. */
+  #resume(at: UnixMs): void {
+    const from = Number.isFinite(this.#seedTime) && this.#seedTime < at ? this.#seedTime : at;
+    if (this.#opts.financing !== false) this.#nextRollover = nextRollover(from);
+    for (const id of this.#unfilled) {
+      this.#begin();
+      this.#cancelFill(id, this.ledger.pendingOrders.get(id)?.clientExtensions?.id, 'INTERNAL_SERVER_ERROR');
+    }
+    this.#unfilled = [];
+  }
+
+  /**
+   * The simulated account in v20's Account form (the fields `seed` reads): open trades as
+   * TradeSummaries, pending orders (trailing stops with their current `trailingStopValue`), totals,
+   * the last transaction ID, the clock and the latest prices. `seed(snapshot())` on a new simulator continues exactly
+   * where this one is, except for market orders still waiting for their next price (they are not
+   * pending orders in v20 either: take a snapshot when `queuedMarketOrders()` is 0).
+   */
+  snapshot(): SimAccountState {
+    const l = this.ledger;
+    const orders = [];
+    for (const lo of l.pendingOrders.values()) {
+      if (lo.type === 'MARKET' || lo.type === 'FIXED_PRICE') continue;
+      const so = this.#orders.get(lo.id);
+      orders.push(orderOf(lo, so !== undefined && so.type === 'TRAILING_STOP_LOSS' ? so.instrument.price(so.level) : undefined));
+    }
+    const positions = [];
+    for (const [instrument, pl] of l.instrumentPL) positions.push({ instrument, pl: formatAmount(pl) });
+    const quotes = [];
+    for (const [instrument, q] of this.#quotes) quotes.push({ instrument, bid: q.bid, ask: q.ask });
+    return {
+      lastTransactionID: l.lastTransactionID,
+      balance: formatAmount(l.balance),
+      pl: formatAmount(l.pl),
+      financing: formatAmount(l.financing),
+      commission: formatAmount(l.commission),
+      guaranteedExecutionFees: formatAmount(l.guaranteedExecutionFees),
+      trades: [...l.trades.values()].map(tradeSummaryOf),
+      orders,
+      positions,
+      ...(Number.isFinite(this.#now) ? { time: formatTime(this.#now) } : {}),
+      quotes,
+    };
+  }
+
+  /**
+   * Market orders (client orders, trade and position closes) waiting for the next price of
+   * `instrument`, or of any instrument. They have no transaction yet: their outcome comes with that
+   * price. For callers that must know when an intent has its outcome (the runner's journal).
+   */
+  queuedMarketOrders(instrument?: string): number {
+    if (instrument !== undefined) return this.#books.get(instrument)?.market.length ?? 0;
+    let n = 0;
+    for (const b of this.#books.values()) n += b.market.length;
+    return n;
   }
 
   // ---- Read views for the sandbox (owned by the sandbox)
