@@ -189,7 +189,7 @@ export class LiveCandleFeed {
       try {
         const res = await this.#within(fetch(instrument, granularity, time), Math.max(left, 1));
         if (res === NEVER) {
-          reason = `no answer within the ${this.#waitMs} ms wait`;
+          reason = `no answer within the ${this.#waitMs} ms wait${attempts > 1 ? ` (the attempt before: ${reason})` : ''}`;
           break;
         }
         let later = false;
@@ -201,7 +201,7 @@ export class LiveCandleFeed {
         }
         if (found !== undefined && found.complete) {
           const c = toCandle(found, instrument, granularity, 'BA');
-          if (attempts > 1) this.#o.log.debug({ instrument, granularity, time: formatTime(time), attempts, ms: Date.now() - t0 }, 'official candle after retries');
+          if (attempts > 1) this.#o.log.debug({ instrument, granularity, candleTime: formatTime(time), attempts, ms: Date.now() - t0 }, 'official candle after retries');
           return c;
         }
         if (found !== undefined) reason = 'the endpoint still marks the candle incomplete (complete: false)';
@@ -211,7 +211,7 @@ export class LiveCandleFeed {
         } else reason = 'the endpoint has no candle for this period yet';
       } catch (e) {
         const err = e as Error;
-        reason = err instanceof V20Error && err.status !== undefined ? `HTTP ${err.status}: ${err.message}` : err.message;
+        reason = err.message; // a V20Error's names the request and the HTTP status
         // A 4xx, a body that is not v20, a candle without bid/ask: waiting does not help.
         final = !(err instanceof V20Error && err.retryable);
       }
@@ -223,7 +223,7 @@ export class LiveCandleFeed {
     }
     if (this.#stop.signal.aborted) return built;
     this.#o.log.warn(
-      { instrument, granularity, time: formatTime(time), reason, attempts, waitedMs: Date.now() - t0 },
+      { instrument, granularity, candleTime: formatTime(time), reason, attempts, waitedMs: Date.now() - t0 },
       'official candle unavailable; the candle built from ticks is delivered instead',
     );
     return built;
