@@ -253,6 +253,27 @@ describe('live candles from the candles endpoint', () => {
     console.log(`[live candles] first fetch 1.5 s: ${late.length + 5} ticks delivered meanwhile, then candles ${rec.seen.map((s) => new Date(s.candle.time).toISOString().slice(11, 16)).join(', ')} in order, ${rec.seen[0]!.wall - t0} ms after the first completed`);
   }, 30_000);
 
+  it('--broker sim (shadow paper) uses the endpoint too (market data only); on a quiet stream a heartbeat closes the bucket', async () => {
+    r = await rig({ start: START, feed: false });
+    const m1 = await catalogM1(START, 2);
+    const ticks = ticksMissingHighs(m1);
+    const rec = recorder(['EUR_USD:M1']);
+    const runner = r.runner({ strategy: rec.strategy, name: 'recorder', params: {}, broker: 'sim' });
+    await runner.start();
+    await until(() => r!.sandbox.stats().streamConnections >= 1, 10_000, 'the pricing stream'); // no transaction stream with the simulator
+    await drive(r, runner, ticks.slice(0, 3), START + 60_000, [m1[1]!.bo, m1[1]!.ao]); // minute 0 closed by a price
+    for (const [t, bid, ask] of ticks.slice(4, 6)) {
+      r.sandbox.setTime(t);
+      r.sandbox.pushPrice({ instrument: 'EUR_USD', bid, ask, time: t });
+    }
+    await waitTicks(runner, 6);
+    r.sandbox.setTime(START + 125_000); // no price after minute 1: only heartbeats (every 200 ms here)
+    await until(() => rec.seen.length === 2, 10_000, 'minute 1 closed by a heartbeat');
+    const res = await runner.stop('end');
+    expect(rec.seen.map((s) => fields(s.candle))).toEqual(m1.map(fields));
+    expect(res.candles).toEqual({ source: 'endpoint', official: 2, fromTicks: 0, pending: 0, dropped: 0 });
+  }, 30_000);
+
   it('a stop waits for candles that completed before it; a kill does not', async () => {
     r = await rig({ start: START, feed: false, faults: { candleDelayMs: 400 } });
     const m1 = await catalogM1(START, 2);
