@@ -27,6 +27,7 @@ import { CandleBuilder } from './live-candles.ts';
 import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './official-candles.ts';
 import { KillSwitch, killSwitchIntents, RiskExecution, type RiskLimits } from './risk.ts';
 import { ShadowBook } from './shadow.ts';
+import { SimExecution } from './sim-execution.ts';
 
 /** A runner that cannot start (no account, a journal of another account, live without consent). */
 export class RunnerError extends Error {
@@ -135,7 +136,7 @@ class Latency {
 class JournaledExecution implements Execution {
   readonly transactions$: Observable<Transaction>;
   constructor(
-    readonly inner: Execution & { drain?: () => Promise<void> },
+    readonly inner: (Execution & { drain: () => Promise<void> }) | SimExecution,
     readonly journal: Journal,
     replay: readonly Transaction[],
     readonly unknown: Set<string>,
@@ -145,13 +146,13 @@ class JournaledExecution implements Execution {
   }
   submit(intent: OrderIntent): void {
     this.onSubmit();
-    this.inner.submit(intent);
-    const drain = this.inner.drain;
-    if (drain === undefined) this.journal.confirm(intent.id);
-    else
-      void drain.call(this.inner).then(() => {
-        if (!this.unknown.has(intent.id)) this.journal.confirm(intent.id);
-      });
+    const inner = this.inner;
+    inner.submit(intent);
+    // The simulator confirms each intent itself, once its outcome exists (SimExecution).
+    if (inner instanceof SimExecution) return;
+    void inner.drain().then(() => {
+      if (!this.unknown.has(intent.id)) this.journal.confirm(intent.id);
+    });
   }
 }
 
@@ -181,6 +182,16 @@ function baselineOf(a: Account): Baseline {
     trades: a.trades ?? [],
     orders: (a.orders ?? []).filter((o) => o.state === undefined || o.state === 'PENDING'),
   };
+}
+
+/**
+ * `--broker sim`: the simulated account's journal starts from an empty account at transaction 0,
+ * with the real account's currency, margin rate and hedging, and the real account's balance (at the
+ * first start) as its deposit. The simulated account is that baseline plus every transaction the
+ * simulator made, all journaled: a restart restores it from them.
+ */
+function simBaselineOf(a: Account): Baseline & { readonly broker: 'sim'; readonly deposit: string } {
+  return { ...baselineOf({ ...a, balance: '0', pl: '0', financing: '0', lastTransactionID: '0', trades: [], orders: [] } as Account), broker: 'sim', deposit: a.balance };
 }
 
 /**
@@ -249,6 +260,7 @@ export class Runner {
   #risk: RiskExecution | undefined;
   #v20: V20Execution | undefined;
   #sim: SimBroker | undefined;
+  #simExecution: SimExecution | undefined;
   #shadow: ShadowBook | undefined;
   #inner: Execution | undefined;
   #priceSub: Subscription | undefined;
@@ -322,6 +334,14 @@ export class Runner {
   get execution(): V20Execution | undefined {
     return this.#v20;
   }
+  /** The simulated account (`--broker sim`). */
+  get sim(): SimBroker | undefined {
+    return this.#sim;
+  }
+  /** The shadow simulator (`--shadow`). */
+  get shadowBook(): ShadowBook | undefined {
+    return this.#shadow;
+  }
   /** Resolves when the run has ended (stop, kill switch or a fatal stream error). */
   get done(): Promise<void> {
     return this.#done ?? Promise.resolve();
@@ -333,27 +353,33 @@ export class Runner {
     const log = this.#log;
     const { account, lastTransactionID } = await o.rest.account(o.accountID);
     const contents = this.#contents;
-    let baseline = contents.baseline as Baseline | undefined;
-    if (baseline !== undefined && Number(baseline.lastTransactionID) > Number(lastTransactionID)) {
+    const broker = o.broker ?? 'v20';
+    let baseline = contents.baseline as (Baseline & { broker?: 'sim'; deposit?: string }) | undefined;
+    // A --broker sim journal holds the simulator's transactions (its own IDs): never mixed with an account's.
+    if (baseline !== undefined && (baseline.broker === 'sim') !== (broker === 'sim')) {
+      throw new RunnerError('RUNNER', `journal ${o.journalDir} was written by a ${baseline.broker === 'sim' ? '--broker sim' : '--broker v20'} run and cannot be used with --broker ${broker}; give --journal another directory (the default one ends in -sim for --broker sim)`);
+    }
+    if (broker === 'v20' && baseline !== undefined && Number(baseline.lastTransactionID) > Number(lastTransactionID)) {
       throw new RunnerError('RUNNER', `journal ${o.journalDir} is ahead of account ${o.accountID} (transaction ${baseline.lastTransactionID} > ${lastTransactionID}): it belongs to another account; give --journal a fresh directory`);
     }
-    const broker = o.broker ?? 'v20';
-    if (baseline === undefined || broker === 'sim') {
-      baseline = baselineOf({ ...account, lastTransactionID } as Account);
-      if (broker === 'v20') this.journal.baseline(baseline);
+    if (baseline === undefined) {
+      // (A --broker sim journal from before its baseline was written holds the simulator's transactions from ID 1: the same thing.)
+      baseline = broker === 'sim' ? simBaselineOf(account) : baselineOf({ ...account, lastTransactionID } as Account);
+      this.journal.baseline(baseline);
     }
-    const portfolio = new Portfolio({ currency: baseline.currency, instruments: o.instruments, initialBalance: baseline.balance, strict: false });
+    const deposit = baseline.deposit ?? baseline.balance;
+    const portfolio = new Portfolio({ currency: baseline.currency, instruments: o.instruments, initialBalance: deposit, strict: false });
     this.#portfolio = portfolio;
-    const snap = broker === 'v20' ? contents.state : undefined;
+    // The same recovery in both modes: the baseline, the journaled transactions the strategy had
+    // handled, then those it had not (replayed to it).
+    const snap = contents.state;
     const handled = snap?.handledTransactionID ?? baseline.lastTransactionID;
     let replay: Transaction[] = [];
-    if (broker === 'v20') {
-      reconcile(portfolio, baseline);
-      for (const t of contents.transactions) {
-        if (Number(t.id) <= Number(baseline.lastTransactionID)) continue;
-        if (Number(t.id) <= Number(handled)) portfolio.apply(t);
-        else replay.push(t);
-      }
+    reconcile(portfolio, baseline);
+    for (const t of contents.transactions) {
+      if (Number(t.id) <= Number(baseline.lastTransactionID)) continue;
+      if (Number(t.id) <= Number(handled)) portfolio.apply(t);
+      else replay.push(t);
     }
     this.#handled = handled;
     this.#recovered.replayed = replay.length;
@@ -362,10 +388,15 @@ export class Runner {
     log.info({ lastTransactionID, journalLast: contents.lastTransactionID, trades: portfolio.ledger.trades.size, pendingOrders: portfolio.ledger.pendingOrders.size, balance: baseline.balance, replay: replay.length, restoredState: snap !== undefined }, 'reconciled');
 
     // The broker.
-    let inner: Execution & { drain?: () => Promise<void> };
+    let inner: (Execution & { drain: () => Promise<void> }) | SimExecution;
     if (broker === 'sim') {
-      this.#sim = new SimBroker({ instruments: o.instruments, currency: baseline.currency, initialBalance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging, accountID: o.accountID });
-      inner = this.#sim;
+      const sim = new SimBroker({ instruments: o.instruments, currency: baseline.currency, initialBalance: deposit, marginRate: baseline.marginRate, hedging: baseline.hedging, accountID: o.accountID });
+      // A restart: the simulated account is its baseline plus every transaction the simulator journaled
+      // (positions, pending orders, balance; its transaction IDs continue after the last one).
+      if (contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0) sim.seed(baseline, { transactions: contents.transactions });
+      this.#sim = sim;
+      this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id));
+      inner = this.#simExecution;
     } else {
       const v20 = new V20Execution({ http: o.http, rest: o.rest, accountID: o.accountID, lastTransactionID: fromID, ...o.streams, stats: this.transactionStats });
       v20.failures$.subscribe((f) => {
@@ -382,8 +413,9 @@ export class Runner {
     this.#risk = risk;
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
     // a restart within the day does not reset it.
-    if (broker === 'v20' && contents.riskDay !== undefined) risk.restoreDay(contents.riskDay);
-    if (o.shadow) this.#shadow = new ShadowBook({ instruments: o.instruments, currency: baseline.currency, balance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging });
+    if (contents.riskDay !== undefined) risk.restoreDay(contents.riskDay);
+    // The shadow simulator starts from the account as it is now: its open trades and pending orders.
+    if (o.shadow) this.#shadow = new ShadowBook({ instruments: o.instruments, currency: baseline.currency, balance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging, account: baselineOf({ ...account, lastTransactionID } as Account) });
 
     // The strategy, with its state restored and warm-up candles kept from its handlers.
     const base = o.strategy;
@@ -519,8 +551,11 @@ export class Runner {
    */
   async #settle(contents: JournalContents, risk: RiskExecution): Promise<void> {
     const o = this.o;
-    if ((o.broker ?? 'v20') !== 'v20' || contents.intents.length === 0) return;
-    const since = contents.lastTransactionID ? (await o.rest.transactionsSinceId(o.accountID, contents.lastTransactionID)).transactions : [];
+    if (contents.intents.length === 0) return;
+    // --broker sim: the journal holds every transaction of the (restored) simulator, so an intent
+    // whose outcome it does not show never reached it; there is nothing to look up or miss.
+    const v20 = (o.broker ?? 'v20') === 'v20';
+    const since = v20 && contents.lastTransactionID ? (await o.rest.transactionsSinceId(o.accountID, contents.lastTransactionID)).transactions : [];
     const seen = new Set<string>();
     const pool = [...contents.transactions, ...since];
     for (const t of pool) {
@@ -535,7 +570,7 @@ export class Runner {
       this.#recovered.lookedUp++;
       let applied = seen.has(intent.id);
       if (!applied && (intent.kind === 'order' || intent.kind === 'replace')) {
-        try {
+        if (v20) try {
           await o.rest.order(o.accountID, `@${intent.id}`);
           applied = true;
         } catch (e) {
@@ -579,7 +614,7 @@ export class Runner {
     this.tickReceivedAt = received;
     if (Number.isNaN(this.#liveFrom)) this.#liveFrom = at;
     const risk = this.#risk!;
-    if (risk.observe(at) && (this.o.broker ?? 'v20') === 'v20') {
+    if (risk.observe(at)) {
       const day = risk.day;
       if (day !== undefined) this.journal.day(day); // once a trading day
     }
@@ -592,6 +627,7 @@ export class Runner {
       this.#sim.start(at);
     }
     this.#sim?.onEvent(tick);
+    this.#simExecution?.priced(p.instrument);
     this.#shadow?.onEvent(tick);
     this.#events.next(tick);
     this.#tickStart = Number.NaN;
@@ -654,7 +690,8 @@ export class Runner {
     await this.#feed.drain();
     const inner = this.#inner as { drain?: () => Promise<void> } | undefined;
     if (inner?.drain) await inner.drain();
-    if (flatten && this.#v20) await waitFor(() => this.portfolio.ledger.trades.size === 0, 5000);
+    // (The simulator closes at the next price: the pricing stream is still on.)
+    if (flatten && (this.#v20 || this.#sim)) await waitFor(() => this.portfolio.ledger.trades.size === 0, 5000);
     this.#kill?.close();
     for (const [sig, h] of this.#signalHandlers) process.off(sig, h);
     if (this.#statusTimer) clearInterval(this.#statusTimer);

@@ -1,9 +1,11 @@
 import { SimBroker } from '../adapters/sim/broker.ts';
+import type { SimAccountState } from '../adapters/sim/seed.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import { parseTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
+import { withClientID } from './sim-execution.ts';
 
 /** What became of one intent at one broker. */
 export interface Outcome {
@@ -11,6 +13,11 @@ export interface Outcome {
   readonly price?: string;
   readonly time?: string;
   readonly reason?: string;
+  /**
+   * What a fill did to the trades, e.g. `reduce 57 -1000, open -500`: the units of a trade it
+   * opened, and the trade ID and units of each trade it reduced or closed.
+   */
+  readonly trades?: string;
 }
 
 /** One intent's outcome at the account and in the simulator, and how they differ. */
@@ -18,7 +25,10 @@ export interface Divergence {
   readonly clientID: string;
   readonly live: Outcome;
   readonly sim: Outcome;
-  /** 'outcome', 'price', 'time' (more than `timeToleranceMs` apart); empty when they agree. */
+  /**
+   * 'outcome', 'price', 'time' (more than `timeToleranceMs` apart), 'trades' (both filled, but they
+   * opened, reduced or closed different trades or units); empty when they agree.
+   */
   readonly differs: readonly string[];
   /** Live minus sim fill price (undefined unless both filled). */
   readonly priceDiff?: number;
@@ -46,10 +56,21 @@ export function outcomesOf(txs: readonly Transaction[]): Map<string, Outcome> {
     }
     const owner = x.orderID !== undefined ? byOrder.get(x.orderID) : undefined;
     if (owner === undefined) continue;
-    if (x.type === 'ORDER_FILL') out.set(owner, { outcome: 'FILLED', price: x.price ?? '', time: x.time });
+    if (x.type === 'ORDER_FILL') out.set(owner, { outcome: 'FILLED', price: x.price ?? '', time: x.time, trades: tradesOf(t) });
     else if (x.type === 'ORDER_CANCEL') out.set(owner, { outcome: 'CANCELLED', time: x.time, reason: x.reason ?? '' });
   }
   return out;
+}
+
+/** A fill's effect on the trades: closed and reduced trades (ID and units), then the opened units. */
+function tradesOf(t: Transaction): string {
+  const x = t as { tradesClosed?: { tradeID: string; units: string }[]; tradeReduced?: { tradeID: string; units: string }; tradeOpened?: { units: string } };
+  const parts: string[] = [];
+  for (const c of x.tradesClosed ?? []) parts.push(`close ${c.tradeID} ${c.units}`);
+  if (x.tradeReduced) parts.push(`reduce ${x.tradeReduced.tradeID} ${x.tradeReduced.units}`);
+  // The opened trade's ID is the fill's own transaction ID: compared by units only.
+  if (x.tradeOpened) parts.push(`open ${x.tradeOpened.units}`);
+  return parts.join(', ');
 }
 
 /** Compares live and simulated outcomes intent by intent. */
@@ -66,6 +87,7 @@ export function divergences(live: Map<string, Outcome>, sim: Map<string, Outcome
     if (l.outcome === 'FILLED' && s.outcome === 'FILLED') {
       priceDiff = Number(l.price) - Number(s.price);
       if (l.price !== s.price) differs.push('price');
+      if (l.trades !== s.trades) differs.push('trades');
     }
     if (l.time !== undefined && s.time !== undefined) {
       timeDiffMs = parseTime(l.time) - parseTime(s.time);
@@ -79,9 +101,10 @@ export function divergences(live: Map<string, Outcome>, sim: Map<string, Outcome
 /** A text table of divergences, with totals first. */
 export function formatDivergences(d: readonly Divergence[]): string {
   const diff = d.filter((x) => x.differs.length > 0);
-  const lines = [`Shadow comparison: ${d.length} intents, ${diff.length} differ (outcome ${diff.filter((x) => x.differs.includes('outcome')).length}, price ${diff.filter((x) => x.differs.includes('price')).length}, time ${diff.filter((x) => x.differs.includes('time')).length})`];
+  const count = (what: string): number => diff.filter((x) => x.differs.includes(what)).length;
+  const lines = [`Shadow comparison: ${d.length} intents, ${diff.length} differ (outcome ${count('outcome')}, price ${count('price')}, time ${count('time')}); trades opened, reduced or closed differ for ${count('trades')}`];
   for (const x of diff) {
-    const fmt = (o: Outcome): string => `${o.outcome}${o.price ? ` @${o.price}` : ''}${o.time ? ` ${o.time}` : ''}${o.reason ? ` ${o.reason}` : ''}`;
+    const fmt = (o: Outcome): string => `${o.outcome}${o.price ? ` @${o.price}` : ''}${o.time ? ` ${o.time}` : ''}${o.reason ? ` ${o.reason}` : ''}${o.trades ? ` [${o.trades}]` : ''}`;
     lines.push(`  ${x.clientID}: live ${fmt(x.live)} | sim ${fmt(x.sim)}${x.priceDiff !== undefined ? ` | Δprice ${x.priceDiff.toFixed(6)}` : ''}${x.timeDiffMs !== undefined ? ` | Δt ${x.timeDiffMs} ms` : ''}`);
   }
   return lines.join('\n');
@@ -89,16 +112,23 @@ export function formatDivergences(d: readonly Divergence[]): string {
 
 /**
  * Shadow mode: a simulated account fed the same prices as the live run, receiving every intent the
- * strategy sends to the real account. `report` lists, intent by intent, where the fill price, time
- * or outcome differ: the live-versus-backtest divergence.
+ * strategy sends to the real account. `report` lists, intent by intent, where the fill price, time,
+ * outcome or the trades a fill opened, reduced or closed differ: the live-versus-backtest divergence.
+ *
+ * Give it the account as the run found it (`account`: open trades with their dependent orders,
+ * pending orders, balance, lastTransactionID, as v20 reports them): the simulator starts from that
+ * state, not from an empty account, so an intent that reduces or closes an existing trade does the
+ * same in both, and the simulator's transaction and trade IDs continue after the account's last one
+ * (while the two agree, their IDs agree too).
  */
 export class ShadowBook {
   readonly sim: SimBroker;
   readonly txs: Transaction[] = [];
   #started = false;
 
-  constructor(o: { instruments: InstrumentRegistry; currency: string; balance: string; marginRate: string; hedging: boolean }) {
+  constructor(o: { instruments: InstrumentRegistry; currency: string; balance: string; marginRate: string; hedging: boolean; account?: SimAccountState }) {
     this.sim = new SimBroker({ instruments: o.instruments, currency: o.currency, initialBalance: o.balance, marginRate: o.marginRate, hedging: o.hedging, accountID: 'shadow' });
+    if (o.account !== undefined) this.sim.seed(o.account);
     this.sim.transactions$.subscribe((t) => this.txs.push(t));
   }
 
@@ -112,10 +142,7 @@ export class ShadowBook {
 
   submit(intent: OrderIntent): void {
     if (!this.#started) return;
-    if (intent.kind === 'order' || intent.kind === 'replace') {
-      const ext = (intent.request as { clientExtensions?: object }).clientExtensions;
-      this.sim.submit({ ...intent, request: { ...intent.request, clientExtensions: { ...ext, id: intent.id } } } as OrderIntent);
-    } else this.sim.submit(intent);
+    this.sim.submit(withClientID(intent));
   }
 
   /** The divergence report against the live account's transactions. */
