@@ -160,8 +160,9 @@ class Builder {
     }
     const down = side === 'M' ? half : 0;
     const up = side === 'M' ? half : 2 * half;
-    const s = (x: number): number => this.#snap(x);
-    this.#push(time, s(o - down), s(h - down), s(l - down), s(c - down), s(o + up), s(h + up), s(l + up), s(c + up), volume);
+    // Direct calls, not a local arrow: under tsx every function created per row also gets a name
+    // defined on it (keepNames), which costs more than the row.
+    this.#push(time, this.#snap(o - down), this.#snap(h - down), this.#snap(l - down), this.#snap(c - down), this.#snap(o + up), this.#snap(h + up), this.#snap(l + up), this.#snap(c + up), volume);
   }
 
   #push(time: UnixMs, bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number, volume: number): void {
@@ -183,15 +184,19 @@ class Builder {
   }
 }
 
+/** The number written by the `len` characters of `s` from `at`, read as digits (unchecked, as before: the caller has checked the separators). */
+function digitsAt(s: string, at: number, len: number): number {
+  let v = 0;
+  for (let k = at; k < at + len; k++) v = v * 10 + (s.charCodeAt(k) - 48);
+  return v;
+}
+
 /** Parses `YYYY-MM-DDTHH:MM:SS[.fff…]Z` quickly (the catalog's own form), else falls back to parseTime / epoch numbers. */
 export function parseFlexibleTime(s: string): UnixMs {
   if (s.length >= 20 && s.charCodeAt(4) === 45 && s.charCodeAt(10) === 84) {
-    const n = (i: number, len: number): number => {
-      let v = 0;
-      for (let k = i; k < i + len; k++) v = v * 10 + (s.charCodeAt(k) - 48);
-      return v;
-    };
-    if (s.length === 20 && s.charCodeAt(19) === 90) return Date.UTC(n(0, 4), n(5, 2) - 1, n(8, 2), n(11, 2), n(14, 2), n(17, 2));
+    if (s.length === 20 && s.charCodeAt(19) === 90) {
+      return Date.UTC(digitsAt(s, 0, 4), digitsAt(s, 5, 2) - 1, digitsAt(s, 8, 2), digitsAt(s, 11, 2), digitsAt(s, 14, 2), digitsAt(s, 17, 2));
+    }
     return parseTime(s);
   }
   if (/^\d+(\.\d+)?$/.test(s)) {
