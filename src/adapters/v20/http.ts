@@ -40,15 +40,58 @@ export interface V20Response<T> {
 /** Query parameters; `undefined` values are left out. */
 export type V20Query = Record<string, string | number | boolean | undefined>;
 
+/**
+ * Per-call options of a v20 REST call (`V20Http.request`, `V20Rest.candles`). Leaving them out keeps
+ * the transport's defaults.
+ */
+export interface V20CallOptions {
+  /**
+   * Cancels the call: a request in flight is aborted and its connection closed (undici destroys
+   * the socket, so nothing keeps running on the server's answer); a wait for the rate budget or
+   * before a retry ends at once. The call then rejects with a `V20AbortError`, never with an HTTP
+   * error. Already aborted: rejects without sending anything.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * Repeat on 5xx/429/network errors. Default: true for GET, false otherwise (orders are never
+   * retried blindly). `false` for a GET whose caller retries on its own terms: exactly one
+   * request is sent and its error (e.g. a 503, `retryable: true`) comes back as it is.
+   */
+  readonly retry?: boolean;
+}
+
 /** One request for `V20Http.request`. */
-export interface V20Request {
+export interface V20Request extends V20CallOptions {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   readonly path: string;
   readonly query?: V20Query;
   readonly body?: unknown;
-  /** Repeat on 5xx/429/network errors. Default: true for GET, false otherwise (orders are never retried blindly). */
-  readonly retry?: boolean;
-  readonly signal?: AbortSignal;
+}
+
+/**
+ * A call cancelled through its `signal` (`V20CallOptions.signal`): not an HTTP answer, not a network
+ * failure. Tell it apart with `instanceof V20AbortError` (or `aborted === true`); `status` is never
+ * set, `retryable` is false (the caller asked to stop). `reason` is the signal's reason;
+ * `timedOut` is true when that reason is a `TimeoutError` (e.g. `AbortSignal.timeout(ms)`).
+ *
+ * Its `code` stays `V20_NETWORK`, the code an aborted request always had, so handlers written
+ * against `V20Error` codes keep working.
+ */
+export class V20AbortError extends V20Error {
+  readonly aborted = true as const;
+  readonly reason: unknown;
+  readonly timedOut: boolean;
+
+  constructor(method: string, path: string, signal: AbortSignal, cause?: unknown) {
+    const reason: unknown = signal.reason;
+    const name = (reason as { name?: unknown } | undefined)?.name;
+    const timedOut = name === 'TimeoutError';
+    const why = timedOut ? "the caller's time limit passed" : reason instanceof Error && reason.message !== '' && name !== 'AbortError' ? reason.message : 'by the caller';
+    super({ code: 'V20_NETWORK', method, path, message: `${method} ${path}: aborted (${why}); the request was cancelled`, retryable: false, cause: cause ?? reason });
+    this.name = 'V20AbortError';
+    this.reason = reason;
+    this.timedOut = timedOut;
+  }
 }
 
 /** Counters for reports and tests. */
@@ -220,26 +263,49 @@ export class V20Http {
 
   /**
    * One v20 request. Resolves with the parsed body on 2xx; rejects with a `V20Error` otherwise
-   * (after retries when allowed).
+   * (after retries when allowed), or with a `V20AbortError` once `r.signal` cancelled it (see
+   * `V20CallOptions`). An answer fully read before the abort is still returned (or its HTTP error).
    */
   async request<T = unknown>(r: V20Request): Promise<V20Response<T>> {
     const retry = r.retry ?? r.method === 'GET';
     const path = withQuery(r.path, r.query);
+    const signal = r.signal;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#once<T>(r.method, path, r.body, r.signal);
+        return await this.#once<T>(r.method, path, r.body, signal);
       } catch (e) {
-        if (!(e instanceof V20Error) || !retry || !e.retryable || attempt >= this.#retries || this.#closing.signal.aborted || r.signal?.aborted) throw e;
+        if (!(e instanceof V20Error) || !retry || !e.retryable || attempt >= this.#retries || this.#closing.signal.aborted || signal?.aborted) throw e;
         const delay = e.retryAfterMs ?? backoffDelay(attempt, this.#retryBaseMs, 10_000);
         this.stats.retries++;
         this.log.debug({ method: r.method, path, attempt: attempt + 1, delayMs: Math.round(delay), code: e.code, status: e.status }, 'retrying');
-        await sleep(delay, r.signal);
+        if (signal === undefined) await sleep(delay);
+        else {
+          try {
+            await sleep(delay, signal);
+          } catch (w) {
+            throw this.#aborted(r.method, path, signal, w, 'waiting to retry');
+          }
+        }
       }
     }
   }
 
+  /** The error of a call its signal cancelled, logged once. */
+  #aborted(method: string, path: string, signal: AbortSignal, cause: unknown, when: string): V20AbortError {
+    const e = new V20AbortError(method, path, signal, cause);
+    this.log.debug({ method, path, when, timedOut: e.timedOut }, 'aborted');
+    return e;
+  }
+
   async #once<T>(method: string, path: string, body: unknown, signal?: AbortSignal): Promise<V20Response<T>> {
-    await this.#limiter.acquire(signal);
+    if (signal === undefined) await this.#limiter.acquire();
+    else {
+      try {
+        await this.#limiter.acquire(signal);
+      } catch (e) {
+        throw this.#aborted(method, path, signal, e, 'before sending');
+      }
+    }
     this.stats.requests++;
     const started = Date.now();
     let res;
@@ -254,13 +320,14 @@ export class V20Http {
         ...(signal ? { signal } : {}),
       });
     } catch (e) {
-      throw this.#transportError(method, path, e);
+      // An aborted request rejects with the signal's reason, whatever it is: the signal decides.
+      throw signal?.aborted ? this.#aborted(method, path, signal, e, 'waiting for the answer') : this.#transportError(method, path, e);
     }
     let text: string;
     try {
       text = await res.body.text();
     } catch (e) {
-      throw this.#transportError(method, path, e);
+      throw signal?.aborted ? this.#aborted(method, path, signal, e, 'reading the body') : this.#transportError(method, path, e);
     }
     const requestID = headerValue(res.headers.requestid);
     if (res.statusCode === 429) this.stats.rateLimited++;

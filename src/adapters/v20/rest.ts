@@ -20,7 +20,7 @@ import type {
 import { parseResponse } from '../../domain/v20/parse.ts';
 import { formatTime, formatUnixTime, parseTime } from '../../domain/time.ts';
 import { V20Error } from './errors.ts';
-import type { V20Http, V20Query } from './http.ts';
+import type { V20CallOptions, V20Http, V20Query } from './http.ts';
 
 /** The body of an order-changing response: whatever transactions v20 produced, by field name. */
 export interface OrderResponse {
@@ -98,8 +98,9 @@ export class V20Rest {
     return this.http.datetimeFormat === 'UNIX' ? formatUnixTime(ms) : formatTime(ms);
   }
 
-  async #call<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, query?: V20Query, body?: unknown): Promise<T> {
-    const res = await this.http.request<unknown>({ method, path, ...(query ? { query } : {}), ...(body !== undefined ? { body } : {}) });
+  async #call<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, query?: V20Query, body?: unknown, o?: V20CallOptions): Promise<T> {
+    // Absent fields read as undefined: the transport's defaults (exactOptionalPropertyTypes is off).
+    const res = await this.http.request<unknown>({ method, path, query, body, retry: o?.retry, signal: o?.signal });
     return checked<T>(method, path, res.body, res.requestID);
   }
 
@@ -127,7 +128,13 @@ export class V20Rest {
 
   // Market data
 
-  async candles(instrument: string, q: CandlesQuery): Promise<{ instrument: string; granularity: CandlestickGranularity; candles: Candlestick[] }> {
+  /**
+   * GET /v3/instruments/{instrument}/candles. `o.signal` cancels the request (rejects with a
+   * `V20AbortError`); `o.retry: false` sends exactly one request, for a caller that retries itself
+   * (a 5xx then rejects at once with its `V20Error`, `retryable: true`). Without `o`: the
+   * transport's retries, no cancellation.
+   */
+  async candles(instrument: string, q: CandlesQuery, o?: V20CallOptions): Promise<{ instrument: string; granularity: CandlestickGranularity; candles: Candlestick[] }> {
     return this.#call('GET', `/v3/instruments/${seg(instrument)}/candles`, {
       price: q.price,
       granularity: q.granularity,
@@ -139,7 +146,7 @@ export class V20Rest {
       dailyAlignment: q.dailyAlignment,
       alignmentTimezone: q.alignmentTimezone,
       weeklyAlignment: q.weeklyAlignment,
-    });
+    }, undefined, o);
   }
   pricing(id: string, instruments: readonly string[], o: { includeHomeConversions?: boolean; since?: number | string } = {}): Promise<{ prices: ClientPrice[]; homeConversions?: unknown[]; time?: string }> {
     return this.#call('GET', `/v3/accounts/${seg(id)}/pricing`, {
