@@ -32,6 +32,11 @@ export interface StateSnapshot {
   readonly sequence: number;
   /** The last transaction the strategy's onTransaction had seen when the snapshot was taken. */
   readonly handledTransactionID: string;
+  /**
+   * --broker sim: what the simulator's transactions do not record, its pending trailing stops'
+   * current levels (order ID → price), so a restart restores them with the simulated account.
+   */
+  readonly trailing?: Readonly<Record<string, string>>;
 }
 
 /** The trading day the daily-loss limit counts from: when it ends, and the NAV it opened with. */

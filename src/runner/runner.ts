@@ -22,7 +22,7 @@ import { formatSummary, summarize, type Summary } from '../engine/report.ts';
 import { VirtualClock, type Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import type { Params, Strategy, StrategyLogger } from '../strategy/api.ts';
-import { Journal, type JournalContents } from './journal.ts';
+import { Journal, type JournalContents, type StateSnapshot } from './journal.ts';
 import { CandleBuilder } from './live-candles.ts';
 import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './official-candles.ts';
 import { KillSwitch, killSwitchIntents, RiskExecution, type RiskLimits } from './risk.ts';
@@ -393,7 +393,9 @@ export class Runner {
       const sim = new SimBroker({ instruments: o.instruments, currency: baseline.currency, initialBalance: deposit, marginRate: baseline.marginRate, hedging: baseline.hedging, accountID: o.accountID });
       // A restart: the simulated account is its baseline plus every transaction the simulator journaled
       // (positions, pending orders, balance; its transaction IDs continue after the last one).
-      if (contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0) sim.seed(baseline, { transactions: contents.transactions });
+      if (contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0) {
+        sim.seed(baseline, { transactions: contents.transactions, ...(snap?.trailing !== undefined ? { trailing: snap.trailing } : {}) });
+      }
       this.#sim = sim;
       this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id));
       inner = this.#simExecution;
@@ -528,12 +530,19 @@ export class Runner {
     this.#log.info({ baseline: lastTransactionID, kept: this.journal.transactionCount, dropped: dropped - this.journal.transactionCount }, 'journal rebased');
   }
 
+  /** The strategy snapshot the journal keeps (with --broker sim, the simulator's trailing stop levels too). */
+  #snapshotOf(engine: Engine<Params, unknown>): StateSnapshot {
+    const trailing = this.#sim?.trailingStopValues();
+    const s = { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled };
+    return trailing === undefined ? s : { ...s, trailing };
+  }
+
   /** Journals an intent with the strategy state that produced it, before it is submitted. */
   #onIntent(intent: OrderIntent): void {
     this.#intents++;
     const engine = this.#engine!;
     const defer = this.o.intentDurability !== 'before-submit';
-    this.journal.intent(intent, this.#clock.now(), { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled }, defer);
+    this.journal.intent(intent, this.#clock.now(), this.#snapshotOf(engine), defer);
     if (defer && !this.#syncScheduled) {
       this.#syncScheduled = true;
       // After the request is on the wire (the HTTP client writes it within a few event-loop turns).
@@ -698,7 +707,7 @@ export class Runner {
     this.#priceSub?.unsubscribe();
     this.#feed.close();
     const engine = this.#engine;
-    if (engine) this.journal.snapshot({ state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled });
+    if (engine) this.journal.snapshot(this.#snapshotOf(engine));
     this.#status();
     this.#events.complete();
     await this.#done;

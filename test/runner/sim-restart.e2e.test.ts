@@ -6,6 +6,7 @@ import type { SimAccountState } from '../../src/adapters/sim/seed.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
 import { Journal } from '../../src/runner/journal.ts';
 import type { Runner } from '../../src/runner/runner.ts';
+import { defineStrategy } from '../../src/strategy/api.ts';
 import bracket from './bracket-strategy.ts';
 import { duplicateOrders, pricePath, rig, waitTicks, type Rig } from './harness.ts';
 
@@ -108,6 +109,48 @@ describe('--broker sim across a stop and a restart', () => {
     // The limit still rests; nothing ever reached the account.
     expect([...second.sim!.ledger.pendingOrders.values()].map((o) => o.type)).toEqual(['LIMIT']);
     expect((await r.rest.summary(r.accountID)).lastTransactionID).toBe(accountBefore);
+  });
+
+  it("a trailing stop's ratchet survives a stop and a restart (journaled with the strategy snapshot) and triggers at its level", async () => {
+    r = await rig();
+    const trailer = defineStrategy({
+      params: {},
+      subscribe: { ticks: ['EUR_USD'] },
+      init: () => ({ ticks: 0 }),
+      onTick(ctx, s) {
+        const ticks = s.ticks + 1;
+        return ticks === 1 ? { state: { ticks }, intents: [ctx.market('EUR_USD', '1000', { trailing: 0.002 })] } : { state: { ticks } };
+      },
+    });
+    const opts = { broker: 'sim' as const, strategy: trailer as never, name: 'trailer', params: {} };
+    const t0 = Date.UTC(2024, 0, 2, 10, 0);
+    const push = async (runner: Runner, k: number, bid: number, seen: number): Promise<number> => {
+      r!.sandbox.setTime(t0 + k * 1000);
+      r!.sandbox.pushPrice({ instrument: 'EUR_USD', bid, ask: Math.round((bid + 0.00015) * 1e5) / 1e5 });
+      await waitTicks(runner, seen + 1);
+      return seen + 1;
+    };
+    const first = r.runner(opts);
+    await first.start();
+    let seen = 0;
+    seen = await push(first, 1, 1.1, seen); // the order
+    seen = await push(first, 2, 1.1, seen); // its fill: the stop at 1.10000 - 0.00200
+    seen = await push(first, 3, 1.105, seen); // the stop ratchets to 1.10300
+    const tsl = [...first.sim!.ledger.pendingOrders.values()].find((o) => o.type === 'TRAILING_STOP_LOSS')!;
+    expect(first.sim!.triggerLevel(tsl.id)).toBe(1.103);
+    await first.stop('first');
+
+    const second = r.runner(opts);
+    await second.start();
+    const level = second.sim!.triggerLevel(tsl.id);
+    // 1.10200 is below the ratcheted stop (1.10300), above where it started (1.09800).
+    seen = await push(second, 4, 1.102, 0);
+    const res = await second.stop('second');
+    const fill = Journal.open(r.journalDir).contents().transactions.find((t) => t.type === 'ORDER_FILL' && (t as { orderID?: string }).orderID === tsl.id) as (Transaction & { price: string; reason: string }) | undefined;
+    console.log(`[sim restart, trailing] stop ${tsl.id} at 1.10300 before the stop, ${level} after the restart; a bid of 1.10200 ${fill ? `filled it (${fill.reason} @ ${fill.price})` : 'did not trigger it'}; ${res.transactions} transactions after the restart`);
+    expect(level).toBe(1.103);
+    expect(fill?.reason).toBe('TRAILING_STOP_LOSS_ORDER');
+    expect(fill?.price).toBe('1.10200');
   });
 
   it('a --broker sim journal is refused by a --broker v20 run (and the other way round), with the directory named', async () => {

@@ -1734,7 +1734,10 @@ export class SimBroker implements Execution {
    * new account (no CREATE, no deposit); financing is charged from the first 17:00 New York
    * rollover after `time` (default: the last folded transaction's time, else the state's `time`,
    * else the first price). A folded MARKET order whose fill was never recorded (a crash between the
-   * two) is cancelled at start (INTERNAL_SERVER_ERROR): v20 never leaves one pending.
+   * two) is cancelled at start (INTERNAL_SERVER_ERROR): v20 never leaves one pending. Transactions do
+   * not record a trailing stop's ratchet: `trailing` (from `trailingStopValues()`) restores the
+   * levels; without it, a trailing stop created by a folded transaction starts again from its
+   * trade's open price (or the latest price given in `state.quotes`) and ratchets from there.
    *
    * How: see `restoreAccount` (seed.ts). Pending orders are folded as their create transactions
    * through `Ledger.apply`; trades and account totals, which no single transaction expresses, are
@@ -1744,7 +1747,7 @@ export class SimBroker implements Execution {
    * Throws `SimSeedError` (naming the field) on a broken state, or when called after the simulator
    * started or a second time.
    */
-  seed(state: SimAccountState, o: { readonly transactions?: readonly Transaction[]; readonly time?: UnixMs } = {}): void {
+  seed(state: SimAccountState, o: { readonly transactions?: readonly Transaction[]; readonly time?: UnixMs; readonly trailing?: Readonly<Record<string, string>> } = {}): void {
     if (this.#started || this.#seeded || this.ledger.applied > 0) throw new SimSeedError('seed: call it once, on a new simulator, before its first event or intent');
     const { trailing } = restoreAccount(this.ledger, state, this.#instruments, this.accountID);
     for (const [i, q] of (state.quotes ?? []).entries()) {
@@ -1773,6 +1776,13 @@ export class SimBroker implements Execution {
         (so as { clientID: string | undefined }).clientID = cid;
         if (cid !== undefined) this.#byClientID.set(cid, so.id);
       }
+    }
+    // Trailing levels known from elsewhere (a journal's `trailingStopValues()`): a level is a price
+    // the order's ratchet reached, so it is kept where it is in the trade's favour of the one filed.
+    for (const id in o.trailing) {
+      const so = this.#orders.get(id);
+      const level = Number(o.trailing[id]);
+      if (so !== undefined && so.type === 'TRAILING_STOP_LOSS' && (so.side === -1 ? level > so.level : level < so.level)) so.level = level;
     }
     this.#lastBook = undefined;
     this.#nextID = Number(this.ledger.lastTransactionID) + 1;
@@ -1831,6 +1841,21 @@ export class SimBroker implements Execution {
       ...(Number.isFinite(this.#now) ? { time: formatTime(this.#now) } : {}),
       quotes,
     };
+  }
+
+  /**
+   * The current level of every pending trailing stop (order ID → price text, v20's
+   * `trailingStopValue`), or undefined when there is none: the part of the simulator's state that
+   * its transactions do not record. `seed({ ..., trailing })` takes it back.
+   */
+  trailingStopValues(): Record<string, string> | undefined {
+    let out: Record<string, string> | undefined;
+    for (const so of this.#orders.values()) {
+      if (so.type !== 'TRAILING_STOP_LOSS') continue;
+      out ??= {};
+      out[so.id] = so.instrument.price(so.level);
+    }
+    return out;
   }
 
   /**

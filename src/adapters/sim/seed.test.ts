@@ -346,8 +346,12 @@ function split(candles: readonly Candle[], actions: readonly (Action | undefined
       b.transactions$.subscribe((t) => bTxs.push(t));
       // Through JSON: what a journal or a file would hold.
       if (how === 'snapshot') b.seed(JSON.parse(JSON.stringify(h.sim.snapshot())) as SimAccountState);
-      // (The latest prices are not in transactions: live, the simulator sees a price before any intent.)
-      else b.seed({ lastTransactionID: '0', balance: '0', quotes: h.sim.snapshot().quotes! }, { transactions: JSON.parse(JSON.stringify(h.txs)) as Transaction[] });
+      // (The latest prices are not in transactions: live, the simulator sees a price before any
+      // intent. Neither are trailing stop levels: the runner journals them with its snapshots.)
+      else {
+        const trailing = h.sim.trailingStopValues();
+        b.seed({ lastTransactionID: '0', balance: '0', quotes: h.sim.snapshot().quotes! }, { transactions: JSON.parse(JSON.stringify(h.txs)) as Transaction[], ...(trailing ? { trailing } : {}) });
+      }
       b.start(h.sim.now);
     }
     const a = actions[i];
@@ -374,11 +378,9 @@ describe('seed(snapshot()) continues where the simulator was (fast-check)', () =
     );
   });
 
-  it('from a fresh account and the transactions so far (a journal): the same transactions afterwards', () => {
-    // Trailing stops excluded: their ratchet follows prices, which transactions do not record (the
-    // documented limit of a restore from transactions alone).
+  it('from a fresh account and the transactions so far (a journal) with the trailing stop levels: the same transactions afterwards', () => {
     fc.assert(
-      fc.property(scenario(false), ({ candles, actions, at }) => {
+      fc.property(scenario(true), ({ candles, actions, at }) => {
         const { a, b } = split(candles, actions, at, 'journal');
         expect(JSON.stringify(b)).toBe(JSON.stringify(a));
       }),
@@ -392,7 +394,7 @@ describe('seed(snapshot()) continues where the simulator was (fast-check)', () =
     let rollovers = 0;
     fc.assert(
       fc.property(scenario(true, start), fc.constantFrom('snapshot' as const, 'journal' as const), ({ candles, actions, at }, how) => {
-        const { a, b } = split(candles, how === 'journal' ? actions.map((x) => (x?.kind === 'market' ? { ...x, trail: undefined } : x)) : actions, at, how, true);
+        const { a, b } = split(candles, actions, at, how, true);
         if (a.some((t) => t.type === 'DAILY_FINANCING')) rollovers++;
         expect(JSON.stringify(b)).toBe(JSON.stringify(a));
       }),
