@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { concat, from, type Observable, Subject, type Subscription, tap } from 'rxjs';
 import { SimBroker } from '../adapters/sim/broker.ts';
+import { SimSeedError } from '../adapters/sim/seed.ts';
 import { toCandle } from '../adapters/v20/download.ts';
 import { V20Error } from '../adapters/v20/errors.ts';
 import { V20Execution } from '../adapters/v20/execution.ts';
@@ -12,7 +13,7 @@ import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
-import type { LedgerOrder, LedgerTrade } from '../domain/ledger.ts';
+import { LedgerError, type LedgerOrder, type LedgerTrade } from '../domain/ledger.ts';
 import { amount, toUnits } from '../domain/money.ts';
 import { parseTime } from '../domain/time.ts';
 import type { Account, Transaction } from '../domain/v20/index.ts';
@@ -394,7 +395,12 @@ export class Runner {
       // A restart: the simulated account is its baseline plus every transaction the simulator journaled
       // (positions, pending orders, balance; its transaction IDs continue after the last one).
       if (contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0) {
-        sim.seed(baseline, { transactions: contents.transactions, ...(snap?.trailing !== undefined ? { trailing: snap.trailing } : {}) });
+        try {
+          sim.seed(baseline, { transactions: contents.transactions, ...(snap?.trailing !== undefined ? { trailing: snap.trailing } : {}) });
+        } catch (e) {
+          if (!(e instanceof SimSeedError || e instanceof LedgerError)) throw e;
+          throw new RunnerError('RUNNER', `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`, { cause: e });
+        }
       }
       this.#sim = sim;
       this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id));
@@ -417,7 +423,15 @@ export class Runner {
     // a restart within the day does not reset it.
     if (contents.riskDay !== undefined) risk.restoreDay(contents.riskDay);
     // The shadow simulator starts from the account as it is now: its open trades and pending orders.
-    if (o.shadow) this.#shadow = new ShadowBook({ instruments: o.instruments, currency: baseline.currency, balance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging, account: baselineOf({ ...account, lastTransactionID } as Account) });
+    if (o.shadow) {
+      try {
+        this.#shadow = new ShadowBook({ instruments: o.instruments, currency: baseline.currency, balance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging, account: baselineOf({ ...account, lastTransactionID } as Account) });
+      } catch (e) {
+        if (!(e instanceof SimSeedError)) throw e;
+        throw new RunnerError('RUNNER', `--shadow: the simulator cannot start from account ${o.accountID} as v20 reports it (${e.message}); run without --shadow`, { cause: e });
+      }
+      if (this.#shadow.leftOut.length > 0) log.warn({ leftOut: this.#shadow.leftOut }, 'shadow simulator: trades and orders in instruments it does not know (data/instruments.json) are left out');
+    }
 
     // The strategy, with its state restored and warm-up candles kept from its handlers.
     const base = o.strategy;

@@ -111,6 +111,28 @@ export function formatDivergences(d: readonly Divergence[]): string {
 }
 
 /**
+ * The part of an account a simulator can hold: trades and pending orders in instruments of the
+ * registry (the others, and their dependent orders, are listed in `leftOut`: the simulator could not
+ * trade them, and nothing the strategy does there can be compared).
+ */
+export function knownPart(a: SimAccountState, instruments: InstrumentRegistry): { state: SimAccountState; leftOut: string[] } {
+  const leftOut: string[] = [];
+  const trades = (a.trades ?? []).filter((t) => {
+    const ok = instruments.has(t.instrument);
+    if (!ok) leftOut.push(`trade ${t.id} (${t.instrument})`);
+    return ok;
+  });
+  const open = new Set(trades.map((t) => t.id));
+  const orders = (a.orders ?? []).filter((o) => {
+    const x = o as { instrument?: string; tradeID?: string };
+    const ok = x.tradeID !== undefined ? open.has(x.tradeID) : x.instrument !== undefined && instruments.has(x.instrument);
+    if (!ok) leftOut.push(`order ${o.id} (${x.instrument ?? `of trade ${x.tradeID ?? '?'}`})`);
+    return ok;
+  });
+  return { state: leftOut.length === 0 ? a : { ...a, trades, orders }, leftOut };
+}
+
+/**
  * Shadow mode: a simulated account fed the same prices as the live run, receiving every intent the
  * strategy sends to the real account. `report` lists, intent by intent, where the fill price, time,
  * outcome or the trades a fill opened, reduced or closed differ: the live-versus-backtest divergence.
@@ -124,11 +146,15 @@ export function formatDivergences(d: readonly Divergence[]): string {
 export class ShadowBook {
   readonly sim: SimBroker;
   readonly txs: Transaction[] = [];
+  /** Trades and orders of the account left out of the simulator (instruments it does not know), e.g. `trade 57 (XAU_USD)`. */
+  readonly leftOut: readonly string[];
   #started = false;
 
   constructor(o: { instruments: InstrumentRegistry; currency: string; balance: string; marginRate: string; hedging: boolean; account?: SimAccountState }) {
     this.sim = new SimBroker({ instruments: o.instruments, currency: o.currency, initialBalance: o.balance, marginRate: o.marginRate, hedging: o.hedging, accountID: 'shadow' });
-    if (o.account !== undefined) this.sim.seed(o.account);
+    const known = o.account !== undefined ? knownPart(o.account, o.instruments) : undefined;
+    this.leftOut = known?.leftOut ?? [];
+    if (known !== undefined) this.sim.seed(known.state);
     this.sim.transactions$.subscribe((t) => this.txs.push(t));
   }
 

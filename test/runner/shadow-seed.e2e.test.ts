@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadInstruments } from '../../src/domain/instrument.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
+import { ShadowBook } from '../../src/runner/shadow.ts';
 import { accountTransactions, pricePath, rig, settle, type Rig } from './harness.ts';
 
 let r: Rig | undefined;
@@ -71,5 +73,30 @@ describe('--shadow with positions that exist before the run', () => {
     const cancels = (txs: readonly Transaction[]) => txs.filter((t) => t.type === 'ORDER_CANCEL' && (t as { reason?: string }).reason === 'LINKED_TRADE_CLOSED').map((t) => (t as { orderID: string }).orderID).sort();
     expect(cancels(runner.shadowBook!.txs)).toEqual(cancels(await accountTransactions(r, account.lastTransactionID)));
     expect(cancels(runner.shadowBook!.txs)).toHaveLength(2);
+  });
+});
+
+describe('the shadow simulator and instruments it does not know', () => {
+  it('leaves out trades and orders in instruments missing from data/instruments.json (with their dependent orders), and names them', () => {
+    const at = '2024-01-02T10:00:00.000000000Z';
+    const book = new ShadowBook({
+      instruments: loadInstruments(), currency: 'USD', balance: '1000.0000', marginRate: '0.02', hedging: false,
+      account: {
+        lastTransactionID: '20', balance: '1000.0000',
+        trades: [
+          { id: '5', instrument: 'XAU_XYZ', price: '2000.00', openTime: at, currentUnits: '1', realizedPL: '0.0000', takeProfitOrderID: '6' },
+          { id: '8', instrument: 'EUR_USD', price: '1.10000', openTime: at, currentUnits: '-100', realizedPL: '0.0000' },
+        ],
+        orders: [
+          { id: '6', type: 'TAKE_PROFIT', tradeID: '5', price: '2100.00', createTime: at, state: 'PENDING', timeInForce: 'GTC' },
+          { id: '12', type: 'LIMIT', instrument: 'XAU_XYZ', units: '1', price: '1900.00', createTime: at, state: 'PENDING', timeInForce: 'GTC' },
+          { id: '15', type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.05000', createTime: at, state: 'PENDING', timeInForce: 'GTC' },
+        ] as never,
+      },
+    });
+    expect(book.leftOut).toEqual(['trade 5 (XAU_XYZ)', 'order 6 (of trade 5)', 'order 12 (XAU_XYZ)']);
+    expect([...book.sim.ledger.trades.keys()]).toEqual(['8']);
+    expect([...book.sim.ledger.pendingOrders.keys()]).toEqual(['15']);
+    expect(book.sim.ledger.lastTransactionID).toBe('20');
   });
 });

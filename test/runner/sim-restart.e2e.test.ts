@@ -153,6 +153,15 @@ describe('--broker sim across a stop and a restart', () => {
     expect(fill?.price).toBe('1.10200');
   });
 
+  it('a --broker sim journal that does not fold (a fill of a trade it never opened) is refused, naming the journal and what to do', async () => {
+    r = await rig();
+    const j = Journal.open(r.journalDir);
+    j.baseline({ broker: 'sim', deposit: '100000', lastTransactionID: '0', balance: '0', pl: '0', financing: '0', currency: 'USD', marginRate: '0.02', hedging: false, trades: [], orders: [] });
+    j.transaction({ id: '1', type: 'ORDER_FILL', time: '2024-01-02T10:00:00.000000000Z', orderID: '1', instrument: 'EUR_USD', units: '-100', price: '1.10000', tradesClosed: [{ tradeID: '99', units: '-100', realizedPL: '0.0000' }], pl: '0.0000', accountBalance: '0.0000' } as never);
+    j.close();
+    await expect(r.runner({ broker: 'sim' }).start()).rejects.toThrow(`journal ${r.journalDir}: the simulated account cannot be restored from it (transaction 1: reduces unknown trade 99); move the directory away to start the simulated account afresh`);
+  });
+
   it('a --broker sim journal is refused by a --broker v20 run (and the other way round), with the directory named', async () => {
     r = await rig();
     const sim = r.runner({ broker: 'sim' });
