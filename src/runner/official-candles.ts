@@ -35,10 +35,23 @@ export interface CandleCounts {
 }
 
 /**
- * Fetches the candles endpoint's candles from `from` (a period's open, epoch ms) on. The runner's:
- * `rest.candles(instrument, { granularity, price: 'BA', from, count: 1 })`; bid and ask are needed.
+ * What the feed gives each attempt of a fetch: pass both on to the request (`V20Rest.candles`
+ * takes them as they are). `signal` aborts when the attempt's share of the wait runs out or the
+ * feed closes; `retry: false` because the feed retries itself, within its wait.
  */
-export type CandleFetch = (instrument: string, granularity: Granularity, from: number) => Promise<{ readonly candles: readonly Candlestick[] }>;
+export interface CandleFetchOptions {
+  readonly signal: AbortSignal;
+  readonly retry: false;
+}
+
+/**
+ * Fetches the candles endpoint's candles from `from` (a period's open, epoch ms) on. The runner's:
+ * `(instrument, granularity, from, o) => rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }, o)`;
+ * bid and ask are needed. A fetch that ignores `o` still works (the feed stops waiting for it at
+ * the same moments) but is not cancelled: it then runs on in the background, its answer ignored,
+ * and the transport's own retries add requests the feed does not see.
+ */
+export type CandleFetch = (instrument: string, granularity: Granularity, from: number, o: CandleFetchOptions) => Promise<{ readonly candles: readonly Candlestick[] }>;
 
 /** Options of `LiveCandleFeed`. */
 export interface LiveCandleFeedOptions {
@@ -71,6 +84,10 @@ const NEVER = Symbol('timeout');
  * yet, or fails (5xx, network); at most `waitMs` in all. A candle the endpoint will not give (the
  * wait passed, a 4xx, a later candle served in its place) is replaced by the tick-built one, with a
  * warning naming instrument, granularity, period and reason, and is counted in `fromTicks`.
+ * Each attempt is one request (the transport's retries off: `retry: false`) with a signal that
+ * aborts at what is left of the wait, or when the feed closes: a request still running then is
+ * cancelled and its connection closed, so `waitMs` bounds both the time and the requests spent on
+ * one candle, and nothing runs on after the fallback or the stop.
  *
  * Order: one queue per instrument, in completion order. A candle is delivered once every candle of
  * its instrument completed before it has been; so the candles of one series arrive in time order,
@@ -138,7 +155,7 @@ export class LiveCandleFeed {
     await Promise.all([...this.#inFlight]);
   }
 
-  /** Stops: waiting candles are dropped (counted), fetches and pauses end at once. Idempotent. */
+  /** Stops: waiting candles are dropped (counted), pauses end and fetches in flight are aborted at once. Idempotent. */
   close(): void {
     if (this.#stop.signal.aborted) return;
     this.#stop.abort();
@@ -187,7 +204,8 @@ export class LiveCandleFeed {
       attempts++;
       let final = false;
       try {
-        const res = await this.#within(fetch(instrument, granularity, time), Math.max(left, 1));
+        const attempt = new AbortController();
+        const res = await this.#within(fetch(instrument, granularity, time, { signal: attempt.signal, retry: false }), Math.max(left, 1), attempt);
         if (res === NEVER) {
           reason = `no answer within the ${this.#waitMs} ms wait${attempts > 1 ? ` (the attempt before: ${reason})` : ''}`;
           break;
@@ -229,20 +247,27 @@ export class LiveCandleFeed {
     return built;
   }
 
-  /** The promise's value, or NEVER once `ms` passed or the feed closed (the promise then runs on, ignored). */
-  #within<T>(p: Promise<T>, ms: number): Promise<T | typeof NEVER> {
+  /**
+   * The promise's value, or NEVER once `ms` passed or the feed closed; then `attempt` is aborted
+   * (after NEVER is settled, so the fetch's abort rejection is ignored) and the request it carries
+   * is cancelled.
+   */
+  #within<T>(p: Promise<T>, ms: number, attempt: AbortController): Promise<T | typeof NEVER> {
     const signal = this.#stop.signal;
     return new Promise<T | typeof NEVER>((resolve, reject) => {
       const done = (): void => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', stop);
+        signal.removeEventListener('abort', closed);
       };
-      const stop = (): void => {
+      const giveUp = (why: string): void => {
         done();
         resolve(NEVER);
+        attempt.abort(new Error(why));
       };
-      const timer = setTimeout(stop, ms);
-      signal.addEventListener('abort', stop, { once: true });
+      const expired = (): void => giveUp(`the ${this.#waitMs} ms candle wait passed`);
+      const closed = (): void => giveUp('the run stopped');
+      const timer = setTimeout(expired, ms);
+      signal.addEventListener('abort', closed, { once: true });
       p.then(
         (v) => {
           done();
