@@ -175,6 +175,25 @@ describe('limit and stop orders', () => {
   });
 });
 
+describe('client extensions', () => {
+  it('a modify replaces the client ID: later cancels and fills carry the new one, and only the new one finds the order', () => {
+    const h = harness();
+    h.feed(candle(EU, T0 - MINUTE, [1.055, 1.0555, 1.0548, 1.0552]));
+    h.submit(pending('LIMIT', EU, '100', '1.05000', { clientExtensions: { id: 'old', comment: 'first' } }));
+    h.submit(pending('LIMIT', EU, '100', '1.05100', { clientExtensions: { id: 'second' } }));
+    const mod = h.submit({ kind: 'clientExtensions', id: 'm', orderSpecifier: '@old', clientExtensions: { id: 'new', comment: 'renamed' } });
+    expect(mod.map((t) => t.type)).toEqual(['ORDER_CLIENT_EXTENSIONS_MODIFY']);
+    expect(h.submit({ kind: 'cancel', id: 'c1', orderSpecifier: '@old' }).map((t) => [t.type, f(t, 'rejectReason')])).toEqual([['ORDER_CANCEL_REJECT', 'ORDER_DOESNT_EXIST']]);
+    // Both limits trigger at the candle's low, matched in creation order: the renamed one first.
+    const fills = h.feed(candle(EU, T0, [1.0552, 1.0553, 1.0495, 1.0499]));
+    expect(fills.filter((t) => t.type === 'ORDER_FILL').map((t) => f(t, 'clientOrderID'))).toEqual(['new', 'second']);
+    h.submit(pending('LIMIT', EU, '100', '1.04000', { clientExtensions: { id: 'third' } }));
+    h.submit({ kind: 'clientExtensions', id: 'm2', orderSpecifier: '@third', clientExtensions: { id: 'fourth' } });
+    const cancel = h.submit({ kind: 'cancel', id: 'c2', orderSpecifier: '@fourth' });
+    expect(cancel.map((t) => [t.type, f(t, 'reason'), f(t, 'clientOrderID')])).toEqual([['ORDER_CANCEL', 'CLIENT_REQUEST', 'fourth']]);
+  });
+});
+
 describe('dependent orders', () => {
   it('a take profit closes the trade at its price and cancels the stop loss (LINKED_TRADE_CLOSED)', () => {
     const h = harness();

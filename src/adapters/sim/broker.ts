@@ -737,8 +737,13 @@ export class SimBroker implements Execution {
           const d: Draft = { type: 'ORDER_CLIENT_EXTENSIONS_MODIFY', orderID: o.id };
           if (intent.clientExtensions) d.clientExtensionsModify = intent.clientExtensions;
           if (intent.tradeClientExtensions) d.tradeClientExtensionsModify = intent.tradeClientExtensions;
-          if (o.clientID) this.#byClientID.delete(o.clientID);
-          if (intent.clientExtensions?.id) this.#byClientID.set(intent.clientExtensions.id, o.id);
+          if (intent.clientExtensions) {
+            // The new extensions replace the old: later fills and cancels carry the new client ID,
+            // and only the new one finds the order.
+            if (o.clientID !== undefined && this.#byClientID.get(o.clientID) === o.id) this.#byClientID.delete(o.clientID);
+            o.clientID = intent.clientExtensions.id;
+            if (o.clientID !== undefined) this.#byClientID.set(o.clientID, o.id);
+          }
           this.#emit(d);
         } else if (intent.tradeSpecifier !== undefined) {
           const t = this.#findTrade(intent.tradeSpecifier);
@@ -1773,7 +1778,7 @@ export class SimBroker implements Execution {
       if (so.clientID !== cid) {
         // Client extensions modified since the order was created: the ledger has the current ones.
         if (so.clientID !== undefined && this.#byClientID.get(so.clientID) === so.id) this.#byClientID.delete(so.clientID);
-        (so as { clientID: string | undefined }).clientID = cid;
+        so.clientID = cid;
         if (cid !== undefined) this.#byClientID.set(cid, so.id);
       }
     }

@@ -42,8 +42,8 @@ export interface SimOrder {
   /** Earliest price time this order may act on: nothing fills on a price seen before it existed. */
   readonly activeFrom: number;
   readonly created: Transaction;
-  /** Client order ID (clientExtensions.id), for @clientID specifiers. */
-  readonly clientID: string | undefined;
+  /** Client order ID (clientExtensions.id), for @clientID specifiers; replaced by a client extensions modify. */
+  clientID: string | undefined;
   /** FOK/IOC entry order (LIMIT, STOP): fills at the first price after it was created or is cancelled. */
   readonly immediate: boolean;
   /** `isLimitLike` of the order, fixed at creation (read on every candle by the quick path). */
