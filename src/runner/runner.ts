@@ -305,7 +305,7 @@ export class Runner {
     this.#portfolio = new Portfolio({ currency: 'USD', instruments: o.instruments, initialBalance: '0', strict: false });
     this.#feed = new LiveCandleFeed({
       source: o.candles ?? 'endpoint', log: this.#log, ...(o.candleWaitMs !== undefined ? { waitMs: o.candleWaitMs } : {}),
-      fetch: (instrument, granularity, from) => o.rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }),
+      fetch: (instrument, granularity, from, opts) => o.rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }, opts),
       deliver: (c) => {
         this.#events.next(c);
         // A candle that came after later ticks marked the portfolio at its close: the latest tick again.
