@@ -162,7 +162,7 @@ describe('live candles from the candles endpoint', () => {
     const end = START + 4 * 60_000;
     const rec = recorder(['EUR_USD:M1']);
     const { log, lines } = capture('warn');
-    // The HTTP client retries a 5xx itself (5 times, from 20 ms here) before the runner sees it.
+    // Each attempt is one request (the HTTP client's own retries are off for candle fetches); the runner retries until the wait runs out.
     const runner = r.runner({ strategy: rec.strategy, name: 'recorder', params: {}, candleWaitMs: 1500, log });
     await begin(r, runner);
     const t0 = Date.now();
