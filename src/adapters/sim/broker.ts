@@ -1907,11 +1907,10 @@ function details(x: unknown, inst?: Instrument): Record<string, unknown> {
 /**
  * Copies `src`'s own fields into `into`, in their order, as a spread would (`{ ...into, ...src }`),
  * optionally replacing field `key` by `value` in place (or appending it). Used on the fill path,
- * where spreads into a literal that is then extended are slow.
+ * where spreads into a literal that is then extended are slow; Object.assign is V8's fast copy.
  */
 function copyFields<T extends Record<string, unknown>>(into: T, src: Record<string, unknown>, key?: string, value?: unknown): T {
-  const out = into as Record<string, unknown>;
-  for (const k in src) if (Object.hasOwn(src, k)) out[k] = src[k];
+  const out = Object.assign(into, src) as Record<string, unknown>;
   if (key !== undefined) out[key] = value;
   return into;
 }
