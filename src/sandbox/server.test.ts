@@ -239,6 +239,27 @@ describe('sandbox: orders, trades, positions', () => {
     expect(noRoute.status).toBe(405);
   });
 
+  it('applies a PATCHed margin rate: the next order needing more margin than the account has is cancelled INSUFFICIENT_MARGIN', async () => {
+    const conf = await call('PATCH', `${A}/configuration`, { marginRate: '0.02' });
+    expect(conf.status).toBe(200);
+    const before = await call('GET', `${A}/summary`);
+    const nav = Number(before.body.account.NAV);
+    const instRate = Number((await call('GET', `${A}/instruments?instruments=EUR_USD`)).body.instruments[0].marginRate);
+    expect(instRate).toBeLessThan(0.5);
+    // Units whose margin is half the NAV at the stricter of 2% and the instrument's rate, and twice
+    // the NAV or more at 50%.
+    const units = String(Math.floor((nav * 0.5) / (1.1001 * Math.max(0.02, instRate))));
+    const fits = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units } });
+    expect(fits.body.orderFillTransaction?.type).toBe('ORDER_FILL');
+    await call('PUT', `${A}/positions/EUR_USD/close`, { longUnits: 'ALL' });
+    await call('PATCH', `${A}/configuration`, { marginRate: '0.5' });
+    const refused = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units } });
+    expect(refused.status).toBe(201);
+    expect(refused.body.orderCancelTransaction.reason).toBe('INSUFFICIENT_MARGIN');
+    expect((await call('GET', `${A}/summary`)).body.account.marginRate).toBe('0.5');
+    await call('PATCH', `${A}/configuration`, { marginRate: '0.05' });
+  });
+
   it('gives increasing RequestIDs', async () => {
     const a = await call('GET', `${sb.url}/v3/accounts`);
     const b = await call('GET', `${sb.url}/v3/accounts/nope`);

@@ -199,7 +199,8 @@ export class SimBroker implements Execution {
   #lastQuote: Quote | undefined = undefined;
   readonly #orders = new Map<string, SimOrder>();
   readonly #byClientID = new Map<string, string>();
-  readonly #accountMarginRate: number;
+  /** The account's margin rate; a sandbox configuration (PATCH /configuration) changes it. */
+  #accountMarginRate: number;
   readonly #commission: { readonly int: bigint; readonly places: number };
   #nextID = 1;
   #lastIDNum = 0;
@@ -1876,14 +1877,24 @@ export class SimBroker implements Execution {
   }
 
   // ---- Read views for the sandbox (owned by the sandbox)
-  /** The sandbox's PATCH /configuration: one CLIENT_CONFIGURE transaction (the margin rate is recorded, not applied). */
+  /** The sandbox's PATCH /configuration: one CLIENT_CONFIGURE transaction; a new margin rate applies at once. */
   sandboxConfigure(fields: { alias?: string; marginRate?: string }): void {
     if (!this.#started) this.start(Number.isFinite(this.#now) ? this.#now : 0);
     this.#begin();
     const d: Draft = { type: 'CLIENT_CONFIGURE' };
     if (fields.alias !== undefined) d.alias = fields.alias;
-    if (fields.marginRate !== undefined) d.marginRate = fields.marginRate;
+    if (fields.marginRate !== undefined) {
+      const rate = Number(fields.marginRate);
+      if (!(rate > 0 && rate <= 1)) throw new RangeError(`marginRate must be a decimal in (0, 1], got '${fields.marginRate}'`);
+      d.marginRate = fields.marginRate;
+      // As at OANDA: margin used, margin available, the margin check of later fills, margin calls
+      // and the closeout all use the new rate from now on (the stricter of it and the instrument's).
+      this.#accountMarginRate = rate;
+    }
     this.#emit(d);
+    // The account is checked at once (margin call, or closeout at half): the check is account-wide.
+    const first = fields.marginRate !== undefined ? this.ledger.trades.values().next().value : undefined;
+    if (first !== undefined) this.#checkMargin(first.instrument);
   }
 
   /** The current level of a pending trailing stop loss (v20 trailingStopValue), or undefined. */
