@@ -2,19 +2,19 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { concat, from, type Observable, Subject, type Subscription, tap } from 'rxjs';
 import { SimBroker } from '../adapters/sim/broker.ts';
-import { SimSeedError } from '../adapters/sim/seed.ts';
 import { toCandle } from '../adapters/v20/download.ts';
 import { V20Error } from '../adapters/v20/errors.ts';
 import { V20Execution } from '../adapters/v20/execution.ts';
 import type { V20Http } from '../adapters/v20/http.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
 import { newStreamStats, pricingStream, type StreamOptions, type StreamStats } from '../adapters/v20/stream.ts';
+import { AccountStateError, type AccountState, restoreAccount } from '../domain/account-state.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
-import { LedgerError, type LedgerOrder, type LedgerTrade } from '../domain/ledger.ts';
-import { amount, toUnits } from '../domain/money.ts';
+import { LedgerError } from '../domain/ledger.ts';
+import { toUnits } from '../domain/money.ts';
 import { parseTime } from '../domain/time.ts';
 import type { Account, Transaction } from '../domain/v20/index.ts';
 import { Engine, parseCandleSeries, subscriptionsOf } from '../engine/engine.ts';
@@ -157,26 +157,25 @@ class JournaledExecution implements Execution {
   }
 }
 
-/** The account as reconciled at start: what the journal keeps as its baseline. */
-interface Baseline {
-  readonly lastTransactionID: string;
-  readonly balance: string;
-  readonly pl: string;
-  readonly financing: string;
+/**
+ * The account as reconciled at start: what the journal keeps as its baseline, and what the
+ * portfolio (and with --broker sim, the simulator) is restored from (`restoreAccount`).
+ */
+interface Baseline extends AccountState {
   readonly currency: string;
   readonly marginRate: string;
   readonly hedging: boolean;
-  readonly trades: NonNullable<Account['trades']>;
-  readonly orders: NonNullable<Account['orders']>;
 }
 
 function baselineOf(a: Account): Baseline {
-  const x = a as Account & { pl?: string; financing?: string };
+  const x = a as Account & { pl?: string; financing?: string; commission?: string; guaranteedExecutionFees?: string };
   return {
     lastTransactionID: a.lastTransactionID,
     balance: a.balance,
     pl: x.pl ?? '0',
     financing: x.financing ?? '0',
+    ...(x.commission !== undefined ? { commission: x.commission } : {}),
+    ...(x.guaranteedExecutionFees !== undefined ? { guaranteedExecutionFees: x.guaranteedExecutionFees } : {}),
     currency: a.currency,
     marginRate: a.marginRate ?? '0.02',
     hedging: a.hedgingEnabled === true,
@@ -193,42 +192,6 @@ function baselineOf(a: Account): Baseline {
  */
 function simBaselineOf(a: Account): Baseline & { readonly broker: 'sim'; readonly deposit: string } {
   return { ...baselineOf({ ...a, balance: '0', pl: '0', financing: '0', lastTransactionID: '0', trades: [], orders: [] } as Account), broker: 'sim', deposit: a.balance };
-}
-
-/**
- * Folds a reconciled account into the portfolio's ledger: balance, open trades with their dependent
- * orders, pending orders, and the last transaction ID (so older transactions are never applied).
- */
-export function reconcile(p: Portfolio, b: Baseline): void {
-  const l = p.ledger;
-  l.balance = amount(b.balance);
-  l.pl = amount(b.pl);
-  l.financing = amount(b.financing);
-  for (const t of b.trades) {
-    const x = t as typeof t & { takeProfitOrder?: { id: string }; stopLossOrder?: { id: string }; trailingStopLossOrder?: { id: string }; guaranteedStopLossOrder?: { id: string }; takeProfitOrderID?: string; stopLossOrderID?: string; trailingStopLossOrderID?: string };
-    const trade: LedgerTrade = {
-      id: t.id, instrument: t.instrument, price: t.price, priceNum: Number(t.price), openTime: t.openTime, openMs: parseTime(t.openTime),
-      initialUnits: t.initialUnits, unitsNum: Number(t.currentUnits), realizedPL: amount(t.realizedPL ?? '0'), financing: amount(t.financing ?? '0'), halfSpreadCost: 0,
-    };
-    const tp = x.takeProfitOrder?.id ?? x.takeProfitOrderID;
-    const sl = x.stopLossOrder?.id ?? x.stopLossOrderID;
-    const ts = x.trailingStopLossOrder?.id ?? x.trailingStopLossOrderID;
-    if (tp !== undefined) trade.takeProfitOrderID = tp;
-    if (sl !== undefined) trade.stopLossOrderID = sl;
-    if (ts !== undefined) trade.trailingStopLossOrderID = ts;
-    if (x.guaranteedStopLossOrder) trade.guaranteedStopLossOrderID = x.guaranteedStopLossOrder.id;
-    if (t.clientExtensions) trade.clientExtensions = t.clientExtensions;
-    l.trades.set(t.id, trade);
-  }
-  for (const o of b.orders) {
-    const x = o as typeof o & { instrument?: string; tradeID?: string; units?: string; createTime?: string };
-    const created = { ...o, type: `${o.type}_ORDER`, time: x.createTime ?? '' } as unknown as Transaction;
-    const order: LedgerOrder = { id: o.id, type: o.type, created, ...(x.instrument ? { instrument: x.instrument } : {}), ...(x.tradeID ? { tradeID: x.tradeID } : {}), ...(o.clientExtensions ? { clientExtensions: o.clientExtensions } : {}) };
-    l.pendingOrders.set(o.id, order);
-  }
-  l.version++;
-  // A no-op transaction that moves the ledger's mark to the account's last ID.
-  if (Number(b.lastTransactionID) > 0) l.apply({ id: b.lastTransactionID, type: 'CLIENT_CONFIGURE', time: '', accountID: '', batchID: b.lastTransactionID } as unknown as Transaction);
 }
 
 const clientIDOf = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
@@ -363,6 +326,7 @@ export class Runner {
     if (broker === 'v20' && baseline !== undefined && Number(baseline.lastTransactionID) > Number(lastTransactionID)) {
       throw new RunnerError('RUNNER', `journal ${o.journalDir} is ahead of account ${o.accountID} (transaction ${baseline.lastTransactionID} > ${lastTransactionID}): it belongs to another account; give --journal a fresh directory`);
     }
+    const fromJournal = baseline !== undefined;
     if (baseline === undefined) {
       // (A --broker sim journal from before its baseline was written holds the simulator's transactions from ID 1: the same thing.)
       baseline = broker === 'sim' ? simBaselineOf(account) : baselineOf({ ...account, lastTransactionID } as Account);
@@ -376,7 +340,18 @@ export class Runner {
     const snap = contents.state;
     const handled = snap?.handledTransactionID ?? baseline.lastTransactionID;
     let replay: Transaction[] = [];
-    reconcile(portfolio, baseline);
+    // One restore for the portfolio and the simulator (`restoreAccount`); a live account's portfolio
+    // takes instruments the registry does not list, the simulator cannot.
+    try {
+      restoreAccount(portfolio.ledger, baseline, broker === 'sim' ? o.instruments : undefined, o.accountID);
+    } catch (e) {
+      if (!(e instanceof AccountStateError || e instanceof LedgerError)) throw e;
+      throw new RunnerError('RUNNER', broker === 'sim'
+        ? `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`
+        : fromJournal
+          ? `journal ${o.journalDir}: its account baseline cannot be restored (${e.message}); move the directory away to start from account ${o.accountID} as it is now`
+          : `account ${o.accountID}: the account as v20 reports it cannot be restored into the portfolio (${e.message})`, { cause: e });
+    }
     for (const t of contents.transactions) {
       if (Number(t.id) <= Number(baseline.lastTransactionID)) continue;
       if (Number(t.id) <= Number(handled)) portfolio.apply(t);
@@ -398,7 +373,7 @@ export class Runner {
         try {
           sim.seed(baseline, { transactions: contents.transactions, ...(snap?.trailing !== undefined ? { trailing: snap.trailing } : {}) });
         } catch (e) {
-          if (!(e instanceof SimSeedError || e instanceof LedgerError)) throw e;
+          if (!(e instanceof AccountStateError || e instanceof LedgerError)) throw e;
           throw new RunnerError('RUNNER', `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`, { cause: e });
         }
       }
@@ -427,7 +402,7 @@ export class Runner {
       try {
         this.#shadow = new ShadowBook({ instruments: o.instruments, currency: baseline.currency, balance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging, account: baselineOf({ ...account, lastTransactionID } as Account) });
       } catch (e) {
-        if (!(e instanceof SimSeedError)) throw e;
+        if (!(e instanceof AccountStateError)) throw e;
         throw new RunnerError('RUNNER', `--shadow: the simulator cannot start from account ${o.accountID} as v20 reports it (${e.message}); run without --shadow`, { cause: e });
       }
       if (this.#shadow.leftOut.length > 0) log.warn({ leftOut: this.#shadow.leftOut }, 'shadow simulator: trades and orders in instruments it does not know (data/instruments.json) are left out');
