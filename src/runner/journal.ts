@@ -37,6 +37,13 @@ export interface StateSnapshot {
    * current levels (order ID → price), so a restart restores them with the simulated account.
    */
   readonly trailing?: Readonly<Record<string, string>>;
+  /**
+   * The time (epoch ms) of the last price the runner had handled, per instrument, when the snapshot
+   * was taken: the prices the snapshotted state has seen. A restart restores it, so a price not newer
+   * (the pricing stream's first message repeats the latest price) is not delivered a second time.
+   * Absent in snapshots written before it was recorded.
+   */
+  readonly prices?: Readonly<Record<string, number>>;
 }
 
 /** The trading day the daily-loss limit counts from: when it ends, and the NAV it opened with. */

@@ -358,6 +358,11 @@ export class Runner {
       else replay.push(t);
     }
     this.#handled = handled;
+    // The last price per instrument the restored state has seen: a price not newer is no news to it.
+    for (const instrument in snap?.prices) {
+      const at = snap.prices[instrument];
+      if (typeof at === 'number' && Number.isFinite(at)) this.#lastPrice.set(instrument, at);
+    }
     this.#recovered.replayed = replay.length;
     this.#recovered.restoredState = snap !== undefined;
     const fromID = broker === 'v20' ? contents.lastTransactionID || baseline.lastTransactionID : lastTransactionID;
@@ -515,15 +520,25 @@ export class Runner {
     const engine = this.#engine;
     if (!caughtUp || this.#stopping !== undefined || engine === undefined || this.journal.unconfirmedCount > 0) return;
     const dropped = this.journal.transactionCount;
-    this.journal.rebase(baselineOf({ ...account, lastTransactionID } as Account), { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled });
+    this.journal.rebase(baselineOf({ ...account, lastTransactionID } as Account), this.#snapshotOf(engine));
     this.#log.info({ baseline: lastTransactionID, kept: this.journal.transactionCount, dropped: dropped - this.journal.transactionCount }, 'journal rebased');
   }
 
-  /** The strategy snapshot the journal keeps (with --broker sim, the simulator's trailing stop levels too). */
+  /**
+   * The strategy snapshot the journal keeps: the state, the client-ID sequence, the last transaction
+   * and the last price per instrument it has seen (a copy: the journal keeps the object), and with
+   * --broker sim the simulator's trailing stop levels.
+   */
   #snapshotOf(engine: Engine<Params, unknown>): StateSnapshot {
+    const s: { -readonly [K in keyof StateSnapshot]: StateSnapshot[K] } = { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled };
+    if (this.#lastPrice.size > 0) {
+      const prices: Record<string, number> = {};
+      for (const [instrument, at] of this.#lastPrice) prices[instrument] = at;
+      s.prices = prices;
+    }
     const trailing = this.#sim?.trailingStopValues();
-    const s = { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled };
-    return trailing === undefined ? s : { ...s, trailing };
+    if (trailing !== undefined) s.trailing = trailing;
+    return s;
   }
 
   /** Journals an intent with the strategy state that produced it, before it is submitted. */
@@ -603,7 +618,8 @@ export class Runner {
     const bid = Number(p.bids?.[0]?.price);
     const ask = Number(p.asks?.[0]?.price);
     if (!(bid > 0 && ask > 0)) return;
-    // A reconnect's snapshot repeats the latest price: a price not newer than the last one is no news.
+    // A (re)connect's first message repeats the latest price: a price not newer than the last one
+    // handled (in this process, or before a restart as the restored strategy snapshot records) is no news.
     const last = this.#lastPrice.get(p.instrument);
     if (last !== undefined && at <= last) return;
     this.#lastPrice.set(p.instrument, at);

@@ -62,13 +62,24 @@ describe('--broker sim: kill -9 and restart', () => {
         child = run.proc;
       }
     }
-    // A few more prices for the last run, then a graceful stop.
-    for (let k = 0; k < 4 && i < path.length; k++) {
-      const p = path[i++]!;
-      r.sandbox.setTime(p.time);
-      r.sandbox.pushPrice(p);
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    // A few more prices for the last run, then a graceful stop; then a graceful restart, whose
+    // pricing stream starts with the last price again (the stop's snapshot has seen it), and a few
+    // more prices.
+    const more = async (n: number): Promise<void> => {
+      for (let k = 0; k < n && i < path.length; k++) {
+        const p = path[i++]!;
+        r!.sandbox.setTime(p.time);
+        r!.sandbox.pushPrice(p);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    };
+    await more(2);
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    const atStop = Journal.open(r.journalDir).contents().state?.state as { ticks: number };
+    run = await startRunner(r.sandbox, r.journalDir, log);
+    child = run.proc;
+    await more(2);
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
 
@@ -78,14 +89,15 @@ describe('--broker sim: kill -9 and restart', () => {
     const clientOrders = new Set(orders.map(cid).filter((x) => x !== undefined));
     const fills = txs.filter((t) => t.type === 'ORDER_FILL').length;
     const lost = txs.filter((t) => t.type === 'ORDER_CANCEL' && (t as { reason?: string }).reason === 'INTERNAL_SERVER_ERROR').length;
-    const state = j.state?.state as { ticks: number; orders: number; fills: number };
+    const state = j.state?.state as { ticks: number; orders: number; fills: number; last: number; again: number };
     const logText = readFileSync(log, 'utf8');
     const resubmitted = logText.split('journaled intent never reached the broker').length - 1;
     const found = logText.split('journaled intent had reached the broker').length - 1;
     // The simulated account as a restart would restore it, against the fold the strategy's view made.
     const last = txs.at(-1)!;
     console.log(
-      `[sim crash] ${kills} SIGKILLs over ${i} prices; ${txs.length} simulator transactions (IDs 1..${last.id}), ${clientOrders.size} orders, ${fills} fills, ${duplicateOrders(txs)} duplicates; ` +
+      `[sim crash] ${kills} SIGKILLs and a graceful restart over ${i} prices (+1: the sandbox's opening price); the strategy saw ${state.ticks} ticks, ${state.again} of them a second time; ` +
+        `${txs.length} simulator transactions (IDs 1..${last.id}), ${clientOrders.size} orders, ${fills} fills, ${duplicateOrders(txs)} duplicates; ` +
         `queued intents at a kill: ${resubmitted} resubmitted, ${found} found in the journal; market orders cancelled on restore (killed between order and fill): ${lost}; strategy state ${JSON.stringify(state)}`,
     );
     expect(kills).toBe(10);
@@ -98,6 +110,14 @@ describe('--broker sim: kill -9 and restart', () => {
     expect(state.fills).toBe(fills);
     expect(clientOrders.size).toBeGreaterThan(20);
     expect(j.intents).toEqual([]);
+    // No price reached the strategy twice: not the latest price that each restart's pricing stream
+    // starts with (after the graceful restart the strategy saw exactly the 2 new prices), nor any
+    // other. (A SIGKILL can lose the ticks the strategy handled after its last snapshot, which is
+    // journaled with each intent: the count is at most the prices pushed, plus the opening price.)
+    expect(state.again).toBe(0);
+    expect(state.ticks).toBe(atStop.ticks + 2);
+    expect(state.last).toBe(path[i - 1]!.time);
+    expect(state.ticks).toBeLessThanOrEqual(i + 1);
     // Nothing ever reached the account.
     expect((await r.rest.summary(r.accountID)).lastTransactionID).toBe(accountBefore);
   }, 240_000);
