@@ -78,9 +78,11 @@ interface Figures {
   wallMaxMs?: number;
 }
 
-async function engineRun(n: number, exits: boolean, save = false): Promise<Figures> {
+async function engineRun(n: number, exits: boolean, save = false, idle = false): Promise<Figures> {
   const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, costs: { financing: false } });
-  const loaded = exits
+  const loaded = idle
+    ? await loadStrategy(fileURLToPath(new URL('./sma-idle.ts', import.meta.url)), ['fast=10', 'slow=30'])
+    : exits
     ? await loadStrategy(fileURLToPath(new URL('./sma-cross-exits.ts', import.meta.url)), ['fast=10', 'slow=30', `tp=${EXITS.tp}`, `sl=${EXITS.sl}`, `trailing=${EXITS.trailing}`])
     : await loadStrategy(fileURLToPath(new URL('../../strategies/sma-cross.ts', import.meta.url)), ['instrument=EUR_USD', 'granularity=M1', 'component=M', 'fast=10', 'slow=30']);
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -102,7 +104,7 @@ async function engineRun(n: number, exits: boolean, save = false): Promise<Figur
   const cpu = process.cpuUsage(c0);
   if (runDir) rmSync(runDir, { recursive: true, force: true });
   return {
-    mode: exits ? 'engine-exits' : 'engine',
+    mode: idle ? 'engine-idle' : exits ? 'engine-exits' : 'engine',
     candles: r.engine.candles,
     wallMs,
     cpuMs: (cpu.user + cpu.system) / 1000,
@@ -271,6 +273,21 @@ async function main(): Promise<void> {
   // `-warm`: the same run twice in one process, the second measured (compiled code, no JIT warm-up).
   const warm = mode.endsWith('-warm');
   const base = warm ? mode.slice(0, -'-warm'.length) : mode;
+  if (base === 'data') {
+    // The data alone: the generator's batches, counted (the floor every run here stands on).
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    let count = 0;
+    for (const b of candles(n)) count += b.length;
+    const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(c0);
+    console.log(JSON.stringify({ mode, candles: count, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, processMs: performance.now(), candlesPerSec: count / (wallMs / 1000), peakRssMB: process.resourceUsage().maxRSS / 1024, fills: 0, finalBalance: 0 }));
+    return;
+  }
+  if (base === 'engine-idle') {
+    console.log(JSON.stringify(await engineRun(n, false, false, true)));
+    return;
+  }
   if (base === 'catalog') {
     console.log(JSON.stringify(await catalogRun()));
     return;
@@ -311,9 +328,12 @@ async function main(): Promise<void> {
   const loopW = median('loop-warm');
   const engineXW = median('engine-exits-warm');
   const loopXW = median('loop-exits-warm');
-  // Once each: the CLI's default run folder, and reading real CSV files.
+  // Once each: the CLI's default run folder, reading real CSV files, and the breakdown (the data
+  // alone; the engine with the same signals and no orders).
   const engineXS = child('engine-exits-save', n);
   const catalog = child('catalog', n);
+  const data = child('data', n);
+  const idle = child('engine-idle', n);
   const ratioW = loopW.candlesPerSec / engineW.candlesPerSec;
   const ratioXW = loopXW.candlesPerSec / engineXW.candlesPerSec;
   const ratio = loop.candlesPerSec / engine.candlesPerSec;
@@ -346,6 +366,8 @@ async function main(): Promise<void> {
     row('hand loop, TP/SL/trailing, warm', loopXW),
     row('engine, TP/SL/trailing, run folder', engineXS),
     row('catalog read (sample M1 CSV)', catalog),
+    row('data only (the generator)', data),
+    row('engine, signals, no orders', idle),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
@@ -354,6 +376,12 @@ async function main(): Promise<void> {
   console.log(`with TP/SL/trailing on every entry: engine ${ratioX.toFixed(2)}× slower than its hand-written loop`);
   console.log(`in CPU time (steadier on a shared machine): ${cpuRatio.toFixed(2)}×, with TP/SL/trailing ${cpuRatioX.toFixed(2)}×`);
   console.log(`warm (the second run in a process: no JIT warm-up): ${ratioW.toFixed(2)}×, with TP/SL/trailing ${ratioXW.toFixed(2)}×`);
+  // Where the engine's time goes (cold runs, one each, so rough): data, per-candle engine work, fills.
+  const perFill = (x: Figures): number => (x.wallMs - idle.wallMs) / x.fills;
+  console.log(
+    `breakdown: data ${(data.wallMs / 1000).toFixed(3)} s; engine per candle (signals, no orders) +${((idle.wallMs - data.wallMs) / 1000).toFixed(3)} s; ` +
+      `fills +${((engine.wallMs - idle.wallMs) / 1000).toFixed(3)} s (${perFill(engine).toFixed(1)} µs a fill), with TP/SL/trailing +${((engineX.wallMs - idle.wallMs) / 1000).toFixed(3)} s (${perFill(engineX).toFixed(1)} µs a fill); the loops: ${((loop.wallMs - data.wallMs) / 1000).toFixed(3)} s and ${((loopX.wallMs - data.wallMs) / 1000).toFixed(3)} s over the data`,
+  );
   if (engine.fills !== loop.fills) console.log(`note: fills differ (engine ${engine.fills}, loop ${loop.fills})`);
   if (engineX.fills !== loopX.fills) console.log(`note: fills differ with exits (engine ${engineX.fills}, loop ${loopX.fills})`);
   // Paper/live: the runner against a sandbox on loopback, price line received → order request written.
@@ -385,6 +413,7 @@ async function main(): Promise<void> {
         cpuRatio: Number(cpuRatioX.toFixed(3)),
       },
       runFolder: { exits: brief(engineXS) },
+      breakdown: { dataMs: Math.round(data.wallMs), idleMs: Math.round(idle.wallMs), perFillUs: Number(perFill(engine).toFixed(2)), perFillExitsUs: Number(perFill(engineX).toFixed(2)) },
       catalog: { candles: catalog.candles, candlesPerSec: Math.round(catalog.candlesPerSec), wallMs: Math.round(catalog.wallMs), peakRssMB: Math.round(catalog.peakRssMB) },
       warm: {
         engine: brief(engineW),
