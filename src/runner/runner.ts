@@ -63,7 +63,8 @@ export interface RunnerOptions {
   /**
    * Rebase the journal (a fresh account baseline, older transactions dropped) once it keeps this
    * many transactions (default 10,000; 0 never). Bounds its size and the restart time of long runs.
-   * Not in shadow mode, whose report compares every fill of the run.
+   * With --broker sim the baseline is the simulated account (`SimBroker.snapshot()`). Not in shadow
+   * mode, whose report compares every fill of the run.
    */
   readonly rebaseEvery?: number;
   readonly limits?: RiskLimits;
@@ -190,8 +191,25 @@ function baselineOf(a: Account): Baseline {
  * first start) as its deposit. The simulated account is that baseline plus every transaction the
  * simulator made, all journaled: a restart restores it from them.
  */
-function simBaselineOf(a: Account): Baseline & { readonly broker: 'sim'; readonly deposit: string } {
+function simBaselineOf(a: Account): SimBaseline {
   return { ...baselineOf({ ...a, balance: '0', pl: '0', financing: '0', lastTransactionID: '0', trades: [], orders: [] } as Account), broker: 'sim', deposit: a.balance };
+}
+
+/** A --broker sim journal's baseline: an account state of the simulator, the deposit it started with. */
+interface SimBaseline extends Baseline {
+  readonly broker: 'sim';
+  readonly deposit: string;
+}
+
+/**
+ * `--broker sim` rebase: the simulated account as it is now (`SimBroker.snapshot()`) becomes the
+ * journal's baseline, with the first baseline's deposit, currency, margin rate and hedging. Its
+ * latest prices are left out: a restart restores the simulator without them, as from a journal that
+ * was never rebased (the market is the next price), so both restart the same way.
+ */
+function simRebaseOf(sim: SimBroker, first: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'>): SimBaseline {
+  const { quotes: _quotes, ...account } = sim.snapshot();
+  return { ...account, currency: first.currency, marginRate: first.marginRate, hedging: first.hedging, broker: 'sim', deposit: first.deposit };
 }
 
 const clientIDOf = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
@@ -225,6 +243,8 @@ export class Runner {
   #v20: V20Execution | undefined;
   #sim: SimBroker | undefined;
   #simExecution: SimExecution | undefined;
+  /** --broker sim: the journal's first baseline (deposit, currency, margin rate, hedging), kept by every rebase. */
+  #simBaseline: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'> | undefined;
   #shadow: ShadowBook | undefined;
   #inner: Execution | undefined;
   #priceSub: Subscription | undefined;
@@ -383,6 +403,7 @@ export class Runner {
         }
       }
       this.#sim = sim;
+      this.#simBaseline = { currency: baseline.currency, marginRate: baseline.marginRate, hedging: baseline.hedging, deposit };
       this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id));
       inner = this.#simExecution;
     } else {
@@ -498,9 +519,9 @@ export class Runner {
   /** Starts a journal rebase when the journal holds `rebaseEvery` transactions (one at a time). */
   #maybeRebase(): void {
     const every = this.o.rebaseEvery ?? 10_000;
-    if (this.#rebasing || every <= 0 || this.journal.transactionCount < every || this.o.shadow === true || (this.o.broker ?? 'v20') !== 'v20' || this.#stopping !== undefined) return;
+    if (this.#rebasing || every <= 0 || this.journal.transactionCount < every || this.o.shadow === true || this.#stopping !== undefined) return;
     this.#rebasing = true;
-    this.#rebase()
+    (this.#sim !== undefined ? this.#rebaseSim(this.#sim) : this.#rebase())
       .catch((e: unknown) => this.#log.warn({ err: e }, 'journal rebase failed; it is tried again at a later transaction'))
       .finally(() => {
         this.#rebasing = false;
@@ -522,6 +543,25 @@ export class Runner {
     const dropped = this.journal.transactionCount;
     this.journal.rebase(baselineOf({ ...account, lastTransactionID } as Account), this.#snapshotOf(engine));
     this.#log.info({ baseline: lastTransactionID, kept: this.journal.transactionCount, dropped: dropped - this.journal.transactionCount }, 'journal rebased');
+  }
+
+  /**
+   * The --broker sim rebase: the simulated account (`simRebaseOf`) becomes the journal's baseline,
+   * under the same conditions as with v20: the strategy has handled every transaction up to it and
+   * no intent waits for its outcome (nor a market order for its price in the simulator). The
+   * strategy snapshot written with it carries the trailing stop levels and the last prices. Runs
+   * after the simulator's current batch (it is called from inside its emission).
+   */
+  async #rebaseSim(sim: SimBroker): Promise<void> {
+    await new Promise<void>((res) => setImmediate(res));
+    const engine = this.#engine;
+    const first = this.#simBaseline;
+    if (this.#stopping !== undefined || engine === undefined || first === undefined || this.journal.unconfirmedCount > 0 || sim.queuedMarketOrders() > 0) return;
+    const last = sim.ledger.lastTransactionID;
+    if (Number(this.#handled) < Number(last) || this.journal.lastTransactionID !== last) return;
+    const dropped = this.journal.transactionCount;
+    this.journal.rebase(simRebaseOf(sim, first), this.#snapshotOf(engine));
+    this.#log.info({ baseline: last, kept: this.journal.transactionCount, dropped: dropped - this.journal.transactionCount }, 'journal rebased');
   }
 
   /**
