@@ -265,6 +265,8 @@ export class Runner {
   #signalHandlers: [NodeJS.Signals, () => void][] = [];
   #warming = false;
   #simStarted = false;
+  /** The kill switch submitted its intents (cancels, closes). */
+  #killed = false;
   readonly #lastPrice = new Map<string, number>();
   #syncScheduled = false;
   /** Time of the first live price: the report's period starts there (not at the warm-up candles). */
@@ -720,6 +722,7 @@ export class Runner {
         this.journal.intent(i, this.#clock.now());
         risk.submit(i);
       }
+      this.#killed = true;
     }
     return this.stop(`kill switch (${why})`, false);
   }
@@ -746,6 +749,11 @@ export class Runner {
     if (inner?.drain) await inner.drain();
     // (The simulator closes at the next price: the pricing stream is still on.)
     if (flatten && (this.#v20 || this.#sim)) await waitFor(() => this.portfolio.ledger.trades.size === 0, 5000);
+    // The kill switch with --broker sim: its closes (and any market order before them) wait in the
+    // simulator for the next price; the run waits for their outcome as well (at most 5 s), so they
+    // are not left unconfirmed and sent again at the next start.
+    const simExecution = this.#simExecution;
+    if (this.#killed && simExecution !== undefined) await waitFor(() => simExecution.waiting === 0, 5000);
     this.#kill?.close();
     for (const [sig, h] of this.#signalHandlers) process.off(sig, h);
     if (this.#statusTimer) clearInterval(this.#statusTimer);
