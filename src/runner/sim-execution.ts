@@ -13,7 +13,8 @@ import type { Execution } from '../ports/execution.ts';
  *   intents; a market order, a trade close or a position close waits in the simulator for the next
  *   price of its instrument, so its intent is confirmed after that price (`priced`). An intent
  *   still waiting when the run stops or crashes stays unconfirmed in the journal, and the restarted
- *   runner submits it again to the restored simulator, unless the journal shows its outcome.
+ *   runner submits it again to the restored simulator, unless the journal shows its outcome. (The
+ *   kill switch waits up to 5 s for that price before the run stops: see `waiting`.)
  */
 export class SimExecution implements Execution {
   readonly transactions$: Observable<Transaction>;
