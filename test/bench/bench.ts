@@ -377,7 +377,7 @@ async function main(): Promise<void> {
   console.log(`in CPU time (steadier on a shared machine): ${cpuRatio.toFixed(2)}×, with TP/SL/trailing ${cpuRatioX.toFixed(2)}×`);
   console.log(`warm (the second run in a process: no JIT warm-up): ${ratioW.toFixed(2)}×, with TP/SL/trailing ${ratioXW.toFixed(2)}×`);
   // Where the engine's time goes (cold runs, one each, so rough): data, per-candle engine work, fills.
-  const perFill = (x: Figures): number => (x.wallMs - idle.wallMs) / x.fills;
+  const perFill = (x: Figures): number => ((x.wallMs - idle.wallMs) * 1000) / x.fills; // µs
   console.log(
     `breakdown: data ${(data.wallMs / 1000).toFixed(3)} s; engine per candle (signals, no orders) +${((idle.wallMs - data.wallMs) / 1000).toFixed(3)} s; ` +
       `fills +${((engine.wallMs - idle.wallMs) / 1000).toFixed(3)} s (${perFill(engine).toFixed(1)} µs a fill), with TP/SL/trailing +${((engineX.wallMs - idle.wallMs) / 1000).toFixed(3)} s (${perFill(engineX).toFixed(1)} µs a fill); the loops: ${((loop.wallMs - data.wallMs) / 1000).toFixed(3)} s and ${((loopX.wallMs - data.wallMs) / 1000).toFixed(3)} s over the data`,
