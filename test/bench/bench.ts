@@ -256,10 +256,13 @@ async function catalogRun(): Promise<Figures> {
   return { mode: 'catalog', candles: count, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, processMs: performance.now(), candlesPerSec: count / (wallMs / 1000), peakRssMB: process.resourceUsage().maxRSS / 1024, fills: 0, finalBalance: 0 };
 }
 
-function child(mode: string, n: number): Figures {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', mode, '--candles', String(n)], { encoding: 'utf8' });
+function child(mode: string, n: number, nodeFlags: readonly string[] = []): Figures {
+  const out = execFileSync(process.execPath, [...nodeFlags, '--import', 'tsx', fileURLToPath(import.meta.url), '--child', mode, '--candles', String(n)], { encoding: 'utf8' });
   return JSON.parse(out.trim().split('\n').pop()!) as Figures;
 }
+
+/** A larger young generation (V8's semi-space): fewer scavenges, for the tuning note in the README. */
+const BIG_YOUNG = ['--max-semi-space-size=32'];
 
 async function main(): Promise<void> {
   const mode = arg('child', '');
@@ -334,6 +337,12 @@ async function main(): Promise<void> {
   const catalog = child('catalog', n);
   const data = child('data', n);
   const idle = child('engine-idle', n);
+  // The same runs with a larger young generation, engine and loop alike (not used for the targets:
+  // the CLI runs with Node's defaults).
+  const engineY = child('engine', n, BIG_YOUNG);
+  const loopY = child('loop', n, BIG_YOUNG);
+  const engineXY = child('engine-exits', n, BIG_YOUNG);
+  const loopXY = child('loop-exits', n, BIG_YOUNG);
   const ratioW = loopW.candlesPerSec / engineW.candlesPerSec;
   const ratioXW = loopXW.candlesPerSec / engineXW.candlesPerSec;
   const ratio = loop.candlesPerSec / engine.candlesPerSec;
@@ -368,6 +377,10 @@ async function main(): Promise<void> {
     row('catalog read (sample M1 CSV)', catalog),
     row('data only (the generator)', data),
     row('engine, signals, no orders', idle),
+    row('engine, --max-semi-space-size=32', engineY),
+    row('hand loop, --max-semi-space-size=32', loopY),
+    row('engine, TP/SL/trailing, semi-space 32', engineXY),
+    row('hand loop, TP/SL/trailing, semi-space 32', loopXY),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
@@ -381,6 +394,10 @@ async function main(): Promise<void> {
   console.log(
     `breakdown: data ${(data.wallMs / 1000).toFixed(3)} s; engine per candle (signals, no orders) +${((idle.wallMs - data.wallMs) / 1000).toFixed(3)} s; ` +
       `fills +${((engine.wallMs - idle.wallMs) / 1000).toFixed(3)} s (${perFill(engine).toFixed(1)} µs a fill), with TP/SL/trailing +${((engineX.wallMs - idle.wallMs) / 1000).toFixed(3)} s (${perFill(engineX).toFixed(1)} µs a fill); the loops: ${((loop.wallMs - data.wallMs) / 1000).toFixed(3)} s and ${((loopX.wallMs - data.wallMs) / 1000).toFixed(3)} s over the data`,
+  );
+  console.log(
+    `with --max-semi-space-size=32 (engine and loop alike): ${(loopY.candlesPerSec / engineY.candlesPerSec).toFixed(2)}×, with TP/SL/trailing ${(loopXY.candlesPerSec / engineXY.candlesPerSec).toFixed(2)}× ` +
+      `(engine ${Math.round(engineY.candlesPerSec).toLocaleString('en-US')} and ${Math.round(engineXY.candlesPerSec).toLocaleString('en-US')} candles/s)`,
   );
   if (engine.fills !== loop.fills) console.log(`note: fills differ (engine ${engine.fills}, loop ${loop.fills})`);
   if (engineX.fills !== loopX.fills) console.log(`note: fills differ with exits (engine ${engineX.fills}, loop ${loopX.fills})`);
@@ -413,6 +430,7 @@ async function main(): Promise<void> {
         cpuRatio: Number(cpuRatioX.toFixed(3)),
       },
       runFolder: { exits: brief(engineXS) },
+      bigYoung: { engine: brief(engineY), loop: brief(loopY), ratio: Number((loopY.candlesPerSec / engineY.candlesPerSec).toFixed(3)), exits: { engine: brief(engineXY), loop: brief(loopXY), ratio: Number((loopXY.candlesPerSec / engineXY.candlesPerSec).toFixed(3)) } },
       breakdown: { dataMs: Math.round(data.wallMs), idleMs: Math.round(idle.wallMs), perFillUs: Number(perFill(engine).toFixed(2)), perFillExitsUs: Number(perFill(engineX).toFixed(2)) },
       catalog: { candles: catalog.candles, candlesPerSec: Math.round(catalog.candlesPerSec), wallMs: Math.round(catalog.wallMs), peakRssMB: Math.round(catalog.peakRssMB) },
       warm: {
