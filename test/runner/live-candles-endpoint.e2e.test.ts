@@ -187,8 +187,9 @@ describe('live candles from the candles endpoint', () => {
     const ticks = ticksMissingHighs(m1);
     const rec = recorder(['EUR_USD:M1']);
     const { log, lines } = capture('debug');
-    // Attempts at about 0, 250 and 750 ms (the pause doubles), the last within the 1.5 s wait.
-    const runner = r.runner({ strategy: rec.strategy, name: 'recorder', params: {}, candleWaitMs: 1500, log });
+    // Attempts at about 0, 250, 750 and 1750 ms (the pause doubles), within the 3 s wait: long
+    // enough that the check 300 ms into the second candle's retries holds on a loaded machine.
+    const runner = r.runner({ strategy: rec.strategy, name: 'recorder', params: {}, candleWaitMs: 3000, log });
     await begin(r, runner);
     // Minute 0 completes at 10:01:00 and the clock stays there: incomplete for the whole wait.
     await drive(r, runner, ticks.slice(0, 3), START + 60_000, [m1[1]!.bo, m1[1]!.ao]);
