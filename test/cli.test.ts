@@ -95,6 +95,21 @@ describe('fxflow backtest', () => {
     expect(unknownInstrument.stderr).toMatch(/unknown instrument 'EUR_UDS'/);
   });
 
+  it('a run folder that cannot be made is one message naming it, with no stack trace and no hang', async () => {
+    const file = join(tmp, 'a-file');
+    writeFileSync(file, 'x');
+    const r = await fxflow('backtest', 'strategies/sma-cross.ts', '--runs-dir', join(file, 'runs'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`cannot write ${join(file, 'runs')}/\\S+ \\(ENOTDIR\\): choose another folder with --runs-dir, or pass --no-save`));
+    expect(r.stderr).not.toMatch(/\n\s+at |node:events|Unhandled/);
+    // procfs refuses the folder with ENOENT, on which Node's recursive mkdir used to loop for ever.
+    if (process.platform === 'linux') {
+      const p = await fxflow('backtest', 'strategies/sma-cross.ts', '--runs-dir', '/proc/fxflow-no-such-folder');
+      expect(p.code).toBe(1);
+      expect(p.stderr).toMatch(/cannot write \/proc\/fxflow-no-such-folder\/\S+ \(ENOENT\)/);
+    }
+  });
+
   it('asks for --ticks when the strategy subscribes to ticks', async () => {
     const r = await fxflow('backtest', 'strategies/tick-momentum.ts', '--no-save');
     expect(r.code).toBe(1);

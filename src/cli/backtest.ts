@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
 import type { Candle } from '../domain/candle.ts';
@@ -17,7 +17,7 @@ import { toUnits } from '../domain/money.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
 import { ConfigError, type BacktestConfig } from './config.ts';
-import { LineFile } from './line-file.ts';
+import { LineFile, makeRunDir } from './line-file.ts';
 import { parseDate } from './config.ts';
 import { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
 
@@ -147,7 +147,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   let txOut: LineFile | undefined;
   let intentsOut: LineFile | undefined;
   if (o.runDir) {
-    mkdirSync(o.runDir, { recursive: true });
+    makeRunDir(o.runDir);
     txOut = new LineFile(join(o.runDir, 'transactions.jsonl'));
     intentsOut = new LineFile(join(o.runDir, 'intents.jsonl'));
   }

@@ -1,12 +1,37 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 /** A run-folder file that cannot be written (disk full, permissions, a folder that vanished). */
 export class RunFileError extends Error {
   readonly code = 'RUN_FILE' as const;
   constructor(path: string, cause: unknown) {
-    const why = (cause as { code?: string; message?: string }).code ?? (cause as Error).message;
-    super(`cannot write ${path} (${why}): free some disk space or choose another folder with --runs-dir, or pass --no-save`, { cause });
+    const code = (cause as { code?: string }).code;
+    const why = code ?? (cause as Error).message;
+    const hint = code === 'ENOSPC' ? 'free some disk space, ' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? 'the folder is not writable: ' : '';
+    super(`cannot write ${path} (${why}): ${hint}choose another folder with --runs-dir, or pass --no-save`, { cause });
     this.name = 'RunFileError';
+  }
+}
+
+/**
+ * Creates a run folder and the folders above it that are missing, one level at a time. Not
+ * `mkdirSync(…, { recursive: true })`: on some file systems (procfs) Node's recursive mkdir loops for
+ * ever on a parent it cannot create. Throws RunFileError naming the folder.
+ */
+export function makeRunDir(dir: string): void {
+  const missing: string[] = [];
+  let d = resolve(dir);
+  while (!existsSync(d)) {
+    missing.push(d);
+    const up = dirname(d);
+    if (up === d) break;
+    d = up;
+  }
+  try {
+    if (!statSync(d).isDirectory()) throw Object.assign(new Error(`${d} is a file`), { code: 'ENOTDIR' });
+    for (let i = missing.length - 1; i >= 0; i--) mkdirSync(missing[i]!);
+  } catch (e) {
+    throw new RunFileError(resolve(dir), e);
   }
 }
 

@@ -26,6 +26,17 @@ export interface LoggerOptions {
 /** The root logger. Components take `log.child({ component })`. */
 export function createLogger(o: LoggerOptions = {}): Logger {
   const destination = o.file ? pino.destination({ dest: o.file, mkdir: true, sync: false }) : pino.destination(2);
+  if (o.file) {
+    // A log file that cannot be opened or written (a folder that vanished, a full disk) is said once
+    // on stderr; the run goes on without it instead of dying on an unhandled 'error' event.
+    const file = o.file;
+    let said = false;
+    destination.on('error', (e: NodeJS.ErrnoException) => {
+      if (said) return;
+      said = true;
+      process.stderr.write(`fxflow: cannot write the log file ${file} (${e.code ?? e.message}); going on without it\n`);
+    });
+  }
   return pino(
     {
       level: o.level ?? process.env.FXFLOW_LOG_LEVEL ?? 'info',

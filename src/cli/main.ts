@@ -12,6 +12,7 @@ import { loadStrategy } from './load-strategy.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
 import { runCommand, runLive, type RunArgs } from './run.ts';
 import { createLogger, flushLogger } from './logger.ts';
+import { makeRunDir } from './line-file.ts';
 import { ProgressBar, formatCount } from './progress.ts';
 
 interface BacktestArgs {
@@ -87,6 +88,8 @@ async function backtest(a: BacktestArgs): Promise<void> {
     : await dataCatalog(resolve(ROOT, config.data.catalog));
   const save = a.save !== false;
   const runDir = save ? join(resolve(config.run.runsDir), runId(loaded.name)) : undefined;
+  // The run folder first, so a bad --runs-dir is one clear message before anything is written.
+  if (runDir) makeRunDir(runDir);
   const log = createLogger(runDir ? { file: join(runDir, 'log.jsonl') } : { level: 'warn' });
   const bar = new ProgressBar(`backtest ${loaded.name}`);
   const result = await runBacktest({
