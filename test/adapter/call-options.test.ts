@@ -6,40 +6,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { V20Error } from '../../src/adapters/v20/errors.ts';
 import { V20AbortError, V20Http, type V20HttpOptions } from '../../src/adapters/v20/http.ts';
 import { V20Rest } from '../../src/adapters/v20/rest.ts';
-import { startSandbox, type FaultOptions, type Sandbox } from '../../src/sandbox/server.ts';
-import { startTcpTap, type TcpTap } from '../tcp-tap.ts';
+import type { FaultOptions } from '../../src/sandbox/server.ts';
+import { closeTapRigs, tapRig, type TapRig } from '../tap-rig.ts';
 
 const START = Date.UTC(2024, 0, 2, 10, 0);
 const Q = { granularity: 'M1', price: 'BA', from: START, count: 1 } as const;
 
-interface Rig {
-  sb: Sandbox;
-  tap: TcpTap;
-  http: V20Http;
-  rest: V20Rest;
-  /** Requests the sandbox received since the rig started. */
-  served(): number;
-}
+afterEach(closeTapRigs);
 
-let open: Rig[] = [];
-afterEach(async () => {
-  for (const r of open) {
-    await r.http.close().catch(() => undefined);
-    await r.tap.close();
-    await r.sb.close();
-  }
-  open = [];
-});
-
-async function rig(faults: FaultOptions, o: Partial<V20HttpOptions> = {}): Promise<Rig> {
-  const sb = await startSandbox({ start: START + 120_000, heartbeatMs: 1000, faults });
-  const tap = await startTcpTap(sb.url);
-  const http = new V20Http({ baseUrl: tap.url, connectionsPerSecond: 100, rate: { perSecond: 1000, burst: 1000 }, ...o });
-  const base = sb.stats().requests;
-  const r: Rig = { sb, tap, http, rest: new V20Rest(http), served: () => sb.stats().requests - base };
-  open.push(r);
-  return r;
-}
+/** A sandbox two minutes after START (minute START complete), a tap and a client (`o` overrides; 100 new connections a second). */
+const rig = (faults: FaultOptions, o: Partial<V20HttpOptions> = {}): Promise<TapRig> => tapRig(START + 120_000, faults, { connectionsPerSecond: 100, ...o });
 
 /** The rejection of `p` and how long it took. */
 async function failure(p: Promise<unknown>): Promise<{ err: unknown; ms: number }> {
@@ -141,10 +117,8 @@ describe('V20Rest.candles with retry: false', () => {
   });
 
   it('requests at the sandbox per failing call = 1 with retry: false, 1 + retries otherwise (fast-check over status, option and retry count)', async () => {
-    const sb = await startSandbox({ start: START + 120_000, heartbeatMs: 1000 });
-    const tap = await startTcpTap(sb.url);
+    const { sb, tap } = await rig({});
     const clients = [0, 1, 2, 3].map((n) => new V20Http({ baseUrl: tap.url, retries: n, retryBaseMs: 1, connectionsPerSecond: 100, rate: { perSecond: 1000, burst: 1000 } }));
-    open.push({ sb, tap, http: clients[0]!, rest: new V20Rest(clients[0]!), served: () => 0 });
     try {
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(500, 502, 503, 504), fc.constantFrom<boolean | undefined>(false, undefined, true), fc.integer({ min: 0, max: 3 }), async (status, retry, retries) => {
@@ -158,7 +132,7 @@ describe('V20Rest.candles with retry: false', () => {
         { numRuns: 30 },
       );
     } finally {
-      for (const c of clients.slice(1)) await c.close();
+      for (const c of clients) await c.close();
     }
   });
 });

@@ -5,13 +5,12 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { V20Http } from '../../src/adapters/v20/http.ts';
-import { V20Rest } from '../../src/adapters/v20/rest.ts';
+import type { V20Rest } from '../../src/adapters/v20/rest.ts';
 import type { Candle } from '../../src/domain/candle.ts';
 import { formatTime } from '../../src/domain/time.ts';
 import { type CandleFetch, LiveCandleFeed } from '../../src/runner/official-candles.ts';
-import { startSandbox, type FaultOptions, type Sandbox } from '../../src/sandbox/server.ts';
-import { startTcpTap, type TcpTap } from '../tcp-tap.ts';
+import type { FaultOptions } from '../../src/sandbox/server.ts';
+import { closeTapRigs, tapRig, type TapRig } from '../tap-rig.ts';
 
 const START = Date.UTC(2024, 0, 2, 10, 0);
 const WARN = 'official candle unavailable; the candle built from ticks is delivered instead';
@@ -22,34 +21,10 @@ const built = (): Candle => ({
   bo: 1.1, bh: 1.1, bl: 1.1, bc: 1.1, ao: 1.1001, ah: 1.1001, al: 1.1001, ac: 1.1001, volume: 3, complete: true,
 });
 
-interface Rig {
-  sb: Sandbox;
-  tap: TcpTap;
-  http: V20Http;
-  rest: V20Rest;
-  served(): number;
-}
-
-let open: Rig[] = [];
-afterEach(async () => {
-  for (const r of open) {
-    await r.http.close().catch(() => undefined);
-    await r.tap.close();
-    await r.sb.close();
-  }
-  open = [];
-});
+afterEach(closeTapRigs);
 
 /** A sandbox at 10:02 (minute 10:00 complete in its catalog), a tap, and a client as the runner's test rig makes it. */
-async function rig(faults: FaultOptions): Promise<Rig> {
-  const sb = await startSandbox({ start: START + 120_000, heartbeatMs: 1000, faults });
-  const tap = await startTcpTap(sb.url);
-  const http = new V20Http({ baseUrl: tap.url, retryBaseMs: 20, rate: { perSecond: 1000, burst: 1000 }, connectionsPerSecond: 1000 });
-  const base = sb.stats().requests;
-  const r: Rig = { sb, tap, http, rest: new V20Rest(http), served: () => sb.stats().requests - base };
-  open.push(r);
-  return r;
-}
+const rig = (faults: FaultOptions): Promise<TapRig> => tapRig(START + 120_000, faults, { retryBaseMs: 20 });
 
 /** The feed's fetch, forwarding its signal and retry option (what the runner should pass). */
 const forwarding = (rest: V20Rest): CandleFetch => (instrument, granularity, from, o) => rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }, o);
