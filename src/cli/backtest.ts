@@ -152,8 +152,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     intentsOut = new LineFile(join(o.runDir, 'intents.jsonl'));
   }
   // A listener only when someone keeps or writes the transactions (one call less per transaction).
-  const txSub = o.keepTransactions || txOut
-    ? sim.transactions$.subscribe((tx) => {
+  const stopKeeping = o.keepTransactions || txOut
+    ? sim.listen((tx) => {
         if (o.keepTransactions) transactions.push(tx);
         txOut?.line(JSON.stringify(tx));
       })
@@ -188,7 +188,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     engine.stop();
   } finally {
     detach();
-    txSub?.unsubscribe();
+    stopKeeping?.();
     try {
       txOut?.close();
     } finally {

@@ -173,10 +173,13 @@ export class Engine<P extends Params, S> {
   /**
    * Starts folding the execution's transactions into the portfolio (and delivering them to
    * `onTransaction`); returns the function that stops it. For drivers that feed events themselves
-   * with `feed` (backtests); `run` does this on its own.
+   * with `feed` (backtests); `run` does this on its own. Uses the execution's `listen` when it has
+   * one (the simulator: no Subscriber per transaction).
    */
   attach(): () => void {
-    const sub = this.#o.execution.transactions$.subscribe({
+    const execution = this.#o.execution;
+    if (execution.listen !== undefined) return execution.listen((tx) => this.#onTransaction(tx));
+    const sub = execution.transactions$.subscribe({
       next: (tx) => this.#onTransaction(tx),
       error: (e: unknown) => {
         this.#failure = { error: e };

@@ -17,4 +17,10 @@ import type { Transaction } from '../domain/v20/index.ts';
 export interface Execution {
   readonly transactions$: Observable<Transaction>;
   submit(intent: OrderIntent): void;
+  /**
+   * Optional: the same deliveries as `transactions$` to a plain callback, for an execution that
+   * emits synchronously in process (the simulator), where an rxjs Subscriber per transaction is a
+   * measurable share of a backtest. Returns the function that stops the deliveries.
+   */
+  listen?(listener: (tx: Transaction) => void): () => void;
 }

@@ -459,3 +459,36 @@ describe('money', () => {
     expect(last.accountBalance).toBe(sum.toFixed(4));
   });
 });
+
+describe('transaction delivery', () => {
+  it('listen and transactions$ deliver the same transactions in the same order; each stops on its own, complete ends both', () => {
+    const h = harness();
+    const heard: string[] = [];
+    const stop = h.sim.listen((tx) => heard.push(`${tx.id}:${tx.type}`));
+    const seen: string[] = [];
+    let completed = false;
+    const sub = h.sim.transactions$.subscribe({ next: (tx) => seen.push(`${tx.id}:${tx.type}`), complete: () => (completed = true) });
+    h.submit(market(EU, '10000', { takeProfitOnFill: { price: '1.10000' }, stopLossOnFill: { price: '1.05000' } }));
+    h.feed(candle(EU, T0, [1.05543, 1.056, 1.055, 1.0556]));
+    expect(heard).toEqual(['3:MARKET_ORDER', '4:ORDER_FILL', '5:TAKE_PROFIT_ORDER', '6:STOP_LOSS_ORDER']);
+    expect(seen).toEqual(heard);
+    // Stopping one leaves the other (and the harness's own subscriber) in place.
+    stop();
+    h.submit(market(EU, '-10000'));
+    h.feed(candle(EU, T0 + MINUTE, [1.0556, 1.0561, 1.0551, 1.0557]));
+    expect(heard).toHaveLength(4);
+    expect(seen.slice(4).map((s) => s.split(':')[1])).toEqual(['MARKET_ORDER', 'ORDER_FILL', 'ORDER_CANCEL', 'ORDER_CANCEL']);
+    expect(h.txs.map((t) => `${t.id}:${t.type}`).slice(2)).toEqual(seen);
+    // complete() ends transactions$ (its subscribers see complete) and drops the listeners.
+    const late: string[] = [];
+    h.sim.listen((tx) => late.push(tx.id));
+    h.sim.complete();
+    expect(completed).toBe(true);
+    const before = h.sim.ledger.applied;
+    h.submit(market(EU, '1000'));
+    h.feed(candle(EU, T0 + 2 * MINUTE, [1.0557, 1.0562, 1.0552, 1.0558]));
+    expect(h.sim.ledger.applied).toBe(before + 2); // the order and its fill happened...
+    expect(late).toEqual([]); // ...and reached nobody
+    sub.unsubscribe();
+  });
+});

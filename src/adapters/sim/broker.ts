@@ -167,21 +167,26 @@ const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
  */
 export class SimBroker implements Execution {
   /**
-   * Subscribers of `transactions$`. A Subject's semantics (multicast, no replay, subscribers seen
-   * at the start of an emission get it) with a plain array: rxjs's Subject.next allocates a
-   * closure and an iterator per transaction. The array is replaced, never mutated, on subscribe
-   * and unsubscribe, so an emission walks the list as it was when it began.
+   * Who receives each transaction: `listen` callbacks and `transactions$` subscribers, in the order
+   * they came. A Subject's semantics (multicast, no replay, listeners seen at the start of an
+   * emission get it) with a plain array of functions: rxjs's Subject.next allocates a closure and an
+   * iterator per transaction, and a Subscriber's next goes through three wrappers. The array is
+   * replaced, never mutated, on (un)subscribe, so an emission walks the list as it was when it began.
    */
-  #subscribers: readonly Subscriber<Transaction>[] = [];
+  #listeners: readonly ((tx: Transaction) => void)[] = [];
+  /** What `complete()` ends: the `transactions$` subscribers (a `listen` callback has no end). */
+  #completers: readonly Subscriber<Transaction>[] = [];
   #completed = false;
   readonly transactions$: Observable<Transaction> = new Observable<Transaction>((sub) => {
     if (this.#completed) {
       sub.complete();
       return undefined;
     }
-    this.#subscribers = [...this.#subscribers, sub];
+    const stop = this.listen((tx) => sub.next(tx));
+    this.#completers = [...this.#completers, sub];
     return () => {
-      this.#subscribers = this.#subscribers.filter((s) => s !== sub);
+      stop();
+      this.#completers = this.#completers.filter((s) => s !== sub);
     };
   });
   readonly ledger: Ledger;
@@ -1705,21 +1710,35 @@ export class SimBroker implements Execution {
     return formatTime(Number.isFinite(this.#now) ? this.#now : 0);
   }
 
-  /** Folds a stamped transaction into the simulator's ledger and hands it to the subscribers. */
+  /** Folds a stamped transaction into the simulator's ledger and hands it to the listeners. */
   #publish(stamped: Draft): Transaction {
     const tx = stamped as unknown as Transaction;
     this.ledger.apply(tx);
-    const subs = this.#subscribers;
-    for (let i = 0; i < subs.length; i++) subs[i]!.next(tx);
+    const listeners = this.#listeners;
+    for (let i = 0; i < listeners.length; i++) listeners[i]!(tx);
     return tx;
+  }
+
+  /**
+   * Calls `listener` with every transaction from now on, synchronously, in ID order, as
+   * `transactions$` delivers them but without an rxjs Subscriber per delivery (the backtest's
+   * engine folds about five transactions per fill through this). Returns the function that stops it.
+   * A listener that throws stops the emission: the error reaches whoever fed the price or intent.
+   */
+  listen(listener: (tx: Transaction) => void): () => void {
+    this.#listeners = [...this.#listeners, listener];
+    return () => {
+      this.#listeners = this.#listeners.filter((l) => l !== listener);
+    };
   }
 
   /** Ends the run: completes the transaction stream. */
   complete(): void {
     if (this.#completed) return;
     this.#completed = true;
-    const subs = this.#subscribers;
-    this.#subscribers = [];
+    const subs = this.#completers;
+    this.#completers = [];
+    this.#listeners = [];
     for (const sub of subs) sub.complete();
   }
 
