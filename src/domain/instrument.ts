@@ -42,6 +42,9 @@ export class Instrument {
   /** Annual rates (negative: the holder pays) and days charged per weekday, index 0 = Sunday. */
   readonly financing: { readonly longRate: number; readonly shortRate: number; readonly daysCharged: readonly number[] };
   readonly wire: WireInstrument;
+  /** 10^displayPrecision and 10^tradeUnitsPrecision: prices and units as integers (the fill path's money). */
+  readonly priceScale: number;
+  readonly unitsScale: number;
   readonly #scale: number;
 
   constructor(w: WireInstrument) {
@@ -77,6 +80,8 @@ export class Instrument {
       daysCharged: days,
     };
     this.#scale = 10 ** w.displayPrecision;
+    this.priceScale = this.#scale;
+    this.unitsScale = 10 ** w.tradeUnitsPrecision;
   }
 
   /**

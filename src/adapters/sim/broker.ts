@@ -1228,9 +1228,9 @@ export class SimBroker implements Execution {
     // Money, exact: prices and units as integers (safe integers in numbers: price ticks, units),
     // one rounding per amount; convertProduct multiplies them exactly (money.ts).
     const d = inst.displayPrecision;
-    const pScale = 10 ** d;
+    const pScale = inst.priceScale;
     const uPlaces = inst.tradeUnitsPrecision;
-    const uScale = 10 ** uPlaces;
+    const uScale = inst.unitsScale;
     const pxInt = Math.round(pxNum * pScale);
     // Half the spread, at one more decimal place: (ask - bid) * 5 / 10^(d+1).
     const askSnap = inst.snap(a.ask);
