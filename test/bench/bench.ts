@@ -11,6 +11,11 @@
  * JIT warm-up (the engine has far more code to compile than the loop). The targets are judged on
  * the cold runs, as a user's backtest process runs.
  *
+ * The simulator alone (`sim-only`): the same candles fed straight to a SimBroker, with and without
+ * a reversal every 25 candles carrying the same exits, compiled (fastest of three rounds in one
+ * process): what the v20 simulator itself costs per fill and per transaction, the floor under the
+ * engine's cost per fill.
+ *
  * Then the paper/live runner's tick-to-order latency against a local sandbox (`latency.ts`).
  *
  * Prints a table, then one JSON line with the figures (the last line of output).
@@ -28,6 +33,8 @@ import { ensureSample, SAMPLE } from '../../src/adapters/catalog/sample.ts';
 import { syntheticBatches } from '../../src/adapters/catalog/synthetic.ts';
 import type { Candle } from '../../src/domain/candle.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
+import { SimBroker } from '../../src/adapters/sim/broker.ts';
+import type { OrderIntent } from '../../src/domain/intents.ts';
 import { runBacktest } from '../../src/cli/backtest.ts';
 import { weekendClosure } from '../../src/domain/new-york.ts';
 import { loadConfig } from '../../src/cli/config.ts';
@@ -256,6 +263,84 @@ async function catalogRun(): Promise<Figures> {
   return { mode: 'catalog', candles: count, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, processMs: performance.now(), candlesPerSec: count / (wallMs / 1000), peakRssMB: process.resourceUsage().maxRSS / 1024, fills: 0, finalBalance: 0 };
 }
 
+/** What the simulator alone costs per fill and per transaction, compiled (see simOnly). */
+interface SimFloor {
+  candles: number;
+  idleMs: number;
+  ordersMs: number;
+  fills: number;
+  transactions: number;
+  usPerFill: number;
+  nsPerTransaction: number;
+}
+
+/**
+ * The simulator alone, warm: the generated candles fed straight to a SimBroker (no engine, no
+ * strategy, no portfolio), once with no orders and once with a reversal every 25 candles carrying
+ * the benchmark's take profit, stop loss and trailing stop, three rounds in one process, the
+ * fastest of each. The difference per fill and per transaction is what the v20 simulator itself
+ * costs once compiled: a floor under the engine's cost per fill (the data's cost cancels out).
+ */
+function simOnly(n: number): SimFloor {
+  const instruments = loadInstruments();
+  const round = (orders: boolean): { ms: number; fills: number; transactions: number } => {
+    const sim = new SimBroker({ instruments, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+    let transactions = 0;
+    const stop = sim.listen(() => {
+      transactions++;
+    });
+    let i = 0;
+    let seq = 0;
+    let side = 1;
+    const t0 = performance.now();
+    for (const batch of candles(n)) {
+      for (let k = 0; k < batch.length; k++, i++) {
+        sim.onEvent(batch[k]!);
+        if (!orders || i % 25 !== 24) continue;
+        const { long, short } = sim.ledger.position('EUR_USD');
+        side = -side;
+        const units = side * 10_000 - (long + short);
+        if (units === 0) continue;
+        const id = `b${++seq}`;
+        const intent: OrderIntent = {
+          kind: 'order',
+          id,
+          request: {
+            type: 'MARKET',
+            instrument: 'EUR_USD',
+            units: String(units),
+            takeProfitOnFill: { distance: EXITS.tp.toFixed(5) },
+            stopLossOnFill: { distance: EXITS.sl.toFixed(5) },
+            trailingStopLossOnFill: { distance: EXITS.trailing.toFixed(5) },
+            clientExtensions: { id },
+          },
+        } as OrderIntent;
+        sim.submit(intent);
+      }
+    }
+    const ms = performance.now() - t0;
+    stop();
+    return { ms, fills: sim.stats.fills, transactions };
+  };
+  let idle = Infinity;
+  let busy = { ms: Infinity, fills: 0, transactions: 0 };
+  for (let r = 0; r < 3; r++) {
+    idle = Math.min(idle, round(false).ms);
+    const b = round(true);
+    if (b.ms < busy.ms) busy = b;
+  }
+  const extra = busy.ms - idle;
+  return {
+    candles: n,
+    idleMs: idle,
+    ordersMs: busy.ms,
+    fills: busy.fills,
+    transactions: busy.transactions,
+    usPerFill: (extra * 1000) / busy.fills,
+    nsPerTransaction: (extra * 1e6) / busy.transactions,
+  };
+}
+
 function child(mode: string, n: number, nodeFlags: readonly string[] = []): Figures {
   const out = execFileSync(process.execPath, [...nodeFlags, '--import', 'tsx', fileURLToPath(import.meta.url), '--child', mode, '--candles', String(n)], { encoding: 'utf8' });
   return JSON.parse(out.trim().split('\n').pop()!) as Figures;
@@ -285,6 +370,10 @@ async function main(): Promise<void> {
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(c0);
     console.log(JSON.stringify({ mode, candles: count, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, processMs: performance.now(), candlesPerSec: count / (wallMs / 1000), peakRssMB: process.resourceUsage().maxRSS / 1024, fills: 0, finalBalance: 0 }));
+    return;
+  }
+  if (base === 'sim-only') {
+    console.log(JSON.stringify(simOnly(n)));
     return;
   }
   if (base === 'engine-idle') {
@@ -337,6 +426,7 @@ async function main(): Promise<void> {
   const catalog = child('catalog', n);
   const data = child('data', n);
   const idle = child('engine-idle', n);
+  const floor = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', 'sim-only', '--candles', String(n)], { encoding: 'utf8' }).trim().split('\n').pop()!) as SimFloor;
   // The same runs with a larger young generation, engine and loop alike (not used for the targets:
   // the CLI runs with Node's defaults).
   const engineY = child('engine', n, BIG_YOUNG);
@@ -396,6 +486,10 @@ async function main(): Promise<void> {
       `fills +${((engine.wallMs - idle.wallMs) / 1000).toFixed(3)} s (${perFill(engine).toFixed(1)} µs a fill), with TP/SL/trailing +${((engineX.wallMs - idle.wallMs) / 1000).toFixed(3)} s (${perFill(engineX).toFixed(1)} µs a fill); the loops: ${((loop.wallMs - data.wallMs) / 1000).toFixed(3)} s and ${((loopX.wallMs - data.wallMs) / 1000).toFixed(3)} s over the data`,
   );
   console.log(
+    `the simulator alone, compiled (no engine; a reversal every 25 candles with TP/SL/trailing, fastest of 3 rounds in one process): ` +
+      `${floor.usPerFill.toFixed(2)} µs a fill, ${floor.nsPerTransaction.toFixed(0)} ns a transaction (${floor.fills} fills, ${floor.transactions} transactions; ${floor.idleMs.toFixed(0)} ms without orders, ${floor.ordersMs.toFixed(0)} ms with)`,
+  );
+  console.log(
     `with --max-semi-space-size=32 (engine and loop alike): ${(loopY.candlesPerSec / engineY.candlesPerSec).toFixed(2)}×, with TP/SL/trailing ${(loopXY.candlesPerSec / engineXY.candlesPerSec).toFixed(2)}× ` +
       `(engine ${Math.round(engineY.candlesPerSec).toLocaleString('en-US')} and ${Math.round(engineXY.candlesPerSec).toLocaleString('en-US')} candles/s)`,
   );
@@ -432,6 +526,7 @@ async function main(): Promise<void> {
       runFolder: { exits: brief(engineXS) },
       bigYoung: { engine: brief(engineY), loop: brief(loopY), ratio: Number((loopY.candlesPerSec / engineY.candlesPerSec).toFixed(3)), exits: { engine: brief(engineXY), loop: brief(loopXY), ratio: Number((loopXY.candlesPerSec / engineXY.candlesPerSec).toFixed(3)) } },
       breakdown: { dataMs: Math.round(data.wallMs), idleMs: Math.round(idle.wallMs), perFillUs: Number(perFill(engine).toFixed(2)), perFillExitsUs: Number(perFill(engineX).toFixed(2)) },
+      simFloor: { usPerFill: Number(floor.usPerFill.toFixed(2)), nsPerTransaction: Math.round(floor.nsPerTransaction), fills: floor.fills, transactions: floor.transactions },
       catalog: { candles: catalog.candles, candlesPerSec: Math.round(catalog.candlesPerSec), wallMs: Math.round(catalog.wallMs), peakRssMB: Math.round(catalog.peakRssMB) },
       warm: {
         engine: brief(engineW),
