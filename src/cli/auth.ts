@@ -1,8 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Argv } from 'yargs';
 import { AuthError, defaultTokenFile, resolveToken, writeTokenFile } from '../adapters/v20/auth.ts';
-import { environment } from '../adapters/v20/environments.ts';
-import { login, parseScopes } from '../adapters/v20/oauth.ts';
 
 /** Opens a URL in the user's browser when a desktop opener exists; failures are silent (the URL is printed anyway). */
 function openBrowser(url: string): void {
@@ -34,6 +32,8 @@ export function authCommand(y: Argv): Argv {
           .option('token-file', { type: 'string', describe: 'Where to store the token (default ~/.fxflow/token)' })
           .option('timeout', { type: 'number', default: 300, describe: 'Seconds to wait for the redirect' }),
       async (a) => {
+        // Loaded when the command runs: the other commands start without the HTTP stack (undici).
+        const [{ environment }, { login, parseScopes }] = await Promise.all([import('../adapters/v20/environments.ts'), import('../adapters/v20/oauth.ts')]);
         const env = environment(String(a.env), a.url !== undefined ? { url: String(a.url) } : {});
         if (!env.oauth) throw new AuthError('AUTH_OAUTH', `environment ${env.name} has no oauth endpoints in config/environments.json (add "oauth": { "authorize", "token" })`);
         const clientId = (a['client-id'] as string | undefined) ?? process.env.FXFLOW_CLIENT_ID;
@@ -65,7 +65,8 @@ export function authCommand(y: Argv): Argv {
         a
           .option('env', { type: 'string', choices: ['practice', 'live', 'sandbox'], default: 'practice' })
           .option('token-file', { type: 'string', describe: 'Token file to check (default ~/.fxflow/token)' }),
-      (a) => {
+      async (a) => {
+        const { environment } = await import('../adapters/v20/environments.ts');
         const env = environment(String(a.env));
         const r = resolveToken({ environment: env, ...(a['token-file'] !== undefined ? { tokenFile: String(a['token-file']) } : {}) });
         process.stdout.write(`${env.name}: token from ${r.source === 'file' ? `token file ${r.file}` : r.source === 'config' ? 'config/environments.json' : `the ${r.source} environment variable`} (${env.rest})\n`);

@@ -3,9 +3,6 @@ import type { CommandModule } from 'yargs';
 import { Catalog } from '../adapters/catalog/catalog.ts';
 import { AuthError, resolveToken } from '../adapters/v20/auth.ts';
 import { DownloadError, downloadCandles, type DownloadPrice } from '../adapters/v20/download.ts';
-import { environment } from '../adapters/v20/environments.ts';
-import { V20Http } from '../adapters/v20/http.ts';
-import { V20Rest } from '../adapters/v20/rest.ts';
 import { isGranularity } from '../domain/granularity.ts';
 import { parseDate } from './config.ts';
 import { createLogger, flushLogger } from './logger.ts';
@@ -56,6 +53,8 @@ export const dataDownloadCommand: CommandModule<object, DownloadArgs> = {
     const to = a.to === undefined ? Date.now() : parseDate(a.to);
     if (Number.isNaN(from)) throw usage(`--from '${a.from}' is not a date (YYYY-MM-DD or RFC 3339)`);
     if (Number.isNaN(to)) throw usage(`--to '${a.to}' is not a date (YYYY-MM-DD or RFC 3339)`);
+    // The HTTP stack (undici) is loaded by the commands that talk to OANDA, when they run.
+    const [{ environment }, { V20Http }, { V20Rest }] = await Promise.all([import('../adapters/v20/environments.ts'), import('../adapters/v20/http.ts'), import('../adapters/v20/rest.ts')]);
     const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
     let token: string | undefined;
     try {

@@ -3,13 +3,10 @@ import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Argv } from 'yargs';
 import { resolveToken } from '../adapters/v20/auth.ts';
-import { environment } from '../adapters/v20/environments.ts';
-import { V20Http } from '../adapters/v20/http.ts';
-import { V20Rest } from '../adapters/v20/rest.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
 import type { RiskLimits } from '../runner/risk.ts';
-import { Runner, RunnerError } from '../runner/runner.ts';
+import { RunnerError } from '../runner/errors.ts';
 import { loadStrategy } from './load-strategy.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
 
@@ -154,6 +151,13 @@ export async function runLive(a: RunArgs): Promise<void> {
   const limits = limitsOf(a);
   const rebaseEvery = rebaseEveryOf(a.journalRebaseEvery);
   const candleOptions = candleOptionsOf(a);
+  // The runner and the HTTP stack (undici) are loaded when a run starts: other commands start without them.
+  const [{ environment }, { V20Http }, { V20Rest }, { Runner }] = await Promise.all([
+    import('../adapters/v20/environments.ts'),
+    import('../adapters/v20/http.ts'),
+    import('../adapters/v20/rest.ts'),
+    import('../runner/runner.ts'),
+  ]);
   const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
   let token: string | undefined;
   try {

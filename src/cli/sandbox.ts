@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { startSandbox, type FaultOptions, type SandboxOptions } from '../sandbox/server.ts';
+import type { FaultOptions, SandboxOptions } from '../sandbox/server.ts';
 import { createLogger, flushLogger } from './logger.ts';
 
 /** The flags of `fxflow sandbox`. */
@@ -110,6 +110,8 @@ export function sandboxOptions(a: SandboxArgs, env: NodeJS.ProcessEnv = process.
 export async function runSandbox(a: SandboxArgs): Promise<void> {
   const log = createLogger();
   const opts = sandboxOptions(a);
+  // Loaded here, not at the top: other commands start without the server and its HTTP stack.
+  const { startSandbox } = await import('../sandbox/server.ts');
   const sandbox = await startSandbox({ ...opts, log });
   process.stdout.write(`fxflow sandbox listening on ${sandbox.url}\n`);
   process.stdout.write(`accounts: ${sandbox.accountIDs.join(', ')}; clock: ${opts.clock}; authentication: ${opts.requireToken ? 'bearer token required' : 'off'}\n`);

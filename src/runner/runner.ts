@@ -29,16 +29,9 @@ import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './offi
 import { KillSwitch, killSwitchIntents, RiskExecution, type RiskLimits } from './risk.ts';
 import { ShadowBook } from './shadow.ts';
 import { SimExecution } from './sim-execution.ts';
+import { RunnerError } from './errors.ts';
 
-/** A runner that cannot start (no account, a journal of another account, live without consent). */
-export class RunnerError extends Error {
-  readonly code: 'RUNNER' | 'RUNNER_LIVE_UNCONFIRMED';
-  constructor(code: RunnerError['code'], message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-    this.name = 'RunnerError';
-  }
-}
+export { RunnerError };
 
 /** Everything the runner composes (the CLI builds it from flags; tests from a sandbox). */
 export interface RunnerOptions {
