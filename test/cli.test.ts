@@ -64,6 +64,36 @@ describe('fxflow backtest', () => {
     expect(rows.slice(1).every((row) => row.split(',')[1] === 'USD_JPY')).toBe(true);
   });
 
+  it('a strategy that throws stops the backtest with one message naming the strategy, the handler, the time and the file', async () => {
+    const file = join(tmp, 'throws-on-fill.ts');
+    writeFileSync(
+      file,
+      `import { defineStrategy } from ${JSON.stringify(join(ROOT, 'src/strategy/api.ts'))};
+export default defineStrategy({
+  name: 'throws-on-fill',
+  params: {},
+  subscribe: { candles: ['EUR_USD:H1'] },
+  init: () => ({ sent: false }),
+  onCandle(ctx, s) {
+    if (s.sent) return;
+    return { state: { sent: true }, intents: [ctx.market('EUR_USD', 1000)] };
+  },
+  onTransaction(ctx) {
+    if (ctx.transaction.type === 'ORDER_FILL') throw new Error('cannot book fill ' + ctx.transaction.id);
+  },
+});
+`,
+    );
+    const r = await fxflow('backtest', file, '--no-save');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines[0]).toMatch(/^fxflow: strategy 'throws-on-fill' threw in onTransaction at 2024-01-01T\d\d:00:00\.000Z: cannot book fill \d+$/);
+    expect(lines[1]).toBe(`  at onTransaction (${file})`);
+    expect(lines[2]).toMatch(/the strategy has to be fixed; FXFLOW_DEBUG=1 prints the whole stack/);
+    expect(lines).toHaveLength(3); // no stack trace, no "internal error"
+  });
+
   it('overrides config per run and says which field is wrong', async () => {
     const bad = await fxflow('backtest', 'strategies/sma-cross.ts', '--balance', 'lots', '--no-save');
     expect(bad.code).toBe(1);

@@ -5,7 +5,7 @@ import type { MarketEvent } from '../domain/events.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import { defineStrategy, type Strategy } from '../strategy/api.ts';
-import { Engine } from './engine.ts';
+import { Engine, StrategyError } from './engine.ts';
 import { fromBatches, mergeSources } from './merge.ts';
 import { Portfolio } from './portfolio.ts';
 import { tap } from 'rxjs';
@@ -144,5 +144,72 @@ describe('engine', () => {
     expect(mk(['EUR_USD:H7'])).toThrow(/unknown granularity 'H7'/);
     expect(mk(['EUR_USD:H1:X'])).toThrow(/price component 'X'/);
     expect(mk(['EUR_UDS:H1'])).toThrow(/unknown instrument 'EUR_UDS'/);
+  });
+});
+
+describe('a strategy that throws', () => {
+  // Without the engine's own handling, rxjs rethrows an error thrown inside a subscriber from a
+  // timer: an uncaught exception (which vitest reports as a failure of the run) instead of a
+  // rejected run, and the events after it would still be handled.
+  it('in onCandle: the run rejects with a StrategyError naming the strategy, the handler and the time; nothing is handled after it', async () => {
+    let calls = 0;
+    const s = defineStrategy({
+      params: {},
+      subscribe: { candles: ['EUR_USD:M1'] },
+      onCandle(ctx) {
+        calls++;
+        if (calls === 2) throw new TypeError(`no price at ${ctx.candle!.bc}`);
+      },
+    });
+    const err = await backtest(s, [[m1(0), m1(1), m1(2), m1(3)]]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(StrategyError);
+    const e = err as StrategyError;
+    expect(e.code).toBe('STRATEGY');
+    expect([e.strategy, e.handler, e.at]).toEqual(['test', 'onCandle', T0 + 2 * MINUTE]);
+    expect(e.message).toBe(`strategy 'test' threw in onCandle at ${new Date(T0 + 2 * MINUTE).toISOString()}: no price at 1.1001`);
+    expect(e.cause).toBeInstanceOf(TypeError);
+    expect(calls).toBe(2);
+  });
+
+  it('in onTransaction: the run rejects with a StrategyError, the fill that reached the handler is in the account', async () => {
+    const s = defineStrategy({
+      params: {},
+      subscribe: { candles: ['EUR_USD:M1'] },
+      init: () => ({ sent: false }),
+      onCandle(ctx, st) {
+        if (st.sent) return;
+        return { state: { sent: true }, intents: [ctx.market('EUR_USD', 1000)] };
+      },
+      onTransaction(ctx) {
+        if (ctx.transaction!.type === 'ORDER_FILL') throw new Error('cannot book the fill');
+      },
+    });
+    const inst = instruments();
+    const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+    const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
+    const engine = new Engine({ strategy: s, name: 'booker', params: s.params, execution: sim, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02 });
+    const err = await engine.run(mergeSources([fromBatches([[m1(0), m1(1), m1(2)]])]).pipe(tap((e) => sim.onEvent(e)))).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(StrategyError);
+    expect((err as StrategyError).handler).toBe('onTransaction');
+    expect((err as StrategyError).message).toMatch(/^strategy 'booker' threw in onTransaction at .+: cannot book the fill$/);
+    expect(portfolio.ledger.trades.size).toBe(1);
+  });
+
+  it('in onStop, after batches fed through attach/feed (the simulator heard through listen): stop throws the StrategyError', () => {
+    const s = defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:M1'] }, onStart() {}, onCandle() {}, onStop() { throw new Error('report failed'); } });
+    const inst = instruments();
+    const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+    const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
+    const engine = new Engine({ strategy: s, name: 'closer', params: s.params, execution: sim, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02 });
+    const detach = engine.attach();
+    engine.feed([m1(0), m1(1)], (ev) => sim.onEvent(ev));
+    expect(() => engine.stop()).toThrow(/^strategy 'closer' threw in onStop at .+: report failed$/);
+    detach();
   });
 });

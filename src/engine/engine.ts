@@ -27,6 +27,26 @@ export class SubscriptionError extends Error {
   }
 }
 
+/**
+ * A strategy handler threw. The run stops (a backtest fails, a live run stops without submitting
+ * anything more on the strategy's behalf); the message names the strategy, the handler and the
+ * engine time, and the handler's own error is the `cause` (its stack points into the strategy file).
+ */
+export class StrategyError extends Error {
+  readonly code = 'STRATEGY' as const;
+  constructor(
+    readonly strategy: string,
+    readonly handler: string,
+    readonly at: number,
+    cause: unknown,
+  ) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    const when = Number.isFinite(at) ? ` at ${new Date(at).toISOString()}` : '';
+    super(`strategy '${strategy}' threw in ${handler}${when}: ${why}`, { cause });
+    this.name = 'StrategyError';
+  }
+}
+
 /** Parses `'EUR_USD:H1'` or `'EUR_USD:H1:BA'`-style candle subscriptions. */
 export function parseCandleSeries(spec: string, instruments?: InstrumentRegistry): CandleSeries {
   const [instrument, granularity, component = 'M', extra] = spec.split(':');
@@ -148,14 +168,36 @@ export class Engine<P extends Params, S> {
     return new Promise<void>((resolve, reject) => {
       let txSub: Subscription | undefined;
       let evSub: Subscription | undefined;
+      let failed = false;
       const fail = (e: unknown): void => {
+        if (failed) return;
+        failed = true;
         txSub?.unsubscribe();
         evSub?.unsubscribe();
         reject(e);
       };
-      txSub = this.#o.execution.transactions$.subscribe({ next: (tx) => this.#onTransaction(tx), error: fail });
+      // What a handler throws ends the run here. Left to rxjs, an error thrown inside `next` is
+      // rethrown later from a timer: an uncaught exception instead of a stopped run.
+      txSub = this.#o.execution.transactions$.subscribe({
+        next: (tx) => {
+          if (failed) return;
+          try {
+            this.#onTransaction(tx);
+          } catch (e) {
+            fail(e);
+          }
+        },
+        error: fail,
+      });
       evSub = events$.subscribe({
-        next: (ev) => this.#onEvent(ev),
+        next: (ev) => {
+          if (failed) return;
+          try {
+            this.#onEvent(ev);
+          } catch (e) {
+            fail(e);
+          }
+        },
         error: fail,
         complete: () => {
           try {
@@ -167,6 +209,8 @@ export class Engine<P extends Params, S> {
           }
         },
       });
+      // A source that emitted synchronously and failed before `subscribe` returned.
+      if (failed) evSub.unsubscribe();
     });
   }
 
@@ -180,9 +224,15 @@ export class Engine<P extends Params, S> {
     const execution = this.#o.execution;
     if (execution.listen !== undefined) return execution.listen((tx) => this.#onTransaction(tx));
     const sub = execution.transactions$.subscribe({
-      next: (tx) => this.#onTransaction(tx),
+      next: (tx) => {
+        try {
+          this.#onTransaction(tx);
+        } catch (e) {
+          this.#failure ??= { error: e }; // thrown by `feed` (see run for why not from here)
+        }
+      },
       error: (e: unknown) => {
-        this.#failure = { error: e };
+        this.#failure ??= { error: e };
       },
     });
     return () => sub.unsubscribe();
@@ -216,7 +266,7 @@ export class Engine<P extends Params, S> {
   /** Calls onStop once (the engine calls it when the stream completes). */
   stop(): void {
     const h = this.#o.strategy.onStop;
-    if (h) this.#call(h);
+    if (h) this.#call(h, 'onStop');
     this.#o.portfolio.finish();
   }
 
@@ -225,7 +275,7 @@ export class Engine<P extends Params, S> {
     this.#ctx.now = at;
     for (const t of this.#timers) t.next = Math.floor(at / t.everyMs) * t.everyMs + t.everyMs;
     const h = this.#o.strategy.onStart;
-    if (h) this.#call(h);
+    if (h) this.#call(h, 'onStart');
   }
 
   #onEvent(ev: MarketEvent): void {
@@ -261,7 +311,7 @@ export class Engine<P extends Params, S> {
           ctx.candle = ev;
           ctx.current = s;
           ctx.series = s;
-          this.#call(h);
+          this.#call(h, 'onCandle');
         }
         return;
       }
@@ -269,7 +319,7 @@ export class Engine<P extends Params, S> {
         const h = o.strategy.onTick;
         if (h && this.#ticks.has(ev.instrument)) {
           ctx.tick = ev;
-          this.#call(h);
+          this.#call(h, 'onTick');
         }
         return;
       }
@@ -277,7 +327,7 @@ export class Engine<P extends Params, S> {
         const h = o.strategy.onSignal;
         if (h && this.#signals.has(ev.instrument)) {
           ctx.signal = ev;
-          this.#call(h);
+          this.#call(h, 'onSignal');
         }
         return;
       }
@@ -285,7 +335,7 @@ export class Engine<P extends Params, S> {
         const h = o.strategy.onCalendar;
         if (h && this.#calendar.has(ev.currency)) {
           ctx.calendar = ev;
-          this.#call(h);
+          this.#call(h, 'onCalendar');
         }
         return;
       }
@@ -312,7 +362,7 @@ export class Engine<P extends Params, S> {
     const h = this.#o.strategy.onTimer;
     if (!h) return;
     this.#ctx.timer = ev;
-    this.#call(h);
+    this.#call(h, 'onTimer');
   }
 
   #onTransaction(tx: Transaction): void {
@@ -333,7 +383,13 @@ export class Engine<P extends Params, S> {
       this.#busy = true;
       try {
         ctx.transaction = tx;
-        this.#apply(h(ctx, this.#state));
+        let step: Step<S>;
+        try {
+          step = h(ctx, this.#state);
+        } catch (e) {
+          throw new StrategyError(this.#o.name, 'onTransaction', ctx.now, e);
+        }
+        this.#apply(step);
       } finally {
         ctx.reset();
         ctx.now = keepNow;
@@ -342,12 +398,22 @@ export class Engine<P extends Params, S> {
     }
   }
 
-  /** Runs one handler, applies its step, then delivers the transactions its intents produced. */
-  #call(handler: (ctx: StrategyContext<P>, state: S) => Step<S>): void {
+  /**
+   * Runs one handler, applies its step, then delivers the transactions its intents produced. What
+   * the handler throws becomes a StrategyError; what submitting its intents throws (a run folder
+   * that cannot be written, say) is not the strategy's and passes as it is.
+   */
+  #call(handler: (ctx: StrategyContext<P>, state: S) => Step<S>, name: string): void {
     this.#busy = true;
     try {
       this.stats.handlerCalls++;
-      this.#apply(handler(this.#ctx, this.#state));
+      let step: Step<S>;
+      try {
+        step = handler(this.#ctx, this.#state);
+      } catch (e) {
+        throw new StrategyError(this.#o.name, name, this.#ctx.now, e);
+      }
+      this.#apply(step);
     } finally {
       const now = this.#ctx.now;
       this.#ctx.reset();
