@@ -89,7 +89,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const { loaded, config, instruments } = o;
   const from = parseDate(config.run.from);
   const to = parseDate(config.run.to);
-  const subs = subscriptionsOf(loaded.strategy, loaded.params);
+  const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
   const tickInstruments = subs.ticks ?? [];
   if ((subs.candles ?? []).length === 0 && tickInstruments.length === 0) {
     throw new StrategyLoadError(loaded.file, "the strategy subscribes to no candles and no ticks; a backtest replays what it subscribes to (e.g. subscribe: { candles: ['EUR_USD:H1'] })");

@@ -5,7 +5,7 @@ import type { MarketEvent } from '../domain/events.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import { defineStrategy, type Strategy } from '../strategy/api.ts';
-import { Engine, StrategyError } from './engine.ts';
+import { Engine, StrategyError, subscriptionsOf } from './engine.ts';
 import { fromBatches, mergeSources } from './merge.ts';
 import { Portfolio } from './portfolio.ts';
 import { tap } from 'rxjs';
@@ -199,6 +199,28 @@ describe('a strategy that throws', () => {
     expect((err as StrategyError).handler).toBe('onTransaction');
     expect((err as StrategyError).message).toMatch(/^strategy 'booker' threw in onTransaction at .+: cannot book the fill$/);
     expect(portfolio.ledger.trades.size).toBe(1);
+  });
+
+  it('in init or subscribe: a StrategyError naming the step, before anything runs', () => {
+    const inst = instruments();
+    const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+    const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
+    const bad = defineStrategy({ params: { n: 1 }, subscribe: { candles: ['EUR_USD:M1'] }, init: (p) => (p.n > 0 ? (JSON.parse('{') as never) : {}), onCandle() {} });
+    expect(() => new Engine({ strategy: bad, name: 'starter', params: bad.params, execution: sim, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02 })).toThrow(
+      /^strategy 'starter' threw in init: .*JSON/,
+    );
+    const picky = defineStrategy({ name: 'picky', params: { pair: '' }, subscribe: (p) => { if (p.pair === '') throw new Error('give a pair'); return { candles: [`${p.pair}:M1`] }; }, onCandle() {} });
+    const err = (() => {
+      try {
+        subscriptionsOf(picky, picky.params);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(err).toBeInstanceOf(StrategyError);
+    expect((err as StrategyError).message).toBe("strategy 'picky' threw in subscribe: give a pair");
+    expect(subscriptionsOf(picky, { pair: 'EUR_USD' })).toEqual({ candles: ['EUR_USD:M1'] });
   });
 
   it('in onStop, after batches fed through attach/feed (the simulator heard through listen): stop throws the StrategyError', () => {

@@ -61,9 +61,14 @@ export function parseCandleSeries(spec: string, instruments?: InstrumentRegistry
   return { key: `${instrument}:${granularity}:${component}`, instrument, granularity: granularity as Granularity, component: component as PriceComponent };
 }
 
-/** Resolves a strategy's subscriptions for its params. */
-export function subscriptionsOf<P extends Params>(strategy: Strategy<P, unknown>, params: P): Subscriptions {
-  return typeof strategy.subscribe === 'function' ? strategy.subscribe(params) : strategy.subscribe;
+/** Resolves a strategy's subscriptions for its params (what `subscribe(params)` throws is a StrategyError). */
+export function subscriptionsOf<P extends Params>(strategy: Strategy<P, unknown>, params: P, name = strategy.name ?? 'strategy'): Subscriptions {
+  if (typeof strategy.subscribe !== 'function') return strategy.subscribe;
+  try {
+    return strategy.subscribe(params);
+  } catch (e) {
+    throw new StrategyError(name, 'subscribe', Number.NaN, e);
+  }
 }
 
 export interface EngineOptions<P extends Params, S> {
@@ -126,7 +131,7 @@ export class Engine<P extends Params, S> {
 
   constructor(opts: EngineOptions<P, S>) {
     this.#o = opts;
-    const subs = subscriptionsOf(opts.strategy as Strategy<P, unknown>, opts.params);
+    const subs = subscriptionsOf(opts.strategy as Strategy<P, unknown>, opts.params, opts.name);
     const history = opts.strategy.history ?? 500;
     for (const spec of subs.candles ?? []) {
       const s = parseCandleSeries(spec, opts.instruments);
@@ -147,7 +152,11 @@ export class Engine<P extends Params, S> {
       return { name: t.name, everyMs: t.everyMs, next: Number.NaN };
     });
     this.#ctx = new StrategyContext<P>(opts.name, opts.params, opts.log, opts.portfolio, opts.instruments, this.#series, opts.marginRate);
-    this.#state = (opts.strategy.init ? opts.strategy.init(opts.params) : undefined) as S;
+    try {
+      this.#state = (opts.strategy.init ? opts.strategy.init(opts.params) : undefined) as S;
+    } catch (e) {
+      throw new StrategyError(opts.name, 'init', Number.NaN, e);
+    }
   }
 
   /** The strategy's current state (for snapshots and tests). */

@@ -462,7 +462,7 @@ export class Runner {
     await this.#settle(contents, risk);
 
     // Warm-up from the candles endpoint: the same alignment as backtests; handlers are not called.
-    const subs = subscriptionsOf(base, o.params);
+    const subs = subscriptionsOf(base, o.params, o.name);
     const warm = Math.min(o.warmup ?? base.history ?? 500, 5000);
     const warmCandles: MarketEvent[] = [];
     for (const spec of subs.candles ?? []) {
