@@ -55,6 +55,13 @@ export type OrderIntent =
 
 export type IntentKind = OrderIntent['kind'];
 
+const KINDS: ReadonlySet<string> = new Set<IntentKind>(['order', 'replace', 'cancel', 'closeTrade', 'closePosition', 'tradeOrders', 'clientExtensions']);
+
+/** Whether `x` has the form of an intent (an object with a known `kind` and an `id`), as strategies build them with ctx's helpers. */
+export function isIntent(x: unknown): x is OrderIntent {
+  return typeof x === 'object' && x !== null && KINDS.has((x as { kind?: unknown }).kind as string) && typeof (x as { id?: unknown }).id === 'string';
+}
+
 /** Exhaustiveness guard for `switch (x.kind)`. */
 export function assertNever(x: never, what = 'value'): never {
   throw new Error(`unexpected ${what}: ${JSON.stringify(x)}`);

@@ -223,6 +223,35 @@ describe('a strategy that throws', () => {
     expect(subscriptionsOf(picky, { pair: 'EUR_USD' })).toEqual({ candles: ['EUR_USD:M1'] });
   });
 
+  it('returns something that is not a step, or an intent not made by ctx: a StrategyError before anything of the step is taken', async () => {
+    const cases: [unknown, string][] = [
+      [42, 'returned 42: a handler returns nothing, a list of intents, or { state, intents }'],
+      [[{ kind: 'buy', units: 100 }], 'returned intent {"kind":"buy","units":100}: make intents with the ctx helpers'],
+      [{ state: { n: 9 }, intents: 'buy' }, 'returned intents "buy": intents must be a list'],
+      [{ state: { n: 9 }, intents: [null] }, 'returned intent null: make intents with the ctx helpers'],
+    ];
+    for (const [step, says] of cases) {
+      const submitted: unknown[] = [];
+      const s = defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:M1'] }, init: () => ({ n: 0 }), onCandle: () => step as never });
+      const inst = instruments();
+      const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+      const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
+      const engine = new Engine({ strategy: s, name: 'sloppy', params: s.params, execution: sim, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02, onIntent: (i) => submitted.push(i) });
+      const detach = engine.attach();
+      let err: unknown;
+      try {
+        engine.feed([m1(0), m1(1)], (ev) => sim.onEvent(ev));
+      } catch (e) {
+        err = e;
+      }
+      detach();
+      expect(err).toBeInstanceOf(StrategyError);
+      expect((err as StrategyError).message).toContain(`strategy 'sloppy': onCandle at ${new Date(T0 + MINUTE).toISOString()} ${says}`);
+      expect(engine.state).toEqual({ n: 0 });
+      expect(submitted).toEqual([]);
+    }
+  });
+
   it('in onStop, after batches fed through attach/feed (the simulator heard through listen): stop throws the StrategyError', () => {
     const s = defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:M1'] }, onStart() {}, onCandle() {}, onStop() { throw new Error('report failed'); } });
     const inst = instruments();

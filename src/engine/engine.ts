@@ -3,7 +3,7 @@ import type { PriceComponent } from '../domain/candle.ts';
 import type { MarketEvent, TimerEvent } from '../domain/events.ts';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { isIntent, type OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
@@ -28,23 +28,38 @@ export class SubscriptionError extends Error {
 }
 
 /**
- * A strategy handler threw. The run stops (a backtest fails, a live run stops without submitting
- * anything more on the strategy's behalf); the message names the strategy, the handler and the
- * engine time, and the handler's own error is the `cause` (its stack points into the strategy file).
+ * A strategy handler threw, or returned something that is not a step. The run stops (a backtest
+ * fails, a live run stops without submitting anything more on the strategy's behalf); the message
+ * names the strategy, the handler and the engine time. A thrown error is the `cause` (its stack
+ * points into the strategy file).
  */
 export class StrategyError extends Error {
   readonly code = 'STRATEGY' as const;
-  constructor(
+  private constructor(
     readonly strategy: string,
     readonly handler: string,
     readonly at: number,
-    cause: unknown,
+    message: string,
+    cause?: unknown,
   ) {
-    const why = cause instanceof Error ? cause.message : String(cause);
-    const when = Number.isFinite(at) ? ` at ${new Date(at).toISOString()}` : '';
-    super(`strategy '${strategy}' threw in ${handler}${when}: ${why}`, { cause });
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'StrategyError';
   }
+
+  /** `handler` threw `cause`. */
+  static threw(strategy: string, handler: string, at: number, cause: unknown): StrategyError {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    return new StrategyError(strategy, handler, at, `strategy '${strategy}' threw in ${handler}${when(at)}: ${why}`, cause);
+  }
+
+  /** `handler` returned `what`, which is not a step; `fix` says what it should be. */
+  static returned(strategy: string, handler: string, at: number, what: string, fix: string): StrategyError {
+    return new StrategyError(strategy, handler, at, `strategy '${strategy}': ${handler}${when(at)} returned ${what}: ${fix}`);
+  }
+}
+
+function when(at: number): string {
+  return Number.isFinite(at) ? ` at ${new Date(at).toISOString()}` : '';
 }
 
 /** Parses `'EUR_USD:H1'` or `'EUR_USD:H1:BA'`-style candle subscriptions. */
@@ -67,7 +82,7 @@ export function subscriptionsOf<P extends Params>(strategy: Strategy<P, unknown>
   try {
     return strategy.subscribe(params);
   } catch (e) {
-    throw new StrategyError(name, 'subscribe', Number.NaN, e);
+    throw StrategyError.threw(name, 'subscribe', Number.NaN, e);
   }
 }
 
@@ -155,7 +170,7 @@ export class Engine<P extends Params, S> {
     try {
       this.#state = (opts.strategy.init ? opts.strategy.init(opts.params) : undefined) as S;
     } catch (e) {
-      throw new StrategyError(opts.name, 'init', Number.NaN, e);
+      throw StrategyError.threw(opts.name, 'init', Number.NaN, e);
     }
   }
 
@@ -396,9 +411,9 @@ export class Engine<P extends Params, S> {
         try {
           step = h(ctx, this.#state);
         } catch (e) {
-          throw new StrategyError(this.#o.name, 'onTransaction', ctx.now, e);
+          throw StrategyError.threw(this.#o.name, 'onTransaction', ctx.now, e);
         }
-        this.#apply(step);
+        this.#apply(step, 'onTransaction');
       } finally {
         ctx.reset();
         ctx.now = keepNow;
@@ -420,9 +435,9 @@ export class Engine<P extends Params, S> {
       try {
         step = handler(this.#ctx, this.#state);
       } catch (e) {
-        throw new StrategyError(this.#o.name, name, this.#ctx.now, e);
+        throw StrategyError.threw(this.#o.name, name, this.#ctx.now, e);
       }
-      this.#apply(step);
+      this.#apply(step, name);
     } finally {
       const now = this.#ctx.now;
       this.#ctx.reset();
@@ -432,16 +447,24 @@ export class Engine<P extends Params, S> {
     if (this.#queue.length > 0) this.#drain();
   }
 
-  #apply(step: Step<S>): void {
+  /**
+   * Takes a handler's step: the new state, then its intents, submitted in order. A step or an
+   * intent of another form is the strategy's error (StrategyError), found before anything of the
+   * step is taken.
+   */
+  #apply(step: Step<S>, handler: string): void {
     if (step === undefined) return;
     let intents: readonly OrderIntent[] | undefined;
     if (Array.isArray(step)) intents = step as readonly OrderIntent[];
-    else {
+    else if (typeof step === 'object' && step !== null) {
       const s = step as { readonly state?: S; readonly intents?: readonly OrderIntent[] };
-      if ('state' in s) this.#state = s.state as S;
+      if (s.intents !== undefined && !Array.isArray(s.intents)) throw this.#badStep(handler, `intents ${show(s.intents)}`, 'intents must be a list');
       intents = s.intents;
-    }
+      if (intents !== undefined) this.#checkIntents(intents, handler);
+      if ('state' in s) this.#state = s.state as S;
+    } else throw this.#badStep(handler, show(step), 'a handler returns nothing, a list of intents, or { state, intents }');
     if (intents === undefined || intents.length === 0) return;
+    if (Array.isArray(step)) this.#checkIntents(intents, handler);
     const o = this.#o;
     for (const intent of intents) {
       this.stats.intents++;
@@ -449,4 +472,25 @@ export class Engine<P extends Params, S> {
       o.execution.submit(intent);
     }
   }
+
+  #checkIntents(intents: readonly unknown[], handler: string): void {
+    for (let i = 0; i < intents.length; i++) {
+      if (!isIntent(intents[i])) throw this.#badStep(handler, `intent ${show(intents[i])}`, 'make intents with the ctx helpers (ctx.market, ctx.limit, ctx.cancel, ctx.closeTrade…)');
+    }
+  }
+
+  #badStep(handler: string, what: string, fix: string): StrategyError {
+    return StrategyError.returned(this.#o.name, handler, this.#ctx.now, what, fix);
+  }
+}
+
+/** A value as a strategy's error message shows it (at most 200 characters). */
+function show(x: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(x) ?? String(x);
+  } catch {
+    text = String(x);
+  }
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
