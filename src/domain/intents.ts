@@ -57,9 +57,16 @@ export type IntentKind = OrderIntent['kind'];
 
 const KINDS: ReadonlySet<string> = new Set<IntentKind>(['order', 'replace', 'cancel', 'closeTrade', 'closePosition', 'tradeOrders', 'clientExtensions']);
 
-/** Whether `x` has the form of an intent (an object with a known `kind` and an `id`), as strategies build them with ctx's helpers. */
+/**
+ * Whether `x` has the form of an intent, as strategies build them with ctx's helpers: an object
+ * with a known `kind`, an `id`, and for orders a `request` object. (What is in the request is the
+ * broker's to judge: an invalid one gets a v20 reject.)
+ */
 export function isIntent(x: unknown): x is OrderIntent {
-  return typeof x === 'object' && x !== null && KINDS.has((x as { kind?: unknown }).kind as string) && typeof (x as { id?: unknown }).id === 'string';
+  if (typeof x !== 'object' || x === null) return false;
+  const { kind, id, request } = x as { kind?: unknown; id?: unknown; request?: unknown };
+  if (!KINDS.has(kind as string) || typeof id !== 'string') return false;
+  return (kind !== 'order' && kind !== 'replace') || (typeof request === 'object' && request !== null);
 }
 
 /** Exhaustiveness guard for `switch (x.kind)`. */

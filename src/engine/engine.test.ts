@@ -229,6 +229,7 @@ describe('a strategy that throws', () => {
       [[{ kind: 'buy', units: 100 }], 'returned intent {"kind":"buy","units":100}: make intents with the ctx helpers'],
       [{ state: { n: 9 }, intents: 'buy' }, 'returned intents "buy": intents must be a list'],
       [{ state: { n: 9 }, intents: [null] }, 'returned intent null: make intents with the ctx helpers'],
+      [[{ kind: 'order', id: 'o1', request: null }], 'returned intent {"kind":"order","id":"o1","request":null}: make intents with the ctx helpers'],
     ];
     for (const [step, says] of cases) {
       const submitted: unknown[] = [];
