@@ -153,6 +153,23 @@ export default defineStrategy({
     const r = await fxflow('backtest', 'strategies/sma-cross.ts', '--instrument', 'AUD_USD', '--no-save');
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/no AUD_USD H1 data in the catalog.*fxflow data import/s);
+    // A period the catalog does not hold: one message with the months it holds, not an empty report.
+    const outside = await fxflow('backtest', 'strategies/sma-cross.ts', '--from', '2030-01-01', '--to', '2030-02-01', '--no-save');
+    expect(outside.code).toBe(1);
+    expect(outside.stdout).toBe('');
+    expect(outside.stderr.trim()).toBe(
+      `fxflow: ${join(ROOT, 'data/catalog/EUR_USD/H1')}: no EUR_USD H1 candles between 2030-01-01 and 2030-02-01: the catalog holds 2024-01 to 2024-12. Choose --from/--to inside that, or get the period with \`fxflow data download --instrument EUR_USD --granularity H1 --from 2030-01-01 --to 2030-02-01\``,
+    );
+    // A data file with nothing in the period (or of another instrument): the same, naming the file.
+    const csv = join(tmp, 'march.csv');
+    writeFileSync(csv, ['time,o,h,l,c,volume', '2024-03-01T10:00:00Z,1.1,1.101,1.099,1.1005,10', '2024-03-01T11:00:00Z,1.1005,1.102,1.1,1.101,12', ''].join('\n'));
+    const empty = await fxflow('backtest', 'strategies/sma-cross.ts', '--data', csv, '--from', '2024-04-01', '--to', '2024-05-01', '--no-save');
+    expect(empty.code).toBe(1);
+    expect(empty.stderr.trim()).toBe(`fxflow: ${csv}: no data for EUR_USD:H1:M between 2024-04-01 and 2024-05-01: check --instrument, --granularity, --from and --to against what it holds`);
+    // A period that overlaps what is held runs on what is there.
+    const overlap = await fxflow('backtest', 'strategies/sma-cross.ts', '--from', '2023-12-20', '--to', '2024-01-10', '--no-save');
+    expect(overlap.code).toBe(0);
+    expect(overlap.stdout).toMatch(/Trades \(closed\)\s+[1-9]/);
   });
 
   it('--help works on every command', async () => {

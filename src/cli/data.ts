@@ -16,7 +16,13 @@ export async function dataCatalog(root: string): Promise<{ candles: CandleSource
     if (made) process.stderr.write(`Generated the bundled synthetic sample data in ${sampleRoot} (first use).\n`);
   }
   const catalog = new Catalog(root);
-  return { candles: (req) => catalog.candles(req), available: (i, g) => catalog.has(i, g) };
+  return {
+    candles: (req) => {
+      catalog.requireCoverage(req); // a period the catalog does not hold is an error, not an empty report
+      return catalog.candles(req);
+    },
+    available: (i, g) => catalog.has(i, g),
+  };
 }
 
 /** A single file or folder (`--data`) as the source of the run's series. */

@@ -1,9 +1,10 @@
 import { join, resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
-import { openTicks } from '../adapters/catalog/index.ts';
+import { DataError, openTicks } from '../adapters/catalog/index.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { formatSummary } from '../engine/report.ts';
 import { runBacktest } from './backtest.ts';
+import { subscriptionsOf } from '../engine/engine.ts';
 import { ROOT, loadConfig, type BacktestConfig } from './config.ts';
 import { authCommand } from './auth.ts';
 import { dataCatalog, dataCommand, fileSource } from './data.ts';
@@ -106,6 +107,17 @@ async function backtest(a: BacktestArgs): Promise<void> {
   });
   bar.done();
   await flushLogger(log);
+  if (result.engine.events === 0) {
+    // Nothing to trade on: a report of zeros would hide it.
+    const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
+    const wanted = [...(subs.candles ?? []), ...(subs.ticks ?? []).map((t) => `${t} ticks`)].join(', ');
+    throw new DataError(
+      a.data !== undefined ? resolve(a.data) : resolve(ROOT, config.data.catalog),
+      0,
+      '',
+      `no data for ${wanted} between ${config.run.from} and ${config.run.to}: check --instrument, --granularity, --from and --to against what it holds${a.data !== undefined ? '' : ' (`fxflow data list`)'}`,
+    );
+  }
   if (a.json) {
     process.stdout.write(
       `${JSON.stringify({

@@ -23,6 +23,16 @@ export interface CatalogEntry {
 const iso = (t: UnixMs): string => `${new Date(t).toISOString().slice(0, 19)}Z`;
 const monthOf = (t: UnixMs): string => new Date(t).toISOString().slice(0, 7);
 
+/** The month files (`YYYY-MM.csv`, sorted) that overlap [from, to). */
+function monthsIn(files: readonly string[], req: { readonly from?: UnixMs; readonly to?: UnixMs }): string[] {
+  const fromMonth = req.from !== undefined ? monthOf(req.from) : '';
+  const toMonth = req.to !== undefined ? monthOf(req.to - 1) : '9999-99';
+  return files.filter((f) => {
+    const m = f.slice(0, 7);
+    return m >= fromMonth && m <= toMonth;
+  });
+}
+
 /** One catalog CSV row. */
 export function catalogRow(c: Candle): string {
   return `${iso(c.time)},${c.bo},${c.bh},${c.bl},${c.bc},${c.ao},${c.ah},${c.al},${c.ac},${c.volume}`;
@@ -62,12 +72,7 @@ export class Catalog {
         `no ${req.instrument} ${req.granularity} data in the catalog ${this.root}. Import a file with \`fxflow data import <file> --instrument ${req.instrument} --granularity ${req.granularity}\`, or run a backtest on the bundled sample (EUR_USD, GBP_USD, USD_JPY × M1, H1, 2024)`,
       );
     }
-    const fromMonth = req.from !== undefined ? monthOf(req.from) : '';
-    const toMonth = req.to !== undefined ? monthOf(req.to - 1) : '9999-99';
-    const selected = files.filter((f) => {
-      const m = f.slice(0, 7);
-      return m >= fromMonth && m <= toMonth;
-    });
+    const selected = monthsIn(files, req);
     const dir = this.#dir(req.instrument, req.granularity);
     return (async function* () {
       for (const f of selected) {
@@ -80,6 +85,25 @@ export class Catalog {
         });
       }
     })();
+  }
+
+  /**
+   * Throws a DataError when the series is held but none of its month files overlaps [from, to):
+   * a backtest of that period would run on no data at all. The message gives the months held and
+   * how to get the period. (`candles` itself yields nothing then, which the sandbox and downloads
+   * rely on.)
+   */
+  requireCoverage(req: CandleRequest): void {
+    const files = this.#months(req.instrument, req.granularity);
+    if (files.length === 0 || monthsIn(files, req).length > 0) return;
+    const day = (t: UnixMs | undefined): string => (t === undefined ? '…' : new Date(t).toISOString().slice(0, 10));
+    const held = `${files[0]!.slice(0, 7)} to ${files[files.length - 1]!.slice(0, 7)}`;
+    throw new DataError(
+      this.#dir(req.instrument, req.granularity),
+      0,
+      '',
+      `no ${req.instrument} ${req.granularity} candles between ${day(req.from)} and ${day(req.to)}: the catalog holds ${held}. Choose --from/--to inside that, or get the period with \`fxflow data download --instrument ${req.instrument} --granularity ${req.granularity} --from ${day(req.from)} --to ${day(req.to)}\``,
+    );
   }
 
   /** Lists the series held, reading only the first and last line of each month file. */
