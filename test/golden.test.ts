@@ -247,3 +247,28 @@ describe('golden: EUR account trading USD_JPY and EUR_GBP at once (multi-currenc
     expect(ledgerSum(r)).toBe(last.accountBalance);
   });
 });
+
+describe('closed trades kept or only streamed', () => {
+  it('give the same summary and the same trades.csv; only the kept run holds the list', async () => {
+    const { mkdtempSync, readFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { tradesCsv } = await import('../src/cli/backtest.ts');
+    const config = loadConfig(undefined, {});
+    const loaded = await loadStrategy(resolve(import.meta.dirname, '../strategies/breakout-tpsl.ts'), ['instrument=EUR_USD', 'granularity=H1']);
+    const go = (keepTrades: boolean, runDir: string): Promise<BacktestResult> =>
+      runBacktest({ loaded, config, instruments: loadInstruments(), candles: (r) => catalog.candles(r), available: (i, g) => catalog.has(i, g), log: silent, keepTrades, runDir });
+    const keptDir = join(mkdtempSync(join(tmpdir(), 'fxflow-kept-')), 'run');
+    const streamedDir = join(mkdtempSync(join(tmpdir(), 'fxflow-streamed-')), 'run');
+    const kept = await go(true, keptDir);
+    const streamed = await go(false, streamedDir);
+    expect(kept.summary.trades).toBeGreaterThan(20);
+    expect(kept.trades).toHaveLength(kept.summary.trades);
+    expect(streamed.trades).toEqual([]);
+    expect(streamed.summary).toEqual(kept.summary);
+    const csv = readFileSync(join(streamedDir, 'trades.csv'), 'utf8');
+    expect(csv).toBe(readFileSync(join(keptDir, 'trades.csv'), 'utf8'));
+    expect(csv).toBe(tradesCsv(kept.trades));
+    expect(csv.trim().split('\n')).toHaveLength(kept.summary.trades + 1);
+  });
+});

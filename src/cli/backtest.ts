@@ -36,6 +36,12 @@ export interface BacktestOptions {
   readonly log: StrategyLogger;
   /** Keep every transaction in memory for the result (for --json and tests). */
   readonly keepTransactions?: boolean;
+  /**
+   * Keep every closed trade in memory for the result's `trades` (default: as keepTransactions). The
+   * summary counts them either way and the run folder's trades.csv is written as they close, so a
+   * long backtest does not hold them.
+   */
+  readonly keepTrades?: boolean;
   /** Save a run folder here (summary.json, transactions.jsonl, equity.csv, report.txt, config.json). */
   readonly runDir?: string;
   readonly onProgress?: (fraction: number, events: number) => void;
@@ -44,7 +50,7 @@ export interface BacktestOptions {
 export interface BacktestResult {
   readonly summary: Summary;
   readonly transactions: Transaction[];
-  /** Every trade closed in full, in closing order. */
+  /** Every trade closed in full, in closing order (with keepTrades; empty otherwise). */
   readonly trades: readonly ClosedTrade[];
   readonly equity: readonly EquityPoint[];
   readonly engine: EngineStats;
@@ -141,15 +147,26 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   });
   // The portfolio shares the simulator's ledger: the simulator folds each transaction before it
   // hands it on, so the one fold serves both (live, the portfolio folds what the stream delivers).
-  const portfolio = new Portfolio({ currency: config.account.currency, instruments, initialBalance: config.account.initialBalance, ledger: sim.ledger, shared: true });
+  const portfolio = new Portfolio({
+    currency: config.account.currency,
+    instruments,
+    initialBalance: config.account.initialBalance,
+    ledger: sim.ledger,
+    shared: true,
+    keepClosedTrades: o.keepTrades ?? o.keepTransactions === true,
+  });
 
   const transactions: Transaction[] = [];
   let txOut: LineFile | undefined;
   let intentsOut: LineFile | undefined;
+  let tradesOut: LineFile | undefined;
   if (o.runDir) {
     makeRunDir(o.runDir);
     txOut = new LineFile(join(o.runDir, 'transactions.jsonl'));
     intentsOut = new LineFile(join(o.runDir, 'intents.jsonl'));
+    const out = (tradesOut = new LineFile(join(o.runDir, 'trades.csv')));
+    out.line(TRADES_CSV_HEADER);
+    portfolio.onClosedTrade = (t) => out.line(tradeCsvRow(t));
   }
   // A listener only when someone keeps or writes the transactions (one call less per transaction).
   const stopKeeping = o.keepTransactions || txOut
@@ -192,7 +209,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     try {
       txOut?.close();
     } finally {
-      intentsOut?.close();
+      try {
+        intentsOut?.close();
+      } finally {
+        tradesOut?.close();
+      }
     }
   }
   const wallMs = performance.now() - t0;
@@ -207,16 +228,18 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
     const csv = ['time,balance,nav', ...portfolio.equity.map((e) => `${new Date(e.time).toISOString()},${e.balance},${e.nav}`)];
     writeFileSync(join(o.runDir, 'equity.csv'), `${csv.join('\n')}\n`);
-    writeFileSync(join(o.runDir, 'trades.csv'), tradesCsv(portfolio.closedTrades));
   }
   return { summary, transactions, trades: portfolio.closedTrades, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }
 
-/** The closed trades as CSV (one row per trade, times in ISO 8601, money in the account currency). */
+const TRADES_CSV_HEADER = 'id,instrument,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing';
+
+/** One closed trade as a trades.csv row (times in ISO 8601, money in the account currency). */
+function tradeCsvRow(t: ClosedTrade): string {
+  return `${t.id},${t.instrument},${t.units},${new Date(t.openTime).toISOString()},${new Date(t.closeTime).toISOString()},${t.openPrice},${t.closePrice},${t.realizedPL},${t.financing}`;
+}
+
+/** The closed trades as CSV, as the run folder's trades.csv holds them (one row per trade). */
 export function tradesCsv(trades: readonly ClosedTrade[]): string {
-  const rows = ['id,instrument,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing'];
-  for (const t of trades) {
-    rows.push(`${t.id},${t.instrument},${t.units},${new Date(t.openTime).toISOString()},${new Date(t.closeTime).toISOString()},${t.openPrice},${t.closePrice},${t.realizedPL},${t.financing}`);
-  }
-  return `${rows.join('\n')}\n`;
+  return `${[TRADES_CSV_HEADER, ...trades.map(tradeCsvRow)].join('\n')}\n`;
 }

@@ -26,6 +26,19 @@ export interface ClosedTrade {
   readonly financing: number;
 }
 
+/** What the report needs of the closed trades, kept as they close (the list itself is optional). */
+export interface ClosedTradeStats {
+  count: number;
+  wins: number;
+  losses: number;
+  grossProfit: number;
+  grossLoss: number;
+  largestWin: number;
+  largestLoss: number;
+  /** Sum of the trades' holding times. */
+  heldMs: number;
+}
+
 const DAY = 86_400_000;
 
 /** The price at which an ORDER_FILL closed trade `id` (its TradeReduce's, else the fill's). */
@@ -53,7 +66,13 @@ export class Portfolio {
   readonly #instruments: InstrumentRegistry;
   readonly #quoteCurrency = new Map<string, string>();
   readonly equity: EquityPoint[] = [];
+  /** Every trade closed in full, in closing order; empty when the portfolio keeps only `tradeStats`. */
   readonly closedTrades: ClosedTrade[] = [];
+  /** The closed trades' figures for the report, whether or not the list is kept. */
+  readonly tradeStats: ClosedTradeStats = { count: 0, wins: 0, losses: 0, grossProfit: 0, grossLoss: 0, largestWin: 0, largestLoss: 0, heldMs: 0 };
+  /** Called with each trade as it closes (a backtest writes trades.csv from it). */
+  onClosedTrade: ((t: ClosedTrade) => void) | undefined = undefined;
+  readonly #keepClosedTrades: boolean;
   #balance = 0;
   #lastName = '';
   #lastQuote: Quote | undefined = undefined;
@@ -82,10 +101,13 @@ export class Portfolio {
    * backtest: the account it keeps is the same fold, so it is not done twice); the portfolio then
    * only keeps its own views (closed trades, exposure, balance) and ignores IDs it has seen.
    */
-  constructor(opts: { currency: string; instruments: InstrumentRegistry; initialBalance: string; strict?: boolean; ledger?: Ledger; shared?: boolean }) {
+  constructor(opts: { currency: string; instruments: InstrumentRegistry; initialBalance: string; strict?: boolean; ledger?: Ledger; shared?: boolean; keepClosedTrades?: boolean }) {
     if (opts.shared === true && opts.ledger === undefined) throw new Error('Portfolio: shared needs the ledger it shares');
     this.ledger = opts.ledger ?? new Ledger({ currency: opts.currency, strict: opts.strict ?? true });
     this.#shared = opts.shared === true;
+    // A long backtest closes trades by the hundred thousand: kept as objects they are most of what
+    // the run holds, and V8 sizes its heap at a few times that (peak memory would grow with the run).
+    this.#keepClosedTrades = opts.keepClosedTrades !== false;
     this.#seenID = Number(this.ledger.lastTransactionID);
     this.#flat = this.ledger.trades.size === 0;
     this.initialBalance = amount(opts.initialBalance);
@@ -132,9 +154,23 @@ export class Portfolio {
   #recordClosures(tx: Extract<Transaction, { type: 'ORDER_FILL' }>): void {
     const closeTime = parseTime(tx.time);
     const trades = this.ledger.closed;
+    const stats = this.tradeStats;
     for (let i = 0; i < trades.length; i++) {
       const t = trades[i]!;
-      this.closedTrades.push({
+      const realizedPL = toUnits(t.realizedPL);
+      stats.count++;
+      if (realizedPL > 0) {
+        stats.wins++;
+        stats.grossProfit += realizedPL;
+        if (realizedPL > stats.largestWin) stats.largestWin = realizedPL;
+      } else {
+        stats.losses++;
+        stats.grossLoss += realizedPL;
+        if (realizedPL < stats.largestLoss) stats.largestLoss = realizedPL;
+      }
+      stats.heldMs += closeTime - t.openMs;
+      if (!this.#keepClosedTrades && this.onClosedTrade === undefined) continue;
+      const closed: ClosedTrade = {
         id: t.id,
         instrument: t.instrument,
         units: Number(t.initialUnits),
@@ -142,9 +178,11 @@ export class Portfolio {
         closePrice: Number(closePriceOf(tx, t.id)),
         openTime: t.openMs,
         closeTime,
-        realizedPL: toUnits(t.realizedPL),
+        realizedPL,
         financing: toUnits(t.financing),
-      });
+      };
+      if (this.#keepClosedTrades) this.closedTrades.push(closed);
+      this.onClosedTrade?.(closed);
     }
   }
 

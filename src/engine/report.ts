@@ -59,21 +59,8 @@ const round = (x: number, places: number): number => {
 /** Computes the summary of a finished run from its portfolio. */
 export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambiguousPL?: number; from?: number; to?: number } = {}): Summary {
   const initial = toUnits(p.initialBalance);
-  const closed = p.closedTrades;
-  let wins = 0, losses = 0, grossProfit = 0, grossLoss = 0, largestWin = 0, largestLoss = 0, heldMs = 0;
-  for (const t of closed) {
-    const x = t.realizedPL;
-    if (x > 0) {
-      wins++;
-      grossProfit += x;
-      if (x > largestWin) largestWin = x;
-    } else {
-      losses++;
-      grossLoss += x;
-      if (x < largestLoss) largestLoss = x;
-    }
-    heldMs += t.closeTime - t.openTime;
-  }
+  // Kept as the trades closed (the portfolio need not keep the list itself).
+  const { count, wins, losses, grossProfit, grossLoss, largestWin, largestLoss, heldMs } = p.tradeStats;
   const unrealizedPL = p.unrealizedTotal();
   const finalBalance = toUnits(p.ledger.balance);
   const finalNAV = finalBalance + unrealizedPL;
@@ -93,11 +80,11 @@ export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambi
     returnPct: round((netPL / initial) * 100, 4),
     realizedPL: toUnits(p.ledger.pl),
     unrealizedPL: round(unrealizedPL, 4),
-    trades: closed.length,
+    trades: count,
     openTrades: p.ledger.trades.size,
     wins,
     losses,
-    winRate: closed.length === 0 ? 0 : round((wins / closed.length) * 100, 2),
+    winRate: count === 0 ? 0 : round((wins / count) * 100, 2),
     grossProfit: round(grossProfit, 4),
     grossLoss: round(grossLoss, 4),
     profitFactor: grossLoss === 0 ? null : round(grossProfit / -grossLoss, 4),
@@ -105,7 +92,7 @@ export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambi
     averageLoss: losses === 0 ? 0 : round(grossLoss / losses, 4),
     largestWin: round(largestWin, 4),
     largestLoss: round(largestLoss, 4),
-    averageHoldingHours: closed.length === 0 ? 0 : round(heldMs / closed.length / 3_600_000, 2),
+    averageHoldingHours: count === 0 ? 0 : round(heldMs / count / 3_600_000, 2),
     maxDrawdown: round(p.maxDrawdown, 4),
     maxDrawdownPct: round(p.maxDrawdownPct * 100, 4),
     sharpe: sharpe === null ? null : round(sharpe, 4),
