@@ -1,8 +1,9 @@
 // Shared by the runner's end-to-end tests: a sandbox on 127.0.0.1, a runner against it, and a
 // deterministic test strategy. Nothing is mocked: real HTTP, real streams, real files.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import pino from 'pino';
 import { V20Http } from '../../src/adapters/v20/http.ts';
 import { V20Rest } from '../../src/adapters/v20/rest.ts';
@@ -103,4 +104,35 @@ export async function waitTicks(runner: Runner, n: number, ms = 20_000): Promise
     if (Date.now() - t0 > ms) throw new Error(`runner saw ${runner.ticks} of ${n} prices`);
     await new Promise((res) => setTimeout(res, 5));
   }
+}
+
+/** A running `fxflow run` process and what it printed so far. */
+export interface FxflowRun {
+  readonly proc: ChildProcess;
+  out(): string;
+  err(): string;
+  readonly exited: Promise<number | null>;
+}
+
+/**
+ * Starts `fxflow run <strategy> --env sandbox` as its own process against the sandbox, with `args`
+ * added (journal, log file, broker...); resolves once it says it is running and `streams` more
+ * streams are connected (2: transactions and pricing; 1 with `--broker sim`, which has no
+ * transaction stream).
+ */
+export async function startFxflowRun(sandbox: Sandbox, strategy: string, args: readonly string[], streams = 2): Promise<FxflowRun> {
+  const before = sandbox.stats().streamConnections;
+  const root = resolve(import.meta.dirname, '../..');
+  const proc = spawn(process.execPath, [join('bin', 'fxflow.js'), 'run', strategy, '--env', 'sandbox', '--url', sandbox.url, '--status-every', '0', '--warmup', '0', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((res) => proc.on('exit', (code) => res(code)));
+  const t0 = Date.now();
+  while (!out.includes('Ctrl-C stops') || sandbox.stats().streamConnections < before + streams) {
+    if (proc.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`fxflow run did not start: ${out} ${err}`);
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  return { proc, out: () => out, err: () => err, exited };
 }

@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/runner/journal.ts';
-import { accountTransactions, duplicateOrders, pricePath, rig, type Rig } from './harness.ts';
+import { accountTransactions, duplicateOrders, pricePath, rig, startFxflowRun, type FxflowRun, type Rig } from './harness.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 let r: Rig | undefined;
 let child: ChildProcess | undefined;
 afterEach(async () => {
@@ -13,24 +12,10 @@ afterEach(async () => {
   r = undefined;
 });
 
-/** Starts `fxflow run` on the sandbox; resolves once it says it is running. */
-async function startRunner(sandbox: Rig['sandbox'], journal: string, log: string): Promise<{ proc: ChildProcess; out: () => string; exited: Promise<number | null> }> {
-  const url = sandbox.url;
-  const before = sandbox.stats().streamConnections;
-  const proc = spawn(process.execPath, [join('bin', 'fxflow.js'), 'run', 'test/runner/ping-pong-strategy.ts', '--env', 'sandbox', '--url', url, '--journal', journal, '--status-every', '0', '--warmup', '0', '--log-file', log], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((res) => proc.on('exit', (code) => res(code)));
-  const t0 = Date.now();
-  // Running, and both streams (transactions, pricing) connected.
-  while (!out.includes('Ctrl-C stops') || sandbox.stats().streamConnections < before + 2) {
-    if (proc.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`fxflow run did not start: ${out} ${err}`);
-    await new Promise((res) => setTimeout(res, 20));
-  }
-  return { proc, out: () => out, exited };
-}
+/** Starts `fxflow run` (ping-pong) on the sandbox; resolves once it is running with both streams connected. */
+const startRunner = (sandbox: Rig['sandbox'], journal: string, log: string): Promise<FxflowRun> =>
+  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', journal, '--log-file', log]);
+
 describe('kill -9 and restart', () => {
   it('10 SIGKILLs at random points, restarts: 0 duplicate orders, 0 missed transactions, strategy state restored', async () => {
     r = await rig();

@@ -1,12 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
 import { Journal } from '../../src/runner/journal.ts';
-import { duplicateOrders, pricePath, rig, type Rig } from './harness.ts';
+import { duplicateOrders, pricePath, rig, startFxflowRun, type FxflowRun, type Rig } from './harness.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 let r: Rig | undefined;
 let child: ChildProcess | undefined;
 afterEach(async () => {
@@ -15,22 +14,9 @@ afterEach(async () => {
   r = undefined;
 });
 
-/** Starts `fxflow run --broker sim` on the sandbox; resolves once it says it is running with its pricing stream connected. */
-async function startRunner(sandbox: Rig['sandbox'], journal: string, log: string): Promise<{ proc: ChildProcess; out: () => string; exited: Promise<number | null> }> {
-  const before = sandbox.stats().streamConnections;
-  const proc = spawn(process.execPath, [join('bin', 'fxflow.js'), 'run', 'test/runner/ping-pong-strategy.ts', '--env', 'sandbox', '--url', sandbox.url, '--broker', 'sim', '--journal', journal, '--status-every', '0', '--warmup', '0', '--log-file', log], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((res) => proc.on('exit', (code) => res(code)));
-  const t0 = Date.now();
-  while (!out.includes('Ctrl-C stops') || sandbox.stats().streamConnections < before + 1) {
-    if (proc.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`fxflow run did not start: ${out} ${err}`);
-    await new Promise((res) => setTimeout(res, 20));
-  }
-  return { proc, out: () => out, exited };
-}
+/** Starts `fxflow run --broker sim` (ping-pong) on the sandbox; resolves once it is running with its pricing stream connected. */
+const startRunner = (sandbox: Rig['sandbox'], journal: string, log: string): Promise<FxflowRun> =>
+  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--broker', 'sim', '--journal', journal, '--log-file', log], 1);
 
 const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 

@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineStrategy } from '../../src/strategy/api.ts';
-import { pricePath, rig, type Rig } from './harness.ts';
+import { pricePath, rig, startFxflowRun, type Rig } from './harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 let r: Rig | undefined;
@@ -69,30 +69,17 @@ export default defineStrategy({
 });
 `,
     );
-    const journal = join(r.journalDir, 'journal');
-    const streams = r.sandbox.stats().streamConnections;
-    const proc = spawn(process.execPath, [join('bin', 'fxflow.js'), 'run', file, '--env', 'sandbox', '--url', r.sandbox.url, '--journal', journal, '--status-every', '0', '--warmup', '0', '--log-file', join(r.journalDir, 'run.log')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    child = proc;
-    let out = '';
-    let err = '';
-    proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((res) => proc.on('exit', (code) => res(code)));
-    const t0 = Date.now();
-    // Running, and both streams (transactions, pricing) connected.
-    while (!out.includes('Ctrl-C stops') || r.sandbox.stats().streamConnections < streams + 2) {
-      if (proc.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`fxflow run did not start: ${out} ${err}`);
-      await new Promise((res) => setTimeout(res, 20));
-    }
+    const run = await startFxflowRun(r.sandbox, file, ['--journal', join(r.journalDir, 'journal'), '--log-file', join(r.journalDir, 'run.log')]);
+    child = run.proc;
     for (const p of pricePath(4)) {
       r.sandbox.setTime(p.time);
       r.sandbox.pushPrice(p);
       await new Promise((res) => setTimeout(res, 50));
     }
-    const code = await Promise.race([exited, new Promise<'hung'>((res) => setTimeout(() => res('hung'), 15_000))]);
-    console.log(`[strategy error] fxflow run exited ${code}; stderr: ${err.trim()}`);
+    const code = await Promise.race([run.exited, new Promise<'hung'>((res) => setTimeout(() => res('hung'), 15_000))]);
+    console.log(`[strategy error] fxflow run exited ${code}; stderr: ${run.err().trim()}`);
     expect(code).toBe(1);
-    expect(out).toMatch(/\(run: error: strategy 'fragile-cli' threw in onTick at [^)]+: state went bad\)/);
-    expect(err.trim()).toMatch(/^fxflow: the run stopped on an error, see the report above: strategy 'fragile-cli' threw in onTick at \S+: state went bad$/);
+    expect(run.out()).toMatch(/\(run: error: strategy 'fragile-cli' threw in onTick at [^)]+: state went bad\)/);
+    expect(run.err().trim()).toMatch(/^fxflow: the run stopped on an error, see the report above: strategy 'fragile-cli' threw in onTick at \S+: state went bad$/);
   });
 });
