@@ -202,26 +202,19 @@ export class Engine<P extends Params, S> {
       };
       // What a handler throws ends the run here. Left to rxjs, an error thrown inside `next` is
       // rethrown later from a timer: an uncaught exception instead of a stopped run.
-      txSub = this.#o.execution.transactions$.subscribe({
-        next: (tx) => {
+      const guarded =
+        <T>(handle: (x: T) => void) =>
+        (x: T): void => {
           if (failed) return;
           try {
-            this.#onTransaction(tx);
+            handle(x);
           } catch (e) {
             fail(e);
           }
-        },
-        error: fail,
-      });
+        };
+      txSub = this.#o.execution.transactions$.subscribe({ next: guarded((tx) => this.#onTransaction(tx)), error: fail });
       evSub = events$.subscribe({
-        next: (ev) => {
-          if (failed) return;
-          try {
-            this.#onEvent(ev);
-          } catch (e) {
-            fail(e);
-          }
-        },
+        next: guarded((ev) => this.#onEvent(ev)),
         error: fail,
         complete: () => {
           try {
