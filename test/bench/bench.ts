@@ -11,6 +11,9 @@
  * JIT warm-up (the engine has far more code to compile than the loop). The targets are judged on
  * the cold runs, as a user's backtest process runs.
  *
+ * Every run has the V8 settings the fxflow command applies at start (`src/cli/v8-tuning.ts`); the
+ * engine pair also runs with V8's default allocation-site pretenuring, to show what that is worth.
+ *
  * The simulator alone (`sim-only`): the same candles fed straight to a SimBroker, with and without
  * a reversal every 25 candles carrying the same exits, compiled (fastest of three rounds in one
  * process): what the v20 simulator itself costs per fill and per transaction, the floor under the
@@ -39,6 +42,7 @@ import { runBacktest } from '../../src/cli/backtest.ts';
 import { weekendClosure } from '../../src/domain/new-york.ts';
 import { loadConfig } from '../../src/cli/config.ts';
 import { loadStrategy } from '../../src/cli/load-strategy.ts';
+import { tuneV8 } from '../../src/cli/v8-tuning.ts';
 import { benchLatency } from './latency.ts';
 
 const FROM = Date.UTC(2019, 0, 1);
@@ -346,8 +350,11 @@ function child(mode: string, n: number, nodeFlags: readonly string[] = []): Figu
   return JSON.parse(out.trim().split('\n').pop()!) as Figures;
 }
 
-/** A larger young generation (V8's semi-space): fewer scavenges, for the tuning note in the README. */
-const BIG_YOUNG = ['--max-semi-space-size=32'];
+/**
+ * V8's default allocation-site pretenuring, which the fxflow command turns off (src/cli/v8-tuning.ts):
+ * the engine runs again with it, `--runs` times, to show what the setting is worth.
+ */
+const V8_DEFAULT = ['--allocation-site-pretenuring'];
 
 async function main(): Promise<void> {
   const mode = arg('child', '');
@@ -358,6 +365,10 @@ async function main(): Promise<void> {
     return;
   }
   TO = Date.UTC(2019 + yearsFor(n), 0, 1);
+  // Every run, engine and loop alike (and the latency bench in this process), has the V8 settings
+  // the fxflow command applies at start; a child started with `--allocation-site-pretenuring`
+  // keeps V8's default (see V8_DEFAULT).
+  tuneV8();
   // `-warm`: the same run twice in one process, the second measured (compiled code, no JIT warm-up).
   const warm = mode.endsWith('-warm');
   const base = warm ? mode.slice(0, -'-warm'.length) : mode;
@@ -402,12 +413,14 @@ async function main(): Promise<void> {
   // same machine; the median run (by wall time) is reported, with the spread of the wall times.
   const runs = Math.max(1, Number(arg('runs', '3')));
   const modes = ['engine', 'loop', 'engine-exits', 'loop-exits', 'engine-warm', 'loop-warm', 'engine-exits-warm', 'loop-exits-warm'] as const;
-  const samples = new Map<string, Figures[]>(modes.map((m) => [m, []]));
+  const samples = new Map<string, Figures[]>([...modes, 'engine-v8-default', 'engine-exits-v8-default'].map((m) => [m, []]));
   // Peak memory is compared between 1M and a quarter of it, each the median of `runs` runs: one
   // run's peak RSS swings with when V8 collects (150 to 275 MB for the same run).
   const quarters: Figures[] = [];
   for (let r = 0; r < runs; r++) {
     for (const m of modes) samples.get(m)!.push(child(m, n));
+    samples.get('engine-v8-default')!.push(child('engine', n, V8_DEFAULT));
+    samples.get('engine-exits-v8-default')!.push(child('engine-exits', n, V8_DEFAULT));
     quarters.push(child('engine', Math.floor(n / 4)));
   }
   const medianOf = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
@@ -435,12 +448,8 @@ async function main(): Promise<void> {
   const data = child('data', n);
   const idle = child('engine-idle', n);
   const floor = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', 'sim-only', '--candles', String(n)], { encoding: 'utf8' }).trim().split('\n').pop()!) as SimFloor;
-  // The same runs with a larger young generation, engine and loop alike (not used for the targets:
-  // the CLI runs with Node's defaults).
-  const engineY = child('engine', n, BIG_YOUNG);
-  const loopY = child('loop', n, BIG_YOUNG);
-  const engineXY = child('engine-exits', n, BIG_YOUNG);
-  const loopXY = child('loop-exits', n, BIG_YOUNG);
+  const engineD = median('engine-v8-default');
+  const engineXD = median('engine-exits-v8-default');
   const ratioW = loopW.candlesPerSec / engineW.candlesPerSec;
   const ratioXW = loopXW.candlesPerSec / engineXW.candlesPerSec;
   const ratio = loop.candlesPerSec / engine.candlesPerSec;
@@ -480,10 +489,8 @@ async function main(): Promise<void> {
     row('catalog read (sample M1 CSV)', catalog),
     row('data only (the generator)', data),
     row('engine, signals, no orders', idle),
-    row('engine, --max-semi-space-size=32', engineY),
-    row('hand loop, --max-semi-space-size=32', loopY),
-    row('engine, TP/SL/trailing, semi-space 32', engineXY),
-    row('hand loop, TP/SL/trailing, semi-space 32', loopXY),
+    row('engine, V8 default pretenuring', engineD),
+    row('engine, TP/SL/trailing, V8 default pretenuring', engineXD),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
@@ -504,8 +511,8 @@ async function main(): Promise<void> {
       `${floor.usPerFill.toFixed(2)} µs a fill, ${floor.nsPerTransaction.toFixed(0)} ns a transaction (${floor.fills} fills, ${floor.transactions} transactions; ${floor.idleMs.toFixed(0)} ms without orders, ${floor.ordersMs.toFixed(0)} ms with)`,
   );
   console.log(
-    `with --max-semi-space-size=32 (engine and loop alike): ${(loopY.candlesPerSec / engineY.candlesPerSec).toFixed(2)}×, with TP/SL/trailing ${(loopXY.candlesPerSec / engineXY.candlesPerSec).toFixed(2)}× ` +
-      `(engine ${Math.round(engineY.candlesPerSec).toLocaleString('en-US')} and ${Math.round(engineXY.candlesPerSec).toLocaleString('en-US')} candles/s)`,
+    `with V8's default allocation-site pretenuring (which fxflow turns off): engine ${(engineD.wallMs / 1000).toFixed(3)} s (${((engineD.wallMinMs ?? 0) / 1000).toFixed(2)}–${((engineD.wallMaxMs ?? 0) / 1000).toFixed(2)}), ` +
+      `with TP/SL/trailing ${(engineXD.wallMs / 1000).toFixed(3)} s (${((engineXD.wallMinMs ?? 0) / 1000).toFixed(2)}–${((engineXD.wallMaxMs ?? 0) / 1000).toFixed(2)}); ratios to the loops ${(loop.candlesPerSec / engineD.candlesPerSec).toFixed(2)}× and ${(loopX.candlesPerSec / engineXD.candlesPerSec).toFixed(2)}×`,
   );
   if (engine.fills !== loop.fills) console.log(`note: fills differ (engine ${engine.fills}, loop ${loop.fills})`);
   if (engineX.fills !== loopX.fills) console.log(`note: fills differ with exits (engine ${engineX.fills}, loop ${loopX.fills})`);
@@ -540,7 +547,7 @@ async function main(): Promise<void> {
         ratioFastest: Number(ratioFastestX.toFixed(3)),
       },
       runFolder: { exits: brief(engineXS) },
-      bigYoung: { engine: brief(engineY), loop: brief(loopY), ratio: Number((loopY.candlesPerSec / engineY.candlesPerSec).toFixed(3)), exits: { engine: brief(engineXY), loop: brief(loopXY), ratio: Number((loopXY.candlesPerSec / engineXY.candlesPerSec).toFixed(3)) } },
+      v8Default: { engine: brief(engineD), exits: { engine: brief(engineXD) } },
       breakdown: { dataMs: Math.round(data.wallMs), idleMs: Math.round(idle.wallMs), perFillUs: Number(perFill(engine).toFixed(2)), perFillExitsUs: Number(perFill(engineX).toFixed(2)) },
       simFloor: { usPerFill: Number(floor.usPerFill.toFixed(2)), nsPerTransaction: Math.round(floor.nsPerTransaction), fills: floor.fills, transactions: floor.transactions },
       catalog: { candles: catalog.candles, candlesPerSec: Math.round(catalog.candlesPerSec), wallMs: Math.round(catalog.wallMs), peakRssMB: Math.round(catalog.peakRssMB) },
