@@ -7,11 +7,17 @@ export interface LineBatch {
 }
 
 /**
- * Streams a text file as batches of lines, one batch per chunk read (about 1 MiB), carrying a
- * partial last line over to the next chunk. Handles `\r\n` and a last line without a newline.
- * Memory stays at a chunk or two whatever the file's size.
+ * Streams a text file as batches of lines, one batch per chunk read (64 KiB), carrying a partial
+ * last line over to the next chunk. Handles `\r\n` and a last line without a newline. Memory stays
+ * at a chunk or two whatever the file's size.
+ *
+ * The chunk is small on purpose: a chunk's lines, and the candles read from them, are alive until
+ * the chunk is done, and every young-generation collection in that time copies them. With 1 MiB
+ * chunks (about 15,000 rows) a year of M1 candles from the catalog took 52 scavenges of 4-7 MB
+ * survivors each (0.41 s of pauses) and the whole backtest 2.3 s; with 64 KiB it takes 1.7 s
+ * (16 KiB and 256 KiB were both slower: interleaved runs, README Performance).
  */
-export async function* readLines(path: string, chunkBytes = 1 << 20): AsyncIterable<LineBatch> {
+export async function* readLines(path: string, chunkBytes = 1 << 16): AsyncIterable<LineBatch> {
   let carry = '';
   let lineNo = 1;
   const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: chunkBytes });
