@@ -59,18 +59,9 @@ export async function* mergeBatches(sources: readonly AsyncIterable<readonly Mar
       }
       const events = batch[lead]!;
       const start = pos[lead]!;
-      let p = start;
+      const p = runEnd(events, start, limit, lead < limitIndex, last, lead);
       const n = events.length;
-      const leadWinsTies = lead < limitIndex;
-      while (p < n) {
-        const at = events[p]!.at;
-        if (at > limit || (at === limit && !leadWinsTies)) break;
-        if (at < last) {
-          throw new Error(`source ${lead} went back in time: ${new Date(at).toISOString()} after ${new Date(last).toISOString()}`);
-        }
-        last = at;
-        p++;
-      }
+      if (p > start) last = events[p - 1]!.at;
       pos[lead] = p;
       yield start === 0 && p === n ? events : events.slice(start, p);
       if (p >= n && !(await refill(lead))) live.splice(live.indexOf(lead), 1);
@@ -80,6 +71,28 @@ export async function* mergeBatches(sources: readonly AsyncIterable<readonly Mar
     // Early exit (break, error): close the sources so files and sockets are released.
     if (!finished) for (const it of iterators) void it.return?.();
   }
+}
+
+/**
+ * Where the run of `events` that starts at `start` ends: before the first event past `limit` (or at
+ * it, when the other source wins ties). Checks the order on the way. A plain function, not part of
+ * the generator: a generator's locals live on the heap, and a number stored there per event is a
+ * heap allocation per event.
+ */
+function runEnd(events: readonly MarketEvent[], start: number, limit: number, leadWinsTies: boolean, last: number, lead: number): number {
+  let p = start;
+  let prev = last;
+  const n = events.length;
+  while (p < n) {
+    const at = events[p]!.at;
+    if (at > limit || (at === limit && !leadWinsTies)) break;
+    if (at < prev) {
+      throw new Error(`source ${lead} went back in time: ${new Date(at).toISOString()} after ${new Date(prev).toISOString()}`);
+    }
+    prev = at;
+    p++;
+  }
+  return p;
 }
 
 /**
