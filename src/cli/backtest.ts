@@ -14,6 +14,7 @@ import { mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
 import { summarize, type Summary } from '../engine/report.ts';
 import { toUnits } from '../domain/money.ts';
+import { formatIsoMs } from '../domain/time.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
 import { ConfigError, type BacktestConfig } from './config.ts';
@@ -236,7 +237,7 @@ const TRADES_CSV_HEADER = 'id,instrument,units,openTime,closeTime,openPrice,clos
 
 /** One closed trade as a trades.csv row (times in ISO 8601, money in the account currency). */
 function tradeCsvRow(t: ClosedTrade): string {
-  return `${t.id},${t.instrument},${t.units},${new Date(t.openTime).toISOString()},${new Date(t.closeTime).toISOString()},${t.openPrice},${t.closePrice},${t.realizedPL},${t.financing}`;
+  return `${t.id},${t.instrument},${t.units},${formatIsoMs(t.openTime)},${formatIsoMs(t.closeTime)},${t.openPrice},${t.closePrice},${t.realizedPL},${t.financing}`;
 }
 
 /** The closed trades as CSV, as the run folder's trades.csv holds them (one row per trade). */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatTime, formatUnixTime, parseRequestTime, parseTime } from './time.ts';
+import { formatIsoMs, formatTime, formatUnixTime, parseRequestTime, parseTime } from './time.ts';
 
 describe('time', () => {
   it('formats as v20 does (nine fraction digits) and parses back (property)', () => {
@@ -10,6 +10,14 @@ describe('time', () => {
         expect(s).toBe(`${new Date(t).toISOString().slice(0, 23)}000000Z`);
         expect(parseTime(s)).toBe(t);
         expect(parseTime(formatUnixTime(t))).toBe(t);
+      }),
+    );
+  });
+
+  it("formats whole milliseconds as Date's toISOString does, before 1970 too, interleaved days (property)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -2_208_988_800_000, max: 7_258_118_400_000 }), { minLength: 1, maxLength: 10 }), (times) => {
+        for (const t of times) expect(formatIsoMs(t)).toBe(new Date(t).toISOString());
       }),
     );
   });

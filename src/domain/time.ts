@@ -104,7 +104,6 @@ function parseGeneral(text: string): UnixMs {
   return Number.NaN;
 }
 
-/** Formats as OANDA does: `2017-08-11T15:04:31.639182000Z` (always nine fraction digits). */
 /** The date part ("2017-08-11T") of the last day formatted, and that day (days since the epoch). */
 let lastDay = Number.NaN;
 let lastDayText = '';
@@ -113,6 +112,7 @@ let lastDayText = '';
 const PAD2 = Array.from({ length: 100 }, (_, i) => (i < 10 ? `0${i}` : `${i}`));
 const PAD3 = Array.from({ length: 1000 }, (_, i) => `${i}`.padStart(3, '0'));
 
+/** Formats as OANDA does: `2017-08-11T15:04:31.639182000Z` (always nine fraction digits). */
 export function formatTime(t: UnixMs): string {
   if (t === lastFormattedMs) return lastFormattedText;
   const ms = ((t % 86_400_000) + 86_400_000) % 86_400_000;
@@ -127,6 +127,14 @@ export function formatTime(t: UnixMs): string {
   lastFormattedMs = t;
   lastFormattedText = `${lastDayText}${PAD2[hh]}:${PAD2[mm]}:${PAD2[ss]}.${PAD3[ms % 1000]}000000Z`;
   return lastFormattedText;
+}
+
+/**
+ * `Date.prototype.toISOString`'s form, `2017-08-11T15:04:31.639Z`, for a whole millisecond of the
+ * years 0000-9999, without a Date object (the run folder's trades.csv writes two per closed trade).
+ */
+export function formatIsoMs(t: UnixMs): string {
+  return `${formatTime(t).slice(0, 23)}Z`;
 }
 
 /** "YYYY-MM-DDT" of a day counted from the epoch (H. Hinnant's civil-from-days: no Date object). */
