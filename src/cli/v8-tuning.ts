@@ -9,8 +9,11 @@ import { setFlagsFromString } from 'node:v8';
  * open trades live just long enough, so candles and v20 transactions end up allocated old,
  * the old generation grows by megabytes between scavenges, every scavenge has to scan it, and full
  * collections follow. Which sites get pretenured depends on timing, so the same backtest ran in
- * either about 1.2 s or about 2.1 s (1M candles with TP/SL/trailing, interleaved runs); with
- * pretenuring off it runs in 1.1-1.3 s every time. See README, Performance.
+ * either about 1.2 s or about 2.1 s (1M candles with TP/SL/trailing in batches of 4096, interleaved
+ * runs); with pretenuring off it ran in 1.1-1.3 s every time. The catalog readers and the generator
+ * now deliver batches small enough to die young, and with them the flag no longer changes the
+ * benchmark or a catalog backtest; it stays as a guard for sources that deliver large batches.
+ * See README, Performance.
  *
  * A flag set here acts from now on, for objects allocated from now on; it is set before fxflow's
  * own modules load. A user who names the setting in NODE_OPTIONS or on Node's command line keeps

@@ -425,7 +425,8 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
   let objLine = 1;
   // Depth of candle objects: 2 inside {"candles":[ {...} ]}, 1 for JSON lines.
   let candleDepth = -1;
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
+  // 64 KiB chunks, as readLines: a chunk's candles are one batch, and smaller batches die young.
+  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 16 });
   for await (const chunk of stream as AsyncIterable<string>) {
     const text = buf + chunk;
     const base = buf.length;
