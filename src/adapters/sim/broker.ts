@@ -23,7 +23,7 @@ import type {
 import type { Execution } from '../../ports/execution.ts';
 import { HomeConversion, formatFactor, type Quote } from '../../domain/conversion.ts';
 import { isLimitLike, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
-import { validateOrderRequest } from './validate.ts';
+import { checkOrder, type OrderEnv } from './validate.ts';
 import { orderOf, restoreAccount, SimSeedError, tradeSummaryOf, type SimAccountState } from './seed.ts';
 
 export interface SimBrokerOptions {
@@ -243,6 +243,14 @@ export class SimBroker implements Execution {
     this.#accountMarginRate = Number(opts.marginRate);
     this.#commission = scaled(opts.commissionPerMillion ?? '0');
     this.#hedging = opts.hedging === true && opts.fifo !== true;
+    const broker = this;
+    this.#orderEnv = {
+      instruments: opts.instruments,
+      get now(): number {
+        return broker.#now;
+      },
+      trade: (spec) => this.#findTrade(spec),
+    };
   }
 
   /** Whether the FX market is closed at `t` (Friday 17:00 to Sunday 17:00 New York). */
@@ -650,7 +658,7 @@ export class SimBroker implements Execution {
         const old = this.#findOrder(intent.orderSpecifier);
         if (!old) {
           this.#begin();
-          this.#reject('ORDER_CANCEL_REJECT', { orderID: intent.orderSpecifier }, 'ORDER_DOESNT_EXIST');
+          this.#reject('ORDER_CANCEL_REJECT', cancelRejectFields(intent.orderSpecifier), 'ORDER_DOESNT_EXIST');
           return;
         }
         this.#submitOrder(intent.request, old);
@@ -659,7 +667,7 @@ export class SimBroker implements Execution {
       case 'cancel': {
         const o = this.#findOrder(intent.orderSpecifier);
         this.#begin();
-        if (!o) this.#reject('ORDER_CANCEL_REJECT', { orderID: intent.orderSpecifier }, 'ORDER_DOESNT_EXIST');
+        if (!o) this.#reject('ORDER_CANCEL_REJECT', cancelRejectFields(intent.orderSpecifier), 'ORDER_DOESNT_EXIST');
         else this.#cancelOrder(o, 'CLIENT_REQUEST');
         return;
       }
@@ -766,6 +774,9 @@ export class SimBroker implements Execution {
     }
   }
 
+  /** What `checkOrder` reads of this account: the instruments, the clock, the open trades. */
+  readonly #orderEnv: OrderEnv;
+
   #findOrder(spec: string): SimOrder | undefined {
     const id = spec.startsWith('@') ? this.#byClientID.get(spec.slice(1)) : spec;
     return id === undefined ? undefined : this.#orders.get(id);
@@ -779,16 +790,16 @@ export class SimBroker implements Execution {
   }
 
   #submitOrder(request: OrderRequest, replaces: SimOrder | undefined): void {
-    const r = request as OrderRequest & Record<string, unknown> & { instrument?: string; tradeID?: string; clientExtensions?: ClientExtensions };
-    const inst = r.instrument !== undefined && this.#instruments.has(r.instrument) ? this.#instruments.get(r.instrument) : undefined;
-    let reason = validateOrderRequest(request, inst, this.#now);
+    const check = checkOrder(request, this.#orderEnv);
+    const r = check.request as OrderRequest & Record<string, unknown> & { instrument?: string; tradeID?: string; clientExtensions?: ClientExtensions };
+    let reason = check.ok ? undefined : check.reason;
+    const inst = check.ok ? check.instrument : undefined;
     const cid = r.clientExtensions?.id;
     if (!reason && cid !== undefined && this.#byClientID.has(cid) && this.#byClientID.get(cid) !== replaces?.id) reason = 'CLIENT_ORDER_ID_ALREADY_EXISTS';
     let trade: LedgerTrade | undefined;
-    if (!reason && r.tradeID !== undefined) {
-      trade = this.#findTrade(r.tradeID);
-      if (!trade) reason = 'TRADE_DOESNT_EXIST';
-      else if (!replaces) {
+    if (!reason && check.ok && check.tradeID !== undefined) {
+      trade = this.ledger.trades.get(check.tradeID)!;
+      if (!replaces) {
         const slot = r.type === 'TAKE_PROFIT' ? trade.takeProfitOrderID : r.type === 'STOP_LOSS' ? trade.stopLossOrderID : r.type === 'TRAILING_STOP_LOSS' ? trade.trailingStopLossOrderID : trade.guaranteedStopLossOrderID;
         if (slot !== undefined) reason = `${r.type}_ORDER_ALREADY_EXISTS` as TransactionRejectReason;
       }
@@ -806,7 +817,7 @@ export class SimBroker implements Execution {
       replacement = { cancellingTransactionID: cancelID, replacesOrderID: replaces.id };
     }
     if (r.type === 'MARKET') {
-      const m = request as MarketOrderRequest;
+      const m = r as unknown as MarketOrderRequest;
       const q: { -readonly [K in keyof MarketRequest]: MarketRequest[K] } = {
         instrument: m.instrument,
         units: m.units,
@@ -839,10 +850,9 @@ export class SimBroker implements Execution {
     }
     if (r.price !== undefined && inst) draft.price = inst.price(Number(r.price));
     if (r.gtdTime !== undefined) draft.gtdTime = formatTime(parseRequestTime(r.gtdTime as string));
-    if (type === 'MARKET_IF_TOUCHED') {
-      const q = this.#quotes.get(r.instrument!);
-      if (q && inst) draft.initialMarketPrice = inst.price((q.bid + q.ask) / 2);
-    }
+    // MARKET_IF_TOUCHED: the order records its initialMarketPrice (v20's MarketIfTouchedOrder), the
+    // MARKET_IF_TOUCHED_ORDER transaction does not (its definition has no such field): #track takes it
+    // from the current quote, as the sandbox's order view does.
     if (replacement) Object.assign(draft, replacement);
     const tx = this.#emit(draft);
     this.#track(tx, this.#now);
@@ -864,7 +874,8 @@ export class SimBroker implements Execution {
     const trade = this.#findTrade(intent.tradeSpecifier);
     this.#begin();
     if (!trade) {
-      this.#reject('TAKE_PROFIT_ORDER_REJECT', { tradeID: intent.tradeSpecifier, reason: 'CLIENT_ORDER' }, 'TRADE_DOESNT_EXIST');
+      const spec = intent.tradeSpecifier;
+      this.#reject('TAKE_PROFIT_ORDER_REJECT', { ...(spec.startsWith('@') ? { clientTradeID: spec.slice(1) } : { tradeID: spec }), reason: 'CLIENT_ORDER' }, 'TRADE_DOESNT_EXIST');
       return;
     }
     const slots = [
@@ -881,10 +892,11 @@ export class SimBroker implements Execution {
         if (existing) this.#cancelOrder(existing, 'CLIENT_REQUEST');
         continue;
       }
-      const req = { type, tradeID: trade.id, ...details } as unknown as OrderRequest;
-      const reason = validateOrderRequest(req, inst, this.#now);
-      if (reason) {
-        this.#reject(`${type}_ORDER_REJECT`, { tradeID: trade.id, ...details, reason: existing ? 'REPLACEMENT' : 'CLIENT_ORDER' }, reason);
+      // The same check as an order created or replaced by ID: the trade's instrument decides.
+      const check = checkOrder({ ...details, type, tradeID: trade.id } as unknown as OrderRequest, this.#orderEnv);
+      if (!check.ok) {
+        const { type: _t, ...fields } = check.request as OrderRequest & Record<string, unknown>;
+        this.#reject(`${type}_ORDER_REJECT`, { ...fields, reason: existing ? 'REPLACEMENT' : 'CLIENT_ORDER' }, check.reason);
         continue;
       }
       let replacement: Record<string, string> = {};
@@ -893,7 +905,7 @@ export class SimBroker implements Execution {
         this.#cancelOrder(existing, 'CLIENT_REQUEST_REPLACED', String(Number(cancelID) + 1));
         replacement = { replacesOrderID: existing.id, cancellingTransactionID: cancelID };
       }
-      const d = details as Record<string, unknown>;
+      const d = check.request as unknown as Record<string, unknown>;
       const draft: Draft = {
         type: `${type}_ORDER`,
         tradeID: trade.id,
@@ -1925,6 +1937,11 @@ export class SimBroker implements Execution {
 }
 
 /** On-fill details as a dependent order's fields: GTC by default, gtdTime in v20's form, price at the instrument's precision. */
+/** The v20 `ORDER_CANCEL_REJECT` fields of an order specifier: `orderID`, or `clientOrderID` for `@clientID`. */
+function cancelRejectFields(spec: string): Record<string, unknown> {
+  return spec.startsWith('@') ? { clientOrderID: spec.slice(1) } : { orderID: spec };
+}
+
 function details(x: unknown, inst?: Instrument): Record<string, unknown> {
   // Field by field, in the request's order: a spread followed by an added field costs ~20× more here.
   const d = copyFields<Record<string, unknown>>({}, x as Record<string, unknown>);

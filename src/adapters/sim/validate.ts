@@ -1,6 +1,96 @@
-import type { Instrument } from '../../domain/instrument.ts';
+import type { Instrument, InstrumentRegistry } from '../../domain/instrument.ts';
 import { parseRequestTime as parseTime } from '../../domain/time.ts';
 import type { OrderRequest, TransactionRejectReason } from '../../domain/v20/index.ts';
+import { decimalsAsStrings } from '../../domain/v20/request.ts';
+
+/**
+ * The fields of each OrderRequest type: v20 3.0.25's definitions plus the later guaranteed stop loss
+ * (`guaranteedStopLossOnFill`, GUARANTEED_STOP_LOSS). The definitions allow additional properties,
+ * and OANDA ignores a field its request type does not define: a LIMIT order's `priceBound` (only
+ * MARKET, STOP and MARKET_IF_TOUCHED have one) is neither recorded nor enforced.
+ */
+const ENTRY = ['type', 'instrument', 'units', 'timeInForce', 'positionFill', 'clientExtensions', 'takeProfitOnFill', 'stopLossOnFill', 'trailingStopLossOnFill', 'guaranteedStopLossOnFill', 'tradeClientExtensions'];
+const PENDING_ENTRY = [...ENTRY, 'price', 'gtdTime', 'triggerCondition'];
+const DEPENDENT = ['type', 'tradeID', 'clientTradeID', 'price', 'timeInForce', 'gtdTime', 'triggerCondition', 'clientExtensions'];
+const REQUEST_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
+  MARKET: new Set([...ENTRY, 'priceBound']),
+  LIMIT: new Set(PENDING_ENTRY),
+  STOP: new Set([...PENDING_ENTRY, 'priceBound']),
+  MARKET_IF_TOUCHED: new Set([...PENDING_ENTRY, 'priceBound']),
+  TAKE_PROFIT: new Set(DEPENDENT),
+  STOP_LOSS: new Set([...DEPENDENT, 'distance', 'guaranteed']),
+  TRAILING_STOP_LOSS: new Set([...DEPENDENT.filter((k) => k !== 'price'), 'distance']),
+  GUARANTEED_STOP_LOSS: new Set([...DEPENDENT, 'distance']),
+};
+
+/** Whether an order type closes a trade it names by `tradeID` (TP, SL, trailing, guaranteed). */
+export function isDependentType(type: string): boolean {
+  return type === 'TAKE_PROFIT' || type === 'STOP_LOSS' || type === 'TRAILING_STOP_LOSS' || type === 'GUARANTEED_STOP_LOSS';
+}
+
+/**
+ * The request as OANDA reads it: decimals given as JSON numbers become decimal strings, and fields
+ * its type does not define are dropped (see REQUEST_FIELDS). Returns `req` itself when neither
+ * applies (the usual case: no copy on the order path of a backtest).
+ */
+export function requestAsRead(req: OrderRequest): OrderRequest {
+  const r = decimalsAsStrings(req) as OrderRequest & Record<string, unknown>;
+  const known = REQUEST_FIELDS[r.type];
+  if (known === undefined) return r;
+  let unknown = false;
+  for (const k in r) {
+    if (!known.has(k)) {
+      unknown = true;
+      break;
+    }
+  }
+  if (!unknown) return r;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(r)) if (known.has(k)) out[k] = r[k];
+  return out as unknown as OrderRequest;
+}
+
+/** What `checkOrder` needs of the account: the clock and the open trades. */
+export interface OrderEnv {
+  readonly instruments: InstrumentRegistry;
+  /** The simulator's clock (GTD times must be after it). */
+  readonly now: number;
+  /** The open trade a dependent order names (an ID or `@clientTradeID`), undefined when there is none. */
+  trade(spec: string): { readonly id: string; readonly instrument: string } | undefined;
+}
+
+/** The outcome of `checkOrder`: the request as read, and its instrument and trade, or the reject reason. */
+export type OrderCheck =
+  | { readonly ok: true; readonly request: OrderRequest; readonly instrument: Instrument; readonly tradeID: string | undefined }
+  | { readonly ok: false; readonly request: OrderRequest; readonly reason: TransactionRejectReason };
+
+/**
+ * The one validation every order goes through before the simulator creates it, whichever way it
+ * came (order create, replace, a trade's dependent orders, and the on-fill details these carry): the
+ * request as OANDA reads it (`requestAsRead`), then its instrument, which for a dependent order
+ * (TAKE_PROFIT, STOP_LOSS, TRAILING_STOP_LOSS, GUARANTEED_STOP_LOSS) is the instrument of the trade it
+ * names, then every field against that instrument (`validateOrderRequest`). A dependent order's
+ * price precision and trailing distance bounds are therefore checked as on the trade-orders path.
+ */
+export function checkOrder(request: OrderRequest, env: OrderEnv): OrderCheck {
+  const req = requestAsRead(request);
+  const r = req as OrderRequest & { instrument?: string; tradeID?: string };
+  let inst: Instrument;
+  let tradeID: string | undefined;
+  if (isDependentType(r.type)) {
+    if (r.tradeID === undefined) return { ok: false, request: req, reason: 'TRADE_ID_UNSPECIFIED' };
+    const trade = env.trade(r.tradeID);
+    if (trade === undefined) return { ok: false, request: req, reason: 'TRADE_DOESNT_EXIST' };
+    inst = env.instruments.get(trade.instrument);
+    tradeID = trade.id;
+  } else {
+    if (r.instrument === undefined) return { ok: false, request: req, reason: 'INSTRUMENT_MISSING' };
+    if (!env.instruments.has(r.instrument)) return { ok: false, request: req, reason: 'INSTRUMENT_UNKNOWN' };
+    inst = env.instruments.get(r.instrument);
+  }
+  const reason = validateOrderRequest(req, inst, env.now);
+  return reason === undefined ? { ok: true, request: req, instrument: inst, tradeID } : { ok: false, request: req, reason };
+}
 
 /** Time-in-force values of on-fill orders. */
 const ON_FILL_TIF: readonly string[] = ['GTC', 'GTD', 'GFD'];
@@ -137,7 +227,11 @@ export function validateOrderRequest(
         if (r.price !== undefined) {
           const bad = checkPrice(r.price, inst, 'PRICE_MISSING', 'PRICE_INVALID', 'PRICE_PRECISION_EXCEEDED');
           if (bad) return bad;
-        } else if (decimalPlaces(r.distance!) < 0 || Number(r.distance) <= 0) return 'PRICE_DISTANCE_INVALID';
+        } else {
+          const places = decimalPlaces(r.distance!);
+          if (places < 0 || Number(r.distance) <= 0) return 'PRICE_DISTANCE_INVALID';
+          if (places > inst.displayPrecision) return 'PRICE_DISTANCE_PRECISION_EXCEEDED';
+        }
         break;
       }
       case 'TRAILING_STOP_LOSS': {
