@@ -145,6 +145,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     financing: config.costs.financing,
     commissionPerMillion: config.costs.commissionPerMillion,
     path: config.fill.path,
+    marketHours: config.fill.marketHours,
   });
   // The portfolio shares the simulator's ledger: the simulator folds each transaction before it
   // hands it on, so the one fold serves both (live, the portfolio folds what the stream delivers).

@@ -34,6 +34,12 @@ export interface BacktestConfig {
      * to the position first (worst), or the real ticks inside each candle (exact; needs --ticks).
      */
     readonly path: 'adaptive' | 'worst' | 'exact';
+    /**
+     * Market hours (default true): a market order submitted while its instrument's market is closed
+     * (data/instruments.json `tradingHours`: the FX week, metals' and CFDs' daily breaks) is cancelled
+     * MARKET_HALTED, as v20 does. false for data that trades around the clock (24/7 or synthetic).
+     */
+    readonly marketHours: boolean;
   };
   readonly costs: {
     readonly financing: boolean;
@@ -120,7 +126,7 @@ function editDistance(a: string, b: string): number {
 const SHAPE: Record<string, readonly string[]> = {
   account: ['currency', 'initialBalance', 'marginRate', 'hedging', 'fifo'],
   data: ['catalog', 'spread', 'spreadPips', 'spreadPipsByHour'],
-  fill: ['marketOrders', 'path'],
+  fill: ['marketOrders', 'path', 'marketHours'],
   costs: ['financing', 'commissionPerMillion'],
   run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
 };
@@ -199,6 +205,7 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     fill: {
       marketOrders: oneOf('fill.marketOrders', ['next-price'] as const),
       path: oneOf('fill.path', ['adaptive', 'worst', 'exact'] as const),
+      marketHours: get('fill.marketHours') === undefined ? true : bool('fill.marketHours'),
     },
     costs: {
       financing: bool('costs.financing'),

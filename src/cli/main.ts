@@ -39,6 +39,7 @@ interface BacktestArgs {
   commission?: string;
   runsDir?: string;
   path?: string;
+  marketHours?: boolean;
   save?: boolean;
 }
 
@@ -58,6 +59,7 @@ function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | 
   set('data', 'spreadPips', a.spreadPips);
   set('costs', 'financing', a.financing);
   set('fill', 'path', a.path);
+  set('fill', 'marketHours', a.marketHours);
   set('costs', 'commissionPerMillion', a.commission);
   set('run', 'instrument', a.instrument);
   set('run', 'granularity', a.granularity);
@@ -173,6 +175,7 @@ export function cli(argv: string[]): Argv {
           .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
           .option('spread-pips', { type: 'number', describe: 'Spread in pips for --spread fixed and one-sided data (data.spreadPips)' })
           .option('path', { type: 'string', choices: ['adaptive', 'worst', 'exact'], describe: 'Intra-candle path model (fill.path): nearer extreme first, the extreme adverse to the position first, or the real ticks inside each candle (exact, with --ticks)' })
+          .option('market-hours', { type: 'boolean', describe: "Halt market orders while the instrument's market is closed, as OANDA does (fill.marketHours, default on); --no-market-hours for 24/7 or synthetic data" })
           .option('fifo', { type: 'boolean', describe: 'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first' })
           .option('financing', { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' })
           .option('commission', { type: 'string', describe: 'Commission per million units, account currency (costs.commissionPerMillion)' })

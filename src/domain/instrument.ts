@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { defaultHours, MarketHours, TradingHoursError, type TradingHours } from './market-hours.ts';
 import type { Instrument as WireInstrument } from './v20/index.ts';
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
@@ -42,6 +43,11 @@ export class Instrument {
   /** Annual rates (negative: the holder pays) and days charged per weekday, index 0 = Sunday. */
   readonly financing: { readonly longRate: number; readonly shortRate: number; readonly daysCharged: readonly number[] };
   readonly wire: WireInstrument;
+  /**
+   * When it trades: `tradingHours` of data/instruments.json (not a v20 field), else by type (the FX
+   * week for currencies, the daily 17:00-18:00 New York break for metals and CFDs).
+   */
+  readonly hours: MarketHours;
   /** 10^displayPrecision and 10^tradeUnitsPrecision: prices and units as integers (the fill path's money). */
   readonly priceScale: number;
   readonly unitsScale: number;
@@ -79,6 +85,8 @@ export class Instrument {
       shortRate: Number(w.financing?.shortRate ?? 0),
       daysCharged: days,
     };
+    const own = (w as WireInstrument & { tradingHours?: TradingHours }).tradingHours;
+    this.hours = new MarketHours(own ?? defaultHours(w.type), `instrument ${w.name}: tradingHours`);
     this.#scale = 10 ** w.displayPrecision;
     this.priceScale = this.#scale;
     this.unitsScale = 10 ** w.tradeUnitsPrecision;
@@ -181,6 +189,18 @@ function check(file: string, i: number, w: Record<string, unknown>): WireInstrum
     const f = w.financing as Record<string, unknown>;
     if (!dec(f.longRate) || !dec(f.shortRate) || !Array.isArray(f.financingDaysOfWeek)) {
       throw new InstrumentError(`${where}: field 'financing' must be {longRate, shortRate, financingDaysOfWeek[]} with decimal-string rates`);
+    }
+  }
+  if (w.tradingHours !== undefined) {
+    const h = w.tradingHours as TradingHours;
+    if (typeof h !== 'object' || h === null || typeof h.timeZone !== 'string') {
+      throw new InstrumentError(`${where}: field 'tradingHours' must be {"timeZone": "America/New_York", "sessions": ["Sun 17:00-Fri 17:00"]}`);
+    }
+    try {
+      new MarketHours(h, 'tradingHours');
+    } catch (e) {
+      if (e instanceof TradingHoursError) throw new InstrumentError(`${where}: field ${e.message}`);
+      throw e;
     }
   }
   return w as unknown as WireInstrument;

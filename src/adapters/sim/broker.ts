@@ -45,9 +45,11 @@ export interface SimBrokerOptions {
    */
   readonly fifo?: boolean;
   /**
-   * Market hours: a market order (client, trade close, position close) submitted while the FX market
-   * is closed, from Friday 17:00 to Sunday 17:00 New York, is created and cancelled at once with
-   * MARKET_HALTED, as v20 does. Default true; false lets orders wait for the next price instead.
+   * Market hours: a market order (client, trade close, position close) submitted while its
+   * instrument's market is closed (`Instrument.hours`: the FX week from Sunday to Friday 17:00 New
+   * York, metals and CFDs with their daily breaks) is created and cancelled at once with
+   * MARKET_HALTED, as v20 does. Default true; false (24/7 or synthetic data) lets orders wait for
+   * the next price instead.
    */
   readonly marketHours?: boolean;
   readonly accountID?: string;
@@ -86,6 +88,8 @@ export interface SimStats {
   ambiguousPL: Amount;
   /** Margin closeouts (all positions closed because NAV fell to half the margin used). */
   marginCloseouts: number;
+  /** Market orders cancelled MARKET_HALTED: submitted while their instrument's market was closed. */
+  halted: number;
 }
 
 interface QueuedMarket {
@@ -190,7 +194,7 @@ export class SimBroker implements Execution {
     };
   });
   readonly ledger: Ledger;
-  readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0, marginCloseouts: 0 };
+  readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0, marginCloseouts: 0, halted: 0 };
   readonly accountID: string;
   readonly #opts: SimBrokerOptions;
   readonly #instruments: InstrumentRegistry;
@@ -225,8 +229,6 @@ export class SimBroker implements Execution {
   readonly #positionScratch = new Map<string, { long: number; short: number }>();
   readonly #hedging: boolean;
   readonly #snapshot: SimOrder[] = [];
-  /** The weekend closure that ends first after the clock: [from, to) in ms. */
-  #closure = { from: -Infinity, to: -Infinity };
   /** Started from an existing account (`seed`): `start` opens no new account. */
   #seeded = false;
   /** The clock of the seeded state (NaN when unknown): rollovers after it are charged. */
@@ -253,11 +255,10 @@ export class SimBroker implements Execution {
     };
   }
 
-  /** Whether the FX market is closed at `t` (Friday 17:00 to Sunday 17:00 New York). */
-  #halted(t: UnixMs): boolean {
+  /** Whether `instrument`'s market is closed at `t` (its trading hours; never with `marketHours: false`). */
+  #halted(t: UnixMs, instrument: Instrument): boolean {
     if (this.#opts.marketHours === false || !Number.isFinite(t)) return false;
-    if (t >= this.#closure.to) this.#closure = weekendClosure(t);
-    return t >= this.#closure.from;
+    return !instrument.hours.isOpen(t);
   }
 
   /** The simulator's clock: the time of the last price it saw. */
@@ -859,10 +860,11 @@ export class SimBroker implements Execution {
   }
 
   #queueMarket(instrument: string, request: MarketRequest, clientID: string | undefined): void {
-    if (this.#halted(this.#now)) {
+    if (this.#halted(this.#now, this.#book(instrument).instrument)) {
       // v20 creates the order and cancels it in the same batch: there is no price to fill at.
       this.#begin();
       const created = this.#emit({ type: 'MARKET_ORDER', ...request });
+      this.stats.halted++;
       this.#cancelFill(created.id, clientID, 'MARKET_HALTED');
       return;
     }

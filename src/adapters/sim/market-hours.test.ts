@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import type { Transaction } from '../../domain/v20/index.ts';
+import { MINUTE, candle, f, harness, market } from './testkit.ts';
+
+/** Market orders against each instrument's own trading hours, and the switch that turns them off. */
+
+const kinds = (out: readonly Transaction[]): unknown[][] => out.map((t) => [t.type, f(t, 'reason')]);
+const WED_1730_NY = Date.UTC(2024, 0, 3, 22, 30); // Wednesday 17:30 New York (EST): gold's daily break
+const SAT_NOON = Date.UTC(2024, 0, 6, 12, 0);
+
+describe('market hours per instrument', () => {
+  it("gold's daily 17:00-18:00 New York break halts a gold market order while EUR_USD fills", () => {
+    const h = harness({}, WED_1730_NY - 2 * MINUTE);
+    h.feed(candle('XAU_USD', WED_1730_NY - MINUTE, [2030, 2030, 2030, 2030], 0.3));
+    h.feed(candle('EUR_USD', WED_1730_NY - MINUTE, [1.1, 1.1, 1.1, 1.1]));
+    const gold = h.submit(market('XAU_USD', '1'));
+    expect(kinds(gold)).toEqual([['MARKET_ORDER', 'CLIENT_ORDER'], ['ORDER_CANCEL', 'MARKET_HALTED']]);
+    expect(h.sim.stats.halted).toBe(1);
+    expect(h.submit(market('EUR_USD', '100'))).toEqual([]); // waits for the next price
+    expect(kinds(h.feed(candle('EUR_USD', WED_1730_NY, [1.1, 1.1, 1.1, 1.1]))).map((k) => k[0])).toEqual(['MARKET_ORDER', 'ORDER_FILL']);
+  });
+
+  it('marketHours: false turns the halt off: on 24/7 data a Saturday order fills at the next price', () => {
+    for (const marketHours of [true, false]) {
+      const h = harness({ marketHours }, SAT_NOON - 2 * MINUTE);
+      h.feed(candle('EUR_USD', SAT_NOON - MINUTE, [1.1, 1.1, 1.1, 1.1]));
+      const out = [...h.submit(market('EUR_USD', '100')), ...h.feed(candle('EUR_USD', SAT_NOON, [1.1, 1.1, 1.1, 1.1]))];
+      expect(kinds(out).map((k) => k[1]), `marketHours ${marketHours}`).toEqual(marketHours ? ['CLIENT_ORDER', 'MARKET_HALTED'] : ['CLIENT_ORDER', 'MARKET_ORDER']);
+      expect(h.sim.stats.halted).toBe(marketHours ? 1 : 0);
+    }
+  });
+});
