@@ -2,7 +2,7 @@ import { HomeConversion, formatFactor, type Quote } from '../domain/conversion.t
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import { ORDER_CREATE_TYPES, type LedgerTrade } from '../domain/ledger.ts';
-import { formatAmount } from '../domain/money.ts';
+import { add, amount, formatAmount, type Amount } from '../domain/money.ts';
 import { formatTime, type UnixMs } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { SimBroker } from '../adapters/sim/broker.ts';
@@ -58,8 +58,14 @@ export class SandboxAccount {
   readonly #instruments: InstrumentRegistry;
   readonly #quotes: ReadonlyMap<string, Quote>;
   readonly #conversion: HomeConversion;
+  /**
+   * Financing paid or collected over the account's life, per instrument and per `instrument:long` /
+   * `instrument:short` side (v20's Position.financing and PositionSide.financing): DAILY_FINANCING
+   * and any financing a fill realises, kept after the trades are closed.
+   */
+  readonly #financing = new Map<string, Amount>();
 
-  constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs }) {
+  constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs; marketHours?: boolean }) {
     this.id = o.id;
     this.currency = o.currency;
     this.alias = 'Primary';
@@ -76,6 +82,7 @@ export class SandboxAccount {
       hedging: o.hedging,
       accountID: o.id,
       drivers,
+      marketHours: o.marketHours !== false,
     });
     this.#quotes = this.broker.quotes;
     this.#conversion = new HomeConversion(o.currency, this.#quotes);
@@ -156,6 +163,12 @@ export class SandboxAccount {
     if (orderType !== undefined) {
       const view: OrderView = { id: t.id, createTime: t.time, type: orderType, state: 'PENDING' };
       for (const k of Object.keys(t)) if (ORDER_FIELDS.has(k)) view[k] = t[k];
+      if (orderType === 'MARKET_IF_TOUCHED' && view.initialMarketPrice === undefined) {
+        // v20's MarketIfTouchedOrder (not its transaction) records the market price at creation: the
+        // mid of the quote the simulator compared the order's price with.
+        const q = this.#quotes.get(t.instrument as string);
+        if (q && this.#instruments.has(t.instrument as string)) view.initialMarketPrice = this.#instruments.get(t.instrument as string).price((q.bid + q.ask) / 2);
+      }
       this.#orders.set(t.id, view);
     } else if (t.type === 'ORDER_FILL') {
       const o = this.#orders.get(t.orderID as string);
@@ -172,7 +185,22 @@ export class SandboxAccount {
       }
       const opened = t.tradeOpened as Obj | undefined;
       if (opened) this.#tradeOpenTx.set(opened.tradeID as string, t);
-      for (const c of (t.tradesClosed as Obj[] | undefined) ?? []) this.#closeTrade(c.tradeID as string, t);
+      // Financing a fill realises belongs to the side the reduced trade was on (the fill's opposite).
+      const side = Number(t.units) > 0 ? 'short' : 'long';
+      const reduced = t.tradeReduced as Obj | undefined;
+      if (reduced?.financing !== undefined) this.#addFinancing(t.instrument as string, side, reduced.financing as string);
+      for (const c of (t.tradesClosed as Obj[] | undefined) ?? []) {
+        if (c.financing !== undefined) this.#addFinancing(t.instrument as string, side, c.financing as string);
+        this.#closeTrade(c.tradeID as string, t);
+      }
+    } else if (t.type === 'DAILY_FINANCING') {
+      for (const pf of (t.positionFinancings as Obj[] | undefined) ?? []) {
+        const instrument = pf.instrument as string;
+        for (const tf of (pf.openTradeFinancings as Obj[] | undefined) ?? []) {
+          const trade = this.broker.ledger.trades.get(tf.tradeID as string);
+          this.#addFinancing(instrument, trade !== undefined && trade.unitsNum < 0 ? 'short' : 'long', tf.financing as string);
+        }
+      }
     } else if (t.type === 'ORDER_CANCEL') {
       const o = this.#orders.get(t.orderID as string);
       if (o) {
@@ -187,6 +215,14 @@ export class SandboxAccount {
       if (o && t.tradeClientExtensionsModify) o.tradeClientExtensions = t.tradeClientExtensionsModify;
     }
     for (const fn of this.#listeners) fn(tx);
+  }
+
+  #addFinancing(instrument: string, side: 'long' | 'short', text: string): void {
+    const x = amount(text);
+    if (x === 0) return;
+    this.#financing.set(instrument, add(this.#financing.get(instrument) ?? 0, x));
+    const k = `${instrument}:${side}`;
+    this.#financing.set(k, add(this.#financing.get(k) ?? 0, x));
   }
 
   #closeTrade(id: string, fill: Obj): void {
@@ -341,14 +377,12 @@ export class SandboxAccount {
       let units = 0;
       let cost = 0;
       let upl = 0;
-      let fin = 0;
       const ids: string[] = [];
       for (const t of this.broker.ledger.trades.values()) {
         if (t.instrument !== instrument || t.unitsNum > 0 !== long) continue;
         units += t.unitsNum;
         cost += t.unitsNum * t.priceNum;
         upl += this.#unrealized(t);
-        fin += t.financing / 10_000;
         ids.push(t.id);
       }
       units = Math.round(units * 1e6) / 1e6;
@@ -356,7 +390,7 @@ export class SandboxAccount {
         units: String(units),
         pl: '0.0000',
         resettablePL: '0.0000',
-        financing: f4(fin),
+        financing: formatAmount(this.#financing.get(`${instrument}:${long ? 'long' : 'short'}`) ?? 0),
         guaranteedExecutionFees: '0.0000',
         unrealizedPL: f4(upl),
         upl,
@@ -383,7 +417,7 @@ export class SandboxAccount {
       unrealizedPL: f4(long.upl + short.upl),
       marginUsed: f4(margin),
       resettablePL: pl,
-      financing: '0.0000',
+      financing: formatAmount(this.#financing.get(instrument) ?? 0),
       commission: '0.0000',
       guaranteedExecutionFees: '0.0000',
       long: strip(long),

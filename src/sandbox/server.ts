@@ -9,12 +9,14 @@ import type { OrderIntent } from '../domain/intents.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
 import { formatTime, formatUnixTime, parseRequestTime, parseTime, type UnixMs } from '../domain/time.ts';
 import { parseOrderRequest } from '../domain/v20/parse.ts';
+import { decimalsAsStrings } from '../domain/v20/request.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { SandboxAccount, tradeSummary } from './account.ts';
 import { candlesReply } from './candles.ts';
 import { FaultError, Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
 import { labsRoute } from './labs.ts';
 import { oauthRoute } from './oauth.ts';
+import { rejectMessage } from './reject-messages.ts';
 import { Replay } from './replay.ts';
 import type { SandboxReply, SandboxRoute } from './route.ts';
 
@@ -43,6 +45,8 @@ export interface SandboxOptions {
   faults?: FaultOptions;
   /** Manual clock: false starts without prices (default true: each sample instrument's catalog price at the start time). */
   feed?: boolean;
+  /** Market hours per instrument (default true): market orders halted and prices `tradeable: false` while its market is closed. */
+  marketHours?: boolean;
   log?: Logger;
 }
 
@@ -125,7 +129,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const accounts = new Map<string, SandboxAccount>();
   for (const [i, a] of (opts.accounts ?? [{}]).entries()) {
     const id = a.id ?? `101-001-0000001-${String(i + 1).padStart(3, '0')}`;
-    accounts.set(id, new SandboxAccount({ id, currency: a.currency ?? 'USD', balance: a.balance ?? '100000', marginRate: a.marginRate ?? '0.02', hedging: a.hedging ?? false, instruments, start: startMs }));
+    accounts.set(id, new SandboxAccount({ id, currency: a.currency ?? 'USD', balance: a.balance ?? '100000', marginRate: a.marginRate ?? '0.02', hedging: a.hedging ?? false, instruments, start: startMs, marketHours: opts.marketHours !== false }));
   }
   const quotes = new Map<string, { bid: number; ask: number; time: UnixMs; liquidity: number }>();
   const faults = new Faults(opts.faults);
@@ -141,12 +145,14 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const q = quotes.get(instrument);
     if (!q) return undefined;
     const inst = instruments.get(instrument);
+    // As the simulator halts market orders: by the instrument's trading hours at the sandbox clock.
+    const open = opts.marketHours === false || inst.hours.isOpen(now);
     const out: Record<string, unknown> = {
       type: 'PRICE',
       instrument,
       time: formatTime(q.time),
-      tradeable: true,
-      status: 'tradeable',
+      tradeable: open,
+      status: open ? 'tradeable' : 'non-tradeable',
       bids: [{ price: inst.price(q.bid), liquidity: q.liquidity }],
       asks: [{ price: inst.price(q.ask), liquidity: q.liquidity }],
       closeoutBid: inst.price(q.bid),
@@ -215,7 +221,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const objectBody = (b: unknown, what: string): Record<string, unknown> => {
     if (b === undefined || b === null) return {};
     if (typeof b !== 'object' || Array.isArray(b)) throw new HttpError(400, `Invalid request body: ${what} must be a JSON object`);
-    return b as Record<string, unknown>;
+    // Decimals as OANDA reads them: a JSON number where v20 defines a decimal string is taken.
+    return decimalsAsStrings(b as Record<string, unknown>);
   };
   const units = (v: unknown, field: string, allowNone: boolean): string | undefined => {
     if (v === undefined) return undefined;
@@ -258,7 +265,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const rejectReply = (status: number, body: Record<string, unknown>, rejected: Transaction): SandboxReply => {
     const reason = (rejected as { rejectReason?: string }).rejectReason ?? 'UNKNOWN';
     body.errorCode = reason;
-    body.errorMessage = REJECT_MESSAGES[reason] ?? `The request was rejected: ${reason}`;
+    body.errorMessage = rejectMessage(reason, rejected);
     return ok(body, status);
   };
 
@@ -278,7 +285,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const b = objectBody(body, 'the body');
     if (b.order === undefined) throw new HttpError(400, "Invalid request body: field 'order' is missing (send {\"order\": {\"type\": \"MARKET\", ...}})");
     const r = parseOrderRequest(b.order, 'order');
-    if (!r.ok) throw new HttpError(400, `Invalid value in the request body: ${r.error.message}`, 'INVALID_ORDER');
+    // OANDA names the field and nothing else ("Invalid value specified for 'order.instrument'"); the
+    // sandbox adds what it expected. No transaction, no ID used.
+    if (!r.ok) throw new HttpError(400, `Invalid value specified for '${r.error.path}': expected ${r.error.expected}`);
+    const instrument = (r.value as { instrument?: unknown }).instrument;
+    if (typeof instrument === 'string' && !instruments.has(instrument)) throw new HttpError(400, "Invalid value specified for 'order.instrument'");
     return r.value;
   };
 
@@ -1031,16 +1042,3 @@ function wireInstrument(w: Record<string, unknown>): Record<string, unknown> {
   for (const k of INSTRUMENT_FIELDS) if (w[k] !== undefined) out[k] = w[k];
   return out;
 }
-
-/** errorMessage texts for common reject reasons (as v20 words them where known). */
-const REJECT_MESSAGES: Readonly<Record<string, string>> = {
-  INSUFFICIENT_MARGIN: 'Insufficient margin to perform request',
-  UNITS_INVALID: 'The units specified are invalid',
-  UNITS_MINIMUM_NOT_MET: 'The units specified do not meet the minimum trade size',
-  INSTRUMENT_UNKNOWN: 'The instrument specified is unknown',
-  ORDER_DOESNT_EXIST: 'The Order specified does not exist',
-  TRADE_DOESNT_EXIST: 'The Trade specified does not exist',
-  CLIENT_ORDER_ID_ALREADY_EXISTS: 'The client Order ID specified is already assigned to another pending Order',
-  PRICE_PRECISION_EXCEEDED: 'The price specified contains more precision than is allowed by the instrument',
-  CLOSEOUT_POSITION_DOESNT_EXIST: 'The Position requested to be closed out does not exist',
-};
