@@ -79,9 +79,10 @@ describe('sandbox: orders, trades, positions', () => {
   });
 
   it('rejects a malformed body with 400 naming the field', async () => {
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: 12 } });
+    // (A JSON number is a valid value, as at OANDA: see semantics.test.ts.)
+    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: [12] } });
     expect(r.status).toBe(400);
-    expect(r.body.errorMessage).toContain('order.units');
+    expect(r.body.errorMessage).toContain("'order.units'");
     const missing = await call('POST', `${A}/orders`, { nothing: 1 });
     expect(missing.status).toBe(400);
     expect(missing.body.errorMessage).toContain("'order'");
