@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runBacktest } from '../src/cli/backtest.ts';
 import { ConfigError, loadConfig } from '../src/cli/config.ts';
 import type { Candle } from '../src/domain/candle.ts';
+import { formatSummary } from '../src/engine/report.ts';
 import { loadInstruments } from '../src/domain/instrument.ts';
 import { defineStrategy } from '../src/strategy/api.ts';
 
@@ -57,6 +58,10 @@ describe('fill.marketHours on 24/7 data', () => {
     expect(halted(on) / orders(on)).toBeGreaterThan(0.25);
     expect(halted(on) / orders(on)).toBeLessThan(0.3);
     expect(halted(off)).toBe(0);
+    // The report says so.
+    expect(on.summary.marketHalted).toBe(halted(on));
+    expect(formatSummary(on.summary, 'flipper')).toMatch(new RegExp(`Market-halted orders\\s+${halted(on)} `));
+    expect(off.summary.marketHalted).toBe(0);
     expect(count(off, (t) => t.type === 'ORDER_FILL')).toBe(orders(off));
   });
 

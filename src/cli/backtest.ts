@@ -222,6 +222,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const summary = summarize(portfolio, {
     ambiguousCandles: sim.stats.ambiguousCandles,
     ambiguousPL: toUnits(sim.stats.ambiguousPL),
+    marketHalted: sim.stats.halted,
     from,
     to,
   });

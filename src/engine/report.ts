@@ -35,6 +35,8 @@ export interface Summary {
   readonly commission: number;
   readonly ambiguousCandles: number;
   readonly ambiguousPL: number;
+  /** Market orders cancelled MARKET_HALTED (submitted while their market was closed). */
+  readonly marketHalted: number;
 }
 
 /**
@@ -57,7 +59,7 @@ const round = (x: number, places: number): number => {
 };
 
 /** Computes the summary of a finished run from its portfolio. */
-export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambiguousPL?: number; from?: number; to?: number } = {}): Summary {
+export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambiguousPL?: number; marketHalted?: number; from?: number; to?: number } = {}): Summary {
   const initial = toUnits(p.initialBalance);
   // Kept as the trades closed (the portfolio need not keep the list itself).
   const { count, wins, losses, grossProfit, grossLoss, largestWin, largestLoss, heldMs } = p.tradeStats;
@@ -102,6 +104,7 @@ export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambi
     commission: toUnits(p.ledger.commission),
     ambiguousCandles: extra.ambiguousCandles ?? 0,
     ambiguousPL: round(extra.ambiguousPL ?? 0, 4),
+    marketHalted: extra.marketHalted ?? 0,
   };
 }
 
@@ -126,6 +129,8 @@ export function formatSummary(s: Summary, title: string): string {
     ['Commission', money(s.commission)],
     ['Path-ambiguous candles', `${s.ambiguousCandles}  (P/L resting on them: ${money(s.ambiguousPL)})`],
   ];
+  // Orders decided while the market was closed: many on data that trades around the clock.
+  if (s.marketHalted > 0) rows.push(['Market-halted orders', `${s.marketHalted}  (cancelled MARKET_HALTED while the market was closed; fill.marketHours false for 24/7 data)`]);
   const w = Math.max(...rows.map((r) => r[0].length));
   return [title, '-'.repeat(Math.max(title.length, 40)), ...rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`)].join('\n');
 }
