@@ -12,6 +12,7 @@ export interface SandboxArgs {
   manual?: boolean;
   requireToken?: boolean;
   heartbeatMs?: number;
+  marketHours?: boolean;
   faultDropAfter?: number;
   faultDropStreams?: number;
   faultErrorRate?: number;
@@ -42,6 +43,7 @@ export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
     .option('manual', { type: 'boolean', describe: 'Manual clock: time and prices move only through POST /sandbox/time, /advance, /prices' })
     .option('require-token', { type: 'boolean', describe: 'Require "Authorization: Bearer <token>" on /v3 and /labs; the token is read from FXFLOW_SANDBOX_TOKEN' })
     .option('heartbeat-ms', { type: 'number', describe: 'Stream heartbeat interval (default 5000)' })
+    .option('market-hours', { type: 'boolean', describe: "Instruments' trading hours: prices tradeable: false and market orders MARKET_HALTED while closed (default on); --no-market-hours to trade around the clock" })
     .option('fault-drop-after', { type: 'number', describe: 'Fault: close each stream after N lines' })
     .option('fault-drop-streams', { type: 'number', describe: 'Fault: drop at most this many streams that way (default: all)' })
     .option('fault-error-rate', { type: 'number', describe: 'Fault: share 0..1 of REST requests answered 500/503' })
@@ -98,6 +100,7 @@ export function sandboxOptions(a: SandboxArgs, env: NodeJS.ProcessEnv = process.
   if (a.speed !== undefined) o.speed = a.speed;
   if (a.start !== undefined) o.start = a.start;
   if (a.heartbeatMs !== undefined) o.heartbeatMs = a.heartbeatMs;
+  if (a.marketHours !== undefined) o.marketHours = a.marketHours;
   if (a.requireToken) {
     const token = env.FXFLOW_SANDBOX_TOKEN;
     if (!token) throw new SandboxFlagError('--require-token needs the token in the environment variable FXFLOW_SANDBOX_TOKEN (it is never taken from a flag, which would show in ps)');

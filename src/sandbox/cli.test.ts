@@ -36,6 +36,8 @@ describe('fxflow sandbox (CLI)', () => {
     expect(() => sandboxOptions({ port: 0, requireToken: true }, {})).toThrow(/FXFLOW_SANDBOX_TOKEN/);
     expect(sandboxOptions({ port: 0, requireToken: true }, { FXFLOW_SANDBOX_TOKEN: 't0k' }).requireToken).toBe('t0k');
     expect(() => sandboxOptions({ port: 0, faultErrorRate: 2 }, {})).toThrow(/--fault-error-rate/);
+    expect(sandboxOptions({ port: 0, marketHours: false }, {}).marketHours).toBe(false);
+    expect(sandboxOptions({ port: 0 }, {}).marketHours).toBeUndefined();
     expect(() => sandboxOptions({ port: 0, faultSplit: 'half' }, {})).toThrow(/--fault-split/);
     const o = sandboxOptions({ port: 0, manual: true, faultSplit: '3', fault429: 2, faultStall: true }, {});
     expect(o.clock).toBe('manual');
