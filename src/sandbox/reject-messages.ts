@@ -1,5 +1,3 @@
-import type { Transaction } from '../domain/v20/index.ts';
-
 /**
  * The `errorMessage` of a rejected request, from the reject transaction's `rejectReason`. OANDA's
  * messages name the field of the request that was refused ("Invalid value specified for
@@ -7,7 +5,7 @@ import type { Transaction } from '../domain/v20/index.ts';
  * helps. Reasons without a field of their own (a missing trade, margin) say what is missing.
  */
 
-/** The request field each reason refers to, below `order.` (an on-fill reason names its details object). */
+/** The request field each reason refers to, below `order.` (an on-fill reason names its details object; `|` separates alternatives). */
 function fieldOf(reason: string): string | undefined {
   const onFill: [string, string][] = [
     ['TAKE_PROFIT_ON_FILL_', 'takeProfitOnFill'],
@@ -19,7 +17,7 @@ function fieldOf(reason: string): string | undefined {
     if (!reason.startsWith(prefix)) continue;
     const rest = reason.slice(prefix.length);
     if (rest.startsWith('PRICE_DISTANCE') || rest.startsWith('DISTANCE')) return `${obj}.distance`;
-    if (rest.startsWith('PRICE_AND_DISTANCE')) return `${obj}.price' or '${obj}.distance`;
+    if (rest.startsWith('PRICE_AND_DISTANCE')) return `${obj}.price|${obj}.distance`;
     if (rest.startsWith('PRICE')) return `${obj}.price`;
     if (rest.startsWith('TIME_IN_FORCE')) return `${obj}.timeInForce`;
     if (rest.startsWith('GTD_TIMESTAMP')) return `${obj}.gtdTime`;
@@ -32,7 +30,7 @@ function fieldOf(reason: string): string | undefined {
   if (reason.startsWith('PRICE_DISTANCE')) return 'distance';
   if (reason.startsWith('PRICE_BOUND')) return 'priceBound';
   if (reason.startsWith('PRICE_')) return 'price';
-  if (reason.startsWith('STOP_LOSS_ORDER_PRICE_AND_DISTANCE')) return "price' or 'order.distance";
+  if (reason.startsWith('STOP_LOSS_ORDER_PRICE_AND_DISTANCE')) return 'price|distance';
   if (reason.startsWith('STOP_LOSS_ORDER_GUARANTEED')) return 'type';
   if (reason.startsWith('TIME_IN_FORCE_GTD')) return 'gtdTime';
   if (reason.startsWith('TIME_IN_FORCE')) return 'timeInForce';
@@ -77,8 +75,11 @@ const FIXED: Readonly<Record<string, string>> = {
   GUARANTEED_STOP_LOSS_ORDER_ALREADY_EXISTS: 'The Trade already has a Guaranteed Stop Loss Order: replace it (PUT /orders/{id}) or set it with PUT /trades/{id}/orders',
 };
 
-/** The v20-style `errorMessage` for a reject transaction. */
-export function rejectMessage(reason: string, _tx?: Transaction): string {
+/**
+ * The v20-style `errorMessage` for a reject reason. `root` is the request's key of the refused
+ * object: `order` for order calls, `takeProfit`, `stopLoss`, … for a trade's dependent orders.
+ */
+export function rejectMessage(reason: string, root = 'order'): string {
   const fixed = FIXED[reason];
   if (fixed !== undefined) return fixed;
   const field = fieldOf(reason);
@@ -90,5 +91,9 @@ export function rejectMessage(reason: string, _tx?: Transaction): string {
       break;
     }
   }
-  return `Invalid value specified for 'order.${field}'${what !== undefined ? `: ${what}` : ''} (${reason})`;
+  const named = field
+    .split('|')
+    .map((f) => `'${root}.${f}'`)
+    .join(' or ');
+  return `Invalid value specified for ${named}${what !== undefined ? `: ${what}` : ''} (${reason})`;
 }

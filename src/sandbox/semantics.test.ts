@@ -99,6 +99,10 @@ describe('refusals as OANDA answers them', () => {
     expect(rep.status).toBe(400);
     expect(rep.body.errorCode).toBe('PRICE_PRECISION_EXCEEDED');
     expect(rep.body.errorMessage).toMatch(/'order\.price'/);
+    const viaTrade = await call('PUT', `${A}/trades/${tradeID}/orders`, { trailingStopLoss: { distance: '0.00001' } });
+    expect(viaTrade.status).toBe(400);
+    expect(viaTrade.body.errorCode).toBe('PRICE_DISTANCE_MINIMUM_NOT_MET');
+    expect(viaTrade.body.errorMessage).toMatch(/^Invalid value specified for 'trailingStopLoss\.distance'/);
   });
 });
 

@@ -262,10 +262,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     return { body, rejected };
   };
 
-  const rejectReply = (status: number, body: Record<string, unknown>, rejected: Transaction): SandboxReply => {
+  const rejectReply = (status: number, body: Record<string, unknown>, rejected: Transaction, field = 'order'): SandboxReply => {
     const reason = (rejected as { rejectReason?: string }).rejectReason ?? 'UNKNOWN';
     body.errorCode = reason;
-    body.errorMessage = rejectMessage(reason, rejected);
+    body.errorMessage = rejectMessage(reason, field);
     return ok(body, status);
   };
 
@@ -607,7 +607,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     }
     body.relatedTransactionIDs = ids(txs);
     body.lastTransactionID = a.broker.ledger.lastTransactionID;
-    if (rejected) return rejectReply(400, body, rejected);
+    // The refused field is under the dependent order's key of the request (takeProfit.price …).
+    if (rejected) return rejectReply(400, body, rejected, names[/^[A-Z_]+?(?=_ORDER_REJECT$)/.exec(rejected.type)?.[0] ?? ''] ?? 'order');
     return ok(body);
   });
 
