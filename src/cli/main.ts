@@ -40,6 +40,7 @@ interface BacktestArgs {
   runsDir?: string;
   path?: string;
   save?: boolean;
+  strictData?: boolean;
 }
 
 /** Flag overrides as a config fragment (only the flags the user gave). */
@@ -85,7 +86,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
 
   // A --data file holds one instrument, so conversion prices can only come from the catalog.
   const source = a.data
-    ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false }
+    ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false, origin: () => ({ source: resolve(a.data!), sides: 'unknown', synthetic: false }) }
     : await dataCatalog(resolve(ROOT, config.data.catalog));
   const save = a.save !== false;
   const runDir = save ? join(resolve(config.run.runsDir), runId(loaded.name)) : undefined;
@@ -102,6 +103,9 @@ async function backtest(a: BacktestArgs): Promise<void> {
     ...(a.ticks ? { ticks: (req: { instrument: string; from: number; to: number }) => openTicks(resolve(a.ticks!), req) } : {}),
     log: log.child({ component: 'strategy', strategy: loaded.name }),
     keepTransactions: a.json === true,
+    origin: source.origin,
+    strictData: a.strictData === true,
+    onHole: (h) => process.stderr.write(`warning: ${h.instrument} ${h.granularity} has no data from ${h.from} to ${h.to} (${h.openHours} h of open market): the backtest runs on across it (--strict-data stops instead)\n`),
     ...(runDir ? { runDir } : {}),
     onProgress: (f, n) => bar.update(f, n),
   });
@@ -171,6 +175,7 @@ export function cli(argv: string[]): Argv {
           .option('margin-rate', { type: 'string', describe: 'Account margin rate, e.g. 0.02 for 50:1 (account.marginRate)' })
           .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
           .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
+          .option('strict-data', { type: 'boolean', default: false, describe: 'Stop at the first hole in the data beyond weekends and holidays (default: warn and run on)' })
           .option('spread-pips', { type: 'number', describe: 'Spread in pips for --spread fixed and one-sided data (data.spreadPips)' })
           .option('path', { type: 'string', choices: ['adaptive', 'worst', 'exact'], describe: 'Intra-candle path model (fill.path): nearer extreme first, the extreme adverse to the position first, or the real ticks inside each candle (exact, with --ticks)' })
           .option('fifo', { type: 'boolean', describe: 'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first' })
