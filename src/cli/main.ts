@@ -215,7 +215,8 @@ export class UsageError extends Error {
 export async function main(argv: string[]): Promise<number> {
   try {
     await cli(argv).parseAsync();
-    return 0;
+    // A command that found problems and said so (data list, data check) sets the exit code.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     process.stderr.write(`${describeError(e)}\n`);
     return e instanceof UsageError ? 64 : 1;

@@ -7,9 +7,11 @@ import type { UnixMs } from '../../domain/time.ts';
  * Holes in a series: stretches where the market was open and the series has no candle. The FX
  * market's own closures are not holes: the weekend (Friday 17:00 to Sunday 17:00 New York) and
  * the two days it closes (the trading days of 25 December and 1 January, 17:00 New York the day
- * before to 17:00 on the day). A stretch is a hole when the open-market time in it is longer than
- * one candle and longer than an hour: a minute or an hour without a quote change (Lean leaves such
- * minutes out), or gold's daily hour's break, is not a hole; a missing day, month or year is.
+ * before to 17:00 on the day, and the Monday after when the day falls on a Sunday). A stretch is a
+ * hole when the open-market time in it is longer than one candle and longer than 6 hours: minutes
+ * without a quote change (Lean leaves them out), gold's daily break, early closes on 24 and 31
+ * December and thin holidays (HistData's 5 hours on Memorial Day 2019) are not holes; a missing
+ * day, month or year is.
  */
 export interface Hole {
   /** First instant with no candle (the close of the candle before, or the period's start). */
@@ -26,7 +28,7 @@ const NY = 'America/New_York';
 /**
  * The time in [a, b) when the FX market is open: each trading day runs from 17:00 New York the day
  * before its date to 17:00 on its date; the days dated Saturday and Sunday, 25 December and
- * 1 January are closed.
+ * 1 January are closed, and 26 December and 2 January when they are Mondays (the holiday observed).
  */
 export function openMarketMs(a: UnixMs, b: UnixMs): number {
   if (b <= a) return 0;
@@ -40,7 +42,9 @@ export function openMarketMs(a: UnixMs, b: UnixMs): number {
     const next = day.plus({ days: 1 });
     const end = next.toMillis();
     const wd = next.weekday; // 6 Saturday, 7 Sunday
-    const closed = wd === 6 || wd === 7 || (next.month === 12 && next.day === 25) || (next.month === 1 && next.day === 1);
+    const m = next.month;
+    const d = next.day;
+    const closed = wd === 6 || wd === 7 || (m === 12 && (d === 25 || (d === 26 && wd === 1))) || (m === 1 && (d === 1 || (d === 2 && wd === 1)));
     if (!closed) open += Math.max(0, Math.min(end, b) - Math.max(start, a));
     day = next;
   }
@@ -49,7 +53,7 @@ export function openMarketMs(a: UnixMs, b: UnixMs): number {
 
 /** The threshold of open-market time beyond which a stretch without candles is a hole. */
 export function holeThreshold(g: Granularity): number {
-  return Math.max(granularityMs(g), HOUR);
+  return Math.max(granularityMs(g), 6 * HOUR);
 }
 
 /**
