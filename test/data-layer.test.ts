@@ -317,3 +317,30 @@ describe.skipIf(!HAS_SHARED)('fxflow data import (the command)', () => {
     expect(foo.stderr).toMatch(/^fxflow: unknown instrument 'FOO_BAR': the known instruments are EUR_USD/);
   });
 });
+
+describe('spread models on one-sided data', () => {
+  it('fixed: bid-only data keeps its bid and the ask goes above it; mid data is centred', async () => {
+    const { withSpread } = await import('../src/cli/backtest.ts');
+    const c: Candle = { kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: 0, at: 3_600_000, bo: 1.1, bh: 1.102, bl: 1.099, bc: 1.101, ao: 1.1, ah: 1.102, al: 1.099, ac: 1.101, volume: 0, complete: true };
+    const data = { catalog: '', spread: 'fixed' as const, spreadPips: 1.5 };
+    const snap = (x: number): number => Math.round(x * 1e5) / 1e5;
+    const one = async (sides: string): Promise<Candle> => (await all(withSpread((async function* () { yield [c]; })(), data, 0.0001, snap, sides)))[0]!;
+    const bid = await one('bid');
+    expect([bid.bo, bid.bc, bid.ao, bid.ac]).toEqual([1.1, 1.101, 1.10015, 1.10115]);
+    const mid = await one('mid');
+    expect([mid.bo, mid.ao]).toEqual([snap(1.1 - 0.000075), snap(1.1 + 0.000075)]);
+  });
+
+  it('a catalog series of unknown origin with bid = ask everywhere is taken for one-sided data: no free spread', async () => {
+    const cat = new Catalog(newCatalog());
+    const from = Date.UTC(2019, 0, 7);
+    const rows: Candle[] = [];
+    for (let h = 0; h < 200; h++) {
+      const p = 1.14 + 0.0001 * Math.sin(h / 3);
+      const x = Math.round(p * 1e5) / 1e5;
+      rows.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: from + h * 3_600_000, at: from + (h + 1) * 3_600_000, bo: x, bh: x, bl: x, bc: x, ao: x, ah: x, al: x, ac: x, volume: 0, complete: true });
+    }
+    await cat.write('EUR_USD', 'H1', [rows]); // no provenance: written as an older fxflow did
+    await expect(backtest(cat.root, { run: { instrument: 'EUR_USD', granularity: 'H1', from: '2019-01-07', to: '2019-01-14' } })).rejects.toThrow(/has bid = ask in every candle .*origin unknown.*--spread fixed --spread-pips X/);
+  });
+});

@@ -85,7 +85,8 @@ export class SeriesWatch {
       this.rows += batch.length;
       yield batch;
     }
-    t.end(this.to);
+    // No candle at all is not a hole: the backtest says there is no data (or runs on other series).
+    if (this.rows > 0) t.end(this.to);
   }
 }
 
