@@ -72,6 +72,18 @@ describe.skipIf(!HAS_SHARED)('data import checks what it is told against the dat
     ]);
   });
 
+  it('a folder import writes every series or none: the OANDA mid CSV folder into a catalog holding USD_JPY M1 bid/ask is refused whole', async () => {
+    const cat = newCatalog();
+    await imp({ file: join(FX, 'tacchang-oanda-json/USD_JPY_M1_20180409_0000.json'), catalog: cat });
+    await expect(imp({ file: join(FX, 'jtang-oanda-mid-csv'), catalog: cat })).rejects.toThrow(/USD_JPY\/M1: the series holds bid\/ask prices and this import has mid/);
+    expect(new Catalog(cat).list().map((e) => `${e.instrument} ${e.granularity}`)).toEqual(['USD_JPY M1']);
+    const other = newCatalog();
+    await imp({ file: join(FX, 'jtang-oanda-mid-csv'), catalog: other });
+    expect(new Catalog(other).list().map((e) => `${e.instrument} ${e.granularity} ${e.rows} ${e.meta?.sides}`)).toEqual(
+      ['AUD_USD', 'EUR_USD', 'GBP_USD', 'USD_JPY'].flatMap((i) => ['D', 'H1', 'M1', 'M5'].map((g) => `${i} ${g} 5000 mid`)),
+    );
+  });
+
   it('a GBP_USD file imported as EUR_USD is refused by its name; under a neutral name it conflicts with the held EUR_USD candles and nothing is written unless --replace', async () => {
     const cat = newCatalog();
     await expect(imp({ file: join(HIST, 'DAT_ASCII_GBPUSD_M1_2019-01_to_2019-06.csv'), instrument: 'EUR_USD', granularity: 'M1', catalog: cat })).rejects.toThrow(/the file's name says GBP_USD, not EUR_USD: import it with --instrument GBP_USD/);

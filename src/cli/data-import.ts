@@ -3,7 +3,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   Catalog, DataError, checkNames, checkedCandles, dataFiles, detectFormat, fieldsOf, granularityInName, instrumentsInName,
-  newNotices, openBidAsk, openCandles, sidesOf, type CandleFormat, type SeriesSource,
+  newNotices, openBidAsk, openCandles, sidesOf, type CandleFormat, type ReadNotices, type SeriesSource, type WriteResult,
 } from '../adapters/catalog/index.ts';
 import type { Candle } from '../domain/candle.ts';
 import { isGranularity, type Alignment, type Granularity } from '../domain/granularity.ts';
@@ -149,45 +149,16 @@ export async function importData(a: ImportArgs): Promise<string[]> {
 
   const catalog = new Catalog(resolve(a.catalog));
   const out: string[] = [];
-  for (const g of groups) {
-    const inst = instruments.get(g.instrument);
-    const notices = newNotices();
-    const o = {
-      instrument: g.instrument,
-      granularity: g.granularity,
-      pipLocation: inst.pipLocation,
-      ...(a.from !== undefined ? { from: parseDate(a.from) } : {}),
-      ...(a.to !== undefined ? { to: parseDate(a.to) } : {}),
-      ...(a.format !== undefined ? { format: a.format as CandleFormat } : {}),
-      crossed: a.crossed,
-      notices,
-    };
-    const label = g.bidAsk ? `${g.bidAsk.bid} + ${g.bidAsk.ask}` : g.files.length === 1 ? g.files[0]! : `${resolve(a.file!)} (${g.instrument} ${g.granularity}, ${g.files.length} files)`;
-    const raw: AsyncIterable<readonly Candle[]> = g.bidAsk
-      ? openBidAsk(g.bidAsk.bid, g.bidAsk.ask, o)
-      : (async function* () {
-          for (const f of g.files) yield* openCandles(f, o);
-        })();
-    const checked = checkedCandles(raw, label, g.instrument, g.granularity, inst.displayPrecision);
-    const formats = g.files.map((f) => a.format ?? detectFormat(f));
-    const sources: SeriesSource[] = [];
-    for (let i = 0; i < g.files.length; i++) {
-      const f = g.files[i]!;
-      sources.push({ file: f, sha256: await sha256(f), bytes: statSync(f).size, format: g.bidAsk ? `${formats[i]} (${i === 0 ? 'bid' : 'ask'} file)` : formats[i]!, rows: 0, importedAt: new Date().toISOString() });
-    }
-    const r = await catalog.write(g.instrument, g.granularity, checked, {
-      replace: a.replace,
-      meta: () => {
-        const sides = sidesOf(notices);
-        if (sides === 'mixed') throw new DataError(label, 0, '', 'the files mix bid/ask rows with one-sided (mid or bid) rows: import each kind into its own catalog');
-        const rowsEach = g.files.length === 1 || g.bidAsk ? notices.rows : 0;
-        return {
-          synthetic: false,
-          sides: sides ?? 'unknown',
-          sources: sources.map((s) => ({ ...s, rows: rowsEach, ...(notices.crossed > 0 ? { crossedClamped: notices.crossed } : {}) })),
-        };
-      },
-    });
+  // Every series is read, checked and staged first; all are put in place only when all passed.
+  const staged: { g: Group; r: WriteResult; notices: ReadNotices }[] = [];
+  try {
+    for (const g of groups) staged.push(await stageGroup(g, a, catalog, instruments));
+  } catch (e) {
+    for (const s of staged) s.r.abort();
+    throw e;
+  }
+  for (const s of staged) await s.r.commit();
+  for (const { g, r, notices } of staged) {
     const meta = catalog.meta(g.instrument, g.granularity);
     const notes = [
       notices.duplicates > 0 ? `${notices.duplicates} exact duplicate rows skipped` : '',
@@ -199,4 +170,48 @@ export async function importData(a: ImportArgs): Promise<string[]> {
     if (meta && meta.sides !== 'bid/ask') out.push(`  ${g.instrument} ${g.granularity} holds ${meta.sides} prices only: a backtest on it needs a spread model (--spread fixed --spread-pips X, --spread hourly, or --spread mid for zero)`);
   }
   return out;
+}
+
+/** Reads, checks and stages one series of an import (nothing in place yet). */
+async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments: InstrumentRegistry): Promise<{ g: Group; r: WriteResult; notices: ReadNotices }> {
+  const inst = instruments.get(g.instrument);
+  const notices = newNotices();
+  const o = {
+    instrument: g.instrument,
+    granularity: g.granularity,
+    pipLocation: inst.pipLocation,
+    ...(a.from !== undefined ? { from: parseDate(a.from) } : {}),
+    ...(a.to !== undefined ? { to: parseDate(a.to) } : {}),
+    ...(a.format !== undefined ? { format: a.format as CandleFormat } : {}),
+    crossed: a.crossed,
+    notices,
+  };
+  const label = g.bidAsk ? `${g.bidAsk.bid} + ${g.bidAsk.ask}` : g.files.length === 1 ? g.files[0]! : `${resolve(a.file!)} (${g.instrument} ${g.granularity}, ${g.files.length} files)`;
+  const raw: AsyncIterable<readonly Candle[]> = g.bidAsk
+    ? openBidAsk(g.bidAsk.bid, g.bidAsk.ask, o)
+    : (async function* () {
+        for (const f of g.files) yield* openCandles(f, o);
+      })();
+  const checked = checkedCandles(raw, label, g.instrument, g.granularity, inst.displayPrecision);
+  const formats = g.files.map((f) => a.format ?? detectFormat(f));
+  const sources: SeriesSource[] = [];
+  for (let i = 0; i < g.files.length; i++) {
+    const f = g.files[i]!;
+    sources.push({ file: f, sha256: await sha256(f), bytes: statSync(f).size, format: g.bidAsk ? `${formats[i]} (${i === 0 ? 'bid' : 'ask'} file)` : formats[i]!, rows: 0, importedAt: new Date().toISOString() });
+  }
+  const r = await catalog.write(g.instrument, g.granularity, checked, {
+    replace: a.replace,
+    stage: true,
+    meta: () => {
+      const sides = sidesOf(notices);
+      if (sides === 'mixed') throw new DataError(label, 0, '', 'the files mix bid/ask rows with one-sided (mid or bid) rows: import each kind into its own catalog');
+      const rowsEach = g.files.length === 1 || g.bidAsk ? notices.rows : 0;
+      return {
+        synthetic: false,
+        sides: sides ?? 'unknown',
+        sources: sources.map((s) => ({ ...s, rows: rowsEach, ...(notices.crossed > 0 ? { crossedClamped: notices.crossed } : {}) })),
+      };
+    },
+  });
+  return { g, r, notices };
 }

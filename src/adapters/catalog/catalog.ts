@@ -65,6 +65,10 @@ export interface WriteResult {
   readonly written: number;
   readonly conflicts: readonly Conflict[];
   readonly conflictCount: number;
+  /** With `stage`: puts the staged files in place and records the provenance (without: already done). */
+  readonly commit: () => Promise<void>;
+  /** With `stage`: removes the staged files (without: does nothing). */
+  readonly abort: () => void;
 }
 
 export interface WriteOptions {
@@ -75,6 +79,12 @@ export interface WriteOptions {
    * has been read (before anything is renamed into place), when what was read decides it (the sides).
    */
   readonly meta?: NewMeta | (() => NewMeta);
+  /**
+   * Stage only: read and check everything, write the month files beside the held ones, and return
+   * without renaming them into place; the caller calls `commit` (or `abort`) on the result. Lets an
+   * import of several series write all of them or none.
+   */
+  readonly stage?: boolean;
 }
 
 type NewMeta = Omit<SeriesMeta, 'instrument' | 'granularity' | 'holes' | 'holeCount'>;
@@ -322,9 +332,21 @@ export class Catalog {
       if (!existed) rmSync(dir, { recursive: true, force: true });
       throw e;
     }
-    for (const s of staged) renameSync(s.tmp, s.file);
-    if (meta) await this.#record(instrument, granularity, held, meta);
-    return { written, conflicts, conflictCount };
+    let done = false;
+    const commit = async (): Promise<void> => {
+      if (done) return;
+      done = true;
+      for (const s of staged) renameSync(s.tmp, s.file);
+      if (meta) await this.#record(instrument, granularity, held, meta);
+    };
+    const abort = (): void => {
+      if (done) return;
+      done = true;
+      for (const s of staged) rmSync(s.tmp, { force: true });
+      if (!existed) rmSync(dir, { recursive: true, force: true });
+    };
+    if (!opts.stage) await commit();
+    return { written, conflicts, conflictCount, commit, abort };
   }
 
   /**
