@@ -61,6 +61,8 @@ describe.skipIf(!HAS_SHARED)('data import checks what it is told against the dat
   it('a folder of several instruments imported as EUR_USD is refused; without --instrument each goes to its own series', async () => {
     const cat = newCatalog();
     await expect(imp({ file: join(LEAN, 'minute'), instrument: 'EUR_USD', granularity: 'M1', catalog: cat })).rejects.toThrow(/the folder holds several instruments: EUR_USD \(15 files\), NZD_USD \(13 files\), XAU_USD \(13 files\)/);
+    // The HistData folder as EUR_USD (the reported case: it became one series with a NAV of -819,178 USD).
+    await expect(imp({ file: HIST, instrument: 'EUR_USD', granularity: 'M1', catalog: cat })).rejects.toThrow(/the folder holds several instruments: AUD_USD \(1 file\), EUR_USD \(1 file\), GBP_USD \(1 file\), USD_JPY \(1 file\), XAU_USD \(1 file\)/);
     expect(new Catalog(cat).list()).toEqual([]);
     const lines = await imp({ file: join(LEAN, 'minute'), catalog: cat });
     expect(lines.filter((l) => l.startsWith('Imported'))).toHaveLength(3);
@@ -324,6 +326,9 @@ describe.skipIf(!HAS_SHARED)('fxflow data import (the command)', () => {
     const r = await fxflow('data', 'import', '--bid', bid, '--ask', join(NT, 'fxcm-usdjpy-m1-ask-2013.csv'), '--crossed', 'clamp', '--catalog', cat);
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^Imported 28,761 USD_JPY M1 candles \(bid\/ask\) from a bid and an ask file/);
+    const spread = await fxflow('data', 'import', bid, '--spread-pips', '1', '--catalog', cat);
+    expect(spread.code).toBe(1);
+    expect(spread.stderr).toMatch(/--spread-pips is no longer applied at import: .*--spread fixed --spread-pips X/);
     const foo = await fxflow('data', 'import', bid, '--instrument', 'FOO_BAR', '--granularity', 'M1', '--catalog', cat);
     expect(foo.code).toBe(1);
     expect(foo.stderr).toMatch(/^fxflow: unknown instrument 'FOO_BAR': the known instruments are EUR_USD/);
