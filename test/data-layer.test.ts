@@ -101,6 +101,13 @@ describe.skipIf(!HAS_SHARED)('data import checks what it is told against the dat
     // Importing the same EUR_USD rows again is no conflict.
     await imp({ file: head(join(HIST, 'DAT_ASCII_EURUSD_M1_2019.csv'), 3000, 'eurusd-jan.csv'), instrument: 'EUR_USD', granularity: 'M1', catalog: cat });
     expect(readFileSync(join(cat, 'EUR_USD/M1/2019-01.csv'), 'utf8')).toBe(before);
+    // --replace is the user saying so: the file's candles take the held ones' place.
+    await imp({ file: gbp, instrument: 'EUR_USD', granularity: 'M1', replace: true, catalog: cat });
+    const replaced = await all(new Catalog(cat).candles({ instrument: 'EUR_USD', granularity: 'M1' }));
+    const gbpRows = await all(openCandles(gbp, { instrument: 'EUR_USD', granularity: 'M1' }));
+    const byTime = new Map(replaced.map((c) => [c.time, c.bc]));
+    expect(gbpRows.every((c) => byTime.get(c.time) === c.bc)).toBe(true);
+    expect(new Catalog(cat).meta('EUR_USD', 'M1')!.sources.map((x) => x.file)).toEqual([join(tmp, 'eurusd-jan.csv'), gbp]);
   });
 
   it('an M1 file imported as H1 is refused, by its name and, under a neutral name, by its spacing', async () => {
