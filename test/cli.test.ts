@@ -186,7 +186,7 @@ describe('fxflow data', () => {
     const csv = join(tmp, 'eurusd.csv');
     writeFileSync(csv, ['time,o,h,l,c,volume', '2024-03-01T10:00:00Z,1.1,1.101,1.099,1.1005,10', '2024-03-01T11:00:00Z,1.1005,1.102,1.1,1.101,12', ''].join('\n'));
     const cat = join(tmp, 'catalog');
-    const r = await fxflow('data', 'import', csv, '--instrument', 'EUR_USD', '--granularity', 'H1', '--spread-pips', '1', '--catalog', cat);
+    const r = await fxflow('data', 'import', csv, '--instrument', 'EUR_USD', '--granularity', 'H1', '--catalog', cat);
     expect(r.code).toBe(0);
     const list = await fxflow('data', 'list', '--catalog', cat);
     expect(list.stdout).toMatch(/EUR_USD\s+H1\s+2024-03-01T10:00:00.000000000Z → 2024-03-01T11:00:00.000000000Z\s+2 rows/);

@@ -18,9 +18,39 @@ import { formatIsoMs } from '../domain/time.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
 import { ConfigError, type BacktestConfig } from './config.ts';
+import { SeriesWatch, dataReport } from './series-watch.ts';
 import { LineFile, makeRunDir } from './line-file.ts';
 import { parseDate } from './config.ts';
 import { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
+
+/** What a backtest's data source knows of a series: where it came from, its price sides, synthetic or real. */
+export interface SeriesOrigin {
+  readonly source: string;
+  readonly sides: string;
+  readonly synthetic: boolean;
+}
+
+/**
+ * What produced a backtest's numbers (summary.json `data`): the traded series' source, price sides
+ * and whether synthetic; the spread model; the period the data really covered and its holes beyond
+ * weekends and holidays (every series, conversion series included, in `series`).
+ */
+export interface DataReport {
+  readonly source: string;
+  readonly sides: string;
+  readonly synthetic: boolean;
+  readonly spreadModel: { readonly kind: BacktestConfig['data']['spread']; readonly pips?: number; readonly pipsByHour?: readonly number[]; readonly text: string };
+  readonly coverage: { readonly from: string | null; readonly to: string | null; readonly holes: readonly DataHole[] };
+  readonly series: readonly { readonly instrument: string; readonly granularity: Granularity; readonly source: string; readonly sides: string; readonly synthetic: boolean; readonly rows: number; readonly from: string | null; readonly to: string | null }[];
+}
+
+export interface DataHole {
+  readonly instrument: string;
+  readonly granularity: Granularity;
+  readonly from: string;
+  readonly to: string;
+  readonly openHours: number;
+}
 
 /** Where a backtest gets the candles of one (instrument, granularity). */
 export type CandleSourceFactory = (req: { instrument: string; granularity: Granularity; from: number; to: number }) => AsyncIterable<readonly Candle[]>;
@@ -46,6 +76,12 @@ export interface BacktestOptions {
   /** Save a run folder here (summary.json, transactions.jsonl, equity.csv, report.txt, config.json). */
   readonly runDir?: string;
   readonly onProgress?: (fraction: number, events: number) => void;
+  /** What the source knows of each series (sides, synthetic, where from); unknown sides are read from the data. */
+  readonly origin?: (instrument: string, granularity: Granularity) => SeriesOrigin;
+  /** Stop at the first hole in the data beyond weekends and holidays (default: list them and run on). */
+  readonly strictData?: boolean;
+  /** Called for each hole as the run meets it. */
+  readonly onHole?: (h: DataHole) => void;
 }
 
 export interface BacktestResult {
@@ -59,10 +95,16 @@ export interface BacktestResult {
   readonly intents: number;
   readonly wallMs: number;
   readonly runDir?: string;
+  /** Which data and spread model produced the numbers, and what the data covered. */
+  readonly data: DataReport;
 }
 
-/** Applies the configured spread model to two-sided candles ('native' leaves them as they are). */
-export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data: BacktestConfig['data'], pip: number, snap: (x: number) => number): AsyncIterable<readonly Candle[]> {
+/**
+ * Applies the configured spread model ('native' leaves candles as they are). The model is centred
+ * on the mid; for bid-only data (bid = ask in the catalog) the bid is kept and the ask put above
+ * it, for ask-only data the other way round.
+ */
+export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data: BacktestConfig['data'], pip: number, snap: (x: number) => number, sides = 'bid/ask'): AsyncIterable<readonly Candle[]> {
   const mode = data.spread;
   if (mode === 'native') {
     yield* source;
@@ -75,7 +117,8 @@ export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data
     for (let i = 0; i < batch.length; i++) {
       const c = batch[i]!;
       const half = byHour ? (byHour[Math.floor(c.time / 3_600_000) % 24]! * pip) / 2 : fixedHalf;
-      const o = (c.bo + c.ao) / 2, h = (c.bh + c.ah) / 2, l = (c.bl + c.al) / 2, cl = (c.bc + c.ac) / 2;
+      const shift = sides === 'bid' ? half : sides === 'ask' ? -half : 0;
+      const o = (c.bo + c.ao) / 2 + shift, h = (c.bh + c.ah) / 2 + shift, l = (c.bl + c.al) / 2 + shift, cl = (c.bc + c.ac) / 2 + shift;
       out[i] = {
         kind: 'candle', instrument: c.instrument, granularity: c.granularity, time: c.time, at: c.at,
         bo: snap(o - half), bh: snap(h - half), bl: snap(l - half), bc: snap(cl - half),
@@ -122,6 +165,10 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     wanted.set(`${name}:${finest}`, { instrument: name, granularity: finest });
   }
   const series = [...wanted.values()].sort((a, b) => granularityMs(a.granularity) - granularityMs(b.granularity));
+  // Each series is watched as it streams: its coverage and holes, and (when its source does not
+  // know) whether it is one-sided. One-sided data never gets a free spread.
+  const watched = series.map((s) => new SeriesWatch(s.instrument, s.granularity, o.origin?.(s.instrument, s.granularity) ?? { source: 'unknown', sides: 'unknown', synthetic: false }, from, to, config.data.spread, o.strictData === true, o.onHole));
+  for (const w of watched) w.requireSpreadModel();
   // Ticks first: at an instant shared with a candle close, the tick is seen first, and ticks (the
   // finest prices) drive the simulator's matching for their instrument.
   // The exact path model matches each candle on its own ticks: every traded instrument gets a tick
@@ -129,9 +176,9 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const tickSources = config.fill.path === 'exact' ? traded : tickInstruments;
   const sources = [
     ...tickSources.map((instrument) => o.ticks!({ instrument, from, to })),
-    ...series.map((s) => {
+    ...series.map((s, k) => {
       const inst = instruments.get(s.instrument);
-      return withSpread(o.candles({ ...s, from, to }), config.data, inst.pip, (x) => inst.snap(x));
+      return withSpread(watched[k]!.read(o.candles({ ...s, from, to })), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides);
     }),
   ] as AsyncIterable<readonly MarketEvent[]>[];
 
@@ -226,13 +273,14 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     from,
     to,
   });
+  const data = dataReport(watched, subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined, config.data);
   if (o.runDir) {
-    writeFileSync(join(o.runDir, 'summary.json'), `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`);
+    writeFileSync(join(o.runDir, 'summary.json'), `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, data, engine: engine.stats, wallMs }, null, 2)}\n`);
     writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
     const csv = ['time,balance,nav', ...portfolio.equity.map((e) => `${new Date(e.time).toISOString()},${e.balance},${e.nav}`)];
     writeFileSync(join(o.runDir, 'equity.csv'), `${csv.join('\n')}\n`);
   }
-  return { summary, transactions, trades: portfolio.closedTrades, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+  return { summary, transactions, trades: portfolio.closedTrades, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }
 
 const TRADES_CSV_HEADER = 'id,instrument,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing';

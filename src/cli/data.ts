@@ -1,27 +1,60 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { Catalog, ensureSample, openCandles, type CandleFormat } from '../adapters/catalog/index.ts';
-import { isGranularity } from '../domain/granularity.ts';
+import { Catalog, describeHoles, ensureSample, openCandles, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
+import { resampleSeries, resampleSource, resampled } from '../adapters/catalog/resample.ts';
+import { DEFAULT_ALIGNMENT, type Alignment, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { formatTime } from '../domain/time.ts';
-import type { CandleSourceFactory } from './backtest.ts';
-import { ROOT, parseDate, type BacktestConfig } from './config.ts';
+import type { CandleSourceFactory, SeriesOrigin } from './backtest.ts';
+import { ROOT, type BacktestConfig } from './config.ts';
+import { importData, parseAlignment, usageGranularity } from './data-import.ts';
 import { dataDownloadCommand } from './download.ts';
 
+/** A series' origin in a few words: sides, synthetic or real, sources, derivation. */
+export function describeOrigin(meta: SeriesMeta | undefined): string {
+  if (!meta) return 'origin unknown (imported before fxflow kept provenance: import it again to record it)';
+  const kind = meta.synthetic ? 'SYNTHETIC' : 'real';
+  const sides = meta.sides === 'bid/ask' ? 'bid/ask' : meta.sides === 'unknown' ? 'sides unknown' : `${meta.sides} only`;
+  const from = meta.derivedFrom
+    ? `resampled from ${meta.derivedFrom.granularity} (days at ${meta.derivedFrom.dailyAlignment}:00 ${meta.derivedFrom.alignmentTimezone})`
+    : `${meta.sources.length} source${meta.sources.length === 1 ? '' : 's'}${meta.sources[0] ? ` (${[...new Set(meta.sources.map((s) => s.format))].join(', ')})` : ''}`;
+  const crossed = meta.sources.reduce((n, s) => n + (s.crossedClamped ?? 0), 0);
+  return `${kind}, ${sides}, ${from}${crossed > 0 ? `, ${crossed} crossed rows clamped` : ''}`;
+}
+
 /** The catalog as a backtest's candle source; the bundled synthetic sample is generated on first use. */
-export async function dataCatalog(root: string): Promise<{ candles: CandleSourceFactory; available: (instrument: string, granularity: string) => boolean }> {
+export async function dataCatalog(
+  root: string,
+  alignment: Alignment = DEFAULT_ALIGNMENT,
+): Promise<{ candles: CandleSourceFactory; available: (instrument: string, granularity: string) => boolean; origin: (instrument: string, granularity: Granularity) => SeriesOrigin }> {
   const sampleRoot = resolve(ROOT, 'data/catalog');
   if (resolve(root) === sampleRoot) {
     const made = await ensureSample(sampleRoot);
     if (made) process.stderr.write(`Generated the bundled synthetic sample data in ${sampleRoot} (first use).\n`);
   }
   const catalog = new Catalog(root);
+  // A series the catalog lacks is built from a finer one it holds (M1 → H1, D…), with OANDA's alignment.
+  const finer = (i: string, g: Granularity): Granularity | undefined => (catalog.has(i, g) ? undefined : resampleSource(catalog, i, g));
   return {
     candles: (req) => {
+      const src = finer(req.instrument, req.granularity);
+      if (src !== undefined) {
+        catalog.requireCoverage({ ...req, granularity: src });
+        return resampled(catalog, req.instrument, src, req.granularity, alignment, req);
+      }
       catalog.requireCoverage(req); // a period the catalog does not hold is an error, not an empty report
       return catalog.candles(req);
     },
-    available: (i, g) => catalog.has(i, g),
+    available: (i, g) => catalog.has(i, g) || resampleSource(catalog, i, g as Granularity) !== undefined,
+    origin: (i, g) => {
+      const src = finer(i, g);
+      const meta = catalog.meta(i, src ?? g);
+      return {
+        source: `${catalog.root} ${i} ${src ?? g}${src ? ` resampled to ${g} (days at ${alignment.dailyAlignment}:00 ${alignment.alignmentTimezone})` : ''}: ${describeOrigin(meta)}`,
+        sides: meta?.sides ?? 'unknown',
+        synthetic: meta?.synthetic ?? false,
+      };
+    },
   };
 }
 
@@ -36,7 +69,12 @@ export function fileSource(path: string, format: string | undefined, config: Bac
       to: req.to,
       pipLocation: inst.pipLocation,
       ...(format ? { format: format as CandleFormat } : {}),
-      spread: config.data.spreadPipsByHour ? { kind: 'hourly', pips: config.data.spreadPipsByHour } : { kind: 'fixed', pips: config.data.spreadPips },
+      // One-sided rows need a spread model named by the user; 'mid' accepts zero knowingly.
+      ...(config.data.spread === 'native'
+        ? { oneSided: 'a backtest on it needs a spread model: --spread fixed --spread-pips X, --spread hourly, or --spread mid to accept a zero spread knowingly' }
+        : config.data.spread === 'hourly' && config.data.spreadPipsByHour
+          ? { spread: { kind: 'hourly' as const, pips: config.data.spreadPipsByHour } }
+          : config.data.spread === 'fixed' ? { spread: { kind: 'fixed' as const, pips: config.data.spreadPips } } : {}),
     });
   };
 }
@@ -55,9 +93,18 @@ export function dataCommand(y: Argv): Argv {
           process.stdout.write('The catalog is empty. Run `fxflow data sample` or `fxflow data import`.\n');
           return;
         }
+        const when = (t: number): string => (Number.isNaN(t) ? '?' : formatTime(t));
         for (const r of rows) {
-          process.stdout.write(`${r.instrument.padEnd(10)} ${r.granularity.padEnd(4)} ${formatTime(r.first)} → ${formatTime(r.last)}  ${r.rows.toLocaleString('en-US')} rows\n`);
+          process.stdout.write(`${r.instrument.padEnd(10)} ${r.granularity.padEnd(4)} ${when(r.first)} → ${when(r.last)}  ${r.rows.toLocaleString('en-US')} rows  ${describeOrigin(r.meta)}\n`);
+          const holes = r.meta?.holeCount ?? 0;
+          if (holes > 0) {
+            const longest = [...(r.meta?.holes ?? [])].sort((x, y) => y.openHours - x.openHours)[0]!;
+            process.stdout.write(`${''.padEnd(16)}${holes} hole${holes === 1 ? '' : 's'} beyond weekends and holidays; longest ${describeHoles([longest])[0]} (fxflow data check lists them)\n`);
+          }
+          for (const s of r.meta?.sources ?? []) if (s.sha256) process.stdout.write(`${''.padEnd(16)}from ${s.file} (${s.format}, sha256 ${s.sha256.slice(0, 12)}…)\n`);
+          if (r.damaged) process.stdout.write(`${''.padEnd(16)}DAMAGED: ${r.damaged}\n`);
         }
+        if (rows.some((r) => r.damaged)) process.exitCode = 1;
       },
     )
     .command(
@@ -71,34 +118,95 @@ export function dataCommand(y: Argv): Argv {
       },
     )
     .command(
-      'import <file>',
-      'Import a file or folder of candles into the catalog (OANDA JSON, Lean CSV, HistData M1, OANDA mid CSV, generic CSV)',
+      'import [file]',
+      'Import a file or folder of candles into the catalog (OANDA JSON, Lean CSV, HistData M1, OANDA mid CSV, generic CSV), checked against the instrument and granularity',
       (a) =>
         a
-          .positional('file', { type: 'string', demandOption: true })
-          .option('instrument', { type: 'string', demandOption: true, describe: 'Instrument, e.g. EUR_USD' })
-          .option('granularity', { type: 'string', demandOption: true, describe: 'Granularity of the file, e.g. H1' })
+          .positional('file', { type: 'string', describe: 'A file, or a folder (each instrument in it goes to its own series)' })
+          .option('bid', { type: 'string', describe: 'A file of bid candles, imported with --ask as one bid/ask series' })
+          .option('ask', { type: 'string', describe: 'The file of ask candles that goes with --bid' })
+          .option('instrument', { type: 'string', describe: "Instrument, e.g. EUR_USD (default: what the file's name or fields say)" })
+          .option('granularity', { type: 'string', describe: "Granularity of the file, e.g. H1 (default: what the file's name or fields say)" })
           .option('format', { type: 'string', describe: 'Format when it cannot be detected' })
           .option('from', { type: 'string' })
           .option('to', { type: 'string' })
-          .option('spread-pips', { type: 'number', default: 0, describe: 'Spread added to one-sided (mid or bid) data' })
+          .option('replace', { type: 'boolean', default: false, describe: 'Overwrite held candles that differ from the file (default: list them and write nothing)' })
+          .option('crossed', { type: 'string', choices: ['error', 'clamp'], default: 'error', describe: 'A row whose bid is above its ask: an error, or clamp the ask up to the bid (counted and recorded)' })
+          .option('spread-pips', { type: 'number', hidden: true })
           .option('catalog', { type: 'string', default: 'data/catalog' }),
       async (a) => {
-        const g = String(a.granularity);
-        if (!isGranularity(g)) throw Object.assign(new Error(`--granularity '${g}' is not a v20 granularity (S5…M30, H1…H12, D, W, M)`), { code: 'USAGE' });
-        const catalog = new Catalog(resolve(String(a.catalog)));
-        const source = openCandles(resolve(String(a.file)), {
-          instrument: String(a.instrument),
-          granularity: g,
-          ...(a.from ? { from: parseDate(String(a.from)) } : {}),
-          ...(a.to ? { to: parseDate(String(a.to)) } : {}),
-          ...(a.format ? { format: String(a.format) as CandleFormat } : {}),
-          spread: { kind: 'fixed', pips: Number(a['spread-pips']) },
+        const r = await importData({
+          ...(a.file !== undefined ? { file: String(a.file) } : {}),
+          ...(a.bid !== undefined ? { bid: String(a.bid) } : {}),
+          ...(a.ask !== undefined ? { ask: String(a.ask) } : {}),
+          ...(a.instrument !== undefined ? { instrument: String(a.instrument) } : {}),
+          ...(a.granularity !== undefined ? { granularity: String(a.granularity) } : {}),
+          ...(a.format !== undefined ? { format: String(a.format) } : {}),
+          ...(a.from !== undefined ? { from: String(a.from) } : {}),
+          ...(a.to !== undefined ? { to: String(a.to) } : {}),
+          ...(a['spread-pips'] !== undefined ? { spreadPips: Number(a['spread-pips']) } : {}),
+          replace: a.replace === true,
+          crossed: a.crossed === 'clamp' ? 'clamp' : 'error',
+          catalog: String(a.catalog),
         });
-        const n = await catalog.write(String(a.instrument), g, source);
-        process.stdout.write(`Imported ${JSON.stringify(n)} into ${catalog.root}\n`);
+        for (const line of r) process.stdout.write(`${line}\n`);
+      },
+    )
+    .command(
+      'check',
+      'Read every series (or one) and list its holes beyond weekends and holidays, damaged files and anomalies',
+      (a) =>
+        a
+          .option('instrument', { type: 'string' })
+          .option('granularity', { type: 'string' })
+          .option('catalog', { type: 'string', default: 'data/catalog' }),
+      async (a) => {
+        const catalog = new Catalog(resolve(String(a.catalog)));
+        const series = catalog.list().filter((e) => (a.instrument === undefined || e.instrument === a.instrument) && (a.granularity === undefined || e.granularity === a.granularity));
+        if (series.length === 0) {
+          process.stdout.write(`No series${a.instrument ? ` of ${String(a.instrument)}` : ''}${a.granularity ? ` ${String(a.granularity)}` : ''} in ${catalog.root}.\n`);
+          return;
+        }
+        let problems = 0;
+        for (const e of series) {
+          const r = await catalog.check(e.instrument, e.granularity);
+          const meta = r.meta;
+          process.stdout.write(`${e.instrument} ${e.granularity}: ${r.rows.toLocaleString('en-US')} rows, ${describeOrigin(meta)}\n`);
+          for (const d of r.damaged) process.stdout.write(`  DAMAGED ${d}\n`);
+          if (meta?.sides === 'bid/ask' && r.oneSidedRows > 0) process.stdout.write(`  ANOMALY ${r.oneSidedRows} rows have bid = ask in a bid/ask series\n`);
+          if (r.holes.length === 0) process.stdout.write('  no holes beyond weekends and holidays\n');
+          else {
+            process.stdout.write(`  ${r.holes.length} hole${r.holes.length === 1 ? '' : 's'} beyond weekends and holidays:\n`);
+            for (const h of describeHoles(r.holes)) process.stdout.write(`    ${h}\n`);
+          }
+          problems += r.damaged.length + r.holes.length;
+        }
+        if (problems > 0) process.exitCode = 1;
+      },
+    )
+    .command(
+      'resample',
+      'Build a coarser series (M2 … M) from a finer one in the catalog, with OANDA\'s alignment',
+      (a) =>
+        a
+          .option('instrument', { type: 'string', demandOption: true })
+          .option('granularity', { type: 'string', demandOption: true, describe: 'The granularity to build, e.g. H1, D' })
+          .option('source', { type: 'string', default: 'M1', describe: 'The finer series to build it from' })
+          .option('daily-alignment', { type: 'number', default: 17, describe: 'Hour (0-23) in --alignment-timezone where D, W and M candles start (OANDA: 17)' })
+          .option('alignment-timezone', { type: 'string', default: 'America/New_York', describe: 'IANA time zone of the daily alignment (OANDA: America/New_York)' })
+          .option('weekly-alignment', { type: 'string', default: 'Friday', describe: 'Day on which W candles start (OANDA: Friday)' })
+          .option('replace', { type: 'boolean', default: false, describe: 'Overwrite held candles that differ' })
+          .option('catalog', { type: 'string', default: 'data/catalog' }),
+      async (a) => {
+        const catalog = new Catalog(resolve(String(a.catalog)));
+        const alignment = parseAlignment(a['daily-alignment'], a['alignment-timezone'], a['weekly-alignment']);
+        const instrument = String(a.instrument);
+        const g = usageGranularity(String(a.granularity), '--granularity');
+        const src = usageGranularity(String(a.source), '--source');
+        const r = await resampleSeries(catalog, instrument, src, g, alignment, a.replace === true);
+        process.stdout.write(`Built ${r.written.toLocaleString('en-US')} ${instrument} ${g} candles from ${src} (days at ${alignment.dailyAlignment}:00 ${alignment.alignmentTimezone}, weeks from ${alignment.weeklyAlignment}) into ${catalog.root}\n`);
       },
     )
     .command(dataDownloadCommand)
-    .demandCommand(1, 'Name a data command: list, sample, import or download');
+    .demandCommand(1, 'Name a data command: list, check, sample, import, resample or download');
 }

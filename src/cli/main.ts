@@ -8,6 +8,7 @@ import { subscriptionsOf } from '../engine/engine.ts';
 import { ROOT, loadConfig, type BacktestConfig } from './config.ts';
 import { authCommand } from './auth.ts';
 import { dataCatalog, dataCommand, fileSource } from './data.ts';
+import { parseAlignment } from './data-import.ts';
 import { describeError } from './errors.ts';
 import { loadStrategy } from './load-strategy.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
@@ -41,6 +42,10 @@ interface BacktestArgs {
   path?: string;
   marketHours?: boolean;
   save?: boolean;
+  strictData?: boolean;
+  dailyAlignment?: number;
+  alignmentTimezone?: string;
+  weeklyAlignment?: string;
 }
 
 /** Flag overrides as a config fragment (only the flags the user gave). */
@@ -87,8 +92,8 @@ async function backtest(a: BacktestArgs): Promise<void> {
 
   // A --data file holds one instrument, so conversion prices can only come from the catalog.
   const source = a.data
-    ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false }
-    : await dataCatalog(resolve(ROOT, config.data.catalog));
+    ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false, origin: () => ({ source: resolve(a.data!), sides: 'unknown', synthetic: false }) }
+    : await dataCatalog(resolve(ROOT, config.data.catalog), parseAlignment(a.dailyAlignment ?? 17, a.alignmentTimezone ?? 'America/New_York', a.weeklyAlignment ?? 'Friday'));
   const save = a.save !== false;
   const runDir = save ? join(resolve(config.run.runsDir), runId(loaded.name)) : undefined;
   // The run folder first, so a bad --runs-dir is one clear message before anything is written.
@@ -104,6 +109,9 @@ async function backtest(a: BacktestArgs): Promise<void> {
     ...(a.ticks ? { ticks: (req: { instrument: string; from: number; to: number }) => openTicks(resolve(a.ticks!), req) } : {}),
     log: log.child({ component: 'strategy', strategy: loaded.name }),
     keepTransactions: a.json === true,
+    origin: source.origin,
+    strictData: a.strictData === true,
+    onHole: (h) => process.stderr.write(`warning: ${h.instrument} ${h.granularity} has no data from ${h.from} to ${h.to} (${h.openHours} h of open market): the backtest runs on across it (--strict-data stops instead)\n`),
     ...(runDir ? { runDir } : {}),
     onProgress: (f, n) => bar.update(f, n),
   });
@@ -127,6 +135,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
         params: loaded.params,
         config,
         summary: result.summary,
+        data: result.data,
         transactions: result.transactions,
         trades: result.trades.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: new Date(t.closeTime).toISOString() })),
         equity: result.equity.map((e) => ({ time: new Date(e.time).toISOString(), balance: e.balance, nav: e.nav })),
@@ -173,6 +182,10 @@ export function cli(argv: string[]): Argv {
           .option('margin-rate', { type: 'string', describe: 'Account margin rate, e.g. 0.02 for 50:1 (account.marginRate)' })
           .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
           .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
+          .option('daily-alignment', { type: 'number', describe: 'Hour (0-23) where D, W, M candles built from finer data start (OANDA: 17)' })
+          .option('alignment-timezone', { type: 'string', describe: 'Time zone of --daily-alignment (OANDA: America/New_York)' })
+          .option('weekly-alignment', { type: 'string', describe: 'Day W candles built from finer data start (OANDA: Friday)' })
+          .option('strict-data', { type: 'boolean', default: false, describe: 'Stop at the first hole in the data beyond weekends and holidays (default: warn and run on)' })
           .option('spread-pips', { type: 'number', describe: 'Spread in pips for --spread fixed and one-sided data (data.spreadPips)' })
           .option('path', { type: 'string', choices: ['adaptive', 'worst', 'exact'], describe: 'Intra-candle path model (fill.path): nearer extreme first, the extreme adverse to the position first, or the real ticks inside each candle (exact, with --ticks)' })
           .option('market-hours', { type: 'boolean', describe: "Halt market orders while the instrument's market is closed, as OANDA does (fill.marketHours, default on); --no-market-hours for 24/7 or synthetic data" })
@@ -213,7 +226,8 @@ export class UsageError extends Error {
 export async function main(argv: string[]): Promise<number> {
   try {
     await cli(argv).parseAsync();
-    return 0;
+    // A command that found problems and said so (data list, data check) sets the exit code.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     process.stderr.write(`${describeError(e)}\n`);
     return e instanceof UsageError ? 64 : 1;

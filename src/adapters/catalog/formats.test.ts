@@ -137,3 +137,28 @@ describe('OANDA candle JSON', () => {
     expect(c[0]!.ac).toBe(1.1007);
   });
 });
+
+describe('parseFlexibleTime: real instants only', () => {
+  it('reads RFC 3339 (Z or an offset), pandas (`2012-02-01 00:00:00+00:00`, no offset = UTC) as Date.parse does (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(1971, 0, 1), max: Date.UTC(2099, 11, 31) }), fc.integer({ min: -12, max: 14 }), (t0, off) => {
+        const t = Math.floor(t0 / 1000) * 1000;
+        const iso = new Date(t).toISOString().slice(0, 19);
+        expect(parseFlexibleTime(`${iso}Z`)).toBe(t);
+        expect(parseFlexibleTime(`${iso.replace('T', ' ')}+00:00`)).toBe(t);
+        expect(parseFlexibleTime(iso.replace('T', ' '))).toBe(t);
+        const sign = off < 0 ? '-' : '+';
+        const zone = `${sign}${String(Math.abs(off)).padStart(2, '0')}:00`;
+        expect(parseFlexibleTime(`${iso}${zone}`)).toBe(Date.parse(`${iso}${zone}`));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses impossible dates and times of day instead of rolling them over', () => {
+    for (const s of ['2024-03-08T27:00:00Z', '2024-02-30T00:00:00Z', '2023-02-29 10:00:00+00:00', '2024-13-01T00:00:00Z', '2024-03-08T10:60:00Z', '2024-03-08T10:00:61Z', '2024-04-31T00:00:00.000000000Z']) {
+      expect(parseFlexibleTime(s), s).toBeNaN();
+    }
+    expect(parseFlexibleTime('2024-02-29T23:59:59Z')).toBe(Date.UTC(2024, 1, 29, 23, 59, 59));
+  });
+});

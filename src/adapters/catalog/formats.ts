@@ -32,6 +32,17 @@ export interface ReadOptions {
   readonly pipLocation?: number;
   /** Counts of rows dropped by documented rules (duplicates, incomplete OANDA candles, crossed quotes clamped). */
   readonly notices?: ReadNotices;
+  /**
+   * A row whose bid is above its ask: 'error' (the default) stops at it, naming the line; 'clamp'
+   * raises the ask to the bid and counts the row in `notices.crossed` (FXCM's separate bid and ask
+   * files cross by a fraction of a pip at some closes).
+   */
+  readonly crossed?: 'error' | 'clamp';
+  /**
+   * When set, a one-sided (mid or bid only) row is an error with this advice instead of getting a
+   * spread: a backtest on one-sided data needs a spread model named by the user.
+   */
+  readonly oneSided?: string;
 }
 
 export interface ReadNotices {
@@ -39,10 +50,28 @@ export interface ReadNotices {
   incomplete: number;
   crossed: number;
   rows: number;
+  /** Rows read with both sides, mid only, bid only, ask only. */
+  twoSided: number;
+  mid: number;
+  bid: number;
+  ask: number;
 }
 
 export function newNotices(): ReadNotices {
-  return { duplicates: 0, incomplete: 0, crossed: 0, rows: 0 };
+  return { duplicates: 0, incomplete: 0, crossed: 0, rows: 0, twoSided: 0, mid: 0, bid: 0, ask: 0 };
+}
+
+/** The price sides a series holds. */
+export type Sides = 'bid/ask' | 'mid' | 'bid' | 'ask';
+
+/** The sides the rows counted in `n` had, or 'mixed' / undefined (no rows). */
+export function sidesOf(n: ReadNotices): Sides | 'mixed' | undefined {
+  const kinds: Sides[] = [];
+  if (n.twoSided > 0) kinds.push('bid/ask');
+  if (n.mid > 0) kinds.push('mid');
+  if (n.bid > 0) kinds.push('bid');
+  if (n.ask > 0) kinds.push('ask');
+  return kinds.length === 0 ? undefined : kinds.length === 1 ? kinds[0] : 'mixed';
 }
 
 function defaultPipLocation(instrument: string): number {
@@ -100,7 +129,7 @@ class Builder {
 
   /** Returns false when the row is outside [from, to) or a dropped duplicate. */
   #accept(time: UnixMs, line: number, row: string): boolean {
-    if (Number.isNaN(time)) throw new DataError(this.file, line, 'time', `cannot read the time in "${row.slice(0, 60)}"`);
+    if (Number.isNaN(time)) throw new DataError(this.file, line, 'time', `cannot read the time in "${row.slice(0, 60)}": not a real date and time of day (expected e.g. 2024-03-08T21:00:00Z; hours 0-23, days the month has)`);
     if (time <= this.#last) {
       if (this.#seen(time, row)) {
         this.notices.duplicates++;
@@ -139,8 +168,12 @@ class Builder {
     if (!this.#accept(time, line, row)) return;
     this.#check(line, 'bid', bo, bh, bl, bc);
     this.#check(line, 'ask', ao, ah, al, ac);
-    if (ac < bc || ao < bo) {
-      // Crossed quotes (separate bid and ask series): clamp the ask up to the bid and count them.
+    this.notices.twoSided++;
+    if (ac < bc || ao < bo || ah < bh || al < bl) {
+      if (this.o.crossed !== 'clamp') {
+        throw new DataError(this.file, line, 'ask', `the bid is above the ask (bid open ${bo} close ${bc}, ask open ${ao} close ${ac}): check that the bid and ask columns (or files) are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
+      }
+      // Crossed quotes (separate bid and ask series), accepted by the user: clamp the ask up to the bid and count them.
       this.notices.crossed++;
       ao = Math.max(ao, bo);
       ac = Math.max(ac, bc);
@@ -150,16 +183,19 @@ class Builder {
     this.#push(time, bo, bh, bl, bc, ao, ah, al, ac, volume);
   }
 
-  one(side: 'M' | 'B', time: UnixMs, o: number, h: number, l: number, c: number, volume: number, line: number, row: string): void {
+  one(side: 'M' | 'B' | 'A', time: UnixMs, o: number, h: number, l: number, c: number, volume: number, line: number, row: string): void {
     if (!this.#accept(time, line, row)) return;
-    this.#check(line, side === 'M' ? 'mid' : 'bid', o, h, l, c);
+    const name = side === 'M' ? 'mid' : side === 'B' ? 'bid' : 'ask';
+    this.#check(line, name, o, h, l, c);
+    this.notices[name]++;
+    if (this.o.oneSided !== undefined) throw new DataError(this.file, line, name, `this file holds ${name} prices only: ${this.o.oneSided}`);
     const half = this.#half(time);
     if (half === 0) {
       this.#push(time, o, h, l, c, o, h, l, c, volume);
       return;
     }
-    const down = side === 'M' ? half : 0;
-    const up = side === 'M' ? half : 2 * half;
+    const down = side === 'M' ? half : side === 'B' ? 0 : 2 * half;
+    const up = side === 'M' ? half : side === 'B' ? 2 * half : 0;
     // Direct calls, not a local arrow: under tsx every function created per row also gets a name
     // defined on it (keepNames), which costs more than the row.
     this.#push(time, this.#snap(o - down), this.#snap(h - down), this.#snap(l - down), this.#snap(c - down), this.#snap(o + up), this.#snap(h + up), this.#snap(l + up), this.#snap(c + up), volume);
@@ -191,12 +227,36 @@ function digitsAt(s: string, at: number, len: number): number {
   return v;
 }
 
-/** Parses `YYYY-MM-DDTHH:MM:SS[.fff…]Z` quickly (the catalog's own form), else falls back to parseTime / epoch numbers. */
+/**
+ * Whether `YYYY-MM-DD?HH:MM:SS` at the start of `s` names a real instant: month 1-12, a day the
+ * month has, hour 0-23, minutes and seconds 0-59. `Date.UTC` would roll 2024-03-08T27:00 over
+ * into the next day without a word.
+ */
+function realDateTime(s: string): boolean {
+  const y = digitsAt(s, 0, 4);
+  const mo = digitsAt(s, 5, 2);
+  const d = digitsAt(s, 8, 2);
+  const h = digitsAt(s, 11, 2);
+  const mi = digitsAt(s, 14, 2);
+  const se = digitsAt(s, 17, 2);
+  if (!(mo >= 1 && mo <= 12 && d >= 1 && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && se >= 0 && se <= 59)) return false;
+  return new Date(Date.UTC(y, mo - 1, d)).getUTCDate() === d;
+}
+
+/**
+ * Parses `YYYY-MM-DDTHH:MM:SS[.fff…]Z` quickly (the catalog's own form), RFC 3339 with an offset,
+ * pandas' `YYYY-MM-DD HH:MM:SS[+00:00]` (a space for the T; no offset is UTC), and epoch seconds or
+ * milliseconds. Returns NaN for anything else, and for an impossible date or time of day.
+ */
 export function parseFlexibleTime(s: string): UnixMs {
-  if (s.length >= 20 && s.charCodeAt(4) === 45 && s.charCodeAt(10) === 84) {
+  if (s.length >= 19 && s.charCodeAt(4) === 45 && s.charCodeAt(7) === 45 && s.charCodeAt(13) === 58 && s.charCodeAt(16) === 58) {
+    const sep = s.charCodeAt(10);
+    if (sep !== 84 && sep !== 32) return Number.NaN;
+    if (!realDateTime(s)) return Number.NaN;
     if (s.length === 20 && s.charCodeAt(19) === 90) {
       return Date.UTC(digitsAt(s, 0, 4), digitsAt(s, 5, 2) - 1, digitsAt(s, 8, 2), digitsAt(s, 11, 2), digitsAt(s, 14, 2), digitsAt(s, 17, 2));
     }
+    if (sep === 32) return parseTime(s.length === 19 ? `${s.slice(0, 10)}T${s.slice(11)}Z` : `${s.slice(0, 10)}T${s.slice(11)}`);
     return parseTime(s);
   }
   if (/^\d+(\.\d+)?$/.test(s)) {
@@ -308,7 +368,7 @@ export class CatalogRowScanner {
 }
 
 /** Generic CSV: header `time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c[,volume]` or `time,o,h,l,c[,volume]`. */
-async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices, side: 'M' | 'B' | 'A' = 'M'): AsyncIterable<readonly Candle[]> {
   const b = new Builder(file, o, notices);
   const scan = new CatalogRowScanner();
   let twoSided: boolean | undefined;
@@ -320,7 +380,7 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices):
       if (twoSided === undefined) {
         const cols = row.split(',').map((x) => x.trim());
         if (cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume' || cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c') twoSided = true;
-        else if (cols.join(',') === 'time,o,h,l,c,volume' || cols.join(',') === 'time,o,h,l,c') twoSided = false;
+        else if (/^(time|timestamp),(o|open),(h|high),(l|low),(c|close)(,volume)?$/.test(cols.join(',').toLowerCase())) twoSided = false;
         else throw new DataError(file, line, 'header', `unknown header "${row.slice(0, 80)}": use time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume or time,o,h,l,c,volume (see data/README.md)`);
         continue;
       }
@@ -334,7 +394,7 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices):
       const f = row.split(',');
       const t = parseFlexibleTime(f[0]!);
       if (twoSided) b.two(t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), num(f[5]), num(f[6]), num(f[7]), num(f[8]), f[9] ? +f[9] : 0, line, row);
-      else b.one('M', t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), f[5] ? +f[5] : 0, line, row);
+      else b.one(side, t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), f[5] ? +f[5] : 0, line, row);
     }
     const out = b.take();
     if (out) yield out;
@@ -402,7 +462,7 @@ async function* readOandaMidCsv(file: string, o: ReadOptions, notices: ReadNotic
         continue;
       }
       const f = row.split(',');
-      b.one('M', parseTime(f[2]!), num(f[3]), num(f[4]), num(f[5]), num(f[6]), num(f[1]), first + i, row);
+      b.one('M', parseFlexibleTime(f[2]!), num(f[3]), num(f[4]), num(f[5]), num(f[6]), num(f[1]), first + i, row);
     }
     const out = b.take();
     if (out) yield out;
@@ -465,16 +525,13 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
           if (c.complete === false) {
             notices.incomplete++;
           } else {
-            const t = parseTime(c.time);
+            const t = parseFlexibleTime(c.time);
             const vol = c.volume ?? 0;
             if (c.bid && c.ask) {
               b.two(t, num(c.bid.o), num(c.bid.h), num(c.bid.l), num(c.bid.c), num(c.ask.o), num(c.ask.h), num(c.ask.l), num(c.ask.c), vol, objLine, json);
             } else if (c.mid) b.one('M', t, num(c.mid.o), num(c.mid.h), num(c.mid.l), num(c.mid.c), vol, objLine, json);
             else if (c.bid) b.one('B', t, num(c.bid.o), num(c.bid.h), num(c.bid.l), num(c.bid.c), vol, objLine, json);
-            else if (c.ask) {
-              // Ask only: mirror the bid-only rule downwards.
-              b.one('M', t, num(c.ask.o), num(c.ask.h), num(c.ask.l), num(c.ask.c), vol, objLine, json);
-            } else throw new DataError(file, objLine, 'candle', 'a candle has none of "bid", "ask" or "mid"');
+            else if (c.ask) b.one('A', t, num(c.ask.o), num(c.ask.h), num(c.ask.l), num(c.ask.c), vol, objLine, json); else throw new DataError(file, objLine, 'candle', 'a candle has none of "bid", "ask" or "mid"');
           }
         }
         depth--;
@@ -503,7 +560,7 @@ function firstBytes(file: string, n = 512): string {
 export function detectFormat(file: string): CandleFormat {
   const head = firstBytes(file).trimStart();
   if (head.startsWith('{') || head.startsWith('[')) return 'oanda-json';
-  if (head.startsWith('time,')) return 'generic';
+  if (head.startsWith('time,') || head.startsWith('timestamp,')) return 'generic';
   if (head.startsWith(',volume,time,')) return 'oanda-mid-csv';
   const firstLine = head.split('\n')[0] ?? '';
   if (/^\d{8} \d{6};/.test(firstLine)) return 'histdata';
@@ -594,3 +651,86 @@ async function* openTickFile(path: string, o: { instrument: string; from?: UnixM
 }
 
 export const BATCH_SIZE = BATCH;
+
+/**
+ * Separate bid and ask files of one series (FXCM's `…-bid-…` and `…-ask-…`) read as one bid/ask
+ * series. Each file is read by its own format's reader; the rows are paired by time, and a time in
+ * one file and not the other is an error naming both files. A bid above the ask is an error
+ * unless `crossed: 'clamp'` (then the ask is raised to the bid and the row counted).
+ */
+export async function* openBidAsk(bidPath: string, askPath: string, o: ReadOptions): AsyncIterable<readonly Candle[]> {
+  const notices = o.notices ?? newNotices();
+  const inner = (): ReadOptions => {
+    const { notices: _n, spread: _s, oneSided: _o, ...rest } = o;
+    return { ...rest, notices: newNotices() };
+  };
+  const bo = inner();
+  const ao = inner();
+  const bidIt = openCandles(bidPath, bo)[Symbol.asyncIterator]();
+  const askIt = openCandles(askPath, ao)[Symbol.asyncIterator]();
+  let bids: readonly Candle[] = [];
+  let asks: readonly Candle[] = [];
+  let i = 0;
+  let j = 0;
+  let bidDone = false;
+  let askDone = false;
+  const twoSidedIn = (n: ReadNotices | undefined, path: string): void => {
+    if (n && n.twoSided > 0) throw new DataError(path, 0, '', 'this file holds both bid and ask prices: import it alone, without --bid/--ask');
+  };
+  for (;;) {
+    if (i === bids.length && !bidDone) {
+      const r = await bidIt.next();
+      if (r.done) bidDone = true;
+      else {
+        bids = r.value;
+        i = 0;
+        twoSidedIn(bo.notices, bidPath);
+      }
+    }
+    if (j === asks.length && !askDone) {
+      const r = await askIt.next();
+      if (r.done) askDone = true;
+      else {
+        asks = r.value;
+        j = 0;
+        twoSidedIn(ao.notices, askPath);
+      }
+    }
+    const haveBid = i < bids.length;
+    const haveAsk = j < asks.length;
+    if (!haveBid && !haveAsk) {
+      if (bidDone && askDone) return;
+      continue;
+    }
+    const out: Candle[] = [];
+    while (i < bids.length && j < asks.length) {
+      const b = bids[i]!;
+      const a = asks[j]!;
+      if (b.time !== a.time) {
+        const t = Math.min(b.time, a.time);
+        throw new DataError(b.time < a.time ? bidPath : askPath, 0, 'time', `${new Date(t).toISOString()} is in this file but not in ${b.time < a.time ? askPath : bidPath}: the bid and ask files must hold the same times, one to one`);
+      }
+      i++;
+      j++;
+      let { ao: aO, ah: aH, al: aL, ac: aC } = a;
+      notices.twoSided++;
+      notices.rows++;
+      if (aC < b.bc || aO < b.bo || aH < b.bh || aL < b.bl) {
+        if (o.crossed !== 'clamp') {
+          throw new DataError(askPath, 0, 'ask', `at ${new Date(b.time).toISOString()} the bid is above the ask (bid open ${b.bo} close ${b.bc}, ask open ${aO} close ${aC}): check that --bid and --ask are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
+        }
+        notices.crossed++;
+        aO = Math.max(aO, b.bo);
+        aC = Math.max(aC, b.bc);
+        aH = Math.max(aH, b.bh, aO, aC);
+        aL = Math.max(Math.min(aL, aO, aC), b.bl);
+      }
+      out.push({ kind: 'candle', instrument: b.instrument, granularity: b.granularity, time: b.time, at: b.at, bo: b.bo, bh: b.bh, bl: b.bl, bc: b.bc, ao: aO, ah: aH, al: aL, ac: aC, volume: b.volume, complete: true });
+    }
+    if (out.length > 0) yield out;
+    if ((bidDone && i === bids.length && j < asks.length) || (askDone && j === asks.length && i < bids.length)) {
+      const extra = i < bids.length ? bids[i]! : asks[j]!;
+      throw new DataError(i < bids.length ? bidPath : askPath, 0, 'time', `${new Date(extra.time).toISOString()} is in this file but not in ${i < bids.length ? askPath : bidPath}: the bid and ask files must hold the same times, one to one`);
+    }
+  }
+}

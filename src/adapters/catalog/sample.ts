@@ -48,7 +48,9 @@ export async function ensureSample(root: string): Promise<boolean> {
     for (const instrument of SAMPLE.instruments) {
       for (const g of SAMPLE.granularities) {
         if (existsSync(join(root, instrument, g))) continue;
-        await staging.write(instrument, g, syntheticBatches({ instrument, granularity: g, from, to, seed: SAMPLE.seed }));
+        await staging.write(instrument, g, syntheticBatches({ instrument, granularity: g, from, to, seed: SAMPLE.seed }), {
+          meta: { synthetic: true, sides: 'bid/ask', sources: [{ file: `fxflow synthetic sample v${SAMPLE.version} (seed ${SAMPLE.seed})`, sha256: '', bytes: 0, format: 'synthetic', rows: 0, importedAt: new Date().toISOString() }] },
+        });
         mkdirSync(join(root, instrument), { recursive: true });
         try {
           renameSync(join(tmp, instrument, g), join(root, instrument, g));

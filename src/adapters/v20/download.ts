@@ -147,7 +147,7 @@ export async function downloadCandles(o: DownloadOptions): Promise<DownloadResul
       lastSeen = candle.time;
     }
     if (page.length > 0) {
-      written += await o.catalog.write(o.instrument, o.granularity, [page]);
+      written += (await o.catalog.write(o.instrument, o.granularity, [page], { replace: true })).written;
       last = lastSeen;
     }
     pages++;
@@ -159,6 +159,9 @@ export async function downloadCandles(o: DownloadOptions): Promise<DownloadResul
     }
     cursor = candleClose(o.granularity, lastSeen);
     o.onPage?.({ pages, written, cursor, fraction: Math.min(1, (cursor - o.from) / span) });
+  }
+  if (written > 0) {
+    await o.catalog.record(o.instrument, o.granularity, { synthetic: false, sides: price === 'BA' ? 'bid/ask' : 'mid', sources: [{ file: `OANDA v20 /instruments/${o.instrument}/candles price=${price}`, sha256: '', bytes: 0, format: 'oanda-v20', rows: written, importedAt: new Date().toISOString() }] });
   }
   return { pages, written, start, resumed: held !== undefined, reachedPresent, ...(last !== undefined ? { last } : {}) };
 }

@@ -1,0 +1,193 @@
+import { openSync, readSync, closeSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { Candle } from '../../domain/candle.ts';
+import { GRANULARITIES, granularityMs, type Granularity } from '../../domain/granularity.ts';
+import { DataError } from './errors.ts';
+
+/**
+ * What an import is told (instrument, granularity) checked against what the data says: the file's
+ * name and fields, its own spacing, and its prices against the instrument. Each check is an error
+ * naming the file and what to pass instead; nothing is written when one fails (the catalog writes
+ * its month files only when the whole import has been read).
+ */
+
+/**
+ * A wide band of prices each instrument has traded in (long-run lows and highs with a margin). It
+ * is not a forecast: its job is to tell one instrument from another (EUR_USD at 150 is a yen
+ * cross, USD_JPY at 1.1 is a dollar pair).
+ */
+export const PLAUSIBLE: Readonly<Record<string, readonly [number, number]>> = {
+  EUR_USD: [0.7, 1.8], GBP_USD: [0.9, 2.3], USD_JPY: [60, 200], AUD_USD: [0.4, 1.2], NZD_USD: [0.35, 1.0],
+  USD_CAD: [0.85, 1.75], USD_CHF: [0.6, 1.9], EUR_GBP: [0.5, 1.05], EUR_JPY: [80, 200], GBP_JPY: [110, 280],
+  EUR_CHF: [0.8, 1.8], AUD_JPY: [50, 120], EUR_AUD: [1.05, 2.3], GBP_CHF: [1.0, 2.7], EUR_CAD: [1.1, 1.9],
+  AUD_NZD: [0.95, 1.45], CAD_JPY: [60, 130], CHF_JPY: [55, 200], GBP_AUD: [1.4, 2.8], EUR_NZD: [1.35, 2.7],
+  XAU_USD: [200, 6000], XAG_USD: [3, 100], XAU_EUR: [200, 6000], SPX500_USD: [200, 15000], US30_USD: [2000, 80000],
+  DE30_EUR: [1000, 40000], EU50_EUR: [1000, 9000], FR40_EUR: [1500, 12000], UK100_GBP: [2500, 13000], BCO_USD: [5, 250],
+};
+
+const LEAN_WORDS: Readonly<Record<string, Granularity>> = { MINUTE: 'M1', HOUR: 'H1', DAILY: 'D' };
+
+/** The known instruments whose name (EUR_USD, EURUSD, eurusd) a file's path names. */
+export function instrumentsInName(path: string, known: readonly string[]): string[] {
+  const base = basename(path).toUpperCase().replace(/[^A-Z0-9]/g, '');
+  const parent = basename(dirname(path)).toUpperCase().replace(/[^A-Z0-9]/g, '');
+  const hits = known.filter((k) => base.includes(k.replace('_', '')));
+  if (hits.length > 0) return hits;
+  return known.filter((k) => parent === k.replace('_', ''));
+}
+
+/** The granularity a file's path names (`_M1`, `-m1-`, `_D.csv`, Lean's minute/hour/daily), if any. */
+export function granularityInName(path: string): Granularity | undefined {
+  const tokens = basename(path).replace(/\.[a-z]+$/i, '').toUpperCase().split(/[^A-Z0-9]+/);
+  const long = tokens.find((t) => t.length >= 2 && (GRANULARITIES as readonly string[]).includes(t));
+  if (long) return long as Granularity;
+  for (const t of tokens) if (LEAN_WORDS[t]) return LEAN_WORDS[t];
+  const parent = basename(dirname(path)).toUpperCase();
+  if (LEAN_WORDS[parent]) return LEAN_WORDS[parent];
+  const grand = basename(dirname(dirname(path))).toUpperCase();
+  if (LEAN_WORDS[grand]) return LEAN_WORDS[grand];
+  if (tokens.includes('D')) return 'D';
+  if (tokens.includes('W')) return 'W';
+  return undefined;
+}
+
+/** The instrument and granularity the file's own fields state (OANDA JSON, the OANDA mid CSV's Pair column). */
+export function fieldsOf(file: string): { instrument?: string; granularity?: string } {
+  const fd = openSync(file, 'r');
+  let head: string;
+  try {
+    const buf = Buffer.alloc(4096);
+    head = buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+  const out: { instrument?: string; granularity?: string } = {};
+  const ji = /"instrument"\s*:\s*"([A-Za-z0-9_]+)"/.exec(head);
+  const jg = /"granularity"\s*:\s*"([A-Z0-9]+)"/.exec(head);
+  if (ji) out.instrument = ji[1]!;
+  if (jg) out.granularity = jg[1]!;
+  if (head.startsWith(',volume,time,') && head.split('\n')[0]!.trim().endsWith(',Pair')) {
+    const row = head.split('\n')[1];
+    const pair = row?.split(',').pop()?.trim();
+    if (pair) out.instrument = pair;
+  }
+  return out;
+}
+
+/** Every data file under `path` (recursively, in name order; hidden files left out). */
+export function dataFiles(path: string): string[] {
+  const st = statSync(path);
+  if (!st.isDirectory()) return [path];
+  const out: string[] = [];
+  for (const f of readdirSync(path).filter((x) => !x.startsWith('.')).sort()) out.push(...dataFiles(join(path, f)));
+  return out;
+}
+
+/**
+ * Checks that a file may hold `instrument` at `granularity` by what it says about itself: its name
+ * and fields. Throws a DataError naming the file and what it says.
+ */
+export function checkNames(file: string, instrument: string, granularity: Granularity, known: readonly string[]): void {
+  const fields = fieldsOf(file);
+  if (fields.instrument !== undefined && fields.instrument !== instrument) {
+    throw new DataError(file, 0, 'instrument', `the file says it holds ${fields.instrument}, not ${instrument}: import it with --instrument ${fields.instrument}`);
+  }
+  if (fields.granularity !== undefined && fields.granularity !== granularity) {
+    throw new DataError(file, 0, 'granularity', `the file says its granularity is ${fields.granularity}, not ${granularity}: import it with --granularity ${fields.granularity} (then \`fxflow data resample\` builds coarser candles)`);
+  }
+  const named = instrumentsInName(file, known);
+  if (named.length > 0 && !named.includes(instrument)) {
+    throw new DataError(file, 0, 'instrument', `the file's name says ${named.join(' or ')}, not ${instrument}: import it with --instrument ${named[0]} (a file that really holds ${instrument} should be renamed)`);
+  }
+  const g = granularityInName(file);
+  if (g !== undefined && g !== granularity) {
+    throw new DataError(file, 0, 'granularity', `the file's name says ${g}, not ${granularity}: import it with --granularity ${g} (then \`fxflow data resample\` builds coarser candles)`);
+  }
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/** Whether `gap` (ms between two open times) is one candle of `g` (D, W, M: within an hour of a DST change). */
+function isOneCandle(g: Granularity, gap: number): boolean {
+  if (g === 'D') return gap >= DAY - HOUR && gap <= DAY + HOUR;
+  if (g === 'W') return gap >= 7 * DAY - HOUR && gap <= 7 * DAY + HOUR;
+  if (g === 'M') return gap >= 28 * DAY - HOUR && gap <= 31 * DAY + HOUR;
+  return gap === granularityMs(g);
+}
+
+function describeGap(ms: number): string {
+  if (ms % DAY === 0) return `${ms / DAY} day${ms === DAY ? '' : 's'}`;
+  if (ms % HOUR === 0) return `${ms / HOUR} hour${ms === HOUR ? '' : 's'}`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}`;
+  return `${ms / 1000} s`;
+}
+
+/** How many gaps between rows decide the spacing (the most common one). */
+const SPACING_SAMPLE = 2000;
+
+/**
+ * Passes the candles through while checking them against what the import was told:
+ * - their spacing: the most common gap between consecutive rows (over the first 2,000) must be one
+ *   candle of `granularity` (an M1 file imported as H1 is refused);
+ * - their prices: inside the instrument's plausible band, and with no more decimals than its
+ *   display precision (the first 1,000 rows).
+ * A failure is a DataError naming `label` (the file) and what the data looks like instead.
+ */
+export async function* checkedCandles(
+  source: AsyncIterable<readonly Candle[]>,
+  label: string,
+  instrument: string,
+  granularity: Granularity,
+  displayPrecision: number,
+): AsyncIterable<readonly Candle[]> {
+  const band = PLAUSIBLE[instrument];
+  const scale = 10 ** displayPrecision;
+  const gaps = new Map<number, number>();
+  let counted = 0;
+  let decided = false;
+  let prev = Number.NaN;
+  let seen = 0;
+  let lastTime = -Infinity;
+  const decide = (): void => {
+    decided = true;
+    if (counted < 3) return;
+    let mode = 0;
+    let best = -1;
+    for (const [gap, n] of gaps) if (n > best || (n === best && gap < mode)) [mode, best] = [gap, n];
+    if (isOneCandle(granularity, mode)) return;
+    const guess = GRANULARITIES.find((g) => isOneCandle(g, mode));
+    throw new DataError(label, 0, 'granularity', `its rows are mostly ${describeGap(mode)} apart (${best} of the first ${counted} gaps), not one ${granularity} candle: ${guess ? `this is ${guess} data; import it with --granularity ${guess}` : 'check the file'}${guess && granularityMs(guess) < granularityMs(granularity) ? ` (then \`fxflow data resample --granularity ${granularity}\` builds ${granularity} candles from it)` : ''}`);
+  };
+  for await (const batch of source) {
+    for (let i = 0; i < batch.length; i++) {
+      const c = batch[i]!;
+      if (c.time <= lastTime) {
+        throw new DataError(label, 0, 'time', `${new Date(c.time).toISOString()} comes after ${new Date(lastTime).toISOString()}: the files overlap or are not in time order; import them one at a time`);
+      }
+      lastTime = c.time;
+      if (!decided) {
+        if (prev === prev) {
+          const gap = c.time - prev;
+          gaps.set(gap, (gaps.get(gap) ?? 0) + 1);
+          if (++counted >= SPACING_SAMPLE) decide();
+        }
+        prev = c.time;
+      }
+      if (band && (c.bc < band[0] || c.bc > band[1] || c.ac < band[0] || c.ac > band[1])) {
+        throw new DataError(label, 0, 'price', `${instrument} trades between ${band[0]} and ${band[1]}; this file has ${c.bc} at ${new Date(c.time).toISOString()}: it holds another instrument (pass the right --instrument)`);
+      }
+      if (seen < 1000) {
+        seen++;
+        for (const x of [c.bo, c.bh, c.bl, c.bc, c.ao, c.ah, c.al, c.ac]) {
+          if (Math.abs(Math.round(x * scale) - x * scale) > 1e-6 * Math.max(1, Math.abs(x * scale))) {
+            throw new DataError(label, 0, 'price', `${x} at ${new Date(c.time).toISOString()} has more decimals than ${instrument}'s ${displayPrecision}: this file holds another instrument (pass the right --instrument)`);
+          }
+        }
+      }
+    }
+    yield batch;
+  }
+  if (!decided) decide();
+}
+
