@@ -17,6 +17,8 @@ let log: Transaction[] = [];
 let onStream: (kind: 'pricing' | 'transactions', res: ServerResponse, n: number, req: IncomingMessage) => void = () => undefined;
 let streamConnections = 0;
 let closedStreams = 0;
+/** Called after each sinceid answer has been sent, with the ID asked from. */
+let onSinceId: (since: number) => void = () => undefined;
 
 const tx = (id: number): Transaction => ({ id: String(id), time: '2024-01-02T10:00:00.000000000Z', type: 'CLIENT_CONFIGURE', alias: `a${id}` }) as Transaction;
 const addTx = (): Transaction => {
@@ -34,6 +36,7 @@ beforeAll(async () => {
       const since = Number(u.searchParams.get('id'));
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ transactions: log.filter((t) => Number(t.id) > since), lastTransactionID: String(log.length) }));
+      onSinceId(since);
       return;
     }
     const kind = u.pathname.endsWith('/pricing/stream') ? 'pricing' : u.pathname.endsWith('/transactions/stream') ? 'transactions' : undefined;
@@ -61,26 +64,35 @@ describe('transactionStream', () => {
     log = [];
     for (let i = 0; i < 5; i++) addTx();
     streamConnections = 0;
-    onStream = (_k, res, n) => {
+    // Each step waits for the client's own request that proves it has read what came before, so a
+    // busy machine cannot reorder the script (no timers). The connections: 1 carries duplicates, a
+    // malformed line and a gap, then drops; 2 carries a heartbeat and one new transaction.
+    const conns: ServerResponse[] = [];
+    onStream = (_k, res) => {
       res.writeHead(200);
-      if (n === 1) {
-        // after the opening backfill (3, 4, 5): 4 and 5 again (duplicates), then 6 is missed and 7
-        // arrives (a gap, filled with sinceid), then a malformed line; then the connection drops
-        // and 8 happens while the client is away.
-        setTimeout(() => {
-          res.write(line(log[3]));
-          res.write(line(log[4]));
-          addTx();
-          res.write(line(addTx()));
-          res.write('{"id":"8","type":\n');
-          setTimeout(() => {
-            addTx();
-            res.destroy();
-          }, 20);
-        }, 30);
-      } else {
+      res.flushHeaders();
+      conns.push(res);
+    };
+    onSinceId = (since) => {
+      if (since === 2) {
+        // the opening backfill (3, 4, 5) is answered: 4 and 5 again (duplicates), a malformed line,
+        // then 6 is missed and 7 arrives (a gap, filled with sinceid)
+        const res = conns[0]!;
+        res.write(line(log[3]));
+        res.write(line(log[4]));
+        res.write('{"id":"8","type":\n');
+        addTx();
+        res.write(line(addTx()));
+      } else if (since === 5) {
+        // the gap's backfill is answered, so the client has read every line before 7; now 8
+        // happens while the connection drops
+        addTx();
+        conns[0]!.destroy();
+      } else if (since === 7) {
+        // the reconnect's backfill (8) is answered: a heartbeat, then 9 on the new connection
+        const res = conns[1]!;
         res.write(line({ type: 'HEARTBEAT', lastTransactionID: String(log.length), time: '2024-01-02T10:00:05.000000000Z' }));
-        setTimeout(() => res.write(line(addTx())), 20);
+        res.write(line(addTx()));
       }
     };
     const { http, rest, logText } = client();
@@ -93,6 +105,7 @@ describe('transactionStream', () => {
     expect(stats.duplicates).toBe(3); // 4 and 5 after the opening backfill, 7 after the gap's backfill
     expect(stats.backfilled).toBe(6); // 3, 4, 5 at the start; 6, 7 at the gap; 8 after the reconnect
     expect(logText()).toContain('malformed transaction line skipped');
+    onSinceId = () => undefined;
   });
 
   it('refuses a lastTransactionID that is not an ID', () => {
