@@ -36,6 +36,7 @@ export interface RunArgs {
   tokenFile?: string;
   intentDurability: 'before-submit' | 'after-submit';
   journalRebaseEvery: number;
+  statusPort?: number;
 }
 
 /** Declares the options of `fxflow run` (register with `.command('run <strategy>', ..., runCommand, runLive)`). */
@@ -64,6 +65,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('log-file', { type: 'string', describe: 'Write JSON logs to this file instead of stderr' })
     .option('intent-durability', { type: 'string', choices: ['after-submit', 'before-submit'], default: 'after-submit', describe: "When an intent's journal record is fdatasynced: right after the order is sent (default; the record is written before, so a killed process never loses it) or before (power-loss safe, slower)" })
     .option('journal-rebase-every', { type: 'number', default: 10_000, describe: 'Start the journal over from a fresh account baseline once it holds this many transactions (0 = never); bounds its size and the restart time of long runs' })
+    .option('status-port', { type: 'number', describe: 'Serve a read-only live status page on http://127.0.0.1:<port>/ (0: any free port)' })
     .option('token-file', { type: 'string', describe: 'Read the access token from this file (mode 0600)' })
     .example('$0 run strategies/sma-cross.ts --env practice', 'Paper trading on the practice account')
     .example('$0 run strategies/sma-cross.ts --env sandbox --url http://127.0.0.1:8080 --max-units 10000', 'Against a local fxflow sandbox, with a unit limit')
@@ -178,15 +180,18 @@ export async function runLive(a: RunArgs): Promise<void> {
   }
   const loaded = await loadStrategy(a.strategy, (a.param ?? []).map(String));
   const journalDir = resolve(a.journal ?? join('runs', 'journal', `${a.env}-${accountID}-${loaded.name}${a.broker === 'sim' ? '-sim' : ''}`));
-  const runner = new Runner({
+  const status: LiveStatus | undefined = a.statusPort !== undefined ? await liveStatus(a, rest, accountID, loaded.name, limits, (): import('../report/runner-status.ts').RunnerView => runner) : undefined;
+  const runner: InstanceType<typeof Runner> = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
     log,
+    ...(status ? { onTransaction: (tx) => status.provider.transaction(tx), onIntent: () => status.provider.intent() } : {}),
   });
   await runner.start();
+  if (status) process.stdout.write(`Live status: ${(await status.start()).url}\n`);
   process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
   await runner.done;
   const res = await runner.stop();
@@ -196,7 +201,33 @@ export async function runLive(a: RunArgs): Promise<void> {
   process.stdout.write(`candles: ${res.candles.official} official, ${res.candles.fromTicks} built from ticks${res.candles.dropped > 0 ? `, ${res.candles.dropped} not delivered at stop` : ''} (--candles ${res.candles.source})\n`);
   process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
   if (res.shadow !== undefined) process.stdout.write(`${res.shadow}\n`);
+  await status?.close();
   await http.close();
   // A run stopped by an error (a strategy that threw) exits non-zero, for whatever supervises it.
   if (res.reason.startsWith('error: ')) throw new RunnerError('RUNNER', `the run stopped on an error, see the report above: ${res.reason.slice('error: '.length)}`);
+}
+
+interface LiveStatus {
+  readonly provider: import('../report/runner-status.ts').RunnerStatus;
+  start(): Promise<import('../report/status-server.ts').StatusServer>;
+  close(): Promise<void>;
+}
+
+/** `--status-port`: the live status page over the runner (src/report/status-server.ts). */
+async function liveStatus(a: RunArgs, rest: import('../adapters/v20/rest.ts').V20Rest, accountID: string, strategy: string, limits: RiskLimits, runner: () => import('../report/runner-status.ts').RunnerView): Promise<LiveStatus> {
+  const [{ RunnerStatus }, { startStatusServer }] = await Promise.all([import('../report/runner-status.ts'), import('../report/status-server.ts')]);
+  const { account } = await rest.summary(accountID);
+  const instruments = loadInstruments();
+  const provider = new RunnerStatus(runner, {
+    strategy, mode: `${a.env}${a.broker === 'sim' ? ' (simulated fills)' : ''}`, accountID, marginRate: Number(account.marginRate), hedging: account.hedgingEnabled === true, limits,
+    ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}), pip: (i) => instruments.get(i).pip,
+  });
+  let server: import('../report/status-server.ts').StatusServer | undefined;
+  return {
+    provider,
+    start: async () => (server = await startStatusServer({ port: a.statusPort!, provider })),
+    close: async () => {
+      await server?.close();
+    },
+  };
 }
