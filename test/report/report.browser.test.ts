@@ -61,15 +61,15 @@ describe('report.html of a backtest run folder', () => {
     const fills = fillsOf(golden);
     const s = summaryOf(golden);
     expect(fills).toBeGreaterThan(100);
-    const got = await page.evaluate(() => ({ markers: (window as any).fxReport.markerCount, fills: (window as any).fxReport.fills, lastNav: (window as any).fxReport.lastNav }));
+    const got = await page.evaluate(() => ({ markers: (globalThis as any).fxReport.markerCount, fills: (globalThis as any).fxReport.fills, lastNav: (globalThis as any).fxReport.lastNav }));
     expect(got.fills).toBe(fills);
     expect(got.markers).toBe(fills);
     expect(got.lastNav).toBe(s.finalNAV);
-    const months = await page.$$eval('table.monthly td[data-pl]', (tds) => tds.map((td) => Number((td as HTMLElement).dataset.pl)));
+    const months = await page.$$eval('table.monthly td[data-pl]', (tds) => tds.map((td) => Number((td as unknown as { dataset: Record<string, string> }).dataset.pl)));
     expect(months.length).toBeGreaterThanOrEqual(12);
     expect(Math.abs(months.reduce((a, b) => a + b, 0) - s.netPL)).toBeLessThan(1e-6);
     // Every figure has its definition on hover.
-    const defs = await page.$$eval('.metric', (ms) => ms.map((m) => (m as HTMLElement).title));
+    const defs = await page.$$eval('.metric', (ms) => ms.map((m) => (m as unknown as { title: string }).title));
     expect(defs.length).toBeGreaterThan(30);
     expect(defs.every((d) => d.length > 10)).toBe(true);
     for (const key of ['cagr', 'sortino', 'calmar', 'maxDrawdownDays', 'expectancy', 'sqn', 'averageTradeHours', 'longestLosingStreak', 'bestTrade', 'worstTrade', 'spreadCost', 'financing', 'commission', 'ambiguousCandles', 'ambiguousPL']) {
@@ -98,7 +98,7 @@ describe('report.html of a backtest run folder', () => {
     const id = await row.getAttribute('data-trade');
     await row.click();
     const view = await page.evaluate((tid) => {
-      const r = (window as any).fxReport;
+      const r = (globalThis as any).fxReport;
       const v = r.charts.EUR_USD;
       const range = v.chart.timeScale().getVisibleRange();
       return { focused: r.focused, from: range.from, to: range.to, lines: v.lines.length, tid };
@@ -124,7 +124,7 @@ describe('report.html of a backtest run folder', () => {
     expect(c.code, c.stderr).toBe(0);
     const { page, errors } = await openPage(browser, url(out), 'window.fxReport && window.fxReport.ready');
     expect(errors).toEqual([]);
-    const navs = await page.evaluate(() => (window as any).fxReport.lastNavs);
+    const navs = await page.evaluate(() => (globalThis as any).fxReport.lastNavs);
     expect(navs).toEqual([summaryOf(golden).finalNAV, summaryOf(second).finalNAV]);
     // The params that differ are outlined; the figures have a best and a worst.
     expect(await page.locator('#params td.differs').count()).toBeGreaterThanOrEqual(4);
@@ -161,7 +161,7 @@ describe('fxflow report on bad input', () => {
     const { page, errors } = await openPage(browser, url(join(dir, 'report.html')), 'window.fxReport && window.fxReport.ready');
     expect(errors).toEqual([]);
     expect(await page.locator('#warnings').textContent()).toContain('chart-candles.json is missing');
-    expect(await page.evaluate(() => (window as any).fxReport.markerCount)).toBe(fillsOf(dir));
+    expect(await page.evaluate(() => (globalThis as any).fxReport.markerCount)).toBe(fillsOf(dir));
     await page.close();
   }, 60_000);
 
@@ -175,7 +175,7 @@ describe('fxflow report on bad input', () => {
     const { page, errors } = await openPage(browser, url(join(dir, 'report.html')), 'window.fxReport && window.fxReport.ready');
     expect(errors).toEqual([]);
     expect(await page.locator('#warnings').textContent()).toMatch(/truncated: its last line \(line \d+\) is cut short/);
-    expect(await page.evaluate(() => (window as any).fxReport.markerCount)).toBe(fillsOf(dir));
+    expect(await page.evaluate(() => (globalThis as any).fxReport.markerCount)).toBe(fillsOf(dir));
     await page.close();
   }, 60_000);
 
@@ -189,7 +189,7 @@ export default defineStrategy({ name: 'never-trades', params: {}, subscribe: { c
     expect(errors).toEqual([]);
     expect(await page.locator('#warnings').textContent()).toContain('the run made no trades');
     expect(await page.locator('#distribution').textContent()).toContain('No closed trades');
-    expect(await page.evaluate(() => (window as any).fxReport.lastNav)).toBe(summaryOf(dir).finalNAV);
+    expect(await page.evaluate(() => (globalThis as any).fxReport.lastNav)).toBe(summaryOf(dir).finalNAV);
     await page.screenshot({ path: artifact('report-no-trades.png') });
     await page.close();
   }, 60_000);
