@@ -64,6 +64,7 @@ describe('report.html of a backtest run folder', () => {
     const got = await page.evaluate(() => ({ markers: (globalThis as any).fxReport.markerCount, fills: (globalThis as any).fxReport.fills, lastNav: (globalThis as any).fxReport.lastNav }));
     expect(got.fills).toBe(fills);
     expect(got.markers).toBe(fills);
+    expect(await page.evaluate(() => (globalThis as any).fxReport.fillsMarked)).toBe(fills);
     expect(got.lastNav).toBe(s.finalNAV);
     const months = await page.$$eval('table.monthly td[data-pl]', (tds) => tds.map((td) => Number((td as unknown as { dataset: Record<string, string> }).dataset.pl)));
     expect(months.length).toBeGreaterThanOrEqual(12);

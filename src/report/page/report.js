@@ -2,17 +2,46 @@
 'use strict';
 (function () {
   const state = (window.fxReport = { ready: false, charts: {}, markerCount: 0, fills: 0, lastNav: null, errors: [] });
-  const D = pageData();
+  const T0 = performance.now();
+  const timings = (state.timings = { start: Math.round(T0) });
+  const mark = (k) => (timings[k] = Math.round(performance.now() - T0));
+  const D = unpack(pageData());
+  mark('parse');
   const LC = window.LightweightCharts;
   const { el } = fx;
   const ccy = D.currency;
   const app = document.getElementById('app');
   app.textContent = '';
+
+  /** Rows from the packed columns (src/report/pack.ts; unpackRun there is the same in TypeScript). */
+  function unpack(p) {
+    if (!p.packed) return p;
+    const { names, trades: T, fills: F, levels: L } = p.packed;
+    const r6 = (x) => Math.round(x * 1e6) / 1e6;
+    const undelta = (xs) => { const out = new Array(xs.length); let acc = 0; for (let i = 0; i < xs.length; i++) out[i] = acc = i === 0 ? xs[0] : r6(acc + xs[i]); return out; };
+    const tid = undelta(T.id), open = undelta(T.open);
+    p.trades = tid.map((id, i) => ({
+      id: String(id), instrument: names[T.inst[i]], units: T.units[i], openTime: open[i], closeTime: T.held[i] < 0 ? null : r6(open[i] + T.held[i]),
+      openPrice: T.openPrice[i], closePrice: T.held[i] < 0 ? null : T.closePrice[i], pl: T.pl[i], financing: T.financing[i], spreadCost: T.spread[i], commission: T.commission[i], closeReason: names[T.reason[i]],
+    }));
+    const fid = undelta(F.id), ftime = undelta(F.time);
+    p.fills = fid.map((id, i) => ({ id: String(id), time: ftime[i], instrument: names[F.inst[i]], units: F.units[i], price: F.price[i], reason: names[F.reason[i]], tradeID: F.trade[i] === 0 ? '' : String(id + F.trade[i]) }));
+    p.levels = {};
+    const ltrade = undelta(L.trade), ltime = undelta(L.time), kinds = ['sl', 'tp', 'ts'];
+    for (let i = 0; i < ltrade.length; i++) {
+      const lv = (p.levels[String(ltrade[i])] ??= { sl: [], tp: [], ts: [] });
+      lv[kinds[L.kind[i]]].push([ltime[i], L.value[i]]);
+    }
+    delete p.packed;
+    return p;
+  }
   const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
   const GRAN = { S5: 5, S10: 10, S15: 15, S30: 30, M1: 60, M2: 120, M4: 240, M5: 300, M10: 600, M15: 900, M30: 1800, H1: 3600, H2: 7200, H3: 10800, H4: 14400, H6: 21600, H8: 28800, H12: 43200, D: 86400, W: 604800 };
   const STEPS = [60, 300, 900, 3600, 14400, 86400, 604800];
   /** Bars a chart holds at most before it switches to coarser candles (the wide view). */
   const MAX_BARS = 4000;
+  /** Above this many fills in view, fills on the same bar and side share one marker (with their count). */
+  const GROUP_OVER = 3000;
   const chartOptions = (height) => ({
     height,
     layout: { attributionLogo: true, background: { color: '#ffffff' }, textColor: '#1d2330' },
@@ -43,6 +72,7 @@
   // ---- price charts
   const instruments = [...new Set([...D.fills.map((f) => f.instrument), ...D.trades.map((t) => t.instrument)])];
   for (const s of D.candles) if (!instruments.includes(s.instrument) && D.candles.length === 1) instruments.push(s.instrument);
+  mark('figures');
   const priceSection = el('section', { id: 'prices' }, el('h2', { text: 'Prices, fills and protective levels' }));
   app.append(priceSection);
   if (instruments.length === 0) priceSection.append(el('p', { class: 'sub', text: 'No instrument was traded: nothing to chart.' }));
@@ -96,6 +126,7 @@
     let base;
     if (enc && enc.count > 0) {
       const b = decodeCandles(enc);
+      mark(`decode ${inst}`);
       base = { t: b.t, o: b.o, h: b.h, l: b.l, c: b.c, step: GRAN[enc.granularity] || 60 };
       view.series = chart.addSeries(LC.CandlestickSeries, { priceFormat, upColor: '#26a69a', downColor: '#ef5350', wickUpColor: '#26a69a', wickDownColor: '#ef5350', borderVisible: false });
     } else {
@@ -158,8 +189,18 @@
         const buy = f.units > 0;
         marks.push({ time: L.t[i], position: 'atPriceMiddle', price: f.price, shape: buy ? 'arrowUp' : 'arrowDown', color: buy ? '#2962ff' : '#e65100', id: f.id, text: '' });
       }
+      view.fillsMarked = marks.length;
       if (marks.length <= 150) for (const m of marks) { const f = fills.find((x) => x.id === m.id); m.text = `${f.units > 0 ? 'B' : 'S'} ${Math.abs(f.units)}`; }
-      view.markers.setMarkers(marks);
+      if (marks.length > GROUP_OVER) {
+        // The wide view of a busy run: one marker per bar and side, at the fills' mean price, with their count.
+        const groups = [];
+        for (const m of marks) {
+          const g = groups.length > 0 && groups[groups.length - 1].time === m.time ? groups.findLast((x) => x.time === m.time && x.shape === m.shape) : undefined;
+          if (g) { g.n++; g.sum += m.price; g.price = g.sum / g.n; g.text = String(g.n); }
+          else groups.push({ ...m, n: 1, sum: m.price, id: `g${m.id}` });
+        }
+        view.markers.setMarkers(groups.map(({ n, sum, ...x }) => x));
+      } else view.markers.setMarkers(marks);
       drawLevels(L, lo, hi);
       info.textContent = `${totalBars.toLocaleString('en-US')} ${base.line ? 'fill prices' : `${enc.granularity} candles`} · showing ${k === 0 ? 'full detail' : `${stepLabel(L.step)} bars (downsampled; zoom in for ${enc ? enc.granularity : 'full detail'})`} · ${fills.length} fills · ${trades.length} trades`;
       return true;
@@ -219,8 +260,10 @@
       });
     });
     if (base.t.length > 0) show(base.t[0], base.t[base.t.length - 1], true);
+    mark(`show ${inst}`);
     chart.timeScale().fitContent();
     state.markerCount += view.markers.markers().length;
+    state.fillsMarked = (state.fillsMarked ?? 0) + (view.fillsMarked ?? 0);
     state.fills += fills.length;
     state.charts[inst] = view;
 
@@ -256,6 +299,7 @@
     return s >= 604800 ? 'weekly' : s >= 86400 ? 'daily' : s >= 3600 ? `${s / 3600}-hour` : `${s / 60}-minute`;
   }
 
+  mark('prices');
   // ---- equity, drawdown, underwater periods
   const eqSection = el('section', { id: 'equity' }, el('h2', { text: 'Equity and drawdown' }));
   app.append(eqSection);
@@ -309,6 +353,7 @@
       el('thead', null, el('tr', null, ...['#', 'peak', 'trough', 'recovered', 'depth', 'depth %', 'duration'].map((h, i) => el('th', { class: i > 0 && i < 4 ? 'l' : '', text: h })))), tb));
   }
 
+  mark('equity');
   // ---- monthly returns and the P/L distribution
   const cols = el('div', { class: 'cols' });
   app.append(cols);
@@ -373,6 +418,7 @@
     return el('div', null, svg, el('div', { class: 'sub', text: `${xs.length} trades, ${bins} bins of ${fx.money(w, ccy)}; largest bin ${max}` }));
   }
 
+  mark('monthly');
   // ---- trades table
   const trSection = el('section', { id: 'trades-section' }, el('h2', { text: 'Trades' }));
   app.append(trSection);
@@ -437,6 +483,7 @@
   state.focusTrade = (id) => { const t = D.trades.find((x) => x.id === id); if (t) focusTrade(t); };
   render();
 
+  mark('trades');
   // ---- configuration, params, data
   const cfg = el('section', { id: 'config' }, el('h2', { text: 'Configuration, params and data' }));
   app.append(cfg);
@@ -448,5 +495,6 @@
   else cfg.append(el('table', { id: 'coverage' }, el('thead', null, el('tr', null, ...['instrument', 'granularity', 'candles', 'first', 'last'].map((h) => el('th', { class: 'l', text: h })))),
     el('tbody', null, ...D.candles.map((s) => el('tr', null, el('td', { class: 'l', text: s.instrument }), el('td', { class: 'l', text: s.granularity }), el('td', { class: 'l', text: s.count.toLocaleString('en-US') }), el('td', { class: 'l', text: s.count ? fx.date(s.from) : '-' }), el('td', { class: 'l', text: s.count ? fx.date(s.to) : '-' }))))));
   cfg.append(el('h3', { text: 'config.json' }), el('pre', { text: D.config ? JSON.stringify(D.config, null, 2) : 'config.json is missing' }));
+  mark('done');
   state.ready = true;
 })();
