@@ -9,6 +9,7 @@ import type { RiskLimits } from '../runner/risk.ts';
 import { RunnerError } from '../runner/errors.ts';
 import { loadStrategy } from './load-strategy.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
+import type { LiveStatus } from '../report/live-status.ts';
 
 /** The flags of `fxflow run`. */
 export interface RunArgs {
@@ -180,7 +181,8 @@ export async function runLive(a: RunArgs): Promise<void> {
   }
   const loaded = await loadStrategy(a.strategy, (a.param ?? []).map(String));
   const journalDir = resolve(a.journal ?? join('runs', 'journal', `${a.env}-${accountID}-${loaded.name}${a.broker === 'sim' ? '-sim' : ''}`));
-  const status: LiveStatus | undefined = a.statusPort !== undefined ? await liveStatus(a, rest, accountID, loaded.name, limits, (): import('../report/runner-status.ts').RunnerView => runner) : undefined;
+  const status: LiveStatus | undefined = a.statusPort === undefined ? undefined
+    : await (await import('../report/live-status.ts')).liveStatus({ ...a, statusPort: a.statusPort, strategy: loaded.name, accountID, limits, rest, runner: () => runner });
   const runner: InstanceType<typeof Runner> = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
@@ -190,8 +192,9 @@ export async function runLive(a: RunArgs): Promise<void> {
     log,
     ...(status ? { onTransaction: (tx) => status.provider.transaction(tx), onIntent: () => status.provider.intent() } : {}),
   });
-  await runner.start();
+  // The status page first: a port in use stops the run before it trades.
   if (status) process.stdout.write(`Live status: ${(await status.start()).url}\n`);
+  await runner.start();
   process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
   await runner.done;
   const res = await runner.stop();
@@ -207,27 +210,3 @@ export async function runLive(a: RunArgs): Promise<void> {
   if (res.reason.startsWith('error: ')) throw new RunnerError('RUNNER', `the run stopped on an error, see the report above: ${res.reason.slice('error: '.length)}`);
 }
 
-interface LiveStatus {
-  readonly provider: import('../report/runner-status.ts').RunnerStatus;
-  start(): Promise<import('../report/status-server.ts').StatusServer>;
-  close(): Promise<void>;
-}
-
-/** `--status-port`: the live status page over the runner (src/report/status-server.ts). */
-async function liveStatus(a: RunArgs, rest: import('../adapters/v20/rest.ts').V20Rest, accountID: string, strategy: string, limits: RiskLimits, runner: () => import('../report/runner-status.ts').RunnerView): Promise<LiveStatus> {
-  const [{ RunnerStatus }, { startStatusServer }] = await Promise.all([import('../report/runner-status.ts'), import('../report/status-server.ts')]);
-  const { account } = await rest.summary(accountID);
-  const instruments = loadInstruments();
-  const provider = new RunnerStatus(runner, {
-    strategy, mode: `${a.env}${a.broker === 'sim' ? ' (simulated fills)' : ''}`, accountID, marginRate: Number(account.marginRate), hedging: account.hedgingEnabled === true, limits,
-    ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}), pip: (i) => instruments.get(i).pip,
-  });
-  let server: import('../report/status-server.ts').StatusServer | undefined;
-  return {
-    provider,
-    start: async () => (server = await startStatusServer({ port: a.statusPort!, provider })),
-    close: async () => {
-      await server?.close();
-    },
-  };
-}

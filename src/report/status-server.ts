@@ -46,8 +46,8 @@ let pageHtml: string | undefined;
  * `/status.json` the snapshot. Requests whose Host is not loopback are refused (DNS rebinding).
  */
 export async function startStatusServer(o: { port: number; provider: StatusProvider; everyMs?: number }): Promise<StatusServer> {
-  const clients = new Set<ServerResponse>();
-  let last = '';
+  // Each client with the last snapshot it was sent: it gets the next one only when it differs.
+  const clients = new Map<ServerResponse, string>();
   const every = o.everyMs ?? 1000;
   const take = (): string => {
     try {
@@ -59,14 +59,16 @@ export async function startStatusServer(o: { port: number; provider: StatusProvi
   const tick = (): void => {
     if (clients.size === 0) return;
     const s = take();
-    if (s === last) return;
-    last = s;
-    for (const c of clients) c.write(`data: ${s}\n\n`);
+    for (const [c, last] of clients) {
+      if (s === last) continue;
+      clients.set(c, s);
+      c.write(`data: ${s}\n\n`);
+    }
   };
   const timer = setInterval(tick, every);
   timer.unref();
   const keepAlive = setInterval(() => {
-    for (const c of clients) c.write(': keep-alive\n\n');
+    for (const c of clients.keys()) c.write(': keep-alive\n\n');
   }, 15_000);
   keepAlive.unref();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -88,8 +90,9 @@ export async function startStatusServer(o: { port: number; provider: StatusProvi
       res.writeHead(200, { ...headers, 'content-type': 'application/json' }).end(take());
     } else if (path === '/events') {
       res.writeHead(200, { ...headers, 'content-type': 'text/event-stream', connection: 'keep-alive' });
-      res.write(`retry: 2000\ndata: ${take()}\n\n`);
-      clients.add(res);
+      const s = take();
+      res.write(`retry: 2000\ndata: ${s}\n\n`);
+      clients.set(res, s);
       req.on('close', () => clients.delete(res));
     } else {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: / (page), /events (server-sent events), /status.json\n');
@@ -108,7 +111,7 @@ export async function startStatusServer(o: { port: number; provider: StatusProvi
     async close() {
       clearInterval(timer);
       clearInterval(keepAlive);
-      for (const c of clients) c.end();
+      for (const c of clients.keys()) c.end();
       clients.clear();
       await new Promise<void>((ok) => server.close(() => ok()));
     },

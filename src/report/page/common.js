@@ -90,7 +90,7 @@ function pageData() {
 }
 
 // A script error must not leave a blank page: say what failed, where the reader looks.
-window.addEventListener('error', (e) => {
+if (typeof window !== "undefined") window.addEventListener("error", (e) => {
   const app = document.getElementById('app');
   if (!app) return;
   const p = document.createElement('p');
