@@ -78,9 +78,17 @@ describe('report.html of a backtest run folder', () => {
     }
     await page.screenshot({ path: artifact('report.png'), fullPage: true });
     if (process.env.FXFLOW_DOCS_PNG === '1') {
-      await page.setViewportSize({ width: 1100, height: 1000 });
-      await page.locator('#prices').scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(ROOT, 'docs/report.png'), clip: { x: 0, y: 0, width: 1100, height: 1000 }, fullPage: true });
+      // The README's picture (docs/report.png): FXFLOW_DOCS_PNG=1 npx vitest run test/report/report.browser.test.ts
+      const small = await openPage(browser, url(file), 'window.fxReport && window.fxReport.ready', { width: 1000, height: 1000 });
+      // A trade in focus (its candles, fills and levels), then the equity and drawdown below it.
+      await small.page.evaluate(() => {
+        const r = (globalThis as any).fxReport;
+        r.focusTrade(r.charts.EUR_USD.trades[40].id);
+        const top = (globalThis as any).document.getElementById('prices').offsetTop;
+        (globalThis as any).scrollTo(0, top - 8);
+      });
+      await small.page.screenshot({ path: join(ROOT, 'docs/report.png') });
+      await small.page.close();
     }
     await page.close();
   }, 60_000);
