@@ -142,7 +142,13 @@
     const levels = [base];
     for (const s of STEPS) if (s > base.step && !base.line) levels.push(null);
     const stepOf = (k) => (k === 0 ? base.step : STEPS.filter((s) => s > base.step)[k - 1]);
-    const level = (k) => (levels[k] ??= aggregate(base, stepOf(k)));
+    // Each level is aggregated once, when first shown, from the nearest finer level already built.
+    const level = (k) => {
+      if (levels[k]) return levels[k];
+      let j = k - 1;
+      while (j > 0 && !levels[j]) j--;
+      return (levels[k] = aggregate(levels[j], stepOf(k)));
+    };
     view.markers = LC.createSeriesMarkers(view.series, []);
     const laneSeries = (k, kind) => {
       view.lanes[k] ??= {};
@@ -153,11 +159,10 @@
     const totalBars = base.t.length;
     info.textContent = `${totalBars.toLocaleString('en-US')} ${base.line ? 'fill prices (no candles in the run folder)' : 'candles'} · ${fills.length} fills · ${trades.length} trades`;
 
+    /** The finest level that shows `span` seconds in at most MAX_BARS bars (decided before aggregating). */
     function pickLevel(span) {
-      for (let k = 0; k < levels.length; k++) {
-        const L = level(k);
-        if (L.t.length <= MAX_BARS || span / L.step <= MAX_BARS) return k;
-      }
+      if (base.t.length <= MAX_BARS) return 0;
+      for (let k = 0; k < levels.length; k++) if (span / stepOf(k) <= MAX_BARS) return k;
       return levels.length - 1;
     }
 
