@@ -321,7 +321,7 @@
       eqPts.nav.push({ time: t, value: E.nav[i] });
       eqPts.dd.push({ time: t, value: peak > 0 ? ((E.nav[i] - peak) / peak) * 100 : 0 });
       const under = worst.some((d) => t >= d.start && t <= (d.end ?? Infinity));
-      eqPts.shade.push(under ? { time: t, value: 1, color: 'rgba(198,47,47,0.12)' } : { time: t });
+      eqPts.shade.push({ time: t, value: under ? 1 : 0 });
     }
   }
   if (eqPts.nav.length === 0) eqSection.append(el('p', { class: 'sub', text: 'No equity points.' }));
@@ -333,7 +333,8 @@
       eqBox, el('h3', { text: 'Drawdown (% below the NAV peak)' }), ddBox,
     );
     const eq = LC.createChart(eqBox, chartOptions(420));
-    const shade = eq.addSeries(LC.HistogramSeries, { priceScaleId: 'shade', priceLineVisible: false, lastValueVisible: false, base: 0 });
+    // Underwater periods: a band on a hidden 0..1 scale, 1 inside the worst drawdowns.
+    const shade = eq.addSeries(LC.AreaSeries, { priceScaleId: 'shade', priceLineVisible: false, lastValueVisible: false, crosshairMarkerVisible: false, lineVisible: false, lineColor: 'rgba(0,0,0,0)', topColor: 'rgba(198,47,47,0.13)', bottomColor: 'rgba(198,47,47,0.13)', lineType: 1 });
     eq.priceScale('shade').applyOptions({ scaleMargins: { top: 0, bottom: 0 }, visible: false });
     shade.setData(eqPts.shade);
     const bal = eq.addSeries(LC.LineSeries, { color: '#8a93a6', lineWidth: 1, title: 'balance' });
