@@ -143,6 +143,46 @@ describe('report.html of a backtest run folder', () => {
   }, 60_000);
 });
 
+describe('report.html of an M1 run: downsampled wide view, full detail when zoomed', () => {
+  it('shows coarser bars for two months, every M1 candle of a day once zoomed to it, and the fills of the window on their bars', async () => {
+    const dir = await backtest('strategies/breakout-tpsl.ts', '--granularity', 'M1', '--from', '2024-01-01', '--to', '2024-03-01', '--param', 'lookback=150');
+    const { page, errors } = await openPage(browser, url(join(dir, 'report.html')), 'window.fxReport && window.fxReport.ready');
+    const wide = await page.evaluate(() => {
+      const v = (globalThis as any).fxReport.charts.EUR_USD;
+      return { level: v.level, bars: v.series.data().length, info: (globalThis as any).document.querySelector('#prices .chart-info').textContent };
+    });
+    expect(wide.level).toBeGreaterThan(0);
+    expect(wide.bars).toBeLessThanOrEqual(3 * 4000);
+    expect(wide.info).toContain('downsampled');
+    // Zoom to one day (a Wednesday): the chart switches to the recorded M1 candles.
+    const from = Date.UTC(2024, 1, 7) / 1000;
+    await page.evaluate((f) => (globalThis as any).fxReport.charts.EUR_USD.chart.timeScale().setVisibleRange({ from: f, to: f + 86_400 }), from);
+    await page.waitForFunction('window.fxReport.charts.EUR_USD.level === 0', null, { timeout: 10_000 });
+    const zoomed = await page.evaluate((f) => {
+      const v = (globalThis as any).fxReport.charts.EUR_USD;
+      const bars = v.series.data().filter((b: { time: number }) => b.time >= f && b.time < f + 86_400);
+      const marks = v.markers.markers();
+      return { bars: bars.map((b: { time: number; close: number }) => [b.time, b.close]), first: v.series.data()[0].time, last: v.series.data().at(-1).time, marks: marks.length, fillsMarked: v.fillsMarked };
+    }, from);
+    // The same candles as the run folder recorded (decoded by Node's reader of the file the page embeds).
+    const enc = JSON.parse(readFileSync(join(dir, 'chart-candles.json'), 'utf8')).series[0];
+    const decode = new Function(`${readFileSync(join(ROOT, 'src/report/page/common.js'), 'utf8')}; return decodeCandles;`)() as (s: unknown) => { t: Float64Array; c: Float64Array };
+    const d = decode(enc);
+    const day: [number, number][] = [];
+    for (let i = 0; i < d.t.length; i++) if (d.t[i]! >= from && d.t[i]! < from + 86_400) day.push([d.t[i]!, d.c[i]!]);
+    expect(day.length).toBeGreaterThan(1000);
+    expect(zoomed.bars).toEqual(day);
+    // Fills inside the window's bars, one marker each (no grouping at this zoom).
+    const fills = readFileSync(join(dir, 'transactions.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"ORDER_FILL"')).map((l) => Date.parse(JSON.parse(l).time) / 1000);
+    const inWindow = fills.filter((t) => t >= zoomed.first && t < zoomed.last + 60).length;
+    expect(inWindow).toBeGreaterThan(0);
+    expect(zoomed.fillsMarked).toBe(inWindow);
+    expect(zoomed.marks).toBe(inWindow);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+});
+
 describe('fxflow report on bad input', () => {
   const copyRun = (name: string, skip: readonly string[] = []): string => {
     const dir = join(tmp, name);
