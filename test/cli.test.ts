@@ -55,7 +55,7 @@ describe('fxflow backtest', () => {
     const dir = /Run saved in (.+)/.exec(r.stdout)?.[1];
     expect(dir).toBeDefined();
     const { readdirSync } = await import('node:fs');
-    expect(readdirSync(dir!).sort()).toEqual(['config.json', 'equity.csv', 'intents.jsonl', 'log.jsonl', 'report.txt', 'summary.json', 'trades.csv', 'transactions.jsonl']);
+    expect(readdirSync(dir!).sort()).toEqual(['chart-candles.json', 'config.json', 'equity.csv', 'intents.jsonl', 'log.jsonl', 'report.html', 'report.txt', 'summary.json', 'trades.csv', 'transactions.jsonl']);
     const { readFileSync } = await import('node:fs');
     const rows = readFileSync(join(dir!, 'trades.csv'), 'utf8').trim().split('\n');
     expect(rows[0]).toBe('id,instrument,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing');

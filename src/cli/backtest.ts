@@ -22,6 +22,8 @@ import { SeriesWatch, dataReport } from './series-watch.ts';
 import { LineFile, makeRunDir } from './line-file.ts';
 import { parseDate } from './config.ts';
 import { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
+import { CandleRecorder } from '../report/candle-recorder.ts';
+import { writeRunReport } from '../report/run-report.ts';
 
 /** What a backtest's data source knows of a series: where it came from, its price sides, synthetic or real. */
 export interface SeriesOrigin {
@@ -158,6 +160,12 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   }
   // Conversion prices: a non-USD account trading GBP_USD needs EUR_USD too. They reach the
   // simulator and the portfolio, not the strategy (it did not subscribe to them).
+  // The report charts the finest subscribed series of each instrument (not the conversion prices).
+  const charted = new Set<string>();
+  for (const s of [...wanted.values()].sort((a, b) => granularityMs(a.granularity) - granularityMs(b.granularity))) {
+    if (![...charted].some((k) => k.startsWith(`${s.instrument}:`))) charted.add(`${s.instrument}:${s.granularity}`);
+  }
+  const recorder = o.runDir ? new CandleRecorder() : undefined;
   const finest = wanted.size === 0 ? 'M1' : [...wanted.values()].reduce((a, b) => (granularityMs(b.granularity) < granularityMs(a.granularity) ? b : a)).granularity;
   const traded = [...new Set([...tickInstruments, ...[...wanted.values()].map((s) => s.instrument)])];
   const available = o.available ?? (() => true);
@@ -178,7 +186,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     ...tickSources.map((instrument) => o.ticks!({ instrument, from, to })),
     ...series.map((s, k) => {
       const inst = instruments.get(s.instrument);
-      return withSpread(watched[k]!.read(o.candles({ ...s, from, to })), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides);
+      const source = withSpread(watched[k]!.read(o.candles({ ...s, from, to })), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides);
+      return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision) : source;
     }),
   ] as AsyncIterable<readonly MarketEvent[]>[];
 
@@ -279,6 +288,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
     const csv = ['time,balance,nav', ...portfolio.equity.map((e) => `${new Date(e.time).toISOString()},${e.balance},${e.nav}`)];
     writeFileSync(join(o.runDir, 'equity.csv'), `${csv.join('\n')}\n`);
+    recorder?.write(o.runDir);
+    writeRunReport(o.runDir);
   }
   return { summary, transactions, trades: portfolio.closedTrades, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }

@@ -14,6 +14,7 @@ import { loadStrategy } from './load-strategy.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
 import { runCommand, runLive, type RunArgs } from './run.ts';
 import { createLogger, flushLogger } from './logger.ts';
+import { compareCommand, reportCommand, runCompare, runReport } from './report.ts';
 import { makeRunDir } from './line-file.ts';
 import { ProgressBar, formatCount } from './progress.ts';
 
@@ -203,6 +204,8 @@ export function cli(argv: string[]): Argv {
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
     .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', (y) => runCommand(y), async (a) => runLive(a as unknown as RunArgs))
     .command('sandbox', "Serve OANDA's v20 REST and streaming interface on loopback, backed by the simulated broker", (y) => sandboxCommand(y), async (a) => runSandbox(a as unknown as SandboxArgs))
+    .command('report <run>', 'Rebuild the HTML report (report.html) of a run folder', (y) => reportCommand(y), (a) => runReport(a as unknown as { run: string; open?: boolean }))
+    .command('compare <runs..>', 'Write one HTML page comparing runs: equity curves overlaid, figures side by side', (y) => compareCommand(y), (a) => runCompare(a as unknown as { runs: string[]; out?: string; open?: boolean }))
     .demandCommand(1, 'Name a command: backtest or data (see --help)')
     .strict()
     .recommendCommands()

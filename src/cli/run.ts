@@ -9,6 +9,7 @@ import type { RiskLimits } from '../runner/risk.ts';
 import { RunnerError } from '../runner/errors.ts';
 import { loadStrategy } from './load-strategy.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
+import type { LiveStatus } from '../report/live-status.ts';
 
 /** The flags of `fxflow run`. */
 export interface RunArgs {
@@ -36,6 +37,7 @@ export interface RunArgs {
   tokenFile?: string;
   intentDurability: 'before-submit' | 'after-submit';
   journalRebaseEvery: number;
+  statusPort?: number;
 }
 
 /** Declares the options of `fxflow run` (register with `.command('run <strategy>', ..., runCommand, runLive)`). */
@@ -64,6 +66,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('log-file', { type: 'string', describe: 'Write JSON logs to this file instead of stderr' })
     .option('intent-durability', { type: 'string', choices: ['after-submit', 'before-submit'], default: 'after-submit', describe: "When an intent's journal record is fdatasynced: right after the order is sent (default; the record is written before, so a killed process never loses it) or before (power-loss safe, slower)" })
     .option('journal-rebase-every', { type: 'number', default: 10_000, describe: 'Start the journal over from a fresh account baseline once it holds this many transactions (0 = never); bounds its size and the restart time of long runs' })
+    .option('status-port', { type: 'number', describe: 'Serve a read-only live status page on http://127.0.0.1:<port>/ (0: any free port)' })
     .option('token-file', { type: 'string', describe: 'Read the access token from this file (mode 0600)' })
     .example('$0 run strategies/sma-cross.ts --env practice', 'Paper trading on the practice account')
     .example('$0 run strategies/sma-cross.ts --env sandbox --url http://127.0.0.1:8080 --max-units 10000', 'Against a local fxflow sandbox, with a unit limit')
@@ -178,14 +181,19 @@ export async function runLive(a: RunArgs): Promise<void> {
   }
   const loaded = await loadStrategy(a.strategy, (a.param ?? []).map(String));
   const journalDir = resolve(a.journal ?? join('runs', 'journal', `${a.env}-${accountID}-${loaded.name}${a.broker === 'sim' ? '-sim' : ''}`));
-  const runner = new Runner({
+  const status: LiveStatus | undefined = a.statusPort === undefined ? undefined
+    : await (await import('../report/live-status.ts')).liveStatus({ ...a, statusPort: a.statusPort, strategy: loaded.name, accountID, limits, rest, runner: () => runner });
+  const runner: InstanceType<typeof Runner> = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
     log,
+    ...(status ? { onTransaction: (tx) => status.provider.transaction(tx), onIntent: () => status.provider.intent() } : {}),
   });
+  // The status page first: a port in use stops the run before it trades.
+  if (status) process.stdout.write(`Live status: ${(await status.start()).url}\n`);
   await runner.start();
   process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
   await runner.done;
@@ -196,7 +204,9 @@ export async function runLive(a: RunArgs): Promise<void> {
   process.stdout.write(`candles: ${res.candles.official} official, ${res.candles.fromTicks} built from ticks${res.candles.dropped > 0 ? `, ${res.candles.dropped} not delivered at stop` : ''} (--candles ${res.candles.source})\n`);
   process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
   if (res.shadow !== undefined) process.stdout.write(`${res.shadow}\n`);
+  await status?.close();
   await http.close();
   // A run stopped by an error (a strategy that threw) exits non-zero, for whatever supervises it.
   if (res.reason.startsWith('error: ')) throw new RunnerError('RUNNER', `the run stopped on an error, see the report above: ${res.reason.slice('error: '.length)}`);
 }
+

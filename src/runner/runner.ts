@@ -91,6 +91,8 @@ export interface RunnerOptions {
   readonly onPrice?: (instrument: string, at: number) => void;
   /** Called for every intent the strategy returns (tests compare decisions with a backtest). */
   readonly onIntent?: (intent: OrderIntent, at: number) => void;
+  /** Every transaction the strategy's engine handles, after the portfolio folded it (the live status page). */
+  readonly onTransaction?: (tx: Transaction) => void;
 }
 
 /** What a stopped run reports. */
@@ -441,6 +443,7 @@ export class Runner {
         const r = base.onTransaction ? base.onTransaction(ctx, s) : undefined;
         const id = ctx.transaction?.id;
         if (id !== undefined && !id.includes('.')) this.#handled = id;
+        if (ctx.transaction !== undefined) this.o.onTransaction?.(ctx.transaction);
         this.#maybeRebase();
         return r;
       },

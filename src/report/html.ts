@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const PAGE = join(import.meta.dirname, 'page');
+const require = createRequire(import.meta.url);
+
+let chartsBundle: string | undefined;
+
+/**
+ * TradingView Lightweight Charts' standalone production build (defines `LightweightCharts`), read
+ * from the installed package and inlined: a report needs no network. Its licence header stays in it.
+ */
+export function lightweightChartsBundle(): string {
+  // The package exports only its ES module; the standalone build sits beside package.json.
+  const dir = dirname(require.resolve('lightweight-charts/package.json'));
+  chartsBundle ??= readFileSync(join(dir, 'dist', 'lightweight-charts.standalone.production.js'), 'utf8');
+  return chartsBundle;
+}
+
+/** The attribution the Lightweight Charts licence asks for (its NOTICE text and a link to TradingView). */
+export const ATTRIBUTION = 'Charts by <a href="https://www.tradingview.com/">TradingView</a> Lightweight Charts™, Copyright (c) 2025 TradingView, Inc. https://www.tradingview.com/ (Apache License 2.0)';
+
+/** JSON that is safe inside a <script> element (no "</script>", no HTML comment openers). */
+export function scriptJson(x: unknown): string {
+  return JSON.stringify(x).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+
+/**
+ * One self-contained page: the stylesheet, the chart library, the data (JSON) and the page's
+ * scripts, all inline. `scripts` are files of src/report/page/.
+ */
+export function page(o: { title: string; data: unknown; scripts: readonly string[]; charts?: boolean }): string {
+  const css = readFileSync(join(PAGE, 'report.css'), 'utf8');
+  const js = ['common.js', ...o.scripts].map((f) => readFileSync(join(PAGE, f), 'utf8'));
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(o.title)}</title>
+<style>${css}</style>
+</head>
+<body>
+<noscript><p class="warn">This report draws its charts and tables with JavaScript: allow scripts for this file.</p></noscript>
+<main id="app"><p id="loading">Loading the report…</p></main>
+<footer class="attribution">${o.charts === false ? '' : `${ATTRIBUTION}. `}Made by fxflow.</footer>
+<script type="application/json" id="fxflow-data">${scriptJson(o.data)}</script>
+${o.charts === false ? '' : `<script>${lightweightChartsBundle().replace(/<\/script/gi, '<\\/script')}</script>`}
+${js.map((s) => `<script>${s.replace(/<\/script/gi, '<\\/script')}</script>`).join('\n')}
+</body>
+</html>
+`;
+}

@@ -1,0 +1,89 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { drawdowns, extendedMetrics, monthlyPL, type TradeRow } from './metrics.ts';
+import type { EquitySeries } from './run-folder.ts';
+
+const DAY = 86_400;
+/** A daily NAV curve from random daily changes (balance = NAV). */
+const curve = fc
+  .tuple(fc.integer({ min: 1_700_000_000, max: 1_750_000_000 }), fc.array(fc.integer({ min: -5000, max: 5000 }), { minLength: 1, maxLength: 800 }))
+  .map(([start, steps]) => {
+    const e: EquitySeries = { t: [], balance: [], nav: [] };
+    let nav = 100_000;
+    steps.forEach((s, i) => {
+      nav += s / 10;
+      e.t.push(start + i * DAY);
+      e.nav.push(nav);
+      e.balance.push(nav);
+    });
+    return e;
+  });
+
+describe('monthlyPL', () => {
+  it('the months add up to the last NAV less the initial balance, one cell per calendar month', () => {
+    fc.assert(
+      fc.property(curve, (e) => {
+        const m = monthlyPL(e, 100_000);
+        const sum = m.reduce((a, x) => a + x.pl, 0);
+        expect(Math.abs(sum - (e.nav[e.nav.length - 1]! - 100_000))).toBeLessThan(1e-6);
+        const keys = m.map((x) => x.year * 12 + x.month);
+        expect(new Set(keys).size).toBe(keys.length);
+        expect(keys).toEqual([...keys].sort((a, b) => a - b));
+      }),
+    );
+  });
+});
+
+describe('drawdowns', () => {
+  it('the deepest equals the largest fall from a running peak (an independent scan), and episodes do not overlap', () => {
+    fc.assert(
+      fc.property(curve, (e) => {
+        let peak = -Infinity, worst = 0;
+        for (const v of e.nav) {
+          peak = Math.max(peak, v);
+          worst = Math.max(worst, peak - v);
+        }
+        const dd = drawdowns(e);
+        expect(dd.length === 0 ? 0 : dd[0]!.depth).toBeCloseTo(worst, 9);
+        const byStart = [...dd].sort((a, b) => a.start - b.start);
+        for (let i = 1; i < byStart.length; i++) expect(byStart[i]!.start).toBeGreaterThanOrEqual(byStart[i - 1]!.end!);
+        for (const d of dd) expect(d.trough).toBeGreaterThan(d.start);
+      }),
+    );
+  });
+});
+
+describe('extendedMetrics', () => {
+  const trade = (pl: number, i: number): TradeRow => ({ id: String(i + 1), instrument: 'EUR_USD', units: 1000, openTime: i * 3600, closeTime: i * 3600 + 1800, openPrice: 1, closePrice: 1, pl, financing: 0, spreadCost: 0, commission: 0, closeReason: '' });
+  const get = (ms: ReturnType<typeof extendedMetrics>, key: string): unknown => ms.find((m) => m.key === key)?.value;
+
+  it('expectancy, SQN, streak, best and worst follow their definitions on any trade list', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -1000, max: 1000 }), { minLength: 2, maxLength: 200 }), (pls) => {
+        const ms = extendedMetrics(undefined, pls.map(trade), 100_000, null);
+        const mean = pls.reduce((a, b) => a + b, 0) / pls.length;
+        expect(get(ms, 'expectancy')).toBeCloseTo(mean, 9);
+        const sd = Math.sqrt(pls.reduce((a, x) => a + (x - mean) ** 2, 0) / (pls.length - 1));
+        expect(get(ms, 'sqn')).toEqual(sd > 0 ? expect.closeTo((Math.sqrt(pls.length) * mean) / sd, 9) : null);
+        let longest = 0;
+        for (let i = 0; i < pls.length; i++) {
+          let j = i;
+          while (j < pls.length && pls[j]! < 0) j++;
+          longest = Math.max(longest, j - i);
+        }
+        expect(get(ms, 'longestLosingStreak')).toBe(longest);
+        expect(get(ms, 'bestTrade')).toBe(Math.max(...pls));
+        expect(get(ms, 'worstTrade')).toBe(Math.min(...pls));
+        expect(get(ms, 'averageTradeHours')).toBe(0.5);
+      }),
+    );
+  });
+
+  it('CAGR over exactly one year is the return; Calmar is CAGR over the max drawdown %', () => {
+    const e: EquitySeries = { t: [0, 365.25 * DAY], balance: [100_000, 110_000], nav: [100_000, 110_000] };
+    const ms = extendedMetrics(e, [], 100_000, 5);
+    expect(get(ms, 'cagr')).toBeCloseTo(10, 9);
+    expect(get(ms, 'calmar')).toBeCloseTo(2, 9);
+    expect(get(ms, 'sortino')).toBeNull(); // one return: no downside deviation
+  });
+});

@@ -1,0 +1,187 @@
+import type { EquitySeries } from './run-folder.ts';
+
+/** One figure of a report: its value, how to show it, and the one-line definition shown on hover. */
+export interface Metric {
+  readonly key: string;
+  readonly label: string;
+  readonly value: number | string | null;
+  readonly kind: 'money' | 'pct' | 'ratio' | 'int' | 'hours' | 'days' | 'text';
+  readonly def: string;
+  /** Higher is better (compare highlights the best run), lower is better, or neither. */
+  readonly better?: 'high' | 'low';
+}
+
+/** A closed (or still open) trade as a report shows it. */
+export interface TradeRow {
+  readonly id: string;
+  readonly instrument: string;
+  /** Signed initial units (negative: short). */
+  readonly units: number;
+  readonly openTime: number;
+  /** Epoch seconds; null while open at the end. */
+  readonly closeTime: number | null;
+  readonly openPrice: number;
+  readonly closePrice: number | null;
+  readonly pl: number;
+  readonly financing: number;
+  readonly spreadCost: number;
+  readonly commission: number;
+  readonly closeReason: string;
+}
+
+/** One drawdown: from a NAV peak to its trough, and when NAV got back above the peak (null: not yet). */
+export interface Drawdown {
+  readonly start: number;
+  readonly trough: number;
+  readonly end: number | null;
+  readonly depth: number;
+  readonly depthPct: number;
+  readonly days: number;
+}
+
+const DAY = 86_400;
+
+/** The drawdown episodes of a NAV curve, deepest first. */
+export function drawdowns(e: EquitySeries): Drawdown[] {
+  const out: Drawdown[] = [];
+  let peak = -Infinity, peakT = 0, trough = Infinity, troughT = 0, inDd = false;
+  const close = (end: number | null, lastT: number): void => {
+    out.push({ start: peakT, trough: troughT, end, depth: peak - trough, depthPct: peak > 0 ? ((peak - trough) / peak) * 100 : 0, days: ((end ?? lastT) - peakT) / DAY });
+  };
+  for (let i = 0; i < e.nav.length; i++) {
+    const v = e.nav[i]!, t = e.t[i]!;
+    if (v >= peak) {
+      if (inDd) close(t, t);
+      inDd = false;
+      peak = v;
+      peakT = t;
+      trough = v;
+    } else {
+      inDd = true;
+      if (v < trough) {
+        trough = v;
+        troughT = t;
+      }
+    }
+  }
+  if (inDd) close(null, e.t[e.t.length - 1]!);
+  return out.sort((a, b) => b.depth - a.depth);
+}
+
+/** P/L per calendar month (UTC) from the NAV curve: each month's last NAV less the month before's. */
+export function monthlyPL(e: EquitySeries, initial: number): { year: number; month: number; pl: number; pct: number }[] {
+  const out: { year: number; month: number; pl: number; pct: number }[] = [];
+  let prev = initial;
+  for (let i = 0; i < e.t.length; i++) {
+    const d = new Date(e.t[i]! * 1000);
+    const next = i + 1 < e.t.length ? new Date(e.t[i + 1]! * 1000) : undefined;
+    if (next && next.getUTCFullYear() === d.getUTCFullYear() && next.getUTCMonth() === d.getUTCMonth()) continue;
+    const nav = e.nav[i]!;
+    out.push({ year: d.getUTCFullYear(), month: d.getUTCMonth(), pl: nav - prev, pct: prev !== 0 ? ((nav - prev) / prev) * 100 : 0 });
+    prev = nav;
+  }
+  return out;
+}
+
+const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** The figures report.txt does not have, from the equity curve and the trades. */
+export function extendedMetrics(e: EquitySeries | undefined, trades: readonly TradeRow[], initial: number, maxDrawdownPct: number | null): Metric[] {
+  const closed = trades.filter((t) => t.closeTime !== null);
+  const pls = closed.map((t) => t.pl);
+  const out: Metric[] = [];
+  let cagr: number | null = null;
+  let sortino: number | null = null;
+  let ddDays: number | null = null;
+  if (e && e.t.length >= 2 && initial > 0) {
+    const years = (e.t[e.t.length - 1]! - e.t[0]!) / (365.25 * DAY);
+    const final = e.nav[e.nav.length - 1]!;
+    if (years > 0 && final > 0) cagr = ((final / initial) ** (1 / years) - 1) * 100;
+    const r: number[] = [];
+    for (let i = 1; i < e.nav.length; i++) if (e.nav[i - 1]! !== 0) r.push(e.nav[i]! / e.nav[i - 1]! - 1);
+    if (r.length >= 2) {
+      const down = Math.sqrt(r.reduce((a, x) => a + Math.min(x, 0) ** 2, 0) / r.length);
+      if (down > 0) sortino = (mean(r) / down) * Math.sqrt(252);
+    }
+    const dds = drawdowns(e);
+    ddDays = dds.length === 0 ? 0 : Math.max(...dds.map((d) => d.days));
+  }
+  const calmar = cagr !== null && maxDrawdownPct !== null && maxDrawdownPct > 0 ? cagr / maxDrawdownPct : null;
+  let streak = 0, longest = 0;
+  for (const pl of pls) {
+    streak = pl < 0 ? streak + 1 : 0;
+    longest = Math.max(longest, streak);
+  }
+  const expectancy = pls.length > 0 ? mean(pls) : null;
+  let sqn: number | null = null;
+  if (pls.length >= 2) {
+    const m = mean(pls);
+    const sd = Math.sqrt(pls.reduce((a, x) => a + (x - m) ** 2, 0) / (pls.length - 1));
+    if (sd > 0) sqn = (Math.sqrt(pls.length) * m) / sd;
+  }
+  const held = closed.map((t) => (t.closeTime! - t.openTime) / 3600);
+  const best = closed.length > 0 ? closed.reduce((a, b) => (b.pl > a.pl ? b : a)) : undefined;
+  const worst = closed.length > 0 ? closed.reduce((a, b) => (b.pl < a.pl ? b : a)) : undefined;
+  out.push(
+    { key: 'cagr', label: 'CAGR', value: cagr, kind: 'pct', better: 'high', def: 'Compound annual growth rate: (final NAV / initial balance)^(1 / years) − 1, over the equity curve\'s span' },
+    { key: 'sortino', label: 'Sortino (daily, √252)', value: sortino, kind: 'ratio', better: 'high', def: 'Mean daily NAV return over the downside deviation (root mean square of the negative daily returns), annualised with √252; risk-free rate 0' },
+    { key: 'calmar', label: 'Calmar', value: calmar, kind: 'ratio', better: 'high', def: 'CAGR divided by the maximum drawdown in percent' },
+    { key: 'maxDrawdownDays', label: 'Max drawdown duration', value: ddDays, kind: 'days', better: 'low', def: 'Longest time from a NAV peak until NAV is back above it (or until the end, if it never is), in days on the daily curve' },
+    { key: 'expectancy', label: 'Expectancy', value: expectancy, kind: 'money', better: 'high', def: 'Average realized P/L per closed trade (win rate × average win + loss rate × average loss)' },
+    { key: 'sqn', label: 'SQN', value: sqn, kind: 'ratio', better: 'high', def: "Van Tharp's system quality number: √(closed trades) × mean trade P/L / standard deviation of trade P/L" },
+    { key: 'averageTradeHours', label: 'Average trade duration', value: held.length > 0 ? mean(held) : null, kind: 'hours', def: 'Mean time from a trade\'s opening fill to its closing fill, closed trades' },
+    { key: 'longestLosingStreak', label: 'Longest losing streak', value: longest, kind: 'int', better: 'low', def: 'Most consecutive closed trades (in closing order) with a negative realized P/L' },
+    { key: 'bestTrade', label: 'Best trade', value: best?.pl ?? null, kind: 'money', better: 'high', def: `Largest realized P/L of one closed trade${best ? ` (trade ${best.id}, ${best.instrument})` : ''}` },
+    { key: 'worstTrade', label: 'Worst trade', value: worst?.pl ?? null, kind: 'money', better: 'high', def: `Smallest realized P/L of one closed trade${worst ? ` (trade ${worst.id}, ${worst.instrument})` : ''}` },
+  );
+  return out;
+}
+
+/** The report.txt figures with their definitions, in report.txt's order; unknown fields follow as they are. */
+export const SUMMARY_METRICS: readonly { key: string; label: string; kind: Metric['kind']; def: string; better?: 'high' | 'low' }[] = [
+  { key: 'initialBalance', label: 'Initial balance', kind: 'money', def: 'Account balance at the start (the deposit)' },
+  { key: 'finalBalance', label: 'Final balance', kind: 'money', better: 'high', def: 'Balance at the end: deposit + realized P/L + financing − commission' },
+  { key: 'finalNAV', label: 'Final NAV', kind: 'money', better: 'high', def: 'Net asset value at the end: balance + unrealized P/L of the trades still open' },
+  { key: 'netPL', label: 'Net P/L', kind: 'money', better: 'high', def: 'Final NAV − initial balance' },
+  { key: 'returnPct', label: 'Return', kind: 'pct', better: 'high', def: 'Net P/L as a percentage of the initial balance' },
+  { key: 'realizedPL', label: 'Realized P/L', kind: 'money', better: 'high', def: 'P/L of the closed trades and reductions (before financing and commission)' },
+  { key: 'unrealizedPL', label: 'Unrealized P/L', kind: 'money', def: 'P/L of the trades still open at the end, on the closing side of the last price' },
+  { key: 'trades', label: 'Trades (closed)', kind: 'int', def: 'Trades closed in full during the run' },
+  { key: 'openTrades', label: 'Open at end', kind: 'int', def: 'Trades still open when the run ended' },
+  { key: 'wins', label: 'Won', kind: 'int', def: 'Closed trades with a positive realized P/L' },
+  { key: 'losses', label: 'Lost', kind: 'int', def: 'Closed trades with a negative realized P/L' },
+  { key: 'winRate', label: 'Win rate', kind: 'pct', better: 'high', def: 'Won / closed trades' },
+  { key: 'grossProfit', label: 'Gross profit', kind: 'money', def: 'Sum of the winning trades\' realized P/L' },
+  { key: 'grossLoss', label: 'Gross loss', kind: 'money', def: 'Sum of the losing trades\' realized P/L' },
+  { key: 'profitFactor', label: 'Profit factor', kind: 'ratio', better: 'high', def: 'Gross profit / |gross loss| (n/a with no loss)' },
+  { key: 'averageWin', label: 'Average win', kind: 'money', better: 'high', def: 'Gross profit / won trades' },
+  { key: 'averageLoss', label: 'Average loss', kind: 'money', better: 'high', def: 'Gross loss / lost trades' },
+  { key: 'largestWin', label: 'Largest win', kind: 'money', def: 'Largest realized P/L of one trade' },
+  { key: 'largestLoss', label: 'Largest loss', kind: 'money', def: 'Smallest realized P/L of one trade' },
+  { key: 'averageHoldingHours', label: 'Average holding', kind: 'hours', def: 'Mean holding time of the closed trades' },
+  { key: 'maxDrawdown', label: 'Max drawdown', kind: 'money', better: 'low', def: 'Largest fall of NAV from a peak, marked on every price' },
+  { key: 'maxDrawdownPct', label: 'Max drawdown %', kind: 'pct', better: 'low', def: 'Largest fall of NAV from a peak, as a percentage of that peak' },
+  { key: 'sharpe', label: 'Sharpe (daily, √252)', kind: 'ratio', better: 'high', def: 'Mean daily NAV return over its standard deviation, annualised with √252; risk-free rate 0' },
+  { key: 'exposurePct', label: 'Exposure', kind: 'pct', def: 'Share of the run\'s time with at least one trade open' },
+  { key: 'spreadCost', label: 'Cost: spread', kind: 'money', better: 'low', def: 'Half-spread paid on every fill (v20 halfSpreadCost), account currency' },
+  { key: 'financing', label: 'Cost: financing', kind: 'money', better: 'high', def: 'Daily financing charged or paid at 17:00 New York (negative: paid by the account)' },
+  { key: 'commission', label: 'Cost: commission', kind: 'money', better: 'low', def: 'Commission charged on fills' },
+  { key: 'ambiguousCandles', label: 'Path-ambiguous candles', kind: 'int', better: 'low', def: 'Candles where both a take profit and a stop loss were in range, so the intra-candle path model decided the outcome' },
+  { key: 'ambiguousPL', label: 'P/L resting on ambiguity', kind: 'money', def: 'Realized P/L of the exits decided on path-ambiguous candles: how much of the result rests on the path assumption' },
+];
+
+/** The summary's figures as metrics (known ones defined; extra numeric fields kept with their key as label). */
+export function summaryMetrics(summary: Record<string, unknown>): Metric[] {
+  const out: Metric[] = [];
+  const known = new Set(SUMMARY_METRICS.map((m) => m.key));
+  for (const m of SUMMARY_METRICS) {
+    if (!(m.key in summary)) continue;
+    const v = summary[m.key];
+    out.push({ ...m, value: typeof v === 'number' ? v : v === null ? null : String(v) });
+  }
+  for (const [k, v] of Object.entries(summary)) {
+    if (known.has(k) || k === 'currency' || k === 'from' || k === 'to') continue;
+    if (typeof v === 'number') out.push({ key: k, label: k, value: v, kind: 'ratio', def: `summary.json field "${k}" (no definition known to this report)` });
+  }
+  return out;
+}

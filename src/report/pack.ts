@@ -1,0 +1,100 @@
+import type { TradeRow } from './metrics.ts';
+import type { FillRow, RunModel, TradeLevels } from './run-model.ts';
+
+/**
+ * The page's form of a run model: trades, fills and protective levels as columns (times and IDs as
+ * differences, names as indexes into a table), which a year of M1 with 15k trades needs to stay a few
+ * megabytes and parse in milliseconds. page/report.js `unpack` turns it back into RunModel's rows.
+ */
+export interface PackedRun extends Omit<RunModel, 'trades' | 'fills' | 'levels'> {
+  readonly packed: {
+    readonly names: string[];
+    readonly trades: Record<string, number[]>;
+    readonly fills: Record<string, number[]>;
+    readonly levels: Record<string, number[]>;
+  };
+}
+
+const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+export function packRun(m: RunModel): PackedRun {
+  const names: string[] = [];
+  const index = new Map<string, number>();
+  const name = (s: string): number => {
+    let i = index.get(s);
+    if (i === undefined) {
+      i = names.length;
+      names.push(s);
+      index.set(s, i);
+    }
+    return i;
+  };
+  const delta = (xs: readonly number[]): number[] => xs.map((x, i) => (i === 0 ? x : r6(x - xs[i - 1]!)));
+  const t = m.trades;
+  const trades = {
+    id: delta(t.map((x) => Number(x.id))),
+    inst: t.map((x) => name(x.instrument)),
+    units: t.map((x) => x.units),
+    open: delta(t.map((x) => x.openTime)),
+    // Seconds held (-1: still open).
+    held: t.map((x) => (x.closeTime === null ? -1 : r6(x.closeTime - x.openTime))),
+    openPrice: t.map((x) => x.openPrice),
+    closePrice: t.map((x) => x.closePrice ?? 0),
+    pl: t.map((x) => r6(x.pl)),
+    financing: t.map((x) => r6(x.financing)),
+    spread: t.map((x) => r6(x.spreadCost)),
+    commission: t.map((x) => r6(x.commission)),
+    reason: t.map((x) => name(x.closeReason)),
+  };
+  const f = m.fills;
+  const fills = {
+    id: delta(f.map((x) => Number(x.id))),
+    time: delta(f.map((x) => x.time)),
+    inst: f.map((x) => name(x.instrument)),
+    units: f.map((x) => x.units),
+    price: f.map((x) => x.price),
+    reason: f.map((x) => name(x.reason)),
+    // The trade's ID less the fill's (small numbers); NaN-free: 0 when none.
+    trade: f.map((x) => (x.tradeID === '' ? 0 : Number(x.tradeID) - Number(x.id))),
+  };
+  const levels = { trade: [] as number[], kind: [] as number[], time: [] as number[], value: [] as number[] };
+  const kinds: (keyof TradeLevels)[] = ['sl', 'tp', 'ts'];
+  for (const [id, lv] of Object.entries(m.levels)) {
+    kinds.forEach((k, ki) => {
+      for (const [time, value] of lv[k]) {
+        levels.trade.push(Number(id));
+        levels.kind.push(ki);
+        levels.time.push(time);
+        levels.value.push(value);
+      }
+    });
+  }
+  const { trades: _t, fills: _f, levels: _l, ...rest } = m;
+  return { ...rest, packed: { names, trades, fills, levels: { ...levels, trade: delta(levels.trade), time: delta(levels.time) } } };
+}
+
+/** The inverse of packRun, as the page does it (for tests of the packing itself). */
+export function unpackRun(p: PackedRun): { trades: TradeRow[]; fills: FillRow[]; levels: Record<string, TradeLevels> } {
+  const { names, trades: T, fills: F, levels: L } = p.packed;
+  const undelta = (xs: readonly number[]): number[] => {
+    const out = new Array<number>(xs.length);
+    let acc = 0;
+    for (let i = 0; i < xs.length; i++) out[i] = acc = i === 0 ? xs[0]! : r6(acc + xs[i]!);
+    return out;
+  };
+  const tid = undelta(T.id!), open = undelta(T.open!);
+  const trades: TradeRow[] = tid.map((id, i) => ({
+    id: String(id), instrument: names[T.inst![i]!]!, units: T.units![i]!, openTime: open[i]!, closeTime: T.held![i]! < 0 ? null : r6(open[i]! + T.held![i]!),
+    openPrice: T.openPrice![i]!, closePrice: T.held![i]! < 0 ? null : T.closePrice![i]!, pl: T.pl![i]!, financing: T.financing![i]!, spreadCost: T.spread![i]!, commission: T.commission![i]!, closeReason: names[T.reason![i]!]!,
+  }));
+  const fid = undelta(F.id!), ftime = undelta(F.time!);
+  const fills: FillRow[] = fid.map((id, i) => ({ id: String(id), time: ftime[i]!, instrument: names[F.inst![i]!]!, units: F.units![i]!, price: F.price![i]!, reason: names[F.reason![i]!]!, tradeID: F.trade![i]! === 0 ? '' : String(id + F.trade![i]!) }));
+  const levels: Record<string, TradeLevels> = {};
+  const ltrade = undelta(L.trade!), ltime = undelta(L.time!);
+  const kinds = ['sl', 'tp', 'ts'] as const;
+  for (let i = 0; i < ltrade.length; i++) {
+    const lv = (levels[String(ltrade[i])] ??= { sl: [], tp: [], ts: [] });
+    lv[kinds[L.kind![i]!]!].push([ltime[i]!, L.value![i]!]);
+  }
+  return { trades, fills, levels };
+}

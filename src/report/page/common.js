@@ -1,0 +1,100 @@
+// Shared by every fxflow report page (plain browser script, no imports: it is inlined in the HTML).
+'use strict';
+
+/**
+ * Decodes a series written by src/report/candle-codec.ts: returns { t, o, h, l, c } with t in epoch
+ * seconds and prices as numbers.
+ */
+function decodeCandles(s) {
+  const bin = atob(s.data);
+  const n = s.count;
+  const t = new Float64Array(n), o = new Float64Array(n), h = new Float64Array(n), l = new Float64Array(n), c = new Float64Array(n);
+  const scale = 2 * Math.pow(10, s.precision);
+  let p = 0;
+  const next = () => {
+    let z = 0, mul = 1, b;
+    do {
+      b = bin.charCodeAt(p++);
+      z += (b & 127) * mul;
+      mul *= 128;
+    } while (b >= 128);
+    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+  };
+  let prevT = 0, prevC = 0;
+  for (let i = 0; i < n; i++) {
+    const ti = prevT + next();
+    const oi = prevC + next();
+    const up = next(), down = next(), body = next();
+    const ci = oi + body;
+    t[i] = ti;
+    o[i] = oi / scale;
+    c[i] = ci / scale;
+    h[i] = (Math.max(oi, ci) + up) / scale;
+    l[i] = (Math.min(oi, ci) - down) / scale;
+    prevT = ti;
+    prevC = ci;
+  }
+  if (p !== bin.length) throw new Error(`candles of ${s.instrument}: ${bin.length - p} bytes left after ${n} candles`);
+  return { t, o, h, l, c };
+}
+
+const fx = {
+  money(x, ccy) {
+    if (x === null || x === undefined || !Number.isFinite(x)) return 'n/a';
+    const s = Math.abs(x).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    return `${x < 0 ? '-' : ''}${s}${ccy ? ' ' + ccy : ''}`;
+  },
+  num(x, d) {
+    if (x === null || x === undefined || !Number.isFinite(x)) return 'n/a';
+    return x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+  },
+  pct(x) {
+    return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : `${x.toFixed(2)}%`;
+  },
+  date(sec) {
+    return new Date(sec * 1000).toISOString().slice(0, 16).replace('T', ' ');
+  },
+  duration(hours) {
+    if (hours === null || hours === undefined || !Number.isFinite(hours)) return 'n/a';
+    if (hours < 1) return `${Math.round(hours * 60)} min`;
+    if (hours < 48) return `${hours.toFixed(1)} h`;
+    return `${(hours / 24).toFixed(1)} d`;
+  },
+  el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    if (attrs) for (const [k, v] of Object.entries(attrs)) {
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v);
+    }
+    for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+    return e;
+  },
+  /** Formats a metric by its kind. */
+  metric(m, ccy) {
+    switch (m.kind) {
+      case 'money': return fx.money(m.value, ccy);
+      case 'pct': return fx.pct(m.value);
+      case 'hours': return fx.duration(m.value);
+      case 'int': return m.value === null ? 'n/a' : String(m.value);
+      case 'text': return String(m.value);
+      default: return fx.num(m.value, 2);
+    }
+  },
+};
+
+/** The data block of the page (JSON in a script tag). */
+function pageData() {
+  return JSON.parse(document.getElementById('fxflow-data').textContent);
+}
+
+// A script error must not leave a blank page: say what failed, where the reader looks.
+if (typeof window !== "undefined") window.addEventListener("error", (e) => {
+  const app = document.getElementById('app');
+  if (!app) return;
+  const p = document.createElement('p');
+  p.className = 'warn';
+  p.textContent = `This page failed to draw part of the report: ${e.message}. The run folder's files (summary.json, trades.csv, transactions.jsonl) hold the figures.`;
+  app.prepend(p);
+});

@@ -1,0 +1,49 @@
+// The live status page of `fxflow run`: redraws on every server-sent event (plain browser script).
+'use strict';
+(function () {
+  const state = (window.fxStatus = { updates: 0, last: null, connected: false });
+  const { el } = fx;
+  const app = document.getElementById('app');
+  app.textContent = '';
+  const head = el('div', null, el('h1', { id: 'title', text: 'fxflow run · live status' }), el('div', { class: 'sub' }, el('span', { class: 'status-dot', id: 'dot' }), el('span', { id: 'conn', text: 'connecting…' })));
+  const body = el('div', { id: 'status' });
+  app.append(head, body);
+  const table = (id, cols, rows) => el('table', { id }, el('thead', null, el('tr', null, ...cols.map((c, i) => el('th', { class: i === 0 ? 'l' : '', text: c })))),
+    el('tbody', null, ...(rows.length ? rows.map((r) => el('tr', null, ...r.map((v, i) => (v instanceof Node ? el('td', null, v) : el('td', { class: i === 0 ? 'l' : '', text: String(v) })))))
+      : [el('tr', null, el('td', { class: 'l sub', colspan: String(cols.length), text: 'none' }))])));
+  function draw(s) {
+    if (s.error) { body.replaceChildren(el('p', { class: 'warn', text: s.error })); return; }
+    const c = s.currency;
+    document.getElementById('title').textContent = `${s.strategy} · ${s.mode} · account ${s.account}`;
+    const card = (k, label, v, def) => el('div', { class: 'metric', 'data-key': k, 'data-def': def, title: def }, el('div', { class: 'k', text: label }), el('div', { class: 'v', text: v }));
+    const kill = s.killSwitch.engaged;
+    body.replaceChildren(
+      el('section', null, el('h2', { text: `Account (as of ${s.at.slice(11, 19)} UTC)` }), el('div', { class: 'metrics', id: 'account' },
+        card('nav', 'NAV', fx.money(s.nav, c), 'Balance + unrealized P/L at the latest prices'),
+        card('balance', 'Balance', fx.money(s.balance, c), 'Deposits + realized P/L + financing − commission'),
+        card('unrealizedPL', 'Unrealized P/L', fx.money(s.unrealizedPL, c), 'P/L of the open trades on their closing side'),
+        card('marginUsed', 'Margin used', s.marginUsed === null ? 'n/a' : fx.money(s.marginUsed, c), 'Net units × mid × quote→home × margin rate, per instrument'),
+        card('marginAvailable', 'Margin available', s.marginAvailable === null ? 'n/a' : fx.money(s.marginAvailable, c), 'NAV − margin used'),
+        card('openTrades', 'Open trades', String(s.trades.length), 'Trades open now'),
+        card('kill', 'Kill switch', kill ? 'ENGAGED: entries refused' : 'armed', `${s.killSwitch.file ? `File ${s.killSwitch.file} or ` : ''}SIGUSR2 cancels pending orders, flattens and stops; risk refusals so far: ${s.killSwitch.riskRefusals}`))),
+      el('section', null, el('h2', { text: 'Risk limits' }), s.limits.length === 0 ? el('p', { class: 'sub', text: 'No risk limits set (--max-units, --max-open-trades, --max-orders-per-minute, --max-daily-loss, --max-spread-pips).' })
+        : table('limits', ['limit', 'now', 'max', 'used'], s.limits.map((l) => [l.label, l.value === null ? 'n/a' : fx.num(l.value, 2), fx.num(l.limit, 2),
+          el('div', { class: `bar ${l.used !== null && l.used >= 0.8 ? 'hot' : ''}`, title: l.used === null ? 'n/a' : fx.pct(l.used * 100) }, el('div', { style: `width:${Math.min(100, Math.max(0, (l.used ?? 0) * 100))}%` }))]))),
+      el('section', null, el('h2', { text: 'Positions' }), table('positions', ['instrument', 'units', 'bid', 'ask', 'unrealized P/L'], s.positions.map((p) => [p.instrument, p.units, p.bid ?? '', p.ask ?? '', fx.money(p.unrealizedPL, c)]))),
+      el('section', null, el('h2', { text: 'Open trades' }), table('trades', ['trade', 'instrument', 'units', 'price', 'opened', 'unrealized P/L'], s.trades.map((t) => [t.id, t.instrument, t.units, t.price, t.openTime.slice(0, 19).replace('T', ' '), fx.money(t.unrealizedPL, c)]))),
+      el('section', null, el('h2', { text: 'Streams' }), table('streams', ['stream', 'last line (price, transaction or heartbeat)', 'connects', 'reconnects', 'stalls', 'malformed lines'],
+        s.streams.map((x) => [x.name, x.lastLineAgoMs === null ? 'none yet' : `${(x.lastLineAgoMs / 1000).toFixed(0)} s ago`, x.connects, x.reconnects, x.stalls, x.malformed]))),
+      el('section', null, el('h2', { text: 'Last transactions' }), table('transactions', ['id', 'time', 'type', 'instrument', 'units', 'price', 'P/L', 'reason'],
+        s.transactions.map((t) => [t.id, t.time.slice(0, 23).replace('T', ' '), t.type, t.instrument ?? '', t.units ?? '', t.price ?? '', t.pl ?? '', t.reason ?? '']))),
+    );
+  }
+  const es = new EventSource('events');
+  es.onopen = () => { state.connected = true; document.getElementById('dot').className = 'status-dot ok'; document.getElementById('conn').textContent = 'live (updates as it changes)'; };
+  es.onerror = () => { state.connected = false; document.getElementById('dot').className = 'status-dot bad'; document.getElementById('conn').textContent = 'disconnected: the run stopped or is unreachable; retrying'; };
+  es.onmessage = (e) => {
+    const s = JSON.parse(e.data);
+    state.last = s;
+    draw(s);
+    state.updates++;
+  };
+})();

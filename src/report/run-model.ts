@@ -1,0 +1,192 @@
+import type { EncodedSeries } from './candle-codec.ts';
+import { drawdowns, extendedMetrics, monthlyPL, summaryMetrics, type Drawdown, type Metric, type TradeRow } from './metrics.ts';
+import type { EquitySeries, RunFolder, TxRecord } from './run-folder.ts';
+
+/** A fill as the charts mark it. */
+export interface FillRow {
+  readonly id: string;
+  readonly time: number;
+  readonly instrument: string;
+  readonly units: number;
+  readonly price: number;
+  readonly reason: string;
+  /** The trade it opened, else the first it closed or reduced. */
+  readonly tradeID: string;
+}
+
+/** Protective levels of one trade over time (epoch seconds), from its dependent orders. */
+export interface TradeLevels {
+  readonly sl: [number, number][];
+  readonly tp: [number, number][];
+  /** Trailing stop: [time, distance]; its level ratchets on every price, which transactions do not record. */
+  readonly ts: [number, number][];
+}
+
+/** Everything a run's page shows; serialised into the page as JSON. */
+export interface RunModel {
+  readonly kind: 'run';
+  readonly name: string;
+  readonly strategy: string;
+  readonly params: Record<string, unknown>;
+  readonly currency: string;
+  readonly period: { from: string | null; to: string | null };
+  readonly warnings: string[];
+  readonly metrics: Metric[];
+  readonly equity: EquitySeries;
+  readonly drawdowns: Drawdown[];
+  readonly monthly: { year: number; month: number; pl: number; pct: number }[];
+  readonly trades: TradeRow[];
+  readonly levels: Record<string, TradeLevels>;
+  readonly fills: FillRow[];
+  readonly candles: EncodedSeries[];
+  readonly config: Record<string, unknown> | null;
+  readonly initialBalance: number;
+  readonly netPL: number;
+  readonly finalNAV: number;
+}
+
+const sec = (iso: string): number => Date.parse(iso) / 1000;
+const num = (x: unknown): number => (typeof x === 'string' || typeof x === 'number' ? Number(x) : 0);
+
+interface MutableTrade {
+  id: string;
+  instrument: string;
+  units: number;
+  openTime: number;
+  closeTime: number | null;
+  openPrice: number;
+  closePrice: number | null;
+  pl: number;
+  financing: number;
+  spreadCost: number;
+  commission: number;
+  closeReason: string;
+}
+
+/** Folds the transactions into trades, fills, protective levels and the balance curve. */
+export function foldTransactions(txs: readonly TxRecord[]): { trades: MutableTrade[]; fills: FillRow[]; levels: Record<string, TradeLevels>; balance: EquitySeries; deposit: number } {
+  const trades = new Map<string, MutableTrade>();
+  const fills: FillRow[] = [];
+  const levels: Record<string, TradeLevels> = {};
+  const lv = (id: string): TradeLevels => (levels[id] ??= { sl: [], tp: [], ts: [] });
+  const balance: EquitySeries = { t: [], balance: [], nav: [] };
+  let deposit = 0;
+  for (const tx of txs) {
+    const t = sec(tx.time);
+    switch (tx.type) {
+      case 'ORDER_FILL': {
+        const opened = tx.tradeOpened as { tradeID: string; units: string; price?: string; halfSpreadCost?: string } | undefined;
+        const closed = (tx.tradesClosed as { tradeID: string; realizedPL?: string; financing?: string; halfSpreadCost?: string }[] | undefined) ?? [];
+        const reduced = tx.tradeReduced as { tradeID: string; realizedPL?: string; financing?: string; halfSpreadCost?: string } | undefined;
+        const instrument = String(tx.instrument ?? '');
+        const price = num(tx.price);
+        const legs = closed.length + (reduced ? 1 : 0) + (opened ? 1 : 0);
+        const commission = num(tx.commission);
+        for (const c of reduced ? [...closed, reduced] : closed) {
+          const tr = trades.get(c.tradeID);
+          if (!tr) continue;
+          tr.pl += num(c.realizedPL);
+          tr.financing += num(c.financing);
+          tr.spreadCost += num(c.halfSpreadCost);
+          tr.commission += legs > 0 ? commission / legs : 0;
+          if (c !== reduced) {
+            tr.closeTime = t;
+            tr.closePrice = price;
+            tr.closeReason = String(tx.reason ?? '');
+          }
+        }
+        if (opened) {
+          trades.set(opened.tradeID, {
+            id: opened.tradeID, instrument, units: num(opened.units), openTime: t, closeTime: null, openPrice: opened.price !== undefined ? num(opened.price) : price,
+            closePrice: null, pl: 0, financing: 0, spreadCost: num(opened.halfSpreadCost), commission: legs > 0 ? commission / legs : 0, closeReason: '',
+          });
+        }
+        fills.push({ id: tx.id, time: t, instrument, units: num(tx.units), price, reason: String(tx.reason ?? ''), tradeID: opened?.tradeID ?? closed[0]?.tradeID ?? reduced?.tradeID ?? '' });
+        break;
+      }
+      case 'STOP_LOSS_ORDER':
+      case 'GUARANTEED_STOP_LOSS_ORDER':
+        if (typeof tx.tradeID === 'string' && tx.price !== undefined) lv(tx.tradeID).sl.push([t, num(tx.price)]);
+        break;
+      case 'TAKE_PROFIT_ORDER':
+        if (typeof tx.tradeID === 'string' && tx.price !== undefined) lv(tx.tradeID).tp.push([t, num(tx.price)]);
+        break;
+      case 'TRAILING_STOP_LOSS_ORDER':
+        if (typeof tx.tradeID === 'string' && tx.distance !== undefined) lv(tx.tradeID).ts.push([t, num(tx.distance)]);
+        break;
+      case 'DAILY_FINANCING': {
+        const pf = (tx.positionFinancings as { openTradeFinancings?: { tradeID: string; financing: string }[] }[] | undefined) ?? [];
+        for (const p of pf) for (const f of p.openTradeFinancings ?? []) {
+          const tr = trades.get(f.tradeID);
+          if (tr) tr.financing += num(f.financing);
+        }
+        break;
+      }
+      case 'TRANSFER_FUNDS':
+        deposit += num(tx.amount);
+        break;
+    }
+    if (tx.accountBalance !== undefined) {
+      const b = num(tx.accountBalance);
+      if (balance.t.length > 0 && balance.t[balance.t.length - 1] === t) {
+        balance.balance[balance.balance.length - 1] = b;
+        balance.nav[balance.nav.length - 1] = b;
+      } else {
+        balance.t.push(t);
+        balance.balance.push(b);
+        balance.nav.push(b);
+      }
+    }
+  }
+  return { trades: [...trades.values()], fills, levels, balance, deposit };
+}
+
+/** Builds a run page's model from a run folder read by readRunFolder. */
+export function runModel(f: RunFolder): RunModel {
+  const warnings = [...f.warnings];
+  const folded = foldTransactions(f.transactions);
+  const s = f.summary;
+  const cfgAccount = (f.config?.account ?? {}) as Record<string, unknown>;
+  const currency = typeof s.currency === 'string' ? s.currency : typeof cfgAccount.currency === 'string' ? cfgAccount.currency : '';
+  const initial = typeof s.initialBalance === 'number' ? s.initialBalance : folded.deposit || num(cfgAccount.initialBalance);
+  const equity = f.equity && f.equity.t.length > 0 ? f.equity : folded.balance;
+  if (equity.t.length === 0) warnings.push('no equity points: the run has no transactions with a balance and no equity.csv');
+  const finalNAV = typeof s.finalNAV === 'number' ? s.finalNAV : (equity.nav[equity.nav.length - 1] ?? initial);
+  const netPL = typeof s.netPL === 'number' ? s.netPL : finalNAV - initial;
+  // Closed first, in closing order (as trades.csv), then the ones still open.
+  const trades: TradeRow[] = folded.trades
+    .filter((t) => t.closeTime !== null)
+    .sort((a, b) => a.closeTime! - b.closeTime! || Number(a.id) - Number(b.id))
+    .concat(folded.trades.filter((t) => t.closeTime === null));
+  if (f.transactions.length > 0 && trades.length === 0) warnings.push('the run made no trades: there are no fills to mark and no trade statistics');
+  const maxDdPct = typeof s.maxDrawdownPct === 'number' ? s.maxDrawdownPct : null;
+  const metrics = [...summaryMetrics(s), ...extendedMetrics(equity.t.length > 0 ? equity : undefined, trades, initial, maxDdPct)];
+  if (Object.keys(s).length === 0) {
+    metrics.unshift(
+      { key: 'finalNAV', label: 'Final NAV (from the curve)', value: finalNAV, kind: 'money', def: 'The last point of the equity curve' },
+      { key: 'netPL', label: 'Net P/L (from the curve)', value: netPL, kind: 'money', def: 'Last equity point − deposit' },
+      { key: 'trades', label: 'Trades (closed)', value: trades.filter((t) => t.closeTime !== null).length, kind: 'int', def: 'Trades closed in full in the transactions read' },
+    );
+  }
+  return {
+    kind: 'run',
+    name: f.name,
+    strategy: f.strategy,
+    params: f.params,
+    currency,
+    period: { from: typeof s.from === 'string' ? s.from : null, to: typeof s.to === 'string' ? s.to : null },
+    warnings,
+    metrics,
+    equity,
+    drawdowns: equity.t.length > 0 ? drawdowns(equity).slice(0, 5) : [],
+    monthly: equity.t.length > 0 ? monthlyPL(equity, initial) : [],
+    trades,
+    levels: folded.levels,
+    fills: folded.fills,
+    candles: f.candles?.series ?? [],
+    config: f.config ?? null,
+    initialBalance: initial,
+    netPL,
+    finalNAV,
+  };
+}

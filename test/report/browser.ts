@@ -1,0 +1,36 @@
+// Real headless Debian chromium driven by playwright-core, for the report pages' tests.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+/** Screenshots kept as test artifacts. */
+export const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts');
+
+export async function launch(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: the report tests need Debian's chromium (apt-get install -y chromium; .ci/run installs it)`);
+  }
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** A page that records console errors, failed requests and uncaught exceptions. */
+export async function openPage(b: Browser, url: string, ready: string, size = { width: 1280, height: 900 }): Promise<{ page: Page; errors: string[]; requests: string[] }> {
+  const page = await b.newPage({ viewport: size });
+  const errors: string[] = [];
+  const requests: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('request', (r) => requests.push(r.url()));
+  await page.goto(url);
+  await page.waitForFunction(ready, null, { timeout: 60_000 });
+  return { page, errors, requests };
+}
+
+export const artifact = (name: string): string => join(ARTIFACTS, name);
