@@ -152,6 +152,41 @@ describe('sandbox: hostile input (in process)', () => {
   });
 });
 
+describe('sandbox: a long clock jump never blocks other requests', () => {
+  it('years of simulated time are walked a day at a time, answering other requests meanwhile; past 2200 is a 400', async () => {
+    const sb = await startSandbox();
+    try {
+      const A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
+      expect((await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } })).status).toBe(201);
+      const start = Date.parse((await call('GET', `${sb.url}/sandbox/stats`)).body.time);
+      const target = start + 20 * 365 * 86_400_000;
+      let done = false;
+      const jump = call('POST', `${sb.url}/sandbox/time`, { time: target }).then((r) => {
+        done = true;
+        return r;
+      });
+      // Watch the clock move: a stats answer that shows it between start and target was served
+      // while the jump was still running.
+      let seen = start;
+      while (!done) {
+        const t = Date.parse((await call('GET', `${sb.url}/sandbox/stats`)).body.time);
+        if (t > start && t < target) {
+          seen = t;
+          break;
+        }
+      }
+      expect(seen, 'no answer came while the clock was between start and target').toBeGreaterThan(start);
+      expect((await jump).status).toBe(200);
+      expect(Date.parse((await call('GET', `${sb.url}/sandbox/stats`)).body.time)).toBe(target);
+      const far = await call('POST', `${sb.url}/sandbox/time`, { time: 8.64e15 });
+      expect(far.status).toBe(400);
+      expect(far.body.errorMessage).toMatch(/past 2200-01-01/);
+    } finally {
+      await sb.close();
+    }
+  }, 60_000);
+});
+
 describe('sandbox: --require-token guards every route', () => {
   let sb: Sandbox;
   beforeAll(async () => {

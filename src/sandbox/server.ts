@@ -106,6 +106,10 @@ class HttpError extends Error {
   }
 }
 
+const DAY_MS = 86_400_000;
+/** The control endpoints move the clock no further than this (the simulator charges financing per day). */
+const MAX_CONTROL_TIME = Date.UTC(2200, 0, 1);
+
 /** /changes serves at most this many transactions; an older sinceTransactionID is a 416. */
 const MAX_CHANGES = 1000;
 
@@ -778,17 +782,30 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (typeof v === 'string') return /^\d+$/.test(v) ? Number(v) : parseRequestTime(v);
     return Number.NaN;
   };
-  on('POST', '/sandbox/time', (r) => {
-    setTime(controlTime(objectBody(r.body, 'the body').time));
+  /**
+   * Moves the clock to `ms` a simulated day at a time, yielding to the event loop between days: a
+   * jump of years (each day may charge financing, expire orders) never blocks other requests.
+   */
+  const advanceTo = async (ms: number, field: string): Promise<void> => {
+    if (!Number.isFinite(ms)) throw new HttpError(400, `Invalid value specified for '${field}': give RFC 3339 or epoch ms`);
+    if (ms > MAX_CONTROL_TIME) throw new HttpError(400, `Invalid value specified for '${field}': ${formatTime(Math.min(ms, 8.64e15))} is past ${formatTime(MAX_CONTROL_TIME)}, the latest time the sandbox clock accepts`);
+    while (ms - now > DAY_MS) {
+      setTime(now + DAY_MS);
+      await new Promise<void>((done) => setImmediate(done));
+    }
+    setTime(ms);
+  };
+  on('POST', '/sandbox/time', async (r) => {
+    await advanceTo(controlTime(objectBody(r.body, 'the body').time), 'time');
     return ok({ time: formatTime(now) });
   });
-  on('POST', '/sandbox/advance', (r) => {
+  on('POST', '/sandbox/advance', async (r) => {
     const ms = objectBody(r.body, 'the body').ms;
     if (typeof ms !== 'number' || !(ms >= 0)) throw new HttpError(400, "Invalid value specified for 'ms': a number of milliseconds >= 0");
-    setTime(now + ms);
+    await advanceTo(now + ms, 'ms');
     return ok({ time: formatTime(now) });
   });
-  on('POST', '/sandbox/prices', (r) => {
+  on('POST', '/sandbox/prices', async (r) => {
     const list = Array.isArray(r.body) ? r.body : [r.body];
     for (const [i, p] of list.entries()) {
       const o = objectBody(p, `price #${i}`);
@@ -799,7 +816,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         return x;
       };
       if (typeof o.instrument !== 'string') throw new HttpError(400, `Invalid value specified for 'instrument' (price #${i}): a name like EUR_USD`);
-      tick({ instrument: o.instrument, bid: num('bid'), ask: num('ask'), ...(o.time !== undefined ? { time: controlTime(o.time) } : {}), ...(o.liquidity !== undefined ? { liquidity: num('liquidity') } : {}) });
+      const bid = num('bid');
+      const ask = num('ask');
+      const liquidity = o.liquidity !== undefined ? num('liquidity') : undefined;
+      if (o.time !== undefined) await advanceTo(controlTime(o.time), 'time');
+      tick({ instrument: o.instrument, bid, ask, ...(liquidity !== undefined ? { liquidity } : {}) });
     }
     return ok({ time: formatTime(now), prices: list.length });
   });
@@ -969,6 +990,14 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     }
     res.writeContinue();
     server.emit('request', req, res);
+  });
+  // CONNECT (a proxy tunnel) is no v20 method: Node would close the connection without an answer.
+  server.on('connect', (_req, socket: import('node:stream').Duplex) => {
+    socket.end(clientErrorResponse(Object.assign(new Error('CONNECT'), { code: 'HPE_INVALID_METHOD' }), nextRequestID()));
+  });
+  // An Expect header other than 100-continue: Node would answer 417 with no body.
+  server.on('checkExpectation', (req, res) => {
+    send(res, { status: 417, body: { errorMessage: `Expectation failed: the sandbox only honours 'Expect: 100-continue' (got '${String(req.headers.expect)}')` } }, false, { Connection: 'close' });
   });
   server.on('connection', (s) => {
     sockets.add(s);
