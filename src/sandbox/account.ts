@@ -6,7 +6,7 @@ import { formatAmount } from '../domain/money.ts';
 import { formatTime, type UnixMs } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { SimBroker } from '../adapters/sim/broker.ts';
-import { DEFAULT_KEEP_TRANSACTIONS, FinishedCache, TransactionLog } from './transaction-log.ts';
+import { DEFAULT_KEEP_TRANSACTIONS, FinishedCache, KEEP_FINISHED, TransactionLog } from './transaction-log.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -65,14 +65,17 @@ export class SandboxAccount {
 
   /**
    * `keepTransactions` bounds the memory of a long run: the log keeps that many of the newest
-   * transactions, and as many finished (filled or cancelled) orders and closed trades. Pending
-   * orders and open trades are always kept.
+   * transactions, and up to as many (at most KEEP_FINISHED, 10,000) finished (filled or cancelled)
+   * orders and closed trades. Pending orders and open trades are always kept.
    */
   constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs; keepTransactions?: number }) {
     const keep = o.keepTransactions ?? DEFAULT_KEEP_TRANSACTIONS;
     this.transactions = new TransactionLog(keep);
-    this.#finished = new FinishedCache<true>(keep, (id) => this.#orders.delete(id));
-    this.#closedTrades = new FinishedCache<ClosedTrade>(keep);
+    // Lists of orders and trades in every state are built per request: at most KEEP_FINISHED
+    // finished ones keep each list within a few milliseconds.
+    const finished = Math.min(keep, KEEP_FINISHED);
+    this.#finished = new FinishedCache<true>(finished, (id) => this.#orders.delete(id));
+    this.#closedTrades = new FinishedCache<ClosedTrade>(finished);
     this.id = o.id;
     this.currency = o.currency;
     this.alias = 'Primary';

@@ -1,7 +1,9 @@
 import type { Transaction } from '../domain/v20/index.ts';
 
-/** Transactions a sandbox account keeps by default: the newest 100,000 (about 40 MB). */
+/** Transactions a sandbox account keeps by default: the newest 100,000. */
 export const DEFAULT_KEEP_TRANSACTIONS = 100_000;
+/** Finished (filled, cancelled) orders and closed trades an account keeps for lookups and lists, at most. */
+export const KEEP_FINISHED = 10_000;
 
 /**
  * An account's transaction log, capped: it keeps the newest `capacity` transactions in a ring and
