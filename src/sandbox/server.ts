@@ -709,14 +709,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         count++;
       }
     }
+    // One URL per page: built by concatenation (a URL object per page costs ~10 µs, 20 ms for 2M transactions).
     const pages: string[] = [];
-    for (let i = 0; i < pageIDs.length; i += 2) {
-      const u = new URL(`${baseUrl}/v3/accounts/${a.id}/transactions/idrange`);
-      u.searchParams.set('from', String(pageIDs[i]));
-      u.searchParams.set('to', String(pageIDs[i + 1]));
-      if (typeText !== null) u.searchParams.set('type', typeText);
-      pages.push(u.href);
-    }
+    const pageBase = `${baseUrl}/v3/accounts/${encodeURIComponent(a.id)}/transactions/idrange?from=`;
+    const typeQuery = typeText !== null ? `&type=${encodeURIComponent(typeText)}` : '';
+    for (let i = 0; i < pageIDs.length; i += 2) pages.push(`${pageBase}${pageIDs[i]}&to=${pageIDs[i + 1]}${typeQuery}`);
     const body: Record<string, unknown> = {
       from: formatTime(from ?? parseTime(a.createdTime)),
       to: formatTime(to ?? now),
