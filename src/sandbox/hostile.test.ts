@@ -145,7 +145,8 @@ describe('sandbox: hostile input (in process)', () => {
   it('a known path with the wrong method is a 405, an unknown path a 404', async () => {
     const r405 = await call('DELETE', `${A}/orders`);
     expect(r405.status).toBe(405);
-    expect(r405.body.errorMessage).toMatch(/not allowed/);
+    expect(r405.body.errorMessage).toMatch(/not allowed .*\(use GET or POST\)/);
+    expect(r405.headers.get('allow')).toBe('GET, POST');
     const r404 = await call('GET', `${sb.url}/v3/nothing-here`);
     expect(r404.status).toBe(404);
     expect(r404.body.errorMessage).toMatch(/No such endpoint/);

@@ -938,12 +938,14 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
           return;
         }
       }
-      let pathMatched = false;
+      const allowed: string[] = [];
       for (const [m, re, h] of routes) {
         const match = re.exec(path);
         if (!match) continue;
-        pathMatched = true;
-        if (m !== method) continue;
+        if (m !== method) {
+          allowed.push(m);
+          continue;
+        }
         // The synchronous part of a handler (the call, up to its first await) and the send are timed:
         // the slowest is in /sandbox/stats, what a load run checks against "never blocks".
         // Wall time counts time the process was not scheduled on a busy machine; CPU time does not.
@@ -968,7 +970,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         }
         return;
       }
-      if (pathMatched) throw new HttpError(405, `Method ${method} is not allowed on ${path}`);
+      if (allowed.length > 0) {
+        allowed.sort();
+        send(res, { status: 405, body: { errorMessage: `Method ${method} is not allowed on ${path} (use ${allowed.join(' or ')})` } }, unix, { Allow: allowed.join(', ') });
+        return;
+      }
       throw new HttpError(404, `No such endpoint: ${method} ${path} (the sandbox serves OANDA's v20 /v3 endpoints and /sandbox control)`);
     } catch (e) {
       if (res.headersSent) {
