@@ -65,6 +65,8 @@ export interface Sandbox {
   readonly accountIDs: readonly string[];
   /** Manual clock (epoch ms, or an RFC 3339 string); also fires expiries/financing in the sim. Never moves back. */
   setTime(ms: number | string): void;
+  /** The sandbox clock, epoch ms. */
+  time(): number;
   advance(ms: number): void;
   /** A tick: matches orders, feeds streams. Prices may be numbers or decimal strings. */
   pushPrice(p: { instrument: string; bid: number | string; ask: number | string; time?: number | string; liquidity?: number }): void;
@@ -1063,6 +1065,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     url: baseUrl,
     accountIDs: [...accounts.keys()],
     setTime: (ms) => setTime(typeof ms === 'string' ? controlTime(ms) : ms),
+    time: () => now,
     advance: (ms) => setTime(now + ms),
     pushPrice: (p) => {
       const t = p.time === undefined ? undefined : typeof p.time === 'string' ? controlTime(p.time) : p.time;
