@@ -12,7 +12,8 @@ import type { Transaction } from '../domain/v20/index.ts';
 import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
 import { mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
-import { summarize, type Summary } from '../engine/report.ts';
+import { OrderStats } from '../engine/order-stats.ts';
+import { summarize, type DataReport, type Summary } from '../engine/report.ts';
 import { toUnits } from '../domain/money.ts';
 import { formatIsoMs } from '../domain/time.ts';
 import { VirtualClock } from '../ports/clock.ts';
@@ -46,6 +47,8 @@ export interface BacktestOptions {
   /** Save a run folder here (summary.json, transactions.jsonl, equity.csv, report.txt, config.json). */
   readonly runDir?: string;
   readonly onProgress?: (fraction: number, events: number) => void;
+  /** What the data layer says of the data (source, sides, spread model, coverage): reported as it is. */
+  readonly data?: DataReport;
 }
 
 export interface BacktestResult {
@@ -169,6 +172,9 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     out.line(TRADES_CSV_HEADER);
     portfolio.onClosedTrade = (t) => out.line(tradeCsvRow(t));
   }
+  // Orders placed, filled, cancelled and rejected, counted as their transactions pass (counters).
+  const orderStats = new OrderStats();
+  const stopCounting = sim.listen(orderStats.onTransaction);
   // A listener only when someone keeps or writes the transactions (one call less per transaction).
   const stopKeeping = o.keepTransactions || txOut
     ? sim.listen((tx) => {
@@ -189,7 +195,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     marginRate: Number(config.account.marginRate),
     onIntent: (intent: OrderIntent) => {
       intents++;
-      intentsOut?.line(JSON.stringify({ at: sim.now, intent }));
+      intentsOut?.line(`{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`);
     },
     onProgress: o.onProgress ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n) : undefined,
   });
@@ -204,8 +210,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     sim.start(from);
     for await (const batch of mergeBatches(sources)) engine.feed(batch, simOnEvent);
     engine.stop();
+    // The trades still open are listed after the closed ones, marked at the last prices (END_OF_RUN).
+    if (tradesOut) for (const t of portfolio.openAtEnd()) tradesOut.line(tradeCsvRow(t));
   } finally {
     detach();
+    stopCounting();
     stopKeeping?.();
     try {
       txOut?.close();
@@ -223,24 +232,52 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     ambiguousPL: toUnits(sim.stats.ambiguousPL),
     from,
     to,
+    orders: (orderStats.finish(), orderStats),
+    ...(o.data ? { data: o.data } : {}),
   });
   if (o.runDir) {
     writeFileSync(join(o.runDir, 'summary.json'), `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`);
     writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
-    const csv = ['time,balance,nav', ...portfolio.equity.map((e) => `${new Date(e.time).toISOString()},${e.balance},${e.nav}`)];
-    writeFileSync(join(o.runDir, 'equity.csv'), `${csv.join('\n')}\n`);
+    writeFileSync(join(o.runDir, 'equity.csv'), equityCsv(portfolio.equity, config.account.currency));
   }
   return { summary, transactions, trades: portfolio.closedTrades, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }
 
-const TRADES_CSV_HEADER = 'id,instrument,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing';
+const TRADES_CSV_HEADER = 'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs';
 
-/** One closed trade as a trades.csv row (times in ISO 8601, money in the account currency). */
+/**
+ * One trade as a trades.csv row: times RFC 3339 (UTC, ms) with the epoch ms as extra columns, money
+ * in the account currency (realizedPL includes neither financing nor commission; spreadCost is what
+ * the half spreads of its fills cost, already inside realizedPL).
+ */
 function tradeCsvRow(t: ClosedTrade): string {
-  return `${t.id},${t.instrument},${t.units},${formatIsoMs(t.openTime)},${formatIsoMs(t.closeTime)},${t.openPrice},${t.closePrice},${t.realizedPL},${t.financing}`;
+  const close = Number.isFinite(t.closeTime) ? formatIsoMs(t.closeTime) : '';
+  return `${t.id},${t.instrument},${t.units > 0 ? 'long' : 'short'},${t.units},${formatIsoMs(t.openTime)},${close},${t.openPrice},${Number.isFinite(t.closePrice) ? t.closePrice : ''},${t.realizedPL},${t.financing},${t.spreadCost},${t.commission},${t.exitReason},${t.openTime},${Number.isFinite(t.closeTime) ? t.closeTime : ''}`;
 }
 
-/** The closed trades as CSV, as the run folder's trades.csv holds them (one row per trade). */
-export function tradesCsv(trades: readonly ClosedTrade[]): string {
-  return `${[TRADES_CSV_HEADER, ...trades.map(tradeCsvRow)].join('\n')}\n`;
+/**
+ * The trades as CSV, as the run folder's trades.csv holds them: one row per closed trade in closing
+ * order, then (`openAtEnd`) the trades still open at the end, marked at the last prices (END_OF_RUN).
+ */
+export function tradesCsv(trades: readonly ClosedTrade[], openAtEnd: readonly ClosedTrade[] = []): string {
+  return `${[TRADES_CSV_HEADER, ...trades.map(tradeCsvRow), ...openAtEnd.map(tradeCsvRow)].join('\n')}\n`;
+}
+
+/** Minor units of the account currencies that have none or three (ISO 4217); two for the rest. */
+const CURRENCY_DIGITS: Readonly<Record<string, number>> = { JPY: 0, HUF: 0, KRW: 0, CLP: 0, ISK: 0, BHD: 3, KWD: 3, OMR: 3, JOD: 3, TND: 3 };
+
+/** Digits an amount of `currency` is shown with (2 unless ISO 4217 says otherwise). */
+export function currencyDigits(currency: string): number {
+  return CURRENCY_DIGITS[currency] ?? 2;
+}
+
+/**
+ * The equity curve as the run folder's equity.csv: RFC 3339 time, balance and NAV rounded to the
+ * account currency's minor unit, and the epoch ms as an extra column.
+ */
+export function equityCsv(equity: readonly EquityPoint[], currency: string): string {
+  const d = currencyDigits(currency);
+  const rows = ['time,balance,nav,epochMs'];
+  for (const e of equity) rows.push(`${formatIsoMs(e.time)},${e.balance.toFixed(d)},${e.nav.toFixed(d)},${e.time}`);
+  return `${rows.join('\n')}\n`;
 }

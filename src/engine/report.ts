@@ -1,5 +1,52 @@
 import { toUnits } from '../domain/money.ts';
-import type { Portfolio } from './portfolio.ts';
+import type { OrderCounts, OrderStats } from './order-stats.ts';
+import type { ExitReason, GroupStats, Portfolio } from './portfolio.ts';
+
+/** Orders of one kind as the report gives them: counts, and the reasons with their counts, most frequent first. */
+export interface OrderSummary {
+  readonly placed: number;
+  readonly filled: number;
+  readonly cancelled: number;
+  readonly rejected: number;
+  readonly pending: number;
+  readonly cancelReasons: readonly { readonly reason: string; readonly count: number }[];
+  readonly rejectReasons: readonly { readonly reason: string; readonly count: number }[];
+}
+
+/** What became of the run's orders, and a warning when most of the strategy's orders did not fill. */
+export interface OrdersReport extends OrderSummary {
+  /** The dependent orders of its trades (take profit, stop loss, trailing stop, guaranteed stop). */
+  readonly dependent: OrderSummary;
+  /** Set when most of the strategy's orders did not fill (the leading reasons named), else null. */
+  readonly warning: string | null;
+}
+
+/** Closed-trade figures of one group (an instrument, long or short trades), money rounded to 1/10,000. */
+export interface GroupSummary {
+  readonly trades: number;
+  readonly wins: number;
+  readonly losses: number;
+  readonly winRate: number;
+  /** Realized P/L plus financing minus commission: what the group's trades added to the balance. */
+  readonly netPL: number;
+  readonly profitFactor: number | null;
+  readonly spreadCost: number;
+  readonly financing: number;
+  readonly commission: number;
+}
+
+/**
+ * The data a run was computed on, as the data layer reports it (set by the backtest when known):
+ * where it came from, the price sides it holds, whether it is synthetic, the spread model applied,
+ * and the period it really covered with its holes.
+ */
+export interface DataReport {
+  readonly source?: string;
+  readonly sides?: string;
+  readonly synthetic?: boolean;
+  readonly spreadModel?: string;
+  readonly coverage?: { readonly from?: string | null; readonly to?: string | null; readonly holes?: readonly unknown[] | number };
+}
 
 /** The figures of one run, as printed and saved. Money is in the account currency. */
 export interface Summary {
@@ -35,6 +82,59 @@ export interface Summary {
   readonly commission: number;
   readonly ambiguousCandles: number;
   readonly ambiguousPL: number;
+  /** Orders placed, filled, cancelled and rejected, with the reasons (absent when not counted). */
+  readonly orders?: OrdersReport;
+  /** Closed trades by exit reason. */
+  readonly exitReasons: Readonly<Partial<Record<ExitReason, number>>>;
+  readonly long: GroupSummary;
+  readonly short: GroupSummary;
+  readonly byInstrument: Readonly<Record<string, GroupSummary>>;
+  /** The data and spread model behind the figures (when the data layer says). */
+  readonly data?: DataReport;
+}
+
+const sortedReasons = (m: ReadonlyMap<string, number>): { reason: string; count: number }[] =>
+  [...m].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
+
+function orderSummary(c: OrderCounts): OrderSummary {
+  return {
+    placed: c.placed,
+    filled: c.filled,
+    cancelled: c.cancelled,
+    rejected: c.rejected,
+    pending: c.pending,
+    cancelReasons: sortedReasons(c.cancelReasons),
+    rejectReasons: sortedReasons(c.rejectReasons),
+  };
+}
+
+/** The leading reasons of a list, as `REASON ×n` (at most three). */
+const leading = (r: readonly { reason: string; count: number }[]): string => r.slice(0, 3).map((x) => `${x.reason} ×${x.count}`).join(', ');
+
+/** The orders part of the report; warns when most of the strategy's orders did not fill. */
+export function ordersReport(stats: OrderStats): OrdersReport {
+  const own = orderSummary(stats.strategy);
+  const unfilled = own.placed - own.filled;
+  let warning: string | null = null;
+  if (own.placed > 0 && unfilled * 2 > own.placed) {
+    const why = leading([...own.rejectReasons, ...own.cancelReasons].sort((a, b) => b.count - a.count));
+    warning = `${unfilled} of ${own.placed} orders did not fill (${own.rejected} rejected, ${own.cancelled} cancelled, ${own.pending} still pending)${why ? `; leading reasons: ${why}` : ''}: the figures below rest on the ${own.filled} that did`;
+  }
+  return { ...own, dependent: orderSummary(stats.dependent), warning };
+}
+
+function groupSummary(g: GroupStats): GroupSummary {
+  return {
+    trades: g.trades,
+    wins: g.wins,
+    losses: g.losses,
+    winRate: g.trades === 0 ? 0 : round((g.wins / g.trades) * 100, 2),
+    netPL: round(g.pl + g.financing - g.commission, 4),
+    profitFactor: g.grossLoss === 0 ? null : round(g.grossProfit / -g.grossLoss, 4),
+    spreadCost: round(g.spreadCost, 4),
+    financing: round(g.financing, 4),
+    commission: round(g.commission, 4),
+  };
 }
 
 /**
@@ -57,7 +157,10 @@ const round = (x: number, places: number): number => {
 };
 
 /** Computes the summary of a finished run from its portfolio. */
-export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambiguousPL?: number; from?: number; to?: number } = {}): Summary {
+export function summarize(
+  p: Portfolio,
+  extra: { ambiguousCandles?: number; ambiguousPL?: number; from?: number; to?: number; orders?: OrderStats; data?: DataReport } = {},
+): Summary {
   const initial = toUnits(p.initialBalance);
   // Kept as the trades closed (the portfolio need not keep the list itself).
   const { count, wins, losses, grossProfit, grossLoss, largestWin, largestLoss, heldMs } = p.tradeStats;
@@ -102,6 +205,12 @@ export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambi
     commission: toUnits(p.ledger.commission),
     ambiguousCandles: extra.ambiguousCandles ?? 0,
     ambiguousPL: round(extra.ambiguousPL ?? 0, 4),
+    ...(extra.orders ? { orders: ordersReport(extra.orders) } : {}),
+    exitReasons: Object.fromEntries([...p.tradeStats.exitReasons].sort((a, b) => b[1] - a[1])),
+    long: groupSummary(p.tradeStats.long),
+    short: groupSummary(p.tradeStats.short),
+    byInstrument: Object.fromEntries([...p.tradeStats.byInstrument].map(([k, g]) => [k, groupSummary(g)])),
+    ...(extra.data ? { data: extra.data } : {}),
   };
 }
 
@@ -126,6 +235,40 @@ export function formatSummary(s: Summary, title: string): string {
     ['Commission', money(s.commission)],
     ['Path-ambiguous candles', `${s.ambiguousCandles}  (P/L resting on them: ${money(s.ambiguousPL)})`],
   ];
-  const w = Math.max(...rows.map((r) => r[0].length));
-  return [title, '-'.repeat(Math.max(title.length, 40)), ...rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`)].join('\n');
+  const top: [string, string][] = [];
+  const o = s.orders;
+  if (o) {
+    top.push(['Orders', `${o.placed} placed, ${o.filled} filled, ${o.cancelled} cancelled, ${o.rejected} rejected${o.pending ? `, ${o.pending} pending at end` : ''}`]);
+    if (o.rejectReasons.length) top.push(['  rejected', leading(o.rejectReasons)]);
+    if (o.cancelReasons.length) top.push(['  cancelled', leading(o.cancelReasons)]);
+    const d = o.dependent;
+    if (d.placed > 0) top.push(['Exit orders (TP/SL/trailing)', `${d.placed} placed, ${d.filled} filled, ${d.cancelled} cancelled${d.rejected ? `, ${d.rejected} rejected (${leading(d.rejectReasons)})` : ''}`]);
+  }
+  const data = s.data;
+  if (data) {
+    const sides = data.sides !== undefined ? `${data.sides}${data.synthetic ? ', synthetic' : ''}` : data.synthetic ? 'synthetic' : undefined;
+    const what = [data.source, sides].filter((x) => x !== undefined && x !== '').join(' · ');
+    if (what) top.push(['Data', what]);
+    if (data.spreadModel) top.push(['Spread model', data.spreadModel]);
+    const cov = data.coverage;
+    if (cov && (cov.from || cov.to)) {
+      const holes = Array.isArray(cov.holes) ? cov.holes.length : typeof cov.holes === 'number' ? cov.holes : 0;
+      top.push(['Data covered', `${cov.from ?? '-'} → ${cov.to ?? '-'}${holes ? `  (${holes} hole${holes === 1 ? '' : 's'} beyond market closures)` : ''}`]);
+    }
+  }
+  const side = (g: GroupSummary): string => `${g.trades} trades, ${pct(g.winRate)} won, net ${money(g.netPL)}`;
+  const tail: [string, string][] = [];
+  if (s.trades > 0) {
+    tail.push(['Long', side(s.long)], ['Short', side(s.short)]);
+    const reasons = Object.entries(s.exitReasons).map(([k, n]) => `${k} ${n}`).join(', ');
+    if (reasons) tail.push(['Exits', reasons]);
+    const names = Object.keys(s.byInstrument);
+    for (const n of names) tail.push([`  ${n}`, side(s.byInstrument[n]!)]);
+  }
+  const all = [...top, ...rows, ...tail];
+  const w = Math.max(...all.map((r) => r[0].length));
+  const line = ([k, v]: [string, string]): string => `${k.padEnd(w)}  ${v}`;
+  const head = [title, '-'.repeat(Math.max(title.length, 40))];
+  if (o?.warning) head.push(`WARNING: ${o.warning}`);
+  return [...head, ...top.map(line), ...rows.map(line), ...tail.map(line)].join('\n');
 }
