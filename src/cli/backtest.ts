@@ -79,6 +79,10 @@ export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data
       const c = batch[i]!;
       const half = byHour ? (byHour[Math.floor(c.time / 3_600_000) % 24]! * pip) / 2 : fixedHalf;
       const o = (c.bo + c.ao) / 2, h = (c.bh + c.ah) / 2, l = (c.bl + c.al) / 2, cl = (c.bc + c.ac) / 2;
+      if (!(l - half > 0)) {
+        const pips = (2 * half) / pip;
+        throw new ConfigError('configuration', mode === 'hourly' ? 'data.spreadPipsByHour' : '--spread-pips (data.spreadPips)', `${pips} pips is wider than the price: ${c.instrument}'s low ${l} at ${formatIsoMs(c.time)} would get a bid of ${snap(l - half)}; give a spread below ${Math.floor((2 * l) / pip)} pips`);
+      }
       out[i] = {
         kind: 'candle', instrument: c.instrument, granularity: c.granularity, time: c.time, at: c.at,
         bo: snap(o - half), bh: snap(h - half), bl: snap(l - half), bc: snap(cl - half),

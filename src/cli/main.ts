@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { DataError, openTicks } from '../adapters/catalog/index.ts';
@@ -10,6 +11,7 @@ import { authCommand } from './auth.ts';
 import { dataCatalog, dataCommand, fileSource } from './data.ts';
 import { describeError } from './errors.ts';
 import { loadStrategy } from './load-strategy.ts';
+import { initProject } from './init.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
 import { runCommand, runLive, type RunArgs } from './run.ts';
 import { createLogger, flushLogger } from './logger.ts';
@@ -183,16 +185,27 @@ export function cli(argv: string[]): Argv {
           .example('$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json', 'JSON report with every transaction'),
       async (a) => backtest(a as unknown as BacktestArgs),
     )
+    .command(
+      'init <dir>',
+      'Scaffold a strategy project in <dir> (package.json, tsconfig.json, a sample strategy) that imports fxflow and type-checks',
+      (y) => y.positional('dir', { type: 'string', demandOption: true, describe: 'A new or empty folder' }),
+      (a) => {
+        const dir = String((a as unknown as { dir: string }).dir);
+        const files = initProject(dir);
+        process.stdout.write(`Created ${resolve(dir)}: ${files.join(', ')}\nNext: cd ${dir} && npx fxflow backtest strategy.ts\n`);
+      },
+    )
     .command('data', 'Manage the local catalog of historical data', (y) => dataCommand(y), () => {})
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
     .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', (y) => runCommand(y), async (a) => runLive(a as unknown as RunArgs))
     .command('sandbox', "Serve OANDA's v20 REST and streaming interface on loopback, backed by the simulated broker", (y) => sandboxCommand(y), async (a) => runSandbox(a as unknown as SandboxArgs))
-    .demandCommand(1, 'Name a command: backtest or data (see --help)')
+    .demandCommand(1, `Name a command:\n${COMMANDS.map(([c, what]) => `  fxflow ${c.padEnd(22)} ${what}`).join('\n')}`)
     .strict()
     .recommendCommands()
     .help()
     .alias('h', 'help')
-    .version(false)
+    .version(VERSION)
+    .alias('v', 'version')
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((msg, err, y) => {
       if (err) throw err;
@@ -201,6 +214,21 @@ export function cli(argv: string[]): Argv {
     });
 }
 
+/** fxflow's version (package.json). */
+export const VERSION: string = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** Every command, for `fxflow` alone (yargs' help lists them too). */
+const COMMANDS: readonly (readonly [string, string])[] = [
+  ['backtest <strategy>', 'backtest a strategy module and print its report'],
+  ['init <dir>', 'scaffold a strategy project that imports fxflow'],
+  ['data <command>', 'manage the local catalog of historical data'],
+  ['run <strategy>', 'run a strategy on a v20 account (practice, live, sandbox)'],
+  ['sandbox', "serve OANDA's v20 interface on loopback (simulated broker)"],
+  ['auth <command>', 'log in to OANDA with OAuth; where the token comes from'],
+  ['<command> --help', 'the options of a command'],
+  ['--version', 'the version'],
+];
+
 /** A mistake on the command line (yargs' own messages). */
 export class UsageError extends Error {
   readonly code = 'USAGE' as const;
@@ -208,6 +236,9 @@ export class UsageError extends Error {
 
 /** Runs the CLI; returns the exit code. Errors are printed as one clear message, never a bare stack trace. */
 export async function main(argv: string[]): Promise<number> {
+  // `fxflow backtest … | head`: the reader left; stop quietly instead of dying on EPIPE.
+  quietOnClosedPipe(process.stdout);
+  quietOnClosedPipe(process.stderr);
   try {
     await cli(argv).parseAsync();
     return 0;
@@ -217,3 +248,18 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+
+let pipesWatched = false;
+
+/**
+ * Ends the process quietly (exit 0) when the reader of a standard stream goes away (EPIPE), as
+ * Unix tools do when piped into `head`; any other stream error is reported once.
+ */
+function quietOnClosedPipe(stream: NodeJS.WriteStream): void {
+  if (pipesWatched && stream === process.stderr) return;
+  if (stream === process.stderr) pipesWatched = true;
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
+}
