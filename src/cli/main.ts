@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { DataError, openTicks } from '../adapters/catalog/index.ts';
@@ -12,6 +12,7 @@ import { dataCatalog, dataCommand, fileSource } from './data.ts';
 import { describeError } from './errors.ts';
 import { loadStrategy } from './load-strategy.ts';
 import { initProject } from './init.ts';
+import { typeCheckStrategy } from './type-check.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
 import { runCommand, runLive, type RunArgs } from './run.ts';
 import { createLogger, flushLogger } from './logger.ts';
@@ -42,6 +43,7 @@ interface BacktestArgs {
   runsDir?: string;
   path?: string;
   save?: boolean;
+  typecheck?: boolean;
 }
 
 /** Flag overrides as a config fragment (only the flags the user gave). */
@@ -78,6 +80,8 @@ async function backtest(a: BacktestArgs): Promise<void> {
   const config: BacktestConfig = loadConfig(a.config, flagOverrides(a));
   const instruments = loadInstruments();
   const overrides = (a.param ?? []).map(String);
+  // tsx runs TypeScript without checking its types: a type error is found here, with its place.
+  if (a.typecheck !== false && existsSync(a.strategy)) typeCheckStrategy(resolve(a.strategy));
   // The run's instrument and granularity reach strategies that declare them as params.
   const probe = await loadStrategy(a.strategy, []);
   const implicit: string[] = [];
@@ -180,6 +184,7 @@ export function cli(argv: string[]): Argv {
           .option('commission', { type: 'string', describe: 'Commission per million units, account currency (costs.commissionPerMillion)' })
           .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
           .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
+          .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed); --no-typecheck to skip' })
           .example('$0 backtest strategies/sma-cross.ts', 'SMA crossover on the bundled EUR_USD H1 sample (2024)')
           .example('$0 backtest strategies/sma-cross.ts --config config/classic.json --param longOnly=true', 'The classic reference configuration')
           .example('$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json', 'JSON report with every transaction'),
