@@ -56,6 +56,8 @@ export interface BacktestResult {
   readonly transactions: Transaction[];
   /** Every trade closed in full, in closing order (with keepTrades; empty otherwise). */
   readonly trades: readonly ClosedTrade[];
+  /** The trades still open at the end, marked at the last prices (exit reason END_OF_RUN). */
+  readonly openAtEnd: readonly ClosedTrade[];
   readonly equity: readonly EquityPoint[];
   readonly engine: EngineStats;
   readonly sim: SimStats;
@@ -204,6 +206,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     onProgress: o.onProgress ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n) : undefined,
   });
 
+  let openAtEnd: ClosedTrade[] = [];
   const t0 = performance.now();
   // The engine folds transactions from the start, so the account's CREATE and deposit reach the
   // portfolio. Then each merged batch goes through one plain loop: the simulator sees every event
@@ -215,7 +218,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     for await (const batch of mergeBatches(sources)) engine.feed(batch, simOnEvent);
     engine.stop();
     // The trades still open are listed after the closed ones, marked at the last prices (END_OF_RUN).
-    if (tradesOut) for (const t of portfolio.openAtEnd()) tradesOut.line(tradeCsvRow(t));
+    openAtEnd = portfolio.openAtEnd();
+    if (tradesOut) for (const t of openAtEnd) tradesOut.line(tradeCsvRow(t));
   } finally {
     detach();
     stopCounting();
@@ -244,7 +248,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
     writeFileSync(join(o.runDir, 'equity.csv'), equityCsv(portfolio.equity, config.account.currency));
   }
-  return { summary, transactions, trades: portfolio.closedTrades, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }
 
 const TRADES_CSV_HEADER = 'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs';
