@@ -8,7 +8,7 @@ import { loadStrategy } from '../src/cli/load-strategy.ts';
 import { loadInstruments } from '../src/domain/instrument.ts';
 import { amount, formatAmount } from '../src/domain/money.ts';
 import { formatSummary } from '../src/engine/report.ts';
-import { defineStrategy } from '../src/strategy/api.ts';
+import { defineStrategy, type Ctx } from '../src/strategy/api.ts';
 
 /**
  * Golden backtests on the bundled synthetic sample (deterministic: fixed generator and seed). The
@@ -381,7 +381,7 @@ describe("the strategy author's mistakes are not silent", () => {
       defineStrategy({
         params: {},
         subscribe: { candles: ['EUR_USD:H1'] },
-        async onCandle(ctx) {
+        async onCandle(ctx: Ctx) {
           return [ctx.market('EUR_USD', 1000)];
         },
       } as never),
