@@ -81,7 +81,10 @@ async function backtest(a: BacktestArgs): Promise<void> {
   const instruments = loadInstruments();
   const overrides = (a.param ?? []).map(String);
   // tsx runs TypeScript without checking its types: a type error is found here, with its place.
-  if (a.typecheck !== false && existsSync(a.strategy)) typeCheckStrategy(resolve(a.strategy));
+  if (a.typecheck !== false && existsSync(a.strategy)) {
+    const warning = typeCheckStrategy(resolve(a.strategy));
+    if (warning !== undefined) process.stderr.write(`fxflow: warning: ${warning}\n`);
+  }
   // The run's instrument and granularity reach strategies that declare them as params.
   const probe = await loadStrategy(a.strategy, []);
   const implicit: string[] = [];
@@ -184,7 +187,7 @@ export function cli(argv: string[]): Argv {
           .option('commission', { type: 'string', describe: 'Commission per million units, account currency (costs.commissionPerMillion)' })
           .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
           .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
-          .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed); --no-typecheck to skip' })
+          .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed): a syntax error stops the run, type errors are printed with their place; --no-typecheck to skip' })
           .example('$0 backtest strategies/sma-cross.ts', 'SMA crossover on the bundled EUR_USD H1 sample (2024)')
           .example('$0 backtest strategies/sma-cross.ts --config config/classic.json --param longOnly=true', 'The classic reference configuration')
           .example('$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json', 'JSON report with every transaction'),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -22,22 +22,23 @@ function loadTypeScript(): Ts | undefined {
 
 /**
  * Type-checks a strategy module before it runs (tsx, which runs it, strips types without checking
- * them): a type error in the strategy file stops the run with the file, line and column, the line
- * itself and a caret. Only errors in the strategy's own file are reported (fxflow's sources are
- * checked by its own build). The options are strict, as `fxflow init` sets up a project.
+ * them). A syntax error throws a StrategyLoadError; type errors are returned as a warning to print
+ * (tsx would run the file anyway): each with the file, line and column, the line itself and a
+ * caret. Only the strategy's own file is reported (fxflow's sources are checked by its own build).
+ * The options are strict, as `fxflow init` sets up a project.
  *
  * A file that passed is remembered (its content's hash, in the system's temp folder), so an
- * unchanged strategy is checked once. Returns false when TypeScript is not installed (nothing was
- * checked), true when the file passed.
+ * unchanged strategy is checked once. Returns undefined when the file passed or TypeScript is not
+ * installed (nothing was checked).
  */
-export function typeCheckStrategy(file: string): boolean {
+export function typeCheckStrategy(file: string): string | undefined {
   const ts = loadTypeScript();
-  if (ts === undefined) return false;
+  if (ts === undefined) return undefined;
   const text = readFileSync(file, 'utf8');
   const key = createHash('sha256').update(ts.version).update('\0').update(file).update('\0').update(text).digest('hex').slice(0, 32);
   const cacheDir = join(tmpdir(), 'fxflow-typecheck');
   const stamp = join(cacheDir, key);
-  if (existsSync(stamp)) return true;
+  if (existsSync(stamp)) return undefined;
   const program = ts.createProgram([file], {
     target: ts.ScriptTarget.ES2022,
     lib: ['lib.es2023.d.ts'],
@@ -59,30 +60,34 @@ export function typeCheckStrategy(file: string): boolean {
     types: [],
   });
   const source = program.getSourceFile(file);
-  const diagnostics = source === undefined ? [] : [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)];
-  const errors = diagnostics.filter((d) => d.category === ts.DiagnosticCategory.Error);
-  if (errors.length > 0) {
-    const out: string[] = [];
-    for (const d of errors.slice(0, 5)) {
-      const message = ts.flattenDiagnosticMessageText(d.messageText, '\n    ');
-      if (d.file === undefined || d.start === undefined) {
-        out.push(`type error: ${message}`);
-        continue;
-      }
-      const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
-      const src = d.file.text.split(/\r?\n/)[line] ?? '';
-      const gutter = `  ${line + 1} | `;
-      out.push(`type error: ${message}`, `  at ${d.file.fileName}:${line + 1}:${character + 1}`, `${gutter}${src}`, `${' '.repeat(gutter.length - 2)}| ${' '.repeat(character)}^`);
-    }
-    if (errors.length > 5) out.push(`(and ${errors.length - 5} more)`);
-    out.push('  (fix the types, or run with --no-typecheck to run it anyway)');
-    throw new StrategyLoadError(file, out.join('\n'));
-  }
+  const only = (list: readonly import('typescript').Diagnostic[]): import('typescript').Diagnostic[] => list.filter((d) => d.category === ts.DiagnosticCategory.Error);
+  const syntax = source === undefined ? [] : only(program.getSyntacticDiagnostics(source));
+  if (syntax.length > 0) throw new StrategyLoadError(file, describe(ts, syntax, 'syntax error'));
+  const types = source === undefined ? [] : only(program.getSemanticDiagnostics(source));
+  if (types.length > 0) return `${file}: ${describe(ts, types, 'type error')}\n  (the strategy runs anyway, as tsx runs it; fix the types, or pass --no-typecheck to skip this check)`;
   try {
     mkdirSync(cacheDir, { recursive: true });
     writeFileSync(stamp, '');
   } catch {
     // A cache that cannot be written only costs the next check.
   }
-  return true;
+  return undefined;
+}
+
+/** Diagnostics as the user sees them: the message, file:line:column, the line and a caret (at most 5). */
+function describe(ts: Ts, list: readonly import('typescript').Diagnostic[], what: string): string {
+  const out: string[] = [];
+  for (const d of list.slice(0, 5)) {
+    const message = ts.flattenDiagnosticMessageText(d.messageText, '\n    ');
+    if (d.file === undefined || d.start === undefined) {
+      out.push(`${what}: ${message}`);
+      continue;
+    }
+    const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
+    const src = d.file.text.split(/\r?\n/)[line] ?? '';
+    const gutter = `  ${line + 1} | `;
+    out.push(`${what}: ${message}`, `  at ${d.file.fileName}:${line + 1}:${character + 1}`, `${gutter}${src}`, `${' '.repeat(gutter.length - 2)}| ${' '.repeat(character)}^`);
+  }
+  if (list.length > 5) out.push(`(and ${list.length - 5} more)`);
+  return out.join('\n');
 }
