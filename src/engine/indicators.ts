@@ -181,6 +181,11 @@ export class TiIndicator<V = unknown> implements StreamingIndicator<V> {
   readonly #impl: { nextValue(v: unknown): unknown };
   readonly #bars: boolean;
   value: V | undefined = undefined;
+  /**
+   * What the last update gave, undefined included (a few technicalindicators classes give nothing
+   * for some inputs after their warm-up, e.g. TRIX on flat prices; `value` then keeps the last one).
+   */
+  last: V | undefined = undefined;
   constructor(readonly name: string, options: Readonly<Record<string, unknown>>) {
     const spec = checkIndicator(name, options);
     const Ctor = (ti as unknown as Record<string, TiClass>)[name]!;
@@ -191,6 +196,7 @@ export class TiIndicator<V = unknown> implements StreamingIndicator<V> {
   }
   update(close: number, high: number, low: number, open: number, volume: number): void {
     const v = this.#bars ? this.#impl.nextValue({ close, high, low, open, volume }) : this.#impl.nextValue(close);
+    this.last = v as V | undefined;
     if (v !== undefined) this.value = v as V;
   }
 }
