@@ -197,7 +197,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     portfolio,
     instruments,
     clock: new VirtualClock(from),
-    log: o.log,
+    log: withEngineTime(o.log, () => sim.now),
     marginRate: Number(config.account.marginRate),
     onIntent: (intent: OrderIntent) => {
       intents++;
@@ -249,6 +249,20 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     writeFileSync(join(o.runDir, 'equity.csv'), equityCsv(portfolio.equity, config.account.currency));
   }
   return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+}
+
+/**
+ * The strategy's logger with the engine time on every line (`engineTime`, RFC 3339): a backtest's
+ * log.jsonl says when in the replayed period each line was written, not only the wall time.
+ */
+function withEngineTime(log: StrategyLogger, now: () => number): StrategyLogger {
+  const stamp = (obj: object): object => ({ engineTime: formatIsoMs(now()), ...obj });
+  return {
+    debug: (obj, msg) => log.debug(stamp(obj), msg),
+    info: (obj, msg) => log.info(stamp(obj), msg),
+    warn: (obj, msg) => log.warn(stamp(obj), msg),
+    error: (obj, msg) => log.error(stamp(obj), msg),
+  };
 }
 
 const TRADES_CSV_HEADER = 'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs';

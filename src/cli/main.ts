@@ -100,7 +100,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
   const runDir = save ? join(resolve(config.run.runsDir), runId(loaded.name)) : undefined;
   // The run folder first, so a bad --runs-dir is one clear message before anything is written.
   if (runDir) makeRunDir(runDir);
-  const log = createLogger(runDir ? { file: join(runDir, 'log.jsonl') } : { level: 'warn' });
+  const log = createLogger(runDir ? { file: join(runDir, 'log.jsonl'), isoTime: true } : { level: 'warn' });
   const bar = new ProgressBar(`backtest ${loaded.name}`);
   const result = await runBacktest({
     loaded,

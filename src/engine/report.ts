@@ -263,7 +263,7 @@ export function formatSummary(s: Summary, title: string): string {
     const reasons = Object.entries(s.exitReasons).map(([k, n]) => `${k} ${n}`).join(', ');
     if (reasons) tail.push(['Exits', reasons]);
     const names = Object.keys(s.byInstrument);
-    for (const n of names) tail.push([`  ${n}`, side(s.byInstrument[n]!)]);
+    for (const n of names) tail.push([`Instrument ${n}`, side(s.byInstrument[n]!)]);
   }
   const all = [...top, ...rows, ...tail];
   const w = Math.max(...all.map((r) => r[0].length));
