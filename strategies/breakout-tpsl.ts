@@ -1,4 +1,4 @@
-import { defineStrategy } from '../src/strategy/api.ts';
+import { defineStrategy } from 'fxflow';
 
 /**
  * Channel breakout with bracket exits: when a candle closes above the highest close of the last
