@@ -136,6 +136,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
         summary: result.summary,
         transactions: result.transactions,
         trades: result.trades.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: new Date(t.closeTime).toISOString() })),
+        openAtEnd: result.openAtEnd.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: Number.isFinite(t.closeTime) ? new Date(t.closeTime).toISOString() : null })),
         equity: result.equity.map((e) => ({ time: new Date(e.time).toISOString(), balance: e.balance, nav: e.nav })),
         engine: result.engine,
         runDir: result.runDir ?? null,
