@@ -306,7 +306,7 @@ describe('the report hides nothing', () => {
     expect(o.rejectReasons[0]).toEqual({ reason: rejects[0]!.rejectReason, count: rejects.length });
     expect(o.filled).toBe(r.transactions.filter((t) => t.type === 'ORDER_FILL').length);
     expect(o.placed).toBe(o.filled + o.cancelled + o.rejected + o.pending);
-    expect(o.warning).toMatch(new RegExp(`^${o.placed - o.filled} of ${o.placed} orders did not fill \\(${o.rejected} rejected, ${o.cancelled} cancelled, 0 still pending\\); leading reasons: ${rejects[0]!.rejectReason} ×${rejects.length}`));
+    expect(o.warning).toMatch(new RegExp(`^${o.placed - o.filled} of ${o.placed} orders did not fill \\(${o.rejected} rejected, ${o.cancelled} cancelled by the account\\); leading reasons: ${rejects[0]!.rejectReason} ×${rejects.length}`));
     const text = formatSummary(r.summary, 'inline');
     expect(text.split('\n')[2]).toBe(`WARNING: ${o.warning}`);
     expect(text).toMatch(new RegExp(`Orders\\s+${o.placed} placed, ${o.filled} filled, ${o.cancelled} cancelled, ${o.rejected} rejected`));

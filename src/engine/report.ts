@@ -111,14 +111,25 @@ function orderSummary(c: OrderCounts): OrderSummary {
 /** The leading reasons of a list, as `REASON ×n` (at most three). */
 const leading = (r: readonly { reason: string; count: number }[]): string => r.slice(0, 3).map((x) => `${x.reason} ×${x.count}`).join(', ');
 
-/** The orders part of the report; warns when most of the strategy's orders did not fill. */
+/** Cancels the strategy asked for, or that its own time in force decided: not the account refusing an order. */
+const ROUTINE_CANCELS = new Set(['CLIENT_REQUEST', 'CLIENT_REQUEST_REPLACED', 'TIME_IN_FORCE_EXPIRED']);
+
+/**
+ * The orders part of the report. Warns when most of the strategy's orders that the account decided
+ * on (filled, rejected, or cancelled by the account: insufficient margin, a stop on the wrong side,
+ * a halted market…) did not fill. Orders still pending, and those the strategy cancelled or let
+ * expire, are not failures and are left out of that count.
+ */
 export function ordersReport(stats: OrderStats): OrdersReport {
   const own = orderSummary(stats.strategy);
-  const unfilled = own.placed - own.filled;
+  const refusedCancels = own.cancelReasons.filter((r) => !ROUTINE_CANCELS.has(r.reason));
+  const cancelledByAccount = refusedCancels.reduce((n, r) => n + r.count, 0);
+  const refused = own.rejected + cancelledByAccount;
+  const decided = own.filled + refused;
   let warning: string | null = null;
-  if (own.placed > 0 && unfilled * 2 > own.placed) {
-    const why = leading([...own.rejectReasons, ...own.cancelReasons].sort((a, b) => b.count - a.count));
-    warning = `${unfilled} of ${own.placed} orders did not fill (${own.rejected} rejected, ${own.cancelled} cancelled, ${own.pending} still pending)${why ? `; leading reasons: ${why}` : ''}: the figures below rest on the ${own.filled} that did`;
+  if (decided > 0 && refused * 2 > decided) {
+    const why = leading([...own.rejectReasons, ...refusedCancels].sort((a, b) => b.count - a.count));
+    warning = `${refused} of ${decided} orders did not fill (${own.rejected} rejected, ${cancelledByAccount} cancelled by the account)${why ? `; leading reasons: ${why}` : ''}: the figures below rest on the ${own.filled} that did`;
   }
   return { ...own, dependent: orderSummary(stats.dependent), warning };
 }
