@@ -1,4 +1,4 @@
-import { defineStrategy } from '../src/strategy/api.ts';
+import { defineStrategy } from 'fxflow';
 
 /**
  * Tick momentum: follows an exponential average of the mid price tick by tick; when the mid runs

@@ -172,6 +172,7 @@ export class Engine<P extends Params, S> {
     } catch (e) {
       throw StrategyError.threw(opts.name, 'init', Number.NaN, e);
     }
+    if (isThenable(this.#state)) throw StrategyError.returned(opts.name, 'init', Number.NaN, 'a Promise', ASYNC_FIX);
   }
 
   /** The strategy's current state (for snapshots and tests). */
@@ -447,6 +448,7 @@ export class Engine<P extends Params, S> {
    */
   #apply(step: Step<S>, handler: string): void {
     if (step === undefined) return;
+    if (isThenable(step)) throw this.#badStep(handler, 'a Promise', ASYNC_FIX);
     let intents: readonly OrderIntent[] | undefined;
     if (Array.isArray(step)) intents = step as readonly OrderIntent[];
     else if (typeof step === 'object' && step !== null) {
@@ -475,6 +477,19 @@ export class Engine<P extends Params, S> {
   #badStep(handler: string, what: string, fix: string): StrategyError {
     return StrategyError.returned(this.#o.name, handler, this.#ctx.now, what, fix);
   }
+}
+
+const ASYNC_FIX =
+  'handlers are synchronous (an async handler would act after the price it saw has gone): remove `async` and `await`, and return the step itself';
+
+/**
+ * Whether a handler returned a Promise (an `async` handler). Its outcome is dropped and its
+ * rejection silenced: the run stops on the StrategyError instead.
+ */
+function isThenable(x: unknown): boolean {
+  if (typeof x !== 'object' || x === null || typeof (x as { then?: unknown }).then !== 'function') return false;
+  (x as Promise<unknown>).then(undefined, () => undefined);
+  return true;
 }
 
 /** A value as a strategy's error message shows it (at most 200 characters). */
