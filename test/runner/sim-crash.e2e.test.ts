@@ -62,14 +62,14 @@ describe('--broker sim: kill -9 and restart', () => {
     await more(2);
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
-    const atStop = Journal.open(r.journalDir).contents().state?.state as { ticks: number };
+    const atStop = Journal.read(r.journalDir).state?.state as { ticks: number };
     run = await startRunner(r.sandbox, r.journalDir, log);
     child = run.proc;
     await more(2);
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
 
-    const j = Journal.open(r.journalDir).contents();
+    const j = Journal.read(r.journalDir);
     const txs = j.transactions;
     const orders = txs.filter((t) => t.type === 'MARKET_ORDER');
     const clientOrders = new Set(orders.map(cid).filter((x) => x !== undefined));
