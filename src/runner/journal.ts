@@ -533,6 +533,11 @@ export class Journal {
     };
   }
 
+  /** A journaled intent by client ID (its engine time, wall time and the transaction before it). */
+  pendingIntent(id: string): JournaledIntent | undefined {
+    return this.#intents.get(id);
+  }
+
   /** Whether an intent with this client ID was ever journaled. */
   has(id: string): boolean {
     return this.#intents.has(id);
