@@ -390,6 +390,11 @@ export class Runner {
     }
   }
 
+  /** Submissions whose outcome is not known yet (being looked up again). */
+  get unknownCount(): number {
+    return this.#unknown.size;
+  }
+
   /** Live candles delivered so far: official, built from ticks, waiting. */
   get candles(): Readonly<CandleCounts> {
     return this.#feed.counts;
