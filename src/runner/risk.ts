@@ -68,6 +68,8 @@ export interface RiskOptions {
   /** Hedging account: every entry opens a trade, and each side (long, short) is limited on its own. */
   readonly hedging?: boolean;
   readonly log?: RiskLogger;
+  /** The last transaction ID the account had when the layer was built (synthetic rejects are numbered after it). */
+  readonly lastTransactionID?: string;
   /** Called for every refusal (the runner marks the journaled intent as settled). */
   readonly onReject?: (b: RiskBreach) => void;
 }
@@ -143,6 +145,7 @@ export class RiskExecution implements Execution {
 
   constructor(o: RiskOptions) {
     this.#o = o;
+    if (o.lastTransactionID !== undefined && o.lastTransactionID !== '') this.#lastID = o.lastTransactionID;
     this.transactions$ = merge(
       o.inner.transactions$.pipe(
         tap((t) => {

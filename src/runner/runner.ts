@@ -515,7 +515,7 @@ export class Runner {
     const journaled = new JournaledExecution(inner, this.journal, replay, this.#unknown, () => {
       if (!Number.isNaN(this.#tickStart)) this.latency.add(performance.now() - this.#tickStart);
     });
-    const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, onReject: (b) => this.journal.confirm(b.intent.id) });
+    const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID, onReject: (b) => this.journal.confirm(b.intent.id) });
     this.#risk = risk;
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
     // a restart within the day does not reset it.
