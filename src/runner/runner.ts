@@ -974,8 +974,15 @@ export class Runner {
 
 }
 
-/** Intents `--max-intent-age` applies to: market orders and closes (their moment is their point). */
+/** The prefixes of the runner's own intents (kill switch, flatten): an operator's order to close stays valid. */
+const RUNNER_INTENT = /^(kill|flat|exit)-/;
+
+/**
+ * Intents `--max-intent-age` applies to: the strategy's market orders and closes (their moment is
+ * their point). The kill switch's and flatten's closes are the operator's and never expire.
+ */
 function expires(intent: OrderIntent): boolean {
+  if (RUNNER_INTENT.test(intent.id)) return false;
   if (intent.kind === 'closeTrade' || intent.kind === 'closePosition') return true;
   return intent.kind === 'order' && (intent.request as { type?: string }).type === 'MARKET';
 }

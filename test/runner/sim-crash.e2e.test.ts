@@ -16,7 +16,7 @@ afterEach(async () => {
 
 /** Starts `fxflow run --broker sim` (ping-pong) on the sandbox; resolves once it is running with its pricing stream connected. */
 const startRunner = (sandbox: Rig['sandbox'], journal: string, log: string): Promise<FxflowRun> =>
-  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--broker', 'sim', '--journal', journal, '--log-file', log], 1);
+  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--broker', 'sim', '--journal', journal, '--log-file', log, '--max-intent-age', '600'], 1); // resubmission after a kill is the point here
 
 const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 
