@@ -74,6 +74,28 @@ describe('the kill switch asks the account', () => {
     expect(err).toMatch(/could not confirm from account/);
   }, 90_000);
 
+  it('the kill switch\'s cancels pass every risk limit but go through the request budget like every call (4 requests/s here)', async () => {
+    r = await rig();
+    // The runner's client with a budget of 4 requests per second (burst 4); the test's own client is unlimited.
+    const http = new V20Http({ baseUrl: r.sandbox.url, log: quiet, retryBaseMs: 20, rate: { perSecond: 4, burst: 4 }, connectionsPerSecond: 1000 });
+    const runner = r.runner({ http, rest: new V20Rest(http), limits: { maxOrdersPerMinute: 1 }, params: { every: 1000, units: '1000' } });
+    await runner.start();
+    for (let i = 0; i < 12; i++) await r.rest.createOrder(r.accountID, { type: 'LIMIT', instrument: 'EUR_USD', units: '1000', price: (1.05 - i * 0.001).toFixed(5), timeInForce: 'GTC' } as never);
+    await until(() => runner.portfolio.ledger.pendingOrders.size === 12, 'the runner to see the 12 orders');
+    const before = http.stats.requests;
+    const t0 = performance.now();
+    const res = await runner.kill('test');
+    const ms = performance.now() - t0;
+    const requests = http.stats.requests - before;
+    const pending = (await r.rest.pendingOrders(r.accountID)).length;
+    console.log(`[kill switch / budget] 12 cancels past maxOrdersPerMinute 1: ${requests} requests in ${Math.round(ms)} ms at 4/s (burst 4); ${pending} pending after; risk refusals ${res.risk.breaches}`);
+    expect(pending).toBe(0);
+    expect(res.risk.breaches).toBe(0);
+    expect(requests).toBeGreaterThanOrEqual(14); // 12 cancels and at least 2 account reads
+    // A budget of 4 per second with a burst of 4 cannot serve n requests in less than (n - 4) / 4 s.
+    expect(ms).toBeGreaterThanOrEqual(((requests - 4) / 4) * 1000 - 50);
+  }, 60_000);
+
   it('--flatten-on-exit closes what the account holds (a trade opened outside the runner while its stream lags) and confirms it', async () => {
     r = await rig();
     tap = await startTcpTap(r.sandbox.url);
