@@ -69,8 +69,9 @@ export function authCommand(y: Argv): Argv {
       async (a) => {
         const { environment } = await import('../adapters/v20/environments.ts');
         const env = environment(String(a.env));
-        const r = resolveToken({ environment: env, ...(a['token-file'] !== undefined ? { tokenFile: String(a['token-file']) } : {}) });
-        process.stdout.write(`${env.name}: token from ${r.source === 'file' ? `token file ${r.file}` : r.source === 'config' ? 'config/environments.json' : `the ${r.source} environment variable`} (${env.rest})\n`);
+        // A sandbox never gets FXFLOW_TOKEN / OANDA_TOKEN (fxflow run): only its own token, and only with --require-token.
+        const r = resolveToken({ environment: env, ...(a['token-file'] !== undefined ? { tokenFile: String(a['token-file']) } : {}), ...(env.name === 'sandbox' ? { env: {} } : {}) });
+        process.stdout.write(`${env.name}: token from ${r.source === 'file' ? `token file ${r.file}` : r.source === 'config' ? 'config/environments.json' : `the ${r.source} environment variable`} (${env.rest})${env.name === 'sandbox' ? '; fxflow run sends it only with --require-token' : ''}\n`);
       },
     )
     .demandCommand(1, 'Name an auth command: login or status');
