@@ -182,8 +182,8 @@ function frameAt(buf: Buffer, pos: number): { end: number; rec: Numbered } | 'to
 
 /**
  * Parses framed records from `buf`. A frame that fails (length, newline, checksum, JSON) starts a
- * damaged stretch; the scan resumes at the next line that begins an intact frame (its CRC-32 makes a
- * false match a 1 in 4 billion event), and the stretch is reported with its offset. A failure with
+ * damaged stretch; the scan resumes at the next position where an intact frame begins (its CRC-32
+ * makes a false match a 1 in 4 billion event), and the stretch is reported with its offset. A failure with
  * no intact frame after it is a torn tail: `goodBytes` ends before it. A crash cuts the last write
  * short (a torn tail); only a damaged stretch followed by intact records, or a complete last frame
  * with a wrong checksum, is damage.
@@ -202,11 +202,14 @@ export function parseFrames(buf: Buffer): { records: Numbered[]; goodBytes: numb
       goodBytes = pos;
       continue;
     }
-    // Look for the next intact frame after a newline.
+    // The next intact frame: the first position after `pos` where one parses (a damaged newline
+    // must not hide the record after it). Only a digit can start a frame; most fail at the header.
     let next = -1;
-    for (let nl = buf.indexOf(0x0a, pos); nl >= 0 && nl + 1 < buf.length; nl = buf.indexOf(0x0a, nl + 1)) {
-      if (typeof frameAt(buf, nl + 1) !== 'string') {
-        next = nl + 1;
+    for (let q = pos + 1; q < buf.length; q++) {
+      const ch = buf[q]!;
+      if (ch < 0x30 || ch > 0x39) continue;
+      if (typeof frameAt(buf, q) !== 'string') {
+        next = q;
         break;
       }
     }
