@@ -42,6 +42,8 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
   /** The series state of the current candle (indicators default to it). */
   current: SeriesState | undefined = undefined;
   #seq = 0;
+  /** Client IDs are `<idPrefix>-<n>` (the strategy name unless the engine is given a prefix). */
+  idPrefix: string;
 
   constructor(
     readonly strategy: string,
@@ -51,7 +53,9 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     private readonly instruments: InstrumentRegistry,
     private readonly seriesByKey: ReadonlyMap<string, SeriesState>,
     private readonly marginRate: number,
-  ) {}
+  ) {
+    this.idPrefix = strategy;
+  }
 
   get open(): number {
     return this.current?.open ?? Number.NaN;
@@ -221,7 +225,7 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
   // Order helpers ---------------------------------------------------------------------------------
 
   #id(opts?: OrderOptions): string {
-    return opts?.clientId ?? `${this.strategy}-${++this.#seq}`;
+    return opts?.clientId ?? `${this.idPrefix}-${++this.#seq}`;
   }
 
   #units(units: number | string): string {

@@ -99,6 +99,8 @@ export interface EngineOptions<P extends Params, S> {
   readonly marginRate: number;
   /** Called for every intent before it is submitted (journals, reports, risk checks later). */
   readonly onIntent?: (intent: OrderIntent) => void;
+  /** Client IDs are `<prefix>-<n>` (default the strategy name; a live run adds its run identity). */
+  readonly clientIdPrefix?: string;
   /** Called about every 65k events with the engine time, for progress displays. */
   readonly onProgress?: (at: number, events: number) => void;
 }
@@ -167,6 +169,7 @@ export class Engine<P extends Params, S> {
       return { name: t.name, everyMs: t.everyMs, next: Number.NaN };
     });
     this.#ctx = new StrategyContext<P>(opts.name, opts.params, opts.log, opts.portfolio, opts.instruments, this.#series, opts.marginRate);
+    if (opts.clientIdPrefix !== undefined) this.#ctx.idPrefix = opts.clientIdPrefix;
     try {
       this.#state = (opts.strategy.init ? opts.strategy.init(opts.params) : undefined) as S;
     } catch (e) {
