@@ -12,6 +12,7 @@ import { describeError } from './errors.ts';
 import { loadStrategy } from './load-strategy.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
 import { runCommand, runLive, type RunArgs } from './run.ts';
+import { optimize, optimizeCommand, type OptimizeArgs } from './optimize.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { makeRunDir } from './line-file.ts';
 import { ProgressBar, formatCount } from './progress.ts';
@@ -183,6 +184,9 @@ export function cli(argv: string[]): Argv {
           .example('$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json', 'JSON report with every transaction'),
       async (a) => backtest(a as unknown as BacktestArgs),
     )
+    .command('optimize <strategy>', 'Sweep a strategy\'s params on every core: grid, random or adaptive search, overfitting figures', (y) => optimizeCommand(y), async (a) => {
+      await optimize(a as unknown as OptimizeArgs);
+    })
     .command('data', 'Manage the local catalog of historical data', (y) => dataCommand(y), () => {})
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
     .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', (y) => runCommand(y), async (a) => runLive(a as unknown as RunArgs))
