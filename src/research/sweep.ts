@@ -128,13 +128,15 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
   const objectiveOf = (m: TrialMetrics): number => objectiveValue(o.objective, m, o.objectiveFn);
   const propose = (): void => {
     for (;;) {
-      // Tell every finished trial, in order.
-      while (told < points.length && done[told]) {
+      if (exhausted || points.length >= total) return;
+      // The next batch sees exactly trials 0 … need−1, told in order: never more (a fast worker
+      // must not change what is proposed), so wait until all of them are done.
+      const need = adaptive ? toldBefore(points.length, o.lag) : 0;
+      while (told < need && done[told]) {
         search.tell(points[told]!, value(done[told]!));
         told++;
       }
-      if (exhausted || points.length >= total) return;
-      if (adaptive && told < toldBefore(points.length, o.lag)) return;
+      if (told < need) return;
       const batch = search.ask(Math.min(adaptive ? o.batch : 64, total - points.length));
       if (batch.length === 0) {
         exhausted = true;
