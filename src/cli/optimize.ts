@@ -4,6 +4,7 @@ import { tsImport } from 'tsx/esm/api';
 import type { Argv } from 'yargs';
 import { loadInstruments } from '../domain/instrument.ts';
 import { OBJECTIVES, type ObjectiveFn, type ObjectiveName } from '../research/metrics.ts';
+import { WorkerPool } from '../research/pool.ts';
 import { SEARCHES, type SearchName } from '../research/search.ts';
 import { buildSpace, SpaceError } from '../research/space.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
@@ -170,47 +171,58 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
     objectiveFn = f as ObjectiveFn;
   }
 
-  const source = a.data
-    ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false }
-    : await dataCatalog(resolve(ROOT, config.data.catalog));
-  const data = await loadSweepData({
-    strategy: loaded.strategy,
-    name: loaded.name,
-    params: space.params(space.validPoints()[0]!),
-    currency: config.account.currency,
-    instruments,
-    candles: source.candles,
-    available: source.available,
-    from: parseDate(config.run.from),
-    to: parseDate(config.run.to),
-  });
-  if (data.candles === 0) throw new SpaceError(`no candles between ${config.run.from} and ${config.run.to} for ${data.series.map((s) => `${s.instrument} ${s.granularity}`).join(', ')}: check --from/--to and the data`);
-  const { strategyHash, configHash } = sweepHashes(loaded.file, config);
-  const sweepHash = sha256(
-    canonical({ strategyHash, configHash, dataHash: data.dataHash, dims: space.dims, constraints: space.constraints.map((c) => c.source), base: space.base, search: a.search, seed: a.seed, trials, batch: a.batch, lag: a.lag, objective: a.objective }),
-  ).slice(0, 10);
-  const dir = resolve(a.out ?? join(config.run.runsDir, 'sweeps', `${loaded.name}-${sweepHash}`));
+  // Workers start now (tsx, modules, the strategy: about a second each) while the data is decoded.
   const workers = Math.max(1, Math.floor(a.workers ?? availableParallelism()));
+  const pool = WorkerPool.start(workers, { strategyFile: loaded.file, config });
+  pool.catch(() => {}); // a start failure surfaces when the sweep awaits the pool
+  let result: SweepResult;
+  let data: Awaited<ReturnType<typeof loadSweepData>>;
   const bar = new SweepProgress();
-  const result = await runSweep({
-    strategyFile: loaded.file,
-    strategyName: loaded.name,
-    space,
-    search: a.search,
-    trials,
-    seed: a.seed,
-    objective: a.objective,
-    ...(objectiveFn ? { objectiveFn } : {}),
-    workers,
-    batch: a.batch,
-    lag: a.lag,
-    config,
-    series: data.series,
-    dataHash: data.dataHash,
-    dir,
-    ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}),
-    onProgress: (p) => bar.update(p),
-  });
+  try {
+    const source = a.data
+      ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false }
+      : await dataCatalog(resolve(ROOT, config.data.catalog));
+    data = await loadSweepData({
+      strategy: loaded.strategy,
+      name: loaded.name,
+      params: space.params(space.validPoints()[0]!),
+      currency: config.account.currency,
+      instruments,
+      candles: source.candles,
+      available: source.available,
+      from: parseDate(config.run.from),
+      to: parseDate(config.run.to),
+    });
+    if (data.candles === 0) throw new SpaceError(`no candles between ${config.run.from} and ${config.run.to} for ${data.series.map((s) => `${s.instrument} ${s.granularity}`).join(', ')}: check --from/--to and the data`);
+    const { strategyHash, configHash } = sweepHashes(loaded.file, config);
+    const sweepHash = sha256(
+      canonical({ strategyHash, configHash, dataHash: data.dataHash, dims: space.dims, constraints: space.constraints.map((c) => c.source), base: space.base, search: a.search, seed: a.seed, trials, batch: a.batch, lag: a.lag, objective: a.objective }),
+    ).slice(0, 10);
+    const dir = resolve(a.out ?? join(config.run.runsDir, 'sweeps', `${loaded.name}-${sweepHash}`));
+    result = await runSweep({
+      strategyFile: loaded.file,
+      strategyName: loaded.name,
+      space,
+      search: a.search,
+      trials,
+      seed: a.seed,
+      objective: a.objective,
+      ...(objectiveFn ? { objectiveFn } : {}),
+      workers,
+      batch: a.batch,
+      lag: a.lag,
+      config,
+      series: data.series,
+      dataHash: data.dataHash,
+      dir,
+      pool,
+      ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}),
+      onProgress: (p) => bar.update(p),
+    });
+  } finally {
+    // The sweep closes its pool; this closes it too when anything failed before (else workers keep the process alive).
+    await (await pool.catch(() => undefined))?.close();
+  }
   bar.done();
   if (a.json) process.stdout.write(`${JSON.stringify({ ...result, data: { candles: data.candles, decodeMs: Math.round(data.decodeMs), hash: data.dataHash } })}\n`);
   else process.stdout.write(formatSweep(result, a.top, data));

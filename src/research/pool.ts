@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Params } from '../strategy/api.ts';
+import type { SharedSeries } from './shared-series.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './worker.ts';
 
 type Done = Extract<FromWorker, { type: 'done' }>;
@@ -25,6 +26,7 @@ export class WorkerPool {
   readonly #slots: Slot[] = [];
   readonly #queue: { trial: number; params: Params; resolve: (d: Done) => void; reject: (e: Error) => void }[] = [];
   #closed = false;
+  #series: readonly SharedSeries[] | undefined;
   /** Milliseconds each worker took from creation to ready (tsx, modules, strategy). */
   readonly startMs: number[] = [];
 
@@ -49,6 +51,7 @@ export class WorkerPool {
       worker.on('message', (m: FromWorker) => {
         if (m.type === 'ready') {
           ready = true;
+          if (this.#series) worker.postMessage({ type: 'data', series: this.#series } satisfies ToWorker);
           this.startMs.push(Date.now() - t0);
           this.#slots.push(slot);
           resolve(slot);
@@ -92,6 +95,12 @@ export class WorkerPool {
       slot.busy = { trial: q.trial, resolve: q.resolve, reject: q.reject };
       slot.worker.postMessage({ type: 'run', trial: q.trial, params: q.params } satisfies ToWorker);
     }
+  }
+
+  /** Hands the sweep's shared series to every worker (and to any that replaces one); call before `run`. */
+  share(series: readonly SharedSeries[]): void {
+    this.#series = series;
+    for (const s of this.#slots) s.worker.postMessage({ type: 'data', series } satisfies ToWorker);
   }
 
   /** Runs a trial on the next idle worker. */

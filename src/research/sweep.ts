@@ -47,6 +47,11 @@ export interface SweepOptions {
   /** CSCV blocks for PBO (even); default 16, fewer for short series. */
   readonly pboBlocks?: number;
   readonly instrumentsPath?: string;
+  /**
+   * A pool started by the caller (e.g. before decoding the data, so the workers' start overlaps
+   * it); the sweep shares the series with it and closes it. Default: started when a trial needs it.
+   */
+  readonly pool?: Promise<WorkerPool>;
   readonly onProgress?: (p: { done: number; total: number; ran: number; failed: number; elapsedMs: number }) => void;
 }
 
@@ -220,13 +225,14 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
       };
       let starting: Promise<void> | undefined;
       const startPool = (): Promise<void> =>
-        (starting ??= WorkerPool.start(Math.max(1, o.workers), { strategyFile: o.strategyFile, config: o.config, series: o.series, ...(o.instrumentsPath ? { instrumentsPath: o.instrumentsPath } : {}) }).then((p) => {
+        (starting ??= (o.pool ?? WorkerPool.start(Math.max(1, o.workers), { strategyFile: o.strategyFile, config: o.config, ...(o.instrumentsPath ? { instrumentsPath: o.instrumentsPath } : {}) })).then((p) => {
+          p.share(o.series);
           pool = p;
         }));
       step();
     });
   } finally {
-    await pool?.close();
+    await (pool ?? (o.pool ? await o.pool.catch(() => undefined) : undefined))?.close();
   }
 
   const records = done.filter((r): r is TrialRecord => r !== undefined);

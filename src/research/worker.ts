@@ -10,11 +10,14 @@ import { runTrial } from './trial.ts';
 export interface WorkerInit {
   readonly strategyFile: string;
   readonly config: BacktestConfig;
-  readonly series: readonly SharedSeries[];
   readonly instrumentsPath?: string;
 }
 
-export type ToWorker = { readonly type: 'run'; readonly trial: number; readonly params: Params } | { readonly type: 'stop' };
+/** `data` hands over the sweep's shared series (before any `run`): workers start while the data is decoded. */
+export type ToWorker =
+  | { readonly type: 'data'; readonly series: readonly SharedSeries[] }
+  | { readonly type: 'run'; readonly trial: number; readonly params: Params }
+  | { readonly type: 'stop' };
 export type FromWorker =
   | { readonly type: 'ready'; readonly startMs: number }
   | { readonly type: 'fatal'; readonly error: string }
@@ -28,11 +31,15 @@ const errorText = (e: unknown): string => (e instanceof Error ? e.message : Stri
 try {
   const loaded = await loadStrategy(init.strategyFile, []);
   const instruments = init.instrumentsPath ? loadInstruments(init.instrumentsPath) : loadInstruments();
-  const series = new Map(init.series.map((s) => [`${s.instrument}:${s.granularity}`, s]));
+  let series = new Map<string, SharedSeries>();
   // Trials run one at a time; the coordinator sends the next when this one is done.
   port.on('message', (m: ToWorker) => {
     if (m.type === 'stop') {
       port.close();
+      return;
+    }
+    if (m.type === 'data') {
+      series = new Map(m.series.map((s) => [`${s.instrument}:${s.granularity}`, s]));
       return;
     }
     const t0 = performance.now();
