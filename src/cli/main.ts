@@ -13,6 +13,7 @@ import { loadStrategy } from './load-strategy.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
 import { runCommand, runLive, type RunArgs } from './run.ts';
 import { optimize, optimizeCommand, type OptimizeArgs } from './optimize.ts';
+import { walkforward, walkforwardCommand, type WalkForwardArgs } from './walkforward.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { makeRunDir } from './line-file.ts';
 import { ProgressBar, formatCount } from './progress.ts';
@@ -186,6 +187,9 @@ export function cli(argv: string[]): Argv {
     )
     .command('optimize <strategy>', 'Sweep a strategy\'s params on every core: grid, random or adaptive search, overfitting figures', (y) => optimizeCommand(y), async (a) => {
       await optimize(a as unknown as OptimizeArgs);
+    })
+    .command('walkforward <strategy>', 'Optimise on rolling (or anchored) training windows, test each choice on the next period, stitch the out-of-sample results', (y) => walkforwardCommand(y), async (a) => {
+      await walkforward(a as unknown as WalkForwardArgs);
     })
     .command('data', 'Manage the local catalog of historical data', (y) => dataCommand(y), () => {})
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})

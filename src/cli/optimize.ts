@@ -84,7 +84,7 @@ export function optimizeCommand(y: Argv): Argv {
     .example('$0 optimize strategies/sma-cross.ts --param fast=2:60:1 --param slow=10:300:5 --search tpe --trials 200 --objective sortino', 'Adaptive search');
 }
 
-function overrides(a: OptimizeArgs): Record<string, Record<string, string | number | boolean>> {
+export function overrides(a: OptimizeArgs): Record<string, Record<string, string | number | boolean>> {
   const o: Record<string, Record<string, string | number | boolean>> = {};
   const set = (section: string, key: string, v: string | number | boolean | undefined): void => {
     if (v !== undefined) (o[section] ??= {})[key] = v;
@@ -143,8 +143,8 @@ class SweepProgress {
   }
 }
 
-/** Loads the strategy, the space and the data, runs the sweep, prints the summary. */
-export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
+/** What optimize and walkforward share: config, strategy, space, trial count, objective. */
+export async function prepare(a: OptimizeArgs): Promise<{ config: BacktestConfig; instruments: ReturnType<typeof loadInstruments>; loaded: Awaited<ReturnType<typeof loadStrategy>>; space: ReturnType<typeof buildSpace>; trials: number; objectiveFn: ObjectiveFn | undefined; workers: number }> {
   const config: BacktestConfig = loadConfig(a.config, overrides(a));
   const instruments = loadInstruments();
   const probe = await loadStrategy(a.strategy, []);
@@ -170,10 +170,15 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
     if (typeof f !== 'function') throw new StrategyLoadError(a.strategy, '--objective custom: the module exports no `objective` function (export function objective(metrics) { return metrics.netPL / (1 + metrics.maxDrawdownPct) })');
     objectiveFn = f as ObjectiveFn;
   }
-
-  // Workers start now (tsx, modules, the strategy: about a second each) while the data is decoded.
   const workers = Math.max(1, Math.floor(a.workers ?? availableParallelism()));
-  const pool = WorkerPool.start(workers, { strategyFile: loaded.file, config });
+  return { config, instruments, loaded, space, trials, objectiveFn, workers };
+}
+
+/** Loads the strategy, the space and the data, runs the sweep, prints the summary. */
+export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
+  const { config, instruments, loaded, space, trials, objectiveFn, workers } = await prepare(a);
+  // Workers start now (tsx, modules, the strategy: about a second each) while the data is decoded.
+  const pool = WorkerPool.start(workers, { strategyFile: loaded.file });
   pool.catch(() => {}); // a start failure surfaces when the sweep awaits the pool
   let result: SweepResult;
   let data: Awaited<ReturnType<typeof loadSweepData>>;

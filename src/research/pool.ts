@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Params } from '../strategy/api.ts';
+import type { BacktestConfig } from '../cli/config.ts';
 import type { SharedSeries } from './shared-series.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './worker.ts';
 
@@ -24,7 +25,7 @@ const BOOT = new URL('./worker-boot.mjs', import.meta.url);
  */
 export class WorkerPool {
   readonly #slots: Slot[] = [];
-  readonly #queue: { trial: number; params: Params; resolve: (d: Done) => void; reject: (e: Error) => void }[] = [];
+  readonly #queue: { trial: number; params: Params; config: BacktestConfig; resolve: (d: Done) => void; reject: (e: Error) => void }[] = [];
   #closed = false;
   #series: readonly SharedSeries[] | undefined;
   /** Milliseconds each worker took from creation to ready (tsx, modules, strategy). */
@@ -93,7 +94,7 @@ export class WorkerPool {
       if (slot.busy || this.#queue.length === 0) continue;
       const q = this.#queue.shift()!;
       slot.busy = { trial: q.trial, resolve: q.resolve, reject: q.reject };
-      slot.worker.postMessage({ type: 'run', trial: q.trial, params: q.params } satisfies ToWorker);
+      slot.worker.postMessage({ type: 'run', trial: q.trial, params: q.params, config: q.config } satisfies ToWorker);
     }
   }
 
@@ -104,9 +105,9 @@ export class WorkerPool {
   }
 
   /** Runs a trial on the next idle worker. */
-  run(trial: number, params: Params): Promise<Done> {
+  run(trial: number, params: Params, config: BacktestConfig): Promise<Done> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ trial, params, resolve, reject });
+      this.#queue.push({ trial, params, config, resolve, reject });
       this.#pump();
     });
   }

@@ -52,6 +52,8 @@ export interface SweepOptions {
    * it); the sweep shares the series with it and closes it. Default: started when a trial needs it.
    */
   readonly pool?: Promise<WorkerPool>;
+  /** Leave the pool open at the end (walk-forward reuses it across windows). */
+  readonly keepPool?: boolean;
   readonly onProgress?: (p: { done: number; total: number; ran: number; failed: number; elapsedMs: number }) => void;
 }
 
@@ -205,7 +207,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
           if (inFlight >= pool.size) break;
           const i = queue.shift()!;
           inFlight++;
-          pool.run(i, o.space.params(points[i]!)).then(
+          pool.run(i, o.space.params(points[i]!), o.config).then(
             (m) => {
               inFlight--;
               ran++;
@@ -225,14 +227,14 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
       };
       let starting: Promise<void> | undefined;
       const startPool = (): Promise<void> =>
-        (starting ??= (o.pool ?? WorkerPool.start(Math.max(1, o.workers), { strategyFile: o.strategyFile, config: o.config, ...(o.instrumentsPath ? { instrumentsPath: o.instrumentsPath } : {}) })).then((p) => {
+        (starting ??= (o.pool ?? WorkerPool.start(Math.max(1, o.workers), { strategyFile: o.strategyFile, ...(o.instrumentsPath ? { instrumentsPath: o.instrumentsPath } : {}) })).then((p) => {
           p.share(o.series);
           pool = p;
         }));
       step();
     });
   } finally {
-    await (pool ?? (o.pool ? await o.pool.catch(() => undefined) : undefined))?.close();
+    if (!o.keepPool) await (pool ?? (o.pool ? await o.pool.catch(() => undefined) : undefined))?.close();
   }
 
   const records = done.filter((r): r is TrialRecord => r !== undefined);

@@ -9,14 +9,13 @@ import { runTrial } from './trial.ts';
 /** What a worker is started with (structured clone; the series' buffers are shared, not copied). */
 export interface WorkerInit {
   readonly strategyFile: string;
-  readonly config: BacktestConfig;
   readonly instrumentsPath?: string;
 }
 
 /** `data` hands over the sweep's shared series (before any `run`): workers start while the data is decoded. */
 export type ToWorker =
   | { readonly type: 'data'; readonly series: readonly SharedSeries[] }
-  | { readonly type: 'run'; readonly trial: number; readonly params: Params }
+  | { readonly type: 'run'; readonly trial: number; readonly params: Params; readonly config: BacktestConfig }
   | { readonly type: 'stop' };
 export type FromWorker =
   | { readonly type: 'ready'; readonly startMs: number }
@@ -43,7 +42,7 @@ try {
       return;
     }
     const t0 = performance.now();
-    runTrial({ loaded, params: m.params, config: init.config, instruments, series }).then(
+    runTrial({ loaded, params: m.params, config: m.config, instruments, series }).then(
       (o) => port.postMessage({ type: 'done', trial: m.trial, ok: true, metrics: o.metrics, returns: o.returns, wallMs: o.wallMs } satisfies FromWorker),
       (e: unknown) => port.postMessage({ type: 'done', trial: m.trial, ok: false, error: errorText(e), wallMs: performance.now() - t0 } satisfies FromWorker),
     );

@@ -129,7 +129,7 @@ async function main(): Promise<void> {
     console.log(`sweep ${c.name}: ${one.trials} trials × ${c.candles.toLocaleString('en-US')} M1 candles`);
     console.log(`  one backtest:  ${((single.wallMs as number) / 1000).toFixed(2)} s, peak RSS ${(single.peakRssMB as number).toFixed(0)} MB`);
     for (const [k, f] of [['1 worker ', one], ['2 workers', two]] as const) {
-      console.log(`  ${k}:     ${(f.trialsPerSecond as number).toFixed(2)} trials/s (${((f.wallMs as number) / 1000).toFixed(1)} s), peak RSS ${(f.peakRssMB as number).toFixed(0)} MB, worker start ${(f.workerStartMs as number[]).join('/')} ms`);
+      console.log(`  ${k}:     ${f.failed ? `${f.failed} FAILED TRIALS; ` : ''}${(f.trialsPerSecond as number).toFixed(2)} trials/s (${((f.wallMs as number) / 1000).toFixed(1)} s), peak RSS ${(f.peakRssMB as number).toFixed(0)} MB, worker start ${(f.workerStartMs as number[]).join('/')} ms`);
     }
     console.log(`  2 workers / 1 worker: ${speedup.toFixed(2)}×; peak RSS 2 workers / one backtest: ${((two.peakRssMB as number) / (single.peakRssMB as number)).toFixed(2)}×`);
   }
