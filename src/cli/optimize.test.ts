@@ -99,3 +99,27 @@ describe('fxflow optimize', () => {
     expect(csv).toHaveLength(5);
   });
 });
+
+describe('fxflow walkforward', () => {
+  it('anchored windows: a sweep per training window, the choice run out of sample, stitched, with efficiency and stability', async () => {
+    const out = join(tmp, 'wf');
+    const r = await fxflow('walkforward', 'strategies/sma-cross.ts', '--param', 'fast=5,10,15', '--param', 'slow=20,40', '--train', '3mo', '--test', '3mo', '--anchored', '--from', '2024-01-01', '--to', '2024-10-01', '--workers', '2', '--out', out, '--json');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as {
+      windows: { window: { trainFrom: number; trainTo: number; testFrom: number; testTo: number }; params: { fast: number; slow: number }; outOfSample: { trades: number; from: string; to: string } | null; inSample: { from: string } }[];
+      oosEquity: number[];
+      stability: { fast: { values: number[]; distinct: number } };
+    };
+    // 2024-01 → 04 tested 04 → 07; 2024-01 → 07 tested 07 → 10.
+    expect(doc.windows).toHaveLength(2);
+    expect(doc.windows.map((w) => w.inSample.from)).toEqual(['2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z']);
+    expect(doc.windows.map((w) => w.outOfSample?.from)).toEqual(['2024-04-01T00:00:00.000Z', '2024-07-01T00:00:00.000Z']);
+    for (const w of doc.windows) expect(w.outOfSample!.trades).toBeGreaterThan(0);
+    expect(doc.stability.fast.values).toEqual(doc.windows.map((w) => w.params.fast));
+    expect(doc.oosEquity[0]).toBe(1);
+    const csv = readFileSync(join(out, 'windows.csv'), 'utf8').trim().split('\n');
+    expect(csv[0]!.startsWith('window,trainFrom,trainTo,testFrom,testTo,fast,slow,')).toBe(true);
+    expect(csv).toHaveLength(3);
+    expect(existsSync(join(out, 'window-01', 'trials.csv'))).toBe(true);
+  });
+});
