@@ -81,8 +81,10 @@ describe('fxflow optimize', () => {
     expect(r.best).toEqual(full.best);
     expect(readFileSync(join(killed, 'trials.csv'), 'utf8')).toBe(readFileSync(join(clean, 'trials.csv'), 'utf8'));
 
-    // A third run finds everything recorded: no trial runs.
-    const third = JSON.parse((await fxflow(...SWEEP, '--out', killed, '--json')).stdout) as { ran: number; resumed: number };
+    // A third run finds everything recorded: no trial runs; the candles come from the binary cache beside the catalog.
+    const third = JSON.parse((await fxflow(...SWEEP, '--out', killed, '--json')).stdout) as { ran: number; resumed: number; data: { cachedSeries: number; candles: number } };
+    expect(third.data.cachedSeries).toBe(1);
+    expect(third.data.candles).toBeGreaterThan(1000);
     expect(third.ran).toBe(0);
     expect(third.resumed).toBe(30);
   });

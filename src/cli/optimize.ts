@@ -8,6 +8,7 @@ import { WorkerPool } from '../research/pool.ts';
 import { SEARCHES, type SearchName } from '../research/search.ts';
 import { buildSpace, SpaceError } from '../research/space.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
+import { catalogSourceHash, fileSourceHash } from '../research/series-cache.ts';
 import { canonical, runSweep, sha256, sweepHashes, type RankedTrial, type SweepResult } from '../research/sweep.ts';
 import { ROOT, loadConfig, parseDate, readJsonFile, type BacktestConfig } from './config.ts';
 import { dataCatalog, fileSource } from './data.ts';
@@ -143,6 +144,23 @@ class SweepProgress {
   }
 }
 
+/**
+ * The binary cache of decoded series: `<catalog>/.cache/` (or `<--data folder or file>.fxflow-cache/`),
+ * keyed by the hash of the source files over the period.
+ */
+export function cacheFor(a: OptimizeArgs, config: BacktestConfig): { dir: string; sourceHash: (instrument: string, granularity: string) => string | undefined } {
+  const from = parseDate(config.run.from);
+  const to = parseDate(config.run.to);
+  if (a.data) {
+    const path = resolve(a.data);
+    let hash: string | undefined;
+    // One-sided data gets its other side from the spread settings as it is read: they are part of the key.
+    return { dir: `${path.replace(/[\\/]$/, '')}.fxflow-cache`, sourceHash: () => (hash ??= sha256(`${fileSourceHash(path)}:${a.format ?? ''}:${canonical(config.data)}`)) };
+  }
+  const root = resolve(ROOT, config.data.catalog);
+  return { dir: join(root, '.cache'), sourceHash: (i, g) => catalogSourceHash(root, i, g, from, to) };
+}
+
 /** What optimize and walkforward share: config, strategy, space, trial count, objective. */
 export async function prepare(a: OptimizeArgs): Promise<{ config: BacktestConfig; instruments: ReturnType<typeof loadInstruments>; loaded: Awaited<ReturnType<typeof loadStrategy>>; space: ReturnType<typeof buildSpace>; trials: number; objectiveFn: ObjectiveFn | undefined; workers: number }> {
   const config: BacktestConfig = loadConfig(a.config, overrides(a));
@@ -197,6 +215,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       available: source.available,
       from: parseDate(config.run.from),
       to: parseDate(config.run.to),
+      cache: cacheFor(a, config),
     });
     if (data.candles === 0) throw new SpaceError(`no candles between ${config.run.from} and ${config.run.to} for ${data.series.map((s) => `${s.instrument} ${s.granularity}`).join(', ')}: check --from/--to and the data`);
     const { strategyHash, configHash } = sweepHashes(loaded.file, config);
@@ -229,7 +248,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
     await (await pool.catch(() => undefined))?.close();
   }
   bar.done();
-  if (a.json) process.stdout.write(`${JSON.stringify({ ...result, data: { candles: data.candles, decodeMs: Math.round(data.decodeMs), hash: data.dataHash } })}\n`);
+  if (a.json) process.stdout.write(`${JSON.stringify({ ...result, data: { candles: data.candles, decodeMs: Math.round(data.decodeMs), hash: data.dataHash, cachedSeries: data.cached } })}\n`);
   else process.stdout.write(formatSweep(result, a.top, data));
   return result;
 }
@@ -237,10 +256,10 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
 const num = (x: number | null | undefined, d = 2): string => (x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
 
 /** The printed summary: the top trials, the best, the overfitting figures, where everything is. */
-export function formatSweep(r: SweepResult, top: number, data: { candles: number; decodeMs: number }): string {
+export function formatSweep(r: SweepResult, top: number, data: { candles: number; decodeMs: number; cached?: number }): string {
   const lines: string[] = [];
   lines.push(`optimize ${r.strategy}: ${r.search}, ${r.trials} trials of ${r.spaceSize} points, objective ${r.objective}, seed ${r.seed}`);
-  lines.push(`  ran ${r.ran} now (${r.resumed} already in the folder), ${r.failed} failed; ${r.workers} worker${r.workers === 1 ? '' : 's'}; ${formatCount(data.candles)} candles decoded once in ${(data.decodeMs / 1000).toFixed(2)} s; ${r.ran > 0 ? `${r.trialsPerSecond.toFixed(2)} trials/s` : 'nothing to run'}`);
+  lines.push(`  ran ${r.ran} now (${r.resumed} already in the folder), ${r.failed} failed; ${r.workers} worker${r.workers === 1 ? '' : 's'}; ${formatCount(data.candles)} candles decoded once in ${(data.decodeMs / 1000).toFixed(2)} s${data.cached ? ' (from the binary cache)' : ''}; ${r.ran > 0 ? `${r.trialsPerSecond.toFixed(2)} trials/s` : 'nothing to run'}`);
   const rows: RankedTrial[] = r.top.slice(0, top);
   if (rows.length > 0) {
     const names = Object.keys(rows[0]!.params);

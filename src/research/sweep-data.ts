@@ -4,6 +4,7 @@ import { granularityMs, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { parseCandleSeries, subscriptionsOf } from '../engine/engine.ts';
 import type { Params, Strategy } from '../strategy/api.ts';
+import { cachedSeries } from './series-cache.ts';
 import { decodeSeries, hashSeries, type SharedSeries } from './shared-series.ts';
 
 export type CandleFactory = (req: { instrument: string; granularity: Granularity; from: number; to: number }) => AsyncIterable<readonly Candle[]>;
@@ -23,7 +24,9 @@ export async function loadSweepData(o: {
   available: (instrument: string, granularity: string) => boolean;
   from: number;
   to: number;
-}): Promise<{ series: SharedSeries[]; dataHash: string; candles: number; decodeMs: number }> {
+  /** The binary cache: where, and the hash of a series' source files (undefined: do not cache it). */
+  cache?: { dir: string; sourceHash: (instrument: string, granularity: Granularity) => string | undefined };
+}): Promise<{ series: SharedSeries[]; dataHash: string; candles: number; decodeMs: number; cached: number }> {
   const t0 = performance.now();
   const subs = subscriptionsOf(o.strategy, o.params, o.name);
   if ((subs.ticks ?? []).length > 0) throw new Error(`${o.name} subscribes to ticks; sweeps share candle data only (for now)`);
@@ -40,6 +43,15 @@ export async function loadSweepData(o: {
     wanted.set(`${name}:${finest}`, { instrument: name, granularity: finest });
   }
   const series: SharedSeries[] = [];
-  for (const s of wanted.values()) series.push(await decodeSeries(s.instrument, s.granularity, o.candles({ ...s, from: o.from, to: o.to })));
-  return { series, dataHash: hashSeries(series), candles: series.reduce((n, s) => n + s.length, 0), decodeMs: performance.now() - t0 };
+  let cached = 0;
+  for (const s of wanted.values()) {
+    const decode = (): Promise<SharedSeries> => decodeSeries(s.instrument, s.granularity, o.candles({ ...s, from: o.from, to: o.to }));
+    const sourceHash = o.cache?.sourceHash(s.instrument, s.granularity);
+    if (o.cache && sourceHash) {
+      const c = await cachedSeries(o.cache.dir, { ...s, from: o.from, to: o.to, sourceHash }, decode);
+      if (c.hit) cached++;
+      series.push(c.series);
+    } else series.push(await decode());
+  }
+  return { series, dataHash: hashSeries(series), candles: series.reduce((n, s) => n + s.length, 0), decodeMs: performance.now() - t0, cached };
 }
