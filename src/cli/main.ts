@@ -16,6 +16,8 @@ import { initProject } from './init.ts';
 import { typeCheckStrategy } from './type-check.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
 import { runCommand, runLive, type RunArgs } from './run.ts';
+import { optimize, optimizeCommand, type OptimizeArgs } from './optimize.ts';
+import { walkforward, walkforwardCommand, type WalkForwardArgs } from './walkforward.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { compareCommand, reportCommand, runCompare, runReport } from './report.ts';
 import { makeRunDir } from './line-file.ts';
@@ -221,6 +223,12 @@ export function cli(argv: string[]): Argv {
         process.stdout.write(`Created ${resolve(dir)}: ${files.join(', ')}\nNext: cd ${dir} && npx fxflow backtest strategy.ts\n`);
       },
     )
+    .command('optimize <strategy>', 'Sweep a strategy\'s params on every core: grid, random or adaptive search, overfitting figures', (y) => optimizeCommand(y), async (a) => {
+      await optimize(a as unknown as OptimizeArgs);
+    })
+    .command('walkforward <strategy>', 'Optimise on rolling (or anchored) training windows, test each choice on the next period, stitch the out-of-sample results', (y) => walkforwardCommand(y), async (a) => {
+      await walkforward(a as unknown as WalkForwardArgs);
+    })
     .command('data', 'Manage the local catalog of historical data', (y) => dataCommand(y), () => {})
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
     .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', (y) => runCommand(y), async (a) => runLive(a as unknown as RunArgs))
@@ -253,6 +261,8 @@ const COMMANDS: readonly (readonly [string, string])[] = [
   ['run <strategy>', 'run a strategy on a v20 account (practice, live, sandbox)'],
   ['sandbox', "serve OANDA's v20 interface on loopback (simulated broker)"],
   ['auth <command>', 'log in to OANDA with OAuth; where the token comes from'],
+  ['optimize <strategy>', "sweep a strategy's params on every core"],
+  ['walkforward <strategy>', 'optimise in-sample, test out-of-sample, window by window'],
   ['report <run>', "rebuild a run folder's HTML report"],
   ['compare <runs..>', 'one HTML page comparing runs'],
   ['<command> --help', 'the options of a command'],
