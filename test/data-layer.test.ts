@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { Catalog, openCandles } from '../src/adapters/catalog/index.ts';
 import { resampled } from '../src/adapters/catalog/resample.ts';
 import { syntheticBatches } from '../src/adapters/catalog/synthetic.ts';
-import { runBacktest, type BacktestResult } from '../src/cli/backtest.ts';
-import { loadConfig } from '../src/cli/config.ts';
-import { dataCatalog } from '../src/cli/data.ts';
+import { runBacktest, type BacktestResult } from '../src/app/backtest.ts';
+import { loadConfig } from '../src/app/config.ts';
+import { dataCatalog } from '../src/app/sources.ts';
 import { importData, type ImportArgs } from '../src/cli/data-import.ts';
-import { loadStrategy } from '../src/cli/load-strategy.ts';
+import { loadStrategy } from '../src/app/load-strategy.ts';
 import type { Candle } from '../src/domain/candle.ts';
 import { loadInstruments } from '../src/domain/instrument.ts';
 import { FX, HAS_SHARED, warnIfNoShared } from './shared.ts';
@@ -222,7 +222,7 @@ describe.skipIf(!HAS_SHARED)('one-sided data never gets a free spread; the resul
   it('a --data mid file under the native model is an error saying how to name a spread model', async () => {
     const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'H1', from: '2019-12-01', to: '2020-08-01' } });
     const loaded = await loadStrategy(join(ROOT, 'strategies/sma-cross.ts'), ['instrument=EUR_USD', 'granularity=H1']);
-    const { fileSource } = await import('../src/cli/data.ts');
+    const { fileSource } = await import('../src/app/sources.ts');
     const instruments = loadInstruments();
     await expect(runBacktest({ loaded, config, instruments, candles: fileSource(join(FX, 'jtang-oanda-mid-csv/EUR_USD_H1.csv'), undefined, config, instruments), log: silent })).rejects.toThrow(/holds mid prices only: a backtest on it needs a spread model: --spread fixed/);
   });
@@ -344,7 +344,7 @@ describe.skipIf(!HAS_SHARED)('fxflow data import (the command)', () => {
 
 describe('spread models on one-sided data', () => {
   it('fixed: bid-only data keeps its bid and the ask goes above it; mid data is centred', async () => {
-    const { withSpread } = await import('../src/cli/backtest.ts');
+    const { withSpread } = await import('../src/app/backtest.ts');
     const c: Candle = { kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: 0, at: 3_600_000, bo: 1.1, bh: 1.102, bl: 1.099, bc: 1.101, ao: 1.1, ah: 1.102, al: 1.099, ac: 1.101, volume: 0, complete: true };
     const data = { catalog: '', spread: 'fixed' as const, spreadPips: 1.5 };
     const snap = (x: number): number => Math.round(x * 1e5) / 1e5;

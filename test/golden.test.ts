@@ -2,9 +2,9 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../src/adapters/catalog/catalog.ts';
 import { syntheticCandles } from '../src/adapters/catalog/synthetic.ts';
-import { runBacktest, type BacktestResult } from '../src/cli/backtest.ts';
-import { loadConfig } from '../src/cli/config.ts';
-import { loadStrategy } from '../src/cli/load-strategy.ts';
+import { runBacktest, type BacktestResult } from '../src/app/backtest.ts';
+import { loadConfig } from '../src/app/config.ts';
+import { loadStrategy } from '../src/app/load-strategy.ts';
 import { loadInstruments } from '../src/domain/instrument.ts';
 import { amount, formatAmount } from '../src/domain/money.ts';
 import { formatSummary } from '../src/engine/report.ts';
@@ -460,7 +460,7 @@ describe('closed trades kept or only streamed', () => {
     const { mkdtempSync, readFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
-    const { tradesCsv } = await import('../src/cli/backtest.ts');
+    const { tradesCsv } = await import('../src/app/backtest.ts');
     const config = loadConfig(undefined, {});
     const loaded = await loadStrategy(resolve(import.meta.dirname, '../strategies/breakout-tpsl.ts'), ['instrument=EUR_USD', 'granularity=H1']);
     const go = (keepTrades: boolean, runDir: string): Promise<BacktestResult> =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runBacktest } from '../src/cli/backtest.ts';
-import { ConfigError, loadConfig } from '../src/cli/config.ts';
+import { runBacktest } from '../src/app/backtest.ts';
+import { ConfigError, loadConfig } from '../src/app/config.ts';
 import type { Candle } from '../src/domain/candle.ts';
 import { formatSummary } from '../src/engine/report.ts';
 import { loadInstruments } from '../src/domain/instrument.ts';

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newNotices, openCandles, openTicks } from '../src/adapters/catalog/formats.ts';
-import { runBacktest } from '../src/cli/backtest.ts';
-import { loadConfig } from '../src/cli/config.ts';
-import { fileSource } from '../src/cli/data.ts';
-import { loadStrategy } from '../src/cli/load-strategy.ts';
+import { runBacktest } from '../src/app/backtest.ts';
+import { loadConfig } from '../src/app/config.ts';
+import { fileSource } from '../src/app/sources.ts';
+import { loadStrategy } from '../src/app/load-strategy.ts';
 import { loadInstruments } from '../src/domain/instrument.ts';
 import type { Candle } from '../src/domain/candle.ts';
 import { FX, HAS_SHARED, warnIfNoShared } from './shared.ts';

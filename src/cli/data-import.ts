@@ -8,7 +8,7 @@ import {
 import type { Candle } from '../domain/candle.ts';
 import { isGranularity, type Alignment, type Granularity } from '../domain/granularity.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
-import { parseDate } from './config.ts';
+import { parseDate } from '../app/config.ts';
 
 export interface ImportArgs {
   readonly file?: string;

@@ -4,7 +4,7 @@ import { Catalog } from '../adapters/catalog/catalog.ts';
 import { AuthError, resolveToken } from '../adapters/v20/auth.ts';
 import { DownloadError, downloadCandles, type DownloadPrice } from '../adapters/v20/download.ts';
 import { isGranularity } from '../domain/granularity.ts';
-import { parseDate } from './config.ts';
+import { parseDate } from '../app/config.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { ProgressBar, formatCount } from './progress.ts';
 

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
-import { ROOT } from './config.ts';
+import { ROOT } from '../app/config.ts';
 
 /** `fxflow init` cannot scaffold into this folder: names it and why. */
 export class InitError extends Error {

@@ -4,14 +4,15 @@ import yargs, { type Argv } from 'yargs';
 import { DataError, openTicks } from '../adapters/catalog/index.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { formatSummary } from '../engine/report.ts';
-import { runBacktest } from './backtest.ts';
+import { runBacktest } from '../app/backtest.ts';
 import { subscriptionsOf } from '../engine/engine.ts';
-import { ROOT, loadConfig, type BacktestConfig } from './config.ts';
+import { ROOT, loadConfig, type BacktestConfig } from '../app/config.ts';
 import { authCommand } from './auth.ts';
-import { dataCatalog, dataCommand, fileSource } from './data.ts';
+import { dataCommand } from './data.ts';
+import { dataCatalog, fileSource } from '../app/sources.ts';
 import { parseAlignment } from './data-import.ts';
 import { describeError } from './errors.ts';
-import { loadStrategy } from './load-strategy.ts';
+import { loadStrategy } from '../app/load-strategy.ts';
 import { initProject } from './init.ts';
 import { typeCheckStrategy } from './type-check.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
@@ -20,7 +21,7 @@ import { optimize, optimizeCommand, type OptimizeArgs } from './optimize.ts';
 import { walkforward, walkforwardCommand, type WalkForwardArgs } from './walkforward.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { compareCommand, reportCommand, runCompare, runReport } from './report.ts';
-import { makeRunDir } from './line-file.ts';
+import { makeRunDir } from '../app/line-file.ts';
 import { ProgressBar, formatCount } from './progress.ts';
 
 interface BacktestArgs {

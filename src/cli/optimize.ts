@@ -10,9 +10,9 @@ import { buildSpace, SpaceError } from '../research/space.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { catalogSourceHash, fileSourceHash } from '../research/series-cache.ts';
 import { canonical, runSweep, sha256, sweepHashes, type RankedTrial, type SweepResult } from '../research/sweep.ts';
-import { ROOT, loadConfig, parseDate, readJsonFile, type BacktestConfig } from './config.ts';
-import { dataCatalog, fileSource } from './data.ts';
-import { loadStrategy, StrategyLoadError } from './load-strategy.ts';
+import { ROOT, loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app/config.ts';
+import { dataCatalog, fileSource } from '../app/sources.ts';
+import { loadStrategy, StrategyLoadError } from '../app/load-strategy.ts';
 import { formatCount } from './progress.ts';
 
 export interface OptimizeArgs {

@@ -8,7 +8,7 @@ import { loadInstruments } from '../domain/instrument.ts';
 import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
 import type { RiskLimits } from '../runner/risk.ts';
 import { RunnerError } from '../runner/errors.ts';
-import { loadStrategy } from './load-strategy.ts';
+import { loadStrategy } from '../app/load-strategy.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
 import type { LiveStatus } from '../report/live-status.ts';
 

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StrategyLoadError } from './load-strategy.ts';
+import { StrategyLoadError } from '../app/load-strategy.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PACKAGE_JSON = join(ROOT, 'package.json');
@@ -46,7 +46,7 @@ export function typeCheckStrategy(file: string): string | undefined {
     // strategy either way).
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
-    // As at run time (src/cli/resolve-fallback.mjs): 'fxflow' and fxflow's packages resolve for a
+    // As at run time (src/app/resolve-fallback.mjs): 'fxflow' and fxflow's packages resolve for a
     // strategy outside the repository.
     paths: {
       fxflow: [join(ROOT, 'src/strategy/api.ts')],

@@ -5,8 +5,8 @@ import { loadSweepData } from '../research/sweep-data.ts';
 import { canonical, sha256, sweepHashes } from '../research/sweep.ts';
 import { SpaceError } from '../research/space.ts';
 import { parseSpan, runWalkForward, windows, WalkForwardError, type WalkForwardResult } from '../research/walkforward.ts';
-import { ROOT, parseDate } from './config.ts';
-import { dataCatalog, fileSource } from './data.ts';
+import { ROOT, parseDate } from '../app/config.ts';
+import { dataCatalog, fileSource } from '../app/sources.ts';
 import { cacheFor, optimizeCommand, prepare, type OptimizeArgs } from './optimize.ts';
 
 export interface WalkForwardArgs extends OptimizeArgs {

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Params } from '../strategy/api.ts';
-import type { BacktestConfig } from '../cli/config.ts';
+import type { BacktestConfig } from '../app/config.ts';
 import type { SharedSeries } from './shared-series.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './worker.ts';
 

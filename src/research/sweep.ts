@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ParamValue, Params } from '../strategy/api.ts';
-import type { BacktestConfig } from '../cli/config.ts';
+import type { BacktestConfig } from '../app/config.ts';
 import { objectiveValue, type ObjectiveFn, type ObjectiveName, type TrialMetrics } from './metrics.ts';
 import { deflatedSharpe, pboCscv, sharpePerPeriod, type DeflatedSharpe, type Pbo } from './overfit.ts';
 import { WorkerPool } from './pool.ts';

@@ -1,11 +1,9 @@
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { Params } from '../strategy/api.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
-// The backtest composition still lives in the CLI; when it moves to its own layer (the library's
-// `backtest()`), this import is the one line to change.
-import { runBacktest } from '../cli/backtest.ts';
-import type { BacktestConfig } from '../cli/config.ts';
-import type { LoadedStrategy } from '../cli/load-strategy.ts';
+import { runBacktest } from '../app/backtest.ts';
+import type { BacktestConfig } from '../app/config.ts';
+import type { LoadedStrategy } from '../app/load-strategy.ts';
 import { dailyReturns, trialMetrics, type TrialMetrics } from './metrics.ts';
 import { seriesBatches, type SharedSeries } from './shared-series.ts';
 

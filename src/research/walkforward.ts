@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DateTime } from 'luxon';
 import type { ParamValue } from '../strategy/api.ts';
-import type { BacktestConfig } from '../cli/config.ts';
+import type { BacktestConfig } from '../app/config.ts';
 import type { TrialMetrics } from './metrics.ts';
 import { objectiveValue } from './metrics.ts';
 import { sharpePerPeriod } from './overfit.ts';

@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadInstruments } from '../domain/instrument.ts';
 import type { Params } from '../strategy/api.ts';
-import type { BacktestConfig } from '../cli/config.ts';
-import { loadStrategy } from '../cli/load-strategy.ts';
+import type { BacktestConfig } from '../app/config.ts';
+import { loadStrategy } from '../app/load-strategy.ts';
 import type { SharedSeries } from './shared-series.ts';
 import { runTrial } from './trial.ts';
 

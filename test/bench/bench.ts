@@ -38,10 +38,10 @@ import type { Candle } from '../../src/domain/candle.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
 import { SimBroker } from '../../src/adapters/sim/broker.ts';
 import type { OrderIntent } from '../../src/domain/intents.ts';
-import { runBacktest } from '../../src/cli/backtest.ts';
+import { runBacktest } from '../../src/app/backtest.ts';
 import { weekendClosure } from '../../src/domain/new-york.ts';
-import { loadConfig } from '../../src/cli/config.ts';
-import { loadStrategy } from '../../src/cli/load-strategy.ts';
+import { loadConfig } from '../../src/app/config.ts';
+import { loadStrategy } from '../../src/app/load-strategy.ts';
 import { tuneV8 } from '../../src/cli/v8-tuning.ts';
 import { benchLatency } from './latency.ts';
 

@@ -21,13 +21,13 @@ export interface LoadedStrategy {
   readonly params: Params;
 }
 
-/** fxflow's own package.json (this file is src/cli/load-strategy.ts). */
+/** fxflow's own package.json (this file is src/app/load-strategy.ts). */
 const PACKAGE_JSON = resolve(dirname(fileURLToPath(import.meta.url)), '../../package.json');
 let fallbackRegistered = false;
 
 /**
  * Lets strategies outside the repository import `fxflow` and the packages fxflow installs: a bare
- * import their own folder cannot resolve is resolved from fxflow's package (src/cli/resolve-fallback.mjs).
+ * import their own folder cannot resolve is resolved from fxflow's package (src/app/resolve-fallback.mjs).
  * Registered once per process, before the first strategy is imported.
  */
 function registerFallback(): void {
