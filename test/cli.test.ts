@@ -201,7 +201,7 @@ export default defineStrategy({
     writeFileSync(csv, ['time,o,h,l,c,volume', '2024-03-01T10:00:00Z,1.1,1.101,1.099,1.1005,10', '2024-03-01T11:00:00Z,1.1005,1.102,1.1,1.101,12', ''].join('\n'));
     const empty = await fxflow('backtest', 'strategies/sma-cross.ts', '--data', csv, '--from', '2024-04-01', '--to', '2024-05-01', '--no-save');
     expect(empty.code).toBe(1);
-    expect(empty.stderr.trim()).toBe(`fxflow: ${csv}: no data for EUR_USD:H1:M between 2024-04-01 and 2024-05-01: check --instrument, --granularity, --from and --to against what it holds`);
+    expect(empty.stderr.trim()).toBe(`fxflow: ${csv}: no data for EUR_USD:H1:M between 2024-04-01 and 2024-05-01: check --instrument, --granularity, --from and --to (run.instrument, run.granularity, run.from, run.to) against what it holds`);
     // A period that overlaps what is held runs on what is there.
     const overlap = await fxflow('backtest', 'strategies/sma-cross.ts', '--from', '2023-12-20', '--to', '2024-01-10', '--no-save');
     expect(overlap.code).toBe(0);

@@ -273,7 +273,7 @@ export function parseDate(s: string): number {
 }
 
 /** Loads config/default.json, merges the user's file and the flag overrides, and validates the result. */
-export function loadConfig(userFile?: string, overrides: Json = {}): BacktestConfig {
+export function loadConfig(userFile?: string, overrides: Json = {}, overridesSource = 'command-line flags'): BacktestConfig {
   const defaultsPath = resolve(ROOT, 'config/default.json');
   let merged = readJsonFile(defaultsPath);
   let source = defaultsPath;
@@ -286,7 +286,7 @@ export function loadConfig(userFile?: string, overrides: Json = {}): BacktestCon
   }
   if (isObj(overrides) && Object.keys(overrides).length > 0) {
     merged = mergeJson(merged, overrides);
-    source = 'command-line flags';
+    source = overridesSource;
     try {
       return validateConfig(merged, source);
     } catch (e) {
@@ -294,7 +294,7 @@ export function loadConfig(userFile?: string, overrides: Json = {}): BacktestCon
       if (!(e instanceof ConfigError)) throw e;
       const [section, key] = e.field.split('.') as [string, string | undefined];
       const given = isObj(overrides[section]) && key !== undefined && key in (overrides[section] as Obj);
-      const flag = FLAGS[e.field];
+      const flag = overridesSource === 'command-line flags' ? FLAGS[e.field] : undefined;
       if (!given || flag === undefined) throw e;
       throw new ConfigError(source, `${flag} (${e.field})`, e.message.slice(`${source}: ${e.field} `.length));
     }

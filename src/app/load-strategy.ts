@@ -81,6 +81,18 @@ export async function loadStrategy(path: string, overrides: readonly string[] = 
   let d = mod.default as Record<string, unknown> | undefined;
   // A module loaded as CommonJS interop wraps its exports once more.
   if (d && typeof d === 'object' && !('params' in d) && 'default' in d) d = d.default as Record<string, unknown> | undefined;
+  return checkStrategy(path, file, d, overrides, file.replace(/^.*[\\/]/, '').replace(/\.[cm]?[jt]s$/, ''));
+}
+
+/**
+ * A strategy object given directly (a script's `defineStrategy({ ... })`, not a file): the same
+ * checks as a module's default export. `label` names it in errors.
+ */
+export function strategyFromObject(strategy: unknown, overrides: readonly string[] = [], label = '(strategy object)'): LoadedStrategy {
+  return checkStrategy(label, label, strategy, overrides, 'strategy');
+}
+
+function checkStrategy(path: string, file: string, d: unknown, overrides: readonly string[], defaultName: string): LoadedStrategy {
   const s = d as Partial<Strategy<Params, unknown>> | undefined;
   if (!s || typeof s !== 'object' || (s.params === undefined && s.subscribe === undefined)) {
     const found = s && typeof s === 'object' ? Object.keys(s).filter((k) => k !== 'default') : [];
@@ -103,7 +115,7 @@ export async function loadStrategy(path: string, overrides: readonly string[] = 
     }
   }
   const params = applyParams(path, s.params as Params, overrides);
-  const name = s.name ?? file.replace(/^.*[\\/]/, '').replace(/\.[cm]?[jt]s$/, '');
+  const name = s.name ?? defaultName;
   return { file, name, strategy: s as Strategy<Params, unknown>, params };
 }
 

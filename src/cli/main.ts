@@ -1,18 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
 import yargs, { type Argv } from 'yargs';
-import { DataError, openTicks } from '../adapters/catalog/index.ts';
-import { loadInstruments } from '../domain/instrument.ts';
-import { formatSummary } from '../engine/report.ts';
-import { runBacktest } from '../app/backtest.ts';
-import { subscriptionsOf } from '../engine/engine.ts';
-import { ROOT, loadConfig, type BacktestConfig } from '../app/config.ts';
+import { ROOT, loadConfig } from '../app/config.ts';
+import { backtest, runJson, runText } from '../app/library.ts';
 import { authCommand } from './auth.ts';
 import { dataCommand } from './data.ts';
-import { dataCatalog, fileSource } from '../app/sources.ts';
 import { parseAlignment } from './data-import.ts';
 import { describeError } from './errors.ts';
-import { loadStrategy } from '../app/load-strategy.ts';
 import { initProject } from './init.ts';
 import { typeCheckStrategy } from './type-check.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
@@ -21,7 +16,6 @@ import { optimize, optimizeCommand, type OptimizeArgs } from './optimize.ts';
 import { walkforward, walkforwardCommand, type WalkForwardArgs } from './walkforward.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { compareCommand, reportCommand, runCompare, runReport } from './report.ts';
-import { makeRunDir } from '../app/line-file.ts';
 import { ProgressBar, formatCount } from './progress.ts';
 
 interface BacktestArgs {
@@ -82,91 +76,45 @@ function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | 
   return o;
 }
 
-function runId(name: string): string {
-  const t = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `${t}-${name}-${process.pid}`;
-}
-
-async function backtest(a: BacktestArgs): Promise<void> {
-  const config: BacktestConfig = loadConfig(a.config, flagOverrides(a));
-  const instruments = loadInstruments();
-  const overrides = (a.param ?? []).map(String);
+async function backtestCommand(a: BacktestArgs): Promise<void> {
+  // The flags as a config (over --config's file), params and data; the library call does the rest.
+  const config = loadConfig(a.config, flagOverrides(a));
   // tsx runs TypeScript without checking its types: a type error is found here, with its place.
   if (a.typecheck !== false && existsSync(a.strategy)) {
     const warning = typeCheckStrategy(resolve(a.strategy));
     if (warning !== undefined) process.stderr.write(`fxflow: warning: ${warning}\n`);
   }
-  // The run's instrument and granularity reach strategies that declare them as params.
-  const probe = await loadStrategy(a.strategy, []);
-  const implicit: string[] = [];
-  if ('instrument' in probe.strategy.params && !overrides.some((p) => p.startsWith('instrument='))) implicit.push(`instrument=${config.run.instrument}`);
-  if ('granularity' in probe.strategy.params && !overrides.some((p) => p.startsWith('granularity='))) implicit.push(`granularity=${config.run.granularity}`);
-  const loaded = await loadStrategy(a.strategy, [...implicit, ...overrides]);
-
-  // A --data file holds one instrument, so conversion prices can only come from the catalog.
-  const source = a.data
-    ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false, origin: () => ({ source: resolve(a.data!), sides: 'unknown', synthetic: false }) }
-    : await dataCatalog(resolve(ROOT, config.data.catalog), parseAlignment(a.dailyAlignment ?? 17, a.alignmentTimezone ?? 'America/New_York', a.weeklyAlignment ?? 'Friday'));
-  const save = a.save !== false;
-  const runDir = save ? join(resolve(config.run.runsDir), runId(loaded.name)) : undefined;
-  // The run folder first, so a bad --runs-dir is one clear message before anything is written.
-  if (runDir) makeRunDir(runDir);
-  const log = createLogger(runDir ? { file: join(runDir, 'log.jsonl'), isoTime: true } : { level: 'warn' });
-  const bar = new ProgressBar(`backtest ${loaded.name}`);
-  const result = await runBacktest({
-    loaded,
-    config,
-    instruments,
-    candles: source.candles,
-    available: source.available,
-    ...(a.ticks ? { ticks: (req: { instrument: string; from: number; to: number }) => openTicks(resolve(a.ticks!), req) } : {}),
-    log: log.child({ component: 'strategy', strategy: loaded.name }),
+  const data = a.data !== undefined
+    ? { file: a.data, ...(a.format !== undefined ? { format: a.format } : {}) }
+    : { catalog: config.data.catalog, alignment: parseAlignment(a.dailyAlignment ?? 17, a.alignmentTimezone ?? 'America/New_York', a.weeklyAlignment ?? 'Friday') };
+  let bar: ProgressBar | undefined;
+  let log: Logger | undefined;
+  const run = await backtest(a.strategy, (a.param ?? []).map(String), data, config, {
+    ...(a.ticks !== undefined ? { ticks: a.ticks } : {}),
+    save: a.save !== false,
     keepTransactions: a.json === true,
-    origin: source.origin,
     strictData: a.strictData === true,
     onHole: (h) => process.stderr.write(`warning: ${h.instrument} ${h.granularity} has no data from ${h.from} to ${h.to} (${h.openHours} h of open market): the backtest runs on across it (--strict-data stops instead)\n`),
-    ...(runDir ? { runDir } : {}),
-    onProgress: (f, n) => bar.update(f, n),
+    onStart: (loaded) => (bar = new ProgressBar(`backtest ${loaded.name}`)),
+    onProgress: (f, n) => bar?.update(f, n),
+    log: (runDir, name) => {
+      log = createLogger(runDir ? { file: join(runDir, 'log.jsonl'), isoTime: true } : { level: 'warn' });
+      return log.child({ component: 'strategy', strategy: name });
+    },
+  }).finally(async () => {
+    bar?.done();
+    if (log) await flushLogger(log);
   });
-  bar.done();
-  await flushLogger(log);
-  if (result.engine.events === 0) {
-    // Nothing to trade on: a report of zeros would hide it.
-    const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
-    const wanted = [...(subs.candles ?? []), ...(subs.ticks ?? []).map((t) => `${t} ticks`)].join(', ');
-    throw new DataError(
-      a.data !== undefined ? resolve(a.data) : resolve(ROOT, config.data.catalog),
-      0,
-      '',
-      `no data for ${wanted} between ${config.run.from} and ${config.run.to}: check --instrument, --granularity, --from and --to against what it holds${a.data !== undefined ? '' : ' (`fxflow data list`)'}`,
-    );
-  }
   if (a.json) {
-    process.stdout.write(
-      `${JSON.stringify({
-        strategy: loaded.name,
-        params: loaded.params,
-        config,
-        summary: result.summary,
-        data: result.data,
-        transactions: result.transactions,
-        trades: result.trades.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: new Date(t.closeTime).toISOString() })),
-        openAtEnd: result.openAtEnd.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: Number.isFinite(t.closeTime) ? new Date(t.closeTime).toISOString() : null })),
-        equity: result.equity.map((e) => ({ time: new Date(e.time).toISOString(), balance: e.balance, nav: e.nav })),
-        engine: result.engine,
-        runDir: result.runDir ?? null,
-      })}\n`,
-    );
+    process.stdout.write(`${JSON.stringify(runJson(run))}\n`);
     return;
   }
-  const params = Object.entries(loaded.params).map(([k, v]) => `${k}=${v}`).join(' ');
-  const text = formatSummary(result.summary, `${loaded.name}  ${params}`);
-  const speed = `${formatCount(result.engine.events)} events in ${(result.wallMs / 1000).toFixed(2)} s (${formatCount(result.engine.events / (result.wallMs / 1000))}/s)`;
+  const text = runText(run);
+  const speed = `${formatCount(run.engine.events)} events in ${(run.wallMs / 1000).toFixed(2)} s (${formatCount(run.engine.events / (run.wallMs / 1000))}/s)`;
   process.stdout.write(`${text}\n${speed}\n`);
-  if (result.runDir) {
-    const { writeFileSync } = await import('node:fs');
-    writeFileSync(join(result.runDir, 'report.txt'), `${text}\n${speed}\n`);
-    process.stdout.write(`Run saved in ${result.runDir}\n`);
+  if (run.runDir) {
+    writeFileSync(join(run.runDir, 'report.txt'), `${text}\n${speed}\n`);
+    process.stdout.write(`Run saved in ${run.runDir}\n`);
   }
 }
 
@@ -212,7 +160,7 @@ export function cli(argv: string[]): Argv {
           .example('$0 backtest strategies/sma-cross.ts', 'SMA crossover on the bundled EUR_USD H1 sample (2024)')
           .example('$0 backtest strategies/sma-cross.ts --config config/classic.json --param longOnly=true', 'The classic reference configuration')
           .example('$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json', 'JSON report with every transaction'),
-      async (a) => backtest(a as unknown as BacktestArgs),
+      async (a) => backtestCommand(a as unknown as BacktestArgs),
     )
     .command(
       'init <dir>',

@@ -1,0 +1,232 @@
+import { join, resolve } from 'node:path';
+import { DataError } from '../adapters/catalog/index.ts';
+import type { Candle } from '../domain/candle.ts';
+import type { Alignment, Granularity } from '../domain/granularity.ts';
+import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
+import type { Tick } from '../domain/tick.ts';
+import { subscriptionsOf } from '../engine/engine.ts';
+import { formatSummary } from '../engine/report.ts';
+import { openTicks } from '../adapters/catalog/index.ts';
+import type { ParamValue, Params, Strategy, StrategyLogger } from '../strategy/api.ts';
+import { runBacktest, type BacktestResult, type CandleSourceFactory, type DataHole, type SeriesOrigin } from './backtest.ts';
+import { ConfigError, ROOT, loadConfig, type BacktestConfig } from './config.ts';
+import { makeRunDir } from './line-file.ts';
+import { applyParams, loadStrategy, strategyFromObject, type LoadedStrategy } from './load-strategy.ts';
+import { dataCatalog, fileSource } from './sources.ts';
+
+/** A strategy module's path, or the strategy object itself (what `defineStrategy` returns). */
+export type StrategyInput = string | Strategy<any, any>;
+
+/** Param overrides by name (`{ fast: 10 }`), or `name=value` strings as `--param` takes them. */
+export type ParamsInput = Readonly<Record<string, ParamValue>> | readonly string[];
+
+/**
+ * Where the candles come from: a catalog folder (a string, or `{ catalog }` with the alignment of the
+ * D/W/M candles it builds from finer ones), one file or folder in a supported format (`{ file }`, as
+ * `--data`), or the candles themselves (any order of series; each series in time order). Default:
+ * the config's `data.catalog`.
+ */
+export type DataInput =
+  | string
+  | { readonly catalog: string; readonly alignment?: Alignment }
+  | { readonly file: string; readonly format?: string }
+  | readonly Candle[];
+
+type Section = Readonly<Record<string, string | number | boolean | readonly number[] | null>>;
+
+/**
+ * The configuration: a JSON file's path (merged over config/default.json, as `--config`), or
+ * sections merged over the defaults (`{ run: { from: '2024-01-01' }, account: { initialBalance: '5000' } }`),
+ * optionally over a file (`extends`). A full `BacktestConfig` is accepted as it is.
+ */
+export type ConfigInput = string | (Readonly<Record<string, Section | undefined>> & { readonly extends?: string }) | BacktestConfig;
+
+/** How the call runs (all optional). */
+export interface BacktestCallOptions {
+  /** A tick file or folder, for strategies that subscribe to ticks or for `fill.path` "exact". */
+  readonly ticks?: string;
+  /** Save a run folder (summary.json, transactions.jsonl, trades.csv, equity.csv, report.html…): `true` for a new folder under `run.runsDir`, or the folder. Default: nothing is written. */
+  readonly save?: boolean | string;
+  /** Keep every transaction and closed trade in the result (default true; false for long runs, whose summary counts them anyway). */
+  readonly keepTransactions?: boolean;
+  /** The strategy's logger, or a function given the run folder (when saving) and the strategy's name that makes one. Default: warnings and errors on stderr. */
+  readonly log?: StrategyLogger | ((runDir: string | undefined, name: string) => StrategyLogger);
+  /** Stop at the first hole in the data beyond weekends and holidays (default: list them in `data` and run on). */
+  readonly strictData?: boolean;
+  readonly onHole?: (h: DataHole) => void;
+  readonly onProgress?: (fraction: number, events: number) => void;
+  /** Called once the strategy is loaded and its params are known, before the run (the CLI names its progress bar). */
+  readonly onStart?: (loaded: LoadedStrategy) => void;
+}
+
+/** What a backtest returns: the CLI prints this (as text, or as JSON with `--json`). */
+export interface BacktestRun extends BacktestResult {
+  /** The strategy's name. */
+  readonly strategy: string;
+  readonly params: Params;
+  /** The configuration it ran with, every default filled in. */
+  readonly config: BacktestConfig;
+}
+
+/**
+ * Runs one backtest: the library's core call, which `fxflow backtest`, the optimiser's trials and
+ * scripts all compose.
+ *
+ * ```ts
+ * import { backtest } from 'fxflow';
+ * const run = await backtest('strategies/sma-cross.ts', { fast: 10 }, 'data/catalog', { run: { from: '2024-01-01', to: '2024-07-01' } });
+ * console.log(run.summary.netPL, run.summary.trades);
+ * ```
+ *
+ * The strategy's `instrument` and `granularity` params, when it declares them and `params` does
+ * not set them, come from the config's `run.instrument` and `run.granularity` (as with the CLI).
+ * Errors are the CLI's: a StrategyLoadError, ConfigError or DataError naming the file, field or
+ * param and how to fix it.
+ */
+export async function backtest(strategy: StrategyInput, params: ParamsInput = {}, data?: DataInput, config: ConfigInput = {}, options: BacktestCallOptions = {}): Promise<BacktestRun> {
+  const cfg = resolveConfig(config);
+  const instruments = loadInstruments();
+  const overrides = paramStrings(params);
+  const probe = typeof strategy === 'string' ? await loadStrategy(strategy, []) : strategyFromObject(strategy, []);
+  // The run's instrument and granularity reach strategies that declare them as params.
+  const implicit: string[] = [];
+  const declared = probe.strategy.params;
+  if ('instrument' in declared && !overrides.some((p) => p.startsWith('instrument='))) implicit.push(`instrument=${cfg.run.instrument}`);
+  if ('granularity' in declared && !overrides.some((p) => p.startsWith('granularity='))) implicit.push(`granularity=${cfg.run.granularity}`);
+  const loaded: LoadedStrategy = { ...probe, params: applyParams(typeof strategy === 'string' ? strategy : probe.file, declared, [...implicit, ...overrides]) };
+  options.onStart?.(loaded);
+
+  const source = await candleSource(data, cfg, instruments);
+  const runDir = options.save === true ? join(resolve(cfg.run.runsDir), runId(loaded.name)) : typeof options.save === 'string' ? resolve(options.save) : undefined;
+  // The run folder first, so a bad folder is one clear message before anything is written.
+  if (runDir) makeRunDir(runDir);
+  const log = typeof options.log === 'function' ? options.log(runDir, loaded.name) : (options.log ?? STDERR_LOG);
+  const ticks = options.ticks;
+  const result = await runBacktest({
+    loaded,
+    config: cfg,
+    instruments,
+    candles: source.candles,
+    available: source.available,
+    origin: source.origin,
+    ...(ticks !== undefined ? { ticks: (req: { instrument: string; from: number; to: number }): AsyncIterable<readonly Tick[]> => openTicks(resolve(ticks), req) } : {}),
+    log,
+    keepTransactions: options.keepTransactions !== false,
+    strictData: options.strictData === true,
+    ...(options.onHole ? { onHole: options.onHole } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    ...(runDir ? { runDir } : {}),
+  });
+  if (result.engine.events === 0) {
+    // Nothing to trade on: a report of zeros would hide it.
+    const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
+    const wanted = [...(subs.candles ?? []), ...(subs.ticks ?? []).map((t) => `${t} ticks`)].join(', ');
+    throw new DataError(source.where, 0, '', `no data for ${wanted} between ${cfg.run.from} and ${cfg.run.to}: check --instrument, --granularity, --from and --to (run.instrument, run.granularity, run.from, run.to) against what it holds${source.kind === 'catalog' ? ' (`fxflow data list`)' : ''}`);
+  }
+  return { ...result, strategy: loaded.name, params: loaded.params, config: cfg };
+}
+
+/** The configuration a ConfigInput describes, validated (errors name the file or field). */
+export function resolveConfig(config: ConfigInput): BacktestConfig {
+  if (typeof config === 'string') return loadConfig(config);
+  const { extends: file, ...sections } = config as Record<string, unknown> & { extends?: string };
+  if (file !== undefined && typeof file !== 'string') throw new ConfigError('the config given to backtest()', 'extends', 'must be the path of a JSON config file');
+  return loadConfig(file, sections as Parameters<typeof loadConfig>[1], 'the config given to backtest()');
+}
+
+/** The run as the JSON document `fxflow backtest --json` prints (times as RFC 3339 strings). */
+export function runJson(run: BacktestRun): Record<string, unknown> {
+  return {
+    strategy: run.strategy,
+    params: run.params,
+    config: run.config,
+    summary: run.summary,
+    data: run.data,
+    transactions: run.transactions,
+    trades: run.trades.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: new Date(t.closeTime).toISOString() })),
+    openAtEnd: run.openAtEnd.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: Number.isFinite(t.closeTime) ? new Date(t.closeTime).toISOString() : null })),
+    equity: run.equity.map((e) => ({ time: new Date(e.time).toISOString(), balance: e.balance, nav: e.nav })),
+    engine: run.engine,
+    runDir: run.runDir ?? null,
+  };
+}
+
+/** The run's report as `fxflow backtest` prints it (figures, costs, data; without the speed line). */
+export function runText(run: BacktestRun): string {
+  const params = Object.entries(run.params).map(([k, v]) => `${k}=${v}`).join(' ');
+  return formatSummary(run.summary, `${run.strategy}  ${params}`);
+}
+
+function paramStrings(params: ParamsInput): string[] {
+  if (Array.isArray(params)) return params.map(String);
+  return Object.entries(params as Readonly<Record<string, ParamValue>>).map(([k, v]) => `${k}=${String(v)}`);
+}
+
+function runId(name: string): string {
+  const t = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${t}-${name}-${process.pid}`;
+}
+
+interface Source {
+  readonly candles: CandleSourceFactory;
+  readonly available: (instrument: string, granularity: Granularity) => boolean;
+  readonly origin: (instrument: string, granularity: Granularity) => SeriesOrigin;
+  readonly kind: 'catalog' | 'file' | 'memory';
+  /** Named in errors. */
+  readonly where: string;
+}
+
+async function candleSource(data: DataInput | undefined, config: BacktestConfig, instruments: InstrumentRegistry): Promise<Source> {
+  if (data === undefined || typeof data === 'string' || (!Array.isArray(data) && 'catalog' in (data as object))) {
+    const d = data as string | { catalog: string; alignment?: Alignment } | undefined;
+    const root = resolve(ROOT, d === undefined ? config.data.catalog : typeof d === 'string' ? d : d.catalog);
+    const c = await dataCatalog(root, typeof d === 'object' ? d.alignment : undefined);
+    return { ...c, kind: 'catalog', where: root };
+  }
+  if (!Array.isArray(data)) {
+    const f = data as { file: string; format?: string };
+    // A file holds one instrument, so conversion prices can only come from a catalog.
+    return { candles: fileSource(f.file, f.format, config, instruments), available: () => false, origin: () => ({ source: resolve(f.file), sides: 'unknown', synthetic: false }), kind: 'file', where: resolve(f.file) };
+  }
+  return memorySource(data as readonly Candle[]);
+}
+
+/** Candles given in memory: grouped by series, each checked to be in time order. */
+function memorySource(candles: readonly Candle[]): Source {
+  const bySeries = new Map<string, Candle[]>();
+  for (let i = 0; i < candles.length; i++) {
+    const c = candles[i]!;
+    const key = `${c.instrument}:${c.granularity}`;
+    let list = bySeries.get(key);
+    if (!list) bySeries.set(key, (list = []));
+    const last = list[list.length - 1];
+    if (last !== undefined && !(c.time > last.time)) {
+      throw new DataError('(candles given to backtest())', i + 1, 'time', `${key} candle #${i + 1} at ${new Date(c.time).toISOString()} is not after the one before it (${new Date(last.time).toISOString()}): give each series in time order, without duplicates`);
+    }
+    list.push(c);
+  }
+  return {
+    candles: (req) => {
+      const list = bySeries.get(`${req.instrument}:${req.granularity}`) ?? [];
+      let lo = 0;
+      while (lo < list.length && list[lo]!.time < req.from) lo++;
+      let hi = lo;
+      while (hi < list.length && list[hi]!.time < req.to) hi++;
+      return (async function* () {
+        for (let i = lo; i < hi; i += 4096) yield list.slice(i, Math.min(hi, i + 4096));
+      })();
+    },
+    available: (i, g) => bySeries.has(`${i}:${g}`),
+    origin: () => ({ source: '(candles given to backtest())', sides: 'unknown', synthetic: false }),
+    kind: 'memory',
+    where: '(candles given to backtest())',
+  };
+}
+
+/** Default strategy logger: warnings and errors as JSON lines on stderr, debug and info dropped. */
+const STDERR_LOG: StrategyLogger = {
+  debug() {},
+  info() {},
+  warn: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'warn', ...obj, ...(msg !== undefined ? { msg } : {}) })}\n`),
+  error: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'error', ...obj, ...(msg !== undefined ? { msg } : {}) })}\n`),
+};
