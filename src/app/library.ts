@@ -14,6 +14,10 @@ import { makeRunDir } from './line-file.ts';
 import { applyParams, loadStrategy, strategyFromObject, type LoadedStrategy } from './load-strategy.ts';
 import { dataCatalog, fileSource } from './sources.ts';
 
+export { runBacktest, withSpread, tradesCsv, equityCsv, type BacktestOptions, type BacktestResult, type CandleSourceFactory } from './backtest.ts';
+export { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
+export { ConfigError, type BacktestConfig } from './config.ts';
+
 /** A strategy module's path, or the strategy object itself (what `defineStrategy` returns). */
 export type StrategyInput = string | Strategy<any, any>;
 
@@ -179,7 +183,8 @@ interface Source {
 async function candleSource(data: DataInput | undefined, config: BacktestConfig, instruments: InstrumentRegistry): Promise<Source> {
   if (data === undefined || typeof data === 'string' || (!Array.isArray(data) && 'catalog' in (data as object))) {
     const d = data as string | { catalog: string; alignment?: Alignment } | undefined;
-    const root = resolve(ROOT, d === undefined ? config.data.catalog : typeof d === 'string' ? d : d.catalog);
+    // The config's catalog is relative to fxflow's folder (as for the CLI); a path given here, to the working folder.
+    const root = d === undefined ? resolve(ROOT, config.data.catalog) : resolve(typeof d === 'string' ? d : d.catalog);
     const c = await dataCatalog(root, typeof d === 'object' ? d.alignment : undefined);
     return { ...c, kind: 'catalog', where: root };
   }

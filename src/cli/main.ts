@@ -86,7 +86,7 @@ async function backtestCommand(a: BacktestArgs): Promise<void> {
   }
   const data = a.data !== undefined
     ? { file: a.data, ...(a.format !== undefined ? { format: a.format } : {}) }
-    : { catalog: config.data.catalog, alignment: parseAlignment(a.dailyAlignment ?? 17, a.alignmentTimezone ?? 'America/New_York', a.weeklyAlignment ?? 'Friday') };
+    : { catalog: resolve(ROOT, config.data.catalog), alignment: parseAlignment(a.dailyAlignment ?? 17, a.alignmentTimezone ?? 'America/New_York', a.weeklyAlignment ?? 'Friday') };
   let bar: ProgressBar | undefined;
   let log: Logger | undefined;
   const run = await backtest(a.strategy, (a.param ?? []).map(String), data, config, {
