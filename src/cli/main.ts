@@ -14,6 +14,7 @@ import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
 import { runCommand, runLive, type RunArgs } from './run.ts';
 import { optimize, optimizeCommand, type OptimizeArgs } from './optimize.ts';
 import { walkforward, walkforwardCommand, type WalkForwardArgs } from './walkforward.ts';
+import { worker, workerCommand, type WorkerArgs } from './worker.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { compareCommand, reportCommand, runCompare, runReport } from './report.ts';
 import { ProgressBar, formatCount } from './progress.ts';
@@ -178,6 +179,9 @@ export function cli(argv: string[]): Argv {
     .command('walkforward <strategy>', 'Optimise on rolling (or anchored) training windows, test each choice on the next period, stitch the out-of-sample results', (y) => walkforwardCommand(y), async (a) => {
       await walkforward(a as unknown as WalkForwardArgs);
     })
+    .command('worker', 'Run the trials `fxflow optimize --queue` puts in Redis, on worker threads, until stopped', (y) => workerCommand(y), async (a) => {
+      await worker(a as unknown as WorkerArgs);
+    })
     .command('data', 'Manage the local catalog of historical data', (y) => dataCommand(y), () => {})
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
     .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', (y) => runCommand(y), async (a) => runLive(a as unknown as RunArgs))
@@ -212,6 +216,7 @@ const COMMANDS: readonly (readonly [string, string])[] = [
   ['auth <command>', 'log in to OANDA with OAuth; where the token comes from'],
   ['optimize <strategy>', "sweep a strategy's params on every core"],
   ['walkforward <strategy>', 'optimise in-sample, test out-of-sample, window by window'],
+  ['worker --queue <redis>', 'run queued trials of optimize --queue (any machine)'],
   ['report <run>', "rebuild a run folder's HTML report"],
   ['compare <runs..>', 'one HTML page comparing runs'],
   ['<command> --help', 'the options of a command'],

@@ -4,7 +4,8 @@ import { tsImport } from 'tsx/esm/api';
 import type { Argv } from 'yargs';
 import { loadInstruments } from '../domain/instrument.ts';
 import { OBJECTIVES, type ObjectiveFn, type ObjectiveName } from '../research/metrics.ts';
-import { WorkerPool } from '../research/pool.ts';
+import { WorkerPool, type TrialRunner } from '../research/pool.ts';
+import { RedisTrialRunner, openRedis, parseQueueUrl } from '../research/queue.ts';
 import { SEARCHES, type SearchName } from '../research/search.ts';
 import { buildSpace, SpaceError } from '../research/space.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
@@ -46,6 +47,7 @@ export interface OptimizeArgs {
   financing?: boolean;
   commission?: string;
   runsDir?: string;
+  queue?: string;
 }
 
 /** `fxflow optimize`'s flags. */
@@ -81,6 +83,7 @@ export function optimizeCommand(y: Argv): Argv {
     .option('financing', { type: 'boolean', describe: 'Charge daily financing (--no-financing to disable)' })
     .option('commission', { type: 'string', describe: 'Commission per million units' })
     .option('runs-dir', { type: 'string', describe: 'Where sweep folders are saved (under <runs-dir>/sweeps)' })
+    .option('queue', { type: 'string', describe: 'Put the trials on a BullMQ queue in Redis (redis://HOST:PORT/DB[?name=QUEUE]) for `fxflow worker` processes on any machine; results come back to this folder' })
     .example("$0 optimize strategies/sma-cross.ts --param fast=5:50:5 --param slow=20,30,50,100 --constraint 'fast < slow'", 'Grid over fast × slow')
     .example('$0 optimize strategies/sma-cross.ts --param fast=2:60:1 --param slow=10:300:5 --search tpe --trials 200 --objective sortino', 'Adaptive search');
 }
@@ -195,8 +198,10 @@ export async function prepare(a: OptimizeArgs): Promise<{ config: BacktestConfig
 /** Loads the strategy, the space and the data, runs the sweep, prints the summary. */
 export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   const { config, instruments, loaded, space, trials, objectiveFn, workers } = await prepare(a);
+  // With --queue, Redis is checked first (one clear message when it is unreachable or too old).
+  if (a.queue !== undefined) (await openRedis(parseQueueUrl(a.queue))).disconnect();
   // Workers start now (tsx, modules, the strategy: about a second each) while the data is decoded.
-  const pool = WorkerPool.start(workers, { strategyFile: loaded.file });
+  let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file });
   pool.catch(() => {}); // a start failure surfaces when the sweep awaits the pool
   let result: SweepResult;
   let data: Awaited<ReturnType<typeof loadSweepData>>;
@@ -223,6 +228,23 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       canonical({ strategyHash, configHash, dataHash: data.dataHash, dims: space.dims, constraints: space.constraints.map((c) => c.source), base: space.base, search: a.search, seed: a.seed, trials, batch: a.batch, lag: a.lag, objective: a.objective }),
     ).slice(0, 10);
     const dir = resolve(a.out ?? join(config.run.runsDir, 'sweeps', `${loaded.name}-${sweepHash}`));
+    if (a.queue !== undefined) {
+      // The trials go to Redis; `fxflow worker` processes read this manifest, check their data against its hash, and run them.
+      pool = RedisTrialRunner.open(a.queue, {
+        sweepId: `${loaded.name}-${sweepHash}`,
+        strategyName: loaded.name,
+        strategyFile: loaded.file,
+        strategyHash,
+        config,
+        configHash,
+        dataHash: data.dataHash,
+        data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
+        subscriptionParams: space.params(space.validPoints()[0]!),
+        createdAt: new Date().toISOString(),
+      });
+      pool.catch(() => {});
+      await pool;
+    }
     result = await runSweep({
       strategyFile: loaded.file,
       strategyName: loaded.name,

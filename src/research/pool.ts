@@ -4,7 +4,20 @@ import type { BacktestConfig } from '../app/config.ts';
 import type { SharedSeries } from './shared-series.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './worker.ts';
 
-type Done = Extract<FromWorker, { type: 'done' }>;
+/** A finished trial: its figures, or why it failed. */
+export type Done = Extract<FromWorker, { type: 'done' }>;
+
+/**
+ * Where a sweep's trials run: worker threads here (WorkerPool), or a queue other machines take
+ * them from (queue.ts). `size` is how many trials it takes at once; `id` is the trial's identity.
+ */
+export interface TrialRunner {
+  readonly size: number;
+  readonly startMs: readonly number[];
+  share(series: readonly SharedSeries[]): void;
+  run(trial: number, params: Params, config: BacktestConfig, id?: string): Promise<Done>;
+  close(): Promise<void>;
+}
 
 /** A worker thread could not start (the strategy failed to load there, or the thread died). */
 export class WorkerStartError extends Error {
@@ -23,7 +36,7 @@ const BOOT = new URL('./worker-boot.mjs', import.meta.url);
  * series; trials are queued and handed to the first idle worker. A worker that dies mid-trial
  * fails that trial (with the reason) and is replaced.
  */
-export class WorkerPool {
+export class WorkerPool implements TrialRunner {
   readonly #slots: Slot[] = [];
   readonly #queue: { trial: number; params: Params; config: BacktestConfig; resolve: (d: Done) => void; reject: (e: Error) => void }[] = [];
   #closed = false;

@@ -5,7 +5,7 @@ import type { ParamValue, Params } from '../strategy/api.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import { objectiveValue, type ObjectiveFn, type ObjectiveName, type TrialMetrics } from './metrics.ts';
 import { deflatedSharpe, pboCscv, sharpePerPeriod, type DeflatedSharpe, type Pbo } from './overfit.ts';
-import { WorkerPool } from './pool.ts';
+import { WorkerPool, type TrialRunner } from './pool.ts';
 import { makeSearch, toldBefore, type SearchName } from './search.ts';
 import type { SharedSeries } from './shared-series.ts';
 import type { Space } from './space.ts';
@@ -51,7 +51,7 @@ export interface SweepOptions {
    * A pool started by the caller (e.g. before decoding the data, so the workers' start overlaps
    * it); the sweep shares the series with it and closes it. Default: started when a trial needs it.
    */
-  readonly pool?: Promise<WorkerPool>;
+  readonly pool?: Promise<TrialRunner>;
   /** Leave the pool open at the end (walk-forward reuses it across windows). */
   readonly keepPool?: boolean;
   readonly onProgress?: (p: { done: number; total: number; ran: number; failed: number; elapsedMs: number }) => void;
@@ -129,7 +129,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
   let failed = 0;
   let finished = 0;
   const queue: number[] = [];
-  let pool: WorkerPool | undefined;
+  let pool: TrialRunner | undefined;
   let inFlight = 0;
 
   const objectiveOf = (m: TrialMetrics): number => objectiveValue(o.objective, m, o.objectiveFn);
@@ -207,7 +207,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
           if (inFlight >= pool.size) break;
           const i = queue.shift()!;
           inFlight++;
-          pool.run(i, o.space.params(points[i]!), o.config).then(
+          pool.run(i, o.space.params(points[i]!), o.config, ids[i]).then(
             (m) => {
               inFlight--;
               ran++;

@@ -1,0 +1,102 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { parseDate } from '../app/config.ts';
+import { loadStrategy } from '../app/load-strategy.ts';
+import { dataCatalog, fileSource } from '../app/sources.ts';
+import { loadInstruments } from '../domain/instrument.ts';
+import { WorkerPool } from '../research/pool.ts';
+import { QueueError, startQueueWorker, type PreparedSweep, type SweepManifest } from '../research/queue.ts';
+import { catalogSourceHash } from '../research/series-cache.ts';
+import { loadSweepData } from '../research/sweep-data.ts';
+import { sha256 } from '../research/sweep.ts';
+
+export interface WorkerArgs {
+  queue: string;
+  threads?: number;
+  catalog?: string;
+  data?: string;
+  strategy?: string;
+  lockMs: number;
+}
+
+/** `fxflow worker`'s flags. */
+export function workerCommand(y: Argv): Argv {
+  return y
+    .option('queue', { type: 'string', demandOption: true, describe: 'The Redis queue `fxflow optimize --queue` fills: redis://HOST:PORT/DB[?name=QUEUE]' })
+    .option('threads', { type: 'number', describe: 'Worker threads, trials at once (default: all cores)' })
+    .option('catalog', { type: 'string', describe: "This machine's copy of the catalog (default: the coordinator's path); its data must hash the same" })
+    .option('data', { type: 'string', describe: "This machine's copy of the coordinator's --data file or folder" })
+    .option('strategy', { type: 'string', describe: "This machine's copy of the strategy file (default: the coordinator's path); its content must be the same" })
+    .option('lock-ms', { type: 'number', default: 30_000, describe: "How long a trial's lock lasts without renewal: a killed worker's trial runs again elsewhere after about this long" })
+    .example('$0 worker --queue redis://10.0.0.5:6379/0', 'Run trials of the sweeps queued on that Redis, on every core');
+}
+
+/** Loads and checks a sweep's strategy and data on this machine, and starts the worker threads. */
+async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): Promise<PreparedSweep> {
+  const file = resolve(a.strategy ?? m.strategyFile);
+  if (!existsSync(file)) throw new QueueError(`sweep ${m.sweepId}: the strategy file ${file} is not on this machine: give its copy with --strategy`);
+  const hash = sha256(readFileSync(file));
+  if (hash !== m.strategyHash) throw new QueueError(`sweep ${m.sweepId}: ${file} is not the coordinator's strategy (content hash ${hash.slice(0, 12)}…, the sweep's ${m.strategyHash.slice(0, 12)}…): the workers need the same strategy file`);
+  const loaded = await loadStrategy(file, []);
+  const instruments = loadInstruments();
+  const from = parseDate(m.config.run.from);
+  const to = parseDate(m.config.run.to);
+  let source: { candles: Parameters<typeof loadSweepData>[0]['candles']; available: (i: string, g: string) => boolean };
+  let dataPath: string;
+  let cache: Parameters<typeof loadSweepData>[0]['cache'];
+  if ('catalog' in m.data) {
+    dataPath = resolve(a.catalog ?? m.data.catalog);
+    if (!existsSync(dataPath)) throw new QueueError(`sweep ${m.sweepId}: the catalog ${dataPath} is not on this machine: give its copy with --catalog`);
+    source = await dataCatalog(dataPath);
+    const root = dataPath;
+    cache = { dir: join(root, '.cache'), sourceHash: (i, g) => catalogSourceHash(root, i, g, from, to) };
+  } else {
+    dataPath = resolve(a.data ?? m.data.file);
+    if (!existsSync(dataPath)) throw new QueueError(`sweep ${m.sweepId}: the data ${dataPath} is not on this machine: give its copy with --data`);
+    source = { candles: fileSource(dataPath, m.data.format, m.config, instruments), available: () => false };
+  }
+  const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: m.subscriptionParams, currency: m.config.account.currency, instruments, candles: source.candles, available: source.available, from, to, ...(cache ? { cache } : {}) });
+  if (data.dataHash !== m.dataHash) {
+    throw new QueueError(
+      `sweep ${m.sweepId}: the data here (${dataPath}, ${data.candles} candles) is not the coordinator's (content hash ${data.dataHash.slice(0, 12)}…, the sweep's ${m.dataHash.slice(0, 12)}…): every worker needs the same catalog; copy it, or point --catalog/--data at the same files`,
+    );
+  }
+  const pool = await WorkerPool.start(threads, { strategyFile: file });
+  pool.share(data.series);
+  process.stderr.write(`fxflow worker: sweep ${m.sweepId} (${m.strategyName}): ${data.candles} candles checked against the sweep's data hash; ${threads} thread${threads === 1 ? '' : 's'}\n`);
+  return { runner: pool, config: m.config };
+}
+
+/** Runs trials from the queue until interrupted (Ctrl-C, SIGTERM) or refused. */
+export async function worker(a: WorkerArgs): Promise<void> {
+  const threads = Math.max(1, Math.floor(a.threads ?? availableParallelism()));
+  let ran = 0;
+  const w = await startQueueWorker({
+    url: a.queue,
+    threads,
+    lockMs: a.lockMs,
+    prepare: (m) => prepareSweep(a, m, threads),
+    onTrial: (e) => {
+      ran++;
+      process.stderr.write(`fxflow worker: trial ${e.trial} of ${e.sweepId} ${e.ok ? 'done' : 'failed'} in ${(e.wallMs / 1000).toFixed(2)} s\n`);
+    },
+  });
+  process.stderr.write(`fxflow worker: waiting for trials on ${a.queue} (${threads} thread${threads === 1 ? '' : 's'}; Ctrl-C to stop)\n`);
+  const stop = (): void => {
+    void w.stop();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await w.done;
+  } catch (e) {
+    await w.stop().catch(() => {});
+    throw e;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+  process.stderr.write(`fxflow worker: stopped after ${ran} trial${ran === 1 ? '' : 's'}\n`);
+}

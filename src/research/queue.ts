@@ -1,0 +1,291 @@
+import { Queue, QueueEvents, Worker as QueueWorker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Params } from '../strategy/api.ts';
+import type { BacktestConfig } from '../app/config.ts';
+import type { Done, TrialRunner } from './pool.ts';
+
+/**
+ * Trials across machines: a sweep's trials as BullMQ jobs in Redis (BullMQ brings ioredis).
+ *
+ * - The coordinator (`fxflow optimize … --queue redis://…`) writes the sweep's manifest (strategy
+ *   file and its hash, config, data hash, where the data is) to `fxflow:<queue>:sweep`, then adds
+ *   one job per trial with the trial id as the job id: BullMQ keeps one job per id, so a trial is
+ *   queued once however often the coordinator is restarted, and its result (the job's return
+ *   value) is recorded once even when a stalled job is delivered twice.
+ * - `fxflow worker --queue redis://…` reads the manifest, checks that its strategy file and its
+ *   data hash to the same content as the coordinator's (and refuses otherwise), and runs jobs on
+ *   worker threads. A worker killed mid-trial stops renewing its lock; BullMQ's stalled check moves
+ *   the job back to the queue and another worker runs it.
+ */
+
+/** A queue problem, said once: Redis unreachable or too old, a queue busy with another sweep, a worker with other data. */
+export class QueueError extends Error {
+  readonly code = 'QUEUE' as const;
+}
+
+/** The oldest Redis BullMQ 5 supports. */
+export const MIN_REDIS = '5.0.0';
+
+export interface QueueTarget {
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly db: number;
+  readonly username?: string;
+  readonly password?: string;
+  /** The BullMQ queue's name (`?name=` in the URL; default `fxflow`). */
+  readonly name: string;
+}
+
+/** `redis://[user:password@]HOST[:PORT][/DB][?name=QUEUE]`. */
+export function parseQueueUrl(url: string): QueueTarget {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new QueueError(`--queue ${url}: not a URL; give redis://HOST:PORT/DB (e.g. redis://127.0.0.1:6379/0)`);
+  }
+  if (u.protocol !== 'redis:') throw new QueueError(`--queue ${url}: the scheme must be redis:// (got ${u.protocol}//)`);
+  const dbText = u.pathname.replace(/^\//, '') || '0';
+  const db = Number(dbText);
+  if (!Number.isInteger(db) || db < 0 || db > 15) throw new QueueError(`--queue ${url}: the database must be a number from 0 to 15 (got '${dbText}')`);
+  const port = u.port ? Number(u.port) : 6379;
+  const name = u.searchParams.get('name') ?? 'fxflow';
+  if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new QueueError(`--queue ${url}: the queue name '${name}' may hold letters, digits, '_', '.' and '-' only`);
+  return {
+    url,
+    host: u.hostname || '127.0.0.1',
+    port,
+    db,
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    name,
+  };
+}
+
+const connection = (t: QueueTarget): { host: string; port: number; db: number; username?: string; password?: string; maxRetriesPerRequest: null } => ({
+  host: t.host,
+  port: t.port,
+  db: t.db,
+  ...(t.username ? { username: t.username } : {}),
+  ...(t.password ? { password: t.password } : {}),
+  maxRetriesPerRequest: null,
+});
+
+const where = (t: QueueTarget): string => `redis://${t.host}:${t.port}/${t.db}`;
+
+const older = (a: string, b: string): boolean => {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < 3; i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) < (pb[i] ?? 0);
+  return false;
+};
+
+/**
+ * Connects once, with no retry, and checks the server: unreachable, refusing the password, or
+ * older than BullMQ supports is one QueueError. Returns a client for the manifest.
+ */
+export async function openRedis(t: QueueTarget): Promise<Redis> {
+  const client = new Redis({ ...connection(t), lazyConnect: true, connectTimeout: 5000, retryStrategy: () => null, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  let lastError: Error | undefined;
+  client.on('error', (e: Error) => (lastError = e)); // reported below, once
+  try {
+    await client.connect();
+    const info = await client.info('server');
+    const version = /redis_version:([0-9.]+)/.exec(info)?.[1] ?? '0.0.0';
+    if (older(version, MIN_REDIS)) throw new QueueError(`${where(t)} runs Redis ${version}; BullMQ needs Redis ${MIN_REDIS} or newer: upgrade it or point --queue at another server`);
+    return client;
+  } catch (e) {
+    client.disconnect();
+    if (e instanceof QueueError) throw e;
+    const err = lastError ?? (e as Error);
+    const msg = (err as NodeJS.ErrnoException).code ?? (err.message || String(err));
+    throw new QueueError(`cannot reach Redis at ${where(t)} (${msg}): start it, or check the host, port and password in --queue`);
+  }
+}
+
+/** What a worker needs to run a sweep's trials, as the coordinator wrote it. */
+export interface SweepManifest {
+  readonly sweepId: string;
+  readonly strategyName: string;
+  /** The strategy file on the coordinator's machine (a worker may be given its own path with --strategy). */
+  readonly strategyFile: string;
+  readonly strategyHash: string;
+  readonly config: BacktestConfig;
+  readonly configHash: string;
+  readonly dataHash: string;
+  /** Where the coordinator read the data: its catalog, or a --data file or folder (and format). */
+  readonly data: { readonly catalog: string } | { readonly file: string; readonly format?: string };
+  /** The params whose subscriptions decide which series are decoded (the first point of the space). */
+  readonly subscriptionParams: Params;
+  readonly createdAt: string;
+}
+
+const manifestKey = (t: QueueTarget): string => `fxflow:${t.name}:sweep`;
+
+export async function readManifest(client: Redis, t: QueueTarget): Promise<SweepManifest | undefined> {
+  const s = await client.get(manifestKey(t));
+  return s ? (JSON.parse(s) as SweepManifest) : undefined;
+}
+
+/** The job's payload and what a worker returns (BullMQ stores it as the job's return value). */
+interface TrialJob {
+  readonly sweepId: string;
+  readonly trial: number;
+  readonly params: Params;
+}
+type TrialResult = { ok: true; metrics: unknown; returns: number[]; wallMs: number } | { ok: false; error: string; wallMs: number };
+
+/**
+ * The coordinator's side: a TrialRunner whose trials are BullMQ jobs. Refuses a queue that holds
+ * unfinished trials of another sweep; a restarted coordinator of the same sweep finds its jobs
+ * (waiting, running or done) by their ids and picks up.
+ */
+export class RedisTrialRunner implements TrialRunner {
+  readonly startMs: number[] = [];
+  /** Trials put on the queue at once (the sweep's schedule still decides what is proposed). */
+  readonly size: number;
+  #closed = false;
+
+  private constructor(
+    private readonly target: TrialTargetParts,
+    depth: number,
+  ) {
+    this.size = depth;
+  }
+
+  static async open(url: string, manifest: SweepManifest, depth = 256): Promise<RedisTrialRunner> {
+    const t = parseQueueUrl(url);
+    const client = await openRedis(t);
+    const queue = new Queue<TrialJob, TrialResult>(t.name, { connection: connection(t) });
+    try {
+      const other = await readManifest(client, t);
+      if (other && other.sweepId !== manifest.sweepId) {
+        const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused');
+        const left = Object.values(c).reduce((a, b) => a + b, 0);
+        if (left > 0) {
+          throw new QueueError(
+            `the queue '${t.name}' at ${where(t)} holds ${left} unfinished trial${left === 1 ? '' : 's'} of another sweep (${other.strategyName}, ${other.sweepId}, started ${other.createdAt}): wait for it to finish, or give this sweep its own queue (${where(t)}?name=another)`,
+          );
+        }
+      }
+      await client.set(manifestKey(t), JSON.stringify(manifest));
+    } catch (e) {
+      await queue.close();
+      client.disconnect();
+      throw e;
+    }
+    const events = new QueueEvents(t.name, { connection: connection(t) });
+    await events.waitUntilReady();
+    return new RedisTrialRunner({ t, client, queue, events, sweepId: manifest.sweepId }, depth);
+  }
+
+  share(): void {
+    // The workers decode the data from their own catalog and check its hash against the manifest.
+  }
+
+  async run(trial: number, params: Params, _config: BacktestConfig, id?: string): Promise<Done> {
+    const { queue, events, sweepId } = this.target;
+    if (id === undefined) throw new Error('a queued trial needs its id');
+    const job = await queue.add('trial', { sweepId, trial, params }, { jobId: id, attempts: 1, removeOnComplete: false, removeOnFail: false });
+    try {
+      const r = (await job.waitUntilFinished(events)) as TrialResult;
+      return r.ok ? { type: 'done', trial, ok: true, metrics: r.metrics, returns: r.returns, wallMs: r.wallMs } : { type: 'done', trial, ok: false, error: r.error, wallMs: r.wallMs };
+    } catch (e) {
+      if (this.#closed) throw e;
+      // The job failed in BullMQ itself (stalled more often than allowed, or a worker refused it).
+      return { type: 'done', trial, ok: false, error: `the queue failed the trial: ${(e as Error).message}`, wallMs: 0 };
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const { queue, events, client } = this.target;
+    await Promise.allSettled([events.close(), queue.close()]);
+    client.disconnect();
+  }
+}
+
+interface TrialTargetParts {
+  readonly t: QueueTarget;
+  readonly client: Redis;
+  readonly queue: Queue<TrialJob, TrialResult>;
+  readonly events: QueueEvents;
+  readonly sweepId: string;
+}
+
+/** A sweep a worker has prepared: its trials run on `runner` (worker threads holding the strategy and the data). */
+export interface PreparedSweep {
+  readonly runner: TrialRunner;
+  readonly config: BacktestConfig;
+}
+
+export interface QueueWorkerOptions {
+  readonly url: string;
+  /** Worker threads (trials at once). */
+  readonly threads: number;
+  /** Loads the strategy and the data of a manifest, checks them, and starts the threads; throws a QueueError on a mismatch. */
+  readonly prepare: (m: SweepManifest) => Promise<PreparedSweep>;
+  /** How long a job's lock lasts without renewal (ms): a killed worker's trial runs again elsewhere after about this long. */
+  readonly lockMs?: number;
+  readonly onTrial?: (e: { sweepId: string; trial: number; ok: boolean; wallMs: number }) => void;
+  readonly onSweep?: (m: SweepManifest) => void;
+}
+
+/**
+ * Runs trials from the queue until `stop()` is called: the manifest's sweep is prepared once
+ * (and again when the coordinator starts another sweep on the same queue). A worker whose data or
+ * strategy differs from the coordinator's refuses: `done` rejects with the QueueError.
+ */
+export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: () => Promise<void>; done: Promise<void> }> {
+  const t = parseQueueUrl(o.url);
+  const client = await openRedis(t);
+  let current: { sweepId: string; ready: Promise<PreparedSweep> } | undefined;
+  let fail: (e: Error) => void = () => {};
+  let finish: () => void = () => {};
+  const done = new Promise<void>((resolve, reject) => {
+    fail = reject;
+    finish = resolve;
+  });
+  const sweepFor = async (sweepId: string): Promise<PreparedSweep> => {
+    if (current?.sweepId === sweepId) return current.ready;
+    const m = await readManifest(client, t);
+    if (!m || m.sweepId !== sweepId) throw new QueueError(`the job belongs to sweep ${sweepId}, but the queue's manifest is ${m ? `sweep ${m.sweepId}` : 'missing'}: it is left for that sweep's coordinator`);
+    const previous = current;
+    const ready = o.prepare(m);
+    current = { sweepId, ready };
+    void previous?.ready.then((p) => p.runner.close(), () => {});
+    o.onSweep?.(m);
+    return ready;
+  };
+  const lockMs = o.lockMs ?? 30_000;
+  const worker = new QueueWorker<TrialJob, TrialResult>(
+    t.name,
+    async (job: Job<TrialJob, TrialResult>) => {
+      let prepared: PreparedSweep;
+      try {
+        prepared = await sweepFor(job.data.sweepId);
+      } catch (e) {
+        // This machine cannot run the sweep (other data or strategy): say so and stop taking jobs.
+        if (e instanceof QueueError) fail(e);
+        throw e;
+      }
+      const d = await prepared.runner.run(job.data.trial, job.data.params, prepared.config, job.id);
+      o.onTrial?.({ sweepId: job.data.sweepId, trial: job.data.trial, ok: d.ok, wallMs: d.wallMs });
+      return d.ok ? { ok: true, metrics: d.metrics, returns: d.returns, wallMs: d.wallMs } : { ok: false, error: d.error, wallMs: d.wallMs };
+    },
+    { connection: connection(t), concurrency: Math.max(1, o.threads), lockDuration: lockMs, stalledInterval: Math.max(1000, Math.floor(lockMs / 2)), maxStalledCount: 5, autorun: true },
+  );
+  worker.on('error', (e) => fail(new QueueError(`the queue at ${where(t)} failed: ${e.message}`)));
+  const stop = async (): Promise<void> => {
+    await worker.close(true);
+    const c = current;
+    current = undefined;
+    await c?.ready.then((p) => p.runner.close(), () => {});
+    client.disconnect();
+    finish();
+  };
+  void done.catch(() => {});
+  await worker.waitUntilReady();
+  return { stop, done };
+}
