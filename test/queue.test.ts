@@ -1,0 +1,141 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, watch } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The queue against a real Redis: this test starts its own redis-server on a free port (no disk).
+const ROOT = resolve(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin/fxflow.js');
+const HAS_REDIS = spawnSync('redis-server', ['--version']).status === 0;
+if (!HAS_REDIS) console.warn('test/queue.test.ts: SKIPPED: no redis-server on this machine (apt-get install redis-server)');
+const tmp = mkdtempSync(join(tmpdir(), 'fxflow-queue-'));
+const FIXTURE = join(ROOT, 'src/research/fixtures/hang-once.ts');
+const SWEEP = ['optimize', FIXTURE, '--param', 'fast=4,6,8', '--param', 'slow=20,30', '--from', '2024-01-01', '--to', '2024-03-01'];
+
+interface Proc {
+  readonly child: ChildProcess;
+  readonly exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+function fxflow(args: readonly string[], env: NodeJS.ProcessEnv = {}): Proc {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exit = new Promise<{ code: number | null; stdout: string; stderr: string }>((res) => child.on('close', (code) => res({ code, stdout, stderr })));
+  return { child, exit };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+/** Resolves once `test(files in dir)` holds (waits on file-system events, no timer). */
+function dirReached(dir: string, test: (names: string[]) => boolean): Promise<string[]> {
+  return new Promise((res) => {
+    const check = (): boolean => {
+      const names = existsSync(dir) ? readdirSync(dir) : [];
+      if (!test(names)) return false;
+      w.close();
+      res(names);
+      return true;
+    };
+    const w = watch(dir, () => void check());
+    check();
+  });
+}
+
+let redis: ChildProcess | undefined;
+let url = '';
+
+beforeAll(async () => {
+  if (!HAS_REDIS) return;
+  const port = await freePort();
+  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise<void>((res, rej) => {
+    let out = '';
+    redis!.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Ready to accept connections')) res();
+    });
+    redis!.once('exit', (code) => rej(new Error(`redis-server exited (${code}): ${out}`)));
+  });
+  url = `redis://127.0.0.1:${port}/0`;
+}, 60_000);
+
+afterAll(() => {
+  redis?.kill('SIGKILL');
+});
+
+describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis)', () => {
+  it('a worker killed mid-trial and a coordinator killed and restarted: every trial recorded once, the table of a local sweep', async () => {
+    const ref = join(tmp, 'ref');
+    const local = await fxflow([...SWEEP, '--workers', '1', '--out', ref]).exit;
+    expect(local.stderr).toBe('');
+    expect(local.code).toBe(0);
+
+    const hang = join(tmp, 'hang');
+    mkdirSync(hang);
+    const env = { FXFLOW_HANG_DIR: hang, FXFLOW_HANG_FAST: '6' };
+    const q = `${url}?name=kill`;
+    const out = join(tmp, 'queued');
+    const coordinator1 = fxflow([...SWEEP, '--queue', q, '--out', out], env);
+    const worker1 = fxflow(['worker', '--queue', q, '--threads', '1', '--lock-ms', '2000'], env);
+    // Worker 1 takes trials in order and hangs in the first trial with fast=6: kill -9 it there.
+    const names = await dirReached(hang, (n) => n.some((x) => x.startsWith('hanging-')));
+    expect(names.find((x) => x.startsWith('hanging-'))).toBe(`hanging-${worker1.child.pid}`);
+    worker1.child.kill('SIGKILL');
+    // And the coordinator too; started again, the same command picks up.
+    coordinator1.child.kill('SIGKILL');
+    await Promise.all([worker1.exit, coordinator1.exit]);
+    const coordinator2 = fxflow([...SWEEP, '--queue', q, '--out', out], env);
+    const worker2 = fxflow(['worker', '--queue', q, '--threads', '1', '--lock-ms', '2000'], env);
+    const done = await coordinator2.exit;
+    worker2.child.kill('SIGTERM');
+    const w2 = await worker2.exit;
+    expect(done.stderr).toBe('');
+    expect(done.code).toBe(0);
+    // The hung trial ran again on worker 2 (its lock expired, BullMQ moved it back to the queue).
+    expect(w2.stderr).toMatch(/trial \d+ of hang-once-\w+ done/);
+    const table = readFileSync(join(out, 'trials.csv'), 'utf8');
+    expect(table).toBe(readFileSync(join(ref, 'trials.csv'), 'utf8'));
+    const ids = readFileSync(join(out, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
+    expect(ids.length).toBe(6);
+    expect(new Set(ids).size).toBe(6);
+  }, 300_000);
+
+  it('one clear message: Redis unreachable, a queue busy with another sweep, a worker with other data', async () => {
+    const port = await freePort(); // nothing listens there
+    const down = await fxflow([...SWEEP, '--queue', `redis://127.0.0.1:${port}/0`, '--out', join(tmp, 'down')]).exit;
+    expect(down.code).toBe(1);
+    expect(down.stderr.trim()).toBe(`fxflow: cannot reach Redis at redis://127.0.0.1:${port}/0 (ECONNREFUSED): start it, or check the host, port and password in --queue`);
+
+    // A sweep whose trials wait (no worker), then another sweep on the same queue.
+    const q = `${url}?name=busy`;
+    const first = fxflow([...SWEEP, '--queue', q, '--out', join(tmp, 'busy1')]);
+    await dirReached(join(tmp, 'busy1'), (n) => n.includes('sweep.json'));
+    const other = await fxflow(['optimize', FIXTURE, '--param', 'fast=4,6', '--param', 'slow=40', '--from', '2024-01-01', '--to', '2024-03-01', '--queue', q, '--out', join(tmp, 'busy2')]).exit;
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/^fxflow: the queue 'busy' at redis:\/\/127\.0\.0\.1:\d+\/0 holds \d+ unfinished trials? of another sweep \(hang-once, hang-once-\w+, started [^)]+\): wait for it to finish, or give this sweep its own queue/);
+    expect(other.stderr.trim().split('\n').length).toBe(1);
+
+    // A worker whose catalog is not the coordinator's refuses, naming both hashes.
+    const empty = join(tmp, 'other-catalog');
+    mkdirSync(empty);
+    const w = await fxflow(['worker', '--queue', q, '--threads', '1', '--catalog', empty]).exit;
+    expect(w.code).toBe(1);
+    expect(w.stderr).toMatch(/fxflow: sweep hang-once-\w+: the data here \(.*other-catalog, 0 candles\) is not the coordinator's \(content hash \w+…, the sweep's \w+…\): every worker needs the same catalog/);
+    first.child.kill('SIGKILL');
+    await first.exit;
+  }, 300_000);
+});
