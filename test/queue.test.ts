@@ -112,7 +112,7 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     const ids = readFileSync(join(out, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids.length).toBe(6);
     expect(new Set(ids).size).toBe(6);
-  }, 300_000);
+  }, 200_000);
 
   it('one clear message: Redis unreachable, a queue busy with another sweep, a worker with other data', async () => {
     const port = await freePort(); // nothing listens there
@@ -122,6 +122,7 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
 
     // A sweep whose trials wait (no worker), then another sweep on the same queue.
     const q = `${url}?name=busy`;
+    mkdirSync(join(tmp, 'busy1'));
     const first = fxflow([...SWEEP, '--queue', q, '--out', join(tmp, 'busy1')]);
     await dirReached(join(tmp, 'busy1'), (n) => n.includes('sweep.json'));
     const other = await fxflow(['optimize', FIXTURE, '--param', 'fast=4,6', '--param', 'slow=40', '--from', '2024-01-01', '--to', '2024-03-01', '--queue', q, '--out', join(tmp, 'busy2')]).exit;
@@ -137,5 +138,5 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     expect(w.stderr).toMatch(/fxflow: sweep hang-once-\w+: the data here \(.*other-catalog, 0 candles\) is not the coordinator's \(content hash \w+…, the sweep's \w+…\): every worker needs the same catalog/);
     first.child.kill('SIGKILL');
     await first.exit;
-  }, 300_000);
+  }, 200_000);
 });

@@ -259,6 +259,7 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
     return ready;
   };
   const lockMs = o.lockMs ?? 30_000;
+  let stopping = false;
   const worker = new QueueWorker<TrialJob, TrialResult>(
     t.name,
     async (job: Job<TrialJob, TrialResult>) => {
@@ -271,6 +272,9 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
         throw e;
       }
       const d = await prepared.runner.run(job.data.trial, job.data.params, prepared.config, job.id);
+      // Stopping (Ctrl-C) ends the threads: the trial is not done, so it is not answered; its lock
+      // lapses and another worker runs it.
+      if (stopping) return new Promise<TrialResult>(() => {});
       o.onTrial?.({ sweepId: job.data.sweepId, trial: job.data.trial, ok: d.ok, wallMs: d.wallMs });
       return d.ok ? { ok: true, metrics: d.metrics, returns: d.returns, wallMs: d.wallMs } : { ok: false, error: d.error, wallMs: d.wallMs };
     },
@@ -278,6 +282,7 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
   );
   worker.on('error', (e) => fail(new QueueError(`the queue at ${where(t)} failed: ${e.message}`)));
   const stop = async (): Promise<void> => {
+    stopping = true;
     await worker.close(true);
     const c = current;
     current = undefined;
