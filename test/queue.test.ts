@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, watch } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, watch, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -125,17 +125,22 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     mkdirSync(join(tmp, 'busy1'));
     const first = fxflow([...SWEEP, '--queue', q, '--out', join(tmp, 'busy1')]);
     await dirReached(join(tmp, 'busy1'), (n) => n.includes('sweep.json'));
-    const other = await fxflow(['optimize', FIXTURE, '--param', 'fast=4,6', '--param', 'slow=40', '--from', '2024-01-01', '--to', '2024-03-01', '--queue', q, '--out', join(tmp, 'busy2')]).exit;
-    expect(other.code).toBe(1);
-    expect(other.stderr).toMatch(/^fxflow: the queue 'busy' at redis:\/\/127\.0\.0\.1:\d+\/0 holds \d+ unfinished trials? of another sweep \(hang-once, hang-once-\w+, started [^)]+\): wait for it to finish, or give this sweep its own queue/);
-    expect(other.stderr.trim().split('\n').length).toBe(1);
+    const another = await fxflow(['optimize', FIXTURE, '--param', 'fast=4,6', '--param', 'slow=40', '--from', '2024-01-01', '--to', '2024-03-01', '--queue', q, '--out', join(tmp, 'busy2')]).exit;
+    expect(another.code).toBe(1);
+    expect(another.stderr).toMatch(/^fxflow: the queue 'busy' at redis:\/\/127\.0\.0\.1:\d+\/0 holds \d+ unfinished trials? of another sweep \(hang-once, hang-once-\w+, started [^)]+\): wait for it to finish, or give this sweep its own queue/);
+    expect(another.stderr.trim().split('\n').length).toBe(1);
 
     // A worker whose catalog is not the coordinator's refuses, naming both hashes.
-    const empty = join(tmp, 'other-catalog');
-    mkdirSync(empty);
-    const w = await fxflow(['worker', '--queue', q, '--threads', '1', '--catalog', empty]).exit;
+    // (a copy of the sample's EUR_USD H1 for the period, with one price changed).
+    const other = join(tmp, 'other-catalog');
+    mkdirSync(join(other, 'EUR_USD/H1'), { recursive: true });
+    for (const f of ['series.json', '2024-01.csv']) copyFileSync(join(ROOT, 'data/catalog/EUR_USD/H1', f), join(other, 'EUR_USD/H1', f));
+    const feb = readFileSync(join(ROOT, 'data/catalog/EUR_USD/H1/2024-02.csv'), 'utf8').split('\n');
+    feb[1] = feb[1]!.replace(/,\d+$/, ',1');
+    writeFileSync(join(other, 'EUR_USD/H1/2024-02.csv'), feb.join('\n'));
+    const w = await fxflow(['worker', '--queue', q, '--threads', '1', '--catalog', other]).exit;
     expect(w.code).toBe(1);
-    expect(w.stderr).toMatch(/fxflow: sweep hang-once-\w+: the data here \(.*other-catalog, 0 candles\) is not the coordinator's \(content hash \w+…, the sweep's \w+…\): every worker needs the same catalog/);
+    expect(w.stderr).toMatch(/fxflow: sweep hang-once-\w+: the data here \(.*other-catalog, 1056 candles\) is not the coordinator's \(content hash \w+…, the sweep's \w+…\): every worker needs the same catalog/);
     first.child.kill('SIGKILL');
     await first.exit;
   }, 200_000);

@@ -267,9 +267,10 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
       try {
         prepared = await sweepFor(job.data.sweepId);
       } catch (e) {
-        // This machine cannot run the sweep (other data or strategy): say so and stop taking jobs.
-        if (e instanceof QueueError) fail(e);
-        throw e;
+        // This machine cannot run the sweep (other data or strategy, a missing file): say so and
+        // stop taking jobs. The job is left unanswered, so its lock lapses and another worker runs it.
+        fail(e instanceof QueueError ? e : new QueueError(`sweep ${job.data.sweepId}: this machine cannot run it: ${(e as Error).message}`));
+        return new Promise<TrialResult>(() => {});
       }
       const d = await prepared.runner.run(job.data.trial, job.data.params, prepared.config, job.id);
       // Stopping (Ctrl-C) ends the threads: the trial is not done, so it is not answered; its lock
