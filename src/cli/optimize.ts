@@ -5,7 +5,7 @@ import type { Argv } from 'yargs';
 import { loadInstruments } from '../domain/instrument.ts';
 import { OBJECTIVES, type ObjectiveFn, type ObjectiveName } from '../research/metrics.ts';
 import { WorkerPool, type TrialRunner } from '../research/pool.ts';
-import { RedisTrialRunner, openRedis, parseQueueUrl } from '../research/queue.ts';
+import { RedisTrialRunner, describeQueue, openRedis, parseQueueUrl } from '../research/queue.ts';
 import { SEARCHES, type SearchName } from '../research/search.ts';
 import { buildSpace, SpaceError } from '../research/space.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
@@ -270,18 +270,18 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
     await (await pool.catch(() => undefined))?.close();
   }
   bar.done();
-  if (a.json) process.stdout.write(`${JSON.stringify({ ...result, data: { candles: data.candles, decodeMs: Math.round(data.decodeMs), hash: data.dataHash, cachedSeries: data.cached } })}\n`);
-  else process.stdout.write(formatSweep(result, a.top, data));
+  if (a.json) process.stdout.write(`${JSON.stringify({ ...result, ...(a.queue !== undefined ? { queue: describeQueue(a.queue) } : {}), data: { candles: data.candles, decodeMs: Math.round(data.decodeMs), hash: data.dataHash, cachedSeries: data.cached } })}\n`);
+  else process.stdout.write(formatSweep(result, a.top, data, a.queue !== undefined ? describeQueue(a.queue) : undefined));
   return result;
 }
 
 const num = (x: number | null | undefined, d = 2): string => (x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
 
 /** The printed summary: the top trials, the best, the overfitting figures, where everything is. */
-export function formatSweep(r: SweepResult, top: number, data: { candles: number; decodeMs: number; cached?: number }): string {
+export function formatSweep(r: SweepResult, top: number, data: { candles: number; decodeMs: number; cached?: number }, queue?: string): string {
   const lines: string[] = [];
   lines.push(`optimize ${r.strategy}: ${r.search}, ${r.trials} trials of ${r.spaceSize} points, objective ${r.objective}, seed ${r.seed}`);
-  lines.push(`  ran ${r.ran} now (${r.resumed} already in the folder), ${r.failed} failed; ${r.workers} worker${r.workers === 1 ? '' : 's'}; ${formatCount(data.candles)} candles decoded once in ${(data.decodeMs / 1000).toFixed(2)} s${data.cached ? ' (from the binary cache)' : ''}; ${r.ran > 0 ? `${r.trialsPerSecond.toFixed(2)} trials/s` : 'nothing to run'}`);
+  lines.push(`  ran ${r.ran} now (${r.resumed} already in the folder), ${r.failed} failed; ${queue !== undefined ? `on the queue ${queue}` : `${r.workers} worker${r.workers === 1 ? '' : 's'}`}; ${formatCount(data.candles)} candles decoded once in ${(data.decodeMs / 1000).toFixed(2)} s${data.cached ? ' (from the binary cache)' : ''}; ${r.ran > 0 ? `${r.trialsPerSecond.toFixed(2)} trials/s` : 'nothing to run'}`);
   const rows: RankedTrial[] = r.top.slice(0, top);
   if (rows.length > 0) {
     const names = Object.keys(rows[0]!.params);

@@ -7,7 +7,7 @@ import { loadStrategy } from '../app/load-strategy.ts';
 import { dataCatalog, fileSource } from '../app/sources.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { WorkerPool } from '../research/pool.ts';
-import { QueueError, startQueueWorker, type PreparedSweep, type SweepManifest } from '../research/queue.ts';
+import { QueueError, describeQueue, startQueueWorker, type PreparedSweep, type SweepManifest } from '../research/queue.ts';
 import { catalogSourceHash } from '../research/series-cache.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { sha256 } from '../research/sweep.ts';
@@ -83,7 +83,7 @@ export async function worker(a: WorkerArgs): Promise<void> {
       process.stderr.write(`fxflow worker: trial ${e.trial} of ${e.sweepId} ${e.ok ? 'done' : 'failed'} in ${(e.wallMs / 1000).toFixed(2)} s\n`);
     },
   });
-  process.stderr.write(`fxflow worker: waiting for trials on ${a.queue} (${threads} thread${threads === 1 ? '' : 's'}; Ctrl-C to stop)\n`);
+  process.stderr.write(`fxflow worker: waiting for trials on ${describeQueue(a.queue)} (${threads} thread${threads === 1 ? '' : 's'}; Ctrl-C to stop)\n`);
   const stop = (): void => {
     void w.stop();
   };

@@ -74,6 +74,12 @@ const connection = (t: QueueTarget): { host: string; port: number; db: number; u
 
 const where = (t: QueueTarget): string => `redis://${t.host}:${t.port}/${t.db}`;
 
+/** The queue as it may be printed: no user or password. */
+export function describeQueue(url: string): string {
+  const t = parseQueueUrl(url);
+  return `${where(t)}${t.name === 'fxflow' ? '' : `?name=${t.name}`}`;
+}
+
 const older = (a: string, b: string): boolean => {
   const pa = a.split('.').map(Number);
   const pb = b.split('.').map(Number);
