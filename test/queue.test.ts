@@ -114,6 +114,40 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     expect(new Set(ids).size).toBe(6);
   }, 200_000);
 
+  it('one clear message: a server older than BullMQ supports (a loopback server speaking RESP as Redis 4.0 does)', async () => {
+    // Answers INFO as Redis 4.0.14 would and +OK to anything else; enough for a client's handshake.
+    const old = createServer((sock) => {
+      let buf = '';
+      sock.on('data', (d: Buffer) => {
+        buf += d.toString('latin1');
+        // One reply per complete RESP array (*N\r\n then N bulk strings).
+        for (;;) {
+          const m = /^\*(\d+)\r\n/.exec(buf);
+          if (!m) return;
+          let at = m[0].length;
+          const parts: string[] = [];
+          for (let k = 0; k < Number(m[1]); k++) {
+            const b = /^\$(\d+)\r\n/.exec(buf.slice(at));
+            if (!b || buf.length < at + b[0].length + Number(b[1]) + 2) return;
+            parts.push(buf.slice(at + b[0].length, at + b[0].length + Number(b[1])));
+            at += b[0].length + Number(b[1]) + 2;
+          }
+          buf = buf.slice(at);
+          if (parts[0]?.toLowerCase() === 'info') {
+            const body = '# Server\r\nredis_version:4.0.14\r\nloading:0\r\n';
+            sock.write(`$${body.length}\r\n${body}\r\n`);
+          } else sock.write('+OK\r\n');
+        }
+      });
+    });
+    await new Promise<void>((res) => old.listen(0, '127.0.0.1', res));
+    const port = (old.address() as { port: number }).port;
+    const r = await fxflow([...SWEEP, '--queue', `redis://127.0.0.1:${port}/0`, '--out', join(tmp, 'old')]).exit;
+    old.close();
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(`fxflow: redis://127.0.0.1:${port}/0 runs Redis 4.0.14; BullMQ needs Redis 5.0.0 or newer: upgrade it or point --queue at another server`);
+  }, 60_000);
+
   it('one clear message: Redis unreachable, a queue busy with another sweep, a worker with other data', async () => {
     const port = await freePort(); // nothing listens there
     const down = await fxflow([...SWEEP, '--queue', `redis://127.0.0.1:${port}/0`, '--out', join(tmp, 'down')]).exit;
