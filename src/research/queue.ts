@@ -181,7 +181,10 @@ export class RedisTrialRunner implements TrialRunner {
       client.disconnect();
       throw e;
     }
+    // Each trial waiting for its job listens on the queue (BullMQ's waitUntilFinished): as many as are in flight.
+    queue.setMaxListeners(depth + 16);
     const events = new QueueEvents(t.name, { connection: connection(t) });
+    events.setMaxListeners(depth + 16);
     await events.waitUntilReady();
     return new RedisTrialRunner({ t, client, queue, events, sweepId: manifest.sweepId }, depth);
   }
