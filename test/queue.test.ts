@@ -19,8 +19,11 @@ interface Proc {
   readonly exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
+const started: ChildProcess[] = [];
+
 function fxflow(args: readonly string[], env: NodeJS.ProcessEnv = {}): Proc {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -74,6 +77,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(() => {
+  // A test that failed half-way leaves no process behind.
+  for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   redis?.kill('SIGKILL');
 });
 
