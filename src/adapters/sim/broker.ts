@@ -24,6 +24,7 @@ import type { Execution } from '../../ports/execution.ts';
 import { HomeConversion, formatFactor, type Quote } from '../../domain/conversion.ts';
 import { isLimitLike, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
 import { checkOrder, type OrderEnv } from './validate.ts';
+import { TransactionLog, type Draft } from './transactions.ts';
 import { orderOf, restoreAccount, SimSeedError, tradeSummaryOf, type SimAccountState } from './seed.ts';
 
 export interface SimBrokerOptions {
@@ -126,7 +127,6 @@ interface Book {
   lastTick: UnixMs;
 }
 
-type Draft = Record<string, unknown> & { type: string };
 
 /** The order type each order-creating transaction type creates (a lookup, not a regex, per order). */
 const ORDER_TX: Readonly<Record<string, SimOrderType>> = {
@@ -170,14 +170,6 @@ const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
  * - Nothing acts on a price seen before the order existed (`activeFrom`).
  */
 export class SimBroker implements Execution {
-  /**
-   * Who receives each transaction: `listen` callbacks and `transactions$` subscribers, in the order
-   * they came. A Subject's semantics (multicast, no replay, listeners seen at the start of an
-   * emission get it) with a plain array of functions: rxjs's Subject.next allocates a closure and an
-   * iterator per transaction, and a Subscriber's next goes through three wrappers. The array is
-   * replaced, never mutated, on (un)subscribe, so an emission walks the list as it was when it began.
-   */
-  #listeners: readonly ((tx: Transaction) => void)[] = [];
   /** What `complete()` ends: the `transactions$` subscribers (a `listen` callback has no end). */
   #completers: readonly Subscriber<Transaction>[] = [];
   #completed = false;
@@ -197,6 +189,8 @@ export class SimBroker implements Execution {
   readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0, marginCloseouts: 0, halted: 0 };
   readonly accountID: string;
   readonly #opts: SimBrokerOptions;
+  /** IDs, batches, stamping and delivery of the transactions (transactions.ts). */
+  readonly #tx: TransactionLog;
   readonly #instruments: InstrumentRegistry;
   readonly #quotes = new Map<string, Quote>();
   readonly #conversion: HomeConversion;
@@ -211,13 +205,9 @@ export class SimBroker implements Execution {
   /** The account's margin rate; a sandbox configuration (PATCH /configuration) changes it. */
   #accountMarginRate: number;
   readonly #commission: { readonly int: bigint; readonly places: number };
-  #nextID = 1;
-  #lastIDNum = 0;
-  #lastIDText = '';
   /** `#singleHomeTrade`'s answer, and the ledger version it was computed for. */
   #single: LedgerTrade | undefined = undefined;
   #singleVersion = -1;
-  #batchID = '';
   #now: UnixMs = -Infinity;
   #started = false;
   #nextRollover = Infinity;
@@ -241,6 +231,7 @@ export class SimBroker implements Execution {
     this.#instruments = opts.instruments;
     this.accountID = opts.accountID ?? '101-001-0000001-001';
     this.ledger = new Ledger({ currency: opts.currency, strict: true });
+    this.#tx = new TransactionLog(this.ledger, this.accountID, this);
     this.#conversion = new HomeConversion(opts.currency, this.#quotes);
     this.#accountMarginRate = Number(opts.marginRate);
     this.#commission = scaled(opts.commissionPerMillion ?? '0');
@@ -288,12 +279,12 @@ export class SimBroker implements Execution {
       this.#resume(at);
       return;
     }
-    this.#begin();
-    this.#emit({ type: 'CREATE', divisionID: 1, siteID: 101, accountUserID: 1, accountNumber: 1, homeCurrency: this.#opts.currency });
+    this.#tx.begin();
+    this.#tx.emit({ type: 'CREATE', divisionID: 1, siteID: 101, accountUserID: 1, accountNumber: 1, homeCurrency: this.#opts.currency });
     const deposit = amount(this.#opts.initialBalance);
     if (deposit !== 0) {
-      this.#begin();
-      this.#emit({
+      this.#tx.begin();
+      this.#tx.emit({
         type: 'TRANSFER_FUNDS',
         amount: formatAmount(deposit),
         fundingReason: 'CLIENT_FUNDING',
@@ -562,7 +553,7 @@ export class SimBroker implements Execution {
       }
       if (o.immediate) {
         // FOK / IOC: the first price after its creation did not fill it.
-        this.#begin();
+        this.#tx.begin();
         this.#cancelOrder(o, 'TIME_IN_FORCE_EXPIRED');
       }
     }
@@ -589,7 +580,7 @@ export class SimBroker implements Execution {
       if (o.expiresAt <= t) {
         const saved = this.#now;
         this.#now = Math.max(saved, o.expiresAt);
-        this.#begin();
+        this.#tx.begin();
         this.#cancelOrder(o, 'TIME_IN_FORCE_EXPIRED');
         this.#now = saved;
       } else if (o.expiresAt < next) next = o.expiresAt;
@@ -631,8 +622,8 @@ export class SimBroker implements Execution {
     if (byInstrument.size === 0) return;
     const saved = this.#now;
     this.#now = at;
-    this.#begin();
-    this.#emit({
+    this.#tx.begin();
+    this.#tx.emit({
       type: 'DAILY_FINANCING',
       financing: formatAmount(total),
       accountBalance: formatAmount(add(this.ledger.balance, total)),
@@ -658,7 +649,7 @@ export class SimBroker implements Execution {
       case 'replace': {
         const old = this.#findOrder(intent.orderSpecifier);
         if (!old) {
-          this.#begin();
+          this.#tx.begin();
           this.#reject('ORDER_CANCEL_REJECT', cancelRejectFields(intent.orderSpecifier), 'ORDER_DOESNT_EXIST');
           return;
         }
@@ -667,7 +658,7 @@ export class SimBroker implements Execution {
       }
       case 'cancel': {
         const o = this.#findOrder(intent.orderSpecifier);
-        this.#begin();
+        this.#tx.begin();
         if (!o) this.#reject('ORDER_CANCEL_REJECT', cancelRejectFields(intent.orderSpecifier), 'ORDER_DOESNT_EXIST');
         else this.#cancelOrder(o, 'CLIENT_REQUEST');
         return;
@@ -675,14 +666,14 @@ export class SimBroker implements Execution {
       case 'closeTrade': {
         const trade = this.#findTrade(intent.tradeSpecifier);
         if (!trade) {
-          this.#begin();
+          this.#tx.begin();
           this.#reject('MARKET_ORDER_REJECT', { tradeClose: { tradeID: intent.tradeSpecifier, units: intent.units }, reason: 'TRADE_CLOSE' }, 'TRADE_DOESNT_EXIST');
           return;
         }
         const size = Math.abs(trade.unitsNum);
         const units = intent.units === 'ALL' ? size : Number(intent.units);
         if (!(units <= size && units > 0)) {
-          this.#begin();
+          this.#tx.begin();
           this.#reject('MARKET_ORDER_REJECT', { instrument: trade.instrument, tradeClose: { tradeID: trade.id, units: intent.units }, reason: 'TRADE_CLOSE' }, 'CLOSE_TRADE_UNITS_EXCEED_TRADE_SIZE');
           return;
         }
@@ -712,7 +703,7 @@ export class SimBroker implements Execution {
         const l = want(intent.longUnits, long);
         const s = want(intent.shortUnits, short);
         if (l === 'reject' || s === 'reject' || (l === undefined && s === undefined)) {
-          this.#begin();
+          this.#tx.begin();
           this.#reject('MARKET_ORDER_REJECT', { instrument: intent.instrument, reason: 'POSITION_CLOSEOUT' }, l === undefined && s === undefined ? 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION' : 'CLOSEOUT_POSITION_DOESNT_EXIST');
           return;
         }
@@ -742,7 +733,7 @@ export class SimBroker implements Execution {
         this.#tradeOrders(intent);
         return;
       case 'clientExtensions': {
-        this.#begin();
+        this.#tx.begin();
         if (intent.orderSpecifier !== undefined) {
           const o = this.#findOrder(intent.orderSpecifier);
           if (!o) {
@@ -759,14 +750,14 @@ export class SimBroker implements Execution {
             o.clientID = intent.clientExtensions.id;
             if (o.clientID !== undefined) this.#byClientID.set(o.clientID, o.id);
           }
-          this.#emit(d);
+          this.#tx.emit(d);
         } else if (intent.tradeSpecifier !== undefined) {
           const t = this.#findTrade(intent.tradeSpecifier);
           if (!t) {
             this.#reject('TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT', { tradeID: intent.tradeSpecifier }, 'TRADE_DOESNT_EXIST');
             return;
           }
-          this.#emit({ type: 'TRADE_CLIENT_EXTENSIONS_MODIFY', tradeID: t.id, tradeClientExtensionsModify: intent.tradeClientExtensions ?? intent.clientExtensions ?? {} });
+          this.#tx.emit({ type: 'TRADE_CLIENT_EXTENSIONS_MODIFY', tradeID: t.id, tradeClientExtensionsModify: intent.tradeClientExtensions ?? intent.clientExtensions ?? {} });
         }
         return;
       }
@@ -805,7 +796,7 @@ export class SimBroker implements Execution {
         if (slot !== undefined) reason = `${r.type}_ORDER_ALREADY_EXISTS` as TransactionRejectReason;
       }
     }
-    this.#begin();
+    this.#tx.begin();
     if (reason) {
       const { type, ...rest } = r;
       this.#reject(`${type}_ORDER_REJECT`, { ...rest, reason: replaces ? 'REPLACEMENT' : 'CLIENT_ORDER' }, reason);
@@ -813,7 +804,7 @@ export class SimBroker implements Execution {
     }
     let replacement: { cancellingTransactionID: string; replacesOrderID: string } | undefined;
     if (replaces) {
-      const cancelID = this.#peekID();
+      const cancelID = this.#tx.peekID();
       this.#cancelOrder(replaces, 'CLIENT_REQUEST_REPLACED', String(Number(cancelID) + 1));
       replacement = { cancellingTransactionID: cancelID, replacesOrderID: replaces.id };
     }
@@ -855,15 +846,15 @@ export class SimBroker implements Execution {
     // MARKET_IF_TOUCHED_ORDER transaction does not (its definition has no such field): #track takes it
     // from the current quote, as the sandbox's order view does.
     if (replacement) Object.assign(draft, replacement);
-    const tx = this.#emit(draft);
+    const tx = this.#tx.emit(draft);
     this.#track(tx, this.#now);
   }
 
   #queueMarket(instrument: string, request: MarketRequest, clientID: string | undefined): void {
     if (this.#halted(this.#now, this.#book(instrument).instrument)) {
       // v20 creates the order and cancels it in the same batch: there is no price to fill at.
-      this.#begin();
-      const created = this.#emit({ type: 'MARKET_ORDER', ...request });
+      this.#tx.begin();
+      const created = this.#tx.emit({ type: 'MARKET_ORDER', ...request });
       this.stats.halted++;
       this.#cancelFill(created.id, clientID, 'MARKET_HALTED');
       return;
@@ -874,7 +865,7 @@ export class SimBroker implements Execution {
   /** Set, replace (object) or cancel (null) a trade's dependent orders: v20's "trade orders" call. */
   #tradeOrders(intent: Extract<OrderIntent, { kind: 'tradeOrders' }>): void {
     const trade = this.#findTrade(intent.tradeSpecifier);
-    this.#begin();
+    this.#tx.begin();
     if (!trade) {
       const spec = intent.tradeSpecifier;
       this.#reject('TAKE_PROFIT_ORDER_REJECT', { ...(spec.startsWith('@') ? { clientTradeID: spec.slice(1) } : { tradeID: spec }), reason: 'CLIENT_ORDER' }, 'TRADE_DOESNT_EXIST');
@@ -903,7 +894,7 @@ export class SimBroker implements Execution {
       }
       let replacement: Record<string, string> = {};
       if (existing) {
-        const cancelID = this.#peekID();
+        const cancelID = this.#tx.peekID();
         this.#cancelOrder(existing, 'CLIENT_REQUEST_REPLACED', String(Number(cancelID) + 1));
         replacement = { replacesOrderID: existing.id, cancellingTransactionID: cancelID };
       }
@@ -920,7 +911,7 @@ export class SimBroker implements Execution {
       if (d.distance !== undefined) draft.distance = d.distance;
       if (d.gtdTime !== undefined) draft.gtdTime = formatTime(parseRequestTime(d.gtdTime as string));
       if (d.clientExtensions !== undefined) draft.clientExtensions = d.clientExtensions;
-      const tx = this.#emit(draft);
+      const tx = this.#tx.emit(draft);
       this.#track(tx, this.#now);
     }
   }
@@ -1019,22 +1010,22 @@ export class SimBroker implements Execution {
       // The common cancel as one literal, #emit's stamp included (same fields, same order): one
       // object shape, no property added afterwards.
       this.stats.cancels++;
-      const id = this.#takeID();
-      this.#publish({ type: 'ORDER_CANCEL', orderID: o.id, reason, id, time: this.#timeText(), userID: 1, accountID: this.accountID, batchID: this.#batchID || id });
+      const id = this.#tx.takeID();
+      this.#tx.publish({ type: 'ORDER_CANCEL', orderID: o.id, reason, id, time: this.#tx.timeText(), userID: 1, accountID: this.accountID, batchID: this.#tx.batchOr(id) });
       return;
     }
     const d: Draft = { type: 'ORDER_CANCEL', orderID: o.id, reason };
     if (o.clientID !== undefined) d.clientOrderID = o.clientID;
     if (replacedBy !== undefined) d.replacedByOrderID = replacedBy;
     this.stats.cancels++;
-    this.#emit(d);
+    this.#tx.emit(d);
   }
 
   // ---------------------------------------------------------------------------------------------
   // Fills
 
   #fillMarket(book: Book, q: QueuedMarket, bid: number, ask: number, t: UnixMs): void {
-    this.#begin();
+    this.#tx.begin();
     const r = q.request;
     // A close whose trade disappeared meanwhile (its TP or SL filled first) is rejected, not filled.
     if (r.tradeClose && !this.ledger.trades.has(r.tradeClose.tradeID)) {
@@ -1051,7 +1042,7 @@ export class SimBroker implements Execution {
       }
       if (Math.abs(units) > have) units = r.longPositionCloseout ? -have : have;
     }
-    const created = this.#emit(copyFields<Draft>({ type: 'MARKET_ORDER' }, r as unknown as Record<string, unknown>, 'units', String(units)));
+    const created = this.#tx.emit(copyFields<Draft>({ type: 'MARKET_ORDER' }, r as unknown as Record<string, unknown>, 'units', String(units)));
     // Liquidity, when the price carries it (ticks with bucket liquidity): FOK fills all or nothing,
     // IOC fills what is there and cancels the rest.
     const available = units > 0 ? this.#liquidity.ask : this.#liquidity.bid;
@@ -1083,7 +1074,7 @@ export class SimBroker implements Execution {
   }
 
   #fillResting(book: Book, o: SimOrder, px: number, bid: number, ask: number, t: UnixMs): void {
-    this.#begin();
+    this.#tx.begin();
     const created = o.created as Transaction & Record<string, unknown>;
     if (o.tradeID !== undefined) {
       const trade = this.ledger.trades.get(o.tradeID);
@@ -1252,7 +1243,7 @@ export class SimBroker implements Execution {
     const halfSpreadInt = Math.abs(Math.round(askSnap * pScale) - Math.round(bidSnap * pScale)) * 5;
     const gain = formatFactor(factors.gain);
     const loss = formatFactor(factors.loss);
-    const fillID = this.#peekID();
+    const fillID = this.#tx.peekID();
     let pl: Amount = 0;
     let spreadCost: Amount = 0;
     let fee: Amount = 0;
@@ -1351,7 +1342,7 @@ export class SimBroker implements Execution {
     if (opened) fill.tradeOpened = opened;
     if (closed.length > 0) fill.tradesClosed = closed;
     if (reduced) fill.tradeReduced = reduced;
-    this.#emit(fill);
+    this.#tx.emit(fill);
     this.stats.fills++;
     if (this.#inAmbiguous) this.stats.ambiguousPL = add(this.stats.ambiguousPL, pl);
 
@@ -1407,7 +1398,7 @@ export class SimBroker implements Execution {
     if (price !== undefined) draft.price = price;
     if (premium !== undefined) draft.guaranteedExecutionPremium = premium;
     draft.triggerCondition = 'DEFAULT';
-    this.#track(this.#emit(draft), at);
+    this.#track(this.#tx.emit(draft), at);
   }
 
   /**
@@ -1506,12 +1497,12 @@ export class SimBroker implements Execution {
     }
     if (nav < marginUsed && !this.#marginCall) {
       this.#marginCall = true;
-      this.#begin();
-      this.#emit({ type: 'MARGIN_CALL_ENTER' });
+      this.#tx.begin();
+      this.#tx.emit({ type: 'MARGIN_CALL_ENTER' });
     } else if (nav >= marginUsed && this.#marginCall) {
       this.#marginCall = false;
-      this.#begin();
-      this.#emit({ type: 'MARGIN_CALL_EXIT' });
+      this.#tx.begin();
+      this.#tx.emit({ type: 'MARGIN_CALL_EXIT' });
     }
   }
 
@@ -1532,9 +1523,9 @@ export class SimBroker implements Execution {
       for (const side of [1, -1] as const) {
         const have = side === 1 ? long : -short;
         if (have === 0) continue;
-        this.#begin();
+        this.#tx.begin();
         const units = side === 1 ? -have : have;
-        const created = this.#emit({
+        const created = this.#tx.emit({
           type: 'MARKET_ORDER',
           instrument: name,
           units: String(units),
@@ -1564,8 +1555,8 @@ export class SimBroker implements Execution {
     }
     if (this.#marginCall) {
       this.#marginCall = false;
-      this.#begin();
-      this.#emit({ type: 'MARGIN_CALL_EXIT' });
+      this.#tx.begin();
+      this.#tx.emit({ type: 'MARGIN_CALL_EXIT' });
     }
   }
 
@@ -1574,7 +1565,7 @@ export class SimBroker implements Execution {
     const d: Draft = { type: 'ORDER_CANCEL', orderID, reason };
     if (clientOrderID !== undefined) d.clientOrderID = clientOrderID;
     this.stats.cancels++;
-    this.#emit(d);
+    this.#tx.emit(d);
   }
 
   /** Margin after a fill that opens `openUnits` (signed) and closes `chunks`: margin used must stay within NAV. */
@@ -1675,62 +1666,11 @@ export class SimBroker implements Execution {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Transactions
-
-  #peekID(): string {
-    return this.#idText(this.#nextID);
-  }
-
-  /**
-   * The decimal text of a transaction ID, cached for the last one: a batch's ID, the fill's
-   * peeked ID and the transaction's own ID are the same string (one string, not three).
-   */
-  #idText(n: number): string {
-    if (n !== this.#lastIDNum) {
-      this.#lastIDNum = n;
-      this.#lastIDText = String(n);
-    }
-    return this.#lastIDText;
-  }
-
-  /** Starts a new batch: the next transaction's ID becomes the batch ID. */
-  #begin(): void {
-    this.#batchID = this.#idText(this.#nextID);
-  }
+  // Transactions (built by transactions.ts)
 
   #reject(type: string, fields: Record<string, unknown>, rejectReason: TransactionRejectReason): void {
     this.stats.rejects++;
-    this.#emit({ ...fields, type, rejectReason });
-  }
-
-  #emit(draft: Draft): Transaction {
-    const id = this.#takeID();
-    // The draft is the transaction's own fresh object: stamp it in place rather than copy it.
-    draft.id = id;
-    draft.time = this.#timeText();
-    draft.userID = 1;
-    draft.accountID = this.accountID;
-    draft.batchID = this.#batchID || id;
-    return this.#publish(draft);
-  }
-
-  /** The next transaction's ID, taken. */
-  #takeID(): string {
-    return this.#idText(this.#nextID++);
-  }
-
-  /** The time of the transactions emitted now, in v20's form. */
-  #timeText(): string {
-    return formatTime(Number.isFinite(this.#now) ? this.#now : 0);
-  }
-
-  /** Folds a stamped transaction into the simulator's ledger and hands it to the listeners. */
-  #publish(stamped: Draft): Transaction {
-    const tx = stamped as unknown as Transaction;
-    this.ledger.apply(tx);
-    const listeners = this.#listeners;
-    for (let i = 0; i < listeners.length; i++) listeners[i]!(tx);
-    return tx;
+    this.#tx.emit({ ...fields, type, rejectReason });
   }
 
   /**
@@ -1740,10 +1680,7 @@ export class SimBroker implements Execution {
    * A listener that throws stops the emission: the error reaches whoever fed the price or intent.
    */
   listen(listener: (tx: Transaction) => void): () => void {
-    this.#listeners = [...this.#listeners, listener];
-    return () => {
-      this.#listeners = this.#listeners.filter((l) => l !== listener);
-    };
+    return this.#tx.listen(listener);
   }
 
   /** Ends the run: completes the transaction stream. */
@@ -1752,7 +1689,7 @@ export class SimBroker implements Execution {
     this.#completed = true;
     const subs = this.#completers;
     this.#completers = [];
-    this.#listeners = [];
+    this.#tx.clear();
     for (const sub of subs) sub.complete();
   }
 
@@ -1824,7 +1761,7 @@ export class SimBroker implements Execution {
       if (so !== undefined && so.type === 'TRAILING_STOP_LOSS' && (so.side === -1 ? level > so.level : level < so.level)) so.level = level;
     }
     this.#lastBook = undefined;
-    this.#nextID = Number(this.ledger.lastTransactionID) + 1;
+    this.#tx.nextID = Number(this.ledger.lastTransactionID) + 1;
     this.#marginCall = this.ledger.marginCall;
     const stateTime = state.time !== undefined ? parseTime(state.time) : Number.NaN;
     this.#seedTime = o.time ?? (lastTime !== '' ? parseTime(lastTime) : stateTime);
@@ -1842,7 +1779,7 @@ export class SimBroker implements Execution {
     const from = Number.isFinite(this.#seedTime) && this.#seedTime < at ? this.#seedTime : at;
     if (this.#opts.financing !== false) this.#nextRollover = nextRollover(from);
     for (const id of this.#unfilled) {
-      this.#begin();
+      this.#tx.begin();
       this.#cancelFill(id, this.ledger.pendingOrders.get(id)?.clientExtensions?.id, 'INTERNAL_SERVER_ERROR');
     }
     this.#unfilled = [];
@@ -1913,7 +1850,7 @@ export class SimBroker implements Execution {
   /** The sandbox's PATCH /configuration: one CLIENT_CONFIGURE transaction; a new margin rate applies at once. */
   sandboxConfigure(fields: { alias?: string; marginRate?: string }): void {
     if (!this.#started) this.start(Number.isFinite(this.#now) ? this.#now : 0);
-    this.#begin();
+    this.#tx.begin();
     const d: Draft = { type: 'CLIENT_CONFIGURE' };
     if (fields.alias !== undefined) d.alias = fields.alias;
     if (fields.marginRate !== undefined) {
@@ -1924,7 +1861,7 @@ export class SimBroker implements Execution {
       // and the closeout all use the new rate from now on (the stricter of it and the instrument's).
       this.#accountMarginRate = rate;
     }
-    this.#emit(d);
+    this.#tx.emit(d);
     // The account is checked at once (margin call, or closeout at half): the check is account-wide.
     const first = fields.marginRate !== undefined ? this.ledger.trades.values().next().value : undefined;
     if (first !== undefined) this.#checkMargin(first.instrument);
