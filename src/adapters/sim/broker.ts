@@ -1,6 +1,5 @@
 import { Observable, type Subscriber } from 'rxjs';
 import type { Candle } from '../../domain/candle.ts';
-import { Decimal } from '../../domain/decimal.ts';
 import { add, amount, convert, convertProduct, formatAmount, roundTo4, scaled, type Amount } from '../../domain/money.ts';
 import type { MarketEvent } from '../../domain/events.ts';
 import type { Instrument, InstrumentRegistry } from '../../domain/instrument.ts';
@@ -25,6 +24,8 @@ import { HomeConversion, formatFactor, type Quote } from '../../domain/conversio
 import { isLimitLike, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
 import { checkOrder, type OrderEnv } from './validate.ts';
 import { TransactionLog, type Draft } from './transactions.ts';
+import { dailyFinancing } from './financing.ts';
+import { AccountRules } from './account.ts';
 import { orderOf, restoreAccount, SimSeedError, tradeSummaryOf, type SimAccountState } from './seed.ts';
 
 export interface SimBrokerOptions {
@@ -202,12 +203,9 @@ export class SimBroker implements Execution {
   #lastQuote: Quote | undefined = undefined;
   readonly #orders = new Map<string, SimOrder>();
   readonly #byClientID = new Map<string, string>();
-  /** The account's margin rate; a sandbox configuration (PATCH /configuration) changes it. */
-  #accountMarginRate: number;
+  /** Margin, margin call, closeout and FIFO rules (account.ts). */
+  readonly #account: AccountRules;
   readonly #commission: { readonly int: bigint; readonly places: number };
-  /** `#singleHomeTrade`'s answer, and the ledger version it was computed for. */
-  #single: LedgerTrade | undefined = undefined;
-  #singleVersion = -1;
   #now: UnixMs = -Infinity;
   #started = false;
   #nextRollover = Infinity;
@@ -216,7 +214,6 @@ export class SimBroker implements Execution {
   /** Units available at the current price point, per side (Infinity when the data carries none). */
   readonly #liquidity = { bid: Infinity, ask: Infinity };
   #marginCall = false;
-  readonly #positionScratch = new Map<string, { long: number; short: number }>();
   readonly #hedging: boolean;
   readonly #snapshot: SimOrder[] = [];
   /** Started from an existing account (`seed`): `start` opens no new account. */
@@ -233,9 +230,9 @@ export class SimBroker implements Execution {
     this.ledger = new Ledger({ currency: opts.currency, strict: true });
     this.#tx = new TransactionLog(this.ledger, this.accountID, this);
     this.#conversion = new HomeConversion(opts.currency, this.#quotes);
-    this.#accountMarginRate = Number(opts.marginRate);
     this.#commission = scaled(opts.commissionPerMillion ?? '0');
     this.#hedging = opts.hedging === true && opts.fifo !== true;
+    this.#account = new AccountRules(this.ledger, opts.instruments, this.#quotes, this.#conversion, opts.currency, Number(opts.marginRate), this.#hedging);
     const broker = this;
     this.#orderEnv = {
       instruments: opts.instruments,
@@ -359,7 +356,7 @@ export class SimBroker implements Execution {
       this.#advance(c.at);
       return;
     }
-    const watchMargin = this.ledger.trades.size > 0 && this.#mayCallMargin(c, book.instrument);
+    const watchMargin = this.ledger.trades.size > 0 && (this.#marginCall || this.#account.mayCall(c, book.instrument));
     if (book.market.length === 0 && !watchMargin && (book.orders.length === 0 || (this.#opts.quickPath !== false && this.#untouched(book, c)))) {
       // Nothing can fill and the margin is safe at this candle's worst prices: only the quote moves
       // (and trailing stops follow, in #untouched).
@@ -588,52 +585,14 @@ export class SimBroker implements Execution {
     this.#nextExpiry = next;
   }
 
-  /** DAILY_FINANCING for the trades held at a 17:00 New York rollover. */
+  /** DAILY_FINANCING for the trades held at a 17:00 New York rollover (financing.ts). */
   #rollover(at: UnixMs): void {
-    if (this.ledger.trades.size === 0) return;
-    // `at` is a 17:00 New York rollover: 21:00 or 22:00 UTC of the same calendar day, so the UTC
-    // weekday is New York's (0 = Sunday).
-    const weekday = new Date(at).getUTCDay();
-    const byInstrument = new Map<string, { total: Amount; trades: { tradeID: string; financing: string }[] }>();
-    let total = 0;
-    for (const t of this.ledger.trades.values()) {
-      const inst = this.#instruments.get(t.instrument);
-      const days = inst.financing.daysCharged[weekday] ?? 0;
-      if (days === 0) continue;
-      const q = this.#quotes.get(t.instrument);
-      if (!q) continue;
-      const rate = t.unitsNum > 0 ? inst.financing.longRate : inst.financing.shortRate;
-      const mid = (q.bid + q.ask) / 2;
-      const f = this.#conversion.tryFactors(inst.quote);
-      if (!f) continue;
-      const quoteAmount = Math.abs(t.unitsNum) * mid * rate * days / 365;
-      // Rare (once a day per trade): decimal.js, then the exact 4-place amount.
-      const home = amount(new Decimal(quoteAmount).times(quoteAmount >= 0 ? f.gain : f.loss).toFixed(4));
-      if (home === 0) continue;
-      let entry = byInstrument.get(t.instrument);
-      if (!entry) {
-        entry = { total: 0, trades: [] };
-        byInstrument.set(t.instrument, entry);
-      }
-      entry.total = add(entry.total, home);
-      entry.trades.push({ tradeID: t.id, financing: formatAmount(home) });
-      total = add(total, home);
-    }
-    if (byInstrument.size === 0) return;
+    const draft = dailyFinancing(this.ledger, at, this.#instruments, this.#quotes, this.#conversion);
+    if (draft === undefined) return;
     const saved = this.#now;
     this.#now = at;
     this.#tx.begin();
-    this.#tx.emit({
-      type: 'DAILY_FINANCING',
-      financing: formatAmount(total),
-      accountBalance: formatAmount(add(this.ledger.balance, total)),
-      accountFinancingMode: 'DAILY',
-      positionFinancings: [...byInstrument].map(([instrument, e]) => ({
-        instrument,
-        financing: formatAmount(e.total),
-        openTradeFinancings: e.trades,
-      })),
-    });
+    this.#tx.emit(draft);
     this.#now = Math.max(saved, at);
   }
 
@@ -1159,7 +1118,7 @@ export class SimBroker implements Execution {
     let remaining = Math.abs(a.units);
     if (a.tradeClose) {
       const trade = this.ledger.trades.get(a.tradeClose.tradeID)!;
-      if (this.#opts.fifo === true && this.#olderTwin(trade)) {
+      if (this.#opts.fifo === true && this.#account.olderTwin(trade)) {
         this.#cancelFill(a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
         return;
       }
@@ -1178,7 +1137,7 @@ export class SimBroker implements Execution {
         }
       }
       if (pf === 'REDUCE_ONLY' || a.closeout !== 0) remaining = 0;
-      if (this.#opts.fifo === true && pf === 'OPEN_ONLY' && remaining > 0 && this.#hasOpposite(inst.name, buy)) {
+      if (this.#opts.fifo === true && pf === 'OPEN_ONLY' && remaining > 0 && this.#account.hasOpposite(inst.name, buy)) {
         // No hedging in a FIFO account: opening against an opposite position is not allowed.
         this.#cancelFill(a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
         return;
@@ -1215,7 +1174,7 @@ export class SimBroker implements Execution {
       if (
         this.#opts.fifo === true &&
         (tp !== undefined || sl !== undefined || gsl !== undefined || c.trailingStopLossOnFill !== undefined) &&
-        this.#sizeTaken(inst.name, opening, chunks)
+        this.#account.sizeTaken(inst.name, opening, chunks)
       ) {
         this.#cancelFill(a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
         return;
@@ -1224,7 +1183,7 @@ export class SimBroker implements Execution {
         this.#cancelFill(a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_GUARANTEED_MINIMUM_DISTANCE_NOT_MET');
         return;
       }
-      if (!this.#marginOk(inst, buy ? opening : -opening, chunks, a.bid, a.ask)) {
+      if (!this.#account.marginOk(inst, buy ? opening : -opening, chunks, a.bid, a.ask)) {
         this.#cancelFill(a.orderID, a.clientOrderID, 'INSUFFICIENT_MARGIN');
         return;
       }
@@ -1283,8 +1242,7 @@ export class SimBroker implements Execution {
       const signed = buy ? opening : -opening;
       const cost = convertProduct(halfSpreadInt, Math.round(opening * uScale), d + 1 + uPlaces, loss);
       spreadCost = add(spreadCost, cost);
-      const rate = Math.max(this.#accountMarginRate, inst.marginRate);
-      const margin = Math.round(opening * ((a.bid + a.ask) / 2) * ((factors.gain + factors.loss) / 2) * rate * 10_000);
+      const margin = this.#account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss);
       const o: { -readonly [K in keyof TradeOpen]: TradeOpen[K] } = {
         tradeID: fillID,
         units: String(signed),
@@ -1401,105 +1359,24 @@ export class SimBroker implements Execution {
     this.#track(this.#tx.emit(draft), at);
   }
 
-  /**
-   * NAV and margin used at the latest quotes. NAV uses each trade's closing side (v20 would use
-   * its closeout prices; the simulator's are the quotes). Margin: per instrument the net units
-   * (hedged: the larger side) × mid × quote→home (mid) × the stricter margin rate.
-   */
+  /** NAV and margin used at the latest quotes (account.ts). */
   accountState(): { nav: number; marginUsed: number } {
-    let nav = this.ledger.balance / 10_000;
-    const pos = this.#positionScratch;
-    pos.clear();
-    for (const t of this.ledger.trades.values()) {
-      nav += this.#unrealized(t);
-      let e = pos.get(t.instrument);
-      if (e === undefined) pos.set(t.instrument, (e = { long: 0, short: 0 }));
-      if (t.unitsNum > 0) e.long += t.unitsNum;
-      else e.short -= t.unitsNum;
-    }
-    let marginUsed = 0;
-    for (const [name, e] of pos) {
-      const q = this.#quotes.get(name);
-      if (!q) continue;
-      const inst = this.#instruments.get(name);
-      const units = this.#hedging ? Math.max(e.long, e.short) : Math.abs(e.long - e.short);
-      const f = this.#conversion.tryFactors(inst.quote);
-      if (!f) continue;
-      marginUsed += units * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2) * Math.max(this.#accountMarginRate, inst.marginRate);
-    }
-    return { nav, marginUsed };
-  }
-
-  /**
-   * A cheap test before a candle: could NAV fall below the margin used anywhere in it? Each trade of
-   * the candle's instrument is valued at the candle's extreme against it; margin at the extreme that
-   * makes it largest. When this says no, the candle needs no per-point margin checks.
-   */
-  #mayCallMargin(c: Candle, candleInstrument: Instrument): boolean {
-    if (this.#marginCall) return true;
-    let nav = this.ledger.balance / 10_000;
-    let used = 0;
-    const one = this.#singleHomeTrade();
-    if (one !== undefined && one.instrument === c.instrument) {
-      // One trade, quoted in the home currency (factors 1): the loop below, term for term, without
-      // the map walk and the factor lookup (× 1 and 0 + x are exact, so the figures are the same).
-      const quotePL = ((one.unitsNum > 0 ? c.bl : c.ah) - one.priceNum) * one.unitsNum;
-      nav += quotePL;
-      used = Math.abs(one.unitsNum) * ((c.bh + c.ah) / 2) * Math.max(this.#accountMarginRate, candleInstrument.marginRate);
-      return nav < used;
-    }
-    for (const t of this.ledger.trades.values()) {
-      const inst = t.instrument === c.instrument ? candleInstrument : this.#instruments.get(t.instrument);
-      const f = this.#conversion.tryFactors(inst.quote);
-      if (!f) return true;
-      let close: number;
-      let high: number;
-      if (t.instrument === c.instrument) {
-        close = t.unitsNum > 0 ? c.bl : c.ah;
-        high = (c.bh + c.ah) / 2;
-      } else {
-        const q = this.#quotes.get(t.instrument);
-        if (!q) continue;
-        close = t.unitsNum > 0 ? q.bid : q.ask;
-        high = (q.bid + q.ask) / 2;
-      }
-      const quotePL = (close - t.priceNum) * t.unitsNum;
-      nav += quotePL * (quotePL < 0 ? f.loss : f.gain);
-      // Gross units overstate netted margin: a safe upper bound.
-      used += Math.abs(t.unitsNum) * high * f.loss * Math.max(this.#accountMarginRate, inst.marginRate);
-    }
-    return nav < used;
-  }
-
-  /**
-   * The only open trade when there is exactly one and its instrument is quoted in the home
-   * currency, else undefined. Recomputed only when the ledger's trades change (`version`).
-   */
-  #singleHomeTrade(): LedgerTrade | undefined {
-    const ledger = this.ledger;
-    if (this.#singleVersion !== ledger.version) {
-      this.#singleVersion = ledger.version;
-      this.#single = undefined;
-      if (ledger.trades.size === 1) {
-        for (const t of ledger.trades.values()) if (this.#instruments.get(t.instrument).quote === this.#opts.currency) this.#single = t;
-      }
-    }
-    return this.#single;
+    return this.#account.state();
   }
 
   /** Margin call enter/exit, and the margin closeout when NAV reaches half the margin used. */
   #checkMargin(instrument: string): void {
-    const { nav, marginUsed } = this.accountState();
-    if (marginUsed <= 0) return;
-    if (nav <= marginUsed / 2) {
+    const verdict = this.#account.check();
+    if (verdict === undefined) return;
+    if (verdict === 'closeout') {
       this.#closeout(instrument);
       return;
     }
-    if (nav < marginUsed && !this.#marginCall) {
+    if (verdict === 'call' && !this.#marginCall) {
       this.#marginCall = true;
       this.#tx.begin();
       this.#tx.emit({ type: 'MARGIN_CALL_ENTER' });
-    } else if (nav >= marginUsed && this.#marginCall) {
+    } else if (verdict === 'ok' && this.#marginCall) {
       this.#marginCall = false;
       this.#tx.begin();
       this.#tx.emit({ type: 'MARGIN_CALL_EXIT' });
@@ -1566,103 +1443,6 @@ export class SimBroker implements Execution {
     if (clientOrderID !== undefined) d.clientOrderID = clientOrderID;
     this.stats.cancels++;
     this.#tx.emit(d);
-  }
-
-  /** Margin after a fill that opens `openUnits` (signed) and closes `chunks`: margin used must stay within NAV. */
-  #marginOk(inst: Instrument, openUnits: number, chunks: readonly { trade: LedgerTrade; units: number }[], bid: number, ask: number): boolean {
-    // Every open trade of the instrument being filled (the usual case): the same sums, in the same
-    // order, as the general path below, without its map and entry objects.
-    let nav = this.ledger.balance / 10_000;
-    let long = 0;
-    let short = 0;
-    for (const t of this.ledger.trades.values()) {
-      if (t.instrument !== inst.name) return this.#marginOkMixed(inst, openUnits, chunks, bid, ask);
-      if (t.unitsNum > 0) long += t.unitsNum;
-      else short -= t.unitsNum;
-      nav += this.#unrealized(t);
-    }
-    for (let i = 0; i < chunks.length; i++) {
-      const ch = chunks[i]!;
-      if (ch.trade.unitsNum > 0) long -= ch.units;
-      else short -= ch.units;
-    }
-    if (openUnits > 0) long += openUnits;
-    else short -= openUnits;
-    const rate = Math.max(this.#accountMarginRate, inst.marginRate);
-    const units = this.#hedging ? Math.max(long, short) : Math.abs(long - short);
-    const used = units * ((bid + ask) / 2) * this.#conversion.mid(inst.quote) * rate;
-    return used <= nav;
-  }
-
-  /** `#marginOk` when trades of several instruments are open. */
-  #marginOkMixed(inst: Instrument, openUnits: number, chunks: readonly { trade: LedgerTrade; units: number }[], bid: number, ask: number): boolean {
-    const netBy = new Map<string, { long: number; short: number }>();
-    let nav = this.ledger.balance / 10_000;
-    for (const t of this.ledger.trades.values()) {
-      let e = netBy.get(t.instrument);
-      if (!e) {
-        e = { long: 0, short: 0 };
-        netBy.set(t.instrument, e);
-      }
-      if (t.unitsNum > 0) e.long += t.unitsNum;
-      else e.short -= t.unitsNum;
-      nav += this.#unrealized(t);
-    }
-    let e = netBy.get(inst.name);
-    if (!e) {
-      e = { long: 0, short: 0 };
-      netBy.set(inst.name, e);
-    }
-    for (const ch of chunks) {
-      if (ch.trade.unitsNum > 0) e.long -= ch.units;
-      else e.short -= ch.units;
-    }
-    if (openUnits > 0) e.long += openUnits;
-    else e.short -= openUnits;
-    let used = 0;
-    for (const [name, pos] of netBy) {
-      const i = this.#instruments.get(name);
-      const q = name === inst.name ? { bid, ask } : this.#quotes.get(name);
-      if (!q) continue;
-      const rate = Math.max(this.#accountMarginRate, i.marginRate);
-      const units = this.#hedging ? Math.max(pos.long, pos.short) : Math.abs(pos.long - pos.short);
-      used += units * ((q.bid + q.ask) / 2) * this.#conversion.mid(i.quote) * rate;
-    }
-    return used <= nav;
-  }
-
-  /** FIFO: an open trade of the same instrument and the same signed size, older than `t`. */
-  #olderTwin(t: LedgerTrade): boolean {
-    for (const o of this.ledger.trades.values()) {
-      if (o === t) return false; // the ledger keeps trades in the order they opened
-      if (o.instrument === t.instrument && o.unitsNum === t.unitsNum) return true;
-    }
-    return false;
-  }
-
-  /** FIFO: whether an open trade of `instrument` other than those being closed has `size` units. */
-  #sizeTaken(instrument: string, size: number, closing: readonly { trade: LedgerTrade; units: number }[]): boolean {
-    for (const o of this.ledger.trades.values()) {
-      if (o.instrument !== instrument || Math.abs(o.unitsNum) !== size) continue;
-      if (!closing.some((ch) => ch.trade === o && ch.units === size)) return true;
-    }
-    return false;
-  }
-
-  #hasOpposite(instrument: string, buy: boolean): boolean {
-    for (const o of this.ledger.trades.values()) if (o.instrument === instrument && o.unitsNum > 0 !== buy) return true;
-    return false;
-  }
-
-  /** Unrealized P/L of a trade in home currency at the latest quote (closing side). */
-  #unrealized(t: LedgerTrade): number {
-    const q = this.#quotes.get(t.instrument);
-    if (!q) return 0;
-    const close = t.unitsNum > 0 ? q.bid : q.ask;
-    const quotePL = (close - t.priceNum) * t.unitsNum;
-    const f = this.#conversion.tryFactors(this.#instruments.get(t.instrument).quote);
-    if (!f) return 0;
-    return quotePL * (quotePL < 0 ? f.loss : f.gain);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1859,7 +1639,7 @@ export class SimBroker implements Execution {
       d.marginRate = fields.marginRate;
       // As at OANDA: margin used, margin available, the margin check of later fills, margin calls
       // and the closeout all use the new rate from now on (the stricter of it and the instrument's).
-      this.#accountMarginRate = rate;
+      this.#account.marginRate = rate;
     }
     this.#tx.emit(d);
     // The account is checked at once (margin call, or closeout at half): the check is account-wide.
