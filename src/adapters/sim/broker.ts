@@ -26,6 +26,7 @@ import { checkOrder, type OrderEnv } from './validate.ts';
 import { TransactionLog, type Draft } from './transactions.ts';
 import { dailyFinancing } from './financing.ts';
 import { AccountRules } from './account.ts';
+import { highFirst, pathPoint, ratchet, restingFillPrice, untouched, type PathPoint } from './pricing.ts';
 import { orderOf, restoreAccount, SimSeedError, tradeSummaryOf, type SimAccountState } from './seed.ts';
 
 export interface SimBrokerOptions {
@@ -199,6 +200,8 @@ export class SimBroker implements Execution {
   #lastBook: Book | undefined = undefined;
   /** Scratch for #untouched: each resting order's level after this candle's trailing ratchet. */
   #trailTo = new Float64Array(16);
+  /** The current point of a candle's path (reused). */
+  readonly #point: PathPoint = { bid: 0, ask: 0, t: 0 };
   #lastQuoteName = '';
   #lastQuote: Quote | undefined = undefined;
   readonly #orders = new Map<string, SimOrder>();
@@ -365,34 +368,13 @@ export class SimBroker implements Execution {
       this.#advance(c.at);
       return;
     }
-    const span = c.at - c.time;
-    // Adaptive path: after the open, the extreme nearer to the open comes first (decided on mid).
-    const mo = c.bo + c.ao;
-    let highFirst = c.bh + c.ah - mo <= mo - c.bl - c.al;
-    if (this.#opts.path === 'worst') {
-      const { long, short } = this.ledger.position(c.instrument);
-      const net = long + short;
-      if (net > 0) highFirst = false;
-      else if (net < 0) highFirst = true;
-    }
+    const high = highFirst(c, this.#opts.path, this.#opts.path === 'worst' ? this.#net(c.instrument) : 0);
     this.#inAmbiguous = this.#ambiguous(book, c);
     if (this.#inAmbiguous) this.stats.ambiguousCandles++;
+    const pt = this.#point;
     for (let p = 0; p < 4; p++) {
-      let bid: number, ask: number;
-      if (p === 0) {
-        bid = c.bo;
-        ask = c.ao;
-      } else if (p === 3) {
-        bid = c.bc;
-        ask = c.ac;
-      } else if ((p === 1) === highFirst) {
-        bid = c.bh;
-        ask = c.ah;
-      } else {
-        bid = c.bl;
-        ask = c.al;
-      }
-      const t = p === 3 ? c.at : c.time + Math.floor((span * p) / 3);
+      pathPoint(c, p, high, pt);
+      const { bid, ask, t } = pt;
       this.#now = t;
       this.#setQuote(c.instrument, bid, ask);
       this.#match(book, bid, ask, t, p === 0);
@@ -420,6 +402,18 @@ export class SimBroker implements Execution {
   }
 
   /** True when some trade has two exits (TP and SL/TSL) both reachable inside this candle. */
+  /** Whether no resting order of `book` can trigger in candle `c` (pricing.ts `untouched`). */
+  #untouched(book: Book, c: Candle): boolean {
+    if (this.#trailTo.length < book.orders.length) this.#trailTo = new Float64Array(book.orders.length * 2);
+    return untouched(book.orders, c, this.#trailTo);
+  }
+
+  /** The net units of `instrument`'s position (the worst path model's side). */
+  #net(instrument: string): number {
+    const { long, short } = this.ledger.position(instrument);
+    return long + short;
+  }
+
   #ambiguous(book: Book, c: Candle): boolean {
     if (book.orders.length < 2) return false;
     for (const t of this.ledger.trades.values()) {
@@ -432,62 +426,6 @@ export class SimBroker implements Execution {
       if (inRange >= 2) return true;
     }
     return false;
-  }
-
-  /**
-   * Whether no resting order of `book` can trigger anywhere in candle `c`, whatever the path: each
-   * order's trigger price stays on its untriggered side over the candle's range. Trailing stops
-   * are judged at the level they would ratchet to at the candle's best price (a conservative bound:
-   * a candle whose range exceeds the distance walks the path). When true, the trailing stops are
-   * moved to that level, which is exactly where walking the path would leave them.
-   */
-  #untouched(book: Book, c: Candle): boolean {
-    const orders = book.orders;
-    if (this.#trailTo.length < orders.length) this.#trailTo = new Float64Array(orders.length * 2);
-    const trailTo = this.#trailTo;
-    for (let i = 0; i < orders.length; i++) {
-      const o = orders[i]!;
-      if (o.activeFrom > c.time || o.immediate) return false;
-      let lo: number, hi: number;
-      if (o.trigger === 'BID') {
-        lo = c.bl;
-        hi = c.bh;
-      } else if (o.trigger === 'ASK') {
-        lo = c.al;
-        hi = c.ah;
-      } else {
-        lo = (c.bl + c.al) / 2;
-        hi = (c.bh + c.ah) / 2;
-      }
-      let level = o.level;
-      if (o.type === 'TRAILING_STOP_LOSS') {
-        // snap is monotonic and leaves the (snapped) level where it is: a raw level that does not
-        // pass the current one cannot pass it snapped, so only a passing one is snapped.
-        if (o.side === -1) {
-          const raw = c.bh - o.distance;
-          if (raw > level) {
-            const next = o.instrument.snap(raw);
-            if (next > level) level = next;
-          }
-        } else {
-          const raw = c.al + o.distance;
-          if (raw < level) {
-            const next = o.instrument.snap(raw);
-            if (next < level) level = next;
-          }
-        }
-      }
-      trailTo[i] = level;
-      // Limit-like buys and stop-like sells trigger at or below the level; the others at or above.
-      const below = o.limitLike === (o.side === 1);
-      if (below ? lo <= level : hi >= level) return false;
-    }
-    // Trailing stops move to the level computed above (their own level when not ratcheted).
-    for (let i = 0; i < orders.length; i++) {
-      const o = orders[i]!;
-      if (o.type === 'TRAILING_STOP_LOSS') o.level = trailTo[i]!;
-    }
-    return true;
   }
 
   /** 1 when the exit order `id` is active, not already crossed at the open, and its level lies inside the candle on its side. */
@@ -523,31 +461,12 @@ export class SimBroker implements Execution {
       if (o.activeFrom > t || !o.live) continue;
       if (o.expiresAt <= t) continue; // expiry is handled by #advance at the right time
       if (triggers(o, bid, ask)) {
-        const own = o.side === 1 ? ask : bid;
-        let px: number;
-        // A guaranteed stop fills at its level, gap or not: that is what its premium pays for.
-        if (o.type === 'GUARANTEED_STOP_LOSS') px = o.level;
-        else if (gap) px = own;
-        else {
-          // Crossed inside the candle: the level, shifted by the spread when the trigger reads another side.
-          const trig = o.trigger === 'BID' ? bid : o.trigger === 'ASK' ? ask : (bid + ask) / 2;
-          px = o.level + (own - trig);
-        }
-        // A limit never fills worse than its price: when the trigger reads another side than the
-        // fill (MID, INVERSE...), it waits until its own side reaches the level.
-        if (!isLimitLike(o) || (o.side === 1 ? px <= o.level : px >= o.level)) {
+        const px = restingFillPrice(o, bid, ask, gap);
+        if (px === px) {
           this.#fillResting(book, o, px, bid, ask, t);
           continue;
         }
-      } else if (o.type === 'TRAILING_STOP_LOSS') {
-        // Ratchet only in the trade's favour: a sell stop (long trade) follows the bid up. (Only a
-        // raw level past the current one is snapped: see #untouched.)
-        const raw = o.side === -1 ? bid - o.distance : ask + o.distance;
-        if (o.side === -1 ? raw > o.level : raw < o.level) {
-          const next = o.instrument.snap(raw);
-          if (o.side === -1 ? next > o.level : next < o.level) o.level = next;
-        }
-      }
+      } else if (o.type === 'TRAILING_STOP_LOSS') ratchet(o, bid, ask);
       if (o.immediate) {
         // FOK / IOC: the first price after its creation did not fill it.
         this.#tx.begin();
