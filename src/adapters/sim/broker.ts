@@ -1,6 +1,6 @@
 import { Observable, type Subscriber } from 'rxjs';
 import type { Candle } from '../../domain/candle.ts';
-import { add, amount, convert, convertProduct, formatAmount, roundTo4, scaled, type Amount } from '../../domain/money.ts';
+import { add, amount, convert, convertProduct, formatAmount, scaled, type Amount } from '../../domain/money.ts';
 import type { MarketEvent } from '../../domain/events.ts';
 import type { Instrument, InstrumentRegistry } from '../../domain/instrument.ts';
 import { assertNever, type OrderIntent } from '../../domain/intents.ts';
@@ -26,6 +26,9 @@ import { checkOrder, type OrderEnv } from './validate.ts';
 import { TransactionLog, type Draft } from './transactions.ts';
 import { dailyFinancing } from './financing.ts';
 import { AccountRules } from './account.ts';
+import { perMillionCommission, type CommissionModel } from './commission.ts';
+import { canSlip, NO_SLIPPAGE, type SlippageModel } from './slippage.ts';
+import { NO_LATENCY, type LatencyModel } from './latency.ts';
 import { highFirst, pathPoint, ratchet, restingFillPrice, untouched, type PathPoint } from './pricing.ts';
 import { orderOf, restoreAccount, SimSeedError, tradeSummaryOf, type SimAccountState } from './seed.ts';
 
@@ -63,8 +66,14 @@ export interface SimBrokerOptions {
   readonly drivers?: ReadonlyMap<string, string>;
   /** Charge DAILY_FINANCING at 17:00 New York. Default true. */
   readonly financing?: boolean;
-  /** Commission in home currency per million units filled. Default 0 (spread-only pricing). */
+  /** Commission in home currency per million units filled. Default 0 (spread-only pricing). Ignored when `commission` is given. */
   readonly commissionPerMillion?: string;
+  /** The commission model (commission.ts): per million units, or OANDA's core pricing schedule. Default: `commissionPerMillion`. */
+  readonly commission?: CommissionModel;
+  /** The slippage model (slippage.ts) of fills that can slip (market orders, stops). Default none, as v20. */
+  readonly slippage?: SlippageModel;
+  /** The latency model (latency.ts): the delay between a decision and its order reaching the server. Default none. */
+  readonly latency?: LatencyModel;
   /**
    * The order of a candle's extremes. adaptive: the extreme nearer to the open first. worst: the
    * extreme adverse to the instrument's open position first (low first when net long, high first
@@ -208,7 +217,10 @@ export class SimBroker implements Execution {
   readonly #byClientID = new Map<string, string>();
   /** Margin, margin call, closeout and FIFO rules (account.ts). */
   readonly #account: AccountRules;
-  readonly #commission: { readonly int: bigint; readonly places: number };
+  /** The models a user can swap (commission.ts, slippage.ts, latency.ts). */
+  readonly #commission: CommissionModel;
+  readonly #slippage: SlippageModel;
+  readonly #latency: LatencyModel;
   #now: UnixMs = -Infinity;
   #started = false;
   #nextRollover = Infinity;
@@ -233,7 +245,9 @@ export class SimBroker implements Execution {
     this.ledger = new Ledger({ currency: opts.currency, strict: true });
     this.#tx = new TransactionLog(this.ledger, this.accountID, this);
     this.#conversion = new HomeConversion(opts.currency, this.#quotes);
-    this.#commission = scaled(opts.commissionPerMillion ?? '0');
+    this.#commission = opts.commission ?? perMillionCommission(opts.commissionPerMillion ?? '0');
+    this.#slippage = opts.slippage ?? NO_SLIPPAGE;
+    this.#latency = opts.latency ?? NO_LATENCY;
     this.#hedging = opts.hedging === true && opts.fifo !== true;
     this.#account = new AccountRules(this.ledger, opts.instruments, this.#quotes, this.#conversion, opts.currency, Number(opts.marginRate), this.#hedging);
     const broker = this;
@@ -725,7 +739,7 @@ export class SimBroker implements Execution {
     // from the current quote, as the sandbox's order view does.
     if (replacement) Object.assign(draft, replacement);
     const tx = this.#tx.emit(draft);
-    this.#track(tx, this.#now);
+    this.#track(tx, this.#arrival());
   }
 
   #queueMarket(instrument: string, request: MarketRequest, clientID: string | undefined): void {
@@ -737,7 +751,7 @@ export class SimBroker implements Execution {
       this.#cancelFill(created.id, clientID, 'MARKET_HALTED');
       return;
     }
-    this.#book(instrument).market.push({ clientID, request, activeFrom: this.#now });
+    this.#book(instrument).market.push({ clientID, request, activeFrom: this.#arrival() });
   }
 
   /** Set, replace (object) or cancel (null) a trade's dependent orders: v20's "trade orders" call. */
@@ -790,8 +804,18 @@ export class SimBroker implements Execution {
       if (d.gtdTime !== undefined) draft.gtdTime = formatTime(parseRequestTime(d.gtdTime as string));
       if (d.clientExtensions !== undefined) draft.clientExtensions = d.clientExtensions;
       const tx = this.#tx.emit(draft);
-      this.#track(tx, this.#now);
+      this.#track(tx, this.#arrival());
     }
+  }
+
+  /** When an order decided now reaches the server (latency.ts): the prices it may act on start there. */
+  #arrival(): UnixMs {
+    return this.#latency === NO_LATENCY ? this.#now : this.#now + this.#latency.next();
+  }
+
+  /** The models this simulator uses, by name (for the report and the run folder). */
+  get models(): { readonly path: string; readonly slippage: string; readonly latency: string; readonly commission: string } {
+    return { path: this.#opts.path ?? 'adaptive', slippage: this.#slippage.name, latency: this.#latency.name, commission: this.#commission.name };
   }
 
   /** Builds the simulator's working order from a create transaction and files it in its book. */
@@ -1025,7 +1049,9 @@ export class SimBroker implements Execution {
   ): void {
     const inst = book.instrument;
     const buy = a.units > 0;
-    const pxNum = inst.snap(a.px);
+    // Slippage (slippage.ts) on the fills that can slip, against the trader; snapped after.
+    const slipping = this.#slippage !== NO_SLIPPAGE && canSlip(a.type);
+    const pxNum = inst.snap(slipping ? this.#slippage.slip(a.px, buy ? 1 : -1, a.bid, a.ask, inst) : a.px);
     const price = inst.price(pxNum);
     if (!Number.isNaN(a.priceBound) && (buy ? pxNum > a.priceBound : pxNum < a.priceBound)) {
       this.#cancelFill(a.orderID, a.clientOrderID, 'BOUNDS_VIOLATION');
@@ -1176,7 +1202,7 @@ export class SimBroker implements Execution {
     let filledUnits = opening;
     for (const ch of chunks) filledUnits += ch.units;
     filledUnits = roundUnits(filledUnits);
-    const commission = this.#commission.int === 0n ? 0 : roundTo4(this.#commission.int * BigInt(Math.round(filledUnits * uScale)), this.#commission.places + uPlaces + 6);
+    const commission = this.#commission.charge(inst, filledUnits, uPlaces);
     const units = buy ? filledUnits : -filledUnits;
     // A market fill is at the bid or the ask: that side's text is the fill price's. (inst.price of a
     // snapped price is its toFixed: snap is idempotent.)
