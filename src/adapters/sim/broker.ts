@@ -21,7 +21,7 @@ import type {
 } from '../../domain/v20/index.ts';
 import type { Execution } from '../../ports/execution.ts';
 import { HomeConversion, formatFactor, type Quote } from '../../domain/conversion.ts';
-import { isLimitLike, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
+import type { SimOrder, SimOrderType } from './orders.ts';
 import { checkOrder, type OrderEnv } from './validate.ts';
 import { TransactionLog, type Draft } from './transactions.ts';
 import { dailyFinancing } from './financing.ts';
@@ -29,7 +29,8 @@ import { AccountRules } from './account.ts';
 import { perMillionCommission, type CommissionModel } from './commission.ts';
 import { canSlip, NO_SLIPPAGE, type SlippageModel } from './slippage.ts';
 import { NO_LATENCY, type LatencyModel } from './latency.ts';
-import { highFirst, pathPoint, ratchet, restingFillPrice, untouched, type PathPoint } from './pricing.ts';
+import { ambiguous, match, removeOrder, workingOrder, type Book, type MarketRequest, type MatchSink, type QueuedMarket } from './book.ts';
+import { highFirst, pathPoint, untouched, type PathPoint } from './pricing.ts';
 import { orderOf, restoreAccount, SimSeedError, tradeSummaryOf, type SimAccountState } from './seed.ts';
 
 export interface SimBrokerOptions {
@@ -103,53 +104,6 @@ export interface SimStats {
   /** Market orders cancelled MARKET_HALTED: submitted while their instrument's market was closed. */
   halted: number;
 }
-
-interface QueuedMarket {
-  readonly clientID: string | undefined;
-  readonly request: MarketRequest;
-  readonly activeFrom: UnixMs;
-}
-
-/** The body of a MARKET_ORDER transaction before the simulator stamps it. */
-interface MarketRequest {
-  readonly instrument: string;
-  readonly units: string;
-  readonly timeInForce: string;
-  readonly positionFill: string;
-  readonly reason: 'CLIENT_ORDER' | 'TRADE_CLOSE' | 'POSITION_CLOSEOUT' | 'MARGIN_CLOSEOUT';
-  readonly priceBound?: string;
-  readonly tradeClose?: { tradeID: string; clientTradeID?: string; units: string };
-  readonly longPositionCloseout?: { instrument: string; units: string };
-  readonly shortPositionCloseout?: { instrument: string; units: string };
-  readonly clientExtensions?: ClientExtensions;
-  readonly takeProfitOnFill?: Record<string, unknown>;
-  readonly stopLossOnFill?: Record<string, unknown>;
-  readonly trailingStopLossOnFill?: Record<string, unknown>;
-  readonly guaranteedStopLossOnFill?: Record<string, unknown>;
-  readonly tradeClientExtensions?: ClientExtensions;
-}
-
-interface Book {
-  readonly instrument: Instrument;
-  readonly market: QueuedMarket[];
-  readonly orders: SimOrder[];
-  driver: string | undefined;
-  /** Time of the last tick seen for the instrument (the exact path model). */
-  lastTick: UnixMs;
-}
-
-
-/** The order type each order-creating transaction type creates (a lookup, not a regex, per order). */
-const ORDER_TX: Readonly<Record<string, SimOrderType>> = {
-  MARKET_ORDER: 'MARKET',
-  LIMIT_ORDER: 'LIMIT',
-  STOP_ORDER: 'STOP',
-  MARKET_IF_TOUCHED_ORDER: 'MARKET_IF_TOUCHED',
-  TAKE_PROFIT_ORDER: 'TAKE_PROFIT',
-  STOP_LOSS_ORDER: 'STOP_LOSS',
-  TRAILING_STOP_LOSS_ORDER: 'TRAILING_STOP_LOSS',
-  GUARANTEED_STOP_LOSS_ORDER: 'GUARANTEED_STOP_LOSS',
-};
 
 const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
   MARKET: 'MARKET_ORDER',
@@ -231,6 +185,8 @@ export class SimBroker implements Execution {
   #marginCall = false;
   readonly #hedging: boolean;
   readonly #snapshot: SimOrder[] = [];
+  /** What matching (book.ts) calls back: the fills and the FOK/IOC expiry. */
+  readonly #sink: MatchSink;
   /** Started from an existing account (`seed`): `start` opens no new account. */
   #seeded = false;
   /** The clock of the seeded state (NaN when unknown): rollovers after it are charged. */
@@ -250,6 +206,15 @@ export class SimBroker implements Execution {
     this.#latency = opts.latency ?? NO_LATENCY;
     this.#hedging = opts.hedging === true && opts.fifo !== true;
     this.#account = new AccountRules(this.ledger, opts.instruments, this.#quotes, this.#conversion, opts.currency, Number(opts.marginRate), this.#hedging);
+    this.#sink = {
+      fillMarket: (book, q, bid, ask, t) => this.#fillMarket(book, q, bid, ask, t),
+      fillResting: (book, o, px, bid, ask, t) => this.#fillResting(book, o, px, bid, ask, t),
+      expireImmediate: (o) => {
+        // FOK / IOC: the first price after its creation did not fill it.
+        this.#tx.begin();
+        this.#cancelOrder(o, 'TIME_IN_FORCE_EXPIRED');
+      },
+    };
     const broker = this;
     this.#orderEnv = {
       instruments: opts.instruments,
@@ -383,7 +348,7 @@ export class SimBroker implements Execution {
       return;
     }
     const high = highFirst(c, this.#opts.path, this.#opts.path === 'worst' ? this.#net(c.instrument) : 0);
-    this.#inAmbiguous = this.#ambiguous(book, c);
+    this.#inAmbiguous = ambiguous(book, c, this.ledger.trades.values(), this.#orders);
     if (this.#inAmbiguous) this.stats.ambiguousCandles++;
     const pt = this.#point;
     for (let p = 0; p < 4; p++) {
@@ -428,66 +393,8 @@ export class SimBroker implements Execution {
     return long + short;
   }
 
-  #ambiguous(book: Book, c: Candle): boolean {
-    if (book.orders.length < 2) return false;
-    for (const t of this.ledger.trades.values()) {
-      if (t.instrument !== c.instrument) continue;
-      const inRange =
-        this.#exitInRange(t.takeProfitOrderID, c) +
-        this.#exitInRange(t.stopLossOrderID, c) +
-        this.#exitInRange(t.trailingStopLossOrderID, c) +
-        this.#exitInRange(t.guaranteedStopLossOrderID, c);
-      if (inRange >= 2) return true;
-    }
-    return false;
-  }
-
-  /** 1 when the exit order `id` is active, not already crossed at the open, and its level lies inside the candle on its side. */
-  #exitInRange(id: string | undefined, c: Candle): number {
-    if (id === undefined) return 0;
-    const o = this.#orders.get(id);
-    if (!o || o.activeFrom > c.time || triggers(o, c.bo, c.ao)) return 0;
-    const lo = o.side === 1 ? c.al : c.bl;
-    const hi = o.side === 1 ? c.ah : c.bh;
-    return o.level >= lo && o.level <= hi ? 1 : 0;
-  }
-
-  /** One price point of the path: queued market orders first, then resting orders in creation order. */
   #match(book: Book, bid: number, ask: number, t: UnixMs, gap: boolean): void {
-    if (book.market.length > 0) {
-      const queue = book.market.splice(0);
-      for (const q of queue) {
-        if (q.activeFrom > t) {
-          book.market.push(q);
-          continue;
-        }
-        this.#fillMarket(book, q, bid, ask, t);
-      }
-    }
-    if (book.orders.length === 0) return;
-    // The orders of this point (those created by a fill at this point wait for the next one), in a
-    // reused array: #match never re-enters, and nothing is allocated per price point.
-    const snapshot = this.#snapshot;
-    const n = book.orders.length;
-    for (let i = 0; i < n; i++) snapshot[i] = book.orders[i]!;
-    for (let i = 0; i < n; i++) {
-      const o = snapshot[i]!;
-      if (o.activeFrom > t || !o.live) continue;
-      if (o.expiresAt <= t) continue; // expiry is handled by #advance at the right time
-      if (triggers(o, bid, ask)) {
-        const px = restingFillPrice(o, bid, ask, gap);
-        if (px === px) {
-          this.#fillResting(book, o, px, bid, ask, t);
-          continue;
-        }
-      } else if (o.type === 'TRAILING_STOP_LOSS') ratchet(o, bid, ask);
-      if (o.immediate) {
-        // FOK / IOC: the first price after its creation did not fill it.
-        this.#tx.begin();
-        this.#cancelOrder(o, 'TIME_IN_FORCE_EXPIRED');
-      }
-    }
-    snapshot.length = 0;
+    match(book, bid, ask, t, gap, this.#snapshot, this.#sink);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -818,76 +725,20 @@ export class SimBroker implements Execution {
     return { path: this.#opts.path ?? 'adaptive', slippage: this.#slippage.name, latency: this.#latency.name, commission: this.#commission.name };
   }
 
-  /** Builds the simulator's working order from a create transaction and files it in its book. */
+  /** Builds the simulator's working order from a create transaction (book.ts) and files it in its book. */
   #track(tx: Transaction, activeFrom: UnixMs): void {
-    const t = tx as Transaction & Record<string, unknown> & {
-      instrument?: string; units?: string; price?: string; distance?: string; tradeID?: string;
-      timeInForce?: string; gtdTime?: string; triggerCondition?: string; priceBound?: string;
-      initialMarketPrice?: string; clientExtensions?: ClientExtensions;
-    };
-    const type = ORDER_TX[t.type] ?? (t.type.replace(/_ORDER$/, '') as SimOrderType);
-    let instrument: Instrument;
-    let side: 1 | -1;
-    let units: number | undefined;
-    let level: number;
-    let distance = 0;
-    const trade = t.tradeID !== undefined ? this.ledger.trades.get(t.tradeID) : undefined;
+    const tradeID = (tx as { tradeID?: string }).tradeID;
+    const trade = tradeID !== undefined ? this.ledger.trades.get(tradeID) : undefined;
     const last = this.#lastBook;
-    if (trade) {
-      instrument = last !== undefined && last.instrument.name === trade.instrument ? last.instrument : this.#instruments.get(trade.instrument);
-      side = trade.unitsNum > 0 ? -1 : 1;
-      units = undefined;
-    } else {
-      instrument = this.#instruments.get(t.instrument!);
-      units = Number(t.units!);
-      side = units < 0 ? -1 : 1;
-    }
+    const name = trade ? trade.instrument : (tx as { instrument?: string }).instrument!;
     // The instrument of the last price is nearly always the order's: its quote and book are kept.
+    const instrument = last !== undefined && last.instrument.name === name ? last.instrument : this.#instruments.get(name);
     const q = instrument.name === this.#lastQuoteName ? this.#lastQuote : this.#quotes.get(instrument.name);
-    if (type === 'TRAILING_STOP_LOSS') {
-      distance = Number(t.distance);
-      const ref = q ? (side === -1 ? q.bid : q.ask) : trade!.priceNum;
-      level = instrument.snap(side === -1 ? ref - distance : ref + distance);
-    } else if (t.price !== undefined) {
-      level = Number(t.price);
-    } else {
-      // A stop loss given as a distance: from the trade's open price.
-      distance = Number(t.distance);
-      level = instrument.snap(side === -1 ? trade!.priceNum - distance : trade!.priceNum + distance);
-    }
-    let direction: 1 | -1 | 0 = 0;
-    if (type === 'MARKET_IF_TOUCHED') {
-      const ref = t.initialMarketPrice !== undefined ? Number(t.initialMarketPrice) : q ? (q.bid + q.ask) / 2 : level;
-      direction = level >= ref ? 1 : -1;
-    }
-    let expiresAt = Infinity;
-    if (t.timeInForce === 'GTD' && t.gtdTime !== undefined) expiresAt = parseTime(t.gtdTime);
-    else if (t.timeInForce === 'GFD') expiresAt = nextRollover(this.#now);
-    const o: SimOrder = {
-      id: tx.id,
-      type,
-      instrument,
-      side,
-      units,
-      level,
-      distance,
-      tradeID: trade?.id,
-      priceBound: t.priceBound !== undefined ? Number(t.priceBound) : Number.NaN,
-      trigger: resolveTrigger(t.triggerCondition, side),
-      direction,
-      expiresAt,
-      activeFrom,
-      created: tx,
-      clientID: t.clientExtensions?.id,
-      immediate: t.timeInForce === 'FOK' || t.timeInForce === 'IOC',
-      limitLike: false,
-      live: true,
-    };
-    (o as { limitLike: boolean }).limitLike = isLimitLike(o);
+    const o = workingOrder(tx, instrument, trade, q, this.#now, activeFrom);
     this.#orders.set(o.id, o);
     if (o.clientID !== undefined) this.#byClientID.set(o.clientID, o.id);
     (last !== undefined && last.instrument === instrument ? last : this.#book(instrument.name)).orders.push(o);
-    if (expiresAt < this.#nextExpiry) this.#nextExpiry = expiresAt;
+    if (o.expiresAt < this.#nextExpiry) this.#nextExpiry = o.expiresAt;
   }
 
   #untrack(o: SimOrder): void {
@@ -896,14 +747,7 @@ export class SimBroker implements Execution {
     if (o.clientID !== undefined && this.#byClientID.get(o.clientID) === o.id) this.#byClientID.delete(o.clientID);
     const last = this.#lastBook;
     const list = last !== undefined && last.instrument === o.instrument ? last.orders : this.#books.get(o.instrument.name)?.orders;
-    if (list) {
-      // Removed in place, keeping the creation order (splice would allocate the removed element's array).
-      const i = list.indexOf(o);
-      if (i >= 0) {
-        for (let k = i + 1; k < list.length; k++) list[k - 1] = list[k]!;
-        list.length--;
-      }
-    }
+    if (list) removeOrder(list, o);
   }
 
   #cancelOrder(o: SimOrder, reason: OrderCancelReason, replacedBy?: string): void {
