@@ -24,6 +24,9 @@ export class TransactionLog {
   #lastIDText = '';
   /** The current batch's ID ('' before the first batch: a transaction is then its own batch). */
   #batchID = '';
+  /** The last stamped time and its text. */
+  #timeAt = Number.NaN;
+  #timeText = '';
 
   constructor(
     private readonly ledger: Ledger,
@@ -75,10 +78,14 @@ export class TransactionLog {
     return this.#idText(this.nextID++);
   }
 
-  /** The time of the transactions emitted now, in v20's form. */
+  /** The time of the transactions emitted now, in v20's form (a fill's five or so transactions share one text). */
   timeText(): string {
     const now = this.clock.now;
-    return formatTime(Number.isFinite(now) ? now : 0);
+    if (now !== this.#timeAt) {
+      this.#timeAt = now;
+      this.#timeText = formatTime(Number.isFinite(now) ? now : 0);
+    }
+    return this.#timeText;
   }
 
   /** Folds a stamped transaction into the ledger and hands it to the listeners. */
