@@ -1,6 +1,6 @@
 import { Observable, type Subscriber } from 'rxjs';
 import type { Candle } from '../../domain/candle.ts';
-import { add, amount, convert, convertProduct, formatAmount, scaled, type Amount } from '../../domain/money.ts';
+import { add, amount, formatAmount, type Amount } from '../../domain/money.ts';
 import type { MarketEvent } from '../../domain/events.ts';
 import type { Instrument, InstrumentRegistry } from '../../domain/instrument.ts';
 import { assertNever, type OrderIntent } from '../../domain/intents.ts';
@@ -11,17 +11,14 @@ import { formatTime, parseRequestTime, parseTime, type UnixMs } from '../../doma
 import type {
   ClientExtensions,
   OrderCancelReason,
-  OrderFillReason,
   MarketOrderRequest,
   OrderRequest,
   Transaction,
   TransactionRejectReason,
-  TradeOpen,
-  TradeReduce,
 } from '../../domain/v20/index.ts';
 import type { Execution } from '../../ports/execution.ts';
-import { HomeConversion, formatFactor, type Quote } from '../../domain/conversion.ts';
-import type { SimOrder, SimOrderType } from './orders.ts';
+import { HomeConversion, type Quote } from '../../domain/conversion.ts';
+import type { SimOrder } from './orders.ts';
 import { checkOrder, type OrderEnv } from './validate.ts';
 import { TransactionLog, type Draft } from './transactions.ts';
 import { dailyFinancing } from './financing.ts';
@@ -30,6 +27,7 @@ import { perMillionCommission, type CommissionModel } from './commission.ts';
 import { canSlip, NO_SLIPPAGE, type SlippageModel } from './slippage.ts';
 import { NO_LATENCY, type LatencyModel } from './latency.ts';
 import { ambiguous, match, removeOrder, workingOrder, type Book, type MarketRequest, type MatchSink, type QueuedMarket } from './book.ts';
+import { orderFill, roundUnits, type FillArgs } from './fill.ts';
 import { highFirst, pathPoint, untouched, type PathPoint } from './pricing.ts';
 import { orderOf, restoreAccount, SimSeedError, tradeSummaryOf, type SimAccountState } from './seed.ts';
 
@@ -105,16 +103,6 @@ export interface SimStats {
   halted: number;
 }
 
-const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
-  MARKET: 'MARKET_ORDER',
-  LIMIT: 'LIMIT_ORDER',
-  STOP: 'STOP_ORDER',
-  MARKET_IF_TOUCHED: 'MARKET_IF_TOUCHED_ORDER',
-  TAKE_PROFIT: 'TAKE_PROFIT_ORDER',
-  STOP_LOSS: 'STOP_LOSS_ORDER',
-  TRAILING_STOP_LOSS: 'TRAILING_STOP_LOSS_ORDER',
-  GUARANTEED_STOP_LOSS: 'GUARANTEED_STOP_LOSS_ORDER',
-};
 
 /**
  * The simulated broker: v20's order, fill and money rules applied to historical or replayed prices.
@@ -185,6 +173,7 @@ export class SimBroker implements Execution {
   #marginCall = false;
   readonly #hedging: boolean;
   readonly #snapshot: SimOrder[] = [];
+
   /** What matching (book.ts) calls back: the fills and the FOK/IOC expiry. */
   readonly #sink: MatchSink;
   /** Started from an existing account (`seed`): `start` opens no new account. */
@@ -873,23 +862,7 @@ export class SimBroker implements Execution {
    */
   #execute(
     book: Book,
-    a: {
-      orderID: string;
-      clientOrderID: string | undefined;
-      type: SimOrderType;
-      units: number;
-      positionFill: string;
-      priceBound: number;
-      bid: number;
-      ask: number;
-      px: number;
-      t: UnixMs;
-      created: Record<string, unknown>;
-      tradeClose: { tradeID: string; units: string } | undefined;
-      closeout: 1 | -1 | 0;
-      order: SimOrder | undefined;
-      marginCloseout?: boolean;
-    },
+    a: FillArgs,
   ): void {
     const inst = book.instrument;
     const buy = a.units > 0;
@@ -978,120 +951,15 @@ export class SimBroker implements Execution {
       }
     }
 
-    // Money, exact: prices and units as integers (safe integers in numbers: price ticks, units),
-    // one rounding per amount; convertProduct multiplies them exactly (money.ts).
-    const d = inst.displayPrecision;
-    const pScale = inst.priceScale;
-    const uPlaces = inst.tradeUnitsPrecision;
-    const uScale = inst.unitsScale;
-    const pxInt = Math.round(pxNum * pScale);
-    // Half the spread, at one more decimal place: (ask - bid) * 5 / 10^(d+1).
-    const askSnap = inst.snap(a.ask);
-    const bidSnap = inst.snap(a.bid);
-    const halfSpreadInt = Math.abs(Math.round(askSnap * pScale) - Math.round(bidSnap * pScale)) * 5;
-    const gain = formatFactor(factors.gain);
-    const loss = formatFactor(factors.loss);
+    // The ORDER_FILL and its money (fill.ts): exact, one rounding per amount.
     const fillID = this.#tx.peekID();
-    let pl: Amount = 0;
-    let spreadCost: Amount = 0;
-    let fee: Amount = 0;
-    // A guaranteed stop charges its premium on the units it closes.
-    const premium = a.order?.type === 'GUARANTEED_STOP_LOSS' ? scaled(inst.guaranteedStopLoss.premium) : undefined;
-    const closed: TradeReduce[] = [];
+    const margin = opening > 0 ? this.#account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss) : 0;
     const closedTrades: LedgerTrade[] = [];
-    let reduced: TradeReduce | undefined;
-    for (const ch of chunks) {
-      const closedUnits = ch.trade.unitsNum > 0 ? ch.units : -ch.units; // units of the trade being closed
-      const unitsInt = Math.round(closedUnits * uScale);
-      const move = pxInt - Math.round(ch.trade.priceNum * pScale);
-      // A loss converts with the loss factor (the sign of a double product is always right).
-      const realized = convertProduct(move, unitsInt, d + uPlaces, move * unitsInt < 0 ? loss : gain);
-      const absUnits = Math.abs(unitsInt);
-      const cost = convertProduct(halfSpreadInt, absUnits, d + 1 + uPlaces, loss);
-      const chunkFee = premium ? convert(premium.int * BigInt(absUnits), premium.places + uPlaces, loss) : 0;
-      pl = add(pl, realized);
-      spreadCost = add(spreadCost, cost);
-      fee = add(fee, chunkFee);
-      const entry: { -readonly [K in keyof TradeReduce]: TradeReduce[K] } = {
-        tradeID: ch.trade.id,
-        units: String(-closedUnits),
-        price,
-        realizedPL: formatAmount(realized),
-        financing: '0.0000',
-        halfSpreadCost: formatAmount(cost),
-      };
-      if (premium) entry.guaranteedExecutionFee = formatAmount(chunkFee);
-      if (ch.units === Math.abs(ch.trade.unitsNum)) {
-        closed.push(entry);
-        closedTrades.push(ch.trade);
-      } else reduced = entry;
-    }
-    let opened: TradeOpen | undefined;
-    if (opening > 0) {
-      const signed = buy ? opening : -opening;
-      const cost = convertProduct(halfSpreadInt, Math.round(opening * uScale), d + 1 + uPlaces, loss);
-      spreadCost = add(spreadCost, cost);
-      const margin = this.#account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss);
-      const o: { -readonly [K in keyof TradeOpen]: TradeOpen[K] } = {
-        tradeID: fillID,
-        units: String(signed),
-        price,
-        halfSpreadCost: formatAmount(cost),
-        initialMarginRequired: formatAmount(margin),
-      };
-      const tce = c.tradeClientExtensions as ClientExtensions | undefined;
-      if (tce) o.clientExtensions = tce;
-      opened = o;
-    }
-    let filledUnits = opening;
-    for (const ch of chunks) filledUnits += ch.units;
-    filledUnits = roundUnits(filledUnits);
-    const commission = this.#commission.charge(inst, filledUnits, uPlaces);
-    const units = buy ? filledUnits : -filledUnits;
-    // A market fill is at the bid or the ask: that side's text is the fill price's. (inst.price of a
-    // snapped price is its toFixed: snap is idempotent.)
-    const bidText = bidSnap === pxNum ? price : inst.price(bidSnap);
-    const askText = askSnap === pxNum ? price : inst.price(askSnap);
-    const unitsText = String(units);
-    const fill: Draft = {
-      type: 'ORDER_FILL',
-      orderID: a.orderID,
-      instrument: inst.name,
-      units: unitsText,
-      requestedUnits: a.units === units ? unitsText : String(a.units),
-      price,
-      fullVWAP: price,
-      fullPrice: {
-        type: 'PRICE',
-        bids: [{ price: bidText, liquidity: 10000000 }],
-        asks: [{ price: askText, liquidity: 10000000 }],
-        closeoutBid: bidText,
-        closeoutAsk: askText,
-        timestamp: formatTime(a.t),
-      },
-      reason: a.marginCloseout
-        ? 'MARKET_ORDER_MARGIN_CLOSEOUT'
-        : a.tradeClose && a.type === 'MARKET'
-          ? 'MARKET_ORDER_TRADE_CLOSE'
-          : a.closeout !== 0
-            ? 'MARKET_ORDER_POSITION_CLOSEOUT'
-            : FILL_REASON[a.type],
-      pl: formatAmount(pl),
-      financing: '0.0000',
-      commission: formatAmount(commission),
-      guaranteedExecutionFee: formatAmount(fee),
-      accountBalance: formatAmount(add(this.ledger.balance, pl - commission - fee)),
-      gainQuoteHomeConversionFactor: gain,
-      lossQuoteHomeConversionFactor: loss,
-      halfSpreadCost: formatAmount(spreadCost),
-    };
-    if (a.clientOrderID !== undefined) fill.clientOrderID = a.clientOrderID;
-    if (opened) fill.tradeOpened = opened;
-    if (closed.length > 0) fill.tradesClosed = closed;
-    if (reduced) fill.tradeReduced = reduced;
+    const fill = orderFill(a, inst, chunks, opening, buy, pxNum, price, factors, fillID, margin, this.#commission, this.ledger.balance, c.tradeClientExtensions as ClientExtensions | undefined, closedTrades);
+    const opened = fill.tradeOpened !== undefined;
     this.#tx.emit(fill);
     this.stats.fills++;
-    if (this.#inAmbiguous) this.stats.ambiguousPL = add(this.stats.ambiguousPL, pl);
+    if (this.#inAmbiguous) this.stats.ambiguousPL = add(this.stats.ambiguousPL, amount(fill.pl as string));
 
     // The closed trades' remaining dependent orders.
     for (let i = 0; i < closedTrades.length; i++) {
@@ -1470,10 +1338,6 @@ function copyFields<T extends Record<string, unknown>>(into: T, src: Record<stri
   return into;
 }
 
-/** Units rounded to 1e-6: sums of fractional CFD units never carry binary noise. */
-function roundUnits(x: number): number {
-  return Math.round(x * 1e6) / 1e6;
-}
 
 // The New York boundaries (weekend closure, 17:00 rollover) come from new-york.ts: integer
 // arithmetic on cached zone offsets, property-checked against luxon DateTimes there.
