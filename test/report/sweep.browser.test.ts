@@ -157,7 +157,7 @@ describe('walkforward.html', () => {
     expect(errors).toEqual([]);
     expect(requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:'))).toEqual([]);
     expect(await page.$$eval('#windows tbody tr', (trs) => trs.length)).toBe(doc.windows.length);
-    const state = await page.evaluate(() => (window as unknown as { fxReport: { oosLast: number; oosPoints: number } }).fxReport);
+    const state = await page.evaluate(() => (globalThis as unknown as { fxReport: { oosLast: number; oosPoints: number } }).fxReport);
     expect(state.oosPoints).toBe(doc.oosEquity.length);
     expect(state.oosLast).toBe(doc.oosEquity[doc.oosEquity.length - 1]);
     // The stitched return is the last point less 1, in percent.
