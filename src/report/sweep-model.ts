@@ -169,6 +169,8 @@ export interface WalkForwardWindowRow {
   readonly dsr: number | null;
   readonly pbo: number | null;
   readonly error?: string;
+  /** Daily returns the window adds to the stitched out-of-sample curve (null: an older walkforward.json without the count). */
+  readonly oosDays: number | null;
   /** The window's sweep page, relative to the walk-forward folder. */
   readonly sweepPage: string;
 }
@@ -212,6 +214,7 @@ export function walkForwardModel(dir: string): WalkForwardPageModel {
       is: figs(w.inSample), oos: figs(w.outOfSample),
       efficiency: num(w.efficiency), dsr: num(w.dsr), pbo: num(w.pbo),
       ...(typeof w.error === 'string' ? { error: w.error } : {}),
+      oosDays: num(w.oosDays) ?? (w.outOfSample ? null : 0),
       sweepPage: `${folder}/sweep.html`,
     };
   });

@@ -274,11 +274,22 @@
     const eq = el('section', { id: 'equity' }, el('h2', { text: 'Stitched out-of-sample equity (start = 1)' }));
     app.append(eq);
     const box = el('div', { class: 'chart', id: 'oos-chart' });
-    eq.append(el('p', { class: 'chart-info', text: 'The x axis counts out-of-sample days (the NAV returns of each test period, in window order); walkforward.json keeps returns, not their dates.' }), box);
+    eq.append(el('p', { class: 'chart-info', text: 'The x axis counts out-of-sample days (the daily NAV returns of each test period, in window order); the arrows mark where each window\'s test period starts, with its date.' }), box);
     const LC = window.LightweightCharts;
     const chart = LC.createChart(box, { height: 380, layout: { attributionLogo: true }, timeScale: { tickMarkFormatter: (t) => `day ${t}` }, localization: { timeFormatter: (t) => `out-of-sample day ${t}` } });
     const line = chart.addSeries(LC.LineSeries, { color: '#2962ff', lineWidth: 2, priceFormat: { type: 'price', precision: 4, minMove: 0.0001 } });
     line.setData(D.oosEquity.map((v, i) => ({ time: i, value: v })));
+    // Where each window's test period starts on the stitched curve (when walkforward.json counts its days).
+    if (W.every((w) => w.oosDays !== null) && D.oosEquity.length > 1) {
+      const marks = [];
+      let at = 0;
+      for (const w of W) {
+        if (at < D.oosEquity.length) marks.push({ time: at, position: 'aboveBar', color: '#6a7385', shape: 'arrowDown', text: `W${w.index} ${day(w.testFrom)}` });
+        at += w.oosDays;
+      }
+      LC.createSeriesMarkers(line, marks);
+      state.windowMarks = marks.map((m) => m.time);
+    }
     chart.timeScale().fitContent();
     state.oosLast = D.oosEquity.length ? D.oosEquity[D.oosEquity.length - 1] : null;
     state.oosPoints = D.oosEquity.length;
