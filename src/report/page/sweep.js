@@ -51,8 +51,11 @@
     return { table, render(rs, key, d) { rows = rs; if (key !== undefined) { sortKey = key; dir = d; } draw(); } };
   }
 
+  const t0 = performance.now();
   if (D.kind === 'walkforward') walkForwardPage();
   else sweepPage();
+  // Milliseconds from navigation start to the page script, and the page's own drawing.
+  state.timings = { start: Math.round(t0), draw: Math.round(performance.now() - t0) };
   state.ready = true;
 
   function sweepPage() {
@@ -125,14 +128,14 @@
     hm.append(el('div', { class: 'filters' }, el('label', null, 'columns ', selX), el('label', null, 'rows ', selY), el('label', null, 'each cell shows ', selMode)), info, grid);
     for (const s of [selX, selY, selMode]) s.addEventListener('change', drawHeatmap);
 
-    /** The axis of a param: its distinct values among the trials (numbers ascending), or 12 equal bins when there are more than 24 numbers. */
+    /** The axis of a param: its distinct values among the trials (numbers ascending), or 20 equal ranges when there are more than 50 numbers (random and adaptive searches over ranges). */
     function axis(name) {
       const vals = [...new Set(D.trials.map((t) => t.params[name]).filter((v) => v !== undefined))];
       const nums = vals.every((v) => typeof v === 'number');
       if (nums) vals.sort((a, b) => a - b);
       else vals.sort((a, b) => String(a).localeCompare(String(b)));
-      if (nums && vals.length > 24) {
-        const lo = vals[0], hi = vals[vals.length - 1], n = 12, w = (hi - lo) / n;
+      if (nums && vals.length > 50) {
+        const lo = vals[0], hi = vals[vals.length - 1], n = 20, w = (hi - lo) / n;
         const labels = [];
         for (let i = 0; i < n; i++) labels.push(`${show(lo + i * w)}–${show(i === n - 1 ? hi : lo + (i + 1) * w)}`);
         return { labels, binned: true, index: (v) => Math.min(n - 1, Math.floor((v - lo) / w)) };
@@ -193,7 +196,7 @@
         (others.length === 0 ? 'every swept param is on an axis, so each cell is one trial.' : mode === 'max'
           ? `each cell is the highest ${D.objective} over the trials with that ${yName ? 'pair' : 'value'} (the other params, ${others.join(', ')}, take any value).`
           : `${others.map((d) => `${d} = ${show(D.best && D.best.params[d])}`).join(', ')} (the best trial's values); cells without such a trial are empty.`) +
-        (ax.binned || ay.binned ? ' Many distinct values: numbers are grouped into 12 equal ranges.' : '') + ' Green is better, red worse; the outlined cell holds the highest value.';
+        (ax.binned || ay.binned ? ' Many distinct values: numbers are grouped into 20 equal ranges.' : '') + ' Green is better, red worse; the outlined cell holds the highest value.';
       state.heatmap = { cells: ax.labels.length * ay.labels.length, filled, best: bestValue, x: xName, y: yName, mode };
     }
 
@@ -217,7 +220,7 @@
     const byKey = new Map(cols.map((c) => [c.key.toLowerCase(), c]));
     const t = sortable(cols, (row, r) => { if (D.best && r.trial === D.best.trial) row.classList.add('best'); });
     tr.append(el('div', { class: 'scroll' }, t.table));
-    const LIMIT = 2000;
+    const LIMIT = 500;
     function drawTable() {
       const conds = [];
       filterMsg.textContent = '';
@@ -245,7 +248,7 @@
       }
       const st = statusSel.value;
       const rows = D.trials.filter((r) => (st === 'all' || r.status === st) && conds.every((f) => f(r)));
-      count.textContent = `${rows.length} of ${D.trials.length} trials${rows.length > LIMIT ? `; the first ${LIMIT} shown (narrow the filter)` : ''}`;
+      count.textContent = `${rows.length} of ${D.trials.length} trials${rows.length > LIMIT ? `; the first ${LIMIT} in this order shown (narrow the filter or sort by another column)` : ''}`;
       t.render(rows.slice(0, LIMIT));
     }
     filterInput.addEventListener('input', drawTable);
