@@ -263,7 +263,7 @@ const COMMANDS: readonly (readonly [string, string])[] = [
   ['auth <command>', 'log in to OANDA with OAuth; where the token comes from'],
   ['optimize <strategy>', "sweep a strategy's params on every core"],
   ['walkforward <strategy>', 'optimise in-sample, test out-of-sample, window by window'],
-  ['report <run>', "rebuild a run folder's HTML report"],
+  ['report <run>', "rebuild the HTML page of a run, sweep or walk-forward folder"],
   ['compare <runs..>', 'one HTML page comparing runs'],
   ['<command> --help', 'the options of a command'],
   ['--version', 'the version'],
