@@ -133,6 +133,26 @@ describe('sweep.html', () => {
     await page.close();
   });
 
+  it('a pair whose trials all failed is a marked cell saying so, not a blank', async () => {
+    const failed = join(tmp, 'failed');
+    cpSync(sweepDir, failed, { recursive: true });
+    const trials = trialsOf(failed).map((t) => (t.params.fast === 4 && t.params.slow === 20 ? { ...t, status: 'failed', objective: null, metrics: undefined, error: 'strategy threw: boom' } : t));
+    writeFileSync(join(failed, 'trials.jsonl'), trials.map((t) => `${JSON.stringify(t)}\n`).join(''));
+    const r = await fxflow('report', failed);
+    expect(r.code, r.stderr).toBe(0);
+    const { page, errors } = await openPage(browser, url(join(failed, 'sweep.html')), READY);
+    expect(errors).toEqual([]);
+    expect(await page.$$eval('#heatmap td.cell.filled', (tds) => tds.length)).toBe(5);
+    expect(await page.getAttribute('#heatmap td.failed-cell', 'data-failed')).toBe('2');
+    expect(await page.getAttribute('#heatmap td.failed-cell', 'title')).toContain('2 trials here failed');
+    const ok = trials.filter((t) => t.status === 'ok');
+    expect(Number(await page.getAttribute('#heatmap td.best-cell', 'data-value'))).toBe(Math.max(...ok.map((t) => t.objective!)));
+    await page.selectOption('#trial-status', 'failed');
+    expect(await page.$$eval('#trials tbody tr', (trs) => trs.length)).toBe(2);
+    expect(await page.textContent('#trials tbody')).toContain('strategy threw: boom');
+    await page.close();
+  });
+
   it('bad input: a folder without trials.jsonl or summary.json says so', async () => {
     const bare = join(tmp, 'bare');
     cpSync(sweepDir, bare, { recursive: true, filter: (src) => !/trials\.jsonl$|summary\.json$/.test(src) });

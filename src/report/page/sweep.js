@@ -151,7 +151,14 @@
       const ax = axis(xName), ay = yName ? axis(yName) : { labels: [''], binned: false, index: () => 0 };
       const mode = selMode.value;
       const others = dims.filter((d) => d !== xName && d !== yName);
-      const cells = ay.labels.map(() => ax.labels.map(() => ({ value: null, n: 0, trial: null })));
+      const cells = ay.labels.map(() => ax.labels.map(() => ({ value: null, n: 0, trial: null, failed: 0 })));
+      // Trials without an objective (failed, or an undefined figure) are counted, so a cell says why it is empty.
+      for (const t of D.trials) {
+        if (t.status === 'ok' && t.objective !== null) continue;
+        if (mode === 'best' && D.best && others.some((d) => t.params[d] !== D.best.params[d])) continue;
+        const c = cells[ay.index(t.params[yName])]?.[ax.index(t.params[xName])];
+        if (c) c.failed++;
+      }
       for (const t of ok) {
         if (mode === 'best' && D.best && others.some((d) => t.params[d] !== D.best.params[d])) continue;
         const c = cells[ay.index(t.params[yName])]?.[ax.index(t.params[xName])];
@@ -173,6 +180,7 @@
       const tb = el('tbody');
       cells.forEach((row, yi) => {
         tb.append(el('tr', null, el('th', { class: 'l', text: yName ? ay.labels[yi] : D.objective }), ...row.map((c, xi) => {
+          if (c.n === 0 && c.failed > 0) return el('td', { class: 'cell empty failed-cell', 'data-failed': String(c.failed), title: `${c.failed} trial${c.failed === 1 ? '' : 's'} here failed or had no ${D.objective} (see the table's error column)`, text: '✗' });
           if (c.n === 0) return el('td', { class: 'cell empty', title: 'no trial here', text: '' });
           const isBest = c.value === bestValue;
           return el('td', {
