@@ -110,7 +110,7 @@ export function sweepModel(dir: string): SweepPageModel {
     if (bad.length > 0) {
       const cut = bad.length === 1 && bad[0] === lines.length - (text.endsWith('\n') ? 1 : 0);
       warnings.push(
-        `trials.jsonl: ${bad.length === 1 ? `line ${bad[0]} is` : `lines ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', …' : ''} are`} ${cut ? 'cut short (the sweep was stopped while writing it)' : 'not a trial record (not JSON, or no trial/status/params)'}: ${bad.length === 1 ? 'that trial is' : 'those trials are'} missing from the table, the heatmap and the best trial. Rerun the same \`fxflow optimize\` command: it resumes the folder and runs only what is missing.`,
+        `trials.jsonl: ${bad.length === 1 ? `line ${bad[0]} is` : `lines ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', …' : ''} are`} ${cut ? 'cut short (the sweep was stopped while writing it, or is still running)' : 'not a trial record (not JSON, or no trial/status/params)'}: ${bad.length === 1 ? 'that trial is' : 'those trials are'} missing from the table, the heatmap and the best trial. Rerun the same \`fxflow optimize\` command: it resumes the folder and runs only what is missing.`,
       );
     }
   }
