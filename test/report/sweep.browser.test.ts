@@ -185,6 +185,7 @@ describe('walkforward.html', () => {
     // Each window's test period starts where the previous one's days end.
     expect(doc.windows.reduce((a, w) => a + w.oosDays, 0)).toBe(doc.oosEquity.length - 1);
     expect(state.windowMarks).toEqual([0, doc.windows[0]!.oosDays]);
+    expect(await page.textContent('#window-days')).toBe(`W1: test from 2024-03-01, ${doc.windows[0]!.oosDays} days · W2: test from 2024-04-01, ${doc.windows[1]!.oosDays} days`);
     expect(await page.textContent('#oos-return .v')).toBe(`${doc.oosReturnPct.toFixed(2)}%`);
     // Chosen params per window, in the table and the stability list.
     const fastCol = await page.$$eval('#windows tbody tr', (trs) => trs.map((tr) => tr.querySelectorAll('td')[3]!.textContent));

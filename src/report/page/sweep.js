@@ -285,7 +285,7 @@
     const eq = el('section', { id: 'equity' }, el('h2', { text: 'Stitched out-of-sample equity (start = 1)' }));
     app.append(eq);
     const box = el('div', { class: 'chart', id: 'oos-chart' });
-    eq.append(el('p', { class: 'chart-info', text: 'The x axis counts out-of-sample days (the daily NAV returns of each test period, in window order); the arrows mark where each window\'s test period starts, with its date.' }), box);
+    eq.append(el('p', { class: 'chart-info', text: 'The x axis counts out-of-sample days (the daily NAV returns of each test period, in window order); the arrows mark where each window\'s test period starts (dates below).' }), box);
     const LC = window.LightweightCharts;
     const chart = LC.createChart(box, { height: 380, layout: { attributionLogo: true }, timeScale: { tickMarkFormatter: (t) => `day ${t}` }, localization: { timeFormatter: (t) => `out-of-sample day ${t}` } });
     const line = chart.addSeries(LC.LineSeries, { color: '#2962ff', lineWidth: 2, priceFormat: { type: 'price', precision: 4, minMove: 0.0001 } });
@@ -295,10 +295,11 @@
       const marks = [];
       let at = 0;
       for (const w of W) {
-        if (at < D.oosEquity.length) marks.push({ time: at, position: 'aboveBar', color: '#6a7385', shape: 'arrowDown', text: `W${w.index} ${day(w.testFrom)}` });
+        if (at < D.oosEquity.length) marks.push({ time: at, position: 'aboveBar', color: '#6a7385', shape: 'arrowDown', text: `W${w.index}` });
         at += w.oosDays;
       }
       LC.createSeriesMarkers(line, marks);
+      eq.append(el('p', { class: 'chart-info', id: 'window-days', text: W.map((w) => `W${w.index}: test from ${day(w.testFrom)}, ${w.oosDays} day${w.oosDays === 1 ? '' : 's'}`).join(' · ') }));
       state.windowMarks = marks.map((m) => m.time);
     }
     chart.timeScale().fitContent();
