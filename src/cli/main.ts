@@ -245,7 +245,7 @@ export function cli(argv: string[]): Argv {
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
     .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', (y) => runCommand(y), async (a) => runLive(a as unknown as RunArgs))
     .command('sandbox', "Serve OANDA's v20 REST and streaming interface on loopback, backed by the simulated broker", (y) => sandboxCommand(y), async (a) => runSandbox(a as unknown as SandboxArgs))
-    .command('report <run>', 'Rebuild the HTML report (report.html) of a run folder', (y) => reportCommand(y), (a) => runReport(a as unknown as { run: string; open?: boolean }))
+    .command('report <run>', 'Rebuild the HTML page of a run folder (report.html), a sweep folder (sweep.html) or a walk-forward folder (walkforward.html)', (y) => reportCommand(y), (a) => runReport(a as unknown as { run: string; open?: boolean }))
     .command('compare <runs..>', 'Write one HTML page comparing runs: equity curves overlaid, figures side by side', (y) => compareCommand(y), (a) => runCompare(a as unknown as { runs: string[]; out?: string; open?: boolean }))
     .demandCommand(1, `Name a command:\n${COMMANDS.map(([c, what]) => `  fxflow ${c.padEnd(22)} ${what}`).join('\n')}`)
     .strict()
@@ -275,7 +275,7 @@ const COMMANDS: readonly (readonly [string, string])[] = [
   ['auth <command>', 'log in to OANDA with OAuth; where the token comes from'],
   ['optimize <strategy>', "sweep a strategy's params on every core"],
   ['walkforward <strategy>', 'optimise in-sample, test out-of-sample, window by window'],
-  ['report <run>', "rebuild a run folder's HTML report"],
+  ['report <run>', "rebuild the HTML page of a run, sweep or walk-forward folder"],
   ['compare <runs..>', 'one HTML page comparing runs'],
   ['<command> --help', 'the options of a command'],
   ['--version', 'the version'],
