@@ -4,7 +4,7 @@ import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Tick } from '../domain/tick.ts';
 import { conversionInstruments } from '../domain/conversion.ts';
-import type { MarketEvent } from '../domain/events.ts';
+import type { CalendarEvent, MarketEvent, SignalEvent } from '../domain/events.ts';
 import { granularityMs, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
@@ -64,6 +64,14 @@ export interface BacktestOptions {
   readonly candles: CandleSourceFactory;
   /** Where tick subscriptions get their ticks (required when the strategy subscribes to ticks). */
   readonly ticks?: (req: { instrument: string; from: number; to: number }) => AsyncIterable<readonly Tick[]>;
+  /**
+   * Where `signals` / `calendar` subscriptions get their recorded labs events, each at the time it
+   * became known (docs/labs.md). Without it such subscriptions get nothing.
+   */
+  readonly labs?: {
+    calendar(req: { currencies: readonly string[]; from: number; to: number }): AsyncIterable<readonly CalendarEvent[]>;
+    signals(req: { instruments: readonly string[]; from: number; to: number }): AsyncIterable<readonly SignalEvent[]>;
+  };
   /** Whether data exists for a series (used to choose conversion instruments); default: assume it does. */
   readonly available?: (instrument: string, granularity: Granularity) => boolean;
   readonly log: StrategyLogger;
@@ -189,6 +197,9 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       const source = withSpread(watched[k]!.read(o.candles({ ...s, from, to })), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides);
       return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision) : source;
     }),
+    // Labs last: an item known at the instant a candle closes is seen after that candle.
+    ...(o.labs && (subs.calendar ?? []).length > 0 ? [o.labs.calendar({ currencies: subs.calendar!, from, to })] : []),
+    ...(o.labs && (subs.signals ?? []).length > 0 ? [o.labs.signals({ instruments: subs.signals!, from, to })] : []),
   ] as AsyncIterable<readonly MarketEvent[]>[];
 
   const sim = new SimBroker({

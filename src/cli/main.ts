@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { DataError, openTicks } from '../adapters/catalog/index.ts';
+import { catalogLabs } from '../adapters/catalog/labs-store.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { formatSummary } from '../engine/report.ts';
 import { runBacktest } from './backtest.ts';
@@ -108,6 +109,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
     candles: source.candles,
     available: source.available,
     ...(a.ticks ? { ticks: (req: { instrument: string; from: number; to: number }) => openTicks(resolve(a.ticks!), req) } : {}),
+    labs: catalogLabs(resolve(ROOT, config.data.catalog)),
     log: log.child({ component: 'strategy', strategy: loaded.name }),
     keepTransactions: a.json === true,
     origin: source.origin,

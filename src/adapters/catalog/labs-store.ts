@@ -271,3 +271,11 @@ export class LabsWriter {
     }
   }
 }
+
+/** The catalog's recorded labs as a backtest's labs source. */
+export function catalogLabs(root: string): {
+  calendar(req: { currencies: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly CalendarEvent[]>;
+  signals(req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly SignalEvent[]>;
+} {
+  return { calendar: (req) => recordedCalendar(root, req), signals: (req) => recordedSignals(root, req) };
+}
