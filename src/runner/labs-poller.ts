@@ -163,8 +163,9 @@ export class LabsPoller {
         task.due = now + Math.min(this.#every(task.kind), 60_000);
       }
     }
-    // Bounded memory: nothing older than the longest window asked for comes back.
-    this.identity.forget(now - 2 * LABS_PERIODS[LABS_PERIODS.length - 1]! * 1000);
+    // Bounded memory: nothing older than the longest window asked for comes back. The cut is
+    // taken from the data's own newest time, so a skewed local clock never forgets too much.
+    this.identity.forget(this.identity.newest - 2 * LABS_PERIODS[LABS_PERIODS.length - 1]! * 1000);
     out.sort((a, b) => ownTime(a) - ownTime(b));
     this.stats.items += out.length;
     return out;

@@ -70,14 +70,22 @@ export function calendarContent(e: LabsCalendarEntry): string {
 export class LabsIdentity {
   readonly #calendar = new Map<string, { version: number; content: string; at: number }>();
   readonly #seen = new Map<string, number>();
+  #newest = -Infinity;
+
+  /** The latest own time (UNIX ms) of any identity held: cut-offs for forget() are taken from it, not a local clock. */
+  get newest(): number {
+    return this.#newest;
+  }
 
   /** Registers an item already recorded (on resume): later sightings of it are not new. */
   remember(item: LabsItem): void {
     if (item.kind === 'calendar') {
       const prev = this.#calendar.get(item.key);
+      this.#newest = Math.max(this.#newest, item.entry.timestamp * 1000);
       if (!prev || item.version >= prev.version) this.#calendar.set(item.key, { version: item.version, content: calendarContent(item.entry), at: item.entry.timestamp * 1000 });
     } else {
       this.#seen.set(`${item.kind}|${item.key}`, ownTime(item));
+      this.#newest = Math.max(this.#newest, ownTime(item));
     }
   }
 
@@ -89,6 +97,7 @@ export class LabsIdentity {
     if (prev && prev.content === content) return undefined;
     const version = prev ? prev.version + 1 : 1;
     this.#calendar.set(key, { version, content, at: e.timestamp * 1000 });
+    this.#newest = Math.max(this.#newest, e.timestamp * 1000);
     return { kind: 'calendar', knownAt, key, version, entry: e };
   }
 
@@ -97,6 +106,7 @@ export class LabsIdentity {
     const key = signalKey(s);
     if (this.#seen.has(`signals|${key}`)) return undefined;
     this.#seen.set(`signals|${key}`, s.data.patternendtime * 1000);
+    this.#newest = Math.max(this.#newest, s.data.patternendtime * 1000);
     return { kind: 'signals', knownAt, key, signal: s };
   }
 
@@ -104,6 +114,7 @@ export class LabsIdentity {
     const key = spreadKey(instrument, t);
     if (this.#seen.has(`spreads|${key}`)) return undefined;
     this.#seen.set(`spreads|${key}`, t * 1000);
+    this.#newest = Math.max(this.#newest, t * 1000);
     return { kind: 'spreads', knownAt, key, instrument, t, min, avg, max };
   }
 
@@ -111,6 +122,7 @@ export class LabsIdentity {
     const key = cotKey(instrument, report.date);
     if (this.#seen.has(`cot|${key}`)) return undefined;
     this.#seen.set(`cot|${key}`, report.date * 1000);
+    this.#newest = Math.max(this.#newest, report.date * 1000);
     return { kind: 'cot', knownAt, key, instrument, report };
   }
 
