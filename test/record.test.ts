@@ -91,6 +91,16 @@ describe('fxflow record', () => {
     expect(third.stderr()).toMatch(/record: \d+ polls, 0 items, 0 failures/);
     expect((await recorded(catalog)).length).toBe(after.length);
     expect(readFileSync(f!.file, 'utf8').endsWith('\n')).toBe(true);
+    // fxflow data list shows what the catalog holds of each kind.
+    const ls = spawn(process.execPath, ['bin/fxflow.js', 'data', 'list', '--catalog', catalog], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    ls.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    expect(await exited(ls)).toBe(0);
+    const count = (kind: string): number => after.filter((k) => k.startsWith(`${kind}|`)).length;
+    expect(out).toMatch(new RegExp(`labs calendar .* ${count('calendar')} items in \\d+ month files?  EUR USD`));
+    expect(out).toMatch(new RegExp(`labs signals .* ${count('signals')} items in \\d+ month files?  EUR_USD GBP_USD`));
+    expect(out).toMatch(/labs spreads /);
+    expect(out).toMatch(/labs cot /);
   });
 
   it('bad arguments are one clear message', async () => {
