@@ -1,4 +1,4 @@
-import { defineStrategy } from '../src/strategy/api.ts';
+import { defineStrategy } from 'fxflow';
 
 /**
  * Channel breakout with bracket exits: when a candle closes above the highest close of the last
@@ -23,7 +23,7 @@ export default defineStrategy({
   init: () => ({ entries: 0 }),
   onCandle(ctx, s) {
     const p = ctx.params;
-    const atr = ctx.indicator<number>('ATR', { period: p.atrPeriod });
+    const atr = ctx.indicator('ATR', { period: p.atrPeriod });
     const closes = ctx.closes(p.lookback + 1);
     if (atr === undefined || closes.length <= p.lookback) return;
     if (ctx.trades(p.instrument).length > 0 || ctx.orders(p.instrument).some((o) => o.type === 'MARKET')) return;

@@ -1,4 +1,4 @@
-import { defineStrategy } from '../src/strategy/api.ts';
+import { defineStrategy } from 'fxflow';
 
 /**
  * SMA crossover: long while the fast average is above the slow one, short (or flat with

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -57,11 +57,47 @@ describe('fxflow backtest', () => {
     const { readdirSync } = await import('node:fs');
     expect(readdirSync(dir!).sort()).toEqual(['chart-candles.json', 'config.json', 'equity.csv', 'intents.jsonl', 'log.jsonl', 'report.html', 'report.txt', 'summary.json', 'trades.csv', 'transactions.jsonl']);
     const { readFileSync } = await import('node:fs');
+    // trades.csv gained the side, spread cost, commission, exit reason and epoch columns (issue 13);
+    // the trades still open at the end follow the closed ones, as END_OF_RUN.
     const rows = readFileSync(join(dir!, 'trades.csv'), 'utf8').trim().split('\n');
-    expect(rows[0]).toBe('id,instrument,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing');
+    expect(rows[0]).toBe('id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs');
     const trades = Number(/Trades \(closed\)\s+(\d+)/.exec(r.stdout)?.[1]);
-    expect(rows.length - 1).toBe(trades);
-    expect(rows.slice(1).every((row) => row.split(',')[1] === 'USD_JPY')).toBe(true);
+    const open = Number(/open at end: (\d+)/.exec(r.stdout)?.[1]);
+    expect(rows.length - 1).toBe(trades + open);
+    const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+    for (const row of rows.slice(1)) {
+      const [, instrument, side, units, openTime, closeTime, , , , , spread, , exitReason, openEpoch, closeEpoch] = row.split(',');
+      expect(instrument).toBe('USD_JPY');
+      expect(side).toBe(Number(units) > 0 ? 'long' : 'short');
+      expect(openTime).toMatch(RFC3339);
+      expect(closeTime).toMatch(RFC3339);
+      expect(Date.parse(openTime!)).toBe(Number(openEpoch));
+      expect(Date.parse(closeTime!)).toBe(Number(closeEpoch));
+      expect(Number(spread)).toBeGreaterThan(0);
+      expect(['TAKE_PROFIT', 'STOP_LOSS', 'TRAILING_STOP', 'STRATEGY_CLOSE', 'STRATEGY_ORDER', 'MARGIN_CLOSEOUT', 'END_OF_RUN']).toContain(exitReason);
+    }
+    // equity.csv: RFC 3339, money rounded to the account currency (USD: cents), epoch column.
+    const equity = readFileSync(join(dir!, 'equity.csv'), 'utf8').trim().split('\n');
+    expect(equity[0]).toBe('time,balance,nav,epochMs');
+    for (const row of equity.slice(1)) {
+      const [time, balance, nav, epoch] = row.split(',');
+      expect(time).toMatch(RFC3339);
+      expect(Date.parse(time!)).toBe(Number(epoch));
+      expect(balance).toMatch(/^-?\d+\.\d\d$/);
+      expect(nav).toMatch(/^-?\d+\.\d\d$/);
+    }
+    const intent = JSON.parse(readFileSync(join(dir!, 'intents.jsonl'), 'utf8').split('\n')[0]!) as { time: string; at: number };
+    expect(intent.time).toMatch(RFC3339);
+    expect(Date.parse(intent.time)).toBe(intent.at);
+    // summary.json carries the orders, the splits and the exit reasons; the report shows them at the top.
+    const summary = JSON.parse(readFileSync(join(dir!, 'summary.json'), 'utf8')) as { summary: { trades: number; orders: { placed: number; filled: number }; long: { trades: number }; short: { trades: number }; byInstrument: Record<string, { trades: number }>; exitReasons: Record<string, number> } };
+    const s = summary.summary;
+    expect(s.long.trades + s.short.trades).toBe(trades);
+    expect(s.byInstrument.USD_JPY!.trades).toBe(trades);
+    expect(Object.values(s.exitReasons).reduce((a, b) => a + b, 0)).toBe(trades);
+    expect(r.stdout.split('\n')[2]).toMatch(new RegExp(`^Orders\\s+${s.orders.placed} placed, ${s.orders.filled} filled`));
+    expect(r.stdout).toMatch(/\nLong\s+\d+ trades/);
+    expect(r.stdout).toMatch(/\nShort\s+\d+ trades/);
   });
 
   it('a strategy that throws stops the backtest with one message naming the strategy, the handler, the time and the file', async () => {
@@ -79,7 +115,7 @@ export default defineStrategy({
     return { state: { sent: true }, intents: [ctx.market('EUR_USD', 1000)] };
   },
   onTransaction(ctx) {
-    if (ctx.transaction.type === 'ORDER_FILL') throw new Error('cannot book fill ' + ctx.transaction.id);
+    if (ctx.transaction?.type === 'ORDER_FILL') throw new Error('cannot book fill ' + ctx.transaction.id);
   },
 });
 `,
@@ -97,7 +133,7 @@ export default defineStrategy({
   it('overrides config per run and says which field is wrong', async () => {
     const bad = await fxflow('backtest', 'strategies/sma-cross.ts', '--balance', 'lots', '--no-save');
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/account\.initialBalance must be a positive decimal string/);
+    expect(bad.stderr).toMatch(/--balance \(account\.initialBalance\) must be a decimal string in \(0, 1,000,000,000,000\]/);
     expect(bad.stderr).not.toMatch(/\n\s+at /); // no stack trace
     const file = join(tmp, 'bad.json');
     writeFileSync(file, JSON.stringify({ acount: { currency: 'USD' } }));
@@ -172,12 +208,132 @@ export default defineStrategy({
     expect(overlap.stdout).toMatch(/Trades \(closed\)\s+[1-9]/);
   });
 
+  // Reported: --spread-pips 1e9 gave negative prices; --from 2024-02-30 became March 1.
+  it('range-checks the options: an impossible value names the flag and the valid range', async () => {
+    const cases: [string[], string][] = [
+      [['--spread-pips', '1e9'], 'fxflow: command-line flags: --spread-pips (data.spreadPips) must be a number of pips in [0, 1000] (got 1000000000)'],
+      [['--from', '2024-02-30'], 'fxflow: command-line flags: --from (run.from) has day 30: 2024-02 has days 01 to 29 (got "2024-02-30")'],
+      [['--to', '2024-03-08T27:00:00Z'], 'fxflow: command-line flags: --to (run.to) has hour 27: hours are 00 to 23 (got "2024-03-08T27:00:00Z")'],
+      [['--margin-rate', '0'], 'fxflow: command-line flags: --margin-rate (account.marginRate) must be a decimal string in (0, 1], e.g. "0.02" for 50:1 leverage (got "0")'],
+      [['--margin-rate', '2'], 'fxflow: command-line flags: --margin-rate (account.marginRate) must be a decimal string in (0, 1], e.g. "0.02" for 50:1 leverage (got "2")'],
+      [['--balance', '0'], 'fxflow: command-line flags: --balance (account.initialBalance) must be a decimal string in (0, 1,000,000,000,000], like "100000" (got "0")'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await fxflow('backtest', 'strategies/sma-cross.ts', '--no-save', ...args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim()).toBe(message);
+    }
+  });
+
+  // Reported: a syntax error said only "Transform failed with 1 error:".
+  it('a syntax error or a type error in a strategy names the file, line and column, with the line shown', async () => {
+    const file = join(tmp, 'syntax.ts');
+    writeFileSync(file, `import { defineStrategy } from 'fxflow';\n\nexport default defineStrategy({\n  params: {},\n  subscribe: { candles: ['EUR_USD:H1'] },\n  onCandle(ctx) {\n    const x y = 1;\n  },\n});\n`);
+    // As the loader (tsx, esbuild) finds it, and as the type check before the run finds it.
+    const loader = await fxflow('backtest', file, '--no-save', '--no-typecheck');
+    expect(loader.code).toBe(1);
+    expect(loader.stderr.trim()).toBe(`fxflow: ${file}: syntax error: Expected ";" but found "y"\n  at ${file}:7:13\n  7 |     const x y = 1;\n    |             ^`);
+    const checked = await fxflow('backtest', file, '--no-save');
+    expect(checked.code).toBe(1);
+    expect(checked.stderr.trim()).toBe(`fxflow: ${file}: syntax error: ',' expected.\n  at ${file}:7:13\n  7 |     const x y = 1;\n    |             ^`);
+    // A type error is shown with its place before the run (which goes on, as tsx would run it).
+    const typed = join(tmp, 'typed.ts');
+    writeFileSync(typed, `import { defineStrategy } from 'fxflow';\n\nexport default defineStrategy({\n  params: { period: 14 },\n  subscribe: { candles: ['EUR_USD:H1'] },\n  onCandle(ctx) {\n    ctx.indicator('RSI', { perod: ctx.params.period });\n  },\n});\n`);
+    const t = await fxflow('backtest', typed, '--no-save');
+    expect(t.stderr).toContain(`fxflow: warning: ${typed}: type error: Object literal may only specify known properties, but 'perod' does not exist in type '{ period: number; }'. Did you mean to write 'period'?\n  at ${typed}:7:28\n  7 |     ctx.indicator('RSI', { perod: ctx.params.period });\n    |                            ^`);
+    // …and the run then stops on the same mistake, naming the valid options.
+    expect(t.stderr).toContain("indicator 'RSI': unknown option 'perod'; its options are { period: number }");
+    expect(t.code).toBe(1);
+  });
+
+  // Reported: a strategy outside the repository could not import fxflow or technicalindicators.
+  it('a strategy in any folder imports fxflow, technicalindicators and packages installed beside it', async () => {
+    const strategy = `import { defineStrategy } from 'fxflow';
+import { SMA } from 'technicalindicators';
+import { units } from 'local-sizing';
+
+export default defineStrategy({
+  params: {},
+  subscribe: { candles: ['EUR_USD:H1'] },
+  init: () => ({ done: false }),
+  onCandle(ctx, s) {
+    if (s.done) return;
+    const ref = SMA.calculate({ period: 3, values: [...ctx.closes(3)] }).at(-1);
+    if (ref === undefined) return;
+    return { state: { done: true }, intents: [ctx.market('EUR_USD', units())] };
+  },
+});
+`;
+    // Two folders: one with no package.json (tsx compiles the strategy to CommonJS), one an ES module package.
+    for (const kind of ['commonjs', 'module']) {
+      const dir = mkdtempSync(join(tmpdir(), `fxflow-outside-${kind}-`));
+      if (kind === 'module') writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
+      mkdirSync(join(dir, 'node_modules', 'local-sizing'), { recursive: true });
+      writeFileSync(join(dir, 'node_modules', 'local-sizing', 'package.json'), '{ "name": "local-sizing", "main": "index.js" }\n');
+      writeFileSync(join(dir, 'node_modules', 'local-sizing', 'index.js'), 'exports.units = () => 2500;\n');
+      writeFileSync(join(dir, 'node_modules', 'local-sizing', 'index.d.ts'), 'export declare function units(): number;\n');
+      writeFileSync(join(dir, 'mine.ts'), strategy);
+      const r = await fxflow('backtest', join(dir, 'mine.ts'), '--json', '--no-save', '--to', '2024-02-01');
+      expect(r.stderr, kind).toBe('');
+      expect(r.code, kind).toBe(0);
+      const doc = JSON.parse(r.stdout) as { transactions: { type: string; units?: string }[] };
+      expect(doc.transactions.find((t) => t.type === 'ORDER_FILL')?.units).toBe('2500');
+    }
+  });
+
+  // Reported: `fxflow backtest … | head` ended in an EPIPE stack.
+  it('a reader that goes away (| head) ends the command quietly', async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'bin/fxflow.js'), 'backtest', 'strategies/sma-cross.ts', '--json', '--no-save'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // Read the first chunk, then close the pipe, as head does.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((done) => child.on('close', (c) => done(c)));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+
+  // Reported: \`fxflow\` alone named 2 of its commands and there was no --version.
+  it('fxflow alone lists every command; --version prints the version', async () => {
+    const r = await fxflow();
+    expect(r.code).toBe(64);
+    for (const c of ['backtest <strategy>', 'init <dir>', 'data <command>', 'run <strategy>', 'sandbox', 'auth <command>']) expect(r.stderr).toContain(`fxflow ${c}`);
+    const v = await fxflow('--version');
+    expect(v.code).toBe(0);
+    expect(v.stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+  });
+
   it('--help works on every command', async () => {
     for (const args of [['--help'], ['backtest', '--help'], ['data', '--help'], ['data', 'import', '--help'], ['data', 'list', '--help'], ['data', 'sample', '--help']]) {
       const r = await fxflow(...args);
       expect(r.code, args.join(' ')).toBe(0);
       expect(r.stdout).toMatch(/Options:/);
     }
+  });
+});
+
+describe('fxflow init', () => {
+  it('scaffolds a strategy project that type-checks and backtests', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'fxflow-init-')), 'my-strategies');
+    const r = await fxflow('init', dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Created ${dir}: package.json, tsconfig.json, strategy.ts, README.md, .gitignore, node_modules/fxflow`);
+    // The project's own type check (its `npm run check`), with fxflow's TypeScript.
+    const tsc = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { cwd: dir }).then(
+      () => ({ code: 0, out: '' }),
+      (e: { code?: number; stdout?: string }) => ({ code: e.code ?? 1, out: e.stdout ?? '' }),
+    );
+    expect(tsc.out).toBe('');
+    expect(tsc.code).toBe(0);
+    const bt = await fxflow('backtest', join(dir, 'strategy.ts'), '--no-save', '--to', '2024-03-01');
+    expect(bt.stderr).toBe('');
+    expect(bt.code).toBe(0);
+    expect(bt.stdout).toMatch(/Trades \(closed\)\s+[1-9]/);
+    // Never over an existing project.
+    const again = await fxflow('init', dir);
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toBe(`fxflow: ${dir}: already holds package.json: give an empty or new folder (nothing was written)`);
   });
 });
 

@@ -7,7 +7,8 @@ import { loadConfig } from '../src/cli/config.ts';
 import { loadStrategy } from '../src/cli/load-strategy.ts';
 import { loadInstruments } from '../src/domain/instrument.ts';
 import { amount, formatAmount } from '../src/domain/money.ts';
-import { defineStrategy } from '../src/strategy/api.ts';
+import { formatSummary } from '../src/engine/report.ts';
+import { defineStrategy, type Ctx } from '../src/strategy/api.ts';
 
 /**
  * Golden backtests on the bundled synthetic sample (deterministic: fixed generator and seed). The
@@ -245,6 +246,212 @@ describe('golden: EUR account trading USD_JPY and EUR_GBP at once (multi-currenc
     `);
     const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
     expect(ledgerSum(r)).toBe(last.accountBalance);
+    // The report's splits agree with the transactions: exits by the closing fills' reasons, trades by
+    // instrument and direction.
+    const closing = r.transactions.filter((t) => t.type === 'ORDER_FILL' && (t as unknown as { tradesClosed?: unknown[] }).tradesClosed) as unknown as { reason: string; instrument: string; tradesClosed: unknown[] }[];
+    const closedBy = (reason: string): number => closing.filter((f) => f.reason === reason).reduce((n, f) => n + f.tradesClosed.length, 0);
+    expect(s.exitReasons).toEqual({
+      ...(closedBy('STOP_LOSS_ORDER') ? { STOP_LOSS: closedBy('STOP_LOSS_ORDER') } : {}),
+      ...(closedBy('TAKE_PROFIT_ORDER') ? { TAKE_PROFIT: closedBy('TAKE_PROFIT_ORDER') } : {}),
+      ...(closedBy('TRAILING_STOP_LOSS_ORDER') ? { TRAILING_STOP: closedBy('TRAILING_STOP_LOSS_ORDER') } : {}),
+      ...(closedBy('MARKET_ORDER') ? { STRATEGY_ORDER: closedBy('MARKET_ORDER') } : {}),
+    });
+    expect(Object.keys(s.byInstrument).sort()).toEqual(['EUR_GBP', 'USD_JPY']);
+    expect(s.byInstrument.USD_JPY!.trades + s.byInstrument.EUR_GBP!.trades).toBe(s.trades);
+    expect(s.long.trades + s.short.trades).toBe(s.trades);
+    expect(s.long.wins + s.short.wins).toBe(s.wins);
+    const groupsPL = s.long.netPL + s.short.netPL;
+    expect(groupsPL).toBeCloseTo(r.trades.reduce((a, t) => a + t.realizedPL + t.financing - t.commission, 0), 3);
+    // Orders: every strategy order is accounted for.
+    const o = s.orders!;
+    expect(o.placed).toBe(o.filled + o.cancelled + o.rejected + o.pending);
+    expect(o.dependent.placed).toBe(o.dependent.filled + o.dependent.cancelled + o.dependent.rejected + o.dependent.pending);
+    expect(o.warning).toBeNull();
+  });
+});
+
+/** Runs an inline strategy on the bundled sample (EUR_USD and USD_JPY, H1, January 2024). */
+async function inline(strategy: unknown, overrides: Record<string, Record<string, unknown>> = {}, params: Record<string, unknown> = {}): Promise<BacktestResult> {
+  const config = loadConfig(undefined, { run: { from: '2024-01-01', to: '2024-02-01' }, ...overrides } as never);
+  return runBacktest({
+    loaded: { file: 'inline', name: 'inline', strategy: strategy as never, params: params as never },
+    config,
+    instruments: loadInstruments(),
+    candles: (r) => catalog.candles(r),
+    available: (i, g) => catalog.has(i, g),
+    log: silent,
+    keepTransactions: true,
+  });
+}
+
+describe('the report hides nothing', () => {
+  // Reported: one M1 run had 84,502 of 84,505 orders rejected and the report said "3 trades".
+  it('counts rejected orders with their reasons and warns when most did not fill', async () => {
+    const r = await inline(
+      defineStrategy({
+        params: {},
+        subscribe: { candles: ['EUR_USD:H1'] },
+        init: () => ({ n: 0 }),
+        onCandle(ctx, s) {
+          const n = s.n + 1;
+          // Every tenth order is valid; the others ask for a fraction of a unit (EUR_USD trades whole units).
+          return { state: { n }, intents: [ctx.market('EUR_USD', n % 10 === 0 ? '1000' : '0.5')] };
+        },
+      }),
+    );
+    const o = r.summary.orders!;
+    const rejects = r.transactions.filter((t) => t.type.endsWith('_REJECT')) as unknown as { rejectReason: string }[];
+    expect(rejects.length).toBeGreaterThan(100);
+    expect(o.rejected).toBe(rejects.length);
+    expect(o.rejectReasons[0]).toEqual({ reason: rejects[0]!.rejectReason, count: rejects.length });
+    expect(o.filled).toBe(r.transactions.filter((t) => t.type === 'ORDER_FILL').length);
+    expect(o.placed).toBe(o.filled + o.cancelled + o.rejected + o.pending);
+    expect(o.warning).toMatch(new RegExp(`^${o.placed - o.filled} of ${o.placed} orders did not fill \\(${o.rejected} rejected, ${o.cancelled} cancelled by the account\\); leading reasons: ${rejects[0]!.rejectReason} ×${rejects.length}`));
+    const text = formatSummary(r.summary, 'inline');
+    expect(text.split('\n')[2]).toBe(`WARNING: ${o.warning}`);
+    expect(text).toMatch(new RegExp(`Orders\\s+${o.placed} placed, ${o.filled} filled, ${o.cancelled} cancelled, ${o.rejected} rejected`));
+  });
+
+  // Reported: a wrong pip size on USD_JPY cancelled all 211 orders and the report said "0 trades".
+  it('counts cancelled orders with their reasons: a EUR_USD-sized stop on USD_JPY', async () => {
+    const r = await inline(
+      defineStrategy({
+        params: {},
+        subscribe: { candles: ['USD_JPY:H1'] },
+        onCandle(ctx) {
+          if (ctx.position('USD_JPY').net !== 0) return;
+          // 0.0005 is 5 pips of EUR_USD, but less than USD_JPY's price unit: the stop is at the fill price.
+          return [ctx.market('USD_JPY', 1000, { sl: { distance: 0.0005 } })];
+        },
+      }),
+    );
+    const s = r.summary;
+    const cancels = r.transactions.filter((t) => t.type === 'ORDER_CANCEL') as unknown as { reason: string }[];
+    const rejects = r.transactions.filter((t) => t.type.endsWith('_REJECT')) as unknown as { rejectReason: string }[];
+    const o = s.orders!;
+    expect(s.trades).toBe(0);
+    expect(o.filled).toBe(0);
+    expect(o.placed).toBeGreaterThan(100);
+    expect(o.cancelled + o.rejected).toBe(o.placed);
+    const top = [...cancels.map((c) => c.reason), ...rejects.map((x) => x.rejectReason)];
+    expect(o.warning).toContain(`${o.placed} of ${o.placed} orders did not fill`);
+    expect(o.warning).toContain(`${top[0]} ×`);
+    expect(formatSummary(s, 'x')).toContain(`WARNING: ${o.placed} of ${o.placed} orders did not fill`);
+  });
+
+  it('gives each trade its exit reason, spread cost, financing and commission; they add up to the totals', async () => {
+    const r = await inline(
+      defineStrategy({
+        params: {},
+        subscribe: { candles: ['EUR_USD:H1'] },
+        init: () => ({ n: 0 }),
+        onCandle(ctx, s) {
+          const n = s.n + 1;
+          const pos = ctx.position('EUR_USD').net;
+          if (n % 30 === 0 && pos !== 0) return { state: { n }, intents: [ctx.closePosition('EUR_USD')] };
+          if (pos !== 0) return { state: { n } };
+          const side = n % 2 === 0 ? 1 : -1;
+          return { state: { n }, intents: [ctx.market('EUR_USD', side * 10_000, { tp: { distance: ctx.pips('EUR_USD', 25) }, sl: { distance: ctx.pips('EUR_USD', 25) } })] };
+        },
+      }),
+      { costs: { commissionPerMillion: '50' } },
+    );
+    const s = r.summary;
+    expect(s.trades).toBeGreaterThan(20);
+    const reasons = new Set(r.trades.map((t) => t.exitReason));
+    expect([...reasons].sort()).toEqual(['STOP_LOSS', 'STRATEGY_CLOSE', 'TAKE_PROFIT'].filter((x) => reasons.has(x as never)));
+    expect(reasons.has('STOP_LOSS') && reasons.has('TAKE_PROFIT')).toBe(true);
+    // Trades closed and open at the end carry every fill's cost between them.
+    expect(r.openAtEnd).toHaveLength(s.openTrades);
+    for (const t of r.openAtEnd) expect(t.exitReason).toBe('END_OF_RUN');
+    const all = [...r.trades, ...r.openAtEnd];
+    const sum = (f: (t: (typeof r.trades)[number]) => number): number => all.reduce((a, t) => a + f(t), 0);
+    expect(sum((t) => t.commission)).toBeCloseTo(s.commission, 3);
+    expect(sum((t) => t.spreadCost)).toBeCloseTo(s.spreadCost, 3);
+    expect(sum((t) => t.financing)).toBeCloseTo(s.financing, 3);
+    for (const t of all) expect(t.spreadCost).toBeGreaterThan(0);
+    expect(s.commission).toBeGreaterThan(0);
+  });
+});
+
+describe("the strategy author's mistakes are not silent", () => {
+  // Reported: an async handler was ignored (0 trades, exit 0).
+  it('a handler that returns a Promise (an async handler) is a StrategyError', async () => {
+    const run = inline(
+      defineStrategy({
+        params: {},
+        subscribe: { candles: ['EUR_USD:H1'] },
+        async onCandle(ctx: Ctx) {
+          return [ctx.market('EUR_USD', 1000)];
+        },
+      } as never),
+    );
+    await expect(run).rejects.toMatchObject({ name: 'StrategyError', handler: 'onCandle' });
+    await expect(run).rejects.toThrow(/strategy 'inline': onCandle at 2024-01-01T\d\d:00:00\.000Z returned a Promise: handlers are synchronous/);
+  });
+
+  // Reported: ctx.indicator('RSI', {}) returned 0 for ever.
+  it('an indicator without its options stops the run naming the valid ones', async () => {
+    const run = inline(
+      defineStrategy({
+        params: {},
+        subscribe: { candles: ['EUR_USD:H1'] },
+        onCandle(ctx) {
+          ctx.indicator('RSI', {} as never);
+        },
+      }),
+    );
+    await expect(run).rejects.toThrow(/strategy 'inline' threw in onCandle at .*: indicator 'RSI': option 'period' is missing; its options are \{ period: number \}/);
+  });
+});
+
+describe('ctx: the instrument, price helpers and recent candles', () => {
+  // Reported: no pip size or instrument data in ctx; only closes were kept as history.
+  it('gives the instrument definition, pips and rounding, and candles with OHLCV and both sides', async () => {
+    const seen: unknown[] = [];
+    const candles: import('../src/domain/candle.ts').Candle[] = [];
+    await inline(
+      defineStrategy({
+        params: {},
+        subscribe: { candles: ['USD_JPY:H1:B'] },
+        onCandle(ctx) {
+          candles.push(ctx.candle!);
+          if (candles.length !== 40) return;
+          const i = ctx.instrument('USD_JPY');
+          seen.push(
+            { pipLocation: i.pipLocation, pip: i.pip, displayPrecision: i.displayPrecision, minimumTradeSize: i.minimumTradeSize, marginRate: i.marginRate },
+            ctx.pips('USD_JPY', 12.5),
+            ctx.toPips('USD_JPY', 150.125 - 150.0),
+            ctx.round('USD_JPY', 150.12349),
+            ctx.pips('EUR_USD', 10),
+            ctx.candles(3),
+            ctx.candles(1000).length,
+          );
+        },
+      }),
+    );
+    const inst = loadInstruments().get('USD_JPY');
+    expect(seen.slice(0, 5)).toEqual([
+      { pipLocation: -2, pip: 0.01, displayPrecision: inst.displayPrecision, minimumTradeSize: inst.minimumTradeSize, marginRate: inst.marginRate },
+      0.125,
+      12.5,
+      Number((150.12349).toFixed(inst.displayPrecision)),
+      0.001,
+    ]);
+    const last3 = candles.slice(37, 40);
+    expect(seen[5]).toEqual(
+      last3.map((c) => ({
+        time: c.time,
+        open: c.bo,
+        high: c.bh,
+        low: c.bl,
+        close: c.bc,
+        volume: c.volume,
+        bid: { open: c.bo, high: c.bh, low: c.bl, close: c.bc },
+        ask: { open: c.ao, high: c.ah, low: c.al, close: c.ac },
+      })),
+    );
+    expect(seen[6]).toBe(40);
   });
 });
 

@@ -15,6 +15,8 @@ export interface TapConnection {
   /** Bytes the client sent (requests) and the server sent back (answers). */
   bytesUp: number;
   bytesDown: number;
+  /** The first 64 KiB the client sent (request lines and headers), latin1. */
+  sent: string;
 }
 
 /** A running tap: the URL to give a client, what it saw, and how to stop it. */
@@ -24,6 +26,12 @@ export interface TcpTap {
   readonly connections: TapConnection[];
   /** Connections still open (client side). */
   open(): number;
+  /**
+   * Holds back what the server sends on connections whose first request matches `where` (e.g. a
+   * stream that lags) until `release()`; the bytes are kept and then delivered in order.
+   */
+  hold(where: (request: string) => boolean): void;
+  release(): void;
   /** Resolves when connection `i` has closed (the close crosses the event loop after a client's abort); rejects after `ms`. */
   closed(i: number, ms?: number): Promise<TapConnection>;
   close(): Promise<void>;
@@ -39,8 +47,10 @@ export async function startTcpTap(target: string): Promise<TcpTap> {
   const port = Number(up.port);
   const connections: TapConnection[] = [];
   const live = new Set<Socket>();
+  let holding: ((request: string) => boolean) | undefined;
+  const held: { client: Socket; b: Buffer }[] = [];
   const server = createServer((client) => {
-    const c: TapConnection = { openedAt: performance.now(), closedAt: undefined, closedBy: undefined, bytesUp: 0, bytesDown: 0 };
+    const c: TapConnection = { openedAt: performance.now(), closedAt: undefined, closedBy: undefined, bytesUp: 0, bytesDown: 0, sent: '' };
     connections.push(c);
     live.add(client);
     const upstream = connect(port, up.hostname);
@@ -55,11 +65,13 @@ export async function startTcpTap(target: string): Promise<TcpTap> {
     };
     client.on('data', (b: Buffer) => {
       c.bytesUp += b.length;
+      if (c.sent.length < 65_536) c.sent += b.toString('latin1');
       upstream.write(b);
     });
     upstream.on('data', (b: Buffer) => {
       c.bytesDown += b.length;
-      client.write(b);
+      if (holding?.(c.sent)) held.push({ client, b });
+      else client.write(b);
     });
     client.on('close', () => ended('client'));
     client.on('end', () => ended('client'));
@@ -73,6 +85,13 @@ export async function startTcpTap(target: string): Promise<TcpTap> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     connections,
     open: () => live.size,
+    hold(where) {
+      holding = where;
+    },
+    release() {
+      holding = undefined;
+      for (const { client, b } of held.splice(0)) if (!client.destroyed) client.write(b);
+    },
     async closed(i, ms = 2000) {
       const t0 = performance.now();
       for (;;) {

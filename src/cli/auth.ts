@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { homedir } from 'node:os';
 import type { Argv } from 'yargs';
 import { AuthError, defaultTokenFile, resolveToken, writeTokenFile } from '../adapters/v20/auth.ts';
 
@@ -29,7 +30,7 @@ export function authCommand(y: Argv): Argv {
           .option('scope', { type: 'string', default: 'read,trade,marketdata,stream', describe: 'Scopes, comma separated: read, trade, marketdata, stream' })
           .option('implicit', { type: 'boolean', default: false, describe: 'Implicit flow: the token comes back in the URL fragment (no code exchange)' })
           .option('browser', { type: 'boolean', default: true, describe: 'Open the authorization page in a browser; --no-browser only prints the URL' })
-          .option('token-file', { type: 'string', describe: 'Where to store the token (default ~/.fxflow/token)' })
+          .option('token-file', { type: 'string', describe: 'Where to store the token (default ~/.fxflow/token-<env>: one file per environment)' })
           .option('timeout', { type: 'number', default: 300, describe: 'Seconds to wait for the redirect' }),
       async (a) => {
         // Loaded when the command runs: the other commands start without the HTTP stack (undici).
@@ -54,7 +55,7 @@ export function authCommand(y: Argv): Argv {
             if (useBrowser) openBrowser(url);
           },
         });
-        const file = writeTokenFile((a['token-file'] as string | undefined) ?? defaultTokenFile(), token);
+        const file = writeTokenFile((a['token-file'] as string | undefined) ?? env.tokenFile?.replace(/^~\//, `${homedir()}/`) ?? defaultTokenFile(undefined, env.name), token);
         process.stdout.write(`Logged in to ${env.name}${scope ? ` (scopes: ${scope})` : ''}. Token stored in ${file} (mode 0600).\n`);
       },
     )
@@ -64,12 +65,13 @@ export function authCommand(y: Argv): Argv {
       (a) =>
         a
           .option('env', { type: 'string', choices: ['practice', 'live', 'sandbox'], default: 'practice' })
-          .option('token-file', { type: 'string', describe: 'Token file to check (default ~/.fxflow/token)' }),
+          .option('token-file', { type: 'string', describe: 'Token file to check (default ~/.fxflow/token-<env>)' }),
       async (a) => {
         const { environment } = await import('../adapters/v20/environments.ts');
         const env = environment(String(a.env));
-        const r = resolveToken({ environment: env, ...(a['token-file'] !== undefined ? { tokenFile: String(a['token-file']) } : {}) });
-        process.stdout.write(`${env.name}: token from ${r.source === 'file' ? `token file ${r.file}` : r.source === 'config' ? 'config/environments.json' : `the ${r.source} environment variable`} (${env.rest})\n`);
+        // A sandbox never gets FXFLOW_TOKEN / OANDA_TOKEN (fxflow run): only its own token, and only with --require-token.
+        const r = resolveToken({ environment: env, ...(a['token-file'] !== undefined ? { tokenFile: String(a['token-file']) } : {}), ...(env.name === 'sandbox' ? { env: {} } : {}) });
+        process.stdout.write(`${env.name}: token from ${r.source === 'file' ? `token file ${r.file}` : r.source === 'config' ? 'config/environments.json' : `the ${r.source} environment variable`} (${env.rest})${env.name === 'sandbox' ? '; fxflow run sends it only with --require-token' : ''}\n`);
       },
     )
     .demandCommand(1, 'Name an auth command: login or status');

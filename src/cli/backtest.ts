@@ -12,7 +12,10 @@ import type { Transaction } from '../domain/v20/index.ts';
 import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
 import { mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
-import { summarize, type Summary } from '../engine/report.ts';
+import { OrderStats } from '../engine/order-stats.ts';
+import { summarize, type DataHole, type DataReport, type SeriesOrigin, type Summary } from '../engine/report.ts';
+
+export type { DataHole, DataReport, SeriesOrigin };
 import { toUnits } from '../domain/money.ts';
 import { formatIsoMs } from '../domain/time.ts';
 import { VirtualClock } from '../ports/clock.ts';
@@ -24,35 +27,6 @@ import { parseDate } from './config.ts';
 import { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
 import { CandleRecorder } from '../report/candle-recorder.ts';
 import { writeRunReport } from '../report/run-report.ts';
-
-/** What a backtest's data source knows of a series: where it came from, its price sides, synthetic or real. */
-export interface SeriesOrigin {
-  readonly source: string;
-  readonly sides: string;
-  readonly synthetic: boolean;
-}
-
-/**
- * What produced a backtest's numbers (summary.json `data`): the traded series' source, price sides
- * and whether synthetic; the spread model; the period the data really covered and its holes beyond
- * weekends and holidays (every series, conversion series included, in `series`).
- */
-export interface DataReport {
-  readonly source: string;
-  readonly sides: string;
-  readonly synthetic: boolean;
-  readonly spreadModel: { readonly kind: BacktestConfig['data']['spread']; readonly pips?: number; readonly pipsByHour?: readonly number[]; readonly text: string };
-  readonly coverage: { readonly from: string | null; readonly to: string | null; readonly holes: readonly DataHole[] };
-  readonly series: readonly { readonly instrument: string; readonly granularity: Granularity; readonly source: string; readonly sides: string; readonly synthetic: boolean; readonly rows: number; readonly from: string | null; readonly to: string | null }[];
-}
-
-export interface DataHole {
-  readonly instrument: string;
-  readonly granularity: Granularity;
-  readonly from: string;
-  readonly to: string;
-  readonly openHours: number;
-}
 
 /** Where a backtest gets the candles of one (instrument, granularity). */
 export type CandleSourceFactory = (req: { instrument: string; granularity: Granularity; from: number; to: number }) => AsyncIterable<readonly Candle[]>;
@@ -99,6 +73,8 @@ export interface BacktestResult {
   readonly transactions: Transaction[];
   /** Every trade closed in full, in closing order (with keepTrades; empty otherwise). */
   readonly trades: readonly ClosedTrade[];
+  /** The trades still open at the end, marked at the last prices (exit reason END_OF_RUN). */
+  readonly openAtEnd: readonly ClosedTrade[];
   readonly equity: readonly EquityPoint[];
   readonly engine: EngineStats;
   readonly sim: SimStats;
@@ -129,6 +105,10 @@ export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data
       const half = byHour ? (byHour[Math.floor(c.time / 3_600_000) % 24]! * pip) / 2 : fixedHalf;
       const shift = sides === 'bid' ? half : sides === 'ask' ? -half : 0;
       const o = (c.bo + c.ao) / 2 + shift, h = (c.bh + c.ah) / 2 + shift, l = (c.bl + c.al) / 2 + shift, cl = (c.bc + c.ac) / 2 + shift;
+      if (!(l - half > 0)) {
+        const pips = (2 * half) / pip;
+        throw new ConfigError('configuration', mode === 'hourly' ? 'data.spreadPipsByHour' : '--spread-pips (data.spreadPips)', `${pips} pips is wider than the price: ${c.instrument}'s low ${l} at ${formatIsoMs(c.time)} would get a bid of ${snap(l - half)}; give a spread below ${Math.floor((2 * l) / pip)} pips`);
+      }
       out[i] = {
         kind: 'candle', instrument: c.instrument, granularity: c.granularity, time: c.time, at: c.at,
         bo: snap(o - half), bh: snap(h - half), bl: snap(l - half), bc: snap(cl - half),
@@ -237,6 +217,9 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     out.line(TRADES_CSV_HEADER);
     portfolio.onClosedTrade = (t) => out.line(tradeCsvRow(t));
   }
+  // Orders placed, filled, cancelled and rejected, counted as their transactions pass (counters).
+  const orderStats = new OrderStats();
+  const stopCounting = sim.listen(orderStats.onTransaction);
   // A listener only when someone keeps or writes the transactions (one call less per transaction).
   const stopKeeping = o.keepTransactions || txOut
     ? sim.listen((tx) => {
@@ -253,15 +236,16 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     portfolio,
     instruments,
     clock: new VirtualClock(from),
-    log: o.log,
+    log: withEngineTime(o.log, () => sim.now),
     marginRate: Number(config.account.marginRate),
     onIntent: (intent: OrderIntent) => {
       intents++;
-      intentsOut?.line(JSON.stringify({ at: sim.now, intent }));
+      intentsOut?.line(`{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`);
     },
     onProgress: o.onProgress ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n) : undefined,
   });
 
+  let openAtEnd: ClosedTrade[] = [];
   const t0 = performance.now();
   // The engine folds transactions from the start, so the account's CREATE and deposit reach the
   // portfolio. Then each merged batch goes through one plain loop: the simulator sees every event
@@ -272,8 +256,12 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     sim.start(from);
     for await (const batch of mergeBatches(sources)) engine.feed(batch, simOnEvent);
     engine.stop();
+    // The trades still open are listed after the closed ones, marked at the last prices (END_OF_RUN).
+    openAtEnd = portfolio.openAtEnd();
+    if (tradesOut) for (const t of openAtEnd) tradesOut.line(tradeCsvRow(t));
   } finally {
     detach();
+    stopCounting();
     stopKeeping?.();
     try {
       txOut?.close();
@@ -286,33 +274,75 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     }
   }
   const wallMs = performance.now() - t0;
+  const data = dataReport(watched, subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined, config.data);
   const summary = summarize(portfolio, {
     ambiguousCandles: sim.stats.ambiguousCandles,
     ambiguousPL: toUnits(sim.stats.ambiguousPL),
     marketHalted: sim.stats.halted,
     from,
     to,
+    orders: (orderStats.finish(), orderStats),
+    data,
   });
-  const data = dataReport(watched, subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined, config.data);
   if (o.runDir) {
-    writeFileSync(join(o.runDir, 'summary.json'), `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, data, engine: engine.stats, wallMs }, null, 2)}\n`);
+    writeFileSync(join(o.runDir, 'summary.json'), `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`);
     writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
-    const csv = ['time,balance,nav', ...portfolio.equity.map((e) => `${new Date(e.time).toISOString()},${e.balance},${e.nav}`)];
-    writeFileSync(join(o.runDir, 'equity.csv'), `${csv.join('\n')}\n`);
+    writeFileSync(join(o.runDir, 'equity.csv'), equityCsv(portfolio.equity, config.account.currency));
     recorder?.write(o.runDir);
     writeRunReport(o.runDir);
   }
-  return { summary, transactions, trades: portfolio.closedTrades, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }
 
-const TRADES_CSV_HEADER = 'id,instrument,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing';
+/**
+ * The strategy's logger with the engine time on every line (`engineTime`, RFC 3339): a backtest's
+ * log.jsonl says when in the replayed period each line was written, not only the wall time.
+ */
+function withEngineTime(log: StrategyLogger, now: () => number): StrategyLogger {
+  const stamp = (obj: object): object => ({ engineTime: formatIsoMs(now()), ...obj });
+  return {
+    debug: (obj, msg) => log.debug(stamp(obj), msg),
+    info: (obj, msg) => log.info(stamp(obj), msg),
+    warn: (obj, msg) => log.warn(stamp(obj), msg),
+    error: (obj, msg) => log.error(stamp(obj), msg),
+  };
+}
 
-/** One closed trade as a trades.csv row (times in ISO 8601, money in the account currency). */
+const TRADES_CSV_HEADER = 'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs';
+
+/**
+ * One trade as a trades.csv row: times RFC 3339 (UTC, ms) with the epoch ms as extra columns, money
+ * in the account currency (realizedPL includes neither financing nor commission; spreadCost is what
+ * the half spreads of its fills cost, already inside realizedPL).
+ */
 function tradeCsvRow(t: ClosedTrade): string {
-  return `${t.id},${t.instrument},${t.units},${formatIsoMs(t.openTime)},${formatIsoMs(t.closeTime)},${t.openPrice},${t.closePrice},${t.realizedPL},${t.financing}`;
+  const close = Number.isFinite(t.closeTime) ? formatIsoMs(t.closeTime) : '';
+  return `${t.id},${t.instrument},${t.units > 0 ? 'long' : 'short'},${t.units},${formatIsoMs(t.openTime)},${close},${t.openPrice},${Number.isFinite(t.closePrice) ? t.closePrice : ''},${t.realizedPL},${t.financing},${t.spreadCost},${t.commission},${t.exitReason},${t.openTime},${Number.isFinite(t.closeTime) ? t.closeTime : ''}`;
 }
 
-/** The closed trades as CSV, as the run folder's trades.csv holds them (one row per trade). */
-export function tradesCsv(trades: readonly ClosedTrade[]): string {
-  return `${[TRADES_CSV_HEADER, ...trades.map(tradeCsvRow)].join('\n')}\n`;
+/**
+ * The trades as CSV, as the run folder's trades.csv holds them: one row per closed trade in closing
+ * order, then (`openAtEnd`) the trades still open at the end, marked at the last prices (END_OF_RUN).
+ */
+export function tradesCsv(trades: readonly ClosedTrade[], openAtEnd: readonly ClosedTrade[] = []): string {
+  return `${[TRADES_CSV_HEADER, ...trades.map(tradeCsvRow), ...openAtEnd.map(tradeCsvRow)].join('\n')}\n`;
+}
+
+/** Minor units of the account currencies that have none or three (ISO 4217); two for the rest. */
+const CURRENCY_DIGITS: Readonly<Record<string, number>> = { JPY: 0, HUF: 0, KRW: 0, CLP: 0, ISK: 0, BHD: 3, KWD: 3, OMR: 3, JOD: 3, TND: 3 };
+
+/** Digits an amount of `currency` is shown with (2 unless ISO 4217 says otherwise). */
+export function currencyDigits(currency: string): number {
+  return CURRENCY_DIGITS[currency] ?? 2;
+}
+
+/**
+ * The equity curve as the run folder's equity.csv: RFC 3339 time, balance and NAV rounded to the
+ * account currency's minor unit, and the epoch ms as an extra column.
+ */
+export function equityCsv(equity: readonly EquityPoint[], currency: string): string {
+  const d = currencyDigits(currency);
+  const rows = ['time,balance,nav,epochMs'];
+  for (const e of equity) rows.push(`${formatIsoMs(e.time)},${e.balance.toFixed(d)},${e.nav.toFixed(d)},${e.time}`);
+  return `${rows.join('\n')}\n`;
 }

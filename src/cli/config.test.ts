@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Candle } from '../domain/candle.ts';
 import { withSpread } from './backtest.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import fc from 'fast-check';
+import { ConfigError, dateProblem, loadConfig } from './config.ts';
 
 const flags = (o: Record<string, Record<string, unknown>>) => loadConfig(undefined, o as never);
 
@@ -13,19 +14,44 @@ describe('config', () => {
   });
 
   it.each([
-    [{ account: { currency: 'usd' } }, /account\.currency must be a three-letter currency code/],
-    [{ account: { marginRate: '1.5' } }, /account\.marginRate must be a decimal string in \(0, 1\]/],
-    [{ data: { spread: 'wide' } }, /data\.spread must be one of "native", "mid", "fixed", "hourly"/],
+    [{ account: { currency: 'usd' } }, /--currency \(account\.currency\) must be a three-letter currency code/],
+    [{ account: { marginRate: '1.5' } }, /--margin-rate \(account\.marginRate\) must be a decimal string in \(0, 1\]/],
+    [{ data: { spread: 'wide' } }, /--spread \(data\.spread\) must be one of "native", "mid", "fixed", "hourly"/],
     [{ data: { spread: 'hourly' } }, /data\.spreadPipsByHour is required with data\.spread "hourly"/],
     [{ data: { spreadPipsByHour: [1, 2] } }, /data\.spreadPipsByHour must be 24 numbers/],
-    [{ run: { granularity: 'H7' } }, /run\.granularity must be a v20 granularity/],
-    [{ run: { from: '2025-01-01', to: '2024-01-01' } }, /run\.to \(2024-01-01\) must be after run\.from/],
+    [{ run: { granularity: 'H7' } }, /--granularity \(run\.granularity\) must be a v20 granularity/],
+    [{ run: { from: '2025-01-01', to: '2024-01-01' } }, /--to \(run\.to\) \(2024-01-01\) must be after run\.from/],
     [{ fill: { pth: 'worst' } }, /fill\.pth is not a known field \(did you mean "fill\.path"\?\)/],
-    [{ fill: { path: 'random' } }, /fill\.path must be one of "adaptive", "worst", "exact"/],
-    [{ account: { fifo: true, hedging: true } }, /account\.fifo cannot be true together with account\.hedging/],
+    [{ fill: { path: 'random' } }, /--path \(fill\.path\) must be one of "adaptive", "worst", "exact"/],
+    [{ account: { fifo: true, hedging: true } }, /--fifo \(account\.fifo\) cannot be true together with account\.hedging/],
+    [{ data: { spreadPips: 1e9 } }, /--spread-pips \(data\.spreadPips\) must be a number of pips in \[0, 1000\] \(got 1000000000\)/],
+    [{ data: { spreadPips: -1 } }, /--spread-pips \(data\.spreadPips\) must be a number of pips in \[0, 1000\]/],
+    [{ run: { from: '2024-02-30' } }, /--from \(run\.from\) has day 30: 2024-02 has days 01 to 29/],
+    [{ run: { from: '2023-02-29' } }, /--from \(run\.from\) has day 29: 2023-02 has days 01 to 28/],
+    [{ run: { to: '2024-13-01' } }, /--to \(run\.to\) has month 13: months are 01 to 12/],
+    [{ run: { to: '2024-03-08T27:00:00Z' } }, /--to \(run\.to\) has hour 27/],
+    [{ run: { from: '1st of March' } }, /--from \(run\.from\) must be a date like "2024-01-01"/],
+    [{ account: { initialBalance: '0' } }, /--balance \(account\.initialBalance\) must be a decimal string in \(0, 1,000,000,000,000\]/],
+    [{ account: { initialBalance: '1e9' } }, /--balance \(account\.initialBalance\)/],
+    [{ account: { marginRate: '0' } }, /--margin-rate \(account\.marginRate\) must be a decimal string in \(0, 1\]/],
+    [{ costs: { commissionPerMillion: '1000000' } }, /--commission \(costs\.commissionPerMillion\) must be a decimal string in \[0, 100000\]/],
   ])('%j is refused with a message naming the field', (o, message) => {
     expect(() => flags(o)).toThrow(ConfigError);
     expect(() => flags(o)).toThrow(message);
+  });
+});
+
+describe('dateProblem', () => {
+  it('accepts exactly the real calendar dates and times (property, against Date.UTC round trips)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1900, max: 2200 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 }), fc.integer({ min: 0, max: 25 }), (y, m, d, h) => {
+        const p2 = (n: number): string => String(n).padStart(2, '0');
+        const date = `${y}-${p2(m)}-${p2(d)}`;
+        const real = new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d;
+        expect(dateProblem(date) === undefined).toBe(real);
+        expect(dateProblem(`${date}T${p2(h)}:30:00Z`) === undefined).toBe(real && h < 24);
+      }),
+    );
   });
 });
 

@@ -179,19 +179,23 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
   };
   const byHour = (path: string): number[] => {
     const v = get(path);
-    if (!Array.isArray(v) || v.length !== 24 || !v.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0)) {
-      throw new ConfigError(source, path, `must be 24 numbers of pips >= 0, one per UTC hour from 00 to 23 (got ${JSON.stringify(v)})`);
+    if (!Array.isArray(v) || v.length !== 24 || !v.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0 && x <= MAX_SPREAD_PIPS)) {
+      throw new ConfigError(source, path, `must be 24 numbers of pips in [0, ${MAX_SPREAD_PIPS}], one per UTC hour from 00 to 23 (got ${JSON.stringify(v)})`);
     }
     return v as number[];
   };
-  const date = (path: string): string =>
-    str(path, (s) => !Number.isNaN(parseTime(s.length === 10 ? `${s}T00:00:00Z` : s)), 'a date like "2024-01-01" or an RFC 3339 time');
+  const date = (path: string): string => {
+    const v = str(path, (s) => s.length > 0, 'a date like "2024-01-01" or an RFC 3339 time');
+    const why = dateProblem(v);
+    if (why !== undefined) throw new ConfigError(source, path, `${why} (got ${JSON.stringify(v)})`);
+    return v;
+  };
 
   const marginRate = str('account.marginRate', (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= 1, 'a decimal string in (0, 1], e.g. "0.02" for 50:1 leverage');
   const cfg: BacktestConfig = {
     account: {
       currency: str('account.currency', (s) => /^[A-Z]{3}$/.test(s), 'a three-letter currency code like "USD"'),
-      initialBalance: str('account.initialBalance', (s) => DECIMAL.test(s) && Number(s) > 0, 'a positive decimal string like "100000"'),
+      initialBalance: str('account.initialBalance', (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= MAX_BALANCE, `a decimal string in (0, ${MAX_BALANCE.toLocaleString('en-US')}], like "100000"`),
       marginRate,
       hedging: bool('account.hedging'),
       fifo: bool('account.fifo'),
@@ -199,7 +203,7 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     data: {
       catalog: str('data.catalog', (s) => s.length > 0, 'a folder path'),
       spread: oneOf('data.spread', ['native', 'mid', 'fixed', 'hourly'] as const),
-      spreadPips: num('data.spreadPips', (n) => Number.isFinite(n) && n >= 0, 'a number of pips >= 0'),
+      spreadPips: num('data.spreadPips', (n) => Number.isFinite(n) && n >= 0 && n <= MAX_SPREAD_PIPS, `a number of pips in [0, ${MAX_SPREAD_PIPS}]`),
       ...(get('data.spreadPipsByHour') !== undefined ? { spreadPipsByHour: byHour('data.spreadPipsByHour') } : {}),
     },
     fill: {
@@ -209,7 +213,7 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     },
     costs: {
       financing: bool('costs.financing'),
-      commissionPerMillion: str('costs.commissionPerMillion', (s) => DECIMAL.test(s), 'a decimal string >= 0, e.g. "0" or "50"'),
+      commissionPerMillion: str('costs.commissionPerMillion', (s) => DECIMAL.test(s) && Number(s) <= MAX_COMMISSION, `a decimal string in [0, ${MAX_COMMISSION}] (per million units), e.g. "0" or "50"`),
     },
     run: {
       instrument: str('run.instrument', (s) => /^[A-Z0-9]+_[A-Z0-9]+$/.test(s), 'an instrument like "EUR_USD"'),
@@ -229,6 +233,38 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
   const to = parseDate(cfg.run.to);
   if (!(to > from)) throw new ConfigError(source, 'run.to', `(${cfg.run.to}) must be after run.from (${cfg.run.from})`);
   return cfg;
+}
+
+/** The largest spread a config may give, in pips (a spread wider than the price gives negative bids). */
+export const MAX_SPREAD_PIPS = 1000;
+/** The largest initial balance, in the account currency. */
+export const MAX_BALANCE = 1e12;
+/** The largest commission per million units, in the account currency. */
+export const MAX_COMMISSION = 100_000;
+
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * Why a run date is not a real date, or undefined when it is: "2024-01-01" or an RFC 3339 time,
+ * each field in its range (no February 30th, no 27 o'clock: JavaScript's Date would roll them
+ * over to another day without a word), years 1900 to 2200.
+ */
+export function dateProblem(s: string): string | undefined {
+  const m = DATE_ONLY.exec(s) ?? DATE_TIME.exec(s);
+  if (!m) return 'must be a date like "2024-01-01" or an RFC 3339 time like "2024-01-01T17:00:00Z"';
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (y < 1900 || y > 2200) return `has year ${y}: the valid years are 1900 to 2200`;
+  if (mo < 1 || mo > 12) return `has month ${m[2]}: months are 01 to 12`;
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  if (d < 1 || d > days) return `has day ${m[3]}: ${y}-${m[2]} has days 01 to ${days}`;
+  if (m[4] !== undefined) {
+    if (Number(m[4]) > 23) return `has hour ${m[4]}: hours are 00 to 23`;
+    if (Number(m[5]) > 59) return `has minute ${m[5]}: minutes are 00 to 59`;
+    if (Number(m[6]) > 59) return `has second ${m[6]}: seconds are 00 to 59`;
+    if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return `has offset ${m[8]}: offsets are -23:59 to +23:59`;
+  }
+  return Number.isNaN(parseDate(s)) ? 'must be a date like "2024-01-01" or an RFC 3339 time' : undefined;
 }
 
 /** Parses "2024-01-01" (UTC midnight) or any RFC 3339 time. */
@@ -251,6 +287,36 @@ export function loadConfig(userFile?: string, overrides: Json = {}): BacktestCon
   if (isObj(overrides) && Object.keys(overrides).length > 0) {
     merged = mergeJson(merged, overrides);
     source = 'command-line flags';
+    try {
+      return validateConfig(merged, source);
+    } catch (e) {
+      // A value a flag gave: the message names the flag too.
+      if (!(e instanceof ConfigError)) throw e;
+      const [section, key] = e.field.split('.') as [string, string | undefined];
+      const given = isObj(overrides[section]) && key !== undefined && key in (overrides[section] as Obj);
+      const flag = FLAGS[e.field];
+      if (!given || flag === undefined) throw e;
+      throw new ConfigError(source, `${flag} (${e.field})`, e.message.slice(`${source}: ${e.field} `.length));
+    }
   }
   return validateConfig(merged, source);
 }
+
+/** The backtest flag of each config field. */
+const FLAGS: Readonly<Record<string, string>> = {
+  'account.initialBalance': '--balance',
+  'account.currency': '--currency',
+  'account.marginRate': '--margin-rate',
+  'account.hedging': '--hedging',
+  'account.fifo': '--fifo',
+  'data.spread': '--spread',
+  'data.spreadPips': '--spread-pips',
+  'costs.financing': '--financing',
+  'costs.commissionPerMillion': '--commission',
+  'fill.path': '--path',
+  'run.instrument': '--instrument',
+  'run.granularity': '--granularity',
+  'run.from': '--from',
+  'run.to': '--to',
+  'run.runsDir': '--runs-dir',
+};

@@ -1,5 +1,7 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import Module, { createRequire, register } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
 import type { ParamValue, Params, Strategy } from '../strategy/api.ts';
 
@@ -19,6 +21,41 @@ export interface LoadedStrategy {
   readonly params: Params;
 }
 
+/** fxflow's own package.json (this file is src/cli/load-strategy.ts). */
+const PACKAGE_JSON = resolve(dirname(fileURLToPath(import.meta.url)), '../../package.json');
+let fallbackRegistered = false;
+
+/**
+ * Lets strategies outside the repository import `fxflow` and the packages fxflow installs: a bare
+ * import their own folder cannot resolve is resolved from fxflow's package (src/cli/resolve-fallback.mjs).
+ * Registered once per process, before the first strategy is imported.
+ */
+function registerFallback(): void {
+  if (fallbackRegistered) return;
+  fallbackRegistered = true;
+  register(new URL('./resolve-fallback.mjs', import.meta.url), { data: { parentURL: pathToFileURL(PACKAGE_JSON).href } });
+  // A strategy in a folder with no `"type": "module"` package.json is compiled to CommonJS by tsx:
+  // its imports become require() calls, which the hook above does not see. The same fallback for them.
+  const fromFxflow = createRequire(PACKAGE_JSON);
+  const M = Module as unknown as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
+  const original = M._resolveFilename;
+  M._resolveFilename = function resolveWithFallback(this: unknown, request: string, ...rest: unknown[]): string {
+    try {
+      return original.call(this, request, ...rest);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND' || !isBare(request)) throw e;
+      try {
+        return fromFxflow.resolve(request);
+      } catch {
+        throw e;
+      }
+    }
+  };
+}
+
+/** A bare import specifier ('fxflow', 'technicalindicators'), not a path, URL or builtin. */
+const isBare = (s: string): boolean => !s.startsWith('.') && !s.startsWith('/') && !s.startsWith('node:') && !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s);
+
 const HANDLERS = ['init', 'onStart', 'onCandle', 'onTick', 'onSignal', 'onCalendar', 'onTimer', 'onTransaction', 'onStop'] as const;
 
 /**
@@ -30,12 +67,15 @@ export async function loadStrategy(path: string, overrides: readonly string[] = 
   const file = resolve(path);
   if (!existsSync(file)) throw new StrategyLoadError(path, 'file not found (give a path such as strategies/sma-cross.ts)');
   let mod: { default?: unknown };
+  registerFallback();
   try {
     // tsImport loads TypeScript with no build step wherever the file lives (also outside a
     // "type": "module" package, where a .ts file would otherwise be read as CommonJS).
     mod = (await tsImport(file, import.meta.url)) as { default?: unknown };
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
+    const located = compileErrors(msg);
+    if (located !== undefined) throw new StrategyLoadError(path, located);
     throw new StrategyLoadError(path, `could not be loaded: ${msg.split('\n')[0]}`);
   }
   let d = mod.default as Record<string, unknown> | undefined;
@@ -65,6 +105,36 @@ export async function loadStrategy(path: string, overrides: readonly string[] = 
   const params = applyParams(path, s.params as Params, overrides);
   const name = s.name ?? file.replace(/^.*[\\/]/, '').replace(/\.[cm]?[jt]s$/, '');
   return { file, name, strategy: s as Strategy<Params, unknown>, params };
+}
+
+/**
+ * The errors of a module that did not compile (esbuild's `file:line:column: ERROR: text` lines, as
+ * tsx reports them), each with its line of source and a caret under the column; undefined when the
+ * message holds none.
+ */
+export function compileErrors(message: string): string | undefined {
+  const out: string[] = [];
+  const re = /^(.+?):(\d+):(\d+): ERROR: (.*)$/gm;
+  let n = 0;
+  for (let m = re.exec(message); m !== null; m = re.exec(message)) {
+    if (++n > 5) break;
+    const [, file, line, column, text] = m as unknown as [string, string, string, string, string];
+    out.push(`syntax error: ${text}`, `  at ${file}:${line}:${Number(column) + 1}`);
+    let src: string | undefined;
+    try {
+      src = readFileSync(file, 'utf8').split(/\r?\n/)[Number(line) - 1];
+    } catch {
+      src = undefined;
+    }
+    if (src !== undefined) {
+      const gutter = `  ${line} | `;
+      out.push(`${gutter}${src}`, `${' '.repeat(gutter.length - 2)}| ${' '.repeat(Number(column))}^`);
+    }
+  }
+  if (out.length === 0) return undefined;
+  const total = (message.match(re) ?? []).length;
+  if (total > 5) out.push(`(and ${total - 5} more)`);
+  return out.join('\n');
 }
 
 /** Applies `k=v` overrides to the declared params, coercing each to its default's type. */

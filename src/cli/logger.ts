@@ -21,6 +21,8 @@ export interface LoggerOptions {
   readonly level?: string;
   /** Stamps each line with the engine's (simulated) time. */
   readonly simTime?: () => number;
+  /** `time` as RFC 3339 (a backtest's run folder: every file's times are RFC 3339) instead of epoch ms. */
+  readonly isoTime?: boolean;
 }
 
 /** The root logger. Components take `log.child({ component })`. */
@@ -42,6 +44,7 @@ export function createLogger(o: LoggerOptions = {}): Logger {
       level: o.level ?? process.env.FXFLOW_LOG_LEVEL ?? 'info',
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: undefined,
+      ...(o.isoTime ? { timestamp: pino.stdTimeFunctions.isoTime } : {}),
       ...(o.simTime ? { mixin: () => ({ simTime: new Date(o.simTime!()).toISOString() }) } : {}),
     },
     destination,

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { DataError, openTicks } from '../adapters/catalog/index.ts';
@@ -13,8 +14,12 @@ import { parseAlignment } from './data-import.ts';
 import { describeError } from './errors.ts';
 import { loadStrategy } from './load-strategy.ts';
 import { recordCommand } from './record.ts';
+import { initProject } from './init.ts';
+import { typeCheckStrategy } from './type-check.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
 import { runCommand, runLive, type RunArgs } from './run.ts';
+import { optimize, optimizeCommand, type OptimizeArgs } from './optimize.ts';
+import { walkforward, walkforwardCommand, type WalkForwardArgs } from './walkforward.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { compareCommand, reportCommand, runCompare, runReport } from './report.ts';
 import { makeRunDir } from './line-file.ts';
@@ -49,6 +54,7 @@ interface BacktestArgs {
   dailyAlignment?: number;
   alignmentTimezone?: string;
   weeklyAlignment?: string;
+  typecheck?: boolean;
 }
 
 /** Flag overrides as a config fragment (only the flags the user gave). */
@@ -86,6 +92,11 @@ async function backtest(a: BacktestArgs): Promise<void> {
   const config: BacktestConfig = loadConfig(a.config, flagOverrides(a));
   const instruments = loadInstruments();
   const overrides = (a.param ?? []).map(String);
+  // tsx runs TypeScript without checking its types: a type error is found here, with its place.
+  if (a.typecheck !== false && existsSync(a.strategy)) {
+    const warning = typeCheckStrategy(resolve(a.strategy));
+    if (warning !== undefined) process.stderr.write(`fxflow: warning: ${warning}\n`);
+  }
   // The run's instrument and granularity reach strategies that declare them as params.
   const probe = await loadStrategy(a.strategy, []);
   const implicit: string[] = [];
@@ -101,7 +112,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
   const runDir = save ? join(resolve(config.run.runsDir), runId(loaded.name)) : undefined;
   // The run folder first, so a bad --runs-dir is one clear message before anything is written.
   if (runDir) makeRunDir(runDir);
-  const log = createLogger(runDir ? { file: join(runDir, 'log.jsonl') } : { level: 'warn' });
+  const log = createLogger(runDir ? { file: join(runDir, 'log.jsonl'), isoTime: true } : { level: 'warn' });
   const bar = new ProgressBar(`backtest ${loaded.name}`);
   const result = await runBacktest({
     loaded,
@@ -142,6 +153,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
         data: result.data,
         transactions: result.transactions,
         trades: result.trades.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: new Date(t.closeTime).toISOString() })),
+        openAtEnd: result.openAtEnd.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: Number.isFinite(t.closeTime) ? new Date(t.closeTime).toISOString() : null })),
         equity: result.equity.map((e) => ({ time: new Date(e.time).toISOString(), balance: e.balance, nav: e.nav })),
         engine: result.engine,
         runDir: result.runDir ?? null,
@@ -198,24 +210,42 @@ export function cli(argv: string[]): Argv {
           .option('commission', { type: 'string', describe: 'Commission per million units, account currency (costs.commissionPerMillion)' })
           .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
           .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
+          .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed): a syntax error stops the run, type errors are printed with their place; --no-typecheck to skip' })
           .example('$0 backtest strategies/sma-cross.ts', 'SMA crossover on the bundled EUR_USD H1 sample (2024)')
           .example('$0 backtest strategies/sma-cross.ts --config config/classic.json --param longOnly=true', 'The classic reference configuration')
           .example('$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json', 'JSON report with every transaction'),
       async (a) => backtest(a as unknown as BacktestArgs),
     )
     .command(recordCommand as never)
+    .command(
+      'init <dir>',
+      'Scaffold a strategy project in <dir> (package.json, tsconfig.json, a sample strategy) that imports fxflow and type-checks',
+      (y) => y.positional('dir', { type: 'string', demandOption: true, describe: 'A new or empty folder' }),
+      (a) => {
+        const dir = String((a as unknown as { dir: string }).dir);
+        const files = initProject(dir);
+        process.stdout.write(`Created ${resolve(dir)}: ${files.join(', ')}\nNext: cd ${dir} && npx fxflow backtest strategy.ts\n`);
+      },
+    )
+    .command('optimize <strategy>', 'Sweep a strategy\'s params on every core: grid, random or adaptive search, overfitting figures', (y) => optimizeCommand(y), async (a) => {
+      await optimize(a as unknown as OptimizeArgs);
+    })
+    .command('walkforward <strategy>', 'Optimise on rolling (or anchored) training windows, test each choice on the next period, stitch the out-of-sample results', (y) => walkforwardCommand(y), async (a) => {
+      await walkforward(a as unknown as WalkForwardArgs);
+    })
     .command('data', 'Manage the local catalog of historical data', (y) => dataCommand(y), () => {})
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
     .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', (y) => runCommand(y), async (a) => runLive(a as unknown as RunArgs))
     .command('sandbox', "Serve OANDA's v20 REST and streaming interface on loopback, backed by the simulated broker", (y) => sandboxCommand(y), async (a) => runSandbox(a as unknown as SandboxArgs))
     .command('report <run>', 'Rebuild the HTML report (report.html) of a run folder', (y) => reportCommand(y), (a) => runReport(a as unknown as { run: string; open?: boolean }))
     .command('compare <runs..>', 'Write one HTML page comparing runs: equity curves overlaid, figures side by side', (y) => compareCommand(y), (a) => runCompare(a as unknown as { runs: string[]; out?: string; open?: boolean }))
-    .demandCommand(1, 'Name a command: backtest or data (see --help)')
+    .demandCommand(1, `Name a command:\n${COMMANDS.map(([c, what]) => `  fxflow ${c.padEnd(22)} ${what}`).join('\n')}`)
     .strict()
     .recommendCommands()
     .help()
     .alias('h', 'help')
-    .version(false)
+    .version(VERSION)
+    .alias('v', 'version')
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((msg, err, y) => {
       if (err) throw err;
@@ -224,6 +254,25 @@ export function cli(argv: string[]): Argv {
     });
 }
 
+/** fxflow's version (package.json). */
+export const VERSION: string = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** Every command, for `fxflow` alone (yargs' help lists them too). */
+const COMMANDS: readonly (readonly [string, string])[] = [
+  ['backtest <strategy>', 'backtest a strategy module and print its report'],
+  ['init <dir>', 'scaffold a strategy project that imports fxflow'],
+  ['data <command>', 'manage the local catalog of historical data'],
+  ['run <strategy>', 'run a strategy on a v20 account (practice, live, sandbox)'],
+  ['sandbox', "serve OANDA's v20 interface on loopback (simulated broker)"],
+  ['auth <command>', 'log in to OANDA with OAuth; where the token comes from'],
+  ['optimize <strategy>', "sweep a strategy's params on every core"],
+  ['walkforward <strategy>', 'optimise in-sample, test out-of-sample, window by window'],
+  ['report <run>', "rebuild a run folder's HTML report"],
+  ['compare <runs..>', 'one HTML page comparing runs'],
+  ['<command> --help', 'the options of a command'],
+  ['--version', 'the version'],
+];
+
 /** A mistake on the command line (yargs' own messages). */
 export class UsageError extends Error {
   readonly code = 'USAGE' as const;
@@ -231,6 +280,9 @@ export class UsageError extends Error {
 
 /** Runs the CLI; returns the exit code. Errors are printed as one clear message, never a bare stack trace. */
 export async function main(argv: string[]): Promise<number> {
+  // `fxflow backtest … | head`: the reader left; stop quietly instead of dying on EPIPE.
+  quietOnClosedPipe(process.stdout);
+  quietOnClosedPipe(process.stderr);
   try {
     await cli(argv).parseAsync();
     // A command that found problems and said so (data list, data check) sets the exit code.
@@ -241,3 +293,18 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+
+let pipesWatched = false;
+
+/**
+ * Ends the process quietly (exit 0) when the reader of a standard stream goes away (EPIPE), as
+ * Unix tools do when piped into `head`; any other stream error is reported once.
+ */
+function quietOnClosedPipe(stream: NodeJS.WriteStream): void {
+  if (pipesWatched && stream === process.stderr) return;
+  if (stream === process.stderr) pipesWatched = true;
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
+}

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Argv } from 'yargs';
 import { resolveToken } from '../adapters/v20/auth.ts';
+import type { Environment } from '../adapters/v20/environments.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
 import type { RiskLimits } from '../runner/risk.ts';
@@ -38,6 +39,9 @@ export interface RunArgs {
   intentDurability: 'before-submit' | 'after-submit';
   journalRebaseEvery: number;
   statusPort?: number;
+  newJournal?: boolean;
+  maxIntentAge: number;
+  requireToken?: boolean;
 }
 
 /** Declares the options of `fxflow run` (register with `.command('run <strategy>', ..., runCommand, runLive)`). */
@@ -68,6 +72,9 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('journal-rebase-every', { type: 'number', default: 10_000, describe: 'Start the journal over from a fresh account baseline once it holds this many transactions (0 = never); bounds its size and the restart time of long runs' })
     .option('status-port', { type: 'number', describe: 'Serve a read-only live status page on http://127.0.0.1:<port>/ (0: any free port)' })
     .option('token-file', { type: 'string', describe: 'Read the access token from this file (mode 0600)' })
+    .option('new-journal', { type: 'boolean', describe: 'Start afresh from the account as it is now: the journal\'s old log and snapshot are moved into <journal>/replaced-<time>/ (after a reset account, e.g. a restarted sandbox, or a damaged journal)' })
+    .option('max-intent-age', { type: 'number', default: 5, describe: 'Seconds: a journaled market order or close that never reached OANDA is not sent at a restart when older than this; it is reported and the strategy gets a reject' })
+    .option('require-token', { type: 'boolean', describe: 'With --env sandbox: send a token (the sandbox was started with --require-token). It comes only from the sandbox\'s own entry: config/environments.json sandbox.token or sandbox.tokenFile, ~/.fxflow/token-sandbox, or --token-file; FXFLOW_TOKEN/OANDA_TOKEN are never sent to a sandbox' })
     .example('$0 run strategies/sma-cross.ts --env practice', 'Paper trading on the practice account')
     .example('$0 run strategies/sma-cross.ts --env sandbox --url http://127.0.0.1:8080 --max-units 10000', 'Against a local fxflow sandbox, with a unit limit')
     .example('$0 run strategies/sma-cross.ts --env live --i-understand-this-is-live --max-daily-loss 200', 'Real money, with a daily loss limit') as unknown as Argv<RunArgs>;
@@ -88,6 +95,28 @@ const positive = (v: number | undefined, flag: string): number | undefined => {
   if (!(v > 0) || !Number.isFinite(v)) throw new RunnerError('RUNNER', `--${flag} must be a positive number (got ${v})`);
   return v;
 };
+
+/** `--max-intent-age` (seconds) in ms. */
+export function maxIntentAgeOf(v: number): number {
+  if (!(Number.isFinite(v) && v >= 0)) throw new RunnerError('RUNNER', `--max-intent-age must be a number of seconds >= 0 (got ${v}); e.g. --max-intent-age 5`);
+  return Math.round(v * 1000);
+}
+
+/**
+ * The token a run sends. practice/live: \`resolveToken\` (FXFLOW_TOKEN, OANDA_TOKEN, the config, the
+ * environment's token file). sandbox: none unless \`--require-token\`, and then only from the
+ * sandbox's own entry (its config token or token file, \`~/.fxflow/token-sandbox\`, or \`--token-file\`):
+ * a token in FXFLOW_TOKEN may be a live one, and a sandbox is plain HTTP.
+ */
+export function runToken(env: Environment, a: Pick<RunArgs, 'env' | 'tokenFile' | 'requireToken'>, processEnv: NodeJS.ProcessEnv = process.env, home?: string): string | undefined {
+  if (a.env !== 'sandbox') {
+    if (a.requireToken === true) throw new RunnerError('RUNNER', '--require-token is for --env sandbox only (practice and live always send a token)');
+    return resolveToken({ environment: env, ...(a.tokenFile !== undefined ? { tokenFile: a.tokenFile } : {}), env: processEnv, ...(home !== undefined ? { home } : {}) }).token.reveal();
+  }
+  if (a.requireToken !== true) return undefined;
+  // Only the sandbox's own sources: never the process environment's variables.
+  return resolveToken({ environment: env, ...(a.tokenFile !== undefined ? { tokenFile: a.tokenFile } : {}), env: {}, ...(home !== undefined ? { home } : {}) }).token.reveal();
+}
 
 /** `--journal-rebase-every`: a whole number of transactions, 0 for never. */
 export function rebaseEveryOf(v: number): number {
@@ -162,12 +191,8 @@ export async function runLive(a: RunArgs): Promise<void> {
     import('../runner/runner.ts'),
   ]);
   const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
-  let token: string | undefined;
-  try {
-    token = resolveToken({ environment: env, ...(a.tokenFile !== undefined ? { tokenFile: a.tokenFile } : {}) }).token.reveal();
-  } catch (e) {
-    if (a.env !== 'sandbox') throw e; // the sandbox needs no token unless started with --require-token
-  }
+  const token = runToken(env, a);
+  const maxIntentAgeMs = maxIntentAgeOf(a.maxIntentAge);
   const log = runLogger(a);
   const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
   const rest = new V20Rest(http);
@@ -186,6 +211,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   const runner: InstanceType<typeof Runner> = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
+    newJournal: a.newJournal === true, maxIntentAgeMs,
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
@@ -200,12 +226,21 @@ export async function runLive(a: RunArgs): Promise<void> {
   const res = await runner.stop();
   await flushLogger(log);
   process.stdout.write(`${res.report}\n`);
-  process.stdout.write(`intents ${res.intents}, transactions ${res.transactions}, risk refusals ${res.risk.breaches}; recovered: replayed ${res.recovered.replayed}, looked up ${res.recovered.lookedUp}, resubmitted ${res.recovered.resubmitted}, state ${res.recovered.restoredState ? 'restored' : 'fresh'}\n`);
+  process.stdout.write(`intents ${res.intents}, transactions ${res.transactions}, risk refusals ${res.risk.breaches}; recovered: replayed ${res.recovered.replayed}, looked up ${res.recovered.lookedUp}, resubmitted ${res.recovered.resubmitted}, expired ${res.recovered.expired}, state ${res.recovered.restoredState ? 'restored' : 'fresh'}\n`);
+  const acc = res.account;
+  if (acc !== undefined) {
+    process.stdout.write(acc.ok
+      ? `account ${accountID} at stop (read from OANDA at transaction ${acc.lastTransactionID}): 0 positions, 0 pending entry orders, ${acc.openTrades} open trades\n`
+      : `account ${accountID} at stop: NOT FLAT: ${acc.error ?? `positions ${acc.positions.join(', ') || 'none'}, ${acc.pendingEntries} pending entry orders, ${acc.openTrades} open trades (read at transaction ${acc.lastTransactionID}) after ${acc.rounds} rounds of closes`}\n`);
+  }
   process.stdout.write(`candles: ${res.candles.official} official, ${res.candles.fromTicks} built from ticks${res.candles.dropped > 0 ? `, ${res.candles.dropped} not delivered at stop` : ''} (--candles ${res.candles.source})\n`);
   process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
   if (res.shadow !== undefined) process.stdout.write(`${res.shadow}\n`);
   await status?.close();
   await http.close();
+  if (acc !== undefined && !acc.ok) {
+    throw new RunnerError('RUNNER', `the kill switch / flatten could not confirm from account ${accountID} that nothing is open (${acc.error ?? `positions: ${acc.positions.join(', ') || 'none'}; pending entry orders: ${acc.pendingEntries}`}). Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)`);
+  }
   // A run stopped by an error (a strategy that threw) exits non-zero, for whatever supervises it.
   if (res.reason.startsWith('error: ')) throw new RunnerError('RUNNER', `the run stopped on an error, see the report above: ${res.reason.slice('error: '.length)}`);
 }

@@ -13,6 +13,7 @@ export interface SandboxArgs {
   requireToken?: boolean;
   heartbeatMs?: number;
   marketHours?: boolean;
+  keepTransactions?: number;
   faultDropAfter?: number;
   faultDropStreams?: number;
   faultErrorRate?: number;
@@ -41,9 +42,10 @@ export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
     .option('speed', { type: 'number', describe: 'Replay speed: simulated ms per real ms (default 1)' })
     .option('start', { type: 'string', describe: 'Replay start / manual clock start, RFC 3339 (default 2024-01-02T00:00:00Z)' })
     .option('manual', { type: 'boolean', describe: 'Manual clock: time and prices move only through POST /sandbox/time, /advance, /prices' })
-    .option('require-token', { type: 'boolean', describe: 'Require "Authorization: Bearer <token>" on /v3 and /labs; the token is read from FXFLOW_SANDBOX_TOKEN' })
+    .option('require-token', { type: 'boolean', describe: 'Require "Authorization: Bearer <token>" on every route (API, labs, OAuth, control); the token is read from FXFLOW_SANDBOX_TOKEN' })
     .option('heartbeat-ms', { type: 'number', describe: 'Stream heartbeat interval (default 5000)' })
     .option('market-hours', { type: 'boolean', describe: "Instruments' trading hours: prices tradeable: false and market orders MARKET_HALTED while closed (default on); --no-market-hours to trade around the clock" })
+    .option('keep-transactions', { type: 'number', describe: 'Transactions each account keeps (default 100000); older ones answer 416, so memory stays bounded' })
     .option('fault-drop-after', { type: 'number', describe: 'Fault: close each stream after N lines' })
     .option('fault-drop-streams', { type: 'number', describe: 'Fault: drop at most this many streams that way (default: all)' })
     .option('fault-error-rate', { type: 'number', describe: 'Fault: share 0..1 of REST requests answered 500/503' })
@@ -101,6 +103,10 @@ export function sandboxOptions(a: SandboxArgs, env: NodeJS.ProcessEnv = process.
   if (a.start !== undefined) o.start = a.start;
   if (a.heartbeatMs !== undefined) o.heartbeatMs = a.heartbeatMs;
   if (a.marketHours !== undefined) o.marketHours = a.marketHours;
+  if (a.keepTransactions !== undefined) {
+    if (!Number.isInteger(a.keepTransactions) || a.keepTransactions < 1) throw new SandboxFlagError(`--keep-transactions must be a whole number >= 1 (got ${a.keepTransactions})`);
+    o.keepTransactions = a.keepTransactions;
+  }
   if (a.requireToken) {
     const token = env.FXFLOW_SANDBOX_TOKEN;
     if (!token) throw new SandboxFlagError('--require-token needs the token in the environment variable FXFLOW_SANDBOX_TOKEN (it is never taken from a flag, which would show in ps)');

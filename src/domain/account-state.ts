@@ -226,6 +226,7 @@ export function restoreAccount(ledger: Ledger, state: AccountState, instruments:
       realizedPL: t.realizedPL !== undefined ? decimalAmount(t.realizedPL, `${where}.realizedPL`) : 0,
       financing: t.financing !== undefined ? decimalAmount(t.financing, `${where}.financing`) : 0,
       halfSpreadCost: 0,
+      commission: 0,
       // The slots exist from the start, filled by the orders' fold below (the ledger's own shape).
       takeProfitOrderID: undefined,
       stopLossOrderID: undefined,

@@ -26,7 +26,10 @@ export interface LedgerTrade {
   /** Account amounts in 1/10,000 units (see money.ts). */
   realizedPL: Amount;
   financing: Amount;
+  /** Half-spread cost of the fills that opened and reduced it (the v20 fields of those fills). */
   halfSpreadCost: Amount;
+  /** Its share of the commission of the fills that opened and reduced it (by units). */
+  commission: Amount;
   takeProfitOrderID?: string;
   stopLossOrderID?: string;
   trailingStopLossOrderID?: string;
@@ -270,6 +273,9 @@ export class Ledger {
   #fill(tx: OrderFillTransaction): void {
     this.#unlinkOrder(tx.orderID);
     this.closed.length = 0;
+    // A fill's commission is shared among the trades it opened and reduced, by units (whole 1/10,000s).
+    this.#fillCommission = tx.commission !== undefined ? amount(tx.commission) : 0;
+    this.#fillUnits = this.#fillCommission === 0 ? 0 : Math.abs(Number(tx.units));
     const closed = tx.tradesClosed;
     if (closed !== undefined) for (let i = 0; i < closed.length; i++) this.#reduce(tx, closed[i]!, true);
     if (tx.tradeReduced) this.#reduce(tx, tx.tradeReduced, false);
@@ -290,6 +296,7 @@ export class Ledger {
         realizedPL: 0,
         financing: 0,
         halfSpreadCost: o.halfSpreadCost !== undefined ? amount(o.halfSpreadCost) : 0,
+        commission: this.#commissionShare(o.units),
         // The dependent-order slots exist from the start (filled in as orders are created): the
         // trade keeps one shape instead of growing a property per order.
         takeProfitOrderID: undefined,
@@ -329,6 +336,8 @@ export class Ledger {
     trade.unitsNum = Math.round((trade.unitsNum + Number(r.units)) * 1e6) / 1e6;
     if (r.realizedPL !== undefined) trade.realizedPL = add(trade.realizedPL, amount(r.realizedPL));
     if (r.financing !== undefined) trade.financing = add(trade.financing, amount(r.financing));
+    if (r.halfSpreadCost !== undefined) trade.halfSpreadCost = add(trade.halfSpreadCost, amount(r.halfSpreadCost));
+    if (this.#fillCommission !== 0) trade.commission = add(trade.commission, this.#commissionShare(r.units));
     if (full || trade.unitsNum === 0) {
       if (this.strict && trade.unitsNum !== 0) {
         throw new LedgerError(`closes trade ${r.tradeID} with ${r.units} units but ${trade.unitsNum} remain`, tx.id);
@@ -336,6 +345,15 @@ export class Ledger {
       this.trades.delete(r.tradeID);
       this.closed.push(trade);
     }
+  }
+
+  #fillCommission: Amount = 0;
+  #fillUnits = 0;
+
+  /** The share of the current fill's commission that `units` of it carry. */
+  #commissionShare(units: string): Amount {
+    if (this.#fillCommission === 0 || !(this.#fillUnits > 0)) return 0;
+    return Math.round((this.#fillCommission * Math.abs(Number(units))) / this.#fillUnits);
   }
 
   #financing(tx: DailyFinancingTransaction): void {

@@ -9,6 +9,11 @@ import type {
   AccountView,
   CandleSeries,
   Ctx,
+  IndicatorName,
+  IndicatorOptions,
+  IndicatorValue,
+  InstrumentView,
+  RecentCandle,
   OrderOptions,
   OrderView,
   Params,
@@ -37,6 +42,8 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
   /** The series state of the current candle (indicators default to it). */
   current: SeriesState | undefined = undefined;
   #seq = 0;
+  /** Client IDs are `<idPrefix>-<n>` (the strategy name unless the engine is given a prefix). */
+  idPrefix: string;
 
   constructor(
     readonly strategy: string,
@@ -46,7 +53,9 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     private readonly instruments: InstrumentRegistry,
     private readonly seriesByKey: ReadonlyMap<string, SeriesState>,
     private readonly marginRate: number,
-  ) {}
+  ) {
+    this.idPrefix = strategy;
+  }
 
   get open(): number {
     return this.current?.open ?? Number.NaN;
@@ -91,8 +100,53 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     return (series === undefined && this.current ? this.current : this.#series(series, 'ema')).ema(period);
   }
 
-  indicator<T = number>(name: string, options: Readonly<Record<string, unknown>>, series?: string): T | undefined {
-    return this.#series(series, 'indicator').indicator<T>(name, options);
+  indicator<N extends IndicatorName>(name: N, options: IndicatorOptions<N>, series?: string): IndicatorValue<N> | undefined {
+    return this.#series(series, 'indicator').indicator<IndicatorValue<N>>(name, options as Readonly<Record<string, unknown>>);
+  }
+
+  candles(n: number, series?: string): readonly RecentCandle[] {
+    return this.#series(series, 'candles').candles(n);
+  }
+
+  readonly #instrumentViews = new Map<string, InstrumentView>();
+
+  instrument(name: string): InstrumentView {
+    let v = this.#instrumentViews.get(name);
+    if (v === undefined) {
+      const i = this.instruments.get(name);
+      v = Object.freeze({
+        name: i.name,
+        type: i.type,
+        displayName: i.displayName,
+        base: i.base,
+        quote: i.quote,
+        pipLocation: i.pipLocation,
+        pip: i.pip,
+        displayPrecision: i.displayPrecision,
+        tradeUnitsPrecision: i.tradeUnitsPrecision,
+        minimumTradeSize: i.minimumTradeSize,
+        maximumOrderUnits: i.maximumOrderUnits,
+        marginRate: i.marginRate,
+        minimumTrailingStopDistance: i.minimumTrailingStopDistance,
+        maximumTrailingStopDistance: i.maximumTrailingStopDistance,
+      });
+      this.#instrumentViews.set(name, v);
+    }
+    return v;
+  }
+
+  pips(instrument: string, n: number): number {
+    // 12 significant digits: 10 pips of EUR_USD is 0.001, not 0.0010000000000000002.
+    return Number((n * this.instruments.get(instrument).pip).toPrecision(12));
+  }
+
+  toPips(instrument: string, distance: number): number {
+    // A distance read off prices carries binary noise (1.1012 - 1.1002 = 0.0009999999999998899).
+    return Number((distance / this.instruments.get(instrument).pip).toPrecision(12));
+  }
+
+  round(instrument: string, price: number): number {
+    return this.instruments.get(instrument).snap(price);
   }
 
   closes(n: number, series?: string): readonly number[] {
@@ -171,7 +225,7 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
   // Order helpers ---------------------------------------------------------------------------------
 
   #id(opts?: OrderOptions): string {
-    return opts?.clientId ?? `${this.strategy}-${++this.#seq}`;
+    return opts?.clientId ?? `${this.idPrefix}-${++this.#seq}`;
   }
 
   #units(units: number | string): string {

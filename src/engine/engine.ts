@@ -99,6 +99,8 @@ export interface EngineOptions<P extends Params, S> {
   readonly marginRate: number;
   /** Called for every intent before it is submitted (journals, reports, risk checks later). */
   readonly onIntent?: (intent: OrderIntent) => void;
+  /** Client IDs are `<prefix>-<n>` (default the strategy name; a live run adds its run identity). */
+  readonly clientIdPrefix?: string;
   /** Called about every 65k events with the engine time, for progress displays. */
   readonly onProgress?: (at: number, events: number) => void;
 }
@@ -167,11 +169,13 @@ export class Engine<P extends Params, S> {
       return { name: t.name, everyMs: t.everyMs, next: Number.NaN };
     });
     this.#ctx = new StrategyContext<P>(opts.name, opts.params, opts.log, opts.portfolio, opts.instruments, this.#series, opts.marginRate);
+    if (opts.clientIdPrefix !== undefined) this.#ctx.idPrefix = opts.clientIdPrefix;
     try {
       this.#state = (opts.strategy.init ? opts.strategy.init(opts.params) : undefined) as S;
     } catch (e) {
       throw StrategyError.threw(opts.name, 'init', Number.NaN, e);
     }
+    if (isThenable(this.#state)) throw StrategyError.returned(opts.name, 'init', Number.NaN, 'a Promise', ASYNC_FIX);
   }
 
   /** The strategy's current state (for snapshots and tests). */
@@ -447,6 +451,7 @@ export class Engine<P extends Params, S> {
    */
   #apply(step: Step<S>, handler: string): void {
     if (step === undefined) return;
+    if (isThenable(step)) throw this.#badStep(handler, 'a Promise', ASYNC_FIX);
     let intents: readonly OrderIntent[] | undefined;
     if (Array.isArray(step)) intents = step as readonly OrderIntent[];
     else if (typeof step === 'object' && step !== null) {
@@ -475,6 +480,19 @@ export class Engine<P extends Params, S> {
   #badStep(handler: string, what: string, fix: string): StrategyError {
     return StrategyError.returned(this.#o.name, handler, this.#ctx.now, what, fix);
   }
+}
+
+const ASYNC_FIX =
+  'handlers are synchronous (an async handler would act after the price it saw has gone): remove `async` and `await`, and return the step itself';
+
+/**
+ * Whether a handler returned a Promise (an `async` handler). Its outcome is dropped and its
+ * rejection silenced: the run stops on the StrategyError instead.
+ */
+function isThenable(x: unknown): boolean {
+  if (typeof x !== 'object' || x === null || typeof (x as { then?: unknown }).then !== 'function') return false;
+  (x as Promise<unknown>).then(undefined, () => undefined);
+  return true;
 }
 
 /** A value as a strategy's error message shows it (at most 200 characters). */

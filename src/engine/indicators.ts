@@ -75,30 +75,128 @@ export class Ema implements StreamingIndicator {
 
 type TiClass = new (input: Record<string, unknown>) => { nextValue(v: unknown): unknown };
 
-/** Indicators of technicalindicators that take bars (high/low/close...) rather than a single value. */
-const BAR_INPUT = new Set(['ATR', 'ADX', 'CCI', 'Stochastic', 'WilliamsR', 'PSAR', 'TrueRange', 'MFI', 'ADL', 'OBV', 'VWAP', 'ForceIndex', 'AwesomeOscillator', 'IchimokuCloud', 'KST', 'StochasticRSI', 'KeltnerChannels', 'ChandelierExit']);
+/**
+ * How `ctx.indicator` drives each technicalindicators class: its input (`value`: the close; `bar`:
+ * open, high, low, close and volume), its required and optional options (`b`: a boolean, else a
+ * number), and the type of its value (for the error messages and docs/strategies.md; the types
+ * themselves are `IndicatorCatalog` in src/strategy/api.ts). The property test in
+ * indicators.test.ts checks every entry against the class's own `calculate`.
+ */
+export const INDICATORS: Readonly<Record<string, { readonly input: 'value' | 'bar'; readonly required: readonly string[]; readonly optional?: readonly string[]; readonly returns: string }>> = {
+  SMA: { input: 'value', required: ['period'], returns: 'number' },
+  EMA: { input: 'value', required: ['period'], returns: 'number' },
+  WMA: { input: 'value', required: ['period'], returns: 'number' },
+  WEMA: { input: 'value', required: ['period'], returns: 'number' },
+  MACD: { input: 'value', required: ['fastPeriod', 'slowPeriod', 'signalPeriod'], optional: ['b:SimpleMAOscillator', 'b:SimpleMASignal'], returns: '{ MACD?, signal?, histogram? }' },
+  RSI: { input: 'value', required: ['period'], returns: 'number' },
+  BollingerBands: { input: 'value', required: ['period', 'stdDev'], returns: '{ middle, upper, lower, pb }' },
+  ADX: { input: 'bar', required: ['period'], returns: '{ adx, pdi, mdi }' },
+  ATR: { input: 'bar', required: ['period'], returns: 'number' },
+  TrueRange: { input: 'bar', required: [], returns: 'number' },
+  ROC: { input: 'value', required: ['period'], returns: 'number' },
+  KST: {
+    input: 'value',
+    required: ['ROCPer1', 'ROCPer2', 'ROCPer3', 'ROCPer4', 'SMAROCPer1', 'SMAROCPer2', 'SMAROCPer3', 'SMAROCPer4', 'signalPeriod'],
+    returns: '{ kst, signal? }',
+  },
+  PSAR: { input: 'bar', required: ['step', 'max'], returns: 'number' },
+  Stochastic: { input: 'bar', required: ['period', 'signalPeriod'], returns: '{ k, d? }' },
+  WilliamsR: { input: 'bar', required: ['period'], returns: 'number' },
+  ADL: { input: 'bar', required: [], returns: 'number' },
+  OBV: { input: 'bar', required: [], returns: 'number' },
+  TRIX: { input: 'value', required: ['period'], returns: 'number' },
+  ForceIndex: { input: 'bar', required: ['period'], returns: 'number' },
+  CCI: { input: 'bar', required: ['period'], returns: 'number' },
+  AwesomeOscillator: { input: 'bar', required: ['fastPeriod', 'slowPeriod'], returns: 'number' },
+  VWAP: { input: 'bar', required: [], returns: 'number' },
+  MFI: { input: 'bar', required: ['period'], returns: 'number' },
+  StochasticRSI: { input: 'value', required: ['rsiPeriod', 'stochasticPeriod', 'kPeriod', 'dPeriod'], returns: '{ stochRSI, k, d }' },
+  AverageGain: { input: 'value', required: ['period'], returns: 'number' },
+  AverageLoss: { input: 'value', required: ['period'], returns: 'number' },
+  SD: { input: 'value', required: ['period'], returns: 'number' },
+  Highest: { input: 'value', required: ['period'], returns: 'number' },
+  Lowest: { input: 'value', required: ['period'], returns: 'number' },
+  Sum: { input: 'value', required: ['period'], returns: 'number' },
+  HeikinAshi: { input: 'bar', required: [], returns: '{ open, high, low, close, volume? }' },
+  IchimokuCloud: { input: 'bar', required: ['conversionPeriod', 'basePeriod', 'spanPeriod', 'displacement'], returns: '{ conversion, base, spanA, spanB }' },
+  KeltnerChannels: { input: 'bar', required: ['maPeriod', 'atrPeriod', 'b:useSMA', 'multiplier'], returns: '{ middle, upper, lower }' },
+  ChandelierExit: { input: 'bar', required: ['period', 'multiplier'], returns: '{ exitLong, exitShort }' },
+};
+
+/** Classes of technicalindicators that are not one series' streaming indicator, and why. */
+const NOT_STREAMING: Readonly<Record<string, string>> = {
+  CrossUp: 'it compares two lines: compare two values yourself (e.g. the previous and current ctx.sma)',
+  CrossDown: 'it compares two lines: compare two values yourself (e.g. the previous and current ctx.sma)',
+  VolumeProfile: 'it is computed over a whole range, not one candle at a time',
+};
+
+/** An indicator name or its options that `ctx.indicator` cannot use: names the valid ones. */
+export class IndicatorError extends Error {
+  readonly code = 'INDICATOR' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'IndicatorError';
+  }
+}
+
+const optionName = (o: string): string => (o.startsWith('b:') ? o.slice(2) : o);
+
+/** Checks an indicator's name and options; returns its spec. Throws IndicatorError naming what is valid. */
+export function checkIndicator(name: string, options: unknown): (typeof INDICATORS)[string] {
+  const spec = Object.hasOwn(INDICATORS, name) ? INDICATORS[name] : undefined;
+  if (spec === undefined) {
+    const why = Object.hasOwn(NOT_STREAMING, name) ? ` (${name} is not available: ${NOT_STREAMING[name]})` : '';
+    throw new IndicatorError(`unknown indicator '${name}'${why}; ctx.indicator knows: ${Object.keys(INDICATORS).join(', ')}`);
+  }
+  const all = [...spec.required, ...(spec.optional ?? [])];
+  const usage = all.length === 0 ? '{}' : `{ ${all.map((o) => `${optionName(o)}${spec.required.includes(o) ? '' : '?'}: ${o.startsWith('b:') ? 'boolean' : 'number'}`).join(', ')} }`;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new IndicatorError(`indicator '${name}' needs an options object ${usage}`);
+  }
+  const opts = options as Record<string, unknown>;
+  for (const k of Object.keys(opts)) {
+    if (!all.some((o) => optionName(o) === k)) throw new IndicatorError(`indicator '${name}': unknown option '${k}'; its options are ${usage}`);
+  }
+  for (const o of all) {
+    const k = optionName(o);
+    const v = opts[k];
+    if (v === undefined) {
+      if (spec.required.includes(o)) throw new IndicatorError(`indicator '${name}': option '${k}' is missing; its options are ${usage}`);
+      continue;
+    }
+    if (o.startsWith('b:')) {
+      if (typeof v !== 'boolean') throw new IndicatorError(`indicator '${name}': option '${k}' must be true or false (got ${JSON.stringify(v)})`);
+    } else if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
+      throw new IndicatorError(`indicator '${name}': option '${k}' must be a number > 0 (got ${JSON.stringify(v)})`);
+    }
+  }
+  return spec;
+}
 
 /**
- * Any indicator class of the technicalindicators package, driven through its `nextValue`.
- * Slower than `Sma`/`Ema` (about 250 ns an update) but covers the package's whole catalogue.
+ * One technicalindicators indicator (see `INDICATORS`), driven through its `nextValue`. Slower than
+ * `Sma`/`Ema` (about 250 ns an update). `value` is the last value it gave (undefined before it gave one).
  */
 export class TiIndicator<V = unknown> implements StreamingIndicator<V> {
   readonly #impl: { nextValue(v: unknown): unknown };
   readonly #bars: boolean;
   value: V | undefined = undefined;
+  /**
+   * What the last update gave, undefined included (a few technicalindicators classes give nothing
+   * for some inputs after their warm-up, e.g. TRIX on flat prices; `value` then keeps the last one).
+   */
+  last: V | undefined = undefined;
   constructor(readonly name: string, options: Readonly<Record<string, unknown>>) {
-    const Ctor = (ti as unknown as Record<string, unknown>)[name];
-    if (typeof Ctor !== 'function' || !('calculate' in Ctor)) {
-      const known = Object.keys(ti).filter((k) => /^[A-Z]/.test(k) && typeof (ti as unknown as Record<string, unknown>)[k] === 'function');
-      throw new Error(`unknown indicator '${name}': use one of ${known.slice(0, 40).join(', ')}…`);
-    }
-    this.#bars = BAR_INPUT.has(name);
+    const spec = checkIndicator(name, options);
+    const Ctor = (ti as unknown as Record<string, TiClass>)[name]!;
+    this.#bars = spec.input === 'bar';
     const input: Record<string, unknown> = { ...options, values: [] };
     if (this.#bars) Object.assign(input, { high: [], low: [], close: [], open: [], volume: [] });
-    this.#impl = new (Ctor as unknown as TiClass)(input);
+    this.#impl = new Ctor(input);
   }
   update(close: number, high: number, low: number, open: number, volume: number): void {
     const v = this.#bars ? this.#impl.nextValue({ close, high, low, open, volume }) : this.#impl.nextValue(close);
+    this.last = v as V | undefined;
     if (v !== undefined) this.value = v as V;
   }
 }

@@ -24,6 +24,81 @@ export interface ClosedTrade {
   readonly closeTime: UnixMs;
   readonly realizedPL: number;
   readonly financing: number;
+  /** Why it closed (what the closing fill's `reason` says), or END_OF_RUN for a trade still open at the end. */
+  readonly exitReason: ExitReason;
+  /** Half-spread cost of its opening and closing fills (account currency, a cost > 0). */
+  readonly spreadCost: number;
+  /** Its share of the commission of those fills (account currency). */
+  readonly commission: number;
+}
+
+/**
+ * Why a trade closed: its take profit, stop loss, guaranteed stop loss or trailing stop triggered; the
+ * strategy closed it (closeTrade or closePosition); an order of the strategy in the other direction
+ * reduced it to nothing (netting); a margin closeout; or the run ended with it open (END_OF_RUN: marked
+ * at the last price, not closed).
+ */
+export type ExitReason =
+  | 'TAKE_PROFIT'
+  | 'STOP_LOSS'
+  | 'GUARANTEED_STOP_LOSS'
+  | 'TRAILING_STOP'
+  | 'STRATEGY_CLOSE'
+  | 'STRATEGY_ORDER'
+  | 'MARGIN_CLOSEOUT'
+  | 'END_OF_RUN';
+
+/** The exit reason of a fill's `reason` (v20 OrderFillReason). */
+export function exitReasonOf(fillReason: string): ExitReason {
+  switch (fillReason) {
+    case 'TAKE_PROFIT_ORDER':
+      return 'TAKE_PROFIT';
+    case 'STOP_LOSS_ORDER':
+      return 'STOP_LOSS';
+    case 'GUARANTEED_STOP_LOSS_ORDER':
+      return 'GUARANTEED_STOP_LOSS';
+    case 'TRAILING_STOP_LOSS_ORDER':
+      return 'TRAILING_STOP';
+    case 'MARKET_ORDER_MARGIN_CLOSEOUT':
+      return 'MARGIN_CLOSEOUT';
+    case 'MARKET_ORDER_TRADE_CLOSE':
+    case 'MARKET_ORDER_POSITION_CLOSEOUT':
+    case 'MARKET_ORDER_DELAYED_TRADE_CLOSE':
+      return 'STRATEGY_CLOSE';
+    default:
+      return 'STRATEGY_ORDER';
+  }
+}
+
+/** Closed-trade figures of one group (an instrument, a direction). */
+export interface GroupStats {
+  trades: number;
+  wins: number;
+  losses: number;
+  /** Realized P/L, financing included (account currency). */
+  pl: number;
+  grossProfit: number;
+  grossLoss: number;
+  spreadCost: number;
+  financing: number;
+  commission: number;
+}
+
+const newGroup = (): GroupStats => ({ trades: 0, wins: 0, losses: 0, pl: 0, grossProfit: 0, grossLoss: 0, spreadCost: 0, financing: 0, commission: 0 });
+
+function addToGroup(g: GroupStats, pl: number, spreadCost: number, financing: number, commission: number): void {
+  g.trades++;
+  if (pl > 0) {
+    g.wins++;
+    g.grossProfit += pl;
+  } else {
+    g.losses++;
+    g.grossLoss += pl;
+  }
+  g.pl += pl;
+  g.spreadCost += spreadCost;
+  g.financing += financing;
+  g.commission += commission;
 }
 
 /** What the report needs of the closed trades, kept as they close (the list itself is optional). */
@@ -37,6 +112,13 @@ export interface ClosedTradeStats {
   largestLoss: number;
   /** Sum of the trades' holding times. */
   heldMs: number;
+  /** By direction of the trade (initial units > 0: long). */
+  readonly long: GroupStats;
+  readonly short: GroupStats;
+  /** By instrument, in the order they first closed a trade. */
+  readonly byInstrument: Map<string, GroupStats>;
+  /** How many trades closed for each exit reason. */
+  readonly exitReasons: Map<ExitReason, number>;
 }
 
 const DAY = 86_400_000;
@@ -69,7 +151,7 @@ export class Portfolio {
   /** Every trade closed in full, in closing order; empty when the portfolio keeps only `tradeStats`. */
   readonly closedTrades: ClosedTrade[] = [];
   /** The closed trades' figures for the report, whether or not the list is kept. */
-  readonly tradeStats: ClosedTradeStats = { count: 0, wins: 0, losses: 0, grossProfit: 0, grossLoss: 0, largestWin: 0, largestLoss: 0, heldMs: 0 };
+  readonly tradeStats: ClosedTradeStats = { count: 0, wins: 0, losses: 0, grossProfit: 0, grossLoss: 0, largestWin: 0, largestLoss: 0, heldMs: 0, long: newGroup(), short: newGroup(), byInstrument: new Map(), exitReasons: new Map() };
   /** Called with each trade as it closes (a backtest writes trades.csv from it). */
   onClosedTrade: ((t: ClosedTrade) => void) | undefined = undefined;
   readonly #keepClosedTrades: boolean;
@@ -169,6 +251,16 @@ export class Portfolio {
         if (realizedPL < stats.largestLoss) stats.largestLoss = realizedPL;
       }
       stats.heldMs += closeTime - t.openMs;
+      const spreadCost = toUnits(t.halfSpreadCost);
+      const financing = toUnits(t.financing);
+      const commission = toUnits(t.commission);
+      const exitReason = exitReasonOf(tx.reason);
+      const long = Number(t.initialUnits) > 0;
+      addToGroup(long ? stats.long : stats.short, realizedPL, spreadCost, financing, commission);
+      let g = stats.byInstrument.get(t.instrument);
+      if (g === undefined) stats.byInstrument.set(t.instrument, (g = newGroup()));
+      addToGroup(g, realizedPL, spreadCost, financing, commission);
+      stats.exitReasons.set(exitReason, (stats.exitReasons.get(exitReason) ?? 0) + 1);
       if (!this.#keepClosedTrades && this.onClosedTrade === undefined) continue;
       const closed: ClosedTrade = {
         id: t.id,
@@ -179,7 +271,10 @@ export class Portfolio {
         openTime: t.openMs,
         closeTime,
         realizedPL,
-        financing: toUnits(t.financing),
+        financing,
+        exitReason,
+        spreadCost,
+        commission,
       };
       if (this.#keepClosedTrades) this.closedTrades.push(closed);
       this.onClosedTrade?.(closed);
@@ -235,6 +330,33 @@ export class Portfolio {
       this.exposureMs += Math.max(0, this.#lastTime - this.#exposedSince);
       this.#exposedSince = Number.NaN;
     }
+  }
+
+  /**
+   * The trades still open, as closed trades marked at the last prices (exit reason END_OF_RUN,
+   * close time the last mark, close price the closing side, realizedPL the unrealized P/L). They are
+   * not counted in `tradeStats`: nothing closed them.
+   */
+  openAtEnd(): ClosedTrade[] {
+    const out: ClosedTrade[] = [];
+    for (const t of this.openTrades()) {
+      const q = this.#quotes.get(t.instrument);
+      out.push({
+        id: t.id,
+        instrument: t.instrument,
+        units: Number(t.initialUnits),
+        openPrice: t.priceNum,
+        closePrice: q === undefined ? Number.NaN : t.unitsNum > 0 ? q.bid : q.ask,
+        openTime: t.openMs,
+        closeTime: this.#lastTime,
+        realizedPL: Math.round((toUnits(t.realizedPL) + this.unrealized(t)) * 10_000) / 10_000,
+        financing: toUnits(t.financing),
+        exitReason: 'END_OF_RUN',
+        spreadCost: toUnits(t.halfSpreadCost),
+        commission: toUnits(t.commission),
+      });
+    }
+    return out;
   }
 
   /** Time span covered by the marks, in ms. */

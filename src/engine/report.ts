@@ -1,5 +1,74 @@
+import type { Granularity } from '../domain/granularity.ts';
 import { toUnits } from '../domain/money.ts';
-import type { Portfolio } from './portfolio.ts';
+import type { OrderCounts, OrderStats } from './order-stats.ts';
+import type { ExitReason, GroupStats, Portfolio } from './portfolio.ts';
+
+/** Orders of one kind as the report gives them: counts, and the reasons with their counts, most frequent first. */
+export interface OrderSummary {
+  readonly placed: number;
+  readonly filled: number;
+  readonly cancelled: number;
+  readonly rejected: number;
+  readonly pending: number;
+  readonly cancelReasons: readonly { readonly reason: string; readonly count: number }[];
+  readonly rejectReasons: readonly { readonly reason: string; readonly count: number }[];
+}
+
+/** What became of the run's orders, and a warning when most of the strategy's orders did not fill. */
+export interface OrdersReport extends OrderSummary {
+  /** The dependent orders of its trades (take profit, stop loss, trailing stop, guaranteed stop). */
+  readonly dependent: OrderSummary;
+  /** Set when most of the strategy's orders did not fill (the leading reasons named), else null. */
+  readonly warning: string | null;
+}
+
+/** Closed-trade figures of one group (an instrument, long or short trades), money rounded to 1/10,000. */
+export interface GroupSummary {
+  readonly trades: number;
+  readonly wins: number;
+  readonly losses: number;
+  readonly winRate: number;
+  /** Realized P/L plus financing minus commission: what the group's trades added to the balance. */
+  readonly netPL: number;
+  readonly profitFactor: number | null;
+  readonly spreadCost: number;
+  readonly financing: number;
+  readonly commission: number;
+}
+
+/**
+ * The data a run was computed on, as the data layer reports it (set by the backtest when known):
+ * where it came from, the price sides it holds, whether it is synthetic, the spread model applied,
+ * and the period it really covered with its holes.
+ */
+/** What a backtest's data source knows of a series: where it came from, its price sides, synthetic or real. */
+export interface SeriesOrigin {
+  readonly source: string;
+  readonly sides: string;
+  readonly synthetic: boolean;
+}
+
+/**
+ * What produced a backtest's numbers (summary.json `data`): the traded series' source, price sides
+ * and whether synthetic; the spread model; the period the data really covered and its holes beyond
+ * weekends and holidays (every series, conversion series included, in `series`).
+ */
+export interface DataReport {
+  readonly source: string;
+  readonly sides: string;
+  readonly synthetic: boolean;
+  readonly spreadModel: { readonly kind: 'native' | 'mid' | 'fixed' | 'hourly'; readonly pips?: number; readonly pipsByHour?: readonly number[]; readonly text: string };
+  readonly coverage: { readonly from: string | null; readonly to: string | null; readonly holes: readonly DataHole[] };
+  readonly series: readonly { readonly instrument: string; readonly granularity: Granularity; readonly source: string; readonly sides: string; readonly synthetic: boolean; readonly rows: number; readonly from: string | null; readonly to: string | null }[];
+}
+
+export interface DataHole {
+  readonly instrument: string;
+  readonly granularity: Granularity;
+  readonly from: string;
+  readonly to: string;
+  readonly openHours: number;
+}
 
 /** The figures of one run, as printed and saved. Money is in the account currency. */
 export interface Summary {
@@ -37,6 +106,70 @@ export interface Summary {
   readonly ambiguousPL: number;
   /** Market orders cancelled MARKET_HALTED (submitted while their market was closed). */
   readonly marketHalted: number;
+  /** Orders placed, filled, cancelled and rejected, with the reasons (absent when not counted). */
+  readonly orders?: OrdersReport;
+  /** Closed trades by exit reason. */
+  readonly exitReasons: Readonly<Partial<Record<ExitReason, number>>>;
+  readonly long: GroupSummary;
+  readonly short: GroupSummary;
+  readonly byInstrument: Readonly<Record<string, GroupSummary>>;
+  /** The data and spread model behind the figures (when the data layer says). */
+  readonly data?: DataReport;
+}
+
+const sortedReasons = (m: ReadonlyMap<string, number>): { reason: string; count: number }[] =>
+  [...m].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
+
+function orderSummary(c: OrderCounts): OrderSummary {
+  return {
+    placed: c.placed,
+    filled: c.filled,
+    cancelled: c.cancelled,
+    rejected: c.rejected,
+    pending: c.pending,
+    cancelReasons: sortedReasons(c.cancelReasons),
+    rejectReasons: sortedReasons(c.rejectReasons),
+  };
+}
+
+/** The leading reasons of a list, as `REASON ×n` (at most three). */
+const leading = (r: readonly { reason: string; count: number }[]): string => r.slice(0, 3).map((x) => `${x.reason} ×${x.count}`).join(', ');
+
+/** Cancels the strategy asked for, or that its own time in force decided: not the account refusing an order. */
+const ROUTINE_CANCELS = new Set(['CLIENT_REQUEST', 'CLIENT_REQUEST_REPLACED', 'TIME_IN_FORCE_EXPIRED']);
+
+/**
+ * The orders part of the report. Warns when most of the strategy's orders that the account decided
+ * on (filled, rejected, or cancelled by the account: insufficient margin, a stop on the wrong side,
+ * a halted market…) did not fill. Orders still pending, and those the strategy cancelled or let
+ * expire, are not failures and are left out of that count.
+ */
+export function ordersReport(stats: OrderStats): OrdersReport {
+  const own = orderSummary(stats.strategy);
+  const refusedCancels = own.cancelReasons.filter((r) => !ROUTINE_CANCELS.has(r.reason));
+  const cancelledByAccount = refusedCancels.reduce((n, r) => n + r.count, 0);
+  const refused = own.rejected + cancelledByAccount;
+  const decided = own.filled + refused;
+  let warning: string | null = null;
+  if (decided > 0 && refused * 2 > decided) {
+    const why = leading([...own.rejectReasons, ...refusedCancels].sort((a, b) => b.count - a.count));
+    warning = `${refused} of ${decided} orders did not fill (${own.rejected} rejected, ${cancelledByAccount} cancelled by the account)${why ? `; leading reasons: ${why}` : ''}: the figures below rest on the ${own.filled} that did`;
+  }
+  return { ...own, dependent: orderSummary(stats.dependent), warning };
+}
+
+function groupSummary(g: GroupStats): GroupSummary {
+  return {
+    trades: g.trades,
+    wins: g.wins,
+    losses: g.losses,
+    winRate: g.trades === 0 ? 0 : round((g.wins / g.trades) * 100, 2),
+    netPL: round(g.pl + g.financing - g.commission, 4),
+    profitFactor: g.grossLoss === 0 ? null : round(g.grossProfit / -g.grossLoss, 4),
+    spreadCost: round(g.spreadCost, 4),
+    financing: round(g.financing, 4),
+    commission: round(g.commission, 4),
+  };
 }
 
 /**
@@ -59,7 +192,10 @@ const round = (x: number, places: number): number => {
 };
 
 /** Computes the summary of a finished run from its portfolio. */
-export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambiguousPL?: number; marketHalted?: number; from?: number; to?: number } = {}): Summary {
+export function summarize(
+  p: Portfolio,
+  extra: { ambiguousCandles?: number; ambiguousPL?: number; marketHalted?: number; from?: number; to?: number; orders?: OrderStats; data?: DataReport } = {},
+): Summary {
   const initial = toUnits(p.initialBalance);
   // Kept as the trades closed (the portfolio need not keep the list itself).
   const { count, wins, losses, grossProfit, grossLoss, largestWin, largestLoss, heldMs } = p.tradeStats;
@@ -105,6 +241,12 @@ export function summarize(p: Portfolio, extra: { ambiguousCandles?: number; ambi
     ambiguousCandles: extra.ambiguousCandles ?? 0,
     ambiguousPL: round(extra.ambiguousPL ?? 0, 4),
     marketHalted: extra.marketHalted ?? 0,
+    ...(extra.orders ? { orders: ordersReport(extra.orders) } : {}),
+    exitReasons: Object.fromEntries([...p.tradeStats.exitReasons].sort((a, b) => b[1] - a[1])),
+    long: groupSummary(p.tradeStats.long),
+    short: groupSummary(p.tradeStats.short),
+    byInstrument: Object.fromEntries([...p.tradeStats.byInstrument].map(([k, g]) => [k, groupSummary(g)])),
+    ...(extra.data ? { data: extra.data } : {}),
   };
 }
 
@@ -131,6 +273,36 @@ export function formatSummary(s: Summary, title: string): string {
   ];
   // Orders decided while the market was closed: many on data that trades around the clock.
   if (s.marketHalted > 0) rows.push(['Market-halted orders', `${s.marketHalted}  (cancelled MARKET_HALTED while the market was closed; fill.marketHours false for 24/7 data)`]);
-  const w = Math.max(...rows.map((r) => r[0].length));
-  return [title, '-'.repeat(Math.max(title.length, 40)), ...rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`)].join('\n');
+  const top: [string, string][] = [];
+  const o = s.orders;
+  if (o) {
+    top.push(['Orders', `${o.placed} placed, ${o.filled} filled, ${o.cancelled} cancelled, ${o.rejected} rejected${o.pending ? `, ${o.pending} pending at end` : ''}`]);
+    if (o.rejectReasons.length) top.push(['  rejected', leading(o.rejectReasons)]);
+    if (o.cancelReasons.length) top.push(['  cancelled', leading(o.cancelReasons)]);
+    const d = o.dependent;
+    if (d.placed > 0) top.push(['Exit orders (TP/SL/trailing)', `${d.placed} placed, ${d.filled} filled, ${d.cancelled} cancelled${d.rejected ? `, ${d.rejected} rejected (${leading(d.rejectReasons)})` : ''}`]);
+  }
+  const data = s.data;
+  if (data) {
+    top.push(['Data', `${data.source}${data.synthetic && !/synthetic/i.test(data.source) ? ' (synthetic)' : ''}`]);
+    top.push(['Spread model', data.spreadModel.text]);
+    const cov = data.coverage;
+    const holes = cov.holes.length;
+    top.push(['Data covered', `${cov.from ?? '-'} → ${cov.to ?? '-'}${holes ? `  (${holes} hole${holes === 1 ? '' : 's'} beyond market closures: see summary.json data.coverage)` : ''}`]);
+  }
+  const side = (g: GroupSummary): string => `${g.trades} trades, ${pct(g.winRate)} won, net ${money(g.netPL)}`;
+  const tail: [string, string][] = [];
+  if (s.trades > 0) {
+    tail.push(['Long', side(s.long)], ['Short', side(s.short)]);
+    const reasons = Object.entries(s.exitReasons).map(([k, n]) => `${k} ${n}`).join(', ');
+    if (reasons) tail.push(['Exits', reasons]);
+    const names = Object.keys(s.byInstrument);
+    for (const n of names) tail.push([`Instrument ${n}`, side(s.byInstrument[n]!)]);
+  }
+  const all = [...top, ...rows, ...tail];
+  const w = Math.max(...all.map((r) => r[0].length));
+  const line = ([k, v]: [string, string]): string => `${k.padEnd(w)}  ${v}`;
+  const head = [title, '-'.repeat(Math.max(title.length, 40))];
+  if (o?.warning) head.push(`WARNING: ${o.warning}`);
+  return [...head, ...top.map(line), ...rows.map(line), ...tail.map(line)].join('\n');
 }

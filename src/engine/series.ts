@@ -1,5 +1,6 @@
 import type { Candle, PriceComponent } from '../domain/candle.ts';
 import type { Granularity } from '../domain/granularity.ts';
+import type { RecentCandle } from '../strategy/api.ts';
 import { Ema, Sma, TiIndicator, type StreamingIndicator } from './indicators.ts';
 
 /**
@@ -17,6 +18,10 @@ export class SeriesState {
   readonly #l: Float64Array;
   readonly #c: Float64Array;
   readonly #v: Float64Array;
+  /** Open time and both sides, for `candles(n)`: numbers in typed arrays, no candle object is kept. */
+  readonly #t: Float64Array;
+  readonly #bid: Float64Array;
+  readonly #ask: Float64Array;
   #next = 0;
   #count = 0;
   readonly #all: StreamingIndicator<unknown>[] = [];
@@ -41,6 +46,9 @@ export class SeriesState {
     this.#l = new Float64Array(capacity);
     this.#c = new Float64Array(capacity);
     this.#v = new Float64Array(capacity);
+    this.#t = new Float64Array(capacity);
+    this.#bid = new Float64Array(capacity * 4);
+    this.#ask = new Float64Array(capacity * 4);
   }
 
   /** Records a completed candle and updates every indicator of the series. */
@@ -67,6 +75,18 @@ export class SeriesState {
     this.#l[i] = l;
     this.#c[i] = cl;
     this.#v[i] = c.volume;
+    this.#t[i] = c.time;
+    const j = i * 4;
+    const bid = this.#bid;
+    const ask = this.#ask;
+    bid[j] = c.bo;
+    bid[j + 1] = c.bh;
+    bid[j + 2] = c.bl;
+    bid[j + 3] = c.bc;
+    ask[j] = c.ao;
+    ask[j + 1] = c.ah;
+    ask[j + 2] = c.al;
+    ask[j + 3] = c.ac;
     this.#next = i + 1 === this.capacity ? 0 : i + 1;
     if (this.#count < this.capacity) this.#count++;
     const all = this.#all;
@@ -94,6 +114,28 @@ export class SeriesState {
     return x.value;
   }
 
+  /** The last `n` candles, oldest first (objects made on this call). */
+  candles(n: number): RecentCandle[] {
+    const k = Math.max(0, Math.min(Math.floor(n), this.#count));
+    const out = new Array<RecentCandle>(k);
+    let i = (this.#next - k + this.capacity) % this.capacity;
+    for (let j = 0; j < k; j++) {
+      const b = i * 4;
+      out[j] = {
+        time: this.#t[i]!,
+        open: this.#o[i]!,
+        high: this.#h[i]!,
+        low: this.#l[i]!,
+        close: this.#c[i]!,
+        volume: this.#v[i]!,
+        bid: { open: this.#bid[b]!, high: this.#bid[b + 1]!, low: this.#bid[b + 2]!, close: this.#bid[b + 3]! },
+        ask: { open: this.#ask[b]!, high: this.#ask[b + 1]!, low: this.#ask[b + 2]!, close: this.#ask[b + 3]! },
+      };
+      i = i + 1 === this.capacity ? 0 : i + 1;
+    }
+    return out;
+  }
+
   indicator<T>(name: string, options: Readonly<Record<string, unknown>>): T | undefined {
     const key = `${name}${JSON.stringify(options)}`;
     let x = this.#custom.get(key);
@@ -106,7 +148,7 @@ export class SeriesState {
 
   /** The last `n` closes, oldest first. */
   closes(n: number): number[] {
-    const k = Math.min(n, this.#count);
+    const k = Math.max(0, Math.min(Math.floor(n), this.#count));
     const out = new Array<number>(k);
     let i = (this.#next - k + this.capacity) % this.capacity;
     for (let j = 0; j < k; j++) {

@@ -1,4 +1,6 @@
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { OrderIntent } from '../domain/intents.ts';
@@ -13,11 +15,28 @@ export class JournalError extends Error {
   }
 }
 
+/** Another live process holds the journal: a second runner refuses to start. */
+export class JournalLockedError extends JournalError {
+  constructor(
+    readonly lockFile: string,
+    readonly holder: LockHolder,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'JournalLockedError';
+  }
+}
+
 /** An intent as journaled: written before it is submitted, confirmed once its outcome is known. */
 export interface JournaledIntent {
   readonly intent: OrderIntent;
   /** Engine time when it was issued. */
   readonly at: number;
+  /**
+   * Wall-clock time (epoch ms) when it was journaled: its age at a restart (`--max-intent-age`).
+   * Absent in journals written before it was recorded.
+   */
+  readonly wall?: number;
   /**
    * The last transaction journaled before the intent: whatever the intent caused comes after it.
    * Absent in journals written before it was recorded.
@@ -66,13 +85,28 @@ export interface JournalContents {
   readonly baseline: unknown;
   /** The latest trading day of the daily-loss limit, so a restart within the day keeps counting from its opening NAV. */
   readonly riskDay: RiskDay | undefined;
-  /** Records dropped from a torn tail on open (0 or 1 in practice). */
+  /** Bytes dropped from a torn tail on open (a write cut short by a crash: 0 or part of 1 record). */
   readonly tornBytes: number;
+  /**
+   * Damaged stretches of the log before its last intact record (a flipped byte, a bad sector): what
+   * they held is unknown, so a runner must not trade on the journal. Records after each stretch are
+   * recovered when their frames are intact. Empty for a sound journal.
+   */
+  readonly damaged: readonly JournalDamage[];
+}
+
+/** A stretch of the log that fails its frame or checksum, followed by intact records. */
+export interface JournalDamage {
+  /** Byte offset in journal.log where the damaged stretch starts. */
+  readonly offset: number;
+  readonly bytes: number;
+  /** Intact records recovered after it (up to the next damaged stretch or the end). */
+  readonly recoveredAfter: number;
 }
 
 /** One line of the log. `n` is a per-journal sequence that lets a snapshot say which lines it covers. */
 export type JournalRecord =
-  | { readonly k: 'intent'; readonly intent: OrderIntent; readonly at: number }
+  | { readonly k: 'intent'; readonly intent: OrderIntent; readonly at: number; readonly wall?: number }
   | { readonly k: 'confirm'; readonly id: string }
   | { readonly k: 'tx'; readonly tx: Transaction }
   | { readonly k: 'state'; readonly snapshot: StateSnapshot }
@@ -82,7 +116,7 @@ export type JournalRecord =
 type Numbered = JournalRecord & { readonly n: number };
 
 interface SnapshotFile {
-  readonly version: 1;
+  readonly version: 1 | 2;
   /** The last record number folded into this snapshot. */
   readonly upTo: number;
   readonly intents: JournaledIntent[];
@@ -100,10 +134,16 @@ export interface JournalOptions {
   readonly compactEvery?: number;
   /** Skip fsync (tests of speed only; never for a real run). */
   readonly noSync?: boolean;
+  /**
+   * Start afresh (`--new-journal`): with the lock held, the existing log and snapshot are moved
+   * into `replaced-<time>/` inside the directory (kept for inspection, never read again).
+   */
+  readonly fresh?: boolean;
 }
 
 const LOG = 'journal.log';
 const SNAPSHOT = 'snapshot.json';
+const LOCK = 'journal.lock';
 
 /**
  * Frames one record: `<byte length> <crc32 hex> <json>\n`. The length and checksum let `open` tell a
@@ -116,36 +156,237 @@ export function frame(rec: Numbered): Buffer {
 }
 const NL = Buffer.from('\n');
 
+/** The end of the intact frame starting at `pos` (its newline + 1), and its record; or 'torn' / 'bad'. */
+function frameAt(buf: Buffer, pos: number): { end: number; rec: Numbered } | 'torn' | 'bad' {
+  const sp1 = buf.indexOf(0x20, pos);
+  if (sp1 < 0) return 'torn';
+  if (sp1 - pos > 12 || sp1 === pos) return 'bad';
+  const len = Number(buf.toString('latin1', pos, sp1));
+  if (!Number.isInteger(len) || len < 2) return 'bad';
+  const sp2 = sp1 + 9;
+  if (sp2 >= buf.length) return 'torn';
+  if (buf[sp2] !== 0x20) return 'bad';
+  const sum = buf.toString('latin1', sp1 + 1, sp2);
+  const start = sp2 + 1;
+  const end = start + len;
+  if (end + 1 > buf.length) return 'torn';
+  if (buf[end] !== 0x0a) return 'bad';
+  const body = buf.subarray(start, end);
+  if (crc32(body).toString(16).padStart(8, '0') !== sum) return 'bad';
+  try {
+    return { end: end + 1, rec: JSON.parse(body.toString('utf8')) as Numbered };
+  } catch {
+    return 'bad';
+  }
+}
+
 /**
- * Parses framed records from the start of `buf`. Stops at the first record that is incomplete or
- * fails its checksum and returns how many bytes were good: everything after that is a torn tail.
+ * Parses framed records from `buf`. A frame that fails (length, newline, checksum, JSON) starts a
+ * damaged stretch; the scan resumes at the next position where an intact frame begins (its CRC-32
+ * makes a false match a 1 in 4 billion event), and the stretch is reported with its offset. A failure with
+ * no intact frame after it is a torn tail: `goodBytes` ends before it. A crash cuts the last write
+ * short (a torn tail); only a damaged stretch followed by intact records, or a complete last frame
+ * with a wrong checksum, is damage.
  */
-export function parseFrames(buf: Buffer): { records: Numbered[]; goodBytes: number } {
+export function parseFrames(buf: Buffer): { records: Numbered[]; goodBytes: number; damaged: JournalDamage[] } {
   const records: Numbered[] = [];
+  const damaged: { offset: number; bytes: number; recoveredAfter: number }[] = [];
   let pos = 0;
+  let goodBytes = 0;
   while (pos < buf.length) {
-    const sp1 = buf.indexOf(0x20, pos);
-    if (sp1 < 0 || sp1 - pos > 12) break;
-    const len = Number(buf.toString('latin1', pos, sp1));
-    if (!Number.isInteger(len) || len < 2) break;
-    const sp2 = sp1 + 9;
-    if (sp2 >= buf.length || buf[sp2] !== 0x20) break;
-    const sum = buf.toString('latin1', sp1 + 1, sp2);
-    const start = sp2 + 1;
-    const end = start + len;
-    if (end + 1 > buf.length || buf[end] !== 0x0a) break;
-    const body = buf.subarray(start, end);
-    if (crc32(body).toString(16).padStart(8, '0') !== sum) break;
-    let rec: Numbered;
-    try {
-      rec = JSON.parse(body.toString('utf8')) as Numbered;
-    } catch {
+    const f = frameAt(buf, pos);
+    if (typeof f !== 'string') {
+      records.push(f.rec);
+      if (damaged.length > 0 && damaged[damaged.length - 1]!.offset + damaged[damaged.length - 1]!.bytes <= pos) damaged[damaged.length - 1]!.recoveredAfter++;
+      pos = f.end;
+      goodBytes = pos;
+      continue;
+    }
+    // The next intact frame: the first position after `pos` where one parses (a damaged newline
+    // must not hide the record after it). Only a digit can start a frame; most fail at the header.
+    let next = -1;
+    for (let q = pos + 1; q < buf.length; q++) {
+      const ch = buf[q]!;
+      if (ch < 0x30 || ch > 0x39) continue;
+      if (typeof frameAt(buf, q) !== 'string') {
+        next = q;
+        break;
+      }
+    }
+    if (next < 0) {
+      // A complete last frame whose checksum fails was written whole and changed since: damage, not a tear.
+      if (f === 'bad' && completeFrame(buf, pos)) damaged.push({ offset: pos, bytes: buf.length - pos, recoveredAfter: 0 });
       break;
     }
-    records.push(rec);
-    pos = end + 1;
+    damaged.push({ offset: pos, bytes: next - pos, recoveredAfter: 0 });
+    pos = next;
   }
-  return { records, goodBytes: pos };
+  return { records, goodBytes, damaged };
+}
+
+/** Whether the bytes at `pos` hold a whole frame (a well-formed header, its length of body, and the newline). */
+function completeFrame(buf: Buffer, pos: number): boolean {
+  const m = /^(\d{1,12}) [0-9a-f]{8} /.exec(buf.toString('latin1', pos, Math.min(buf.length, pos + 24)));
+  if (m === null) return false;
+  const end = pos + m[0].length + Number(m[1]);
+  return end + 1 === buf.length && buf[end] === 0x0a;
+}
+
+/** Who holds a journal: written into its lock file. */
+export interface LockHolder {
+  readonly pid: number;
+  /** The process's start time (field 22 of /proc/<pid>/stat, clock ticks since boot), when known. */
+  readonly start?: string;
+  readonly host: string;
+  /** A random token: tells this holder from a copy of its lock file. */
+  readonly token: string;
+  /** Epoch ms when the lock was taken. */
+  readonly since: number;
+}
+
+/** Lock files this process holds (path → token). */
+const heldLocks = new Map<string, string>();
+
+/** A process's start time from /proc (Linux), or undefined where there is no /proc. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // Fields after the command name (which may hold spaces and parentheses): state is field 3, starttime field 22.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Why a lock file does not (any more) hold its journal, or undefined when its holder is alive.
+ * The holder is alive when its pid exists and (where /proc tells) started at the recorded time: a
+ * pid reused by another process after a `kill -9` has another start time.
+ */
+function staleReason(h: LockHolder, path: string): string | undefined {
+  if (h.host !== hostname()) return undefined; // another machine: its processes cannot be checked from here
+  if (h.pid === process.pid) return heldLocks.get(path) === h.token ? undefined : 'a copy of a lock of this process';
+  if (!processAlive(h.pid)) return `process ${h.pid} is gone`;
+  const now = processStart(h.pid);
+  if (h.start !== undefined && now !== undefined && now !== h.start) return `pid ${h.pid} now belongs to another process (started at tick ${now}, the holder at ${h.start})`;
+  return undefined;
+}
+
+/**
+ * Takes the journal lock of `dir`: `journal.lock`, created exclusively (O_EXCL) with the holder's
+ * pid, process start time, host and a random token. Node has no flock(2); this lock dies with its
+ * process in effect: a lock whose pid is gone, or whose pid now names a process with another start
+ * time (a reused pid), is stale and taken over, so a `kill -9` never leaves a journal locked. A
+ * stale lock is first renamed to a name of this process alone (only one of several racing
+ * processes can rename it) and checked to be the one judged stale before it is removed.
+ */
+function acquireLock(dir: string): { path: string; token: string } {
+  const path = join(dir, LOCK);
+  const me: LockHolder = { pid: process.pid, ...(processStart(process.pid) !== undefined ? { start: processStart(process.pid)! } : {}), host: hostname(), token: randomUUID(), since: Date.now() };
+  const body = `${JSON.stringify(me)}\n`;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    // Written to a private file first, then linked into place: the lock never exists half-written.
+    const tmp = join(dir, `${LOCK}.${process.pid}.${me.token.slice(0, 8)}`);
+    const fd = openSync(tmp, 'w', 0o644);
+    try {
+      writeSync(fd, body);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(tmp, path);
+      unlinkSync(tmp);
+      heldLocks.set(path, me.token);
+      return { path, token: me.token };
+    } catch (e) {
+      unlinkSync(tmp);
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      continue; // released meanwhile: try again
+    }
+    let holder: LockHolder;
+    try {
+      holder = JSON.parse(text) as LockHolder;
+      if (typeof holder.pid !== 'number') throw new Error('no pid');
+    } catch {
+      throw new JournalError(`journal ${dir}: its lock file ${path} is not one fxflow wrote (${JSON.stringify(text.slice(0, 80))}); if no fxflow run uses this journal, delete the lock file`);
+    }
+    const stale = staleReason(holder, path);
+    if (stale === undefined) {
+      const who = holder.pid === process.pid ? `this process (pid ${holder.pid})` : holder.host !== hostname() ? `pid ${holder.pid} on host ${holder.host} (it cannot be checked from ${hostname()}; if that run is gone, delete ${path})` : `pid ${holder.pid}`;
+      throw new JournalLockedError(path, holder, `journal ${dir} is in use by ${who} since ${new Date(holder.since).toISOString()}: one journal, one runner. Stop that run first, or give this one another --journal`);
+    }
+    const aside = `${path}.stale.${process.pid}`;
+    try {
+      renameSync(path, aside);
+    } catch {
+      continue; // another process took it over first
+    }
+    if (readFileSync(aside, 'utf8') !== text) {
+      // It was replaced by a live holder between the check and the rename: put it back.
+      try {
+        linkSync(aside, path);
+      } catch {
+        // A third process took the lock meanwhile: the next attempt sees it.
+      }
+    }
+    unlinkSync(aside);
+  }
+  throw new JournalError(`journal ${dir}: could not take its lock ${path} after 5 attempts (other processes keep taking it)`);
+}
+
+function releaseLock(lock: { path: string; token: string }): void {
+  if (heldLocks.get(lock.path) !== lock.token) return;
+  heldLocks.delete(lock.path);
+  try {
+    if ((JSON.parse(readFileSync(lock.path, 'utf8')) as LockHolder).token === lock.token) unlinkSync(lock.path);
+  } catch {
+    // Gone already.
+  }
+}
+
+/** Snapshot file: the snapshot's JSON as a string, with its length and CRC-32, so any change is detected. */
+interface SnapshotEnvelope {
+  readonly fxflowJournalSnapshot: 2;
+  readonly bytes: number;
+  readonly crc32: string;
+  readonly body: string;
+}
+
+function readSnapshot(snapPath: string): SnapshotFile {
+  const fix = 'start afresh from the account with --new-journal (the journal is moved aside, not deleted)';
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(snapPath, 'utf8'));
+  } catch (e) {
+    throw new JournalError(`${snapPath}: not a valid journal snapshot (${(e as Error).message}); ${fix}`, { cause: e });
+  }
+  const env = doc as Partial<SnapshotEnvelope> & Partial<SnapshotFile>;
+  if (env.fxflowJournalSnapshot === 2) {
+    const body = Buffer.from(String(env.body), 'utf8');
+    const sum = crc32(body).toString(16).padStart(8, '0');
+    if (body.length !== env.bytes || sum !== env.crc32) {
+      throw new JournalError(`${snapPath}: damaged, its checksum does not match (${body.length} bytes with CRC-32 ${sum}, written as ${env.bytes} bytes with ${env.crc32}); the runner will not trade on it: ${fix}`);
+    }
+    return JSON.parse(body.toString('utf8')) as SnapshotFile;
+  }
+  // A snapshot from before checksums (version 1): read as it is; the next compaction adds one.
+  if (env.version === 1) return env as SnapshotFile;
+  throw new JournalError(`${snapPath}: not a journal snapshot fxflow wrote; ${fix}`);
 }
 
 /**
@@ -161,13 +402,17 @@ export function parseFrames(buf: Buffer): { records: Numbered[]; goodBytes: numb
  * then empties the log. Records carry a sequence number and the snapshot says which it covers, so a
  * crash between the rename and the truncation replays nothing twice.
  *
- * Not for several processes at once: one runner owns a journal directory.
+ * One process at a time: `open` takes the directory's lock (`journal.lock`, see `acquireLock`) and
+ * `close` releases it; a second `open` while the holder lives throws `JournalLockedError` naming its
+ * pid. A damaged record in the middle of the log is reported (`contents().damaged`) with its offset,
+ * and the intact records after it are recovered; the snapshot carries a CRC-32. `Journal.read`
+ * looks at a journal without locking or changing it.
  */
 export class Journal {
   readonly dir: string;
   readonly #o: JournalOptions;
   #fd: number;
-  #n: number;
+  #n = 0;
   #sinceCompaction = 0;
   readonly #intents = new Map<string, JournaledIntent>();
   readonly #transactions: Transaction[] = [];
@@ -178,19 +423,49 @@ export class Journal {
   #tornBytes = 0;
   #dirty = false;
 
-  private constructor(dir: string, o: JournalOptions) {
+  #lock: { path: string; token: string } | undefined;
+  #damaged: JournalDamage[] = [];
+  /** Where `fresh` moved the previous journal ('' when nothing was moved). */
+  replaced = '';
+
+  private constructor(dir: string, o: JournalOptions, readOnly = false) {
     this.dir = dir;
     this.#o = o;
-    mkdirSync(dir, { recursive: true });
+    if (!readOnly) {
+      mkdirSync(dir, { recursive: true });
+      this.#lock = acquireLock(dir);
+    }
+    try {
+      if (o.fresh === true && !readOnly) this.#moveAside();
+      this.#fd = this.#load(readOnly);
+    } catch (e) {
+      if (this.#lock !== undefined) releaseLock(this.#lock);
+      throw e;
+    }
+  }
+
+  /** `--new-journal`: the log and snapshot into `replaced-<time>/` (the lock stays held). */
+  #moveAside(): void {
+    const present = [LOG, SNAPSHOT].filter((f) => existsSync(join(this.dir, f)) && statSync(join(this.dir, f)).size > 0);
+    if (present.length === 0) return;
+    const to = join(this.dir, `replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    mkdirSync(to, { recursive: true });
+    for (const f of [LOG, SNAPSHOT]) if (existsSync(join(this.dir, f))) renameSync(join(this.dir, f), join(to, f));
+    const dfd = openSync(this.dir, 'r');
+    try {
+      fsyncSync(dfd);
+    } finally {
+      closeSync(dfd);
+    }
+    this.replaced = to;
+  }
+
+  #load(readOnly: boolean): number {
+    const dir = this.dir;
     let upTo = 0;
     const snapPath = join(dir, SNAPSHOT);
     if (existsSync(snapPath)) {
-      let snap: SnapshotFile;
-      try {
-        snap = JSON.parse(readFileSync(snapPath, 'utf8')) as SnapshotFile;
-      } catch (e) {
-        throw new JournalError(`${snapPath}: not a valid journal snapshot (${(e as Error).message}); move it away to start a fresh journal, which loses the crash-recovery state`, { cause: e });
-      }
+      const snap = readSnapshot(snapPath);
       upTo = snap.upTo;
       for (const i of snap.intents) this.#intents.set(i.intent.id, i);
       this.#transactions.push(...snap.transactions);
@@ -200,13 +475,19 @@ export class Journal {
       this.#riskDay = snap.riskDay;
     }
     const logPath = join(dir, LOG);
-    this.#fd = openSync(logPath, 'a+');
-    const buf = readFileSync(logPath);
-    const { records, goodBytes } = parseFrames(buf);
-    if (goodBytes < buf.length) {
+    const fd = readOnly ? -1 : openSync(logPath, 'a+');
+    const buf = existsSync(logPath) ? readFileSync(logPath) : Buffer.alloc(0);
+    const { records, goodBytes, damaged } = parseFrames(buf);
+    this.#damaged = damaged;
+    const lastDamage = damaged[damaged.length - 1];
+    const damagedTail = lastDamage !== undefined && lastDamage.offset + lastDamage.bytes === buf.length;
+    if (goodBytes < buf.length && !damagedTail) {
       this.#tornBytes = buf.length - goodBytes;
-      ftruncateSync(this.#fd, goodBytes);
-      fsyncSync(this.#fd);
+      // A damaged journal is left as it is (evidence): only a sound one loses its torn tail.
+      if (!readOnly && damaged.length === 0) {
+        ftruncateSync(fd, goodBytes);
+        fsyncSync(fd);
+      }
     }
     this.#n = upTo;
     for (const r of records) {
@@ -214,6 +495,20 @@ export class Journal {
       this.#fold(r);
       this.#n = r.n;
       this.#sinceCompaction++;
+    }
+    return fd;
+  }
+
+  /**
+   * What the journal in `dir` holds, without taking its lock or changing anything (a torn tail is
+   * reported, not cut): for inspection while a runner may own it, and for tests.
+   */
+  static read(dir: string): JournalContents {
+    try {
+      return new Journal(dir, {}, true).contents();
+    } catch (e) {
+      if (e instanceof JournalError) throw e;
+      throw new JournalError(`journal ${dir}: cannot read (${(e as Error).message})`, { cause: e });
     }
   }
 
@@ -237,7 +532,13 @@ export class Journal {
       baseline: this.#baseline,
       riskDay: this.#riskDay,
       tornBytes: this.#tornBytes,
+      damaged: this.#damaged,
     };
+  }
+
+  /** A journaled intent by client ID (its engine time, wall time and the transaction before it). */
+  pendingIntent(id: string): JournaledIntent | undefined {
+    return this.#intents.get(id);
   }
 
   /** Whether an intent with this client ID was ever journaled. */
@@ -286,7 +587,8 @@ export class Journal {
    * `defer`, see `append`: the caller submits, then calls `sync()`.
    */
   intent(intent: OrderIntent, at: number, snapshot?: StateSnapshot, defer = false): void {
-    this.append(snapshot ? [{ k: 'intent', intent, at }, { k: 'state', snapshot }] : [{ k: 'intent', intent, at }], defer);
+    const wall = Date.now();
+    this.append(snapshot ? [{ k: 'intent', intent, at, wall }, { k: 'state', snapshot }] : [{ k: 'intent', intent, at, wall }], defer);
   }
 
   /** Marks an intent's outcome as known (it reached the broker, or was refused). */
@@ -351,7 +653,7 @@ export class Journal {
   #fold(r: Numbered): void {
     switch (r.k) {
       case 'intent':
-        this.#intents.set(r.intent.id, { intent: r.intent, at: r.at, afterTransactionID: this.#lastID, confirmed: false });
+        this.#intents.set(r.intent.id, { intent: r.intent, at: r.at, ...(r.wall !== undefined ? { wall: r.wall } : {}), afterTransactionID: this.#lastID, confirmed: false });
         return;
       case 'confirm': {
         const i = this.#intents.get(r.id);
@@ -390,7 +692,7 @@ export class Journal {
    */
   compact(): void {
     const snap: SnapshotFile = {
-      version: 1,
+      version: 2,
       upTo: this.#n,
       intents: [...this.#intents.values()],
       transactions: this.#transactions,
@@ -402,7 +704,10 @@ export class Journal {
     const tmp = join(this.dir, `${SNAPSHOT}.tmp`);
     const fd = openSync(tmp, 'w');
     try {
-      const b = Buffer.from(JSON.stringify(snap), 'utf8');
+      const body = JSON.stringify(snap);
+      const raw = Buffer.from(body, 'utf8');
+      const envelope: SnapshotEnvelope = { fxflowJournalSnapshot: 2, bytes: raw.length, crc32: crc32(raw).toString(16).padStart(8, '0'), body };
+      const b = Buffer.from(JSON.stringify(envelope), 'utf8');
       let off = 0;
       while (off < b.length) off += writeSync(fd, b, off, b.length - off);
       fsyncSync(fd);
@@ -421,8 +726,14 @@ export class Journal {
     this.#sinceCompaction = 0;
   }
 
+  /** Syncs, closes the log and releases the lock. */
   close(): void {
-    this.sync();
-    closeSync(this.#fd);
+    if (this.#fd >= 0) {
+      this.sync();
+      closeSync(this.#fd);
+      this.#fd = -1;
+    }
+    if (this.#lock !== undefined) releaseLock(this.#lock);
+    this.#lock = undefined;
   }
 }

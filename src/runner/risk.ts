@@ -6,7 +6,7 @@ import { toUnits } from '../domain/money.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import { nextRollover } from '../domain/new-york.ts';
 import { formatTime } from '../domain/time.ts';
-import type { Transaction } from '../domain/v20/index.ts';
+import type { Account, Transaction } from '../domain/v20/index.ts';
 import type { Portfolio } from '../engine/portfolio.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
@@ -14,15 +14,17 @@ import type { RiskDay } from './journal.ts';
 
 /**
  * Pre-trade limits. Every limit is optional; an absent one is not checked. They apply to orders
- * that add exposure (entries); exits (reduce-only orders, trade and position closes, cancels,
- * dependent TP/SL orders) always pass, so a breached limit never traps a position.
+ * that add exposure (entries); exits (reduce-only orders, orders that reduce the position, trade
+ * and position closes, cancels, dependent TP/SL orders) always pass, so a breached limit never
+ * traps a position. (Every request, exits included, still goes through the HTTP client's request
+ * budget: the token bucket under OANDA's published rate.)
  */
 export interface RiskLimits {
   /** Largest worst-case net position per instrument, in units, counting pending and in-flight entries. */
   readonly maxUnits?: number;
   /** Largest number of open trades plus pending and in-flight entry orders. */
   readonly maxOpenTrades?: number;
-  /** Orders and replacements per sliding minute of engine time. */
+  /** Entries (orders and replacements that add exposure) per sliding minute of engine time; exits are not counted. */
   readonly maxOrdersPerMinute?: number;
   /** Largest fall of NAV (realized + unrealized, home currency) within a 17:00 New York trading day. */
   readonly maxDailyLoss?: number;
@@ -66,6 +68,8 @@ export interface RiskOptions {
   /** Hedging account: every entry opens a trade, and each side (long, short) is limited on its own. */
   readonly hedging?: boolean;
   readonly log?: RiskLogger;
+  /** The last transaction ID the account had when the layer was built (synthetic rejects are numbered after it). */
+  readonly lastTransactionID?: string;
   /** Called for every refusal (the runner marks the journaled intent as settled). */
   readonly onReject?: (b: RiskBreach) => void;
 }
@@ -141,6 +145,7 @@ export class RiskExecution implements Execution {
 
   constructor(o: RiskOptions) {
     this.#o = o;
+    if (o.lastTransactionID !== undefined && o.lastTransactionID !== '') this.#lastID = o.lastTransactionID;
     this.transactions$ = merge(
       o.inner.transactions$.pipe(
         tap((t) => {
@@ -214,9 +219,11 @@ export class RiskExecution implements Execution {
       return;
     }
     if (intent.kind === 'order' || intent.kind === 'replace') {
-      this.#window.push(this.#o.clock.now());
       const e = entryOf(intent);
-      if (e !== undefined) this.#inFlight.set(intent.id, e);
+      if (e !== undefined) {
+        if (this.#adds(e)) this.#window.push(this.#o.clock.now());
+        this.#inFlight.set(intent.id, e);
+      }
       this.#o.inner.submit(withClientID(intent));
       return;
     }
@@ -226,33 +233,20 @@ export class RiskExecution implements Execution {
   /** The limit an intent would breach, or undefined when it may go. Changes nothing. */
   check(intent: OrderIntent): RiskBreach | undefined {
     const { limits } = this.#o;
-    if (intent.kind === 'order' || intent.kind === 'replace') {
-      const max = limits.maxOrdersPerMinute;
-      if (max !== undefined) {
-        const now = this.#o.clock.now();
-        const w = this.#window;
-        let drop = 0;
-        while (drop < w.length && w[drop]! <= now - MINUTE) drop++;
-        if (drop > 0) w.splice(0, drop);
-        if (w.length >= max) return { limit: 'maxOrdersPerMinute', intent, message: `${w.length} orders in the last minute; the limit is ${max} per minute` };
-      }
-    }
     const e = entryOf(intent);
     if (e === undefined) return undefined;
+    const { worstBefore, worstAfter } = this.#worst(e);
+    if (!(worstAfter > worstBefore)) return undefined; // reduces or keeps the worst case: an exit, never limited
     if (this.#halted) return { limit: 'killSwitch', intent, message: 'the kill switch is engaged: no new entries' };
-    const exp = this.#exposure(e.instrument);
-    let worstBefore: number;
-    let worstAfter: number;
-    if (this.#o.hedging === true) {
-      // Each side on its own: a sell opens a short trade instead of reducing the long one.
-      worstBefore = e.units > 0 ? exp.long + exp.buys : -(exp.short + exp.sells);
-      worstAfter = worstBefore + Math.abs(e.units);
-    } else {
-      worstBefore = Math.max(exp.net + exp.buys, -(exp.net + exp.sells), 0);
-      worstAfter = Math.max(exp.net + exp.buys + Math.max(e.units, 0), -(exp.net + exp.sells + Math.min(e.units, 0)), 0);
+    const max = limits.maxOrdersPerMinute;
+    if (max !== undefined) {
+      const now = this.#o.clock.now();
+      const w = this.#window;
+      let drop = 0;
+      while (drop < w.length && w[drop]! <= now - MINUTE) drop++;
+      if (drop > 0) w.splice(0, drop);
+      if (w.length >= max) return { limit: 'maxOrdersPerMinute', intent, message: `${w.length} entries in the last minute; the limit is ${max} per minute (exits are not limited)` };
     }
-    const adds = worstAfter > worstBefore;
-    if (!adds) return undefined; // reduces or keeps the worst case: an exit
     if (limits.maxUnits !== undefined && worstAfter > limits.maxUnits) {
       return { limit: 'maxUnits', intent, message: `${e.instrument}: ${worstAfter} units after this order (worst case, pending orders included); the limit is ${limits.maxUnits}` };
     }
@@ -271,6 +265,26 @@ export class RiskExecution implements Execution {
       if (pips > limits.maxSpreadPips + 1e-9) return { limit: 'maxSpreadPips', intent, message: `${e.instrument}: spread ${pips.toFixed(1)} pips; the limit is ${limits.maxSpreadPips}` };
     }
     return undefined;
+  }
+
+  /** The worst-case position of the instrument before and after the order (in-flight and pending entries included). */
+  #worst(e: Entry): { worstBefore: number; worstAfter: number } {
+    const exp = this.#exposure(e.instrument);
+    if (this.#o.hedging === true) {
+      // Each side on its own: a sell opens a short trade instead of reducing the long one.
+      const worstBefore = e.units > 0 ? exp.long + exp.buys : -(exp.short + exp.sells);
+      return { worstBefore, worstAfter: worstBefore + Math.abs(e.units) };
+    }
+    return {
+      worstBefore: Math.max(exp.net + exp.buys, -(exp.net + exp.sells), 0),
+      worstAfter: Math.max(exp.net + exp.buys + Math.max(e.units, 0), -(exp.net + exp.sells + Math.min(e.units, 0)), 0),
+    };
+  }
+
+  /** Whether the order adds to the worst-case exposure (an entry) rather than reducing or keeping it (an exit). */
+  #adds(e: Entry): boolean {
+    const w = this.#worst(e);
+    return w.worstAfter > w.worstBefore;
   }
 
   /** Net position, and the sums of pending plus in-flight buy and sell entries, of one instrument. */
@@ -300,7 +314,19 @@ export class RiskExecution implements Execution {
   }
 
   #reject(b: RiskBreach): void {
-    const intent = b.intent;
+    this.#emitReject(b.intent, RISK_REJECT_REASON[b.limit], `fxflow risk limit ${b.limit}: ${b.message}`);
+  }
+
+  /**
+   * Answers an intent the runner gives up on (never sent, or provably not at the broker) with a
+   * reject transaction, as a risk refusal is answered: the strategy sees its outcome.
+   */
+  refuse(intent: OrderIntent, rejectReason: string, message: string): void {
+    this.#inFlight.delete(intent.id);
+    this.#emitReject(intent, rejectReason, `fxflow: ${message}`);
+  }
+
+  #emitReject(intent: OrderIntent, rejectReason: string, errorMessage: string): void {
     const request = intent.kind === 'order' || intent.kind === 'replace' ? (intent.request as unknown as Record<string, unknown>) : {};
     const type = typeof request.type === 'string' ? request.type : 'MARKET';
     const id = `${this.#lastID}.${String(++this.#synthetic).padStart(6, '0')}`;
@@ -313,11 +339,36 @@ export class RiskExecution implements Execution {
       type: `${type}_ORDER_REJECT`,
       reason: 'CLIENT_ORDER',
       clientExtensions: { ...(request.clientExtensions as object | undefined), id: intent.id },
-      rejectReason: RISK_REJECT_REASON[b.limit],
-      errorMessage: `fxflow risk limit ${b.limit}: ${b.message}`,
+      rejectReason,
+      errorMessage,
     } as unknown as Transaction;
     this.#rejects.next(tx);
   }
+}
+
+/**
+ * What the kill switch and --flatten-on-exit submit on a v20 account, from the account as OANDA
+ * reports it (GET /accounts/{id}): a cancel for every pending entry order and, with `flatten`, a
+ * close of each instrument's long and short position. Also says what the account holds.
+ */
+export function accountCloseIntents(account: Account, flatten: boolean, idPrefix: string, first = 0): { intents: OrderIntent[]; openTrades: number; positions: string[]; pendingEntries: number } {
+  const intents: OrderIntent[] = [];
+  let n = first;
+  let pendingEntries = 0;
+  for (const o of account.orders ?? []) {
+    if (!ENTRY_TYPES.has(o.type) || (o.state !== undefined && o.state !== 'PENDING')) continue;
+    pendingEntries++;
+    intents.push({ kind: 'cancel', id: `${idPrefix}-${++n}`, orderSpecifier: o.id });
+  }
+  const positions: string[] = [];
+  for (const p of account.positions ?? []) {
+    const long = Number(p.long?.units ?? 0) !== 0;
+    const short = Number(p.short?.units ?? 0) !== 0;
+    if (!long && !short) continue;
+    positions.push(p.instrument);
+    if (flatten) intents.push({ kind: 'closePosition', id: `${idPrefix}-${++n}`, instrument: p.instrument, ...(long ? { longUnits: 'ALL' } : {}), ...(short ? { shortUnits: 'ALL' } : {}) });
+  }
+  return { intents, openTrades: (account.trades ?? []).length, positions, pendingEntries };
 }
 
 /**

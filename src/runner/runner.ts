@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { concat, from, type Observable, Subject, type Subscription, tap } from 'rxjs';
@@ -6,6 +7,7 @@ import { toCandle } from '../adapters/v20/download.ts';
 import { V20Error } from '../adapters/v20/errors.ts';
 import { V20Execution } from '../adapters/v20/execution.ts';
 import type { V20Http } from '../adapters/v20/http.ts';
+import { backoffDelay, sleep } from '../adapters/v20/rate-limit.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
 import { newStreamStats, pricingStream, type StreamOptions, type StreamStats } from '../adapters/v20/stream.ts';
 import { AccountStateError, type AccountState, restoreAccount } from '../domain/account-state.ts';
@@ -26,7 +28,7 @@ import type { Params, Strategy, StrategyLogger } from '../strategy/api.ts';
 import { Journal, type JournalContents, type StateSnapshot } from './journal.ts';
 import { CandleBuilder } from './live-candles.ts';
 import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './official-candles.ts';
-import { KillSwitch, killSwitchIntents, RiskExecution, type RiskLimits } from './risk.ts';
+import { accountCloseIntents, KillSwitch, killSwitchIntents, RiskExecution, type RiskLimits } from './risk.ts';
 import { ShadowBook } from './shadow.ts';
 import { SimExecution } from './sim-execution.ts';
 import { RunnerError } from './errors.ts';
@@ -43,6 +45,22 @@ export interface RunnerOptions {
   readonly accountID: string;
   readonly instruments: InstrumentRegistry;
   readonly journalDir: string;
+  /**
+   * `--new-journal`: start afresh from the account as it is now; the journal's old log and snapshot
+   * are moved into `replaced-<time>/` inside it (a journal another live runner holds is refused).
+   */
+  readonly newJournal?: boolean;
+  /**
+   * A journaled market order or close that never reached the broker is not sent at a restart when
+   * it is older than this (wall clock, default 5000 ms): it is reported, and the strategy gets a
+   * reject (`FXFLOW_INTENT_EXPIRED`). Pending-order intents (limit, stop, MIT) carry their own price
+   * and time in force and are sent whatever their age.
+   */
+  readonly maxIntentAgeMs?: number;
+  /** First pause before an order whose outcome is unknown is looked up again (default 500 ms; doubling, at most 30 s). */
+  readonly lookupBaseMs?: number;
+  /** The run identity in every client ID (default: a new one per start, time + random). */
+  readonly runId?: string;
   /** fsync every journal write (default true; false only to measure what fsync costs). */
   readonly journalSync?: boolean;
   /**
@@ -101,7 +119,13 @@ export interface RunResult {
   readonly report: string;
   readonly intents: number;
   readonly transactions: number;
-  readonly recovered: { readonly replayed: number; readonly lookedUp: number; readonly resubmitted: number; readonly restoredState: boolean };
+  readonly recovered: { readonly replayed: number; readonly lookedUp: number; readonly resubmitted: number; readonly expired: number; readonly restoredState: boolean };
+  /**
+   * After the kill switch or --flatten-on-exit (v20): the account as read from OANDA once the closes
+   * were sent. `ok` false means it still holds positions or pending entry orders (or could not be
+   * read): the run failed to flatten, and the CLI exits non-zero.
+   */
+  readonly account?: AccountCheck;
   readonly risk: { readonly breaches: number };
   readonly shadow?: string;
   readonly latency: { readonly p50: number; readonly p99: number; readonly max: number; readonly n: number };
@@ -109,6 +133,30 @@ export interface RunResult {
   readonly candles: Readonly<CandleCounts>;
   readonly reason: string;
 }
+
+/** What the account held when the kill switch or flatten checked it. */
+export interface AccountCheck {
+  readonly ok: boolean;
+  /** The account's last transaction when it was read. */
+  readonly lastTransactionID: string;
+  readonly openTrades: number;
+  /** Instruments with a non-zero long or short position. */
+  readonly positions: readonly string[];
+  /** Pending entry orders (limit, stop, MIT, market); dependent TP/SL orders are not counted. */
+  readonly pendingEntries: number;
+  /** Rounds of closes sent. */
+  readonly rounds: number;
+  /** Why it could not be confirmed (the account could not be read). */
+  readonly error?: string;
+}
+
+/** A new run identity: time (base 36) and 16 random bits; unique across restarts and journals. */
+export function newRunId(): string {
+  return `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+}
+
+/** v20 client IDs are at most 128 characters (clientExtensions). */
+const CLIENT_ID_MAX = 128;
 
 /** Tick-to-submission latencies in ms (bounded ring). */
 class Latency {
@@ -158,6 +206,8 @@ class JournaledExecution implements Execution {
  * portfolio (and with --broker sim, the simulator) is restored from (`restoreAccount`).
  */
 interface Baseline extends AccountState {
+  /** The account the journal belongs to (absent in journals written before it was recorded). */
+  readonly accountID?: string;
   readonly currency: string;
   readonly marginRate: string;
   readonly hedging: boolean;
@@ -166,6 +216,7 @@ interface Baseline extends AccountState {
 function baselineOf(a: Account): Baseline {
   const x = a as Account & { pl?: string; financing?: string; commission?: string; guaranteedExecutionFees?: string };
   return {
+    accountID: a.id,
     lastTransactionID: a.lastTransactionID,
     balance: a.balance,
     pl: x.pl ?? '0',
@@ -254,7 +305,10 @@ export class Runner {
   readonly #feed: LiveCandleFeed;
   /** The last tick per instrument: the portfolio's mark again after a candle that arrived late. */
   readonly #lastTick = new Map<string, { kind: 'tick'; instrument: string; at: number; bid: number; ask: number }>();
-  #recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, restoredState: false };
+  #recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, expired: 0, restoredState: false };
+  /** This start's identity, in every client ID it makes. */
+  readonly runId: string;
+  #accountCheck: AccountCheck | undefined;
   #unknown = new Set<string>();
   #contents: JournalContents;
   #signalHandlers: [NodeJS.Signals, () => void][] = [];
@@ -280,8 +334,17 @@ export class Runner {
     this.#log = o.log.child({ component: 'runner', account: o.accountID });
     // Event time drives the engine (prices carry the server's time; identical to wall time live).
     this.#clock = o.clock ?? new VirtualClock(0);
-    this.journal = Journal.open(o.journalDir, { noSync: o.journalSync === false });
+    this.runId = o.runId ?? newRunId();
+    this.journal = Journal.open(o.journalDir, { noSync: o.journalSync === false, ...(o.newJournal === true ? { fresh: true } : {}) });
+    if (this.journal.replaced !== '') this.#log.warn({ movedTo: this.journal.replaced }, '--new-journal: the previous journal was moved aside; starting afresh from the account');
     this.#contents = this.journal.contents();
+    const damaged = this.#contents.damaged;
+    if (damaged.length > 0) {
+      this.journal.close();
+      const where = damaged.map((d) => `byte ${d.offset} (${d.bytes} bytes; ${d.recoveredAfter} intact records after it)`).join(', ');
+      throw new RunnerError('RUNNER', `journal ${o.journalDir} is damaged: journal.log fails its checksum at ${where}. What the damaged records held (an intent, a transaction, a confirmation) is unknown, so the runner will not trade on this journal. Start afresh from the account with the same command and --new-journal (the damaged journal is kept in ${o.journalDir}/replaced-<time>/)`);
+    }
+    if (this.#contents.tornBytes > 0) this.#log.warn({ tornBytes: this.#contents.tornBytes }, 'journal: a torn last record (a write cut short by a crash) was dropped');
     this.#portfolio = new Portfolio({ currency: 'USD', instruments: o.instruments, initialBalance: '0', strict: false });
     this.#feed = new LiveCandleFeed({
       source: o.candles ?? 'endpoint', log: this.#log, ...(o.candleWaitMs !== undefined ? { waitMs: o.candleWaitMs } : {}),
@@ -293,6 +356,45 @@ export class Runner {
         if (t !== undefined && t.at >= c.at) this.#portfolio.mark(t);
       },
     });
+  }
+
+  /**
+   * Refuses a journal that does not belong to the account: another account ID, a last transaction
+   * ahead of the account's (the journal of an account that was reset, e.g. a restarted sandbox), or
+   * (v20) a journaled transaction the account does not have under its ID. Closes the journal (its
+   * lock) before throwing.
+   */
+  async #checkOwnership(baseline: (Baseline & { broker?: 'sim' }) | undefined, contents: JournalContents, accountLast: string): Promise<void> {
+    const o = this.o;
+    const fresh = `start afresh from the account with the same command and --new-journal (the old journal is kept in ${o.journalDir}/replaced-<time>/), or give --journal the directory of this account's journal`;
+    const refuse = (why: string): never => {
+      this.journal.close();
+      throw new RunnerError('RUNNER', `journal ${o.journalDir} does not belong to account ${o.accountID}: ${why}. Nothing was sent; ${fresh}`);
+    };
+    if (baseline === undefined) return;
+    if (baseline.accountID !== undefined && baseline.accountID !== o.accountID) refuse(`it was written for account ${baseline.accountID}`);
+    if (baseline.broker === 'sim') return; // the simulator's own transaction IDs
+    const journalLast = contents.lastTransactionID || baseline.lastTransactionID;
+    if (Number(journalLast) > Number(accountLast)) refuse(`its last transaction is ${journalLast}, the account's last is ${accountLast} (an account that was reset, e.g. a restarted sandbox, or another account)`);
+    const last = contents.transactions[contents.transactions.length - 1];
+    if (last === undefined) return;
+    let theirs: Transaction | undefined;
+    try {
+      theirs = await o.rest.transaction(o.accountID, last.id);
+    } catch (e) {
+      if (!(e instanceof V20Error && e.status === 404)) {
+        this.journal.close();
+        throw e;
+      }
+    }
+    if (theirs === undefined || theirs.type !== last.type || theirs.time !== last.time) {
+      refuse(`its transaction ${last.id} is ${last.type} at ${last.time}; the account's transaction ${last.id} is ${theirs === undefined ? 'missing' : `${theirs.type} at ${theirs.time}`}`);
+    }
+  }
+
+  /** Submissions whose outcome is not known yet (being looked up again). */
+  get unknownCount(): number {
+    return this.#unknown.size;
   }
 
   /** Live candles delivered so far: official, built from ticks, waiting. */
@@ -340,9 +442,7 @@ export class Runner {
     if (baseline !== undefined && (baseline.broker === 'sim') !== (broker === 'sim')) {
       throw new RunnerError('RUNNER', `journal ${o.journalDir} was written by a ${baseline.broker === 'sim' ? '--broker sim' : '--broker v20'} run and cannot be used with --broker ${broker}; give --journal another directory (the default one ends in -sim for --broker sim)`);
     }
-    if (broker === 'v20' && baseline !== undefined && Number(baseline.lastTransactionID) > Number(lastTransactionID)) {
-      throw new RunnerError('RUNNER', `journal ${o.journalDir} is ahead of account ${o.accountID} (transaction ${baseline.lastTransactionID} > ${lastTransactionID}): it belongs to another account; give --journal a fresh directory`);
-    }
+    await this.#checkOwnership(baseline, contents, lastTransactionID);
     const fromJournal = baseline !== undefined;
     if (baseline === undefined) {
       // (A --broker sim journal from before its baseline was written holds the simulator's transactions from ID 1: the same thing.)
@@ -406,7 +506,9 @@ export class Runner {
     } else {
       const v20 = new V20Execution({ http: o.http, rest: o.rest, accountID: o.accountID, lastTransactionID: fromID, ...o.streams, stats: this.transactionStats });
       v20.failures$.subscribe((f) => {
-        if (f.outcome === 'unknown') this.#unknown.add(f.intent.id);
+        if (f.outcome !== 'unknown') return;
+        this.#unknown.add(f.intent.id);
+        void this.#lookUp(f.intent);
       });
       this.#v20 = v20;
       inner = v20;
@@ -415,7 +517,7 @@ export class Runner {
     const journaled = new JournaledExecution(inner, this.journal, replay, this.#unknown, () => {
       if (!Number.isNaN(this.#tickStart)) this.latency.add(performance.now() - this.#tickStart);
     });
-    const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, onReject: (b) => this.journal.confirm(b.intent.id) });
+    const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID, onReject: (b) => this.journal.confirm(b.intent.id) });
     this.#risk = risk;
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
     // a restart within the day does not reset it.
@@ -453,6 +555,8 @@ export class Runner {
       strategy, name: o.name, params: o.params, execution: risk, portfolio, instruments: o.instruments, clock: this.#clock, log: strategyLog,
       marginRate: Number(baseline.marginRate),
       onIntent: (intent) => this.#onIntent(intent),
+      // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
+      clientIdPrefix: `${o.name.slice(0, CLIENT_ID_MAX - this.runId.length - 12)}-${this.runId}`,
     });
     this.#engine = engine;
     if (snap !== undefined) engine.sequence = snap.sequence;
@@ -617,7 +721,7 @@ export class Runner {
     // does what it asked, and a transaction proves at most one intent (two unconfirmed partial
     // closes of one trade with one close seen: exactly one is sent again).
     const used = new Set<string>();
-    for (const { intent, afterTransactionID } of contents.intents) {
+    for (const { intent, afterTransactionID, wall } of contents.intents) {
       this.#recovered.lookedUp++;
       let applied = seen.has(intent.id);
       if (!applied && (intent.kind === 'order' || intent.kind === 'replace')) {
@@ -635,9 +739,15 @@ export class Runner {
           applied = true;
         }
       }
+      const age = Date.now() - (wall ?? Number.NaN);
       if (applied) {
         this.journal.confirm(intent.id);
         this.#log.info({ intentId: intent.id }, 'journaled intent had reached the broker; not resubmitting');
+      } else if (expires(intent) && age > (o.maxIntentAgeMs ?? 5000)) {
+        this.#recovered.expired++;
+        this.journal.confirm(intent.id);
+        this.#log.warn({ intentId: intent.id, kind: intent.kind, ageMs: age, maxIntentAgeMs: o.maxIntentAgeMs ?? 5000 }, 'journaled intent never reached the broker and is older than --max-intent-age; not submitting it');
+        risk.refuse(intent, 'FXFLOW_INTENT_EXPIRED', `decided ${(age / 1000).toFixed(1)} s ago (before a restart) and never sent; older than --max-intent-age ${((o.maxIntentAgeMs ?? 5000) / 1000).toFixed(1)} s`);
       } else {
         this.#recovered.resubmitted++;
         this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'journaled intent never reached the broker; submitting it now');
@@ -707,6 +817,51 @@ export class Runner {
     );
   }
 
+  /**
+   * An order whose submission ended without a known outcome (5xx, 429 or network errors even on
+   * the lookups): looked up again by its client ID, after pauses doubling from `lookupBaseMs` to
+   * 30 s, until its outcome is known or the run stops (then the next start settles it). Found: the
+   * intent is confirmed (its transactions come on the stream). Provably absent (no order with its
+   * client ID, no transaction carrying it): it is not sent again (its moment has passed); the
+   * strategy gets a reject (`FXFLOW_NOT_PLACED`) so that it stops waiting. Other intents (closes,
+   * cancels) are looked for in the transactions after them.
+   */
+  async #lookUp(intent: OrderIntent): Promise<void> {
+    const o = this.o;
+    const log = this.#log;
+    const after = this.journal.pendingIntent(intent.id)?.afterTransactionID || this.journal.lastTransactionID || '0';
+    for (let attempt = 0; ; attempt++) {
+      await sleep(backoffDelay(attempt, o.lookupBaseMs ?? 500, 30_000));
+      if (this.#stopping !== undefined || !this.#unknown.has(intent.id)) return;
+      try {
+        let found = false;
+        if (intent.kind === 'order' || intent.kind === 'replace') {
+          try {
+            await o.rest.order(o.accountID, `@${intent.id}`);
+            found = true;
+          } catch (e) {
+            if (!(e instanceof V20Error && e.status === 404)) throw e;
+          }
+        }
+        if (!found) {
+          const since = (await o.rest.transactionsSinceId(o.accountID, after)).transactions;
+          found = since.some((t) => clientIDOf(t) === intent.id || relates(t, intent));
+        }
+        this.#unknown.delete(intent.id);
+        this.journal.confirm(intent.id);
+        if (found) {
+          log.info({ intentId: intent.id, kind: intent.kind, attempts: attempt + 1 }, 'outcome of an unanswered submission found: it had reached the broker');
+        } else {
+          log.warn({ intentId: intent.id, kind: intent.kind, attempts: attempt + 1 }, 'an unanswered submission never reached the broker; it is not sent again (the strategy gets a reject)');
+          this.#risk?.refuse(intent, 'FXFLOW_NOT_PLACED', 'the submission got no answer and the order is not at the broker; it was not sent again');
+        }
+        return;
+      } catch (e) {
+        log.warn({ intentId: intent.id, attempt, err: e }, 'outcome still unknown (the lookup failed); looking again later');
+      }
+    }
+  }
+
   /** The kill switch: refuse entries, cancel pending entries, optionally flatten, stop. */
   async kill(why: string): Promise<RunResult> {
     this.#log.warn({ why }, 'kill switch engaged');
@@ -714,13 +869,53 @@ export class Runner {
     const risk = this.#risk;
     if (risk) {
       risk.halt();
-      for (const i of killSwitchIntents(this.portfolio, this.o.flattenOnKill ?? true, `kill-${Date.now()}`)) {
-        this.journal.intent(i, this.#clock.now());
-        risk.submit(i);
+      // --broker sim: the simulated account is in this process, its view is the truth.
+      if (this.#sim !== undefined) {
+        for (const i of killSwitchIntents(this.portfolio, this.o.flattenOnKill ?? true, `kill-${this.runId}`)) {
+          this.journal.intent(i, this.#clock.now());
+          risk.submit(i);
+        }
       }
       this.#killed = true;
     }
-    return this.stop(`kill switch (${why})`, false);
+    return this.stop(`kill switch (${why})`, this.#v20 !== undefined && (this.o.flattenOnKill ?? true));
+  }
+
+  /**
+   * v20: closes what the account holds, as OANDA reports it after every submission in flight has
+   * been answered (never the runner's own view, which may lack a fill the stream has not brought
+   * yet): cancels its pending entry orders and, with `flatten`, closes its positions; then reads
+   * the account again to confirm. Up to 3 rounds; what is still open after them is reported (`ok`
+   * false). Closes and cancels go through the risk layer (always allowed) and the journal, and
+   * every request through the HTTP client's request budget.
+   */
+  async #closeFromAccount(flatten: boolean): Promise<AccountCheck> {
+    const o = this.o;
+    const risk = this.#risk!;
+    const inner = this.#v20!;
+    let rounds = 0;
+    let n = 0;
+    for (;;) {
+      await inner.drain();
+      let read: { account: Account; lastTransactionID: string };
+      try {
+        read = await o.rest.account(o.accountID);
+      } catch (e) {
+        return { ok: false, lastTransactionID: '', openTrades: -1, positions: [], pendingEntries: -1, rounds, error: `the account could not be read: ${(e as Error).message}` };
+      }
+      const { intents, openTrades, positions, pendingEntries } = accountCloseIntents(read.account, flatten, `${flatten ? 'flat' : 'kill'}-${this.runId}`, n);
+      n += intents.length;
+      if (intents.length === 0 || rounds >= 3) {
+        const ok = intents.length === 0;
+        return { ok, lastTransactionID: read.lastTransactionID, openTrades, positions, pendingEntries, rounds };
+      }
+      rounds++;
+      this.#log.warn({ round: rounds, positions, pendingEntries, lastTransactionID: read.lastTransactionID }, 'closing what the account holds');
+      for (const i of intents) {
+        this.journal.intent(i, this.#clock.now());
+        risk.submit(i);
+      }
+    }
   }
 
   /** Stops: optional flatten, drain submissions, snapshot, engine stop, summary. Idempotent. */
@@ -732,19 +927,27 @@ export class Runner {
   async #stop(reason: string, flatten: boolean): Promise<RunResult> {
     const log = this.#log;
     log.info({ reason, flatten }, 'stopping');
-    if (flatten && this.#risk) {
+    if (flatten && this.#risk && this.#sim !== undefined) {
       this.#risk.halt();
-      for (const i of killSwitchIntents(this.portfolio, true, `exit-${Date.now()}`)) {
+      for (const i of killSwitchIntents(this.portfolio, true, `exit-${this.runId}`)) {
         this.journal.intent(i, this.#clock.now());
         this.#risk.submit(i);
       }
+    }
+    // v20: the kill switch and --flatten-on-exit act on the account as OANDA reports it.
+    if ((flatten || this.#killed) && this.#risk && this.#v20 !== undefined) {
+      this.#risk.halt();
+      const check = await this.#closeFromAccount(flatten);
+      this.#accountCheck = check;
+      if (check.ok) log.info({ ...check }, 'the account confirms: nothing open');
+      else log.error({ ...check }, 'THE ACCOUNT IS NOT FLAT: positions or pending entry orders remain after the closes (or the account could not be read); check it now');
     }
     // Candles that completed before the stop reach the strategy (each waits at most --candle-wait).
     await this.#feed.drain();
     const inner = this.#inner as { drain?: () => Promise<void> } | undefined;
     if (inner?.drain) await inner.drain();
     // (The simulator closes at the next price: the pricing stream is still on.)
-    if (flatten && (this.#v20 || this.#sim)) await waitFor(() => this.portfolio.ledger.trades.size === 0, 5000);
+    if (flatten && this.#sim) await waitFor(() => this.portfolio.ledger.trades.size === 0, 5000);
     // The kill switch with --broker sim: its closes (and any market order before them) wait in the
     // simulator for the next price; the run waits for their outcome as well (at most 5 s), so they
     // are not left unconfirmed and sent again at the next start.
@@ -768,10 +971,23 @@ export class Runner {
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
       summary, report, intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#recovered },
-      risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), latency: this.latency.snapshot(), candles: { ...this.#feed.counts }, reason,
+      risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#feed.counts }, reason,
     };
   }
 
+}
+
+/** The prefixes of the runner's own intents (kill switch, flatten): an operator's order to close stays valid. */
+const RUNNER_INTENT = /^(kill|flat|exit)-/;
+
+/**
+ * Intents `--max-intent-age` applies to: the strategy's market orders and closes (their moment is
+ * their point). The kill switch's and flatten's closes are the operator's and never expire.
+ */
+function expires(intent: OrderIntent): boolean {
+  if (RUNNER_INTENT.test(intent.id)) return false;
+  if (intent.kind === 'closeTrade' || intent.kind === 'closePosition') return true;
+  return intent.kind === 'order' && (intent.request as { type?: string }).type === 'MARKET';
 }
 
 function relates(t: Transaction, intent: OrderIntent): boolean {

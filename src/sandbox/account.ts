@@ -6,6 +6,7 @@ import { add, amount, formatAmount, type Amount } from '../domain/money.ts';
 import { formatTime, type UnixMs } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { SimBroker } from '../adapters/sim/broker.ts';
+import { DEFAULT_KEEP_TRANSACTIONS, FinishedCache, KEEP_FINISHED, TransactionLog } from './transaction-log.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -49,10 +50,13 @@ export class SandboxAccount {
   marginRate: string;
   readonly hedging: boolean;
   readonly createdTime: string;
-  /** Every transaction, in ID order (index = id - 1). */
-  readonly transactions: Transaction[] = [];
+  /** The newest transactions (`keepTransactions`, default 100,000), by ID. */
+  readonly transactions: TransactionLog;
+  /** Orders by ID in creation order: every pending order, and the newest finished ones (see #finished). */
   readonly #orders = new Map<string, OrderView>();
-  readonly #closedTrades = new Map<string, ClosedTrade>();
+  /** Filled and cancelled orders in finishing order; the oldest is dropped from #orders past the cap. */
+  readonly #finished: FinishedCache<true>;
+  readonly #closedTrades: FinishedCache<ClosedTrade>;
   readonly #tradeOpenTx = new Map<string, Obj>();
   readonly #listeners = new Set<(tx: Transaction) => void>();
   readonly #instruments: InstrumentRegistry;
@@ -65,7 +69,19 @@ export class SandboxAccount {
    */
   readonly #financing = new Map<string, Amount>();
 
-  constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs; marketHours?: boolean }) {
+  /**
+   * `keepTransactions` bounds the memory of a long run: the log keeps that many of the newest
+   * transactions, and up to as many (at most KEEP_FINISHED, 10,000) finished (filled or cancelled)
+   * orders and closed trades. Pending orders and open trades are always kept.
+   */
+  constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs; marketHours?: boolean; keepTransactions?: number }) {
+    const keep = o.keepTransactions ?? DEFAULT_KEEP_TRANSACTIONS;
+    this.transactions = new TransactionLog(keep);
+    // Lists of orders and trades in every state are built per request: at most KEEP_FINISHED
+    // finished ones keep each list within a few milliseconds.
+    const finished = Math.min(keep, KEEP_FINISHED);
+    this.#finished = new FinishedCache<true>(finished, (id) => this.#orders.delete(id));
+    this.#closedTrades = new FinishedCache<ClosedTrade>(finished);
     this.id = o.id;
     this.currency = o.currency;
     this.alias = 'Primary';
@@ -182,6 +198,7 @@ export class SandboxAccount {
         if (reduced) o.tradeReducedID = reduced.tradeID;
         const closed = t.tradesClosed as Obj[] | undefined;
         if (closed && closed.length > 0) o.tradeClosedIDs = closed.map((c) => c.tradeID);
+        this.#finished.set(o.id, true);
       }
       const opened = t.tradeOpened as Obj | undefined;
       if (opened) this.#tradeOpenTx.set(opened.tradeID as string, t);
@@ -208,6 +225,7 @@ export class SandboxAccount {
         o.cancellingTransactionID = t.id;
         o.cancelledTime = t.time;
         if (t.replacedByOrderID !== undefined) o.replacedByOrderID = t.replacedByOrderID;
+        this.#finished.set(o.id, true);
       }
     } else if (t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY') {
       const o = this.#orders.get(t.orderID as string);
@@ -245,6 +263,7 @@ export class SandboxAccount {
       averageClosePrice: closedBy?.price ?? fill.price,
       ...(opened?.clientExtensions ? { clientExtensions: opened.clientExtensions } : {}),
     });
+    this.#tradeOpenTx.delete(id);
   }
 
   /** An order (any state) by ID or `@clientID`. */

@@ -42,5 +42,7 @@ describe('fxflow sandbox (CLI)', () => {
     const o = sandboxOptions({ port: 0, manual: true, faultSplit: '3', fault429: 2, faultStall: true }, {});
     expect(o.clock).toBe('manual');
     expect(o.faults).toEqual({ splitLines: 3, rateLimitBurst: 2, stallHeartbeats: true });
+    expect(sandboxOptions({ port: 0, keepTransactions: 500 }, {}).keepTransactions).toBe(500);
+    expect(() => sandboxOptions({ port: 0, keepTransactions: 0 }, {})).toThrow(/--keep-transactions/);
   });
 });

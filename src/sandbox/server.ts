@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
@@ -11,6 +12,7 @@ import { formatTime, formatUnixTime, parseRequestTime, parseTime, type UnixMs } 
 import { parseOrderRequest } from '../domain/v20/parse.ts';
 import { decimalsAsStrings } from '../domain/v20/request.ts';
 import type { Transaction } from '../domain/v20/index.ts';
+import { retiredCall } from '../domain/v20/retired.ts';
 import { SandboxAccount, tradeSummary } from './account.ts';
 import { candlesReply } from './candles.ts';
 import { FaultError, Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
@@ -18,6 +20,7 @@ import { labsRoute } from './labs.ts';
 import { oauthRoute } from './oauth.ts';
 import { rejectMessage } from './reject-messages.ts';
 import { Replay } from './replay.ts';
+import { clientErrorResponse, decodeSegment, InputError, MAX_BODY_BYTES, parseJsonBody, readBody, requestTarget } from './http-input.ts';
 import type { SandboxReply, SandboxRoute } from './route.ts';
 
 export type { FaultOptions } from './faults.ts';
@@ -38,8 +41,17 @@ export interface SandboxOptions {
   data?: string;
   /** Accounts; default one USD account of 100000, id '101-001-0000001-001'. */
   accounts?: { id?: string; currency?: string; balance?: string; marginRate?: string; hedging?: boolean }[];
-  /** When set, every /v3 and /labs request needs 'Authorization: Bearer <it>'. */
+  /**
+   * When set, every request needs 'Authorization: Bearer <it>' (or a token the sandbox's OAuth
+   * endpoints issued): /v3, /labs, the OAuth endpoints themselves and the /sandbox control.
+   */
   requireToken?: string;
+  /**
+   * Transactions each account keeps (default 100,000): older ones are forgotten so that memory
+   * stays bounded over millions of orders, and requests for them are answered 416 (see docs/sandbox.md).
+   * It also bounds the finished orders and closed trades kept for lookups (at most 10,000 each).
+   */
+  keepTransactions?: number;
   /** Default 5000. */
   heartbeatMs?: number;
   faults?: FaultOptions;
@@ -59,6 +71,8 @@ export interface Sandbox {
   readonly accountIDs: readonly string[];
   /** Manual clock (epoch ms, or an RFC 3339 string); also fires expiries/financing in the sim. Never moves back. */
   setTime(ms: number | string): void;
+  /** The sandbox clock, epoch ms. */
+  time(): number;
   advance(ms: number): void;
   /** A tick: matches orders, feeds streams. Prices may be numbers or decimal strings. */
   pushPrice(p: { instrument: string; bid: number | string; ask: number | string; time?: number | string; liquidity?: number }): void;
@@ -100,6 +114,13 @@ class HttpError extends Error {
   }
 }
 
+const DAY_MS = 86_400_000;
+/** The control endpoints move the clock no further than this (the simulator charges financing per day). */
+const MAX_CONTROL_TIME = Date.UTC(2200, 0, 1);
+
+/** /changes serves at most this many transactions; an older sinceTransactionID is a 416. */
+const MAX_CHANGES = 500;
+
 const TIME_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** JSON with every RFC 3339 time rewritten as UNIX seconds (Accept-Datetime-Format: UNIX). */
@@ -131,7 +152,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const accounts = new Map<string, SandboxAccount>();
   for (const [i, a] of (opts.accounts ?? [{}]).entries()) {
     const id = a.id ?? `101-001-0000001-${String(i + 1).padStart(3, '0')}`;
-    accounts.set(id, new SandboxAccount({ id, currency: a.currency ?? 'USD', balance: a.balance ?? '100000', marginRate: a.marginRate ?? '0.02', hedging: a.hedging ?? false, instruments, start: startMs, marketHours: opts.marketHours !== false }));
+    accounts.set(id, new SandboxAccount({ id, currency: a.currency ?? 'USD', balance: a.balance ?? '100000', marginRate: a.marginRate ?? '0.02', hedging: a.hedging ?? false, instruments, start: startMs, marketHours: opts.marketHours !== false, ...(opts.keepTransactions !== undefined ? { keepTransactions: opts.keepTransactions } : {}) }));
   }
   const quotes = new Map<string, { bid: number; ask: number; time: UnixMs; liquidity: number }>();
   const faults = new Faults(opts.faults);
@@ -272,16 +293,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   };
 
   const orderSpec = (a: SandboxAccount, spec: string): Record<string, unknown> => {
-    const o = a.findOrder(decodeURIComponent(spec));
+    const o = a.findOrder(spec);
     if (!o) throw new HttpError(404, 'The Order specified does not exist', 'NO_SUCH_ORDER');
     return o;
   };
 
   /** An order specifier as an order ID when the sandbox knows it (so rejects name the ID, as v20's do). */
-  const resolveOrder = (a: SandboxAccount, spec: string): string => {
-    const s = decodeURIComponent(spec);
-    return (a.findOrder(s)?.id as string | undefined) ?? s;
-  };
+  const resolveOrder = (a: SandboxAccount, spec: string): string => (a.findOrder(spec)?.id as string | undefined) ?? spec;
 
   const parseOrder = (body: unknown): import('../domain/v20/index.ts').OrderRequest => {
     const b = objectBody(body, 'the body');
@@ -323,14 +341,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const typeText = url.searchParams.get('type');
     const types = typeText !== null ? new Set(typeText.split(',')) : undefined;
     const out: Transaction[] = [];
-    const list = a.transactions;
-    for (let i = Math.max(0, from - 1); i < Math.min(list.length, to); i++) {
-      const t = list[i]!;
-      if (types && !types.has(t.type) && !types.has(txFilterOf(t.type))) continue;
-      out.push(t);
-    }
+    a.transactions.forEach(from, to, (t) => {
+      if (!types || types.has(t.type) || types.has(txFilterOf(t.type))) out.push(t);
+    });
     return out;
   };
+
+  /** A request for transactions the capped log no longer holds: 416, as v20 answers a range it cannot serve. */
+  const tooOld = (a: SandboxAccount, since: number, field: string): HttpError =>
+    new HttpError(416, `Invalid value specified for '${field}': transactions after ${since} are no longer available; this sandbox keeps the newest ${a.transactions.capacity} (oldest kept: ${a.transactions.oldestID}, last: ${a.transactions.lastID}; raise it with --keep-transactions)`, 'INVALID_RANGE');
 
   // ------------------------------------------------------------------------------------------
   // Routes
@@ -379,7 +398,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const a = account(id);
     const since = Number(r.url.searchParams.get('sinceTransactionID') ?? 'NaN');
     if (!Number.isInteger(since) || since < 0) throw new HttpError(400, "Invalid value specified for 'sinceTransactionID': give a transaction ID", 'INVALID_TRANSACTION_ID');
-    const txs = a.transactions.slice(since);
+    const log = a.transactions;
+    if (since < log.oldestID - 1) throw tooOld(a, since, 'sinceTransactionID');
+    if (log.lastID - since > MAX_CHANGES) {
+      throw new HttpError(416, `Invalid value specified for 'sinceTransactionID': ${since} is ${log.lastID - since} transactions behind the last (${log.lastID}); /changes serves at most ${MAX_CHANGES}. Get the account (GET /v3/accounts/${a.id}) and poll from its lastTransactionID, or read the transactions in pages with /transactions/idrange`, 'INVALID_RANGE');
+    }
+    const txs = log.range(since + 1, log.lastID);
     const changes = changesOf(a, txs);
     const state: Record<string, unknown> = { ...a.state() };
     // DynamicOrderState: the trailing stops' current values.
@@ -535,7 +559,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   on('GET', `${A}/trades`, (r, [id]) => tradesList(r, account(id), false));
   on('GET', `${A}/openTrades`, (r, [id]) => tradesList(r, account(id), true));
   const tradeSpec = (a: SandboxAccount, spec: string): Record<string, unknown> => {
-    const t = a.tradeBySpec(decodeURIComponent(spec));
+    const t = a.tradeBySpec(spec);
     if (!t) throw new HttpError(404, 'The Trade specified does not exist', 'NO_SUCH_TRADE');
     return t;
   };
@@ -547,7 +571,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const a = account(id);
     const b = objectBody(r.body, 'the body');
     const u = units(b.units, 'units', false) ?? 'ALL';
-    const s = decodeURIComponent(spec!);
+    const s = spec!;
     if (!a.findTrade(s)) throw new HttpError(404, 'The Trade specified does not exist', 'NO_SUCH_TRADE');
     const txs = submit(a, { kind: 'closeTrade', id: intentID(), tradeSpecifier: s, units: u });
     const { body, rejected } = orderResponse(a, txs);
@@ -558,7 +582,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const a = account(id);
     const b = objectBody(r.body, 'the body');
     if (b.clientExtensions === undefined) throw new HttpError(400, "Invalid request body: field 'clientExtensions' is missing");
-    const txs = submit(a, { kind: 'clientExtensions', id: intentID(), tradeSpecifier: decodeURIComponent(spec!), tradeClientExtensions: objectBody(b.clientExtensions, "'clientExtensions'") });
+    const txs = submit(a, { kind: 'clientExtensions', id: intentID(), tradeSpecifier: spec!, tradeClientExtensions: objectBody(b.clientExtensions, "'clientExtensions'") });
     const t = txs[0]!;
     const last = a.broker.ledger.lastTransactionID;
     if (isReject(t)) return rejectReply(404, { tradeClientExtensionsModifyRejectTransaction: t, lastTransactionID: last, relatedTransactionIDs: ids(txs) }, t);
@@ -567,7 +591,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   on('PUT', `${A}/trades/{spec}/orders`, (r, [id, spec]) => {
     const a = account(id);
     const b = objectBody(r.body, 'the body');
-    const s = decodeURIComponent(spec!);
+    const s = spec!;
     if (!a.findTrade(s)) throw new HttpError(404, 'The Trade specified does not exist', 'NO_SUCH_TRADE');
     const dep = (k: string): Record<string, unknown> | null | undefined => {
       const v = b[k];
@@ -677,25 +701,40 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     };
     const from = timeParam('from');
     const to = timeParam('to');
-    const inRange = txSlice(a, 1, a.transactions.length, r.url).filter((t) => {
-      const at = parseTime(t.time);
-      return (from === undefined || at >= from) && (to === undefined || at <= to);
-    });
-    const pages: string[] = [];
-    for (let i = 0; i < inRange.length; i += pageSize) {
-      const chunk = inRange.slice(i, i + pageSize);
-      const u = new URL(`${baseUrl}/v3/accounts/${a.id}/transactions/idrange`);
-      u.searchParams.set('from', chunk[0]!.id);
-      u.searchParams.set('to', chunk[chunk.length - 1]!.id);
-      const type = q.get('type');
-      if (type !== null) u.searchParams.set('type', type);
-      pages.push(u.href);
+    // Times grow with IDs, so the time range is an ID range (two binary searches). Pages are idrange
+    // URLs of at most pageSize matching transactions; with no type filter they follow from the IDs.
+    const log = a.transactions;
+    // A range that reaches into forgotten transactions lists their pages too (their idrange answers
+    // 416); their times and types are gone, so only a range from the account's start can say which.
+    const timeOf = (t: Transaction): number => parseTime(t.time);
+    const typeText = q.get('type');
+    const oldest = log.get(log.oldestID);
+    const reachesForgotten = log.oldestID > 1 && oldest !== undefined && (from === undefined || from <= timeOf(oldest));
+    if (reachesForgotten && (typeText !== null || (from !== undefined && from > parseTime(a.createdTime)))) throw tooOld(a, log.oldestID - 1, 'from');
+    const lo = reachesForgotten ? 1 : from === undefined ? log.oldestID : log.firstAtOrAfter(from, timeOf);
+    const hi = (to === undefined ? log.lastID + 1 : log.firstAtOrAfter(to + 1, timeOf)) - 1;
+    const pageIDs: number[] = [];
+    let count = 0;
+    if (typeText === null) {
+      count = Math.max(0, hi - lo + 1);
+      for (let id = lo; id <= hi; id += pageSize) pageIDs.push(id, Math.min(hi, id + pageSize - 1));
+    } else {
+      for (const t of txSlice(a, lo, hi, r.url)) {
+        if (count % pageSize === 0) pageIDs.push(Number(t.id), Number(t.id));
+        else pageIDs[pageIDs.length - 1] = Number(t.id);
+        count++;
+      }
     }
+    // One URL per page: built by concatenation (a URL object per page costs ~10 µs, 20 ms for 2M transactions).
+    const pages: string[] = [];
+    const pageBase = `${baseUrl}/v3/accounts/${encodeURIComponent(a.id)}/transactions/idrange?from=`;
+    const typeQuery = typeText !== null ? `&type=${encodeURIComponent(typeText)}` : '';
+    for (let i = 0; i < pageIDs.length; i += 2) pages.push(`${pageBase}${pageIDs[i]}&to=${pageIDs[i + 1]}${typeQuery}`);
     const body: Record<string, unknown> = {
       from: formatTime(from ?? parseTime(a.createdTime)),
       to: formatTime(to ?? now),
       pageSize,
-      count: inRange.length,
+      count,
       pages,
       lastTransactionID: a.broker.ledger.lastTransactionID,
     };
@@ -709,12 +748,14 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (!Number.isInteger(from) || from < 1) throw new HttpError(400, "Invalid value specified for 'from': give a transaction ID", 'INVALID_RANGE');
     if (!Number.isInteger(to) || to < from) throw new HttpError(400, "Invalid value specified for 'to': give a transaction ID not below 'from'", 'INVALID_RANGE');
     if (to - from + 1 > 1000) throw new HttpError(400, 'Invalid range: at most 1000 transactions per request', 'INVALID_RANGE');
+    if (from < a.transactions.oldestID) throw tooOld(a, from - 1, 'from');
     return ok({ transactions: txSlice(a, from, to, r.url), lastTransactionID: a.broker.ledger.lastTransactionID });
   });
   on('GET', `${A}/transactions/sinceid`, (r, [id]) => {
     const a = account(id);
     const since = Number(r.url.searchParams.get('id'));
     if (!Number.isInteger(since) || since < 0) throw new HttpError(400, "Invalid value specified for 'id': give a transaction ID", 'INVALID_TRANSACTION_ID');
+    if (since < a.transactions.oldestID - 1) throw tooOld(a, since, 'id');
     return ok({ transactions: txSlice(a, since + 1, since + 1000, r.url), lastTransactionID: a.broker.ledger.lastTransactionID });
   });
   on('GET', `${A}/transactions/stream`, (r, [id]) => {
@@ -737,8 +778,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   on('GET', `${A}/transactions/{txid}`, (_r, [id, txid]) => {
     const a = account(id);
     const n = Number(txid);
-    const t = Number.isInteger(n) && n >= 1 ? a.transactions[n - 1] : undefined;
-    if (!t) throw new HttpError(404, 'The Transaction specified does not exist', 'NO_SUCH_TRANSACTION');
+    const t = a.transactions.get(n);
+    if (!t) {
+      const forgotten = Number.isInteger(n) && n >= 1 && n < a.transactions.oldestID;
+      throw new HttpError(404, forgotten ? `The Transaction specified (${n}) is older than the oldest this sandbox keeps (${a.transactions.oldestID}; it keeps the newest ${a.transactions.capacity}, --keep-transactions)` : 'The Transaction specified does not exist', 'NO_SUCH_TRANSACTION');
+    }
     return ok({ transaction: t, lastTransactionID: a.broker.ledger.lastTransactionID });
   });
 
@@ -748,17 +792,30 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (typeof v === 'string') return /^\d+$/.test(v) ? Number(v) : parseRequestTime(v);
     return Number.NaN;
   };
-  on('POST', '/sandbox/time', (r) => {
-    setTime(controlTime(objectBody(r.body, 'the body').time));
+  /**
+   * Moves the clock to `ms` a simulated day at a time, yielding to the event loop between days: a
+   * jump of years (each day may charge financing, expire orders) never blocks other requests.
+   */
+  const advanceTo = async (ms: number, field: string): Promise<void> => {
+    if (!Number.isFinite(ms)) throw new HttpError(400, `Invalid value specified for '${field}': give RFC 3339 or epoch ms`);
+    if (ms > MAX_CONTROL_TIME) throw new HttpError(400, `Invalid value specified for '${field}': ${formatTime(Math.min(ms, 8.64e15))} is past ${formatTime(MAX_CONTROL_TIME)}, the latest time the sandbox clock accepts`);
+    while (ms - now > DAY_MS) {
+      setTime(now + DAY_MS);
+      await new Promise<void>((done) => setImmediate(done));
+    }
+    setTime(ms);
+  };
+  on('POST', '/sandbox/time', async (r) => {
+    await advanceTo(controlTime(objectBody(r.body, 'the body').time), 'time');
     return ok({ time: formatTime(now) });
   });
-  on('POST', '/sandbox/advance', (r) => {
+  on('POST', '/sandbox/advance', async (r) => {
     const ms = objectBody(r.body, 'the body').ms;
     if (typeof ms !== 'number' || !(ms >= 0)) throw new HttpError(400, "Invalid value specified for 'ms': a number of milliseconds >= 0");
-    setTime(now + ms);
+    await advanceTo(now + ms, 'ms');
     return ok({ time: formatTime(now) });
   });
-  on('POST', '/sandbox/prices', (r) => {
+  on('POST', '/sandbox/prices', async (r) => {
     const list = Array.isArray(r.body) ? r.body : [r.body];
     for (const [i, p] of list.entries()) {
       const o = objectBody(p, `price #${i}`);
@@ -769,7 +826,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         return x;
       };
       if (typeof o.instrument !== 'string') throw new HttpError(400, `Invalid value specified for 'instrument' (price #${i}): a name like EUR_USD`);
-      tick({ instrument: o.instrument, bid: num('bid'), ask: num('ask'), ...(o.time !== undefined ? { time: controlTime(o.time) } : {}), ...(o.liquidity !== undefined ? { liquidity: num('liquidity') } : {}) });
+      const bid = num('bid');
+      const ask = num('ask');
+      const liquidity = o.liquidity !== undefined ? num('liquidity') : undefined;
+      if (o.time !== undefined) await advanceTo(controlTime(o.time), 'time');
+      tick({ instrument: o.instrument, bid, ask, ...(liquidity !== undefined ? { liquidity } : {}) });
     }
     return ok({ time: formatTime(now), prices: list.length });
   });
@@ -782,7 +843,27 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     }
     return ok({ faults: faults.opts });
   });
-  on('GET', '/sandbox/stats', () => ok({ ...stats(), time: formatTime(now) }));
+  on('GET', '/sandbox/stats', (r) => {
+    const m = process.memoryUsage();
+    const delay = { max: loopDelay.max / 1e6, p99: loopDelay.percentile(99) / 1e6 };
+    // ?reset=true starts a new event-loop delay window (a load run measures one phase at a time).
+    const slowestHandler = { ms: slowest.ms, cpuMs: slowest.cpuMs, request: slowest.request };
+    if (r.url.searchParams.get('reset') === 'true') {
+      loopDelay.reset();
+      slowest.ms = 0;
+      slowest.cpuMs = 0;
+      slowest.request = '';
+    }
+    return ok({
+      ...stats(),
+      time: formatTime(now),
+      // The process's memory and the event loop's worst delay since the start: what a load run watches.
+      memory: { rssBytes: m.rss, heapUsedBytes: m.heapUsed },
+      eventLoopDelayMs: delay,
+      slowestHandler,
+      transactions: Object.fromEntries([...accounts].map(([id, a]) => [id, { kept: a.transactions.length, oldestID: String(a.transactions.oldestID), lastID: String(a.transactions.lastID) }])),
+    });
+  });
 
   // Mounted routes: Labs (/labs/v1/) and OAuth (/v1/oauth2/).
   const oauth = oauthRoute({ baseUrl: () => baseUrl });
@@ -808,47 +889,41 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   };
   const nextRequestID = (): string => String(++requestID + 1_000_000_000);
 
-  const send = (res: ServerResponse, reply: SandboxReply, unix: boolean): void => {
-    const headers: Record<string, string> = { 'Content-Type': 'application/json', 'RequestID': nextRequestID(), ...reply.headers };
+  const send = (res: ServerResponse, reply: SandboxReply, unix: boolean, extra?: Record<string, string>): void => {
+    const headers: Record<string, string> = { 'Content-Type': 'application/json', 'RequestID': nextRequestID(), ...reply.headers, ...extra };
     const text = reply.body === undefined ? '' : toJSON(reply.body, unix);
     headers['Content-Length'] = String(Buffer.byteLength(text));
     res.writeHead(reply.status, headers);
     res.end(text);
   };
 
-  const readBody = (req: IncomingMessage): Promise<string> =>
-    new Promise((done, fail) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > 1 << 20) {
-          fail(new HttpError(413, 'Request body too large (over 1 MiB)'));
-          req.destroy();
-          return;
-        }
-        chunks.push(c);
-      });
-      req.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
-      req.on('error', fail);
-    });
+  const v20Error = (e: { status: number; message: string; errorCode?: string | undefined }): SandboxReply => ({
+    status: e.status,
+    body: e.errorCode ? { errorMessage: e.message, errorCode: e.errorCode } : { errorMessage: e.message },
+  });
+
+  /** Whether a request carries the required token (or one the OAuth endpoints issued). */
+  const authorized = (req: IncomingMessage): boolean => {
+    if (opts.requireToken === undefined) return true;
+    const auth = req.headers.authorization ?? '';
+    const token = auth.startsWith('Bearer ') ? auth.slice(7) : undefined;
+    return token !== undefined && (token === opts.requireToken || oauth.issued.has(token));
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     counters.requests++;
     const method = req.method ?? 'GET';
-    const url = new URL(req.url ?? '/', baseUrl);
     const unix = (req.headers['accept-datetime-format'] ?? '').toString().toUpperCase() === 'UNIX';
+    let path = '';
     try {
-      const path = url.pathname;
-      const guarded = path.startsWith('/v3/') || path === '/v3' || path.startsWith('/labs/');
-      if (opts.requireToken !== undefined && guarded) {
-        const auth = req.headers.authorization ?? '';
-        const token = auth.startsWith('Bearer ') ? auth.slice(7) : undefined;
-        if (token === undefined || (token !== opts.requireToken && !oauth.issued.has(token))) {
-          await readBody(req).catch(() => '');
-          send(res, { status: 401, body: { errorMessage: 'Insufficient authorization to perform request.' } }, unix);
-          return;
-        }
+      const url = requestTarget(req.url ?? '/', baseUrl);
+      path = url.pathname;
+      // With --require-token every route is guarded: the API, labs, the OAuth endpoints (which issue
+      // tokens) and the control routes (which move time and prices).
+      if (!authorized(req)) {
+        await readBody(req).catch(() => '');
+        send(res, { status: 401, body: { errorMessage: 'Insufficient authorization to perform request.' } }, unix);
+        return;
       }
       if (path.startsWith('/v3/') || path.startsWith('/labs/')) {
         const fault = faults.rest();
@@ -859,17 +934,17 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         }
       }
       const text = await readBody(req);
+      const retired = retiredCall(method, path);
+      if (retired) {
+        // v20's errorMessage, and the legacy API's code/message for a /v1 client that reads those.
+        send(res, { status: 404, body: { errorMessage: retired.message, errorCode: 'RETIRED_ENDPOINT', code: 404, message: retired.message, moreInfo: 'https://developer.oanda.com/rest-live-v20/introduction/' } }, unix);
+        return;
+      }
       let body: unknown;
       // OAuth's token endpoint takes a form body (RFC 6749 4.1.3): routes get it as text.
       const form = (req.headers['content-type'] ?? '').toString().startsWith('application/x-www-form-urlencoded');
       if (form) body = text;
-      else if (text.trim() !== '') {
-        try {
-          body = JSON.parse(text);
-        } catch (e) {
-          throw new HttpError(400, `Invalid JSON in the request body: ${(e as Error).message}`);
-        }
-      }
+      else if (text.trim() !== '') body = parseJsonBody(text);
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
       for (const route of mounted) {
@@ -879,25 +954,51 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
           return;
         }
       }
-      let pathMatched = false;
+      const allowed: string[] = [];
       for (const [m, re, h] of routes) {
         const match = re.exec(path);
         if (!match) continue;
-        pathMatched = true;
-        if (m !== method) continue;
-        const reply = await h({ method, url, headers, body, unix, res }, match.slice(1).map((s) => decodeURIComponent(s)));
+        if (m !== method) {
+          allowed.push(m);
+          continue;
+        }
+        // The synchronous part of a handler (the call, up to its first await) and the send are timed:
+        // the slowest is in /sandbox/stats, what a load run checks against "never blocks".
+        // Wall time counts time the process was not scheduled on a busy machine; CPU time does not.
+        const t0 = performance.now();
+        const c0 = process.cpuUsage();
+        const pending = h({ method, url, headers, body, unix, res }, match.slice(1).map(decodeSegment));
+        let took = performance.now() - t0;
+        const cpu = process.cpuUsage(c0);
+        const reply = await pending;
+        const t1 = performance.now();
+        const c1 = process.cpuUsage();
         if (reply !== 'stream') send(res, reply, unix);
+        took += performance.now() - t1;
+        const c2 = process.cpuUsage(c1);
+        const cpuMs = (cpu.user + cpu.system + c2.user + c2.system) / 1000;
+        if (!path.startsWith('/sandbox/')) {
+          if (took > slowest.ms) {
+            slowest.ms = took;
+            slowest.request = `${method} ${path}`;
+          }
+          if (cpuMs > slowest.cpuMs) slowest.cpuMs = cpuMs;
+        }
         return;
       }
-      if (pathMatched) throw new HttpError(405, `Method ${method} is not allowed on ${path}`);
+      if (allowed.length > 0) {
+        allowed.sort();
+        send(res, { status: 405, body: { errorMessage: `Method ${method} is not allowed on ${path} (use ${allowed.join(' or ')})` } }, unix, { Allow: allowed.join(', ') });
+        return;
+      }
       throw new HttpError(404, `No such endpoint: ${method} ${path} (the sandbox serves OANDA's v20 /v3 endpoints and /sandbox control)`);
     } catch (e) {
       if (res.headersSent) {
         res.destroy();
         return;
       }
-      if (e instanceof HttpError) {
-        send(res, { status: e.status, body: e.errorCode ? { errorMessage: e.message, errorCode: e.errorCode } : { errorMessage: e.message } }, unix);
+      if (e instanceof HttpError || e instanceof InputError) {
+        send(res, v20Error(e), unix, e.status === 413 || e.status === 414 ? { Connection: 'close' } : undefined);
         return;
       }
       const err = e as Error & { code?: string };
@@ -905,7 +1006,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         send(res, { status: 400, body: { errorMessage: err.message, errorCode: 'INVALID_INSTRUMENT' } }, unix);
         return;
       }
-      log?.error({ err: err.message, method, path: url.pathname }, 'sandbox request failed');
+      log?.error({ err: err.message, stack: err.stack, method, path }, 'sandbox request failed');
       send(res, { status: 500, body: { errorMessage: `Internal sandbox error: ${err.message}` } }, unix);
     }
   };
@@ -913,7 +1014,36 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const server = createServer((req, res) => {
     const t0 = Date.now();
     res.on('finish', () => log?.debug({ method: req.method, path: (req.url ?? '').split('?')[0], status: res.statusCode, ms: Date.now() - t0 }, 'request'));
-    void handle(req, res);
+    // handle answers every error itself; this catch is the last guard that keeps the server up.
+    handle(req, res).catch((e: unknown) => {
+      log?.error({ err: (e as Error).message }, 'sandbox request handler failed');
+      res.destroy();
+    });
+  });
+  // A request Node's HTTP parser refuses never reaches handle: answer it here, v20-shaped.
+  server.on('clientError', (err: Error & { code?: string }, socket: import('node:stream').Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    socket.end(clientErrorResponse(err, nextRequestID()));
+  });
+  // Expect: 100-continue with a body over the limit: 413 at once, before the client sends it.
+  server.on('checkContinue', (req, res) => {
+    if (Number(req.headers['content-length']) > MAX_BODY_BYTES) {
+      send(res, { status: 413, body: { errorMessage: `Request body too large (at most ${MAX_BODY_BYTES} bytes, 1 MiB)` } }, false, { Connection: 'close' });
+      return;
+    }
+    res.writeContinue();
+    server.emit('request', req, res);
+  });
+  // CONNECT (a proxy tunnel) is no v20 method: Node would close the connection without an answer.
+  server.on('connect', (_req, socket: import('node:stream').Duplex) => {
+    socket.end(clientErrorResponse(Object.assign(new Error('CONNECT'), { code: 'HPE_INVALID_METHOD' }), nextRequestID()));
+  });
+  // An Expect header other than 100-continue: Node would answer 417 with no body.
+  server.on('checkExpectation', (req, res) => {
+    send(res, { status: 417, body: { errorMessage: `Expectation failed: the sandbox only honours 'Expect: 100-continue' (got '${String(req.headers.expect)}')` } }, false, { Connection: 'close' });
   });
   server.on('connection', (s) => {
     sockets.add(s);
@@ -926,6 +1056,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const addr = server.address() as AddressInfo;
   const baseUrl = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
 
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  const slowest = { ms: 0, cpuMs: 0, request: '' };
+  loopDelay.enable();
   const heartbeat = setInterval(() => {
     if (faults.stalled) return;
     const time = formatTime(now);
@@ -946,6 +1079,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     url: baseUrl,
     accountIDs: [...accounts.keys()],
     setTime: (ms) => setTime(typeof ms === 'string' ? controlTime(ms) : ms),
+    time: () => now,
     advance: (ms) => setTime(now + ms),
     pushPrice: (p) => {
       const t = p.time === undefined ? undefined : typeof p.time === 'string' ? controlTime(p.time) : p.time;
@@ -957,6 +1091,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       if (closed) return;
       closed = true;
       clearInterval(heartbeat);
+      loopDelay.disable();
       replay?.stop();
       for (const s of priceStreams) s.conn.res.end();
       for (const s of txStreams) {

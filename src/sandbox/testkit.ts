@@ -88,3 +88,55 @@ export function jsonLines(lines: readonly string[]): Record<string, any>[] {
   }
   return out;
 }
+
+/** A raw HTTP answer: status, lower-cased headers and the body text. */
+export interface RawAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/**
+ * Sends bytes as they are over a TCP socket (no HTTP client to fix them up: malformed request lines,
+ * oversized bodies) and reads the answer until the server closes the connection. Send
+ * `Connection: close` in well-formed requests. Rejects when the connection is reset or closed
+ * without an answer.
+ */
+export async function rawHttp(url: string, request: string | Buffer): Promise<RawAnswer> {
+  const { connect } = await import('node:net');
+  const u = new URL(url);
+  return new Promise((done, fail) => {
+    const socket = connect(Number(u.port), u.hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', fail);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const head = text.indexOf('\r\n\r\n');
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
+      if (!m || head < 0) {
+        fail(new Error(`no HTTP answer (the connection closed after ${text.length} bytes: ${JSON.stringify(text.slice(0, 80))})`));
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const line of text.slice(0, head).split('\r\n').slice(1)) {
+        const i = line.indexOf(':');
+        if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+      }
+      let body = text.slice(head + 4);
+      if (headers['transfer-encoding'] === 'chunked') {
+        let out = '';
+        for (let rest = body; ; ) {
+          const nl = rest.indexOf('\r\n');
+          const n = parseInt(rest.slice(0, nl), 16);
+          if (!(n > 0)) break;
+          out += rest.slice(nl + 2, nl + 2 + n);
+          rest = rest.slice(nl + 2 + n + 2);
+        }
+        body = out;
+      }
+      done({ status: Number(m[1]), headers, body });
+    });
+    socket.write(request);
+  });
+}

@@ -118,6 +118,105 @@ export interface AccountView {
   readonly openTradeCount: number;
 }
 
+/**
+ * Every indicator `ctx.indicator` wraps (technicalindicators 3.1, driven through its streaming
+ * `nextValue`), with its options and the type of its value. `value` is what `ctx.indicator(name, …)`
+ * returns once the indicator has seen enough candles (undefined before). Value indicators read the
+ * subscription's close; bar indicators the candle's open, high, low, close and volume.
+ */
+export interface IndicatorCatalog {
+  SMA: { options: { period: number }; value: number };
+  EMA: { options: { period: number }; value: number };
+  WMA: { options: { period: number }; value: number };
+  WEMA: { options: { period: number }; value: number };
+  MACD: {
+    options: { fastPeriod: number; slowPeriod: number; signalPeriod: number; SimpleMAOscillator?: boolean; SimpleMASignal?: boolean };
+    value: { readonly MACD?: number; readonly signal?: number; readonly histogram?: number };
+  };
+  RSI: { options: { period: number }; value: number };
+  BollingerBands: { options: { period: number; stdDev: number }; value: { readonly middle: number; readonly upper: number; readonly lower: number; readonly pb: number } };
+  ADX: { options: { period: number }; value: { readonly adx: number; readonly pdi: number; readonly mdi: number } };
+  ATR: { options: { period: number }; value: number };
+  TrueRange: { options: Record<string, never>; value: number };
+  ROC: { options: { period: number }; value: number };
+  KST: {
+    options: { ROCPer1: number; ROCPer2: number; ROCPer3: number; ROCPer4: number; SMAROCPer1: number; SMAROCPer2: number; SMAROCPer3: number; SMAROCPer4: number; signalPeriod: number };
+    value: { readonly kst: number; readonly signal?: number };
+  };
+  PSAR: { options: { step: number; max: number }; value: number };
+  Stochastic: { options: { period: number; signalPeriod: number }; value: { readonly k: number; readonly d?: number } };
+  WilliamsR: { options: { period: number }; value: number };
+  ADL: { options: Record<string, never>; value: number };
+  OBV: { options: Record<string, never>; value: number };
+  TRIX: { options: { period: number }; value: number };
+  ForceIndex: { options: { period: number }; value: number };
+  CCI: { options: { period: number }; value: number };
+  AwesomeOscillator: { options: { fastPeriod: number; slowPeriod: number }; value: number };
+  VWAP: { options: Record<string, never>; value: number };
+  MFI: { options: { period: number }; value: number };
+  StochasticRSI: {
+    options: { rsiPeriod: number; stochasticPeriod: number; kPeriod: number; dPeriod: number };
+    value: { readonly stochRSI: number; readonly k: number; readonly d: number };
+  };
+  AverageGain: { options: { period: number }; value: number };
+  AverageLoss: { options: { period: number }; value: number };
+  SD: { options: { period: number }; value: number };
+  Highest: { options: { period: number }; value: number };
+  Lowest: { options: { period: number }; value: number };
+  Sum: { options: { period: number }; value: number };
+  HeikinAshi: { options: Record<string, never>; value: { readonly open: number; readonly high: number; readonly low: number; readonly close: number; readonly volume?: number } };
+  IchimokuCloud: {
+    options: { conversionPeriod: number; basePeriod: number; spanPeriod: number; displacement: number };
+    value: { readonly conversion: number; readonly base: number; readonly spanA: number; readonly spanB: number };
+  };
+  KeltnerChannels: { options: { maPeriod: number; atrPeriod: number; useSMA: boolean; multiplier: number }; value: { readonly middle: number; readonly upper: number; readonly lower: number } };
+  ChandelierExit: { options: { period: number; multiplier: number }; value: { readonly exitLong: number; readonly exitShort: number } };
+}
+
+/** The name of an indicator `ctx.indicator` knows. */
+export type IndicatorName = keyof IndicatorCatalog;
+/** The options of indicator `N`. */
+export type IndicatorOptions<N extends IndicatorName> = IndicatorCatalog[N]['options'];
+/** The value of indicator `N`. */
+export type IndicatorValue<N extends IndicatorName> = IndicatorCatalog[N]['value'];
+
+/** An instrument's definition (OANDA's, from the account's instrument list), as a strategy reads it. */
+export interface InstrumentView {
+  readonly name: string;
+  readonly type: string;
+  readonly displayName: string;
+  readonly base: string;
+  readonly quote: string;
+  /** The pip is 10^pipLocation (EUR_USD -4, USD_JPY -2). */
+  readonly pipLocation: number;
+  /** 10^pipLocation: 0.0001 for EUR_USD, 0.01 for USD_JPY. */
+  readonly pip: number;
+  /** Decimal places of a price. */
+  readonly displayPrecision: number;
+  /** Decimal places of units (0: whole units). */
+  readonly tradeUnitsPrecision: number;
+  readonly minimumTradeSize: number;
+  readonly maximumOrderUnits: number;
+  /** The instrument's margin rate (the account's may be stricter: the stricter applies). */
+  readonly marginRate: number;
+  readonly minimumTrailingStopDistance: number;
+  readonly maximumTrailingStopDistance: number;
+}
+
+/** One recent candle of a series: open time, the component's prices, volume, and both sides. */
+export interface RecentCandle {
+  /** Open time (ms). The candle was delivered at its close. */
+  readonly time: UnixMs;
+  /** On the subscription's component (M, B or A), as `ctx.open` … `ctx.close`. */
+  readonly open: number;
+  readonly high: number;
+  readonly low: number;
+  readonly close: number;
+  readonly volume: number;
+  readonly bid: { readonly open: number; readonly high: number; readonly low: number; readonly close: number };
+  readonly ask: { readonly open: number; readonly high: number; readonly low: number; readonly close: number };
+}
+
 /** The structured logger strategies get (a pino child in every mode). */
 export interface StrategyLogger {
   debug(obj: object, msg?: string): void;
@@ -188,10 +287,25 @@ export interface Ctx<P extends Params = Params> {
    */
   sma(period: number, series?: string): number | undefined;
   ema(period: number, series?: string): number | undefined;
-  /** Any technicalindicators indicator by class name, e.g. `ctx.indicator('RSI', { period: 14 })`. */
-  indicator<T = number>(name: string, options: Readonly<Record<string, unknown>>, series?: string): T | undefined;
+  /**
+   * A technicalindicators indicator by class name, e.g. `ctx.indicator('RSI', { period: 14 })`: the
+   * names, options and value types are in `IndicatorCatalog`. An unknown name, a missing or
+   * unknown option, or an option of the wrong type stops the run with the valid ones named.
+   */
+  indicator<N extends IndicatorName>(name: N, options: IndicatorOptions<N>, series?: string): IndicatorValue<N> | undefined;
   /** The last `n` closes of a series on its component, oldest first (at most the kept history). */
   closes(n: number, series?: string): readonly number[];
+  /** The last `n` candles of a series, oldest first (at most the kept history): OHLC, volume, bid and ask. */
+  candles(n: number, series?: string): readonly RecentCandle[];
+
+  /** An instrument's definition: pip location, display precision, minimum trade size, margin rate… */
+  instrument(name: string): InstrumentView;
+  /** `n` pips of `instrument` as a price distance (EUR_USD: 10 → 0.001; USD_JPY: 10 → 0.1). */
+  pips(instrument: string, n: number): number;
+  /** A price distance of `instrument` in pips (EUR_USD: 0.001 → 10). */
+  toPips(instrument: string, distance: number): number;
+  /** A price rounded to the instrument's display precision (half away from zero). */
+  round(instrument: string, price: number): number;
 
   position(instrument: string): PositionView;
   trades(instrument?: string): readonly TradeView[];

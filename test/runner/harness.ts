@@ -120,19 +120,40 @@ export interface FxflowRun {
  * streams are connected (2: transactions and pricing; 1 with `--broker sim`, which has no
  * transaction stream).
  */
-export async function startFxflowRun(sandbox: Sandbox, strategy: string, args: readonly string[], streams = 2): Promise<FxflowRun> {
+export async function startFxflowRun(sandbox: Sandbox, strategy: string, args: readonly string[], streams = 2, o: { env?: NodeJS.ProcessEnv; url?: string } = {}): Promise<FxflowRun> {
   const before = sandbox.stats().streamConnections;
+  const proc = spawnFxflowRun(o.url ?? sandbox.url, strategy, args, o.env);
+  const run = watch(proc);
+  const { out, err } = run;
+  const t0 = Date.now();
+  while (!out().includes('Ctrl-C stops') || sandbox.stats().streamConnections < before + streams) {
+    if (proc.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`fxflow run did not start: ${out()} ${err()}`);
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  return run;
+}
+
+/** Spawns `fxflow run <strategy> --env sandbox --url <url> ...args` (no wait). */
+export function spawnFxflowRun(url: string, strategy: string, args: readonly string[], env?: NodeJS.ProcessEnv): ChildProcess {
   const root = resolve(import.meta.dirname, '../..');
-  const proc = spawn(process.execPath, [join('bin', 'fxflow.js'), 'run', strategy, '--env', 'sandbox', '--url', sandbox.url, '--status-every', '0', '--warmup', '0', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [join('bin', 'fxflow.js'), 'run', strategy, '--env', 'sandbox', '--url', url, '--status-every', '0', '--warmup', '0', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], ...(env !== undefined ? { env } : {}) });
+}
+
+/** Collects a process's output and exit code. */
+export function watch(proc: ChildProcess): FxflowRun {
   let out = '';
   let err = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((res) => proc.on('exit', (code) => res(code)));
-  const t0 = Date.now();
-  while (!out.includes('Ctrl-C stops') || sandbox.stats().streamConnections < before + streams) {
-    if (proc.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`fxflow run did not start: ${out} ${err}`);
-    await new Promise((res) => setTimeout(res, 20));
-  }
   return { proc, out: () => out, err: () => err, exited };
+}
+
+/** Waits until `pred` holds (checked every 10 ms); throws naming `what` after `ms`. */
+export async function until(pred: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const t0 = Date.now();
+  while (!(await pred())) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
 }

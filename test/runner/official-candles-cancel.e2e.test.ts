@@ -128,8 +128,12 @@ describe('LiveCandleFeed cancels what it gives up on', () => {
     const w = warns.find((x) => x.msg === WARN)!;
     expect(String(w.reason)).toContain('HTTP 503');
     expect(w.attempts as number).toBeGreaterThanOrEqual(3);
-    expect(r.served()).toBe(w.attempts);
+    // One request per attempt, never more (the transport does not retry under the feed). The last
+    // attempt may be cancelled by the wait's end before its request reaches the sandbox (on a loaded
+    // machine it was: 4 served of 5 attempts), so the sandbox serves the attempts, or one fewer.
     expect(r.http.stats.retries).toBe(0);
+    expect(r.served()).toBeLessThanOrEqual(w.attempts as number);
+    expect(r.served()).toBeGreaterThanOrEqual((w.attempts as number) - 1);
     expect(fellBack).toBeGreaterThanOrEqual(995);
     expect(fellBack).toBeLessThan(1400);
 
@@ -141,7 +145,8 @@ describe('LiveCandleFeed cancels what it gives up on', () => {
     await old.feed.drain();
     const oldFellBack = old.delivered[0]!.at - t1;
     const ow = old.warns.find((x) => x.msg === WARN)!;
-    await new Promise((res) => setTimeout(res, 700)); // the last attempt's retries run on after the fallback
+    // The last attempt's retries run on after the fallback: the sandbox serves more requests than attempts.
+    await until(() => s.served() > (ow.attempts as number), 10_000, 'a retry after the fallback');
     expect(s.served()).toBeGreaterThan(ow.attempts as number);
     console.log(`[official candles] 503 for the whole 1 s wait: ${w.attempts} attempts = ${r.served()} requests, fallback after ${Math.round(fellBack)} ms; ignoring the options: ${ow.attempts} attempts, ${s.served()} requests (some after the fallback), fallback after ${Math.round(oldFellBack)} ms`);
   }, 20_000);

@@ -67,7 +67,7 @@ describe('the latest price again after a restart', () => {
       expect(s2.again).toBe(0);
       expect(s2.last).toBe(path[14]!.time);
       // The stop's snapshot holds the last price, for the next restart.
-      expect(Journal.open(r.journalDir).contents().state?.prices).toEqual({ EUR_USD: path[14]!.time });
+      expect(Journal.read(r.journalDir).state?.prices).toEqual({ EUR_USD: path[14]!.time });
     });
   }
 

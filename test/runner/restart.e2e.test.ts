@@ -14,7 +14,7 @@ afterEach(async () => {
 
 /** Starts `fxflow run` (ping-pong) on the sandbox; resolves once it is running with both streams connected. */
 const startRunner = (sandbox: Rig['sandbox'], journal: string, log: string): Promise<FxflowRun> =>
-  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', journal, '--log-file', log]);
+  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', journal, '--log-file', log, '--max-intent-age', '600']); // resubmission after a kill is the point here, however slow the restart
 
 describe('kill -9 and restart', () => {
   it('10 SIGKILLs at random points, restarts: 0 duplicate orders, 0 missed transactions, strategy state restored', async () => {
@@ -54,7 +54,7 @@ describe('kill -9 and restart', () => {
     await new Promise((res) => setTimeout(res, 3000));
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
-    const atStop = Journal.open(r.journalDir).contents().state?.state as { ticks: number };
+    const atStop = Journal.read(r.journalDir).state?.state as { ticks: number };
     run = await startRunner(r.sandbox, r.journalDir, log);
     child = run.proc;
     for (let k = 0; k < 2; k++) {
@@ -67,7 +67,7 @@ describe('kill -9 and restart', () => {
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     const txs = await accountTransactions(r, start);
-    const j = Journal.open(r.journalDir).contents();
+    const j = Journal.read(r.journalDir);
     const missed = txs.filter((t) => !j.transactions.some((x) => x.id === t.id)).length;
     const dup = duplicateOrders(txs);
     const orders = new Set(txs.filter((t) => t.type === 'MARKET_ORDER').map((t) => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id)).size;

@@ -18,6 +18,8 @@ describe('risk limits through the runner', () => {
       { name: 'maxUnits', limits: { maxUnits: 500 }, expectOrders: 0 },
       { name: 'maxOpenTrades', limits: { maxOpenTrades: 1 }, params: { every: 1, units: '1000' }, hedging: true },
       { name: 'maxOrdersPerMinute', limits: { maxOrdersPerMinute: 4 } },
+      // One entry a minute: each exit comes while the minute is full, and must pass.
+      { name: 'maxOrdersPerMinute', limits: { maxOrdersPerMinute: 1 } },
       { name: 'maxDailyLoss', limits: { maxDailyLoss: 0.5 } },
       { name: 'maxSpreadPips', limits: { maxSpreadPips: 1 }, expectOrders: 0 },
     ] as const;
@@ -42,8 +44,19 @@ describe('risk limits through the runner', () => {
       if ('expectOrders' in c) expect(orders).toBe(c.expectOrders);
       if (c.name === 'maxOpenTrades') expect((await r.rest.openTrades(r.accountID)).length).toBeLessThanOrEqual(1);
       if (c.name === 'maxOrdersPerMinute') {
-        const times = txs.filter((t) => t.type === 'MARKET_ORDER').map((t) => Date.parse(t.time));
-        for (const t of times) expect(times.filter((u) => u > t - 60_000 && u <= t).length).toBeLessThanOrEqual(4);
+        // Ping-pong buys from flat (an entry) and sells a long (an exit). Entries are limited to 4
+        // per sliding minute; exits always pass (the README's promise: a limit never traps a position).
+        const units = (t: { units?: string }): number => Number(t.units);
+        const market = txs.filter((t) => t.type === 'MARKET_ORDER') as unknown as { time: string; units: string }[];
+        const entries = market.filter((t) => units(t) > 0).map((t) => Date.parse(t.time));
+        const exits = market.filter((t) => units(t) < 0).length;
+        const max = c.limits.maxOrdersPerMinute;
+        for (const t of entries) expect(entries.filter((u) => u > t - 60_000 && u <= t).length).toBeLessThanOrEqual(max);
+        const refusedExits = breaches.filter((b) => b.intent.kind === 'order' && Number((b.intent.request as { units: string }).units) < 0).length;
+        figures.push(`(${max} per minute: ${entries.length} entries, ${exits} exits sent, ${refusedExits} exits refused)`);
+        expect(refusedExits).toBe(0);
+        expect(exits).toBe(entries.length); // every entry's exit went out
+        expect(market.length).toBeGreaterThan(max);
       }
       await r.close();
       r = undefined;

@@ -16,7 +16,7 @@ afterEach(async () => {
 
 /** Starts `fxflow run --broker sim` (ping-pong) on the sandbox; resolves once it is running with its pricing stream connected. */
 const startRunner = (sandbox: Rig['sandbox'], journal: string, log: string): Promise<FxflowRun> =>
-  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--broker', 'sim', '--journal', journal, '--log-file', log], 1);
+  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--broker', 'sim', '--journal', journal, '--log-file', log, '--max-intent-age', '600'], 1); // resubmission after a kill is the point here
 
 const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 
@@ -62,14 +62,14 @@ describe('--broker sim: kill -9 and restart', () => {
     await more(2);
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
-    const atStop = Journal.open(r.journalDir).contents().state?.state as { ticks: number };
+    const atStop = Journal.read(r.journalDir).state?.state as { ticks: number };
     run = await startRunner(r.sandbox, r.journalDir, log);
     child = run.proc;
     await more(2);
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
 
-    const j = Journal.open(r.journalDir).contents();
+    const j = Journal.read(r.journalDir);
     const txs = j.transactions;
     const orders = txs.filter((t) => t.type === 'MARKET_ORDER');
     const clientOrders = new Set(orders.map(cid).filter((x) => x !== undefined));

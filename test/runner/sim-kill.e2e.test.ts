@@ -58,7 +58,7 @@ describe('--broker sim kill switch', () => {
     r.sandbox.pushPrice(path[5]!);
     await runner.done;
     const res = await runner.stop();
-    const j = Journal.open(r.journalDir).contents();
+    const j = Journal.read(r.journalDir);
     const added = j.transactions.filter((t) => Number(t.id) > lastBefore);
     const after = { trades: runner.sim!.ledger.trades.size, pending: runner.sim!.ledger.pendingOrders.size, portfolioTrades: runner.portfolio.ledger.trades.size };
 
@@ -67,7 +67,7 @@ describe('--broker sim kill switch', () => {
     const recovered = { trades: second.sim!.ledger.trades.size, pending: second.sim!.ledger.pendingOrders.size };
     await push(r, second, 6, 8);
     const res2 = await second.stop('after');
-    const later = Journal.open(r.journalDir).contents().transactions.filter((t) => Number(t.id) > Number(added.at(-1)?.id ?? lastBefore));
+    const later = Journal.read(r.journalDir).transactions.filter((t) => Number(t.id) > Number(added.at(-1)?.id ?? lastBefore));
     console.log(
       `[sim kill switch] before: ${before.trades} trade(s), pending ${before.pending.join(', ')}; the switch's transactions: ${added.map((t) => `${t.id} ${t.type} ${String(x(t, 'reason'))}`).join(', ')}; ` +
         `at the stop ${after.trades} trades, ${after.pending} pending orders, ${j.intents.length} unconfirmed intents; next start: recovered ${JSON.stringify(res2.recovered)}, ${later.length} new transactions`,
@@ -90,7 +90,7 @@ describe('--broker sim kill switch', () => {
     const t0 = Date.now();
     const res = await runner.kill('test');
     const waited = Date.now() - t0;
-    const j = Journal.open(r.journalDir).contents();
+    const j = Journal.read(r.journalDir);
     console.log(`[sim kill switch, no price] stopped after ${waited} ms with ${runner.sim!.ledger.trades.size} trade(s) open and ${j.intents.length} unconfirmed intent(s): ${j.intents.map((i) => i.intent.kind).join(', ')}`);
     expect(res.reason).toMatch(/kill switch/);
     expect(waited).toBeGreaterThanOrEqual(4900);

@@ -149,8 +149,8 @@ describe('--broker sim journal rebase', () => {
       most = Math.max(most, second.journal.transactionCount);
     }
     const res = await second.stop('end');
-    const j = Journal.open(r.journalDir).contents();
-    const refJournal = Journal.open(ref.journalDir).contents();
+    const j = Journal.read(r.journalDir);
+    const refJournal = Journal.read(ref.journalDir);
     const final = accountOf(second.sim!.snapshot());
     const reference = accountOf(whole.sim!.snapshot());
     console.log(

@@ -49,7 +49,7 @@ describe('--broker sim across a stop and a restart', () => {
     const before = first.sim!.snapshot();
     const queued = first.sim!.queuedMarketOrders();
     await first.stop('first');
-    const j1 = Journal.open(r.journalDir).contents();
+    const j1 = Journal.read(r.journalDir);
     const lastBefore = j1.lastTransactionID;
     expect(before.trades).toHaveLength(1);
     expect(before.orders!.map((o) => o.type).sort()).toEqual(['LIMIT', 'STOP_LOSS', 'TAKE_PROFIT']);
@@ -81,7 +81,7 @@ describe('--broker sim across a stop and a restart', () => {
     r.sandbox.pushPrice({ instrument: 'EUR_USD', bid: Number(tp.price) + 0.0001, ask: Number(tp.price) + 0.00025 });
     await waitTicks(second, ++seen);
     const res = await second.stop('second');
-    const after = Journal.open(r.journalDir).contents().transactions;
+    const after = Journal.read(r.journalDir).transactions;
     const added = after.filter((t) => Number(t.id) > Number(lastBefore));
     const x = (t: Transaction | undefined, k: string): unknown => (t as unknown as Record<string, unknown> | undefined)?.[k];
     console.log(`[sim restart] after the restart: ${added.map((t) => `${t.id} ${t.type}${x(t, 'reason') ? ` ${String(x(t, 'reason'))}` : ''}`).join(', ')}; recovered ${JSON.stringify(res.recovered)}`);
@@ -146,7 +146,7 @@ describe('--broker sim across a stop and a restart', () => {
     // 1.10200 is below the ratcheted stop (1.10300), above where it started (1.09800).
     seen = await push(second, 4, 1.102, 0);
     const res = await second.stop('second');
-    const fill = Journal.open(r.journalDir).contents().transactions.find((t) => t.type === 'ORDER_FILL' && (t as { orderID?: string }).orderID === tsl.id) as (Transaction & { price: string; reason: string }) | undefined;
+    const fill = Journal.read(r.journalDir).transactions.find((t) => t.type === 'ORDER_FILL' && (t as { orderID?: string }).orderID === tsl.id) as (Transaction & { price: string; reason: string }) | undefined;
     console.log(`[sim restart, trailing] stop ${tsl.id} at 1.10300 before the stop, ${level} after the restart; a bid of 1.10200 ${fill ? `filled it (${fill.reason} @ ${fill.price})` : 'did not trigger it'}; ${res.transactions} transactions after the restart`);
     expect(level).toBe(1.103);
     expect(fill?.reason).toBe('TRAILING_STOP_LOSS_ORDER');

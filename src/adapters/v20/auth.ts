@@ -44,9 +44,14 @@ export class SecretToken {
 /** Where a resolved token came from (for messages: the source, never the value). */
 export type TokenSource = 'FXFLOW_TOKEN' | 'OANDA_TOKEN' | 'config' | 'file';
 
-/** The default token file: `~/.fxflow/token` (mode 0600). */
-export function defaultTokenFile(home = homedir()): string {
-  return join(home, '.fxflow', 'token');
+/**
+ * The default token file of an environment: `~/.fxflow/token-<env>` (mode 0600), one per
+ * environment, so a sandbox login never overwrites the token practice or live read. Without an
+ * environment: `~/.fxflow/token`, the file of versions before per-environment files (practice and
+ * live still read it when their own file is missing; the sandbox never does).
+ */
+export function defaultTokenFile(home = homedir(), environment?: string): string {
+  return join(home, '.fxflow', environment === undefined ? 'token' : `token-${environment}`);
 }
 
 /**
@@ -112,8 +117,8 @@ export interface TokenRequest {
  * Finds the personal access token, in this order:
  * 1. the environment variable `FXFLOW_TOKEN`, then `OANDA_TOKEN`;
  * 2. the config (`token` of the environment in `config/environments.json`);
- * 3. a token file: the one given, else the environment's `tokenFile`, else `~/.fxflow/token`
- *    (it must be mode 0600).
+ * 3. a token file: the one given, else the environment's `tokenFile`, else `~/.fxflow/token-<env>`
+ *    (practice and live fall back to the older shared `~/.fxflow/token`); it must be mode 0600.
  * Use it once at start-up; pass `token.reveal()` only to the HTTP client.
  */
 export function resolveToken(r: TokenRequest = {}): { token: SecretToken; source: TokenSource; file?: string } {
@@ -126,7 +131,13 @@ export function resolveToken(r: TokenRequest = {}): { token: SecretToken; source
     }
   }
   if (r.environment?.token !== undefined) return { token: new SecretToken(r.environment.token), source: 'config' };
-  const file = r.tokenFile ?? r.environment?.tokenFile ?? defaultTokenFile(r.home);
+  let file = r.tokenFile ?? r.environment?.tokenFile;
+  if (file === undefined) {
+    const name = r.environment?.name;
+    file = defaultTokenFile(r.home, name);
+    // The shared file of earlier versions, for practice and live only: a sandbox never reads another environment's token.
+    if (name !== 'sandbox' && !existsSync(file) && existsSync(defaultTokenFile(r.home))) file = defaultTokenFile(r.home);
+  }
   const expanded = file.startsWith('~/') ? join(r.home ?? homedir(), file.slice(2)) : file;
   return { token: readTokenFile(expanded), source: 'file', file: resolve(expanded) };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import pino from 'pino';
 import { Pool, buildConnector } from 'undici';
+import { retiredCall } from '../../domain/v20/retired.ts';
 import { V20Error, httpError } from './errors.ts';
 import { RateLimiter, backoffDelay, sleep } from './rate-limit.ts';
 
@@ -130,6 +131,16 @@ export function checkBaseUrl(url: string, field = 'baseUrl'): URL {
     });
   }
   throw new V20Error({ code: 'V20_UNSUPPORTED', method: '-', path: '-', message: `${field} ${u.origin}: scheme ${u.protocol} is not supported; use https://` });
+}
+
+/**
+ * Throws V20_UNSUPPORTED, before anything is sent, for a call to OANDA's retired v1 REST API or a
+ * removed labs endpoint: the message names the v20 call to use instead.
+ */
+function refuseRetired(method: string, path: string): void {
+  const q = path.indexOf('?');
+  const retired = retiredCall(method, q < 0 ? path : path.slice(0, q));
+  if (retired) throw new V20Error({ code: 'V20_UNSUPPORTED', method, path, message: `${retired.message}; no request was sent` });
 }
 
 /** Appends a query (undefined values skipped) to a path. */
@@ -269,6 +280,7 @@ export class V20Http {
   async request<T = unknown>(r: V20Request): Promise<V20Response<T>> {
     const retry = r.retry ?? r.method === 'GET';
     const path = withQuery(r.path, r.query);
+    refuseRetired(r.method, path);
     const signal = r.signal;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -399,6 +411,7 @@ export class V20Http {
    */
   async openStream(path: string, query: V20Query, signal: AbortSignal): Promise<AsyncIterable<string>> {
     const full = withQuery(path, query);
+    refuseRetired('GET', full);
     await this.#limiter.acquire(signal);
     this.stats.requests++;
     let res;

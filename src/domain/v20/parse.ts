@@ -135,7 +135,8 @@ function required(o: Obj, kind: string, path: string): void {
 /** Checks every known field present in `o` with the field table. */
 function fields(o: Obj, path: string): void {
   for (const k in o) {
-    const c = FIELD[k] ?? (k.endsWith('Transaction') ? transaction : undefined);
+    // Own keys only: '__proto__' or 'constructor' in a request must not find Object.prototype's.
+    const c = (Object.hasOwn(FIELD, k) ? FIELD[k] : undefined) ?? (k.endsWith('Transaction') ? transaction : undefined);
     if (c !== undefined) c(o[k], `${path}.${k}`);
   }
 }

@@ -1,0 +1,113 @@
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
+import { ROOT } from './config.ts';
+
+/** `fxflow init` cannot scaffold into this folder: names it and why. */
+export class InitError extends Error {
+  readonly code = 'INIT' as const;
+  constructor(readonly dir: string, message: string) {
+    super(`${dir}: ${message}`);
+    this.name = 'InitError';
+  }
+}
+
+const STRATEGY = `import { defineStrategy } from 'fxflow';
+
+/**
+ * RSI reversion: buys when RSI(period) falls below \`low\`, sells when it rises above \`high\`, with a
+ * stop loss and a take profit in pips. Run it with \`npx fxflow backtest strategy.ts\`.
+ */
+export default defineStrategy({
+  params: { instrument: 'EUR_USD', granularity: 'H1', period: 14, low: 30, high: 70, units: 10_000, stopPips: 30, takePips: 60 },
+  subscribe: (p) => ({ candles: [\`\${p.instrument}:\${p.granularity}\`] }),
+  init: () => ({ trades: 0 }),
+  onCandle(ctx, s) {
+    const p = ctx.params;
+    const rsi = ctx.indicator('RSI', { period: p.period });
+    if (rsi === undefined || ctx.position(p.instrument).net !== 0) return;
+    const side = rsi < p.low ? 1 : rsi > p.high ? -1 : 0;
+    if (side === 0) return;
+    const order = ctx.market(p.instrument, side * p.units, {
+      sl: { distance: ctx.pips(p.instrument, p.stopPips) },
+      tp: { distance: ctx.pips(p.instrument, p.takePips) },
+    });
+    return { state: { trades: s.trades + 1 }, intents: [order] };
+  },
+});
+`;
+
+const TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2022',
+    lib: ['ES2023'],
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    // fxflow ships TypeScript sources (no build step): its imports name .ts files.
+    allowImportingTsExtensions: true,
+    noEmit: true,
+    strict: true,
+    skipLibCheck: true,
+    types: [],
+  },
+  include: ['*.ts', 'strategies'],
+};
+
+const README = (name: string): string => `# ${name}
+
+An fxflow strategy project.
+
+\`\`\`sh
+npx fxflow backtest strategy.ts            # backtest on the catalog's EUR_USD H1 (2024)
+npx fxflow backtest strategy.ts --param period=21 --from 2024-06-01
+npm run check                              # type-check the strategies (tsc)
+\`\`\`
+
+\`strategy.ts\` imports \`fxflow\` (linked in node_modules/ to the fxflow it was made with). Packages
+installed here (\`npm install <name>\`) can be imported by the strategy, and so can the ones fxflow
+installs (technicalindicators, luxon).
+`;
+
+/**
+ * Scaffolds a strategy project in `dir`: package.json (fxflow as a file: dependency), tsconfig.json
+ * set up to type-check against fxflow's TypeScript sources, a sample strategy, a README, and
+ * node_modules/fxflow linked to this fxflow (what `npm install` would make of the file: dependency),
+ * so the project type-checks and backtests at once, with no install and no network.
+ * Refuses a folder that already holds any of those files. Returns the files written.
+ */
+export function initProject(dir: string): string[] {
+  const target = resolve(dir);
+  if (existsSync(target) && readdirSync(target).length > 0) {
+    for (const f of ['package.json', 'tsconfig.json', 'strategy.ts']) {
+      if (existsSync(join(target, f))) throw new InitError(target, `already holds ${f}: give an empty or new folder (nothing was written)`);
+    }
+  }
+  if (resolve(target) === ROOT) throw new InitError(target, 'is fxflow itself: give another folder');
+  mkdirSync(target, { recursive: true });
+  const name = basename(target).toLowerCase().replace(/[^a-z0-9-_.]/g, '-') || 'strategies';
+  const rel = relative(target, ROOT) || '.';
+  const pkg = {
+    name,
+    private: true,
+    type: 'module',
+    scripts: { backtest: 'fxflow backtest strategy.ts', check: 'tsc -p tsconfig.json' },
+    dependencies: { fxflow: `file:${rel.split('\\').join('/')}` },
+    devDependencies: { typescript: '^5.9.3' },
+  };
+  const written: string[] = [];
+  const write = (file: string, text: string): void => {
+    writeFileSync(join(target, file), text);
+    written.push(file);
+  };
+  write('package.json', `${JSON.stringify(pkg, null, 2)}\n`);
+  write('tsconfig.json', `${JSON.stringify(TSCONFIG, null, 2)}\n`);
+  write('strategy.ts', STRATEGY);
+  write('README.md', README(name));
+  write('.gitignore', 'node_modules/\nruns/\n');
+  const link = join(target, 'node_modules', 'fxflow');
+  if (!existsSync(link)) {
+    mkdirSync(join(target, 'node_modules'), { recursive: true });
+    symlinkSync(ROOT, link, 'junction');
+    written.push('node_modules/fxflow');
+  }
+  return written;
+}

@@ -1,0 +1,287 @@
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import { tsImport } from 'tsx/esm/api';
+import type { Argv } from 'yargs';
+import { loadInstruments } from '../domain/instrument.ts';
+import { OBJECTIVES, type ObjectiveFn, type ObjectiveName } from '../research/metrics.ts';
+import { WorkerPool } from '../research/pool.ts';
+import { SEARCHES, type SearchName } from '../research/search.ts';
+import { buildSpace, SpaceError } from '../research/space.ts';
+import { loadSweepData } from '../research/sweep-data.ts';
+import { catalogSourceHash, fileSourceHash } from '../research/series-cache.ts';
+import { canonical, runSweep, sha256, sweepHashes, type RankedTrial, type SweepResult } from '../research/sweep.ts';
+import { ROOT, loadConfig, parseDate, readJsonFile, type BacktestConfig } from './config.ts';
+import { dataCatalog, fileSource } from './data.ts';
+import { loadStrategy, StrategyLoadError } from './load-strategy.ts';
+import { formatCount } from './progress.ts';
+
+export interface OptimizeArgs {
+  strategy: string;
+  param?: (string | number)[];
+  constraint?: string[];
+  space?: string;
+  search: SearchName;
+  trials?: number;
+  seed: number;
+  objective: ObjectiveName;
+  workers?: number;
+  batch: number;
+  lag: number;
+  out?: string;
+  json?: boolean;
+  top: number;
+  pboBlocks?: number;
+  instrument?: string;
+  granularity?: string;
+  from?: string;
+  to?: string;
+  data?: string;
+  format?: string;
+  config?: string;
+  balance?: string;
+  currency?: string;
+  spread?: string;
+  spreadPips?: number;
+  path?: string;
+  financing?: boolean;
+  commission?: string;
+  runsDir?: string;
+}
+
+/** `fxflow optimize`'s flags. */
+export function optimizeCommand(y: Argv): Argv {
+  return y
+    .positional('strategy', { type: 'string', demandOption: true, describe: 'Path to a strategy module, e.g. strategies/sma-cross.ts' })
+    .option('param', { type: 'array', string: true, describe: 'A swept param: name=from:to:step (range), name=a,b,c (list) or name=value (fixed)' })
+    .option('constraint', { type: 'array', string: true, describe: "Keep only points where this holds, e.g. 'fast < slow' (names, numbers, + - * / %, comparisons, and/or/not)" })
+    .option('space', { type: 'string', describe: 'A JSON file {"params": {"fast": "5:50:5", "slow": [20, 30]}, "constraints": ["fast < slow"]} (merged with --param/--constraint)' })
+    .option('search', { type: 'string', choices: SEARCHES, default: 'grid', describe: 'grid: every point; random: seeded sample; tpe: tree-structured Parzen estimator (adaptive)' })
+    .option('trials', { type: 'number', describe: 'Number of trials (default: the whole space for grid, 100 otherwise)' })
+    .option('seed', { type: 'number', default: 1, describe: 'Seed of random and tpe (same seed: same trials)' })
+    .option('objective', { type: 'string', choices: OBJECTIVES, default: 'sharpe', describe: "What to maximise: netPL, sharpe, sortino, calmar, profitFactor, or custom (the strategy module's exported `objective(metrics)`)" })
+    .option('workers', { type: 'number', describe: 'Worker threads (default: all cores)' })
+    .option('batch', { type: 'number', default: 1, describe: 'tpe: points per proposal' })
+    .option('lag', { type: 'number', default: 2, describe: 'tpe: a proposal may not see the latest <lag> trials, so up to lag+batch trials run while the next is proposed; more workers than that wait' })
+    .option('out', { type: 'string', describe: 'Sweep folder (default: runs/sweeps/<strategy>-<hash of the sweep>; the same command resumes it)' })
+    .option('top', { type: 'number', default: 10, describe: 'Trials to print' })
+    .option('pbo-blocks', { type: 'number', describe: 'CSCV blocks for PBO (even; default 16)' })
+    .option('json', { type: 'boolean', describe: 'Print the sweep summary as one JSON document' })
+    .option('instrument', { type: 'string', describe: 'Instrument, for strategies that take an `instrument` param' })
+    .option('granularity', { type: 'string', describe: 'Granularity, for strategies that take a `granularity` param' })
+    .option('from', { type: 'string', describe: 'Start, UTC date or RFC 3339 time' })
+    .option('to', { type: 'string', describe: 'End, exclusive' })
+    .option('data', { type: 'string', describe: 'Read candles from this file or folder instead of the catalog' })
+    .option('format', { type: 'string', describe: 'Format of --data when it cannot be detected' })
+    .option('config', { type: 'string', describe: 'A JSON file merged over config/default.json' })
+    .option('balance', { type: 'string', describe: 'Initial balance' })
+    .option('currency', { type: 'string', describe: 'Account currency' })
+    .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly'], describe: 'Spread model' })
+    .option('spread-pips', { type: 'number', describe: 'Spread in pips for --spread fixed' })
+    .option('path', { type: 'string', choices: ['adaptive', 'worst'], describe: 'Intra-candle path model' })
+    .option('financing', { type: 'boolean', describe: 'Charge daily financing (--no-financing to disable)' })
+    .option('commission', { type: 'string', describe: 'Commission per million units' })
+    .option('runs-dir', { type: 'string', describe: 'Where sweep folders are saved (under <runs-dir>/sweeps)' })
+    .example("$0 optimize strategies/sma-cross.ts --param fast=5:50:5 --param slow=20,30,50,100 --constraint 'fast < slow'", 'Grid over fast × slow')
+    .example('$0 optimize strategies/sma-cross.ts --param fast=2:60:1 --param slow=10:300:5 --search tpe --trials 200 --objective sortino', 'Adaptive search');
+}
+
+export function overrides(a: OptimizeArgs): Record<string, Record<string, string | number | boolean>> {
+  const o: Record<string, Record<string, string | number | boolean>> = {};
+  const set = (section: string, key: string, v: string | number | boolean | undefined): void => {
+    if (v !== undefined) (o[section] ??= {})[key] = v;
+  };
+  set('account', 'initialBalance', a.balance);
+  set('account', 'currency', a.currency);
+  set('data', 'spread', a.spread);
+  set('data', 'spreadPips', a.spreadPips);
+  set('fill', 'path', a.path);
+  set('costs', 'financing', a.financing);
+  set('costs', 'commissionPerMillion', a.commission);
+  set('run', 'instrument', a.instrument);
+  set('run', 'granularity', a.granularity);
+  set('run', 'from', a.from);
+  set('run', 'to', a.to);
+  set('run', 'runsDir', a.runsDir);
+  return o;
+}
+
+/** --space file: params as "from:to:step" strings or lists, constraints as strings. */
+function readSpaceFile(path: string): { params: string[]; constraints: string[] } {
+  const j = readJsonFile(path) as { params?: Record<string, unknown>; constraints?: unknown };
+  const params: string[] = [];
+  for (const [k, v] of Object.entries(j.params ?? {})) {
+    if (Array.isArray(v)) params.push(`${k}=${v.join(',')}`);
+    else if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') params.push(`${k}=${v}`);
+    else throw new SpaceError(`${path}: params.${k} must be "from:to:step", a list or a value`);
+  }
+  if (j.constraints !== undefined && !(Array.isArray(j.constraints) && j.constraints.every((c) => typeof c === 'string'))) {
+    throw new SpaceError(`${path}: constraints must be a list of strings, e.g. ["fast < slow"]`);
+  }
+  return { params, constraints: (j.constraints as string[] | undefined) ?? [] };
+}
+
+/** A sweep progress line with ETA on stderr (TTY only). */
+class SweepProgress {
+  #last = 0;
+  #shown = false;
+  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
+  update(p: { done: number; total: number; ran: number; failed: number; elapsedMs: number }): void {
+    if (!this.stream.isTTY) return;
+    const now = performance.now();
+    if (now - this.#last < 200 && p.done < p.total) return;
+    this.#last = now;
+    this.#shown = true;
+    const f = p.total > 0 ? p.done / p.total : 1;
+    const width = 30;
+    const rate = p.ran / (p.elapsedMs / 1000);
+    const left = p.total - p.done;
+    const eta = rate > 0 ? left / rate : NaN;
+    const etaText = Number.isFinite(eta) ? (eta >= 60 ? `${Math.floor(eta / 60)}m${String(Math.round(eta % 60)).padStart(2, '0')}s` : `${eta.toFixed(0)}s`) : '…';
+    this.stream.write(`\roptimize [${'#'.repeat(Math.round(f * width)).padEnd(width, '.')}] ${p.done}/${p.total}  ${rate.toFixed(2)} trials/s  ETA ${etaText}${p.failed ? `  ${p.failed} failed` : ''}\x1b[K`);
+  }
+  done(): void {
+    if (this.#shown) this.stream.write('\r\x1b[K');
+  }
+}
+
+/**
+ * The binary cache of decoded series: `<catalog>/.cache/` (or `<--data folder or file>.fxflow-cache/`),
+ * keyed by the hash of the source files over the period.
+ */
+export function cacheFor(a: OptimizeArgs, config: BacktestConfig): { dir: string; sourceHash: (instrument: string, granularity: string) => string | undefined } {
+  const from = parseDate(config.run.from);
+  const to = parseDate(config.run.to);
+  if (a.data) {
+    const path = resolve(a.data);
+    let hash: string | undefined;
+    // One-sided data gets its other side from the spread settings as it is read: they are part of the key.
+    return { dir: `${path.replace(/[\\/]$/, '')}.fxflow-cache`, sourceHash: () => (hash ??= sha256(`${fileSourceHash(path)}:${a.format ?? ''}:${canonical(config.data)}`)) };
+  }
+  const root = resolve(ROOT, config.data.catalog);
+  return { dir: join(root, '.cache'), sourceHash: (i, g) => catalogSourceHash(root, i, g, from, to) };
+}
+
+/** What optimize and walkforward share: config, strategy, space, trial count, objective. */
+export async function prepare(a: OptimizeArgs): Promise<{ config: BacktestConfig; instruments: ReturnType<typeof loadInstruments>; loaded: Awaited<ReturnType<typeof loadStrategy>>; space: ReturnType<typeof buildSpace>; trials: number; objectiveFn: ObjectiveFn | undefined; workers: number }> {
+  const config: BacktestConfig = loadConfig(a.config, overrides(a));
+  const instruments = loadInstruments();
+  const probe = await loadStrategy(a.strategy, []);
+  // The run's instrument and granularity reach strategies that declare them (as `backtest` does).
+  const implicit: string[] = [];
+  if ('instrument' in probe.strategy.params) implicit.push(`instrument=${config.run.instrument}`);
+  if ('granularity' in probe.strategy.params) implicit.push(`granularity=${config.run.granularity}`);
+  const loaded = await loadStrategy(a.strategy, implicit);
+  const fromFile = a.space ? readSpaceFile(a.space) : { params: [], constraints: [] };
+  const paramSpecs = [...fromFile.params, ...(a.param ?? []).map(String)];
+  if (paramSpecs.length === 0) throw new SpaceError('give the space to search: --param fast=5:50:5 --param slow=20,30,50 (or --space file.json)');
+  const space = buildSpace(loaded.params, paramSpecs, [...fromFile.constraints, ...(a.constraint ?? []).map(String)]);
+  const valid = space.validPoints().length;
+  if (valid === 0) throw new SpaceError(`no point of the space satisfies the constraints (${space.constraints.map((c) => c.source).join('; ')})`);
+  const trials = a.trials ?? (a.search === 'grid' ? valid : Math.min(100, valid));
+  if (!(Number.isInteger(trials) && trials > 0)) throw new SpaceError(`--trials must be a whole number above 0 (got ${a.trials})`);
+  if (!(Number.isInteger(a.batch) && a.batch > 0)) throw new SpaceError(`--batch must be a whole number above 0 (got ${a.batch})`);
+  if (!(Number.isInteger(a.lag) && a.lag >= 0)) throw new SpaceError(`--lag must be a whole number, 0 or more (got ${a.lag})`);
+  let objectiveFn: ObjectiveFn | undefined;
+  if (a.objective === 'custom') {
+    const mod = (await tsImport(loaded.file, import.meta.url)) as { objective?: unknown; default?: { objective?: unknown } };
+    const f = mod.objective ?? mod.default?.objective;
+    if (typeof f !== 'function') throw new StrategyLoadError(a.strategy, '--objective custom: the module exports no `objective` function (export function objective(metrics) { return metrics.netPL / (1 + metrics.maxDrawdownPct) })');
+    objectiveFn = f as ObjectiveFn;
+  }
+  const workers = Math.max(1, Math.floor(a.workers ?? availableParallelism()));
+  return { config, instruments, loaded, space, trials, objectiveFn, workers };
+}
+
+/** Loads the strategy, the space and the data, runs the sweep, prints the summary. */
+export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
+  const { config, instruments, loaded, space, trials, objectiveFn, workers } = await prepare(a);
+  // Workers start now (tsx, modules, the strategy: about a second each) while the data is decoded.
+  const pool = WorkerPool.start(workers, { strategyFile: loaded.file });
+  pool.catch(() => {}); // a start failure surfaces when the sweep awaits the pool
+  let result: SweepResult;
+  let data: Awaited<ReturnType<typeof loadSweepData>>;
+  const bar = new SweepProgress();
+  try {
+    const source = a.data
+      ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false }
+      : await dataCatalog(resolve(ROOT, config.data.catalog));
+    data = await loadSweepData({
+      strategy: loaded.strategy,
+      name: loaded.name,
+      params: space.params(space.validPoints()[0]!),
+      currency: config.account.currency,
+      instruments,
+      candles: source.candles,
+      available: source.available,
+      from: parseDate(config.run.from),
+      to: parseDate(config.run.to),
+      cache: cacheFor(a, config),
+    });
+    if (data.candles === 0) throw new SpaceError(`no candles between ${config.run.from} and ${config.run.to} for ${data.series.map((s) => `${s.instrument} ${s.granularity}`).join(', ')}: check --from/--to and the data`);
+    const { strategyHash, configHash } = sweepHashes(loaded.file, config);
+    const sweepHash = sha256(
+      canonical({ strategyHash, configHash, dataHash: data.dataHash, dims: space.dims, constraints: space.constraints.map((c) => c.source), base: space.base, search: a.search, seed: a.seed, trials, batch: a.batch, lag: a.lag, objective: a.objective }),
+    ).slice(0, 10);
+    const dir = resolve(a.out ?? join(config.run.runsDir, 'sweeps', `${loaded.name}-${sweepHash}`));
+    result = await runSweep({
+      strategyFile: loaded.file,
+      strategyName: loaded.name,
+      space,
+      search: a.search,
+      trials,
+      seed: a.seed,
+      objective: a.objective,
+      ...(objectiveFn ? { objectiveFn } : {}),
+      workers,
+      batch: a.batch,
+      lag: a.lag,
+      config,
+      series: data.series,
+      dataHash: data.dataHash,
+      dir,
+      pool,
+      ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}),
+      onProgress: (p) => bar.update(p),
+    });
+  } finally {
+    // The sweep closes its pool; this closes it too when anything failed before (else workers keep the process alive).
+    await (await pool.catch(() => undefined))?.close();
+  }
+  bar.done();
+  if (a.json) process.stdout.write(`${JSON.stringify({ ...result, data: { candles: data.candles, decodeMs: Math.round(data.decodeMs), hash: data.dataHash, cachedSeries: data.cached } })}\n`);
+  else process.stdout.write(formatSweep(result, a.top, data));
+  return result;
+}
+
+const num = (x: number | null | undefined, d = 2): string => (x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
+
+/** The printed summary: the top trials, the best, the overfitting figures, where everything is. */
+export function formatSweep(r: SweepResult, top: number, data: { candles: number; decodeMs: number; cached?: number }): string {
+  const lines: string[] = [];
+  lines.push(`optimize ${r.strategy}: ${r.search}, ${r.trials} trials of ${r.spaceSize} points, objective ${r.objective}, seed ${r.seed}`);
+  lines.push(`  ran ${r.ran} now (${r.resumed} already in the folder), ${r.failed} failed; ${r.workers} worker${r.workers === 1 ? '' : 's'}; ${formatCount(data.candles)} candles decoded once in ${(data.decodeMs / 1000).toFixed(2)} s${data.cached ? ' (from the binary cache)' : ''}; ${r.ran > 0 ? `${r.trialsPerSecond.toFixed(2)} trials/s` : 'nothing to run'}`);
+  const rows: RankedTrial[] = r.top.slice(0, top);
+  if (rows.length > 0) {
+    const names = Object.keys(rows[0]!.params);
+    const head = ['#', ...names, r.objective, 'net P/L', 'Sharpe', 'max DD %', 'trades'];
+    const body = rows.map((t) => [String(t.trial), ...names.map((n) => String(t.params[n])), num(t.objective, 4), num(t.metrics.netPL), num(t.metrics.sharpe), num(t.metrics.maxDrawdownPct), String(t.metrics.trades)]);
+    const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+    lines.push('', `Top ${rows.length}:`, head.map((h, i) => h.padStart(w[i]!)).join('  '), ...body.map((b) => b.map((c, i) => c.padStart(w[i]!)).join('  ')));
+  }
+  if (r.best) lines.push('', `Best: trial ${r.best.trial}  ${Object.entries(r.best.params).map(([k, v]) => `${k}=${v}`).join(' ')}  ${r.objective} ${num(r.best.objective, 4)}`);
+  const d = r.overfitting.deflatedSharpe;
+  const p = r.overfitting.pbo;
+  lines.push('', 'Overfitting:');
+  if (d) {
+    lines.push(`  Deflated Sharpe ratio ${num(d.dsr, 3)}: probability that the best trial's true Sharpe beats the best of ${d.trials} zero-skill trials`);
+    lines.push(`    (daily Sharpe ${num(d.sharpe, 4)} vs expected max ${num(d.expectedMaxSharpe, 4)}; ${d.observations} daily returns, skew ${num(d.skew, 2)}, kurtosis ${num(d.kurtosis, 2)}; Bailey & López de Prado 2014)`);
+  }
+  if (p) lines.push(`  PBO ${num(p.pbo, 3)}: share of ${p.splits} CSCV splits (${p.blocks} blocks) where the in-sample best ranks at or below the out-of-sample median (Bailey, Borwein, López de Prado & Zhu)`);
+  if (r.overfitting.note) lines.push(`  ${r.overfitting.note}`);
+  if (r.failures.length > 0) {
+    lines.push('', `${r.failures.length} trial${r.failures.length === 1 ? '' : 's'} failed, e.g.:`);
+    for (const f of r.failures.slice(0, 3)) lines.push(`  trial ${f.trial} ${Object.entries(f.params).map(([k, v]) => `${k}=${v}`).join(' ')}: ${f.error}`);
+  }
+  lines.push('', `Saved in ${r.dir} (trials.csv, trials.jsonl, returns.jsonl, summary.json)`);
+  return `${lines.join('\n')}\n`;
+}

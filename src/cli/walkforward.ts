@@ -1,0 +1,91 @@
+import { join, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { WorkerPool } from '../research/pool.ts';
+import { loadSweepData } from '../research/sweep-data.ts';
+import { canonical, sha256, sweepHashes } from '../research/sweep.ts';
+import { SpaceError } from '../research/space.ts';
+import { parseSpan, runWalkForward, windows, WalkForwardError, type WalkForwardResult } from '../research/walkforward.ts';
+import { ROOT, parseDate } from './config.ts';
+import { dataCatalog, fileSource } from './data.ts';
+import { cacheFor, optimizeCommand, prepare, type OptimizeArgs } from './optimize.ts';
+
+export interface WalkForwardArgs extends OptimizeArgs {
+  train: string;
+  test: string;
+  step?: string;
+  anchored?: boolean;
+}
+
+/** `fxflow walkforward`'s flags: optimize's, plus the windows. */
+export function walkforwardCommand(y: Argv): Argv {
+  return optimizeCommand(y)
+    .option('train', { type: 'string', demandOption: true, describe: 'In-sample length of each window: 6mo, 1y, 8w, 90d' })
+    .option('test', { type: 'string', demandOption: true, describe: 'Out-of-sample length after each training period: 1mo, 2w' })
+    .option('step', { type: 'string', describe: 'How far each window moves (default: --test, so test periods follow each other)' })
+    .option('anchored', { type: 'boolean', describe: 'Every training period starts at --from (growing windows) instead of rolling' })
+    .example('$0 walkforward strategies/sma-cross.ts --param fast=5:30:5 --param slow=20:100:20 --train 6mo --test 1mo', 'Rolling 6-month optimisation, 1-month out-of-sample windows');
+}
+
+const pct = (x: number | null | undefined): string => (x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : `${x.toFixed(2)}%`);
+const fix = (x: number | null | undefined, d = 2): string => (x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(d));
+
+export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult> {
+  const train = parseSpan('train', a.train);
+  const test = parseSpan('test', a.test);
+  const step = a.step ? parseSpan('step', a.step) : test;
+  const { config, instruments, loaded, space, trials, objectiveFn, workers } = await prepare(a);
+  const from = parseDate(config.run.from);
+  const to = parseDate(config.run.to);
+  const ws = windows(from, to, train, test, step, a.anchored === true);
+  if (ws.length === 0) throw new WalkForwardError(`no complete window between ${config.run.from} and ${config.run.to}: --train ${a.train} plus --test ${a.test} is longer than the period; use an earlier --from or shorter windows`);
+  const pool = WorkerPool.start(workers, { strategyFile: loaded.file });
+  pool.catch(() => {});
+  try {
+    const source = a.data ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false } : await dataCatalog(resolve(ROOT, config.data.catalog));
+    const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: space.params(space.validPoints()[0]!), currency: config.account.currency, instruments, candles: source.candles, available: source.available, from, to, cache: cacheFor(a, config) });
+    if (data.candles === 0) throw new SpaceError(`no candles between ${config.run.from} and ${config.run.to}: check --from/--to and the data`);
+    const { strategyHash, configHash } = sweepHashes(loaded.file, config);
+    const hash = sha256(canonical({ strategyHash, configHash, dataHash: data.dataHash, dims: space.dims, constraints: space.constraints.map((c) => c.source), base: space.base, search: a.search, seed: a.seed, trials, batch: a.batch, lag: a.lag, objective: a.objective, windows: ws })).slice(0, 10);
+    const dir = resolve(a.out ?? join(config.run.runsDir, 'walkforward', `${loaded.name}-${hash}`));
+    const tty = process.stderr.isTTY;
+    const r = await runWalkForward({
+      strategyFile: loaded.file, strategyName: loaded.name, space, search: a.search, trials, seed: a.seed, objective: a.objective,
+      ...(objectiveFn ? { objectiveFn } : {}), workers, batch: a.batch, lag: a.lag, config, series: data.series, dataHash: data.dataHash,
+      ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}), dir, windows: ws, pool,
+      onWindow: (w) => {
+        if (tty) process.stderr.write(`\rwalkforward: window ${w.index + 1}/${ws.length}\x1b[K`);
+      },
+    });
+    if (tty) process.stderr.write('\r\x1b[K');
+    if (a.json) process.stdout.write(`${JSON.stringify(r)}\n`);
+    else process.stdout.write(formatWalkForward(r, loaded.name, a));
+    return r;
+  } finally {
+    await (await pool.catch(() => undefined))?.close();
+  }
+}
+
+function formatWalkForward(r: WalkForwardResult, name: string, a: WalkForwardArgs): string {
+  const day = (t: number): string => new Date(t).toISOString().slice(0, 10);
+  const names = Object.keys(r.stability);
+  const head = ['win', 'train', 'test', ...names, `IS ${a.objective}`, `OOS ${a.objective}`, 'IS CAGR', 'OOS CAGR', 'WFE'];
+  const body = r.windows.map((w) => [
+    String(w.window.index + 1), `${day(w.window.trainFrom)}→${day(w.window.trainTo)}`, `${day(w.window.testFrom)}→${day(w.window.testTo)}`,
+    ...names.map((n) => String(w.params[n] ?? '-')), fix(w.isObjective, 3), fix(w.oosObjective, 3), pct(w.inSample?.cagrPct), pct(w.outOfSample?.cagrPct), w.error ? `error: ${w.error}` : fix(w.efficiency),
+  ]);
+  const wd = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const lines = [
+    `walkforward ${name}: ${r.windows.length} windows (${a.anchored ? 'anchored' : 'rolling'}; train ${a.train}, test ${a.test}, step ${a.step ?? a.test}), ${a.search}, objective ${a.objective}`,
+    '',
+    head.map((h, i) => h.padEnd(wd[i]!)).join('  '),
+    ...body.map((b) => b.map((c, i) => c.padEnd(wd[i]!)).join('  ')),
+    '',
+    `Out of sample, stitched: ${pct(r.oosReturnPct)} return, Sharpe ${fix(r.oosSharpe)} (daily, √252)`,
+    `Walk-forward efficiency (mean OOS CAGR / mean IS CAGR): ${fix(r.efficiency)}`,
+    'Param stability (values chosen per window; share of the most chosen; sd/mean):',
+    ...names.map((n) => `  ${n}: ${r.stability[n]!.values.join(', ')}  (${r.stability[n]!.distinct} distinct, ${(r.stability[n]!.modeShare * 100).toFixed(0)}% the same${r.stability[n]!.cv !== null ? `, cv ${r.stability[n]!.cv}` : ''})`),
+    '',
+    `Saved in ${r.dir} (windows.csv, oos-equity.csv, walkforward.json, one sweep folder per window)`,
+  ];
+  return `${lines.join('\n')}\n`;
+}

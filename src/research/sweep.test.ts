@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { syntheticBatches } from '../adapters/catalog/synthetic.ts';
+import { loadConfig } from '../cli/config.ts';
+import { loadStrategy } from '../cli/load-strategy.ts';
+import { decodeSeries, type SharedSeries } from './shared-series.ts';
+import { buildSpace } from './space.ts';
+import { runSweep, type SweepOptions } from './sweep.ts';
+import { objective as fragileObjective } from './fixtures/fragile-cross.ts';
+
+const FROM = Date.UTC(2024, 0, 1);
+const TO = Date.UTC(2024, 4, 1);
+const FRAGILE = resolve(import.meta.dirname, 'fixtures/fragile-cross.ts');
+const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'H1', from: '2024-01-01', to: '2024-05-01' }, costs: { financing: false } });
+let series: SharedSeries[];
+let base: Omit<SweepOptions, 'dir' | 'workers'>;
+const tmp = mkdtempSync(join(tmpdir(), 'fxflow-sweep-'));
+let n = 0;
+const dir = (): string => join(tmp, `s${n++}`);
+
+beforeAll(async () => {
+  series = [await decodeSeries('EUR_USD', 'H1', (async function* () {
+    yield* syntheticBatches({ instrument: 'EUR_USD', granularity: 'H1', from: FROM, to: TO, seed: 7 });
+  })())];
+  const loaded = await loadStrategy(FRAGILE, []);
+  base = {
+    strategyFile: loaded.file,
+    strategyName: loaded.name,
+    space: buildSpace(loaded.params, ['fast=3:9:2', 'slow=10,20,30'], ['fast < slow']),
+    search: 'tpe',
+    trials: 9,
+    seed: 42,
+    objective: 'sharpe',
+    batch: 1,
+    lag: 2,
+    config,
+    series,
+    dataHash: 'synthetic-7',
+    pboBlocks: 4,
+  };
+});
+
+const csv = (d: string): string => readFileSync(join(d, 'trials.csv'), 'utf8');
+
+describe('runSweep (real backtests on worker threads)', () => {
+  it('the same seed gives the same trials and figures with 1 and 2 workers; a strategy that throws fails its trial and the sweep goes on', async () => {
+    const a = dir();
+    const b = dir();
+    const r1 = await runSweep({ ...base, dir: a, workers: 1 });
+    const r2 = await runSweep({ ...base, dir: b, workers: 2 });
+    expect(csv(a)).toBe(csv(b));
+    expect(readFileSync(join(a, 'trials.jsonl'), 'utf8')).toBe(readFileSync(join(b, 'trials.jsonl'), 'utf8'));
+    expect(r1.overfitting).toEqual(r2.overfitting);
+    expect(r1.best).toEqual(r2.best);
+    expect(r1.trials).toBe(9);
+    // fast 7 is in the space (3, 5, 7, 9) and throws on its 50th candle: recorded as failed, with the message.
+    const failed = r1.failures.filter((f) => f.params.fast === 7);
+    expect(failed.length).toBeGreaterThan(0);
+    for (const f of failed) expect(f.error).toContain('fast=7 is not supported (fixture)');
+    expect(r1.failed).toBe(r1.failures.length);
+    expect(r1.trials - r1.failed).toBeGreaterThan(0);
+    const rows = csv(a).trim().split('\n');
+    expect(rows[0]!.startsWith('trial,id,status,objective,fast,slow,netPL,')).toBe(true);
+    expect(rows).toHaveLength(10);
+    expect(rows.filter((r) => r.includes(',failed,'))).toHaveLength(r1.failed);
+    // DSR and PBO are in the summary, and in summary.json.
+    expect(r1.overfitting.deflatedSharpe?.trials).toBe(r1.trials - r1.failed);
+    expect(r1.overfitting.pbo?.splits).toBe(6);
+    expect(JSON.parse(readFileSync(join(a, 'summary.json'), 'utf8')).overfitting).toEqual(JSON.parse(JSON.stringify(r1.overfitting)));
+  });
+
+  it('resume: running again runs only the trials missing from the folder, and ends with the same files', async () => {
+    const full = dir();
+    await runSweep({ ...base, search: 'grid', trials: 12, dir: full, workers: 2 });
+    const expected = csv(full);
+    const lines = readFileSync(join(full, 'trials.jsonl'), 'utf8').trim().split('\n');
+    await fc.assert(
+      fc.asyncProperty(fc.subarray(lines.map((_, i) => i)), async (keep) => {
+        const d = dir();
+        const { mkdirSync } = await import('node:fs');
+        mkdirSync(d, { recursive: true });
+        // The kept records, in a shuffled (completion) order, the last one cut in half as a kill leaves it.
+        const kept = keep.map((i) => lines[i]!).reverse();
+        const text = kept.join('\n') + (kept.length ? '\n' : '') + (lines[0] ? lines[0].slice(0, 40) : '');
+        writeFileSync(join(d, 'trials.jsonl'), text);
+        writeFileSync(join(d, 'returns.jsonl'), readFileSync(join(full, 'returns.jsonl'), 'utf8'));
+        const r = await runSweep({ ...base, search: 'grid', trials: 12, dir: d, workers: 1 });
+        expect(r.resumed).toBe(keep.length);
+        expect(r.ran).toBe(lines.length - keep.length);
+        expect(csv(d)).toBe(expected);
+      }),
+      { numRuns: 4 },
+    );
+  });
+
+  it("a custom objective: the strategy module's exported function ranks the trials", async () => {
+    const d = dir();
+    const r = await runSweep({ ...base, search: 'grid', trials: 12, objective: 'custom', objectiveFn: fragileObjective, dir: d, workers: 2 });
+    for (const t of r.top) expect(t.objective).toBeCloseTo(t.metrics.netPL / (1 + t.metrics.maxDrawdown), 10);
+    const objectives = r.top.map((t) => t.objective);
+    expect(objectives).toEqual([...objectives].sort((x, y) => y - x));
+  });
+});

@@ -1,0 +1,59 @@
+import type { InstrumentRegistry } from '../domain/instrument.ts';
+import type { Params } from '../strategy/api.ts';
+import type { StrategyLogger } from '../strategy/api.ts';
+// The backtest composition still lives in the CLI; when it moves to its own layer (the library's
+// `backtest()`), this import is the one line to change.
+import { runBacktest } from '../cli/backtest.ts';
+import type { BacktestConfig } from '../cli/config.ts';
+import type { LoadedStrategy } from '../cli/load-strategy.ts';
+import { dailyReturns, trialMetrics, type TrialMetrics } from './metrics.ts';
+import { seriesBatches, type SharedSeries } from './shared-series.ts';
+
+/** What one trial needs: the strategy (loaded once per worker), its params, the config and the shared data. */
+export interface TrialSpec {
+  readonly loaded: LoadedStrategy;
+  readonly params: Params;
+  readonly config: BacktestConfig;
+  readonly instruments: InstrumentRegistry;
+  /** The sweep's decoded series by `INSTRUMENT:GRANULARITY`. */
+  readonly series: ReadonlyMap<string, SharedSeries>;
+  readonly log?: StrategyLogger;
+}
+
+export interface TrialOutcome {
+  readonly metrics: TrialMetrics;
+  /** Daily NAV returns (for the deflated Sharpe ratio and PBO). */
+  readonly returns: number[];
+  readonly wallMs: number;
+}
+
+const SILENT: StrategyLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** A series a trial asked for that the sweep did not decode. */
+export class SeriesMissingError extends Error {
+  readonly code = 'SERIES_MISSING' as const;
+}
+
+/** Runs one backtest on the shared series and returns its figures. Throws what the strategy throws. */
+export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
+  const r = await runBacktest({
+    loaded: { ...spec.loaded, params: spec.params },
+    config: spec.config,
+    instruments: spec.instruments,
+    candles: (req) => {
+      const s = spec.series.get(`${req.instrument}:${req.granularity}`);
+      if (!s) {
+        throw new SeriesMissingError(
+          `the trial needs ${req.instrument} ${req.granularity}, which the sweep did not load (it loads the series the strategy subscribes to with its default params; a swept param that changes the subscriptions is not supported)`,
+        );
+      }
+      return (async function* () {
+        yield* seriesBatches(s, req.from, req.to);
+      })();
+    },
+    available: (instrument, granularity) => spec.series.has(`${instrument}:${granularity}`),
+    log: spec.log ?? SILENT,
+  });
+  const returns = dailyReturns(r.equity.map((e) => e.nav));
+  return { metrics: trialMetrics(r.summary, returns), returns, wallMs: r.wallMs };
+}

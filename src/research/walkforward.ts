@@ -1,0 +1,186 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DateTime } from 'luxon';
+import type { ParamValue } from '../strategy/api.ts';
+import type { BacktestConfig } from '../cli/config.ts';
+import type { TrialMetrics } from './metrics.ts';
+import { objectiveValue } from './metrics.ts';
+import { sharpePerPeriod } from './overfit.ts';
+import type { WorkerPool } from './pool.ts';
+import { runSweep, type SweepOptions, type SweepResult } from './sweep.ts';
+
+/** A walk-forward setting that cannot be used. */
+export class WalkForwardError extends Error {
+  readonly code = 'WALKFORWARD' as const;
+}
+
+/** A calendar length: `6mo`, `1mo`, `2w`, `30d`, `1y`. */
+export interface Span {
+  readonly months?: number;
+  readonly days?: number;
+}
+
+export function parseSpan(flag: string, s: string): Span {
+  const m = /^(\d+)\s*(y|mo|w|d)$/.exec(s.trim());
+  if (!m || Number(m[1]) <= 0) throw new WalkForwardError(`--${flag} '${s}' must be a length such as 6mo, 1mo, 2w, 30d or 1y`);
+  const n = Number(m[1]);
+  return m[2] === 'y' ? { months: 12 * n } : m[2] === 'mo' ? { months: n } : m[2] === 'w' ? { days: 7 * n } : { days: n };
+}
+
+const add = (t: number, s: Span, times = 1): number =>
+  DateTime.fromMillis(t, { zone: 'utc' })
+    .plus({ months: (s.months ?? 0) * times, days: (s.days ?? 0) * times })
+    .toMillis();
+
+export interface Window {
+  readonly index: number;
+  readonly trainFrom: number;
+  readonly trainTo: number;
+  readonly testFrom: number;
+  readonly testTo: number;
+}
+
+/**
+ * The windows of a walk-forward over [from, to): training [from + k·step, … + train) (anchored: from
+ * `from` every time), then testing the next `test`; windows whose test would end after `to` are left
+ * out, so every out-of-sample period is complete and they follow each other without overlap when
+ * step = test.
+ */
+export function windows(from: number, to: number, train: Span, test: Span, step: Span, anchored: boolean): Window[] {
+  const out: Window[] = [];
+  for (let k = 0; ; k++) {
+    const trainTo = add(add(from, train), step, k);
+    const testTo = add(trainTo, test);
+    if (testTo > to) break;
+    out.push({ index: k, trainFrom: anchored ? from : add(from, step, k), trainTo, testFrom: trainTo, testTo });
+    if (k > 10_000) throw new WalkForwardError('more than 10,000 windows: use a larger --step');
+  }
+  return out;
+}
+
+export interface WindowResult {
+  readonly window: Window;
+  readonly params: Readonly<Record<string, ParamValue>>;
+  readonly inSample: TrialMetrics;
+  readonly outOfSample: TrialMetrics | null;
+  readonly isObjective: number;
+  readonly oosObjective: number | null;
+  /** Annualised OOS return / annualised IS return (Pardo): above ~0.5 the edge carries over. */
+  readonly efficiency: number | null;
+  readonly error?: string;
+  readonly sweepDir: string;
+  readonly dsr: number | null;
+  readonly pbo: number | null;
+}
+
+export interface WalkForwardResult {
+  readonly dir: string;
+  readonly windows: readonly WindowResult[];
+  /** Stitched out-of-sample NAV (compounded daily returns of every test window, in order), starting at 1. */
+  readonly oosEquity: readonly number[];
+  readonly oosReturnPct: number;
+  /** Sharpe of the stitched out-of-sample daily returns, annualised with √252. */
+  readonly oosSharpe: number | null;
+  /** Mean annualised OOS return / mean annualised IS return over the windows. */
+  readonly efficiency: number | null;
+  /** Per swept param: the values chosen, how many distinct, the share of the most chosen, and for numbers sd/mean. */
+  readonly stability: Readonly<Record<string, { values: ParamValue[]; distinct: number; modeShare: number; cv: number | null }>>;
+}
+
+const iso = (t: number): string => new Date(t).toISOString();
+
+/**
+ * Optimises each window's training period with a sweep (each window a sweep folder, so a killed
+ * walk-forward resumes window by window), runs the chosen params on the next test period, and
+ * stitches the out-of-sample results.
+ */
+export async function runWalkForward(
+  o: Omit<SweepOptions, 'dir' | 'config' | 'pool' | 'keepPool'> & { readonly dir: string; readonly config: BacktestConfig; readonly windows: readonly Window[]; readonly pool: Promise<WorkerPool>; readonly onWindow?: (w: Window) => void },
+): Promise<WalkForwardResult> {
+  mkdirSync(o.dir, { recursive: true });
+  const results: WindowResult[] = [];
+  const oosReturns: number[] = [];
+  const pool = await o.pool;
+  try {
+    for (const w of o.windows) {
+      o.onWindow?.(w);
+      const trainConfig: BacktestConfig = { ...o.config, run: { ...o.config.run, from: iso(w.trainFrom), to: iso(w.trainTo) } };
+      const sweepDir = join(o.dir, `window-${String(w.index + 1).padStart(2, '0')}`);
+      const s: SweepResult = await runSweep({ ...o, config: trainConfig, dir: sweepDir, pool: Promise.resolve(pool), keepPool: true });
+      if (!s.best) {
+        results.push({ window: w, params: {}, inSample: null as unknown as TrialMetrics, outOfSample: null, isObjective: NaN, oosObjective: null, efficiency: null, error: 'no successful trial in the training period', sweepDir, dsr: null, pbo: null });
+        continue;
+      }
+      const testConfig: BacktestConfig = { ...o.config, run: { ...o.config.run, from: iso(w.testFrom), to: iso(w.testTo) } };
+      const done = await pool.run(-1 - w.index, { ...o.space.base, ...s.best.params }, testConfig);
+      let oos: TrialMetrics | null = null;
+      let error: string | undefined;
+      if (done.ok) {
+        oos = done.metrics as TrialMetrics;
+        oosReturns.push(...done.returns);
+      } else error = done.error;
+      const eff = oos && oos.cagrPct !== null && s.best.metrics.cagrPct !== null && s.best.metrics.cagrPct !== 0 ? oos.cagrPct / s.best.metrics.cagrPct : null;
+      results.push({
+        window: w,
+        params: s.best.params,
+        inSample: s.best.metrics,
+        outOfSample: oos,
+        isObjective: s.best.objective,
+        oosObjective: oos ? objectiveValue(o.objective, oos, o.objectiveFn) : null,
+        efficiency: eff,
+        ...(error ? { error } : {}),
+        sweepDir,
+        dsr: s.overfitting.deflatedSharpe?.dsr ?? null,
+        pbo: s.overfitting.pbo?.pbo ?? null,
+      });
+    }
+  } finally {
+    await pool.close();
+  }
+  const equity = [1];
+  for (const r of oosReturns) equity.push(equity[equity.length - 1]! * (1 + r));
+  const ok = results.filter((r) => r.outOfSample && r.inSample);
+  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const isC = ok.map((r) => r.inSample.cagrPct).filter((x): x is number => x !== null);
+  const oosC = ok.map((r) => r.outOfSample!.cagrPct).filter((x): x is number => x !== null);
+  const efficiency = isC.length && oosC.length && mean(isC) !== 0 ? mean(oosC) / mean(isC) : null;
+  const stability: Record<string, { values: ParamValue[]; distinct: number; modeShare: number; cv: number | null }> = {};
+  for (const d of o.space.dims) {
+    const values = results.filter((r) => d.name in r.params).map((r) => r.params[d.name]!);
+    const counts = new Map<ParamValue, number>();
+    for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+    const nums = values.filter((v): v is number => typeof v === 'number');
+    let cv: number | null = null;
+    if (nums.length === values.length && nums.length > 1) {
+      const m = mean(nums);
+      const sd = Math.sqrt(nums.reduce((a, x) => a + (x - m) ** 2, 0) / (nums.length - 1));
+      cv = m !== 0 ? Math.round((sd / Math.abs(m)) * 1e4) / 1e4 : null;
+    }
+    stability[d.name] = { values, distinct: counts.size, modeShare: values.length ? Math.max(...counts.values()) / values.length : 0, cv };
+  }
+  const sr = sharpePerPeriod(oosReturns);
+  const result: WalkForwardResult = {
+    dir: o.dir,
+    windows: results,
+    oosEquity: equity,
+    oosReturnPct: Math.round((equity[equity.length - 1]! - 1) * 1e6) / 1e4,
+    oosSharpe: oosReturns.length > 2 ? Math.round(sr * Math.sqrt(252) * 1e4) / 1e4 : null,
+    efficiency: efficiency === null ? null : Math.round(efficiency * 1e4) / 1e4,
+    stability,
+  };
+  const names = o.space.dims.map((d) => d.name);
+  const csv = [
+    ['window', 'trainFrom', 'trainTo', 'testFrom', 'testTo', ...names, 'isObjective', 'oosObjective', 'isNetPL', 'oosNetPL', 'isCagrPct', 'oosCagrPct', 'isSharpe', 'oosSharpe', 'isMaxDrawdownPct', 'oosMaxDrawdownPct', 'efficiency', 'dsr', 'pbo', 'error'].join(','),
+    ...results.map((r) =>
+      [
+        r.window.index + 1, iso(r.window.trainFrom), iso(r.window.trainTo), iso(r.window.testFrom), iso(r.window.testTo),
+        ...names.map((n) => r.params[n]), r.isObjective, r.oosObjective, r.inSample?.netPL, r.outOfSample?.netPL, r.inSample?.cagrPct, r.outOfSample?.cagrPct,
+        r.inSample?.sharpe, r.outOfSample?.sharpe, r.inSample?.maxDrawdownPct, r.outOfSample?.maxDrawdownPct, r.efficiency, r.dsr, r.pbo, r.error ? `"${r.error.replace(/"/g, '""')}"` : '',
+      ].map((v) => (v === null || v === undefined || (typeof v === 'number' && !Number.isFinite(v)) ? '' : String(v))).join(','),
+    ),
+  ];
+  writeFileSync(join(o.dir, 'windows.csv'), `${csv.join('\n')}\n`);
+  writeFileSync(join(o.dir, 'oos-equity.csv'), `${['day,nav', ...equity.map((v, i) => `${i},${v}`)].join('\n')}\n`);
+  writeFileSync(join(o.dir, 'walkforward.json'), `${JSON.stringify(result, null, 2)}\n`);
+  return result;
+}

@@ -1,0 +1,53 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { loadInstruments } from '../domain/instrument.ts';
+import type { Params } from '../strategy/api.ts';
+import type { BacktestConfig } from '../cli/config.ts';
+import { loadStrategy } from '../cli/load-strategy.ts';
+import type { SharedSeries } from './shared-series.ts';
+import { runTrial } from './trial.ts';
+
+/** What a worker is started with (structured clone; the series' buffers are shared, not copied). */
+export interface WorkerInit {
+  readonly strategyFile: string;
+  readonly instrumentsPath?: string;
+}
+
+/** `data` hands over the sweep's shared series (before any `run`): workers start while the data is decoded. */
+export type ToWorker =
+  | { readonly type: 'data'; readonly series: readonly SharedSeries[] }
+  | { readonly type: 'run'; readonly trial: number; readonly params: Params; readonly config: BacktestConfig }
+  | { readonly type: 'stop' };
+export type FromWorker =
+  | { readonly type: 'ready'; readonly startMs: number }
+  | { readonly type: 'fatal'; readonly error: string }
+  | { readonly type: 'done'; readonly trial: number; readonly ok: true; readonly metrics: unknown; readonly returns: number[]; readonly wallMs: number }
+  | { readonly type: 'done'; readonly trial: number; readonly ok: false; readonly error: string; readonly wallMs: number };
+
+const port = parentPort!;
+const init = workerData as WorkerInit & { readonly t0: number };
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+try {
+  const loaded = await loadStrategy(init.strategyFile, []);
+  const instruments = init.instrumentsPath ? loadInstruments(init.instrumentsPath) : loadInstruments();
+  let series = new Map<string, SharedSeries>();
+  // Trials run one at a time; the coordinator sends the next when this one is done.
+  port.on('message', (m: ToWorker) => {
+    if (m.type === 'stop') {
+      port.close();
+      return;
+    }
+    if (m.type === 'data') {
+      series = new Map(m.series.map((s) => [`${s.instrument}:${s.granularity}`, s]));
+      return;
+    }
+    const t0 = performance.now();
+    runTrial({ loaded, params: m.params, config: m.config, instruments, series }).then(
+      (o) => port.postMessage({ type: 'done', trial: m.trial, ok: true, metrics: o.metrics, returns: o.returns, wallMs: o.wallMs } satisfies FromWorker),
+      (e: unknown) => port.postMessage({ type: 'done', trial: m.trial, ok: false, error: errorText(e), wallMs: performance.now() - t0 } satisfies FromWorker),
+    );
+  });
+  port.postMessage({ type: 'ready', startMs: Date.now() - init.t0 } satisfies FromWorker);
+} catch (e) {
+  port.postMessage({ type: 'fatal', error: errorText(e) } satisfies FromWorker);
+}
