@@ -21,7 +21,13 @@ export interface LabsPollerOptions {
   readonly spreads?: readonly string[];
   /** Instruments whose COT reports are recorded (items only; no engine event). */
   readonly cot?: readonly string[];
+  /** The wall clock the schedule and the rate budget run on (default Date.now). */
   readonly now?: () => UnixMs;
+  /**
+   * The time an item is stamped as known (default: `now`). The runner passes its event clock (the
+   * time of the latest price), so that labs events fall in line with the prices a strategy sees.
+   */
+  readonly stamp?: () => UnixMs;
   /** How often each kind is polled (ms). Defaults: calendar 60 s, signals 5 min, spreads 15 min, COT 6 h. */
   readonly every?: Partial<Record<'calendar' | 'signals' | 'spreads' | 'cot', number>>;
   /** At most this many labs requests per minute (default 20), whatever is due: the rest wait for the next round. */
@@ -108,6 +114,7 @@ export class LabsPoller {
   /** Polls what is due now; returns the new items, in the order they became known (then own time). Never throws. */
   async poll(): Promise<LabsItem[]> {
     const now = this.#now();
+    const stamp = this.#o.stamp ?? this.#now;
     const out: LabsItem[] = [];
     const cal = new Set(this.#o.calendar ?? []);
     for (const task of this.#tasks) {
@@ -124,7 +131,7 @@ export class LabsPoller {
             const entries = await this.#call(l.calendarEntries(undefined, this.#period(task, now, LABS_PERIODS)));
             for (const e of entries) {
               if (!cal.has(e.currency)) continue;
-              const item = this.identity.calendar(e, now);
+              const item = this.identity.calendar(e, stamp());
               if (item) out.push(item);
             }
             break;
@@ -133,7 +140,7 @@ export class LabsPoller {
             const res = await this.#call(l.autochartist({ instrument: task.instrument!, period: this.#period(task, now, AUTOCHARTIST_PERIODS) }));
             for (const s of res.signals) {
               if (s.instrument !== task.instrument) continue;
-              const item = this.identity.signal(s, now);
+              const item = this.identity.signal(s, stamp());
               if (item) out.push(item);
             }
             break;
@@ -142,14 +149,14 @@ export class LabsPoller {
             const sp = await this.#call(l.spreads(task.instrument!, this.#period(task, now, LABS_PERIODS)));
             for (let k = 0; k < sp.avg.length; k++) {
               const [t, avg] = sp.avg[k]!;
-              const item = this.identity.spread(task.instrument!, t, sp.min[k]?.[1] ?? avg, avg, sp.max[k]?.[1] ?? avg, now);
+              const item = this.identity.spread(task.instrument!, t, sp.min[k]?.[1] ?? avg, avg, sp.max[k]?.[1] ?? avg, stamp());
               if (item) out.push(item);
             }
             break;
           }
           case 'cot': {
             for (const r of await this.#call(l.commitmentsOfTraders(task.instrument!))) {
-              const item = this.identity.cot(task.instrument!, r, now);
+              const item = this.identity.cot(task.instrument!, r, stamp());
               if (item) out.push(item);
             }
             break;

@@ -232,9 +232,13 @@ export class LabsWriter {
 
   static async open(root: string, o: { now?: UnixMs; lookbackMs?: number } = {}): Promise<LabsWriter> {
     const w = new LabsWriter(root);
-    const since = monthOf((o.now ?? Date.now()) - (o.lookbackMs ?? 400 * 86_400_000));
     for (const kind of LABS_KINDS) {
-      for (const { month, file } of labsFiles(root, kind)) {
+      const files = labsFiles(root, kind);
+      // The months to read back: those within the lookback of the newest file (not of a local clock,
+      // which a recording made on another clock, e.g. a sandbox's, does not follow).
+      const newest = files.length > 0 ? Date.parse(`${files[files.length - 1]!.month}-01T00:00:00Z`) : (o.now ?? Date.now());
+      const since = monthOf(newest - (o.lookbackMs ?? 400 * 86_400_000));
+      for (const { month, file } of files) {
         const bytes = repairTail(file);
         if (bytes > 0) w.repaired.push({ file, bytes });
         if (month < since) continue;
