@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { mkdtempSync } from 'node:fs';
+import { appendFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -103,4 +103,17 @@ describe('recorded labs in backtests', () => {
       { numRuns: 15 },
     );
   });
+
+  it('a damaged recording stops the backtest with a message naming the file and line', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'fxflow-labs-bad-'));
+    const w = await LabsWriter.open(root, { now: 0 });
+    w.append([w.identity.calendar({ title: 'CPI', timestamp: FROM / 1000 + 7200, currency: 'USD', impact: 3 }, FROM + 60_000)!]);
+    const file = join(root, 'labs', 'calendar', '2024-01.jsonl');
+    appendFileSync(file, '{"kind":"calendar","knownAt":1704700000000,"key":"USD|1|x","version":1,"entry":{"title":"x","timestamp":"soon","currency":"USD","impact":3}}\n');
+    const config = loadConfig(undefined, { run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() } } as never);
+    const seen: Seen[] = [];
+    await expect(runBacktest({ loaded: { file: 'inline', name: 'labs-watcher', strategy: watcher(seen) as never, params: {} }, config, instruments: loadInstruments(), candles, available: () => true, log: silent, labs: catalogLabs(root) }))
+      .rejects.toThrow(`${file}:2 (entry): must be a labs calendar entry`);
+  });
 });
+
