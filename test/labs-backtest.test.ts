@@ -115,5 +115,37 @@ describe('recorded labs in backtests', () => {
     await expect(runBacktest({ loaded: { file: 'inline', name: 'labs-watcher', strategy: watcher(seen) as never, params: {} }, config, instruments: loadInstruments(), candles, available: () => true, log: silent, labs: catalogLabs(root) }))
       .rejects.toThrow(`${file}:2 (entry): must be a labs calendar entry`);
   });
+
+  it('--spread labs: mid-only candles get the recorded labs spread of the interval they start in; none recorded is a clear error', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'fxflow-labs-spread-'));
+    const w = await LabsWriter.open(root, { now: 0 });
+    const pipsAt = (k: number): number => 0.6 + (k % 5) * 0.4; // 6-hour intervals
+    for (let k = -1; k * 6 * HOUR < TO - FROM; k++) {
+      const t = (FROM + k * 6 * HOUR) / 1000;
+      w.append([w.identity.spread('EUR_USD', t, pipsAt(k) - 0.2, pipsAt(k), pipsAt(k) + 1, FROM + (k + 1) * 6 * HOUR)!]);
+    }
+    async function* mid(q: { from: number; to: number }): AsyncIterable<readonly Candle[]> {
+      const out: Candle[] = [];
+      for (let t = q.from; t < q.to; t += HOUR) out.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: t, at: t + HOUR, bo: 1.1, bh: 1.1005, bl: 1.0995, bc: 1.1, ao: 1.1, ah: 1.1005, al: 1.0995, ac: 1.1, volume: 10, complete: true });
+      yield out;
+    }
+    const spreads: { time: number; pips: number }[] = [];
+    const probe = defineStrategy({
+      name: 'spread-probe', description: 'keeps each candle spread', params: {},
+      subscribe: () => ({ candles: ['EUR_USD:H1'] }),
+      init: () => ({}),
+      onCandle: (ctx, st) => {
+        spreads.push({ time: ctx.candle!.time, pips: (ctx.candle!.ac - ctx.candle!.bc) / 0.0001 });
+        return { state: st };
+      },
+    });
+    const config = loadConfig(undefined, { run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, data: { spread: 'labs' } } as never);
+    const run = (labs: ReturnType<typeof catalogLabs>) => runBacktest({ loaded: { file: 'inline', name: 'spread-probe', strategy: probe as never, params: {} }, config, instruments: loadInstruments(), candles: mid, available: () => true, log: silent, labs });
+    const r = await run(catalogLabs(root));
+    expect(r.data.spreadModel.kind).toBe('labs');
+    expect(spreads.length).toBe((TO - FROM) / HOUR);
+    for (const s of spreads) expect(Math.abs(s.pips - pipsAt(Math.floor((s.time - FROM) / (6 * HOUR))))).toBeLessThanOrEqual(0.11);
+    await expect(run(catalogLabs(mkdtempSync(join(tmpdir(), 'fxflow-labs-none-'))))).rejects.toThrow(/no recorded labs spreads of EUR_USD .*fxflow record --instruments EUR_USD --labs spreads/);
+  });
 });
 

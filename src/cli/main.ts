@@ -197,7 +197,7 @@ export function cli(argv: string[]): Argv {
           .option('currency', { type: 'string', describe: 'Account currency (account.currency)' })
           .option('margin-rate', { type: 'string', describe: 'Account margin rate, e.g. 0.02 for 50:1 (account.marginRate)' })
           .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
-          .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
+          .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly', 'labs'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, a fixed spread, or the recorded labs spreads (fxflow record --labs spreads)" })
           .option('daily-alignment', { type: 'number', describe: 'Hour (0-23) where D, W, M candles built from finer data start (OANDA: 17)' })
           .option('alignment-timezone', { type: 'string', describe: 'Time zone of --daily-alignment (OANDA: America/New_York)' })
           .option('weekly-alignment', { type: 'string', describe: 'Day W candles built from finer data start (OANDA: Friday)' })

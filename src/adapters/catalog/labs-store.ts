@@ -280,6 +280,31 @@ export class LabsWriter {
 export function catalogLabs(root: string): {
   calendar(req: { currencies: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly CalendarEvent[]>;
   signals(req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly SignalEvent[]>;
+  spreads(instrument: string, from: UnixMs, to: UnixMs): Promise<(time: number) => number>;
 } {
-  return { calendar: (req) => recordedCalendar(root, req), signals: (req) => recordedSignals(root, req) };
+  return { calendar: (req) => recordedCalendar(root, req), signals: (req) => recordedSignals(root, req), spreads: (i, from, to) => recordedSpreads(root, i, from, to) };
+}
+
+/**
+ * The recorded labs spreads of `instrument` as a lookup: the average spread (pips) of the last
+ * interval starting at or before a time. Times before the first interval get the first; a
+ * recording with no interval in `[from - 1 day, to)` is an error naming what to record.
+ */
+export async function recordedSpreads(root: string, instrument: string, from: UnixMs, to: UnixMs): Promise<(time: number) => number> {
+  const points: [number, number][] = [];
+  for await (const b of readLabsItems(root, 'spreads', { from: -Infinity, to: Infinity, keep: (i) => i.kind === 'spreads' && i.instrument === instrument && i.t * 1000 >= from - 86_400_000 && i.t * 1000 < to })) {
+    for (const i of b) if (i.kind === 'spreads') points.push([i.t * 1000, i.avg]);
+  }
+  if (points.length === 0) {
+    throw new DataError(labsDir(root, 'spreads'), 0, '', `no recorded labs spreads of ${instrument} from ${new Date(from).toISOString()} to ${new Date(to).toISOString()}: record them (fxflow record --instruments ${instrument} --labs spreads) or choose another --spread`);
+  }
+  points.sort((a, b) => a[0] - b[0]);
+  const t = Float64Array.from(points, (p) => p[0]);
+  const v = Float64Array.from(points, (p) => p[1]);
+  let k = 0; // candles come in time order: the search moves forward
+  return (time: number): number => {
+    if (k > 0 && t[k]! > time) k = 0;
+    while (k + 1 < t.length && t[k + 1]! <= time) k++;
+    return v[k]!;
+  };
 }
