@@ -1,6 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
+import { oandaCoreCommission, perMillionCommission } from '../adapters/sim/commission.ts';
+import { parseLatency } from '../adapters/sim/latency.ts';
+import { parseSlippage } from '../adapters/sim/slippage.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Tick } from '../domain/tick.ts';
 import { conversionInstruments } from '../domain/conversion.ts';
@@ -80,6 +83,8 @@ export interface BacktestResult {
   readonly equity: readonly EquityPoint[];
   readonly engine: EngineStats;
   readonly sim: SimStats;
+  /** The fill models the simulator used, by name (path, slippage, latency, commission). */
+  readonly models: SimBroker['models'];
   readonly intents: number;
   readonly wallMs: number;
   readonly runDir?: string;
@@ -201,6 +206,10 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     commissionPerMillion: config.costs.commissionPerMillion,
     path: config.fill.path,
     marketHours: config.fill.marketHours,
+    // The swappable models (src/adapters/sim/), as the config names them (validated there).
+    commission: config.costs.commission === 'oanda-core' ? oandaCoreCommission(config.account.currency) : perMillionCommission(config.costs.commissionPerMillion),
+    slippage: parseSlippage(config.fill.slippage),
+    latency: parseLatency(config.fill.latency),
   });
   // The portfolio shares the simulator's ledger: the simulator folds each transaction before it
   // hands it on, so the one fold serves both (live, the portfolio folds what the stream delivers).
@@ -299,7 +308,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     recorder?.write(o.runDir);
     writeRunReport(o.runDir);
   }
-  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, models: sim.models, intents, wallMs, data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }
 
 /**

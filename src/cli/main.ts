@@ -46,6 +46,8 @@ interface BacktestArgs {
   spreadPips?: number;
   financing?: boolean;
   commission?: string;
+  slippage?: string;
+  latency?: string;
   runsDir?: string;
   path?: string;
   marketHours?: boolean;
@@ -74,7 +76,13 @@ function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | 
   set('costs', 'financing', a.financing);
   set('fill', 'path', a.path);
   set('fill', 'marketHours', a.marketHours);
-  set('costs', 'commissionPerMillion', a.commission);
+  if (a.commission === 'oanda-core') set('costs', 'commission', 'oanda-core');
+  else if (a.commission !== undefined) {
+    set('costs', 'commission', 'per-million');
+    set('costs', 'commissionPerMillion', a.commission);
+  }
+  set('fill', 'slippage', a.slippage);
+  set('fill', 'latency', a.latency);
   set('run', 'instrument', a.instrument);
   set('run', 'granularity', a.granularity);
   set('run', 'from', a.from);
@@ -163,11 +171,13 @@ async function backtest(a: BacktestArgs): Promise<void> {
   }
   const params = Object.entries(loaded.params).map(([k, v]) => `${k}=${v}`).join(' ');
   const text = formatSummary(result.summary, `${loaded.name}  ${params}`);
+  const m = result.models;
+  const models = `fill models: path ${m.path} · slippage ${m.slippage} · latency ${m.latency} · commission ${m.commission}`;
   const speed = `${formatCount(result.engine.events)} events in ${(result.wallMs / 1000).toFixed(2)} s (${formatCount(result.engine.events / (result.wallMs / 1000))}/s)`;
-  process.stdout.write(`${text}\n${speed}\n`);
+  process.stdout.write(`${text}\n${models}\n${speed}\n`);
   if (result.runDir) {
     const { writeFileSync } = await import('node:fs');
-    writeFileSync(join(result.runDir, 'report.txt'), `${text}\n${speed}\n`);
+    writeFileSync(join(result.runDir, 'report.txt'), `${text}\n${models}\n${speed}\n`);
     process.stdout.write(`Run saved in ${result.runDir}\n`);
   }
 }
@@ -207,7 +217,9 @@ export function cli(argv: string[]): Argv {
           .option('market-hours', { type: 'boolean', describe: "Halt market orders while the instrument's market is closed, as OANDA does (fill.marketHours, default on); --no-market-hours for 24/7 or synthetic data" })
           .option('fifo', { type: 'boolean', describe: 'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first' })
           .option('financing', { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' })
-          .option('commission', { type: 'string', describe: 'Commission per million units, account currency (costs.commissionPerMillion)' })
+          .option('commission', { type: 'string', describe: "Commission: per million units in the account currency (costs.commissionPerMillion), or oanda-core for OANDA's core pricing schedule (costs.commission)" })
+          .option('slippage', { type: 'string', describe: 'Slippage of market orders and stops (fill.slippage): none (default, as v20), fixed:<pips>, spread:<fraction of the spread>' })
+          .option('latency', { type: 'string', describe: 'Delay from a decision to its order reaching the server (fill.latency): none (default), fixed:<ms>, file:<path of recorded delays in ms>' })
           .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
           .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
           .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed): a syntax error stops the run, type errors are printed with their place; --no-typecheck to skip' })
