@@ -22,8 +22,8 @@ export interface BacktestConfig {
   };
   readonly data: {
     readonly catalog: string;
-    /** native: the data's own bid/ask; mid: both sides at mid (zero spread); fixed: mid ± spreadPips/2; hourly: mid ± spreadPipsByHour[UTC hour]/2. */
-    readonly spread: 'native' | 'mid' | 'fixed' | 'hourly';
+    /** native: the data's own bid/ask; mid: both sides at mid (zero spread); fixed: mid ± spreadPips/2; hourly: mid ± spreadPipsByHour[UTC hour]/2; labs: mid ± the recorded OANDA labs average spread of the interval/2 (docs/labs.md). */
+    readonly spread: 'native' | 'mid' | 'fixed' | 'hourly' | 'labs';
     /** Spread in pips for 'fixed', and for one-sided (mid- or bid-only) data under 'native'. */
     readonly spreadPips: number;
     /** 24 spreads in pips, by UTC hour, for 'hourly' (and one-sided data when given). */
@@ -222,7 +222,7 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     },
     data: {
       catalog: str('data.catalog', (s) => s.length > 0, 'a folder path'),
-      spread: oneOf('data.spread', ['native', 'mid', 'fixed', 'hourly'] as const),
+      spread: oneOf('data.spread', ['native', 'mid', 'fixed', 'hourly', 'labs'] as const),
       spreadPips: num('data.spreadPips', (n) => Number.isFinite(n) && n >= 0 && n <= MAX_SPREAD_PIPS, `a number of pips in [0, ${MAX_SPREAD_PIPS}]`),
       ...(get('data.spreadPipsByHour') !== undefined ? { spreadPipsByHour: byHour('data.spreadPipsByHour') } : {}),
     },

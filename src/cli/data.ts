@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { Catalog, describeHoles, ensureSample, openCandles, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
+import { listLabs } from '../adapters/catalog/labs-store.ts';
 import { resampleSeries, resampleSource, resampled } from '../adapters/catalog/resample.ts';
 import { DEFAULT_ALIGNMENT, type Alignment, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
@@ -89,6 +90,12 @@ export function dataCommand(y: Argv): Argv {
       async (a) => {
         const catalog = new Catalog(resolve(String(a.catalog)));
         const rows = catalog.list();
+        const labs = await listLabs(catalog.root);
+        for (const l of labs) {
+          const when = (t: number | null): string => (t === null ? '?' : formatTime(t));
+          process.stdout.write(`labs ${l.kind.padEnd(9)} ${when(l.first)} → ${when(l.last)}  ${l.items.toLocaleString('en-US')} items in ${l.files} month file${l.files === 1 ? '' : 's'}  ${l.subjects.join(' ')}\n`);
+        }
+        if (rows.length === 0 && labs.length > 0) return;
         if (rows.length === 0) {
           process.stdout.write('The catalog is empty. Run `fxflow data sample` or `fxflow data import`.\n');
           return;

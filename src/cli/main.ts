@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { DataError, openTicks } from '../adapters/catalog/index.ts';
+import { catalogLabs } from '../adapters/catalog/labs-store.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { formatSummary } from '../engine/report.ts';
 import { runBacktest } from './backtest.ts';
@@ -12,6 +13,7 @@ import { dataCatalog, dataCommand, fileSource } from './data.ts';
 import { parseAlignment } from './data-import.ts';
 import { describeError } from './errors.ts';
 import { loadStrategy } from './load-strategy.ts';
+import { recordCommand } from './record.ts';
 import { initProject } from './init.ts';
 import { typeCheckStrategy } from './type-check.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
@@ -127,6 +129,7 @@ async function backtest(a: BacktestArgs): Promise<void> {
     candles: source.candles,
     available: source.available,
     ...(a.ticks ? { ticks: (req: { instrument: string; from: number; to: number }) => openTicks(resolve(a.ticks!), req) } : {}),
+    labs: catalogLabs(resolve(ROOT, config.data.catalog)),
     log: log.child({ component: 'strategy', strategy: loaded.name }),
     keepTransactions: a.json === true,
     origin: source.origin,
@@ -204,7 +207,7 @@ export function cli(argv: string[]): Argv {
           .option('currency', { type: 'string', describe: 'Account currency (account.currency)' })
           .option('margin-rate', { type: 'string', describe: 'Account margin rate, e.g. 0.02 for 50:1 (account.marginRate)' })
           .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
-          .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
+          .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly', 'labs'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, a fixed spread, or the recorded labs spreads (fxflow record --labs spreads)" })
           .option('daily-alignment', { type: 'number', describe: 'Hour (0-23) where D, W, M candles built from finer data start (OANDA: 17)' })
           .option('alignment-timezone', { type: 'string', describe: 'Time zone of --daily-alignment (OANDA: America/New_York)' })
           .option('weekly-alignment', { type: 'string', describe: 'Day W candles built from finer data start (OANDA: Friday)' })
@@ -225,6 +228,7 @@ export function cli(argv: string[]): Argv {
           .example('$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json', 'JSON report with every transaction'),
       async (a) => backtest(a as unknown as BacktestArgs),
     )
+    .command(recordCommand as never)
     .command(
       'init <dir>',
       'Scaffold a strategy project in <dir> (package.json, tsconfig.json, a sample strategy) that imports fxflow and type-checks',

@@ -7,6 +7,7 @@ export interface SandboxArgs {
   port: number;
   host?: string;
   data?: string;
+  labs?: string;
   speed?: number;
   start?: string;
   manual?: boolean;
@@ -39,6 +40,7 @@ export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
     .option('port', { type: 'number', default: 8080, describe: 'Port on 127.0.0.1 (0 = a free one)' })
     .option('host', { type: 'string', describe: 'Loopback address to listen on (127.0.0.1, ::1 or localhost)' })
     .option('data', { type: 'string', describe: 'Catalog folder for replay and candles (default data/catalog, the bundled sample)' })
+    .option('labs', { type: 'string', describe: 'Serve the labs items recorded in this catalog folder (fxflow record), each from the time it became known, instead of generated labs data' })
     .option('speed', { type: 'number', describe: 'Replay speed: simulated ms per real ms (default 1)' })
     .option('start', { type: 'string', describe: 'Replay start / manual clock start, RFC 3339 (default 2024-01-02T00:00:00Z)' })
     .option('manual', { type: 'boolean', describe: 'Manual clock: time and prices move only through POST /sandbox/time, /advance, /prices' })
@@ -99,6 +101,7 @@ export function sandboxOptions(a: SandboxArgs, env: NodeJS.ProcessEnv = process.
   const o: SandboxOptions = { port: a.port, clock: a.manual ? 'manual' : 'replay', faults };
   if (a.host !== undefined) o.host = a.host;
   if (a.data !== undefined) o.data = a.data;
+  if (a.labs !== undefined) o.labs = a.labs;
   if (a.speed !== undefined) o.speed = a.speed;
   if (a.start !== undefined) o.start = a.start;
   if (a.heartbeatMs !== undefined) o.heartbeatMs = a.heartbeatMs;

@@ -60,6 +60,8 @@ export interface SandboxOptions {
   /** Market hours per instrument (default true): market orders halted and prices `tradeable: false` while its market is closed. */
   marketHours?: boolean;
   log?: Logger;
+  /** Serve the recorded labs items of this catalog folder (its labs/ subfolder), each from the time it became known, instead of generated labs data. */
+  labs?: string;
 }
 
 /** A running sandbox: its URL and the control a test needs. */
@@ -865,7 +867,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   // Mounted routes: Labs (/labs/v1/) and OAuth (/v1/oauth2/).
   const oauth = oauthRoute({ baseUrl: () => baseUrl });
-  const mounted: SandboxRoute[] = [labsRoute({ now: () => now, instruments }), oauth];
+  const mounted: SandboxRoute[] = [labsRoute({ now: () => now, instruments, ...(opts.labs !== undefined ? { recorded: resolve(opts.labs) } : {}) }), oauth];
 
   const stats = (): ReturnType<Sandbox['stats']> => ({
     requests: counters.requests,
