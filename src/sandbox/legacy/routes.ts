@@ -16,7 +16,7 @@ import type { SandboxAccount } from '../account.ts';
 import { rejectMessage } from '../reject-messages.ts';
 import type { SandboxReply, SandboxRoute } from '../route.ts';
 import { LEGACY_ENDPOINTS, LegacyCallLog, type LegacyEndpoint } from './migration.ts';
-import { LEGACY_ORDER_TYPES, LegacyOrderIDs, isLegacyOrder, legacyAccount, legacyAccountID, legacyAccountItem, legacyOrder, legacyTrade, legacyTransaction, num, type LegacyTxContext } from './shapes.ts';
+import { CANCEL_REASONS, LEGACY_ORDER_TYPES, LegacyOrderIDs, isLegacyOrder, legacyAccount, legacyAccountID, legacyAccountItem, legacyOrder, legacyTrade, legacyTransaction, num, type LegacyTxContext } from './shapes.ts';
 import { zip } from './zip.ts';
 
 type Obj = Record<string, unknown>;
@@ -118,7 +118,7 @@ function failure(txs: readonly Transaction[], orderID?: string): LegacyError | u
     }
     const x = t as Transaction & { orderID?: string; reason?: string };
     if (t.type === 'ORDER_CANCEL' && orderID !== undefined && x.orderID === orderID && x.reason !== 'CLIENT_REQUEST_REPLACED') {
-      return new LegacyError(400, `The order was not filled and is cancelled: ${x.reason ?? 'UNKNOWN'}`, x.reason);
+      return new LegacyError(400, `The order was not filled and is cancelled: ${CANCEL_REASONS[x.reason ?? ''] ?? x.reason ?? 'UNKNOWN'} (v20 reason ${x.reason ?? 'UNKNOWN'}; the ORDER_CANCEL transaction records it)`, x.reason);
     }
   }
   return undefined;

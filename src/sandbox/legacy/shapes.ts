@@ -25,8 +25,8 @@ export const num = (v: unknown): number => (v === undefined || v === null || v =
  */
 export function legacyAccountID(id: string): number {
   const digits = id.replace(/\D/g, '');
-  const n = Number(digits === '' ? '0' : digits.slice(-15));
-  return Number.isSafeInteger(n) ? n : 0;
+  const n = Number(digits === '' ? '0' : digits);
+  return Number.isSafeInteger(n) ? n : Number(digits.slice(-15));
 }
 
 /**
@@ -137,7 +137,7 @@ export function legacyTrade(instruments: InstrumentRegistry, t: Obj): Obj {
 }
 
 /** v20 ORDER_CANCEL reasons and their legacy names (fill failures and closings). */
-const CANCEL_REASONS: Readonly<Record<string, string>> = {
+export const CANCEL_REASONS: Readonly<Record<string, string>> = {
   CLIENT_REQUEST: 'CLIENT_REQUEST',
   TIME_IN_FORCE_EXPIRED: 'TIME_IN_FORCE_EXPIRED',
   MIGRATION: 'MIGRATION',
@@ -340,7 +340,9 @@ export function legacyTransaction(c: LegacyTxContext, tx: Transaction): Obj | un
 /** A TRADE_UPDATE for a dependent order set (value) or removed (0) on a trade. */
 function tradeUpdate(c: LegacyTxContext, base: Obj, tradeID: string, orderType: string, value: unknown): Obj {
   const trade = c.account.tradeBySpec(tradeID);
-  const units = Number(trade?.currentUnits ?? trade?.initialUnits ?? 0);
+  // A trade closed since has currentUnits 0: its units are the ones it was opened with.
+  const current = Number(trade?.currentUnits ?? 0);
+  const units = current !== 0 ? current : Number(trade?.initialUnits ?? 0);
   const instrument = trade?.instrument as string | undefined;
   base.type = 'TRADE_UPDATE';
   if (instrument !== undefined) base.instrument = instrument;
