@@ -24,7 +24,7 @@ class LegacyClient {
     let body: string | undefined;
     if (fields) {
       headers['Content-Type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(Object.entries(fields).map(([k, v]) => [k, String(v)])).toString();
+      body = new URLSearchParams(Object.entries(fields).map(([k, v]): [string, string] => [k, String(v)])).toString();
     }
     const res = await fetch(path.startsWith('http') ? path : `${this.base}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
     const text = await res.text();
