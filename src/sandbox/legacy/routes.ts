@@ -457,7 +457,7 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
         continue;
       }
       endpoint = e;
-      seg = m.slice(1).map((s) => decodeURIComponent(s));
+      seg = m.slice(1);
       break;
     }
     let reply: SandboxReply;
@@ -471,6 +471,13 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
       calls.record(endpoint);
       replacement = endpoint.replacement;
       try {
+        seg = seg.map((s) => {
+          try {
+            return decodeURIComponent(s);
+          } catch {
+            throw new LegacyError(400, `Invalid path segment '${s}': malformed percent-encoding`, 'INVALID_ARGUMENT');
+          }
+        });
         const a = endpoint.template.includes(':account_id') ? account(seg[0]!) : undefined;
         reply = await handlers[`${endpoint.method} ${endpoint.template}`]!(a, seg, { url: req.url, body: req.body });
       } catch (e) {
