@@ -48,6 +48,8 @@ const MAX_IDS = 50;
 export const LEGACY_RATE_WINDOW_MS = 60_000;
 /** History files kept (the oldest is dropped beyond this). */
 const KEEP_FILES = 16;
+/** Transactions mapped per turn of the event loop while a history file is built. */
+const HISTORY_SLICE = 2000;
 const MORE_INFO = 'docs/legacy-v1.md';
 
 class LegacyError extends Error {
@@ -286,12 +288,22 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
     },
     'GET /v1/accounts/:account_id/alltransactions': (a) => {
       const key = `${legacyAccountID(a!.id)}-${++fileSeq}`;
-      const list = transactions(a!, Number.MAX_SAFE_INTEGER, 1, Number.MAX_SAFE_INTEGER, () => true);
       const time = ctx.now();
+      const last = a!.transactions.lastID;
       files.set(key, undefined);
       while (files.size > KEEP_FILES) files.delete(files.keys().next().value!);
-      // Built off the request: the file answers 404 until the zip is written.
-      void zip([{ name: `transactions-${legacyAccountID(a!.id)}.json`, data: Buffer.from(JSON.stringify(list)), time }]).then(
+      // Built off the request, in slices that yield to other requests (up to --keep-transactions
+      // of them); the file answers 404 until the zip is written.
+      const build = async (): Promise<Buffer> => {
+        const parts: string[] = [];
+        for (let hi = last; hi >= a!.transactions.oldestID; hi -= HISTORY_SLICE) {
+          const slice = transactions(a!, hi, hi - HISTORY_SLICE + 1, HISTORY_SLICE, () => true);
+          for (const t of slice) parts.push(JSON.stringify(t));
+          await new Promise<void>((done) => setImmediate(done));
+        }
+        return zip([{ name: `transactions-${legacyAccountID(a!.id)}.json`, data: Buffer.from(`[${parts.join(',')}]`), time }]);
+      };
+      void build().then(
         (buf) => {
           if (files.has(key)) files.set(key, buf);
         },
