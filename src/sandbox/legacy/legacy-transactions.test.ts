@@ -50,6 +50,20 @@ describe('legacy transactions the simulator makes', () => {
     }
   });
 
+  it('an order for an instrument without a price yet is refused, not left in flight', async () => {
+    const sb = await startSandbox({ feed: false });
+    try {
+      const r = await fetch(`${sb.url}/v1/accounts/${sb.accountIDs[0]}/orders`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'instrument=EUR_USD&units=100&side=buy&type=market' });
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { message: string }).message).toMatch(/No price for EUR_USD yet/);
+      sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
+      // Nothing was queued: the price fills nothing.
+      expect((await call('GET', `${sb.url}/v1/accounts/${sb.accountIDs[0]}/trades`)).body.trades).toEqual([]);
+    } finally {
+      await sb.close();
+    }
+  });
+
   it('one transaction listing with count per 60 s, on an injectable clock', async () => {
     let clock = 0;
     const sb = await startSandbox({ feed: false, legacyRateClock: () => clock });

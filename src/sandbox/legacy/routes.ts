@@ -331,6 +331,9 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
     const instrument = f.get('instrument')!;
     if (!ctx.instruments.has(instrument)) throw new LegacyError(400, `Invalid or malformed argument: instrument=${instrument} is not a known instrument`, 'INVALID_INSTRUMENT');
     const units = number(f, 'units', { min: 1, integer: true })!;
+    // The simulator would hold the order until the first price (and fill it then); a legacy client
+    // waits for its answer, so the order is refused instead of left in flight.
+    if (!a.broker.quotes.has(instrument)) throw new LegacyError(400, `No price for ${instrument} yet: the sandbox has not seen a tick of it (replay starts it; with --manual push one through POST /sandbox/prices)`, 'MARKET_HALTED');
     const req: Obj = { type: v20Type, instrument, units: String(side === 'sell' ? -units : units), positionFill: 'DEFAULT' };
     if (type === 'market') req.timeInForce = 'FOK';
     else {
