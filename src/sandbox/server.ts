@@ -17,7 +17,7 @@ import { SandboxAccount, tradeSummary } from './account.ts';
 import { candlesReply } from './candles.ts';
 import { FaultError, Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
 import { labsRoute } from './labs.ts';
-import { legacyRoute } from './legacy/routes.ts';
+import { legacyReplacement, legacyRoute } from './legacy/routes.ts';
 import { formatLegacyReport } from './legacy/migration.ts';
 import { oauthRoute } from './oauth.ts';
 import { rejectMessage } from './reject-messages.ts';
@@ -934,7 +934,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       // tokens) and the control routes (which move time and prices).
       if (!authorized(req)) {
         await readBody(req).catch(() => '');
-        send(res, { status: 401, body: { errorMessage: 'Insufficient authorization to perform request.' } }, unix);
+        const replacement = legacyReplacement(method, path);
+        send(res, { status: 401, body: { errorMessage: 'Insufficient authorization to perform request.' } }, unix, replacement !== undefined ? { 'X-V3-Replacement': replacement } : undefined);
         return;
       }
       if (path.startsWith('/v3/') || path.startsWith('/labs/')) {

@@ -278,7 +278,9 @@ describe('--require-token guards the legacy routes too', () => {
   it('401 without the token, 200 with it', async () => {
     const sb = await startSandbox({ requireToken: 'sekrit', feed: false });
     try {
-      expect((await new LegacyClient(sb.url).accounts()).status).toBe(401);
+      const refused = await new LegacyClient(sb.url).accounts();
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('x-v3-replacement')).toBe('GET /v3/accounts');
       expect((await new LegacyClient(sb.url, 'wrong').accounts()).status).toBe(401);
       expect((await new LegacyClient(sb.url, 'sekrit').accounts()).status).toBe(200);
     } finally {

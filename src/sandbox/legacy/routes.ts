@@ -126,6 +126,17 @@ function failure(txs: readonly Transaction[], orderID?: string): LegacyError | u
   return undefined;
 }
 
+/**
+ * The /v3 call that replaces a legacy call (the X-V3-Replacement header), or undefined for a path
+ * outside /v1 (and for /v1/oauth2, which is current). For answers given before the route runs (401).
+ */
+export function legacyReplacement(method: string, path: string): string | undefined {
+  if (!(path === '/v1' || path.startsWith('/v1/')) || path.startsWith('/v1/oauth2/')) return undefined;
+  const m = method.toUpperCase();
+  for (const { e, re } of COMPILED) if (e.method === m && re.test(path)) return e.replacement;
+  return retiredCall(m, path)?.replacement ?? 'the v20 REST API under /v3';
+}
+
 /** Builds the legacy generation's route over the sandbox's accounts. */
 export function legacyRoute(ctx: LegacyContext): Legacy {
   const calls = new LegacyCallLog();
