@@ -66,6 +66,11 @@ export interface SandboxOptions {
    * (default: the sandbox clock, so a replay at speed 60 waits one real second).
    */
   legacyRateClock?: () => number;
+  /**
+   * v20 transactions one legacy transaction listing looks at, at most (default 5000): a rarely
+   * matching filter answers a short page with a Link to go on instead of scanning the whole log.
+   */
+  legacyMaxScan?: number;
   log?: Logger;
 }
 
@@ -878,7 +883,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   // Mounted routes: Labs (/labs/v1/) and OAuth (/v1/oauth2/).
   const oauth = oauthRoute({ baseUrl: () => baseUrl });
   // The legacy generation (/v1) on the same accounts, through the same submit path as /v3.
-  const legacy = legacyRoute({ accounts, instruments, now: () => now, baseUrl: () => baseUrl, submit, ...(opts.legacyRateClock ? { rateClock: opts.legacyRateClock } : {}) });
+  const legacy = legacyRoute({ accounts, instruments, now: () => now, baseUrl: () => baseUrl, submit, ...(opts.legacyRateClock ? { rateClock: opts.legacyRateClock } : {}), ...(opts.legacyMaxScan !== undefined ? { maxScan: opts.legacyMaxScan } : {}) });
   const mounted: SandboxRoute[] = [legacy.route, labsRoute({ now: () => now, instruments }), oauth];
 
   const stats = (): ReturnType<Sandbox['stats']> => ({

@@ -64,6 +64,35 @@ describe('legacy transactions the simulator makes', () => {
     }
   });
 
+  it('a filter that matches rarely answers a short page with a Link to go on (bounded scan); following it finds every match', async () => {
+    const sb = await startSandbox({ feed: false, marketHours: false, legacyMaxScan: 10 });
+    try {
+      sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
+      sb.pushPrice({ instrument: 'USD_JPY', bid: 140, ask: 140.02 });
+      const v1 = `${sb.url}/v1/accounts/${sb.accountIDs[0]}`;
+      const order = (instrument: string): Promise<Response> => fetch(`${v1}/orders`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `instrument=${instrument}&units=1&side=buy&type=market` });
+      expect((await order('USD_JPY')).status).toBe(200);
+      for (let i = 0; i < 15; i++) expect((await order('EUR_USD')).status).toBe(200);
+      // 32 transactions after the one USD_JPY fill: the first page looks at 10 and finds nothing.
+      let url: string | undefined = `${v1}/transactions?instrument=USD_JPY`;
+      const found: number[] = [];
+      let pages = 0;
+      while (url !== undefined) {
+        const r: { headers: Headers; body: { transactions: { id: number }[] } } = await call('GET', url);
+        pages++;
+        found.push(...r.body.transactions.map((t) => t.id));
+        const link: string | null = r.headers.get('link');
+        url = link === null ? undefined : /^<([^>]+)>/.exec(link)![1];
+      }
+      expect(pages).toBeGreaterThan(3);
+      expect(found).toHaveLength(1);
+      const all = (await call('GET', `${v1}/transactions?ids=${found[0]}`)).body.transactions;
+      expect(all[0]).toMatchObject({ type: 'MARKET_ORDER_CREATE', instrument: 'USD_JPY' });
+    } finally {
+      await sb.close();
+    }
+  });
+
   it('one transaction listing with count per 60 s, on an injectable clock', async () => {
     let clock = 0;
     const sb = await startSandbox({ feed: false, legacyRateClock: () => clock });

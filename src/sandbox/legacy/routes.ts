@@ -32,6 +32,8 @@ export interface LegacyContext {
   readonly submit: (a: SandboxAccount, intent: OrderIntent) => Transaction[];
   /** The clock of the transaction-listing rate limit (default: the sandbox clock). */
   readonly rateClock?: () => number;
+  /** v20 transactions one legacy listing looks at, at most (default MAX_SCAN, 5000). */
+  readonly maxScan?: number;
 }
 
 /** The legacy route, and the calls it served (for the migration report). */
@@ -48,6 +50,12 @@ const MAX_IDS = 50;
 export const LEGACY_RATE_WINDOW_MS = 60_000;
 /** History files kept (the oldest is dropped beyond this). */
 const KEEP_FILES = 16;
+/**
+ * v20 transactions one listing looks at, at most: a filter that matches rarely (an instrument
+ * traded once in 100,000 transactions) answers a short page with a Link to go on, instead of
+ * holding the event loop for the whole log.
+ */
+const MAX_SCAN = 5000;
 /** Transactions mapped per turn of the event loop while a history file is built. */
 const HISTORY_SLICE = 2000;
 const MORE_INFO = 'docs/legacy-v1.md';
@@ -213,30 +221,40 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
     if (q.instrument !== undefined) list = list.filter((x) => x.instrument === q.instrument);
     return pageReply(key, list.slice(0, q.count + 1), q.count, url);
   };
-  const pageReply = (key: string, items: Obj[], count: number, url: URL): SandboxReply => {
+  /** `unscanned`: the page stopped at the scan budget; the next one starts at this ID. */
+  const pageReply = (key: string, items: Obj[], count: number, url: URL, unscanned?: number): SandboxReply => {
     const headers: Record<string, string> = {};
     const more = items.length > count;
     const shown = items.slice(0, count);
-    if (more) {
+    const nextID = more ? (items[count]!.id as number) : unscanned;
+    if (nextID !== undefined) {
       const next = new URL(url.pathname + url.search, ctx.baseUrl());
-      next.searchParams.set('maxId', String(items[count]!.id));
+      next.searchParams.set('maxId', String(nextID));
       headers.Link = `<${next.href}>; rel="next"`;
     }
     headers['X-Result-Count'] = String(shown.length);
     return { status: 200, body: { [key]: shown }, headers };
   };
 
-  /** Legacy transactions of an account, newest first, from `hi` down to `lo`, at most `limit`. */
-  const transactions = (a: SandboxAccount, hi: number, lo: number, limit: number, keep: (t: Obj) => boolean): Obj[] => {
+  /**
+   * Legacy transactions of an account, newest first, from `hi` down to `lo`, at most `limit`, looking
+   * at no more than `scan` v20 transactions. `next` is the first ID not looked at when the scan
+   * budget ran out first (a sparse filter over a long log), else undefined.
+   */
+  const transactionsScan = (a: SandboxAccount, hi: number, lo: number, limit: number, keep: (t: Obj) => boolean, scan = Number.MAX_SAFE_INTEGER): { list: Obj[]; next?: number } => {
     const c = txContext(a);
     const log = a.transactions;
     const out: Obj[] = [];
-    for (let id = Math.min(hi, log.lastID); id >= Math.max(lo, log.oldestID) && out.length < limit; id--) {
+    const bottom = Math.max(lo, log.oldestID);
+    let id = Math.min(hi, log.lastID);
+    for (let seen = 0; id >= bottom && out.length < limit; id--, seen++) {
+      if (seen >= scan) return { list: out, next: id };
       const t = legacyTransaction(c, log.get(id)!);
       if (t && keep(t)) out.push(t);
     }
-    return out;
+    return { list: out };
   };
+  const transactions = (a: SandboxAccount, hi: number, lo: number, limit: number, keep: (t: Obj) => boolean): Obj[] => transactionsScan(a, hi, lo, limit, keep).list;
 
   // ------------------------------------------------------------------------------------------
   // Handlers by template
@@ -287,8 +305,8 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
         }
         lastListing.set(a!.id, at);
       }
-      const list = transactions(a!, q.maxId ?? Number.MAX_SAFE_INTEGER, q.minId ?? 1, q.count + 1, (t) => q.instrument === undefined || t.instrument === q.instrument);
-      return pageReply('transactions', list, q.count, r.url);
+      const { list, next } = transactionsScan(a!, q.maxId ?? Number.MAX_SAFE_INTEGER, q.minId ?? 1, q.count + 1, (t) => q.instrument === undefined || t.instrument === q.instrument, ctx.maxScan ?? MAX_SCAN);
+      return pageReply('transactions', list, q.count, r.url, next);
     },
     'GET /v1/accounts/:account_id/transactions/:transaction_id': (a, s) => {
       const id = s[1]!;
