@@ -157,7 +157,7 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
   const rateClock = ctx.rateClock ?? ctx.now;
   const lastListing = new Map<string, number>();
   const files = new Map<string, Buffer | undefined>();
-  let fileSeq = 0;
+  let seq = 0;
 
   const account = (seg: string): SandboxAccount => {
     for (const a of ctx.accounts.values()) if (a.id === seg || String(legacyAccountID(a.id)) === seg) return a;
@@ -269,7 +269,7 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
     'PATCH /v1/accounts/:account_id/orders/:order_id': (a, s, r) => patchOrder(a!, s[1]!, formFields(r.body)),
     'DELETE /v1/accounts/:account_id/orders/:order_id': (a, s) => {
       const o = pendingView(a!, s[1]!);
-      const txs = ctx.submit(a!, { kind: 'cancel', id: `legacy-${++fileSeq}`, orderSpecifier: o.id as string });
+      const txs = ctx.submit(a!, { kind: 'cancel', id: `legacy-${++seq}`, orderSpecifier: o.id as string });
       const cancel = txs.find((t) => t.type === 'ORDER_CANCEL') as (Transaction & { time: string }) | undefined;
       if (!cancel) throw failure(txs) ?? new LegacyError(404, `Order ${s[1]} could not be cancelled`, 'ORDER_NOT_FOUND');
       const units = Number(o.units);
@@ -281,7 +281,7 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
     'PATCH /v1/accounts/:account_id/trades/:trade_id': (a, s, r) => patchTrade(a!, s[1]!, formFields(r.body)),
     'DELETE /v1/accounts/:account_id/trades/:trade_id': (a, s) => {
       const t = openTrade(a!, s[1]!);
-      const txs = ctx.submit(a!, { kind: 'closeTrade', id: `legacy-${++fileSeq}`, tradeSpecifier: t.id as string, units: 'ALL' });
+      const txs = ctx.submit(a!, { kind: 'closeTrade', id: `legacy-${++seq}`, tradeSpecifier: t.id as string, units: 'ALL' });
       const fill = txs.find((x) => x.type === 'ORDER_FILL') as (Transaction & Obj) | undefined;
       if (!fill) throw failure(txs, txs[0]?.id) ?? new LegacyError(400, `Trade ${s[1]} could not be closed`);
       const closed = ((fill.tradesClosed as Obj[] | undefined) ?? []).find((c) => c.tradeID === t.id);
@@ -316,7 +316,7 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
       return { status: 200, body: t };
     },
     'GET /v1/accounts/:account_id/alltransactions': (a) => {
-      const key = `${legacyAccountID(a!.id)}-${++fileSeq}`;
+      const key = `${legacyAccountID(a!.id)}-${++seq}`;
       const time = ctx.now();
       const last = a!.transactions.lastID;
       files.set(key, undefined);
@@ -372,7 +372,7 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
       if (type !== 'limit') req.triggerCondition = 'DEFAULT';
     }
     applyOrderFields(req, instrument, side === 'sell' ? -1 : 1, f);
-    const txs = ctx.submit(a, { kind: 'order', id: `legacy-${++fileSeq}`, request: v20Order(req) });
+    const txs = ctx.submit(a, { kind: 'order', id: `legacy-${++seq}`, request: v20Order(req) });
     const created = txs.find((t) => !isReject(t) && t.type.endsWith('_ORDER')) as (Transaction & Obj) | undefined;
     const err = failure(txs, created?.id);
     if (err || !created) throw err ?? new LegacyError(400, 'The order was not accepted');
@@ -457,7 +457,7 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
     }
     applyOrderFields(req, o.instrument as string, sign, f);
     if (f.size > 0) {
-      const txs = ctx.submit(a, { kind: 'replace', id: `legacy-${++fileSeq}`, orderSpecifier: o.id as string, request: v20Order(req) });
+      const txs = ctx.submit(a, { kind: 'replace', id: `legacy-${++seq}`, orderSpecifier: o.id as string, request: v20Order(req) });
       const err = failure(txs);
       if (err) throw err;
     }
@@ -469,7 +469,7 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
     for (const k of f.keys()) if (!allowed.includes(k)) throw new LegacyError(400, `Invalid argument: '${k}' cannot be changed on a trade (give ${allowed.join(', ')})`, 'INVALID_ARGUMENT');
     const t = openTrade(a, id);
     const inst = ctx.instruments.get(t.instrument as string);
-    const intent: { -readonly [K in keyof Extract<OrderIntent, { kind: 'tradeOrders' }>]: Extract<OrderIntent, { kind: 'tradeOrders' }>[K] } = { kind: 'tradeOrders', id: `legacy-${++fileSeq}`, tradeSpecifier: t.id as string };
+    const intent: { -readonly [K in keyof Extract<OrderIntent, { kind: 'tradeOrders' }>]: Extract<OrderIntent, { kind: 'tradeOrders' }>[K] } = { kind: 'tradeOrders', id: `legacy-${++seq}`, tradeSpecifier: t.id as string };
     const tp = number(f, 'takeProfit');
     if (tp !== undefined && (tp !== 0 || t.takeProfitOrder)) intent.takeProfit = tp === 0 ? null : { price: String(tp) };
     const sl = number(f, 'stopLoss');
