@@ -130,6 +130,26 @@ export default defineStrategy({
     expect(lines).toHaveLength(3); // no stack trace, no "internal error"
   });
 
+  it('--slippage, --latency and --commission oanda-core choose the fill models; report.txt and config.json name them', async () => {
+    const r = await fxflow('backtest', 'strategies/breakout-tpsl.ts', '--instrument', 'USD_JPY', '--slippage', 'fixed:0.5', '--latency', 'fixed:500', '--commission', 'oanda-core', '--runs-dir', tmp);
+    expect(r.code).toBe(0);
+    const line = 'fill models: path adaptive · slippage fixed:0.5 · latency fixed:500 · commission oanda-core';
+    expect(r.stdout).toContain(line);
+    const dir = /Run saved in (.+)/.exec(r.stdout)?.[1];
+    const { readFileSync } = await import('node:fs');
+    expect(readFileSync(join(dir!, 'report.txt'), 'utf8')).toContain(line);
+    const config = JSON.parse(readFileSync(join(dir!, 'config.json'), 'utf8')) as { fill: Record<string, unknown>; costs: Record<string, unknown> };
+    expect([config.fill.slippage, config.fill.latency, config.costs.commission]).toEqual(['fixed:0.5', 'fixed:500', 'oanda-core']);
+    // The schedule's 70 USD per million on every fill of a currency pair.
+    const fills = readFileSync(join(dir!, 'transactions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>).filter((t) => t.type === 'ORDER_FILL');
+    expect(fills.length).toBeGreaterThan(0);
+    for (const t of fills) expect(Number(t.commission)).toBeCloseTo((Math.abs(Number(t.units)) * 70) / 1e6, 4);
+    const bad = await fxflow('backtest', 'strategies/sma-cross.ts', '--slippage', 'fast', '--no-save');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/command-line flags: fill\.slippage is wrong: slippage must be none, fixed:<pips>/);
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('overrides config per run and says which field is wrong', async () => {
     const bad = await fxflow('backtest', 'strategies/sma-cross.ts', '--balance', 'lots', '--no-save');
     expect(bad.code).toBe(1);

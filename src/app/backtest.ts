@@ -1,10 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
+import { oandaCoreCommission, perMillionCommission } from '../adapters/sim/commission.ts';
+import { parseLatency } from '../adapters/sim/latency.ts';
+import { parseSlippage } from '../adapters/sim/slippage.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Tick } from '../domain/tick.ts';
 import { conversionInstruments } from '../domain/conversion.ts';
-import type { MarketEvent } from '../domain/events.ts';
+import type { CalendarEvent, MarketEvent, SignalEvent } from '../domain/events.ts';
 import { granularityMs, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
@@ -38,6 +41,16 @@ export interface BacktestOptions {
   readonly candles: CandleSourceFactory;
   /** Where tick subscriptions get their ticks (required when the strategy subscribes to ticks). */
   readonly ticks?: (req: { instrument: string; from: number; to: number }) => AsyncIterable<readonly Tick[]>;
+  /**
+   * Where `signals` / `calendar` subscriptions get their recorded labs events, each at the time it
+   * became known (docs/labs.md). Without it such subscriptions get nothing.
+   */
+  readonly labs?: {
+    calendar(req: { currencies: readonly string[]; from: number; to: number }): AsyncIterable<readonly CalendarEvent[]>;
+    signals(req: { instruments: readonly string[]; from: number; to: number }): AsyncIterable<readonly SignalEvent[]>;
+    /** Recorded labs spreads of an instrument (for `data.spread: 'labs'`): the average spread in pips by interval start. */
+    spreads?(instrument: string, from: number, to: number): Promise<(time: number) => number>;
+  };
   /** Whether data exists for a series (used to choose conversion instruments); default: assume it does. */
   readonly available?: (instrument: string, granularity: Granularity) => boolean;
   readonly log: StrategyLogger;
@@ -70,6 +83,8 @@ export interface BacktestResult {
   readonly equity: readonly EquityPoint[];
   readonly engine: EngineStats;
   readonly sim: SimStats;
+  /** The fill models the simulator used, by name (path, slippage, latency, commission). */
+  readonly models: SimBroker['models'];
   readonly intents: number;
   readonly wallMs: number;
   readonly runDir?: string;
@@ -82,7 +97,7 @@ export interface BacktestResult {
  * on the mid; for bid-only data (bid = ask in the catalog) the bid is kept and the ask put above
  * it, for ask-only data the other way round.
  */
-export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data: BacktestConfig['data'], pip: number, snap: (x: number) => number, sides = 'bid/ask'): AsyncIterable<readonly Candle[]> {
+export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data: BacktestConfig['data'], pip: number, snap: (x: number) => number, sides = 'bid/ask', labsPips?: (time: number) => number): AsyncIterable<readonly Candle[]> {
   const mode = data.spread;
   if (mode === 'native') {
     yield* source;
@@ -94,7 +109,7 @@ export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data
     const out = new Array<Candle>(batch.length);
     for (let i = 0; i < batch.length; i++) {
       const c = batch[i]!;
-      const half = byHour ? (byHour[Math.floor(c.time / 3_600_000) % 24]! * pip) / 2 : fixedHalf;
+      const half = labsPips ? (labsPips(c.time) * pip) / 2 : byHour ? (byHour[Math.floor(c.time / 3_600_000) % 24]! * pip) / 2 : fixedHalf;
       const shift = sides === 'bid' ? half : sides === 'ask' ? -half : 0;
       const o = (c.bo + c.ao) / 2 + shift, h = (c.bh + c.ah) / 2 + shift, l = (c.bl + c.al) / 2 + shift, cl = (c.bc + c.ac) / 2 + shift;
       if (!(l - half > 0)) {
@@ -153,6 +168,12 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     wanted.set(`${name}:${finest}`, { instrument: name, granularity: finest });
   }
   const series = [...wanted.values()].sort((a, b) => granularityMs(a.granularity) - granularityMs(b.granularity));
+  // --spread labs: each instrument's recorded labs spreads (the spread of the interval a candle starts in).
+  const labsSpreads = new Map<string, (time: number) => number>();
+  if (config.data.spread === 'labs') {
+    if (!o.labs?.spreads) throw new ConfigError('configuration', 'data.spread', '"labs" uses the recorded labs spreads of the catalog: record them with fxflow record --instruments ... --labs spreads');
+    for (const s of series) if (!labsSpreads.has(s.instrument)) labsSpreads.set(s.instrument, await o.labs.spreads(s.instrument, from, to));
+  }
   // Each series is watched as it streams: its coverage and holes, and (when its source does not
   // know) whether it is one-sided. One-sided data never gets a free spread.
   const watched = series.map((s) => new SeriesWatch(s.instrument, s.granularity, o.origin?.(s.instrument, s.granularity) ?? { source: 'unknown', sides: 'unknown', synthetic: false }, from, to, config.data.spread, o.strictData === true, o.onHole));
@@ -166,9 +187,12 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     ...tickSources.map((instrument) => o.ticks!({ instrument, from, to })),
     ...series.map((s, k) => {
       const inst = instruments.get(s.instrument);
-      const source = withSpread(watched[k]!.read(o.candles({ ...s, from, to })), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides);
+      const source = withSpread(watched[k]!.read(o.candles({ ...s, from, to })), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
       return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision) : source;
     }),
+    // Labs last: an item known at the instant a candle closes is seen after that candle.
+    ...(o.labs && (subs.calendar ?? []).length > 0 ? [o.labs.calendar({ currencies: subs.calendar!, from, to })] : []),
+    ...(o.labs && (subs.signals ?? []).length > 0 ? [o.labs.signals({ instruments: subs.signals!, from, to })] : []),
   ] as AsyncIterable<readonly MarketEvent[]>[];
 
   const sim = new SimBroker({
@@ -182,6 +206,10 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     commissionPerMillion: config.costs.commissionPerMillion,
     path: config.fill.path,
     marketHours: config.fill.marketHours,
+    // The swappable models (src/adapters/sim/), as the config names them (validated there).
+    commission: config.costs.commission === 'oanda-core' ? oandaCoreCommission(config.account.currency) : perMillionCommission(config.costs.commissionPerMillion),
+    slippage: parseSlippage(config.fill.slippage),
+    latency: parseLatency(config.fill.latency),
   });
   // The portfolio shares the simulator's ledger: the simulator folds each transaction before it
   // hands it on, so the one fold serves both (live, the portfolio folds what the stream delivers).
@@ -280,7 +308,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     recorder?.write(o.runDir);
     writeRunReport(o.runDir);
   }
-  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, intents, wallMs, data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, models: sim.models, intents, wallMs, data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }
 
 /**

@@ -74,3 +74,29 @@ describe('spread models', () => {
     expect((m.ao + m.bo) / 2).toBeCloseTo(1.1001, 10);
   });
 });
+
+describe('fill models in the config (fill.slippage, fill.latency, costs.commission)', () => {
+  it("defaults to v20's own fills: no slippage, no latency, commission per million", () => {
+    const c = loadConfig();
+    expect(c.fill.slippage).toBe('none');
+    expect(c.fill.latency).toBe('none');
+    expect(c.costs.commission).toBe('per-million');
+  });
+
+  it('takes the named models', () => {
+    const c = flags({ fill: { slippage: 'spread:0.5', latency: 'fixed:250' }, costs: { commission: 'oanda-core' } });
+    expect([c.fill.slippage, c.fill.latency, c.costs.commission]).toEqual(['spread:0.5', 'fixed:250', 'oanda-core']);
+  });
+
+  it.each([
+    [{ fill: { slippage: 'lots' } }, /fill\.slippage is wrong: slippage must be none, fixed:<pips> \(e\.g\. fixed:0\.5\) or spread:<fraction>/],
+    [{ fill: { latency: 'fixed:-1' } }, /fill\.latency is wrong: latency must be none, fixed:<ms>/],
+    [{ fill: { latency: 'file:/nonexistent/delays.txt' } }, /fill\.latency is wrong: latency file \/nonexistent\/delays\.txt: cannot be read \(ENOENT\)/],
+    [{ fill: { slippage: 2 } }, /fill\.slippage must be a string like "none"/],
+    [{ costs: { commission: 'cheap' } }, /costs\.commission must be one of "per-million", "oanda-core"/],
+    [{ account: { currency: 'NOK' }, costs: { commission: 'oanda-core' } }, /costs\.commission "oanda-core" has no schedule for an account in NOK/],
+  ])('%j is refused with a message naming the field', (o, message) => {
+    expect(() => flags(o)).toThrow(ConfigError);
+    expect(() => flags(o)).toThrow(message);
+  });
+});

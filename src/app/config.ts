@@ -3,6 +3,9 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
 import { parseTime } from '../domain/time.ts';
+import { OANDA_CORE_PER_MILLION } from '../adapters/sim/commission.ts';
+import { parseLatency } from '../adapters/sim/latency.ts';
+import { parseSlippage } from '../adapters/sim/slippage.ts';
 
 /** The repository root (where package.json, config/ and data/ live). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -19,8 +22,8 @@ export interface BacktestConfig {
   };
   readonly data: {
     readonly catalog: string;
-    /** native: the data's own bid/ask; mid: both sides at mid (zero spread); fixed: mid ± spreadPips/2; hourly: mid ± spreadPipsByHour[UTC hour]/2. */
-    readonly spread: 'native' | 'mid' | 'fixed' | 'hourly';
+    /** native: the data's own bid/ask; mid: both sides at mid (zero spread); fixed: mid ± spreadPips/2; hourly: mid ± spreadPipsByHour[UTC hour]/2; labs: mid ± the recorded OANDA labs average spread of the interval/2 (docs/labs.md). */
+    readonly spread: 'native' | 'mid' | 'fixed' | 'hourly' | 'labs';
     /** Spread in pips for 'fixed', and for one-sided (mid- or bid-only) data under 'native'. */
     readonly spreadPips: number;
     /** 24 spreads in pips, by UTC hour, for 'hourly' (and one-sided data when given). */
@@ -40,10 +43,16 @@ export interface BacktestConfig {
      * MARKET_HALTED, as v20 does. false for data that trades around the clock (24/7 or synthetic).
      */
     readonly marketHours: boolean;
+    /** Slippage of the fills that can slip (market orders, stops): "none" (v20), "fixed:<pips>", "spread:<fraction>" (src/adapters/sim/slippage.ts). */
+    readonly slippage: string;
+    /** Delay from a decision to its order reaching the server: "none", "fixed:<ms>", "file:<path of recorded ms>" (src/adapters/sim/latency.ts). */
+    readonly latency: string;
   };
   readonly costs: {
     readonly financing: boolean;
     readonly commissionPerMillion: string;
+    /** "per-million" (commissionPerMillion on every fill) or "oanda-core" (OANDA's core pricing schedule per instrument group, src/adapters/sim/commission.ts). */
+    readonly commission: 'per-million' | 'oanda-core';
   };
   readonly run: {
     readonly instrument: string;
@@ -126,8 +135,8 @@ function editDistance(a: string, b: string): number {
 const SHAPE: Record<string, readonly string[]> = {
   account: ['currency', 'initialBalance', 'marginRate', 'hedging', 'fifo'],
   data: ['catalog', 'spread', 'spreadPips', 'spreadPipsByHour'],
-  fill: ['marketOrders', 'path', 'marketHours'],
-  costs: ['financing', 'commissionPerMillion'],
+  fill: ['marketOrders', 'path', 'marketHours', 'slippage', 'latency'],
+  costs: ['financing', 'commissionPerMillion', 'commission'],
   run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
 };
 
@@ -184,6 +193,17 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     }
     return v as number[];
   };
+  const model = (path: string, parse: (v: string) => string): string => {
+    const v = get(path);
+    if (v === undefined) return 'none';
+    if (typeof v !== 'string') throw new ConfigError(source, path, `must be a string like "none" (got ${JSON.stringify(v)})`);
+    try {
+      parse(v);
+    } catch (e) {
+      throw new ConfigError(source, path, `is wrong: ${(e as Error).message}`);
+    }
+    return v;
+  };
   const date = (path: string): string => {
     const v = str(path, (s) => s.length > 0, 'a date like "2024-01-01" or an RFC 3339 time');
     const why = dateProblem(v);
@@ -202,7 +222,7 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     },
     data: {
       catalog: str('data.catalog', (s) => s.length > 0, 'a folder path'),
-      spread: oneOf('data.spread', ['native', 'mid', 'fixed', 'hourly'] as const),
+      spread: oneOf('data.spread', ['native', 'mid', 'fixed', 'hourly', 'labs'] as const),
       spreadPips: num('data.spreadPips', (n) => Number.isFinite(n) && n >= 0 && n <= MAX_SPREAD_PIPS, `a number of pips in [0, ${MAX_SPREAD_PIPS}]`),
       ...(get('data.spreadPipsByHour') !== undefined ? { spreadPipsByHour: byHour('data.spreadPipsByHour') } : {}),
     },
@@ -210,10 +230,15 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
       marketOrders: oneOf('fill.marketOrders', ['next-price'] as const),
       path: oneOf('fill.path', ['adaptive', 'worst', 'exact'] as const),
       marketHours: get('fill.marketHours') === undefined ? true : bool('fill.marketHours'),
+      // The swappable fill models (src/adapters/sim/): checked by the models' own parsers, whose
+      // messages say what is expected; absent means v20's own behaviour.
+      slippage: model('fill.slippage', (v) => parseSlippage(v).name),
+      latency: model('fill.latency', (v) => parseLatency(v).name),
     },
     costs: {
       financing: bool('costs.financing'),
       commissionPerMillion: str('costs.commissionPerMillion', (s) => DECIMAL.test(s) && Number(s) <= MAX_COMMISSION, `a decimal string in [0, ${MAX_COMMISSION}] (per million units), e.g. "0" or "50"`),
+      commission: get('costs.commission') === undefined ? 'per-million' : oneOf('costs.commission', ['per-million', 'oanda-core'] as const),
     },
     run: {
       instrument: str('run.instrument', (s) => /^[A-Z0-9]+_[A-Z0-9]+$/.test(s), 'an instrument like "EUR_USD"'),
@@ -225,6 +250,9 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
   };
   if (cfg.data.spread === 'hourly' && !cfg.data.spreadPipsByHour) {
     throw new ConfigError(source, 'data.spreadPipsByHour', 'is required with data.spread "hourly": give 24 spreads in pips, one per UTC hour');
+  }
+  if (cfg.costs.commission === 'oanda-core' && OANDA_CORE_PER_MILLION[cfg.account.currency] === undefined) {
+    throw new ConfigError(source, 'costs.commission', `"oanda-core" has no schedule for an account in ${cfg.account.currency}; OANDA lists ${Object.keys(OANDA_CORE_PER_MILLION).join(', ')}: use "per-million" with costs.commissionPerMillion`);
   }
   if (cfg.account.fifo && cfg.account.hedging) {
     throw new ConfigError(source, 'account.fifo', 'cannot be true together with account.hedging: FIFO accounts (OANDA US) do not allow hedging; set one of them to false');

@@ -7,6 +7,7 @@ import type { Tick } from '../domain/tick.ts';
 import { subscriptionsOf } from '../engine/engine.ts';
 import { formatSummary } from '../engine/report.ts';
 import { openTicks } from '../adapters/catalog/index.ts';
+import { catalogLabs } from '../adapters/catalog/labs-store.ts';
 import type { ParamValue, Params, Strategy, StrategyLogger } from '../strategy/api.ts';
 import { runBacktest, type BacktestResult, type CandleSourceFactory, type DataHole, type SeriesOrigin } from './backtest.ts';
 import { ConfigError, ROOT, loadConfig, type BacktestConfig } from './config.ts';
@@ -114,6 +115,8 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
     available: source.available,
     origin: source.origin,
     ...(ticks !== undefined ? { ticks: (req: { instrument: string; from: number; to: number }): AsyncIterable<readonly Tick[]> => openTicks(resolve(ticks), req) } : {}),
+    // Recorded labs events come from the catalog the candles come from, or the config's.
+    labs: catalogLabs(source.kind === 'catalog' ? source.where : resolve(ROOT, cfg.data.catalog)),
     log,
     keepTransactions: options.keepTransactions !== false,
     strictData: options.strictData === true,

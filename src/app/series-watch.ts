@@ -97,6 +97,7 @@ export function dataReport(watched: readonly SeriesWatch[], traded: { instrument
     data.spread === 'native' ? "native (the data's own bid and ask)"
     : data.spread === 'mid' ? 'mid (zero spread, both sides at the mid)'
     : data.spread === 'fixed' ? `fixed ${data.spreadPips} pips around the mid`
+    : data.spread === 'labs' ? 'labs (the recorded OANDA labs average spread of each interval around the mid)'
     : `hourly (pips by UTC hour: ${(data.spreadPipsByHour ?? []).join(' ')})`;
   const firsts = watched.map((w) => w.tracker.first).filter((x) => !Number.isNaN(x));
   const lasts = watched.map((w) => w.tracker.last).filter((x) => !Number.isNaN(x));

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { Catalog, describeHoles, ensureSample } from '../adapters/catalog/index.ts';
 import { resampleSeries } from '../adapters/catalog/resample.ts';
+import { listLabs } from '../adapters/catalog/labs-store.ts';
 import { formatTime } from '../domain/time.ts';
 import { ROOT } from '../app/config.ts';
 import { describeOrigin } from '../app/sources.ts';
@@ -18,6 +19,12 @@ export function dataCommand(y: Argv): Argv {
       async (a) => {
         const catalog = new Catalog(resolve(String(a.catalog)));
         const rows = catalog.list();
+        const labs = await listLabs(catalog.root);
+        for (const l of labs) {
+          const when = (t: number | null): string => (t === null ? '?' : formatTime(t));
+          process.stdout.write(`labs ${l.kind.padEnd(9)} ${when(l.first)} → ${when(l.last)}  ${l.items.toLocaleString('en-US')} items in ${l.files} month file${l.files === 1 ? '' : 's'}  ${l.subjects.join(' ')}\n`);
+        }
+        if (rows.length === 0 && labs.length > 0) return;
         if (rows.length === 0) {
           process.stdout.write('The catalog is empty. Run `fxflow data sample` or `fxflow data import`.\n');
           return;

@@ -8,6 +8,7 @@ import { authCommand } from './auth.ts';
 import { dataCommand } from './data.ts';
 import { parseAlignment } from './data-import.ts';
 import { describeError } from './errors.ts';
+import { recordCommand } from './record.ts';
 import { initProject } from './init.ts';
 import { typeCheckStrategy } from './type-check.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
@@ -40,6 +41,8 @@ interface BacktestArgs {
   spreadPips?: number;
   financing?: boolean;
   commission?: string;
+  slippage?: string;
+  latency?: string;
   runsDir?: string;
   path?: string;
   marketHours?: boolean;
@@ -68,7 +71,13 @@ function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | 
   set('costs', 'financing', a.financing);
   set('fill', 'path', a.path);
   set('fill', 'marketHours', a.marketHours);
-  set('costs', 'commissionPerMillion', a.commission);
+  if (a.commission === 'oanda-core') set('costs', 'commission', 'oanda-core');
+  else if (a.commission !== undefined) {
+    set('costs', 'commission', 'per-million');
+    set('costs', 'commissionPerMillion', a.commission);
+  }
+  set('fill', 'slippage', a.slippage);
+  set('fill', 'latency', a.latency);
   set('run', 'instrument', a.instrument);
   set('run', 'granularity', a.granularity);
   set('run', 'from', a.from);
@@ -111,10 +120,12 @@ async function backtestCommand(a: BacktestArgs): Promise<void> {
     return;
   }
   const text = runText(run);
+  const m = run.models;
+  const models = `fill models: path ${m.path} · slippage ${m.slippage} · latency ${m.latency} · commission ${m.commission}`;
   const speed = `${formatCount(run.engine.events)} events in ${(run.wallMs / 1000).toFixed(2)} s (${formatCount(run.engine.events / (run.wallMs / 1000))}/s)`;
-  process.stdout.write(`${text}\n${speed}\n`);
+  process.stdout.write(`${text}\n${models}\n${speed}\n`);
   if (run.runDir) {
-    writeFileSync(join(run.runDir, 'report.txt'), `${text}\n${speed}\n`);
+    writeFileSync(join(run.runDir, 'report.txt'), `${text}\n${models}\n${speed}\n`);
     process.stdout.write(`Run saved in ${run.runDir}\n`);
   }
 }
@@ -144,7 +155,7 @@ export function cli(argv: string[]): Argv {
           .option('currency', { type: 'string', describe: 'Account currency (account.currency)' })
           .option('margin-rate', { type: 'string', describe: 'Account margin rate, e.g. 0.02 for 50:1 (account.marginRate)' })
           .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
-          .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, or a fixed spread" })
+          .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly', 'labs'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, a fixed spread, or the recorded labs spreads (fxflow record --labs spreads)" })
           .option('daily-alignment', { type: 'number', describe: 'Hour (0-23) where D, W, M candles built from finer data start (OANDA: 17)' })
           .option('alignment-timezone', { type: 'string', describe: 'Time zone of --daily-alignment (OANDA: America/New_York)' })
           .option('weekly-alignment', { type: 'string', describe: 'Day W candles built from finer data start (OANDA: Friday)' })
@@ -154,7 +165,9 @@ export function cli(argv: string[]): Argv {
           .option('market-hours', { type: 'boolean', describe: "Halt market orders while the instrument's market is closed, as OANDA does (fill.marketHours, default on); --no-market-hours for 24/7 or synthetic data" })
           .option('fifo', { type: 'boolean', describe: 'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first' })
           .option('financing', { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' })
-          .option('commission', { type: 'string', describe: 'Commission per million units, account currency (costs.commissionPerMillion)' })
+          .option('commission', { type: 'string', describe: "Commission: per million units in the account currency (costs.commissionPerMillion), or oanda-core for OANDA's core pricing schedule (costs.commission)" })
+          .option('slippage', { type: 'string', describe: 'Slippage of market orders and stops (fill.slippage): none (default, as v20), fixed:<pips>, spread:<fraction of the spread>' })
+          .option('latency', { type: 'string', describe: 'Delay from a decision to its order reaching the server (fill.latency): none (default), fixed:<ms>, file:<path of recorded delays in ms>' })
           .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
           .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
           .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed): a syntax error stops the run, type errors are printed with their place; --no-typecheck to skip' })
@@ -163,6 +176,7 @@ export function cli(argv: string[]): Argv {
           .example('$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json', 'JSON report with every transaction'),
       async (a) => backtestCommand(a as unknown as BacktestArgs),
     )
+    .command(recordCommand as never)
     .command(
       'init <dir>',
       'Scaffold a strategy project in <dir> (package.json, tsconfig.json, a sample strategy) that imports fxflow and type-checks',
@@ -186,7 +200,7 @@ export function cli(argv: string[]): Argv {
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
     .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', (y) => runCommand(y), async (a) => runLive(a as unknown as RunArgs))
     .command('sandbox', "Serve OANDA's v20 REST and streaming interface on loopback, backed by the simulated broker", (y) => sandboxCommand(y), async (a) => runSandbox(a as unknown as SandboxArgs))
-    .command('report <run>', 'Rebuild the HTML report (report.html) of a run folder', (y) => reportCommand(y), (a) => runReport(a as unknown as { run: string; open?: boolean }))
+    .command('report <run>', 'Rebuild the HTML page of a run folder (report.html), a sweep folder (sweep.html) or a walk-forward folder (walkforward.html)', (y) => reportCommand(y), (a) => runReport(a as unknown as { run: string; open?: boolean }))
     .command('compare <runs..>', 'Write one HTML page comparing runs: equity curves overlaid, figures side by side', (y) => compareCommand(y), (a) => runCompare(a as unknown as { runs: string[]; out?: string; open?: boolean }))
     .demandCommand(1, `Name a command:\n${COMMANDS.map(([c, what]) => `  fxflow ${c.padEnd(22)} ${what}`).join('\n')}`)
     .strict()
@@ -217,7 +231,7 @@ const COMMANDS: readonly (readonly [string, string])[] = [
   ['optimize <strategy>', "sweep a strategy's params on every core"],
   ['walkforward <strategy>', 'optimise in-sample, test out-of-sample, window by window'],
   ['worker --queue <redis>', 'run queued trials of optimize --queue (any machine)'],
-  ['report <run>', "rebuild a run folder's HTML report"],
+  ['report <run>', "rebuild the HTML page of a run, sweep or walk-forward folder"],
   ['compare <runs..>', 'one HTML page comparing runs'],
   ['<command> --help', 'the options of a command'],
   ['--version', 'the version'],

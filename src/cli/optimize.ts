@@ -11,6 +11,7 @@ import { buildSpace, SpaceError } from '../research/space.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { catalogSourceHash, fileSourceHash } from '../research/series-cache.ts';
 import { canonical, runSweep, sha256, sweepHashes, type RankedTrial, type SweepResult } from '../research/sweep.ts';
+import { writeSweepReport } from '../report/sweep-report.ts';
 import { ROOT, loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app/config.ts';
 import { dataCatalog, fileSource } from '../app/sources.ts';
 import { loadStrategy, StrategyLoadError } from '../app/load-strategy.ts';
@@ -270,9 +271,22 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
     await (await pool.catch(() => undefined))?.close();
   }
   bar.done();
+  const page = sweepPage(result.dir);
   if (a.json) process.stdout.write(`${JSON.stringify({ ...result, ...(a.queue !== undefined ? { queue: describeQueue(a.queue) } : {}), data: { candles: data.candles, decodeMs: Math.round(data.decodeMs), hash: data.dataHash, cachedSeries: data.cached } })}\n`);
-  else process.stdout.write(formatSweep(result, a.top, data, a.queue !== undefined ? describeQueue(a.queue) : undefined));
+  else process.stdout.write(`${formatSweep(result, a.top, data, a.queue !== undefined ? describeQueue(a.queue) : undefined)}${page ? `Sweep page: ${page}\n` : ''}`);
   return result;
+}
+
+/** Writes sweep.html in the sweep folder; a page that cannot be written is a warning, not a failed sweep. */
+function sweepPage(dir: string): string | null {
+  try {
+    const r = writeSweepReport(dir);
+    for (const w of r.warnings) process.stderr.write(`warning: sweep.html: ${w}\n`);
+    return r.path;
+  } catch (e) {
+    process.stderr.write(`warning: sweep.html was not written: ${(e as Error).message} (fxflow report ${dir} retries)\n`);
+    return null;
+  }
 }
 
 const num = (x: number | null | undefined, d = 2): string => (x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));

@@ -216,6 +216,7 @@ export async function runLive(a: RunArgs): Promise<void> {
     statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
     log,
+    labs: new (await import('../adapters/v20/labs.ts')).V20Labs(http),
     ...(status ? { onTransaction: (tx) => status.provider.transaction(tx), onIntent: () => status.provider.intent() } : {}),
   });
   // The status page first: a port in use stops the run before it trades.

@@ -1,3 +1,5 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { FaultOptions, SandboxOptions } from '../sandbox/server.ts';
 import { createLogger, flushLogger } from './logger.ts';
@@ -7,6 +9,7 @@ export interface SandboxArgs {
   port: number;
   host?: string;
   data?: string;
+  labs?: string;
   speed?: number;
   start?: string;
   manual?: boolean;
@@ -14,6 +17,7 @@ export interface SandboxArgs {
   heartbeatMs?: number;
   marketHours?: boolean;
   keepTransactions?: number;
+  legacyReport?: string;
   faultDropAfter?: number;
   faultDropStreams?: number;
   faultErrorRate?: number;
@@ -39,6 +43,7 @@ export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
     .option('port', { type: 'number', default: 8080, describe: 'Port on 127.0.0.1 (0 = a free one)' })
     .option('host', { type: 'string', describe: 'Loopback address to listen on (127.0.0.1, ::1 or localhost)' })
     .option('data', { type: 'string', describe: 'Catalog folder for replay and candles (default data/catalog, the bundled sample)' })
+    .option('labs', { type: 'string', describe: 'Serve the labs items recorded in this catalog folder (fxflow record), each from the time it became known, instead of generated labs data' })
     .option('speed', { type: 'number', describe: 'Replay speed: simulated ms per real ms (default 1)' })
     .option('start', { type: 'string', describe: 'Replay start / manual clock start, RFC 3339 (default 2024-01-02T00:00:00Z)' })
     .option('manual', { type: 'boolean', describe: 'Manual clock: time and prices move only through POST /sandbox/time, /advance, /prices' })
@@ -46,6 +51,7 @@ export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
     .option('heartbeat-ms', { type: 'number', describe: 'Stream heartbeat interval (default 5000)' })
     .option('market-hours', { type: 'boolean', describe: "Instruments' trading hours: prices tradeable: false and market orders MARKET_HALTED while closed (default on); --no-market-hours to trade around the clock" })
     .option('keep-transactions', { type: 'number', describe: 'Transactions each account keeps (default 100000); older ones answer 416, so memory stays bounded' })
+    .option('legacy-report', { type: 'string', describe: 'At exit, write each legacy /v1 call the clients made, how often, and its /v3 replacement with the field mapping (Markdown; JSON when FILE ends in .json)' })
     .option('fault-drop-after', { type: 'number', describe: 'Fault: close each stream after N lines' })
     .option('fault-drop-streams', { type: 'number', describe: 'Fault: drop at most this many streams that way (default: all)' })
     .option('fault-error-rate', { type: 'number', describe: 'Fault: share 0..1 of REST requests answered 500/503' })
@@ -56,6 +62,7 @@ export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
     .option('fault-seed', { type: 'number', describe: 'Seed of the fault choices (default 1)' })
     .example('$0 sandbox --manual --port 0', 'A sandbox on a free port whose clock moves only when told')
     .example('$0 sandbox --speed 60', 'Replay the bundled sample one simulated minute per second')
+    .example('$0 sandbox --legacy-report migration.md', 'Serve a legacy /v1 bot and write its migration checklist at exit')
     .example('FXFLOW_SANDBOX_TOKEN=secret $0 sandbox --require-token --fault-error-rate 0.1', 'Token required, 10% of requests fail') as unknown as Argv<SandboxArgs>;
 }
 
@@ -99,6 +106,7 @@ export function sandboxOptions(a: SandboxArgs, env: NodeJS.ProcessEnv = process.
   const o: SandboxOptions = { port: a.port, clock: a.manual ? 'manual' : 'replay', faults };
   if (a.host !== undefined) o.host = a.host;
   if (a.data !== undefined) o.data = a.data;
+  if (a.labs !== undefined) o.labs = a.labs;
   if (a.speed !== undefined) o.speed = a.speed;
   if (a.start !== undefined) o.start = a.start;
   if (a.heartbeatMs !== undefined) o.heartbeatMs = a.heartbeatMs;
@@ -121,6 +129,8 @@ export async function runSandbox(a: SandboxArgs): Promise<void> {
   const opts = sandboxOptions(a);
   // Loaded here, not at the top: other commands start without the server and its HTTP stack.
   const { startSandbox } = await import('../sandbox/server.ts');
+  const report = a.legacyReport !== undefined ? resolve(a.legacyReport) : undefined;
+  if (report !== undefined && !existsSync(dirname(report))) throw new SandboxFlagError(`--legacy-report ${a.legacyReport}: the folder ${dirname(report)} does not exist (create it, or give a file in an existing folder)`);
   const sandbox = await startSandbox({ ...opts, log });
   process.stdout.write(`fxflow sandbox listening on ${sandbox.url}\n`);
   process.stdout.write(`accounts: ${sandbox.accountIDs.join(', ')}; clock: ${opts.clock}; authentication: ${opts.requireToken ? 'bearer token required' : 'off'}\n`);
@@ -134,6 +144,10 @@ export async function runSandbox(a: SandboxArgs): Promise<void> {
     process.on('SIGTERM', stop);
   });
   await sandbox.close();
+  if (report !== undefined) {
+    writeFileSync(report, sandbox.legacyReport(report.endsWith('.json')));
+    process.stdout.write(`legacy /v1 migration report written to ${report}\n`);
+  }
   process.stdout.write('fxflow sandbox stopped\n');
   await flushLogger(log);
 }

@@ -5,6 +5,7 @@ import { loadSweepData } from '../research/sweep-data.ts';
 import { canonical, sha256, sweepHashes } from '../research/sweep.ts';
 import { SpaceError } from '../research/space.ts';
 import { parseSpan, runWalkForward, windows, WalkForwardError, type WalkForwardResult } from '../research/walkforward.ts';
+import { writeWalkForwardReport } from '../report/sweep-report.ts';
 import { ROOT, parseDate } from '../app/config.ts';
 import { dataCatalog, fileSource } from '../app/sources.ts';
 import { cacheFor, optimizeCommand, prepare, type OptimizeArgs } from './optimize.ts';
@@ -57,8 +58,16 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
       },
     });
     if (tty) process.stderr.write('\r\x1b[K');
+    let page: string | null = null;
+    try {
+      const p = writeWalkForwardReport(r.dir);
+      for (const w of p.warnings) process.stderr.write(`warning: walkforward.html: ${w}\n`);
+      page = p.path;
+    } catch (e) {
+      process.stderr.write(`warning: walkforward.html was not written: ${(e as Error).message} (fxflow report ${r.dir} retries)\n`);
+    }
     if (a.json) process.stdout.write(`${JSON.stringify(r)}\n`);
-    else process.stdout.write(formatWalkForward(r, loaded.name, a));
+    else process.stdout.write(`${formatWalkForward(r, loaded.name, a)}${page ? `Walk-forward page: ${page} (each window's sweep.html beside its trials)\n` : ''}`);
     return r;
   } finally {
     await (await pool.catch(() => undefined))?.close();

@@ -25,6 +25,13 @@ export interface CalendarEvent {
   readonly actual?: string;
   readonly forecast?: string;
   readonly previous?: string;
+  /**
+   * When replayed or polled, `at` is when the entry became known (never before its release for an
+   * actual value) and `releaseAt` the scheduled release time; absent when `at` is the release.
+   */
+  readonly releaseAt?: UnixMs;
+  /** True when this is a later version of an entry already delivered (for example the actual arrived). */
+  readonly update?: boolean;
 }
 
 /** A timer the strategy asked for (for example every 15 minutes), fired on the engine clock. */

@@ -57,7 +57,7 @@ export interface DataReport {
   readonly source: string;
   readonly sides: string;
   readonly synthetic: boolean;
-  readonly spreadModel: { readonly kind: 'native' | 'mid' | 'fixed' | 'hourly'; readonly pips?: number; readonly pipsByHour?: readonly number[]; readonly text: string };
+  readonly spreadModel: { readonly kind: 'native' | 'mid' | 'fixed' | 'hourly' | 'labs'; readonly pips?: number; readonly pipsByHour?: readonly number[]; readonly text: string };
   readonly coverage: { readonly from: string | null; readonly to: string | null; readonly holes: readonly DataHole[] };
   readonly series: readonly { readonly instrument: string; readonly granularity: Granularity; readonly source: string; readonly sides: string; readonly synthetic: boolean; readonly rows: number; readonly from: string | null; readonly to: string | null }[];
 }

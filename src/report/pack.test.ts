@@ -29,4 +29,14 @@ describe('packRun / unpackRun', () => {
       { numRuns: 150 },
     );
   });
+
+  it('keeps the trade a fill opens, whose ID is the fill\'s own (it was read back as no trade)', () => {
+    const fills = [
+      { id: '9', time: 1.5e9, instrument: 'EUR_USD', units: 1000, price: 1.1, reason: 'MARKET_ORDER', tradeID: '9' },
+      { id: '12', time: 1.5e9 + 60, instrument: 'EUR_USD', units: -1000, price: 1.2, reason: 'TAKE_PROFIT_ORDER', tradeID: '9' },
+      { id: '14', time: 1.5e9 + 120, instrument: 'EUR_USD', units: 0, price: 1.2, reason: 'MARKET_ORDER', tradeID: '' },
+    ];
+    const back = unpackRun(JSON.parse(JSON.stringify(packRun({ trades: [], fills, levels: {} } as unknown as RunModel))));
+    expect(back.fills.map((f) => f.tradeID)).toEqual(['9', '9', '']);
+  });
 });

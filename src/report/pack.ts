@@ -10,7 +10,7 @@ export interface PackedRun extends Omit<RunModel, 'trades' | 'fills' | 'levels'>
   readonly packed: {
     readonly names: string[];
     readonly trades: Record<string, number[]>;
-    readonly fills: Record<string, number[]>;
+    readonly fills: Record<string, (number | null)[]>;
     readonly levels: Record<string, number[]>;
   };
 }
@@ -54,8 +54,9 @@ export function packRun(m: RunModel): PackedRun {
     units: f.map((x) => x.units),
     price: f.map((x) => x.price),
     reason: f.map((x) => name(x.reason)),
-    // The trade's ID less the fill's (small numbers); NaN-free: 0 when none.
-    trade: f.map((x) => (x.tradeID === '' ? 0 : Number(x.tradeID) - Number(x.id))),
+    // The trade's ID less the fill's (small numbers; 0 for the trade a fill opens, whose ID is the
+    // fill's own); null when the fill names no trade.
+    trade: f.map((x): number | null => (x.tradeID === '' ? null : Number(x.tradeID) - Number(x.id))),
   };
   const levels = { trade: [] as number[], kind: [] as number[], time: [] as number[], value: [] as number[] };
   const kinds: (keyof TradeLevels)[] = ['sl', 'tp', 'ts'];
@@ -87,8 +88,10 @@ export function unpackRun(p: PackedRun): { trades: TradeRow[]; fills: FillRow[];
     id: String(id), instrument: names[T.inst![i]!]!, units: T.units![i]!, openTime: open[i]!, closeTime: T.held![i]! < 0 ? null : r6(open[i]! + T.held![i]!),
     openPrice: T.openPrice![i]!, closePrice: T.held![i]! < 0 ? null : T.closePrice![i]!, pl: T.pl![i]!, financing: T.financing![i]!, spreadCost: T.spread![i]!, commission: T.commission![i]!, closeReason: names[T.reason![i]!]!,
   }));
-  const fid = undelta(F.id!), ftime = undelta(F.time!);
-  const fills: FillRow[] = fid.map((id, i) => ({ id: String(id), time: ftime[i]!, instrument: names[F.inst![i]!]!, units: F.units![i]!, price: F.price![i]!, reason: names[F.reason![i]!]!, tradeID: F.trade![i]! === 0 ? '' : String(id + F.trade![i]!) }));
+  const num = (xs: readonly (number | null)[] | undefined): number[] => (xs ?? []) as number[];
+  const tradeOf = (offset: number | null | undefined, id: number): string => (offset === null || offset === undefined ? '' : String(id + offset));
+  const fid = undelta(num(F.id)), ftime = undelta(num(F.time));
+  const fills: FillRow[] = fid.map((id, i) => ({ id: String(id), time: ftime[i]!, instrument: names[num(F.inst)[i]!]!, units: num(F.units)[i]!, price: num(F.price)[i]!, reason: names[num(F.reason)[i]!]!, tradeID: tradeOf(F.trade![i], id) }));
   const levels: Record<string, TradeLevels> = {};
   const ltrade = undelta(L.trade!), ltime = undelta(L.time!);
   const kinds = ['sl', 'tp', 'ts'] as const;

@@ -71,6 +71,8 @@ export interface WindowResult {
   readonly sweepDir: string;
   readonly dsr: number | null;
   readonly pbo: number | null;
+  /** Daily out-of-sample returns this window adds to the stitched curve (where it starts and ends on it). */
+  readonly oosDays?: number;
 }
 
 export interface WalkForwardResult {
@@ -132,6 +134,7 @@ export async function runWalkForward(
         sweepDir,
         dsr: s.overfitting.deflatedSharpe?.dsr ?? null,
         pbo: s.overfitting.pbo?.pbo ?? null,
+        oosDays: done.ok ? done.returns.length : 0,
       });
     }
   } finally {

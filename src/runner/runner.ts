@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { concat, from, type Observable, Subject, type Subscription, tap } from 'rxjs';
 import { SimBroker } from '../adapters/sim/broker.ts';
@@ -26,6 +27,8 @@ import { VirtualClock, type Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import type { Params, Strategy, StrategyLogger } from '../strategy/api.ts';
 import { Journal, type JournalContents, type StateSnapshot } from './journal.ts';
+import { LabsWriter } from '../adapters/catalog/labs-store.ts';
+import { LabsPoller, labsEvents, type LabsEndpoints, type LabsPollerOptions } from './labs-poller.ts';
 import { CandleBuilder } from './live-candles.ts';
 import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './official-candles.ts';
 import { accountCloseIntents, KillSwitch, killSwitchIntents, RiskExecution, type RiskLimits } from './risk.ts';
@@ -111,6 +114,13 @@ export interface RunnerOptions {
   readonly onIntent?: (intent: OrderIntent, at: number) => void;
   /** Every transaction the strategy's engine handles, after the portfolio folded it (the live status page). */
   readonly onTransaction?: (tx: Transaction) => void;
+  /**
+   * OANDA labs (V20Labs): strategies that subscribe to `calendar` or `signals` get them from a
+   * LabsPoller; what was delivered is kept in `<journalDir>/labs/` so a restart does not deliver it again.
+   */
+  readonly labs?: LabsEndpoints;
+  /** Options of the labs poller (tests: poll periods). */
+  readonly labsPoll?: Pick<LabsPollerOptions, 'every' | 'requestsPerMinute' | 'timeoutMs'> & { readonly tickMs?: number };
 }
 
 /** What a stopped run reports. */
@@ -606,6 +616,7 @@ export class Runner {
       this.#statusTimer = setInterval(() => this.#status(), o.statusEveryMs ?? 60_000);
       this.#statusTimer.unref();
     }
+    await this.#startLabs(subs);
     this.#kill = new KillSwitch({ ...(o.killFile !== undefined ? { file: o.killFile } : {}), signal: o.signals === true, onKill: (why) => void this.kill(why) });
     if (o.signals) {
       for (const sig of ['SIGINT', 'SIGTERM'] as const) {
@@ -801,6 +812,25 @@ export class Runner {
     this.#feed.add(c);
   }
 
+  /** The labs poller, when the strategy subscribes to labs (`labs` in the status line). */
+  labsPoller: LabsPoller | undefined;
+
+  async #startLabs(subs: ReturnType<typeof subscriptionsOf>): Promise<void> {
+    const o = this.o;
+    const calendar = subs.calendar ?? [];
+    const signals = subs.signals ?? [];
+    if (o.labs === undefined || (calendar.length === 0 && signals.length === 0)) return;
+    // The delivered items, in the catalog's labs format: a restart remembers them (and repairs a cut line).
+    const delivered = await LabsWriter.open(join(o.journalDir, 'labs'));
+    const poller = new LabsPoller({ labs: o.labs, calendar, signals, identity: delivered.identity, stamp: () => (this.#clock.now() > 0 ? this.#clock.now() : Date.now()), ...o.labsPoll });
+    this.labsPoller = poller;
+    poller.start((items) => {
+      if (this.#stopping !== undefined) return;
+      delivered.append(items); // recorded as delivered before the engine gets them: at most once
+      for (const e of labsEvents(items)) this.#events.next(e);
+    }, o.labsPoll?.tickMs ?? 5000);
+  }
+
   /** One status line: equity, positions, latency, stream health. */
   #status(): void {
     const p = this.portfolio;
@@ -812,6 +842,7 @@ export class Runner {
         pricing: { ...this.pricingStats }, transactions: { ...this.transactionStats },
         lastTransactionID: this.journal.lastTransactionID,
         candles: { ...this.#feed.counts },
+        ...(this.labsPoller ? { labs: { polls: this.labsPoller.stats.polls, items: this.labsPoller.stats.items, failures: this.labsPoller.stats.failures } } : {}),
       },
       'status',
     );
@@ -956,6 +987,7 @@ export class Runner {
     this.#kill?.close();
     for (const [sig, h] of this.#signalHandlers) process.off(sig, h);
     if (this.#statusTimer) clearInterval(this.#statusTimer);
+    this.labsPoller?.stop();
     this.#priceSub?.unsubscribe();
     this.#feed.close();
     const engine = this.#engine;

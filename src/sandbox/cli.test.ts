@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sandboxOptions } from '../cli/sandbox.ts';
 import { call } from './testkit.ts';
@@ -30,6 +32,48 @@ describe('fxflow sandbox (CLI)', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(out).toContain('fxflow sandbox stopped');
+  }, 40_000);
+
+  it('--legacy-report FILE: at exit, each legacy call made, how often, its /v3 replacement and field mapping', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-legacy-'));
+    const file = join(dir, 'migration.json');
+    const child = spawn(process.execPath, ['bin/fxflow.js', 'sandbox', '--port', '0', '--manual', '--legacy-report', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const url = await new Promise<string>((done, fail) => {
+      const t = setTimeout(() => fail(new Error(`no listening line within 30 s; stdout: ${out}`)), 30_000);
+      child.stdout.on('data', () => {
+        const m = /fxflow sandbox listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m) {
+          clearTimeout(t);
+          done(m[1]!);
+        }
+      });
+    });
+    try {
+      const accounts = await call('GET', `${url}/v1/accounts`);
+      const id = accounts.body.accounts[0].accountId as number;
+      await call('GET', `${url}/v1/accounts/${id}/trades`);
+      await call('GET', `${url}/v1/accounts/${id}/trades`);
+      expect((await call('GET', `${url}/v1/accounts/${id}/orders`)).headers.get('x-v3-replacement')).toMatch(/pendingOrders/);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const report = JSON.parse(readFileSync(file, 'utf8')) as { legacyCalls: { call: string; count: number; replacement: string; fields: Record<string, string> }[] };
+      expect(report.legacyCalls.map((c) => [c.call, c.count])).toEqual([
+        ['GET /v1/accounts/:account_id/trades', 2],
+        ['GET /v1/accounts', 1],
+        ['GET /v1/accounts/:account_id/orders', 1],
+      ]);
+      expect(report.legacyCalls[0]!.replacement).toMatch(/GET \/v3\/accounts\/\{accountID\}\/openTrades/);
+      expect(report.legacyCalls[0]!.fields.takeProfit).toMatch(/takeProfitOrder\.price/);
+      expect(out).toContain(`legacy /v1 migration report written to ${file}`);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 40_000);
 
   it('reads the token from FXFLOW_SANDBOX_TOKEN only, and checks fault flags', () => {

@@ -77,6 +77,9 @@ const BASES = [
   '/v3/instruments/EUR_USD/candles', `${A}/instruments/EUR_USD/candles`,
   '/labs/v1/calendar', '/labs/v1/spreads', '/labs/v1/commitments_of_traders', '/labs/v1/signal/autochartist', '/labs/v1/orderbook_data',
   '/v1/oauth2/authorize', '/v1/oauth2/access_token', '/v1/accounts', '/v1/prices',
+  // The legacy generation (src/sandbox/legacy/), served on the same account.
+  `/v1/accounts/${ACCOUNT}`, `/v1/accounts/${ACCOUNT}/orders`, `/v1/accounts/${ACCOUNT}/orders/1`, `/v1/accounts/${ACCOUNT}/trades`,
+  `/v1/accounts/${ACCOUNT}/trades/2`, `/v1/accounts/${ACCOUNT}/transactions`, `/v1/accounts/${ACCOUNT}/transactions/1`, `/v1/accounts/${ACCOUNT}/alltransactions`, '/v1/history/x.zip',
   '/sandbox/time', '/sandbox/advance', '/sandbox/prices', '/sandbox/stats', '/', '//', '//[', '/v3', '/v3/',
 ];
 const HOSTILE = ['%', '%zz', '%E0%A4%A', '%00', '..', '[', ']', '@', '%40x', '__proto__', 'constructor', '€', ' ', '"', '\\', '%2F', 'a'.repeat(300)];
@@ -89,7 +92,7 @@ const path = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('http://[', 'http://x/v3/accounts', '*', 'http://%zz/') },
 );
 const queryValue = fc.oneof(fc.constantFrom('EUR_USD', 'EUR_USD,USD_JPY', 'XXX', '', '0', '-1', '1e400', 'NaN', '5001', 'true', '%zz', '2024-01-02T00:00:00Z', 'M1', 'S5', 'ALL'), fc.string({ maxLength: 10 }).map(encodeURIComponent));
-const queryKey = fc.constantFrom('instruments', 'instrument', 'count', 'from', 'to', 'granularity', 'price', 'since', 'sinceTransactionID', 'id', 'ids', 'state', 'beforeID', 'type', 'pageSize', 'period', 'snapshot', 'includeHomeConversions', 'smooth', 'dailyAlignment', 'alignmentTimezone', 'weeklyAlignment', 'response_type', 'client_id', 'redirect_uri', 'scope', 'x');
+const queryKey = fc.constantFrom('maxId', 'minId', 'instruments', 'instrument', 'count', 'from', 'to', 'granularity', 'price', 'since', 'sinceTransactionID', 'id', 'ids', 'state', 'beforeID', 'type', 'pageSize', 'period', 'snapshot', 'includeHomeConversions', 'smooth', 'dailyAlignment', 'alignmentTimezone', 'weeklyAlignment', 'response_type', 'client_id', 'redirect_uri', 'scope', 'x');
 const query = fc.array(fc.tuple(queryKey, queryValue), { maxLength: 4 }).map((kv) => (kv.length === 0 ? '' : `?${kv.map(([k, v]) => `${k}=${v}`).join('&')}`));
 
 const order = fc.record(
@@ -119,7 +122,9 @@ const jsonBody = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('{"order":{"__proto__":{"type":"MARKET"}}}', '{"order":{"constructor":1,"type":"MARKET","instrument":"EUR_USD","units":"1"}}', '[[[[[[[[[[]]]]]]]]]]', '{', '{"order":', 'null', '"x"', '1e999999', `{"order":${'['.repeat(200)}${']'.repeat(200)}}`) },
   { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
 );
-const body = fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 6, arbitrary: jsonBody }, { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b).toString('latin1')) });
+/** Legacy form bodies (sent with any Content-Type the header arbitrary picks, often not the form one). */
+const formBody = fc.array(fc.tuple(fc.constantFrom('instrument', 'units', 'side', 'type', 'price', 'expiry', 'stopLoss', 'takeProfit', 'trailingStop', 'upperBound', 'lowerBound'), fc.oneof(fc.constantFrom('EUR_USD', 'buy', 'sell', 'market', 'limit', 'stop', '100', '0', '1.1', '15.55', '2030-01-01T00:00:00Z'), fc.string({ maxLength: 6 }))), { maxLength: 6 }).map((kv) => new URLSearchParams(kv).toString());
+const body = fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 6, arbitrary: jsonBody }, { weight: 2, arbitrary: formBody }, { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b).toString('latin1')) });
 
 const headerName = fc.constantFrom('Accept-Datetime-Format', 'Content-Type', 'Authorization', 'Accept', 'X-Custom', 'Expect', 'Accept-Encoding');
 const headerValue = fc.oneof(fc.constantFrom('UNIX', 'RFC3339', 'application/json', 'application/x-www-form-urlencoded', 'text/plain', 'Bearer x', 'Bearer', '100-continue', 'gzip'), fc.string({ unit: fc.constantFrom('a', ' ', ';', '=', ',', '"', 'é', '\t'), maxLength: 20 }));

@@ -1,4 +1,7 @@
 import { AUTOCHARTIST_PERIODS, LABS_PERIODS, adjustPeriod, type AutochartistSignal, type LabsCalendarEntry, type LabsCotEntry } from '../adapters/v20/labs.ts';
+import { readFileSync } from 'node:fs';
+import type { CalendarItem, LabsItem, LabsKind, SignalItem } from '../adapters/catalog/labs-items.ts';
+import { labsFiles, parseLabsLine } from '../adapters/catalog/labs-store.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
 import type { SandboxReply, SandboxRoute } from './route.ts';
 
@@ -22,8 +25,9 @@ import type { SandboxReply, SandboxRoute } from './route.ts';
  * 400, a well-formed unknown one a 404, both with a v20 `errorMessage`. The removed endpoints
  * (historical_position_ratios, orderbook_data) answer 404.
  */
-export function labsRoute(opts: { now: () => number; instruments?: InstrumentRegistry }): SandboxRoute {
+export function labsRoute(opts: { now: () => number; instruments?: InstrumentRegistry; recorded?: string }): SandboxRoute {
   const registry = opts.instruments ?? loadInstruments();
+  const recorded = opts.recorded !== undefined ? loadRecorded(opts.recorded) : undefined;
   return (req) => {
     const path = req.url.pathname;
     if (!path.startsWith('/labs/v1/')) return undefined;
@@ -54,6 +58,7 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
         const period = periodParam(LABS_PERIODS);
         if (typeof period === 'object') return period;
         const currencies = inst ? inst.split('_') : CURRENCIES;
+        if (recorded) return { status: 200, body: recordedCalendarAt(recorded, currencies, nowS - period, opts.now()) };
         return { status: 200, body: calendar(currencies, nowS - period, nowS) };
       }
       case '/labs/v1/spreads': {
@@ -76,6 +81,10 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
         const type = q.get('type');
         if (type !== null && type !== 'chartpattern' && type !== 'keylevel') return { status: 400, body: { errorMessage: "Invalid value specified for 'type'" } };
         const list = inst ? [inst] : SIGNAL_INSTRUMENTS.filter((i) => registry.has(i));
+        if (recorded) {
+          const known = recorded.signals.filter((i) => i.knownAt <= opts.now() && i.signal.data.patternendtime >= nowS - period && (inst === undefined || i.signal.instrument === inst) && (type === null || i.signal.type === type));
+          return { status: 200, body: { provider: 'autochartist', signals: known.map((i) => i.signal) } };
+        }
         const signals = list.flatMap((i) => autochartist(i, nowS - period, nowS)).filter((s) => type === null || s.type === type);
         return { status: 200, body: { provider: 'autochartist', signals } };
       }
@@ -86,6 +95,35 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
         return { status: 404, body: { errorMessage: `${path} is not a labs endpoint` } };
     }
   };
+}
+
+/** Recorded labs items (a catalog's labs/ folder) the sandbox serves instead of generated ones. */
+interface Recorded {
+  readonly calendar: CalendarItem[];
+  readonly signals: SignalItem[];
+}
+
+function loadRecorded(root: string): Recorded {
+  const load = <T extends LabsItem>(kind: LabsKind): T[] => {
+    const out: T[] = [];
+    for (const { file } of labsFiles(root, kind)) {
+      readFileSync(file, 'utf8').split('\n').forEach((text, n) => {
+        if (text.trim() !== '') out.push(parseLabsLine(text, file, n + 1, kind) as T);
+      });
+    }
+    return out;
+  };
+  return { calendar: load<CalendarItem>('calendar'), signals: load<SignalItem>('signals') };
+}
+
+/** Each recorded entry as it was known at `nowMs` (its latest version by then), released from `fromS` on. */
+function recordedCalendarAt(r: Recorded, currencies: readonly string[], fromS: number, nowMs: number): LabsCalendarEntry[] {
+  const latest = new Map<string, LabsCalendarEntry>();
+  for (const i of r.calendar) {
+    if (i.knownAt > nowMs) break; // files are in knownAt order
+    if (currencies.includes(i.entry.currency) && i.entry.timestamp >= fromS) latest.set(i.key, i.entry);
+  }
+  return [...latest.values()].sort((a, b) => a.timestamp - b.timestamp);
 }
 
 const CURRENCIES = ['USD', 'EUR', 'GBP', 'JPY', 'AUD', 'CAD', 'CHF', 'NZD'];

@@ -9,7 +9,7 @@ import { call } from './testkit.ts';
 /** [method, retired path, what the answer must name]. */
 const CASES: readonly (readonly [string, string, RegExp])[] = [
   ['GET', '/v1/accounts', /GET \/v3\/accounts\b/],
-  ['GET', '/v1/accounts/12345/orders', /GET \/v3\/accounts\/\{accountID\}\/orders/],
+  ['GET', '/v1/accounts/12345/orders', /GET \/v3\/accounts\/\{accountID\}\/(orders|pendingOrders)/],
   ['POST', '/v1/accounts/12345/orders', /POST \/v3\/accounts\/\{accountID\}\/orders/],
   ['PATCH', '/v1/accounts/12345/trades/7', /PUT \/v3\/accounts\/\{accountID\}\/trades\/\{tradeSpecifier\}\/orders/],
   ['DELETE', '/v1/accounts/12345/trades/7', /PUT \/v3\/accounts\/\{accountID\}\/trades\/\{tradeSpecifier\}\/close/],
@@ -30,20 +30,31 @@ describe('retired OANDA endpoints', () => {
     expect(retiredCall('GET', '/labs/v1/calendar')).toBeUndefined();
   });
 
-  describe('the sandbox answers them with an OANDA-style error naming the replacement', () => {
+  describe('the sandbox serves the legacy generation; every answer names the /v3 replacement', () => {
     let sb: Sandbox;
     beforeAll(async () => {
       sb = await startSandbox();
     });
     afterAll(() => sb.close());
 
-    it('404 with errorMessage (v20) and code/message (the legacy v1 shape)', async () => {
+    it('X-V3-Replacement on every /v1 answer; calls outside the legacy generation it serves, and removed labs calls, are 404 naming the replacement', async () => {
+      /** Served by the legacy route (see src/sandbox/legacy/), the others are not. */
+      const served = /^\/v1\/accounts/;
       for (const [m, p, want] of CASES) {
         const r = await call(m, `${sb.url}${p}?instrument=EUR_USD`);
+        if (p.startsWith('/v1/')) expect(r.headers.get('x-v3-replacement'), `${m} ${p}`).toMatch(want);
+        if (served.test(p)) {
+          // Account 12345 does not exist: a 404 that names the accounts served, not a retired endpoint.
+          if (p !== '/v1/accounts') {
+            expect(r.status, `${m} ${p}`).toBe(404);
+            expect(r.body.errorCode).toBe('INVALID_ACCOUNT_ID');
+          } else expect(r.status).toBe(200);
+          continue;
+        }
         expect(r.status, `${m} ${p}`).toBe(404);
         expect(r.body.errorMessage).toMatch(want);
         expect(r.body.errorCode).toBe('RETIRED_ENDPOINT');
-        expect(r.body.message).toBe(r.body.errorMessage);
+        if (p.startsWith('/v1/')) expect(r.body.message).toBe(r.body.errorMessage);
       }
     });
   });

@@ -8,6 +8,8 @@ export interface SandboxReply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Bytes to send as they are instead of a JSON body (e.g. a zip file); set Content-Type in headers. */
+  raw?: Buffer;
 }
 
 /** Returns a reply when the route handles the request, undefined to let others try. */

@@ -17,6 +17,8 @@ import { SandboxAccount, tradeSummary } from './account.ts';
 import { candlesReply } from './candles.ts';
 import { FaultError, Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
 import { labsRoute } from './labs.ts';
+import { legacyReplacement, legacyRoute } from './legacy/routes.ts';
+import { formatLegacyReport } from './legacy/migration.ts';
 import { oauthRoute } from './oauth.ts';
 import { rejectMessage } from './reject-messages.ts';
 import { Replay } from './replay.ts';
@@ -59,7 +61,19 @@ export interface SandboxOptions {
   feed?: boolean;
   /** Market hours per instrument (default true): market orders halted and prices `tradeable: false` while its market is closed. */
   marketHours?: boolean;
+  /**
+   * The clock of the legacy generation's limit of one transaction listing with `count` per 60 s
+   * (default: the sandbox clock, so a replay at speed 60 waits one real second).
+   */
+  legacyRateClock?: () => number;
+  /**
+   * v20 transactions one legacy transaction listing looks at, at most (default 5000): a rarely
+   * matching filter answers a short page with a Link to go on instead of scanning the whole log.
+   */
+  legacyMaxScan?: number;
   log?: Logger;
+  /** Serve the recorded labs items of this catalog folder (its labs/ subfolder), each from the time it became known, instead of generated labs data. */
+  labs?: string;
 }
 
 /** A running sandbox: its URL and the control a test needs. */
@@ -77,6 +91,11 @@ export interface Sandbox {
   /** Replaces the fault set. */
   setFaults(f: FaultOptions): void;
   stats(): { requests: number; streamConnections: number; droppedStreams: number; linesWritten: number };
+  /**
+   * The migration report: each legacy (/v1) call the clients made, how often, its /v3 replacement
+   * and the field mapping; Markdown, or JSON when `json`.
+   */
+  legacyReport(json?: boolean): string;
   /** Closes streams and the server. */
   close(): Promise<void>;
 }
@@ -865,7 +884,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   // Mounted routes: Labs (/labs/v1/) and OAuth (/v1/oauth2/).
   const oauth = oauthRoute({ baseUrl: () => baseUrl });
-  const mounted: SandboxRoute[] = [labsRoute({ now: () => now, instruments }), oauth];
+  // The legacy generation (/v1) on the same accounts, through the same submit path as /v3.
+  const legacy = legacyRoute({ accounts, instruments, now: () => now, baseUrl: () => baseUrl, submit, ...(opts.legacyRateClock ? { rateClock: opts.legacyRateClock } : {}), ...(opts.legacyMaxScan !== undefined ? { maxScan: opts.legacyMaxScan } : {}) });
+  const mounted: SandboxRoute[] = [legacy.route, labsRoute({ now: () => now, instruments, ...(opts.labs !== undefined ? { recorded: resolve(opts.labs) } : {}) }), oauth];
 
   const stats = (): ReturnType<Sandbox['stats']> => ({
     requests: counters.requests,
@@ -889,10 +910,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   const send = (res: ServerResponse, reply: SandboxReply, unix: boolean, extra?: Record<string, string>): void => {
     const headers: Record<string, string> = { 'Content-Type': 'application/json', 'RequestID': nextRequestID(), ...reply.headers, ...extra };
-    const text = reply.body === undefined ? '' : toJSON(reply.body, unix);
-    headers['Content-Length'] = String(Buffer.byteLength(text));
+    const data = reply.raw ?? (reply.body === undefined ? '' : toJSON(reply.body, unix));
+    headers['Content-Length'] = String(Buffer.byteLength(data));
     res.writeHead(reply.status, headers);
-    res.end(text);
+    res.end(data);
   };
 
   const v20Error = (e: { status: number; message: string; errorCode?: string | undefined }): SandboxReply => ({
@@ -920,7 +941,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       // tokens) and the control routes (which move time and prices).
       if (!authorized(req)) {
         await readBody(req).catch(() => '');
-        send(res, { status: 401, body: { errorMessage: 'Insufficient authorization to perform request.' } }, unix);
+        const replacement = legacyReplacement(method, path);
+        send(res, { status: 401, body: { errorMessage: 'Insufficient authorization to perform request.' } }, unix, replacement !== undefined ? { 'X-V3-Replacement': replacement } : undefined);
         return;
       }
       if (path.startsWith('/v3/') || path.startsWith('/labs/')) {
@@ -932,7 +954,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         }
       }
       const text = await readBody(req);
-      const retired = retiredCall(method, path);
+      // /v1 is served by the legacy route; only the labs endpoints OANDA removed are retired here.
+      const retired = path.startsWith('/v1') ? undefined : retiredCall(method, path);
       if (retired) {
         // v20's errorMessage, and the legacy API's code/message for a /v1 client that reads those.
         send(res, { status: 404, body: { errorMessage: retired.message, errorCode: 'RETIRED_ENDPOINT', code: 404, message: retired.message, moreInfo: 'https://developer.oanda.com/rest-live-v20/introduction/' } }, unix);
@@ -1085,6 +1108,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     },
     setFaults: (f) => faults.set(f),
     stats,
+    legacyReport: (json = false) => formatLegacyReport(legacy.calls.entries(), json),
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

@@ -51,7 +51,7 @@ describe('fxflow run --status-port', () => {
     const tokenFile = join(journal, 'token');
     const { writeFileSync } = await import('node:fs');
     writeFileSync(tokenFile, token, { mode: 0o600 });
-    run = await startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', join(journal, 'j'), '--log-file', join(journal, 'log'), '--token-file', tokenFile, '--status-port', '0', '--max-units', '5000', '--max-open-trades', '3']);
+    run = await startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', join(journal, 'j'), '--log-file', join(journal, 'log'), '--require-token', '--token-file', tokenFile, '--status-port', '0', '--max-units', '5000', '--max-open-trades', '3']);
     const url = /Live status: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(run.out())?.[1];
     expect(url, run.out()).toBeDefined();
     const rest = new V20Rest(new V20Http({ baseUrl: sandbox.url, token, log: quiet }));

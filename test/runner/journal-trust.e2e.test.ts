@@ -45,7 +45,10 @@ const waiter = defineStrategy({
   subscribe: { ticks: ['EUR_USD'] },
   init: () => ({ pending: '', orders: 0, filled: 0, rejected: [] as string[] }),
   onTick(ctx, s) {
-    if (s.pending !== '') return;
+    // Only the test's own prices (from 10:00; the sandbox's opening price at midnight may reach the
+    // strategy before or after the test turns the faults on), one order at a time, and none after
+    // the first fill: how many ticks arrive after that fill depends on the machine, not the runner.
+    if ((ctx.tick?.at ?? 0) < Date.UTC(2024, 0, 2, 10, 0) || s.pending !== '' || s.filled > 0) return;
     const o = ctx.market('EUR_USD', 1000);
     return { state: { ...s, pending: o.id, orders: s.orders + 1 }, intents: [o] };
   },

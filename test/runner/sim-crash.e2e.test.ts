@@ -27,7 +27,7 @@ describe('--broker sim: kill -9 and restart', () => {
     const log = join(r.journalDir, 'run.log');
     let run = await startRunner(r.sandbox, r.journalDir, log);
     child = run.proc;
-    const path = pricePath(300);
+    const path = pricePath(900);
     let kills = 0;
     let i = 0;
     let seed = 4242;
@@ -59,6 +59,10 @@ describe('--broker sim: kill -9 and restart', () => {
         await new Promise((res) => setTimeout(res, 100));
       }
     };
+    // Enough trading for the checks to mean something, however slow the machine made the runner
+    // between kills: prices until the journal holds more than 20 orders (the simulator's own).
+    const ordersSoFar = (): number => Journal.read(r!.journalDir).transactions.filter((t) => t.type === 'MARKET_ORDER').length;
+    while (ordersSoFar() <= 20 && i < path.length) await more(3);
     await more(2);
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);

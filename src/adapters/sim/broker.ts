@@ -1,7 +1,6 @@
 import { Observable, type Subscriber } from 'rxjs';
 import type { Candle } from '../../domain/candle.ts';
-import { Decimal } from '../../domain/decimal.ts';
-import { add, amount, convert, convertProduct, formatAmount, roundTo4, scaled, type Amount } from '../../domain/money.ts';
+import { add, amount, formatAmount, type Amount } from '../../domain/money.ts';
 import type { MarketEvent } from '../../domain/events.ts';
 import type { Instrument, InstrumentRegistry } from '../../domain/instrument.ts';
 import { assertNever, type OrderIntent } from '../../domain/intents.ts';
@@ -12,18 +11,24 @@ import { formatTime, parseRequestTime, parseTime, type UnixMs } from '../../doma
 import type {
   ClientExtensions,
   OrderCancelReason,
-  OrderFillReason,
   MarketOrderRequest,
   OrderRequest,
   Transaction,
   TransactionRejectReason,
-  TradeOpen,
-  TradeReduce,
 } from '../../domain/v20/index.ts';
 import type { Execution } from '../../ports/execution.ts';
-import { HomeConversion, formatFactor, type Quote } from '../../domain/conversion.ts';
-import { isLimitLike, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
+import { HomeConversion, type Quote } from '../../domain/conversion.ts';
+import type { SimOrder } from './orders.ts';
 import { checkOrder, type OrderEnv } from './validate.ts';
+import { TransactionLog, type Draft } from './transactions.ts';
+import { dailyFinancing } from './financing.ts';
+import { AccountRules } from './account.ts';
+import { perMillionCommission, type CommissionModel } from './commission.ts';
+import { canSlip, NO_SLIPPAGE, type SlippageModel } from './slippage.ts';
+import { NO_LATENCY, type LatencyModel } from './latency.ts';
+import { ambiguous, match, removeOrder, workingOrder, type Book, type MarketRequest, type MatchSink, type QueuedMarket } from './book.ts';
+import { orderFill, roundUnits, type FillArgs } from './fill.ts';
+import { highFirst, pathPoint, untouched, type PathPoint } from './pricing.ts';
 import { orderOf, restoreAccount, SimSeedError, tradeSummaryOf, type SimAccountState } from './seed.ts';
 
 export interface SimBrokerOptions {
@@ -60,8 +65,14 @@ export interface SimBrokerOptions {
   readonly drivers?: ReadonlyMap<string, string>;
   /** Charge DAILY_FINANCING at 17:00 New York. Default true. */
   readonly financing?: boolean;
-  /** Commission in home currency per million units filled. Default 0 (spread-only pricing). */
+  /** Commission in home currency per million units filled. Default 0 (spread-only pricing). Ignored when `commission` is given. */
   readonly commissionPerMillion?: string;
+  /** The commission model (commission.ts): per million units, or OANDA's core pricing schedule. Default: `commissionPerMillion`. */
+  readonly commission?: CommissionModel;
+  /** The slippage model (slippage.ts) of fills that can slip (market orders, stops). Default none, as v20. */
+  readonly slippage?: SlippageModel;
+  /** The latency model (latency.ts): the delay between a decision and its order reaching the server. Default none. */
+  readonly latency?: LatencyModel;
   /**
    * The order of a candle's extremes. adaptive: the extreme nearer to the open first. worst: the
    * extreme adverse to the instrument's open position first (low first when net long, high first
@@ -92,64 +103,6 @@ export interface SimStats {
   halted: number;
 }
 
-interface QueuedMarket {
-  readonly clientID: string | undefined;
-  readonly request: MarketRequest;
-  readonly activeFrom: UnixMs;
-}
-
-/** The body of a MARKET_ORDER transaction before the simulator stamps it. */
-interface MarketRequest {
-  readonly instrument: string;
-  readonly units: string;
-  readonly timeInForce: string;
-  readonly positionFill: string;
-  readonly reason: 'CLIENT_ORDER' | 'TRADE_CLOSE' | 'POSITION_CLOSEOUT' | 'MARGIN_CLOSEOUT';
-  readonly priceBound?: string;
-  readonly tradeClose?: { tradeID: string; clientTradeID?: string; units: string };
-  readonly longPositionCloseout?: { instrument: string; units: string };
-  readonly shortPositionCloseout?: { instrument: string; units: string };
-  readonly clientExtensions?: ClientExtensions;
-  readonly takeProfitOnFill?: Record<string, unknown>;
-  readonly stopLossOnFill?: Record<string, unknown>;
-  readonly trailingStopLossOnFill?: Record<string, unknown>;
-  readonly guaranteedStopLossOnFill?: Record<string, unknown>;
-  readonly tradeClientExtensions?: ClientExtensions;
-}
-
-interface Book {
-  readonly instrument: Instrument;
-  readonly market: QueuedMarket[];
-  readonly orders: SimOrder[];
-  driver: string | undefined;
-  /** Time of the last tick seen for the instrument (the exact path model). */
-  lastTick: UnixMs;
-}
-
-type Draft = Record<string, unknown> & { type: string };
-
-/** The order type each order-creating transaction type creates (a lookup, not a regex, per order). */
-const ORDER_TX: Readonly<Record<string, SimOrderType>> = {
-  MARKET_ORDER: 'MARKET',
-  LIMIT_ORDER: 'LIMIT',
-  STOP_ORDER: 'STOP',
-  MARKET_IF_TOUCHED_ORDER: 'MARKET_IF_TOUCHED',
-  TAKE_PROFIT_ORDER: 'TAKE_PROFIT',
-  STOP_LOSS_ORDER: 'STOP_LOSS',
-  TRAILING_STOP_LOSS_ORDER: 'TRAILING_STOP_LOSS',
-  GUARANTEED_STOP_LOSS_ORDER: 'GUARANTEED_STOP_LOSS',
-};
-
-const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
-  MARKET: 'MARKET_ORDER',
-  LIMIT: 'LIMIT_ORDER',
-  STOP: 'STOP_ORDER',
-  MARKET_IF_TOUCHED: 'MARKET_IF_TOUCHED_ORDER',
-  TAKE_PROFIT: 'TAKE_PROFIT_ORDER',
-  STOP_LOSS: 'STOP_LOSS_ORDER',
-  TRAILING_STOP_LOSS: 'TRAILING_STOP_LOSS_ORDER',
-  GUARANTEED_STOP_LOSS: 'GUARANTEED_STOP_LOSS_ORDER',
-};
 
 /**
  * The simulated broker: v20's order, fill and money rules applied to historical or replayed prices.
@@ -170,14 +123,6 @@ const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
  * - Nothing acts on a price seen before the order existed (`activeFrom`).
  */
 export class SimBroker implements Execution {
-  /**
-   * Who receives each transaction: `listen` callbacks and `transactions$` subscribers, in the order
-   * they came. A Subject's semantics (multicast, no replay, listeners seen at the start of an
-   * emission get it) with a plain array of functions: rxjs's Subject.next allocates a closure and an
-   * iterator per transaction, and a Subscriber's next goes through three wrappers. The array is
-   * replaced, never mutated, on (un)subscribe, so an emission walks the list as it was when it began.
-   */
-  #listeners: readonly ((tx: Transaction) => void)[] = [];
   /** What `complete()` ends: the `transactions$` subscribers (a `listen` callback has no end). */
   #completers: readonly Subscriber<Transaction>[] = [];
   #completed = false;
@@ -197,6 +142,8 @@ export class SimBroker implements Execution {
   readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0, marginCloseouts: 0, halted: 0 };
   readonly accountID: string;
   readonly #opts: SimBrokerOptions;
+  /** IDs, batches, stamping and delivery of the transactions (transactions.ts). */
+  readonly #tx: TransactionLog;
   readonly #instruments: InstrumentRegistry;
   readonly #quotes = new Map<string, Quote>();
   readonly #conversion: HomeConversion;
@@ -204,20 +151,18 @@ export class SimBroker implements Execution {
   #lastBook: Book | undefined = undefined;
   /** Scratch for #untouched: each resting order's level after this candle's trailing ratchet. */
   #trailTo = new Float64Array(16);
+  /** The current point of a candle's path (reused). */
+  readonly #point: PathPoint = { bid: 0, ask: 0, t: 0 };
   #lastQuoteName = '';
   #lastQuote: Quote | undefined = undefined;
   readonly #orders = new Map<string, SimOrder>();
   readonly #byClientID = new Map<string, string>();
-  /** The account's margin rate; a sandbox configuration (PATCH /configuration) changes it. */
-  #accountMarginRate: number;
-  readonly #commission: { readonly int: bigint; readonly places: number };
-  #nextID = 1;
-  #lastIDNum = 0;
-  #lastIDText = '';
-  /** `#singleHomeTrade`'s answer, and the ledger version it was computed for. */
-  #single: LedgerTrade | undefined = undefined;
-  #singleVersion = -1;
-  #batchID = '';
+  /** Margin, margin call, closeout and FIFO rules (account.ts). */
+  readonly #account: AccountRules;
+  /** The models a user can swap (commission.ts, slippage.ts, latency.ts). */
+  readonly #commission: CommissionModel;
+  readonly #slippage: SlippageModel;
+  readonly #latency: LatencyModel;
   #now: UnixMs = -Infinity;
   #started = false;
   #nextRollover = Infinity;
@@ -226,9 +171,11 @@ export class SimBroker implements Execution {
   /** Units available at the current price point, per side (Infinity when the data carries none). */
   readonly #liquidity = { bid: Infinity, ask: Infinity };
   #marginCall = false;
-  readonly #positionScratch = new Map<string, { long: number; short: number }>();
   readonly #hedging: boolean;
   readonly #snapshot: SimOrder[] = [];
+
+  /** What matching (book.ts) calls back: the fills and the FOK/IOC expiry. */
+  readonly #sink: MatchSink;
   /** Started from an existing account (`seed`): `start` opens no new account. */
   #seeded = false;
   /** The clock of the seeded state (NaN when unknown): rollovers after it are charged. */
@@ -241,10 +188,22 @@ export class SimBroker implements Execution {
     this.#instruments = opts.instruments;
     this.accountID = opts.accountID ?? '101-001-0000001-001';
     this.ledger = new Ledger({ currency: opts.currency, strict: true });
+    this.#tx = new TransactionLog(this.ledger, this.accountID, this);
     this.#conversion = new HomeConversion(opts.currency, this.#quotes);
-    this.#accountMarginRate = Number(opts.marginRate);
-    this.#commission = scaled(opts.commissionPerMillion ?? '0');
+    this.#commission = opts.commission ?? perMillionCommission(opts.commissionPerMillion ?? '0');
+    this.#slippage = opts.slippage ?? NO_SLIPPAGE;
+    this.#latency = opts.latency ?? NO_LATENCY;
     this.#hedging = opts.hedging === true && opts.fifo !== true;
+    this.#account = new AccountRules(this.ledger, opts.instruments, this.#quotes, this.#conversion, opts.currency, Number(opts.marginRate), this.#hedging);
+    this.#sink = {
+      fillMarket: (book, q, bid, ask, t) => this.#fillMarket(book, q, bid, ask, t),
+      fillResting: (book, o, px, bid, ask, t) => this.#fillResting(book, o, px, bid, ask, t),
+      expireImmediate: (o) => {
+        // FOK / IOC: the first price after its creation did not fill it.
+        this.#tx.begin();
+        this.#cancelOrder(o, 'TIME_IN_FORCE_EXPIRED');
+      },
+    };
     const broker = this;
     this.#orderEnv = {
       instruments: opts.instruments,
@@ -288,12 +247,12 @@ export class SimBroker implements Execution {
       this.#resume(at);
       return;
     }
-    this.#begin();
-    this.#emit({ type: 'CREATE', divisionID: 1, siteID: 101, accountUserID: 1, accountNumber: 1, homeCurrency: this.#opts.currency });
+    this.#tx.begin();
+    this.#tx.emit({ type: 'CREATE', divisionID: 1, siteID: 101, accountUserID: 1, accountNumber: 1, homeCurrency: this.#opts.currency });
     const deposit = amount(this.#opts.initialBalance);
     if (deposit !== 0) {
-      this.#begin();
-      this.#emit({
+      this.#tx.begin();
+      this.#tx.emit({
         type: 'TRANSFER_FUNDS',
         amount: formatAmount(deposit),
         fundingReason: 'CLIENT_FUNDING',
@@ -368,7 +327,7 @@ export class SimBroker implements Execution {
       this.#advance(c.at);
       return;
     }
-    const watchMargin = this.ledger.trades.size > 0 && this.#mayCallMargin(c, book.instrument);
+    const watchMargin = this.ledger.trades.size > 0 && (this.#marginCall || this.#account.mayCall(c, book.instrument));
     if (book.market.length === 0 && !watchMargin && (book.orders.length === 0 || (this.#opts.quickPath !== false && this.#untouched(book, c)))) {
       // Nothing can fill and the margin is safe at this candle's worst prices: only the quote moves
       // (and trailing stops follow, in #untouched).
@@ -377,34 +336,13 @@ export class SimBroker implements Execution {
       this.#advance(c.at);
       return;
     }
-    const span = c.at - c.time;
-    // Adaptive path: after the open, the extreme nearer to the open comes first (decided on mid).
-    const mo = c.bo + c.ao;
-    let highFirst = c.bh + c.ah - mo <= mo - c.bl - c.al;
-    if (this.#opts.path === 'worst') {
-      const { long, short } = this.ledger.position(c.instrument);
-      const net = long + short;
-      if (net > 0) highFirst = false;
-      else if (net < 0) highFirst = true;
-    }
-    this.#inAmbiguous = this.#ambiguous(book, c);
+    const high = highFirst(c, this.#opts.path, this.#opts.path === 'worst' ? this.#net(c.instrument) : 0);
+    this.#inAmbiguous = ambiguous(book, c, this.ledger.trades.values(), this.#orders);
     if (this.#inAmbiguous) this.stats.ambiguousCandles++;
+    const pt = this.#point;
     for (let p = 0; p < 4; p++) {
-      let bid: number, ask: number;
-      if (p === 0) {
-        bid = c.bo;
-        ask = c.ao;
-      } else if (p === 3) {
-        bid = c.bc;
-        ask = c.ac;
-      } else if ((p === 1) === highFirst) {
-        bid = c.bh;
-        ask = c.ah;
-      } else {
-        bid = c.bl;
-        ask = c.al;
-      }
-      const t = p === 3 ? c.at : c.time + Math.floor((span * p) / 3);
+      pathPoint(c, p, high, pt);
+      const { bid, ask, t } = pt;
       this.#now = t;
       this.#setQuote(c.instrument, bid, ask);
       this.#match(book, bid, ask, t, p === 0);
@@ -432,141 +370,20 @@ export class SimBroker implements Execution {
   }
 
   /** True when some trade has two exits (TP and SL/TSL) both reachable inside this candle. */
-  #ambiguous(book: Book, c: Candle): boolean {
-    if (book.orders.length < 2) return false;
-    for (const t of this.ledger.trades.values()) {
-      if (t.instrument !== c.instrument) continue;
-      const inRange =
-        this.#exitInRange(t.takeProfitOrderID, c) +
-        this.#exitInRange(t.stopLossOrderID, c) +
-        this.#exitInRange(t.trailingStopLossOrderID, c) +
-        this.#exitInRange(t.guaranteedStopLossOrderID, c);
-      if (inRange >= 2) return true;
-    }
-    return false;
-  }
-
-  /**
-   * Whether no resting order of `book` can trigger anywhere in candle `c`, whatever the path: each
-   * order's trigger price stays on its untriggered side over the candle's range. Trailing stops
-   * are judged at the level they would ratchet to at the candle's best price (a conservative bound:
-   * a candle whose range exceeds the distance walks the path). When true, the trailing stops are
-   * moved to that level, which is exactly where walking the path would leave them.
-   */
+  /** Whether no resting order of `book` can trigger in candle `c` (pricing.ts `untouched`). */
   #untouched(book: Book, c: Candle): boolean {
-    const orders = book.orders;
-    if (this.#trailTo.length < orders.length) this.#trailTo = new Float64Array(orders.length * 2);
-    const trailTo = this.#trailTo;
-    for (let i = 0; i < orders.length; i++) {
-      const o = orders[i]!;
-      if (o.activeFrom > c.time || o.immediate) return false;
-      let lo: number, hi: number;
-      if (o.trigger === 'BID') {
-        lo = c.bl;
-        hi = c.bh;
-      } else if (o.trigger === 'ASK') {
-        lo = c.al;
-        hi = c.ah;
-      } else {
-        lo = (c.bl + c.al) / 2;
-        hi = (c.bh + c.ah) / 2;
-      }
-      let level = o.level;
-      if (o.type === 'TRAILING_STOP_LOSS') {
-        // snap is monotonic and leaves the (snapped) level where it is: a raw level that does not
-        // pass the current one cannot pass it snapped, so only a passing one is snapped.
-        if (o.side === -1) {
-          const raw = c.bh - o.distance;
-          if (raw > level) {
-            const next = o.instrument.snap(raw);
-            if (next > level) level = next;
-          }
-        } else {
-          const raw = c.al + o.distance;
-          if (raw < level) {
-            const next = o.instrument.snap(raw);
-            if (next < level) level = next;
-          }
-        }
-      }
-      trailTo[i] = level;
-      // Limit-like buys and stop-like sells trigger at or below the level; the others at or above.
-      const below = o.limitLike === (o.side === 1);
-      if (below ? lo <= level : hi >= level) return false;
-    }
-    // Trailing stops move to the level computed above (their own level when not ratcheted).
-    for (let i = 0; i < orders.length; i++) {
-      const o = orders[i]!;
-      if (o.type === 'TRAILING_STOP_LOSS') o.level = trailTo[i]!;
-    }
-    return true;
+    if (this.#trailTo.length < book.orders.length) this.#trailTo = new Float64Array(book.orders.length * 2);
+    return untouched(book.orders, c, this.#trailTo);
   }
 
-  /** 1 when the exit order `id` is active, not already crossed at the open, and its level lies inside the candle on its side. */
-  #exitInRange(id: string | undefined, c: Candle): number {
-    if (id === undefined) return 0;
-    const o = this.#orders.get(id);
-    if (!o || o.activeFrom > c.time || triggers(o, c.bo, c.ao)) return 0;
-    const lo = o.side === 1 ? c.al : c.bl;
-    const hi = o.side === 1 ? c.ah : c.bh;
-    return o.level >= lo && o.level <= hi ? 1 : 0;
+  /** The net units of `instrument`'s position (the worst path model's side). */
+  #net(instrument: string): number {
+    const { long, short } = this.ledger.position(instrument);
+    return long + short;
   }
 
-  /** One price point of the path: queued market orders first, then resting orders in creation order. */
   #match(book: Book, bid: number, ask: number, t: UnixMs, gap: boolean): void {
-    if (book.market.length > 0) {
-      const queue = book.market.splice(0);
-      for (const q of queue) {
-        if (q.activeFrom > t) {
-          book.market.push(q);
-          continue;
-        }
-        this.#fillMarket(book, q, bid, ask, t);
-      }
-    }
-    if (book.orders.length === 0) return;
-    // The orders of this point (those created by a fill at this point wait for the next one), in a
-    // reused array: #match never re-enters, and nothing is allocated per price point.
-    const snapshot = this.#snapshot;
-    const n = book.orders.length;
-    for (let i = 0; i < n; i++) snapshot[i] = book.orders[i]!;
-    for (let i = 0; i < n; i++) {
-      const o = snapshot[i]!;
-      if (o.activeFrom > t || !o.live) continue;
-      if (o.expiresAt <= t) continue; // expiry is handled by #advance at the right time
-      if (triggers(o, bid, ask)) {
-        const own = o.side === 1 ? ask : bid;
-        let px: number;
-        // A guaranteed stop fills at its level, gap or not: that is what its premium pays for.
-        if (o.type === 'GUARANTEED_STOP_LOSS') px = o.level;
-        else if (gap) px = own;
-        else {
-          // Crossed inside the candle: the level, shifted by the spread when the trigger reads another side.
-          const trig = o.trigger === 'BID' ? bid : o.trigger === 'ASK' ? ask : (bid + ask) / 2;
-          px = o.level + (own - trig);
-        }
-        // A limit never fills worse than its price: when the trigger reads another side than the
-        // fill (MID, INVERSE...), it waits until its own side reaches the level.
-        if (!isLimitLike(o) || (o.side === 1 ? px <= o.level : px >= o.level)) {
-          this.#fillResting(book, o, px, bid, ask, t);
-          continue;
-        }
-      } else if (o.type === 'TRAILING_STOP_LOSS') {
-        // Ratchet only in the trade's favour: a sell stop (long trade) follows the bid up. (Only a
-        // raw level past the current one is snapped: see #untouched.)
-        const raw = o.side === -1 ? bid - o.distance : ask + o.distance;
-        if (o.side === -1 ? raw > o.level : raw < o.level) {
-          const next = o.instrument.snap(raw);
-          if (o.side === -1 ? next > o.level : next < o.level) o.level = next;
-        }
-      }
-      if (o.immediate) {
-        // FOK / IOC: the first price after its creation did not fill it.
-        this.#begin();
-        this.#cancelOrder(o, 'TIME_IN_FORCE_EXPIRED');
-      }
-    }
-    snapshot.length = 0;
+    match(book, bid, ask, t, gap, this.#snapshot, this.#sink);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -589,7 +406,7 @@ export class SimBroker implements Execution {
       if (o.expiresAt <= t) {
         const saved = this.#now;
         this.#now = Math.max(saved, o.expiresAt);
-        this.#begin();
+        this.#tx.begin();
         this.#cancelOrder(o, 'TIME_IN_FORCE_EXPIRED');
         this.#now = saved;
       } else if (o.expiresAt < next) next = o.expiresAt;
@@ -597,52 +414,14 @@ export class SimBroker implements Execution {
     this.#nextExpiry = next;
   }
 
-  /** DAILY_FINANCING for the trades held at a 17:00 New York rollover. */
+  /** DAILY_FINANCING for the trades held at a 17:00 New York rollover (financing.ts). */
   #rollover(at: UnixMs): void {
-    if (this.ledger.trades.size === 0) return;
-    // `at` is a 17:00 New York rollover: 21:00 or 22:00 UTC of the same calendar day, so the UTC
-    // weekday is New York's (0 = Sunday).
-    const weekday = new Date(at).getUTCDay();
-    const byInstrument = new Map<string, { total: Amount; trades: { tradeID: string; financing: string }[] }>();
-    let total = 0;
-    for (const t of this.ledger.trades.values()) {
-      const inst = this.#instruments.get(t.instrument);
-      const days = inst.financing.daysCharged[weekday] ?? 0;
-      if (days === 0) continue;
-      const q = this.#quotes.get(t.instrument);
-      if (!q) continue;
-      const rate = t.unitsNum > 0 ? inst.financing.longRate : inst.financing.shortRate;
-      const mid = (q.bid + q.ask) / 2;
-      const f = this.#conversion.tryFactors(inst.quote);
-      if (!f) continue;
-      const quoteAmount = Math.abs(t.unitsNum) * mid * rate * days / 365;
-      // Rare (once a day per trade): decimal.js, then the exact 4-place amount.
-      const home = amount(new Decimal(quoteAmount).times(quoteAmount >= 0 ? f.gain : f.loss).toFixed(4));
-      if (home === 0) continue;
-      let entry = byInstrument.get(t.instrument);
-      if (!entry) {
-        entry = { total: 0, trades: [] };
-        byInstrument.set(t.instrument, entry);
-      }
-      entry.total = add(entry.total, home);
-      entry.trades.push({ tradeID: t.id, financing: formatAmount(home) });
-      total = add(total, home);
-    }
-    if (byInstrument.size === 0) return;
+    const draft = dailyFinancing(this.ledger, at, this.#instruments, this.#quotes, this.#conversion);
+    if (draft === undefined) return;
     const saved = this.#now;
     this.#now = at;
-    this.#begin();
-    this.#emit({
-      type: 'DAILY_FINANCING',
-      financing: formatAmount(total),
-      accountBalance: formatAmount(add(this.ledger.balance, total)),
-      accountFinancingMode: 'DAILY',
-      positionFinancings: [...byInstrument].map(([instrument, e]) => ({
-        instrument,
-        financing: formatAmount(e.total),
-        openTradeFinancings: e.trades,
-      })),
-    });
+    this.#tx.begin();
+    this.#tx.emit(draft);
     this.#now = Math.max(saved, at);
   }
 
@@ -658,7 +437,7 @@ export class SimBroker implements Execution {
       case 'replace': {
         const old = this.#findOrder(intent.orderSpecifier);
         if (!old) {
-          this.#begin();
+          this.#tx.begin();
           this.#reject('ORDER_CANCEL_REJECT', cancelRejectFields(intent.orderSpecifier), 'ORDER_DOESNT_EXIST');
           return;
         }
@@ -667,7 +446,7 @@ export class SimBroker implements Execution {
       }
       case 'cancel': {
         const o = this.#findOrder(intent.orderSpecifier);
-        this.#begin();
+        this.#tx.begin();
         if (!o) this.#reject('ORDER_CANCEL_REJECT', cancelRejectFields(intent.orderSpecifier), 'ORDER_DOESNT_EXIST');
         else this.#cancelOrder(o, 'CLIENT_REQUEST');
         return;
@@ -675,14 +454,14 @@ export class SimBroker implements Execution {
       case 'closeTrade': {
         const trade = this.#findTrade(intent.tradeSpecifier);
         if (!trade) {
-          this.#begin();
+          this.#tx.begin();
           this.#reject('MARKET_ORDER_REJECT', { tradeClose: { tradeID: intent.tradeSpecifier, units: intent.units }, reason: 'TRADE_CLOSE' }, 'TRADE_DOESNT_EXIST');
           return;
         }
         const size = Math.abs(trade.unitsNum);
         const units = intent.units === 'ALL' ? size : Number(intent.units);
         if (!(units <= size && units > 0)) {
-          this.#begin();
+          this.#tx.begin();
           this.#reject('MARKET_ORDER_REJECT', { instrument: trade.instrument, tradeClose: { tradeID: trade.id, units: intent.units }, reason: 'TRADE_CLOSE' }, 'CLOSE_TRADE_UNITS_EXCEED_TRADE_SIZE');
           return;
         }
@@ -712,7 +491,7 @@ export class SimBroker implements Execution {
         const l = want(intent.longUnits, long);
         const s = want(intent.shortUnits, short);
         if (l === 'reject' || s === 'reject' || (l === undefined && s === undefined)) {
-          this.#begin();
+          this.#tx.begin();
           this.#reject('MARKET_ORDER_REJECT', { instrument: intent.instrument, reason: 'POSITION_CLOSEOUT' }, l === undefined && s === undefined ? 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION' : 'CLOSEOUT_POSITION_DOESNT_EXIST');
           return;
         }
@@ -742,7 +521,7 @@ export class SimBroker implements Execution {
         this.#tradeOrders(intent);
         return;
       case 'clientExtensions': {
-        this.#begin();
+        this.#tx.begin();
         if (intent.orderSpecifier !== undefined) {
           const o = this.#findOrder(intent.orderSpecifier);
           if (!o) {
@@ -759,14 +538,14 @@ export class SimBroker implements Execution {
             o.clientID = intent.clientExtensions.id;
             if (o.clientID !== undefined) this.#byClientID.set(o.clientID, o.id);
           }
-          this.#emit(d);
+          this.#tx.emit(d);
         } else if (intent.tradeSpecifier !== undefined) {
           const t = this.#findTrade(intent.tradeSpecifier);
           if (!t) {
             this.#reject('TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT', { tradeID: intent.tradeSpecifier }, 'TRADE_DOESNT_EXIST');
             return;
           }
-          this.#emit({ type: 'TRADE_CLIENT_EXTENSIONS_MODIFY', tradeID: t.id, tradeClientExtensionsModify: intent.tradeClientExtensions ?? intent.clientExtensions ?? {} });
+          this.#tx.emit({ type: 'TRADE_CLIENT_EXTENSIONS_MODIFY', tradeID: t.id, tradeClientExtensionsModify: intent.tradeClientExtensions ?? intent.clientExtensions ?? {} });
         }
         return;
       }
@@ -805,7 +584,7 @@ export class SimBroker implements Execution {
         if (slot !== undefined) reason = `${r.type}_ORDER_ALREADY_EXISTS` as TransactionRejectReason;
       }
     }
-    this.#begin();
+    this.#tx.begin();
     if (reason) {
       const { type, ...rest } = r;
       this.#reject(`${type}_ORDER_REJECT`, { ...rest, reason: replaces ? 'REPLACEMENT' : 'CLIENT_ORDER' }, reason);
@@ -813,7 +592,7 @@ export class SimBroker implements Execution {
     }
     let replacement: { cancellingTransactionID: string; replacesOrderID: string } | undefined;
     if (replaces) {
-      const cancelID = this.#peekID();
+      const cancelID = this.#tx.peekID();
       this.#cancelOrder(replaces, 'CLIENT_REQUEST_REPLACED', String(Number(cancelID) + 1));
       replacement = { cancellingTransactionID: cancelID, replacesOrderID: replaces.id };
     }
@@ -855,26 +634,26 @@ export class SimBroker implements Execution {
     // MARKET_IF_TOUCHED_ORDER transaction does not (its definition has no such field): #track takes it
     // from the current quote, as the sandbox's order view does.
     if (replacement) Object.assign(draft, replacement);
-    const tx = this.#emit(draft);
-    this.#track(tx, this.#now);
+    const tx = this.#tx.emit(draft);
+    this.#track(tx, this.#arrival());
   }
 
   #queueMarket(instrument: string, request: MarketRequest, clientID: string | undefined): void {
     if (this.#halted(this.#now, this.#book(instrument).instrument)) {
       // v20 creates the order and cancels it in the same batch: there is no price to fill at.
-      this.#begin();
-      const created = this.#emit({ type: 'MARKET_ORDER', ...request });
+      this.#tx.begin();
+      const created = this.#tx.emit({ type: 'MARKET_ORDER', ...request });
       this.stats.halted++;
       this.#cancelFill(created.id, clientID, 'MARKET_HALTED');
       return;
     }
-    this.#book(instrument).market.push({ clientID, request, activeFrom: this.#now });
+    this.#book(instrument).market.push({ clientID, request, activeFrom: this.#arrival() });
   }
 
   /** Set, replace (object) or cancel (null) a trade's dependent orders: v20's "trade orders" call. */
   #tradeOrders(intent: Extract<OrderIntent, { kind: 'tradeOrders' }>): void {
     const trade = this.#findTrade(intent.tradeSpecifier);
-    this.#begin();
+    this.#tx.begin();
     if (!trade) {
       const spec = intent.tradeSpecifier;
       this.#reject('TAKE_PROFIT_ORDER_REJECT', { ...(spec.startsWith('@') ? { clientTradeID: spec.slice(1) } : { tradeID: spec }), reason: 'CLIENT_ORDER' }, 'TRADE_DOESNT_EXIST');
@@ -903,7 +682,7 @@ export class SimBroker implements Execution {
       }
       let replacement: Record<string, string> = {};
       if (existing) {
-        const cancelID = this.#peekID();
+        const cancelID = this.#tx.peekID();
         this.#cancelOrder(existing, 'CLIENT_REQUEST_REPLACED', String(Number(cancelID) + 1));
         replacement = { replacesOrderID: existing.id, cancellingTransactionID: cancelID };
       }
@@ -920,81 +699,35 @@ export class SimBroker implements Execution {
       if (d.distance !== undefined) draft.distance = d.distance;
       if (d.gtdTime !== undefined) draft.gtdTime = formatTime(parseRequestTime(d.gtdTime as string));
       if (d.clientExtensions !== undefined) draft.clientExtensions = d.clientExtensions;
-      const tx = this.#emit(draft);
-      this.#track(tx, this.#now);
+      const tx = this.#tx.emit(draft);
+      this.#track(tx, this.#arrival());
     }
   }
 
-  /** Builds the simulator's working order from a create transaction and files it in its book. */
+  /** When an order decided now reaches the server (latency.ts): the prices it may act on start there. */
+  #arrival(): UnixMs {
+    return this.#latency === NO_LATENCY ? this.#now : this.#now + this.#latency.next();
+  }
+
+  /** The models this simulator uses, by name (for the report and the run folder). */
+  get models(): { readonly path: string; readonly slippage: string; readonly latency: string; readonly commission: string } {
+    return { path: this.#opts.path ?? 'adaptive', slippage: this.#slippage.name, latency: this.#latency.name, commission: this.#commission.name };
+  }
+
+  /** Builds the simulator's working order from a create transaction (book.ts) and files it in its book. */
   #track(tx: Transaction, activeFrom: UnixMs): void {
-    const t = tx as Transaction & Record<string, unknown> & {
-      instrument?: string; units?: string; price?: string; distance?: string; tradeID?: string;
-      timeInForce?: string; gtdTime?: string; triggerCondition?: string; priceBound?: string;
-      initialMarketPrice?: string; clientExtensions?: ClientExtensions;
-    };
-    const type = ORDER_TX[t.type] ?? (t.type.replace(/_ORDER$/, '') as SimOrderType);
-    let instrument: Instrument;
-    let side: 1 | -1;
-    let units: number | undefined;
-    let level: number;
-    let distance = 0;
-    const trade = t.tradeID !== undefined ? this.ledger.trades.get(t.tradeID) : undefined;
+    const tradeID = (tx as { tradeID?: string }).tradeID;
+    const trade = tradeID !== undefined ? this.ledger.trades.get(tradeID) : undefined;
     const last = this.#lastBook;
-    if (trade) {
-      instrument = last !== undefined && last.instrument.name === trade.instrument ? last.instrument : this.#instruments.get(trade.instrument);
-      side = trade.unitsNum > 0 ? -1 : 1;
-      units = undefined;
-    } else {
-      instrument = this.#instruments.get(t.instrument!);
-      units = Number(t.units!);
-      side = units < 0 ? -1 : 1;
-    }
+    const name = trade ? trade.instrument : (tx as { instrument?: string }).instrument!;
     // The instrument of the last price is nearly always the order's: its quote and book are kept.
+    const instrument = last !== undefined && last.instrument.name === name ? last.instrument : this.#instruments.get(name);
     const q = instrument.name === this.#lastQuoteName ? this.#lastQuote : this.#quotes.get(instrument.name);
-    if (type === 'TRAILING_STOP_LOSS') {
-      distance = Number(t.distance);
-      const ref = q ? (side === -1 ? q.bid : q.ask) : trade!.priceNum;
-      level = instrument.snap(side === -1 ? ref - distance : ref + distance);
-    } else if (t.price !== undefined) {
-      level = Number(t.price);
-    } else {
-      // A stop loss given as a distance: from the trade's open price.
-      distance = Number(t.distance);
-      level = instrument.snap(side === -1 ? trade!.priceNum - distance : trade!.priceNum + distance);
-    }
-    let direction: 1 | -1 | 0 = 0;
-    if (type === 'MARKET_IF_TOUCHED') {
-      const ref = t.initialMarketPrice !== undefined ? Number(t.initialMarketPrice) : q ? (q.bid + q.ask) / 2 : level;
-      direction = level >= ref ? 1 : -1;
-    }
-    let expiresAt = Infinity;
-    if (t.timeInForce === 'GTD' && t.gtdTime !== undefined) expiresAt = parseTime(t.gtdTime);
-    else if (t.timeInForce === 'GFD') expiresAt = nextRollover(this.#now);
-    const o: SimOrder = {
-      id: tx.id,
-      type,
-      instrument,
-      side,
-      units,
-      level,
-      distance,
-      tradeID: trade?.id,
-      priceBound: t.priceBound !== undefined ? Number(t.priceBound) : Number.NaN,
-      trigger: resolveTrigger(t.triggerCondition, side),
-      direction,
-      expiresAt,
-      activeFrom,
-      created: tx,
-      clientID: t.clientExtensions?.id,
-      immediate: t.timeInForce === 'FOK' || t.timeInForce === 'IOC',
-      limitLike: false,
-      live: true,
-    };
-    (o as { limitLike: boolean }).limitLike = isLimitLike(o);
+    const o = workingOrder(tx, instrument, trade, q, this.#now, activeFrom);
     this.#orders.set(o.id, o);
     if (o.clientID !== undefined) this.#byClientID.set(o.clientID, o.id);
     (last !== undefined && last.instrument === instrument ? last : this.#book(instrument.name)).orders.push(o);
-    if (expiresAt < this.#nextExpiry) this.#nextExpiry = expiresAt;
+    if (o.expiresAt < this.#nextExpiry) this.#nextExpiry = o.expiresAt;
   }
 
   #untrack(o: SimOrder): void {
@@ -1003,14 +736,7 @@ export class SimBroker implements Execution {
     if (o.clientID !== undefined && this.#byClientID.get(o.clientID) === o.id) this.#byClientID.delete(o.clientID);
     const last = this.#lastBook;
     const list = last !== undefined && last.instrument === o.instrument ? last.orders : this.#books.get(o.instrument.name)?.orders;
-    if (list) {
-      // Removed in place, keeping the creation order (splice would allocate the removed element's array).
-      const i = list.indexOf(o);
-      if (i >= 0) {
-        for (let k = i + 1; k < list.length; k++) list[k - 1] = list[k]!;
-        list.length--;
-      }
-    }
+    if (list) removeOrder(list, o);
   }
 
   #cancelOrder(o: SimOrder, reason: OrderCancelReason, replacedBy?: string): void {
@@ -1019,22 +745,22 @@ export class SimBroker implements Execution {
       // The common cancel as one literal, #emit's stamp included (same fields, same order): one
       // object shape, no property added afterwards.
       this.stats.cancels++;
-      const id = this.#takeID();
-      this.#publish({ type: 'ORDER_CANCEL', orderID: o.id, reason, id, time: this.#timeText(), userID: 1, accountID: this.accountID, batchID: this.#batchID || id });
+      const id = this.#tx.takeID();
+      this.#tx.publish({ type: 'ORDER_CANCEL', orderID: o.id, reason, id, time: this.#tx.timeText(), userID: 1, accountID: this.accountID, batchID: this.#tx.batchOr(id) });
       return;
     }
     const d: Draft = { type: 'ORDER_CANCEL', orderID: o.id, reason };
     if (o.clientID !== undefined) d.clientOrderID = o.clientID;
     if (replacedBy !== undefined) d.replacedByOrderID = replacedBy;
     this.stats.cancels++;
-    this.#emit(d);
+    this.#tx.emit(d);
   }
 
   // ---------------------------------------------------------------------------------------------
   // Fills
 
   #fillMarket(book: Book, q: QueuedMarket, bid: number, ask: number, t: UnixMs): void {
-    this.#begin();
+    this.#tx.begin();
     const r = q.request;
     // A close whose trade disappeared meanwhile (its TP or SL filled first) is rejected, not filled.
     if (r.tradeClose && !this.ledger.trades.has(r.tradeClose.tradeID)) {
@@ -1051,7 +777,7 @@ export class SimBroker implements Execution {
       }
       if (Math.abs(units) > have) units = r.longPositionCloseout ? -have : have;
     }
-    const created = this.#emit(copyFields<Draft>({ type: 'MARKET_ORDER' }, r as unknown as Record<string, unknown>, 'units', String(units)));
+    const created = this.#tx.emit(copyFields<Draft>({ type: 'MARKET_ORDER' }, r as unknown as Record<string, unknown>, 'units', String(units)));
     // Liquidity, when the price carries it (ticks with bucket liquidity): FOK fills all or nothing,
     // IOC fills what is there and cancels the rest.
     const available = units > 0 ? this.#liquidity.ask : this.#liquidity.bid;
@@ -1083,7 +809,7 @@ export class SimBroker implements Execution {
   }
 
   #fillResting(book: Book, o: SimOrder, px: number, bid: number, ask: number, t: UnixMs): void {
-    this.#begin();
+    this.#tx.begin();
     const created = o.created as Transaction & Record<string, unknown>;
     if (o.tradeID !== undefined) {
       const trade = this.ledger.trades.get(o.tradeID);
@@ -1136,27 +862,13 @@ export class SimBroker implements Execution {
    */
   #execute(
     book: Book,
-    a: {
-      orderID: string;
-      clientOrderID: string | undefined;
-      type: SimOrderType;
-      units: number;
-      positionFill: string;
-      priceBound: number;
-      bid: number;
-      ask: number;
-      px: number;
-      t: UnixMs;
-      created: Record<string, unknown>;
-      tradeClose: { tradeID: string; units: string } | undefined;
-      closeout: 1 | -1 | 0;
-      order: SimOrder | undefined;
-      marginCloseout?: boolean;
-    },
+    a: FillArgs,
   ): void {
     const inst = book.instrument;
     const buy = a.units > 0;
-    const pxNum = inst.snap(a.px);
+    // Slippage (slippage.ts) on the fills that can slip, against the trader; snapped after.
+    const slipping = this.#slippage !== NO_SLIPPAGE && canSlip(a.type);
+    const pxNum = inst.snap(slipping ? this.#slippage.slip(a.px, buy ? 1 : -1, a.bid, a.ask, inst) : a.px);
     const price = inst.price(pxNum);
     if (!Number.isNaN(a.priceBound) && (buy ? pxNum > a.priceBound : pxNum < a.priceBound)) {
       this.#cancelFill(a.orderID, a.clientOrderID, 'BOUNDS_VIOLATION');
@@ -1168,7 +880,7 @@ export class SimBroker implements Execution {
     let remaining = Math.abs(a.units);
     if (a.tradeClose) {
       const trade = this.ledger.trades.get(a.tradeClose.tradeID)!;
-      if (this.#opts.fifo === true && this.#olderTwin(trade)) {
+      if (this.#opts.fifo === true && this.#account.olderTwin(trade)) {
         this.#cancelFill(a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
         return;
       }
@@ -1187,7 +899,7 @@ export class SimBroker implements Execution {
         }
       }
       if (pf === 'REDUCE_ONLY' || a.closeout !== 0) remaining = 0;
-      if (this.#opts.fifo === true && pf === 'OPEN_ONLY' && remaining > 0 && this.#hasOpposite(inst.name, buy)) {
+      if (this.#opts.fifo === true && pf === 'OPEN_ONLY' && remaining > 0 && this.#account.hasOpposite(inst.name, buy)) {
         // No hedging in a FIFO account: opening against an opposite position is not allowed.
         this.#cancelFill(a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
         return;
@@ -1224,7 +936,7 @@ export class SimBroker implements Execution {
       if (
         this.#opts.fifo === true &&
         (tp !== undefined || sl !== undefined || gsl !== undefined || c.trailingStopLossOnFill !== undefined) &&
-        this.#sizeTaken(inst.name, opening, chunks)
+        this.#account.sizeTaken(inst.name, opening, chunks)
       ) {
         this.#cancelFill(a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
         return;
@@ -1233,127 +945,21 @@ export class SimBroker implements Execution {
         this.#cancelFill(a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_GUARANTEED_MINIMUM_DISTANCE_NOT_MET');
         return;
       }
-      if (!this.#marginOk(inst, buy ? opening : -opening, chunks, a.bid, a.ask)) {
+      if (!this.#account.marginOk(inst, buy ? opening : -opening, chunks, a.bid, a.ask)) {
         this.#cancelFill(a.orderID, a.clientOrderID, 'INSUFFICIENT_MARGIN');
         return;
       }
     }
 
-    // Money, exact: prices and units as integers (safe integers in numbers: price ticks, units),
-    // one rounding per amount; convertProduct multiplies them exactly (money.ts).
-    const d = inst.displayPrecision;
-    const pScale = inst.priceScale;
-    const uPlaces = inst.tradeUnitsPrecision;
-    const uScale = inst.unitsScale;
-    const pxInt = Math.round(pxNum * pScale);
-    // Half the spread, at one more decimal place: (ask - bid) * 5 / 10^(d+1).
-    const askSnap = inst.snap(a.ask);
-    const bidSnap = inst.snap(a.bid);
-    const halfSpreadInt = Math.abs(Math.round(askSnap * pScale) - Math.round(bidSnap * pScale)) * 5;
-    const gain = formatFactor(factors.gain);
-    const loss = formatFactor(factors.loss);
-    const fillID = this.#peekID();
-    let pl: Amount = 0;
-    let spreadCost: Amount = 0;
-    let fee: Amount = 0;
-    // A guaranteed stop charges its premium on the units it closes.
-    const premium = a.order?.type === 'GUARANTEED_STOP_LOSS' ? scaled(inst.guaranteedStopLoss.premium) : undefined;
-    const closed: TradeReduce[] = [];
+    // The ORDER_FILL and its money (fill.ts): exact, one rounding per amount.
+    const fillID = this.#tx.peekID();
+    const margin = opening > 0 ? this.#account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss) : 0;
     const closedTrades: LedgerTrade[] = [];
-    let reduced: TradeReduce | undefined;
-    for (const ch of chunks) {
-      const closedUnits = ch.trade.unitsNum > 0 ? ch.units : -ch.units; // units of the trade being closed
-      const unitsInt = Math.round(closedUnits * uScale);
-      const move = pxInt - Math.round(ch.trade.priceNum * pScale);
-      // A loss converts with the loss factor (the sign of a double product is always right).
-      const realized = convertProduct(move, unitsInt, d + uPlaces, move * unitsInt < 0 ? loss : gain);
-      const absUnits = Math.abs(unitsInt);
-      const cost = convertProduct(halfSpreadInt, absUnits, d + 1 + uPlaces, loss);
-      const chunkFee = premium ? convert(premium.int * BigInt(absUnits), premium.places + uPlaces, loss) : 0;
-      pl = add(pl, realized);
-      spreadCost = add(spreadCost, cost);
-      fee = add(fee, chunkFee);
-      const entry: { -readonly [K in keyof TradeReduce]: TradeReduce[K] } = {
-        tradeID: ch.trade.id,
-        units: String(-closedUnits),
-        price,
-        realizedPL: formatAmount(realized),
-        financing: '0.0000',
-        halfSpreadCost: formatAmount(cost),
-      };
-      if (premium) entry.guaranteedExecutionFee = formatAmount(chunkFee);
-      if (ch.units === Math.abs(ch.trade.unitsNum)) {
-        closed.push(entry);
-        closedTrades.push(ch.trade);
-      } else reduced = entry;
-    }
-    let opened: TradeOpen | undefined;
-    if (opening > 0) {
-      const signed = buy ? opening : -opening;
-      const cost = convertProduct(halfSpreadInt, Math.round(opening * uScale), d + 1 + uPlaces, loss);
-      spreadCost = add(spreadCost, cost);
-      const rate = Math.max(this.#accountMarginRate, inst.marginRate);
-      const margin = Math.round(opening * ((a.bid + a.ask) / 2) * ((factors.gain + factors.loss) / 2) * rate * 10_000);
-      const o: { -readonly [K in keyof TradeOpen]: TradeOpen[K] } = {
-        tradeID: fillID,
-        units: String(signed),
-        price,
-        halfSpreadCost: formatAmount(cost),
-        initialMarginRequired: formatAmount(margin),
-      };
-      const tce = c.tradeClientExtensions as ClientExtensions | undefined;
-      if (tce) o.clientExtensions = tce;
-      opened = o;
-    }
-    let filledUnits = opening;
-    for (const ch of chunks) filledUnits += ch.units;
-    filledUnits = roundUnits(filledUnits);
-    const commission = this.#commission.int === 0n ? 0 : roundTo4(this.#commission.int * BigInt(Math.round(filledUnits * uScale)), this.#commission.places + uPlaces + 6);
-    const units = buy ? filledUnits : -filledUnits;
-    // A market fill is at the bid or the ask: that side's text is the fill price's. (inst.price of a
-    // snapped price is its toFixed: snap is idempotent.)
-    const bidText = bidSnap === pxNum ? price : inst.price(bidSnap);
-    const askText = askSnap === pxNum ? price : inst.price(askSnap);
-    const unitsText = String(units);
-    const fill: Draft = {
-      type: 'ORDER_FILL',
-      orderID: a.orderID,
-      instrument: inst.name,
-      units: unitsText,
-      requestedUnits: a.units === units ? unitsText : String(a.units),
-      price,
-      fullVWAP: price,
-      fullPrice: {
-        type: 'PRICE',
-        bids: [{ price: bidText, liquidity: 10000000 }],
-        asks: [{ price: askText, liquidity: 10000000 }],
-        closeoutBid: bidText,
-        closeoutAsk: askText,
-        timestamp: formatTime(a.t),
-      },
-      reason: a.marginCloseout
-        ? 'MARKET_ORDER_MARGIN_CLOSEOUT'
-        : a.tradeClose && a.type === 'MARKET'
-          ? 'MARKET_ORDER_TRADE_CLOSE'
-          : a.closeout !== 0
-            ? 'MARKET_ORDER_POSITION_CLOSEOUT'
-            : FILL_REASON[a.type],
-      pl: formatAmount(pl),
-      financing: '0.0000',
-      commission: formatAmount(commission),
-      guaranteedExecutionFee: formatAmount(fee),
-      accountBalance: formatAmount(add(this.ledger.balance, pl - commission - fee)),
-      gainQuoteHomeConversionFactor: gain,
-      lossQuoteHomeConversionFactor: loss,
-      halfSpreadCost: formatAmount(spreadCost),
-    };
-    if (a.clientOrderID !== undefined) fill.clientOrderID = a.clientOrderID;
-    if (opened) fill.tradeOpened = opened;
-    if (closed.length > 0) fill.tradesClosed = closed;
-    if (reduced) fill.tradeReduced = reduced;
-    this.#emit(fill);
+    const fill = orderFill(a, inst, chunks, opening, buy, pxNum, price, factors, fillID, margin, this.#commission, this.ledger.balance, c.tradeClientExtensions as ClientExtensions | undefined, closedTrades);
+    const opened = fill.tradeOpened !== undefined;
+    this.#tx.emit(fill);
     this.stats.fills++;
-    if (this.#inAmbiguous) this.stats.ambiguousPL = add(this.stats.ambiguousPL, pl);
+    if (this.#inAmbiguous) this.stats.ambiguousPL = add(this.stats.ambiguousPL, amount(fill.pl as string));
 
     // The closed trades' remaining dependent orders.
     for (let i = 0; i < closedTrades.length; i++) {
@@ -1407,111 +1013,30 @@ export class SimBroker implements Execution {
     if (price !== undefined) draft.price = price;
     if (premium !== undefined) draft.guaranteedExecutionPremium = premium;
     draft.triggerCondition = 'DEFAULT';
-    this.#track(this.#emit(draft), at);
+    this.#track(this.#tx.emit(draft), at);
   }
 
-  /**
-   * NAV and margin used at the latest quotes. NAV uses each trade's closing side (v20 would use
-   * its closeout prices; the simulator's are the quotes). Margin: per instrument the net units
-   * (hedged: the larger side) × mid × quote→home (mid) × the stricter margin rate.
-   */
+  /** NAV and margin used at the latest quotes (account.ts). */
   accountState(): { nav: number; marginUsed: number } {
-    let nav = this.ledger.balance / 10_000;
-    const pos = this.#positionScratch;
-    pos.clear();
-    for (const t of this.ledger.trades.values()) {
-      nav += this.#unrealized(t);
-      let e = pos.get(t.instrument);
-      if (e === undefined) pos.set(t.instrument, (e = { long: 0, short: 0 }));
-      if (t.unitsNum > 0) e.long += t.unitsNum;
-      else e.short -= t.unitsNum;
-    }
-    let marginUsed = 0;
-    for (const [name, e] of pos) {
-      const q = this.#quotes.get(name);
-      if (!q) continue;
-      const inst = this.#instruments.get(name);
-      const units = this.#hedging ? Math.max(e.long, e.short) : Math.abs(e.long - e.short);
-      const f = this.#conversion.tryFactors(inst.quote);
-      if (!f) continue;
-      marginUsed += units * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2) * Math.max(this.#accountMarginRate, inst.marginRate);
-    }
-    return { nav, marginUsed };
-  }
-
-  /**
-   * A cheap test before a candle: could NAV fall below the margin used anywhere in it? Each trade of
-   * the candle's instrument is valued at the candle's extreme against it; margin at the extreme that
-   * makes it largest. When this says no, the candle needs no per-point margin checks.
-   */
-  #mayCallMargin(c: Candle, candleInstrument: Instrument): boolean {
-    if (this.#marginCall) return true;
-    let nav = this.ledger.balance / 10_000;
-    let used = 0;
-    const one = this.#singleHomeTrade();
-    if (one !== undefined && one.instrument === c.instrument) {
-      // One trade, quoted in the home currency (factors 1): the loop below, term for term, without
-      // the map walk and the factor lookup (× 1 and 0 + x are exact, so the figures are the same).
-      const quotePL = ((one.unitsNum > 0 ? c.bl : c.ah) - one.priceNum) * one.unitsNum;
-      nav += quotePL;
-      used = Math.abs(one.unitsNum) * ((c.bh + c.ah) / 2) * Math.max(this.#accountMarginRate, candleInstrument.marginRate);
-      return nav < used;
-    }
-    for (const t of this.ledger.trades.values()) {
-      const inst = t.instrument === c.instrument ? candleInstrument : this.#instruments.get(t.instrument);
-      const f = this.#conversion.tryFactors(inst.quote);
-      if (!f) return true;
-      let close: number;
-      let high: number;
-      if (t.instrument === c.instrument) {
-        close = t.unitsNum > 0 ? c.bl : c.ah;
-        high = (c.bh + c.ah) / 2;
-      } else {
-        const q = this.#quotes.get(t.instrument);
-        if (!q) continue;
-        close = t.unitsNum > 0 ? q.bid : q.ask;
-        high = (q.bid + q.ask) / 2;
-      }
-      const quotePL = (close - t.priceNum) * t.unitsNum;
-      nav += quotePL * (quotePL < 0 ? f.loss : f.gain);
-      // Gross units overstate netted margin: a safe upper bound.
-      used += Math.abs(t.unitsNum) * high * f.loss * Math.max(this.#accountMarginRate, inst.marginRate);
-    }
-    return nav < used;
-  }
-
-  /**
-   * The only open trade when there is exactly one and its instrument is quoted in the home
-   * currency, else undefined. Recomputed only when the ledger's trades change (`version`).
-   */
-  #singleHomeTrade(): LedgerTrade | undefined {
-    const ledger = this.ledger;
-    if (this.#singleVersion !== ledger.version) {
-      this.#singleVersion = ledger.version;
-      this.#single = undefined;
-      if (ledger.trades.size === 1) {
-        for (const t of ledger.trades.values()) if (this.#instruments.get(t.instrument).quote === this.#opts.currency) this.#single = t;
-      }
-    }
-    return this.#single;
+    return this.#account.state();
   }
 
   /** Margin call enter/exit, and the margin closeout when NAV reaches half the margin used. */
   #checkMargin(instrument: string): void {
-    const { nav, marginUsed } = this.accountState();
-    if (marginUsed <= 0) return;
-    if (nav <= marginUsed / 2) {
+    const verdict = this.#account.check();
+    if (verdict === undefined) return;
+    if (verdict === 'closeout') {
       this.#closeout(instrument);
       return;
     }
-    if (nav < marginUsed && !this.#marginCall) {
+    if (verdict === 'call' && !this.#marginCall) {
       this.#marginCall = true;
-      this.#begin();
-      this.#emit({ type: 'MARGIN_CALL_ENTER' });
-    } else if (nav >= marginUsed && this.#marginCall) {
+      this.#tx.begin();
+      this.#tx.emit({ type: 'MARGIN_CALL_ENTER' });
+    } else if (verdict === 'ok' && this.#marginCall) {
       this.#marginCall = false;
-      this.#begin();
-      this.#emit({ type: 'MARGIN_CALL_EXIT' });
+      this.#tx.begin();
+      this.#tx.emit({ type: 'MARGIN_CALL_EXIT' });
     }
   }
 
@@ -1532,9 +1057,9 @@ export class SimBroker implements Execution {
       for (const side of [1, -1] as const) {
         const have = side === 1 ? long : -short;
         if (have === 0) continue;
-        this.#begin();
+        this.#tx.begin();
         const units = side === 1 ? -have : have;
-        const created = this.#emit({
+        const created = this.#tx.emit({
           type: 'MARKET_ORDER',
           instrument: name,
           units: String(units),
@@ -1564,8 +1089,8 @@ export class SimBroker implements Execution {
     }
     if (this.#marginCall) {
       this.#marginCall = false;
-      this.#begin();
-      this.#emit({ type: 'MARGIN_CALL_EXIT' });
+      this.#tx.begin();
+      this.#tx.emit({ type: 'MARGIN_CALL_EXIT' });
     }
   }
 
@@ -1574,163 +1099,15 @@ export class SimBroker implements Execution {
     const d: Draft = { type: 'ORDER_CANCEL', orderID, reason };
     if (clientOrderID !== undefined) d.clientOrderID = clientOrderID;
     this.stats.cancels++;
-    this.#emit(d);
-  }
-
-  /** Margin after a fill that opens `openUnits` (signed) and closes `chunks`: margin used must stay within NAV. */
-  #marginOk(inst: Instrument, openUnits: number, chunks: readonly { trade: LedgerTrade; units: number }[], bid: number, ask: number): boolean {
-    // Every open trade of the instrument being filled (the usual case): the same sums, in the same
-    // order, as the general path below, without its map and entry objects.
-    let nav = this.ledger.balance / 10_000;
-    let long = 0;
-    let short = 0;
-    for (const t of this.ledger.trades.values()) {
-      if (t.instrument !== inst.name) return this.#marginOkMixed(inst, openUnits, chunks, bid, ask);
-      if (t.unitsNum > 0) long += t.unitsNum;
-      else short -= t.unitsNum;
-      nav += this.#unrealized(t);
-    }
-    for (let i = 0; i < chunks.length; i++) {
-      const ch = chunks[i]!;
-      if (ch.trade.unitsNum > 0) long -= ch.units;
-      else short -= ch.units;
-    }
-    if (openUnits > 0) long += openUnits;
-    else short -= openUnits;
-    const rate = Math.max(this.#accountMarginRate, inst.marginRate);
-    const units = this.#hedging ? Math.max(long, short) : Math.abs(long - short);
-    const used = units * ((bid + ask) / 2) * this.#conversion.mid(inst.quote) * rate;
-    return used <= nav;
-  }
-
-  /** `#marginOk` when trades of several instruments are open. */
-  #marginOkMixed(inst: Instrument, openUnits: number, chunks: readonly { trade: LedgerTrade; units: number }[], bid: number, ask: number): boolean {
-    const netBy = new Map<string, { long: number; short: number }>();
-    let nav = this.ledger.balance / 10_000;
-    for (const t of this.ledger.trades.values()) {
-      let e = netBy.get(t.instrument);
-      if (!e) {
-        e = { long: 0, short: 0 };
-        netBy.set(t.instrument, e);
-      }
-      if (t.unitsNum > 0) e.long += t.unitsNum;
-      else e.short -= t.unitsNum;
-      nav += this.#unrealized(t);
-    }
-    let e = netBy.get(inst.name);
-    if (!e) {
-      e = { long: 0, short: 0 };
-      netBy.set(inst.name, e);
-    }
-    for (const ch of chunks) {
-      if (ch.trade.unitsNum > 0) e.long -= ch.units;
-      else e.short -= ch.units;
-    }
-    if (openUnits > 0) e.long += openUnits;
-    else e.short -= openUnits;
-    let used = 0;
-    for (const [name, pos] of netBy) {
-      const i = this.#instruments.get(name);
-      const q = name === inst.name ? { bid, ask } : this.#quotes.get(name);
-      if (!q) continue;
-      const rate = Math.max(this.#accountMarginRate, i.marginRate);
-      const units = this.#hedging ? Math.max(pos.long, pos.short) : Math.abs(pos.long - pos.short);
-      used += units * ((q.bid + q.ask) / 2) * this.#conversion.mid(i.quote) * rate;
-    }
-    return used <= nav;
-  }
-
-  /** FIFO: an open trade of the same instrument and the same signed size, older than `t`. */
-  #olderTwin(t: LedgerTrade): boolean {
-    for (const o of this.ledger.trades.values()) {
-      if (o === t) return false; // the ledger keeps trades in the order they opened
-      if (o.instrument === t.instrument && o.unitsNum === t.unitsNum) return true;
-    }
-    return false;
-  }
-
-  /** FIFO: whether an open trade of `instrument` other than those being closed has `size` units. */
-  #sizeTaken(instrument: string, size: number, closing: readonly { trade: LedgerTrade; units: number }[]): boolean {
-    for (const o of this.ledger.trades.values()) {
-      if (o.instrument !== instrument || Math.abs(o.unitsNum) !== size) continue;
-      if (!closing.some((ch) => ch.trade === o && ch.units === size)) return true;
-    }
-    return false;
-  }
-
-  #hasOpposite(instrument: string, buy: boolean): boolean {
-    for (const o of this.ledger.trades.values()) if (o.instrument === instrument && o.unitsNum > 0 !== buy) return true;
-    return false;
-  }
-
-  /** Unrealized P/L of a trade in home currency at the latest quote (closing side). */
-  #unrealized(t: LedgerTrade): number {
-    const q = this.#quotes.get(t.instrument);
-    if (!q) return 0;
-    const close = t.unitsNum > 0 ? q.bid : q.ask;
-    const quotePL = (close - t.priceNum) * t.unitsNum;
-    const f = this.#conversion.tryFactors(this.#instruments.get(t.instrument).quote);
-    if (!f) return 0;
-    return quotePL * (quotePL < 0 ? f.loss : f.gain);
+    this.#tx.emit(d);
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Transactions
-
-  #peekID(): string {
-    return this.#idText(this.#nextID);
-  }
-
-  /**
-   * The decimal text of a transaction ID, cached for the last one: a batch's ID, the fill's
-   * peeked ID and the transaction's own ID are the same string (one string, not three).
-   */
-  #idText(n: number): string {
-    if (n !== this.#lastIDNum) {
-      this.#lastIDNum = n;
-      this.#lastIDText = String(n);
-    }
-    return this.#lastIDText;
-  }
-
-  /** Starts a new batch: the next transaction's ID becomes the batch ID. */
-  #begin(): void {
-    this.#batchID = this.#idText(this.#nextID);
-  }
+  // Transactions (built by transactions.ts)
 
   #reject(type: string, fields: Record<string, unknown>, rejectReason: TransactionRejectReason): void {
     this.stats.rejects++;
-    this.#emit({ ...fields, type, rejectReason });
-  }
-
-  #emit(draft: Draft): Transaction {
-    const id = this.#takeID();
-    // The draft is the transaction's own fresh object: stamp it in place rather than copy it.
-    draft.id = id;
-    draft.time = this.#timeText();
-    draft.userID = 1;
-    draft.accountID = this.accountID;
-    draft.batchID = this.#batchID || id;
-    return this.#publish(draft);
-  }
-
-  /** The next transaction's ID, taken. */
-  #takeID(): string {
-    return this.#idText(this.#nextID++);
-  }
-
-  /** The time of the transactions emitted now, in v20's form. */
-  #timeText(): string {
-    return formatTime(Number.isFinite(this.#now) ? this.#now : 0);
-  }
-
-  /** Folds a stamped transaction into the simulator's ledger and hands it to the listeners. */
-  #publish(stamped: Draft): Transaction {
-    const tx = stamped as unknown as Transaction;
-    this.ledger.apply(tx);
-    const listeners = this.#listeners;
-    for (let i = 0; i < listeners.length; i++) listeners[i]!(tx);
-    return tx;
+    this.#tx.emit({ ...fields, type, rejectReason });
   }
 
   /**
@@ -1740,10 +1117,7 @@ export class SimBroker implements Execution {
    * A listener that throws stops the emission: the error reaches whoever fed the price or intent.
    */
   listen(listener: (tx: Transaction) => void): () => void {
-    this.#listeners = [...this.#listeners, listener];
-    return () => {
-      this.#listeners = this.#listeners.filter((l) => l !== listener);
-    };
+    return this.#tx.listen(listener);
   }
 
   /** Ends the run: completes the transaction stream. */
@@ -1752,7 +1126,7 @@ export class SimBroker implements Execution {
     this.#completed = true;
     const subs = this.#completers;
     this.#completers = [];
-    this.#listeners = [];
+    this.#tx.clear();
     for (const sub of subs) sub.complete();
   }
 
@@ -1824,7 +1198,7 @@ export class SimBroker implements Execution {
       if (so !== undefined && so.type === 'TRAILING_STOP_LOSS' && (so.side === -1 ? level > so.level : level < so.level)) so.level = level;
     }
     this.#lastBook = undefined;
-    this.#nextID = Number(this.ledger.lastTransactionID) + 1;
+    this.#tx.nextID = Number(this.ledger.lastTransactionID) + 1;
     this.#marginCall = this.ledger.marginCall;
     const stateTime = state.time !== undefined ? parseTime(state.time) : Number.NaN;
     this.#seedTime = o.time ?? (lastTime !== '' ? parseTime(lastTime) : stateTime);
@@ -1842,7 +1216,7 @@ export class SimBroker implements Execution {
     const from = Number.isFinite(this.#seedTime) && this.#seedTime < at ? this.#seedTime : at;
     if (this.#opts.financing !== false) this.#nextRollover = nextRollover(from);
     for (const id of this.#unfilled) {
-      this.#begin();
+      this.#tx.begin();
       this.#cancelFill(id, this.ledger.pendingOrders.get(id)?.clientExtensions?.id, 'INTERNAL_SERVER_ERROR');
     }
     this.#unfilled = [];
@@ -1913,7 +1287,7 @@ export class SimBroker implements Execution {
   /** The sandbox's PATCH /configuration: one CLIENT_CONFIGURE transaction; a new margin rate applies at once. */
   sandboxConfigure(fields: { alias?: string; marginRate?: string }): void {
     if (!this.#started) this.start(Number.isFinite(this.#now) ? this.#now : 0);
-    this.#begin();
+    this.#tx.begin();
     const d: Draft = { type: 'CLIENT_CONFIGURE' };
     if (fields.alias !== undefined) d.alias = fields.alias;
     if (fields.marginRate !== undefined) {
@@ -1922,9 +1296,9 @@ export class SimBroker implements Execution {
       d.marginRate = fields.marginRate;
       // As at OANDA: margin used, margin available, the margin check of later fills, margin calls
       // and the closeout all use the new rate from now on (the stricter of it and the instrument's).
-      this.#accountMarginRate = rate;
+      this.#account.marginRate = rate;
     }
-    this.#emit(d);
+    this.#tx.emit(d);
     // The account is checked at once (margin call, or closeout at half): the check is account-wide.
     const first = fields.marginRate !== undefined ? this.ledger.trades.values().next().value : undefined;
     if (first !== undefined) this.#checkMargin(first.instrument);
@@ -1964,10 +1338,6 @@ function copyFields<T extends Record<string, unknown>>(into: T, src: Record<stri
   return into;
 }
 
-/** Units rounded to 1e-6: sums of fractional CFD units never carry binary noise. */
-function roundUnits(x: number): number {
-  return Math.round(x * 1e6) / 1e6;
-}
 
 // The New York boundaries (weekend closure, 17:00 rollover) come from new-york.ts: integer
 // arithmetic on cached zone offsets, property-checked against luxon DateTimes there.

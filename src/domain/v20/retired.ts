@@ -1,8 +1,9 @@
 /**
  * OANDA's retired interfaces and their v20 replacements: the legacy REST API (`/v1`, retired for
  * every account since 2018; v20 accounts only ever answered on `/v3`) and the labs endpoints OANDA
- * disabled (historical position ratios, order book data). The sandbox answers such a call with an
- * error naming the replacement, and the v20 adapter refuses to send one.
+ * disabled (historical position ratios, order book data). The v20 adapter refuses to send such a
+ * call; the sandbox serves the legacy generation (src/sandbox/legacy/) and answers the rest (removed
+ * labs endpoints, /v1 paths outside the legacy generation) with an error naming the replacement.
  *
  * `/v1/oauth2/*` is not retired: OANDA's OAuth endpoints still live under that prefix.
  */

@@ -25,7 +25,7 @@
       openPrice: T.openPrice[i], closePrice: T.held[i] < 0 ? null : T.closePrice[i], pl: T.pl[i], financing: T.financing[i], spreadCost: T.spread[i], commission: T.commission[i], closeReason: names[T.reason[i]],
     }));
     const fid = undelta(F.id), ftime = undelta(F.time);
-    p.fills = fid.map((id, i) => ({ id: String(id), time: ftime[i], instrument: names[F.inst[i]], units: F.units[i], price: F.price[i], reason: names[F.reason[i]], tradeID: F.trade[i] === 0 ? '' : String(id + F.trade[i]) }));
+    p.fills = fid.map((id, i) => ({ id: String(id), time: ftime[i], instrument: names[F.inst[i]], units: F.units[i], price: F.price[i], reason: names[F.reason[i]], tradeID: F.trade[i] === null ? '' : String(id + F.trade[i]) }));
     p.levels = {};
     const ltrade = undelta(L.trade), ltime = undelta(L.time), kinds = ['sl', 'tp', 'ts'];
     for (let i = 0; i < ltrade.length; i++) {

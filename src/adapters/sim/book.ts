@@ -1,0 +1,209 @@
+import type { Candle } from '../../domain/candle.ts';
+import type { Quote } from '../../domain/conversion.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+import type { LedgerTrade } from '../../domain/ledger.ts';
+import { nextRollover } from '../../domain/new-york.ts';
+import { parseTime, type UnixMs } from '../../domain/time.ts';
+import type { ClientExtensions, Transaction } from '../../domain/v20/index.ts';
+import { isLimitLike, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
+import { ratchet, restingFillPrice } from './pricing.ts';
+
+/**
+ * The order book and matching: per instrument, the market orders waiting for their next price and
+ * the resting orders in creation order, and what triggers when at one price point. The prices a
+ * triggered order fills at come from pricing.ts; what a fill does comes back to the broker (`MatchSink`).
+ */
+
+/** A market order waiting for the first price at or after `activeFrom` (its arrival: latency.ts). */
+export interface QueuedMarket {
+  readonly clientID: string | undefined;
+  readonly request: MarketRequest;
+  readonly activeFrom: UnixMs;
+}
+
+/** The body of a MARKET_ORDER transaction before the simulator stamps it. */
+export interface MarketRequest {
+  readonly instrument: string;
+  readonly units: string;
+  readonly timeInForce: string;
+  readonly positionFill: string;
+  readonly reason: 'CLIENT_ORDER' | 'TRADE_CLOSE' | 'POSITION_CLOSEOUT' | 'MARGIN_CLOSEOUT';
+  readonly priceBound?: string;
+  readonly tradeClose?: { tradeID: string; clientTradeID?: string; units: string };
+  readonly longPositionCloseout?: { instrument: string; units: string };
+  readonly shortPositionCloseout?: { instrument: string; units: string };
+  readonly clientExtensions?: ClientExtensions;
+  readonly takeProfitOnFill?: Record<string, unknown>;
+  readonly stopLossOnFill?: Record<string, unknown>;
+  readonly trailingStopLossOnFill?: Record<string, unknown>;
+  readonly guaranteedStopLossOnFill?: Record<string, unknown>;
+  readonly tradeClientExtensions?: ClientExtensions;
+}
+
+/** One instrument's book. */
+export interface Book {
+  readonly instrument: Instrument;
+  readonly market: QueuedMarket[];
+  readonly orders: SimOrder[];
+  driver: string | undefined;
+  /** Time of the last tick seen for the instrument (the exact path model). */
+  lastTick: UnixMs;
+}
+
+/** What matching asks the broker to do. */
+export interface MatchSink {
+  /** A queued market order meets its price point. */
+  fillMarket(book: Book, q: QueuedMarket, bid: number, ask: number, t: UnixMs): void;
+  /** A resting order triggered and fills at `px` (pricing.ts, before slippage). */
+  fillResting(book: Book, o: SimOrder, px: number, bid: number, ask: number, t: UnixMs): void;
+  /** A FOK/IOC order whose first price did not fill it. */
+  expireImmediate(o: SimOrder): void;
+}
+
+/**
+ * One price point: queued market orders first (those that have arrived), then resting orders in
+ * creation order. The orders of this point are copied into `snapshot` (reused: matching never
+ * re-enters), so orders created by a fill at this point wait for the next one.
+ */
+export function match(book: Book, bid: number, ask: number, t: UnixMs, gap: boolean, snapshot: SimOrder[], sink: MatchSink): void {
+  if (book.market.length > 0) {
+    const queue = book.market.splice(0);
+    for (const q of queue) {
+      if (q.activeFrom > t) {
+        book.market.push(q);
+        continue;
+      }
+      sink.fillMarket(book, q, bid, ask, t);
+    }
+  }
+  if (book.orders.length === 0) return;
+  const n = book.orders.length;
+  for (let i = 0; i < n; i++) snapshot[i] = book.orders[i]!;
+  for (let i = 0; i < n; i++) {
+    const o = snapshot[i]!;
+    if (o.activeFrom > t || !o.live) continue;
+    if (o.expiresAt <= t) continue; // expiry is handled by the broker's clock at the right time
+    if (triggers(o, bid, ask)) {
+      const px = restingFillPrice(o, bid, ask, gap);
+      if (px === px) {
+        sink.fillResting(book, o, px, bid, ask, t);
+        continue;
+      }
+    } else if (o.type === 'TRAILING_STOP_LOSS') ratchet(o, bid, ask);
+    if (o.immediate) sink.expireImmediate(o);
+  }
+  snapshot.length = 0;
+}
+
+/** True when some trade of `trades` has two exits (TP and SL/TSL) both reachable inside candle `c`. */
+export function ambiguous(book: Book, c: Candle, trades: Iterable<LedgerTrade>, orders: ReadonlyMap<string, SimOrder>): boolean {
+  if (book.orders.length < 2) return false;
+  for (const t of trades) {
+    if (t.instrument !== c.instrument) continue;
+    const inRange =
+      exitInRange(orders, t.takeProfitOrderID, c) +
+      exitInRange(orders, t.stopLossOrderID, c) +
+      exitInRange(orders, t.trailingStopLossOrderID, c) +
+      exitInRange(orders, t.guaranteedStopLossOrderID, c);
+    if (inRange >= 2) return true;
+  }
+  return false;
+}
+
+/** 1 when the exit order `id` is active, not already crossed at the open, and its level lies inside the candle on its side. */
+function exitInRange(orders: ReadonlyMap<string, SimOrder>, id: string | undefined, c: Candle): number {
+  if (id === undefined) return 0;
+  const o = orders.get(id);
+  if (!o || o.activeFrom > c.time || triggers(o, c.bo, c.ao)) return 0;
+  const lo = o.side === 1 ? c.al : c.bl;
+  const hi = o.side === 1 ? c.ah : c.bh;
+  return o.level >= lo && o.level <= hi ? 1 : 0;
+}
+
+/** The order type each order-creating transaction type creates (a lookup, not a regex, per order). */
+const ORDER_TX: Readonly<Record<string, SimOrderType>> = {
+  MARKET_ORDER: 'MARKET',
+  LIMIT_ORDER: 'LIMIT',
+  STOP_ORDER: 'STOP',
+  MARKET_IF_TOUCHED_ORDER: 'MARKET_IF_TOUCHED',
+  TAKE_PROFIT_ORDER: 'TAKE_PROFIT',
+  STOP_LOSS_ORDER: 'STOP_LOSS',
+  TRAILING_STOP_LOSS_ORDER: 'TRAILING_STOP_LOSS',
+  GUARANTEED_STOP_LOSS_ORDER: 'GUARANTEED_STOP_LOSS',
+};
+
+/**
+ * The simulator's working order of a create transaction: its side, its level (a stop loss given
+ * as a distance from the trade's open price; a trailing stop from the current quote `q`), its
+ * trigger side, expiry (GTD, or GFD: the next rollover after `now`) and the time from which it acts.
+ */
+export function workingOrder(tx: Transaction, instrument: Instrument, trade: LedgerTrade | undefined, q: Quote | undefined, now: UnixMs, activeFrom: UnixMs): SimOrder {
+  const t = tx as Transaction & Record<string, unknown> & {
+    instrument?: string; units?: string; price?: string; distance?: string; tradeID?: string;
+    timeInForce?: string; gtdTime?: string; triggerCondition?: string; priceBound?: string;
+    initialMarketPrice?: string; clientExtensions?: ClientExtensions;
+  };
+  const type = ORDER_TX[t.type] ?? (t.type.replace(/_ORDER$/, '') as SimOrderType);
+  let side: 1 | -1;
+  let units: number | undefined;
+  let level: number;
+  let distance = 0;
+  if (trade) {
+    side = trade.unitsNum > 0 ? -1 : 1;
+    units = undefined;
+  } else {
+    units = Number(t.units!);
+    side = units < 0 ? -1 : 1;
+  }
+  if (type === 'TRAILING_STOP_LOSS') {
+    distance = Number(t.distance);
+    const ref = q ? (side === -1 ? q.bid : q.ask) : trade!.priceNum;
+    level = instrument.snap(side === -1 ? ref - distance : ref + distance);
+  } else if (t.price !== undefined) {
+    level = Number(t.price);
+  } else {
+    distance = Number(t.distance);
+    level = instrument.snap(side === -1 ? trade!.priceNum - distance : trade!.priceNum + distance);
+  }
+  let direction: 1 | -1 | 0 = 0;
+  if (type === 'MARKET_IF_TOUCHED') {
+    // The order records its initialMarketPrice (v20's MarketIfTouchedOrder); the transaction does
+    // not (its definition has no such field): taken from the current quote, as the sandbox's view does.
+    const ref = t.initialMarketPrice !== undefined ? Number(t.initialMarketPrice) : q ? (q.bid + q.ask) / 2 : level;
+    direction = level >= ref ? 1 : -1;
+  }
+  let expiresAt = Infinity;
+  if (t.timeInForce === 'GTD' && t.gtdTime !== undefined) expiresAt = parseTime(t.gtdTime);
+  else if (t.timeInForce === 'GFD') expiresAt = nextRollover(now);
+  const o: SimOrder = {
+    id: tx.id,
+    type,
+    instrument,
+    side,
+    units,
+    level,
+    distance,
+    tradeID: trade?.id,
+    priceBound: t.priceBound !== undefined ? Number(t.priceBound) : Number.NaN,
+    trigger: resolveTrigger(t.triggerCondition, side),
+    direction,
+    expiresAt,
+    activeFrom,
+    created: tx,
+    clientID: t.clientExtensions?.id,
+    immediate: t.timeInForce === 'FOK' || t.timeInForce === 'IOC',
+    limitLike: false,
+    live: true,
+  };
+  (o as { limitLike: boolean }).limitLike = isLimitLike(o);
+  return o;
+}
+
+/** Removes `o` from `list` in place, keeping the creation order (splice would allocate the removed element's array). */
+export function removeOrder(list: SimOrder[], o: SimOrder): void {
+  const i = list.indexOf(o);
+  if (i >= 0) {
+    for (let k = i + 1; k < list.length; k++) list[k - 1] = list[k]!;
+    list.length--;
+  }
+}
