@@ -173,7 +173,7 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     // (a copy of the sample's EUR_USD H1 for the period, with one price changed).
     const other = join(tmp, 'other-catalog');
     mkdirSync(join(other, 'EUR_USD/H1'), { recursive: true });
-    for (const f of ['series.json', '2024-01.csv']) copyFileSync(join(ROOT, 'data/catalog/EUR_USD/H1', f), join(other, 'EUR_USD/H1', f));
+    for (const f of ['series.json', '2024-01.csv']) if (existsSync(join(ROOT, 'data/catalog/EUR_USD/H1', f))) copyFileSync(join(ROOT, 'data/catalog/EUR_USD/H1', f), join(other, 'EUR_USD/H1', f));
     const feb = readFileSync(join(ROOT, 'data/catalog/EUR_USD/H1/2024-02.csv'), 'utf8').split('\n');
     feb[1] = feb[1]!.replace(/,\d+$/, ',1');
     writeFileSync(join(other, 'EUR_USD/H1/2024-02.csv'), feb.join('\n'));

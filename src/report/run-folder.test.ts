@@ -2,12 +2,28 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ReportError, readEquity, readRunFolder, readTransactions } from './run-folder.ts';
+import { ReportError, readEquity, readRunFolder, readTransactions, readTransactionsFrom } from './run-folder.ts';
 
 const dir = (): string => mkdtempSync(join(tmpdir(), 'fxflow-runfolder-'));
 const tx = (id: number, type = 'ORDER_FILL'): string => JSON.stringify({ id: String(id), type, time: '2024-01-02T00:00:00.000000000Z' });
 
 describe('readTransactions', () => {
+  it('reads a file far larger than its 64 KiB chunks line by line: every transaction once, in order, multibyte text across chunk edges intact', () => {
+    const d = dir();
+    const f = join(d, 'transactions.jsonl');
+    const lines: string[] = [];
+    for (let i = 1; i <= 3000; i++) lines.push(JSON.stringify({ id: String(i), type: i % 2 ? 'ORDER_FILL' : 'MARKET_ORDER', time: '2024-01-02T00:00:00.000000000Z', comment: `€ ${'é'.repeat(i % 37)} ✓` }));
+    writeFileSync(f, `${lines.join('\n')}\n`);
+    const w: string[] = [];
+    const all = readTransactions(f, w);
+    expect(w).toEqual([]);
+    expect(all.map((t) => t.id)).toEqual(lines.map((_, i) => String(i + 1)));
+    expect(all.map((t) => t.comment)).toEqual(lines.map((l) => (JSON.parse(l) as { comment: string }).comment));
+    const fills = readTransactionsFrom(f, [], (type) => type === 'ORDER_FILL');
+    expect(fills.count).toBe(3000);
+    expect(fills.kept).toHaveLength(1500);
+  });
+
   it('a last line cut short is a truncated file; a bad line inside is skipped and named; a gap in IDs is said', () => {
     const d = dir();
     const f = join(d, 'transactions.jsonl');
@@ -43,7 +59,8 @@ describe('readRunFolder', () => {
     const d = dir();
     writeFileSync(join(d, 'transactions.jsonl'), `${tx(1, 'CREATE')}\n`);
     const f = readRunFolder(d);
-    expect(f.transactions).toHaveLength(1);
+    expect(f.transactionCount).toBe(1);
+    expect(f.transactions).toHaveLength(0); // a CREATE: counted, not kept (the report reads fills, exits, financing and transfers)
     expect(f.warnings.join('\n')).toMatch(/summary\.json is missing[\s\S]*config\.json is missing[\s\S]*equity\.csv is missing[\s\S]*chart-candles\.json is missing/);
   });
 });

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { basename, join, resolve } from 'node:path';
 import { CHART_CANDLES_FILE, type ChartCandles } from './candle-recorder.ts';
 
@@ -35,7 +36,10 @@ export interface RunFolder {
   /** summary.json's `summary` (the report.txt figures); empty when the file is missing. */
   readonly summary: Record<string, unknown>;
   readonly config: Record<string, unknown> | undefined;
+  /** The transactions the report reads (fills, protective orders, financing, transfers, balances). */
   readonly transactions: TxRecord[];
+  /** How many transactions transactions.jsonl holds in all. */
+  readonly transactionCount: number;
   readonly equity: EquitySeries | undefined;
   readonly candles: ChartCandles | undefined;
   readonly warnings: string[];
@@ -50,20 +54,60 @@ function readJson(path: string, what: string): unknown {
   }
 }
 
+/** The transaction types the report's fold reads (run-model.ts foldTransactions); the rest are counted, not kept. */
+const REPORT_TYPES = new Set(['ORDER_FILL', 'STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER', 'DAILY_FINANCING', 'TRANSFER_FUNDS']);
+
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /**
- * Reads transactions.jsonl line by line. A damaged line is skipped with a warning naming it; a last
- * line cut short (a run killed while writing) is reported as a truncated file.
+ * Calls `fn` with each line of a file (without its line end) and whether the file ended right after
+ * it without a newline, reading 64 KiB at a time: a run of millions of transactions is never one
+ * string in memory.
  */
-export function readTransactions(path: string, warnings: string[]): TxRecord[] {
-  const text = readFileSync(path, 'utf8');
-  const lines = text.split('\n');
-  const out: TxRecord[] = [];
+function forEachLine(path: string, fn: (line: string, n: number, cutShort: boolean) => void): void {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(64 * 1024);
+    const dec = new StringDecoder('utf8');
+    let rest = '';
+    let n = 0;
+    for (;;) {
+      const got = readSync(fd, buf, 0, buf.length, null);
+      if (got === 0) break;
+      const text = rest + dec.write(buf.subarray(0, got));
+      let from = 0;
+      for (let nl = text.indexOf('\n', from); nl >= 0; nl = text.indexOf('\n', from)) {
+        fn(text.slice(from, nl), ++n, false);
+        from = nl + 1;
+      }
+      rest = text.slice(from);
+    }
+    rest += dec.end();
+    if (rest !== '') fn(rest, ++n, true);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What the transactions of a run folder hold: the kept ones, and how many were read in all. */
+export interface TransactionsRead {
+  readonly kept: TxRecord[];
+  readonly count: number;
+}
+
+/**
+ * Reads transactions.jsonl line by line, keeping those `keep` accepts (all by default). A damaged
+ * line is skipped with a warning naming it; a last line cut short (a run killed while writing) is
+ * reported as a truncated file; a gap in the IDs is said once.
+ */
+export function readTransactionsFrom(path: string, warnings: string[], keep: (type: string) => boolean = () => true): TransactionsRead {
+  const kept: TxRecord[] = [];
   let bad = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    if (line.trim() === '') continue;
+  let count = 0;
+  let lastId: string | undefined;
+  let gap = false;
+  forEachLine(path, (line, n, cutShort) => {
+    if (line.trim() === '') return;
     let tx: unknown;
     try {
       tx = JSON.parse(line);
@@ -71,24 +115,28 @@ export function readTransactions(path: string, warnings: string[]): TxRecord[] {
       tx = undefined;
     }
     if (!isObject(tx) || typeof tx.id !== 'string' || typeof tx.type !== 'string' || typeof tx.time !== 'string') {
-      const last = i === lines.length - 1 || (i === lines.length - 2 && lines[lines.length - 1] === '');
-      if (last && !text.endsWith('\n')) {
-        warnings.push(`transactions.jsonl is truncated: its last line (line ${i + 1}) is cut short, so the figures drawn from transactions stop at transaction ${out[out.length - 1]?.id ?? '(none)'}; summary.json may count more`);
+      if (cutShort) {
+        warnings.push(`transactions.jsonl is truncated: its last line (line ${n}) is cut short, so the figures drawn from transactions stop at transaction ${lastId ?? '(none)'}; summary.json may count more`);
       } else if (bad++ < 3) {
-        warnings.push(`transactions.jsonl line ${i + 1} is not a v20 transaction (needs id, type and time): skipped`);
+        warnings.push(`transactions.jsonl line ${n} is not a v20 transaction (needs id, type and time): skipped`);
       }
-      continue;
+      return;
     }
-    out.push(tx as TxRecord);
-  }
+    if (!gap && lastId !== undefined && Number(tx.id) !== Number(lastId) + 1) {
+      gap = true;
+      warnings.push(`transactions.jsonl jumps from transaction ${lastId} to ${tx.id}: transactions are missing`);
+    }
+    lastId = tx.id;
+    count++;
+    if (keep(tx.type)) kept.push(tx as TxRecord);
+  });
   if (bad > 3) warnings.push(`transactions.jsonl: ${bad - 3} more damaged lines skipped`);
-  for (let i = 1; i < out.length; i++) {
-    if (Number(out[i]!.id) !== Number(out[i - 1]!.id) + 1) {
-      warnings.push(`transactions.jsonl jumps from transaction ${out[i - 1]!.id} to ${out[i]!.id}: transactions are missing`);
-      break;
-    }
-  }
-  return out;
+  return { kept, count };
+}
+
+/** Every transaction of transactions.jsonl (see readTransactionsFrom). */
+export function readTransactions(path: string, warnings: string[]): TxRecord[] {
+  return readTransactionsFrom(path, warnings).kept;
 }
 
 /** Reads equity.csv by its header names (time, balance, nav); extra columns are ignored. */
@@ -147,7 +195,12 @@ export function readRunFolder(dirArg: string): RunFolder {
   const config = has('config.json') ? readJson(join(dir, 'config.json'), 'rerun the backtest to rewrite it') : undefined;
   if (!has('config.json')) warnings.push('config.json is missing: the configuration cannot be shown');
   let transactions: TxRecord[] = [];
-  if (has('transactions.jsonl')) transactions = readTransactions(join(dir, 'transactions.jsonl'), warnings);
+  let transactionCount = 0;
+  if (has('transactions.jsonl')) {
+    const read = readTransactionsFrom(join(dir, 'transactions.jsonl'), warnings, (type) => REPORT_TYPES.has(type));
+    transactions = read.kept;
+    transactionCount = read.count;
+  }
   else warnings.push('transactions.jsonl is missing: no trades, fills or costs can be shown');
   const equity = has('equity.csv') ? readEquity(join(dir, 'equity.csv'), warnings) : undefined;
   if (!has('equity.csv')) warnings.push('equity.csv is missing: the equity curve is rebuilt from the transactions (balance only, no NAV)');
@@ -159,5 +212,5 @@ export function readRunFolder(dirArg: string): RunFolder {
   } else {
     warnings.push(`${CHART_CANDLES_FILE} is missing (a run folder from an fxflow before HTML reports): the price charts show the fill prices only; rerun the backtest for candles`);
   }
-  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, transactions, equity, candles, warnings };
+  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, transactions, transactionCount, equity, candles, warnings };
 }

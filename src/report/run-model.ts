@@ -158,7 +158,7 @@ export function runModel(f: RunFolder): RunModel {
     .filter((t) => t.closeTime !== null)
     .sort((a, b) => a.closeTime! - b.closeTime! || Number(a.id) - Number(b.id))
     .concat(folded.trades.filter((t) => t.closeTime === null));
-  if (f.transactions.length > 0 && trades.length === 0) warnings.push('the run made no trades: there are no fills to mark and no trade statistics');
+  if (f.transactionCount > 0 && trades.length === 0) warnings.push('the run made no trades: there are no fills to mark and no trade statistics');
   const maxDdPct = typeof s.maxDrawdownPct === 'number' ? s.maxDrawdownPct : null;
   const metrics = [...summaryMetrics(s), ...extendedMetrics(equity.t.length > 0 ? equity : undefined, trades, initial, maxDdPct)];
   if (Object.keys(s).length === 0) {
