@@ -57,6 +57,8 @@ function readJson(path: string, what: string): unknown {
 /** The transaction types the report's fold reads (run-model.ts foldTransactions); the rest are counted, not kept. */
 const REPORT_TYPES = new Set(['ORDER_FILL', 'STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER', 'DAILY_FINANCING', 'TRANSFER_FUNDS']);
 
+const PROTECTIVE = new Set(['STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER']);
+
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /**
@@ -128,7 +130,11 @@ export function readTransactionsFrom(path: string, warnings: string[], keep: (ty
     }
     lastId = tx.id;
     count++;
-    if (keep(tx.type)) kept.push(tx as TxRecord);
+    if (!keep(tx.type)) return;
+    // A protective order is read for its level only (run-model.ts): keep those fields, not the
+    // whole transaction (a run with exits on every entry has three of them per trade).
+    if (PROTECTIVE.has(tx.type)) kept.push({ id: tx.id, type: tx.type, time: tx.time, tradeID: tx.tradeID, price: tx.price, distance: tx.distance } as TxRecord);
+    else kept.push(tx as TxRecord);
   });
   if (bad > 3) warnings.push(`transactions.jsonl: ${bad - 3} more damaged lines skipped`);
   return { kept, count };
