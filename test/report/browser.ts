@@ -18,6 +18,11 @@ export async function launch(): Promise<Browser> {
   });
 }
 
+/** A page-side predicate from the text of an expression (see openPage). */
+export function asPredicate(expression: string): () => unknown {
+  return new Function(`return (${expression});`) as () => unknown;
+}
+
 /** A page that records console errors, failed requests and uncaught exceptions. */
 export async function openPage(b: Browser, url: string, ready: string, size = { width: 1280, height: 900 }): Promise<{ page: Page; errors: string[]; requests: string[] }> {
   const page = await b.newPage({ viewport: size });
@@ -29,7 +34,11 @@ export async function openPage(b: Browser, url: string, ready: string, size = { 
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('request', (r) => requests.push(r.url()));
   await page.goto(url);
-  await page.waitForFunction(ready, null, { timeout: 60_000 });
+  // A predicate given as text is made a function here, in Node: Playwright polls a text predicate
+  // with eval inside the page, which the pages' Content-Security-Policy (no 'unsafe-eval') refuses
+  // whenever the first check is not already true; a function is called through the debugger
+  // protocol, which the policy does not govern.
+  await page.waitForFunction(asPredicate(ready), null, { timeout: 60_000 });
   return { page, errors, requests };
 }
 

@@ -159,7 +159,7 @@ describe('report.html of an M1 run: downsampled wide view, full detail when zoom
     // Zoom to one day (a Wednesday): the chart switches to the recorded M1 candles.
     const from = Date.UTC(2024, 1, 7) / 1000;
     await page.evaluate((f) => (globalThis as any).fxReport.charts.EUR_USD.chart.timeScale().setVisibleRange({ from: f, to: f + 86_400 }), from);
-    await page.waitForFunction('window.fxReport.charts.EUR_USD.level === 0', null, { timeout: 10_000 });
+    await page.waitForFunction(() => (globalThis as any).fxReport.charts.EUR_USD.level === 0, null, { timeout: 10_000 });
     const zoomed = await page.evaluate((f) => {
       const v = (globalThis as any).fxReport.charts.EUR_USD;
       const bars = v.series.data().filter((b: { time: number }) => b.time >= f && b.time < f + 86_400);

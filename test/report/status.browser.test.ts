@@ -77,7 +77,7 @@ describe('fxflow run --status-port', () => {
     expect(s1.streams.map((x: { name: string }) => x.name)).toEqual(['pricing', 'transactions']);
     expect(s1.streams[0].connects).toBeGreaterThanOrEqual(1);
     // The page shows it.
-    await page.waitForFunction("document.querySelectorAll('#trades tbody tr td').length >= 6", null, { timeout: 10_000 });
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#trades tbody tr td').length >= 6, null, { timeout: 10_000 });
     expect(await page.locator('#positions').textContent()).toContain('EUR_USD');
     await page.screenshot({ path: artifact('status-open.png'), fullPage: true });
 

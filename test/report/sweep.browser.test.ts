@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifact, launch, openPage } from './browser.ts';
+import { artifact, asPredicate, launch, openPage } from './browser.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const exec = promisify(execFile);
@@ -195,7 +195,7 @@ describe('walkforward.html', () => {
     await page.screenshot({ path: artifact('walkforward.png'), fullPage: true });
     // A window's sweep page opens from the link.
     await page.click('#windows tbody tr:first-child a');
-    await page.waitForFunction(READY);
+    await page.waitForFunction(asPredicate(READY));
     expect(page.url()).toContain('window-01/sweep.html');
     await page.close();
   });
