@@ -149,7 +149,13 @@ describe('Journal', () => {
         const len = starts[k + 1]! - from;
         for (const [at, x] of flips) b[from + (at % len)] = b[from + (at % len)]! ^ x;
         const { records, damaged } = parseFrames(b);
-        expect(damaged).toEqual([{ offset: from, bytes: len, recoveredAfter: 11 - k }]);
+        // The stretch is the record with its line end. When the damage changed that line end itself,
+        // whether the changed byte is counted with the damage or with the resync depends on what it
+        // became (a digit can start the next frame's header): len - 1 or len.
+        expect(damaged).toHaveLength(1);
+        expect(damaged[0]).toMatchObject({ offset: from, recoveredAfter: 11 - k });
+        if (b[from + len - 1] === 0x0a) expect(damaged[0]!.bytes).toBe(len);
+        else expect([len - 1, len]).toContain(damaged[0]!.bytes);
         expect(records.map((r) => (r as { tx: { id: string } }).tx.id)).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)).filter((id) => id !== String(k + 1)));
         checked++;
       }),
