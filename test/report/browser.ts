@@ -1,6 +1,8 @@
 // Real headless Debian chromium driven by playwright-core, for the report pages' tests.
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -43,3 +45,17 @@ export async function openPage(b: Browser, url: string, ready: string, size = { 
 }
 
 export const artifact = (name: string): string => join(ARTIFACTS, name);
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+const exec = promisify(execFile);
+
+/** Runs `fxflow <args>` as its own process in the repository; never throws for a non-zero exit. */
+export async function fxflow(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 64 << 20 });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const x = e as { code?: number; stdout?: string; stderr?: string };
+    return { code: x.code ?? 1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+  }
+}

@@ -1,25 +1,12 @@
 // The HTML reports in a real browser: headless Debian chromium (playwright-core) opens the files
 // from disk, as a user would, and the figures on the page are checked against the run folder.
-import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifact, launch, openPage } from './browser.ts';
+import { ROOT, artifact, fxflow, launch, openPage } from './browser.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const exec = promisify(execFile);
-async function fxflow(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 64 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const x = e as { code?: number; stdout?: string; stderr?: string };
-    return { code: x.code ?? 1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
-  }
-}
 
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-report-'));
 let browser: Browser;

@@ -1,26 +1,13 @@
 // sweep.html and walkforward.html in a real browser: a real small sweep and walk-forward (the bundled
 // sample's EUR_USD H1), the pages opened from disk by headless chromium, their figures checked
 // against the folder's files.
-import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifact, asPredicate, launch, openPage } from './browser.ts';
+import { artifact, asPredicate, fxflow, launch, openPage } from './browser.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const exec = promisify(execFile);
-async function fxflow(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 64 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const x = e as { code?: number; stdout?: string; stderr?: string };
-    return { code: x.code ?? 1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
-  }
-}
 
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-sweep-page-'));
 const sweepDir = join(tmp, 'sweep');
