@@ -166,11 +166,13 @@ export function workingOrder(tx: Transaction, instrument: Instrument, trade: Led
     level = instrument.snap(side === -1 ? trade!.priceNum - distance : trade!.priceNum + distance);
   }
   let direction: 1 | -1 | 0 = 0;
+  let initialMarketPrice: number | undefined;
   if (type === 'MARKET_IF_TOUCHED') {
     // The order records its initialMarketPrice (v20's MarketIfTouchedOrder); the transaction does
     // not (its definition has no such field): taken from the current quote, as the sandbox's view does.
     const ref = t.initialMarketPrice !== undefined ? Number(t.initialMarketPrice) : q ? (q.bid + q.ask) / 2 : level;
     direction = level >= ref ? 1 : -1;
+    initialMarketPrice = ref;
   }
   let expiresAt = Infinity;
   if (t.timeInForce === 'GTD' && t.gtdTime !== undefined) expiresAt = parseTime(t.gtdTime);
@@ -187,6 +189,7 @@ export function workingOrder(tx: Transaction, instrument: Instrument, trade: Led
     priceBound: t.priceBound !== undefined ? Number(t.priceBound) : Number.NaN,
     trigger: resolveTrigger(t.triggerCondition, side),
     direction,
+    ...(initialMarketPrice !== undefined ? { initialMarketPrice } : {}),
     expiresAt,
     activeFrom,
     created: tx,

@@ -1235,7 +1235,10 @@ export class SimBroker implements Execution {
     for (const lo of l.pendingOrders.values()) {
       if (lo.type === 'MARKET' || lo.type === 'FIXED_PRICE') continue;
       const so = this.#orders.get(lo.id);
-      orders.push(orderOf(lo, so !== undefined && so.type === 'TRAILING_STOP_LOSS' ? so.instrument.price(so.level) : undefined));
+      const o = orderOf(lo, so !== undefined && so.type === 'TRAILING_STOP_LOSS' ? so.instrument.price(so.level) : undefined);
+      // A restored MIT must face the way it did: its reference price travels with the snapshot
+      // (the MARKET_IF_TOUCHED_ORDER transaction has no initialMarketPrice to rebuild it from).
+      orders.push(so?.initialMarketPrice !== undefined ? ({ ...o, initialMarketPrice: so.instrument.price(so.initialMarketPrice) } as typeof o) : o);
     }
     const positions = [];
     for (const [instrument, pl] of l.instrumentPL) positions.push({ instrument, pl: formatAmount(pl) });

@@ -37,6 +37,8 @@ export interface SimOrder {
   readonly trigger: TriggerSide;
   /** For MARKET_IF_TOUCHED: +1 when the level was above the market at creation, -1 below. */
   readonly direction: 1 | -1 | 0;
+  /** MARKET_IF_TOUCHED: the price its direction was decided against (v20's initialMarketPrice). */
+  readonly initialMarketPrice?: number;
   /** GTD/GFD expiry in ms, Infinity for GTC. */
   readonly expiresAt: number;
   /** Earliest price time this order may act on: nothing fills on a price seen before it existed. */
