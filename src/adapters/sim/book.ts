@@ -5,7 +5,7 @@ import type { LedgerTrade } from '../../domain/ledger.ts';
 import { nextRollover } from '../../domain/new-york.ts';
 import { parseTime, type UnixMs } from '../../domain/time.ts';
 import type { ClientExtensions, Transaction } from '../../domain/v20/index.ts';
-import { isLimitLike, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
+import { limitLikeOf, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
 import { ratchet, restingFillPrice } from './pricing.ts';
 
 /**
@@ -177,7 +177,9 @@ export function workingOrder(tx: Transaction, instrument: Instrument, trade: Led
   let expiresAt = Infinity;
   if (t.timeInForce === 'GTD' && t.gtdTime !== undefined) expiresAt = parseTime(t.gtdTime);
   else if (t.timeInForce === 'GFD') expiresAt = nextRollover(now);
-  const o: SimOrder = {
+  // One literal with every field (initialMarketPrice undefined but for MIT orders, limitLike
+  // decided first): every working order has one shape, so the matching loop's reads stay monomorphic.
+  return {
     id: tx.id,
     type,
     instrument,
@@ -189,17 +191,15 @@ export function workingOrder(tx: Transaction, instrument: Instrument, trade: Led
     priceBound: t.priceBound !== undefined ? Number(t.priceBound) : Number.NaN,
     trigger: resolveTrigger(t.triggerCondition, side),
     direction,
-    ...(initialMarketPrice !== undefined ? { initialMarketPrice } : {}),
+    initialMarketPrice,
     expiresAt,
     activeFrom,
     created: tx,
     clientID: t.clientExtensions?.id,
     immediate: t.timeInForce === 'FOK' || t.timeInForce === 'IOC',
-    limitLike: false,
+    limitLike: limitLikeOf(type, side, direction),
     live: true,
   };
-  (o as { limitLike: boolean }).limitLike = isLimitLike(o);
-  return o;
 }
 
 /** Removes `o` from `list` in place, keeping the creation order (splice would allocate the removed element's array). */

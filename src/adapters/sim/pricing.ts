@@ -1,6 +1,6 @@
 import type { Candle } from '../../domain/candle.ts';
 import type { UnixMs } from '../../domain/time.ts';
-import { isLimitLike, type SimOrder } from './orders.ts';
+import type { SimOrder } from './orders.ts';
 
 /**
  * Fill pricing: the path a candle's prices are assumed to take (the path models), and the price a
@@ -71,7 +71,7 @@ export function restingFillPrice(o: SimOrder, bid: number, ask: number, gap: boo
     const trig = o.trigger === 'BID' ? bid : o.trigger === 'ASK' ? ask : (bid + ask) / 2;
     px = o.level + (own - trig);
   }
-  if (!isLimitLike(o) || (o.side === 1 ? px <= o.level : px >= o.level)) return px;
+  if (!o.limitLike || (o.side === 1 ? px <= o.level : px >= o.level)) return px;
   return Number.NaN;
 }
 
