@@ -24,7 +24,7 @@ import type { Draft } from './transactions.ts';
 
 // The simulated broker, composed of parts with one job each (docs/fills.md lists which file decides what):
 //   feed.ts      what a price does: the driving series, the quick path, a candle's path points, ticks
-//   book.ts      the books and matching: what triggers at one price point
+//   book.ts      the books and matching: what triggers at one price point (orders.ts: the trigger test)
 //   pricing.ts   the path models and the price of a triggered order; slippage.ts, latency.ts,
 //                commission.ts the models a user can swap
 //   intents.ts   intents into orders: create, replace, cancel, closes, dependent orders (validate.ts checks)
