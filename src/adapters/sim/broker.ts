@@ -21,7 +21,7 @@ import { HomeConversion, type Quote } from '../../domain/conversion.ts';
 import type { SimOrder } from './orders.ts';
 import { checkOrder, type OrderEnv } from './validate.ts';
 import { TransactionLog, type Draft } from './transactions.ts';
-import { dailyFinancing } from './financing.ts';
+import { dailyFinancing, type FinancingRates } from './financing.ts';
 import { AccountRules } from './account.ts';
 import { perMillionCommission, type CommissionModel } from './commission.ts';
 import { canSlip, NO_SLIPPAGE, type SlippageModel } from './slippage.ts';
@@ -65,6 +65,8 @@ export interface SimBrokerOptions {
   readonly drivers?: ReadonlyMap<string, string>;
   /** Charge DAILY_FINANCING at 17:00 New York. Default true. */
   readonly financing?: boolean;
+  /** The rates of each rollover (financing.ts), e.g. a recorded history; default each instrument's own. */
+  readonly financingRates?: FinancingRates;
   /** Commission in home currency per million units filled. Default 0 (spread-only pricing). Ignored when `commission` is given. */
   readonly commissionPerMillion?: string;
   /** The commission model (commission.ts): per million units, or OANDA's core pricing schedule. Default: `commissionPerMillion`. */
@@ -416,7 +418,7 @@ export class SimBroker implements Execution {
 
   /** DAILY_FINANCING for the trades held at a 17:00 New York rollover (financing.ts). */
   #rollover(at: UnixMs): void {
-    const draft = dailyFinancing(this.ledger, at, this.#instruments, this.#quotes, this.#conversion);
+    const draft = dailyFinancing(this.ledger, at, this.#instruments, this.#quotes, this.#conversion, this.#opts.financingRates);
     if (draft === undefined) return;
     const saved = this.#now;
     this.#now = at;
