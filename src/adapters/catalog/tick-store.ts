@@ -218,13 +218,22 @@ export class TickWriter {
     const w = new TickWriter(root);
     for (const instrument of instruments) {
       const files = tickDayFiles(root, instrument);
-      const newest = files[files.length - 1];
-      if (newest === undefined) continue;
-      const { bytes, text } = repairDayFile(newest.file);
-      if (bytes > 0) w.repaired.push({ file: newest.file, bytes });
-      const rows = text.split('\n').filter((r) => r !== '' && r !== TICK_HEADER);
-      const lastRow = rows[rows.length - 1];
-      if (lastRow !== undefined) w.#last.set(instrument, parseTickRow(lastRow, newest.file, rows.length).at);
+      // The last tick kept: in the newest file, or (when a cut left it without rows) an older one.
+      for (let k = files.length - 1; k >= 0; k--) {
+        const { file } = files[k]!;
+        let text: string;
+        if (k === files.length - 1) {
+          const r = repairDayFile(file);
+          if (r.bytes > 0) w.repaired.push({ file, bytes: r.bytes });
+          text = r.text;
+        } else text = Buffer.concat(gzipMembers(readFileSync(file)).members).toString('utf8');
+        const rows = text.split('\n').filter((r) => r !== '' && r !== TICK_HEADER);
+        const lastRow = rows[rows.length - 1];
+        if (lastRow !== undefined) {
+          w.#last.set(instrument, parseTickRow(lastRow, file, rows.length).at);
+          break;
+        }
+      }
     }
     return w;
   }
