@@ -200,11 +200,13 @@ export interface TickRow {
  * of its rows in order, so only the newest file can have been cut) and reads back the time of the
  * last tick kept. A tick at or before an instrument's last time is not added (the snapshot a
  * reconnected stream starts with, or a stream that went back): the files stay in time order and
- * nothing is recorded twice.
+ * nothing is recorded twice. Times are compared as v20 wrote them, so two ticks within one
+ * millisecond are both kept.
  */
 export class TickWriter {
   readonly repaired: { file: string; bytes: number }[] = [];
-  readonly #last = new Map<string, UnixMs>();
+  /** Per instrument: the last tick kept, its ms and its time as written (v20 times go below the ms). */
+  readonly #last = new Map<string, { at: UnixMs; time: string }>();
   readonly #buffer = new Map<string, TickRow[]>();
   #buffered = 0;
   /** Ticks written since open. */
@@ -230,7 +232,7 @@ export class TickWriter {
         const rows = text.split('\n').filter((r) => r !== '' && r !== TICK_HEADER);
         const lastRow = rows[rows.length - 1];
         if (lastRow !== undefined) {
-          w.#last.set(instrument, parseTickRow(lastRow, file, rows.length).at);
+          w.#last.set(instrument, { at: parseTickRow(lastRow, file, rows.length).at, time: lastRow.slice(0, lastRow.indexOf(',')) });
           break;
         }
       }
@@ -240,20 +242,25 @@ export class TickWriter {
 
   /** The time of the instrument's last tick kept (recorded or buffered), -Infinity when none. */
   last(instrument: string): UnixMs {
-    return this.#last.get(instrument) ?? -Infinity;
+    return this.#last.get(instrument)?.at ?? -Infinity;
   }
 
   get buffered(): number {
     return this.#buffered;
   }
 
-  /** Buffers a tick; false (and not added) when it is not after the instrument's last one. */
+  /**
+   * Buffers a tick; false (and not added) when it is not after the instrument's last one: an
+   * earlier ms, or the same ms and a time text not after the last's (the same tick again; two
+   * ticks within one ms differ in the digits below it).
+   */
   add(instrument: string, row: TickRow): boolean {
-    if (!(row.at > this.last(instrument))) {
+    const last = this.#last.get(instrument);
+    if (last !== undefined && (row.at < last.at || (row.at === last.at && !(row.time > last.time)))) {
       this.stale++;
       return false;
     }
-    this.#last.set(instrument, row.at);
+    this.#last.set(instrument, { at: row.at, time: row.time });
     let list = this.#buffer.get(instrument);
     if (!list) this.#buffer.set(instrument, (list = []));
     list.push(row);
