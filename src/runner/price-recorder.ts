@@ -38,6 +38,7 @@ export class PriceRecorder {
   readonly #wanted: Set<string>;
   #sub: Subscription | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #failed = false;
 
   constructor(o: PriceRecorderOptions) {
     this.#o = o;
@@ -46,7 +47,7 @@ export class PriceRecorder {
 
   start(): void {
     const flushMs = this.#o.flushMs ?? 5000;
-    this.#timer = setInterval(() => this.flush(), flushMs);
+    this.#timer = setInterval(() => this.#safeFlush(), flushMs);
     this.#timer.unref();
     this.#sub = pricingStream(this.#o.http, this.#o.accountID, this.#o.instruments, { ...this.#o.stream, stats: this.streamStats }).subscribe({
       next: (v) => this.#onLine(v),
@@ -71,7 +72,20 @@ export class PriceRecorder {
     }
     const time = RFC3339.test(p.time!) ? p.time! : formatTime(at);
     if (this.#o.writer.add(instrument, { time, at, bid, ask, knownAt: now })) this.stats.ticks++;
-    if (this.#o.writer.buffered >= (this.#o.flushTicks ?? 1000)) this.flush();
+    if (this.#o.writer.buffered >= (this.#o.flushTicks ?? 1000)) this.#safeFlush();
+  }
+
+  /** A flush that cannot write (a full disk, a folder gone) stops the recorder through `onError`, never as an uncaught exception. */
+  #safeFlush(): void {
+    if (this.#failed) return;
+    try {
+      this.flush();
+    } catch (e) {
+      this.#failed = true;
+      this.#sub?.unsubscribe();
+      if (this.#timer) clearInterval(this.#timer);
+      this.#o.onError?.(new Error(`cannot write ticks to ${this.#o.writer.root}: ${(e as Error).message}`));
+    }
   }
 
   /** Writes the ticks that wait; returns how many. */
@@ -83,11 +97,11 @@ export class PriceRecorder {
     return n;
   }
 
-  /** Stops the stream and writes what waits. */
-  stop(): number {
+  /** Stops the stream and writes what waits (nothing after a failed write: the writer's state is unknown). */
+  stop(): void {
     this.#sub?.unsubscribe();
     this.#sub = undefined;
     if (this.#timer) clearInterval(this.#timer);
-    return this.flush();
+    this.#safeFlush();
   }
 }
