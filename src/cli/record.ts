@@ -143,7 +143,7 @@ export const recordCommand: CommandModule<object, RecordArgs> = {
         if (prices) {
           const s = prices.stats;
           const st = prices.streamStats;
-          process.stderr.write(`record: ${ticks!.written} ticks written in ${s.flushes} flushes, ${ticks!.stale} repeated or older ticks not recorded, ${s.heartbeats} heartbeats, ${st.reconnects} reconnects\n`);
+          process.stderr.write(`record: ${ticks!.written} ticks written in ${s.flushes} flushes, ${ticks!.stale} repeated or older ticks not recorded, ${s.heartbeats} heartbeats, ${st.reconnects} reconnects, ${st.malformed + s.malformed} malformed lines skipped\n`);
         }
         if (financing) {
           const s = financing.stats;
