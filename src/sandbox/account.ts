@@ -1,5 +1,5 @@
 import { HomeConversion, formatFactor, type Quote } from '../domain/conversion.ts';
-import type { InstrumentRegistry } from '../domain/instrument.ts';
+import type { FinancingRates, InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import { ORDER_CREATE_TYPES, type LedgerTrade } from '../domain/ledger.ts';
 import { add, amount, formatAmount, type Amount } from '../domain/money.ts';
@@ -74,7 +74,7 @@ export class SandboxAccount {
    * transactions, and up to as many (at most KEEP_FINISHED, 10,000) finished (filled or cancelled)
    * orders and closed trades. Pending orders and open trades are always kept.
    */
-  constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs; marketHours?: boolean; keepTransactions?: number }) {
+  constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs; marketHours?: boolean; keepTransactions?: number; financingRates?: FinancingRates }) {
     const keep = o.keepTransactions ?? DEFAULT_KEEP_TRANSACTIONS;
     this.transactions = new TransactionLog(keep);
     // Lists of orders and trades in every state are built per request: at most KEEP_FINISHED
@@ -99,6 +99,7 @@ export class SandboxAccount {
       accountID: o.id,
       drivers,
       marketHours: o.marketHours !== false,
+      ...(o.financingRates !== undefined ? { financingRates: o.financingRates } : {}),
     });
     this.#quotes = this.broker.quotes;
     this.#conversion = new HomeConversion(o.currency, this.#quotes);

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { Catalog, ensureSample } from '../adapters/catalog/index.ts';
 import type { OrderIntent } from '../domain/intents.ts';
-import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
+import { loadInstruments, type FinancingRates, type InstrumentRegistry } from '../domain/instrument.ts';
 import { formatTime, formatUnixTime, parseRequestTime, parseTime, type UnixMs } from '../domain/time.ts';
 import { parseOrderRequest } from '../domain/v20/parse.ts';
 import { decimalsAsStrings } from '../domain/v20/request.ts';
@@ -88,6 +88,12 @@ export interface Sandbox {
   advance(ms: number): void;
   /** A tick: matches orders, feeds streams. Prices may be numbers or decimal strings. */
   pushPrice(p: { instrument: string; bid: number | string; ask: number | string; time?: number | string; liquidity?: number }): void;
+  /**
+   * Sets an instrument's financing rates from now on (yearly, decimal strings as OANDA writes them):
+   * what GET /instruments serves and what the accounts are charged at each 17:00 New York rollover.
+   * OANDA changes them from time to time; this is how a test builds a history to record.
+   */
+  setFinancing(instrument: string, rates: { longRate: string; shortRate: string }): void;
   /** Replaces the fault set. */
   setFaults(f: FaultOptions): void;
   stats(): { requests: number; streamConnections: number; droppedStreams: number; linesWritten: number };
@@ -166,10 +172,24 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const catalog = new Catalog(dataRoot);
 
   let now: UnixMs = startMs;
+  // Financing rates set through the control (setFinancing), over data/instruments.json's.
+  const financing = new Map<string, { longRate: string; shortRate: string }>();
+  const financingRates: FinancingRates = (name) => {
+    const f = financing.get(name);
+    return f === undefined ? undefined : { longRate: Number(f.longRate), shortRate: Number(f.shortRate), daysCharged: instruments.get(name).financing.daysCharged };
+  };
+  const setFinancing = (name: string, rates: { longRate: string; shortRate: string }): void => {
+    if (!instruments.has(name)) throw new HttpError(400, `Invalid value specified for 'instrument': unknown instrument '${name}'`, 'INVALID_INSTRUMENT');
+    for (const k of ['longRate', 'shortRate'] as const) {
+      const v = rates[k];
+      if (typeof v !== 'string' || !/^-?\d+(\.\d+)?$/.test(v) || Math.abs(Number(v)) > 1) throw new HttpError(400, `Invalid value specified for '${k}': a yearly rate as a decimal string in [-1, 1], e.g. "-0.0412"`);
+    }
+    financing.set(name, { longRate: rates.longRate, shortRate: rates.shortRate });
+  };
   const accounts = new Map<string, SandboxAccount>();
   for (const [i, a] of (opts.accounts ?? [{}]).entries()) {
     const id = a.id ?? `101-001-0000001-${String(i + 1).padStart(3, '0')}`;
-    accounts.set(id, new SandboxAccount({ id, currency: a.currency ?? 'USD', balance: a.balance ?? '100000', marginRate: a.marginRate ?? '0.02', hedging: a.hedging ?? false, instruments, start: startMs, marketHours: opts.marketHours !== false, ...(opts.keepTransactions !== undefined ? { keepTransactions: opts.keepTransactions } : {}) }));
+    accounts.set(id, new SandboxAccount({ id, currency: a.currency ?? 'USD', balance: a.balance ?? '100000', marginRate: a.marginRate ?? '0.02', hedging: a.hedging ?? false, instruments, start: startMs, marketHours: opts.marketHours !== false, financingRates, ...(opts.keepTransactions !== undefined ? { keepTransactions: opts.keepTransactions } : {}) }));
   }
   const quotes = new Map<string, { bid: number; ask: number; time: UnixMs; liquidity: number }>();
   const faults = new Faults(opts.faults);
@@ -391,7 +411,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const a = account(id);
     const want = r.url.searchParams.get('instruments');
     const list = want !== null ? want.split(',').map((n) => instruments.get(n)) : instruments.list();
-    return ok({ instruments: list.map((i) => wireInstrument(i.wire as unknown as Record<string, unknown>)), lastTransactionID: a.broker.ledger.lastTransactionID });
+    return ok({ instruments: list.map((i) => wireInstrument(i.wire as unknown as Record<string, unknown>, financing.get(i.name))), lastTransactionID: a.broker.ledger.lastTransactionID });
   });
   on('PATCH', `${A}/configuration`, (r, [id]) => {
     const a = account(id);
@@ -860,6 +880,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     }
     return ok({ faults: faults.opts });
   });
+  on('POST', '/sandbox/financing', (r) => {
+    const b = objectBody(r.body, 'the body');
+    if (typeof b.instrument !== 'string') throw new HttpError(400, "Invalid value specified for 'instrument': a name like EUR_USD");
+    setFinancing(b.instrument, { longRate: b.longRate as string, shortRate: b.shortRate as string });
+    return ok({ instrument: b.instrument, financing: financing.get(b.instrument) });
+  });
   on('GET', '/sandbox/stats', (r) => {
     const m = process.memoryUsage();
     const delay = { max: loopDelay.max / 1e6, p99: loopDelay.percentile(99) / 1e6 };
@@ -1106,6 +1132,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       const t = p.time === undefined ? undefined : typeof p.time === 'string' ? controlTime(p.time) : p.time;
       tick({ instrument: p.instrument, bid: Number(p.bid), ask: Number(p.ask), ...(t !== undefined ? { time: t } : {}), ...(p.liquidity !== undefined ? { liquidity: p.liquidity } : {}) });
     },
+    setFinancing: (name, rates) => setFinancing(name, rates),
     setFaults: (f) => faults.set(f),
     stats,
     legacyReport: (json = false) => formatLegacyReport(legacy.calls.entries(), json),
@@ -1194,11 +1221,23 @@ function changesOf(a: SandboxAccount, txs: readonly Transaction[]): Record<strin
   };
 }
 
-/** The fields of v20's Instrument definition (the catalog's definitions carry more, e.g. financing). */
+/**
+ * The fields of v20's Instrument definition, and `financing` as OANDA's live service added it after
+ * 3.0.25 (`longRate`, `shortRate` as decimal strings, `financingDaysOfWeek` with DayOfWeek values
+ * `MONDAY`…); data/instruments.json carries more (tradingHours, which is not a v20 field).
+ */
 const INSTRUMENT_FIELDS = ['name', 'type', 'displayName', 'pipLocation', 'displayPrecision', 'tradeUnitsPrecision', 'minimumTradeSize', 'maximumTrailingStopDistance', 'minimumTrailingStopDistance', 'maximumPositionSize', 'maximumOrderUnits', 'marginRate', 'commission'];
 
-function wireInstrument(w: Record<string, unknown>): Record<string, unknown> {
+function wireInstrument(w: Record<string, unknown>, rates: { longRate: string; shortRate: string } | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of INSTRUMENT_FIELDS) if (w[k] !== undefined) out[k] = w[k];
+  const f = w.financing as { longRate: string; shortRate: string; financingDaysOfWeek: { dayOfWeek: string; daysCharged: number }[] } | undefined;
+  if (f !== undefined) {
+    out.financing = {
+      longRate: rates?.longRate ?? f.longRate,
+      shortRate: rates?.shortRate ?? f.shortRate,
+      financingDaysOfWeek: f.financingDaysOfWeek.map((d) => ({ dayOfWeek: d.dayOfWeek.toUpperCase(), daysCharged: d.daysCharged })),
+    };
+  }
   return out;
 }
