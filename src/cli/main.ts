@@ -8,6 +8,7 @@ import { authCommand } from './auth.ts';
 import { dataCommand } from './data.ts';
 import { parseAlignment } from './data-import.ts';
 import { describeError } from './errors.ts';
+import { FILL_MODEL_OPTIONS, fillModelOverrides } from './fill-options.ts';
 import { recordCommand } from './record.ts';
 import { initProject } from './init.ts';
 import { typeCheckStrategy } from './type-check.ts';
@@ -76,13 +77,10 @@ function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | 
   set('costs', 'financingBeforeHistory', a.financingBeforeHistory);
   set('fill', 'path', a.path);
   set('fill', 'marketHours', a.marketHours);
-  if (a.commission === 'oanda-core') set('costs', 'commission', 'oanda-core');
-  else if (a.commission !== undefined) {
-    set('costs', 'commission', 'per-million');
-    set('costs', 'commissionPerMillion', a.commission);
-  }
-  set('fill', 'slippage', a.slippage);
-  set('fill', 'latency', a.latency);
+  // --commission, --slippage, --latency: as every command that runs the simulator reads them.
+  const models = fillModelOverrides(a);
+  if (models.costs) Object.assign((o.costs ??= {}), models.costs);
+  if (models.fill) Object.assign((o.fill ??= {}), models.fill);
   set('run', 'instrument', a.instrument);
   set('run', 'granularity', a.granularity);
   set('run', 'from', a.from);
@@ -179,9 +177,7 @@ export function cli(argv: string[]): Argv {
           .option('financing', { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' })
           .option('financing-history', { type: 'string', describe: "Charge each day's financing at the rates fxflow record --financing recorded for it in this catalog (default: the run's catalog) instead of today's (costs.financingHistory)" })
           .option('financing-before-history', { type: 'string', choices: ['error', 'static'], describe: "Days before the first recorded financing day: refuse the run (error, the default) or charge today's rates (static) (costs.financingBeforeHistory)" })
-          .option('commission', { type: 'string', describe: "Commission: per million units in the account currency (costs.commissionPerMillion), or oanda-core for OANDA's core pricing schedule (costs.commission)" })
-          .option('slippage', { type: 'string', describe: 'Slippage of market orders and stops (fill.slippage): none (default, as v20), fixed:<pips>, spread:<fraction of the spread>' })
-          .option('latency', { type: 'string', describe: 'Delay from a decision to its order reaching the server (fill.latency): none (default), fixed:<ms>, file:<path of recorded delays in ms>' })
+          .options(FILL_MODEL_OPTIONS)
           .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
           .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
           .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed): a syntax error stops the run, type errors are printed with their place; --no-typecheck to skip' })
