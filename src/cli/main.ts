@@ -263,7 +263,8 @@ export async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     process.stderr.write(`${describeError(e)}\n`);
-    return e instanceof UsageError ? 64 : 1;
+    // yargs' own mistakes, and those a command finds in its flags (code 'USAGE'), exit 64.
+    return e instanceof UsageError || (e as { code?: unknown } | null)?.code === 'USAGE' ? 64 : 1;
   }
 }
 
