@@ -181,6 +181,34 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(refTable);
   }, 200_000);
 
+  it('fxflow walkforward --queue: every window\'s trials and out-of-sample run are jobs keyed as optimize keys them; the same files as a local walk-forward', async () => {
+    const wf = ['walkforward', FIXTURE, '--param', 'fast=4,6,8', '--param', 'slow=20,30', '--train', '2mo', '--test', '1mo', '--from', '2024-01-01', '--to', '2024-06-01'];
+    const local = join(tmp, 'wf-local');
+    const l = await fxflow([...wf, '--workers', '1', '--out', local]).exit;
+    expect(l.stderr).toBe('');
+    expect(l.code).toBe(0);
+    const q = `${url}?name=wf`;
+    const queued = join(tmp, 'wf-queued');
+    const worker = fxflow(['worker', '--queue', q, '--threads', '1']);
+    const r = await fxflow([...wf, '--queue', q, '--out', queued]).exit;
+    worker.child.kill('SIGTERM');
+    const w = await worker.exit;
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^walkforward hang-once: 3 windows .*, on the queue redis:\/\/127\.0\.0\.1:\d+\/0\?name=wf\n/);
+    for (const f of ['windows.csv', 'oos-equity.csv']) expect(readFileSync(join(queued, f), 'utf8')).toBe(readFileSync(join(local, f), 'utf8'));
+    for (const win of ['window-01', 'window-02', 'window-03']) expect(readFileSync(join(queued, win, 'trials.csv'), 'utf8')).toBe(readFileSync(join(local, win, 'trials.csv'), 'utf8'));
+    // The worker ran 3 × 6 trials and 3 out-of-sample runs, each once.
+    expect(w.stderr.match(/trial \d+ of hang-once-wf-\w+ done/g)).toHaveLength(18);
+    expect(w.stderr.match(/window \d's out-of-sample run of hang-once-wf-\w+ done/g)).toHaveLength(3);
+    // Each recorded trial is the job of the same id in Redis (bull:<queue>:<trial id>).
+    const ids = ['window-01', 'window-02', 'window-03'].flatMap((win) => linesOf(join(queued, win), 'trials.jsonl').map((x) => (JSON.parse(x) as { id: string }).id));
+    expect(new Set(ids).size).toBe(18);
+    const port = new URL(url).port;
+    const exists = spawnSync('redis-cli', ['-p', port, 'exists', ...ids.map((id) => `bull:wf:${id}`)], { encoding: 'utf8' });
+    expect(exists.stdout.trim()).toBe('18');
+  }, 200_000);
+
   it('one clear message: a server older than BullMQ supports (a loopback server speaking RESP as Redis 4.0 does)', async () => {
     // Answers INFO as Redis 4.0.14 would and +OK to anything else; enough for a client's handshake.
     const old = createServer((sock) => {

@@ -84,7 +84,7 @@ export async function worker(a: WorkerArgs): Promise<void> {
     prepare: (m) => prepareSweep(a, m, threads),
     onTrial: (e) => {
       ran++;
-      process.stderr.write(`fxflow worker: trial ${e.trial} of ${e.sweepId} ${e.ok ? 'done' : 'failed'} in ${(e.wallMs / 1000).toFixed(2)} s\n`);
+      process.stderr.write(`fxflow worker: ${e.trial >= 0 ? `trial ${e.trial}` : `window ${-e.trial}'s out-of-sample run`} of ${e.sweepId} ${e.ok ? 'done' : 'failed'} in ${(e.wallMs / 1000).toFixed(2)} s\n`);
     },
   });
   process.stderr.write(`fxflow worker: waiting for trials on ${describeQueue(a.queue)} (${threads} thread${threads === 1 ? '' : 's'}; Ctrl-C to stop)\n`);

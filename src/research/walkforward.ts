@@ -6,8 +6,8 @@ import type { BacktestConfig } from '../app/config.ts';
 import type { TrialMetrics } from './metrics.ts';
 import { objectiveValue } from './metrics.ts';
 import { sharpePerPeriod } from './overfit.ts';
-import type { WorkerPool } from './pool.ts';
-import { runSweep, type SweepOptions, type SweepResult } from './sweep.ts';
+import type { TrialRunner } from './pool.ts';
+import { canonical, runSweep, sha256, sweepHashes, trialId, type SweepOptions, type SweepResult } from './sweep.ts';
 
 /** A walk-forward setting that cannot be used. */
 export class WalkForwardError extends Error {
@@ -91,30 +91,37 @@ export interface WalkForwardResult {
 
 const iso = (t: number): string => new Date(t).toISOString();
 
+/** Window `index`'s sweep folder (window-01, window-02, …). */
+export const windowDir = (dir: string, index: number): string => join(dir, `window-${String(index + 1).padStart(2, '0')}`);
+
 /**
  * Optimises each window's training period with a sweep (each window a sweep folder, so a killed
  * walk-forward resumes window by window), runs the chosen params on the next test period, and
  * stitches the out-of-sample results.
  */
 export async function runWalkForward(
-  o: Omit<SweepOptions, 'dir' | 'config' | 'pool' | 'keepPool'> & { readonly dir: string; readonly config: BacktestConfig; readonly windows: readonly Window[]; readonly pool: Promise<WorkerPool>; readonly onWindow?: (w: Window) => void },
+  o: Omit<SweepOptions, 'dir' | 'config' | 'pool' | 'keepPool'> & { readonly dir: string; readonly config: BacktestConfig; readonly windows: readonly Window[]; readonly pool: Promise<TrialRunner>; readonly onWindow?: (w: Window) => void },
 ): Promise<WalkForwardResult> {
   mkdirSync(o.dir, { recursive: true });
   const results: WindowResult[] = [];
   const oosReturns: number[] = [];
   const pool = await o.pool;
+  const { strategyHash } = sweepHashes(o.strategyFile, o.config);
   try {
     for (const w of o.windows) {
       o.onWindow?.(w);
       const trainConfig: BacktestConfig = { ...o.config, run: { ...o.config.run, from: iso(w.trainFrom), to: iso(w.trainTo) } };
-      const sweepDir = join(o.dir, `window-${String(w.index + 1).padStart(2, '0')}`);
+      const sweepDir = windowDir(o.dir, w.index);
       const s: SweepResult = await runSweep({ ...o, config: trainConfig, dir: sweepDir, pool: Promise.resolve(pool), keepPool: true });
       if (!s.best) {
         results.push({ window: w, params: {}, inSample: null as unknown as TrialMetrics, outOfSample: null, isObjective: NaN, oosObjective: null, efficiency: null, error: 'no successful trial in the training period', sweepDir, dsr: null, pbo: null });
         continue;
       }
       const testConfig: BacktestConfig = { ...o.config, run: { ...o.config.run, from: iso(w.testFrom), to: iso(w.testTo) } };
-      const done = await pool.run(-1 - w.index, { ...o.space.base, ...s.best.params }, testConfig);
+      // Keyed as a sweep's trials are (on a queue, its job id): strategy, params, data, the test period's config.
+      const oosParams = { ...o.space.base, ...s.best.params };
+      const oosId = trialId(strategyHash, oosParams, o.dataHash, sha256(canonical(testConfig)));
+      const done = await pool.run(-1 - w.index, oosParams, testConfig, oosId);
       let oos: TrialMetrics | null = null;
       let error: string | undefined;
       if (done.ok) {
