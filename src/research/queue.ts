@@ -222,7 +222,7 @@ interface TrialJob {
   /** The trial's period when it is not the manifest's (`run.from`, `run.to`): a walk-forward window's. */
   readonly period?: { readonly from: string; readonly to: string };
 }
-type TrialResult = { ok: true; metrics: unknown; returns: number[]; wallMs: number } | { ok: false; error: string; wallMs: number };
+type TrialResult = { ok: true; metrics: unknown; returns: number[]; times?: number[]; wallMs: number } | { ok: false; error: string; wallMs: number };
 
 /**
  * The coordinator's side: a TrialRunner whose trials are BullMQ jobs. Refuses a queue that holds
@@ -303,7 +303,7 @@ export class RedisTrialRunner implements TrialRunner {
     try {
       const job = await Promise.race([queue.add('trial', { sweepId, trial, params, ...(period ? { period } : {}) }, { jobId: id, attempts: 1, removeOnComplete: false, removeOnFail: false }), lost]);
       const r = (await Promise.race([job.waitUntilFinished(events), lost])) as TrialResult;
-      return r.ok ? { type: 'done', trial, ok: true, metrics: r.metrics, returns: r.returns, wallMs: r.wallMs } : { type: 'done', trial, ok: false, error: r.error, wallMs: r.wallMs };
+      return r.ok ? { type: 'done', trial, ok: true, metrics: r.metrics, returns: r.returns, times: r.times ?? [], wallMs: r.wallMs } : { type: 'done', trial, ok: false, error: r.error, wallMs: r.wallMs };
     } catch (e) {
       if (this.#closed || e instanceof QueueLostError) throw e;
       // The job failed in BullMQ itself (stalled more often than allowed, or a worker refused it).
@@ -409,7 +409,7 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
       // lapses and another worker runs it.
       if (stopping) return new Promise<TrialResult>(() => {});
       o.onTrial?.({ sweepId: job.data.sweepId, trial: job.data.trial, ok: d.ok, wallMs: d.wallMs });
-      return d.ok ? { ok: true, metrics: d.metrics, returns: d.returns, wallMs: d.wallMs } : { ok: false, error: d.error, wallMs: d.wallMs };
+      return d.ok ? { ok: true, metrics: d.metrics, returns: d.returns, times: d.times, wallMs: d.wallMs } : { ok: false, error: d.error, wallMs: d.wallMs };
     },
     { connection: link.connection(), concurrency: Math.max(1, o.threads), lockDuration: lockMs, stalledInterval: Math.max(1000, Math.floor(lockMs / 2)), maxStalledCount: 5, autorun: true },
   );

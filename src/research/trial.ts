@@ -22,6 +22,8 @@ export interface TrialOutcome {
   readonly metrics: TrialMetrics;
   /** Daily NAV returns (for the deflated Sharpe ratio and PBO). */
   readonly returns: number[];
+  /** When each daily NAV point was marked (epoch ms): `returns[k]` runs from `times[k]` to `times[k + 1]`. */
+  readonly times: number[];
   readonly wallMs: number;
 }
 
@@ -53,5 +55,5 @@ export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
     log: spec.log ?? SILENT,
   });
   const returns = dailyReturns(r.equity.map((e) => e.nav));
-  return { metrics: trialMetrics(r.summary, returns), returns, wallMs: r.wallMs };
+  return { metrics: trialMetrics(r.summary, returns), returns, times: r.equity.map((e) => e.time), wallMs: r.wallMs };
 }
