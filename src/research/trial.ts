@@ -4,6 +4,7 @@ import type { StrategyLogger } from '../strategy/api.ts';
 import { runBacktest } from '../app/backtest.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import type { LoadedStrategy } from '../app/load-strategy.ts';
+import type { SeriesWatch } from '../app/series-watch.ts';
 import { dailyReturns, trialMetrics, type TrialMetrics } from './metrics.ts';
 import { seriesBatches, type SharedSeries } from './shared-series.ts';
 
@@ -34,9 +35,18 @@ export class SeriesMissingError extends Error {
   readonly code = 'SERIES_MISSING' as const;
 }
 
+/**
+ * What watching each shared series found (holes, coverage, sides), by series and period: the same
+ * for every trial that reads it, so it is found once per worker (runBacktest's `watches`).
+ */
+const watchesOf = new WeakMap<ReadonlyMap<string, SharedSeries>, Map<string, SeriesWatch>>();
+
 /** Runs one backtest on the shared series and returns its figures. Throws what the strategy throws. */
 export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
+  let watches = watchesOf.get(spec.series);
+  if (!watches) watchesOf.set(spec.series, (watches = new Map()));
   const r = await runBacktest({
+    watches,
     loaded: { ...spec.loaded, params: spec.params },
     config: spec.config,
     instruments: spec.instruments,
