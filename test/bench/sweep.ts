@@ -199,12 +199,15 @@ async function child(c: Case, workers: number, single: boolean): Promise<void> {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-sweep-bench-'));
+  // CPU time of the whole process (every thread) over the sweep: a figure the machine's load changes less than the wall time.
+  const cpu0 = process.cpuUsage();
   const r = await runSweep({
     strategyFile: loaded.file, strategyName: loaded.name, space, search: 'grid', trials: space.size, seed: 1, objective: 'sharpe',
     workers, batch: 1, lag: 2, config, series: [series], dataHash: `bench-${c.name}`, dir,
   });
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`${JSON.stringify({ trials: r.ran, wallMs: r.wallMs, trialsPerSecond: r.trialsPerSecond, peakRssMB: process.resourceUsage().maxRSS / 1024, workerStartMs: r.workerStartMs, failed: r.failed })}\n`);
+  const cpu = process.cpuUsage(cpu0);
+  process.stdout.write(`${JSON.stringify({ trials: r.ran, wallMs: r.wallMs, trialsPerSecond: r.trialsPerSecond, cpuMsPerTrial: (cpu.user + cpu.system) / 1000 / r.ran, peakRssMB: process.resourceUsage().maxRSS / 1024, workerStartMs: r.workerStartMs, failed: r.failed })}\n`);
 }
 
 /** Child: the whole grid's objective (Sharpe) by point, for the search comparison. */
@@ -270,7 +273,7 @@ async function main(): Promise<void> {
       console.log(`sweep ${c.name}: ${one.trials} trials × ${c.candles.toLocaleString('en-US')} M1 candles`);
       console.log(`  one backtest:  ${((single.wallMs as number) / 1000).toFixed(2)} s, peak RSS ${(single.peakRssMB as number).toFixed(0)} MB`);
       for (const [k, f] of [['1 worker ', one], ['2 workers', two]] as const) {
-        console.log(`  ${k}:     ${f.failed ? `${f.failed} FAILED TRIALS; ` : ''}${(f.trialsPerSecond as number).toFixed(2)} trials/s (${((f.wallMs as number) / 1000).toFixed(1)} s), peak RSS ${(f.peakRssMB as number).toFixed(0)} MB, worker start ${(f.workerStartMs as number[]).join('/')} ms`);
+        console.log(`  ${k}:     ${f.failed ? `${f.failed} FAILED TRIALS; ` : ''}${(f.trialsPerSecond as number).toFixed(2)} trials/s (${((f.wallMs as number) / 1000).toFixed(1)} s; CPU ${(f.cpuMsPerTrial as number).toFixed(0)} ms per trial, all threads), peak RSS ${(f.peakRssMB as number).toFixed(0)} MB, worker start ${(f.workerStartMs as number[]).join('/')} ms`);
       }
       console.log(`  2 workers / 1 worker: ${speedup.toFixed(2)}×; peak RSS 2 workers / one backtest: ${((two.peakRssMB as number) / (single.peakRssMB as number)).toFixed(2)}×`);
       if (queued.length > 0) {
