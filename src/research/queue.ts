@@ -82,6 +82,7 @@ export class RedisLink {
   #lastError: string | undefined;
   #resolveLost: (reason: string) => void = () => {};
   #isLost = false;
+  readonly #onLose: (() => void)[] = [];
   /** Resolves (once) with the last connection error when a client gives up reaching Redis. */
   readonly lost: Promise<string>;
 
@@ -112,11 +113,21 @@ export class RedisLink {
     return retryDelay(times);
   };
 
+  /**
+   * Runs `f` at the moment the link is lost, before the clients fail what they hold: a BullMQ
+   * object closed then does not wait (BullMQ pauses 5 s after a failed command unless closing).
+   */
+  onLose(f: () => void): void {
+    this.#onLose.push(f);
+  }
+
   /** Declares the link lost (also called by the bound above). */
   lose(reason?: string): void {
     if (this.#isLost) return;
     this.#isLost = true;
-    this.#resolveLost(reason ?? this.#lastError ?? 'connection closed');
+    const why = reason ?? this.#lastError ?? 'connection closed';
+    for (const f of this.#onLose) f();
+    this.#resolveLost(why);
   }
 
   /** The options of every client on this link. */
@@ -283,6 +294,7 @@ export class RedisTrialRunner implements TrialRunner {
     const events = new QueueEvents(t.name, { connection: link.connection() });
     events.on('error', link.noteError);
     events.setMaxListeners(depth + 16);
+    link.onLose(() => void Promise.allSettled([events.close(), queue.close()]));
     await events.waitUntilReady();
     return new RedisTrialRunner({ t, link, client, queue, events, sweepId: manifest.sweepId, base: manifest.config.run }, depth);
   }
