@@ -22,6 +22,7 @@ function arg(name: string, fallback: string): string {
 
 const root = resolve(arg('root', new URL('../..', import.meta.url).pathname));
 const n = Number(arg('candles', '1000000'));
+const rounds = Number(arg('rounds', '3'));
 if (!Number.isInteger(n) || n < 1000) {
   console.error(`--candles must be a whole number of at least 1000 (got '${arg('candles', '')}')`);
   process.exit(64);
@@ -99,7 +100,7 @@ function round(orders: boolean): { wall: number; cpu: number; fills: number; tra
 
 let idle = { wall: Infinity, cpu: Infinity };
 let busy = { wall: Infinity, cpu: Infinity, fills: 0, transactions: 0 };
-for (let r = 0; r < 3; r++) {
+for (let r = 0; r < rounds; r++) {
   const a = round(false);
   idle = { wall: Math.min(idle.wall, a.wall), cpu: Math.min(idle.cpu, a.cpu) };
   const b = round(true);

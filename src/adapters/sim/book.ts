@@ -204,6 +204,54 @@ export function workingOrder(tx: Transaction, instrument: Instrument, trade: Led
   };
 }
 
+/**
+ * The working order of an on-fill dependent order (TAKE_PROFIT, STOP_LOSS, GUARANTEED_STOP_LOSS,
+ * TRAILING_STOP_LOSS) from the numbers the fill already has, not parsed back from its transaction:
+ * the same order `workingOrder` would build from `created` (same fields, same shape). `side` closes
+ * the new trade; `level` is the order's price, or NaN for a trailing stop, whose level is `distance`
+ * from the current quote `q` (the trade's open price without one); `expiresAt` its GTD/GFD expiry.
+ */
+export function onFillWorkingOrder(
+  created: Transaction,
+  type: SimOrderType,
+  instrument: Instrument,
+  trade: LedgerTrade,
+  side: 1 | -1,
+  level: number,
+  distance: number,
+  q: Quote | undefined,
+  expiresAt: number,
+  activeFrom: UnixMs,
+  clientID: string | undefined,
+  immediate: boolean,
+): SimOrder {
+  if (type === 'TRAILING_STOP_LOSS') {
+    const ref = q ? (side === -1 ? q.bid : q.ask) : trade.priceNum;
+    level = instrument.snap(side === -1 ? ref - distance : ref + distance);
+  } else distance = 0;
+  return {
+    id: created.id,
+    type,
+    instrument,
+    side,
+    units: undefined,
+    level,
+    distance,
+    tradeID: trade.id,
+    priceBound: Number.NaN,
+    trigger: side === 1 ? 'ASK' : 'BID',
+    direction: 0,
+    initialMarketPrice: undefined,
+    expiresAt,
+    activeFrom,
+    created,
+    clientID,
+    immediate,
+    limitLike: type === 'TAKE_PROFIT',
+    live: true,
+  };
+}
+
 /** Removes `o` from `list` in place, keeping the creation order (splice would allocate the removed element's array). */
 export function removeOrder(list: SimOrder[], o: SimOrder): void {
   const i = list.indexOf(o);

@@ -136,7 +136,13 @@ export class SimState {
     // The instrument of the last price is nearly always the order's: its quote and book are kept.
     const instrument: Instrument = last !== undefined && last.instrument.name === name ? last.instrument : this.instruments.get(name);
     const q = instrument.name === this.lastQuoteName ? this.lastQuote : this.quotes.get(instrument.name);
-    const o = workingOrder(tx, instrument, trade, q, this.now, activeFrom);
+    this.file(workingOrder(tx, instrument, trade, q, this.now, activeFrom));
+  }
+
+  /** Files working order `o` in the indexes and its book (built by `track`, or from numbers: execute.ts). */
+  file(o: SimOrder): void {
+    const instrument = o.instrument;
+    const last = this.lastBook;
     this.orders.set(o.id, o);
     if (o.clientID !== undefined) this.byClientID.set(o.clientID, o.id);
     (last !== undefined && last.instrument === instrument ? last : this.book(instrument.name)).orders.push(o);
