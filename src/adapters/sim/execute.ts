@@ -256,7 +256,7 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
 /** Cancels a closed trade's dependent order `id` (LINKED_TRADE_CLOSED), unless it is the order that just filled. */
 function cancelLinked(s: SimState, id: string | undefined, filledID: string): void {
   if (id === undefined || id === filledID) return;
-  const o = s.orders.get(id);
+  const o = s.order(id);
   if (o) cancelOrder(s, o, 'LINKED_TRADE_CLOSED');
 }
 
@@ -305,7 +305,6 @@ function onFillOrder(
         ? { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, distance, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID }
         : { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, distance, price, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID };
     }
-    log.publish(tx);
   } else {
     tx = { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
     if (clientTradeID !== undefined) tx.clientTradeID = clientTradeID;
@@ -316,11 +315,14 @@ function onFillOrder(
     if (price !== undefined) tx.price = price;
     if (premium !== undefined) tx.guaranteedExecutionPremium = premium;
     tx.triggerCondition = 'DEFAULT';
-    s.tx.emit(tx);
+    s.tx.stamp(tx);
     if (timeInForce === 'GTD' && tx.gtdTime !== undefined) expiresAt = parseTime(tx.gtdTime as string);
   }
   if (timeInForce === 'GFD') expiresAt = nextRollover(s.now);
   const distance = orderType === 'TRAILING_STOP_LOSS' ? Number(d.distance) : 0;
   const immediate = timeInForce === 'FOK' || timeInForce === 'IOC';
-  s.file(onFillWorkingOrder(tx as unknown as Transaction, orderType, inst, trade, trade.unitsNum > 0 ? -1 : 1, level, distance, q, expiresAt, at, d.clientExtensions?.id, immediate));
+  const o = onFillWorkingOrder(tx as unknown as Transaction, orderType, inst, trade, trade.unitsNum > 0 ? -1 : 1, level, distance, q, expiresAt, at, d.clientExtensions, immediate);
+  s.file(o);
+  // Published with its working order: the ledger files `o` itself as the pending order.
+  s.tx.publish(tx, o);
 }
