@@ -42,6 +42,8 @@ export interface RunArgs {
   newJournal?: boolean;
   maxIntentAge: number;
   requireToken?: boolean;
+  out?: string;
+  recordMaxMb: number;
 }
 
 /** Declares the options of `fxflow run` (register with `.command('run <strategy>', ..., runCommand, runLive)`). */
@@ -75,6 +77,8 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('new-journal', { type: 'boolean', describe: 'Start afresh from the account as it is now: the journal\'s old log and snapshot are moved into <journal>/replaced-<time>/ (after a reset account, e.g. a restarted sandbox, or a damaged journal)' })
     .option('max-intent-age', { type: 'number', default: 5, describe: 'Seconds: a journaled market order or close that never reached OANDA is not sent at a restart when older than this; it is reported and the strategy gets a reject' })
     .option('require-token', { type: 'boolean', describe: 'With --env sandbox: send a token (the sandbox was started with --require-token). It comes only from the sandbox\'s own entry: config/environments.json sandbox.token or sandbox.tokenFile, ~/.fxflow/token-sandbox, or --token-file; FXFLOW_TOKEN/OANDA_TOKEN are never sent to a sandbox' })
+    .option('out', { type: 'string', describe: 'The run folder (default runs/live/<UTC stamp>-<strategy>-<env>/, or the folder of the journal\'s previous run: a restart continues it): run.json, the inputs as received (for fxflow replay) and, at the stop, the report files' })
+    .option('record-max-mb', { type: 'number', default: 2048, describe: 'Stop recording the inputs (with a warning; the run goes on) once they hold this many MB of JSON lines (about a tenth of that on disk, gzip)' })
     .example('$0 run strategies/sma-cross.ts --env practice', 'Paper trading on the practice account')
     .example('$0 run strategies/sma-cross.ts --env sandbox --url http://127.0.0.1:8080 --max-units 10000', 'Against a local fxflow sandbox, with a unit limit')
     .example('$0 run strategies/sma-cross.ts --env live --i-understand-this-is-live --max-daily-loss 200', 'Real money, with a daily loss limit') as unknown as Argv<RunArgs>;
@@ -206,6 +210,25 @@ export async function runLive(a: RunArgs): Promise<void> {
   }
   const loaded = await loadStrategy(a.strategy, (a.param ?? []).map(String));
   const journalDir = resolve(a.journal ?? join('runs', 'journal', `${a.env}-${accountID}-${loaded.name}${a.broker === 'sim' ? '-sim' : ''}`));
+  if (!(Number.isFinite(a.recordMaxMb) && a.recordMaxMb > 0)) throw new RunnerError('RUNNER', `--record-max-mb must be a positive number of megabytes (got ${a.recordMaxMb}); e.g. --record-max-mb 2048`);
+  const { liveRunFolder, openLiveRunFolder, fileSha256, finishLiveRunFolder } = await import('../app/live-run-folder.ts');
+  const { subscriptionsOf } = await import('../engine/engine.ts');
+  const { VERSION } = await import('./main.ts');
+  const runDir = liveRunFolder({ ...(a.out !== undefined ? { out: a.out } : {}), journalDir, newJournal: a.newJournal === true, name: loaded.name, env: a.env });
+  const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
+  const recorder = openLiveRunFolder(runDir, journalDir, {
+    meta: {
+      fxflow: VERSION, strategy: { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) }, params: loaded.params, env: a.env, accountID, broker: a.broker,
+      subscriptions: { candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [] },
+      config: { limits, candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, journal: journalDir },
+    },
+    maxBytes: Math.round(a.recordMaxMb * 1024 * 1024),
+    onWarn: (m) => {
+      log.warn({ runFolder: runDir }, m);
+      process.stderr.write(`WARNING: ${m}\n`);
+    },
+  });
+  process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
   const status: LiveStatus | undefined = a.statusPort === undefined ? undefined
     : await (await import('../report/live-status.ts')).liveStatus({ ...a, statusPort: a.statusPort, strategy: loaded.name, accountID, limits, rest, runner: () => runner });
   const runner: InstanceType<typeof Runner> = new Runner({
@@ -215,13 +238,18 @@ export async function runLive(a: RunArgs): Promise<void> {
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
-    log,
+    log, recorder,
     labs: new (await import('../adapters/v20/labs.ts')).V20Labs(http),
     ...(status ? { onTransaction: (tx) => status.provider.transaction(tx), onIntent: () => status.provider.intent() } : {}),
   });
   // The status page first: a port in use stops the run before it trades.
   if (status) process.stdout.write(`Live status: ${(await status.start()).url}\n`);
-  await runner.start();
+  try {
+    await runner.start();
+  } catch (e) {
+    await recorder.stop(`failed to start: ${(e as Error).message}`).catch(() => undefined);
+    throw e;
+  }
   process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
   await runner.done;
   const res = await runner.stop();
@@ -237,6 +265,9 @@ export async function runLive(a: RunArgs): Promise<void> {
   process.stdout.write(`candles: ${res.candles.official} official, ${res.candles.fromTicks} built from ticks${res.candles.dropped > 0 ? `, ${res.candles.dropped} not delivered at stop` : ''} (--candles ${res.candles.source})\n`);
   process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
   if (res.shadow !== undefined) process.stdout.write(`${res.shadow}\n`);
+  const folderWarnings = await finishLiveRunFolder(runDir, { report: res.report, summary: res.summary, portfolio: runner.portfolio, currency: runner.portfolio.ledger.currency, meta: recorder.meta });
+  for (const w of folderWarnings) process.stderr.write(`run folder: ${w}\n`);
+  process.stdout.write(`Run saved in ${runDir}${recorder.capped ? ' (inputs recorded up to the --record-max-mb cap)' : ''}; replay it with: fxflow replay ${runDir}\n`);
   await status?.close();
   await http.close();
   if (acc !== undefined && !acc.ok) {
