@@ -1,0 +1,102 @@
+// Issue 18 item 4: `fxflow run` keeps its inputs; `fxflow replay <run-folder>` puts them through the
+// simulator and reconciles the two. Real processes (`fxflow run`, `fxflow replay`) against a real
+// sandbox over HTTP on its manual clock; real files.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/runner/journal.ts';
+import type { Reconciliation } from '../../src/app/replay.ts';
+import { pricePath, rig, startFxflowRun, until, type FxflowRun, type Rig } from './harness.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const STRATEGY = 'test/runner/replay-strategy.ts';
+let r: Rig | undefined;
+let run: FxflowRun | undefined;
+afterEach(async () => {
+  run?.proc.kill('SIGKILL');
+  run = undefined;
+  await r?.close();
+  r = undefined;
+});
+
+/** Whether the replay strategy decides on a price at `t` (its rule: seconds ≡ 2 mod 3). */
+const decides = (t: number): boolean => Math.floor(t / 1000) % 3 === 2;
+
+/**
+ * `fxflow run` of the replay strategy against the rig's sandbox into `out`: pushes the prices one by
+ * one on the sandbox's clock; after a price the strategy decides on, waits until the account has the
+ * fill and the runner has journaled it (so the order reached the sandbox before the next price, as
+ * it would on a market that moves slower than the round trip). Stops it with SIGTERM.
+ */
+async function liveRun(rr: Rig, out: string, n: number, extra: readonly string[] = []): Promise<{ stdout: string; fills: number }> {
+  const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
+  run = await startFxflowRun(rr.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log'), ...extra]);
+  let fills = 0;
+  for (const p of pricePath(n)) {
+    rr.sandbox.setTime(p.time);
+    rr.sandbox.pushPrice(p);
+    if (!decides(p.time)) continue;
+    fills++;
+    await until(async () => {
+      const j = Journal.read(journal);
+      const last = (await rr.rest.summary(rr.accountID)).lastTransactionID;
+      return j.transactions.filter((t) => t.type === 'ORDER_FILL').length === fills && j.lastTransactionID === last;
+    }, `the fill of order ${fills}`);
+  }
+  run.proc.kill('SIGTERM');
+  expect(await run.exited).toBe(0);
+  const stdout = run.out();
+  run = undefined;
+  return { stdout, fills };
+}
+
+function replay(folder: string, args: readonly string[] = []): { status: number | null; stdout: string; stderr: string; rec: Reconciliation } {
+  const out = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', folder, ...args], { cwd: ROOT, encoding: 'utf8' });
+  const dirOut = args.includes('--out') ? args[args.indexOf('--out') + 1]! : folder;
+  return { status: out.status, stdout: out.stdout, stderr: out.stderr, rec: JSON.parse(readFileSync(join(dirOut, 'reconciliation.json'), 'utf8')) as Reconciliation };
+}
+
+describe('fxflow replay: golden runs against the sandbox', () => {
+  it('a run against the sandbox, stopped and replayed: zero differences; replayed with backtest fills (--fill next): each fill differs by the next price, attributed to it', async () => {
+    r = await rig();
+    const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-')), 'live');
+    const live = await liveRun(r, out, 30);
+    expect(live.stdout).toContain(`run folder: ${out}`);
+    expect(live.stdout).toContain(`fxflow replay ${out}`);
+    const a = replay(out);
+    console.log(`[replay golden] ${a.stdout.trim()}`);
+    expect(a.status).toBe(0);
+    expect(a.rec.differences).toBe(0);
+    expect(a.rec.decisions).toMatchObject({ live: 10, replay: 10, differ: 0 });
+    expect(a.rec.fills).toMatchObject({ compared: 10, differ: 0 });
+    expect(a.rec.problems).toEqual([]);
+    // The run's figures, pinned: 10 market orders of 1000 units alternating sides on the path, 5 round trips, each losing the spread (1.5 pips) less the move.
+    expect(a.rec.money.live).toEqual(a.rec.money.replay);
+    expect(a.rec.money.live.fills).toBe(10);
+    expect(a.rec.money.live.realizedPL).toBe('-1.4400');
+    expect(a.rec.money.live.balance).toBe('99998.5600');
+    expect(a.rec.records.intents).toBe(10);
+    expect(readFileSync(join(out, 'reconciliation.txt'), 'utf8')).toMatch(/differences: 0 /);
+    // The report files a backtest's run folder has.
+    for (const f of ['report.txt', 'report.html', 'trades.csv', 'equity.csv', 'transactions.jsonl', 'summary.json', 'run.json']) expect(readFileSync(join(out, f)).length).toBeGreaterThan(0);
+
+    const nextOut = mkdtempSync(join(tmpdir(), 'fxflow-replay-next-'));
+    const b = replay(out, ['--fill', 'next', '--out', nextOut]);
+    console.log(`[replay --fill next] ${b.stdout.trim()}`);
+    expect(b.status).toBe(0);
+    // The last decision is on the last price: the simulator, waiting for a next price, never fills it.
+    expect(b.rec.fills.differ).toBe(10);
+    expect(b.rec.fills.byCause).toEqual({ 'next-price': 9, 'missed-or-late-event': 1 });
+    const first = b.rec.fills.diffs[0]!;
+    const path = pricePath(30);
+    // The first decision is on the 3rd price (10:00:02, a buy): OANDA filled at its ask, the simulator at the 4th's.
+    expect(first.live.price).toBe(path[2]!.ask.toFixed(5));
+    expect(first.replay.price).toBe(path[3]!.ask.toFixed(5));
+    // --fail-on-diff: differences are an error for CI.
+    const c = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', out, '--fill', 'next', '--out', nextOut, '--fail-on-diff'], { cwd: ROOT, encoding: 'utf8' });
+    expect(c.status).toBe(1);
+    expect(c.stderr).toMatch(/differs from the live run in \d+ places \(--fail-on-diff\)/);
+  }, 120_000);
+});
