@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Portfolio } from '../engine/portfolio.ts';
 import type { Summary } from '../engine/report.ts';
 import { InputRecorder, type InputRecorderOptions } from '../runner/input-recorder.ts';
 import { inputFiles, readInputs, readRunMeta, type RunMeta } from '../runner/recording.ts';
 import { writeRunReport } from '../report/run-report.ts';
 import { equityCsv, tradesCsv } from './backtest.ts';
-import { makeRunDir } from './line-file.ts';
+import { makeRunDir, RunFileError } from './line-file.ts';
 
 /** The file in a journal directory naming the run folder its runs record into (a restart continues it). */
 const POINTER = 'run-folder';
@@ -23,7 +23,8 @@ const stamp = (t: number): string => new Date(t).toISOString().replace(/[-:]/g, 
 /**
  * The run folder of `fxflow run`: `--out`, or the folder the journal's previous run recorded into
  * (a restart on the same journal continues it as a new session), or a new
- * `<runsDir>/live/<UTC stamp>-<strategy>-<env>/`. `--new-journal` always starts a new folder.
+ * `<runsDir>/live/<UTC stamp>-<strategy>-<env>/` (created here, `-2`… when taken). `--new-journal`
+ * always starts a new folder.
  */
 export function liveRunFolder(o: { out?: string; runsDir?: string; journalDir: string; newJournal: boolean; name: string; env: string; now?: number }): string {
   if (o.out !== undefined) return resolve(o.out);
@@ -32,7 +33,18 @@ export function liveRunFolder(o: { out?: string; runsDir?: string; journalDir: s
     const dir = readFileSync(pointer, 'utf8').trim();
     if (dir !== '' && existsSync(join(dir, 'run.json'))) return dir;
   }
-  return resolve(o.runsDir ?? 'runs', 'live', `${stamp(o.now ?? Date.now())}-${o.name}-${o.env}`);
+  const base = resolve(o.runsDir ?? 'runs', 'live', `${stamp(o.now ?? Date.now())}-${o.name}-${o.env}`);
+  // Two runs starting in the same second: the second gets -2 (the folder is taken by creating it).
+  makeRunDir(dirname(base));
+  for (let n = 1; ; n++) {
+    const dir = n === 1 ? base : `${base}-${n}`;
+    try {
+      mkdirSync(dir);
+      return dir;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || n > 1000) throw new RunFileError(dir, e);
+    }
+  }
 }
 
 /** Creates the folder and its recorder, and remembers the folder in the journal directory. */

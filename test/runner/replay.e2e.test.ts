@@ -30,11 +30,11 @@ const decides = (t: number): boolean => Math.floor(t / 1000) % 3 === 2;
  * fill and the runner has journaled it (so the order reached the sandbox before the next price, as
  * it would on a market that moves slower than the round trip). Stops it with SIGTERM.
  */
-async function liveRun(rr: Rig, out: string, n: number, extra: readonly string[] = []): Promise<{ stdout: string; fills: number }> {
-  const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
-  run = await startFxflowRun(rr.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log'), ...extra]);
-  let fills = 0;
-  for (const p of pricePath(n)) {
+async function liveRun(rr: Rig, out: string | undefined, n: number, o: { journal?: string; from?: number; fills?: number } = {}): Promise<{ stdout: string; fills: number }> {
+  const journal = o.journal ?? mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
+  run = await startFxflowRun(rr.sandbox, STRATEGY, ['--journal', journal, ...(out !== undefined ? ['--out', out] : []), '--log-file', join(journal, 'run.log')]);
+  let fills = o.fills ?? 0;
+  for (const p of pricePath(n).slice(o.from ?? 0)) {
     rr.sandbox.setTime(p.time);
     rr.sandbox.pushPrice(p);
     if (!decides(p.time)) continue;
@@ -57,6 +57,9 @@ function replay(folder: string, args: readonly string[] = []): { status: number 
   const dirOut = args.includes('--out') ? args[args.indexOf('--out') + 1]! : folder;
   return { status: out.status, stdout: out.stdout, stderr: out.stderr, rec: JSON.parse(readFileSync(join(dirOut, 'reconciliation.json'), 'utf8')) as Reconciliation };
 }
+
+/** The run folder a `fxflow run` printed. */
+const folderOf = (stdout: string): string => /run folder: (\S+)/.exec(stdout)![1]!;
 
 describe('fxflow replay: golden runs against the sandbox', () => {
   it('a run against the sandbox, stopped and replayed: zero differences; replayed with backtest fills (--fill next): each fill differs by the next price, attributed to it', async () => {
@@ -98,5 +101,57 @@ describe('fxflow replay: golden runs against the sandbox', () => {
     const c = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', out, '--fill', 'next', '--out', nextOut, '--fail-on-diff'], { cwd: ROOT, encoding: 'utf8' });
     expect(c.status).toBe(1);
     expect(c.stderr).toMatch(/differs from the live run in \d+ places \(--fail-on-diff\)/);
+  }, 120_000);
+
+  it('a run stopped and started again continues its run folder as a second session; the replay runs on through the restart: zero differences', async () => {
+    r = await rig();
+    const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
+    const folder = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-restart-')), 'live');
+    const first = await liveRun(r, folder, 30, { journal });
+    expect(folderOf(first.stdout)).toBe(folder);
+    // The same folder again (a start on the same journal without --out does the same: live-run-folder.test.ts).
+    const second = await liveRun(r, folder, 60, { journal, from: 30, fills: first.fills });
+    expect(folderOf(second.stdout)).toBe(folder);
+    const meta = JSON.parse(readFileSync(join(folder, 'run.json'), 'utf8')) as { sessions: { runId: string; restoredState: boolean; files: string[] }[] };
+    expect(meta.sessions).toHaveLength(2);
+    expect(meta.sessions[1]!.restoredState).toBe(true);
+    expect(meta.sessions[0]!.runId).not.toBe(meta.sessions[1]!.runId);
+    const a = replay(folder);
+    console.log(`[replay restart] ${a.stdout.trim()}`);
+    expect(a.status).toBe(0);
+    expect(a.rec.sessions).toBe(2);
+    expect(a.rec.restarts).toHaveLength(1);
+    expect(a.rec.restarts[0]).toMatchObject({ session: 2, restoredState: true, sequenceLive: 10, sequenceReplay: 10 });
+    expect(a.rec.differences).toBe(0);
+    expect(a.rec.decisions).toMatchObject({ live: 20, replay: 20, differ: 0 });
+    expect(a.rec.fills).toMatchObject({ compared: 20, differ: 0 });
+    expect(a.rec.money.live).toEqual(a.rec.money.replay);
+    expect(a.rec.money.live.fills).toBe(20);
+    expect(a.rec.money.live.realizedPL).toBe('-1.3500');
+  }, 120_000);
+
+  it('--broker sim: the replay fills at the next price as the run\'s simulator did: zero differences', async () => {
+    r = await rig();
+    const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-sim-')), 'live');
+    const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
+    run = await startFxflowRun(r.sandbox, STRATEGY, ['--broker', 'sim', '--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')], 1);
+    for (const p of pricePath(30)) {
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+    }
+    // 10 decisions; the last is on the last price, so 9 fills (each at the price after its decision).
+    await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === 9, 'the simulator\'s 9 fills');
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    run = undefined;
+    const a = replay(out);
+    console.log(`[replay --broker sim] ${a.stdout.trim()}`);
+    expect(a.status).toBe(0);
+    expect(a.rec.fill).toBe('next');
+    expect(a.rec.differences).toBe(0);
+    expect(a.rec.decisions).toMatchObject({ live: 10, replay: 10, differ: 0 });
+    expect(a.rec.money.live).toEqual(a.rec.money.replay);
+    expect(a.rec.money.live.fills).toBe(9);
+    expect(a.rec.money.live.realizedPL).toBe('-1.1300');
   }, 120_000);
 });
