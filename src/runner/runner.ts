@@ -829,7 +829,7 @@ export class Runner {
     if (list !== undefined) for (const b of list) this.#candle(b.tick(at, bid, ask));
     const tick = { kind: 'tick' as const, instrument: p.instrument, at, bid, ask };
     this.#lastTick.set(p.instrument, tick);
-    this.o.recorder?.tick(p.instrument, at, bid, ask, performance.timeOrigin + received);
+    this.o.recorder?.tick(p.instrument, at, bid, ask, Math.round((performance.timeOrigin + received) * 1000) / 1000);
     if (this.#sim && !this.#simStarted) {
       this.#simStarted = true;
       this.#sim.start(at);
