@@ -196,9 +196,10 @@ export function attribute(d: Divergence, replayID: string, ctx: AttributionConte
       return mk('next-price', `OANDA filled it at ${l.price}, the price current when the order arrived; the simulator, like a backtest, at the next price ${r.price}`);
     }
     const q = decided !== undefined ? track?.atOrBefore(decided) : undefined;
+    // The account's own quote at the fill (fullPrice): a spread other than the recorded one, and a fill at that quote, is the spread's doing.
     const bid = Number(fill.fullPrice?.bids?.[0]?.price);
     const ask = Number(fill.fullPrice?.asks?.[0]?.price);
-    if (q !== undefined && bid > 0 && ask > 0 && Math.abs(ask - bid - (q.a - q.b)) > 1e-9) {
+    if (q !== undefined && bid > 0 && ask > 0 && Math.abs((buy ? ask : bid) - lp) < 1e-9 && Math.abs(ask - bid - (q.a - q.b)) > 1e-9) {
       return mk('spread', `the account's quote at the fill had a spread of ${pips(ask - bid, instrument)} pips (${fill.fullPrice?.bids?.[0]?.price}/${fill.fullPrice?.asks?.[0]?.price}), the recorded price ${pips(q.a - q.b, instrument)} pips (${q.b}/${q.a}): filled at ${l.price} vs ${r.price}`);
     }
     if (now !== undefined && (buy ? lp > now + 1e-9 : lp < now - 1e-9)) {

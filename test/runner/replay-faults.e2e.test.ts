@@ -1,0 +1,138 @@
+// Issue 18 item 4: a run against a sandbox whose fills slip, or arrive late, replayed: the
+// differences are found and attributed (slippage; latency, a late fill). Real `fxflow run` and
+// `fxflow replay` processes against a real sandbox over HTTP on its manual clock.
+//
+// The sandbox's fill faults (`fill: { slippage, latency }`) come from helper h22faults; until the
+// sandbox has them, a probe finds so and the tests are skipped with a printed message.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Reconciliation } from '../../src/app/replay.ts';
+import { Journal } from '../../src/runner/journal.ts';
+import { startSandbox, type SandboxOptions } from '../../src/sandbox/server.ts';
+import { V20Http } from '../../src/adapters/v20/http.ts';
+import { V20Rest } from '../../src/adapters/v20/rest.ts';
+import { pricePath, quiet, rig, startFxflowRun, until, type FxflowRun, type Rig } from './harness.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const STRATEGY = 'test/runner/replay-strategy.ts';
+let r: Rig | undefined;
+let run: FxflowRun | undefined;
+afterEach(async () => {
+  run?.proc.kill('SIGKILL');
+  run = undefined;
+  await r?.close();
+  r = undefined;
+});
+
+/** The sandbox option of h22faults (sandbox fill models), typed loosely until it is merged. */
+const withFill = (fill: { slippage?: string; latency?: string }): SandboxOptions => ({ heartbeatMs: 200, fill } as unknown as SandboxOptions);
+
+/** Whether the sandbox applies `fill` options: a market order against a sandbox started with the fault, by REST. */
+async function probe(fill: { slippage?: string; latency?: string }): Promise<boolean> {
+  const sandbox = await startSandbox(withFill(fill));
+  const http = new V20Http({ baseUrl: sandbox.url, log: quiet });
+  try {
+    const t = Date.UTC(2024, 0, 2, 9, 0);
+    sandbox.setTime(t);
+    sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.10015, time: t });
+    const pending = new V20Rest(http).createOrder(sandbox.accountIDs[0]!, { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never);
+    // A latency fault holds the order until the sandbox's clock passes its delay.
+    await until(() => sandbox.stats().requests >= 1, 'the probe order at the sandbox');
+    sandbox.setTime(t + 10_000);
+    sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.101, ask: 1.10115, time: t + 10_000 });
+    const res = (await pending) as { orderFillTransaction?: { price: string; time: string } };
+    const f = res.orderFillTransaction;
+    return fill.slippage !== undefined ? f !== undefined && f.price !== '1.10015' : f !== undefined && Date.parse(f.time) > t;
+  } catch {
+    return false;
+  } finally {
+    await http.close();
+    await sandbox.close();
+  }
+}
+
+const decides = (t: number): boolean => Math.floor(t / 1000) % 3 === 2;
+
+function replay(folder: string): { status: number | null; stdout: string; rec: Reconciliation } {
+  const out = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', folder], { cwd: ROOT, encoding: 'utf8' });
+  return { status: out.status, stdout: out.stdout, rec: JSON.parse(readFileSync(join(folder, 'reconciliation.json'), 'utf8')) as Reconciliation };
+}
+
+describe('fxflow replay against a sandbox with fill faults', () => {
+  it('slippage (fill.slippage fixed:1): every fill 1 pip worse than the quote, each attributed to slippage', async (ctx) => {
+    if (!(await probe({ slippage: 'fixed:1' }))) {
+      console.log('[replay faults] SKIPPED: this sandbox has no fill.slippage option yet (helper h22faults adds it)');
+      ctx.skip();
+    }
+    r = await rig(withFill({ slippage: 'fixed:1' }));
+    const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-slip-')), 'live');
+    const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
+    run = await startFxflowRun(r.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')]);
+    let fills = 0;
+    for (const p of pricePath(30)) {
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+      if (!decides(p.time)) continue;
+      fills++;
+      await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills, `fill ${fills}`);
+    }
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    run = undefined;
+    const a = replay(out);
+    console.log(`[replay slippage] ${a.stdout.trim()}\n${a.rec.fills.diffs[0]?.explanation}`);
+    expect(a.status).toBe(0);
+    expect(a.rec.decisions.differ).toBe(0);
+    expect(a.rec.fills.differ).toBe(10);
+    expect(a.rec.fills.byCause).toEqual({ slippage: 10 });
+    for (const d of a.rec.fills.diffs) {
+      expect(Math.abs(d.priceDiff!)).toBeCloseTo(0.0001, 9);
+      expect(d.explanation).toMatch(/filled it 1\.0 pips worse than the quote when it arrived/);
+    }
+    // 10 fills each 1 pip (0.10 USD on 1000 units) worse: the realized P/L of the 5 round trips differs by 1.00.
+    expect(Number(a.rec.money.realizedPLDiff)).toBeCloseTo(-1, 4);
+  }, 120_000);
+
+  it('latency (fill.latency fixed:2000): every fill 2 s after its decision, at a later price, attributed to latency', async (ctx) => {
+    if (!(await probe({ latency: 'fixed:2000' }))) {
+      console.log('[replay faults] SKIPPED: this sandbox has no fill.latency option yet (helper h22faults adds it)');
+      ctx.skip();
+    }
+    r = await rig(withFill({ latency: 'fixed:2000' }));
+    const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-late-')), 'live');
+    const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
+    run = await startFxflowRun(r.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')]);
+    // The test makes no REST request of its own while the run trades: every request the sandbox
+    // counts is the runner's order. After a price the strategy decides on, the next price waits
+    // until that order has reached the sandbox (it then waits there for the clock to pass +2 s).
+    let orders = r.sandbox.stats().requests;
+    const path = pricePath(36);
+    for (const p of path) {
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+      if (!decides(p.time) || p.time > path[29]!.time) continue;
+      orders++;
+      await until(() => r!.sandbox.stats().requests >= orders, `order ${orders} at the sandbox`);
+    }
+    await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === 10, 'the 10 late fills');
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    run = undefined;
+    const a = replay(out);
+    console.log(`[replay latency] ${a.stdout.trim()}\n${a.rec.fills.diffs[0]?.explanation}`);
+    expect(a.status).toBe(0);
+    expect(a.rec.decisions.differ).toBe(0);
+    expect(a.rec.fills.differ).toBe(10);
+    expect(a.rec.fills.byCause).toEqual({ latency: 10 });
+    for (const d of a.rec.fills.diffs) {
+      expect(d.timeDiffMs).toBeGreaterThanOrEqual(2000);
+      expect(d.explanation).toMatch(/the account filled it \d+ ms after the decision \(a late fill\)/);
+    }
+    // The first decision is on the 3rd price (10:00:02, a buy): it fills at 10:00:04, the 5th price's ask.
+    expect(a.rec.fills.diffs[0]!.live.price).toBe(path[4]!.ask.toFixed(5));
+    expect(a.rec.fills.diffs[0]!.replay.price).toBe(path[2]!.ask.toFixed(5));
+  }, 120_000);
+});
