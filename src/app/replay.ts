@@ -75,6 +75,8 @@ const silent = pino({ level: 'silent' });
 /** The execution of the replay: the simulator, filling market orders at the current or the next price. */
 class ReplayExecution implements Execution {
   readonly transactions$;
+  /** The time of the market now: the latest price received, which may not have reached the simulator yet (a candle it completed comes first). */
+  now = Number.NEGATIVE_INFINITY;
   constructor(readonly sim: SimBroker, readonly fill: 'current' | 'next', readonly last: Map<string, { bid: number; ask: number }>) {
     this.transactions$ = sim.transactions$;
   }
@@ -86,7 +88,7 @@ class ReplayExecution implements Execution {
     // The order reached the server at once: it fills at the price current now (the sandbox does
     // the same: the current quote fed again at the current time).
     for (const [instrument, q] of this.last) {
-      if (sim.queuedMarketOrders(instrument) > 0) sim.onEvent({ kind: 'tick', instrument, at: sim.now, bid: q.bid, ask: q.ask });
+      if (sim.queuedMarketOrders(instrument) > 0) sim.onEvent({ kind: 'tick', instrument, at: Math.max(sim.now, this.now), bid: q.bid, ask: q.ask });
     }
   }
 }
@@ -234,6 +236,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         last.set(rec.i, { bid: rec.b, ask: rec.a });
         lastTime = rec.t;
         current = rec.seq;
+        execution.now = rec.t;
         feed({ kind: 'tick', instrument: rec.i, at: rec.t, bid: rec.b, ask: rec.a }, true);
         return;
       }
@@ -241,6 +244,11 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         counts.candles++;
         refs.set(rec.seq, { seq: rec.seq, kind: `candle ${rec.c.instrument} ${rec.c.granularity} (${rec.src})`, time: formatTime(rec.c.at), where: at(where) });
         current = rec.seq;
+        // Delivered while the price that completed it was handled: that price is the market (its own record follows).
+        if (rec.px !== undefined && instruments.has(rec.px.i)) {
+          last.set(rec.px.i, { bid: rec.px.b, ask: rec.px.a });
+          execution.now = rec.px.t;
+        }
         warming = rec.src === 'warmup';
         feed(rec.c, false);
         warming = false;

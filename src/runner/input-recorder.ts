@@ -123,12 +123,17 @@ export class InputRecorder {
     this.#line('{"k":"tick","seq":' + this.#seq + ',"rt":' + num(rt) + ',"i":"' + instrument + '","t":' + at + ',"b":' + bid + ',"a":' + ask + '}\n');
   }
 
-  /** A candle as delivered to the strategy: `official` (the candles endpoint), `ticks` (built from ticks) or `warmup` (handlers not called). */
-  candle(c: Candle, src: 'official' | 'ticks' | 'warmup', rt: number): void {
+  /**
+   * A candle as delivered to the strategy: `official` (the candles endpoint), `ticks` (built from
+   * ticks) or `warmup` (handlers not called). `px`: the price that completed it, when the candle is
+   * delivered while that price is handled (before the price's own record).
+   */
+  candle(c: Candle, src: 'official' | 'ticks' | 'warmup', rt: number, px?: { readonly instrument: string; readonly at: number; readonly bid: number; readonly ask: number }): void {
     if (this.#capped) return;
     this.counts.candle++;
     this.#lastEvent = ++this.#seq;
-    this.#line(`{"k":"candle","seq":${this.#seq},"rt":${num(rt)},"src":"${src}","c":${JSON.stringify(c)}}\n`);
+    const p = px === undefined ? '' : ',"px":{"i":"' + px.instrument + '","t":' + px.at + ',"b":' + px.bid + ',"a":' + px.ask + '}';
+    this.#line(`{"k":"candle","seq":${this.#seq},"rt":${num(rt)},"src":"${src}"${p},"c":${JSON.stringify(c)}}\n`);
   }
 
   /** A labs event (signal, calendar) as delivered to the strategy. */

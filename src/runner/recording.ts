@@ -64,7 +64,7 @@ export interface RunMeta {
 export type InputRecord =
   | { readonly k: 'session'; readonly seq: number; readonly rt: number; readonly event: 'start' | 'stop'; readonly session: number; readonly runId?: string; readonly reason?: string }
   | { readonly k: 'tick'; readonly seq: number; readonly rt: number; readonly i: string; readonly t: number; readonly b: number; readonly a: number }
-  | { readonly k: 'candle'; readonly seq: number; readonly rt: number; readonly src: 'official' | 'ticks' | 'warmup'; readonly c: Candle }
+  | { readonly k: 'candle'; readonly seq: number; readonly rt: number; readonly src: 'official' | 'ticks' | 'warmup'; readonly c: Candle; readonly px?: { readonly i: string; readonly t: number; readonly b: number; readonly a: number } }
   | { readonly k: 'labs'; readonly seq: number; readonly rt: number; readonly e: MarketEvent }
   | { readonly k: 'tx'; readonly seq: number; readonly rt: number; readonly tx: Transaction }
   | { readonly k: 'intent'; readonly seq: number; readonly rt: number; readonly after: number; readonly t: number; readonly intent: OrderIntent }

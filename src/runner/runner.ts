@@ -325,6 +325,8 @@ export class Runner {
   #handled = '';
   #builders = new Map<string, CandleBuilder[]>();
   readonly #feed: LiveCandleFeed;
+  /** The price being handled while its builders complete candles (see the feed's deliver). */
+  #closingTick: { readonly instrument: string; readonly at: number; readonly bid: number; readonly ask: number } | undefined;
   /** The last tick per instrument: the portfolio's mark again after a candle that arrived late. */
   readonly #lastTick = new Map<string, { kind: 'tick'; instrument: string; at: number; bid: number; ask: number }>();
   #recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, expired: 0, restoredState: false };
@@ -376,7 +378,9 @@ export class Runner {
       source: o.candles ?? 'endpoint', log: this.#log, ...(o.candleWaitMs !== undefined ? { waitMs: o.candleWaitMs } : {}),
       fetch: (instrument, granularity, from, opts) => o.rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }, opts),
       deliver: (c, official) => {
-        o.recorder?.candle(c, official ? 'official' : 'ticks', Date.now());
+        // The price that completed it, when the candle is delivered while that price is handled:
+        // the market when the strategy decides on the candle (the replay's current price).
+        o.recorder?.candle(c, official ? 'official' : 'ticks', Date.now(), this.#closingTick);
         this.#events.next(c);
         // A candle that came after later ticks marked the portfolio at its close: the latest tick again.
         const t = this.#lastTick.get(c.instrument);
@@ -825,9 +829,14 @@ export class Runner {
       const day = risk.day;
       if (day !== undefined) this.journal.day(day); // once a trading day
     }
-    const list = this.#builders.get(p.instrument);
-    if (list !== undefined) for (const b of list) this.#candle(b.tick(at, bid, ask));
     const tick = { kind: 'tick' as const, instrument: p.instrument, at, bid, ask };
+    const list = this.#builders.get(p.instrument);
+    if (list !== undefined) {
+      // A candle this price completes may reach the strategy now, before the price itself (--candles ticks).
+      this.#closingTick = tick;
+      for (const b of list) this.#candle(b.tick(at, bid, ask));
+      this.#closingTick = undefined;
+    }
     this.#lastTick.set(p.instrument, tick);
     this.o.recorder?.tick(p.instrument, at, bid, ask, Math.round((performance.timeOrigin + received) * 1000) / 1000);
     if (this.#sim && !this.#simStarted) {

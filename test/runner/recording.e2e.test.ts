@@ -4,7 +4,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fileSha256 } from '../../src/app/live-run-folder.ts';
+import { replayRun } from '../../src/app/replay.ts';
 import { InputRecorder } from '../../src/runner/input-recorder.ts';
+import replayCandles from './replay-candle-strategy.ts';
 import { inputFiles, readInputs, readRunMeta, type InputRecord } from '../../src/runner/recording.ts';
 import { pricePath, rig, settle, type Rig } from './harness.ts';
 
@@ -57,5 +60,38 @@ describe('the run folder keeps the inputs', () => {
       const fill = recs.find((y) => y.k === 'tx' && y.tx.type === 'ORDER_FILL' && (y.tx as { clientOrderID?: string }).clientOrderID === x.intent.id);
       expect(fill!.seq).toBeGreaterThan(x.seq);
     }
+  }, 60_000);
+
+  it('candles built from ticks: each recorded with the price that completed it (delivered before that price), and replayed with zero differences', async () => {
+    r = await rig();
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-live-candles-'));
+    const file = 'test/runner/replay-candle-strategy.ts';
+    const recorder = new InputRecorder({ dir, meta: { ...meta(r.accountID), strategy: { file, name: 'replay-candles', sha256: fileSha256(file) }, params: replayCandles.params, subscriptions: { candles: ['EUR_USD:M1'], ticks: [], signals: [], calendar: [] } } });
+    const runner = r.runner({ strategy: replayCandles as never, name: 'replay-candles', params: replayCandles.params, recorder, candles: 'ticks' });
+    await runner.start();
+    // A price every 20 s for 10 minutes: 9 complete M1 candles, each completed by the first price after it.
+    const path = pricePath(30).map((p, i) => ({ ...p, time: Date.UTC(2024, 0, 2, 10, 0, 10) + i * 20_000 }));
+    for (const p of path) {
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+      await settle(r, runner);
+    }
+    await runner.stop('end');
+    const recs: InputRecord[] = [];
+    await readInputs(dir, inputFiles(dir, readRunMeta(dir)).files, (x) => recs.push(x));
+    const candles = recs.filter((x) => x.k === 'candle');
+    expect(candles).toHaveLength(9);
+    for (const c of candles) {
+      // The next price recorded (after the candle's intent) is the one that completed it, and the candle names it.
+      const next = recs.slice(recs.indexOf(c) + 1).find((x) => x.k === 'tick')!;
+      expect(recs[recs.indexOf(c) + 1]!.k).toBe('intent');
+      expect(c.k === 'candle' && c.src).toBe('ticks');
+      expect(c.k === 'candle' && c.px?.t).toBe(next.k === 'tick' ? next.t : -1);
+    }
+    const rec = await replayRun({ dir });
+    console.log(`[recording candles] ${candles.length} candles from ticks, ${rec.decisions.live} decisions; replay: ${rec.differences} differences, realized P/L ${rec.money.live.realizedPL} / ${rec.money.replay.realizedPL}`);
+    expect(rec.decisions).toMatchObject({ live: 9, replay: 9, differ: 0 });
+    expect(rec.fills).toMatchObject({ compared: 9, differ: 0 });
+    expect(rec.differences).toBe(0);
   }, 60_000);
 });
