@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Portfolio } from '../engine/portfolio.ts';
 import type { Summary } from '../engine/report.ts';
 import { InputRecorder, type InputRecorderOptions } from '../runner/input-recorder.ts';
-import { inputFiles, readInputs, readRunMeta, type RunMeta } from '../runner/recording.ts';
+import type { RunMeta } from '../runner/recording.ts';
 import { writeRunReport } from '../report/run-report.ts';
 import { equityCsv, tradesCsv } from './backtest.ts';
 import { makeRunDir, RunFileError } from './line-file.ts';
@@ -58,8 +58,8 @@ export function openLiveRunFolder(dir: string, journalDir: string, o: Omit<Input
 /**
  * After a stop: the report files a backtest's run folder has, where they fit a live run:
  * report.txt, summary.json, trades.csv (closed trades, then those open at the stop), equity.csv,
- * transactions.jsonl (the account's transactions as recorded in the inputs, every session, each
- * once) and report.html. Returns what could not be written (the recording itself is never touched).
+ * config.json and report.html (transactions.jsonl is written as they come, by the recorder).
+ * Returns what could not be written (the recording itself is never touched).
  */
 export async function finishLiveRunFolder(dir: string, o: { report: string; summary: Summary; portfolio: Portfolio; currency: string; meta: RunMeta }): Promise<string[]> {
   const warnings: string[] = [];
@@ -75,18 +75,6 @@ export async function finishLiveRunFolder(dir: string, o: { report: string; summ
   attempt('trades.csv', () => writeFileSync(join(dir, 'trades.csv'), tradesCsv(o.portfolio.closedTrades, o.portfolio.openAtEnd())));
   attempt('equity.csv', () => writeFileSync(join(dir, 'equity.csv'), equityCsv(o.portfolio.equity, o.currency)));
   attempt('config.json', () => writeFileSync(join(dir, 'config.json'), `${JSON.stringify(o.meta.config, null, 2)}\n`));
-  // transactions.jsonl from the recording: a transaction replayed to the strategy after a restart
-  // was recorded twice (before the crash and again); it is written once.
-  const lines: string[] = [];
-  const seen = new Set<string>();
-  const meta = readRunMeta(dir);
-  const read = await readInputs(dir, inputFiles(dir, meta).files, (rec) => {
-    if (rec.k !== 'tx' || seen.has(rec.tx.id)) return;
-    seen.add(rec.tx.id);
-    lines.push(JSON.stringify(rec.tx));
-  });
-  warnings.push(...read.messages);
-  attempt('transactions.jsonl', () => writeFileSync(join(dir, 'transactions.jsonl'), lines.length > 0 ? `${lines.join('\n')}\n` : ''));
   attempt('report.html', () => void writeRunReport(dir));
   return warnings;
 }

@@ -1,4 +1,4 @@
-import { createWriteStream, existsSync, readFileSync, renameSync, writeFileSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, fstatSync, openSync, readFileSync, readSync, renameSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { constants as zlib, createGzip, type Gzip } from 'node:zlib';
 import type { Candle } from '../domain/candle.ts';
@@ -38,6 +38,33 @@ export interface SessionStart {
 
 const num = (x: number): string => (Number.isFinite(x) ? String(x) : 'null');
 
+/** The run folder's transactions.jsonl: the account's transactions, each once, in ID order. */
+export const TRANSACTIONS_FILE = 'transactions.jsonl';
+
+/** The ID of the last whole transaction line of a transactions.jsonl (0 when none): a restart appends after it. */
+function lastTransactionIn(path: string): number {
+  if (!existsSync(path)) return 0;
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const n = Math.min(size, 64 * 1024);
+    const buf = Buffer.alloc(n);
+    readSync(fd, buf, 0, n, size - n);
+    const lines = buf.toString('utf8').split('\n');
+    for (let i = lines.length - 1; i >= 0; i--) {
+      try {
+        const id = Number((JSON.parse(lines[i]!) as { id?: unknown }).id);
+        if (Number.isInteger(id)) return id;
+      } catch {
+        // a torn last line, or the cut first one: the one before
+      }
+    }
+    return 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Keeps what a live run receives, in arrival order, as gzip JSON lines in its run folder (the
  * format: docs/replay.md, `recording.ts`): ticks with their receive time, candles as delivered to the
@@ -72,6 +99,8 @@ export class InputRecorder {
   #dirty = false;
   #capped = false;
   #error: Error | undefined;
+  #txOut: WriteStream | undefined;
+  #lastTx: number;
   /** Records written in this session, by kind. */
   readonly counts = { tick: 0, candle: 0, labs: 0, tx: 0, intent: 0 };
 
@@ -81,6 +110,7 @@ export class InputRecorder {
     this.#rotate = o.rotateBytes ?? 64 * 1024 * 1024;
     this.#max = o.maxBytes ?? 2 * 1024 * 1024 * 1024;
     this.#bufferChars = o.bufferChars ?? 64 * 1024;
+    this.#lastTx = lastTransactionIn(join(o.dir, TRANSACTIONS_FILE));
     const path = join(o.dir, RUN_JSON);
     // A restart in the same run folder continues it: a new session, new files, the sequence going on.
     const prior = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as RunMeta) : undefined;
@@ -109,6 +139,8 @@ export class InputRecorder {
     this.#session = { n, runId: s.runId, clientIdPrefix: s.clientIdPrefix, sequence: s.sequence, restoredState: s.restoredState, start: new Date(wall).toISOString(), firstSeq: this.#seq + 1, files: [], bytes: 0, account: s.account };
     this.#meta.sessions.push(this.#session);
     this.#openFile();
+    this.#txOut = createWriteStream(join(this.dir, TRANSACTIONS_FILE), { flags: 'a' });
+    this.#txOut.on('error', (e) => this.#o.onWarn?.(`run folder ${this.dir}: ${TRANSACTIONS_FILE} cannot be written (${e.message})`));
     this.#line(`{"k":"session","seq":${++this.#seq},"rt":${wall},"event":"start","session":${n},"runId":${JSON.stringify(s.runId)}}\n`);
     this.#writeMeta();
     this.#timer = setInterval(() => this.flush(), this.#o.flushMs ?? 1000);
@@ -144,12 +176,22 @@ export class InputRecorder {
     this.#line(`{"k":"labs","seq":${this.#seq},"rt":${num(rt)},"e":${JSON.stringify(e)}}\n`);
   }
 
-  /** A transaction of the account as received (before the strategy's engine). */
+  /**
+   * A transaction of the account as received (before the strategy's engine), or one the risk layer
+   * made (a refusal, ID `<last>.<n>`). The account's own also go to transactions.jsonl, each once
+   * (one a restart replays again is not written twice), past the size cap too.
+   */
   transaction(t: Transaction, rt: number): void {
+    const json = JSON.stringify(t);
+    const id = Number(t.id);
+    if (Number.isInteger(id) && id > this.#lastTx) {
+      this.#lastTx = id;
+      this.#txOut?.write(`${json}\n`);
+    }
     if (this.#capped) return;
     this.counts.tx++;
     this.#lastEvent = ++this.#seq;
-    this.#line(`{"k":"tx","seq":${this.#seq},"rt":${num(rt)},"tx":${JSON.stringify(t)}}\n`);
+    this.#line(`{"k":"tx","seq":${this.#seq},"rt":${num(rt)},"tx":${json}}\n`);
   }
 
   /** An intent the strategy returned, at engine time `at`, after the last event recorded. */
@@ -177,6 +219,9 @@ export class InputRecorder {
     this.#buf += `{"k":"session","seq":${++this.#seq},"rt":${wall},"event":"stop","session":${s.n},"reason":${JSON.stringify(reason)}}\n`;
     this.#push();
     this.#closeFile();
+    const txOut = this.#txOut;
+    this.#txOut = undefined;
+    if (txOut !== undefined) this.#closing.push(new Promise<void>((res) => txOut.end(() => res())));
     await Promise.all(this.#closing);
     s.stop = new Date(wall).toISOString();
     s.reason = reason;

@@ -576,6 +576,8 @@ export class Runner {
         const r = base.onTransaction ? base.onTransaction(ctx, s) : undefined;
         const id = ctx.transaction?.id;
         if (id !== undefined && !id.includes('.')) this.#handled = id;
+        // The risk layer's refusals reach the engine without passing the journal: recorded here.
+        else if (id !== undefined && ctx.transaction !== undefined) o.recorder?.transaction(ctx.transaction, Date.now());
         if (ctx.transaction !== undefined) this.o.onTransaction?.(ctx.transaction);
         this.#maybeRebase();
         return r;

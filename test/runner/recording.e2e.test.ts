@@ -1,6 +1,6 @@
 // Issue 18 item 4: a live run keeps its inputs in its run folder (run.json, gzip JSON lines in
 // arrival order). A runner against a real sandbox over HTTP, real files read back.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { fileSha256 } from '../../src/app/live-run-folder.ts';
 import { replayRun } from '../../src/app/replay.ts';
 import { InputRecorder } from '../../src/runner/input-recorder.ts';
 import replayCandles from './replay-candle-strategy.ts';
+import replayStrategy from './replay-strategy.ts';
 import { inputFiles, readInputs, readRunMeta, type InputRecord } from '../../src/runner/recording.ts';
 import { pricePath, rig, settle, type Rig } from './harness.ts';
 
@@ -42,6 +43,11 @@ describe('the run folder keeps the inputs', () => {
     const recs: InputRecord[] = [];
     const problems = await readInputs(dir, inputFiles(dir, m).files, (rec) => recs.push(rec));
     const kinds = (k: string): number => recs.filter((x) => x.k === k).length;
+    // transactions.jsonl: the account's transactions of both sessions, each once, in ID order.
+    const written = readFileSync(join(dir, 'transactions.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
+    const received = [...new Set(recs.flatMap((x) => (x.k === 'tx' ? [x.tx.id] : [])))];
+    expect(written).toEqual(received);
+    expect(written.map(Number)).toEqual([...written.map(Number)].sort((a, b) => a - b));
     console.log(`[recording] ${m.sessions.length} sessions, files ${m.sessions.map((s) => s.files.length).join('+')}, records: ${kinds('tick')} ticks, ${kinds('tx')} transactions, ${kinds('intent')} intents, ${kinds('session')} session markers`);
     expect(problems.messages).toEqual([]);
     expect(m.sessions).toHaveLength(2);
@@ -93,5 +99,29 @@ describe('the run folder keeps the inputs', () => {
     expect(rec.decisions).toMatchObject({ live: 9, replay: 9, differ: 0 });
     expect(rec.fills).toMatchObject({ compared: 9, differ: 0 });
     expect(rec.differences).toBe(0);
+  }, 60_000);
+
+  it('a risk refusal (the risk layer\'s own reject, never at the account) is recorded, and the replay, under the recorded limits, refuses the same: zero differences', async () => {
+    r = await rig();
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-live-risk-'));
+    const file = 'test/runner/replay-strategy.ts';
+    const limits = { maxUnits: 1500 };
+    const recorder = new InputRecorder({ dir, meta: { ...meta(r.accountID), strategy: { file, name: 'replay-strategy', sha256: fileSha256(file) }, params: { units: '2000' }, config: { limits } } });
+    // 2000 units against a limit of 1500: every entry refused.
+    const runner = r.runner({ strategy: replayStrategy as never, name: 'replay-strategy', params: { units: '2000' }, recorder, limits });
+    await runner.start();
+    for (const p of pricePath(12)) {
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+      await settle(r, runner);
+    }
+    await runner.stop('end');
+    const rec = await replayRun({ dir });
+    console.log(`[recording risk] ${rec.records.intents} intents, ${rec.records.transactions} transactions recorded (the refusals); replay: ${rec.differences} differences`);
+    expect(rec.records.intents).toBe(4);
+    expect(rec.records.transactions).toBe(4);
+    expect(rec.fills).toMatchObject({ compared: 4, differ: 0 });
+    expect(rec.differences).toBe(0);
+    expect(readFileSync(join(dir, 'transactions.jsonl'), 'utf8')).toBe('');
   }, 60_000);
 });
