@@ -65,7 +65,7 @@ export interface Reconciliation {
   readonly fills: { readonly compared: number; readonly differ: number; readonly byCause: Readonly<Record<string, number>>; readonly diffs: readonly FillDiff[] };
   readonly money: { readonly live: MoneyTotals; readonly replay: MoneyTotals; readonly realizedPLDiff: string; readonly financingDiff: string; readonly commissionDiff: string };
   /** Restarts between sessions (the live strategy resumed from its journal; the replay ran on in one piece). */
-  readonly restarts: readonly { readonly session: number; readonly at: string; readonly restoredState: boolean; readonly sequenceLive: number; readonly sequenceReplay: number }[];
+  readonly restarts: readonly { readonly session: number; readonly at: string; readonly previousStop: string; readonly restoredState: boolean; readonly sequenceLive: number; readonly sequenceReplay: number }[];
   /** Differences in all: decisions + fills + a non-zero P/L, financing or commission difference. */
   readonly differences: number;
 }
@@ -186,7 +186,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const seenTx = new Set<string>();
   const quotes = new Map<string, QuoteTrack>();
   const refs = new Map<number, EventRef>();
-  const restarts: { session: number; at: string; restoredState: boolean; sequenceLive: number; sequenceReplay: number }[] = [];
+  const restarts: { session: number; at: string; previousStop: string; restoredState: boolean; sequenceLive: number; sequenceReplay: number }[] = [];
   const restartTimes: number[] = [];
   const counts = { ticks: 0, candles: 0, labs: 0, transactions: 0, intents: 0 };
   let otherAccount = 0;
@@ -217,7 +217,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         if (rec.event === 'start' && rec.session > 1) {
           const s = meta.sessions[rec.session - 1];
           if (Number.isFinite(lastTime)) restartTimes.push(lastTime);
-          restarts.push({ session: rec.session, at: new Date(rec.rt).toISOString(), restoredState: s?.restoredState ?? false, sequenceLive: s?.sequence ?? Number.NaN, sequenceReplay: engine.sequence });
+          restarts.push({ session: rec.session, at: new Date(rec.rt).toISOString(), previousStop: meta.sessions[rec.session - 2]?.reason ?? 'unknown', restoredState: s?.restoredState ?? false, sequenceLive: s?.sequence ?? Number.NaN, sequenceReplay: engine.sequence });
           // The live run's client IDs after the restart: its new run identity.
           if (s !== undefined) engine.clientIdPrefix = s.clientIdPrefix;
         }
@@ -355,7 +355,7 @@ export function reconciliationText(r: Reconciliation): string {
   }
   L.push(`money: live realized P/L ${r.money.live.realizedPL}, financing ${r.money.live.financing}, commission ${r.money.live.commission}, balance ${r.money.live.balance}, ${r.money.live.fills} fills`);
   L.push(`       replay realized P/L ${r.money.replay.realizedPL}, financing ${r.money.replay.financing}, commission ${r.money.replay.commission}, balance ${r.money.replay.balance}, ${r.money.replay.fills} fills`);
-  for (const x of r.restarts) L.push(`restart: session ${x.session} at ${x.at}: the live strategy ${x.restoredState ? 'resumed from its journal' : 'started afresh'} (client-ID sequence ${x.sequenceLive}; the replay, running on in one piece, was at ${x.sequenceReplay})`);
+  for (const x of r.restarts) L.push(`restart: session ${x.session} at ${x.at} (the session before ended: ${x.previousStop}): the live strategy ${x.restoredState ? 'resumed from its journal' : 'started afresh'} (client-ID sequence ${x.sequenceLive}; the replay, running on in one piece, was at ${x.sequenceReplay})`);
   if (r.problems.length > 0) {
     L.push('inputs that could not be used as they are:');
     for (const p of r.problems) L.push(`  ${p}`);

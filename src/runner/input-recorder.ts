@@ -1,6 +1,6 @@
 import { closeSync, createWriteStream, existsSync, fstatSync, openSync, readFileSync, readSync, renameSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { constants as zlib, createGzip, type Gzip } from 'node:zlib';
+import { constants as zlib, createGzip, gunzipSync, type Gzip } from 'node:zlib';
 import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { OrderIntent } from '../domain/intents.ts';
@@ -37,6 +37,20 @@ export interface SessionStart {
 }
 
 const num = (x: number): string => (Number.isFinite(x) ? String(x) : 'null');
+
+/** The `seq` of the last whole record of an input file (a killed run's: without its gzip end), if any. */
+function lastSeqIn(path: string): number | undefined {
+  if (!existsSync(path)) return undefined;
+  let text: string;
+  try {
+    text = gunzipSync(readFileSync(path), { finishFlush: zlib.Z_SYNC_FLUSH }).toString('utf8');
+  } catch {
+    return undefined;
+  }
+  const end = text.lastIndexOf('\n');
+  const m = /"seq":(\d+)/.exec(text.slice(text.lastIndexOf('\n', end - 1) + 1, end));
+  return m ? Number(m[1]) : undefined;
+}
 
 /** The run folder's transactions.jsonl: the account's transactions, each once, in ID order. */
 export const TRANSACTIONS_FILE = 'transactions.jsonl';
@@ -116,7 +130,12 @@ export class InputRecorder {
     const prior = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as RunMeta) : undefined;
     this.#meta = { format: 1, ...o.meta, sessions: prior?.sessions ?? [] };
     for (const s of this.#meta.sessions) {
-      this.#seq = Math.max(this.#seq, s.lastSeq ?? s.firstSeq);
+      // A session with no stop (the process was killed): its last record, from its last file.
+      if (s.lastSeq === undefined) {
+        s.lastSeq = lastSeqIn(join(o.dir, s.files[s.files.length - 1] ?? '')) ?? s.firstSeq;
+        s.reason ??= 'cut off: no stop marker (the process was killed or crashed)';
+      }
+      this.#seq = Math.max(this.#seq, s.lastSeq);
       this.#totalBytes += s.bytes ?? 0;
       for (const f of s.files) this.#fileNo = Math.max(this.#fileNo, Number(/(\d+)/.exec(f)?.[1] ?? 0));
     }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/runner/journal.ts';
+import { inputFiles, readInputs, readRunMeta } from '../../src/runner/recording.ts';
 import type { Reconciliation } from '../../src/app/replay.ts';
 import { pricePath, rig, startFxflowRun, until, type FxflowRun, type Rig } from './harness.ts';
 
@@ -30,7 +31,7 @@ const decides = (t: number): boolean => Math.floor(t / 1000) % 3 === 2;
  * fill and the runner has journaled it (so the order reached the sandbox before the next price, as
  * it would on a market that moves slower than the round trip). Stops it with SIGTERM.
  */
-async function liveRun(rr: Rig, out: string | undefined, n: number, o: { journal?: string; from?: number; fills?: number } = {}): Promise<{ stdout: string; fills: number }> {
+async function liveRun(rr: Rig, out: string | undefined, n: number, o: { journal?: string; from?: number; fills?: number; kill?: boolean } = {}): Promise<{ stdout: string; fills: number }> {
   const journal = o.journal ?? mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
   run = await startFxflowRun(rr.sandbox, STRATEGY, ['--journal', journal, ...(out !== undefined ? ['--out', out] : []), '--log-file', join(journal, 'run.log')]);
   let fills = o.fills ?? 0;
@@ -45,8 +46,22 @@ async function liveRun(rr: Rig, out: string | undefined, n: number, o: { journal
       return j.transactions.filter((t) => t.type === 'ORDER_FILL').length === fills && j.lastTransactionID === last;
     }, `the fill of order ${fills}`);
   }
-  run.proc.kill('SIGTERM');
-  expect(await run.exited).toBe(0);
+  if (o.kill === true && out !== undefined) {
+    // kill -9 once the recording holds the last price (the recorder flushes its gzip stream every second).
+    const lastTime = pricePath(n)[n - 1]!.time;
+    await until(async () => {
+      let seen = false;
+      await readInputs(out, inputFiles(out, readRunMeta(out)).files, (x) => {
+        if (x.k === 'tick' && x.t === lastTime) seen = true;
+      });
+      return seen;
+    }, 'the last price in the recording');
+    run.proc.kill('SIGKILL');
+    await run.exited;
+  } else {
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  }
   const stdout = run.out();
   run = undefined;
   return { stdout, fills };
@@ -153,5 +168,26 @@ describe('fxflow replay: golden runs against the sandbox', () => {
     expect(a.rec.money.live).toEqual(a.rec.money.replay);
     expect(a.rec.money.live.fills).toBe(9);
     expect(a.rec.money.live.realizedPL).toBe('-1.1300');
+  }, 120_000);
+
+  it('kill -9, then a restart into the same folder: the cut-off session is named, its records keep their numbers, the replay runs on: zero differences', async () => {
+    r = await rig();
+    const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
+    const folder = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-kill-')), 'live');
+    const first = await liveRun(r, folder, 30, { journal, kill: true });
+    await liveRun(r, folder, 60, { journal, from: 30, fills: first.fills });
+    const meta = readRunMeta(folder);
+    expect(meta.sessions).toHaveLength(2);
+    expect(meta.sessions[0]!.reason).toBe('cut off: no stop marker (the process was killed or crashed)');
+    expect(meta.sessions[1]!.firstSeq).toBe(meta.sessions[0]!.lastSeq! + 1);
+    const a = replay(folder);
+    console.log(`[replay kill -9] ${a.stdout.trim()}`);
+    expect(a.status).toBe(0);
+    expect(a.rec.problems).toEqual([]);
+    expect(a.rec.restarts).toHaveLength(1);
+    expect(a.rec.restarts[0]!.previousStop).toBe('cut off: no stop marker (the process was killed or crashed)');
+    expect(a.rec.differences).toBe(0);
+    expect(a.rec.decisions).toMatchObject({ live: 20, replay: 20, differ: 0 });
+    expect(a.rec.money.live.realizedPL).toBe('-1.3500');
   }, 120_000);
 });
