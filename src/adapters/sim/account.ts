@@ -12,7 +12,7 @@ export interface Chunk {
 /**
  * The account rules, as OANDA applies them: NAV and margin used, the margin check of a fill, when a
  * margin call starts and ends, when the margin closeout fires, and the FIFO rules of a US account.
- * It reads the simulator's ledger and quotes; it decides, the broker acts (emits the transactions).
+ * It reads the simulator's ledger and quotes; it decides; execute.ts and closeout.ts act (emit the transactions).
  */
 export class AccountRules {
   /** The account's margin rate; a sandbox configuration (PATCH /configuration) changes it. */

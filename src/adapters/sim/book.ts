@@ -11,7 +11,7 @@ import { ratchet, restingFillPrice } from './pricing.ts';
 /**
  * The order book and matching: per instrument, the market orders waiting for their next price and
  * the resting orders in creation order, and what triggers when at one price point. The prices a
- * triggered order fills at come from pricing.ts; what a fill does comes back to the broker (`MatchSink`).
+ * triggered order fills at come from pricing.ts; what a fill does comes back through `MatchSink` (execute.ts, wired by broker.ts).
  */
 
 /** A market order waiting for the first price at or after `activeFrom` (its arrival: latency.ts). */
@@ -50,7 +50,7 @@ export interface Book {
   lastTick: UnixMs;
 }
 
-/** What matching asks the broker to do. */
+/** What matching asks the rest of the simulator to do (execute.ts, cancels.ts). */
 export interface MatchSink {
   /** A queued market order meets its price point. */
   fillMarket(book: Book, q: QueuedMarket, bid: number, ask: number, t: UnixMs): void;
@@ -82,7 +82,7 @@ export function match(book: Book, bid: number, ask: number, t: UnixMs, gap: bool
   for (let i = 0; i < n; i++) {
     const o = snapshot[i]!;
     if (o.activeFrom > t || !o.live) continue;
-    if (o.expiresAt <= t) continue; // expiry is handled by the broker's clock at the right time
+    if (o.expiresAt <= t) continue; // expiry is handled by clock.ts at the right time
     if (triggers(o, bid, ask)) {
       const px = restingFillPrice(o, bid, ask, gap);
       if (px === px) {

@@ -13,10 +13,10 @@ import type { Draft } from './transactions.ts';
  * The money of a fill: the ORDER_FILL transaction of an order filled at `price`, with its realized
  * P/L per closed trade part, half-spread cost, guaranteed-stop fee, commission (commission.ts),
  * the opened trade and the account balance after. Exact: prices and units as integers, one
- * rounding per amount (money.ts). The broker decides whether and at what price; this writes it down.
+ * rounding per amount (money.ts). execute.ts `execute` decides whether and at what price; this writes it down.
  */
 
-/** One fill as the broker decided it. */
+/** One fill as execute.ts decided it. */
 export interface FillArgs {
   orderID: string;
   clientOrderID: string | undefined;

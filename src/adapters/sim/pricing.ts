@@ -5,7 +5,7 @@ import { isLimitLike, type SimOrder } from './orders.ts';
 /**
  * Fill pricing: the path a candle's prices are assumed to take (the path models), and the price a
  * resting order fills at when a point of that path triggers it. Slippage (slippage.ts) is applied on
- * top by the broker, for the fills that can slip.
+ * top by execute.ts `execute`, for the fills that can slip.
  */
 
 /** The path models: the order of a candle's extremes. */

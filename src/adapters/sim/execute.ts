@@ -1,0 +1,277 @@
+import { add, amount } from '../../domain/money.ts';
+import type { LedgerTrade } from '../../domain/ledger.ts';
+import { formatTime, parseRequestTime, type UnixMs } from '../../domain/time.ts';
+import type { ClientExtensions, OrderCancelReason, Transaction } from '../../domain/v20/index.ts';
+import type { Book, QueuedMarket } from './book.ts';
+import { cancelFill, cancelOrder, reject } from './cancels.ts';
+import { orderFill, roundUnits, type FillArgs } from './fill.ts';
+import type { SimOrder } from './orders.ts';
+import { canSlip, NO_SLIPPAGE } from './slippage.ts';
+import type { SimState } from './state.ts';
+import { copyFields, type Draft } from './transactions.ts';
+
+/**
+ * Executing an order that met its price: a queued market order (`fillMarket`: its MARKET_ORDER,
+ * liquidity), a triggered resting order (`fillResting`), then `execute`: the fill price after
+ * slippage (slippage.ts) and its bound, what the fill reduces and opens (positionFill, FIFO), the
+ * on-fill checks (take profit and stop loss on the right side, guaranteed distance, margin), the
+ * ORDER_FILL and its money (fill.ts), the closed trades' dependent orders cancelled and the new
+ * trade's on-fill orders created, in one batch.
+ */
+
+/** A queued market order meets its price point: its MARKET_ORDER (or a reject), liquidity, then `execute`. */
+export function fillMarket(s: SimState, book: Book, q: QueuedMarket, bid: number, ask: number, t: UnixMs): void {
+  s.tx.begin();
+  const r = q.request;
+  // A close whose trade disappeared meanwhile (its TP or SL filled first) is rejected, not filled.
+  if (r.tradeClose && !s.ledger.trades.has(r.tradeClose.tradeID)) {
+    reject(s, 'MARKET_ORDER_REJECT', { ...r }, 'TRADE_DOESNT_EXIST');
+    return;
+  }
+  let units = Number(r.units);
+  if (r.longPositionCloseout || r.shortPositionCloseout) {
+    const pos = s.ledger.position(r.instrument);
+    const have = r.longPositionCloseout ? pos.long : -pos.short;
+    if (have === 0) {
+      reject(s, 'MARKET_ORDER_REJECT', { ...r }, 'CLOSEOUT_POSITION_DOESNT_EXIST');
+      return;
+    }
+    if (Math.abs(units) > have) units = r.longPositionCloseout ? -have : have;
+  }
+  const created = s.tx.emit(copyFields<Draft>({ type: 'MARKET_ORDER' }, r as unknown as Record<string, unknown>, 'units', String(units)));
+  // Liquidity, when the price carries it (ticks with bucket liquidity): FOK fills all or nothing,
+  // IOC fills what is there and cancels the rest.
+  const available = units > 0 ? s.liquidity.ask : s.liquidity.bid;
+  let fillUnits = units;
+  if (Math.abs(units) > available) {
+    if (r.timeInForce !== 'IOC' || available <= 0) {
+      cancelFill(s, created.id, q.clientID, 'INSUFFICIENT_LIQUIDITY');
+      return;
+    }
+    fillUnits = units > 0 ? available : -available;
+  }
+  execute(s, book, {
+    orderID: created.id,
+    clientOrderID: q.clientID,
+    type: 'MARKET',
+    units: fillUnits,
+    positionFill: r.positionFill,
+    priceBound: r.priceBound !== undefined ? Number(r.priceBound) : Number.NaN,
+    bid,
+    ask,
+    px: units < 0 ? bid : ask,
+    t,
+    created: r as unknown as Record<string, unknown>,
+    tradeClose: r.tradeClose,
+    closeout: r.longPositionCloseout ? 1 : r.shortPositionCloseout ? -1 : 0,
+    order: undefined,
+  });
+  if (fillUnits !== units) cancelFill(s, created.id, q.clientID, 'INSUFFICIENT_LIQUIDITY');
+}
+
+/** A resting order triggered at `px` (pricing.ts): a dependent order closes its trade (or is cancelled with it), an entry order fills its units. */
+export function fillResting(s: SimState, book: Book, o: SimOrder, px: number, bid: number, ask: number, t: UnixMs): void {
+  s.tx.begin();
+  const created = o.created as Transaction & Record<string, unknown>;
+  if (o.tradeID !== undefined) {
+    const trade = s.ledger.trades.get(o.tradeID);
+    if (!trade) {
+      cancelOrder(s, o, 'LINKED_TRADE_CLOSED');
+      return;
+    }
+    s.untrack(o);
+    execute(s, book, {
+      orderID: o.id,
+      clientOrderID: o.clientID,
+      type: o.type,
+      units: -trade.unitsNum,
+      positionFill: 'REDUCE_ONLY',
+      priceBound: Number.NaN,
+      bid,
+      ask,
+      px,
+      t,
+      created,
+      tradeClose: { tradeID: trade.id, units: 'ALL' },
+      closeout: 0,
+      order: o,
+    });
+    return;
+  }
+  s.untrack(o);
+  execute(s, book, {
+    orderID: o.id,
+    clientOrderID: o.clientID,
+    type: o.type,
+    units: o.units!,
+    positionFill: (created.positionFill as string | undefined) ?? 'DEFAULT',
+    priceBound: o.priceBound,
+    bid,
+    ask,
+    px,
+    t,
+    created,
+    tradeClose: undefined,
+    closeout: 0,
+    order: o,
+  });
+}
+
+/**
+ * Fills (or cancels) one order at price `px`: plans the trade reductions (FIFO), the opening
+ * remainder, checks bounds, margin and on-fill targets, then emits ORDER_FILL, the cancels of the
+ * closed trades' dependent orders, and the new trade's on-fill orders, in one batch.
+ */
+export function execute(s: SimState, book: Book, a: FillArgs): void {
+  const inst = book.instrument;
+  const buy = a.units > 0;
+  // Slippage (slippage.ts) on the fills that can slip, against the trader; snapped after.
+  const slipping = s.slippage !== NO_SLIPPAGE && canSlip(a.type);
+  const pxNum = inst.snap(slipping ? s.slippage.slip(a.px, buy ? 1 : -1, a.bid, a.ask, inst) : a.px);
+  const price = inst.price(pxNum);
+  if (!Number.isNaN(a.priceBound) && (buy ? pxNum > a.priceBound : pxNum < a.priceBound)) {
+    cancelFill(s, a.orderID, a.clientOrderID, 'BOUNDS_VIOLATION');
+    return;
+  }
+
+  // Plan reductions: a named trade, or the opposite trades oldest first.
+  const chunks: { trade: LedgerTrade; units: number }[] = [];
+  let remaining = Math.abs(a.units);
+  if (a.tradeClose) {
+    const trade = s.ledger.trades.get(a.tradeClose.tradeID)!;
+    if (s.opts.fifo === true && s.account.olderTwin(trade)) {
+      cancelFill(s, a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
+      return;
+    }
+    chunks.push({ trade, units: remaining });
+    remaining = 0;
+  } else {
+    const pf = a.positionFill === 'POSITION_DEFAULT' ? 'DEFAULT' : a.positionFill;
+    const reduce = a.closeout !== 0 || pf === 'REDUCE_FIRST' || pf === 'REDUCE_ONLY' || (pf === 'DEFAULT' && !s.hedging);
+    if (reduce) {
+      for (const t of s.ledger.trades.values()) {
+        if (remaining === 0) break;
+        if (t.instrument !== inst.name || t.unitsNum > 0 === buy) continue;
+        const take = Math.min(remaining, Math.abs(t.unitsNum));
+        chunks.push({ trade: t, units: take });
+        remaining = roundUnits(remaining - take);
+      }
+    }
+    if (pf === 'REDUCE_ONLY' || a.closeout !== 0) remaining = 0;
+    if (s.opts.fifo === true && pf === 'OPEN_ONLY' && remaining > 0 && s.account.hasOpposite(inst.name, buy)) {
+      // No hedging in a FIFO account: opening against an opposite position is not allowed.
+      cancelFill(s, a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
+      return;
+    }
+  }
+  const opening = remaining;
+  if (chunks.length === 0 && opening === 0) {
+    cancelFill(s, a.orderID, a.clientOrderID, 'POSITION_CLOSEOUT_FAILED' as OrderCancelReason);
+    return;
+  }
+  const factors = s.conversion.factors(inst.quote);
+
+  // Checks that apply to the opening part.
+  const c = a.created;
+  let tpPrice: number | undefined;
+  let slPrice: number | undefined;
+  let gslPrice: number | undefined;
+  if (opening > 0) {
+    const tp = c.takeProfitOnFill as { price?: string; distance?: string } | undefined;
+    const sl = c.stopLossOnFill as { price?: string; distance?: string } | undefined;
+    const gsl = c.guaranteedStopLossOnFill as { price?: string; distance?: string } | undefined;
+    if (tp) tpPrice = tp.price !== undefined ? Number(tp.price) : inst.snap(buy ? pxNum + Number(tp.distance) : pxNum - Number(tp.distance));
+    if (sl) slPrice = sl.price !== undefined ? Number(sl.price) : inst.snap(buy ? pxNum - Number(sl.distance) : pxNum + Number(sl.distance));
+    if (gsl) gslPrice = gsl.price !== undefined ? Number(gsl.price) : inst.snap(buy ? pxNum - Number(gsl.distance) : pxNum + Number(gsl.distance));
+    const closing = buy ? a.bid : a.ask;
+    if (tpPrice !== undefined && (buy ? tpPrice <= pxNum : tpPrice >= pxNum)) {
+      cancelFill(s, a.orderID, a.clientOrderID, 'TAKE_PROFIT_ON_FILL_LOSS');
+      return;
+    }
+    if ((slPrice !== undefined && (buy ? slPrice >= closing : slPrice <= closing)) || (gslPrice !== undefined && (buy ? gslPrice >= closing : gslPrice <= closing))) {
+      cancelFill(s, a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_LOSS');
+      return;
+    }
+    if (
+      s.opts.fifo === true &&
+      (tp !== undefined || sl !== undefined || gsl !== undefined || c.trailingStopLossOnFill !== undefined) &&
+      s.account.sizeTaken(inst.name, opening, chunks)
+    ) {
+      cancelFill(s, a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
+      return;
+    }
+    if (gslPrice !== undefined && Math.abs(pxNum - gslPrice) < inst.guaranteedStopLoss.minimumDistance - 1e-12) {
+      cancelFill(s, a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_GUARANTEED_MINIMUM_DISTANCE_NOT_MET');
+      return;
+    }
+    if (!s.account.marginOk(inst, buy ? opening : -opening, chunks, a.bid, a.ask)) {
+      cancelFill(s, a.orderID, a.clientOrderID, 'INSUFFICIENT_MARGIN');
+      return;
+    }
+  }
+
+  // The ORDER_FILL and its money (fill.ts): exact, one rounding per amount.
+  const fillID = s.tx.peekID();
+  const margin = opening > 0 ? s.account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss) : 0;
+  const closedTrades: LedgerTrade[] = [];
+  const fill = orderFill(a, inst, chunks, opening, buy, pxNum, price, factors, fillID, margin, s.commission, s.ledger.balance, c.tradeClientExtensions as ClientExtensions | undefined, closedTrades);
+  const opened = fill.tradeOpened !== undefined;
+  s.tx.emit(fill);
+  s.stats.fills++;
+  if (s.inAmbiguous) s.stats.ambiguousPL = add(s.stats.ambiguousPL, amount(fill.pl as string));
+
+  // The closed trades' remaining dependent orders.
+  for (let i = 0; i < closedTrades.length; i++) {
+    const t = closedTrades[i]!;
+    cancelLinked(s, t.takeProfitOrderID, a.orderID);
+    cancelLinked(s, t.stopLossOrderID, a.orderID);
+    cancelLinked(s, t.trailingStopLossOrderID, a.orderID);
+    cancelLinked(s, t.guaranteedStopLossOrderID, a.orderID);
+  }
+
+  // The new trade's on-fill orders.
+  if (opened) {
+    const clientTradeID = (c.tradeClientExtensions as ClientExtensions | undefined)?.id;
+    if (tpPrice !== undefined) onFillOrder(s, 'TAKE_PROFIT_ORDER', fillID, clientTradeID, c.takeProfitOnFill, inst.price(tpPrice), false, undefined, a.t);
+    if (slPrice !== undefined) onFillOrder(s, 'STOP_LOSS_ORDER', fillID, clientTradeID, c.stopLossOnFill, inst.price(slPrice), true, undefined, a.t);
+    if (gslPrice !== undefined) {
+      onFillOrder(s, 'GUARANTEED_STOP_LOSS_ORDER', fillID, clientTradeID, c.guaranteedStopLossOnFill, inst.price(gslPrice), true, inst.guaranteedStopLoss.premium, a.t);
+    }
+    if (c.trailingStopLossOnFill !== undefined) onFillOrder(s, 'TRAILING_STOP_LOSS_ORDER', fillID, clientTradeID, c.trailingStopLossOnFill, undefined, true, undefined, a.t);
+  }
+}
+
+/** Cancels a closed trade's dependent order `id` (LINKED_TRADE_CLOSED), unless it is the order that just filled. */
+function cancelLinked(s: SimState, id: string | undefined, filledID: string): void {
+  if (id === undefined || id === filledID) return;
+  const o = s.orders.get(id);
+  if (o) cancelOrder(s, o, 'LINKED_TRADE_CLOSED');
+}
+
+/**
+ * Creates one on-fill dependent order (reason ON_FILL) from its details, field by field (no
+ * spreads on the fill path): timeInForce GTC by default, gtdTime in v20's form.
+ */
+function onFillOrder(
+  s: SimState,
+  type: string,
+  fillID: string,
+  clientTradeID: string | undefined,
+  x: unknown,
+  price: string | undefined,
+  keepDistance: boolean,
+  premium: string | undefined,
+  at: UnixMs,
+): void {
+  const d = x as { distance?: string; timeInForce?: string; gtdTime?: string; clientExtensions?: ClientExtensions };
+  const draft: Draft = { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
+  if (clientTradeID !== undefined) draft.clientTradeID = clientTradeID;
+  draft.timeInForce = d.timeInForce ?? 'GTC';
+  if (d.gtdTime !== undefined) draft.gtdTime = formatTime(parseRequestTime(d.gtdTime));
+  if (d.clientExtensions !== undefined) draft.clientExtensions = d.clientExtensions;
+  if (d.distance !== undefined && keepDistance) draft.distance = d.distance;
+  if (price !== undefined) draft.price = price;
+  if (premium !== undefined) draft.guaranteedExecutionPremium = premium;
+  draft.triggerCondition = 'DEFAULT';
+  s.track(s.tx.emit(draft), at);
+}
