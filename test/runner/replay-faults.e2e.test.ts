@@ -107,17 +107,28 @@ describe('fxflow replay against a sandbox with fill faults', () => {
     run = await startFxflowRun(r.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')]);
     // The test makes no REST request of its own while the run trades: every request the sandbox
     // counts is the runner's order. After a price the strategy decides on, the next price waits
-    // until that order has reached the sandbox (it then waits there for the clock to pass +2 s).
+    // until that order has reached the sandbox (it then waits there for the clock to pass +2 s);
+    // after the price that fills it, the next waits until the runner has the fill (so the strategy
+    // knows its position at its next decision, 1 s later). 32 prices: the last decision, on the
+    // 30th, fills on the 32nd.
     let orders = r.sandbox.stats().requests;
-    const path = pricePath(36);
+    let fills = 0;
+    const due: number[] = [];
+    const path = pricePath(32);
     for (const p of path) {
       r.sandbox.setTime(p.time);
       r.sandbox.pushPrice(p);
-      if (!decides(p.time) || p.time > path[29]!.time) continue;
+      if (due.length > 0 && p.time >= due[0]!) {
+        due.shift();
+        fills++;
+        await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills, `late fill ${fills}`);
+      }
+      if (!decides(p.time)) continue;
       orders++;
+      due.push(p.time + 2000);
       await until(() => r!.sandbox.stats().requests >= orders, `order ${orders} at the sandbox`);
     }
-    await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === 10, 'the 10 late fills');
+    expect(fills).toBe(10);
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     run = undefined;
@@ -131,8 +142,11 @@ describe('fxflow replay against a sandbox with fill faults', () => {
       expect(d.timeDiffMs).toBeGreaterThanOrEqual(2000);
       expect(d.explanation).toMatch(/the account filled it \d+ ms after the decision \(a late fill\)/);
     }
-    // The first decision is on the 3rd price (10:00:02, a buy): it fills at 10:00:04, the 5th price's ask.
-    expect(a.rec.fills.diffs[0]!.live.price).toBe(path[4]!.ask.toFixed(5));
+    // The first decision is on the 3rd price (10:00:02, a buy): it arrives at 10:00:04 and fills at
+    // the quote in force then, the 4th price's ask (the test moves the sandbox's clock to 10:00:04
+    // before that second's price: docs/sandbox.md, "The clock and the answer"); the replay at the 3rd's.
+    expect(a.rec.fills.diffs[0]!.live.time).toBe('2024-01-02T10:00:04.000000000Z');
+    expect(a.rec.fills.diffs[0]!.live.price).toBe(path[3]!.ask.toFixed(5));
     expect(a.rec.fills.diffs[0]!.replay.price).toBe(path[2]!.ask.toFixed(5));
   }, 120_000);
 });
