@@ -261,7 +261,8 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         counts.labs++;
         refs.set(rec.seq, { seq: rec.seq, kind: rec.e.kind, time: formatTime(rec.e.at), where: at(where) });
         current = rec.seq;
-        feed(rec.e, false);
+        // Against an account, the account's clock moves on without prices: the simulator's too.
+        feed(rec.e, fill === 'current');
         return;
       case 'tx': {
         const acc = (rec.tx as { accountID?: string }).accountID;

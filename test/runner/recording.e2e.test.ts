@@ -9,8 +9,10 @@ import { replayRun } from '../../src/app/replay.ts';
 import { InputRecorder } from '../../src/runner/input-recorder.ts';
 import replayCandles from './replay-candle-strategy.ts';
 import replayStrategy from './replay-strategy.ts';
+import replayLabs from './replay-labs-strategy.ts';
+import { V20Labs } from '../../src/adapters/v20/labs.ts';
 import { inputFiles, readInputs, readRunMeta, type InputRecord } from '../../src/runner/recording.ts';
-import { pricePath, rig, settle, type Rig } from './harness.ts';
+import { pricePath, rig, settle, until, type Rig } from './harness.ts';
 
 let r: Rig | undefined;
 afterEach(async () => {
@@ -123,5 +125,25 @@ describe('the run folder keeps the inputs', () => {
     expect(rec.fills).toMatchObject({ compared: 4, differ: 0 });
     expect(rec.differences).toBe(0);
     expect(readFileSync(join(dir, 'transactions.jsonl'), 'utf8')).toBe('');
+  }, 60_000);
+
+  it('labs events as delivered (calendar, signals): recorded, and each decision on one replayed after the same record: zero differences', async () => {
+    r = await rig({ clock: 'manual', start: Date.UTC(2024, 0, 2, 12) });
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-live-labs-'));
+    const file = 'test/runner/replay-labs-strategy.ts';
+    const recorder = new InputRecorder({ dir, meta: { ...meta(r.accountID), strategy: { file, name: 'replay-labs', sha256: fileSha256(file) }, params: {}, subscriptions: { candles: [], ticks: ['EUR_USD'], signals: ['EUR_USD'], calendar: ['USD', 'EUR'] } } });
+    r.sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.10015 });
+    const runner = r.runner({ strategy: replayLabs as never, name: 'replay-labs', params: {}, recorder, labs: new V20Labs(r.http), labsPoll: { every: { calendar: 30, signals: 30 }, tickMs: 20 } });
+    await runner.start();
+    await until(() => runner.ticks > 0 && runner.labsPoller!.stats.polls >= 4 && runner.labsPoller!.stats.items > 0, 'a price and labs events');
+    await settle(r, runner);
+    await runner.stop('end');
+    const rec = await replayRun({ dir });
+    console.log(`[recording labs] ${rec.records.labs} labs events, ${rec.decisions.live} decisions; replay: ${rec.differences} differences`);
+    expect(rec.records.labs).toBeGreaterThan(0);
+    expect(rec.decisions.live).toBe(rec.records.labs);
+    expect(rec.decisions).toMatchObject({ replay: rec.records.labs, differ: 0 });
+    expect(rec.fills).toMatchObject({ compared: rec.records.labs, differ: 0 });
+    expect(rec.differences).toBe(0);
   }, 60_000);
 });
