@@ -22,4 +22,12 @@ describe('the run folder of fxflow run', () => {
     expect(liveRunFolder({ out: join(runs, 'mine'), runsDir: runs, journalDir: journal, newJournal: false, name: 'sma', env: 'practice' })).toBe(join(runs, 'mine'));
     expect(existsSync(join(journal, 'run-folder'))).toBe(true);
   });
+
+  it('a folder of another run (another account, strategy or environment) is not continued: the message names both', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-other-run-'));
+    const journal = mkdtempSync(join(tmpdir(), 'fxflow-other-journal-'));
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...meta, format: 1, sessions: [] }));
+    expect(() => openLiveRunFolder(dir, journal, { meta: { ...meta, accountID: 'B' } })).toThrow(`run folder ${dir} holds a run of s on sandbox account A (run.json); this run is s on sandbox account B: give --out another folder (or none, for a new one)`);
+    expect(existsSync(join(journal, 'run-folder'))).toBe(false);
+  });
 });

@@ -50,9 +50,10 @@ export function liveRunFolder(o: { out?: string; runsDir?: string; journalDir: s
 /** Creates the folder and its recorder, and remembers the folder in the journal directory. */
 export function openLiveRunFolder(dir: string, journalDir: string, o: Omit<InputRecorderOptions, 'dir'>): InputRecorder {
   makeRunDir(dir);
+  const recorder = new InputRecorder({ ...o, dir });
   makeRunDir(journalDir);
   writeFileSync(join(journalDir, POINTER), `${dir}\n`);
-  return new InputRecorder({ ...o, dir });
+  return recorder;
 }
 
 /**

@@ -136,6 +136,8 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   if (changed && o.allowChangedStrategy !== true) {
     throw new ReplayError(`the strategy file ${file} has changed since the run: sha256 ${sha256}, the run recorded ${meta.strategy.sha256} (${join(dir, 'run.json')}). The replay would not run the strategy that traded; restore that version, or replay anyway with --allow-changed-strategy`);
   }
+  const edited = meta.sessions.filter((s) => s.strategySha256 !== undefined && s.strategySha256 !== meta.strategy.sha256).map((s) => `session ${s.n} ran sha256 ${s.strategySha256}`);
+  if (edited.length > 0) problems.push(`${join(dir, 'run.json')}: the strategy file was edited between restarts (${edited.join(', ')}; the last ${meta.strategy.sha256}): the replay runs the last one throughout, so decisions before the edit may differ for that reason`);
   if (changed) problems.push(`WARNING: the strategy file ${file} has changed since the run (sha256 ${sha256}, recorded ${meta.strategy.sha256}): decisions may differ for that reason alone`);
   const loaded = await loadStrategy(file, Object.entries(meta.params).map(([k, v]) => `${k}=${String(v)}`));
   const instruments = o.instruments ?? loadInstruments();

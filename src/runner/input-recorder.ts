@@ -5,7 +5,7 @@ import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
-import { INPUT_FILE, RUN_JSON, type RunMeta, type SessionAccount, type SessionInfo } from './recording.ts';
+import { INPUT_FILE, RecordingError, RUN_JSON, type RunMeta, type SessionAccount, type SessionInfo } from './recording.ts';
 
 /** Options of the input recorder (the CLI gives the folder; tests give small sizes). */
 export interface InputRecorderOptions {
@@ -128,6 +128,10 @@ export class InputRecorder {
     const path = join(o.dir, RUN_JSON);
     // A restart in the same run folder continues it: a new session, new files, the sequence going on.
     const prior = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as RunMeta) : undefined;
+    // A folder of another run is never continued: its sessions would mix two accounts or strategies in one replay.
+    if (prior !== undefined && (prior.accountID !== o.meta.accountID || prior.strategy?.name !== o.meta.strategy.name || prior.env !== o.meta.env)) {
+      throw new RecordingError(`run folder ${o.dir} holds a run of ${prior.strategy?.name ?? '?'} on ${prior.env ?? '?'} account ${prior.accountID ?? '?'} (${RUN_JSON}); this run is ${o.meta.strategy.name} on ${o.meta.env} account ${o.meta.accountID}: give --out another folder (or none, for a new one)`);
+    }
     this.#meta = { format: 1, ...o.meta, sessions: prior?.sessions ?? [] };
     for (const s of this.#meta.sessions) {
       // A session with no stop (the process was killed): its last record, from its last file.
@@ -155,7 +159,7 @@ export class InputRecorder {
   start(s: SessionStart, wall = Date.now()): void {
     if (this.#session !== undefined) throw new Error('InputRecorder.start: a session is already open');
     const n = this.#meta.sessions.length + 1;
-    this.#session = { n, runId: s.runId, clientIdPrefix: s.clientIdPrefix, sequence: s.sequence, restoredState: s.restoredState, start: new Date(wall).toISOString(), firstSeq: this.#seq + 1, files: [], bytes: 0, account: s.account };
+    this.#session = { n, runId: s.runId, strategySha256: this.#meta.strategy.sha256, clientIdPrefix: s.clientIdPrefix, sequence: s.sequence, restoredState: s.restoredState, start: new Date(wall).toISOString(), firstSeq: this.#seq + 1, files: [], bytes: 0, account: s.account };
     this.#meta.sessions.push(this.#session);
     this.#openFile();
     this.#txOut = createWriteStream(join(this.dir, TRANSACTIONS_FILE), { flags: 'a' });

@@ -29,6 +29,8 @@ export type SessionAccount =
 export interface SessionInfo {
   readonly n: number;
   readonly runId: string;
+  /** The strategy file's sha256 when this session started (a restart may run an edited file). */
+  readonly strategySha256?: string;
   readonly clientIdPrefix: string;
   readonly sequence: number;
   readonly restoredState: boolean;
