@@ -324,6 +324,15 @@ export default defineStrategy({
     expect(v.stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
   });
 
+  // Noticed: the usage errors a command finds itself (record, data import, download) exited 1, not 64.
+  it('a usage error found by a command exits 64 like yargs\' own', async () => {
+    for (const args of [['record', '--labs', 'weather', '--instruments', 'EUR_USD'], ['data', 'import', 'nowhere.csv', '--granularity', 'M7']]) {
+      const r = await fxflow(...args);
+      expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at /);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(64);
+    }
+  });
+
   it('--help works on every command', async () => {
     for (const args of [['--help'], ['backtest', '--help'], ['data', '--help'], ['data', 'import', '--help'], ['data', 'list', '--help'], ['data', 'sample', '--help']]) {
       const r = await fxflow(...args);

@@ -23,7 +23,9 @@ import { toUnits } from '../domain/money.ts';
 import { formatIsoMs } from '../domain/time.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
-import { ConfigError, type BacktestConfig } from './config.ts';
+import { ConfigError, ROOT, type BacktestConfig } from './config.ts';
+import { financingHistory } from '../adapters/catalog/financing-store.ts';
+import type { FinancingRates } from '../domain/instrument.ts';
 import { SeriesWatch, dataReport } from './series-watch.ts';
 import { LineFile, makeRunDir } from './line-file.ts';
 import { parseDate } from './config.ts';
@@ -195,6 +197,14 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     ...(o.labs && (subs.signals ?? []).length > 0 ? [o.labs.signals({ instruments: subs.signals!, from, to })] : []),
   ] as AsyncIterable<readonly MarketEvent[]>[];
 
+  // Financing: today's rates (data/instruments.json), or the rates recorded for each day.
+  let financingRates: FinancingRates | undefined;
+  let financingText = config.costs.financing ? "today's rates (data/instruments.json)" : 'off';
+  if (config.costs.financing && config.costs.financingHistory !== undefined) {
+    const h = financingHistory(resolve(ROOT, config.costs.financingHistory), traded, from, config.costs.financingBeforeHistory ?? 'error');
+    financingRates = h.rates;
+    financingText = h.text;
+  }
   const sim = new SimBroker({
     instruments,
     currency: config.account.currency,
@@ -203,6 +213,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     hedging: config.account.hedging,
     fifo: config.account.fifo,
     financing: config.costs.financing,
+    ...(financingRates !== undefined ? { financingRates } : {}),
     commissionPerMillion: config.costs.commissionPerMillion,
     path: config.fill.path,
     marketHours: config.fill.marketHours,
@@ -291,7 +302,10 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     }
   }
   const wallMs = performance.now() - t0;
-  const data = dataReport(watched, subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined, config.data);
+  const data: DataReport = {
+    ...dataReport(watched, subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined, config.data),
+    financing: { source: !config.costs.financing ? 'off' : financingRates !== undefined ? 'recorded' : 'static', text: financingText },
+  };
   const summary = summarize(portfolio, {
     ambiguousCandles: sim.stats.ambiguousCandles,
     ambiguousPL: toUnits(sim.stats.ambiguousPL),

@@ -35,6 +35,10 @@ describe('config', () => {
     [{ account: { initialBalance: '1e9' } }, /--balance \(account\.initialBalance\)/],
     [{ account: { marginRate: '0' } }, /--margin-rate \(account\.marginRate\) must be a decimal string in \(0, 1\]/],
     [{ costs: { commissionPerMillion: '1000000' } }, /--commission \(costs\.commissionPerMillion\) must be a decimal string in \[0, 100000\]/],
+    [{ costs: { financingBeforeHistory: 'static' } }, /--financing-before-history \(costs\.financingBeforeHistory\) says what to do before the first recorded financing day, so it needs costs\.financingHistory/],
+    [{ costs: { financingHistory: 'data/catalog', financingBeforeHistory: 'today' } }, /--financing-before-history \(costs\.financingBeforeHistory\) must be one of "error", "static"/],
+    [{ costs: { financingHistory: 'data/catalog', financing: false } }, /--financing-history \(costs\.financingHistory\) gives the rates of daily financing, which costs\.financing false \(--no-financing\) turns off/],
+    [{ costs: { financingHistory: '' } }, /--financing-history \(costs\.financingHistory\) must be the catalog folder that fxflow record --financing recorded into/],
   ])('%j is refused with a message naming the field', (o, message) => {
     expect(() => flags(o)).toThrow(ConfigError);
     expect(() => flags(o)).toThrow(message);

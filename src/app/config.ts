@@ -50,6 +50,17 @@ export interface BacktestConfig {
   };
   readonly costs: {
     readonly financing: boolean;
+    /**
+     * Daily financing from the rates `fxflow record --financing` recorded in this catalog folder
+     * (each rollover the rates of its trading day, or the latest recorded before it), instead of
+     * today's rates in data/instruments.json. Absent: today's rates.
+     */
+    readonly financingHistory?: string;
+    /**
+     * Days before an instrument's first recorded day: "error" (the default: the run is refused,
+     * naming that day) or "static" (today's rates for those days).
+     */
+    readonly financingBeforeHistory?: 'error' | 'static';
     readonly commissionPerMillion: string;
     /** "per-million" (commissionPerMillion on every fill) or "oanda-core" (OANDA's core pricing schedule per instrument group, src/adapters/sim/commission.ts). */
     readonly commission: 'per-million' | 'oanda-core';
@@ -136,7 +147,7 @@ const SHAPE: Record<string, readonly string[]> = {
   account: ['currency', 'initialBalance', 'marginRate', 'hedging', 'fifo'],
   data: ['catalog', 'spread', 'spreadPips', 'spreadPipsByHour'],
   fill: ['marketOrders', 'path', 'marketHours', 'slippage', 'latency'],
-  costs: ['financing', 'commissionPerMillion', 'commission'],
+  costs: ['financing', 'commissionPerMillion', 'commission', 'financingHistory', 'financingBeforeHistory'],
   run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
 };
 
@@ -239,6 +250,8 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
       financing: bool('costs.financing'),
       commissionPerMillion: str('costs.commissionPerMillion', (s) => DECIMAL.test(s) && Number(s) <= MAX_COMMISSION, `a decimal string in [0, ${MAX_COMMISSION}] (per million units), e.g. "0" or "50"`),
       commission: get('costs.commission') === undefined ? 'per-million' : oneOf('costs.commission', ['per-million', 'oanda-core'] as const),
+      ...(get('costs.financingHistory') !== undefined && get('costs.financingHistory') !== null ? { financingHistory: str('costs.financingHistory', (x) => x.length > 0, 'the catalog folder that fxflow record --financing recorded into, e.g. "data/catalog"') } : {}),
+      ...(get('costs.financingBeforeHistory') !== undefined ? { financingBeforeHistory: oneOf('costs.financingBeforeHistory', ['error', 'static'] as const) } : {}),
     },
     run: {
       instrument: str('run.instrument', (s) => /^[A-Z0-9]+_[A-Z0-9]+$/.test(s), 'an instrument like "EUR_USD"'),
@@ -253,6 +266,12 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
   }
   if (cfg.costs.commission === 'oanda-core' && OANDA_CORE_PER_MILLION[cfg.account.currency] === undefined) {
     throw new ConfigError(source, 'costs.commission', `"oanda-core" has no schedule for an account in ${cfg.account.currency}; OANDA lists ${Object.keys(OANDA_CORE_PER_MILLION).join(', ')}: use "per-million" with costs.commissionPerMillion`);
+  }
+  if (cfg.costs.financingBeforeHistory !== undefined && cfg.costs.financingHistory === undefined) {
+    throw new ConfigError(source, 'costs.financingBeforeHistory', 'says what to do before the first recorded financing day, so it needs costs.financingHistory (--financing-history <catalog>)');
+  }
+  if (cfg.costs.financingHistory !== undefined && !cfg.costs.financing) {
+    throw new ConfigError(source, 'costs.financingHistory', 'gives the rates of daily financing, which costs.financing false (--no-financing) turns off: leave one of them out');
   }
   if (cfg.account.fifo && cfg.account.hedging) {
     throw new ConfigError(source, 'account.fifo', 'cannot be true together with account.hedging: FIFO accounts (OANDA US) do not allow hedging; set one of them to false');
@@ -340,6 +359,8 @@ const FLAGS: Readonly<Record<string, string>> = {
   'data.spread': '--spread',
   'data.spreadPips': '--spread-pips',
   'costs.financing': '--financing',
+  'costs.financingHistory': '--financing-history',
+  'costs.financingBeforeHistory': '--financing-before-history',
   'costs.commissionPerMillion': '--commission',
   'fill.path': '--path',
   'run.instrument': '--instrument',

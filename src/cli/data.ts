@@ -2,7 +2,10 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { Catalog, describeHoles, ensureSample } from '../adapters/catalog/index.ts';
 import { resampleSeries } from '../adapters/catalog/resample.ts';
+import { listFinancing } from '../adapters/catalog/financing-store.ts';
 import { listLabs } from '../adapters/catalog/labs-store.ts';
+import { readManifest } from '../adapters/catalog/recording-manifest.ts';
+import { listTicks } from '../adapters/catalog/tick-store.ts';
 import { formatTime } from '../domain/time.ts';
 import { ROOT } from '../app/config.ts';
 import { describeOrigin } from '../app/sources.ts';
@@ -14,7 +17,7 @@ export function dataCommand(y: Argv): Argv {
   return y
     .command(
       'list',
-      'List what the catalog holds: instrument, granularity, first and last candle, rows',
+      'List what the catalog holds: candles (instrument, granularity, first and last, rows), recorded labs items, ticks and financing',
       (a) => a.option('catalog', { type: 'string', default: 'data/catalog', describe: 'Catalog folder' }),
       async (a) => {
         const catalog = new Catalog(resolve(String(a.catalog)));
@@ -24,7 +27,16 @@ export function dataCommand(y: Argv): Argv {
           const when = (t: number | null): string => (t === null ? '?' : formatTime(t));
           process.stdout.write(`labs ${l.kind.padEnd(9)} ${when(l.first)} → ${when(l.last)}  ${l.items.toLocaleString('en-US')} items in ${l.files} month file${l.files === 1 ? '' : 's'}  ${l.subjects.join(' ')}\n`);
         }
-        if (rows.length === 0 && labs.length > 0) return;
+        const ticks = listTicks(catalog.root);
+        for (const t of ticks) {
+          const when = (x: number | null): string => (x === null ? '?' : formatTime(x));
+          process.stdout.write(`ticks ${t.instrument.padEnd(10)} ${when(t.first)} → ${when(t.last)}  ${t.ticks.toLocaleString('en-US')} ticks in ${t.days} day${t.days === 1 ? '' : 's'}${t.torn.length > 0 ? `  (torn tail in ${t.torn.join(', ')}: fxflow record cuts it on resume)` : ''}\n`);
+        }
+        const financing = listFinancing(catalog.root);
+        if (financing) process.stdout.write(`financing ${financing.first} → ${financing.last}  ${financing.days} trading day${financing.days === 1 ? '' : 's'}, ${financing.records} records  ${financing.instruments.join(' ')}\n`);
+        const manifest = readManifest(catalog.root);
+        if (manifest) process.stdout.write(`recorded from ${manifest.accountID !== null ? `account ${manifest.accountID}` : 'no account (labs only)'} (${manifest.environment}): ${manifest.kinds.join(', ')}\n`);
+        if (rows.length === 0 && (labs.length > 0 || ticks.length > 0 || financing)) return;
         if (rows.length === 0) {
           process.stdout.write('The catalog is empty. Run `fxflow data sample` or `fxflow data import`.\n');
           return;

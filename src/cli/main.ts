@@ -8,6 +8,7 @@ import { authCommand } from './auth.ts';
 import { dataCommand } from './data.ts';
 import { parseAlignment } from './data-import.ts';
 import { describeError } from './errors.ts';
+import { FILL_MODEL_OPTIONS, fillModelOverrides } from './fill-options.ts';
 import { recordCommand } from './record.ts';
 import { initProject } from './init.ts';
 import { typeCheckStrategy } from './type-check.ts';
@@ -41,6 +42,8 @@ interface BacktestArgs {
   spread?: string;
   spreadPips?: number;
   financing?: boolean;
+  financingHistory?: string;
+  financingBeforeHistory?: string;
   commission?: string;
   slippage?: string;
   latency?: string;
@@ -70,15 +73,15 @@ function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | 
   set('data', 'spread', a.spread);
   set('data', 'spreadPips', a.spreadPips);
   set('costs', 'financing', a.financing);
+  // A folder given is the working folder's; none: the catalog the run reads (set in backtestCommand).
+  if (a.financingHistory !== undefined && a.financingHistory !== '') set('costs', 'financingHistory', resolve(a.financingHistory));
+  set('costs', 'financingBeforeHistory', a.financingBeforeHistory);
   set('fill', 'path', a.path);
   set('fill', 'marketHours', a.marketHours);
-  if (a.commission === 'oanda-core') set('costs', 'commission', 'oanda-core');
-  else if (a.commission !== undefined) {
-    set('costs', 'commission', 'per-million');
-    set('costs', 'commissionPerMillion', a.commission);
-  }
-  set('fill', 'slippage', a.slippage);
-  set('fill', 'latency', a.latency);
+  // --commission, --slippage, --latency: as every command that runs the simulator reads them.
+  const models = fillModelOverrides(a);
+  if (models.costs) Object.assign((o.costs ??= {}), models.costs);
+  if (models.fill) Object.assign((o.fill ??= {}), models.fill);
   set('run', 'instrument', a.instrument);
   set('run', 'granularity', a.granularity);
   set('run', 'from', a.from);
@@ -89,7 +92,14 @@ function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | 
 
 async function backtestCommand(a: BacktestArgs): Promise<void> {
   // The flags as a config (over --config's file), params and data; the library call does the rest.
-  const config = loadConfig(a.config, flagOverrides(a));
+  const overrides = flagOverrides(a);
+  if (a.financingHistory === '') {
+    // --financing-history alone: the financing recorded in the catalog the run reads.
+    const { financingBeforeHistory: _b, ...costs } = overrides.costs ?? {};
+    const catalog = loadConfig(a.config, { ...overrides, costs }).data.catalog;
+    (overrides.costs ??= {}).financingHistory = resolve(ROOT, catalog);
+  }
+  const config = loadConfig(a.config, overrides);
   // tsx runs TypeScript without checking its types: a type error is found here, with its place.
   if (a.typecheck !== false && existsSync(a.strategy)) {
     const warning = typeCheckStrategy(resolve(a.strategy));
@@ -148,7 +158,7 @@ export function cli(argv: string[]): Argv {
           .option('to', { type: 'string', describe: 'End, exclusive (default: 2025-01-01)' })
           .option('param', { type: 'array', string: true, describe: 'Override a strategy param: --param fast=5 --param units=2000' })
           .option('data', { type: 'string', describe: 'Read candles from this file or folder instead of the catalog (OANDA JSON, Lean CSV, HistData, generic CSV)' })
-          .option('ticks', { type: 'string', describe: 'Tick file or folder (generic time,bid,ask; Lean ms,bid,ask; HistData ticks) for strategies that subscribe to ticks; ticks then drive the fills' })
+          .option('ticks', { type: 'string', describe: 'Tick file or folder (generic time,bid,ask; Lean ms,bid,ask; HistData ticks), or a catalog recorded with fxflow record --prices (its ticks/<INSTRUMENT>/ day files), for strategies that subscribe to ticks; ticks then drive the fills' })
           .option('format', { type: 'string', describe: 'Format of --data when it cannot be detected' })
           .option('json', { type: 'boolean', describe: 'Print one JSON document: summary, every transaction, the closed trades, the equity curve' })
           .option('config', { type: 'string', describe: 'A JSON file merged over config/default.json (e.g. config/classic.json)' })
@@ -166,9 +176,9 @@ export function cli(argv: string[]): Argv {
           .option('market-hours', { type: 'boolean', describe: "Halt market orders while the instrument's market is closed, as OANDA does (fill.marketHours, default on); --no-market-hours for 24/7 or synthetic data" })
           .option('fifo', { type: 'boolean', describe: 'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first' })
           .option('financing', { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' })
-          .option('commission', { type: 'string', describe: "Commission: per million units in the account currency (costs.commissionPerMillion), or oanda-core for OANDA's core pricing schedule (costs.commission)" })
-          .option('slippage', { type: 'string', describe: 'Slippage of market orders and stops (fill.slippage): none (default, as v20), fixed:<pips>, spread:<fraction of the spread>' })
-          .option('latency', { type: 'string', describe: 'Delay from a decision to its order reaching the server (fill.latency): none (default), fixed:<ms>, file:<path of recorded delays in ms>' })
+          .option('financing-history', { type: 'string', describe: "Charge each day's financing at the rates fxflow record --financing recorded for it in this catalog (default: the run's catalog) instead of today's (costs.financingHistory)" })
+          .option('financing-before-history', { type: 'string', choices: ['error', 'static'], describe: "Days before the first recorded financing day: refuse the run (error, the default) or charge today's rates (static) (costs.financingBeforeHistory)" })
+          .options(FILL_MODEL_OPTIONS)
           .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
           .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
           .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed): a syntax error stops the run, type errors are printed with their place; --no-typecheck to skip' })
@@ -256,7 +266,8 @@ export async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     process.stderr.write(`${describeError(e)}\n`);
-    return e instanceof UsageError ? 64 : 1;
+    // yargs' own mistakes, and those a command finds in its flags (code 'USAGE'), exit 64.
+    return e instanceof UsageError || (e as { code?: unknown } | null)?.code === 'USAGE' ? 64 : 1;
   }
 }
 

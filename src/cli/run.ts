@@ -8,7 +8,10 @@ import { loadInstruments } from '../domain/instrument.ts';
 import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
 import type { RiskLimits } from '../runner/risk.ts';
 import { RunnerError } from '../runner/errors.ts';
+import { loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
+import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
+import { FILL_MODEL_OPTIONS, fillModelOverrides } from './fill-options.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
 import type { LiveStatus } from '../report/live-status.ts';
 
@@ -44,6 +47,10 @@ export interface RunArgs {
   requireToken?: boolean;
   out?: string;
   recordMaxMb: number;
+  config?: string;
+  commission?: string;
+  slippage?: string;
+  latency?: string;
 }
 
 /** Declares the options of `fxflow run` (register with `.command('run <strategy>', ..., runCommand, runLive)`). */
@@ -76,12 +83,36 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('token-file', { type: 'string', describe: 'Read the access token from this file (mode 0600)' })
     .option('new-journal', { type: 'boolean', describe: 'Start afresh from the account as it is now: the journal\'s old log and snapshot are moved into <journal>/replaced-<time>/ (after a reset account, e.g. a restarted sandbox, or a damaged journal)' })
     .option('max-intent-age', { type: 'number', default: 5, describe: 'Seconds: a journaled market order or close that never reached OANDA is not sent at a restart when older than this; it is reported and the strategy gets a reject' })
+    .option('config', { type: 'string', describe: 'With --broker sim or --shadow: a JSON file merged over config/default.json whose fill models (fill.slippage, fill.latency, costs.commission, costs.commissionPerMillion) the simulator uses, as fxflow backtest reads them' })
+    .options(FILL_MODEL_OPTIONS)
     .option('require-token', { type: 'boolean', describe: 'With --env sandbox: send a token (the sandbox was started with --require-token). It comes only from the sandbox\'s own entry: config/environments.json sandbox.token or sandbox.tokenFile, ~/.fxflow/token-sandbox, or --token-file; FXFLOW_TOKEN/OANDA_TOKEN are never sent to a sandbox' })
     .option('out', { type: 'string', describe: 'The run folder (default runs/live/<UTC stamp>-<strategy>-<env>/, or the folder of the journal\'s previous run: a restart continues it): run.json, the inputs as received (for fxflow replay) and, at the stop, the report files' })
     .option('record-max-mb', { type: 'number', default: 2048, describe: 'Stop recording the inputs (with a warning; the run goes on) once they hold this many MB of JSON lines (about a tenth of that on disk, gzip)' })
     .example('$0 run strategies/sma-cross.ts --env practice', 'Paper trading on the practice account')
     .example('$0 run strategies/sma-cross.ts --env sandbox --url http://127.0.0.1:8080 --max-units 10000', 'Against a local fxflow sandbox, with a unit limit')
+    .example('$0 run strategies/sma-cross.ts --env practice --broker sim --slippage fixed:0.5 --latency fixed:150', 'Shadow paper with fills half a pip worse, orders arriving 150 ms after the decision')
     .example('$0 run strategies/sma-cross.ts --env live --i-understand-this-is-live --max-daily-loss 200', 'Real money, with a daily loss limit') as unknown as Argv<RunArgs>;
+}
+
+/**
+ * The fill models of the run's simulators (`--broker sim`, `--shadow`): config/default.json, then
+ * `--config`, then `--slippage/--latency/--commission`, read and checked as `fxflow backtest`
+ * reads them. Undefined without a simulator; giving any of those flags then is a mistake, said so.
+ */
+export function runFillModels(a: Pick<RunArgs, 'broker' | 'shadow' | 'config' | 'commission' | 'slippage' | 'latency'>): FillModelNames | undefined {
+  if (a.broker !== 'sim' && a.shadow !== true) {
+    const given = (['config', 'slippage', 'latency', 'commission'] as const).filter((k) => a[k] !== undefined);
+    if (given.length > 0) {
+      throw new RunnerError('RUNNER', `${given.map((k) => `--${k}`).join(', ')} shape${given.length === 1 ? 's' : ''} the simulated fills: use ${given.length === 1 ? 'it' : 'them'} with --broker sim or --shadow (with --broker v20 the fills are the account's own). Nothing was started.`);
+    }
+    return undefined;
+  }
+  const config = loadConfig(a.config, fillModelOverrides(a));
+  return {
+    slippage: config.fill.slippage,
+    latency: config.fill.latency,
+    commission: config.costs.commission === 'oanda-core' ? 'oanda-core' : config.costs.commissionPerMillion,
+  };
 }
 
 /** Refuses `--env live` without the explicit confirmation flag. */
@@ -184,6 +215,7 @@ function runLogger(a: RunArgs): Logger {
 /** `fxflow run`: runs a strategy on a v20 account until SIGINT/SIGTERM or the kill switch, then prints its report. */
 export async function runLive(a: RunArgs): Promise<void> {
   checkLiveConsent(a);
+  const fill = runFillModels(a);
   const limits = limitsOf(a);
   const rebaseEvery = rebaseEveryOf(a.journalRebaseEvery);
   const candleOptions = candleOptionsOf(a);
@@ -234,7 +266,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   const runner: InstanceType<typeof Runner> = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
-    newJournal: a.newJournal === true, maxIntentAgeMs,
+    newJournal: a.newJournal === true, maxIntentAgeMs, ...(fill !== undefined ? { fill } : {}),
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
@@ -250,7 +282,9 @@ export async function runLive(a: RunArgs): Promise<void> {
     await recorder.stop(`failed to start: ${(e as Error).message}`).catch(() => undefined);
     throw e;
   }
-  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
+  const simulator = (runner.sim ?? runner.shadowBook?.sim)?.models;
+  const models = simulator !== undefined ? `; ${formatFillModels(simulator)}` : '';
+  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
   await runner.done;
   const res = await runner.stop();
   await flushLogger(log);

@@ -2,6 +2,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { FaultOptions, SandboxOptions } from '../sandbox/server.ts';
+import { fillModels } from '../sandbox/fill-models.ts';
+import { FILL_MODEL_OPTIONS } from './fill-options.ts';
 import { createLogger, flushLogger } from './logger.ts';
 
 /** The flags of `fxflow sandbox`. */
@@ -26,6 +28,9 @@ export interface SandboxArgs {
   faultCorrupt?: number;
   faultStall?: boolean;
   faultSeed?: number;
+  slippage?: string;
+  latency?: string;
+  latencyTimeout?: number;
 }
 
 /** A bad `fxflow sandbox` flag. */
@@ -60,6 +65,10 @@ export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
     .option('fault-corrupt', { type: 'number', describe: 'Fault: share 0..1 of stream lines preceded by a malformed line' })
     .option('fault-stall', { type: 'boolean', describe: 'Fault: write no heartbeats or prices on streams' })
     .option('fault-seed', { type: 'number', describe: 'Seed of the fault choices (default 1)' })
+    .option('slippage', FILL_MODEL_OPTIONS.slippage)
+    .option('latency', FILL_MODEL_OPTIONS.latency)
+    .option('latency-timeout', { type: 'number', describe: 'With --latency: real ms an order answer waits for the sandbox clock to reach the order\'s arrival before it is a 504 (default 10000; the order still fills then)' })
+    .example('$0 sandbox --manual --slippage fixed:0.5 --latency fixed:250', 'Fills half a pip worse, orders reaching the market 250 ms (sandbox time) after they are sent')
     .example('$0 sandbox --manual --port 0', 'A sandbox on a free port whose clock moves only when told')
     .example('$0 sandbox --speed 60', 'Replay the bundled sample one simulated minute per second')
     .example('$0 sandbox --legacy-report migration.md', 'Serve a legacy /v1 bot and write its migration checklist at exit')
@@ -104,6 +113,16 @@ export function sandboxOptions(a: SandboxArgs, env: NodeJS.ProcessEnv = process.
   if (a.speed !== undefined && !(a.speed > 0)) throw new SandboxFlagError(`--speed must be a positive number (got ${a.speed})`);
   if (a.heartbeatMs !== undefined && !(a.heartbeatMs >= 10)) throw new SandboxFlagError(`--heartbeat-ms must be at least 10 (got ${a.heartbeatMs})`);
   const o: SandboxOptions = { port: a.port, clock: a.manual ? 'manual' : 'replay', faults };
+  if (a.slippage !== undefined || a.latency !== undefined || a.latencyTimeout !== undefined) {
+    const names = { ...(a.slippage !== undefined ? { slippage: a.slippage } : {}), ...(a.latency !== undefined ? { latency: a.latency } : {}) };
+    try {
+      fillModels(names, (n) => `--${n}`);
+    } catch (e) {
+      throw new SandboxFlagError((e as Error).message);
+    }
+    if (a.latencyTimeout !== undefined && !(Number.isFinite(a.latencyTimeout) && a.latencyTimeout > 0)) throw new SandboxFlagError(`--latency-timeout must be milliseconds > 0 (got ${a.latencyTimeout})`);
+    o.fill = { ...names, ...(a.latencyTimeout !== undefined ? { latencyTimeoutMs: a.latencyTimeout } : {}) };
+  }
   if (a.host !== undefined) o.host = a.host;
   if (a.data !== undefined) o.data = a.data;
   if (a.labs !== undefined) o.labs = a.labs;
@@ -133,7 +152,7 @@ export async function runSandbox(a: SandboxArgs): Promise<void> {
   if (report !== undefined && !existsSync(dirname(report))) throw new SandboxFlagError(`--legacy-report ${a.legacyReport}: the folder ${dirname(report)} does not exist (create it, or give a file in an existing folder)`);
   const sandbox = await startSandbox({ ...opts, log });
   process.stdout.write(`fxflow sandbox listening on ${sandbox.url}\n`);
-  process.stdout.write(`accounts: ${sandbox.accountIDs.join(', ')}; clock: ${opts.clock}; authentication: ${opts.requireToken ? 'bearer token required' : 'off'}\n`);
+  process.stdout.write(`accounts: ${sandbox.accountIDs.join(', ')}; clock: ${opts.clock}; authentication: ${opts.requireToken ? 'bearer token required' : 'off'}; fill models: slippage ${opts.fill?.slippage ?? 'none'} · latency ${opts.fill?.latency ?? 'none'}\n`);
   await new Promise<void>((done) => {
     const stop = (): void => {
       process.off('SIGINT', stop);

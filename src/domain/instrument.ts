@@ -3,9 +3,32 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultHours, MarketHours, TradingHoursError, type TradingHours } from './market-hours.ts';
 import type { Instrument as WireInstrument } from './v20/index.ts';
+import type { UnixMs } from './time.ts';
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
 const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** One instrument's financing terms: yearly rates (negative: the holder pays) and days charged per weekday (index 0 = Sunday). */
+export interface FinancingTerms {
+  readonly longRate: number;
+  readonly shortRate: number;
+  readonly daysCharged: readonly number[];
+}
+
+/**
+ * Where a rollover's rates come from: the terms of `instrument` for the rollover at `at` (a 17:00
+ * New York instant), or undefined for the instrument's own (data/instruments.json). A recorded
+ * history (`fxflow backtest --financing-history`) answers with the rates recorded for that day.
+ */
+export type FinancingRates = (instrument: string, at: UnixMs) => FinancingTerms | undefined;
+
+/**
+ * 0 (Sunday) to 6 of a v20 DayOfWeek, -1 when it is none. OANDA writes `MONDAY`; data/instruments.json
+ * writes `Monday`: both are read (a rate table with no day it knows would charge nothing).
+ */
+export function weekdayIndex(name: string): number {
+  return WEEKDAYS.findIndex((w) => w.toUpperCase() === String(name).toUpperCase());
+}
 /** Leading zeros of a price's fraction digits, by count. */
 const ZEROS = Array.from({ length: 24 }, (_, i) => '0'.repeat(i));
 
@@ -41,7 +64,7 @@ export class Instrument {
   /** Guaranteed stop losses: allowed at all, the premium per unit (price distance) and the minimum distance. */
   readonly guaranteedStopLoss: { readonly mode: 'DISABLED' | 'ALLOWED' | 'REQUIRED'; readonly premium: string; readonly minimumDistance: number };
   /** Annual rates (negative: the holder pays) and days charged per weekday, index 0 = Sunday. */
-  readonly financing: { readonly longRate: number; readonly shortRate: number; readonly daysCharged: readonly number[] };
+  readonly financing: FinancingTerms;
   readonly wire: WireInstrument;
   /**
    * When it trades: `tradingHours` of data/instruments.json (not a v20 field), else by type (the FX
@@ -77,7 +100,7 @@ export class Instrument {
     };
     const days = [0, 0, 0, 0, 0, 0, 0];
     for (const d of w.financing?.financingDaysOfWeek ?? []) {
-      const i = WEEKDAYS.indexOf(d.dayOfWeek as (typeof WEEKDAYS)[number]);
+      const i = weekdayIndex(d.dayOfWeek);
       if (i >= 0) days[i] = d.daysCharged;
     }
     this.financing = {

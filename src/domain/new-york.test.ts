@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { nextRollover, weekendClosure } from './new-york.ts';
+import { newYorkDate, nextRollover, rolloverOfDay, tradingDayOf, weekendClosure } from './new-york.ts';
 
 const NY = 'America/New_York';
 
@@ -36,6 +36,25 @@ describe('New York boundaries', () => {
     expect(nextRollover(Date.UTC(2024, 0, 3, 12))).toBe(Date.UTC(2024, 0, 3, 22));
     expect(nextRollover(Date.UTC(2024, 0, 3, 22))).toBe(Date.UTC(2024, 0, 4, 22));
     expect(nextRollover(Date.UTC(2024, 10, 2, 23))).toBe(Date.UTC(2024, 10, 3, 22)); // autumn switch day
+  });
+
+  it('trading days are named by the 17:00 New York rollover that ends them, across daylight saving', () => {
+    // Winter: 17:00 New York = 22:00 UTC; summer: 21:00 UTC.
+    expect(tradingDayOf(Date.UTC(2024, 0, 2, 21, 59, 59, 999))).toBe('2024-01-02');
+    expect(tradingDayOf(Date.UTC(2024, 0, 2, 22))).toBe('2024-01-03');
+    expect(tradingDayOf(Date.UTC(2024, 6, 2, 20, 59))).toBe('2024-07-02');
+    expect(tradingDayOf(Date.UTC(2024, 6, 2, 21))).toBe('2024-07-03');
+    expect(rolloverOfDay('2024-01-02')).toBe(Date.UTC(2024, 0, 2, 22));
+    expect(rolloverOfDay('2024-07-02')).toBe(Date.UTC(2024, 6, 2, 21));
+    expect(rolloverOfDay('2024-1-2')).toBeNaN();
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(1971, 0, 1), max: Date.UTC(2060, 0, 1) }), (t) => {
+        // The day's rollover is the first one after t, and it names its own day.
+        const day = tradingDayOf(t);
+        expect(rolloverOfDay(day)).toBe(nextRollover(t));
+        expect(newYorkDate(rolloverOfDay(day))).toBe(day);
+      }),
+    );
   });
 
   it('equal the luxon DateTime definitions at any instant 1971-2060 (property)', () => {

@@ -102,3 +102,25 @@ export function nextRollover(t: UnixMs): UnixMs {
   const r = toUtc(day + CLOSE);
   return r > t ? r : toUtc(day + DAY + CLOSE);
 }
+
+/** The New York calendar date (`YYYY-MM-DD`) at `t`. */
+export function newYorkDate(t: UnixMs): string {
+  return new Date(Math.floor(toLocal(t) / DAY) * DAY).toISOString().slice(0, 10);
+}
+
+/**
+ * The v20 trading day `t` falls in, named by the date of the 17:00 New York rollover that ends it
+ * (`YYYY-MM-DD`): from 17:00 New York on the day before to 17:00 on that day. Rates read during a
+ * trading day are the ones its rollover charges; a rollover at `at` charges trading day
+ * `newYorkDate(at)`.
+ */
+export function tradingDayOf(t: UnixMs): string {
+  return newYorkDate(nextRollover(t));
+}
+
+/** The 17:00 New York rollover that ends trading day `day` (`YYYY-MM-DD`), epoch ms; NaN for a malformed day. */
+export function rolloverOfDay(day: string): UnixMs {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  if (!m) return Number.NaN;
+  return toUtc(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!) + CLOSE);
+}

@@ -60,6 +60,8 @@ export interface DataReport {
   readonly spreadModel: { readonly kind: 'native' | 'mid' | 'fixed' | 'hourly' | 'labs'; readonly pips?: number; readonly pipsByHour?: readonly number[]; readonly text: string };
   readonly coverage: { readonly from: string | null; readonly to: string | null; readonly holes: readonly DataHole[] };
   readonly series: readonly { readonly instrument: string; readonly granularity: Granularity; readonly source: string; readonly sides: string; readonly synthetic: boolean; readonly rows: number; readonly from: string | null; readonly to: string | null }[];
+  /** Where the daily financing rates came from: none charged, today's (data/instruments.json), or recorded per day (`--financing-history`). */
+  readonly financing?: { readonly source: 'off' | 'static' | 'recorded'; readonly text: string };
 }
 
 export interface DataHole {
@@ -286,6 +288,7 @@ export function formatSummary(s: Summary, title: string): string {
   if (data) {
     top.push(['Data', `${data.source}${data.synthetic && !/synthetic/i.test(data.source) ? ' (synthetic)' : ''}`]);
     top.push(['Spread model', data.spreadModel.text]);
+    if (data.financing) top.push(['Financing rates', data.financing.text]);
     const cov = data.coverage;
     const holes = cov.holes.length;
     top.push(['Data covered', `${cov.from ?? '-'} → ${cov.to ?? '-'}${holes ? `  (${holes} hole${holes === 1 ? '' : 's'} beyond market closures: see summary.json data.coverage)` : ''}`]);

@@ -36,6 +36,7 @@ import type { InputRecorder } from './input-recorder.ts';
 import type { SessionAccount } from './recording.ts';
 import { ShadowBook } from './shadow.ts';
 import { SimExecution } from './sim-execution.ts';
+import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
 
 export { RunnerError };
@@ -88,6 +89,14 @@ export interface RunnerOptions {
   readonly broker?: 'v20' | 'sim';
   /** Every intent also to a simulator fed the same prices; fill-by-fill divergences reported. */
   readonly shadow?: boolean;
+  /**
+   * The fill models of the simulators (`broker: 'sim'` and `shadow`), named as the configuration
+   * names them (`fxflow run --config/--slippage/--latency/--commission`): slippage "none",
+   * "fixed:<pips>", "spread:<fraction>"; latency "none", "fixed:<ms>", "file:<path>"; commission
+   * "oanda-core" or a rate per million units ("0": none). Default: v20's own (none of them). The
+   * report names them.
+   */
+  readonly fill?: FillModelNames;
   readonly flattenOnExit?: boolean;
   /** With the kill switch: flatten as well as cancel (default true). */
   readonly flattenOnKill?: boolean;
@@ -146,6 +155,8 @@ export interface RunResult {
   readonly account?: AccountCheck;
   readonly risk: { readonly breaches: number };
   readonly shadow?: string;
+  /** The fill models of the simulated broker (--broker sim) or the shadow simulator, by name; undefined with neither. */
+  readonly models?: FillModelsUsed;
   readonly latency: { readonly p50: number; readonly p99: number; readonly max: number; readonly n: number };
   /** Live candles delivered: official (candles endpoint) and built from ticks (source 'ticks', or fallback). */
   readonly candles: Readonly<CandleCounts>;
@@ -519,7 +530,7 @@ export class Runner {
     // The broker.
     let inner: (Execution & { drain: () => Promise<void> }) | SimExecution;
     if (broker === 'sim') {
-      const sim = new SimBroker({ instruments: o.instruments, currency: baseline.currency, initialBalance: deposit, marginRate: baseline.marginRate, hedging: baseline.hedging, accountID: o.accountID });
+      const sim = new SimBroker({ instruments: o.instruments, currency: baseline.currency, initialBalance: deposit, marginRate: baseline.marginRate, hedging: baseline.hedging, accountID: o.accountID, ...simModels(o.fill, baseline.currency) });
       // A restart: the simulated account is its baseline plus every transaction the simulator journaled
       // (positions, pending orders, balance; its transaction IDs continue after the last one).
       if (contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0) {
@@ -556,7 +567,7 @@ export class Runner {
     // The shadow simulator starts from the account as it is now: its open trades and pending orders.
     if (o.shadow) {
       try {
-        this.#shadow = new ShadowBook({ instruments: o.instruments, currency: baseline.currency, balance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging, account: baselineOf({ ...account, lastTransactionID } as Account) });
+        this.#shadow = new ShadowBook({ instruments: o.instruments, currency: baseline.currency, balance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging, account: baselineOf({ ...account, lastTransactionID } as Account), models: simModels(o.fill, baseline.currency) });
       } catch (e) {
         if (!(e instanceof AccountStateError)) throw e;
         throw new RunnerError('RUNNER', `--shadow: the simulator cannot start from account ${o.accountID} as v20 reports it (${e.message}); run without --shadow`, { cause: e });
@@ -1050,10 +1061,13 @@ export class Runner {
     this.journal.close();
     const summary = summarize(this.portfolio, Number.isNaN(this.#liveFrom) ? {} : { from: this.#liveFrom });
     const params = Object.entries(this.o.params).map(([k, v]) => `${k}=${v}`).join(' ');
-    const report = formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`);
+    // The simulator's fill models close the report (--broker sim); the shadow comparison names its own.
+    const simulator = this.#sim ?? this.#shadow?.sim;
+    const models: FillModelsUsed | undefined = simulator === undefined ? undefined : { slippage: simulator.models.slippage, latency: simulator.models.latency, commission: simulator.models.commission };
+    const report = `${formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`)}${this.#sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}`;
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
-      summary, report, intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#recovered },
+      summary, report, ...(models !== undefined ? { models } : {}), intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#recovered },
       risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#feed.counts }, reason,
     };
   }

@@ -1,10 +1,11 @@
-import { SimBroker } from '../adapters/sim/broker.ts';
+import { SimBroker, type SimBrokerOptions } from '../adapters/sim/broker.ts';
 import type { SimAccountState } from '../adapters/sim/seed.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import { parseTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
+import { formatFillModels } from './fill-models.ts';
 import { withClientID } from './sim-execution.ts';
 
 /** What became of one intent at one broker. */
@@ -150,8 +151,12 @@ export class ShadowBook {
   readonly leftOut: readonly string[];
   #started = false;
 
-  constructor(o: { instruments: InstrumentRegistry; currency: string; balance: string; marginRate: string; hedging: boolean; account?: SimAccountState }) {
-    this.sim = new SimBroker({ instruments: o.instruments, currency: o.currency, initialBalance: o.balance, marginRate: o.marginRate, hedging: o.hedging, accountID: 'shadow' });
+  /**
+   * `models`: the simulator's fill models (`fxflow run --shadow --slippage/--latency/--commission`);
+   * default v20's own. The report names them.
+   */
+  constructor(o: { instruments: InstrumentRegistry; currency: string; balance: string; marginRate: string; hedging: boolean; account?: SimAccountState; models?: Pick<SimBrokerOptions, 'slippage' | 'latency' | 'commission'> }) {
+    this.sim = new SimBroker({ instruments: o.instruments, currency: o.currency, initialBalance: o.balance, marginRate: o.marginRate, hedging: o.hedging, accountID: 'shadow', ...o.models });
     const known = o.account !== undefined ? knownPart(o.account, o.instruments) : undefined;
     this.leftOut = known?.leftOut ?? [];
     if (known !== undefined) this.sim.seed(known.state);
@@ -171,8 +176,9 @@ export class ShadowBook {
     this.sim.submit(withClientID(intent));
   }
 
-  /** The divergence report against the live account's transactions. */
+  /** The divergence report against the live account's transactions; its last line names the simulator's fill models. */
   report(live: readonly Transaction[]): string {
-    return formatDivergences(divergences(outcomesOf(live), outcomesOf(this.txs)));
+    const m = this.sim.models;
+    return `${formatDivergences(divergences(outcomesOf(live), outcomesOf(this.txs)))}\nShadow simulator ${formatFillModels({ slippage: m.slippage, latency: m.latency, commission: m.commission })}`;
   }
 }

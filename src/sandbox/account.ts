@@ -1,11 +1,12 @@
 import { HomeConversion, formatFactor, type Quote } from '../domain/conversion.ts';
-import type { InstrumentRegistry } from '../domain/instrument.ts';
+import type { FinancingRates, InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import { ORDER_CREATE_TYPES, type LedgerTrade } from '../domain/ledger.ts';
 import { add, amount, formatAmount, type Amount } from '../domain/money.ts';
 import { formatTime, type UnixMs } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { SimBroker } from '../adapters/sim/broker.ts';
+import { SwappableLatency, SwappableSlippage } from './fill-models.ts';
 import { DEFAULT_KEEP_TRANSACTIONS, FinishedCache, KEEP_FINISHED, TransactionLog } from './transaction-log.ts';
 
 type Obj = Record<string, unknown>;
@@ -33,6 +34,37 @@ interface OrderView extends Obj {
 interface ClosedTrade extends Obj {
   id: string;
   instrument: string;
+}
+
+/**
+ * An order the latency fault holds back: it reaches the simulator at `due` (sandbox time). A market
+ * order collects its fill batch in `txs` and wakes whoever waits for it; a resting order (limit,
+ * stop, a trade's TP/SL) only needs the price of its arrival time fed once the clock gets there.
+ */
+interface Delayed {
+  readonly instrument: string;
+  readonly due: UnixMs;
+  readonly market: boolean;
+  readonly txs: Transaction[];
+  batch: string | undefined;
+  wake: (() => void) | undefined;
+}
+
+/** The reasons of the MARKET_ORDERs a client's intent makes (not a margin closeout's). */
+const CLIENT_MARKET_REASONS = new Set(['CLIENT_ORDER', 'TRADE_CLOSE', 'POSITION_CLOSEOUT']);
+
+/** Whether the simulator queues the intent as market orders (order or replace of type MARKET, trade close, position close). */
+function isMarketIntent(intent: OrderIntent): boolean {
+  switch (intent.kind) {
+    case 'order':
+    case 'replace':
+      return (intent.request as { type?: string }).type === 'MARKET';
+    case 'closeTrade':
+    case 'closePosition':
+      return true;
+    default:
+      return false;
+  }
 }
 
 const f4 = (x: number): string => (Object.is(x, -0) || Math.abs(x) < 5e-5 ? '0.0000' : x.toFixed(4));
@@ -68,13 +100,23 @@ export class SandboxAccount {
    * and any financing a fill realises, kept after the trades are closed.
    */
   readonly #financing = new Map<string, Amount>();
+  /** The simulator's slippage model, swapped by the sandbox's `fill` option and `POST /sandbox/faults`. */
+  readonly slippage = new SwappableSlippage();
+  /** The simulator's latency model, likewise; it tells `submit` the delays the simulator drew. */
+  readonly latency = new SwappableLatency();
+  /** Orders the latency fault holds back, in submission order (the simulator's queue order). */
+  readonly #delayed: Delayed[] = [];
+  /** The delayed market order whose fill batch is being delivered. */
+  #collecting: Delayed | undefined;
+  /** True while the simulator takes an intent (nothing it emits then is a delayed order's fill). */
+  #submitting = false;
 
   /**
    * `keepTransactions` bounds the memory of a long run: the log keeps that many of the newest
    * transactions, and up to as many (at most KEEP_FINISHED, 10,000) finished (filled or cancelled)
    * orders and closed trades. Pending orders and open trades are always kept.
    */
-  constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs; marketHours?: boolean; keepTransactions?: number }) {
+  constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs; marketHours?: boolean; keepTransactions?: number; financingRates?: FinancingRates }) {
     const keep = o.keepTransactions ?? DEFAULT_KEEP_TRANSACTIONS;
     this.transactions = new TransactionLog(keep);
     // Lists of orders and trades in every state are built per request: at most KEEP_FINISHED
@@ -99,6 +141,9 @@ export class SandboxAccount {
       accountID: o.id,
       drivers,
       marketHours: o.marketHours !== false,
+      ...(o.financingRates !== undefined ? { financingRates: o.financingRates } : {}),
+      slippage: this.slippage,
+      latency: this.latency,
     });
     this.#quotes = this.broker.quotes;
     this.#conversion = new HomeConversion(o.currency, this.#quotes);
@@ -113,23 +158,134 @@ export class SandboxAccount {
     return () => this.#listeners.delete(fn);
   }
 
-  /** Submits an intent and returns the transactions it produced (including fills from the re-fed quote). */
-  submit(intent: OrderIntent, now: UnixMs): Transaction[] {
+  /**
+   * Submits an intent. `txs`: the transactions it produced at once (including fills from the re-fed
+   * quote). `arriving`: with the latency fault on, the market orders of this intent (an order, a
+   * trade close, a position close) reach the simulator later; it resolves with their transactions
+   * once the sandbox clock has passed their arrival (`release`) and they met a price.
+   */
+  submit(intent: OrderIntent, now: UnixMs): { txs: Transaction[]; arriving?: Promise<Transaction[]>; arrivesAt?: UnixMs } {
     const out: Transaction[] = [];
     const fn = (tx: Transaction): void => {
       out.push(tx);
     };
     this.#listeners.add(fn);
+    const decided = this.broker.now;
+    const drawn = this.latency.drawn;
+    drawn.length = 0;
+    let arriving: Delayed[] | undefined;
     try {
-      this.broker.submit(intent);
-      // A market order fills at the next price: feed the current quote again at the current time.
+      this.#submitting = true;
+      try {
+        this.broker.submit(intent);
+      } finally {
+        this.#submitting = false;
+      }
       const instrument = this.#intentInstrument(intent);
+      if (drawn.length > 0 && instrument !== undefined) {
+        // Each delay the simulator drew is one order of this intent reaching it at decided + delay
+        // (a position close may queue two market orders). Market orders of every latency are
+        // listed, in the simulator's queue order, so that their fill batches are told apart.
+        const market = isMarketIntent(intent);
+        for (const d of drawn) {
+          const e: Delayed = { instrument, due: decided + d, market, txs: [], batch: undefined, wake: undefined };
+          this.#delayed.push(e);
+          if (market && d > 0) (arriving ??= []).push(e);
+        }
+      }
+      drawn.length = 0;
+      // A market order fills at the next price: feed the current quote again at the current time.
       const q = instrument !== undefined ? this.#quotes.get(instrument) : undefined;
       if (q && instrument !== undefined) this.broker.onEvent({ kind: 'tick', instrument, at: Math.max(now, this.broker.now), bid: q.bid, ask: q.ask });
     } finally {
       this.#listeners.delete(fn);
     }
-    return out;
+    if (arriving === undefined) return { txs: out };
+    const waits = arriving.map((e) => new Promise<Transaction[]>((done) => {
+      // Filled already (its transactions are in `txs`): nothing more to wait for.
+      if (e.batch !== undefined) done([]);
+      else e.wake = () => done(e.txs);
+    }));
+    return { txs: out, arriving: Promise.all(waits).then((lists) => lists.flat()), arrivesAt: Math.max(...arriving.map((e) => e.due)) };
+  }
+
+  /** Orders the latency fault holds back, not yet at the simulator (market orders) or not yet released (resting ones). */
+  get delayed(): number {
+    return this.#delayed.length;
+  }
+
+  /**
+   * The sandbox clock is about to move to `to`: every order the latency fault held back that arrives
+   * by then meets the price of its arrival time, the instrument's quote in force then, fed to the
+   * simulator at exactly that time (so the fill is stamped with it). An order arriving exactly at
+   * `to` is left to the price that comes at `to` when that price is of its instrument (`pricing`).
+   * `quote` gives the sandbox's current quote (with its liquidity); an instrument without one waits
+   * for its first price. Call before the clock moves (the simulator's time never goes back).
+   */
+  release(to: UnixMs, quote: (instrument: string) => { bid: number; ask: number; liquidity?: number } | undefined, pricing?: string): void {
+    if (this.#delayed.length === 0) return;
+    for (;;) {
+      let next: Delayed | undefined;
+      for (const e of this.#delayed) {
+        if (e.due > to || (e.due === to && e.instrument === pricing) || e.due < this.broker.now) continue;
+        if ((next === undefined || e.due < next.due) && quote(e.instrument) !== undefined) next = e;
+      }
+      if (next === undefined) return;
+      const q = quote(next.instrument)!;
+      const at = next.due;
+      const instrument = next.instrument;
+      // Resting orders released at this time need nothing more: they act on prices from now on.
+      this.#dropResting(instrument, at);
+      this.broker.onEvent(q.liquidity !== undefined
+        ? { kind: 'tick', instrument, at, bid: q.bid, ask: q.ask, bidLiquidity: q.liquidity, askLiquidity: q.liquidity }
+        : { kind: 'tick', instrument, at, bid: q.bid, ask: q.ask });
+      // The price fills every market order of the instrument that has arrived (#collect files each
+      // batch); one still listed would be released again and again: let it go, and wake its waiter.
+      const left = this.#delayed.indexOf(next);
+      if (left >= 0) {
+        this.#delayed.splice(left, 1);
+        next.wake?.();
+      }
+    }
+  }
+
+  /** A price of `instrument` at `at` reached the simulator: the resting orders that arrived by then are active. */
+  priced(instrument: string, at: UnixMs): void {
+    if (this.#delayed.length > 0) this.#dropResting(instrument, at);
+  }
+
+  #dropResting(instrument: string, at: UnixMs): void {
+    for (let i = this.#delayed.length - 1; i >= 0; i--) {
+      const e = this.#delayed[i]!;
+      if (!e.market && e.instrument === instrument && e.due <= at) this.#delayed.splice(i, 1);
+    }
+  }
+
+  /**
+   * Files a transaction under the delayed market order it belongs to. A delayed market order's
+   * batch starts with its MARKET_ORDER (or MARKET_ORDER_REJECT) at the first price at or after its
+   * arrival; the simulator fills its queue in order, so the batch is the first listed order of that
+   * instrument that has arrived. Every later transaction of the batch (fill, on-fill orders, cancel)
+   * joins it.
+   */
+  #collect(tx: Transaction): void {
+    const t = tx as Transaction & { batchID?: string; instrument?: string; reason?: string };
+    const current = this.#collecting;
+    if (current !== undefined && t.batchID === current.batch) {
+      current.txs.push(tx);
+      return;
+    }
+    this.#collecting = undefined;
+    if (this.#submitting || t.batchID !== t.id || (t.type !== 'MARKET_ORDER' && t.type !== 'MARKET_ORDER_REJECT') || !CLIENT_MARKET_REASONS.has(t.reason ?? '')) return;
+    const now = this.broker.now;
+    const i = this.#delayed.findIndex((e) => e.market && e.instrument === t.instrument && e.due <= now);
+    if (i < 0) return;
+    const e = this.#delayed.splice(i, 1)[0]!;
+    e.batch = t.batchID;
+    e.txs.push(tx);
+    this.#collecting = e;
+    // Resolved now, read after this synchronous price has been handled: the rest of the batch lands first.
+    e.wake?.();
   }
 
   /** Emits a CLIENT_CONFIGURE transaction for an alias / margin rate change. */
@@ -174,6 +330,7 @@ export class SandboxAccount {
 
   #fold(tx: Transaction): void {
     this.transactions.push(tx);
+    if (this.#delayed.length > 0 || this.#collecting !== undefined) this.#collect(tx);
     const t = tx as unknown as Obj & { type: string; id: string; time: string };
     const orderType = ORDER_CREATE_TYPES[t.type];
     if (orderType !== undefined) {

@@ -89,4 +89,41 @@ describe('fxflow sandbox (CLI)', () => {
     expect(sandboxOptions({ port: 0, keepTransactions: 500 }, {}).keepTransactions).toBe(500);
     expect(() => sandboxOptions({ port: 0, keepTransactions: 0 }, {})).toThrow(/--keep-transactions/);
   });
+
+  it('--slippage, --latency, --latency-timeout: the fill models, checked with the flag named', () => {
+    expect(sandboxOptions({ port: 0, slippage: 'spread:0.5', latency: 'fixed:250', latencyTimeout: 2000 }, {}).fill).toEqual({ slippage: 'spread:0.5', latency: 'fixed:250', latencyTimeoutMs: 2000 });
+    expect(sandboxOptions({ port: 0 }, {}).fill).toBeUndefined();
+    expect(() => sandboxOptions({ port: 0, slippage: 'fixed' }, {})).toThrow(/^--slippage must be none, fixed:<pips>/);
+    expect(() => sandboxOptions({ port: 0, latency: 'file:/nonexistent/delays.txt' }, {})).toThrow(/^--latency file \/nonexistent\/delays\.txt: cannot be read/);
+    expect(() => sandboxOptions({ port: 0, latency: 'fixed:10', latencyTimeout: -1 }, {})).toThrow(/--latency-timeout/);
+  });
+
+  it('fxflow sandbox --slippage fixed:1: a market order through the process fills a pip worse', async () => {
+    const child = spawn(process.execPath, ['bin/fxflow.js', 'sandbox', '--port', '0', '--manual', '--slippage', 'fixed:1', '--start', '2024-01-03T10:00:00Z'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    try {
+      const url = await new Promise<string>((done, fail) => {
+        const t = setTimeout(() => fail(new Error(`no listening line within 30 s; stdout: ${out}`)), 30_000);
+        child.stdout.on('data', () => {
+          const m = /fxflow sandbox listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+          if (m && out.includes('fill models')) {
+            clearTimeout(t);
+            done(m[1]!);
+          }
+        });
+      });
+      expect(out).toContain('fill models: slippage fixed:1 · latency none');
+      await call('POST', `${url}/sandbox/prices`, { instrument: 'EUR_USD', bid: '1.10000', ask: '1.10020' });
+      const r = await call('POST', `${url}/v3/accounts/101-001-0000001-001/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+      expect(r.body.orderFillTransaction.price).toBe('1.10030');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 40_000);
 });

@@ -33,6 +33,21 @@ export interface FaultOptions {
    * served with `complete: false`, as v20 may right after a period ends.
    */
   candleCompleteLagMs?: number;
+  /**
+   * The simulator's slippage from now on, as `fill.slippage` names it: "none", "fixed:<pips>",
+   * "spread:<fraction>" (src/adapters/sim/slippage.ts). Market orders, stops, stop losses and
+   * trailing stops fill that much worse; limits, take profits and guaranteed stops never slip.
+   * Absent: the sandbox's own (`SandboxOptions.fill`, default none).
+   */
+  slippage?: string;
+  /**
+   * The simulator's latency from now on, as `fill.latency` names it: "none", "fixed:<ms>",
+   * "file:<path of recorded ms>" (src/adapters/sim/latency.ts). An order decided at sandbox time T
+   * reaches the simulator at T + delay; a market order (or a close) fills at the price of that time,
+   * and its HTTP answer waits for the sandbox clock to get there (docs/sandbox.md). Absent: the
+   * sandbox's own (`SandboxOptions.fill`, default none).
+   */
+  latency?: string;
 }
 
 /** A fault option that cannot work; the control endpoint answers it with 400. */

@@ -155,6 +155,27 @@ describe('positions and orders as v20 defines them', () => {
     expect([after.financing, after.long.financing]).toEqual([trade.financing, trade.financing]);
   });
 
+  it('GET /instruments serves financing as OANDA does; /sandbox/financing changes what is served and what is charged', async () => {
+    const { sb: s, A } = await open();
+    const inst = (await call('GET', `${A}/instruments?instruments=EUR_USD`)).body.instruments[0];
+    // data/instruments.json's rates, OANDA's DayOfWeek spelling (MONDAY), decimal strings.
+    expect(inst.financing.longRate).toBe('-0.0412');
+    expect(inst.financing.shortRate).toBe('0.0189');
+    expect(inst.financing.financingDaysOfWeek).toContainEqual({ dayOfWeek: 'WEDNESDAY', daysCharged: 3 });
+    expect(inst.financing.financingDaysOfWeek.map((d: { dayOfWeek: string }) => d.dayOfWeek)).toEqual(['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY']);
+    expect(inst.marginRate).toBe('0.05');
+    const set = await call('POST', `${s.url}/sandbox/financing`, { instrument: 'EUR_USD', longRate: '-0.0500', shortRate: '0.0100' });
+    expect(set.status).toBe(200);
+    expect((await call('GET', `${A}/instruments?instruments=EUR_USD`)).body.instruments[0].financing).toMatchObject({ longRate: '-0.0500', shortRate: '0.0100' });
+    expect((await call('POST', `${s.url}/sandbox/financing`, { instrument: 'EUR_USD', longRate: 'high', shortRate: '0' })).body.errorMessage).toMatch(/'longRate': a yearly rate as a decimal string/);
+    await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100000' } });
+    s.setTime('2024-01-04T12:00:00Z'); // past Wednesday's rollover, charged 3 days
+    const fin = (await call('GET', `${A}/transactions?type=DAILY_FINANCING`)).body;
+    const tx = (await call('GET', `${A}/transactions/${fin.pages[0].split('from=')[1].split('&')[0]}`)).body.transaction;
+    // 100,000 × mid 1.1001 × -0.05 × 3 / 365 = -45.20959 (the file's -0.0412 would give -37.2527).
+    expect(tx.financing).toBe('-45.2096');
+  });
+
   it('a MARKET_IF_TOUCHED_ORDER transaction has no initialMarketPrice; the MarketIfTouchedOrder has it', async () => {
     const { A } = await open();
     const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET_IF_TOUCHED', instrument: 'EUR_USD', units: '100', price: '1.09000' } });

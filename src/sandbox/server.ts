@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { Catalog, ensureSample } from '../adapters/catalog/index.ts';
 import type { OrderIntent } from '../domain/intents.ts';
-import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
+import { loadInstruments, type FinancingRates, type InstrumentRegistry } from '../domain/instrument.ts';
 import { formatTime, formatUnixTime, parseRequestTime, parseTime, type UnixMs } from '../domain/time.ts';
 import { parseOrderRequest } from '../domain/v20/parse.ts';
 import { decimalsAsStrings } from '../domain/v20/request.ts';
@@ -16,6 +16,7 @@ import { retiredCall } from '../domain/v20/retired.ts';
 import { SandboxAccount, tradeSummary } from './account.ts';
 import { candlesReply } from './candles.ts';
 import { FaultError, Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
+import { fillModels, type FillModelNames } from './fill-models.ts';
 import { labsRoute } from './labs.ts';
 import { legacyReplacement, legacyRoute } from './legacy/routes.ts';
 import { formatLegacyReport } from './legacy/migration.ts';
@@ -57,6 +58,16 @@ export interface SandboxOptions {
   /** Default 5000. */
   heartbeatMs?: number;
   faults?: FaultOptions;
+  /**
+   * The simulator's fill models (the sandbox's own; `POST /sandbox/faults` can switch them while it
+   * runs): `slippage` "none" (default), "fixed:<pips>", "spread:<fraction>"; `latency` "none"
+   * (default), "fixed:<ms>", "file:<path of recorded ms>", as the configuration's fill.slippage and
+   * fill.latency. With latency, a market order decided at sandbox time T fills at the price of
+   * T + delay and its HTTP answer waits until the sandbox clock passes T + delay, at most
+   * `latencyTimeoutMs` real ms (default 10,000; then 504, and the order still fills when the clock
+   * gets there). See docs/sandbox.md.
+   */
+  fill?: { slippage?: string; latency?: string; latencyTimeoutMs?: number };
   /** Manual clock: false starts without prices (default true: each sample instrument's catalog price at the start time). */
   feed?: boolean;
   /** Market hours per instrument (default true): market orders halted and prices `tradeable: false` while its market is closed. */
@@ -88,9 +99,15 @@ export interface Sandbox {
   advance(ms: number): void;
   /** A tick: matches orders, feeds streams. Prices may be numbers or decimal strings. */
   pushPrice(p: { instrument: string; bid: number | string; ask: number | string; time?: number | string; liquidity?: number }): void;
+  /**
+   * Sets an instrument's financing rates from now on (yearly, decimal strings as OANDA writes them):
+   * what GET /instruments serves and what the accounts are charged at each 17:00 New York rollover.
+   * OANDA changes them from time to time; this is how a test builds a history to record.
+   */
+  setFinancing(instrument: string, rates: { longRate: string; shortRate: string }): void;
   /** Replaces the fault set. */
   setFaults(f: FaultOptions): void;
-  stats(): { requests: number; streamConnections: number; droppedStreams: number; linesWritten: number };
+  stats(): { requests: number; streamConnections: number; droppedStreams: number; linesWritten: number; delayedOrders: number };
   /**
    * The migration report: each legacy (/v1) call the clients made, how often, its /v3 replacement
    * and the field mapping; Markdown, or JSON when `json`.
@@ -164,16 +181,75 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (opts.data === undefined) await ensureSample(dataRoot);
   else if (!existsSync(dataRoot)) throw new SandboxError(`sandbox data folder ${dataRoot} does not exist: give a catalog folder (fxflow data import ...) or leave --data out for the bundled sample`);
   const catalog = new Catalog(dataRoot);
+  // The sandbox's own fill models (applied to the accounts below; a bad name stops the start).
+  const fill = { slippage: opts.fill?.slippage ?? 'none', latency: opts.fill?.latency ?? 'none' };
+  const latencyTimeoutMs = opts.fill?.latencyTimeoutMs ?? 10_000;
+  if (!(Number.isFinite(latencyTimeoutMs) && latencyTimeoutMs > 0)) throw new SandboxError(`sandbox option fill.latencyTimeoutMs must be milliseconds > 0 (got ${latencyTimeoutMs})`);
 
   let now: UnixMs = startMs;
+  // Financing rates set through the control (setFinancing), over data/instruments.json's.
+  const financing = new Map<string, { longRate: string; shortRate: string }>();
+  const financingRates: FinancingRates = (name) => {
+    const f = financing.get(name);
+    return f === undefined ? undefined : { longRate: Number(f.longRate), shortRate: Number(f.shortRate), daysCharged: instruments.get(name).financing.daysCharged };
+  };
+  const setFinancing = (name: string, rates: { longRate: string; shortRate: string }): void => {
+    if (!instruments.has(name)) throw new HttpError(400, `Invalid value specified for 'instrument': unknown instrument '${name}'`, 'INVALID_INSTRUMENT');
+    for (const k of ['longRate', 'shortRate'] as const) {
+      const v = rates[k];
+      if (typeof v !== 'string' || !/^-?\d+(\.\d+)?$/.test(v) || Math.abs(Number(v)) > 1) throw new HttpError(400, `Invalid value specified for '${k}': a yearly rate as a decimal string in [-1, 1], e.g. "-0.0412"`);
+    }
+    financing.set(name, { longRate: rates.longRate, shortRate: rates.shortRate });
+  };
   const accounts = new Map<string, SandboxAccount>();
   for (const [i, a] of (opts.accounts ?? [{}]).entries()) {
     const id = a.id ?? `101-001-0000001-${String(i + 1).padStart(3, '0')}`;
-    accounts.set(id, new SandboxAccount({ id, currency: a.currency ?? 'USD', balance: a.balance ?? '100000', marginRate: a.marginRate ?? '0.02', hedging: a.hedging ?? false, instruments, start: startMs, marketHours: opts.marketHours !== false, ...(opts.keepTransactions !== undefined ? { keepTransactions: opts.keepTransactions } : {}) }));
+    accounts.set(id, new SandboxAccount({ id, currency: a.currency ?? 'USD', balance: a.balance ?? '100000', marginRate: a.marginRate ?? '0.02', hedging: a.hedging ?? false, instruments, start: startMs, marketHours: opts.marketHours !== false, financingRates, ...(opts.keepTransactions !== undefined ? { keepTransactions: opts.keepTransactions } : {}) }));
   }
   const quotes = new Map<string, { bid: number; ask: number; time: UnixMs; liquidity: number }>();
+  /** Instruments whose last price gave its liquidity (the others have unlimited liquidity in the simulator). */
+  const limited = new Set<string>();
+  /** The fill models named by `names` (absent: the sandbox's own), in every account. Throws a RangeError naming the field. */
+  const applyFill = (names: FillModelNames, field: (n: 'slippage' | 'latency') => string, quiet: boolean): void => {
+    const want = { slippage: names.slippage ?? fill.slippage, latency: names.latency ?? fill.latency };
+    // Checked before anything changes; then each account gets its own models (a recorded latency file cycles per account).
+    fillModels(want, field, quiet);
+    for (const a of accounts.values()) {
+      const m = fillModels(want, field, quiet);
+      a.slippage.set(m.slippage);
+      a.latency.set(m.latency);
+    }
+  };
+  try {
+    applyFill({}, (n) => `sandbox option fill.${n}`, false);
+  } catch (e) {
+    throw new SandboxError((e as Error).message);
+  }
+  /**
+   * The fault set, fill models included: every field is checked before any takes effect, so a bad
+   * one (a FaultError naming it) leaves the running faults as they were.
+   */
+  const setFaults = (f: FaultOptions, quiet: boolean): void => {
+    for (const k of ['slippage', 'latency'] as const) {
+      if (f[k] !== undefined && typeof f[k] !== 'string') throw new FaultError(`faults.${k} must be a string like ${k === 'slippage' ? '"fixed:1"' : '"fixed:250"'} (got ${JSON.stringify(f[k])}); leave it out for the sandbox's own (${fill[k]})`);
+    }
+    try {
+      fillModels({ slippage: f.slippage ?? fill.slippage, latency: f.latency ?? fill.latency }, (n) => `faults.${n}`, quiet);
+    } catch (e) {
+      throw new FaultError((e as Error).message);
+    }
+    faults.set(f);
+    applyFill({ ...(f.slippage !== undefined ? { slippage: f.slippage } : {}), ...(f.latency !== undefined ? { latency: f.latency } : {}) }, (n) => `faults.${n}`, quiet);
+  };
   const faults = new Faults(opts.faults);
   const counters: FaultCounters & { requests: number; streamConnections: number } = { requests: 0, streamConnections: 0, droppedStreams: 0, linesWritten: 0 };
+  if (opts.faults?.slippage !== undefined || opts.faults?.latency !== undefined) {
+    try {
+      setFaults(opts.faults, false);
+    } catch (e) {
+      throw new SandboxError((e as Error).message);
+    }
+  }
   let requestID = 0;
   const priceStreams = new Set<{ conn: StreamConn; account: SandboxAccount; instruments: Set<string>; unix: boolean }>();
   const txStreams = new Set<{ conn: StreamConn; account: SandboxAccount; unix: boolean; off: () => void }>();
@@ -209,12 +285,17 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       throw new HttpError(400, `Invalid price for ${p.instrument}: 'bid' and 'ask' must be positive numbers with ask >= bid (got bid ${p.bid}, ask ${p.ask})`);
     }
     const at = Math.max(p.time ?? now, now);
+    // Orders the latency fault held back that arrive before this price meet the prices of their arrival.
+    release(at, p.instrument);
     now = at;
     quotes.set(p.instrument, { bid: p.bid, ask: p.ask, time: at, liquidity: p.liquidity ?? 10_000_000 });
+    if (p.liquidity !== undefined) limited.add(p.instrument);
+    else limited.delete(p.instrument);
     for (const a of accounts.values()) {
       a.broker.onEvent(p.liquidity !== undefined
         ? { kind: 'tick', instrument: p.instrument, at, bid: p.bid, ask: p.ask, bidLiquidity: p.liquidity, askLiquidity: p.liquidity }
         : { kind: 'tick', instrument: p.instrument, at, bid: p.bid, ask: p.ask });
+      a.priced(p.instrument, at);
     }
     if (faults.stalled) return;
     for (const s of priceStreams) {
@@ -224,8 +305,20 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     }
   };
 
+  /** The quote a held-back order meets at its arrival: the sandbox's current one (with its liquidity when the price gave one). */
+  const quoteOf = (instrument: string): { bid: number; ask: number; liquidity?: number } | undefined => {
+    const q = quotes.get(instrument);
+    if (q === undefined) return undefined;
+    return limited.has(instrument) ? { bid: q.bid, ask: q.ask, liquidity: q.liquidity } : { bid: q.bid, ask: q.ask };
+  };
+  /** The clock moves to `to` (with a price of `pricing` there, when given): release the orders that arrive by then (latency fault). */
+  const release = (to: number, pricing?: string): void => {
+    for (const a of accounts.values()) a.release(to, quoteOf, pricing);
+  };
+
   const setTime = (ms: number): void => {
     if (!Number.isFinite(ms)) throw new HttpError(400, "Invalid value specified for 'time': give RFC 3339 or epoch ms");
+    release(ms);
     if (ms <= now) return;
     now = ms;
     for (const a of accounts.values()) a.broker.onEvent({ kind: 'timer', at: ms, name: 'sandbox-clock' });
@@ -271,7 +364,37 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   };
   const ids = (txs: readonly Transaction[]): string[] => txs.map((t) => t.id);
   const isReject = (t: Transaction): boolean => t.type.endsWith('_REJECT');
-  const submit = (a: SandboxAccount, intent: OrderIntent): Transaction[] => a.submit(intent, now);
+  const submit = (a: SandboxAccount, intent: OrderIntent): Transaction[] => a.submit(intent, now).txs;
+  /**
+   * Submits an intent whose answer carries its fill (an order, a replace, a trade or position
+   * close), as v20 answers: with the latency fault on, the market orders reach the simulator at
+   * T + delay, so the answer waits for the sandbox clock to pass that time (at most
+   * `latencyTimeoutMs` real ms: then 504; the order still fills when the clock gets there and its
+   * transactions are on the stream).
+   */
+  const submitAndWait = async (a: SandboxAccount, intent: OrderIntent): Promise<Transaction[]> => {
+    const decided = now;
+    const r = a.submit(intent, now);
+    if (r.arriving === undefined) return r.txs;
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([r.arriving, closing.promise, new Promise<'timeout'>((done) => {
+      timer = setTimeout(() => done('timeout'), latencyTimeoutMs);
+    })]);
+    clearTimeout(timer);
+    if (late === 'timeout') {
+      throw new HttpError(504, `The order decided at ${formatTime(decided)} reaches the market at ${formatTime(r.arrivesAt ?? decided)} (sandbox latency ${a.latency.name}), and the sandbox clock did not get there within ${latencyTimeoutMs} ms: move it (POST /sandbox/time, /sandbox/advance, /sandbox/prices) or raise fill.latencyTimeoutMs. The order was not lost: it fills once the clock passes that time, and its transactions go out on the transaction stream.`);
+    }
+    if (late === 'closed') throw new HttpError(503, 'The sandbox is closing: the order was still on its way to the market (latency fault) and was not filled');
+    return r.txs.concat(late);
+  };
+  /** Resolved when the sandbox closes: answers still waiting for a delayed fill give up. */
+  const closing: { promise: Promise<'closed'>; done: () => void } = (() => {
+    let done = (): void => {};
+    const promise = new Promise<'closed'>((r) => {
+      done = () => r('closed');
+    });
+    return { promise, done };
+  })();
 
   /** v20's response to an order create/replace/close: transactions by role. */
   const orderResponse = (a: SandboxAccount, txs: Transaction[], prefix = ''): { body: Record<string, unknown>; rejected: Transaction | undefined } => {
@@ -391,7 +514,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const a = account(id);
     const want = r.url.searchParams.get('instruments');
     const list = want !== null ? want.split(',').map((n) => instruments.get(n)) : instruments.list();
-    return ok({ instruments: list.map((i) => wireInstrument(i.wire as unknown as Record<string, unknown>)), lastTransactionID: a.broker.ledger.lastTransactionID });
+    return ok({ instruments: list.map((i) => wireInstrument(i.wire as unknown as Record<string, unknown>, financing.get(i.name))), lastTransactionID: a.broker.ledger.lastTransactionID });
   });
   on('PATCH', `${A}/configuration`, (r, [id]) => {
     const a = account(id);
@@ -493,10 +616,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   });
 
   // Orders
-  on('POST', `${A}/orders`, (r, [id]) => {
+  on('POST', `${A}/orders`, async (r, [id]) => {
     const a = account(id);
     const request = parseOrder(r.body);
-    const txs = submit(a, { kind: 'order', id: intentID(), request });
+    const txs = await submitAndWait(a, { kind: 'order', id: intentID(), request });
     const { body, rejected } = orderResponse(a, txs);
     if (rejected) return rejectReply(400, body, rejected);
     const created = body.orderCreateTransaction as Transaction | undefined;
@@ -522,11 +645,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const a = account(id);
     return ok({ order: orderSpec(a, spec!), lastTransactionID: a.broker.ledger.lastTransactionID });
   });
-  on('PUT', `${A}/orders/{spec}`, (r, [id, spec]) => {
+  on('PUT', `${A}/orders/{spec}`, async (r, [id, spec]) => {
     const a = account(id);
     const old = orderSpec(a, spec!);
     const request = parseOrder(r.body);
-    const txs = submit(a, { kind: 'replace', id: intentID(), orderSpecifier: old.id as string, request });
+    const txs = await submitAndWait(a, { kind: 'replace', id: intentID(), orderSpecifier: old.id as string, request });
     const { body, rejected } = orderResponse(a, txs);
     if (rejected) return rejectReply(rejected.type === 'ORDER_CANCEL_REJECT' ? 404 : 400, body, rejected);
     const created = body.orderCreateTransaction as Transaction | undefined;
@@ -584,13 +707,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const a = account(id);
     return ok({ trade: tradeSpec(a, spec!), lastTransactionID: a.broker.ledger.lastTransactionID });
   });
-  on('PUT', `${A}/trades/{spec}/close`, (r, [id, spec]) => {
+  on('PUT', `${A}/trades/{spec}/close`, async (r, [id, spec]) => {
     const a = account(id);
     const b = objectBody(r.body, 'the body');
     const u = units(b.units, 'units', false) ?? 'ALL';
     const s = spec!;
     if (!a.findTrade(s)) throw new HttpError(404, 'The Trade specified does not exist', 'NO_SUCH_TRADE');
-    const txs = submit(a, { kind: 'closeTrade', id: intentID(), tradeSpecifier: s, units: u });
+    const txs = await submitAndWait(a, { kind: 'closeTrade', id: intentID(), tradeSpecifier: s, units: u });
     const { body, rejected } = orderResponse(a, txs);
     if (rejected) return rejectReply(400, body, rejected);
     return ok(body);
@@ -669,14 +792,14 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (!instruments.has(inst!)) throw new HttpError(400, `Invalid value specified for 'instrument': ${inst}`, 'INVALID_INSTRUMENT');
     return ok({ position: a.position(inst!), lastTransactionID: a.broker.ledger.lastTransactionID });
   });
-  on('PUT', `${A}/positions/{instrument}/close`, (r, [id, inst]) => {
+  on('PUT', `${A}/positions/{instrument}/close`, async (r, [id, inst]) => {
     const a = account(id);
     if (!instruments.has(inst!)) throw new HttpError(400, `Invalid value specified for 'instrument': ${inst}`, 'INVALID_INSTRUMENT');
     const b = objectBody(r.body, 'the body');
     const longUnits = units(b.longUnits, 'longUnits', true);
     const shortUnits = units(b.shortUnits, 'shortUnits', true);
     const intent: OrderIntent = { kind: 'closePosition', id: intentID(), instrument: inst!, ...(longUnits !== undefined ? { longUnits } : {}), ...(shortUnits !== undefined ? { shortUnits } : {}) };
-    const txs = submit(a, intent);
+    const txs = await submitAndWait(a, intent);
     const body: Record<string, unknown> = {};
     let rejected: Transaction | undefined;
     const sideOf = new Map<string, 'long' | 'short'>();
@@ -853,12 +976,18 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   });
   on('POST', '/sandbox/faults', (r) => {
     try {
-      faults.set(objectBody(r.body, 'the body') as FaultOptions);
+      setFaults(objectBody(r.body, 'the body') as FaultOptions, true);
     } catch (e) {
       if (e instanceof FaultError) throw new HttpError(400, e.message);
       throw e;
     }
     return ok({ faults: faults.opts });
+  });
+  on('POST', '/sandbox/financing', (r) => {
+    const b = objectBody(r.body, 'the body');
+    if (typeof b.instrument !== 'string') throw new HttpError(400, "Invalid value specified for 'instrument': a name like EUR_USD");
+    setFinancing(b.instrument, { longRate: b.longRate as string, shortRate: b.shortRate as string });
+    return ok({ instrument: b.instrument, financing: financing.get(b.instrument) });
   });
   on('GET', '/sandbox/stats', (r) => {
     const m = process.memoryUsage();
@@ -893,6 +1022,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     streamConnections: counters.streamConnections,
     droppedStreams: counters.droppedStreams,
     linesWritten: counters.linesWritten,
+    delayedOrders: [...accounts.values()].reduce((n, a) => n + a.delayed, 0),
   });
 
   // ------------------------------------------------------------------------------------------
@@ -1106,12 +1236,14 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       const t = p.time === undefined ? undefined : typeof p.time === 'string' ? controlTime(p.time) : p.time;
       tick({ instrument: p.instrument, bid: Number(p.bid), ask: Number(p.ask), ...(t !== undefined ? { time: t } : {}), ...(p.liquidity !== undefined ? { liquidity: p.liquidity } : {}) });
     },
-    setFaults: (f) => faults.set(f),
+    setFinancing: (name, rates) => setFinancing(name, rates),
+    setFaults: (f) => setFaults(f, false),
     stats,
     legacyReport: (json = false) => formatLegacyReport(legacy.calls.entries(), json),
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      closing.done();
       clearInterval(heartbeat);
       loopDelay.disable();
       replay?.stop();
@@ -1194,11 +1326,23 @@ function changesOf(a: SandboxAccount, txs: readonly Transaction[]): Record<strin
   };
 }
 
-/** The fields of v20's Instrument definition (the catalog's definitions carry more, e.g. financing). */
+/**
+ * The fields of v20's Instrument definition, and `financing` as OANDA's live service added it after
+ * 3.0.25 (`longRate`, `shortRate` as decimal strings, `financingDaysOfWeek` with DayOfWeek values
+ * `MONDAY`…); data/instruments.json carries more (tradingHours, which is not a v20 field).
+ */
 const INSTRUMENT_FIELDS = ['name', 'type', 'displayName', 'pipLocation', 'displayPrecision', 'tradeUnitsPrecision', 'minimumTradeSize', 'maximumTrailingStopDistance', 'minimumTrailingStopDistance', 'maximumPositionSize', 'maximumOrderUnits', 'marginRate', 'commission'];
 
-function wireInstrument(w: Record<string, unknown>): Record<string, unknown> {
+function wireInstrument(w: Record<string, unknown>, rates: { longRate: string; shortRate: string } | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of INSTRUMENT_FIELDS) if (w[k] !== undefined) out[k] = w[k];
+  const f = w.financing as { longRate: string; shortRate: string; financingDaysOfWeek: { dayOfWeek: string; daysCharged: number }[] } | undefined;
+  if (f !== undefined) {
+    out.financing = {
+      longRate: rates?.longRate ?? f.longRate,
+      shortRate: rates?.shortRate ?? f.shortRate,
+      financingDaysOfWeek: f.financingDaysOfWeek.map((d) => ({ dayOfWeek: d.dayOfWeek.toUpperCase(), daysCharged: d.daysCharged })),
+    };
+  }
   return out;
 }

@@ -107,12 +107,14 @@ export function call(expected: number, fn: (cb: Callback) => void): Promise<V20R
 /**
  * What the sandbox serves beyond the frozen 3.0.25 definitions, on purpose: the simulated broker writes
  * ORDER_FILL as OANDA's live service does, which added fields after 3.0.25. The reference README lists
- * `ORDER_FILL.requestedUnits` among the later additions; live `fullPrice` also has `timestamp`. Only
+ * `ORDER_FILL.requestedUnits` and `Instrument.financing` among the later additions; live `fullPrice` also has `timestamp`. Only
  * these exact deviations are tolerated, and only there; the test counts and prints them. (Bucket
  * liquidity is served as an integer, as 3.0.25 and the recorded responses have it.)
  */
 const LIVE_API_PROPERTIES: Readonly<Record<string, readonly string[]>> = {
   OrderFillTransaction: ['requestedUnits'],
+  // The reference README lists Instrument.financing (longRate, shortRate, financingDaysOfWeek) too.
+  Instrument: ['financing'],
   ClientPrice: ['timestamp'],
 };
 

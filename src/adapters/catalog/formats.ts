@@ -1,4 +1,4 @@
-import { createReadStream, readdirSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, statSync, openSync, readSync, closeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Candle } from '../../domain/candle.ts';
 import { candleClose, type Granularity } from '../../domain/granularity.ts';
@@ -6,6 +6,7 @@ import type { Tick } from '../../domain/tick.ts';
 import { parseTime, type UnixMs } from '../../domain/time.ts';
 import { DataError } from './errors.ts';
 import { readLines } from './lines.ts';
+import { dayInRange, isTickDayFile, readTickDayFile } from './tick-store.ts';
 
 /**
  * Readers for the candle and tick files fxflow imports. Each returns an AsyncIterable of batches in
@@ -600,7 +601,12 @@ export function openCandles(path: string, o: ReadOptions): AsyncIterable<readonl
   }
 }
 
-/** Opens a tick file, or a folder of them read in name order. */
+/**
+ * Opens a tick file, or a folder of them read in name order. A recording of `fxflow record
+ * --prices` is read where it is: the instrument's folder of day files (`<catalog>/ticks/EUR_USD`),
+ * the `ticks` folder or the catalog itself (the subscribed instrument's folder is taken), or one
+ * `YYYY-MM-DD.csv.gz` day; days outside `[from, to)` are skipped by name.
+ */
 export async function* openTicks(path: string, o: { instrument: string; from?: UnixMs; to?: UnixMs }): AsyncIterable<readonly Tick[]> {
   let st;
   try {
@@ -609,10 +615,26 @@ export async function* openTicks(path: string, o: { instrument: string; from?: U
     throw new DataError(path, 0, '', 'no such file or folder');
   }
   if (!st.isDirectory()) {
-    yield* openTickFile(path, o);
+    if (isTickDayFile(path)) yield* readTickDayFile(path, o);
+    else yield* openTickFile(path, o);
     return;
   }
-  for (const f of readdirSync(path).filter((x) => !x.startsWith('.')).sort()) yield* openTickFile(join(path, f), o);
+  // A catalog, or its ticks folder: the instrument's recorded days.
+  for (const sub of [join(path, 'ticks', o.instrument), join(path, o.instrument)]) {
+    if (existsSync(sub) && statSync(sub).isDirectory()) {
+      yield* openTicks(sub, o);
+      return;
+    }
+  }
+  if (existsSync(join(path, 'ticks')) || existsSync(join(path, 'recording.json'))) {
+    throw new DataError(path, 0, '', `holds no recorded ticks of ${o.instrument} (no ticks/${o.instrument}/ folder): record them with fxflow record --instruments ${o.instrument} --prices, or give another --ticks`);
+  }
+  for (const f of readdirSync(path).filter((x) => !x.startsWith('.')).sort()) {
+    const file = join(path, f);
+    if (isTickDayFile(file)) {
+      if (dayInRange(file, o.from, o.to)) yield* readTickDayFile(file, o);
+    } else yield* openTickFile(file, o);
+  }
 }
 
 /** One tick file: generic `time,bid,ask`, Lean `ms,bid,ask` (date in the file name), or HistData `YYYYMMDD HHMMSSmmm,bid,ask,vol` (EST). */

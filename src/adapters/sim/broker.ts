@@ -10,6 +10,7 @@ import type { Transaction } from '../../domain/v20/index.ts';
 import type { Execution } from '../../ports/execution.ts';
 import type { Quote } from '../../domain/conversion.ts';
 import type { CommissionModel } from './commission.ts';
+import type { FinancingRates } from './financing.ts';
 import type { SlippageModel } from './slippage.ts';
 import type { LatencyModel } from './latency.ts';
 import { SimState } from './state.ts';
@@ -70,6 +71,8 @@ export interface SimBrokerOptions {
   readonly drivers?: ReadonlyMap<string, string>;
   /** Charge DAILY_FINANCING at 17:00 New York. Default true. */
   readonly financing?: boolean;
+  /** The rates of each rollover (financing.ts), e.g. a recorded history; default each instrument's own. */
+  readonly financingRates?: FinancingRates;
   /** Commission in home currency per million units filled. Default 0 (spread-only pricing). Ignored when `commission` is given. */
   readonly commissionPerMillion?: string;
   /** The commission model (commission.ts): per million units, or OANDA's core pricing schedule. Default: `commissionPerMillion`. */

@@ -39,7 +39,7 @@ function expire(s: SimState, t: UnixMs): void {
 
 /** DAILY_FINANCING for the trades held at a 17:00 New York rollover (financing.ts). */
 function rollover(s: SimState, at: UnixMs): void {
-  const draft = dailyFinancing(s.ledger, at, s.instruments, s.quotes, s.conversion);
+  const draft = dailyFinancing(s.ledger, at, s.instruments, s.quotes, s.conversion, s.opts.financingRates);
   if (draft === undefined) return;
   const saved = s.now;
   s.now = at;

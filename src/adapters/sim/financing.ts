@@ -1,6 +1,8 @@
 import type { HomeConversion, Quote } from '../../domain/conversion.ts';
 import { Decimal } from '../../domain/decimal.ts';
-import type { InstrumentRegistry } from '../../domain/instrument.ts';
+import type { FinancingRates, InstrumentRegistry } from '../../domain/instrument.ts';
+
+export type { FinancingRates, FinancingTerms } from '../../domain/instrument.ts';
 import type { Ledger } from '../../domain/ledger.ts';
 import { add, amount, formatAmount, type Amount } from '../../domain/money.ts';
 import type { UnixMs } from '../../domain/time.ts';
@@ -19,6 +21,7 @@ export function dailyFinancing(
   instruments: InstrumentRegistry,
   quotes: ReadonlyMap<string, Quote>,
   conversion: HomeConversion,
+  rates?: FinancingRates,
 ): Draft | undefined {
   if (ledger.trades.size === 0) return undefined;
   // `at` is a 17:00 New York rollover: 21:00 or 22:00 UTC of the same calendar day, so the UTC
@@ -28,11 +31,12 @@ export function dailyFinancing(
   let total = 0;
   for (const t of ledger.trades.values()) {
     const inst = instruments.get(t.instrument);
-    const days = inst.financing.daysCharged[weekday] ?? 0;
+    const terms = (rates !== undefined ? rates(t.instrument, at) : undefined) ?? inst.financing;
+    const days = terms.daysCharged[weekday] ?? 0;
     if (days === 0) continue;
     const q = quotes.get(t.instrument);
     if (!q) continue;
-    const rate = t.unitsNum > 0 ? inst.financing.longRate : inst.financing.shortRate;
+    const rate = t.unitsNum > 0 ? terms.longRate : terms.shortRate;
     const mid = (q.bid + q.ask) / 2;
     const f = conversion.tryFactors(inst.quote);
     if (!f) continue;

@@ -1,0 +1,338 @@
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { crc32, gzipSync, inflateRawSync } from 'node:zlib';
+import type { Tick } from '../../domain/tick.ts';
+import { parseTime, type UnixMs } from '../../domain/time.ts';
+import { DataError } from './errors.ts';
+
+/**
+ * Recorded ticks in the catalog: `<catalog>/ticks/<INSTRUMENT>/<YYYY-MM-DD>.csv.gz`, one file per
+ * UTC day of the tick's own time, rows `time,bid,ask,knownAt` (time as the v20 stream sent it,
+ * RFC 3339; bid and ask the top of book as sent; knownAt the UNIX ms the recorder received it),
+ * a header row first.
+ *
+ * A file is a series of gzip members, one per flush, each holding whole rows and written with
+ * one write. gzip readers (`zcat`, Node's gunzip) read the members as one text. A write cut short
+ * (kill -9, a full disk) leaves at most the last member incomplete: a member is complete when its
+ * header, its deflate stream, and its 8-byte trailer (CRC-32 and length of the text) are all there
+ * and agree. The recorder cuts an incomplete tail on resume (`TickWriter.open`); the reader stops
+ * at one with a message naming the file and the byte to cut at.
+ */
+export const ticksDir = (root: string, instrument: string): string => join(root, 'ticks', instrument);
+export const TICK_HEADER = 'time,bid,ask,knownAt';
+const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.csv\.gz$/;
+const DAY_MS = 86_400_000;
+const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/** One complete gzip member: its text and the byte offset just after it. */
+interface Member {
+  readonly data: Buffer;
+  readonly end: number;
+}
+
+/** The complete gzip member starting at `pos`, or undefined when there is none (cut short, damaged, or not gzip). */
+function memberAt(buf: Buffer, pos: number): Member | undefined {
+  const len = buf.length;
+  if (len - pos < 18 || buf[pos] !== 0x1f || buf[pos + 1] !== 0x8b || buf[pos + 2] !== 8) return undefined;
+  const flags = buf[pos + 3]!;
+  let p = pos + 10;
+  if (flags & 4) {
+    if (p + 2 > len) return undefined;
+    p += 2 + buf.readUInt16LE(p);
+  }
+  for (const bit of [8, 16]) {
+    if (flags & bit) {
+      const z = buf.indexOf(0, p);
+      if (z < 0) return undefined;
+      p = z + 1;
+    }
+  }
+  if (flags & 2) p += 2;
+  if (p >= len) return undefined;
+  let data: Buffer;
+  let used: number;
+  try {
+    // `info` gives the engine, whose bytesWritten is the compressed bytes the stream took: the
+    // inflater stops at the end of this member's deflate stream, whatever follows.
+    const r = inflateRawSync(buf.subarray(p), { info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+    data = r.buffer;
+    used = r.engine.bytesWritten;
+  } catch {
+    return undefined;
+  }
+  const q = p + used;
+  if (q + 8 > len) return undefined;
+  if (buf.readUInt32LE(q) !== crc32(data) || buf.readUInt32LE(q + 4) !== data.length % 2 ** 32) return undefined;
+  return { data, end: q + 8 };
+}
+
+/**
+ * The complete gzip members of `buf`, in order, and `complete`: the bytes they take. Bytes after
+ * `complete` (when `complete < buf.length`) are a torn tail: a member cut short or damaged. Only
+ * whole members count: everything before the first bad byte is kept.
+ */
+export function gzipMembers(buf: Buffer): { members: Buffer[]; complete: number } {
+  const members: Buffer[] = [];
+  let pos = 0;
+  for (;;) {
+    const m = memberAt(buf, pos);
+    if (m === undefined) break;
+    members.push(m.data);
+    pos = m.end;
+  }
+  return { members, complete: pos };
+}
+
+/** The day files of an instrument, oldest first. */
+export function tickDayFiles(root: string, instrument: string): { day: string; file: string }[] {
+  const dir = ticksDir(root, instrument);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((f) => DAY_FILE.exec(f))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ day: m[1]!, file: join(dir, m[0]) }))
+    .sort((a, b) => (a.day < b.day ? -1 : 1));
+}
+
+/** The instruments with recorded ticks. */
+export function tickInstruments(root: string): string[] {
+  const dir = join(root, 'ticks');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && /^[A-Z0-9]+_[A-Z0-9]+$/.test(d.name)).map((d) => d.name).sort();
+}
+
+/** Is `path` a recorded day file (`YYYY-MM-DD.csv.gz`)? */
+export const isTickDayFile = (path: string): boolean => DAY_FILE.test(basename(path));
+
+/**
+ * Reads one recorded day file as ticks of `instrument`, a batch per gzip member, those in
+ * `[from, to)`. Every row is checked (errors name the file and the line); a torn tail is an error
+ * naming the byte to cut the file at, after the complete members before it were read.
+ */
+export function* readTickDayFile(file: string, o: { instrument: string; from?: UnixMs; to?: UnixMs }): Generator<Tick[]> {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(file);
+  } catch (e) {
+    throw new DataError(file, 0, '', `cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
+  let pos = 0;
+  let line = 0;
+  let last = -Infinity;
+  let tail = '';
+  while (pos < buf.length) {
+    const m = memberAt(buf, pos);
+    if (m === undefined) {
+      throw new DataError(file, 0, '', `cut short or damaged at byte ${pos} of ${buf.length} (a recording stopped mid-write, e.g. by kill -9): the ${line} rows before it are whole. Start \`fxflow record\` on this catalog again (it cuts the torn tail on resume), or truncate the file to ${pos} bytes`);
+    }
+    pos = m.end;
+    const text = tail + m.data.toString('utf8');
+    const rows = text.split('\n');
+    tail = rows.pop()!;
+    const out: Tick[] = [];
+    for (const row of rows) {
+      line++;
+      if (row === '' || (line === 1 && row === TICK_HEADER)) continue;
+      const t = parseTickRow(row, file, line);
+      if (t.at < last) throw new DataError(file, line, 'time', `goes back in time (${new Date(t.at).toISOString()} after ${new Date(last).toISOString()}): a recorded day is in time order; was the line moved or another file appended?`);
+      last = t.at;
+      if ((o.from !== undefined && t.at < o.from) || (o.to !== undefined && t.at >= o.to)) continue;
+      out.push({ kind: 'tick', instrument: o.instrument, at: t.at, bid: t.bid, ask: Math.max(t.bid, t.ask) });
+    }
+    if (out.length > 0) yield out;
+  }
+  if (tail !== '') throw new DataError(file, line + 1, '', 'the last row has no line end: the file was not written by fxflow record (each block ends with a whole row)');
+}
+
+/** One recorded row: `time,bid,ask,knownAt`. */
+export function parseTickRow(row: string, file: string, line: number): { at: UnixMs; bid: number; ask: number; knownAt: number } {
+  const f = row.split(',');
+  if (f.length !== 4) throw new DataError(file, line, '', `expected 4 fields (${TICK_HEADER}), found ${f.length}: "${row.length > 60 ? `${row.slice(0, 60)}…` : row}"`);
+  const at = parseTime(f[0]!);
+  if (Number.isNaN(at)) throw new DataError(file, line, 'time', `cannot read the time "${f[0]}" (RFC 3339 expected)`);
+  const bid = Number(f[1]);
+  const ask = Number(f[2]);
+  const knownAt = Number(f[3]);
+  if (f[1] === '' || !Number.isFinite(bid) || !(bid > 0)) throw new DataError(file, line, 'bid', `expected a positive price, found "${f[1]}"`);
+  if (f[2] === '' || !Number.isFinite(ask) || !(ask > 0)) throw new DataError(file, line, 'ask', `expected a positive price, found "${f[2]}"`);
+  if (!Number.isInteger(knownAt)) throw new DataError(file, line, 'knownAt', `expected UNIX milliseconds, found "${f[3]}"`);
+  return { at, bid, ask, knownAt };
+}
+
+/** Does a day file overlap `[from, to)`? (Lets a reader skip days by name.) */
+export function dayInRange(file: string, from: UnixMs | undefined, to: UnixMs | undefined): boolean {
+  const m = DAY_FILE.exec(basename(file));
+  if (!m) return true;
+  const start = Date.parse(`${m[1]}T00:00:00Z`);
+  return !(from !== undefined && start + DAY_MS <= from) && !(to !== undefined && start >= to);
+}
+
+/** Cuts a day file's torn tail (the bytes after its last complete member); returns the bytes cut and the text of the members kept. */
+function repairDayFile(file: string): { bytes: number; text: string } {
+  const buf = readFileSync(file);
+  const { members, complete } = gzipMembers(buf);
+  if (complete < buf.length) {
+    const fd = openSync(file, 'r+');
+    try {
+      ftruncateSync(fd, complete);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return { bytes: buf.length - complete, text: Buffer.concat(members).toString('utf8') };
+}
+
+/** One tick as recorded: the wire strings of time, bid and ask, its time in ms and when it was received. */
+export interface TickRow {
+  readonly time: string;
+  readonly at: UnixMs;
+  readonly bid: string;
+  readonly ask: string;
+  readonly knownAt: UnixMs;
+}
+
+/**
+ * Appends ticks to the catalog with bounded memory: rows wait in a buffer until `flush` (the
+ * recorder flushes every `flushTicks` rows and on a timer), which appends one gzip member per
+ * (instrument, day) with one write each. Files rotate by the UTC day of the tick's time.
+ *
+ * Resumable: `open` cuts the torn tail of each instrument's newest file (a flush writes the days
+ * of its rows in order, so only the newest file can have been cut) and reads back the time of the
+ * last tick kept. A tick at or before an instrument's last time is not added (the snapshot a
+ * reconnected stream starts with, or a stream that went back): the files stay in time order and
+ * nothing is recorded twice. Times are compared as v20 wrote them, so two ticks within one
+ * millisecond are both kept.
+ */
+export class TickWriter {
+  readonly repaired: { file: string; bytes: number }[] = [];
+  /** Per instrument: the last tick kept, its ms and its time as written (v20 times go below the ms). */
+  readonly #last = new Map<string, { at: UnixMs; time: string }>();
+  readonly #buffer = new Map<string, TickRow[]>();
+  #buffered = 0;
+  /** Ticks written since open. */
+  written = 0;
+  /** Ticks not added because they were not after the instrument's last one. */
+  stale = 0;
+
+  private constructor(readonly root: string) {}
+
+  static open(root: string, instruments: readonly string[]): TickWriter {
+    const w = new TickWriter(root);
+    for (const instrument of instruments) {
+      const files = tickDayFiles(root, instrument);
+      // The last tick kept: in the newest file, or (when a cut left it without rows) an older one.
+      for (let k = files.length - 1; k >= 0; k--) {
+        const { file } = files[k]!;
+        let text: string;
+        if (k === files.length - 1) {
+          const r = repairDayFile(file);
+          if (r.bytes > 0) w.repaired.push({ file, bytes: r.bytes });
+          text = r.text;
+        } else text = Buffer.concat(gzipMembers(readFileSync(file)).members).toString('utf8');
+        const rows = text.split('\n').filter((r) => r !== '' && r !== TICK_HEADER);
+        const lastRow = rows[rows.length - 1];
+        if (lastRow !== undefined) {
+          w.#last.set(instrument, { at: parseTickRow(lastRow, file, rows.length).at, time: lastRow.slice(0, lastRow.indexOf(',')) });
+          break;
+        }
+      }
+    }
+    return w;
+  }
+
+  /** The time of the instrument's last tick kept (recorded or buffered), -Infinity when none. */
+  last(instrument: string): UnixMs {
+    return this.#last.get(instrument)?.at ?? -Infinity;
+  }
+
+  get buffered(): number {
+    return this.#buffered;
+  }
+
+  /**
+   * Buffers a tick; false (and not added) when it is not after the instrument's last one: an
+   * earlier ms, or the same ms and a time text not after the last's (the same tick again; two
+   * ticks within one ms differ in the digits below it).
+   */
+  add(instrument: string, row: TickRow): boolean {
+    const last = this.#last.get(instrument);
+    if (last !== undefined && (row.at < last.at || (row.at === last.at && !(row.time > last.time)))) {
+      this.stale++;
+      return false;
+    }
+    this.#last.set(instrument, { at: row.at, time: row.time });
+    let list = this.#buffer.get(instrument);
+    if (!list) this.#buffer.set(instrument, (list = []));
+    list.push(row);
+    this.#buffered++;
+    return true;
+  }
+
+  /** Writes every buffered tick (one gzip member per instrument and day); returns how many. */
+  flush(): number {
+    let n = 0;
+    for (const [instrument, rows] of this.#buffer) {
+      let i = 0;
+      while (i < rows.length) {
+        const day = dayOf(rows[i]!.at);
+        let j = i;
+        let text = '';
+        while (j < rows.length && dayOf(rows[j]!.at) === day) {
+          const r = rows[j]!;
+          text += `${r.time},${r.bid},${r.ask},${r.knownAt}\n`;
+          j++;
+        }
+        const dir = ticksDir(this.root, instrument);
+        mkdirSync(dir, { recursive: true });
+        const fd = openSync(join(dir, `${day}.csv.gz`), 'a');
+        try {
+          if (fstatSync(fd).size === 0) text = `${TICK_HEADER}\n${text}`;
+          writeSync(fd, gzipSync(text));
+        } finally {
+          closeSync(fd);
+        }
+        n += j - i;
+        i = j;
+      }
+    }
+    this.#buffer.clear();
+    this.#buffered = 0;
+    this.written += n;
+    return n;
+  }
+}
+
+export interface TickListing {
+  readonly instrument: string;
+  readonly days: number;
+  readonly ticks: number;
+  readonly first: UnixMs | null;
+  readonly last: UnixMs | null;
+  /** Day files whose tail is torn (the complete part is counted). */
+  readonly torn: readonly string[];
+}
+
+/** What the catalog holds of recorded ticks, per instrument (reads every file: for `fxflow data list`). */
+export function listTicks(root: string): TickListing[] {
+  const out: TickListing[] = [];
+  for (const instrument of tickInstruments(root)) {
+    const files = tickDayFiles(root, instrument);
+    if (files.length === 0) continue;
+    let ticks = 0;
+    let first: number | null = null;
+    let last: number | null = null;
+    const torn: string[] = [];
+    for (const { file } of files) {
+      const buf = readFileSync(file);
+      const { members, complete } = gzipMembers(buf);
+      if (complete < buf.length) torn.push(file);
+      const rows = Buffer.concat(members).toString('utf8').split('\n').filter((r) => r !== '' && r !== TICK_HEADER);
+      if (rows.length === 0) continue;
+      ticks += rows.length;
+      first ??= parseTime(rows[0]!.slice(0, rows[0]!.indexOf(',')));
+      last = parseTime(rows[rows.length - 1]!.slice(0, rows[rows.length - 1]!.indexOf(',')));
+    }
+    out.push({ instrument, days: files.length, ticks, first, last, torn });
+  }
+  return out;
+}
