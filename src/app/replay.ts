@@ -14,6 +14,7 @@ import { VirtualClock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import { compareDecisions, compareFills, moneyOf, QuoteTrack, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
 import { inputFiles, readInputs, readRunMeta, RecordingError, type InputRecord, type RunMeta, type SessionAccount, type Where } from '../runner/recording.ts';
+import { simModels, type FillModelNames } from '../runner/fill-models.ts';
 import { RiskExecution, type RiskLimits } from '../runner/risk.ts';
 import { knownPart } from '../runner/shadow.ts';
 import { withClientID } from '../runner/sim-execution.ts';
@@ -56,6 +57,8 @@ export interface Reconciliation {
   readonly folder: string;
   readonly strategy: { readonly file: string; readonly recordedSha256: string; readonly sha256: string; readonly changed: boolean };
   readonly fill: 'current' | 'next';
+  /** The replay simulator's fill models (a --broker sim run's own; none against an account, whose fills are what is compared). */
+  readonly models: { readonly slippage: string; readonly latency: string; readonly commission: string };
   readonly sessions: number;
   readonly records: { readonly ticks: number; readonly candles: number; readonly labs: number; readonly transactions: number; readonly intents: number };
   /** Messages about the inputs: damaged or cut-short lines (file and line), unknown kinds, another account or instruments. */
@@ -94,9 +97,10 @@ class ReplayExecution implements Execution {
 }
 
 /** The simulator and portfolio as the first session found the account. */
-function seeded(acct: SessionAccount, accountID: string, instruments: InstrumentRegistry): { sim: SimBroker; portfolio: Portfolio; lastTransactionID: string; openingBalance: string; leftOut: string[] } {
+function seeded(acct: SessionAccount, accountID: string, instruments: InstrumentRegistry, fill: FillModelNames | undefined): { sim: SimBroker; portfolio: Portfolio; lastTransactionID: string; openingBalance: string; leftOut: string[] } {
   if (acct.broker === 'sim') {
-    const sim = new SimBroker({ instruments, currency: acct.currency, initialBalance: acct.deposit, marginRate: acct.marginRate, hedging: acct.hedging, accountID });
+    // The run's own simulator's fill models (--slippage, --latency, --commission): the same fills again.
+    const sim = new SimBroker({ instruments, currency: acct.currency, initialBalance: acct.deposit, marginRate: acct.marginRate, hedging: acct.hedging, accountID, ...simModels(fill, acct.currency) });
     const state: AccountState = acct.state ?? { lastTransactionID: '0', balance: '0', trades: [], orders: [] };
     if (acct.state !== undefined) sim.seed(acct.state);
     const portfolio = new Portfolio({ currency: acct.currency, instruments, initialBalance: acct.deposit, strict: false });
@@ -152,7 +156,8 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const fill = o.fill ?? (meta.broker === 'sim' ? 'next' : 'current');
   const toleranceMs = o.toleranceMs ?? 1000;
   const first = meta.sessions[0]!;
-  const { sim, portfolio, lastTransactionID, openingBalance, leftOut } = seeded(first.account, meta.accountID, instruments);
+  const fillModels = (meta.config as { fill?: FillModelNames }).fill;
+  const { sim, portfolio, lastTransactionID, openingBalance, leftOut } = seeded(first.account, meta.accountID, instruments, fillModels);
   if (leftOut.length > 0) problems.push(`the account held trades or orders in instruments the simulator does not know (data/instruments.json), left out: ${leftOut.join(', ')}`);
   const last = new Map<string, { bid: number; ask: number }>();
   const execution = new ReplayExecution(sim, fill, last);
@@ -330,7 +335,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   return {
     folder: dir,
     strategy: { file, recordedSha256: meta.strategy.sha256, sha256, changed },
-    fill, sessions: meta.sessions.length, records: counts, problems,
+    fill, models: { slippage: sim.models.slippage, latency: sim.models.latency, commission: sim.models.commission }, sessions: meta.sessions.length, records: counts, problems,
     skipped: { damaged: read.damaged, unknownKind: read.unknown, truncated: read.truncated, otherAccount, unknownInstrument },
     decisions: { live: liveDecisions.length, replay: replayDecisions.length, differ: decisions.diffs.length, ...(decisions.first !== undefined ? { firstParting: decisions.first } : {}), diffs: decisions.diffs },
     fills: { compared: fills.compared, differ: fills.diffs.length, byCause, diffs: fills.diffs },
@@ -343,7 +348,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
 export function reconciliationText(r: Reconciliation): string {
   const L: string[] = [];
   L.push(`Reconciliation of ${r.folder}`);
-  L.push(`strategy ${r.strategy.file} (sha256 ${r.strategy.sha256.slice(0, 12)}${r.strategy.changed ? `, CHANGED since the run: recorded ${r.strategy.recordedSha256.slice(0, 12)}` : ', as recorded'}); simulator fills market orders at the ${r.fill === 'current' ? 'price current when decided' : 'next price'}`);
+  L.push(`strategy ${r.strategy.file} (sha256 ${r.strategy.sha256.slice(0, 12)}${r.strategy.changed ? `, CHANGED since the run: recorded ${r.strategy.recordedSha256.slice(0, 12)}` : ', as recorded'}); simulator fills market orders at the ${r.fill === 'current' ? 'price current when decided' : 'next price'}; fill models: slippage ${r.models.slippage} · latency ${r.models.latency} · commission ${r.models.commission}`);
   L.push(`inputs: ${r.sessions} session${r.sessions === 1 ? '' : 's'}, ${r.records.ticks} ticks, ${r.records.candles} candles, ${r.records.labs} labs events, ${r.records.transactions} transactions, ${r.records.intents} intents`);
   L.push(`differences: ${r.differences} (decisions ${r.decisions.differ}, fills ${r.fills.differ}${Object.keys(r.fills.byCause).length > 0 ? `: ${Object.entries(r.fills.byCause).map(([c, n]) => `${c} ${n}`).join(', ')}` : ''}; realized P/L ${r.money.realizedPLDiff}, financing ${r.money.financingDiff}, commission ${r.money.commissionDiff})`);
   L.push(`decisions: live ${r.decisions.live}, replay ${r.decisions.replay}, differ ${r.decisions.differ}`);

@@ -1,9 +1,7 @@
 // Issue 18 item 4: a run against a sandbox whose fills slip, or arrive late, replayed: the
 // differences are found and attributed (slippage; latency, a late fill). Real `fxflow run` and
 // `fxflow replay` processes against a real sandbox over HTTP on its manual clock.
-//
-// The sandbox's fill faults (`fill: { slippage, latency }`) come from helper h22faults; until the
-// sandbox has them, a probe finds so and the tests are skipped with a printed message.
+// The sandbox's fill faults: `startSandbox({ fill: { slippage, latency } })` (docs/sandbox.md).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,10 +9,8 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Reconciliation } from '../../src/app/replay.ts';
 import { Journal } from '../../src/runner/journal.ts';
-import { startSandbox, type SandboxOptions } from '../../src/sandbox/server.ts';
-import { V20Http } from '../../src/adapters/v20/http.ts';
-import { V20Rest } from '../../src/adapters/v20/rest.ts';
-import { pricePath, quiet, rig, startFxflowRun, until, type FxflowRun, type Rig } from './harness.ts';
+import type { SandboxOptions } from '../../src/sandbox/server.ts';
+import { pricePath, rig, startFxflowRun, until, type FxflowRun, type Rig } from './harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const STRATEGY = 'test/runner/replay-strategy.ts';
@@ -27,32 +23,7 @@ afterEach(async () => {
   r = undefined;
 });
 
-/** The sandbox option of h22faults (sandbox fill models), typed loosely until it is merged. */
-const withFill = (fill: { slippage?: string; latency?: string }): SandboxOptions => ({ heartbeatMs: 200, fill } as unknown as SandboxOptions);
-
-/** Whether the sandbox applies `fill` options: a market order against a sandbox started with the fault, by REST. */
-async function probe(fill: { slippage?: string; latency?: string }): Promise<boolean> {
-  const sandbox = await startSandbox(withFill(fill));
-  const http = new V20Http({ baseUrl: sandbox.url, log: quiet });
-  try {
-    const t = Date.UTC(2024, 0, 2, 9, 0);
-    sandbox.setTime(t);
-    sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.10015, time: t });
-    const pending = new V20Rest(http).createOrder(sandbox.accountIDs[0]!, { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never);
-    // A latency fault holds the order until the sandbox's clock passes its delay.
-    await until(() => sandbox.stats().requests >= 1, 'the probe order at the sandbox');
-    sandbox.setTime(t + 10_000);
-    sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.101, ask: 1.10115, time: t + 10_000 });
-    const res = (await pending) as { orderFillTransaction?: { price: string; time: string } };
-    const f = res.orderFillTransaction;
-    return fill.slippage !== undefined ? f !== undefined && f.price !== '1.10015' : f !== undefined && Date.parse(f.time) > t;
-  } catch {
-    return false;
-  } finally {
-    await http.close();
-    await sandbox.close();
-  }
-}
+const withFill = (fill: { slippage?: string; latency?: string }): SandboxOptions => ({ heartbeatMs: 200, fill });
 
 const decides = (t: number): boolean => Math.floor(t / 1000) % 3 === 2;
 
@@ -62,11 +33,7 @@ function replay(folder: string): { status: number | null; stdout: string; rec: R
 }
 
 describe('fxflow replay against a sandbox with fill faults', () => {
-  it('slippage (fill.slippage fixed:1): every fill 1 pip worse than the quote, each attributed to slippage', async (ctx) => {
-    if (!(await probe({ slippage: 'fixed:1' }))) {
-      console.log('[replay faults] SKIPPED: this sandbox has no fill.slippage option yet (helper h22faults adds it)');
-      ctx.skip();
-    }
+  it('slippage (fill.slippage fixed:1): every fill 1 pip worse than the quote, each attributed to slippage', async () => {
     r = await rig(withFill({ slippage: 'fixed:1' }));
     const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-slip-')), 'live');
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
@@ -96,11 +63,7 @@ describe('fxflow replay against a sandbox with fill faults', () => {
     expect(Number(a.rec.money.realizedPLDiff)).toBeCloseTo(-1, 4);
   }, 120_000);
 
-  it('latency (fill.latency fixed:2000): every fill 2 s after its decision, at a later price, attributed to latency', async (ctx) => {
-    if (!(await probe({ latency: 'fixed:2000' }))) {
-      console.log('[replay faults] SKIPPED: this sandbox has no fill.latency option yet (helper h22faults adds it)');
-      ctx.skip();
-    }
+  it('latency (fill.latency fixed:2000): every fill 2 s after its decision, at a later price, attributed to latency', async () => {
     r = await rig(withFill({ latency: 'fixed:2000' }));
     const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-late-')), 'live');
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));

@@ -170,6 +170,30 @@ describe('fxflow replay: golden runs against the sandbox', () => {
     expect(a.rec.money.live.realizedPL).toBe('-1.1300');
   }, 120_000);
 
+  it('--broker sim with fill models (--slippage fixed:1 --latency fixed:1500): the replay uses the run\'s models: zero differences', async () => {
+    r = await rig();
+    const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-sim-models-')), 'live');
+    const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
+    run = await startFxflowRun(r.sandbox, STRATEGY, ['--broker', 'sim', '--slippage', 'fixed:1', '--latency', 'fixed:1500', '--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')], 1);
+    for (const p of pricePath(30)) {
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+    }
+    // Each order reaches the simulator 1.5 s after its decision and fills at the first price after: 9 of the 10 within the 30 prices.
+    await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === 9, 'the simulator\'s 9 fills');
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    run = undefined;
+    const a = replay(out);
+    console.log(`[replay --broker sim, models] ${a.stdout.trim()}`);
+    expect(a.status).toBe(0);
+    expect(a.rec.models).toEqual({ slippage: 'fixed:1', latency: 'fixed:1500', commission: 'none' });
+    expect(a.rec.differences).toBe(0);
+    expect(a.rec.decisions).toMatchObject({ live: 10, replay: 10, differ: 0 });
+    expect(a.rec.money.live).toEqual(a.rec.money.replay);
+    expect(a.rec.money.live.fills).toBe(9);
+  }, 120_000);
+
   it('kill -9, then a restart into the same folder: the cut-off session is named, its records keep their numbers, the replay runs on: zero differences', async () => {
     r = await rig();
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
