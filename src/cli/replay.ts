@@ -33,8 +33,8 @@ export function replayCommand(y: Argv): Argv<ReplayArgs> {
 
 /** `fxflow replay <run-folder>`: prints a short summary; the full reconciliation goes to files. */
 export async function runReplay(a: ReplayArgs): Promise<void> {
-  const { replayRun, writeReconciliation } = await import('../app/replay.ts');
-  if (!(Number.isFinite(a.timeTolerance) && a.timeTolerance >= 0)) throw new ReplayDiffError(`--time-tolerance must be a number of milliseconds >= 0 (got ${a.timeTolerance})`);
+  const { replayRun, writeReconciliation, ReplayError } = await import('../app/replay.ts');
+  if (!(Number.isFinite(a.timeTolerance) && a.timeTolerance >= 0)) throw new ReplayError(`--time-tolerance must be a number of milliseconds >= 0 (got ${a.timeTolerance}); e.g. --time-tolerance 1000`);
   const r = await replayRun({ dir: a.run, ...(a.strategy !== undefined ? { strategy: a.strategy } : {}), ...(a.allowChangedStrategy === true ? { allowChangedStrategy: true } : {}), ...(a.fill !== undefined ? { fill: a.fill } : {}), toleranceMs: a.timeTolerance });
   const out = resolve(a.out ?? a.run);
   makeRunDir(out);
