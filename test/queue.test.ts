@@ -58,23 +58,44 @@ function dirReached(dir: string, test: (names: string[]) => boolean): Promise<st
   });
 }
 
+/** Starts a redis-server on `port` (no disk); resolves once it accepts connections. */
+function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  return new Promise<ChildProcess>((res, rej) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Ready to accept connections')) res(child);
+    });
+    child.once('exit', (code) => rej(new Error(`redis-server exited (${code}): ${out}`)));
+  });
+}
+
 let redis: ChildProcess | undefined;
 let url = '';
 
 beforeAll(async () => {
   if (!HAS_REDIS) return;
   const port = await freePort();
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((res, rej) => {
-    let out = '';
-    redis!.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Ready to accept connections')) res();
-    });
-    redis!.once('exit', (code) => rej(new Error(`redis-server exited (${code}): ${out}`)));
-  });
+  redis = await startRedis(port);
   url = `redis://127.0.0.1:${port}/0`;
 }, 60_000);
+
+let reference: Promise<string> | undefined;
+/** The table a local sweep (worker threads, no queue) writes: what every queued sweep must end with. */
+function referenceTable(): Promise<string> {
+  return (reference ??= (async () => {
+    const ref = join(tmp, 'ref');
+    const local = await fxflow([...SWEEP, '--workers', '1', '--out', ref]).exit;
+    expect(local.stderr).toBe('');
+    expect(local.code).toBe(0);
+    return readFileSync(join(ref, 'trials.csv'), 'utf8');
+  })());
+}
+
+/** The lines of a file in `dir` (none when it is missing). */
+const linesOf = (dir: string, name: string): string[] => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').split('\n').filter((l) => l.trim() !== '') : []);
 
 afterAll(() => {
   // A test that failed half-way leaves no process behind.
@@ -84,10 +105,7 @@ afterAll(() => {
 
 describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis)', () => {
   it('a worker killed mid-trial and a coordinator killed and restarted: every trial recorded once, the table of a local sweep', async () => {
-    const ref = join(tmp, 'ref');
-    const local = await fxflow([...SWEEP, '--workers', '1', '--out', ref]).exit;
-    expect(local.stderr).toBe('');
-    expect(local.code).toBe(0);
+    const refTable = await referenceTable();
 
     const hang = join(tmp, 'hang');
     mkdirSync(hang);
@@ -113,10 +131,82 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     // The hung trial ran again on worker 2 (its lock expired, BullMQ moved it back to the queue).
     expect(w2.stderr).toMatch(/trial \d+ of hang-once-\w+ done/);
     const table = readFileSync(join(out, 'trials.csv'), 'utf8');
-    expect(table).toBe(readFileSync(join(ref, 'trials.csv'), 'utf8'));
+    expect(table).toBe(refTable);
     const ids = readFileSync(join(out, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids.length).toBe(6);
     expect(new Set(ids).size).toBe(6);
+  }, 200_000);
+
+  it('Redis lost mid-sweep: the coordinator and the worker stop with one message each, nothing recorded is lost, and the same command finishes the sweep', async () => {
+    const refTable = await referenceTable();
+    const port = await freePort();
+    let lone = await startRedis(port);
+    const q = `redis://127.0.0.1:${port}/0`;
+    const hang = join(tmp, 'lost-hang');
+    const out = join(tmp, 'lost');
+    mkdirSync(hang);
+    mkdirSync(out);
+    const env = { FXFLOW_HANG_DIR: hang, FXFLOW_HANG_FAST: '6' };
+    const command = [...SWEEP, '--queue', q, '--out', out, '--reconnect-ms', '1000'];
+    const workerCommand = ['worker', '--queue', q, '--threads', '1', '--lock-ms', '2000', '--reconnect-ms', '1000'];
+    const coordinator = fxflow(command, env);
+    const worker = fxflow(workerCommand, env);
+    // The worker ran trials 0 and 1 (fast=4), the coordinator recorded them, and trial 2 (fast=6) hangs: Redis dies now.
+    await dirReached(hang, (n) => n.some((x) => x.startsWith('hanging-')));
+    await dirReached(out, () => linesOf(out, 'trials.jsonl').length === 2);
+    lone.kill('SIGKILL');
+    const [c, w] = await Promise.all([coordinator.exit, worker.exit]);
+    expect(c.code).toBe(1);
+    expect(c.stderr.trim().split('\n')).toHaveLength(1);
+    expect(c.stderr.trim()).toBe(
+      `fxflow: lost Redis at ${q} (ECONNREFUSED) and could not reach it again in 1 s: the sweep stopped. Nothing recorded is lost (2 trials in ${out}); it is resumable: when Redis is back, run the same command again (fxflow ${command.join(' ')}) and it runs only the missing trials`,
+    );
+    expect(w.code).toBe(1);
+    expect(w.stderr.trim().split('\n').pop()).toBe(
+      `fxflow: lost Redis at ${q} (ECONNREFUSED) and could not reach it again in 1 s: this worker stopped after 2 trials. Nothing recorded is lost: a trial it was running goes back to the queue once its lock lapses (--lock-ms 2000) and runs on another worker; when Redis is back, start this worker again (fxflow ${workerCommand.join(' ')})`,
+    );
+    expect(linesOf(out, 'trials.jsonl')).toHaveLength(2);
+
+    // Redis is back (empty: it kept nothing on disk): the same commands finish the sweep.
+    lone = await startRedis(port);
+    const again = fxflow(command, env);
+    const worker2 = fxflow(workerCommand, env);
+    const done = await again.exit;
+    worker2.child.kill('SIGTERM');
+    await worker2.exit;
+    lone.kill('SIGKILL');
+    expect(done.stderr).toBe('');
+    expect(done.code).toBe(0);
+    expect(done.stdout).toMatch(/ran 4 now \(2 already in the folder\)/);
+    expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(refTable);
+  }, 200_000);
+
+  it('fxflow walkforward --queue: every window\'s trials and out-of-sample run are jobs keyed as optimize keys them; the same files as a local walk-forward', async () => {
+    const wf = ['walkforward', FIXTURE, '--param', 'fast=4,6,8', '--param', 'slow=20,30', '--train', '2mo', '--test', '1mo', '--from', '2024-01-01', '--to', '2024-06-01'];
+    const local = join(tmp, 'wf-local');
+    const l = await fxflow([...wf, '--workers', '1', '--out', local]).exit;
+    expect(l.stderr).toBe('');
+    expect(l.code).toBe(0);
+    const q = `${url}?name=wf`;
+    const queued = join(tmp, 'wf-queued');
+    const worker = fxflow(['worker', '--queue', q, '--threads', '1']);
+    const r = await fxflow([...wf, '--queue', q, '--out', queued]).exit;
+    worker.child.kill('SIGTERM');
+    const w = await worker.exit;
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^walkforward hang-once: 3 windows .*, on the queue redis:\/\/127\.0\.0\.1:\d+\/0\?name=wf\n/);
+    for (const f of ['windows.csv', 'oos-equity.csv']) expect(readFileSync(join(queued, f), 'utf8')).toBe(readFileSync(join(local, f), 'utf8'));
+    for (const win of ['window-01', 'window-02', 'window-03']) expect(readFileSync(join(queued, win, 'trials.csv'), 'utf8')).toBe(readFileSync(join(local, win, 'trials.csv'), 'utf8'));
+    // The worker ran 3 × 6 trials and 3 out-of-sample runs, each once.
+    expect(w.stderr.match(/trial \d+ of hang-once-wf-\w+ done/g)).toHaveLength(18);
+    expect(w.stderr.match(/window \d's out-of-sample run of hang-once-wf-\w+ done/g)).toHaveLength(3);
+    // Each recorded trial is the job of the same id in Redis (bull:<queue>:<trial id>).
+    const ids = ['window-01', 'window-02', 'window-03'].flatMap((win) => linesOf(join(queued, win), 'trials.jsonl').map((x) => (JSON.parse(x) as { id: string }).id));
+    expect(new Set(ids).size).toBe(18);
+    const port = new URL(url).port;
+    const exists = spawnSync('redis-cli', ['-p', port, 'exists', ...ids.map((id) => `bull:wf:${id}`)], { encoding: 'utf8' });
+    expect(exists.stdout.trim()).toBe('18');
   }, 200_000);
 
   it('one clear message: a server older than BullMQ supports (a loopback server speaking RESP as Redis 4.0 does)', async () => {

@@ -73,6 +73,14 @@ export interface BacktestOptions {
   readonly strictData?: boolean;
   /** Called for each hole as the run meets it. */
   readonly onHole?: (h: DataHole) => void;
+  /**
+   * Runs that read the very same candles (a sweep's trials, on one decoded series) can share what
+   * watching them found: a finished watch of a series over the same period, spread model and
+   * strictness is reused (the series is not watched again: its holes, coverage and sides are the
+   * first run's), and a run adds the watches it completes. Only for sources that give every run the
+   * same candles.
+   */
+  readonly watches?: Map<string, SeriesWatch>;
 }
 
 export interface BacktestResult {
@@ -178,7 +186,9 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   }
   // Each series is watched as it streams: its coverage and holes, and (when its source does not
   // know) whether it is one-sided. One-sided data never gets a free spread.
-  const watched = series.map((s) => new SeriesWatch(s.instrument, s.granularity, o.origin?.(s.instrument, s.granularity) ?? { source: 'unknown', sides: 'unknown', synthetic: false }, from, to, config.data.spread, o.strictData === true, o.onHole));
+  const watchKey = (s: { instrument: string; granularity: string }): string => `${s.instrument}:${s.granularity}:${from}:${to}:${config.data.spread}:${o.strictData === true}`;
+  const reused = series.map((s) => o.watches?.get(watchKey(s)));
+  const watched = series.map((s, k) => reused[k] ?? new SeriesWatch(s.instrument, s.granularity, o.origin?.(s.instrument, s.granularity) ?? { source: 'unknown', sides: 'unknown', synthetic: false }, from, to, config.data.spread, o.strictData === true, o.onHole));
   for (const w of watched) w.requireSpreadModel();
   // Ticks first: at an instant shared with a candle close, the tick is seen first, and ticks (the
   // finest prices) drive the simulator's matching for their instrument.
@@ -189,7 +199,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     ...tickSources.map((instrument) => o.ticks!({ instrument, from, to })),
     ...series.map((s, k) => {
       const inst = instruments.get(s.instrument);
-      const source = withSpread(watched[k]!.read(o.candles({ ...s, from, to })), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
+      const candles = o.candles({ ...s, from, to });
+      const source = withSpread(reused[k] ? candles : watched[k]!.read(candles), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
       return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision) : source;
     }),
     // Labs last: an item known at the instant a candle closes is seen after that candle.
@@ -302,6 +313,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     }
   }
   const wallMs = performance.now() - t0;
+  // Every series was read to the end: its watch is complete, for the next run on the same candles.
+  if (o.watches) for (let k = 0; k < series.length; k++) if (!reused[k]) o.watches.set(watchKey(series[k]!), watched[k]!);
   const data: DataReport = {
     ...dataReport(watched, subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined, config.data),
     financing: { source: !config.costs.financing ? 'off' : financingRates !== undefined ? 'recorded' : 'static', text: financingText },

@@ -109,7 +109,7 @@ describe('fxflow walkforward', () => {
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout) as {
       windows: { window: { trainFrom: number; trainTo: number; testFrom: number; testTo: number }; params: { fast: number; slow: number }; outOfSample: { trades: number; from: string; to: string } | null; inSample: { from: string } }[];
-      oosEquity: number[];
+      oosEquity: { time: string; nav: number; window: number }[];
       stability: { fast: { values: number[]; distinct: number } };
     };
     // 2024-01 → 04 tested 04 → 07; 2024-01 → 07 tested 07 → 10.
@@ -118,7 +118,14 @@ describe('fxflow walkforward', () => {
     expect(doc.windows.map((w) => w.outOfSample?.from)).toEqual(['2024-04-01T00:00:00.000Z', '2024-07-01T00:00:00.000Z']);
     for (const w of doc.windows) expect(w.outOfSample!.trades).toBeGreaterThan(0);
     expect(doc.stability.fast.values).toEqual(doc.windows.map((w) => w.params.fast));
-    expect(doc.oosEquity[0]).toBe(1);
+    // The stitched curve is indexed by date: it starts at the first test period's first mark, NAV 1, and oos-equity.csv says the same.
+    expect(doc.oosEquity[0]!.nav).toBe(1);
+    expect(doc.oosEquity[0]!.time.startsWith('2024-04-01')).toBe(true);
+    expect(doc.oosEquity[doc.oosEquity.length - 1]!.time <= '2024-10-01T00:00:00.000Z').toBe(true); // the last candle closes at the end
+    const oosCsv = readFileSync(join(out, 'oos-equity.csv'), 'utf8').trim().split('\n');
+    expect(oosCsv[0]).toBe('time,window,nav,epochMs');
+    expect(oosCsv.slice(1).map((l) => l.split(',')[0])).toEqual(doc.oosEquity.map((p) => p.time));
+    expect(oosCsv.slice(1).map((l) => Number(l.split(',')[3]))).toEqual(doc.oosEquity.map((p) => Date.parse(p.time)));
     const csv = readFileSync(join(out, 'windows.csv'), 'utf8').trim().split('\n');
     expect(csv[0]!.startsWith('window,trainFrom,trainTo,testFrom,testTo,fast,slow,')).toBe(true);
     expect(csv).toHaveLength(3);

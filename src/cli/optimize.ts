@@ -5,11 +5,12 @@ import type { Argv } from 'yargs';
 import { loadInstruments } from '../domain/instrument.ts';
 import { OBJECTIVES, type ObjectiveFn, type ObjectiveName } from '../research/metrics.ts';
 import { WorkerPool, type TrialRunner } from '../research/pool.ts';
-import { RedisTrialRunner, describeQueue, openRedis, parseQueueUrl } from '../research/queue.ts';
+import { QueueError, QueueLostError, RECONNECT_MS, RedisTrialRunner, describeQueue, openRedis, parseQueueUrl } from '../research/queue.ts';
 import { SEARCHES, type SearchName } from '../research/search.ts';
 import { buildSpace, SpaceError } from '../research/space.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { catalogSourceHash, fileSourceHash } from '../research/series-cache.ts';
+import { SweepStore } from '../research/store.ts';
 import { canonical, runSweep, sha256, sweepHashes, type RankedTrial, type SweepResult } from '../research/sweep.ts';
 import { writeSweepReport } from '../report/sweep-report.ts';
 import { ROOT, loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app/config.ts';
@@ -49,6 +50,7 @@ export interface OptimizeArgs {
   commission?: string;
   runsDir?: string;
   queue?: string;
+  reconnectMs?: number;
 }
 
 /** `fxflow optimize`'s flags. */
@@ -85,6 +87,7 @@ export function optimizeCommand(y: Argv): Argv {
     .option('commission', { type: 'string', describe: 'Commission per million units' })
     .option('runs-dir', { type: 'string', describe: 'Where sweep folders are saved (under <runs-dir>/sweeps)' })
     .option('queue', { type: 'string', describe: 'Put the trials on a BullMQ queue in Redis (redis://HOST:PORT/DB[?name=QUEUE]) for `fxflow worker` processes on any machine; results come back to this folder' })
+    .option('reconnect-ms', { type: 'number', default: RECONNECT_MS, describe: 'With --queue: how long to keep trying to reach Redis again after losing it before stopping (the sweep is resumable)' })
     .example("$0 optimize strategies/sma-cross.ts --param fast=5:50:5 --param slow=20,30,50,100 --constraint 'fast < slow'", 'Grid over fast × slow')
     .example('$0 optimize strategies/sma-cross.ts --param fast=2:60:1 --param slow=10:300:5 --search tpe --trials 200 --objective sortino', 'Adaptive search');
 }
@@ -242,7 +245,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
         data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
         subscriptionParams: space.params(space.validPoints()[0]!),
         createdAt: new Date().toISOString(),
-      });
+      }, undefined, a.reconnectMs);
       pool.catch(() => {});
       await pool;
     }
@@ -265,6 +268,8 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       pool,
       ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}),
       onProgress: (p) => bar.update(p),
+    }).catch((e: unknown) => {
+      throw e instanceof QueueLostError ? lostRedis(e, 'sweep', dir, space.dims.map((d) => d.name)) : e;
     });
   } finally {
     // The sweep closes its pool; this closes it too when anything failed before (else workers keep the process alive).
@@ -275,6 +280,24 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   if (a.json) process.stdout.write(`${JSON.stringify({ ...result, ...(a.queue !== undefined ? { queue: describeQueue(a.queue) } : {}), data: { candles: data.candles, decodeMs: Math.round(data.decodeMs), hash: data.dataHash, cachedSeries: data.cached } })}\n`);
   else process.stdout.write(`${formatSweep(result, a.top, data, a.queue !== undefined ? describeQueue(a.queue) : undefined)}${page ? `Sweep page: ${page}\n` : ''}`);
   return result;
+}
+
+/** The command line as typed, for "run the same command again" (a password in a redis:// URL hidden). */
+export function sameCommand(): string {
+  const q = (x: string): string => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`);
+  return `fxflow ${process.argv.slice(2).map((x) => q(x.replace(/(redis:\/\/[^:@/]*:)[^@/]*@/, '$1***@'))).join(' ')}`;
+}
+
+/**
+ * The one message of a sweep (or walk-forward) that lost Redis: nothing recorded is lost, and the
+ * same command picks up. `dirs`: the sweep folders to count recorded trials in.
+ */
+export function lostRedis(e: QueueLostError, what: 'sweep' | 'walk-forward', dir: string, params: readonly string[], dirs: readonly string[] = [dir]): QueueError {
+  let recorded = 0;
+  for (const d of dirs) recorded += new SweepStore(d, params).load().records.size;
+  return new QueueError(
+    `${e.message}: the ${what} stopped. Nothing recorded is lost (${recorded} trial${recorded === 1 ? '' : 's'} in ${dir}); it is resumable: when Redis is back, run the same command again (${sameCommand()}) and it runs only the missing trials`,
+  );
 }
 
 /** Writes sweep.html in the sweep folder; a page that cannot be written is a warning, not a failed sweep. */

@@ -1,14 +1,15 @@
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { WorkerPool } from '../research/pool.ts';
+import { WorkerPool, type TrialRunner } from '../research/pool.ts';
+import { QueueLostError, RedisTrialRunner, describeQueue, openRedis, parseQueueUrl } from '../research/queue.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { canonical, sha256, sweepHashes } from '../research/sweep.ts';
 import { SpaceError } from '../research/space.ts';
-import { parseSpan, runWalkForward, windows, WalkForwardError, type WalkForwardResult } from '../research/walkforward.ts';
+import { parseSpan, runWalkForward, windowDir, windows, WalkForwardError, type WalkForwardResult } from '../research/walkforward.ts';
 import { writeWalkForwardReport } from '../report/sweep-report.ts';
 import { ROOT, parseDate } from '../app/config.ts';
 import { dataCatalog, fileSource } from '../app/sources.ts';
-import { cacheFor, optimizeCommand, prepare, type OptimizeArgs } from './optimize.ts';
+import { cacheFor, lostRedis, optimizeCommand, prepare, type OptimizeArgs } from './optimize.ts';
 
 export interface WalkForwardArgs extends OptimizeArgs {
   train: string;
@@ -39,7 +40,9 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
   const to = parseDate(config.run.to);
   const ws = windows(from, to, train, test, step, a.anchored === true);
   if (ws.length === 0) throw new WalkForwardError(`no complete window between ${config.run.from} and ${config.run.to}: --train ${a.train} plus --test ${a.test} is longer than the period; use an earlier --from or shorter windows`);
-  const pool = WorkerPool.start(workers, { strategyFile: loaded.file });
+  // With --queue, Redis is checked first (one clear message when it is unreachable or too old), and no thread is started here.
+  if (a.queue !== undefined) (await openRedis(parseQueueUrl(a.queue))).disconnect();
+  let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file });
   pool.catch(() => {});
   try {
     const source = a.data ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false } : await dataCatalog(resolve(ROOT, config.data.catalog));
@@ -48,6 +51,24 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
     const { strategyHash, configHash } = sweepHashes(loaded.file, config);
     const hash = sha256(canonical({ strategyHash, configHash, dataHash: data.dataHash, dims: space.dims, constraints: space.constraints.map((c) => c.source), base: space.base, search: a.search, seed: a.seed, trials, batch: a.batch, lag: a.lag, objective: a.objective, windows: ws })).slice(0, 10);
     const dir = resolve(a.out ?? join(config.run.runsDir, 'walkforward', `${loaded.name}-${hash}`));
+    if (a.queue !== undefined) {
+      // One manifest for the whole walk-forward (the data of the whole period): each window's trials
+      // and out-of-sample runs are jobs carrying their own period, keyed as optimize keys its trials.
+      pool = RedisTrialRunner.open(a.queue, {
+        sweepId: `${loaded.name}-wf-${hash}`,
+        strategyName: loaded.name,
+        strategyFile: loaded.file,
+        strategyHash,
+        config,
+        configHash,
+        dataHash: data.dataHash,
+        data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
+        subscriptionParams: space.params(space.validPoints()[0]!),
+        createdAt: new Date().toISOString(),
+      }, undefined, a.reconnectMs);
+      pool.catch(() => {});
+      await pool;
+    }
     const tty = process.stderr.isTTY;
     const r = await runWalkForward({
       strategyFile: loaded.file, strategyName: loaded.name, space, search: a.search, trials, seed: a.seed, objective: a.objective,
@@ -56,6 +77,8 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
       onWindow: (w) => {
         if (tty) process.stderr.write(`\rwalkforward: window ${w.index + 1}/${ws.length}\x1b[K`);
       },
+    }).catch((e: unknown) => {
+      throw e instanceof QueueLostError ? lostRedis(e, 'walk-forward', dir, space.dims.map((d) => d.name), ws.map((w) => windowDir(dir, w.index))) : e;
     });
     if (tty) process.stderr.write('\r\x1b[K');
     let page: string | null = null;
@@ -66,7 +89,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
     } catch (e) {
       process.stderr.write(`warning: walkforward.html was not written: ${(e as Error).message} (fxflow report ${r.dir} retries)\n`);
     }
-    if (a.json) process.stdout.write(`${JSON.stringify(r)}\n`);
+    if (a.json) process.stdout.write(`${JSON.stringify(a.queue !== undefined ? { ...r, queue: describeQueue(a.queue) } : r)}\n`);
     else process.stdout.write(`${formatWalkForward(r, loaded.name, a)}${page ? `Walk-forward page: ${page} (each window's sweep.html beside its trials)\n` : ''}`);
     return r;
   } finally {
@@ -84,7 +107,7 @@ function formatWalkForward(r: WalkForwardResult, name: string, a: WalkForwardArg
   ]);
   const wd = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const lines = [
-    `walkforward ${name}: ${r.windows.length} windows (${a.anchored ? 'anchored' : 'rolling'}; train ${a.train}, test ${a.test}, step ${a.step ?? a.test}), ${a.search}, objective ${a.objective}`,
+    `walkforward ${name}: ${r.windows.length} windows (${a.anchored ? 'anchored' : 'rolling'}; train ${a.train}, test ${a.test}, step ${a.step ?? a.test}), ${a.search}, objective ${a.objective}${a.queue !== undefined ? `, on the queue ${describeQueue(a.queue)}` : ''}`,
     '',
     head.map((h, i) => h.padEnd(wd[i]!)).join('  '),
     ...body.map((b) => b.map((c, i) => c.padEnd(wd[i]!)).join('  ')),

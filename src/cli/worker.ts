@@ -7,10 +7,11 @@ import { loadStrategy } from '../app/load-strategy.ts';
 import { dataCatalog, fileSource } from '../app/sources.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { WorkerPool } from '../research/pool.ts';
-import { QueueError, describeQueue, startQueueWorker, type PreparedSweep, type SweepManifest } from '../research/queue.ts';
+import { QueueError, QueueLostError, RECONNECT_MS, describeQueue, startQueueWorker, type PreparedSweep, type SweepManifest } from '../research/queue.ts';
 import { catalogSourceHash } from '../research/series-cache.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { sha256 } from '../research/sweep.ts';
+import { sameCommand } from './optimize.ts';
 
 export interface WorkerArgs {
   queue: string;
@@ -19,6 +20,7 @@ export interface WorkerArgs {
   data?: string;
   strategy?: string;
   lockMs: number;
+  reconnectMs?: number;
 }
 
 /** `fxflow worker`'s flags. */
@@ -30,6 +32,7 @@ export function workerCommand(y: Argv): Argv {
     .option('data', { type: 'string', describe: "This machine's copy of the coordinator's --data file or folder" })
     .option('strategy', { type: 'string', describe: "This machine's copy of the strategy file (default: the coordinator's path); its content must be the same" })
     .option('lock-ms', { type: 'number', default: 30_000, describe: "How long a trial's lock lasts without renewal: a killed worker's trial runs again elsewhere after about this long" })
+    .option('reconnect-ms', { type: 'number', default: RECONNECT_MS, describe: 'How long to keep trying to reach Redis again after losing it before stopping' })
     .example('$0 worker --queue redis://10.0.0.5:6379/0', 'Run trials of the sweeps queued on that Redis, on every core');
 }
 
@@ -77,10 +80,11 @@ export async function worker(a: WorkerArgs): Promise<void> {
     url: a.queue,
     threads,
     lockMs: a.lockMs,
+    ...(a.reconnectMs !== undefined ? { reconnectMs: a.reconnectMs } : {}),
     prepare: (m) => prepareSweep(a, m, threads),
     onTrial: (e) => {
       ran++;
-      process.stderr.write(`fxflow worker: trial ${e.trial} of ${e.sweepId} ${e.ok ? 'done' : 'failed'} in ${(e.wallMs / 1000).toFixed(2)} s\n`);
+      process.stderr.write(`fxflow worker: ${e.trial >= 0 ? `trial ${e.trial}` : `window ${-e.trial}'s out-of-sample run`} of ${e.sweepId} ${e.ok ? 'done' : 'failed'} in ${(e.wallMs / 1000).toFixed(2)} s\n`);
     },
   });
   process.stderr.write(`fxflow worker: waiting for trials on ${describeQueue(a.queue)} (${threads} thread${threads === 1 ? '' : 's'}; Ctrl-C to stop)\n`);
@@ -93,6 +97,11 @@ export async function worker(a: WorkerArgs): Promise<void> {
     await w.done;
   } catch (e) {
     await w.stop().catch(() => {});
+    if (e instanceof QueueLostError) {
+      throw new QueueError(
+        `${e.message}: this worker stopped after ${ran} trial${ran === 1 ? '' : 's'}. Nothing recorded is lost: a trial it was running goes back to the queue once its lock lapses (--lock-ms ${a.lockMs}) and runs on another worker; when Redis is back, start this worker again (${sameCommand()})`,
+      );
+    }
     throw e;
   } finally {
     process.off('SIGINT', stop);

@@ -272,7 +272,8 @@ export class Ledger {
 
   #fill(tx: OrderFillTransaction): void {
     this.#unlinkOrder(tx.orderID);
-    this.closed.length = 0;
+    // Emptied by pop, not `length = 0` (which frees the array's storage, allocated again at the next push).
+    while (this.closed.length > 0) this.closed.pop();
     // A fill's commission is shared among the trades it opened and reduced, by units (whole 1/10,000s).
     this.#fillCommission = tx.commission !== undefined ? amount(tx.commission) : 0;
     this.#fillUnits = this.#fillCommission === 0 ? 0 : Math.abs(Number(tx.units));

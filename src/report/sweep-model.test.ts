@@ -83,3 +83,26 @@ describe('sweep folder model', () => {
     expect(() => sweepModel(broken)).toThrow(`${join(broken, 'sweep.json')}:`);
   });
 });
+
+describe('walk-forward folder model', () => {
+  const folder = (name: string, oosEquity: unknown[]): string => {
+    const dir = join(tmp, name);
+    mkdirSync(dir);
+    const window = { trainFrom: Date.UTC(2024, 0, 1), trainTo: Date.UTC(2024, 2, 1), testFrom: Date.UTC(2024, 2, 1), testTo: Date.UTC(2024, 3, 1), index: 0 };
+    writeFileSync(join(dir, 'walkforward.json'), JSON.stringify({ windows: [{ window, params: { fast: 5 }, oosDays: oosEquity.length - 1, outOfSample: { netPL: 1 } }], oosEquity, oosReturnPct: 1, oosSharpe: null, efficiency: null, stability: {} }));
+    return dir;
+  };
+
+  it('the stitched out-of-sample equity is read by date (RFC 3339 times to epoch ms)', () => {
+    const m = walkForwardModel(folder('wf-dated', [{ time: '2024-03-01T01:00:00.000Z', nav: 1, window: 1 }, { time: '2024-03-01T23:00:00.000Z', nav: 1.01, window: 1 }]));
+    expect(m.oosEquity).toEqual([{ time: Date.UTC(2024, 2, 1, 1), nav: 1 }, { time: Date.UTC(2024, 2, 1, 23), nav: 1.01 }]);
+    expect(m.warnings).toEqual([]);
+  });
+
+  it('an older walkforward.json (equity by day number): a warning saying how to date it, no chart', () => {
+    const dir = folder('wf-old', [1, 1.01, 1.02]);
+    const m = walkForwardModel(dir);
+    expect(m.oosEquity).toEqual([]);
+    expect(m.warnings).toEqual([`${join(dir, 'walkforward.json')} is from an older fxflow (its "oosEquity" counts days, it has no dates): run the same \`fxflow walkforward\` command again to date it (the windows' sweeps are read back from their folders)`]);
+  });
+});

@@ -182,7 +182,8 @@ export interface WalkForwardPageModel {
   readonly objective: string;
   readonly currency: string;
   readonly windows: WalkForwardWindowRow[];
-  readonly oosEquity: number[];
+  /** The stitched out-of-sample NAV by time (epoch ms of the RFC 3339 times in walkforward.json). */
+  readonly oosEquity: { time: number; nav: number }[];
   readonly oosReturnPct: number | null;
   readonly oosSharpe: number | null;
   readonly efficiency: number | null;
@@ -200,7 +201,7 @@ const figs = (m: unknown): WalkForwardWindowRow['is'] => {
 export function walkForwardModel(dir: string): WalkForwardPageModel {
   const path = join(dir, 'walkforward.json');
   if (!existsSync(path)) throw new ReportError(`${path} is missing: the walk-forward has not finished; rerun the same \`fxflow walkforward\` command (it resumes window by window)`);
-  const doc = readJson(path) as { windows?: Record<string, unknown>[]; oosEquity?: number[]; oosReturnPct?: number; oosSharpe?: number | null; efficiency?: number | null; stability?: WalkForwardPageModel['stability'] };
+  const doc = readJson(path) as { windows?: Record<string, unknown>[]; oosEquity?: unknown[]; oosReturnPct?: number; oosSharpe?: number | null; efficiency?: number | null; stability?: WalkForwardPageModel['stability'] };
   const warnings: string[] = [];
   if (!Array.isArray(doc.windows)) throw new ReportError(`${path}: no "windows" list: the file is not what \`fxflow walkforward\` writes`);
   const windows: WalkForwardWindowRow[] = doc.windows.map((w, i) => {
@@ -221,8 +222,16 @@ export function walkForwardModel(dir: string): WalkForwardPageModel {
   for (const w of windows) if (w.error) warnings.push(`window ${w.index}: ${w.error}`);
   const first = join(dir, windows.length ? windows[0]!.sweepPage.split('/')[0]! : 'window-01', 'sweep.json');
   const meta = existsSync(first) ? (readJson(first) as { strategy?: string; objective?: string; config?: { account?: { currency?: string } } }) : {};
-  const oosEquity = Array.isArray(doc.oosEquity) ? doc.oosEquity.filter((x) => typeof x === 'number') : [];
-  if (oosEquity.length < 2) warnings.push('no out-of-sample returns were recorded (walkforward.json "oosEquity" has fewer than two points): the equity chart is empty');
+  const raw = Array.isArray(doc.oosEquity) ? doc.oosEquity : [];
+  const oosEquity: { time: number; nav: number }[] = [];
+  for (const p of raw) {
+    const x = p as { time?: unknown; nav?: unknown } | null;
+    const time = typeof x?.time === 'string' ? Date.parse(x.time) : NaN;
+    if (typeof x?.nav === 'number' && Number.isFinite(time)) oosEquity.push({ time, nav: x.nav });
+  }
+  if (raw.length > 0 && raw.every((x) => typeof x === 'number')) {
+    warnings.push(`${path} is from an older fxflow (its "oosEquity" counts days, it has no dates): run the same \`fxflow walkforward\` command again to date it (the windows' sweeps are read back from their folders)`);
+  } else if (oosEquity.length < 2) warnings.push('no out-of-sample returns were recorded (walkforward.json "oosEquity" has fewer than two dated points): the equity chart is empty');
   return {
     kind: 'walkforward',
     name: basename(dir),

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Params } from '../strategy/api.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import type { Done, TrialRunner } from './pool.ts';
+import { canonical, sha256, trialId } from './sweep.ts';
 
 /**
  * Trials across machines: a sweep's trials as BullMQ jobs in Redis (BullMQ brings ioredis).
@@ -63,14 +64,104 @@ export function parseQueueUrl(url: string): QueueTarget {
   };
 }
 
-const connection = (t: QueueTarget): { host: string; port: number; db: number; username?: string; password?: string; maxRetriesPerRequest: null } => ({
-  host: t.host,
-  port: t.port,
-  db: t.db,
-  ...(t.username ? { username: t.username } : {}),
-  ...(t.password ? { password: t.password } : {}),
-  maxRetriesPerRequest: null,
-});
+/** How long, by default, a coordinator or worker keeps trying to reach Redis again after losing it (ms). */
+export const RECONNECT_MS = 20_000;
+
+/** The wait before reconnect attempt `n` (1, 2, …): 100 ms, 200 ms, … up to 1 s. */
+const retryDelay = (n: number): number => Math.min(100 * n, 1000);
+
+/**
+ * One side's connection to Redis, shared by every client it opens (BullMQ opens several: the
+ * queue, its event stream, a worker's blocking connection). Each client that loses the server
+ * retries on a bounded schedule: once the delays of its attempts add up to `reconnectMs` without
+ * reaching the server again, it gives up, and the link is lost: `lost` resolves once with the
+ * reason, so the coordinator or worker stops with one message instead of waiting forever. The
+ * schedule counts the attempts' delays, not the wall clock; a client that reconnects starts over.
+ */
+export class RedisLink {
+  #lastError: string | undefined;
+  #resolveLost: (reason: string) => void = () => {};
+  #isLost = false;
+  readonly #onLose: (() => void)[] = [];
+  /** Resolves (once) with the last connection error when a client gives up reaching Redis. */
+  readonly lost: Promise<string>;
+
+  constructor(
+    readonly target: QueueTarget,
+    readonly reconnectMs: number = RECONNECT_MS,
+  ) {
+    this.lost = new Promise((resolve) => (this.#resolveLost = resolve));
+  }
+
+  get isLost(): boolean {
+    return this.#isLost;
+  }
+
+  /** Notes a client's connection error (the reason given when the link is lost). */
+  readonly noteError = (e: Error): void => {
+    this.#lastError = (e as NodeJS.ErrnoException).code ?? (e.message || String(e));
+  };
+
+  /** ioredis' retryStrategy: the delay before attempt `times`, or null (give up) when the bound is reached. */
+  readonly retryStrategy = (times: number): number | null => {
+    let spent = 0;
+    for (let n = 1; n < times; n++) spent += retryDelay(n);
+    if (this.#isLost || spent >= this.reconnectMs) {
+      this.lose();
+      return null;
+    }
+    return retryDelay(times);
+  };
+
+  /**
+   * Runs `f` at the moment the link is lost, before the clients fail what they hold: a BullMQ
+   * object closed then does not wait (BullMQ pauses 5 s after a failed command unless closing).
+   */
+  onLose(f: () => void): void {
+    this.#onLose.push(f);
+  }
+
+  /** Declares the link lost (also called by the bound above). */
+  lose(reason?: string): void {
+    if (this.#isLost) return;
+    this.#isLost = true;
+    const why = reason ?? this.#lastError ?? 'connection closed';
+    for (const f of this.#onLose) f();
+    this.#resolveLost(why);
+  }
+
+  /** The options of every client on this link. */
+  connection(): { host: string; port: number; db: number; username?: string; password?: string; maxRetriesPerRequest: null; retryStrategy: (times: number) => number | null } {
+    const t = this.target;
+    return {
+      host: t.host,
+      port: t.port,
+      db: t.db,
+      ...(t.username ? { username: t.username } : {}),
+      ...(t.password ? { password: t.password } : {}),
+      maxRetriesPerRequest: null,
+      retryStrategy: this.retryStrategy,
+    };
+  }
+}
+
+/** A connection error (the server went away or cannot be reached), as opposed to an error in BullMQ's own work. */
+export function isConnectionError(e: Error): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)$/.test(code)) return true;
+  return /Connection is closed|connect ETIMEDOUT|ECONNREFUSED|ECONNRESET|socket closed|Stream isn't writeable/i.test(e.message);
+}
+
+/** The QueueError of a lost link: which server, why, and since when nothing answered. */
+export class QueueLostError extends QueueError {
+  constructor(
+    readonly where: string,
+    readonly reason: string,
+    readonly reconnectMs: number,
+  ) {
+    super(`lost Redis at ${where} (${reason}) and could not reach it again in ${(reconnectMs / 1000).toFixed(reconnectMs % 1000 ? 1 : 0)} s`);
+  }
+}
 
 const where = (t: QueueTarget): string => `redis://${t.host}:${t.port}/${t.db}`;
 
@@ -92,7 +183,7 @@ const older = (a: string, b: string): boolean => {
  * older than BullMQ supports is one QueueError. Returns a client for the manifest.
  */
 export async function openRedis(t: QueueTarget): Promise<Redis> {
-  const client = new Redis({ ...connection(t), lazyConnect: true, connectTimeout: 5000, retryStrategy: () => null, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const client = new Redis({ ...new RedisLink(t).connection(), lazyConnect: true, connectTimeout: 5000, retryStrategy: () => null, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   let lastError: Error | undefined;
   client.on('error', (e: Error) => (lastError = e)); // reported below, once
   try {
@@ -139,31 +230,48 @@ interface TrialJob {
   readonly sweepId: string;
   readonly trial: number;
   readonly params: Params;
+  /** The trial's period when it is not the manifest's (`run.from`, `run.to`): a walk-forward window's. */
+  readonly period?: { readonly from: string; readonly to: string };
 }
-type TrialResult = { ok: true; metrics: unknown; returns: number[]; wallMs: number } | { ok: false; error: string; wallMs: number };
+type TrialResult = { ok: true; metrics: unknown; returns: number[]; times?: number[]; wallMs: number } | { ok: false; error: string; wallMs: number };
 
 /**
  * The coordinator's side: a TrialRunner whose trials are BullMQ jobs. Refuses a queue that holds
  * unfinished trials of another sweep; a restarted coordinator of the same sweep finds its jobs
- * (waiting, running or done) by their ids and picks up.
+ * (waiting, running or done) by their ids and picks up. Losing Redis for longer than the link's
+ * bound rejects every trial in flight with a QueueLostError (what is recorded stays recorded).
  */
 export class RedisTrialRunner implements TrialRunner {
   readonly startMs: number[] = [];
   /** Trials put on the queue at once (the sweep's schedule still decides what is proposed). */
   readonly size: number;
   #closed = false;
+  #lost: QueueLostError | undefined;
+  readonly #waiting = new Set<(e: Error) => void>();
 
   private constructor(
     private readonly target: TrialTargetParts,
     depth: number,
   ) {
     this.size = depth;
+    const { link } = target;
+    void link.lost.then((reason) => {
+      this.#lost = new QueueLostError(where(link.target), reason, link.reconnectMs);
+      for (const fail of this.#waiting) fail(this.#lost);
+      this.#waiting.clear();
+    });
   }
 
-  static async open(url: string, manifest: SweepManifest, depth = 256): Promise<RedisTrialRunner> {
+  /**
+   * Opens the queue for a sweep: writes its manifest (refusing a queue busy with another sweep).
+   * `reconnectMs`: how long to keep trying after losing Redis before giving up.
+   */
+  static async open(url: string, manifest: SweepManifest, depth = 256, reconnectMs = RECONNECT_MS): Promise<RedisTrialRunner> {
     const t = parseQueueUrl(url);
     const client = await openRedis(t);
-    const queue = new Queue<TrialJob, TrialResult>(t.name, { connection: connection(t) });
+    const link = new RedisLink(t, reconnectMs);
+    const queue = new Queue<TrialJob, TrialResult>(t.name, { connection: link.connection() });
+    queue.on('error', link.noteError);
     try {
       const other = await readManifest(client, t);
       if (other && other.sweepId !== manifest.sweepId) {
@@ -183,44 +291,62 @@ export class RedisTrialRunner implements TrialRunner {
     }
     // Each trial waiting for its job listens on the queue (BullMQ's waitUntilFinished): as many as are in flight.
     queue.setMaxListeners(depth + 16);
-    const events = new QueueEvents(t.name, { connection: connection(t) });
+    const events = new QueueEvents(t.name, { connection: link.connection() });
+    events.on('error', link.noteError);
     events.setMaxListeners(depth + 16);
+    link.onLose(() => void Promise.allSettled([events.close(), queue.close()]));
     await events.waitUntilReady();
-    return new RedisTrialRunner({ t, client, queue, events, sweepId: manifest.sweepId }, depth);
+    return new RedisTrialRunner({ t, link, client, queue, events, sweepId: manifest.sweepId, base: manifest.config.run }, depth);
   }
 
   share(): void {
     // The workers decode the data from their own catalog and check its hash against the manifest.
   }
 
-  async run(trial: number, params: Params, _config: BacktestConfig, id?: string): Promise<Done> {
-    const { queue, events, sweepId } = this.target;
+  async run(trial: number, params: Params, config: BacktestConfig, id?: string): Promise<Done> {
+    const { queue, events, sweepId, base } = this.target;
     if (id === undefined) throw new Error('a queued trial needs its id');
-    const job = await queue.add('trial', { sweepId, trial, params }, { jobId: id, attempts: 1, removeOnComplete: false, removeOnFail: false });
+    if (this.#lost) throw this.#lost;
+    // A trial over another period than the manifest's (a walk-forward window) says which.
+    const period = config.run.from !== base.from || config.run.to !== base.to ? { from: config.run.from, to: config.run.to } : undefined;
+    let fail: (e: Error) => void = () => {};
+    const lost = new Promise<never>((_, reject) => (fail = reject));
+    this.#waiting.add(fail);
     try {
-      const r = (await job.waitUntilFinished(events)) as TrialResult;
-      return r.ok ? { type: 'done', trial, ok: true, metrics: r.metrics, returns: r.returns, wallMs: r.wallMs } : { type: 'done', trial, ok: false, error: r.error, wallMs: r.wallMs };
+      const job = await Promise.race([queue.add('trial', { sweepId, trial, params, ...(period ? { period } : {}) }, { jobId: id, attempts: 1, removeOnComplete: false, removeOnFail: false }), lost]);
+      const r = (await Promise.race([job.waitUntilFinished(events), lost])) as TrialResult;
+      return r.ok ? { type: 'done', trial, ok: true, metrics: r.metrics, returns: r.returns, times: r.times ?? [], wallMs: r.wallMs } : { type: 'done', trial, ok: false, error: r.error, wallMs: r.wallMs };
     } catch (e) {
-      if (this.#closed) throw e;
+      if (this.#closed || e instanceof QueueLostError) throw e;
       // The job failed in BullMQ itself (stalled more often than allowed, or a worker refused it).
       return { type: 'done', trial, ok: false, error: `the queue failed the trial: ${(e as Error).message}`, wallMs: 0 };
+    } finally {
+      this.#waiting.delete(fail);
     }
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    const { queue, events, client } = this.target;
-    await Promise.allSettled([events.close(), queue.close()]);
+    const { queue, events, client, link } = this.target;
+    if (link.isLost) {
+      // Nothing to say to a server that is gone: drop the connections (a graceful close would wait for it).
+      link.lose();
+      await Promise.allSettled([events.disconnect(), queue.disconnect()]);
+      await Promise.allSettled([events.close(), queue.close()]);
+    } else await Promise.allSettled([events.close(), queue.close()]);
     client.disconnect();
   }
 }
 
 interface TrialTargetParts {
   readonly t: QueueTarget;
+  readonly link: RedisLink;
   readonly client: Redis;
   readonly queue: Queue<TrialJob, TrialResult>;
   readonly events: QueueEvents;
   readonly sweepId: string;
+  /** The manifest's period: a job for another period carries its own. */
+  readonly base: { readonly from: string; readonly to: string };
 }
 
 /** A sweep a worker has prepared: its trials run on `runner` (worker threads holding the strategy and the data). */
@@ -239,6 +365,8 @@ export interface QueueWorkerOptions {
   readonly lockMs?: number;
   readonly onTrial?: (e: { sweepId: string; trial: number; ok: boolean; wallMs: number }) => void;
   readonly onSweep?: (m: SweepManifest) => void;
+  /** How long to keep trying after losing Redis before stopping with a QueueLostError (ms). */
+  readonly reconnectMs?: number;
 }
 
 /**
@@ -249,50 +377,63 @@ export interface QueueWorkerOptions {
 export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: () => Promise<void>; done: Promise<void> }> {
   const t = parseQueueUrl(o.url);
   const client = await openRedis(t);
-  let current: { sweepId: string; ready: Promise<PreparedSweep> } | undefined;
+  const link = new RedisLink(t, o.reconnectMs ?? RECONNECT_MS);
+  let current: { sweepId: string; manifest: SweepManifest; ready: Promise<PreparedSweep> } | undefined;
   let fail: (e: Error) => void = () => {};
   let finish: () => void = () => {};
   const done = new Promise<void>((resolve, reject) => {
     fail = reject;
     finish = resolve;
   });
-  const sweepFor = async (sweepId: string): Promise<PreparedSweep> => {
-    if (current?.sweepId === sweepId) return current.ready;
+  const sweepFor = async (sweepId: string): Promise<{ manifest: SweepManifest; prepared: PreparedSweep }> => {
+    if (current?.sweepId === sweepId) return { manifest: current.manifest, prepared: await current.ready };
     const m = await readManifest(client, t);
     if (!m || m.sweepId !== sweepId) throw new QueueError(`the job belongs to sweep ${sweepId}, but the queue's manifest is ${m ? `sweep ${m.sweepId}` : 'missing'}: it is left for that sweep's coordinator`);
     const previous = current;
     const ready = o.prepare(m);
-    current = { sweepId, ready };
+    current = { sweepId, manifest: m, ready };
     void previous?.ready.then((p) => p.runner.close(), () => {});
     o.onSweep?.(m);
-    return ready;
+    return { manifest: m, prepared: await ready };
   };
   const lockMs = o.lockMs ?? 30_000;
   let stopping = false;
   const worker = new QueueWorker<TrialJob, TrialResult>(
     t.name,
     async (job: Job<TrialJob, TrialResult>) => {
-      let prepared: PreparedSweep;
+      let sweep: { manifest: SweepManifest; prepared: PreparedSweep };
       try {
-        prepared = await sweepFor(job.data.sweepId);
+        sweep = await sweepFor(job.data.sweepId);
       } catch (e) {
         // This machine cannot run the sweep (other data or strategy, a missing file): say so and
         // stop taking jobs. The job is left unanswered, so its lock lapses and another worker runs it.
         fail(e instanceof QueueError ? e : new QueueError(`sweep ${job.data.sweepId}: this machine cannot run it: ${(e as Error).message}`));
         return new Promise<TrialResult>(() => {});
       }
-      const d = await prepared.runner.run(job.data.trial, job.data.params, prepared.config, job.id);
+      const { manifest, prepared } = sweep;
+      const p = job.data.period;
+      const config: BacktestConfig = p ? { ...prepared.config, run: { ...prepared.config.run, from: p.from, to: p.to } } : prepared.config;
+      // The job's id is the trial's identity: the config rebuilt here must be the coordinator's.
+      const id = trialId(manifest.strategyHash, job.data.params, manifest.dataHash, sha256(canonical(config)));
+      if (id !== job.id) return { ok: false, error: `this worker rebuilt trial ${job.data.trial} as ${id}, not the job's ${job.id}: the worker and the coordinator run different fxflow versions`, wallMs: 0 };
+      const d = await prepared.runner.run(job.data.trial, job.data.params, config, job.id);
       // Stopping (Ctrl-C) ends the threads: the trial is not done, so it is not answered; its lock
       // lapses and another worker runs it.
       if (stopping) return new Promise<TrialResult>(() => {});
       o.onTrial?.({ sweepId: job.data.sweepId, trial: job.data.trial, ok: d.ok, wallMs: d.wallMs });
-      return d.ok ? { ok: true, metrics: d.metrics, returns: d.returns, wallMs: d.wallMs } : { ok: false, error: d.error, wallMs: d.wallMs };
+      return d.ok ? { ok: true, metrics: d.metrics, returns: d.returns, times: d.times, wallMs: d.wallMs } : { ok: false, error: d.error, wallMs: d.wallMs };
     },
-    { connection: connection(t), concurrency: Math.max(1, o.threads), lockDuration: lockMs, stalledInterval: Math.max(1000, Math.floor(lockMs / 2)), maxStalledCount: 5, autorun: true },
+    { connection: link.connection(), concurrency: Math.max(1, o.threads), lockDuration: lockMs, stalledInterval: Math.max(1000, Math.floor(lockMs / 2)), maxStalledCount: 5, autorun: true },
   );
-  worker.on('error', (e) => fail(new QueueError(`the queue at ${where(t)} failed: ${e.message}`)));
+  // A lost connection is the link's to judge (bounded retry); any other error of the queue stops the worker.
+  worker.on('error', (e) => (isConnectionError(e) ? link.noteError(e) : fail(new QueueError(`the queue at ${where(t)} failed: ${e.message}`))));
+  void link.lost.then((reason) => fail(new QueueLostError(where(t), reason, link.reconnectMs)));
   const stop = async (): Promise<void> => {
     stopping = true;
+    if (link.isLost) {
+      // The server is gone: drop the connections rather than wait to tell it goodbye.
+      await Promise.allSettled([worker.disconnect()]);
+    }
     await worker.close(true);
     const c = current;
     current = undefined;

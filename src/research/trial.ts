@@ -4,6 +4,7 @@ import type { StrategyLogger } from '../strategy/api.ts';
 import { runBacktest } from '../app/backtest.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import type { LoadedStrategy } from '../app/load-strategy.ts';
+import type { SeriesWatch } from '../app/series-watch.ts';
 import { dailyReturns, trialMetrics, type TrialMetrics } from './metrics.ts';
 import { seriesBatches, type SharedSeries } from './shared-series.ts';
 
@@ -22,6 +23,8 @@ export interface TrialOutcome {
   readonly metrics: TrialMetrics;
   /** Daily NAV returns (for the deflated Sharpe ratio and PBO). */
   readonly returns: number[];
+  /** When each daily NAV point was marked (epoch ms): `returns[k]` runs from `times[k]` to `times[k + 1]`. */
+  readonly times: number[];
   readonly wallMs: number;
 }
 
@@ -32,9 +35,18 @@ export class SeriesMissingError extends Error {
   readonly code = 'SERIES_MISSING' as const;
 }
 
+/**
+ * What watching each shared series found (holes, coverage, sides), by series and period: the same
+ * for every trial that reads it, so it is found once per worker (runBacktest's `watches`).
+ */
+const watchesOf = new WeakMap<ReadonlyMap<string, SharedSeries>, Map<string, SeriesWatch>>();
+
 /** Runs one backtest on the shared series and returns its figures. Throws what the strategy throws. */
 export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
+  let watches = watchesOf.get(spec.series);
+  if (!watches) watchesOf.set(spec.series, (watches = new Map()));
   const r = await runBacktest({
+    watches,
     loaded: { ...spec.loaded, params: spec.params },
     config: spec.config,
     instruments: spec.instruments,
@@ -53,5 +65,5 @@ export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
     log: spec.log ?? SILENT,
   });
   const returns = dailyReturns(r.equity.map((e) => e.nav));
-  return { metrics: trialMetrics(r.summary, returns), returns, wallMs: r.wallMs };
+  return { metrics: trialMetrics(r.summary, returns), returns, times: r.equity.map((e) => e.time), wallMs: r.wallMs };
 }

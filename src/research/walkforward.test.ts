@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseSpan, windows, WalkForwardError } from './walkforward.ts';
+import { parseSpan, stitchOos, windows, WalkForwardError } from './walkforward.ts';
 
 const d = (s: string): number => Date.parse(`${s}T00:00:00Z`);
 const day = (t: number): string => new Date(t).toISOString().slice(0, 10);
@@ -48,5 +48,62 @@ describe('walk-forward windows', () => {
     expect(parseSpan('test', '30d')).toEqual({ days: 30 });
     expect(() => parseSpan('train', '6 months')).toThrow(WalkForwardError);
     expect(() => parseSpan('train', '0mo')).toThrow("--train '0mo' must be a length such as 6mo, 1mo, 2w, 30d or 1y");
+  });
+});
+
+describe('stitched out-of-sample equity, by date', () => {
+  const DAY = 86_400_000;
+  it('two back-to-back test windows: one point per marked day, at its RFC 3339 time, NAV compounded from 1', () => {
+    const t0 = d('2024-03-01');
+    const r = stitchOos([
+      { window: 1, returns: [0.01, -0.02], times: [t0, t0 + DAY - 3_600_000, t0 + 2 * DAY - 3_600_000] },
+      { window: 2, returns: [0.03], times: [t0 + 2 * DAY, t0 + 3 * DAY - 3_600_000] },
+    ]);
+    expect(r.points).toEqual([
+      { time: '2024-03-01T00:00:00.000Z', nav: 1, window: 1 },
+      { time: '2024-03-01T23:00:00.000Z', nav: 1.01, window: 1 },
+      { time: '2024-03-02T23:00:00.000Z', nav: 1.01 * 0.98, window: 1 },
+      { time: '2024-03-03T23:00:00.000Z', nav: 1.01 * 0.98 * 1.03, window: 2 },
+    ]);
+    expect(r.days).toEqual([2, 1]);
+    expect(r.returns).toEqual([0.01, -0.02, 0.03]);
+  });
+
+  it('overlapping test periods (--step shorter than --test): a day counts once, from the earlier window', () => {
+    const t0 = d('2024-03-01');
+    const r = stitchOos([
+      { window: 1, returns: [0.01, 0.01], times: [t0, t0 + DAY, t0 + 2 * DAY] },
+      { window: 2, returns: [0.5, 0.02], times: [t0 + DAY, t0 + 2 * DAY, t0 + 3 * DAY] },
+    ]);
+    expect(r.points.map((p) => p.time.slice(0, 10))).toEqual(['2024-03-01', '2024-03-02', '2024-03-03', '2024-03-04']);
+    expect(r.returns).toEqual([0.01, 0.01, 0.02]);
+    expect(r.days).toEqual([2, 1]);
+  });
+
+  it('for any windows: times strictly increase, the last NAV is the product of the returns kept, and each window adds its count of points', () => {
+    const window = fc.record({ start: fc.integer({ min: 0, max: 40 }), returns: fc.array(fc.double({ min: -0.05, max: 0.05, noNaN: true }), { maxLength: 12 }) });
+    fc.assert(
+      fc.property(fc.array(window, { minLength: 1, maxLength: 6 }), (ws) => {
+        let start = 0;
+        const parts = ws.map((w, i) => {
+          start += w.start; // windows in order; they may overlap or leave gaps
+          return { window: i + 1, returns: w.returns, times: Array.from({ length: w.returns.length + 1 }, (_, k) => d('2024-01-01') + (start + k) * DAY) };
+        });
+        const r = stitchOos(parts);
+        for (let i = 1; i < r.points.length; i++) expect(Date.parse(r.points[i]!.time)).toBeGreaterThan(Date.parse(r.points[i - 1]!.time));
+        expect(r.points[0]!.nav).toBe(1);
+        expect(r.points.length).toBe(r.returns.length + 1);
+        expect(r.days.reduce((a, b) => a + b, 0)).toBe(r.returns.length);
+        const product = r.returns.reduce((a, x) => a * (1 + x), 1);
+        expect(r.points[r.points.length - 1]!.nav).toBeCloseTo(product, 12);
+        // Windows that do not overlap keep every return.
+        const overlaps = parts.some((p, i) => i > 0 && p.times[0]! < parts[i - 1]!.times[parts[i - 1]!.times.length - 1]!);
+        if (!overlaps) expect(r.returns).toEqual(parts.flatMap((p) => p.returns));
+      }),
+    );
+  });
+
+  it('a run whose times do not match its returns is a clear error', () => {
+    expect(() => stitchOos([{ window: 3, returns: [0.01, 0.02], times: [1, 2] }])).toThrow('window 3: the out-of-sample run gave 2 daily returns but 2 times (expected one more)');
   });
 });

@@ -6,8 +6,8 @@ import type { BacktestConfig } from '../app/config.ts';
 import type { TrialMetrics } from './metrics.ts';
 import { objectiveValue } from './metrics.ts';
 import { sharpePerPeriod } from './overfit.ts';
-import type { WorkerPool } from './pool.ts';
-import { runSweep, type SweepOptions, type SweepResult } from './sweep.ts';
+import type { TrialRunner } from './pool.ts';
+import { canonical, runSweep, sha256, sweepHashes, trialId, type SweepOptions, type SweepResult } from './sweep.ts';
 
 /** A walk-forward setting that cannot be used. */
 export class WalkForwardError extends Error {
@@ -75,11 +75,57 @@ export interface WindowResult {
   readonly oosDays?: number;
 }
 
+/** A point of the stitched out-of-sample curve. */
+export interface OosPoint {
+  /** RFC 3339 (UTC, milliseconds), as equity.csv writes times. */
+  readonly time: string;
+  readonly nav: number;
+  /** The window (1-based) whose test period the point belongs to. */
+  readonly window: number;
+}
+
+/**
+ * Stitches test windows' daily NAV returns into one curve starting at 1, by date. A window's
+ * return k runs from `times[k]` to `times[k + 1]`; a point at or before the curve's last time (test
+ * periods that overlap, when --step is shorter than --test) is left out with its return, so every
+ * day counts once, from the earliest window that has it. Returns the curve, the returns it
+ * compounds, and how many each window added.
+ */
+export function stitchOos(parts: readonly { window: number; returns: readonly number[]; times: readonly number[] }[]): { points: OosPoint[]; returns: number[]; days: number[] } {
+  const points: OosPoint[] = [];
+  const returns: number[] = [];
+  const days: number[] = [];
+  let nav = 1;
+  let last = -Infinity;
+  for (const p of parts) {
+    if (p.times.length !== p.returns.length + 1) throw new WalkForwardError(`window ${p.window}: the out-of-sample run gave ${p.returns.length} daily returns but ${p.times.length} times (expected one more): the worker runs another fxflow version`);
+    let n = 0;
+    if (points.length === 0 && p.times.length > 0) {
+      points.push({ time: iso(p.times[0]!), nav, window: p.window });
+      last = p.times[0]!;
+    }
+    for (let k = 0; k < p.returns.length; k++) {
+      const at = p.times[k + 1]!;
+      if (at <= last) continue;
+      nav *= 1 + p.returns[k]!;
+      points.push({ time: iso(at), nav, window: p.window });
+      returns.push(p.returns[k]!);
+      last = at;
+      n++;
+    }
+    days.push(n);
+  }
+  return { points, returns, days };
+}
+
 export interface WalkForwardResult {
   readonly dir: string;
   readonly windows: readonly WindowResult[];
-  /** Stitched out-of-sample NAV (compounded daily returns of every test window, in order), starting at 1. */
-  readonly oosEquity: readonly number[];
+  /**
+   * Stitched out-of-sample NAV (compounded daily returns of every test window, in order), starting at
+   * 1, each point at the RFC 3339 time it was marked (the equity.csv convention: a day's last mark).
+   */
+  readonly oosEquity: readonly OosPoint[];
   readonly oosReturnPct: number;
   /** Sharpe of the stitched out-of-sample daily returns, annualised with √252. */
   readonly oosSharpe: number | null;
@@ -91,35 +137,42 @@ export interface WalkForwardResult {
 
 const iso = (t: number): string => new Date(t).toISOString();
 
+/** Window `index`'s sweep folder (window-01, window-02, …). */
+export const windowDir = (dir: string, index: number): string => join(dir, `window-${String(index + 1).padStart(2, '0')}`);
+
 /**
  * Optimises each window's training period with a sweep (each window a sweep folder, so a killed
  * walk-forward resumes window by window), runs the chosen params on the next test period, and
  * stitches the out-of-sample results.
  */
 export async function runWalkForward(
-  o: Omit<SweepOptions, 'dir' | 'config' | 'pool' | 'keepPool'> & { readonly dir: string; readonly config: BacktestConfig; readonly windows: readonly Window[]; readonly pool: Promise<WorkerPool>; readonly onWindow?: (w: Window) => void },
+  o: Omit<SweepOptions, 'dir' | 'config' | 'pool' | 'keepPool'> & { readonly dir: string; readonly config: BacktestConfig; readonly windows: readonly Window[]; readonly pool: Promise<TrialRunner>; readonly onWindow?: (w: Window) => void },
 ): Promise<WalkForwardResult> {
   mkdirSync(o.dir, { recursive: true });
   const results: WindowResult[] = [];
-  const oosReturns: number[] = [];
+  const parts: { window: number; returns: readonly number[]; times: readonly number[] }[] = [];
   const pool = await o.pool;
+  const { strategyHash } = sweepHashes(o.strategyFile, o.config);
   try {
     for (const w of o.windows) {
       o.onWindow?.(w);
       const trainConfig: BacktestConfig = { ...o.config, run: { ...o.config.run, from: iso(w.trainFrom), to: iso(w.trainTo) } };
-      const sweepDir = join(o.dir, `window-${String(w.index + 1).padStart(2, '0')}`);
+      const sweepDir = windowDir(o.dir, w.index);
       const s: SweepResult = await runSweep({ ...o, config: trainConfig, dir: sweepDir, pool: Promise.resolve(pool), keepPool: true });
       if (!s.best) {
         results.push({ window: w, params: {}, inSample: null as unknown as TrialMetrics, outOfSample: null, isObjective: NaN, oosObjective: null, efficiency: null, error: 'no successful trial in the training period', sweepDir, dsr: null, pbo: null });
         continue;
       }
       const testConfig: BacktestConfig = { ...o.config, run: { ...o.config.run, from: iso(w.testFrom), to: iso(w.testTo) } };
-      const done = await pool.run(-1 - w.index, { ...o.space.base, ...s.best.params }, testConfig);
+      // Keyed as a sweep's trials are (on a queue, its job id): strategy, params, data, the test period's config.
+      const oosParams = { ...o.space.base, ...s.best.params };
+      const oosId = trialId(strategyHash, oosParams, o.dataHash, sha256(canonical(testConfig)));
+      const done = await pool.run(-1 - w.index, oosParams, testConfig, oosId);
       let oos: TrialMetrics | null = null;
       let error: string | undefined;
       if (done.ok) {
         oos = done.metrics as TrialMetrics;
-        oosReturns.push(...done.returns);
+        parts.push({ window: w.index + 1, returns: done.returns, times: done.times });
       } else error = done.error;
       const eff = oos && oos.cagrPct !== null && s.best.metrics.cagrPct !== null && s.best.metrics.cagrPct !== 0 ? oos.cagrPct / s.best.metrics.cagrPct : null;
       results.push({
@@ -134,14 +187,17 @@ export async function runWalkForward(
         sweepDir,
         dsr: s.overfitting.deflatedSharpe?.dsr ?? null,
         pbo: s.overfitting.pbo?.pbo ?? null,
-        oosDays: done.ok ? done.returns.length : 0,
+        oosDays: 0,
       });
     }
   } finally {
     await pool.close();
   }
-  const equity = [1];
-  for (const r of oosReturns) equity.push(equity[equity.length - 1]! * (1 + r));
+  const stitched = stitchOos(parts);
+  const oosReturns = stitched.returns;
+  const equity = stitched.points;
+  // Each window's count of days on the stitched curve (overlapping test periods count a day once).
+  for (let i = 0, j = 0; i < results.length; i++) if (results[i]!.outOfSample) results[i] = { ...results[i]!, oosDays: stitched.days[j++]! };
   const ok = results.filter((r) => r.outOfSample && r.inSample);
   const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
   const isC = ok.map((r) => r.inSample.cagrPct).filter((x): x is number => x !== null);
@@ -166,7 +222,7 @@ export async function runWalkForward(
     dir: o.dir,
     windows: results,
     oosEquity: equity,
-    oosReturnPct: Math.round((equity[equity.length - 1]! - 1) * 1e6) / 1e4,
+    oosReturnPct: Math.round(((equity[equity.length - 1]?.nav ?? 1) - 1) * 1e6) / 1e4,
     oosSharpe: oosReturns.length > 2 ? Math.round(sr * Math.sqrt(252) * 1e4) / 1e4 : null,
     efficiency: efficiency === null ? null : Math.round(efficiency * 1e4) / 1e4,
     stability,
@@ -183,7 +239,7 @@ export async function runWalkForward(
     ),
   ];
   writeFileSync(join(o.dir, 'windows.csv'), `${csv.join('\n')}\n`);
-  writeFileSync(join(o.dir, 'oos-equity.csv'), `${['day,nav', ...equity.map((v, i) => `${i},${v}`)].join('\n')}\n`);
+  writeFileSync(join(o.dir, 'oos-equity.csv'), `${['time,window,nav,epochMs', ...equity.map((p) => `${p.time},${p.window},${p.nav},${Date.parse(p.time)}`)].join('\n')}\n`);
   writeFileSync(join(o.dir, 'walkforward.json'), `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }

@@ -20,7 +20,7 @@ export type ToWorker =
 export type FromWorker =
   | { readonly type: 'ready'; readonly startMs: number }
   | { readonly type: 'fatal'; readonly error: string }
-  | { readonly type: 'done'; readonly trial: number; readonly ok: true; readonly metrics: unknown; readonly returns: number[]; readonly wallMs: number }
+  | { readonly type: 'done'; readonly trial: number; readonly ok: true; readonly metrics: unknown; readonly returns: number[]; readonly times: number[]; readonly wallMs: number }
   | { readonly type: 'done'; readonly trial: number; readonly ok: false; readonly error: string; readonly wallMs: number };
 
 const port = parentPort!;
@@ -43,7 +43,7 @@ try {
     }
     const t0 = performance.now();
     runTrial({ loaded, params: m.params, config: m.config, instruments, series }).then(
-      (o) => port.postMessage({ type: 'done', trial: m.trial, ok: true, metrics: o.metrics, returns: o.returns, wallMs: o.wallMs } satisfies FromWorker),
+      (o) => port.postMessage({ type: 'done', trial: m.trial, ok: true, metrics: o.metrics, returns: o.returns, times: o.times, wallMs: o.wallMs } satisfies FromWorker),
       (e: unknown) => port.postMessage({ type: 'done', trial: m.trial, ok: false, error: errorText(e), wallMs: performance.now() - t0 } satisfies FromWorker),
     );
   });

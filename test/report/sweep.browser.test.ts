@@ -157,21 +157,27 @@ describe('sweep.html', () => {
 
 describe('walkforward.html', () => {
   it('is written by fxflow walkforward with a sweep.html per window; windows table = windows, last OOS equity point = the stitched figure', async () => {
-    const doc = JSON.parse(readFileSync(join(wfDir, 'walkforward.json'), 'utf8')) as { windows: { params: { fast: number; slow: number }; oosDays: number }[]; oosEquity: number[]; oosReturnPct: number; efficiency: number | null };
+    const doc = JSON.parse(readFileSync(join(wfDir, 'walkforward.json'), 'utf8')) as { windows: { params: { fast: number; slow: number }; oosDays: number }[]; oosEquity: { time: string; nav: number; window: number }[]; oosReturnPct: number; efficiency: number | null };
     expect(doc.windows).toHaveLength(2);
     for (const w of ['window-01', 'window-02']) expect(existsSync(join(wfDir, w, 'sweep.html'))).toBe(true);
     const { page, errors, requests } = await openPage(browser, url(join(wfDir, 'walkforward.html')), READY);
     expect(errors).toEqual([]);
     expect(requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:'))).toEqual([]);
     expect(await page.$$eval('#windows tbody tr', (trs) => trs.length)).toBe(doc.windows.length);
-    const state = await page.evaluate(() => (globalThis as unknown as { fxReport: { oosLast: number; oosPoints: number; windowMarks: number[] } }).fxReport);
+    const state = await page.evaluate(() => (globalThis as unknown as { fxReport: { oosLast: number; oosPoints: number; oosFirstTime: string; windowMarks: string[] } }).fxReport);
     expect(state.oosPoints).toBe(doc.oosEquity.length);
-    expect(state.oosLast).toBe(doc.oosEquity[doc.oosEquity.length - 1]);
+    expect(state.oosLast).toBe(doc.oosEquity[doc.oosEquity.length - 1]!.nav);
+    // Indexed by date: the curve starts in the first test period (2024-03) and ends in the last (2024-04), times increasing.
+    expect(state.oosFirstTime).toBe(doc.oosEquity[0]!.time);
+    expect(doc.oosEquity[0]!.time.startsWith('2024-03-0')).toBe(true);
+    expect(doc.oosEquity[doc.oosEquity.length - 1]!.time <= '2024-05-01T00:00:00.000Z').toBe(true);
+    for (let i = 1; i < doc.oosEquity.length; i++) expect(doc.oosEquity[i]!.time > doc.oosEquity[i - 1]!.time).toBe(true);
     // The stitched return is the last point less 1, in percent.
     expect(Math.abs((state.oosLast - 1) * 100 - doc.oosReturnPct)).toBeLessThan(1e-4);
     // Each window's test period starts where the previous one's days end.
     expect(doc.windows.reduce((a, w) => a + w.oosDays, 0)).toBe(doc.oosEquity.length - 1);
-    expect(state.windowMarks).toEqual([0, doc.windows[0]!.oosDays]);
+    expect(state.windowMarks).toEqual([doc.oosEquity[0]!.time, doc.oosEquity[doc.windows[0]!.oosDays]!.time]);
+    expect(doc.oosEquity[doc.windows[0]!.oosDays + 1]!.window).toBe(2);
     expect(await page.textContent('#window-days')).toBe(`W1: test from 2024-03-01, ${doc.windows[0]!.oosDays} days · W2: test from 2024-04-01, ${doc.windows[1]!.oosDays} days`);
     expect(await page.textContent('#oos-return .v')).toBe(`${doc.oosReturnPct.toFixed(2)}%`);
     // Chosen params per window, in the table and the stability list.

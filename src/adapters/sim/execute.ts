@@ -214,9 +214,13 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
   const fillID = s.tx.peekID();
   const margin = opening > 0 ? s.account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss) : 0;
   const closedTrades: LedgerTrade[] = [];
-  const fill = orderFill(a, inst, chunks, opening, buy, pxNum, price, factors, fillID, margin, s.commission, s.ledger.balance, c.tradeClientExtensions as ClientExtensions | undefined, closedTrades);
+  // Built stamped (the fields TransactionLog.emit would add, in its order): one object shape at once.
+  const log = s.tx;
+  const stamp = { at: s.now, time: log.timeText(), accountID: s.accountID, batchID: log.batchOr(fillID) };
+  const fill = orderFill(a, inst, chunks, opening, buy, pxNum, price, factors, fillID, margin, s.commission, s.ledger.balance, c.tradeClientExtensions as ClientExtensions | undefined, closedTrades, stamp);
   const opened = fill.tradeOpened !== undefined;
-  s.tx.emit(fill);
+  log.takeID();
+  log.publish(fill);
   s.stats.fills++;
   if (s.inAmbiguous) s.stats.ambiguousPL = add(s.stats.ambiguousPL, amount(fill.pl as string));
 
@@ -264,6 +268,30 @@ function onFillOrder(
   at: UnixMs,
 ): void {
   const d = x as { distance?: string; timeInForce?: string; gtdTime?: string; clientExtensions?: ClientExtensions };
+  if (clientTradeID === undefined && d.gtdTime === undefined && d.clientExtensions === undefined && premium === undefined) {
+    // The common on-fill order (no client IDs, no GTD time, no premium) as one literal, stamp
+    // included (emit's fields, in its order), in the field order of the general form below: the
+    // transaction has its final shape at once. Three of these per fill with TP/SL/trailing.
+    const log = s.tx;
+    const id = log.takeID();
+    const time = log.timeText();
+    const batchID = log.batchOr(id);
+    const accountID = s.accountID;
+    const timeInForce = d.timeInForce ?? 'GTC';
+    const distance = keepDistance ? d.distance : undefined;
+    let tx: Draft;
+    if (distance === undefined) {
+      tx = price === undefined
+        ? { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID }
+        : { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, price, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID };
+    } else {
+      tx = price === undefined
+        ? { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, distance, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID }
+        : { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, distance, price, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID };
+    }
+    s.track(log.publish(tx), at);
+    return;
+  }
   const draft: Draft = { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
   if (clientTradeID !== undefined) draft.clientTradeID = clientTradeID;
   draft.timeInForce = d.timeInForce ?? 'GTC';

@@ -35,6 +35,18 @@ export interface FillArgs {
   marginCloseout?: boolean;
 }
 
+/**
+ * The stamp of the ORDER_FILL (transactions.ts `emit` writes the same fields): its time text (of
+ * the clock `at`), account and batch. Given it, `orderFill` returns the transaction stamped, its ID
+ * the `fillID` it is given, for `TransactionLog.publish`; without it, the draft for `emit`.
+ */
+export interface FillStamp {
+  readonly at: UnixMs;
+  readonly time: string;
+  readonly accountID: string;
+  readonly batchID: string;
+}
+
 const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
   MARKET: 'MARKET_ORDER',
   LIMIT: 'LIMIT_ORDER',
@@ -50,7 +62,7 @@ const FILL_REASON: Readonly<Record<SimOrderType, OrderFillReason>> = {
  * The ORDER_FILL draft of fill `a`: closes `chunks`, opens `opening` units (side `buy`) at `pxNum`
  * (its text `price`), with the quote-to-home `factors`, the new trade's ID `fillID`, its initial
  * margin `margin` (4-place integer), on an account whose balance is `balance`. The trades it closes
- * in full are pushed to `closedTrades`.
+ * in full are pushed to `closedTrades`. With `stamp`, the transaction comes stamped (ID `fillID`).
  */
 export function orderFill(
   a: FillArgs,
@@ -67,6 +79,7 @@ export function orderFill(
   balance: Amount,
   tce: ClientExtensions | undefined,
   closedTrades: LedgerTrade[],
+  stamp?: FillStamp,
 ): Draft {
   // Money, exact: prices and units as integers (safe integers in numbers: price ticks, units),
   // one rounding per amount; convertProduct multiplies them exactly (money.ts).
@@ -139,42 +152,89 @@ export function orderFill(
   const bidText = bidSnap === pxNum ? price : inst.price(bidSnap);
   const askText = askSnap === pxNum ? price : inst.price(askSnap);
   const unitsText = String(units);
+  const requestedUnits = a.units === units ? unitsText : String(a.units);
+  const fullPrice = {
+    type: 'PRICE',
+    bids: [{ price: bidText, liquidity: 10000000 }],
+    asks: [{ price: askText, liquidity: 10000000 }],
+    closeoutBid: bidText,
+    closeoutAsk: askText,
+    timestamp: stamp !== undefined && a.t === stamp.at ? stamp.time : formatTime(a.t),
+  };
+  const reason = a.marginCloseout
+    ? 'MARKET_ORDER_MARGIN_CLOSEOUT'
+    : a.tradeClose && a.type === 'MARKET'
+      ? 'MARKET_ORDER_TRADE_CLOSE'
+      : a.closeout !== 0
+        ? 'MARKET_ORDER_POSITION_CLOSEOUT'
+        : FILL_REASON[a.type];
+  const plText = formatAmount(pl);
+  const commissionText = formatAmount(charged);
+  const feeText = formatAmount(fee);
+  const balanceText = formatAmount(add(balance, pl - charged - fee));
+  const spreadText = formatAmount(spreadCost);
+  const cid = a.clientOrderID;
+  const tradesClosed = closed.length > 0 ? closed : undefined;
+  // The commonest fills as one literal each, stamp included, in the field order of the general
+  // form below: the transaction gets its final shape at once instead of growing a property at a
+  // time (one of these per fill, with up to 25 fields).
+  if (stamp !== undefined && reduced === undefined) {
+    const { time, accountID, batchID } = stamp;
+    if (cid !== undefined && opened !== undefined && tradesClosed === undefined) {
+      return {
+        type: 'ORDER_FILL', orderID: a.orderID, instrument: inst.name, units: unitsText, requestedUnits, price, fullVWAP: price, fullPrice, reason,
+        pl: plText, financing: '0.0000', commission: commissionText, guaranteedExecutionFee: feeText, accountBalance: balanceText,
+        gainQuoteHomeConversionFactor: gain, lossQuoteHomeConversionFactor: loss, halfSpreadCost: spreadText,
+        clientOrderID: cid, tradeOpened: opened, id: fillID, time, userID: 1, accountID, batchID,
+      };
+    }
+    if (cid !== undefined && opened !== undefined) {
+      return {
+        type: 'ORDER_FILL', orderID: a.orderID, instrument: inst.name, units: unitsText, requestedUnits, price, fullVWAP: price, fullPrice, reason,
+        pl: plText, financing: '0.0000', commission: commissionText, guaranteedExecutionFee: feeText, accountBalance: balanceText,
+        gainQuoteHomeConversionFactor: gain, lossQuoteHomeConversionFactor: loss, halfSpreadCost: spreadText,
+        clientOrderID: cid, tradeOpened: opened, tradesClosed, id: fillID, time, userID: 1, accountID, batchID,
+      };
+    }
+    if (cid === undefined && opened === undefined && tradesClosed !== undefined) {
+      return {
+        type: 'ORDER_FILL', orderID: a.orderID, instrument: inst.name, units: unitsText, requestedUnits, price, fullVWAP: price, fullPrice, reason,
+        pl: plText, financing: '0.0000', commission: commissionText, guaranteedExecutionFee: feeText, accountBalance: balanceText,
+        gainQuoteHomeConversionFactor: gain, lossQuoteHomeConversionFactor: loss, halfSpreadCost: spreadText,
+        tradesClosed, id: fillID, time, userID: 1, accountID, batchID,
+      };
+    }
+  }
   const fill: Draft = {
     type: 'ORDER_FILL',
     orderID: a.orderID,
     instrument: inst.name,
     units: unitsText,
-    requestedUnits: a.units === units ? unitsText : String(a.units),
+    requestedUnits,
     price,
     fullVWAP: price,
-    fullPrice: {
-      type: 'PRICE',
-      bids: [{ price: bidText, liquidity: 10000000 }],
-      asks: [{ price: askText, liquidity: 10000000 }],
-      closeoutBid: bidText,
-      closeoutAsk: askText,
-      timestamp: formatTime(a.t),
-    },
-    reason: a.marginCloseout
-      ? 'MARKET_ORDER_MARGIN_CLOSEOUT'
-      : a.tradeClose && a.type === 'MARKET'
-        ? 'MARKET_ORDER_TRADE_CLOSE'
-        : a.closeout !== 0
-          ? 'MARKET_ORDER_POSITION_CLOSEOUT'
-          : FILL_REASON[a.type],
-    pl: formatAmount(pl),
+    fullPrice,
+    reason,
+    pl: plText,
     financing: '0.0000',
-    commission: formatAmount(charged),
-    guaranteedExecutionFee: formatAmount(fee),
-    accountBalance: formatAmount(add(balance, pl - charged - fee)),
+    commission: commissionText,
+    guaranteedExecutionFee: feeText,
+    accountBalance: balanceText,
     gainQuoteHomeConversionFactor: gain,
     lossQuoteHomeConversionFactor: loss,
-    halfSpreadCost: formatAmount(spreadCost),
+    halfSpreadCost: spreadText,
   };
-  if (a.clientOrderID !== undefined) fill.clientOrderID = a.clientOrderID;
+  if (cid !== undefined) fill.clientOrderID = cid;
   if (opened) fill.tradeOpened = opened;
-  if (closed.length > 0) fill.tradesClosed = closed;
+  if (tradesClosed) fill.tradesClosed = tradesClosed;
   if (reduced) fill.tradeReduced = reduced;
+  if (stamp !== undefined) {
+    fill.id = fillID;
+    fill.time = stamp.time;
+    fill.userID = 1;
+    fill.accountID = stamp.accountID;
+    fill.batchID = stamp.batchID;
+  }
   return fill;
 }
 

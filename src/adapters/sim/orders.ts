@@ -38,7 +38,7 @@ export interface SimOrder {
   /** For MARKET_IF_TOUCHED: +1 when the level was above the market at creation, -1 below. */
   readonly direction: 1 | -1 | 0;
   /** MARKET_IF_TOUCHED: the price its direction was decided against (v20's initialMarketPrice). */
-  readonly initialMarketPrice?: number;
+  readonly initialMarketPrice: number | undefined;
   /** GTD/GFD expiry in ms, Infinity for GTC. */
   readonly expiresAt: number;
   /** Earliest price time this order may act on: nothing fills on a price seen before it existed. */
@@ -61,19 +61,24 @@ export interface SimOrder {
  */
 export function triggers(o: SimOrder, bid: number, ask: number): boolean {
   const px = o.trigger === 'BID' ? bid : o.trigger === 'ASK' ? ask : (bid + ask) / 2;
-  if (isLimitLike(o)) return o.side === 1 ? px <= o.level : px >= o.level;
+  if (o.limitLike) return o.side === 1 ? px <= o.level : px >= o.level;
   return o.side === 1 ? px >= o.level : px <= o.level;
 }
 
 /** Limit-like: fills at the level or better. Stop-like: fills at the level or worse. */
 export function isLimitLike(o: SimOrder): boolean {
-  switch (o.type) {
+  return limitLikeOf(o.type, o.side, o.direction);
+}
+
+/** `isLimitLike` of an order of `type`, `side` and MIT `direction` (before the order object exists). */
+export function limitLikeOf(type: SimOrderType, side: 1 | -1, direction: 1 | -1 | 0): boolean {
+  switch (type) {
     case 'LIMIT':
     case 'TAKE_PROFIT':
       return true;
     case 'MARKET_IF_TOUCHED':
       // A buy MIT below the market acts like a limit; above, like a stop (and the reverse for sells).
-      return o.side === 1 ? o.direction === -1 : o.direction === 1;
+      return side === 1 ? direction === -1 : direction === 1;
     default:
       return false;
   }

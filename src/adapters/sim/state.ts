@@ -61,7 +61,7 @@ export class SimState {
   marginCall = false;
   readonly hedging: boolean;
   /** Scratch for matching (book.ts `match`): the orders of one price point. */
-  readonly snapshot: SimOrder[] = [];
+  readonly snapshot: (SimOrder | undefined)[] = [];
   /** What matching (book.ts) calls back: the fills and the FOK/IOC expiry (wired by the broker). */
   readonly sink: MatchSink;
   /** What `checkOrder` reads of this account: the instruments, the clock, the open trades. */

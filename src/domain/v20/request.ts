@@ -42,7 +42,10 @@ export function decimalsAsStrings<T>(v: T): T {
   }
   const o = v as Record<string, unknown>;
   let out: Record<string, unknown> | undefined;
-  for (const k of Object.keys(o)) {
+  // for-in with an own-property check: Object.keys' order without its array (every order request
+  // of a backtest passes here, with its on-fill details and client extensions).
+  for (const k in o) {
+    if (!hasOwn.call(o, k)) continue;
     const x = o[k];
     let y: unknown = x;
     if (typeof x === 'number') {
@@ -57,6 +60,8 @@ export function decimalsAsStrings<T>(v: T): T {
   }
   return (out ?? v) as T;
 }
+
+const hasOwn = Object.prototype.hasOwnProperty;
 
 /** A plain copy of `o`'s own enumerable fields, in order (define, never assign: `__proto__` stays data). */
 function copyOwn(o: Record<string, unknown>): Record<string, unknown> {

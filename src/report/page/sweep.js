@@ -285,25 +285,28 @@
     const eq = el('section', { id: 'equity' }, el('h2', { text: 'Stitched out-of-sample equity (start = 1)' }));
     app.append(eq);
     const box = el('div', { class: 'chart', id: 'oos-chart' });
-    eq.append(el('p', { class: 'chart-info', text: 'The x axis counts out-of-sample days (the daily NAV returns of each test period, in window order); the arrows mark where each window\'s test period starts (dates below).' }), box);
+    eq.append(el('p', { class: 'chart-info', text: 'Each point is a day\'s last NAV in a test period (UTC), the test periods\' daily returns compounded in window order; the arrows mark where each window\'s test period starts (dates below).' }), box);
     const LC = window.LightweightCharts;
-    const chart = LC.createChart(box, { height: 380, layout: { attributionLogo: true }, timeScale: { tickMarkFormatter: (t) => `day ${t}` }, localization: { timeFormatter: (t) => `out-of-sample day ${t}` } });
+    const chart = LC.createChart(box, { height: 380, layout: { attributionLogo: true }, timeScale: { timeVisible: true, secondsVisible: false } });
     const line = chart.addSeries(LC.LineSeries, { color: '#2962ff', lineWidth: 2, priceFormat: { type: 'price', precision: 4, minMove: 0.0001 } });
-    line.setData(D.oosEquity.map((v, i) => ({ time: i, value: v })));
-    // Where each window's test period starts on the stitched curve (when walkforward.json counts its days).
+    // Times in seconds (the chart's UTC timestamps); walkforward.json's points are strictly increasing.
+    const sec = (ms) => Math.floor(ms / 1000);
+    line.setData(D.oosEquity.map((p) => ({ time: sec(p.time), value: p.nav })));
+    // Where each window's test period starts on the stitched curve: the point before its first day.
     if (W.every((w) => w.oosDays !== null) && D.oosEquity.length > 1) {
       const marks = [];
       let at = 0;
       for (const w of W) {
-        if (at < D.oosEquity.length) marks.push({ time: at, position: 'aboveBar', color: '#6a7385', shape: 'arrowDown', text: `W${w.index}` });
+        if (at < D.oosEquity.length && w.oosDays > 0) marks.push({ time: sec(D.oosEquity[at].time), position: 'aboveBar', color: '#6a7385', shape: 'arrowDown', text: `W${w.index}` });
         at += w.oosDays;
       }
       LC.createSeriesMarkers(line, marks);
       eq.append(el('p', { class: 'chart-info', id: 'window-days', text: W.map((w) => `W${w.index}: test from ${day(w.testFrom)}, ${w.oosDays} day${w.oosDays === 1 ? '' : 's'}`).join(' · ') }));
-      state.windowMarks = marks.map((m) => m.time);
+      state.windowMarks = marks.map((m) => new Date(m.time * 1000).toISOString());
     }
     chart.timeScale().fitContent();
-    state.oosLast = D.oosEquity.length ? D.oosEquity[D.oosEquity.length - 1] : null;
+    state.oosLast = D.oosEquity.length ? D.oosEquity[D.oosEquity.length - 1].nav : null;
+    state.oosFirstTime = D.oosEquity.length ? new Date(D.oosEquity[0].time).toISOString() : null;
     state.oosPoints = D.oosEquity.length;
 
     // IS vs OOS bars (annualised return %), one pair per window.
