@@ -22,7 +22,8 @@ export const ticksDir = (root: string, instrument: string): string => join(root,
 export const TICK_HEADER = 'time,bid,ask,knownAt';
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.csv\.gz$/;
 const DAY_MS = 86_400_000;
-const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+/** The UTC day (`YYYY-MM-DD`) of a time: the day file a tick goes to. */
+export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 /** One complete gzip member: its text and the byte offset just after it. */
 interface Member {
@@ -109,6 +110,27 @@ export function tickInstruments(root: string): string[] {
 
 /** Is `path` a recorded day file (`YYYY-MM-DD.csv.gz`)? */
 export const isTickDayFile = (path: string): boolean => DAY_FILE.test(basename(path));
+
+/**
+ * Where the next complete member after `pos` starts, and how many complete members follow on from
+ * there, or undefined when none does: tells damage in the middle of a file (whole members after it,
+ * which cutting at `pos` would lose) from a torn tail. Reads the file whole: only for a file already
+ * found damaged (`fxflow data check`).
+ */
+export function wholeMembersAfter(buf: Buffer, pos: number): { at: number; members: number } | undefined {
+  const magic = Buffer.from([0x1f, 0x8b, 8]);
+  for (let i = buf.indexOf(magic, pos + 1); i >= 0; i = buf.indexOf(magic, i + 1)) {
+    let m = memberAt(buf, i);
+    if (typeof m === 'string') continue;
+    let members = 0;
+    while (typeof m !== 'string') {
+      members++;
+      m = memberAt(buf, m.end);
+    }
+    return { at: i, members };
+  }
+  return undefined;
+}
 
 /**
  * Where a reader's bytes come from: a file (`fileSource`), or in tests one that counts what the
