@@ -1,6 +1,6 @@
 /**
  * One-off A/B of reading recorded tick day files (docs/data.md "Reading recorded ticks"):
- *   node --import tsx test/bench/tick-read.ts gen <dir>            writes 1,000,000 ticks: 10 days of 100,000, a gzip member per 1,000 (the recorder's default flush)
+ *   node --import tsx test/bench/tick-read.ts gen <dir> [days]     writes 1,000,000 ticks over `days` day files (default 10), a gzip member per 1,000 (the recorder's default flush)
  *   node --import tsx test/bench/tick-read.ts read <tick-store.ts> <dir>   reads every day file with that module's readTickDayFile; prints ticks, ms, peak RSS
  * The driver runs `read` with the old and the new module alternately, in fresh processes, several
  * rounds, and takes medians (the machine is shared).
@@ -14,11 +14,14 @@ import { TickWriter } from '../../src/adapters/catalog/tick-store.ts';
 const [cmd, a, b] = process.argv.slice(2);
 if (cmd === 'gen') {
   const w = TickWriter.open(resolve(a!), ['EUR_USD']);
+  const days = Number(b ?? 10);
+  const perDay = Math.floor(1_000_000 / days);
+  const step = Math.floor(86_000_000 / perDay);
   const day0 = Date.UTC(2024, 0, 8);
   let k = 0;
-  for (let d = 0; d < 10; d++) {
-    for (let i = 0; i < 100_000; i++, k++) {
-      const at = day0 + d * 86_400_000 + i * 800 + (k % 7);
+  for (let d = 0; d < days; d++) {
+    for (let i = 0; i < perDay; i++, k++) {
+      const at = day0 + d * 86_400_000 + i * step + (k % 7);
       const bid = (1.09 + ((k * 7919) % 2000) / 100_000).toFixed(5);
       w.add('EUR_USD', { time: formatTime(at), at, bid, ask: (Number(bid) + 0.00008 + (k % 3) / 100_000).toFixed(5), knownAt: at + 40 });
       if (w.buffered >= 1000) w.flush();
