@@ -319,7 +319,7 @@ describe.skipIf(!HAS_SHARED)('resampling M1 to H1 and D (Lean minute files again
     expect(meta.derivedFrom).toEqual({ granularity: 'M1', dailyAlignment: 0, alignmentTimezone: 'UTC', weeklyAlignment: 'Friday' });
     expect(meta.sides).toBe('bid/ask');
     const bad = await fxflow('data', 'resample', '--instrument', 'EUR_USD', '--granularity', 'D', '--daily-alignment', '27', '--catalog', cat);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(64); // a usage error (README: exit 64)
     expect(bad.stderr).toMatch(/--daily-alignment 27: give an hour from 0 to 23/);
   });
 });
@@ -334,10 +334,10 @@ describe.skipIf(!HAS_SHARED)('fxflow data import (the command)', () => {
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^Imported 28,761 USD_JPY M1 candles \(bid\/ask\) from a bid and an ask file/);
     const spread = await fxflow('data', 'import', bid, '--spread-pips', '1', '--catalog', cat);
-    expect(spread.code).toBe(1);
+    expect(spread.code).toBe(64); // a usage error (README: exit 64)
     expect(spread.stderr).toMatch(/--spread-pips is no longer applied at import: .*--spread fixed --spread-pips X/);
     const foo = await fxflow('data', 'import', bid, '--instrument', 'FOO_BAR', '--granularity', 'M1', '--catalog', cat);
-    expect(foo.code).toBe(1);
+    expect(foo.code).toBe(64);
     expect(foo.stderr).toMatch(/^fxflow: unknown instrument 'FOO_BAR': the known instruments are EUR_USD/);
   });
 });

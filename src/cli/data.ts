@@ -5,7 +5,8 @@ import { resampleSeries } from '../adapters/catalog/resample.ts';
 import { listFinancing } from '../adapters/catalog/financing-store.ts';
 import { listLabs } from '../adapters/catalog/labs-store.ts';
 import { readManifest } from '../adapters/catalog/recording-manifest.ts';
-import { listTicks } from '../adapters/catalog/tick-store.ts';
+import { checkFinancing, checkRecordingManifest, checkTicks, describeTickCheck } from '../adapters/catalog/recording-check.ts';
+import { listTicks, tickInstruments } from '../adapters/catalog/tick-store.ts';
 import { formatTime } from '../domain/time.ts';
 import { ROOT } from '../app/config.ts';
 import { describeOrigin } from '../app/sources.ts';
@@ -102,17 +103,23 @@ export function dataCommand(y: Argv): Argv {
     )
     .command(
       'check',
-      'Read every series (or one) and list its holes beyond weekends and holidays, damaged files and anomalies',
+      'Read every series (or one) and list its holes beyond weekends and holidays, damaged files and anomalies; and the recordings of fxflow record: tick day files, financing, recording.json',
       (a) =>
         a
           .option('instrument', { type: 'string' })
-          .option('granularity', { type: 'string' })
+          .option('granularity', { type: 'string', describe: 'Check this candle granularity only (recordings are not checked)' })
           .option('catalog', { type: 'string', default: 'data/catalog' }),
       async (a) => {
         const catalog = new Catalog(resolve(String(a.catalog)));
-        const series = catalog.list().filter((e) => (a.instrument === undefined || e.instrument === a.instrument) && (a.granularity === undefined || e.granularity === a.granularity));
-        if (series.length === 0) {
-          process.stdout.write(`No series${a.instrument ? ` of ${String(a.instrument)}` : ''}${a.granularity ? ` ${String(a.granularity)}` : ''} in ${catalog.root}.\n`);
+        const instrument = a.instrument === undefined ? undefined : String(a.instrument);
+        const series = catalog.list().filter((e) => (instrument === undefined || e.instrument === instrument) && (a.granularity === undefined || e.granularity === a.granularity));
+        // Recordings (ticks, financing, recording.json) unless a candle granularity was asked for.
+        const recordings = a.granularity === undefined;
+        const ticks = recordings ? checkTicks(catalog.root, instrument) : [];
+        const financing = recordings ? await checkFinancing(catalog.root, instrument) : undefined;
+        const manifest = recordings ? checkRecordingManifest(catalog.root, { ticks: tickInstruments(catalog.root), financing: financing?.held ?? [] }) : undefined;
+        if (series.length === 0 && ticks.length === 0 && financing === undefined && manifest === undefined) {
+          process.stdout.write(`No series${instrument ? ` of ${instrument}` : ''}${a.granularity ? ` ${String(a.granularity)}` : ''} in ${catalog.root}.\n`);
           return;
         }
         let problems = 0;
@@ -128,6 +135,25 @@ export function dataCommand(y: Argv): Argv {
             for (const h of describeHoles(r.holes)) process.stdout.write(`    ${h}\n`);
           }
           problems += r.damaged.length + r.holes.length;
+        }
+        for (const t of ticks) {
+          process.stdout.write(`${describeTickCheck(t)}\n`);
+          for (const p of t.problems) process.stdout.write(`  ${p}\n`);
+          if (t.problems.length === 0) process.stdout.write('  every day file whole, rows in time order within their UTC day, bid <= ask\n');
+          problems += t.problems.length;
+        }
+        if (financing) {
+          process.stdout.write(`financing: ${financing.records.toLocaleString('en-US')} records in ${financing.files} year file${financing.files === 1 ? '' : 's'}, ${financing.days} trading day${financing.days === 1 ? '' : 's'} ${financing.first ?? '?'} → ${financing.last ?? '?'}  ${financing.instruments.join(' ')}\n`);
+          for (const p of financing.problems) process.stdout.write(`  ${p}\n`);
+          if (financing.problems.length === 0) process.stdout.write('  every line a record, one per trading day and instrument\n');
+          problems += financing.problems.length;
+        }
+        if (manifest) {
+          const m = manifest.manifest;
+          process.stdout.write(m ? `recording.json: ${m.accountID !== null ? `account ${m.accountID}` : 'no account'} (${m.environment}), instruments ${m.instruments.join(',') || '(none)'}, kinds ${m.kinds.join(',') || '(none)'}\n` : 'recording.json:\n');
+          for (const p of manifest.problems) process.stdout.write(`  ${p}\n`);
+          if (manifest.problems.length === 0) process.stdout.write('  matches the recordings on disk\n');
+          problems += manifest.problems.length;
         }
         if (problems > 0) process.exitCode = 1;
       },

@@ -14,6 +14,7 @@ import { initProject } from './init.ts';
 import { typeCheckStrategy } from './type-check.ts';
 import { runSandbox, sandboxCommand, type SandboxArgs } from './sandbox.ts';
 import { runCommand, runLive, type RunArgs } from './run.ts';
+import { replayCommand, runReplay, type ReplayArgs } from './replay.ts';
 import { optimize, optimizeCommand, type OptimizeArgs } from './optimize.ts';
 import { walkforward, walkforwardCommand, type WalkForwardArgs } from './walkforward.ts';
 import { worker, workerCommand, type WorkerArgs } from './worker.ts';
@@ -209,6 +210,7 @@ export function cli(argv: string[]): Argv {
     .command('data', 'Manage the local catalog of historical data', (y) => dataCommand(y), () => {})
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', (y) => authCommand(y), () => {})
     .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', (y) => runCommand(y), async (a) => runLive(a as unknown as RunArgs))
+    .command('replay <run>', 'Replay a live run folder through the simulator on exactly its recorded inputs and reconcile the two (reconciliation.txt, .json)', (y) => replayCommand(y), async (a) => runReplay(a as unknown as ReplayArgs))
     .command('sandbox', "Serve OANDA's v20 REST and streaming interface on loopback, backed by the simulated broker", (y) => sandboxCommand(y), async (a) => runSandbox(a as unknown as SandboxArgs))
     .command('report <run>', 'Rebuild the HTML page of a run folder (report.html), a sweep folder (sweep.html) or a walk-forward folder (walkforward.html)', (y) => reportCommand(y), (a) => runReport(a as unknown as { run: string; open?: boolean }))
     .command('compare <runs..>', 'Write one HTML page comparing runs: equity curves overlaid, figures side by side', (y) => compareCommand(y), (a) => runCompare(a as unknown as { runs: string[]; out?: string; open?: boolean }))
@@ -236,6 +238,7 @@ const COMMANDS: readonly (readonly [string, string])[] = [
   ['init <dir>', 'scaffold a strategy project that imports fxflow'],
   ['data <command>', 'manage the local catalog of historical data'],
   ['run <strategy>', 'run a strategy on a v20 account (practice, live, sandbox)'],
+  ['replay <run>', 'replay a live run through the simulator; reconcile the two'],
   ['sandbox', "serve OANDA's v20 interface on loopback (simulated broker)"],
   ['auth <command>', 'log in to OANDA with OAuth; where the token comes from'],
   ['optimize <strategy>', "sweep a strategy's params on every core"],

@@ -45,6 +45,8 @@ export interface RunArgs {
   newJournal?: boolean;
   maxIntentAge: number;
   requireToken?: boolean;
+  out?: string;
+  recordMaxMb: number;
   config?: string;
   commission?: string;
   slippage?: string;
@@ -84,6 +86,8 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('config', { type: 'string', describe: 'With --broker sim or --shadow: a JSON file merged over config/default.json whose fill models (fill.slippage, fill.latency, costs.commission, costs.commissionPerMillion) the simulator uses, as fxflow backtest reads them' })
     .options(FILL_MODEL_OPTIONS)
     .option('require-token', { type: 'boolean', describe: 'With --env sandbox: send a token (the sandbox was started with --require-token). It comes only from the sandbox\'s own entry: config/environments.json sandbox.token or sandbox.tokenFile, ~/.fxflow/token-sandbox, or --token-file; FXFLOW_TOKEN/OANDA_TOKEN are never sent to a sandbox' })
+    .option('out', { type: 'string', describe: 'The run folder (default runs/live/<UTC stamp>-<strategy>-<env>/, or the folder of the journal\'s previous run: a restart continues it): run.json, the inputs as received (for fxflow replay) and, at the stop, the report files' })
+    .option('record-max-mb', { type: 'number', default: 2048, describe: 'Stop recording the inputs (with a warning; the run goes on) once they hold this many MB of JSON lines (about a tenth of that on disk, gzip)' })
     .example('$0 run strategies/sma-cross.ts --env practice', 'Paper trading on the practice account')
     .example('$0 run strategies/sma-cross.ts --env sandbox --url http://127.0.0.1:8080 --max-units 10000', 'Against a local fxflow sandbox, with a unit limit')
     .example('$0 run strategies/sma-cross.ts --env practice --broker sim --slippage fixed:0.5 --latency fixed:150', 'Shadow paper with fills half a pip worse, orders arriving 150 ms after the decision')
@@ -238,6 +242,25 @@ export async function runLive(a: RunArgs): Promise<void> {
   }
   const loaded = await loadStrategy(a.strategy, (a.param ?? []).map(String));
   const journalDir = resolve(a.journal ?? join('runs', 'journal', `${a.env}-${accountID}-${loaded.name}${a.broker === 'sim' ? '-sim' : ''}`));
+  if (!(Number.isFinite(a.recordMaxMb) && a.recordMaxMb > 0)) throw new RunnerError('RUNNER', `--record-max-mb must be a positive number of megabytes (got ${a.recordMaxMb}); e.g. --record-max-mb 2048`);
+  const { liveRunFolder, openLiveRunFolder, fileSha256, finishLiveRunFolder } = await import('../app/live-run-folder.ts');
+  const { subscriptionsOf } = await import('../engine/engine.ts');
+  const { VERSION } = await import('./main.ts');
+  const runDir = liveRunFolder({ ...(a.out !== undefined ? { out: a.out } : {}), journalDir, newJournal: a.newJournal === true, name: loaded.name, env: a.env });
+  const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
+  const recorder = openLiveRunFolder(runDir, journalDir, {
+    meta: {
+      fxflow: VERSION, strategy: { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) }, params: loaded.params, env: a.env, accountID, broker: a.broker,
+      subscriptions: { candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [] },
+      config: { limits, ...(fill !== undefined ? { fill } : {}), candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, journal: journalDir },
+    },
+    maxBytes: Math.round(a.recordMaxMb * 1024 * 1024),
+    onWarn: (m) => {
+      log.warn({ runFolder: runDir }, m);
+      process.stderr.write(`WARNING: ${m}\n`);
+    },
+  });
+  process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
   const status: LiveStatus | undefined = a.statusPort === undefined ? undefined
     : await (await import('../report/live-status.ts')).liveStatus({ ...a, statusPort: a.statusPort, strategy: loaded.name, accountID, limits, rest, runner: () => runner });
   const runner: InstanceType<typeof Runner> = new Runner({
@@ -247,13 +270,18 @@ export async function runLive(a: RunArgs): Promise<void> {
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
-    log,
+    log, recorder,
     labs: new (await import('../adapters/v20/labs.ts')).V20Labs(http),
     ...(status ? { onTransaction: (tx) => status.provider.transaction(tx), onIntent: () => status.provider.intent() } : {}),
   });
   // The status page first: a port in use stops the run before it trades.
   if (status) process.stdout.write(`Live status: ${(await status.start()).url}\n`);
-  await runner.start();
+  try {
+    await runner.start();
+  } catch (e) {
+    await recorder.stop(`failed to start: ${(e as Error).message}`).catch(() => undefined);
+    throw e;
+  }
   const simulator = (runner.sim ?? runner.shadowBook?.sim)?.models;
   const models = simulator !== undefined ? `; ${formatFillModels(simulator)}` : '';
   process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
@@ -271,6 +299,9 @@ export async function runLive(a: RunArgs): Promise<void> {
   process.stdout.write(`candles: ${res.candles.official} official, ${res.candles.fromTicks} built from ticks${res.candles.dropped > 0 ? `, ${res.candles.dropped} not delivered at stop` : ''} (--candles ${res.candles.source})\n`);
   process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
   if (res.shadow !== undefined) process.stdout.write(`${res.shadow}\n`);
+  const folderWarnings = await finishLiveRunFolder(runDir, { report: res.report, summary: res.summary, portfolio: runner.portfolio, currency: runner.portfolio.ledger.currency, meta: recorder.meta });
+  for (const w of folderWarnings) process.stderr.write(`run folder: ${w}\n`);
+  process.stdout.write(`Run saved in ${runDir}${recorder.capped ? ' (inputs recorded up to the --record-max-mb cap)' : ''}; replay it with: fxflow replay ${runDir}\n`);
   await status?.close();
   await http.close();
   if (acc !== undefined && !acc.ok) {

@@ -183,6 +183,14 @@ export class Engine<P extends Params, S> {
     return this.#state;
   }
 
+  /** Client IDs are `<prefix>-<n>` (a replay follows a live run's restarts, each with its own run identity). */
+  get clientIdPrefix(): string {
+    return this.#ctx.idPrefix;
+  }
+  set clientIdPrefix(p: string) {
+    this.#ctx.idPrefix = p;
+  }
+
   /** The client-ID sequence, persisted by journals so a restarted run never reuses an ID. */
   get sequence(): number {
     return this.#ctx.sequence;

@@ -57,7 +57,8 @@ export type CandleFetch = (instrument: string, granularity: Granularity, from: n
 export interface LiveCandleFeedOptions {
   readonly source: LiveCandleSource;
   /** Hands a candle to the engine. Called in order per instrument, never re-entered by the feed. */
-  readonly deliver: (c: Candle) => void;
+  /** `official`: the candles endpoint's candle; false: built from ticks (the 'ticks' source, or the fallback). */
+  readonly deliver: (c: Candle, official: boolean) => void;
   /** Needed with the 'endpoint' source. */
   readonly fetch?: CandleFetch;
   readonly log: Logger;
@@ -127,7 +128,7 @@ export class LiveCandleFeed {
     }
     if (this.#o.source === 'ticks') {
       this.counts.fromTicks++;
-      this.#o.deliver(built);
+      this.#o.deliver(built, false);
       return;
     }
     let q = this.#queues.get(built.instrument);
@@ -177,10 +178,11 @@ export class LiveCandleFeed {
       if (c === undefined) return;
       q.shift();
       this.counts.pending--;
-      if (c === head.built) this.counts.fromTicks++;
-      else this.counts.official++;
+      const official = c !== head.built;
+      if (official) this.counts.official++;
+      else this.counts.fromTicks++;
       try {
-        this.#o.deliver(c);
+        this.#o.deliver(c, official);
       } catch (e) {
         // The next candles must not stall behind one the engine could not take.
         this.#o.log.error({ err: e, instrument: c.instrument, granularity: c.granularity }, 'delivering a candle failed');

@@ -32,6 +32,8 @@ import { LabsPoller, labsEvents, type LabsEndpoints, type LabsPollerOptions } fr
 import { CandleBuilder } from './live-candles.ts';
 import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './official-candles.ts';
 import { accountCloseIntents, KillSwitch, killSwitchIntents, RiskExecution, type RiskLimits } from './risk.ts';
+import type { InputRecorder } from './input-recorder.ts';
+import type { SessionAccount } from './recording.ts';
 import { ShadowBook } from './shadow.ts';
 import { SimExecution } from './sim-execution.ts';
 import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed } from './fill-models.ts';
@@ -128,6 +130,12 @@ export interface RunnerOptions {
    * LabsPoller; what was delivered is kept in `<journalDir>/labs/` so a restart does not deliver it again.
    */
   readonly labs?: LabsEndpoints;
+  /**
+   * Keeps the run's inputs in its run folder (ticks, candles, labs events, transactions, intents,
+   * session markers: `fxflow replay` reads them). The runner opens a session at start and closes it
+   * at stop; the caller creates it and writes the report files after the stop.
+   */
+  readonly recorder?: InputRecorder;
   /** Options of the labs poller (tests: poll periods). */
   readonly labsPoll?: Pick<LabsPollerOptions, 'every' | 'requestsPerMinute' | 'timeoutMs'> & { readonly tickMs?: number };
 }
@@ -207,8 +215,12 @@ class JournaledExecution implements Execution {
     replay: readonly Transaction[],
     readonly unknown: Set<string>,
     readonly onSubmit: () => void,
+    recorder?: InputRecorder,
   ) {
-    this.transactions$ = concat(from(replay), inner.transactions$).pipe(tap((t) => journal.transaction(t)));
+    this.transactions$ = concat(from(replay), inner.transactions$).pipe(tap(recorder === undefined ? (t) => journal.transaction(t) : (t) => {
+      journal.transaction(t);
+      recorder.transaction(t, Date.now());
+    }));
   }
   submit(intent: OrderIntent): void {
     this.onSubmit();
@@ -324,11 +336,17 @@ export class Runner {
   #handled = '';
   #builders = new Map<string, CandleBuilder[]>();
   readonly #feed: LiveCandleFeed;
+  /** The price being handled while its builders complete candles (see the feed's deliver). */
+  #closingTick: { readonly instrument: string; readonly at: number; readonly bid: number; readonly ask: number } | undefined;
   /** The last tick per instrument: the portfolio's mark again after a candle that arrived late. */
   readonly #lastTick = new Map<string, { kind: 'tick'; instrument: string; at: number; bid: number; ask: number }>();
   #recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, expired: 0, restoredState: false };
   /** This start's identity, in every client ID it makes. */
   readonly runId: string;
+  /** Client IDs are `<prefix>-<n>`: the strategy name and the run identity. */
+  get #clientIdPrefix(): string {
+    return `${this.o.name.slice(0, CLIENT_ID_MAX - this.runId.length - 12)}-${this.runId}`;
+  }
   #accountCheck: AccountCheck | undefined;
   #unknown = new Set<string>();
   #contents: JournalContents;
@@ -370,7 +388,10 @@ export class Runner {
     this.#feed = new LiveCandleFeed({
       source: o.candles ?? 'endpoint', log: this.#log, ...(o.candleWaitMs !== undefined ? { waitMs: o.candleWaitMs } : {}),
       fetch: (instrument, granularity, from, opts) => o.rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }, opts),
-      deliver: (c) => {
+      deliver: (c, official) => {
+        // The price that completed it, when the candle is delivered while that price is handled:
+        // the market when the strategy decides on the candle (the replay's current price).
+        o.recorder?.candle(c, official ? 'official' : 'ticks', Date.now(), this.#closingTick);
         this.#events.next(c);
         // A candle that came after later ticks marked the portfolio at its close: the latest tick again.
         const t = this.#lastTick.get(c.instrument);
@@ -537,7 +558,7 @@ export class Runner {
     this.#inner = inner;
     const journaled = new JournaledExecution(inner, this.journal, replay, this.#unknown, () => {
       if (!Number.isNaN(this.#tickStart)) this.latency.add(performance.now() - this.#tickStart);
-    });
+    }, o.recorder);
     const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID, onReject: (b) => this.journal.confirm(b.intent.id) });
     this.#risk = risk;
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
@@ -566,6 +587,8 @@ export class Runner {
         const r = base.onTransaction ? base.onTransaction(ctx, s) : undefined;
         const id = ctx.transaction?.id;
         if (id !== undefined && !id.includes('.')) this.#handled = id;
+        // The risk layer's refusals reach the engine without passing the journal: recorded here.
+        else if (id !== undefined && ctx.transaction !== undefined) o.recorder?.transaction(ctx.transaction, Date.now());
         if (ctx.transaction !== undefined) this.o.onTransaction?.(ctx.transaction);
         this.#maybeRebase();
         return r;
@@ -577,10 +600,23 @@ export class Runner {
       marginRate: Number(baseline.marginRate),
       onIntent: (intent) => this.#onIntent(intent),
       // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
-      clientIdPrefix: `${o.name.slice(0, CLIENT_ID_MAX - this.runId.length - 12)}-${this.runId}`,
+      clientIdPrefix: this.#clientIdPrefix,
     });
     this.#engine = engine;
     if (snap !== undefined) engine.sequence = snap.sequence;
+    // The session's start in the run folder: the account the replay's simulator starts from.
+    if (o.recorder !== undefined) {
+      let sessionAccount: SessionAccount;
+      if (this.#sim !== undefined) {
+        const seeded = contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0;
+        const { quotes: _q, ...state } = this.#sim.snapshot();
+        sessionAccount = { broker: 'sim', currency: baseline.currency, marginRate: baseline.marginRate, hedging: baseline.hedging, deposit, ...(seeded ? { state } : {}) };
+      } else {
+        const { accountID: _a, ...b } = baselineOf({ ...account, lastTransactionID } as Account);
+        sessionAccount = { broker: 'v20', ...b };
+      }
+      o.recorder.start({ runId: this.runId, clientIdPrefix: this.#clientIdPrefix, sequence: engine.sequence, account: sessionAccount, restoredState: snap !== undefined });
+    }
     this.#done = engine.run(this.#events).catch((e: unknown) => {
       // A strategy that throws stops the run (nothing is submitted on its behalf any more).
       log.error({ err: e }, 'engine stopped on an error; stopping the run');
@@ -605,7 +641,10 @@ export class Runner {
     warmCandles.sort((a, b) => a.at - b.at);
     this.#warming = true;
     try {
-      for (const c of warmCandles) this.#events.next(c);
+      for (const c of warmCandles) {
+        o.recorder?.candle(c as Candle, 'warmup', Date.now());
+        this.#events.next(c);
+      }
     } finally {
       this.#warming = false;
     }
@@ -717,6 +756,7 @@ export class Runner {
       setTimeout(this.#syncJournal, 1);
     }
     this.o.onIntent?.(intent, this.#clock.now());
+    this.o.recorder?.intent(intent, this.#clock.now(), Date.now());
     this.#shadow?.submit(intent);
   }
 
@@ -802,10 +842,16 @@ export class Runner {
       const day = risk.day;
       if (day !== undefined) this.journal.day(day); // once a trading day
     }
-    const list = this.#builders.get(p.instrument);
-    if (list !== undefined) for (const b of list) this.#candle(b.tick(at, bid, ask));
     const tick = { kind: 'tick' as const, instrument: p.instrument, at, bid, ask };
+    const list = this.#builders.get(p.instrument);
+    if (list !== undefined) {
+      // A candle this price completes may reach the strategy now, before the price itself (--candles ticks).
+      this.#closingTick = tick;
+      for (const b of list) this.#candle(b.tick(at, bid, ask));
+      this.#closingTick = undefined;
+    }
     this.#lastTick.set(p.instrument, tick);
+    this.o.recorder?.tick(p.instrument, at, bid, ask, Math.round((performance.timeOrigin + received) * 1000) / 1000);
     if (this.#sim && !this.#simStarted) {
       this.#simStarted = true;
       this.#sim.start(at);
@@ -838,7 +884,11 @@ export class Runner {
     poller.start((items) => {
       if (this.#stopping !== undefined) return;
       delivered.append(items); // recorded as delivered before the engine gets them: at most once
-      for (const e of labsEvents(items)) this.#events.next(e);
+      const rec = o.recorder;
+      for (const e of labsEvents(items)) {
+        rec?.labs(e, Date.now());
+        this.#events.next(e);
+      }
     }, o.labsPoll?.tickMs ?? 5000);
   }
 
@@ -1006,6 +1056,7 @@ export class Runner {
     this.#status();
     this.#events.complete();
     await this.#done;
+    await this.o.recorder?.stop(reason);
     this.journal.compact();
     this.journal.close();
     const summary = summarize(this.portfolio, Number.isNaN(this.#liveFrom) ? {} : { from: this.#liveFrom });

@@ -19,6 +19,7 @@ import pino from 'pino';
 import { V20Http } from '../../src/adapters/v20/http.ts';
 import { V20Rest } from '../../src/adapters/v20/rest.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
+import { InputRecorder } from '../../src/runner/input-recorder.ts';
 import { Runner } from '../../src/runner/runner.ts';
 import { startSandbox } from '../../src/sandbox/server.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
@@ -34,6 +35,10 @@ export interface LatencyFigures {
   readonly beforeSubmit: { readonly p50: number; readonly p99: number; readonly max: number };
   /** With the journal's fdatasync switched off (what durability costs). */
   readonly noSync: { readonly p50: number; readonly p99: number; readonly max: number };
+  /** The default with the run folder's input recorder on (what `fxflow run` does). */
+  readonly recording: { readonly p50: number; readonly p99: number; readonly max: number };
+  /** The recorder alone: ns per recorded tick (string, buffer, gzip), over 1M ticks. */
+  readonly recorderNsPerTick: number;
 }
 
 const everyTick = defineStrategy({
@@ -44,14 +49,18 @@ const everyTick = defineStrategy({
   },
 });
 
-async function measure(ticks: number, sync: boolean, durability: 'before-submit' | 'after-submit' = 'after-submit'): Promise<{ p50: number; p99: number; max: number; orders: number }> {
+const recorderFor = (dir: string): InputRecorder => new InputRecorder({
+  dir, meta: { fxflow: 'bench', strategy: { file: 'latency', name: 'latency', sha256: '' }, params: {}, env: 'sandbox', accountID: '', broker: 'v20', subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [] }, config: {} },
+});
+
+async function measure(ticks: number, sync: boolean, durability: 'before-submit' | 'after-submit' = 'after-submit', record = false): Promise<{ p50: number; p99: number; max: number; orders: number }> {
   const sandbox = await startSandbox({ heartbeatMs: 1000 });
   const log = pino({ level: 'silent' });
   const http = new V20Http({ baseUrl: sandbox.url, log, rate: { perSecond: 100_000, burst: 100_000 }, connectionsPerSecond: 100 });
   const rest = new V20Rest(http);
   const accountID = sandbox.accountIDs[0]!;
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-latency-'));
-  const runner = new Runner({ strategy: everyTick as never, name: 'latency', params: {}, http, rest, accountID, instruments: loadInstruments(), journalDir: dir, journalSync: sync, intentDurability: durability, log, statusEveryMs: 0, warmup: 0 });
+  const runner = new Runner({ strategy: everyTick as never, name: 'latency', params: {}, http, rest, accountID, instruments: loadInstruments(), journalDir: dir, journalSync: sync, intentDurability: durability, log, statusEveryMs: 0, warmup: 0, ...(record ? { recorder: recorderFor(dir) } : {}) });
   const samples: number[] = [];
   const onSend = (m: unknown): void => {
     const req = (m as { request?: { method?: string; path?: string } }).request;
@@ -85,6 +94,24 @@ async function measure(ticks: number, sync: boolean, durability: 'before-submit'
   return { p50: q(0.5), p99: q(0.99), max: s[s.length - 1]!, orders: s.length };
 }
 
+/** The input recorder alone: ns per tick recorded (string, buffer, gzip hand-off), best of 3 rounds of `n`. */
+export async function benchRecorder(n = 1_000_000): Promise<number> {
+  let best = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 3; round++) {
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-recorder-'));
+    const rec = recorderFor(dir);
+    rec.start({ runId: 'bench', clientIdPrefix: 'bench', sequence: 0, restoredState: false, account: { broker: 'sim', currency: 'USD', marginRate: '0.02', hedging: false, deposit: '0' } });
+    const t0 = Date.UTC(2024, 0, 2, 10);
+    const start = performance.now();
+    for (let i = 0; i < n; i++) rec.tick('EUR_USD', t0 + i * 250, 1.1 + (i % 100) * 0.00001, 1.10015 + (i % 100) * 0.00001, start + i);
+    const ns = ((performance.now() - start) * 1e6) / n;
+    await rec.stop('bench');
+    rmSync(dir, { recursive: true, force: true });
+    best = Math.min(best, ns);
+  }
+  return best;
+}
+
 /** Measures and prints tick-to-order latency (p50/p99/max, ms); target p99 < 1 ms. */
 export async function benchLatency(o: { ticks?: number } = {}): Promise<LatencyFigures> {
   const ticks = o.ticks ?? 2000;
@@ -93,19 +120,47 @@ export async function benchLatency(o: { ticks?: number } = {}): Promise<LatencyF
   const synced = await measure(ticks, true);
   const before = await measure(ticks, true, 'before-submit');
   const unsynced = await measure(ticks, false);
+  const recording = await measure(ticks, true, 'after-submit', true);
+  const recorderNs = await benchRecorder();
   const f = (x: number): string => x.toFixed(3);
   process.stdout.write(
     `tick-to-order latency (${ticks} ticks, ${synced.orders} orders; price received → order request written):\n` +
       `  default (intent written before, fdatasync after submit): p50 ${f(synced.p50)} ms  p99 ${f(synced.p99)} ms  max ${f(synced.max)} ms   (target p99 < 1 ms)\n` +
       `  intentDurability before-submit (fdatasync first)      : p50 ${f(before.p50)} ms  p99 ${f(before.p99)} ms  max ${f(before.max)} ms\n` +
-      `  journal fdatasync off                                 : p50 ${f(unsynced.p50)} ms  p99 ${f(unsynced.p99)} ms  max ${f(unsynced.max)} ms\n`,
+      `  journal fdatasync off                                 : p50 ${f(unsynced.p50)} ms  p99 ${f(unsynced.p99)} ms  max ${f(unsynced.max)} ms\n` +
+      `  default + the run folder's input recorder (fxflow run): p50 ${f(recording.p50)} ms  p99 ${f(recording.p99)} ms  max ${f(recording.max)} ms\n` +
+      `  the input recorder alone: ${recorderNs.toFixed(0)} ns a tick (1M ticks, best of 3)\n`,
   );
-  return { ticks, orders: synced.orders, p50: synced.p50, p99: synced.p99, max: synced.max, beforeSubmit: { p50: before.p50, p99: before.p99, max: before.max }, noSync: { p50: unsynced.p50, p99: unsynced.p99, max: unsynced.max } };
+  return { ticks, orders: synced.orders, p50: synced.p50, p99: synced.p99, max: synced.max, beforeSubmit: { p50: before.p50, p99: before.p99, max: before.max }, noSync: { p50: unsynced.p50, p99: unsynced.p99, max: unsynced.max }, recording: { p50: recording.p50, p99: recording.p99, max: recording.max }, recorderNsPerTick: recorderNs };
+}
+
+/**
+ * A/B of the input recorder, interleaved: rounds alternate a run without and a run with it (the
+ * machine's load hits both alike); prints each round and the medians of p50 and p99.
+ */
+export async function abRecorder(rounds: number, ticks: number): Promise<void> {
+  await measure(Math.min(200, ticks), true);
+  const off: { p50: number; p99: number }[] = [];
+  const on: { p50: number; p99: number }[] = [];
+  for (let k = 0; k < rounds; k++) {
+    const a = await measure(ticks, true, 'after-submit', k % 2 === 1);
+    const b = await measure(ticks, true, 'after-submit', k % 2 === 0);
+    (k % 2 === 1 ? on : off).push(a);
+    (k % 2 === 0 ? on : off).push(b);
+    process.stdout.write(`round ${k + 1}: without p50 ${(k % 2 === 1 ? b : a).p50.toFixed(3)} p99 ${(k % 2 === 1 ? b : a).p99.toFixed(3)} | with p50 ${(k % 2 === 1 ? a : b).p50.toFixed(3)} p99 ${(k % 2 === 1 ? a : b).p99.toFixed(3)} ms\n`);
+  }
+  const med = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  process.stdout.write(`medians over ${rounds} rounds of ${ticks} ticks: without the recorder p50 ${med(off.map((x) => x.p50)).toFixed(3)} ms p99 ${med(off.map((x) => x.p99)).toFixed(3)} ms; with it p50 ${med(on.map((x) => x.p50)).toFixed(3)} ms p99 ${med(on.map((x) => x.p99)).toFixed(3)} ms\n`);
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
   const i = process.argv.indexOf('--ticks');
   const ticks = i >= 0 ? Number(process.argv[i + 1]) : 2000;
+  const ab = process.argv.indexOf('--ab-recorder');
+  if (ab >= 0) {
+    await abRecorder(Number(process.argv[ab + 1] ?? 6), ticks);
+    process.exit(0);
+  }
   const figures = await benchLatency({ ticks });
   process.stdout.write(`${JSON.stringify({ latency: figures })}\n`);
 }

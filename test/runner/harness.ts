@@ -136,7 +136,9 @@ export async function startFxflowRun(sandbox: Sandbox, strategy: string, args: r
 /** Spawns `fxflow run <strategy> --env sandbox --url <url> ...args` (no wait). */
 export function spawnFxflowRun(url: string, strategy: string, args: readonly string[], env?: NodeJS.ProcessEnv): ChildProcess {
   const root = resolve(import.meta.dirname, '../..');
-  return spawn(process.execPath, [join('bin', 'fxflow.js'), 'run', strategy, '--env', 'sandbox', '--url', url, '--status-every', '0', '--warmup', '0', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], ...(env !== undefined ? { env } : {}) });
+  // The run folder in a temporary directory unless the test names one (never under the repository's runs/).
+  const out = args.includes('--out') ? [] : ['--out', mkdtempSync(join(tmpdir(), 'fxflow-run-folder-'))];
+  return spawn(process.execPath, [join('bin', 'fxflow.js'), 'run', strategy, '--env', 'sandbox', '--url', url, '--status-every', '0', '--warmup', '0', ...out, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], ...(env !== undefined ? { env } : {}) });
 }
 
 /** Collects a process's output and exit code. */

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatTime } from '../../domain/time.ts';
 import { openTicks } from './formats.ts';
-import { gzipMembers, readTickDayFile, tickDayFiles, TickWriter, TICK_HEADER } from './tick-store.ts';
+import { fileSource, gzipMembers, readTickDayFile, tickDayFiles, TickWriter, TICK_HEADER, type ByteSource } from './tick-store.ts';
 
 const text = fc.array(fc.string({ minLength: 0, maxLength: 40 }), { minLength: 1, maxLength: 8 }).map((lines) => `${lines.map((l) => l.replace(/\n/g, ' ')).join('\n')}\n`);
 
@@ -119,6 +119,118 @@ describe('TickWriter', () => {
       expect(() => [...readTickDayFile(file, { instrument: 'EUR_USD' })]).toThrow(new RegExp(`cut short or damaged at byte ${good.length} of ${good.length + 15}.*truncate the file to ${good.length} bytes`));
     } finally {
       rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A real file as a ByteSource that records what the reader asks of it: its buffer's size and the bytes read. */
+function countingSource(file: string): { source: ByteSource; peakBuffer: () => number; bytesRead: () => number; size: number } {
+  const real = fileSource(file);
+  let peak = 0;
+  let read = 0;
+  return {
+    size: real.size,
+    source: {
+      size: real.size,
+      read(into, offset, length, position) {
+        peak = Math.max(peak, into.length);
+        const n = real.read(into, offset, length, position);
+        read += n;
+        return n;
+      },
+      close: () => real.close(),
+    },
+    peakBuffer: () => peak,
+    bytesRead: () => read,
+  };
+}
+
+/** Writes a day file with TickWriter, one flush (one gzip member) per entry of `members`; returns it and each member's size in bytes. */
+function recordDay(root: string, members: readonly number[]): { file: string; memberBytes: number[]; times: number[] } {
+  const w = TickWriter.open(root, ['EUR_USD']);
+  const day0 = Date.UTC(2024, 0, 3);
+  const memberBytes: number[] = [];
+  const times: number[] = [];
+  let k = 0;
+  let size = 0;
+  for (const n of members) {
+    for (let i = 0; i < n; i++, k++) {
+      const at = day0 + k * 7; // 7 ms apart: 12 million fit in the day
+      const bid = (1.1 + (k % 31) / 100_000).toFixed(5);
+      w.add('EUR_USD', { time: formatTime(at), at, bid, ask: (Number(bid) + 0.00011).toFixed(5), knownAt: at + 3 });
+      times.push(at);
+    }
+    w.flush();
+    const file = tickDayFiles(root, 'EUR_USD')[0]!.file;
+    const now = statSync(file).size;
+    memberBytes.push(now - size);
+    size = now;
+  }
+  return { file: tickDayFiles(root, 'EUR_USD')[0]!.file, memberBytes, times };
+}
+
+describe('reading a day file holds one member, never the file', () => {
+  it('batches never exceed 4,096 rows nor span members, each byte is read once, and the buffer is bounded by the window and the largest member (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 30 }),
+        fc.option(fc.integer({ min: 4097, max: 9000 }), { nil: undefined }),
+        fc.nat(),
+        fc.constantFrom(512, 4096, 65_536),
+        (small, big, where, window) => {
+          const members = [...small];
+          if (big !== undefined) members.splice(where % (members.length + 1), 0, big);
+          const root = mkdtempSync(join(tmpdir(), 'fxflow-ticks-'));
+          try {
+            const { file, memberBytes, times } = recordDay(root, members);
+            // Which member each row is in, to see that no batch spans two.
+            const memberOf: number[] = members.flatMap((n, m) => Array.from({ length: n }, () => m));
+            const c = countingSource(file);
+            const got: number[] = [];
+            for (const batch of readTickDayFile(file, { instrument: 'EUR_USD', source: c.source, window })) {
+              expect(batch.length).toBeLessThanOrEqual(4096);
+              const first = memberOf[got.length]!;
+              for (const t of batch) {
+                expect(memberOf[got.length]).toBe(first);
+                got.push(t.at);
+              }
+            }
+            expect(got).toEqual(times);
+            expect(c.bytesRead()).toBe(c.size);
+            expect(c.peakBuffer()).toBeLessThanOrEqual(Math.max(2 * window, 2 * Math.max(...memberBytes)));
+          } finally {
+            rmSync(root, { recursive: true, force: true });
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it('a file a hundred times longer is read with the same buffer and batches', () => {
+    const root = mkdtempSync(join(tmpdir(), 'fxflow-ticks-'));
+    const root2 = mkdtempSync(join(tmpdir(), 'fxflow-ticks-'));
+    try {
+      const peaks = [root, root2].map((r, i) => {
+        const { file } = recordDay(r, Array.from({ length: i === 0 ? 4 : 400 }, () => 1000));
+        const c = countingSource(file);
+        let largest = 0;
+        let rows = 0;
+        for (const b of readTickDayFile(file, { instrument: 'EUR_USD', source: c.source, window: 16_384 })) {
+          largest = Math.max(largest, b.length);
+          rows += b.length;
+        }
+        return { buffer: c.peakBuffer(), largest, rows, size: c.size };
+      });
+      expect(peaks.map((p) => p.rows)).toEqual([4000, 400_000]);
+      expect(peaks[1]!.largest).toBe(peaks[0]!.largest);
+      expect(peaks[1]!.buffer).toBe(peaks[0]!.buffer);
+      // The long file is several MB; the reader held 32 KiB of it at a time.
+      expect(peaks[1]!.buffer).toBe(32_768);
+      expect(peaks[1]!.size).toBeGreaterThan(100 * peaks[1]!.buffer);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      rmSync(root2, { recursive: true, force: true });
     }
   });
 });

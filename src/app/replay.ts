@@ -1,0 +1,381 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import pino from 'pino';
+import { SimBroker } from '../adapters/sim/broker.ts';
+import { restoreAccount, type AccountState } from '../domain/account-state.ts';
+import type { MarketEvent } from '../domain/events.ts';
+import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
+import type { OrderIntent } from '../domain/intents.ts';
+import { formatTime } from '../domain/time.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+import { Engine, subscriptionsOf } from '../engine/engine.ts';
+import { Portfolio } from '../engine/portfolio.ts';
+import { VirtualClock } from '../ports/clock.ts';
+import type { Execution } from '../ports/execution.ts';
+import { compareDecisions, compareFills, moneyOf, QuoteTrack, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
+import { inputFiles, readInputs, readRunMeta, RecordingError, type InputRecord, type RunMeta, type SessionAccount, type Where } from '../runner/recording.ts';
+import { simModels, type FillModelNames } from '../runner/fill-models.ts';
+import { RiskExecution, type RiskLimits } from '../runner/risk.ts';
+import { knownPart } from '../runner/shadow.ts';
+import { withClientID } from '../runner/sim-execution.ts';
+import type { Params, Strategy } from '../strategy/api.ts';
+import { fileSha256 } from './live-run-folder.ts';
+import { loadStrategy } from './load-strategy.ts';
+
+/** A replay that cannot run: the strategy file changed (without --allow-changed-strategy) or is missing. */
+export class ReplayError extends Error {
+  readonly code = 'REPLAY' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReplayError';
+  }
+}
+
+export interface ReplayOptions {
+  /** The live run folder (run.json and inputs-*.jsonl.gz). */
+  readonly dir: string;
+  /** Where reconciliation.json/.txt go (default the run folder). */
+  readonly out?: string;
+  /** Another strategy file than the one run.json names (its hash is still compared). */
+  readonly strategy?: string;
+  /** Replay even when the strategy file's hash differs from the recorded one (a warning names both). */
+  readonly allowChangedStrategy?: boolean;
+  /**
+   * How the simulator fills a market order: 'current', at the price current when it was decided
+   * (what OANDA and the sandbox do with an order that reaches them at once); 'next', at the next
+   * recorded price (what a backtest does). Default: 'current' for a run against an account,
+   * 'next' for `--broker sim` (whose simulator filled at the next price).
+   */
+  readonly fill?: 'current' | 'next';
+  /** Fill times further apart than this (ms) differ; a live fill later than this after its decision is late (default 1000). */
+  readonly toleranceMs?: number;
+  readonly instruments?: InstrumentRegistry;
+}
+
+/** The reconciliation (reconciliation.json). */
+export interface Reconciliation {
+  readonly folder: string;
+  readonly strategy: { readonly file: string; readonly recordedSha256: string; readonly sha256: string; readonly changed: boolean };
+  readonly fill: 'current' | 'next';
+  /** The replay simulator's fill models (a --broker sim run's own; none against an account, whose fills are what is compared). */
+  readonly models: { readonly slippage: string; readonly latency: string; readonly commission: string };
+  readonly sessions: number;
+  readonly records: { readonly ticks: number; readonly candles: number; readonly labs: number; readonly transactions: number; readonly intents: number };
+  /** Messages about the inputs: damaged or cut-short lines (file and line), unknown kinds, another account or instruments. */
+  readonly problems: readonly string[];
+  readonly skipped: { readonly damaged: number; readonly unknownKind: number; readonly truncated: number; readonly otherAccount: number; readonly unknownInstrument: number };
+  readonly decisions: { readonly live: number; readonly replay: number; readonly differ: number; readonly firstParting?: DecisionDiff; readonly diffs: readonly DecisionDiff[] };
+  readonly fills: { readonly compared: number; readonly differ: number; readonly byCause: Readonly<Record<string, number>>; readonly diffs: readonly FillDiff[] };
+  readonly money: { readonly live: MoneyTotals; readonly replay: MoneyTotals; readonly realizedPLDiff: string; readonly financingDiff: string; readonly commissionDiff: string };
+  /** Restarts between sessions (the live strategy resumed from its journal; the replay ran on in one piece). */
+  readonly restarts: readonly { readonly session: number; readonly at: string; readonly previousStop: string; readonly restoredState: boolean; readonly sequenceLive: number; readonly sequenceReplay: number }[];
+  /** Differences in all: decisions + fills + a non-zero P/L, financing or commission difference. */
+  readonly differences: number;
+}
+
+const silent = pino({ level: 'silent' });
+
+/** The execution of the replay: the simulator, filling market orders at the current or the next price. */
+class ReplayExecution implements Execution {
+  readonly transactions$;
+  /** The time of the market now: the latest price received, which may not have reached the simulator yet (a candle it completed comes first). */
+  now = Number.NEGATIVE_INFINITY;
+  constructor(readonly sim: SimBroker, readonly fill: 'current' | 'next', readonly last: Map<string, { bid: number; ask: number }>) {
+    this.transactions$ = sim.transactions$;
+  }
+  submit(intent: OrderIntent): void {
+    const sim = this.sim;
+    const before = sim.queuedMarketOrders();
+    sim.submit(withClientID(intent));
+    if (this.fill !== 'current' || sim.queuedMarketOrders() <= before) return;
+    // The order reached the server at once: it fills at the price current now (the sandbox does
+    // the same: the current quote fed again at the current time).
+    for (const [instrument, q] of this.last) {
+      if (sim.queuedMarketOrders(instrument) > 0) sim.onEvent({ kind: 'tick', instrument, at: Math.max(sim.now, this.now), bid: q.bid, ask: q.ask });
+    }
+  }
+}
+
+/** The simulator and portfolio as the first session found the account. */
+function seeded(acct: SessionAccount, accountID: string, instruments: InstrumentRegistry, fill: FillModelNames | undefined): { sim: SimBroker; portfolio: Portfolio; lastTransactionID: string; openingBalance: string; leftOut: string[] } {
+  if (acct.broker === 'sim') {
+    // The run's own simulator's fill models (--slippage, --latency, --commission): the same fills again.
+    const sim = new SimBroker({ instruments, currency: acct.currency, initialBalance: acct.deposit, marginRate: acct.marginRate, hedging: acct.hedging, accountID, ...simModels(fill, acct.currency) });
+    const state: AccountState = acct.state ?? { lastTransactionID: '0', balance: '0', trades: [], orders: [] };
+    if (acct.state !== undefined) sim.seed(acct.state);
+    const portfolio = new Portfolio({ currency: acct.currency, instruments, initialBalance: acct.deposit, strict: false });
+    restoreAccount(portfolio.ledger, state, instruments, accountID);
+    return { sim, portfolio, lastTransactionID: state.lastTransactionID, openingBalance: acct.state?.balance ?? '0', leftOut: [] };
+  }
+  const sim = new SimBroker({ instruments, currency: acct.currency, initialBalance: acct.balance, marginRate: acct.marginRate, hedging: acct.hedging, accountID });
+  const known = knownPart(acct, instruments);
+  sim.seed(known.state);
+  const portfolio = new Portfolio({ currency: acct.currency, instruments, initialBalance: acct.balance, strict: false });
+  restoreAccount(portfolio.ledger, acct, undefined, accountID);
+  return { sim, portfolio, lastTransactionID: acct.lastTransactionID, openingBalance: acct.balance, leftOut: known.leftOut };
+}
+
+const listOf = (s: RunMeta['subscriptions']): string[] => [...s.candles.map((c) => `candles ${c}`), ...s.ticks.map((t) => `ticks ${t}`), ...s.signals.map((x) => `signals ${x}`), ...s.calendar.map((x) => `calendar ${x}`)].sort();
+
+/**
+ * `fxflow replay <run-folder>`: the recorded strategy through the simulator on exactly the recorded
+ * inputs, in arrival order, through the same engine and strategy API as the live run (risk limits
+ * included), and the reconciliation of the two. Never throws for what the inputs hold: damaged
+ * lines, unknown kinds, another account's transactions are skipped and named; only a folder with
+ * nothing to replay (RecordingError) or a changed strategy (ReplayError) stops it.
+ */
+export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
+  const dir = resolve(o.dir);
+  const meta = readRunMeta(dir);
+  const { files, missing } = inputFiles(dir, meta);
+  if (files.length === 0) {
+    throw new RecordingError(`${dir} has run.json but no input files (inputs-*.jsonl.gz)${missing.length > 0 ? `: ${missing.join(', ')} named in run.json are missing` : ''}; nothing can be replayed. Record a run with \`fxflow run\` (it writes them into its run folder)`);
+  }
+  const problems: string[] = missing.map((f) => `${f}: named in run.json but missing; the replay goes on without it`);
+  // The strategy, checked against the recorded hash.
+  const file = resolve(o.strategy ?? meta.strategy.file);
+  if (!existsSync(file)) throw new ReplayError(`the strategy file ${file} (recorded in ${join(dir, 'run.json')}) does not exist: give it with --strategy <file>`);
+  const sha256 = fileSha256(file);
+  const changed = sha256 !== meta.strategy.sha256;
+  if (changed && o.allowChangedStrategy !== true) {
+    throw new ReplayError(`the strategy file ${file} has changed since the run: sha256 ${sha256}, the run recorded ${meta.strategy.sha256} (${join(dir, 'run.json')}). The replay would not run the strategy that traded; restore that version, or replay anyway with --allow-changed-strategy`);
+  }
+  const edited = meta.sessions.filter((s) => s.strategySha256 !== undefined && s.strategySha256 !== meta.strategy.sha256).map((s) => `session ${s.n} ran sha256 ${s.strategySha256}`);
+  if (edited.length > 0) problems.push(`${join(dir, 'run.json')}: the strategy file was edited between restarts (${edited.join(', ')}; the last ${meta.strategy.sha256}): the replay runs the last one throughout, so decisions before the edit may differ for that reason`);
+  if (changed) problems.push(`WARNING: the strategy file ${file} has changed since the run (sha256 ${sha256}, recorded ${meta.strategy.sha256}): decisions may differ for that reason alone`);
+  const loaded = await loadStrategy(file, Object.entries(meta.params).map(([k, v]) => `${k}=${String(v)}`));
+  const instruments = o.instruments ?? loadInstruments();
+  // The instrument set: what the strategy subscribes to with the recorded params, against what was recorded.
+  const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
+  const now = listOf({ candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [] });
+  const then = listOf(meta.subscriptions);
+  const notRecorded = now.filter((s) => !then.includes(s));
+  if (notRecorded.length > 0 || now.length !== then.length) {
+    problems.push(`${join(dir, 'run.json')}: the recording is of ${then.join(', ') || 'nothing'}; the strategy subscribes to ${now.join(', ') || 'nothing'}${notRecorded.length > 0 ? ` (${notRecorded.join(', ')} not recorded: no events for them)` : ''}. A recording of another instrument set: decisions will differ`);
+  }
+  const fill = o.fill ?? (meta.broker === 'sim' ? 'next' : 'current');
+  const toleranceMs = o.toleranceMs ?? 1000;
+  const first = meta.sessions[0]!;
+  const fillModels = (meta.config as { fill?: FillModelNames }).fill;
+  const { sim, portfolio, lastTransactionID, openingBalance, leftOut } = seeded(first.account, meta.accountID, instruments, fillModels);
+  if (leftOut.length > 0) problems.push(`the account held trades or orders in instruments the simulator does not know (data/instruments.json), left out: ${leftOut.join(', ')}`);
+  const last = new Map<string, { bid: number; ask: number }>();
+  const execution = new ReplayExecution(sim, fill, last);
+  const clock = new VirtualClock(0);
+  const limits = ((meta.config as { limits?: RiskLimits }).limits ?? {}) as RiskLimits;
+  const simTxs: Transaction[] = [];
+  sim.transactions$.subscribe((t) => simTxs.push(t));
+  const risk = new RiskExecution({ inner: execution, limits, portfolio, instruments, clock, accountID: meta.accountID, hedging: first.account.hedging, log: silent, lastTransactionID });
+  risk.transactions$.subscribe((t) => {
+    if (t.id.includes('.')) simTxs.push(t); // the risk layer's own rejects (synthetic IDs)
+  });
+  // The strategy as the runner wraps it: warm-up candles reach the indicators, not the handlers.
+  let warming = false;
+  const base = loaded.strategy;
+  const strategy: Strategy<Params, unknown> = {
+    ...base,
+    ...(base.onCandle ? { onCandle: (ctx, s) => (warming ? undefined : base.onCandle!(ctx, s)) } : {}),
+    ...(base.onStart ? { onStart: (ctx, s) => (warming ? undefined : base.onStart!(ctx, s)) } : {}),
+  };
+  let current = 0;
+  const replayDecisions: Decision[] = [];
+  const engine = new Engine<Params, unknown>({
+    strategy, name: loaded.name, params: loaded.params, execution: risk, portfolio, instruments, clock, log: silent, marginRate: Number(first.account.marginRate),
+    clientIdPrefix: first.clientIdPrefix,
+    onIntent: (intent) => replayDecisions.push({ intent, after: current, at: clock.now() }),
+  });
+  engine.sequence = first.sequence;
+  const detach = engine.attach();
+
+  // The inputs, in arrival order.
+  const liveDecisions: Decision[] = [];
+  const liveTxs: Transaction[] = [];
+  const seenTx = new Set<string>();
+  const quotes = new Map<string, QuoteTrack>();
+  const refs = new Map<number, EventRef>();
+  const restarts: { session: number; at: string; previousStop: string; restoredState: boolean; sequenceLive: number; sequenceReplay: number }[] = [];
+  const restartTimes: number[] = [];
+  const counts = { ticks: 0, candles: 0, labs: 0, transactions: 0, intents: 0 };
+  let otherAccount = 0;
+  let unknownInstrument = 0;
+  let simStarted = false;
+  let lastTime = Number.NaN;
+  let failed: string | undefined;
+  const at = (w: Where): string => `${w.file} line ${w.line}`;
+  const feed = (ev: MarketEvent, withSim: boolean): void => {
+    if (failed !== undefined) return;
+    try {
+      if (withSim) {
+        engine.feed([ev], (e) => {
+          if (!simStarted) {
+            simStarted = true;
+            sim.start(e.at);
+          }
+          sim.onEvent(e);
+        });
+      } else engine.feed([ev]);
+    } catch (e) {
+      failed = `the strategy threw while replaying (${(e as Error).message}); the replay stops at that event`;
+    }
+  };
+  const onRecord = (rec: InputRecord, where: Where): void => {
+    switch (rec.k) {
+      case 'session': {
+        if (rec.event === 'start' && rec.session > 1) {
+          const s = meta.sessions[rec.session - 1];
+          if (Number.isFinite(lastTime)) restartTimes.push(lastTime);
+          restarts.push({ session: rec.session, at: new Date(rec.rt).toISOString(), previousStop: meta.sessions[rec.session - 2]?.reason ?? 'unknown', restoredState: s?.restoredState ?? false, sequenceLive: s?.sequence ?? Number.NaN, sequenceReplay: engine.sequence });
+          // The live run's client IDs after the restart: its new run identity.
+          if (s !== undefined) engine.clientIdPrefix = s.clientIdPrefix;
+        }
+        return;
+      }
+      case 'tick': {
+        if (!instruments.has(rec.i)) {
+          if (unknownInstrument++ < 3) problems.push(`${at(where)}: a price of ${rec.i}, an instrument the simulator does not know (data/instruments.json): skipped`);
+          return;
+        }
+        counts.ticks++;
+        refs.set(rec.seq, { seq: rec.seq, kind: `tick ${rec.i} ${rec.b}/${rec.a}`, time: formatTime(rec.t), where: at(where) });
+        let track = quotes.get(rec.i);
+        if (track === undefined) quotes.set(rec.i, (track = new QuoteTrack()));
+        track.add(rec.t, rec.b, rec.a);
+        last.set(rec.i, { bid: rec.b, ask: rec.a });
+        lastTime = rec.t;
+        current = rec.seq;
+        execution.now = rec.t;
+        feed({ kind: 'tick', instrument: rec.i, at: rec.t, bid: rec.b, ask: rec.a }, true);
+        return;
+      }
+      case 'candle': {
+        counts.candles++;
+        refs.set(rec.seq, { seq: rec.seq, kind: `candle ${rec.c.instrument} ${rec.c.granularity} (${rec.src})`, time: formatTime(rec.c.at), where: at(where) });
+        current = rec.seq;
+        // Delivered while the price that completed it was handled: that price is the market (its own record follows).
+        if (rec.px !== undefined && instruments.has(rec.px.i)) {
+          last.set(rec.px.i, { bid: rec.px.b, ask: rec.px.a });
+          execution.now = rec.px.t;
+        }
+        warming = rec.src === 'warmup';
+        feed(rec.c, false);
+        warming = false;
+        // As the runner: a candle that came after later ticks is followed by the latest tick's mark.
+        const q = last.get(rec.c.instrument);
+        if (q !== undefined && Number.isFinite(lastTime) && lastTime >= rec.c.at) portfolio.mark({ kind: 'tick', instrument: rec.c.instrument, at: lastTime, bid: q.bid, ask: q.ask });
+        return;
+      }
+      case 'labs':
+        counts.labs++;
+        refs.set(rec.seq, { seq: rec.seq, kind: rec.e.kind, time: formatTime(rec.e.at), where: at(where) });
+        current = rec.seq;
+        // Against an account, the account's clock moves on without prices: the simulator's too.
+        feed(rec.e, fill === 'current');
+        return;
+      case 'tx': {
+        const acc = (rec.tx as { accountID?: string }).accountID;
+        if (acc !== undefined && acc !== meta.accountID) {
+          if (otherAccount++ < 3) problems.push(`${at(where)}: transaction ${rec.tx.id} is of account ${acc}, the run's account is ${meta.accountID} (run.json): a recording from another account; skipped`);
+          return;
+        }
+        refs.set(rec.seq, { seq: rec.seq, kind: `transaction ${rec.tx.id} ${rec.tx.type}`, time: rec.tx.time, where: at(where) });
+        // A transaction replayed to the strategy after a restart was recorded twice: once is enough.
+        if (seenTx.has(rec.tx.id)) return;
+        seenTx.add(rec.tx.id);
+        counts.transactions++;
+        liveTxs.push(rec.tx);
+        return;
+      }
+      case 'intent':
+        counts.intents++;
+        liveDecisions.push({ intent: rec.intent, after: rec.after, at: rec.t });
+        return;
+      case 'capped':
+        problems.push(`${at(where)}: the recording reached its size cap (--record-max-mb) here; what the run received after it was not kept, so the comparison covers the run up to this point`);
+        return;
+    }
+  };
+  const read = await readInputs(dir, files, onRecord);
+  try {
+    engine.stop();
+  } catch (e) {
+    failed ??= `the strategy threw in onStop (${(e as Error).message})`;
+  }
+  detach();
+  if (failed !== undefined) problems.push(failed);
+  problems.push(...read.messages);
+  if (read.unknown > 3) problems.push(`${read.unknown} records of unknown kinds skipped in all`);
+  if (read.damaged > 3) problems.push(`${read.damaged} damaged lines skipped in all`);
+  if (otherAccount > 3) problems.push(`${otherAccount} transactions of another account skipped in all`);
+
+  // The comparison. Live transactions from before the run (the account as the first session found it) are not the run's.
+  const runTxs = liveTxs.filter((t) => Number(t.id) > Number(lastTransactionID) || t.id.includes('.'));
+  const decisions = compareDecisions(liveDecisions, replayDecisions, (seq) => refs.get(seq));
+  const pairs: [string, string][] = [];
+  for (let k = 0; k < Math.min(liveDecisions.length, replayDecisions.length); k++) pairs.push([liveDecisions[k]!.intent.id, replayDecisions[k]!.intent.id]);
+  const decidedAt = new Map<string, number>();
+  for (const d of liveDecisions) decidedAt.set(d.intent.id, d.at);
+  const liveFills = new Map<string, Transaction>();
+  const orderClient = new Map<string, string>();
+  for (const t of runTxs) {
+    const x = t as { type: string; id: string; orderID?: string; clientExtensions?: { id?: string } };
+    if (x.type.endsWith('_ORDER') && x.clientExtensions?.id !== undefined) orderClient.set(x.id, x.clientExtensions.id);
+    if (x.type === 'ORDER_FILL' && x.orderID !== undefined) {
+      const cid = orderClient.get(x.orderID);
+      if (cid !== undefined) liveFills.set(cid, t);
+    }
+  }
+  const fills = compareFills(runTxs, simTxs, pairs, { quotes, decidedAt, fill, toleranceMs, restarts: restartTimes, liveFills });
+  const byCause: Record<string, number> = {};
+  for (const f of fills.diffs) byCause[f.cause] = (byCause[f.cause] ?? 0) + 1;
+  const liveMoney = moneyOf(runTxs, openingBalance);
+  const replayMoney = moneyOf(simTxs.filter((t) => Number(t.id) > Number(lastTransactionID) || t.id.includes('.')), openingBalance);
+  const diff = (a: string, b: string): string => (Number(a) - Number(b)).toFixed(4);
+  const money = { live: liveMoney, replay: replayMoney, realizedPLDiff: diff(liveMoney.realizedPL, replayMoney.realizedPL), financingDiff: diff(liveMoney.financing, replayMoney.financing), commissionDiff: diff(liveMoney.commission, replayMoney.commission) };
+  const moneyDiffs = [money.realizedPLDiff, money.financingDiff, money.commissionDiff].filter((x) => Number(x) !== 0).length;
+  return {
+    folder: dir,
+    strategy: { file, recordedSha256: meta.strategy.sha256, sha256, changed },
+    fill, models: { slippage: sim.models.slippage, latency: sim.models.latency, commission: sim.models.commission }, sessions: meta.sessions.length, records: counts, problems,
+    skipped: { damaged: read.damaged, unknownKind: read.unknown, truncated: read.truncated, otherAccount, unknownInstrument },
+    decisions: { live: liveDecisions.length, replay: replayDecisions.length, differ: decisions.diffs.length, ...(decisions.first !== undefined ? { firstParting: decisions.first } : {}), diffs: decisions.diffs },
+    fills: { compared: fills.compared, differ: fills.diffs.length, byCause, diffs: fills.diffs },
+    money, restarts,
+    differences: decisions.diffs.length + fills.diffs.length + moneyDiffs,
+  };
+}
+
+/** reconciliation.txt: the summary first, then every difference with its cause. */
+export function reconciliationText(r: Reconciliation): string {
+  const L: string[] = [];
+  L.push(`Reconciliation of ${r.folder}`);
+  L.push(`strategy ${r.strategy.file} (sha256 ${r.strategy.sha256.slice(0, 12)}${r.strategy.changed ? `, CHANGED since the run: recorded ${r.strategy.recordedSha256.slice(0, 12)}` : ', as recorded'}); simulator fills market orders at the ${r.fill === 'current' ? 'price current when decided' : 'next price'}; fill models: slippage ${r.models.slippage} · latency ${r.models.latency} · commission ${r.models.commission}`);
+  L.push(`inputs: ${r.sessions} session${r.sessions === 1 ? '' : 's'}, ${r.records.ticks} ticks, ${r.records.candles} candles, ${r.records.labs} labs events, ${r.records.transactions} transactions, ${r.records.intents} intents`);
+  L.push(`differences: ${r.differences} (decisions ${r.decisions.differ}, fills ${r.fills.differ}${Object.keys(r.fills.byCause).length > 0 ? `: ${Object.entries(r.fills.byCause).map(([c, n]) => `${c} ${n}`).join(', ')}` : ''}; realized P/L ${r.money.realizedPLDiff}, financing ${r.money.financingDiff}, commission ${r.money.commissionDiff})`);
+  L.push(`decisions: live ${r.decisions.live}, replay ${r.decisions.replay}, differ ${r.decisions.differ}`);
+  const f = r.decisions.firstParting;
+  if (f !== undefined) {
+    const ev = (x: DecisionDiff['live']): string => (x === undefined ? 'none' : `${x.intent} after ${x.after !== undefined ? `${x.after.kind} at ${x.after.time} (${x.after.where})` : 'an unknown event'}`);
+    L.push(`  first parting at decision ${f.index + 1} (${f.what}): live ${ev(f.live)}; replay ${ev(f.replay)}`);
+  }
+  L.push(`fills: ${r.fills.compared} intents with orders compared, ${r.fills.differ} differ`);
+  for (const d of r.fills.diffs) {
+    L.push(`  ${d.liveID}: ${d.cause}: ${d.explanation}${d.priceDiff !== undefined ? ` (Δprice ${d.priceDiff.toFixed(6)})` : ''}${d.timeDiffMs !== undefined && d.timeDiffMs !== 0 ? ` (Δt ${d.timeDiffMs} ms)` : ''}`);
+  }
+  L.push(`money: live realized P/L ${r.money.live.realizedPL}, financing ${r.money.live.financing}, commission ${r.money.live.commission}, balance ${r.money.live.balance}, ${r.money.live.fills} fills`);
+  L.push(`       replay realized P/L ${r.money.replay.realizedPL}, financing ${r.money.replay.financing}, commission ${r.money.replay.commission}, balance ${r.money.replay.balance}, ${r.money.replay.fills} fills`);
+  for (const x of r.restarts) L.push(`restart: session ${x.session} at ${x.at} (the session before ended: ${x.previousStop}): the live strategy ${x.restoredState ? 'resumed from its journal' : 'started afresh'} (client-ID sequence ${x.sequenceLive}; the replay, running on in one piece, was at ${x.sequenceReplay})`);
+  if (r.problems.length > 0) {
+    L.push('inputs that could not be used as they are:');
+    for (const p of r.problems) L.push(`  ${p}`);
+  }
+  return `${L.join('\n')}\n`;
+}
+
+/** Writes reconciliation.json and reconciliation.txt into `out`; returns their paths. */
+export function writeReconciliation(r: Reconciliation, out: string): { json: string; txt: string } {
+  const json = join(out, 'reconciliation.json');
+  const txt = join(out, 'reconciliation.txt');
+  writeFileSync(json, `${JSON.stringify(r, null, 2)}\n`);
+  writeFileSync(txt, reconciliationText(r));
+  return { json, txt };
+}

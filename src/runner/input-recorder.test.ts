@@ -1,0 +1,70 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InputRecorder, type SessionStart } from './input-recorder.ts';
+import { inputFiles, readInputs, readRunMeta, type InputRecord } from './recording.ts';
+
+const meta = { fxflow: 'test', strategy: { file: 's.ts', name: 's', sha256: 'h' }, params: {}, env: 'sandbox', accountID: 'A', broker: 'v20' as const, subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [] }, config: {} };
+const session: SessionStart = { runId: 'r1', clientIdPrefix: 's-r1', sequence: 0, restoredState: false, account: { broker: 'sim', currency: 'USD', marginRate: '0.02', hedging: false, deposit: '100000' } };
+
+async function readAll(dir: string): Promise<{ recs: InputRecord[]; messages: string[] }> {
+  const recs: InputRecord[] = [];
+  const p = await readInputs(dir, inputFiles(dir, readRunMeta(dir)).files, (r) => recs.push(r));
+  return { recs, messages: p.messages };
+}
+
+describe('the input recorder', () => {
+  it('what is recorded is read back exactly, in order, across rotated files and sessions (fast-check)', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.array(fc.record({ at: fc.integer({ min: 1_700_000_000_000, max: 1_800_000_000_000 }), bid: fc.integer({ min: 50_000, max: 200_000 }), intent: fc.boolean() }), { maxLength: 60 }), { minLength: 1, maxLength: 3 }),
+      fc.integer({ min: 200, max: 5000 }),
+      async (sessions, rotate) => {
+        const dir = mkdtempSync(join(tmpdir(), 'fxflow-rec-prop-'));
+        const expected: unknown[] = [];
+        for (const ticks of sessions) {
+          const rec = new InputRecorder({ dir, meta, rotateBytes: rotate, bufferChars: 300 });
+          rec.start(session);
+          for (const t of ticks) {
+            const bid = t.bid / 1e5;
+            rec.tick('EUR_USD', t.at, bid, bid + 0.00015, 1);
+            expected.push(['tick', t.at, bid, bid + 0.00015]);
+            if (t.intent) {
+              rec.intent({ kind: 'cancel', id: `x-${t.at}`, orderSpecifier: '7' }, t.at, 1);
+              expected.push(['intent', `x-${t.at}`]);
+            }
+          }
+          await rec.stop('end');
+        }
+        const { recs, messages } = await readAll(dir);
+        expect(messages).toEqual([]);
+        expect(recs.map((r) => r.seq)).toEqual(recs.map((_, i) => i + 1));
+        const got = recs.flatMap((r) => (r.k === 'tick' ? [['tick', r.t, r.b, r.a]] : r.k === 'intent' ? [['intent', r.intent.id]] : []));
+        expect(got).toEqual(expected);
+        expect(recs.filter((r) => r.k === 'session')).toHaveLength(2 * sessions.length);
+      },
+    ), { numRuns: 25 });
+  });
+
+  it('the size cap: a warning once, a capped record, nothing more but the stop marker; run.json says so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-rec-cap-'));
+    const warnings: string[] = [];
+    const rec = new InputRecorder({ dir, meta, maxBytes: 4000, bufferChars: 500, onWarn: (m) => warnings.push(m) });
+    rec.start(session);
+    for (let i = 0; i < 500; i++) rec.tick('EUR_USD', 1_704_189_600_000 + i * 1000, 1.1, 1.10015, i);
+    await rec.stop('end');
+    const { recs } = await readAll(dir);
+    const m = readRunMeta(dir);
+    console.log(`[recorder cap] ${warnings[0]}; ${recs.filter((r) => r.k === 'tick').length} of 500 ticks kept`);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/reached its cap of 4000 bytes \(--record-max-mb\) and stops here; the run goes on/);
+    expect(rec.capped).toBe(true);
+    const capped = recs.findIndex((r) => r.k === 'capped');
+    expect(capped).toBeGreaterThan(0);
+    expect(recs.slice(capped + 1).map((r) => r.k)).toEqual(['session']);
+    expect(recs.filter((r) => r.k === 'tick').length).toBeLessThan(60);
+    expect(m.sessions[0]!.capped).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.startsWith('inputs-'))).toHaveLength(1);
+  });
+});

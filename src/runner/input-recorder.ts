@@ -1,0 +1,347 @@
+import { closeSync, createWriteStream, existsSync, fstatSync, openSync, readFileSync, readSync, renameSync, writeFileSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { constants as zlib, createGzip, gunzipSync, type Gzip } from 'node:zlib';
+import type { Candle } from '../domain/candle.ts';
+import type { MarketEvent } from '../domain/events.ts';
+import type { OrderIntent } from '../domain/intents.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+import { INPUT_FILE, RecordingError, RUN_JSON, type RunMeta, type SessionAccount, type SessionInfo } from './recording.ts';
+
+/** Options of the input recorder (the CLI gives the folder; tests give small sizes). */
+export interface InputRecorderOptions {
+  /** The run folder (created by the caller). */
+  readonly dir: string;
+  /** What run.json says about the run apart from its sessions (strategy, params, config, account…). */
+  readonly meta: Omit<RunMeta, 'format' | 'sessions'>;
+  /** A file is closed and the next one started once it holds this many bytes of JSON lines (default 64 MiB). */
+  readonly rotateBytes?: number;
+  /** The recording stops once it holds this many bytes of JSON lines in all sessions (default 2 GiB); `onWarn` says so. */
+  readonly maxBytes?: number;
+  /** The buffered lines go to gzip once they reach this many characters (default 64 Ki). */
+  readonly bufferChars?: number;
+  /** At most this often the gzip stream is flushed to disk, so a killed process loses at most this much (default 1000 ms). */
+  readonly flushMs?: number;
+  /** A warning for the operator (the size cap was reached, a file could not be written). */
+  readonly onWarn?: (message: string) => void;
+}
+
+/** What a session start records (the runner knows it once it has reconciled the account). */
+export interface SessionStart {
+  readonly runId: string;
+  readonly clientIdPrefix: string;
+  /** The engine's client-ID sequence at the start (restored from the journal after a restart). */
+  readonly sequence: number;
+  readonly account: SessionAccount;
+  /** The journal held a strategy snapshot: the strategy state was restored, not initialised. */
+  readonly restoredState: boolean;
+}
+
+const num = (x: number): string => (Number.isFinite(x) ? String(x) : 'null');
+
+/** The `seq` of the last whole record of an input file (a killed run's: without its gzip end), if any. */
+function lastSeqIn(path: string): number | undefined {
+  if (!existsSync(path)) return undefined;
+  let text: string;
+  try {
+    text = gunzipSync(readFileSync(path), { finishFlush: zlib.Z_SYNC_FLUSH }).toString('utf8');
+  } catch {
+    return undefined;
+  }
+  const end = text.lastIndexOf('\n');
+  const m = /"seq":(\d+)/.exec(text.slice(text.lastIndexOf('\n', end - 1) + 1, end));
+  return m ? Number(m[1]) : undefined;
+}
+
+/** The run folder's transactions.jsonl: the account's transactions, each once, in ID order. */
+export const TRANSACTIONS_FILE = 'transactions.jsonl';
+
+/** The ID of the last whole transaction line of a transactions.jsonl (0 when none): a restart appends after it. */
+function lastTransactionIn(path: string): number {
+  if (!existsSync(path)) return 0;
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const n = Math.min(size, 64 * 1024);
+    const buf = Buffer.alloc(n);
+    readSync(fd, buf, 0, n, size - n);
+    const lines = buf.toString('utf8').split('\n');
+    for (let i = lines.length - 1; i >= 0; i--) {
+      try {
+        const id = Number((JSON.parse(lines[i]!) as { id?: unknown }).id);
+        if (Number.isInteger(id)) return id;
+      } catch {
+        // a torn last line, or the cut first one: the one before
+      }
+    }
+    return 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Keeps what a live run receives, in arrival order, as gzip JSON lines in its run folder (the
+ * format: docs/replay.md, `recording.ts`): ticks with their receive time, candles as delivered to the
+ * strategy, labs events, the account's transactions, the strategy's intents with the event they
+ * followed, session start and stop markers; and run.json, one entry per session.
+ *
+ * Cost on the hot path (a tick): one string built by concatenation and appended to a buffer; no
+ * await, no object. The buffer goes to a gzip stream once it holds `bufferChars`, and the gzip
+ * stream is flushed at most every `flushMs` (a timer), so a `kill -9` loses at most that much.
+ * Files rotate at `rotateBytes`; at `maxBytes` the recording stops with a warning and a `capped`
+ * record, and the session's stop marker is still written.
+ */
+export class InputRecorder {
+  readonly dir: string;
+  readonly #o: InputRecorderOptions;
+  readonly #rotate: number;
+  readonly #max: number;
+  readonly #bufferChars: number;
+  #meta: RunMeta;
+  #session: SessionInfo | undefined;
+  #buf = '';
+  #seq = 0;
+  /** The sequence number of the last market or transaction record: what an intent followed. */
+  #lastEvent = 0;
+  #fileBytes = 0;
+  #totalBytes = 0;
+  #fileNo = 0;
+  #gzip: Gzip | undefined;
+  #out: WriteStream | undefined;
+  readonly #closing: Promise<void>[] = [];
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #dirty = false;
+  #capped = false;
+  #error: Error | undefined;
+  #txOut: WriteStream | undefined;
+  /** transactions.jsonl lines not written yet: they go with the inputs' buffer (one write, not one per transaction). */
+  #txBuf = '';
+  #lastTx: number;
+  /** Records written in this session, by kind. */
+  readonly counts = { tick: 0, candle: 0, labs: 0, tx: 0, intent: 0 };
+
+  constructor(o: InputRecorderOptions) {
+    this.#o = o;
+    this.dir = o.dir;
+    this.#rotate = o.rotateBytes ?? 64 * 1024 * 1024;
+    this.#max = o.maxBytes ?? 2 * 1024 * 1024 * 1024;
+    this.#bufferChars = o.bufferChars ?? 64 * 1024;
+    this.#lastTx = lastTransactionIn(join(o.dir, TRANSACTIONS_FILE));
+    const path = join(o.dir, RUN_JSON);
+    // A restart in the same run folder continues it: a new session, new files, the sequence going on.
+    const prior = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as RunMeta) : undefined;
+    // A folder of another run is never continued: its sessions would mix two accounts or strategies in one replay.
+    if (prior !== undefined && (prior.accountID !== o.meta.accountID || prior.strategy?.name !== o.meta.strategy.name || prior.env !== o.meta.env)) {
+      throw new RecordingError(`run folder ${o.dir} holds a run of ${prior.strategy?.name ?? '?'} on ${prior.env ?? '?'} account ${prior.accountID ?? '?'} (${RUN_JSON}); this run is ${o.meta.strategy.name} on ${o.meta.env} account ${o.meta.accountID}: give --out another folder (or none, for a new one)`);
+    }
+    this.#meta = { format: 1, ...o.meta, sessions: prior?.sessions ?? [] };
+    for (const s of this.#meta.sessions) {
+      // A session with no stop (the process was killed): its last record, from its last file.
+      if (s.lastSeq === undefined) {
+        s.lastSeq = lastSeqIn(join(o.dir, s.files[s.files.length - 1] ?? '')) ?? s.firstSeq;
+        s.reason ??= 'cut off: no stop marker (the process was killed or crashed)';
+      }
+      this.#seq = Math.max(this.#seq, s.lastSeq);
+      this.#totalBytes += s.bytes ?? 0;
+      for (const f of s.files) this.#fileNo = Math.max(this.#fileNo, Number(/(\d+)/.exec(f)?.[1] ?? 0));
+    }
+  }
+
+  /** Whether the size cap stopped the recording. */
+  get capped(): boolean {
+    return this.#capped;
+  }
+
+  /** The run folder's metadata as written so far. */
+  get meta(): RunMeta {
+    return this.#meta;
+  }
+
+  /** Opens a session: its entry in run.json, a new file and the start marker. */
+  start(s: SessionStart, wall = Date.now()): void {
+    if (this.#session !== undefined) throw new Error('InputRecorder.start: a session is already open');
+    const n = this.#meta.sessions.length + 1;
+    this.#session = { n, runId: s.runId, strategySha256: this.#meta.strategy.sha256, clientIdPrefix: s.clientIdPrefix, sequence: s.sequence, restoredState: s.restoredState, start: new Date(wall).toISOString(), firstSeq: this.#seq + 1, files: [], bytes: 0, account: s.account };
+    this.#meta.sessions.push(this.#session);
+    this.#openFile();
+    this.#txOut = createWriteStream(join(this.dir, TRANSACTIONS_FILE), { flags: 'a' });
+    this.#txOut.on('error', (e) => this.#o.onWarn?.(`run folder ${this.dir}: ${TRANSACTIONS_FILE} cannot be written (${e.message})`));
+    this.#line(`{"k":"session","seq":${++this.#seq},"rt":${wall},"event":"start","session":${n},"runId":${JSON.stringify(s.runId)}}\n`);
+    this.#writeMeta();
+    this.#timer = setInterval(() => this.flush(), this.#o.flushMs ?? 1000);
+    this.#timer.unref();
+  }
+
+  /** A price as it arrived (`rt`: wall-clock receive time, ms). */
+  tick(instrument: string, at: number, bid: number, ask: number, rt: number): void {
+    if (this.#capped) return;
+    this.counts.tick++;
+    this.#lastEvent = ++this.#seq;
+    this.#line('{"k":"tick","seq":' + this.#seq + ',"rt":' + num(rt) + ',"i":"' + instrument + '","t":' + at + ',"b":' + bid + ',"a":' + ask + '}\n');
+  }
+
+  /**
+   * A candle as delivered to the strategy: `official` (the candles endpoint), `ticks` (built from
+   * ticks) or `warmup` (handlers not called). `px`: the price that completed it, when the candle is
+   * delivered while that price is handled (before the price's own record).
+   */
+  candle(c: Candle, src: 'official' | 'ticks' | 'warmup', rt: number, px?: { readonly instrument: string; readonly at: number; readonly bid: number; readonly ask: number }): void {
+    if (this.#capped) return;
+    this.counts.candle++;
+    this.#lastEvent = ++this.#seq;
+    const p = px === undefined ? '' : ',"px":{"i":"' + px.instrument + '","t":' + px.at + ',"b":' + px.bid + ',"a":' + px.ask + '}';
+    this.#line(`{"k":"candle","seq":${this.#seq},"rt":${num(rt)},"src":"${src}"${p},"c":${JSON.stringify(c)}}\n`);
+  }
+
+  /** A labs event (signal, calendar) as delivered to the strategy. */
+  labs(e: MarketEvent, rt: number): void {
+    if (this.#capped) return;
+    this.counts.labs++;
+    this.#lastEvent = ++this.#seq;
+    this.#line(`{"k":"labs","seq":${this.#seq},"rt":${num(rt)},"e":${JSON.stringify(e)}}\n`);
+  }
+
+  /**
+   * A transaction of the account as received (before the strategy's engine), or one the risk layer
+   * made (a refusal, ID `<last>.<n>`). The account's own also go to transactions.jsonl, each once
+   * (one a restart replays again is not written twice), past the size cap too.
+   */
+  transaction(t: Transaction, rt: number): void {
+    const json = JSON.stringify(t);
+    const id = Number(t.id);
+    if (Number.isInteger(id) && id > this.#lastTx) {
+      this.#lastTx = id;
+      this.#txBuf += `${json}\n`;
+    }
+    if (this.#capped) return;
+    this.counts.tx++;
+    this.#lastEvent = ++this.#seq;
+    this.#line(`{"k":"tx","seq":${this.#seq},"rt":${num(rt)},"tx":${json}}\n`);
+  }
+
+  /** An intent the strategy returned, at engine time `at`, after the last event recorded. */
+  intent(intent: OrderIntent, at: number, rt: number): void {
+    if (this.#capped) return;
+    this.counts.intent++;
+    this.#line(`{"k":"intent","seq":${++this.#seq},"rt":${num(rt)},"after":${this.#lastEvent},"t":${num(at)},"intent":${JSON.stringify(intent)}}\n`);
+  }
+
+  /** Hands the buffered lines to gzip and flushes it (the timer calls this; cheap when nothing is new). */
+  flush(): void {
+    if (this.#buf !== '') this.#push();
+    if (this.#txBuf !== '') this.#pushTx();
+    if (this.#dirty && this.#gzip !== undefined) {
+      this.#dirty = false;
+      this.#gzip.flush(zlib.Z_SYNC_FLUSH);
+    }
+  }
+
+  /** Ends the session: the stop marker, run.json, the files closed. Resolves once they are on disk. */
+  async stop(reason: string, wall = Date.now()): Promise<void> {
+    const s = this.#session;
+    if (s === undefined) return;
+    if (this.#timer) clearInterval(this.#timer);
+    // The stop marker is written even past the cap: a replay must see where the session ended.
+    this.#buf += `{"k":"session","seq":${++this.#seq},"rt":${wall},"event":"stop","session":${s.n},"reason":${JSON.stringify(reason)}}\n`;
+    this.#push();
+    this.#closeFile();
+    if (this.#txBuf !== '') this.#pushTx();
+    const txOut = this.#txOut;
+    this.#txOut = undefined;
+    if (txOut !== undefined) this.#closing.push(new Promise<void>((res) => txOut.end(() => res())));
+    await Promise.all(this.#closing);
+    s.stop = new Date(wall).toISOString();
+    s.reason = reason;
+    s.lastSeq = this.#seq;
+    s.bytes = this.#sessionBytes;
+    s.records = { ...this.counts };
+    if (this.#capped) s.capped = true;
+    this.#writeMeta();
+    this.#session = undefined;
+    if (this.#error !== undefined) throw this.#error;
+  }
+
+  #sessionBytes = 0;
+
+  #line(l: string): void {
+    this.#buf += l;
+    if (this.#buf.length >= this.#bufferChars) this.#push();
+  }
+
+  #pushTx(): void {
+    const t = this.#txBuf;
+    this.#txBuf = '';
+    this.#txOut?.write(t);
+  }
+
+  #push(): void {
+    if (this.#txBuf !== '') this.#pushTx();
+    const buf = this.#buf;
+    this.#buf = '';
+    if (buf === '' || this.#gzip === undefined) return;
+    const bytes = Buffer.byteLength(buf);
+    this.#gzip.write(buf);
+    this.#dirty = true;
+    this.#fileBytes += bytes;
+    this.#totalBytes += bytes;
+    this.#sessionBytes += bytes;
+    if (!this.#capped && this.#totalBytes >= this.#max) {
+      this.#capped = true;
+      const marker = `{"k":"capped","seq":${++this.#seq},"rt":${Date.now()},"bytes":${this.#totalBytes}}\n`;
+      this.#gzip.write(marker);
+      this.#o.onWarn?.(`run folder ${this.dir}: the recording of inputs reached its cap of ${this.#max} bytes (--record-max-mb) and stops here; the run goes on, and a replay covers the run up to this point`);
+      return;
+    }
+    if (this.#fileBytes >= this.#rotate) {
+      this.#closeFile();
+      this.#openFile();
+      this.#writeMeta();
+    }
+  }
+
+  #openFile(): void {
+    const name = INPUT_FILE(++this.#fileNo);
+    this.#session!.files.push(name);
+    this.#fileBytes = 0;
+    // Level 1: the fastest; JSON lines of prices still shrink about 6 to 8 times, and the CPU the
+    // compression takes (on libuv's threads) stays small next to the run.
+    const gzip = createGzip({ level: 1 });
+    const out = createWriteStream(join(this.dir, name), { flags: 'wx' });
+    const fail = (e: Error): void => {
+      if (this.#error !== undefined) return;
+      this.#error = e;
+      this.#capped = true; // nothing more is recorded; the run goes on
+      this.#o.onWarn?.(`run folder ${this.dir}: ${name} cannot be written (${e.message}); the recording of inputs stops, the run goes on`);
+    };
+    gzip.on('error', fail);
+    out.on('error', fail);
+    gzip.pipe(out);
+    this.#gzip = gzip;
+    this.#out = out;
+  }
+
+  #closeFile(): void {
+    const gzip = this.#gzip;
+    const out = this.#out;
+    if (gzip === undefined || out === undefined) return;
+    this.#gzip = undefined;
+    this.#out = undefined;
+    this.#dirty = false;
+    this.#closing.push(new Promise<void>((res) => {
+      out.once('close', () => res());
+      out.once('error', () => res());
+      gzip.end();
+    }));
+  }
+
+  /** run.json through a temporary file and a rename: never half-written. */
+  #writeMeta(): void {
+    const path = join(this.dir, RUN_JSON);
+    try {
+      writeFileSync(`${path}.tmp`, `${JSON.stringify(this.#meta, null, 2)}\n`);
+      renameSync(`${path}.tmp`, path);
+    } catch (e) {
+      this.#o.onWarn?.(`run folder ${this.dir}: ${RUN_JSON} cannot be written (${(e as Error).message})`);
+    }
+  }
+}
