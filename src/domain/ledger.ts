@@ -61,7 +61,10 @@ function setSlot(trade: LedgerTrade, type: string, id: string | undefined, curre
   }
 }
 
-/** A pending order: the transaction that created it, and its order type. */
+/**
+ * A pending order: the transaction that created it, and its order type. A simulator's ledger files
+ * the simulator's working orders here (`apply(tx, order)`): objects with these fields and its own.
+ */
 export interface LedgerOrder {
   readonly id: string;
   /** v20 OrderType: MARKET, LIMIT, STOP, MARKET_IF_TOUCHED, TAKE_PROFIT, ... */
@@ -147,8 +150,15 @@ export class Ledger {
     this.strict = opts.strict ?? true;
   }
 
-  /** Applies one transaction. Returns false (and changes nothing) for an ID already applied. */
-  apply(tx: Transaction): boolean {
+  /**
+   * Applies one transaction. Returns false (and changes nothing) for an ID already applied.
+   *
+   * `order`: for an order-creating transaction, the pending order to file for it, built by the
+   * caller (the simulator's working order, which carries the same `id`, `type`, `created`,
+   * `instrument`, `tradeID` and `clientExtensions` the ledger would give its own): the caller's
+   * order and the ledger's are then one object in one index. Ignored for other transactions.
+   */
+  apply(tx: Transaction, order?: LedgerOrder): boolean {
     const idNum = Number(tx.id);
     if (!(idNum > this.#lastID)) return false;
     this.#lastID = idNum;
@@ -163,21 +173,21 @@ export class Ledger {
         this.#fill(tx);
         return true;
       case 'MARKET_ORDER':
-        this.#createOrder(tx, 'MARKET');
+        this.#createOrder(tx, 'MARKET', order);
         return true;
       case 'TAKE_PROFIT_ORDER':
-        this.#createOrder(tx, 'TAKE_PROFIT');
+        this.#createOrder(tx, 'TAKE_PROFIT', order);
         return true;
       case 'STOP_LOSS_ORDER':
-        this.#createOrder(tx, 'STOP_LOSS');
+        this.#createOrder(tx, 'STOP_LOSS', order);
         return true;
       case 'TRAILING_STOP_LOSS_ORDER':
-        this.#createOrder(tx, 'TRAILING_STOP_LOSS');
+        this.#createOrder(tx, 'TRAILING_STOP_LOSS', order);
         return true;
     }
     const orderType = ORDER_CREATE_TYPES[tx.type];
     if (orderType !== undefined) {
-      this.#createOrder(tx, orderType);
+      this.#createOrder(tx, orderType, order);
       return true;
     }
     switch (tx.type) {
@@ -243,11 +253,11 @@ export class Ledger {
     return { long, short };
   }
 
-  #createOrder(tx: Transaction, type: string): void {
+  #createOrder(tx: Transaction, type: string, given: LedgerOrder | undefined): void {
     const t = tx as Transaction & { instrument?: string; tradeID?: string; clientExtensions?: ClientExtensions };
     // Every field present (undefined when the transaction has none): one object shape for all
     // orders, which keeps the fold's property reads monomorphic.
-    const order: LedgerOrder = { id: tx.id, type, created: tx, instrument: t.instrument, tradeID: t.tradeID, clientExtensions: t.clientExtensions };
+    const order: LedgerOrder = given ?? { id: tx.id, type, created: tx, instrument: t.instrument, tradeID: t.tradeID, clientExtensions: t.clientExtensions };
     this.pendingOrders.set(tx.id, order);
     if (t.tradeID !== undefined) {
       const trade = this.trades.get(t.tradeID);

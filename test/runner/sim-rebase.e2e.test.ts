@@ -88,7 +88,10 @@ function accountOf(s: SimAccountState): Omit<SimAccountState, 'time' | 'quotes'>
 function ledgerOf(l: Ledger): unknown {
   return {
     balance: l.balance, pl: l.pl, financing: l.financing, commission: l.commission, fees: l.guaranteedExecutionFees, last: l.lastTransactionID,
-    trades: [...l.trades.values()], orders: [...l.pendingOrders.values()], instrumentPL: [...l.instrumentPL],
+    trades: [...l.trades.values()], instrumentPL: [...l.instrumentPL],
+    // A pending order's LedgerOrder fields: the simulator's ledger files its working orders, which
+    // carry these and the simulator's own (level, book state), as its pending orders.
+    orders: [...l.pendingOrders.values()].map(({ id, type, created, instrument, tradeID, clientExtensions }) => ({ id, type, created, instrument, tradeID, clientExtensions })),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Candle } from '../../domain/candle.ts';
 import type { Quote } from '../../domain/conversion.ts';
 import type { Instrument } from '../../domain/instrument.ts';
-import type { LedgerTrade } from '../../domain/ledger.ts';
+import type { LedgerOrder, LedgerTrade } from '../../domain/ledger.ts';
 import { nextRollover } from '../../domain/new-york.ts';
 import { parseTime, type UnixMs } from '../../domain/time.ts';
 import type { ClientExtensions, Transaction } from '../../domain/v20/index.ts';
@@ -98,7 +98,7 @@ export function match(book: Book, bid: number, ask: number, t: UnixMs, gap: bool
 }
 
 /** True when some trade of `trades` has two exits (TP and SL/TSL) both reachable inside candle `c`. */
-export function ambiguous(book: Book, c: Candle, trades: Iterable<LedgerTrade>, orders: ReadonlyMap<string, SimOrder>): boolean {
+export function ambiguous(book: Book, c: Candle, trades: Iterable<LedgerTrade>, orders: ReadonlyMap<string, LedgerOrder>): boolean {
   if (book.orders.length < 2) return false;
   for (const t of trades) {
     if (t.instrument !== c.instrument) continue;
@@ -112,11 +112,11 @@ export function ambiguous(book: Book, c: Candle, trades: Iterable<LedgerTrade>, 
   return false;
 }
 
-/** 1 when the exit order `id` is active, not already crossed at the open, and its level lies inside the candle on its side. */
-function exitInRange(orders: ReadonlyMap<string, SimOrder>, id: string | undefined, c: Candle): number {
+/** 1 when the exit order `id` (in the ledger's pending orders: a working order) is active, not already crossed at the open, and its level lies inside the candle on its side. */
+function exitInRange(orders: ReadonlyMap<string, LedgerOrder>, id: string | undefined, c: Candle): number {
   if (id === undefined) return 0;
-  const o = orders.get(id);
-  if (!o || o.activeFrom > c.time || triggers(o, c.bo, c.ao)) return 0;
+  const o = orders.get(id) as SimOrder | undefined;
+  if (!o || o.live !== true || o.activeFrom > c.time || triggers(o, c.bo, c.ao)) return 0;
   const lo = o.side === 1 ? c.al : c.bl;
   const hi = o.side === 1 ? c.ah : c.bh;
   return o.level >= lo && o.level <= hi ? 1 : 0;
@@ -184,7 +184,8 @@ export function workingOrder(tx: Transaction, instrument: Instrument, trade: Led
   return {
     id: tx.id,
     type,
-    instrument,
+    inst: instrument,
+    instrument: t.instrument,
     side,
     units,
     level,
@@ -198,8 +199,60 @@ export function workingOrder(tx: Transaction, instrument: Instrument, trade: Led
     activeFrom,
     created: tx,
     clientID: t.clientExtensions?.id,
+    clientExtensions: t.clientExtensions,
     immediate: t.timeInForce === 'FOK' || t.timeInForce === 'IOC',
     limitLike: limitLikeOf(type, side, direction),
+    live: true,
+  };
+}
+
+/**
+ * The working order of an on-fill dependent order (TAKE_PROFIT, STOP_LOSS, GUARANTEED_STOP_LOSS,
+ * TRAILING_STOP_LOSS) from the numbers the fill already has, not parsed back from its transaction:
+ * the same order `workingOrder` would build from `created` (same fields, same shape). `side` closes
+ * the new trade; `level` is the order's price, or NaN for a trailing stop, whose level is `distance`
+ * from the current quote `q` (the trade's open price without one); `expiresAt` its GTD/GFD expiry.
+ */
+export function onFillWorkingOrder(
+  created: Transaction,
+  type: SimOrderType,
+  instrument: Instrument,
+  trade: LedgerTrade,
+  side: 1 | -1,
+  level: number,
+  distance: number,
+  q: Quote | undefined,
+  expiresAt: number,
+  activeFrom: UnixMs,
+  clientExtensions: ClientExtensions | undefined,
+  immediate: boolean,
+): SimOrder {
+  const clientID = clientExtensions?.id;
+  if (type === 'TRAILING_STOP_LOSS') {
+    const ref = q ? (side === -1 ? q.bid : q.ask) : trade.priceNum;
+    level = instrument.snap(side === -1 ? ref - distance : ref + distance);
+  } else distance = 0;
+  return {
+    id: created.id,
+    type,
+    inst: instrument,
+    instrument: undefined,
+    side,
+    units: undefined,
+    level,
+    distance,
+    tradeID: trade.id,
+    priceBound: Number.NaN,
+    trigger: side === 1 ? 'ASK' : 'BID',
+    direction: 0,
+    initialMarketPrice: undefined,
+    expiresAt,
+    activeFrom,
+    created,
+    clientID,
+    clientExtensions,
+    immediate,
+    limitLike: type === 'TAKE_PROFIT',
     live: true,
   };
 }

@@ -177,7 +177,7 @@ export class SimBroker implements Execution {
    * (v20 `trailingStopValue`). Undefined when the order is not pending. For views and tests.
    */
   triggerLevel(orderID: string): number | undefined {
-    return this.#s.orders.get(orderID)?.level;
+    return this.#s.order(orderID)?.level;
   }
 
   /** Latest quotes by instrument (shared, updated in place). */
@@ -335,8 +335,8 @@ export class SimBroker implements Execution {
 
   /** The current level of a pending trailing stop loss (v20 trailingStopValue), or undefined. */
   sandboxTrailingStopValue(orderID: string): string | undefined {
-    const o = this.#s.orders.get(orderID);
-    return o && o.type === 'TRAILING_STOP_LOSS' ? o.instrument.price(o.level) : undefined;
+    const o = this.#s.order(orderID);
+    return o && o.type === 'TRAILING_STOP_LOSS' ? o.inst.price(o.level) : undefined;
   }
   // ---- end of the sandbox's block
 }

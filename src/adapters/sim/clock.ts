@@ -25,7 +25,7 @@ export function advance(s: SimState, t: UnixMs): void {
 /** Cancels every order expired at `t` (TIME_IN_FORCE_EXPIRED, stamped at its expiry) and finds the next expiry. */
 function expire(s: SimState, t: UnixMs): void {
   let next = Infinity;
-  for (const o of [...s.orders.values()]) {
+  for (const o of s.liveOrders()) {
     if (o.expiresAt <= t) {
       const saved = s.now;
       s.now = Math.max(saved, o.expiresAt);

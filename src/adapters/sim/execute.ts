@@ -1,11 +1,14 @@
 import { add, amount } from '../../domain/money.ts';
 import type { LedgerTrade } from '../../domain/ledger.ts';
-import { formatTime, parseRequestTime, type UnixMs } from '../../domain/time.ts';
+import { formatTime, parseRequestTime, parseTime, type UnixMs } from '../../domain/time.ts';
+import { nextRollover } from '../../domain/new-york.ts';
+import type { Quote } from '../../domain/conversion.ts';
+import type { Instrument } from '../../domain/instrument.ts';
 import type { ClientExtensions, OrderCancelReason, Transaction } from '../../domain/v20/index.ts';
-import type { Book, QueuedMarket } from './book.ts';
+import { onFillWorkingOrder, type Book, type QueuedMarket } from './book.ts';
 import { cancelFill, cancelOrder, reject } from './cancels.ts';
 import { orderFill, roundUnits, type FillArgs } from './fill.ts';
-import type { SimOrder } from './orders.ts';
+import type { SimOrder, SimOrderType } from './orders.ts';
 import { canSlip, NO_SLIPPAGE } from './slippage.ts';
 import type { SimState } from './state.ts';
 import { copyFields, type Draft } from './transactions.ts';
@@ -233,41 +236,56 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
     cancelLinked(s, t.guaranteedStopLossOrderID, a.orderID);
   }
 
-  // The new trade's on-fill orders.
+  // The new trade's on-fill orders, their working orders built from the numbers at hand (the
+  // trade, its side, the levels, the quote), not parsed back from their transactions.
   if (opened) {
     const clientTradeID = (c.tradeClientExtensions as ClientExtensions | undefined)?.id;
-    if (tpPrice !== undefined) onFillOrder(s, 'TAKE_PROFIT_ORDER', fillID, clientTradeID, c.takeProfitOnFill, inst.price(tpPrice), false, undefined, a.t);
-    if (slPrice !== undefined) onFillOrder(s, 'STOP_LOSS_ORDER', fillID, clientTradeID, c.stopLossOnFill, inst.price(slPrice), true, undefined, a.t);
+    const trade = s.ledger.trades.get(fillID)!;
+    const q = inst.name === s.lastQuoteName ? s.lastQuote : s.quotes.get(inst.name);
+    if (tpPrice !== undefined) onFillOrder(s, 'TAKE_PROFIT_ORDER', 'TAKE_PROFIT', inst, trade, q, clientTradeID, c.takeProfitOnFill, tpPrice, false, undefined, a.t);
+    if (slPrice !== undefined) onFillOrder(s, 'STOP_LOSS_ORDER', 'STOP_LOSS', inst, trade, q, clientTradeID, c.stopLossOnFill, slPrice, true, undefined, a.t);
     if (gslPrice !== undefined) {
-      onFillOrder(s, 'GUARANTEED_STOP_LOSS_ORDER', fillID, clientTradeID, c.guaranteedStopLossOnFill, inst.price(gslPrice), true, inst.guaranteedStopLoss.premium, a.t);
+      onFillOrder(s, 'GUARANTEED_STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS', inst, trade, q, clientTradeID, c.guaranteedStopLossOnFill, gslPrice, true, inst.guaranteedStopLoss.premium, a.t);
     }
-    if (c.trailingStopLossOnFill !== undefined) onFillOrder(s, 'TRAILING_STOP_LOSS_ORDER', fillID, clientTradeID, c.trailingStopLossOnFill, undefined, true, undefined, a.t);
+    if (c.trailingStopLossOnFill !== undefined) {
+      onFillOrder(s, 'TRAILING_STOP_LOSS_ORDER', 'TRAILING_STOP_LOSS', inst, trade, q, clientTradeID, c.trailingStopLossOnFill, Number.NaN, true, undefined, a.t);
+    }
   }
 }
 
 /** Cancels a closed trade's dependent order `id` (LINKED_TRADE_CLOSED), unless it is the order that just filled. */
 function cancelLinked(s: SimState, id: string | undefined, filledID: string): void {
   if (id === undefined || id === filledID) return;
-  const o = s.orders.get(id);
+  const o = s.order(id);
   if (o) cancelOrder(s, o, 'LINKED_TRADE_CLOSED');
 }
 
 /**
- * Creates one on-fill dependent order (reason ON_FILL) from its details, field by field (no
- * spreads on the fill path): timeInForce GTC by default, gtdTime in v20's form.
+ * Creates one on-fill dependent order (reason ON_FILL) of the trade the fill opened, `trade` (of `inst`): its
+ * transaction field by field (no spreads on the fill path; timeInForce GTC by default, gtdTime in
+ * v20's form), then its working order from the numbers (`level`, NaN for a trailing stop; the
+ * trailing distance; the expiry), filed in its book.
  */
 function onFillOrder(
   s: SimState,
   type: string,
-  fillID: string,
+  orderType: SimOrderType,
+  inst: Instrument,
+  trade: LedgerTrade,
+  q: Quote | undefined,
   clientTradeID: string | undefined,
   x: unknown,
-  price: string | undefined,
+  level: number,
   keepDistance: boolean,
   premium: string | undefined,
   at: UnixMs,
 ): void {
   const d = x as { distance?: string; timeInForce?: string; gtdTime?: string; clientExtensions?: ClientExtensions };
+  const fillID = trade.id;
+  const price = level === level ? inst.price(level) : undefined;
+  const timeInForce = d.timeInForce ?? 'GTC';
+  let tx: Draft;
+  let expiresAt = Infinity;
   if (clientTradeID === undefined && d.gtdTime === undefined && d.clientExtensions === undefined && premium === undefined) {
     // The common on-fill order (no client IDs, no GTD time, no premium) as one literal, stamp
     // included (emit's fields, in its order), in the field order of the general form below: the
@@ -277,9 +295,7 @@ function onFillOrder(
     const time = log.timeText();
     const batchID = log.batchOr(id);
     const accountID = s.accountID;
-    const timeInForce = d.timeInForce ?? 'GTC';
     const distance = keepDistance ? d.distance : undefined;
-    let tx: Draft;
     if (distance === undefined) {
       tx = price === undefined
         ? { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID }
@@ -289,17 +305,24 @@ function onFillOrder(
         ? { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, distance, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID }
         : { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, distance, price, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID };
     }
-    s.track(log.publish(tx), at);
-    return;
+  } else {
+    tx = { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
+    if (clientTradeID !== undefined) tx.clientTradeID = clientTradeID;
+    tx.timeInForce = timeInForce;
+    if (d.gtdTime !== undefined) tx.gtdTime = formatTime(parseRequestTime(d.gtdTime));
+    if (d.clientExtensions !== undefined) tx.clientExtensions = d.clientExtensions;
+    if (d.distance !== undefined && keepDistance) tx.distance = d.distance;
+    if (price !== undefined) tx.price = price;
+    if (premium !== undefined) tx.guaranteedExecutionPremium = premium;
+    tx.triggerCondition = 'DEFAULT';
+    s.tx.stamp(tx);
+    if (timeInForce === 'GTD' && tx.gtdTime !== undefined) expiresAt = parseTime(tx.gtdTime as string);
   }
-  const draft: Draft = { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
-  if (clientTradeID !== undefined) draft.clientTradeID = clientTradeID;
-  draft.timeInForce = d.timeInForce ?? 'GTC';
-  if (d.gtdTime !== undefined) draft.gtdTime = formatTime(parseRequestTime(d.gtdTime));
-  if (d.clientExtensions !== undefined) draft.clientExtensions = d.clientExtensions;
-  if (d.distance !== undefined && keepDistance) draft.distance = d.distance;
-  if (price !== undefined) draft.price = price;
-  if (premium !== undefined) draft.guaranteedExecutionPremium = premium;
-  draft.triggerCondition = 'DEFAULT';
-  s.track(s.tx.emit(draft), at);
+  if (timeInForce === 'GFD') expiresAt = nextRollover(s.now);
+  const distance = orderType === 'TRAILING_STOP_LOSS' ? Number(d.distance) : 0;
+  const immediate = timeInForce === 'FOK' || timeInForce === 'IOC';
+  const o = onFillWorkingOrder(tx as unknown as Transaction, orderType, inst, trade, trade.unitsNum > 0 ? -1 : 1, level, distance, q, expiresAt, at, d.clientExtensions, immediate);
+  s.file(o);
+  // Published with its working order: the ledger files `o` itself as the pending order.
+  s.tx.publish(tx, o);
 }

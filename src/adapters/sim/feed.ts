@@ -51,7 +51,7 @@ export function candle(s: SimState, c: Candle): void {
     return;
   }
   const high = highFirst(c, s.opts.path, s.opts.path === 'worst' ? net(s, c.instrument) : 0);
-  s.inAmbiguous = ambiguous(book, c, s.ledger.trades.values(), s.orders);
+  s.inAmbiguous = ambiguous(book, c, s.ledger.trades.values(), s.ledger.pendingOrders);
   if (s.inAmbiguous) s.stats.ambiguousCandles++;
   const pt = s.point;
   for (let p = 0; p < 4; p++) {

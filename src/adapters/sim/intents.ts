@@ -2,7 +2,7 @@ import type { Instrument } from '../../domain/instrument.ts';
 import { assertNever, type OrderIntent } from '../../domain/intents.ts';
 import type { LedgerTrade } from '../../domain/ledger.ts';
 import { formatTime, parseRequestTime, type UnixMs } from '../../domain/time.ts';
-import type { ClientExtensions, MarketOrderRequest, OrderRequest, TransactionRejectReason } from '../../domain/v20/index.ts';
+import type { ClientExtensions, MarketOrderRequest, OrderRequest, Transaction, TransactionRejectReason } from '../../domain/v20/index.ts';
 import type { MarketRequest } from './book.ts';
 import { cancelFill, cancelOrder, reject } from './cancels.ts';
 import { NO_LATENCY } from './latency.ts';
@@ -148,7 +148,7 @@ export function submit(s: SimState, intent: OrderIntent): void {
 /** The pending order of an order specifier (an ID, or `@clientOrderID`). */
 function findOrder(s: SimState, spec: string): SimOrder | undefined {
   const id = spec.startsWith('@') ? s.byClientID.get(spec.slice(1)) : spec;
-  return id === undefined ? undefined : s.orders.get(id);
+  return id === undefined ? undefined : s.order(id);
 }
 
 /** Creates (or replaces) an order: a reject, a market order queued for its next price, or a resting order filed in its book. */
@@ -217,8 +217,9 @@ function submitOrder(s: SimState, request: OrderRequest, replaces: SimOrder | un
   // MARKET_IF_TOUCHED_ORDER transaction does not (its definition has no such field): `track` takes it
   // from the current quote, as the sandbox's order view does.
   if (replacement) Object.assign(draft, replacement);
-  const tx = s.tx.emit(draft);
-  s.track(tx, arrival(s));
+  // Stamped, its working order built and filed, then published with it (the ledger files that order).
+  const tx = s.tx.stamp(draft);
+  s.tx.publish(tx, s.track(tx as unknown as Transaction, arrival(s)));
 }
 
 /** Queues a market order for the first price after its arrival, or halts it (MARKET_HALTED) when its market is closed. */
@@ -252,7 +253,7 @@ function tradeOrders(s: SimState, intent: Extract<OrderIntent, { kind: 'tradeOrd
   const inst = s.instruments.get(trade.instrument);
   for (const [type, details, existingID] of slots) {
     if (details === undefined) continue;
-    const existing = existingID !== undefined ? s.orders.get(existingID) : undefined;
+    const existing = existingID !== undefined ? s.order(existingID) : undefined;
     if (details === null) {
       if (existing) cancelOrder(s, existing, 'CLIENT_REQUEST');
       continue;
@@ -283,8 +284,8 @@ function tradeOrders(s: SimState, intent: Extract<OrderIntent, { kind: 'tradeOrd
     if (d.distance !== undefined) draft.distance = d.distance;
     if (d.gtdTime !== undefined) draft.gtdTime = formatTime(parseRequestTime(d.gtdTime as string));
     if (d.clientExtensions !== undefined) draft.clientExtensions = d.clientExtensions;
-    const tx = s.tx.emit(draft);
-    s.track(tx, arrival(s));
+    const tx = s.tx.stamp(draft);
+    s.tx.publish(tx, s.track(tx as unknown as Transaction, arrival(s)));
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Instrument } from '../../domain/instrument.ts';
-import type { Transaction } from '../../domain/v20/index.ts';
+import type { LedgerOrder } from '../../domain/ledger.ts';
+import type { ClientExtensions, Transaction } from '../../domain/v20/index.ts';
 
 /** Order types the simulator keeps resting, and MARKET, which waits only for the next price. */
 export type SimOrderType =
@@ -18,11 +19,20 @@ export type TriggerSide = 'BID' | 'ASK' | 'MID';
 /**
  * The simulator's working form of a pending order: numbers for matching, the creating
  * transaction for everything v20 echoes back. Mutable: trailing stops move `level`.
+ *
+ * It is also the ledger's pending order (`LedgerOrder`: `id`, `type`, `created`, `instrument`,
+ * `tradeID`, `clientExtensions`, the same values the ledger would file): the simulator hands it to
+ * the ledger with its create transaction (`TransactionLog.publish`), so `ledger.pendingOrders` is
+ * the one index of pending orders by ID (`SimState.order`). Market orders are no working orders:
+ * the ledger files its own `LedgerOrder` for them until their fill or cancel.
  */
-export interface SimOrder {
+export interface SimOrder extends LedgerOrder {
   readonly id: string;
   readonly type: SimOrderType;
-  readonly instrument: Instrument;
+  /** The instrument (for dependent orders, their trade's). */
+  readonly inst: Instrument;
+  /** The create transaction's instrument (the ledger's field): undefined for dependent orders. */
+  readonly instrument: string | undefined;
   /** +1 buys (fills at the ask), -1 sells (fills at the bid). */
   readonly side: 1 | -1;
   /** Signed units for entry orders; undefined for dependent orders (they close their trade). */
@@ -46,6 +56,8 @@ export interface SimOrder {
   readonly created: Transaction;
   /** Client order ID (clientExtensions.id), for @clientID specifiers; replaced by a client extensions modify. */
   clientID: string | undefined;
+  /** The order's client extensions as the ledger keeps them (the ledger's field: a modify replaces them). */
+  clientExtensions: ClientExtensions | undefined;
   /** FOK/IOC entry order (LIMIT, STOP): fills at the first price after it was created or is cancelled. */
   readonly immediate: boolean;
   /** `isLimitLike` of the order, fixed at creation (read on every candle by the quick path). */

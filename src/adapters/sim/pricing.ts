@@ -83,7 +83,7 @@ export function restingFillPrice(o: SimOrder, bid: number, ask: number, gap: boo
 export function ratchet(o: SimOrder, bid: number, ask: number): void {
   const raw = o.side === -1 ? bid - o.distance : ask + o.distance;
   if (o.side === -1 ? raw > o.level : raw < o.level) {
-    const next = o.instrument.snap(raw);
+    const next = o.inst.snap(raw);
     if (o.side === -1 ? next > o.level : next < o.level) o.level = next;
   }
 }
@@ -119,7 +119,7 @@ export function untouched(orders: readonly SimOrder[], c: Candle, scratch: Float
       if (o.side === -1) {
         const raw = c.bh - o.distance;
         if (raw > level) {
-          const scale = o.instrument.priceScale;
+          const scale = o.inst.priceScale;
           const sc = raw * scale; // snap(raw)
           const ab = Math.abs(sc);
           const next = (Math.sign(sc) * Math.round(ab + 1e-12 * Math.max(1, ab))) / scale;
@@ -128,7 +128,7 @@ export function untouched(orders: readonly SimOrder[], c: Candle, scratch: Float
       } else {
         const raw = c.al + o.distance;
         if (raw < level) {
-          const scale = o.instrument.priceScale;
+          const scale = o.inst.priceScale;
           const sc = raw * scale; // snap(raw)
           const ab = Math.abs(sc);
           const next = (Math.sign(sc) * Math.round(ab + 1e-12 * Math.max(1, ab))) / scale;

@@ -73,8 +73,11 @@ export function seedAccount(s: SimState, state: SimAccountState, o: SeedOptions)
     // activity from its creation time.
     const created = parseTime(lo.created.time);
     s.now = Number.isFinite(created) ? created : -Infinity;
-    s.track(lo.created, s.now);
-    const so = s.orders.get(lo.id)!;
+    const so = s.track(lo.created, s.now);
+    // The working order becomes the ledger's pending order (the same key: its place in the
+    // creation order is kept), with the ledger's current client extensions.
+    so.clientExtensions = lo.clientExtensions;
+    s.ledger.pendingOrders.set(lo.id, so);
     const level = trailing.get(lo.id);
     if (level !== undefined) so.level = level;
     const cid = lo.clientExtensions?.id;
@@ -88,7 +91,7 @@ export function seedAccount(s: SimState, state: SimAccountState, o: SeedOptions)
   // Trailing levels known from elsewhere (a journal's `trailingStopValues()`): a level is a price
   // the order's ratchet reached, so it is kept where it is in the trade's favour of the one filed.
   for (const id in o.trailing) {
-    const so = s.orders.get(id);
+    const so = s.order(id);
     const level = Number(o.trailing[id]);
     if (so !== undefined && so.type === 'TRAILING_STOP_LOSS' && (so.side === -1 ? level > so.level : level < so.level)) so.level = level;
   }
@@ -101,7 +104,7 @@ export function seedAccount(s: SimState, state: SimAccountState, o: SeedOptions)
   // any price starts the simulator there, never at the epoch).
   let floor = Number.isFinite(s.seedTime) ? s.seedTime : -Infinity;
   for (const t of s.ledger.trades.values()) if (t.openMs > floor) floor = t.openMs;
-  for (const so of s.orders.values()) if (so.activeFrom > floor) floor = so.activeFrom;
+  for (const so of s.liveOrders()) if (so.activeFrom > floor) floor = so.activeFrom;
   s.now = floor;
   s.seeded = true;
 }
@@ -123,11 +126,11 @@ export function snapshot(s: SimState): SimAccountState {
   const orders = [];
   for (const lo of l.pendingOrders.values()) {
     if (lo.type === 'MARKET' || lo.type === 'FIXED_PRICE') continue;
-    const so = s.orders.get(lo.id);
-    const o = orderOf(lo, so !== undefined && so.type === 'TRAILING_STOP_LOSS' ? so.instrument.price(so.level) : undefined);
+    const so = s.order(lo.id);
+    const o = orderOf(lo, so !== undefined && so.type === 'TRAILING_STOP_LOSS' ? so.inst.price(so.level) : undefined);
     // A restored MIT must face the way it did: its reference price travels with the snapshot
     // (the MARKET_IF_TOUCHED_ORDER transaction has no initialMarketPrice to rebuild it from).
-    orders.push(so?.initialMarketPrice !== undefined ? ({ ...o, initialMarketPrice: so.instrument.price(so.initialMarketPrice) } as typeof o) : o);
+    orders.push(so?.initialMarketPrice !== undefined ? ({ ...o, initialMarketPrice: so.inst.price(so.initialMarketPrice) } as typeof o) : o);
   }
   const positions = [];
   for (const [instrument, pl] of l.instrumentPL) positions.push({ instrument, pl: formatAmount(pl) });
@@ -151,10 +154,10 @@ export function snapshot(s: SimState): SimAccountState {
 /** The current level of every pending trailing stop (order ID → price text), or undefined when there is none. */
 export function trailingStopValues(s: SimState): Record<string, string> | undefined {
   let out: Record<string, string> | undefined;
-  for (const so of s.orders.values()) {
+  for (const so of s.liveOrders()) {
     if (so.type !== 'TRAILING_STOP_LOSS') continue;
     out ??= {};
-    out[so.id] = so.instrument.price(so.level);
+    out[so.id] = so.inst.price(so.level);
   }
   return out;
 }

@@ -17,7 +17,7 @@ import type { SimBrokerOptions, SimStats } from './broker.ts';
 /**
  * The simulator's state, shared by the parts that act on it (feed.ts, clock.ts, intents.ts,
  * execute.ts, cancels.ts, closeout.ts, seed.ts): the clock, the latest quotes, the books and the
- * pending orders by ID and client ID, the ledger, the transaction log and the models. It files
+ * pending orders by client ID (by ID: the ledger's), the ledger, the transaction log and the models. It files
  * orders (`track`, `untrack`) and finds them; it decides nothing. Plain fields, read and written by
  * plain functions: one object, no per-event allocation.
  */
@@ -40,8 +40,7 @@ export class SimState {
   readonly point: PathPoint = { bid: 0, ask: 0, t: 0 };
   lastQuoteName = '';
   lastQuote: Quote | undefined = undefined;
-  /** Pending orders by ID, and order IDs by client order ID (`@clientID` specifiers). */
-  readonly orders = new Map<string, SimOrder>();
+  /** Pending order IDs by client order ID (`@clientID` specifiers); by ID: `order(id)`, the ledger's index. */
   readonly byClientID = new Map<string, string>();
   /** Margin, margin call, closeout and FIFO rules (account.ts). */
   readonly account: AccountRules;
@@ -127,8 +126,29 @@ export class SimState {
     return undefined;
   }
 
-  /** Builds the simulator's working order from a create transaction (book.ts) and files it in its book. */
-  track(tx: Transaction, activeFrom: UnixMs): void {
+  /**
+   * The pending (live) working order `id`, from the one index of pending orders: the ledger's
+   * (`SimOrder`). Undefined for a market order (the ledger's own entry until its fill) and for an
+   * order already taken out of its book whose fill or cancel the ledger has not folded yet.
+   */
+  order(id: string): SimOrder | undefined {
+    const o = this.ledger.pendingOrders.get(id) as SimOrder | undefined;
+    return o !== undefined && o.live === true ? o : undefined;
+  }
+
+  /** The live working orders, in creation order (the ledger's pending orders that are working orders). */
+  liveOrders(): SimOrder[] {
+    const out: SimOrder[] = [];
+    for (const o of this.ledger.pendingOrders.values()) if ((o as SimOrder).live === true) out.push(o as SimOrder);
+    return out;
+  }
+
+  /**
+   * The simulator's working order of a create transaction `tx` (book.ts), stamped but not yet
+   * published, filed in its book: the caller publishes `tx` with it (`TransactionLog.publish(tx, o)`),
+   * and the ledger files it as the pending order.
+   */
+  track(tx: Transaction, activeFrom: UnixMs): SimOrder {
     const tradeID = (tx as { tradeID?: string }).tradeID;
     const trade = tradeID !== undefined ? this.ledger.trades.get(tradeID) : undefined;
     const last = this.lastBook;
@@ -137,19 +157,31 @@ export class SimState {
     const instrument: Instrument = last !== undefined && last.instrument.name === name ? last.instrument : this.instruments.get(name);
     const q = instrument.name === this.lastQuoteName ? this.lastQuote : this.quotes.get(instrument.name);
     const o = workingOrder(tx, instrument, trade, q, this.now, activeFrom);
-    this.orders.set(o.id, o);
+    this.file(o);
+    return o;
+  }
+
+  /**
+   * Files working order `o` in its book and the client-ID index (built by `track`, or from numbers:
+   * execute.ts). The ID index is the ledger's, which files `o` when its transaction is published.
+   */
+  file(o: SimOrder): void {
+    const instrument = o.inst;
+    const last = this.lastBook;
     if (o.clientID !== undefined) this.byClientID.set(o.clientID, o.id);
     (last !== undefined && last.instrument === instrument ? last : this.book(instrument.name)).orders.push(o);
     if (o.expiresAt < this.nextExpiry) this.nextExpiry = o.expiresAt;
   }
 
-  /** Takes a filled or cancelled order out of its book and the indexes. */
+  /**
+   * Takes a filled or cancelled order out of its book and the client-ID index; the ledger drops it
+   * from the pending orders when it folds the fill or cancel (in the same batch; `live` is false meanwhile).
+   */
   untrack(o: SimOrder): void {
     o.live = false;
-    this.orders.delete(o.id);
     if (o.clientID !== undefined && this.byClientID.get(o.clientID) === o.id) this.byClientID.delete(o.clientID);
     const last = this.lastBook;
-    const list = last !== undefined && last.instrument === o.instrument ? last.orders : this.books.get(o.instrument.name)?.orders;
+    const list = last !== undefined && last.instrument === o.inst ? last.orders : this.books.get(o.inst.name)?.orders;
     if (list) removeOrder(list, o);
   }
 }

@@ -1,4 +1,4 @@
-import type { Ledger } from '../../domain/ledger.ts';
+import type { Ledger, LedgerOrder } from '../../domain/ledger.ts';
 import { formatTime, type UnixMs } from '../../domain/time.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
 
@@ -59,13 +59,18 @@ export class TransactionLog {
 
   /** Stamps `draft` in place (it is the transaction's own fresh object: no copy), folds and delivers it. */
   emit(draft: Draft): Transaction {
+    return this.publish(this.stamp(draft));
+  }
+
+  /** Stamps `draft` in place with the next ID, the time, the user, the account and the batch (then `publish` it). */
+  stamp(draft: Draft): Draft {
     const id = this.takeID();
     draft.id = id;
     draft.time = this.timeText();
     draft.userID = 1;
     draft.accountID = this.accountID;
     draft.batchID = this.#batchID || id;
-    return this.publish(draft);
+    return draft;
   }
 
   /** The current batch's ID, or `id` when no batch was begun. */
@@ -88,10 +93,13 @@ export class TransactionLog {
     return this.#timeText;
   }
 
-  /** Folds a stamped transaction into the ledger and hands it to the listeners. */
-  publish(stamped: Draft): Transaction {
+  /**
+   * Folds a stamped transaction into the ledger and hands it to the listeners. `order`: the
+   * working order an order-creating transaction creates, which the ledger files as its pending order.
+   */
+  publish(stamped: Draft, order?: LedgerOrder): Transaction {
     const tx = stamped as unknown as Transaction;
-    this.ledger.apply(tx);
+    this.ledger.apply(tx, order);
     const listeners = this.#listeners;
     for (let i = 0; i < listeners.length; i++) listeners[i]!(tx);
     return tx;
