@@ -330,9 +330,9 @@ export class RedisTrialRunner implements TrialRunner {
     const { queue, events, client, link } = this.target;
     if (link.isLost) {
       // Nothing to say to a server that is gone: drop the connections (a graceful close would wait for it).
+      // Not awaited: BullMQ's close can stay pending for good once its connections have given up.
       link.lose();
-      await Promise.allSettled([events.disconnect(), queue.disconnect()]);
-      await Promise.allSettled([events.close(), queue.close()]);
+      void Promise.allSettled([events.disconnect(), queue.disconnect()]).then(() => Promise.allSettled([events.close(), queue.close()]));
     } else await Promise.allSettled([events.close(), queue.close()]);
     client.disconnect();
   }
@@ -430,14 +430,18 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
   void link.lost.then((reason) => fail(new QueueLostError(where(t), reason, link.reconnectMs)));
   const stop = async (): Promise<void> => {
     stopping = true;
-    if (link.isLost) {
-      // The server is gone: drop the connections rather than wait to tell it goodbye.
-      await Promise.allSettled([worker.disconnect()]);
-    }
-    await worker.close(true);
     const c = current;
     current = undefined;
-    await c?.ready.then((p) => p.runner.close(), () => {});
+    if (link.isLost) {
+      // The server is gone: end the threads first (a trial still running would keep the process
+      // alive), then drop the connections without waiting on them. BullMQ's close can stay pending
+      // for good once its connections have given up (seen under load: the worker never exited).
+      await c?.ready.then((p) => p.runner.close(), () => {});
+      void Promise.allSettled([worker.disconnect()]).then(() => worker.close(true)).catch(() => {});
+    } else {
+      await worker.close(true);
+      await c?.ready.then((p) => p.runner.close(), () => {});
+    }
     client.disconnect();
     finish();
   };
