@@ -234,18 +234,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
     const dir = resolve(a.out ?? join(config.run.runsDir, 'sweeps', `${loaded.name}-${sweepHash}`));
     if (a.queue !== undefined) {
       // The trials go to Redis; `fxflow worker` processes read this manifest, check their data against its hash, and run them.
-      pool = RedisTrialRunner.open(a.queue, {
-        sweepId: `${loaded.name}-${sweepHash}`,
-        strategyName: loaded.name,
-        strategyFile: loaded.file,
-        strategyHash,
-        config,
-        configHash,
-        dataHash: data.dataHash,
-        data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
-        subscriptionParams: space.params(space.validPoints()[0]!),
-        createdAt: new Date().toISOString(),
-      }, undefined, a.reconnectMs);
+      pool = openSweepQueue(a, a.queue, `${loaded.name}-${sweepHash}`, loaded, space, config, { strategyHash, configHash, dataHash: data.dataHash });
       pool.catch(() => {});
       await pool;
     }
@@ -283,6 +272,33 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
 }
 
 /** The command line as typed, for "run the same command again" (a password in a redis:// URL hidden). */
+/**
+ * Opens the Redis queue of a sweep or walk-forward with its manifest: what `fxflow worker`
+ * processes read to check their strategy and data against the coordinator's before running trials.
+ */
+export function openSweepQueue(
+  a: OptimizeArgs,
+  url: string,
+  sweepId: string,
+  loaded: { readonly name: string; readonly file: string },
+  space: ReturnType<typeof buildSpace>,
+  config: BacktestConfig,
+  hashes: { readonly strategyHash: string; readonly configHash: string; readonly dataHash: string },
+): Promise<TrialRunner> {
+  return RedisTrialRunner.open(url, {
+    sweepId,
+    strategyName: loaded.name,
+    strategyFile: loaded.file,
+    strategyHash: hashes.strategyHash,
+    config,
+    configHash: hashes.configHash,
+    dataHash: hashes.dataHash,
+    data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
+    subscriptionParams: space.params(space.validPoints()[0]!),
+    createdAt: new Date().toISOString(),
+  }, undefined, a.reconnectMs);
+}
+
 export function sameCommand(): string {
   const q = (x: string): string => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`);
   return `fxflow ${process.argv.slice(2).map((x) => q(x.replace(/(redis:\/\/[^:@/]*:)[^@/]*@/, '$1***@'))).join(' ')}`;

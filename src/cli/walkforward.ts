@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { WorkerPool, type TrialRunner } from '../research/pool.ts';
-import { QueueLostError, RedisTrialRunner, describeQueue, openRedis, parseQueueUrl } from '../research/queue.ts';
+import { QueueLostError, describeQueue, openRedis, parseQueueUrl } from '../research/queue.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { canonical, sha256, sweepHashes } from '../research/sweep.ts';
 import { SpaceError } from '../research/space.ts';
@@ -9,7 +9,7 @@ import { parseSpan, runWalkForward, windowDir, windows, WalkForwardError, type W
 import { writeWalkForwardReport } from '../report/sweep-report.ts';
 import { ROOT, parseDate } from '../app/config.ts';
 import { dataCatalog, fileSource } from '../app/sources.ts';
-import { cacheFor, lostRedis, optimizeCommand, prepare, type OptimizeArgs } from './optimize.ts';
+import { cacheFor, lostRedis, openSweepQueue, optimizeCommand, prepare, type OptimizeArgs } from './optimize.ts';
 
 export interface WalkForwardArgs extends OptimizeArgs {
   train: string;
@@ -54,18 +54,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
     if (a.queue !== undefined) {
       // One manifest for the whole walk-forward (the data of the whole period): each window's trials
       // and out-of-sample runs are jobs carrying their own period, keyed as optimize keys its trials.
-      pool = RedisTrialRunner.open(a.queue, {
-        sweepId: `${loaded.name}-wf-${hash}`,
-        strategyName: loaded.name,
-        strategyFile: loaded.file,
-        strategyHash,
-        config,
-        configHash,
-        dataHash: data.dataHash,
-        data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
-        subscriptionParams: space.params(space.validPoints()[0]!),
-        createdAt: new Date().toISOString(),
-      }, undefined, a.reconnectMs);
+      pool = openSweepQueue(a, a.queue, `${loaded.name}-wf-${hash}`, loaded, space, config, { strategyHash, configHash, dataHash: data.dataHash });
       pool.catch(() => {});
       await pool;
     }
