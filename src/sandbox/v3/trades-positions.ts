@@ -131,8 +131,9 @@ export function tradePositionRoutes(c: V3Context, on: On): void {
     for (const t of txs) {
       const x = t as Transaction & { orderID?: string; longPositionCloseout?: unknown; shortPositionCloseout?: unknown };
       if (isReject(t)) {
+        // Under the side it refuses (an incomplete request names neither side: under long).
         rejected ??= t;
-        body.longOrderRejectTransaction ??= t;
+        body[x.shortPositionCloseout !== undefined ? 'shortOrderRejectTransaction' : 'longOrderRejectTransaction'] = t;
       } else if (t.type === 'MARKET_ORDER') {
         const side = x.longPositionCloseout !== undefined ? 'long' : 'short';
         sideOf.set(t.id, side);
