@@ -57,6 +57,9 @@ export function candle(s: SimState, c: Candle): void {
   for (let p = 0; p < 4; p++) {
     pathPoint(c, p, high, pt);
     const { bid, ask, t } = pt;
+    // The expiries and rollovers inside the candle happen before the points after them (the
+    // close point stands for the last price before c.at: what is due at c.at comes after it).
+    if (p === 1 || p === 2) advance(s, t);
     s.now = t;
     s.setQuote(c.instrument, bid, ask);
     matchPoint(s, book, bid, ask, t, p === 0);
