@@ -12,7 +12,7 @@ import { formatTime, formatUnixTime, parseRequestTime, parseTime, type UnixMs } 
 import type { Transaction } from '../domain/v20/index.ts';
 import { retiredCall } from '../domain/v20/retired.ts';
 import { SandboxAccount } from './account.ts';
-import { FaultError, Faults, type FaultCounters, type FaultOptions, type StreamConn } from './faults.ts';
+import { DEFAULT_STREAM_LIMITS, FaultError, Faults, type FaultCounters, type FaultOptions, type StreamConn, type StreamLimits } from './faults.ts';
 import { fillModels, type FillModelNames } from './fill-models.ts';
 import { labsRoute } from './labs.ts';
 import { legacyReplacement, legacyRoute } from './legacy/routes.ts';
@@ -22,7 +22,7 @@ import { Replay } from './replay.ts';
 import { clientErrorResponse, decodeSegment, InputError, MAX_BODY_BYTES, parseJsonBody, readBody, requestTarget } from './http-input.ts';
 import type { SandboxReply, SandboxRoute } from './route.ts';
 import { accountRoutes } from './v3/accounts.ts';
-import { HttpError, type Handler, type V3Context } from './v3/context.ts';
+import { HttpError, type Handler, type SandboxStats, type V3Context } from './v3/context.ts';
 import { controlRoutes, controlTime } from './v3/control.ts';
 import { orderRoutes } from './v3/orders.ts';
 import { pricingRoutes } from './v3/pricing.ts';
@@ -30,6 +30,7 @@ import { tradePositionRoutes } from './v3/trades-positions.ts';
 import { transactionRoutes } from './v3/transactions.ts';
 
 export type { FaultOptions } from './faults.ts';
+export type { SandboxStats } from './v3/context.ts';
 
 /** Options of `startSandbox`. Every field has a default suited to tests. */
 export interface SandboxOptions {
@@ -60,6 +61,13 @@ export interface SandboxOptions {
   keepTransactions?: number;
   /** Default 5000. */
   heartbeatMs?: number;
+  /**
+   * The slow-consumer bound of streams: a stream whose reader stops reading is closed once more
+   * than `maxQueuedBytes` (default 1 MiB) wait in the process for its socket, or once its socket
+   * has refused writes for `maxBlockedMs` real ms (default 10,000) with no drain. Counted in
+   * `stats().slowStreamsClosed`.
+   */
+  streams?: { maxQueuedBytes?: number; maxBlockedMs?: number };
   faults?: FaultOptions;
   /**
    * The simulator's fill models (the sandbox's own; `POST /sandbox/faults` can switch them while it
@@ -110,7 +118,7 @@ export interface Sandbox {
   setFinancing(instrument: string, rates: { longRate: string; shortRate: string }): void;
   /** Replaces the fault set. */
   setFaults(f: FaultOptions): void;
-  stats(): { requests: number; streamConnections: number; droppedStreams: number; linesWritten: number; delayedOrders: number };
+  stats(): SandboxStats;
   /**
    * The migration report: each legacy (/v1) call the clients made, how often, its /v3 replacement
    * and the field mapping; Markdown, or JSON when `json`.
@@ -155,6 +163,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const startMs = opts.start === undefined ? parseTime(DEFAULT_START) : typeof opts.start === 'number' ? opts.start : parseRequestTime(opts.start);
   if (!Number.isFinite(startMs)) throw new SandboxError(`sandbox start '${String(opts.start)}' is not a time: give RFC 3339 (2024-01-02T00:00:00Z) or epoch ms`);
   const heartbeatMs = opts.heartbeatMs ?? 5000;
+  const streamLimits: StreamLimits = { ...DEFAULT_STREAM_LIMITS };
+  for (const k of ['maxQueuedBytes', 'maxBlockedMs'] as const) {
+    const v = opts.streams?.[k];
+    if (v === undefined) continue;
+    if (!(Number.isFinite(v) && v > 0)) throw new SandboxError(`sandbox option streams.${k} must be a number > 0 (got ${String(v)}); leave it out for the default ${DEFAULT_STREAM_LIMITS[k]}`);
+    streamLimits[k] = v;
+  }
   const dataRoot = opts.data !== undefined ? resolve(opts.data) : resolve(ROOT, 'data/catalog');
   if (opts.data === undefined) await ensureSample(dataRoot);
   else if (!existsSync(dataRoot)) throw new SandboxError(`sandbox data folder ${dataRoot} does not exist: give a catalog folder (fxflow data import ...) or leave --data out for the bundled sample`);
@@ -220,7 +235,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     applyFill({ ...(f.slippage !== undefined ? { slippage: f.slippage } : {}), ...(f.latency !== undefined ? { latency: f.latency } : {}) }, (n) => `faults.${n}`, quiet);
   };
   const faults = new Faults(opts.faults);
-  const counters: FaultCounters & { requests: number; streamConnections: number } = { requests: 0, streamConnections: 0, droppedStreams: 0, linesWritten: 0 };
+  const counters: FaultCounters & { requests: number; streamConnections: number } = { requests: 0, streamConnections: 0, droppedStreams: 0, linesWritten: 0, slowStreamsClosed: 0 };
   if (opts.faults?.slippage !== undefined || opts.faults?.latency !== undefined) {
     try {
       setFaults(opts.faults, false);
@@ -275,13 +290,24 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         : { kind: 'tick', instrument: p.instrument, at, bid: p.bid, ask: p.ask });
       a.priced(p.instrument, at);
     }
-    if (faults.stalled) return;
+    if (faults.stalled || priceStreams.size === 0) return;
+    // One line per account and time format for all the streams that want it (300 streams of one
+    // account cost one JSON text, not 300).
+    lineCache.clear();
     for (const s of priceStreams) {
       if (!s.instruments.has(p.instrument)) continue;
-      const body = priceJSON(s.account, p.instrument);
-      if (body && !streamWrite(s.conn, body, s.unix)) priceStreams.delete(s);
+      const key = s.unix ? `u${s.account.id}` : s.account.id;
+      let line = lineCache.get(key);
+      if (line === undefined) {
+        const body = priceJSON(s.account, p.instrument);
+        if (body === undefined) continue;
+        line = `${toJSON(body, s.unix)}\n`;
+        lineCache.set(key, line);
+      }
+      if (!faults.writeLine(s.conn, line, counters)) priceStreams.delete(s);
     }
   };
+  const lineCache = new Map<string, string>();
 
   /** The quote a held-back order meets at its arrival: the sandbox's current one (with its liquidity when the price gave one). */
   const quoteOf = (instrument: string): { bid: number; ask: number; liquidity?: number } | undefined => {
@@ -403,10 +429,19 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const legacy = legacyRoute({ accounts, instruments, now: () => now, baseUrl: () => baseUrl, submit, ...(opts.legacyRateClock ? { rateClock: opts.legacyRateClock } : {}), ...(opts.legacyMaxScan !== undefined ? { maxScan: opts.legacyMaxScan } : {}) });
   const mounted: SandboxRoute[] = [legacy.route, labsRoute({ now: () => now, instruments, ...(opts.labs !== undefined ? { recorded: resolve(opts.labs) } : {}) }), oauth];
 
-  const stats = (): ReturnType<Sandbox['stats']> => ({
+  const queuedBytes = (): number => {
+    let n = 0;
+    for (const x of priceStreams) n += x.conn.res.writableLength;
+    for (const x of txStreams) n += x.conn.res.writableLength;
+    return n;
+  };
+  const stats = (): SandboxStats => ({
     requests: counters.requests,
     streamConnections: counters.streamConnections,
     droppedStreams: counters.droppedStreams,
+    slowStreamsClosed: counters.slowStreamsClosed,
+    openStreams: priceStreams.size + txStreams.size,
+    streamQueuedBytes: queuedBytes(),
     linesWritten: counters.linesWritten,
     delayedOrders: [...accounts.values()].reduce((n, a) => n + a.delayed, 0),
   });
@@ -420,7 +455,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     res.on('error', (e) => log?.debug({ err: e.message }, 'stream connection error'));
     res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'RequestID': nextRequestID(), 'Cache-Control': 'no-cache' });
     res.flushHeaders();
-    return { res, lines: 0, chain: Promise.resolve() };
+    return { res, lines: 0, chain: Promise.resolve(), busy: 0, blockedSince: undefined, limits: streamLimits };
   };
   const nextRequestID = (): string => String(++requestID + 1_000_000_000);
 

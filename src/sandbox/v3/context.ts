@@ -47,6 +47,20 @@ export const A = '/v3/accounts/{accountID}';
 export interface PriceStream { conn: StreamConn; account: SandboxAccount; instruments: Set<string>; unix: boolean }
 export interface TxStream { conn: StreamConn; account: SandboxAccount; unix: boolean; off: () => void }
 
+/** The counters of `Sandbox.stats()` (and of GET /sandbox/stats). */
+export interface SandboxStats {
+  requests: number;
+  streamConnections: number;
+  droppedStreams: number;
+  linesWritten: number;
+  delayedOrders: number;
+  /** Streams closed because their reader stopped reading (SandboxOptions.streams). */
+  slowStreamsClosed: number;
+  /** Streams open now, and the bytes waiting in the process for their sockets. */
+  openStreams: number;
+  streamQueuedBytes: number;
+}
+
 /** The running sandbox, as its routes read and move it. */
 export interface V3Context {
   readonly accounts: ReadonlyMap<string, SandboxAccount>;
@@ -83,7 +97,7 @@ export interface V3Context {
   /** A fresh intent ID. */
   intentID(): string;
   /** The counters of GET /sandbox/stats. */
-  stats(): { requests: number; streamConnections: number; droppedStreams: number; linesWritten: number; delayedOrders: number };
+  stats(): SandboxStats;
   readonly loopDelay: IntervalHistogram;
   /** The slowest request handler since the last reset (wall and CPU ms). */
   readonly slowest: { ms: number; cpuMs: number; request: string };
