@@ -102,12 +102,12 @@ export interface FaultCounters {
  * was last refused and no drain came. Whichever comes first.
  */
 export interface StreamLimits {
-  /** Default 1 MiB. */
+  /** Default 512 KiB. */
   maxQueuedBytes: number;
   /** Default 10,000. */
   maxBlockedMs: number;
 }
-export const DEFAULT_STREAM_LIMITS: StreamLimits = { maxQueuedBytes: 1 << 20, maxBlockedMs: 10_000 };
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { maxQueuedBytes: 512 * 1024, maxBlockedMs: 10_000 };
 
 /**
  * The fault state of a running sandbox: which REST requests fail and how stream lines are written.
@@ -213,7 +213,7 @@ export class Faults {
   /** Whether the stream's reader is past the slow-consumer bound (bytes queued, or blocked too long). */
   #slow(conn: StreamConn): boolean {
     const res = conn.res;
-    if (res.writableLength > conn.limits.maxQueuedBytes) return true;
+    if (res.writableLength + conn.held.length > conn.limits.maxQueuedBytes) return true;
     if (!res.writableNeedDrain) {
       conn.blockedSince = undefined;
       return false;
@@ -228,12 +228,25 @@ export class Faults {
     if (split === undefined) {
       // Written at once when no split write is on its way (no promise per line); else after it.
       if (conn.busy === 0) {
-        if (!conn.res.writableEnded) conn.res.write(text);
+        if (conn.res.writableEnded) return;
+        if (conn.res.writableNeedDrain || conn.held !== '') {
+          // The socket is full: the line waits in one string until it drains (not as a write of
+          // its own each: thousands of small queued writes cost memory, and their callbacks time
+          // when the stream is closed).
+          conn.held += text;
+          if (!conn.drainHooked) {
+            conn.drainHooked = true;
+            conn.res.once('drain', () => flushHeld(conn));
+          }
+          return;
+        }
+        conn.res.write(text);
         return;
       }
       conn.busy++;
       conn.chain = conn.chain.then(() => {
         conn.busy--;
+        if (conn.held !== '') flushHeld(conn);
         if (!conn.res.destroyed && !conn.res.writableEnded) conn.res.write(text);
       });
       return;
@@ -243,6 +256,7 @@ export class Faults {
     conn.busy++;
     conn.chain = conn.chain.then(async () => {
       try {
+        if (conn.held !== '') flushHeld(conn);
         for (let i = 0; i < buf.length; i += n) {
           if (conn.res.destroyed || conn.res.writableEnded) return;
           conn.res.write(buf.subarray(i, i + n));
@@ -255,6 +269,14 @@ export class Faults {
   }
 }
 
+/** Writes what waited for the socket to drain (lines arriving meanwhile wait again if it fills). */
+function flushHeld(conn: StreamConn): void {
+  conn.drainHooked = false;
+  const text = conn.held;
+  conn.held = '';
+  if (text !== '' && !conn.res.destroyed && !conn.res.writableEnded) conn.res.write(text);
+}
+
 /** One open stream connection. */
 export interface StreamConn {
   readonly res: ServerResponse;
@@ -262,6 +284,9 @@ export interface StreamConn {
   chain: Promise<void>;
   /** Writes waiting in `chain` (split lines, and the lines after them): while any, new lines queue behind. */
   busy: number;
+  /** Lines waiting for the socket to drain, and whether a drain listener is set. */
+  held: string;
+  drainHooked: boolean;
   /** When a write was first refused with no drain since (real ms), or undefined. */
   blockedSince: number | undefined;
   readonly limits: StreamLimits;

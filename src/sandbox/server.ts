@@ -63,7 +63,7 @@ export interface SandboxOptions {
   heartbeatMs?: number;
   /**
    * The slow-consumer bound of streams: a stream whose reader stops reading is closed once more
-   * than `maxQueuedBytes` (default 1 MiB) wait in the process for its socket, or once its socket
+   * than `maxQueuedBytes` (default 512 KiB) wait in the process for its socket, or once its socket
    * has refused writes for `maxBlockedMs` real ms (default 10,000) with no drain. Counted in
    * `stats().slowStreamsClosed`.
    */
@@ -431,8 +431,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   const queuedBytes = (): number => {
     let n = 0;
-    for (const x of priceStreams) n += x.conn.res.writableLength;
-    for (const x of txStreams) n += x.conn.res.writableLength;
+    for (const x of priceStreams) n += x.conn.res.writableLength + x.conn.held.length;
+    for (const x of txStreams) n += x.conn.res.writableLength + x.conn.held.length;
     return n;
   };
   const stats = (): SandboxStats => ({
@@ -455,7 +455,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     res.on('error', (e) => log?.debug({ err: e.message }, 'stream connection error'));
     res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'RequestID': nextRequestID(), 'Cache-Control': 'no-cache' });
     res.flushHeaders();
-    return { res, lines: 0, chain: Promise.resolve(), busy: 0, blockedSince: undefined, limits: streamLimits };
+    return { res, lines: 0, chain: Promise.resolve(), busy: 0, held: '', drainHooked: false, blockedSince: undefined, limits: streamLimits };
   };
   const nextRequestID = (): string => String(++requestID + 1_000_000_000);
 
