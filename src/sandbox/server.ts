@@ -475,8 +475,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   /** Whether a request carries the required token (or one the OAuth endpoints issued). */
   const authorized = (req: IncomingMessage): boolean => {
     if (opts.requireToken === undefined) return true;
-    const auth = req.headers.authorization ?? '';
-    const token = auth.startsWith('Bearer ') ? auth.slice(7) : undefined;
+    // The scheme is case-insensitive (RFC 9110 11.1): 'bearer' is 'Bearer'.
+    const auth = /^bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+    const token = auth?.[1];
     return token !== undefined && (token === opts.requireToken || oauth.issued.has(token));
   };
 
@@ -513,10 +514,22 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         return;
       }
       let body: unknown;
-      // OAuth's token endpoint takes a form body (RFC 6749 4.1.3): routes get it as text.
-      const form = (req.headers['content-type'] ?? '').toString().startsWith('application/x-www-form-urlencoded');
+      // OAuth's token endpoint (RFC 6749 4.1.3) and the legacy /v1 routes take form bodies: they get
+      // them as text. Only there: the v20 routes read every body as JSON whatever its Content-Type
+      // (curl -d sends JSON labelled as a form), and a body that is not JSON is a 400 saying what to send.
+      const form = path.startsWith('/v1/') && (req.headers['content-type'] ?? '').toString().startsWith('application/x-www-form-urlencoded');
       if (form) body = text;
-      else if (text.trim() !== '') body = parseJsonBody(text);
+      else if (text.trim() !== '') {
+        try {
+          body = parseJsonBody(text);
+        } catch (e) {
+          const type = req.headers['content-type'];
+          if (e instanceof InputError && type !== undefined && !/json/i.test(type)) {
+            throw new InputError(400, `${e.message}. The body is read as JSON whatever its Content-Type (it was '${type}'): send a JSON object, with Content-Type: application/json`);
+          }
+          throw e;
+        }
+      }
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
       for (const route of mounted) {
