@@ -60,6 +60,15 @@ describe('timed events in time order, whatever the step', () => {
     expect(h.sim.ledger.trades.size).toBe(0);
   });
 
+  it('an order due inside a candle that cannot touch it is stamped at its due time, not the candle close', () => {
+    const h = harness();
+    h.feed(candle(EU, T0, [1.1, 1.1, 1.1, 1.1]));
+    const due = T0 + MINUTE + 25_000;
+    h.submit(pending('LIMIT', EU, '100', '1.00000', { timeInForce: 'GTD', gtdTime: formatTime(due) }));
+    const out = h.feed(candle(EU, T0 + MINUTE, [1.1, 1.1001, 1.0999, 1.1]));
+    expect(out.map((t) => [t.type, t.time])).toEqual([['ORDER_CANCEL', formatTime(due)]]);
+  });
+
   it('property: splitting a clock step into smaller steps never changes a single transaction', () => {
     const orderArb = fc.record({
       gtdHours: fc.integer({ min: 1, max: 24 * 9 }).map((m) => m / 4),

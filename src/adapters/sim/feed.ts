@@ -37,7 +37,6 @@ export function candle(s: SimState, c: Candle): void {
   advance(s, c.time);
   if (book.lastTick >= c.time && s.opts.path === 'exact') {
     // Exact replay: the ticks inside this candle already did the matching, price by price.
-    s.now = c.at;
     advance(s, c.at);
     return;
   }
@@ -46,7 +45,7 @@ export function candle(s: SimState, c: Candle): void {
     // Nothing can fill and the margin is safe at this candle's worst prices: only the quote moves
     // (and trailing stops follow, in quickUntouched).
     s.setQuote(c.instrument, c.bc, c.ac);
-    s.now = c.at;
+    // Expiries inside the candle are stamped at their own times (advance moves the clock to c.at).
     advance(s, c.at);
     return;
   }
