@@ -1,15 +1,14 @@
 /** The /v3 account routes: the list, details, summary, instruments, configuration, changes; and candles. */
 import { candlesReply } from '../candles.ts';
-import type { SandboxAccount } from '../account.ts';
-import { tradeSummary } from '../account.ts';
+import { tradeSummary, type SandboxAccount } from '../account.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
 import { A, HttpError, objectBody, ok, type Handler, type On, type V3Context } from './context.ts';
 import { tooOld } from './transactions.ts';
 
-
 /** /changes serves at most this many transactions; an older sinceTransactionID is a 416. */
 const MAX_CHANGES = 500;
 
+/** Mounts the account routes on `on`. */
 export function accountRoutes(c: V3Context, on: On): void {
   const { account, accounts, instruments, financing, faults, catalog } = c;
   on('GET', '/v3/accounts', () => ok({ accounts: [...accounts.keys()].map((id) => ({ id, tags: [] })) }));

@@ -3,7 +3,6 @@ import { formatTime, parseRequestTime } from '../../domain/time.ts';
 import { FaultError, type FaultOptions } from '../faults.ts';
 import { HttpError, objectBody, ok, type On, type V3Context } from './context.ts';
 
-
 const DAY_MS = 86_400_000;
 /** The control endpoints move the clock no further than this (the simulator charges financing per day). */
 const MAX_CONTROL_TIME = Date.UTC(2200, 0, 1);
@@ -15,6 +14,7 @@ export const controlTime = (v: unknown): number => {
   return Number.NaN;
 };
 
+/** Mounts the /sandbox control routes on `on`. */
 export function controlRoutes(c: V3Context, on: On): void {
   const { accounts, faults, financing, setFinancing, setFaults, setTime, tick, stats, loopDelay, slowest } = c;
   /**

@@ -8,7 +8,6 @@ import { rejectMessage } from '../reject-messages.ts';
 import type { SandboxReply } from '../route.ts';
 import { A, HttpError, filterByIds, ids, isReject, objectBody, ok, pageOf, type On, type Req, type V3Context } from './context.ts';
 
-
 /** v20's response to an order create/replace/close: transactions by role. */
 export const orderResponse = (a: SandboxAccount, txs: Transaction[], prefix = ''): { body: Record<string, unknown>; rejected: Transaction | undefined } => {
   const body: Record<string, unknown> = {};
@@ -67,6 +66,7 @@ export const parseOrder = (instruments: InstrumentRegistry, body: unknown): Orde
   return r.value;
 };
 
+/** Mounts the order routes on `on`. */
 export function orderRoutes(c: V3Context, on: On): void {
   const { account, instruments, submit, submitAndWait, intentID } = c;
   on('POST', `${A}/orders`, async (r, [id]) => {

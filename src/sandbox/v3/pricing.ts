@@ -2,7 +2,7 @@
 import { formatTime, parseRequestTime } from '../../domain/time.ts';
 import { A, HttpError, ok, type On, type V3Context } from './context.ts';
 
-
+/** Mounts the pricing routes (the price stream included) on `on`. */
 export function pricingRoutes(c: V3Context, on: On): void {
   const { account, instruments, priceJSON, openStream, priceStreams, streamWrite } = c;
   const instrumentsParam = (url: URL): string[] => {

@@ -6,7 +6,7 @@ import type { SandboxReply } from '../route.ts';
 import { A, HttpError, filterByIds, ids, isReject, objectBody, ok, pageOf, units, type On, type Req, type V3Context } from './context.ts';
 import { orderResponse, rejectReply } from './orders.ts';
 
-
+/** Mounts the trade and position routes on `on`. */
 export function tradePositionRoutes(c: V3Context, on: On): void {
   const { account, instruments, submit, submitAndWait, intentID } = c;
   const tradesList = (r: Req, a: SandboxAccount, openOnly: boolean): SandboxReply => {

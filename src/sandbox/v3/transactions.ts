@@ -4,7 +4,6 @@ import type { Transaction } from '../../domain/v20/index.ts';
 import type { SandboxAccount } from '../account.ts';
 import { A, HttpError, ok, type On, type V3Context } from './context.ts';
 
-
 export const txSlice = (a: SandboxAccount, from: number, to: number, url: URL): Transaction[] => {
   const typeText = url.searchParams.get('type');
   const types = typeText !== null ? new Set(typeText.split(',')) : undefined;
@@ -27,6 +26,7 @@ export function txFilterOf(type: string): string {
   return type;
 }
 
+/** Mounts the transaction routes (the transaction stream included) on `on`. */
 export function transactionRoutes(c: V3Context, on: On): void {
   const { account, openStream, streamWrite, txStreams } = c;
   on('GET', `${A}/transactions`, (r, [id]) => {
