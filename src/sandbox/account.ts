@@ -649,6 +649,8 @@ export class SandboxAccount {
       guaranteedStopLossOrderMode: 'ALLOWED',
       pl: formatAmount(ledger.pl),
       resettablePL: formatAmount(ledger.pl),
+      // As the live service is reported to send for an account never reset: "0", which is also the
+      // UNIX form of a v20 DateTime (the epoch). Kept (docs/sandbox.md, differences).
       resettablePLTime: '0',
       financing: formatAmount(ledger.financing),
       commission: formatAmount(ledger.commission),

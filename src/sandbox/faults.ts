@@ -92,7 +92,22 @@ export function seededRandom(seed: number): () => number {
 export interface FaultCounters {
   linesWritten: number;
   droppedStreams: number;
+  /** Streams closed because their reader stopped reading (the slow-consumer bound). */
+  slowStreamsClosed: number;
 }
+
+/**
+ * How long a stream may stay unwritable before it is closed, as a server treats a consumer that
+ * stops reading: bytes queued in the process beyond what the socket took, or real ms since a write
+ * was last refused and no drain came. Whichever comes first.
+ */
+export interface StreamLimits {
+  /** Default 512 KiB. */
+  maxQueuedBytes: number;
+  /** Default 10,000. */
+  maxBlockedMs: number;
+}
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { maxQueuedBytes: 512 * 1024, maxBlockedMs: 10_000 };
 
 /**
  * The fault state of a running sandbox: which REST requests fail and how stream lines are written.
@@ -162,6 +177,14 @@ export class Faults {
    * the lines in order.
    */
   writeLine(conn: StreamConn, line: string, counters: FaultCounters): boolean {
+    if (conn.res.destroyed) return false;
+    if (this.#slow(conn)) {
+      // A reader that stopped reading: closed, as a real server drops a slow consumer, so its
+      // queue stops growing (memory stays bounded whatever the readers do).
+      counters.slowStreamsClosed++;
+      conn.res.destroy();
+      return false;
+    }
     const corrupt = this.opts.corruptLineRate ?? 0;
     if (corrupt > 0 && this.#random() < corrupt) this.#write(conn, '{"type":"PRICE","instrument":\n');
     this.#write(conn, line);
@@ -187,24 +210,71 @@ export class Faults {
     return true;
   }
 
+  /** Whether the stream's reader is past the slow-consumer bound (bytes queued, or blocked too long). */
+  #slow(conn: StreamConn): boolean {
+    const res = conn.res;
+    if (res.writableLength + conn.held.length > conn.limits.maxQueuedBytes) return true;
+    if (!res.writableNeedDrain) {
+      conn.blockedSince = undefined;
+      return false;
+    }
+    const now = Date.now();
+    conn.blockedSince ??= now;
+    return now - conn.blockedSince > conn.limits.maxBlockedMs;
+  }
+
   #write(conn: StreamConn, text: string): void {
     const split = this.opts.splitLines;
     if (split === undefined) {
+      // Written at once when no split write is on its way (no promise per line); else after it.
+      if (conn.busy === 0) {
+        if (conn.res.writableEnded) return;
+        if (conn.res.writableNeedDrain || conn.held !== '') {
+          // The socket is full: the line waits in one string until it drains (not as a write of
+          // its own each: thousands of small queued writes cost memory, and their callbacks time
+          // when the stream is closed).
+          conn.held += text;
+          if (!conn.drainHooked) {
+            conn.drainHooked = true;
+            conn.res.once('drain', () => flushHeld(conn));
+          }
+          return;
+        }
+        conn.res.write(text);
+        return;
+      }
+      conn.busy++;
       conn.chain = conn.chain.then(() => {
+        conn.busy--;
+        if (conn.held !== '') flushHeld(conn);
         if (!conn.res.destroyed && !conn.res.writableEnded) conn.res.write(text);
       });
       return;
     }
     const buf = Buffer.from(text, 'utf8');
     const n = split === 'byte' ? 1 : Math.max(1, Math.floor(split));
+    conn.busy++;
     conn.chain = conn.chain.then(async () => {
-      for (let i = 0; i < buf.length; i += n) {
-        if (conn.res.destroyed || conn.res.writableEnded) return;
-        conn.res.write(buf.subarray(i, i + n));
-        await new Promise<void>((r) => setImmediate(r));
+      try {
+        if (conn.held !== '') flushHeld(conn);
+        for (let i = 0; i < buf.length; i += n) {
+          if (conn.res.destroyed || conn.res.writableEnded) return;
+          conn.res.write(buf.subarray(i, i + n));
+          await new Promise<void>((r) => setImmediate(r));
+        }
+      } finally {
+        conn.busy--;
       }
     });
   }
+}
+
+/** Writes what waited for the socket to drain (lines arriving meanwhile wait again if it fills). */
+function flushHeld(conn: StreamConn): void {
+  conn.drainHooked = false;
+  const text = conn.held;
+  conn.held = '';
+  if (text !== '' && !conn.res.destroyed && !conn.res.writableEnded) conn.res.write(text);
 }
 
 /** One open stream connection. */
@@ -212,4 +282,12 @@ export interface StreamConn {
   readonly res: ServerResponse;
   lines: number;
   chain: Promise<void>;
+  /** Writes waiting in `chain` (split lines, and the lines after them): while any, new lines queue behind. */
+  busy: number;
+  /** Lines waiting for the socket to drain, and whether a drain listener is set. */
+  held: string;
+  drainHooked: boolean;
+  /** When a write was first refused with no drain since (real ms), or undefined. */
+  blockedSince: number | undefined;
+  readonly limits: StreamLimits;
 }

@@ -45,7 +45,11 @@ export interface SimBrokerOptions {
   readonly initialBalance: string;
   /** The account's margin rate (0.02 = 50:1). Each instrument uses the stricter of this and its own. */
   readonly marginRate: string;
-  /** Hedging account: DEFAULT positionFill opens new trades instead of reducing (v20 OPEN_ONLY). */
+  /**
+   * Hedging account: DEFAULT positionFill opens new trades instead of reducing (v20 OPEN_ONLY), and
+   * OPEN_ONLY may open beside an opposite position. Without it (netting) an OPEN_ONLY order against
+   * an open opposite position is cancelled with FIFO_VIOLATION: one side per instrument.
+   */
   readonly hedging?: boolean;
   /**
    * FIFO account (OANDA's US division, NFA rule 2-43b): no hedging (DEFAULT and OPEN_ONLY never open

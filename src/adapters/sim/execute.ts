@@ -160,9 +160,18 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
         remaining = roundUnits(remaining - take);
       }
     }
+    if (pf === 'REDUCE_ONLY' && a.closeout === 0 && remaining > 0 && chunks.length > 0 && a.created.timeInForce === 'FOK') {
+      // Fill or kill: a REDUCE_ONLY order larger than what it can reduce would fill in part, which
+      // FOK forbids (IOC fills the part that reduces). v20 names no reason; the one of a REDUCE_ONLY
+      // order with nothing to reduce, below.
+      cancelFill(s, a.orderID, a.clientOrderID, 'POSITION_CLOSEOUT_FAILED' as OrderCancelReason);
+      return;
+    }
     if (pf === 'REDUCE_ONLY' || a.closeout !== 0) remaining = 0;
-    if (s.opts.fifo === true && pf === 'OPEN_ONLY' && remaining > 0 && s.account.hasOpposite(inst.name, buy)) {
-      // No hedging in a FIFO account: opening against an opposite position is not allowed.
+    if (pf === 'OPEN_ONLY' && !s.hedging && remaining > 0 && s.account.hasOpposite(inst.name, buy)) {
+      // OPEN_ONLY only opens or extends a position; on an account without hedging (netting or
+      // FIFO) a trade against an open position would hold a long and a short at once: cancelled,
+      // with the reason v20 gives for a hedge where hedging is not allowed.
       cancelFill(s, a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
       return;
     }

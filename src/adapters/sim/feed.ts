@@ -37,7 +37,6 @@ export function candle(s: SimState, c: Candle): void {
   advance(s, c.time);
   if (book.lastTick >= c.time && s.opts.path === 'exact') {
     // Exact replay: the ticks inside this candle already did the matching, price by price.
-    s.now = c.at;
     advance(s, c.at);
     return;
   }
@@ -46,7 +45,7 @@ export function candle(s: SimState, c: Candle): void {
     // Nothing can fill and the margin is safe at this candle's worst prices: only the quote moves
     // (and trailing stops follow, in quickUntouched).
     s.setQuote(c.instrument, c.bc, c.ac);
-    s.now = c.at;
+    // Expiries inside the candle are stamped at their own times (advance moves the clock to c.at).
     advance(s, c.at);
     return;
   }
@@ -57,6 +56,9 @@ export function candle(s: SimState, c: Candle): void {
   for (let p = 0; p < 4; p++) {
     pathPoint(c, p, high, pt);
     const { bid, ask, t } = pt;
+    // The expiries and rollovers inside the candle happen before the points after them (the
+    // close point stands for the last price before c.at: what is due at c.at comes after it).
+    if (p === 1 || p === 2) advance(s, t);
     s.now = t;
     s.setQuote(c.instrument, bid, ask);
     matchPoint(s, book, bid, ask, t, p === 0);

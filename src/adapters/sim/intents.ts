@@ -71,19 +71,28 @@ export function submit(s: SimState, intent: OrderIntent): void {
     }
     case 'closePosition': {
       const { long, short } = s.ledger.position(intent.instrument);
-      const want = (spec: string | undefined, have: number): number | undefined | 'reject' => {
+      // Each side asked for is checked on its own; a bad side is rejected by name (its
+      // longPositionCloseout / shortPositionCloseout), and nothing is closed when any side is bad.
+      const want = (spec: string | undefined, have: number): number | undefined | TransactionRejectReason => {
         if (spec === undefined || spec === 'NONE') return undefined;
-        if (have === 0) return 'reject';
+        if (have === 0) return 'CLOSEOUT_POSITION_DOESNT_EXIST';
         const abs = Math.abs(have);
         if (spec === 'ALL') return abs;
         const d = Number(spec);
-        return !(d <= abs && d > 0) ? 'reject' : d;
+        if (!(d > 0)) return 'CLOSEOUT_POSITION_REJECT';
+        return d > abs ? 'CLOSEOUT_POSITION_UNITS_EXCEED_POSITION_SIZE' : d;
       };
       const lo = want(intent.longUnits, long);
       const sh = want(intent.shortUnits, short);
-      if (lo === 'reject' || sh === 'reject' || (lo === undefined && sh === undefined)) {
+      if (lo === undefined && sh === undefined) {
         s.tx.begin();
-        reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, reason: 'POSITION_CLOSEOUT' }, lo === undefined && sh === undefined ? 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION' : 'CLOSEOUT_POSITION_DOESNT_EXIST');
+        reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, reason: 'POSITION_CLOSEOUT' }, 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION');
+        return;
+      }
+      if (typeof lo === 'string' || typeof sh === 'string') {
+        s.tx.begin();
+        if (typeof lo === 'string') reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, longPositionCloseout: { instrument: intent.instrument, units: intent.longUnits }, reason: 'POSITION_CLOSEOUT' }, lo);
+        if (typeof sh === 'string') reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, shortPositionCloseout: { instrument: intent.instrument, units: intent.shortUnits }, reason: 'POSITION_CLOSEOUT' }, sh);
         return;
       }
       if (lo) {

@@ -132,6 +132,17 @@ export function decimalPlaces(s: string): number {
   return i === n && i > fracStart ? n - fracStart : -1;
 }
 
+/**
+ * The fraction digits a decimal string needs (trailing zeros do not count: "1000.0" needs none),
+ * or -1 when it is not a decimal. Units are checked against the instrument's precision by value.
+ */
+export function valuePlaces(s: string): number {
+  const places = decimalPlaces(s);
+  let zeros = 0;
+  while (zeros < places && s.charCodeAt(s.length - 1 - zeros) === 48) zeros++;
+  return places - zeros;
+}
+
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
 }
@@ -190,7 +201,7 @@ export function validateOrderRequest(
     if (r.instrument === undefined) return 'INSTRUMENT_MISSING';
     if (!inst) return 'INSTRUMENT_UNKNOWN';
     if (r.units === undefined) return 'UNITS_MISSING';
-    const unitPlaces = decimalPlaces(r.units);
+    const unitPlaces = valuePlaces(r.units);
     if (unitPlaces < 0 || Number(r.units) === 0) return 'UNITS_INVALID';
     if (unitPlaces > inst.tradeUnitsPrecision) return 'UNITS_PRECISION_EXCEEDED';
     const abs = Math.abs(Number(r.units));

@@ -150,7 +150,8 @@ describe('a legacy client written from the specification drives a whole flow', (
     const first = openNow.find((t) => t.id === t1)!;
     const closed = await c.closeTrade(acct, t1);
     expect(closed.status).toBe(200);
-    expect(closed.body).toMatchObject({ instrument: 'EUR_USD', price: BID, side: 'buy' });
+    // The answer describes the close (its id is the TRADE_CLOSE's): a long is closed by a sell, as the history says.
+    expect(closed.body).toMatchObject({ instrument: 'EUR_USD', price: BID, side: 'sell' });
     expect(closed.body.profit).toBeCloseTo((BID - first.price) * first.units, 4);
     expect((await c.account(acct)).body.balance).toBeCloseTo(before + closed.body.profit, 4);
     expect((await c.trades(acct)).body.trades).toEqual([]);

@@ -280,12 +280,14 @@ export function legacyRoute(ctx: LegacyContext): Legacy {
     'GET /v1/accounts/:account_id/trades/:trade_id': (a, s) => ({ status: 200, body: legacyTrade(ctx.instruments, openTrade(a!, s[1]!)) }),
     'PATCH /v1/accounts/:account_id/trades/:trade_id': (a, s, r) => patchTrade(a!, s[1]!, formFields(r.body)),
     'DELETE /v1/accounts/:account_id/trades/:trade_id': (a, s) => {
+      // The answer is the close (its id is the closing transaction's): its side is the close's, as
+      // the TRADE_CLOSE in the history says (a short is closed by a buy).
       const t = openTrade(a!, s[1]!);
       const txs = ctx.submit(a!, { kind: 'closeTrade', id: `legacy-${++seq}`, tradeSpecifier: t.id as string, units: 'ALL' });
       const fill = txs.find((x) => x.type === 'ORDER_FILL') as (Transaction & Obj) | undefined;
       if (!fill) throw failure(txs, txs[0]?.id) ?? new LegacyError(400, `Trade ${s[1]} could not be closed`);
       const closed = ((fill.tradesClosed as Obj[] | undefined) ?? []).find((c) => c.tradeID === t.id);
-      return { status: 200, body: { id: Number(fill.id), price: num(fill.price), instrument: t.instrument, profit: num(closed?.realizedPL), side: Number(t.currentUnits) < 0 ? 'sell' : 'buy', time: fill.time } };
+      return { status: 200, body: { id: Number(fill.id), price: num(fill.price), instrument: t.instrument, profit: num(closed?.realizedPL), side: Number(t.currentUnits) < 0 ? 'buy' : 'sell', time: fill.time } };
     },
 
     'GET /v1/accounts/:account_id/transactions': (a, _s, r) => {
