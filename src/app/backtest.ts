@@ -201,7 +201,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       const inst = instruments.get(s.instrument);
       const candles = o.candles({ ...s, from, to });
       const source = withSpread(reused[k] ? candles : watched[k]!.read(candles), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
-      return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision) : source;
+      return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision, granularityMs(s.granularity)) : source;
     }),
     // Labs last: an item known at the instant a candle closes is seen after that candle.
     ...(o.labs && (subs.calendar ?? []).length > 0 ? [o.labs.calendar({ currencies: subs.calendar!, from, to })] : []),

@@ -42,6 +42,8 @@ export interface RunFolder {
   readonly transactionCount: number;
   readonly equity: EquitySeries | undefined;
   readonly candles: ChartCandles | undefined;
+  /** summary.json's `live` (a run folder of `fxflow run`): the environment, broker and sessions; undefined for a backtest. */
+  readonly live: { readonly env: string; readonly broker: string; readonly sessions: number } | undefined;
   readonly warnings: string[];
 }
 
@@ -187,11 +189,14 @@ export function readRunFolder(dirArg: string): RunFolder {
   let strategy = basename(dir);
   let params: Record<string, unknown> = {};
   let summary: Record<string, unknown> = {};
+  let live: RunFolder['live'];
   if (has('summary.json')) {
     const doc = readJson(join(dir, 'summary.json'), 'rerun the backtest to rewrite it');
     if (isObject(doc)) {
       if (typeof doc.strategy === 'string') strategy = doc.strategy;
       if (isObject(doc.params)) params = doc.params;
+      // Only what the page shows of a live run (never its account ID).
+      if (isObject(doc.live)) live = { env: String(doc.live.env ?? '?'), broker: String(doc.live.broker ?? '?'), sessions: Number(doc.live.sessions ?? 1) };
       if (isObject(doc.summary)) summary = doc.summary;
       else warnings.push('summary.json has no "summary" object: the report.txt figures are missing; the figures below come from the transactions');
     }
@@ -215,8 +220,9 @@ export function readRunFolder(dirArg: string): RunFolder {
     const doc = readJson(join(dir, CHART_CANDLES_FILE), 'rerun the backtest to rewrite it');
     if (isObject(doc) && doc.version === 1 && Array.isArray(doc.series)) candles = doc as unknown as ChartCandles;
     else warnings.push(`${CHART_CANDLES_FILE} has an unknown layout: the price charts show the fills only`);
-  } else {
+  } else if (live === undefined) {
+    // A live run records no chart candles (its prices are in the recording): not a defect of the folder.
     warnings.push(`${CHART_CANDLES_FILE} is missing (a run folder from an fxflow before HTML reports): the price charts show the fill prices only; rerun the backtest for candles`);
   }
-  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, transactions, transactionCount, equity, candles, warnings };
+  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, transactions, transactionCount, equity, candles, live, warnings };
 }

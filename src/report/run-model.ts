@@ -1,4 +1,5 @@
 import type { EncodedSeries } from './candle-codec.ts';
+import type { BenchmarkSeries } from './candle-recorder.ts';
 import { drawdowns, extendedMetrics, monthlyPL, summaryMetrics, type Drawdown, type Metric, type TradeRow } from './metrics.ts';
 import type { EquitySeries, RunFolder, TxRecord } from './run-folder.ts';
 
@@ -39,6 +40,15 @@ export interface RunModel {
   readonly levels: Record<string, TradeLevels>;
   readonly fills: FillRow[];
   readonly candles: EncodedSeries[];
+  /** Buy and hold per charted instrument (from chart-candles.json; empty for older folders and live runs). */
+  readonly benchmarks: BenchmarkSeries[];
+  /**
+   * The report.txt lines that are not single figures, as summary.json holds them: orders placed,
+   * filled and cancelled with reasons, exits by reason, long/short, per instrument, the data and its holes.
+   */
+  readonly breakdown: Record<string, unknown>;
+  /** A live run (`fxflow run`): its environment, broker and sessions; null for a backtest. */
+  readonly live: { env: string; broker: string; sessions: number } | null;
   readonly config: Record<string, unknown> | null;
   readonly initialBalance: number;
   readonly netPL: number;
@@ -141,6 +151,19 @@ export function foldTransactions(txs: readonly TxRecord[]): { trades: MutableTra
   return { trades: [...trades.values()], fills, levels, balance, deposit };
 }
 
+/** The share of [from, to] (epoch seconds) with at least one trade open, in percent; null for an empty period. */
+export function exposurePct(trades: readonly TradeRow[], from: number, to: number): number | null {
+  if (!(to > from)) return null;
+  const spans = trades.map((t) => [Math.max(from, t.openTime), Math.min(to, t.closeTime ?? to)] as const).filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+  let covered = 0, end = -Infinity;
+  for (const [a, b] of spans) {
+    if (b <= end) continue;
+    covered += b - Math.max(a, end);
+    end = b;
+  }
+  return Math.round((covered / (to - from)) * 10_000) / 100;
+}
+
 /** Builds a run page's model from a run folder read by readRunFolder. */
 export function runModel(f: RunFolder): RunModel {
   const warnings = [...f.warnings];
@@ -160,7 +183,25 @@ export function runModel(f: RunFolder): RunModel {
     .concat(folded.trades.filter((t) => t.closeTime === null));
   if (f.transactionCount > 0 && trades.length === 0) warnings.push('the run made no trades: there are no fills to mark and no trade statistics');
   const maxDdPct = typeof s.maxDrawdownPct === 'number' ? s.maxDrawdownPct : null;
-  const metrics = [...summaryMetrics(s), ...extendedMetrics(equity.t.length > 0 ? equity : undefined, trades, initial, maxDdPct)];
+  // The period: summary.json's, widened to the first and last transaction read (a live run's
+  // summary starts at its first equity mark, which can come after its first fill).
+  const firstTx = f.transactions.length > 0 ? sec(f.transactions[0]!.time) : NaN;
+  const lastTx = f.transactions.length > 0 ? sec(f.transactions[f.transactions.length - 1]!.time) : NaN;
+  const iso = (t: number): string => new Date(t * 1000).toISOString();
+  let from = typeof s.from === 'string' ? s.from : null;
+  let to = typeof s.to === 'string' ? s.to : null;
+  if (Number.isFinite(firstTx) && (from === null || sec(from) > firstTx)) from = iso(firstTx);
+  if (Number.isFinite(lastTx) && (to === null || sec(to) < lastTx)) to = iso(lastTx);
+  const periodSeconds = from !== null && to !== null ? sec(to) - sec(from) : undefined;
+  const summaryFigures = summaryMetrics(s);
+  if (f.live) {
+    // Exposure of a live run from its trades over the period above (the runner's own figure counts
+    // from its first mark, and sessions overlap it): the union of the trades' open intervals.
+    const i = summaryFigures.findIndex((m) => m.key === 'exposurePct');
+    const exposure = exposurePct(trades, from === null ? NaN : sec(from), to === null ? NaN : sec(to));
+    if (i >= 0 && exposure !== null) summaryFigures[i] = { ...summaryFigures[i]!, value: exposure, def: "Share of the run's period (its first to its last transaction) with at least one trade open" };
+  }
+  const metrics = [...summaryFigures, ...extendedMetrics(equity.t.length > 0 ? equity : undefined, trades, initial, maxDdPct, periodSeconds)];
   if (Object.keys(s).length === 0) {
     metrics.unshift(
       { key: 'finalNAV', label: 'Final NAV (from the curve)', value: finalNAV, kind: 'money', def: 'The last point of the equity curve' },
@@ -174,7 +215,7 @@ export function runModel(f: RunFolder): RunModel {
     strategy: f.strategy,
     params: f.params,
     currency,
-    period: { from: typeof s.from === 'string' ? s.from : null, to: typeof s.to === 'string' ? s.to : null },
+    period: { from, to },
     warnings,
     metrics,
     equity,
@@ -184,6 +225,9 @@ export function runModel(f: RunFolder): RunModel {
     levels: folded.levels,
     fills: folded.fills,
     candles: f.candles?.series ?? [],
+    benchmarks: f.candles?.benchmarks ?? [],
+    breakdown: Object.fromEntries(['orders', 'exitReasons', 'long', 'short', 'byInstrument', 'data'].filter((k) => s[k] !== undefined && s[k] !== null).map((k) => [k, s[k]])),
+    live: f.live ?? null,
     config: f.config ?? null,
     initialBalance: initial,
     netPL,

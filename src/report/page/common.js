@@ -71,8 +71,14 @@ const fx = {
     for (const k of kids) if (k !== null && k !== undefined) e.append(k);
     return e;
   },
+  /** A v20 reason or type in words: TAKE_PROFIT_ORDER → "take profit", MARKET_HALTED → "market halted". */
+  reason(r) {
+    return String(r || '').replace(/_ORDER$/, '').replace(/_/g, ' ').toLowerCase();
+  },
   /** Formats a metric by its kind. */
   metric(m, ccy) {
+    if (m.value === null && m.na) return m.na;
+    if (m.kind === 'days') return m.value === null ? 'n/a' : `${m.value.toFixed(1)} d`;
     switch (m.kind) {
       case 'money': return fx.money(m.value, ccy);
       case 'pct': return fx.pct(m.value);
