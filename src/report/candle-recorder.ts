@@ -48,8 +48,10 @@ class Level {
   constructor(
     readonly stepMs: number,
     readonly granularity: string,
-    size: number,
+    /** Candles it may hold (weekly, the coarsest: unlimited, about 52 a year). */
+    readonly cap: number,
   ) {
+    const size = Math.min(cap, 64);
     this.t = new Float64Array(size);
     this.o = new Float64Array(size);
     this.h = new Float64Array(size);
@@ -69,7 +71,7 @@ class Level {
     this.c = next(this.c);
   }
   /** Adds a candle with open time `t` (ms); a coarser level merges it into the bucket that holds it. */
-  add(t: number, o: number, h: number, l: number, c: number, cap: number): boolean {
+  add(t: number, o: number, h: number, l: number, c: number): boolean {
     const j = this.n - 1;
     const bucket = this.stepMs === 0 ? t : Math.floor(t / this.stepMs) * this.stepMs;
     if (this.stepMs !== 0 && j >= 0 && this.t[j] === bucket) {
@@ -78,8 +80,8 @@ class Level {
       this.c[j] = c;
       return true;
     }
-    if (this.n >= cap) return false;
-    if (this.n >= this.t.length) this.grow(Math.min(cap, this.t.length * 2));
+    if (this.n >= this.cap) return false;
+    if (this.n >= this.t.length) this.grow(Math.min(this.cap, this.t.length * 2));
     const i = this.n++;
     this.t[i] = bucket;
     this.o[i] = o;
@@ -111,7 +113,7 @@ class SeriesBuffer {
     readonly stepMs: number,
     readonly cap: number,
   ) {
-    this.level = new Level(0, granularity, Math.min(cap, 4096));
+    this.level = new Level(0, granularity, cap);
     while (this.#next < COARSER.length && COARSER[this.#next]![0] * 1000 <= stepMs) this.#next++;
   }
   add(x: Candle): void {
@@ -130,19 +132,28 @@ class SeriesBuffer {
       this.bids.push(x.bc);
     }
     const o = (x.bo + x.ao) / 2, h = (x.bh + x.ah) / 2, l = (x.bl + x.al) / 2, c = (x.bc + x.ac) / 2;
-    while (!this.level.add(x.time, o, h, l, c, this.cap)) this.fold();
+    if (!this.level.add(x.time, o, h, l, c)) {
+      this.fold();
+      this.level.add(x.time, o, h, l, c);
+    }
   }
-  /** Replaces the level by the next coarser one built from it (weekly is the last: it is kept whatever its size). */
+  /**
+   * Replaces the full level by the finest coarser one that holds its candles and one more bucket
+   * (weekly, the last, holds any number).
+   */
   fold(): void {
     const from = this.level;
-    if (this.#next >= COARSER.length) {
-      from.grow(from.t.length * 2);
-      return;
+    while (this.#next < COARSER.length) {
+      const [step, name] = COARSER[this.#next++]!;
+      const to = new Level(step * 1000, name, this.#next === COARSER.length ? Infinity : this.cap);
+      let fits = true;
+      for (let i = 0; i < from.n && fits; i++) fits = to.add(from.t[i]!, from.o[i]!, from.h[i]!, from.l[i]!, from.c[i]!);
+      if (fits && to.n < to.cap) {
+        this.level = to;
+        return;
+      }
     }
-    const [step, name] = COARSER[this.#next++]!;
-    const to = new Level(step * 1000, name, 4096);
-    for (let i = 0; i < from.n; i++) to.add(from.t[i]!, from.o[i]!, from.h[i]!, from.l[i]!, from.c[i]!, Infinity);
-    this.level = to;
+    throw new Error('CandleRecorder: a weekly level refused a candle (cannot happen: it has no cap)');
   }
   /** Numbers kept (candle columns and the benchmark's days): what the recorder's memory grows with. */
   retained(): number {
