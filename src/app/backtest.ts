@@ -352,16 +352,17 @@ function withEngineTime(log: StrategyLogger, now: () => number): StrategyLogger 
   };
 }
 
-const TRADES_CSV_HEADER = 'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs';
+const TRADES_CSV_HEADER = 'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs,mae,mfe,runUpPct';
 
 /**
  * One trade as a trades.csv row: times RFC 3339 (UTC, ms) with the epoch ms as extra columns, money
  * in the account currency (realizedPL includes neither financing nor commission; spreadCost is what
- * the half spreads of its fills cost, already inside realizedPL).
+ * the half spreads of its fills cost, already inside realizedPL); mae and mfe are the lowest and highest
+ * P/L it showed while open (account currency), runUpPct its best price move in its favour (% of entry).
  */
 function tradeCsvRow(t: ClosedTrade): string {
   const close = Number.isFinite(t.closeTime) ? formatIsoMs(t.closeTime) : '';
-  return `${t.id},${t.instrument},${t.units > 0 ? 'long' : 'short'},${t.units},${formatIsoMs(t.openTime)},${close},${t.openPrice},${Number.isFinite(t.closePrice) ? t.closePrice : ''},${t.realizedPL},${t.financing},${t.spreadCost},${t.commission},${t.exitReason},${t.openTime},${Number.isFinite(t.closeTime) ? t.closeTime : ''}`;
+  return `${t.id},${t.instrument},${t.units > 0 ? 'long' : 'short'},${t.units},${formatIsoMs(t.openTime)},${close},${t.openPrice},${Number.isFinite(t.closePrice) ? t.closePrice : ''},${t.realizedPL},${t.financing},${t.spreadCost},${t.commission},${t.exitReason},${t.openTime},${Number.isFinite(t.closeTime) ? t.closeTime : ''},${t.mae},${t.mfe},${t.runUpPct}`;
 }
 
 /**
