@@ -29,6 +29,10 @@ export interface TradeRow {
   readonly spreadCost: number;
   readonly commission: number;
   readonly closeReason: string;
+  /** From trades.csv (absent in run folders from before them): MAE, MFE (account currency) and run-up (% of entry). */
+  readonly mae?: number | null;
+  readonly mfe?: number | null;
+  readonly runUp?: number | null;
 }
 
 /** One drawdown: from a NAV peak to its trough, and when NAV got back above the peak (null: not yet). */

@@ -42,6 +42,8 @@ export interface RunFolder {
   readonly transactionCount: number;
   readonly equity: EquitySeries | undefined;
   readonly candles: ChartCandles | undefined;
+  /** MAE, MFE and run-up % per trade ID (trades.csv; empty when it has no such columns). */
+  readonly excursions: Map<string, [number, number, number]>;
   /** summary.json's `live` (a run folder of `fxflow run`): the environment, broker and sessions; undefined for a backtest. */
   readonly live: { readonly env: string; readonly broker: string; readonly sessions: number } | undefined;
   readonly warnings: string[];
@@ -147,6 +149,25 @@ export function readTransactions(path: string, warnings: string[]): TxRecord[] {
   return readTransactionsFrom(path, warnings).kept;
 }
 
+/** MAE, MFE and run-up % per trade ID from trades.csv, by its header names (columns absent: an empty map). */
+export function readTradeExcursions(path: string): Map<string, [number, number, number]> {
+  const out = new Map<string, [number, number, number]>();
+  let cols: number[] | undefined;
+  forEachLine(path, (line, n) => {
+    const f = line.split(',');
+    if (n === 1) {
+      const at = (k: string): number => f.indexOf(k);
+      cols = [at('id'), at('mae'), at('mfe'), at('runUpPct')];
+      if (cols.some((c) => c < 0)) cols = undefined;
+      return;
+    }
+    if (!cols || f.length <= cols[3]!) return;
+    const x: [number, number, number] = [Number(f[cols[1]!]), Number(f[cols[2]!]), Number(f[cols[3]!])];
+    if (x.every(Number.isFinite)) out.set(f[cols[0]!]!, x);
+  });
+  return out;
+}
+
 /** Reads equity.csv by its header names (time, balance, nav); extra columns are ignored. */
 export function readEquity(path: string, warnings: string[]): EquitySeries | undefined {
   const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');
@@ -224,5 +245,6 @@ export function readRunFolder(dirArg: string): RunFolder {
     // A live run records no chart candles (its prices are in the recording): not a defect of the folder.
     warnings.push(`${CHART_CANDLES_FILE} is missing (a run folder from an fxflow before HTML reports): the price charts show the fill prices only; rerun the backtest for candles`);
   }
-  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, transactions, transactionCount, equity, candles, live, warnings };
+  const excursions = has('trades.csv') ? readTradeExcursions(join(dir, 'trades.csv')) : new Map<string, [number, number, number]>();
+  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, transactions, transactionCount, equity, candles, excursions, live, warnings };
 }

@@ -181,6 +181,14 @@ export function runModel(f: RunFolder): RunModel {
     .filter((t) => t.closeTime !== null)
     .sort((a, b) => a.closeTime! - b.closeTime! || Number(a.id) - Number(b.id))
     .concat(folded.trades.filter((t) => t.closeTime === null));
+  if (f.excursions.size > 0) {
+    for (const t of trades as (MutableTrade & { mae?: number | null; mfe?: number | null; runUp?: number | null })[]) {
+      const x = f.excursions.get(t.id);
+      t.mae = x ? x[0] : null;
+      t.mfe = x ? x[1] : null;
+      t.runUp = x ? x[2] : null;
+    }
+  }
   if (f.transactionCount > 0 && trades.length === 0) warnings.push('the run made no trades: there are no fills to mark and no trade statistics');
   const maxDdPct = typeof s.maxDrawdownPct === 'number' ? s.maxDrawdownPct : null;
   // The period: summary.json's, widened to the first and last transaction read (a live run's

@@ -23,6 +23,7 @@
     p.trades = tid.map((id, i) => ({
       id: String(id), instrument: names[T.inst[i]], units: T.units[i], openTime: open[i], closeTime: T.held[i] < 0 ? null : r6(open[i] + T.held[i]),
       openPrice: T.openPrice[i], closePrice: T.held[i] < 0 ? null : T.closePrice[i], pl: T.pl[i], financing: T.financing[i], spreadCost: T.spread[i], commission: T.commission[i], closeReason: names[T.reason[i]],
+      mae: T.mae ? T.mae[i] : null, mfe: T.mfe ? T.mfe[i] : null, runUp: T.runUp ? T.runUp[i] : null,
     }));
     const fid = undelta(F.id), ftime = undelta(F.time);
     p.fills = fid.map((id, i) => ({ id: String(id), time: ftime[i], instrument: names[F.inst[i]], units: F.units[i], price: F.price[i], reason: names[F.reason[i]], tradeID: F.trade[i] === null ? '' : String(id + F.trade[i]) }));
@@ -614,7 +615,7 @@
   const count = el('span', { class: 'sub', id: 'trades-count' });
   const csvBtn = el('button', { type: 'button', id: 'export-csv', text: 'Export CSV', onclick: () => download() });
   trSection.append(el('div', { class: 'filters' }, instSel, sideSel, plSel, exitSel, el('label', null, 'opened from ', fromIn), el('label', null, 'to ', toIn), csvBtn, count),
-    el('p', { class: 'note', text: 'Dates are UTC and filter by the opening day; the export holds the rows that pass the filters, in the order shown. Click a trade to centre its chart on it; click a heading to sort.' }));
+    el('p', { class: 'note', text: `Dates are UTC and filter by the opening day; the export holds the rows that pass the filters, in the order shown. Click a trade to centre its chart on it; click a heading to sort. MAE and MFE: the lowest and highest P/L (${ccy}) the trade showed while open, from the bid/ask highs and lows of the candles marked meanwhile and its exit; run-up: its best price move in its favour, in % of the entry price.${D.trades.length && D.trades.every((t) => t.mae === null) ? ' This run folder\'s trades.csv has no MAE/MFE columns (an older fxflow): rerun the backtest for them.' : ''}` }));
   const COLS = [
     ['id', 'trade', (t) => Number(t.id), (t) => t.id],
     ['instrument', 'instrument', (t) => t.instrument, (t) => t.instrument, 'l'],
@@ -627,6 +628,9 @@
     ['pl', 'P/L', (t) => t.pl, (t) => fx.num(t.pl, 2)],
     ['financing', 'financing', (t) => t.financing, (t) => fx.num(t.financing, 2)],
     ['spreadCost', 'spread cost', (t) => t.spreadCost, (t) => fx.num(t.spreadCost, 2)],
+    ['mae', 'MAE', (t) => t.mae ?? -Infinity, (t) => (t.mae === null ? '' : fx.num(t.mae, 2))],
+    ['mfe', 'MFE', (t) => t.mfe ?? -Infinity, (t) => (t.mfe === null ? '' : fx.num(t.mfe, 2))],
+    ['runUp', 'run-up %', (t) => t.runUp ?? -Infinity, (t) => (t.runUp === null ? '' : fx.num(t.runUp, 3))],
     ['held', 'held', (t) => (t.closeTime ?? Infinity) - t.openTime, (t) => (t.closeTime === null ? '' : fx.duration((t.closeTime - t.openTime) / 3600))],
     ['closeReason', 'exit by', (t) => t.closeReason, (t) => fx.reason(t.closeReason), 'l'],
   ];
