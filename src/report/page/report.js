@@ -114,13 +114,13 @@
     for (const [k, g] of Object.entries(B.byInstrument || {})) groups.push([k, g]);
     if (groups.length) {
       const cols = ['trades', 'won', 'win rate', 'net P/L', 'profit factor', 'spread cost', 'financing', 'commission'];
-      parts.append(el('div', null, el('h3', { text: 'Long, short and per instrument (closed trades)' }), el('table', { id: 'groups' },
+      parts.append(el('div', { class: 'wide' }, el('h3', { text: 'Long, short and per instrument (closed trades)' }), el('div', { style: 'overflow-x:auto' }, el('table', { id: 'groups' },
         el('thead', null, el('tr', null, el('th', { class: 'l', text: '' }), ...cols.map((c) => el('th', { text: c })))),
         el('tbody', null, ...groups.map(([k, g]) => el('tr', { 'data-group': k }, el('td', { class: 'l', text: k }),
           el('td', { text: String(g.trades) }), el('td', { text: String(g.wins) }), el('td', { text: fx.pct(g.winRate) }),
           el('td', { class: g.netPL > 0 ? 'pos' : g.netPL < 0 ? 'neg' : '', text: fx.money(g.netPL, ccy) }),
           el('td', { text: g.profitFactor === null ? 'n/a' : fx.num(g.profitFactor, 2) }),
-          el('td', { text: fx.money(g.spreadCost, ccy) }), el('td', { text: fx.money(g.financing, ccy) }), el('td', { text: fx.money(g.commission, ccy) })))))));
+          el('td', { text: fx.money(g.spreadCost, ccy) }), el('td', { text: fx.money(g.financing, ccy) }), el('td', { text: fx.money(g.commission, ccy) }))))))));
     }
     const DR = B.data;
     if (DR) {
