@@ -159,6 +159,16 @@
     return r;
   }
 
+  function lower(arr, x) {
+    // Index of the first element >= x (arr.length when none).
+    let lo = 0, hi = arr.length;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (arr[m] < x) lo = m + 1; else hi = m;
+    }
+    return lo;
+  }
+
   function aggregate(b, step) {
     const n = b.t.length;
     const t = [], o = [], h = [], l = [], c = [];
@@ -195,6 +205,9 @@
     const priceFormat = { type: 'price', precision: digits, minMove: Math.pow(10, -digits) };
     const view = { chart, inst, fills, trades, series: null, markers: null, lanes: [], pathSeries: [], paths: 0, thinned: 0, level: null, lo: 0, hi: -1, lines: [] };
     const tradeById = new Map(trades.map((t) => [t.id, t]));
+    const fillT = Float64Array.from(fills.map((f) => f.time));
+    /** Fills with from <= time < to. */
+    const countFills = (from, to) => lower(fillT, to) - lower(fillT, from);
     let base;
     if (enc && enc.count > 0) {
       const b = decodeCandles(enc);
@@ -246,7 +259,10 @@
       const all = L.t.length <= 3 * MAX_BARS;
       let lo = all ? 0 : Math.max(0, upper(L.t, from - span) );
       let hi = all ? L.t.length - 1 : Math.min(L.t.length - 1, upper(L.t, to + span) + 1);
-      if (!force && view.level === k && view.lo <= lo && view.hi >= hi) return false;
+      if (!force && view.level === k && view.lo <= lo && view.hi >= hi) {
+        drawMarks(L, view.lo, view.hi, from, to);
+        return false;
+      }
       if (!all) {
         // A little wider than needed, so panning does not rebuild on every move.
         lo = Math.max(0, upper(L.t, from - 1.5 * span));
@@ -256,11 +272,26 @@
       const data = new Array(hi - lo + 1);
       for (let i = lo; i <= hi; i++) data[i - lo] = base.line ? { time: L.t[i], value: L.c[i] } : { time: L.t[i], open: L.o[i], high: L.h[i], low: L.l[i], close: L.c[i] };
       view.series.setData(data);
-      // Fills in the window, each on the bar that holds it.
-      const tLo = L.t[lo], tHi = L.t[hi] + L.step;
+      drawLevels(L, lo, hi);
+      drawMarks(L, lo, hi, from, to);
+      return true;
+    }
+
+
+    /** Fill markers, their labels and the entry → exit lines for the visible range [from, to] of the window [lo, hi] of level L. */
+    function drawMarks(L, lo, hi, from, to) {
+      // Fills in the window, each on the bar that holds it; when more than MAX_MARKERS, only those
+      // within a view's width of the visible range (the chart shows no more), then thinned if still more.
+      const span = Math.max(0, to - from);
+      let tLo = L.t[lo], tHi = L.t[hi] + L.step;
+      if (countFills(tLo, tHi) > MAX_MARKERS) {
+        tLo = Math.max(tLo, from - span);
+        tHi = Math.min(tHi, to + span);
+      }
+      const visible = lower(fillT, to + 1) - lower(fillT, from); // times are whole seconds
       const marks = [];
-      for (const f of fills) {
-        if (f.time < tLo || f.time >= tHi) continue;
+      for (let j = lower(fillT, tLo); j < fills.length && fillT[j] < tHi; j++) {
+        const f = fills[j];
         const i = upper(L.t, f.time);
         if (i < lo) continue;
         const buy = f.units > 0;
@@ -268,7 +299,7 @@
       }
       view.fillsMarked = marks.length;
       // Labels while few fills are in view: the trade and side at an entry, the trade and its P/L at an exit.
-      if (marks.length <= LABEL_UNDER) for (const m of marks) {
+      if (visible <= LABEL_UNDER && marks.length <= 3 * LABEL_UNDER) for (const m of marks) {
         const f = m.f, tr = tradeById.get(f.tradeID);
         m.text = f.tradeID === f.id ? `#${f.tradeID} ${f.units > 0 ? 'buy' : 'sell'} ${Math.abs(f.units)}` : tr && tr.closeTime !== null && tr.closeTime === f.time ? `#${f.tradeID} ${tr.pl >= 0 ? '+' : ''}${fx.num(tr.pl, 2)}` : `#${f.tradeID} ${f.units > 0 ? 'B' : 'S'} ${Math.abs(f.units)}`;
       }
@@ -277,32 +308,33 @@
       if (marks.length > MAX_MARKERS) {
         // Zoomed out over a busy run: one marker per side and group of bars (at most MAX_MARKERS in
         // all), at its fills' mean price, no label; the line above the chart says how many fills each stands for.
-        const per = Math.ceil((hi - lo + 1) / (MAX_MARKERS / 2));
+        const bars = Math.max(1, upper(L.t, tHi) - Math.max(lo, upper(L.t, tLo)) + 1);
+        const per = Math.ceil(bars / (MAX_MARKERS / 2));
         const groups = new Map();
         for (const m of marks) {
           const key = `${Math.floor((m.bar - lo) / per)}${m.shape}`;
           const g = groups.get(key);
           if (g) { g.n++; g.sum += m.price; }
-          else groups.set(key, { time: L.t[lo + Math.floor((m.bar - lo) / per) * per], position: 'atPriceMiddle', shape: m.shape, color: m.color, id: `g${m.id}`, n: 1, sum: m.price, text: '' });
+          else groups.set(key, { time: L.t[Math.max(m.bar - ((m.bar - lo) % per), lo)], position: 'atPriceMiddle', shape: m.shape, color: m.color, id: `g${m.id}`, n: 1, sum: m.price, text: '' });
         }
         shownMarks = [...groups.values()].sort((a, b) => a.time - b.time).map((g) => ({ time: g.time, position: g.position, price: g.sum / g.n, shape: g.shape, color: g.color, id: g.id, text: '' }));
         view.thinned = per;
       }
       view.markers.setMarkers(shownMarks.map((m) => ({ time: m.time, position: m.position, price: m.price, shape: m.shape, color: m.color, id: m.id, text: m.text })));
-      drawPaths(L, lo, hi);
-      drawLevels(L, lo, hi);
+      drawPaths(L, lo, hi, from, to);
       const thin = view.thinned > 0 ? ` · fill markers thinned (one per side for every ${view.thinned} bars; zoom in to see each fill)` : '';
-      info.textContent = `${totalBars.toLocaleString('en-US')} ${base.line ? 'fill prices' : `${enc.granularity} candles${enc.recorded ? ` (the run's ${enc.recorded} candles, folded to ${enc.granularity} to keep the report bounded)` : ''}`} · showing ${k === 0 ? 'full detail' : `${stepLabel(L.step)} bars (downsampled; zoom in for ${enc ? enc.granularity : 'full detail'})`} · ${fills.length} fills · ${trades.length} trades${thin}`;
-      return true;
+      info.textContent = `${totalBars.toLocaleString('en-US')} ${base.line ? 'fill prices' : `${enc.granularity} candles${enc.recorded ? ` (the run's ${enc.recorded} candles, folded to ${enc.granularity} to keep the report bounded)` : ''}`} · showing ${view.level === 0 ? 'full detail' : `${stepLabel(L.step)} bars (downsampled; zoom in for ${enc ? enc.granularity : 'full detail'})`} · ${fills.length} fills · ${trades.length} trades${thin}`;
     }
 
     /** Entry → exit lines of the trades in view (green: a gain, red: a loss), only while few enough to read. */
-    function drawPaths(L, lo, hi) {
-      const tLo = L.t[lo], tHi = L.t[hi] + L.step;
+    function drawPaths(L, lo, hi, from, to) {
+      const span = Math.max(0, to - from);
+      const tLo = Math.max(L.t[lo], from - span), tHi = Math.min(L.t[hi] + L.step, to + span);
+      const visible = trades.filter((tr) => tr.closeTime !== null && tr.closeTime >= from && tr.openTime <= to).length;
       const inView = trades.filter((tr) => tr.closeTime !== null && tr.closeTime >= tLo && tr.openTime < tHi);
       const out = [];
       const laneEnd = [];
-      if (inView.length <= PATHS_UNDER) {
+      if (visible <= PATHS_UNDER) {
         for (const tr of inView.slice().sort((a, b) => a.openTime - b.openTime)) {
           const a = upper(L.t, tr.openTime), b = upper(L.t, tr.closeTime);
           if (a < 0 || b <= a) continue;
