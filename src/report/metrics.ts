@@ -112,7 +112,7 @@ export function extendedMetrics(e: EquitySeries | undefined, trades: readonly Tr
       if (down > 0) sortino = (mean(r) / down) * Math.sqrt(252);
     }
     const dds = drawdowns(e);
-    ddDays = dds.length === 0 ? 0 : Math.max(...dds.map((d) => d.days));
+    ddDays = dds.reduce((a, d) => Math.max(a, d.days), 0);
   }
   const calmar = cagr !== null && maxDrawdownPct !== null && maxDrawdownPct > 0 ? cagr / maxDrawdownPct : null;
   const yearNote = cagr === null && e && e.t.length >= 2 ? ' Shown for runs of a year or more: over a shorter run it extrapolates a few weeks to a year.' : '';

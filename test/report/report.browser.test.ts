@@ -374,12 +374,18 @@ describe('report.html of a busy M1 run zoomed out', () => {
     await page.waitForFunction(() => (globalThis as any).fxReport.charts.EUR_USD.level === 0, null, { timeout: 10_000 });
     const near = await page.evaluate(() => {
       const v = (globalThis as any).fxReport.charts.EUR_USD;
-      return { marks: v.markers.markers(), fillsMarked: v.fillsMarked, paths: v.paths, thinned: v.thinned };
+      return { marks: v.markers.markers(), fillsMarked: v.fillsMarked, paths: v.paths, thinned: v.thinned, gap: v.labelGap, times: v.series.data().map((b: { time: number }) => b.time) };
     });
     expect(near.thinned).toBe(0);
     expect(near.marks.length).toBe(near.fillsMarked);
     expect(near.marks.length).toBeGreaterThan(0);
-    if (near.marks.length <= 150) expect(near.marks.every((m: { text: string }) => /^#\d+ /.test(m.text))).toBe(true);
+    // Labelled (#trade buy/sell units, or #trade P/L), spaced so that they do not overlap: at least `gap` bars apart.
+    const labelled = near.marks.filter((m: { text: string }) => m.text !== '');
+    expect(labelled.length).toBeGreaterThan(0);
+    expect(labelled.every((m: { text: string }) => /^#\d+ (buy|sell) \d+$|^#\d+ [+-][\d,.]+$|^#\d+ [BS] \d+$/.test(m.text))).toBe(true);
+    expect(near.gap).toBeGreaterThanOrEqual(1);
+    const bars = labelled.map((m: { time: number }) => near.times.indexOf(m.time));
+    for (let i = 1; i < bars.length; i++) expect(bars[i]! - bars[i - 1]!).toBeGreaterThanOrEqual(near.gap);
     expect(near.paths).toBeGreaterThan(0);
     expect(errors).toEqual([]);
     await page.close();

@@ -43,8 +43,10 @@
   const MAX_BARS = 4000;
   /** Markers on a chart at most: above this many fills in view, fills are grouped (see show). */
   const MAX_MARKERS = 600;
-  /** Fill markers carry labels (trade, side or P/L) while at most this many are in view. */
+  /** Fill markers carry labels (trade, side or P/L) while at most this many are in view, ... */
   const LABEL_UNDER = 150;
+  /** ... one label at most every this many pixels (the others stay unlabelled: zoom in for them). */
+  const LABEL_PX = 90;
   /** Entry → exit lines are drawn while at most this many trades are in view. */
   const PATHS_UNDER = 120;
   const chartOptions = (height) => ({
@@ -298,10 +300,19 @@
         marks.push({ time: L.t[i], position: 'atPriceMiddle', price: f.price, shape: buy ? 'arrowUp' : 'arrowDown', color: buy ? '#2962ff' : '#e65100', id: f.id, text: '', bar: i, f });
       }
       view.fillsMarked = marks.length;
-      // Labels while few fills are in view: the trade and side at an entry, the trade and its P/L at an exit.
-      if (visible <= LABEL_UNDER && marks.length <= 3 * LABEL_UNDER) for (const m of marks) {
-        const f = m.f, tr = tradeById.get(f.tradeID);
-        m.text = f.tradeID === f.id ? `#${f.tradeID} ${f.units > 0 ? 'buy' : 'sell'} ${Math.abs(f.units)}` : tr && tr.closeTime !== null && tr.closeTime === f.time ? `#${f.tradeID} ${tr.pl >= 0 ? '+' : ''}${fx.num(tr.pl, 2)}` : `#${f.tradeID} ${f.units > 0 ? 'B' : 'S'} ${Math.abs(f.units)}`;
+      // Labels while few fills are in view (the trade and side at an entry, the trade and its P/L at
+      // an exit), spaced so that they do not overlap: one at most every LABEL_PX pixels of the chart.
+      view.labelGap = 0;
+      if (visible <= LABEL_UNDER && marks.length <= 3 * LABEL_UNDER) {
+        const pxPerBar = box.clientWidth / Math.max(1, (to - from) / L.step);
+        const gap = (view.labelGap = Math.max(1, Math.ceil(LABEL_PX / Math.max(pxPerBar, 1e-9))));
+        let last = -Infinity;
+        for (const m of marks) {
+          if (m.bar - last < gap) continue;
+          last = m.bar;
+          const f = m.f, tr = tradeById.get(f.tradeID);
+          m.text = f.tradeID === f.id ? `#${f.tradeID} ${f.units > 0 ? 'buy' : 'sell'} ${Math.abs(f.units)}` : tr && tr.closeTime !== null && tr.closeTime === f.time ? `#${f.tradeID} ${tr.pl >= 0 ? '+' : ''}${fx.num(tr.pl, 2)}` : `#${f.tradeID} ${f.units > 0 ? 'B' : 'S'} ${Math.abs(f.units)}`;
+        }
       }
       let shownMarks = marks;
       view.thinned = 0;
@@ -597,7 +608,9 @@
 
   function histogram(xs) {
     if (xs.length === 0) return el('p', { class: 'sub', text: 'No closed trades.' });
-    const lo = Math.min(...xs), hi = Math.max(...xs);
+    // Loops, not Math.min(...xs): a spread of 100k+ arguments overflows the stack.
+    let lo = Infinity, hi = -Infinity;
+    for (const x of xs) { if (x < lo) lo = x; if (x > hi) hi = x; }
     const bins = Math.min(40, Math.max(5, Math.ceil(Math.sqrt(xs.length))));
     const w = (hi - lo) / bins || 1;
     const counts = new Array(bins).fill(0);
@@ -642,8 +655,10 @@
   const exitReasons = [...new Set(D.trades.map((t) => t.closeReason))].sort();
   const exitSel = el('select', { id: 'filter-exit' }, el('option', { value: '', text: 'any exit' }), ...exitReasons.map((r) => el('option', { value: r === '' ? '(open)' : r, text: r === '' ? 'still open' : fx.reason(r) })));
   const day = (t) => (t === undefined ? '' : new Date(t * 1000).toISOString().slice(0, 10));
-  const fromIn = el('input', { type: 'date', id: 'filter-from', value: day(D.trades[0] ? Math.min(...D.trades.map((t) => t.openTime)) : undefined) });
-  const toIn = el('input', { type: 'date', id: 'filter-to', value: day(D.trades[0] ? Math.max(...D.trades.map((t) => t.closeTime ?? t.openTime)) : undefined) });
+  const firstOpen = D.trades.reduce((a, t) => Math.min(a, t.openTime), Infinity);
+  const lastTime = D.trades.reduce((a, t) => Math.max(a, t.closeTime ?? t.openTime), -Infinity);
+  const fromIn = el('input', { type: 'date', id: 'filter-from', value: day(D.trades.length ? firstOpen : undefined) });
+  const toIn = el('input', { type: 'date', id: 'filter-to', value: day(D.trades.length ? lastTime : undefined) });
   const count = el('span', { class: 'sub', id: 'trades-count' });
   const csvBtn = el('button', { type: 'button', id: 'export-csv', text: 'Export CSV', onclick: () => download() });
   trSection.append(el('div', { class: 'filters' }, instSel, sideSel, plSel, exitSel, el('label', null, 'opened from ', fromIn), el('label', null, 'to ', toIn), csvBtn, count),
