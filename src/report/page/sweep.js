@@ -322,7 +322,7 @@
     const ns = 'http://www.w3.org/2000/svg';
     const svg = document.createElementNS(ns, 'svg');
     svg.setAttribute('width', String(width));
-    svg.setAttribute('height', String(H + 70));
+    svg.setAttribute('height', String(H + 86));
     svg.id = 'is-oos-bars';
     const add = (tag, attrs, text) => {
       const e = document.createElementNS(ns, tag);
@@ -332,7 +332,8 @@
       return e;
     };
     for (const v of [top, bot, (top + bot) / 2]) {
-      if (v === 0) continue;
+      // No gridline label closer than 14 px to the zero line's (or another's).
+      if (Math.abs(y(v) - y(0)) < 14 || (v === (top + bot) / 2 && Math.min(Math.abs(y(v) - y(top)), Math.abs(y(v) - y(bot))) < 14)) continue;
       add('line', { x1: left - 4, x2: width, y1: y(v), y2: y(v), stroke: '#eceef2' });
       add('text', { x: left - 8, y: y(v) + 4, 'font-size': 12, fill: '#6a7385', 'text-anchor': 'end' }, `${v.toFixed(1)}%`);
     }
@@ -352,10 +353,10 @@
         r.append(tt);
         // The value, above a gain's bar and below a loss's.
         add('text', { x: x + (bw - 3) / 2, y: v >= 0 ? y(v) - 4 : y(v) + 13, 'font-size': 11, fill: '#1d2330', 'text-anchor': 'middle', class: 'bar-value' }, `${v.toFixed(1)}%`);
-        add('text', { x: x + (bw - 3) / 2, y: H + 34, 'font-size': 10, fill: '#6a7385', 'text-anchor': 'middle' }, short);
+        add('text', { x: x + (bw - 3) / 2, y: H + 48, 'font-size': 10, fill: '#6a7385', 'text-anchor': 'middle' }, short);
       });
-      add('text', { x: x0 + bw, y: H + 50, 'font-size': 12, fill: '#1d2330', 'text-anchor': 'middle', 'font-weight': 600 }, `W${w.index}`);
-      add('text', { x: x0 + bw, y: H + 64, 'font-size': 10, fill: '#6a7385', 'text-anchor': 'middle' }, `test ${day(w.testFrom)}`);
+      add('text', { x: x0 + bw, y: H + 64, 'font-size': 12, fill: '#1d2330', 'text-anchor': 'middle', 'font-weight': 600 }, `W${w.index}`);
+      add('text', { x: x0 + bw, y: H + 78, 'font-size': 10, fill: '#6a7385', 'text-anchor': 'middle' }, `test ${day(w.testFrom)}`);
     });
     bars.append(el('div', { class: 'legend' }, el('span', null, el('i', { style: 'background:#8aa4d6' }), 'IS: in-sample (training period, best trial)'), el('span', null, el('i', { style: 'background:#2962ff' }), 'OOS: out of sample (next test period, same params); red: a loss')));
     bars.append(el('div', { style: 'overflow-x:auto' }, svg));
