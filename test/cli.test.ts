@@ -58,9 +58,9 @@ describe('fxflow backtest', () => {
     expect(readdirSync(dir!).sort()).toEqual(['chart-candles.json', 'config.json', 'equity.csv', 'intents.jsonl', 'log.jsonl', 'report.html', 'report.txt', 'summary.json', 'trades.csv', 'transactions.jsonl']);
     const { readFileSync } = await import('node:fs');
     // trades.csv gained the side, spread cost, commission, exit reason and epoch columns (issue 13);
-    // the trades still open at the end follow the closed ones, as END_OF_RUN.
+    // the trades still open at the end follow the closed ones, as END_OF_RUN; MAE, MFE and run-up last (issue 29).
     const rows = readFileSync(join(dir!, 'trades.csv'), 'utf8').trim().split('\n');
-    expect(rows[0]).toBe('id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs');
+    expect(rows[0]).toBe('id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs,mae,mfe,runUpPct');
     const trades = Number(/Trades \(closed\)\s+(\d+)/.exec(r.stdout)?.[1]);
     const open = Number(/open at end: (\d+)/.exec(r.stdout)?.[1]);
     expect(rows.length - 1).toBe(trades + open);

@@ -201,7 +201,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       const inst = instruments.get(s.instrument);
       const candles = o.candles({ ...s, from, to });
       const source = withSpread(reused[k] ? candles : watched[k]!.read(candles), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
-      return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision) : source;
+      return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision, granularityMs(s.granularity)) : source;
     }),
     // Labs last: an item known at the instant a candle closes is seen after that candle.
     ...(o.labs && (subs.calendar ?? []).length > 0 ? [o.labs.calendar({ currencies: subs.calendar!, from, to })] : []),
@@ -352,16 +352,17 @@ function withEngineTime(log: StrategyLogger, now: () => number): StrategyLogger 
   };
 }
 
-const TRADES_CSV_HEADER = 'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs';
+const TRADES_CSV_HEADER = 'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs,mae,mfe,runUpPct';
 
 /**
  * One trade as a trades.csv row: times RFC 3339 (UTC, ms) with the epoch ms as extra columns, money
  * in the account currency (realizedPL includes neither financing nor commission; spreadCost is what
- * the half spreads of its fills cost, already inside realizedPL).
+ * the half spreads of its fills cost, already inside realizedPL); mae and mfe are the lowest and highest
+ * P/L it showed while open (account currency), runUpPct its best price move in its favour (% of entry).
  */
 function tradeCsvRow(t: ClosedTrade): string {
   const close = Number.isFinite(t.closeTime) ? formatIsoMs(t.closeTime) : '';
-  return `${t.id},${t.instrument},${t.units > 0 ? 'long' : 'short'},${t.units},${formatIsoMs(t.openTime)},${close},${t.openPrice},${Number.isFinite(t.closePrice) ? t.closePrice : ''},${t.realizedPL},${t.financing},${t.spreadCost},${t.commission},${t.exitReason},${t.openTime},${Number.isFinite(t.closeTime) ? t.closeTime : ''}`;
+  return `${t.id},${t.instrument},${t.units > 0 ? 'long' : 'short'},${t.units},${formatIsoMs(t.openTime)},${close},${t.openPrice},${Number.isFinite(t.closePrice) ? t.closePrice : ''},${t.realizedPL},${t.financing},${t.spreadCost},${t.commission},${t.exitReason},${t.openTime},${Number.isFinite(t.closeTime) ? t.closeTime : ''},${t.mae},${t.mfe},${t.runUpPct}`;
 }
 
 /**

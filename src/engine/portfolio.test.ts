@@ -108,6 +108,46 @@ describe('Portfolio over the simulator ledger (shared, as in backtests)', () => 
     expect(closed).toBeGreaterThan(40); // about 1 to 2 per run; the runs are random
   });
 
+  it('MAE, MFE and run-up of each closed trade equal an independent scan of the candles marked while it was open (property)', () => {
+    let checked = 0;
+    fc.assert(
+      fc.property(stepsArb, (steps) => {
+        // Hedging: orders only open trades, so a trade's units are constant until its TP or SL closes it.
+        const h = harness({ hedging: true });
+        const p = new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '100000', ledger: h.sim.ledger, shared: true });
+        h.sim.transactions$.subscribe((tx) => p.apply(tx));
+        const candles: { time: number; at: number; bh: number; bl: number; ah: number; al: number }[] = [];
+        let eu = 1.1;
+        steps.forEach((s, i) => {
+          eu = Math.round((eu + s.move / 1e5) * 1e5) / 1e5;
+          const c = candle(EU, T0 + i * MINUTE, [eu, eu + (15 + (i % 9)) * 1e-5, eu - (12 + (i % 5)) * 1e-5, eu + (s.move % 7) * 1e-5], 2e-5);
+          h.sim.onEvent(c);
+          p.mark(c);
+          candles.push({ time: c.time, at: c.at, bh: c.bh, bl: c.bl, ah: c.ah, al: c.al });
+          if (s.order) h.sim.submit(market(EU, String(s.order.units), { takeProfitOnFill: { distance: ((s.order.tp ?? 10) * 1e-5).toFixed(5) }, stopLossOnFill: { distance: ((s.order.sl ?? 10) * 1e-5).toFixed(5) } }));
+        });
+        for (const t of p.closedTrades) {
+          // Marked while open: the candles that started at or after its fill and ended by its close.
+          const seen = candles.filter((c) => c.time >= t.openTime && c.at <= t.closeTime);
+          const long = t.units > 0;
+          const pls = seen.map((c) => [((long ? c.bl : c.ah) - t.openPrice) * t.units, ((long ? c.bh : c.al) - t.openPrice) * t.units]);
+          const mae = Math.min(0, t.realizedPL, ...pls.map((x) => x[0]!));
+          const mfe = Math.max(0, t.realizedPL, ...pls.map((x) => x[1]!));
+          const moves = seen.map((c) => (long ? c.bh - t.openPrice : t.openPrice - c.al));
+          const runUp = (Math.max(0, long ? t.closePrice - t.openPrice : t.openPrice - t.closePrice, ...moves) / t.openPrice) * 100;
+          expect(t.mae).toBeCloseTo(mae, 4);
+          expect(t.mfe).toBeCloseTo(mfe, 4);
+          expect(t.runUpPct).toBeCloseTo(runUp, 4);
+          expect(t.mae).toBeLessThanOrEqual(Math.min(0, t.realizedPL));
+          expect(t.mfe).toBeGreaterThanOrEqual(Math.max(0, t.realizedPL));
+          checked++;
+        }
+      }),
+      { numRuns: 120 },
+    );
+    expect(checked).toBeGreaterThan(100);
+  });
+
   it('refuses to share without a ledger', () => {
     expect(() => new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '0', shared: true })).toThrow(/shared needs the ledger/);
   });

@@ -30,6 +30,15 @@ export interface ClosedTrade {
   readonly spreadCost: number;
   /** Its share of the commission of those fills (account currency). */
   readonly commission: number;
+  /**
+   * Maximum adverse excursion: the lowest P/L the trade showed while open (account currency, ≤ 0),
+   * from the bid/ask highs and lows of the candles (or the ticks) marked while it was open, and its exit.
+   */
+  readonly mae: number;
+  /** Maximum favourable excursion: the highest P/L it showed while open (account currency, ≥ 0), likewise. */
+  readonly mfe: number;
+  /** Run-up: the largest move of the price in the trade's favour from its entry, in % of the entry price (≥ 0). */
+  readonly runUpPct: number;
 }
 
 /**
@@ -47,6 +56,8 @@ export type ExitReason =
   | 'STRATEGY_ORDER'
   | 'MARGIN_CLOSEOUT'
   | 'END_OF_RUN';
+
+const round4 = (x: number): number => Math.round(x * 10_000) / 10_000;
 
 /** The exit reason of a fill's `reason` (v20 OrderFillReason). */
 export function exitReasonOf(fillReason: string): ExitReason {
@@ -176,6 +187,8 @@ export class Portfolio {
   #seenID: number;
   /** Whether no trade was open after the last transaction. */
   #flat: boolean;
+  /** Per open trade: [lowest P/L, highest P/L (account currency), best favourable price move], updated on every mark. */
+  readonly #excursions = new Map<string, Float64Array>();
 
   /**
    * `ledger`: fold into this ledger (the default: a new one). `shared`: the ledger is folded by its
@@ -256,18 +269,22 @@ export class Portfolio {
       const commission = toUnits(t.commission);
       const exitReason = exitReasonOf(tx.reason);
       const long = Number(t.initialUnits) > 0;
+      const x = this.#excursions.get(t.id);
+      this.#excursions.delete(t.id);
       addToGroup(long ? stats.long : stats.short, realizedPL, spreadCost, financing, commission);
       let g = stats.byInstrument.get(t.instrument);
       if (g === undefined) stats.byInstrument.set(t.instrument, (g = newGroup()));
       addToGroup(g, realizedPL, spreadCost, financing, commission);
       stats.exitReasons.set(exitReason, (stats.exitReasons.get(exitReason) ?? 0) + 1);
       if (!this.#keepClosedTrades && this.onClosedTrade === undefined) continue;
+      const closePrice = Number(closePriceOf(tx, t.id));
+      const exitMove = long ? closePrice - t.priceNum : t.priceNum - closePrice;
       const closed: ClosedTrade = {
         id: t.id,
         instrument: t.instrument,
         units: Number(t.initialUnits),
         openPrice: t.priceNum,
-        closePrice: Number(closePriceOf(tx, t.id)),
+        closePrice,
         openTime: t.openMs,
         closeTime,
         realizedPL,
@@ -275,6 +292,10 @@ export class Portfolio {
         exitReason,
         spreadCost,
         commission,
+        // The exit is a price the trade saw too: its P/L bounds the excursions.
+        mae: round4(Math.min(x?.[0] ?? 0, realizedPL)),
+        mfe: round4(Math.max(x?.[1] ?? 0, realizedPL)),
+        runUpPct: round4((Math.max(x?.[2] ?? 0, exitMove) / t.priceNum) * 100),
       };
       if (this.#keepClosedTrades) this.closedTrades.push(closed);
       this.onClosedTrade?.(closed);
@@ -286,7 +307,11 @@ export class Portfolio {
     if (ev.kind === 'candle') {
       if (!ev.complete) return;
       this.#setQuote(ev.instrument, ev.bc, ev.ac);
-    } else if (ev.kind === 'tick') this.#setQuote(ev.instrument, ev.bid, ev.ask);
+      if (this.ledger.trades.size > 0) this.#excurse(ev.instrument, ev.bh, ev.bl, ev.ah, ev.al);
+    } else if (ev.kind === 'tick') {
+      this.#setQuote(ev.instrument, ev.bid, ev.ask);
+      if (this.ledger.trades.size > 0) this.#excurse(ev.instrument, ev.bid, ev.bid, ev.ask, ev.ask);
+    }
     const at = ev.at;
     if (Number.isNaN(this.#firstTime)) {
       this.#firstTime = at;
@@ -306,6 +331,35 @@ export class Portfolio {
       if (dd > this.maxDrawdown) this.maxDrawdown = dd;
       const pct = dd / this.#peak;
       if (pct > this.maxDrawdownPct) this.maxDrawdownPct = pct;
+    }
+  }
+
+  /**
+   * The excursions of the open trades of `name` over a candle (or a tick): a long one closes on the
+   * bid, a short one on the ask. No allocation per event (one array per trade, made at its first mark).
+   * The candle a trade opened in counts whole (an entry inside a candle sees its whole range).
+   */
+  #excurse(name: string, bidHigh: number, bidLow: number, askHigh: number, askLow: number): void {
+    const trades = this.openTrades();
+    for (let i = 0; i < trades.length; i++) {
+      const t = trades[i]!;
+      if (t.instrument !== name) continue;
+      let x = this.#excursions.get(t.id);
+      if (x === undefined) this.#excursions.set(t.id, (x = new Float64Array(3)));
+      const long = t.unitsNum > 0;
+      let best = ((long ? bidHigh : askLow) - t.priceNum) * t.unitsNum;
+      let worst = ((long ? bidLow : askHigh) - t.priceNum) * t.unitsNum;
+      const ccy = this.#quoteOf(name);
+      if (ccy !== this.ledger.currency) {
+        const f = this.#conversion.tryFactors(ccy);
+        if (f === undefined) continue;
+        best *= best < 0 ? f.loss : f.gain;
+        worst *= worst < 0 ? f.loss : f.gain;
+      }
+      if (worst < x[0]!) x[0] = worst;
+      if (best > x[1]!) x[1] = best;
+      const move = long ? bidHigh - t.priceNum : t.priceNum - askLow;
+      if (move > x[2]!) x[2] = move;
     }
   }
 
@@ -341,6 +395,9 @@ export class Portfolio {
     const out: ClosedTrade[] = [];
     for (const t of this.openTrades()) {
       const q = this.#quotes.get(t.instrument);
+      const x = this.#excursions.get(t.id);
+      const pl = Math.round((toUnits(t.realizedPL) + this.unrealized(t)) * 10_000) / 10_000;
+      const mark = q === undefined ? t.priceNum : t.unitsNum > 0 ? q.bid - t.priceNum : t.priceNum - q.ask;
       out.push({
         id: t.id,
         instrument: t.instrument,
@@ -349,11 +406,14 @@ export class Portfolio {
         closePrice: q === undefined ? Number.NaN : t.unitsNum > 0 ? q.bid : q.ask,
         openTime: t.openMs,
         closeTime: this.#lastTime,
-        realizedPL: Math.round((toUnits(t.realizedPL) + this.unrealized(t)) * 10_000) / 10_000,
+        realizedPL: pl,
         financing: toUnits(t.financing),
         exitReason: 'END_OF_RUN',
         spreadCost: toUnits(t.halfSpreadCost),
         commission: toUnits(t.commission),
+        mae: round4(Math.min(x?.[0] ?? 0, pl)),
+        mfe: round4(Math.max(x?.[1] ?? 0, pl)),
+        runUpPct: round4((Math.max(x?.[2] ?? 0, q === undefined ? 0 : mark) / t.priceNum) * 100),
       });
     }
     return out;

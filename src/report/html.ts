@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -28,14 +28,13 @@ export function scriptJson(x: unknown): string {
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
-/**
- * One self-contained page: the stylesheet, the chart library, the data (JSON) and the page's
- * scripts, all inline. `scripts` are files of src/report/page/.
- */
-export function page(o: { title: string; data: unknown; scripts: readonly string[]; charts?: boolean }): string {
+type PageOptions = { title: string; data: unknown; scripts: readonly string[]; charts?: boolean };
+
+/** The page around its data block: what comes before the data's JSON, and what after. */
+function shell(o: PageOptions): [string, string] {
   const css = readFileSync(join(PAGE, 'report.css'), 'utf8');
   const js = ['common.js', ...o.scripts].map((f) => readFileSync(join(PAGE, f), 'utf8'));
-  return `<!doctype html>
+  const before = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -47,10 +46,74 @@ export function page(o: { title: string; data: unknown; scripts: readonly string
 <noscript><p class="warn">This report draws its charts and tables with JavaScript: allow scripts for this file.</p></noscript>
 <main id="app"><p id="loading">Loading the report…</p></main>
 <footer class="attribution">${o.charts === false ? '' : `${ATTRIBUTION}. `}Made by fxflow.</footer>
-<script type="application/json" id="fxflow-data">${scriptJson(o.data)}</script>
+<script type="application/json" id="fxflow-data">`;
+  const after = `</script>
 ${o.charts === false ? '' : `<script>${lightweightChartsBundle().replace(/<\/script/gi, '<\\/script')}</script>`}
 ${js.map((s) => `<script>${s.replace(/<\/script/gi, '<\\/script')}</script>`).join('\n')}
 </body>
 </html>
 `;
+  return [before, after];
+}
+
+/**
+ * One self-contained page: the stylesheet, the chart library, the data (JSON) and the page's
+ * scripts, all inline. `scripts` are files of src/report/page/.
+ */
+export function page(o: PageOptions): string {
+  const [before, after] = shell(o);
+  return before + scriptJson(o.data) + after;
+}
+
+/**
+ * Writes the same page as `page` straight to a file, the data's JSON piece by piece (objects and
+ * arrays down to `depth` levels are written a member at a time): the page is never one string in
+ * memory, nor is its data. Returns the bytes written.
+ */
+export function writePage(path: string, o: PageOptions, depth = 3): number {
+  const fd = openSync(path, 'w');
+  let bytes = 0;
+  // Small pieces are gathered into writes of about 64 KiB.
+  let buf = '';
+  const flush = (): void => {
+    if (buf !== '') bytes += writeSync(fd, buf);
+    buf = '';
+  };
+  const put = (s: string): void => {
+    if (s.length > 65_536) {
+      flush();
+      bytes += writeSync(fd, s);
+    } else if ((buf += s).length > 65_536) flush();
+  };
+  const json = (x: unknown, d: number): void => {
+    if (d > 0 && Array.isArray(x)) {
+      put('[');
+      x.forEach((v, i) => {
+        if (i > 0) put(',');
+        if (v === undefined || typeof v === 'function') put('null');
+        else json(v, d - 1);
+      });
+      put(']');
+    } else if (d > 0 && typeof x === 'object' && x !== null && !(x instanceof Map) && typeof (x as { toJSON?: unknown }).toJSON !== 'function') {
+      put('{');
+      let first = true;
+      for (const [k, v] of Object.entries(x)) {
+        if (v === undefined || typeof v === 'function') continue;
+        put(`${first ? '' : ','}${scriptJson(k)}:`);
+        first = false;
+        json(v, d - 1);
+      }
+      put('}');
+    } else put(scriptJson(x));
+  };
+  try {
+    const [before, after] = shell(o);
+    put(before);
+    json(o.data, depth);
+    put(after);
+    flush();
+  } finally {
+    closeSync(fd);
+  }
+  return bytes;
 }

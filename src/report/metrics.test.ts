@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { drawdowns, extendedMetrics, monthlyPL, type TradeRow } from './metrics.ts';
+import { drawdowns, extendedMetrics, humanize, monthlyPL, summaryMetrics, type TradeRow } from './metrics.ts';
 import type { EquitySeries } from './run-folder.ts';
 
 const DAY = 86_400;
@@ -85,5 +85,30 @@ describe('extendedMetrics', () => {
     expect(get(ms, 'cagr')).toBeCloseTo(10, 9);
     expect(get(ms, 'calmar')).toBeCloseTo(2, 9);
     expect(get(ms, 'sortino')).toBeNull(); // one return: no downside deviation
+  });
+});
+
+describe('figures that need a year, and names in words', () => {
+  const DAYS = (n: number): EquitySeries => ({ t: Array.from({ length: n }, (_, i) => 1_704_067_200 + i * DAY), balance: Array.from({ length: n }, (_, i) => 100_000 + i), nav: Array.from({ length: n }, (_, i) => 100_000 + i) });
+  it('CAGR and Calmar are shown from a year on (the run period when given, else the curve), "needs a year" before', () => {
+    const short = extendedMetrics(DAYS(60), [], 100_000, 1, 59 * DAY);
+    for (const k of ['cagr', 'calmar']) {
+      const m = short.find((x) => x.key === k)!;
+      expect(m.value).toBeNull();
+      expect(m.na).toBe('needs a year');
+      expect(m.def).toContain('a year or more');
+    }
+    const long = extendedMetrics(DAYS(400), [], 100_000, 1, 399 * DAY);
+    expect(long.find((x) => x.key === 'cagr')!.value).toBeCloseTo(((100_399 / 100_000) ** (1 / (399 / 365.25)) - 1) * 100, 9);
+    expect(long.find((x) => x.key === 'calmar')!.na).toBeUndefined();
+    // A year's period with a curve a little shorter (the last mark before the period's end) counts as a year.
+    expect(extendedMetrics(DAYS(365), [], 100_000, 1, 366 * DAY).find((x) => x.key === 'cagr')!.value).not.toBeNull();
+  });
+
+  it('summary.json fields the page does not know are named in words, marketHalted has its own label', () => {
+    const ms = summaryMetrics({ marketHalted: 3, someNewFieldPct: 1.5, fooPL: 2.25 });
+    expect(ms.map((m) => m.label)).toEqual(['Market-halted orders', 'Some new field %', 'Foo P/L']);
+    expect(ms[0]!.kind).toBe('int');
+    expect(humanize('exposurePct')).toBe('Exposure %');
   });
 });

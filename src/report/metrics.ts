@@ -9,6 +9,8 @@ export interface Metric {
   readonly def: string;
   /** Higher is better (compare highlights the best run), lower is better, or neither. */
   readonly better?: 'high' | 'low';
+  /** What the page shows when the value is null, when it is more than "n/a" (e.g. why it is not shown). */
+  readonly na?: string;
 }
 
 /** A closed (or still open) trade as a report shows it. */
@@ -27,6 +29,10 @@ export interface TradeRow {
   readonly spreadCost: number;
   readonly commission: number;
   readonly closeReason: string;
+  /** From trades.csv (absent in run folders from before them): MAE, MFE (account currency) and run-up (% of entry). */
+  readonly mae?: number | null;
+  readonly mfe?: number | null;
+  readonly runUp?: number | null;
 }
 
 /** One drawdown: from a NAV peak to its trough, and when NAV got back above the peak (null: not yet). */
@@ -86,7 +92,7 @@ export function monthlyPL(e: EquitySeries, initial: number): { year: number; mon
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** The figures report.txt does not have, from the equity curve and the trades. */
-export function extendedMetrics(e: EquitySeries | undefined, trades: readonly TradeRow[], initial: number, maxDrawdownPct: number | null): Metric[] {
+export function extendedMetrics(e: EquitySeries | undefined, trades: readonly TradeRow[], initial: number, maxDrawdownPct: number | null, periodSeconds?: number): Metric[] {
   const closed = trades.filter((t) => t.closeTime !== null);
   const pls = closed.map((t) => t.pl);
   const out: Metric[] = [];
@@ -96,7 +102,9 @@ export function extendedMetrics(e: EquitySeries | undefined, trades: readonly Tr
   if (e && e.t.length >= 2 && initial > 0) {
     const years = (e.t[e.t.length - 1]! - e.t[0]!) / (365.25 * DAY);
     const final = e.nav[e.nav.length - 1]!;
-    if (years > 0 && final > 0) cagr = ((final / initial) ** (1 / years) - 1) * 100;
+    // Annualised only over a year or more (the run's period when known, else the curve's span).
+    const long = (periodSeconds ?? e.t[e.t.length - 1]! - e.t[0]!) >= YEAR_SECONDS;
+    if (long && years > 0 && final > 0) cagr = ((final / initial) ** (1 / years) - 1) * 100;
     const r: number[] = [];
     for (let i = 1; i < e.nav.length; i++) if (e.nav[i - 1]! !== 0) r.push(e.nav[i]! / e.nav[i - 1]! - 1);
     if (r.length >= 2) {
@@ -104,9 +112,10 @@ export function extendedMetrics(e: EquitySeries | undefined, trades: readonly Tr
       if (down > 0) sortino = (mean(r) / down) * Math.sqrt(252);
     }
     const dds = drawdowns(e);
-    ddDays = dds.length === 0 ? 0 : Math.max(...dds.map((d) => d.days));
+    ddDays = dds.reduce((a, d) => Math.max(a, d.days), 0);
   }
   const calmar = cagr !== null && maxDrawdownPct !== null && maxDrawdownPct > 0 ? cagr / maxDrawdownPct : null;
+  const yearNote = cagr === null && e && e.t.length >= 2 ? ' Shown for runs of a year or more: over a shorter run it extrapolates a few weeks to a year.' : '';
   let streak = 0, longest = 0;
   for (const pl of pls) {
     streak = pl < 0 ? streak + 1 : 0;
@@ -123,9 +132,9 @@ export function extendedMetrics(e: EquitySeries | undefined, trades: readonly Tr
   const best = closed.length > 0 ? closed.reduce((a, b) => (b.pl > a.pl ? b : a)) : undefined;
   const worst = closed.length > 0 ? closed.reduce((a, b) => (b.pl < a.pl ? b : a)) : undefined;
   out.push(
-    { key: 'cagr', label: 'CAGR', value: cagr, kind: 'pct', better: 'high', def: 'Compound annual growth rate: (final NAV / initial balance)^(1 / years) − 1, over the equity curve\'s span' },
+    { key: 'cagr', label: 'CAGR', value: cagr, kind: 'pct', better: 'high', def: `Compound annual growth rate: (final NAV / initial balance)^(1 / years) − 1, over the equity curve\'s span.${yearNote}`, ...(yearNote ? { na: 'needs a year' } : {}) },
     { key: 'sortino', label: 'Sortino (daily, √252)', value: sortino, kind: 'ratio', better: 'high', def: 'Mean daily NAV return over the downside deviation (root mean square of the negative daily returns), annualised with √252; risk-free rate 0' },
-    { key: 'calmar', label: 'Calmar', value: calmar, kind: 'ratio', better: 'high', def: 'CAGR divided by the maximum drawdown in percent' },
+    { key: 'calmar', label: 'Calmar', value: calmar, kind: 'ratio', better: 'high', def: `CAGR divided by the maximum drawdown in percent.${yearNote}`, ...(yearNote ? { na: 'needs a year' } : {}) },
     { key: 'maxDrawdownDays', label: 'Max drawdown duration', value: ddDays, kind: 'days', better: 'low', def: 'Longest time from a NAV peak until NAV is back above it (or until the end, if it never is), in days on the daily curve' },
     { key: 'expectancy', label: 'Expectancy', value: expectancy, kind: 'money', better: 'high', def: 'Average realized P/L per closed trade (win rate × average win + loss rate × average loss)' },
     { key: 'sqn', label: 'SQN', value: sqn, kind: 'ratio', better: 'high', def: "Van Tharp's system quality number: √(closed trades) × mean trade P/L / standard deviation of trade P/L" },
@@ -168,7 +177,27 @@ export const SUMMARY_METRICS: readonly { key: string; label: string; kind: Metri
   { key: 'commission', label: 'Cost: commission', kind: 'money', better: 'low', def: 'Commission charged on fills' },
   { key: 'ambiguousCandles', label: 'Path-ambiguous candles', kind: 'int', better: 'low', def: 'Candles where both a take profit and a stop loss were in range, so the intra-candle path model decided the outcome' },
   { key: 'ambiguousPL', label: 'P/L resting on ambiguity', kind: 'money', def: 'Realized P/L of the exits decided on path-ambiguous candles: how much of the result rests on the path assumption' },
+  { key: 'marketHalted', label: 'Market-halted orders', kind: 'int', better: 'low', def: 'Orders cancelled MARKET_HALTED: submitted while their market was closed (fill.marketHours false for data that trades around the clock)' },
 ];
+
+/**
+ * A field name as words: `marketHalted` → "market halted", `exposurePct` → "exposure %". For the
+ * fields a page does not know: no raw key reaches a reader.
+ */
+export function humanize(key: string): string {
+  const words = key
+    .replace(/Pct$/, ' %')
+    .replace(/PL/g, ' P/L')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/_/g, ' ')
+    .trim()
+    .toLowerCase()
+    .replace(/p\/l/g, 'P/L');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** A year: CAGR and Calmar annualise, and over less than this they extrapolate a few weeks to a year. */
+export const YEAR_SECONDS = 365 * DAY;
 
 /** The summary's figures as metrics (known ones defined; extra numeric fields kept with their key as label). */
 export function summaryMetrics(summary: Record<string, unknown>): Metric[] {
@@ -181,7 +210,7 @@ export function summaryMetrics(summary: Record<string, unknown>): Metric[] {
   }
   for (const [k, v] of Object.entries(summary)) {
     if (known.has(k) || k === 'currency' || k === 'from' || k === 'to') continue;
-    if (typeof v === 'number') out.push({ key: k, label: k, value: v, kind: 'ratio', def: `summary.json field "${k}" (no definition known to this report)` });
+    if (typeof v === 'number') out.push({ key: k, label: humanize(k), value: v, kind: Number.isInteger(v) ? 'int' : 'ratio', def: `summary.json field "${k}" (no definition known to this report)` });
   }
   return out;
 }

@@ -12,7 +12,9 @@ describe('packRun / unpackRun', () => {
       id: fc.integer({ min: 1, max: 1e7 }).map(String), instrument: fc.constantFrom('EUR_USD', 'USD_JPY', 'XAU_USD'), units: fc.integer({ min: -1e6, max: 1e6 }),
       openTime: fc.integer({ min: 1.5e9, max: 1.8e9 }), closeTime: fc.option(fc.integer({ min: 0, max: 1e7 }), { nil: null }), openPrice: price, closePrice: price,
       pl: money, financing: money, spreadCost: money, commission: money, closeReason: fc.constantFrom('STOP_LOSS_ORDER', 'MARKET_ORDER', ''),
-    }).map((t) => ({ ...t, closeTime: t.closeTime === null ? null : t.openTime + t.closeTime, closePrice: t.closeTime === null ? null : t.closePrice }));
+      // MAE, MFE, run-up %: present (from trades.csv) or not (an older run folder).
+      x: fc.option(fc.tuple(money, money, fc.integer({ min: 0, max: 1e6 }).map((v) => v / 1e4)), { nil: undefined }),
+    }).map(({ x, ...t }) => ({ ...t, closeTime: t.closeTime === null ? null : t.openTime + t.closeTime, closePrice: t.closeTime === null ? null : t.closePrice, ...(x ? { mae: x[0], mfe: x[1], runUp: x[2] } : {}) }));
     const fill = fc.record({ id: fc.integer({ min: 1, max: 1e7 }).map(String), time: fc.integer({ min: 1.5e9, max: 1.8e9 }), instrument: fc.constantFrom('EUR_USD', 'GBP_USD'), units: fc.integer({ min: -1e6, max: 1e6 }), price, reason: fc.constantFrom('MARKET_ORDER', 'TAKE_PROFIT_ORDER'), tradeID: fc.option(fc.integer({ min: 1, max: 1e7 }).map(String), { nil: '' }) });
     const pairs = fc.array(fc.tuple(fc.integer({ min: 1.5e9, max: 1.8e9 }), price), { maxLength: 3 });
     const levels = fc.dictionary(fc.integer({ min: 1, max: 1e7 }).map(String), fc.record({ sl: pairs, tp: pairs, ts: pairs }));

@@ -9,7 +9,7 @@ import type { FillRow, RunModel, TradeLevels } from './run-model.ts';
 export interface PackedRun extends Omit<RunModel, 'trades' | 'fills' | 'levels'> {
   readonly packed: {
     readonly names: string[];
-    readonly trades: Record<string, number[]>;
+    readonly trades: Record<string, (number | null)[]>;
     readonly fills: Record<string, (number | null)[]>;
     readonly levels: Record<string, number[]>;
   };
@@ -45,6 +45,10 @@ export function packRun(m: RunModel): PackedRun {
     spread: t.map((x) => r6(x.spreadCost)),
     commission: t.map((x) => r6(x.commission)),
     reason: t.map((x) => name(x.closeReason)),
+    // MAE, MFE, run-up % (null: not in this run folder's trades.csv).
+    mae: t.map((x) => (x.mae === undefined || x.mae === null ? null : r6(x.mae))),
+    mfe: t.map((x) => (x.mfe === undefined || x.mfe === null ? null : r6(x.mfe))),
+    runUp: t.map((x) => (x.runUp === undefined || x.runUp === null ? null : r6(x.runUp))),
   };
   const f = m.fills;
   const fills = {
@@ -83,10 +87,13 @@ export function unpackRun(p: PackedRun): { trades: TradeRow[]; fills: FillRow[];
     for (let i = 0; i < xs.length; i++) out[i] = acc = i === 0 ? xs[0]! : r6(acc + xs[i]!);
     return out;
   };
-  const tid = undelta(T.id!), open = undelta(T.open!);
+  const n = (k: string): number[] => (T[k] ?? []) as number[];
+  const tid = undelta(n('id')), open = undelta(n('open'));
+  const opt = (k: string, i: number): { [x: string]: number | null } => (T[k] && T[k]![i] !== null ? { [k]: T[k]![i]! } : {});
   const trades: TradeRow[] = tid.map((id, i) => ({
-    id: String(id), instrument: names[T.inst![i]!]!, units: T.units![i]!, openTime: open[i]!, closeTime: T.held![i]! < 0 ? null : r6(open[i]! + T.held![i]!),
-    openPrice: T.openPrice![i]!, closePrice: T.held![i]! < 0 ? null : T.closePrice![i]!, pl: T.pl![i]!, financing: T.financing![i]!, spreadCost: T.spread![i]!, commission: T.commission![i]!, closeReason: names[T.reason![i]!]!,
+    id: String(id), instrument: names[n('inst')[i]!]!, units: n('units')[i]!, openTime: open[i]!, closeTime: n('held')[i]! < 0 ? null : r6(open[i]! + n('held')[i]!),
+    openPrice: n('openPrice')[i]!, closePrice: n('held')[i]! < 0 ? null : n('closePrice')[i]!, pl: n('pl')[i]!, financing: n('financing')[i]!, spreadCost: n('spread')[i]!, commission: n('commission')[i]!, closeReason: names[n('reason')[i]!]!,
+    ...opt('mae', i), ...opt('mfe', i), ...opt('runUp', i),
   }));
   const num = (xs: readonly (number | null)[] | undefined): number[] => (xs ?? []) as number[];
   const tradeOf = (offset: number | null | undefined, id: number): string => (offset === null || offset === undefined ? '' : String(id + offset));

@@ -60,7 +60,8 @@ describe('readRunFolder', () => {
     writeFileSync(join(d, 'transactions.jsonl'), `${tx(1, 'CREATE')}\n`);
     const f = readRunFolder(d);
     expect(f.transactionCount).toBe(1);
-    expect(f.transactions).toHaveLength(0); // a CREATE: counted, not kept (the report reads fills, exits, financing and transfers)
+    expect(f.folded.fills).toHaveLength(0); // a CREATE: counted, not folded (the report reads fills, exits, financing and transfers)
+    expect(f.folded.trades).toHaveLength(0);
     expect(f.warnings.join('\n')).toMatch(/summary\.json is missing[\s\S]*config\.json is missing[\s\S]*equity\.csv is missing[\s\S]*chart-candles\.json is missing/);
   });
 });

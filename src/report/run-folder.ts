@@ -2,6 +2,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } fro
 import { StringDecoder } from 'node:string_decoder';
 import { basename, join, resolve } from 'node:path';
 import { CHART_CANDLES_FILE, type ChartCandles } from './candle-recorder.ts';
+import { TransactionFold } from './transaction-fold.ts';
 
 /** A folder that cannot be reported on: the message names it and says what to give instead. */
 export class ReportError extends Error {
@@ -36,12 +37,19 @@ export interface RunFolder {
   /** summary.json's `summary` (the report.txt figures); empty when the file is missing. */
   readonly summary: Record<string, unknown>;
   readonly config: Record<string, unknown> | undefined;
-  /** The transactions the report reads (fills, protective orders, financing, transfers, balances). */
-  readonly transactions: TxRecord[];
+  /** The transactions the report reads (fills, protective orders, financing, transfers, balances), folded as they were read. */
+  readonly folded: ReturnType<TransactionFold['result']>;
+  /** Epoch seconds of the first and last transaction (NaN when none). */
+  readonly firstTxTime: number;
+  readonly lastTxTime: number;
   /** How many transactions transactions.jsonl holds in all. */
   readonly transactionCount: number;
   readonly equity: EquitySeries | undefined;
   readonly candles: ChartCandles | undefined;
+  /** MAE, MFE and run-up % per trade ID (trades.csv; empty when it has no such columns). */
+  readonly excursions: Map<string, [number, number, number]>;
+  /** summary.json's `live` (a run folder of `fxflow run`): the environment, broker and sessions; undefined for a backtest. */
+  readonly live: { readonly env: string; readonly broker: string; readonly sessions: number } | undefined;
   readonly warnings: string[];
 }
 
@@ -102,12 +110,13 @@ export interface TransactionsRead {
  * line is skipped with a warning naming it; a last line cut short (a run killed while writing) is
  * reported as a truncated file; a gap in the IDs is said once.
  */
-export function readTransactionsFrom(path: string, warnings: string[], keep: (type: string) => boolean = () => true): TransactionsRead {
+export function readTransactionsFrom(path: string, warnings: string[], keep: (type: string) => boolean = () => true, sink?: (tx: TxRecord) => void): TransactionsRead & { first: string | undefined; last: string | undefined } {
   const kept: TxRecord[] = [];
   let bad = 0;
   let count = 0;
   let lastId: string | undefined;
   let gap = false;
+  let first: string | undefined, last: string | undefined;
   forEachLine(path, (line, n, cutShort) => {
     if (line.trim() === '') return;
     let tx: unknown;
@@ -130,19 +139,41 @@ export function readTransactionsFrom(path: string, warnings: string[], keep: (ty
     }
     lastId = tx.id;
     count++;
+    first ??= tx.time;
+    last = tx.time;
     if (!keep(tx.type)) return;
+    if (sink) return sink(tx as TxRecord);
     // A protective order is read for its level only (run-model.ts): keep those fields, not the
     // whole transaction (a run with exits on every entry has three of them per trade).
     if (PROTECTIVE.has(tx.type)) kept.push({ id: tx.id, type: tx.type, time: tx.time, tradeID: tx.tradeID, price: tx.price, distance: tx.distance } as TxRecord);
     else kept.push(tx as TxRecord);
   });
   if (bad > 3) warnings.push(`transactions.jsonl: ${bad - 3} more damaged lines skipped`);
-  return { kept, count };
+  return { kept, count, first, last };
 }
 
 /** Every transaction of transactions.jsonl (see readTransactionsFrom). */
 export function readTransactions(path: string, warnings: string[]): TxRecord[] {
   return readTransactionsFrom(path, warnings).kept;
+}
+
+/** MAE, MFE and run-up % per trade ID from trades.csv, by its header names (columns absent: an empty map). */
+export function readTradeExcursions(path: string): Map<string, [number, number, number]> {
+  const out = new Map<string, [number, number, number]>();
+  let cols: number[] | undefined;
+  forEachLine(path, (line, n) => {
+    const f = line.split(',');
+    if (n === 1) {
+      const at = (k: string): number => f.indexOf(k);
+      cols = [at('id'), at('mae'), at('mfe'), at('runUpPct')];
+      if (cols.some((c) => c < 0)) cols = undefined;
+      return;
+    }
+    if (!cols || f.length <= cols[3]!) return;
+    const x: [number, number, number] = [Number(f[cols[1]!]), Number(f[cols[2]!]), Number(f[cols[3]!])];
+    if (x.every(Number.isFinite)) out.set(f[cols[0]!]!, x);
+  });
+  return out;
 }
 
 /** Reads equity.csv by its header names (time, balance, nav); extra columns are ignored. */
@@ -187,11 +218,14 @@ export function readRunFolder(dirArg: string): RunFolder {
   let strategy = basename(dir);
   let params: Record<string, unknown> = {};
   let summary: Record<string, unknown> = {};
+  let live: RunFolder['live'];
   if (has('summary.json')) {
     const doc = readJson(join(dir, 'summary.json'), 'rerun the backtest to rewrite it');
     if (isObject(doc)) {
       if (typeof doc.strategy === 'string') strategy = doc.strategy;
       if (isObject(doc.params)) params = doc.params;
+      // Only what the page shows of a live run (never its account ID).
+      if (isObject(doc.live)) live = { env: String(doc.live.env ?? '?'), broker: String(doc.live.broker ?? '?'), sessions: Number(doc.live.sessions ?? 1) };
       if (isObject(doc.summary)) summary = doc.summary;
       else warnings.push('summary.json has no "summary" object: the report.txt figures are missing; the figures below come from the transactions');
     }
@@ -200,12 +234,15 @@ export function readRunFolder(dirArg: string): RunFolder {
   }
   const config = has('config.json') ? readJson(join(dir, 'config.json'), 'rerun the backtest to rewrite it') : undefined;
   if (!has('config.json')) warnings.push('config.json is missing: the configuration cannot be shown');
-  let transactions: TxRecord[] = [];
+  // Folded line by line: the rows the report needs, never the transactions (49 MB for a year of M1).
+  const fold = new TransactionFold();
   let transactionCount = 0;
+  let firstTxTime = NaN, lastTxTime = NaN;
   if (has('transactions.jsonl')) {
-    const read = readTransactionsFrom(join(dir, 'transactions.jsonl'), warnings, (type) => REPORT_TYPES.has(type));
-    transactions = read.kept;
+    const read = readTransactionsFrom(join(dir, 'transactions.jsonl'), warnings, (type) => REPORT_TYPES.has(type), (tx) => fold.add(tx));
     transactionCount = read.count;
+    if (read.first !== undefined) firstTxTime = Date.parse(read.first) / 1000;
+    if (read.last !== undefined) lastTxTime = Date.parse(read.last) / 1000;
   }
   else warnings.push('transactions.jsonl is missing: no trades, fills or costs can be shown');
   const equity = has('equity.csv') ? readEquity(join(dir, 'equity.csv'), warnings) : undefined;
@@ -215,8 +252,10 @@ export function readRunFolder(dirArg: string): RunFolder {
     const doc = readJson(join(dir, CHART_CANDLES_FILE), 'rerun the backtest to rewrite it');
     if (isObject(doc) && doc.version === 1 && Array.isArray(doc.series)) candles = doc as unknown as ChartCandles;
     else warnings.push(`${CHART_CANDLES_FILE} has an unknown layout: the price charts show the fills only`);
-  } else {
+  } else if (live === undefined) {
+    // A live run records no chart candles (its prices are in the recording): not a defect of the folder.
     warnings.push(`${CHART_CANDLES_FILE} is missing (a run folder from an fxflow before HTML reports): the price charts show the fill prices only; rerun the backtest for candles`);
   }
-  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, transactions, transactionCount, equity, candles, warnings };
+  const excursions = has('trades.csv') ? readTradeExcursions(join(dir, 'trades.csv')) : new Map<string, [number, number, number]>();
+  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, folded: fold.result(), firstTxTime, lastTxTime, transactionCount, equity, candles, excursions, live, warnings };
 }

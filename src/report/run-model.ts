@@ -1,6 +1,15 @@
 import type { EncodedSeries } from './candle-codec.ts';
+import type { BenchmarkSeries } from './candle-recorder.ts';
 import { drawdowns, extendedMetrics, monthlyPL, summaryMetrics, type Drawdown, type Metric, type TradeRow } from './metrics.ts';
 import type { EquitySeries, RunFolder, TxRecord } from './run-folder.ts';
+import { TransactionFold, type MutableTrade } from './transaction-fold.ts';
+
+/** Folds a list of transactions (see TransactionFold; readRunFolder folds them as it reads instead). */
+export function foldTransactions(txs: readonly TxRecord[]): ReturnType<TransactionFold['result']> {
+  const f = new TransactionFold();
+  for (const tx of txs) f.add(tx);
+  return f.result();
+}
 
 /** A fill as the charts mark it. */
 export interface FillRow {
@@ -39,6 +48,15 @@ export interface RunModel {
   readonly levels: Record<string, TradeLevels>;
   readonly fills: FillRow[];
   readonly candles: EncodedSeries[];
+  /** Buy and hold per charted instrument (from chart-candles.json; empty for older folders and live runs). */
+  readonly benchmarks: BenchmarkSeries[];
+  /**
+   * The report.txt lines that are not single figures, as summary.json holds them: orders placed,
+   * filled and cancelled with reasons, exits by reason, long/short, per instrument, the data and its holes.
+   */
+  readonly breakdown: Record<string, unknown>;
+  /** A live run (`fxflow run`): its environment, broker and sessions; null for a backtest. */
+  readonly live: { env: string; broker: string; sessions: number } | null;
   readonly config: Record<string, unknown> | null;
   readonly initialBalance: number;
   readonly netPL: number;
@@ -48,103 +66,52 @@ export interface RunModel {
 const sec = (iso: string): number => Date.parse(iso) / 1000;
 const num = (x: unknown): number => (typeof x === 'string' || typeof x === 'number' ? Number(x) : 0);
 
-interface MutableTrade {
-  id: string;
-  instrument: string;
-  units: number;
-  openTime: number;
-  closeTime: number | null;
-  openPrice: number;
-  closePrice: number | null;
-  pl: number;
-  financing: number;
-  spreadCost: number;
-  commission: number;
-  closeReason: string;
-}
+/** Equity points a page draws at most: a daily curve of 13 years in full; a longer one is thinned (thinEquity). */
+export const MAX_EQUITY_POINTS = 4800;
 
-/** Folds the transactions into trades, fills, protective levels and the balance curve. */
-export function foldTransactions(txs: readonly TxRecord[]): { trades: MutableTrade[]; fills: FillRow[]; levels: Record<string, TradeLevels>; balance: EquitySeries; deposit: number } {
-  const trades = new Map<string, MutableTrade>();
-  const fills: FillRow[] = [];
-  const levels: Record<string, TradeLevels> = {};
-  const lv = (id: string): TradeLevels => (levels[id] ??= { sl: [], tp: [], ts: [] });
-  const balance: EquitySeries = { t: [], balance: [], nav: [] };
-  let deposit = 0;
-  for (const tx of txs) {
-    const t = sec(tx.time);
-    switch (tx.type) {
-      case 'ORDER_FILL': {
-        const opened = tx.tradeOpened as { tradeID: string; units: string; price?: string; halfSpreadCost?: string } | undefined;
-        const closed = (tx.tradesClosed as { tradeID: string; realizedPL?: string; financing?: string; halfSpreadCost?: string }[] | undefined) ?? [];
-        const reduced = tx.tradeReduced as { tradeID: string; realizedPL?: string; financing?: string; halfSpreadCost?: string } | undefined;
-        const instrument = String(tx.instrument ?? '');
-        const price = num(tx.price);
-        const legs = closed.length + (reduced ? 1 : 0) + (opened ? 1 : 0);
-        const commission = num(tx.commission);
-        for (const c of reduced ? [...closed, reduced] : closed) {
-          const tr = trades.get(c.tradeID);
-          if (!tr) continue;
-          tr.pl += num(c.realizedPL);
-          tr.financing += num(c.financing);
-          tr.spreadCost += num(c.halfSpreadCost);
-          tr.commission += legs > 0 ? commission / legs : 0;
-          if (c !== reduced) {
-            tr.closeTime = t;
-            tr.closePrice = price;
-            tr.closeReason = String(tx.reason ?? '');
-          }
-        }
-        if (opened) {
-          trades.set(opened.tradeID, {
-            id: opened.tradeID, instrument, units: num(opened.units), openTime: t, closeTime: null, openPrice: opened.price !== undefined ? num(opened.price) : price,
-            closePrice: null, pl: 0, financing: 0, spreadCost: num(opened.halfSpreadCost), commission: legs > 0 ? commission / legs : 0, closeReason: '',
-          });
-        }
-        fills.push({ id: tx.id, time: t, instrument, units: num(tx.units), price, reason: String(tx.reason ?? ''), tradeID: opened?.tradeID ?? closed[0]?.tradeID ?? reduced?.tradeID ?? '' });
-        break;
-      }
-      case 'STOP_LOSS_ORDER':
-      case 'GUARANTEED_STOP_LOSS_ORDER':
-        if (typeof tx.tradeID === 'string' && tx.price !== undefined) lv(tx.tradeID).sl.push([t, num(tx.price)]);
-        break;
-      case 'TAKE_PROFIT_ORDER':
-        if (typeof tx.tradeID === 'string' && tx.price !== undefined) lv(tx.tradeID).tp.push([t, num(tx.price)]);
-        break;
-      case 'TRAILING_STOP_LOSS_ORDER':
-        if (typeof tx.tradeID === 'string' && tx.distance !== undefined) lv(tx.tradeID).ts.push([t, num(tx.distance)]);
-        break;
-      case 'DAILY_FINANCING': {
-        const pf = (tx.positionFinancings as { openTradeFinancings?: { tradeID: string; financing: string }[] }[] | undefined) ?? [];
-        for (const p of pf) for (const f of p.openTradeFinancings ?? []) {
-          const tr = trades.get(f.tradeID);
-          if (tr) tr.financing += num(f.financing);
-        }
-        break;
-      }
-      case 'TRANSFER_FUNDS':
-        deposit += num(tx.amount);
-        break;
+/**
+ * The curve as a page draws it, at most `max` points: unchanged when it fits, else cut into runs of
+ * days, each kept as its lowest, highest and last NAV points (in time order), so the peaks, troughs
+ * and the final NAV survive. The figures, drawdowns and months are computed on the full curve.
+ */
+export function thinEquity(e: EquitySeries, max = MAX_EQUITY_POINTS): EquitySeries {
+  const n = e.t.length;
+  if (n <= max) return e;
+  const per = Math.ceil(n / Math.floor(max / 3));
+  const out: EquitySeries = { t: [], balance: [], nav: [] };
+  for (let a = 0; a < n; a += per) {
+    const b = Math.min(n, a + per) - 1;
+    let lo = a, hi = a;
+    for (let i = a; i <= b; i++) {
+      if (e.nav[i]! < e.nav[lo]!) lo = i;
+      if (e.nav[i]! > e.nav[hi]!) hi = i;
     }
-    if (tx.accountBalance !== undefined) {
-      const b = num(tx.accountBalance);
-      if (balance.t.length > 0 && balance.t[balance.t.length - 1] === t) {
-        balance.balance[balance.balance.length - 1] = b;
-        balance.nav[balance.nav.length - 1] = b;
-      } else {
-        balance.t.push(t);
-        balance.balance.push(b);
-        balance.nav.push(b);
-      }
+    for (const i of [...new Set([lo, hi, b])].sort((x, y) => x - y)) {
+      out.t.push(e.t[i]!);
+      out.balance.push(e.balance[i]!);
+      out.nav.push(e.nav[i]!);
     }
   }
-  return { trades: [...trades.values()], fills, levels, balance, deposit };
+  return out;
+}
+
+/** The share of [from, to] (epoch seconds) with at least one trade open, in percent; null for an empty period. */
+export function exposurePct(trades: readonly TradeRow[], from: number, to: number): number | null {
+  if (!(to > from)) return null;
+  const spans = trades.map((t) => [Math.max(from, t.openTime), Math.min(to, t.closeTime ?? to)] as const).filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+  let covered = 0, end = -Infinity;
+  for (const [a, b] of spans) {
+    if (b <= end) continue;
+    covered += b - Math.max(a, end);
+    end = b;
+  }
+  return Math.round((covered / (to - from)) * 10_000) / 100;
 }
 
 /** Builds a run page's model from a run folder read by readRunFolder. */
 export function runModel(f: RunFolder): RunModel {
   const warnings = [...f.warnings];
-  const folded = foldTransactions(f.transactions);
+  const folded = f.folded;
   const s = f.summary;
   const cfgAccount = (f.config?.account ?? {}) as Record<string, unknown>;
   const currency = typeof s.currency === 'string' ? s.currency : typeof cfgAccount.currency === 'string' ? cfgAccount.currency : '';
@@ -158,9 +125,34 @@ export function runModel(f: RunFolder): RunModel {
     .filter((t) => t.closeTime !== null)
     .sort((a, b) => a.closeTime! - b.closeTime! || Number(a.id) - Number(b.id))
     .concat(folded.trades.filter((t) => t.closeTime === null));
+  if (f.excursions.size > 0) {
+    for (const t of trades as (MutableTrade & { mae?: number | null; mfe?: number | null; runUp?: number | null })[]) {
+      const x = f.excursions.get(t.id);
+      t.mae = x ? x[0] : null;
+      t.mfe = x ? x[1] : null;
+      t.runUp = x ? x[2] : null;
+    }
+  }
   if (f.transactionCount > 0 && trades.length === 0) warnings.push('the run made no trades: there are no fills to mark and no trade statistics');
   const maxDdPct = typeof s.maxDrawdownPct === 'number' ? s.maxDrawdownPct : null;
-  const metrics = [...summaryMetrics(s), ...extendedMetrics(equity.t.length > 0 ? equity : undefined, trades, initial, maxDdPct)];
+  // The period: summary.json's, widened to the first and last transaction read (a live run's
+  // summary starts at its first equity mark, which can come after its first fill).
+  const firstTx = f.firstTxTime, lastTx = f.lastTxTime;
+  const iso = (t: number): string => new Date(t * 1000).toISOString();
+  let from = typeof s.from === 'string' ? s.from : null;
+  let to = typeof s.to === 'string' ? s.to : null;
+  if (Number.isFinite(firstTx) && (from === null || sec(from) > firstTx)) from = iso(firstTx);
+  if (Number.isFinite(lastTx) && (to === null || sec(to) < lastTx)) to = iso(lastTx);
+  const periodSeconds = from !== null && to !== null ? sec(to) - sec(from) : undefined;
+  const summaryFigures = summaryMetrics(s);
+  if (f.live) {
+    // Exposure of a live run from its trades over the period above (the runner's own figure counts
+    // from its first mark, and sessions overlap it): the union of the trades' open intervals.
+    const i = summaryFigures.findIndex((m) => m.key === 'exposurePct');
+    const exposure = exposurePct(trades, from === null ? NaN : sec(from), to === null ? NaN : sec(to));
+    if (i >= 0 && exposure !== null) summaryFigures[i] = { ...summaryFigures[i]!, value: exposure, def: "Share of the run's period (its first to its last transaction) with at least one trade open" };
+  }
+  const metrics = [...summaryFigures, ...extendedMetrics(equity.t.length > 0 ? equity : undefined, trades, initial, maxDdPct, periodSeconds)];
   if (Object.keys(s).length === 0) {
     metrics.unshift(
       { key: 'finalNAV', label: 'Final NAV (from the curve)', value: finalNAV, kind: 'money', def: 'The last point of the equity curve' },
@@ -174,16 +166,19 @@ export function runModel(f: RunFolder): RunModel {
     strategy: f.strategy,
     params: f.params,
     currency,
-    period: { from: typeof s.from === 'string' ? s.from : null, to: typeof s.to === 'string' ? s.to : null },
+    period: { from, to },
     warnings,
     metrics,
-    equity,
+    equity: thinEquity(equity),
     drawdowns: equity.t.length > 0 ? drawdowns(equity).slice(0, 5) : [],
     monthly: equity.t.length > 0 ? monthlyPL(equity, initial) : [],
     trades,
     levels: folded.levels,
     fills: folded.fills,
     candles: f.candles?.series ?? [],
+    benchmarks: f.candles?.benchmarks ?? [],
+    breakdown: Object.fromEntries(['orders', 'exitReasons', 'long', 'short', 'byInstrument', 'data'].filter((k) => s[k] !== undefined && s[k] !== null).map((k) => [k, s[k]])),
+    live: f.live ?? null,
     config: f.config ?? null,
     initialBalance: initial,
     netPL,

@@ -52,7 +52,10 @@ describe('report.html of a backtest run folder', () => {
     expect(fills).toBeGreaterThan(100);
     const got = await page.evaluate(() => ({ markers: (globalThis as any).fxReport.markerCount, fills: (globalThis as any).fxReport.fills, lastNav: (globalThis as any).fxReport.lastNav }));
     expect(got.fills).toBe(fills);
-    expect(got.markers).toBe(fills);
+    // A year of H1 zoomed out: every fill is in view, its markers thinned to at most 600 (one per side and group of bars).
+    expect(fills).toBeGreaterThan(600);
+    expect(got.markers).toBeLessThanOrEqual(600);
+    expect(got.markers).toBeGreaterThan(100);
     expect(await page.evaluate(() => (globalThis as any).fxReport.fillsMarked)).toBe(fills);
     expect(got.lastNav).toBe(cents(s.finalNAV));
     const months = await page.$$eval('table.monthly td[data-pl]', (tds) => tds.map((td) => Number((td as unknown as { dataset: Record<string, string> }).dataset.pl)));
@@ -79,6 +82,131 @@ describe('report.html of a backtest run folder', () => {
       await small.page.screenshot({ path: join(ROOT, 'docs/report.png') });
       await small.page.close();
     }
+    await page.close();
+  }, 60_000);
+
+  it('the drawdown axis reads in %: the labels the chart draws are the drawdowns themselves (not Lightweight Charts\' change-from-base "percent")', async () => {
+    const { page, errors } = await openPage(browser, url(join(golden, 'report.html')), 'window.fxReport && window.fxReport.ready');
+    const got = await page.evaluate(() => {
+      const r = (globalThis as any).fxReport;
+      const f = r.ddSeries.priceFormatter();
+      const pts = r.ddSeries.data();
+      const min = Math.min(...pts.map((p: { value: number }) => p.value));
+      // The chart's own price scale: the label it draws at the deepest point's height.
+      const y = r.ddSeries.priceToCoordinate(min);
+      return { samples: [-0.75, -0.5, -7.5, 0].map((x) => f.format(x)), min, atMin: f.format(r.ddSeries.coordinateToPrice(y)), minLabel: f.format(min) };
+    });
+    expect(got.samples).toEqual(['-0.75%', '-0.50%', '-7.50%', '0.00%']);
+    expect(got.minLabel).toBe(`${got.min.toFixed(2)}%`);
+    expect(got.atMin).toBe(got.minLabel);
+    // The worst drawdowns table says why it differs from the Figures' max drawdown.
+    const s = summaryOf(golden) as unknown as { maxDrawdown: number };
+    const note = await page.textContent('#drawdowns-note');
+    expect(note).toContain('daily equity curve');
+    expect(note).toContain(s.maxDrawdown.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }));
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('every report.txt line is on the page (orders with reasons, exits, long/short, per instrument, data), with no raw field name', async () => {
+    const { page, errors } = await openPage(browser, url(join(golden, 'report.html')), 'window.fxReport && window.fxReport.ready');
+    const text = await page.evaluate(() => {
+      const d = (globalThis as any).document;
+      const parts = ['h1', '#period', '#metrics', '#breakdown'].map((q) => d.querySelector(q)?.innerText ?? '');
+      return parts.join('\n');
+    });
+    const report = readFileSync(join(golden, 'report.txt'), 'utf8').split('\n').slice(2).filter((l) => l.trim() !== '' && !l.startsWith('fill models') && !/events in/.test(l));
+    expect(report.length).toBeGreaterThan(25);
+    const words = (r: string): string => r.replace(/_ORDER$/, '').replace(/_/g, ' ').toLowerCase();
+    const missing: string[] = [];
+    for (const line of report) {
+      const value = line.replace(/^\s*\S.*?\s{2,}/, '');
+      // Every number (signs aside: the page shows a drawdown as a positive depth) and every v20 reason, in words.
+      const numbers = value.match(/\d{1,3}(,\d{3})+(\.\d+)?%?|\d+(\.\d+)?%?/g) ?? [];
+      // v20 reasons (instrument names such as EUR_USD stay as they are, and are found as they are).
+      const reasons = (value.match(/\b[A-Z][A-Z_]{3,}\b/g) ?? []).filter((w) => !['USD', 'SYNTHETIC'].includes(w) && !/^[A-Z]{3}_[A-Z]{3}$/.test(w)).map(words);
+      for (const tok of [...numbers, ...reasons]) if (!text.toLowerCase().includes(tok.toLowerCase())) missing.push(`${line.trim()} → ${tok}`);
+    }
+    expect(missing).toEqual([]);
+    // The structured parts equal summary.json.
+    const S = JSON.parse(readFileSync(join(golden, 'summary.json'), 'utf8')).summary;
+    expect(await page.$$eval('#exits tbody tr', (rs) => rs.map((r) => [r.getAttribute('data-reason'), Number(r.children[1]!.textContent)]))).toEqual(Object.entries(S.exitReasons));
+    expect(await page.$$eval('#groups tbody tr', (rs) => rs.map((r) => r.getAttribute('data-group')))).toEqual(['long', 'short', ...Object.keys(S.byInstrument)]);
+    expect(await page.textContent('#orders')).toContain(`market halted ${S.orders.cancelReasons[0].count}`);
+    // No summary.json key shown as a label: camelCase words appear only in config.json as it is.
+    const labels = await page.$$eval('.metric .k, #breakdown th, #breakdown td.l', (xs) => xs.map((x) => x.textContent ?? ''));
+    expect(labels.filter((l) => /\b[a-z]+[A-Z][a-zA-Z]*\b/.test(l))).toEqual([]);
+    expect(text).not.toMatch(/marketHalted|exposurePct|exitReasons|byInstrument/);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('buy and hold beside the equity, equity in money, % and log, monthly returns in %', async () => {
+    const { page, errors } = await openPage(browser, url(join(golden, 'report.html')), 'window.fxReport && window.fxReport.ready');
+    const S = JSON.parse(readFileSync(join(golden, 'summary.json'), 'utf8')).summary;
+    const cc = JSON.parse(readFileSync(join(golden, 'chart-candles.json'), 'utf8'));
+    const b = cc.benchmarks[0];
+    // Independently: the recorded first ask and last bid of the run's own candles (transactions' prices come from the same replay).
+    const bench = await page.evaluate(() => (globalThis as any).fxReport.benchmarks);
+    expect(bench).toHaveLength(1);
+    expect(bench[0].instrument).toBe('EUR_USD');
+    expect(bench[0].returnPct).toBeCloseTo((b.bid.at(-1) / b.ask - 1) * 100, 9);
+    expect(b.t.length).toBeGreaterThan(250);
+    expect(await page.locator('.bench-legend').count()).toBe(1);
+    // The first candle of the run at its ask is the price bought.
+    const first = JSON.parse(readFileSync(join(golden, 'transactions.jsonl'), 'utf8').split('\n').find((l) => l.includes('"ORDER_FILL"'))!);
+    expect(Math.abs(b.ask - Number(first.price))).toBeLessThan(0.05);
+    await page.click('#equity-mode button[data-mode="%"]');
+    const pct = await page.evaluate(() => ({ last: (globalThis as any).fxReport.lastPlotted, bench: (globalThis as any).fxReport.benchSeries[0].data().at(-1).value }));
+    expect(pct.last).toBeCloseTo((cents(S.finalNAV) / S.initialBalance - 1) * 100, 6);
+    expect(pct.bench).toBeCloseTo(bench[0].returnPct, 6);
+    await page.click('#equity-mode button[data-mode="log"]');
+    const log = await page.evaluate(() => ({ mode: (globalThis as any).fxReport.equityChart.priceScale('right').options().mode, last: (globalThis as any).fxReport.lastPlotted }));
+    expect(log.mode).toBe(1); // PriceScaleMode.Logarithmic
+    expect(log.last).toBe(cents(S.finalNAV));
+    // Monthly returns in % by default; each cell is its month's P/L over the month's opening NAV.
+    const cells = await page.$$eval('table.monthly td[data-pct]', (tds) => tds.map((td) => [td.textContent, Number(td.getAttribute('data-pct')), Number(td.getAttribute('data-pl'))] as [string, number, number]));
+    expect(cells.length).toBeGreaterThanOrEqual(12);
+    let nav = S.initialBalance;
+    for (const [textPct, p, pl] of cells) {
+      expect(textPct).toBe(`${p.toFixed(2)}%`);
+      expect(p).toBeCloseTo((pl / nav) * 100, 9);
+      nav += pl;
+    }
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('the trades table filters by dates, side, P/L sign and exit, and exports what passes as CSV', async () => {
+    const { page, errors } = await openPage(browser, url(join(golden, 'report.html')), 'window.fxReport && window.fxReport.ready');
+    const trades = readFileSync(join(golden, 'trades.csv'), 'utf8').trim().split('\n');
+    const head = trades[0]!.split(',');
+    const rows = trades.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [head[i], v])));
+    await page.selectOption('#filter-pl', 'loss');
+    await page.selectOption('#filter-side', 'long');
+    await page.selectOption('#filter-exit', 'TAKE_PROFIT_ORDER'); // trades.csv: TAKE_PROFIT
+    await page.fill('#filter-from', '2024-03-01');
+    await page.dispatchEvent('#filter-from', 'change');
+    await page.fill('#filter-to', '2024-08-31');
+    await page.dispatchEvent('#filter-to', 'change');
+    const inDates = (r: Record<string, string>): boolean => r.openTime! >= '2024-03-01' && r.openTime! < '2024-09-01';
+    const want = rows.filter((r) => Number(r.realizedPL) < 0 && r.side === 'long' && r.exitReason === 'TAKE_PROFIT' && inDates(r)).map((r) => r.id);
+    const csv = await page.evaluate(() => (globalThis as any).fxReport.tradesCsv() as string);
+    const ids = csv.trim().split('\n').slice(1).map((l) => l.split(',')[0]);
+    expect([...ids].sort()).toEqual([...want].sort());
+    // Winners, then the download itself.
+    await page.selectOption('#filter-pl', 'win');
+    await page.selectOption('#filter-exit', '');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+    const saved = join(tmp, 'export.csv');
+    await download.saveAs(saved);
+    const got = readFileSync(saved, 'utf8').trim().split('\n').slice(1).map((l) => l.split(','));
+    const winners = rows.filter((r) => Number(r.realizedPL) > 0 && r.side === 'long' && inDates(r));
+    expect(winners.length).toBeGreaterThan(10);
+    expect(got.map((r) => r[0]).sort()).toEqual(winners.map((r) => r.id).sort());
+    expect(got.every((r) => Number(r[8]) > 0)).toBe(true);
+    expect(await page.textContent('#trades-count')).toContain(`${winners.length} of`);
+    expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
 
@@ -127,6 +255,10 @@ describe('report.html of a backtest run folder', () => {
     // The params that differ are outlined; the figures have a best and a worst.
     expect(await page.locator('#params td.differs').count()).toBeGreaterThanOrEqual(4);
     expect(await page.locator('#metrics td.best').count()).toBeGreaterThan(3);
+    // The legend names each run by the params that differ (trailing and tpAtr here), not by its folder.
+    expect(await page.evaluate(() => (globalThis as any).fxReport.legend)).toEqual(['1. tpAtr=2 trailing=true', '2. tpAtr=3 trailing=false']);
+    const figureNames = await page.$$eval('#metrics td.l', (tds) => tds.map((t) => t.textContent ?? ''));
+    expect(figureNames.filter((l) => /\b[a-z]+[A-Z][a-zA-Z]*\b/.test(l))).toEqual([]);
     await page.screenshot({ path: artifact('compare.png'), fullPage: true });
     await page.close();
   }, 60_000);
@@ -172,6 +304,94 @@ describe('report.html of an M1 run: downsampled wide view, full detail when zoom
   }, 120_000);
 });
 
+describe('a short run and a live run folder', () => {
+  it('a run shorter than a year shows no CAGR or Calmar (and says why); a live run folder (summary.json "live", no chart candles) is reported as live, with its period and exposure from its transactions', async () => {
+    const short = await backtest('strategies/breakout-tpsl.ts', '--from', '2024-01-01', '--to', '2024-02-15');
+    const s1 = await openPage(browser, url(join(short, 'report.html')), 'window.fxReport && window.fxReport.ready');
+    for (const k of ['cagr', 'calmar']) {
+      expect(await s1.page.textContent(`.metric[data-key="${k}"] .v`)).toBe('needs a year');
+      expect(await s1.page.getAttribute(`.metric[data-key="${k}"]`, 'title')).toContain('a year or more');
+    }
+    expect(await s1.page.textContent('#run-kind')).toBe('backtest');
+    await s1.page.close();
+    // The files `fxflow run` leaves (src/app/live-run-folder.ts): summary.json with "live", no
+    // chart-candles.json; its summary starting at the first equity mark, after the first fill, and an
+    // exposure counted from that mark.
+    const dir = join(tmp, 'live-like');
+    mkdirSync(dir);
+    for (const f of readdirSync(short)) if (!['chart-candles.json', 'report.html'].includes(f)) copyFileSync(join(short, f), join(dir, f));
+    const doc = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+    const fillTimes = readFileSync(join(dir, 'transactions.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"ORDER_FILL"')).map((l) => JSON.parse(l).time as string);
+    doc.summary.from = new Date(Date.parse(fillTimes[0]!) + 3_600_000).toISOString();
+    doc.summary.exposurePct = 121.52;
+    doc.live = { env: 'practice', accountID: '101-004-7777777-001', broker: 'v20', sessions: 2 };
+    writeFileSync(join(dir, 'summary.json'), JSON.stringify(doc));
+    const r = await fxflow('report', dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('chart-candles.json');
+    const { page, errors } = await openPage(browser, url(join(dir, 'report.html')), 'window.fxReport && window.fxReport.ready');
+    expect(errors).toEqual([]);
+    expect(await page.textContent('#run-kind')).toBe('LIVE run · practice · broker v20 · 2 sessions');
+    const body = await page.evaluate(() => (globalThis as any).document.body.innerText as string);
+    expect(body).not.toContain('chart-candles.json is missing');
+    expect(body).not.toContain('rerun the backtest');
+    expect(readFileSync(join(dir, 'report.html'), 'utf8')).not.toContain('7777777');
+    // The period starts no later than the first fill.
+    const period = (await page.textContent('#period'))!;
+    const from = /·\s+(\S+) →/.exec(period)![1]!;
+    expect(Date.parse(from)).toBeLessThanOrEqual(Date.parse(fillTimes[0]!));
+    // Exposure: the union of the trades' open intervals (trades.csv) over the first to the last transaction.
+    const txs = readFileSync(join(dir, 'transactions.jsonl'), 'utf8').trim().split('\n').map((l) => Date.parse(JSON.parse(l).time));
+    const lo = Math.min(Date.parse(doc.summary.from), txs[0]!), hi = Math.max(Date.parse(doc.summary.to), txs.at(-1)!);
+    const spans = readFileSync(join(dir, 'trades.csv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split(',')).map((f) => [Date.parse(f[4]!), f[5] ? Date.parse(f[5]) : hi]).sort((a, b) => a[0]! - b[0]!);
+    let covered = 0, end = -Infinity;
+    for (const [a, b] of spans) { if (b! > end) { covered += b! - Math.max(a!, end); end = b!; } }
+    const exposure = Number((await page.textContent('.metric[data-key="exposurePct"] .v'))!.replace('%', ''));
+    expect(exposure).toBeLessThanOrEqual(100);
+    expect(exposure).toBeCloseTo((covered / (hi - lo)) * 100, 1);
+    expect(await page.textContent('.metric[data-key="cagr"] .v')).toBe('needs a year');
+    await page.close();
+  }, 120_000);
+});
+
+describe('report.html of a busy M1 run zoomed out', () => {
+  it('fill markers are thinned to at most 600 without labels, entry-exit lines only when few trades are in view', async () => {
+    const dir = await backtest('strategies/breakout-tpsl.ts', '--granularity', 'M1', '--from', '2024-01-01', '--to', '2024-03-01', '--param', 'lookback=150');
+    const { page, errors } = await openPage(browser, url(join(dir, 'report.html')), 'window.fxReport && window.fxReport.ready');
+    const wide = await page.evaluate(() => {
+      const v = (globalThis as any).fxReport.charts.EUR_USD;
+      return { marks: v.markers.markers(), fillsMarked: v.fillsMarked, paths: v.paths, thinned: v.thinned, info: (globalThis as any).document.querySelector('#prices .chart-info').textContent };
+    });
+    expect(wide.fillsMarked).toBe(fillsOf(dir));
+    expect(wide.fillsMarked).toBeGreaterThan(2000);
+    expect(wide.marks.length).toBeLessThanOrEqual(600);
+    expect(wide.marks.every((m: { text: string }) => m.text === '')).toBe(true);
+    expect(wide.paths).toBe(0);
+    expect(wide.info).toContain('thinned');
+    // Zoomed to two hours: every fill its own labelled marker, and each closed trade's entry → exit line.
+    const from = Date.UTC(2024, 1, 7, 10) / 1000;
+    await page.evaluate((f) => (globalThis as any).fxReport.charts.EUR_USD.chart.timeScale().setVisibleRange({ from: f, to: f + 7200 }), from);
+    await page.waitForFunction(() => (globalThis as any).fxReport.charts.EUR_USD.level === 0, null, { timeout: 10_000 });
+    const near = await page.evaluate(() => {
+      const v = (globalThis as any).fxReport.charts.EUR_USD;
+      return { marks: v.markers.markers(), fillsMarked: v.fillsMarked, paths: v.paths, thinned: v.thinned, gap: v.labelGap, times: v.series.data().map((b: { time: number }) => b.time) };
+    });
+    expect(near.thinned).toBe(0);
+    expect(near.marks.length).toBe(near.fillsMarked);
+    expect(near.marks.length).toBeGreaterThan(0);
+    // Labelled (#trade buy/sell units, or #trade P/L), spaced so that they do not overlap: at least `gap` bars apart.
+    const labelled = near.marks.filter((m: { text: string }) => m.text !== '');
+    expect(labelled.length).toBeGreaterThan(0);
+    expect(labelled.every((m: { text: string }) => /^#\d+ (buy|sell) \d+$|^#\d+ [+-][\d,.]+$|^#\d+ [BS] \d+$/.test(m.text))).toBe(true);
+    expect(near.gap).toBeGreaterThanOrEqual(1);
+    const bars = labelled.map((m: { time: number }) => near.times.indexOf(m.time));
+    for (let i = 1; i < bars.length; i++) expect(bars[i]! - bars[i - 1]!).toBeGreaterThanOrEqual(near.gap);
+    expect(near.paths).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+});
+
 describe('fxflow report on bad input', () => {
   const copyRun = (name: string, skip: readonly string[] = []): string => {
     const dir = join(tmp, name);
@@ -199,7 +419,9 @@ describe('fxflow report on bad input', () => {
     const { page, errors } = await openPage(browser, url(join(dir, 'report.html')), 'window.fxReport && window.fxReport.ready');
     expect(errors).toEqual([]);
     expect(await page.locator('#warnings').textContent()).toContain('chart-candles.json is missing');
-    expect(await page.evaluate(() => (globalThis as any).fxReport.markerCount)).toBe(fillsOf(dir));
+    // Every fill is in the one window of the fill-price line (thinned to at most 600 markers).
+    expect(await page.evaluate(() => (globalThis as any).fxReport.fillsMarked)).toBe(fillsOf(dir));
+    expect(await page.evaluate(() => (globalThis as any).fxReport.markerCount)).toBeLessThanOrEqual(600);
     await page.close();
   }, 60_000);
 
@@ -213,7 +435,8 @@ describe('fxflow report on bad input', () => {
     const { page, errors } = await openPage(browser, url(join(dir, 'report.html')), 'window.fxReport && window.fxReport.ready');
     expect(errors).toEqual([]);
     expect(await page.locator('#warnings').textContent()).toMatch(/truncated: its last line \(line \d+\) is cut short/);
-    expect(await page.evaluate(() => (globalThis as any).fxReport.markerCount)).toBe(fillsOf(dir));
+    expect(await page.evaluate(() => (globalThis as any).fxReport.fillsMarked)).toBe(fillsOf(dir));
+    expect(await page.evaluate(() => (globalThis as any).fxReport.markerCount)).toBeLessThanOrEqual(600);
     await page.close();
   }, 60_000);
 

@@ -113,5 +113,32 @@ describe('fxflow run --status-port', () => {
     });
     await page.screenshot({ path: artifact('status.png'), fullPage: true });
     await page.close();
+
+    // Stopped: the run folder's report.html is a live run's page (issue 29): it says so, asks for no
+    // chart candles, shows no CAGR or Calmar for a run of minutes, and its period and exposure hold.
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    const folder = /run folder: (\S+)/.exec(run.out())![1]!;
+    const { readFileSync } = await import('node:fs');
+    const reportHtml = readFileSync(join(folder, 'report.html'), 'utf8');
+    expect(reportHtml).not.toContain(token);
+    expect(reportHtml).not.toContain(accountID);
+    const rep = await openPage(browser, `file://${join(folder, 'report.html')}`, 'window.fxReport && window.fxReport.ready');
+    expect(rep.errors).toEqual([]);
+    expect(await rep.page.textContent('#run-kind')).toMatch(/^LIVE run · sandbox · broker /);
+    const text = await rep.page.evaluate(() => (globalThis as any).document.body.innerText as string);
+    expect(text).not.toContain('chart-candles.json');
+    expect(text).not.toContain('rerun the backtest');
+    for (const k of ['cagr', 'calmar']) expect(await rep.page.textContent(`.metric[data-key="${k}"] .v`)).toBe('needs a year');
+    const exposure = Number((await rep.page.textContent('.metric[data-key="exposurePct"] .v'))!.replace('%', ''));
+    expect(exposure).toBeGreaterThan(0);
+    expect(exposure).toBeLessThanOrEqual(100);
+    const fills = readFileSync(join(folder, 'transactions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((t) => t.type === 'ORDER_FILL');
+    expect(fills.length).toBe(2);
+    const from = /·\s+(\S+) →/.exec((await rep.page.textContent('#period'))!)![1]!;
+    expect(Date.parse(from)).toBeLessThanOrEqual(Date.parse(fills[0].time));
+    expect(await rep.page.evaluate(() => (globalThis as any).fxReport.fillsMarked)).toBe(2);
+    await rep.page.screenshot({ path: artifact('report-live.png'), fullPage: true });
+    await rep.page.close();
   }, 120_000);
 });

@@ -61,6 +61,10 @@ describe('sweep.html', () => {
     expect(Number(await page.getAttribute('#heatmap td.best-cell', 'data-value'))).toBe(best);
     expect(await page.textContent('#best-objective .v')).toBe(best.toLocaleString('en-US', { minimumFractionDigits: 4, maximumFractionDigits: 4 }));
     for (const [k, v] of Object.entries(summary.best.params)) expect(await page.textContent(`#best-params td[data-param="${k}"]`)).toBe(String(v));
+    // The best trial's figures and the table's headings are named in words (Net P/L, CAGR %…), not by their keys.
+    const names = await page.$$eval('#best .metric .k, #trials th', (xs) => xs.map((x) => x.textContent ?? ''));
+    expect(names).toEqual(expect.arrayContaining(['Net P/L', 'Return %', 'CAGR %', 'Max drawdown %', 'Profit factor', 'Win rate %']));
+    expect(names.filter((n) => /\b(netPL|returnPct|cagrPct|maxDrawdownPct|profitFactor|winRate)\b/.test(n))).toEqual([]);
 
     // The other mode: longOnly held at the best trial's value: one trial per cell.
     await page.selectOption('#hm-mode', 'best');
@@ -184,7 +188,20 @@ describe('walkforward.html', () => {
     const fastCol = await page.$$eval('#windows tbody tr', (trs) => trs.map((tr) => tr.querySelectorAll('td')[3]!.textContent));
     expect(fastCol).toEqual(doc.windows.map((w) => String(w.params.fast)));
     expect(await page.textContent('#stability')).toContain(doc.windows.map((w) => w.params.fast).join(', '));
-    expect(await page.$$eval('#is-oos rect', (rs) => rs.length)).toBeGreaterThan(0);
+    // In/out-of-sample bars: a readable width, each with its value; each pair with its window.
+    const bars = await page.$$eval('#is-oos rect', (rs) => rs.map((r) => ({ w: Number(r.getAttribute('width')), oos: r.getAttribute('class') === 'bar-oos', tip: r.querySelector('title')!.textContent })));
+    expect(bars.length).toBeGreaterThanOrEqual(2);
+    expect(Math.min(...bars.map((b) => b.w))).toBeGreaterThanOrEqual(20);
+    const labels = await page.$$eval('#is-oos text', (ts) => ts.map((t) => t.textContent ?? ''));
+    for (const b of bars) expect(labels).toContain(`${Number(/: (-?[\d.]+)%/.exec(b.tip!)![1]).toFixed(1)}%`);
+    expect(labels).toEqual(expect.arrayContaining(['W1', 'W2', 'IS', 'OOS', 'test 2024-03-01', 'test 2024-04-01']));
+    expect(await page.textContent('#is-oos .legend')).toMatch(/IS: in-sample[\s\S]*OOS: out of sample/);
+    // The windows table fits the page at 1280 px: no horizontal scrolling.
+    const fit = await page.$eval('#windows', (s) => { const box = s.querySelector('.scroll')!; return { scroll: box.scrollWidth, client: box.clientWidth }; });
+    expect(fit.scroll).toBeLessThanOrEqual(fit.client);
+    // Figures named in words, not by their summary.json keys.
+    const heads = await page.$$eval('#windows th', (ths) => ths.map((t) => t.textContent ?? ''));
+    expect(heads.filter((h) => /\b[a-z]+[A-Z][a-zA-Z]*\b/.test(h))).toEqual([]);
     await page.screenshot({ path: artifact('walkforward.png'), fullPage: true });
     // A window's sweep page opens from the link.
     await page.click('#windows tbody tr:first-child a');

@@ -71,8 +71,24 @@ const fx = {
     for (const k of kids) if (k !== null && k !== undefined) e.append(k);
     return e;
   },
+  /**
+   * A figure's name as a reader says it (sweep and walk-forward pages, whose data name figures by
+   * their summary.json keys): `cagrPct` → "CAGR %", an unknown `someField` → "Some field".
+   */
+  label(key) {
+    const known = { netPL: 'Net P/L', returnPct: 'Return %', cagrPct: 'CAGR %', cagr: 'CAGR', sharpe: 'Sharpe', sortino: 'Sortino', calmar: 'Calmar', profitFactor: 'Profit factor', maxDrawdownPct: 'Max drawdown %', maxDrawdown: 'Max drawdown', trades: 'Trades', winRate: 'Win rate %', finalNAV: 'Final NAV', expectancy: 'Expectancy', marketHalted: 'Market-halted orders' };
+    if (known[key]) return known[key];
+    const words = String(key).replace(/Pct$/, ' %').replace(/PL/g, ' P/L').replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/_/g, ' ').trim().toLowerCase().replace(/p\/l/g, 'P/L');
+    return words.charAt(0).toUpperCase() + words.slice(1);
+  },
+  /** A v20 reason or type in words: TAKE_PROFIT_ORDER → "take profit", MARKET_HALTED → "market halted". */
+  reason(r) {
+    return String(r || '').replace(/_ORDER$/, '').replace(/_/g, ' ').toLowerCase();
+  },
   /** Formats a metric by its kind. */
   metric(m, ccy) {
+    if (m.value === null && m.na) return m.na;
+    if (m.kind === 'days') return m.value === null ? 'n/a' : `${m.value.toFixed(1)} d`;
     switch (m.kind) {
       case 'money': return fx.money(m.value, ccy);
       case 'pct': return fx.pct(m.value);

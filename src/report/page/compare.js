@@ -14,7 +14,16 @@
 
   const eq = el('section', { id: 'equity' }, el('h2', { text: 'NAV' }));
   app.append(eq);
-  eq.append(el('div', { class: 'legend' }, ...D.runs.map((r, i) => el('span', null, el('i', { style: `background:${COLORS[i % COLORS.length]}` }), `${i + 1}. ${r.strategy} · ${r.name}`))));
+  // Each run named by what sets it apart: the params that differ between the runs (the run folder on hover).
+  const allKeys = [...new Set(D.runs.flatMap((r) => Object.keys(r.params)))];
+  const differing = allKeys.filter((k) => new Set(D.runs.map((r) => JSON.stringify(r.params[k]))).size > 1);
+  const strategies = new Set(D.runs.map((r) => r.strategy)).size;
+  const legendOf = (r, i) => {
+    const ps = differing.map((k) => `${k}=${k in r.params ? String(r.params[k]) : '—'}`).join(' ');
+    return `${i + 1}. ${strategies > 1 ? `${r.strategy} ` : ''}${ps || '(same params)'}`;
+  };
+  state.legend = D.runs.map(legendOf);
+  eq.append(el('div', { class: 'legend', id: 'legend' }, ...D.runs.map((r, i) => el('span', { title: `run folder ${r.name}` }, el('i', { style: `background:${COLORS[i % COLORS.length]}` }), legendOf(r, i)))));
   const box = el('div', { class: 'chart', id: 'equity-chart' });
   eq.append(box);
   const chart = LC.createChart(box, { height: 420, layout: { attributionLogo: true }, timeScale: { timeVisible: true }, localization: { timeFormatter: (t) => fx.date(t) } });
@@ -36,7 +45,7 @@
     const tb = el('tbody');
     for (const k of keys) tb.append(cell(k));
     app.append(el('section', { id }, el('h2', { text: title }), el('div', { style: 'overflow-x:auto' }, el('table', null,
-      el('thead', null, el('tr', null, el('th', { class: 'l', text: '' }), ...D.runs.map((r, i) => el('th', { text: `${i + 1}. ${r.strategy}` })))), tb))));
+      el('thead', null, el('tr', null, el('th', { class: 'l', text: '' }), ...D.runs.map((r, i) => el('th', { title: `run folder ${r.name}`, text: legendOf(r, i) })))), tb))));
   };
   const paramKeys = [...new Set(D.runs.flatMap((r) => Object.keys(r.params)))];
   table('params', 'Params (differences outlined)', paramKeys, (k) => {

@@ -23,6 +23,7 @@
     p.trades = tid.map((id, i) => ({
       id: String(id), instrument: names[T.inst[i]], units: T.units[i], openTime: open[i], closeTime: T.held[i] < 0 ? null : r6(open[i] + T.held[i]),
       openPrice: T.openPrice[i], closePrice: T.held[i] < 0 ? null : T.closePrice[i], pl: T.pl[i], financing: T.financing[i], spreadCost: T.spread[i], commission: T.commission[i], closeReason: names[T.reason[i]],
+      mae: T.mae ? T.mae[i] : null, mfe: T.mfe ? T.mfe[i] : null, runUp: T.runUp ? T.runUp[i] : null,
     }));
     const fid = undelta(F.id), ftime = undelta(F.time);
     p.fills = fid.map((id, i) => ({ id: String(id), time: ftime[i], instrument: names[F.inst[i]], units: F.units[i], price: F.price[i], reason: names[F.reason[i]], tradeID: F.trade[i] === null ? '' : String(id + F.trade[i]) }));
@@ -40,8 +41,14 @@
   const STEPS = [60, 300, 900, 3600, 14400, 86400, 604800];
   /** Bars a chart holds at most before it switches to coarser candles (the wide view). */
   const MAX_BARS = 4000;
-  /** Above this many fills in view, fills on the same bar and side share one marker (with their count). */
-  const GROUP_OVER = 3000;
+  /** Markers on a chart at most: above this many fills in view, fills are grouped (see show). */
+  const MAX_MARKERS = 600;
+  /** Fill markers carry labels (trade, side or P/L) while at most this many are in view, ... */
+  const LABEL_UNDER = 150;
+  /** ... one label at most every this many pixels (the others stay unlabelled: zoom in for them). */
+  const LABEL_PX = 90;
+  /** Entry → exit lines are drawn while at most this many trades are in view. */
+  const PATHS_UNDER = 120;
   const chartOptions = (height) => ({
     height,
     layout: { attributionLogo: true, background: { color: '#ffffff' }, textColor: '#1d2330' },
@@ -52,10 +59,14 @@
 
   // ---- header and warnings
   const params = Object.entries(D.params).map(([k, v]) => `${k}=${v}`).join(' ');
+  const kind = D.live
+    ? el('span', { class: 'badge live', id: 'run-kind', text: `LIVE run · ${D.live.env} · broker ${D.live.broker} · ${D.live.sessions} session${D.live.sessions === 1 ? '' : 's'}` })
+    : el('span', { class: 'badge', id: 'run-kind', text: 'backtest' });
   app.append(
-    el('h1', { text: `${D.strategy}` }),
-    el('div', { class: 'sub', text: `${params}  ·  ${D.period.from ?? '?'} → ${D.period.to ?? '?'}  ·  run ${D.name}` }),
+    el('h1', null, `${D.strategy} `, kind),
+    el('div', { class: 'sub', id: 'period', text: `${params}  ·  ${D.period.from ?? '?'} → ${D.period.to ?? '?'}  ·  run ${D.name}` }),
   );
+  if (D.live) app.append(el('p', { class: 'sub', id: 'live-note', text: 'A live run: trades and fills are the broker\'s transactions; the price charts draw the fill prices (a live run folder records its prices in its recording, not as chart candles); no buy-and-hold benchmark.' }));
   if (D.warnings.length > 0) {
     app.append(el('div', { class: 'warn', id: 'warnings' }, el('strong', { text: 'This report is incomplete:' }), el('ul', null, ...D.warnings.map((w) => el('li', { text: w })))));
   }
@@ -63,11 +74,72 @@
   // ---- metrics
   const grid = el('div', { class: 'metrics', id: 'metrics' });
   for (const m of D.metrics) {
-    const v = m.kind === 'days' ? (m.value === null ? 'n/a' : `${m.value.toFixed(1)} d`) : fx.metric(m, ccy);
+    const v = fx.metric(m, ccy);
     const sign = m.kind === 'money' && typeof m.value === 'number' && ['netPL', 'realizedPL', 'expectancy', 'bestTrade', 'worstTrade', 'unrealizedPL'].includes(m.key) ? (m.value > 0 ? 'pos' : m.value < 0 ? 'neg' : '') : '';
     grid.append(el('div', { class: 'metric', 'data-key': m.key, 'data-def': m.def, title: m.def }, el('div', { class: 'k', text: m.label }), el('div', { class: `v ${sign}`, text: v })));
   }
   app.append(el('section', null, el('h2', { text: 'Figures' }), grid));
+  breakdown(D.breakdown || {});
+
+  /** Orders, exits, long/short, per instrument and the data: the report.txt lines that are not one figure. */
+  function breakdown(B) {
+    const sec = el('section', { id: 'breakdown' }, el('h2', { text: 'Orders, exits, long and short, instruments, data' }));
+    const parts = el('div', { class: 'cols3' });
+    const kv = (id, rows) => el('table', { id, class: 'kv' }, el('tbody', null, ...rows.map(([k, v, title]) => el('tr', null, el('td', { class: 'l', text: k }), el('td', { class: 'l', text: v, title: title || '' })))));
+    const reasons = (rs) => rs.map((r) => `${fx.reason(r.reason)} ${r.count}`).join(', ');
+    const O = B.orders;
+    if (O) {
+      const rows = [['placed', String(O.placed)], ['filled', String(O.filled)], ['cancelled', String(O.cancelled)], ['rejected', String(O.rejected)]];
+      if (O.pending) rows.push(['pending at the end', String(O.pending)]);
+      if (O.cancelReasons.length) rows.push(['cancelled, why', reasons(O.cancelReasons), O.cancelReasons.map((r) => r.reason).join(', ')]);
+      if (O.rejectReasons.length) rows.push(['rejected, why', reasons(O.rejectReasons), O.rejectReasons.map((r) => r.reason).join(', ')]);
+      const d = O.dependent;
+      if (d && d.placed > 0) {
+        rows.push(['exit orders (TP/SL/trailing)', `${d.placed} placed, ${d.filled} filled, ${d.cancelled} cancelled${d.rejected ? `, ${d.rejected} rejected` : ''}`]);
+        if (d.cancelReasons.length) rows.push(['exit orders cancelled, why', reasons(d.cancelReasons)]);
+        if (d.rejectReasons.length) rows.push(['exit orders rejected, why', reasons(d.rejectReasons)]);
+      }
+      const box = el('div', null, el('h3', { text: 'Orders (the strategy\'s own)' }), kv('orders', rows));
+      if (O.warning) box.prepend(el('p', { class: 'warn', text: O.warning }));
+      parts.append(box);
+    }
+    const ex = Object.entries(B.exitReasons || {});
+    if (ex.length) {
+      const total = ex.reduce((a, [, n]) => a + n, 0);
+      parts.append(el('div', null, el('h3', { text: 'Closed trades by exit' }), el('table', { id: 'exits' },
+        el('thead', null, el('tr', null, el('th', { class: 'l', text: 'exit by' }), el('th', { text: 'trades' }), el('th', { text: 'share' }))),
+        el('tbody', null, ...ex.map(([r, n]) => el('tr', { 'data-reason': r }, el('td', { class: 'l', title: r, text: fx.reason(r) }), el('td', { text: String(n) }), el('td', { text: fx.pct((n / total) * 100) })))))));
+    }
+    const groups = [];
+    if (B.long) groups.push(['long', B.long]);
+    if (B.short) groups.push(['short', B.short]);
+    for (const [k, g] of Object.entries(B.byInstrument || {})) groups.push([k, g]);
+    if (groups.length) {
+      const cols = ['trades', 'won', 'win rate', 'net P/L', 'profit factor', 'spread cost', 'financing', 'commission'];
+      parts.append(el('div', { class: 'wide' }, el('h3', { text: 'Long, short and per instrument (closed trades)' }), el('div', { style: 'overflow-x:auto' }, el('table', { id: 'groups' },
+        el('thead', null, el('tr', null, el('th', { class: 'l', text: '' }), ...cols.map((c) => el('th', { text: c })))),
+        el('tbody', null, ...groups.map(([k, g]) => el('tr', { 'data-group': k }, el('td', { class: 'l', text: k }),
+          el('td', { text: String(g.trades) }), el('td', { text: String(g.wins) }), el('td', { text: fx.pct(g.winRate) }),
+          el('td', { class: g.netPL > 0 ? 'pos' : g.netPL < 0 ? 'neg' : '', text: fx.money(g.netPL, ccy) }),
+          el('td', { text: g.profitFactor === null ? 'n/a' : fx.num(g.profitFactor, 2) }),
+          el('td', { text: fx.money(g.spreadCost, ccy) }), el('td', { text: fx.money(g.financing, ccy) }), el('td', { text: fx.money(g.commission, ccy) }))))))));
+    }
+    const DR = B.data;
+    if (DR) {
+      const cov = DR.coverage || { holes: [] };
+      const rows = [['data', `${DR.source}${DR.synthetic && !/synthetic/i.test(DR.source) ? ' (synthetic)' : ''}`], ['price sides', DR.sides], ['spread model', DR.spreadModel ? DR.spreadModel.text : '?']];
+      if (DR.financing) rows.push(['financing rates', DR.financing.text]);
+      rows.push(['data covered', `${cov.from ?? '-'} → ${cov.to ?? '-'}`], ['holes beyond market closures', String(cov.holes.length)]);
+      const box = el('div', null, el('h3', { text: 'Data' }), kv('data', rows));
+      if (cov.holes.length) box.append(el('div', { class: 'scroll short' }, el('table', { id: 'holes' },
+        el('thead', null, el('tr', null, ...['instrument', 'granularity', 'from', 'to', 'open hours missing'].map((h, i) => el('th', { class: i < 4 ? 'l' : '', text: h })))),
+        el('tbody', null, ...cov.holes.map((h) => el('tr', null, el('td', { class: 'l', text: h.instrument }), el('td', { class: 'l', text: h.granularity }), el('td', { class: 'l', text: h.from }), el('td', { class: 'l', text: h.to }), el('td', { text: fx.num(h.openHours, 1) })))))));
+      parts.append(box);
+    }
+    if (!parts.children.length) parts.append(el('p', { class: 'sub', text: 'summary.json holds no order, exit, side or data figures (a run folder from an older fxflow, or no summary.json).' }));
+    sec.append(parts);
+    app.append(sec);
+  }
 
   // ---- price charts
   const instruments = [...new Set([...D.fills.map((f) => f.instrument), ...D.trades.map((t) => t.instrument)])];
@@ -87,6 +159,16 @@
       if (arr[m] <= x) { r = m; lo = m + 1; } else hi = m - 1;
     }
     return r;
+  }
+
+  function lower(arr, x) {
+    // Index of the first element >= x (arr.length when none).
+    let lo = 0, hi = arr.length;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (arr[m] < x) lo = m + 1; else hi = m;
+    }
+    return lo;
   }
 
   function aggregate(b, step) {
@@ -117,12 +199,17 @@
       el('span', null, el('i', { style: 'background:#e65100' }), 'sell fill'),
       el('span', null, el('i', { style: 'background:#c62f2f' }), 'stop loss'),
       el('span', null, el('i', { style: 'background:#138a4b' }), 'take profit'),
-      el('span', null, el('i', { style: 'background:#b8860b' }), 'trailing stop (initial level)'));
+      el('span', null, el('i', { style: 'background:#b8860b' }), 'trailing stop (initial level)'),
+      el('span', null, el('i', { style: 'background:#138a4b;height:2px' }), el('i', { style: 'background:#c62f2f;height:2px' }), `entry → exit of a trade, gain or loss (with ${PATHS_UNDER} trades or fewer in view)`));
     parent.append(el('h3', { text: `${inst}${enc ? ` · ${enc.granularity}` : ''}` }), info, box, legend);
     const chart = LC.createChart(box, chartOptions(420));
     const digits = enc ? enc.precision : 5;
     const priceFormat = { type: 'price', precision: digits, minMove: Math.pow(10, -digits) };
-    const view = { chart, inst, fills, trades, series: null, markers: null, lanes: [], level: null, lo: 0, hi: -1, lines: [] };
+    const view = { chart, inst, fills, trades, series: null, markers: null, lanes: [], pathSeries: [], paths: 0, thinned: 0, level: null, lo: 0, hi: -1, lines: [] };
+    const tradeById = new Map(trades.map((t) => [t.id, t]));
+    const fillT = Float64Array.from(fills.map((f) => f.time));
+    /** Fills with from <= time < to. */
+    const countFills = (from, to) => lower(fillT, to) - lower(fillT, from);
     let base;
     if (enc && enc.count > 0) {
       const b = decodeCandles(enc);
@@ -174,7 +261,10 @@
       const all = L.t.length <= 3 * MAX_BARS;
       let lo = all ? 0 : Math.max(0, upper(L.t, from - span) );
       let hi = all ? L.t.length - 1 : Math.min(L.t.length - 1, upper(L.t, to + span) + 1);
-      if (!force && view.level === k && view.lo <= lo && view.hi >= hi) return false;
+      if (!force && view.level === k && view.lo <= lo && view.hi >= hi) {
+        drawMarks(L, view.lo, view.hi, from, to);
+        return false;
+      }
       if (!all) {
         // A little wider than needed, so panning does not rebuild on every move.
         lo = Math.max(0, upper(L.t, from - 1.5 * span));
@@ -184,31 +274,94 @@
       const data = new Array(hi - lo + 1);
       for (let i = lo; i <= hi; i++) data[i - lo] = base.line ? { time: L.t[i], value: L.c[i] } : { time: L.t[i], open: L.o[i], high: L.h[i], low: L.l[i], close: L.c[i] };
       view.series.setData(data);
-      // Fills in the window, each on the bar that holds it.
-      const tLo = L.t[lo], tHi = L.t[hi] + L.step;
+      drawLevels(L, lo, hi);
+      drawMarks(L, lo, hi, from, to);
+      return true;
+    }
+
+
+    /** Fill markers, their labels and the entry → exit lines for the visible range [from, to] of the window [lo, hi] of level L. */
+    function drawMarks(L, lo, hi, from, to) {
+      // Fills in the window, each on the bar that holds it; when more than MAX_MARKERS, only those
+      // within a view's width of the visible range (the chart shows no more), then thinned if still more.
+      const span = Math.max(0, to - from);
+      let tLo = L.t[lo], tHi = L.t[hi] + L.step;
+      if (countFills(tLo, tHi) > MAX_MARKERS) {
+        tLo = Math.max(tLo, from - span);
+        tHi = Math.min(tHi, to + span);
+      }
+      const visible = lower(fillT, to + 1) - lower(fillT, from); // times are whole seconds
       const marks = [];
-      for (const f of fills) {
-        if (f.time < tLo || f.time >= tHi) continue;
+      for (let j = lower(fillT, tLo); j < fills.length && fillT[j] < tHi; j++) {
+        const f = fills[j];
         const i = upper(L.t, f.time);
         if (i < lo) continue;
         const buy = f.units > 0;
-        marks.push({ time: L.t[i], position: 'atPriceMiddle', price: f.price, shape: buy ? 'arrowUp' : 'arrowDown', color: buy ? '#2962ff' : '#e65100', id: f.id, text: '' });
+        marks.push({ time: L.t[i], position: 'atPriceMiddle', price: f.price, shape: buy ? 'arrowUp' : 'arrowDown', color: buy ? '#2962ff' : '#e65100', id: f.id, text: '', bar: i, f });
       }
       view.fillsMarked = marks.length;
-      if (marks.length <= 150) for (const m of marks) { const f = fills.find((x) => x.id === m.id); m.text = `${f.units > 0 ? 'B' : 'S'} ${Math.abs(f.units)}`; }
-      if (marks.length > GROUP_OVER) {
-        // The wide view of a busy run: one marker per bar and side, at the fills' mean price, with their count.
-        const groups = [];
+      // Labels while few fills are in view (the trade and side at an entry, the trade and its P/L at
+      // an exit), spaced so that they do not overlap: one at most every LABEL_PX pixels of the chart.
+      view.labelGap = 0;
+      if (visible <= LABEL_UNDER && marks.length <= 3 * LABEL_UNDER) {
+        const pxPerBar = box.clientWidth / Math.max(1, (to - from) / L.step);
+        const gap = (view.labelGap = Math.max(1, Math.ceil(LABEL_PX / Math.max(pxPerBar, 1e-9))));
+        let last = -Infinity;
         for (const m of marks) {
-          const g = groups.length > 0 && groups[groups.length - 1].time === m.time ? groups.findLast((x) => x.time === m.time && x.shape === m.shape) : undefined;
-          if (g) { g.n++; g.sum += m.price; g.price = g.sum / g.n; g.text = String(g.n); }
-          else groups.push({ ...m, n: 1, sum: m.price, id: `g${m.id}` });
+          if (m.bar - last < gap) continue;
+          last = m.bar;
+          const f = m.f, tr = tradeById.get(f.tradeID);
+          m.text = f.tradeID === f.id ? `#${f.tradeID} ${f.units > 0 ? 'buy' : 'sell'} ${Math.abs(f.units)}` : tr && tr.closeTime !== null && tr.closeTime === f.time ? `#${f.tradeID} ${tr.pl >= 0 ? '+' : ''}${fx.num(tr.pl, 2)}` : `#${f.tradeID} ${f.units > 0 ? 'B' : 'S'} ${Math.abs(f.units)}`;
         }
-        view.markers.setMarkers(groups.map(({ n, sum, ...x }) => x));
-      } else view.markers.setMarkers(marks);
-      drawLevels(L, lo, hi);
-      info.textContent = `${totalBars.toLocaleString('en-US')} ${base.line ? 'fill prices' : `${enc.granularity} candles`} · showing ${k === 0 ? 'full detail' : `${stepLabel(L.step)} bars (downsampled; zoom in for ${enc ? enc.granularity : 'full detail'})`} · ${fills.length} fills · ${trades.length} trades`;
-      return true;
+      }
+      let shownMarks = marks;
+      view.thinned = 0;
+      if (marks.length > MAX_MARKERS) {
+        // Zoomed out over a busy run: one marker per side and group of bars (at most MAX_MARKERS in
+        // all), at its fills' mean price, no label; the line above the chart says how many fills each stands for.
+        const bars = Math.max(1, upper(L.t, tHi) - Math.max(lo, upper(L.t, tLo)) + 1);
+        const per = Math.ceil(bars / (MAX_MARKERS / 2));
+        const groups = new Map();
+        for (const m of marks) {
+          const key = `${Math.floor((m.bar - lo) / per)}${m.shape}`;
+          const g = groups.get(key);
+          if (g) { g.n++; g.sum += m.price; }
+          else groups.set(key, { time: L.t[Math.max(m.bar - ((m.bar - lo) % per), lo)], position: 'atPriceMiddle', shape: m.shape, color: m.color, id: `g${m.id}`, n: 1, sum: m.price, text: '' });
+        }
+        shownMarks = [...groups.values()].sort((a, b) => a.time - b.time).map((g) => ({ time: g.time, position: g.position, price: g.sum / g.n, shape: g.shape, color: g.color, id: g.id, text: '' }));
+        view.thinned = per;
+      }
+      view.markers.setMarkers(shownMarks.map((m) => ({ time: m.time, position: m.position, price: m.price, shape: m.shape, color: m.color, id: m.id, text: m.text })));
+      drawPaths(L, lo, hi, from, to);
+      const thin = view.thinned > 0 ? ` · fill markers thinned (one per side for every ${view.thinned} bars; zoom in to see each fill)` : '';
+      info.textContent = `${totalBars.toLocaleString('en-US')} ${base.line ? 'fill prices' : `${enc.granularity} candles${enc.recorded ? ` (the run's ${enc.recorded} candles, folded to ${enc.granularity} to keep the report bounded)` : ''}`} · showing ${view.level === 0 ? 'full detail' : `${stepLabel(L.step)} bars (downsampled; zoom in for ${enc ? enc.granularity : 'full detail'})`} · ${fills.length} fills · ${trades.length} trades${thin}`;
+    }
+
+    /** Entry → exit lines of the trades in view (green: a gain, red: a loss), only while few enough to read. */
+    function drawPaths(L, lo, hi, from, to) {
+      const span = Math.max(0, to - from);
+      const tLo = Math.max(L.t[lo], from - span), tHi = Math.min(L.t[hi] + L.step, to + span);
+      const visible = trades.filter((tr) => tr.closeTime !== null && tr.closeTime >= from && tr.openTime <= to).length;
+      const inView = trades.filter((tr) => tr.closeTime !== null && tr.closeTime >= tLo && tr.openTime < tHi);
+      const out = [];
+      const laneEnd = [];
+      if (visible <= PATHS_UNDER) {
+        for (const tr of inView.slice().sort((a, b) => a.openTime - b.openTime)) {
+          const a = upper(L.t, tr.openTime), b = upper(L.t, tr.closeTime);
+          if (a < 0 || b <= a) continue;
+          let lane = laneEnd.findIndex((e) => e < a);
+          if (lane < 0) { if (laneEnd.length >= LANES) continue; lane = laneEnd.length; laneEnd.push(-1); out.push([]); }
+          laneEnd[lane] = b;
+          const color = tr.pl >= 0 ? '#138a4b' : '#c62f2f';
+          out[lane].push({ time: L.t[a], value: tr.openPrice, color }, { time: L.t[b], value: tr.closePrice, color: 'rgba(0,0,0,0)' });
+        }
+      }
+      view.paths = out.reduce((n, x) => n + x.length / 2, 0);
+      for (let k = 0; k < LANES; k++) {
+        if (!out[k] && !view.pathSeries[k]) continue;
+        view.pathSeries[k] ??= chart.addSeries(LC.LineSeries, { lineWidth: 2, priceLineVisible: false, lastValueVisible: false, crosshairMarkerVisible: false, priceFormat });
+        view.pathSeries[k].setData(dedupe(out[k] || []));
+      }
     }
 
     function drawLevels(L, lo, hi) {
@@ -305,14 +458,14 @@
   }
 
   mark('prices');
-  // ---- equity, drawdown, underwater periods
+  // ---- equity (money, % or log scale) with buy and hold, drawdown, underwater periods
   const eqSection = el('section', { id: 'equity' }, el('h2', { text: 'Equity and drawdown' }));
   app.append(eqSection);
   const E = D.equity;
   const eqPts = { bal: [], nav: [], dd: [], shade: [] };
+  const worst3 = D.drawdowns.slice(0, 3);
   {
     let peak = -Infinity;
-    const worst = D.drawdowns.slice(0, 3);
     for (let i = 0; i < E.t.length; i++) {
       const t = E.t[i];
       if (eqPts.nav.length > 0 && eqPts.nav[eqPts.nav.length - 1].time >= t) { eqPts.nav.pop(); eqPts.bal.pop(); eqPts.dd.pop(); eqPts.shade.pop(); }
@@ -320,17 +473,37 @@
       eqPts.bal.push({ time: t, value: E.balance[i] });
       eqPts.nav.push({ time: t, value: E.nav[i] });
       eqPts.dd.push({ time: t, value: peak > 0 ? ((E.nav[i] - peak) / peak) * 100 : 0 });
-      const under = worst.some((d) => t >= d.start && t <= (d.end ?? Infinity));
+      // A drawdown that recovered is shaded from its peak to its recovery; one that never recovered,
+      // from its peak to its trough only (to the end would shade all that follows, recovered or not).
+      const under = worst3.some((d) => t >= d.start && t <= (d.end ?? d.trough));
       eqPts.shade.push({ time: t, value: under ? 1 : 0 });
     }
   }
+  // Buy and hold on each charted instrument: 1× the initial balance bought at the first ask, marked at the bid.
+  const bench = (D.benchmarks || []).filter((b) => b.t.length > 0 && b.ask > 0).map((b) => {
+    const pts = [{ time: b.from, value: D.initialBalance }];
+    for (let i = 0; i < b.t.length; i++) {
+      const p = { time: b.t[i], value: D.initialBalance * (b.bid[i] / b.ask) };
+      if (pts[pts.length - 1].time >= p.time) pts[pts.length - 1] = p; else pts.push(p);
+    }
+    return { instrument: b.instrument, pts, last: ((b.bid[b.bid.length - 1] / b.ask) - 1) * 100 };
+  });
+  state.benchmarks = bench.map((b) => ({ instrument: b.instrument, returnPct: b.last, points: b.pts.length }));
   if (eqPts.nav.length === 0) eqSection.append(el('p', { class: 'sub', text: 'No equity points.' }));
   else {
     const eqBox = el('div', { class: 'chart', id: 'equity-chart' });
     const ddBox = el('div', { class: 'chart small', id: 'drawdown-chart' });
+    const BENCH_COLORS = ['#f57c00', '#8e24aa', '#00838f'];
+    const modeBtns = ['money', '%', 'log'].map((m) => el('button', { type: 'button', 'data-mode': m, text: m === 'money' ? `money (${ccy})` : m === '%' ? '% return' : 'log scale', onclick: () => setMode(m) }));
+    const lastWorst = worst3.find((d) => d.end === null);
     eqSection.append(
-      el('div', { class: 'legend' }, el('span', null, el('i', { style: 'background:#2962ff' }), 'NAV'), el('span', null, el('i', { style: 'background:#8a93a6' }), 'balance'), el('span', null, el('i', { style: 'background:rgba(198,47,47,0.4)' }), 'underwater: the 3 worst drawdowns')),
-      eqBox, el('h3', { text: 'Drawdown (% below the NAV peak)' }), ddBox,
+      el('div', { class: 'filters toggle', id: 'equity-mode' }, el('span', { class: 'sub', text: 'Equity in' }), ...modeBtns),
+      el('div', { class: 'legend' }, el('span', null, el('i', { style: 'background:#2962ff' }), 'NAV'), el('span', null, el('i', { style: 'background:#8a93a6' }), 'balance'),
+        ...bench.map((b, i) => el('span', { class: 'bench-legend' }, el('i', { style: `background:${BENCH_COLORS[i % 3]}` }), `buy and hold ${b.instrument} (${fx.pct(b.last)})`)),
+        el('span', null, el('i', { style: 'background:rgba(198,47,47,0.4)' }), `underwater: the ${Math.min(3, worst3.length)} worst drawdowns${lastWorst ? ' (one not recovered: shaded to its trough)' : ''}`)),
+      eqBox,
+      bench.length ? el('p', { class: 'note', id: 'benchmark-note', text: `Buy and hold: the initial balance's worth of ${bench.map((b) => b.instrument).join(', ')} bought at the first candle's ask and marked at each day's last bid, on the same candles and spread model as the run; no financing, and in the instrument's own terms (no conversion to ${ccy}).` }) : el('p', { class: 'note', id: 'benchmark-note', text: D.live ? 'No buy-and-hold line: a live run records no chart candles.' : 'No buy-and-hold line: this run folder has no benchmark (rerun the backtest with this fxflow).' }),
+      el('h3', { text: 'Drawdown (% below the NAV peak, daily curve)' }), ddBox,
     );
     const eq = LC.createChart(eqBox, chartOptions(420));
     // Underwater periods: a band on a hidden 0..1 scale, 1 inside the worst drawdowns.
@@ -339,14 +512,38 @@
     shade.setData(eqPts.shade);
     const bal = eq.addSeries(LC.LineSeries, { color: '#8a93a6', lineWidth: 1, title: 'balance' });
     const nav = eq.addSeries(LC.LineSeries, { color: '#2962ff', lineWidth: 2, title: 'NAV' });
-    bal.setData(eqPts.bal);
-    nav.setData(eqPts.nav);
+    const benchSeries = bench.map((b, i) => eq.addSeries(LC.LineSeries, { color: BENCH_COLORS[i % 3], lineWidth: 1, lineStyle: 2, title: `B&H ${b.instrument}` }));
+    const money2 = { type: 'price', precision: 2, minMove: 0.01 };
+    const pct2 = { type: 'custom', minMove: 0.01, formatter: (v) => `${v.toFixed(2)}%` };
+    const asPct = (pts) => pts.map((p) => ({ time: p.time, value: (p.value / D.initialBalance - 1) * 100 }));
+    function setMode(m) {
+      const pct = m === '%' && D.initialBalance > 0;
+      const f = pct ? asPct : (x) => x;
+      for (const [series, pts] of [[bal, eqPts.bal], [nav, eqPts.nav], ...benchSeries.map((s, i) => [s, bench[i].pts])]) {
+        series.applyOptions({ priceFormat: pct ? pct2 : money2 });
+        series.setData(f(pts));
+      }
+      eq.priceScale('right').applyOptions({ mode: m === 'log' ? LC.PriceScaleMode.Logarithmic : LC.PriceScaleMode.Normal });
+      for (const b of modeBtns) b.classList.toggle('on', b.dataset.mode === m);
+      state.equityMode = m;
+      const last = nav.data();
+      state.lastPlotted = last.length ? last[last.length - 1].value : null;
+    }
+    setMode('money');
+    if (lastWorst) LC.createSeriesMarkers(nav, [{ time: eqPts.nav.find((p) => p.time >= lastWorst.trough)?.time ?? eqPts.nav[eqPts.nav.length - 1].time, position: 'belowBar', shape: 'arrowUp', color: '#c62f2f', text: 'deepest point; not recovered by the end' }]);
     eq.timeScale().fitContent();
     const dd = LC.createChart(ddBox, chartOptions(220));
-    const ddSeries = dd.addSeries(LC.AreaSeries, { lineColor: '#c62f2f', topColor: 'rgba(198,47,47,0.05)', bottomColor: 'rgba(198,47,47,0.35)', invertFilledArea: true, priceFormat: { type: 'percent' } });
+    // Values are already percentages: a custom format (Lightweight Charts' "percent" format shows the
+    // change from the first value, which is not what a drawdown in % is).
+    const ddSeries = dd.addSeries(LC.AreaSeries, { lineColor: '#c62f2f', topColor: 'rgba(198,47,47,0.05)', bottomColor: 'rgba(198,47,47,0.35)', invertFilledArea: true, priceFormat: pct2 });
     ddSeries.setData(eqPts.dd);
     dd.timeScale().fitContent();
     state.navSeries = nav;
+    state.ddSeries = ddSeries;
+    state.ddChart = dd;
+    state.equityChart = eq;
+    state.benchSeries = benchSeries;
+    state.setEquityMode = setMode;
     const last = nav.data();
     state.lastNav = last.length ? last[last.length - 1].value : null;
   }
@@ -355,7 +552,12 @@
     D.drawdowns.forEach((d, i) => tb.append(el('tr', null,
       el('td', { text: String(i + 1) }), el('td', { class: 'l', text: fx.date(d.start) }), el('td', { class: 'l', text: fx.date(d.trough) }), el('td', { class: 'l', text: d.end === null ? 'not recovered' : fx.date(d.end) }),
       el('td', { class: 'neg', text: fx.money(-d.depth, ccy) }), el('td', { class: 'neg', text: fx.pct(-d.depthPct) }), el('td', { text: `${d.days.toFixed(1)} d` }))));
-    eqSection.append(el('h3', { text: 'Worst drawdowns' }), el('table', { id: 'drawdowns' },
+    const figMax = D.metrics.find((m) => m.key === 'maxDrawdown');
+    const tableMax = D.drawdowns[0].depth;
+    const note = figMax && typeof figMax.value === 'number'
+      ? `Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included). The Figures' max drawdown (${fx.money(figMax.value, ccy)}) is marked on every price the run saw, so it can be deeper than the deepest here (${fx.money(tableMax, ccy)}): a fall inside a day that was made up by the day's end shows only there.`
+      : 'Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included).';
+    eqSection.append(el('h3', { text: 'Worst drawdowns' }), el('p', { class: 'note', id: 'drawdowns-note', text: note }), el('table', { id: 'drawdowns' },
       el('thead', null, el('tr', null, ...['#', 'peak', 'trough', 'recovered', 'depth', 'depth %', 'duration'].map((h, i) => el('th', { class: i > 0 && i < 4 ? 'l' : '', text: h })))), tb));
   }
 
@@ -363,25 +565,42 @@
   // ---- monthly returns and the P/L distribution
   const cols = el('div', { class: 'cols' });
   app.append(cols);
-  const monSection = el('section', { id: 'monthly' }, el('h2', { text: `Monthly P/L (${ccy}; hover: % of the month's opening NAV)` }));
+  const monSection = el('section', { id: 'monthly' }, el('h2', { text: 'Monthly returns' }));
   cols.append(monSection);
   if (D.monthly.length === 0) monSection.append(el('p', { class: 'sub', text: 'No equity curve: no monthly figures.' }));
   else {
-    const years = [...new Set(D.monthly.map((m) => m.year))].sort();
-    const tb = el('tbody');
-    for (const y of years) {
-      const row = el('tr', null, el('td', { class: 'l', text: String(y) }));
-      let total = 0;
-      for (let m = 0; m < 12; m++) {
-        const c = D.monthly.find((x) => x.year === y && x.month === m);
-        if (!c) { row.append(el('td')); continue; }
-        total += c.pl;
-        row.append(el('td', { class: c.pl > 0 ? 'pos' : c.pl < 0 ? 'neg' : '', 'data-pl': String(c.pl), title: fx.pct(c.pct), text: fx.num(c.pl, 0) }));
+    // % of the month's opening NAV (the year: the months compounded), or the P/L in the account currency.
+    const monthBtns = [['pct', '%'], ['money', ccy || 'money']].map(([m, label]) => el('button', { type: 'button', 'data-mode': m, text: label, onclick: () => drawMonthly(m) }));
+    const holder = el('div', { style: 'overflow-x:auto' });
+    const monNote = el('p', { class: 'note' });
+    monSection.append(el('div', { class: 'filters toggle', id: 'monthly-mode' }, el('span', { class: 'sub', text: 'Show' }), ...monthBtns), holder, monNote);
+    function drawMonthly(mode) {
+      const years = [...new Set(D.monthly.map((m) => m.year))].sort();
+      const tb = el('tbody');
+      for (const y of years) {
+        const row = el('tr', null, el('td', { class: 'l', text: String(y) }));
+        let total = 0, growth = 1;
+        for (let m = 0; m < 12; m++) {
+          const c = D.monthly.find((x) => x.year === y && x.month === m);
+          if (!c) { row.append(el('td')); continue; }
+          total += c.pl;
+          growth *= 1 + c.pct / 100;
+          const v = mode === 'pct' ? c.pct : c.pl;
+          row.append(el('td', { class: v > 0 ? 'pos' : v < 0 ? 'neg' : '', 'data-pl': String(c.pl), 'data-pct': String(c.pct), title: mode === 'pct' ? fx.money(c.pl, ccy) : fx.pct(c.pct), text: mode === 'pct' ? fx.pct(c.pct) : fx.num(c.pl, 0) }));
+        }
+        const yearPct = (growth - 1) * 100;
+        const v = mode === 'pct' ? yearPct : total;
+        row.append(el('td', { 'data-total': String(total), 'data-total-pct': String(yearPct), class: v > 0 ? 'pos' : v < 0 ? 'neg' : '', title: mode === 'pct' ? fx.money(total, ccy) : fx.pct(yearPct), text: mode === 'pct' ? fx.pct(yearPct) : fx.num(total, 0) }));
+        tb.append(row);
       }
-      row.append(el('td', { 'data-total': String(total), class: total > 0 ? 'pos' : total < 0 ? 'neg' : '', text: fx.num(total, 0) }));
-      tb.append(row);
+      holder.replaceChildren(el('table', { class: 'monthly' }, el('thead', null, el('tr', null, el('th', { class: 'l', text: 'year' }), ...MONTHS.map((m) => el('th', { text: m })), el('th', { text: 'year' }))), tb));
+      monNote.textContent = mode === 'pct'
+        ? "Each month's NAV change as a % of its opening NAV (the first month: of the initial balance); the year compounds its months. Hover a cell for the amount."
+        : `Each month's last NAV less the previous month's (the first month: less the initial balance), in ${ccy}: the cells add up to the net P/L. Hover a cell for the %.`;
+      for (const b of monthBtns) b.classList.toggle('on', b.dataset.mode === mode);
+      state.monthlyMode = mode;
     }
-    monSection.append(el('div', { style: 'overflow-x:auto' }, el('table', { class: 'monthly' }, el('thead', null, el('tr', null, el('th', { class: 'l', text: 'year' }), ...MONTHS.map((m) => el('th', { text: m })), el('th', { text: 'year' }))), tb)));
+    drawMonthly('pct');
   }
   const distSection = el('section', { id: 'distribution' }, el('h2', { text: 'Trade P/L distribution (closed trades)' }));
   cols.append(distSection);
@@ -389,7 +608,9 @@
 
   function histogram(xs) {
     if (xs.length === 0) return el('p', { class: 'sub', text: 'No closed trades.' });
-    const lo = Math.min(...xs), hi = Math.max(...xs);
+    // Loops, not Math.min(...xs): a spread of 100k+ arguments overflows the stack.
+    let lo = Infinity, hi = -Infinity;
+    for (const x of xs) { if (x < lo) lo = x; if (x > hi) hi = x; }
     const bins = Math.min(40, Math.max(5, Math.ceil(Math.sqrt(xs.length))));
     const w = (hi - lo) / bins || 1;
     const counts = new Array(bins).fill(0);
@@ -430,8 +651,18 @@
   app.append(trSection);
   const instSel = el('select', { id: 'filter-instrument' }, el('option', { value: '', text: 'all instruments' }), ...instruments.map((i) => el('option', { value: i, text: i })));
   const sideSel = el('select', { id: 'filter-side' }, el('option', { value: '', text: 'long and short' }), el('option', { value: 'long', text: 'long' }), el('option', { value: 'short', text: 'short' }));
-  const count = el('span', { class: 'sub' });
-  trSection.append(el('div', { class: 'filters' }, instSel, sideSel, count, el('span', { class: 'sub', text: 'Click a trade to centre its chart on it; click a heading to sort.' })));
+  const plSel = el('select', { id: 'filter-pl' }, el('option', { value: '', text: 'any P/L' }), el('option', { value: 'win', text: 'winners (P/L > 0)' }), el('option', { value: 'loss', text: 'losers (P/L < 0)' }));
+  const exitReasons = [...new Set(D.trades.map((t) => t.closeReason))].sort();
+  const exitSel = el('select', { id: 'filter-exit' }, el('option', { value: '', text: 'any exit' }), ...exitReasons.map((r) => el('option', { value: r === '' ? '(open)' : r, text: r === '' ? 'still open' : fx.reason(r) })));
+  const day = (t) => (t === undefined ? '' : new Date(t * 1000).toISOString().slice(0, 10));
+  const firstOpen = D.trades.reduce((a, t) => Math.min(a, t.openTime), Infinity);
+  const lastTime = D.trades.reduce((a, t) => Math.max(a, t.closeTime ?? t.openTime), -Infinity);
+  const fromIn = el('input', { type: 'date', id: 'filter-from', value: day(D.trades.length ? firstOpen : undefined) });
+  const toIn = el('input', { type: 'date', id: 'filter-to', value: day(D.trades.length ? lastTime : undefined) });
+  const count = el('span', { class: 'sub', id: 'trades-count' });
+  const csvBtn = el('button', { type: 'button', id: 'export-csv', text: 'Export CSV', onclick: () => download() });
+  trSection.append(el('div', { class: 'filters' }, instSel, sideSel, plSel, exitSel, el('label', null, 'opened from ', fromIn), el('label', null, 'to ', toIn), csvBtn, count),
+    el('p', { class: 'note', text: `Dates are UTC and filter by the opening day; the export holds the rows that pass the filters, in the order shown. Click a trade to centre its chart on it; click a heading to sort. MAE and MFE: the lowest and highest P/L (${ccy}) the trade showed while open, from the bid/ask highs and lows of the candles marked meanwhile and its exit; run-up: its best price move in its favour, in % of the entry price.${D.trades.length && D.trades.every((t) => t.mae === null) ? ' This run folder\'s trades.csv has no MAE/MFE columns (an older fxflow): rerun the backtest for them.' : ''}` }));
   const COLS = [
     ['id', 'trade', (t) => Number(t.id), (t) => t.id],
     ['instrument', 'instrument', (t) => t.instrument, (t) => t.instrument, 'l'],
@@ -444,8 +675,11 @@
     ['pl', 'P/L', (t) => t.pl, (t) => fx.num(t.pl, 2)],
     ['financing', 'financing', (t) => t.financing, (t) => fx.num(t.financing, 2)],
     ['spreadCost', 'spread cost', (t) => t.spreadCost, (t) => fx.num(t.spreadCost, 2)],
+    ['mae', 'MAE', (t) => t.mae ?? -Infinity, (t) => (t.mae === null ? '' : fx.num(t.mae, 2))],
+    ['mfe', 'MFE', (t) => t.mfe ?? -Infinity, (t) => (t.mfe === null ? '' : fx.num(t.mfe, 2))],
+    ['runUp', 'run-up %', (t) => t.runUp ?? -Infinity, (t) => (t.runUp === null ? '' : fx.num(t.runUp, 3))],
     ['held', 'held', (t) => (t.closeTime ?? Infinity) - t.openTime, (t) => (t.closeTime === null ? '' : fx.duration((t.closeTime - t.openTime) / 3600))],
-    ['closeReason', 'exit by', (t) => t.closeReason, (t) => t.closeReason.replace(/_ORDER$/, '').replace(/_/g, ' ').toLowerCase(), 'l'],
+    ['closeReason', 'exit by', (t) => t.closeReason, (t) => fx.reason(t.closeReason), 'l'],
   ];
   let sortKey = null, sortDir = 1, shown = 200, selected = null;
   const thead = el('tr');
@@ -454,17 +688,37 @@
   const tbody = el('tbody');
   const more = el('button', { type: 'button', text: 'Show more', onclick: () => { shown += 1000; render(); } });
   trSection.append(el('div', { class: 'scroll' }, el('table', { id: 'trades' }, el('thead', null, thead), tbody)), more);
-  instSel.addEventListener('change', () => { shown = 200; render(); });
-  sideSel.addEventListener('change', () => { shown = 200; render(); });
+  for (const x of [instSel, sideSel, plSel, exitSel, fromIn, toIn]) x.addEventListener('change', () => { shown = 200; render(); });
   function rows() {
-    const inst = instSel.value, side = sideSel.value;
-    let xs = D.trades.filter((t) => (!inst || t.instrument === inst) && (!side || (side === 'long') === t.units > 0));
+    const inst = instSel.value, side = sideSel.value, pl = plSel.value, exit = exitSel.value;
+    const from = fromIn.value ? Date.parse(`${fromIn.value}T00:00:00Z`) / 1000 : -Infinity;
+    const to = toIn.value ? Date.parse(`${toIn.value}T00:00:00Z`) / 1000 + 86400 : Infinity;
+    let xs = D.trades.filter((t) => (!inst || t.instrument === inst) && (!side || (side === 'long') === t.units > 0)
+      && (!pl || (pl === 'win' ? t.pl > 0 : t.pl < 0)) && (!exit || t.closeReason === (exit === '(open)' ? '' : exit)) && t.openTime >= from && t.openTime < to);
     if (sortKey !== null) {
       const get = COLS.find((c) => c[0] === sortKey)[2];
       xs = xs.slice().sort((a, b) => { const x = get(a), y = get(b); return (x < y ? -1 : x > y ? 1 : 0) * sortDir; });
     }
     return xs;
   }
+  /** The rows that pass the filters as CSV (the trades.csv columns that the page has). */
+  function toCsv(xs) {
+    const iso = (t) => (t === null ? '' : new Date(t * 1000).toISOString());
+    const q = (v) => (/[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+    const head = ['id', 'instrument', 'side', 'units', 'openTime', 'openPrice', 'closeTime', 'closePrice', 'realizedPL', 'financing', 'spreadCost', 'commission', 'exitReason', 'mae', 'mfe', 'runUp'];
+    const lines = [head.join(',')];
+    for (const t of xs) lines.push([t.id, t.instrument, t.units > 0 ? 'long' : 'short', Math.abs(t.units), iso(t.openTime), t.openPrice, iso(t.closeTime), t.closePrice ?? '', t.pl, t.financing, t.spreadCost, t.commission, t.closeReason, t.mae ?? '', t.mfe ?? '', t.runUp ?? ''].map(q).join(','));
+    return `${lines.join('\n')}\n`;
+  }
+  function download() {
+    const text = toCsv(rows());
+    const a = el('a', { href: URL.createObjectURL(new Blob([text], { type: 'text/csv' })), download: `${D.name}-trades.csv` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    state.lastCsv = text;
+  }
+  state.tradesCsv = () => toCsv(rows());
   function render() {
     const xs = rows();
     for (const th of ths) th.classList.remove('sorted-asc', 'sorted-desc');

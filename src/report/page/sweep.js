@@ -42,7 +42,7 @@
       tbody.textContent = '';
       const frag = document.createDocumentFragment();
       for (const r of list) {
-        const tr = el('tr', null, ...cols.map((c) => el('td', { class: c.num ? (c.cls ? c.cls(r) : '') : 'l', text: c.text ? c.text(r) : show(c.get(r)) })));
+        const tr = el('tr', null, ...cols.map((c) => el('td', { class: `${c.num ? '' : 'l '}${c.cls ? c.cls(r) : ''}`.trim(), text: c.text ? c.text(r) : show(c.get(r)) })));
         if (onRow) onRow(tr, r);
         frag.append(tr);
       }
@@ -62,7 +62,7 @@
     const dims = D.dims.map((d) => d.name);
     const ok = D.trials.filter((t) => t.status === 'ok' && t.objective !== null);
     app.append(el('h1', { text: `Sweep of ${D.strategy}` }));
-    app.append(el('p', { class: 'sub', text: `${D.trials.length} trial${D.trials.length === 1 ? '' : 's'}${D.planned !== null ? ` (of ${D.planned} asked${D.spaceSize !== null ? `, ${D.spaceSize} valid points in the space` : ''})` : ''} · ${D.search} search${D.seed !== null ? `, seed ${D.seed}` : ''} · objective ${D.objective} (higher is better) · ${D.period.from || '?'} → ${D.period.to || '?'} · folder ${D.name}` }));
+    app.append(el('p', { class: 'sub', text: `${D.trials.length} trial${D.trials.length === 1 ? '' : 's'}${D.planned !== null ? ` (of ${D.planned} asked${D.spaceSize !== null ? `, ${D.spaceSize} valid points in the space` : ''})` : ''} · ${D.search} search${D.seed !== null ? `, seed ${D.seed}` : ''} · objective ${fx.label(D.objective)} (higher is better) · ${D.period.from || '?'} → ${D.period.to || '?'} · folder ${D.name}` }));
     warnings(D.warnings, 'Incomplete sweep folder:');
 
     // Best trial.
@@ -72,9 +72,9 @@
     else {
       const b = D.best;
       best.append(el('div', { class: 'metrics' },
-        figure(`${D.objective} (objective)`, fmt(b.objective), 'The value the sweep maximises, of this trial', 'best-objective'),
+        figure(`${fx.label(D.objective)} (objective)`, fmt(b.objective), 'The value the sweep maximises, of this trial', 'best-objective'),
         figure('Trial', String(b.trial), 'Its position in the sweep\'s schedule (0-based)'),
-        ...D.figures.map((k, i) => figure(k, fmt(b.figures[i], k === 'trades' ? 0 : 2), `${k} of the best trial`))));
+        ...D.figures.map((k, i) => figure(fx.label(k), fmt(b.figures[i], k === 'trades' ? 0 : 2), `${k} of the best trial`))));
       const tb = el('tbody');
       for (const n of dims) tb.append(el('tr', null, el('td', { class: 'l', text: n }), el('td', { class: 'l', 'data-param': n, text: show(b.params[n]) }), el('td', { class: 'l sub', text: 'swept' })));
       for (const [n, v] of Object.entries(D.fixed)) if (!dims.includes(n)) tb.append(el('tr', null, el('td', { class: 'l', text: n }), el('td', { class: 'l', text: show(v) }), el('td', { class: 'l sub', text: 'fixed' })));
@@ -112,7 +112,7 @@
     }
 
     // Heatmap.
-    const hm = el('section', { id: 'heatmap-section' }, el('h2', { text: `Heatmap of ${D.objective}` }));
+    const hm = el('section', { id: 'heatmap-section' }, el('h2', { text: `Heatmap of ${fx.label(D.objective)}` }));
     app.append(hm);
     const sel = (id, opts, value) => {
       const s = el('select', { id });
@@ -179,15 +179,15 @@
       table.append(el('thead', null, el('tr', null, el('th', { class: 'l', text: yName ? `${yName} \\ ${xName}` : xName }), ...ax.labels.map((l) => el('th', { text: l })))));
       const tb = el('tbody');
       cells.forEach((row, yi) => {
-        tb.append(el('tr', null, el('th', { class: 'l', text: yName ? ay.labels[yi] : D.objective }), ...row.map((c, xi) => {
-          if (c.n === 0 && c.failed > 0) return el('td', { class: 'cell empty failed-cell', 'data-failed': String(c.failed), title: `${c.failed} trial${c.failed === 1 ? '' : 's'} here failed or had no ${D.objective} (see the table's error column)`, text: '✗' });
+        tb.append(el('tr', null, el('th', { class: 'l', text: yName ? ay.labels[yi] : fx.label(D.objective) }), ...row.map((c, xi) => {
+          if (c.n === 0 && c.failed > 0) return el('td', { class: 'cell empty failed-cell', 'data-failed': String(c.failed), title: `${c.failed} trial${c.failed === 1 ? '' : 's'} here failed or had no ${fx.label(D.objective)} (see the table's error column)`, text: '✗' });
           if (c.n === 0) return el('td', { class: 'cell empty', title: 'no trial here', text: '' });
           const isBest = c.value === bestValue;
           return el('td', {
             class: `cell filled${isBest ? ' best-cell' : ''}`,
             style: `background:${color(c.value)};cursor:pointer;${isBest ? 'outline:2px solid #1d2330;outline-offset:-2px;' : ''}`,
             'data-value': String(c.value), 'data-n': String(c.n), 'data-x': ax.labels[xi], 'data-y': yName ? ay.labels[yi] : '',
-            title: `${xName} ${ax.labels[xi]}${yName ? `, ${yName} ${ay.labels[yi]}` : ''}: ${D.objective} ${fmt(c.value)} (${mode === 'max' ? `best of ${c.n} trial${c.n === 1 ? '' : 's'}` : 'the best trial\'s other params'}; trial ${c.trial}). Click: show these trials in the table.`,
+            title: `${xName} ${ax.labels[xi]}${yName ? `, ${yName} ${ay.labels[yi]}` : ''}: ${fx.label(D.objective)} ${fmt(c.value)} (${mode === 'max' ? `best of ${c.n} trial${c.n === 1 ? '' : 's'}` : 'the best trial\'s other params'}; trial ${c.trial}). Click: show these trials in the table.`,
             text: fmt(c.value, 3),
             onclick: () => {
               filterInput.value = (ax.binned ? '' : `${xName}=${ax.labels[xi]}`) + (yName && !ay.binned ? ` ${yName}=${ay.labels[yi]}` : '');
@@ -202,7 +202,7 @@
       const filled = values.length;
       info.textContent = `${filled} cell${filled === 1 ? '' : 's'} with trials of ${ax.labels.length * ay.labels.length}; ` +
         (others.length === 0 ? 'every swept param is on an axis, so each cell is one trial.' : mode === 'max'
-          ? `each cell is the highest ${D.objective} over the trials with that ${yName ? 'pair' : 'value'} (the other params, ${others.join(', ')}, take any value).`
+          ? `each cell is the highest ${fx.label(D.objective)} over the trials with that ${yName ? 'pair' : 'value'} (the other params, ${others.join(', ')}, take any value).`
           : `${others.map((d) => `${d} = ${show(D.best && D.best.params[d])}`).join(', ')} (the best trial's values); cells without such a trial are empty.`) +
         (ax.binned || ay.binned ? ' Many distinct values: numbers are grouped into 20 equal ranges.' : '') + ' Green is better, red worse; the outlined cell holds the highest value.';
       state.heatmap = { cells: ax.labels.length * ay.labels.length, filled, best: bestValue, x: xName, y: yName, mode };
@@ -216,13 +216,13 @@
     const count = el('span', { class: 'sub', id: 'trial-count' });
     const filterMsg = el('span', { class: 'neg', id: 'filter-error' });
     tr.append(el('div', { class: 'filters' }, el('label', null, 'filter ', filterInput), el('label', null, 'status ', statusSel), count, filterMsg));
-    tr.append(el('p', { class: 'sub', text: 'Filter with conditions separated by spaces: name=value, name!=value, name<value, name<=value, name>value, name>=value, on any param or column (objective, netPL, sharpe…). Click a heading to sort.' }));
+    tr.append(el('p', { class: 'sub', text: 'Filter with conditions separated by spaces: name=value, name!=value, name<value, name<=value, name>value, name>=value, on any param or figure by its name in the data (objective, netPL, returnPct, cagrPct, sharpe, sortino, calmar, profitFactor, maxDrawdownPct, trades, winRate; hover a heading for it). Click a heading to sort.' }));
     const cols = [
       { key: 'trial', label: '#', num: true, get: (r) => r.trial },
       { key: 'status', label: 'status', get: (r) => r.status },
-      { key: 'objective', label: D.objective, num: true, get: (r) => r.objective, text: (r) => fmt(r.objective) },
+      { key: 'objective', label: fx.label(D.objective), num: true, get: (r) => r.objective, text: (r) => fmt(r.objective) },
       ...dims.map((d) => ({ key: d, label: d, num: true, get: (r) => (r.params[d] === undefined ? null : r.params[d]) })),
-      ...D.figures.map((k, i) => ({ key: k, label: k, num: true, get: (r) => r.figures[i], text: (r) => fmt(r.figures[i], k === 'trades' ? 0 : 2), cls: k === 'netPL' || k === 'returnPct' ? (r) => (r.figures[i] > 0 ? 'pos' : r.figures[i] < 0 ? 'neg' : '') : null })),
+      ...D.figures.map((k, i) => ({ key: k, label: fx.label(k), title: `${k} in the filter`, num: true, get: (r) => r.figures[i], text: (r) => fmt(r.figures[i], k === 'trades' ? 0 : 2), cls: k === 'netPL' || k === 'returnPct' ? (r) => (r.figures[i] > 0 ? 'pos' : r.figures[i] < 0 ? 'neg' : '') : null })),
       { key: 'error', label: 'error', get: (r) => r.error || '' },
     ];
     const byKey = new Map(cols.map((c) => [c.key.toLowerCase(), c]));
@@ -272,7 +272,7 @@
     const names = Object.keys(D.stability);
     const day = (ms) => new Date(ms).toISOString().slice(0, 10);
     app.append(el('h1', { text: `Walk-forward of ${D.strategy}` }));
-    app.append(el('p', { class: 'sub', text: `${W.length} window${W.length === 1 ? '' : 's'} · objective ${D.objective} · ${W.length ? `${day(W[0].trainFrom)} → ${day(W[W.length - 1].testTo)}` : ''} · folder ${D.name}` }));
+    app.append(el('p', { class: 'sub', text: `${W.length} window${W.length === 1 ? '' : 's'} · objective ${fx.label(D.objective)} · ${W.length ? `${day(W[0].trainFrom)} → ${day(W[W.length - 1].testTo)}` : ''} · folder ${D.name}` }));
     warnings(D.warnings, 'Not everything could be shown:');
     app.append(el('section', { id: 'figures' }, el('h2', { text: 'Out of sample, stitched' }), el('div', { class: 'metrics' },
       figure('Out-of-sample return', fx.pct(D.oosReturnPct), 'The test periods\' daily returns compounded in order: what trading each window\'s chosen params on the next, unseen, period would have made', 'oos-return'),
@@ -314,12 +314,16 @@
     app.append(bars);
     const vals = W.flatMap((w) => [w.is && w.is.cagrPct, w.oos && w.oos.cagrPct]).filter((v) => v !== null && Number.isFinite(v));
     const top = Math.max(0, ...vals), bot = Math.min(0, ...vals);
-    const H = 200, bw = 18, gap = 14, width = Math.max(300, W.length * (2 * bw + gap) + 60);
-    const y = (v) => (top === bot ? H / 2 : ((top - v) / (top - bot)) * H) + 10;
+    // Bars as wide as the page allows (24 to 64 px), each labelled with its value, each pair with its window and test start.
+    const H = 220, left = 56, gap = 18;
+    const bw = Math.max(24, Math.min(64, Math.floor((1100 - left) / Math.max(1, W.length) - gap) / 2));
+    const width = left + W.length * (2 * bw + gap) + 10;
+    const y = (v) => (top === bot ? H / 2 : ((top - v) / (top - bot)) * H) + 18;
     const ns = 'http://www.w3.org/2000/svg';
     const svg = document.createElementNS(ns, 'svg');
     svg.setAttribute('width', String(width));
-    svg.setAttribute('height', String(H + 40));
+    svg.setAttribute('height', String(H + 86));
+    svg.id = 'is-oos-bars';
     const add = (tag, attrs, text) => {
       const e = document.createElementNS(ns, tag);
       for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
@@ -327,21 +331,34 @@
       svg.append(e);
       return e;
     };
-    add('line', { x1: 40, x2: width, y1: y(0), y2: y(0), stroke: '#6a7385' });
-    add('text', { x: 0, y: y(top) + 4, 'font-size': 11, fill: '#6a7385' }, `${top.toFixed(0)}%`);
-    add('text', { x: 0, y: y(bot) + 4, 'font-size': 11, fill: '#6a7385' }, `${bot.toFixed(0)}%`);
+    for (const v of [top, bot, (top + bot) / 2]) {
+      // No gridline label closer than 14 px to the zero line's (or another's).
+      if (Math.abs(y(v) - y(0)) < 14 || (v === (top + bot) / 2 && Math.min(Math.abs(y(v) - y(top)), Math.abs(y(v) - y(bot))) < 14)) continue;
+      add('line', { x1: left - 4, x2: width, y1: y(v), y2: y(v), stroke: '#eceef2' });
+      add('text', { x: left - 8, y: y(v) + 4, 'font-size': 12, fill: '#6a7385', 'text-anchor': 'end' }, `${v.toFixed(1)}%`);
+    }
+    add('line', { x1: left - 4, x2: width, y1: y(0), y2: y(0), stroke: '#6a7385' });
+    add('text', { x: left - 8, y: y(0) + 4, 'font-size': 12, fill: '#6a7385', 'text-anchor': 'end' }, '0%');
     W.forEach((w, i) => {
-      const x0 = 50 + i * (2 * bw + gap);
-      [[w.is && w.is.cagrPct, '#8aa4d6', 'in-sample'], [w.oos && w.oos.cagrPct, '#2962ff', 'out of sample']].forEach(([v, c, label], k) => {
-        if (v === null || v === undefined) return;
-        const r = add('rect', { x: x0 + k * bw, y: Math.min(y(v), y(0)), width: bw - 2, height: Math.max(1, Math.abs(y(v) - y(0))), fill: v < 0 ? (k ? '#c62f2f' : '#e6a1a1') : c, class: k ? 'bar-oos' : 'bar-is' });
+      const x0 = left + i * (2 * bw + gap);
+      [[w.is && w.is.cagrPct, '#8aa4d6', 'in-sample', 'IS'], [w.oos && w.oos.cagrPct, '#2962ff', 'out of sample', 'OOS']].forEach(([v, c, label, short], k) => {
+        const x = x0 + k * bw;
+        if (v === null || v === undefined || !Number.isFinite(v)) {
+          add('text', { x: x + bw / 2, y: y(0) - 4, 'font-size': 11, fill: '#6a7385', 'text-anchor': 'middle' }, 'n/a');
+          return;
+        }
+        const r = add('rect', { x, y: Math.min(y(v), y(0)), width: bw - 3, height: Math.max(1, Math.abs(y(v) - y(0))), fill: v < 0 ? (k ? '#c62f2f' : '#e6a1a1') : c, class: k ? 'bar-oos' : 'bar-is' });
         const tt = document.createElementNS(ns, 'title');
         tt.textContent = `window ${w.index}, ${label}: ${v.toFixed(2)}%`;
         r.append(tt);
+        // The value, above a gain's bar and below a loss's.
+        add('text', { x: x + (bw - 3) / 2, y: v >= 0 ? y(v) - 4 : y(v) + 13, 'font-size': 11, fill: '#1d2330', 'text-anchor': 'middle', class: 'bar-value' }, `${v.toFixed(1)}%`);
+        add('text', { x: x + (bw - 3) / 2, y: H + 48, 'font-size': 10, fill: '#6a7385', 'text-anchor': 'middle' }, short);
       });
-      add('text', { x: x0 + bw - 4, y: H + 32, 'font-size': 11, fill: '#1d2330' }, String(w.index));
+      add('text', { x: x0 + bw, y: H + 64, 'font-size': 12, fill: '#1d2330', 'text-anchor': 'middle', 'font-weight': 600 }, `W${w.index}`);
+      add('text', { x: x0 + bw, y: H + 78, 'font-size': 10, fill: '#6a7385', 'text-anchor': 'middle' }, `test ${day(w.testFrom)}`);
     });
-    bars.append(el('div', { class: 'legend' }, el('span', null, el('i', { style: 'background:#8aa4d6' }), 'in-sample (training period, best trial)'), el('span', null, el('i', { style: 'background:#2962ff' }), 'out of sample (next test period, same params); red: a loss')));
+    bars.append(el('div', { class: 'legend' }, el('span', null, el('i', { style: 'background:#8aa4d6' }), 'IS: in-sample (training period, best trial)'), el('span', null, el('i', { style: 'background:#2962ff' }), 'OOS: out of sample (next test period, same params); red: a loss')));
     bars.append(el('div', { style: 'overflow-x:auto' }, svg));
 
     // Windows table.
@@ -349,11 +366,11 @@
     app.append(ws);
     const cols = [
       { key: 'index', label: '#', num: true, get: (w) => w.index },
-      { key: 'train', label: 'training', get: (w) => w.trainFrom, text: (w) => `${day(w.trainFrom)} → ${day(w.trainTo)}` },
-      { key: 'test', label: 'test', get: (w) => w.testFrom, text: (w) => `${day(w.testFrom)} → ${day(w.testTo)}` },
+      { key: 'train', label: 'training', get: (w) => w.trainFrom, text: (w) => `${day(w.trainFrom)} → ${day(w.trainTo)}`, cls: () => 'dates' },
+      { key: 'test', label: 'test', get: (w) => w.testFrom, text: (w) => `${day(w.testFrom)} → ${day(w.testTo)}`, cls: () => 'dates' },
       ...names.map((n) => ({ key: `p:${n}`, label: n, num: true, get: (w) => (w.params[n] === undefined ? null : w.params[n]) })),
-      { key: 'isObj', label: `IS ${D.objective}`, num: true, get: (w) => w.isObjective, text: (w) => fmt(w.isObjective, 3) },
-      { key: 'oosObj', label: `OOS ${D.objective}`, num: true, get: (w) => w.oosObjective, text: (w) => fmt(w.oosObjective, 3) },
+      { key: 'isObj', label: `IS ${fx.label(D.objective)}`, num: true, get: (w) => w.isObjective, text: (w) => fmt(w.isObjective, 3) },
+      { key: 'oosObj', label: `OOS ${fx.label(D.objective)}`, num: true, get: (w) => w.oosObjective, text: (w) => fmt(w.oosObjective, 3) },
       { key: 'isCagr', label: 'IS CAGR %', num: true, get: (w) => w.is && w.is.cagrPct, text: (w) => fmt(w.is && w.is.cagrPct, 2) },
       { key: 'oosCagr', label: 'OOS CAGR %', num: true, get: (w) => w.oos && w.oos.cagrPct, text: (w) => fmt(w.oos && w.oos.cagrPct, 2), cls: (w) => (w.oos && w.oos.cagrPct < 0 ? 'neg' : 'pos') },
       { key: 'isPL', label: 'IS net P/L', num: true, get: (w) => w.is && w.is.netPL, text: (w) => fx.money(w.is && w.is.netPL) },
@@ -363,12 +380,13 @@
       { key: 'wfe', label: 'WFE', num: true, get: (w) => w.efficiency, text: (w) => fmt(w.efficiency, 2), title: 'OOS CAGR / IS CAGR of this window' },
       { key: 'dsr', label: 'DSR', num: true, get: (w) => w.dsr, text: (w) => fmt(w.dsr, 3), title: 'Deflated Sharpe ratio of the window\'s sweep (open its page for the explanation)' },
       { key: 'pbo', label: 'PBO', num: true, get: (w) => w.pbo, text: (w) => fmt(w.pbo, 3), title: 'Probability of backtest overfitting of the window\'s sweep' },
-      { key: 'error', label: 'error', get: (w) => w.error || '' },
+      { key: 'error', label: 'error', get: (w) => w.error || '', cls: () => 'wrap' },
     ];
     const t = sortable(cols, (row, w) => {
       row.append(el('td', { class: 'l' }, el('a', { href: w.sweepPage, text: 'sweep' })));
     });
     t.table.querySelector('thead tr').append(el('th', { class: 'l', text: '' }));
+    t.table.classList.add('compact');
     ws.append(el('div', { class: 'scroll' }, t.table));
     t.render(W, 'index', 1);
 
