@@ -28,6 +28,7 @@
  *   npm run bench -- --candles 250000   # another size
  *   npm run bench -- --runs 5           # median of 5 runs per measurement (default 3)
  *   npm run bench -- --startup          # start-up alone (median of --runs, default 3)
+ *   npm run bench -- --startup --before ../other   # beside another checkout's bin/fxflow.js
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -370,7 +371,7 @@ async function main(): Promise<void> {
   }
   TO = Date.UTC(2019 + yearsFor(n), 0, 1);
   if (process.argv.includes('--startup')) {
-    const startup = benchStartup(Math.max(1, Number(arg('runs', '3'))));
+    const startup = benchStartup(Math.max(1, Number(arg('runs', '3'))), process.argv.includes('--before') ? arg('before', '') : undefined);
     console.log(formatStartup(startup));
     console.log(JSON.stringify({ startup }));
     return;
