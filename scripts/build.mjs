@@ -2,7 +2,7 @@
 // into dist/ (JavaScript and .d.ts, tsconfig.build.json), copies the files TypeScript does not emit
 // (the worker's and the resolver's .mjs, the report page's scripts and styles), and stamps the build
 // with its inputs (scripts/build-stamp.mjs). A build that is already current is not redone
-// (`--force` redoes it). dist/ is replaced in one rename, so a run never sees half a build.
+// (`--force` redoes it). dist/ is replaced by renames, so a run never sees half a build.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -46,8 +46,11 @@ for (const rel of buildInputs(root)) {
   cpSync(join(root, rel), to);
 }
 writeFileSync(join(tmp, STAMP), `${JSON.stringify(stamp)}\n`);
+// The old build is moved aside in one rename and deleted after the new one is in place: a run
+// starting meanwhile finds either a whole build or none (and then runs the sources).
 const dist = join(root, 'dist');
-rmSync(dist, { recursive: true, force: true });
+const old = join(root, `dist.old-${process.pid}`);
+if (existsSync(dist)) renameSync(dist, old);
 try {
   renameSync(tmp, dist);
 } catch (e) {
@@ -55,5 +58,6 @@ try {
   rmSync(tmp, { recursive: true, force: true });
   if (!existsSync(dist)) throw e;
 }
+rmSync(old, { recursive: true, force: true });
 const files = readdirSync(dist, { recursive: true }).length;
 console.log(`fxflow build: dist/ (${files} files) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

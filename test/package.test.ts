@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -149,14 +149,17 @@ describe('npm pack → npm install <tarball> → use', () => {
 
   it("the package's types: a script that uses them right type-checks, one that misuses them does not", async (ctx) => {
     skipIfImpossible(ctx);
-    const tsconfig = { compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: [], skipLibCheck: true }, include: ['*.ts'] };
+    const tsconfig = { compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: [], skipLibCheck: true }, include: ['*.ts', '*.cts'] };
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(tsconfig));
+    // CommonJS TypeScript too: `require` of the ES-module package, typed.
+    writeFileSync(join(app, 'script-cjs.cts'), `import fxflow = require('fxflow');\nconst run: Promise<fxflow.BacktestRun> = fxflow.backtest(fxflow.${STRATEGY}, {});\nexport = run;\n`);
     writeFileSync(
       join(app, 'script.ts'),
       `import { backtest, defineStrategy, type BacktestRun } from 'fxflow';\nconst run: BacktestRun = await backtest(${STRATEGY}, { fast: 8 });\nconst trades: number = run.summary.trades;\nexport { trades };\n`,
     );
     // tsc is the TypeScript fxflow depends on, installed with it.
     ok('tsc (right)', await sh(app, join(app, 'node_modules/.bin/tsc'), '-p', 'tsconfig.json'));
+    rmSync(join(app, 'script-cjs.cts'));
     writeFileSync(join(app, 'script.ts'), `import { backtest, type BacktestRun } from 'fxflow';\nconst run: BacktestRun = await backtest('s.ts');\nconst trades: string = run.summary.trades;\nexport { trades };\n`);
     const wrong = await sh(app, join(app, 'node_modules/.bin/tsc'), '-p', 'tsconfig.json');
     expect(wrong.code).not.toBe(0);
