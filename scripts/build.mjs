@@ -2,7 +2,8 @@
 // into dist/ (JavaScript and .d.ts, tsconfig.build.json), copies the files TypeScript does not emit
 // (the worker's and the resolver's .mjs, the report page's scripts and styles), and stamps the build
 // with its inputs (scripts/build-stamp.mjs). A build that is already current is not redone
-// (`--force` redoes it). dist/ is replaced by renames, so a run never sees half a build.
+// (`--force` redoes it). dist/ is replaced by renames, so a run never sees half a build. It reports
+// on stderr: stdout is npm's (`npm pack --json`).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,7 +15,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const force = process.argv.includes('--force');
 
 if (!force && buildState(root).current) {
-  console.log('fxflow build: dist/ is current');
+  console.error('fxflow build: dist/ is current');
   process.exit(0);
 }
 
@@ -33,7 +34,7 @@ const tmp = join(root, `dist.tmp-${process.pid}`);
 rmSync(tmp, { recursive: true, force: true });
 const t0 = Date.now();
 try {
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', tmp], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', tmp], { cwd: root, stdio: ['ignore', 2, 2] });
 } catch {
   rmSync(tmp, { recursive: true, force: true });
   console.error('fxflow build: tsc failed (above); dist/ was left as it was');
@@ -60,4 +61,4 @@ try {
 }
 rmSync(old, { recursive: true, force: true });
 const files = readdirSync(dist, { recursive: true }).length;
-console.log(`fxflow build: dist/ (${files} files) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+console.error(`fxflow build: dist/ (${files} files) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -87,9 +87,12 @@ beforeAll(async () => {
     skipped = `npm is not on PATH (${npm.stderr.trim()})`;
     return;
   }
-  const pack = ok('npm pack', await sh(clone, 'npm', 'pack', '--pack-destination', work));
-  const tarball = join(work, pack.stdout.trim().split('\n').pop()!);
+  const pack = ok('npm pack', await sh(clone, 'npm', 'pack', '--json', '--pack-destination', work));
+  const packed = (JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
+  const tarball = join(work, packed.filename);
   expect(existsSync(tarball), pack.stdout).toBe(true);
+  // prepare built dist/ in the copy, which had none.
+  expect(packed.files.map((f) => f.path)).toContain('dist/index.js');
   writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'app', private: true, type: 'module' })}\n`);
   seedLockfile(app);
   const install = await sh(app, 'npm', 'install', '--offline', '--no-audit', '--no-fund', tarball);
