@@ -342,12 +342,34 @@ export default defineStrategy({
   });
 });
 
+/**
+ * Runs a command as a user types it in `cwd` (npx, npm run), offline: npx must find the command in
+ * the project, never fetch a package of that name from the registry.
+ */
+async function shell(cwd: string, command: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(command, args, { cwd, maxBuffer: 64 << 20, env: { ...process.env, npm_config_offline: 'true', npm_config_update_notifier: 'false' } });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const x = e as { code?: number | string; stdout?: string; stderr?: string };
+    return { code: typeof x.code === 'number' ? x.code : 1, stdout: x.stdout ?? '', stderr: `${x.stderr ?? ''}${typeof x.code === 'string' ? x.code : ''}` };
+  }
+}
+
 describe('fxflow init', () => {
-  it('scaffolds a strategy project that type-checks and backtests', async () => {
+  it('scaffolds a strategy project where `npx fxflow backtest strategy.ts` and `npm run check` work at once', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'fxflow-init-')), 'my-strategies');
     const r = await fxflow('init', dir);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`Created ${dir}: package.json, tsconfig.json, strategy.ts, README.md, .gitignore, node_modules/fxflow`);
+    expect(r.stdout).toContain(`Created ${dir}: package.json, tsconfig.json, strategy.ts, README.md, .gitignore, node_modules/fxflow, node_modules/.bin/fxflow, node_modules/.bin/tsc`);
+    expect(r.stdout).toContain(`Next: cd ${dir} && npx fxflow backtest strategy.ts`);
+    // What the message says to do, as a user does it: in the new folder (no node_modules above it).
+    const npx = await shell(dir, 'npx', 'fxflow', 'backtest', 'strategy.ts', '--no-save', '--to', '2024-03-01');
+    expect(npx.stderr).toBe('');
+    expect(npx.code).toBe(0);
+    expect(npx.stdout).toMatch(/Trades \(closed\)\s+[1-9]/);
+    const check = await shell(dir, 'npm', 'run', 'check');
+    expect(check.code, `${check.stdout}${check.stderr}`).toBe(0);
     // The project's own type check (its `npm run check`), with fxflow's TypeScript.
     const tsc = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { cwd: dir }).then(
       () => ({ code: 0, out: '' }),

@@ -42,7 +42,8 @@ describe("import { backtest } from 'fxflow'", () => {
       throw new Error(`tsc failed:\n${e.stdout ?? String(e)}`);
     });
     const tsx = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/esm/index.mjs')).href;
-    const lib = await run(process.execPath, ['--import', tsx, 'backtest.ts'], { cwd: dir, maxBuffer: 64 << 20 });
+    // `fxflow` as this repository's sources (the package's fxflow-source condition), never its dist/ build.
+    const lib = await run(process.execPath, ['--conditions=fxflow-source', '--import', tsx, 'backtest.ts'], { cwd: dir, maxBuffer: 64 << 20 });
     const cli = await run(
       process.execPath,
       [join(ROOT, 'bin/fxflow.js'), 'backtest', STRATEGY, '--param', 'fast=10', '--param', 'slow=30', '--from', '2024-01-01', '--to', '2024-07-01', '--json', '--no-save'],

@@ -2,7 +2,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import Module, { createRequire, register } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { tsImport } from 'tsx/esm/api';
 import type { ParamValue, Params, Strategy } from '../strategy/api.ts';
 
 /** A strategy module that cannot be used: names the file and the problem. */
@@ -21,8 +20,14 @@ export interface LoadedStrategy {
   readonly params: Params;
 }
 
-/** fxflow's own package.json (this file is src/app/load-strategy.ts). */
+/** fxflow's own package.json (this file is src/app/load-strategy.ts, or dist/app/load-strategy.js). */
 const PACKAGE_JSON = resolve(dirname(fileURLToPath(import.meta.url)), '../../package.json');
+/**
+ * fxflow runs from its TypeScript sources (vitest, or bin/fxflow.js when dist/ is missing or stale),
+ * not from the compiled build. Then a strategy's `import 'fxflow'` must reach the same sources, not
+ * dist/: the package's `exports` name them under the condition `fxflow-source`.
+ */
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
 let fallbackRegistered = false;
 
 /**
@@ -33,13 +38,17 @@ let fallbackRegistered = false;
 function registerFallback(): void {
   if (fallbackRegistered) return;
   fallbackRegistered = true;
-  register(new URL('./resolve-fallback.mjs', import.meta.url), { data: { parentURL: pathToFileURL(PACKAGE_JSON).href } });
+  register(new URL('./resolve-fallback.mjs', import.meta.url), { data: { parentURL: pathToFileURL(PACKAGE_JSON).href, sourceCondition: FROM_SOURCE } });
   // A strategy in a folder with no `"type": "module"` package.json is compiled to CommonJS by tsx:
   // its imports become require() calls, which the hook above does not see. The same fallback for them.
   const fromFxflow = createRequire(PACKAGE_JSON);
   const M = Module as unknown as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
   const original = M._resolveFilename;
   M._resolveFilename = function resolveWithFallback(this: unknown, request: string, ...rest: unknown[]): string {
+    if (FROM_SOURCE && (request === 'fxflow' || request.startsWith('fxflow/'))) {
+      const own = sourceExport(request);
+      if (own !== undefined) return own;
+    }
     try {
       return original.call(this, request, ...rest);
     } catch (e) {
@@ -53,13 +62,21 @@ function registerFallback(): void {
   };
 }
 
+/** The source file fxflow's `exports` name for `request` ('fxflow', 'fxflow/backtest') under `fxflow-source`. */
+function sourceExport(request: string): string | undefined {
+  const pkg = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { exports?: Record<string, unknown> };
+  const entry = pkg.exports?.[request === 'fxflow' ? '.' : `.${request.slice('fxflow'.length)}`] as Record<string, string> | undefined;
+  const target = entry?.['fxflow-source'];
+  return target === undefined ? undefined : resolve(dirname(PACKAGE_JSON), target);
+}
+
 /** A bare import specifier ('fxflow', 'technicalindicators'), not a path, URL or builtin. */
 const isBare = (s: string): boolean => !s.startsWith('.') && !s.startsWith('/') && !s.startsWith('node:') && !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s);
 
 const HANDLERS = ['init', 'onStart', 'onCandle', 'onTick', 'onSignal', 'onCalendar', 'onTimer', 'onTransaction', 'onStop'] as const;
 
 /**
- * Imports a strategy module (TypeScript, no build step: the CLI runs under tsx) and checks its
+ * Imports a strategy module (TypeScript, no build step: tsx loads it) and checks its
  * default export. `overrides` are `k=v` strings from `--param`, coerced to the type of the declared
  * default; an unknown name or a value of the wrong type is an error naming the parameter.
  */
@@ -71,6 +88,8 @@ export async function loadStrategy(path: string, overrides: readonly string[] = 
   try {
     // tsImport loads TypeScript with no build step wherever the file lives (also outside a
     // "type": "module" package, where a .ts file would otherwise be read as CommonJS).
+    // tsx is loaded here, when a strategy module is, not when fxflow starts.
+    const { tsImport } = await import('tsx/esm/api');
     mod = (await tsImport(file, import.meta.url)) as { default?: unknown };
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);

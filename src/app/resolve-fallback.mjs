@@ -6,25 +6,49 @@
 // folder provides wins: the fallback is only tried when the first resolution failed.
 // Plain JavaScript: it runs on Node's hooks thread, before any TypeScript loader.
 
+// When fxflow runs from its TypeScript sources (`sourceCondition`), every resolution also carries
+// the condition `fxflow-source`, under which fxflow's `exports` name src/ instead of dist/, so a
+// strategy's `import 'fxflow'` reaches the sources the run uses, never a stale build. Only fxflow's
+// package.json uses that condition; a package that names a missing file under it is resolved again
+// without it.
+
 /** @type {string | undefined} */
 let fallbackParent;
+let sourceCondition = false;
 
 export function initialize(data) {
   fallbackParent = data?.parentURL;
+  sourceCondition = data?.sourceCondition === true;
+}
+
+function withSource(context) {
+  return sourceCondition && !context.conditions.includes('fxflow-source') ? { ...context, conditions: [...context.conditions, 'fxflow-source'] } : undefined;
 }
 
 const isBare = (s) => !s.startsWith('.') && !s.startsWith('/') && !s.startsWith('file:') && !s.startsWith('node:') && !s.startsWith('data:') && !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s);
 
+const NOT_FOUND = new Set(['ERR_MODULE_NOT_FOUND', 'ERR_PACKAGE_PATH_NOT_EXPORTED']);
+
 export async function resolve(specifier, context, nextResolve) {
-  try {
-    return await nextResolve(specifier, context);
-  } catch (e) {
-    if (fallbackParent === undefined || !isBare(specifier) || context.parentURL === fallbackParent) throw e;
-    if (e?.code !== 'ERR_MODULE_NOT_FOUND' && e?.code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED') throw e;
+  if (!isBare(specifier)) return nextResolve(specifier, context);
+  const fallback = fallbackParent !== undefined && context.parentURL !== fallbackParent ? { ...context, parentURL: fallbackParent } : undefined;
+  // In order: from the importer's folder, then from fxflow's package; each with fxflow-source first
+  // when fxflow runs from its sources. The error reported is the importer's own.
+  const attempts = [];
+  for (const c of fallback === undefined ? [context] : [context, fallback]) {
+    const source = withSource(c);
+    if (source !== undefined) attempts.push({ c: source, quiet: true });
+    attempts.push({ c, quiet: false });
+  }
+  let error;
+  for (const { c, quiet } of attempts) {
     try {
-      return await nextResolve(specifier, { ...context, parentURL: fallbackParent });
-    } catch {
-      throw e;
+      return await nextResolve(specifier, c);
+    } catch (e) {
+      if (quiet) continue;
+      error ??= e;
+      if (!NOT_FOUND.has(e?.code)) throw error;
     }
   }
+  throw error;
 }

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename, join, relative, resolve } from 'node:path';
 import { ROOT } from '../app/config.ts';
 
@@ -36,13 +37,18 @@ export default defineStrategy({
 });
 `;
 
-const TSCONFIG = {
+/**
+ * The project's tsconfig.json. An installed fxflow is checked against its compiled declarations
+ * (dist/*.d.ts); a clone of fxflow (it has src/) against its sources, as the CLI run from that clone
+ * uses them: the `fxflow-source` export condition, whose files import .ts paths.
+ */
+const tsconfig = (fromClone: boolean): object => ({
   compilerOptions: {
     target: 'ES2022',
     lib: ['ES2023'],
     module: 'NodeNext',
     moduleResolution: 'NodeNext',
-    // fxflow ships TypeScript sources (no build step): its imports name .ts files.
+    ...(fromClone ? { customConditions: ['fxflow-source'] } : {}),
     allowImportingTsExtensions: true,
     noEmit: true,
     strict: true,
@@ -50,7 +56,7 @@ const TSCONFIG = {
     types: [],
   },
   include: ['*.ts', 'strategies'],
-};
+});
 
 const README = (name: string): string => `# ${name}
 
@@ -62,16 +68,18 @@ npx fxflow backtest strategy.ts --param period=21 --from 2024-06-01
 npm run check                              # type-check the strategies (tsc)
 \`\`\`
 
-\`strategy.ts\` imports \`fxflow\` (linked in node_modules/ to the fxflow it was made with). Packages
-installed here (\`npm install <name>\`) can be imported by the strategy, and so can the ones fxflow
-installs (technicalindicators, luxon).
+\`strategy.ts\` imports \`fxflow\`, linked in node_modules/ to the fxflow it was made with, as are the
+\`fxflow\` and \`tsc\` commands (node_modules/.bin/), so both commands above work with no install.
+Packages installed here (\`npm install <name>\`) can be imported by the strategy, and so can the ones
+fxflow installs (technicalindicators, luxon).
 `;
 
 /**
- * Scaffolds a strategy project in `dir`: package.json (fxflow as a file: dependency), tsconfig.json
- * set up to type-check against fxflow's TypeScript sources, a sample strategy, a README, and
- * node_modules/fxflow linked to this fxflow (what `npm install` would make of the file: dependency),
- * so the project type-checks and backtests at once, with no install and no network.
+ * Scaffolds a strategy project in `dir`: package.json (fxflow as a file: dependency), tsconfig.json,
+ * a sample strategy, a README, node_modules/fxflow linked to this fxflow (what `npm install` would
+ * make of the file: dependency), and the commands its scripts and `npx` run linked in
+ * node_modules/.bin (fxflow, and tsc from the TypeScript fxflow depends on), so `npx fxflow backtest
+ * strategy.ts` and `npm run check` work at once, with no install and no network, wherever the folder is.
  * Refuses a folder that already holds any of those files. Returns the files written.
  */
 export function initProject(dir: string): string[] {
@@ -99,7 +107,7 @@ export function initProject(dir: string): string[] {
     written.push(file);
   };
   write('package.json', `${JSON.stringify(pkg, null, 2)}\n`);
-  write('tsconfig.json', `${JSON.stringify(TSCONFIG, null, 2)}\n`);
+  write('tsconfig.json', `${JSON.stringify(tsconfig(existsSync(join(ROOT, 'src'))), null, 2)}\n`);
   write('strategy.ts', STRATEGY);
   write('README.md', README(name));
   write('.gitignore', 'node_modules/\nruns/\n');
@@ -109,5 +117,31 @@ export function initProject(dir: string): string[] {
     symlinkSync(ROOT, link, 'junction');
     written.push('node_modules/fxflow');
   }
+  const bin = join(target, 'node_modules', '.bin');
+  mkdirSync(bin, { recursive: true });
+  const command = (name: string, file: string): void => {
+    const at = join(bin, name);
+    if (exists(at)) return;
+    // npm marks a package's commands executable when it installs them; a clone keeps git's mode.
+    try {
+      if ((statSync(file).mode & 0o111) === 0) chmodSync(file, 0o755);
+    } catch {
+      // Not ours to change: `node_modules/.bin/<name>` may then need `node` in front, as npm would too.
+    }
+    symlinkSync(file, at);
+    written.push(`node_modules/.bin/${name}`);
+  };
+  command('fxflow', join(ROOT, 'bin', 'fxflow.js'));
+  command('tsc', createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc'));
   return written;
+}
+
+/** Whether a path exists, a dangling symlink included. */
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

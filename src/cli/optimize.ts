@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { tsImport } from 'tsx/esm/api';
 import type { Argv } from 'yargs';
 import { loadInstruments } from '../domain/instrument.ts';
 import { OBJECTIVES, type ObjectiveFn, type ObjectiveName } from '../research/metrics.ts';
@@ -190,6 +189,7 @@ export async function prepare(a: OptimizeArgs): Promise<{ config: BacktestConfig
   if (!(Number.isInteger(a.lag) && a.lag >= 0)) throw new SpaceError(`--lag must be a whole number, 0 or more (got ${a.lag})`);
   let objectiveFn: ObjectiveFn | undefined;
   if (a.objective === 'custom') {
+    const { tsImport } = await import('tsx/esm/api');
     const mod = (await tsImport(loaded.file, import.meta.url)) as { objective?: unknown; default?: { objective?: unknown } };
     const f = mod.objective ?? mod.default?.objective;
     if (typeof f !== 'function') throw new StrategyLoadError(a.strategy, '--objective custom: the module exports no `objective` function (export function objective(metrics) { return metrics.netPL / (1 + metrics.maxDrawdownPct) })');

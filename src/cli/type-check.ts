@@ -8,15 +8,39 @@ import { StrategyLoadError } from '../app/load-strategy.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PACKAGE_JSON = join(ROOT, 'package.json');
+/**
+ * What a strategy's `import 'fxflow'` is checked against: the sources when fxflow runs from them
+ * (this file is .ts), else the compiled build's declarations (an installed package has no src/).
+ */
+const API = import.meta.url.endsWith('.ts') ? join(ROOT, 'src/strategy/api.ts') : join(ROOT, 'dist/strategy/api.d.ts');
 
 type Ts = typeof import('typescript');
 
-/** The TypeScript compiler, when it is installed beside fxflow (a development dependency); else undefined. */
+/** TypeScript's version, read from its package.json (cheap: the compiler itself is not loaded); undefined when it is not installed. */
+function typeScriptVersion(): string | undefined {
+  try {
+    const req = createRequire(PACKAGE_JSON);
+    return (JSON.parse(readFileSync(req.resolve('typescript/package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The TypeScript compiler (a dependency of fxflow); undefined if it cannot be loaded. */
 function loadTypeScript(): Ts | undefined {
   try {
     return createRequire(PACKAGE_JSON)('typescript') as Ts;
   } catch {
     return undefined;
+  }
+}
+
+/** Where a package fxflow depends on lives (beside fxflow in a clone, hoisted beside it when installed). */
+function packageDir(name: string): string {
+  try {
+    return dirname(createRequire(PACKAGE_JSON).resolve(`${name}/package.json`));
+  } catch {
+    return join(ROOT, 'node_modules', name);
   }
 }
 
@@ -27,18 +51,29 @@ function loadTypeScript(): Ts | undefined {
  * caret. Only the strategy's own file is reported (fxflow's sources are checked by its own build).
  * The options are strict, as `fxflow init` sets up a project.
  *
- * A file that passed is remembered (its content's hash, in the system's temp folder), so an
- * unchanged strategy is checked once. Returns undefined when the file passed or TypeScript is not
- * installed (nothing was checked).
+ * A file that passed is remembered (its content's hash, with TypeScript's version and fxflow's
+ * strategy API, in the system's temp folder), so an unchanged strategy is checked once, and
+ * TypeScript's compiler is loaded only when a check is due. Returns undefined when the file passed
+ * or TypeScript is not installed (nothing was checked).
  */
 export function typeCheckStrategy(file: string): string | undefined {
-  const ts = loadTypeScript();
-  if (ts === undefined) return undefined;
+  // The cache is consulted before the compiler is loaded (loading it costs about 0.15 s): the key
+  // is TypeScript's version, the API the strategy is checked against, the file's path and text.
+  const version = typeScriptVersion();
+  if (version === undefined) return undefined;
   const text = readFileSync(file, 'utf8');
-  const key = createHash('sha256').update(ts.version).update('\0').update(file).update('\0').update(text).digest('hex').slice(0, 32);
+  let api = '';
+  try {
+    api = readFileSync(API, 'utf8');
+  } catch {
+    // No API file to check against: the check below reports the unresolved import.
+  }
+  const key = createHash('sha256').update(version).update('\0').update(api).update('\0').update(file).update('\0').update(text).digest('hex').slice(0, 32);
   const cacheDir = join(tmpdir(), 'fxflow-typecheck');
   const stamp = join(cacheDir, key);
   if (existsSync(stamp)) return undefined;
+  const ts = loadTypeScript();
+  if (ts === undefined) return undefined;
   const program = ts.createProgram([file], {
     target: ts.ScriptTarget.ES2022,
     lib: ['lib.es2023.d.ts'],
@@ -49,8 +84,8 @@ export function typeCheckStrategy(file: string): string | undefined {
     // As at run time (src/app/resolve-fallback.mjs): 'fxflow' and fxflow's packages resolve for a
     // strategy outside the repository.
     paths: {
-      fxflow: [join(ROOT, 'src/strategy/api.ts')],
-      technicalindicators: [join(ROOT, 'node_modules/technicalindicators')],
+      fxflow: [API],
+      technicalindicators: [packageDir('technicalindicators')],
     },
     allowImportingTsExtensions: true,
     noEmit: true,

@@ -29,7 +29,12 @@ interface Slot {
   busy: { trial: number; resolve: (d: Done) => void; reject: (e: Error) => void } | undefined;
 }
 
-const BOOT = new URL('./worker-boot.mjs', import.meta.url);
+/**
+ * A worker thread's entry. Worker threads do not inherit the main thread's module hooks: run from
+ * the TypeScript sources (vitest, or bin/fxflow.js without a current build), a worker registers tsx
+ * itself (worker-boot.mjs); run from the compiled build, it starts at worker.js directly.
+ */
+const BOOT = import.meta.url.endsWith('.ts') ? new URL('./worker-boot.mjs', import.meta.url) : new URL('./worker.js', import.meta.url);
 
 /**
  * A fixed set of worker threads, each holding the strategy (loaded once) and the sweep's shared

@@ -19,12 +19,16 @@
  * process): what the v20 simulator itself costs per fill and per transaction, the floor under the
  * engine's cost per fill.
  *
- * Then the paper/live runner's tick-to-order latency against a local sandbox (`latency.ts`).
+ * Then the paper/live runner's tick-to-order latency against a local sandbox (`latency.ts`), and
+ * start-up: `fxflow --version` and a 10-candle backtest, whole process, compiled and from the
+ * sources (`startup.ts`; `--startup` runs that section alone).
  *
  * Prints a table, then one JSON line with the figures (the last line of output).
  *   npm run bench                       # 1,000,000 candles
  *   npm run bench -- --candles 250000   # another size
  *   npm run bench -- --runs 5           # median of 5 runs per measurement (default 3)
+ *   npm run bench -- --startup          # start-up alone (median of --runs, default 3)
+ *   npm run bench -- --startup --before ../other   # beside another checkout's bin/fxflow.js
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -44,6 +48,7 @@ import { loadConfig } from '../../src/app/config.ts';
 import { loadStrategy } from '../../src/app/load-strategy.ts';
 import { tuneV8 } from '../../src/cli/v8-tuning.ts';
 import { benchLatency } from './latency.ts';
+import { benchStartup, formatStartup } from './startup.ts';
 
 const FROM = Date.UTC(2019, 0, 1);
 /** Five years hold about 1.8M M1 candles; larger runs get more years (the first candles stay the same). */
@@ -365,6 +370,12 @@ async function main(): Promise<void> {
     return;
   }
   TO = Date.UTC(2019 + yearsFor(n), 0, 1);
+  if (process.argv.includes('--startup')) {
+    const startup = benchStartup(Math.max(1, Number(arg('runs', '3'))), process.argv.includes('--before') ? arg('before', '') : undefined);
+    console.log(formatStartup(startup));
+    console.log(JSON.stringify({ startup }));
+    return;
+  }
   // Every run, engine and loop alike (and the latency bench in this process), has the V8 settings
   // the fxflow command applies at start; a child started with `--allocation-site-pretenuring`
   // keeps V8's default (see V8_DEFAULT).
@@ -518,6 +529,9 @@ async function main(): Promise<void> {
   if (engineX.fills !== loopX.fills) console.log(`note: fills differ with exits (engine ${engineX.fills}, loop ${loopX.fills})`);
   // Paper/live: the runner against a sandbox on loopback, price line received → order request written.
   const latency = await benchLatency();
+  // Start-up, whole process: compiled build against the sources (startup.ts).
+  const startup = benchStartup(runs);
+  console.log(formatStartup(startup));
   const brief = (x: Figures): Record<string, number> => ({
     candlesPerSec: Math.round(x.candlesPerSec),
     wallMs: Math.round(x.wallMs),
@@ -565,6 +579,7 @@ async function main(): Promise<void> {
         latencyP99: latency.p99 < 1,
       },
       latency,
+      startup,
     }),
   );
 }

@@ -1,0 +1,194 @@
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error: plain JavaScript with no declarations (it runs before TypeScript can be loaded)
+import { buildState, stampOf, STAMP } from '../scripts/build-stamp.mjs';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const run = promisify(execFile);
+type State = { current: boolean; reason?: string };
+const state = buildState as (root: string) => State;
+
+/** A package root with sources and a build stamped from them (what scripts/build.mjs leaves). */
+function stampedRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), 'fxflow-build-'));
+  mkdirSync(join(root, 'src/cli'), { recursive: true });
+  mkdirSync(join(root, 'src/research/fixtures'), { recursive: true });
+  mkdirSync(join(root, 'dist/cli'), { recursive: true });
+  writeFileSync(join(root, 'tsconfig.json'), '{}\n');
+  writeFileSync(join(root, 'tsconfig.build.json'), '{}\n');
+  // Each entry prints where it runs from; the real bin/fxflow.js and scripts/ pick one.
+  writeFileSync(join(root, 'src/cli/v8-tuning.ts'), 'export const tuneV8 = (): void => {};\n');
+  writeFileSync(join(root, 'src/cli/main.ts'), "export async function main(): Promise<number> { console.log('from src/'); return 0; }\n");
+  writeFileSync(join(root, 'src/cli/main.test.ts'), '// a test: not an input of the build\n');
+  writeFileSync(join(root, 'src/research/fixtures/f.ts'), '// a test fixture: not an input\n');
+  writeFileSync(join(root, 'dist/cli/v8-tuning.js'), 'export const tuneV8 = () => {};\n');
+  writeFileSync(join(root, 'dist/cli/main.js'), "export async function main() { console.log('from dist/'); return 0; }\n");
+  writeFileSync(join(root, 'dist', STAMP), JSON.stringify(stampOf(root)));
+  cpSync(join(ROOT, 'bin'), join(root, 'bin'), { recursive: true });
+  cpSync(join(ROOT, 'scripts'), join(root, 'scripts'), { recursive: true });
+  writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'fxflow', type: 'module' }));
+  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'), 'junction');
+  return root;
+}
+
+async function fxflowAt(root: string, env: Record<string, string> = {}): Promise<string> {
+  const { stdout, stderr } = await run(process.execPath, [join(root, 'bin/fxflow.js')], { env: { ...process.env, FXFLOW_RUN_FROM: '', ...env } });
+  expect(stderr).toBe('');
+  return stdout.trim();
+}
+
+describe('the build stamp: a build is used only when it was built from the sources as they are', () => {
+  it('is current after the build; an edit, a new file or a removed file makes it stale, naming the file', () => {
+    const root = stampedRoot();
+    expect(state(root)).toEqual({ current: true });
+    // Saved again with the same bytes (a checkout, an editor): a newer time alone is not a change.
+    const main = join(root, 'src/cli/main.ts');
+    utimesSync(main, new Date(), new Date(Date.now() + 60_000));
+    expect(state(root)).toEqual({ current: true });
+    // Tests and fixtures are not part of the build.
+    writeFileSync(join(root, 'src/cli/main.test.ts'), '// edited\n');
+    writeFileSync(join(root, 'src/research/fixtures/g.ts'), '// new\n');
+    expect(state(root)).toEqual({ current: true });
+    // The same size, other bytes: found by the hash.
+    const text = readFileSync(main, 'utf8');
+    writeFileSync(main, text.replace('from src/', 'FROM SRC/'));
+    expect(state(root)).toEqual({ current: false, reason: 'src/cli/main.ts changed since the build' });
+    writeFileSync(main, text);
+    expect(state(root).current).toBe(true);
+    writeFileSync(join(root, 'src/cli/new.ts'), 'export {};\n');
+    expect(state(root)).toEqual({ current: false, reason: 'src/cli/new.ts is newer than the build' });
+    rmSync(join(root, 'src/cli/new.ts'));
+    rmSync(join(root, 'src/cli/v8-tuning.ts'));
+    expect(state(root)).toEqual({ current: false, reason: 'src/cli/v8-tuning.ts was removed since the build' });
+    writeFileSync(join(root, 'tsconfig.build.json'), '{ "compilerOptions": {} }\n');
+    rmSync(join(root, 'dist', STAMP));
+    expect(state(root)).toEqual({ current: false, reason: 'there is no build in dist/' });
+  });
+
+  it('bin/fxflow.js runs dist/ when it is current, the sources when it is stale or missing, and dist/ alone in an installed package', async () => {
+    const root = stampedRoot();
+    expect(await fxflowAt(root)).toBe('from dist/');
+    writeFileSync(join(root, 'src/cli/main.ts'), "export async function main(): Promise<number> { console.log('from src/, edited'); return 0; }\n");
+    expect(await fxflowAt(root)).toBe('from src/, edited');
+    // Forced either way (the bench compares the two).
+    expect(await fxflowAt(root, { FXFLOW_RUN_FROM: 'dist' })).toBe('from dist/');
+    expect(await fxflowAt(root, { FXFLOW_RUN_FROM: 'source' })).toBe('from src/, edited');
+    rmSync(join(root, 'dist'), { recursive: true });
+    expect(await fxflowAt(root)).toBe('from src/, edited');
+    // An installed package: no src/, no stamp to check.
+    const installed = stampedRoot();
+    rmSync(join(installed, 'src'), { recursive: true });
+    rmSync(join(installed, 'dist', STAMP));
+    expect(await fxflowAt(installed)).toBe('from dist/');
+  }, 60_000);
+});
+
+/**
+ * What a process of the real CLI loads, recorded by hooks preloaded with NODE_OPTIONS: every module
+ * URL resolved (ESM, tsx's loader and fxflow's own files among them) and every CommonJS request
+ * with the file it resolved to (TypeScript's compiler is required).
+ */
+const TRACE_HOOKS = `import { appendFileSync } from 'node:fs';
+let log;
+export function initialize(data) { log = data.log; }
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  appendFileSync(log, 'esm ' + r.url + '\\n');
+  return r;
+}
+`;
+const TRACE = `import Module, { register } from 'node:module';
+import { appendFileSync } from 'node:fs';
+const log = process.env.FXFLOW_TRACE_LOG;
+register(${JSON.stringify('./hooks.mjs')}, import.meta.url, { data: { log } });
+const load = Module._load;
+Module._load = function (request, parent, ...rest) {
+  const exports = load.call(this, request, parent, ...rest);
+  let file = '';
+  try {
+    file = ' ' + Module._resolveFilename(request, parent);
+  } catch {}
+  appendFileSync(log, 'cjs ' + request + file + '\\n');
+  return exports;
+};
+`;
+
+/** Runs the real CLI with the trace preloaded; returns what it loaded (one line each). */
+async function traced(dir: string, env: Record<string, string>, ...args: string[]): Promise<string[]> {
+  writeFileSync(join(dir, 'hooks.mjs'), TRACE_HOOKS);
+  writeFileSync(join(dir, 'trace.mjs'), TRACE);
+  const log = join(dir, `trace-${Math.random().toString(36).slice(2)}.log`);
+  writeFileSync(log, '');
+  const all = { ...process.env, FXFLOW_RUN_FROM: '', ...env, FXFLOW_TRACE_LOG: log, NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'trace.mjs')).href}` };
+  await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: dir, env: all, maxBuffer: 64 << 20 });
+  return readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
+}
+
+async function currentBuild(): Promise<void> {
+  // The build of the sources as they are (`npm run build`: nothing to do when dist/ is current; it
+  // replaces dist/ by renames, and a stale dist/ is never run meanwhile).
+  if (!state(ROOT).current) await run(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: ROOT });
+  expect(state(ROOT)).toEqual({ current: true });
+}
+
+describe("a strategy's `import 'fxflow'` reaches the fxflow that runs it", () => {
+  it('from the sources: src/, in an ES-module folder and in a CommonJS one; from the build: dist/', async () => {
+    await currentBuild();
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-which-'));
+    const strategy = "import { defineStrategy } from 'fxflow';\nexport default defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:H1'] }, onCandle() {} });\n";
+    mkdirSync(join(dir, 'esm'));
+    writeFileSync(join(dir, 'esm/package.json'), '{ "type": "module" }\n');
+    writeFileSync(join(dir, 'esm/s.ts'), strategy);
+    // No package.json: tsx compiles the file to CommonJS, and its import becomes a require().
+    mkdirSync(join(dir, 'cjs'));
+    writeFileSync(join(dir, 'cjs/s.ts'), strategy);
+    // What `fxflow` resolved to: an ES module's URL, or the file a require() resolved to.
+    const entry = (lines: string[]): string[] =>
+      lines.flatMap((l) => (l.startsWith('esm file:') ? [fileURLToPath(l.slice(4).replace(/\?.*$/, ''))] : l.startsWith('cjs fxflow ') ? [l.slice('cjs fxflow '.length).replace(/\?.*$/, '')] : [])).filter((f) => f === join(ROOT, 'src/index.ts') || f === join(ROOT, 'dist/index.js'));
+    for (const kind of ['esm', 'cjs']) {
+      for (const [from, want] of [['source', 'src/index.ts'], ['dist', 'dist/index.js']] as const) {
+        const lines = await traced(dir, { FXFLOW_RUN_FROM: from }, 'backtest', `${kind}/s.ts`, '--no-save', '--to', '2024-01-10', '--no-typecheck');
+        const got = [...new Set(entry(lines))];
+        expect(got, `${kind} from ${from}`).toEqual([join(ROOT, want)]);
+      }
+    }
+  }, 240_000);
+});
+
+describe('start-up paid once', () => {
+  it("a current build runs no TypeScript of fxflow's; tsx loads with a strategy, and TypeScript's compiler only when the type-check cache has no entry", async () => {
+    await currentBuild();
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-trace-'));
+    // A strategy no earlier run has type-checked (its text is unique), and 10 candles of data.
+    const strategy = join(dir, 'strategy.ts');
+    writeFileSync(strategy, `import { defineStrategy } from 'fxflow';\n// ${dir}\nexport default defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:H1'] }, onCandle() {} });\n`);
+    const t0 = Date.parse('2024-03-04T10:00:00Z');
+    const rows = Array.from({ length: 10 }, (_, i) => `${new Date(t0 + i * 3_600_000).toISOString()},1.1,1.1010,1.0990,1.1005,1.1001,1.1011,1.0991,1.1006,10`);
+    const data = join(dir, 'EUR_USD_H1.csv');
+    writeFileSync(data, ['time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume', ...rows, ''].join('\n'));
+    const fxflowTs = (lines: string[]): string[] => lines.filter((l) => l.startsWith(`esm ${pathToFileURL(ROOT).href}/src/`));
+    const tsx = (lines: string[]): boolean => lines.some((l) => l.includes('/node_modules/tsx/'));
+    const compiler = (lines: string[]): boolean => lines.some((l) => l === 'cjs typescript' || l.startsWith('cjs typescript '));
+
+    const version = await traced(dir, {}, '--version');
+    expect(version.some((l) => l.includes('/dist/cli/main.js'))).toBe(true);
+    expect(fxflowTs(version)).toEqual([]);
+    expect(tsx(version)).toBe(false);
+    expect(compiler(version)).toBe(false);
+
+    const backtest = ['backtest', strategy, '--data', data, '--instrument', 'EUR_USD', '--granularity', 'H1', '--no-save', '--no-market-hours'];
+    const first = await traced(dir, {}, ...backtest);
+    expect(fxflowTs(first)).toEqual([]);
+    expect(tsx(first)).toBe(true);
+    expect(compiler(first)).toBe(true);
+    const second = await traced(dir, {}, ...backtest);
+    expect(fxflowTs(second)).toEqual([]);
+    expect(tsx(second)).toBe(true);
+    expect(compiler(second)).toBe(false);
+  }, 240_000);
+});
