@@ -260,7 +260,6 @@ export async function runLive(a: RunArgs): Promise<void> {
       process.stderr.write(`WARNING: ${m}\n`);
     },
   });
-  process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
   const status: LiveStatus | undefined = a.statusPort === undefined ? undefined
     : await (await import('../report/live-status.ts')).liveStatus({ ...a, statusPort: a.statusPort, strategy: loaded.name, accountID, limits, rest, runner: () => runner });
   const runner: InstanceType<typeof Runner> = new Runner({
@@ -282,6 +281,8 @@ export async function runLive(a: RunArgs): Promise<void> {
     await recorder.stop(`failed to start: ${(e as Error).message}`).catch(() => undefined);
     throw e;
   }
+  // Printed once the recording has started: a refused start has no run folder.
+  process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
   const simulator = (runner.sim ?? runner.shadowBook?.sim)?.models;
   const models = simulator !== undefined ? `; ${formatFillModels(simulator)}` : '';
   process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);

@@ -616,6 +616,9 @@ export class Runner {
         sessionAccount = { broker: 'v20', ...b };
       }
       o.recorder.start({ runId: this.runId, clientIdPrefix: this.#clientIdPrefix, sequence: engine.sequence, account: sessionAccount, restoredState: snap !== undefined });
+      // transactions.jsonl lacks what a killed process had received but not yet written: from the account.
+      const hole = this.#sim === undefined ? o.recorder.missingBefore(Number(fromID)) : undefined;
+      if (hole !== undefined) o.recorder.backfill((await o.rest.transactionsSinceId(o.accountID, String(hole))).transactions.filter((t) => Number(t.id) <= Number(fromID)));
     }
     this.#done = engine.run(this.#events).catch((e: unknown) => {
       // A strategy that throws stops the run (nothing is submitted on its behalf any more).
