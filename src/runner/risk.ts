@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { merge, type Observable, Subject, tap } from 'rxjs';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
@@ -6,7 +5,7 @@ import { toUnits } from '../domain/money.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import { nextRollover } from '../domain/new-york.ts';
 import { formatTime } from '../domain/time.ts';
-import type { Account, Transaction } from '../domain/v20/index.ts';
+import type { Transaction } from '../domain/v20/index.ts';
 import type { Portfolio } from '../engine/portfolio.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
@@ -74,7 +73,8 @@ export interface RiskOptions {
   readonly onReject?: (b: RiskBreach) => void;
 }
 
-const ENTRY_TYPES = new Set(['MARKET', 'LIMIT', 'STOP', 'MARKET_IF_TOUCHED']);
+/** Order types that can open exposure (entries); TP/SL/trailing orders only reduce. */
+export const ENTRY_TYPES = new Set(['MARKET', 'LIMIT', 'STOP', 'MARKET_IF_TOUCHED']);
 const MINUTE = 60_000;
 
 interface Entry {
@@ -343,105 +343,5 @@ export class RiskExecution implements Execution {
       errorMessage,
     } as unknown as Transaction;
     this.#rejects.next(tx);
-  }
-}
-
-/**
- * What the kill switch and --flatten-on-exit submit on a v20 account, from the account as OANDA
- * reports it (GET /accounts/{id}): a cancel for every pending entry order and, with `flatten`, a
- * close of each instrument's long and short position. Also says what the account holds.
- */
-export function accountCloseIntents(account: Account, flatten: boolean, idPrefix: string, first = 0): { intents: OrderIntent[]; openTrades: number; positions: string[]; pendingEntries: number } {
-  const intents: OrderIntent[] = [];
-  let n = first;
-  let pendingEntries = 0;
-  for (const o of account.orders ?? []) {
-    if (!ENTRY_TYPES.has(o.type) || (o.state !== undefined && o.state !== 'PENDING')) continue;
-    pendingEntries++;
-    intents.push({ kind: 'cancel', id: `${idPrefix}-${++n}`, orderSpecifier: o.id });
-  }
-  const positions: string[] = [];
-  for (const p of account.positions ?? []) {
-    const long = Number(p.long?.units ?? 0) !== 0;
-    const short = Number(p.short?.units ?? 0) !== 0;
-    if (!long && !short) continue;
-    positions.push(p.instrument);
-    if (flatten) intents.push({ kind: 'closePosition', id: `${idPrefix}-${++n}`, instrument: p.instrument, ...(long ? { longUnits: 'ALL' } : {}), ...(short ? { shortUnits: 'ALL' } : {}) });
-  }
-  return { intents, openTrades: (account.trades ?? []).length, positions, pendingEntries };
-}
-
-/**
- * What the kill switch submits: a cancel for every pending entry order (dependent TP/SL orders stay,
- * they protect open trades) and, with `flatten`, a close of every open position.
- */
-export function killSwitchIntents(portfolio: Portfolio, flatten: boolean, idPrefix: string): OrderIntent[] {
-  const out: OrderIntent[] = [];
-  let n = 0;
-  const ledger = portfolio.ledger;
-  for (const o of ledger.pendingOrders.values()) {
-    if (!ENTRY_TYPES.has(o.type)) continue;
-    out.push({ kind: 'cancel', id: `${idPrefix}-${++n}`, orderSpecifier: o.id });
-  }
-  if (flatten) {
-    const instruments = new Set<string>();
-    for (const t of ledger.trades.values()) instruments.add(t.instrument);
-    for (const instrument of instruments) {
-      const p = ledger.position(instrument);
-      out.push({
-        kind: 'closePosition',
-        id: `${idPrefix}-${++n}`,
-        instrument,
-        ...(p.long > 0 ? { longUnits: 'ALL' } : {}),
-        ...(p.short < 0 ? { shortUnits: 'ALL' } : {}),
-      });
-    }
-  }
-  return out;
-}
-
-/**
- * Fires `onKill` once when the process gets SIGUSR2 or when `file` appears (checked every
- * `pollMs`, default 1 s). Use it for an operator's emergency stop: `kill -USR2 <pid>` or
- * `touch <file>`. Call `close` to stop watching.
- */
-export class KillSwitch {
-  readonly #onKill: (why: string) => void;
-  readonly #file: string | undefined;
-  #fired = false;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  readonly #onSignal = (): void => this.#fire('SIGUSR2');
-  readonly #onFile = (): void => {
-    if (this.#file !== undefined && existsSync(this.#file)) this.#fire(`file ${this.#file}`);
-  };
-
-  constructor(opts: { onKill: (why: string) => void; file?: string; signal?: boolean; pollMs?: number }) {
-    this.#onKill = opts.onKill;
-    this.#file = opts.file;
-    if (opts.signal !== false) process.on('SIGUSR2', this.#onSignal);
-    if (opts.file !== undefined) {
-      if (existsSync(opts.file)) queueMicrotask(() => this.#fire(`file ${opts.file}`));
-      else {
-        this.#timer = setInterval(this.#onFile, opts.pollMs ?? 1000);
-        this.#timer.unref();
-      }
-    }
-  }
-
-  get fired(): boolean {
-    return this.#fired;
-  }
-
-  #fire(why: string): void {
-    if (this.#fired) return;
-    this.#fired = true;
-    this.close();
-    this.#onKill(why);
-  }
-
-  close(): void {
-    process.off('SIGUSR2', this.#onSignal);
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
   }
 }
