@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { V20Execution } from '../adapters/v20/execution.ts';
+import { backoffDelay, sleep } from '../adapters/v20/rate-limit.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Account } from '../domain/v20/index.ts';
@@ -19,16 +19,24 @@ import { ENTRY_TYPES, type RiskExecution } from './risk.ts';
 /** What the account held when the kill switch or flatten checked it. */
 export interface AccountCheck {
   readonly ok: boolean;
-  /** The account's last transaction when it was read. */
+  /** The account's last transaction when it was last read ('' when it could never be read). */
   readonly lastTransactionID: string;
   readonly openTrades: number;
   /** Instruments with a non-zero long or short position. */
   readonly positions: readonly string[];
   /** Pending entry orders (limit, stop, MIT, market); dependent TP/SL orders are not counted. */
   readonly pendingEntries: number;
+  /**
+   * Each open position and pending entry order, named ("EUR_USD long 1000", "order 17 LIMIT
+   * EUR_USD 1000"), as the account last reported them (or, when it could never be read, as the
+   * runner saw them, said so).
+   */
+  readonly open: readonly string[];
   /** Rounds of closes sent. */
   readonly rounds: number;
-  /** Why it could not be confirmed (the account could not be read). */
+  /** Seconds the flatten tried. */
+  readonly seconds: number;
+  /** Why it could not be confirmed (the account could not be read, or the time ran out). */
   readonly error?: string;
 }
 
@@ -37,45 +45,126 @@ export interface CloseFromAccountOptions {
   readonly rest: V20Rest;
   readonly accountID: string;
   readonly risk: RiskExecution;
-  readonly inner: V20Execution;
+  /** Resolves when every request sent so far (the runner's send queue included) has its answer. */
+  readonly drain: () => Promise<void>;
   readonly journal: Journal;
   readonly clock: Clock;
   readonly log: Logger;
   readonly runId: string;
+  /** How long it keeps trying before it gives up NOT FLAT (ms; `--flatten-timeout`, default 5 minutes). */
+  readonly timeoutMs?: number;
+  /** First pause between attempts (ms, default 500; doubling up to `retryCapMs`, default 10 s). */
+  readonly retryBaseMs?: number;
+  readonly retryCapMs?: number;
+  /** Where the progress line goes every `progressEveryMs` (default 5 s) while it is not flat (the CLI: stderr). */
+  readonly progress?: (line: string) => void;
+  readonly progressEveryMs?: number;
+  /** What is open as the runner sees it, for the progress line before the account could be read. */
+  readonly view?: () => readonly string[];
+  /** Called with the state line whenever it changes (the status page). */
+  readonly onState?: (state: string) => void;
+  /** Called with what is open after every account read. */
+  readonly onRead?: (open: readonly string[]) => void;
+}
+
+/** Default `--flatten-timeout`: minutes, so that a short outage of OANDA does not end it NOT FLAT. */
+export const FLATTEN_TIMEOUT_MS = 300_000;
+
+/** Each open position and pending entry order of an account, named. */
+export function openOf(account: Account): string[] {
+  const out: string[] = [];
+  for (const p of account.positions ?? []) {
+    const long = Number(p.long?.units ?? 0);
+    const short = Number(p.short?.units ?? 0);
+    if (long !== 0) out.push(`${p.instrument} long ${long}`);
+    if (short !== 0) out.push(`${p.instrument} short ${-short}`);
+  }
+  for (const o of account.orders ?? []) {
+    if (!ENTRY_TYPES.has(o.type) || (o.state !== undefined && o.state !== 'PENDING')) continue;
+    const x = o as { instrument?: string; units?: string; price?: string };
+    out.push(`order ${o.id} ${o.type} ${x.instrument ?? ''} ${x.units ?? ''}${x.price !== undefined ? ` @ ${x.price}` : ''}`.replace(/\s+/g, ' ').trim());
+  }
+  return out;
 }
 
 /**
- * v20: closes what the account holds, as OANDA reports it after every submission in flight has
- * been answered (never the runner's own view, which may lack a fill the stream has not brought
- * yet): cancels its pending entry orders and, with `flatten`, closes its positions; then reads
- * the account again to confirm. Up to 3 rounds; what is still open after them is reported (`ok`
- * false). Closes and cancels go through the risk layer (always allowed) and the journal, and
- * every request through the HTTP client's request budget.
+ * v20: closes what the account holds, as OANDA reports it after every request in flight has been
+ * answered (never the runner's own view, which may lack a fill the stream has not brought yet):
+ * cancels its pending entry orders and, with `flatten`, closes its positions; then reads the
+ * account again to confirm. It keeps trying, with pauses doubling from `retryBaseMs` to
+ * `retryCapMs`, through failed reads (5xx, 429, network) and failed closes, until the account
+ * confirms it is flat or `timeoutMs` has passed; meanwhile every `progressEveryMs` it says what is
+ * still open and what it is waiting for. Closes and cancels go through the risk layer (always
+ * allowed) and the journal, and every request through the HTTP client's request budget.
  */
 export async function closeFromAccount(o: CloseFromAccountOptions, flatten: boolean): Promise<AccountCheck> {
-  const { risk, inner } = o;
+  const t0 = Date.now();
+  const timeoutMs = o.timeoutMs ?? FLATTEN_TIMEOUT_MS;
   let rounds = 0;
   let n = 0;
-  for (;;) {
-    await inner.drain();
-    let read: { account: Account; lastTransactionID: string };
-    try {
-      read = await o.rest.account(o.accountID);
-    } catch (e) {
-      return { ok: false, lastTransactionID: '', openTrades: -1, positions: [], pendingEntries: -1, rounds, error: `the account could not be read: ${(e as Error).message}` };
+  let last: { account: Account; lastTransactionID: string } | undefined;
+  let error: string | undefined;
+  let waiting = 'the answers to the requests in flight';
+  const seconds = (): number => Math.round((Date.now() - t0) / 100) / 10;
+  const openNow = (): readonly string[] => (last !== undefined ? openOf(last.account) : (o.view?.() ?? []));
+  const state = (): string => {
+    const open = openNow();
+    const what = last !== undefined ? (open.length > 0 ? `open at the account: ${open.join(', ')}` : 'nothing open at the last read') : `the account not read yet${open.length > 0 ? `; the runner's view: ${open.join(', ')}` : ''}`;
+    return `${flatten ? 'flattening' : 'cancelling pending orders'} for ${seconds()} s: ${what}; waiting for ${waiting}${error !== undefined ? ` (last error: ${error})` : ''}; gives up NOT FLAT after ${Math.round(timeoutMs / 1000)} s (--flatten-timeout)`;
+  };
+  const set = (w: string): void => {
+    waiting = w;
+    o.onState?.(state());
+  };
+  const timer = o.progress === undefined ? undefined : setInterval(() => o.progress!(state()), o.progressEveryMs ?? 5000);
+  timer?.unref();
+  const result = (ok: boolean, why?: string): AccountCheck => {
+    const c = last === undefined ? undefined : accountCloseIntents(last.account, flatten, '', 0);
+    const open = openNow();
+    return {
+      ok, lastTransactionID: last?.lastTransactionID ?? '', openTrades: last === undefined ? -1 : (last.account.trades ?? []).length,
+      positions: c?.positions ?? [], pendingEntries: c?.pendingEntries ?? -1, open: last === undefined ? open.map((x) => `${x} (the runner's view; the account could not be read)`) : open,
+      rounds, seconds: seconds(), ...(why !== undefined ? { error: why } : {}),
+    };
+  };
+  try {
+    for (let attempt = 0; ; attempt++) {
+      set('the answers to the requests in flight');
+      await o.drain();
+      set('the account (GET /accounts/{id})');
+      let read: { account: Account; lastTransactionID: string } | undefined;
+      try {
+        read = await o.rest.account(o.accountID);
+        last = read;
+        error = undefined;
+        o.onRead?.(openOf(read.account));
+      } catch (e) {
+        error = `the account could not be read: ${(e as Error).message}`;
+        o.log.warn({ attempt, err: e }, 'kill switch / flatten: the account could not be read; trying again');
+      }
+      if (read !== undefined) {
+        const { intents, positions, pendingEntries } = accountCloseIntents(read.account, flatten, `${flatten ? 'flat' : 'kill'}-${o.runId}`, n);
+        if (intents.length === 0) return result(true);
+        if (Date.now() - t0 >= timeoutMs) break;
+        n += intents.length;
+        rounds++;
+        o.log.warn({ round: rounds, positions, pendingEntries, lastTransactionID: read.lastTransactionID }, 'closing what the account holds');
+        set(`the answers to ${intents.length} close(s) and cancel(s) (round ${rounds})`);
+        for (const i of intents) {
+          o.journal.intent(i, o.clock.now());
+          o.risk.submit(i);
+        }
+        await o.drain();
+      }
+      const left = timeoutMs - (Date.now() - t0);
+      if (left <= 0) break;
+      const pause = Math.min(left, read !== undefined && rounds <= 1 ? 0 : backoffDelay(attempt, o.retryBaseMs ?? 500, o.retryCapMs ?? 10_000));
+      set(read === undefined ? `a new attempt to read the account in ${(pause / 1000).toFixed(1)} s` : `the account to confirm the closes (read again in ${(pause / 1000).toFixed(1)} s)`);
+      if (pause > 0) await sleep(pause);
     }
-    const { intents, openTrades, positions, pendingEntries } = accountCloseIntents(read.account, flatten, `${flatten ? 'flat' : 'kill'}-${o.runId}`, n);
-    n += intents.length;
-    if (intents.length === 0 || rounds >= 3) {
-      const ok = intents.length === 0;
-      return { ok, lastTransactionID: read.lastTransactionID, openTrades, positions, pendingEntries, rounds };
-    }
-    rounds++;
-    o.log.warn({ round: rounds, positions, pendingEntries, lastTransactionID: read.lastTransactionID }, 'closing what the account holds');
-    for (const i of intents) {
-      o.journal.intent(i, o.clock.now());
-      risk.submit(i);
-    }
+    return result(false, error ?? `still open after ${seconds()} s (--flatten-timeout ${Math.round(timeoutMs / 1000)} s) and ${rounds} round(s) of closes`);
+  } finally {
+    if (timer !== undefined) clearInterval(timer);
   }
 }
 

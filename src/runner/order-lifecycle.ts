@@ -27,9 +27,18 @@ import { SimExecution } from './sim-execution.ts';
 /**
  * The journaling layer next to the broker: every transaction is journaled (fsync) before the
  * engine sees it, and an intent is confirmed once the broker has answered it.
+ *
+ * It is also the send queue: v20 intents are sent one at a time, in order, each once the previous
+ * one has its answer. An intent waits here until it is its turn; once the kill switch (or a
+ * flattening stop) engages, `dropping` says which waiting intents are dropped instead of sent
+ * (the strategy's: the runner's own closes and cancels still go), and `onDrop` settles each.
  */
 export class JournaledExecution implements Execution {
   readonly transactions$: Observable<Transaction>;
+  #queue: Promise<void> = Promise.resolve();
+  #waiting = 0;
+  /** Which intents, when their turn comes, are dropped instead of sent (set when the kill switch engages). */
+  dropping: ((intent: OrderIntent) => boolean) | undefined;
   constructor(
     readonly inner: (Execution & { drain: () => Promise<void> }) | SimExecution,
     readonly journal: Journal,
@@ -37,21 +46,50 @@ export class JournaledExecution implements Execution {
     readonly unknown: Set<string>,
     readonly onSubmit: () => void,
     recorder?: InputRecorder,
+    /** A dropped intent: its journal record is settled and the strategy's view told (the runner). */
+    readonly onDrop: (intent: OrderIntent) => void = () => undefined,
   ) {
     this.transactions$ = concat(from(replay), inner.transactions$).pipe(tap(recorder === undefined ? (t) => journal.transaction(t) : (t) => {
       journal.transaction(t);
       recorder.transaction(t, Date.now());
     }));
   }
+
+  /** Intents waiting for their turn (not sent yet). */
+  get waiting(): number {
+    return this.#waiting;
+  }
+
   submit(intent: OrderIntent): void {
     this.onSubmit();
     const inner = this.inner;
-    inner.submit(intent);
     // The simulator confirms each intent itself, once its outcome exists (SimExecution).
-    if (inner instanceof SimExecution) return;
-    void inner.drain().then(() => {
+    if (inner instanceof SimExecution) {
+      if (this.dropping?.(intent) === true) this.onDrop(intent);
+      else inner.submit(intent);
+      return;
+    }
+    this.#waiting++;
+    this.#queue = this.#queue.then(async () => {
+      this.#waiting--;
+      if (this.dropping?.(intent) === true) {
+        this.onDrop(intent);
+        return;
+      }
+      inner.submit(intent);
+      await inner.drain();
       if (!this.unknown.has(intent.id)) this.journal.confirm(intent.id);
     });
+  }
+
+  /** Resolves once every intent submitted so far (and any submitted meanwhile) has been sent and answered, or dropped. */
+  async drain(): Promise<void> {
+    let q: Promise<void>;
+    do {
+      q = this.#queue;
+      await q;
+    } while (q !== this.#queue);
+    if (!(this.inner instanceof SimExecution)) await this.inner.drain();
   }
 }
 
@@ -93,10 +131,29 @@ export class OrderLifecycle {
     this.#o = o;
   }
 
+  readonly #lookups = new Set<Promise<void>>();
+  readonly #stop = new AbortController();
+
   /** Where an outcome becomes unknown: the submission of `intent` ended without an answer. */
   inDoubt(intent: OrderIntent): void {
     this.unknown.add(intent.id);
-    void this.lookUp(intent);
+    const p = this.lookUp(intent);
+    this.#lookups.add(p);
+    void p.finally(() => this.#lookups.delete(p));
+  }
+
+  /** Lookups waiting for their next attempt end now (the flatten reads the account instead). */
+  stopLookups(): void {
+    this.#stop.abort();
+  }
+
+  /**
+   * The run stops: lookups waiting for their next attempt end now (the next start settles what is
+   * still in doubt); resolves once none is running, so nothing writes to the journal after it.
+   */
+  async stop(): Promise<void> {
+    this.stopLookups();
+    while (this.#lookups.size > 0) await Promise.allSettled([...this.#lookups]);
   }
 
   /** Where a resend is decided: the journaled intent provably never reached the broker and goes again. */
@@ -120,7 +177,11 @@ export class OrderLifecycle {
     const log = o.log;
     const after = o.journal.pendingIntent(intent.id)?.afterTransactionID || o.journal.lastTransactionID || '0';
     for (let attempt = 0; ; attempt++) {
-      await sleep(backoffDelay(attempt, o.lookupBaseMs ?? 500, 30_000));
+      try {
+        await sleep(backoffDelay(attempt, o.lookupBaseMs ?? 500, 30_000), this.#stop.signal);
+      } catch {
+        return; // the run stops
+      }
       if (o.stopping() || !this.unknown.has(intent.id)) return;
       try {
         let found = false;
@@ -210,6 +271,11 @@ export class OrderLifecycle {
 
 /** The prefixes of the runner's own intents (kill switch, flatten): an operator's order to close stays valid. */
 const RUNNER_INTENT = /^(kill|flat|exit)-/;
+
+/** Whether an intent is the runner's own (the kill switch's or a flatten's close or cancel), not the strategy's. */
+export function isRunnerIntent(intent: OrderIntent): boolean {
+  return RUNNER_INTENT.test(intent.id);
+}
 
 /**
  * Intents `--max-intent-age` applies to: the strategy's market orders and closes (their moment is

@@ -30,7 +30,7 @@ import { CandleBuilder } from './live-candles.ts';
 import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './official-candles.ts';
 import { RiskExecution, type RiskLimits } from './risk.ts';
 import { type AccountCheck, closeFromAccount, KillSwitch, killSwitchIntents } from './kill-switch.ts';
-import { JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
+import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
 import { type Baseline, baselineOf, checkOwnership, Latency, newRunId, type SimBaseline, simBaselineOf, simRebaseOf } from './session.ts';
 import type { InputRecorder } from './input-recorder.ts';
 import type { SessionAccount } from './recording.ts';
@@ -103,6 +103,27 @@ export interface RunnerOptions {
   readonly flattenOnKill?: boolean;
   /** The kill switch file (its existence stops the run); SIGUSR2 always works. */
   readonly killFile?: string;
+  /**
+   * The kill switch and --flatten-on-exit keep trying to confirm a flat account this long (ms,
+   * default 5 minutes) through failed reads and closes before they give up NOT FLAT.
+   */
+  readonly flattenTimeoutMs?: number;
+  /** First pause between the flatten's attempts (ms, default 500, doubling to 10 s). */
+  readonly flattenRetryBaseMs?: number;
+  /**
+   * Lines for the operator's terminal (the CLI: stderr, also with --log-file): the kill switch's
+   * engagement, what a stop waits for, and every `progressEveryMs` (default 5 s) what the flatten
+   * still finds open. Each is logged as well.
+   */
+  readonly say?: (line: string) => void;
+  readonly progressEveryMs?: number;
+  /**
+   * Ctrl-C (with `signals`): the first starts the graceful stop, the second warns, a third within
+   * this window (ms, default 3000) of the second exits at once through `abandon`.
+   */
+  readonly ctrlCWindowMs?: number;
+  /** The third Ctrl-C: called with what is open as last seen; the CLI prints NOT FLAT and exits 130. */
+  readonly abandon?: (open: readonly string[]) => void;
   /** Listen to SIGINT/SIGTERM/SIGUSR2 (the CLI: true; tests drive `stop` themselves). */
   readonly signals?: boolean;
   /** Status line period in ms (default 60 s; 0 = none). */
@@ -199,7 +220,6 @@ export class Runner {
   /** --broker sim: the journal's first baseline (deposit, currency, margin rate, hedging), kept by every rebase. */
   #simBaseline: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'> | undefined;
   #shadow: ShadowBook | undefined;
-  #inner: Execution | undefined;
   #priceSub: Subscription | undefined;
   #done: Promise<void> | undefined;
   #stopping: Promise<RunResult> | undefined;
@@ -229,6 +249,16 @@ export class Runner {
   #simStarted = false;
   /** The kill switch submitted its intents (cancels, closes). */
   #killed = false;
+  /**
+   * The kill switch (or a flattening stop) engaged: one-way. The strategy's handlers are no longer
+   * called, its intents waiting to be sent are dropped, and nothing of its is sent any more.
+   */
+  #halted = false;
+  #journaled: JournaledExecution | undefined;
+  /** What the stop or the kill switch is doing now (the status page; undefined while running). */
+  stopState: string | undefined;
+  /** The latest account read by the flatten: what is open (the third Ctrl-C names it). */
+  #lastOpen: readonly string[] | undefined;
   readonly #lastPrice = new Map<string, number>();
   #syncScheduled = false;
   /** Time of the first live price: the report's period starts there (not at the warm-up candles). */
@@ -398,10 +428,16 @@ export class Runner {
       this.#v20 = v20;
       inner = v20;
     }
-    this.#inner = inner;
     const journaled = new JournaledExecution(inner, this.journal, replay, this.#orders.unknown, () => {
       if (!Number.isNaN(this.#tickStart)) this.latency.add(performance.now() - this.#tickStart);
-    }, o.recorder);
+    }, o.recorder, (intent) => {
+      // Dropped by the kill switch before it was sent: settled, and never at the broker.
+      this.journal.confirm(intent.id);
+      this.#dropped++;
+      this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'kill switch: an intent of the strategy waiting to be sent was dropped');
+      this.#risk?.refuse(intent, 'RISK_KILL_SWITCH_ENGAGED', 'dropped before it was sent: the kill switch engaged');
+    });
+    this.#journaled = journaled;
     const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID, onReject: (b) => this.journal.confirm(b.intent.id) });
     this.#risk = risk;
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
@@ -421,13 +457,19 @@ export class Runner {
     // The strategy, with its state restored and warm-up candles kept from its handlers.
     const base = o.strategy;
     const restored = snap?.state;
+    // Once halted (the kill switch), the strategy hears nothing more: no handler of it is called.
     const strategy: Strategy<Params, unknown> = {
       ...base,
       ...(snap !== undefined ? { init: () => restored } : {}),
-      ...(base.onCandle ? { onCandle: (ctx, s) => (this.#warming ? undefined : base.onCandle!(ctx, s)) } : {}),
-      ...(base.onStart ? { onStart: (ctx, s) => (this.#warming ? undefined : base.onStart!(ctx, s)) } : {}),
+      ...(base.onCandle ? { onCandle: (ctx, s) => (this.#warming || this.#halted ? undefined : base.onCandle!(ctx, s)) } : {}),
+      ...(base.onStart ? { onStart: (ctx, s) => (this.#warming || this.#halted ? undefined : base.onStart!(ctx, s)) } : {}),
+      ...(base.onTick ? { onTick: (ctx, s) => (this.#halted ? undefined : base.onTick!(ctx, s)) } : {}),
+      ...(base.onSignal ? { onSignal: (ctx, s) => (this.#halted ? undefined : base.onSignal!(ctx, s)) } : {}),
+      ...(base.onCalendar ? { onCalendar: (ctx, s) => (this.#halted ? undefined : base.onCalendar!(ctx, s)) } : {}),
+      ...(base.onTimer ? { onTimer: (ctx, s) => (this.#halted ? undefined : base.onTimer!(ctx, s)) } : {}),
+      ...(base.onStop ? { onStop: (ctx, s) => (this.#halted ? undefined : base.onStop!(ctx, s)) } : {}),
       onTransaction: (ctx, s) => {
-        const r = base.onTransaction ? base.onTransaction(ctx, s) : undefined;
+        const r = base.onTransaction && !this.#halted ? base.onTransaction(ctx, s) : undefined;
         const id = ctx.transaction?.id;
         if (id !== undefined && !id.includes('.')) this.#handled = id;
         // The risk layer's refusals reach the engine without passing the journal: recorded here.
@@ -512,11 +554,12 @@ export class Runner {
     await this.#startLabs(subs);
     this.#kill = new KillSwitch({ ...(o.killFile !== undefined ? { file: o.killFile } : {}), signal: o.signals === true, onKill: (why) => void this.kill(why) });
     if (o.signals) {
-      for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-        const h = (): void => void this.stop(sig);
-        process.once(sig, h);
-        this.#signalHandlers.push([sig, h]);
-      }
+      const term = (): void => void this.stop('SIGTERM');
+      process.once('SIGTERM', term);
+      this.#signalHandlers.push(['SIGTERM', term]);
+      const int = (): void => this.#ctrlC();
+      process.on('SIGINT', int);
+      this.#signalHandlers.push(['SIGINT', int]);
     }
     log.info({ instruments: [...instruments], broker, shadow: o.shadow === true }, 'running');
   }
@@ -696,25 +739,104 @@ export class Runner {
   }
 
 
-  /** The kill switch: refuse entries, cancel pending entries, optionally flatten, stop. */
-  async kill(why: string): Promise<RunResult> {
-    this.#log.warn({ why }, 'kill switch engaged');
-    this.#feed.close(); // no candle waits for the endpoint once the kill switch is engaged
-    const risk = this.#risk;
-    if (risk) {
-      risk.halt();
-      // --broker sim: the simulated account is in this process, its view is the truth.
-      if (this.#sim !== undefined) {
-        for (const i of killSwitchIntents(this.portfolio, this.o.flattenOnKill ?? true, `kill-${this.runId}`)) {
-          this.journal.intent(i, this.#clock.now());
-          risk.submit(i);
-        }
-      }
-      this.#killed = true;
-    }
-    return this.stop(`kill switch (${why})`, this.#v20 !== undefined && (this.o.flattenOnKill ?? true));
+  #dropped = 0;
+
+  /**
+   * One-way, and first: the strategy hears nothing more (its handlers are not called), every intent
+   * of it still waiting to be sent is dropped when its turn comes, and the risk gate refuses every
+   * opening part. The runner's own closes and cancels still go.
+   */
+  #halt(): void {
+    if (this.#halted) return;
+    this.#halted = true;
+    this.#risk?.halt();
+    const journaled = this.#journaled;
+    if (journaled !== undefined) journaled.dropping = (intent) => !isRunnerIntent(intent);
   }
 
+  /** A line for the operator's terminal (`say`), logged too. */
+  #say(line: string, level: 'info' | 'warn' | 'error' = 'warn'): void {
+    this.#log[level]({}, line);
+    this.o.say?.(line);
+  }
+
+  /** What a stop waits for now: requests in flight and intents waiting to be sent. */
+  #waitingFor(): string {
+    const waiting = this.#journaled?.waiting ?? 0;
+    const doubt = this.#orders.unknown.size;
+    const parts: string[] = [];
+    if (waiting > 0) parts.push(`${waiting} intent(s) of the strategy waiting to be sent${this.#halted ? ' (dropped: never sent)' : ''}`);
+    parts.push('the answer to the request in flight, if any');
+    if (doubt > 0) parts.push(`${doubt} order(s) whose outcome is unknown`);
+    return parts.join(', ');
+  }
+
+  /** What is open as last seen: the flatten's latest account read, else the runner's own view. */
+  openAsLastSeen(): readonly string[] {
+    if (this.#lastOpen !== undefined) return this.#lastOpen;
+    const ledger = this.portfolio.ledger;
+    const out: string[] = [];
+    const seen = new Set<string>();
+    for (const t of ledger.trades.values()) {
+      if (seen.has(t.instrument)) continue;
+      seen.add(t.instrument);
+      const p = ledger.position(t.instrument);
+      if (p.long !== 0) out.push(`${t.instrument} long ${p.long}`);
+      if (p.short !== 0) out.push(`${t.instrument} short ${-p.short}`);
+    }
+    for (const o of ledger.pendingOrders.values()) {
+      if (o.type === 'TAKE_PROFIT' || o.type === 'STOP_LOSS' || o.type === 'TRAILING_STOP_LOSS' || o.type === 'GUARANTEED_STOP_LOSS') continue;
+      out.push(`order ${o.id} ${o.type} ${o.instrument ?? ''} ${(o.created as { units?: string }).units ?? ''}`.replace(/\s+/g, ' ').trim());
+    }
+    return out;
+  }
+
+  #ctrlCs = 0;
+  #secondCtrlC = Number.NEGATIVE_INFINITY;
+  /**
+   * SIGINT as operators expect: the first starts the graceful stop (and the flatten, if asked) and
+   * says what it waits for; the second warns; a third within the window of the second exits at
+   * once (`abandon`: NOT FLAT with what is open, code 130). A later one warns again.
+   */
+  #ctrlC(): void {
+    this.#ctrlCs++;
+    const windowMs = this.o.ctrlCWindowMs ?? 3000;
+    if (this.#ctrlCs === 1) {
+      const flatten = this.o.flattenOnExit === true || this.#killed;
+      this.#say(`Ctrl-C: stopping${flatten ? ' and closing every position (--flatten-on-exit)' : ''}; waiting for ${this.#waitingFor()}${flatten ? ', then for the account to confirm it is flat' : ''}. Ctrl-C twice more exits without waiting.`);
+      void this.stop('SIGINT');
+      return;
+    }
+    const now = Date.now();
+    if (this.#ctrlCs === 2 || now - this.#secondCtrlC > windowMs) {
+      this.#secondCtrlC = now;
+      this.#say(`Ctrl-C again within ${windowMs / 1000} s exits WITHOUT flattening: positions stay open${this.stopState !== undefined ? ` (now ${this.stopState})` : ''}`);
+      return;
+    }
+    const open = this.openAsLastSeen();
+    this.#log.error({ open }, 'third Ctrl-C: exiting before the stop finished');
+    if (this.o.abandon !== undefined) this.o.abandon(open);
+    else process.exit(130);
+  }
+
+  /** The kill switch: halts the strategy first, then cancels pending entries, optionally flattens, and stops. */
+  async kill(why: string): Promise<RunResult> {
+    const waiting = this.#journaled?.waiting ?? 0;
+    this.#halt();
+    this.#killed = true;
+    this.#feed.close(); // no candle waits for the endpoint once the kill switch is engaged
+    const flatten = this.o.flattenOnKill ?? true;
+    this.#say(`KILL SWITCH ENGAGED (${why}): the strategy is stopped and gets nothing more; ${waiting} intent(s) of it waiting to be sent are dropped; waiting for the answer to the request in flight, then ${flatten ? 'cancelling pending orders and closing every position the account holds' : 'cancelling pending orders'}`);
+    const risk = this.#risk;
+    // --broker sim: the simulated account is in this process, its view is the truth.
+    if (risk && this.#sim !== undefined) {
+      for (const i of killSwitchIntents(this.portfolio, flatten, `kill-${this.runId}`)) {
+        this.journal.intent(i, this.#clock.now());
+        risk.submit(i);
+      }
+    }
+    return this.stop(`kill switch (${why})`, this.#v20 !== undefined && flatten);
+  }
 
   /** Stops: optional flatten, drain submissions, snapshot, engine stop, summary. Idempotent. */
   stop(reason = 'stopped', flatten = this.o.flattenOnExit === true): Promise<RunResult> {
@@ -725,8 +847,10 @@ export class Runner {
   async #stop(reason: string, flatten: boolean): Promise<RunResult> {
     const log = this.#log;
     log.info({ reason, flatten }, 'stopping');
+    this.#orders.stopLookups();
+    // The kill switch halted already; a flattening stop halts the strategy first as well.
+    if (flatten) this.#halt();
     if (flatten && this.#risk && this.#sim !== undefined) {
-      this.#risk.halt();
       for (const i of killSwitchIntents(this.portfolio, true, `exit-${this.runId}`)) {
         this.journal.intent(i, this.#clock.now());
         this.#risk.submit(i);
@@ -734,16 +858,28 @@ export class Runner {
     }
     // v20: the kill switch and --flatten-on-exit act on the account as OANDA reports it.
     if ((flatten || this.#killed) && this.#risk && this.#v20 !== undefined) {
-      this.#risk.halt();
-      const check = await closeFromAccount({ rest: this.o.rest, accountID: this.o.accountID, risk: this.#risk, inner: this.#v20, journal: this.journal, clock: this.#clock, log, runId: this.runId }, flatten);
+      const o = this.o;
+      const check = await closeFromAccount({
+        rest: o.rest, accountID: o.accountID, risk: this.#risk, drain: () => this.#journaled!.drain(), journal: this.journal, clock: this.#clock, log, runId: this.runId,
+        ...(o.flattenTimeoutMs !== undefined ? { timeoutMs: o.flattenTimeoutMs } : {}), ...(o.flattenRetryBaseMs !== undefined ? { retryBaseMs: o.flattenRetryBaseMs } : {}),
+        ...(o.progressEveryMs !== undefined ? { progressEveryMs: o.progressEveryMs } : {}),
+        progress: (line) => this.#say(`${this.#killed ? 'kill switch' : 'stop'}: NOT FLAT yet: ${line}`),
+        view: () => this.openAsLastSeen(),
+        onState: (state) => {
+          this.stopState = state;
+        },
+        onRead: (open) => {
+          this.#lastOpen = open;
+        },
+      }, flatten);
       this.#accountCheck = check;
-      if (check.ok) log.info({ ...check }, 'the account confirms: nothing open');
+      this.stopState = check.ok ? 'the account confirms: nothing open' : `NOT FLAT: ${check.open.join(', ') || check.error}`;
+      if (check.ok) this.#say(`the account confirms: nothing open (read from OANDA at transaction ${check.lastTransactionID}, after ${check.rounds} round(s) of closes in ${check.seconds} s)`, 'info');
       else log.error({ ...check }, 'THE ACCOUNT IS NOT FLAT: positions or pending entry orders remain after the closes (or the account could not be read); check it now');
     }
     // Candles that completed before the stop reach the strategy (each waits at most --candle-wait).
     await this.#feed.drain();
-    const inner = this.#inner as { drain?: () => Promise<void> } | undefined;
-    if (inner?.drain) await inner.drain();
+    await this.#journaled?.drain();
     // (The simulator closes at the next price: the pricing stream is still on.)
     if (flatten && this.#sim) await waitFor(() => this.portfolio.ledger.trades.size === 0, 5000);
     // The kill switch with --broker sim: its closes (and any market order before them) wait in the
@@ -762,6 +898,9 @@ export class Runner {
     this.#status();
     this.#events.complete();
     await this.#done;
+    // The journal closes last: after every answer of a request sent (and every lookup) is in it.
+    await this.#journaled?.drain();
+    await this.#orders.stop();
     await this.o.recorder?.stop(reason);
     this.journal.compact();
     this.journal.close();
