@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -33,6 +34,7 @@ export interface RunArgs {
   maxDailyLoss?: number;
   maxSpreadPips?: number;
   killFile?: string;
+  flattenTimeout: number;
   statusEvery: number;
   warmup?: number;
   candles: string;
@@ -72,6 +74,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('max-daily-loss', { type: 'number', describe: 'Risk: largest loss per 17:00 New York trading day, account currency (realized + unrealized)' })
     .option('max-spread-pips', { type: 'number', describe: 'Risk: widest spread at entry, in pips' })
     .option('kill-file', { type: 'string', describe: 'Kill switch: when this file exists, cancel pending orders, flatten and stop (SIGUSR2 does the same)' })
+    .option('flatten-timeout', { type: 'number', default: 300, describe: 'Seconds the kill switch and --flatten-on-exit keep trying (with backoff, through 5xx and network errors) to get the account confirmed flat before they give up NOT FLAT (exit 1); every few seconds they print what is still open' })
     .option('status-every', { type: 'number', default: 60, describe: 'Seconds between status lines (0 = none)' })
     .option('warmup', { type: 'number', describe: "Candles per series for indicator warm-up (default the strategy's history)" })
     .option('candles', { type: 'string', default: 'endpoint', describe: "Live candles: endpoint (when a period ends, OANDA's official candle from the candles endpoint, the candles backtests use; the tick-built one if it does not come within --candle-wait) or ticks (built from the throttled pricing stream)" })
@@ -153,6 +156,21 @@ export function runToken(env: Environment, a: Pick<RunArgs, 'env' | 'tokenFile' 
   return resolveToken({ environment: env, ...(a.tokenFile !== undefined ? { tokenFile: a.tokenFile } : {}), env: {}, ...(home !== undefined ? { home } : {}) }).token.reveal();
 }
 
+/** `--flatten-timeout` (seconds) in ms. */
+export function flattenTimeoutOf(v: number): number {
+  if (!(Number.isFinite(v) && v > 0)) throw new RunnerError('RUNNER', `--flatten-timeout must be a number of seconds > 0 (got ${v}); e.g. --flatten-timeout 300`);
+  return Math.round(v * 1000);
+}
+
+/**
+ * A kill file left in place would engage the kill switch the moment the run starts (flatten and
+ * exit): refused before anything is opened or sent, saying why and what to do.
+ */
+export function checkKillFile(killFile: string | undefined): void {
+  if (killFile === undefined || !existsSync(killFile)) return;
+  throw new RunnerError('RUNNER', `the kill file ${resolve(killFile)} exists (left by an earlier kill switch?): with it in place the kill switch would engage at once, flatten the account and stop. Nothing was started. Remove it (rm ${resolve(killFile)}) to trade, or close the account's positions with --flatten-on-exit and Ctrl-C`);
+}
+
 /** `--journal-rebase-every`: a whole number of transactions, 0 for never. */
 export function rebaseEveryOf(v: number): number {
   if (!(Number.isInteger(v) && v >= 0)) throw new RunnerError('RUNNER', `--journal-rebase-every must be a whole number of transactions, 0 for never (got ${v})`);
@@ -215,6 +233,8 @@ function runLogger(a: RunArgs): Logger {
 /** `fxflow run`: runs a strategy on a v20 account until SIGINT/SIGTERM or the kill switch, then prints its report. */
 export async function runLive(a: RunArgs): Promise<void> {
   checkLiveConsent(a);
+  checkKillFile(a.killFile);
+  const flattenTimeoutMs = flattenTimeoutOf(a.flattenTimeout);
   const fill = runFillModels(a);
   const limits = limitsOf(a);
   const rebaseEvery = rebaseEveryOf(a.journalRebaseEvery);
@@ -230,6 +250,9 @@ export async function runLive(a: RunArgs): Promise<void> {
   const token = runToken(env, a);
   const maxIntentAgeMs = maxIntentAgeOf(a.maxIntentAge);
   const log = runLogger(a);
+  // Tests shorten the Ctrl-C window (the 3 s between the second and third Ctrl-C).
+  const windowEnv = process.env.FXFLOW_CTRL_C_WINDOW_MS;
+  const ctrlCWindowMs = windowEnv !== undefined && windowEnv !== '' && Number.isFinite(Number(windowEnv)) ? Number(windowEnv) : undefined;
   const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
   const rest = new V20Rest(http);
   let accountID = a.account;
@@ -267,6 +290,14 @@ export async function runLive(a: RunArgs): Promise<void> {
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
     newJournal: a.newJournal === true, maxIntentAgeMs, ...(fill !== undefined ? { fill } : {}),
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
+    flattenTimeoutMs,
+    // The operator's terminal hears the kill switch and the stop even when the log goes to --log-file.
+    say: (line) => process.stderr.write(`fxflow run: ${line}\n`),
+    ...(ctrlCWindowMs !== undefined ? { ctrlCWindowMs } : {}),
+    abandon: (open) => {
+      process.stderr.write(`fxflow run: third Ctrl-C: exiting now, before the stop finished. ${open.length > 0 ? `NOT FLAT: still open as last seen: ${open.join(', ')}` : 'NOT FLAT as far as anyone confirmed: nothing was open as last seen, but the account did not confirm it'}. Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)\n`);
+      void flushLogger(log).finally(() => process.exit(130));
+    },
     statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
     log, recorder,
@@ -295,7 +326,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   if (acc !== undefined) {
     process.stdout.write(acc.ok
       ? `account ${accountID} at stop (read from OANDA at transaction ${acc.lastTransactionID}): 0 positions, 0 pending entry orders, ${acc.openTrades} open trades\n`
-      : `account ${accountID} at stop: NOT FLAT: ${acc.error ?? `positions ${acc.positions.join(', ') || 'none'}, ${acc.pendingEntries} pending entry orders, ${acc.openTrades} open trades (read at transaction ${acc.lastTransactionID}) after ${acc.rounds} rounds of closes`}\n`);
+      : `account ${accountID} at stop: NOT FLAT after ${acc.seconds} s and ${acc.rounds} round(s) of closes: ${acc.open.length > 0 ? `still open: ${acc.open.join(', ')}` : 'what is open is unknown'}${acc.lastTransactionID !== '' ? ` (read at transaction ${acc.lastTransactionID})` : ''}; ${acc.error ?? ''}\n`);
   }
   process.stdout.write(`candles: ${res.candles.official} official, ${res.candles.fromTicks} built from ticks${res.candles.dropped > 0 ? `, ${res.candles.dropped} not delivered at stop` : ''} (--candles ${res.candles.source})\n`);
   process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
@@ -306,7 +337,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   await status?.close();
   await http.close();
   if (acc !== undefined && !acc.ok) {
-    throw new RunnerError('RUNNER', `the kill switch / flatten could not confirm from account ${accountID} that nothing is open (${acc.error ?? `positions: ${acc.positions.join(', ') || 'none'}; pending entry orders: ${acc.pendingEntries}`}). Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)`);
+    throw new RunnerError('RUNNER', `NOT FLAT: the kill switch / flatten could not confirm from account ${accountID} that nothing is open (${acc.open.length > 0 ? `still open: ${acc.open.join(', ')}` : 'what is open is unknown'}; ${acc.error ?? ''}). Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)`);
   }
   // A run stopped by an error (a strategy that threw) exits non-zero, for whatever supervises it.
   if (res.reason.startsWith('error: ')) throw new RunnerError('RUNNER', `the run stopped on an error, see the report above: ${res.reason.slice('error: '.length)}`);

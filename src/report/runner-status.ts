@@ -9,6 +9,8 @@ export interface RunnerView {
   readonly risk?: { readonly halted: boolean; readonly breaches: readonly unknown[]; dailyLoss(): number } | undefined;
   readonly pricingStats: { connects: number; reconnects: number; stalls: number; malformed: number; delivered: number };
   readonly transactionStats: { connects: number; reconnects: number; stalls: number; malformed: number; delivered: number };
+  /** What the kill switch or the stop is doing (what is open, what it waits for); undefined while running. */
+  readonly stopState?: string | undefined;
 }
 
 export interface RunnerStatusOptions {
@@ -117,7 +119,7 @@ export class RunnerStatus implements StatusProvider {
       positions,
       transactions: this.#recent.slice(-KEEP).reverse().map(pick),
       limits,
-      killSwitch: { engaged: r.risk?.halted === true, file: this.o.killFile ?? null, riskRefusals: r.risk?.breaches.length ?? 0 },
+      killSwitch: { engaged: r.risk?.halted === true, file: this.o.killFile ?? null, riskRefusals: r.risk?.breaches.length ?? 0, state: r.stopState ?? null },
       streams: [stream('pricing', r.pricingStats), stream('transactions', r.transactionStats)],
     };
   }

@@ -23,7 +23,7 @@ export interface StatusSnapshot {
   readonly positions: readonly { instrument: string; units: number; unrealizedPL: number; bid: number | null; ask: number | null }[];
   readonly transactions: readonly { id: string; type: string; time: string; instrument?: string; units?: string; price?: string; pl?: string; reason?: string }[];
   readonly limits: readonly { name: string; label: string; value: number | null; limit: number; used: number | null }[];
-  readonly killSwitch: { readonly engaged: boolean; readonly file: string | null; readonly riskRefusals: number };
+  readonly killSwitch: { readonly engaged: boolean; readonly file: string | null; readonly riskRefusals: number; readonly state?: string | null };
   readonly streams: readonly { name: string; connects: number; reconnects: number; stalls: number; malformed: number; lastLineAgoMs: number | null }[];
 }
 
