@@ -145,6 +145,22 @@ describe('fault proxy', () => {
     expect(up.handled.map((h) => h.body)).toEqual(['{"late":1}']);
   });
 
+  it('a request held past the server\'s keep-alive timeout is forwarded on a new server connection; the client\'s connection stays', async () => {
+    const { proxy, up, pool } = await setup();
+    const firstSocket = once(up.server, 'connection');
+    expect((await call(pool, 'GET', '/x')).text).toBe('{"ok":1}');
+    const [serverSide] = (await firstSocket) as [import('node:net').Socket];
+    proxy.rule(v20.write, { kind: 'hold', ms: 600_000 }, 1);
+    const answer = call(pool, 'POST', '/echo', '{"after":"idle"}');
+    await proxy.reached('held');
+    // The server drops its idle connection to the proxy (its keep-alive timeout) while the request is held.
+    serverSide.destroy();
+    while (proxy.serverConnections() > 0) await new Promise((res) => setTimeout(res, 1)); // the close reaches the proxy's side
+    proxy.release();
+    expect(await answer).toMatchObject({ status: 201, text: '{"after":"idle"}' });
+    expect(proxy.requests.map((r) => r.connection)).toEqual([1, 1]);
+  });
+
   it('delays a reply by `ms` after the server answered', async () => {
     const { proxy, up, pool } = await setup();
     proxy.rule((r) => r.path === '/x', { kind: 'delay', ms: 300 });

@@ -90,6 +90,8 @@ export interface FaultProxy {
   reached(stage: ProxyStage, where?: (r: ProxyRecord) => boolean, ms?: number): Promise<ProxyRecord>;
   /** Client connections open now. */
   open(): number;
+  /** Connections to the server open now (the proxy opens one per client connection, again after the server closes it). */
+  serverConnections(): number;
   close(): Promise<void>;
 }
 
@@ -234,7 +236,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     };
 
     const ensureUpstream = (): Socket => {
-      if (upstream !== undefined) return upstream;
+      if (upstream !== undefined && !upstream.destroyed && !upstream.readableEnded) return upstream;
       const u = connect(port, up.hostname);
       upstream = u;
       upstreams.add(u);
@@ -253,7 +255,11 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       });
       const gone = (): void => {
         upstreams.delete(u);
-        // A reply that runs to the close (no length) ends here.
+        if (upstream === u) upstream = undefined;
+        // The server closed an idle keep-alive connection (e.g. while a request was held): the
+        // next forward opens another, as a pooling middlebox does; the client is not told.
+        if (inFlight.length === 0) return;
+        // A reply that runs to the close (no length) ends here; one cut short is lost with it.
         for (const ex of inFlight.splice(0)) {
           flowing.delete(ex);
           mark(ex.rec, ex.replyStarted ? 'replied' : 'dropped');
@@ -431,6 +437,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       });
     },
     open: () => clients.size,
+    serverConnections: () => upstreams.size,
     close: () =>
       new Promise<void>((done) => {
         rules = [];
