@@ -46,6 +46,8 @@ export interface RunArgs {
   statusPort?: number;
   newJournal?: boolean;
   maxIntentAge: number;
+  requestWindow: number;
+  inDoubtMargin: number;
   requireToken?: boolean;
   out?: string;
   recordMaxMb: number;
@@ -85,6 +87,8 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('status-port', { type: 'number', describe: 'Serve a read-only live status page on http://127.0.0.1:<port>/ (0: any free port)' })
     .option('token-file', { type: 'string', describe: 'Read the access token from this file (mode 0600)' })
     .option('new-journal', { type: 'boolean', describe: 'Start afresh from the account as it is now: the journal\'s old log and snapshot are moved into <journal>/replaced-<time>/ (after a reset account, e.g. a restarted sandbox, or a damaged journal)' })
+    .option('request-window', { type: 'number', default: 60, describe: 'Seconds: how long after it was sent a request may still reach OANDA and take effect (OANDA publishes no figure). An order without an answer (timeout, cut connection) is in doubt until this plus --in-doubt-margin has passed with no sign of it; only then is it resent. Meanwhile the runner sends nothing else' })
+    .option('in-doubt-margin', { type: 'number', default: 10, describe: 'Seconds added to --request-window before an order in doubt counts as never received' })
     .option('max-intent-age', { type: 'number', default: 5, describe: 'Seconds: a journaled market order or close that never reached OANDA is not sent at a restart when older than this; it is reported and the strategy gets a reject' })
     .option('config', { type: 'string', describe: 'With --broker sim or --shadow: a JSON file merged over config/default.json whose fill models (fill.slippage, fill.latency, costs.commission, costs.commissionPerMillion) the simulator uses, as fxflow backtest reads them' })
     .options(FILL_MODEL_OPTIONS)
@@ -249,6 +253,9 @@ export async function runLive(a: RunArgs): Promise<void> {
   const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
   const token = runToken(env, a);
   const maxIntentAgeMs = maxIntentAgeOf(a.maxIntentAge);
+  for (const [flag, v] of [['--request-window', a.requestWindow], ['--in-doubt-margin', a.inDoubtMargin]] as const) {
+    if (!(Number.isFinite(v) && v >= 0)) throw new RunnerError('RUNNER', `${flag} must be a number of seconds >= 0 (got ${v}); e.g. ${flag} ${flag === '--request-window' ? 60 : 10}`);
+  }
   const log = runLogger(a);
   // Tests shorten the Ctrl-C window (the 3 s between the second and third Ctrl-C).
   const windowEnv = process.env.FXFLOW_CTRL_C_WINDOW_MS;
@@ -275,7 +282,7 @@ export async function runLive(a: RunArgs): Promise<void> {
     meta: {
       fxflow: VERSION, strategy: { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) }, params: loaded.params, env: a.env, accountID, broker: a.broker,
       subscriptions: { candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [] },
-      config: { limits, ...(fill !== undefined ? { fill } : {}), candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, journal: journalDir },
+      config: { limits, ...(fill !== undefined ? { fill } : {}), candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, journal: journalDir },
     },
     maxBytes: Math.round(a.recordMaxMb * 1024 * 1024),
     onWarn: (m) => {
@@ -288,7 +295,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   const runner: InstanceType<typeof Runner> = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
-    newJournal: a.newJournal === true, maxIntentAgeMs, ...(fill !== undefined ? { fill } : {}),
+    newJournal: a.newJournal === true, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, ...(fill !== undefined ? { fill } : {}),
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     flattenTimeoutMs,
     // The operator's terminal hears the kill switch and the stop even when the log goes to --log-file.

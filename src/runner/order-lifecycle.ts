@@ -105,6 +105,13 @@ export interface OrderLifecycleOptions {
   readonly lookupBaseMs?: number;
   /** A journaled market order or close older than this (ms, default 5000) is not sent at a restart. */
   readonly maxIntentAgeMs?: number;
+  /**
+   * The request window plus its margin (ms, default 70 000): an intent without an answer counts as
+   * never received only once this has passed since it was sent with no sign of it (the in-doubt rule).
+   */
+  readonly windowMs?: number;
+  /** Pause between scans while a journaled intent is in doubt at a restart (ms, default 2000). */
+  readonly inDoubtScanMs?: number;
   /** The risk gate (answers refusals to the strategy; carries resends). Undefined before start. */
   readonly risk: () => RiskExecution | undefined;
   /** True once the run stops: lookups end (the next start settles what is left). */
@@ -156,6 +163,46 @@ export class OrderLifecycle {
     while (this.#lookups.size > 0) await Promise.allSettled([...this.#lookups]);
   }
 
+  /** Intents a restart waits for (in doubt, within their window): the status line and page show them. */
+  readonly waiting = new Map<string, { readonly intentId: string; readonly until: number }>();
+
+  /**
+   * At a restart: waits while `intent` (journaled at `wall`, never answered, not found) may still
+   * reach the broker, scanning the account's transactions after `after` and its orders; true as
+   * soon as it shows, false once its window has passed without a sign. A scan that fails is tried
+   * again; after the window a failing scan throws (the start fails: nothing is resent blindly).
+   */
+  async #awaitWindow(intent: OrderIntent, wall: number, after: string): Promise<boolean> {
+    const o = this.#o;
+    const until = wall + (o.windowMs ?? 70_000);
+    if (Date.now() >= until) return false;
+    this.waiting.set(intent.id, { intentId: intent.id, until });
+    o.log.warn({ intentId: intent.id, kind: intent.kind, until: new Date(until).toISOString() }, 'journaled intent not at the broker, but sent within its request window: in doubt; waiting for a sign of it before deciding');
+    try {
+      for (;;) {
+        const last = Date.now() >= until;
+        try {
+          if ((await o.rest.transactionsSinceId(o.accountID, after)).transactions.some((t) => clientIDOf(t) === intent.id || relates(t, intent))) return true;
+          if (intent.kind === 'order' || intent.kind === 'replace') {
+            try {
+              await o.rest.order(o.accountID, `@${intent.id}`);
+              return true;
+            } catch (e) {
+              if (!(e instanceof V20Error && e.status === 404)) throw e;
+            }
+          }
+          if (last) return false;
+        } catch (e) {
+          if (last) throw e;
+          o.log.warn({ intentId: intent.id, err: e }, 'in doubt: the scan failed; trying again');
+        }
+        await sleep(Math.max(0, Math.min(o.inDoubtScanMs ?? 2000, until - Date.now())));
+      }
+    } finally {
+      this.waiting.delete(intent.id);
+    }
+  }
+
   /** Where a resend is decided: the journaled intent provably never reached the broker and goes again. */
   resend(intent: OrderIntent, risk: RiskExecution): void {
     this.recovered.resubmitted++;
@@ -172,6 +219,9 @@ export class OrderLifecycle {
    * strategy gets a reject (`FXFLOW_NOT_PLACED`) so that it stops waiting. Other intents (closes,
    * cancels) are looked for in the transactions after them.
    */
+  // No request window here: the adapter (V20Execution) gives an outcome up as unknown either after a
+  // 5xx that OANDA answered (the request was dealt with) or once the window of a request that may
+  // have been in transit has passed; a lookup finding nothing is then conclusive.
   async lookUp(intent: OrderIntent): Promise<void> {
     const o = this.#o;
     const log = o.log;
@@ -253,6 +303,9 @@ export class OrderLifecycle {
           applied = true;
         }
       }
+      // Journaled moments ago and not found: it may still be in transit. It is in doubt until its
+      // window has passed (the start waits, scanning), found, or then provably never received.
+      if (!applied && v20) applied = await this.#awaitWindow(intent, wall ?? 0, afterTransactionID || contents.lastTransactionID || '0');
       const age = Date.now() - (wall ?? Number.NaN);
       if (applied) {
         o.journal.confirm(intent.id);

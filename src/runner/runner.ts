@@ -66,6 +66,14 @@ export interface RunnerOptions {
   readonly maxIntentAgeMs?: number;
   /** First pause before an order whose outcome is unknown is looked up again (default 500 ms; doubling, at most 30 s). */
   readonly lookupBaseMs?: number;
+  /**
+   * The in-doubt rule (docs/operations.md): a request without an answer that may still be in transit
+   * counts as never received only once this long (ms, default 60 000: OANDA publishes no figure;
+   * twice the client's 30 s timeout) plus `inDoubtMarginMs` (default 10 000) has passed since it was
+   * sent with no sign of it on the transaction stream or in the account's transactions.
+   */
+  readonly requestWindowMs?: number;
+  readonly inDoubtMarginMs?: number;
   /** The run identity in every client ID (default: a new one per start, time + random). */
   readonly runId?: string;
   /** fsync every journal write (default true; false only to measure what fsync costs). */
@@ -305,8 +313,16 @@ export class Runner {
     this.#orders = new OrderLifecycle({
       rest: o.rest, accountID: o.accountID, journal: this.journal, log: this.#log, ...(o.broker !== undefined ? { broker: o.broker } : {}),
       ...(o.lookupBaseMs !== undefined ? { lookupBaseMs: o.lookupBaseMs } : {}), ...(o.maxIntentAgeMs !== undefined ? { maxIntentAgeMs: o.maxIntentAgeMs } : {}),
+      windowMs: (o.requestWindowMs ?? 60_000) + (o.inDoubtMarginMs ?? 10_000),
       risk: () => this.#risk, stopping: () => this.#stopping !== undefined,
     });
+  }
+
+  /** Orders in doubt now: in flight without an answer (the adapter's), or journaled ones a restart waits for. */
+  get inDoubt(): { intentId: string; instrument: string | undefined; until: number }[] {
+    const live = [...(this.#v20?.inDoubt.values() ?? [])].map((d) => ({ intentId: d.intentId, instrument: d.instrument, until: d.until }));
+    const restart = [...this.#orders.waiting.values()].map((d) => ({ intentId: d.intentId, instrument: undefined, until: d.until }));
+    return [...live, ...restart];
   }
 
   /** Submissions whose outcome is not known yet (being looked up again). */
@@ -421,7 +437,10 @@ export class Runner {
       this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id));
       inner = this.#simExecution;
     } else {
-      const v20 = new V20Execution({ http: o.http, rest: o.rest, accountID: o.accountID, lastTransactionID: fromID, ...o.streams, stats: this.transactionStats });
+      const v20 = new V20Execution({
+        http: o.http, rest: o.rest, accountID: o.accountID, lastTransactionID: fromID, ...o.streams, stats: this.transactionStats,
+        ...(o.requestWindowMs !== undefined ? { requestWindowMs: o.requestWindowMs } : {}), ...(o.inDoubtMarginMs !== undefined ? { inDoubtMarginMs: o.inDoubtMarginMs } : {}),
+      });
       v20.failures$.subscribe((f) => {
         if (f.outcome === 'unknown') this.#orders.inDoubt(f.intent);
       });
