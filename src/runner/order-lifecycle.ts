@@ -110,7 +110,7 @@ export interface OrderLifecycleOptions {
    * never received only once this has passed since it was sent with no sign of it (the in-doubt rule).
    */
   readonly windowMs?: number;
-  /** Pause between scans while a journaled intent is in doubt at a restart (ms, default 2000). */
+  /** Longest pause between scans while a journaled intent is in doubt at a restart (ms, default 2000; from 250 ms, doubling). */
   readonly inDoubtScanMs?: number;
   /** The risk gate (answers refusals to the strategy; carries resends). Undefined before start. */
   readonly risk: () => RiskExecution | undefined;
@@ -178,6 +178,7 @@ export class OrderLifecycle {
     if (Date.now() >= until) return false;
     this.waiting.set(intent.id, { intentId: intent.id, until });
     o.log.warn({ intentId: intent.id, kind: intent.kind, until: new Date(until).toISOString() }, 'journaled intent not at the broker, but sent within its request window: in doubt; waiting for a sign of it before deciding');
+    let scan = -1;
     try {
       for (;;) {
         const last = Date.now() >= until;
@@ -196,7 +197,8 @@ export class OrderLifecycle {
           if (last) throw e;
           o.log.warn({ intentId: intent.id, err: e }, 'in doubt: the scan failed; trying again');
         }
-        await sleep(Math.max(0, Math.min(o.inDoubtScanMs ?? 2000, until - Date.now())));
+        scan++;
+        await sleep(Math.max(0, Math.min(Math.min(250 * 2 ** scan, o.inDoubtScanMs ?? 2000), until - Date.now())));
       }
     } finally {
       this.waiting.delete(intent.id);

@@ -95,8 +95,10 @@ export function mayBeInTransit(e: V20Error): boolean {
  * When a state-changing request gets no definite answer (network error, timeout, 5xx, 429) it is
  * never repeated blindly: the adapter first looks for its effect (`GET /orders/@<clientID>`, the
  * order or trade it targets, and `GET /transactions/sinceid` from the last ID seen before the
- * request) and sends it again only when that proves nothing happened. v20 also rejects a second
- * order with the same client ID (`CLIENT_ORDER_ID_ALREADY_EXISTS`), a second guard.
+ * request) and sends it again only when that proves nothing happened. A request that may still be in
+ * transit (timeout, lost connection, 504) is in doubt until its whole window has passed with no sign
+ * of it (`#awaitWindow`): v20 refuses a second *pending* order with a used client ID
+ * (`CLIENT_ORDER_ID_ALREADY_EXISTS`), but not a second market order, which fills at once.
  */
 export class V20Execution implements Execution {
   readonly transactions$: Observable<Transaction>;
