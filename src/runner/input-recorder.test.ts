@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -45,6 +45,24 @@ describe('the input recorder', () => {
         expect(recs.filter((r) => r.k === 'session')).toHaveLength(2 * sessions.length);
       },
     ), { numRuns: 25 });
+  });
+
+  it('a transactions.jsonl torn by a kill: the next session cuts the fragment off, and what the account fills in (backfill) follows whole lines after the last whole transaction', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-rec-torn-'));
+    const tx = (id: number): string => JSON.stringify({ id: String(id), type: 'DAILY_FINANCING', time: '2024-01-02T10:00:00.000000000Z' });
+    const v20Session: SessionStart = { ...session, account: { broker: 'v20', currency: 'USD', marginRate: '0.02', hedging: false, lastTransactionID: '2', balance: '100000', pl: '0', financing: '0', commission: '0', guaranteedExecutionFees: '0', trades: [], orders: [] } as never };
+    const first = new InputRecorder({ dir, meta });
+    first.start(v20Session);
+    await first.stop('end');
+    writeFileSync(join(dir, 'transactions.jsonl'), `${tx(3)}\n${tx(4)}\n${tx(5).slice(0, 20)}`);
+    const rec = new InputRecorder({ dir, meta });
+    expect(rec.lastTransactionID).toBe(4);
+    rec.start(v20Session);
+    expect(rec.missingBefore(6)).toBe(4);
+    expect(rec.backfill([3, 4, 5, 6].map((id) => JSON.parse(tx(id)) as never))).toBe(2);
+    expect(rec.missingBefore(6)).toBeUndefined();
+    await rec.stop('end');
+    expect(readFileSync(join(dir, 'transactions.jsonl'), 'utf8').split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['3', '4', '5', '6']);
   });
 
   it('the size cap: a warning once, a capped record, nothing more but the stop marker; run.json says so', async () => {

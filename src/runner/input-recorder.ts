@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants as zlib, gunzipSync, gzipSync } from 'node:zlib';
 import type { Candle } from '../domain/candle.ts';
@@ -86,6 +86,23 @@ function lastTransactionIn(path: string): number {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * A transactions.jsonl whose last line was torn by a kill inside its write is cut back to its last
+ * whole line, so the next line is not glued to the fragment (the restart's backfill writes the lost
+ * transaction again).
+ */
+function dropTornLine(fd: number): void {
+  const size = fstatSync(fd).size;
+  if (size === 0) return;
+  const n = Math.min(size, 64 * 1024);
+  const buf = Buffer.alloc(n);
+  readSync(fd, buf, 0, n, size - n);
+  if (buf[n - 1] === 10) return;
+  const nl = buf.lastIndexOf(10);
+  if (nl < 0 && n < size) return; // a line longer than 64 KiB: left as it is
+  ftruncateSync(fd, size - n + nl + 1);
 }
 
 /**
@@ -182,7 +199,9 @@ export class InputRecorder {
     this.#meta.sessions.push(this.#session);
     this.#openFile();
     try {
-      this.#txFd = openSync(join(this.dir, TRANSACTIONS_FILE), 'a');
+      const path = join(this.dir, TRANSACTIONS_FILE);
+      this.#txFd = openSync(path, 'a+');
+      dropTornLine(this.#txFd);
     } catch (e) {
       this.#o.onWarn?.(`run folder ${this.dir}: ${TRANSACTIONS_FILE} cannot be written (${(e as Error).message})`);
     }
@@ -311,7 +330,6 @@ export class InputRecorder {
       closeSync(this.#txFd);
       this.#txFd = -1;
     }
-    await Promise.resolve();
     s.stop = new Date(wall).toISOString();
     s.reason = reason;
     s.lastSeq = this.#seq;
