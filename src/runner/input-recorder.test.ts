@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InputRecorder, type SessionStart } from './input-recorder.ts';
+import { gunzipSync, gzipSync as gzipSyncOf } from 'node:zlib';
+import { InputRecorder, type SessionStart, storedGzip } from './input-recorder.ts';
 import { inputFiles, readInputs, readRunMeta, type InputRecord } from './recording.ts';
 
 const meta = { fxflow: 'test', strategy: { file: 's.ts', name: 's', sha256: 'h' }, params: {}, env: 'sandbox', accountID: 'A', broker: 'v20' as const, subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [] }, config: {} };
@@ -45,6 +46,20 @@ describe('the input recorder', () => {
         expect(recs.filter((r) => r.k === 'session')).toHaveLength(2 * sessions.length);
       },
     ), { numRuns: 25 });
+  });
+
+  it('a stored gzip member (an intent\'s flush) is read back exactly, alone and between compressed ones, whatever its size (fast-check)', () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 140_000 }), fc.string(), (bytes, text) => {
+      const data = Buffer.from(bytes);
+      expect(gunzipSync(storedGzip(data)).equals(data)).toBe(true);
+      const mixed = Buffer.concat([gzipSyncOf(text), storedGzip(data), gzipSyncOf(text)]);
+      expect(gunzipSync(mixed).equals(Buffer.concat([Buffer.from(text), data, Buffer.from(text)]))).toBe(true);
+    }), { numRuns: 30 });
+    // The block boundaries (a stored block holds at most 65,535 bytes).
+    for (const n of [0, 65_535, 65_536, 140_000]) {
+      const data = Buffer.alloc(n, 'x');
+      expect(gunzipSync(storedGzip(data)).equals(data)).toBe(true);
+    }
   });
 
   it('a transactions.jsonl torn by a kill: the next session cuts the fragment off, and what the account fills in (backfill) follows whole lines after the last whole transaction', async () => {

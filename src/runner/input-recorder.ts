@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { constants as zlib, gunzipSync, gzipSync } from 'node:zlib';
+import { constants as zlib, crc32, gunzipSync, gzipSync } from 'node:zlib';
 import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { OrderIntent } from '../domain/intents.ts';
@@ -89,6 +89,28 @@ function lastTransactionIn(path: string): number {
 }
 
 /**
+ * `data` as one gzip member of stored (uncompressed) deflate blocks (RFC 1951 §3.2.4, RFC 1952): no
+ * compressor to set up, so an intent's flush costs a CRC and a write. Readers take it as any member.
+ */
+export function storedGzip(data: Buffer): Buffer {
+  const blocks = Math.max(1, Math.ceil(data.length / 65_535));
+  const out = Buffer.alloc(10 + blocks * 5 + data.length + 8);
+  out.set([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+  let at = 10;
+  for (let b = 0; b < blocks; b++) {
+    const part = data.subarray(b * 65_535, (b + 1) * 65_535);
+    out[at] = b === blocks - 1 ? 1 : 0; // BFINAL on the last; BTYPE 00 (stored)
+    out.writeUInt16LE(part.length, at + 1);
+    out.writeUInt16LE(~part.length & 0xffff, at + 3);
+    out.set(part, at + 5);
+    at += 5 + part.length;
+  }
+  out.writeUInt32LE(crc32(data) >>> 0, at);
+  out.writeUInt32LE(data.length >>> 0, at + 4);
+  return out;
+}
+
+/**
  * A transactions.jsonl whose last line was torn by a kill inside its write is cut back to its last
  * whole line, so the next line is not glued to the fragment (the restart's backfill writes the lost
  * transaction again).
@@ -118,8 +140,9 @@ function dropTornLine(fd: number): void {
  * `flushMs` of inputs and leaves nothing half-compressed (at worst a member torn by the kill inside
  * its write, which a reader drops). transactions.jsonl gets its complete lines in the same flush.
  * An intent is written in a microtask after it is recorded, before its order's request goes out: a
- * run killed while its order is in flight has the intent on disk (about 20-50 µs of gzip on the
- * order's path). Files rotate at `rotateBytes`; at `maxBytes` the recording stops with a
+ * run killed while its order is in flight has the intent on disk. That member is stored, not
+ * compressed (`storedGzip`: a CRC and a write on the order's path instead of a compressor's setup,
+ * tens of µs); the timer's members are compressed. Files rotate at `rotateBytes`; at `maxBytes` the recording stops with a
  * warning and a `capped` record, and the session's stop marker is still written.
  */
 export class InputRecorder {
@@ -269,7 +292,7 @@ export class InputRecorder {
       this.#soon = true;
       queueMicrotask(() => {
         this.#soon = false;
-        if (this.#session !== undefined) this.flush();
+        if (this.#session !== undefined) this.#flush(false);
       });
     }
   }
@@ -312,7 +335,12 @@ export class InputRecorder {
 
   /** Writes what is buffered: a gzip member, transactions.jsonl lines (the timer calls this; nothing when nothing is new). */
   flush(): void {
-    if (this.#buf !== '') this.#push();
+    this.#flush(true);
+  }
+
+  /** `compress` false: the member is stored (no deflate), a few µs instead of tens: an intent's flush, on the order's path. */
+  #flush(compress: boolean): void {
+    if (this.#buf !== '') this.#push(compress);
     if (this.#txBuf !== '') this.#pushTx();
   }
 
@@ -362,10 +390,10 @@ export class InputRecorder {
   }
 
   /** Writes `text` to the input file as one complete gzip member. */
-  #member(text: string): void {
+  #member(text: string, compress = true): void {
     if (this.#fd < 0) return;
     try {
-      writeSync(this.#fd, gzipSync(text, { level: 1 }));
+      writeSync(this.#fd, compress ? gzipSync(text, { level: 1 }) : storedGzip(Buffer.from(text)));
     } catch (e) {
       this.#fail(e as Error);
     }
@@ -380,7 +408,7 @@ export class InputRecorder {
     this.#fd = -1;
   }
 
-  #push(): void {
+  #push(compress = true): void {
     if (this.#txBuf !== '') this.#pushTx();
     let buf = this.#buf;
     this.#buf = '';
@@ -392,11 +420,11 @@ export class InputRecorder {
     if (!this.#capped && this.#totalBytes >= this.#max) {
       this.#capped = true;
       buf += `{"k":"capped","seq":${++this.#seq},"rt":${Date.now()},"bytes":${this.#totalBytes}}\n`;
-      this.#member(buf);
+      this.#member(buf, compress);
       this.#o.onWarn?.(`run folder ${this.dir}: the recording of inputs reached its cap of ${this.#max} bytes (--record-max-mb) and stops here; the run goes on, and a replay covers the run up to this point`);
       return;
     }
-    this.#member(buf);
+    this.#member(buf, compress);
     if (this.#fileBytes >= this.#rotate) {
       this.#closeFile();
       this.#openFile();
