@@ -808,7 +808,7 @@ export class Runner {
       return;
     }
     const now = Date.now();
-    if (this.#ctrlCs === 2 || now - this.#secondCtrlC > windowMs) {
+    if (this.#ctrlCs === 2 || now - this.#secondCtrlC >= windowMs) {
       this.#secondCtrlC = now;
       this.#say(`Ctrl-C again within ${windowMs / 1000} s exits WITHOUT flattening: positions stay open${this.stopState !== undefined ? ` (now ${this.stopState})` : ''}`);
       return;
