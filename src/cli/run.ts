@@ -3,7 +3,8 @@ import { Writable } from 'node:stream';
 import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Argv } from 'yargs';
-import { resolveToken } from '../adapters/v20/auth.ts';
+import { AuthError, resolveToken } from '../adapters/v20/auth.ts';
+import { V20Error } from '../adapters/v20/errors.ts';
 import type { Environment } from '../adapters/v20/environments.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
@@ -157,7 +158,26 @@ export function runToken(env: Environment, a: Pick<RunArgs, 'env' | 'tokenFile' 
   }
   if (a.requireToken !== true) return undefined;
   // Only the sandbox's own sources: never the process environment's variables.
-  return resolveToken({ environment: env, ...(a.tokenFile !== undefined ? { tokenFile: a.tokenFile } : {}), env: {}, ...(home !== undefined ? { home } : {}) }).token.reveal();
+  try {
+    return resolveToken({ environment: env, ...(a.tokenFile !== undefined ? { tokenFile: a.tokenFile } : {}), env: {}, ...(home !== undefined ? { home } : {}) }).token.reveal();
+  } catch (e) {
+    if (!(e instanceof AuthError)) throw e;
+    // resolveToken's own advice (fxflow auth login, FXFLOW_TOKEN) is for practice and live: neither reaches a sandbox.
+    throw new RunnerError('RUNNER', `--require-token: no sandbox token (${e.message.split(':')[0]}). A sandbox gets a token only from its own entry: --token-file <file>, sandbox.token or sandbox.tokenFile in config/environments.json, or ~/.fxflow/token-sandbox (one line, mode 0600) holding the token the sandbox was started with (fxflow sandbox --require-token <token>); FXFLOW_TOKEN and OANDA_TOKEN are never sent to a sandbox. Nothing was started.`);
+  }
+}
+
+/**
+ * A 401 from a sandbox, said as what helps there (v20's own hint, \`fxflow auth\`, is for practice
+ * and live): without --require-token the sandbox asks for a token; with it, the token is not the
+ * sandbox's. Other errors are returned as they are.
+ */
+export function explainSandbox401(e: unknown, a: Pick<RunArgs, 'env' | 'requireToken' | 'url'>): unknown {
+  if (a.env !== 'sandbox' || !(e instanceof V20Error) || e.status !== 401) return e;
+  const where = `${a.url ?? 'the sandbox'} (${e.method} ${e.path})`;
+  return new RunnerError('RUNNER', a.requireToken === true
+    ? `${where} refused the token (HTTP 401): it is not the one the sandbox was started with (fxflow sandbox --require-token <token>). Put that token in the sandbox's own entry: --token-file <file>, sandbox.token or sandbox.tokenFile in config/environments.json, or ~/.fxflow/token-sandbox. Nothing was traded.`
+    : `${where} asks for a token (HTTP 401: it was started with --require-token). Run again with --require-token; the token then comes only from the sandbox's own entry: --token-file <file>, sandbox.token or sandbox.tokenFile in config/environments.json, or ~/.fxflow/token-sandbox. Nothing was traded.`);
 }
 
 /** `--flatten-timeout` (seconds) in ms. */
@@ -264,7 +284,9 @@ export async function runLive(a: RunArgs): Promise<void> {
   const rest = new V20Rest(http);
   let accountID = a.account;
   if (accountID === undefined) {
-    const accounts = await rest.accounts();
+    const accounts = await rest.accounts().catch((e: unknown) => {
+      throw explainSandbox401(e, a);
+    });
     if (accounts.length !== 1) {
       throw new RunnerError('RUNNER', `the token gives access to ${accounts.length} accounts (${accounts.map((x) => x.id).join(', ')}): choose one with --account`);
     }
@@ -317,7 +339,7 @@ export async function runLive(a: RunArgs): Promise<void> {
     await runner.start();
   } catch (e) {
     await recorder.stop(`failed to start: ${(e as Error).message}`).catch(() => undefined);
-    throw e;
+    throw explainSandbox401(e, a);
   }
   // Printed once the recording has started: a refused start has no run folder.
   process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);

@@ -830,7 +830,7 @@ export class Runner {
       return;
     }
     const now = Date.now();
-    if (this.#ctrlCs === 2 || now - this.#secondCtrlC > windowMs) {
+    if (this.#ctrlCs === 2 || now - this.#secondCtrlC >= windowMs) {
       this.#secondCtrlC = now;
       this.#say(`Ctrl-C again within ${windowMs / 1000} s exits WITHOUT flattening: positions stay open${this.stopState !== undefined ? ` (now ${this.stopState})` : ''}`);
       return;
@@ -879,7 +879,11 @@ export class Runner {
       }
     }
     // v20: the kill switch and --flatten-on-exit act on the account as OANDA reports it.
-    if ((flatten || this.#killed) && this.#risk && this.#v20 !== undefined) {
+    let flattened = false;
+    const closeAll = async (): Promise<void> => {
+      if (flattened || this.#risk === undefined || this.#v20 === undefined) return;
+      flattened = true;
+      const flattenNow = flatten || (this.o.flattenOnKill ?? true);
       const o = this.o;
       const check = await closeFromAccount({
         rest: o.rest, accountID: o.accountID, risk: this.#risk, drain: () => this.#journaled!.drain(), journal: this.journal, clock: this.#clock, log, runId: this.runId,
@@ -893,15 +897,18 @@ export class Runner {
         onRead: (open) => {
           this.#lastOpen = open;
         },
-      }, flatten);
+      }, flattenNow);
       this.#accountCheck = check;
       this.stopState = check.ok ? 'the account confirms: nothing open' : `NOT FLAT: ${check.open.join(', ') || check.error}`;
       if (check.ok) this.#say(`the account confirms: nothing open (read from OANDA at transaction ${check.lastTransactionID}, after ${check.rounds} round(s) of closes in ${check.seconds} s)`, 'info');
       else log.error({ ...check }, 'THE ACCOUNT IS NOT FLAT: positions or pending entry orders remain after the closes (or the account could not be read); check it now');
-    }
+    };
+    if (flatten || this.#killed) await closeAll();
     // Candles that completed before the stop reach the strategy (each waits at most --candle-wait).
     await this.#feed.drain();
     await this.#journaled?.drain();
+    // The kill switch engaged while a plain stop was draining: it closes what the account holds too.
+    if (this.#killed) await closeAll();
     // (The simulator closes at the next price: the pricing stream is still on.)
     if (flatten && this.#sim) await waitFor(() => this.portfolio.ledger.trades.size === 0, 5000);
     // The kill switch with --broker sim: its closes (and any market order before them) wait in the
