@@ -169,7 +169,8 @@ export class V20Execution implements Execution {
         if (!ambiguous(e)) throw e;
         this.stats.ambiguous++;
         let applied: boolean;
-        if (mayBeInTransit(e)) {
+        // (Not when the client itself is closing: nothing could be scanned; the next start settles it.)
+        if (mayBeInTransit(e) && e.retryable) {
           // A lookup finding nothing proves nothing while the request may still arrive (and OANDA
           // does not refuse a second market order with a used client ID): wait for its window.
           applied = await this.#awaitWindow(intent, mark, sentAt, e);
