@@ -163,7 +163,7 @@ export class OrderLifecycle {
     while (this.#lookups.size > 0) await Promise.allSettled([...this.#lookups]);
   }
 
-  /** Intents a restart waits for (in doubt, within their window): the status line and page show them. */
+  /** Intents a restart waits for (in doubt, within their window): the status page shows them. */
   readonly waiting = new Map<string, { readonly intentId: string; readonly until: number }>();
 
   /**
@@ -219,11 +219,11 @@ export class OrderLifecycle {
    * intent is confirmed (its transactions come on the stream). Provably absent (no order with its
    * client ID, no transaction carrying it): it is not sent again (its moment has passed); the
    * strategy gets a reject (`FXFLOW_NOT_PLACED`) so that it stops waiting. Other intents (closes,
-   * cancels) are looked for in the transactions after them.
+   * cancels) are looked for in the transactions after them. No request window here: the adapter
+   * (V20Execution) gives an outcome up as unknown either after a 5xx that OANDA answered (the request
+   * was dealt with) or once the window of a request that may have been in transit has passed; a
+   * lookup finding nothing is then conclusive.
    */
-  // No request window here: the adapter (V20Execution) gives an outcome up as unknown either after a
-  // 5xx that OANDA answered (the request was dealt with) or once the window of a request that may
-  // have been in transit has passed; a lookup finding nothing is then conclusive.
   async lookUp(intent: OrderIntent): Promise<void> {
     const o = this.#o;
     const log = o.log;
