@@ -23,7 +23,9 @@ const stamp = (t: number): string => new Date(t).toISOString().replace(/[-:]/g, 
 /**
  * The run folder of `fxflow run`: `--out`, or the folder the journal's previous run recorded into
  * (a restart on the same journal continues it as a new session), or a new
- * `<runsDir>/live/<UTC stamp>-<strategy>-<env>/` (created here, `-2`… when taken). `--new-journal`
+ * `<runsDir>/live/<UTC stamp>-<strategy>-<env>/` (`-2`… when taken). Nothing is created here: the
+ * folder and the journal's pointer to it are written when the recording starts, after the runner
+ * holds the journal's lock (`openLiveRunFolder`), so a refused start leaves no trace. `--new-journal`
  * always starts a new folder.
  */
 export function liveRunFolder(o: { out?: string; runsDir?: string; journalDir: string; newJournal: boolean; name: string; env: string; now?: number }): string {
@@ -34,26 +36,35 @@ export function liveRunFolder(o: { out?: string; runsDir?: string; journalDir: s
     if (dir !== '' && existsSync(join(dir, 'run.json'))) return dir;
   }
   const base = resolve(o.runsDir ?? 'runs', 'live', `${stamp(o.now ?? Date.now())}-${o.name}-${o.env}`);
-  // Two runs starting in the same second: the second gets -2 (the folder is taken by creating it).
-  makeRunDir(dirname(base));
   for (let n = 1; ; n++) {
     const dir = n === 1 ? base : `${base}-${n}`;
-    try {
-      mkdirSync(dir);
-      return dir;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || n > 1000) throw new RunFileError(dir, e);
-    }
+    if (!existsSync(dir) || n > 1000) return dir;
   }
 }
 
-/** Creates the folder and its recorder, and remembers the folder in the journal directory. */
-export function openLiveRunFolder(dir: string, journalDir: string, o: Omit<InputRecorderOptions, 'dir'>): InputRecorder {
-  makeRunDir(dir);
-  const recorder = new InputRecorder({ ...o, dir });
-  makeRunDir(journalDir);
-  writeFileSync(join(journalDir, POINTER), `${dir}\n`);
-  return recorder;
+/**
+ * The recorder of run folder `dir`. Nothing is written until the runner starts the recording (it
+ * does so once it holds the journal's lock and has checked the journal): then the folder is created
+ * when new (exclusively: a folder another run took in the same second is refused, naming it) and
+ * the journal directory remembers it (`run-folder`), so a restart continues it.
+ */
+export function openLiveRunFolder(dir: string, journalDir: string, o: Omit<InputRecorderOptions, 'dir' | 'prepare'>): InputRecorder {
+  return new InputRecorder({
+    ...o,
+    dir,
+    prepare: () => {
+      if (!existsSync(dir)) {
+        makeRunDir(dirname(dir));
+        try {
+          mkdirSync(dir);
+        } catch (e) {
+          throw new RunFileError(dir, e);
+        }
+      }
+      makeRunDir(journalDir);
+      writeFileSync(join(journalDir, POINTER), `${dir}\n`);
+    },
+  });
 }
 
 /**

@@ -61,6 +61,8 @@ export interface Reconciliation {
   readonly models: { readonly slippage: string; readonly latency: string; readonly commission: string };
   readonly sessions: number;
   readonly records: { readonly ticks: number; readonly candles: number; readonly labs: number; readonly transactions: number; readonly intents: number };
+  /** Sessions cut off (kill -9, a crash): where each one's inputs end, which the replay covers up to. */
+  readonly cuts: readonly string[];
   /** Messages about the inputs: damaged or cut-short lines (file and line), unknown kinds, another account or instruments. */
   readonly problems: readonly string[];
   readonly skipped: { readonly damaged: number; readonly unknownKind: number; readonly truncated: number; readonly otherAccount: number; readonly unknownInstrument: number };
@@ -218,7 +220,15 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
       failed = `the strategy threw while replaying (${(e as Error).message}); the replay stops at that event`;
     }
   };
+  // Where each session's inputs end: one without a stop marker was cut (kill -9, a crash, power).
+  const ends = new Map<number, { seq: number; rt: number; where: Where; stopped: boolean }>();
+  let inSession = 0;
   const onRecord = (rec: InputRecord, where: Where): void => {
+    if (rec.k === 'session' && rec.event === 'start') inSession = rec.session;
+    const end = ends.get(inSession) ?? { seq: 0, rt: 0, where, stopped: false };
+    if (rec.k === 'session' && rec.event === 'stop') end.stopped = true;
+    else Object.assign(end, { seq: rec.seq, rt: rec.rt, where });
+    ends.set(inSession, end);
     switch (rec.k) {
       case 'session': {
         if (rec.event === 'start' && rec.session > 1) {
@@ -303,6 +313,12 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   detach();
   if (failed !== undefined) problems.push(failed);
   problems.push(...read.messages);
+  const cuts: string[] = [];
+  for (const [n, e] of ends) {
+    if (e.stopped || n === 0) continue;
+    const next = n < meta.sessions.length ? `, then goes on with session ${n + 1}` : '';
+    cuts.push(`session ${n} was cut off (no stop marker: the process was killed or crashed): its inputs end at record ${e.seq} (${at(e.where)}, received ${Number.isFinite(e.rt) && e.rt > 0 ? new Date(e.rt).toISOString() : 'at an unknown time'}); the replay covers it up to there${next}`);
+  }
   if (read.unknown > 3) problems.push(`${read.unknown} records of unknown kinds skipped in all`);
   if (read.damaged > 3) problems.push(`${read.damaged} damaged lines skipped in all`);
   if (otherAccount > 3) problems.push(`${otherAccount} transactions of another account skipped in all`);
@@ -335,7 +351,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   return {
     folder: dir,
     strategy: { file, recordedSha256: meta.strategy.sha256, sha256, changed },
-    fill, models: { slippage: sim.models.slippage, latency: sim.models.latency, commission: sim.models.commission }, sessions: meta.sessions.length, records: counts, problems,
+    fill, models: { slippage: sim.models.slippage, latency: sim.models.latency, commission: sim.models.commission }, sessions: meta.sessions.length, records: counts, problems, cuts,
     skipped: { damaged: read.damaged, unknownKind: read.unknown, truncated: read.truncated, otherAccount, unknownInstrument },
     decisions: { live: liveDecisions.length, replay: replayDecisions.length, differ: decisions.diffs.length, ...(decisions.first !== undefined ? { firstParting: decisions.first } : {}), diffs: decisions.diffs },
     fills: { compared: fills.compared, differ: fills.diffs.length, byCause, diffs: fills.diffs },
@@ -350,6 +366,7 @@ export function reconciliationText(r: Reconciliation): string {
   L.push(`Reconciliation of ${r.folder}`);
   L.push(`strategy ${r.strategy.file} (sha256 ${r.strategy.sha256.slice(0, 12)}${r.strategy.changed ? `, CHANGED since the run: recorded ${r.strategy.recordedSha256.slice(0, 12)}` : ', as recorded'}); simulator fills market orders at the ${r.fill === 'current' ? 'price current when decided' : 'next price'}; fill models: slippage ${r.models.slippage} · latency ${r.models.latency} · commission ${r.models.commission}`);
   L.push(`inputs: ${r.sessions} session${r.sessions === 1 ? '' : 's'}, ${r.records.ticks} ticks, ${r.records.candles} candles, ${r.records.labs} labs events, ${r.records.transactions} transactions, ${r.records.intents} intents`);
+  for (const c of r.cuts) L.push(c);
   L.push(`differences: ${r.differences} (decisions ${r.decisions.differ}, fills ${r.fills.differ}${Object.keys(r.fills.byCause).length > 0 ? `: ${Object.entries(r.fills.byCause).map(([c, n]) => `${c} ${n}`).join(', ')}` : ''}; realized P/L ${r.money.realizedPLDiff}, financing ${r.money.financingDiff}, commission ${r.money.commissionDiff})`);
   L.push(`decisions: live ${r.decisions.live}, replay ${r.decisions.replay}, differ ${r.decisions.differ}`);
   const f = r.decisions.firstParting;

@@ -43,6 +43,7 @@ export async function runReplay(a: ReplayArgs): Promise<void> {
   const causes = Object.entries(r.fills.byCause).map(([c, n]) => `${c} ${n}`).join(', ');
   process.stdout.write(
     `replayed ${r.sessions} session${r.sessions === 1 ? '' : 's'}: ${r.records.ticks} ticks, ${r.records.candles} candles, ${r.records.labs} labs events, ${r.records.transactions} transactions, ${r.records.intents} intents\n` +
+      r.cuts.map((c) => `${c}\n`).join('') +
       `decisions: live ${r.decisions.live}, replay ${r.decisions.replay}, differ ${r.decisions.differ}${r.decisions.firstParting ? ` (first parting at decision ${r.decisions.firstParting.index + 1}, after ${r.decisions.firstParting.live?.after?.where ?? r.decisions.firstParting.replay?.after?.where ?? '?'})` : ''}\n` +
       `fills: ${r.fills.compared} compared, ${r.fills.differ} differ${causes ? ` (${causes})` : ''}\n` +
       `money: realized P/L live ${r.money.live.realizedPL} vs replay ${r.money.replay.realizedPL}, financing ${r.money.live.financing} vs ${r.money.replay.financing}\n` +

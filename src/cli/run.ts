@@ -1,8 +1,10 @@
+import { existsSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Argv } from 'yargs';
-import { resolveToken } from '../adapters/v20/auth.ts';
+import { AuthError, resolveToken } from '../adapters/v20/auth.ts';
+import { V20Error } from '../adapters/v20/errors.ts';
 import type { Environment } from '../adapters/v20/environments.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
@@ -33,6 +35,7 @@ export interface RunArgs {
   maxDailyLoss?: number;
   maxSpreadPips?: number;
   killFile?: string;
+  flattenTimeout: number;
   statusEvery: number;
   warmup?: number;
   candles: string;
@@ -44,6 +47,8 @@ export interface RunArgs {
   statusPort?: number;
   newJournal?: boolean;
   maxIntentAge: number;
+  requestWindow: number;
+  inDoubtMargin: number;
   requireToken?: boolean;
   out?: string;
   recordMaxMb: number;
@@ -72,6 +77,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('max-daily-loss', { type: 'number', describe: 'Risk: largest loss per 17:00 New York trading day, account currency (realized + unrealized)' })
     .option('max-spread-pips', { type: 'number', describe: 'Risk: widest spread at entry, in pips' })
     .option('kill-file', { type: 'string', describe: 'Kill switch: when this file exists, cancel pending orders, flatten and stop (SIGUSR2 does the same)' })
+    .option('flatten-timeout', { type: 'number', default: 300, describe: 'Seconds the kill switch and --flatten-on-exit keep trying (with backoff, through 5xx and network errors) to get the account confirmed flat before they give up NOT FLAT (exit 1); every few seconds they print what is still open' })
     .option('status-every', { type: 'number', default: 60, describe: 'Seconds between status lines (0 = none)' })
     .option('warmup', { type: 'number', describe: "Candles per series for indicator warm-up (default the strategy's history)" })
     .option('candles', { type: 'string', default: 'endpoint', describe: "Live candles: endpoint (when a period ends, OANDA's official candle from the candles endpoint, the candles backtests use; the tick-built one if it does not come within --candle-wait) or ticks (built from the throttled pricing stream)" })
@@ -82,6 +88,8 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('status-port', { type: 'number', describe: 'Serve a read-only live status page on http://127.0.0.1:<port>/ (0: any free port)' })
     .option('token-file', { type: 'string', describe: 'Read the access token from this file (mode 0600)' })
     .option('new-journal', { type: 'boolean', describe: 'Start afresh from the account as it is now: the journal\'s old log and snapshot are moved into <journal>/replaced-<time>/ (after a reset account, e.g. a restarted sandbox, or a damaged journal)' })
+    .option('request-window', { type: 'number', default: 60, describe: 'Seconds: how long after it was sent a request may still reach OANDA and take effect (OANDA publishes no figure). An order without an answer (timeout, cut connection) is in doubt until this plus --in-doubt-margin has passed with no sign of it; only then is it resent. Meanwhile the runner sends nothing else' })
+    .option('in-doubt-margin', { type: 'number', default: 10, describe: 'Seconds added to --request-window before an order in doubt counts as never received' })
     .option('max-intent-age', { type: 'number', default: 5, describe: 'Seconds: a journaled market order or close that never reached OANDA is not sent at a restart when older than this; it is reported and the strategy gets a reject' })
     .option('config', { type: 'string', describe: 'With --broker sim or --shadow: a JSON file merged over config/default.json whose fill models (fill.slippage, fill.latency, costs.commission, costs.commissionPerMillion) the simulator uses, as fxflow backtest reads them' })
     .options(FILL_MODEL_OPTIONS)
@@ -150,7 +158,41 @@ export function runToken(env: Environment, a: Pick<RunArgs, 'env' | 'tokenFile' 
   }
   if (a.requireToken !== true) return undefined;
   // Only the sandbox's own sources: never the process environment's variables.
-  return resolveToken({ environment: env, ...(a.tokenFile !== undefined ? { tokenFile: a.tokenFile } : {}), env: {}, ...(home !== undefined ? { home } : {}) }).token.reveal();
+  try {
+    return resolveToken({ environment: env, ...(a.tokenFile !== undefined ? { tokenFile: a.tokenFile } : {}), env: {}, ...(home !== undefined ? { home } : {}) }).token.reveal();
+  } catch (e) {
+    if (!(e instanceof AuthError)) throw e;
+    // resolveToken's own advice (fxflow auth login, FXFLOW_TOKEN) is for practice and live: neither reaches a sandbox.
+    throw new RunnerError('RUNNER', `--require-token: no sandbox token (${e.message.split(':')[0]}). A sandbox gets a token only from its own entry: --token-file <file>, sandbox.token or sandbox.tokenFile in config/environments.json, or ~/.fxflow/token-sandbox (one line, mode 0600) holding the token the sandbox was started with (fxflow sandbox --require-token <token>); FXFLOW_TOKEN and OANDA_TOKEN are never sent to a sandbox. Nothing was started.`);
+  }
+}
+
+/**
+ * A 401 from a sandbox, said as what helps there (v20's own hint, \`fxflow auth\`, is for practice
+ * and live): without --require-token the sandbox asks for a token; with it, the token is not the
+ * sandbox's. Other errors are returned as they are.
+ */
+export function explainSandbox401(e: unknown, a: Pick<RunArgs, 'env' | 'requireToken' | 'url'>): unknown {
+  if (a.env !== 'sandbox' || !(e instanceof V20Error) || e.status !== 401) return e;
+  const where = `${a.url ?? 'the sandbox'} (${e.method} ${e.path})`;
+  return new RunnerError('RUNNER', a.requireToken === true
+    ? `${where} refused the token (HTTP 401): it is not the one the sandbox was started with (fxflow sandbox --require-token <token>). Put that token in the sandbox's own entry: --token-file <file>, sandbox.token or sandbox.tokenFile in config/environments.json, or ~/.fxflow/token-sandbox. Nothing was traded.`
+    : `${where} asks for a token (HTTP 401: it was started with --require-token). Run again with --require-token; the token then comes only from the sandbox's own entry: --token-file <file>, sandbox.token or sandbox.tokenFile in config/environments.json, or ~/.fxflow/token-sandbox. Nothing was traded.`);
+}
+
+/** `--flatten-timeout` (seconds) in ms. */
+export function flattenTimeoutOf(v: number): number {
+  if (!(Number.isFinite(v) && v > 0)) throw new RunnerError('RUNNER', `--flatten-timeout must be a number of seconds > 0 (got ${v}); e.g. --flatten-timeout 300`);
+  return Math.round(v * 1000);
+}
+
+/**
+ * A kill file left in place would engage the kill switch the moment the run starts (flatten and
+ * exit): refused before anything is opened or sent, saying why and what to do.
+ */
+export function checkKillFile(killFile: string | undefined): void {
+  if (killFile === undefined || !existsSync(killFile)) return;
+  throw new RunnerError('RUNNER', `the kill file ${resolve(killFile)} exists (left by an earlier kill switch?): with it in place the kill switch would engage at once, flatten the account and stop. Nothing was started. Remove it (rm ${resolve(killFile)}) to trade, or close the account's positions with --flatten-on-exit and Ctrl-C`);
 }
 
 /** `--journal-rebase-every`: a whole number of transactions, 0 for never. */
@@ -215,6 +257,8 @@ function runLogger(a: RunArgs): Logger {
 /** `fxflow run`: runs a strategy on a v20 account until SIGINT/SIGTERM or the kill switch, then prints its report. */
 export async function runLive(a: RunArgs): Promise<void> {
   checkLiveConsent(a);
+  checkKillFile(a.killFile);
+  const flattenTimeoutMs = flattenTimeoutOf(a.flattenTimeout);
   const fill = runFillModels(a);
   const limits = limitsOf(a);
   const rebaseEvery = rebaseEveryOf(a.journalRebaseEvery);
@@ -229,12 +273,20 @@ export async function runLive(a: RunArgs): Promise<void> {
   const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
   const token = runToken(env, a);
   const maxIntentAgeMs = maxIntentAgeOf(a.maxIntentAge);
+  for (const [flag, v] of [['--request-window', a.requestWindow], ['--in-doubt-margin', a.inDoubtMargin]] as const) {
+    if (!(Number.isFinite(v) && v >= 0)) throw new RunnerError('RUNNER', `${flag} must be a number of seconds >= 0 (got ${v}); e.g. ${flag} ${flag === '--request-window' ? 60 : 10}`);
+  }
   const log = runLogger(a);
+  // Tests shorten the Ctrl-C window (the 3 s between the second and third Ctrl-C).
+  const windowEnv = process.env.FXFLOW_CTRL_C_WINDOW_MS;
+  const ctrlCWindowMs = windowEnv !== undefined && windowEnv !== '' && Number.isFinite(Number(windowEnv)) ? Number(windowEnv) : undefined;
   const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
   const rest = new V20Rest(http);
   let accountID = a.account;
   if (accountID === undefined) {
-    const accounts = await rest.accounts();
+    const accounts = await rest.accounts().catch((e: unknown) => {
+      throw explainSandbox401(e, a);
+    });
     if (accounts.length !== 1) {
       throw new RunnerError('RUNNER', `the token gives access to ${accounts.length} accounts (${accounts.map((x) => x.id).join(', ')}): choose one with --account`);
     }
@@ -252,7 +304,7 @@ export async function runLive(a: RunArgs): Promise<void> {
     meta: {
       fxflow: VERSION, strategy: { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) }, params: loaded.params, env: a.env, accountID, broker: a.broker,
       subscriptions: { candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [] },
-      config: { limits, ...(fill !== undefined ? { fill } : {}), candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, journal: journalDir },
+      config: { limits, ...(fill !== undefined ? { fill } : {}), candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, journal: journalDir },
     },
     maxBytes: Math.round(a.recordMaxMb * 1024 * 1024),
     onWarn: (m) => {
@@ -260,14 +312,21 @@ export async function runLive(a: RunArgs): Promise<void> {
       process.stderr.write(`WARNING: ${m}\n`);
     },
   });
-  process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
   const status: LiveStatus | undefined = a.statusPort === undefined ? undefined
     : await (await import('../report/live-status.ts')).liveStatus({ ...a, statusPort: a.statusPort, strategy: loaded.name, accountID, limits, rest, runner: () => runner });
   const runner: InstanceType<typeof Runner> = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
-    newJournal: a.newJournal === true, maxIntentAgeMs, ...(fill !== undefined ? { fill } : {}),
+    newJournal: a.newJournal === true, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, ...(fill !== undefined ? { fill } : {}),
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
+    flattenTimeoutMs,
+    // The operator's terminal hears the kill switch and the stop even when the log goes to --log-file.
+    say: (line) => process.stderr.write(`fxflow run: ${line}\n`),
+    ...(ctrlCWindowMs !== undefined ? { ctrlCWindowMs } : {}),
+    abandon: (open) => {
+      process.stderr.write(`fxflow run: third Ctrl-C: exiting now, before the stop finished. ${open.length > 0 ? `NOT FLAT: still open as last seen: ${open.join(', ')}` : 'NOT FLAT as far as anyone confirmed: nothing was open as last seen, but the account did not confirm it'}. Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)\n`);
+      void flushLogger(log).finally(() => process.exit(130));
+    },
     statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
     log, recorder,
@@ -280,8 +339,10 @@ export async function runLive(a: RunArgs): Promise<void> {
     await runner.start();
   } catch (e) {
     await recorder.stop(`failed to start: ${(e as Error).message}`).catch(() => undefined);
-    throw e;
+    throw explainSandbox401(e, a);
   }
+  // Printed once the recording has started: a refused start has no run folder.
+  process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
   const simulator = (runner.sim ?? runner.shadowBook?.sim)?.models;
   const models = simulator !== undefined ? `; ${formatFillModels(simulator)}` : '';
   process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
@@ -294,7 +355,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   if (acc !== undefined) {
     process.stdout.write(acc.ok
       ? `account ${accountID} at stop (read from OANDA at transaction ${acc.lastTransactionID}): 0 positions, 0 pending entry orders, ${acc.openTrades} open trades\n`
-      : `account ${accountID} at stop: NOT FLAT: ${acc.error ?? `positions ${acc.positions.join(', ') || 'none'}, ${acc.pendingEntries} pending entry orders, ${acc.openTrades} open trades (read at transaction ${acc.lastTransactionID}) after ${acc.rounds} rounds of closes`}\n`);
+      : `account ${accountID} at stop: NOT FLAT after ${acc.seconds} s and ${acc.rounds} round(s) of closes: ${acc.open.length > 0 ? `still open: ${acc.open.join(', ')}` : 'what is open is unknown'}${acc.lastTransactionID !== '' ? ` (read at transaction ${acc.lastTransactionID})` : ''}; ${acc.error ?? ''}\n`);
   }
   process.stdout.write(`candles: ${res.candles.official} official, ${res.candles.fromTicks} built from ticks${res.candles.dropped > 0 ? `, ${res.candles.dropped} not delivered at stop` : ''} (--candles ${res.candles.source})\n`);
   process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
@@ -305,7 +366,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   await status?.close();
   await http.close();
   if (acc !== undefined && !acc.ok) {
-    throw new RunnerError('RUNNER', `the kill switch / flatten could not confirm from account ${accountID} that nothing is open (${acc.error ?? `positions: ${acc.positions.join(', ') || 'none'}; pending entry orders: ${acc.pendingEntries}`}). Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)`);
+    throw new RunnerError('RUNNER', `NOT FLAT: the kill switch / flatten could not confirm from account ${accountID} that nothing is open (${acc.open.length > 0 ? `still open: ${acc.open.join(', ')}` : 'what is open is unknown'}; ${acc.error ?? ''}). Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)`);
   }
   // A run stopped by an error (a strategy that threw) exits non-zero, for whatever supervises it.
   if (res.reason.startsWith('error: ')) throw new RunnerError('RUNNER', `the run stopped on an error, see the report above: ${res.reason.slice('error: '.length)}`);

@@ -9,6 +9,10 @@ export interface RunnerView {
   readonly risk?: { readonly halted: boolean; readonly breaches: readonly unknown[]; dailyLoss(): number } | undefined;
   readonly pricingStats: { connects: number; reconnects: number; stalls: number; malformed: number; delivered: number };
   readonly transactionStats: { connects: number; reconnects: number; stalls: number; malformed: number; delivered: number };
+  /** What the kill switch or the stop is doing (what is open, what it waits for); undefined while running. */
+  readonly stopState?: string | undefined;
+  /** Orders in doubt now (the in-doubt rule): until when each waits for a sign of itself. */
+  readonly inDoubt?: readonly { readonly intentId: string; readonly instrument: string | undefined; readonly until: number }[];
 }
 
 export interface RunnerStatusOptions {
@@ -117,8 +121,9 @@ export class RunnerStatus implements StatusProvider {
       positions,
       transactions: this.#recent.slice(-KEEP).reverse().map(pick),
       limits,
-      killSwitch: { engaged: r.risk?.halted === true, file: this.o.killFile ?? null, riskRefusals: r.risk?.breaches.length ?? 0 },
+      killSwitch: { engaged: r.risk?.halted === true, file: this.o.killFile ?? null, riskRefusals: r.risk?.breaches.length ?? 0, state: r.stopState ?? null },
       streams: [stream('pricing', r.pricingStats), stream('transactions', r.transactionStats)],
+      inDoubt: (r.inDoubt ?? []).map((d) => ({ intentId: d.intentId, instrument: d.instrument ?? null, until: new Date(d.until).toISOString() })),
     };
   }
 }

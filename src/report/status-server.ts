@@ -23,8 +23,10 @@ export interface StatusSnapshot {
   readonly positions: readonly { instrument: string; units: number; unrealizedPL: number; bid: number | null; ask: number | null }[];
   readonly transactions: readonly { id: string; type: string; time: string; instrument?: string; units?: string; price?: string; pl?: string; reason?: string }[];
   readonly limits: readonly { name: string; label: string; value: number | null; limit: number; used: number | null }[];
-  readonly killSwitch: { readonly engaged: boolean; readonly file: string | null; readonly riskRefusals: number };
+  readonly killSwitch: { readonly engaged: boolean; readonly file: string | null; readonly riskRefusals: number; readonly state?: string | null };
   readonly streams: readonly { name: string; connects: number; reconnects: number; stalls: number; malformed: number; lastLineAgoMs: number | null }[];
+  /** Orders in doubt (sent, no answer, possibly in transit): nothing else is sent until each is settled. */
+  readonly inDoubt?: readonly { intentId: string; instrument: string | null; until: string }[];
 }
 
 /** Gives the current snapshot; called on every tick of the status server (about once a second). */

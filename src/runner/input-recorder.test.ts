@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InputRecorder, type SessionStart } from './input-recorder.ts';
+import { gunzipSync, gzipSync as gzipSyncOf } from 'node:zlib';
+import { InputRecorder, type SessionStart, storedGzip } from './input-recorder.ts';
 import { inputFiles, readInputs, readRunMeta, type InputRecord } from './recording.ts';
 
 const meta = { fxflow: 'test', strategy: { file: 's.ts', name: 's', sha256: 'h' }, params: {}, env: 'sandbox', accountID: 'A', broker: 'v20' as const, subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [] }, config: {} };
@@ -45,6 +46,38 @@ describe('the input recorder', () => {
         expect(recs.filter((r) => r.k === 'session')).toHaveLength(2 * sessions.length);
       },
     ), { numRuns: 25 });
+  });
+
+  it('a stored gzip member (an intent\'s flush) is read back exactly, alone and between compressed ones, whatever its size (fast-check)', () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 140_000 }), fc.string(), (bytes, text) => {
+      const data = Buffer.from(bytes);
+      expect(gunzipSync(storedGzip(data)).equals(data)).toBe(true);
+      const mixed = Buffer.concat([gzipSyncOf(text), storedGzip(data), gzipSyncOf(text)]);
+      expect(gunzipSync(mixed).equals(Buffer.concat([Buffer.from(text), data, Buffer.from(text)]))).toBe(true);
+    }), { numRuns: 30 });
+    // The block boundaries (a stored block holds at most 65,535 bytes).
+    for (const n of [0, 65_535, 65_536, 140_000]) {
+      const data = Buffer.alloc(n, 'x');
+      expect(gunzipSync(storedGzip(data)).equals(data)).toBe(true);
+    }
+  });
+
+  it('a transactions.jsonl torn by a kill: the next session cuts the fragment off, and what the account fills in (backfill) follows whole lines after the last whole transaction', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-rec-torn-'));
+    const tx = (id: number): string => JSON.stringify({ id: String(id), type: 'DAILY_FINANCING', time: '2024-01-02T10:00:00.000000000Z' });
+    const v20Session: SessionStart = { ...session, account: { broker: 'v20', currency: 'USD', marginRate: '0.02', hedging: false, lastTransactionID: '2', balance: '100000', pl: '0', financing: '0', commission: '0', guaranteedExecutionFees: '0', trades: [], orders: [] } as never };
+    const first = new InputRecorder({ dir, meta });
+    first.start(v20Session);
+    await first.stop('end');
+    writeFileSync(join(dir, 'transactions.jsonl'), `${tx(3)}\n${tx(4)}\n${tx(5).slice(0, 20)}`);
+    const rec = new InputRecorder({ dir, meta });
+    expect(rec.lastTransactionID).toBe(4);
+    rec.start(v20Session);
+    expect(rec.missingBefore(6)).toBe(4);
+    expect(rec.backfill([3, 4, 5, 6].map((id) => JSON.parse(tx(id)) as never))).toBe(2);
+    expect(rec.missingBefore(6)).toBeUndefined();
+    await rec.stop('end');
+    expect(readFileSync(join(dir, 'transactions.jsonl'), 'utf8').split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['3', '4', '5', '6']);
   });
 
   it('the size cap: a warning once, a capped record, nothing more but the stop marker; run.json says so', async () => {

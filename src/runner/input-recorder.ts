@@ -1,6 +1,6 @@
-import { closeSync, createWriteStream, existsSync, fstatSync, openSync, readFileSync, readSync, renameSync, writeFileSync, type WriteStream } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { constants as zlib, createGzip, gunzipSync, type Gzip } from 'node:zlib';
+import { constants as zlib, crc32, gunzipSync, gzipSync } from 'node:zlib';
 import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { OrderIntent } from '../domain/intents.ts';
@@ -17,12 +17,21 @@ export interface InputRecorderOptions {
   readonly rotateBytes?: number;
   /** The recording stops once it holds this many bytes of JSON lines in all sessions (default 2 GiB); `onWarn` says so. */
   readonly maxBytes?: number;
-  /** The buffered lines go to gzip once they reach this many characters (default 64 Ki). */
+  /** The buffered lines are written (one gzip member) once they reach this many characters (default 64 Ki). */
   readonly bufferChars?: number;
-  /** At most this often the gzip stream is flushed to disk, so a killed process loses at most this much (default 1000 ms). */
+  /**
+   * What is buffered is written at least this often (default 1000 ms), as complete gzip members and
+   * complete transactions.jsonl lines, so a killed process loses at most this much. An intent is
+   * written at once (on the next turn of the event loop, before its order can be answered).
+   */
   readonly flushMs?: number;
   /** A warning for the operator (the size cap was reached, a file could not be written). */
   readonly onWarn?: (message: string) => void;
+  /**
+   * Called by `start` before anything is written (the CLI creates the folder and points the journal
+   * at it here): a run refused before its session starts leaves no trace. Without it, `dir` must exist.
+   */
+  readonly prepare?: () => void;
 }
 
 /** What a session start records (the runner knows it once it has reconciled the account). */
@@ -38,7 +47,7 @@ export interface SessionStart {
 
 const num = (x: number): string => (Number.isFinite(x) ? String(x) : 'null');
 
-/** The `seq` of the last whole record of an input file (a killed run's: without its gzip end), if any. */
+/** The `seq` of the last whole record of an input file (a killed run's: its last member may be torn), if any. */
 function lastSeqIn(path: string): number | undefined {
   if (!existsSync(path)) return undefined;
   let text: string;
@@ -80,16 +89,61 @@ function lastTransactionIn(path: string): number {
 }
 
 /**
+ * `data` as one gzip member of stored (uncompressed) deflate blocks (RFC 1951 §3.2.4, RFC 1952): no
+ * compressor to set up, so an intent's flush costs a CRC and a write. Readers take it as any member.
+ */
+export function storedGzip(data: Buffer): Buffer {
+  const blocks = Math.max(1, Math.ceil(data.length / 65_535));
+  const out = Buffer.alloc(10 + blocks * 5 + data.length + 8);
+  out.set([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+  let at = 10;
+  for (let b = 0; b < blocks; b++) {
+    const part = data.subarray(b * 65_535, (b + 1) * 65_535);
+    out[at] = b === blocks - 1 ? 1 : 0; // BFINAL on the last; BTYPE 00 (stored)
+    out.writeUInt16LE(part.length, at + 1);
+    out.writeUInt16LE(~part.length & 0xffff, at + 3);
+    out.set(part, at + 5);
+    at += 5 + part.length;
+  }
+  out.writeUInt32LE(crc32(data) >>> 0, at);
+  out.writeUInt32LE(data.length >>> 0, at + 4);
+  return out;
+}
+
+/**
+ * A transactions.jsonl whose last line was torn by a kill inside its write is cut back to its last
+ * whole line, so the next line is not glued to the fragment (the restart's backfill writes the lost
+ * transaction again).
+ */
+function dropTornLine(fd: number): void {
+  const size = fstatSync(fd).size;
+  if (size === 0) return;
+  const n = Math.min(size, 64 * 1024);
+  const buf = Buffer.alloc(n);
+  readSync(fd, buf, 0, n, size - n);
+  if (buf[n - 1] === 10) return;
+  const nl = buf.lastIndexOf(10);
+  if (nl < 0 && n < size) return; // a line longer than 64 KiB: left as it is
+  ftruncateSync(fd, size - n + nl + 1);
+}
+
+/**
  * Keeps what a live run receives, in arrival order, as gzip JSON lines in its run folder (the
  * format: docs/replay.md, `recording.ts`): ticks with their receive time, candles as delivered to the
  * strategy, labs events, the account's transactions, the strategy's intents with the event they
  * followed, session start and stop markers; and run.json, one entry per session.
  *
  * Cost on the hot path (a tick): one string built by concatenation and appended to a buffer; no
- * await, no object. The buffer goes to a gzip stream once it holds `bufferChars`, and the gzip
- * stream is flushed at most every `flushMs` (a timer), so a `kill -9` loses at most that much.
- * Files rotate at `rotateBytes`; at `maxBytes` the recording stops with a warning and a `capped`
- * record, and the session's stop marker is still written.
+ * await, no object. The buffer is written once it holds `bufferChars`, and at least every
+ * `flushMs` (a timer), each time as one complete gzip member (`gzipSync`, level 1, then one
+ * `writeSync`): a file is a series of whole members, so a `kill -9` loses at most the last
+ * `flushMs` of inputs and leaves nothing half-compressed (at worst a member torn by the kill inside
+ * its write, which a reader drops). transactions.jsonl gets its complete lines in the same flush.
+ * An intent is written in a microtask after it is recorded, before its order's request goes out: a
+ * run killed while its order is in flight has the intent on disk. That member is stored, not
+ * compressed (`storedGzip`: a CRC and a write on the order's path instead of a compressor's setup,
+ * tens of µs); the timer's members are compressed. Files rotate at `rotateBytes`; at `maxBytes` the recording stops with a
+ * warning and a `capped` record, and the session's stop marker is still written.
  */
 export class InputRecorder {
   readonly dir: string;
@@ -106,14 +160,16 @@ export class InputRecorder {
   #fileBytes = 0;
   #totalBytes = 0;
   #fileNo = 0;
-  #gzip: Gzip | undefined;
-  #out: WriteStream | undefined;
-  readonly #closing: Promise<void>[] = [];
+  /** The open input file (-1: none). */
+  #fd = -1;
+  #fileName = '';
   #timer: ReturnType<typeof setInterval> | undefined;
-  #dirty = false;
+  /** An immediate flush is scheduled (after an intent). */
+  #soon = false;
   #capped = false;
   #error: Error | undefined;
-  #txOut: WriteStream | undefined;
+  /** transactions.jsonl, opened for appending (-1: none). */
+  #txFd = -1;
   /** transactions.jsonl lines not written yet: they go with the inputs' buffer (one write, not one per transaction). */
   #txBuf = '';
   #lastTx: number;
@@ -160,12 +216,18 @@ export class InputRecorder {
   /** Opens a session: its entry in run.json, a new file and the start marker. */
   start(s: SessionStart, wall = Date.now()): void {
     if (this.#session !== undefined) throw new Error('InputRecorder.start: a session is already open');
+    this.#o.prepare?.();
     const n = this.#meta.sessions.length + 1;
     this.#session = { n, runId: s.runId, strategySha256: this.#meta.strategy.sha256, clientIdPrefix: s.clientIdPrefix, sequence: s.sequence, restoredState: s.restoredState, start: new Date(wall).toISOString(), firstSeq: this.#seq + 1, files: [], bytes: 0, account: s.account };
     this.#meta.sessions.push(this.#session);
     this.#openFile();
-    this.#txOut = createWriteStream(join(this.dir, TRANSACTIONS_FILE), { flags: 'a' });
-    this.#txOut.on('error', (e) => this.#o.onWarn?.(`run folder ${this.dir}: ${TRANSACTIONS_FILE} cannot be written (${e.message})`));
+    try {
+      const path = join(this.dir, TRANSACTIONS_FILE);
+      this.#txFd = openSync(path, 'a+');
+      dropTornLine(this.#txFd);
+    } catch (e) {
+      this.#o.onWarn?.(`run folder ${this.dir}: ${TRANSACTIONS_FILE} cannot be written (${(e as Error).message})`);
+    }
     this.#line(`{"k":"session","seq":${++this.#seq},"rt":${wall},"event":"start","session":${n},"runId":${JSON.stringify(s.runId)}}\n`);
     this.#writeMeta();
     this.#timer = setInterval(() => this.flush(), this.#o.flushMs ?? 1000);
@@ -224,16 +286,62 @@ export class InputRecorder {
     if (this.#capped) return;
     this.counts.intent++;
     this.#line(`{"k":"intent","seq":${++this.#seq},"rt":${num(rt)},"after":${this.#lastEvent},"t":${num(at)},"intent":${JSON.stringify(intent)}}\n`);
+    if (!this.#soon) {
+      // In a microtask: after the engine's synchronous step (its other intents join this member),
+      // before the order's request can be on the wire (the HTTP client writes it in a later task).
+      this.#soon = true;
+      queueMicrotask(() => {
+        this.#soon = false;
+        if (this.#session !== undefined) this.#flush(false);
+      });
+    }
   }
 
-  /** Hands the buffered lines to gzip and flushes it (the timer calls this; cheap when nothing is new). */
-  flush(): void {
-    if (this.#buf !== '') this.#push();
-    if (this.#txBuf !== '') this.#pushTx();
-    if (this.#dirty && this.#gzip !== undefined) {
-      this.#dirty = false;
-      this.#gzip.flush(zlib.Z_SYNC_FLUSH);
+  /** The ID of the last transaction in transactions.jsonl (0: none); a start after a kill backfills from it (`backfill`). */
+  get lastTransactionID(): number {
+    return this.#lastTx;
+  }
+
+  /**
+   * Where transactions.jsonl has a hole before `upTo` (the ID the transaction stream will start
+   * after): the ID to fetch `sinceid` from, or undefined when it is complete. Only a folder that
+   * continues (a previous session, with an account) can lack transactions: those a killed process
+   * had received but not written (at most `flushMs` of them). Call after `start`.
+   */
+  missingBefore(upTo: number): number | undefined {
+    const first = this.#meta.sessions[0]?.account;
+    if (this.#meta.sessions.length < 2 || first?.broker !== 'v20') return undefined;
+    const from = Math.max(this.#lastTx, Number(first.lastTransactionID));
+    return from < upTo ? from : undefined;
+  }
+
+  /**
+   * Appends to transactions.jsonl the account's transactions it lacks (fetched by the runner from
+   * `lastTransactionID` on), e.g. those a killed run had received but not yet written. Only IDs
+   * after the file's last, in order; the inputs are not touched (they record what was received, when).
+   */
+  backfill(txs: readonly Transaction[]): number {
+    let n = 0;
+    for (const t of txs) {
+      const id = Number(t.id);
+      if (!Number.isInteger(id) || id <= this.#lastTx) continue;
+      this.#lastTx = id;
+      this.#txBuf += `${JSON.stringify(t)}\n`;
+      n++;
     }
+    if (this.#txBuf !== '') this.#pushTx();
+    return n;
+  }
+
+  /** Writes what is buffered: a gzip member, transactions.jsonl lines (the timer calls this; nothing when nothing is new). */
+  flush(): void {
+    this.#flush(true);
+  }
+
+  /** `compress` false: the member is stored (no deflate), a few µs instead of tens: an intent's flush, on the order's path. */
+  #flush(compress: boolean): void {
+    if (this.#buf !== '') this.#push(compress);
+    if (this.#txBuf !== '') this.#pushTx();
   }
 
   /** Ends the session: the stop marker, run.json, the files closed. Resolves once they are on disk. */
@@ -246,10 +354,10 @@ export class InputRecorder {
     this.#push();
     this.#closeFile();
     if (this.#txBuf !== '') this.#pushTx();
-    const txOut = this.#txOut;
-    this.#txOut = undefined;
-    if (txOut !== undefined) this.#closing.push(new Promise<void>((res) => txOut.end(() => res())));
-    await Promise.all(this.#closing);
+    if (this.#txFd >= 0) {
+      closeSync(this.#txFd);
+      this.#txFd = -1;
+    }
     s.stop = new Date(wall).toISOString();
     s.reason = reason;
     s.lastSeq = this.#seq;
@@ -271,27 +379,52 @@ export class InputRecorder {
   #pushTx(): void {
     const t = this.#txBuf;
     this.#txBuf = '';
-    this.#txOut?.write(t);
+    if (this.#txFd < 0) return;
+    try {
+      // One write of whole lines: a kill leaves transactions.jsonl ending at a line's end (or, killed
+      // inside this write, a torn last line that the next start's reader skips and the backfill replaces).
+      writeSync(this.#txFd, t);
+    } catch (e) {
+      this.#o.onWarn?.(`run folder ${this.dir}: ${TRANSACTIONS_FILE} cannot be written (${(e as Error).message})`);
+    }
   }
 
-  #push(): void {
+  /** Writes `text` to the input file as one complete gzip member. */
+  #member(text: string, compress = true): void {
+    if (this.#fd < 0) return;
+    try {
+      writeSync(this.#fd, compress ? gzipSync(text, { level: 1 }) : storedGzip(Buffer.from(text)));
+    } catch (e) {
+      this.#fail(e as Error);
+    }
+  }
+
+  #fail(e: Error): void {
+    if (this.#error !== undefined) return;
+    this.#error = e;
+    this.#capped = true; // nothing more is recorded; the run goes on
+    this.#o.onWarn?.(`run folder ${this.dir}: ${this.#fileName} cannot be written (${e.message}); the recording of inputs stops, the run goes on`);
+    if (this.#fd >= 0) closeSync(this.#fd);
+    this.#fd = -1;
+  }
+
+  #push(compress = true): void {
     if (this.#txBuf !== '') this.#pushTx();
-    const buf = this.#buf;
+    let buf = this.#buf;
     this.#buf = '';
-    if (buf === '' || this.#gzip === undefined) return;
+    if (buf === '' || this.#fd < 0) return;
     const bytes = Buffer.byteLength(buf);
-    this.#gzip.write(buf);
-    this.#dirty = true;
     this.#fileBytes += bytes;
     this.#totalBytes += bytes;
     this.#sessionBytes += bytes;
     if (!this.#capped && this.#totalBytes >= this.#max) {
       this.#capped = true;
-      const marker = `{"k":"capped","seq":${++this.#seq},"rt":${Date.now()},"bytes":${this.#totalBytes}}\n`;
-      this.#gzip.write(marker);
+      buf += `{"k":"capped","seq":${++this.#seq},"rt":${Date.now()},"bytes":${this.#totalBytes}}\n`;
+      this.#member(buf, compress);
       this.#o.onWarn?.(`run folder ${this.dir}: the recording of inputs reached its cap of ${this.#max} bytes (--record-max-mb) and stops here; the run goes on, and a replay covers the run up to this point`);
       return;
     }
+    this.#member(buf, compress);
     if (this.#fileBytes >= this.#rotate) {
       this.#closeFile();
       this.#openFile();
@@ -303,35 +436,23 @@ export class InputRecorder {
     const name = INPUT_FILE(++this.#fileNo);
     this.#session!.files.push(name);
     this.#fileBytes = 0;
-    // Level 1: the fastest; JSON lines of prices still shrink about 6 to 8 times, and the CPU the
-    // compression takes (on libuv's threads) stays small next to the run.
-    const gzip = createGzip({ level: 1 });
-    const out = createWriteStream(join(this.dir, name), { flags: 'wx' });
-    const fail = (e: Error): void => {
-      if (this.#error !== undefined) return;
-      this.#error = e;
-      this.#capped = true; // nothing more is recorded; the run goes on
-      this.#o.onWarn?.(`run folder ${this.dir}: ${name} cannot be written (${e.message}); the recording of inputs stops, the run goes on`);
-    };
-    gzip.on('error', fail);
-    out.on('error', fail);
-    gzip.pipe(out);
-    this.#gzip = gzip;
-    this.#out = out;
+    this.#fileName = name;
+    // Level 1 (in #member): the fastest; JSON lines of prices still shrink about 6 to 8 times.
+    try {
+      this.#fd = openSync(join(this.dir, name), 'wx');
+    } catch (e) {
+      this.#fail(e as Error);
+    }
   }
 
   #closeFile(): void {
-    const gzip = this.#gzip;
-    const out = this.#out;
-    if (gzip === undefined || out === undefined) return;
-    this.#gzip = undefined;
-    this.#out = undefined;
-    this.#dirty = false;
-    this.#closing.push(new Promise<void>((res) => {
-      out.once('close', () => res());
-      out.once('error', () => res());
-      gzip.end();
-    }));
+    if (this.#fd < 0) return;
+    try {
+      closeSync(this.#fd);
+    } catch (e) {
+      this.#fail(e as Error);
+    }
+    this.#fd = -1;
   }
 
   /** run.json through a temporary file and a rename: never half-written. */

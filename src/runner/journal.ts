@@ -557,6 +557,9 @@ export class Journal {
    */
   append(recs: readonly JournalRecord[], defer = false): void {
     if (recs.length === 0) return;
+    // The runner closes the journal last (after every answer and lookup); a write after that is a
+    // defect, said as one rather than as a RangeError from a closed descriptor.
+    if (this.#fd < 0) throw new JournalError(`journal ${this.dir}: a ${recs[0]!.k} record came after the journal was closed and was not written (the runner closes its journal only after every request has its answer: report this)`);
     const bufs: Buffer[] = [];
     for (const r of recs) {
       const numbered = { n: ++this.#n, ...r } as Numbered;

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { merge, type Observable, Subject, tap } from 'rxjs';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
@@ -6,17 +5,19 @@ import { toUnits } from '../domain/money.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import { nextRollover } from '../domain/new-york.ts';
 import { formatTime } from '../domain/time.ts';
-import type { Account, Transaction } from '../domain/v20/index.ts';
+import type { Transaction } from '../domain/v20/index.ts';
 import type { Portfolio } from '../engine/portfolio.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import type { RiskDay } from './journal.ts';
 
 /**
- * Pre-trade limits. Every limit is optional; an absent one is not checked. They apply to orders
- * that add exposure (entries); exits (reduce-only orders, orders that reduce the position, trade
- * and position closes, cancels, dependent TP/SL orders) always pass, so a breached limit never
- * traps a position. (Every request, exits included, still goes through the HTTP client's request
+ * Pre-trade limits. Every limit is optional; an absent one is not checked. Every order is split
+ * into the part that reduces the current position and the part that opens new exposure
+ * (`splitOrder`); the limits apply to the opening part of every order, a reversal's included.
+ * Reducing parts and exits (reduce-only orders, trade and position closes, cancels, dependent TP/SL
+ * orders) always pass, so a breached limit never traps a position: when an order's opening part is
+ * refused, its reducing part is still sent (as a reduce-only order) and the refusal reported. (Every request, exits included, still goes through the HTTP client's request
  * budget: the token bucket under OANDA's published rate.)
  */
 export interface RiskLimits {
@@ -24,7 +25,7 @@ export interface RiskLimits {
   readonly maxUnits?: number;
   /** Largest number of open trades plus pending and in-flight entry orders. */
   readonly maxOpenTrades?: number;
-  /** Entries (orders and replacements that add exposure) per sliding minute of engine time; exits are not counted. */
+  /** Orders with an opening part per sliding minute of engine time; orders that only reduce are not counted. */
   readonly maxOrdersPerMinute?: number;
   /** Largest fall of NAV (realized + unrealized, home currency) within a 17:00 New York trading day. */
   readonly maxDailyLoss?: number;
@@ -50,6 +51,28 @@ export interface RiskBreach {
   readonly limit: RiskLimit;
   readonly intent: OrderIntent;
   readonly message: string;
+  /** An order refused in part: its opening part was refused, its reducing part sent (reduce-only). */
+  readonly parts?: OrderParts;
+}
+
+/** An order as the part that reduces the current position and the part that opens new exposure. */
+export interface OrderParts {
+  /** Units that reduce the opposite position (the order's sign, or 0). */
+  readonly reducing: number;
+  /** Units that open or add exposure (the order's sign, or 0). reducing + opening = the order's units. */
+  readonly opening: number;
+}
+
+/**
+ * Splits an order of `units` (signed) into its reducing and opening parts, given how many units of
+ * the opposite position are certain to be there when it fills (`reducible` >= 0): the reducing
+ * part is at most that, the rest opens exposure. A reversal (-2000 while long 1000) is -1000 of
+ * each.
+ */
+export function splitOrder(units: number, reducible: number): OrderParts {
+  const r = Math.min(Math.abs(units), Math.max(0, reducible));
+  const reducing = units < 0 ? -r : r;
+  return { reducing, opening: units - reducing };
 }
 
 /** The logging a risk layer needs (pino's Logger fits). */
@@ -74,7 +97,8 @@ export interface RiskOptions {
   readonly onReject?: (b: RiskBreach) => void;
 }
 
-const ENTRY_TYPES = new Set(['MARKET', 'LIMIT', 'STOP', 'MARKET_IF_TOUCHED']);
+/** Order types that can open exposure (entries); TP/SL/trailing orders only reduce. */
+export const ENTRY_TYPES = new Set(['MARKET', 'LIMIT', 'STOP', 'MARKET_IF_TOUCHED']);
 const MINUTE = 60_000;
 
 interface Entry {
@@ -210,18 +234,29 @@ export class RiskExecution implements Execution {
   }
 
   submit(intent: OrderIntent): void {
-    const breach = this.check(intent);
+    const a = this.#assess(intent);
+    const breach = a.breach;
     if (breach !== undefined) {
       this.breaches.push(breach);
-      this.#o.log?.warn({ limit: breach.limit, intentId: intent.id, kind: intent.kind }, `risk: ${breach.message}`);
-      this.#o.onReject?.(breach);
+      const reducing = breach.parts?.reducing ?? 0;
+      this.#o.log?.warn({ limit: breach.limit, intentId: intent.id, kind: intent.kind, ...(breach.parts !== undefined ? { reducing, opening: breach.parts.opening } : {}) }, `risk: ${breach.message}`);
+      if (reducing === 0 || intent.kind !== 'order') {
+        this.#o.onReject?.(breach);
+        this.#reject(breach);
+        return;
+      }
+      // The opening part is refused (and reported); the reducing part still goes, as a reduce-only order.
       this.#reject(breach);
+      const r = intent.request as unknown as Record<string, unknown>;
+      const close = { ...intent, request: { ...r, units: String(reducing), positionFill: 'REDUCE_ONLY' } } as unknown as typeof intent;
+      this.#inFlight.set(intent.id, { instrument: a.entry!.instrument, units: reducing });
+      this.#o.inner.submit(withClientID(close));
       return;
     }
     if (intent.kind === 'order' || intent.kind === 'replace') {
-      const e = entryOf(intent);
+      const e = a.entry;
       if (e !== undefined) {
-        if (this.#adds(e)) this.#window.push(this.#o.clock.now());
+        if (a.parts !== undefined && a.parts.opening !== 0) this.#window.push(this.#o.clock.now());
         this.#inFlight.set(intent.id, e);
       }
       this.#o.inner.submit(withClientID(intent));
@@ -230,14 +265,32 @@ export class RiskExecution implements Execution {
     this.#o.inner.submit(intent);
   }
 
-  /** The limit an intent would breach, or undefined when it may go. Changes nothing. */
+  /** The limit an intent's opening part would breach, or undefined when it may go whole. Changes nothing. */
   check(intent: OrderIntent): RiskBreach | undefined {
+    return this.#assess(intent).breach;
+  }
+
+  /**
+   * An order's reducing and opening parts against the current worst-case position (see
+   * `splitOrder`), for the instrument it trades (undefined for intents that open nothing).
+   */
+  parts(intent: OrderIntent): OrderParts | undefined {
+    const e = entryOf(intent);
+    return e === undefined ? undefined : splitOrder(e.units, this.#reducible(e, intent));
+  }
+
+  #assess(intent: OrderIntent): { breach?: RiskBreach; entry?: Entry; parts?: OrderParts } {
     const { limits } = this.#o;
     const e = entryOf(intent);
-    if (e === undefined) return undefined;
-    const { worstBefore, worstAfter } = this.#worst(e);
-    if (!(worstAfter > worstBefore)) return undefined; // reduces or keeps the worst case: an exit, never limited
-    if (this.#halted) return { limit: 'killSwitch', intent, message: 'the kill switch is engaged: no new entries' };
+    if (e === undefined) return {};
+    const parts = splitOrder(e.units, this.#reducible(e, intent));
+    if (parts.opening === 0) return { entry: e, parts }; // only reduces the position: an exit, never limited
+    const refuse = (limit: RiskLimit, message: string): { breach: RiskBreach; entry: Entry; parts: OrderParts } => {
+      const partly = parts.reducing !== 0;
+      const said = partly ? `the opening part (${parts.opening} of ${e.units} units) is refused: ${message}; the reducing part (${parts.reducing} units) is sent as a reduce-only order` : message;
+      return { breach: { limit, intent, message: said, ...(partly ? { parts } : {}) }, entry: e, parts };
+    };
+    if (this.#halted) return refuse('killSwitch', 'the kill switch is engaged: no new entries');
     const max = limits.maxOrdersPerMinute;
     if (max !== undefined) {
       const now = this.#o.clock.now();
@@ -245,26 +298,53 @@ export class RiskExecution implements Execution {
       let drop = 0;
       while (drop < w.length && w[drop]! <= now - MINUTE) drop++;
       if (drop > 0) w.splice(0, drop);
-      if (w.length >= max) return { limit: 'maxOrdersPerMinute', intent, message: `${w.length} entries in the last minute; the limit is ${max} per minute (exits are not limited)` };
+      if (w.length >= max) return refuse('maxOrdersPerMinute', `${w.length} orders opening exposure in the last minute; the limit is ${max} per minute (parts that only reduce a position are not limited)`);
     }
-    if (limits.maxUnits !== undefined && worstAfter > limits.maxUnits) {
-      return { limit: 'maxUnits', intent, message: `${e.instrument}: ${worstAfter} units after this order (worst case, pending orders included); the limit is ${limits.maxUnits}` };
+    if (limits.maxUnits !== undefined) {
+      const { worstAfter } = this.#worst(e);
+      if (worstAfter > limits.maxUnits) return refuse('maxUnits', `${e.instrument}: ${worstAfter} units after this order (worst case, pending orders included); the limit is ${limits.maxUnits}`);
     }
     if (limits.maxOpenTrades !== undefined) {
-      const open = this.#o.portfolio.ledger.trades.size + this.#pendingEntries() + this.#inFlight.size;
-      if (open + 1 > limits.maxOpenTrades) return { limit: 'maxOpenTrades', intent, message: `${open} open trades and entry orders; the limit is ${limits.maxOpenTrades}` };
+      const open = this.#o.portfolio.ledger.trades.size + this.#pendingEntries() + this.#inFlight.size - this.#tradesClosedBy(e, parts);
+      if (open + 1 > limits.maxOpenTrades) return refuse('maxOpenTrades', `${open} open trades and entry orders; the limit is ${limits.maxOpenTrades}`);
     }
     if (limits.maxDailyLoss !== undefined) {
       const loss = this.dailyLoss();
-      if (loss >= limits.maxDailyLoss) return { limit: 'maxDailyLoss', intent, message: `lost ${loss.toFixed(2)} ${this.#o.portfolio.currency} this trading day (since 17:00 New York); the limit is ${limits.maxDailyLoss}` };
+      if (loss >= limits.maxDailyLoss) return refuse('maxDailyLoss', `lost ${loss.toFixed(2)} ${this.#o.portfolio.currency} this trading day (since 17:00 New York); the limit is ${limits.maxDailyLoss}`);
     }
     if (limits.maxSpreadPips !== undefined) {
       const q = this.#o.portfolio.quote(e.instrument);
-      if (q === undefined) return { limit: 'maxSpreadPips', intent, message: `${e.instrument}: no quote yet, the spread cannot be checked` };
+      if (q === undefined) return refuse('maxSpreadPips', `${e.instrument}: no quote yet, the spread cannot be checked`);
       const pips = (q.ask - q.bid) / this.#o.instruments.get(e.instrument).pip;
-      if (pips > limits.maxSpreadPips + 1e-9) return { limit: 'maxSpreadPips', intent, message: `${e.instrument}: spread ${pips.toFixed(1)} pips; the limit is ${limits.maxSpreadPips}` };
+      if (pips > limits.maxSpreadPips + 1e-9) return refuse('maxSpreadPips', `${e.instrument}: spread ${pips.toFixed(1)} pips; the limit is ${limits.maxSpreadPips}`);
     }
-    return undefined;
+    return { entry: e, parts };
+  }
+
+  /**
+   * How many units of the opposite position are certain to be there when the order fills: the
+   * position less every pending and in-flight order that could reduce it first. A hedging
+   * account's orders open a trade of their own (0) unless they ask to reduce first.
+   */
+  #reducible(e: Entry, intent: OrderIntent): number {
+    const exp = this.#exposure(e.instrument);
+    const fill = (intent as { request?: { positionFill?: string } }).request?.positionFill;
+    if (fill === 'OPEN_ONLY') return 0;
+    if (this.#o.hedging === true) {
+      if (fill !== 'REDUCE_FIRST') return 0;
+      return e.units < 0 ? Math.max(0, exp.long + exp.sells) : Math.max(0, -(exp.short + exp.buys));
+    }
+    return e.units < 0 ? Math.max(0, exp.net + exp.sells) : Math.max(0, -(exp.net + exp.buys));
+  }
+
+  /** Trades of the instrument a netting order's reducing part closes whole (all of them when it takes the whole position). */
+  #tradesClosedBy(e: Entry, parts: OrderParts): number {
+    if (parts.reducing === 0 || this.#o.hedging === true) return 0;
+    const p = this.#o.portfolio.ledger.position(e.instrument);
+    if (Math.abs(parts.reducing) < Math.abs(p.long + p.short)) return 0;
+    let n = 0;
+    for (const t of this.#o.portfolio.ledger.trades.values()) if (t.instrument === e.instrument) n++;
+    return n;
   }
 
   /** The worst-case position of the instrument before and after the order (in-flight and pending entries included). */
@@ -279,12 +359,6 @@ export class RiskExecution implements Execution {
       worstBefore: Math.max(exp.net + exp.buys, -(exp.net + exp.sells), 0),
       worstAfter: Math.max(exp.net + exp.buys + Math.max(e.units, 0), -(exp.net + exp.sells + Math.min(e.units, 0)), 0),
     };
-  }
-
-  /** Whether the order adds to the worst-case exposure (an entry) rather than reducing or keeping it (an exit). */
-  #adds(e: Entry): boolean {
-    const w = this.#worst(e);
-    return w.worstAfter > w.worstBefore;
   }
 
   /** Net position, and the sums of pending plus in-flight buy and sell entries, of one instrument. */
@@ -314,7 +388,7 @@ export class RiskExecution implements Execution {
   }
 
   #reject(b: RiskBreach): void {
-    this.#emitReject(b.intent, RISK_REJECT_REASON[b.limit], `fxflow risk limit ${b.limit}: ${b.message}`);
+    this.#emitReject(b.intent, RISK_REJECT_REASON[b.limit], `fxflow risk limit ${b.limit}: ${b.message}`, b.parts?.opening);
   }
 
   /**
@@ -326,7 +400,8 @@ export class RiskExecution implements Execution {
     this.#emitReject(intent, rejectReason, `fxflow: ${message}`);
   }
 
-  #emitReject(intent: OrderIntent, rejectReason: string, errorMessage: string): void {
+  /** `units`: the refused part of an order refused in part (its opening part). */
+  #emitReject(intent: OrderIntent, rejectReason: string, errorMessage: string, units?: number): void {
     const request = intent.kind === 'order' || intent.kind === 'replace' ? (intent.request as unknown as Record<string, unknown>) : {};
     const type = typeof request.type === 'string' ? request.type : 'MARKET';
     const id = `${this.#lastID}.${String(++this.#synthetic).padStart(6, '0')}`;
@@ -341,107 +416,8 @@ export class RiskExecution implements Execution {
       clientExtensions: { ...(request.clientExtensions as object | undefined), id: intent.id },
       rejectReason,
       errorMessage,
+      ...(units !== undefined ? { units: String(units) } : {}),
     } as unknown as Transaction;
     this.#rejects.next(tx);
-  }
-}
-
-/**
- * What the kill switch and --flatten-on-exit submit on a v20 account, from the account as OANDA
- * reports it (GET /accounts/{id}): a cancel for every pending entry order and, with `flatten`, a
- * close of each instrument's long and short position. Also says what the account holds.
- */
-export function accountCloseIntents(account: Account, flatten: boolean, idPrefix: string, first = 0): { intents: OrderIntent[]; openTrades: number; positions: string[]; pendingEntries: number } {
-  const intents: OrderIntent[] = [];
-  let n = first;
-  let pendingEntries = 0;
-  for (const o of account.orders ?? []) {
-    if (!ENTRY_TYPES.has(o.type) || (o.state !== undefined && o.state !== 'PENDING')) continue;
-    pendingEntries++;
-    intents.push({ kind: 'cancel', id: `${idPrefix}-${++n}`, orderSpecifier: o.id });
-  }
-  const positions: string[] = [];
-  for (const p of account.positions ?? []) {
-    const long = Number(p.long?.units ?? 0) !== 0;
-    const short = Number(p.short?.units ?? 0) !== 0;
-    if (!long && !short) continue;
-    positions.push(p.instrument);
-    if (flatten) intents.push({ kind: 'closePosition', id: `${idPrefix}-${++n}`, instrument: p.instrument, ...(long ? { longUnits: 'ALL' } : {}), ...(short ? { shortUnits: 'ALL' } : {}) });
-  }
-  return { intents, openTrades: (account.trades ?? []).length, positions, pendingEntries };
-}
-
-/**
- * What the kill switch submits: a cancel for every pending entry order (dependent TP/SL orders stay,
- * they protect open trades) and, with `flatten`, a close of every open position.
- */
-export function killSwitchIntents(portfolio: Portfolio, flatten: boolean, idPrefix: string): OrderIntent[] {
-  const out: OrderIntent[] = [];
-  let n = 0;
-  const ledger = portfolio.ledger;
-  for (const o of ledger.pendingOrders.values()) {
-    if (!ENTRY_TYPES.has(o.type)) continue;
-    out.push({ kind: 'cancel', id: `${idPrefix}-${++n}`, orderSpecifier: o.id });
-  }
-  if (flatten) {
-    const instruments = new Set<string>();
-    for (const t of ledger.trades.values()) instruments.add(t.instrument);
-    for (const instrument of instruments) {
-      const p = ledger.position(instrument);
-      out.push({
-        kind: 'closePosition',
-        id: `${idPrefix}-${++n}`,
-        instrument,
-        ...(p.long > 0 ? { longUnits: 'ALL' } : {}),
-        ...(p.short < 0 ? { shortUnits: 'ALL' } : {}),
-      });
-    }
-  }
-  return out;
-}
-
-/**
- * Fires `onKill` once when the process gets SIGUSR2 or when `file` appears (checked every
- * `pollMs`, default 1 s). Use it for an operator's emergency stop: `kill -USR2 <pid>` or
- * `touch <file>`. Call `close` to stop watching.
- */
-export class KillSwitch {
-  readonly #onKill: (why: string) => void;
-  readonly #file: string | undefined;
-  #fired = false;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  readonly #onSignal = (): void => this.#fire('SIGUSR2');
-  readonly #onFile = (): void => {
-    if (this.#file !== undefined && existsSync(this.#file)) this.#fire(`file ${this.#file}`);
-  };
-
-  constructor(opts: { onKill: (why: string) => void; file?: string; signal?: boolean; pollMs?: number }) {
-    this.#onKill = opts.onKill;
-    this.#file = opts.file;
-    if (opts.signal !== false) process.on('SIGUSR2', this.#onSignal);
-    if (opts.file !== undefined) {
-      if (existsSync(opts.file)) queueMicrotask(() => this.#fire(`file ${opts.file}`));
-      else {
-        this.#timer = setInterval(this.#onFile, opts.pollMs ?? 1000);
-        this.#timer.unref();
-      }
-    }
-  }
-
-  get fired(): boolean {
-    return this.#fired;
-  }
-
-  #fire(why: string): void {
-    if (this.#fired) return;
-    this.#fired = true;
-    this.close();
-    this.#onKill(why);
-  }
-
-  close(): void {
-    process.off('SIGUSR2', this.#onSignal);
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
   }
 }

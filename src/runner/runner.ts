@@ -1,17 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { concat, from, type Observable, Subject, type Subscription, tap } from 'rxjs';
+import { Subject, type Subscription } from 'rxjs';
 import { SimBroker } from '../adapters/sim/broker.ts';
 import { toCandle } from '../adapters/v20/download.ts';
-import { V20Error } from '../adapters/v20/errors.ts';
 import { V20Execution } from '../adapters/v20/execution.ts';
 import type { V20Http } from '../adapters/v20/http.ts';
-import { backoffDelay, sleep } from '../adapters/v20/rate-limit.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
 import { newStreamStats, pricingStream, type StreamOptions, type StreamStats } from '../adapters/v20/stream.ts';
-import { AccountStateError, type AccountState, restoreAccount } from '../domain/account-state.ts';
+import { AccountStateError, restoreAccount } from '../domain/account-state.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
@@ -31,7 +28,10 @@ import { LabsWriter } from '../adapters/catalog/labs-store.ts';
 import { LabsPoller, labsEvents, type LabsEndpoints, type LabsPollerOptions } from './labs-poller.ts';
 import { CandleBuilder } from './live-candles.ts';
 import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './official-candles.ts';
-import { accountCloseIntents, KillSwitch, killSwitchIntents, RiskExecution, type RiskLimits } from './risk.ts';
+import { RiskExecution, type RiskLimits } from './risk.ts';
+import { type AccountCheck, closeFromAccount, KillSwitch, killSwitchIntents } from './kill-switch.ts';
+import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
+import { type Baseline, baselineOf, checkOwnership, Latency, newRunId, type SimBaseline, simBaselineOf, simRebaseOf } from './session.ts';
 import type { InputRecorder } from './input-recorder.ts';
 import type { SessionAccount } from './recording.ts';
 import { ShadowBook } from './shadow.ts';
@@ -40,6 +40,7 @@ import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed }
 import { RunnerError } from './errors.ts';
 
 export { RunnerError };
+export { newRunId, type AccountCheck };
 
 /** Everything the runner composes (the CLI builds it from flags; tests from a sandbox). */
 export interface RunnerOptions {
@@ -65,6 +66,14 @@ export interface RunnerOptions {
   readonly maxIntentAgeMs?: number;
   /** First pause before an order whose outcome is unknown is looked up again (default 500 ms; doubling, at most 30 s). */
   readonly lookupBaseMs?: number;
+  /**
+   * The in-doubt rule (docs/operations.md): a request without an answer that may still be in transit
+   * counts as never received only once this long (ms, default 60 000: OANDA publishes no figure;
+   * twice the client's 30 s timeout) plus `inDoubtMarginMs` (default 10 000) has passed since it was
+   * sent with no sign of it on the transaction stream or in the account's transactions.
+   */
+  readonly requestWindowMs?: number;
+  readonly inDoubtMarginMs?: number;
   /** The run identity in every client ID (default: a new one per start, time + random). */
   readonly runId?: string;
   /** fsync every journal write (default true; false only to measure what fsync costs). */
@@ -102,6 +111,27 @@ export interface RunnerOptions {
   readonly flattenOnKill?: boolean;
   /** The kill switch file (its existence stops the run); SIGUSR2 always works. */
   readonly killFile?: string;
+  /**
+   * The kill switch and --flatten-on-exit keep trying to confirm a flat account this long (ms,
+   * default 5 minutes) through failed reads and closes before they give up NOT FLAT.
+   */
+  readonly flattenTimeoutMs?: number;
+  /** First pause between the flatten's attempts (ms, default 500, doubling to 10 s). */
+  readonly flattenRetryBaseMs?: number;
+  /**
+   * Lines for the operator's terminal (the CLI: stderr, also with --log-file): the kill switch's
+   * engagement, what a stop waits for, and every `progressEveryMs` (default 5 s) what the flatten
+   * still finds open. Each is logged as well.
+   */
+  readonly say?: (line: string) => void;
+  readonly progressEveryMs?: number;
+  /**
+   * Ctrl-C (with `signals`): the first starts the graceful stop, the second warns, a third within
+   * this window (ms, default 3000) of the second exits at once through `abandon`.
+   */
+  readonly ctrlCWindowMs?: number;
+  /** The third Ctrl-C: called with what is open as last seen; the CLI prints NOT FLAT and exits 130. */
+  readonly abandon?: (open: readonly string[]) => void;
   /** Listen to SIGINT/SIGTERM/SIGUSR2 (the CLI: true; tests drive `stop` themselves). */
   readonly signals?: boolean;
   /** Status line period in ms (default 60 s; 0 = none). */
@@ -163,135 +193,8 @@ export interface RunResult {
   readonly reason: string;
 }
 
-/** What the account held when the kill switch or flatten checked it. */
-export interface AccountCheck {
-  readonly ok: boolean;
-  /** The account's last transaction when it was read. */
-  readonly lastTransactionID: string;
-  readonly openTrades: number;
-  /** Instruments with a non-zero long or short position. */
-  readonly positions: readonly string[];
-  /** Pending entry orders (limit, stop, MIT, market); dependent TP/SL orders are not counted. */
-  readonly pendingEntries: number;
-  /** Rounds of closes sent. */
-  readonly rounds: number;
-  /** Why it could not be confirmed (the account could not be read). */
-  readonly error?: string;
-}
-
-/** A new run identity: time (base 36) and 16 random bits; unique across restarts and journals. */
-export function newRunId(): string {
-  return `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-}
-
 /** v20 client IDs are at most 128 characters (clientExtensions). */
 const CLIENT_ID_MAX = 128;
-
-/** Tick-to-submission latencies in ms (bounded ring). */
-class Latency {
-  readonly #xs = new Float64Array(65_536);
-  #n = 0;
-  add(ms: number): void {
-    this.#xs[this.#n++ & 0xffff] = ms;
-  }
-  snapshot(): { p50: number; p99: number; max: number; n: number } {
-    const n = Math.min(this.#n, this.#xs.length);
-    if (n === 0) return { p50: 0, p99: 0, max: 0, n: 0 };
-    const s = Array.from(this.#xs.subarray(0, n)).sort((a, b) => a - b);
-    const q = (p: number): number => s[Math.min(n - 1, Math.floor(p * n))]!;
-    return { p50: q(0.5), p99: q(0.99), max: s[n - 1]!, n: this.#n };
-  }
-}
-
-/**
- * The journaling layer next to the broker: every transaction is journaled (fsync) before the
- * engine sees it, and an intent is confirmed once the broker has answered it.
- */
-class JournaledExecution implements Execution {
-  readonly transactions$: Observable<Transaction>;
-  constructor(
-    readonly inner: (Execution & { drain: () => Promise<void> }) | SimExecution,
-    readonly journal: Journal,
-    replay: readonly Transaction[],
-    readonly unknown: Set<string>,
-    readonly onSubmit: () => void,
-    recorder?: InputRecorder,
-  ) {
-    this.transactions$ = concat(from(replay), inner.transactions$).pipe(tap(recorder === undefined ? (t) => journal.transaction(t) : (t) => {
-      journal.transaction(t);
-      recorder.transaction(t, Date.now());
-    }));
-  }
-  submit(intent: OrderIntent): void {
-    this.onSubmit();
-    const inner = this.inner;
-    inner.submit(intent);
-    // The simulator confirms each intent itself, once its outcome exists (SimExecution).
-    if (inner instanceof SimExecution) return;
-    void inner.drain().then(() => {
-      if (!this.unknown.has(intent.id)) this.journal.confirm(intent.id);
-    });
-  }
-}
-
-/**
- * The account as reconciled at start: what the journal keeps as its baseline, and what the
- * portfolio (and with --broker sim, the simulator) is restored from (`restoreAccount`).
- */
-interface Baseline extends AccountState {
-  /** The account the journal belongs to (absent in journals written before it was recorded). */
-  readonly accountID?: string;
-  readonly currency: string;
-  readonly marginRate: string;
-  readonly hedging: boolean;
-}
-
-function baselineOf(a: Account): Baseline {
-  const x = a as Account & { pl?: string; financing?: string; commission?: string; guaranteedExecutionFees?: string };
-  return {
-    accountID: a.id,
-    lastTransactionID: a.lastTransactionID,
-    balance: a.balance,
-    pl: x.pl ?? '0',
-    financing: x.financing ?? '0',
-    ...(x.commission !== undefined ? { commission: x.commission } : {}),
-    ...(x.guaranteedExecutionFees !== undefined ? { guaranteedExecutionFees: x.guaranteedExecutionFees } : {}),
-    currency: a.currency,
-    marginRate: a.marginRate ?? '0.02',
-    hedging: a.hedgingEnabled === true,
-    trades: a.trades ?? [],
-    orders: (a.orders ?? []).filter((o) => o.state === undefined || o.state === 'PENDING'),
-  };
-}
-
-/**
- * `--broker sim`: the simulated account's journal starts from an empty account at transaction 0,
- * with the real account's currency, margin rate and hedging, and the real account's balance (at the
- * first start) as its deposit. The simulated account is that baseline plus every transaction the
- * simulator made, all journaled: a restart restores it from them.
- */
-function simBaselineOf(a: Account): SimBaseline {
-  return { ...baselineOf({ ...a, balance: '0', pl: '0', financing: '0', lastTransactionID: '0', trades: [], orders: [] } as Account), broker: 'sim', deposit: a.balance };
-}
-
-/** A --broker sim journal's baseline: an account state of the simulator, the deposit it started with. */
-interface SimBaseline extends Baseline {
-  readonly broker: 'sim';
-  readonly deposit: string;
-}
-
-/**
- * `--broker sim` rebase: the simulated account as it is now (`SimBroker.snapshot()`) becomes the
- * journal's baseline, with the first baseline's deposit, currency, margin rate and hedging. Its
- * latest prices are left out: a restart restores the simulator without them, as from a journal that
- * was never rebased (the market is the next price), so both restart the same way.
- */
-function simRebaseOf(sim: SimBroker, first: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'>): SimBaseline {
-  const { quotes: _quotes, ...account } = sim.snapshot();
-  return { ...account, currency: first.currency, marginRate: first.marginRate, hedging: first.hedging, broker: 'sim', deposit: first.deposit };
-}
-
-const clientIDOf = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 
 /**
  * The paper/live runner: the same strategy module as a backtest, on a v20 account.
@@ -325,7 +228,6 @@ export class Runner {
   /** --broker sim: the journal's first baseline (deposit, currency, margin rate, hedging), kept by every rebase. */
   #simBaseline: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'> | undefined;
   #shadow: ShadowBook | undefined;
-  #inner: Execution | undefined;
   #priceSub: Subscription | undefined;
   #done: Promise<void> | undefined;
   #stopping: Promise<RunResult> | undefined;
@@ -340,7 +242,6 @@ export class Runner {
   #closingTick: { readonly instrument: string; readonly at: number; readonly bid: number; readonly ask: number } | undefined;
   /** The last tick per instrument: the portfolio's mark again after a candle that arrived late. */
   readonly #lastTick = new Map<string, { kind: 'tick'; instrument: string; at: number; bid: number; ask: number }>();
-  #recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, expired: 0, restoredState: false };
   /** This start's identity, in every client ID it makes. */
   readonly runId: string;
   /** Client IDs are `<prefix>-<n>`: the strategy name and the run identity. */
@@ -348,13 +249,24 @@ export class Runner {
     return `${this.o.name.slice(0, CLIENT_ID_MAX - this.runId.length - 12)}-${this.runId}`;
   }
   #accountCheck: AccountCheck | undefined;
-  #unknown = new Set<string>();
+  /** Intents in doubt and their settling (built in the constructor). */
+  readonly #orders: OrderLifecycle;
   #contents: JournalContents;
   #signalHandlers: [NodeJS.Signals, () => void][] = [];
   #warming = false;
   #simStarted = false;
   /** The kill switch submitted its intents (cancels, closes). */
   #killed = false;
+  /**
+   * The kill switch (or a flattening stop) engaged: one-way. The strategy's handlers are no longer
+   * called, its intents waiting to be sent are dropped, and nothing of its is sent any more.
+   */
+  #halted = false;
+  #journaled: JournaledExecution | undefined;
+  /** What the stop or the kill switch is doing now (the status page; undefined while running). */
+  stopState: string | undefined;
+  /** The latest account read by the flatten: what is open (the third Ctrl-C names it). */
+  #lastOpen: readonly string[] | undefined;
   readonly #lastPrice = new Map<string, number>();
   #syncScheduled = false;
   /** Time of the first live price: the report's period starts there (not at the warm-up candles). */
@@ -398,45 +310,24 @@ export class Runner {
         if (t !== undefined && t.at >= c.at) this.#portfolio.mark(t);
       },
     });
+    this.#orders = new OrderLifecycle({
+      rest: o.rest, accountID: o.accountID, journal: this.journal, log: this.#log, ...(o.broker !== undefined ? { broker: o.broker } : {}),
+      ...(o.lookupBaseMs !== undefined ? { lookupBaseMs: o.lookupBaseMs } : {}), ...(o.maxIntentAgeMs !== undefined ? { maxIntentAgeMs: o.maxIntentAgeMs } : {}),
+      windowMs: (o.requestWindowMs ?? 60_000) + (o.inDoubtMarginMs ?? 10_000),
+      risk: () => this.#risk, stopping: () => this.#stopping !== undefined,
+    });
   }
 
-  /**
-   * Refuses a journal that does not belong to the account: another account ID, a last transaction
-   * ahead of the account's (the journal of an account that was reset, e.g. a restarted sandbox), or
-   * (v20) a journaled transaction the account does not have under its ID. Closes the journal (its
-   * lock) before throwing.
-   */
-  async #checkOwnership(baseline: (Baseline & { broker?: 'sim' }) | undefined, contents: JournalContents, accountLast: string): Promise<void> {
-    const o = this.o;
-    const fresh = `start afresh from the account with the same command and --new-journal (the old journal is kept in ${o.journalDir}/replaced-<time>/), or give --journal the directory of this account's journal`;
-    const refuse = (why: string): never => {
-      this.journal.close();
-      throw new RunnerError('RUNNER', `journal ${o.journalDir} does not belong to account ${o.accountID}: ${why}. Nothing was sent; ${fresh}`);
-    };
-    if (baseline === undefined) return;
-    if (baseline.accountID !== undefined && baseline.accountID !== o.accountID) refuse(`it was written for account ${baseline.accountID}`);
-    if (baseline.broker === 'sim') return; // the simulator's own transaction IDs
-    const journalLast = contents.lastTransactionID || baseline.lastTransactionID;
-    if (Number(journalLast) > Number(accountLast)) refuse(`its last transaction is ${journalLast}, the account's last is ${accountLast} (an account that was reset, e.g. a restarted sandbox, or another account)`);
-    const last = contents.transactions[contents.transactions.length - 1];
-    if (last === undefined) return;
-    let theirs: Transaction | undefined;
-    try {
-      theirs = await o.rest.transaction(o.accountID, last.id);
-    } catch (e) {
-      if (!(e instanceof V20Error && e.status === 404)) {
-        this.journal.close();
-        throw e;
-      }
-    }
-    if (theirs === undefined || theirs.type !== last.type || theirs.time !== last.time) {
-      refuse(`its transaction ${last.id} is ${last.type} at ${last.time}; the account's transaction ${last.id} is ${theirs === undefined ? 'missing' : `${theirs.type} at ${theirs.time}`}`);
-    }
+  /** Orders in doubt now: in flight without an answer (the adapter's), or journaled ones a restart waits for. */
+  get inDoubt(): { intentId: string; instrument: string | undefined; until: number }[] {
+    const live = [...(this.#v20?.inDoubt.values() ?? [])].map((d) => ({ intentId: d.intentId, instrument: d.instrument, until: d.until }));
+    const restart = [...this.#orders.waiting.values()].map((d) => ({ intentId: d.intentId, instrument: undefined, until: d.until }));
+    return [...live, ...restart];
   }
 
   /** Submissions whose outcome is not known yet (being looked up again). */
   get unknownCount(): number {
-    return this.#unknown.size;
+    return this.#orders.unknown.size;
   }
 
   /** Live candles delivered so far: official, built from ticks, waiting. */
@@ -484,7 +375,7 @@ export class Runner {
     if (baseline !== undefined && (baseline.broker === 'sim') !== (broker === 'sim')) {
       throw new RunnerError('RUNNER', `journal ${o.journalDir} was written by a ${baseline.broker === 'sim' ? '--broker sim' : '--broker v20'} run and cannot be used with --broker ${broker}; give --journal another directory (the default one ends in -sim for --broker sim)`);
     }
-    await this.#checkOwnership(baseline, contents, lastTransactionID);
+    await checkOwnership(o, this.journal, baseline, contents, lastTransactionID);
     const fromJournal = baseline !== undefined;
     if (baseline === undefined) {
       // (A --broker sim journal from before its baseline was written holds the simulator's transactions from ID 1: the same thing.)
@@ -522,8 +413,8 @@ export class Runner {
       const at = snap.prices[instrument];
       if (typeof at === 'number' && Number.isFinite(at)) this.#lastPrice.set(instrument, at);
     }
-    this.#recovered.replayed = replay.length;
-    this.#recovered.restoredState = snap !== undefined;
+    this.#orders.recovered.replayed = replay.length;
+    this.#orders.recovered.restoredState = snap !== undefined;
     const fromID = broker === 'v20' ? contents.lastTransactionID || baseline.lastTransactionID : lastTransactionID;
     log.info({ lastTransactionID, journalLast: contents.lastTransactionID, trades: portfolio.ledger.trades.size, pendingOrders: portfolio.ledger.pendingOrders.size, balance: baseline.balance, replay: replay.length, restoredState: snap !== undefined }, 'reconciled');
 
@@ -546,19 +437,26 @@ export class Runner {
       this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id));
       inner = this.#simExecution;
     } else {
-      const v20 = new V20Execution({ http: o.http, rest: o.rest, accountID: o.accountID, lastTransactionID: fromID, ...o.streams, stats: this.transactionStats });
+      const v20 = new V20Execution({
+        http: o.http, rest: o.rest, accountID: o.accountID, lastTransactionID: fromID, ...o.streams, stats: this.transactionStats,
+        ...(o.requestWindowMs !== undefined ? { requestWindowMs: o.requestWindowMs } : {}), ...(o.inDoubtMarginMs !== undefined ? { inDoubtMarginMs: o.inDoubtMarginMs } : {}),
+      });
       v20.failures$.subscribe((f) => {
-        if (f.outcome !== 'unknown') return;
-        this.#unknown.add(f.intent.id);
-        void this.#lookUp(f.intent);
+        if (f.outcome === 'unknown') this.#orders.inDoubt(f.intent);
       });
       this.#v20 = v20;
       inner = v20;
     }
-    this.#inner = inner;
-    const journaled = new JournaledExecution(inner, this.journal, replay, this.#unknown, () => {
+    const journaled = new JournaledExecution(inner, this.journal, replay, this.#orders.unknown, () => {
       if (!Number.isNaN(this.#tickStart)) this.latency.add(performance.now() - this.#tickStart);
-    }, o.recorder);
+    }, o.recorder, (intent) => {
+      // Dropped by the kill switch before it was sent: settled, and never at the broker.
+      this.journal.confirm(intent.id);
+      this.#dropped++;
+      this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'kill switch: an intent of the strategy waiting to be sent was dropped');
+      this.#risk?.refuse(intent, 'RISK_KILL_SWITCH_ENGAGED', 'dropped before it was sent: the kill switch engaged');
+    });
+    this.#journaled = journaled;
     const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID, onReject: (b) => this.journal.confirm(b.intent.id) });
     this.#risk = risk;
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
@@ -578,13 +476,19 @@ export class Runner {
     // The strategy, with its state restored and warm-up candles kept from its handlers.
     const base = o.strategy;
     const restored = snap?.state;
+    // Once halted (the kill switch), the strategy hears nothing more: no handler of it is called.
     const strategy: Strategy<Params, unknown> = {
       ...base,
       ...(snap !== undefined ? { init: () => restored } : {}),
-      ...(base.onCandle ? { onCandle: (ctx, s) => (this.#warming ? undefined : base.onCandle!(ctx, s)) } : {}),
-      ...(base.onStart ? { onStart: (ctx, s) => (this.#warming ? undefined : base.onStart!(ctx, s)) } : {}),
+      ...(base.onCandle ? { onCandle: (ctx, s) => (this.#warming || this.#halted ? undefined : base.onCandle!(ctx, s)) } : {}),
+      ...(base.onStart ? { onStart: (ctx, s) => (this.#warming || this.#halted ? undefined : base.onStart!(ctx, s)) } : {}),
+      ...(base.onTick ? { onTick: (ctx, s) => (this.#halted ? undefined : base.onTick!(ctx, s)) } : {}),
+      ...(base.onSignal ? { onSignal: (ctx, s) => (this.#halted ? undefined : base.onSignal!(ctx, s)) } : {}),
+      ...(base.onCalendar ? { onCalendar: (ctx, s) => (this.#halted ? undefined : base.onCalendar!(ctx, s)) } : {}),
+      ...(base.onTimer ? { onTimer: (ctx, s) => (this.#halted ? undefined : base.onTimer!(ctx, s)) } : {}),
+      ...(base.onStop ? { onStop: (ctx, s) => (this.#halted ? undefined : base.onStop!(ctx, s)) } : {}),
       onTransaction: (ctx, s) => {
-        const r = base.onTransaction ? base.onTransaction(ctx, s) : undefined;
+        const r = base.onTransaction && !this.#halted ? base.onTransaction(ctx, s) : undefined;
         const id = ctx.transaction?.id;
         if (id !== undefined && !id.includes('.')) this.#handled = id;
         // The risk layer's refusals reach the engine without passing the journal: recorded here.
@@ -616,6 +520,9 @@ export class Runner {
         sessionAccount = { broker: 'v20', ...b };
       }
       o.recorder.start({ runId: this.runId, clientIdPrefix: this.#clientIdPrefix, sequence: engine.sequence, account: sessionAccount, restoredState: snap !== undefined });
+      // transactions.jsonl lacks what a killed process had received but not yet written: from the account.
+      const hole = this.#sim === undefined ? o.recorder.missingBefore(Number(fromID)) : undefined;
+      if (hole !== undefined) o.recorder.backfill((await o.rest.transactionsSinceId(o.accountID, String(hole))).transactions.filter((t) => Number(t.id) <= Number(fromID)));
     }
     this.#done = engine.run(this.#events).catch((e: unknown) => {
       // A strategy that throws stops the run (nothing is submitted on its behalf any more).
@@ -623,7 +530,7 @@ export class Runner {
       queueMicrotask(() => void this.stop(`error: ${(e as Error).message}`));
     });
 
-    await this.#settle(contents, risk);
+    await this.#orders.settle(contents, risk);
 
     // Warm-up from the candles endpoint: the same alignment as backtests; handlers are not called.
     const subs = subscriptionsOf(base, o.params, o.name);
@@ -669,11 +576,12 @@ export class Runner {
     await this.#startLabs(subs);
     this.#kill = new KillSwitch({ ...(o.killFile !== undefined ? { file: o.killFile } : {}), signal: o.signals === true, onKill: (why) => void this.kill(why) });
     if (o.signals) {
-      for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-        const h = (): void => void this.stop(sig);
-        process.once(sig, h);
-        this.#signalHandlers.push([sig, h]);
-      }
+      const term = (): void => void this.stop('SIGTERM');
+      process.once('SIGTERM', term);
+      this.#signalHandlers.push(['SIGTERM', term]);
+      const int = (): void => this.#ctrlC();
+      process.on('SIGINT', int);
+      this.#signalHandlers.push(['SIGINT', int]);
     }
     log.info({ instruments: [...instruments], broker, shadow: o.shadow === true }, 'running');
   }
@@ -760,63 +668,6 @@ export class Runner {
     this.#shadow?.submit(intent);
   }
 
-  /**
-   * Intents journaled without a known outcome: an order is looked up by `@clientID` (and in the
-   * journaled and missed transactions); only one that provably never reached the broker is
-   * submitted again. A close or cancel is resubmitted when no transaction after it (journaled or
-   * missed, not already claimed by an earlier intent) shows its effect.
-   */
-  async #settle(contents: JournalContents, risk: RiskExecution): Promise<void> {
-    const o = this.o;
-    if (contents.intents.length === 0) return;
-    // --broker sim: the journal holds every transaction of the (restored) simulator, so an intent
-    // whose outcome it does not show never reached it; there is nothing to look up or miss.
-    const v20 = (o.broker ?? 'v20') === 'v20';
-    const since = v20 && contents.lastTransactionID ? (await o.rest.transactionsSinceId(o.accountID, contents.lastTransactionID)).transactions : [];
-    const seen = new Set<string>();
-    const pool = [...contents.transactions, ...since];
-    for (const t of pool) {
-      const cid = clientIDOf(t);
-      if (cid !== undefined) seen.add(cid);
-    }
-    // Closes and cancels carry no client ID: each is matched to the first later transaction that
-    // does what it asked, and a transaction proves at most one intent (two unconfirmed partial
-    // closes of one trade with one close seen: exactly one is sent again).
-    const used = new Set<string>();
-    for (const { intent, afterTransactionID, wall } of contents.intents) {
-      this.#recovered.lookedUp++;
-      let applied = seen.has(intent.id);
-      if (!applied && (intent.kind === 'order' || intent.kind === 'replace')) {
-        if (v20) try {
-          await o.rest.order(o.accountID, `@${intent.id}`);
-          applied = true;
-        } catch (e) {
-          if (!(e instanceof V20Error && e.status === 404)) throw e;
-        }
-      } else if (!applied) {
-        const after = Number(afterTransactionID || '0');
-        const proof = pool.find((t) => !used.has(t.id) && Number(t.id) > after && relates(t, intent));
-        if (proof !== undefined) {
-          used.add(proof.id);
-          applied = true;
-        }
-      }
-      const age = Date.now() - (wall ?? Number.NaN);
-      if (applied) {
-        this.journal.confirm(intent.id);
-        this.#log.info({ intentId: intent.id }, 'journaled intent had reached the broker; not resubmitting');
-      } else if (expires(intent) && age > (o.maxIntentAgeMs ?? 5000)) {
-        this.#recovered.expired++;
-        this.journal.confirm(intent.id);
-        this.#log.warn({ intentId: intent.id, kind: intent.kind, ageMs: age, maxIntentAgeMs: o.maxIntentAgeMs ?? 5000 }, 'journaled intent never reached the broker and is older than --max-intent-age; not submitting it');
-        risk.refuse(intent, 'FXFLOW_INTENT_EXPIRED', `decided ${(age / 1000).toFixed(1)} s ago (before a restart) and never sent; older than --max-intent-age ${((o.maxIntentAgeMs ?? 5000) / 1000).toFixed(1)} s`);
-      } else {
-        this.#recovered.resubmitted++;
-        this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'journaled intent never reached the broker; submitting it now');
-        risk.submit(intent);
-      }
-    }
-  }
 
   #onPrice(p: { type?: string; instrument?: string; time?: string; bids?: { price: string; liquidity?: number }[]; asks?: { price: string; liquidity?: number }[] }): void {
     const received = performance.now();
@@ -909,105 +760,104 @@ export class Runner {
     );
   }
 
+
+  #dropped = 0;
+
   /**
-   * An order whose submission ended without a known outcome (5xx, 429 or network errors even on
-   * the lookups): looked up again by its client ID, after pauses doubling from `lookupBaseMs` to
-   * 30 s, until its outcome is known or the run stops (then the next start settles it). Found: the
-   * intent is confirmed (its transactions come on the stream). Provably absent (no order with its
-   * client ID, no transaction carrying it): it is not sent again (its moment has passed); the
-   * strategy gets a reject (`FXFLOW_NOT_PLACED`) so that it stops waiting. Other intents (closes,
-   * cancels) are looked for in the transactions after them.
+   * One-way, and first: the strategy hears nothing more (its handlers are not called), every intent
+   * of it still waiting to be sent is dropped when its turn comes, and the risk gate refuses every
+   * opening part. The runner's own closes and cancels still go.
    */
-  async #lookUp(intent: OrderIntent): Promise<void> {
-    const o = this.o;
-    const log = this.#log;
-    const after = this.journal.pendingIntent(intent.id)?.afterTransactionID || this.journal.lastTransactionID || '0';
-    for (let attempt = 0; ; attempt++) {
-      await sleep(backoffDelay(attempt, o.lookupBaseMs ?? 500, 30_000));
-      if (this.#stopping !== undefined || !this.#unknown.has(intent.id)) return;
-      try {
-        let found = false;
-        if (intent.kind === 'order' || intent.kind === 'replace') {
-          try {
-            await o.rest.order(o.accountID, `@${intent.id}`);
-            found = true;
-          } catch (e) {
-            if (!(e instanceof V20Error && e.status === 404)) throw e;
-          }
-        }
-        if (!found) {
-          const since = (await o.rest.transactionsSinceId(o.accountID, after)).transactions;
-          found = since.some((t) => clientIDOf(t) === intent.id || relates(t, intent));
-        }
-        this.#unknown.delete(intent.id);
-        this.journal.confirm(intent.id);
-        if (found) {
-          log.info({ intentId: intent.id, kind: intent.kind, attempts: attempt + 1 }, 'outcome of an unanswered submission found: it had reached the broker');
-        } else {
-          log.warn({ intentId: intent.id, kind: intent.kind, attempts: attempt + 1 }, 'an unanswered submission never reached the broker; it is not sent again (the strategy gets a reject)');
-          this.#risk?.refuse(intent, 'FXFLOW_NOT_PLACED', 'the submission got no answer and the order is not at the broker; it was not sent again');
-        }
-        return;
-      } catch (e) {
-        log.warn({ intentId: intent.id, attempt, err: e }, 'outcome still unknown (the lookup failed); looking again later');
-      }
-    }
+  #halt(): void {
+    if (this.#halted) return;
+    this.#halted = true;
+    this.#risk?.halt();
+    const journaled = this.#journaled;
+    if (journaled !== undefined) journaled.dropping = (intent) => !isRunnerIntent(intent);
   }
 
-  /** The kill switch: refuse entries, cancel pending entries, optionally flatten, stop. */
+  /** A line for the operator's terminal (`say`), logged too. */
+  #say(line: string, level: 'info' | 'warn' | 'error' = 'warn'): void {
+    this.#log[level]({}, line);
+    this.o.say?.(line);
+  }
+
+  /** What a stop waits for now: requests in flight and intents waiting to be sent. */
+  #waitingFor(): string {
+    const waiting = this.#journaled?.waiting ?? 0;
+    const doubt = this.#orders.unknown.size;
+    const parts: string[] = [];
+    if (waiting > 0) parts.push(`${waiting} intent(s) of the strategy waiting to be sent${this.#halted ? ' (dropped: never sent)' : ''}`);
+    parts.push('the answer to the request in flight, if any');
+    if (doubt > 0) parts.push(`${doubt} order(s) whose outcome is unknown`);
+    return parts.join(', ');
+  }
+
+  /** What is open as last seen: the flatten's latest account read, else the runner's own view. */
+  openAsLastSeen(): readonly string[] {
+    if (this.#lastOpen !== undefined) return this.#lastOpen;
+    const ledger = this.portfolio.ledger;
+    const out: string[] = [];
+    const seen = new Set<string>();
+    for (const t of ledger.trades.values()) {
+      if (seen.has(t.instrument)) continue;
+      seen.add(t.instrument);
+      const p = ledger.position(t.instrument);
+      if (p.long !== 0) out.push(`${t.instrument} long ${p.long}`);
+      if (p.short !== 0) out.push(`${t.instrument} short ${-p.short}`);
+    }
+    for (const o of ledger.pendingOrders.values()) {
+      if (o.type === 'TAKE_PROFIT' || o.type === 'STOP_LOSS' || o.type === 'TRAILING_STOP_LOSS' || o.type === 'GUARANTEED_STOP_LOSS') continue;
+      out.push(`order ${o.id} ${o.type} ${o.instrument ?? ''} ${(o.created as { units?: string }).units ?? ''}`.replace(/\s+/g, ' ').trim());
+    }
+    return out;
+  }
+
+  #ctrlCs = 0;
+  #secondCtrlC = Number.NEGATIVE_INFINITY;
+  /**
+   * SIGINT as operators expect: the first starts the graceful stop (and the flatten, if asked) and
+   * says what it waits for; the second warns; a third within the window of the second exits at
+   * once (`abandon`: NOT FLAT with what is open, code 130). A later one warns again.
+   */
+  #ctrlC(): void {
+    this.#ctrlCs++;
+    const windowMs = this.o.ctrlCWindowMs ?? 3000;
+    if (this.#ctrlCs === 1) {
+      const flatten = this.o.flattenOnExit === true || this.#killed;
+      this.#say(`Ctrl-C: stopping${flatten ? ' and closing every position (--flatten-on-exit)' : ''}; waiting for ${this.#waitingFor()}${flatten ? ', then for the account to confirm it is flat' : ''}. Ctrl-C twice more exits without waiting.`);
+      void this.stop('SIGINT');
+      return;
+    }
+    const now = Date.now();
+    if (this.#ctrlCs === 2 || now - this.#secondCtrlC >= windowMs) {
+      this.#secondCtrlC = now;
+      this.#say(`Ctrl-C again within ${windowMs / 1000} s exits WITHOUT flattening: positions stay open${this.stopState !== undefined ? ` (now ${this.stopState})` : ''}`);
+      return;
+    }
+    const open = this.openAsLastSeen();
+    this.#log.error({ open }, 'third Ctrl-C: exiting before the stop finished');
+    if (this.o.abandon !== undefined) this.o.abandon(open);
+    else process.exit(130);
+  }
+
+  /** The kill switch: halts the strategy first, then cancels pending entries, optionally flattens, and stops. */
   async kill(why: string): Promise<RunResult> {
-    this.#log.warn({ why }, 'kill switch engaged');
+    const waiting = this.#journaled?.waiting ?? 0;
+    this.#halt();
+    this.#killed = true;
     this.#feed.close(); // no candle waits for the endpoint once the kill switch is engaged
+    const flatten = this.o.flattenOnKill ?? true;
+    this.#say(`KILL SWITCH ENGAGED (${why}): the strategy is stopped and gets nothing more; ${waiting} intent(s) of it waiting to be sent are dropped; waiting for the answer to the request in flight, then ${flatten ? 'cancelling pending orders and closing every position the account holds' : 'cancelling pending orders'}`);
     const risk = this.#risk;
-    if (risk) {
-      risk.halt();
-      // --broker sim: the simulated account is in this process, its view is the truth.
-      if (this.#sim !== undefined) {
-        for (const i of killSwitchIntents(this.portfolio, this.o.flattenOnKill ?? true, `kill-${this.runId}`)) {
-          this.journal.intent(i, this.#clock.now());
-          risk.submit(i);
-        }
-      }
-      this.#killed = true;
-    }
-    return this.stop(`kill switch (${why})`, this.#v20 !== undefined && (this.o.flattenOnKill ?? true));
-  }
-
-  /**
-   * v20: closes what the account holds, as OANDA reports it after every submission in flight has
-   * been answered (never the runner's own view, which may lack a fill the stream has not brought
-   * yet): cancels its pending entry orders and, with `flatten`, closes its positions; then reads
-   * the account again to confirm. Up to 3 rounds; what is still open after them is reported (`ok`
-   * false). Closes and cancels go through the risk layer (always allowed) and the journal, and
-   * every request through the HTTP client's request budget.
-   */
-  async #closeFromAccount(flatten: boolean): Promise<AccountCheck> {
-    const o = this.o;
-    const risk = this.#risk!;
-    const inner = this.#v20!;
-    let rounds = 0;
-    let n = 0;
-    for (;;) {
-      await inner.drain();
-      let read: { account: Account; lastTransactionID: string };
-      try {
-        read = await o.rest.account(o.accountID);
-      } catch (e) {
-        return { ok: false, lastTransactionID: '', openTrades: -1, positions: [], pendingEntries: -1, rounds, error: `the account could not be read: ${(e as Error).message}` };
-      }
-      const { intents, openTrades, positions, pendingEntries } = accountCloseIntents(read.account, flatten, `${flatten ? 'flat' : 'kill'}-${this.runId}`, n);
-      n += intents.length;
-      if (intents.length === 0 || rounds >= 3) {
-        const ok = intents.length === 0;
-        return { ok, lastTransactionID: read.lastTransactionID, openTrades, positions, pendingEntries, rounds };
-      }
-      rounds++;
-      this.#log.warn({ round: rounds, positions, pendingEntries, lastTransactionID: read.lastTransactionID }, 'closing what the account holds');
-      for (const i of intents) {
+    // --broker sim: the simulated account is in this process, its view is the truth.
+    if (risk && this.#sim !== undefined) {
+      for (const i of killSwitchIntents(this.portfolio, flatten, `kill-${this.runId}`)) {
         this.journal.intent(i, this.#clock.now());
         risk.submit(i);
       }
     }
+    return this.stop(`kill switch (${why})`, this.#v20 !== undefined && flatten);
   }
 
   /** Stops: optional flatten, drain submissions, snapshot, engine stop, summary. Idempotent. */
@@ -1019,25 +869,46 @@ export class Runner {
   async #stop(reason: string, flatten: boolean): Promise<RunResult> {
     const log = this.#log;
     log.info({ reason, flatten }, 'stopping');
+    this.#orders.stopLookups();
+    // The kill switch halted already; a flattening stop halts the strategy first as well.
+    if (flatten) this.#halt();
     if (flatten && this.#risk && this.#sim !== undefined) {
-      this.#risk.halt();
       for (const i of killSwitchIntents(this.portfolio, true, `exit-${this.runId}`)) {
         this.journal.intent(i, this.#clock.now());
         this.#risk.submit(i);
       }
     }
     // v20: the kill switch and --flatten-on-exit act on the account as OANDA reports it.
-    if ((flatten || this.#killed) && this.#risk && this.#v20 !== undefined) {
-      this.#risk.halt();
-      const check = await this.#closeFromAccount(flatten);
+    let flattened = false;
+    const closeAll = async (): Promise<void> => {
+      if (flattened || this.#risk === undefined || this.#v20 === undefined) return;
+      flattened = true;
+      const flattenNow = flatten || (this.o.flattenOnKill ?? true);
+      const o = this.o;
+      const check = await closeFromAccount({
+        rest: o.rest, accountID: o.accountID, risk: this.#risk, drain: () => this.#journaled!.drain(), journal: this.journal, clock: this.#clock, log, runId: this.runId,
+        ...(o.flattenTimeoutMs !== undefined ? { timeoutMs: o.flattenTimeoutMs } : {}), ...(o.flattenRetryBaseMs !== undefined ? { retryBaseMs: o.flattenRetryBaseMs } : {}),
+        ...(o.progressEveryMs !== undefined ? { progressEveryMs: o.progressEveryMs } : {}),
+        progress: (line) => this.#say(`${this.#killed ? 'kill switch' : 'stop'}: NOT FLAT yet: ${line}`),
+        view: () => this.openAsLastSeen(),
+        onState: (state) => {
+          this.stopState = state;
+        },
+        onRead: (open) => {
+          this.#lastOpen = open;
+        },
+      }, flattenNow);
       this.#accountCheck = check;
-      if (check.ok) log.info({ ...check }, 'the account confirms: nothing open');
+      this.stopState = check.ok ? 'the account confirms: nothing open' : `NOT FLAT: ${check.open.join(', ') || check.error}`;
+      if (check.ok) this.#say(`the account confirms: nothing open (read from OANDA at transaction ${check.lastTransactionID}, after ${check.rounds} round(s) of closes in ${check.seconds} s)`, 'info');
       else log.error({ ...check }, 'THE ACCOUNT IS NOT FLAT: positions or pending entry orders remain after the closes (or the account could not be read); check it now');
-    }
+    };
+    if (flatten || this.#killed) await closeAll();
     // Candles that completed before the stop reach the strategy (each waits at most --candle-wait).
     await this.#feed.drain();
-    const inner = this.#inner as { drain?: () => Promise<void> } | undefined;
-    if (inner?.drain) await inner.drain();
+    await this.#journaled?.drain();
+    // The kill switch engaged while a plain stop was draining: it closes what the account holds too.
+    if (this.#killed) await closeAll();
     // (The simulator closes at the next price: the pricing stream is still on.)
     if (flatten && this.#sim) await waitFor(() => this.portfolio.ledger.trades.size === 0, 5000);
     // The kill switch with --broker sim: its closes (and any market order before them) wait in the
@@ -1056,6 +927,9 @@ export class Runner {
     this.#status();
     this.#events.complete();
     await this.#done;
+    // The journal closes last: after every answer of a request sent (and every lookup) is in it.
+    await this.#journaled?.drain();
+    await this.#orders.stop();
     await this.o.recorder?.stop(reason);
     this.journal.compact();
     this.journal.close();
@@ -1067,37 +941,9 @@ export class Runner {
     const report = `${formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`)}${this.#sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}`;
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
-      summary, report, ...(models !== undefined ? { models } : {}), intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#recovered },
+      summary, report, ...(models !== undefined ? { models } : {}), intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#orders.recovered },
       risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#feed.counts }, reason,
     };
-  }
-
-}
-
-/** The prefixes of the runner's own intents (kill switch, flatten): an operator's order to close stays valid. */
-const RUNNER_INTENT = /^(kill|flat|exit)-/;
-
-/**
- * Intents `--max-intent-age` applies to: the strategy's market orders and closes (their moment is
- * their point). The kill switch's and flatten's closes are the operator's and never expire.
- */
-function expires(intent: OrderIntent): boolean {
-  if (RUNNER_INTENT.test(intent.id)) return false;
-  if (intent.kind === 'closeTrade' || intent.kind === 'closePosition') return true;
-  return intent.kind === 'order' && (intent.request as { type?: string }).type === 'MARKET';
-}
-
-function relates(t: Transaction, intent: OrderIntent): boolean {
-  const x = t as { type: string; orderID?: string; tradeClose?: { tradeID?: string }; longPositionCloseout?: { instrument?: string }; shortPositionCloseout?: { instrument?: string } };
-  switch (intent.kind) {
-    case 'cancel':
-      return x.type === 'ORDER_CANCEL' && x.orderID === intent.orderSpecifier;
-    case 'closeTrade':
-      return x.tradeClose?.tradeID === intent.tradeSpecifier;
-    case 'closePosition':
-      return (x.longPositionCloseout?.instrument ?? x.shortPositionCloseout?.instrument) === intent.instrument;
-    default:
-      return false;
   }
 }
 

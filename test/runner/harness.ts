@@ -41,6 +41,10 @@ export async function rig(opts: SandboxOptions = {}): Promise<Rig> {
       const r = new Runner({
         strategy: pingPong as never, name: 'ping-pong', params: pingPong.params, http, rest, accountID, instruments, journalDir,
         log: quiet, statusEveryMs: 0, warmup: 0,
+        // The in-doubt rule's window, short: on loopback with no proxy in between, a request a
+        // killed or timed-out client wrote reaches the sandbox within milliseconds (tests of the
+        // rule itself use the defaults, through the fault proxy).
+        requestWindowMs: 1000, inDoubtMarginMs: 500,
         streams: { watchdogMs: 1500, reconnectBaseMs: 10, reconnectCapMs: 100 },
         ...o,
       });

@@ -57,7 +57,7 @@ describe('the kill switch asks the account', () => {
   it('fxflow run: when the account cannot confirm it is flat, the kill switch is a loud error and a non-zero exit (never "nothing open")', async () => {
     r = await rig();
     const kill = join(r.journalDir, 'KILL');
-    run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--kill-file', kill, '--log-file', join(r.journalDir, 'run.log')]);
+    run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--kill-file', kill, '--log-file', join(r.journalDir, 'run.log'), '--flatten-timeout', '3']);
     await r.rest.createOrder(r.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never);
     // Every REST request fails from now on: the closes and the account reads.
     r.sandbox.setFaults({ errorRate: 1, seed: 1 });

@@ -14,7 +14,7 @@ afterEach(async () => {
 
 /** Starts `fxflow run` (ping-pong) on the sandbox; resolves once it is running with both streams connected. */
 const startRunner = (sandbox: Rig['sandbox'], journal: string, log: string): Promise<FxflowRun> =>
-  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', journal, '--log-file', log, '--max-intent-age', '600']); // resubmission after a kill is the point here, however slow the restart
+  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', journal, '--log-file', log, '--max-intent-age', '600', '--request-window', '1', '--in-doubt-margin', '1']); // resubmission after a kill is the point here, however slow the restart; on loopback a killed runner's request reaches the sandbox at once, so a 2 s window proves it absent
 
 describe('kill -9 and restart', () => {
   it('10 SIGKILLs at random points, restarts: 0 duplicate orders, 0 missed transactions, strategy state restored', async () => {

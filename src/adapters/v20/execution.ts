@@ -20,6 +20,28 @@ export interface V20ExecutionOptions extends StreamOptions {
   readonly resubmits?: number;
   /** First delay before a lookup/resubmission in ms (default 500). */
   readonly resubmitBaseMs?: number;
+  /**
+   * How long after it was sent a request may still reach OANDA and take effect (ms, default
+   * 60 000). OANDA publishes no such figure; the default is twice the client's 30 s timeout. A
+   * request whose outcome is unknown is in doubt until this, plus `inDoubtMarginMs`, has passed.
+   */
+  readonly requestWindowMs?: number;
+  /** Added to the request window before a request in doubt counts as never received (ms, default 10 000). */
+  readonly inDoubtMarginMs?: number;
+  /** Pause between scans of the account while a request is in doubt (ms, default 2000); a transaction on the stream ends it early. */
+  readonly inDoubtScanMs?: number;
+}
+
+/** A request in doubt: sent, no answer, possibly still in transit to OANDA. */
+export interface InDoubt {
+  readonly intentId: string;
+  readonly kind: OrderIntent['kind'];
+  /** The instrument an order or close is on, when the intent names one. */
+  readonly instrument: string | undefined;
+  /** Epoch ms the request was sent. */
+  readonly sentAt: number;
+  /** Epoch ms after which, with no sign of it, it counts as never received. */
+  readonly until: number;
 }
 
 /** A submission that ended without a v20 answer we could attribute: reported, never guessed. */
@@ -39,11 +61,28 @@ export interface ExecutionStats {
   foundAfterFailure: number;
   /** Submissions sent again after the lookup proved they were not applied. */
   resubmitted: number;
+  /** Submissions that were in doubt (no answer, possibly in transit) and waited for their window. */
+  inDoubt: number;
 }
 
 /** A failed attempt whose effect at v20 is unknown: no answer, a 5xx, a timeout or a 429. */
 const ambiguous = (e: unknown): e is V20Error =>
   e instanceof V20Error && (e.code === 'V20_NETWORK' || e.code === 'V20_TIMEOUT' || (e.code === 'V20_HTTP' && e.retryable));
+
+/** Errors of a connection that never opened: nothing of the request left this process. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * Whether a request without an answer may still be in transit to OANDA: a timeout or a connection
+ * lost once the request could have been written, or a gateway's 504 (it gave up waiting while the
+ * request may still be on its way). A 5xx or 429 that OANDA itself answered means the request was
+ * dealt with (processed or not); a lookup then is conclusive at once.
+ */
+export function mayBeInTransit(e: V20Error): boolean {
+  if (e.code === 'V20_HTTP') return e.status === 504;
+  const code = (e.cause as { code?: unknown } | undefined)?.code;
+  return !(typeof code === 'string' && NOT_SENT.has(code));
+}
 
 /**
  * The Execution port on a v20 account (practice or live).
@@ -56,14 +95,20 @@ const ambiguous = (e: unknown): e is V20Error =>
  * When a state-changing request gets no definite answer (network error, timeout, 5xx, 429) it is
  * never repeated blindly: the adapter first looks for its effect (`GET /orders/@<clientID>`, the
  * order or trade it targets, and `GET /transactions/sinceid` from the last ID seen before the
- * request) and sends it again only when that proves nothing happened. v20 also rejects a second
- * order with the same client ID (`CLIENT_ORDER_ID_ALREADY_EXISTS`), a second guard.
+ * request) and sends it again only when that proves nothing happened. A request that may still be in
+ * transit (timeout, lost connection, 504) is in doubt until its whole window has passed with no sign
+ * of it (`#awaitWindow`): v20 refuses a second *pending* order with a used client ID
+ * (`CLIENT_ORDER_ID_ALREADY_EXISTS`), but not a second market order, which fills at once.
  */
 export class V20Execution implements Execution {
   readonly transactions$: Observable<Transaction>;
   /** Submissions that were rejected (4xx) or whose outcome stayed unknown. */
   readonly failures$ = new Subject<SubmissionFailure>();
-  readonly stats: ExecutionStats = { submitted: 0, ambiguous: 0, foundAfterFailure: 0, resubmitted: 0 };
+  readonly stats: ExecutionStats = { submitted: 0, ambiguous: 0, foundAfterFailure: 0, resubmitted: 0, inDoubt: 0 };
+  /** Requests in doubt now (by intent ID): the status page shows them; the send queue waits for each. */
+  readonly inDoubt = new Map<string, InDoubt>();
+  /** Transactions seen on the stream, for requests in doubt waiting for a sign. */
+  readonly #signs = new Subject<Transaction>();
   readonly #o: V20ExecutionOptions;
   readonly #log: Logger;
   #lastSeen: string;
@@ -74,7 +119,10 @@ export class V20Execution implements Execution {
     this.#log = o.http.log.child({ part: 'execution' });
     this.#lastSeen = o.lastTransactionID;
     this.transactions$ = transactionStream(o.http, o.rest, o.accountID, o).pipe(
-      tap((t) => this.#see(t.id)),
+      tap((t) => {
+        this.#see(t.id);
+        if (this.inDoubt.size > 0) this.#signs.next(t);
+      }),
       share(),
     );
   }
@@ -112,6 +160,7 @@ export class V20Execution implements Execution {
     const limit = this.#o.resubmits ?? 3;
     for (let attempt = 0; ; attempt++) {
       const mark = this.#lastSeen;
+      const sentAt = Date.now();
       try {
         const res = await this.#attempt(intent);
         if (typeof res.lastTransactionID === 'string') this.#see(res.lastTransactionID);
@@ -119,9 +168,17 @@ export class V20Execution implements Execution {
       } catch (e) {
         if (!ambiguous(e)) throw e;
         this.stats.ambiguous++;
-        this.#log.warn({ intentId: intent.id, kind: intent.kind, code: e.code, status: e.status, attempt }, 'no definite answer; looking the request up before any resubmission');
-        await sleep(e.retryAfterMs ?? backoffDelay(attempt, this.#o.resubmitBaseMs ?? 500, 10_000));
-        const applied = await this.#applied(intent, mark);
+        let applied: boolean;
+        // (Not when the client itself is closing: nothing could be scanned; the next start settles it.)
+        if (mayBeInTransit(e) && e.retryable) {
+          // A lookup finding nothing proves nothing while the request may still arrive (and OANDA
+          // does not refuse a second market order with a used client ID): wait for its window.
+          applied = await this.#awaitWindow(intent, mark, sentAt, e);
+        } else {
+          this.#log.warn({ intentId: intent.id, kind: intent.kind, code: e.code, status: e.status, attempt }, 'no definite answer; looking the request up before any resubmission');
+          await sleep(e.retryAfterMs ?? backoffDelay(attempt, this.#o.resubmitBaseMs ?? 500, 10_000));
+          applied = await this.#applied(intent, mark);
+        }
         if (applied) {
           this.stats.foundAfterFailure++;
           this.#log.info({ intentId: intent.id, kind: intent.kind }, 'the request had been applied; not resubmitting');
@@ -131,6 +188,53 @@ export class V20Execution implements Execution {
         this.stats.resubmitted++;
         this.#log.info({ intentId: intent.id, kind: intent.kind, attempt: attempt + 1 }, 'the request provably had no effect; resubmitting');
       }
+    }
+  }
+
+  /**
+   * The in-doubt rule: a request without an answer that may still be in transit counts as never
+   * received only once its whole window (sent + `requestWindowMs` + `inDoubtMarginMs`) has passed
+   * with no sign of it: no transaction on the stream or since `mark` carrying it, and (an order) no
+   * order under its client ID. Until then the account is scanned every `inDoubtScanMs` and after
+   * each transaction the stream brings. Resolves true when found, false when the window passed
+   * with no sign (conclusive); rejects with `e` when even the last scan failed (still unknown).
+   */
+  async #awaitWindow(intent: OrderIntent, mark: string, sentAt: number, e: V20Error): Promise<boolean> {
+    const o = this.#o;
+    const until = sentAt + (o.requestWindowMs ?? 60_000) + (o.inDoubtMarginMs ?? 10_000);
+    this.stats.inDoubt++;
+    this.inDoubt.set(intent.id, { intentId: intent.id, kind: intent.kind, instrument: instrumentOf(intent), sentAt, until });
+    this.#log.warn({ intentId: intent.id, kind: intent.kind, code: e.code, status: e.status, until: new Date(until).toISOString() }, 'no answer and the request may still be in transit: in doubt; it is resent only if nothing of it shows until its window has passed');
+    let wake: () => void = () => undefined;
+    const sub = this.#signs.subscribe((t) => {
+      if (clientIDOfTx(t) === intent.id || intent.kind !== 'order') wake();
+    });
+    try {
+      for (;;) {
+        const last = Date.now() >= until;
+        let failed: unknown;
+        try {
+          if (await this.#applied(intent, mark)) return true;
+        } catch (x) {
+          failed = x;
+        }
+        if (last) {
+          if (failed !== undefined) throw e; // no conclusive scan after the window: still unknown
+          this.#log.warn({ intentId: intent.id, kind: intent.kind, sentAt: new Date(sentAt).toISOString() }, 'the request\'s whole window has passed with no sign of it at the broker: it was never received');
+          return false;
+        }
+        const pause = Math.max(0, Math.min(o.inDoubtScanMs ?? 2000, until - Date.now()));
+        await new Promise<void>((res) => {
+          const timer = setTimeout(res, pause);
+          wake = () => {
+            clearTimeout(timer);
+            res();
+          };
+        });
+      }
+    } finally {
+      sub.unsubscribe();
+      this.inDoubt.delete(intent.id);
     }
   }
 
@@ -229,6 +333,15 @@ export class V20Execution implements Execution {
     }
   }
 }
+
+/** The instrument an intent acts on, when it names one (an order's request, a position close). */
+export function instrumentOf(intent: OrderIntent): string | undefined {
+  if (intent.kind === 'closePosition') return intent.instrument;
+  if (intent.kind === 'order' || intent.kind === 'replace') return (intent.request as { instrument?: string }).instrument;
+  return undefined;
+}
+
+const clientIDOfTx = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 
 /** The request with `clientExtensions.id` set to the intent's ID (other extension fields kept). */
 function withClientID(request: OrderRequest, id: string): OrderRequest {

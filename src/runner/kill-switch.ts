@@ -1,0 +1,269 @@
+import { existsSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { backoffDelay, sleep } from '../adapters/v20/rate-limit.ts';
+import type { V20Rest } from '../adapters/v20/rest.ts';
+import type { OrderIntent } from '../domain/intents.ts';
+import type { Account } from '../domain/v20/index.ts';
+import type { Portfolio } from '../engine/portfolio.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Journal } from './journal.ts';
+import { ENTRY_TYPES, type RiskExecution } from './risk.ts';
+
+/**
+ * The kill switch: what engages it (`KillSwitch`: SIGUSR2 or a kill file), what it sends (cancels
+ * of pending entries, closes of positions: `accountCloseIntents` from the account as OANDA reports
+ * it, `killSwitchIntents` from the runner's view for --broker sim) and the flatten that confirms
+ * the account is flat (`closeFromAccount`). The runner engages it (`Runner.kill`).
+ */
+
+/** What the account held when the kill switch or flatten checked it. */
+export interface AccountCheck {
+  readonly ok: boolean;
+  /** The account's last transaction when it was last read ('' when it could never be read). */
+  readonly lastTransactionID: string;
+  readonly openTrades: number;
+  /** Instruments with a non-zero long or short position. */
+  readonly positions: readonly string[];
+  /** Pending entry orders (limit, stop, MIT, market); dependent TP/SL orders are not counted. */
+  readonly pendingEntries: number;
+  /**
+   * Each open position and pending entry order, named ("EUR_USD long 1000", "order 17 LIMIT
+   * EUR_USD 1000"), as the account last reported them (or, when it could never be read, as the
+   * runner saw them, said so).
+   */
+  readonly open: readonly string[];
+  /** Rounds of closes sent. */
+  readonly rounds: number;
+  /** Seconds the flatten tried. */
+  readonly seconds: number;
+  /** Why it could not be confirmed (the account could not be read, or the time ran out). */
+  readonly error?: string;
+}
+
+/** What the flatten reads and sends through. */
+export interface CloseFromAccountOptions {
+  readonly rest: V20Rest;
+  readonly accountID: string;
+  readonly risk: RiskExecution;
+  /** Resolves when every request sent so far (the runner's send queue included) has its answer. */
+  readonly drain: () => Promise<void>;
+  readonly journal: Journal;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly runId: string;
+  /** How long it keeps trying before it gives up NOT FLAT (ms; `--flatten-timeout`, default 5 minutes). */
+  readonly timeoutMs?: number;
+  /** First pause between attempts (ms, default 500; doubling up to `retryCapMs`, default 10 s). */
+  readonly retryBaseMs?: number;
+  readonly retryCapMs?: number;
+  /** Where the progress line goes every `progressEveryMs` (default 5 s) while it is not flat (the CLI: stderr). */
+  readonly progress?: (line: string) => void;
+  readonly progressEveryMs?: number;
+  /** What is open as the runner sees it, for the progress line before the account could be read. */
+  readonly view?: () => readonly string[];
+  /** Called with the state line whenever it changes (the status page). */
+  readonly onState?: (state: string) => void;
+  /** Called with what is open after every account read. */
+  readonly onRead?: (open: readonly string[]) => void;
+}
+
+/** Default `--flatten-timeout`: minutes, so that a short outage of OANDA does not end it NOT FLAT. */
+export const FLATTEN_TIMEOUT_MS = 300_000;
+
+/** Each open position and pending entry order of an account, named. */
+export function openOf(account: Account): string[] {
+  const out: string[] = [];
+  for (const p of account.positions ?? []) {
+    const long = Number(p.long?.units ?? 0);
+    const short = Number(p.short?.units ?? 0);
+    if (long !== 0) out.push(`${p.instrument} long ${long}`);
+    if (short !== 0) out.push(`${p.instrument} short ${-short}`);
+  }
+  for (const o of account.orders ?? []) {
+    if (!ENTRY_TYPES.has(o.type) || (o.state !== undefined && o.state !== 'PENDING')) continue;
+    const x = o as { instrument?: string; units?: string; price?: string };
+    out.push(`order ${o.id} ${o.type} ${x.instrument ?? ''} ${x.units ?? ''}${x.price !== undefined ? ` @ ${x.price}` : ''}`.replace(/\s+/g, ' ').trim());
+  }
+  return out;
+}
+
+/**
+ * v20: closes what the account holds, as OANDA reports it after every request in flight has been
+ * answered (never the runner's own view, which may lack a fill the stream has not brought yet):
+ * cancels its pending entry orders and, with `flatten`, closes its positions; then reads the
+ * account again to confirm. It keeps trying, with pauses doubling from `retryBaseMs` to
+ * `retryCapMs`, through failed reads (5xx, 429, network) and failed closes, until the account
+ * confirms it is flat or `timeoutMs` has passed; meanwhile every `progressEveryMs` it says what is
+ * still open and what it is waiting for. Closes and cancels go through the risk layer (always
+ * allowed) and the journal, and every request through the HTTP client's request budget.
+ */
+export async function closeFromAccount(o: CloseFromAccountOptions, flatten: boolean): Promise<AccountCheck> {
+  const t0 = Date.now();
+  const timeoutMs = o.timeoutMs ?? FLATTEN_TIMEOUT_MS;
+  let rounds = 0;
+  let n = 0;
+  let last: { account: Account; lastTransactionID: string } | undefined;
+  let error: string | undefined;
+  let waiting = 'the answers to the requests in flight';
+  const seconds = (): number => Math.round((Date.now() - t0) / 100) / 10;
+  const openNow = (): readonly string[] => (last !== undefined ? openOf(last.account) : (o.view?.() ?? []));
+  const state = (): string => {
+    const open = openNow();
+    const what = last !== undefined ? (open.length > 0 ? `open at the account: ${open.join(', ')}` : 'nothing open at the last read') : `the account not read yet${open.length > 0 ? `; the runner's view: ${open.join(', ')}` : ''}`;
+    return `${flatten ? 'flattening' : 'cancelling pending orders'} for ${seconds()} s: ${what}; waiting for ${waiting}${error !== undefined ? ` (last error: ${error})` : ''}; gives up NOT FLAT after ${Math.round(timeoutMs / 1000)} s (--flatten-timeout)`;
+  };
+  const set = (w: string): void => {
+    waiting = w;
+    o.onState?.(state());
+  };
+  const timer = o.progress === undefined ? undefined : setInterval(() => o.progress!(state()), o.progressEveryMs ?? 5000);
+  timer?.unref();
+  const result = (ok: boolean, why?: string): AccountCheck => {
+    const c = last === undefined ? undefined : accountCloseIntents(last.account, flatten, '', 0);
+    const open = openNow();
+    return {
+      ok, lastTransactionID: last?.lastTransactionID ?? '', openTrades: last === undefined ? -1 : (last.account.trades ?? []).length,
+      positions: c?.positions ?? [], pendingEntries: c?.pendingEntries ?? -1, open: last === undefined ? open.map((x) => `${x} (the runner's view; the account could not be read)`) : open,
+      rounds, seconds: seconds(), ...(why !== undefined ? { error: why } : {}),
+    };
+  };
+  try {
+    for (let attempt = 0; ; attempt++) {
+      set('the answers to the requests in flight');
+      await o.drain();
+      set('the account (GET /accounts/{id})');
+      let read: { account: Account; lastTransactionID: string } | undefined;
+      try {
+        read = await o.rest.account(o.accountID);
+        last = read;
+        error = undefined;
+        o.onRead?.(openOf(read.account));
+      } catch (e) {
+        error = `the account could not be read: ${(e as Error).message}`;
+        o.log.warn({ attempt, err: e }, 'kill switch / flatten: the account could not be read; trying again');
+      }
+      if (read !== undefined) {
+        const { intents, positions, pendingEntries } = accountCloseIntents(read.account, flatten, `${flatten ? 'flat' : 'kill'}-${o.runId}`, n);
+        if (intents.length === 0) return result(true);
+        if (Date.now() - t0 >= timeoutMs) break;
+        n += intents.length;
+        rounds++;
+        o.log.warn({ round: rounds, positions, pendingEntries, lastTransactionID: read.lastTransactionID }, 'closing what the account holds');
+        set(`the answers to ${intents.length} close(s) and cancel(s) (round ${rounds})`);
+        for (const i of intents) {
+          o.journal.intent(i, o.clock.now());
+          o.risk.submit(i);
+        }
+        await o.drain();
+      }
+      const left = timeoutMs - (Date.now() - t0);
+      if (left <= 0) break;
+      const pause = Math.min(left, read !== undefined && rounds <= 1 ? 0 : backoffDelay(attempt, o.retryBaseMs ?? 500, o.retryCapMs ?? 10_000));
+      set(read === undefined ? `a new attempt to read the account in ${(pause / 1000).toFixed(1)} s` : `the account to confirm the closes (read again in ${(pause / 1000).toFixed(1)} s)`);
+      if (pause > 0) await sleep(pause);
+    }
+    return result(false, error ?? `still open after ${seconds()} s (--flatten-timeout ${Math.round(timeoutMs / 1000)} s) and ${rounds} round(s) of closes`);
+  } finally {
+    if (timer !== undefined) clearInterval(timer);
+  }
+}
+
+/**
+ * What the kill switch and --flatten-on-exit submit on a v20 account, from the account as OANDA
+ * reports it (GET /accounts/{id}): a cancel for every pending entry order and, with `flatten`, a
+ * close of each instrument's long and short position. Also says what the account holds.
+ */
+export function accountCloseIntents(account: Account, flatten: boolean, idPrefix: string, first = 0): { intents: OrderIntent[]; openTrades: number; positions: string[]; pendingEntries: number } {
+  const intents: OrderIntent[] = [];
+  let n = first;
+  let pendingEntries = 0;
+  for (const o of account.orders ?? []) {
+    if (!ENTRY_TYPES.has(o.type) || (o.state !== undefined && o.state !== 'PENDING')) continue;
+    pendingEntries++;
+    intents.push({ kind: 'cancel', id: `${idPrefix}-${++n}`, orderSpecifier: o.id });
+  }
+  const positions: string[] = [];
+  for (const p of account.positions ?? []) {
+    const long = Number(p.long?.units ?? 0) !== 0;
+    const short = Number(p.short?.units ?? 0) !== 0;
+    if (!long && !short) continue;
+    positions.push(p.instrument);
+    if (flatten) intents.push({ kind: 'closePosition', id: `${idPrefix}-${++n}`, instrument: p.instrument, ...(long ? { longUnits: 'ALL' } : {}), ...(short ? { shortUnits: 'ALL' } : {}) });
+  }
+  return { intents, openTrades: (account.trades ?? []).length, positions, pendingEntries };
+}
+
+/**
+ * What the kill switch submits: a cancel for every pending entry order (dependent TP/SL orders stay,
+ * they protect open trades) and, with `flatten`, a close of every open position.
+ */
+export function killSwitchIntents(portfolio: Portfolio, flatten: boolean, idPrefix: string): OrderIntent[] {
+  const out: OrderIntent[] = [];
+  let n = 0;
+  const ledger = portfolio.ledger;
+  for (const o of ledger.pendingOrders.values()) {
+    if (!ENTRY_TYPES.has(o.type)) continue;
+    out.push({ kind: 'cancel', id: `${idPrefix}-${++n}`, orderSpecifier: o.id });
+  }
+  if (flatten) {
+    const instruments = new Set<string>();
+    for (const t of ledger.trades.values()) instruments.add(t.instrument);
+    for (const instrument of instruments) {
+      const p = ledger.position(instrument);
+      out.push({
+        kind: 'closePosition',
+        id: `${idPrefix}-${++n}`,
+        instrument,
+        ...(p.long > 0 ? { longUnits: 'ALL' } : {}),
+        ...(p.short < 0 ? { shortUnits: 'ALL' } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Fires `onKill` once when the process gets SIGUSR2 or when `file` appears (checked every
+ * `pollMs`, default 1 s). Use it for an operator's emergency stop: `kill -USR2 <pid>` or
+ * `touch <file>`. Call `close` to stop watching.
+ */
+export class KillSwitch {
+  readonly #onKill: (why: string) => void;
+  readonly #file: string | undefined;
+  #fired = false;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #onSignal = (): void => this.#fire('SIGUSR2');
+  readonly #onFile = (): void => {
+    if (this.#file !== undefined && existsSync(this.#file)) this.#fire(`file ${this.#file}`);
+  };
+
+  constructor(opts: { onKill: (why: string) => void; file?: string; signal?: boolean; pollMs?: number }) {
+    this.#onKill = opts.onKill;
+    this.#file = opts.file;
+    if (opts.signal !== false) process.on('SIGUSR2', this.#onSignal);
+    if (opts.file !== undefined) {
+      if (existsSync(opts.file)) queueMicrotask(() => this.#fire(`file ${opts.file}`));
+      else {
+        this.#timer = setInterval(this.#onFile, opts.pollMs ?? 1000);
+        this.#timer.unref();
+      }
+    }
+  }
+
+  get fired(): boolean {
+    return this.#fired;
+  }
+
+  #fire(why: string): void {
+    if (this.#fired) return;
+    this.#fired = true;
+    this.close();
+    this.#onKill(why);
+  }
+
+  close(): void {
+    process.off('SIGUSR2', this.#onSignal);
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}

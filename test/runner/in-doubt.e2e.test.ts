@@ -1,0 +1,70 @@
+// Issue 24, item 3: no blind resend. An order request held in transit past the client's 30 s timeout
+// must not be sent a second time: OANDA does not refuse a second market order with a used client ID,
+// and a lookup by client ID finding nothing proves nothing while the first may still arrive. A real
+// `fxflow run` process (the defaults: 30 s client timeout, 60 s request window, 10 s margin) against
+// the sandbox through the fault proxy, which holds the first order request 36 s.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Transaction } from '../../src/domain/v20/index.ts';
+import { type FaultProxy, startFaultProxy, v20 } from '../fault-proxy.ts';
+import { accountTransactions, duplicateOrders, type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until } from './harness.ts';
+
+let r: Rig | undefined;
+let proxy: FaultProxy | undefined;
+let run: FxflowRun | undefined;
+afterEach(async () => {
+  run?.proc.kill('SIGKILL');
+  run = undefined;
+  await proxy?.close();
+  proxy = undefined;
+  await r?.close();
+  r = undefined;
+});
+
+const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+
+describe('no blind resend', () => {
+  it('an order request held 36 s (past the 30 s client timeout) creates exactly one order; while it is in doubt nothing else is sent and the status page says so', async () => {
+    r = await rig();
+    proxy = await startFaultProxy(r.sandbox.url);
+    const log = join(r.journalDir, 'run.log');
+    const start = (await r.rest.summary(r.accountID)).lastTransactionID;
+    run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--log-file', log, '--status-port', '0'], 2, { url: proxy.url });
+    const statusUrl = /Live status: (\S+)/.exec(run.out())![1]!;
+    const HOLD = 36_000;
+    proxy.rule(v20.orderPost, { kind: 'hold', ms: HOLD }, 1);
+    const path = pricePath(6);
+    const push = (k: number): void => {
+      r!.sandbox.setTime(path[k]!.time);
+      r!.sandbox.pushPrice(path[k]!);
+    };
+    for (let k = 0; k < 3; k++) push(k);
+    const held = await proxy.reached('held', v20.orderPost);
+    const first = (JSON.parse(held.body) as { order: { clientExtensions: { id: string } } }).order.clientExtensions.id;
+    // The client gives up at 30 s; the runner must now wait for a sign of the order, not resend it.
+    await until(() => readFileSync(log, 'utf8').includes('the request may still be in transit: in doubt'), 'the runner to hold the order in doubt', 45_000);
+    const status = (await (await fetch(`${statusUrl}status.json`)).json()) as { inDoubt?: { intentId: string; instrument: string | null; until: string }[] };
+    expect(status.inDoubt).toEqual([expect.objectContaining({ intentId: first, instrument: 'EUR_USD' })]);
+    // Another entry decided while the first is in doubt waits: it is not sent before the first is settled.
+    for (let k = 3; k < 6; k++) push(k);
+    const second = await proxy.reached('received', (x) => v20.orderPost(x) && x.n > held.n, 60_000);
+    const firstSettled = await proxy.reached('replied', (x) => x.n === held.n);
+    await until(async () => (await accountTransactions(r!, start)).filter((t) => t.type === 'ORDER_FILL').length === 2, 'both fills');
+    const txs = await accountTransactions(r, start);
+    const orders = txs.filter((t) => t.type === 'MARKET_ORDER');
+    const posts = proxy.requests.filter(v20.orderPost);
+    const text = readFileSync(log, 'utf8');
+    console.log(`[in doubt] order ${first} held ${HOLD / 1000} s: ${posts.length} order requests sent (${posts.map((p) => `#${p.n} at ${((p.at.received! - held.at.received!) / 1000).toFixed(1)} s`).join(', ')}); the account has ${orders.length} orders (${orders.map(cid).join(', ')}), duplicates ${duplicateOrders(txs)}; status page during the doubt: ${JSON.stringify(status.inDoubt)}`);
+    expect(orders.filter((t) => cid(t) === first)).toHaveLength(1);
+    expect(duplicateOrders(txs)).toBe(0);
+    expect(orders).toHaveLength(2);
+    expect(posts).toHaveLength(2);
+    // The second entry went out only once the first had reached the broker (at 36 s).
+    expect(second.at.received!).toBeGreaterThanOrEqual(firstSettled.at.forwarded!);
+    expect(second.at.received! - held.at.received!).toBeGreaterThanOrEqual(HOLD - 1);
+    expect(text).toContain('the request had been applied; not resubmitting');
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  }, 120_000);
+});
