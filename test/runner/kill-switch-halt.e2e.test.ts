@@ -96,7 +96,8 @@ describe('the kill switch halts first', () => {
       r = await rig();
       proxy = await startFaultProxy(r.sandbox.url);
       const kill = join(r.journalDir, 'KILL');
-      run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--kill-file', kill, '--log-file', join(r.journalDir, 'run.log'), '--flatten-timeout', '120'], 2, { url: proxy.url });
+      run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--kill-file', kill, '--log-file', join(r.journalDir, 'run.log'), '--flatten-timeout', '120', '--status-port', '0'], 2, { url: proxy.url });
+      const page = (run.out().match(/Live status: (\S+)/) ?? [])[1]!;
       await r.rest.createOrder(r.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never);
       const failing = proxy.rule((q) => c.when(q.path), { kind: 'answer', status: 503, body: '{"errorMessage":"Service Unavailable (fault proxy)"}' });
       run.proc.kill('SIGUSR2');
@@ -104,14 +105,18 @@ describe('the kill switch halts first', () => {
       // progress line naming the open position: it is still trying.
       await until(() => run!.proc.exitCode !== null || (failing.hits >= 14 && run!.err().includes('NOT FLAT yet') && /EUR_USD long 1000/.test(run!.err())), 'at least 14 failed requests and a progress line, or the exit', 90_000);
       const stillRunning = run.proc.exitCode === null;
+      // The status page's kill-switch card says the same while it tries.
+      const status = stillRunning ? ((await (await fetch(new URL('status.json', page))).json()) as { killSwitch: { engaged: boolean; state?: string | null } }) : undefined;
       const exitedEarly = stillRunning ? '' : ` (it exited ${run.proc.exitCode} after ${failing.hits} failed requests: ${run.out().split('\n').find((l) => l.includes('NOT FLAT')) ?? ''})`;
       const hits = failing.hits;
       failing.remove();
       const code = await run.exited;
       const open = await r.rest.openTrades(r.accountID);
       const progress = run.err().split('\n').filter((l) => l.includes('NOT FLAT yet'));
-      console.log(`[kill switch 503] ${c.name}: ${hits} requests answered 503 while it kept trying (still running: ${stillRunning}${exitedEarly}); ${progress.length} progress line(s), e.g. "${progress[0]?.slice(0, 240)}"; exit ${code}; open trades after: ${open.length}`);
+      console.log(`[kill switch 503] ${c.name}: ${hits} requests answered 503 while it kept trying (still running: ${stillRunning}${exitedEarly}); ${progress.length} progress line(s), e.g. "${progress[0]?.slice(0, 240)}"; status page: "${status?.killSwitch.state?.slice(0, 160)}"; exit ${code}; open trades after: ${open.length}`);
       expect(stillRunning).toBe(true);
+      expect(status?.killSwitch.engaged).toBe(true);
+      expect(status?.killSwitch.state).toMatch(/flattening for .* s: .*EUR_USD long 1000.*waiting for/);
       expect(code).toBe(0);
       expect(open).toEqual([]);
       expect(run.out()).toMatch(/0 positions, 0 pending entry orders/);
