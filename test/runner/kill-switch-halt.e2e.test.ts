@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/runner/journal.ts';
 import { type FaultProxy, startFaultProxy } from '../fault-proxy.ts';
 import { type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until } from './harness.ts';
 
@@ -75,8 +76,17 @@ describe('the kill switch halts first', () => {
     const open = await r.rest.openTrades(r.accountID);
     const err = run.err();
     const out = run.out();
+    // Late answers were journaled: the journal holds every transaction of the account and no intent without its outcome.
+    let journal: { unsettled: number; last: string } | undefined;
+    if (ended) {
+      const j = Journal.open(r.journalDir);
+      const c = j.contents();
+      journal = { unsettled: c.intents.length, last: c.lastTransactionID };
+      j.close();
+    }
+    const accountLast = (await r.rest.summary(r.accountID)).lastTransactionID;
     const dropped = (err.match(/(\d+) intent\(s\) of it waiting to be sent are dropped/) ?? [])[1];
-    console.log(`[kill switch halt] ${before} strategy orders before the kill (${dropped} queued intents dropped at it); after the engagement: ${strategyAfter.length} strategy orders, ${closes.length} kill-switch closes, ${after.length} transactions; exit ${code} after ${seconds.toFixed(1)} s; open trades after: ${open.length}; ${out.split('\n').find((l) => l.startsWith('account')) ?? '(no account line)'}`);
+    console.log(`[kill switch halt] ${before} strategy orders before the kill (${dropped} queued intents dropped at it); after the engagement: ${strategyAfter.length} strategy orders, ${closes.length} kill-switch closes, ${after.length} transactions; exit ${code} after ${seconds.toFixed(1)} s; open trades after: ${open.length}; journal: ${JSON.stringify(journal)}, account last ${accountLast}; ${out.split('\n').find((l) => l.startsWith('account')) ?? '(no account line)'}`);
     expect(strategyAfter).toEqual([]);
     expect(closes.length).toBeGreaterThan(0);
     expect(Number(dropped)).toBeGreaterThan(0);
@@ -86,6 +96,7 @@ describe('the kill switch halts first', () => {
     expect(ended).toBe(true);
     expect(err).not.toMatch(STACK);
     expect(err).not.toMatch(/RangeError/);
+    expect(journal).toEqual({ unsettled: 0, last: accountLast });
   }, 120_000);
 
   for (const c of [
