@@ -270,6 +270,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   const token = runToken(env, a);
   const maxIntentAgeMs = maxIntentAgeOf(a.maxIntentAge);
   const log = runLogger(a);
+  const prettyLog = a.logFile === undefined && process.stderr.isTTY === true;
   // Tests shorten the Ctrl-C window (the 3 s between the second and third Ctrl-C).
   const windowEnv = process.env.FXFLOW_CTRL_C_WINDOW_MS;
   const ctrlCWindowMs = windowEnv !== undefined && windowEnv !== '' && Number.isFinite(Number(windowEnv)) ? Number(windowEnv) : undefined;
@@ -314,8 +315,11 @@ export async function runLive(a: RunArgs): Promise<void> {
     newJournal: a.newJournal === true, maxIntentAgeMs, ...(fill !== undefined ? { fill } : {}),
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     flattenTimeoutMs,
-    // The operator's terminal hears the kill switch and the stop even when the log goes to --log-file.
-    say: (line) => process.stderr.write(`fxflow run: ${line}\n`),
+    // The operator's terminal hears the kill switch and the stop even when the log goes to --log-file
+    // (or is JSON); a terminal that shows the log as text lines already has them.
+    say: (line) => {
+      if (!prettyLog) process.stderr.write(`fxflow run: ${line}\n`);
+    },
     ...(ctrlCWindowMs !== undefined ? { ctrlCWindowMs } : {}),
     abandon: (open) => {
       process.stderr.write(`fxflow run: third Ctrl-C: exiting now, before the stop finished. ${open.length > 0 ? `NOT FLAT: still open as last seen: ${open.join(', ')}` : 'NOT FLAT as far as anyone confirmed: nothing was open as last seen, but the account did not confirm it'}. Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)\n`);
