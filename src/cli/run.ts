@@ -277,6 +277,7 @@ export async function runLive(a: RunArgs): Promise<void> {
     if (!(Number.isFinite(v) && v >= 0)) throw new RunnerError('RUNNER', `${flag} must be a number of seconds >= 0 (got ${v}); e.g. ${flag} ${flag === '--request-window' ? 60 : 10}`);
   }
   const log = runLogger(a);
+  const prettyLog = a.logFile === undefined && process.stderr.isTTY === true;
   // Tests shorten the Ctrl-C window (the 3 s between the second and third Ctrl-C).
   const windowEnv = process.env.FXFLOW_CTRL_C_WINDOW_MS;
   const ctrlCWindowMs = windowEnv !== undefined && windowEnv !== '' && Number.isFinite(Number(windowEnv)) ? Number(windowEnv) : undefined;
@@ -320,8 +321,11 @@ export async function runLive(a: RunArgs): Promise<void> {
     newJournal: a.newJournal === true, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, ...(fill !== undefined ? { fill } : {}),
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     flattenTimeoutMs,
-    // The operator's terminal hears the kill switch and the stop even when the log goes to --log-file.
-    say: (line) => process.stderr.write(`fxflow run: ${line}\n`),
+    // The operator's terminal hears the kill switch and the stop even when the log goes to --log-file
+    // (or is JSON); a terminal that shows the log as text lines already has them.
+    say: (line) => {
+      if (!prettyLog) process.stderr.write(`fxflow run: ${line}\n`);
+    },
     ...(ctrlCWindowMs !== undefined ? { ctrlCWindowMs } : {}),
     abandon: (open) => {
       process.stderr.write(`fxflow run: third Ctrl-C: exiting now, before the stop finished. ${open.length > 0 ? `NOT FLAT: still open as last seen: ${open.join(', ')}` : 'NOT FLAT as far as anyone confirmed: nothing was open as last seen, but the account did not confirm it'}. Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)\n`);

@@ -4,6 +4,7 @@ import { backoffDelay, sleep } from '../adapters/v20/rate-limit.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Account } from '../domain/v20/index.ts';
+import type { Ledger } from '../domain/ledger.ts';
 import type { Portfolio } from '../engine/portfolio.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Journal } from './journal.ts';
@@ -83,6 +84,25 @@ export function openOf(account: Account): string[] {
     if (!ENTRY_TYPES.has(o.type) || (o.state !== undefined && o.state !== 'PENDING')) continue;
     const x = o as { instrument?: string; units?: string; price?: string };
     out.push(`order ${o.id} ${o.type} ${x.instrument ?? ''} ${x.units ?? ''}${x.price !== undefined ? ` @ ${x.price}` : ''}`.replace(/\s+/g, ' ').trim());
+  }
+  return out;
+}
+
+/** Each open position and pending entry order as the runner's own ledger holds them, named as `openOf` names them. */
+export function openOfLedger(ledger: Ledger): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const t of ledger.trades.values()) {
+    if (seen.has(t.instrument)) continue;
+    seen.add(t.instrument);
+    const p = ledger.position(t.instrument);
+    if (p.long !== 0) out.push(`${t.instrument} long ${p.long}`);
+    if (p.short !== 0) out.push(`${t.instrument} short ${-p.short}`);
+  }
+  for (const o of ledger.pendingOrders.values()) {
+    if (!ENTRY_TYPES.has(o.type)) continue;
+    const c = o.created as { units?: string; price?: string };
+    out.push(`order ${o.id} ${o.type} ${o.instrument ?? ''} ${c.units ?? ''}${c.price !== undefined ? ` @ ${c.price}` : ''}`.replace(/\s+/g, ' ').trim());
   }
   return out;
 }

@@ -60,6 +60,12 @@ export class JournaledExecution implements Execution {
     return this.#waiting;
   }
 
+  /** Intents sent whose answer has not come yet (0 or 1: one at a time). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+  #inFlight = 0;
+
   submit(intent: OrderIntent): void {
     this.onSubmit();
     const inner = this.inner;
@@ -76,8 +82,13 @@ export class JournaledExecution implements Execution {
         this.onDrop(intent);
         return;
       }
-      inner.submit(intent);
-      await inner.drain();
+      this.#inFlight++;
+      try {
+        inner.submit(intent);
+        await inner.drain();
+      } finally {
+        this.#inFlight--;
+      }
       if (!this.unknown.has(intent.id)) this.journal.confirm(intent.id);
     });
   }

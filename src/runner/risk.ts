@@ -247,7 +247,8 @@ export class RiskExecution implements Execution {
       }
       // The opening part is refused (and reported); the reducing part still goes, as a reduce-only order.
       this.#reject(breach);
-      const r = intent.request as unknown as Record<string, unknown>;
+      // Orders on fill (take profit, stop loss...) belong to the trade it would have opened: not on the close.
+      const { takeProfitOnFill: _tp, stopLossOnFill: _sl, trailingStopLossOnFill: _ts, guaranteedStopLossOnFill: _gs, tradeClientExtensions: _tc, ...r } = intent.request as unknown as Record<string, unknown>;
       const close = { ...intent, request: { ...r, units: String(reducing), positionFill: 'REDUCE_ONLY' } } as unknown as typeof intent;
       this.#inFlight.set(intent.id, { instrument: a.entry!.instrument, units: reducing });
       this.#o.inner.submit(withClientID(close));

@@ -29,9 +29,9 @@ import { LabsPoller, labsEvents, type LabsEndpoints, type LabsPollerOptions } fr
 import { CandleBuilder } from './live-candles.ts';
 import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './official-candles.ts';
 import { RiskExecution, type RiskLimits } from './risk.ts';
-import { type AccountCheck, closeFromAccount, KillSwitch, killSwitchIntents } from './kill-switch.ts';
+import { type AccountCheck, closeFromAccount, KillSwitch, killSwitchIntents, openOfLedger } from './kill-switch.ts';
 import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
-import { type Baseline, baselineOf, checkOwnership, Latency, newRunId, type SimBaseline, simBaselineOf, simRebaseOf } from './session.ts';
+import { type Baseline, baselineOf, checkOwnership, CtrlC, Latency, newRunId, type SimBaseline, simBaselineOf, simRebaseOf } from './session.ts';
 import type { InputRecorder } from './input-recorder.ts';
 import type { SessionAccount } from './recording.ts';
 import { ShadowBook } from './shadow.ts';
@@ -579,7 +579,7 @@ export class Runner {
       const term = (): void => void this.stop('SIGTERM');
       process.once('SIGTERM', term);
       this.#signalHandlers.push(['SIGTERM', term]);
-      const int = (): void => this.#ctrlC();
+      const int = (): void => this.#ctrlC.press();
       process.on('SIGINT', int);
       this.#signalHandlers.push(['SIGINT', int]);
     }
@@ -785,61 +785,39 @@ export class Runner {
   /** What a stop waits for now: requests in flight and intents waiting to be sent. */
   #waitingFor(): string {
     const waiting = this.#journaled?.waiting ?? 0;
+    const inFlight = this.#journaled?.inFlight ?? 0;
     const doubt = this.#orders.unknown.size;
     const parts: string[] = [];
+    parts.push(inFlight > 0 ? `the answer to the order request in flight` : 'no request in flight');
     if (waiting > 0) parts.push(`${waiting} intent(s) of the strategy waiting to be sent${this.#halted ? ' (dropped: never sent)' : ''}`);
-    parts.push('the answer to the request in flight, if any');
     if (doubt > 0) parts.push(`${doubt} order(s) whose outcome is unknown`);
     return parts.join(', ');
   }
 
   /** What is open as last seen: the flatten's latest account read, else the runner's own view. */
   openAsLastSeen(): readonly string[] {
-    if (this.#lastOpen !== undefined) return this.#lastOpen;
-    const ledger = this.portfolio.ledger;
-    const out: string[] = [];
-    const seen = new Set<string>();
-    for (const t of ledger.trades.values()) {
-      if (seen.has(t.instrument)) continue;
-      seen.add(t.instrument);
-      const p = ledger.position(t.instrument);
-      if (p.long !== 0) out.push(`${t.instrument} long ${p.long}`);
-      if (p.short !== 0) out.push(`${t.instrument} short ${-p.short}`);
-    }
-    for (const o of ledger.pendingOrders.values()) {
-      if (o.type === 'TAKE_PROFIT' || o.type === 'STOP_LOSS' || o.type === 'TRAILING_STOP_LOSS' || o.type === 'GUARANTEED_STOP_LOSS') continue;
-      out.push(`order ${o.id} ${o.type} ${o.instrument ?? ''} ${(o.created as { units?: string }).units ?? ''}`.replace(/\s+/g, ' ').trim());
-    }
-    return out;
+    return this.#lastOpen ?? openOfLedger(this.portfolio.ledger);
   }
 
-  #ctrlCs = 0;
-  #secondCtrlC = Number.NEGATIVE_INFINITY;
   /**
-   * SIGINT as operators expect: the first starts the graceful stop (and the flatten, if asked) and
-   * says what it waits for; the second warns; a third within the window of the second exits at
-   * once (`abandon`: NOT FLAT with what is open, code 130). A later one warns again.
+   * SIGINT as operators expect (see `CtrlC`): the first starts the graceful stop (and the flatten,
+   * if asked) and says what it waits for; the second warns; a third within the window exits.
    */
-  #ctrlC(): void {
-    this.#ctrlCs++;
-    const windowMs = this.o.ctrlCWindowMs ?? 3000;
-    if (this.#ctrlCs === 1) {
+  readonly #ctrlC = new CtrlC({
+    windowMs: () => this.o.ctrlCWindowMs ?? 3000,
+    first: () => {
       const flatten = this.o.flattenOnExit === true || this.#killed;
       this.#say(`Ctrl-C: stopping${flatten ? ' and closing every position (--flatten-on-exit)' : ''}; waiting for ${this.#waitingFor()}${flatten ? ', then for the account to confirm it is flat' : ''}. Ctrl-C twice more exits without waiting.`);
       void this.stop('SIGINT');
-      return;
-    }
-    const now = Date.now();
-    if (this.#ctrlCs === 2 || now - this.#secondCtrlC >= windowMs) {
-      this.#secondCtrlC = now;
-      this.#say(`Ctrl-C again within ${windowMs / 1000} s exits WITHOUT flattening: positions stay open${this.stopState !== undefined ? ` (now ${this.stopState})` : ''}`);
-      return;
-    }
-    const open = this.openAsLastSeen();
-    this.#log.error({ open }, 'third Ctrl-C: exiting before the stop finished');
-    if (this.o.abandon !== undefined) this.o.abandon(open);
-    else process.exit(130);
-  }
+    },
+    warn: (line) => this.#say(`${line}${this.stopState !== undefined ? ` (now ${this.stopState})` : ''}`),
+    exit: () => {
+      const open = this.openAsLastSeen();
+      this.#log.error({ open }, 'third Ctrl-C: exiting before the stop finished');
+      if (this.o.abandon !== undefined) this.o.abandon(open);
+      else process.exit(130);
+    },
+  });
 
   /** The kill switch: halts the strategy first, then cancels pending entries, optionally flattens, and stops. */
   async kill(why: string): Promise<RunResult> {
@@ -848,7 +826,7 @@ export class Runner {
     this.#killed = true;
     this.#feed.close(); // no candle waits for the endpoint once the kill switch is engaged
     const flatten = this.o.flattenOnKill ?? true;
-    this.#say(`KILL SWITCH ENGAGED (${why}): the strategy is stopped and gets nothing more; ${waiting} intent(s) of it waiting to be sent are dropped; waiting for the answer to the request in flight, then ${flatten ? 'cancelling pending orders and closing every position the account holds' : 'cancelling pending orders'}`);
+    this.#say(`KILL SWITCH ENGAGED (${why}): the strategy is stopped and gets nothing more; ${waiting} intent(s) of it waiting to be sent are dropped; waiting for ${(this.#journaled?.inFlight ?? 0) > 0 ? 'the answer to the order request in flight' : 'no request in flight'}, then ${flatten ? 'cancelling pending orders and closing every position the account holds' : 'cancelling pending orders'}`);
     const risk = this.#risk;
     // --broker sim: the simulated account is in this process, its view is the truth.
     if (risk && this.#sim !== undefined) {

@@ -124,3 +124,27 @@ export async function checkOwnership(o: { readonly rest: V20Rest; readonly accou
     refuse(`its transaction ${last.id} is ${last.type} at ${last.time}; the account's transaction ${last.id} is ${theirs === undefined ? 'missing' : `${theirs.type} at ${theirs.time}`}`);
   }
 }
+
+/**
+ * Ctrl-C as operators expect, for a session that stops gracefully: `press` on every SIGINT. The
+ * first calls `first` (the graceful stop, saying what it waits for); the second warns ("Ctrl-C
+ * again within 3 s exits WITHOUT flattening: positions stay open"); a third within `windowMs` of
+ * the second calls `exit` (NOT FLAT with what is open, code 130); one after the window warns again.
+ */
+export class CtrlC {
+  #presses = 0;
+  #warnedAt = Number.NEGATIVE_INFINITY;
+  constructor(readonly o: { readonly windowMs: () => number; readonly first: () => void; readonly warn: (line: string) => void; readonly exit: () => void; readonly now?: () => number }) {}
+
+  press(): void {
+    this.#presses++;
+    if (this.#presses === 1) return this.o.first();
+    const now = this.o.now?.() ?? Date.now();
+    const windowMs = this.o.windowMs();
+    if (this.#presses === 2 || now - this.#warnedAt >= windowMs) {
+      this.#warnedAt = now;
+      return this.o.warn(`Ctrl-C again within ${windowMs / 1000} s exits WITHOUT flattening: positions stay open`);
+    }
+    this.o.exit();
+  }
+}

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/runner/journal.ts';
 import { type FaultProxy, startFaultProxy } from '../fault-proxy.ts';
 import { type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until } from './harness.ts';
 
@@ -75,8 +76,17 @@ describe('the kill switch halts first', () => {
     const open = await r.rest.openTrades(r.accountID);
     const err = run.err();
     const out = run.out();
+    // Late answers were journaled: the journal holds every transaction of the account and no intent without its outcome.
+    let journal: { unsettled: number; last: string } | undefined;
+    if (ended) {
+      const j = Journal.open(r.journalDir);
+      const c = j.contents();
+      journal = { unsettled: c.intents.length, last: c.lastTransactionID };
+      j.close();
+    }
+    const accountLast = (await r.rest.summary(r.accountID)).lastTransactionID;
     const dropped = (err.match(/(\d+) intent\(s\) of it waiting to be sent are dropped/) ?? [])[1];
-    console.log(`[kill switch halt] ${before} strategy orders before the kill (${dropped} queued intents dropped at it); after the engagement: ${strategyAfter.length} strategy orders, ${closes.length} kill-switch closes, ${after.length} transactions; exit ${code} after ${seconds.toFixed(1)} s; open trades after: ${open.length}; ${out.split('\n').find((l) => l.startsWith('account')) ?? '(no account line)'}`);
+    console.log(`[kill switch halt] ${before} strategy orders before the kill (${dropped} queued intents dropped at it); after the engagement: ${strategyAfter.length} strategy orders, ${closes.length} kill-switch closes, ${after.length} transactions; exit ${code} after ${seconds.toFixed(1)} s; open trades after: ${open.length}; journal: ${JSON.stringify(journal)}, account last ${accountLast}; ${out.split('\n').find((l) => l.startsWith('account')) ?? '(no account line)'}`);
     expect(strategyAfter).toEqual([]);
     expect(closes.length).toBeGreaterThan(0);
     expect(Number(dropped)).toBeGreaterThan(0);
@@ -86,6 +96,7 @@ describe('the kill switch halts first', () => {
     expect(ended).toBe(true);
     expect(err).not.toMatch(STACK);
     expect(err).not.toMatch(/RangeError/);
+    expect(journal).toEqual({ unsettled: 0, last: accountLast });
   }, 120_000);
 
   for (const c of [
@@ -96,7 +107,8 @@ describe('the kill switch halts first', () => {
       r = await rig();
       proxy = await startFaultProxy(r.sandbox.url);
       const kill = join(r.journalDir, 'KILL');
-      run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--kill-file', kill, '--log-file', join(r.journalDir, 'run.log'), '--flatten-timeout', '120'], 2, { url: proxy.url });
+      run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--kill-file', kill, '--log-file', join(r.journalDir, 'run.log'), '--flatten-timeout', '120', '--status-port', '0'], 2, { url: proxy.url });
+      const page = (run.out().match(/Live status: (\S+)/) ?? [])[1]!;
       await r.rest.createOrder(r.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never);
       const failing = proxy.rule((q) => c.when(q.path), { kind: 'answer', status: 503, body: '{"errorMessage":"Service Unavailable (fault proxy)"}' });
       run.proc.kill('SIGUSR2');
@@ -104,14 +116,18 @@ describe('the kill switch halts first', () => {
       // progress line naming the open position: it is still trying.
       await until(() => run!.proc.exitCode !== null || (failing.hits >= 14 && run!.err().includes('NOT FLAT yet') && /EUR_USD long 1000/.test(run!.err())), 'at least 14 failed requests and a progress line, or the exit', 90_000);
       const stillRunning = run.proc.exitCode === null;
+      // The status page's kill-switch card says the same while it tries.
+      const status = stillRunning ? ((await (await fetch(new URL('status.json', page))).json()) as { killSwitch: { engaged: boolean; state?: string | null } }) : undefined;
       const exitedEarly = stillRunning ? '' : ` (it exited ${run.proc.exitCode} after ${failing.hits} failed requests: ${run.out().split('\n').find((l) => l.includes('NOT FLAT')) ?? ''})`;
       const hits = failing.hits;
       failing.remove();
       const code = await run.exited;
       const open = await r.rest.openTrades(r.accountID);
       const progress = run.err().split('\n').filter((l) => l.includes('NOT FLAT yet'));
-      console.log(`[kill switch 503] ${c.name}: ${hits} requests answered 503 while it kept trying (still running: ${stillRunning}${exitedEarly}); ${progress.length} progress line(s), e.g. "${progress[0]?.slice(0, 240)}"; exit ${code}; open trades after: ${open.length}`);
+      console.log(`[kill switch 503] ${c.name}: ${hits} requests answered 503 while it kept trying (still running: ${stillRunning}${exitedEarly}); ${progress.length} progress line(s), e.g. "${progress[0]?.slice(0, 240)}"; status page: "${status?.killSwitch.state?.slice(0, 160)}"; exit ${code}; open trades after: ${open.length}`);
       expect(stillRunning).toBe(true);
+      expect(status?.killSwitch.engaged).toBe(true);
+      expect(status?.killSwitch.state).toMatch(/flattening for .* s: .*EUR_USD long 1000.*waiting for/);
       expect(code).toBe(0);
       expect(open).toEqual([]);
       expect(run.out()).toMatch(/0 positions, 0 pending entry orders/);

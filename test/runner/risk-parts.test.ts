@@ -85,6 +85,22 @@ describe('the risk gate on opening parts', () => {
     expect(r.risk.breaches[0]!.parts).toEqual({ reducing: -1000, opening: -1000 });
   });
 
+  it('the reduce-only close of a reversal refused in part carries no orders on fill (they belong to the trade it would have opened)', () => {
+    const r = rig({ maxOrdersPerMinute: 1 });
+    r.feed(bar(0));
+    r.risk.submit(mkt(1000));
+    r.feed(bar(0.5));
+    const rev: OrderIntent = { kind: 'order', id: `p-${++seq}`, request: { type: 'MARKET', instrument: 'EUR_USD', units: '-2000', stopLossOnFill: { distance: '0.0050' }, takeProfitOnFill: { price: '1.05000' } } as never };
+    r.risk.submit(rev);
+    r.feed(bar(0.75));
+    const order = r.txs.find((t) => t.type === 'MARKET_ORDER' && (t as { clientExtensions?: { id?: string } }).clientExtensions?.id === rev.id) as unknown as Record<string, unknown>;
+    expect(order).toMatchObject({ units: '-1000', positionFill: 'REDUCE_ONLY' });
+    expect(order.stopLossOnFill).toBeUndefined();
+    expect(order.takeProfitOnFill).toBeUndefined();
+    expect(r.net()).toBe(0);
+    expect(r.portfolio.ledger.pendingOrders.size).toBe(0);
+  });
+
   it('the kill switch refuses a reversal\'s opening part; its reducing part still closes', () => {
     const r = rig({});
     r.feed(bar(0));
