@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, type BigIntStats } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Candle } from '../../domain/candle.ts';
@@ -27,7 +27,7 @@ import { detectFormat, openCandles, type ReadOptions } from './formats.ts';
  * covers an edit within the file system's timestamp granularity of the hashing ("racy" files,
  * as git calls them). A cache that does not match is rebuilt, never read.
  *
- * **Written safely**: decoded into `<name>.<pid>.tmp` while the run reads the source, renamed into
+ * **Written safely**: decoded into `<name>.<pid>.<random>.tmp` while the run reads the source, renamed into
  * place once complete. Each block of candles carries a CRC-32 checked when it is read, and the
  * trailer (written last) its own: a file cut short by `kill -9` or a flipped bit is damaged, never
  * valid. A block found damaged mid-run: the candles before it were good; the run goes on from the
@@ -202,7 +202,8 @@ async function* build(path: string, o: ReadOptions, dir: string, file: string, f
   const { from: _f, to: _t, ...whole } = o;
   const format = o.format ?? detectFormat(path);
   let writer: CacheWriter | undefined;
-  const tmp = `${file}.${process.pid}.tmp`;
+  // Unique per writer: worker threads share a pid.
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     mkdirSync(dir, { recursive: true });
     writer = new CacheWriter(tmp);
