@@ -154,6 +154,8 @@ export class Portfolio {
   readonly tradeStats: ClosedTradeStats = { count: 0, wins: 0, losses: 0, grossProfit: 0, grossLoss: 0, largestWin: 0, largestLoss: 0, heldMs: 0, long: newGroup(), short: newGroup(), byInstrument: new Map(), exitReasons: new Map() };
   /** Called with each trade as it closes (a backtest writes trades.csv from it). */
   onClosedTrade: ((t: ClosedTrade) => void) | undefined = undefined;
+  /** Called with each point as it joins the equity curve (the run folder writes equity.csv as they come). */
+  onEquityPoint: ((p: EquityPoint) => void) | undefined = undefined;
   readonly #keepClosedTrades: boolean;
   #balance = 0;
   #lastName = '';
@@ -293,8 +295,8 @@ export class Portfolio {
       this.#balance = toUnits(this.ledger.balance);
     }
     if (at >= this.#dayEnd) {
-      if (Number.isFinite(this.#dayEnd)) this.equity.push({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
-      else this.equity.push({ time: at, balance: this.#balance, nav: this.#navNow() });
+      if (Number.isFinite(this.#dayEnd)) this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
+      else this.#point({ time: at, balance: this.#balance, nav: this.#navNow() });
       this.#dayEnd = (Math.floor(at / DAY) + 1) * DAY;
     }
     const nav = this.#navNow();
@@ -307,6 +309,11 @@ export class Portfolio {
       const pct = dd / this.#peak;
       if (pct > this.maxDrawdownPct) this.maxDrawdownPct = pct;
     }
+  }
+
+  #point(p: EquityPoint): void {
+    this.equity.push(p);
+    this.onEquityPoint?.(p);
   }
 
   #setQuote(name: string, bid: number, ask: number): void {
@@ -325,7 +332,7 @@ export class Portfolio {
   finish(): void {
     if (Number.isNaN(this.#lastTime)) return;
     const last = this.equity[this.equity.length - 1];
-    if (!last || last.time !== this.#lastTime) this.equity.push({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
+    if (!last || last.time !== this.#lastTime) this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
     if (!Number.isNaN(this.#exposedSince)) {
       this.exposureMs += Math.max(0, this.#lastTime - this.#exposedSince);
       this.#exposedSince = Number.NaN;
