@@ -13,6 +13,7 @@ import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
+import type { IndicatorMemo } from '../engine/indicator-memo.ts';
 import { mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
 import { OrderStats } from '../engine/order-stats.ts';
@@ -81,6 +82,12 @@ export interface BacktestOptions {
    * same candles.
    */
   readonly watches?: Map<string, SeriesWatch>;
+  /**
+   * Shares `ctx.indicator` values between runs that read the very same candles (a sweep's trials on
+   * one decoded series; see IndicatorMemo): the first run that creates an indicator records it, the
+   * next ones with the same period, data options and point of creation replay it.
+   */
+  readonly indicatorMemo?: IndicatorMemo;
 }
 
 export interface BacktestResult {
@@ -288,6 +295,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       intentsOut?.line(`{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`);
     },
     onProgress: o.onProgress ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n) : undefined,
+    // The candles a run's series see depend on the period and the data options (the spread model) too.
+    ...(o.indicatorMemo ? { indicatorMemo: { memo: o.indicatorMemo, scope: `${from}:${to}:${JSON.stringify(config.data)}` } } : {}),
   });
 
   let openAtEnd: ClosedTrade[] = [];
