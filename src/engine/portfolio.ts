@@ -154,6 +154,8 @@ export class Portfolio {
   readonly tradeStats: ClosedTradeStats = { count: 0, wins: 0, losses: 0, grossProfit: 0, grossLoss: 0, largestWin: 0, largestLoss: 0, heldMs: 0, long: newGroup(), short: newGroup(), byInstrument: new Map(), exitReasons: new Map() };
   /** Called with each trade as it closes (a backtest writes trades.csv from it). */
   onClosedTrade: ((t: ClosedTrade) => void) | undefined = undefined;
+  /** Market events marked so far: a view computed from the quotes holds until this moves (ctx.position caches by it). */
+  marks = 0;
   /** Called with each point as it joins the equity curve (the run folder writes equity.csv as they come). */
   onEquityPoint: ((p: EquityPoint) => void) | undefined = undefined;
   readonly #keepClosedTrades: boolean;
@@ -285,6 +287,7 @@ export class Portfolio {
 
   /** Marks to a market event: updates the quote, the NAV, drawdown and the daily equity curve. */
   mark(ev: MarketEvent): void {
+    this.marks++;
     if (ev.kind === 'candle') {
       if (!ev.complete) return;
       this.#setQuote(ev.instrument, ev.bc, ev.ac);
