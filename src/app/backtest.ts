@@ -133,8 +133,9 @@ export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data
         const pips = (2 * half) / pip;
         throw new ConfigError('configuration', mode === 'hourly' ? 'data.spreadPipsByHour' : '--spread-pips (data.spreadPips)', `${pips} pips is wider than the price: ${c.instrument}'s low ${l} at ${formatIsoMs(c.time)} would get a bid of ${snap(l - half)}; give a spread below ${Math.floor((2 * l) / pip)} pips`);
       }
+      // At a zero spread both sides are the mid: four snaps, not eight.
       const bo = snap(o - half), bh = snap(h - half), bl = snap(l - half), bc = snap(cl - half);
-      const ao = snap(o + half), ah = snap(h + half), al = snap(l + half), ac = snap(cl + half);
+      const ao = half === 0 ? bo : snap(o + half), ah = half === 0 ? bh : snap(h + half), al = half === 0 ? bl : snap(l + half), ac = half === 0 ? bc : snap(cl + half);
       // A candle the model leaves as it is (one-sided data at a zero spread) is passed on, not copied.
       out[i] = bo === c.bo && bh === c.bh && bl === c.bl && bc === c.bc && ao === c.ao && ah === c.ah && al === c.al && ac === c.ac
         ? c
