@@ -238,6 +238,24 @@ describe('decoded-candle cache', () => {
     expect(listCache(dir, true).map((c) => c.state)).toEqual(['fresh']);
   }, 60_000);
 
+  it('a file with a bad row reads as the reader reads it, whatever the period: the same candles or the same error, and no cache (property)', async () => {
+    const outcome = (it: AsyncIterable<readonly Candle[]>): Promise<unknown> => all(it).then((c) => c, (e: Error) => `${e.name}: ${e.message}`);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 1999 }), fc.constantFrom('ohlc', 'number', 'one-sided'), fc.integer({ min: -100, max: 2100 }), fc.integer({ min: 0, max: 800 }), async (bad, kind, start, len) => {
+        const { dir, file } = fresh();
+        const lines = csv(2000, 17, true).split('\n');
+        const f = lines[bad + 1]!.split(',');
+        if (kind === 'ohlc') f[2] = '0.5'; // bid high below the low
+        else if (kind === 'number') f[3] = 'x';
+        write(file, kind === 'one-sided' ? csv(2000, 17, false) : [...lines.slice(0, bad + 1), f.join(','), ...lines.slice(bad + 2)].join('\n'));
+        const o = opts({ from: Date.UTC(2024, 0, 1) + start * 60_000, to: Date.UTC(2024, 0, 1) + (start + len) * 60_000, ...(kind === 'one-sided' ? { oneSided: 'give a spread model' } : {}) });
+        expect(await outcome(cachedCandles(file, o, dir))).toEqual(await outcome(openCandles(file, o)));
+        expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('a source that fails to decode leaves no cache and the error of the source', async () => {
     const { dir, file } = fresh();
     write(file, csv(100, 1, true).replace(/\n(2024-01-01T00:50:00Z,)[^,]+,/, '\n$1x,'));

@@ -3,12 +3,15 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, rena
 import { join, resolve } from 'node:path';
 import type { Candle } from '../../domain/candle.ts';
 import { CacheDamage, CacheWriter, readBlocks, readTrailer, restamp, verifyBlocks, type CacheTrailer } from './cache-file.ts';
+import { DataError } from './errors.ts';
 import { detectFormat, openCandles, type ReadOptions } from './formats.ts';
 
 /**
  * The decoded-candle cache: a candle file (a `--data` file, a catalog month file) is parsed once
  * and its candles kept as columns of float64 in a binary file (cache-file.ts); later reads take
- * them from there a block at a time, with no parsing.
+ * them from there a block at a time, with no parsing. Only a file that decodes whole is cached: a
+ * period's reader checks the rows outside the period for their time only, so a file with a bad
+ * row outside the period is read as before, every time.
  *
  * **Where.** `<catalog>/.cache/candles/` (for `--data` files: the configured catalog's), one
  * `<hash>.fxc` per source file and set of read options; `FXFLOW_DATA_CACHE` names another folder,
@@ -215,17 +218,29 @@ async function* build(path: string, o: ReadOptions, dir: string, file: string, f
   const hashedAt = Date.now();
   const sha256 = writer ? hashFile(path) : '';
   let complete = false;
+  let failed = false;
+  let last = -Infinity;
   try {
-    for await (const batch of openCandles(path, { ...whole, format })) {
-      writer?.add(batch);
-      if (batch.length === 0) continue;
-      if (batch[0]!.time >= from && batch[batch.length - 1]!.time < to) yield batch;
-      else {
-        const part = batch.filter((c) => c.time >= from && c.time < to);
-        if (part.length > 0) yield part;
+    try {
+      for await (const batch of openCandles(path, { ...whole, format })) {
+        writer?.add(batch);
+        if (batch.length === 0) continue;
+        if (batch[0]!.time >= from && batch[batch.length - 1]!.time < to) {
+          last = batch[batch.length - 1]!.time;
+          yield batch;
+        } else {
+          const part = batch.filter((c) => c.time >= from && c.time < to);
+          if (part.length > 0) {
+            last = part[part.length - 1]!.time;
+            yield part;
+          }
+        }
       }
+      complete = true;
+    } catch (e) {
+      if (!(e instanceof DataError)) throw e;
+      failed = true;
     }
-    complete = true;
   } finally {
     if (writer) {
       let kept = false;
@@ -249,6 +264,12 @@ async function* build(path: string, o: ReadOptions, dir: string, file: string, f
         rmSync(tmp, { force: true });
       }
     }
+  }
+  if (failed) {
+    // The whole file does not decode. The reader of a period checks the rows outside it for their
+    // time only, so the period may still read: it is read as before (its error, if any, is the
+    // reader's own), from the first candle not yet handed out, and nothing is cached.
+    yield* openCandles(path, { ...o, format, ...(last > -Infinity ? { from: Math.max(from, last + 1) } : {}) });
   }
 }
 
