@@ -160,8 +160,8 @@ function blocksBytes(rows: number): number {
  * Reads a cache file's trailer and checks that the file's size is what the trailer says (a file
  * cut short or extended is damaged). Throws CacheDamage; the caller rebuilds.
  */
-export function readTrailer(path: string): { trailer: CacheTrailer; fd: number } {
-  const fd = openSync(path, 'r');
+export function readTrailer(path: string, flags = 'r'): { trailer: CacheTrailer; fd: number } {
+  const fd = openSync(path, flags);
   try {
     const size = fstatSync(fd).size;
     if (size < TAIL) throw new CacheDamage(path, 'shorter than its trailer (cut short)');
@@ -187,10 +187,15 @@ export function readTrailer(path: string): { trailer: CacheTrailer; fd: number }
   }
 }
 
-/** Cuts the trailer off and writes a new one (the blocks stay). Cut by a crash, the file is damaged, never wrong. */
+/**
+ * Cuts the trailer off and writes a new one (the blocks stay). Cut by a crash, the file is damaged,
+ * never wrong. Does nothing when the file at `path` no longer holds the same candles (another
+ * process rebuilt it meanwhile).
+ */
 export function restamp(path: string, t: CacheTrailer): void {
-  const fd = openSync(path, 'r+');
+  const { trailer: now, fd } = readTrailer(path, 'r+');
   try {
+    if (now.sha256 !== t.sha256 || now.rows !== t.rows || now.options !== t.options || now.source !== t.source) return;
     const end = blocksBytes(t.rows);
     ftruncateSync(fd, end);
     writeTrailer(fd, t, end);
