@@ -10,6 +10,7 @@
  * - peak RSS at 1M and 4M bars (cached);
  * - the floor: a plain Node process (`floor-sma.mjs`) that reads the same file and runs a
  *   hand-written SMA loop;
+ * - start-up: `fxflow --version` and a backtest of 10 candles;
  * - the 20-point sweep (`fxflow optimize`, fast 5,10,15,20 × slow 30,40,50,60,80) on 100k bars with
  *   1 and 2 workers.
  * The CSVs are generated in a temporary folder (removed at the end), the cache lives in it too
@@ -79,6 +80,8 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
     const cached: ProcessFigures[] = [];
     const small: ProcessFigures[] = [];
     const floors: ProcessFigures[] = [];
+    const version: ProcessFigures[] = [];
+    const tiny: ProcessFigures[] = [];
     const sweep1: ProcessFigures[] = [];
     const sweep2: ProcessFigures[] = [];
     const big: ProcessFigures[] = [];
@@ -92,6 +95,9 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
       cached.push(c);
       fills = /Trades \(closed\)\s+(\S+)/.exec(c.stdout)?.[1] ?? fills;
       small.push(timed(backtest(files['100k']), env));
+      // Start-up alone: the version, and a backtest of 10 candles (run folder and report included).
+      version.push(timed(['bin/fxflow.js', '--version'], env));
+      tiny.push(timed([...backtest(files['100k']).slice(0, -6), '--from', '2019-01-01T00:00:00Z', '--to', '2019-01-01T00:10:00Z', '--runs-dir', join(dir, 'runs')], env));
       sweep1.push(timed(sweep(1), env));
       sweep2.push(timed(sweep(2), env));
     }
@@ -99,13 +105,15 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
       timed(backtest(files['4M']), env); // builds its cache
       for (let r = 0; r < runs; r++) big.push(timed(backtest(files['4M']), env));
     }
-    const f = { first: med(first), cached: med(cached), small: med(small), floor: med(floors), sweep1: med(sweep1), sweep2: med(sweep2), ...(big.length ? { big: med(big) } : {}) };
+    const f = { first: med(first), cached: med(cached), small: med(small), floor: med(floors), version: med(version), tiny: med(tiny), sweep1: med(sweep1), sweep2: med(sweep2), ...(big.length ? { big: med(big) } : {}) };
     const s = (ms: number): string => (ms / 1000).toFixed(2);
     const rows: string[][] = [
       ['whole process (medians)', 'wall s', 'wall range s', 'cpu s', 'peak RSS MB', 'target'],
       ['backtest --data 1M bars, first time', s(f.first.wallMs), `${s(f.first.wallMinMs)}–${s(f.first.wallMaxMs)}`, s(f.first.cpuMs), f.first.peakRssMB.toFixed(0), '≤ 2.0 s'],
       ['backtest --data 1M bars, cached', s(f.cached.wallMs), `${s(f.cached.wallMinMs)}–${s(f.cached.wallMaxMs)}`, s(f.cached.cpuMs), f.cached.peakRssMB.toFixed(0), '≤ 1.2 s, ≤ 2× floor'],
       ['floor: plain Node reads it, SMA loop', s(f.floor.wallMs), `${s(f.floor.wallMinMs)}–${s(f.floor.wallMaxMs)}`, s(f.floor.cpuMs), f.floor.peakRssMB.toFixed(0), ''],
+      ['fxflow --version', s(f.version.wallMs), `${s(f.version.wallMinMs)}–${s(f.version.wallMaxMs)}`, s(f.version.cpuMs), f.version.peakRssMB.toFixed(0), ''],
+      ['backtest --data, 10 candles', s(f.tiny.wallMs), `${s(f.tiny.wallMinMs)}–${s(f.tiny.wallMaxMs)}`, s(f.tiny.cpuMs), f.tiny.peakRssMB.toFixed(0), ''],
       ['backtest --data 100k bars, cached', s(f.small.wallMs), `${s(f.small.wallMinMs)}–${s(f.small.wallMaxMs)}`, s(f.small.cpuMs), f.small.peakRssMB.toFixed(0), '≤ 0.35 s'],
       ...(f.big ? [['backtest --data 4M bars, cached', s(f.big.wallMs), `${s(f.big.wallMinMs)}–${s(f.big.wallMaxMs)}`, s(f.big.cpuMs), f.big.peakRssMB.toFixed(0), '≤ 1.25× 1M, ≤ 250 MB']] : []),
       ['20-point sweep, 100k bars, 1 worker', s(f.sweep1.wallMs), `${s(f.sweep1.wallMinMs)}–${s(f.sweep1.wallMaxMs)}`, s(f.sweep1.cpuMs), f.sweep1.peakRssMB.toFixed(0), ''],
