@@ -7,11 +7,13 @@ import type { Granularity } from '../../domain/granularity.ts';
  * The binary file of one decoded candle source (`*.fxc`, see candle-cache.ts for when it is used).
  *
  * Layout, little-endian:
- * - blocks of up to BLOCK candles, each `count` (uint32), `crc` (uint32: CRC-32 of the columns),
- *   then its columns: time[count], at[count], bo, bh, bl, bc, ao, ah, al, ac [count each],
- *   volume[count], all float64. Every block but the last holds BLOCK candles, so block k starts at
- *   k × BLOCK_BYTES and a reader seeks to a period without an index.
- * - the trailer: JSON (CacheTrailer), its CRC-32 (uint32), its byte length (uint32), then MAGIC.
+ * - blocks of up to BLOCK candles (every block but the last holds BLOCK), each a head of `count`,
+ *   `flags` and `crc` (uint32 each: the CRC-32 of the flags and the columns, then a zero uint32) and
+ *   its columns of `count` float64 each: time, at, bid o, h, l, c, then (unless the block is
+ *   one-sided: flag 1, every ask equal to its bid) ask o, h, l, c, then volume. One-sided data at
+ *   no spread takes 56 bytes a candle instead of 88.
+ * - the trailer: JSON (CacheTrailer, with each block's offset), its CRC-32 (uint32), its byte length
+ *   (uint32), then MAGIC.
  *
  * The trailer is written last: a file cut short anywhere has no MAGIC at its end, or a trailer
  * whose CRC or sizes do not add up, and is never taken as valid. A flipped bit in a block fails
@@ -19,9 +21,10 @@ import type { Granularity } from '../../domain/granularity.ts';
  */
 export const BLOCK = 1024;
 const COLUMNS = 11;
-const HEAD = 8;
-export const BLOCK_BYTES = HEAD + COLUMNS * 8 * BLOCK;
-const MAGIC = 'FXFCACH1';
+/** Columns of a one-sided block: time, at, o, h, l, c, volume. */
+const ONE_SIDED = 7;
+const HEAD = 16;
+const MAGIC = 'FXFCACH2';
 const TAIL = 8 + MAGIC.length;
 
 /** What the trailer records: the source it was decoded from and the options that decided the decode. */
@@ -46,6 +49,10 @@ export interface CacheTrailer {
   /** Open time of the first and last candle (NaN as null when there are none). */
   readonly first: number | null;
   readonly last: number | null;
+  /** Byte offset of each block; the trailer starts where the last one ends. */
+  readonly blocks: readonly number[];
+  /** Whether the last block is one-sided (its size depends on it). */
+  readonly lastOneSided: boolean;
 }
 
 /** A cache file that does not hold what it should: why, in a few words. */
@@ -63,9 +70,11 @@ export class CacheDamage extends Error {
 export class CacheWriter {
   readonly #fd: number;
   readonly #cols = new Float64Array(COLUMNS * BLOCK);
-  readonly #bytes = new Uint8Array(this.#cols.buffer);
   readonly #head = Buffer.alloc(HEAD);
   #n = 0;
+  #at = 0;
+  readonly #offsets: number[] = [];
+  #lastOneSided = false;
   rows = 0;
   first: number | null = null;
   last: number | null = null;
@@ -101,24 +110,39 @@ export class CacheWriter {
     const n = this.#n;
     if (n === 0) return;
     this.#n = 0;
-    // A short (last) block is written packed: its columns are n long, moved down to sit together.
-    let body: Uint8Array = this.#bytes;
-    if (n < BLOCK) {
-      const packed = new Float64Array(COLUMNS * n);
-      for (let col = 0; col < COLUMNS; col++) packed.set(this.#cols.subarray(col * BLOCK, col * BLOCK + n), col * n);
-      body = new Uint8Array(packed.buffer);
+    const c = this.#cols;
+    // One-sided when every ask is its bid, to the bit (Object.is: -0 and 0 are kept apart).
+    let oneSided = true;
+    for (let k = 0; k < 4 * BLOCK && oneSided; k += BLOCK) {
+      for (let i = 0; i < n; i++) {
+        if (!Object.is(c[2 * BLOCK + k + i], c[6 * BLOCK + k + i])) {
+          oneSided = false;
+          break;
+        }
+      }
     }
-    this.#head.writeUInt32LE(n, 0);
-    this.#head.writeUInt32LE(crc32(body), 4);
-    writeAll(this.#fd, this.#head);
+    const cols = oneSided ? [0, 1, 2, 3, 4, 5, 10] : [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    // The columns packed n apart.
+    const packed = new Float64Array(cols.length * n);
+    for (let j = 0; j < cols.length; j++) packed.set(c.subarray(cols[j]! * BLOCK, cols[j]! * BLOCK + n), j * n);
+    const body = new Uint8Array(packed.buffer);
+    const head = this.#head;
+    head.fill(0);
+    head.writeUInt32LE(n, 0);
+    head.writeUInt32LE(oneSided ? 1 : 0, 4);
+    head.writeUInt32LE(crc32(body, crc32(head.subarray(4, 8))), 8);
+    this.#offsets.push(this.#at);
+    this.#lastOneSided = oneSided;
+    writeAll(this.#fd, head);
     writeAll(this.#fd, body);
+    this.#at += HEAD + body.length;
   }
 
   /** Writes the last block and the trailer, and closes the file. */
-  finish(trailer: Omit<CacheTrailer, 'rows' | 'first' | 'last'>): void {
+  finish(trailer: Omit<CacheTrailer, 'rows' | 'first' | 'last' | 'blocks' | 'lastOneSided'>): void {
     try {
       this.#flush();
-      writeTrailer(this.#fd, { ...trailer, rows: this.rows, first: this.first, last: this.last });
+      writeTrailer(this.#fd, { ...trailer, rows: this.rows, first: this.first, last: this.last, blocks: this.#offsets, lastOneSided: this.#lastOneSided });
     } finally {
       closeSync(this.#fd);
     }
@@ -134,7 +158,6 @@ export class CacheWriter {
   }
 }
 
-/** Writes all of `bytes` at `position`, or at the file's current position when it is null. */
 function writeAll(fd: number, bytes: Uint8Array, position: number | null = null): void {
   for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off, position === null ? null : position + off);
 }
@@ -149,11 +172,15 @@ function writeTrailer(fd: number, t: CacheTrailer, position: number | null = nul
   writeAll(fd, tail, position === null ? null : position + json.length);
 }
 
-/** Bytes the blocks of `rows` candles take. */
-function blocksBytes(rows: number): number {
-  const full = Math.floor(rows / BLOCK);
-  const rest = rows % BLOCK;
-  return full * BLOCK_BYTES + (rest > 0 ? HEAD + COLUMNS * 8 * rest : 0);
+/** Where the blocks end (and the trailer starts), from the trailer: NaN when it does not add up. */
+function blocksEnd(t: CacheTrailer): number {
+  const b = t.blocks;
+  if (!Array.isArray(b) || b.length !== Math.ceil(t.rows / BLOCK) || (b.length > 0 && b[0] !== 0)) return Number.NaN;
+  for (let i = 1; i < b.length; i++) if (!(b[i]! > b[i - 1]!)) return Number.NaN;
+  if (b.length === 0) return 0;
+  // The last block: its size follows from its count, one-sided or not; checked against its head when read.
+  const n = t.rows - (b.length - 1) * BLOCK;
+  return b[b.length - 1]! + HEAD + (t.lastOneSided ? ONE_SIDED : COLUMNS) * 8 * n;
 }
 
 /**
@@ -179,7 +206,7 @@ export function readTrailer(path: string, flags = 'r'): { trailer: CacheTrailer;
     } catch {
       throw new CacheDamage(path, 'trailer is not JSON');
     }
-    if (!Number.isInteger(t.rows) || t.rows < 0 || blocksBytes(t.rows) + len + TAIL !== size) throw new CacheDamage(path, `size ${size} does not match its ${t.rows} rows`);
+    if (!Number.isInteger(t.rows) || t.rows < 0 || blocksEnd(t) + len + TAIL !== size) throw new CacheDamage(path, `size ${size} does not match its ${t.rows} rows`);
     return { trailer: t, fd };
   } catch (e) {
     closeSync(fd);
@@ -196,7 +223,7 @@ export function restamp(path: string, t: CacheTrailer): void {
   const { trailer: now, fd } = readTrailer(path, 'r+');
   try {
     if (now.sha256 !== t.sha256 || now.rows !== t.rows || now.options !== t.options || now.source !== t.source) return;
-    const end = blocksBytes(t.rows);
+    const end = blocksEnd(t);
     ftruncateSync(fd, end);
     writeTrailer(fd, t, end);
   } finally {
@@ -212,7 +239,8 @@ export function restamp(path: string, t: CacheTrailer): void {
  */
 export function* readBlocks(path: string, fd: number, t: CacheTrailer, from: number, to: number): Generator<Candle[]> {
   const { instrument, granularity } = t;
-  const blocks = Math.ceil(t.rows / BLOCK);
+  const offsets = t.blocks;
+  const blocks = offsets.length;
   const cols = new Float64Array(COLUMNS * BLOCK);
   const bytes = new Uint8Array(cols.buffer);
   const head = Buffer.alloc(HEAD);
@@ -224,21 +252,26 @@ export function* readBlocks(path: string, fd: number, t: CacheTrailer, from: num
     let hi = blocks;
     while (hi - lo > 1) {
       const mid = (lo + hi) >>> 1;
-      readSync(fd, probeBytes, 0, 8, mid * BLOCK_BYTES + HEAD);
+      readSync(fd, probeBytes, 0, 8, offsets[mid]! + HEAD);
       if (probe[0]! <= from) lo = mid;
       else hi = mid;
     }
     for (let b = lo; b < blocks; b++) {
-      const at = b * BLOCK_BYTES;
+      const at = offsets[b]!;
       readSync(fd, head, 0, HEAD, at);
       const n = head.readUInt32LE(0);
+      const flags = head.readUInt32LE(4);
       const expected = b === blocks - 1 ? t.rows - b * BLOCK : BLOCK;
-      if (n !== expected) throw new CacheDamage(path, `block ${b} says ${n} candles, expected ${expected}`);
-      const len = COLUMNS * 8 * n;
+      if (n !== expected || flags > 1 || head.readUInt32LE(12) !== 0) throw new CacheDamage(path, `block ${b} head damaged (${n} candles, flags ${flags})`);
+      const oneSided = flags === 1;
+      const len = (oneSided ? ONE_SIDED : COLUMNS) * 8 * n;
+      if (at + HEAD + len !== (b + 1 < blocks ? offsets[b + 1]! : blocksEnd(t))) throw new CacheDamage(path, `block ${b} does not end where the next begins`);
       const got = readSync(fd, bytes, 0, len, at + HEAD);
       if (got !== len) throw new CacheDamage(path, `block ${b} cut short`);
-      if (crc32(bytes.subarray(0, len)) !== head.readUInt32LE(4)) throw new CacheDamage(path, `block ${b} checksum mismatch`);
-      // Columns of a short block sit n apart, of a full one BLOCK apart: both are n here.
+      if (crc32(bytes.subarray(0, len), crc32(head.subarray(4, 8))) !== head.readUInt32LE(8)) throw new CacheDamage(path, `block ${b} checksum mismatch`);
+      // Columns sit n apart: time 0, at 1, bid 2-5, then ask 6-9 and volume 10, or volume 6 (one-sided: ask = bid).
+      const ask = oneSided ? 2 * n : 6 * n;
+      const vol = oneSided ? 6 * n : 10 * n;
       let i = 0;
       while (i < n && cols[i]! < from) i++;
       let end = i;
@@ -249,8 +282,8 @@ export function* readBlocks(path: string, fd: number, t: CacheTrailer, from: num
           out[k - i] = {
             kind: 'candle', instrument, granularity, time: cols[k]!, at: cols[n + k]!,
             bo: cols[2 * n + k]!, bh: cols[3 * n + k]!, bl: cols[4 * n + k]!, bc: cols[5 * n + k]!,
-            ao: cols[6 * n + k]!, ah: cols[7 * n + k]!, al: cols[8 * n + k]!, ac: cols[9 * n + k]!,
-            volume: cols[10 * n + k]!, complete: true,
+            ao: cols[ask + k]!, ah: cols[ask + n + k]!, al: cols[ask + 2 * n + k]!, ac: cols[ask + 3 * n + k]!,
+            volume: cols[vol + k]!, complete: true,
           };
         }
         yield out;

@@ -183,10 +183,10 @@ describe('decoded-candle cache', () => {
     );
   });
 
-  it('never hands out a candle of a flipped bit: a damaged trailer or block is rebuilt, the run gets the source candles (property)', async () => {
+  it.each([['two-sided blocks', 0.8], ['one-sided blocks', undefined]])('never hands out a candle of a flipped bit: a damaged trailer or block is rebuilt, the run gets the source candles (property, %s)', async (_, pips) => {
     const { dir, file } = fresh();
     write(file, csv(3000, 9, false));
-    const o = opts({ spread: { kind: 'fixed', pips: 0.8 } });
+    const o = opts(pips !== undefined ? { spread: { kind: 'fixed', pips } } : {});
     const want = await all(openCandles(file, o));
     await all(cachedCandles(file, o, dir));
     const cache = cacheFileOf(dir, file, o);
