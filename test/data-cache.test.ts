@@ -54,7 +54,7 @@ describe('fxflow backtest --data through the decoded-candle cache', () => {
 
     const empty = join(tmp, 'catalog');
     const list = await fxflow(cacheDir, 'data', 'list', '--catalog', empty);
-    expect(list.stdout).toContain(`decoded-candle cache ${cacheDir}: 1 file`);
+    expect(list.stdout).toContain(`decoded-candle cache ${cacheDir}: 1 file, `);
     expect(list.stdout).toContain(`EUR_USD M1 30,000 rows from ${csv}: fresh`);
     const ok = await fxflow(cacheDir, 'data', 'check', '--catalog', empty);
     expect(ok.code, ok.stdout).toBe(0);
