@@ -13,6 +13,7 @@ import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
+import type { IndicatorMemo } from '../engine/indicator-memo.ts';
 import { mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
 import { OrderStats } from '../engine/order-stats.ts';
@@ -81,6 +82,12 @@ export interface BacktestOptions {
    * same candles.
    */
   readonly watches?: Map<string, SeriesWatch>;
+  /**
+   * Shares `ctx.indicator` values between runs that read the very same candles (a sweep's trials on
+   * one decoded series; see IndicatorMemo): the first run that creates an indicator records it, the
+   * next ones with the same period, data options and point of creation replay it.
+   */
+  readonly indicatorMemo?: IndicatorMemo;
 }
 
 export interface BacktestResult {
@@ -126,12 +133,13 @@ export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data
         const pips = (2 * half) / pip;
         throw new ConfigError('configuration', mode === 'hourly' ? 'data.spreadPipsByHour' : '--spread-pips (data.spreadPips)', `${pips} pips is wider than the price: ${c.instrument}'s low ${l} at ${formatIsoMs(c.time)} would get a bid of ${snap(l - half)}; give a spread below ${Math.floor((2 * l) / pip)} pips`);
       }
-      out[i] = {
-        kind: 'candle', instrument: c.instrument, granularity: c.granularity, time: c.time, at: c.at,
-        bo: snap(o - half), bh: snap(h - half), bl: snap(l - half), bc: snap(cl - half),
-        ao: snap(o + half), ah: snap(h + half), al: snap(l + half), ac: snap(cl + half),
-        volume: c.volume, complete: c.complete,
-      };
+      // At a zero spread both sides are the mid: four snaps, not eight.
+      const bo = snap(o - half), bh = snap(h - half), bl = snap(l - half), bc = snap(cl - half);
+      const ao = half === 0 ? bo : snap(o + half), ah = half === 0 ? bh : snap(h + half), al = half === 0 ? bl : snap(l + half), ac = half === 0 ? bc : snap(cl + half);
+      // A candle the model leaves as it is (one-sided data at a zero spread) is passed on, not copied.
+      out[i] = bo === c.bo && bh === c.bh && bl === c.bl && bc === c.bc && ao === c.ao && ah === c.ah && al === c.al && ac === c.ac
+        ? c
+        : { kind: 'candle', instrument: c.instrument, granularity: c.granularity, time: c.time, at: c.at, bo, bh, bl, bc, ao, ah, al, ac, volume: c.volume, complete: c.complete };
     }
     yield out;
   }
@@ -248,8 +256,14 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   let txOut: LineFile | undefined;
   let intentsOut: LineFile | undefined;
   let tradesOut: LineFile | undefined;
+  let equityOut: LineFile | undefined;
   if (o.runDir) {
     makeRunDir(o.runDir);
+    // The run folder's files are written as their lines come, each through one bounded buffer.
+    const eq = (equityOut = new LineFile(join(o.runDir, 'equity.csv')));
+    const digits = currencyDigits(config.account.currency);
+    eq.line(EQUITY_CSV_HEADER);
+    portfolio.onEquityPoint = (p) => eq.line(equityCsvRow(p, digits));
     txOut = new LineFile(join(o.runDir, 'transactions.jsonl'));
     intentsOut = new LineFile(join(o.runDir, 'intents.jsonl'));
     const out = (tradesOut = new LineFile(join(o.runDir, 'trades.csv')));
@@ -282,6 +296,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       intentsOut?.line(`{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`);
     },
     onProgress: o.onProgress ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n) : undefined,
+    // The candles a run's series see depend on the period and the data options (the spread model) too.
+    ...(o.indicatorMemo ? { indicatorMemo: { memo: o.indicatorMemo, scope: `${from}:${to}:${JSON.stringify(config.data)}` } } : {}),
   });
 
   let openAtEnd: ClosedTrade[] = [];
@@ -308,7 +324,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       try {
         intentsOut?.close();
       } finally {
-        tradesOut?.close();
+        try {
+          tradesOut?.close();
+        } finally {
+          equityOut?.close();
+        }
       }
     }
   }
@@ -331,7 +351,6 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   if (o.runDir) {
     writeFileSync(join(o.runDir, 'summary.json'), `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`);
     writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
-    writeFileSync(join(o.runDir, 'equity.csv'), equityCsv(portfolio.equity, config.account.currency));
     recorder?.write(o.runDir);
     writeRunReport(o.runDir);
   }
@@ -387,7 +406,14 @@ export function currencyDigits(currency: string): number {
  */
 export function equityCsv(equity: readonly EquityPoint[], currency: string): string {
   const d = currencyDigits(currency);
-  const rows = ['time,balance,nav,epochMs'];
-  for (const e of equity) rows.push(`${formatIsoMs(e.time)},${e.balance.toFixed(d)},${e.nav.toFixed(d)},${e.time}`);
+  const rows = [EQUITY_CSV_HEADER];
+  for (const e of equity) rows.push(equityCsvRow(e, d));
   return `${rows.join('\n')}\n`;
+}
+
+const EQUITY_CSV_HEADER = 'time,balance,nav,epochMs';
+
+/** One point of the equity curve as an equity.csv row, amounts with `digits` decimals. */
+function equityCsvRow(e: EquityPoint, digits: number): string {
+  return `${formatIsoMs(e.time)},${e.balance.toFixed(digits)},${e.nav.toFixed(digits)},${e.time}`;
 }

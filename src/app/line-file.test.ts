@@ -23,6 +23,22 @@ describe('LineFile', () => {
     );
   });
 
+  it('holds at most one chunk however many lines pass, long lines included (property)', () => {
+    let n = 0;
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 400 }), fc.integer({ min: 16, max: 256 }), (lengths, chunk) => {
+        const path = join(dir, `b${n++}.txt`);
+        const f = new LineFile(path, chunk);
+        const lines = lengths.map((len, i) => String(i % 10).repeat(len));
+        for (const l of lines) f.line(l);
+        expect(f.peakBuffered).toBeLessThanOrEqual(chunk);
+        f.close();
+        expect(readFileSync(path, 'utf8')).toBe(lines.map((l) => `${l}\n`).join(''));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('has written every full chunk before close, so a run that stops early keeps what it had', () => {
     const path = join(dir, 'early.jsonl');
     const f = new LineFile(path, 100);

@@ -48,6 +48,8 @@ export class LineFile {
   readonly #buf: Buffer;
   #used = 0;
   #closed = false;
+  /** The most bytes held unwritten at once: never more than the chunk (a longer line is written at once). */
+  peakBuffered = 0;
 
   constructor(path: string, chunk = 1 << 20) {
     this.path = path;
@@ -72,6 +74,7 @@ export class LineFile {
     }
     this.#used += buf.write(text, this.#used, 'utf8');
     buf[this.#used++] = 10;
+    if (this.#used > this.peakBuffered) this.peakBuffered = this.#used;
   }
 
   /** Writes what is gathered. */

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { Catalog, ensureSample, openCandles, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
+import { Catalog, ensureSample, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
+import { cacheDirFor, cachedCandles } from '../adapters/catalog/candle-cache.ts';
 import { resampleSource, resampled } from '../adapters/catalog/resample.ts';
 import { DEFAULT_ALIGNMENT, type Alignment, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
@@ -28,7 +29,8 @@ export async function dataCatalog(
     const made = await ensureSample(sampleRoot);
     if (made) process.stderr.write(`Generated the bundled synthetic sample data in ${sampleRoot} (first use).\n`);
   }
-  const catalog = new Catalog(root);
+  // Month files are decoded once into the catalog's cache (candle-cache.ts).
+  const catalog = new Catalog(root, { cache: cacheDirFor(root) });
   // A series the catalog lacks is built from a finer one it holds (M1 → H1, D…), with OANDA's alignment.
   const finer = (i: string, g: Granularity): Granularity | undefined => (catalog.has(i, g) ? undefined : resampleSource(catalog, i, g));
   return {
@@ -54,11 +56,15 @@ export async function dataCatalog(
   };
 }
 
-/** A single file or folder (`--data`) as the source of the run's series. */
+/**
+ * A single file or folder (`--data`) as the source of the run's series, decoded once into the
+ * configured catalog's cache (candle-cache.ts) and read from there while the file is unchanged.
+ */
 export function fileSource(path: string, format: string | undefined, config: BacktestConfig, instruments: InstrumentRegistry): CandleSourceFactory {
+  const cache = cacheDirFor(resolve(ROOT, config.data.catalog));
   return (req) => {
     const inst = instruments.get(req.instrument);
-    return openCandles(resolve(path), {
+    return cachedCandles(resolve(path), {
       instrument: req.instrument,
       granularity: req.granularity,
       from: req.from,
@@ -71,7 +77,7 @@ export function fileSource(path: string, format: string | undefined, config: Bac
         : config.data.spread === 'hourly' && config.data.spreadPipsByHour
           ? { spread: { kind: 'hourly' as const, pips: config.data.spreadPipsByHour } }
           : config.data.spread === 'fixed' ? { spread: { kind: 'fixed' as const, pips: config.data.spreadPips } } : {}),
-    });
+    }, cache);
   };
 }
 

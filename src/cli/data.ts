@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { Catalog, describeHoles, ensureSample } from '../adapters/catalog/index.ts';
+import { cacheDirFor, listCache, type CacheEntry } from '../adapters/catalog/candle-cache.ts';
 import { resampleSeries } from '../adapters/catalog/resample.ts';
 import { listFinancing } from '../adapters/catalog/financing-store.ts';
 import { listLabs } from '../adapters/catalog/labs-store.ts';
@@ -37,6 +38,7 @@ export function dataCommand(y: Argv): Argv {
         if (financing) process.stdout.write(`financing ${financing.first} → ${financing.last}  ${financing.days} trading day${financing.days === 1 ? '' : 's'}, ${financing.records} records  ${financing.instruments.join(' ')}\n`);
         const manifest = readManifest(catalog.root);
         if (manifest) process.stdout.write(`recorded from ${manifest.accountID !== null ? `account ${manifest.accountID}` : 'no account (labs only)'} (${manifest.environment}): ${manifest.kinds.join(', ')}\n`);
+        writeCache(cacheDirFor(catalog.root), listCache(cacheDirFor(catalog.root)), catalog.root);
         if (rows.length === 0 && (labs.length > 0 || ticks.length > 0 || financing)) return;
         if (rows.length === 0) {
           process.stdout.write('The catalog is empty. Run `fxflow data sample` or `fxflow data import`.\n');
@@ -118,7 +120,10 @@ export function dataCommand(y: Argv): Argv {
         const ticks = recordings ? checkTicks(catalog.root, instrument) : [];
         const financing = recordings ? await checkFinancing(catalog.root, instrument) : undefined;
         const manifest = recordings ? checkRecordingManifest(catalog.root, { ticks: tickInstruments(catalog.root), financing: financing?.held ?? [] }) : undefined;
-        if (series.length === 0 && ticks.length === 0 && financing === undefined && manifest === undefined) {
+        // The decoded-candle cache: every block's checksum read, every source hashed.
+        const cacheDir = cacheDirFor(catalog.root);
+        const caches = listCache(cacheDir, true).filter((c) => instrument === undefined || c.trailer?.instrument === instrument);
+        if (series.length === 0 && ticks.length === 0 && financing === undefined && manifest === undefined && caches.length === 0) {
           process.stdout.write(`No series${instrument ? ` of ${instrument}` : ''}${a.granularity ? ` ${String(a.granularity)}` : ''} in ${catalog.root}.\n`);
           return;
         }
@@ -155,6 +160,8 @@ export function dataCommand(y: Argv): Argv {
           if (manifest.problems.length === 0) process.stdout.write('  matches the recordings on disk\n');
           problems += manifest.problems.length;
         }
+        writeCache(cacheDir, caches, catalog.root);
+        problems += caches.filter((c) => c.state === 'damaged').length;
         if (problems > 0) process.exitCode = 1;
       },
     )
@@ -183,4 +190,25 @@ export function dataCommand(y: Argv): Argv {
     )
     .command(dataDownloadCommand)
     .demandCommand(1, 'Name a data command: list, check, sample, import, resample or download');
+}
+
+/**
+ * The decoded-candle cache as `data list` and `data check` show it: a summary line, then one line per
+ * file that is not fresh or whose source is outside the catalog (a `--data` file); the fresh caches
+ * of the catalog's own month files are only counted.
+ */
+function writeCache(dir: string | undefined, entries: readonly CacheEntry[], catalogRoot: string): void {
+  if (dir === undefined || entries.length === 0) return;
+  const mb = entries.reduce((n, e) => n + e.bytes, 0) / 1e6;
+  const count = (k: CacheEntry['state']): number => entries.filter((e) => e.state === k).length;
+  const states = [`${count('fresh')} fresh`, ...(count('stale') > 0 ? [`${count('stale')} stale`] : []), ...(count('damaged') > 0 ? [`${count('damaged')} damaged`] : [])].join(', ');
+  process.stdout.write(`decoded-candle cache ${dir}: ${entries.length} file${entries.length === 1 ? '' : 's'}, ${mb.toFixed(1)} MB (${states})\n`);
+  const inCatalog = `${resolve(catalogRoot)}/`;
+  for (const e of entries) {
+    const t = e.trailer;
+    if (e.state === 'fresh' && t && t.source.startsWith(inCatalog)) continue;
+    const what = t ? `${t.instrument} ${t.granularity} ${t.rows.toLocaleString('en-US')} rows from ${t.source}` : e.file;
+    const state = e.state === 'fresh' ? 'fresh' : e.state === 'stale' ? `STALE (${e.why}; rebuilt on next use)` : `DAMAGED (${e.why}; rebuilt on next use)`;
+    process.stdout.write(`  ${what}: ${state}\n`);
+  }
 }

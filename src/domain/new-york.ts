@@ -80,6 +80,34 @@ function toLocal(t: UnixMs): number {
 }
 
 /**
+ * The open trading days of the FX market overlapping [a, b), each as its start and end (17:00 New
+ * York the day before its date, 17:00 on its date), in order. Closed days are skipped: those dated
+ * Saturday or Sunday, 25 December and 1 January, and 26 December and 2 January when they are
+ * Mondays (the holiday observed).
+ */
+export function forEachOpenTradingDay(a: UnixMs, b: UnixMs, each: (start: UnixMs, end: UnixMs) => void): void {
+  // The trading day containing a starts at 17:00 local on a's local date, or the day before.
+  let local = Math.floor(toLocal(a) / DAY) * DAY;
+  let start = toUtc(local + CLOSE);
+  if (start > a) {
+    local -= DAY;
+    start = toUtc(local + CLOSE);
+  }
+  while (start < b) {
+    const next = local + DAY; // the trading day's date, local midnight
+    const end = toUtc(next + CLOSE);
+    const date = new Date(next);
+    const wd = date.getUTCDay(); // 0 Sunday … 6 Saturday, of the New York date
+    const m = date.getUTCMonth() + 1;
+    const d = date.getUTCDate();
+    const closed = wd === 6 || wd === 0 || (m === 12 && (d === 25 || (d === 26 && wd === 1))) || (m === 1 && (d === 1 || (d === 2 && wd === 1)));
+    if (!closed) each(start, end);
+    local = next;
+    start = end;
+  }
+}
+
+/**
  * The FX weekend closure that ends first after `t`: from Friday 17:00 to Sunday 17:00 New York
  * (local time, so the UTC hours follow daylight saving). `to` is strictly after `t`.
  */

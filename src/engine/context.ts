@@ -153,7 +153,35 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     return this.#series(series, 'closes').closes(n);
   }
 
+  /**
+   * The position of an instrument, computed once per event: a handler that asks several times (or
+   * several handlers of one event, until a fill changes the ledger) gets the same object. Cached by
+   * the portfolio's mark count and the ledger's version; one instrument in a field, others in a Map.
+   */
   position(instrument: string): PositionView {
+    const p = this.portfolio;
+    if (p.marks !== this.#posMarks || p.ledger.version !== this.#posVersion) {
+      this.#posMarks = p.marks;
+      this.#posVersion = p.ledger.version;
+      this.#pos = undefined;
+      this.#posMore?.clear();
+    }
+    const first = this.#pos;
+    if (first !== undefined && first.instrument === instrument) return first;
+    const more = this.#posMore?.get(instrument);
+    if (more !== undefined) return more;
+    const v = this.#computePosition(instrument);
+    if (first === undefined) this.#pos = v;
+    else (this.#posMore ??= new Map()).set(instrument, v);
+    return v;
+  }
+
+  #posMarks = -1;
+  #posVersion = -1;
+  #pos: PositionView | undefined = undefined;
+  #posMore: Map<string, PositionView> | undefined = undefined;
+
+  #computePosition(instrument: string): PositionView {
     let long = 0;
     let short = 0;
     let unrealizedPL = 0;

@@ -10,6 +10,7 @@ import type { Execution } from '../ports/execution.ts';
 import type { CandleSeries, Params, Step, Strategy, StrategyLogger, Subscriptions } from '../strategy/api.ts';
 import { StrategyContext } from './context.ts';
 import type { Portfolio } from './portfolio.ts';
+import type { IndicatorMemo } from './indicator-memo.ts';
 import { SeriesState } from './series.ts';
 
 interface TimerSlot {
@@ -103,6 +104,8 @@ export interface EngineOptions<P extends Params, S> {
   readonly clientIdPrefix?: string;
   /** Called about every 65k events with the engine time, for progress displays. */
   readonly onProgress?: (at: number, events: number) => void;
+  /** Shares `ctx.indicator` values with other runs on the very same candles (a sweep's trials; see IndicatorMemo). */
+  readonly indicatorMemo?: { readonly memo: IndicatorMemo; readonly scope: string };
 }
 
 /** What a finished run reports about the engine itself. */
@@ -153,7 +156,7 @@ export class Engine<P extends Params, S> {
     for (const spec of subs.candles ?? []) {
       const s = parseCandleSeries(spec, opts.instruments);
       if (this.#series.has(s.key)) continue;
-      const state = new SeriesState(s.instrument, s.granularity, s.component, history);
+      const state = new SeriesState(s.instrument, s.granularity, s.component, history, opts.indicatorMemo);
       this.#series.set(s.key, state);
       let byGran = this.#byCandle.get(s.instrument);
       if (!byGran) this.#byCandle.set(s.instrument, (byGran = new Map()));
@@ -297,6 +300,7 @@ export class Engine<P extends Params, S> {
     const h = this.#o.strategy.onStop;
     if (h) this.#call(h, 'onStop');
     this.#o.portfolio.finish();
+    for (const s of this.#series.values()) s.finish();
   }
 
   #start(at: number): void {

@@ -165,6 +165,10 @@ export class Portfolio {
   readonly tradeStats: ClosedTradeStats = { count: 0, wins: 0, losses: 0, grossProfit: 0, grossLoss: 0, largestWin: 0, largestLoss: 0, heldMs: 0, long: newGroup(), short: newGroup(), byInstrument: new Map(), exitReasons: new Map() };
   /** Called with each trade as it closes (a backtest writes trades.csv from it). */
   onClosedTrade: ((t: ClosedTrade) => void) | undefined = undefined;
+  /** Market events marked so far: a view computed from the quotes holds until this moves (ctx.position caches by it). */
+  marks = 0;
+  /** Called with each point as it joins the equity curve (the run folder writes equity.csv as they come). */
+  onEquityPoint: ((p: EquityPoint) => void) | undefined = undefined;
   readonly #keepClosedTrades: boolean;
   #balance = 0;
   #lastName = '';
@@ -304,6 +308,7 @@ export class Portfolio {
 
   /** Marks to a market event: updates the quote, the NAV, drawdown and the daily equity curve. */
   mark(ev: MarketEvent): void {
+    this.marks++;
     if (ev.kind === 'candle') {
       if (!ev.complete) return;
       this.#setQuote(ev.instrument, ev.bc, ev.ac);
@@ -318,8 +323,8 @@ export class Portfolio {
       this.#balance = toUnits(this.ledger.balance);
     }
     if (at >= this.#dayEnd) {
-      if (Number.isFinite(this.#dayEnd)) this.equity.push({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
-      else this.equity.push({ time: at, balance: this.#balance, nav: this.#navNow() });
+      if (Number.isFinite(this.#dayEnd)) this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
+      else this.#point({ time: at, balance: this.#balance, nav: this.#navNow() });
       this.#dayEnd = (Math.floor(at / DAY) + 1) * DAY;
     }
     const nav = this.#navNow();
@@ -363,6 +368,11 @@ export class Portfolio {
     }
   }
 
+  #point(p: EquityPoint): void {
+    this.equity.push(p);
+    this.onEquityPoint?.(p);
+  }
+
   #setQuote(name: string, bid: number, ask: number): void {
     // One instrument per event: the last one's quote object is kept to skip the map lookup.
     let q = name === this.#lastName ? this.#lastQuote : this.#quotes.get(name);
@@ -379,7 +389,7 @@ export class Portfolio {
   finish(): void {
     if (Number.isNaN(this.#lastTime)) return;
     const last = this.equity[this.equity.length - 1];
-    if (!last || last.time !== this.#lastTime) this.equity.push({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
+    if (!last || last.time !== this.#lastTime) this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
     if (!Number.isNaN(this.#exposedSince)) {
       this.exposureMs += Math.max(0, this.#lastTime - this.#exposedSince);
       this.#exposedSince = Number.NaN;

@@ -2,6 +2,7 @@ import type { Candle, PriceComponent } from '../domain/candle.ts';
 import type { Granularity } from '../domain/granularity.ts';
 import type { RecentCandle } from '../strategy/api.ts';
 import { Ema, Sma, TiIndicator, type StreamingIndicator } from './indicators.ts';
+import type { IndicatorMemo, MemoIndicator } from './indicator-memo.ts';
 
 /**
  * One candle series a strategy subscribed to (instrument × granularity × component): its recent
@@ -27,7 +28,7 @@ export class SeriesState {
   readonly #all: StreamingIndicator<unknown>[] = [];
   readonly #smaList: Sma[] = [];
   readonly #ema = new Map<number, Ema>();
-  readonly #custom = new Map<string, TiIndicator>();
+  readonly #custom = new Map<string, StreamingIndicator<unknown>>();
   open = Number.NaN;
   high = Number.NaN;
   low = Number.NaN;
@@ -39,6 +40,8 @@ export class SeriesState {
     readonly granularity: Granularity,
     readonly component: PriceComponent,
     readonly capacity: number,
+    /** Shares `indicator` values with other runs on the same candles (`scope` names the candles: see IndicatorMemo). */
+    readonly memo?: { readonly memo: IndicatorMemo; readonly scope: string },
   ) {
     this.key = `${instrument}:${granularity}:${component}`;
     this.#o = new Float64Array(capacity);
@@ -140,10 +143,17 @@ export class SeriesState {
     const key = `${name}${JSON.stringify(options)}`;
     let x = this.#custom.get(key);
     if (x === undefined) {
-      x = this.#register(new TiIndicator(name, options));
+      const m = this.memo;
+      // Memoised by where it starts: the series, the candle it is created at and the history it is warmed from.
+      x = this.#register(m ? m.memo.create(`${m.scope}|${this.key}|${this.capacity}|${key}|${this.last?.time ?? ''}|${this.#count}`, name, options) : new TiIndicator(name, options));
       this.#custom.set(key, x);
     }
     return x.value as T | undefined;
+  }
+
+  /** The run ended normally: what its memoised indicators recorded is offered to the memo. */
+  finish(): void {
+    this.memo?.memo.finish(this.#custom.values() as Iterable<MemoIndicator>);
   }
 
   /** The last `n` closes, oldest first. */

@@ -2,6 +2,7 @@ import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { Params } from '../strategy/api.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
 import { runBacktest } from '../app/backtest.ts';
+import { IndicatorMemo } from '../engine/indicator-memo.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import type { LoadedStrategy } from '../app/load-strategy.ts';
 import type { SeriesWatch } from '../app/series-watch.ts';
@@ -41,12 +42,18 @@ export class SeriesMissingError extends Error {
  */
 const watchesOf = new WeakMap<ReadonlyMap<string, SharedSeries>, Map<string, SeriesWatch>>();
 
+/** `ctx.indicator` values recorded by one trial and replayed by the next on the same shared series (IndicatorMemo). */
+const memosOf = new WeakMap<ReadonlyMap<string, SharedSeries>, IndicatorMemo>();
+
 /** Runs one backtest on the shared series and returns its figures. Throws what the strategy throws. */
 export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
   let watches = watchesOf.get(spec.series);
   if (!watches) watchesOf.set(spec.series, (watches = new Map()));
+  let indicatorMemo = memosOf.get(spec.series);
+  if (!indicatorMemo) memosOf.set(spec.series, (indicatorMemo = new IndicatorMemo()));
   const r = await runBacktest({
     watches,
+    indicatorMemo,
     loaded: { ...spec.loaded, params: spec.params },
     config: spec.config,
     instruments: spec.instruments,

@@ -29,6 +29,11 @@
  *   npm run bench -- --runs 5           # median of 5 runs per measurement (default 3)
  *   npm run bench -- --startup          # start-up alone (median of --runs, default 3)
  *   npm run bench -- --startup --before ../other   # beside another checkout's bin/fxflow.js
+ *   npm run bench -- --whole            # only the whole-process figures (whole-process.ts)
+ *
+ * Last, the whole-process figures of issue 27 (`whole-process.ts`): `fxflow backtest --data` on a
+ * 1M-bar one-sided M1 CSV the first time and cached, 100k bars, peak RSS at 1M and 4M, beside a
+ * plain-Node floor reading the same file, and the 20-point sweep with 1 and 2 workers.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -49,6 +54,7 @@ import { loadStrategy } from '../../src/app/load-strategy.ts';
 import { tuneV8 } from '../../src/cli/v8-tuning.ts';
 import { benchLatency } from './latency.ts';
 import { benchStartup, formatStartup } from './startup.ts';
+import { benchWholeProcess } from './whole-process.ts';
 
 const FROM = Date.UTC(2019, 0, 1);
 /** Five years hold about 1.8M M1 candles; larger runs get more years (the first candles stay the same). */
@@ -362,6 +368,10 @@ function child(mode: string, n: number, nodeFlags: readonly string[] = []): Figu
 const V8_DEFAULT = ['--allocation-site-pretenuring'];
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--whole')) {
+    console.log(JSON.stringify(benchWholeProcess({ runs: Number(arg('runs', '3')) })));
+    return;
+  }
   const mode = arg('child', '');
   const n = Number(arg('candles', '1000000'));
   if (!Number.isInteger(n) || n < 1000) {
@@ -532,6 +542,8 @@ async function main(): Promise<void> {
   // Start-up, whole process: compiled build against the sources (startup.ts).
   const startup = benchStartup(runs);
   console.log(formatStartup(startup));
+  // What a user waits for from the command line (issue 27), beside the plain-Node floor.
+  const wholeProcess = benchWholeProcess({ runs });
   const brief = (x: Figures): Record<string, number> => ({
     candlesPerSec: Math.round(x.candlesPerSec),
     wallMs: Math.round(x.wallMs),
@@ -580,6 +592,7 @@ async function main(): Promise<void> {
       },
       latency,
       startup,
+      wholeProcess,
     }),
   );
 }

@@ -6,6 +6,7 @@ import type { UnixMs } from '../../domain/time.ts';
 import type { CandleRequest } from '../../ports/market-data.ts';
 import { CoverageTracker, formatHole, type Hole } from './coverage.ts';
 import { DataError } from './errors.ts';
+import { cachedCandles } from './candle-cache.ts';
 import { openCandles, parseFlexibleTime, type Sides } from './formats.ts';
 
 /** The header of the catalog's files: the generic bid/ask CSV (see data/README.md). */
@@ -119,7 +120,11 @@ export function catalogRow(c: Candle): string {
  * temporary file, then rename), so an interrupted or repeated import is safe to run again.
  */
 export class Catalog {
-  constructor(readonly root: string) {}
+  /** `cache`: the folder of the decoded-candle cache (candle-cache.ts) that `candles` reads through; none by default. */
+  constructor(
+    readonly root: string,
+    readonly opts: { readonly cache?: string | undefined } = {},
+  ) {}
 
   #dir(instrument: string, granularity: string): string {
     return join(this.root, instrument, granularity);
@@ -198,15 +203,16 @@ export class Catalog {
     }
     const selected = monthsIn(files, req);
     const dir = this.#dir(req.instrument, req.granularity);
+    const cache = this.opts.cache;
     return (async function* () {
       for (const f of selected) {
-        yield* openCandles(join(dir, f), {
+        yield* cachedCandles(join(dir, f), {
           instrument: req.instrument,
           granularity: req.granularity,
           format: 'generic',
           ...(req.from !== undefined ? { from: req.from } : {}),
           ...(req.to !== undefined ? { to: req.to } : {}),
-        });
+        }, cache);
       }
     })();
   }

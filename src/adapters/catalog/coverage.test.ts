@@ -11,7 +11,38 @@ function candle(time: number): Candle {
   return { kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time, at: time + H, bo: 1, bh: 1, bl: 1, bc: 1, ao: 1, ah: 1, al: 1, ac: 1, volume: 0, complete: true };
 }
 
+/** The luxon computation openMarketMs had before it used the cached New York offsets: the reference. */
+function openMarketMsLuxon(a: number, b: number): number {
+  if (b <= a) return 0;
+  let day = DateTime.fromMillis(a, { zone: 'America/New_York' }).set({ hour: 17, minute: 0, second: 0, millisecond: 0 });
+  if (day.toMillis() > a) day = day.minus({ days: 1 });
+  let open = 0;
+  while (day.toMillis() < b) {
+    const next = day.plus({ days: 1 });
+    const wd = next.weekday;
+    const closed = wd === 6 || wd === 7 || (next.month === 12 && (next.day === 25 || (next.day === 26 && wd === 1))) || (next.month === 1 && (next.day === 1 || (next.day === 2 && wd === 1)));
+    if (!closed) open += Math.max(0, Math.min(next.toMillis(), b) - Math.max(day.toMillis(), a));
+    day = next;
+  }
+  return open;
+}
+
 describe('openMarketMs', () => {
+  it('is what luxon DateTimes in New York give, DST switches, holidays and Mondays observed included (property)', () => {
+    const t = fc.oneof(
+      fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2040, 0, 1) }),
+      // Near the 17:00 boundaries, the DST switches and the year's end.
+      fc.tuple(fc.integer({ min: 1990, max: 2040 }), fc.constantFrom([2, 8], [2, 14], [9, 31], [10, 7], [11, 24], [11, 31], [0, 1]), fc.integer({ min: -30 * H, max: 30 * H })).map(([y, [m, d], dt]) => Date.UTC(y, m!, d!, 22) + dt),
+    );
+    fc.assert(
+      fc.property(t, fc.integer({ min: 0, max: 20 * DAY }), (a, x) => {
+        expect(openMarketMs(a, a + x)).toBe(openMarketMsLuxon(a, a + x));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+
   it('adds up over adjacent stretches (property)', () => {
     const t = fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2030, 0, 1) });
     fc.assert(

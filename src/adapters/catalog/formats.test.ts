@@ -100,6 +100,34 @@ describe('catalog row scanner (the fast path of generic two-sided CSV)', () => {
     expect(taken).toBeGreaterThan(1500);
   });
 
+  it('reads one-sided rows (time,o,h,l,c[,volume]) exactly as the general path does, to the bit (property)', () => {
+    const scan = new CatalogRowScanner();
+    let taken = 0;
+    fc.assert(
+      fc.property(time, fc.array(price, { minLength: 4, maxLength: 4 }), fc.option(fc.integer({ min: 0, max: 1_000_000 }), { nil: undefined }), (t, prices, volume) => {
+        const row = [t, ...prices, ...(volume !== undefined ? [String(volume)] : [])].join(',');
+        if (!scan.row(row, 4)) return;
+        taken++;
+        const f = row.split(',');
+        const want = [parseFlexibleTime(f[0]!), ...f.slice(1, 5).map((x) => +x), f[5] ? +f[5] : 0];
+        const got = [scan.time, scan.values[0], scan.values[1], scan.values[2], scan.values[3], scan.values[8]];
+        for (let i = 0; i < 6; i++) expect(Object.is(got[i], want[i]), row).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(taken).toBeGreaterThan(1500);
+  });
+
+  it('gives the same candles for a one-sided file as the two-sided file of the same prices', async () => {
+    const rows = Array.from({ length: 300 }, (_, i) => {
+      const o = (1.1 + ((i * 37) % 101) / 1e4).toFixed(5);
+      return [new Date(Date.UTC(2024, 0, 2) + i * 60_000).toISOString().slice(0, 19) + 'Z', o, (+o + 0.0003).toFixed(5), (+o - 0.0002).toFixed(5), (+o + 0.0001).toFixed(5), String(i)];
+    });
+    const one = file(['time,o,h,l,c,volume', ...rows.map((r) => r.join(','))].join('\n'));
+    const two = file(['time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume', ...rows.map((r) => [r[0], ...r.slice(1, 5), ...r.slice(1, 5), r[5]].join(','))].join('\n'));
+    expect(await read(one, { granularity: 'M1' })).toEqual(await read(two, { granularity: 'M1' }));
+  });
+
   it('refuses what it cannot read exactly, so the general path reads it or names the fault', () => {
     const scan = new CatalogRowScanner();
     const ok = '2024-01-02T10:00:00Z,1.1,1.2,1.0,1.15,1.1002,1.2002,1.0002,1.1502,5';

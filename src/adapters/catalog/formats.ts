@@ -272,7 +272,8 @@ const num = (s: string | undefined): number => (s === undefined || s === '' ? Nu
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
 
 /**
- * Reads a catalog row `YYYY-MM-DDTHH:MM:SSZ,bo,bh,bl,bc,ao,ah,al,ac[,volume]` by scanning its
+ * Reads a catalog row `YYYY-MM-DDTHH:MM:SSZ,bo,bh,bl,bc,ao,ah,al,ac[,volume]` (or a one-sided
+ * `YYYY-MM-DDTHH:MM:SSZ,o,h,l,c[,volume]`) by scanning its
  * characters: no split, no substring, no Number() per field. A decimal of at most 15 significant
  * digits is its digits as an integer divided by a power of ten: both are exact doubles, so the
  * quotient is the correctly rounded value, the same double as `Number(text)`. `row` returns false
@@ -287,7 +288,8 @@ export class CatalogRowScanner {
   #s = '';
   #p = 0;
 
-  row(s: string): boolean {
+  /** `prices`: 8 for a bid/ask row, 4 for a one-sided `time,o,h,l,c[,volume]` row (its values in values[0..3]). */
+  row(s: string, prices = 8): boolean {
     if (s.length < 21 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 90 || s.charCodeAt(20) !== 44) return false;
     const h = this.#digits(s, 11, 2);
     const mi = this.#digits(s, 14, 2);
@@ -308,8 +310,8 @@ export class CatalogRowScanner {
     this.#s = s;
     this.#p = 21;
     const v = this.values;
-    for (let i = 0; i < 8; i++) {
-      const x = this.#number(i < 7);
+    for (let i = 0; i < prices; i++) {
+      const x = this.#number(i < prices - 1);
       if (Number.isNaN(x)) return false;
       v[i] = x;
     }
@@ -385,9 +387,10 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices, 
         else throw new DataError(file, line, 'header', `unknown header "${row.slice(0, 80)}": use time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume or time,o,h,l,c,volume (see data/README.md)`);
         continue;
       }
-      if (twoSided && scan.row(row)) {
+      if (scan.row(row, twoSided ? 8 : 4)) {
         const v = scan.values;
-        b.two(scan.time, v[0]!, v[1]!, v[2]!, v[3]!, v[4]!, v[5]!, v[6]!, v[7]!, v[8]!, line, row);
+        if (twoSided) b.two(scan.time, v[0]!, v[1]!, v[2]!, v[3]!, v[4]!, v[5]!, v[6]!, v[7]!, v[8]!, line, row);
+        else b.one(side, scan.time, v[0]!, v[1]!, v[2]!, v[3]!, v[8]!, line, row);
         continue;
       }
       // Anything the scanner does not take (spaces, exponents, long digits, other time forms, a

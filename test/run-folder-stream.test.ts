@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { syntheticCandles } from '../src/adapters/catalog/synthetic.ts';
+import { equityCsv, runBacktest, tradesCsv } from '../src/app/backtest.ts';
+import { loadConfig } from '../src/app/config.ts';
+import { loadStrategy } from '../src/app/load-strategy.ts';
+import { loadInstruments } from '../src/domain/instrument.ts';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const sha = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex').slice(0, 16);
+
+describe('the run folder, streamed', () => {
+  // Half a year of generated M1 candles (about 130k), an SMA crossover on them: thousands of trades.
+  const run = async (keep: boolean) => {
+    const config = loadConfig(undefined, { run: { from: '2019-01-01', to: '2019-07-01' }, data: { spread: 'mid' } });
+    const loaded = await loadStrategy(resolve(import.meta.dirname, '../strategies/sma-cross.ts'), ['granularity=M1']);
+    const runDir = join(mkdtempSync(join(tmpdir(), 'fxflow-stream-')), 'run');
+    const r = await runBacktest({
+      loaded, config, instruments: loadInstruments(), log: silent, keepTransactions: keep, runDir,
+      candles: (q) => syntheticCandles({ instrument: q.instrument, granularity: q.granularity, from: q.from, to: q.to, seed: 7 }),
+    });
+    return { r, runDir };
+  };
+
+  it('writes transactions.jsonl, trades.csv and equity.csv as they come, holding none of them, byte for byte as before', async () => {
+    const streamed = await run(false);
+    const kept = await run(true);
+    // The streamed run holds neither the transactions nor the trades.
+    expect(streamed.r.transactions).toEqual([]);
+    expect(streamed.r.trades).toEqual([]);
+    expect(streamed.r.summary).toEqual(kept.r.summary);
+    expect(kept.r.summary.trades).toBeGreaterThan(2000);
+    // The files are what the kept lists render to…
+    const file = (d: string, f: string): string => readFileSync(join(d, f), 'utf8');
+    expect(file(streamed.runDir, 'transactions.jsonl')).toBe(kept.r.transactions.map((t) => `${JSON.stringify(t)}\n`).join(''));
+    expect(file(streamed.runDir, 'trades.csv')).toBe(tradesCsv(kept.r.trades, kept.r.openAtEnd));
+    expect(file(streamed.runDir, 'equity.csv')).toBe(equityCsv(kept.r.equity, 'USD'));
+    for (const f of ['transactions.jsonl', 'trades.csv', 'equity.csv', 'intents.jsonl']) expect(file(streamed.runDir, f), f).toBe(file(kept.runDir, f));
+    // …and the same bytes as the build before streaming wrote (main at 2f22a20, pinned).
+    expect({
+      transactions: sha(join(streamed.runDir, 'transactions.jsonl')),
+      trades: sha(join(streamed.runDir, 'trades.csv')),
+      equity: sha(join(streamed.runDir, 'equity.csv')),
+    }).toEqual(PINNED);
+  }, 120_000);
+});
+
+const PINNED = { transactions: '187d34c6c01c42bd', trades: 'b352f37997d66b44', equity: '20ceb236fbc3dde4' };
