@@ -391,7 +391,7 @@ export class Catalog {
    * Reads every month file of a series and reports what is wrong: files that cannot be read (the
    * first error of each), and the holes beyond the market's own closures.
    */
-  async check(instrument: string, granularity: Granularity): Promise<{ damaged: string[]; holes: Hole[]; rows: number; meta?: SeriesMeta; oneSidedRows: number }> {
+  async check(instrument: string, granularity: Granularity, observe?: (c: Candle) => void): Promise<{ damaged: string[]; holes: Hole[]; rows: number; meta?: SeriesMeta; oneSidedRows: number }> {
     const dir = this.#dir(instrument, granularity);
     const damaged: string[] = [];
     let meta: SeriesMeta | undefined;
@@ -411,6 +411,7 @@ export class Catalog {
             tracker.feed(c);
             rows++;
             if (c.bc === c.ac && c.bo === c.ao) oneSidedRows++;
+            observe?.(c);
           }
         }
       } catch (e) {

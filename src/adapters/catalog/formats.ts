@@ -5,6 +5,7 @@ import { candleClose, type Granularity } from '../../domain/granularity.ts';
 import type { Tick } from '../../domain/tick.ts';
 import { parseTime, type UnixMs } from '../../domain/time.ts';
 import { DataError } from './errors.ts';
+import { parseClock, type FileClock } from './file-clock.ts';
 import { readLines } from './lines.ts';
 import { dayInRange, isTickDayFile, readTickDayFile } from './tick-store.ts';
 
@@ -44,6 +45,12 @@ export interface ReadOptions {
    * spread: a backtest on one-sided data needs a spread model named by the user.
    */
   readonly oneSided?: string;
+  /**
+   * The clock the file's times are written in, when they carry no offset (file-clock.ts: an IANA
+   * zone, `±HH:MM`, or a zone shifted by an offset). Default: what the format documents (UTC;
+   * HistData: −05:00). A file whose times carry their own offset refuses it.
+   */
+  readonly timezone?: string;
 }
 
 export interface ReadNotices {
@@ -103,11 +110,16 @@ class Builder {
   readonly #granularity: Granularity;
   readonly #span: number;
   #rows = 0;
+  /** Turns the file's wall-clock times into UTC; undefined when they are UTC already. */
+  #clock: FileClock | undefined;
   constructor(
     readonly file: string,
     readonly o: ReadOptions,
     readonly notices: ReadNotices,
+    /** The clock of the format's times when no --timezone is given: 'utc', a `±HH:MM`, or 'explicit' (the times carry their own offset). */
+    formatClock: 'utc' | 'explicit' | string = 'utc',
   ) {
+    this.setClock(formatClock);
     this.#instrument = o.instrument;
     this.#granularity = o.granularity;
     // Candles shorter than a day close a fixed span after they open; D, W and M follow New York.
@@ -115,6 +127,27 @@ class Builder {
     const pl = o.pipLocation ?? defaultPipLocation(o.instrument);
     this.#pip = 10 ** pl;
     this.#scale = 10 ** (-pl + 1);
+  }
+
+  /** Sets how the rows' times are read (a reader that learns it from the first row calls this again). */
+  setClock(formatClock: 'utc' | 'explicit' | string): void {
+    const tz = this.o.timezone;
+    if (formatClock === 'explicit') {
+      if (tz !== undefined) throw new DataError(this.file, 0, 'time', `the times in this file carry their own offset (Z or ±HH:MM), so --timezone ${tz} does not apply: leave it out`);
+      this.#clock = undefined;
+      return;
+    }
+    const spec = tz ?? (formatClock === 'utc' ? undefined : formatClock);
+    try {
+      this.#clock = spec === undefined ? undefined : parseClock(spec);
+    } catch (e) {
+      throw new DataError(this.file, 0, 'timezone', (e as Error).message);
+    }
+  }
+
+  /** The clock the rows are read in, as `--timezone` names it ('UTC' when they are UTC). */
+  get clockName(): string {
+    return this.#clock?.name ?? 'UTC';
   }
 
   #half(time: UnixMs): number {
@@ -166,6 +199,7 @@ class Builder {
   }
 
   two(time: UnixMs, bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number, volume: number, line: number, row: string): void {
+    if (this.#clock !== undefined && time === time) time = this.#clock.toUtc(time);
     if (!this.#accept(time, line, row)) return;
     this.#check(line, 'bid', bo, bh, bl, bc);
     this.#check(line, 'ask', ao, ah, al, ac);
@@ -185,6 +219,7 @@ class Builder {
   }
 
   one(side: 'M' | 'B' | 'A', time: UnixMs, o: number, h: number, l: number, c: number, volume: number, line: number, row: string): void {
+    if (this.#clock !== undefined && time === time) time = this.#clock.toUtc(time);
     if (!this.#accept(time, line, row)) return;
     const name = side === 'M' ? 'mid' : side === 'B' ? 'bid' : 'ask';
     this.#check(line, name, o, h, l, c);
@@ -373,6 +408,7 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices, 
   const b = new Builder(file, o, notices);
   const scan = new CatalogRowScanner();
   let twoSided: boolean | undefined;
+  let clockSet = false;
   for await (const { lines, first } of readLines(file)) {
     for (let i = 0; i < lines.length; i++) {
       const row = lines[i]!;
@@ -384,6 +420,11 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices, 
         else if (/^(time|timestamp),(o|open),(h|high),(l|low),(c|close)(,volume)?$/.test(cols.join(',').toLowerCase())) twoSided = false;
         else throw new DataError(file, line, 'header', `unknown header "${row.slice(0, 80)}": use time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume or time,o,h,l,c,volume (see data/README.md)`);
         continue;
+      }
+      if (!clockSet) {
+        // Times with an offset (Z, +00:00) or epoch numbers are instants; others are a wall clock.
+        clockSet = true;
+        b.setClock(/(Z|[+-]\d\d:?\d\d)$/i.test(row.split(',')[0]!.trim()) || /^\d+(\.\d+)?$/.test(row.split(',')[0]!.trim()) ? 'explicit' : 'utc');
       }
       if (twoSided && scan.row(row)) {
         const v = scan.values;
@@ -431,9 +472,12 @@ async function* readLean(file: string, o: ReadOptions, notices: ReadNotices): As
 
 const EST_OFFSET = 5 * 3_600_000;
 
-/** HistData M1: `YYYYMMDD HHMMSS;o;h;l;c;v`, EST (fixed UTC−5), bid prices. */
+/**
+ * HistData M1: `YYYYMMDD HHMMSS;o;h;l;c;v`, bid prices. HistData documents EST (fixed UTC−5), which
+ * is the default; its 2019 EURUSD follows European summer time (--timezone Europe/London-05:00).
+ */
 async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
-  const b = new Builder(file, o, notices);
+  const b = new Builder(file, o, notices, '-05:00');
   for await (const { lines, first } of readLines(file)) {
     for (let i = 0; i < lines.length; i++) {
       const row = lines[i]!;
@@ -442,7 +486,7 @@ async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices)
       const f = row.split(';');
       const ts = f[0]!;
       if (f.length < 5 || ts.length !== 15) throw new DataError(file, line, 'row', `expected "YYYYMMDD HHMMSS;open;high;low;close;volume", found "${row.slice(0, 60)}"`);
-      const t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(9, 11), +ts.slice(11, 13), +ts.slice(13, 15)) + EST_OFFSET;
+      const t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(9, 11), +ts.slice(11, 13), +ts.slice(13, 15));
       b.one('B', t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), 0, line, row);
     }
     const out = b.take();
@@ -452,7 +496,7 @@ async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices)
 
 /** OANDA mid candles saved as CSV (`,volume,time,Open,High,Low,Close,Pair`). */
 async function* readOandaMidCsv(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
-  const b = new Builder(file, o, notices);
+  const b = new Builder(file, o, notices, 'explicit');
   let header = true;
   for await (const { lines, first } of readLines(file)) {
     for (let i = 0; i < lines.length; i++) {
@@ -476,7 +520,7 @@ async function* readOandaMidCsv(file: string, o: ReadOptions, notices: ReadNotic
  * chunks, so the file is never parsed whole. Incomplete candles are skipped and counted.
  */
 async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
-  const b = new Builder(file, o, notices);
+  const b = new Builder(file, o, notices, 'explicit');
   let depth = 0;
   let inString = false;
   let escape = false;
