@@ -209,7 +209,7 @@ export class RiskExecution implements Execution {
     return toUnits(p.ledger.balance) + p.unrealizedTotal();
   }
 
-  submit(intent: OrderIntent): void {
+  submit(intent: OrderIntent, decidedAt?: number): void {
     const breach = this.check(intent);
     if (breach !== undefined) {
       this.breaches.push(breach);
@@ -224,10 +224,10 @@ export class RiskExecution implements Execution {
         if (this.#adds(e)) this.#window.push(this.#o.clock.now());
         this.#inFlight.set(intent.id, e);
       }
-      this.#o.inner.submit(withClientID(intent));
+      this.#o.inner.submit(withClientID(intent), decidedAt);
       return;
     }
-    this.#o.inner.submit(intent);
+    this.#o.inner.submit(intent, decidedAt);
   }
 
   /** The limit an intent would breach, or undefined when it may go. Changes nothing. */

@@ -222,10 +222,10 @@ class JournaledExecution implements Execution {
       recorder.transaction(t, Date.now());
     }));
   }
-  submit(intent: OrderIntent): void {
+  submit(intent: OrderIntent, decidedAt?: number): void {
     this.onSubmit();
     const inner = this.inner;
-    inner.submit(intent);
+    inner.submit(intent, decidedAt);
     // The simulator confirms each intent itself, once its outcome exists (SimExecution).
     if (inner instanceof SimExecution) return;
     void inner.drain().then(() => {
