@@ -1,3 +1,4 @@
+import { runGiven, runParams, type ParamSources, type RunGiven } from './run-choices.ts';
 import { join, resolve } from 'node:path';
 import { DataError } from '../adapters/catalog/index.ts';
 import type { Candle } from '../domain/candle.ts';
@@ -60,6 +61,8 @@ export interface BacktestCallOptions {
   readonly strictData?: boolean;
   readonly onHole?: (h: DataHole) => void;
   readonly onProgress?: (fraction: number, events: number) => void;
+  /** Who gave the config's run.instrument and run.granularity (the CLI's flags and --config file); default: read from `config`. */
+  readonly runGiven?: RunGiven;
   /** Called once the strategy is loaded and its params are known, before the run (the CLI names its progress bar). */
   readonly onStart?: (loaded: LoadedStrategy) => void;
 }
@@ -69,6 +72,8 @@ export interface BacktestRun extends BacktestResult {
   /** The strategy's name. */
   readonly strategy: string;
   readonly params: Params;
+  /** Where the strategy's `instrument` and `granularity` came from (`the strategy's default`, `--granularity`, `config file …`, `--param`). */
+  readonly paramSources: ParamSources;
   /** The configuration it ran with, every default filled in. */
   readonly config: BacktestConfig;
 }
@@ -83,8 +88,9 @@ export interface BacktestRun extends BacktestResult {
  * console.log(run.summary.netPL, run.summary.trades);
  * ```
  *
- * The strategy's `instrument` and `granularity` params, when it declares them and `params` does
- * not set them, come from the config's `run.instrument` and `run.granularity` (as with the CLI).
+ * The strategy's `instrument` and `granularity` params, when it declares them, are its own unless
+ * `params` or the config given sets them (`run.instrument`, `run.granularity`; config/default.json's
+ * values are for strategies that declare neither), as with the CLI.
  * Errors are the CLI's: a StrategyLoadError, ConfigError or DataError naming the file, field or
  * param and how to fix it.
  */
@@ -93,11 +99,9 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
   const instruments = loadInstruments();
   const overrides = paramStrings(params);
   const probe = typeof strategy === 'string' ? await loadStrategy(strategy, []) : strategyFromObject(strategy, []);
-  // The run's instrument and granularity reach strategies that declare them as params.
-  const implicit: string[] = [];
+  // The strategy's own instrument and granularity stand unless the user named others (run-choices.ts).
   const declared = probe.strategy.params;
-  if ('instrument' in declared && !overrides.some((p) => p.startsWith('instrument='))) implicit.push(`instrument=${cfg.run.instrument}`);
-  if ('granularity' in declared && !overrides.some((p) => p.startsWith('granularity='))) implicit.push(`granularity=${cfg.run.granularity}`);
+  const { implicit, sources } = runParams(declared, overrides, cfg, options.runGiven ?? givenIn(config));
   const loaded: LoadedStrategy = { ...probe, params: applyParams(typeof strategy === 'string' ? strategy : probe.file, declared, [...implicit, ...overrides]) };
   options.onStart?.(loaded);
 
@@ -130,7 +134,14 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
     const wanted = [...(subs.candles ?? []), ...(subs.ticks ?? []).map((t) => `${t} ticks`)].join(', ');
     throw new DataError(source.where, 0, '', `no data for ${wanted} between ${cfg.run.from} and ${cfg.run.to}: check --instrument, --granularity, --from and --to (run.instrument, run.granularity, run.from, run.to) against what it holds${source.kind === 'catalog' ? ' (`fxflow data list`)' : ''}`);
   }
-  return { ...result, strategy: loaded.name, params: loaded.params, config: cfg };
+  return { ...result, strategy: loaded.name, params: loaded.params, paramSources: sources, config: cfg };
+}
+
+/** Who gave the run's instrument and granularity in a ConfigInput (a full BacktestConfig gives both). */
+function givenIn(config: ConfigInput): RunGiven {
+  if (typeof config === 'string') return runGiven(config, {});
+  const { extends: file, ...sections } = config as Record<string, unknown> & { extends?: string };
+  return runGiven(file, sections, { instrument: 'the config given to backtest()', granularity: 'the config given to backtest()' });
 }
 
 /** The configuration a ConfigInput describes, validated (errors name the file or field). */
@@ -161,7 +172,8 @@ export function runJson(run: BacktestRun): Record<string, unknown> {
 /** The run's report as `fxflow backtest` prints it (figures, costs, data; without the speed line). */
 export function runText(run: BacktestRun): string {
   const params = Object.entries(run.params).map(([k, v]) => `${k}=${v}`).join(' ');
-  return formatSummary(run.summary, `${run.strategy}  ${params}`);
+  const from = Object.entries(run.paramSources).map(([k, v]) => `${k} ${String(run.params[k])} from ${v}`).join('; ');
+  return `${formatSummary(run.summary, `${run.strategy}  ${params}`)}${from ? `\nRun params: ${from}` : ''}`;
 }
 
 function paramStrings(params: ParamsInput): string[] {

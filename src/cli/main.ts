@@ -1,3 +1,4 @@
+import { runGiven } from '../app/run-choices.ts';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
@@ -111,6 +112,7 @@ async function backtestCommand(a: BacktestArgs): Promise<void> {
   let bar: ProgressBar | undefined;
   let log: Logger | undefined;
   const run = await backtest(a.strategy, (a.param ?? []).map(String), data, config, {
+    runGiven: runGiven(a.config, overrides),
     ...(a.ticks !== undefined ? { ticks: a.ticks } : {}),
     save: a.save !== false,
     keepTransactions: a.json === true,

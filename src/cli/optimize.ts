@@ -1,3 +1,4 @@
+import { runGiven, runParams } from '../app/run-choices.ts';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
@@ -173,10 +174,8 @@ export async function prepare(a: OptimizeArgs): Promise<{ config: BacktestConfig
   const config: BacktestConfig = loadConfig(a.config, overrides(a));
   const instruments = loadInstruments();
   const probe = await loadStrategy(a.strategy, []);
-  // The run's instrument and granularity reach strategies that declare them (as `backtest` does).
-  const implicit: string[] = [];
-  if ('instrument' in probe.strategy.params) implicit.push(`instrument=${config.run.instrument}`);
-  if ('granularity' in probe.strategy.params) implicit.push(`granularity=${config.run.granularity}`);
+  // The strategy's own instrument and granularity unless the user named others (as `backtest`: run-choices.ts).
+  const { implicit } = runParams(probe.strategy.params, [], config, runGiven(a.config, overrides(a)));
   const loaded = await loadStrategy(a.strategy, implicit);
   const fromFile = a.space ? readSpaceFile(a.space) : { params: [], constraints: [] };
   const paramSpecs = [...fromFile.params, ...(a.param ?? []).map(String)];
