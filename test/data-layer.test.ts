@@ -130,9 +130,9 @@ describe.skipIf(!HAS_SHARED)('data import checks what it is told against the dat
   it('a time like 2024-03-08T27:00:00Z is refused with its line', async () => {
     const f = join(tmp, 'eurusd-bad-time.csv');
     writeFileSync(f, ['time,o,h,l,c', '2024-03-08T21:00:00Z,1.1,1.101,1.099,1.1005', '2024-03-08T27:00:00Z,1.1005,1.102,1.1,1.101', ''].join('\n'));
-    await expect(imp({ file: f, instrument: 'EUR_USD', granularity: 'H1', catalog: newCatalog() })).rejects.toThrow(`${f}:3 (time): cannot read the time in "2024-03-08T27:00:00Z`);
+    await expect(imp({ file: f, instrument: 'EUR_USD', granularity: 'H1', side: 'mid', catalog: newCatalog() })).rejects.toThrow(`${f}:3 (time): cannot read the time in "2024-03-08T27:00:00Z`);
     writeFileSync(f, ['time,o,h,l,c', '2024-02-30T21:00:00Z,1.1,1.101,1.099,1.1005', ''].join('\n'));
-    await expect(imp({ file: f, instrument: 'EUR_USD', granularity: 'H1', catalog: newCatalog() })).rejects.toThrow(`${f}:2 (time)`);
+    await expect(imp({ file: f, instrument: 'EUR_USD', granularity: 'H1', side: 'mid', catalog: newCatalog() })).rejects.toThrow(`${f}:2 (time)`);
   });
 
   it('bid > ask is an error, not clamped silently; FXCM bid and ask files (pandas times) import as bid/ask with --crossed clamp, the clamped rows recorded', async () => {

@@ -35,7 +35,7 @@ export type ParamsInput = Readonly<Record<string, ParamValue>> | readonly string
 export type DataInput =
   | string
   | { readonly catalog: string; readonly alignment?: Alignment }
-  | { readonly file: string; readonly format?: string }
+  | { readonly file: string; readonly format?: string; readonly timezone?: string; readonly side?: 'bid' | 'ask' | 'mid' }
   | readonly Candle[];
 
 type Section = Readonly<Record<string, string | number | boolean | readonly number[] | null>>;
@@ -204,9 +204,9 @@ async function candleSource(data: DataInput | undefined, config: BacktestConfig,
     return { ...c, kind: 'catalog', where: root };
   }
   if (!Array.isArray(data)) {
-    const f = data as { file: string; format?: string };
+    const f = data as { file: string; format?: string; timezone?: string; side?: 'bid' | 'ask' | 'mid' };
     // A file holds one instrument, so conversion prices can only come from a catalog.
-    return { candles: fileSource(f.file, f.format, config, instruments), available: () => false, origin: () => ({ source: resolve(f.file), sides: 'unknown', synthetic: false }), kind: 'file', where: resolve(f.file) };
+    return { candles: fileSource(f.file, f, config, instruments), available: () => false, origin: () => ({ source: resolve(f.file), sides: 'unknown', synthetic: false }), kind: 'file', where: resolve(f.file) };
   }
   return memorySource(data as readonly Candle[]);
 }

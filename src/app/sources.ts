@@ -54,8 +54,17 @@ export async function dataCatalog(
   };
 }
 
+/** How a `--data` file is read: its format (default detected), its clock (`--timezone`) and a one-sided file's side (`--side`). */
+export interface FileRead {
+  readonly format?: string;
+  readonly timezone?: string;
+  readonly side?: 'bid' | 'ask' | 'mid';
+}
+
 /** A single file or folder (`--data`) as the source of the run's series. */
-export function fileSource(path: string, format: string | undefined, config: BacktestConfig, instruments: InstrumentRegistry): CandleSourceFactory {
+export function fileSource(path: string, read: string | FileRead | undefined, config: BacktestConfig, instruments: InstrumentRegistry): CandleSourceFactory {
+  const r: FileRead = typeof read === 'string' ? { format: read } : (read ?? {});
+  const format = r.format;
   return (req) => {
     const inst = instruments.get(req.instrument);
     return openCandles(resolve(path), {
@@ -65,6 +74,8 @@ export function fileSource(path: string, format: string | undefined, config: Bac
       to: req.to,
       pipLocation: inst.pipLocation,
       ...(format ? { format: format as CandleFormat } : {}),
+      ...(r.timezone !== undefined ? { timezone: r.timezone } : {}),
+      ...(r.side !== undefined ? { side: r.side } : {}),
       // One-sided rows need a spread model named by the user; 'mid' accepts zero knowingly.
       ...(config.data.spread === 'native'
         ? { oneSided: 'a backtest on it needs a spread model: --spread fixed --spread-pips X, --spread hourly, or --spread mid to accept a zero spread knowingly' }

@@ -25,6 +25,8 @@ export interface ImportArgs {
   readonly catalog: string;
   /** The clock the file's times are written in (file-clock.ts); default what its format documents. */
   readonly timezone?: string;
+  /** The side of a one-sided file that does not say (generic time,o,h,l,c, Dukascopy, MetaTrader). */
+  readonly side?: 'bid' | 'ask' | 'mid';
 }
 
 const usage = (message: string): Error => Object.assign(new Error(message), { code: 'USAGE' });
@@ -94,6 +96,8 @@ export async function importData(a: ImportArgs): Promise<string[]> {
   if ((a.bid === undefined) !== (a.ask === undefined)) throw usage('--bid and --ask go together: give both files');
   if (a.bid !== undefined && a.file !== undefined) throw usage('give either a file (or folder) or --bid and --ask, not both');
   if (a.bid === undefined && a.file === undefined) throw usage('name a file or folder to import (or --bid <file> --ask <file>)');
+  if (a.side !== undefined && a.bid !== undefined) throw usage('--side names the side of one file; with --bid and --ask each file is its side: leave --side out');
+  if (a.side !== undefined && !['bid', 'ask', 'mid'].includes(a.side)) throw usage(`--side '${String(a.side)}': give bid, ask or mid`);
   if (a.timezone !== undefined) {
     try {
       parseClock(a.timezone);
@@ -207,6 +211,7 @@ async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments
     ...(a.format !== undefined ? { format: a.format as CandleFormat } : {}),
     crossed: a.crossed,
     ...(a.timezone !== undefined ? { timezone: a.timezone } : {}),
+    ...(a.side !== undefined ? { side: a.side } : {}),
     notices,
   };
   const label = g.bidAsk ? `${g.bidAsk.bid} + ${g.bidAsk.ask}` : g.files.length === 1 ? g.files[0]! : `${resolve(a.file!)} (${g.instrument} ${g.granularity}, ${g.files.length} files)`;

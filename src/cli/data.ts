@@ -83,6 +83,7 @@ export function dataCommand(y: Argv): Argv {
           .option('replace', { type: 'boolean', default: false, describe: 'Overwrite held candles that differ from the file (default: list them and write nothing)' })
           .option('crossed', { type: 'string', choices: ['error', 'clamp'], default: 'error', describe: 'A row whose bid is above its ask: an error, or clamp the ask up to the bid (counted and recorded)' })
           .option('timezone', { type: 'string', describe: "The clock the file's times are written in, when they carry no offset: an IANA zone (Europe/Berlin, DST included), a fixed offset (-05:00), or a zone shifted by an offset (Europe/London-05:00). Default: the format's (UTC; HistData -05:00). See docs/data.md, Time zones" })
+          .option('side', { type: 'string', choices: ['bid', 'ask', 'mid'], describe: 'The side of a one-sided file that does not say (generic time,o,h,l,c, Dukascopy, MetaTrader); required for such a file (fxflow does not guess)' })
           .option('spread-pips', { type: 'number', hidden: true })
           .option('catalog', { type: 'string', default: 'data/catalog' }),
       async (a) => {
@@ -96,6 +97,7 @@ export function dataCommand(y: Argv): Argv {
           ...(a.from !== undefined ? { from: String(a.from) } : {}),
           ...(a.to !== undefined ? { to: String(a.to) } : {}),
           ...(a.timezone !== undefined ? { timezone: String(a.timezone) } : {}),
+          ...(a.side !== undefined ? { side: String(a.side) as 'bid' | 'ask' | 'mid' } : {}),
           ...(a['spread-pips'] !== undefined ? { spreadPips: Number(a['spread-pips']) } : {}),
           replace: a.replace === true,
           crossed: a.crossed === 'clamp' ? 'clamp' : 'error',

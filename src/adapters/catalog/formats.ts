@@ -51,6 +51,29 @@ export interface ReadOptions {
    * HistData: −05:00). A file whose times carry their own offset refuses it.
    */
   readonly timezone?: string;
+  /**
+   * The side a one-sided file's single price is (`--side`): bid, ask or mid. Required for a file
+   * that does not say (a generic `time,o,h,l,c`, Dukascopy, MetaTrader): such a file without it
+   * is refused; one that says (OANDA JSON's `bid`/`ask`/`mid`, HistData's bid, the OANDA mid CSV)
+   * must agree with it.
+   */
+  readonly side?: PriceSide;
+}
+
+export type PriceSide = 'bid' | 'ask' | 'mid';
+
+/** The advice of a one-sided file read without --side. */
+export const NAME_THE_SIDE = 'pass --side bid, --side ask or --side mid (fxflow does not guess: a spread model is applied around the side named)';
+
+/** The reader's letter for the side `o.side` names, for a file that does not say its side. */
+function namedSide(file: string, o: ReadOptions): 'M' | 'B' | 'A' {
+  if (o.side === undefined) throw new DataError(file, 0, 'side', `this file holds one price per bar and does not say whether it is the bid, the ask or the mid: ${NAME_THE_SIDE}`);
+  return o.side === 'bid' ? 'B' : o.side === 'ask' ? 'A' : 'M';
+}
+
+/** Checks --side against a file that says its side. */
+function statedSide(file: string, o: ReadOptions, says: PriceSide): void {
+  if (o.side !== undefined && o.side !== says) throw new DataError(file, 0, 'side', `the file's prices are ${says} (its format says so), not ${o.side}: leave --side out or give --side ${says}`);
 }
 
 export interface ReadNotices {
@@ -404,7 +427,8 @@ export class CatalogRowScanner {
 }
 
 /** Generic CSV: header `time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c[,volume]` or `time,o,h,l,c[,volume]`. */
-async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices, side: 'M' | 'B' | 'A' = 'M'): AsyncIterable<readonly Candle[]> {
+async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+  let side: 'M' | 'B' | 'A' = 'M';
   const b = new Builder(file, o, notices);
   const scan = new CatalogRowScanner();
   let twoSided: boolean | undefined;
@@ -417,7 +441,10 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices, 
       if (twoSided === undefined) {
         const cols = row.split(',').map((x) => x.trim());
         if (cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume' || cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c') twoSided = true;
-        else if (/^(time|timestamp),(o|open),(h|high),(l|low),(c|close)(,volume)?$/.test(cols.join(',').toLowerCase())) twoSided = false;
+        else if (/^(time|timestamp),(o|open),(h|high),(l|low),(c|close)(,volume)?$/.test(cols.join(',').toLowerCase())) {
+          twoSided = false;
+          side = namedSide(file, o);
+        }
         else throw new DataError(file, line, 'header', `unknown header "${row.slice(0, 80)}": use time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume or time,o,h,l,c,volume (see data/README.md)`);
         continue;
       }
@@ -477,6 +504,7 @@ const EST_OFFSET = 5 * 3_600_000;
  * is the default; its 2019 EURUSD follows European summer time (--timezone Europe/London-05:00).
  */
 async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+  statedSide(file, o, 'bid');
   const b = new Builder(file, o, notices, '-05:00');
   for await (const { lines, first } of readLines(file)) {
     for (let i = 0; i < lines.length; i++) {
@@ -496,6 +524,7 @@ async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices)
 
 /** OANDA mid candles saved as CSV (`,volume,time,Open,High,Low,Close,Pair`). */
 async function* readOandaMidCsv(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+  statedSide(file, o, 'mid');
   const b = new Builder(file, o, notices, 'explicit');
   let header = true;
   for await (const { lines, first } of readLines(file)) {
@@ -572,6 +601,7 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
           } else {
             const t = parseFlexibleTime(c.time);
             const vol = c.volume ?? 0;
+            if (o.side !== undefined) statedSide(file, o, c.bid && c.ask ? o.side : c.mid ? 'mid' : c.bid ? 'bid' : 'ask');
             if (c.bid && c.ask) {
               b.two(t, num(c.bid.o), num(c.bid.h), num(c.bid.l), num(c.bid.c), num(c.ask.o), num(c.ask.h), num(c.ask.l), num(c.ask.c), vol, objLine, json);
             } else if (c.mid) b.one('M', t, num(c.mid.o), num(c.mid.h), num(c.mid.l), num(c.mid.c), vol, objLine, json);
@@ -730,8 +760,9 @@ export async function* openBidAsk(bidPath: string, askPath: string, o: ReadOptio
     const { notices: _n, spread: _s, oneSided: _o, ...rest } = o;
     return { ...rest, notices: newNotices() };
   };
-  const bo = inner();
-  const ao = inner();
+  // Each file is its side: a one-sided file that does not say is read as what --bid / --ask name it.
+  const bo: ReadOptions = { ...inner(), side: 'bid' };
+  const ao: ReadOptions = { ...inner(), side: 'ask' };
   const bidIt = openCandles(bidPath, bo)[Symbol.asyncIterator]();
   const askIt = openCandles(askPath, ao)[Symbol.asyncIterator]();
   let bids: readonly Candle[] = [];
