@@ -1,9 +1,10 @@
-import { openSync, readSync, closeSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Candle } from '../../domain/candle.ts';
 import { GRANULARITIES, granularityMs, type Granularity } from '../../domain/granularity.ts';
 import type { MarketHours } from '../../domain/market-hours.ts';
 import { ClockWatch, clockProblem, type ClockReport } from './clock-check.ts';
+import { headText } from './compressed.ts';
 import { DataError } from './errors.ts';
 
 /**
@@ -55,14 +56,7 @@ export function granularityInName(path: string): Granularity | undefined {
 
 /** The instrument and granularity the file's own fields state (OANDA JSON, the OANDA mid CSV's Pair column). */
 export function fieldsOf(file: string): { instrument?: string; granularity?: string } {
-  const fd = openSync(file, 'r');
-  let head: string;
-  try {
-    const buf = Buffer.alloc(4096);
-    head = buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  const head = headText(file, 4096);
   const out: { instrument?: string; granularity?: string } = {};
   const ji = /"instrument"\s*:\s*"([A-Za-z0-9_]+)"/.exec(head);
   const jg = /"granularity"\s*:\s*"([A-Z0-9]+)"/.exec(head);
