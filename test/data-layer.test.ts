@@ -150,7 +150,12 @@ describe.skipIf(!HAS_SHARED)('data import checks what it is told against the dat
     expect(meta.synthetic).toBe(false);
     expect(meta.sources.map((s) => s.file)).toEqual([bid, ask]);
     expect(meta.sources[0]!.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(meta.sources[0]!.crossedClamped).toBeGreaterThanOrEqual(347);
+    // Counted once for the series (on the ask file), not once per file (issue 25: 2,406 vs 1,203).
+    const clamped = Number(/([\d,]+) crossed rows clamped/.exec(lines[0]!)![1]!.replace(/,/g, ''));
+    expect(clamped).toBeGreaterThanOrEqual(347);
+    expect(meta.sources.map((s) => s.crossedClamped)).toEqual([undefined, clamped]);
+    const list = await fxflow('data', 'list', '--catalog', cat);
+    expect(list.stdout).toContain(`, ${clamped} crossed rows clamped`);
     const first = (await all(new Catalog(cat).candles({ instrument: 'GBP_USD', granularity: 'M1' })))[0]!;
     expect([first.time, first.bo, first.ao]).toEqual([Date.UTC(2012, 1, 1), 1.57597, Number(readFileSync(ask, 'utf8').split('\n')[1]!.split(',')[1])]);
   });

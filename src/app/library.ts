@@ -1,11 +1,12 @@
 import { runGiven, runParams, type ParamSources, type RunGiven } from './run-choices.ts';
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DataError } from '../adapters/catalog/index.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Alignment, Granularity } from '../domain/granularity.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
 import type { Tick } from '../domain/tick.ts';
-import { subscriptionsOf } from '../engine/engine.ts';
+import { StrategyError, subscriptionsOf } from '../engine/engine.ts';
 import { formatSummary } from '../engine/report.ts';
 import { openTicks } from '../adapters/catalog/index.ts';
 import { catalogLabs } from '../adapters/catalog/labs-store.ts';
@@ -111,28 +112,36 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
   if (runDir) makeRunDir(runDir);
   const log = typeof options.log === 'function' ? options.log(runDir, loaded.name) : (options.log ?? STDERR_LOG);
   const ticks = options.ticks;
-  const result = await runBacktest({
-    loaded,
-    config: cfg,
-    instruments,
-    candles: source.candles,
-    available: source.available,
-    origin: source.origin,
-    ...(ticks !== undefined ? { ticks: (req: { instrument: string; from: number; to: number }): AsyncIterable<readonly Tick[]> => openTicks(resolve(ticks), req) } : {}),
-    // Recorded labs events come from the catalog the candles come from, or the config's.
-    labs: catalogLabs(source.kind === 'catalog' ? source.where : resolve(ROOT, cfg.data.catalog)),
-    log,
-    keepTransactions: options.keepTransactions !== false,
-    strictData: options.strictData === true,
-    ...(options.onHole ? { onHole: options.onHole } : {}),
-    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-    ...(runDir ? { runDir } : {}),
-  });
-  if (result.engine.events === 0) {
-    // Nothing to trade on: a report of zeros would hide it.
-    const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
-    const wanted = [...(subs.candles ?? []), ...(subs.ticks ?? []).map((t) => `${t} ticks`)].join(', ');
-    throw new DataError(source.where, 0, '', `no data for ${wanted} between ${cfg.run.from} and ${cfg.run.to}: check --instrument, --granularity, --from and --to (run.instrument, run.granularity, run.from, run.to) against what it holds${source.kind === 'catalog' ? ' (`fxflow data list`)' : ''}`);
+  let result: BacktestResult;
+  try {
+    result = await runBacktest({
+      loaded,
+      config: cfg,
+      instruments,
+      candles: source.candles,
+      available: source.available,
+      origin: source.origin,
+      ...(ticks !== undefined ? { ticks: (req: { instrument: string; from: number; to: number }): AsyncIterable<readonly Tick[]> => openTicks(resolve(ticks), req) } : {}),
+      // Recorded labs events come from the catalog the candles come from, or the config's.
+      labs: catalogLabs(source.kind === 'catalog' ? source.where : resolve(ROOT, cfg.data.catalog)),
+      log,
+      keepTransactions: options.keepTransactions !== false,
+      strictData: options.strictData === true,
+      ...(options.onHole ? { onHole: options.onHole } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(runDir ? { runDir } : {}),
+    });
+    if (result.engine.events === 0) {
+      // Nothing to trade on: a report of zeros would hide it.
+      const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
+      const wanted = [...(subs.candles ?? []), ...(subs.ticks ?? []).map((t) => `${t} ticks`)].join(', ');
+      throw new DataError(source.where, 0, '', `no data for ${wanted} between ${cfg.run.from} and ${cfg.run.to}: check --instrument, --granularity, --from and --to (run.instrument, run.granularity, run.from, run.to) against what it holds${source.kind === 'catalog' ? ' (`fxflow data list`)' : ''}`);
+    }
+  } catch (e) {
+    // A refused run (data, config, spread model, no data in the period) leaves no run folder; a
+    // strategy that failed mid-run keeps its folder (its log and transactions up to the failure).
+    if (runDir && !(e instanceof StrategyError)) rmSync(runDir, { recursive: true, force: true });
+    throw e;
   }
   return { ...result, strategy: loaded.name, params: loaded.params, paramSources: sources, config: cfg };
 }

@@ -35,7 +35,7 @@ export async function dataCatalog(
     candles: (req) => {
       const src = finer(req.instrument, req.granularity);
       if (src !== undefined) {
-        catalog.requireCoverage({ ...req, granularity: src });
+        catalog.requireCoverage({ ...req, granularity: src }, req.granularity);
         return resampled(catalog, req.instrument, src, req.granularity, alignment, req);
       }
       catalog.requireCoverage(req); // a period the catalog does not hold is an error, not an empty report

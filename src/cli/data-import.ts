@@ -240,7 +240,9 @@ async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments
       return {
         synthetic: false,
         sides: sides ?? 'unknown',
-        sources: sources.map((s) => ({ ...s, rows: rowsEach, ...(notices.crossed > 0 ? { crossedClamped: notices.crossed } : {}) })),
+        // The clamped rows of the series are counted once (on its last source: the ask file of a
+        // bid/ask pair), not once per file: lists and reports add the sources' counts up.
+        sources: sources.map((s, i) => ({ ...s, rows: rowsEach, ...(notices.crossed > 0 && i === sources.length - 1 ? { crossedClamped: notices.crossed } : {}) })),
       };
     },
   });

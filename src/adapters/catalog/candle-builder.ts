@@ -108,6 +108,16 @@ export const BATCH = 4096;
 /** How many recent rows are remembered to recognise an exactly repeated block. */
 const RECENT = 512;
 
+/** The fields where the bid is above the ask, as `bid high 1.2 > ask high 1.1` (what a crossed-row error quotes). */
+export function crossedFields(bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number): string {
+  const out: string[] = [];
+  if (bo > ao) out.push(`bid open ${bo} > ask open ${ao}`);
+  if (bh > ah) out.push(`bid high ${bh} > ask high ${ah}`);
+  if (bl > al) out.push(`bid low ${bl} > ask low ${al}`);
+  if (bc > ac) out.push(`bid close ${bc} > ask close ${ac}`);
+  return out.join(', ');
+}
+
 /** Builds validated candles for one file; one-sided rows get their other side from the spread model. */
 export class Builder {
   batch: Candle[] = [];
@@ -224,7 +234,7 @@ export class Builder {
     this.notices.twoSided++;
     if (ac < bc || ao < bo || ah < bh || al < bl) {
       if (this.o.crossed !== 'clamp') {
-        throw new DataError(this.file, line, 'ask', `the bid is above the ask (bid open ${bo} close ${bc}, ask open ${ao} close ${ac}): check that the bid and ask columns (or files) are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
+        throw new DataError(this.file, line, 'ask', `the bid is above the ask (${crossedFields(bo, bh, bl, bc, ao, ah, al, ac)}): check that the bid and ask columns (or files) are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
       }
       // Crossed quotes (separate bid and ask series), accepted by the user: clamp the ask up to the bid and count them.
       this.notices.crossed++;

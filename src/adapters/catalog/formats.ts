@@ -5,7 +5,7 @@ import type { Tick } from '../../domain/tick.ts';
 import { parseTime, type UnixMs } from '../../domain/time.ts';
 import { headText, openBytes, packingOf } from './compressed.ts';
 import { DataError } from './errors.ts';
-import { BATCH, Builder, namedSide, newNotices, statedSide, type CandleFormat, type ReadNotices, type ReadOptions } from './candle-builder.ts';
+import { BATCH, Builder, crossedFields, namedSide, newNotices, statedSide, type CandleFormat, type ReadNotices, type ReadOptions } from './candle-builder.ts';
 import { readDelimited } from './export-formats.ts';
 import { readLines } from './lines.ts';
 import { dayInRange, isTickDayFile, readTickDayFile } from './tick-store.ts';
@@ -558,7 +558,7 @@ export async function* openBidAsk(bidPath: string, askPath: string, o: ReadOptio
       notices.rows++;
       if (aC < b.bc || aO < b.bo || aH < b.bh || aL < b.bl) {
         if (o.crossed !== 'clamp') {
-          throw new DataError(askPath, 0, 'ask', `at ${new Date(b.time).toISOString()} the bid is above the ask (bid open ${b.bo} close ${b.bc}, ask open ${aO} close ${aC}): check that --bid and --ask are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
+          throw new DataError(askPath, 0, 'ask', `at ${new Date(b.time).toISOString()} the bid is above the ask (${crossedFields(b.bo, b.bh, b.bl, b.bc, aO, aH, aL, aC)}): check that --bid and --ask are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
         }
         notices.crossed++;
         aO = Math.max(aO, b.bo);
