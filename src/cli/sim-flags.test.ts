@@ -13,10 +13,15 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const help = async (...args: string[]): Promise<string> => (await promisify(execFile)(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args, '--help'], { cwd: ROOT })).stdout;
 
 describe('the simulator flags', () => {
-  it('backtest, optimize and walkforward list every data, fill and cost flag', async () => {
+  it('backtest, optimize and walkforward list every data, fill and cost flag; replay and run the fill and cost flags', async () => {
     for (const cmd of ['backtest', 'optimize', 'walkforward']) {
       const text = await help(cmd);
       for (const flag of Object.keys(SIM_FLAGS)) expect(text, `${cmd} --${flag}`).toMatch(new RegExp(`--${flag}\\b`));
+    }
+    // replay and run --broker sim: the fill and cost flags their simulators use (prices are the run's own).
+    for (const cmd of ['replay', 'run']) {
+      const text = await help(cmd);
+      for (const flag of ['market-hours', 'slippage', 'latency', 'commission']) expect(text, `${cmd} --${flag}`).toMatch(new RegExp(`--${flag}\\b`));
     }
   });
 
