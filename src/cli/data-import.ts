@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
-  Catalog, ClockSpecError, DataError, checkNames, describeClosed, describeStretches, parseClock, type ClockReport, checkedCandles, dataFiles, detectFormat, fieldsOf, granularityInName, instrumentsInName,
+  Catalog, ClockSpecError, DataError, describePacking, checkNames, describeClosed, describeStretches, parseClock, type ClockReport, checkedCandles, dataFiles, detectFormat, fieldsOf, granularityInName, instrumentsInName,
   newNotices, openBidAsk, openCandles, sidesOf, type CandleFormat, type ReadNotices, type SeriesSource, type WriteResult,
 } from '../adapters/catalog/index.ts';
 import type { Candle } from '../domain/candle.ts';
@@ -228,7 +228,9 @@ async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments
   const sources: SeriesSource[] = [];
   for (let i = 0; i < g.files.length; i++) {
     const f = g.files[i]!;
-    sources.push({ file: f, sha256: await sha256(f), bytes: statSync(f).size, format: g.bidAsk ? `${formats[i]} (${i === 0 ? 'bid' : 'ask'} file)` : formats[i]!, rows: 0, importedAt: new Date().toISOString() });
+    const packed = describePacking(f);
+    const format = `${formats[i]}${packed !== undefined ? ` in ${packed}` : ''}`;
+    sources.push({ file: f, sha256: await sha256(f), bytes: statSync(f).size, format: g.bidAsk ? `${format} (${i === 0 ? 'bid' : 'ask'} file)` : format, rows: 0, importedAt: new Date().toISOString() });
   }
   const r = await catalog.write(g.instrument, g.granularity, checked, {
     replace: a.replace,

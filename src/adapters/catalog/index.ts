@@ -8,3 +8,4 @@ export { ensureSample, SAMPLE } from './sample.ts';
 export { syntheticBatches, syntheticCandles, syntheticM1Batches, type SyntheticSpec } from './synthetic.ts';
 export { ClockWatch, clockProblem, describeClosed, describeStretches, CLOSED_BARS_ALLOWED, type ClockReport, type ClockStretch } from './clock-check.ts';
 export { parseClock, formatOffset, offsetFlag, ClockSpecError, type FileClock } from './file-clock.ts';
+export { describePacking, headText, openBytes, packingOf, type Packing } from './compressed.ts';
