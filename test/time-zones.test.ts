@@ -81,6 +81,16 @@ describe('a file written in local time', () => {
     expect(months(b, 'EUR_USD', 'M1')).toEqual(months(a, 'EUR_USD', 'M1'));
   });
 
+  it('backtest --data: read in the wrong clock, a warning names the zone that fits; with --timezone, none', async () => {
+    const args = ['backtest', 'strategies/sma-cross.ts', '--data', berlinFile, '--instrument', 'EUR_USD', '--granularity', 'M1', '--from', '2024-03-18', '--to', '2024-04-13', '--no-save'];
+    const wrong = await fxflowErr(...args);
+    expect(wrong.code).toBe(0);
+    expect(wrong.stderr).toMatch(/warning: .*eurusd-berlin\.csv: [\d,]+ of its [\d,]+ bars fall while the EUR_USD market is closed when its times are read as UTC.*read it with --timezone Europe\/Berlin, which fits every week/);
+    const right = await fxflowErr(...args, '--timezone', 'Europe/Berlin');
+    expect(right.code).toBe(0);
+    expect(right.stderr).not.toMatch(/market is closed/);
+  });
+
   it('times that carry their own offset refuse --timezone; a bad zone is a usage error naming the forms', async () => {
     await expect(imp({ file: utcFile, instrument: 'EUR_USD', granularity: 'M1', timezone: 'Europe/Berlin', catalog: newCatalog() })).rejects.toThrow(/carry their own offset .* --timezone Europe\/Berlin does not apply: leave it out/);
     await expect(imp({ file: berlinFile, instrument: 'EUR_USD', granularity: 'M1', timezone: 'Europe/Berln', catalog: newCatalog() })).rejects.toThrow(/--timezone 'Europe\/Berln' is not a clock fxflow reads: give an IANA zone/);
@@ -95,6 +105,16 @@ async function fxflow(...args: string[]): Promise<{ code: number; stdout: string
   } catch (e) {
     const x = e as { code?: number; stdout?: string };
     return { code: x.code ?? 1, stdout: x.stdout ?? '' };
+  }
+}
+
+async function fxflowErr(...args: string[]): Promise<{ code: number; stderr: string }> {
+  try {
+    const { stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT });
+    return { code: 0, stderr };
+  } catch (e) {
+    const x = e as { code?: number; stderr?: string };
+    return { code: x.code ?? 1, stderr: x.stderr ?? '' };
   }
 }
 

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { Catalog, ensureSample, openCandles, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
+import { statSync } from 'node:fs';
+import { Catalog, ClockWatch, clockProblem, detectFormat, ensureSample, openCandles, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
 import { resampleSource, resampled } from '../adapters/catalog/resample.ts';
 import { DEFAULT_ALIGNMENT, type Alignment, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
@@ -65,9 +66,10 @@ export interface FileRead {
 export function fileSource(path: string, read: string | FileRead | undefined, config: BacktestConfig, instruments: InstrumentRegistry): CandleSourceFactory {
   const r: FileRead = typeof read === 'string' ? { format: read } : (read ?? {});
   const format = r.format;
+  const warned = new Set<string>();
   return (req) => {
     const inst = instruments.get(req.instrument);
-    return openCandles(resolve(path), {
+    const candles = openCandles(resolve(path), {
       instrument: req.instrument,
       granularity: req.granularity,
       from: req.from,
@@ -83,6 +85,23 @@ export function fileSource(path: string, read: string | FileRead | undefined, co
           ? { spread: { kind: 'hourly' as const, pips: config.data.spreadPipsByHour } }
           : config.data.spread === 'fixed' ? { spread: { kind: 'fixed' as const, pips: config.data.spreadPips } } : {}),
     });
+    // The file's own week against the instrument's trading hours, as `data import` checks it: a
+    // file read in the wrong clock is said once (the run goes on; the import refuses it).
+    const fileFormat = format ?? (statSync(resolve(path)).isDirectory() ? undefined : detectFormat(resolve(path)));
+    const readIn = r.timezone ?? (fileFormat === 'histdata' ? '-05:00' : 'UTC');
+    const watch = new ClockWatch(inst.hours, req.granularity, readIn);
+    const key = `${req.instrument}:${req.granularity}`;
+    return (async function* () {
+      for await (const b of candles) {
+        for (let i = 0; i < b.length; i++) watch.feed(b[i]!);
+        yield b;
+      }
+      const problem = clockProblem(watch.report(), req.instrument);
+      if (problem !== undefined && !warned.has(key)) {
+        warned.add(key);
+        process.stderr.write(`warning: ${resolve(path)}: ${problem}\n`);
+      }
+    })();
   };
 }
 
