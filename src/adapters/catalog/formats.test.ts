@@ -147,6 +147,8 @@ describe('parseFlexibleTime: real instants only', () => {
         expect(parseFlexibleTime(`${iso}Z`)).toBe(t);
         expect(parseFlexibleTime(`${iso.replace('T', ' ')}+00:00`)).toBe(t);
         expect(parseFlexibleTime(iso.replace('T', ' '))).toBe(t);
+        // A T time without an offset is a wall clock, read as UTC (the reader's --timezone converts it).
+        expect(parseFlexibleTime(iso)).toBe(t);
         const sign = off < 0 ? '-' : '+';
         const zone = `${sign}${String(Math.abs(off)).padStart(2, '0')}:00`;
         expect(parseFlexibleTime(`${iso}${zone}`)).toBe(Date.parse(`${iso}${zone}`));

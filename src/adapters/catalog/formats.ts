@@ -45,7 +45,8 @@ function realDateTime(s: string): boolean {
 
 /**
  * Parses `YYYY-MM-DDTHH:MM:SS[.fff…]Z` quickly (the catalog's own form), RFC 3339 with an offset,
- * pandas' `YYYY-MM-DD HH:MM:SS[+00:00]` (a space for the T; no offset is UTC), and epoch seconds or
+ * pandas' `YYYY-MM-DD HH:MM:SS[+00:00]` (a space for the T; no offset is UTC, as is a T time
+ * without one: the reader's clock, --timezone, turns such wall-clock times into UTC), and epoch seconds or
  * milliseconds. Returns NaN for anything else, and for an impossible date or time of day.
  */
 export function parseFlexibleTime(s: string): UnixMs {
@@ -57,6 +58,8 @@ export function parseFlexibleTime(s: string): UnixMs {
       return Date.UTC(digitsAt(s, 0, 4), digitsAt(s, 5, 2) - 1, digitsAt(s, 8, 2), digitsAt(s, 11, 2), digitsAt(s, 14, 2), digitsAt(s, 17, 2));
     }
     if (sep === 32) return parseTime(s.length === 19 ? `${s.slice(0, 10)}T${s.slice(11)}Z` : `${s.slice(0, 10)}T${s.slice(11)}`);
+    // A wall clock without an offset (`2024-03-08T21:00:00[.500]`): read as UTC, then in --timezone.
+    if (/^.{19}(\.\d+)?$/.test(s)) return parseTime(`${s}Z`);
     return parseTime(s);
   }
   if (/^\d+(\.\d+)?$/.test(s)) {
