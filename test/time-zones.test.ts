@@ -8,6 +8,8 @@ import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../src/adapters/catalog/catalog.ts';
 import { parseClock } from '../src/adapters/catalog/file-clock.ts';
+import { resampled } from '../src/adapters/catalog/resample.ts';
+import { DEFAULT_ALIGNMENT } from '../src/domain/granularity.ts';
 import { syntheticM1Batches } from '../src/adapters/catalog/synthetic.ts';
 import { importData, type ImportArgs } from '../src/cli/data-import.ts';
 import type { Candle } from '../src/domain/candle.ts';
@@ -196,5 +198,11 @@ describe.skipIf(!HAS_SHARED)('HistData 2019 EURUSD (European summer time)', () =
     expect(new Date(widest.time).toISOString()).toBe('2019-06-07T12:30:00.000Z');
     // The Friday close at 16:59 New York (20:59 UTC in summer), not an hour later.
     expect(new Date(day[day.length - 1]!.time).toISOString()).toBe('2019-06-07T20:59:00.000Z');
+    // Daily candles at 17:00 New York built from it: none opens on a Friday evening (read as fixed
+    // UTC−5, each summer Friday's last hour became a day of its own that OANDA does not have).
+    const days: Candle[] = [];
+    for await (const b of resampled(new Catalog(cat), 'EUR_USD', 'M1', 'D', DEFAULT_ALIGNMENT)) days.push(...b);
+    expect(days.length).toBeGreaterThan(250);
+    expect(days.filter((c) => DateTime.fromMillis(c.time, { zone: 'America/New_York' }).weekday === 5).map((c) => new Date(c.time).toISOString())).toEqual([]);
   });
 });
