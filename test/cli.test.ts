@@ -219,7 +219,7 @@ export default defineStrategy({
     // A data file with nothing in the period (or of another instrument): the same, naming the file.
     const csv = join(tmp, 'march.csv');
     writeFileSync(csv, ['time,o,h,l,c,volume', '2024-03-01T10:00:00Z,1.1,1.101,1.099,1.1005,10', '2024-03-01T11:00:00Z,1.1005,1.102,1.1,1.101,12', ''].join('\n'));
-    const empty = await fxflow('backtest', 'strategies/sma-cross.ts', '--data', csv, '--from', '2024-04-01', '--to', '2024-05-01', '--no-save');
+    const empty = await fxflow('backtest', 'strategies/sma-cross.ts', '--data', csv, '--side', 'mid', '--from', '2024-04-01', '--to', '2024-05-01', '--no-save');
     expect(empty.code).toBe(1);
     expect(empty.stderr.trim()).toBe(`fxflow: ${csv}: no data for EUR_USD:H1:M between 2024-04-01 and 2024-05-01: check --instrument, --granularity, --from and --to (run.instrument, run.granularity, run.from, run.to) against what it holds`);
     // A period that overlaps what is held runs on what is there.
@@ -393,12 +393,12 @@ describe('fxflow data', () => {
     const csv = join(tmp, 'eurusd.csv');
     writeFileSync(csv, ['time,o,h,l,c,volume', '2024-03-01T10:00:00Z,1.1,1.101,1.099,1.1005,10', '2024-03-01T11:00:00Z,1.1005,1.102,1.1,1.101,12', ''].join('\n'));
     const cat = join(tmp, 'catalog');
-    const r = await fxflow('data', 'import', csv, '--instrument', 'EUR_USD', '--granularity', 'H1', '--catalog', cat);
+    const r = await fxflow('data', 'import', csv, '--instrument', 'EUR_USD', '--granularity', 'H1', '--side', 'mid', '--catalog', cat);
     expect(r.code).toBe(0);
     const list = await fxflow('data', 'list', '--catalog', cat);
     expect(list.stdout).toMatch(/EUR_USD\s+H1\s+2024-03-01T10:00:00.000000000Z → 2024-03-01T11:00:00.000000000Z\s+2 rows/);
     writeFileSync(csv, ['time,o,h,l,c,volume', '2024-03-01T10:00:00Z,1.1,1.101,1.099,1.1005,10', '2024-03-01T11:00:00Z,1.1005,oops,1.1,1.101,12', ''].join('\n'));
-    const bad = await fxflow('data', 'import', csv, '--instrument', 'EUR_USD', '--granularity', 'H1', '--catalog', cat);
+    const bad = await fxflow('data', 'import', csv, '--instrument', 'EUR_USD', '--granularity', 'H1', '--side', 'mid', '--catalog', cat);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain(`${csv}:3 (mid high): expected a number`);
   });

@@ -63,7 +63,7 @@ describe('golden: sma-cross, EUR_USD H1 2024 (bundled sample, defaults)', () => 
         "maxDrawdown": 568.8779,
         "netPL": -133.7609,
         "openTrades": 1,
-        "sharpe": -0.1516,
+        "sharpe": -0.1667,
         "spreadCost": 224.5,
         "trades": 239,
         "transactions": 749,

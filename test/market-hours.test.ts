@@ -73,3 +73,51 @@ describe('fill.marketHours on 24/7 data', () => {
     expect(() => loadConfig(undefined, { fill: { marketHour: false } } as never)).toThrow(/did you mean "fill\.marketHours"/);
   });
 });
+
+/** H1 EUR_USD candles only while the FX market is open (as OANDA's): none from Friday 17:00 to Sunday 17:00 New York. */
+async function* marketOnly(q: { from: number; to: number }): AsyncIterable<readonly Candle[]> {
+  const hours = loadInstruments().get('EUR_USD').hours;
+  const out: Candle[] = [];
+  for (let t = q.from, i = 0; t < q.to; t += HOUR, i++) {
+    if (!hours.isOpen(t)) continue;
+    const b = 1.1 + 0.001 * Math.sin(i / 5);
+    const r = (x: number): number => Math.round(x * 1e5) / 1e5;
+    out.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: t, at: t + HOUR, bo: r(b), bh: r(b + 0.0005), bl: r(b - 0.0005), bc: r(b), ao: r(b + 0.0002), ah: r(b + 0.0007), al: r(b - 0.0003), ac: r(b + 0.0002), volume: 10, complete: true });
+  }
+  yield out;
+}
+
+/** Buys 1,000 units every hour on a timer, whatever the market is doing (issue 25: a weekend timer strategy). */
+const hourlyTimer = defineStrategy({
+  name: 'hourly-timer',
+  description: 'one market order per hourly timer',
+  params: {},
+  subscribe: () => ({ candles: ['EUR_USD:H1'], timers: [{ name: 'hourly', everyMs: HOUR }] }),
+  init: () => ({}),
+  onTimer(ctx) {
+    return [ctx.market('EUR_USD', 1000)];
+  },
+});
+
+describe('a closed market is closed whatever decided the order', () => {
+  it('a weekend timer: every order decided while the market is closed is cancelled MARKET_HALTED, not filled at Sunday\'s reopen', async () => {
+    const hours = loadInstruments().get('EUR_USD').hours;
+    const config = loadConfig(undefined, { run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() } } as never);
+    const r = await runBacktest({ loaded: { file: 'inline', name: 'hourly-timer', strategy: hourlyTimer as never, params: {} }, config, instruments: loadInstruments(), candles: marketOnly, available: () => true, log: silent, keepTransactions: true });
+    const txs = r.transactions as unknown as Record<string, unknown>[];
+    const orders = txs.filter((t) => t.type === 'MARKET_ORDER');
+    const halted = txs.filter((t) => t.type === 'ORDER_CANCEL' && t.reason === 'MARKET_HALTED');
+    const fills = txs.filter((t) => t.type === 'ORDER_FILL' && t.reason === 'MARKET_ORDER');
+    // Timers fire on every whole hour after the start: count the hours the market was closed.
+    let closedDecided = 0;
+    for (let t = FROM + HOUR; t < TO; t += HOUR) if (!hours.isOpen(t)) closedDecided++;
+    expect(halted.length).toBe(closedDecided);
+    expect(fills.length + halted.length).toBe(orders.length);
+    // No weekend's decisions stack up at the reopening (before: 49 fills at 2018-01-07T23:00): at
+    // most the two timers around the first Sunday candle, whose event comes at its close, share a price.
+    const fillTimes = new Map<string, number>();
+    for (const f of fills) fillTimes.set(String(f.time), (fillTimes.get(String(f.time)) ?? 0) + 1);
+    expect(Math.max(...fillTimes.values())).toBe(2);
+    expect(r.summary.marketHalted).toBe(closedDecided);
+  });
+});

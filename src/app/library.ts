@@ -1,10 +1,12 @@
+import { runGiven, runParams, type ParamSources, type RunGiven } from './run-choices.ts';
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DataError } from '../adapters/catalog/index.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Alignment, Granularity } from '../domain/granularity.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
 import type { Tick } from '../domain/tick.ts';
-import { subscriptionsOf } from '../engine/engine.ts';
+import { StrategyError, subscriptionsOf } from '../engine/engine.ts';
 import { formatSummary } from '../engine/report.ts';
 import { openTicks } from '../adapters/catalog/index.ts';
 import { catalogLabs } from '../adapters/catalog/labs-store.ts';
@@ -34,7 +36,7 @@ export type ParamsInput = Readonly<Record<string, ParamValue>> | readonly string
 export type DataInput =
   | string
   | { readonly catalog: string; readonly alignment?: Alignment }
-  | { readonly file: string; readonly format?: string }
+  | { readonly file: string; readonly format?: string; readonly timezone?: string; readonly side?: 'bid' | 'ask' | 'mid' }
   | readonly Candle[];
 
 type Section = Readonly<Record<string, string | number | boolean | readonly number[] | null>>;
@@ -60,6 +62,8 @@ export interface BacktestCallOptions {
   readonly strictData?: boolean;
   readonly onHole?: (h: DataHole) => void;
   readonly onProgress?: (fraction: number, events: number) => void;
+  /** Who gave the config's run.instrument and run.granularity (the CLI's flags and --config file); default: read from `config`. */
+  readonly runGiven?: RunGiven;
   /** Called once the strategy is loaded and its params are known, before the run (the CLI names its progress bar). */
   readonly onStart?: (loaded: LoadedStrategy) => void;
 }
@@ -69,6 +73,8 @@ export interface BacktestRun extends BacktestResult {
   /** The strategy's name. */
   readonly strategy: string;
   readonly params: Params;
+  /** Where the strategy's `instrument` and `granularity` came from (`the strategy's default`, `--granularity`, `config file …`, `--param`). */
+  readonly paramSources: ParamSources;
   /** The configuration it ran with, every default filled in. */
   readonly config: BacktestConfig;
 }
@@ -83,8 +89,9 @@ export interface BacktestRun extends BacktestResult {
  * console.log(run.summary.netPL, run.summary.trades);
  * ```
  *
- * The strategy's `instrument` and `granularity` params, when it declares them and `params` does
- * not set them, come from the config's `run.instrument` and `run.granularity` (as with the CLI).
+ * The strategy's `instrument` and `granularity` params, when it declares them, are its own unless
+ * `params` or the config given sets them (`run.instrument`, `run.granularity`; config/default.json's
+ * values are for strategies that declare neither), as with the CLI.
  * Errors are the CLI's: a StrategyLoadError, ConfigError or DataError naming the file, field or
  * param and how to fix it.
  */
@@ -93,11 +100,9 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
   const instruments = loadInstruments();
   const overrides = paramStrings(params);
   const probe = typeof strategy === 'string' ? await loadStrategy(strategy, []) : strategyFromObject(strategy, []);
-  // The run's instrument and granularity reach strategies that declare them as params.
-  const implicit: string[] = [];
+  // The strategy's own instrument and granularity stand unless the user named others (run-choices.ts).
   const declared = probe.strategy.params;
-  if ('instrument' in declared && !overrides.some((p) => p.startsWith('instrument='))) implicit.push(`instrument=${cfg.run.instrument}`);
-  if ('granularity' in declared && !overrides.some((p) => p.startsWith('granularity='))) implicit.push(`granularity=${cfg.run.granularity}`);
+  const { implicit, sources } = runParams(declared, overrides, cfg, options.runGiven ?? givenIn(config));
   const loaded: LoadedStrategy = { ...probe, params: applyParams(typeof strategy === 'string' ? strategy : probe.file, declared, [...implicit, ...overrides]) };
   options.onStart?.(loaded);
 
@@ -107,30 +112,45 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
   if (runDir) makeRunDir(runDir);
   const log = typeof options.log === 'function' ? options.log(runDir, loaded.name) : (options.log ?? STDERR_LOG);
   const ticks = options.ticks;
-  const result = await runBacktest({
-    loaded,
-    config: cfg,
-    instruments,
-    candles: source.candles,
-    available: source.available,
-    origin: source.origin,
-    ...(ticks !== undefined ? { ticks: (req: { instrument: string; from: number; to: number }): AsyncIterable<readonly Tick[]> => openTicks(resolve(ticks), req) } : {}),
-    // Recorded labs events come from the catalog the candles come from, or the config's.
-    labs: catalogLabs(source.kind === 'catalog' ? source.where : resolve(ROOT, cfg.data.catalog)),
-    log,
-    keepTransactions: options.keepTransactions !== false,
-    strictData: options.strictData === true,
-    ...(options.onHole ? { onHole: options.onHole } : {}),
-    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-    ...(runDir ? { runDir } : {}),
-  });
-  if (result.engine.events === 0) {
-    // Nothing to trade on: a report of zeros would hide it.
-    const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
-    const wanted = [...(subs.candles ?? []), ...(subs.ticks ?? []).map((t) => `${t} ticks`)].join(', ');
-    throw new DataError(source.where, 0, '', `no data for ${wanted} between ${cfg.run.from} and ${cfg.run.to}: check --instrument, --granularity, --from and --to (run.instrument, run.granularity, run.from, run.to) against what it holds${source.kind === 'catalog' ? ' (`fxflow data list`)' : ''}`);
+  let result: BacktestResult;
+  try {
+    result = await runBacktest({
+      loaded,
+      config: cfg,
+      instruments,
+      candles: source.candles,
+      available: source.available,
+      origin: source.origin,
+      ...(ticks !== undefined ? { ticks: (req: { instrument: string; from: number; to: number }): AsyncIterable<readonly Tick[]> => openTicks(resolve(ticks), req) } : {}),
+      // Recorded labs events come from the catalog the candles come from, or the config's.
+      labs: catalogLabs(source.kind === 'catalog' ? source.where : resolve(ROOT, cfg.data.catalog)),
+      log,
+      keepTransactions: options.keepTransactions !== false,
+      strictData: options.strictData === true,
+      ...(options.onHole ? { onHole: options.onHole } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(runDir ? { runDir } : {}),
+    });
+    if (result.engine.events === 0) {
+      // Nothing to trade on: a report of zeros would hide it.
+      const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
+      const wanted = [...(subs.candles ?? []), ...(subs.ticks ?? []).map((t) => `${t} ticks`)].join(', ');
+      throw new DataError(source.where, 0, '', `no data for ${wanted} between ${cfg.run.from} and ${cfg.run.to}: check --instrument, --granularity, --from and --to (run.instrument, run.granularity, run.from, run.to) against what it holds${source.kind === 'catalog' ? ' (`fxflow data list`)' : ''}`);
+    }
+  } catch (e) {
+    // A refused run (data, config, spread model, no data in the period) leaves no run folder; a
+    // strategy that failed mid-run keeps its folder (its log and transactions up to the failure).
+    if (runDir && !(e instanceof StrategyError)) rmSync(runDir, { recursive: true, force: true });
+    throw e;
   }
-  return { ...result, strategy: loaded.name, params: loaded.params, config: cfg };
+  return { ...result, strategy: loaded.name, params: loaded.params, paramSources: sources, config: cfg };
+}
+
+/** Who gave the run's instrument and granularity in a ConfigInput (a full BacktestConfig gives both). */
+function givenIn(config: ConfigInput): RunGiven {
+  if (typeof config === 'string') return runGiven(config, {});
+  const { extends: file, ...sections } = config as Record<string, unknown> & { extends?: string };
+  return runGiven(file, sections, { instrument: 'the config given to backtest()', granularity: 'the config given to backtest()' });
 }
 
 /** The configuration a ConfigInput describes, validated (errors name the file or field). */
@@ -161,7 +181,8 @@ export function runJson(run: BacktestRun): Record<string, unknown> {
 /** The run's report as `fxflow backtest` prints it (figures, costs, data; without the speed line). */
 export function runText(run: BacktestRun): string {
   const params = Object.entries(run.params).map(([k, v]) => `${k}=${v}`).join(' ');
-  return formatSummary(run.summary, `${run.strategy}  ${params}`);
+  const from = Object.entries(run.paramSources).map(([k, v]) => `${k} ${String(run.params[k])} from ${v}`).join('; ');
+  return `${formatSummary(run.summary, `${run.strategy}  ${params}`)}${from ? `\nRun params: ${from}` : ''}`;
 }
 
 function paramStrings(params: ParamsInput): string[] {
@@ -192,9 +213,9 @@ async function candleSource(data: DataInput | undefined, config: BacktestConfig,
     return { ...c, kind: 'catalog', where: root };
   }
   if (!Array.isArray(data)) {
-    const f = data as { file: string; format?: string };
+    const f = data as { file: string; format?: string; timezone?: string; side?: 'bid' | 'ask' | 'mid' };
     // A file holds one instrument, so conversion prices can only come from a catalog.
-    return { candles: fileSource(f.file, f.format, config, instruments), available: () => false, origin: () => ({ source: resolve(f.file), sides: 'unknown', synthetic: false }), kind: 'file', where: resolve(f.file) };
+    return { candles: fileSource(f.file, f, config, instruments), available: () => false, origin: () => ({ source: resolve(f.file), sides: 'unknown', synthetic: false }), kind: 'file', where: resolve(f.file) };
   }
   return memorySource(data as readonly Candle[]);
 }

@@ -50,6 +50,8 @@ export interface ReplayOptions {
   /** Fill times further apart than this (ms) differ; a live fill later than this after its decision is late (default 1000). */
   readonly toleranceMs?: number;
   readonly instruments?: InstrumentRegistry;
+  /** Fill models over the run's recorded ones (the `replay` flags --market-hours, --slippage, --latency, --commission). */
+  readonly models?: FillModelNames;
 }
 
 /** The reconciliation (reconciliation.json). */
@@ -85,10 +87,10 @@ class ReplayExecution implements Execution {
   constructor(readonly sim: SimBroker, readonly fill: 'current' | 'next', readonly last: Map<string, { bid: number; ask: number }>) {
     this.transactions$ = sim.transactions$;
   }
-  submit(intent: OrderIntent): void {
+  submit(intent: OrderIntent, decidedAt?: number): void {
     const sim = this.sim;
     const before = sim.queuedMarketOrders();
-    sim.submit(withClientID(intent));
+    sim.submit(withClientID(intent), decidedAt);
     if (this.fill !== 'current' || sim.queuedMarketOrders() <= before) return;
     // The order reached the server at once: it fills at the price current now (the sandbox does
     // the same: the current quote fed again at the current time).
@@ -158,7 +160,8 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const fill = o.fill ?? (meta.broker === 'sim' ? 'next' : 'current');
   const toleranceMs = o.toleranceMs ?? 1000;
   const first = meta.sessions[0]!;
-  const fillModels = (meta.config as { fill?: FillModelNames }).fill;
+  const recordedModels = (meta.config as { fill?: FillModelNames }).fill;
+  const fillModels = o.models !== undefined ? { ...recordedModels, ...o.models } : recordedModels;
   const { sim, portfolio, lastTransactionID, openingBalance, leftOut } = seeded(first.account, meta.accountID, instruments, fillModels);
   if (leftOut.length > 0) problems.push(`the account held trades or orders in instruments the simulator does not know (data/instruments.json), left out: ${leftOut.join(', ')}`);
   const last = new Map<string, { bid: number; ask: number }>();

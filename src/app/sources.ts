@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { Catalog, ensureSample, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
+import { statSync } from 'node:fs';
+import { Catalog, ClockWatch, clockProblem, detectFormat, ensureSample, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
 import { cacheDirFor, cachedCandles } from '../adapters/catalog/candle-cache.ts';
 import { resampleSource, resampled } from '../adapters/catalog/resample.ts';
 import { DEFAULT_ALIGNMENT, type Alignment, type Granularity } from '../domain/granularity.ts';
@@ -37,7 +38,7 @@ export async function dataCatalog(
     candles: (req) => {
       const src = finer(req.instrument, req.granularity);
       if (src !== undefined) {
-        catalog.requireCoverage({ ...req, granularity: src });
+        catalog.requireCoverage({ ...req, granularity: src }, req.granularity);
         return resampled(catalog, req.instrument, src, req.granularity, alignment, req);
       }
       catalog.requireCoverage(req); // a period the catalog does not hold is an error, not an empty report
@@ -56,21 +57,33 @@ export async function dataCatalog(
   };
 }
 
+/** How a `--data` file is read: its format (default detected), its clock (`--timezone`) and a one-sided file's side (`--side`). */
+export interface FileRead {
+  readonly format?: string;
+  readonly timezone?: string;
+  readonly side?: 'bid' | 'ask' | 'mid';
+}
+
 /**
  * A single file or folder (`--data`) as the source of the run's series, decoded once into the
  * configured catalog's cache (candle-cache.ts) and read from there while the file is unchanged.
  */
-export function fileSource(path: string, format: string | undefined, config: BacktestConfig, instruments: InstrumentRegistry): CandleSourceFactory {
+export function fileSource(path: string, read: string | FileRead | undefined, config: BacktestConfig, instruments: InstrumentRegistry): CandleSourceFactory {
+  const r: FileRead = typeof read === 'string' ? { format: read } : (read ?? {});
+  const format = r.format;
+  const warned = new Set<string>();
   const cache = cacheDirFor(resolve(ROOT, config.data.catalog));
   return (req) => {
     const inst = instruments.get(req.instrument);
-    return cachedCandles(resolve(path), {
+    const candles = cachedCandles(resolve(path), {
       instrument: req.instrument,
       granularity: req.granularity,
       from: req.from,
       to: req.to,
       pipLocation: inst.pipLocation,
       ...(format ? { format: format as CandleFormat } : {}),
+      ...(r.timezone !== undefined ? { timezone: r.timezone } : {}),
+      ...(r.side !== undefined ? { side: r.side } : {}),
       // One-sided rows need a spread model named by the user; 'mid' accepts zero knowingly.
       ...(config.data.spread === 'native'
         ? { oneSided: 'a backtest on it needs a spread model: --spread fixed --spread-pips X, --spread hourly, or --spread mid to accept a zero spread knowingly' }
@@ -78,6 +91,23 @@ export function fileSource(path: string, format: string | undefined, config: Bac
           ? { spread: { kind: 'hourly' as const, pips: config.data.spreadPipsByHour } }
           : config.data.spread === 'fixed' ? { spread: { kind: 'fixed' as const, pips: config.data.spreadPips } } : {}),
     }, cache);
+    // The file's own week against the instrument's trading hours, as `data import` checks it: a
+    // file read in the wrong clock is said once (the run goes on; the import refuses it).
+    const fileFormat = format ?? (statSync(resolve(path)).isDirectory() ? undefined : detectFormat(resolve(path)));
+    const readIn = r.timezone ?? (fileFormat === 'histdata' ? '-05:00' : 'UTC');
+    const watch = new ClockWatch(inst.hours, req.granularity, readIn);
+    const key = `${req.instrument}:${req.granularity}`;
+    return (async function* () {
+      for await (const b of candles) {
+        for (let i = 0; i < b.length; i++) watch.feed(b[i]!);
+        yield b;
+      }
+      const problem = clockProblem(watch.report(), req.instrument);
+      if (problem !== undefined && !warned.has(key)) {
+        warned.add(key);
+        process.stderr.write(`warning: ${resolve(path)}: ${problem}\n`);
+      }
+    })();
   };
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
-  Catalog, DataError, checkNames, checkedCandles, dataFiles, detectFormat, fieldsOf, granularityInName, instrumentsInName,
+  Catalog, ClockSpecError, DataError, describePacking, checkNames, describeClosed, describeStretches, parseClock, type ClockReport, checkedCandles, dataFiles, detectFormat, fieldsOf, granularityInName, instrumentsInName,
   newNotices, openBidAsk, openCandles, sidesOf, type CandleFormat, type ReadNotices, type SeriesSource, type WriteResult,
 } from '../adapters/catalog/index.ts';
 import type { Candle } from '../domain/candle.ts';
@@ -23,6 +23,10 @@ export interface ImportArgs {
   readonly replace: boolean;
   readonly crossed: 'error' | 'clamp';
   readonly catalog: string;
+  /** The clock the file's times are written in (file-clock.ts); default what its format documents. */
+  readonly timezone?: string;
+  /** The side of a one-sided file that does not say (generic time,o,h,l,c, Dukascopy, MetaTrader). */
+  readonly side?: 'bid' | 'ask' | 'mid';
 }
 
 const usage = (message: string): Error => Object.assign(new Error(message), { code: 'USAGE' });
@@ -92,6 +96,16 @@ export async function importData(a: ImportArgs): Promise<string[]> {
   if ((a.bid === undefined) !== (a.ask === undefined)) throw usage('--bid and --ask go together: give both files');
   if (a.bid !== undefined && a.file !== undefined) throw usage('give either a file (or folder) or --bid and --ask, not both');
   if (a.bid === undefined && a.file === undefined) throw usage('name a file or folder to import (or --bid <file> --ask <file>)');
+  if (a.side !== undefined && a.bid !== undefined) throw usage('--side names the side of one file; with --bid and --ask each file is its side: leave --side out');
+  if (a.side !== undefined && !['bid', 'ask', 'mid'].includes(a.side)) throw usage(`--side '${String(a.side)}': give bid, ask or mid`);
+  if (a.timezone !== undefined) {
+    try {
+      parseClock(a.timezone);
+    } catch (e) {
+      if (e instanceof ClockSpecError) throw usage(e.message);
+      throw e;
+    }
+  }
   const instruments = loadInstruments();
   const known = instruments.list().map((i) => i.name);
   const givenInstrument = a.instrument !== undefined ? knownInstrument(a.instrument, instruments) : undefined;
@@ -150,7 +164,7 @@ export async function importData(a: ImportArgs): Promise<string[]> {
   const catalog = new Catalog(resolve(a.catalog));
   const out: string[] = [];
   // Every series is read, checked and staged first; all are put in place only when all passed.
-  const staged: { g: Group; r: WriteResult; notices: ReadNotices }[] = [];
+  const staged: { g: Group; r: WriteResult; notices: ReadNotices; clock?: ClockReport }[] = [];
   try {
     for (const g of groups) staged.push(await stageGroup(g, a, catalog, instruments));
   } catch (e) {
@@ -158,7 +172,7 @@ export async function importData(a: ImportArgs): Promise<string[]> {
     throw e;
   }
   for (const s of staged) await s.r.commit();
-  for (const { g, r, notices } of staged) {
+  for (const { g, r, notices, clock } of staged) {
     const meta = catalog.meta(g.instrument, g.granularity);
     const notes = [
       notices.duplicates > 0 ? `${notices.duplicates} exact duplicate rows skipped` : '',
@@ -167,13 +181,25 @@ export async function importData(a: ImportArgs): Promise<string[]> {
       meta?.holeCount ? `${meta.holeCount} hole${meta.holeCount === 1 ? '' : 's'} beyond weekends and holidays (fxflow data check)` : '',
     ].filter((x) => x !== '');
     out.push(`Imported ${r.written.toLocaleString('en-US')} ${g.instrument} ${g.granularity} candles (${meta?.sides ?? 'unknown'}) from ${g.bidAsk ? 'a bid and an ask file' : `${g.files.length} file${g.files.length === 1 ? '' : 's'}`} into ${catalog.root}${notes.length ? `; ${notes.join('; ')}` : ''}`);
+    if (clock) out.push(...clockLines(clock, g));
     if (meta && meta.sides !== 'bid/ask') out.push(`  ${g.instrument} ${g.granularity} holds ${meta.sides} prices only: a backtest on it needs a spread model (--spread fixed --spread-pips X, --spread hourly, or --spread mid for zero)`);
   }
   return out;
 }
 
+/** What the import says about the file's clock: the zone it was read in, the offsets its weeks fit, bars inside closures. */
+function clockLines(r: ClockReport, g: Group): string[] {
+  if (r.bars === 0) return [];
+  const out: string[] = [];
+  const fit = r.stretches.length > 0 ? `; its weekly opens fit ${describeStretches(r)}` : '';
+  out.push(`  times read as ${r.read}${r.readFits ? ' (every weekly open on the market\'s)' : ''}${fit}`);
+  if (!r.readFits && r.fits !== undefined) out.push(`  warning: ${g.instrument} ${g.granularity}'s weekly opens are not on the market's open as read: --timezone ${r.fits} fits every week`);
+  if (r.closed > 0) out.push(`  warning: ${r.closed} bar${r.closed === 1 ? '' : 's'} inside the market's closures (first: ${describeClosed(r)}): fxflow data check lists them`);
+  return out;
+}
+
 /** Reads, checks and stages one series of an import (nothing in place yet). */
-async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments: InstrumentRegistry): Promise<{ g: Group; r: WriteResult; notices: ReadNotices }> {
+async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments: InstrumentRegistry): Promise<{ g: Group; r: WriteResult; notices: ReadNotices; clock?: ClockReport }> {
   const inst = instruments.get(g.instrument);
   const notices = newNotices();
   const o = {
@@ -184,6 +210,8 @@ async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments
     ...(a.to !== undefined ? { to: parseDate(a.to) } : {}),
     ...(a.format !== undefined ? { format: a.format as CandleFormat } : {}),
     crossed: a.crossed,
+    ...(a.timezone !== undefined ? { timezone: a.timezone } : {}),
+    ...(a.side !== undefined ? { side: a.side } : {}),
     notices,
   };
   const label = g.bidAsk ? `${g.bidAsk.bid} + ${g.bidAsk.ask}` : g.files.length === 1 ? g.files[0]! : `${resolve(a.file!)} (${g.instrument} ${g.granularity}, ${g.files.length} files)`;
@@ -192,12 +220,17 @@ async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments
     : (async function* () {
         for (const f of g.files) yield* openCandles(f, o);
       })();
-  const checked = checkedCandles(raw, label, g.instrument, g.granularity, inst.displayPrecision);
   const formats = g.files.map((f) => a.format ?? detectFormat(f));
+  // The clock the rows are read in: the one given, else what the format documents.
+  const read = a.timezone ?? (formats.every((f) => f === 'histdata') ? '-05:00' : 'UTC');
+  let clock: ClockReport | undefined;
+  const checked = checkedCandles(raw, label, g.instrument, g.granularity, inst.displayPrecision, { hours: inst.hours, read, onReport: (r) => (clock = r) });
   const sources: SeriesSource[] = [];
   for (let i = 0; i < g.files.length; i++) {
     const f = g.files[i]!;
-    sources.push({ file: f, sha256: await sha256(f), bytes: statSync(f).size, format: g.bidAsk ? `${formats[i]} (${i === 0 ? 'bid' : 'ask'} file)` : formats[i]!, rows: 0, importedAt: new Date().toISOString() });
+    const packed = describePacking(f);
+    const format = `${formats[i]}${packed !== undefined ? ` in ${packed}` : ''}`;
+    sources.push({ file: f, sha256: await sha256(f), bytes: statSync(f).size, format: g.bidAsk ? `${format} (${i === 0 ? 'bid' : 'ask'} file)` : format, rows: 0, importedAt: new Date().toISOString() });
   }
   const r = await catalog.write(g.instrument, g.granularity, checked, {
     replace: a.replace,
@@ -209,9 +242,11 @@ async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments
       return {
         synthetic: false,
         sides: sides ?? 'unknown',
-        sources: sources.map((s) => ({ ...s, rows: rowsEach, ...(notices.crossed > 0 ? { crossedClamped: notices.crossed } : {}) })),
+        // The clamped rows of the series are counted once (on its last source: the ask file of a
+        // bid/ask pair), not once per file: lists and reports add the sources' counts up.
+        sources: sources.map((s, i) => ({ ...s, rows: rowsEach, ...(notices.crossed > 0 && i === sources.length - 1 ? { crossedClamped: notices.crossed } : {}) })),
       };
     },
   });
-  return { g, r, notices };
+  return { g, r, notices, ...(clock !== undefined ? { clock } : {}) };
 }

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { Catalog, describeHoles, ensureSample } from '../adapters/catalog/index.ts';
+import { Catalog, CLOSED_BARS_ALLOWED, ClockWatch, describeClosed, describeHoles, describeStretches, ensureSample } from '../adapters/catalog/index.ts';
+import { loadInstruments } from '../domain/instrument.ts';
 import { cacheDirFor, listCache, type CacheEntry } from '../adapters/catalog/candle-cache.ts';
 import { resampleSeries } from '../adapters/catalog/resample.ts';
 import { listFinancing } from '../adapters/catalog/financing-store.ts';
@@ -83,6 +84,8 @@ export function dataCommand(y: Argv): Argv {
           .option('to', { type: 'string' })
           .option('replace', { type: 'boolean', default: false, describe: 'Overwrite held candles that differ from the file (default: list them and write nothing)' })
           .option('crossed', { type: 'string', choices: ['error', 'clamp'], default: 'error', describe: 'A row whose bid is above its ask: an error, or clamp the ask up to the bid (counted and recorded)' })
+          .option('timezone', { type: 'string', describe: "The clock the file's times are written in, when they carry no offset: an IANA zone (Europe/Berlin, DST included), a fixed offset (-05:00), or a zone shifted by an offset (Europe/London-05:00). Default: the format's (UTC; HistData -05:00). See docs/data.md, Time zones" })
+          .option('side', { type: 'string', choices: ['bid', 'ask', 'mid'], describe: 'The side of a one-sided file that does not say (generic time,o,h,l,c, Dukascopy, MetaTrader); required for such a file (fxflow does not guess)' })
           .option('spread-pips', { type: 'number', hidden: true })
           .option('catalog', { type: 'string', default: 'data/catalog' }),
       async (a) => {
@@ -95,6 +98,8 @@ export function dataCommand(y: Argv): Argv {
           ...(a.format !== undefined ? { format: String(a.format) } : {}),
           ...(a.from !== undefined ? { from: String(a.from) } : {}),
           ...(a.to !== undefined ? { to: String(a.to) } : {}),
+          ...(a.timezone !== undefined ? { timezone: String(a.timezone) } : {}),
+          ...(a.side !== undefined ? { side: String(a.side) as 'bid' | 'ask' | 'mid' } : {}),
           ...(a['spread-pips'] !== undefined ? { spreadPips: Number(a['spread-pips']) } : {}),
           replace: a.replace === true,
           crossed: a.crossed === 'clamp' ? 'clamp' : 'error',
@@ -113,6 +118,7 @@ export function dataCommand(y: Argv): Argv {
           .option('catalog', { type: 'string', default: 'data/catalog' }),
       async (a) => {
         const catalog = new Catalog(resolve(String(a.catalog)));
+        const instruments = loadInstruments();
         const instrument = a.instrument === undefined ? undefined : String(a.instrument);
         const series = catalog.list().filter((e) => (instrument === undefined || e.instrument === instrument) && (a.granularity === undefined || e.granularity === a.granularity));
         // Recordings (ticks, financing, recording.json) unless a candle granularity was asked for.
@@ -129,7 +135,10 @@ export function dataCommand(y: Argv): Argv {
         }
         let problems = 0;
         for (const e of series) {
-          const r = await catalog.check(e.instrument, e.granularity);
+          // The catalog's times are UTC: bars inside the instrument's closures say the source's clock was misread.
+          const inst = instruments.has(e.instrument) ? instruments.get(e.instrument) : undefined;
+          const watch = inst ? new ClockWatch(inst.hours, e.granularity) : undefined;
+          const r = await catalog.check(e.instrument, e.granularity, watch ? (c) => watch.feed(c) : undefined);
           const meta = r.meta;
           process.stdout.write(`${e.instrument} ${e.granularity}: ${r.rows.toLocaleString('en-US')} rows, ${describeOrigin(meta)}\n`);
           for (const d of r.damaged) process.stdout.write(`  DAMAGED ${d}\n`);
@@ -140,6 +149,14 @@ export function dataCommand(y: Argv): Argv {
             for (const h of describeHoles(r.holes)) process.stdout.write(`    ${h}\n`);
           }
           problems += r.damaged.length + r.holes.length;
+          if (watch) {
+            const w = watch.report();
+            if (w.closed > 0) {
+              process.stdout.write(`  ${w.closed} bar${w.closed === 1 ? '' : 's'} inside the market's closures (trading hours in data/instruments.json); first: ${describeClosed(w)}\n`);
+              if (!w.readFits && w.stretches.length > 0) process.stdout.write(`  its weekly opens fit ${describeStretches(w)}${w.fits !== undefined ? `: the source was written in ${w.fits}; import it again with --timezone ${w.fits} (--replace)` : ''}\n`);
+              if (w.closed > CLOSED_BARS_ALLOWED) problems++;
+            } else if (w.bars > 0) process.stdout.write("  no bars inside the market's closures\n");
+          }
         }
         for (const t of ticks) {
           process.stdout.write(`${describeTickCheck(t)}\n`);

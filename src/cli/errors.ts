@@ -1,3 +1,5 @@
+import { resolve, sep } from 'node:path';
+
 /**
  * Turns any error into the one message a user sees. Errors raised at fxflow's boundaries carry a
  * literal `code` and a message that already names the file, field or line and how to fix it: they
@@ -49,5 +51,11 @@ export function strategyFrame(stack: string): string | undefined {
       return m[1] !== undefined ? `at ${m[1]} (${file})` : `at ${file}`;
     }
   }
-  return frames[0];
+  // A strategy file run as itself: the first frame outside fxflow's own code (a check in
+  // src/engine/context.ts is not where the strategy went wrong), Node's internals and packages.
+  const ours = (f: string): boolean => f.includes(SRC) || f.includes(`file://${SRC}`) || /\(node:|\bnode:internal|[\\/]node_modules[\\/]/.test(f);
+  return frames.find((f) => !ours(f)) ?? frames[0];
 }
+
+/** fxflow's own source folder (src/), whose frames are never the strategy's. */
+const SRC = `${resolve(import.meta.dirname, '..')}${sep}`;

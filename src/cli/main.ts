@@ -1,3 +1,5 @@
+import { dataFileInput, simFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
+import { runGiven } from '../app/run-choices.ts';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
@@ -8,7 +10,6 @@ import { authCommand } from './auth.ts';
 import { dataCommand } from './data.ts';
 import { parseAlignment } from './data-import.ts';
 import { describeError } from './errors.ts';
-import { FILL_MODEL_OPTIONS, fillModelOverrides } from './fill-options.ts';
 import { recordCommand } from './record.ts';
 import { initProject } from './init.ts';
 import { typeCheckStrategy } from './type-check.ts';
@@ -22,7 +23,7 @@ import { createLogger, flushLogger } from './logger.ts';
 import { compareCommand, reportCommand, runCompare, runReport } from './report.ts';
 import { ProgressBar, formatCount } from './progress.ts';
 
-interface BacktestArgs {
+interface BacktestArgs extends SimFlagArgs {
   strategy: string;
   instrument?: string;
   granularity?: string;
@@ -70,18 +71,9 @@ function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | 
   set('account', 'marginRate', a.marginRate);
   set('account', 'hedging', a.hedging);
   set('account', 'fifo', a.fifo);
-  set('data', 'spread', a.spread);
-  set('data', 'spreadPips', a.spreadPips);
-  set('costs', 'financing', a.financing);
-  // A folder given is the working folder's; none: the catalog the run reads (set in backtestCommand).
-  if (a.financingHistory !== undefined && a.financingHistory !== '') set('costs', 'financingHistory', resolve(a.financingHistory));
-  set('costs', 'financingBeforeHistory', a.financingBeforeHistory);
-  set('fill', 'path', a.path);
-  set('fill', 'marketHours', a.marketHours);
-  // --commission, --slippage, --latency: as every command that runs the simulator reads them.
-  const models = fillModelOverrides(a);
-  if (models.costs) Object.assign((o.costs ??= {}), models.costs);
-  if (models.fill) Object.assign((o.fill ??= {}), models.fill);
+  // The data, fill and cost flags: as every command that runs the simulator reads them (sim-flags.ts).
+  // A --financing-history folder is the working folder's; none: the catalog the run reads (set in backtestCommand).
+  for (const [section, values] of Object.entries(simFlagOverrides({ ...a, ...(a.financingHistory ? { financingHistory: resolve(a.financingHistory) } : {}) }))) Object.assign((o[section] ??= {}), values);
   set('run', 'instrument', a.instrument);
   set('run', 'granularity', a.granularity);
   set('run', 'from', a.from);
@@ -105,12 +97,11 @@ async function backtestCommand(a: BacktestArgs): Promise<void> {
     const warning = typeCheckStrategy(resolve(a.strategy));
     if (warning !== undefined) process.stderr.write(`fxflow: warning: ${warning}\n`);
   }
-  const data = a.data !== undefined
-    ? { file: a.data, ...(a.format !== undefined ? { format: a.format } : {}) }
-    : { catalog: resolve(ROOT, config.data.catalog), alignment: parseAlignment(a.dailyAlignment ?? 17, a.alignmentTimezone ?? 'America/New_York', a.weeklyAlignment ?? 'Friday') };
+  const data = dataFileInput(a) ?? { catalog: resolve(ROOT, config.data.catalog), alignment: parseAlignment(a.dailyAlignment ?? 17, a.alignmentTimezone ?? 'America/New_York', a.weeklyAlignment ?? 'Friday') };
   let bar: ProgressBar | undefined;
   let log: Logger | undefined;
   const run = await backtest(a.strategy, (a.param ?? []).map(String), data, config, {
+    runGiven: runGiven(a.config, overrides),
     ...(a.ticks !== undefined ? { ticks: a.ticks } : {}),
     save: a.save !== false,
     keepTransactions: a.json === true,
@@ -157,28 +148,19 @@ export function cli(argv: string[]): Argv {
           .option('from', { type: 'string', describe: 'Start, UTC date or RFC 3339 time (default: 2024-01-01)' })
           .option('to', { type: 'string', describe: 'End, exclusive (default: 2025-01-01)' })
           .option('param', { type: 'array', string: true, describe: 'Override a strategy param: --param fast=5 --param units=2000' })
-          .option('data', { type: 'string', describe: 'Read candles from this file or folder instead of the catalog (OANDA JSON, Lean CSV, HistData, generic CSV)' })
           .option('ticks', { type: 'string', describe: 'Tick file or folder (generic time,bid,ask; Lean ms,bid,ask; HistData ticks), or a catalog recorded with fxflow record --prices (its ticks/<INSTRUMENT>/ day files), for strategies that subscribe to ticks; ticks then drive the fills' })
-          .option('format', { type: 'string', describe: 'Format of --data when it cannot be detected' })
           .option('json', { type: 'boolean', describe: 'Print one JSON document: summary, every transaction, the closed trades, the equity curve' })
           .option('config', { type: 'string', describe: 'A JSON file merged over config/default.json (e.g. config/classic.json)' })
           .option('balance', { type: 'string', describe: 'Initial balance (account.initialBalance)' })
           .option('currency', { type: 'string', describe: 'Account currency (account.currency)' })
           .option('margin-rate', { type: 'string', describe: 'Account margin rate, e.g. 0.02 for 50:1 (account.marginRate)' })
           .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
-          .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly', 'labs'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, a fixed spread, or the recorded labs spreads (fxflow record --labs spreads)" })
           .option('daily-alignment', { type: 'number', describe: 'Hour (0-23) where D, W, M candles built from finer data start (OANDA: 17)' })
           .option('alignment-timezone', { type: 'string', describe: 'Time zone of --daily-alignment (OANDA: America/New_York)' })
           .option('weekly-alignment', { type: 'string', describe: 'Day W candles built from finer data start (OANDA: Friday)' })
           .option('strict-data', { type: 'boolean', default: false, describe: 'Stop at the first hole in the data beyond weekends and holidays (default: warn and run on)' })
-          .option('spread-pips', { type: 'number', describe: 'Spread in pips for --spread fixed and one-sided data (data.spreadPips)' })
-          .option('path', { type: 'string', choices: ['adaptive', 'worst', 'exact'], describe: 'Intra-candle path model (fill.path): nearer extreme first, the extreme adverse to the position first, or the real ticks inside each candle (exact, with --ticks)' })
-          .option('market-hours', { type: 'boolean', describe: "Halt market orders while the instrument's market is closed, as OANDA does (fill.marketHours, default on); --no-market-hours for 24/7 or synthetic data" })
           .option('fifo', { type: 'boolean', describe: 'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first' })
-          .option('financing', { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' })
-          .option('financing-history', { type: 'string', describe: "Charge each day's financing at the rates fxflow record --financing recorded for it in this catalog (default: the run's catalog) instead of today's (costs.financingHistory)" })
-          .option('financing-before-history', { type: 'string', choices: ['error', 'static'], describe: "Days before the first recorded financing day: refuse the run (error, the default) or charge today's rates (static) (costs.financingBeforeHistory)" })
-          .options(FILL_MODEL_OPTIONS)
+          .options(SIM_FLAGS)
           .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
           .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
           .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed): a syntax error stops the run, type errors are printed with their place; --no-typecheck to skip' })

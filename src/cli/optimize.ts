@@ -1,3 +1,5 @@
+import { dataFileInput, simFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
+import { runGiven, runParams } from '../app/run-choices.ts';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -17,7 +19,7 @@ import { dataCatalog, fileSource } from '../app/sources.ts';
 import { loadStrategy, StrategyLoadError } from '../app/load-strategy.ts';
 import { formatCount } from './progress.ts';
 
-export interface OptimizeArgs {
+export interface OptimizeArgs extends SimFlagArgs {
   strategy: string;
   param?: (string | number)[];
   constraint?: string[];
@@ -74,16 +76,11 @@ export function optimizeCommand(y: Argv): Argv {
     .option('granularity', { type: 'string', describe: 'Granularity, for strategies that take a `granularity` param' })
     .option('from', { type: 'string', describe: 'Start, UTC date or RFC 3339 time' })
     .option('to', { type: 'string', describe: 'End, exclusive' })
-    .option('data', { type: 'string', describe: 'Read candles from this file or folder instead of the catalog' })
-    .option('format', { type: 'string', describe: 'Format of --data when it cannot be detected' })
     .option('config', { type: 'string', describe: 'A JSON file merged over config/default.json' })
+    // The data, fill and cost flags, as backtest takes them (sim-flags.ts).
+    .options(SIM_FLAGS)
     .option('balance', { type: 'string', describe: 'Initial balance' })
     .option('currency', { type: 'string', describe: 'Account currency' })
-    .option('spread', { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly'], describe: 'Spread model' })
-    .option('spread-pips', { type: 'number', describe: 'Spread in pips for --spread fixed' })
-    .option('path', { type: 'string', choices: ['adaptive', 'worst'], describe: 'Intra-candle path model' })
-    .option('financing', { type: 'boolean', describe: 'Charge daily financing (--no-financing to disable)' })
-    .option('commission', { type: 'string', describe: 'Commission per million units' })
     .option('runs-dir', { type: 'string', describe: 'Where sweep folders are saved (under <runs-dir>/sweeps)' })
     .option('queue', { type: 'string', describe: 'Put the trials on a BullMQ queue in Redis (redis://HOST:PORT/DB[?name=QUEUE]) for `fxflow worker` processes on any machine; results come back to this folder' })
     .option('reconnect-ms', { type: 'number', default: RECONNECT_MS, describe: 'With --queue: how long to keep trying to reach Redis again after losing it before stopping (the sweep is resumable)' })
@@ -98,11 +95,7 @@ export function overrides(a: OptimizeArgs): Record<string, Record<string, string
   };
   set('account', 'initialBalance', a.balance);
   set('account', 'currency', a.currency);
-  set('data', 'spread', a.spread);
-  set('data', 'spreadPips', a.spreadPips);
-  set('fill', 'path', a.path);
-  set('costs', 'financing', a.financing);
-  set('costs', 'commissionPerMillion', a.commission);
+  for (const [section, values] of Object.entries(simFlagOverrides({ ...a, ...(a.financingHistory ? { financingHistory: resolve(a.financingHistory) } : {}) }))) Object.assign((o[section] ??= {}), values);
   set('run', 'instrument', a.instrument);
   set('run', 'granularity', a.granularity);
   set('run', 'from', a.from);
@@ -161,7 +154,7 @@ export function cacheFor(a: OptimizeArgs, config: BacktestConfig): { dir: string
     const path = resolve(a.data);
     let hash: string | undefined;
     // One-sided data gets its other side from the spread settings as it is read: they are part of the key.
-    return { dir: `${path.replace(/[\\/]$/, '')}.fxflow-cache`, sourceHash: () => (hash ??= sha256(`${fileSourceHash(path)}:${a.format ?? ''}:${canonical(config.data)}`)) };
+    return { dir: `${path.replace(/[\\/]$/, '')}.fxflow-cache`, sourceHash: () => (hash ??= sha256(`${fileSourceHash(path)}:${a.format ?? ''}${a.timezone !== undefined || a.side !== undefined ? `:${a.timezone ?? ''}:${a.side ?? ''}` : ''}:${canonical(config.data)}`)) };
   }
   const root = resolve(ROOT, config.data.catalog);
   return { dir: join(root, '.cache'), sourceHash: (i, g) => catalogSourceHash(root, i, g, from, to) };
@@ -172,10 +165,8 @@ export async function prepare(a: OptimizeArgs): Promise<{ config: BacktestConfig
   const config: BacktestConfig = loadConfig(a.config, overrides(a));
   const instruments = loadInstruments();
   const probe = await loadStrategy(a.strategy, []);
-  // The run's instrument and granularity reach strategies that declare them (as `backtest` does).
-  const implicit: string[] = [];
-  if ('instrument' in probe.strategy.params) implicit.push(`instrument=${config.run.instrument}`);
-  if ('granularity' in probe.strategy.params) implicit.push(`granularity=${config.run.granularity}`);
+  // The strategy's own instrument and granularity unless the user named others (as `backtest`: run-choices.ts).
+  const { implicit } = runParams(probe.strategy.params, [], config, runGiven(a.config, overrides(a)));
   const loaded = await loadStrategy(a.strategy, implicit);
   const fromFile = a.space ? readSpaceFile(a.space) : { params: [], constraints: [] };
   const paramSpecs = [...fromFile.params, ...(a.param ?? []).map(String)];
@@ -212,7 +203,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   const bar = new SweepProgress();
   try {
     const source = a.data
-      ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false }
+      ? { candles: fileSource(a.data, dataFileInput(a), config, instruments), available: () => false }
       : await dataCatalog(resolve(ROOT, config.data.catalog));
     data = await loadSweepData({
       strategy: loaded.strategy,
@@ -293,7 +284,7 @@ export function openSweepQueue(
     config,
     configHash: hashes.configHash,
     dataHash: hashes.dataHash,
-    data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
+    data: a.data !== undefined ? { ...dataFileInput(a)!, file: resolve(a.data) } : { catalog: resolve(ROOT, config.data.catalog) },
     subscriptionParams: space.params(space.validPoints()[0]!),
     createdAt: new Date().toISOString(),
   }, undefined, a.reconnectMs);

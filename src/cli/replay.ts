@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { makeRunDir } from '../app/line-file.ts';
+import { SIM_COST_FLAGS, SIM_FILL_FLAGS } from './sim-flags.ts';
 
 /** The flags of `fxflow replay`. */
 export interface ReplayArgs {
@@ -11,6 +12,10 @@ export interface ReplayArgs {
   fill?: 'current' | 'next';
   timeTolerance: number;
   failOnDiff?: boolean;
+  marketHours?: boolean;
+  slippage?: string;
+  latency?: string;
+  commission?: string;
 }
 
 /** A replay that found differences with --fail-on-diff (exit 1, for CI). */
@@ -28,6 +33,8 @@ export function replayCommand(y: Argv): Argv<ReplayArgs> {
     .option('fill', { type: 'string', choices: ['current', 'next'], describe: 'The simulator fills market orders at the price current when decided (default for runs against an account, as OANDA fills an order that reaches it at once) or at the next recorded price (as a backtest; default for --broker sim runs)' })
     .option('time-tolerance', { type: 'number', default: 1000, describe: 'Milliseconds: fill times further apart differ, and a live fill later than this after its decision is late' })
     .option('fail-on-diff', { type: 'boolean', describe: 'Exit 1 when the reconciliation finds any difference (for CI)' })
+    // The simulator's fill flags as backtest takes them (sim-flags.ts), over the run's recorded models.
+    .options({ 'market-hours': SIM_FILL_FLAGS['market-hours'], slippage: SIM_FILL_FLAGS.slippage, latency: SIM_FILL_FLAGS.latency, commission: SIM_COST_FLAGS.commission })
     .example('$0 replay runs/live/20250102T100000Z-sma-cross-practice', 'Replays a live run through the simulator and reconciles the two') as unknown as Argv<ReplayArgs>;
 }
 
@@ -35,7 +42,13 @@ export function replayCommand(y: Argv): Argv<ReplayArgs> {
 export async function runReplay(a: ReplayArgs): Promise<void> {
   const { replayRun, writeReconciliation, ReplayError } = await import('../app/replay.ts');
   if (!(Number.isFinite(a.timeTolerance) && a.timeTolerance >= 0)) throw new ReplayError(`--time-tolerance must be a number of milliseconds >= 0 (got ${a.timeTolerance}); e.g. --time-tolerance 1000`);
-  const r = await replayRun({ dir: a.run, ...(a.strategy !== undefined ? { strategy: a.strategy } : {}), ...(a.allowChangedStrategy === true ? { allowChangedStrategy: true } : {}), ...(a.fill !== undefined ? { fill: a.fill } : {}), toleranceMs: a.timeTolerance });
+  const models = {
+    ...(a.marketHours !== undefined ? { marketHours: a.marketHours } : {}),
+    ...(a.slippage !== undefined ? { slippage: a.slippage } : {}),
+    ...(a.latency !== undefined ? { latency: a.latency } : {}),
+    ...(a.commission !== undefined ? { commission: a.commission } : {}),
+  };
+  const r = await replayRun({ ...(Object.keys(models).length > 0 ? { models } : {}), dir: a.run, ...(a.strategy !== undefined ? { strategy: a.strategy } : {}), ...(a.allowChangedStrategy === true ? { allowChangedStrategy: true } : {}), ...(a.fill !== undefined ? { fill: a.fill } : {}), toleranceMs: a.timeTolerance });
   const out = resolve(a.out ?? a.run);
   makeRunDir(out);
   const files = writeReconciliation(r, out);

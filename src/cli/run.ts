@@ -13,7 +13,7 @@ import { RunnerError } from '../runner/errors.ts';
 import { loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
 import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
-import { FILL_MODEL_OPTIONS, fillModelOverrides } from './fill-options.ts';
+import { SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides } from './sim-flags.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
 import type { LiveStatus } from '../report/live-status.ts';
 
@@ -56,6 +56,8 @@ export interface RunArgs {
   commission?: string;
   slippage?: string;
   latency?: string;
+  /** --no-market-hours: the simulator (--broker sim, --shadow) fills market orders decided while the market is closed. */
+  marketHours?: boolean;
 }
 
 /** Declares the options of `fxflow run` (register with `.command('run <strategy>', ..., runCommand, runLive)`). */
@@ -92,7 +94,8 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('in-doubt-margin', { type: 'number', default: 10, describe: 'Seconds added to --request-window before an order in doubt counts as never received' })
     .option('max-intent-age', { type: 'number', default: 5, describe: 'Seconds: a journaled market order or close that never reached OANDA is not sent at a restart when older than this; it is reported and the strategy gets a reject' })
     .option('config', { type: 'string', describe: 'With --broker sim or --shadow: a JSON file merged over config/default.json whose fill models (fill.slippage, fill.latency, costs.commission, costs.commissionPerMillion) the simulator uses, as fxflow backtest reads them' })
-    .options(FILL_MODEL_OPTIONS)
+    // The simulator's fill flags as backtest takes them (sim-flags.ts); prices are live ticks, so no --path.
+    .options({ 'market-hours': SIM_FILL_FLAGS['market-hours'], slippage: SIM_FILL_FLAGS.slippage, latency: SIM_FILL_FLAGS.latency, commission: SIM_COST_FLAGS.commission })
     .option('require-token', { type: 'boolean', describe: 'With --env sandbox: send a token (the sandbox was started with --require-token). It comes only from the sandbox\'s own entry: config/environments.json sandbox.token or sandbox.tokenFile, ~/.fxflow/token-sandbox, or --token-file; FXFLOW_TOKEN/OANDA_TOKEN are never sent to a sandbox' })
     .option('out', { type: 'string', describe: 'The run folder (default runs/live/<UTC stamp>-<strategy>-<env>/, or the folder of the journal\'s previous run: a restart continues it): run.json, the inputs as received (for fxflow replay) and, at the stop, the report files' })
     .option('record-max-mb', { type: 'number', default: 2048, describe: 'Stop recording the inputs (with a warning; the run goes on) once they hold this many MB of JSON lines (about a tenth of that on disk, gzip)' })
@@ -107,19 +110,20 @@ export function runCommand(y: Argv): Argv<RunArgs> {
  * `--config`, then `--slippage/--latency/--commission`, read and checked as `fxflow backtest`
  * reads them. Undefined without a simulator; giving any of those flags then is a mistake, said so.
  */
-export function runFillModels(a: Pick<RunArgs, 'broker' | 'shadow' | 'config' | 'commission' | 'slippage' | 'latency'>): FillModelNames | undefined {
+export function runFillModels(a: Pick<RunArgs, 'broker' | 'shadow' | 'config' | 'commission' | 'slippage' | 'latency' | 'marketHours'>): FillModelNames | undefined {
   if (a.broker !== 'sim' && a.shadow !== true) {
-    const given = (['config', 'slippage', 'latency', 'commission'] as const).filter((k) => a[k] !== undefined);
+    const given = (['config', 'slippage', 'latency', 'commission', 'marketHours'] as const).filter((k) => a[k] !== undefined);
     if (given.length > 0) {
-      throw new RunnerError('RUNNER', `${given.map((k) => `--${k}`).join(', ')} shape${given.length === 1 ? 's' : ''} the simulated fills: use ${given.length === 1 ? 'it' : 'them'} with --broker sim or --shadow (with --broker v20 the fills are the account's own). Nothing was started.`);
+      throw new RunnerError('RUNNER', `${given.map((k) => (k === 'marketHours' ? `--${a.marketHours ? '' : 'no-'}market-hours` : `--${k}`)).join(', ')} shape${given.length === 1 ? 's' : ''} the simulated fills: use ${given.length === 1 ? 'it' : 'them'} with --broker sim or --shadow (with --broker v20 the fills are the account's own). Nothing was started.`);
     }
     return undefined;
   }
-  const config = loadConfig(a.config, fillModelOverrides(a));
+  const config = loadConfig(a.config, simFlagOverrides(a));
   return {
     slippage: config.fill.slippage,
     latency: config.fill.latency,
     commission: config.costs.commission === 'oanda-core' ? 'oanda-core' : config.costs.commissionPerMillion,
+    marketHours: config.fill.marketHours,
   };
 }
 

@@ -1,3 +1,4 @@
+import { dataFileInput } from './sim-flags.ts';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { WorkerPool, type TrialRunner } from '../research/pool.ts';
@@ -45,7 +46,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
   let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file });
   pool.catch(() => {});
   try {
-    const source = a.data ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false } : await dataCatalog(resolve(ROOT, config.data.catalog));
+    const source = a.data ? { candles: fileSource(a.data, dataFileInput(a), config, instruments), available: () => false } : await dataCatalog(resolve(ROOT, config.data.catalog));
     const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: space.params(space.validPoints()[0]!), currency: config.account.currency, instruments, candles: source.candles, available: source.available, from, to, cache: cacheFor(a, config) });
     if (data.candles === 0) throw new SpaceError(`no candles between ${config.run.from} and ${config.run.to}: check --from/--to and the data`);
     const { strategyHash, configHash } = sweepHashes(loaded.file, config);

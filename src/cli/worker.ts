@@ -58,7 +58,7 @@ async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): P
   } else {
     dataPath = resolve(a.data ?? m.data.file);
     if (!existsSync(dataPath)) throw new QueueError(`sweep ${m.sweepId}: the data ${dataPath} is not on this machine: give its copy with --data`);
-    source = { candles: fileSource(dataPath, m.data.format, m.config, instruments), available: () => false };
+    source = { candles: fileSource(dataPath, m.data, m.config, instruments), available: () => false };
   }
   const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: m.subscriptionParams, currency: m.config.account.currency, instruments, candles: source.candles, available: source.available, from, to, ...(cache ? { cache } : {}) });
   if (data.dataHash !== m.dataHash) {

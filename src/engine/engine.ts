@@ -479,7 +479,7 @@ export class Engine<P extends Params, S> {
     for (const intent of intents) {
       this.stats.intents++;
       o.onIntent?.(intent);
-      o.execution.submit(intent);
+      o.execution.submit(intent, this.#ctx.now);
     }
   }
 

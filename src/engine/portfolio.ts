@@ -1,3 +1,4 @@
+import { nextRollover } from '../domain/new-york.ts';
 import { amount, toUnits, type Amount } from '../domain/money.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
@@ -132,7 +133,6 @@ export interface ClosedTradeStats {
   readonly exitReasons: Map<ExitReason, number>;
 }
 
-const DAY = 86_400_000;
 
 /** The price at which an ORDER_FILL closed trade `id` (its TradeReduce's, else the fill's). */
 function closePriceOf(tx: Extract<Transaction, { type: 'ORDER_FILL' }>, id: string): string {
@@ -147,7 +147,9 @@ function closePriceOf(tx: Extract<Transaction, { type: 'ORDER_FILL' }>, id: stri
  *
  * Money comes only from transactions (exact decimals in the ledger). Marks are numbers: on every
  * price the portfolio updates its quote, the NAV, the running peak and the maximum drawdown. The
- * equity curve keeps one point per UTC day (the day's last NAV) plus the first and last marks, so its
+ * equity curve keeps one point per FX trading day (the last NAV of the day ending 17:00 New York,
+ * as OANDA's daily candles and financing; daily returns, Sharpe, Sortino, the deflated Sharpe and
+ * PBO are computed on them) plus the first and last marks, so its
  * size grows with the length of the period, never with the number of candles.
  */
 export class Portfolio {
@@ -322,10 +324,12 @@ export class Portfolio {
       this.#firstTime = at;
       this.#balance = toUnits(this.ledger.balance);
     }
-    if (at >= this.#dayEnd) {
+    // Trading days end at 17:00 New York (OANDA's daily candles and financing): a mark at 17:00 is
+    // the day's last, and Sunday evening's prices belong to Monday's day.
+    if (at > this.#dayEnd) {
       if (Number.isFinite(this.#dayEnd)) this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
       else this.#point({ time: at, balance: this.#balance, nav: this.#navNow() });
-      this.#dayEnd = (Math.floor(at / DAY) + 1) * DAY;
+      this.#dayEnd = nextRollover(at - 1);
     }
     const nav = this.#navNow();
     this.#nav = nav;

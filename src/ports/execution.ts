@@ -16,7 +16,13 @@ import type { Transaction } from '../domain/v20/index.ts';
  */
 export interface Execution {
   readonly transactions$: Observable<Transaction>;
-  submit(intent: OrderIntent): void;
+  /**
+   * `decidedAt`: when the strategy decided (the engine's clock: a candle's close, a timer's time, a
+   * labs item's), which can be before the last price the execution saw (a weekend timer fires when
+   * Sunday's first price arrives). The simulator halts a market order decided while its market was
+   * closed (MARKET_HALTED); v20 itself ignores it.
+   */
+  submit(intent: OrderIntent, decidedAt?: number): void;
   /**
    * Optional: the same deliveries as `transactions$` to a plain callback, for an execution that
    * emits synchronously in process (the simulator), where an rxjs Subscriber per transaction is a

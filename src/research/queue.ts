@@ -212,7 +212,7 @@ export interface SweepManifest {
   readonly configHash: string;
   readonly dataHash: string;
   /** Where the coordinator read the data: its catalog, or a --data file or folder (and format). */
-  readonly data: { readonly catalog: string } | { readonly file: string; readonly format?: string };
+  readonly data: { readonly catalog: string } | { readonly file: string; readonly format?: string; readonly timezone?: string; readonly side?: 'bid' | 'ask' | 'mid' };
   /** The params whose subscriptions decide which series are decoded (the first point of the space). */
   readonly subscriptionParams: Params;
   readonly createdAt: string;

@@ -8,6 +8,8 @@ export interface FillModelNames {
   readonly slippage?: string;
   readonly latency?: string;
   readonly commission?: string;
+  /** Market orders decided while the market is closed are halted (fill.marketHours; default true). */
+  readonly marketHours?: boolean;
 }
 
 /** The fill models a simulator used, by name (SimBroker.models without the candle path: live prices are ticks). */
@@ -27,7 +29,7 @@ export function formatFillModels(m: FillModelsUsed): string {
  * own: a recorded latency file cycles per simulator). A name the models refuse is a RunnerError
  * naming its flag and config field.
  */
-export function simModels(names: FillModelNames | undefined, currency: string): { slippage: SlippageModel; latency: LatencyModel; commission: CommissionModel } {
+export function simModels(names: FillModelNames | undefined, currency: string): { slippage: SlippageModel; latency: LatencyModel; commission: CommissionModel; marketHours: boolean } {
   const parse = <T>(flag: string, field: string, f: () => T): T => {
     try {
       return f();
@@ -39,5 +41,6 @@ export function simModels(names: FillModelNames | undefined, currency: string): 
     slippage: parse('--slippage', 'fill.slippage', () => parseSlippage(names?.slippage ?? 'none')),
     latency: parse('--latency', 'fill.latency', () => parseLatency(names?.latency ?? 'none')),
     commission: parse('--commission', 'costs.commission', () => parseCommission(names?.commission ?? '0', currency)),
+    marketHours: names?.marketHours !== false,
   };
 }

@@ -66,13 +66,13 @@ export class JournaledExecution implements Execution {
   }
   #inFlight = 0;
 
-  submit(intent: OrderIntent): void {
+  submit(intent: OrderIntent, decidedAt?: number): void {
     this.onSubmit();
     const inner = this.inner;
     // The simulator confirms each intent itself, once its outcome exists (SimExecution).
     if (inner instanceof SimExecution) {
       if (this.dropping?.(intent) === true) this.onDrop(intent);
-      else inner.submit(intent);
+      else inner.submit(intent, decidedAt);
       return;
     }
     this.#waiting++;
@@ -84,7 +84,7 @@ export class JournaledExecution implements Execution {
       }
       this.#inFlight++;
       try {
-        inner.submit(intent);
+        inner.submit(intent, decidedAt);
         await inner.drain();
       } finally {
         this.#inFlight--;

@@ -233,7 +233,7 @@ export class RiskExecution implements Execution {
     return toUnits(p.ledger.balance) + p.unrealizedTotal();
   }
 
-  submit(intent: OrderIntent): void {
+  submit(intent: OrderIntent, decidedAt?: number): void {
     const a = this.#assess(intent);
     const breach = a.breach;
     if (breach !== undefined) {
@@ -251,7 +251,7 @@ export class RiskExecution implements Execution {
       const { takeProfitOnFill: _tp, stopLossOnFill: _sl, trailingStopLossOnFill: _ts, guaranteedStopLossOnFill: _gs, tradeClientExtensions: _tc, ...r } = intent.request as unknown as Record<string, unknown>;
       const close = { ...intent, request: { ...r, units: String(reducing), positionFill: 'REDUCE_ONLY' } } as unknown as typeof intent;
       this.#inFlight.set(intent.id, { instrument: a.entry!.instrument, units: reducing });
-      this.#o.inner.submit(withClientID(close));
+      this.#o.inner.submit(withClientID(close), decidedAt);
       return;
     }
     if (intent.kind === 'order' || intent.kind === 'replace') {
@@ -260,10 +260,10 @@ export class RiskExecution implements Execution {
         if (a.parts !== undefined && a.parts.opening !== 0) this.#window.push(this.#o.clock.now());
         this.#inFlight.set(intent.id, e);
       }
-      this.#o.inner.submit(withClientID(intent));
+      this.#o.inner.submit(withClientID(intent), decidedAt);
       return;
     }
-    this.#o.inner.submit(intent);
+    this.#o.inner.submit(intent, decidedAt);
   }
 
   /** The limit an intent's opening part would breach, or undefined when it may go whole. Changes nothing. */

@@ -171,9 +171,9 @@ export class ShadowBook {
     this.sim.onEvent(ev);
   }
 
-  submit(intent: OrderIntent): void {
+  submit(intent: OrderIntent, decidedAt?: number): void {
     if (!this.#started) return;
-    this.sim.submit(withClientID(intent));
+    this.sim.submit(withClientID(intent), decidedAt);
   }
 
   /** The divergence report against the live account's transactions; its last line names the simulator's fill models. */

@@ -28,9 +28,9 @@ export class SimExecution implements Execution {
     this.transactions$ = sim.transactions$;
   }
 
-  submit(intent: OrderIntent): void {
+  submit(intent: OrderIntent, decidedAt?: number): void {
     const before = this.sim.queuedMarketOrders();
-    this.sim.submit(withClientID(intent));
+    this.sim.submit(withClientID(intent), decidedAt);
     const instrument = this.sim.queuedMarketOrders() > before ? this.#instrumentOf(intent) : undefined;
     if (instrument === undefined) {
       this.confirm(intent.id);

@@ -177,7 +177,8 @@ export class SandboxAccount {
     try {
       this.#submitting = true;
       try {
-        this.broker.submit(intent);
+        // Decided now on the sandbox clock: a market order while the market is closed is halted.
+        this.broker.submit(intent, now);
       } finally {
         this.#submitting = false;
       }

@@ -109,8 +109,11 @@ describe('fxflow run: the simulators take the configured fill models', () => {
     const { runFillModels } = await import('../../src/cli/run.ts');
     expect(() => runFillModels({ broker: 'v20', slippage: 'fixed:1' })).toThrow(/--slippage shapes the simulated fills: use it with --broker sim or --shadow/);
     expect(runFillModels({ broker: 'v20' })).toBeUndefined();
-    expect(runFillModels({ broker: 'sim', latency: 'fixed:250', commission: 'oanda-core' })).toEqual({ slippage: 'none', latency: 'fixed:250', commission: 'oanda-core' });
-    expect(runFillModels({ broker: 'v20', shadow: true, commission: '35' })).toEqual({ slippage: 'none', latency: 'none', commission: '35' });
+    expect(runFillModels({ broker: 'sim', latency: 'fixed:250', commission: 'oanda-core' })).toEqual({ slippage: 'none', latency: 'fixed:250', commission: 'oanda-core', marketHours: true });
+    expect(runFillModels({ broker: 'v20', shadow: true, commission: '35' })).toEqual({ slippage: 'none', latency: 'none', commission: '35', marketHours: true });
+    // --no-market-hours, as backtest takes it (src/cli/sim-flags.ts), reaches the simulator; without one it is a mistake.
+    expect(runFillModels({ broker: 'sim', marketHours: false })?.marketHours).toBe(false);
+    expect(() => runFillModels({ broker: 'v20', marketHours: false })).toThrow(/--no-market-hours shapes the simulated fills/);
     expect(() => runFillModels({ broker: 'sim', slippage: 'lots' })).toThrow(/fill\.slippage is wrong: slippage must be none/);
     expect(() => runFillModels({ broker: 'sim', config: '/nonexistent/run.json' })).toThrow(/\/nonexistent\/run\.json: \(file\) does not exist/);
   });

@@ -38,7 +38,7 @@ import { detectFormat, openCandles, type ReadOptions } from './formats.ts';
  */
 
 /** Bumped when the decoders change what they make of a file: every older cache is rebuilt. */
-export const DECODER_VERSION = 1;
+export const DECODER_VERSION = 2;
 /** A source changed less than this before it was hashed is hashed again on use. */
 export const RACY_MS = 2_000;
 const EXT = '.fxc';

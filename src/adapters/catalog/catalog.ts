@@ -223,16 +223,21 @@ export class Catalog {
    * how to get the period. (`candles` itself yields nothing then, which the sandbox and downloads
    * rely on.)
    */
-  requireCoverage(req: CandleRequest): void {
+  requireCoverage(req: CandleRequest, asked?: Granularity): void {
     const files = this.#months(req.instrument, req.granularity);
     if (files.length === 0 || monthsIn(files, req).length > 0) return;
     const day = (t: UnixMs | undefined): string => (t === undefined ? '…' : new Date(t).toISOString().slice(0, 10));
     const held = `${files[0]!.slice(0, 7)} to ${files[files.length - 1]!.slice(0, 7)}`;
+    // A series built from a finer one (`asked`, e.g. H1 from M1): the message is about the series asked for.
+    const g = asked ?? req.granularity;
+    const what = asked !== undefined && asked !== req.granularity
+      ? `the catalog holds no ${req.instrument} ${asked}, and the ${req.instrument} ${req.granularity} it would build ${asked} from covers ${held}`
+      : `the catalog holds ${held}`;
     throw new DataError(
       this.#dir(req.instrument, req.granularity),
       0,
       '',
-      `no ${req.instrument} ${req.granularity} candles between ${day(req.from)} and ${day(req.to)}: the catalog holds ${held}. Choose --from/--to inside that, or get the period with \`fxflow data download --instrument ${req.instrument} --granularity ${req.granularity} --from ${day(req.from)} --to ${day(req.to)}\``,
+      `no ${req.instrument} ${g} candles between ${day(req.from)} and ${day(req.to)}: ${what}. Choose --from/--to inside that, or get the period with \`fxflow data download --instrument ${req.instrument} --granularity ${g} --from ${day(req.from)} --to ${day(req.to)}\``,
     );
   }
 
@@ -397,7 +402,7 @@ export class Catalog {
    * Reads every month file of a series and reports what is wrong: files that cannot be read (the
    * first error of each), and the holes beyond the market's own closures.
    */
-  async check(instrument: string, granularity: Granularity): Promise<{ damaged: string[]; holes: Hole[]; rows: number; meta?: SeriesMeta; oneSidedRows: number }> {
+  async check(instrument: string, granularity: Granularity, observe?: (c: Candle) => void): Promise<{ damaged: string[]; holes: Hole[]; rows: number; meta?: SeriesMeta; oneSidedRows: number }> {
     const dir = this.#dir(instrument, granularity);
     const damaged: string[] = [];
     let meta: SeriesMeta | undefined;
@@ -417,6 +422,7 @@ export class Catalog {
             tracker.feed(c);
             rows++;
             if (c.bc === c.ac && c.bo === c.ao) oneSidedRows++;
+            observe?.(c);
           }
         }
       } catch (e) {

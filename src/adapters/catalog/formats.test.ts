@@ -49,7 +49,7 @@ describe('generic CSV', () => {
 
   it('gives mid-only rows a spread (fixed pips)', async () => {
     const p = file(['time,o,h,l,c,volume', '2024-01-02T10:00:00Z,1.1,1.2,1.0,1.15,5'].join('\n'));
-    const [c] = await read(p, { spread: { kind: 'fixed', pips: 2 } });
+    const [c] = await read(p, { spread: { kind: 'fixed', pips: 2 }, side: 'mid' });
     expect(c!.bo).toBeCloseTo(1.0999, 10);
     expect(c!.ao).toBeCloseTo(1.1001, 10);
   });
@@ -62,7 +62,7 @@ describe('generic CSV', () => {
     ['time,o,h,l,c\nnot-a-time,1,1,1,1\n', ':2 (time): cannot read the time'],
   ])('a bad file names the file, line and column: %#', async (text, message) => {
     const p = file(text);
-    const e = await read(p).catch((x: unknown) => x);
+    const e = await read(p, { side: 'mid' }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(DataError);
     expect((e as Error).message).toContain(`${p}${message}`);
   });
@@ -175,6 +175,8 @@ describe('parseFlexibleTime: real instants only', () => {
         expect(parseFlexibleTime(`${iso}Z`)).toBe(t);
         expect(parseFlexibleTime(`${iso.replace('T', ' ')}+00:00`)).toBe(t);
         expect(parseFlexibleTime(iso.replace('T', ' '))).toBe(t);
+        // A T time without an offset is a wall clock, read as UTC (the reader's --timezone converts it).
+        expect(parseFlexibleTime(iso)).toBe(t);
         const sign = off < 0 ? '-' : '+';
         const zone = `${sign}${String(Math.abs(off)).padStart(2, '0')}:00`;
         expect(parseFlexibleTime(`${iso}${zone}`)).toBe(Date.parse(`${iso}${zone}`));
@@ -188,5 +190,32 @@ describe('parseFlexibleTime: real instants only', () => {
       expect(parseFlexibleTime(s), s).toBeNaN();
     }
     expect(parseFlexibleTime('2024-02-29T23:59:59Z')).toBe(Date.UTC(2024, 1, 29, 23, 59, 59));
+  });
+});
+
+describe('--side: the side of a one-sided file (issue 25, item 4)', () => {
+  const text = ['timestamp,open,high,low,close', '2024-01-02T10:00:00Z,1.1,1.2,1.0,1.15', ''].join('\n');
+
+  it('a one-sided file that does not say its side is refused, naming --side (no guess)', async () => {
+    const p = file(text);
+    const e = await read(p).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(DataError);
+    expect((e as Error).message).toBe(`${p} (side): this file holds one price per bar and does not say whether it is the bid, the ask or the mid: pass --side bid, --side ask or --side mid (fxflow does not guess: a spread model is applied around the side named)`);
+  });
+
+  it('the spread acts around the side named: bid kept, ask above; ask kept, bid below; mid centred', async () => {
+    const p = file(text);
+    const spread = { kind: 'fixed' as const, pips: 2 };
+    const [b] = await read(p, { side: 'bid', spread });
+    expect([b!.bo, b!.ao, b!.bc, b!.ac]).toEqual([1.1, 1.1002, 1.15, 1.1502]);
+    const [a] = await read(p, { side: 'ask', spread });
+    expect([a!.bo, a!.ao, a!.bc, a!.ac]).toEqual([1.0998, 1.1, 1.1498, 1.15]);
+    const [m] = await read(p, { side: 'mid', spread });
+    expect([m!.bo, m!.ao]).toEqual([1.0999, 1.1001]);
+  });
+
+  it('a file that says its side refuses another one', async () => {
+    const p = file('20190102 170000;1.1;1.2;1.0;1.15;0\n', 'DAT_ASCII_EURUSD_M1_x.csv');
+    await expect(read(p, { side: 'ask', granularity: 'M1' })).rejects.toThrow(/the file's prices are bid \(its format says so\), not ask: leave --side out or give --side bid/);
   });
 });

@@ -1,10 +1,12 @@
-import { createReadStream, existsSync, readdirSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Candle } from '../../domain/candle.ts';
-import { candleClose, type Granularity } from '../../domain/granularity.ts';
 import type { Tick } from '../../domain/tick.ts';
 import { parseTime, type UnixMs } from '../../domain/time.ts';
+import { headText, openBytes, packingOf } from './compressed.ts';
 import { DataError } from './errors.ts';
+import { BATCH, Builder, crossedFields, namedSide, newNotices, statedSide, type CandleFormat, type ReadNotices, type ReadOptions } from './candle-builder.ts';
+import { readDelimited } from './export-formats.ts';
 import { readLines } from './lines.ts';
 import { dayInRange, isTickDayFile, readTickDayFile } from './tick-store.ts';
 
@@ -15,211 +17,8 @@ import { dayInRange, isTickDayFile, readTickDayFile } from './tick-store.ts';
  * already-seen time are dropped and counted (HistData repeats an hour in 2019); anything else out
  * of order is an error naming the file and line.
  */
-export type CandleFormat = 'generic' | 'lean' | 'histdata' | 'oanda-json' | 'oanda-mid-csv';
 export type TickFormat = 'generic-ticks' | 'lean-ticks' | 'histdata-ticks';
-
-/** Spread given to one-sided (mid-only or bid-only) data. */
-export type SpreadModel = { readonly kind: 'fixed'; readonly pips: number } | { readonly kind: 'hourly'; readonly pips: readonly number[] };
-
-export interface ReadOptions {
-  readonly instrument: string;
-  readonly granularity: Granularity;
-  readonly from?: UnixMs;
-  readonly to?: UnixMs;
-  readonly format?: CandleFormat;
-  /** For one-sided data. Default: zero spread (bid = ask). */
-  readonly spread?: SpreadModel;
-  /** Default: -2 for JPY-quoted pairs and XAU, else -4. */
-  readonly pipLocation?: number;
-  /** Counts of rows dropped by documented rules (duplicates, incomplete OANDA candles, crossed quotes clamped). */
-  readonly notices?: ReadNotices;
-  /**
-   * A row whose bid is above its ask: 'error' (the default) stops at it, naming the line; 'clamp'
-   * raises the ask to the bid and counts the row in `notices.crossed` (FXCM's separate bid and ask
-   * files cross by a fraction of a pip at some closes).
-   */
-  readonly crossed?: 'error' | 'clamp';
-  /**
-   * When set, a one-sided (mid or bid only) row is an error with this advice instead of getting a
-   * spread: a backtest on one-sided data needs a spread model named by the user.
-   */
-  readonly oneSided?: string;
-}
-
-export interface ReadNotices {
-  duplicates: number;
-  incomplete: number;
-  crossed: number;
-  rows: number;
-  /** Rows read with both sides, mid only, bid only, ask only. */
-  twoSided: number;
-  mid: number;
-  bid: number;
-  ask: number;
-}
-
-export function newNotices(): ReadNotices {
-  return { duplicates: 0, incomplete: 0, crossed: 0, rows: 0, twoSided: 0, mid: 0, bid: 0, ask: 0 };
-}
-
-/** The price sides a series holds. */
-export type Sides = 'bid/ask' | 'mid' | 'bid' | 'ask';
-
-/** The sides the rows counted in `n` had, or 'mixed' / undefined (no rows). */
-export function sidesOf(n: ReadNotices): Sides | 'mixed' | undefined {
-  const kinds: Sides[] = [];
-  if (n.twoSided > 0) kinds.push('bid/ask');
-  if (n.mid > 0) kinds.push('mid');
-  if (n.bid > 0) kinds.push('bid');
-  if (n.ask > 0) kinds.push('ask');
-  return kinds.length === 0 ? undefined : kinds.length === 1 ? kinds[0] : 'mixed';
-}
-
-function defaultPipLocation(instrument: string): number {
-  return instrument.endsWith('_JPY') || instrument.startsWith('XAU') ? -2 : -4;
-}
-
-const BATCH = 4096;
-/** How many recent rows are remembered to recognise an exactly repeated block. */
-const RECENT = 512;
-
-/** Builds validated candles for one file; one-sided rows get their other side from the spread model. */
-class Builder {
-  batch: Candle[] = [];
-  #last = -Infinity;
-  /**
-   * The last RECENT rows and their times, in a ring, to recognise a repeated block of exact
-   * duplicates (HistData repeats an hour). Two array writes per row; searched only when a row does
-   * not move forward in time.
-   */
-  readonly #recentTimes = new Float64Array(RECENT).fill(Number.NaN);
-  readonly #recentRows: string[] = new Array<string>(RECENT).fill('');
-  #recentNext = 0;
-  readonly #scale: number;
-  readonly #pip: number;
-  // The options object is built with spreads (its shape varies): the fields every row needs are
-  // read from it once.
-  readonly #instrument: string;
-  readonly #granularity: Granularity;
-  readonly #span: number;
-  #rows = 0;
-  constructor(
-    readonly file: string,
-    readonly o: ReadOptions,
-    readonly notices: ReadNotices,
-  ) {
-    this.#instrument = o.instrument;
-    this.#granularity = o.granularity;
-    // Candles shorter than a day close a fixed span after they open; D, W and M follow New York.
-    this.#span = o.granularity === 'D' || o.granularity === 'W' || o.granularity === 'M' ? 0 : candleClose(o.granularity, 0);
-    const pl = o.pipLocation ?? defaultPipLocation(o.instrument);
-    this.#pip = 10 ** pl;
-    this.#scale = 10 ** (-pl + 1);
-  }
-
-  #half(time: UnixMs): number {
-    const s = this.o.spread;
-    if (!s) return 0;
-    const pips = s.kind === 'fixed' ? s.pips : s.pips[new Date(time).getUTCHours()] ?? 0;
-    return (pips * this.#pip) / 2;
-  }
-
-  #snap(x: number): number {
-    return Math.round(x * this.#scale) / this.#scale;
-  }
-
-  /** Returns false when the row is outside [from, to) or a dropped duplicate. */
-  #accept(time: UnixMs, line: number, row: string): boolean {
-    if (Number.isNaN(time)) throw new DataError(this.file, line, 'time', `cannot read the time in "${row.slice(0, 60)}": not a real date and time of day (expected e.g. 2024-03-08T21:00:00Z; hours 0-23, days the month has)`);
-    if (time <= this.#last) {
-      if (this.#seen(time, row)) {
-        this.notices.duplicates++;
-        return false;
-      }
-      throw new DataError(this.file, line, 'time', `time ${new Date(time).toISOString()} is not after the previous row's ${new Date(this.#last).toISOString()} and does not repeat an earlier row exactly: sort the file by time and remove duplicates`);
-    }
-    this.#last = time;
-    const k = this.#recentNext;
-    this.#recentTimes[k] = time;
-    this.#recentRows[k] = row;
-    this.#recentNext = k + 1 === RECENT ? 0 : k + 1;
-    if (this.o.from !== undefined && time < this.o.from) return false;
-    if (this.o.to !== undefined && time >= this.o.to) return false;
-    return true;
-  }
-
-  /** Whether one of the last RECENT accepted rows had this time and exactly this text. */
-  #seen(time: UnixMs, row: string): boolean {
-    const times = this.#recentTimes;
-    for (let i = 0; i < RECENT; i++) if (times[i] === time) return this.#recentRows[i] === row;
-    return false;
-  }
-
-  #check(line: number, side: string, o: number, h: number, l: number, c: number): void {
-    if (!(Number.isFinite(o) && Number.isFinite(h) && Number.isFinite(l) && Number.isFinite(c))) {
-      const bad = [['open', o], ['high', h], ['low', l], ['close', c]].find(([, v]) => !Number.isFinite(v as number))!;
-      throw new DataError(this.file, line, `${side} ${bad[0]}`, 'expected a number');
-    }
-    if (l > o || l > c || h < o || h < c) {
-      throw new DataError(this.file, line, side, `inconsistent OHLC (open ${o}, high ${h}, low ${l}, close ${c}): low must be <= open, close <= high`);
-    }
-  }
-
-  two(time: UnixMs, bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number, volume: number, line: number, row: string): void {
-    if (!this.#accept(time, line, row)) return;
-    this.#check(line, 'bid', bo, bh, bl, bc);
-    this.#check(line, 'ask', ao, ah, al, ac);
-    this.notices.twoSided++;
-    if (ac < bc || ao < bo || ah < bh || al < bl) {
-      if (this.o.crossed !== 'clamp') {
-        throw new DataError(this.file, line, 'ask', `the bid is above the ask (bid open ${bo} close ${bc}, ask open ${ao} close ${ac}): check that the bid and ask columns (or files) are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
-      }
-      // Crossed quotes (separate bid and ask series), accepted by the user: clamp the ask up to the bid and count them.
-      this.notices.crossed++;
-      ao = Math.max(ao, bo);
-      ac = Math.max(ac, bc);
-      ah = Math.max(ah, bh, ao, ac);
-      al = Math.max(Math.min(al, ao, ac), bl);
-    }
-    this.#push(time, bo, bh, bl, bc, ao, ah, al, ac, volume);
-  }
-
-  one(side: 'M' | 'B' | 'A', time: UnixMs, o: number, h: number, l: number, c: number, volume: number, line: number, row: string): void {
-    if (!this.#accept(time, line, row)) return;
-    const name = side === 'M' ? 'mid' : side === 'B' ? 'bid' : 'ask';
-    this.#check(line, name, o, h, l, c);
-    this.notices[name]++;
-    if (this.o.oneSided !== undefined) throw new DataError(this.file, line, name, `this file holds ${name} prices only: ${this.o.oneSided}`);
-    const half = this.#half(time);
-    if (half === 0) {
-      this.#push(time, o, h, l, c, o, h, l, c, volume);
-      return;
-    }
-    const down = side === 'M' ? half : side === 'B' ? 0 : 2 * half;
-    const up = side === 'M' ? half : side === 'B' ? 2 * half : 0;
-    // Direct calls, not a local arrow: under tsx every function created per row also gets a name
-    // defined on it (keepNames), which costs more than the row.
-    this.#push(time, this.#snap(o - down), this.#snap(h - down), this.#snap(l - down), this.#snap(c - down), this.#snap(o + up), this.#snap(h + up), this.#snap(l + up), this.#snap(c + up), volume);
-  }
-
-  #push(time: UnixMs, bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number, volume: number): void {
-    this.#rows++;
-    const span = this.#span;
-    this.batch.push({
-      kind: 'candle', instrument: this.#instrument, granularity: this.#granularity, time,
-      at: span > 0 ? time + span : candleClose(this.#granularity, time), bo, bh, bl, bc, ao, ah, al, ac, volume, complete: true,
-    });
-  }
-
-  take(): Candle[] | undefined {
-    this.notices.rows += this.#rows;
-    this.#rows = 0;
-    if (this.batch.length === 0) return undefined;
-    const b = this.batch;
-    this.batch = [];
-    return b;
-  }
-}
+export { NAME_THE_SIDE, newNotices, type CandleFormat, sidesOf, type PriceSide, type ReadNotices, type ReadOptions, type Sides, type SpreadModel } from './candle-builder.ts';
 
 /** The number written by the `len` characters of `s` from `at`, read as digits (unchecked, as before: the caller has checked the separators). */
 function digitsAt(s: string, at: number, len: number): number {
@@ -246,7 +45,8 @@ function realDateTime(s: string): boolean {
 
 /**
  * Parses `YYYY-MM-DDTHH:MM:SS[.fff…]Z` quickly (the catalog's own form), RFC 3339 with an offset,
- * pandas' `YYYY-MM-DD HH:MM:SS[+00:00]` (a space for the T; no offset is UTC), and epoch seconds or
+ * pandas' `YYYY-MM-DD HH:MM:SS[+00:00]` (a space for the T; no offset is UTC, as is a T time
+ * without one: the reader's clock, --timezone, turns such wall-clock times into UTC), and epoch seconds or
  * milliseconds. Returns NaN for anything else, and for an impossible date or time of day.
  */
 export function parseFlexibleTime(s: string): UnixMs {
@@ -258,6 +58,8 @@ export function parseFlexibleTime(s: string): UnixMs {
       return Date.UTC(digitsAt(s, 0, 4), digitsAt(s, 5, 2) - 1, digitsAt(s, 8, 2), digitsAt(s, 11, 2), digitsAt(s, 14, 2), digitsAt(s, 17, 2));
     }
     if (sep === 32) return parseTime(s.length === 19 ? `${s.slice(0, 10)}T${s.slice(11)}Z` : `${s.slice(0, 10)}T${s.slice(11)}`);
+    // A wall clock without an offset (`2024-03-08T21:00:00[.500]`): read as UTC, then in --timezone.
+    if (/^.{19}(\.\d+)?$/.test(s)) return parseTime(`${s}Z`);
     return parseTime(s);
   }
   if (/^\d+(\.\d+)?$/.test(s)) {
@@ -371,10 +173,12 @@ export class CatalogRowScanner {
 }
 
 /** Generic CSV: header `time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c[,volume]` or `time,o,h,l,c[,volume]`. */
-async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices, side: 'M' | 'B' | 'A' = 'M'): AsyncIterable<readonly Candle[]> {
+async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+  let side: 'M' | 'B' | 'A' = 'M';
   const b = new Builder(file, o, notices);
   const scan = new CatalogRowScanner();
   let twoSided: boolean | undefined;
+  let clockSet = false;
   for await (const { lines, first } of readLines(file)) {
     for (let i = 0; i < lines.length; i++) {
       const row = lines[i]!;
@@ -383,9 +187,17 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices, 
       if (twoSided === undefined) {
         const cols = row.split(',').map((x) => x.trim());
         if (cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume' || cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c') twoSided = true;
-        else if (/^(time|timestamp),(o|open),(h|high),(l|low),(c|close)(,volume)?$/.test(cols.join(',').toLowerCase())) twoSided = false;
+        else if (/^(time|timestamp),(o|open),(h|high),(l|low),(c|close)(,volume)?$/.test(cols.join(',').toLowerCase())) {
+          twoSided = false;
+          side = namedSide(file, o);
+        }
         else throw new DataError(file, line, 'header', `unknown header "${row.slice(0, 80)}": use time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume or time,o,h,l,c,volume (see data/README.md)`);
         continue;
+      }
+      if (!clockSet) {
+        // Times with an offset (Z, +00:00) or epoch numbers are instants; others are a wall clock.
+        clockSet = true;
+        b.setClock(/(Z|[+-]\d\d:?\d\d)$/i.test(row.split(',')[0]!.trim()) || /^\d+(\.\d+)?$/.test(row.split(',')[0]!.trim()) ? 'explicit' : 'utc');
       }
       if (scan.row(row, twoSided ? 8 : 4)) {
         const v = scan.values;
@@ -434,9 +246,13 @@ async function* readLean(file: string, o: ReadOptions, notices: ReadNotices): As
 
 const EST_OFFSET = 5 * 3_600_000;
 
-/** HistData M1: `YYYYMMDD HHMMSS;o;h;l;c;v`, EST (fixed UTC−5), bid prices. */
+/**
+ * HistData M1: `YYYYMMDD HHMMSS;o;h;l;c;v`, bid prices. HistData documents EST (fixed UTC−5), which
+ * is the default; its 2019 EURUSD follows European summer time (--timezone Europe/London-05:00).
+ */
 async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
-  const b = new Builder(file, o, notices);
+  statedSide(file, o, 'bid');
+  const b = new Builder(file, o, notices, '-05:00');
   for await (const { lines, first } of readLines(file)) {
     for (let i = 0; i < lines.length; i++) {
       const row = lines[i]!;
@@ -445,7 +261,7 @@ async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices)
       const f = row.split(';');
       const ts = f[0]!;
       if (f.length < 5 || ts.length !== 15) throw new DataError(file, line, 'row', `expected "YYYYMMDD HHMMSS;open;high;low;close;volume", found "${row.slice(0, 60)}"`);
-      const t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(9, 11), +ts.slice(11, 13), +ts.slice(13, 15)) + EST_OFFSET;
+      const t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(9, 11), +ts.slice(11, 13), +ts.slice(13, 15));
       b.one('B', t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), 0, line, row);
     }
     const out = b.take();
@@ -455,7 +271,8 @@ async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices)
 
 /** OANDA mid candles saved as CSV (`,volume,time,Open,High,Low,Close,Pair`). */
 async function* readOandaMidCsv(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
-  const b = new Builder(file, o, notices);
+  statedSide(file, o, 'mid');
+  const b = new Builder(file, o, notices, 'explicit');
   let header = true;
   for await (const { lines, first } of readLines(file)) {
     for (let i = 0; i < lines.length; i++) {
@@ -479,7 +296,7 @@ async function* readOandaMidCsv(file: string, o: ReadOptions, notices: ReadNotic
  * chunks, so the file is never parsed whole. Incomplete candles are skipped and counted.
  */
 async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
-  const b = new Builder(file, o, notices);
+  const b = new Builder(file, o, notices, 'explicit');
   let depth = 0;
   let inString = false;
   let escape = false;
@@ -490,7 +307,7 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
   // Depth of candle objects: 2 inside {"candles":[ {...} ]}, 1 for JSON lines.
   let candleDepth = -1;
   // 64 KiB chunks, as readLines: a chunk's candles are one batch, and smaller batches die young.
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 16 });
+  const stream = packingOf(file) === 'plain' ? createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 16 }) : openBytes(file).setEncoding('utf8');
   for await (const chunk of stream as AsyncIterable<string>) {
     const text = buf + chunk;
     const base = buf.length;
@@ -531,6 +348,7 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
           } else {
             const t = parseFlexibleTime(c.time);
             const vol = c.volume ?? 0;
+            if (o.side !== undefined) statedSide(file, o, c.bid && c.ask ? o.side : c.mid ? 'mid' : c.bid ? 'bid' : 'ask');
             if (c.bid && c.ask) {
               b.two(t, num(c.bid.o), num(c.bid.h), num(c.bid.l), num(c.bid.c), num(c.ask.o), num(c.ask.h), num(c.ask.l), num(c.ask.c), vol, objLine, json);
             } else if (c.mid) b.one('M', t, num(c.mid.o), num(c.mid.h), num(c.mid.l), num(c.mid.c), vol, objLine, json);
@@ -550,17 +368,13 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
 }
 
 function firstBytes(file: string, n = 512): string {
-  const fd = openSync(file, 'r');
-  try {
-    const buf = Buffer.alloc(n);
-    const got = readSync(fd, buf, 0, n, 0);
-    return buf.subarray(0, got).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  return headText(file, n);
 }
 
-/** Guesses the format of a candle file from its name and first bytes. */
+/** Every --format name. */
+export const FORMATS: readonly CandleFormat[] = ['generic', 'lean', 'histdata', 'oanda-json', 'oanda-mid-csv', 'dukascopy', 'metatrader'];
+
+/** Guesses the format of a candle file from its first bytes (gzip and zip unpacked). */
 export function detectFormat(file: string): CandleFormat {
   const head = firstBytes(file).trimStart();
   if (head.startsWith('{') || head.startsWith('[')) return 'oanda-json';
@@ -568,8 +382,11 @@ export function detectFormat(file: string): CandleFormat {
   if (head.startsWith(',volume,time,')) return 'oanda-mid-csv';
   const firstLine = head.split('\n')[0] ?? '';
   if (/^\d{8} \d{6};/.test(firstLine)) return 'histdata';
+  if (/^(gmt|local) time[,;\t]/i.test(firstLine) || /^\d{2}\.\d{2}\.\d{4} \d{2}:\d{2}/.test(firstLine)) return 'dukascopy';
+  if (/^<DATE>/i.test(firstLine) || /^date[,;\t]time[,;\t]open/i.test(firstLine) || /^\d{4}\.\d{2}\.\d{2}[ ,;\t]\d{2}:\d{2}/.test(firstLine)) return 'metatrader';
+  if (/^(time|timestamp)[;\t]/i.test(firstLine)) return 'generic';
   if (/^(\d{8} \d{2}:\d{2}|\d+),/.test(firstLine)) return 'lean';
-  throw new DataError(file, 1, 'format', `cannot tell the format from "${firstLine.slice(0, 60)}": pass --format (generic, lean, histdata, oanda-json, oanda-mid-csv)`);
+  throw new DataError(file, 1, 'format', `cannot tell the format from "${firstLine.slice(0, 60)}": pass --format (${FORMATS.join(', ')})`);
 }
 
 /** Opens a candle file, or a folder of files read in name order, in any supported format. */
@@ -590,7 +407,11 @@ export function openCandles(path: string, o: ReadOptions): AsyncIterable<readonl
   const format = o.format ?? detectFormat(path);
   switch (format) {
     case 'generic':
-      return readGeneric(path, o, notices);
+      // Separated by semicolons or tabs (decimal commas allowed): the delimited reader.
+      return /^[^\n]*[;\t]/.test(firstBytes(path, 256)) ? readDelimited(path, 'generic', o, notices) : readGeneric(path, o, notices);
+    case 'dukascopy':
+    case 'metatrader':
+      return readDelimited(path, format, o, notices);
     case 'lean':
       return readLean(path, o, notices);
     case 'histdata':
@@ -600,7 +421,7 @@ export function openCandles(path: string, o: ReadOptions): AsyncIterable<readonl
     case 'oanda-mid-csv':
       return readOandaMidCsv(path, o, notices);
     default:
-      throw new DataError(path, 0, 'format', `unknown format '${String(format)}': use generic, lean, histdata, oanda-json or oanda-mid-csv`);
+      throw new DataError(path, 0, 'format', `unknown format '${String(format)}': use ${FORMATS.join(', ')}`);
   }
 }
 
@@ -689,8 +510,9 @@ export async function* openBidAsk(bidPath: string, askPath: string, o: ReadOptio
     const { notices: _n, spread: _s, oneSided: _o, ...rest } = o;
     return { ...rest, notices: newNotices() };
   };
-  const bo = inner();
-  const ao = inner();
+  // Each file is its side: a one-sided file that does not say is read as what --bid / --ask name it.
+  const bo: ReadOptions = { ...inner(), side: 'bid' };
+  const ao: ReadOptions = { ...inner(), side: 'ask' };
   const bidIt = openCandles(bidPath, bo)[Symbol.asyncIterator]();
   const askIt = openCandles(askPath, ao)[Symbol.asyncIterator]();
   let bids: readonly Candle[] = [];
@@ -742,7 +564,7 @@ export async function* openBidAsk(bidPath: string, askPath: string, o: ReadOptio
       notices.rows++;
       if (aC < b.bc || aO < b.bo || aH < b.bh || aL < b.bl) {
         if (o.crossed !== 'clamp') {
-          throw new DataError(askPath, 0, 'ask', `at ${new Date(b.time).toISOString()} the bid is above the ask (bid open ${b.bo} close ${b.bc}, ask open ${aO} close ${aC}): check that --bid and --ask are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
+          throw new DataError(askPath, 0, 'ask', `at ${new Date(b.time).toISOString()} the bid is above the ask (${crossedFields(b.bo, b.bh, b.bl, b.bc, aO, aH, aL, aC)}): check that --bid and --ask are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
         }
         notices.crossed++;
         aO = Math.max(aO, b.bo);

@@ -1,7 +1,10 @@
-import { openSync, readSync, closeSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Candle } from '../../domain/candle.ts';
 import { GRANULARITIES, granularityMs, type Granularity } from '../../domain/granularity.ts';
+import type { MarketHours } from '../../domain/market-hours.ts';
+import { ClockWatch, clockProblem, type ClockReport } from './clock-check.ts';
+import { headText } from './compressed.ts';
 import { DataError } from './errors.ts';
 
 /**
@@ -53,14 +56,7 @@ export function granularityInName(path: string): Granularity | undefined {
 
 /** The instrument and granularity the file's own fields state (OANDA JSON, the OANDA mid CSV's Pair column). */
 export function fieldsOf(file: string): { instrument?: string; granularity?: string } {
-  const fd = openSync(file, 'r');
-  let head: string;
-  try {
-    const buf = Buffer.alloc(4096);
-    head = buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  const head = headText(file, 4096);
   const out: { instrument?: string; granularity?: string } = {};
   const ji = /"instrument"\s*:\s*"([A-Za-z0-9_]+)"/.exec(head);
   const jg = /"granularity"\s*:\s*"([A-Z0-9]+)"/.exec(head);
@@ -140,7 +136,14 @@ export async function* checkedCandles(
   instrument: string,
   granularity: Granularity,
   displayPrecision: number,
+  /**
+   * The instrument's trading hours and the clock the rows were read in: bars inside the market's
+   * closures are counted, and more than a handful refuse the file, naming the clock its weeks fit
+   * (clock-check.ts). `onReport` receives what was found either way.
+   */
+  clock?: { readonly hours: MarketHours; readonly read: string; readonly onReport?: (r: ClockReport) => void },
 ): AsyncIterable<readonly Candle[]> {
+  const watch = clock ? new ClockWatch(clock.hours, granularity, clock.read) : undefined;
   const band = PLAUSIBLE[instrument];
   const scale = 10 ** displayPrecision;
   const gaps = new Map<number, number>();
@@ -166,6 +169,7 @@ export async function* checkedCandles(
         throw new DataError(label, 0, 'time', `${new Date(c.time).toISOString()} comes after ${new Date(lastTime).toISOString()}: the files overlap or are not in time order; import them one at a time`);
       }
       lastTime = c.time;
+      watch?.feed(c);
       if (!decided) {
         if (prev === prev) {
           const gap = c.time - prev;
@@ -189,5 +193,11 @@ export async function* checkedCandles(
     yield batch;
   }
   if (!decided) decide();
+  if (watch) {
+    const r = watch.report();
+    const problem = clockProblem(r, instrument);
+    if (problem !== undefined) throw new DataError(label, 0, 'time', problem);
+    clock!.onReport?.(r);
+  }
 }
 

@@ -6,3 +6,6 @@ export { detectFormat, newNotices, openBidAsk, openCandles, openTicks, sidesOf, 
 export { Aggregator, aggregate, aggregateBatches } from './aggregate.ts';
 export { ensureSample, SAMPLE } from './sample.ts';
 export { syntheticBatches, syntheticCandles, syntheticM1Batches, type SyntheticSpec } from './synthetic.ts';
+export { ClockWatch, clockProblem, describeClosed, describeStretches, CLOSED_BARS_ALLOWED, type ClockReport, type ClockStretch } from './clock-check.ts';
+export { parseClock, formatOffset, offsetFlag, ClockSpecError, type FileClock } from './file-clock.ts';
+export { describePacking, headText, openBytes, packingOf, type Packing } from './compressed.ts';

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { openBytes, packingOf } from './compressed.ts';
 
 /** A batch of complete lines and the 1-based number of the first one. */
 export interface LineBatch {
@@ -7,7 +8,7 @@ export interface LineBatch {
 }
 
 /**
- * Streams a text file as batches of lines, one batch per chunk read (64 KiB), carrying a partial
+ * Streams a text file (plain, gzip or a zip of one file) as batches of lines, one batch per chunk read (64 KiB), carrying a partial
  * last line over to the next chunk. Handles `\r\n` and a last line without a newline. Memory stays
  * at a chunk or two whatever the file's size.
  *
@@ -20,7 +21,8 @@ export interface LineBatch {
 export async function* readLines(path: string, chunkBytes = 1 << 16): AsyncIterable<LineBatch> {
   let carry = '';
   let lineNo = 1;
-  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: chunkBytes });
+  // gzip and zip (one file) are unpacked as they stream (compressed.ts); plain files as before.
+  const stream = packingOf(path) === 'plain' ? createReadStream(path, { encoding: 'utf8', highWaterMark: chunkBytes }) : openBytes(path, chunkBytes).setEncoding('utf8');
   for await (const chunk of stream as AsyncIterable<string>) {
     const text = carry + chunk;
     const lines = text.split('\n');

@@ -25,7 +25,9 @@ export function resampleSource(catalog: Catalog, instrument: string, target: Gra
 /**
  * Candles of `target` built from the finer `source` series in [from, to): the finer candles are
  * read from the open of the target candle holding `from`, so the first candle is whole, and a
- * candle is emitted only when its whole period lies before the source's last candle. Per side:
+ * candle is emitted only when its whole period lies before the source's last candle. When the
+ * source itself starts inside the first target candle (more than a tenth of it in: a file that
+ * begins at 10:30 for H1, on a Wednesday noon for D), that partial candle is left out. Per side:
  * first open, highest high, lowest low, last close; volumes add.
  */
 export async function* resampled(
@@ -37,10 +39,26 @@ export async function* resampled(
   period: { readonly from?: UnixMs; readonly to?: UnixMs } = {},
 ): AsyncIterable<readonly Candle[]> {
   const start = period.from !== undefined ? alignOpen(target, period.from, alignment) : undefined;
-  const fine = catalog.candles({ instrument, granularity: source, ...(start !== undefined ? { from: start } : {}), ...(period.to !== undefined ? { to: period.to } : {}) } as Parameters<Catalog['candles']>[0]);
+  const read = catalog.candles({ instrument, granularity: source, ...(start !== undefined ? { from: start } : {}), ...(period.to !== undefined ? { to: period.to } : {}) } as Parameters<Catalog['candles']>[0]);
+  // The first finer candle read: a target candle that opens well before it is partial (the source
+  // starts inside it) and is left out rather than written as a whole one.
+  let firstFine = Number.NaN;
+  const fine = (async function* () {
+    for await (const b of read) {
+      if (firstFine !== firstFine && b.length > 0) firstFine = b[0]!.time;
+      yield b;
+    }
+  })();
+  let first = true;
   for await (const batch of aggregate(fine, target, alignment)) {
     const out: Candle[] = [];
-    for (const c of batch) if ((period.from === undefined || c.time >= period.from) && (period.to === undefined || c.at <= period.to)) out.push(c);
+    for (const c of batch) {
+      if (first) {
+        first = false;
+        if (firstFine - c.time > (c.at - c.time) / 10) continue;
+      }
+      if ((period.from === undefined || c.time >= period.from) && (period.to === undefined || c.at <= period.to)) out.push(c);
+    }
     if (out.length > 0) yield out;
   }
 }

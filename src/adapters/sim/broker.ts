@@ -210,11 +210,20 @@ export class SimBroker implements Execution {
     }
   }
 
-  /** Executes an intent (intents.ts): its transactions now, or, for a market order, at its next price. */
-  submit(intent: OrderIntent): void {
+  /**
+   * Executes an intent (intents.ts): its transactions now, or, for a market order, at its next
+   * price. `decidedAt` (the strategy's clock) halts a market order decided while its market was
+   * closed, even when the simulator has since seen the reopening price.
+   */
+  submit(intent: OrderIntent, decidedAt?: UnixMs): void {
     const s = this.#s;
     if (!s.started) start(s, Number.isFinite(s.now) ? s.now : 0);
-    submit(s, intent);
+    s.decidedAt = decidedAt ?? Number.NaN;
+    try {
+      submit(s, intent);
+    } finally {
+      s.decidedAt = Number.NaN;
+    }
   }
 
   /** The models this simulator uses, by name (for the report and the run folder). */

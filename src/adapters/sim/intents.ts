@@ -233,7 +233,8 @@ function submitOrder(s: SimState, request: OrderRequest, replaces: SimOrder | un
 
 /** Queues a market order for the first price after its arrival, or halts it (MARKET_HALTED) when its market is closed. */
 function queueMarket(s: SimState, instrument: string, request: MarketRequest, clientID: string | undefined): void {
-  if (halted(s, s.now, s.book(instrument).instrument)) {
+  // Closed when the strategy decided (a weekend timer fires as Sunday's first price arrives), or now.
+  if (halted(s, s.decidedAt === s.decidedAt ? s.decidedAt : s.now, s.book(instrument).instrument)) {
     // v20 creates the order and cancels it in the same batch: there is no price to fill at.
     s.tx.begin();
     const created = s.tx.emit({ type: 'MARKET_ORDER', ...request });

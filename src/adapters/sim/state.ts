@@ -50,6 +50,8 @@ export class SimState {
   readonly latency: LatencyModel;
   /** The simulator's clock: the time of the last price it saw (transactions are stamped with it). */
   now: UnixMs = -Infinity;
+  /** When the intent being submitted was decided (NaN: now); a market order decided while closed is halted. */
+  decidedAt: UnixMs = Number.NaN;
   started = false;
   nextRollover = Infinity;
   nextExpiry = Infinity;
