@@ -38,7 +38,7 @@ describe('fxflow backtest --data through the decoded-candle cache', () => {
   it('gives the same run folder without the cache, building it and reading it; data list and data check show it; a damaged cache is reported and rebuilt', async () => {
     const csv = join(tmp, 'eurusd-m1.csv');
     writeOneSidedCsv(csv, 30_000);
-    const args = ['backtest', 'strategies/sma-cross.ts', '--data', csv, '--spread', 'fixed', '--spread-pips', '1', '--granularity', 'M1', '--from', '2019-01-01', '--to', '2020-01-01', '--runs-dir', join(tmp, 'runs')];
+    const args = ['backtest', 'strategies/sma-cross.ts', '--data', csv, '--side', 'mid', '--spread', 'fixed', '--spread-pips', '1', '--granularity', 'M1', '--from', '2019-01-01', '--to', '2020-01-01', '--runs-dir', join(tmp, 'runs')];
     const off = await fxflow('off', ...args);
     expect(off.code, off.stderr).toBe(0);
     expect(readdirSync(tmp)).not.toContain('cache');

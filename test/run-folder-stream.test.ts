@@ -52,4 +52,6 @@ describe('the run folder, streamed', () => {
   }, 120_000);
 });
 
-const PINNED = { transactions: '187d34c6c01c42bd', trades: '3276726e5dc72099', equity: '20ceb236fbc3dde4' };
+const PINNED = { transactions: '187d34c6c01c42bd', trades: '3276726e5dc72099', equity: 'ed3e192433eea190' };
+// equity.csv: one point per FX trading day (ending 17:00 New York) since stop 23, no longer per UTC day
+// (2f22a20 wrote 20ceb236fbc3dde4); transactions and trades are unchanged.

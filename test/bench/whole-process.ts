@@ -66,13 +66,13 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
     writeOneSidedCsv(files['1M'], 1_000_000);
     if (o.fourMillion !== false) writeOneSidedCsv(files['4M'], 4_000_000);
     const backtest = (file: string): string[] => [
-      'bin/fxflow.js', 'backtest', 'strategies/sma-cross.ts', '--data', file, '--config', 'config/classic.json',
+      'bin/fxflow.js', 'backtest', 'strategies/sma-cross.ts', '--data', file, '--side', 'mid', '--config', 'config/classic.json',
       '--granularity', 'M1', '--param', 'longOnly=true', '--from', '2019-01-01', '--to', '2035-01-01', '--runs-dir', join(dir, 'runs'),
     ];
     const floor = (file: string): string[] => [join(ROOT, 'test/bench/floor-sma.mjs'), file];
     let sweeps = 0;
     const sweep = (workers: number): string[] => [
-      'bin/fxflow.js', 'optimize', 'strategies/sma-cross.ts', '--data', files['100k'], '--config', 'config/classic.json',
+      'bin/fxflow.js', 'optimize', 'strategies/sma-cross.ts', '--data', files['100k'], '--side', 'mid', '--config', 'config/classic.json',
       '--granularity', 'M1', '--param', 'longOnly=true', '--param', 'fast=5,10,15,20', '--param', 'slow=30,40,50,60,80',
       '--from', '2019-01-01', '--to', '2035-01-01', '--workers', String(workers), '--runs-dir', join(dir, 'runs'), '--out', join(dir, `sweep-${++sweeps}`),
     ];
