@@ -3,6 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdir
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The queue against a real Redis: this test starts its own redis-server on a free port (no disk).
@@ -135,6 +136,38 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     const ids = readFileSync(join(out, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids.length).toBe(6);
     expect(new Set(ids).size).toBe(6);
+  }, 200_000);
+
+  it('one `fxflow worker --threads 2` started after 20 trials wait: the sweep is prepared once, 20 of 20 succeed, the table (and best trial) of a local --workers 1 sweep', async () => {
+    const grid = ['optimize', FIXTURE, '--param', 'fast=4,6,8,10,12', '--param', 'slow=20,30,40,50', '--from', '2024-01-01', '--to', '2024-03-01'];
+    const ref = join(tmp, 'late-ref');
+    const local = await fxflow([...grid, '--workers', '1', '--out', ref, '--json']).exit;
+    expect(local.code).toBe(0);
+    const q = `${url}?name=late`;
+    const out = join(tmp, 'late');
+    // The test listens to the queue's events: the worker starts once all 20 trials wait.
+    const events = new QueueEvents('late', { connection: { host: '127.0.0.1', port: Number(new URL(url).port) } });
+    await events.waitUntilReady();
+    let waiting = 0;
+    const allWaiting = new Promise<void>((res) => events.on('waiting', () => ++waiting === 20 && res()));
+    const coordinator = fxflow([...grid, '--queue', q, '--out', out, '--json']);
+    await allWaiting;
+    await events.close();
+    const worker = fxflow(['worker', '--queue', q, '--threads', '2']);
+    const done = await coordinator.exit;
+    worker.child.kill('SIGTERM');
+    const w = await worker.exit;
+    expect(done.stderr).toBe('');
+    expect(done.code).toBe(0);
+    // Prepared once: one line naming the sweep's data check.
+    expect(w.stderr.match(/candles checked against the sweep's data hash/g)).toHaveLength(1);
+    expect(w.stderr).not.toMatch(/failed/);
+    const r = JSON.parse(done.stdout) as { trials: number; failed: number; best: { params: unknown; objective: number } };
+    const l = JSON.parse(local.stdout) as typeof r;
+    expect(r.trials).toBe(20);
+    expect(r.failed).toBe(0);
+    expect(r.best).toEqual(l.best);
+    expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(readFileSync(join(ref, 'trials.csv'), 'utf8'));
   }, 200_000);
 
   it('Redis lost mid-sweep: the coordinator and the worker stop with one message each, nothing recorded is lost, and the same command finishes the sweep', async () => {

@@ -378,23 +378,32 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
   const t = parseQueueUrl(o.url);
   const client = await openRedis(t);
   const link = new RedisLink(t, o.reconnectMs ?? RECONNECT_MS);
-  let current: { sweepId: string; manifest: SweepManifest; ready: Promise<PreparedSweep> } | undefined;
+  // The sweep being run here. Set in the same tick as the check (before any await), so two jobs
+  // arriving together share one preparation: preparing twice would close the first's threads
+  // under the trial running on them.
+  let current: { sweepId: string; ready: Promise<{ manifest: SweepManifest; prepared: PreparedSweep }> } | undefined;
   let fail: (e: Error) => void = () => {};
   let finish: () => void = () => {};
   const done = new Promise<void>((resolve, reject) => {
     fail = reject;
     finish = resolve;
   });
-  const sweepFor = async (sweepId: string): Promise<{ manifest: SweepManifest; prepared: PreparedSweep }> => {
-    if (current?.sweepId === sweepId) return { manifest: current.manifest, prepared: await current.ready };
-    const m = await readManifest(client, t);
-    if (!m || m.sweepId !== sweepId) throw new QueueError(`the job belongs to sweep ${sweepId}, but the queue's manifest is ${m ? `sweep ${m.sweepId}` : 'missing'}: it is left for that sweep's coordinator`);
+  const sweepFor = (sweepId: string): Promise<{ manifest: SweepManifest; prepared: PreparedSweep }> => {
+    if (current?.sweepId === sweepId) return current.ready;
     const previous = current;
-    const ready = o.prepare(m);
-    current = { sweepId, manifest: m, ready };
-    void previous?.ready.then((p) => p.runner.close(), () => {});
-    o.onSweep?.(m);
-    return { manifest: m, prepared: await ready };
+    const ready = readManifest(client, t).then(async (m) => {
+      if (!m || m.sweepId !== sweepId) throw new QueueError(`the job belongs to sweep ${sweepId}, but the queue's manifest is ${m ? `sweep ${m.sweepId}` : 'missing'}: it is left for that sweep's coordinator`);
+      // The previous sweep's threads end only once nothing of it runs (its jobs are answered first).
+      void previous?.ready.then((p) => p.prepared.runner.close(), () => {});
+      o.onSweep?.(m);
+      return { manifest: m, prepared: await o.prepare(m) };
+    });
+    current = { sweepId, ready };
+    // A failed preparation is not kept: the next job of that sweep tries again.
+    ready.catch(() => {
+      if (current?.ready === ready) current = undefined;
+    });
+    return ready;
   };
   const lockMs = o.lockMs ?? 30_000;
   let stopping = false;
@@ -436,11 +445,11 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
       // The server is gone: end the threads first (a trial still running would keep the process
       // alive), then drop the connections without waiting on them. BullMQ's close can stay pending
       // for good once its connections have given up (seen under load: the worker never exited).
-      await c?.ready.then((p) => p.runner.close(), () => {});
+      await c?.ready.then((p) => p.prepared.runner.close(), () => {});
       void Promise.allSettled([worker.disconnect()]).then(() => worker.close(true)).catch(() => {});
     } else {
       await worker.close(true);
-      await c?.ready.then((p) => p.runner.close(), () => {});
+      await c?.ready.then((p) => p.prepared.runner.close(), () => {});
     }
     client.disconnect();
     finish();
