@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Params } from '../strategy/api.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import type { Done, TrialRunner } from './pool.ts';
+import { isInfrastructureFailure } from './failure.ts';
 import { canonical, sha256, trialId } from './sweep.ts';
 
 /**
@@ -233,7 +234,7 @@ interface TrialJob {
   /** The trial's period when it is not the manifest's (`run.from`, `run.to`): a walk-forward window's. */
   readonly period?: { readonly from: string; readonly to: string };
 }
-type TrialResult = { ok: true; metrics: unknown; returns: number[]; times?: number[]; wallMs: number } | { ok: false; error: string; wallMs: number };
+type TrialResult = { ok: true; metrics: unknown; returns: number[]; times?: number[]; wallMs: number } | { ok: false; error: string; wallMs: number; infrastructure?: true };
 
 /**
  * The coordinator's side: a TrialRunner whose trials are BullMQ jobs. Refuses a queue that holds
@@ -313,15 +314,33 @@ export class RedisTrialRunner implements TrialRunner {
     const lost = new Promise<never>((_, reject) => (fail = reject));
     this.#waiting.add(fail);
     try {
+      await Promise.race([this.#clearFailed(id), lost]);
       const job = await Promise.race([queue.add('trial', { sweepId, trial, params, ...(period ? { period } : {}) }, { jobId: id, attempts: 1, removeOnComplete: false, removeOnFail: false }), lost]);
       const r = (await Promise.race([job.waitUntilFinished(events), lost])) as TrialResult;
       return r.ok ? { type: 'done', trial, ok: true, metrics: r.metrics, returns: r.returns, times: r.times ?? [], wallMs: r.wallMs } : { type: 'done', trial, ok: false, error: r.error, wallMs: r.wallMs };
     } catch (e) {
       if (this.#closed || e instanceof QueueLostError) throw e;
       // The job failed in BullMQ itself (stalled more often than allowed, or a worker refused it).
-      return { type: 'done', trial, ok: false, error: `the queue failed the trial: ${(e as Error).message}`, wallMs: 0 };
+      // Not the trial's fault: the sweep runs it again.
+      return { type: 'done', trial, ok: false, error: `the queue failed the trial: ${(e as Error).message}`, wallMs: 0, infrastructure: true };
     } finally {
       this.#waiting.delete(fail);
+    }
+  }
+
+  /**
+   * A trial's job that failed for an infrastructure reason (in BullMQ: stalled too often, its
+   * worker's thread died) is done as far as BullMQ knows, and adding the same id again would only
+   * return it: it is put back to wait instead, so the trial runs again.
+   */
+  async #clearFailed(id: string): Promise<void> {
+    const old = await this.target.queue.getJob(id);
+    if (!old) return;
+    const state = await old.getState();
+    if (state === 'failed') await old.retry('failed');
+    else if (state === 'completed') {
+      const r = old.returnvalue as TrialResult | null;
+      if (r && !r.ok && isInfrastructureFailure(r)) await old.remove();
     }
   }
 
@@ -429,6 +448,9 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
       // Stopping (Ctrl-C) ends the threads: the trial is not done, so it is not answered; its lock
       // lapses and another worker runs it.
       if (stopping) return new Promise<TrialResult>(() => {});
+      // The thread died under the trial: not the trial's answer. Failing the job (rather than
+      // answering it) lets the coordinator run it again.
+      if (!d.ok && isInfrastructureFailure(d)) throw new Error(d.error);
       o.onTrial?.({ sweepId: job.data.sweepId, trial: job.data.trial, ok: d.ok, wallMs: d.wallMs });
       return d.ok ? { ok: true, metrics: d.metrics, returns: d.returns, times: d.times, wallMs: d.wallMs } : { ok: false, error: d.error, wallMs: d.wallMs };
     },

@@ -15,6 +15,8 @@ export interface TrialRecord {
   readonly objective: number | null;
   readonly metrics?: TrialMetrics;
   readonly error?: string;
+  /** The failure was not the trial's (its thread died, the queue lost it): a resumed sweep runs it again. */
+  readonly infrastructure?: true;
 }
 
 /** The summary figures, in the order of trials.csv's columns (after trial, id, status, objective and the params). */

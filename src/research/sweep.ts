@@ -5,7 +5,8 @@ import type { ParamValue, Params } from '../strategy/api.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import { objectiveValue, type ObjectiveFn, type ObjectiveName, type TrialMetrics } from './metrics.ts';
 import { deflatedSharpe, pboCscv, sharpePerPeriod, type DeflatedSharpe, type Pbo } from './overfit.ts';
-import { WorkerPool, type TrialRunner } from './pool.ts';
+import { INFRASTRUCTURE_ATTEMPTS, isInfrastructureFailure } from './failure.ts';
+import { WorkerPool, type Done, type TrialRunner } from './pool.ts';
 import { makeSearch, toldBefore, type SearchName } from './search.ts';
 import type { SharedSeries } from './shared-series.ts';
 import type { Space } from './space.ts';
@@ -130,6 +131,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
   let finished = 0;
   const queue: number[] = [];
   let pool: TrialRunner | undefined;
+  let slots = 1;
   let inFlight = 0;
 
   const objectiveOf = (m: TrialMetrics): number => objectiveValue(o.objective, m, o.objectiveFn);
@@ -155,7 +157,8 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
         const id = trialId(strategyHash, o.space.params(p), o.dataHash, configHash);
         ids.push(id);
         const rec = known.get(id);
-        if (rec) {
+        // A trial that failed because of what ran it (not the strategy) runs again.
+        if (rec && !(rec.status === 'failed' && isInfrastructureFailure(rec))) {
           // Recorded before: reuse it as trial i (its figures do not depend on when it ran).
           done[i] = { ...rec, trial: i };
           resumed++;
@@ -167,7 +170,8 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
   };
 
   const report = (): void => o.onProgress?.({ done: finished, total, ran, failed, elapsedMs: performance.now() - t0 });
-  const onDone = (i: number, m: { ok: boolean; metrics?: unknown; returns?: number[]; error?: string }): void => {
+  const attempts: number[] = [];
+  const onDone = (i: number, m: Done): void => {
     const p = points[i]!;
     let rec: TrialRecord;
     if (m.ok) {
@@ -185,7 +189,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
       rec = { trial: i, id: ids[i]!, status: 'ok', params: o.space.swept(p), objective: Number.isFinite(obj) ? obj : null, metrics };
       returns.set(ids[i]!, m.returns ?? []);
     } else {
-      rec = { trial: i, id: ids[i]!, status: 'failed', params: o.space.swept(p), objective: null, error: m.error ?? 'unknown error' };
+      rec = { trial: i, id: ids[i]!, status: 'failed', params: o.space.swept(p), objective: null, error: m.error, ...(m.infrastructure ? { infrastructure: true as const } : {}) };
       failed++;
     }
     done[i] = rec;
@@ -204,12 +208,18 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
             startPool().then(step, reject);
             return;
           }
-          if (inFlight >= pool.size) break;
+          if (inFlight >= slots) break;
           const i = queue.shift()!;
           inFlight++;
           pool.run(i, o.space.params(points[i]!), o.config, ids[i]).then(
             (m) => {
               inFlight--;
+              if (!m.ok && isInfrastructureFailure(m) && (attempts[i] = (attempts[i] ?? 1) + 1) <= INFRASTRUCTURE_ATTEMPTS) {
+                // Not the trial's fault (its thread died, the queue lost it): it runs again, first in line.
+                queue.unshift(i);
+                step();
+                return;
+              }
               ran++;
               finished++;
               onDone(i, m);
@@ -230,6 +240,8 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
         (starting ??= (o.pool ?? WorkerPool.start(Math.max(1, o.workers), { strategyFile: o.strategyFile, ...(o.instrumentsPath ? { instrumentsPath: o.instrumentsPath } : {}) })).then((p) => {
           p.share(o.series);
           pool = p;
+          // Fixed at the start: a pool replacing a dead thread is one short for a moment.
+          slots = Math.max(1, p.size);
         }));
       step();
     });
