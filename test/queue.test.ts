@@ -214,6 +214,82 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(refTable);
   }, 200_000);
 
+  for (const chaos of ['restarted empty', 'flushed'] as const) {
+    it(`Redis ${chaos} mid-sweep (inside the reconnect window): the coordinator queues again what Redis lost, and the sweep ends identical to an uninterrupted one`, async () => {
+      const refTable = await referenceTable();
+      const port = await freePort();
+      let own = await startRedis(port);
+      const q = `redis://127.0.0.1:${port}/0`;
+      const hang = join(tmp, `chaos-hang-${chaos.replace(' ', '-')}`);
+      const out = join(tmp, `chaos-${chaos.replace(' ', '-')}`);
+      mkdirSync(hang);
+      mkdirSync(out);
+      const env = { FXFLOW_HANG_DIR: hang, FXFLOW_HANG_FAST: '6' };
+      const coordinator = fxflow([...SWEEP, '--queue', q, '--out', out], env);
+      const worker1 = fxflow(['worker', '--queue', q, '--threads', '1', '--lock-ms', '2000'], env);
+      // Trials 0 and 1 are recorded and worker 1 hangs in trial 2: Redis loses everything now.
+      await dirReached(hang, (n) => n.some((x) => x.startsWith('hanging-')));
+      await dirReached(out, () => linesOf(out, 'trials.jsonl').length === 2);
+      if (chaos === 'flushed') expect(spawnSync('redis-cli', ['-p', String(port), 'flushall'], { encoding: 'utf8' }).stdout.trim()).toBe('OK');
+      else {
+        own.kill('SIGKILL');
+        await new Promise((res) => own.once('exit', res));
+        own = await startRedis(port);
+      }
+      // Worker 1's only thread is still stuck: a second worker runs what the coordinator queues again.
+      const worker2 = fxflow(['worker', '--queue', q, '--threads', '1', '--lock-ms', '2000'], env);
+      const done = await coordinator.exit;
+      worker1.child.kill('SIGKILL');
+      worker2.child.kill('SIGTERM');
+      await Promise.all([worker1.exit, worker2.exit]);
+      own.kill('SIGKILL');
+      expect(done.code).toBe(0);
+      expect(done.stderr).toMatch(/^fxflow optimize: Redis at redis:\/\/127\.0\.0\.1:\d+\/0 no longer held 4 of the 4 trials out on the queue nor the sweep's manifest \(it was emptied or restarted without its data\): queued them again\n$/);
+      expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(refTable);
+      const ids = linesOf(out, 'trials.jsonl').map((l) => (JSON.parse(l) as { id: string }).id);
+      expect(new Set(ids).size).toBe(6);
+    }, 90_000);
+  }
+
+  it('workers that refuse the sweep: the coordinator warns, naming each refusal, and the refusing worker exits within 2 s of giving up', async () => {
+    const q = `${url}?name=refused`;
+    const out = join(tmp, 'refused');
+    mkdirSync(out);
+    const coordinator = fxflow([...SWEEP, '--queue', q, '--out', out, '--idle-warn-ms', '1000']);
+    let warned: (line: string) => void = () => {};
+    const warning = new Promise<string>((res) => (warned = res));
+    let err = '';
+    coordinator.child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const line = err.split('\n').find((l) => l.includes('refused this sweep'));
+      if (line) warned(line);
+    });
+    await dirReached(out, (n) => n.includes('sweep.json'));
+    // The same strategy with one more line: another content hash.
+    const copy = join(tmp, 'hang-once-edited.ts');
+    writeFileSync(copy, `${readFileSync(FIXTURE, 'utf8')}\n// edited\n`);
+    const refusing = fxflow(['worker', '--queue', q, '--threads', '1', '--strategy', copy]);
+    let gaveUpAt = 0;
+    refusing.child.stderr!.on('data', (d: Buffer) => {
+      if (!gaveUpAt && d.toString().includes('is not the coordinator')) gaveUpAt = performance.now();
+    });
+    const r = await refusing.exit;
+    const exitMs = performance.now() - gaveUpAt;
+    expect(r.code).toBe(1);
+    expect(gaveUpAt).toBeGreaterThan(0);
+    expect(exitMs).toBeLessThan(2000);
+    const line = await warning;
+    expect(line).toMatch(/^fxflow optimize: no worker has taken a trial for \d+ s \(6 waiting on redis:\/\/127\.0\.0\.1:\d+\/0\?name=refused\): the worker \S+ \(pid \d+\) refused this sweep: sweep hang-once-\w+: \S+hang-once-edited\.ts is not the coordinator's strategy/);
+    expect(line).toContain(`(pid ${refusing.child.pid})`);
+    // A worker with the right file finishes the sweep.
+    const good = fxflow(['worker', '--queue', q, '--threads', '1']);
+    const done = await coordinator.exit;
+    good.child.kill('SIGTERM');
+    await good.exit;
+    expect(done.code).toBe(0);
+    expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(await referenceTable());
+  }, 90_000);
+
   it('fxflow walkforward --queue: every window\'s trials and out-of-sample run are jobs keyed as optimize keys them; the same files as a local walk-forward', async () => {
     const wf = ['walkforward', FIXTURE, '--param', 'fast=4,6,8', '--param', 'slow=20,30', '--train', '2mo', '--test', '1mo', '--from', '2024-01-01', '--to', '2024-06-01'];
     const local = join(tmp, 'wf-local');

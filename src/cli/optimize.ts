@@ -51,6 +51,9 @@ export interface OptimizeArgs {
   runsDir?: string;
   queue?: string;
   reconnectMs?: number;
+  idleWarnMs?: number;
+  /** The command a queue note names (walkforward sets it). */
+  queueCommand?: string;
 }
 
 /** `fxflow optimize`'s flags. */
@@ -88,6 +91,7 @@ export function optimizeCommand(y: Argv): Argv {
     .option('runs-dir', { type: 'string', describe: 'Where sweep folders are saved (under <runs-dir>/sweeps)' })
     .option('queue', { type: 'string', describe: 'Put the trials on a BullMQ queue in Redis (redis://HOST:PORT/DB[?name=QUEUE]) for `fxflow worker` processes on any machine; results come back to this folder' })
     .option('reconnect-ms', { type: 'number', default: RECONNECT_MS, describe: 'With --queue: how long to keep trying to reach Redis again after losing it before stopping (the sweep is resumable)' })
+    .option('idle-warn-ms', { type: 'number', describe: 'With --queue: warn, naming the reasons, when trials wait and no worker has taken one for this long (default 60000)' })
     .example("$0 optimize strategies/sma-cross.ts --param fast=5:50:5 --param slow=20,30,50,100 --constraint 'fast < slow'", 'Grid over fast × slow')
     .example('$0 optimize strategies/sma-cross.ts --param fast=2:60:1 --param slow=10:300:5 --search tpe --trials 200 --objective sortino', 'Adaptive search');
 }
@@ -296,7 +300,7 @@ export function openSweepQueue(
     data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
     subscriptionParams: space.params(space.validPoints()[0]!),
     createdAt: new Date().toISOString(),
-  }, undefined, a.reconnectMs);
+  }, undefined, a.reconnectMs, { ...(a.idleWarnMs !== undefined ? { idleWarnMs: a.idleWarnMs } : {}), onNote: (text) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}fxflow ${a.queueCommand ?? 'optimize'}: ${text}\n`) });
 }
 
 export function sameCommand(): string {

@@ -54,7 +54,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
     if (a.queue !== undefined) {
       // One manifest for the whole walk-forward (the data of the whole period): each window's trials
       // and out-of-sample runs are jobs carrying their own period, keyed as optimize keys its trials.
-      pool = openSweepQueue(a, a.queue, `${loaded.name}-wf-${hash}`, loaded, space, config, { strategyHash, configHash, dataHash: data.dataHash });
+      pool = openSweepQueue({ ...a, queueCommand: 'walkforward' }, a.queue, `${loaded.name}-wf-${hash}`, loaded, space, config, { strategyHash, configHash, dataHash: data.dataHash });
       pool.catch(() => {});
       await pool;
     }

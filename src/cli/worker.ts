@@ -82,6 +82,7 @@ export async function worker(a: WorkerArgs): Promise<void> {
     lockMs: a.lockMs,
     ...(a.reconnectMs !== undefined ? { reconnectMs: a.reconnectMs } : {}),
     prepare: (m) => prepareSweep(a, m, threads),
+    onNote: (text) => process.stderr.write(`fxflow worker: ${text}\n`),
     onTrial: (e) => {
       ran++;
       process.stderr.write(`fxflow worker: ${e.trial >= 0 ? `trial ${e.trial}` : `window ${-e.trial}'s out-of-sample run`} of ${e.sweepId} ${e.ok ? 'done' : 'failed'} in ${(e.wallMs / 1000).toFixed(2)} s\n`);
