@@ -188,7 +188,11 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     await dirReached(hang, (n) => n.some((x) => x.startsWith('hanging-')));
     await dirReached(out, () => linesOf(out, 'trials.jsonl').length === 2);
     lone.kill('SIGKILL');
+    const killedAt = performance.now();
+    const workerGone = worker.exit.then(() => performance.now() - killedAt);
     const [c, w] = await Promise.all([coordinator.exit, worker.exit]);
+    // The worker gives up after its 1 s of reconnect delays and is gone within 2 s of that.
+    expect(await workerGone).toBeLessThan(1000 + 2000);
     expect(c.code).toBe(1);
     expect(c.stderr.trim().split('\n')).toHaveLength(1);
     expect(c.stderr.trim()).toBe(

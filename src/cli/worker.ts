@@ -98,6 +98,10 @@ export async function worker(a: WorkerArgs): Promise<void> {
     await w.done;
   } catch (e) {
     await w.stop().catch(() => {});
+    // Given up: whatever BullMQ still holds (a watchdog timer on a blocking read of the lost server
+    // runs up to its block time plus a second) must not keep this process alive. Unref'd: it only
+    // fires when something else is still pending a second after the message is printed.
+    setTimeout(() => process.exit(typeof process.exitCode === 'number' ? process.exitCode : 1), 1000).unref();
     if (e instanceof QueueLostError) {
       throw new QueueError(
         `${e.message}: this worker stopped after ${ran} trial${ran === 1 ? '' : 's'}. Nothing recorded is lost: a trial it was running goes back to the queue once its lock lapses (--lock-ms ${a.lockMs}) and runs on another worker; when Redis is back, start this worker again (${sameCommand()})`,

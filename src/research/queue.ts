@@ -598,6 +598,9 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
     else if (JOB_GONE.test(e.message)) o.onNote?.(`${e.message}: Redis lost this job (emptied or restarted); its coordinator queues it again`);
     else fail(new QueueError(`the queue at ${where(t)} failed: ${e.message}`));
   });
+  // Closing starts the moment the link is lost: BullMQ then skips its pauses after failed
+  // commands (they kept an idle process alive for several seconds after giving up).
+  link.onLose(() => void worker.close(true).catch(() => {}));
   void link.lost.then((reason) => fail(new QueueLostError(where(t), reason, link.reconnectMs)));
   const stop = async (): Promise<void> => {
     stopping = true;
