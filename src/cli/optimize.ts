@@ -257,6 +257,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       config,
       series: data.series,
       dataHash: data.dataHash,
+      data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
       dir,
       pool,
       ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}),
@@ -355,7 +356,10 @@ export function formatSweep(r: SweepResult, top: number, data: { candles: number
     lines.push(`  Deflated Sharpe ratio ${num(d.dsr, 3)}: probability that the best trial's true Sharpe beats the best of ${d.trials} zero-skill trials`);
     lines.push(`    (daily Sharpe ${num(d.sharpe, 4)} vs expected max ${num(d.expectedMaxSharpe, 4)}; ${d.observations} daily returns, skew ${num(d.skew, 2)}, kurtosis ${num(d.kurtosis, 2)}; Bailey & López de Prado 2014)`);
   }
-  if (p) lines.push(`  PBO ${num(p.pbo, 3)}: share of ${p.splits} CSCV splits (${p.blocks} blocks) where the in-sample best ranks at or below the out-of-sample median (Bailey, Borwein, López de Prado & Zhu)`);
+  if (p) {
+    lines.push(`  PBO ${num(p.pbo, 3)}: share of ${p.splits} CSCV splits (${p.blocks} blocks) where the in-sample best ranks at or below the out-of-sample median (Bailey, Borwein, López de Prado & Zhu)`);
+    if (p.label) lines.push(`    (${p.label})`);
+  }
   if (r.overfitting.note) lines.push(`  ${r.overfitting.note}`);
   if (r.failures.length > 0) {
     lines.push('', `${r.failures.length} trial${r.failures.length === 1 ? '' : 's'} failed, e.g.:`);

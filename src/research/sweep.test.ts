@@ -64,11 +64,23 @@ describe('runSweep (real backtests on worker threads)', () => {
     expect(r1.trials - r1.failed).toBeGreaterThan(0);
     const rows = csv(a).trim().split('\n');
     expect(rows[0]!.startsWith('trial,id,status,objective,fast,slow,netPL,')).toBe(true);
+    // What became of each trial's orders: placed, filled, rejected (a market order here always fills).
+    expect(rows[0]!.endsWith(',orders,fills,rejects,error')).toBe(true);
+    for (const t of r1.top) {
+      const cells = rows.find((r) => r.startsWith(`${t.trial},`))!.split(',');
+      const [orders, fills, rejects] = cells.slice(-4, -1).map(Number);
+      expect([orders, fills, rejects]).toEqual([t.metrics.orders!.placed, t.metrics.orders!.filled, t.metrics.orders!.rejected]);
+      expect(fills).toBeGreaterThan(0);
+      expect(fills! + rejects!).toBeLessThanOrEqual(orders!);
+    }
     expect(rows).toHaveLength(10);
     expect(rows.filter((r) => r.includes(',failed,'))).toHaveLength(r1.failed);
     // DSR and PBO are in the summary, and in summary.json.
     expect(r1.overfitting.deflatedSharpe?.trials).toBe(r1.trials - r1.failed);
     expect(r1.overfitting.pbo?.splits).toBe(6);
+    // Computed on an adaptive search's trials: labelled not comparable with grid or random.
+    expect(r1.overfitting.pbo).toMatchObject({ search: 'tpe', comparable: false });
+    expect(r1.overfitting.pbo?.label).toMatch(/not comparable with the PBO of a grid or random search/);
     expect(JSON.parse(readFileSync(join(a, 'summary.json'), 'utf8')).overfitting).toEqual(JSON.parse(JSON.stringify(r1.overfitting)));
   });
 
@@ -128,6 +140,7 @@ describe('runSweep (real backtests on worker threads)', () => {
     expect(readdirSync(fresh)).toEqual(['claimed']); // a thread did die
     expect(r.failed).toBe(0);
     expect(r.ran).toBe(8);
+    expect(r.overfitting.pbo).toMatchObject({ search: 'grid', comparable: true });
     expect(csv(d)).toBe(csv(ref));
 
     // Resume: a folder where one trial is recorded 'worker died' (as older versions recorded it) and one failed in the strategy.
