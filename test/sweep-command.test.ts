@@ -43,4 +43,17 @@ describe("sweep.html's command for the best trial", () => {
     expect(s.initialBalance).toBe(25000);
     expect({ netPL: s.netPL, trades: s.trades, spreadCost: s.spreadCost }).toEqual({ netPL: best.metrics.netPL, trades: best.metrics.trades, spreadCost: best.metrics.spreadCost });
   }, 120_000);
+
+  it("the out-of-sample record of a walk-forward names its data source (the catalog's account of the series, not 'unknown')", async () => {
+    const out = join(tmp, 'wf');
+    const r = await sh(`${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} walkforward strategies/sma-cross.ts --param fast=5,10 --param slow=20 --train 2mo --test 1mo --from 2024-01-01 --to 2024-05-01 --workers 1 --out '${out}'`);
+    expect(r.code).toBe(0);
+    const { readFileSync } = await import('node:fs');
+    const wf = JSON.parse(readFileSync(join(out, 'walkforward.json'), 'utf8')) as { windows: { outOfSample: { data: { series: { source: string; sides: string }[] } } }[] };
+    for (const w of wf.windows) {
+      const s = w.outOfSample.data.series[0]!;
+      expect(s.source).toContain(join(ROOT, 'data/catalog'));
+      expect(s.sides).not.toBe('unknown');
+    }
+  }, 120_000);
 });

@@ -215,9 +215,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   let data: Awaited<ReturnType<typeof loadSweepData>>;
   const bar = new SweepProgress();
   try {
-    const source = a.data
-      ? { candles: fileSource(a.data, a.format, config, instruments), available: () => false }
-      : await dataCatalog(resolve(ROOT, config.data.catalog));
+    const source = a.data ? fileSweepSource(a.data, a.format, config, instruments) : await dataCatalog(resolve(ROOT, config.data.catalog));
     data = await loadSweepData({
       strategy: loaded.strategy,
       name: loaded.name,
@@ -226,6 +224,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       instruments,
       candles: source.candles,
       available: source.available,
+      origin: source.origin,
       from: parseDate(config.run.from),
       to: parseDate(config.run.to),
       cache: cacheFor(a, config),
@@ -274,6 +273,11 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   if (a.json) process.stdout.write(`${JSON.stringify({ ...result, ...(a.queue !== undefined ? { queue: describeQueue(a.queue) } : {}), data: { candles: data.candles, decodeMs: Math.round(data.decodeMs), hash: data.dataHash, cachedSeries: data.cached } })}\n`);
   else process.stdout.write(`${formatSweep(result, a.top, data, a.queue !== undefined ? describeQueue(a.queue) : undefined)}${page ? `Sweep page: ${page}\n` : ''}`);
   return result;
+}
+
+/** A --data file or folder as a sweep reads it: its candles, and its name as the trials' data source. */
+export function fileSweepSource(path: string, format: string | undefined, config: BacktestConfig, instruments: ReturnType<typeof loadInstruments>) {
+  return { candles: fileSource(path, format, config, instruments), available: (): boolean => false, origin: () => ({ source: resolve(path), sides: 'unknown' as const, synthetic: false }) };
 }
 
 /** The command line as typed, for "run the same command again" (a password in a redis:// URL hidden). */

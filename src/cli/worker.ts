@@ -4,14 +4,14 @@ import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { parseDate } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
-import { dataCatalog, fileSource } from '../app/sources.ts';
+import { dataCatalog } from '../app/sources.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { WorkerPool } from '../research/pool.ts';
 import { QueueError, QueueLostError, RECONNECT_MS, describeQueue, startQueueWorker, type PreparedSweep, type SweepManifest } from '../research/queue.ts';
 import { catalogSourceHash } from '../research/series-cache.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { sha256 } from '../research/sweep.ts';
-import { sameCommand } from './optimize.ts';
+import { fileSweepSource, sameCommand } from './optimize.ts';
 
 export interface WorkerArgs {
   queue: string;
@@ -46,7 +46,7 @@ async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): P
   const instruments = loadInstruments();
   const from = parseDate(m.config.run.from);
   const to = parseDate(m.config.run.to);
-  let source: { candles: Parameters<typeof loadSweepData>[0]['candles']; available: (i: string, g: string) => boolean };
+  let source: Pick<Parameters<typeof loadSweepData>[0], 'candles' | 'available' | 'origin'>;
   let dataPath: string;
   let cache: Parameters<typeof loadSweepData>[0]['cache'];
   if ('catalog' in m.data) {
@@ -58,9 +58,9 @@ async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): P
   } else {
     dataPath = resolve(a.data ?? m.data.file);
     if (!existsSync(dataPath)) throw new QueueError(`sweep ${m.sweepId}: the data ${dataPath} is not on this machine: give its copy with --data`);
-    source = { candles: fileSource(dataPath, m.data.format, m.config, instruments), available: () => false };
+    source = fileSweepSource(dataPath, m.data.format, m.config, instruments);
   }
-  const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: m.subscriptionParams, currency: m.config.account.currency, instruments, candles: source.candles, available: source.available, from, to, ...(cache ? { cache } : {}) });
+  const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: m.subscriptionParams, currency: m.config.account.currency, instruments, candles: source.candles, available: source.available, ...(source.origin ? { origin: source.origin } : {}), from, to, ...(cache ? { cache } : {}) });
   if (data.dataHash !== m.dataHash) {
     throw new QueueError(
       `sweep ${m.sweepId}: the data here (${dataPath}, ${data.candles} candles) is not the coordinator's (content hash ${data.dataHash.slice(0, 12)}…, the sweep's ${m.dataHash.slice(0, 12)}…): every worker needs the same catalog; copy it, or point --catalog/--data at the same files`,
