@@ -12,7 +12,7 @@ import { Engine, subscriptionsOf } from '../engine/engine.ts';
 import { Portfolio } from '../engine/portfolio.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
-import { compareDecisions, compareFills, moneyOf, QuoteTrack, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
+import { compareDecisions, compareFills, moneyOf, pairDecisions, QuoteTrack, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
 import { inputFiles, readInputs, readRunMeta, RecordingError, type InputRecord, type RunMeta, type SessionAccount, type Where } from '../runner/recording.ts';
 import { simModels, type FillModelNames } from '../runner/fill-models.ts';
 import { RiskExecution, type RiskLimits } from '../runner/risk.ts';
@@ -192,6 +192,9 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const liveTxs: Transaction[] = [];
   const seenTx = new Set<string>();
   const quotes = new Map<string, QuoteTrack>();
+  // The quote in force, in arrival order, at each live decision (by client ID) and each live fill (by transaction ID).
+  const quoteAtDecision = new Map<string, { b: number; a: number }>();
+  const quoteAtFill = new Map<string, { b: number; a: number }>();
   const refs = new Map<number, EventRef>();
   const restarts: { session: number; at: string; previousStop: string; restoredState: boolean; sequenceLive: number; sequenceReplay: number }[] = [];
   const restartTimes: number[] = [];
@@ -280,15 +283,22 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         refs.set(rec.seq, { seq: rec.seq, kind: `transaction ${rec.tx.id} ${rec.tx.type}`, time: rec.tx.time, where: at(where) });
         // A transaction replayed to the strategy after a restart was recorded twice: once is enough.
         if (seenTx.has(rec.tx.id)) return;
+        const filled = (rec.tx as { type: string; instrument?: string }).type === 'ORDER_FILL' ? (rec.tx as { instrument?: string }).instrument : undefined;
+        const q = filled !== undefined ? last.get(filled) : undefined;
+        if (q !== undefined) quoteAtFill.set(rec.tx.id, { b: q.bid, a: q.ask });
         seenTx.add(rec.tx.id);
         counts.transactions++;
         liveTxs.push(rec.tx);
         return;
       }
-      case 'intent':
+      case 'intent': {
         counts.intents++;
+        const instrument = (rec.intent as { instrument?: string }).instrument;
+        const q = instrument !== undefined ? last.get(instrument) : undefined;
+        if (q !== undefined) quoteAtDecision.set(rec.intent.id, { b: q.bid, a: q.ask });
         liveDecisions.push({ intent: rec.intent, after: rec.after, at: rec.t });
         return;
+      }
       case 'capped':
         problems.push(`${at(where)}: the recording reached its size cap (--record-max-mb) here; what the run received after it was not kept, so the comparison covers the run up to this point`);
         return;
@@ -310,8 +320,8 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   // The comparison. Live transactions from before the run (the account as the first session found it) are not the run's.
   const runTxs = liveTxs.filter((t) => Number(t.id) > Number(lastTransactionID) || t.id.includes('.'));
   const decisions = compareDecisions(liveDecisions, replayDecisions, (seq) => refs.get(seq));
-  const pairs: [string, string][] = [];
-  for (let k = 0; k < Math.min(liveDecisions.length, replayDecisions.length); k++) pairs.push([liveDecisions[k]!.intent.id, replayDecisions[k]!.intent.id]);
+  // Fills are compared decision by decision (the same order after the same record), never k-th with k-th.
+  const pairs = pairDecisions(liveDecisions, replayDecisions);
   const decidedAt = new Map<string, number>();
   for (const d of liveDecisions) decidedAt.set(d.intent.id, d.at);
   const liveFills = new Map<string, Transaction>();
@@ -324,9 +334,10 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
       if (cid !== undefined) liveFills.set(cid, t);
     }
   }
-  const fills = compareFills(runTxs, simTxs, pairs, { quotes, decidedAt, fill, toleranceMs, restarts: restartTimes, liveFills });
+  const fills = compareFills(runTxs, simTxs, pairs, { quotes, decidedAt, fill, toleranceMs, restarts: restartTimes, liveFills, quoteAtDecision, quoteAtFill });
   const byCause: Record<string, number> = {};
-  for (const f of fills.diffs) byCause[f.cause] = (byCause[f.cause] ?? 0) + 1;
+  // Every cause a difference names counts (a late fill that also slipped counts under both).
+  for (const f of fills.diffs) for (const c of f.causes) byCause[c] = (byCause[c] ?? 0) + 1;
   const liveMoney = moneyOf(runTxs, openingBalance);
   const replayMoney = moneyOf(simTxs.filter((t) => Number(t.id) > Number(lastTransactionID) || t.id.includes('.')), openingBalance);
   const diff = (a: string, b: string): string => (Number(a) - Number(b)).toFixed(4);
