@@ -28,7 +28,7 @@ import type { SandboxReply, SandboxRoute } from './route.ts';
 export function labsRoute(opts: { now: () => number; instruments?: InstrumentRegistry; recorded?: string }): SandboxRoute {
   const registry = opts.instruments ?? loadInstruments();
   const recorded = opts.recorded !== undefined ? loadRecorded(opts.recorded) : undefined;
-  return (req) => {
+  const route: SandboxRoute = (req) => {
     const path = req.url.pathname;
     if (!path.startsWith('/labs/v1/')) return undefined;
     if (req.method !== 'GET') return { status: 405, body: { errorMessage: `${req.method} is not allowed on ${path}` } };
@@ -94,6 +94,13 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
       default:
         return { status: 404, body: { errorMessage: `${path} is not a labs endpoint` } };
     }
+  };
+  // Every answer carries the sandbox's time as its Date header, as OANDA's carry OANDA's: a labs
+  // client (the recorder, the runner's poller) stamps and windows what it asks on the server's
+  // clock, whatever the sandbox's speed.
+  return async (req) => {
+    const reply = await route(req);
+    return reply === undefined ? undefined : { ...reply, headers: { ...reply.headers, Date: new Date(opts.now()).toUTCString() } };
   };
 }
 
