@@ -61,4 +61,40 @@ describe('labs on the server clock', () => {
       expect(got[0]!.knownAt).toBeLessThanOrEqual(stoppedAt);
     }
   }, 90_000);
+
+  it('a sandbox serving a recording (--labs <catalog>) serves its spreads and COT reports as recorded, each once known, nothing generated between them', async () => {
+    const gen = await startSandbox({ clock: 'manual', start: START, feed: false });
+    const catalog = mkdtempSync(join(tmpdir(), 'fxflow-labs-served-'));
+    try {
+      const rec = spawn(process.execPath, ['bin/fxflow.js', 'record', '--env', 'sandbox', '--url', gen.url, '--catalog', catalog, '--labs', 'spreads,cot', '--instruments', 'EUR_USD', '--once'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      rec.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      expect(await new Promise<number | null>((res) => rec.on('exit', res)), err).toBe(0);
+    } finally {
+      await gen.close();
+    }
+    const items: { kind: string; t?: number; avg?: number; min?: number; max?: number; report?: { date: number }; knownAt: number }[] = [];
+    for (const kind of ['spreads', 'cot'] as const) for await (const b of readLabsItems(catalog, kind, { from: -Infinity, to: Infinity })) for (const i of b) items.push(i as never);
+    const spreads = items.filter((i) => i.kind === 'spreads').sort((a, b) => a.t! - b.t!);
+    const reports = items.filter((i) => i.kind === 'cot');
+    expect(spreads.length).toBeGreaterThan(0);
+    expect(reports.length).toBeGreaterThan(0);
+    const known = Math.max(...items.map((i) => i.knownAt));
+    const served = await startSandbox({ clock: 'manual', start: known - 60_000, feed: false, labs: catalog });
+    try {
+      // Before the recording knew them, nothing.
+      expect(((await (await fetch(`${served.url}/labs/v1/spreads?instrument=EUR_USD&period=31536000`)).json()) as { avg: unknown[] }).avg).toEqual([]);
+      expect(await (await fetch(`${served.url}/labs/v1/commitments_of_traders?instrument=EUR_USD`)).json()).toEqual({});
+      // A month later, asked for a year: exactly what was recorded (a generated history would fill the year).
+      served.setTime(START + 30 * 86_400_000);
+      const sp = (await (await fetch(`${served.url}/labs/v1/spreads?instrument=EUR_USD&period=31536000`)).json()) as { avg: [number, number][]; min: [number, number][]; max: [number, number][] };
+      expect(sp.avg).toEqual(spreads.map((i) => [i.t, i.avg]));
+      expect(sp.min).toEqual(spreads.map((i) => [i.t, i.min]));
+      expect(sp.max).toEqual(spreads.map((i) => [i.t, i.max]));
+      const cot = (await (await fetch(`${served.url}/labs/v1/commitments_of_traders?instrument=EUR_USD`)).json()) as Record<string, { date: number }[]>;
+      expect(cot.EUR_USD).toEqual(reports.map((i) => i.report).sort((a, b) => a!.date - b!.date));
+    } finally {
+      await served.close();
+    }
+  }, 60_000);
 });
