@@ -277,10 +277,11 @@ export class LabsPoller {
       } finally {
         this.#running = false;
         if (!this.#stopped) {
-          // On a server clock faster than the wall clock, as often as the shortest poll interval
-          // needs on that clock (a sandbox at speed 120 polls its 60 s calendar every 0.5 s).
+          // On a server clock faster than the wall clock, twice in the shortest poll interval on
+          // that clock (a sandbox at speed 120 polls its 60 s calendar every 0.25 s of wall time),
+          // so a round that runs late still lands within the interval.
           const shortest = Math.min(...this.#tasks.map((t) => this.#every(t.kind)));
-          const wait = this.#probes > 0 && this.#o.labs.serverTime !== undefined ? Math.min(tickMs, 1000) : this.#rate > 1 && Number.isFinite(shortest) ? Math.max(20, Math.min(tickMs, shortest / this.#rate)) : tickMs;
+          const wait = this.#probes > 0 && this.#o.labs.serverTime !== undefined ? Math.min(tickMs, 1000) : this.#rate > 1 && Number.isFinite(shortest) ? Math.max(20, Math.min(tickMs, shortest / this.#rate / 2)) : tickMs;
           // Never faster than the request budget allows (it is OANDA's, on the wall clock).
           const budgetMs = (60_000 * this.#tasks.length) / (this.#o.requestsPerMinute ?? 20);
           this.#timer = setTimeout(() => void round(), Math.min(tickMs, Math.max(wait, budgetMs)));
