@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CalendarItem } from '../src/adapters/catalog/labs-items.ts';
-import { readLabsItems } from '../src/adapters/catalog/labs-store.ts';
+import { catalogLabs, readLabsItems } from '../src/adapters/catalog/labs-store.ts';
+import { runBacktest } from '../src/app/backtest.ts';
+import { loadConfig } from '../src/app/config.ts';
+import type { Candle } from '../src/domain/candle.ts';
+import { loadInstruments } from '../src/domain/instrument.ts';
+import { defineStrategy } from '../src/strategy/api.ts';
 import { startSandbox, type Sandbox } from '../src/sandbox/server.ts';
 
 /**
@@ -36,7 +41,7 @@ function sandboxReaches(t: number): Promise<void> {
 }
 
 describe('labs on the server clock', () => {
-  it('fxflow record against a sandbox at speed 600: every calendar release recorded once, known at its sandbox time (not the wall clock), none lost between polls', async () => {
+  it('fxflow record against a sandbox at speed 600: every calendar release recorded once, known at its sandbox time (not the wall clock), none lost between polls; the recording replays in a backtest with every item', async () => {
     const catalog = mkdtempSync(join(tmpdir(), 'fxflow-labs-clock-'));
     const child = spawn(process.execPath, ['bin/fxflow.js', 'record', '--env', 'sandbox', '--url', sb.url, '--catalog', catalog, '--labs', 'calendar', '--currencies', CURRENCIES.join(','), '--every-ms', '60000', '--requests-per-minute', '1200'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
@@ -59,6 +64,35 @@ describe('labs on the server clock', () => {
       // Known on the sandbox's clock: not before its release, not after the recorder stopped.
       expect(got[0]!.knownAt).toBeGreaterThanOrEqual(e.timestamp * 1000);
       expect(got[0]!.knownAt).toBeLessThanOrEqual(stoppedAt);
+    }
+    // The recording replays in a backtest over the span: every release reaches a strategy once, never before it was known.
+    const heard: { key: string; now: number }[] = [];
+    const watcher = defineStrategy({
+      name: 'calendar-watcher',
+      params: {},
+      subscribe: () => ({ candles: ['EUR_USD:H1'], calendar: CURRENCIES }),
+      init: () => ({}),
+      onCalendar(ctx, st) {
+        const c = ctx.calendar!;
+        heard.push({ key: `${c.currency}|${c.releaseAt! / 1000}|${c.title}`, now: ctx.now });
+        return { state: st };
+      },
+    });
+    const HOUR = 3_600_000;
+    const to = Math.ceil(stoppedAt / HOUR) * HOUR + HOUR;
+    async function* candles(q: { from: number; to: number }): AsyncIterable<readonly Candle[]> {
+      const out: Candle[] = [];
+      for (let t = q.from; t < q.to; t += HOUR) out.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: t, at: t + HOUR, bo: 1.1, bh: 1.1005, bl: 1.0995, bc: 1.1, ao: 1.1002, ah: 1.1007, al: 1.0997, ac: 1.1002, volume: 10, complete: true });
+      yield out;
+    }
+    const config = loadConfig(undefined, { run: { from: new Date(START).toISOString(), to: new Date(to).toISOString() } } as never);
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    await runBacktest({ loaded: { file: 'inline', name: 'calendar-watcher', strategy: watcher as never, params: {} }, config, instruments: loadInstruments(), candles, available: () => true, log: silent, labs: catalogLabs(catalog) });
+    for (const e of released) {
+      const key = `${e.currency}|${e.timestamp}|${e.title}`;
+      const h = heard.filter((x) => x.key === key);
+      expect(h, key).toHaveLength(1);
+      expect(h[0]!.now).toBeGreaterThanOrEqual(items.find((i) => `${i.entry.currency}|${i.entry.timestamp}|${i.entry.title}` === key)!.knownAt);
     }
   }, 90_000);
 
