@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import { Catalog, describeHoles, ensureSample } from '../adapters/catalog/index.ts';
 import { resampleSeries } from '../adapters/catalog/resample.ts';
 import { listFinancing } from '../adapters/catalog/financing-store.ts';
-import { listLabs } from '../adapters/catalog/labs-store.ts';
+import { checkLabs, listLabs } from '../adapters/catalog/labs-store.ts';
 import { readManifest } from '../adapters/catalog/recording-manifest.ts';
 import { checkFinancing, checkRecordingManifest, checkTicks, describeTickCheck } from '../adapters/catalog/recording-check.ts';
 import { listTicks, tickInstruments } from '../adapters/catalog/tick-store.ts';
@@ -26,7 +26,7 @@ export function dataCommand(y: Argv): Argv {
         const labs = await listLabs(catalog.root);
         for (const l of labs) {
           const when = (t: number | null): string => (t === null ? '?' : formatTime(t));
-          process.stdout.write(`labs ${l.kind.padEnd(9)} ${when(l.first)} → ${when(l.last)}  ${l.items.toLocaleString('en-US')} items in ${l.files} month file${l.files === 1 ? '' : 's'}  ${l.subjects.join(' ')}\n`);
+          process.stdout.write(`labs ${l.kind.padEnd(9)} ${when(l.first)} → ${when(l.last)}  ${l.items.toLocaleString('en-US')} items in ${l.files} month file${l.files === 1 ? '' : 's'}  ${l.subjects.join(' ')}${l.torn.length > 0 ? `  (torn tail in ${l.torn.join(', ')}: fxflow record cuts it on resume)` : ''}\n`);
         }
         const ticks = listTicks(catalog.root);
         for (const t of ticks) {
@@ -118,7 +118,8 @@ export function dataCommand(y: Argv): Argv {
         const ticks = recordings ? checkTicks(catalog.root, instrument) : [];
         const financing = recordings ? await checkFinancing(catalog.root, instrument) : undefined;
         const manifest = recordings ? checkRecordingManifest(catalog.root, { ticks: tickInstruments(catalog.root), financing: financing?.held ?? [] }) : undefined;
-        if (series.length === 0 && ticks.length === 0 && financing === undefined && manifest === undefined) {
+        const labs = recordings && instrument === undefined ? checkLabs(catalog.root) : [];
+        if (series.length === 0 && ticks.length === 0 && financing === undefined && manifest === undefined && labs.length === 0) {
           process.stdout.write(`No series${instrument ? ` of ${instrument}` : ''}${a.granularity ? ` ${String(a.granularity)}` : ''} in ${catalog.root}.\n`);
           return;
         }
@@ -147,6 +148,12 @@ export function dataCommand(y: Argv): Argv {
           for (const p of financing.problems) process.stdout.write(`  ${p}\n`);
           if (financing.problems.length === 0) process.stdout.write('  every line a record, one per trading day and instrument\n');
           problems += financing.problems.length;
+        }
+        for (const l of labs) {
+          process.stdout.write(`labs ${l.kind}: ${l.items.toLocaleString('en-US')} items in ${l.files} month file${l.files === 1 ? '' : 's'}, known ${l.first !== null ? new Date(l.first).toISOString() : '?'} → ${l.last !== null ? new Date(l.last).toISOString() : '?'}  ${l.subjects.join(' ')}\n`);
+          for (const p of l.problems) process.stdout.write(`  ${p}\n`);
+          if (l.problems.length === 0) process.stdout.write('  every line an item, in knownAt order, in its month\'s file\n');
+          problems += l.problems.length;
         }
         if (manifest) {
           const m = manifest.manifest;
