@@ -3,6 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdir
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The queue against a real Redis: this test starts its own redis-server on a free port (no disk).
@@ -137,6 +138,38 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     expect(new Set(ids).size).toBe(6);
   }, 200_000);
 
+  it('one `fxflow worker --threads 2` started after 20 trials wait: the sweep is prepared once, 20 of 20 succeed, the table (and best trial) of a local --workers 1 sweep', async () => {
+    const grid = ['optimize', FIXTURE, '--param', 'fast=4,6,8,10,12', '--param', 'slow=20,30,40,50', '--from', '2024-01-01', '--to', '2024-03-01'];
+    const ref = join(tmp, 'late-ref');
+    const local = await fxflow([...grid, '--workers', '1', '--out', ref, '--json']).exit;
+    expect(local.code).toBe(0);
+    const q = `${url}?name=late`;
+    const out = join(tmp, 'late');
+    // The test listens to the queue's events: the worker starts once all 20 trials wait.
+    const events = new QueueEvents('late', { connection: { host: '127.0.0.1', port: Number(new URL(url).port) } });
+    await events.waitUntilReady();
+    let waiting = 0;
+    const allWaiting = new Promise<void>((res) => events.on('waiting', () => ++waiting === 20 && res()));
+    const coordinator = fxflow([...grid, '--queue', q, '--out', out, '--json']);
+    await allWaiting;
+    await events.close();
+    const worker = fxflow(['worker', '--queue', q, '--threads', '2']);
+    const done = await coordinator.exit;
+    worker.child.kill('SIGTERM');
+    const w = await worker.exit;
+    expect(done.stderr).toBe('');
+    expect(done.code).toBe(0);
+    // Prepared once: one line naming the sweep's data check.
+    expect(w.stderr.match(/candles checked against the sweep's data hash/g)).toHaveLength(1);
+    expect(w.stderr).not.toMatch(/failed/);
+    const r = JSON.parse(done.stdout) as { trials: number; failed: number; best: { params: unknown; objective: number } };
+    const l = JSON.parse(local.stdout) as typeof r;
+    expect(r.trials).toBe(20);
+    expect(r.failed).toBe(0);
+    expect(r.best).toEqual(l.best);
+    expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(readFileSync(join(ref, 'trials.csv'), 'utf8'));
+  }, 200_000);
+
   it('Redis lost mid-sweep: the coordinator and the worker stop with one message each, nothing recorded is lost, and the same command finishes the sweep', async () => {
     const refTable = await referenceTable();
     const port = await freePort();
@@ -155,7 +188,11 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     await dirReached(hang, (n) => n.some((x) => x.startsWith('hanging-')));
     await dirReached(out, () => linesOf(out, 'trials.jsonl').length === 2);
     lone.kill('SIGKILL');
+    const killedAt = performance.now();
+    const workerGone = worker.exit.then(() => performance.now() - killedAt);
     const [c, w] = await Promise.all([coordinator.exit, worker.exit]);
+    // The worker gives up after its 1 s of reconnect delays and is gone within 2 s of that.
+    expect(await workerGone).toBeLessThan(1000 + 2000);
     expect(c.code).toBe(1);
     expect(c.stderr.trim().split('\n')).toHaveLength(1);
     expect(c.stderr.trim()).toBe(
@@ -180,6 +217,82 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     expect(done.stdout).toMatch(/ran 4 now \(2 already in the folder\)/);
     expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(refTable);
   }, 200_000);
+
+  for (const chaos of ['restarted empty', 'flushed'] as const) {
+    it(`Redis ${chaos} mid-sweep (inside the reconnect window): the coordinator queues again what Redis lost, and the sweep ends identical to an uninterrupted one`, async () => {
+      const refTable = await referenceTable();
+      const port = await freePort();
+      let own = await startRedis(port);
+      const q = `redis://127.0.0.1:${port}/0`;
+      const hang = join(tmp, `chaos-hang-${chaos.replace(' ', '-')}`);
+      const out = join(tmp, `chaos-${chaos.replace(' ', '-')}`);
+      mkdirSync(hang);
+      mkdirSync(out);
+      const env = { FXFLOW_HANG_DIR: hang, FXFLOW_HANG_FAST: '6' };
+      const coordinator = fxflow([...SWEEP, '--queue', q, '--out', out], env);
+      const worker1 = fxflow(['worker', '--queue', q, '--threads', '1', '--lock-ms', '2000'], env);
+      // Trials 0 and 1 are recorded and worker 1 hangs in trial 2: Redis loses everything now.
+      await dirReached(hang, (n) => n.some((x) => x.startsWith('hanging-')));
+      await dirReached(out, () => linesOf(out, 'trials.jsonl').length === 2);
+      if (chaos === 'flushed') expect(spawnSync('redis-cli', ['-p', String(port), 'flushall'], { encoding: 'utf8' }).stdout.trim()).toBe('OK');
+      else {
+        own.kill('SIGKILL');
+        await new Promise((res) => own.once('exit', res));
+        own = await startRedis(port);
+      }
+      // Worker 1's only thread is still stuck: a second worker runs what the coordinator queues again.
+      const worker2 = fxflow(['worker', '--queue', q, '--threads', '1', '--lock-ms', '2000'], env);
+      const done = await coordinator.exit;
+      worker1.child.kill('SIGKILL');
+      worker2.child.kill('SIGTERM');
+      await Promise.all([worker1.exit, worker2.exit]);
+      own.kill('SIGKILL');
+      expect(done.code).toBe(0);
+      expect(done.stderr).toMatch(/^fxflow optimize: Redis at redis:\/\/127\.0\.0\.1:\d+\/0 no longer held 4 of the 4 trials out on the queue nor the sweep's manifest \(it was emptied or restarted without its data\): queued them again\n$/);
+      expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(refTable);
+      const ids = linesOf(out, 'trials.jsonl').map((l) => (JSON.parse(l) as { id: string }).id);
+      expect(new Set(ids).size).toBe(6);
+    }, 90_000);
+  }
+
+  it('workers that refuse the sweep: the coordinator warns, naming each refusal, and the refusing worker exits within 2 s of giving up', async () => {
+    const q = `${url}?name=refused`;
+    const out = join(tmp, 'refused');
+    mkdirSync(out);
+    const coordinator = fxflow([...SWEEP, '--queue', q, '--out', out, '--idle-warn-ms', '1000']);
+    let warned: (line: string) => void = () => {};
+    const warning = new Promise<string>((res) => (warned = res));
+    let err = '';
+    coordinator.child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const line = err.split('\n').find((l) => l.includes('refused this sweep'));
+      if (line) warned(line);
+    });
+    await dirReached(out, (n) => n.includes('sweep.json'));
+    // The same strategy with one more line: another content hash.
+    const copy = join(tmp, 'hang-once-edited.ts');
+    writeFileSync(copy, `${readFileSync(FIXTURE, 'utf8')}\n// edited\n`);
+    const refusing = fxflow(['worker', '--queue', q, '--threads', '1', '--strategy', copy]);
+    let gaveUpAt = 0;
+    refusing.child.stderr!.on('data', (d: Buffer) => {
+      if (!gaveUpAt && d.toString().includes('is not the coordinator')) gaveUpAt = performance.now();
+    });
+    const r = await refusing.exit;
+    const exitMs = performance.now() - gaveUpAt;
+    expect(r.code).toBe(1);
+    expect(gaveUpAt).toBeGreaterThan(0);
+    expect(exitMs).toBeLessThan(2000);
+    const line = await warning;
+    expect(line).toMatch(/^fxflow optimize: no worker has taken a trial for \d+ s \(6 waiting on redis:\/\/127\.0\.0\.1:\d+\/0\?name=refused\): the worker \S+ \(pid \d+\) refused this sweep: sweep hang-once-\w+: \S+hang-once-edited\.ts is not the coordinator's strategy/);
+    expect(line).toContain(`(pid ${refusing.child.pid})`);
+    // A worker with the right file finishes the sweep.
+    const good = fxflow(['worker', '--queue', q, '--threads', '1']);
+    const done = await coordinator.exit;
+    good.child.kill('SIGTERM');
+    await good.exit;
+    expect(done.code).toBe(0);
+    expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(await referenceTable());
+  }, 90_000);
 
   it('fxflow walkforward --queue: every window\'s trials and out-of-sample run are jobs keyed as optimize keys them; the same files as a local walk-forward', async () => {
     const wf = ['walkforward', FIXTURE, '--param', 'fast=4,6,8', '--param', 'slow=20,30', '--train', '2mo', '--test', '1mo', '--from', '2024-01-01', '--to', '2024-06-01'];

@@ -103,6 +103,32 @@ describe('fxflow record', () => {
     expect(out).toMatch(/labs cot /);
   });
 
+  it('data list and data check read labs files as they read ticks: a torn tail named with its repair, a damaged line with its file and line', { timeout: 60_000 }, async () => {
+    const catalog = mkdtempSync(join(tmpdir(), 'fxflow-record-check-'));
+    const r = record(catalog, ['--once']);
+    expect(await exited(r.child), r.stderr()).toBe(0);
+    const files = { signals: labsFiles(catalog, 'signals')[0]!.file, calendar: labsFiles(catalog, 'calendar')[0]!.file };
+    const signalLines = readFileSync(files.signals, 'utf8').split('\n').length - 1;
+    appendFileSync(files.signals, '{"kind":"signals","knownAt":');
+    const calendarLines = readFileSync(files.calendar, 'utf8').split('\n').length - 1;
+    appendFileSync(files.calendar, 'not a labs item\n');
+    const run = async (cmd: string): Promise<{ code: number | null; out: string }> => {
+      const c = spawn(process.execPath, ['bin/fxflow.js', 'data', cmd, '--catalog', catalog], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      c.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      return { code: await exited(c), out };
+    };
+    const ls = await run('list');
+    expect(ls.code).toBe(0);
+    expect(ls.out).toMatch(new RegExp(`labs signals .* ${signalLines} items in 1 month file .*\\(torn tail in ${files.signals.replace(/[.]/g, '\\.')}: fxflow record cuts it on resume\\)`));
+    const check = await run('check');
+    expect(check.code).toBe(1);
+    expect(check.out).toContain(`${files.signals}:${signalLines + 1}: torn last line (28 bytes without a newline, a write cut short): fxflow record cuts it when it starts again (or truncate -s `);
+    expect(check.out).toContain(`${files.calendar}:${calendarLines + 1}`);
+    expect(check.out).toMatch(/labs spreads: \d+ items in 1 month file, known .*\n  every line an item, in knownAt order, in its month's file/);
+  });
+
   it('bad arguments are one clear message', async () => {
     const r = spawn(process.execPath, ['bin/fxflow.js', 'record', '--labs', 'calendar,orderbook', '--currencies', 'USD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';

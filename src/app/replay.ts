@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pino from 'pino';
 import { SimBroker } from '../adapters/sim/broker.ts';
@@ -6,14 +6,14 @@ import { restoreAccount, type AccountState } from '../domain/account-state.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
-import { formatTime } from '../domain/time.ts';
+import { formatTime, parseTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { Engine, subscriptionsOf } from '../engine/engine.ts';
 import { Portfolio } from '../engine/portfolio.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
-import { compareDecisions, compareFills, moneyOf, QuoteTrack, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
-import { inputFiles, readInputs, readRunMeta, RecordingError, type InputRecord, type RunMeta, type SessionAccount, type Where } from '../runner/recording.ts';
+import { compareDecisions, compareFills, moneyOf, pairDecisions, QuoteTrack, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
+import { inputFiles, readInputs, readRunMeta, RecordingError, type InputRecord, type RunMeta, type SessionAccount, type SessionInfo, type Where } from '../runner/recording.ts';
 import { simModels, type FillModelNames } from '../runner/fill-models.ts';
 import { RiskExecution, type RiskLimits } from '../runner/risk.ts';
 import { knownPart } from '../runner/shadow.ts';
@@ -68,6 +68,8 @@ export interface Reconciliation {
   /** Messages about the inputs: damaged or cut-short lines (file and line), unknown kinds, another account or instruments. */
   readonly problems: readonly string[];
   readonly skipped: { readonly damaged: number; readonly unknownKind: number; readonly truncated: number; readonly otherAccount: number; readonly unknownInstrument: number };
+  /** Where the inputs are first damaged (a record missing): decisions and fills after it are not compared. */
+  readonly damagedFrom?: { readonly file: string; readonly line: number; readonly record: number; readonly after?: string };
   readonly decisions: { readonly live: number; readonly replay: number; readonly differ: number; readonly firstParting?: DecisionDiff; readonly diffs: readonly DecisionDiff[] };
   readonly fills: { readonly compared: number; readonly differ: number; readonly byCause: Readonly<Record<string, number>>; readonly diffs: readonly FillDiff[] };
   readonly money: { readonly live: MoneyTotals; readonly replay: MoneyTotals; readonly realizedPLDiff: string; readonly financingDiff: string; readonly commissionDiff: string };
@@ -197,6 +199,9 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const liveTxs: Transaction[] = [];
   const seenTx = new Set<string>();
   const quotes = new Map<string, QuoteTrack>();
+  // The quote in force, in arrival order, at each live decision (by client ID) and each live fill (by transaction ID).
+  const quoteAtDecision = new Map<string, { b: number; a: number }>();
+  const quoteAtFill = new Map<string, { b: number; a: number }>();
   const refs = new Map<number, EventRef>();
   const restarts: { session: number; at: string; previousStop: string; restoredState: boolean; sequenceLive: number; sequenceReplay: number }[] = [];
   const restartTimes: number[] = [];
@@ -226,7 +231,25 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   // Where each session's inputs end: one without a stop marker was cut (kill -9, a crash, power).
   const ends = new Map<number, { seq: number; rt: number; where: Where; stopped: boolean }>();
   let inSession = 0;
+  // Damage: a record missing from the numbered sequence (a damaged or lost line, a file cut short
+  // with more after it). Nothing after it is compared: the replay no longer sees what the run saw.
+  let damage: { file: string; line: number; seq: number; time: number } | undefined;
+  let lastSeq: number | undefined;
+  let lastWhere: Where | undefined;
+  const readPerSession = new Map<number, number>();
+  const sessionOf = (seq: number): SessionInfo | undefined => {
+    let found: SessionInfo | undefined;
+    for (const s of meta.sessions) if (s.firstSeq <= seq) found = s;
+    return found;
+  };
   const onRecord = (rec: InputRecord, where: Where): void => {
+    if (lastSeq !== undefined && rec.seq > lastSeq + 1 && Number.isInteger(rec.seq)) damage ??= { file: lastWhere!.file, line: lastWhere!.line + 1, seq: lastSeq + 1, time: lastTime };
+    if (Number.isInteger(rec.seq) && (lastSeq === undefined || rec.seq > lastSeq)) {
+      lastSeq = rec.seq;
+      lastWhere = where;
+    }
+    const session = sessionOf(rec.seq);
+    if (session !== undefined) readPerSession.set(session.n, (readPerSession.get(session.n) ?? 0) + 1);
     if (rec.k === 'session' && rec.event === 'start') inSession = rec.session;
     const end = ends.get(inSession) ?? { seq: 0, rt: 0, where, stopped: false };
     if (rec.k === 'session' && rec.event === 'stop') end.stopped = true;
@@ -293,21 +316,40 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         refs.set(rec.seq, { seq: rec.seq, kind: `transaction ${rec.tx.id} ${rec.tx.type}`, time: rec.tx.time, where: at(where) });
         // A transaction replayed to the strategy after a restart was recorded twice: once is enough.
         if (seenTx.has(rec.tx.id)) return;
+        const filled = (rec.tx as { type: string; instrument?: string }).type === 'ORDER_FILL' ? (rec.tx as { instrument?: string }).instrument : undefined;
+        const q = filled !== undefined ? last.get(filled) : undefined;
+        if (q !== undefined) quoteAtFill.set(rec.tx.id, { b: q.bid, a: q.ask });
         seenTx.add(rec.tx.id);
         counts.transactions++;
         liveTxs.push(rec.tx);
         return;
       }
-      case 'intent':
+      case 'intent': {
         counts.intents++;
+        const instrument = (rec.intent as { instrument?: string }).instrument;
+        const q = instrument !== undefined ? last.get(instrument) : undefined;
+        if (q !== undefined) quoteAtDecision.set(rec.intent.id, { b: q.bid, a: q.ask });
         liveDecisions.push({ intent: rec.intent, after: rec.after, at: rec.t });
         return;
+      }
       case 'capped':
         problems.push(`${at(where)}: the recording reached its size cap (--record-max-mb) here; what the run received after it was not kept, so the comparison covers the run up to this point`);
         return;
     }
   };
   const read = await readInputs(dir, files, onRecord);
+  // A session that run.json says held records, of which nothing could be read (its files empty or missing), is an error.
+  for (const s of meta.sessions) {
+    const held = Object.values(s.records ?? {}).reduce((a, b) => a + b, 0);
+    if (held > 0 && (readPerSession.get(s.n) ?? 0) === 0) {
+      const state = s.files.map((f) => (existsSync(join(dir, f)) ? (statSync(join(dir, f)).size === 0 ? `${f} is empty (0 bytes)` : `${f} holds no readable record`) : `${f} is missing`));
+      const what = Object.entries(s.records ?? {}).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ');
+      throw new RecordingError(`${state.join(', ') || 'no input file is named'}, but ${join(dir, 'run.json')} says session ${s.n} held ${held} records (${what}): the recording is damaged and that session cannot be replayed. Restore the file from a backup, or replay a copy of the folder without that session`);
+    }
+  }
+  // Records run.json counts past the last one read (a file cut short at its end): damage there too.
+  const recordedLast = Math.max(...meta.sessions.map((s) => s.lastSeq ?? 0));
+  if (damage === undefined && lastSeq !== undefined && recordedLast > lastSeq && lastWhere !== undefined) damage = { file: lastWhere.file, line: lastWhere.line + 1, seq: lastSeq + 1, time: lastTime };
   try {
     engine.stop();
   } catch (e) {
@@ -327,10 +369,19 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   if (otherAccount > 3) problems.push(`${otherAccount} transactions of another account skipped in all`);
 
   // The comparison. Live transactions from before the run (the account as the first session found it) are not the run's.
-  const runTxs = liveTxs.filter((t) => Number(t.id) > Number(lastTransactionID) || t.id.includes('.'));
-  const decisions = compareDecisions(liveDecisions, replayDecisions, (seq) => refs.get(seq));
-  const pairs: [string, string][] = [];
-  for (let k = 0; k < Math.min(liveDecisions.length, replayDecisions.length); k++) pairs.push([liveDecisions[k]!.intent.id, replayDecisions[k]!.intent.id]);
+  const beforeDamage = (d: Decision): boolean => damage === undefined || d.after < damage.seq;
+  const inTime = (t: Transaction): boolean => damage === undefined || parseTime(t.time) <= damage.time;
+  const liveCompared = liveDecisions.filter(beforeDamage);
+  const replayCompared = replayDecisions.filter(beforeDamage);
+  const runTxs = liveTxs.filter((t) => (Number(t.id) > Number(lastTransactionID) || t.id.includes('.')) && inTime(t));
+  if (damage !== undefined) {
+    problems.unshift(
+      `inputs damaged from ${damage.file} line ${damage.line} (record ${damage.seq} missing${Number.isFinite(damage.time) ? `, after ${formatTime(damage.time)}` : ''}): not compared past here (${liveDecisions.length - liveCompared.length} live and ${replayDecisions.length - replayCompared.length} replayed decisions after it left out, and the outcomes of orders that settled after it)`,
+    );
+  }
+  const decisions = compareDecisions(liveCompared, replayCompared, (seq) => refs.get(seq));
+  // Fills are compared decision by decision (the same order after the same record), never k-th with k-th.
+  const pairs = pairDecisions(liveCompared, replayCompared);
   const decidedAt = new Map<string, number>();
   for (const d of liveDecisions) decidedAt.set(d.intent.id, d.at);
   const liveFills = new Map<string, Transaction>();
@@ -343,11 +394,15 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
       if (cid !== undefined) liveFills.set(cid, t);
     }
   }
-  const fills = compareFills(runTxs, simTxs, pairs, { quotes, decidedAt, fill, toleranceMs, restarts: restartTimes, liveFills });
+  const simCompared = simTxs.filter(inTime);
+  const compared = compareFills(runTxs, simCompared, pairs, { quotes, decidedAt, fill, toleranceMs, restarts: restartTimes, liveFills, quoteAtDecision, quoteAtFill });
+  // Past damage, an order whose outcome at the account came after it has none in what is compared: not a difference.
+  const fills = damage === undefined ? compared : { compared: compared.compared, diffs: compared.diffs.filter((f) => f.live.outcome !== 'PENDING' && f.replay.outcome !== 'PENDING') };
   const byCause: Record<string, number> = {};
-  for (const f of fills.diffs) byCause[f.cause] = (byCause[f.cause] ?? 0) + 1;
+  // Every cause a difference names counts (a late fill that also slipped counts under both).
+  for (const f of fills.diffs) for (const c of f.causes) byCause[c] = (byCause[c] ?? 0) + 1;
   const liveMoney = moneyOf(runTxs, openingBalance);
-  const replayMoney = moneyOf(simTxs.filter((t) => Number(t.id) > Number(lastTransactionID) || t.id.includes('.')), openingBalance);
+  const replayMoney = moneyOf(simCompared.filter((t) => Number(t.id) > Number(lastTransactionID) || t.id.includes('.')), openingBalance);
   const diff = (a: string, b: string): string => (Number(a) - Number(b)).toFixed(4);
   const money = { live: liveMoney, replay: replayMoney, realizedPLDiff: diff(liveMoney.realizedPL, replayMoney.realizedPL), financingDiff: diff(liveMoney.financing, replayMoney.financing), commissionDiff: diff(liveMoney.commission, replayMoney.commission) };
   const moneyDiffs = [money.realizedPLDiff, money.financingDiff, money.commissionDiff].filter((x) => Number(x) !== 0).length;
@@ -356,6 +411,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
     strategy: { file, recordedSha256: meta.strategy.sha256, sha256, changed },
     fill, models: { slippage: sim.models.slippage, latency: sim.models.latency, commission: sim.models.commission }, sessions: meta.sessions.length, records: counts, problems, cuts,
     skipped: { damaged: read.damaged, unknownKind: read.unknown, truncated: read.truncated, otherAccount, unknownInstrument },
+    ...(damage !== undefined ? { damagedFrom: { file: damage.file, line: damage.line, record: damage.seq, ...(Number.isFinite(damage.time) ? { after: formatTime(damage.time) } : {}) } } : {}),
     decisions: { live: liveDecisions.length, replay: replayDecisions.length, differ: decisions.diffs.length, ...(decisions.first !== undefined ? { firstParting: decisions.first } : {}), diffs: decisions.diffs },
     fills: { compared: fills.compared, differ: fills.diffs.length, byCause, diffs: fills.diffs },
     money, restarts,

@@ -5,7 +5,7 @@ import { loadInstruments } from '../domain/instrument.ts';
 import { cacheDirFor, listCache, type CacheEntry } from '../adapters/catalog/candle-cache.ts';
 import { resampleSeries } from '../adapters/catalog/resample.ts';
 import { listFinancing } from '../adapters/catalog/financing-store.ts';
-import { listLabs } from '../adapters/catalog/labs-store.ts';
+import { checkLabs, listLabs } from '../adapters/catalog/labs-store.ts';
 import { readManifest } from '../adapters/catalog/recording-manifest.ts';
 import { checkFinancing, checkRecordingManifest, checkTicks, describeTickCheck } from '../adapters/catalog/recording-check.ts';
 import { listTicks, tickInstruments } from '../adapters/catalog/tick-store.ts';
@@ -28,7 +28,7 @@ export function dataCommand(y: Argv): Argv {
         const labs = await listLabs(catalog.root);
         for (const l of labs) {
           const when = (t: number | null): string => (t === null ? '?' : formatTime(t));
-          process.stdout.write(`labs ${l.kind.padEnd(9)} ${when(l.first)} → ${when(l.last)}  ${l.items.toLocaleString('en-US')} items in ${l.files} month file${l.files === 1 ? '' : 's'}  ${l.subjects.join(' ')}\n`);
+          process.stdout.write(`labs ${l.kind.padEnd(9)} ${when(l.first)} → ${when(l.last)}  ${l.items.toLocaleString('en-US')} items in ${l.files} month file${l.files === 1 ? '' : 's'}  ${l.subjects.join(' ')}${l.torn.length > 0 ? `  (torn tail in ${l.torn.join(', ')}: fxflow record cuts it on resume)` : ''}\n`);
         }
         const ticks = listTicks(catalog.root);
         for (const t of ticks) {
@@ -129,7 +129,8 @@ export function dataCommand(y: Argv): Argv {
         // The decoded-candle cache: every block's checksum read, every source hashed.
         const cacheDir = cacheDirFor(catalog.root);
         const caches = listCache(cacheDir, true).filter((c) => instrument === undefined || c.trailer?.instrument === instrument);
-        if (series.length === 0 && ticks.length === 0 && financing === undefined && manifest === undefined && caches.length === 0) {
+        const labs = recordings && instrument === undefined ? checkLabs(catalog.root) : [];
+        if (series.length === 0 && ticks.length === 0 && financing === undefined && manifest === undefined && caches.length === 0 && labs.length === 0) {
           process.stdout.write(`No series${instrument ? ` of ${instrument}` : ''}${a.granularity ? ` ${String(a.granularity)}` : ''} in ${catalog.root}.\n`);
           return;
         }
@@ -169,6 +170,12 @@ export function dataCommand(y: Argv): Argv {
           for (const p of financing.problems) process.stdout.write(`  ${p}\n`);
           if (financing.problems.length === 0) process.stdout.write('  every line a record, one per trading day and instrument\n');
           problems += financing.problems.length;
+        }
+        for (const l of labs) {
+          process.stdout.write(`labs ${l.kind}: ${l.items.toLocaleString('en-US')} items in ${l.files} month file${l.files === 1 ? '' : 's'}, known ${l.first !== null ? new Date(l.first).toISOString() : '?'} → ${l.last !== null ? new Date(l.last).toISOString() : '?'}  ${l.subjects.join(' ')}\n`);
+          for (const p of l.problems) process.stdout.write(`  ${p}\n`);
+          if (l.problems.length === 0) process.stdout.write('  every line an item, in knownAt order, in its month\'s file\n');
+          problems += l.problems.length;
         }
         if (manifest) {
           const m = manifest.manifest;

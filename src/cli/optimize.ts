@@ -15,7 +15,7 @@ import { SweepStore } from '../research/store.ts';
 import { canonical, runSweep, sha256, sweepHashes, type RankedTrial, type SweepResult } from '../research/sweep.ts';
 import { writeSweepReport } from '../report/sweep-report.ts';
 import { ROOT, loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app/config.ts';
-import { dataCatalog, fileSource } from '../app/sources.ts';
+import { dataCatalog, fileSource, type FileRead } from '../app/sources.ts';
 import { loadStrategy, StrategyLoadError } from '../app/load-strategy.ts';
 import { formatCount } from './progress.ts';
 
@@ -52,6 +52,9 @@ export interface OptimizeArgs extends SimFlagArgs {
   runsDir?: string;
   queue?: string;
   reconnectMs?: number;
+  idleWarnMs?: number;
+  /** The command a queue note names (walkforward sets it). */
+  queueCommand?: string;
 }
 
 /** `fxflow optimize`'s flags. */
@@ -84,6 +87,7 @@ export function optimizeCommand(y: Argv): Argv {
     .option('runs-dir', { type: 'string', describe: 'Where sweep folders are saved (under <runs-dir>/sweeps)' })
     .option('queue', { type: 'string', describe: 'Put the trials on a BullMQ queue in Redis (redis://HOST:PORT/DB[?name=QUEUE]) for `fxflow worker` processes on any machine; results come back to this folder' })
     .option('reconnect-ms', { type: 'number', default: RECONNECT_MS, describe: 'With --queue: how long to keep trying to reach Redis again after losing it before stopping (the sweep is resumable)' })
+    .option('idle-warn-ms', { type: 'number', describe: 'With --queue: warn, naming the reasons, when trials wait and no worker has taken one for this long (default 60000)' })
     .example("$0 optimize strategies/sma-cross.ts --param fast=5:50:5 --param slow=20,30,50,100 --constraint 'fast < slow'", 'Grid over fast × slow')
     .example('$0 optimize strategies/sma-cross.ts --param fast=2:60:1 --param slow=10:300:5 --search tpe --trials 200 --objective sortino', 'Adaptive search');
 }
@@ -202,9 +206,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   let data: Awaited<ReturnType<typeof loadSweepData>>;
   const bar = new SweepProgress();
   try {
-    const source = a.data
-      ? { candles: fileSource(a.data, dataFileInput(a), config, instruments), available: () => false }
-      : await dataCatalog(resolve(ROOT, config.data.catalog));
+    const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(resolve(ROOT, config.data.catalog));
     data = await loadSweepData({
       strategy: loaded.strategy,
       name: loaded.name,
@@ -213,6 +215,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       instruments,
       candles: source.candles,
       available: source.available,
+      origin: source.origin,
       from: parseDate(config.run.from),
       to: parseDate(config.run.to),
       cache: cacheFor(a, config),
@@ -244,6 +247,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       config,
       series: data.series,
       dataHash: data.dataHash,
+      data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
       dir,
       pool,
       ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}),
@@ -260,6 +264,11 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   if (a.json) process.stdout.write(`${JSON.stringify({ ...result, ...(a.queue !== undefined ? { queue: describeQueue(a.queue) } : {}), data: { candles: data.candles, decodeMs: Math.round(data.decodeMs), hash: data.dataHash, cachedSeries: data.cached } })}\n`);
   else process.stdout.write(`${formatSweep(result, a.top, data, a.queue !== undefined ? describeQueue(a.queue) : undefined)}${page ? `Sweep page: ${page}\n` : ''}`);
   return result;
+}
+
+/** A --data file or folder as a sweep reads it: its candles, and its name as the trials' data source. */
+export function fileSweepSource(path: string, read: string | FileRead | undefined, config: BacktestConfig, instruments: ReturnType<typeof loadInstruments>) {
+  return { candles: fileSource(path, read, config, instruments), available: (): boolean => false, origin: () => ({ source: resolve(path), sides: 'unknown' as const, synthetic: false }) };
 }
 
 /** The command line as typed, for "run the same command again" (a password in a redis:// URL hidden). */
@@ -287,7 +296,7 @@ export function openSweepQueue(
     data: a.data !== undefined ? { ...dataFileInput(a)!, file: resolve(a.data) } : { catalog: resolve(ROOT, config.data.catalog) },
     subscriptionParams: space.params(space.validPoints()[0]!),
     createdAt: new Date().toISOString(),
-  }, undefined, a.reconnectMs);
+  }, undefined, a.reconnectMs, { ...(a.idleWarnMs !== undefined ? { idleWarnMs: a.idleWarnMs } : {}), onNote: (text) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}fxflow ${a.queueCommand ?? 'optimize'}: ${text}\n`) });
 }
 
 export function sameCommand(): string {
@@ -342,7 +351,10 @@ export function formatSweep(r: SweepResult, top: number, data: { candles: number
     lines.push(`  Deflated Sharpe ratio ${num(d.dsr, 3)}: probability that the best trial's true Sharpe beats the best of ${d.trials} zero-skill trials`);
     lines.push(`    (daily Sharpe ${num(d.sharpe, 4)} vs expected max ${num(d.expectedMaxSharpe, 4)}; ${d.observations} daily returns, skew ${num(d.skew, 2)}, kurtosis ${num(d.kurtosis, 2)}; Bailey & López de Prado 2014)`);
   }
-  if (p) lines.push(`  PBO ${num(p.pbo, 3)}: share of ${p.splits} CSCV splits (${p.blocks} blocks) where the in-sample best ranks at or below the out-of-sample median (Bailey, Borwein, López de Prado & Zhu)`);
+  if (p) {
+    lines.push(`  PBO ${num(p.pbo, 3)}: share of ${p.splits} CSCV splits (${p.blocks} blocks) where the in-sample best ranks at or below the out-of-sample median (Bailey, Borwein, López de Prado & Zhu)`);
+    if (p.label) lines.push(`    (${p.label})`);
+  }
   if (r.overfitting.note) lines.push(`  ${r.overfitting.note}`);
   if (r.failures.length > 0) {
     lines.push('', `${r.failures.length} trial${r.failures.length === 1 ? '' : 's'} failed, e.g.:`);

@@ -9,8 +9,8 @@ import { SpaceError } from '../research/space.ts';
 import { parseSpan, runWalkForward, windowDir, windows, WalkForwardError, type WalkForwardResult } from '../research/walkforward.ts';
 import { writeWalkForwardReport } from '../report/sweep-report.ts';
 import { ROOT, parseDate } from '../app/config.ts';
-import { dataCatalog, fileSource } from '../app/sources.ts';
-import { cacheFor, lostRedis, openSweepQueue, optimizeCommand, prepare, type OptimizeArgs } from './optimize.ts';
+import { dataCatalog } from '../app/sources.ts';
+import { cacheFor, fileSweepSource, lostRedis, openSweepQueue, optimizeCommand, prepare, type OptimizeArgs } from './optimize.ts';
 
 export interface WalkForwardArgs extends OptimizeArgs {
   train: string;
@@ -46,8 +46,8 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
   let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file });
   pool.catch(() => {});
   try {
-    const source = a.data ? { candles: fileSource(a.data, dataFileInput(a), config, instruments), available: () => false } : await dataCatalog(resolve(ROOT, config.data.catalog));
-    const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: space.params(space.validPoints()[0]!), currency: config.account.currency, instruments, candles: source.candles, available: source.available, from, to, cache: cacheFor(a, config) });
+    const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(resolve(ROOT, config.data.catalog));
+    const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: space.params(space.validPoints()[0]!), currency: config.account.currency, instruments, candles: source.candles, available: source.available, origin: source.origin, from, to, cache: cacheFor(a, config) });
     if (data.candles === 0) throw new SpaceError(`no candles between ${config.run.from} and ${config.run.to}: check --from/--to and the data`);
     const { strategyHash, configHash } = sweepHashes(loaded.file, config);
     const hash = sha256(canonical({ strategyHash, configHash, dataHash: data.dataHash, dims: space.dims, constraints: space.constraints.map((c) => c.source), base: space.base, search: a.search, seed: a.seed, trials, batch: a.batch, lag: a.lag, objective: a.objective, windows: ws })).slice(0, 10);
@@ -55,7 +55,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
     if (a.queue !== undefined) {
       // One manifest for the whole walk-forward (the data of the whole period): each window's trials
       // and out-of-sample runs are jobs carrying their own period, keyed as optimize keys its trials.
-      pool = openSweepQueue(a, a.queue, `${loaded.name}-wf-${hash}`, loaded, space, config, { strategyHash, configHash, dataHash: data.dataHash });
+      pool = openSweepQueue({ ...a, queueCommand: 'walkforward' }, a.queue, `${loaded.name}-wf-${hash}`, loaded, space, config, { strategyHash, configHash, dataHash: data.dataHash });
       pool.catch(() => {});
       await pool;
     }

@@ -4,14 +4,14 @@ import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { parseDate } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
-import { dataCatalog, fileSource } from '../app/sources.ts';
+import { dataCatalog } from '../app/sources.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { WorkerPool } from '../research/pool.ts';
 import { QueueError, QueueLostError, RECONNECT_MS, describeQueue, startQueueWorker, type PreparedSweep, type SweepManifest } from '../research/queue.ts';
 import { catalogSourceHash } from '../research/series-cache.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { sha256 } from '../research/sweep.ts';
-import { sameCommand } from './optimize.ts';
+import { fileSweepSource, sameCommand } from './optimize.ts';
 
 export interface WorkerArgs {
   queue: string;
@@ -46,7 +46,7 @@ async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): P
   const instruments = loadInstruments();
   const from = parseDate(m.config.run.from);
   const to = parseDate(m.config.run.to);
-  let source: { candles: Parameters<typeof loadSweepData>[0]['candles']; available: (i: string, g: string) => boolean };
+  let source: Pick<Parameters<typeof loadSweepData>[0], 'candles' | 'available' | 'origin'>;
   let dataPath: string;
   let cache: Parameters<typeof loadSweepData>[0]['cache'];
   if ('catalog' in m.data) {
@@ -58,9 +58,9 @@ async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): P
   } else {
     dataPath = resolve(a.data ?? m.data.file);
     if (!existsSync(dataPath)) throw new QueueError(`sweep ${m.sweepId}: the data ${dataPath} is not on this machine: give its copy with --data`);
-    source = { candles: fileSource(dataPath, m.data, m.config, instruments), available: () => false };
+    source = fileSweepSource(dataPath, m.data, m.config, instruments);
   }
-  const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: m.subscriptionParams, currency: m.config.account.currency, instruments, candles: source.candles, available: source.available, from, to, ...(cache ? { cache } : {}) });
+  const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: m.subscriptionParams, currency: m.config.account.currency, instruments, candles: source.candles, available: source.available, ...(source.origin ? { origin: source.origin } : {}), from, to, ...(cache ? { cache } : {}) });
   if (data.dataHash !== m.dataHash) {
     throw new QueueError(
       `sweep ${m.sweepId}: the data here (${dataPath}, ${data.candles} candles) is not the coordinator's (content hash ${data.dataHash.slice(0, 12)}…, the sweep's ${m.dataHash.slice(0, 12)}…): every worker needs the same catalog; copy it, or point --catalog/--data at the same files`,
@@ -82,6 +82,7 @@ export async function worker(a: WorkerArgs): Promise<void> {
     lockMs: a.lockMs,
     ...(a.reconnectMs !== undefined ? { reconnectMs: a.reconnectMs } : {}),
     prepare: (m) => prepareSweep(a, m, threads),
+    onNote: (text) => process.stderr.write(`fxflow worker: ${text}\n`),
     onTrial: (e) => {
       ran++;
       process.stderr.write(`fxflow worker: ${e.trial >= 0 ? `trial ${e.trial}` : `window ${-e.trial}'s out-of-sample run`} of ${e.sweepId} ${e.ok ? 'done' : 'failed'} in ${(e.wallMs / 1000).toFixed(2)} s\n`);
@@ -97,6 +98,10 @@ export async function worker(a: WorkerArgs): Promise<void> {
     await w.done;
   } catch (e) {
     await w.stop().catch(() => {});
+    // Given up: whatever BullMQ still holds (a watchdog timer on a blocking read of the lost server
+    // runs up to its block time plus a second) must not keep this process alive. Unref'd: it only
+    // fires when something else is still pending a second after the message is printed.
+    setTimeout(() => process.exit(typeof process.exitCode === 'number' ? process.exitCode : 1), 1000).unref();
     if (e instanceof QueueLostError) {
       throw new QueueError(
         `${e.message}: this worker stopped after ${ran} trial${ran === 1 ? '' : 's'}. Nothing recorded is lost: a trial it was running goes back to the queue once its lock lapses (--lock-ms ${a.lockMs}) and runs on another worker; when Redis is back, start this worker again (${sameCommand()})`,

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { SWEEP_CONFIG_FILE, trialCommand, type SweepDataSource } from '../research/trial-command.ts';
 import { ReportError } from './run-folder.ts';
 
 /** What a sweep folder holds (src/research/store.ts and sweep.ts write it). */
@@ -49,9 +50,11 @@ export interface SweepPageModel {
   readonly trials: SweepTrialRow[];
   /** The best successful trial of the table (highest objective, lowest trial number on a tie). */
   readonly best: SweepTrialRow | null;
+  /** The command that runs the best trial on its own, exactly (null: no best trial, or no strategy file recorded). */
+  readonly bestCommand: string | null;
   readonly overfitting: {
     deflatedSharpe: { dsr: number; sharpe: number; expectedMaxSharpe: number; trials: number; skew: number; kurtosis: number; observations: number } | null;
-    pbo: { pbo: number; blocks: number; splits: number; medianLogit: number } | null;
+    pbo: { pbo: number; blocks: number; splits: number; medianLogit: number; search?: string; comparable?: boolean; label?: string } | null;
     note?: string;
   } | null;
   readonly warnings: string[];
@@ -149,6 +152,10 @@ export function sweepModel(dir: string): SweepPageModel {
     figures: TRIAL_FIGURES,
     trials,
     best,
+    bestCommand:
+      best && typeof meta.strategyFile === 'string' && existsSync(join(dir, SWEEP_CONFIG_FILE))
+        ? trialCommand({ dir, strategyFile: meta.strategyFile, data: meta.data as SweepDataSource | undefined, fixed: (meta.fixed ?? {}) as Record<string, Value>, params: best.params })
+        : null,
     overfitting,
     warnings,
   };

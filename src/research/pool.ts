@@ -103,7 +103,7 @@ export class WorkerPool implements TrialRunner {
     this.#slots.splice(i, 1);
     const b = slot.busy;
     slot.busy = undefined;
-    b?.resolve({ type: 'done', trial: b.trial, ok: false, error: `worker died: ${reason}`, wallMs: 0 });
+    b?.resolve({ type: 'done', trial: b.trial, ok: false, error: `worker died: ${reason}`, wallMs: 0, infrastructure: true });
     if (!this.#closed) this.#spawn().catch((e: Error) => this.#queue.splice(0).forEach((q) => q.reject(e)));
   }
 

@@ -1,8 +1,10 @@
-import { Queue, QueueEvents, Worker as QueueWorker, type Job } from 'bullmq';
+import { Queue, QueueEvents, WaitingError, Worker as QueueWorker, type Job } from 'bullmq';
+import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import type { Params } from '../strategy/api.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import type { Done, TrialRunner } from './pool.ts';
+import { isInfrastructureFailure } from './failure.ts';
 import { canonical, sha256, trialId } from './sweep.ts';
 
 /**
@@ -167,9 +169,10 @@ const where = (t: QueueTarget): string => `redis://${t.host}:${t.port}/${t.db}`;
 
 /** The queue as it may be printed: no user or password. */
 export function describeQueue(url: string): string {
-  const t = parseQueueUrl(url);
-  return `${where(t)}${t.name === 'fxflow' ? '' : `?name=${t.name}`}`;
+  return describeQueueTarget(parseQueueUrl(url));
 }
+
+const describeQueueTarget = (t: QueueTarget): string => `${where(t)}${t.name === 'fxflow' ? '' : `?name=${t.name}`}`;
 
 const older = (a: string, b: string): boolean => {
   const pa = a.split('.').map(Number);
@@ -233,7 +236,21 @@ interface TrialJob {
   /** The trial's period when it is not the manifest's (`run.from`, `run.to`): a walk-forward window's. */
   readonly period?: { readonly from: string; readonly to: string };
 }
-type TrialResult = { ok: true; metrics: unknown; returns: number[]; times?: number[]; wallMs: number } | { ok: false; error: string; wallMs: number };
+type TrialResult = { ok: true; metrics: unknown; returns: number[]; times?: number[]; wallMs: number } | { ok: false; error: string; wallMs: number; infrastructure?: true };
+
+/** What the coordinator watches while trials are out, and where it says what it found. */
+export interface QueueWatch {
+  /** How often the coordinator checks that its manifest and its trials' jobs are still in Redis (ms; default 2 s). */
+  readonly checkMs?: number;
+  /** Warn when no worker has taken a trial for this long while trials wait (ms; default 60 s). */
+  readonly idleWarnMs?: number;
+  /** A line for the user (the CLI writes it to stderr). */
+  readonly onNote?: (text: string) => void;
+}
+
+const refusalsKey = (t: QueueTarget): string => `fxflow:${t.name}:refusals`;
+/** How long a worker's refusal is kept in Redis (s): the coordinator names it in its warnings until then. */
+const REFUSAL_TTL_S = 3600;
 
 /**
  * The coordinator's side: a TrialRunner whose trials are BullMQ jobs. Refuses a queue that holds
@@ -248,25 +265,106 @@ export class RedisTrialRunner implements TrialRunner {
   #closed = false;
   #lost: QueueLostError | undefined;
   readonly #waiting = new Set<(e: Error) => void>();
+  /** The trials out on the queue: their jobs' payloads, to add again when Redis lost them, and a wake-up for their waiter. */
+  readonly #out = new Map<string, { readonly data: TrialJob; requeued: () => void }>();
+  readonly #timer: NodeJS.Timeout;
+  #checking = false;
+  /** When a worker last took a trial (or the coordinator last warned, or started). */
+  #lastTaken = Date.now();
+  /** How long without a trial taken before the next warning. */
+  #warnAfterMs: number;
 
   private constructor(
     private readonly target: TrialTargetParts,
     depth: number,
+    private readonly watch: QueueWatch,
   ) {
     this.size = depth;
-    const { link } = target;
+    const { link, events } = target;
     void link.lost.then((reason) => {
       this.#lost = new QueueLostError(where(link.target), reason, link.reconnectMs);
       for (const fail of this.#waiting) fail(this.#lost);
       this.#waiting.clear();
     });
+    events.on('active', () => {
+      this.#lastTaken = Date.now();
+      this.#warnAfterMs = watch.idleWarnMs ?? 60_000;
+    });
+    this.#warnAfterMs = watch.idleWarnMs ?? 60_000;
+    this.#timer = setInterval(() => void this.#check(), watch.checkMs ?? 2000);
+    this.#timer.unref();
+  }
+
+  /**
+   * The watchdog: a Redis restarted empty (or flushed) has lost the manifest and the jobs the
+   * coordinator waits for, and nothing would ever answer them; it writes the manifest again and
+   * re-adds what is missing. And when trials wait but no worker has taken one for a while, it
+   * says so, with what it knows of why (no worker connected, workers that refused the sweep).
+   */
+  async #check(): Promise<void> {
+    if (this.#checking || this.#closed || this.target.link.isLost || this.#out.size === 0) return;
+    this.#checking = true;
+    const { t, watch: redis, queue, manifest } = this.target;
+    try {
+      const ids = [...this.#out.keys()];
+      const [hasManifest, ...exist] = (await redis.pipeline([['exists', manifestKey(t)], ...ids.map((id) => ['exists', `bull:${t.name}:${id}`])]).exec()) ?? [];
+      if (hasManifest?.[0] || exist.some((e) => e[0])) return; // the link is down: the next check sees
+      let requeued = 0;
+      if (hasManifest?.[1] === 0) await redis.set(manifestKey(t), JSON.stringify(manifest));
+      for (let k = 0; k < ids.length; k++) {
+        if (exist[k]?.[1] !== 0) continue;
+        const out = this.#out.get(ids[k]!);
+        if (!out) continue;
+        await queue.add('trial', out.data, { jobId: ids[k]!, attempts: 1, removeOnComplete: false, removeOnFail: false });
+        out.requeued();
+        requeued++;
+      }
+      if (requeued > 0 || hasManifest?.[1] === 0) {
+        this.watch.onNote?.(`Redis at ${where(t)} no longer held ${requeued} of the ${ids.length} trial${ids.length === 1 ? '' : 's'} out on the queue${hasManifest?.[1] === 0 ? ' nor the sweep\'s manifest (it was emptied or restarted without its data)' : ''}: queued them again`);
+        this.#lastTaken = Date.now();
+      }
+      const idleMs = Date.now() - this.#lastTaken;
+      if (idleMs >= this.#warnAfterMs) {
+        const counts = await queue.getJobCounts('active', 'waiting', 'prioritized');
+        const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0);
+        if (waiting > 0) {
+          // Said again after twice as long, and so on, while nothing changes.
+          this.#warnAfterMs *= 2;
+          this.watch.onNote?.(await this.#idleReasons(idleMs, waiting, counts.active ?? 0));
+        }
+      }
+    } catch {
+      // A failed check (the link dropping) is retried at the next tick; losing the link for good is the link's to say.
+    } finally {
+      this.#checking = false;
+    }
+  }
+
+  async #idleReasons(idleMs: number, waiting: number, running: number): Promise<string> {
+    const { t, watch: redis, queue } = this.target;
+    const refusals = await redis.hgetall(refusalsKey(t));
+    const workers = (await queue.getWorkers()).length;
+    const reasons: string[] = [];
+    for (const [who, why] of Object.entries(refusals)) {
+      const r = JSON.parse(why) as { sweepId: string; reason: string };
+      if (r.sweepId === this.target.sweepId) reasons.push(`the worker ${who} refused this sweep: ${r.reason}`);
+    }
+    if (workers === 0) reasons.push(`no ${reasons.length > 0 ? 'other ' : ''}worker is connected: start one on a machine with the strategy and the data (fxflow worker --queue ${describeQueueTarget(t)})`);
+    else if (reasons.length === 0) {
+      reasons.push(
+        running > 0
+          ? `${workers} worker${workers === 1 ? ' is' : 's are'} connected, running ${running} trial${running === 1 ? '' : 's'}: the next is taken when one ends`
+          : `${workers} worker${workers === 1 ? ' is' : 's are'} connected but took none (stopping, or stuck)`,
+      );
+    }
+    return `no worker has taken a trial for ${Math.round(idleMs / 1000)} s (${waiting} waiting on ${describeQueueTarget(t)}): ${reasons.join('; ')}`;
   }
 
   /**
    * Opens the queue for a sweep: writes its manifest (refusing a queue busy with another sweep).
    * `reconnectMs`: how long to keep trying after losing Redis before giving up.
    */
-  static async open(url: string, manifest: SweepManifest, depth = 256, reconnectMs = RECONNECT_MS): Promise<RedisTrialRunner> {
+  static async open(url: string, manifest: SweepManifest, depth = 256, reconnectMs = RECONNECT_MS, watch: QueueWatch = {}): Promise<RedisTrialRunner> {
     const t = parseQueueUrl(url);
     const client = await openRedis(t);
     const link = new RedisLink(t, reconnectMs);
@@ -294,9 +392,15 @@ export class RedisTrialRunner implements TrialRunner {
     const events = new QueueEvents(t.name, { connection: link.connection() });
     events.on('error', link.noteError);
     events.setMaxListeners(depth + 16);
-    link.onLose(() => void Promise.allSettled([events.close(), queue.close()]));
+    // The watchdog's own connection, which (unlike the manifest's) reconnects on the link's schedule.
+    const watchClient = new Redis(link.connection());
+    watchClient.on('error', link.noteError);
+    link.onLose(() => {
+      watchClient.disconnect();
+      void Promise.allSettled([events.close(), queue.close()]);
+    });
     await events.waitUntilReady();
-    return new RedisTrialRunner({ t, link, client, queue, events, sweepId: manifest.sweepId, base: manifest.config.run }, depth);
+    return new RedisTrialRunner({ t, link, client, watch: watchClient, queue, events, sweepId: manifest.sweepId, manifest, base: manifest.config.run }, depth, watch);
   }
 
   share(): void {
@@ -313,21 +417,49 @@ export class RedisTrialRunner implements TrialRunner {
     const lost = new Promise<never>((_, reject) => (fail = reject));
     this.#waiting.add(fail);
     try {
-      const job = await Promise.race([queue.add('trial', { sweepId, trial, params, ...(period ? { period } : {}) }, { jobId: id, attempts: 1, removeOnComplete: false, removeOnFail: false }), lost]);
-      const r = (await Promise.race([job.waitUntilFinished(events), lost])) as TrialResult;
+      await Promise.race([this.#clearFailed(id), lost]);
+      const data: TrialJob = { sweepId, trial, params, ...(period ? { period } : {}) };
+      // Woken when the watchdog found the job gone from Redis and added it again: wait for the new one.
+      let requeued: () => void = () => {};
+      const again = (): Promise<'requeued'> => new Promise((res) => (requeued = () => res('requeued')));
+      let woken = again();
+      this.#out.set(id, { data, requeued: () => requeued() });
+      const job = await Promise.race([queue.add('trial', data, { jobId: id, attempts: 1, removeOnComplete: false, removeOnFail: false }), lost]);
+      let r: TrialResult | 'requeued';
+      while ((r = (await Promise.race([job.waitUntilFinished(events), woken, lost])) as TrialResult | 'requeued') === 'requeued') woken = again();
       return r.ok ? { type: 'done', trial, ok: true, metrics: r.metrics, returns: r.returns, times: r.times ?? [], wallMs: r.wallMs } : { type: 'done', trial, ok: false, error: r.error, wallMs: r.wallMs };
     } catch (e) {
       if (this.#closed || e instanceof QueueLostError) throw e;
       // The job failed in BullMQ itself (stalled more often than allowed, or a worker refused it).
-      return { type: 'done', trial, ok: false, error: `the queue failed the trial: ${(e as Error).message}`, wallMs: 0 };
+      // Not the trial's fault: the sweep runs it again.
+      return { type: 'done', trial, ok: false, error: `the queue failed the trial: ${(e as Error).message}`, wallMs: 0, infrastructure: true };
     } finally {
       this.#waiting.delete(fail);
+      this.#out.delete(id);
+    }
+  }
+
+  /**
+   * A trial's job that failed for an infrastructure reason (in BullMQ: stalled too often, its
+   * worker's thread died) is done as far as BullMQ knows, and adding the same id again would only
+   * return it: it is put back to wait instead, so the trial runs again.
+   */
+  async #clearFailed(id: string): Promise<void> {
+    const old = await this.target.queue.getJob(id);
+    if (!old) return;
+    const state = await old.getState();
+    if (state === 'failed') await old.retry('failed');
+    else if (state === 'completed') {
+      const r = old.returnvalue as TrialResult | null;
+      if (r && !r.ok && isInfrastructureFailure(r)) await old.remove();
     }
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    const { queue, events, client, link } = this.target;
+    clearInterval(this.#timer);
+    const { queue, events, client, link, watch } = this.target;
+    watch.disconnect();
     if (link.isLost) {
       // Nothing to say to a server that is gone: drop the connections (a graceful close would wait for it).
       // Not awaited: BullMQ's close can stay pending for good once its connections have given up.
@@ -342,12 +474,18 @@ interface TrialTargetParts {
   readonly t: QueueTarget;
   readonly link: RedisLink;
   readonly client: Redis;
+  /** The watchdog's connection (reconnects with the link). */
+  readonly watch: Redis;
   readonly queue: Queue<TrialJob, TrialResult>;
   readonly events: QueueEvents;
   readonly sweepId: string;
+  readonly manifest: SweepManifest;
   /** The manifest's period: a job for another period carries its own. */
   readonly base: { readonly from: string; readonly to: string };
 }
+
+/** BullMQ's errors about a job whose keys or lock are gone from Redis. */
+const JOB_GONE = /^(Missing key for job|Missing lock for job|could not renew lock for job|Lock mismatch for job)/;
 
 /** A sweep a worker has prepared: its trials run on `runner` (worker threads holding the strategy and the data). */
 export interface PreparedSweep {
@@ -367,6 +505,8 @@ export interface QueueWorkerOptions {
   readonly onSweep?: (m: SweepManifest) => void;
   /** How long to keep trying after losing Redis before stopping with a QueueLostError (ms). */
   readonly reconnectMs?: number;
+  /** A line for the user: something the worker got past (a job that Redis lost). */
+  readonly onNote?: (text: string) => void;
 }
 
 /**
@@ -376,39 +516,62 @@ export interface QueueWorkerOptions {
  */
 export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: () => Promise<void>; done: Promise<void> }> {
   const t = parseQueueUrl(o.url);
-  const client = await openRedis(t);
+  (await openRedis(t)).disconnect(); // one clear message when Redis is unreachable or too old
   const link = new RedisLink(t, o.reconnectMs ?? RECONNECT_MS);
-  let current: { sweepId: string; manifest: SweepManifest; ready: Promise<PreparedSweep> } | undefined;
+  // The manifest's connection reconnects on the link's schedule (a Redis restarted mid-sweep is found again).
+  const client = new Redis(link.connection());
+  client.on('error', link.noteError);
+  link.onLose(() => client.disconnect());
+  // The sweep being run here. Set in the same tick as the check (before any await), so two jobs
+  // arriving together share one preparation: preparing twice would close the first's threads
+  // under the trial running on them.
+  let current: { sweepId: string; ready: Promise<{ manifest: SweepManifest; prepared: PreparedSweep }> } | undefined;
   let fail: (e: Error) => void = () => {};
   let finish: () => void = () => {};
   const done = new Promise<void>((resolve, reject) => {
     fail = reject;
     finish = resolve;
   });
-  const sweepFor = async (sweepId: string): Promise<{ manifest: SweepManifest; prepared: PreparedSweep }> => {
-    if (current?.sweepId === sweepId) return { manifest: current.manifest, prepared: await current.ready };
-    const m = await readManifest(client, t);
-    if (!m || m.sweepId !== sweepId) throw new QueueError(`the job belongs to sweep ${sweepId}, but the queue's manifest is ${m ? `sweep ${m.sweepId}` : 'missing'}: it is left for that sweep's coordinator`);
+  const sweepFor = (sweepId: string): Promise<{ manifest: SweepManifest; prepared: PreparedSweep }> => {
+    if (current?.sweepId === sweepId) return current.ready;
     const previous = current;
-    const ready = o.prepare(m);
-    current = { sweepId, manifest: m, ready };
-    void previous?.ready.then((p) => p.runner.close(), () => {});
-    o.onSweep?.(m);
-    return { manifest: m, prepared: await ready };
+    const ready = readManifest(client, t).then(async (m) => {
+      if (!m || m.sweepId !== sweepId) throw new QueueError(`the job belongs to sweep ${sweepId}, but the queue's manifest is ${m ? `sweep ${m.sweepId}` : 'missing'}: it is left for that sweep's coordinator`);
+      // The previous sweep's threads end only once nothing of it runs (its jobs are answered first).
+      void previous?.ready.then((p) => p.prepared.runner.close(), () => {});
+      o.onSweep?.(m);
+      return { manifest: m, prepared: await o.prepare(m) };
+    });
+    current = { sweepId, ready };
+    // A failed preparation is not kept: the next job of that sweep tries again.
+    ready.catch(() => {
+      if (current?.ready === ready) current = undefined;
+    });
+    return ready;
   };
   const lockMs = o.lockMs ?? 30_000;
   let stopping = false;
   const worker = new QueueWorker<TrialJob, TrialResult>(
     t.name,
-    async (job: Job<TrialJob, TrialResult>) => {
+    async (job: Job<TrialJob, TrialResult>, token?: string) => {
       let sweep: { manifest: SweepManifest; prepared: PreparedSweep };
       try {
         sweep = await sweepFor(job.data.sweepId);
       } catch (e) {
-        // This machine cannot run the sweep (other data or strategy, a missing file): say so and
-        // stop taking jobs. The job is left unanswered, so its lock lapses and another worker runs it.
-        fail(e instanceof QueueError ? e : new QueueError(`sweep ${job.data.sweepId}: this machine cannot run it: ${(e as Error).message}`));
-        return new Promise<TrialResult>(() => {});
+        // This machine cannot run the sweep (other data or strategy, a missing file): say so (here,
+        // and in Redis for the coordinator's warnings), give the job back, and stop taking jobs.
+        const err = e instanceof QueueError ? e : new QueueError(`sweep ${job.data.sweepId}: this machine cannot run it: ${(e as Error).message}`);
+        const who = `${hostname()} (pid ${process.pid})`;
+        await client
+          .multi()
+          .hset(refusalsKey(t), who, JSON.stringify({ sweepId: job.data.sweepId, reason: err.message }))
+          .expire(refusalsKey(t), REFUSAL_TTL_S)
+          .exec()
+          .catch(() => {});
+        fail(err);
+        // The job goes back to wait at once (no worker may be left to notice its lock lapse).
+        await job.moveToWait(token).catch(() => {});
+        throw new WaitingError();
       }
       const { manifest, prepared } = sweep;
       const p = job.data.period;
@@ -420,13 +583,24 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
       // Stopping (Ctrl-C) ends the threads: the trial is not done, so it is not answered; its lock
       // lapses and another worker runs it.
       if (stopping) return new Promise<TrialResult>(() => {});
+      // The thread died under the trial: not the trial's answer. Failing the job (rather than
+      // answering it) lets the coordinator run it again.
+      if (!d.ok && isInfrastructureFailure(d)) throw new Error(d.error);
       o.onTrial?.({ sweepId: job.data.sweepId, trial: job.data.trial, ok: d.ok, wallMs: d.wallMs });
       return d.ok ? { ok: true, metrics: d.metrics, returns: d.returns, times: d.times, wallMs: d.wallMs } : { ok: false, error: d.error, wallMs: d.wallMs };
     },
     { connection: link.connection(), concurrency: Math.max(1, o.threads), lockDuration: lockMs, stalledInterval: Math.max(1000, Math.floor(lockMs / 2)), maxStalledCount: 5, autorun: true },
   );
   // A lost connection is the link's to judge (bounded retry); any other error of the queue stops the worker.
-  worker.on('error', (e) => (isConnectionError(e) ? link.noteError(e) : fail(new QueueError(`the queue at ${where(t)} failed: ${e.message}`))));
+  worker.on('error', (e) => {
+    if (isConnectionError(e)) link.noteError(e);
+    // A job that Redis no longer holds (emptied or restarted empty): its coordinator queues it again; this worker goes on.
+    else if (JOB_GONE.test(e.message)) o.onNote?.(`${e.message}: Redis lost this job (emptied or restarted); its coordinator queues it again`);
+    else fail(new QueueError(`the queue at ${where(t)} failed: ${e.message}`));
+  });
+  // Closing starts the moment the link is lost: BullMQ then skips its pauses after failed
+  // commands (they kept an idle process alive for several seconds after giving up).
+  link.onLose(() => void worker.close(true).catch(() => {}));
   void link.lost.then((reason) => fail(new QueueLostError(where(t), reason, link.reconnectMs)));
   const stop = async (): Promise<void> => {
     stopping = true;
@@ -436,11 +610,11 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
       // The server is gone: end the threads first (a trial still running would keep the process
       // alive), then drop the connections without waiting on them. BullMQ's close can stay pending
       // for good once its connections have given up (seen under load: the worker never exited).
-      await c?.ready.then((p) => p.runner.close(), () => {});
+      await c?.ready.then((p) => p.prepared.runner.close(), () => {});
       void Promise.allSettled([worker.disconnect()]).then(() => worker.close(true)).catch(() => {});
     } else {
       await worker.close(true);
-      await c?.ready.then((p) => p.runner.close(), () => {});
+      await c?.ready.then((p) => p.prepared.runner.close(), () => {});
     }
     client.disconnect();
     finish();

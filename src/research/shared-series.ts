@@ -1,3 +1,4 @@
+import type { SeriesOrigin } from '../engine/report.ts';
 import { createHash } from 'node:crypto';
 import type { Candle } from '../domain/candle.ts';
 import type { Granularity } from '../domain/granularity.ts';
@@ -19,6 +20,8 @@ export interface SharedSeries {
   readonly prices: Float64Array;
   readonly volume: Float64Array;
   readonly complete: Uint8Array;
+  /** Where the series was read (the catalog's or a file's account of it), for the trials' data report. */
+  readonly origin?: SeriesOrigin;
 }
 
 const shared = (n: number, bytes: number): SharedArrayBuffer => new SharedArrayBuffer(Math.max(1, n) * bytes);

@@ -15,6 +15,8 @@ export interface TrialRecord {
   readonly objective: number | null;
   readonly metrics?: TrialMetrics;
   readonly error?: string;
+  /** The failure was not the trial's (its thread died, the queue lost it): a resumed sweep runs it again. */
+  readonly infrastructure?: true;
 }
 
 /** The summary figures, in the order of trials.csv's columns (after trial, id, status, objective and the params). */
@@ -25,6 +27,9 @@ export const METRIC_COLUMNS = [
   'realizedPL', 'unrealizedPL', 'spreadCost', 'financing', 'commission', 'ambiguousCandles', 'ambiguousPL',
   'currency', 'from', 'to',
 ] as const satisfies readonly (keyof TrialMetrics)[];
+
+/** What became of the strategy's orders, after the metric columns: orders placed, filled, rejected. */
+export const ORDER_COLUMNS = ['orders', 'fills', 'rejects'] as const;
 
 /** A CSV field: plain numbers as they are, empty for null, text quoted when it needs to be (RFC 4180). */
 function field(v: unknown): string {
@@ -73,12 +78,15 @@ export class SweepStore {
   }
 
   header(): string {
-    return ['trial', 'id', 'status', 'objective', ...this.#paramNames, ...METRIC_COLUMNS, 'error'].join(',');
+    return ['trial', 'id', 'status', 'objective', ...this.#paramNames, ...METRIC_COLUMNS, ...ORDER_COLUMNS, 'error'].join(',');
   }
 
   row(r: TrialRecord): string {
     const m = r.metrics as Record<string, unknown> | undefined;
-    return [r.trial, r.id, r.status, r.objective, ...this.#paramNames.map((p) => r.params[p]), ...METRIC_COLUMNS.map((c) => m?.[c]), r.error].map(field).join(',');
+    const orders = r.metrics?.orders;
+    // The strategy's own orders (its trades' dependent orders are counted apart in the run's report).
+    const counts = orders ? [orders.placed, orders.filled, orders.rejected] : [undefined, undefined, undefined];
+    return [r.trial, r.id, r.status, r.objective, ...this.#paramNames.map((p) => r.params[p]), ...METRIC_COLUMNS.map((c) => m?.[c]), ...counts, r.error].map(field).join(',');
   }
 
   /** Rewrites trials.csv from records (at the start of a resumed sweep, and at the end in trial order). */

@@ -1,3 +1,4 @@
+import type { SeriesOrigin } from '../engine/report.ts';
 import type { Candle } from '../domain/candle.ts';
 import { conversionInstruments } from '../domain/conversion.ts';
 import { granularityMs, type Granularity } from '../domain/granularity.ts';
@@ -22,6 +23,8 @@ export async function loadSweepData(o: {
   instruments: InstrumentRegistry;
   candles: CandleFactory;
   available: (instrument: string, granularity: string) => boolean;
+  /** Where each series is read from (recorded with it: a trial's data report, the out-of-sample record, names it). */
+  origin?: (instrument: string, granularity: Granularity) => SeriesOrigin;
   from: number;
   to: number;
   /** The binary cache: where, and the hash of a series' source files (undefined: do not cache it). */
@@ -47,11 +50,14 @@ export async function loadSweepData(o: {
   for (const s of wanted.values()) {
     const decode = (): Promise<SharedSeries> => decodeSeries(s.instrument, s.granularity, o.candles({ ...s, from: o.from, to: o.to }));
     const sourceHash = o.cache?.sourceHash(s.instrument, s.granularity);
+    let decoded: SharedSeries;
     if (o.cache && sourceHash) {
       const c = await cachedSeries(o.cache.dir, { ...s, from: o.from, to: o.to, sourceHash }, decode);
       if (c.hit) cached++;
-      series.push(c.series);
-    } else series.push(await decode());
+      decoded = c.series;
+    } else decoded = await decode();
+    const origin = o.origin?.(s.instrument, s.granularity);
+    series.push(origin ? { ...decoded, origin } : decoded);
   }
   return { series, dataHash: hashSeries(series), candles: series.reduce((n, s) => n + s.length, 0), decodeMs: performance.now() - t0, cached };
 }

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -64,11 +64,23 @@ describe('runSweep (real backtests on worker threads)', () => {
     expect(r1.trials - r1.failed).toBeGreaterThan(0);
     const rows = csv(a).trim().split('\n');
     expect(rows[0]!.startsWith('trial,id,status,objective,fast,slow,netPL,')).toBe(true);
+    // What became of each trial's orders: placed, filled, rejected (a market order here always fills).
+    expect(rows[0]!.endsWith(',orders,fills,rejects,error')).toBe(true);
+    for (const t of r1.top) {
+      const cells = rows.find((r) => r.startsWith(`${t.trial},`))!.split(',');
+      const [orders, fills, rejects] = cells.slice(-4, -1).map(Number);
+      expect([orders, fills, rejects]).toEqual([t.metrics.orders!.placed, t.metrics.orders!.filled, t.metrics.orders!.rejected]);
+      expect(fills).toBeGreaterThan(0);
+      expect(fills! + rejects!).toBeLessThanOrEqual(orders!);
+    }
     expect(rows).toHaveLength(10);
     expect(rows.filter((r) => r.includes(',failed,'))).toHaveLength(r1.failed);
     // DSR and PBO are in the summary, and in summary.json.
     expect(r1.overfitting.deflatedSharpe?.trials).toBe(r1.trials - r1.failed);
     expect(r1.overfitting.pbo?.splits).toBe(6);
+    // Computed on an adaptive search's trials: labelled not comparable with grid or random.
+    expect(r1.overfitting.pbo).toMatchObject({ search: 'tpe', comparable: false });
+    expect(r1.overfitting.pbo?.label).toMatch(/not comparable with the PBO of a grid or random search/);
     expect(JSON.parse(readFileSync(join(a, 'summary.json'), 'utf8')).overfitting).toEqual(JSON.parse(JSON.stringify(r1.overfitting)));
   });
 
@@ -102,5 +114,49 @@ describe('runSweep (real backtests on worker threads)', () => {
     for (const t of r.top) expect(t.objective).toBeCloseTo(t.metrics.netPL / (1 + t.metrics.maxDrawdown), 10);
     const objectives = r.top.map((t) => t.objective);
     expect(objectives).toEqual([...objectives].sort((x, y) => y - x));
+  });
+
+  it('a trial whose thread died runs again (not recorded failed); on resume, an infrastructure failure in the folder runs again while a strategy failure stays failed', async () => {
+    const DIE = resolve(import.meta.dirname, 'fixtures/die-once.ts');
+    const loaded = await loadStrategy(DIE, []);
+    const die = { ...base, strategyFile: loaded.file, strategyName: loaded.name, space: buildSpace(loaded.params, ['fast=3:9:2', 'slow=10,20'], ['fast < slow']), search: 'grid' as const, trials: 8 };
+    // A reference where nothing dies (the marker is claimed already), then the same sweep where fast=5's thread ends once.
+    const claimed = mkdtempSync(join(tmp, 'claimed-'));
+    writeFileSync(join(claimed, 'claimed'), '');
+    const fresh = mkdtempSync(join(tmp, 'die-'));
+    process.env.FXFLOW_DIE_FAST = '5';
+    const ref = dir();
+    const d = dir();
+    let r: Awaited<ReturnType<typeof runSweep>>;
+    try {
+      process.env.FXFLOW_DIE_DIR = claimed;
+      await runSweep({ ...die, dir: ref, workers: 1 });
+      process.env.FXFLOW_DIE_DIR = fresh;
+      r = await runSweep({ ...die, dir: d, workers: 1 });
+    } finally {
+      delete process.env.FXFLOW_DIE_DIR;
+      delete process.env.FXFLOW_DIE_FAST;
+    }
+    expect(readdirSync(fresh)).toEqual(['claimed']); // a thread did die
+    expect(r.failed).toBe(0);
+    expect(r.ran).toBe(8);
+    expect(r.overfitting.pbo).toMatchObject({ search: 'grid', comparable: true });
+    expect(csv(d)).toBe(csv(ref));
+
+    // Resume: a folder where one trial is recorded 'worker died' (as older versions recorded it) and one failed in the strategy.
+    const f = dir();
+    await runSweep({ ...base, search: 'grid', trials: 12, dir: f, workers: 1 });
+    const expected = csv(f);
+    const lines = readFileSync(join(f, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { status: string; error?: string; metrics?: unknown; params: { fast: number } });
+    const strategyFailures = lines.filter((l) => l.status === 'failed').length;
+    expect(strategyFailures).toBeGreaterThan(0);
+    const victim = lines.findIndex((l) => l.status === 'ok');
+    const { metrics: _, ...rest } = lines[victim]!;
+    lines[victim] = { ...rest, status: 'failed', error: 'worker died: the worker thread exited with code 1' };
+    writeFileSync(join(f, 'trials.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const again = await runSweep({ ...base, search: 'grid', trials: 12, dir: f, workers: 1 });
+    expect(again.ran).toBe(1);
+    expect(again.failed).toBe(strategyFailures);
+    expect(csv(f)).toBe(expected);
   });
 });

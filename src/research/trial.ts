@@ -69,6 +69,7 @@ export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
       })();
     },
     available: (instrument, granularity) => spec.series.has(`${instrument}:${granularity}`),
+    origin: (instrument, granularity) => spec.series.get(`${instrument}:${granularity}`)?.origin ?? { source: 'unknown', sides: 'unknown', synthetic: false },
     log: spec.log ?? SILENT,
   });
   const returns = dailyReturns(r.equity.map((e) => e.nav));

@@ -21,7 +21,15 @@ export type FromWorker =
   | { readonly type: 'ready'; readonly startMs: number }
   | { readonly type: 'fatal'; readonly error: string }
   | { readonly type: 'done'; readonly trial: number; readonly ok: true; readonly metrics: unknown; readonly returns: number[]; readonly times: number[]; readonly wallMs: number }
-  | { readonly type: 'done'; readonly trial: number; readonly ok: false; readonly error: string; readonly wallMs: number };
+  | {
+      readonly type: 'done';
+      readonly trial: number;
+      readonly ok: false;
+      readonly error: string;
+      readonly wallMs: number;
+      /** The trial did not fail by itself: the thread running it died, its lock was lost, Redis went away. Run it again. */
+      readonly infrastructure?: true;
+    };
 
 const port = parentPort!;
 const init = workerData as WorkerInit & { readonly t0: number };

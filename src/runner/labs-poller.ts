@@ -9,6 +9,8 @@ export interface LabsEndpoints {
   autochartist(o: { instrument?: string; period?: number }): Promise<AutochartistResponse>;
   spreads(instrument: string, period: number): Promise<LabsSpreads>;
   commitmentsOfTraders(instrument: string): Promise<readonly LabsCotEntry[]>;
+  /** The server's time when it sent the latest answer (its Date header), if it said. */
+  serverTime?(): UnixMs | undefined;
 }
 
 export interface LabsPollerOptions {
@@ -24,8 +26,10 @@ export interface LabsPollerOptions {
   /** The wall clock the schedule and the rate budget run on (default Date.now). */
   readonly now?: () => UnixMs;
   /**
-   * The time an item is stamped as known (default: `now`). The runner passes its event clock (the
-   * time of the latest price), so that labs events fall in line with the prices a strategy sees.
+   * The time an item is stamped as known (default: the server's time when it sent the answer that
+   * brought the item, its Date header; `now` when it gives none). The runner passes its event
+   * clock (the time of the latest price), so that labs events fall in line with the prices a
+   * strategy sees.
    */
   readonly stamp?: () => UnixMs;
   /** How often each kind is polled (ms). Defaults: calendar 60 s, signals 5 min, spreads 15 min, COT 6 h. */
@@ -47,7 +51,8 @@ export interface LabsPollerStats {
   lastError: string | undefined;
 }
 
-type Task = { kind: 'calendar' | 'signals' | 'spreads' | 'cot'; instrument: string | undefined; lastOk: number; due: number };
+/** `lastOk` and `due` are on the server's clock once it has said its time (else the wall clock); `dueWall` on the wall clock. */
+type Task = { kind: 'calendar' | 'signals' | 'spreads' | 'cot'; instrument: string | undefined; lastOk: number; due: number; dueWall: number };
 
 /**
  * Polls the OANDA labs endpoints a strategy subscribes to and turns each answer into new items
@@ -68,6 +73,11 @@ export class LabsPoller {
   readonly #tasks: Task[] = [];
   readonly #sent: number[] = [];
   #timer: NodeJS.Timeout | undefined;
+  /** The server's clock as last heard (its time and the wall time then), and how fast it runs against the wall clock. */
+  #server: { t: number; wall: number } | undefined;
+  #rate = 1;
+  /** Rounds left in which every task polls, to learn how fast the server's clock runs (its rate needs two answers). */
+  #probes = 2;
   #running = false;
   #stopped = false;
 
@@ -75,10 +85,10 @@ export class LabsPoller {
     this.#o = o;
     this.#now = o.now ?? Date.now;
     this.identity = o.identity ?? new LabsIdentity();
-    if ((o.calendar ?? []).length > 0) this.#tasks.push({ kind: 'calendar', instrument: undefined, lastOk: -Infinity, due: 0 });
-    for (const i of o.signals ?? []) this.#tasks.push({ kind: 'signals', instrument: i, lastOk: -Infinity, due: 0 });
-    for (const i of o.spreads ?? []) this.#tasks.push({ kind: 'spreads', instrument: i, lastOk: -Infinity, due: 0 });
-    for (const i of o.cot ?? []) this.#tasks.push({ kind: 'cot', instrument: i, lastOk: -Infinity, due: 0 });
+    if ((o.calendar ?? []).length > 0) this.#tasks.push({ kind: 'calendar', instrument: undefined, lastOk: -Infinity, due: 0, dueWall: 0 });
+    for (const i of o.signals ?? []) this.#tasks.push({ kind: 'signals', instrument: i, lastOk: -Infinity, due: 0, dueWall: 0 });
+    for (const i of o.spreads ?? []) this.#tasks.push({ kind: 'spreads', instrument: i, lastOk: -Infinity, due: 0, dueWall: 0 });
+    for (const i of o.cot ?? []) this.#tasks.push({ kind: 'cot', instrument: i, lastOk: -Infinity, due: 0, dueWall: 0 });
   }
 
   #every(kind: Task['kind']): number {
@@ -105,31 +115,89 @@ export class LabsPoller {
     }
   }
 
+  /** Notes the server's time of the answer just received (and the rate of its clock); returns it. */
+  #heard(wall: number): number | undefined {
+    const t = this.#o.labs.serverTime?.();
+    if (t === undefined) return undefined;
+    const prev = this.#server;
+    if (prev === undefined || t !== prev.t) {
+      // The Date header has whole seconds: the rate is measured over at least a second of the server's clock.
+      if (prev !== undefined && wall > prev.wall && Math.abs(t - prev.t) >= 1000) {
+        this.#rate = Math.max(0, (t - prev.t) / (wall - prev.wall));
+        this.#probes = 0;
+      }
+      this.#server = { t, wall };
+    }
+    return t;
+  }
+
+  /** The server's time now, as far as the poller can tell (undefined until it has said). */
+  #serverNow(wall: number): number | undefined {
+    return this.#server === undefined ? undefined : this.#server.t + (wall - this.#server.wall) * this.#rate;
+  }
+
+  /** How fast the server's clock runs against the wall clock, as measured (1 until measured). */
+  get serverRate(): number {
+    return this.#rate;
+  }
+
+  /**
+   * Asks with the period covering the time since the last good answer; when the answer's own
+   * time shows the server's clock ran further than that (a sandbox faster than the wall clock, a
+   * long stall), asks again with the period that covers it: no item falls between two windows.
+   */
+  async #ask<T>(task: Task, nowS: number, allowed: readonly number[], call: (period: number) => Promise<T>, wall: number): Promise<{ res: T; at: number }> {
+    const period = this.#period(task, nowS, allowed);
+    let res = await this.#call(call(period));
+    let at = this.#heard(this.#now()) ?? wall;
+    if (Number.isFinite(task.lastOk) && (at - task.lastOk) / 1000 + 60 > period) {
+      const wider = this.#period(task, at, allowed);
+      if (wider > period && this.#budget(this.#now())) {
+        this.stats.polls++;
+        res = await this.#call(call(wider));
+        at = this.#heard(this.#now()) ?? at;
+      }
+    }
+    return { res, at };
+  }
+
   /** Seconds to ask for: the smallest accepted period covering the time since the last good answer (at least one poll interval). */
   #period(task: Task, now: number, allowed: readonly number[]): number {
     const since = Number.isFinite(task.lastOk) ? now - task.lastOk : this.#every(task.kind);
     return coveringPeriod(Math.ceil(Math.max(since, this.#every(task.kind)) / 1000) + 60, allowed);
   }
 
-  /** Polls what is due now; returns the new items, in the order they became known (then own time). Never throws. */
-  async poll(): Promise<LabsItem[]> {
-    const now = this.#now();
-    const stamp = this.#o.stamp ?? this.#now;
+  /**
+   * Polls what is due now; returns the new items, in the order they became known (then own time).
+   * Never throws. `probe`: poll the first task even if it is not due (start() does, to learn how
+   * fast the server's clock runs).
+   */
+  async poll(o: { readonly probe?: boolean } = {}): Promise<LabsItem[]> {
+    const wall = this.#now();
     const out: LabsItem[] = [];
     const cal = new Set(this.#o.calendar ?? []);
+    let probing = o.probe === true;
     for (const task of this.#tasks) {
-      if (task.due > now) continue;
-      if (!this.#budget(now)) {
+      // Due on the server's clock (a sandbox at speed 600 is due 600 times as often), or on the wall clock (a clock standing still).
+      const nowS = this.#serverNow(this.#now());
+      const due = probing || (nowS !== undefined && nowS >= task.due) || this.#now() >= task.dueWall;
+      probing = false;
+      if (!due) continue;
+      if (!this.#budget(this.#now())) {
         this.stats.deferred++;
         continue;
       }
       this.stats.polls++;
+      const asked = nowS ?? this.#now();
       try {
         const l = this.#o.labs;
+        let at: number;
         switch (task.kind) {
           case 'calendar': {
-            const entries = await this.#call(l.calendarEntries(undefined, this.#period(task, now, LABS_PERIODS)));
-            for (const e of entries) {
+            const r = await this.#ask(task, asked, LABS_PERIODS, (period) => l.calendarEntries(undefined, period), wall);
+            at = r.at;
+            const stamp = this.#o.stamp ?? (() => at as UnixMs);
+            for (const e of r.res) {
               if (!cal.has(e.currency)) continue;
               const item = this.identity.calendar(e, stamp());
               if (item) out.push(item);
@@ -137,8 +205,10 @@ export class LabsPoller {
             break;
           }
           case 'signals': {
-            const res = await this.#call(l.autochartist({ instrument: task.instrument!, period: this.#period(task, now, AUTOCHARTIST_PERIODS) }));
-            for (const s of res.signals) {
+            const r = await this.#ask(task, asked, AUTOCHARTIST_PERIODS, (period) => l.autochartist({ instrument: task.instrument!, period }), wall);
+            at = r.at;
+            const stamp = this.#o.stamp ?? (() => at as UnixMs);
+            for (const s of r.res.signals) {
               if (s.instrument !== task.instrument) continue;
               const item = this.identity.signal(s, stamp());
               if (item) out.push(item);
@@ -146,7 +216,10 @@ export class LabsPoller {
             break;
           }
           case 'spreads': {
-            const sp = await this.#call(l.spreads(task.instrument!, this.#period(task, now, LABS_PERIODS)));
+            const r = await this.#ask(task, asked, LABS_PERIODS, (period) => l.spreads(task.instrument!, period), wall);
+            at = r.at;
+            const stamp = this.#o.stamp ?? (() => at as UnixMs);
+            const sp = r.res;
             for (let k = 0; k < sp.avg.length; k++) {
               const [t, avg] = sp.avg[k]!;
               const item = this.identity.spread(task.instrument!, t, sp.min[k]?.[1] ?? avg, avg, sp.max[k]?.[1] ?? avg, stamp());
@@ -155,19 +228,25 @@ export class LabsPoller {
             break;
           }
           case 'cot': {
-            for (const r of await this.#call(l.commitmentsOfTraders(task.instrument!))) {
+            const reports = await this.#call(l.commitmentsOfTraders(task.instrument!));
+            at = this.#heard(this.#now()) ?? this.#now();
+            const stamp = this.#o.stamp ?? (() => at as UnixMs);
+            for (const r of reports) {
               const item = this.identity.cot(task.instrument!, r, stamp());
               if (item) out.push(item);
             }
             break;
           }
         }
-        task.lastOk = now;
-        task.due = now + this.#every(task.kind);
+        task.lastOk = at;
+        task.due = at + this.#every(task.kind);
+        task.dueWall = this.#now() + this.#every(task.kind);
       } catch (e) {
         this.stats.failures++;
         this.stats.lastError = `${task.kind}${task.instrument ? ` ${task.instrument}` : ''}: ${(e as Error).message}`;
-        task.due = now + Math.min(this.#every(task.kind), 60_000);
+        const retry = Math.min(this.#every(task.kind), 60_000);
+        task.due = (this.#serverNow(this.#now()) ?? this.#now()) + retry;
+        task.dueWall = this.#now() + retry;
       }
     }
     // Bounded memory: nothing older than the longest window asked for comes back. The cut is
@@ -189,12 +268,23 @@ export class LabsPoller {
       if (this.#running || this.#stopped) return;
       this.#running = true;
       try {
-        const items = await this.poll();
+        // Until the server's clock rate is known (two answers a second of its clock apart), each
+        // round asks once: a sandbox at speed 600 runs ten minutes a second, the schedule must know.
+        const probe = this.#probes > 0 && this.#o.labs.serverTime !== undefined && this.#server !== undefined;
+        if (probe) this.#probes--;
+        const items = await this.poll({ probe });
         if (items.length > 0 && !this.#stopped) deliver(items);
       } finally {
         this.#running = false;
         if (!this.#stopped) {
-          this.#timer = setTimeout(() => void round(), tickMs);
+          // On a server clock faster than the wall clock, twice in the shortest poll interval on
+          // that clock (a sandbox at speed 120 polls its 60 s calendar every 0.25 s of wall time),
+          // so a round that runs late still lands within the interval.
+          const shortest = Math.min(...this.#tasks.map((t) => this.#every(t.kind)));
+          const wait = this.#probes > 0 && this.#o.labs.serverTime !== undefined ? Math.min(tickMs, 1000) : this.#rate > 1 && Number.isFinite(shortest) ? Math.max(20, Math.min(tickMs, shortest / this.#rate / 2)) : tickMs;
+          // Never faster than the request budget allows (it is OANDA's, on the wall clock).
+          const budgetMs = (60_000 * this.#tasks.length) / (this.#o.requestsPerMinute ?? 20);
+          this.#timer = setTimeout(() => void round(), Math.min(tickMs, Math.max(wait, budgetMs)));
           this.#timer.unref?.();
         }
       }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Transaction } from '../domain/v20/index.ts';
 import { formatTime } from '../domain/time.ts';
-import { attribute, compareDecisions, QuoteTrack, type AttributionContext, type Decision } from './reconcile.ts';
+import { attribute, compareDecisions, pairDecisions, QuoteTrack, type AttributionContext, type Decision } from './reconcile.ts';
 import type { Divergence } from './shadow.ts';
 
 const T0 = Date.UTC(2024, 0, 2, 10);
@@ -34,7 +34,9 @@ describe('reconciliation: each fill difference gets its cause', () => {
       const { d, ctx } = setup(bids, 0.00015, k, buy, { price: slipped, at: T0 + k * 1000 }, { price: q, at: T0 + k * 1000 });
       const f = attribute(d, 'c1', ctx);
       expect(f.cause).toBe('slippage');
-      expect(f.explanation).toContain(`${(tenths / 10).toFixed(1)} pips worse than the quote when it arrived`);
+      expect(f.causes).toEqual(['slippage']);
+      expect(f.parts!.slippage).toBeCloseTo(tenths * 0.00001, 9);
+      expect(f.explanation).toContain(`slippage +${(tenths / 10).toFixed(1)} pips (filled at ${slipped.toFixed(5)} against the ${buy ? 'ask' : 'bid'} ${q}`);
     }));
   });
 
@@ -45,10 +47,14 @@ describe('reconciliation: each fill difference gets its cause', () => {
       const track = new QuoteTrack();
       bids.forEach((b, i) => track.add(T0 + i * 1000, b, r5(b + 0.00015)));
       const later = track.atOrBefore(at)!;
-      const { d, ctx } = setup(bids, 0.00015, k, buy, { price: buy ? later.a : later.b, at }, { price: buy ? r5(bids[k]! + 0.00015) : bids[k]!, at: T0 + k * 1000 });
+      // The account's quote at the fill is the later one, and it filled there.
+      const { d, ctx } = setup(bids, 0.00015, k, buy, { price: buy ? later.a : later.b, at, fullBid: later.b, fullAsk: later.a }, { price: buy ? r5(bids[k]! + 0.00015) : bids[k]!, at: T0 + k * 1000 });
       const f = attribute(d, 'c1', ctx);
       expect(f.cause).toBe('latency');
-      expect(f.explanation).toContain(`filled it ${delay} ms after the decision (a late fill)`);
+      expect(f.causes).toEqual(['latency']);
+      // The amount is the market's move between the decision and the fill, worse for the account positive.
+      expect(f.parts!.latency).toBeCloseTo((buy ? 1 : -1) * (later.b - bids[k]!), 9);
+      expect(f.explanation).toContain(`, ${delay} ms later)`);
     }));
   });
 
@@ -60,7 +66,8 @@ describe('reconciliation: each fill difference gets its cause', () => {
     const b = setup(bids, 0.00015, 1, true, { price: r5(1.1002 + 0.0003), at: T0 + 1000, fullAsk: r5(1.1002 + 0.0003) }, { price: r5(1.1002 + 0.00015), at: T0 + 1000 });
     const f = attribute(b.d, 'c1', b.ctx);
     expect(f.cause).toBe('spread');
-    expect(f.explanation).toContain('a spread of 3.0 pips');
+    expect(f.parts).toEqual({ latency: 0, spread: 0.00015, slippage: 0, nextPrice: 0 });
+    expect(f.explanation).toContain('is 3.0 pips wide, the recorded one at the decision 1.5');
   });
 
   it('rejections on one side only, and a missing outcome', () => {
@@ -82,5 +89,32 @@ describe('reconciliation: decisions', () => {
     expect(c.first).toMatchObject({ index: 1, what: 'event', live: { after: { where: 'f line 6' } }, replay: { after: { where: 'f line 7' } } });
     expect(c.diffs.map((x) => x.what)).toEqual(['event', 'live-only']);
     expect(compareDecisions([d('a-1', '1000', 3)], [d('b-1', '2000', 3)], ref).first?.what).toBe('content');
+  });
+});
+
+describe('reconciliation: fills are paired decision by decision, never by position', () => {
+  const dec = (id: string, after: number, units: string): Decision => ({ intent: { kind: 'market', id, instrument: 'EUR_USD', units } as unknown as Decision['intent'], after, at: T0 + after });
+  it('a replay with one decision more: each live order is paired with the same order after the same record, and the extra one with none', () => {
+    const live = [dec('r-1', 5, '1000'), dec('r-2', 9, '-2000'), dec('r-3', 14, '1000')];
+    // The replay decided once more after record 3 (its client IDs shift by one from there).
+    const replay = [dec('r-1', 3, '-1000'), dec('r-2', 5, '1000'), dec('r-3', 9, '-2000'), dec('r-4', 14, '1000')];
+    expect(pairDecisions(live, replay)).toEqual([['r-1', 'r-2'], ['r-2', 'r-3'], ['r-3', 'r-4']]);
+  });
+  it('(fast-check) whatever the replay adds or drops, a pair is always the same order after the same record', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), fc.constantFrom('1000', '-1000', '2000')), { maxLength: 12 }), fc.array(fc.boolean(), { maxLength: 12 }), (steps, keep) => {
+      const sorted = [...steps].sort((a, b) => a[0] - b[0]);
+      const live = sorted.map(([after, units], k) => dec(`c-${k}`, after, units));
+      const replay = sorted.filter((_, k) => keep[k] ?? true).map(([after, units], k) => dec(`c-${k}`, after, units));
+      const byId = (list: Decision[]) => new Map(list.map((d) => [d.intent.id, d]));
+      const l = byId(live);
+      const r = byId(replay);
+      const pairs = pairDecisions(live, replay);
+      for (const [li, ri] of pairs) {
+        expect(r.get(ri)!.after).toBe(l.get(li)!.after);
+        expect((r.get(ri)!.intent as { units: string }).units).toBe((l.get(li)!.intent as { units: string }).units);
+      }
+      expect(new Set(pairs.map((p) => p[1])).size).toBe(pairs.length);
+      expect(pairs.length).toBe(replay.length);
+    }));
   });
 });

@@ -44,7 +44,19 @@ export interface FillDiff {
   readonly differs: readonly string[];
   readonly priceDiff?: number;
   readonly timeDiffMs?: number;
+  /** The main cause (the largest part of a price difference), as `byCause` counts it. */
   readonly cause: Cause;
+  /** Every cause named, the main one first (a fill may be both late and slipped). */
+  readonly causes: readonly Cause[];
+  /**
+   * A price difference of two fills taken apart, in price units, signed so that positive is worse
+   * for the account on the live side: `latency` (the market moved between the decision and the
+   * live fill), `spread` (the account's own quote at the fill against the recorded one), `slippage`
+   * (the live fill against the account's quote), `nextPrice` (the replay filled at a price other
+   * than the one current at the decision, as a backtest does). live − replay = latency + spread +
+   * slippage − nextPrice, for a buy; the negative of it for a sell.
+   */
+  readonly parts?: { readonly latency: number; readonly spread: number; readonly slippage: number; readonly nextPrice: number };
   /** One sentence: what the two did and why they part. */
   readonly explanation: string;
 }
@@ -151,17 +163,20 @@ export interface AttributionContext {
   readonly restarts: readonly number[];
   /** The live transactions by client ID of their order: fullPrice, instrument, units for the attribution. */
   readonly liveFills: ReadonlyMap<string, Transaction>;
+  /** The recorded quote in force (in arrival order) when each decision was made, by live client ID. */
+  readonly quoteAtDecision?: ReadonlyMap<string, { readonly b: number; readonly a: number }>;
+  /** The recorded quote in force (in arrival order) when each live fill arrived, by the fill's transaction ID. */
+  readonly quoteAtFill?: ReadonlyMap<string, { readonly b: number; readonly a: number }>;
 }
 
-const pips = (x: number, instrument: string): string => {
-  const jpy = instrument.endsWith('_JPY') || instrument.startsWith('XAU') ? 100 : 10_000;
-  return (x * jpy).toFixed(1);
-};
+const pipFactor = (instrument: string): number => (instrument.endsWith('_JPY') || instrument.startsWith('XAU') ? 100 : 10_000);
+/** Pips with a sign: +1.0 is worse for the account. */
+const pipsSigned = (x: number, instrument: string): string => `${x > 0 ? '+' : ''}${(x * pipFactor(instrument)).toFixed(1)}`;
 
 /** Attributes one fill difference to a cause, with a sentence a trader can read. */
 export function attribute(d: Divergence, replayID: string, ctx: AttributionContext): FillDiff {
   const base = { liveID: d.clientID, replayID, live: d.live, replay: d.sim, differs: d.differs, ...(d.priceDiff !== undefined ? { priceDiff: d.priceDiff } : {}), ...(d.timeDiffMs !== undefined ? { timeDiffMs: d.timeDiffMs } : {}) };
-  const mk = (cause: Cause, explanation: string): FillDiff => ({ ...base, cause, explanation });
+  const mk = (cause: Cause, explanation: string): FillDiff => ({ ...base, cause, causes: [cause], explanation });
   const l = d.live;
   const r = d.sim;
   const decided = ctx.decidedAt.get(d.clientID);
@@ -176,44 +191,96 @@ export function attribute(d: Divergence, replayID: string, ctx: AttributionConte
     if (r.outcome === 'PENDING') return mk('missed-or-late-event', `the simulator has no outcome for it (no recorded price after the decision reached it); the account: ${l.outcome}${l.price ? ` at ${l.price}` : ''}`);
     return mk('fill-price', `the account: ${l.outcome} (${l.reason ?? ''}); the simulator: ${r.outcome} (${r.reason ?? ''})`);
   }
-  const fill = ctx.liveFills.get(d.clientID) as (Transaction & { instrument?: string; units?: string; fullPrice?: { bids?: { price: string }[]; asks?: { price: string }[] } }) | undefined;
+  const fill = ctx.liveFills.get(d.clientID) as (Transaction & { id: string; instrument?: string; units?: string; fullPrice?: { bids?: { price: string }[]; asks?: { price: string }[] } }) | undefined;
   if (l.outcome === 'FILLED' && r.outcome === 'FILLED' && fill !== undefined && (d.differs.includes('price') || d.differs.includes('time'))) {
     const instrument = fill.instrument ?? '';
     const buy = Number(fill.units) > 0;
     const lp = Number(l.price);
     const rp = Number(r.price);
     const lt = parseTime(l.time ?? '');
-    const track = ctx.quotes.get(instrument);
-    const side = (q: Quote | undefined): number | undefined => (q === undefined ? undefined : buy ? q.a : q.b);
     if (crossesRestart(lt)) return mk('restart', `decided before a restart and filled at ${l.price} at ${l.time} after it; the simulator, running on, filled at ${r.price} at ${r.time}`);
-    if (decided !== undefined && lt - decided > ctx.toleranceMs) {
-      const q = side(track?.atOrBefore(lt));
-      return mk('latency', `the account filled it ${lt - decided} ms after the decision (a late fill), at ${l.price}${q !== undefined && Math.abs(q - lp) < 1e-9 ? `, the recorded price at ${l.time}` : ''}; the simulator at ${r.price} when it was decided`);
+    const track = ctx.quotes.get(instrument);
+    const sideOf = (q: { b: number; a: number } | undefined): number | undefined => (q === undefined ? undefined : buy ? q.a : q.b);
+    // The quotes in force at the decision and when the fill arrived: in arrival order when known
+    // (two records may share a time), else by time.
+    const dq = ctx.quoteAtDecision?.get(d.clientID) ?? (decided !== undefined ? track?.atOrBefore(decided) : undefined);
+    const fq = ctx.quoteAtFill?.get(fill.id) ?? track?.atOrBefore(lt);
+    // The account's own quote at the fill (fullPrice), when it says: where the market was as it filled.
+    const ob = Number(fill.fullPrice?.bids?.[0]?.price);
+    const oa = Number(fill.fullPrice?.asks?.[0]?.price);
+    const own = ob > 0 && oa > 0 ? { b: ob, a: oa } : undefined;
+    const atDecision = sideOf(dq);
+    if (dq !== undefined && atDecision !== undefined) {
+      // Worse for the account is positive: a higher price for a buy, a lower one for a sell.
+      const sign = buy ? 1 : -1;
+      const clean = (x: number): number => (Math.abs(x) < 1e-9 ? 0 : Number(x.toFixed(10)));
+      const mid = (q: { b: number; a: number }): number => (q.a + q.b) / 2;
+      const half = (q: { b: number; a: number }): number => (q.a - q.b) / 2;
+      const market = own ?? fq ?? dq;
+      const quote = sideOf(market)!;
+      // A fill on time at the account's own quote: a quote other than the recorded one at the same
+      // moment is the account's spread. A late one: the market's move (its mid) is the latency's,
+      // the change of the half-spread the spread's.
+      const onTime = own !== undefined && (decided === undefined || lt - decided <= ctx.toleranceMs);
+      const parts = {
+        latency: onTime ? 0 : clean(sign * (mid(market) - mid(dq))),
+        spread: onTime ? clean(sign * (quote - atDecision)) : clean(half(market) - half(dq)),
+        slippage: clean(sign * (lp - quote)),
+        nextPrice: clean(sign * (rp - atDecision)),
+      };
+      const late = decided !== undefined && lt - decided > ctx.toleranceMs ? lt - decided : undefined;
+      const where = own !== undefined ? "the account's quote at the fill" : 'the recorded quote when the fill arrived';
+      const named: [Cause, number, string][] = [];
+      if (parts.latency !== 0 || (late !== undefined && parts.slippage === 0 && parts.spread === 0 && parts.nextPrice === 0)) {
+        named.push(['latency', parts.latency, `latency ${pipsSigned(parts.latency, instrument)} pips (the market moved from ${dq.b}/${dq.a} at the decision to ${market.b}/${market.a}, ${where}${late !== undefined ? `, ${late} ms later` : ''})`]);
+      }
+      if (parts.spread !== 0) named.push(['spread', parts.spread, `spread ${pipsSigned(parts.spread, instrument)} pips (${where} ${market.b}/${market.a} is ${((market.a - market.b) * pipFactor(instrument)).toFixed(1)} pips wide, the recorded one at the decision ${((dq.a - dq.b) * pipFactor(instrument)).toFixed(1)})`]);
+      if (parts.slippage !== 0) named.push(['slippage', parts.slippage, `slippage ${pipsSigned(parts.slippage, instrument)} pips (filled at ${l.price} against the ${buy ? 'ask' : 'bid'} ${quote}, ${where})`]);
+      if (parts.nextPrice !== 0) named.push([ctx.fill === 'next' ? 'next-price' : 'fill-price', parts.nextPrice, `the simulator filled at ${r.price}, ${pipsSigned(parts.nextPrice, instrument)} pips from the ${buy ? 'ask' : 'bid'} at the decision${ctx.fill === 'next' ? ' (the next price, as a backtest does)' : ''}`]);
+      if (named.length > 0) {
+        const causes = [...named].sort((x, y) => Math.abs(y[1]) - Math.abs(x[1])).map((x) => x[0]);
+        return {
+          ...base, cause: causes[0]!, causes, parts,
+          explanation: `the account filled it at ${l.price} at ${l.time}, the simulator at ${r.price}: ${named.map((x) => x[2]).join('; ')}`,
+        };
+      }
     }
-    const now = decided !== undefined ? side(track?.atOrBefore(decided)) : undefined;
-    const next = decided !== undefined ? side(track?.after(decided)) : undefined;
-    if (ctx.fill === 'next' && now !== undefined && next !== undefined && Math.abs(lp - now) < 1e-9 && Math.abs(rp - next) < 1e-9) {
-      return mk('next-price', `OANDA filled it at ${l.price}, the price current when the order arrived; the simulator, like a backtest, at the next price ${r.price}`);
-    }
-    const q = decided !== undefined ? track?.atOrBefore(decided) : undefined;
-    // The account's own quote at the fill (fullPrice): a spread other than the recorded one, and a fill at that quote, is the spread's doing.
-    const bid = Number(fill.fullPrice?.bids?.[0]?.price);
-    const ask = Number(fill.fullPrice?.asks?.[0]?.price);
-    if (q !== undefined && bid > 0 && ask > 0 && Math.abs((buy ? ask : bid) - lp) < 1e-9 && Math.abs(ask - bid - (q.a - q.b)) > 1e-9) {
-      return mk('spread', `the account's quote at the fill had a spread of ${pips(ask - bid, instrument)} pips (${fill.fullPrice?.bids?.[0]?.price}/${fill.fullPrice?.asks?.[0]?.price}), the recorded price ${pips(q.a - q.b, instrument)} pips (${q.b}/${q.a}): filled at ${l.price} vs ${r.price}`);
-    }
-    if (now !== undefined && (buy ? lp > now + 1e-9 : lp < now - 1e-9)) {
-      return mk('slippage', `the account filled it ${pips(Math.abs(lp - now), instrument)} pips worse than the quote when it arrived (${buy ? 'ask' : 'bid'} ${now}): slippage; the simulator at ${r.price}`);
-    }
-    return mk('fill-price', `the account filled it at ${l.price} at ${l.time}, a price ${now !== undefined ? `other than the recorded ${buy ? 'ask' : 'bid'} ${now}` : 'with no recorded quote before it'}; the simulator at ${r.price} at ${r.time}`);
+    return mk('fill-price', `the account filled it at ${l.price} at ${l.time}, a price ${atDecision !== undefined ? `other than the recorded ${buy ? 'ask' : 'bid'} ${atDecision}` : 'with no recorded quote before it'}; the simulator at ${r.price} at ${r.time}`);
   }
-  return mk('earlier-difference', `both ${l.outcome}, but the trades they opened, reduced or closed differ (live [${l.trades ?? ''}], simulator [${r.trades ?? ''}]): an earlier difference carried over`);
+  const what = d.differs.filter((x) => x !== 'outcome').join(' and ') || 'the outcome';
+  const detail = d.differs.includes('trades') ? ` (the trades they opened, reduced or closed: live [${l.trades ?? ''}], simulator [${r.trades ?? ''}])` : '';
+  return mk('earlier-difference', `both ${l.outcome}, but their ${what} differ${detail}: an earlier difference carried over`);
 }
 
 /**
- * Fills compared intent by intent: the k-th live decision is paired with the k-th replayed one
- * (their client IDs differ when the replay's IDs do), then the shadow book's comparison.
+ * Pairs each live decision with the replay's same decision: the same order (its content, the
+ * client ID aside) after the same input record, preferring the same client ID. Never by position:
+ * after a decision the two did not share, the k-th live order is another decision than the k-th
+ * replayed one. A decision without its like on the other side is left unpaired (it is a decision
+ * difference, reported as such), so no fill is ever compared with another decision's.
  */
+export function pairDecisions(live: readonly Decision[], replay: readonly Decision[]): [string, string][] {
+  const used = new Set<number>();
+  const byKey = new Map<string, number[]>();
+  replay.forEach((d, k) => {
+    const key = `${d.after}|${describeIntent(d.intent)}`;
+    let list = byKey.get(key);
+    if (list === undefined) byKey.set(key, (list = []));
+    list.push(k);
+  });
+  const pairs: [string, string][] = [];
+  for (const d of live) {
+    const content = describeIntent(d.intent);
+    const same = (byKey.get(`${d.after}|${content}`) ?? []).filter((k) => !used.has(k));
+    const k = same.find((x) => replay[x]!.intent.id === d.intent.id) ?? same[0];
+    if (k === undefined) continue;
+    used.add(k);
+    pairs.push([d.intent.id, replay[k]!.intent.id]);
+  }
+  return pairs;
+}
+
+/** Fills compared intent by intent over the paired decisions (pairDecisions), then the shadow book's comparison. */
 export function compareFills(live: readonly Transaction[], replay: readonly Transaction[], pairs: readonly (readonly [string, string])[], ctx: AttributionContext): { compared: number; diffs: FillDiff[] } {
   const lo = outcomesOf(live);
   const ro = outcomesOf(replay);

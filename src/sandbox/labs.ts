@@ -1,6 +1,6 @@
 import { AUTOCHARTIST_PERIODS, LABS_PERIODS, adjustPeriod, type AutochartistSignal, type LabsCalendarEntry, type LabsCotEntry } from '../adapters/v20/labs.ts';
 import { readFileSync } from 'node:fs';
-import type { CalendarItem, LabsItem, LabsKind, SignalItem } from '../adapters/catalog/labs-items.ts';
+import type { CalendarItem, CotItem, LabsItem, LabsKind, SignalItem, SpreadItem } from '../adapters/catalog/labs-items.ts';
 import { labsFiles, parseLabsLine } from '../adapters/catalog/labs-store.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
 import type { SandboxReply, SandboxRoute } from './route.ts';
@@ -21,6 +21,10 @@ import type { SandboxReply, SandboxRoute } from './route.ts';
  *   signal with probability 1/3, completed at the slot end; chart patterns carry support and
  *   resistance lines and a prediction box, key levels a price. `type` filters; period defaults to 1 week.
  *
+ * With a recording (`fxflow sandbox --labs <catalog>`), every kind is served from it instead, as it
+ * was known at the sandbox's time: calendar entries (their latest version by then), signals, spread
+ * intervals and COT reports (nothing generated between recorded items).
+ *
  * Periods are adjusted by OANDA's rule (`adjustPeriod`). A missing or malformed instrument is a
  * 400, a well-formed unknown one a 404, both with a v20 `errorMessage`. The removed endpoints
  * (historical_position_ratios, orderbook_data) answer 404.
@@ -28,7 +32,7 @@ import type { SandboxReply, SandboxRoute } from './route.ts';
 export function labsRoute(opts: { now: () => number; instruments?: InstrumentRegistry; recorded?: string }): SandboxRoute {
   const registry = opts.instruments ?? loadInstruments();
   const recorded = opts.recorded !== undefined ? loadRecorded(opts.recorded) : undefined;
-  return (req) => {
+  const route: SandboxRoute = (req) => {
     const path = req.url.pathname;
     if (!path.startsWith('/labs/v1/')) return undefined;
     if (req.method !== 'GET') return { status: 405, body: { errorMessage: `${req.method} is not allowed on ${path}` } };
@@ -66,11 +70,16 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
         if (typeof inst === 'object' || inst === undefined) return inst ?? undefined;
         const period = periodParam(LABS_PERIODS);
         if (typeof period === 'object') return period;
+        if (recorded) return { status: 200, body: recordedSpreadsAt(recorded, inst, nowS - period, opts.now()) };
         return { status: 200, body: spreads(inst, nowS - period, nowS, period) };
       }
       case '/labs/v1/commitments_of_traders': {
         const inst = instrumentParam(true);
         if (typeof inst === 'object' || inst === undefined) return inst ?? undefined;
+        if (recorded) {
+          const reports = recorded.cot.filter((i) => i.instrument === inst && i.knownAt <= opts.now()).map((i) => i.report);
+          return { status: 200, body: reports.length > 0 ? { [inst]: reports.sort((a, b) => a.date - b.date) } : {} };
+        }
         return { status: 200, body: COT_INSTRUMENTS.includes(inst) ? { [inst]: cot(inst, nowS) } : {} };
       }
       case '/labs/v1/signal/autochartist': {
@@ -95,12 +104,21 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
         return { status: 404, body: { errorMessage: `${path} is not a labs endpoint` } };
     }
   };
+  // Every answer carries the sandbox's time as its Date header, as OANDA's carry OANDA's: a labs
+  // client (the recorder, the runner's poller) stamps and windows what it asks on the server's
+  // clock, whatever the sandbox's speed.
+  return async (req) => {
+    const reply = await route(req);
+    return reply === undefined ? undefined : { ...reply, headers: { ...reply.headers, Date: new Date(opts.now()).toUTCString() } };
+  };
 }
 
 /** Recorded labs items (a catalog's labs/ folder) the sandbox serves instead of generated ones. */
 interface Recorded {
   readonly calendar: CalendarItem[];
   readonly signals: SignalItem[];
+  readonly spreads: SpreadItem[];
+  readonly cot: CotItem[];
 }
 
 function loadRecorded(root: string): Recorded {
@@ -113,7 +131,16 @@ function loadRecorded(root: string): Recorded {
     }
     return out;
   };
-  return { calendar: load<CalendarItem>('calendar'), signals: load<SignalItem>('signals') };
+  return { calendar: load<CalendarItem>('calendar'), signals: load<SignalItem>('signals'), spreads: load<SpreadItem>('spreads'), cot: load<CotItem>('cot') };
+}
+
+/**
+ * The recorded spread history of `instrument` known by `nowMs`, over [fromS, now]: the recorded
+ * intervals as they are (a recording holds what OANDA answered; nothing is generated between them).
+ */
+function recordedSpreadsAt(r: Recorded, instrument: string, fromS: number, nowMs: number): { max: [number, number][]; avg: [number, number][]; min: [number, number][] } {
+  const known = r.spreads.filter((i) => i.instrument === instrument && i.knownAt <= nowMs && i.t >= fromS && i.t * 1000 <= nowMs).sort((a, b) => a.t - b.t);
+  return { max: known.map((i) => [i.t, i.max]), avg: known.map((i) => [i.t, i.avg]), min: known.map((i) => [i.t, i.min]) };
 }
 
 /** Each recorded entry as it was known at `nowMs` (its latest version by then), released from `fromS` on. */

@@ -112,6 +112,37 @@ describe('fxflow replay: bad input', () => {
     expect(rec.differences).toBe(0);
   });
 
+  it('a flipped byte mid-file (a tick line no longer JSON): "inputs damaged from line N: not compared past here", and no difference is made up from it', async () => {
+    const d = copy();
+    const all = lines(d);
+    // A tick in the middle that a decision followed: without it, the replay would decide otherwise.
+    const k = all.findIndex((l, i) => i > all.length / 2 && l.includes('"k":"tick"') && (all[i + 1] ?? '').includes('"k":"intent"'));
+    all[k] = all[k]!.replace('"k":"tick"', '"k"#"tick"');
+    writeFileSync(join(d, INPUT), gzipSync(`${all.join('\n')}\n`));
+    const rec = await replayRun({ dir: d });
+    console.log(`[flipped byte] ${rec.problems.join(' | ')}; decisions ${rec.decisions.live}/${rec.decisions.replay}, differences ${rec.differences}`);
+    expect(rec.skipped.damaged).toBe(1);
+    expect(rec.damagedFrom).toMatchObject({ file: INPUT, line: k + 1 });
+    expect(rec.problems[0]).toMatch(new RegExp(`^inputs damaged from ${INPUT.replace(/\./g, '\\.')} line ${k + 1} \\(record \\d+ missing, after [^)]+\\): not compared past here`));
+    // Everything before the damage agrees, and nothing after it is compared.
+    expect(rec.differences).toBe(0);
+    expect(rec.fills.compared).toBeGreaterThan(0);
+    expect(rec.fills.compared).toBeLessThan(10);
+  });
+
+  it('an inputs file emptied to 0 bytes while run.json says its session held records: an error naming the file and the count', async () => {
+    const d = copy();
+    const held = (JSON.parse(readFileSync(join(d, 'run.json'), 'utf8')) as { sessions: { records: Record<string, number> }[] }).sessions[0]!.records;
+    writeFileSync(join(d, INPUT), '');
+    const a = cli(d);
+    expect(a.status).toBe(1);
+    const total = Object.values(held).reduce((x, y) => x + y, 0);
+    expect(a.stderr).toContain(`${INPUT} is empty (0 bytes), but ${join(d, 'run.json')} says session 1 held ${total} records (`);
+    expect(a.stderr).toContain(`${held.tick} tick, `);
+    expect(a.stderr).not.toMatch(/\n\s+at /);
+    await expectRecordingError(d);
+  });
+
   it('a run folder without inputs, and a backtest folder: a clear message saying how to get one, exit 1', async () => {
     const d = copy();
     rmSync(join(d, INPUT));

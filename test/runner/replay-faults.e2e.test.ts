@@ -57,7 +57,9 @@ describe('fxflow replay against a sandbox with fill faults', () => {
     expect(a.rec.fills.byCause).toEqual({ slippage: 10 });
     for (const d of a.rec.fills.diffs) {
       expect(Math.abs(d.priceDiff!)).toBeCloseTo(0.0001, 9);
-      expect(d.explanation).toMatch(/filled it 1\.0 pips worse than the quote when it arrived/);
+      expect(d.causes).toEqual(['slippage']);
+      expect(d.parts).toEqual({ latency: 0, spread: 0, slippage: 0.0001, nextPrice: 0 });
+      expect(d.explanation).toMatch(/: slippage \+1\.0 pips \(filled at \d\.\d+ against the (ask|bid) \d\.\d+, /);
     }
     // 10 fills each 1 pip (0.10 USD on 1000 units) worse: the realized P/L of the 5 round trips differs by 1.00.
     expect(Number(a.rec.money.realizedPLDiff)).toBeCloseTo(-1, 4);
@@ -103,7 +105,9 @@ describe('fxflow replay against a sandbox with fill faults', () => {
     expect(a.rec.fills.byCause).toEqual({ latency: 10 });
     for (const d of a.rec.fills.diffs) {
       expect(d.timeDiffMs).toBeGreaterThanOrEqual(2000);
-      expect(d.explanation).toMatch(/the account filled it \d+ ms after the decision \(a late fill\)/);
+      expect(d.causes).toEqual(['latency']);
+      expect(d.parts!.slippage).toBe(0);
+      expect(d.explanation).toMatch(/: latency [+-]\d+\.\d pips \(the market moved from \S+ at the decision to \S+, .*, \d+ ms later\)$/);
     }
     // The first decision is on the 3rd price (10:00:02, a buy): it arrives at 10:00:04 and fills at
     // the quote in force then, the 4th price's ask (the test moves the sandbox's clock to 10:00:04
@@ -111,5 +115,55 @@ describe('fxflow replay against a sandbox with fill faults', () => {
     expect(a.rec.fills.diffs[0]!.live.time).toBe('2024-01-02T10:00:04.000000000Z');
     expect(a.rec.fills.diffs[0]!.live.price).toBe(path[3]!.ask.toFixed(5));
     expect(a.rec.fills.diffs[0]!.replay.price).toBe(path[2]!.ask.toFixed(5));
+  }, 120_000);
+
+  it('slippage and latency together (fixed:1, fixed:2000): each fill paired with its own decision, its difference taken apart into latency and slippage with their amounts', async () => {
+    r = await rig(withFill({ slippage: 'fixed:1', latency: 'fixed:2000' }));
+    const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-both-')), 'live');
+    const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
+    run = await startFxflowRun(r.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')]);
+    // As the latency test: each order reaches the sandbox before the next price, each late fill reaches the runner before the next.
+    let orders = r.sandbox.stats().requests;
+    let fills = 0;
+    const due: number[] = [];
+    const path = pricePath(32);
+    for (const p of path) {
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+      if (due.length > 0 && p.time >= due[0]!) {
+        due.shift();
+        fills++;
+        await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills, `late fill ${fills}`);
+      }
+      if (!decides(p.time)) continue;
+      orders++;
+      due.push(p.time + 2000);
+      await until(() => r!.sandbox.stats().requests >= orders, `order ${orders} at the sandbox`);
+    }
+    expect(fills).toBe(10);
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    run = undefined;
+    const a = replay(out);
+    console.log(`[replay slippage+latency] ${a.stdout.trim()}\n${a.rec.fills.diffs[0]?.explanation}`);
+    expect(a.status).toBe(0);
+    expect(a.rec.decisions.differ).toBe(0);
+    expect(a.rec.fills.differ).toBe(10);
+    expect(a.rec.fills.byCause).toEqual({ latency: 10, slippage: 10 });
+    for (const d of a.rec.fills.diffs) {
+      // Its own decision's fills, never another's.
+      expect(d.replayID).toBe(d.liveID);
+      expect([...d.causes].sort()).toEqual(['latency', 'slippage']);
+      expect(d.parts!.slippage).toBeCloseTo(0.0001, 9);
+      expect(d.parts!.nextPrice).toBe(0);
+      // The parts add up to the whole difference (signed: worse for the account is positive).
+      expect(Math.abs(Number(d.live.price) - Number(d.replay.price))).toBeCloseTo(Math.abs(d.parts!.latency + d.parts!.spread + d.parts!.slippage - d.parts!.nextPrice), 9);
+      expect(d.explanation).toMatch(/latency [+-]\d+\.\d pips \(the market moved from .* at the decision to .*, \d+ ms later\); slippage \+1\.0 pips/);
+    }
+    // The first decision (10:00:02, a buy) arrives at 10:00:04: the market then is the 4th price, 1 pip added.
+    const first = a.rec.fills.diffs[0]!;
+    expect(first.live.price).toBe((path[3]!.ask + 0.0001).toFixed(5));
+    expect(first.replay.price).toBe(path[2]!.ask.toFixed(5));
+    expect(first.parts!.latency).toBeCloseTo((path[3]!.ask + path[3]!.bid - path[2]!.ask - path[2]!.bid) / 2, 9);
   }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -164,11 +164,22 @@ export interface LabsListing {
   readonly last: UnixMs | null;
   /** Distinct currencies (calendar) or instruments (the others). */
   readonly subjects: readonly string[];
+  /** Files whose last line has no newline (a write cut short): not counted; `fxflow record` cuts it when it starts. */
+  readonly torn: readonly string[];
 }
 
-/** What the catalog holds of each labs kind (reads every file: for `fxflow data list`). */
-export async function listLabs(root: string): Promise<LabsListing[]> {
-  const out: LabsListing[] = [];
+/** What checking one kind's files found: its items, and each problem with its file and line and how to repair it. */
+export interface LabsCheck extends LabsListing {
+  readonly problems: readonly string[];
+}
+
+/**
+ * Reads every file of every kind as `fxflow data list` and `data check` need: whole lines parsed,
+ * a last line without its newline (torn) named and left out, a damaged line named with its file and
+ * line, items out of `knownAt` order or in another month's file named.
+ */
+export function checkLabs(root: string): LabsCheck[] {
+  const out: LabsCheck[] = [];
   for (const kind of LABS_KINDS) {
     const files = labsFiles(root, kind);
     if (files.length === 0) continue;
@@ -176,17 +187,43 @@ export async function listLabs(root: string): Promise<LabsListing[]> {
     let first: number | null = null;
     let last: number | null = null;
     const subjects = new Set<string>();
-    for (const { file } of files) {
-      for await (const i of readFile(file, kind)) {
+    const torn: string[] = [];
+    const problems: string[] = [];
+    for (const { month, file } of files) {
+      const text = readFileSync(file, 'utf8');
+      const lines = text.split('\n');
+      const tail = lines.pop()!;
+      if (tail !== '') {
+        torn.push(file);
+        problems.push(`${file}:${lines.length + 1}: torn last line (${Buffer.byteLength(tail)} bytes without a newline, a write cut short): fxflow record cuts it when it starts again (or truncate -s ${Buffer.byteLength(text) - Buffer.byteLength(tail)} ${file}); the items it held are fetched again while in the labs window`);
+      }
+      let previous = -Infinity;
+      lines.forEach((l, n) => {
+        if (l.trim() === '') return;
+        let i: LabsItem;
+        try {
+          i = parseLabsLine(l, file, n + 1, kind);
+        } catch (e) {
+          problems.push((e as Error).message);
+          return;
+        }
         items++;
         first ??= i.knownAt;
         last = i.knownAt;
         subjects.add(i.kind === 'calendar' ? i.entry.currency : i.kind === 'signals' ? i.signal.instrument : i.instrument);
-      }
+        if (i.knownAt < previous) problems.push(`${file}:${n + 1}: knownAt ${new Date(i.knownAt).toISOString()} is before the line above's: the file is not in knownAt order (edited, or two recorders wrote it)`);
+        if (new Date(i.knownAt).toISOString().slice(0, 7) !== month) problems.push(`${file}:${n + 1}: knownAt ${new Date(i.knownAt).toISOString()} belongs to another month's file`);
+        previous = Math.max(previous, i.knownAt);
+      });
     }
-    out.push({ kind, files: files.length, items, first, last, subjects: [...subjects].sort() });
+    out.push({ kind, files: files.length, items, first, last, subjects: [...subjects].sort(), torn, problems });
   }
   return out;
+}
+
+/** What the catalog holds of each labs kind (reads every file: for `fxflow data list`); a torn last line is named, not fatal. */
+export async function listLabs(root: string): Promise<LabsListing[]> {
+  return checkLabs(root).map(({ problems: _p, ...l }) => l);
 }
 
 /** Cuts a last line without its newline (a write cut short by a crash); returns the bytes dropped. */

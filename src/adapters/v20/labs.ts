@@ -275,9 +275,23 @@ export class V20Labs implements Labs {
     private readonly now: () => UnixMs = Date.now,
   ) {}
 
+  #serverTime: UnixMs | undefined;
+
   async #get(path: string, query: Record<string, string | number | undefined>): Promise<unknown> {
     const r = await this.http.request({ method: 'GET', path, query });
+    const date = r.headers.date;
+    const t = typeof date === 'string' ? Date.parse(date) : Number.NaN;
+    if (Number.isFinite(t)) this.#serverTime = t as UnixMs;
     return r.body;
+  }
+
+  /**
+   * The server's time (its Date header, to the second) when it sent the latest labs answer:
+   * OANDA's clock, or a sandbox's (which may run faster than the wall clock, or stand still).
+   * Undefined until an answer carried one.
+   */
+  serverTime(): UnixMs | undefined {
+    return this.#serverTime;
   }
 
   /** Economic calendar for the currencies of `instrument` (all when absent) over the last `period` seconds (adjusted). */

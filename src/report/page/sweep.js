@@ -79,7 +79,7 @@
       for (const n of dims) tb.append(el('tr', null, el('td', { class: 'l', text: n }), el('td', { class: 'l', 'data-param': n, text: show(b.params[n]) }), el('td', { class: 'l sub', text: 'swept' })));
       for (const [n, v] of Object.entries(D.fixed)) if (!dims.includes(n)) tb.append(el('tr', null, el('td', { class: 'l', text: n }), el('td', { class: 'l', text: show(v) }), el('td', { class: 'l sub', text: 'fixed' })));
       best.append(el('h3', { text: 'Params' }), el('table', { id: 'best-params', style: 'width:auto' }, tb));
-      const cmd = `fxflow backtest ${D.strategyFile || D.strategy} ${dims.map((n) => `--param ${n}=${b.params[n]}`).join(' ')}${D.period.from ? ` --from ${D.period.from.slice(0, 10)}` : ''}${D.period.to ? ` --to ${D.period.to.slice(0, 10)}` : ''}`;
+      const cmd = D.bestCommand ?? `fxflow backtest ${D.strategyFile || D.strategy} ${dims.map((n) => `--param ${n}=${b.params[n]}`).join(' ')}${D.period.from ? ` --from ${D.period.from.slice(0, 10)}` : ''}${D.period.to ? ` --to ${D.period.to.slice(0, 10)}` : ''}`;
       best.append(el('p', { class: 'sub', text: 'Run it on its own (with the sweep\'s configuration) for its full report:' }), el('pre', { text: cmd }));
       if (D.constraints.length) best.append(el('p', { class: 'sub', text: `Constraints: ${D.constraints.join('; ')}` }));
     }
@@ -106,6 +106,7 @@
           el('h3', null, 'Probability of backtest overfitting (PBO): ', el('span', { class: 'v', id: 'pbo-value', text: fmt(pbo.pbo, 3) })),
           el('p', { text: `${verdict} The period is cut into ${pbo.blocks} blocks; for each of the ${pbo.splits} ways to pick half of them as "in-sample" (the rest "out of sample"), the trial that is best in-sample is ranked among all trials out of sample. PBO is the share of those splits where it ranks at or below the median. 0 is ideal; 0.5 is what choosing at random gives.` }),
           el('p', { class: 'sub', text: `Median logit of the out-of-sample rank ${fmt(pbo.medianLogit, 3)} (above 0: the in-sample best tends to stay above the median).` }),
+          ...(pbo.label ? [el('p', { class: pbo.comparable === false ? 'warn' : 'sub', id: 'pbo-basis', text: `Computed ${pbo.label}.` })] : []),
           el('p', { class: 'sub', text: 'Source: Bailey, D. H., Borwein, J., López de Prado, M. & Zhu, Q. J. (2017), "The Probability of Backtest Overfitting", Journal of Computational Finance 20(4); combinatorially symmetric cross-validation (CSCV).' })));
       }
       if (o.note) of.append(el('p', { class: 'warn', id: 'overfitting-note', text: o.note }));
