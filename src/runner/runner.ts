@@ -449,13 +449,7 @@ export class Runner {
     }
     const journaled = new JournaledExecution(inner, this.journal, replay, this.#orders.unknown, () => {
       if (!Number.isNaN(this.#tickStart)) this.latency.add(performance.now() - this.#tickStart);
-    }, o.recorder, (intent) => {
-      // Dropped by the kill switch before it was sent: settled, and never at the broker.
-      this.journal.confirm(intent.id);
-      this.#dropped++;
-      this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'kill switch: an intent of the strategy waiting to be sent was dropped');
-      this.#risk?.refuse(intent, 'RISK_KILL_SWITCH_ENGAGED', 'dropped before it was sent: the kill switch engaged');
-    });
+    }, o.recorder, (intent) => this.#drop(intent));
     this.#journaled = journaled;
     const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID, onReject: (b) => this.journal.confirm(b.intent.id) });
     this.#risk = risk;
@@ -774,6 +768,16 @@ export class Runner {
     this.#risk?.halt();
     const journaled = this.#journaled;
     if (journaled !== undefined) journaled.dropping = (intent) => !isRunnerIntent(intent);
+    // --broker sim: the strategy's market orders and closes queued in the simulator for their next price never fill.
+    for (const intent of this.#simExecution?.drop((i) => !isRunnerIntent(i)) ?? []) this.#drop(intent);
+  }
+
+  /** An intent of the strategy dropped by the kill switch before it reached the broker: settled, and refused to the strategy's view. */
+  #drop(intent: OrderIntent): void {
+    this.journal.confirm(intent.id);
+    this.#dropped++;
+    this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'kill switch: an intent of the strategy waiting to be sent was dropped');
+    this.#risk?.refuse(intent, 'RISK_KILL_SWITCH_ENGAGED', 'dropped before it was sent: the kill switch engaged');
   }
 
   /** A line for the operator's terminal (`say`), logged too. */
@@ -821,8 +825,9 @@ export class Runner {
 
   /** The kill switch: halts the strategy first, then cancels pending entries, optionally flattens, and stops. */
   async kill(why: string): Promise<RunResult> {
-    const waiting = this.#journaled?.waiting ?? 0;
+    const dropped = this.#dropped;
     this.#halt();
+    const waiting = (this.#journaled?.waiting ?? 0) + this.#dropped - dropped;
     this.#killed = true;
     this.#feed.close(); // no candle waits for the endpoint once the kill switch is engaged
     const flatten = this.o.flattenOnKill ?? true;
