@@ -12,7 +12,7 @@ import { AccountStateError, restoreAccount } from '../domain/account-state.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { type OrderIntent, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import { LedgerError } from '../domain/ledger.ts';
 import { toUnits } from '../domain/money.ts';
 import { parseTime } from '../domain/time.ts';
@@ -835,7 +835,7 @@ export class Runner {
     const risk = this.#risk;
     // --broker sim: the simulated account is in this process, its view is the truth.
     if (risk && this.#sim !== undefined) {
-      for (const i of killSwitchIntents(this.portfolio, flatten, `kill-${this.runId}`)) {
+      for (const i of killSwitchIntents(this.portfolio, flatten, `${RUNNER_ID_PREFIX}kill-${this.runId}`)) {
         this.journal.intent(i, this.#clock.now());
         risk.submit(i);
       }
@@ -856,7 +856,7 @@ export class Runner {
     // The kill switch halted already; a flattening stop halts the strategy first as well.
     if (flatten) this.#halt();
     if (flatten && this.#risk && this.#sim !== undefined) {
-      for (const i of killSwitchIntents(this.portfolio, true, `exit-${this.runId}`)) {
+      for (const i of killSwitchIntents(this.portfolio, true, `${RUNNER_ID_PREFIX}exit-${this.runId}`)) {
         this.journal.intent(i, this.#clock.now());
         this.#risk.submit(i);
       }

@@ -28,9 +28,11 @@ async function push(rg: Rig, runner: Runner, i: number): Promise<void> {
 }
 
 describe('--broker sim kill switch with an order of the strategy queued in the simulator', () => {
-  it('drops the queued order (RISK_KILL_SWITCH_ENGAGED, settled) and fills only its own closes', async () => {
+  // Named 'kill' or 'exit', the strategy's client IDs (`kill-<run>-<n>`) once passed for the kill
+  // switch's own: its queued order was kept and filled. The runner's IDs are in a reserved namespace now.
+  it.each(['reversing', 'kill', 'exit'])("drops the queued order of a strategy named '%s' (RISK_KILL_SWITCH_ENGAGED, settled) and fills only its own closes", async (name) => {
     r = await rig();
-    const runner = r.runner(opts);
+    const runner = r.runner({ ...opts, name });
     await runner.start();
     const seen: Transaction[] = [];
     runner.risk!.transactions$.subscribe((t) => seen.push(t));
@@ -53,7 +55,7 @@ describe('--broker sim kill switch with an order of the strategy queued in the s
     const fills = after.filter((t) => t.type === 'ORDER_FILL');
     const created = after.filter((t) => t.type === 'MARKET_ORDER');
     const rejects = seen.filter((t) => x(t, 'rejectReason') === 'RISK_KILL_SWITCH_ENGAGED');
-    console.log(`[sim kill, queued order] queued at the kill: ${queued.join(', ')}; after it: ${after.map((t) => `${t.id} ${t.type} ${String(x(t, 'reason'))} ${clientID(t) ?? ''}`).join(', ')}; kill-switch rejects: ${rejects.map(clientID).join(', ')}`);
+    console.log(`[sim kill, queued order, strategy ${name}] queued at the kill: ${queued.join(', ')}; after it: ${after.map((t) => `${t.id} ${t.type} ${String(x(t, 'reason'))} ${clientID(t) ?? ''}`).join(', ')}; kill-switch rejects: ${rejects.map(clientID).join(', ')}`);
     expect(res.reason).toMatch(/kill switch/);
     // No order of the strategy reached the simulated account after the switch engaged...
     expect(created.filter((t) => clientID(t) === queued[0])).toEqual([]);
