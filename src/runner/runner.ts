@@ -271,6 +271,9 @@ export class Runner {
   #syncScheduled = false;
   /** Time of the first live price: the report's period starts there (not at the warm-up candles). */
   #liveFrom = Number.NaN;
+  /** The run's first and last event or transaction time (epoch ms): the summary's period. */
+  #from = Number.NaN;
+  #to = Number.NaN;
   readonly #syncJournal = (): void => {
     this.#syncScheduled = false;
     this.journal.sync();
@@ -484,6 +487,7 @@ export class Runner {
       onTransaction: (ctx, s) => {
         const r = base.onTransaction && !this.#halted ? base.onTransaction(ctx, s) : undefined;
         const id = ctx.transaction?.id;
+        if (ctx.transaction !== undefined) this.#period(parseTime(ctx.transaction.time));
         if (id !== undefined && !id.includes('.')) this.#handled = id;
         // The risk layer's refusals reach the engine without passing the journal: recorded here.
         else if (id !== undefined && ctx.transaction !== undefined) o.recorder?.transaction(ctx.transaction, Date.now());
@@ -682,6 +686,7 @@ export class Runner {
     this.#tickStart = received;
     this.tickReceivedAt = received;
     if (Number.isNaN(this.#liveFrom)) this.#liveFrom = at;
+    this.#period(at);
     const risk = this.#risk!;
     if (risk.observe(at)) {
       const day = risk.day;
@@ -756,6 +761,13 @@ export class Runner {
 
 
   #dropped = 0;
+
+  /** Widens the summary's period to `at` (epoch ms). */
+  #period(at: number): void {
+    if (!Number.isFinite(at)) return;
+    if (!(at >= this.#from)) this.#from = at;
+    if (!(at <= this.#to)) this.#to = at;
+  }
 
   /**
    * One-way, and first: the strategy hears nothing more (its handlers are not called), every intent
@@ -916,7 +928,11 @@ export class Runner {
     await this.o.recorder?.stop(reason);
     this.journal.compact();
     this.journal.close();
-    const summary = summarize(this.portfolio, Number.isNaN(this.#liveFrom) ? {} : { from: this.#liveFrom });
+    // The period is the run's first to last event or transaction (a trade opened before the first
+    // price, or in an earlier session, counts from its opening); exposure from the trades' open intervals.
+    for (const t of this.portfolio.closedTrades) this.#period(t.openTime);
+    for (const t of this.portfolio.openTrades()) this.#period(t.openMs);
+    const summary = summarize(this.portfolio, Number.isNaN(this.#from) ? {} : { from: this.#from, to: this.#to, exposureFromTrades: true });
     const params = Object.entries(this.o.params).map(([k, v]) => `${k}=${v}`).join(' ');
     // The simulator's fill models close the report (--broker sim); the shadow comparison names its own.
     const simulator = this.#sim ?? this.#shadow?.sim;
