@@ -1,9 +1,12 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
 import { Journal } from '../../src/runner/journal.ts';
 import type { Runner } from '../../src/runner/runner.ts';
 import reversing from './reversing-strategy.ts';
-import { pricePath, rig, waitTicks, type Rig } from './harness.ts';
+import { pricePath, rig, startFxflowRun, until, waitTicks, type FxflowRun, type Rig } from './harness.ts';
 
 // The kill switch with --broker sim, engaged while an order of the strategy waits in the simulator
 // for its next price (a market order fills at the first price after it was sent). The rule of
@@ -11,7 +14,10 @@ import { pricePath, rig, waitTicks, type Rig } from './harness.ts';
 // (a RISK_KILL_SWITCH_ENGAGED reject, settled in the journal) and only the switch's closes fill.
 
 let r: Rig | undefined;
+let run: FxflowRun | undefined;
 afterEach(async () => {
+  run?.proc.kill('SIGKILL');
+  run = undefined;
   await r?.close();
   r = undefined;
 });
@@ -68,4 +74,43 @@ describe('--broker sim kill switch with an order of the strategy queued in the s
     expect(sim.queuedMarketOrders()).toBe(0);
     expect(sim.ledger.trades.size).toBe(0);
   }, 30_000);
+});
+
+describe('fxflow run --broker sim: kill -USR2 with an order of the strategy queued in the simulator', () => {
+  it('the process drops it and ends flat with exit 0: only the kill switch\'s close fills after the signal', async () => {
+    r = await rig();
+    const journal = mkdtempSync(join(tmpdir(), 'fxflow-sim-kill-queued-'));
+    run = await startFxflowRun(r.sandbox, 'test/runner/reversing-strategy.ts', ['--broker', 'sim', '--journal', journal, '--log-file', join(journal, 'run.log')], 1);
+    for (let i = 0; i < 4; i++) {
+      r.sandbox.setTime(path[i]!.time);
+      r.sandbox.pushPrice(path[i]!);
+    }
+    // Each price fills the order the previous one made and makes the next: the fill at the 4th price, 1 order waiting (unconfirmed).
+    await until(() => {
+      const j = Journal.read(journal);
+      return j.transactions.some((t) => t.type === 'ORDER_FILL' && Date.parse(t.time) === path[3]!.time) && j.intents.length === 1;
+    }, 'the fill at the 4th price and an order waiting for the next one').catch((e: unknown) => {
+      const j = Journal.read(journal);
+      throw new Error(`${(e as Error).message}: ${j.transactions.map((t) => t.type).join(',')} intents ${j.intents.length}; ${run!.err()}`);
+    });
+    const before = Journal.read(journal);
+    const queued = before.intents[0]!.intent.id;
+    const lastBefore = Number(before.lastTransactionID);
+    run.proc.kill('SIGUSR2');
+    await until(() => run!.err().includes('KILL SWITCH ENGAGED'), 'the kill switch engaged');
+    r.sandbox.setTime(path[4]!.time);
+    r.sandbox.pushPrice(path[4]!);
+    const code = await run.exited;
+    const err = run.err();
+    run = undefined;
+    const after = Journal.read(journal);
+    const added = after.transactions.filter((t) => Number(t.id) > lastBefore);
+    console.log(`[fxflow run --broker sim, kill -USR2] queued ${queued}; exit ${code}; after the signal: ${added.map((t) => `${t.id} ${t.type} ${String(x(t, 'reason'))} ${clientID(t) ?? ''}`).join(', ')}; ${/KILL SWITCH ENGAGED[^\n]*/.exec(err)?.[0] ?? ''}`);
+    expect(code).toBe(0);
+    expect(err).toMatch(/KILL SWITCH ENGAGED \(SIGUSR2\).*1 intent\(s\) of it waiting to be sent are dropped/);
+    expect(added.filter((t) => clientID(t) === queued)).toEqual([]);
+    expect(added.filter((t) => t.type === 'MARKET_ORDER').map((t) => x(t, 'reason'))).toEqual(['POSITION_CLOSEOUT']);
+    expect(added.filter((t) => t.type === 'ORDER_FILL').map((t) => x(t, 'reason'))).toEqual(['MARKET_ORDER_POSITION_CLOSEOUT']);
+    expect(after.intents).toEqual([]);
+  }, 60_000);
 });
