@@ -269,9 +269,7 @@ export class Runner {
   #lastOpen: readonly string[] | undefined;
   readonly #lastPrice = new Map<string, number>();
   #syncScheduled = false;
-  /** Time of the first live price: the report's period starts there (not at the warm-up candles). */
-  #liveFrom = Number.NaN;
-  /** The run's first and last event or transaction time (epoch ms): the summary's period. */
+  /** The run's first and last live price or transaction time (epoch ms): the summary's period (never the warm-up candles). */
   #from = Number.NaN;
   #to = Number.NaN;
   readonly #syncJournal = (): void => {
@@ -685,7 +683,6 @@ export class Runner {
     this.ticks++;
     this.#tickStart = received;
     this.tickReceivedAt = received;
-    if (Number.isNaN(this.#liveFrom)) this.#liveFrom = at;
     this.#period(at);
     const risk = this.#risk!;
     if (risk.observe(at)) {
