@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import Module, { createRequire, register } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isReservedClientID, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import type { ParamValue, Params, Strategy } from '../strategy/api.ts';
 
 /** A strategy module that cannot be used: names the file and the problem. */
@@ -135,6 +136,8 @@ function checkStrategy(path: string, file: string, d: unknown, overrides: readon
   }
   const params = applyParams(path, s.params as Params, overrides);
   const name = s.name ?? defaultName;
+  // Its client IDs are `<name>-…`: they must stay out of the runner's own namespace (kill switch, flatten).
+  if (isReservedClientID(`${name}-`)) throw new StrategyLoadError(path, `the strategy's name '${name}' would make client IDs starting '${RUNNER_ID_PREFIX}', which are reserved for the runner's own closes and cancels (kill switch, flatten): give the strategy another \`name\``);
   return { file, name, strategy: s as Strategy<Params, unknown>, params };
 }
 

@@ -19,6 +19,8 @@ export interface SandboxArgs {
   heartbeatMs?: number;
   marketHours?: boolean;
   keepTransactions?: number;
+  slowStreamBytes?: number;
+  slowStreamSeconds?: number;
   legacyReport?: string;
   faultDropAfter?: number;
   faultDropStreams?: number;
@@ -56,6 +58,8 @@ export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
     .option('heartbeat-ms', { type: 'number', describe: 'Stream heartbeat interval (default 5000)' })
     .option('market-hours', { type: 'boolean', describe: "Instruments' trading hours: prices tradeable: false and market orders MARKET_HALTED while closed (default on); --no-market-hours to trade around the clock" })
     .option('keep-transactions', { type: 'number', describe: 'Transactions each account keeps (default 100000); older ones answer 416, so memory stays bounded' })
+    .option('slow-stream-bytes', { type: 'number', describe: 'Slow stream readers: close a stream once more than this many bytes wait in the sandbox for its socket (default 524288)' })
+    .option('slow-stream-seconds', { type: 'number', describe: 'Slow stream readers: close a stream whose socket has refused writes this many seconds with no drain (default 10; fractions allowed)' })
     .option('legacy-report', { type: 'string', describe: 'At exit, write each legacy /v1 call the clients made, how often, and its /v3 replacement with the field mapping (Markdown; JSON when FILE ends in .json)' })
     .option('fault-drop-after', { type: 'number', describe: 'Fault: close each stream after N lines' })
     .option('fault-drop-streams', { type: 'number', describe: 'Fault: drop at most this many streams that way (default: all)' })
@@ -71,6 +75,7 @@ export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
     .example('$0 sandbox --manual --slippage fixed:0.5 --latency fixed:250', 'Fills half a pip worse, orders reaching the market 250 ms (sandbox time) after they are sent')
     .example('$0 sandbox --manual --port 0', 'A sandbox on a free port whose clock moves only when told')
     .example('$0 sandbox --speed 60', 'Replay the bundled sample one simulated minute per second')
+    .example('$0 sandbox --slow-stream-bytes 65536 --slow-stream-seconds 2', 'Drop a stream reader that falls 64 KiB behind or stops reading for 2 s')
     .example('$0 sandbox --legacy-report migration.md', 'Serve a legacy /v1 bot and write its migration checklist at exit')
     .example('FXFLOW_SANDBOX_TOKEN=secret $0 sandbox --require-token --fault-error-rate 0.1', 'Token required, 10% of requests fail') as unknown as Argv<SandboxArgs>;
 }
@@ -134,6 +139,16 @@ export function sandboxOptions(a: SandboxArgs, env: NodeJS.ProcessEnv = process.
     if (!Number.isInteger(a.keepTransactions) || a.keepTransactions < 1) throw new SandboxFlagError(`--keep-transactions must be a whole number >= 1 (got ${a.keepTransactions})`);
     o.keepTransactions = a.keepTransactions;
   }
+  const streams: { maxQueuedBytes?: number; maxBlockedMs?: number } = {};
+  if (a.slowStreamBytes !== undefined) {
+    if (!Number.isInteger(a.slowStreamBytes) || a.slowStreamBytes < 1) throw new SandboxFlagError(`--slow-stream-bytes must be a whole number of bytes >= 1 (got ${a.slowStreamBytes}); leave it out for the default 524288 (512 KiB)`);
+    streams.maxQueuedBytes = a.slowStreamBytes;
+  }
+  if (a.slowStreamSeconds !== undefined) {
+    if (!(Number.isFinite(a.slowStreamSeconds) && a.slowStreamSeconds > 0)) throw new SandboxFlagError(`--slow-stream-seconds must be a number of seconds > 0 (got ${a.slowStreamSeconds}); leave it out for the default 10`);
+    streams.maxBlockedMs = a.slowStreamSeconds * 1000;
+  }
+  if (streams.maxQueuedBytes !== undefined || streams.maxBlockedMs !== undefined) o.streams = streams;
   if (a.requireToken) {
     const token = env.FXFLOW_SANDBOX_TOKEN;
     if (!token) throw new SandboxFlagError('--require-token needs the token in the environment variable FXFLOW_SANDBOX_TOKEN (it is never taken from a flag, which would show in ps)');

@@ -62,6 +62,19 @@ const KINDS: ReadonlySet<string> = new Set<IntentKind>(['order', 'replace', 'can
  * with a known `kind`, an `id`, and for orders a `request` object. (What is in the request is the
  * broker's to judge: an invalid one gets a v20 reject.)
  */
+/**
+ * Client IDs starting with this are the runner's own intents (the kill switch's and a flatten's
+ * closes and cancels: `fxflow-kill-…`, `fxflow-flat-…`, `fxflow-exit-…`). The strategy API refuses
+ * them (a strategy name or a `clientId` starting so is a StrategyError), so no strategy intent can
+ * pass for one: the kill switch drops every intent of the strategy and keeps only these.
+ */
+export const RUNNER_ID_PREFIX = 'fxflow-';
+
+/** Whether a client ID is in the runner's reserved namespace (`RUNNER_ID_PREFIX`). */
+export function isReservedClientID(id: string): boolean {
+  return id.startsWith(RUNNER_ID_PREFIX);
+}
+
 export function isIntent(x: unknown): x is OrderIntent {
   if (typeof x !== 'object' || x === null) return false;
   const { kind, id, request } = x as { kind?: unknown; id?: unknown; request?: unknown };

@@ -3,7 +3,7 @@ import type { PriceComponent } from '../domain/candle.ts';
 import type { MarketEvent, TimerEvent } from '../domain/events.ts';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
-import { isIntent, type OrderIntent } from '../domain/intents.ts';
+import { isIntent, isReservedClientID, type OrderIntent, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
@@ -51,6 +51,11 @@ export class StrategyError extends Error {
   static threw(strategy: string, handler: string, at: number, cause: unknown): StrategyError {
     const why = cause instanceof Error ? cause.message : String(cause);
     return new StrategyError(strategy, handler, at, `strategy '${strategy}' threw in ${handler}${when(at)}: ${why}`, cause);
+  }
+
+  /** The strategy's name (its client IDs' prefix) is in the runner's reserved namespace. */
+  static reservedName(strategy: string, prefix: string): StrategyError {
+    return new StrategyError(strategy, 'init', Number.NaN, `strategy '${strategy}': its client IDs would start '${prefix}', and client IDs starting '${RUNNER_ID_PREFIX}' are reserved for the runner's own closes and cancels (kill switch, flatten): rename the strategy (its name, or --name)`);
   }
 
   /** `handler` returned `what`, which is not a step; `fix` says what it should be. */
@@ -173,6 +178,7 @@ export class Engine<P extends Params, S> {
     });
     this.#ctx = new StrategyContext<P>(opts.name, opts.params, opts.log, opts.portfolio, opts.instruments, this.#series, opts.marginRate);
     if (opts.clientIdPrefix !== undefined) this.#ctx.idPrefix = opts.clientIdPrefix;
+    if (isReservedClientID(`${this.#ctx.idPrefix}-`)) throw StrategyError.reservedName(opts.name, this.#ctx.idPrefix);
     try {
       this.#state = (opts.strategy.init ? opts.strategy.init(opts.params) : undefined) as S;
     } catch (e) {
@@ -485,7 +491,9 @@ export class Engine<P extends Params, S> {
 
   #checkIntents(intents: readonly unknown[], handler: string): void {
     for (let i = 0; i < intents.length; i++) {
-      if (!isIntent(intents[i])) throw this.#badStep(handler, `intent ${show(intents[i])}`, 'make intents with the ctx helpers (ctx.market, ctx.limit, ctx.cancel, ctx.closeTrade…)');
+      const intent = intents[i];
+      if (!isIntent(intent)) throw this.#badStep(handler, `intent ${show(intent)}`, 'make intents with the ctx helpers (ctx.market, ctx.limit, ctx.cancel, ctx.closeTrade…)');
+      if (isReservedClientID(intent.id)) throw this.#badStep(handler, `an intent with client ID '${intent.id}'`, `client IDs starting '${RUNNER_ID_PREFIX}' are reserved for the runner's own closes and cancels (kill switch, flatten): choose another clientId`);
     }
   }
 

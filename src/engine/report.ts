@@ -193,10 +193,38 @@ const round = (x: number, places: number): number => {
   return Math.round(x * f) / f;
 };
 
-/** Computes the summary of a finished run from its portfolio. */
+/**
+ * The share of [from, to] (epoch ms) with at least one trade open, in percent (2 decimals): the
+ * union of the trades' open intervals, each clipped to the period. 0 for an empty period.
+ */
+export function exposureOver(trades: Iterable<{ readonly openTime: number; readonly closeTime: number }>, from: number, to: number): number {
+  if (!(to > from)) return 0;
+  const spans: [number, number][] = [];
+  for (const t of trades) {
+    const a = Math.max(from, t.openTime);
+    const b = Math.min(to, t.closeTime);
+    if (b > a) spans.push([a, b]);
+  }
+  spans.sort((x, y) => x[0] - y[0]);
+  let covered = 0;
+  let end = -Infinity;
+  for (const [a, b] of spans) {
+    if (b <= end) continue;
+    covered += b - Math.max(a, end);
+    end = b;
+  }
+  return round((covered / (to - from)) * 100, 2);
+}
+
+/**
+ * Computes the summary of a finished run from its portfolio. `from`/`to` set the period (default:
+ * the equity curve's first and last points). `exposureFromTrades` (a live run, whose trades may
+ * open before its first mark or in an earlier session): exposure is the union of the trades' open
+ * intervals (closed ones and those still open at the last mark) over that period, never above 100%.
+ */
 export function summarize(
   p: Portfolio,
-  extra: { ambiguousCandles?: number; ambiguousPL?: number; marketHalted?: number; from?: number; to?: number; orders?: OrderStats; data?: DataReport } = {},
+  extra: { ambiguousCandles?: number; ambiguousPL?: number; marketHalted?: number; from?: number; to?: number; orders?: OrderStats; data?: DataReport; exposureFromTrades?: boolean } = {},
 ): Summary {
   const initial = toUnits(p.initialBalance);
   // Kept as the trades closed (the portfolio need not keep the list itself).
@@ -209,10 +237,12 @@ export function summarize(
   const sharpe = sharpeOf(daily);
   const span = p.spanMs;
   const iso = (t: number | undefined): string | null => (t === undefined || !Number.isFinite(t) ? null : new Date(t).toISOString());
+  const from = extra.from ?? p.equity[0]?.time;
+  const to = extra.to ?? p.equity[p.equity.length - 1]?.time;
   return {
     currency: p.currency,
-    from: iso(extra.from ?? p.equity[0]?.time),
-    to: iso(extra.to ?? p.equity[p.equity.length - 1]?.time),
+    from: iso(from),
+    to: iso(to),
     initialBalance: initial,
     finalBalance: round(finalBalance, 4),
     finalNAV: round(finalNAV, 4),
@@ -236,7 +266,9 @@ export function summarize(
     maxDrawdown: round(p.maxDrawdown, 4),
     maxDrawdownPct: round(p.maxDrawdownPct * 100, 4),
     sharpe: sharpe === null ? null : round(sharpe, 4),
-    exposurePct: span > 0 ? round((p.exposureMs / span) * 100, 2) : 0,
+    exposurePct: extra.exposureFromTrades === true
+      ? (from !== undefined && to !== undefined ? exposureOver(tradeSpans(p, to), from, to) : 0)
+      : span > 0 ? round((p.exposureMs / span) * 100, 2) : 0,
     spreadCost: toUnits(p.ledger.halfSpreadCost),
     financing: toUnits(p.ledger.financing),
     commission: toUnits(p.ledger.commission),
@@ -308,4 +340,10 @@ export function formatSummary(s: Summary, title: string): string {
   const head = [title, '-'.repeat(Math.max(title.length, 40))];
   if (o?.warning) head.push(`WARNING: ${o.warning}`);
   return [...head, ...top.map(line), ...rows.map(line), ...tail.map(line)].join('\n');
+}
+
+/** The open intervals of the portfolio's trades: the closed ones, and those still open until `end`. */
+function* tradeSpans(p: Portfolio, end: number): Iterable<{ openTime: number; closeTime: number }> {
+  yield* p.closedTrades;
+  for (const t of p.openTrades()) yield { openTime: t.openMs, closeTime: end };
 }

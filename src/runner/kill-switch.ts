@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { backoffDelay, sleep } from '../adapters/v20/rate-limit.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { type OrderIntent, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import type { Account } from '../domain/v20/index.ts';
 import type { Ledger } from '../domain/ledger.ts';
 import type { Portfolio } from '../engine/portfolio.ts';
@@ -163,7 +163,7 @@ export async function closeFromAccount(o: CloseFromAccountOptions, flatten: bool
         o.log.warn({ attempt, err: e }, 'kill switch / flatten: the account could not be read; trying again');
       }
       if (read !== undefined) {
-        const { intents, positions, pendingEntries } = accountCloseIntents(read.account, flatten, `${flatten ? 'flat' : 'kill'}-${o.runId}`, n);
+        const { intents, positions, pendingEntries } = accountCloseIntents(read.account, flatten, `${RUNNER_ID_PREFIX}${flatten ? 'flat' : 'kill'}-${o.runId}`, n);
         if (intents.length === 0) return result(true);
         if (Date.now() - t0 >= timeoutMs) break;
         n += intents.length;

@@ -2,7 +2,7 @@ import { concat, from, type Observable, tap } from 'rxjs';
 import { V20Error } from '../adapters/v20/errors.ts';
 import { backoffDelay, sleep } from '../adapters/v20/rate-limit.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { isReservedClientID, type OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import type { Execution } from '../ports/execution.ts';
 import type { Logger } from 'pino';
@@ -335,12 +335,13 @@ export class OrderLifecycle {
   }
 }
 
-/** The prefixes of the runner's own intents (kill switch, flatten): an operator's order to close stays valid. */
-const RUNNER_INTENT = /^(kill|flat|exit)-/;
-
-/** Whether an intent is the runner's own (the kill switch's or a flatten's close or cancel), not the strategy's. */
+/**
+ * Whether an intent is the runner's own (the kill switch's or a flatten's close or cancel), not the
+ * strategy's: its ID is in the reserved namespace the strategy API refuses (`RUNNER_ID_PREFIX`), so
+ * a strategy named `kill` or a client ID `exit-1` cannot pass for one.
+ */
 export function isRunnerIntent(intent: OrderIntent): boolean {
-  return RUNNER_INTENT.test(intent.id);
+  return isReservedClientID(intent.id);
 }
 
 /**
@@ -348,7 +349,7 @@ export function isRunnerIntent(intent: OrderIntent): boolean {
  * their point). The kill switch's and flatten's closes are the operator's and never expire.
  */
 export function expires(intent: OrderIntent): boolean {
-  if (RUNNER_INTENT.test(intent.id)) return false;
+  if (isRunnerIntent(intent)) return false;
   if (intent.kind === 'closeTrade' || intent.kind === 'closePosition') return true;
   return intent.kind === 'order' && (intent.request as { type?: string }).type === 'MARKET';
 }

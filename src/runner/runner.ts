@@ -12,7 +12,7 @@ import { AccountStateError, restoreAccount } from '../domain/account-state.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { type OrderIntent, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import { LedgerError } from '../domain/ledger.ts';
 import { toUnits } from '../domain/money.ts';
 import { parseTime } from '../domain/time.ts';
@@ -269,8 +269,9 @@ export class Runner {
   #lastOpen: readonly string[] | undefined;
   readonly #lastPrice = new Map<string, number>();
   #syncScheduled = false;
-  /** Time of the first live price: the report's period starts there (not at the warm-up candles). */
-  #liveFrom = Number.NaN;
+  /** The run's first and last live price or transaction time (epoch ms): the summary's period (never the warm-up candles). */
+  #from = Number.NaN;
+  #to = Number.NaN;
   readonly #syncJournal = (): void => {
     this.#syncScheduled = false;
     this.journal.sync();
@@ -449,13 +450,7 @@ export class Runner {
     }
     const journaled = new JournaledExecution(inner, this.journal, replay, this.#orders.unknown, () => {
       if (!Number.isNaN(this.#tickStart)) this.latency.add(performance.now() - this.#tickStart);
-    }, o.recorder, (intent) => {
-      // Dropped by the kill switch before it was sent: settled, and never at the broker.
-      this.journal.confirm(intent.id);
-      this.#dropped++;
-      this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'kill switch: an intent of the strategy waiting to be sent was dropped');
-      this.#risk?.refuse(intent, 'RISK_KILL_SWITCH_ENGAGED', 'dropped before it was sent: the kill switch engaged');
-    });
+    }, o.recorder, (intent) => this.#drop(intent));
     this.#journaled = journaled;
     const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID, onReject: (b) => this.journal.confirm(b.intent.id) });
     this.#risk = risk;
@@ -490,6 +485,7 @@ export class Runner {
       onTransaction: (ctx, s) => {
         const r = base.onTransaction && !this.#halted ? base.onTransaction(ctx, s) : undefined;
         const id = ctx.transaction?.id;
+        if (ctx.transaction !== undefined) this.#period(parseTime(ctx.transaction.time));
         if (id !== undefined && !id.includes('.')) this.#handled = id;
         // The risk layer's refusals reach the engine without passing the journal: recorded here.
         else if (id !== undefined && ctx.transaction !== undefined) o.recorder?.transaction(ctx.transaction, Date.now());
@@ -687,7 +683,7 @@ export class Runner {
     this.ticks++;
     this.#tickStart = received;
     this.tickReceivedAt = received;
-    if (Number.isNaN(this.#liveFrom)) this.#liveFrom = at;
+    this.#period(at);
     const risk = this.#risk!;
     if (risk.observe(at)) {
       const day = risk.day;
@@ -763,6 +759,13 @@ export class Runner {
 
   #dropped = 0;
 
+  /** Widens the summary's period to `at` (epoch ms). */
+  #period(at: number): void {
+    if (!Number.isFinite(at)) return;
+    if (!(at >= this.#from)) this.#from = at;
+    if (!(at <= this.#to)) this.#to = at;
+  }
+
   /**
    * One-way, and first: the strategy hears nothing more (its handlers are not called), every intent
    * of it still waiting to be sent is dropped when its turn comes, and the risk gate refuses every
@@ -774,6 +777,16 @@ export class Runner {
     this.#risk?.halt();
     const journaled = this.#journaled;
     if (journaled !== undefined) journaled.dropping = (intent) => !isRunnerIntent(intent);
+    // --broker sim: the strategy's market orders and closes queued in the simulator for their next price never fill.
+    for (const intent of this.#simExecution?.drop((i) => !isRunnerIntent(i)) ?? []) this.#drop(intent);
+  }
+
+  /** An intent of the strategy dropped by the kill switch before it reached the broker: settled, and refused to the strategy's view. */
+  #drop(intent: OrderIntent): void {
+    this.journal.confirm(intent.id);
+    this.#dropped++;
+    this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'kill switch: an intent of the strategy waiting to be sent was dropped');
+    this.#risk?.refuse(intent, 'RISK_KILL_SWITCH_ENGAGED', 'dropped before it was sent: the kill switch engaged');
   }
 
   /** A line for the operator's terminal (`say`), logged too. */
@@ -821,8 +834,9 @@ export class Runner {
 
   /** The kill switch: halts the strategy first, then cancels pending entries, optionally flattens, and stops. */
   async kill(why: string): Promise<RunResult> {
-    const waiting = this.#journaled?.waiting ?? 0;
+    const dropped = this.#dropped;
     this.#halt();
+    const waiting = (this.#journaled?.waiting ?? 0) + this.#dropped - dropped;
     this.#killed = true;
     this.#feed.close(); // no candle waits for the endpoint once the kill switch is engaged
     const flatten = this.o.flattenOnKill ?? true;
@@ -830,7 +844,7 @@ export class Runner {
     const risk = this.#risk;
     // --broker sim: the simulated account is in this process, its view is the truth.
     if (risk && this.#sim !== undefined) {
-      for (const i of killSwitchIntents(this.portfolio, flatten, `kill-${this.runId}`)) {
+      for (const i of killSwitchIntents(this.portfolio, flatten, `${RUNNER_ID_PREFIX}kill-${this.runId}`)) {
         this.journal.intent(i, this.#clock.now());
         risk.submit(i);
       }
@@ -851,7 +865,7 @@ export class Runner {
     // The kill switch halted already; a flattening stop halts the strategy first as well.
     if (flatten) this.#halt();
     if (flatten && this.#risk && this.#sim !== undefined) {
-      for (const i of killSwitchIntents(this.portfolio, true, `exit-${this.runId}`)) {
+      for (const i of killSwitchIntents(this.portfolio, true, `${RUNNER_ID_PREFIX}exit-${this.runId}`)) {
         this.journal.intent(i, this.#clock.now());
         this.#risk.submit(i);
       }
@@ -911,7 +925,11 @@ export class Runner {
     await this.o.recorder?.stop(reason);
     this.journal.compact();
     this.journal.close();
-    const summary = summarize(this.portfolio, Number.isNaN(this.#liveFrom) ? {} : { from: this.#liveFrom });
+    // The period is the run's first to last event or transaction (a trade opened before the first
+    // price, or in an earlier session, counts from its opening); exposure from the trades' open intervals.
+    for (const t of this.portfolio.closedTrades) this.#period(t.openTime);
+    for (const t of this.portfolio.openTrades()) this.#period(t.openMs);
+    const summary = summarize(this.portfolio, Number.isNaN(this.#from) ? {} : { from: this.#from, to: this.#to, exposureFromTrades: true });
     const params = Object.entries(this.o.params).map(([k, v]) => `${k}=${v}`).join(' ');
     // The simulator's fill models close the report (--broker sim); the shadow comparison names its own.
     const simulator = this.#sim ?? this.#shadow?.sim;

@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { QueuedMarket } from '../adapters/sim/book.ts';
 import type { SimBroker } from '../adapters/sim/broker.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
@@ -15,11 +16,13 @@ import type { Execution } from '../ports/execution.ts';
  *   still waiting when the run stops or crashes stays unconfirmed in the journal, and the restarted
  *   runner submits it again to the restored simulator, unless the journal shows its outcome. (The
  *   kill switch waits up to 5 s for that price before the run stops: see `waiting`.)
+ * - `drop(which)` withdraws waiting intents from the simulator before their price comes (the kill
+ *   switch: the strategy's market orders and closes still queued never fill).
  */
 export class SimExecution implements Execution {
   readonly transactions$: Observable<Transaction>;
-  /** Intents whose market order waits for a price, by instrument. */
-  readonly #waiting = new Map<string, string[]>();
+  /** Intents whose market order waits for a price, by instrument, with the simulator's queue entries they made. */
+  readonly #waiting = new Map<string, Waiting[]>();
 
   constructor(
     readonly sim: SimBroker,
@@ -31,14 +34,42 @@ export class SimExecution implements Execution {
   submit(intent: OrderIntent, decidedAt?: number): void {
     const before = this.sim.queuedMarketOrders();
     this.sim.submit(withClientID(intent), decidedAt);
-    const instrument = this.sim.queuedMarketOrders() > before ? this.#instrumentOf(intent) : undefined;
+    const added = this.sim.queuedMarketOrders() - before;
+    const instrument = added > 0 ? this.#instrumentOf(intent) : undefined;
     if (instrument === undefined) {
       this.confirm(intent.id);
       return;
     }
+    // What this intent queued: the newest entries of its instrument's queue.
+    const w: Waiting = { intent, entries: this.sim.queuedMarket(instrument).slice(-added) };
     const list = this.#waiting.get(instrument);
-    if (list === undefined) this.#waiting.set(instrument, [intent.id]);
-    else list.push(intent.id);
+    if (list === undefined) this.#waiting.set(instrument, [w]);
+    else list.push(w);
+  }
+
+  /**
+   * Withdraws from the simulator every waiting intent that `which` selects and whose orders have
+   * not met a price yet: none of them fills. Returns them (unconfirmed: the caller settles each).
+   * An intent part of which has filled already is left to its price.
+   */
+  drop(which: (intent: OrderIntent) => boolean): OrderIntent[] {
+    const out: OrderIntent[] = [];
+    for (const [instrument, list] of [...this.#waiting]) {
+      const queued = new Set(this.sim.queuedMarket(instrument));
+      const kept: Waiting[] = [];
+      for (const w of list) {
+        if (which(w.intent) && w.entries.every((q) => queued.has(q))) {
+          this.sim.withdrawQueued(instrument, new Set(w.entries));
+          out.push(w.intent);
+        } else kept.push(w);
+      }
+      if (kept.length === 0) this.#waiting.delete(instrument);
+      else {
+        this.#waiting.set(instrument, kept);
+        this.priced(instrument); // what is left may have no order queued any more: it has its outcome
+      }
+    }
+    return out;
   }
 
   /** After a price of `instrument` reached the simulator: the intents that waited for it have their outcome. */
@@ -46,7 +77,7 @@ export class SimExecution implements Execution {
     const list = this.#waiting.get(instrument);
     if (list === undefined || this.sim.queuedMarketOrders(instrument) > 0) return;
     this.#waiting.delete(instrument);
-    for (const id of list) this.confirm(id);
+    for (const w of list) this.confirm(w.intent.id);
   }
 
   /** Intents whose outcome waits for a price. */
@@ -74,6 +105,12 @@ export class SimExecution implements Execution {
         return undefined;
     }
   }
+}
+
+/** An intent waiting in the simulator for a price, and the queue entries it made there. */
+interface Waiting {
+  readonly intent: OrderIntent;
+  readonly entries: readonly QueuedMarket[];
 }
 
 /** The intent with its ID as the order's client ID (`clientExtensions.id`, other extension fields kept). */

@@ -13,6 +13,7 @@ import type { CommissionModel } from './commission.ts';
 import type { FinancingRates } from './financing.ts';
 import type { SlippageModel } from './slippage.ts';
 import type { LatencyModel } from './latency.ts';
+import type { QueuedMarket } from './book.ts';
 import { SimState } from './state.ts';
 import { advance } from './clock.ts';
 import { candle, tick } from './feed.ts';
@@ -323,6 +324,26 @@ export class SimBroker implements Execution {
     for (const b of books.values()) n += b.market.length;
     return n;
   }
+  /** The market orders of `instrument` waiting for their next price, oldest first (a read-only view). */
+  queuedMarket(instrument: string): readonly QueuedMarket[] {
+    return this.#s.books.get(instrument)?.market ?? [];
+  }
+
+  /**
+   * Withdraws queued market orders (these very entries of `queuedMarket`) before they meet a
+   * price: nothing of them was ever stamped, so they leave no transaction. Returns how many were
+   * still queued and withdrawn. (The runner's kill switch drops the strategy's orders this way.)
+   */
+  withdrawQueued(instrument: string, entries: ReadonlySet<QueuedMarket>): number {
+    const market = this.#s.books.get(instrument)?.market;
+    if (market === undefined) return 0;
+    let kept = 0;
+    for (const q of market) if (!entries.has(q)) market[kept++] = q;
+    const n = market.length - kept;
+    market.length = kept;
+    return n;
+  }
+
 
   // ---- Read views for the sandbox (owned by the sandbox)
   /** The sandbox's PATCH /configuration: one CLIENT_CONFIGURE transaction; a new margin rate applies at once. */
