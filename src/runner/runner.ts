@@ -730,9 +730,11 @@ export class Runner {
     const spreads = subs.spreads ?? [];
     const cot = subs.cot ?? [];
     if (o.labs === undefined || calendar.length + signals.length + spreads.length + cot.length === 0) return;
-    // The delivered items, in the catalog's labs format: a restart remembers them (and repairs a cut line).
+    // Items are stamped with the run's event clock; before the first price, with the labs server's time
+    // (its Date header), never the machine's. The delivered items, in the catalog's labs format: a
+    // restart remembers them (and repairs a cut line).
     const delivered = await LabsWriter.open(join(o.journalDir, 'labs'));
-    const poller = new LabsPoller({ labs: o.labs, calendar, signals, spreads, cot, identity: delivered.identity, stamp: () => (this.#clock.now() > 0 ? this.#clock.now() : Date.now()), ...o.labsPoll });
+    const poller = new LabsPoller({ labs: o.labs, calendar, signals, spreads, cot, identity: delivered.identity, stamp: () => (this.#clock.now() > 0 ? this.#clock.now() : (o.labs!.serverTime?.() ?? Date.now())), ...o.labsPoll });
     this.labsPoller = poller;
     poller.start((items) => {
       if (this.#stopping !== undefined) return;
