@@ -103,4 +103,17 @@ describe('spreads and COT in fxflow run', () => {
     const byKey = (xs: readonly (SpreadEvent | CotEvent)[]): (SpreadEvent | CotEvent)[] => [...xs].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
     expect(byKey(bt)).toEqual(byKey(live));
   });
+
+  it('before the first price, items are stamped with the labs server\'s time (the sandbox\'s 2024), not the machine\'s clock', { timeout: 30_000 }, async () => {
+    const live: (SpreadEvent | CotEvent)[] = [];
+    r = await rig({ clock: 'manual', start: START, feed: false }); // no prices: the run's event clock has not started
+    const runner = r.runner({ strategy: watcher(live, 'ticks') as never, name: 'spread-cot-watcher', params: {}, labs: new V20Labs(r.http), labsPoll: { every: { spreads: 30, cot: 30 }, tickMs: 20 } });
+    await runner.start();
+    await until(() => live.some((e) => e.kind === 'cot'), 'COT reports');
+    await runner.stop('end');
+    for (const e of live) {
+      expect(e.at, `${keyOf(e)} at ${new Date(e.at).toISOString()}`).toBeLessThanOrEqual(r.sandbox.time());
+      expect(e.at).toBeGreaterThanOrEqual(e.kind === 'spread' ? e.intervalAt : e.reportAt);
+    }
+  });
 });
