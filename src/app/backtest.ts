@@ -210,7 +210,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // Spreads and COT: a subscription with nowhere to read them from is an error, not a silent run without them.
   const labsSource = <E,>(kind: 'spreads' | 'cot', wanted: readonly string[] | undefined, read: ((req: { instruments: readonly string[]; from: number; to: number }) => AsyncIterable<readonly E[]>) | undefined): AsyncIterable<readonly E[]>[] => {
     if (wanted === undefined || wanted.length === 0) return [];
-    if (read === undefined) throw new ConfigError('strategy', `subscribe.${kind}`, `needs recorded labs ${kind} from a catalog (record them with fxflow record --labs spreads,cot --instruments ${wanted.join(',')})`);
+    if (read === undefined) throw new ConfigError('strategy', `subscribe.${kind}`, `needs recorded labs ${kind}, and this run has no labs source (sweeps and walk-forward do not read labs): backtest it with fxflow backtest on a catalog that holds them (fxflow record --labs spreads,cot --instruments ${wanted.join(',')})`);
     return [read({ instruments: wanted, from, to })];
   };
   const sources = [
