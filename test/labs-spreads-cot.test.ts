@@ -142,4 +142,11 @@ describe('spreads and COT in backtests', () => {
     await backtest(heard, root, { spreads: ['EUR_USD'], cot: ['EUR_USD'] });
     expect(heard.map((h) => [h.e.kind, h.now])).toEqual([['spread', FROM + 60_000], ['cot', FROM + 60_000]]);
   });
+
+  it('a run with no labs source (a sweep\'s trial) refuses a spreads or COT subscription instead of running without them', async () => {
+    const run = (subs: { spreads: readonly string[]; cot: readonly string[] }) =>
+      runBacktest({ loaded: { file: 'inline', name: 'spread-cot-watcher', strategy: watcher([], subs) as never, params: {} }, config, instruments: loadInstruments(), candles, available: () => true, log: silent });
+    await expect(run({ spreads: ['EUR_USD'], cot: [] })).rejects.toThrow('subscribe.spreads needs recorded labs spreads, and this run has no labs source (sweeps and walk-forward do not read labs)');
+    await expect(run({ spreads: [], cot: ['EUR_USD'] })).rejects.toThrow('fxflow record --labs spreads,cot --instruments EUR_USD');
+  });
 });
