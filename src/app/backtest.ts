@@ -7,7 +7,7 @@ import { parseSlippage } from '../adapters/sim/slippage.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Tick } from '../domain/tick.ts';
 import { conversionInstruments } from '../domain/conversion.ts';
-import type { CalendarEvent, MarketEvent, SignalEvent } from '../domain/events.ts';
+import type { CalendarEvent, CotEvent, MarketEvent, SignalEvent, SpreadEvent } from '../domain/events.ts';
 import { granularityMs, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
@@ -53,6 +53,10 @@ export interface BacktestOptions {
     signals(req: { instruments: readonly string[]; from: number; to: number }): AsyncIterable<readonly SignalEvent[]>;
     /** Recorded labs spreads of an instrument (for `data.spread: 'labs'`): the average spread in pips by interval start. */
     spreads?(instrument: string, from: number, to: number): Promise<(time: number) => number>;
+    /** Recorded labs spread intervals as events (`spreads` subscriptions). */
+    spreadEvents?(req: { instruments: readonly string[]; from: number; to: number }): AsyncIterable<readonly SpreadEvent[]>;
+    /** Recorded COT reports as events (`cot` subscriptions). */
+    cot?(req: { instruments: readonly string[]; from: number; to: number }): AsyncIterable<readonly CotEvent[]>;
   };
   /** Whether data exists for a series (used to choose conversion instruments); default: assume it does. */
   readonly available?: (instrument: string, granularity: Granularity) => boolean;
@@ -203,6 +207,12 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // The exact path model matches each candle on its own ticks: every traded instrument gets a tick
   // source, which reaches the simulator only (the engine delivers ticks to tick subscribers alone).
   const tickSources = config.fill.path === 'exact' ? traded : tickInstruments;
+  // Spreads and COT: a subscription with nowhere to read them from is an error, not a silent run without them.
+  const labsSource = <E,>(kind: 'spreads' | 'cot', wanted: readonly string[] | undefined, read: ((req: { instruments: readonly string[]; from: number; to: number }) => AsyncIterable<readonly E[]>) | undefined): AsyncIterable<readonly E[]>[] => {
+    if (wanted === undefined || wanted.length === 0) return [];
+    if (read === undefined) throw new ConfigError('strategy', `subscribe.${kind}`, `needs recorded labs ${kind}, and this run has no labs source (sweeps and walk-forward do not read labs): backtest it with fxflow backtest on a catalog that holds them (fxflow record --labs spreads,cot --instruments ${wanted.join(',')})`);
+    return [read({ instruments: wanted, from, to })];
+  };
   const sources = [
     ...tickSources.map((instrument) => o.ticks!({ instrument, from, to })),
     ...series.map((s, k) => {
@@ -214,6 +224,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     // Labs last: an item known at the instant a candle closes is seen after that candle.
     ...(o.labs && (subs.calendar ?? []).length > 0 ? [o.labs.calendar({ currencies: subs.calendar!, from, to })] : []),
     ...(o.labs && (subs.signals ?? []).length > 0 ? [o.labs.signals({ instruments: subs.signals!, from, to })] : []),
+    ...labsSource('spreads', subs.spreads, o.labs?.spreadEvents),
+    ...labsSource('cot', subs.cot, o.labs?.cot),
   ] as AsyncIterable<readonly MarketEvent[]>[];
 
   // Financing: today's rates (data/instruments.json), or the rates recorded for each day.

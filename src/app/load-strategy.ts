@@ -74,7 +74,7 @@ function sourceExport(request: string): string | undefined {
 /** A bare import specifier ('fxflow', 'technicalindicators'), not a path, URL or builtin. */
 const isBare = (s: string): boolean => !s.startsWith('.') && !s.startsWith('/') && !s.startsWith('node:') && !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s);
 
-const HANDLERS = ['init', 'onStart', 'onCandle', 'onTick', 'onSignal', 'onCalendar', 'onTimer', 'onTransaction', 'onStop'] as const;
+const HANDLERS = ['init', 'onStart', 'onCandle', 'onTick', 'onSignal', 'onCalendar', 'onSpread', 'onCot', 'onTimer', 'onTransaction', 'onStop'] as const;
 
 /**
  * Imports a strategy module (TypeScript, no build step: tsx loads it) and checks its

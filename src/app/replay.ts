@@ -121,7 +121,7 @@ function seeded(acct: SessionAccount, accountID: string, instruments: Instrument
   return { sim, portfolio, lastTransactionID: acct.lastTransactionID, openingBalance: acct.balance, leftOut: known.leftOut };
 }
 
-const listOf = (s: RunMeta['subscriptions']): string[] => [...s.candles.map((c) => `candles ${c}`), ...s.ticks.map((t) => `ticks ${t}`), ...s.signals.map((x) => `signals ${x}`), ...s.calendar.map((x) => `calendar ${x}`)].sort();
+const listOf = (s: RunMeta['subscriptions']): string[] => [...s.candles.map((c) => `candles ${c}`), ...s.ticks.map((t) => `ticks ${t}`), ...s.signals.map((x) => `signals ${x}`), ...s.calendar.map((x) => `calendar ${x}`), ...(s.spreads ?? []).map((x) => `spreads ${x}`), ...(s.cot ?? []).map((x) => `cot ${x}`)].sort();
 
 /**
  * `fxflow replay <run-folder>`: the recorded strategy through the simulator on exactly the recorded
@@ -153,7 +153,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const instruments = o.instruments ?? loadInstruments();
   // The instrument set: what the strategy subscribes to with the recorded params, against what was recorded.
   const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
-  const now = listOf({ candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [] });
+  const now = listOf({ candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [], spreads: subs.spreads ?? [], cot: subs.cot ?? [] });
   const then = listOf(meta.subscriptions);
   const notRecorded = now.filter((s) => !then.includes(s));
   if (notRecorded.length > 0 || now.length !== then.length) {

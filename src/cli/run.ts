@@ -308,7 +308,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   const recorder = openLiveRunFolder(runDir, journalDir, {
     meta: {
       fxflow: VERSION, strategy: { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) }, params: loaded.params, env: a.env, accountID, broker: a.broker,
-      subscriptions: { candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [] },
+      subscriptions: { candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [], spreads: subs.spreads ?? [], cot: subs.cot ?? [] },
       config: { limits, ...(fill !== undefined ? { fill } : {}), candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, journal: journalDir },
     },
     maxBytes: Math.round(a.recordMaxMb * 1024 * 1024),

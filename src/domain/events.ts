@@ -34,6 +34,41 @@ export interface CalendarEvent {
   readonly update?: boolean;
 }
 
+/**
+ * An OANDA labs spread interval of an instrument (min, average, max spread in pips), delivered when
+ * it became known (`at`; never before the interval started: `intervalAt`).
+ */
+export interface SpreadEvent {
+  readonly kind: 'spread';
+  readonly at: UnixMs;
+  readonly instrument: string;
+  /** Start of the interval the figures are for. */
+  readonly intervalAt: UnixMs;
+  readonly min: number;
+  readonly avg: number;
+  readonly max: number;
+}
+
+/**
+ * A CFTC Commitments of Traders report of an instrument, delivered when it became known (`at`;
+ * never before the report's date: `reportAt`). Counts are contracts of `unit`.
+ */
+export interface CotEvent {
+  readonly kind: 'cot';
+  readonly at: UnixMs;
+  readonly instrument: string;
+  readonly reportAt: UnixMs;
+  /** Open interest. */
+  readonly openInterest: number;
+  /** Non-commercial long and short positions. */
+  readonly nonCommercialLong: number;
+  readonly nonCommercialShort: number;
+  /** The instrument's price on the report date. */
+  readonly price: number;
+  /** What a contract is, e.g. `Contracts Of EUR 125,000`. */
+  readonly unit: string;
+}
+
 /** A timer the strategy asked for (for example every 15 minutes), fired on the engine clock. */
 export interface TimerEvent {
   readonly kind: 'timer';
@@ -45,4 +80,4 @@ export interface TimerEvent {
  * Everything the engine delivers, in `at` order. Candles are delivered at their close.
  * Each member carries `kind` and `at` itself, so the hot path allocates no wrapper.
  */
-export type MarketEvent = Candle | Tick | SignalEvent | CalendarEvent | TimerEvent;
+export type MarketEvent = Candle | Tick | SignalEvent | CalendarEvent | SpreadEvent | CotEvent | TimerEvent;

@@ -1,5 +1,5 @@
 import type { Candle } from '../domain/candle.ts';
-import type { CalendarEvent, SignalEvent, TimerEvent } from '../domain/events.ts';
+import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent, TimerEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Tick } from '../domain/tick.ts';
@@ -37,6 +37,8 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
   tick: Tick | undefined = undefined;
   signal: SignalEvent | undefined = undefined;
   calendar: CalendarEvent | undefined = undefined;
+  spread: SpreadEvent | undefined = undefined;
+  cot: CotEvent | undefined = undefined;
   timer: TimerEvent | undefined = undefined;
   transaction: Transaction | undefined = undefined;
   /** The series state of the current candle (indicators default to it). */
@@ -344,6 +346,8 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     this.tick = undefined;
     this.signal = undefined;
     this.calendar = undefined;
+    this.spread = undefined;
+    this.cot = undefined;
     this.timer = undefined;
     this.transaction = undefined;
     this.current = undefined;

@@ -144,6 +144,8 @@ export class Engine<P extends Params, S> {
   readonly #ticks: Set<string>;
   readonly #signals: Set<string>;
   readonly #calendar: Set<string>;
+  readonly #spreads: Set<string>;
+  readonly #cot: Set<string>;
   readonly #timers: TimerSlot[];
   readonly #queue: Transaction[] = [];
   #lastInstrument = '';
@@ -172,6 +174,8 @@ export class Engine<P extends Params, S> {
     this.#ticks = new Set(subs.ticks ?? []);
     this.#signals = new Set(subs.signals ?? []);
     this.#calendar = new Set(subs.calendar ?? []);
+    this.#spreads = new Set(subs.spreads ?? []);
+    this.#cot = new Set(subs.cot ?? []);
     this.#timers = (subs.timers ?? []).map((t) => {
       if (!(t.everyMs >= 1000)) throw new SubscriptionError(`timer '${t.name}': everyMs must be at least 1000, got ${t.everyMs}`);
       return { name: t.name, everyMs: t.everyMs, next: Number.NaN };
@@ -375,6 +379,22 @@ export class Engine<P extends Params, S> {
         if (h && this.#calendar.has(ev.currency)) {
           ctx.calendar = ev;
           this.#call(h, 'onCalendar');
+        }
+        return;
+      }
+      case 'spread': {
+        const h = o.strategy.onSpread;
+        if (h && this.#spreads.has(ev.instrument)) {
+          ctx.spread = ev;
+          this.#call(h, 'onSpread');
+        }
+        return;
+      }
+      case 'cot': {
+        const h = o.strategy.onCot;
+        if (h && this.#cot.has(ev.instrument)) {
+          ctx.cot = ev;
+          this.#call(h, 'onCot');
         }
         return;
       }

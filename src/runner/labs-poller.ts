@@ -1,6 +1,6 @@
-import { calendarItemEvent, LabsIdentity, ownTime, signalItemEvent, type LabsItem } from '../adapters/catalog/labs-items.ts';
+import { calendarItemEvent, cotItemEvent, LabsIdentity, ownTime, signalItemEvent, spreadItemEvent, type LabsItem } from '../adapters/catalog/labs-items.ts';
 import { AUTOCHARTIST_PERIODS, coveringPeriod, LABS_PERIODS, type AutochartistResponse, type LabsCalendarEntry, type LabsCotEntry, type LabsSpreads } from '../adapters/v20/labs.ts';
-import type { CalendarEvent, SignalEvent } from '../domain/events.ts';
+import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent } from '../domain/events.ts';
 import type { UnixMs } from '../domain/time.ts';
 
 /** The labs calls the poller makes (V20Labs implements them). */
@@ -19,9 +19,9 @@ export interface LabsPollerOptions {
   readonly calendar?: readonly string[];
   /** Instruments whose Autochartist signals are wanted (one request per instrument per poll). */
   readonly signals?: readonly string[];
-  /** Instruments whose spread history is recorded (items only; no engine event). */
+  /** Instruments whose spread history is polled (one request per instrument per poll). */
   readonly spreads?: readonly string[];
-  /** Instruments whose COT reports are recorded (items only; no engine event). */
+  /** Instruments whose COT reports are polled (one request per instrument per poll). */
   readonly cot?: readonly string[];
   /** The wall clock the schedule and the rate budget run on (default Date.now). */
   readonly now?: () => UnixMs;
@@ -298,12 +298,14 @@ export class LabsPoller {
   }
 }
 
-/** The engine events of polled items (calendar and signals; spreads and COT are recorded, not delivered). */
-export function labsEvents(items: readonly LabsItem[]): (CalendarEvent | SignalEvent)[] {
-  const out: (CalendarEvent | SignalEvent)[] = [];
+/** The engine events of polled items, in time order (the same events a backtest makes of the same items). */
+export function labsEvents(items: readonly LabsItem[]): (CalendarEvent | SignalEvent | SpreadEvent | CotEvent)[] {
+  const out: (CalendarEvent | SignalEvent | SpreadEvent | CotEvent)[] = [];
   for (const i of items) {
     if (i.kind === 'calendar') out.push(calendarItemEvent(i));
     else if (i.kind === 'signals') out.push(signalItemEvent(i));
+    else if (i.kind === 'spreads') out.push(spreadItemEvent(i));
+    else out.push(cotItemEvent(i));
   }
   out.sort((a, b) => a.at - b.at);
   return out;

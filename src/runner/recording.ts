@@ -56,7 +56,7 @@ export interface RunMeta {
   readonly accountID: string;
   readonly broker: 'v20' | 'sim';
   /** The series and streams the strategy subscribed to (candles `instrument:granularity[:component]`, ticks, labs). */
-  readonly subscriptions: { readonly candles: readonly string[]; readonly ticks: readonly string[]; readonly signals: readonly string[]; readonly calendar: readonly string[] };
+  readonly subscriptions: { readonly candles: readonly string[]; readonly ticks: readonly string[]; readonly signals: readonly string[]; readonly calendar: readonly string[]; readonly spreads?: readonly string[]; readonly cot?: readonly string[] };
   /** The run's configuration: risk limits, candles source and wait, fill models (--broker sim), flags. */
   readonly config: Record<string, unknown>;
   readonly sessions: SessionInfo[];

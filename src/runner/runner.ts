@@ -156,7 +156,7 @@ export interface RunnerOptions {
   /** Every transaction the strategy's engine handles, after the portfolio folded it (the live status page). */
   readonly onTransaction?: (tx: Transaction) => void;
   /**
-   * OANDA labs (V20Labs): strategies that subscribe to `calendar` or `signals` get them from a
+   * OANDA labs (V20Labs): strategies that subscribe to `calendar`, `signals`, `spreads` or `cot` get them from a
    * LabsPoller; what was delivered is kept in `<journalDir>/labs/` so a restart does not deliver it again.
    */
   readonly labs?: LabsEndpoints;
@@ -723,10 +723,14 @@ export class Runner {
     const o = this.o;
     const calendar = subs.calendar ?? [];
     const signals = subs.signals ?? [];
-    if (o.labs === undefined || (calendar.length === 0 && signals.length === 0)) return;
-    // The delivered items, in the catalog's labs format: a restart remembers them (and repairs a cut line).
+    const spreads = subs.spreads ?? [];
+    const cot = subs.cot ?? [];
+    if (o.labs === undefined || calendar.length + signals.length + spreads.length + cot.length === 0) return;
+    // Items are stamped with the run's event clock; before the first price, with the labs server's time
+    // (its Date header), never the machine's. The delivered items, in the catalog's labs format: a
+    // restart remembers them (and repairs a cut line).
     const delivered = await LabsWriter.open(join(o.journalDir, 'labs'));
-    const poller = new LabsPoller({ labs: o.labs, calendar, signals, identity: delivered.identity, stamp: () => (this.#clock.now() > 0 ? this.#clock.now() : Date.now()), ...o.labsPoll });
+    const poller = new LabsPoller({ labs: o.labs, calendar, signals, spreads, cot, identity: delivered.identity, stamp: () => (this.#clock.now() > 0 ? this.#clock.now() : (o.labs!.serverTime?.() ?? Date.now())), ...o.labsPoll });
     this.labsPoller = poller;
     poller.start((items) => {
       if (this.#stopping !== undefined) return;

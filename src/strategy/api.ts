@@ -21,7 +21,7 @@
  * ```
  */
 import type { Candle, PriceComponent } from '../domain/candle.ts';
-import type { CalendarEvent, SignalEvent, TimerEvent } from '../domain/events.ts';
+import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent, TimerEvent } from '../domain/events.ts';
 import type { Granularity } from '../domain/granularity.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Tick } from '../domain/tick.ts';
@@ -50,6 +50,8 @@ export type Params = Readonly<Record<string, ParamValue>>;
  * - ticks: instrument names.
  * - signals: instrument names whose labs signals are wanted.
  * - calendar: currencies whose economic calendar releases are wanted.
+ * - spreads: instrument names whose OANDA labs spread intervals (min/avg/max pips) are wanted.
+ * - cot: instrument names whose Commitments of Traders reports are wanted.
  * - timers: `{ name, everyMs }`, fired on the engine clock (virtual in backtests).
  */
 export interface Subscriptions {
@@ -57,6 +59,8 @@ export interface Subscriptions {
   readonly ticks?: readonly string[];
   readonly signals?: readonly string[];
   readonly calendar?: readonly string[];
+  readonly spreads?: readonly string[];
+  readonly cot?: readonly string[];
   readonly timers?: readonly { readonly name: string; readonly everyMs: number }[];
 }
 
@@ -274,6 +278,8 @@ export interface Ctx<P extends Params = Params> {
   readonly tick: Tick | undefined;
   readonly signal: SignalEvent | undefined;
   readonly calendar: CalendarEvent | undefined;
+  readonly spread: SpreadEvent | undefined;
+  readonly cot: CotEvent | undefined;
   readonly timer: TimerEvent | undefined;
   readonly transaction: Transaction | undefined;
 
@@ -340,6 +346,8 @@ export interface Strategy<P extends Params = Params, S = unknown> {
   onTick?(ctx: Ctx<P>, state: S): Step<S>;
   onSignal?(ctx: Ctx<P>, state: S): Step<S>;
   onCalendar?(ctx: Ctx<P>, state: S): Step<S>;
+  onSpread?(ctx: Ctx<P>, state: S): Step<S>;
+  onCot?(ctx: Ctx<P>, state: S): Step<S>;
   onTimer?(ctx: Ctx<P>, state: S): Step<S>;
   /** Every transaction of the account (fills, cancels, rejects, financing...), after the portfolio applied it. */
   onTransaction?(ctx: Ctx<P>, state: S): Step<S>;

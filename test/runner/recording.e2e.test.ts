@@ -10,6 +10,7 @@ import { InputRecorder } from '../../src/runner/input-recorder.ts';
 import replayCandles from './replay-candle-strategy.ts';
 import replayStrategy from './replay-strategy.ts';
 import replayLabs from './replay-labs-strategy.ts';
+import replaySpreadCot from './replay-spread-cot-strategy.ts';
 import { V20Labs } from '../../src/adapters/v20/labs.ts';
 import { inputFiles, readInputs, readRunMeta, type InputRecord } from '../../src/runner/recording.ts';
 import { pricePath, rig, settle, until, type Rig } from './harness.ts';
@@ -144,6 +145,28 @@ describe('the run folder keeps the inputs', () => {
     expect(rec.decisions.live).toBe(rec.records.labs);
     expect(rec.decisions).toMatchObject({ replay: rec.records.labs, differ: 0 });
     expect(rec.fills).toMatchObject({ compared: rec.records.labs, differ: 0 });
+    expect(rec.differences).toBe(0);
+  }, 60_000);
+
+  it('labs spreads and COT as delivered: recorded with the subscriptions in run.json, and each decision on one replayed after the same record: zero differences', async () => {
+    r = await rig({ clock: 'manual', start: Date.UTC(2024, 0, 2, 12) });
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-live-spread-cot-'));
+    const file = 'test/runner/replay-spread-cot-strategy.ts';
+    const recorder = new InputRecorder({ dir, meta: { ...meta(r.accountID), strategy: { file, name: 'replay-spread-cot', sha256: fileSha256(file) }, params: {}, subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [], spreads: ['EUR_USD'], cot: ['EUR_USD'] } } });
+    r.sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.10015 });
+    const runner = r.runner({ strategy: replaySpreadCot as never, name: 'replay-spread-cot', params: {}, recorder, labs: new V20Labs(r.http), labsPoll: { every: { spreads: 30, cot: 30 }, tickMs: 20 } });
+    await runner.start();
+    await until(() => runner.ticks > 0 && runner.labsPoller!.stats.polls >= 4 && runner.labsPoller!.stats.items > 0, 'a price and labs events');
+    await settle(r, runner);
+    await runner.stop('end');
+    const recs: InputRecord[] = [];
+    await readInputs(dir, inputFiles(dir, readRunMeta(dir)).files, (x) => recs.push(x));
+    const kinds = new Set(recs.flatMap((x) => (x.k === 'labs' ? [x.e.kind] : [])));
+    expect([...kinds].sort()).toEqual(['cot', 'spread']);
+    const rec = await replayRun({ dir });
+    expect(rec.records.labs).toBeGreaterThan(0);
+    expect(rec.decisions.live).toBe(rec.records.labs);
+    expect(rec.decisions).toMatchObject({ replay: rec.records.labs, differ: 0 });
     expect(rec.differences).toBe(0);
   }, 60_000);
 });

@@ -1,4 +1,4 @@
-import type { CalendarEvent, SignalEvent } from '../../domain/events.ts';
+import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent } from '../../domain/events.ts';
 import type { UnixMs } from '../../domain/time.ts';
 import { toCalendarEvent, toSignalEvent, type AutochartistSignal, type LabsCalendarEntry, type LabsCotEntry } from '../v20/labs.ts';
 
@@ -154,9 +154,10 @@ export function ownTime(item: LabsItem): UnixMs {
 /**
  * When a strategy may see an item: never before it became known, and never before its own time
  * when what it says could not exist earlier (an actual value before its release; a pattern
- * before it completed; a spread before its interval ended is not checked: intervals are recorded
- * after the fact). Items recorded live satisfy this by construction; a hand-made or clock-skewed
- * recording is held back to the later of the two.
+ * before it completed; a spread interval before it started; a COT report before its date; a
+ * spread before its interval ended is not checked: the interval's length is not recorded).
+ * Items recorded live satisfy this by construction; a hand-made or clock-skewed recording is
+ * held back to the later of the two.
  */
 export function visibleAt(item: LabsItem): UnixMs {
   switch (item.kind) {
@@ -166,8 +167,10 @@ export function visibleAt(item: LabsItem): UnixMs {
     }
     case 'signals':
       return Math.max(item.knownAt, item.signal.data.patternendtime * 1000);
-    default:
-      return item.knownAt;
+    case 'spreads':
+      return Math.max(item.knownAt, item.t * 1000);
+    case 'cot':
+      return Math.max(item.knownAt, item.report.date * 1000);
   }
 }
 
@@ -181,4 +184,25 @@ export function calendarItemEvent(item: CalendarItem): CalendarEvent {
 export function signalItemEvent(item: SignalItem): SignalEvent {
   const e = toSignalEvent(item.signal);
   return { ...e, at: visibleAt(item), data: { ...e.data, patternEndAt: e.at } };
+}
+
+/** A spread item as the engine event a strategy sees: `at` when it became visible, `intervalAt` the interval's start. */
+export function spreadItemEvent(item: SpreadItem): SpreadEvent {
+  return { kind: 'spread', at: visibleAt(item), instrument: item.instrument, intervalAt: item.t * 1000, min: item.min, avg: item.avg, max: item.max };
+}
+
+/** A COT item as the engine event a strategy sees: `at` when it became visible, `reportAt` the report's date; counts as numbers. */
+export function cotItemEvent(item: CotItem): CotEvent {
+  const r = item.report;
+  return {
+    kind: 'cot',
+    at: visibleAt(item),
+    instrument: item.instrument,
+    reportAt: r.date * 1000,
+    openInterest: Number(r.oi),
+    nonCommercialLong: Number(r.ncl),
+    nonCommercialShort: Number(r.ncs),
+    price: Number(r.price),
+    unit: r.unit,
+  };
 }

@@ -2,10 +2,10 @@ import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, r
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { CalendarEvent, SignalEvent } from '../../domain/events.ts';
+import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent } from '../../domain/events.ts';
 import type { UnixMs } from '../../domain/time.ts';
 import { DataError } from './errors.ts';
-import { calendarItemEvent, LABS_KINDS, LabsIdentity, signalItemEvent, visibleAt, type CalendarItem, type LabsItem, type LabsKind, type SignalItem } from './labs-items.ts';
+import { calendarItemEvent, cotItemEvent, LABS_KINDS, LabsIdentity, signalItemEvent, spreadItemEvent, visibleAt, type CalendarItem, type LabsItem, type LabsKind, type SignalItem } from './labs-items.ts';
 
 /**
  * Labs items in the catalog: append-only JSONL, one folder per kind, one file per UTC month of
@@ -153,6 +153,44 @@ export async function* recordedSignals(root: string, req: { instruments: readonl
   const want = new Set(req.instruments);
   for await (const items of readLabsItems(root, 'signals', { ...req, keep: (i) => want.has((i as SignalItem).signal.instrument) })) {
     yield items.map((i) => signalItemEvent(i as SignalItem));
+  }
+}
+
+/**
+ * Refuses a subscription to spreads or COT of an instrument the catalog holds no item of (at any
+ * time): a strategy would otherwise run without a single event and look like it ignored them.
+ * Reads the kind's files until every wanted instrument was seen.
+ */
+async function requireRecorded(root: string, kind: 'spreads' | 'cot', instruments: readonly string[]): Promise<void> {
+  const missing = new Set(instruments);
+  for (const { file } of labsFiles(root, kind)) {
+    if (missing.size === 0) return;
+    for await (const item of readFile(file, kind)) {
+      if (item.kind === kind) missing.delete(item.instrument);
+      if (missing.size === 0) return;
+    }
+  }
+  if (missing.size === 0) return;
+  const list = [...missing].sort().join(',');
+  const what = kind === 'spreads' ? 'spreads' : 'COT reports';
+  throw new DataError(labsDir(root, kind), 0, '', `the strategy subscribes to ${kind} of ${list} but this catalog holds no recorded labs ${what} of ${missing.size === 1 ? 'it' : 'them'}: record them first (fxflow record --labs spreads,cot --instruments ${list} --catalog ${root}), or remove ${list} from the strategy's \`${kind}\` subscription`);
+}
+
+/** Recorded labs spread intervals of `instruments` as engine events, at the time each became known. */
+export async function* recordedSpreadEvents(root: string, req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncGenerator<SpreadEvent[]> {
+  await requireRecorded(root, 'spreads', req.instruments);
+  const want = new Set(req.instruments);
+  for await (const items of readLabsItems(root, 'spreads', { ...req, keep: (i) => i.kind === 'spreads' && want.has(i.instrument) })) {
+    yield items.map((i) => spreadItemEvent(i as Extract<LabsItem, { kind: 'spreads' }>));
+  }
+}
+
+/** Recorded COT reports of `instruments` as engine events, at the time each became known. */
+export async function* recordedCot(root: string, req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncGenerator<CotEvent[]> {
+  await requireRecorded(root, 'cot', req.instruments);
+  const want = new Set(req.instruments);
+  for await (const items of readLabsItems(root, 'cot', { ...req, keep: (i) => i.kind === 'cot' && want.has(i.instrument) })) {
+    yield items.map((i) => cotItemEvent(i as Extract<LabsItem, { kind: 'cot' }>));
   }
 }
 
@@ -318,8 +356,16 @@ export function catalogLabs(root: string): {
   calendar(req: { currencies: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly CalendarEvent[]>;
   signals(req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly SignalEvent[]>;
   spreads(instrument: string, from: UnixMs, to: UnixMs): Promise<(time: number) => number>;
+  spreadEvents(req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly SpreadEvent[]>;
+  cot(req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly CotEvent[]>;
 } {
-  return { calendar: (req) => recordedCalendar(root, req), signals: (req) => recordedSignals(root, req), spreads: (i, from, to) => recordedSpreads(root, i, from, to) };
+  return {
+    calendar: (req) => recordedCalendar(root, req),
+    signals: (req) => recordedSignals(root, req),
+    spreads: (i, from, to) => recordedSpreads(root, i, from, to),
+    spreadEvents: (req) => recordedSpreadEvents(root, req),
+    cot: (req) => recordedCot(root, req),
+  };
 }
 
 /**
