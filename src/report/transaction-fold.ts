@@ -20,6 +20,21 @@ export interface MutableTrade {
   closeReason: string;
 }
 
+/** Fill rows as packRun writes them (see FillColumns.packed). */
+export function packFillRows(f: readonly FillRow[], name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => number[]): Record<string, (number | null)[]> {
+  return {
+    id: delta(f.map((x) => Number(x.id)), f.length),
+    time: delta(f.map((x) => x.time), f.length),
+    inst: f.map((x) => name(x.instrument)),
+    units: f.map((x) => x.units),
+    price: f.map((x) => x.price),
+    reason: f.map((x) => name(x.reason)),
+    // The trade's ID less the fill's (small numbers; 0 for the trade a fill opens, whose ID is the
+    // fill's own); null when the fill names no trade.
+    trade: f.map((x): number | null => (x.tradeID === '' ? null : Number(x.tradeID) - Number(x.id))),
+  };
+}
+
 /** A column of numbers that grows as it is pushed to (doubling a Float64Array). */
 class NumberColumn {
   a = new Float64Array(256);
@@ -88,6 +103,31 @@ export class FillColumns {
   /** Bytes the columns hold (Infinity once the list is objects): what bounds the fold's memory per fill. */
   bytes(): number {
     return this.#rows ? Infinity : this.#cols.reduce((n, c) => n + c.a.byteLength, 0);
+  }
+
+  /**
+   * The fills as pack.ts packRun writes them into the page: IDs and times as differences (`delta`),
+   * instruments and reasons as indexes given by `name` (asked for every instrument in order, then
+   * every reason, as packRun asks of rows), the trade as its ID less the fill's (null: none).
+   */
+  packed(name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => number[]): Record<string, (number | null)[]> {
+    if (this.#rows) return packFillRows(this.#rows, name, delta);
+    const [id, time, inst, units, price, reason, trade] = this.#cols.map((c) => c.a);
+    const n = this.#cols[0]!.n;
+    const col = (f: (i: number) => number | null): (number | null)[] => {
+      const out = new Array<number | null>(n);
+      for (let i = 0; i < n; i++) out[i] = f(i);
+      return out;
+    };
+    return {
+      id: delta(id!, n),
+      time: delta(time!, n),
+      inst: col((i) => name(this.#names[inst![i]!]!)),
+      units: col((i) => units![i]!),
+      price: col((i) => price![i]!),
+      reason: col((i) => name(this.#names[reason![i]!]!)),
+      trade: col((i) => (trade![i]! < 0 ? null : trade![i]! - id![i]!)),
+    };
   }
 
   /** The fills as rows, in the order they were pushed. */
@@ -185,7 +225,7 @@ export class TransactionFold {
     }
   }
 
-  result(): { trades: MutableTrade[]; fills: FillRow[]; levels: Record<string, TradeLevels>; balance: EquitySeries; deposit: number } {
-    return { trades: [...this.#trades.values()], fills: this.#fills.rows(), levels: this.levels, balance: this.balance, deposit: this.deposit };
+  result(): { trades: MutableTrade[]; fills: FillColumns; levels: Record<string, TradeLevels>; balance: EquitySeries; deposit: number } {
+    return { trades: [...this.#trades.values()], fills: this.#fills, levels: this.levels, balance: this.balance, deposit: this.deposit };
   }
 }
