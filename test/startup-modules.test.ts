@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { helpAsked } from '../src/cli/main.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
@@ -48,5 +49,21 @@ describe('start-up: BullMQ and ioredis load only for the Redis queue (issue 27, 
     // Port 1 on loopback refuses at once: the worker reports it and exits.
     const loaded = await queueModulesLoadedBy(['worker', '--queue', 'redis://127.0.0.1:1/0']);
     expect(loaded.some((u) => u.includes('/bullmq/'))).toBe(true);
+  }, 60_000);
+});
+
+describe('start-up: help text wrapped only when it is printed', () => {
+  it('knows when help is asked for', () => {
+    for (const a of [['--help'], ['backtest', '-h'], ['backtest', '-qh'], ['--help=true']]) expect(helpAsked(a), a.join(' ')).toBe(true);
+    for (const a of [['backtest', 's.ts', '--data', 'x.csv'], ['--version'], ['-v'], ['backtest', '--no-save', '--hedging']]) expect(helpAsked(a), a.join(' ')).toBe(false);
+  });
+
+  it('--help and -h print help wrapped to the width (100 columns when not a terminal)', async () => {
+    for (const flag of ['--help', '-h']) {
+      const { stdout } = await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), 'backtest', flag], { cwd: ROOT, env: { ...process.env, FXFLOW_RUN_FROM: 'source' } });
+      const lines = stdout.split('\n');
+      expect(lines.length).toBeGreaterThan(20);
+      expect(Math.max(...lines.map((l) => l.length)), flag).toBeLessThanOrEqual(100);
+    }
   }, 60_000);
 });
