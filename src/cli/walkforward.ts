@@ -2,7 +2,6 @@ import { dataFileInput } from './sim-flags.ts';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { WorkerPool, type TrialRunner } from '../research/pool.ts';
-import { QueueLostError, describeQueue, openRedis, parseQueueUrl } from '../research/queue.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { canonical, sha256, sweepHashes } from '../research/sweep.ts';
 import { SpaceError } from '../research/space.ts';
@@ -10,7 +9,7 @@ import { parseSpan, runWalkForward, windowDir, windows, WalkForwardError, type W
 import { writeWalkForwardReport } from '../report/sweep-report.ts';
 import { ROOT, parseDate } from '../app/config.ts';
 import { dataCatalog } from '../app/sources.ts';
-import { cacheFor, fileSweepSource, lostRedis, openSweepQueue, optimizeCommand, prepare, type OptimizeArgs } from './optimize.ts';
+import { cacheFor, fileSweepSource, lostRedis, openSweepQueue, optimizeCommand, prepare, queueModule, type OptimizeArgs } from './optimize.ts';
 
 export interface WalkForwardArgs extends OptimizeArgs {
   train: string;
@@ -42,7 +41,8 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
   const ws = windows(from, to, train, test, step, a.anchored === true);
   if (ws.length === 0) throw new WalkForwardError(`no complete window between ${config.run.from} and ${config.run.to}: --train ${a.train} plus --test ${a.test} is longer than the period; use an earlier --from or shorter windows`);
   // With --queue, Redis is checked first (one clear message when it is unreachable or too old), and no thread is started here.
-  if (a.queue !== undefined) (await openRedis(parseQueueUrl(a.queue))).disconnect();
+  const q = a.queue !== undefined ? await queueModule() : undefined;
+  if (q) (await q.openRedis(q.parseQueueUrl(a.queue!))).disconnect();
   let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file });
   pool.catch(() => {});
   try {
@@ -55,7 +55,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
     if (a.queue !== undefined) {
       // One manifest for the whole walk-forward (the data of the whole period): each window's trials
       // and out-of-sample runs are jobs carrying their own period, keyed as optimize keys its trials.
-      pool = openSweepQueue({ ...a, queueCommand: 'walkforward' }, a.queue, `${loaded.name}-wf-${hash}`, loaded, space, config, { strategyHash, configHash, dataHash: data.dataHash });
+      pool = openSweepQueue(q!, { ...a, queueCommand: 'walkforward' }, a.queue, `${loaded.name}-wf-${hash}`, loaded, space, config, { strategyHash, configHash, dataHash: data.dataHash });
       pool.catch(() => {});
       await pool;
     }
@@ -68,7 +68,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
         if (tty) process.stderr.write(`\rwalkforward: window ${w.index + 1}/${ws.length}\x1b[K`);
       },
     }).catch((e: unknown) => {
-      throw e instanceof QueueLostError ? lostRedis(e, 'walk-forward', dir, space.dims.map((d) => d.name), ws.map((w) => windowDir(dir, w.index))) : e;
+      throw q && e instanceof q.QueueLostError ? lostRedis(q, e, 'walk-forward', dir, space.dims.map((d) => d.name), ws.map((w) => windowDir(dir, w.index))) : e;
     });
     if (tty) process.stderr.write('\r\x1b[K');
     let page: string | null = null;
@@ -79,15 +79,15 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
     } catch (e) {
       process.stderr.write(`warning: walkforward.html was not written: ${(e as Error).message} (fxflow report ${r.dir} retries)\n`);
     }
-    if (a.json) process.stdout.write(`${JSON.stringify(a.queue !== undefined ? { ...r, queue: describeQueue(a.queue) } : r)}\n`);
-    else process.stdout.write(`${formatWalkForward(r, loaded.name, a)}${page ? `Walk-forward page: ${page} (each window's sweep.html beside its trials)\n` : ''}`);
+    if (a.json) process.stdout.write(`${JSON.stringify(q ? { ...r, queue: q.describeQueue(a.queue!) } : r)}\n`);
+    else process.stdout.write(`${formatWalkForward(r, loaded.name, a, q?.describeQueue(a.queue!))}${page ? `Walk-forward page: ${page} (each window's sweep.html beside its trials)\n` : ''}`);
     return r;
   } finally {
     await (await pool.catch(() => undefined))?.close();
   }
 }
 
-function formatWalkForward(r: WalkForwardResult, name: string, a: WalkForwardArgs): string {
+function formatWalkForward(r: WalkForwardResult, name: string, a: WalkForwardArgs, queue: string | undefined): string {
   const day = (t: number): string => new Date(t).toISOString().slice(0, 10);
   const names = Object.keys(r.stability);
   const head = ['win', 'train', 'test', ...names, `IS ${a.objective}`, `OOS ${a.objective}`, 'IS CAGR', 'OOS CAGR', 'WFE'];
@@ -97,7 +97,7 @@ function formatWalkForward(r: WalkForwardResult, name: string, a: WalkForwardArg
   ]);
   const wd = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const lines = [
-    `walkforward ${name}: ${r.windows.length} windows (${a.anchored ? 'anchored' : 'rolling'}; train ${a.train}, test ${a.test}, step ${a.step ?? a.test}), ${a.search}, objective ${a.objective}${a.queue !== undefined ? `, on the queue ${describeQueue(a.queue)}` : ''}`,
+    `walkforward ${name}: ${r.windows.length} windows (${a.anchored ? 'anchored' : 'rolling'}; train ${a.train}, test ${a.test}, step ${a.step ?? a.test}), ${a.search}, objective ${a.objective}${queue !== undefined ? `, on the queue ${queue}` : ''}`,
     '',
     head.map((h, i) => h.padEnd(wd[i]!)).join('  '),
     ...body.map((b) => b.map((c, i) => c.padEnd(wd[i]!)).join('  ')),

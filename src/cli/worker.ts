@@ -7,11 +7,11 @@ import { loadStrategy } from '../app/load-strategy.ts';
 import { dataCatalog } from '../app/sources.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { WorkerPool } from '../research/pool.ts';
-import { QueueError, QueueLostError, RECONNECT_MS, describeQueue, startQueueWorker, type PreparedSweep, type SweepManifest } from '../research/queue.ts';
+import type { PreparedSweep, SweepManifest } from '../research/queue.ts';
 import { catalogSourceHash } from '../research/series-cache.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
 import { sha256 } from '../research/sweep.ts';
-import { fileSweepSource, sameCommand } from './optimize.ts';
+import { fileSweepSource, queueModule, sameCommand } from './optimize.ts';
 
 export interface WorkerArgs {
   queue: string;
@@ -32,12 +32,14 @@ export function workerCommand(y: Argv): Argv {
     .option('data', { type: 'string', describe: "This machine's copy of the coordinator's --data file or folder" })
     .option('strategy', { type: 'string', describe: "This machine's copy of the strategy file (default: the coordinator's path); its content must be the same" })
     .option('lock-ms', { type: 'number', default: 30_000, describe: "How long a trial's lock lasts without renewal: a killed worker's trial runs again elsewhere after about this long" })
-    .option('reconnect-ms', { type: 'number', default: RECONNECT_MS, describe: 'How long to keep trying to reach Redis again after losing it before stopping' })
+    // No yargs default: its value (RECONNECT_MS) lives in research/queue.ts, loaded only when a worker starts.
+    .option('reconnect-ms', { type: 'number', describe: 'How long to keep trying to reach Redis again after losing it before stopping (default 20000)' })
     .example('$0 worker --queue redis://10.0.0.5:6379/0', 'Run trials of the sweeps queued on that Redis, on every core');
 }
 
 /** Loads and checks a sweep's strategy and data on this machine, and starts the worker threads. */
 async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): Promise<PreparedSweep> {
+  const { QueueError } = await queueModule();
   const file = resolve(a.strategy ?? m.strategyFile);
   if (!existsSync(file)) throw new QueueError(`sweep ${m.sweepId}: the strategy file ${file} is not on this machine: give its copy with --strategy`);
   const hash = sha256(readFileSync(file));
@@ -76,6 +78,7 @@ async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): P
 export async function worker(a: WorkerArgs): Promise<void> {
   const threads = Math.max(1, Math.floor(a.threads ?? availableParallelism()));
   let ran = 0;
+  const { QueueError, QueueLostError, describeQueue, startQueueWorker } = await queueModule();
   const w = await startQueueWorker({
     url: a.queue,
     threads,

@@ -1,5 +1,6 @@
 import type { TradeRow } from './metrics.ts';
 import type { FillRow, RunModel, TradeLevels } from './run-model.ts';
+import { FillColumns, packFillRows } from './transaction-fold.ts';
 
 /**
  * The page's form of a run model: trades, fills and protective levels as columns (times and IDs as
@@ -29,7 +30,11 @@ export function packRun(m: RunModel): PackedRun {
     }
     return i;
   };
-  const delta = (xs: readonly number[]): number[] => xs.map((x, i) => (i === 0 ? x : r6(x - xs[i - 1]!)));
+  const delta = (xs: ArrayLike<number>, n = xs.length): number[] => {
+    const out = new Array<number>(n);
+    for (let i = 0; i < n; i++) out[i] = i === 0 ? xs[0]! : r6(xs[i]! - xs[i - 1]!);
+    return out;
+  };
   const t = m.trades;
   const trades = {
     id: delta(t.map((x) => Number(x.id))),
@@ -50,18 +55,8 @@ export function packRun(m: RunModel): PackedRun {
     mfe: t.map((x) => (x.mfe === undefined || x.mfe === null ? null : r6(x.mfe))),
     runUp: t.map((x) => (x.runUp === undefined || x.runUp === null ? null : r6(x.runUp))),
   };
-  const f = m.fills;
-  const fills = {
-    id: delta(f.map((x) => Number(x.id))),
-    time: delta(f.map((x) => x.time)),
-    inst: f.map((x) => name(x.instrument)),
-    units: f.map((x) => x.units),
-    price: f.map((x) => x.price),
-    reason: f.map((x) => name(x.reason)),
-    // The trade's ID less the fill's (small numbers; 0 for the trade a fill opens, whose ID is the
-    // fill's own); null when the fill names no trade.
-    trade: f.map((x): number | null => (x.tradeID === '' ? null : Number(x.tradeID) - Number(x.id))),
-  };
+  // The fold's columns (a run folder's report) or rows (a model built by hand), packed alike.
+  const fills = m.fills instanceof FillColumns ? m.fills.packed(name, delta) : packFillRows(m.fills, name, delta);
   const levels = { trade: [] as number[], kind: [] as number[], time: [] as number[], value: [] as number[] };
   const kinds: (keyof TradeLevels)[] = ['sl', 'tp', 'ts'];
   for (const [id, lv] of Object.entries(m.levels)) {

@@ -63,7 +63,7 @@ function readJson(path: string, what: string): unknown {
 }
 
 /** The transaction types the report's fold reads (run-model.ts foldTransactions); the rest are counted, not kept. */
-const REPORT_TYPES = new Set(['ORDER_FILL', 'STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER', 'DAILY_FINANCING', 'TRANSFER_FUNDS']);
+export const REPORT_TYPES: ReadonlySet<string> = new Set(['ORDER_FILL', 'STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER', 'DAILY_FINANCING', 'TRANSFER_FUNDS']);
 
 const PROTECTIVE = new Set(['STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER']);
 
@@ -203,10 +203,40 @@ export function readEquity(path: string, warnings: string[]): EquitySeries | und
 }
 
 /**
- * Reads a run folder. Throws ReportError when the folder is not a run folder at all; everything
- * else that is missing becomes a warning the report shows.
+ * The transactions of a run as the run itself folded them while writing transactions.jsonl (see
+ * RunTransactionFold): the report then need not read the file back.
  */
-export function readRunFolder(dirArg: string): RunFolder {
+export interface FoldedTransactions {
+  readonly fold: TransactionFold;
+  readonly count: number;
+  readonly first: string | undefined;
+  readonly last: string | undefined;
+}
+
+/**
+ * Folds a run's transactions as they are written, the same ones readRunFolder would keep reading
+ * transactions.jsonl back: a backtest hands it to writeRunReport, which then parses no JSON.
+ */
+export class RunTransactionFold implements FoldedTransactions {
+  readonly fold = new TransactionFold();
+  count = 0;
+  first: string | undefined;
+  last: string | undefined;
+
+  add(tx: TxRecord): void {
+    this.count++;
+    this.first ??= tx.time;
+    this.last = tx.time;
+    if (REPORT_TYPES.has(tx.type)) this.fold.add(tx);
+  }
+}
+
+/**
+ * Reads a run folder. Throws ReportError when the folder is not a run folder at all; everything
+ * else that is missing becomes a warning the report shows. `transactions`: what the run folded of
+ * its transactions.jsonl as it wrote it (the file is then not read).
+ */
+export function readRunFolder(dirArg: string, transactions?: FoldedTransactions): RunFolder {
   const dir = resolve(dirArg);
   if (!existsSync(dir)) throw new ReportError(`${dir} does not exist: give a run folder (the "Run saved in …" folder a backtest prints, under runs/)`);
   if (!statSync(dir).isDirectory()) throw new ReportError(`${dir} is a file, not a run folder: give the folder that holds transactions.jsonl and summary.json`);
@@ -235,10 +265,15 @@ export function readRunFolder(dirArg: string): RunFolder {
   const config = has('config.json') ? readJson(join(dir, 'config.json'), 'rerun the backtest to rewrite it') : undefined;
   if (!has('config.json')) warnings.push('config.json is missing: the configuration cannot be shown');
   // Folded line by line: the rows the report needs, never the transactions (49 MB for a year of M1).
-  const fold = new TransactionFold();
+  let fold = new TransactionFold();
   let transactionCount = 0;
   let firstTxTime = NaN, lastTxTime = NaN;
-  if (has('transactions.jsonl')) {
+  if (transactions) {
+    fold = transactions.fold;
+    transactionCount = transactions.count;
+    if (transactions.first !== undefined) firstTxTime = Date.parse(transactions.first) / 1000;
+    if (transactions.last !== undefined) lastTxTime = Date.parse(transactions.last) / 1000;
+  } else if (has('transactions.jsonl')) {
     const read = readTransactionsFrom(join(dir, 'transactions.jsonl'), warnings, (type) => REPORT_TYPES.has(type), (tx) => fold.add(tx));
     transactionCount = read.count;
     if (read.first !== undefined) firstTxTime = Date.parse(read.first) / 1000;

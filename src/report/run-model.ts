@@ -2,7 +2,7 @@ import type { EncodedSeries } from './candle-codec.ts';
 import type { BenchmarkSeries } from './candle-recorder.ts';
 import { drawdowns, extendedMetrics, monthlyPL, summaryMetrics, type Drawdown, type Metric, type TradeRow } from './metrics.ts';
 import type { EquitySeries, RunFolder, TxRecord } from './run-folder.ts';
-import { TransactionFold, type MutableTrade } from './transaction-fold.ts';
+import { TransactionFold, type FillColumns, type MutableTrade } from './transaction-fold.ts';
 
 /** Folds a list of transactions (see TransactionFold; readRunFolder folds them as it reads instead). */
 export function foldTransactions(txs: readonly TxRecord[]): ReturnType<TransactionFold['result']> {
@@ -46,7 +46,8 @@ export interface RunModel {
   readonly monthly: { year: number; month: number; pl: number; pct: number }[];
   readonly trades: TradeRow[];
   readonly levels: Record<string, TradeLevels>;
-  readonly fills: FillRow[];
+  /** Rows, or the fold's columns (a run folder's report: see FillColumns). */
+  readonly fills: readonly FillRow[] | FillColumns;
   readonly candles: EncodedSeries[];
   /** Buy and hold per charted instrument (from chart-candles.json; empty for older folders and live runs). */
   readonly benchmarks: BenchmarkSeries[];

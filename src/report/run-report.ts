@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { page, writePage } from './html.ts';
 import { packRun } from './pack.ts';
-import { readRunFolder } from './run-folder.ts';
+import { readRunFolder, type FoldedTransactions } from './run-folder.ts';
 import { runModel, type RunModel } from './run-model.ts';
 
 /** The report page of one run, as HTML. */
@@ -11,9 +11,13 @@ export function runReportHtml(model: RunModel): string {
 
 const runReportTitle = (model: RunModel): string => `${model.strategy} · ${model.name} · ${model.live ? 'fxflow live run report' : 'fxflow report'}`;
 
-/** Reads a run folder and writes its report.html; returns the file's path and what the report says is missing. */
-export function writeRunReport(dir: string): { path: string; warnings: string[]; bytes: number } {
-  const model = runModel(readRunFolder(dir));
+/**
+ * Reads a run folder and writes its report.html; returns the file's path and what the report says
+ * is missing. `transactions`: the run's own fold of what it wrote to transactions.jsonl (a backtest
+ * passes it; the file is then not parsed back).
+ */
+export function writeRunReport(dir: string, transactions?: FoldedTransactions): { path: string; warnings: string[]; bytes: number } {
+  const model = runModel(readRunFolder(dir, transactions));
   const path = join(dir, 'report.html');
   // Written piece by piece: the page is never one string in memory (see writePage).
   const bytes = writePage(path, { title: runReportTitle(model), data: packRun(model), scripts: ['report.js'] });

@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { syntheticCandles } from '../src/adapters/catalog/synthetic.ts';
+import { runBacktest } from '../src/app/backtest.ts';
+import { loadConfig } from '../src/app/config.ts';
+import { loadStrategy } from '../src/app/load-strategy.ts';
+import { loadInstruments } from '../src/domain/instrument.ts';
+import { writeRunReport } from '../src/report/run-report.ts';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex').slice(0, 16);
+
+describe('report.html from the transactions the run folded as it wrote them (issue 27)', () => {
+  it('is byte for byte the page read back from transactions.jsonl, and the page of the build before', async () => {
+    // Three months of generated M1 candles and an SMA crossover: thousands of trades and fills.
+    const config = loadConfig(undefined, { run: { from: '2019-01-01', to: '2019-04-01' }, data: { spread: 'mid' } });
+    const loaded = await loadStrategy(resolve(import.meta.dirname, '../strategies/sma-cross.ts'), ['granularity=M1']);
+    const runDir = join(mkdtempSync(join(tmpdir(), 'fxflow-fold-')), 'run');
+    const r = await runBacktest({
+      loaded, config, instruments: loadInstruments(), log: silent, runDir,
+      candles: (q) => syntheticCandles({ instrument: q.instrument, granularity: q.granularity, from: q.from, to: q.to, seed: 11 }),
+    });
+    expect(r.summary.trades).toBeGreaterThan(1000);
+    const written = readFileSync(join(runDir, 'report.html'));
+    // `fxflow report` of the same folder parses transactions.jsonl back: the same page.
+    writeRunReport(runDir);
+    expect(sha(readFileSync(join(runDir, 'report.html')))).toBe(sha(written));
+    // The page the build before this change (0310fa3) wrote for this run.
+    expect(sha(written)).toBe(PINNED);
+  }, 120_000);
+});
+
+const PINNED = 'a7f860820e62468d';
