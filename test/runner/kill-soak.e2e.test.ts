@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
+import { Journal } from '../../src/runner/journal.ts';
 import { inputFiles, readInputs, readRunMeta } from '../../src/runner/recording.ts';
 import { type FaultProxy, type ProxyRecord, startFaultProxy, v20 } from '../fault-proxy.ts';
 import { accountTransactions, duplicateOrders, type FxflowRun, pricePath, rig, type Rig, spawnFxflowRun, until, watch } from './harness.ts';
@@ -125,6 +126,10 @@ describe('kill -9 soak', () => {
     // The last runner trades one more order without faults, then stops.
     for (let k = 0; k < 3; k++) push();
     await until(async () => (await accountTransactions(r!, start)).filter((t) => t.type === 'ORDER_FILL').length === CYCLES + 1, 'the last fill', 120_000);
+    // Stopped once the runner has the account's last transaction (journaled): a stop before its stream
+    // brought it would leave it out of transactions.jsonl, by the test's doing, not the runner's.
+    const last = (await r.rest.summary(r.accountID)).lastTransactionID;
+    await whileAlive(run, `the runner to journal transaction ${last}`, until(() => Journal.read(r!.journalDir).lastTransactionID === last, `the runner to journal transaction ${last}`, 120_000));
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     const seconds = (performance.now() - t0) / 1000;
