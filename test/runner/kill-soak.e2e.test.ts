@@ -60,6 +60,8 @@ describe('kill -9 soak', () => {
       return ids;
     };
     const lookups = new Map<string, ProxyRecord>();
+    /** How long each start took, spawn to trading (ms): the figure a loaded machine stretches. */
+    const starts: number[] = [];
     const start = (await r.rest.summary(r.accountID)).lastTransactionID;
     const path = pricePath(3 * CYCLES + 3);
     let i = 0;
@@ -77,6 +79,10 @@ describe('kill -9 soak', () => {
       });
       try {
         return await Promise.race([wait, died]);
+      } catch (e) {
+        // A runner still alive but silent past the wait: its output says where it stands.
+        if (p.proc.exitCode === null && p.proc.signalCode === null) (e as Error).message += `; the runner (pid ${p.proc.pid}) is still running; its stderr: ${p.err().slice(-2000)} its stdout: ${p.out().slice(-1000)}`;
+        throw e;
       } finally {
         p.proc.off('exit', onExit);
       }
@@ -89,6 +95,7 @@ describe('kill -9 soak', () => {
     const begin = async (held?: string): Promise<FxflowRun> => {
       const streams = r!.sandbox.stats().streamConnections;
       const since = proxy!.requests.length;
+      const spawned = performance.now();
       const p = watch(spawnFxflowRun(proxy!.url, 'test/runner/ping-pong-strategy.ts', args));
       if (held !== undefined) {
         // Its answer handed back before the held request goes on: the lookup found nothing (404).
@@ -98,6 +105,7 @@ describe('kill -9 soak', () => {
         await whileAlive(p, `the log line that ${held} is in doubt`, until(() => inDoubtLogged().has(held), `the log line that ${held} is in doubt`, START_MS));
       }
       await whileAlive(p, 'the runner to start', until(() => p.out().includes('Ctrl-C stops') && r!.sandbox.stats().streamConnections >= streams + 2, 'the runner to start', START_MS));
+      starts.push(performance.now() - spawned);
       return p;
     };
     const heldIDs: string[] = [];
@@ -160,7 +168,7 @@ describe('kill -9 soak', () => {
     const rp = watch(spawn(process.execPath, [join('bin', 'fxflow.js'), 'replay', out, '--out', replayOut], { cwd: resolve(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] }));
     const replayCode = await rp.exited;
     const cuts = rp.out().split('\n').filter((l) => / was cut off /.test(l));
-    console.log(`[kill soak] ${CYCLES} kill -9 with an order in flight in ${seconds.toFixed(0)} s; ${meta.sessions.length} sessions; the account: ${orders.length} orders, ${duplicateOrders(txs)} duplicated; intents recorded ${intents.length}, lost ${lost.length}, orders not recorded ${unrecorded.length}; restarts that waited for an order in doubt ${waited} of ${doubted.length} (its lookup answered before the order went on: ${lookedUpFirst.length}); order requests ${posted.length}, resent ${resent}; transactions.jsonl ${written.length} of ${txs.length}; replay exit ${replayCode}, ${cuts.length} cut-off sessions named (${cuts[0]})`);
+    console.log(`[kill soak] ${CYCLES} kill -9 with an order in flight in ${seconds.toFixed(0)} s; ${meta.sessions.length} sessions; the account: ${orders.length} orders, ${duplicateOrders(txs)} duplicated; intents recorded ${intents.length}, lost ${lost.length}, orders not recorded ${unrecorded.length}; restarts that waited for an order in doubt ${waited} of ${doubted.length} (its lookup answered before the order went on: ${lookedUpFirst.length}); order requests ${posted.length}, resent ${resent}; starts ${(Math.min(...starts) / 1000).toFixed(1)}–${(Math.max(...starts) / 1000).toFixed(1)} s; transactions.jsonl ${written.length} of ${txs.length}; replay exit ${replayCode}, ${cuts.length} cut-off sessions named (${cuts[0]})`);
     expect(heldIDs).toHaveLength(CYCLES);
     expect(duplicateOrders(txs)).toBe(0);
     expect(orders).toHaveLength(CYCLES + 1);
