@@ -8,7 +8,7 @@
 // The counts come from durable records: the proxy's record of every request, the account, the run
 // folder; the log is only read for lines the test waited to see written.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -49,6 +49,7 @@ describe('kill -9 soak', () => {
     /** The intents the run's log says a restart held in doubt (lines a kill tore are skipped). */
     const inDoubtLogged = (): Set<string> => {
       const ids = new Set<string>();
+      if (!existsSync(log)) return ids;
       for (const line of readFileSync(log, 'utf8').split('\n')) {
         if (!line.includes(IN_DOUBT)) continue;
         try {
