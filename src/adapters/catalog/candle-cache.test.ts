@@ -50,7 +50,7 @@ const write = (path: string, text: string): string => {
   return path;
 };
 
-const opts = (o: Partial<ReadOptions> = {}): ReadOptions => ({ instrument: 'EUR_USD', granularity: 'M1', format: 'generic', ...o });
+const opts = (o: Partial<ReadOptions> = {}): ReadOptions => ({ instrument: 'EUR_USD', granularity: 'M1', format: 'generic', side: 'bid', ...o });
 
 describe('decoded-candle cache', () => {
   it('gives the very candles the source gives, built or read, for any file, options and period (property)', async () => {
