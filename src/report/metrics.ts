@@ -1,4 +1,4 @@
-import type { EquitySeries } from './run-folder.ts';
+import type { EquitySeries } from './rows.ts';
 
 /** One figure of a report: its value, how to show it, and the one-line definition shown on hover. */
 export interface Metric {

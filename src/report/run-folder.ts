@@ -3,6 +3,9 @@ import { StringDecoder } from 'node:string_decoder';
 import { basename, join, resolve } from 'node:path';
 import { CHART_CANDLES_FILE, type ChartCandles } from './candle-recorder.ts';
 import { TransactionFold } from './transaction-fold.ts';
+import type { EquitySeries, TxRecord } from './rows.ts';
+
+export type { EquitySeries, TxRecord } from './rows.ts';
 
 /** A folder that cannot be reported on: the message names it and says what to give instead. */
 export class ReportError extends Error {
@@ -13,20 +16,6 @@ export class ReportError extends Error {
   }
 }
 
-/** A v20 transaction as read back from transactions.jsonl (only the fields reports use are named). */
-export interface TxRecord {
-  readonly id: string;
-  readonly type: string;
-  readonly time: string;
-  readonly [field: string]: unknown;
-}
-
-/** The equity curve (equity.csv): epoch seconds, balance and NAV in the account currency. */
-export interface EquitySeries {
-  readonly t: number[];
-  readonly balance: number[];
-  readonly nav: number[];
-}
 
 /** What a run folder holds, read tolerantly: what is missing or damaged is said in `warnings`. */
 export interface RunFolder {

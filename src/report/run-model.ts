@@ -1,8 +1,11 @@
 import type { EncodedSeries } from './candle-codec.ts';
 import type { BenchmarkSeries } from './candle-recorder.ts';
 import { drawdowns, extendedMetrics, monthlyPL, summaryMetrics, type Drawdown, type Metric, type TradeRow } from './metrics.ts';
-import type { EquitySeries, RunFolder, TxRecord } from './run-folder.ts';
+import type { RunFolder } from './run-folder.ts';
+import type { EquitySeries, FillRow, TradeLevels, TxRecord } from './rows.ts';
 import { TransactionFold, type FillColumns, type MutableTrade } from './transaction-fold.ts';
+
+export type { FillRow, TradeLevels } from './rows.ts';
 
 /** Folds a list of transactions (see TransactionFold; readRunFolder folds them as it reads instead). */
 export function foldTransactions(txs: readonly TxRecord[]): ReturnType<TransactionFold['result']> {
@@ -11,25 +14,6 @@ export function foldTransactions(txs: readonly TxRecord[]): ReturnType<Transacti
   return f.result();
 }
 
-/** A fill as the charts mark it. */
-export interface FillRow {
-  readonly id: string;
-  readonly time: number;
-  readonly instrument: string;
-  readonly units: number;
-  readonly price: number;
-  readonly reason: string;
-  /** The trade it opened, else the first it closed or reduced. */
-  readonly tradeID: string;
-}
-
-/** Protective levels of one trade over time (epoch seconds), from its dependent orders. */
-export interface TradeLevels {
-  readonly sl: [number, number][];
-  readonly tp: [number, number][];
-  /** Trailing stop: [time, distance]; its level ratchets on every price, which transactions do not record. */
-  readonly ts: [number, number][];
-}
 
 /** Everything a run's page shows; serialised into the page as JSON. */
 export interface RunModel {

@@ -1,5 +1,4 @@
-import type { FillRow, TradeLevels } from './run-model.ts';
-import type { EquitySeries, TxRecord } from './run-folder.ts';
+import type { EquitySeries, FillRow, TradeLevels, TxRecord } from './rows.ts';
 
 const sec = (iso: string): number => Date.parse(iso) / 1000;
 const num = (x: unknown): number => (typeof x === 'string' || typeof x === 'number' ? Number(x) : 0);
