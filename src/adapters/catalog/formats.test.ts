@@ -125,7 +125,7 @@ describe('catalog row scanner (the fast path of generic two-sided CSV)', () => {
     });
     const one = file(['time,o,h,l,c,volume', ...rows.map((r) => r.join(','))].join('\n'));
     const two = file(['time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume', ...rows.map((r) => [r[0], ...r.slice(1, 5), ...r.slice(1, 5), r[5]].join(','))].join('\n'));
-    expect(await read(one, { granularity: 'M1' })).toEqual(await read(two, { granularity: 'M1' }));
+    expect(await read(one, { granularity: 'M1', side: 'mid' })).toEqual(await read(two, { granularity: 'M1' }));
   });
 
   it('refuses what it cannot read exactly, so the general path reads it or names the fault', () => {
