@@ -7,18 +7,14 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../fault-proxy.ts';
-import { type FxflowRun, rig, type Rig, startFxflowRun, until } from './harness.ts';
+import { type FxflowRun, rig, type Rig, startFxflowRun, until, endTest } from './harness.ts';
 
 let r: Rig | undefined;
 let proxy: FaultProxy | undefined;
 let run: FxflowRun | undefined;
 afterEach(async () => {
-  run?.proc.kill('SIGKILL');
-  run = undefined;
-  await proxy?.close();
-  proxy = undefined;
-  await r?.close();
-  r = undefined;
+  await endTest(run, proxy, r);
+  [run, proxy, r] = [undefined, undefined, undefined];
 });
 
 const WARNING = 'exits WITHOUT flattening: positions stay open';

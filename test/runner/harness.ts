@@ -163,3 +163,13 @@ export async function until(pred: () => boolean | Promise<boolean>, what: string
     await new Promise((res) => setTimeout(res, 10));
   }
 }
+
+/**
+ * Ends what one end-to-end test opened, in the order that leaves nothing behind: the `fxflow run`
+ * process (killed), then the proxy in front of the sandbox, then the rig.
+ */
+export async function endTest(run: FxflowRun | undefined, proxy: { close(): Promise<void> } | undefined, r: Rig | undefined): Promise<void> {
+  run?.proc.kill('SIGKILL');
+  await proxy?.close();
+  await r?.close();
+}

@@ -12,18 +12,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
 import { Journal } from '../../src/runner/journal.ts';
 import { type FaultProxy, startFaultProxy, v20 } from '../fault-proxy.ts';
-import { accountTransactions, duplicateOrders, type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until } from './harness.ts';
+import { accountTransactions, duplicateOrders, type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until, endTest } from './harness.ts';
 
 let r: Rig | undefined;
 let proxy: FaultProxy | undefined;
 let run: FxflowRun | undefined;
 afterEach(async () => {
-  run?.proc.kill('SIGKILL');
-  run = undefined;
-  await proxy?.close();
-  proxy = undefined;
-  await r?.close();
-  r = undefined;
+  await endTest(run, proxy, r);
+  [run, proxy, r] = [undefined, undefined, undefined];
 });
 
 const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;

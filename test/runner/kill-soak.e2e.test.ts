@@ -16,18 +16,14 @@ import type { Transaction } from '../../src/domain/v20/index.ts';
 import { Journal } from '../../src/runner/journal.ts';
 import { inputFiles, readInputs, readRunMeta } from '../../src/runner/recording.ts';
 import { type FaultProxy, type ProxyRecord, startFaultProxy, v20 } from '../fault-proxy.ts';
-import { accountTransactions, duplicateOrders, type FxflowRun, pricePath, rig, type Rig, spawnFxflowRun, until, watch } from './harness.ts';
+import { accountTransactions, duplicateOrders, type FxflowRun, pricePath, rig, type Rig, spawnFxflowRun, until, watch, endTest } from './harness.ts';
 
 let r: Rig | undefined;
 let proxy: FaultProxy | undefined;
 let run: FxflowRun | undefined;
 afterEach(async () => {
-  run?.proc.kill('SIGKILL');
-  run = undefined;
-  await proxy?.close();
-  proxy = undefined;
-  await r?.close();
-  r = undefined;
+  await endTest(run, proxy, r);
+  [run, proxy, r] = [undefined, undefined, undefined];
 });
 
 const CYCLES = Number(process.env.FXFLOW_SOAK_CYCLES ?? 40);

@@ -11,18 +11,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/runner/journal.ts';
 import { type FaultProxy, startFaultProxy } from '../fault-proxy.ts';
-import { type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until } from './harness.ts';
+import { type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until, endTest } from './harness.ts';
 
 let r: Rig | undefined;
 let proxy: FaultProxy | undefined;
 let run: FxflowRun | undefined;
 afterEach(async () => {
-  run?.proc.kill('SIGKILL');
-  run = undefined;
-  await proxy?.close();
-  proxy = undefined;
-  await r?.close();
-  r = undefined;
+  await endTest(run, proxy, r);
+  [run, proxy, r] = [undefined, undefined, undefined];
 });
 
 type Tx = { id: string; type: string; time: string; reason?: string; clientExtensions?: { id?: string } };
