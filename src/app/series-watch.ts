@@ -2,7 +2,7 @@ import { CoverageTracker, DataError, formatHole, type Hole } from '../adapters/c
 import type { Candle } from '../domain/candle.ts';
 import type { Granularity } from '../domain/granularity.ts';
 import { formatIsoMs } from '../domain/time.ts';
-import type { DataHole, DataReport, SeriesOrigin } from './backtest.ts';
+import type { DataHole, DataReport, SeriesOrigin } from '../engine/report.ts';
 import type { BacktestConfig } from './config.ts';
 
 /** A backtest on one-sided data with no spread model named. */
