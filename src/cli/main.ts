@@ -18,7 +18,7 @@ import type { WorkerArgs } from './worker.ts';
 
 /** Builds the yargs parser (exported for tests of the command line itself). */
 export function cli(argv: string[]): Argv {
-  return yargs(argv)
+  const parser = yargs(argv)
     .scriptName('fxflow')
     .usage('$0 <command> [options]')
     .command('backtest <strategy>', 'Backtest a strategy module on historical data and print its report', async (y) => (await import('./backtest.ts')).backtestOptions(y), async (a) => {
@@ -64,15 +64,28 @@ export function cli(argv: string[]): Argv {
     .alias('h', 'help')
     .version(VERSION)
     .alias('v', 'version')
-    // yargs renders the running command's help on every run (to have it cached); wrapping it to the
-    // terminal costs 0.03-0.05 s of CPU (string-width, cliui). Only --help/-h prints it (mistakes say
-    // "Run with --help"), so it is wrapped only then.
+    // Help is wrapped to the terminal only when it is printed: wrapping (string-width, cliui) costs
+    // 0.03-0.05 s of CPU, and only --help/-h prints it (mistakes say "Run with --help").
     .wrap(helpAsked(argv) ? Math.min(110, process.stdout.columns || 100) : null)
     .fail((msg, err, y) => {
       if (err) throw err;
       void y;
       throw new UsageError(`${msg}\nRun with --help for usage.`);
     });
+  if (!helpAsked(argv)) skipHelpCache(parser);
+  return parser;
+}
+
+/**
+ * yargs renders the whole help of the command it runs as the handler starts (usage's
+ * cacheHelpMessage), in case the handler calls showHelp/getHelp, which fxflow never does: 0.03-0.05 s
+ * of a backtest's CPU (cliui lays out its 40 options even unwrapped). Outside --help the cache is not
+ * filled; a yargs without that internal hook is left as it is.
+ */
+function skipHelpCache(parser: Argv): void {
+  const internal = parser as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } };
+  const usage = internal.getInternalMethods?.().getUsageInstance?.();
+  if (usage !== undefined && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
 }
 
 /** Whether the command line asks for help (--help, or -h alone or among short flags): when in doubt, yes. */
