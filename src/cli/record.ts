@@ -43,9 +43,9 @@ const list = (s: string | undefined): string[] => (s ?? '').split(',').map((x) =
  * without recording anything twice (the writers read back what is recorded and cut a torn tail).
  * A catalog's recording.json says which account and instruments it holds; another is refused.
  */
-export const recordCommand: CommandModule<object, RecordArgs> = {
-  command: 'record',
-  describe: 'Record OANDA labs data (calendar, Autochartist signals, spreads, COT), pricing-stream ticks and daily financing rates into the catalog, each item with the time it became known; resumable',
+// Its name and one-line description are in src/cli/main.ts, which imports this module only when
+// `fxflow record` runs.
+export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 'handler'> = {
   builder: (y) =>
     y
       .option('instruments', { type: 'string', describe: 'Instruments (comma-separated) for signals, spreads and COT, e.g. EUR_USD,GBP_USD' })

@@ -1,4 +1,10 @@
-import ti from 'technicalindicators';
+import { createRequire } from 'node:module';
+
+// technicalindicators is one 150 KB CommonJS file that every backtest would compile at start-up;
+// most strategies use only Sma/Ema (below), so it is required on the first TiIndicator instead.
+const require = createRequire(import.meta.url);
+let tiExports: Record<string, TiClass> | undefined;
+const ti = (): Record<string, TiClass> => (tiExports ??= require('technicalindicators') as Record<string, TiClass>);
 
 /**
  * A streaming indicator: fed one value (or bar) at a time, O(1) per update.
@@ -188,7 +194,7 @@ export class TiIndicator<V = unknown> implements StreamingIndicator<V> {
   last: V | undefined = undefined;
   constructor(readonly name: string, options: Readonly<Record<string, unknown>>) {
     const spec = checkIndicator(name, options);
-    const Ctor = (ti as unknown as Record<string, TiClass>)[name]!;
+    const Ctor = ti()[name]!;
     this.#bars = spec.input === 'bar';
     const input: Record<string, unknown> = { ...options, values: [] };
     if (this.#bars) Object.assign(input, { high: [], low: [], close: [], open: [], volume: [] });

@@ -48,8 +48,8 @@ function childrenCpuMs(): number {
   return (Number(fields[16 - 3]) + Number(fields[17 - 3])) * 10;
 }
 
-/** Ten H1 candles, both sides, in the generic CSV format. */
-function tenCandles(dir: string): string {
+/** Ten H1 candles, both sides, in the generic CSV format (also test/startup-modules.test.ts). */
+export function tenCandles(dir: string): string {
   const t0 = Date.parse('2024-03-04T10:00:00Z');
   const rows = Array.from({ length: 10 }, (_, i) => {
     const m = 1.1 + (i % 4) * 0.0004;

@@ -1,4 +1,7 @@
-import { Observable, type Subscriber } from 'rxjs';
+// Observable alone, from its own module: 'rxjs' itself loads all of rxjs (about 220 CommonJS files,
+// 0.1-0.2 s of a backtest's start-up); the same file, so the same class, as 'rxjs' exports.
+import { Observable } from 'rxjs/internal/Observable';
+import type { Subscriber } from 'rxjs';
 import type { Amount } from '../../domain/money.ts';
 import type { MarketEvent } from '../../domain/events.ts';
 import type { InstrumentRegistry } from '../../domain/instrument.ts';
