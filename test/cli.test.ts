@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -22,6 +22,18 @@ async function fxflow(...args: string[]): Promise<{ code: number; stdout: string
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-cli-'));
 
 describe('fxflow backtest', () => {
+  it('a data file that does not exist: one line naming it, no log-file warning, no stack trace, and no runs folder left behind', async () => {
+    // Reported at stop 31: the run folder was removed while pino was still opening log.jsonl in it,
+    // so the refusal was followed by "cannot write the log file" and a bare sonic-boom stack trace.
+    const runs = join(tmp, 'never-made', 'runs');
+    const r = await fxflow('backtest', 'strategies/sma-cross.ts', '--data', join(tmp, 'nope.csv'), '--runs-dir', runs);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`${join(tmp, 'nope.csv')}: no such file or folder`);
+    expect(r.stderr).not.toMatch(/log file|sonic|\n\s+at /);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(join(tmp, 'never-made'))).toBe(false);
+  });
+
   it('--json prints one JSON document with the summary, every transaction, the closed trades and the equity curve', async () => {
     const r = await fxflow('backtest', 'strategies/sma-cross.ts', '--json', '--runs-dir', tmp);
     expect(r.code).toBe(0);

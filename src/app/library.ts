@@ -1,5 +1,4 @@
 import { runGiven, runParams, type ParamSources, type RunGiven } from './run-choices.ts';
-import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DataError } from '../adapters/catalog/index.ts';
 import type { Candle } from '../domain/candle.ts';
@@ -13,7 +12,7 @@ import { catalogLabs } from '../adapters/catalog/labs-store.ts';
 import type { ParamValue, Params, Strategy, StrategyLogger } from '../strategy/api.ts';
 import { runBacktest, type BacktestResult, type CandleSourceFactory, type DataHole, type SeriesOrigin } from './backtest.ts';
 import { ConfigError, ROOT, loadConfig, type BacktestConfig } from './config.ts';
-import { makeRunDir } from './line-file.ts';
+import { dropRunDir, makeRunDir } from './line-file.ts';
 import { applyParams, loadStrategy, strategyFromObject, type LoadedStrategy } from './load-strategy.ts';
 import { dataCatalog, fileSource } from './sources.ts';
 
@@ -109,7 +108,7 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
   const source = await candleSource(data, cfg, instruments);
   const runDir = options.save === true ? join(resolve(cfg.run.runsDir), runId(loaded.name)) : typeof options.save === 'string' ? resolve(options.save) : undefined;
   // The run folder first, so a bad folder is one clear message before anything is written.
-  if (runDir) makeRunDir(runDir);
+  const made = runDir ? makeRunDir(runDir) : [];
   const log = typeof options.log === 'function' ? options.log(runDir, loaded.name) : (options.log ?? STDERR_LOG);
   const ticks = options.ticks;
   let result: BacktestResult;
@@ -140,7 +139,7 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
   } catch (e) {
     // A refused run (data, config, spread model, no data in the period) leaves no run folder; a
     // strategy that failed mid-run keeps its folder (its log and transactions up to the failure).
-    if (runDir && !(e instanceof StrategyError)) rmSync(runDir, { recursive: true, force: true });
+    if (!(e instanceof StrategyError)) dropRunDir(made);
     throw e;
   }
   return { ...result, strategy: loaded.name, params: loaded.params, paramSources: sources, config: cfg };

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, rmdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 /** A run-folder file that cannot be written (disk full, permissions, a folder that vanished). */
@@ -16,9 +16,10 @@ export class RunFileError extends Error {
 /**
  * Creates a run folder and the folders above it that are missing, one level at a time. Not
  * `mkdirSync(…, { recursive: true })`: on some file systems (procfs) Node's recursive mkdir loops for
- * ever on a parent it cannot create. Throws RunFileError naming the folder.
+ * ever on a parent it cannot create. Throws RunFileError naming the folder. Returns the folders it
+ * made, the deepest first (`dropRunDir` takes them away again when the run is refused).
  */
-export function makeRunDir(dir: string): void {
+export function makeRunDir(dir: string): string[] {
   const missing: string[] = [];
   let d = resolve(dir);
   while (!existsSync(d)) {
@@ -32,6 +33,24 @@ export function makeRunDir(dir: string): void {
     for (let i = missing.length - 1; i >= 0; i--) mkdirSync(missing[i]!);
   } catch (e) {
     throw new RunFileError(resolve(dir), e);
+  }
+  return missing;
+}
+
+/**
+ * Removes a refused run's folder (`made[0]`, with what it holds) and the folders above it that
+ * `makeRunDir` made for it, each only while empty: another run started at the same moment may have
+ * put its own folder beside this one's.
+ */
+export function dropRunDir(made: readonly string[]): void {
+  if (made.length === 0) return;
+  rmSync(made[0]!, { recursive: true, force: true });
+  for (let i = 1; i < made.length; i++) {
+    try {
+      rmdirSync(made[i]!);
+    } catch {
+      return; // not empty (or gone): what is above it stays too
+    }
   }
 }
 

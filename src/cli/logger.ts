@@ -1,3 +1,5 @@
+import { mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import pino, { type Logger } from 'pino';
 
 /** Paths pino censors in every log line: tokens never reach a log. */
@@ -27,18 +29,31 @@ export interface LoggerOptions {
 
 /** The root logger. Components take `log.child({ component })`. */
 export function createLogger(o: LoggerOptions = {}): Logger {
-  const destination = o.file ? pino.destination({ dest: o.file, mkdir: true, sync: false }) : pino.destination(2);
+  let destination: ReturnType<typeof pino.destination>;
   if (o.file) {
+    // The file is opened here, synchronously, so the logger is ready before anything can happen to
+    // its folder: opened asynchronously, a refused run that removed its run folder while the open
+    // was pending left a destination that pino's exit hook could not flush (a bare stack trace).
     // A log file that cannot be opened or written (a folder that vanished, a full disk) is said once
     // on stderr; the run goes on without it instead of dying on an unhandled 'error' event.
     const file = o.file;
     let said = false;
-    destination.on('error', (e: NodeJS.ErrnoException) => {
+    const say = (e: NodeJS.ErrnoException): void => {
       if (said) return;
       said = true;
       process.stderr.write(`fxflow: cannot write the log file ${file} (${e.code ?? e.message}); going on without it\n`);
-    });
-  }
+    };
+    let fd: number;
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+      fd = openSync(file, 'a');
+    } catch (e) {
+      say(e as NodeJS.ErrnoException);
+      return pino({ enabled: false });
+    }
+    destination = pino.destination({ fd, sync: false });
+    destination.on('error', say);
+  } else destination = pino.destination(2);
   return pino(
     {
       level: o.level ?? process.env.FXFLOW_LOG_LEVEL ?? 'info',

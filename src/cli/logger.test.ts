@@ -1,0 +1,38 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createLogger, flushLogger } from './logger.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'fxflow-logger-'));
+
+describe('createLogger with a file', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('writes JSON lines to the file, tokens redacted', async () => {
+    const file = join(tmp, 'run', 'log.jsonl');
+    const log = createLogger({ file });
+    log.info({ token: 'secret-token-value', headers: { authorization: 'Bearer abc' } }, 'hello');
+    await flushLogger(log);
+    const line = JSON.parse(readFileSync(file, 'utf8').trim()) as { msg: string; token: string; headers: { authorization: string } };
+    expect(line.msg).toBe('hello');
+    expect(line.token).toBe('[redacted]');
+    expect(line.headers.authorization).toBe('[redacted]');
+  });
+
+  it('a file that cannot be opened is said once on stderr, and the logger goes on writing nothing', async () => {
+    const blocker = join(tmp, 'a-file');
+    writeFileSync(blocker, 'x');
+    const said: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      said.push(String(chunk));
+      return true;
+    });
+    const log = createLogger({ file: join(blocker, 'log.jsonl') });
+    log.info('dropped');
+    log.warn('dropped too');
+    await flushLogger(log);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^fxflow: cannot write the log file .*a-file\/log\.jsonl \(E[A-Z]+\); going on without it\n$/);
+  });
+});
