@@ -25,7 +25,8 @@ import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
 import { RiskExecution, type RiskLimits } from './risk.ts';
 import { type AccountCheck, closeFromAccount, KillSwitch, killSwitchIntents, openOfLedger } from './kill-switch.ts';
 import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
-import { type Baseline, baselineOf, checkOwnership, CtrlC, Latency, newRunId, type SimBaseline, simBaselineOf, simRebaseOf } from './session.ts';
+import { type Baseline, baselineOf, checkOwnership, CtrlC, Latency, newRunId, simBaselineOf, waitFor } from './session.ts';
+import { JournalRebase } from './journal-rebase.ts';
 import type { InputRecorder } from './input-recorder.ts';
 import type { SessionAccount } from './recording.ts';
 import { ShadowBook } from './shadow.ts';
@@ -220,8 +221,8 @@ export class Runner {
   #v20: V20Execution | undefined;
   #sim: SimBroker | undefined;
   #simExecution: SimExecution | undefined;
-  /** --broker sim: the journal's first baseline (deposit, currency, margin rate, hedging), kept by every rebase. */
-  #simBaseline: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'> | undefined;
+  /** Keeps the journal bounded (`rebaseEvery`); built at start, once the broker is known. */
+  #rebase: JournalRebase | undefined;
   #shadow: ShadowBook | undefined;
   #done: Promise<void> | undefined;
   #stopping: Promise<RunResult> | undefined;
@@ -433,7 +434,6 @@ export class Runner {
         }
       }
       this.#sim = sim;
-      this.#simBaseline = { currency: baseline.currency, marginRate: baseline.marginRate, hedging: baseline.hedging, deposit };
       this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id));
       inner = this.#simExecution;
     } else {
@@ -447,6 +447,13 @@ export class Runner {
       this.#v20 = v20;
       inner = v20;
     }
+    // Not in shadow mode: its report compares every fill of the run.
+    this.#rebase = new JournalRebase({
+      journal: this.journal, rest: o.rest, accountID: o.accountID, log, every: o.shadow === true ? 0 : (o.rebaseEvery ?? 10_000),
+      ...(this.#sim !== undefined ? { sim: { broker: this.#sim, first: { currency: baseline.currency, marginRate: baseline.marginRate, hedging: baseline.hedging, deposit } } } : {}),
+      handled: () => this.#handled, stopping: () => this.#stopping !== undefined,
+      snapshot: () => (this.#engine === undefined ? undefined : this.#snapshotOf(this.#engine)),
+    });
     const journaled = new JournaledExecution(inner, this.journal, replay, this.#orders.unknown, () => {
       const tickStart = this.#inputs.tickStart;
       if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
@@ -490,7 +497,7 @@ export class Runner {
         // The risk layer's refusals reach the engine without passing the journal: recorded here.
         else if (id !== undefined && ctx.transaction !== undefined) o.recorder?.transaction(ctx.transaction, Date.now());
         if (ctx.transaction !== undefined) this.o.onTransaction?.(ctx.transaction);
-        this.#maybeRebase();
+        this.#rebase?.check();
         return r;
       },
     };
@@ -550,55 +557,6 @@ export class Runner {
       this.#signalHandlers.push(['SIGINT', int]);
     }
     log.info({ instruments, broker, shadow: o.shadow === true }, 'running');
-  }
-
-  #rebasing = false;
-  /** Starts a journal rebase when the journal holds `rebaseEvery` transactions (one at a time). */
-  #maybeRebase(): void {
-    const every = this.o.rebaseEvery ?? 10_000;
-    if (this.#rebasing || every <= 0 || this.journal.transactionCount < every || this.o.shadow === true || this.#stopping !== undefined) return;
-    this.#rebasing = true;
-    (this.#sim !== undefined ? this.#rebaseSim(this.#sim) : this.#rebase())
-      .catch((e: unknown) => this.#log.warn({ err: e }, 'journal rebase failed; it is tried again at a later transaction'))
-      .finally(() => {
-        this.#rebasing = false;
-      });
-  }
-
-  /**
-   * The rebase: the account as OANDA reports it (at its last transaction X) becomes the journal's
-   * baseline, once the strategy has handled every transaction up to X and no intent waits for its
-   * outcome; the strategy snapshot is written with it, so nothing before X is needed after a restart.
-   */
-  async #rebase(): Promise<void> {
-    if (this.journal.unconfirmedCount > 0) return;
-    const { account, lastTransactionID } = await this.o.rest.account(this.o.accountID);
-    const upTo = Number(lastTransactionID);
-    const caughtUp = await waitFor(() => Number(this.#handled) >= upTo || this.#stopping !== undefined, 10_000);
-    const engine = this.#engine;
-    if (!caughtUp || this.#stopping !== undefined || engine === undefined || this.journal.unconfirmedCount > 0) return;
-    const dropped = this.journal.transactionCount;
-    this.journal.rebase(baselineOf({ ...account, lastTransactionID } as Account), this.#snapshotOf(engine));
-    this.#log.info({ baseline: lastTransactionID, kept: this.journal.transactionCount, dropped: dropped - this.journal.transactionCount }, 'journal rebased');
-  }
-
-  /**
-   * The --broker sim rebase: the simulated account (`simRebaseOf`) becomes the journal's baseline,
-   * under the same conditions as with v20: the strategy has handled every transaction up to it and
-   * no intent waits for its outcome (nor a market order for its price in the simulator). The
-   * strategy snapshot written with it carries the trailing stop levels and the last prices. Runs
-   * after the simulator's current batch (it is called from inside its emission).
-   */
-  async #rebaseSim(sim: SimBroker): Promise<void> {
-    await new Promise<void>((res) => setImmediate(res));
-    const engine = this.#engine;
-    const first = this.#simBaseline;
-    if (this.#stopping !== undefined || engine === undefined || first === undefined || this.journal.unconfirmedCount > 0 || sim.queuedMarketOrders() > 0) return;
-    const last = sim.ledger.lastTransactionID;
-    if (Number(this.#handled) < Number(last) || this.journal.lastTransactionID !== last) return;
-    const dropped = this.journal.transactionCount;
-    this.journal.rebase(simRebaseOf(sim, first), this.#snapshotOf(engine));
-    this.#log.info({ baseline: last, kept: this.journal.transactionCount, dropped: dropped - this.journal.transactionCount }, 'journal rebased');
   }
 
   /**
@@ -832,13 +790,4 @@ export class Runner {
       risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
     };
   }
-}
-
-async function waitFor(pred: () => boolean, ms: number): Promise<boolean> {
-  const t0 = Date.now();
-  while (!pred()) {
-    if (Date.now() - t0 > ms) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
 }
