@@ -132,7 +132,7 @@ describe('labs in fxflow run', () => {
         `${asked.length} calendar requests, ${gaps.length} scheduled ones sent ${(Math.min(...gaps) / 1000).toFixed(1)}–${(Math.max(...gaps) / 1000).toFixed(1)} s after the previous answer; ` +
         `longest request ${(roundTrip / 1000).toFixed(2)} s, event-loop delay at most ${(loop.max / 1e6).toFixed(1)} ms (${((SPEED * loop.max) / 1e9).toFixed(2)} s of sandbox time)`,
     );
-    expect(asked.length).toBeGreaterThan(span / every);
+    expect(gaps.length).toBeGreaterThan(span / every / 2);
     for (const gap of gaps) expect(gap).toBeLessThanOrEqual(every + roundTrip + slack);
     for (const [i, { e, seen }] of heardOnce.entries()) {
       expect(seen, `${e.currency} ${e.title}`).toHaveLength(1);
