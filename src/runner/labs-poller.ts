@@ -80,6 +80,8 @@ export class LabsPoller {
   #probes = 2;
   #running = false;
   #stopped = false;
+  /** The wall time of the latest round that had something due (asked, or put off by the budget). */
+  #askedAt = -Infinity;
 
   constructor(o: LabsPollerOptions) {
     this.#o = o;
@@ -177,6 +179,8 @@ export class LabsPoller {
     const out: LabsItem[] = [];
     const cal = new Set(this.#o.calendar ?? []);
     let probing = o.probe === true;
+    const deferred = this.stats.deferred;
+    const polls = this.stats.polls;
     for (const task of this.#tasks) {
       // Due on the server's clock (a sandbox at speed 600 is due 600 times as often), or on the wall clock (a clock standing still).
       const nowS = this.#serverNow(this.#now());
@@ -249,6 +253,7 @@ export class LabsPoller {
         task.dueWall = this.#now() + retry;
       }
     }
+    if (this.stats.polls !== polls || this.stats.deferred !== deferred) this.#askedAt = wall;
     // Bounded memory: nothing older than the longest window asked for comes back. The cut is
     // taken from the data's own newest time, so a skewed local clock never forgets too much.
     this.identity.forget(this.identity.newest - 2 * LABS_PERIODS[LABS_PERIODS.length - 1]! * 1000);
@@ -258,9 +263,10 @@ export class LabsPoller {
   }
 
   /**
-   * Polls on a timer (every `tickMs`, default 5 s; the timer does not keep the process alive) and
-   * hands each round's items to `deliver`. A poll in progress is never started twice; a slow labs
-   * server delays only the next poll, not the caller.
+   * Polls on a timer and hands each round's items to `deliver`: each round is timed for the moment
+   * the next request falls due (`#nextRound`), at least every `tickMs` (default 5 s; the timer does
+   * not keep the process alive). A poll in progress is never started twice; a slow labs server
+   * delays only the next poll, not the caller.
    */
   start(deliver: (items: LabsItem[]) => void, tickMs = 5000): void {
     this.#stopped = false;
@@ -277,19 +283,38 @@ export class LabsPoller {
       } finally {
         this.#running = false;
         if (!this.#stopped) {
-          // On a server clock faster than the wall clock, twice in the shortest poll interval on
-          // that clock (a sandbox at speed 120 polls its 60 s calendar every 0.25 s of wall time),
-          // so a round that runs late still lands within the interval.
-          const shortest = Math.min(...this.#tasks.map((t) => this.#every(t.kind)));
-          const wait = this.#probes > 0 && this.#o.labs.serverTime !== undefined ? Math.min(tickMs, 1000) : this.#rate > 1 && Number.isFinite(shortest) ? Math.max(20, Math.min(tickMs, shortest / this.#rate / 2)) : tickMs;
-          // Never faster than the request budget allows (it is OANDA's, on the wall clock).
-          const budgetMs = (60_000 * this.#tasks.length) / (this.#o.requestsPerMinute ?? 20);
-          this.#timer = setTimeout(() => void round(), Math.min(tickMs, Math.max(wait, budgetMs)));
+          this.#timer = setTimeout(() => void round(), this.#nextRound(tickMs));
           this.#timer.unref?.();
         }
       }
     };
     void round();
+  }
+
+  /**
+   * Wall ms until the next round: until the earliest request falls due, on the server's clock (its
+   * due time less the server's time now, at the measured rate: a sandbox at speed 120 is due at
+   * 0.5 s of wall time for a 60 s interval) or on the wall clock (a clock standing still), whichever
+   * comes first. So a release just after a poll is asked for one interval later, not up to half an
+   * interval after that as when rounds ticked at fixed fractions of the interval. At most `tickMs`
+   * (a measured rate can change, a server clock can jump); while the rate is being learned, at most
+   * a second. Never sooner than the request budget (OANDA's, on the wall clock) spaces rounds that
+   * ask: `60 s × tasks / requestsPerMinute` after the latest one, so a request put off by the
+   * budget is not retried in a busy loop.
+   */
+  #nextRound(tickMs: number): number {
+    if (this.#probes > 0 && this.#o.labs.serverTime !== undefined) return Math.min(tickMs, 1000);
+    const wall = this.#now();
+    const serverNow = this.#serverNow(wall);
+    let wait = tickMs;
+    for (const t of this.#tasks) {
+      let w = t.dueWall - wall;
+      if (serverNow !== undefined && this.#rate > 0) w = Math.min(w, (t.due - serverNow) / this.#rate);
+      if (w < wait) wait = w;
+    }
+    const budgetMs = (60_000 * this.#tasks.length) / (this.#o.requestsPerMinute ?? 20);
+    // Whole milliseconds, rounded up: a timer a fraction early finds nothing due yet.
+    return Math.ceil(Math.min(tickMs, Math.max(wait, this.#askedAt + budgetMs - wall, 0)));
   }
 
   stop(): void {

@@ -1,37 +1,32 @@
 import { performance } from 'node:perf_hooks';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { Subject, type Subscription } from 'rxjs';
 import { SimBroker } from '../adapters/sim/broker.ts';
-import { toCandle } from '../adapters/v20/download.ts';
 import { V20Execution } from '../adapters/v20/execution.ts';
 import type { V20Http } from '../adapters/v20/http.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
-import { newStreamStats, pricingStream, type StreamOptions, type StreamStats } from '../adapters/v20/stream.ts';
+import { newStreamStats, type StreamOptions, type StreamStats } from '../adapters/v20/stream.ts';
 import { AccountStateError, restoreAccount } from '../domain/account-state.ts';
-import type { Candle } from '../domain/candle.ts';
-import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { type OrderIntent, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import { LedgerError } from '../domain/ledger.ts';
 import { toUnits } from '../domain/money.ts';
 import { parseTime } from '../domain/time.ts';
 import type { Account, Transaction } from '../domain/v20/index.ts';
-import { Engine, parseCandleSeries, subscriptionsOf } from '../engine/engine.ts';
+import { Engine, subscriptionsOf } from '../engine/engine.ts';
 import { Portfolio } from '../engine/portfolio.ts';
 import { formatSummary, summarize, type Summary } from '../engine/report.ts';
 import { VirtualClock, type Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import type { Params, Strategy, StrategyLogger } from '../strategy/api.ts';
 import { Journal, type JournalContents, type StateSnapshot } from './journal.ts';
-import { LabsWriter } from '../adapters/catalog/labs-store.ts';
-import { LabsPoller, labsEvents, type LabsEndpoints, type LabsPollerOptions } from './labs-poller.ts';
-import { CandleBuilder } from './live-candles.ts';
-import { type CandleCounts, LiveCandleFeed, type LiveCandleSource } from './official-candles.ts';
+import type { LabsEndpoints, LabsPoller, LabsPollerOptions } from './labs-poller.ts';
+import { MarketInputs } from './market-inputs.ts';
+import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
 import { RiskExecution, type RiskLimits } from './risk.ts';
 import { type AccountCheck, closeFromAccount, KillSwitch, killSwitchIntents, openOfLedger } from './kill-switch.ts';
 import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
-import { type Baseline, baselineOf, checkOwnership, CtrlC, Latency, newRunId, type SimBaseline, simBaselineOf, simRebaseOf } from './session.ts';
+import { type Baseline, baselineOf, checkOwnership, CtrlC, Latency, newRunId, simBaselineOf, waitFor } from './session.ts';
+import { JournalRebase } from './journal-rebase.ts';
 import type { InputRecorder } from './input-recorder.ts';
 import type { SessionAccount } from './recording.ts';
 import { ShadowBook } from './shadow.ts';
@@ -219,29 +214,22 @@ export class Runner {
   readonly latency = new Latency();
   readonly #log: Logger;
   readonly #clock: Clock;
-  readonly #events = new Subject<MarketEvent>();
+  /** Prices, candles and labs items: what the strategy hears of the market (the engine runs on `events`). */
+  readonly #inputs: MarketInputs;
   #engine: Engine<Params, unknown> | undefined;
   #risk: RiskExecution | undefined;
   #v20: V20Execution | undefined;
   #sim: SimBroker | undefined;
   #simExecution: SimExecution | undefined;
-  /** --broker sim: the journal's first baseline (deposit, currency, margin rate, hedging), kept by every rebase. */
-  #simBaseline: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'> | undefined;
+  /** Keeps the journal bounded (`rebaseEvery`); built at start, once the broker is known. */
+  #rebase: JournalRebase | undefined;
   #shadow: ShadowBook | undefined;
-  #priceSub: Subscription | undefined;
   #done: Promise<void> | undefined;
   #stopping: Promise<RunResult> | undefined;
   #kill: KillSwitch | undefined;
   #statusTimer: ReturnType<typeof setInterval> | undefined;
-  #tickStart = Number.NaN;
   #intents = 0;
   #handled = '';
-  #builders = new Map<string, CandleBuilder[]>();
-  readonly #feed: LiveCandleFeed;
-  /** The price being handled while its builders complete candles (see the feed's deliver). */
-  #closingTick: { readonly instrument: string; readonly at: number; readonly bid: number; readonly ask: number } | undefined;
-  /** The last tick per instrument: the portfolio's mark again after a candle that arrived late. */
-  readonly #lastTick = new Map<string, { kind: 'tick'; instrument: string; at: number; bid: number; ask: number }>();
   /** This start's identity, in every client ID it makes. */
   readonly runId: string;
   /** Client IDs are `<prefix>-<n>`: the strategy name and the run identity. */
@@ -253,7 +241,6 @@ export class Runner {
   readonly #orders: OrderLifecycle;
   #contents: JournalContents;
   #signalHandlers: [NodeJS.Signals, () => void][] = [];
-  #warming = false;
   #simStarted = false;
   /** The kill switch submitted its intents (cancels, closes). */
   #killed = false;
@@ -267,7 +254,6 @@ export class Runner {
   stopState: string | undefined;
   /** The latest account read by the flatten: what is open (the third Ctrl-C names it). */
   #lastOpen: readonly string[] | undefined;
-  readonly #lastPrice = new Map<string, number>();
   #syncScheduled = false;
   /** The run's first and last live price or transaction time (epoch ms): the summary's period (never the warm-up candles). */
   #from = Number.NaN;
@@ -277,9 +263,17 @@ export class Runner {
     this.journal.sync();
   };
   /** New prices handled. */
-  ticks = 0;
+  get ticks(): number {
+    return this.#inputs.ticks;
+  }
   /** `performance.now()` when the latest price reached the runner (benchmarks measure from it). */
-  tickReceivedAt = Number.NaN;
+  get tickReceivedAt(): number {
+    return this.#inputs.tickReceivedAt;
+  }
+  /** The labs poller, when the strategy subscribes to labs (`labs` in the status line). */
+  get labsPoller(): LabsPoller | undefined {
+    return this.#inputs.labsPoller;
+  }
 
   constructor(o: RunnerOptions) {
     this.o = o;
@@ -298,18 +292,28 @@ export class Runner {
     }
     if (this.#contents.tornBytes > 0) this.#log.warn({ tornBytes: this.#contents.tornBytes }, 'journal: a torn last record (a write cut short by a crash) was dropped');
     this.#portfolio = new Portfolio({ currency: 'USD', instruments: o.instruments, initialBalance: '0', strict: false });
-    this.#feed = new LiveCandleFeed({
-      source: o.candles ?? 'endpoint', log: this.#log, ...(o.candleWaitMs !== undefined ? { waitMs: o.candleWaitMs } : {}),
-      fetch: (instrument, granularity, from, opts) => o.rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }, opts),
-      deliver: (c, official) => {
-        // The price that completed it, when the candle is delivered while that price is handled:
-        // the market when the strategy decides on the candle (the replay's current price).
-        o.recorder?.candle(c, official ? 'official' : 'ticks', Date.now(), this.#closingTick);
-        this.#events.next(c);
-        // A candle that came after later ticks marked the portfolio at its close: the latest tick again.
-        const t = this.#lastTick.get(c.instrument);
-        if (t !== undefined && t.at >= c.at) this.#portfolio.mark(t);
+    this.#inputs = new MarketInputs(o, {
+      clock: this.#clock, log: this.#log, pricingStats: this.pricingStats,
+      portfolio: () => this.#portfolio,
+      priced: (at) => {
+        this.#period(at);
+        const risk = this.#risk!;
+        if (risk.observe(at)) {
+          const day = risk.day;
+          if (day !== undefined) this.journal.day(day); // once a trading day
+        }
       },
+      simulate: (tick) => {
+        if (this.#sim && !this.#simStarted) {
+          this.#simStarted = true;
+          this.#sim.start(tick.at);
+        }
+        this.#sim?.onEvent(tick);
+        this.#simExecution?.priced(tick.instrument);
+        this.#shadow?.onEvent(tick);
+      },
+      stopping: () => this.#stopping !== undefined,
+      failed: (reason) => void this.stop(reason),
     });
     this.#orders = new OrderLifecycle({
       rest: o.rest, accountID: o.accountID, journal: this.journal, log: this.#log, ...(o.broker !== undefined ? { broker: o.broker } : {}),
@@ -333,7 +337,7 @@ export class Runner {
 
   /** Live candles delivered so far: official, built from ticks, waiting. */
   get candles(): Readonly<CandleCounts> {
-    return this.#feed.counts;
+    return this.#inputs.feed.counts;
   }
 
   /** The account view (reconciled at start, then the fold of every transaction). */
@@ -409,11 +413,7 @@ export class Runner {
       else replay.push(t);
     }
     this.#handled = handled;
-    // The last price per instrument the restored state has seen: a price not newer is no news to it.
-    for (const instrument in snap?.prices) {
-      const at = snap.prices[instrument];
-      if (typeof at === 'number' && Number.isFinite(at)) this.#lastPrice.set(instrument, at);
-    }
+    this.#inputs.restorePrices(snap?.prices);
     this.#orders.recovered.replayed = replay.length;
     this.#orders.recovered.restoredState = snap !== undefined;
     const fromID = broker === 'v20' ? contents.lastTransactionID || baseline.lastTransactionID : lastTransactionID;
@@ -434,7 +434,6 @@ export class Runner {
         }
       }
       this.#sim = sim;
-      this.#simBaseline = { currency: baseline.currency, marginRate: baseline.marginRate, hedging: baseline.hedging, deposit };
       this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id));
       inner = this.#simExecution;
     } else {
@@ -448,8 +447,16 @@ export class Runner {
       this.#v20 = v20;
       inner = v20;
     }
+    // Not in shadow mode: its report compares every fill of the run.
+    this.#rebase = new JournalRebase({
+      journal: this.journal, rest: o.rest, accountID: o.accountID, log, every: o.shadow === true ? 0 : (o.rebaseEvery ?? 10_000),
+      ...(this.#sim !== undefined ? { sim: { broker: this.#sim, first: { currency: baseline.currency, marginRate: baseline.marginRate, hedging: baseline.hedging, deposit } } } : {}),
+      handled: () => this.#handled, stopping: () => this.#stopping !== undefined,
+      snapshot: () => (this.#engine === undefined ? undefined : this.#snapshotOf(this.#engine)),
+    });
     const journaled = new JournaledExecution(inner, this.journal, replay, this.#orders.unknown, () => {
-      if (!Number.isNaN(this.#tickStart)) this.latency.add(performance.now() - this.#tickStart);
+      const tickStart = this.#inputs.tickStart;
+      if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
     }, o.recorder, (intent) => this.#drop(intent));
     this.#journaled = journaled;
     const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID, onReject: (b) => this.journal.confirm(b.intent.id) });
@@ -475,8 +482,8 @@ export class Runner {
     const strategy: Strategy<Params, unknown> = {
       ...base,
       ...(snap !== undefined ? { init: () => restored } : {}),
-      ...(base.onCandle ? { onCandle: (ctx, s) => (this.#warming || this.#halted ? undefined : base.onCandle!(ctx, s)) } : {}),
-      ...(base.onStart ? { onStart: (ctx, s) => (this.#warming || this.#halted ? undefined : base.onStart!(ctx, s)) } : {}),
+      ...(base.onCandle ? { onCandle: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onCandle!(ctx, s)) } : {}),
+      ...(base.onStart ? { onStart: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onStart!(ctx, s)) } : {}),
       ...(base.onTick ? { onTick: (ctx, s) => (this.#halted ? undefined : base.onTick!(ctx, s)) } : {}),
       ...(base.onSignal ? { onSignal: (ctx, s) => (this.#halted ? undefined : base.onSignal!(ctx, s)) } : {}),
       ...(base.onCalendar ? { onCalendar: (ctx, s) => (this.#halted ? undefined : base.onCalendar!(ctx, s)) } : {}),
@@ -490,7 +497,7 @@ export class Runner {
         // The risk layer's refusals reach the engine without passing the journal: recorded here.
         else if (id !== undefined && ctx.transaction !== undefined) o.recorder?.transaction(ctx.transaction, Date.now());
         if (ctx.transaction !== undefined) this.o.onTransaction?.(ctx.transaction);
-        this.#maybeRebase();
+        this.#rebase?.check();
         return r;
       },
     };
@@ -520,7 +527,7 @@ export class Runner {
       const hole = this.#sim === undefined ? o.recorder.missingBefore(Number(fromID)) : undefined;
       if (hole !== undefined) o.recorder.backfill((await o.rest.transactionsSinceId(o.accountID, String(hole))).transactions.filter((t) => Number(t.id) <= Number(fromID)));
     }
-    this.#done = engine.run(this.#events).catch((e: unknown) => {
+    this.#done = engine.run(this.#inputs.events).catch((e: unknown) => {
       // A strategy that throws stops the run (nothing is submitted on its behalf any more).
       log.error({ err: e }, 'engine stopped on an error; stopping the run');
       queueMicrotask(() => void this.stop(`error: ${(e as Error).message}`));
@@ -530,46 +537,16 @@ export class Runner {
 
     // Warm-up from the candles endpoint: the same alignment as backtests; handlers are not called.
     const subs = subscriptionsOf(base, o.params, o.name);
-    const warm = Math.min(o.warmup ?? base.history ?? 500, 5000);
-    const warmCandles: MarketEvent[] = [];
-    for (const spec of subs.candles ?? []) {
-      const s = parseCandleSeries(spec, o.instruments);
-      const builders = this.#builders.get(s.instrument) ?? [];
-      if (!builders.some((b) => b.granularity === s.granularity)) builders.push(new CandleBuilder(s.instrument, s.granularity));
-      this.#builders.set(s.instrument, builders);
-      if (warm <= 0) continue;
-      const res = await o.rest.candles(s.instrument, { granularity: s.granularity, price: 'BA', count: warm });
-      for (const c of res.candles) if (c.complete) warmCandles.push(toCandle(c, s.instrument, s.granularity, 'BA'));
-    }
-    warmCandles.sort((a, b) => a.at - b.at);
-    this.#warming = true;
-    try {
-      for (const c of warmCandles) {
-        o.recorder?.candle(c as Candle, 'warmup', Date.now());
-        this.#events.next(c);
-      }
-    } finally {
-      this.#warming = false;
-    }
-    log.info({ candles: warmCandles.length }, 'indicators warmed');
+    const warmed = await this.#inputs.warmUp(subs, Math.min(o.warmup ?? base.history ?? 500, 5000));
+    log.info({ candles: warmed }, 'indicators warmed');
 
-    // Live prices.
-    const instruments = new Set<string>([...this.#builders.keys(), ...(subs.ticks ?? [])]);
-    for (const t of portfolio.ledger.trades.values()) instruments.add(t.instrument);
-    if (instruments.size > 0) {
-      this.#priceSub = pricingStream(o.http, o.accountID, [...instruments], { ...o.streams, stats: this.pricingStats }).subscribe({
-        next: (p) => this.#onPrice(p as { type?: string; instrument?: string; time?: string; bids?: { price: string; liquidity?: number }[]; asks?: { price: string; liquidity?: number }[] }),
-        error: (e: unknown) => {
-          log.error({ err: e }, 'pricing stream failed');
-          void this.stop('pricing stream failed');
-        },
-      });
-    }
+    // Live prices (and those of the instruments of open trades: they mark the portfolio).
+    const instruments = this.#inputs.subscribe(subs, [...portfolio.ledger.trades.values()].map((t) => t.instrument));
     if ((o.statusEveryMs ?? 60_000) > 0) {
       this.#statusTimer = setInterval(() => this.#status(), o.statusEveryMs ?? 60_000);
       this.#statusTimer.unref();
     }
-    await this.#startLabs(subs);
+    await this.#inputs.startLabs(subs);
     this.#kill = new KillSwitch({ ...(o.killFile !== undefined ? { file: o.killFile } : {}), signal: o.signals === true, onKill: (why) => void this.kill(why) });
     if (o.signals) {
       const term = (): void => void this.stop('SIGTERM');
@@ -579,56 +556,7 @@ export class Runner {
       process.on('SIGINT', int);
       this.#signalHandlers.push(['SIGINT', int]);
     }
-    log.info({ instruments: [...instruments], broker, shadow: o.shadow === true }, 'running');
-  }
-
-  #rebasing = false;
-  /** Starts a journal rebase when the journal holds `rebaseEvery` transactions (one at a time). */
-  #maybeRebase(): void {
-    const every = this.o.rebaseEvery ?? 10_000;
-    if (this.#rebasing || every <= 0 || this.journal.transactionCount < every || this.o.shadow === true || this.#stopping !== undefined) return;
-    this.#rebasing = true;
-    (this.#sim !== undefined ? this.#rebaseSim(this.#sim) : this.#rebase())
-      .catch((e: unknown) => this.#log.warn({ err: e }, 'journal rebase failed; it is tried again at a later transaction'))
-      .finally(() => {
-        this.#rebasing = false;
-      });
-  }
-
-  /**
-   * The rebase: the account as OANDA reports it (at its last transaction X) becomes the journal's
-   * baseline, once the strategy has handled every transaction up to X and no intent waits for its
-   * outcome; the strategy snapshot is written with it, so nothing before X is needed after a restart.
-   */
-  async #rebase(): Promise<void> {
-    if (this.journal.unconfirmedCount > 0) return;
-    const { account, lastTransactionID } = await this.o.rest.account(this.o.accountID);
-    const upTo = Number(lastTransactionID);
-    const caughtUp = await waitFor(() => Number(this.#handled) >= upTo || this.#stopping !== undefined, 10_000);
-    const engine = this.#engine;
-    if (!caughtUp || this.#stopping !== undefined || engine === undefined || this.journal.unconfirmedCount > 0) return;
-    const dropped = this.journal.transactionCount;
-    this.journal.rebase(baselineOf({ ...account, lastTransactionID } as Account), this.#snapshotOf(engine));
-    this.#log.info({ baseline: lastTransactionID, kept: this.journal.transactionCount, dropped: dropped - this.journal.transactionCount }, 'journal rebased');
-  }
-
-  /**
-   * The --broker sim rebase: the simulated account (`simRebaseOf`) becomes the journal's baseline,
-   * under the same conditions as with v20: the strategy has handled every transaction up to it and
-   * no intent waits for its outcome (nor a market order for its price in the simulator). The
-   * strategy snapshot written with it carries the trailing stop levels and the last prices. Runs
-   * after the simulator's current batch (it is called from inside its emission).
-   */
-  async #rebaseSim(sim: SimBroker): Promise<void> {
-    await new Promise<void>((res) => setImmediate(res));
-    const engine = this.#engine;
-    const first = this.#simBaseline;
-    if (this.#stopping !== undefined || engine === undefined || first === undefined || this.journal.unconfirmedCount > 0 || sim.queuedMarketOrders() > 0) return;
-    const last = sim.ledger.lastTransactionID;
-    if (Number(this.#handled) < Number(last) || this.journal.lastTransactionID !== last) return;
-    const dropped = this.journal.transactionCount;
-    this.journal.rebase(simRebaseOf(sim, first), this.#snapshotOf(engine));
-    this.#log.info({ baseline: last, kept: this.journal.transactionCount, dropped: dropped - this.journal.transactionCount }, 'journal rebased');
+    log.info({ instruments, broker, shadow: o.shadow === true }, 'running');
   }
 
   /**
@@ -638,11 +566,8 @@ export class Runner {
    */
   #snapshotOf(engine: Engine<Params, unknown>): StateSnapshot {
     const s: { -readonly [K in keyof StateSnapshot]: StateSnapshot[K] } = { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled };
-    if (this.#lastPrice.size > 0) {
-      const prices: Record<string, number> = {};
-      for (const [instrument, at] of this.#lastPrice) prices[instrument] = at;
-      s.prices = prices;
-    }
+    const prices = this.#inputs.pricesSeen();
+    if (prices !== undefined) s.prices = prices;
     const trailing = this.#sim?.trailingStopValues();
     if (trailing !== undefined) s.trailing = trailing;
     return s;
@@ -665,84 +590,6 @@ export class Runner {
   }
 
 
-  #onPrice(p: { type?: string; instrument?: string; time?: string; bids?: { price: string; liquidity?: number }[]; asks?: { price: string; liquidity?: number }[] }): void {
-    const received = performance.now();
-    const at = p.time !== undefined ? parseTime(p.time) : this.#clock.now();
-    if (p.type === 'HEARTBEAT' || p.instrument === undefined) {
-      for (const list of this.#builders.values()) for (const b of list) this.#candle(b.heartbeat(at));
-      return;
-    }
-    const bid = Number(p.bids?.[0]?.price);
-    const ask = Number(p.asks?.[0]?.price);
-    if (!(bid > 0 && ask > 0)) return;
-    // A (re)connect's first message repeats the latest price: a price not newer than the last one
-    // handled (in this process, or before a restart as the restored strategy snapshot records) is no news.
-    const last = this.#lastPrice.get(p.instrument);
-    if (last !== undefined && at <= last) return;
-    this.#lastPrice.set(p.instrument, at);
-    this.ticks++;
-    this.#tickStart = received;
-    this.tickReceivedAt = received;
-    this.#period(at);
-    const risk = this.#risk!;
-    if (risk.observe(at)) {
-      const day = risk.day;
-      if (day !== undefined) this.journal.day(day); // once a trading day
-    }
-    const tick = { kind: 'tick' as const, instrument: p.instrument, at, bid, ask };
-    const list = this.#builders.get(p.instrument);
-    if (list !== undefined) {
-      // A candle this price completes may reach the strategy now, before the price itself (--candles ticks).
-      this.#closingTick = tick;
-      for (const b of list) this.#candle(b.tick(at, bid, ask));
-      this.#closingTick = undefined;
-    }
-    this.#lastTick.set(p.instrument, tick);
-    this.o.recorder?.tick(p.instrument, at, bid, ask, Math.round((performance.timeOrigin + received) * 1000) / 1000);
-    if (this.#sim && !this.#simStarted) {
-      this.#simStarted = true;
-      this.#sim.start(at);
-    }
-    this.#sim?.onEvent(tick);
-    this.#simExecution?.priced(p.instrument);
-    this.#shadow?.onEvent(tick);
-    this.#events.next(tick);
-    this.#tickStart = Number.NaN;
-    this.o.onPrice?.(p.instrument, at);
-  }
-
-  #candle(c: Candle | undefined): void {
-    // The simulators take ticks only: a candle is not fed to them twice.
-    this.#feed.add(c);
-  }
-
-  /** The labs poller, when the strategy subscribes to labs (`labs` in the status line). */
-  labsPoller: LabsPoller | undefined;
-
-  async #startLabs(subs: ReturnType<typeof subscriptionsOf>): Promise<void> {
-    const o = this.o;
-    const calendar = subs.calendar ?? [];
-    const signals = subs.signals ?? [];
-    const spreads = subs.spreads ?? [];
-    const cot = subs.cot ?? [];
-    if (o.labs === undefined || calendar.length + signals.length + spreads.length + cot.length === 0) return;
-    // Items are stamped with the run's event clock; before the first price, with the labs server's time
-    // (its Date header), never the machine's. The delivered items, in the catalog's labs format: a
-    // restart remembers them (and repairs a cut line).
-    const delivered = await LabsWriter.open(join(o.journalDir, 'labs'));
-    const poller = new LabsPoller({ labs: o.labs, calendar, signals, spreads, cot, identity: delivered.identity, stamp: () => (this.#clock.now() > 0 ? this.#clock.now() : (o.labs!.serverTime?.() ?? Date.now())), ...o.labsPoll });
-    this.labsPoller = poller;
-    poller.start((items) => {
-      if (this.#stopping !== undefined) return;
-      delivered.append(items); // recorded as delivered before the engine gets them: at most once
-      const rec = o.recorder;
-      for (const e of labsEvents(items)) {
-        rec?.labs(e, Date.now());
-        this.#events.next(e);
-      }
-    }, o.labsPoll?.tickMs ?? 5000);
-  }
-
   /** One status line: equity, positions, latency, stream health. */
   #status(): void {
     const p = this.portfolio;
@@ -753,7 +600,7 @@ export class Runner {
         latencyMs: { p50: lat.p50, p99: lat.p99, max: lat.max },
         pricing: { ...this.pricingStats }, transactions: { ...this.transactionStats },
         lastTransactionID: this.journal.lastTransactionID,
-        candles: { ...this.#feed.counts },
+        candles: { ...this.#inputs.feed.counts },
         ...(this.labsPoller ? { labs: { polls: this.labsPoller.stats.polls, items: this.labsPoller.stats.items, failures: this.labsPoller.stats.failures } } : {}),
       },
       'status',
@@ -842,7 +689,7 @@ export class Runner {
     this.#halt();
     const waiting = (this.#journaled?.waiting ?? 0) + this.#dropped - dropped;
     this.#killed = true;
-    this.#feed.close(); // no candle waits for the endpoint once the kill switch is engaged
+    this.#inputs.feed.close(); // no candle waits for the endpoint once the kill switch is engaged
     const flatten = this.o.flattenOnKill ?? true;
     this.#say(`KILL SWITCH ENGAGED (${why}): the strategy is stopped and gets nothing more; ${waiting} intent(s) of it waiting to be sent are dropped; waiting for ${(this.#journaled?.inFlight ?? 0) > 0 ? 'the answer to the order request in flight' : 'no request in flight'}, then ${flatten ? 'cancelling pending orders and closing every position the account holds' : 'cancelling pending orders'}`);
     const risk = this.#risk;
@@ -901,7 +748,7 @@ export class Runner {
     };
     if (flatten || this.#killed) await closeAll();
     // Candles that completed before the stop reach the strategy (each waits at most --candle-wait).
-    await this.#feed.drain();
+    await this.#inputs.feed.drain();
     await this.#journaled?.drain();
     // The kill switch engaged while a plain stop was draining: it closes what the account holds too.
     if (this.#killed) await closeAll();
@@ -915,13 +762,11 @@ export class Runner {
     this.#kill?.close();
     for (const [sig, h] of this.#signalHandlers) process.off(sig, h);
     if (this.#statusTimer) clearInterval(this.#statusTimer);
-    this.labsPoller?.stop();
-    this.#priceSub?.unsubscribe();
-    this.#feed.close();
+    this.#inputs.close();
     const engine = this.#engine;
     if (engine) this.journal.snapshot(this.#snapshotOf(engine));
     this.#status();
-    this.#events.complete();
+    this.#inputs.events.complete();
     await this.#done;
     // The journal closes last: after every answer of a request sent (and every lookup) is in it.
     await this.#journaled?.drain();
@@ -942,16 +787,7 @@ export class Runner {
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
       summary, report, ...(models !== undefined ? { models } : {}), intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#orders.recovered },
-      risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#feed.counts }, reason,
+      risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
     };
   }
-}
-
-async function waitFor(pred: () => boolean, ms: number): Promise<boolean> {
-  const t0 = Date.now();
-  while (!pred()) {
-    if (Date.now() - t0 > ms) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
 }

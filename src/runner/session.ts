@@ -148,3 +148,13 @@ export class CtrlC {
     this.o.exit();
   }
 }
+
+/** Polls `pred` every 20 ms of the wall clock for at most `ms`: whether it came true (the stop and the rebase wait on the run's own state). */
+export async function waitFor(pred: () => boolean, ms: number): Promise<boolean> {
+  const t0 = Date.now();
+  while (!pred()) {
+    if (Date.now() - t0 > ms) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}

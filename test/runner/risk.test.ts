@@ -158,6 +158,31 @@ describe('RiskExecution', () => {
     expect(tradingDayStart(Date.UTC(2024, 6, 2, 21, 0))).toBe(Date.UTC(2024, 6, 2, 21, 0)); // EDT: 17:00 = 21:00 UTC
   });
 
+  it('maxDailyLoss: a breach only refuses opening parts: nothing is halted, closed or cancelled, and a loss that falls back under the limit within the day lets entries through again', () => {
+    const r = rig({ maxDailyLoss: 100 });
+    const reasons = (): (string | undefined)[] => r.rejects().map((x) => (x as { rejectReason?: string }).rejectReason);
+    r.feed(bar(0, 1.1));
+    r.risk.submit(mkt(100_000));
+    r.risk.submit(lim(1000, 1.05)); // a pending entry far below the market
+    r.feed(bar(1, 1.1));
+    r.feed(bar(2, 1.098));
+    expect(r.risk.dailyLoss()).toBeGreaterThan(100);
+    r.risk.submit(mkt(1000));
+    r.feed(bar(3, 1.098));
+    expect(reasons()).toEqual(['RISK_DAILY_LOSS_EXCEEDED']);
+    // Not the kill switch: the position and the pending entry stay, nothing is halted.
+    expect(r.risk.halted).toBe(false);
+    expect([...r.portfolio.ledger.trades.values()].map((t) => t.unitsNum)).toEqual([100_000]);
+    expect(r.portfolio.ledger.pendingOrders.size).toBe(1);
+    // The position gains it back the same day: under the limit, an entry goes again.
+    r.feed(bar(4, 1.1005));
+    expect(r.risk.dailyLoss()).toBeLessThan(100);
+    r.risk.submit(mkt(1000));
+    r.feed(bar(5, 1.1005));
+    expect(reasons()).toEqual(['RISK_DAILY_LOSS_EXCEEDED']);
+    expect([...r.portfolio.ledger.trades.values()].map((t) => t.unitsNum).sort((a, b) => a - b)).toEqual([1000, 100_000]);
+  });
+
   it('maxDailyLoss survives a restart: a resumed trading day counts from its journaled opening NAV; a day already over is ignored', () => {
     const first = rig({ maxDailyLoss: 100 });
     first.feed(bar(0, 1.1));
