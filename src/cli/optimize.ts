@@ -208,8 +208,10 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   // With --queue, Redis is checked first (one clear message when it is unreachable or too old).
   const q = a.queue !== undefined ? await queueModule() : undefined;
   if (q) (await q.openRedis(q.parseQueueUrl(a.queue!))).disconnect();
-  // Workers start now (tsx, modules, the strategy: about a second each) while the data is decoded.
-  let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file });
+  // Threads start now (tsx, modules, the strategy: about half a second of CPU each) while the data
+  // is decoded. This thread is one of the --workers (it has the strategy loaded already): --workers 1
+  // starts no thread, 2 start one.
+  let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments });
   pool.catch(() => {}); // a start failure surfaces when the sweep awaits the pool
   let result: SweepResult;
   let data: Awaited<ReturnType<typeof loadSweepData>>;

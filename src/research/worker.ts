@@ -3,7 +3,7 @@ import { loadInstruments } from '../domain/instrument.ts';
 import type { Params } from '../strategy/api.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
-import type { SharedSeries } from './shared-series.ts';
+import { seriesMap, type SharedSeries } from './shared-series.ts';
 import { runTrial } from './trial.ts';
 
 /** What a worker is started with (structured clone; the series' buffers are shared, not copied). */
@@ -39,21 +39,36 @@ try {
   const loaded = await loadStrategy(init.strategyFile, []);
   const instruments = init.instrumentsPath ? loadInstruments(init.instrumentsPath) : loadInstruments();
   let series = new Map<string, SharedSeries>();
-  // Trials run one at a time; the coordinator sends the next when this one is done.
+  // Trials run one at a time, in the order they came: the pool may hand over the next while one
+  // runs (so the thread does not wait for a busy main thread to answer), and they wait here.
+  const waiting: Extract<ToWorker, { type: 'run' }>[] = [];
+  let running = false;
+  const next = (): void => {
+    const m = waiting.shift();
+    if (!m) {
+      running = false;
+      return;
+    }
+    running = true;
+    const t0 = performance.now();
+    runTrial({ loaded, params: m.params, config: m.config, instruments, series })
+      .then(
+        (o) => port.postMessage({ type: 'done', trial: m.trial, ok: true, metrics: o.metrics, returns: o.returns, times: o.times, wallMs: o.wallMs } satisfies FromWorker),
+        (e: unknown) => port.postMessage({ type: 'done', trial: m.trial, ok: false, error: errorText(e), wallMs: performance.now() - t0 } satisfies FromWorker),
+      )
+      .then(next);
+  };
   port.on('message', (m: ToWorker) => {
     if (m.type === 'stop') {
       port.close();
       return;
     }
     if (m.type === 'data') {
-      series = new Map(m.series.map((s) => [`${s.instrument}:${s.granularity}`, s]));
+      series = seriesMap(m.series);
       return;
     }
-    const t0 = performance.now();
-    runTrial({ loaded, params: m.params, config: m.config, instruments, series }).then(
-      (o) => port.postMessage({ type: 'done', trial: m.trial, ok: true, metrics: o.metrics, returns: o.returns, times: o.times, wallMs: o.wallMs } satisfies FromWorker),
-      (e: unknown) => port.postMessage({ type: 'done', trial: m.trial, ok: false, error: errorText(e), wallMs: performance.now() - t0 } satisfies FromWorker),
-    );
+    waiting.push(m);
+    if (!running) next();
   });
   port.postMessage({ type: 'ready', startMs: Date.now() - init.t0 } satisfies FromWorker);
 } catch (e) {
