@@ -80,6 +80,8 @@ export class WorkerPool implements TrialRunner {
   #closed = false;
   #series: readonly SharedSeries[] | undefined;
   #mainSeries: ReadonlyMap<string, SharedSeries> = new Map();
+  #started: Promise<void> = Promise.resolve();
+  #failed: Error | undefined;
   /** Trials a thread holds at once (the running one and those queued behind it). */
   readonly #depth: number;
   readonly size: number;
@@ -106,9 +108,15 @@ export class WorkerPool implements TrialRunner {
     const n = Math.max(1, size);
     const pool = new WorkerPool(init, main ? n - 1 : n, main);
     const spawns = Array.from({ length: pool.threads }, () => pool.#spawn());
-    if (!main) await Promise.all(spawns);
-    else for (const s of spawns) s.catch((e: Error) => pool.#fail(e));
+    pool.#started = Promise.all(spawns).then(() => {});
+    if (!main) await pool.#started;
+    else pool.#started.catch((e: Error) => pool.#fail(e));
     return pool;
+  }
+
+  /** Resolves once every thread of the start is ready (at once without threads); rejects as a start failure does. */
+  ready(): Promise<void> {
+    return this.#started;
   }
 
   #spawn(): Promise<Slot> {
@@ -146,10 +154,14 @@ export class WorkerPool implements TrialRunner {
     });
   }
 
-  /** A thread could not start: the trials waiting fail with the reason (the sweep stops with it). */
+  /**
+   * A thread could not start: the trials waiting fail with the reason (the sweep stops with it).
+   * With the main thread as a slot (which would otherwise run them all, slowly), so does any trial
+   * asked for later.
+   */
   #fail(e: Error): void {
+    if (this.main) this.#failed ??= e;
     for (const q of this.#queue.splice(0)) q.reject(e);
-    for (const s of this.#slots) if (s.worker) for (const q of s.jobs.splice(0)) q.reject(e);
   }
 
   /**
@@ -206,6 +218,7 @@ export class WorkerPool implements TrialRunner {
   /** Runs a trial on the next free slot. */
   run(trial: number, params: Params, config: BacktestConfig): Promise<Done> {
     return new Promise((resolve, reject) => {
+      if (this.#failed) return reject(this.#failed);
       this.#queue.push({ trial, params, config, resolve, reject });
       this.#pump();
     });

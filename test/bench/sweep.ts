@@ -42,6 +42,7 @@ import { RandomSearch, TpeSearch, simulateSearch, type Search } from '../../src/
 import { decodeSeries, type SharedSeries } from '../../src/research/shared-series.ts';
 import { buildSpace } from '../../src/research/space.ts';
 import { runSweep } from '../../src/research/sweep.ts';
+import { WorkerPool } from '../../src/research/pool.ts';
 import { runTrial } from '../../src/research/trial.ts';
 
 tuneV8();
@@ -201,9 +202,11 @@ async function child(c: Case, workers: number, single: boolean): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-sweep-bench-'));
   // CPU time of the whole process (every thread) over the sweep: a figure the machine's load changes less than the wall time.
   const cpu0 = process.cpuUsage();
+  // As `fxflow optimize` runs it: this thread is one of the workers (1 worker starts no thread).
+  const pool = WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments: loadInstruments() });
   const r = await runSweep({
     strategyFile: loaded.file, strategyName: loaded.name, space, search: 'grid', trials: space.size, seed: 1, objective: 'sharpe',
-    workers, batch: 1, lag: 2, config, series: [series], dataHash: `bench-${c.name}`, dir,
+    workers, batch: 1, lag: 2, config, series: [series], dataHash: `bench-${c.name}`, dir, pool,
   });
   rmSync(dir, { recursive: true, force: true });
   const cpu = process.cpuUsage(cpu0);
