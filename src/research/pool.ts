@@ -5,7 +5,7 @@ import type { LoadedStrategy } from '../app/load-strategy.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { seriesMap, type SharedSeries } from './shared-series.ts';
 import { runTrial } from './trial.ts';
-import type { FromWorker, ToWorker, WorkerInit } from './worker.ts';
+import type { FromWorker, ToWorker, WorkerData, WorkerInit } from './worker.ts';
 
 /** A finished trial: its figures, or why it failed. */
 export type Done = Extract<FromWorker, { type: 'done' }>;
@@ -39,6 +39,8 @@ export interface MainSlot {
 }
 
 interface Job {
+  /** Its cell in the pool's claims: whoever claims it first (a thread, or the main thread taking it back) runs it. */
+  claim: number;
   readonly trial: number;
   readonly params: Params;
   readonly config: BacktestConfig;
@@ -47,9 +49,8 @@ interface Job {
 }
 
 interface Slot {
-  /** Undefined: the main thread. */
-  readonly worker: Worker | undefined;
-  /** The trials handed to it, the running one first (a thread queues the rest in order). */
+  readonly worker: Worker;
+  /** The trials handed to it, the running one first (the thread queues the rest in order). */
   readonly jobs: Job[];
 }
 
@@ -70,7 +71,12 @@ const errorText = (e: unknown): string => (e instanceof Error ? e.message : Stri
  *
  * With the main thread as a slot, a thread is handed its next trial while it runs one: the main
  * thread answers a thread's message only between its own trials, and the thread would wait that
- * long for its next. Without it, one trial at a time keeps the last trials spread evenly.
+ * long for its next. So that this does not leave the main thread idle at the end while a thread
+ * still holds a trial it has not started, the main thread, finding nothing queued, takes such a
+ * trial back: each handed-over trial has a cell in a shared Int32Array, and the thread (before
+ * running it) and the main thread (before taking it back) both claim it by compare-and-swap, so
+ * exactly one runs it. Without the main thread, one trial at a time keeps the last trials spread
+ * evenly.
  */
 export class WorkerPool implements TrialRunner {
   readonly #slots: Slot[] = [];
@@ -82,6 +88,11 @@ export class WorkerPool implements TrialRunner {
   #mainSeries: ReadonlyMap<string, SharedSeries> = new Map();
   #started: Promise<void> = Promise.resolve();
   #failed: Error | undefined;
+  /** The main thread runs a trial, or will at its next turn of the event loop. */
+  #mainBusy = false;
+  /** One cell per trial handed to a thread (0 free, 1 the thread's, 2 taken back), reused in turn. */
+  readonly #claims: Int32Array;
+  #nextClaim = 0;
   /** Trials a thread holds at once (the running one and those queued behind it). */
   readonly #depth: number;
   readonly size: number;
@@ -95,7 +106,9 @@ export class WorkerPool implements TrialRunner {
   ) {
     this.#depth = main ? 2 : 1;
     this.size = (main ? 1 : 0) + threads * this.#depth;
-    if (main) this.#slots.push({ worker: undefined, jobs: [] });
+    // At most `size` trials are out at once: far more cells than that, so a cell is reused only
+    // long after its trial was answered.
+    this.#claims = new Int32Array(new SharedArrayBuffer(4 * (4 * this.size + 64)));
   }
 
   /**
@@ -122,7 +135,7 @@ export class WorkerPool implements TrialRunner {
   #spawn(): Promise<Slot> {
     return new Promise((resolve, reject) => {
       const t0 = Date.now();
-      const worker = new Worker(BOOT, { workerData: { ...this.init, t0 } });
+      const worker = new Worker(BOOT, { workerData: { ...this.init, t0, claims: this.#claims } satisfies WorkerData });
       this.#threads.add(worker);
       const slot: Slot = { worker, jobs: [] };
       let ready = false;
@@ -181,24 +194,46 @@ export class WorkerPool implements TrialRunner {
 
   #pump(): void {
     for (const slot of this.#slots) {
-      const room = slot.worker ? this.#depth : 1;
-      while (slot.jobs.length < room && this.#queue.length > 0) {
+      while (slot.jobs.length < this.#depth && this.#queue.length > 0) {
         const q = this.#queue.shift()!;
+        q.claim = this.#nextClaim;
+        this.#nextClaim = (this.#nextClaim + 1) % this.#claims.length;
+        Atomics.store(this.#claims, q.claim, 0);
         slot.jobs.push(q);
-        if (slot.worker) slot.worker.postMessage({ type: 'run', trial: q.trial, params: q.params, config: q.config } satisfies ToWorker);
-        // From the event loop, not from here: the caller queues its other trials (and the threads
-        // get theirs) before the main thread is taken by this one.
-        else setImmediate(() => this.#runMain(slot, q));
+        slot.worker.postMessage({ type: 'run', trial: q.trial, params: q.params, config: q.config, claim: q.claim } satisfies ToWorker);
       }
+    }
+    if (this.main && !this.#mainBusy && !this.#closed && (this.#queue.length > 0 || this.#slots.some((s) => s.jobs.length > 1))) {
+      this.#mainBusy = true;
+      // From the event loop, not from here: the caller queues its other trials (and the threads
+      // get theirs) before the main thread is taken by one.
+      setImmediate(() => this.#runMain());
     }
   }
 
-  /** Runs a trial on the main thread, as a worker runs it (worker.ts), and answers it as a worker would. */
-  #runMain(slot: Slot, q: Job): void {
-    if (this.#closed) return;
+  /** A trial not started by the thread it was handed to (never the one it runs next), taken back by the main thread. */
+  #takeBack(): Job | undefined {
+    for (const slot of this.#slots) {
+      for (let k = slot.jobs.length - 1; k >= 1; k--) {
+        const q = slot.jobs[k]!;
+        if (Atomics.compareExchange(this.#claims, q.claim, 0, 2) !== 0) continue;
+        slot.jobs.splice(k, 1);
+        return q;
+      }
+    }
+    return undefined;
+  }
+
+  /** Runs the next trial on the main thread, as a worker runs it (worker.ts), and answers it as a worker would. */
+  #runMain(): void {
+    const q = this.#closed ? undefined : (this.#queue.shift() ?? this.#takeBack());
+    if (!q) {
+      this.#mainBusy = false;
+      return;
+    }
     const t0 = performance.now();
     const finish = (d: Done): void => {
-      slot.jobs.shift();
+      this.#mainBusy = false;
       q.resolve(d);
       this.#pump();
     };
@@ -212,14 +247,14 @@ export class WorkerPool implements TrialRunner {
   share(series: readonly SharedSeries[]): void {
     this.#series = series;
     this.#mainSeries = seriesMap(series);
-    for (const s of this.#slots) s.worker?.postMessage({ type: 'data', series } satisfies ToWorker);
+    for (const s of this.#slots) s.worker.postMessage({ type: 'data', series } satisfies ToWorker);
   }
 
   /** Runs a trial on the next free slot. */
   run(trial: number, params: Params, config: BacktestConfig): Promise<Done> {
     return new Promise((resolve, reject) => {
       if (this.#failed) return reject(this.#failed);
-      this.#queue.push({ trial, params, config, resolve, reject });
+      this.#queue.push({ claim: -1, trial, params, config, resolve, reject });
       this.#pump();
     });
   }

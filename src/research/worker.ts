@@ -15,7 +15,7 @@ export interface WorkerInit {
 /** `data` hands over the sweep's shared series (before any `run`): workers start while the data is decoded. */
 export type ToWorker =
   | { readonly type: 'data'; readonly series: readonly SharedSeries[] }
-  | { readonly type: 'run'; readonly trial: number; readonly params: Params; readonly config: BacktestConfig }
+  | { readonly type: 'run'; readonly trial: number; readonly params: Params; readonly config: BacktestConfig; readonly claim: number }
   | { readonly type: 'stop' };
 export type FromWorker =
   | { readonly type: 'ready'; readonly startMs: number }
@@ -32,7 +32,13 @@ export type FromWorker =
     };
 
 const port = parentPort!;
-const init = workerData as WorkerInit & { readonly t0: number };
+/** What the pool adds: when the thread was created, and the claims of the trials it is handed (pool.ts). */
+export interface WorkerData extends WorkerInit {
+  readonly t0: number;
+  readonly claims: Int32Array;
+}
+
+const init = workerData as WorkerData;
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 try {
@@ -44,7 +50,9 @@ try {
   const waiting: Extract<ToWorker, { type: 'run' }>[] = [];
   let running = false;
   const next = (): void => {
-    const m = waiting.shift();
+    let m = waiting.shift();
+    // A trial the main thread took back (it had nothing else to do) is not run here, nor answered.
+    while (m && Atomics.compareExchange(init.claims, m.claim, 0, 1) !== 0) m = waiting.shift();
     if (!m) {
       running = false;
       return;
