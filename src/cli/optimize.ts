@@ -75,7 +75,7 @@ export function optimizeCommand(y: Argv): Argv {
     .option('trials', { type: 'number', describe: 'Number of trials (default: the whole space for grid, 100 otherwise)' })
     .option('seed', { type: 'number', default: 1, describe: 'Seed of random and tpe (same seed: same trials)' })
     .option('objective', { type: 'string', choices: OBJECTIVES, default: 'sharpe', describe: "What to maximise: netPL, sharpe, sortino, calmar, profitFactor, or custom (the strategy module's exported `objective(metrics)`)" })
-    .option('workers', { type: 'number', describe: 'Worker threads (default: all cores)' })
+    .option('workers', { type: 'number', describe: 'Trials at once: this process and workers − 1 threads (default: all cores)' })
     .option('batch', { type: 'number', default: 1, describe: 'tpe: points per proposal' })
     .option('lag', { type: 'number', default: 2, describe: 'tpe: a proposal may not see the latest <lag> trials, so up to lag+batch trials run while the next is proposed; more workers than that wait' })
     .option('out', { type: 'string', describe: 'Sweep folder (default: runs/sweeps/<strategy>-<hash of the sweep>; the same command resumes it)' })
