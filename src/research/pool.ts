@@ -5,6 +5,7 @@ import type { LoadedStrategy } from '../app/load-strategy.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { seriesMap, type SharedSeries } from './shared-series.ts';
 import { runTrial } from './trial.ts';
+import { TAKEN_BACK } from './claims.ts';
 import type { FromWorker, ToWorker, WorkerData, WorkerInit } from './worker.ts';
 
 /** A finished trial: its figures, or why it failed. */
@@ -39,8 +40,9 @@ export interface MainSlot {
 }
 
 interface Job {
-  /** Its cell in the pool's claims: whoever claims it first (a thread, or the main thread taking it back) runs it. */
+  /** Its cell in the pool's claims, and the ticket the cell holds until someone claims it (pool.ts). */
   claim: number;
+  ticket: number;
   readonly trial: number;
   readonly params: Params;
   readonly config: BacktestConfig;
@@ -73,10 +75,11 @@ const errorText = (e: unknown): string => (e instanceof Error ? e.message : Stri
  * thread answers a thread's message only between its own trials, and the thread would wait that
  * long for its next. So that this does not leave the main thread idle at the end while a thread
  * still holds a trial it has not started, the main thread, finding nothing queued, takes such a
- * trial back: each handed-over trial has a cell in a shared Int32Array, and the thread (before
- * running it) and the main thread (before taking it back) both claim it by compare-and-swap, so
- * exactly one runs it. Without the main thread, one trial at a time keeps the last trials spread
- * evenly.
+ * trial back: each handed-over trial has a cell in a shared Int32Array holding its ticket (a number
+ * no other trial of the pool's recent ones has), and the thread (before running it) and the main
+ * thread (before taking it back) both swap the ticket for a mark by compare-and-swap, so exactly
+ * one runs it; a cell reused for a later trial holds another ticket, so a stale claim fails.
+ * Without the main thread, one trial at a time keeps the last trials spread evenly.
  */
 export class WorkerPool implements TrialRunner {
   readonly #slots: Slot[] = [];
@@ -90,9 +93,10 @@ export class WorkerPool implements TrialRunner {
   #failed: Error | undefined;
   /** The main thread runs a trial, or will at its next turn of the event loop. */
   #mainBusy = false;
-  /** One cell per trial handed to a thread (0 free, 1 the thread's, 2 taken back), reused in turn. */
+  /** One cell per trial handed to a thread: its ticket until claimed, then CLAIMED or TAKEN_BACK; reused in turn. */
   readonly #claims: Int32Array;
   #nextClaim = 0;
+  #nextTicket = 1;
   /** Trials a thread holds at once (the running one and those queued behind it). */
   readonly #depth: number;
   readonly size: number;
@@ -106,9 +110,9 @@ export class WorkerPool implements TrialRunner {
   ) {
     this.#depth = main ? 2 : 1;
     this.size = (main ? 1 : 0) + threads * this.#depth;
-    // At most `size` trials are out at once: far more cells than that, so a cell is reused only
-    // long after its trial was answered.
-    this.#claims = new Int32Array(new SharedArrayBuffer(4 * (4 * this.size + 64)));
+    // A thread holds at most `depth` trials: far more cells than trials out, so a cell is reused
+    // long after its trial was answered (and the ticket catches a stale claim if not).
+    this.#claims = new Int32Array(new SharedArrayBuffer(4 * (4 * this.size + 1024)));
   }
 
   /**
@@ -197,10 +201,12 @@ export class WorkerPool implements TrialRunner {
       while (slot.jobs.length < this.#depth && this.#queue.length > 0) {
         const q = this.#queue.shift()!;
         q.claim = this.#nextClaim;
+        q.ticket = this.#nextTicket;
         this.#nextClaim = (this.#nextClaim + 1) % this.#claims.length;
-        Atomics.store(this.#claims, q.claim, 0);
+        this.#nextTicket = this.#nextTicket >= 0x7fffffff ? 1 : this.#nextTicket + 1;
+        Atomics.store(this.#claims, q.claim, q.ticket);
         slot.jobs.push(q);
-        slot.worker.postMessage({ type: 'run', trial: q.trial, params: q.params, config: q.config, claim: q.claim } satisfies ToWorker);
+        slot.worker.postMessage({ type: 'run', trial: q.trial, params: q.params, config: q.config, claim: q.claim, ticket: q.ticket } satisfies ToWorker);
       }
     }
     if (this.main && !this.#mainBusy && !this.#closed && (this.#queue.length > 0 || this.#slots.some((s) => s.jobs.length > 1))) {
@@ -216,7 +222,7 @@ export class WorkerPool implements TrialRunner {
     for (const slot of this.#slots) {
       for (let k = slot.jobs.length - 1; k >= 1; k--) {
         const q = slot.jobs[k]!;
-        if (Atomics.compareExchange(this.#claims, q.claim, 0, 2) !== 0) continue;
+        if (Atomics.compareExchange(this.#claims, q.claim, q.ticket, TAKEN_BACK) !== q.ticket) continue;
         slot.jobs.splice(k, 1);
         return q;
       }
@@ -254,7 +260,7 @@ export class WorkerPool implements TrialRunner {
   run(trial: number, params: Params, config: BacktestConfig): Promise<Done> {
     return new Promise((resolve, reject) => {
       if (this.#failed) return reject(this.#failed);
-      this.#queue.push({ claim: -1, trial, params, config, resolve, reject });
+      this.#queue.push({ claim: -1, ticket: 0, trial, params, config, resolve, reject });
       this.#pump();
     });
   }

@@ -5,6 +5,7 @@ import type { BacktestConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
 import { seriesMap, type SharedSeries } from './shared-series.ts';
 import { runTrial } from './trial.ts';
+import { CLAIMED } from './claims.ts';
 
 /** What a worker is started with (structured clone; the series' buffers are shared, not copied). */
 export interface WorkerInit {
@@ -15,7 +16,7 @@ export interface WorkerInit {
 /** `data` hands over the sweep's shared series (before any `run`): workers start while the data is decoded. */
 export type ToWorker =
   | { readonly type: 'data'; readonly series: readonly SharedSeries[] }
-  | { readonly type: 'run'; readonly trial: number; readonly params: Params; readonly config: BacktestConfig; readonly claim: number }
+  | { readonly type: 'run'; readonly trial: number; readonly params: Params; readonly config: BacktestConfig; readonly claim: number; readonly ticket: number }
   | { readonly type: 'stop' };
 export type FromWorker =
   | { readonly type: 'ready'; readonly startMs: number }
@@ -52,7 +53,7 @@ try {
   const next = (): void => {
     let m = waiting.shift();
     // A trial the main thread took back (it had nothing else to do) is not run here, nor answered.
-    while (m && Atomics.compareExchange(init.claims, m.claim, 0, 1) !== 0) m = waiting.shift();
+    while (m && Atomics.compareExchange(init.claims, m.claim, m.ticket, CLAIMED) !== m.ticket) m = waiting.shift();
     if (!m) {
       running = false;
       return;
