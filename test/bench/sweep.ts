@@ -5,8 +5,9 @@
  *   fast 5…50 × slow 60…240 (a 10 × 10 grid), over one year of generated EUR_USD M1 (~370k candles).
  * - Sweep B: 20 trials of `strategies/sma-cross.ts`, fast 5, 10, 15, 20 × slow 30, 40, 50, 60, 80,
  *   over 100k M1 candles.
- * Each with 1 and 2 worker threads, each in its own process (so peak RSS is its own), against one
- * backtest of the same data in its own process. Then the same sweep through Redis: a redis-server
+ * Each with 1 and 2 workers, each in its own process (so peak RSS is its own), against one
+ * backtest of the same data in its own process. As `fxflow optimize` runs them, the process's own
+ * thread is one of the workers: 1 worker starts no thread, 2 start one (src/research/pool.ts). Then the same sweep through Redis: a redis-server
  * the bench starts on a free port, the coordinator (`runSweep` on a `RedisTrialRunner`) and two
  * `fxflow worker --threads 1` processes reading the same candles from a catalog written for the
  * bench (decoded once into its binary cache first); its trials/s against the 2-thread figure
