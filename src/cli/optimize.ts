@@ -75,7 +75,7 @@ export function optimizeCommand(y: Argv): Argv {
     .option('trials', { type: 'number', describe: 'Number of trials (default: the whole space for grid, 100 otherwise)' })
     .option('seed', { type: 'number', default: 1, describe: 'Seed of random and tpe (same seed: same trials)' })
     .option('objective', { type: 'string', choices: OBJECTIVES, default: 'sharpe', describe: "What to maximise: netPL, sharpe, sortino, calmar, profitFactor, or custom (the strategy module's exported `objective(metrics)`)" })
-    .option('workers', { type: 'number', describe: 'Worker threads (default: all cores)' })
+    .option('workers', { type: 'number', describe: 'Trials at once: this process and workers − 1 threads (default: all cores)' })
     .option('batch', { type: 'number', default: 1, describe: 'tpe: points per proposal' })
     .option('lag', { type: 'number', default: 2, describe: 'tpe: a proposal may not see the latest <lag> trials, so up to lag+batch trials run while the next is proposed; more workers than that wait' })
     .option('out', { type: 'string', describe: 'Sweep folder (default: runs/sweeps/<strategy>-<hash of the sweep>; the same command resumes it)' })
@@ -208,8 +208,10 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   // With --queue, Redis is checked first (one clear message when it is unreachable or too old).
   const q = a.queue !== undefined ? await queueModule() : undefined;
   if (q) (await q.openRedis(q.parseQueueUrl(a.queue!))).disconnect();
-  // Workers start now (tsx, modules, the strategy: about a second each) while the data is decoded.
-  let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file });
+  // Threads start now (tsx, modules, the strategy: about half a second of CPU each) while the data
+  // is decoded. This thread is one of the --workers (it has the strategy loaded already): --workers 1
+  // starts no thread, 2 start one.
+  let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments });
   pool.catch(() => {}); // a start failure surfaces when the sweep awaits the pool
   let result: SweepResult;
   let data: Awaited<ReturnType<typeof loadSweepData>>;

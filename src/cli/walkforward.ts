@@ -43,7 +43,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
   // With --queue, Redis is checked first (one clear message when it is unreachable or too old), and no thread is started here.
   const q = a.queue !== undefined ? await queueModule() : undefined;
   if (q) (await q.openRedis(q.parseQueueUrl(a.queue!))).disconnect();
-  let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file });
+  let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments });
   pool.catch(() => {});
   try {
     const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(resolve(ROOT, config.data.catalog));

@@ -63,6 +63,11 @@ export async function decodeSeries(instrument: string, granularity: Granularity,
   return { instrument, granularity, length: n, time, at, prices, volume, complete };
 }
 
+/** The series by `INSTRUMENT:GRANULARITY`, as a trial looks them up. */
+export function seriesMap(series: readonly SharedSeries[]): Map<string, SharedSeries> {
+  return new Map(series.map((s) => [`${s.instrument}:${s.granularity}`, s]));
+}
+
 /** Index of the first candle with open time ≥ t (binary search). */
 function lowerBound(time: Float64Array, n: number, t: number): number {
   let lo = 0, hi = n;

@@ -5,8 +5,9 @@
  *   fast 5…50 × slow 60…240 (a 10 × 10 grid), over one year of generated EUR_USD M1 (~370k candles).
  * - Sweep B: 20 trials of `strategies/sma-cross.ts`, fast 5, 10, 15, 20 × slow 30, 40, 50, 60, 80,
  *   over 100k M1 candles.
- * Each with 1 and 2 worker threads, each in its own process (so peak RSS is its own), against one
- * backtest of the same data in its own process. Then the same sweep through Redis: a redis-server
+ * Each with 1 and 2 workers, each in its own process (so peak RSS is its own), against one
+ * backtest of the same data in its own process. As `fxflow optimize` runs them, the process's own
+ * thread is one of the workers: 1 worker starts no thread, 2 start one (src/research/pool.ts). Then the same sweep through Redis: a redis-server
  * the bench starts on a free port, the coordinator (`runSweep` on a `RedisTrialRunner`) and two
  * `fxflow worker --threads 1` processes reading the same candles from a catalog written for the
  * bench (decoded once into its binary cache first); its trials/s against the 2-thread figure
@@ -42,6 +43,7 @@ import { RandomSearch, TpeSearch, simulateSearch, type Search } from '../../src/
 import { decodeSeries, type SharedSeries } from '../../src/research/shared-series.ts';
 import { buildSpace } from '../../src/research/space.ts';
 import { runSweep } from '../../src/research/sweep.ts';
+import { WorkerPool } from '../../src/research/pool.ts';
 import { runTrial } from '../../src/research/trial.ts';
 
 tuneV8();
@@ -201,9 +203,11 @@ async function child(c: Case, workers: number, single: boolean): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-sweep-bench-'));
   // CPU time of the whole process (every thread) over the sweep: a figure the machine's load changes less than the wall time.
   const cpu0 = process.cpuUsage();
+  // As `fxflow optimize` runs it: this thread is one of the workers (1 worker starts no thread).
+  const pool = WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments: loadInstruments() });
   const r = await runSweep({
     strategyFile: loaded.file, strategyName: loaded.name, space, search: 'grid', trials: space.size, seed: 1, objective: 'sharpe',
-    workers, batch: 1, lag: 2, config, series: [series], dataHash: `bench-${c.name}`, dir,
+    workers, batch: 1, lag: 2, config, series: [series], dataHash: `bench-${c.name}`, dir, pool,
   });
   rmSync(dir, { recursive: true, force: true });
   const cpu = process.cpuUsage(cpu0);
