@@ -21,6 +21,16 @@ export function lightweightChartsBundle(): string {
 /** The attribution the Lightweight Charts licence asks for (its NOTICE text and a link to TradingView). */
 export const ATTRIBUTION = 'Charts by <a href="https://www.tradingview.com/">TradingView</a> Lightweight Charts™, Copyright (c) 2025 TradingView, Inc. https://www.tradingview.com/ (Apache License 2.0)';
 
+/**
+ * A column of a page's packed data (pack.ts): numbers, NaN where the page reads null. JSON.stringify
+ * writes it as the array it stands for (NaN as null, as for a number); writePage streams it.
+ */
+export class PackedColumn extends Float64Array {
+  toJSON(): number[] {
+    return Array.from(this);
+  }
+}
+
 /** JSON that is safe inside a <script> element (no "</script>", no HTML comment openers). */
 export function scriptJson(x: unknown): string {
   return JSON.stringify(x).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
@@ -86,7 +96,16 @@ export function writePage(path: string, o: PageOptions, depth = 3): number {
     } else if ((buf += s).length > 65_536) flush();
   };
   const json = (x: unknown, d: number): void => {
-    if (d > 0 && Array.isArray(x)) {
+    if (x instanceof PackedColumn) {
+      // A typed column (pack.ts PackedColumn) at any depth: its numbers as JSON.stringify writes
+      // them (a non-finite one as null), a number at a time, never an array or a string of it all.
+      put('[');
+      for (let i = 0; i < x.length; i++) {
+        const v = x[i]!;
+        put(i === 0 ? (Number.isFinite(v) ? String(v) : 'null') : Number.isFinite(v) ? `,${v}` : ',null');
+      }
+      put(']');
+    } else if (d > 0 && Array.isArray(x)) {
       put('[');
       x.forEach((v, i) => {
         if (i > 0) put(',');
