@@ -29,7 +29,7 @@ describe('writePage', () => {
 
   it('writes a packed column as the array JSON.stringify writes for it (NaN and the infinities as null), at any depth', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'fxflow-page-')), 'p.html');
-    const column = fc.array(fc.double(), { maxLength: 12_000 }).map((xs) => PackedColumn.from(xs) as PackedColumn);
+    const column = fc.array(fc.double(), { maxLength: 12_000 }).map((xs) => PackedColumn.of(xs));
     fc.assert(
       fc.property(fc.record({ packed: fc.record({ trades: fc.dictionary(fc.string({ maxLength: 4 }), column, { maxKeys: 3 }) }), top: column }), fc.integer({ min: 0, max: 4 }), (d, depth) => {
         const o = { title: 'columns', data: d, scripts: ['report.js'] };
@@ -39,6 +39,7 @@ describe('writePage', () => {
         // The data block holds plain arrays: the page reads them back as the numbers, nulls for NaN.
         const back = JSON.parse(/id="fxflow-data">([\s\S]*?)<\/script>/.exec(got)![1]!) as { top: (number | null)[] };
         expect(back.top).toEqual(Array.from(d.top, (x) => (Number.isFinite(x) ? (Object.is(x, -0) ? 0 : x) : null)));
+        expect(back.top).toHaveLength(d.top.length);
       }),
       { numRuns: 40 },
     );

@@ -22,10 +22,31 @@ export function lightweightChartsBundle(): string {
 export const ATTRIBUTION = 'Charts by <a href="https://www.tradingview.com/">TradingView</a> Lightweight Charts™, Copyright (c) 2025 TradingView, Inc. https://www.tradingview.com/ (Apache License 2.0)';
 
 /**
- * A column of a page's packed data (pack.ts): numbers, NaN where the page reads null. JSON.stringify
- * writes it as the array it stands for (NaN as null, as for a number); writePage streams it.
+ * A column of a page's packed data (pack.ts): `length` numbers, each computed by `at` as it is
+ * written (from the columns a run folded: a report allocates no array per column), NaN where the
+ * page reads null. It iterates as the numbers; JSON.stringify writes it as the array it stands for
+ * (NaN as null, as for a number); writePage streams it.
  */
-export class PackedColumn extends Float64Array {
+export class PackedColumn implements Iterable<number> {
+  readonly #at: (i: number) => number;
+  readonly #n: number;
+  constructor(n: number, at: (i: number) => number) {
+    this.#n = n;
+    this.#at = at;
+  }
+  /** A column of the numbers of `xs` as they are when it is written. */
+  static of(xs: ArrayLike<number>, n = xs.length): PackedColumn {
+    return new PackedColumn(n, (i) => xs[i]!);
+  }
+  get length(): number {
+    return this.#n;
+  }
+  at(i: number): number {
+    return this.#at(i);
+  }
+  *[Symbol.iterator](): Iterator<number> {
+    for (let i = 0; i < this.#n; i++) yield this.#at(i);
+  }
   toJSON(): number[] {
     return Array.from(this);
   }
@@ -101,7 +122,7 @@ export function writePage(path: string, o: PageOptions, depth = 3): number {
       // them (a non-finite one as null), a number at a time, never an array or a string of it all.
       put('[');
       for (let i = 0; i < x.length; i++) {
-        const v = x[i]!;
+        const v = x.at(i);
         put(i === 0 ? (Number.isFinite(v) ? String(v) : 'null') : Number.isFinite(v) ? `,${v}` : ',null');
       }
       put(']');

@@ -7,15 +7,15 @@ import { FillColumns, packFillRows } from './transaction-fold.ts';
  * The page's form of a run model: trades, fills and protective levels as columns (times and IDs as
  * differences, names as indexes into a table), which a year of M1 with 15k trades needs to stay a few
  * megabytes and parse in milliseconds. page/report.js `unpack` turns it back into RunModel's rows.
- * The columns are typed (PackedColumn: NaN where the page reads null), written once from the fold's
- * columns and streamed into the page by html.ts writePage: no JS array or object per trade or fill.
+ * The columns are PackedColumns (html.ts: NaN where the page reads null), computed from the fold's
+ * columns as writePage streams them into the page: no array per column, no object per trade or fill.
  */
 export interface PackedRun extends Omit<RunModel, 'trades' | 'fills' | 'levels'> {
   readonly packed: {
     readonly names: string[];
-    readonly trades: Record<string, ArrayLike<number>>;
-    readonly fills: Record<string, ArrayLike<number>>;
-    readonly levels: Record<string, ArrayLike<number>>;
+    readonly trades: Record<string, PackedColumn>;
+    readonly fills: Record<string, PackedColumn>;
+    readonly levels: Record<string, PackedColumn>;
   };
 }
 
@@ -23,17 +23,16 @@ const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 /** Trade rows (a model built by hand) as TradeView.packed writes the fold's columns. */
 function packTradeRows(t: readonly TradeRow[], name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => PackedColumn): Record<string, PackedColumn> {
-  const col = (f: (x: TradeRow) => number): PackedColumn => {
-    const out = new PackedColumn(t.length);
-    for (let i = 0; i < t.length; i++) out[i] = f(t[i]!);
-    return out;
-  };
+  const col = (f: (x: TradeRow) => number): PackedColumn => new PackedColumn(t.length, (i) => f(t[i]!));
+  // Every instrument, then every reason, named in row order (as the fold's columns are).
+  const inst = t.map((x) => name(x.instrument));
+  const reason = t.map((x) => name(x.closeReason));
   const opt = (x: number | null | undefined): number => (x === undefined || x === null ? NaN : r6(x));
   return {
-    id: delta(col((x) => Number(x.id)), t.length),
-    inst: col((x) => name(x.instrument)),
+    id: delta(t.map((x) => Number(x.id)), t.length),
+    inst: PackedColumn.of(inst),
     units: col((x) => x.units),
-    open: delta(col((x) => x.openTime), t.length),
+    open: delta(t.map((x) => x.openTime), t.length),
     // Seconds held (-1: still open).
     held: col((x) => (x.closeTime === null ? -1 : r6(x.closeTime - x.openTime))),
     openPrice: col((x) => x.openPrice),
@@ -42,7 +41,7 @@ function packTradeRows(t: readonly TradeRow[], name: (s: string) => number, delt
     financing: col((x) => r6(x.financing)),
     spread: col((x) => r6(x.spreadCost)),
     commission: col((x) => r6(x.commission)),
-    reason: col((x) => name(x.closeReason)),
+    reason: PackedColumn.of(reason),
     // MAE, MFE, run-up % (NaN, null in the page: not in this run folder's trades.csv).
     mae: col((x) => opt(x.mae)),
     mfe: col((x) => opt(x.mfe)),
@@ -62,11 +61,7 @@ export function packRun(m: RunModel): PackedRun {
     }
     return i;
   };
-  const delta = (xs: ArrayLike<number>, n = xs.length): PackedColumn => {
-    const out = new PackedColumn(n);
-    for (let i = 0; i < n; i++) out[i] = i === 0 ? xs[0]! : r6(xs[i]! - xs[i - 1]!);
-    return out;
-  };
+  const delta = (xs: ArrayLike<number>, n = xs.length): PackedColumn => new PackedColumn(n, (i) => (i === 0 ? xs[0]! : r6(xs[i]! - xs[i - 1]!)));
   // The fold's columns (a run folder's report) or rows (a model built by hand), packed alike:
   // trades first, then fills, so the name table is in the same order either way.
   const trades = m.trades instanceof TradeView ? m.trades.packed(name, delta) : packTradeRows(m.trades, name, delta);
@@ -84,7 +79,7 @@ export function packRun(m: RunModel): PackedRun {
     });
   }
   const { trades: _t, fills: _f, levels: _l, ...rest } = m;
-  return { ...rest, packed: { names, trades, fills, levels: { trade: delta(levels.trade), kind: PackedColumn.from(levels.kind), time: delta(levels.time), value: PackedColumn.from(levels.value) } } };
+  return { ...rest, packed: { names, trades, fills, levels: { trade: delta(levels.trade), kind: PackedColumn.of(levels.kind), time: delta(levels.time), value: PackedColumn.of(levels.value) } } };
 }
 
 /** The inverse of packRun, as the page does it (for tests of the packing itself). */

@@ -249,35 +249,33 @@ export class TradeView {
 
   /**
    * The trades as packRun writes them: IDs and open times as differences (`delta`), instruments and
-   * reasons as indexes given by `name` (asked for in the rows' order, instrument before reason, as
-   * packRun asks of rows), nulls as NaN (JSON writes both as null).
+   * reasons as indexes given by `name` (asked for as packRun asks of rows: every instrument in row
+   * order, then every reason), nulls as NaN (JSON writes both as null). The columns are computed as
+   * the page is written; only the IDs and open times (the differences' inputs) and the rows'
+   * excursions are arrays here.
    */
-  packed(name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => ArrayLike<number>): Record<string, ArrayLike<number>> {
+  packed<D>(name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => D): Record<string, D | PackedColumn> {
     const c = this.cols, o = this.order, n = o.length;
-    const col = (f: (r: number) => number): PackedColumn => {
-      const out = new PackedColumn(n);
-      for (let i = 0; i < n; i++) out[i] = f(o[i]!);
-      return out;
-    };
-    // Names are asked for as packRun asks of rows: every instrument in row order, then every reason.
-    const byIndex = new Map<number, number>();
-    const named = (k: number): number => {
-      let i = byIndex.get(k);
-      if (i === undefined) byIndex.set(k, (i = name(c.names[k]!)));
-      return i;
-    };
-    const inst = col((r) => named(c.inst[r]!));
+    const col = (f: (r: number) => number): PackedColumn => new PackedColumn(n, (i) => f(o[i]!));
+    const page = new Int32Array(c.names.length).fill(-1);
+    const named = (k: number): number => (page[k]! >= 0 ? page[k]! : (page[k] = name(c.names[k]!)));
+    for (let i = 0; i < n; i++) named(c.inst[o[i]!]!);
+    for (let i = 0; i < n; i++) named(c.reason[o[i]!]!);
+    const ids = new Float64Array(n), opens = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const r = o[i]!;
+      ids[i] = Number.isNaN(c.id[r]!) ? Number(c.idOf(r)) : c.id[r]!;
+      opens[i] = c.openTime[r]!;
+    }
     const x = this.excursions;
-    const ex = (k: number): PackedColumn =>
-      col((r) => {
-        const at = x === undefined ? -1 : x.rowOf(c.idOf(r));
-        return at < 0 ? NaN : r6(x!.at(at, k));
-      });
+    const at = new Int32Array(x === undefined ? 0 : n);
+    if (x !== undefined) for (let i = 0; i < n; i++) at[i] = x.rowOf(c.idOf(o[i]!));
+    const ex = (k: number): PackedColumn => new PackedColumn(n, (i) => (x === undefined || at[i]! < 0 ? NaN : r6(x.at(at[i]!, k))));
     return {
-      id: delta(col((r) => (Number.isNaN(c.id[r]!) ? Number(c.idOf(r)) : c.id[r]!)), n),
-      inst,
+      id: delta(ids, n),
+      inst: col((r) => page[c.inst[r]!]!),
       units: col((r) => c.units[r]!),
-      open: delta(col((r) => c.openTime[r]!), n),
+      open: delta(opens, n),
       // Seconds held (-1: still open).
       held: col((r) => (c.closed[r] === 1 ? r6(c.closeTime[r]! - c.openTime[r]!) : -1)),
       openPrice: col((r) => c.openPrice[r]!),
@@ -286,7 +284,7 @@ export class TradeView {
       financing: col((r) => r6(c.financing[r]!)),
       spread: col((r) => r6(c.spreadCost[r]!)),
       commission: col((r) => r6(c.commission[r]!)),
-      reason: col((r) => named(c.reason[r]!)),
+      reason: col((r) => page[c.reason[r]!]!),
       // MAE, MFE, run-up % (NaN, written null: not in this run folder's trades.csv).
       mae: ex(0),
       mfe: ex(1),

@@ -5,19 +5,17 @@ const sec = (iso: string): number => Date.parse(iso) / 1000;
 const num = (x: unknown): number => (typeof x === 'string' || typeof x === 'number' ? Number(x) : 0);
 
 /** Fill rows as packRun writes them (see FillColumns.packed). */
-export function packFillRows<D extends ArrayLike<number>>(f: readonly FillRow[], name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => D): Record<string, D | PackedColumn> {
-  const col = (g: (x: FillRow) => number): PackedColumn => {
-    const out = new PackedColumn(f.length);
-    for (let i = 0; i < f.length; i++) out[i] = g(f[i]!);
-    return out;
-  };
+export function packFillRows<D>(f: readonly FillRow[], name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => D): Record<string, D | PackedColumn> {
+  const inst = f.map((x) => name(x.instrument));
+  const reason = f.map((x) => name(x.reason));
+  const col = (g: (x: FillRow) => number): PackedColumn => new PackedColumn(f.length, (i) => g(f[i]!));
   return {
-    id: delta(col((x) => Number(x.id)), f.length),
-    time: delta(col((x) => x.time), f.length),
-    inst: col((x) => name(x.instrument)),
+    id: delta(f.map((x) => Number(x.id)), f.length),
+    time: delta(f.map((x) => x.time), f.length),
+    inst: PackedColumn.of(inst),
     units: col((x) => x.units),
     price: col((x) => x.price),
-    reason: col((x) => name(x.reason)),
+    reason: PackedColumn.of(reason),
     // The trade's ID less the fill's (small numbers; 0 for the trade a fill opens, whose ID is the
     // fill's own); NaN (null in the page) when the fill names no trade.
     trade: col((x) => (x.tradeID === '' ? NaN : Number(x.tradeID) - Number(x.id))),
@@ -93,23 +91,24 @@ export class FillColumns {
    * instruments and reasons as indexes given by `name` (asked for every instrument in order, then
    * every reason, as packRun asks of rows), the trade as its ID less the fill's (null: none).
    */
-  packed<D extends ArrayLike<number>>(name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => D): Record<string, D | PackedColumn> {
+  packed<D>(name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => D): Record<string, D | PackedColumn> {
     if (this.#rows) return packFillRows(this.#rows, name, delta);
-    const [id, time, inst, units, price, reason, trade] = this.#cols.map((c) => c.a);
+    const [id, time, inst, units, price, reason, trade] = this.#cols.map((c) => c.a) as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
     const n = this.#cols[0]!.n;
-    const col = (f: (i: number) => number): PackedColumn => {
-      const out = new PackedColumn(n);
-      for (let i = 0; i < n; i++) out[i] = f(i);
-      return out;
-    };
+    // The names first, as packRun asks of rows (every instrument in order, then every reason):
+    // the columns themselves are computed as the page is written.
+    const page = new Int32Array(this.#names.length).fill(-1);
+    const named = (k: number): number => (page[k]! >= 0 ? page[k]! : (page[k] = name(this.#names[k]!)));
+    for (let i = 0; i < n; i++) named(inst[i]!);
+    for (let i = 0; i < n; i++) named(reason[i]!);
     return {
-      id: delta(id!, n),
-      time: delta(time!, n),
-      inst: col((i) => name(this.#names[inst![i]!]!)),
-      units: col((i) => units![i]!),
-      price: col((i) => price![i]!),
-      reason: col((i) => name(this.#names[reason![i]!]!)),
-      trade: col((i) => (trade![i]! < 0 ? NaN : trade![i]! - id![i]!)),
+      id: delta(id, n),
+      time: delta(time, n),
+      inst: new PackedColumn(n, (i) => page[inst[i]!]!),
+      units: PackedColumn.of(units, n),
+      price: PackedColumn.of(price, n),
+      reason: new PackedColumn(n, (i) => page[reason[i]!]!),
+      trade: new PackedColumn(n, (i) => (trade[i]! < 0 ? NaN : trade[i]! - id[i]!)),
     };
   }
 
