@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { page, writePage } from './html.ts';
+import { PackedColumn, page, writePage } from './html.ts';
 
 describe('writePage', () => {
   it('writes byte for byte the page that page() builds, whatever the data (its JSON written a member at a time)', () => {
@@ -24,6 +24,24 @@ describe('writePage', () => {
         expect(bytes).toBe(Buffer.byteLength(want));
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it('writes a packed column as the array JSON.stringify writes for it (NaN and the infinities as null), at any depth', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'fxflow-page-')), 'p.html');
+    const column = fc.array(fc.double(), { maxLength: 12_000 }).map((xs) => PackedColumn.of(xs));
+    fc.assert(
+      fc.property(fc.record({ packed: fc.record({ trades: fc.dictionary(fc.string({ maxLength: 4 }), column, { maxKeys: 3 }) }), top: column }), fc.integer({ min: 0, max: 4 }), (d, depth) => {
+        const o = { title: 'columns', data: d, scripts: ['report.js'] };
+        writePage(file, o, depth);
+        const got = readFileSync(file, 'utf8');
+        expect(got).toBe(page(o));
+        // The data block holds plain arrays: the page reads them back as the numbers, nulls for NaN.
+        const back = JSON.parse(/id="fxflow-data">([\s\S]*?)<\/script>/.exec(got)![1]!) as { top: (number | null)[] };
+        expect(back.top).toEqual(Array.from(d.top, (x) => (Number.isFinite(x) ? (Object.is(x, -0) ? 0 : x) : null)));
+        expect(back.top).toHaveLength(d.top.length);
+      }),
+      { numRuns: 40 },
     );
   });
 });

@@ -21,6 +21,37 @@ export function lightweightChartsBundle(): string {
 /** The attribution the Lightweight Charts licence asks for (its NOTICE text and a link to TradingView). */
 export const ATTRIBUTION = 'Charts by <a href="https://www.tradingview.com/">TradingView</a> Lightweight Charts™, Copyright (c) 2025 TradingView, Inc. https://www.tradingview.com/ (Apache License 2.0)';
 
+/**
+ * A column of a page's packed data (pack.ts): `length` numbers, each computed by `at` as it is
+ * written (from the columns a run folded: a report allocates no array per column), NaN where the
+ * page reads null. It iterates as the numbers; JSON.stringify writes it as the array it stands for
+ * (NaN as null, as for a number); writePage streams it.
+ */
+export class PackedColumn implements Iterable<number> {
+  readonly #at: (i: number) => number;
+  readonly #n: number;
+  constructor(n: number, at: (i: number) => number) {
+    this.#n = n;
+    this.#at = at;
+  }
+  /** A column of the numbers of `xs` as they are when it is written. */
+  static of(xs: ArrayLike<number>, n = xs.length): PackedColumn {
+    return new PackedColumn(n, (i) => xs[i]!);
+  }
+  get length(): number {
+    return this.#n;
+  }
+  at(i: number): number {
+    return this.#at(i);
+  }
+  *[Symbol.iterator](): Iterator<number> {
+    for (let i = 0; i < this.#n; i++) yield this.#at(i);
+  }
+  toJSON(): number[] {
+    return Array.from(this);
+  }
+}
+
 /** JSON that is safe inside a <script> element (no "</script>", no HTML comment openers). */
 export function scriptJson(x: unknown): string {
   return JSON.stringify(x).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
@@ -86,7 +117,16 @@ export function writePage(path: string, o: PageOptions, depth = 3): number {
     } else if ((buf += s).length > 65_536) flush();
   };
   const json = (x: unknown, d: number): void => {
-    if (d > 0 && Array.isArray(x)) {
+    if (x instanceof PackedColumn) {
+      // A typed column (pack.ts PackedColumn) at any depth: its numbers as JSON.stringify writes
+      // them (a non-finite one as null), a number at a time, never an array or a string of it all.
+      put('[');
+      for (let i = 0; i < x.length; i++) {
+        const v = x.at(i);
+        put(i === 0 ? (Number.isFinite(v) ? String(v) : 'null') : Number.isFinite(v) ? `,${v}` : ',null');
+      }
+      put(']');
+    } else if (d > 0 && Array.isArray(x)) {
       put('[');
       x.forEach((v, i) => {
         if (i > 0) put(',');

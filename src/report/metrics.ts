@@ -91,10 +91,37 @@ export function monthlyPL(e: EquitySeries, initial: number): { year: number; mon
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-/** The figures report.txt does not have, from the equity curve and the trades. */
-export function extendedMetrics(e: EquitySeries | undefined, trades: readonly TradeRow[], initial: number, maxDrawdownPct: number | null, periodSeconds?: number): Metric[] {
+/**
+ * The closed trades as the figures read them, in closing order: rows, or the fold's columns
+ * (trade-columns.ts TradeView.closedTrades), so a run's figures need no object per trade.
+ */
+export interface ClosedTrades {
+  readonly count: number;
+  pl(i: number): number;
+  openTime(i: number): number;
+  closeTime(i: number): number;
+  id(i: number): string;
+  instrument(i: number): string;
+}
+
+/** Rows' closed trades as ClosedTrades. */
+export function closedRows(trades: readonly TradeRow[]): ClosedTrades {
   const closed = trades.filter((t) => t.closeTime !== null);
-  const pls = closed.map((t) => t.pl);
+  return {
+    count: closed.length,
+    pl: (i) => closed[i]!.pl,
+    openTime: (i) => closed[i]!.openTime,
+    closeTime: (i) => closed[i]!.closeTime!,
+    id: (i) => closed[i]!.id,
+    instrument: (i) => closed[i]!.instrument,
+  };
+}
+
+/** The figures report.txt does not have, from the equity curve and the trades (rows, or only the closed ones). */
+export function extendedMetrics(e: EquitySeries | undefined, trades: readonly TradeRow[] | ClosedTrades, initial: number, maxDrawdownPct: number | null, periodSeconds?: number): Metric[] {
+  const closed = 'count' in trades ? trades : closedRows(trades);
+  const pls: number[] = [];
+  for (let i = 0; i < closed.count; i++) pls.push(closed.pl(i));
   const out: Metric[] = [];
   let cagr: number | null = null;
   let sortino: number | null = null;
@@ -128,9 +155,16 @@ export function extendedMetrics(e: EquitySeries | undefined, trades: readonly Tr
     const sd = Math.sqrt(pls.reduce((a, x) => a + (x - m) ** 2, 0) / (pls.length - 1));
     if (sd > 0) sqn = (Math.sqrt(pls.length) * m) / sd;
   }
-  const held = closed.map((t) => (t.closeTime! - t.openTime) / 3600);
-  const best = closed.length > 0 ? closed.reduce((a, b) => (b.pl > a.pl ? b : a)) : undefined;
-  const worst = closed.length > 0 ? closed.reduce((a, b) => (b.pl < a.pl ? b : a)) : undefined;
+  const held: number[] = [];
+  for (let i = 0; i < closed.count; i++) held.push((closed.closeTime(i) - closed.openTime(i)) / 3600);
+  // The first of the largest and of the smallest P/L, as a reduce over the rows finds them.
+  let bestAt = -1, worstAt = -1;
+  for (let i = 0; i < closed.count; i++) {
+    if (bestAt < 0 || pls[i]! > pls[bestAt]!) bestAt = i;
+    if (worstAt < 0 || pls[i]! < pls[worstAt]!) worstAt = i;
+  }
+  const best = bestAt < 0 ? undefined : { pl: pls[bestAt]!, id: closed.id(bestAt), instrument: closed.instrument(bestAt) };
+  const worst = worstAt < 0 ? undefined : { pl: pls[worstAt]!, id: closed.id(worstAt), instrument: closed.instrument(worstAt) };
   out.push(
     { key: 'cagr', label: 'CAGR', value: cagr, kind: 'pct', better: 'high', def: `Compound annual growth rate: (final NAV / initial balance)^(1 / years) − 1, over the equity curve\'s span.${yearNote}`, ...(yearNote ? { na: 'needs a year' } : {}) },
     { key: 'sortino', label: 'Sortino (daily, √252)', value: sortino, kind: 'ratio', better: 'high', def: 'Mean daily NAV return over the downside deviation (root mean square of the negative daily returns), annualised with √252; risk-free rate 0' },

@@ -2,6 +2,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } fro
 import { StringDecoder } from 'node:string_decoder';
 import { basename, join, resolve } from 'node:path';
 import { CHART_CANDLES_FILE, type ChartCandles } from './candle-recorder.ts';
+import { TradeExcursions } from './trade-columns.ts';
 import { TransactionFold } from './transaction-fold.ts';
 import type { EquitySeries, TxRecord } from './rows.ts';
 
@@ -36,7 +37,7 @@ export interface RunFolder {
   readonly equity: EquitySeries | undefined;
   readonly candles: ChartCandles | undefined;
   /** MAE, MFE and run-up % per trade ID (trades.csv; empty when it has no such columns). */
-  readonly excursions: Map<string, [number, number, number]>;
+  readonly excursions: TradeExcursions;
   /** summary.json's `live` (a run folder of `fxflow run`): the environment, broker and sessions; undefined for a backtest. */
   readonly live: { readonly env: string; readonly broker: string; readonly sessions: number } | undefined;
   readonly warnings: string[];
@@ -146,9 +147,9 @@ export function readTransactions(path: string, warnings: string[]): TxRecord[] {
   return readTransactionsFrom(path, warnings).kept;
 }
 
-/** MAE, MFE and run-up % per trade ID from trades.csv, by its header names (columns absent: an empty map). */
-export function readTradeExcursions(path: string): Map<string, [number, number, number]> {
-  const out = new Map<string, [number, number, number]>();
+/** MAE, MFE and run-up % per trade ID from trades.csv, by its header names (columns absent: none). */
+export function readTradeExcursions(path: string): TradeExcursions {
+  const out = new TradeExcursions();
   let cols: number[] | undefined;
   forEachLine(path, (line, n) => {
     const f = line.split(',');
@@ -159,8 +160,8 @@ export function readTradeExcursions(path: string): Map<string, [number, number, 
       return;
     }
     if (!cols || f.length <= cols[3]!) return;
-    const x: [number, number, number] = [Number(f[cols[1]!]), Number(f[cols[2]!]), Number(f[cols[3]!])];
-    if (x.every(Number.isFinite)) out.set(f[cols[0]!]!, x);
+    const mae = Number(f[cols[1]!]), mfe = Number(f[cols[2]!]), runUp = Number(f[cols[3]!]);
+    if (Number.isFinite(mae) && Number.isFinite(mfe) && Number.isFinite(runUp)) out.set(f[cols[0]!]!, mae, mfe, runUp);
   });
   return out;
 }
@@ -280,6 +281,6 @@ export function readRunFolder(dirArg: string, transactions?: FoldedTransactions)
     // A live run records no chart candles (its prices are in the recording): not a defect of the folder.
     warnings.push(`${CHART_CANDLES_FILE} is missing (a run folder from an fxflow before HTML reports): the price charts show the fill prices only; rerun the backtest for candles`);
   }
-  const excursions = has('trades.csv') ? readTradeExcursions(join(dir, 'trades.csv')) : new Map<string, [number, number, number]>();
+  const excursions = has('trades.csv') ? readTradeExcursions(join(dir, 'trades.csv')) : new TradeExcursions();
   return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, folded: fold.result(), firstTxTime, lastTxTime, transactionCount, equity, candles, excursions, live, warnings };
 }

@@ -3,7 +3,8 @@ import type { BenchmarkSeries } from './candle-recorder.ts';
 import { drawdowns, extendedMetrics, monthlyPL, summaryMetrics, type Drawdown, type Metric, type TradeRow } from './metrics.ts';
 import type { RunFolder } from './run-folder.ts';
 import type { EquitySeries, FillRow, TradeLevels, TxRecord } from './rows.ts';
-import { TransactionFold, type FillColumns, type MutableTrade } from './transaction-fold.ts';
+import { TradeView } from './trade-columns.ts';
+import { TransactionFold, type FillColumns } from './transaction-fold.ts';
 
 export type { FillRow, TradeLevels } from './rows.ts';
 
@@ -28,7 +29,8 @@ export interface RunModel {
   readonly equity: EquitySeries;
   readonly drawdowns: Drawdown[];
   readonly monthly: { year: number; month: number; pl: number; pct: number }[];
-  readonly trades: TradeRow[];
+  /** Rows (a model built by hand), or the fold's columns in the report's order (a run folder's report). */
+  readonly trades: readonly TradeRow[] | TradeView;
   readonly levels: Record<string, TradeLevels>;
   /** Rows, or the fold's columns (a run folder's report: see FillColumns). */
   readonly fills: readonly FillRow[] | FillColumns;
@@ -105,19 +107,9 @@ export function runModel(f: RunFolder): RunModel {
   if (equity.t.length === 0) warnings.push('no equity points: the run has no transactions with a balance and no equity.csv');
   const finalNAV = typeof s.finalNAV === 'number' ? s.finalNAV : (equity.nav[equity.nav.length - 1] ?? initial);
   const netPL = typeof s.netPL === 'number' ? s.netPL : finalNAV - initial;
-  // Closed first, in closing order (as trades.csv), then the ones still open.
-  const trades: TradeRow[] = folded.trades
-    .filter((t) => t.closeTime !== null)
-    .sort((a, b) => a.closeTime! - b.closeTime! || Number(a.id) - Number(b.id))
-    .concat(folded.trades.filter((t) => t.closeTime === null));
-  if (f.excursions.size > 0) {
-    for (const t of trades as (MutableTrade & { mae?: number | null; mfe?: number | null; runUp?: number | null })[]) {
-      const x = f.excursions.get(t.id);
-      t.mae = x ? x[0] : null;
-      t.mfe = x ? x[1] : null;
-      t.runUp = x ? x[2] : null;
-    }
-  }
+  // Closed first, in closing order (as trades.csv), then the ones still open: the fold's columns
+  // in that order, never an object per trade (see TradeColumns).
+  const trades = new TradeView(folded.trades, folded.trades.reportOrder(), f.excursions.size > 0 ? f.excursions : undefined);
   if (f.transactionCount > 0 && trades.length === 0) warnings.push('the run made no trades: there are no fills to mark and no trade statistics');
   const maxDdPct = typeof s.maxDrawdownPct === 'number' ? s.maxDrawdownPct : null;
   // The period: summary.json's, widened to the first and last transaction read (a live run's
@@ -134,15 +126,15 @@ export function runModel(f: RunFolder): RunModel {
     // Exposure of a live run from its trades over the period above (the runner's own figure counts
     // from its first mark, and sessions overlap it): the union of the trades' open intervals.
     const i = summaryFigures.findIndex((m) => m.key === 'exposurePct');
-    const exposure = exposurePct(trades, from === null ? NaN : sec(from), to === null ? NaN : sec(to));
+    const exposure = exposurePct(trades.rows(), from === null ? NaN : sec(from), to === null ? NaN : sec(to));
     if (i >= 0 && exposure !== null) summaryFigures[i] = { ...summaryFigures[i]!, value: exposure, def: "Share of the run's period (its first to its last transaction) with at least one trade open" };
   }
-  const metrics = [...summaryFigures, ...extendedMetrics(equity.t.length > 0 ? equity : undefined, trades, initial, maxDdPct, periodSeconds)];
+  const metrics = [...summaryFigures, ...extendedMetrics(equity.t.length > 0 ? equity : undefined, trades.closedTrades(), initial, maxDdPct, periodSeconds)];
   if (Object.keys(s).length === 0) {
     metrics.unshift(
       { key: 'finalNAV', label: 'Final NAV (from the curve)', value: finalNAV, kind: 'money', def: 'The last point of the equity curve' },
       { key: 'netPL', label: 'Net P/L (from the curve)', value: netPL, kind: 'money', def: 'Last equity point − deposit' },
-      { key: 'trades', label: 'Trades (closed)', value: trades.filter((t) => t.closeTime !== null).length, kind: 'int', def: 'Trades closed in full in the transactions read' },
+      { key: 'trades', label: 'Trades (closed)', value: trades.closedCount(), kind: 'int', def: 'Trades closed in full in the transactions read' },
     );
   }
   return {

@@ -17,7 +17,10 @@ const runReportTitle = (model: RunModel): string => `${model.strategy} · ${mode
  * passes it; the file is then not parsed back).
  */
 export function writeRunReport(dir: string, transactions?: FoldedTransactions): { path: string; warnings: string[]; bytes: number } {
-  const model = runModel(readRunFolder(dir, transactions));
+  const rf = readRunFolder(dir, transactions);
+  (globalThis as any).__mark?.('read folder');
+  const model = runModel(rf);
+  (globalThis as any).__mark?.('model');
   const path = join(dir, 'report.html');
   // Written piece by piece: the page is never one string in memory (see writePage).
   const bytes = writePage(path, { title: runReportTitle(model), data: packRun(model), scripts: ['report.js'] });

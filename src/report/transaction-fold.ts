@@ -1,36 +1,24 @@
 import type { EquitySeries, FillRow, TradeLevels, TxRecord } from './rows.ts';
+import { idNumber, PackedColumn, TradeColumns } from './trade-columns.ts';
 
 const sec = (iso: string): number => Date.parse(iso) / 1000;
 const num = (x: unknown): number => (typeof x === 'string' || typeof x === 'number' ? Number(x) : 0);
 
-/** A trade as the fold builds it (report.html's trade row). */
-export interface MutableTrade {
-  id: string;
-  instrument: string;
-  units: number;
-  openTime: number;
-  closeTime: number | null;
-  openPrice: number;
-  closePrice: number | null;
-  pl: number;
-  financing: number;
-  spreadCost: number;
-  commission: number;
-  closeReason: string;
-}
-
 /** Fill rows as packRun writes them (see FillColumns.packed). */
-export function packFillRows(f: readonly FillRow[], name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => number[]): Record<string, (number | null)[]> {
+export function packFillRows<D>(f: readonly FillRow[], name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => D): Record<string, D | PackedColumn> {
+  const inst = f.map((x) => name(x.instrument));
+  const reason = f.map((x) => name(x.reason));
+  const col = (g: (x: FillRow) => number): PackedColumn => new PackedColumn(f.length, (i) => g(f[i]!));
   return {
     id: delta(f.map((x) => Number(x.id)), f.length),
     time: delta(f.map((x) => x.time), f.length),
-    inst: f.map((x) => name(x.instrument)),
-    units: f.map((x) => x.units),
-    price: f.map((x) => x.price),
-    reason: f.map((x) => name(x.reason)),
+    inst: PackedColumn.of(inst),
+    units: col((x) => x.units),
+    price: col((x) => x.price),
+    reason: PackedColumn.of(reason),
     // The trade's ID less the fill's (small numbers; 0 for the trade a fill opens, whose ID is the
-    // fill's own); null when the fill names no trade.
-    trade: f.map((x): number | null => (x.tradeID === '' ? null : Number(x.tradeID) - Number(x.id))),
+    // fill's own); NaN (null in the page) when the fill names no trade.
+    trade: col((x) => (x.tradeID === '' ? NaN : Number(x.tradeID) - Number(x.id))),
   };
 }
 
@@ -48,12 +36,6 @@ class NumberColumn {
     this.a[this.n++] = x;
   }
 }
-
-/** An ID as a number when its decimal text is exactly that number's (v20 IDs are), else NaN. */
-const idNumber = (id: string): number => {
-  const x = Number(id);
-  return id !== '' && String(x) === id ? x : NaN;
-};
 
 /**
  * The fills of a run as columns of numbers (a name table for instruments and reasons), turned into
@@ -109,23 +91,24 @@ export class FillColumns {
    * instruments and reasons as indexes given by `name` (asked for every instrument in order, then
    * every reason, as packRun asks of rows), the trade as its ID less the fill's (null: none).
    */
-  packed(name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => number[]): Record<string, (number | null)[]> {
+  packed<D>(name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => D): Record<string, D | PackedColumn> {
     if (this.#rows) return packFillRows(this.#rows, name, delta);
-    const [id, time, inst, units, price, reason, trade] = this.#cols.map((c) => c.a);
+    const [id, time, inst, units, price, reason, trade] = this.#cols.map((c) => c.a) as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
     const n = this.#cols[0]!.n;
-    const col = (f: (i: number) => number | null): (number | null)[] => {
-      const out = new Array<number | null>(n);
-      for (let i = 0; i < n; i++) out[i] = f(i);
-      return out;
-    };
+    // The names first, as packRun asks of rows (every instrument in order, then every reason):
+    // the columns themselves are computed as the page is written.
+    const page = new Int32Array(this.#names.length).fill(-1);
+    const named = (k: number): number => (page[k]! >= 0 ? page[k]! : (page[k] = name(this.#names[k]!)));
+    for (let i = 0; i < n; i++) named(inst[i]!);
+    for (let i = 0; i < n; i++) named(reason[i]!);
     return {
-      id: delta(id!, n),
-      time: delta(time!, n),
-      inst: col((i) => name(this.#names[inst![i]!]!)),
-      units: col((i) => units![i]!),
-      price: col((i) => price![i]!),
-      reason: col((i) => name(this.#names[reason![i]!]!)),
-      trade: col((i) => (trade![i]! < 0 ? null : trade![i]! - id![i]!)),
+      id: delta(id, n),
+      time: delta(time, n),
+      inst: new PackedColumn(n, (i) => page[inst[i]!]!),
+      units: PackedColumn.of(units, n),
+      price: PackedColumn.of(price, n),
+      reason: new PackedColumn(n, (i) => page[reason[i]!]!),
+      trade: new PackedColumn(n, (i) => (trade[i]! < 0 ? NaN : trade[i]! - id[i]!)),
     };
   }
 
@@ -146,7 +129,7 @@ export class FillColumns {
  * balance curve: the report keeps these rows, never the transactions themselves.
  */
 export class TransactionFold {
-  readonly #trades = new Map<string, MutableTrade>();
+  readonly #trades = new TradeColumns();
   readonly #fills = new FillColumns();
   readonly levels: Record<string, TradeLevels> = {};
   readonly balance: EquitySeries = { t: [], balance: [], nav: [] };
@@ -167,25 +150,21 @@ export class TransactionFold {
         const price = num(tx.price);
         const legs = closed.length + (reduced ? 1 : 0) + (opened ? 1 : 0);
         const commission = num(tx.commission);
-        for (const c of reduced ? [...closed, reduced] : closed) {
-          const tr = this.#trades.get(c.tradeID);
-          if (!tr) continue;
-          tr.pl += num(c.realizedPL);
-          tr.financing += num(c.financing);
-          tr.spreadCost += num(c.halfSpreadCost);
-          tr.commission += legs > 0 ? commission / legs : 0;
-          if (c !== reduced) {
-            tr.closeTime = t;
-            tr.closePrice = price;
-            tr.closeReason = String(tx.reason ?? '');
-          }
+        // Only open trades are found: a trade closed earlier is no longer in the fold's Map (v20
+        // closes a trade once; a transaction naming a closed trade again changes nothing here).
+        const tr = this.#trades;
+        for (let k = 0; k <= closed.length; k++) {
+          const c = k < closed.length ? closed[k]! : reduced;
+          if (c === undefined) break;
+          const r = tr.open.get(c.tradeID);
+          if (r === undefined) continue;
+          tr.pl[r] = tr.pl[r]! + num(c.realizedPL);
+          tr.financing[r] = tr.financing[r]! + num(c.financing);
+          tr.spreadCost[r] = tr.spreadCost[r]! + num(c.halfSpreadCost);
+          tr.commission[r] = tr.commission[r]! + (legs > 0 ? commission / legs : 0);
+          if (c !== reduced) tr.close(r, t, price, String(tx.reason ?? ''));
         }
-        if (opened) {
-          this.#trades.set(opened.tradeID, {
-            id: opened.tradeID, instrument, units: num(opened.units), openTime: t, closeTime: null, openPrice: opened.price !== undefined ? num(opened.price) : price,
-            closePrice: null, pl: 0, financing: 0, spreadCost: num(opened.halfSpreadCost), commission: legs > 0 ? commission / legs : 0, closeReason: '',
-          });
-        }
+        if (opened) tr.add(opened.tradeID, instrument, num(opened.units), t, opened.price !== undefined ? num(opened.price) : price, num(opened.halfSpreadCost), legs > 0 ? commission / legs : 0);
         this.#fills.push({ id: tx.id, time: t, instrument, units: num(tx.units), price, reason: String(tx.reason ?? ''), tradeID: opened?.tradeID ?? closed[0]?.tradeID ?? reduced?.tradeID ?? '' });
         break;
       }
@@ -202,8 +181,8 @@ export class TransactionFold {
       case 'DAILY_FINANCING': {
         const pf = (tx.positionFinancings as { openTradeFinancings?: { tradeID: string; financing: string }[] }[] | undefined) ?? [];
         for (const p of pf) for (const f of p.openTradeFinancings ?? []) {
-          const tr = this.#trades.get(f.tradeID);
-          if (tr) tr.financing += num(f.financing);
+          const r = this.#trades.open.get(f.tradeID);
+          if (r !== undefined) this.#trades.financing[r] = this.#trades.financing[r]! + num(f.financing);
         }
         break;
       }
@@ -224,7 +203,7 @@ export class TransactionFold {
     }
   }
 
-  result(): { trades: MutableTrade[]; fills: FillColumns; levels: Record<string, TradeLevels>; balance: EquitySeries; deposit: number } {
-    return { trades: [...this.#trades.values()], fills: this.#fills, levels: this.levels, balance: this.balance, deposit: this.deposit };
+  result(): { trades: TradeColumns; fills: FillColumns; levels: Record<string, TradeLevels>; balance: EquitySeries; deposit: number } {
+    return { trades: this.#trades, fills: this.#fills, levels: this.levels, balance: this.balance, deposit: this.deposit };
   }
 }
