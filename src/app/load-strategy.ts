@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isReservedClientID, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import type { ParamValue, Params, Strategy } from '../strategy/api.ts';
+import { cachedStrategy, compileStrategy, CompileError, strategyCacheDir } from './strategy-cache.ts';
 
 /** A strategy module that cannot be used: names the file and the problem. */
 export class StrategyLoadError extends Error {
@@ -85,14 +86,10 @@ export async function loadStrategy(path: string, overrides: readonly string[] = 
   const file = resolve(path);
   if (!existsSync(file)) throw new StrategyLoadError(path, 'file not found (give a path such as strategies/sma-cross.ts)');
   let mod: { default?: unknown };
-  registerFallback();
   try {
-    // tsImport loads TypeScript with no build step wherever the file lives (also outside a
-    // "type": "module" package, where a .ts file would otherwise be read as CommonJS).
-    // tsx is loaded here, when a strategy module is, not when fxflow starts.
-    const { tsImport } = await import('tsx/esm/api');
-    mod = (await tsImport(file, import.meta.url)) as { default?: unknown };
+    mod = await importStrategy(file);
   } catch (e) {
+    if (e instanceof CompileError) throw new StrategyLoadError(path, compileErrors(e.located) ?? e.located);
     const msg = e instanceof Error ? e.message : String(e);
     const located = compileErrors(msg);
     if (located !== undefined) throw new StrategyLoadError(path, located);
@@ -102,6 +99,42 @@ export async function loadStrategy(path: string, overrides: readonly string[] = 
   // A module loaded as CommonJS interop wraps its exports once more.
   if (d && typeof d === 'object' && !('params' in d) && 'default' in d) d = d.default as Record<string, unknown> | undefined;
   return checkStrategy(path, file, d, overrides, file.replace(/^.*[\\/]/, '').replace(/\.[cm]?[jt]s$/, ''));
+}
+
+let loads = 0;
+
+/**
+ * The strategy module `file`, compiled once to plain JavaScript (src/app/strategy-cache.ts) and
+ * imported with no loader: the cache file when it is valid, else compiled now. Each call evaluates
+ * the strategy's own modules afresh (as tsx's tsImport did), while its bare imports are the modules
+ * the running fxflow loaded. With the cache off or a folder that cannot be written, tsx loads it.
+ */
+async function importStrategy(file: string): Promise<{ default?: unknown }> {
+  const dir = strategyCacheDir();
+  if (dir !== undefined) {
+    const compiler = { packageJson: PACKAGE_JSON, fromSource: FROM_SOURCE };
+    const compiled = cachedStrategy(dir, file, compiler) ?? (await compileStrategy(dir, file, compiler));
+    if (compiled !== undefined && FROM_SOURCE && compiled.format === 'esm') {
+      // It imports fxflow's TypeScript sources, which only a TypeScript loader can load (vitest
+      // has none in Node's loader; bin/fxflow.js runs them through tsx anyway): tsx, on them alone.
+      const { tsImport } = await import('tsx/esm/api');
+      return (await tsImport(compiled.file, import.meta.url)) as { default?: unknown };
+    }
+    // From the sources, a CommonJS strategy's require() of them needs tsx's CommonJS loader as the
+    // strategy's own file has it (a compiled .cjs is required past it): loaded as before.
+    if (compiled !== undefined && !FROM_SOURCE) {
+      // A strategy's stack points into its own file, not the cache's (the code carries its source map).
+      process.setSourceMapsEnabled(true);
+      const url = `${pathToFileURL(compiled.file).href}?load=${++loads}`;
+      return (await import(url)) as { default?: unknown };
+    }
+  }
+  registerFallback();
+  // tsImport loads TypeScript with no build step wherever the file lives (also outside a
+  // "type": "module" package, where a .ts file would otherwise be read as CommonJS).
+  // tsx is loaded here, when a strategy module is, not when fxflow starts.
+  const { tsImport } = await import('tsx/esm/api');
+  return (await tsImport(file, import.meta.url)) as { default?: unknown };
 }
 
 /**
