@@ -25,10 +25,11 @@ import { pathToFileURL } from 'node:url';
  *
  * **Keyed** by the strategy's path, fxflow's version and folder, whether fxflow runs from its
  * sources, Node's version (the compile target) and this compiler's version: one file per key. Its
- * first line records every file the output depends on with its SHA-256: each local module compiled
- * into it, the package.json and tsconfig.json that decide its format and options, the package.json
- * of each package it imports, and, as absent, each node_modules folder that would shadow a package
- * if it appeared. The second line on is the code, whose SHA-256 is recorded too.
+ * last line (after the code, so that the code's source map still starts at its first line) records
+ * every file the output depends on with its SHA-256: each local module compiled into it, the
+ * package.json and tsconfig.json that decide its format and options, the package.json of each
+ * package it imports, and, as absent, each node_modules folder that would shadow a package if it
+ * appeared; and the SHA-256 of the code before it.
  *
  * **Checked on every use**: every recorded file is read and hashed (a strategy's files are a few
  * KB) and the code hashed; any difference and the strategy is compiled again, never the old code
@@ -120,15 +121,16 @@ export function cachedStrategy(dir: string, file: string, c: Compiler): Compiled
 }
 
 function valid(text: string, key: string): boolean {
-  const nl = text.indexOf('\n');
-  if (!text.startsWith('// ') || nl < 0) return false;
+  // The manifest is the last line: `// {...}\n`, written after the code.
+  const at = text.lastIndexOf('\n// {', text.length - 2);
+  if (at < 0 || !text.endsWith('}\n')) return false;
   let m: Manifest;
   try {
-    m = JSON.parse(text.slice(3, nl)) as Manifest;
+    m = JSON.parse(text.slice(at + 4, -1)) as Manifest;
   } catch {
     return false;
   }
-  if (m.key !== key || !Array.isArray(m.inputs) || m.code !== sha256(text.slice(nl + 1))) return false;
+  if (m.key !== key || !Array.isArray(m.inputs) || m.code !== sha256(text.slice(0, at + 1))) return false;
   for (const i of m.inputs) {
     if (i.sha256 === null ? existsSync(i.path) : hashOf(i.path) !== i.sha256) return false;
   }
@@ -270,7 +272,7 @@ export async function compileStrategy(dir: string, file: string, c: Compiler): P
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(tmp, `// ${JSON.stringify(manifest)}\n${code}`);
+    writeFileSync(tmp, `${code}// ${JSON.stringify(manifest)}\n`);
     renameSync(tmp, path);
     // The other format's file, if the package's type changed: it would be found first next time.
     rmSync(join(dir, `${key}.${format === 'esm' ? 'cjs' : 'mjs'}`), { force: true });
