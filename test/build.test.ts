@@ -241,6 +241,15 @@ export default defineStrategy({
       // An edit to the helper is run at once.
       writeFileSync(join(at, 'lib', 'scale.ts'), 'export const scale: number = 3;\n');
       expect(await units(), kind).toBe('7500');
+      // Each load of the build's loadStrategy evaluates the strategy afresh, as tsx's tsImport did
+      // (a module-level counter starts again), in either format.
+      writeFileSync(join(at, 'count.ts'), "import { defineStrategy } from 'fxflow';\nlet loads = 0;\nloads++;\nexport default defineStrategy({ params: { loads }, subscribe: { candles: ['EUR_USD:H1'] } });\n");
+      const script = `import { loadStrategy } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist/app/load-strategy.js')).href)};
+const a = await loadStrategy(${JSON.stringify(join(at, 'count.ts'))});
+const b = await loadStrategy(${JSON.stringify(join(at, 'count.ts'))});
+console.log(JSON.stringify([a.params.loads, b.params.loads, a.strategy === b.strategy]));`;
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: at, env: { ...process.env, ...env } });
+      expect(JSON.parse(stdout), kind).toEqual([1, 1, false]);
     }
   }, 240_000);
 });

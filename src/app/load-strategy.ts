@@ -125,6 +125,8 @@ async function importStrategy(file: string): Promise<{ default?: unknown }> {
     if (compiled !== undefined && !FROM_SOURCE) {
       // A strategy's stack points into its own file, not the cache's (the code carries its source map).
       process.setSourceMapsEnabled(true);
+      // A new URL is a new ES module; CommonJS is kept by file name, so its entry is dropped first.
+      if (compiled.format === 'cjs') delete createRequire(import.meta.url).cache[compiled.file];
       const url = `${pathToFileURL(compiled.file).href}?load=${++loads}`;
       return (await import(url)) as { default?: unknown };
     }
