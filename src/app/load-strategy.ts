@@ -78,8 +78,8 @@ const isBare = (s: string): boolean => !s.startsWith('.') && !s.startsWith('/') 
 const HANDLERS = ['init', 'onStart', 'onCandle', 'onTick', 'onSignal', 'onCalendar', 'onSpread', 'onCot', 'onTimer', 'onTransaction', 'onStop'] as const;
 
 /**
- * Imports a strategy module (TypeScript, no build step: tsx loads it) and checks its
- * default export. `overrides` are `k=v` strings from `--param`, coerced to the type of the declared
+ * Imports a strategy module (TypeScript, no build step: compiled once to the strategy cache, see
+ * importStrategy) and checks its default export. `overrides` are `k=v` strings from `--param`, coerced to the type of the declared
  * default; an unknown name or a value of the wrong type is an error naming the parameter.
  */
 export async function loadStrategy(path: string, overrides: readonly string[] = []): Promise<LoadedStrategy> {
@@ -178,7 +178,7 @@ function checkStrategy(path: string, file: string, d: unknown, overrides: readon
 
 /**
  * The errors of a module that did not compile (esbuild's `file:line:column: ERROR: text` lines, as
- * tsx reports them), each with its line of source and a caret under the column; undefined when the
+ * tsx reports them and the strategy cache's compile writes them), each with its line of source and a caret under the column; undefined when the
  * message holds none.
  */
 export function compileErrors(message: string): string | undefined {
@@ -188,7 +188,9 @@ export function compileErrors(message: string): string | undefined {
   for (let m = re.exec(message); m !== null; m = re.exec(message)) {
     if (++n > 5) break;
     const [, file, line, column, text] = m as unknown as [string, string, string, string, string];
-    out.push(`syntax error: ${text}`, `  at ${file}:${line}:${Number(column) + 1}`);
+    // An import esbuild could not resolve is no syntax error.
+    const what = /^(Could not resolve|Cannot find package)/.test(text) ? 'import error' : 'syntax error';
+    out.push(`${what}: ${text}`, `  at ${file}:${line}:${Number(column) + 1}`);
     let src: string | undefined;
     try {
       src = readFileSync(file, 'utf8').split(/\r?\n/)[Number(line) - 1];

@@ -127,6 +127,7 @@ describe('the compiled-strategy cache', () => {
     const m = await compileStrategy(missing.cache, missing.strategy, DIST).catch((x: unknown) => x);
     expect((m as CompileError).located).toContain(`${missing.helper}:1:22: ERROR: Cannot find package 'no-such-package'`);
   });
+
 });
 
 describe('loadStrategy through the cache', () => {
@@ -156,6 +157,14 @@ describe('loadStrategy through the cache', () => {
     const e = await loadStrategy(p.strategy).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(StrategyLoadError);
     expect((e as Error).message).toContain(`syntax error: Unexpected ";"\n  at ${p.helper}:2:16\n  2 |   return 1234 +;\n    |                ^`);
+  });
+
+  it('an import that resolves nowhere is reported as such, at its place', async () => {
+    const p = project({ type: 'module' });
+    process.env.FXFLOW_DATA_CACHE = p.cache;
+    writeFileSync(p.helper, "export { units } from 'no-such-package';\n");
+    const e = await loadStrategy(p.strategy).catch((x: unknown) => x);
+    expect((e as Error).message).toContain(`import error: Cannot find package 'no-such-package': it is not installed beside the strategy, nor with fxflow (npm install it in the strategy's folder)\n  at ${p.helper}:1:23`);
   });
 
   it('with a cache folder that cannot be written, loads the strategy as before', async () => {
