@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -60,6 +60,15 @@ describe('the compiled-strategy cache', () => {
     const second = await compileStrategy(p.cache, p.strategy, DIST);
     expect(readFileSync(second!.file, 'utf8')).toContain('=> 2500');
     expect(cachedStrategy(p.cache, p.strategy, DIST)).toEqual(second);
+  });
+
+  it('stays valid for a project whose node_modules/fxflow is a link to fxflow (as `fxflow init` makes it)', async () => {
+    const p = project({ type: 'module' });
+    mkdirSync(join(p.dir, 'node_modules'));
+    symlinkSync(ROOT, join(p.dir, 'node_modules/fxflow'));
+    const c = await compileStrategy(p.cache, p.strategy, DIST);
+    expect(readFileSync(c!.file, 'utf8')).toContain(`from "file://${ROOT}/dist/index.js"`);
+    expect(cachedStrategy(p.cache, p.strategy, DIST)).toEqual(c);
   });
 
   it('is compiled again for another fxflow (version or folder), a changed package type or a package that appears beside the strategy', async () => {

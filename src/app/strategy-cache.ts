@@ -210,9 +210,15 @@ export async function compileStrategy(dir: string, file: string, c: Compiler): P
         for (const resolveDir of [args.resolveDir, fxflowRoot]) {
           const r = await build.resolve(args.path, { kind: args.kind, resolveDir, importer: args.importer, pluginData: 'fxflow-inner' });
           if (r.errors.length > 0 || r.path === '') continue;
-          // Any node_modules/<pkg> that would come first, were it installed, must stay absent.
-          for (let d = args.resolveDir; !r.path.startsWith(join(d, 'node_modules', pkg) + '/'); d = dirname(d)) {
-            inputs.push({ path: join(d, 'node_modules', pkg), sha256: null });
+          // The node_modules/<pkg> Node looks in first: the one there (often a link: its path is
+          // not the file's) must keep its package.json, and those below it that were absent, stay so.
+          for (let d = args.resolveDir; ; d = dirname(d)) {
+            const there = join(d, 'node_modules', pkg);
+            if (existsSync(there)) {
+              inputs.push({ path: join(there, 'package.json'), sha256: hashOf(join(there, 'package.json')) });
+              break;
+            }
+            inputs.push({ path: there, sha256: null });
             if (dirname(d) === d) break;
           }
           inputs.push(...nearest(dirname(r.path), 'package.json').filter((i) => i.sha256 !== null));
