@@ -149,10 +149,11 @@ describe("a strategy's `import 'fxflow'` reaches the fxflow that runs it", () =>
     writeFileSync(join(dir, 'cjs/s.ts'), strategy);
     // What `fxflow` resolved to: an ES module's URL, or the file a require() resolved to.
     const entry = (lines: string[]): string[] =>
-      lines.flatMap((l) => (l.startsWith('esm file:') ? [fileURLToPath(l.slice(4).replace(/\?.*$/, ''))] : l.startsWith('cjs fxflow ') ? [l.slice('cjs fxflow '.length).replace(/\?.*$/, '')] : [])).filter((f) => f === join(ROOT, 'src/index.ts') || f === join(ROOT, 'dist/index.js'));
+      // (A strategy compiled to the cache requires fxflow by its path, where tsx's required it by name.)
+      lines.flatMap((l) => (l.startsWith('esm file:') ? [fileURLToPath(l.slice(4).replace(/\?.*$/, ''))] : l.startsWith('cjs ') ? [(l.split(' ')[2] ?? '').replace(/\?.*$/, '')] : [])).filter((f) => f === join(ROOT, 'src/index.ts') || f === join(ROOT, 'dist/index.js'));
     for (const kind of ['esm', 'cjs']) {
       for (const [from, want] of [['source', 'src/index.ts'], ['dist', 'dist/index.js']] as const) {
-        const lines = await traced(dir, { FXFLOW_RUN_FROM: from }, 'backtest', `${kind}/s.ts`, '--no-save', '--to', '2024-01-10', '--no-typecheck');
+        const lines = await traced(dir, { FXFLOW_RUN_FROM: from, FXFLOW_DATA_CACHE: join(dir, 'cache') }, 'backtest', `${kind}/s.ts`, '--no-save', '--to', '2024-01-10', '--no-typecheck');
         const got = [...new Set(entry(lines))];
         expect(got, `${kind} from ${from}`).toEqual([join(ROOT, want)]);
       }
@@ -161,7 +162,7 @@ describe("a strategy's `import 'fxflow'` reaches the fxflow that runs it", () =>
 });
 
 describe('start-up paid once', () => {
-  it("a current build runs no TypeScript of fxflow's; tsx loads with a strategy, and TypeScript's compiler only when the type-check cache has no entry", async () => {
+  it("a current build runs no TypeScript of fxflow's; a strategy is compiled (esbuild) and type-checked (TypeScript) on its first run only, and no later run loads tsx, esbuild or TypeScript", async () => {
     await currentBuild();
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-trace-'));
     // A strategy no earlier run has type-checked (its text is unique), and 10 candles of data.
@@ -171,24 +172,84 @@ describe('start-up paid once', () => {
     const rows = Array.from({ length: 10 }, (_, i) => `${new Date(t0 + i * 3_600_000).toISOString()},1.1,1.1010,1.0990,1.1005,1.1001,1.1011,1.0991,1.1006,10`);
     const data = join(dir, 'EUR_USD_H1.csv');
     writeFileSync(data, ['time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume', ...rows, ''].join('\n'));
+    const env = { FXFLOW_DATA_CACHE: join(dir, 'cache') };
     const fxflowTs = (lines: string[]): string[] => lines.filter((l) => l.startsWith(`esm ${pathToFileURL(ROOT).href}/src/`));
     const tsx = (lines: string[]): boolean => lines.some((l) => l.includes('/node_modules/tsx/'));
+    const esbuild = (lines: string[]): boolean => lines.some((l) => l.includes('/node_modules/esbuild/'));
     const compiler = (lines: string[]): boolean => lines.some((l) => l === 'cjs typescript' || l.startsWith('cjs typescript '));
 
-    const version = await traced(dir, {}, '--version');
+    const version = await traced(dir, env, '--version');
     expect(version.some((l) => l.includes('/dist/cli/main.js'))).toBe(true);
     expect(fxflowTs(version)).toEqual([]);
-    expect(tsx(version)).toBe(false);
-    expect(compiler(version)).toBe(false);
+    expect([tsx(version), esbuild(version), compiler(version)]).toEqual([false, false, false]);
 
     const backtest = ['backtest', strategy, '--data', data, '--instrument', 'EUR_USD', '--granularity', 'H1', '--no-save', '--no-market-hours'];
-    const first = await traced(dir, {}, ...backtest);
+    const first = await traced(dir, env, ...backtest);
     expect(fxflowTs(first)).toEqual([]);
-    expect(tsx(first)).toBe(true);
-    expect(compiler(first)).toBe(true);
-    const second = await traced(dir, {}, ...backtest);
+    expect([tsx(first), esbuild(first), compiler(first)]).toEqual([false, true, true]);
+    const second = await traced(dir, env, ...backtest);
     expect(fxflowTs(second)).toEqual([]);
-    expect(tsx(second)).toBe(true);
-    expect(compiler(second)).toBe(false);
+    expect([tsx(second), esbuild(second), compiler(second)]).toEqual([false, false, false]);
+    // What it ran is the cache's plain JavaScript.
+    expect(second.filter((l) => l.startsWith(`esm ${pathToFileURL(join(dir, 'cache', 'strategies')).href}/`))).toHaveLength(1);
+  }, 240_000);
+
+  // The strategy cache (src/app/strategy-cache.ts): a strategy outside the repository, in an
+  // ES-module folder and a CommonJS one, importing fxflow, technicalindicators, a package of its own
+  // and a local helper, from the build: its second run loads no tsx and no compiler, and reaches the
+  // very fxflow and technicalindicators files the first run did (those of the running fxflow).
+  it('outside the repository, ES module and CommonJS: the same run, the same modules, without tsx on the second run', async () => {
+    await currentBuild();
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-outside-cache-'));
+    const env = { FXFLOW_DATA_CACHE: join(dir, 'cache') };
+    const strategy = `import { defineStrategy } from 'fxflow';
+import { SMA } from 'technicalindicators';
+import { units } from 'local-sizing';
+import { scale } from './lib/scale.ts';
+
+export default defineStrategy({
+  params: {},
+  subscribe: { candles: ['EUR_USD:H1'] },
+  init: () => ({ done: false }),
+  onCandle(ctx, s) {
+    if (s.done) return;
+    const ref = SMA.calculate({ period: 3, values: [...ctx.closes(3)] }).at(-1);
+    if (ref === undefined) return;
+    return { state: { done: true }, intents: [ctx.market('EUR_USD', units() * scale)] };
+  },
+});
+`;
+    const modules = (lines: string[]): string[] =>
+      [...new Set(lines.flatMap((l) => (l.startsWith('esm file:') ? [fileURLToPath(l.slice(4).replace(/\?.*$/, ''))] : l.startsWith('cjs /') ? [l.split(' ')[1]!] : [])))].filter((f) => f === join(ROOT, 'dist/index.js') || f.startsWith(join(ROOT, 'node_modules/technicalindicators/'))).sort();
+    for (const kind of ['commonjs', 'module']) {
+      const at = join(dir, kind);
+      mkdirSync(join(at, 'node_modules', 'local-sizing'), { recursive: true });
+      mkdirSync(join(at, 'lib'));
+      if (kind === 'module') writeFileSync(join(at, 'package.json'), '{ "type": "module" }\n');
+      writeFileSync(join(at, 'node_modules', 'local-sizing', 'package.json'), '{ "name": "local-sizing", "main": "index.js" }\n');
+      writeFileSync(join(at, 'node_modules', 'local-sizing', 'index.js'), 'exports.units = () => 2500;\n');
+      writeFileSync(join(at, 'lib', 'scale.ts'), 'export const scale: number = 2;\n');
+      writeFileSync(join(at, 'mine.ts'), strategy);
+      const args = ['backtest', join(at, 'mine.ts'), '--json', '--no-save', '--to', '2024-02-01', '--no-typecheck'];
+      const units = async (): Promise<string | undefined> => ((JSON.parse((await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: at, env: { ...process.env, ...env }, maxBuffer: 64 << 20 })).stdout) as { transactions: { type: string; units?: string }[] }).transactions.find((t) => t.type === 'ORDER_FILL')?.units);
+      expect(await units(), kind).toBe('5000');
+      const first = await traced(at, env, ...args);
+      const second = await traced(at, env, ...args);
+      expect(second.some((l) => l.includes('/node_modules/tsx/') || l.includes('/node_modules/esbuild/')), kind).toBe(false);
+      expect(modules(second), kind).toEqual(modules(first));
+      expect(modules(second), kind).toEqual([join(ROOT, 'dist/index.js'), join(ROOT, 'node_modules/technicalindicators/dist/index.js')]);
+      // An edit to the helper is run at once.
+      writeFileSync(join(at, 'lib', 'scale.ts'), 'export const scale: number = 3;\n');
+      expect(await units(), kind).toBe('7500');
+      // Each load of the build's loadStrategy evaluates the strategy afresh, as tsx's tsImport did
+      // (a module-level counter starts again), in either format.
+      writeFileSync(join(at, 'count.ts'), "import { defineStrategy } from 'fxflow';\nlet loads = 0;\nloads++;\nexport default defineStrategy({ params: { loads }, subscribe: { candles: ['EUR_USD:H1'] } });\n");
+      const script = `import { loadStrategy } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist/app/load-strategy.js')).href)};
+const a = await loadStrategy(${JSON.stringify(join(at, 'count.ts'))});
+const b = await loadStrategy(${JSON.stringify(join(at, 'count.ts'))});
+console.log(JSON.stringify([a.params.loads, b.params.loads, a.strategy === b.strategy]));`;
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: at, env: { ...process.env, ...env } });
+      expect(JSON.parse(stdout), kind).toEqual([1, 1, false]);
+    }
   }, 240_000);
 });

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isReservedClientID, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import type { ParamValue, Params, Strategy } from '../strategy/api.ts';
+import { cachedStrategy, compileStrategy, CompileError, strategyCacheDir } from './strategy-cache.ts';
 
 /** A strategy module that cannot be used: names the file and the problem. */
 export class StrategyLoadError extends Error {
@@ -77,22 +78,18 @@ const isBare = (s: string): boolean => !s.startsWith('.') && !s.startsWith('/') 
 const HANDLERS = ['init', 'onStart', 'onCandle', 'onTick', 'onSignal', 'onCalendar', 'onSpread', 'onCot', 'onTimer', 'onTransaction', 'onStop'] as const;
 
 /**
- * Imports a strategy module (TypeScript, no build step: tsx loads it) and checks its
- * default export. `overrides` are `k=v` strings from `--param`, coerced to the type of the declared
+ * Imports a strategy module (TypeScript, no build step: compiled once to the strategy cache, see
+ * importStrategy) and checks its default export. `overrides` are `k=v` strings from `--param`, coerced to the type of the declared
  * default; an unknown name or a value of the wrong type is an error naming the parameter.
  */
 export async function loadStrategy(path: string, overrides: readonly string[] = []): Promise<LoadedStrategy> {
   const file = resolve(path);
   if (!existsSync(file)) throw new StrategyLoadError(path, 'file not found (give a path such as strategies/sma-cross.ts)');
   let mod: { default?: unknown };
-  registerFallback();
   try {
-    // tsImport loads TypeScript with no build step wherever the file lives (also outside a
-    // "type": "module" package, where a .ts file would otherwise be read as CommonJS).
-    // tsx is loaded here, when a strategy module is, not when fxflow starts.
-    const { tsImport } = await import('tsx/esm/api');
-    mod = (await tsImport(file, import.meta.url)) as { default?: unknown };
+    mod = await importStrategy(file);
   } catch (e) {
+    if (e instanceof CompileError) throw new StrategyLoadError(path, compileErrors(e.located) ?? e.located);
     const msg = e instanceof Error ? e.message : String(e);
     const located = compileErrors(msg);
     if (located !== undefined) throw new StrategyLoadError(path, located);
@@ -102,6 +99,44 @@ export async function loadStrategy(path: string, overrides: readonly string[] = 
   // A module loaded as CommonJS interop wraps its exports once more.
   if (d && typeof d === 'object' && !('params' in d) && 'default' in d) d = d.default as Record<string, unknown> | undefined;
   return checkStrategy(path, file, d, overrides, file.replace(/^.*[\\/]/, '').replace(/\.[cm]?[jt]s$/, ''));
+}
+
+let loads = 0;
+
+/**
+ * The strategy module `file`, compiled once to plain JavaScript (src/app/strategy-cache.ts) and
+ * imported with no loader: the cache file when it is valid, else compiled now. Each call evaluates
+ * the strategy's own modules afresh (as tsx's tsImport did), while its bare imports are the modules
+ * the running fxflow loaded. With the cache off or a folder that cannot be written, tsx loads it.
+ */
+async function importStrategy(file: string): Promise<{ default?: unknown }> {
+  const dir = strategyCacheDir();
+  if (dir !== undefined) {
+    const compiler = { packageJson: PACKAGE_JSON, fromSource: FROM_SOURCE };
+    const compiled = cachedStrategy(dir, file, compiler) ?? (await compileStrategy(dir, file, compiler));
+    if (compiled !== undefined && FROM_SOURCE && compiled.format === 'esm') {
+      // It imports fxflow's TypeScript sources, which only a TypeScript loader can load (vitest
+      // has none in Node's loader; bin/fxflow.js runs them through tsx anyway): tsx, on them alone.
+      const { tsImport } = await import('tsx/esm/api');
+      return (await tsImport(compiled.file, import.meta.url)) as { default?: unknown };
+    }
+    // From the sources, a CommonJS strategy's require() of them needs tsx's CommonJS loader as the
+    // strategy's own file has it (a compiled .cjs is required past it): loaded as before.
+    if (compiled !== undefined && !FROM_SOURCE) {
+      // A strategy's stack points into its own file, not the cache's (the code carries its source map).
+      process.setSourceMapsEnabled(true);
+      // A new URL is a new ES module; CommonJS is kept by file name, so its entry is dropped first.
+      if (compiled.format === 'cjs') delete createRequire(import.meta.url).cache[compiled.file];
+      const url = `${pathToFileURL(compiled.file).href}?load=${++loads}`;
+      return (await import(url)) as { default?: unknown };
+    }
+  }
+  registerFallback();
+  // tsImport loads TypeScript with no build step wherever the file lives (also outside a
+  // "type": "module" package, where a .ts file would otherwise be read as CommonJS).
+  // tsx is loaded here, when a strategy module is, not when fxflow starts.
+  const { tsImport } = await import('tsx/esm/api');
+  return (await tsImport(file, import.meta.url)) as { default?: unknown };
 }
 
 /**
@@ -143,7 +178,7 @@ function checkStrategy(path: string, file: string, d: unknown, overrides: readon
 
 /**
  * The errors of a module that did not compile (esbuild's `file:line:column: ERROR: text` lines, as
- * tsx reports them), each with its line of source and a caret under the column; undefined when the
+ * tsx reports them and the strategy cache's compile writes them), each with its line of source and a caret under the column; undefined when the
  * message holds none.
  */
 export function compileErrors(message: string): string | undefined {
@@ -153,7 +188,9 @@ export function compileErrors(message: string): string | undefined {
   for (let m = re.exec(message); m !== null; m = re.exec(message)) {
     if (++n > 5) break;
     const [, file, line, column, text] = m as unknown as [string, string, string, string, string];
-    out.push(`syntax error: ${text}`, `  at ${file}:${line}:${Number(column) + 1}`);
+    // An import esbuild could not resolve is no syntax error.
+    const what = /^(Could not resolve|Cannot find package)/.test(text) ? 'import error' : 'syntax error';
+    out.push(`${what}: ${text}`, `  at ${file}:${line}:${Number(column) + 1}`);
     let src: string | undefined;
     try {
       src = readFileSync(file, 'utf8').split(/\r?\n/)[Number(line) - 1];

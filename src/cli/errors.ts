@@ -36,8 +36,9 @@ export function describeError(e: unknown): string {
 
 /**
  * The stack frame to show for a strategy's error: the first one in the strategy module, else the
- * first. Strategy modules are compiled by tsx into a `data:` URL that carries the file's path
+ * first. A strategy module tsx compiled runs from a `data:` URL that carries the file's path
  * (`filePath=`); the frame is shown with that path (its line and column are of the compiled code).
+ * One run from the compiled-strategy cache has its source map: its frames name the file and line.
  */
 export function strategyFrame(stack: string): string | undefined {
   const frames = stack
