@@ -16,6 +16,8 @@ export interface Sim {
   onEvent(ev: unknown): void;
   submit(intent: unknown): void;
   listen(l: (tx: unknown) => void): () => void;
+  /** Builds after stop 31 (notes: a fill's object only when asked for). */
+  listenNotes?(l: (note: unknown) => void): () => void;
   readonly ledger: { position(i: string): { long: number; short: number } };
   readonly stats: { fills: number };
 }

@@ -118,6 +118,8 @@ export class FillNote implements TransactionNote, FillNumbers {
   #priceText: string | undefined = undefined;
   #tx: Transaction | undefined = undefined;
 
+  constructor(private readonly stats: { fillObjects: number }) {}
+
   get openPriceNum(): number {
     return this.price;
   }
@@ -128,7 +130,11 @@ export class FillNote implements TransactionNote, FillNumbers {
   }
 
   transaction(): Transaction {
-    return (this.#tx ??= orderFillTransaction(this) as unknown as Transaction);
+    if (this.#tx === undefined) {
+      this.#tx = orderFillTransaction(this) as unknown as Transaction;
+      this.stats.fillObjects++;
+    }
+    return this.#tx;
   }
 
   /** Forgets the last fill's object and text (the note is about to hold another fill). */

@@ -91,6 +91,8 @@ export class TransactionLog {
     private readonly accountID: string,
     /** The simulator's clock: transactions are stamped with its time. */
     private readonly clock: { readonly now: UnixMs },
+    /** Where the fill notes count the objects they build. */
+    private readonly stats: { fillObjects: number } = { fillObjects: 0 },
   ) {}
 
   /** The ID the next transaction will take. */
@@ -167,7 +169,7 @@ export class TransactionLog {
    * The same object again after the delivery: nothing may keep it.
    */
   fillNote(): FillNote {
-    return (this.#fillNotes[this.#depth] ??= new FillNote());
+    return (this.#fillNotes[this.#depth] ??= new FillNote(this.stats));
   }
 
   /** Folds a fill into the ledger from its numbers and delivers it (its object is built if a listener asks). */
