@@ -334,6 +334,20 @@ export class Ledger {
     return true;
   }
 
+  /**
+   * Applies an ORDER_CANCEL of order `orderID` given by its ID (`id`, its number `idNum`): the
+   * fold of `apply` of the transaction, for a caller that has not built it. False for an ID
+   * already applied.
+   */
+  applyCancel(id: string, idNum: number, orderID: string): boolean {
+    if (!(idNum > this.#lastID)) return false;
+    this.#lastID = idNum;
+    this.lastTransactionID = id;
+    this.applied++;
+    this.#unlinkOrder(orderID);
+    return true;
+  }
+
   #open(id: string, instrument: string, price: string, priceNum: number, time: string, initialUnits: string, unitsNum: number, spread: Amount, clientExtensions: ClientExtensions | undefined): void {
     const trade: LedgerTrade = {
       id,

@@ -52,6 +52,45 @@ class ObjectNote implements TransactionNote {
 }
 
 /**
+ * The commonest ORDER_CANCEL (no client order ID, no replacement: a dependent order of a closed
+ * trade, an expiry) as a note, its object built when asked, as the literal the log wrote before.
+ */
+class CancelNote implements TransactionNote {
+  readonly type = 'ORDER_CANCEL';
+  id = '';
+  idNum = 0;
+  orderID = '';
+  reason = '';
+  time = '';
+  accountID = '';
+  batchID = '';
+  readonly rejectReason = undefined;
+  readonly price = Number.NaN;
+  #tx: Transaction | undefined = undefined;
+
+  get at(): UnixMs {
+    return parseTime(this.time);
+  }
+
+  transaction(): Transaction {
+    const { orderID, reason, id, time, accountID, batchID } = this;
+    return (this.#tx ??= { type: 'ORDER_CANCEL', orderID, reason, id, time, userID: 1, accountID, batchID } as unknown as Transaction);
+  }
+
+  set(id: string, idNum: number, orderID: string, reason: string, time: string, accountID: string, batchID: string): this {
+    this.#tx = undefined;
+    this.id = id;
+    this.idNum = idNum;
+    this.orderID = orderID;
+    this.reason = reason;
+    this.time = time;
+    this.accountID = accountID;
+    this.batchID = batchID;
+    return this;
+  }
+}
+
+/**
  * The v20 transaction builder: sequential IDs, batches, the stamp every transaction carries, and
  * delivery. A transaction is folded into the simulator's ledger, then delivered as a note
  * (TransactionNote) to the listeners (the engine, the order counters, and through `listen` the
@@ -76,6 +115,7 @@ export class TransactionLog {
   #depth = 0;
   readonly #fillNotes: FillNote[] = [];
   readonly #objectNotes: ObjectNote[] = [];
+  readonly #cancelNotes: CancelNote[] = [];
   /** The next transaction's ID (a number: the text is made once per ID). */
   nextID = 1;
   #lastIDNum = 0;
@@ -176,6 +216,18 @@ export class TransactionLog {
   publishFill(note: FillNote): void {
     this.ledger.applyFill(note);
     if (this.#listeners.length > 0) this.#deliver(note);
+  }
+
+  /**
+   * Takes the next ID for an ORDER_CANCEL of order `orderID` (no client order ID, no replacement),
+   * folds it into the ledger and delivers it as a note: its object is built only if a listener asks.
+   */
+  publishCancel(orderID: string, reason: string): void {
+    const idNum = this.nextID;
+    const id = this.takeID();
+    this.ledger.applyCancel(id, idNum, orderID);
+    if (this.#listeners.length === 0) return;
+    this.#deliver((this.#cancelNotes[this.#depth] ??= new CancelNote()).set(id, idNum, orderID, reason, this.timeText(), this.accountID, this.batchOr(id)));
   }
 
   #deliver(note: TransactionNote): void {
