@@ -33,8 +33,8 @@ export interface SimCheckout {
 }
 
 /** `--root` (default this checkout): the simulator, instruments and generator of that checkout's src/. */
-export async function loadSim(): Promise<SimCheckout> {
-  const root = resolve(arg('root', new URL('../..', import.meta.url).pathname));
+export async function loadSim(at?: string): Promise<SimCheckout> {
+  const root = resolve(at ?? arg('root', new URL('../..', import.meta.url).pathname));
   const load = async <T>(rel: string): Promise<T> => (await import(pathToFileURL(`${root}/${rel}`).href)) as T;
   const { SimBroker } = await load<{ SimBroker: new (o: unknown) => Sim }>('src/adapters/sim/broker.ts');
   const { loadInstruments } = await load<{ loadInstruments: () => unknown }>('src/domain/instrument.ts');
