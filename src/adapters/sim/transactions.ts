@@ -8,8 +8,9 @@ import { FillNote } from './fill.ts';
 export type Draft = Record<string, unknown> & { type: string };
 
 /**
- * A transaction built as an object (every type but ORDER_FILL), delivered as a note: its type read
- * at once, the rest from the object when asked. The log keeps one per delivery depth.
+ * A transaction built as an object (every one but the fills and the common cancels, which the log
+ * holds as numbers), delivered as a note: its type read at once, the rest from the object when
+ * asked. The log keeps one per delivery depth.
  */
 class ObjectNote implements TransactionNote {
   type = '';
@@ -94,9 +95,10 @@ class CancelNote implements TransactionNote {
  * The v20 transaction builder: sequential IDs, batches, the stamp every transaction carries, and
  * delivery. A transaction is folded into the simulator's ledger, then delivered as a note
  * (TransactionNote) to the listeners (the engine, the order counters, and through `listen` the
- * sandbox, the run folder, `transactions$`). Every type but ORDER_FILL is built as the draft its
- * author wrote, stamped in place; an ORDER_FILL is a `FillNote` of numbers, folded from them, whose
- * object is built only if a listener asks for it (`listen`'s listeners all do).
+ * sandbox, the run folder, `transactions$`). Most types are built as the draft their author wrote,
+ * stamped in place; an ORDER_FILL is a `FillNote` of numbers (`publishFill`) and the common
+ * ORDER_CANCEL a `CancelNote` (`publishCancel`), folded from their numbers, their objects built
+ * only if a listener asks (`listen`'s listeners all do).
  */
 export class TransactionLog {
   /**
