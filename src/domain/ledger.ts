@@ -1,5 +1,6 @@
 import { add, amount, formatAmount, type Amount } from './money.ts';
 import { parseTime, type UnixMs } from './time.ts';
+import type { FillNumbers } from './transaction-note.ts';
 import type {
   ClientExtensions,
   DailyFinancingTransaction,
@@ -285,75 +286,139 @@ export class Ledger {
     // Emptied by pop, not `length = 0` (which frees the array's storage, allocated again at the next push).
     while (this.closed.length > 0) this.closed.pop();
     // A fill's commission is shared among the trades it opened and reduced, by units (whole 1/10,000s).
-    this.#fillCommission = tx.commission !== undefined ? amount(tx.commission) : 0;
-    this.#fillUnits = this.#fillCommission === 0 ? 0 : Math.abs(Number(tx.units));
+    const commission = tx.commission !== undefined ? amount(tx.commission) : 0;
+    this.#fillCommission = commission;
+    this.#fillUnits = commission === 0 ? 0 : Math.abs(Number(tx.units));
     const closed = tx.tradesClosed;
-    if (closed !== undefined) for (let i = 0; i < closed.length; i++) this.#reduce(tx, closed[i]!, true);
-    if (tx.tradeReduced) this.#reduce(tx, tx.tradeReduced, false);
+    if (closed !== undefined) for (let i = 0; i < closed.length; i++) this.#reduceParsed(tx.id, closed[i]!, true);
+    if (tx.tradeReduced) this.#reduceParsed(tx.id, tx.tradeReduced, false);
     if (tx.tradeOpened) {
       const o = tx.tradeOpened;
       const price = o.price ?? tx.price ?? tx.fullVWAP;
       if (price === undefined) throw new LedgerError('ORDER_FILL opens a trade but carries no price', tx.id);
-      const trade: LedgerTrade = {
-        id: o.tradeID,
-        instrument: tx.instrument,
-        price,
-        priceNum: Number(price),
-        openTime: tx.time,
-        // parseTime caches the last text: a batch's fill is parsed once for both ledgers and the portfolio.
-        openMs: parseTime(tx.time),
-        initialUnits: o.units,
-        unitsNum: Number(o.units),
-        realizedPL: 0,
-        financing: 0,
-        halfSpreadCost: o.halfSpreadCost !== undefined ? amount(o.halfSpreadCost) : 0,
-        commission: this.#commissionShare(o.units),
-        // The dependent-order slots exist from the start (filled in as orders are created): the
-        // trade keeps one shape instead of growing a property per order.
-        takeProfitOrderID: undefined,
-        stopLossOrderID: undefined,
-        trailingStopLossOrderID: undefined,
-        guaranteedStopLossOrderID: undefined,
-        clientExtensions: o.clientExtensions || undefined,
-      };
-      this.trades.set(o.tradeID, trade);
+      const unitsNum = Number(o.units);
+      this.#open(o.tradeID, tx.instrument, price, Number(price), tx.time, o.units, unitsNum, o.halfSpreadCost !== undefined ? amount(o.halfSpreadCost) : 0, o.clientExtensions);
     }
-    const pl = tx.pl !== undefined ? amount(tx.pl) : 0;
-    const financing = tx.financing !== undefined ? amount(tx.financing) : 0;
-    const commission = tx.commission !== undefined ? amount(tx.commission) : 0;
-    const fee = tx.guaranteedExecutionFee !== undefined ? amount(tx.guaranteedExecutionFee) : 0;
     const spread = tx.halfSpreadCost;
+    this.#fillTotals(
+      tx.instrument,
+      tx.pl !== undefined ? amount(tx.pl) : 0,
+      tx.financing !== undefined ? amount(tx.financing) : 0,
+      commission,
+      tx.guaranteedExecutionFee !== undefined ? amount(tx.guaranteedExecutionFee) : 0,
+      spread !== undefined ? amount(spread) : 0,
+    );
+    this.#checkBalance(tx.id, tx.accountBalance);
+  }
+
+  /**
+   * Applies an ORDER_FILL given as numbers (the simulator's fill path, which has every figure at
+   * hand): the same fold as `apply` of its transaction, without building or parsing one. Its
+   * balance is the one the fold computes (the simulator writes that figure into the transaction).
+   * Returns false (and changes nothing) for an ID already applied.
+   */
+  applyFill(f: FillNumbers): boolean {
+    const idNum = f.idNum;
+    if (!(idNum > this.#lastID)) return false;
+    this.#lastID = idNum;
+    this.lastTransactionID = f.id;
+    this.applied++;
+    this.#unlinkOrder(f.orderID);
+    while (this.closed.length > 0) this.closed.pop();
+    this.#fillCommission = f.commission;
+    this.#fillUnits = f.commission === 0 ? 0 : f.filledUnits;
+    const n = f.parts;
+    for (let i = 0; i < n; i++) this.#reduce(f.id, f.partTradeID[i]!, f.partUnits[i]!, f.partPL[i]!, 0, f.partSpread[i]!, f.partFull[i]!);
+    if (f.openUnits !== 0) this.#open(f.openTradeID, f.instrument, f.openPrice, f.openPriceNum, f.time, String(f.openUnits), f.openUnits, f.openSpread, f.openClientExtensions);
+    this.#fillTotals(f.instrument, f.pl, 0, f.commission, f.guaranteedExecutionFee, f.halfSpreadCost);
+    return true;
+  }
+
+  /**
+   * Applies an ORDER_CANCEL of order `orderID` given by its ID (`id`, its number `idNum`): the
+   * fold of `apply` of the transaction, for a caller that has not built it. False for an ID
+   * already applied.
+   */
+  applyCancel(id: string, idNum: number, orderID: string): boolean {
+    if (!(idNum > this.#lastID)) return false;
+    this.#lastID = idNum;
+    this.lastTransactionID = id;
+    this.applied++;
+    this.#unlinkOrder(orderID);
+    return true;
+  }
+
+  #open(id: string, instrument: string, price: string, priceNum: number, time: string, initialUnits: string, unitsNum: number, spread: Amount, clientExtensions: ClientExtensions | undefined): void {
+    const trade: LedgerTrade = {
+      id,
+      instrument,
+      price,
+      priceNum,
+      openTime: time,
+      // parseTime caches the last text: a batch's fill is parsed once for both ledgers and the portfolio.
+      openMs: parseTime(time),
+      initialUnits,
+      unitsNum,
+      realizedPL: 0,
+      financing: 0,
+      halfSpreadCost: spread,
+      commission: this.#commissionShare(unitsNum),
+      // The dependent-order slots exist from the start (filled in as orders are created): the
+      // trade keeps one shape instead of growing a property per order.
+      takeProfitOrderID: undefined,
+      stopLossOrderID: undefined,
+      trailingStopLossOrderID: undefined,
+      guaranteedStopLossOrderID: undefined,
+      clientExtensions: clientExtensions || undefined,
+    };
+    this.trades.set(id, trade);
+  }
+
+  /** A fill's account totals: its P/L (also per instrument), financing, commission, fees and half-spread cost, and the balance. */
+  #fillTotals(instrument: string, pl: Amount, financing: Amount, commission: Amount, fee: Amount, spread: Amount): void {
     if (pl !== 0) {
       this.pl = add(this.pl, pl);
-      this.instrumentPL.set(tx.instrument, add(this.instrumentPL.get(tx.instrument) ?? 0, pl));
+      this.instrumentPL.set(instrument, add(this.instrumentPL.get(instrument) ?? 0, pl));
     }
     if (financing !== 0) this.financing = add(this.financing, financing);
     if (commission !== 0) this.commission = add(this.commission, commission);
     if (fee !== 0) this.guaranteedExecutionFees = add(this.guaranteedExecutionFees, fee);
-    if (spread !== undefined) this.halfSpreadCost = add(this.halfSpreadCost, amount(spread));
+    if (spread !== 0) this.halfSpreadCost = add(this.halfSpreadCost, spread);
     this.balance = add(this.balance, pl + financing - commission - fee);
-    this.#checkBalance(tx.id, tx.accountBalance);
     this.version++;
   }
 
-  #reduce(tx: OrderFillTransaction, r: TradeReduce, full: boolean): void {
-    const trade = this.trades.get(r.tradeID);
+  #reduceParsed(txID: string, r: TradeReduce, full: boolean): void {
+    this.#reduce(
+      txID,
+      r.tradeID,
+      Number(r.units),
+      r.realizedPL !== undefined ? amount(r.realizedPL) : 0,
+      r.financing !== undefined ? amount(r.financing) : 0,
+      r.halfSpreadCost !== undefined ? amount(r.halfSpreadCost) : 0,
+      full,
+    );
+  }
+
+  /** Reduces trade `tradeID` by `units` (signed against it), with that part's realized P/L, financing and half-spread cost; `full`: it closes. */
+  #reduce(txID: string, tradeID: string, units: number, realized: Amount, financing: Amount, spread: Amount, full: boolean): void {
+    const trade = this.trades.get(tradeID);
     if (!trade) {
-      if (this.strict) throw new LedgerError(`reduces unknown trade ${r.tradeID}`, tx.id);
+      if (this.strict) throw new LedgerError(`reduces unknown trade ${tradeID}`, txID);
       return;
     }
     // Units are signed against the trade: closing a long of 100 is -100. Rounded to 1e-6 so that
     // fractional CFD units never accumulate binary noise.
-    trade.unitsNum = Math.round((trade.unitsNum + Number(r.units)) * 1e6) / 1e6;
-    if (r.realizedPL !== undefined) trade.realizedPL = add(trade.realizedPL, amount(r.realizedPL));
-    if (r.financing !== undefined) trade.financing = add(trade.financing, amount(r.financing));
-    if (r.halfSpreadCost !== undefined) trade.halfSpreadCost = add(trade.halfSpreadCost, amount(r.halfSpreadCost));
-    if (this.#fillCommission !== 0) trade.commission = add(trade.commission, this.#commissionShare(r.units));
+    trade.unitsNum = Math.round((trade.unitsNum + units) * 1e6) / 1e6;
+    if (realized !== 0) trade.realizedPL = add(trade.realizedPL, realized);
+    if (financing !== 0) trade.financing = add(trade.financing, financing);
+    if (spread !== 0) trade.halfSpreadCost = add(trade.halfSpreadCost, spread);
+    if (this.#fillCommission !== 0) trade.commission = add(trade.commission, this.#commissionShare(units));
     if (full || trade.unitsNum === 0) {
       if (this.strict && trade.unitsNum !== 0) {
-        throw new LedgerError(`closes trade ${r.tradeID} with ${r.units} units but ${trade.unitsNum} remain`, tx.id);
+        throw new LedgerError(`closes trade ${tradeID} with ${units} units but ${trade.unitsNum} remain`, txID);
       }
-      this.trades.delete(r.tradeID);
+      this.trades.delete(tradeID);
       this.closed.push(trade);
     }
   }
@@ -362,9 +427,9 @@ export class Ledger {
   #fillUnits = 0;
 
   /** The share of the current fill's commission that `units` of it carry. */
-  #commissionShare(units: string): Amount {
+  #commissionShare(units: number): Amount {
     if (this.#fillCommission === 0 || !(this.#fillUnits > 0)) return 0;
-    return Math.round((this.#fillCommission * Math.abs(Number(units))) / this.#fillUnits);
+    return Math.round((this.#fillCommission * Math.abs(units)) / this.#fillUnits);
   }
 
   #financing(tx: DailyFinancingTransaction): void {

@@ -5,6 +5,7 @@ import { isGranularity, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { isIntent, isReservedClientID, type OrderIntent, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
+import type { TransactionNote } from '../domain/transaction-note.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import type { CandleSeries, Params, Step, Strategy, StrategyLogger, Subscriptions } from '../strategy/api.ts';
@@ -259,11 +260,13 @@ export class Engine<P extends Params, S> {
   /**
    * Starts folding the execution's transactions into the portfolio (and delivering them to
    * `onTransaction`); returns the function that stops it. For drivers that feed events themselves
-   * with `feed` (backtests); `run` does this on its own. Uses the execution's `listen` when it has
-   * one (the simulator: no Subscriber per transaction).
+   * with `feed` (backtests); `run` does this on its own. Uses the execution's `listenNotes` or
+   * `listen` when it has one (the simulator: no Subscriber per transaction; with notes, no fill
+   * object unless the strategy has `onTransaction` or the portfolio folds objects).
    */
   attach(): () => void {
     const execution = this.#o.execution;
+    if (execution.listenNotes !== undefined) return execution.listenNotes((n) => this.#onNote(n));
     if (execution.listen !== undefined) return execution.listen((tx) => this.#onTransaction(tx));
     const sub = execution.transactions$.subscribe({
       next: (tx) => {
@@ -422,6 +425,16 @@ export class Engine<P extends Params, S> {
     if (!h) return;
     this.#ctx.timer = ev;
     this.#call(h, 'onTimer');
+  }
+
+  /** `#onTransaction` of a note: its object is asked for only when someone reads it. */
+  #onNote(n: TransactionNote): void {
+    this.stats.transactions++;
+    if (!this.#o.portfolio.applyNote(n)) return; // already seen (replay or backfill)
+    if (this.#o.strategy.onTransaction === undefined) return; // nobody to deliver it to
+    // The object, not the note: the note is the execution's again once this call returns.
+    this.#queue.push(n.transaction());
+    if (!this.#busy) this.#drain();
   }
 
   #onTransaction(tx: Transaction): void {

@@ -1,4 +1,14 @@
-import type { Transaction } from '../domain/v20/index.ts';
+/**
+ * What the counters read of a transaction: a v20 object, or a simulator's note
+ * (domain/transaction-note.ts), which carries these without building its object.
+ */
+export interface CountedTransaction {
+  readonly type: string;
+  readonly id: string;
+  readonly orderID?: string | undefined;
+  readonly reason?: string | undefined;
+  readonly rejectReason?: string | undefined;
+}
 
 /** Counts of one kind of order (the strategy's own, or the dependent orders of its trades). */
 export interface OrderCounts {
@@ -40,7 +50,7 @@ export class OrderStats {
   /** Pending order ID → whether it is a dependent order. */
   readonly #pending = new Map<string, boolean>();
 
-  readonly onTransaction = (tx: Transaction): void => {
+  readonly onTransaction = (tx: CountedTransaction): void => {
     const type = tx.type;
     if (ORDER_TYPES.has(type)) {
       const dep = DEPENDENT.has(type);
@@ -49,7 +59,7 @@ export class OrderStats {
       return;
     }
     if (type === 'ORDER_FILL' || type === 'ORDER_CANCEL') {
-      const id = (tx as { orderID: string }).orderID;
+      const id = tx.orderID!;
       const dep = this.#pending.get(id);
       if (dep === undefined) return;
       this.#pending.delete(id);
@@ -57,7 +67,7 @@ export class OrderStats {
       if (type === 'ORDER_FILL') c.filled++;
       else {
         c.cancelled++;
-        bump(c.cancelReasons, (tx as { reason?: string }).reason ?? 'UNKNOWN');
+        bump(c.cancelReasons, tx.reason ?? 'UNKNOWN');
       }
       return;
     }
@@ -66,7 +76,7 @@ export class OrderStats {
       const c = dep ? this.dependent : this.strategy;
       c.placed++;
       c.rejected++;
-      bump(c.rejectReasons, (tx as { rejectReason?: string }).rejectReason ?? type);
+      bump(c.rejectReasons, tx.rejectReason ?? type);
     }
   };
 

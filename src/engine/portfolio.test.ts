@@ -57,6 +57,9 @@ describe('Portfolio over the simulator ledger (shared, as in backtests)', () => 
         const h = harness({ hedging });
         const own = new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '100000' });
         const shared = new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '100000', ledger: h.sim.ledger, shared: true });
+        // The same, fed the simulator's notes (as the engine in a backtest): a fill's numbers, no object read.
+        const noted = new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '100000', ledger: h.sim.ledger, shared: true });
+        h.sim.listenNotes((n) => expect(noted.applyNote(n)).toBe(true));
         // The account's CREATE and deposit were emitted at start: the own fold takes them; the shared
         // portfolio starts from its ledger's state, which holds them already.
         for (const tx of h.txs) {
@@ -80,6 +83,7 @@ describe('Portfolio over the simulator ledger (shared, as in backtests)', () => 
             h.sim.onEvent(c);
             own.mark(c);
             shared.mark(c);
+            noted.mark(c);
           }
           if (s.order) {
             const pip = s.order.instrument === EU ? 1e-4 : 1e-2;
@@ -91,6 +95,11 @@ describe('Portfolio over the simulator ledger (shared, as in backtests)', () => 
         });
         own.finish();
         shared.finish();
+        noted.finish();
+        expect(noted.closedTrades).toEqual(own.closedTrades);
+        expect(noted.tradeStats).toEqual(own.tradeStats);
+        expect([noted.balance, noted.nav, noted.exposureMs]).toEqual([own.balance, own.nav, own.exposureMs]);
+        expect(noted.equity).toEqual(own.equity);
         expect(shared.ledger).toBe(h.sim.ledger);
         expect(shared.closedTrades).toEqual(own.closedTrades);
         expect(shared.balance).toBe(own.balance);

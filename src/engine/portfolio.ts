@@ -4,6 +4,7 @@ import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { Ledger, type LedgerTrade } from '../domain/ledger.ts';
 import { parseTime, type UnixMs } from '../domain/time.ts';
+import type { TransactionNote } from '../domain/transaction-note.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { HomeConversion, type Quote } from '../domain/conversion.ts';
 
@@ -142,6 +143,9 @@ function closePriceOf(tx: Extract<Transaction, { type: 'ORDER_FILL' }>, id: stri
   return tx.price ?? '';
 }
 
+/** The time of a transaction's text, or a note's. */
+const timeOf = (time: string | TransactionNote): UnixMs => (typeof time === 'string' ? parseTime(time) : time.at);
+
 /**
  * The engine's account view: the transaction fold (`Ledger`) plus marks to market.
  *
@@ -239,21 +243,44 @@ export class Portfolio {
       this.#flat = ledger.trades.size === 0;
       if (!ledger.apply(tx)) return false;
     }
-    if (tx.type === 'ORDER_FILL' && ledger.closed.length > 0) this.#recordClosures(tx);
-    this.#balance = toUnits(ledger.balance);
-    const flat = ledger.trades.size === 0;
-    if (this.#flat && !flat) this.#exposedSince = parseTime(tx.time);
-    else if (!this.#flat && flat && !Number.isNaN(this.#exposedSince)) {
-      this.exposureMs += Math.max(0, parseTime(tx.time) - this.#exposedSince);
-      this.#exposedSince = Number.NaN;
-    }
-    this.#flat = flat;
+    if (tx.type === 'ORDER_FILL' && ledger.closed.length > 0) this.#recordClosures(parseTime(tx.time), tx.reason, Number.NaN, tx);
+    this.#afterFold(tx.time);
     return true;
   }
 
-  /** The trades the fill closed, as the ledger left them (final realized P/L and financing). */
-  #recordClosures(tx: Extract<Transaction, { type: 'ORDER_FILL' }>): void {
-    const closeTime = parseTime(tx.time);
+  /**
+   * `apply` of a note (domain/transaction-note.ts). Sharing its owner's ledger, the portfolio reads
+   * only the note's numbers (the simulator's fills need no object); folding its own, it folds the
+   * note's transaction.
+   */
+  applyNote(n: TransactionNote): boolean {
+    if (!this.#shared) return this.apply(n.transaction());
+    const id = n.idNum;
+    if (!(id > this.#seenID)) return false;
+    this.#seenID = id;
+    if (n.type === 'ORDER_FILL' && this.ledger.closed.length > 0) this.#recordClosures(n.at, n.reason!, n.price, undefined);
+    this.#afterFold(n);
+    return true;
+  }
+
+  /** The balance and the exposure after a transaction at `time` (its text, or a note whose `at` it is: read only when the exposure changes). */
+  #afterFold(time: string | TransactionNote): void {
+    const ledger = this.ledger;
+    this.#balance = toUnits(ledger.balance);
+    const flat = ledger.trades.size === 0;
+    if (this.#flat && !flat) this.#exposedSince = timeOf(time);
+    else if (!this.#flat && flat && !Number.isNaN(this.#exposedSince)) {
+      this.exposureMs += Math.max(0, timeOf(time) - this.#exposedSince);
+      this.#exposedSince = Number.NaN;
+    }
+    this.#flat = flat;
+  }
+
+  /**
+   * The trades the fill closed, as the ledger left them (final realized P/L and financing): closed
+   * at `closeTime`, for the fill's `reason`, at `price` (a note's), or at the prices fill `tx` gives.
+   */
+  #recordClosures(closeTime: UnixMs, reason: string, price: number, tx: Extract<Transaction, { type: 'ORDER_FILL' }> | undefined): void {
     const trades = this.ledger.closed;
     const stats = this.tradeStats;
     for (let i = 0; i < trades.length; i++) {
@@ -273,7 +300,7 @@ export class Portfolio {
       const spreadCost = toUnits(t.halfSpreadCost);
       const financing = toUnits(t.financing);
       const commission = toUnits(t.commission);
-      const exitReason = exitReasonOf(tx.reason);
+      const exitReason = exitReasonOf(reason);
       const long = Number(t.initialUnits) > 0;
       const x = this.#excursions.get(t.id);
       this.#excursions.delete(t.id);
@@ -283,7 +310,7 @@ export class Portfolio {
       addToGroup(g, realizedPL, spreadCost, financing, commission);
       stats.exitReasons.set(exitReason, (stats.exitReasons.get(exitReason) ?? 0) + 1);
       if (!this.#keepClosedTrades && this.onClosedTrade === undefined) continue;
-      const closePrice = Number(closePriceOf(tx, t.id));
+      const closePrice = tx !== undefined ? Number(closePriceOf(tx, t.id)) : price;
       const exitMove = long ? closePrice - t.priceNum : t.priceNum - closePrice;
       const closed: ClosedTrade = {
         id: t.id,

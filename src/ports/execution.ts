@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { OrderIntent } from '../domain/intents.ts';
+import type { TransactionNote } from '../domain/transaction-note.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 
 /**
@@ -29,4 +30,11 @@ export interface Execution {
    * measurable share of a backtest. Returns the function that stops the deliveries.
    */
   listen?(listener: (tx: Transaction) => void): () => void;
+  /**
+   * Optional: the same deliveries as notes (domain/transaction-note.ts): the fields a fold needs,
+   * the v20 object only if the listener asks (`transaction()`, during the call). For an execution
+   * that holds its transactions as numbers (the simulator's fills), a reader that needs no object
+   * makes none. Returns the function that stops the deliveries.
+   */
+  listenNotes?(listener: (note: TransactionNote) => void): () => void;
 }

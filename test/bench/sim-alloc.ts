@@ -5,7 +5,7 @@
  * orders minus an idle round over the same 300k candles (held in memory, so their cost cancels),
  * after two warm-up rounds of each. `--root` measures another checkout's src/:
  *
- *   node --import tsx test/bench/sim-alloc.ts [--root /path/to/other]
+ *   node --import tsx test/bench/sim-alloc.ts [--root /path/to/other] [--objects]
  *
  * Prints one JSON line: fills, KB allocated a fill. Sampling: steady to about ±0.05 KB between runs.
  */
@@ -20,8 +20,13 @@ interface ProfileNode {
 const checkout = await loadSim();
 const batches = [...checkout.candles(300_000)];
 
+// `--objects`: a listener of objects, so every fill's object is built (a run folder's cost); by
+// default none listens (a sweep's trial: no object since stop 31; before it, built all the same).
+const objects = process.argv.includes('--objects');
+
 function round(orders: boolean): number {
   const sim = checkout.newSim();
+  if (objects) sim.listen(() => {});
   feed(sim, batches, orders);
   return sim.stats.fills;
 }
@@ -46,4 +51,4 @@ async function allocated(orders: boolean): Promise<{ bytes: number; fills: numbe
 }
 const idle = await allocated(false);
 const busy = await allocated(true);
-console.log(JSON.stringify({ root: checkout.root, fills: busy.fills, kbPerFill: +((busy.bytes - idle.bytes) / busy.fills / 1024).toFixed(2) }));
+console.log(JSON.stringify({ root: checkout.root, objects, fills: busy.fills, kbPerFill: +((busy.bytes - idle.bytes) / busy.fills / 1024).toFixed(2) }));

@@ -10,12 +10,17 @@
  *     node --import tsx test/bench/sim-cpu.ts
  *   done
  *
+ * The transactions are counted by a listener of notes where the checkout has them (no fill's
+ * object is built, as in a sweep's trial), else of objects; `--objects` counts objects in any
+ * build (every fill's object built, as with a run folder).
+ *
  * Prints one JSON line: fills, transactions, CPU and wall µs a fill.
  */
 import { arg, feed, loadSim } from './sim-scenario.ts';
 
 const n = Number(arg('candles', '1000000'));
 const rounds = Number(arg('rounds', '3'));
+const objects = process.argv.includes('--objects');
 if (!Number.isInteger(n) || n < 1000) {
   console.error(`--candles must be a whole number of at least 1000 (got '${arg('candles', '')}')`);
   process.exit(64);
@@ -26,9 +31,10 @@ checkout.tuneV8();
 function round(orders: boolean): { wall: number; cpu: number; fills: number; transactions: number } {
   const sim = checkout.newSim();
   let transactions = 0;
-  const stop = sim.listen(() => {
+  const count = (): void => {
     transactions++;
-  });
+  };
+  const stop = sim.listenNotes !== undefined && !objects ? sim.listenNotes(count) : sim.listen(count);
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   feed(sim, checkout.candles(n), orders);
@@ -36,6 +42,10 @@ function round(orders: boolean): { wall: number; cpu: number; fills: number; tra
   const wall = performance.now() - t0;
   stop();
   return { wall, cpu: (cpu.user + cpu.system) / 1000, fills: sim.stats.fills, transactions };
+}
+
+function sim0Notes(c: typeof checkout): boolean {
+  return c.newSim().listenNotes !== undefined;
 }
 
 let idle = { wall: Infinity, cpu: Infinity };
@@ -49,6 +59,7 @@ for (let r = 0; r < rounds; r++) {
 console.log(
   JSON.stringify({
     root: checkout.root,
+    listener: sim0Notes(checkout) && !objects ? 'notes' : 'objects',
     fills: busy.fills,
     transactions: busy.transactions,
     cpuUsPerFill: +(((busy.cpu - idle.cpu) * 1000) / busy.fills).toFixed(3),

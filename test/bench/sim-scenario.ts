@@ -16,6 +16,8 @@ export interface Sim {
   onEvent(ev: unknown): void;
   submit(intent: unknown): void;
   listen(l: (tx: unknown) => void): () => void;
+  /** Builds after stop 31 (notes: a fill's object only when asked for). */
+  listenNotes?(l: (note: unknown) => void): () => void;
   readonly ledger: { position(i: string): { long: number; short: number } };
   readonly stats: { fills: number };
 }
@@ -31,8 +33,8 @@ export interface SimCheckout {
 }
 
 /** `--root` (default this checkout): the simulator, instruments and generator of that checkout's src/. */
-export async function loadSim(): Promise<SimCheckout> {
-  const root = resolve(arg('root', new URL('../..', import.meta.url).pathname));
+export async function loadSim(at?: string): Promise<SimCheckout> {
+  const root = resolve(at ?? arg('root', new URL('../..', import.meta.url).pathname));
   const load = async <T>(rel: string): Promise<T> => (await import(pathToFileURL(`${root}/${rel}`).href)) as T;
   const { SimBroker } = await load<{ SimBroker: new (o: unknown) => Sim }>('src/adapters/sim/broker.ts');
   const { loadInstruments } = await load<{ loadInstruments: () => unknown }>('src/domain/instrument.ts');

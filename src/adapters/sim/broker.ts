@@ -9,6 +9,7 @@ import type { OrderIntent } from '../../domain/intents.ts';
 import type { Ledger } from '../../domain/ledger.ts';
 import { nextRollover, weekendClosure } from '../../domain/new-york.ts';
 import type { UnixMs } from '../../domain/time.ts';
+import type { TransactionNote } from '../../domain/transaction-note.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
 import type { Execution } from '../../ports/execution.ts';
 import type { Quote } from '../../domain/conversion.ts';
@@ -117,6 +118,11 @@ export interface SimStats {
   marginCloseouts: number;
   /** Market orders cancelled MARKET_HALTED: submitted while their instrument's market was closed. */
   halted: number;
+  /**
+   * ORDER_FILL objects built: one per fill that a listener asked the object of (`listen`, or a
+   * note's `transaction()`), none when every listener reads notes only (`listenNotes`).
+   */
+  fillObjects: number;
 }
 
 /**
@@ -249,6 +255,14 @@ export class SimBroker implements Execution {
    */
   listen(listener: (tx: Transaction) => void): () => void {
     return this.#s.tx.listen(listener);
+  }
+
+  /**
+   * As `listen`, with notes (domain/transaction-note.ts): a fill's v20 object is built only if some
+   * listener calls `transaction()` (then once, shared by all). The note is valid during the call only.
+   */
+  listenNotes(listener: (note: TransactionNote) => void): () => void {
+    return this.#s.tx.listenNotes(listener);
   }
 
   /** Ends the run: completes the transaction stream. */

@@ -14,11 +14,10 @@ export function cancelOrder(s: SimState, o: SimOrder, reason: OrderCancelReason,
   s.untrack(o);
   const tx = s.tx;
   if (o.clientID === undefined && replacedBy === undefined) {
-    // The common cancel as one literal, the log's stamp included (same fields, same order): one
-    // object shape, no property added afterwards.
+    // The common cancel as a note (transactions.ts): folded by its order's ID, its object (one
+    // literal, the log's stamp included) built only if a listener asks.
     s.stats.cancels++;
-    const id = tx.takeID();
-    tx.publish({ type: 'ORDER_CANCEL', orderID: o.id, reason, id, time: tx.timeText(), userID: 1, accountID: s.accountID, batchID: tx.batchOr(id) });
+    tx.publishCancel(o.id, reason);
     return;
   }
   const d: Draft = { type: 'ORDER_CANCEL', orderID: o.id, reason };

@@ -1,4 +1,4 @@
-import { add, amount } from '../../domain/money.ts';
+import { add } from '../../domain/money.ts';
 import type { LedgerTrade } from '../../domain/ledger.ts';
 import { formatTime, parseRequestTime, parseTime, type UnixMs } from '../../domain/time.ts';
 import { nextRollover } from '../../domain/new-york.ts';
@@ -7,7 +7,7 @@ import type { Instrument } from '../../domain/instrument.ts';
 import type { ClientExtensions, OrderCancelReason, Transaction } from '../../domain/v20/index.ts';
 import { onFillWorkingOrder, type Book, type QueuedMarket } from './book.ts';
 import { cancelFill, cancelOrder, reject } from './cancels.ts';
-import { orderFill, roundUnits, type FillArgs } from './fill.ts';
+import { roundUnits, setFill, type FillArgs } from './fill.ts';
 import type { SimOrder, SimOrderType } from './orders.ts';
 import { canSlip, NO_SLIPPAGE } from './slippage.ts';
 import type { SimState } from './state.ts';
@@ -131,7 +131,6 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
   // Slippage (slippage.ts) on the fills that can slip, against the trader; snapped after.
   const slipping = s.slippage !== NO_SLIPPAGE && canSlip(a.type);
   const pxNum = inst.snap(slipping ? s.slippage.slip(a.px, buy ? 1 : -1, a.bid, a.ask, inst) : a.px);
-  const price = inst.price(pxNum);
   if (!Number.isNaN(a.priceBound) && (buy ? pxNum > a.priceBound : pxNum < a.priceBound)) {
     cancelFill(s, a.orderID, a.clientOrderID, 'BOUNDS_VIOLATION');
     return;
@@ -222,19 +221,24 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
     }
   }
 
-  // The ORDER_FILL and its money (fill.ts): exact, one rounding per amount.
-  const fillID = s.tx.peekID();
+  // The ORDER_FILL and its money (fill.ts): exact, one rounding per amount, as numbers; the
+  // ledger folds them, and the transaction object is built only if a listener reads it.
+  const log = s.tx;
+  const idNum = log.nextID;
+  const fillID = log.peekID();
   const margin = opening > 0 ? s.account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss) : 0;
   const closedTrades: LedgerTrade[] = [];
-  // Built stamped (the fields TransactionLog.emit would add, in its order): one object shape at once.
-  const log = s.tx;
   const stamp = { at: s.now, time: log.timeText(), accountID: s.accountID, batchID: log.batchOr(fillID) };
-  const fill = orderFill(a, inst, chunks, opening, buy, pxNum, price, factors, fillID, margin, s.commission, s.ledger.balance, c.tradeClientExtensions as ClientExtensions | undefined, closedTrades, stamp);
-  const opened = fill.tradeOpened !== undefined;
+  const fill = log.fillNote();
+  setFill(fill, a, inst, chunks, opening, buy, pxNum, factors, fillID, idNum, margin, s.commission, s.ledger.balance, c.tradeClientExtensions as ClientExtensions | undefined, closedTrades, stamp);
+  const opened = opening > 0;
   log.takeID();
-  log.publish(fill);
+  // Read before the delivery: a listener's own fills reuse notes only at deeper levels, but the
+  // figures are this fill's whatever the listeners do.
+  const fillPL = fill.pl;
+  log.publishFill(fill);
   s.stats.fills++;
-  if (s.inAmbiguous) s.stats.ambiguousPL = add(s.stats.ambiguousPL, amount(fill.pl as string));
+  if (s.inAmbiguous) s.stats.ambiguousPL = add(s.stats.ambiguousPL, fillPL);
 
   // The closed trades' remaining dependent orders.
   for (let i = 0; i < closedTrades.length; i++) {

@@ -26,7 +26,7 @@ export class SimState {
   readonly instruments: InstrumentRegistry;
   readonly accountID: string;
   readonly ledger: Ledger;
-  readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0, marginCloseouts: 0, halted: 0 };
+  readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0, marginCloseouts: 0, halted: 0, fillObjects: 0 };
   /** IDs, batches, stamping and delivery of the transactions (transactions.ts). */
   readonly tx: TransactionLog;
   readonly quotes = new Map<string, Quote>();
@@ -79,7 +79,7 @@ export class SimState {
     this.instruments = opts.instruments;
     this.accountID = opts.accountID ?? '101-001-0000001-001';
     this.ledger = new Ledger({ currency: opts.currency, strict: true });
-    this.tx = new TransactionLog(this.ledger, this.accountID, this);
+    this.tx = new TransactionLog(this.ledger, this.accountID, this, this.stats);
     this.conversion = new HomeConversion(opts.currency, this.quotes);
     this.commission = opts.commission ?? perMillionCommission(opts.commissionPerMillion ?? '0');
     this.slippage = opts.slippage ?? NO_SLIPPAGE;

@@ -1,23 +1,123 @@
 import type { Ledger, LedgerOrder } from '../../domain/ledger.ts';
-import { formatTime, type UnixMs } from '../../domain/time.ts';
+import { formatTime, parseTime, type UnixMs } from '../../domain/time.ts';
+import type { TransactionNote } from '../../domain/transaction-note.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
+import { FillNote } from './fill.ts';
 
 /** A transaction before the log stamps it (id, time, userID, accountID, batchID). */
 export type Draft = Record<string, unknown> & { type: string };
 
 /**
+ * A transaction built as an object (every one but the fills and the common cancels, which the log
+ * holds as numbers), delivered as a note: its type read at once, the rest from the object when
+ * asked. The log keeps one per delivery depth.
+ */
+class ObjectNote implements TransactionNote {
+  type = '';
+  readonly price = Number.NaN;
+  #tx: Transaction = undefined as unknown as Transaction;
+
+  set(tx: Transaction): this {
+    this.#tx = tx;
+    this.type = tx.type;
+    return this;
+  }
+
+  get id(): string {
+    return this.#tx.id;
+  }
+
+  get idNum(): number {
+    return Number(this.#tx.id);
+  }
+
+  get at(): UnixMs {
+    return parseTime(this.#tx.time);
+  }
+
+  get orderID(): string | undefined {
+    return (this.#tx as { orderID?: string }).orderID;
+  }
+
+  get reason(): string | undefined {
+    return (this.#tx as { reason?: string }).reason;
+  }
+
+  get rejectReason(): string | undefined {
+    return (this.#tx as { rejectReason?: string }).rejectReason;
+  }
+
+  transaction(): Transaction {
+    return this.#tx;
+  }
+}
+
+/**
+ * The commonest ORDER_CANCEL (no client order ID, no replacement: a dependent order of a closed
+ * trade, an expiry) as a note, its object built when asked, as the literal the log wrote before.
+ */
+class CancelNote implements TransactionNote {
+  readonly type = 'ORDER_CANCEL';
+  id = '';
+  idNum = 0;
+  orderID = '';
+  reason = '';
+  time = '';
+  accountID = '';
+  batchID = '';
+  readonly rejectReason = undefined;
+  readonly price = Number.NaN;
+  #tx: Transaction | undefined = undefined;
+
+  get at(): UnixMs {
+    return parseTime(this.time);
+  }
+
+  transaction(): Transaction {
+    const { orderID, reason, id, time, accountID, batchID } = this;
+    return (this.#tx ??= { type: 'ORDER_CANCEL', orderID, reason, id, time, userID: 1, accountID, batchID } as unknown as Transaction);
+  }
+
+  set(id: string, idNum: number, orderID: string, reason: string, time: string, accountID: string, batchID: string): this {
+    this.#tx = undefined;
+    this.id = id;
+    this.idNum = idNum;
+    this.orderID = orderID;
+    this.reason = reason;
+    this.time = time;
+    this.accountID = accountID;
+    this.batchID = batchID;
+    return this;
+  }
+}
+
+/**
  * The v20 transaction builder: sequential IDs, batches, the stamp every transaction carries, and
- * delivery. Each transaction is built once, as the draft its author wrote, stamped in place, folded
- * into the simulator's ledger and handed to the listeners (the engine, the sandbox, the run folder).
+ * delivery. A transaction is folded into the simulator's ledger, then delivered as a note
+ * (TransactionNote) to the listeners (the engine, the order counters, and through `listen` the
+ * sandbox, the run folder, `transactions$`). Most types are built as the draft their author wrote,
+ * stamped in place; an ORDER_FILL is a `FillNote` of numbers (`publishFill`) and the common
+ * ORDER_CANCEL a `CancelNote` (`publishCancel`), folded from their numbers, their objects built
+ * only if a listener asks (`listen`'s listeners all do).
  */
 export class TransactionLog {
   /**
    * Who receives each transaction, in the order they came: a Subject's semantics (multicast, no
    * replay, listeners seen at the start of an emission get it) with a plain array of functions. The
    * array is replaced, never mutated, on (un)subscribe, so an emission walks the list as it was when
-   * it began.
+   * it began. Listeners of objects and of notes share it, so each gets a transaction in the order
+   * they subscribed, as before notes.
    */
-  #listeners: readonly ((tx: Transaction) => void)[] = [];
+  #listeners: readonly ((n: TransactionNote) => void)[] = [];
+  /**
+   * How many deliveries are under way: a listener may cause transactions (a strategy's
+   * onTransaction submits an order), delivered while the outer one is. Each depth has its own
+   * notes, so a note stays as it was for the listeners after the one that caused the inner one.
+   */
+  #depth = 0;
+  readonly #fillNotes: FillNote[] = [];
+  readonly #objectNotes: ObjectNote[] = [];
+  readonly #cancelNotes: CancelNote[] = [];
   /** The next transaction's ID (a number: the text is made once per ID). */
   nextID = 1;
   #lastIDNum = 0;
@@ -33,6 +133,8 @@ export class TransactionLog {
     private readonly accountID: string,
     /** The simulator's clock: transactions are stamped with its time. */
     private readonly clock: { readonly now: UnixMs },
+    /** Where the fill notes count the objects they build. */
+    private readonly stats: { fillObjects: number } = { fillObjects: 0 },
   ) {}
 
   /** The ID the next transaction will take. */
@@ -100,13 +202,53 @@ export class TransactionLog {
   publish(stamped: Draft, order?: LedgerOrder): Transaction {
     const tx = stamped as unknown as Transaction;
     this.ledger.apply(tx, order);
-    const listeners = this.#listeners;
-    for (let i = 0; i < listeners.length; i++) listeners[i]!(tx);
+    if (this.#listeners.length > 0) this.#deliver((this.#objectNotes[this.#depth] ??= new ObjectNote()).set(tx));
     return tx;
   }
 
-  /** Adds a listener; returns the function that removes it. */
+  /**
+   * The note the next fill is written into (fill.ts `setFill`), then published with `publishFill`.
+   * The same object again after the delivery: nothing may keep it.
+   */
+  fillNote(): FillNote {
+    return (this.#fillNotes[this.#depth] ??= new FillNote(this.stats));
+  }
+
+  /** Folds a fill into the ledger from its numbers and delivers it (its object is built if a listener asks). */
+  publishFill(note: FillNote): void {
+    this.ledger.applyFill(note);
+    if (this.#listeners.length > 0) this.#deliver(note);
+  }
+
+  /**
+   * Takes the next ID for an ORDER_CANCEL of order `orderID` (no client order ID, no replacement),
+   * folds it into the ledger and delivers it as a note: its object is built only if a listener asks.
+   */
+  publishCancel(orderID: string, reason: string): void {
+    const idNum = this.nextID;
+    const id = this.takeID();
+    this.ledger.applyCancel(id, idNum, orderID);
+    if (this.#listeners.length === 0) return;
+    this.#deliver((this.#cancelNotes[this.#depth] ??= new CancelNote()).set(id, idNum, orderID, reason, this.timeText(), this.accountID, this.batchOr(id)));
+  }
+
+  #deliver(note: TransactionNote): void {
+    const listeners = this.#listeners;
+    this.#depth++;
+    try {
+      for (let i = 0; i < listeners.length; i++) listeners[i]!(note);
+    } finally {
+      this.#depth--;
+    }
+  }
+
+  /** Adds a listener of v20 objects; returns the function that removes it. */
   listen(listener: (tx: Transaction) => void): () => void {
+    return this.listenNotes((n) => listener(n.transaction()));
+  }
+
+  /** Adds a listener of notes (valid during the call only; `transaction()` builds the object); returns the function that removes it. */
+  listenNotes(listener: (n: TransactionNote) => void): () => void {
     this.#listeners = [...this.#listeners, listener];
     return () => {
       this.#listeners = this.#listeners.filter((l) => l !== listener);
