@@ -9,15 +9,21 @@ const tmp = mkdtempSync(join(tmpdir(), 'fxflow-logger-'));
 describe('createLogger with a file', () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it('writes JSON lines to the file, tokens redacted', async () => {
+  it('writes JSON lines to the file, tokens redacted, every line on disk once flushLogger resolves', async () => {
     const file = join(tmp, 'run', 'log.jsonl');
     const log = createLogger({ file });
     log.info({ token: 'secret-token-value', headers: { authorization: 'Bearer abc' } }, 'hello');
+    // Enough lines that a write is still in flight when flushLogger is called (pino's own flush
+    // called back at once then, and the file was read short).
+    for (let i = 0; i < 20_000; i++) log.info({ i }, 'line');
     await flushLogger(log);
-    const line = JSON.parse(readFileSync(file, 'utf8').trim()) as { msg: string; token: string; headers: { authorization: string } };
-    expect(line.msg).toBe('hello');
-    expect(line.token).toBe('[redacted]');
-    expect(line.headers.authorization).toBe('[redacted]');
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(20_001);
+    const first = JSON.parse(lines[0]!) as { msg: string; token: string; headers: { authorization: string } };
+    expect(first.msg).toBe('hello');
+    expect(first.token).toBe('[redacted]');
+    expect(first.headers.authorization).toBe('[redacted]');
+    expect((JSON.parse(lines[20_000]!) as { i: number }).i).toBe(19_999);
   });
 
   it('a file that cannot be opened is said once on stderr, and the logger goes on writing nothing', async () => {

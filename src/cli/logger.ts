@@ -66,7 +66,18 @@ export function createLogger(o: LoggerOptions = {}): Logger {
   );
 }
 
-/** Flushes an async destination before exit. */
+/**
+ * Resolves once every line logged so far has been handed to the operating system. pino's own
+ * `flush(cb)` calls back at once on an asynchronous destination (sonic-boom with no minimum length),
+ * while a write may still be in flight: the destination is then waited on until it drains.
+ */
 export function flushLogger(log: Logger): Promise<void> {
-  return new Promise((resolve) => log.flush(() => resolve()));
+  const stream = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as { _writing?: unknown; once?: (event: string, f: () => void) => void } | undefined;
+  return new Promise((resolve) =>
+    log.flush(() => {
+      // `_writing`: sonic-boom's "a write is in flight" (it emits 'drain' when that write and all queued after it are done).
+      if (stream?._writing === true && typeof stream.once === 'function') stream.once('drain', () => resolve());
+      else resolve();
+    }),
+  );
 }
