@@ -11,7 +11,7 @@ import { runGiven } from '../app/run-choices.ts';
 import { parseAlignment } from './data-import.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { ProgressBar, formatCount } from './progress.ts';
-import { dataFileInput, simFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
+import { dataFileInput, runFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
 import { typeCheckStrategy } from './type-check.ts';
 
 /** Declares the options of `fxflow backtest <strategy>`. */
@@ -80,32 +80,9 @@ export interface BacktestArgs extends SimFlagArgs {
   typecheck?: boolean;
 }
 
-/** Flag overrides as a config fragment (only the flags the user gave). */
-function flagOverrides(a: BacktestArgs): Record<string, Record<string, string | number | boolean>> {
-  const o: Record<string, Record<string, string | number | boolean>> = {};
-  const set = (section: string, key: string, v: string | number | boolean | undefined): void => {
-    if (v === undefined) return;
-    (o[section] ??= {})[key] = v;
-  };
-  set('account', 'initialBalance', a.balance);
-  set('account', 'currency', a.currency);
-  set('account', 'marginRate', a.marginRate);
-  set('account', 'hedging', a.hedging);
-  set('account', 'fifo', a.fifo);
-  // The data, fill and cost flags: as every command that runs the simulator reads them (sim-flags.ts).
-  // A --financing-history folder is the working folder's; none: the catalog the run reads (set in backtestCommand).
-  for (const [section, values] of Object.entries(simFlagOverrides({ ...a, ...(a.financingHistory ? { financingHistory: resolve(a.financingHistory) } : {}) }))) Object.assign((o[section] ??= {}), values);
-  set('run', 'instrument', a.instrument);
-  set('run', 'granularity', a.granularity);
-  set('run', 'from', a.from);
-  set('run', 'to', a.to);
-  set('run', 'runsDir', a.runsDir);
-  return o;
-}
-
 export async function backtestCommand(a: BacktestArgs): Promise<void> {
   // The flags as a config (over --config's file), params and data; the library call does the rest.
-  const overrides = flagOverrides(a);
+  const overrides = runFlagOverrides(a);
   if (a.financingHistory === '') {
     // --financing-history alone: the financing recorded in the catalog the run reads.
     const { financingBeforeHistory: _b, ...costs } = overrides.costs ?? {};

@@ -1,4 +1,4 @@
-import { dataFileInput, simFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
+import { dataFileInput, runFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
 import { runGiven, runParams } from '../app/run-choices.ts';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -100,20 +100,9 @@ export function optimizeCommand(y: Argv): Argv {
     .example('$0 optimize strategies/sma-cross.ts --param fast=2:60:1 --param slow=10:300:5 --search tpe --trials 200 --objective sortino', 'Adaptive search');
 }
 
+/** The flags given, as a configuration fragment (the same as a backtest reads them: sim-flags.ts). */
 export function overrides(a: OptimizeArgs): Record<string, Record<string, string | number | boolean>> {
-  const o: Record<string, Record<string, string | number | boolean>> = {};
-  const set = (section: string, key: string, v: string | number | boolean | undefined): void => {
-    if (v !== undefined) (o[section] ??= {})[key] = v;
-  };
-  set('account', 'initialBalance', a.balance);
-  set('account', 'currency', a.currency);
-  for (const [section, values] of Object.entries(simFlagOverrides({ ...a, ...(a.financingHistory ? { financingHistory: resolve(a.financingHistory) } : {}) }))) Object.assign((o[section] ??= {}), values);
-  set('run', 'instrument', a.instrument);
-  set('run', 'granularity', a.granularity);
-  set('run', 'from', a.from);
-  set('run', 'to', a.to);
-  set('run', 'runsDir', a.runsDir);
-  return o;
+  return runFlagOverrides(a);
 }
 
 /** --space file: params as "from:to:step" strings or lists, constraints as strings. */

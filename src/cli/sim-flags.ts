@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Options } from 'yargs';
 import { FILL_MODEL_OPTIONS, fillModelOverrides, type FillModelArgs } from './fill-options.ts';
 
@@ -73,6 +74,45 @@ export function simFlagOverrides(a: SimFlagArgs): Fragment {
   const models = fillModelOverrides(a);
   if (models.costs) Object.assign((o.costs ??= {}), models.costs);
   if (models.fill) Object.assign((o.fill ??= {}), models.fill);
+  return o;
+}
+
+/** The account and run flags a simulator command may take beside the sim flags. */
+export interface RunFlagArgs extends SimFlagArgs {
+  balance?: string | number;
+  currency?: string;
+  marginRate?: string | number;
+  hedging?: boolean;
+  fifo?: boolean;
+  instrument?: string;
+  granularity?: string;
+  from?: string;
+  to?: string;
+  runsDir?: string;
+}
+
+/**
+ * Every flag a backtest or a sweep was given, as a configuration fragment (only the flags given):
+ * account, then the data, fill and cost flags (`simFlagOverrides`), then the run. A
+ * `--financing-history` folder is the working folder's; given alone (empty), it is left to the
+ * caller, which knows the run's catalog.
+ */
+export function runFlagOverrides(a: RunFlagArgs): Fragment {
+  const o: Fragment = {};
+  const set = (section: string, key: string, v: string | number | boolean | undefined): void => {
+    if (v !== undefined) (o[section] ??= {})[key] = v;
+  };
+  set('account', 'initialBalance', a.balance);
+  set('account', 'currency', a.currency);
+  set('account', 'marginRate', a.marginRate);
+  set('account', 'hedging', a.hedging);
+  set('account', 'fifo', a.fifo);
+  for (const [section, values] of Object.entries(simFlagOverrides({ ...a, ...(a.financingHistory ? { financingHistory: resolve(a.financingHistory) } : {}) }))) Object.assign((o[section] ??= {}), values);
+  set('run', 'instrument', a.instrument);
+  set('run', 'granularity', a.granularity);
+  set('run', 'from', a.from);
+  set('run', 'to', a.to);
+  set('run', 'runsDir', a.runsDir);
   return o;
 }
 
