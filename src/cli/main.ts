@@ -52,6 +52,7 @@ export function cli(argv: string[]): Argv {
     })
     .command('data', 'Manage the local catalog of historical data', async (y) => (await import('./data.ts')).dataCommand(y), () => {})
     .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', async (y) => (await import('./auth.ts')).authCommand(y), () => {})
+    .command('journal', "Look after a run's journal by hand (clear the kill switch's halt)", async (y) => (await import('./journal.ts')).journalCommand(y), () => {})
     .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', async (y) => (await import('./run.ts')).runCommand(y), async (a) => (await import('./run.ts')).runLive(a as unknown as RunArgs))
     .command('replay <run>', 'Replay a live run folder through the simulator on exactly its recorded inputs and reconcile the two (reconciliation.txt, .json)', async (y) => (await import('./replay.ts')).replayCommand(y), async (a) => (await import('./replay.ts')).runReplay(a as unknown as ReplayArgs))
     .command('sandbox', "Serve OANDA's v20 REST and streaming interface on loopback, backed by the simulated broker", async (y) => (await import('./sandbox.ts')).sandboxCommand(y), async (a) => (await import('./sandbox.ts')).runSandbox(a as unknown as SandboxArgs))
@@ -102,6 +103,7 @@ const COMMANDS: readonly (readonly [string, string])[] = [
   ['init <dir>', 'scaffold a strategy project that imports fxflow'],
   ['data <command>', 'manage the local catalog of historical data'],
   ['run <strategy>', 'run a strategy on a v20 account (practice, live, sandbox)'],
+  ['journal <command>', "a run's journal by hand: clear-halt <dir> lets it trade again"],
   ['replay <run>', 'replay a live run through the simulator; reconcile the two'],
   ['sandbox', "serve OANDA's v20 interface on loopback (simulated broker)"],
   ['auth <command>', 'log in to OANDA with OAuth; where the token comes from'],

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -13,6 +13,7 @@ import { RunnerError } from '../runner/errors.ts';
 import { loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
 import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
+import { clearHaltAdvice, StartSignals } from '../runner/kill-switch.ts';
 import { SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides } from './sim-flags.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
 import type { LiveStatus } from '../report/live-status.ts';
@@ -267,6 +268,31 @@ export async function runLive(a: RunArgs): Promise<void> {
   const limits = limitsOf(a);
   const rebaseEvery = rebaseEveryOf(a.journalRebaseEvery);
   const candleOptions = candleOptionsOf(a);
+  // Tests shorten the Ctrl-C window (the 3 s between the second and third Ctrl-C).
+  const windowEnv = process.env.FXFLOW_CTRL_C_WINDOW_MS;
+  const ctrlCWindowMs = windowEnv !== undefined && windowEnv !== '' && Number.isFinite(Number(windowEnv)) ? Number(windowEnv) : undefined;
+  // The operator's signals and the kill file act from here on, before anything is read or opened
+  // (Node's default for SIGUSR2 would end the process with nothing flattened); the runner's own
+  // handlers take over once it runs.
+  const early = new StartSignals({
+    ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
+    say: (line) => process.stderr.write(`fxflow run: ${line}\n`),
+    abandon: () => {
+      process.stderr.write('fxflow run: third Ctrl-C: exiting during the start. NOT FLAT as far as anyone confirmed: the account was not checked. Check the account now (OANDA\'s platform, or fxflow run again with --flatten-on-exit)\n');
+      process.exit(130);
+    },
+    ...(ctrlCWindowMs !== undefined ? { ctrlCWindowMs } : {}),
+  });
+  try {
+    await runStarted(a, early, { flattenTimeoutMs, fill, limits, rebaseEvery, candleOptions, ctrlCWindowMs });
+  } finally {
+    early.close();
+  }
+}
+
+/** `fxflow run` once its flags are read and the start's signals are handled (`early`). */
+async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs: number; fill: FillModelNames | undefined; limits: RiskLimits; rebaseEvery: number; candleOptions: { candles: LiveCandleSource; candleWaitMs: number }; ctrlCWindowMs: number | undefined }): Promise<void> {
+  const { flattenTimeoutMs, fill, limits, rebaseEvery, candleOptions, ctrlCWindowMs } = f;
   // The runner and the HTTP stack (undici) are loaded when a run starts: other commands start without them.
   const [{ environment }, { V20Http }, { V20Rest }, { Runner }] = await Promise.all([
     import('../adapters/v20/environments.ts'),
@@ -282,9 +308,6 @@ export async function runLive(a: RunArgs): Promise<void> {
   }
   const log = runLogger(a);
   const prettyLog = a.logFile === undefined && process.stderr.isTTY === true;
-  // Tests shorten the Ctrl-C window (the 3 s between the second and third Ctrl-C).
-  const windowEnv = process.env.FXFLOW_CTRL_C_WINDOW_MS;
-  const ctrlCWindowMs = windowEnv !== undefined && windowEnv !== '' && Number.isFinite(Number(windowEnv)) ? Number(windowEnv) : undefined;
   const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
   const rest = new V20Rest(http);
   let accountID = a.account;
@@ -319,6 +342,12 @@ export async function runLive(a: RunArgs): Promise<void> {
   });
   const status: LiveStatus | undefined = a.statusPort === undefined ? undefined
     : await (await import('../report/live-status.ts')).liveStatus({ ...a, statusPort: a.statusPort, strategy: loaded.name, accountID, limits, rest, runner: () => runner });
+  const { V20Labs } = await import('../adapters/v20/labs.ts');
+  // The status page first, before the journal is opened (the runner's constructor): a port in use
+  // refuses the start with nothing written. (No await between this and the runner: no request is
+  // served before the runner exists.)
+  if (status) process.stdout.write(`Live status: ${(await status.start()).url}\n`);
+  const journalExisted = existsSync(journalDir);
   const runner: InstanceType<typeof Runner> = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
@@ -338,17 +367,25 @@ export async function runLive(a: RunArgs): Promise<void> {
     statusEveryMs: a.statusEvery * 1000, ...candleOptions,
     ...(a.warmup !== undefined ? { warmup: a.warmup } : {}),
     log, recorder,
-    labs: new (await import('../adapters/v20/labs.ts')).V20Labs(http),
+    labs: new V20Labs(http),
     ...(status ? { onTransaction: (tx) => status.provider.transaction(tx), onIntent: () => status.provider.intent() } : {}),
   });
-  // The status page first: a port in use stops the run before it trades.
-  if (status) process.stdout.write(`Live status: ${(await status.start()).url}\n`);
+  // A kill switch engaged before now is the runner's from here: journaled at once.
+  early.attach(runner);
   try {
     await runner.start();
   } catch (e) {
     await recorder.stop(`failed to start: ${(e as Error).message}`).catch(() => undefined);
+    // A refused start leaves no trace: the journal's lock released, and a journal folder this start
+    // created (nothing in it but the empty log) removed.
+    await status?.close();
+    runner.journal.close();
+    if (!journalExisted) removeEmptyJournal(journalDir);
     throw explainSandbox401(e, a);
   }
+  // The runner's own handlers are in place: the start's hand over; a stop asked for meanwhile is made now.
+  early.close();
+  if (early.stop !== undefined) void runner.stop(early.stop);
   // Printed once the recording has started: a refused start has no run folder.
   process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
   const simulator = (runner.sim ?? runner.shadowBook?.sim)?.models;
@@ -376,7 +413,22 @@ export async function runLive(a: RunArgs): Promise<void> {
   if (acc !== undefined && !acc.ok) {
     throw new RunnerError('RUNNER', `NOT FLAT: the kill switch / flatten could not confirm from account ${accountID} that nothing is open (${acc.open.length > 0 ? `still open: ${acc.open.join(', ')}` : 'what is open is unknown'}; ${acc.error ?? ''}). Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)`);
   }
+  const halt = runner.halted;
+  if (halt !== undefined) process.stderr.write(`fxflow run: journal ${journalDir} is HALTED since ${new Date(halt.at).toISOString()} (${halt.why}): a run on it trades nothing, only finishes the flatten and stops. ${clearHaltAdvice(journalDir)}\n`);
   // A run stopped by an error (a strategy that threw) exits non-zero, for whatever supervises it.
   if (res.reason.startsWith('error: ')) throw new RunnerError('RUNNER', `the run stopped on an error, see the report above: ${res.reason.slice('error: '.length)}`);
 }
 
+
+/**
+ * Removes a journal folder a refused start created, when it holds nothing but what the open made
+ * (an empty journal.log; the lock is released before). Anything else in it is left alone.
+ */
+function removeEmptyJournal(dir: string): void {
+  try {
+    const files = readdirSync(dir);
+    if (files.every((f) => f === 'journal.log' && statSync(join(dir, f)).size === 0)) rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // Already gone, or unreadable: nothing to tidy.
+  }
+}

@@ -71,6 +71,16 @@ export interface RiskDay {
   readonly startNav: number;
 }
 
+/**
+ * The kill switch's halt, journaled before it acts: when it engaged (epoch ms) and why. While the
+ * journal holds one, a runner on it trades nothing (it finishes the flatten and exits) until an
+ * operator clears it (`fxflow journal clear-halt <dir>`).
+ */
+export interface Halt {
+  readonly at: number;
+  readonly why: string;
+}
+
 /** What an opened journal holds. */
 export interface JournalContents {
   /** Intents written but never confirmed (their outcome must be looked up before anything else). */
@@ -93,6 +103,8 @@ export interface JournalContents {
    * recovered when their frames are intact. Empty for a sound journal.
    */
   readonly damaged: readonly JournalDamage[];
+  /** The halt in force (the kill switch engaged and nobody cleared it since), if any. */
+  readonly halt?: Halt;
 }
 
 /** A stretch of the log that fails its frame or checksum, followed by intact records. */
@@ -111,7 +123,8 @@ export type JournalRecord =
   | { readonly k: 'tx'; readonly tx: Transaction }
   | { readonly k: 'state'; readonly snapshot: StateSnapshot }
   | { readonly k: 'baseline'; readonly baseline: unknown }
-  | { readonly k: 'day'; readonly day: RiskDay };
+  | { readonly k: 'day'; readonly day: RiskDay }
+  | { readonly k: 'halt'; readonly halt: Halt | null };
 
 type Numbered = JournalRecord & { readonly n: number };
 
@@ -126,6 +139,8 @@ interface SnapshotFile {
   readonly baseline: unknown;
   /** Absent in snapshots written before the daily-loss day was journaled. */
   readonly riskDay?: RiskDay;
+  /** The halt in force at the snapshot, if any. */
+  readonly halt?: Halt;
 }
 
 /** How a journal writes: compaction period, and (for speed measurements only) no fdatasync. */
@@ -420,6 +435,7 @@ export class Journal {
   #state: StateSnapshot | undefined;
   #baseline: unknown;
   #riskDay: RiskDay | undefined;
+  #halt: Halt | undefined;
   #tornBytes = 0;
   #dirty = false;
 
@@ -473,6 +489,7 @@ export class Journal {
       this.#state = snap.state;
       this.#baseline = snap.baseline;
       this.#riskDay = snap.riskDay;
+      this.#halt = snap.halt;
     }
     const logPath = join(dir, LOG);
     const fd = readOnly ? -1 : openSync(logPath, 'a+');
@@ -533,6 +550,7 @@ export class Journal {
       riskDay: this.#riskDay,
       tornBytes: this.#tornBytes,
       damaged: this.#damaged,
+      ...(this.#halt !== undefined ? { halt: this.#halt } : {}),
     };
   }
 
@@ -617,6 +635,22 @@ export class Journal {
     this.append([{ k: 'day', day }]);
   }
 
+  /**
+   * Records that the kill switch engaged (durable before it returns): a runner on this journal
+   * trades nothing until `clearHalt`. A halt already in force is kept (its first time and reason).
+   */
+  halt(halt: Halt): void {
+    if (this.#halt !== undefined) return;
+    this.append([{ k: 'halt', halt }]);
+  }
+
+  /** Ends the halt in force (the operator's `fxflow journal clear-halt`); the halt it was, if any. */
+  clearHalt(): Halt | undefined {
+    const was = this.#halt;
+    if (was !== undefined) this.append([{ k: 'halt', halt: null }]);
+    return was;
+  }
+
   /** Records the reconciled account a fresh journal starts from. */
   baseline(baseline: unknown): void {
     this.append([{ k: 'baseline', baseline }]);
@@ -686,6 +720,9 @@ export class Journal {
       case 'day':
         this.#riskDay = r.day;
         return;
+      case 'halt':
+        this.#halt = r.halt ?? undefined;
+        return;
     }
   }
 
@@ -703,6 +740,7 @@ export class Journal {
       state: this.#state,
       baseline: this.#baseline,
       ...(this.#riskDay ? { riskDay: this.#riskDay } : {}),
+      ...(this.#halt ? { halt: this.#halt } : {}),
     };
     const tmp = join(this.dir, `${SNAPSHOT}.tmp`);
     const fd = openSync(tmp, 'w');

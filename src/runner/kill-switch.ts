@@ -9,6 +9,7 @@ import type { Portfolio } from '../engine/portfolio.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Journal } from './journal.ts';
 import { ENTRY_TYPES, type RiskExecution } from './risk.ts';
+import { CtrlC } from './session.ts';
 
 /**
  * The kill switch: what engages it (`KillSwitch`: SIGUSR2 or a kill file), what it sends (cancels
@@ -66,6 +67,11 @@ export interface CloseFromAccountOptions {
   readonly onState?: (state: string) => void;
   /** Called with what is open after every account read. */
   readonly onRead?: (open: readonly string[]) => void;
+}
+
+/** How an operator clears a journal's halt (the kill switch's, `Journal.halt`): said wherever a halt is reported. */
+export function clearHaltAdvice(journalDir: string): string {
+  return `To trade on this journal again, clear the halt with: fxflow journal clear-halt ${journalDir}`;
 }
 
 /** Default `--flatten-timeout`: minutes, so that a short outage of OANDA does not end it NOT FLAT. */
@@ -277,7 +283,10 @@ export class KillSwitch {
   #fire(why: string): void {
     if (this.#fired) return;
     this.#fired = true;
-    this.close();
+    // The file is watched no more; SIGUSR2 stays handled (ignored) until `close`, so a second
+    // signal does not end the process with Node's default action.
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
     this.#onKill(why);
   }
 
@@ -285,5 +294,72 @@ export class KillSwitch {
     process.off('SIGUSR2', this.#onSignal);
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+  }
+}
+
+/** What `StartSignals` hands a signal to once the runner exists: the runner's halt. */
+export interface Haltable {
+  halt(why: string): void;
+}
+
+/**
+ * The operator's signals from the first moment of `fxflow run`, before the runner exists and while
+ * it starts (settling the journal, the in-doubt wait, warm-up): Node's default action for SIGUSR2
+ * would end the process at once (exit 140, nothing flattened), and SIGINT's or SIGTERM's without a
+ * word. SIGUSR2 or the kill file engages the kill switch: handed to the runner's `halt` as soon as
+ * the runner exists (it journals the halt, sends nothing of the strategy, and flattens once the
+ * account can be read). SIGINT (Ctrl-C, as `CtrlC` counts them) and SIGTERM ask for a stop, which
+ * the caller makes once the start is done (`stop`); a third Ctrl-C calls `abandon`. `close` hands
+ * the signals over to the runner's own handlers.
+ */
+export class StartSignals {
+  readonly #kill: KillSwitch;
+  readonly #ctrlC: CtrlC;
+  readonly #onInt = (): void => this.#ctrlC.press();
+  readonly #onTerm = (): void => this.#stop('SIGTERM');
+  readonly #say: (line: string) => void;
+  #runner: Haltable | undefined;
+  /** Why the kill switch engaged during the start, if it did. */
+  killed: string | undefined;
+  /** The stop asked for during the start (SIGINT, SIGTERM), if any. */
+  stop: 'SIGINT' | 'SIGTERM' | undefined;
+
+  constructor(o: { readonly killFile?: string; readonly say: (line: string) => void; readonly abandon: () => void; readonly ctrlCWindowMs?: number }) {
+    this.#say = o.say;
+    this.#kill = new KillSwitch({
+      ...(o.killFile !== undefined ? { file: o.killFile } : {}),
+      onKill: (why) => {
+        this.killed = why;
+        if (this.#runner !== undefined) this.#runner.halt(why);
+        else this.#say(`KILL SWITCH ENGAGED (${why}) while starting: nothing of the strategy will be sent; once the journal is open the halt is written to it, and every position the account holds is closed as soon as the account can be read`);
+      },
+    });
+    this.#ctrlC = new CtrlC({
+      windowMs: () => o.ctrlCWindowMs ?? 3000,
+      first: () => this.#stop('SIGINT'),
+      warn: (line) => this.#say(line),
+      exit: o.abandon,
+    });
+    process.on('SIGINT', this.#onInt);
+    process.on('SIGTERM', this.#onTerm);
+  }
+
+  #stop(sig: 'SIGINT' | 'SIGTERM'): void {
+    if (this.stop !== undefined) return;
+    this.stop = sig;
+    this.#say(`${sig} while starting: the run stops as soon as its start is done (it is settling the journal and reading the account)${sig === 'SIGINT' ? '; Ctrl-C twice more exits without waiting' : ''}`);
+  }
+
+  /** The runner exists (its journal is open): a kill switch engaged before now is handed to it. */
+  attach(runner: Haltable): void {
+    this.#runner = runner;
+    if (this.killed !== undefined) runner.halt(this.killed);
+  }
+
+  /** The runner's own handlers have taken over. */
+  close(): void {
+    this.#kill.close();
+    process.off('SIGINT', this.#onInt);
+    process.off('SIGTERM', this.#onTerm);
   }
 }

@@ -18,12 +18,12 @@ import { formatSummary, summarize, type Summary } from '../engine/report.ts';
 import { VirtualClock, type Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import type { Params, Strategy, StrategyLogger } from '../strategy/api.ts';
-import { Journal, type JournalContents, type StateSnapshot } from './journal.ts';
+import { type Halt, Journal, type JournalContents, type StateSnapshot } from './journal.ts';
 import type { LabsEndpoints, LabsPoller, LabsPollerOptions } from './labs-poller.ts';
 import { MarketInputs } from './market-inputs.ts';
 import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
 import { RiskExecution, type RiskLimits } from './risk.ts';
-import { type AccountCheck, closeFromAccount, KillSwitch, killSwitchIntents, openOfLedger } from './kill-switch.ts';
+import { type AccountCheck, clearHaltAdvice, closeFromAccount, KillSwitch, killSwitchIntents, openOfLedger } from './kill-switch.ts';
 import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
 import { type Baseline, baselineOf, checkOwnership, CtrlC, Latency, newRunId, simBaselineOf, waitFor } from './session.ts';
 import { JournalRebase } from './journal-rebase.ts';
@@ -249,6 +249,13 @@ export class Runner {
    * called, its intents waiting to be sent are dropped, and nothing of its is sent any more.
    */
   #halted = false;
+  /** The journal's halt (the kill switch engaged, now or in an earlier process): what `kill` flattens for. */
+  #haltedBy: Halt | undefined;
+  /** `start` has finished: the kill switch flattens at once (before, it waits for the start). */
+  #started = false;
+  #killing: Promise<RunResult> | undefined;
+  #afterStart: Promise<RunResult> | undefined;
+  #startKilled: ((r: Promise<RunResult>) => void) | undefined;
   #journaled: JournaledExecution | undefined;
   /** What the stop or the kill switch is doing now (the status page; undefined while running). */
   stopState: string | undefined;
@@ -381,6 +388,13 @@ export class Runner {
       throw new RunnerError('RUNNER', `journal ${o.journalDir} was written by a ${baseline.broker === 'sim' ? '--broker sim' : '--broker v20'} run and cannot be used with --broker ${broker}; give --journal another directory (the default one ends in -sim for --broker sim)`);
     }
     await checkOwnership(o, this.journal, baseline, contents, lastTransactionID);
+    // A halted journal (the kill switch engaged, in this process before now or in an earlier one):
+    // nothing of the strategy is sent; the start goes on only to finish the flatten, then stops.
+    if (contents.halt !== undefined && this.#haltedBy === undefined) {
+      this.#haltedBy = contents.halt;
+      this.#halt();
+      this.#say(`journal ${o.journalDir} is HALTED since ${new Date(contents.halt.at).toISOString()} (${contents.halt.why}): the kill switch engaged and nobody cleared it. Trading nothing: finishing the flatten (closing what the account holds), then stopping. ${clearHaltAdvice(o.journalDir)}`, 'error');
+    }
     const fromJournal = baseline !== undefined;
     if (baseline === undefined) {
       // (A --broker sim journal from before its baseline was written holds the simulator's transactions from ID 1: the same thing.)
@@ -461,6 +475,8 @@ export class Runner {
     this.#journaled = journaled;
     const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID, onReject: (b) => this.journal.confirm(b.intent.id) });
     this.#risk = risk;
+    // Halted before the order path existed (a halted journal, or the kill switch during the start).
+    if (this.#halted) this.#applyHalt();
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
     // a restart within the day does not reset it.
     if (contents.riskDay !== undefined) risk.restoreDay(contents.riskDay);
@@ -537,7 +553,8 @@ export class Runner {
 
     // Warm-up from the candles endpoint: the same alignment as backtests; handlers are not called.
     const subs = subscriptionsOf(base, o.params, o.name);
-    const warmed = await this.#inputs.warmUp(subs, Math.min(o.warmup ?? base.history ?? 500, 5000));
+    // Halted: the strategy hears nothing more, so no warm-up.
+    const warmed = this.#halted ? 0 : await this.#inputs.warmUp(subs, Math.min(o.warmup ?? base.history ?? 500, 5000));
     log.info({ candles: warmed }, 'indicators warmed');
 
     // Live prices (and those of the instruments of open trades: they mark the portfolio).
@@ -557,6 +574,44 @@ export class Runner {
       this.#signalHandlers.push(['SIGINT', int]);
     }
     log.info({ instruments, broker, shadow: o.shadow === true }, 'running');
+    this.#started = true;
+    // The kill switch engaged during the start, or the journal is halted: the flatten, then the stop.
+    if (this.#haltedBy !== undefined) {
+      const killed = this.kill(this.#haltedBy.why);
+      this.#startKilled?.(killed);
+    }
+  }
+
+  /** The journal's halt in force (the kill switch engaged and was not cleared), if any. */
+  get halted(): Halt | undefined {
+    return this.#haltedBy;
+  }
+
+  /**
+   * Engages the kill switch's halt at once, in any phase (the CLI calls it for a signal or kill
+   * file during the start): journaled first, then nothing of the strategy is sent. Before `start`
+   * has finished, the start goes on only to settle and read the account, and the flatten follows
+   * it (`kill`); after, it is `kill`.
+   */
+  halt(why: string): void {
+    if (this.#started) {
+      void this.kill(why);
+      return;
+    }
+    if (this.#haltedBy !== undefined) return;
+    this.#journalHalt(why);
+    this.#halt();
+    this.#say(`KILL SWITCH ENGAGED (${why}) during the start: nothing of the strategy will be sent; the start goes on only to settle what the journal holds and read the account, then every position the account holds is closed and the run stops. ${clearHaltAdvice(this.o.journalDir)} once the reason is dealt with`);
+  }
+
+  /** The halt into the journal, durable before anything else happens (once; the first reason is kept). */
+  #journalHalt(why: string): void {
+    this.#haltedBy ??= { at: Date.now(), why };
+    try {
+      this.journal.halt(this.#haltedBy);
+    } catch (e) {
+      this.#log.error({ err: e }, 'kill switch: the halt could not be written to the journal');
+    }
   }
 
   /**
@@ -625,6 +680,11 @@ export class Runner {
   #halt(): void {
     if (this.#halted) return;
     this.#halted = true;
+    this.#applyHalt();
+  }
+
+  /** The halt on the parts of the order path that exist now (called again when `start` builds them). */
+  #applyHalt(): void {
     this.#risk?.halt();
     const journaled = this.#journaled;
     if (journaled !== undefined) journaled.dropping = (intent) => !isRunnerIntent(intent);
@@ -684,7 +744,22 @@ export class Runner {
   });
 
   /** The kill switch: halts the strategy first, then cancels pending entries, optionally flattens, and stops. */
-  async kill(why: string): Promise<RunResult> {
+  kill(why: string): Promise<RunResult> {
+    if (!this.#started) {
+      this.halt(why);
+      // The flatten follows the start (its end calls `kill` again).
+      this.#afterStart ??= new Promise<RunResult>((resolve) => {
+        this.#startKilled = resolve;
+      });
+      return this.#afterStart;
+    }
+    this.#killing ??= this.#kill2(why);
+    return this.#killing;
+  }
+
+  async #kill2(why: string): Promise<RunResult> {
+    // First the journal: a restart after a crash from here on trades nothing.
+    this.#journalHalt(why);
     const dropped = this.#dropped;
     this.#halt();
     const waiting = (this.#journaled?.waiting ?? 0) + this.#dropped - dropped;
