@@ -78,6 +78,34 @@ describe('Journal', () => {
     expect(Journal.read(dir).riskDay).toEqual({ dayEnd: Date.UTC(2024, 0, 4, 22), startNav: 99_000 });
   });
 
+  it('keeps the kill switch\'s halt (its first time and reason) across reopen, compaction and a rebase, until it is cleared', () => {
+    const dir = tmp();
+    const j = Journal.open(dir, { compactEvery: 3 });
+    expect(j.contents().halt).toBeUndefined();
+    expect(j.clearHalt()).toBeUndefined(); // nothing to clear: nothing written
+    j.halt({ at: 1000, why: 'SIGUSR2' });
+    j.halt({ at: 2000, why: 'file /tmp/KILL' }); // a second engagement keeps the first
+    j.transaction(tx(1));
+    j.transaction(tx(2));
+    j.transaction(tx(3)); // compacted into the snapshot
+    j.close();
+    expect(snapshotOf(dir).halt).toEqual({ at: 1000, why: 'SIGUSR2' });
+    const again = Journal.open(dir);
+    expect(again.contents().halt).toEqual({ at: 1000, why: 'SIGUSR2' });
+    again.rebase({ lastTransactionID: '3' }, { state: null, sequence: 0, handledTransactionID: '3' });
+    again.close();
+    expect(Journal.read(dir).halt).toEqual({ at: 1000, why: 'SIGUSR2' });
+    const clearing = Journal.open(dir);
+    expect(clearing.clearHalt()).toEqual({ at: 1000, why: 'SIGUSR2' });
+    clearing.close();
+    expect(Journal.read(dir).halt).toBeUndefined();
+    const compacting = Journal.open(dir);
+    compacting.compact();
+    compacting.close();
+    expect(Journal.read(dir).halt).toBeUndefined();
+    expect(snapshotOf(dir).halt).toBeUndefined();
+  });
+
   it('a crash between snapshot rename and log truncation replays nothing twice', () => {
     const dir = tmp();
     const j = Journal.open(dir, { compactEvery: 1_000 });
