@@ -62,6 +62,11 @@ describe('--broker sim kill switch', () => {
     const added = j.transactions.filter((t) => Number(t.id) > lastBefore);
     const after = { trades: runner.sim!.ledger.trades.size, pending: runner.sim!.ledger.pendingOrders.size, portfolioTrades: runner.portfolio.ledger.trades.size };
 
+    // The kill switch halted the journal: the operator clears the halt (fxflow journal clear-halt) to trade again.
+    expect(j.halt?.why).toMatch(/^file .*KILL$/);
+    const clearing = Journal.open(r.journalDir);
+    clearing.clearHalt();
+    clearing.close();
     const second = r.runner(opts);
     await second.start();
     const recovered = { trades: second.sim!.ledger.trades.size, pending: second.sim!.ledger.pendingOrders.size };
