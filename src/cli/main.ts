@@ -4,11 +4,11 @@
 // help and a usage mistake load none of the commands' graphs, and a backtest loads none of the
 // others' (the live runner, the sandbox, the sweeps, the HTTP client). test/startup-modules.test.ts
 // watches the modules real processes load.
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import type { BacktestArgs } from './backtest.ts';
 import { describeError } from './errors.ts';
+import { VERSION } from './version.ts';
 import type { OptimizeArgs } from './optimize.ts';
 import type { ReplayArgs } from './replay.ts';
 import type { RunArgs } from './run.ts';
@@ -92,10 +92,7 @@ function skipHelpCache(parser: Argv): void {
 /** Whether the command line asks for help (--help, or -h alone or among short flags): when in doubt, yes. */
 export const helpAsked = (argv: readonly string[]): boolean => argv.some((a) => a === '--help' || a.startsWith('--help=') || /^-[^-]*h/.test(a));
 
-/** fxflow's version (package.json). */
-// main.ts sits two folders below the package root both as src/cli/main.ts and as dist/cli/main.js
-// (as ROOT in src/app/config.ts, which is not imported here: it loads the configuration's parsers).
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export { VERSION };
 
 /** Every command, for `fxflow` alone (yargs' help lists them too). */
 const COMMANDS: readonly (readonly [string, string])[] = [

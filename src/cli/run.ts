@@ -16,6 +16,7 @@ import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts'
 import { clearHaltAdvice, StartSignals } from '../runner/kill-switch.ts';
 import { SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides } from './sim-flags.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
+import { VERSION } from './version.ts';
 import type { LiveStatus } from '../report/live-status.ts';
 
 /** The flags of `fxflow run`. */
@@ -325,7 +326,6 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   if (!(Number.isFinite(a.recordMaxMb) && a.recordMaxMb > 0)) throw new RunnerError('RUNNER', `--record-max-mb must be a positive number of megabytes (got ${a.recordMaxMb}); e.g. --record-max-mb 2048`);
   const { liveRunFolder, openLiveRunFolder, fileSha256, finishLiveRunFolder } = await import('../app/live-run-folder.ts');
   const { subscriptionsOf } = await import('../engine/engine.ts');
-  const { VERSION } = await import('./main.ts');
   const runDir = liveRunFolder({ ...(a.out !== undefined ? { out: a.out } : {}), journalDir, newJournal: a.newJournal === true, name: loaded.name, env: a.env });
   const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
   const recorder = openLiveRunFolder(runDir, journalDir, {

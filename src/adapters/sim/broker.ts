@@ -2,9 +2,7 @@
 // 0.1-0.2 s of a backtest's start-up); the same file, so the same class, as 'rxjs' exports.
 import { Observable } from 'rxjs/internal/Observable';
 import type { Subscriber } from 'rxjs';
-import type { Amount } from '../../domain/money.ts';
 import type { MarketEvent } from '../../domain/events.ts';
-import type { InstrumentRegistry } from '../../domain/instrument.ts';
 import type { OrderIntent } from '../../domain/intents.ts';
 import type { Ledger } from '../../domain/ledger.ts';
 import { nextRollover, weekendClosure } from '../../domain/new-york.ts';
@@ -13,10 +11,6 @@ import type { TransactionNote } from '../../domain/transaction-note.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
 import type { Execution } from '../../ports/execution.ts';
 import type { Quote } from '../../domain/conversion.ts';
-import type { CommissionModel } from './commission.ts';
-import type { FinancingRates } from './financing.ts';
-import type { SlippageModel } from './slippage.ts';
-import type { LatencyModel } from './latency.ts';
 import type { QueuedMarket } from './book.ts';
 import { SimState } from './state.ts';
 import { advance } from './clock.ts';
@@ -26,7 +20,8 @@ import { fillMarket, fillResting } from './execute.ts';
 import { cancelOrder } from './cancels.ts';
 import { checkMargin } from './closeout.ts';
 import { seedAccount, snapshot, start, trailingStopValues, type SeedOptions, type SimAccountState } from './seed.ts';
-import type { Draft } from './transactions.ts';
+import type { Draft } from './draft.ts';
+import type { SimBrokerOptions, SimStats } from './types.ts';
 
 // The simulated broker, composed of parts with one job each (docs/fills.md lists which file decides what):
 //   feed.ts      what a price does: the driving series, the quick path, a candle's path points, ticks
@@ -42,88 +37,8 @@ import type { Draft } from './transactions.ts';
 //   seed.ts      a new or seeded account, and its snapshot
 //   transactions.ts the v20 transaction log; state.ts the state they all share
 
-export interface SimBrokerOptions {
-  readonly instruments: InstrumentRegistry;
-  /** Account (home) currency. */
-  readonly currency: string;
-  /** Initial deposit, a decimal string in the home currency. */
-  readonly initialBalance: string;
-  /** The account's margin rate (0.02 = 50:1). Each instrument uses the stricter of this and its own. */
-  readonly marginRate: string;
-  /**
-   * Hedging account: DEFAULT positionFill opens new trades instead of reducing (v20 OPEN_ONLY), and
-   * OPEN_ONLY may open beside an opposite position. Without it (netting) an OPEN_ONLY order against
-   * an open opposite position is cancelled with FIFO_VIOLATION: one side per instrument.
-   */
-  readonly hedging?: boolean;
-  /**
-   * FIFO account (OANDA's US division, NFA rule 2-43b): no hedging (DEFAULT and OPEN_ONLY never open
-   * against an opposite position); a trade may only be closed by name (trade close, TP/SL/trailing)
-   * when no older trade of the same instrument has the same size; a trade opened with TP/SL/trailing
-   * stops on fill must have a size no other open trade of the instrument has. An order that would
-   * break this is cancelled with FIFO_VIOLATION when it fills. Overrides `hedging`.
-   */
-  readonly fifo?: boolean;
-  /**
-   * Market hours: a market order (client, trade close, position close) submitted while its
-   * instrument's market is closed (`Instrument.hours`: the FX week from Sunday to Friday 17:00 New
-   * York, metals and CFDs with their daily breaks) is created and cancelled at once with
-   * MARKET_HALTED, as v20 does. Default true; false (24/7 or synthetic data) lets orders wait for
-   * the next price instead.
-   */
-  readonly marketHours?: boolean;
-  readonly accountID?: string;
-  /**
-   * Which series drives matching per instrument: a granularity, or 'TICK'. Unlisted instruments are
-   * driven by the first series seen for them (the finest, since the merge orders ties that way).
-   */
-  readonly drivers?: ReadonlyMap<string, string>;
-  /** Charge DAILY_FINANCING at 17:00 New York. Default true. */
-  readonly financing?: boolean;
-  /** The rates of each rollover (financing.ts), e.g. a recorded history; default each instrument's own. */
-  readonly financingRates?: FinancingRates;
-  /** Commission in home currency per million units filled. Default 0 (spread-only pricing). Ignored when `commission` is given. */
-  readonly commissionPerMillion?: string;
-  /** The commission model (commission.ts): per million units, or OANDA's core pricing schedule. Default: `commissionPerMillion`. */
-  readonly commission?: CommissionModel;
-  /** The slippage model (slippage.ts) of fills that can slip (market orders, stops). Default none, as v20. */
-  readonly slippage?: SlippageModel;
-  /** The latency model (latency.ts): the delay between a decision and its order reaching the server. Default none. */
-  readonly latency?: LatencyModel;
-  /**
-   * The order of a candle's extremes. adaptive: the extreme nearer to the open first. worst: the
-   * extreme adverse to the instrument's open position first (low first when net long, high first
-   * when net short; adaptive when flat), so ambiguous candles resolve against the trader. exact: the
-   * ticks of the instrument (fed alongside the candles) do the matching inside every candle that has
-   * ticks, whatever drives the strategy; a candle without ticks falls back to adaptive.
-   */
-  readonly path?: 'adaptive' | 'worst' | 'exact';
-  /**
-   * Skip the path walk of candles in which no resting order can trigger (default true). The
-   * outcome is the same either way (pinned by a property test); false walks every point.
-   */
-  readonly quickPath?: boolean;
-}
-
-/** Figures about the simulation itself, for the report. */
-export interface SimStats {
-  fills: number;
-  rejects: number;
-  cancels: number;
-  /** Candles where the order of the intra-candle path decided an outcome (e.g. TP and SL both in range). */
-  ambiguousCandles: number;
-  /** Realized P/L of fills made inside ambiguous candles (home currency). */
-  ambiguousPL: Amount;
-  /** Margin closeouts (all positions closed because NAV fell to half the margin used). */
-  marginCloseouts: number;
-  /** Market orders cancelled MARKET_HALTED: submitted while their instrument's market was closed. */
-  halted: number;
-  /**
-   * ORDER_FILL objects built: one per fill that a listener asked the object of (`listen`, or a
-   * note's `transaction()`), none when every listener reads notes only (`listenNotes`).
-   */
-  fillObjects: number;
-}
+// The options and the figures live in types.ts (the parts read them without importing this file).
+export type { SimBrokerOptions, SimStats };
 
 /**
  * The simulated broker: v20's order, fill and money rules applied to historical or replayed prices.

@@ -1,7 +1,7 @@
 import type { OrderCancelReason, TransactionRejectReason } from '../../domain/v20/index.ts';
 import type { SimOrder } from './orders.ts';
 import type { SimState } from './state.ts';
-import type { Draft } from './transactions.ts';
+import type { Draft } from './draft.ts';
 
 /**
  * How an order ends without a fill, and how a request is refused: ORDER_CANCEL of a pending order

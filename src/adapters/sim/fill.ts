@@ -8,7 +8,7 @@ import type { ClientExtensions, OrderFillReason, TradeOpen, TradeReduce, Transac
 import type { Chunk } from './account.ts';
 import type { CommissionModel } from './commission.ts';
 import type { SimOrder, SimOrderType } from './orders.ts';
-import type { Draft } from './transactions.ts';
+import type { Draft } from './draft.ts';
 
 /**
  * The money of a fill: the ORDER_FILL of an order filled at a price, with its realized P/L per

@@ -6,7 +6,7 @@ export type { FinancingRates, FinancingTerms } from '../../domain/instrument.ts'
 import type { Ledger } from '../../domain/ledger.ts';
 import { add, amount, formatAmount, type Amount } from '../../domain/money.ts';
 import type { UnixMs } from '../../domain/time.ts';
-import type { Draft } from './transactions.ts';
+import type { Draft } from './draft.ts';
 
 /**
  * Financing: the DAILY_FINANCING transaction of a 17:00 New York rollover at `at` for the trades

@@ -12,7 +12,7 @@ import type { PathPoint } from './pricing.ts';
 import { NO_SLIPPAGE, type SlippageModel } from './slippage.ts';
 import { TransactionLog } from './transactions.ts';
 import type { OrderEnv } from './validate.ts';
-import type { SimBrokerOptions, SimStats } from './broker.ts';
+import type { SimBrokerOptions, SimStats } from './types.ts';
 
 /**
  * The simulator's state, shared by the parts that act on it (feed.ts, clock.ts, intents.ts,

@@ -4,8 +4,9 @@ import type { TransactionNote } from '../../domain/transaction-note.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
 import { FillNote } from './fill.ts';
 
-/** A transaction before the log stamps it (id, time, userID, accountID, batchID). */
-export type Draft = Record<string, unknown> & { type: string };
+import type { Draft } from './draft.ts';
+
+export type { Draft };
 
 /**
  * A transaction built as an object (every one but the fills and the common cancels, which the log
