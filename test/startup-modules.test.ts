@@ -75,7 +75,7 @@ const NOT_FOR_A_BACKTEST = [
 describe('start-up: each command loads its own modules (issue 27, item 3)', () => {
   it('fxflow --version loads no command, no engine, no pino, no rxjs', async () => {
     const loaded = (await modulesLoadedBy(['--version'])).map(inRepo).filter((p) => p !== undefined);
-    expect(loaded.filter((p) => p.startsWith('src/')).sort()).toEqual(['src/cli/errors.ts', 'src/cli/main.ts', 'src/cli/v8-tuning.ts']);
+    expect(loaded.filter((p) => p.startsWith('src/')).sort()).toEqual(['src/cli/errors.ts', 'src/cli/main.ts', 'src/cli/v8-tuning.ts', 'src/cli/version.ts']);
     expect(loaded.filter((p) => /^node_modules\/(pino|rxjs|luxon|decimal\.js)\//.test(p))).toEqual([]);
     // The hook sees what it is asked to: yargs itself is loaded.
     expect(loaded.some((p) => p.startsWith('node_modules/yargs/'))).toBe(true);
