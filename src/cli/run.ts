@@ -410,11 +410,12 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   process.stdout.write(`Run saved in ${runDir}${recorder.capped ? ' (inputs recorded up to the --record-max-mb cap)' : ''}; replay it with: fxflow replay ${runDir}\n`);
   await status?.close();
   await http.close();
+  // Halted (now or before): how to trade on this journal again, whether or not the account is flat.
+  const halt = runner.halted;
+  if (halt !== undefined) process.stderr.write(`fxflow run: journal ${journalDir} is HALTED since ${new Date(halt.at).toISOString()} (${halt.why}): a run on it trades nothing, only finishes the flatten and stops. ${clearHaltAdvice(journalDir)}\n`);
   if (acc !== undefined && !acc.ok) {
     throw new RunnerError('RUNNER', `NOT FLAT: the kill switch / flatten could not confirm from account ${accountID} that nothing is open (${acc.open.length > 0 ? `still open: ${acc.open.join(', ')}` : 'what is open is unknown'}; ${acc.error ?? ''}). Check the account now (OANDA's platform, or fxflow run again with --flatten-on-exit)`);
   }
-  const halt = runner.halted;
-  if (halt !== undefined) process.stderr.write(`fxflow run: journal ${journalDir} is HALTED since ${new Date(halt.at).toISOString()} (${halt.why}): a run on it trades nothing, only finishes the flatten and stops. ${clearHaltAdvice(journalDir)}\n`);
   // A run stopped by an error (a strategy that threw) exits non-zero, for whatever supervises it.
   if (res.reason.startsWith('error: ')) throw new RunnerError('RUNNER', `the run stopped on an error, see the report above: ${res.reason.slice('error: '.length)}`);
 }

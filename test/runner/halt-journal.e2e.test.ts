@@ -196,6 +196,29 @@ describe('the halt is the journal\'s', () => {
   }, 180_000);
 });
 
+describe('a stop asked for during the start', () => {
+  it('SIGTERM while the start waits for its replies: handled (not the default action), the run stops once started, exit 0, the journal not halted', async () => {
+    r = await rig();
+    const rg = r;
+    const p = pricePath(1)[0]!;
+    rg.sandbox.setTime(p.time);
+    rg.sandbox.pushPrice(p);
+    proxy = await startFaultProxy(rg.sandbox.url);
+    proxy.rule((q) => !isStream(q.path), { kind: 'delay', ms: 2000 });
+    const run = watch(spawnFxflowRun(proxy.url, 'test/runner/ping-pong-strategy.ts', ['--journal', rg.journalDir]));
+    runs.push(run);
+    await proxy.reached('received', undefined, 30_000);
+    run.proc.kill('SIGTERM');
+    await until(() => run.proc.exitCode !== null || run.proc.signalCode !== null, 'the run to end', 60_000);
+    console.log(`[SIGTERM at start] exit ${run.proc.exitCode} signal ${run.proc.signalCode}; said: ${run.err().split('\n').find((l) => l.includes('SIGTERM'))?.slice(0, 200)}`);
+    expect(run.proc.signalCode).toBeNull();
+    expect(run.proc.exitCode).toBe(0);
+    expect(run.err()).toMatch(/SIGTERM while starting: the run stops as soon as its start is done/);
+    expect(run.out()).toMatch(/\(run: SIGTERM\)/);
+    expect(Journal.read(rg.journalDir).halt).toBeUndefined();
+  }, 90_000);
+});
+
 describe('a refused start writes nothing', () => {
   it('--status-port already in use: exit 1 naming the port, no journal folder, no lock', async () => {
     r = await rig();
