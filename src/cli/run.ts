@@ -348,7 +348,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   // served before the runner exists.)
   if (status) process.stdout.write(`Live status: ${(await status.start()).url}\n`);
   const journalExisted = existsSync(journalDir);
-  const runner: InstanceType<typeof Runner> = new Runner({
+  const runnerOptions: ConstructorParameters<typeof Runner>[0] = {
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
     newJournal: a.newJournal === true, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, ...(fill !== undefined ? { fill } : {}),
@@ -369,7 +369,15 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
     log, recorder,
     labs: new V20Labs(http),
     ...(status ? { onTransaction: (tx) => status.provider.transaction(tx), onIntent: () => status.provider.intent() } : {}),
-  });
+  };
+  let runner: InstanceType<typeof Runner>;
+  try {
+    runner = new Runner(runnerOptions);
+  } catch (e) {
+    // A journal refused as it is opened (in use, damaged): the status page closes with it.
+    await status?.close();
+    throw e;
+  }
   // A kill switch engaged before now is the runner's from here: journaled at once.
   early.attach(runner);
   try {

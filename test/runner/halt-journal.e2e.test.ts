@@ -236,4 +236,20 @@ describe('a refused start writes nothing', () => {
     expect(existsSync(journalDir)).toBe(false);
     expect(existsSync(join(journalDir, 'journal.lock'))).toBe(false);
   }, 60_000);
+
+  it('a journal in use, with --status-port: exit 1 naming the holder, and the status page closed with it (the process ends)', async () => {
+    r = await rig();
+    const p = pricePath(1)[0]!;
+    r.sandbox.setTime(p.time);
+    r.sandbox.pushPrice(p);
+    const first = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir]);
+    runs.push(first);
+    const second = watch(spawnFxflowRun(r.sandbox.url, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--status-port', '0']));
+    runs.push(second);
+    const code = await second.exited;
+    expect(code).toBe(1);
+    expect(second.err()).toMatch(new RegExp(`is in use by pid ${first.proc.pid}`));
+    first.proc.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+  }, 60_000);
 });
