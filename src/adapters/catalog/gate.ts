@@ -40,6 +40,11 @@ export interface GateAsk {
   /** The period read, when one was given: a source with rows, none of them in it, is said so (import). */
   readonly from?: UnixMs;
   readonly to?: UnixMs;
+  /**
+   * Set for a source whose batches are kept as they pass (a download writes each page): the rows'
+   * spacing is decided on the first batch that brings this many gaps, before it is handed on.
+   */
+  readonly decideAtBatch?: number;
   /** Receives what was found about the rows' clock (the import prints it). */
   readonly onReport?: (r: ClockReport) => void;
 }
@@ -63,7 +68,7 @@ export function gateStated(label: string, stated: Stated, ask: GateAsk): void {
 /** The rows of a source, checked as they pass (spacing, order, prices, clock); a refusal names `label`. */
 export function gateRows(source: AsyncIterable<readonly Candle[]>, label: string, ask: GateAsk): AsyncIterable<readonly Candle[]> {
   const inst = ask.instruments.get(ask.instrument);
-  return checkedCandles(source, label, ask.instrument, ask.granularity, inst.displayPrecision, { hours: inst.hours, read: ask.read, ...(ask.onReport ? { onReport: ask.onReport } : {}) }, ask.fix);
+  return checkedCandles(source, label, ask.instrument, ask.granularity, inst.displayPrecision, { hours: inst.hours, read: ask.read, ...(ask.onReport ? { onReport: ask.onReport } : {}) }, ask.fix, ask.decideAtBatch);
 }
 
 /**

@@ -170,6 +170,11 @@ export async function* checkedCandles(
    */
   clock?: { readonly hours: MarketHours; readonly read: string; readonly onReport?: (r: ClockReport) => void },
   fix: GateFix = 'import',
+  /**
+   * For a source whose batches are kept as they pass (a download writes each page): the spacing
+   * is decided at the end of the first batch that brings this many gaps, before it is handed on.
+   */
+  decideAtBatch = SPACING_SAMPLE,
 ): AsyncIterable<readonly Candle[]> {
   const watch = clock ? new ClockWatch(clock.hours, granularity, clock.read) : undefined;
   const band = PLAUSIBLE[instrument];
@@ -219,6 +224,7 @@ export async function* checkedCandles(
         }
       }
     }
+    if (!decided && counted >= decideAtBatch) decide();
     yield batch;
   }
   if (!decided) decide();
