@@ -119,5 +119,11 @@ describe('the price gate', () => {
     const later = { from: Date.UTC(2025, 0, 1), to: Date.UTC(2025, 1, 1) };
     await expect(gated(some, ask('M1', 'import', later))).rejects.toThrow(`${some}: it has no rows in the period asked (--from/--to from 2025-01-01T00:00:00.000Z to 2025-02-01T00:00:00.000Z): give a period the file covers`);
     expect(await gated(some, ask('M1', 'run', later))).toEqual([]);
+    // Rows the reader would refuse (one-sided where a spread model is needed) are rows: not "no rows".
+    const mid = file('eurusd-mid.csv', ['time,o,h,l,c', '2024-01-08T10:00:00Z,1.1,1.101,1.099,1.1005']);
+    const refusing = (f: string, whole: boolean): AsyncIterable<readonly Candle[]> => openCandles(f, { instrument: 'EUR_USD', granularity: 'M1', side: 'mid', oneSided: 'name a spread model', ...(whole ? {} : later) });
+    const got: Candle[] = [];
+    for await (const b of gateFiles([mid], mid, ask('M1', 'run', later), refusing)) got.push(...b);
+    expect(got).toEqual([]);
   });
 });

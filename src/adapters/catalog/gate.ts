@@ -89,7 +89,7 @@ export async function* gateFiles(files: readonly string[], label: string, ask: G
     yield batch;
   }
   if (rows > 0) return;
-  for (const f of files) if (await hasRows(open(f, true))) {
+  for (const f of files) if (await hasRows(() => open(f, true))) {
     if (ask.fix === 'import' && (ask.from !== undefined || ask.to !== undefined)) {
       const when = `${ask.from !== undefined ? ` from ${new Date(ask.from).toISOString()}` : ''}${ask.to !== undefined ? ` to ${new Date(ask.to).toISOString()}` : ''}`;
       throw new DataError(label, 0, '', `it has no rows in the period asked (--from/--to${when}): give a period the file covers`);
@@ -99,8 +99,17 @@ export async function* gateFiles(files: readonly string[], label: string, ask: G
   throw new DataError(label, 0, '', `${files.length === 1 ? 'the file has no rows' : `none of its ${files.length} files has a row`} (a header or empty lines only${files.some((f) => /json/i.test(f)) ? ', or incomplete candles only' : ''}): nothing to ${ask.fix === 'import' ? 'import' : 'run on'}; check that it is the file meant`);
 }
 
-/** Whether a reader gives at least one candle (it stops at the first batch that has one). */
-async function hasRows(source: AsyncIterable<readonly Candle[]>): Promise<boolean> {
-  for await (const b of source) if (b.length > 0) return true;
+/**
+ * Whether a reader gives at least one candle (it stops at the first batch that has one). A row
+ * the reader refuses outside the period (a one-sided row where a spread model is needed) is a
+ * row: the period's own message is the one to give.
+ */
+async function hasRows(source: () => AsyncIterable<readonly Candle[]>): Promise<boolean> {
+  try {
+    for await (const b of source()) if (b.length > 0) return true;
+  } catch (e) {
+    if (e instanceof DataError && e.line > 0) return true;
+    throw e;
+  }
   return false;
 }
