@@ -83,11 +83,11 @@ describe('a file written in local time', () => {
     expect(months(b, 'EUR_USD', 'M1')).toEqual(months(a, 'EUR_USD', 'M1'));
   });
 
-  it('backtest --data: read in the wrong clock, a warning names the zone that fits; with --timezone, none', async () => {
+  it('backtest --data: read in the wrong clock, it is refused as the import refuses it, naming the zone that fits; with --timezone, it runs', async () => {
     const args = ['backtest', 'strategies/sma-cross.ts', '--data', berlinFile, '--instrument', 'EUR_USD', '--granularity', 'M1', '--from', '2024-03-18', '--to', '2024-04-13', '--no-save'];
     const wrong = await fxflowErr(...args);
-    expect(wrong.code).toBe(0);
-    expect(wrong.stderr).toMatch(/warning: .*eurusd-berlin\.csv: [\d,]+ of its [\d,]+ bars fall while the EUR_USD market is closed when its times are read as UTC.*read it with --timezone Europe\/Berlin, which fits every week/);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/fxflow: .*eurusd-berlin\.csv \(time\): [\d,]+ of its [\d,]+ bars fall while the EUR_USD market is closed when its times are read as UTC.*read it with --timezone Europe\/Berlin, which fits every week/);
     const right = await fxflowErr(...args, '--timezone', 'Europe/Berlin');
     expect(right.code).toBe(0);
     expect(right.stderr).not.toMatch(/market is closed/);

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
-import { statSync } from 'node:fs';
-import { Catalog, ClockWatch, clockProblem, detectFormat, ensureSample, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
+import { Catalog, DataError, dataFiles, ensureSample, gateFiles, readClock, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
 import { cacheDirFor, cachedCandles } from '../adapters/catalog/candle-cache.ts';
 import { resampleSource, resampled } from '../adapters/catalog/resample.ts';
 import { DEFAULT_ALIGNMENT, type Alignment, type Granularity } from '../domain/granularity.ts';
@@ -67,21 +66,24 @@ export interface FileRead {
 /**
  * A single file or folder (`--data`) as the source of the run's series, decoded once into the
  * configured catalog's cache (candle-cache.ts) and read from there while the file is unchanged.
+ * Every series read from it passes the gate `data import` applies (gate.ts): the files' names and
+ * fields, the rows' spacing, prices and clock against the series asked for; a mismatch stops the
+ * run with the import's refusal.
  */
 export function fileSource(path: string, read: string | FileRead | undefined, config: BacktestConfig, instruments: InstrumentRegistry): CandleSourceFactory {
   const r: FileRead = typeof read === 'string' ? { format: read } : (read ?? {});
-  const format = r.format;
-  const warned = new Set<string>();
+  const format = r.format as CandleFormat | undefined;
   const cache = cacheDirFor(resolve(ROOT, config.data.catalog));
+  const where = resolve(path);
   return (req) => {
     const inst = instruments.get(req.instrument);
-    const candles = cachedCandles(resolve(path), {
+    const o = {
       instrument: req.instrument,
       granularity: req.granularity,
       from: req.from,
       to: req.to,
       pipLocation: inst.pipLocation,
-      ...(format ? { format: format as CandleFormat } : {}),
+      ...(format ? { format } : {}),
       ...(r.timezone !== undefined ? { timezone: r.timezone } : {}),
       ...(r.side !== undefined ? { side: r.side } : {}),
       // One-sided rows need a spread model named by the user; 'mid' accepts zero knowingly.
@@ -90,24 +92,15 @@ export function fileSource(path: string, read: string | FileRead | undefined, co
         : config.data.spread === 'hourly' && config.data.spreadPipsByHour
           ? { spread: { kind: 'hourly' as const, pips: config.data.spreadPipsByHour } }
           : config.data.spread === 'fixed' ? { spread: { kind: 'fixed' as const, pips: config.data.spreadPips } } : {}),
-    }, cache);
-    // The file's own week against the instrument's trading hours, as `data import` checks it: a
-    // file read in the wrong clock is said once (the run goes on; the import refuses it).
-    const fileFormat = format ?? (statSync(resolve(path)).isDirectory() ? undefined : detectFormat(resolve(path)));
-    const readIn = r.timezone ?? (fileFormat === 'histdata' ? '-05:00' : 'UTC');
-    const watch = new ClockWatch(inst.hours, req.granularity, readIn);
-    const key = `${req.instrument}:${req.granularity}`;
-    return (async function* () {
-      for await (const b of candles) {
-        for (let i = 0; i < b.length; i++) watch.feed(b[i]!);
-        yield b;
-      }
-      const problem = clockProblem(watch.report(), req.instrument);
-      if (problem !== undefined && !warned.has(key)) {
-        warned.add(key);
-        process.stderr.write(`warning: ${resolve(path)}: ${problem}\n`);
-      }
-    })();
+    };
+    let files: string[];
+    try {
+      files = dataFiles(where);
+    } catch {
+      throw new DataError(where, 0, '', 'no such file or folder');
+    }
+    const ask = { instrument: req.instrument, granularity: req.granularity, instruments, read: readClock(files, format, r.timezone), fix: 'run' as const };
+    const { from: _f, to: _t, ...whole } = o;
+    return gateFiles(files, where, ask, (f, all) => cachedCandles(f, all ? whole : o, cache));
   };
 }
-

@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
-  Catalog, ClockSpecError, DataError, describePacking, checkNames, describeClosed, describeStretches, parseClock, type ClockReport, checkedCandles, dataFiles, detectFormat, fieldsOf, granularityInName, instrumentsInName,
-  newNotices, openBidAsk, openCandles, sidesOf, type CandleFormat, type ReadNotices, type SeriesSource, type WriteResult,
+  Catalog, ClockSpecError, DataError, describePacking, describeClosed, describeStretches, parseClock, type ClockReport, dataFiles, detectFormat, fieldsOf, gateFileNames, gateFiles, gateRows, granularityInName, instrumentsInName,
+  newNotices, openBidAsk, openCandles, readClock, sidesOf, type CandleFormat, type GateAsk, type ReadNotices, type SeriesSource, type WriteResult,
 } from '../adapters/catalog/index.ts';
-import type { Candle } from '../domain/candle.ts';
 import { isGranularity, type Alignment, type Granularity } from '../domain/granularity.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
 import { parseDate } from '../app/config.ts';
@@ -117,7 +116,7 @@ export async function importData(a: ImportArgs): Promise<string[]> {
     knownInstrument(instrument, instruments);
     const granularity = givenGranularity ?? statedGranularity(file);
     if (granularity === undefined) throw new DataError(file, 0, 'granularity', 'neither the file\'s name nor its fields say its granularity: pass --granularity (e.g. --granularity M1)');
-    checkNames(file, instrument, granularity, known);
+    gateFileNames(file, { instrument, granularity, instruments, fix: 'import' });
     return { instrument, granularity };
   };
   if (a.bid !== undefined) {
@@ -215,16 +214,13 @@ async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments
     notices,
   };
   const label = g.bidAsk ? `${g.bidAsk.bid} + ${g.bidAsk.ask}` : g.files.length === 1 ? g.files[0]! : `${resolve(a.file!)} (${g.instrument} ${g.granularity}, ${g.files.length} files)`;
-  const raw: AsyncIterable<readonly Candle[]> = g.bidAsk
-    ? openBidAsk(g.bidAsk.bid, g.bidAsk.ask, o)
-    : (async function* () {
-        for (const f of g.files) yield* openCandles(f, o);
-      })();
   const formats = g.files.map((f) => a.format ?? detectFormat(f));
   // The clock the rows are read in: the one given, else what the format documents.
-  const read = a.timezone ?? (formats.every((f) => f === 'histdata') ? '-05:00' : 'UTC');
   let clock: ClockReport | undefined;
-  const checked = checkedCandles(raw, label, g.instrument, g.granularity, inst.displayPrecision, { hours: inst.hours, read, onReport: (r) => (clock = r) });
+  // The gate every price source passes (gate.ts): names and fields, spacing, prices, clock, rows.
+  const ask: GateAsk = { instrument: g.instrument, granularity: g.granularity, instruments, read: readClock(g.files, o.format, a.timezone), fix: 'import', onReport: (r) => (clock = r), ...(o.from !== undefined ? { from: o.from } : {}), ...(o.to !== undefined ? { to: o.to } : {}) };
+  const { from: _f, to: _t, ...whole } = o;
+  const checked = g.bidAsk ? gateRows(openBidAsk(g.bidAsk.bid, g.bidAsk.ask, o), label, ask) : gateFiles(g.files, label, ask, (f, all) => openCandles(f, all ? { ...whole, notices: newNotices() } : o));
   const sources: SeriesSource[] = [];
   for (let i = 0; i < g.files.length; i++) {
     const f = g.files[i]!;

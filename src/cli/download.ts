@@ -4,6 +4,7 @@ import { Catalog } from '../adapters/catalog/catalog.ts';
 import { AuthError, resolveToken } from '../adapters/v20/auth.ts';
 import { DownloadError, downloadCandles, type DownloadPrice } from '../adapters/v20/download.ts';
 import { isGranularity } from '../domain/granularity.ts';
+import { loadInstruments } from '../domain/instrument.ts';
 import { parseDate } from '../app/config.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { ProgressBar, formatCount } from './progress.ts';
@@ -83,6 +84,7 @@ export const dataDownloadCommand: CommandModule<object, DownloadArgs> = {
         restart: a.restart === true,
         signal: ctl.signal,
         onPage: (p) => bar.update(p.fraction, p.written),
+        instruments: loadInstruments(),
       });
       bar.done();
       const last = r.last === undefined ? 'none' : new Date(r.last).toISOString();

@@ -16,9 +16,32 @@ import type { SandboxArgs } from './sandbox.ts';
 import type { WalkForwardArgs } from './walkforward.ts';
 import type { WorkerArgs } from './worker.ts';
 
+/** The flags whose value may be a negative offset (`--timezone -05:00`). */
+const OFFSET_FLAGS = new Set(['--timezone']);
+// A dash and a digit: an offset (-05:00, -0500, -5), or a mistake the clock's parser names.
+const NEGATIVE_OFFSET = /^[-−]\d/;
+
+/**
+ * `--timezone -05:00` as the help writes it: yargs reads a value that starts with a dash as
+ * flags (-0, -5: "Unknown arguments: 0, 5"), so such a value is joined to its flag
+ * (`--timezone=-05:00`) before yargs sees it. Other arguments are left as they are.
+ */
+export function joinOffsets(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const next = argv[i + 1];
+    if (OFFSET_FLAGS.has(a) && next !== undefined && NEGATIVE_OFFSET.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 /** Builds the yargs parser (exported for tests of the command line itself). */
 export function cli(argv: string[]): Argv {
-  const parser = yargs(argv)
+  const parser = yargs(joinOffsets(argv))
     .scriptName('fxflow')
     .usage('$0 <command> [options]')
     .command('backtest <strategy>', 'Backtest a strategy module on historical data and print its report', async (y) => (await import('./backtest.ts')).backtestOptions(y), async (a) => {

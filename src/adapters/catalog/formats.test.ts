@@ -219,3 +219,21 @@ describe('--side: the side of a one-sided file (issue 25, item 4)', () => {
     await expect(read(p, { side: 'ask', granularity: 'M1' })).rejects.toThrow(/the file's prices are bid \(its format says so\), not ask: leave --side out or give --side bid/);
   });
 });
+
+describe('OANDA candle JSON: an object past the line cap', () => {
+  it('is refused naming the file, the line it starts on and FXFLOW_MAX_LINE_BYTES; under the cap it reads', async () => {
+    const candle = (extra: string): string => `{"time":"2024-01-08T10:00:00Z","complete":true,"volume":1,"note":"${extra}","mid":{"o":"1.10000","h":"1.10010","l":"1.09990","c":"1.10005"}}`;
+    const path = file(`{"instrument":"EUR_USD","granularity":"H1","candles":[\n${candle('x'.repeat(200_000))}\n]}`, 'big.json');
+    const was = process.env.FXFLOW_MAX_LINE_BYTES;
+    try {
+      process.env.FXFLOW_MAX_LINE_BYTES = String(64 << 10);
+      await expect(read(path, { side: 'mid' })).rejects.toThrow(`${path}:2: this JSON object is longer than 64 KiB and has not ended`);
+      await expect(read(path, { side: 'mid' })).rejects.toThrow('raise the cap with FXFLOW_MAX_LINE_BYTES=<bytes>');
+      process.env.FXFLOW_MAX_LINE_BYTES = String(1 << 20);
+      expect(await read(path, { side: 'mid' })).toHaveLength(1);
+    } finally {
+      if (was === undefined) delete process.env.FXFLOW_MAX_LINE_BYTES;
+      else process.env.FXFLOW_MAX_LINE_BYTES = was;
+    }
+  });
+});

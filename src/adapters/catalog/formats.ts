@@ -7,7 +7,7 @@ import { headText, openBytes, packingOf } from './compressed.ts';
 import { DataError } from './errors.ts';
 import { BATCH, Builder, crossedFields, namedSide, newNotices, statedSide, type CandleFormat, type ReadNotices, type ReadOptions } from './candle-builder.ts';
 import { readDelimited } from './export-formats.ts';
-import { readLines } from './lines.ts';
+import { lineTooLong, maxLineBytes, readLines } from './lines.ts';
 import { dayInRange, isTickDayFile, readTickDayFile } from './tick-store.ts';
 
 /**
@@ -306,6 +306,7 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
   let objLine = 1;
   // Depth of candle objects: 2 inside {"candles":[ {...} ]}, 1 for JSON lines.
   let candleDepth = -1;
+  const maxLine = maxLineBytes();
   // 64 KiB chunks, as readLines: a chunk's candles are one batch, and smaller batches die young.
   const stream = packingOf(file) === 'plain' ? createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 16 }) : openBytes(file).setEncoding('utf8');
   for await (const chunk of stream as AsyncIterable<string>) {
@@ -361,6 +362,8 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
     }
     buf = start >= 0 ? text.slice(start) : '';
     if (start >= 0) start = 0;
+    // A candle is a few hundred bytes: an object past the line cap is not one (FXFLOW_MAX_LINE_BYTES).
+    if (buf.length > maxLine) throw lineTooLong(file, objLine, maxLine, 'JSON object');
     const out = b.take();
     if (out) yield out;
   }

@@ -80,24 +80,51 @@ export function dataFiles(path: string): string[] {
 }
 
 /**
+ * How a refusal tells the user to fix it: `import` for `fxflow data import` (import it with
+ * --instrument X), `run` for a backtest's `--data` file (run it with --instrument X).
+ */
+export type GateFix = 'import' | 'run';
+
+/** "import it with --granularity M1 (then …)": the way to read `actual` data when `asked` was wrong. */
+function granularityAdvice(actual: Granularity, asked: Granularity, fix: GateFix, coarser: string): string {
+  if (fix === 'run') {
+    return `run it with --granularity ${actual}${granularityMs(actual) < granularityMs(asked) ? ` (or import it with \`fxflow data import\`: a backtest on the catalog builds ${asked} candles from ${actual})` : ''}`;
+  }
+  return `import it with --granularity ${actual}${coarser}`;
+}
+
+/** The instrument and granularity a source states about itself (a file's fields, a v20 response's). */
+export interface Stated {
+  readonly instrument?: string;
+  readonly granularity?: string;
+}
+
+/** Checks what a source states (its fields) against what it is used as. Throws a DataError naming `label`. */
+export function checkStated(label: string, stated: Stated, instrument: string, granularity: Granularity, fix: GateFix = 'import'): void {
+  const verb = fix === 'run' ? 'run it' : 'import it';
+  if (stated.instrument !== undefined && stated.instrument !== instrument) {
+    throw new DataError(label, 0, 'instrument', `the file says it holds ${stated.instrument}, not ${instrument}: ${verb} with --instrument ${stated.instrument}`);
+  }
+  if (stated.granularity !== undefined && stated.granularity !== granularity) {
+    const g = stated.granularity as Granularity;
+    throw new DataError(label, 0, 'granularity', `the file says its granularity is ${g}, not ${granularity}: ${granularityAdvice(g, granularity, fix, ' (then `fxflow data resample` builds coarser candles)')}`);
+  }
+}
+
+/**
  * Checks that a file may hold `instrument` at `granularity` by what it says about itself: its name
  * and fields. Throws a DataError naming the file and what it says.
  */
-export function checkNames(file: string, instrument: string, granularity: Granularity, known: readonly string[]): void {
-  const fields = fieldsOf(file);
-  if (fields.instrument !== undefined && fields.instrument !== instrument) {
-    throw new DataError(file, 0, 'instrument', `the file says it holds ${fields.instrument}, not ${instrument}: import it with --instrument ${fields.instrument}`);
-  }
-  if (fields.granularity !== undefined && fields.granularity !== granularity) {
-    throw new DataError(file, 0, 'granularity', `the file says its granularity is ${fields.granularity}, not ${granularity}: import it with --granularity ${fields.granularity} (then \`fxflow data resample\` builds coarser candles)`);
-  }
+export function checkNames(file: string, instrument: string, granularity: Granularity, known: readonly string[], fix: GateFix = 'import'): void {
+  checkStated(file, fieldsOf(file), instrument, granularity, fix);
+  const verb = fix === 'run' ? 'run it' : 'import it';
   const named = instrumentsInName(file, known);
   if (named.length > 0 && !named.includes(instrument)) {
-    throw new DataError(file, 0, 'instrument', `the file's name says ${named.join(' or ')}, not ${instrument}: import it with --instrument ${named[0]} (a file that really holds ${instrument} should be renamed)`);
+    throw new DataError(file, 0, 'instrument', `the file's name says ${named.join(' or ')}, not ${instrument}: ${verb} with --instrument ${named[0]} (a file that really holds ${instrument} should be renamed)`);
   }
   const g = granularityInName(file);
   if (g !== undefined && g !== granularity) {
-    throw new DataError(file, 0, 'granularity', `the file's name says ${g}, not ${granularity}: import it with --granularity ${g} (then \`fxflow data resample\` builds coarser candles)`);
+    throw new DataError(file, 0, 'granularity', `the file's name says ${g}, not ${granularity}: ${granularityAdvice(g, granularity, fix, ' (then `fxflow data resample` builds coarser candles)')}`);
   }
 }
 
@@ -142,6 +169,12 @@ export async function* checkedCandles(
    * (clock-check.ts). `onReport` receives what was found either way.
    */
   clock?: { readonly hours: MarketHours; readonly read: string; readonly onReport?: (r: ClockReport) => void },
+  fix: GateFix = 'import',
+  /**
+   * For a source whose batches are kept as they pass (a download writes each page): the spacing
+   * is decided at the end of the first batch that brings this many gaps, before it is handed on.
+   */
+  decideAtBatch = SPACING_SAMPLE,
 ): AsyncIterable<readonly Candle[]> {
   const watch = clock ? new ClockWatch(clock.hours, granularity, clock.read) : undefined;
   const band = PLAUSIBLE[instrument];
@@ -160,7 +193,8 @@ export async function* checkedCandles(
     for (const [gap, n] of gaps) if (n > best || (n === best && gap < mode)) [mode, best] = [gap, n];
     if (isOneCandle(granularity, mode)) return;
     const guess = GRANULARITIES.find((g) => isOneCandle(g, mode));
-    throw new DataError(label, 0, 'granularity', `its rows are mostly ${describeGap(mode)} apart (${best} of the first ${counted} gaps), not one ${granularity} candle: ${guess ? `this is ${guess} data; import it with --granularity ${guess}` : 'check the file'}${guess && granularityMs(guess) < granularityMs(granularity) ? ` (then \`fxflow data resample --granularity ${granularity}\` builds ${granularity} candles from it)` : ''}`);
+    const coarser = guess && granularityMs(guess) < granularityMs(granularity) ? ` (then \`fxflow data resample --granularity ${granularity}\` builds ${granularity} candles from it)` : '';
+    throw new DataError(label, 0, 'granularity', `its rows are mostly ${describeGap(mode)} apart (${best} of the first ${counted} gaps), not one ${granularity} candle: ${guess ? `this is ${guess} data; ${granularityAdvice(guess, granularity, fix, coarser)}` : 'check the file'}`);
   };
   for await (const batch of source) {
     for (let i = 0; i < batch.length; i++) {
@@ -190,6 +224,7 @@ export async function* checkedCandles(
         }
       }
     }
+    if (!decided && counted >= decideAtBatch) decide();
     yield batch;
   }
   if (!decided) decide();

@@ -1,10 +1,13 @@
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../catalog/catalog.ts';
 import type { Candle } from '../../domain/candle.ts';
 import type { Granularity } from '../../domain/granularity.ts';
+import { loadInstruments } from '../../domain/instrument.ts';
 import { parseTime } from '../../domain/time.ts';
 import { startSandbox, type Sandbox } from '../../sandbox/server.ts';
 import { DownloadError, downloadCandles, toCandle } from './download.ts';
@@ -131,6 +134,45 @@ describe('historical download against the sandbox', () => {
     expect(got.map(row)).toEqual(want.map(row));
     expect(got[got.length - 1]!.time).toBe(t('2024-02-15T05:55:00Z'));
     sandbox.setTime(t('2024-02-15T00:00:00Z'));
+  });
+
+  it("passes the gate data import applies: the sandbox's answers go through unchanged", async () => {
+    const catalog = newCatalog();
+    const from = t('2024-01-05T18:00:00Z'); // spans a weekend: the clock check sees a weekly open
+    const to = t('2024-01-09T06:00:00Z');
+    await downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M5', from, to, pageSize: 500, instruments: loadInstruments() });
+    const want = await direct('EUR_USD', 'M5', from, to, 86400_000);
+    expect((await held(catalog, 'EUR_USD', 'M5', from, to)).map(row)).toEqual(want.map(row));
+  });
+
+  it('an answer that says it holds another instrument, or rows of another granularity, is refused as data import refuses them; nothing is written', async () => {
+    // A server in front of the sandbox that answers wrongly: relabels the instrument, or serves M5 rows as M1.
+    const lie = (kind: 'instrument' | 'spacing') =>
+      createServer((req, res) => {
+        const url = kind === 'spacing' ? req.url!.replace('granularity=M1', 'granularity=M5') : req.url!;
+        void fetch(`${sandbox.url}${url}`).then(async (r) => {
+          const body = (await r.json()) as { instrument: string; granularity: string };
+          if (kind === 'instrument') body.instrument = 'GBP_USD';
+          else body.granularity = 'M1';
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        });
+      });
+    for (const [kind, message] of [
+      ['instrument', 'OANDA v20 /instruments/EUR_USD/candles (instrument): the file says it holds GBP_USD, not EUR_USD: import it with --instrument GBP_USD'],
+      ['spacing', 'OANDA v20 /instruments/EUR_USD/candles (granularity): its rows are mostly 5 minutes apart'],
+    ] as const) {
+      const server = lie(kind);
+      await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+      const h = new V20Http({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      const catalog = newCatalog();
+      try {
+        await expect(downloadCandles({ rest: new V20Rest(h), catalog, instrument: 'EUR_USD', granularity: 'M1', from: t('2024-01-03T00:00:00Z'), to: t('2024-01-10T00:00:00Z'), instruments: loadInstruments() })).rejects.toThrow(message);
+        expect(existsSync(join(catalog.root, 'EUR_USD'))).toBe(false);
+      } finally {
+        await h.close();
+        await new Promise((ok) => server.close(ok));
+      }
+    }
   });
 
   it('--price M writes mid prices on both sides', async () => {

@@ -1,4 +1,6 @@
 import type { Catalog } from '../catalog/catalog.ts';
+import { gateRows, gateStated, type GateAsk } from '../catalog/gate.ts';
+import type { InstrumentRegistry } from '../../domain/instrument.ts';
 import type { Candle } from '../../domain/candle.ts';
 import { candleClose, type Granularity } from '../../domain/granularity.ts';
 import { parseTime, type UnixMs } from '../../domain/time.ts';
@@ -39,6 +41,11 @@ export interface DownloadOptions {
   readonly signal?: AbortSignal;
   /** Called after each page is written. */
   readonly onPage?: (p: DownloadProgress) => void;
+  /**
+   * The instruments fxflow knows: when the instrument is one of them, every page passes the gate
+   * `data import` applies (catalog/gate.ts) before it is written. The CLI always gives them.
+   */
+  readonly instruments?: InstrumentRegistry;
 }
 
 export interface DownloadProgress {
@@ -122,43 +129,55 @@ export async function downloadCandles(o: DownloadOptions): Promise<DownloadResul
   let last = held;
   let reachedPresent = false;
   const span = o.to - o.from;
-  while (cursor < o.to) {
-    if (o.signal?.aborted) {
-      throw new DownloadError('DOWNLOAD_INTERRUPTED', `download of ${o.instrument} ${o.granularity} interrupted after ${pages} pages (${written} candles written); run the same command again to resume after ${last === undefined ? 'the start' : new Date(last).toISOString()}`);
-    }
-    const res = await o.rest.candles(o.instrument, { price, granularity: o.granularity, from: cursor, count: pageSize });
-    const page: Candle[] = [];
-    let end = false;
-    let lastSeen: UnixMs | undefined;
-    for (const c of res.candles) {
-      const candle = toCandle(c, o.instrument, o.granularity, price);
-      // Defensive: a server that answers with a candle before the cursor would cause a duplicate.
-      if (candle.time < cursor) continue;
-      if (candle.time >= o.to) {
-        end = true;
-        break;
+  // The gate every price source passes (catalog/gate.ts): what each answer says it holds, then
+  // its rows' spacing, prices and clock, before a page is written.
+  const label = `OANDA v20 /instruments/${o.instrument}/candles`;
+  const ask: GateAsk | undefined = o.instruments?.has(o.instrument)
+    ? { instrument: o.instrument, granularity: o.granularity, instruments: o.instruments, read: 'UTC', fix: 'import', decideAtBatch: 100 }
+    : undefined;
+  // The pages as they come; each is written (below) before the next is asked for.
+  const fetched = async function* (): AsyncIterable<Candle[]> {
+    while (cursor < o.to) {
+      if (o.signal?.aborted) {
+        throw new DownloadError('DOWNLOAD_INTERRUPTED', `download of ${o.instrument} ${o.granularity} interrupted after ${pages} pages (${written} candles written); run the same command again to resume after ${last === undefined ? 'the start' : new Date(last).toISOString()}`);
       }
-      if (!candle.complete) {
-        reachedPresent = true;
-        end = true;
-        break;
+      const res = await o.rest.candles(o.instrument, { price, granularity: o.granularity, from: cursor, count: pageSize });
+      if (ask) gateStated(label, { instrument: res.instrument, granularity: res.granularity }, ask);
+      const page: Candle[] = [];
+      let end = false;
+      let lastSeen: UnixMs | undefined;
+      for (const c of res.candles) {
+        const candle = toCandle(c, o.instrument, o.granularity, price);
+        // Defensive: a server that answers with a candle before the cursor would cause a duplicate.
+        if (candle.time < cursor) continue;
+        if (candle.time >= o.to) {
+          end = true;
+          break;
+        }
+        if (!candle.complete) {
+          reachedPresent = true;
+          end = true;
+          break;
+        }
+        page.push(candle);
+        lastSeen = candle.time;
       }
-      page.push(candle);
-      lastSeen = candle.time;
+      yield page;
+      pages++;
+      if (end || lastSeen === undefined || res.candles.length < pageSize) {
+        // Fewer candles than asked: the server has nothing later yet (the present or the end of its data).
+        if (!end && lastSeen !== undefined) cursor = candleClose(o.granularity, lastSeen);
+        o.onPage?.({ pages, written, cursor, fraction: 1 });
+        return;
+      }
+      cursor = candleClose(o.granularity, lastSeen);
+      o.onPage?.({ pages, written, cursor, fraction: Math.min(1, (cursor - o.from) / span) });
     }
-    if (page.length > 0) {
-      written += (await o.catalog.write(o.instrument, o.granularity, [page], { replace: true })).written;
-      last = lastSeen;
-    }
-    pages++;
-    if (end || lastSeen === undefined || res.candles.length < pageSize) {
-      // Fewer candles than asked: the server has nothing later yet (the present or the end of its data).
-      if (!end && lastSeen !== undefined) cursor = candleClose(o.granularity, lastSeen);
-      o.onPage?.({ pages, written, cursor, fraction: 1 });
-      break;
-    }
-    cursor = candleClose(o.granularity, lastSeen);
-    o.onPage?.({ pages, written, cursor, fraction: Math.min(1, (cursor - o.from) / span) });
+  };
+  for await (const page of ask ? gateRows(fetched(), label, ask) : fetched()) {
+    if (page.length === 0) continue;
+    written += (await o.catalog.write(o.instrument, o.granularity, [page], { replace: true })).written;
+    last = page[page.length - 1]!.time;
   }
   if (written > 0) {
     await o.catalog.record(o.instrument, o.granularity, { synthetic: false, sides: price === 'BA' ? 'bid/ask' : 'mid', sources: [{ file: `OANDA v20 /instruments/${o.instrument}/candles price=${price}`, sha256: '', bytes: 0, format: 'oanda-v20', rows: written, importedAt: new Date().toISOString() }] });
