@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cotPublishedAt } from '../src/adapters/catalog/labs-items.ts';
 import { LabsWriter, catalogLabs } from '../src/adapters/catalog/labs-store.ts';
 import type { LabsCotEntry } from '../src/adapters/v20/labs.ts';
 import { runBacktest } from '../src/app/backtest.ts';
@@ -94,21 +95,23 @@ describe('spreads and COT in backtests', () => {
           const heard: Heard[] = [];
           await backtest(heard, root, { spreads: ['EUR_USD', 'GBP_USD'], cot: ['EUR_USD'] });
           const wanted = items.filter((r) => (r.cot ? r.instrument === 'EUR_USD' : r.instrument !== 'USD_JPY'));
-          // Visible at the later of knownAt and its own time; those visible in [FROM, TO), each once.
-          const expected = wanted.filter((r) => Math.max(r.knownAt, r.own) >= FROM && Math.max(r.knownAt, r.own) < TO);
+          // Visible at the later of knownAt and its own time (a COT report's: its publication, the
+          // Friday after its date, checked by hand in the next test); those visible in [FROM, TO), each once.
+          const visible = (r: { cot: boolean; knownAt: number; own: number }): number => Math.max(r.knownAt, r.cot ? cotPublishedAt(r.own) : r.own);
+          const expected = wanted.filter((r) => visible(r) >= FROM && visible(r) < TO);
           const keyOf = (e: SpreadEvent | CotEvent): string => `${e.kind}|${e.instrument}|${e.kind === 'spread' ? e.intervalAt : e.reportAt}`;
           expect(heard.map((h) => keyOf(h.e)).sort()).toEqual(expected.map((r) => `${r.cot ? 'cot' : 'spread'}|${r.instrument}|${r.own}`).sort());
           for (const h of heard) {
             const r = expected.find((x) => `${x.cot ? 'cot' : 'spread'}|${x.instrument}|${x.own}` === keyOf(h.e))!;
             // At the time it became known: never earlier, and not later either.
-            expect(h.now).toBe(Math.max(r.knownAt, r.own));
+            expect(h.now).toBe(visible(r));
             expect(h.e.at).toBe(h.now);
             expect(h.now).toBeGreaterThanOrEqual(r.knownAt);
             if (h.e.kind === 'spread') {
               expect(h.now).toBeGreaterThanOrEqual(h.e.intervalAt);
               expect([h.e.min, h.e.avg, h.e.max]).toEqual([r.avg / 100 - 0.1, r.avg / 100, r.avg / 100 + 2]);
             } else {
-              expect(h.now).toBeGreaterThanOrEqual(h.e.reportAt);
+              expect(h.now).toBeGreaterThanOrEqual(h.e.reportAt + 3 * 24 * HOUR);
               expect(h.e).toMatchObject({ openInterest: 500000 + r.n, nonCommercialShort: 100000 + r.n, nonCommercialLong: 200000 + r.n, price: Number((1.09 + r.n / 10000).toFixed(5)), unit: 'Contracts Of EUR 125,000' });
             }
             // Merged by time: the candles closed by then were seen first, none after it.
@@ -129,7 +132,8 @@ describe('spreads and COT in backtests', () => {
     const root = mkdtempSync(join(tmpdir(), 'fxflow-labs-sc-missing-'));
     const w = await LabsWriter.open(root, { now: 0 });
     w.append([w.identity.spread('EUR_USD', FROM / 1000, 0.5, 0.8, 2, FROM + 60_000)!]);
-    w.append([w.identity.cot('EUR_USD', report(FROM / 1000, 1), FROM + 60_000)!]);
+    // Dated Tuesday 2024-01-02 (00:00 New York, as OANDA dates them), published Friday the 5th: known at FROM + 1 min.
+    w.append([w.identity.cot('EUR_USD', report(Date.UTC(2024, 0, 2, 5) / 1000, 1), FROM + 60_000)!]);
     await expect(backtest([], root, { spreads: ['EUR_USD', 'GBP_USD'], cot: [] })).rejects.toThrow(
       `the strategy subscribes to spreads of GBP_USD but this catalog holds no recorded labs spreads of it: record them first (fxflow record --labs spreads,cot --instruments GBP_USD --catalog ${root})`,
     );
@@ -141,6 +145,23 @@ describe('spreads and COT in backtests', () => {
     const heard: Heard[] = [];
     await backtest(heard, root, { spreads: ['EUR_USD'], cot: ['EUR_USD'] });
     expect(heard.map((h) => [h.e.kind, h.now])).toEqual([['spread', FROM + 60_000], ['cot', FROM + 60_000]]);
+  });
+
+  it('a COT report is not seen before the CFTC publishes it: Friday 15:30 New York after its Tuesday, whatever its knownAt says', async () => {
+    // A file stamped with the reports' own dates (knownAt = the Tuesday), as a hand-made import would be.
+    const root = mkdtempSync(join(tmpdir(), 'fxflow-labs-cot-release-'));
+    const w = await LabsWriter.open(root, { now: 0 });
+    const tuesday = Date.UTC(2024, 0, 9, 5); // Tuesday 2024-01-09 00:00 New York (EST)
+    w.append([w.identity.cot('EUR_USD', report(tuesday / 1000, 7), tuesday)!]);
+    const heard: Heard[] = [];
+    const from = Date.UTC(2024, 0, 8);
+    const to = Date.UTC(2024, 0, 15);
+    const week = loadConfig(undefined, { run: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } } as never);
+    await runBacktest({ loaded: { file: 'inline', name: 'spread-cot-watcher', strategy: watcher(heard, { spreads: [], cot: ['EUR_USD'] }) as never, params: {} }, config: week, instruments: loadInstruments(), candles, available: () => true, log: silent, labs: catalogLabs(root) });
+    // Friday 2024-01-12 15:30 EST = 20:30 UTC; the candles of Tuesday to Friday afternoon came first.
+    expect(heard.map((h) => [h.e.kind, new Date(h.now).toISOString()])).toEqual([['cot', '2024-01-12T20:30:00.000Z']]);
+    expect((heard[0]!.e as CotEvent).reportAt).toBe(tuesday);
+    expect(heard[0]!.lastCandleAt).toBe(Date.UTC(2024, 0, 12, 20));
   });
 
   it('a run with no labs source (a sweep\'s trial) refuses a spreads or COT subscription instead of running without them', async () => {

@@ -202,6 +202,8 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   // The quote in force, in arrival order, at each live decision (by client ID) and each live fill (by transaction ID).
   const quoteAtDecision = new Map<string, { b: number; a: number }>();
   const quoteAtFill = new Map<string, { b: number; a: number }>();
+  /** Wall-clock receive times (`rt`) of the live fills (by transaction ID) and decisions (`intent <client ID>`). */
+  const receivedAt = new Map<string, number>();
   const refs = new Map<number, EventRef>();
   const restarts: { session: number; at: string; previousStop: string; restoredState: boolean; sequenceLive: number; sequenceReplay: number }[] = [];
   const restartTimes: number[] = [];
@@ -319,6 +321,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         const filled = (rec.tx as { type: string; instrument?: string }).type === 'ORDER_FILL' ? (rec.tx as { instrument?: string }).instrument : undefined;
         const q = filled !== undefined ? last.get(filled) : undefined;
         if (q !== undefined) quoteAtFill.set(rec.tx.id, { b: q.bid, a: q.ask });
+        if (filled !== undefined) receivedAt.set(rec.tx.id, rec.rt);
         seenTx.add(rec.tx.id);
         counts.transactions++;
         liveTxs.push(rec.tx);
@@ -329,6 +332,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         const instrument = (rec.intent as { instrument?: string }).instrument;
         const q = instrument !== undefined ? last.get(instrument) : undefined;
         if (q !== undefined) quoteAtDecision.set(rec.intent.id, { b: q.bid, a: q.ask });
+        receivedAt.set(`intent ${rec.intent.id}`, rec.rt);
         liveDecisions.push({ intent: rec.intent, after: rec.after, at: rec.t });
         return;
       }
@@ -394,8 +398,16 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
       if (cid !== undefined) liveFills.set(cid, t);
     }
   }
+  // Each live fill's delay on the runner's own (wall) clock: the tolerance is in wall time, so a
+  // sandbox whose clock runs 60 times faster does not make a 30 ms round trip a late fill.
+  const wallDelayMs = new Map<string, number>();
+  for (const [cid, t] of liveFills) {
+    const sent = receivedAt.get(`intent ${cid}`);
+    const got = receivedAt.get(t.id);
+    if (sent !== undefined && got !== undefined && sent > 0 && got > 0) wallDelayMs.set(cid, Math.max(0, got - sent));
+  }
   const simCompared = simTxs.filter(inTime);
-  const compared = compareFills(runTxs, simCompared, pairs, { quotes, decidedAt, fill, toleranceMs, restarts: restartTimes, liveFills, quoteAtDecision, quoteAtFill });
+  const compared = compareFills(runTxs, simCompared, pairs, { quotes, decidedAt, fill, toleranceMs, wallDelayMs, restarts: restartTimes, liveFills, quoteAtDecision, quoteAtFill });
   // Past damage, an order whose outcome at the account came after it has none in what is compared: not a difference.
   const fills = damage === undefined ? compared : { compared: compared.compared, diffs: compared.diffs.filter((f) => f.live.outcome !== 'PENDING' && f.replay.outcome !== 'PENDING') };
   const byCause: Record<string, number> = {};

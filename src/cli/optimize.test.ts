@@ -130,5 +130,23 @@ describe('fxflow walkforward', () => {
     expect(csv[0]!.startsWith('window,trainFrom,trainTo,testFrom,testTo,fast,slow,')).toBe(true);
     expect(csv).toHaveLength(3);
     expect(existsSync(join(out, 'window-01', 'trials.csv'))).toBe(true);
+
+    // The terminal table (the same walk-forward printed, in its own folder) has each window's DSR
+    // and PBO as walkforward.json has them, and its efficiency only over an in-sample gain.
+    const textOut = join(tmp, 'wf-text');
+    const text = await fxflow('walkforward', 'strategies/sma-cross.ts', '--param', 'fast=5,10,15', '--param', 'slow=20,40', '--train', '3mo', '--test', '3mo', '--anchored', '--from', '2024-01-01', '--to', '2024-10-01', '--workers', '2', '--out', textOut);
+    expect(text.code, text.stderr).toBe(0);
+    const saved = JSON.parse(readFileSync(join(textOut, 'walkforward.json'), 'utf8')) as { windows: { dsr: number | null; pbo: number | null; efficiency: number | null; inSample: { cagrPct: number | null } }[]; efficiency: number | null; efficiencyWhyNot?: string };
+    const lines = text.stdout.split('\n');
+    const header = lines.findIndex((l) => l.startsWith('win '));
+    expect(lines[header]!.trim().split(/\s{2,}/).slice(-5)).toEqual(['IS CAGR', 'OOS CAGR', 'WFE', 'DSR', 'PBO']);
+    const shown = (x: number | null): string => (x === null ? 'n/a' : x.toFixed(2));
+    saved.windows.forEach((w, i) => {
+      const cells = lines[header + 1 + i]!.trim().split(/\s{2,}/);
+      expect(cells.slice(-2)).toEqual([shown(w.dsr), shown(w.pbo)]);
+      const isGain = w.inSample.cagrPct !== null && w.inSample.cagrPct > 0;
+      expect(cells.at(-3)).toBe(isGain ? shown(w.efficiency) : 'n/a (IS ≤ 0)');
+    });
+    expect(text.stdout).toContain(saved.efficiency !== null ? `Walk-forward efficiency (mean OOS CAGR / mean IS CAGR): ${saved.efficiency.toFixed(2)}` : `Walk-forward efficiency (mean OOS CAGR / mean IS CAGR): n/a: ${saved.efficiencyWhyNot}`);
   });
 });

@@ -31,7 +31,7 @@ export function replayCommand(y: Argv): Argv<ReplayArgs> {
     .option('strategy', { type: 'string', describe: 'The strategy file, if not where run.json says (its hash is still checked)' })
     .option('allow-changed-strategy', { type: 'boolean', describe: 'Replay even when the strategy file differs from the one that ran (a warning names both hashes)' })
     .option('fill', { type: 'string', choices: ['current', 'next'], describe: 'The simulator fills market orders at the price current when decided (default for runs against an account, as OANDA fills an order that reaches it at once) or at the next recorded price (as a backtest; default for --broker sim runs)' })
-    .option('time-tolerance', { type: 'number', default: 1000, describe: 'Milliseconds: fill times further apart differ, and a live fill later than this after its decision is late' })
+    .option('time-tolerance', { type: 'number', default: 1000, describe: 'Milliseconds of wall time: a live fill the runner received later than this after its decision is late, and fill times further apart differ (a fill received within it may be as far apart in market time as the account took: a sandbox at --speed 60 runs 60 times faster)' })
     .option('fail-on-diff', { type: 'boolean', describe: 'Exit 1 when the reconciliation finds any difference (for CI)' })
     // The simulator's fill flags as backtest takes them (sim-flags.ts), over the run's recorded models.
     .options({ 'market-hours': SIM_FILL_FLAGS['market-hours'], slippage: SIM_FILL_FLAGS.slippage, latency: SIM_FILL_FLAGS.latency, commission: SIM_COST_FLAGS.commission })

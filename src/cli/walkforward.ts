@@ -87,13 +87,17 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
   }
 }
 
-function formatWalkForward(r: WalkForwardResult, name: string, a: WalkForwardArgs, queue: string | undefined): string {
+/** The terminal summary of a walk-forward: a row per window (params, objectives, CAGRs, efficiency, the sweep's DSR and PBO), then the whole. */
+export function formatWalkForward(r: WalkForwardResult, name: string, a: Pick<WalkForwardArgs, 'anchored' | 'train' | 'test' | 'step' | 'search' | 'objective'>, queue: string | undefined): string {
   const day = (t: number): string => new Date(t).toISOString().slice(0, 10);
   const names = Object.keys(r.stability);
-  const head = ['win', 'train', 'test', ...names, `IS ${a.objective}`, `OOS ${a.objective}`, 'IS CAGR', 'OOS CAGR', 'WFE'];
+  const head = ['win', 'train', 'test', ...names, `IS ${a.objective}`, `OOS ${a.objective}`, 'IS CAGR', 'OOS CAGR', 'WFE', 'DSR', 'PBO'];
+  // WFE where it means something: over an in-sample loss it is left out and said why below.
+  const noGain = r.windows.filter((w) => w.efficiency === null && w.inSample && w.inSample.cagrPct !== null && w.inSample.cagrPct <= 0).map((w) => w.window.index + 1);
+  const wfe = (w: WalkForwardResult['windows'][number]): string => (w.efficiency !== null ? fix(w.efficiency) : noGain.includes(w.window.index + 1) ? 'n/a (IS ≤ 0)' : 'n/a');
   const body = r.windows.map((w) => [
     String(w.window.index + 1), `${day(w.window.trainFrom)}→${day(w.window.trainTo)}`, `${day(w.window.testFrom)}→${day(w.window.testTo)}`,
-    ...names.map((n) => String(w.params[n] ?? '-')), fix(w.isObjective, 3), fix(w.oosObjective, 3), pct(w.inSample?.cagrPct), pct(w.outOfSample?.cagrPct), w.error ? `error: ${w.error}` : fix(w.efficiency),
+    ...names.map((n) => String(w.params[n] ?? '-')), fix(w.isObjective, 3), fix(w.oosObjective, 3), pct(w.inSample?.cagrPct), pct(w.outOfSample?.cagrPct), w.error ? `error: ${w.error}` : wfe(w), fix(w.dsr), fix(w.pbo),
   ]);
   const wd = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const lines = [
@@ -103,7 +107,9 @@ function formatWalkForward(r: WalkForwardResult, name: string, a: WalkForwardArg
     ...body.map((b) => b.map((c, i) => c.padEnd(wd[i]!)).join('  ')),
     '',
     `Out of sample, stitched: ${pct(r.oosReturnPct)} return, Sharpe ${fix(r.oosSharpe)} (daily, √252)`,
-    `Walk-forward efficiency (mean OOS CAGR / mean IS CAGR): ${fix(r.efficiency)}`,
+    ...(noGain.length > 0 ? [`WFE n/a (IS ≤ 0): window${noGain.length === 1 ? '' : 's'} ${noGain.join(', ')} lost in sample; the ratio measures how much of an in-sample gain carries over, and there was none`] : []),
+    'DSR: the window sweep\'s deflated Sharpe ratio, the probability that its best trial is not luck of the number tried (above 0.95: unlikely luck); PBO: how often its in-sample winner falls to the median or below out of sample (near 0: the choice carries over; 0.5 or more: no better than chance); n/a: too few trials or days',
+    r.efficiency !== null ? `Walk-forward efficiency (mean OOS CAGR / mean IS CAGR): ${fix(r.efficiency)}` : `Walk-forward efficiency (mean OOS CAGR / mean IS CAGR): n/a: ${r.efficiencyWhyNot ?? 'not computed'}`,
     'Param stability (values chosen per window; share of the most chosen; sd/mean):',
     ...names.map((n) => `  ${n}: ${r.stability[n]!.values.join(', ')}  (${r.stability[n]!.distinct} distinct, ${(r.stability[n]!.modeShare * 100).toFixed(0)}% the same${r.stability[n]!.cv !== null ? `, cv ${r.stability[n]!.cv}` : ''})`),
     '',

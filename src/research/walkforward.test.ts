@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseSpan, stitchOos, windows, WalkForwardError } from './walkforward.ts';
+import { parseSpan, stitchOos, walkForwardEfficiency, windows, WalkForwardError } from './walkforward.ts';
 
 const d = (s: string): number => Date.parse(`${s}T00:00:00Z`);
 const day = (t: number): string => new Date(t).toISOString().slice(0, 10);
@@ -105,5 +105,37 @@ describe('stitched out-of-sample equity, by date', () => {
 
   it('a run whose times do not match its returns is a clear error', () => {
     expect(() => stitchOos([{ window: 3, returns: [0.01, 0.02], times: [1, 2] }])).toThrow('window 3: the out-of-sample run gave 2 daily returns but 2 times (expected one more)');
+  });
+});
+
+describe('walk-forward efficiency: only where it means something', () => {
+  it('the issue\'s case: in-sample CAGR -1% then out of sample +15.42% is not an efficiency of -15.42, and says why', () => {
+    const e = walkForwardEfficiency(-1, 15.42);
+    expect(e.value).toBeNull();
+    expect(e.whyNot).toBe('in-sample CAGR -1.00% is not a gain: there is no edge to carry over, so OOS / IS means nothing');
+    expect(walkForwardEfficiency(0, 3).value).toBeNull();
+    expect(walkForwardEfficiency(null, 3)).toEqual({ value: null, whyNot: 'no in-sample CAGR' });
+    expect(walkForwardEfficiency(10, null)).toEqual({ value: null, whyNot: 'no out-of-sample CAGR' });
+    // Over an in-sample gain, a loss out of sample is meaningful: the edge reversed.
+    expect(walkForwardEfficiency(20, -5)).toEqual({ value: -0.25 });
+    expect(walkForwardEfficiency(20, 10)).toEqual({ value: 0.5 });
+  });
+
+  it('for any CAGRs: given exactly when the in-sample CAGR is a gain, then OOS / IS with the sign of the OOS return (property)', () => {
+    const cagr = fc.double({ min: -99, max: 500, noNaN: true });
+    fc.assert(
+      fc.property(cagr, cagr, (is, oos) => {
+        const e = walkForwardEfficiency(is, oos);
+        if (is > 0) {
+          expect(e.value).toBe(oos / is);
+          expect(e.value! * oos).toBeGreaterThanOrEqual(0); // never the opposite sign of the OOS return
+          expect(e.whyNot).toBeUndefined();
+        } else {
+          expect(e.value).toBeNull();
+          expect(e.whyNot).toMatch(/is not a gain/);
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

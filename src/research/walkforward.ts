@@ -65,8 +65,10 @@ export interface WindowResult {
   readonly outOfSample: TrialMetrics | null;
   readonly isObjective: number;
   readonly oosObjective: number | null;
-  /** Annualised OOS return / annualised IS return (Pardo): above ~0.5 the edge carries over. */
+  /** Annualised OOS return / annualised IS return (Pardo): above ~0.5 the edge carries over. Null where it means nothing (`efficiencyWhyNot`). */
   readonly efficiency: number | null;
+  /** Why `efficiency` is null (an in-sample CAGR that is not a gain, or a CAGR missing). */
+  readonly efficiencyWhyNot?: string;
   readonly error?: string;
   readonly sweepDir: string;
   readonly dsr: number | null;
@@ -129,13 +131,29 @@ export interface WalkForwardResult {
   readonly oosReturnPct: number;
   /** Sharpe of the stitched out-of-sample daily returns, annualised with √252. */
   readonly oosSharpe: number | null;
-  /** Mean annualised OOS return / mean annualised IS return over the windows. */
+  /** Mean annualised OOS return / mean annualised IS return over the windows; null where it means nothing (`efficiencyWhyNot`). */
   readonly efficiency: number | null;
+  /** Why `efficiency` is null: the mean in-sample CAGR is not a gain, or no window has both CAGRs. */
+  readonly efficiencyWhyNot?: string;
   /** Per swept param: the values chosen, how many distinct, the share of the most chosen, and for numbers sd/mean. */
   readonly stability: Readonly<Record<string, { values: ParamValue[]; distinct: number; modeShare: number; cv: number | null }>>;
 }
 
 const iso = (t: number): string => new Date(t).toISOString();
+
+/**
+ * Walk-forward efficiency (after Pardo): the annualised out-of-sample return over the annualised
+ * in-sample return, how much of an in-sample gain carries over. It means something only when the
+ * in-sample return is a gain: over an in-sample loss (or zero) the ratio's sign and size say
+ * nothing (-15 for a loss of 1% followed by a gain of 15%), so it is not given and `whyNot` says
+ * why. A negative efficiency over an in-sample gain is meaningful: the edge reversed.
+ */
+export function walkForwardEfficiency(isCagrPct: number | null | undefined, oosCagrPct: number | null | undefined): { value: number | null; whyNot?: string } {
+  if (isCagrPct === null || isCagrPct === undefined || !Number.isFinite(isCagrPct)) return { value: null, whyNot: 'no in-sample CAGR' };
+  if (oosCagrPct === null || oosCagrPct === undefined || !Number.isFinite(oosCagrPct)) return { value: null, whyNot: 'no out-of-sample CAGR' };
+  if (isCagrPct <= 0) return { value: null, whyNot: `in-sample CAGR ${isCagrPct.toFixed(2)}% is not a gain: there is no edge to carry over, so OOS / IS means nothing` };
+  return { value: oosCagrPct / isCagrPct };
+}
 
 /** Window `index`'s sweep folder (window-01, window-02, …). */
 export const windowDir = (dir: string, index: number): string => join(dir, `window-${String(index + 1).padStart(2, '0')}`);
@@ -174,7 +192,7 @@ export async function runWalkForward(
         oos = done.metrics as TrialMetrics;
         parts.push({ window: w.index + 1, returns: done.returns, times: done.times });
       } else error = done.error;
-      const eff = oos && oos.cagrPct !== null && s.best.metrics.cagrPct !== null && s.best.metrics.cagrPct !== 0 ? oos.cagrPct / s.best.metrics.cagrPct : null;
+      const eff = oos ? walkForwardEfficiency(s.best.metrics.cagrPct, oos.cagrPct) : { value: null };
       results.push({
         window: w,
         params: s.best.params,
@@ -182,7 +200,8 @@ export async function runWalkForward(
         outOfSample: oos,
         isObjective: s.best.objective,
         oosObjective: oos ? objectiveValue(o.objective, oos, o.objectiveFn) : null,
-        efficiency: eff,
+        efficiency: eff.value,
+        ...(eff.whyNot !== undefined ? { efficiencyWhyNot: eff.whyNot } : {}),
         ...(error ? { error } : {}),
         sweepDir,
         dsr: s.overfitting.deflatedSharpe?.dsr ?? null,
@@ -202,7 +221,8 @@ export async function runWalkForward(
   const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
   const isC = ok.map((r) => r.inSample.cagrPct).filter((x): x is number => x !== null);
   const oosC = ok.map((r) => r.outOfSample!.cagrPct).filter((x): x is number => x !== null);
-  const efficiency = isC.length && oosC.length && mean(isC) !== 0 ? mean(oosC) / mean(isC) : null;
+  const efficiency = isC.length && oosC.length ? walkForwardEfficiency(mean(isC), mean(oosC)) : { value: null, whyNot: 'no window has both an in-sample and an out-of-sample CAGR' };
+  const efficiencyWhyNot = efficiency.whyNot?.replace(/^in-sample CAGR/, 'the mean in-sample CAGR');
   const stability: Record<string, { values: ParamValue[]; distinct: number; modeShare: number; cv: number | null }> = {};
   for (const d of o.space.dims) {
     const values = results.filter((r) => d.name in r.params).map((r) => r.params[d.name]!);
@@ -224,7 +244,8 @@ export async function runWalkForward(
     oosEquity: equity,
     oosReturnPct: Math.round(((equity[equity.length - 1]?.nav ?? 1) - 1) * 1e6) / 1e4,
     oosSharpe: oosReturns.length > 2 ? Math.round(sr * Math.sqrt(252) * 1e4) / 1e4 : null,
-    efficiency: efficiency === null ? null : Math.round(efficiency * 1e4) / 1e4,
+    efficiency: efficiency.value === null ? null : Math.round(efficiency.value * 1e4) / 1e4,
+    ...(efficiencyWhyNot !== undefined ? { efficiencyWhyNot } : {}),
     stability,
   };
   const names = o.space.dims.map((d) => d.name);

@@ -157,8 +157,15 @@ export interface AttributionContext {
   readonly decidedAt: ReadonlyMap<string, number>;
   /** The replay filled market orders at the price current when they were decided ('current') or at the next price ('next'). */
   readonly fill: 'current' | 'next';
-  /** Fill times further apart than this are a time difference (and a live fill later than this after its decision is late). */
+  /**
+   * Fill times further apart than this are a time difference (and a live fill later than this after
+   * its decision is late), unless the live fill reached the runner within this much wall time of its
+   * decision (`wallDelayMs`): then the market time between them is the account's clock running on
+   * during the round trip (a sandbox at speed 60 makes 30 ms of wall time 1.8 s), not a late fill.
+   */
   readonly toleranceMs: number;
+  /** Wall-clock ms from each live decision's record to its fill's record (by live client ID), as the runner received them. */
+  readonly wallDelayMs?: ReadonlyMap<string, number>;
   /** Times (ms) when a live session ended or a new one started: an outcome across one is a restart's. */
   readonly restarts: readonly number[];
   /** The live transactions by client ID of their order: fullPrice, instrument, units for the attribution. */
@@ -228,11 +235,14 @@ export function attribute(d: Divergence, replayID: string, ctx: AttributionConte
         slippage: clean(sign * (lp - quote)),
         nextPrice: clean(sign * (rp - atDecision)),
       };
-      const late = decided !== undefined && lt - decided > ctx.toleranceMs ? lt - decided : undefined;
+      const delay = decided !== undefined && lt - decided > ctx.toleranceMs ? lt - decided : undefined;
+      // Late (with nothing else to show for it) only when the fill also took longer than the tolerance on the runner's clock.
+      const wall = ctx.wallDelayMs?.get(d.clientID);
+      const late = delay !== undefined && !(wall !== undefined && wall <= ctx.toleranceMs) ? delay : undefined;
       const where = own !== undefined ? "the account's quote at the fill" : 'the recorded quote when the fill arrived';
       const named: [Cause, number, string][] = [];
       if (parts.latency !== 0 || (late !== undefined && parts.slippage === 0 && parts.spread === 0 && parts.nextPrice === 0)) {
-        named.push(['latency', parts.latency, `latency ${pipsSigned(parts.latency, instrument)} pips (the market moved from ${dq.b}/${dq.a} at the decision to ${market.b}/${market.a}, ${where}${late !== undefined ? `, ${late} ms later` : ''})`]);
+        named.push(['latency', parts.latency, `latency ${pipsSigned(parts.latency, instrument)} pips (the market moved from ${dq.b}/${dq.a} at the decision to ${market.b}/${market.a}, ${where}${wall !== undefined && delay !== undefined ? `, answered ${wall} ms after the decision on the runner's clock` : ''}${delay !== undefined ? `, ${delay} ms later` : ''})`]);
       }
       if (parts.spread !== 0) named.push(['spread', parts.spread, `spread ${pipsSigned(parts.spread, instrument)} pips (${where} ${market.b}/${market.a} is ${((market.a - market.b) * pipFactor(instrument)).toFixed(1)} pips wide, the recorded one at the decision ${((dq.a - dq.b) * pipFactor(instrument)).toFixed(1)})`]);
       if (parts.slippage !== 0) named.push(['slippage', parts.slippage, `slippage ${pipsSigned(parts.slippage, instrument)} pips (filled at ${l.price} against the ${buy ? 'ask' : 'bid'} ${quote}, ${where})`]);
@@ -280,6 +290,18 @@ export function pairDecisions(live: readonly Decision[], replay: readonly Decisi
   return pairs;
 }
 
+/**
+ * Whether a time difference of a fill is the account's clock running on during the round trip:
+ * the live fill reached the runner within the tolerance in wall time, and the replay's fill is no
+ * further from it than the market time the live one took after its decision (plus the tolerance).
+ */
+function roundTrip(d: Divergence, ctx: AttributionContext): boolean {
+  const wall = ctx.wallDelayMs?.get(d.clientID);
+  const decided = ctx.decidedAt.get(d.clientID);
+  if (wall === undefined || wall > ctx.toleranceMs || decided === undefined || d.live.time === undefined || d.timeDiffMs === undefined) return false;
+  return Math.abs(d.timeDiffMs) <= Math.max(0, parseTime(d.live.time) - decided) + ctx.toleranceMs;
+}
+
 /** Fills compared intent by intent over the paired decisions (pairDecisions), then the shadow book's comparison. */
 export function compareFills(live: readonly Transaction[], replay: readonly Transaction[], pairs: readonly (readonly [string, string])[], ctx: AttributionContext): { compared: number; diffs: FillDiff[] } {
   const lo = outcomesOf(live);
@@ -297,7 +319,7 @@ export function compareFills(live: readonly Transaction[], replay: readonly Tran
     replayOf.set(li, ri);
   }
   const diffs: FillDiff[] = [];
-  const all = divergences(l, r, ctx.toleranceMs);
+  const all = divergences(l, r, ctx.toleranceMs).map((d) => (d.differs.includes('time') && roundTrip(d, ctx) ? { ...d, differs: d.differs.filter((x) => x !== 'time') } : d));
   for (const d of all) if (d.differs.length > 0) diffs.push(attribute(d, replayOf.get(d.clientID) ?? d.clientID, ctx));
   return { compared: all.length, diffs };
 }

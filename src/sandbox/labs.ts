@@ -1,6 +1,6 @@
 import { AUTOCHARTIST_PERIODS, LABS_PERIODS, adjustPeriod, type AutochartistSignal, type LabsCalendarEntry, type LabsCotEntry } from '../adapters/v20/labs.ts';
 import { readFileSync } from 'node:fs';
-import type { CalendarItem, CotItem, LabsItem, LabsKind, SignalItem, SpreadItem } from '../adapters/catalog/labs-items.ts';
+import { cotPublishedAt, visibleAt, type CalendarItem, type CotItem, type LabsItem, type LabsKind, type SignalItem, type SpreadItem } from '../adapters/catalog/labs-items.ts';
 import { labsFiles, parseLabsLine } from '../adapters/catalog/labs-store.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
 import type { SandboxReply, SandboxRoute } from './route.ts';
@@ -77,7 +77,7 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
         const inst = instrumentParam(true);
         if (typeof inst === 'object' || inst === undefined) return inst ?? undefined;
         if (recorded) {
-          const reports = recorded.cot.filter((i) => i.instrument === inst && i.knownAt <= opts.now()).map((i) => i.report);
+          const reports = recorded.cot.filter((i) => i.instrument === inst && visibleAt(i) <= opts.now()).map((i) => i.report);
           return { status: 200, body: reports.length > 0 ? { [inst]: reports.sort((a, b) => a.date - b.date) } : {} };
         }
         return { status: 200, body: COT_INSTRUMENTS.includes(inst) ? { [inst]: cot(inst, nowS) } : {} };
@@ -235,10 +235,12 @@ function spreads(instrument: string, fromS: number, toS: number, period: number)
 }
 
 function cot(instrument: string, nowS: number): LabsCotEntry[] {
-  // Tuesdays 21:00 UTC: 1970-01-06 was a Tuesday.
+  // Reports dated Tuesdays 21:00 UTC (1970-01-06 was a Tuesday), each served from its publication
+  // (cotPublishedAt: the Friday after, 15:30 New York), not from its date: the latest five published.
   const week = 7 * 86400;
   const anchor = 5 * 86400 + 21 * 3600;
-  const last = anchor + Math.floor((nowS - anchor) / week) * week;
+  let last = anchor + Math.floor((nowS - anchor) / week) * week;
+  if (cotPublishedAt(last * 1000) > nowS * 1000) last -= week;
   const base = instrument.split('_')[0]!;
   const out: LabsCotEntry[] = [];
   for (let k = 4; k >= 0; k--) {

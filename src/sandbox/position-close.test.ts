@@ -55,7 +55,11 @@ const cases: [Ask, Have, { ok: ('long' | 'short')[] } | { side: 'long' | 'short'
   [{ shortUnits: '1000' }, 'none', { side: 'short', reason: 'CLOSEOUT_POSITION_DOESNT_EXIST' }],
   [{ longUnits: 'ALL', shortUnits: 'NONE' }, 'long', { ok: ['long'] }],
   [{ longUnits: 'NONE', shortUnits: 'ALL' }, 'long', { side: 'short', reason: 'CLOSEOUT_POSITION_DOESNT_EXIST' }],
-  [{}, 'long', { side: 'long', reason: 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION' }],
+  // Neither side named: each defaults to ALL (service-specification.md), the sides held are closed.
+  [{}, 'long', { ok: ['long'] }],
+  [{}, 'short', { ok: ['short'] }],
+  [{}, 'none', { side: 'long', reason: 'CLOSEOUT_POSITION_DOESNT_EXIST' }],
+  [{ longUnits: 'NONE', shortUnits: 'NONE' }, 'long', { side: 'long', reason: 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION' }],
 ];
 
 describe('position close: each side answered under its own name, with the right reason', () => {

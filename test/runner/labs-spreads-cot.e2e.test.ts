@@ -23,7 +23,7 @@ afterEach(async () => {
   r = undefined;
 });
 
-const START = Date.UTC(2024, 0, 2, 12); // a Tuesday; the next COT report is dated 2024-01-09 21:00
+const START = Date.UTC(2024, 0, 2, 12); // a Tuesday; the next COT report is dated 2024-01-09 21:00, published 2024-01-12 20:30 UTC
 const DAY = 86_400_000;
 
 function watcher(got: (SpreadEvent | CotEvent)[], prices: 'ticks' | 'candles') {
@@ -68,14 +68,15 @@ describe('spreads and COT in fxflow run', () => {
       } else {
         const c = truthCot.find((x) => x.date * 1000 === e.reportAt)!;
         expect(e).toMatchObject({ openInterest: Number(c.oi), nonCommercialLong: Number(c.ncl), nonCommercialShort: Number(c.ncs), price: Number(c.price), unit: c.unit });
-        expect(e.at).toBeGreaterThanOrEqual(e.reportAt);
+        expect(e.at).toBeGreaterThanOrEqual(e.reportAt + 3 * DAY);
       }
       // Stamped on the sandbox's clock (2024), not the machine's.
       expect(e.at).toBeLessThanOrEqual(r.sandbox.time());
       expect(e.at).toBeGreaterThan(START - DAY);
     }
-    // A week later on the sandbox: the new report (2024-01-09 21:00) and the new intervals, each once.
-    r.sandbox.advance(8 * DAY);
+    // Past the next report's publication on the sandbox (dated 2024-01-09 21:00, published Friday
+    // 2024-01-12 15:30 New York): the new report and the new intervals, each once.
+    r.sandbox.advance(11 * DAY);
     await until(() => live.some((e) => e.kind === 'cot' && e.reportAt === Date.UTC(2024, 0, 9, 21)), 'the next COT report');
     const polls = runner.labsPoller!.stats.polls;
     await until(() => runner.labsPoller!.stats.polls >= polls + 4, 'more polls');
@@ -83,7 +84,7 @@ describe('spreads and COT in fxflow run', () => {
     const keys = live.map(keyOf);
     expect(new Set(keys).size).toBe(keys.length);
     const report = live.find((e): e is CotEvent => e.kind === 'cot' && e.reportAt === Date.UTC(2024, 0, 9, 21))!;
-    expect(report.at).toBeGreaterThanOrEqual(report.reportAt);
+    expect(report.at).toBeGreaterThanOrEqual(Date.UTC(2024, 0, 12, 20, 30));
     expect(report.at).toBeLessThanOrEqual(r.sandbox.time());
     expect(runner.labsPoller!.stats).toMatchObject({ failures: 0, items: live.length });
 
@@ -91,7 +92,7 @@ describe('spreads and COT in fxflow run', () => {
     const bt: (SpreadEvent | CotEvent)[] = [];
     const HOUR = 3_600_000;
     const from = START - 30 * DAY;
-    const to = START + 10 * DAY;
+    const to = START + 13 * DAY;
     async function* candles(q: { from: number; to: number }): AsyncIterable<readonly Candle[]> {
       const out: Candle[] = [];
       for (let t = q.from; t < q.to; t += HOUR) out.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: t, at: t + HOUR, bo: 1.1, bh: 1.1005, bl: 1.0995, bc: 1.1, ao: 1.1002, ah: 1.1007, al: 1.0997, ac: 1.1002, volume: 10, complete: true });

@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent } from '../../domain/events.ts';
 import type { UnixMs } from '../../domain/time.ts';
 import { toCalendarEvent, toSignalEvent, type AutochartistSignal, type LabsCalendarEntry, type LabsCotEntry } from '../v20/labs.ts';
@@ -152,12 +153,26 @@ export function ownTime(item: LabsItem): UnixMs {
 }
 
 /**
- * When a strategy may see an item: never before it became known, and never before its own time
- * when what it says could not exist earlier (an actual value before its release; a pattern
- * before it completed; a spread interval before it started; a COT report before its date; a
- * spread before its interval ended is not checked: the interval's length is not recorded).
- * Items recorded live satisfy this by construction; a hand-made or clock-skewed recording is
- * held back to the later of the two.
+ * When the CFTC publishes the Commitments of Traders report whose as-of date is `reportDateMs`:
+ * 15:30 New York on the first Friday after the report's day in New York (the report of Tuesday is
+ * out on Friday; OANDA dates it Tuesday 00:00 New York, the sandbox Tuesday 21:00 UTC, the same
+ * New York day). New York's own clock, so the UTC hour follows its daylight saving (19:30 or 20:30
+ * UTC). A release the CFTC moves for a US holiday (to the Monday after) is not modelled: it is
+ * known later than this, never earlier.
+ */
+export function cotPublishedAt(reportDateMs: UnixMs): UnixMs {
+  const day = DateTime.fromMillis(reportDateMs, { zone: 'America/New_York' }).startOf('day');
+  const ahead = (5 - day.weekday + 7) % 7 || 7; // luxon: Monday 1 … Friday 5 … Sunday 7
+  return day.plus({ days: ahead }).set({ hour: 15, minute: 30 }).toMillis();
+}
+
+/**
+ * When a strategy may see an item: never before it became known, and never before it could be
+ * known when what it says could not exist earlier (an actual value before its release; a pattern
+ * before it completed; a spread before its interval's time, which v20 gives as the interval's end;
+ * a COT report before the CFTC publishes it, `cotPublishedAt`, three days after its as-of date).
+ * Items recorded live satisfy this by construction; a hand-made, clock-skewed or generated
+ * recording, or one stamped with the items' own dates, is held back to the later of the two.
  */
 export function visibleAt(item: LabsItem): UnixMs {
   switch (item.kind) {
@@ -170,7 +185,7 @@ export function visibleAt(item: LabsItem): UnixMs {
     case 'spreads':
       return Math.max(item.knownAt, item.t * 1000);
     case 'cot':
-      return Math.max(item.knownAt, item.report.date * 1000);
+      return Math.max(item.knownAt, cotPublishedAt(item.report.date * 1000));
   }
 }
 

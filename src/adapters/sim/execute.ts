@@ -120,6 +120,14 @@ export function fillResting(s: SimState, book: Book, o: SimOrder, px: number, bi
   });
 }
 
+/** Whether an open trade that this fill does not close in full holds the client trade ID `id`. */
+function clientTradeIDTaken(s: SimState, id: string, chunks: readonly { trade: LedgerTrade; units: number }[]): boolean {
+  const t = s.findTrade(`@${id}`);
+  if (t === undefined) return false;
+  for (const ch of chunks) if (ch.trade === t && ch.units >= Math.abs(t.unitsNum)) return false;
+  return true;
+}
+
 /**
  * Fills (or cancels) one order at price `px`: plans the trade reductions (FIFO), the opening
  * remainder, checks bounds, margin and on-fill targets, then emits ORDER_FILL, the cancels of the
@@ -209,6 +217,11 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
       s.account.sizeTaken(inst.name, opening, chunks)
     ) {
       cancelFill(s, a.orderID, a.clientOrderID, 'FIFO_VIOLATION');
+      return;
+    }
+    const tradeCid = (c.tradeClientExtensions as { id?: string } | undefined)?.id;
+    if (tradeCid !== undefined && clientTradeIDTaken(s, tradeCid, chunks)) {
+      cancelFill(s, a.orderID, a.clientOrderID, 'CLIENT_TRADE_ID_ALREADY_EXISTS');
       return;
     }
     if (gslPrice !== undefined && Math.abs(pxNum - gslPrice) < inst.guaranteedStopLoss.minimumDistance - 1e-12) {

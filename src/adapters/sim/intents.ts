@@ -9,7 +9,7 @@ import { NO_LATENCY } from './latency.ts';
 import type { SimOrder } from './orders.ts';
 import type { SimState } from './state.ts';
 import { copyFields, type Draft } from './transactions.ts';
-import { checkOrder } from './validate.ts';
+import { checkOrder, valuePlaces } from './validate.ts';
 
 /**
  * Intents into orders: an order created or replaced (checked by validate.ts `checkOrder`, then
@@ -51,6 +51,11 @@ export function submit(s: SimState, intent: OrderIntent): void {
       }
       const size = Math.abs(trade.unitsNum);
       const units = intent.units === 'ALL' ? size : Number(intent.units);
+      if (intent.units !== 'ALL' && unitsTooPrecise(intent.units, s.instruments.get(trade.instrument))) {
+        s.tx.begin();
+        reject(s, 'MARKET_ORDER_REJECT', { instrument: trade.instrument, tradeClose: { tradeID: trade.id, units: intent.units }, reason: 'TRADE_CLOSE' }, 'UNITS_PRECISION_EXCEEDED');
+        return;
+      }
       if (!(units <= size && units > 0)) {
         s.tx.begin();
         reject(s, 'MARKET_ORDER_REJECT', { instrument: trade.instrument, tradeClose: { tradeID: trade.id, units: intent.units }, reason: 'TRADE_CLOSE' }, 'CLOSE_TRADE_UNITS_EXCEED_TRADE_SIZE');
@@ -71,6 +76,7 @@ export function submit(s: SimState, intent: OrderIntent): void {
     }
     case 'closePosition': {
       const { long, short } = s.ledger.position(intent.instrument);
+      const inst = s.instruments.get(intent.instrument);
       // Each side asked for is checked on its own; a bad side is rejected by name (its
       // longPositionCloseout / shortPositionCloseout), and nothing is closed when any side is bad.
       const want = (spec: string | undefined, have: number): number | undefined | TransactionRejectReason => {
@@ -80,10 +86,20 @@ export function submit(s: SimState, intent: OrderIntent): void {
         if (spec === 'ALL') return abs;
         const d = Number(spec);
         if (!(d > 0)) return 'CLOSEOUT_POSITION_REJECT';
+        if (unitsTooPrecise(spec, inst)) return 'UNITS_PRECISION_EXCEEDED';
         return d > abs ? 'CLOSEOUT_POSITION_UNITS_EXCEED_POSITION_SIZE' : d;
       };
-      const lo = want(intent.longUnits, long);
-      const sh = want(intent.shortUnits, short);
+      // A request that names neither side closes both (v20's default for each is ALL): the sides the
+      // position holds; with no position at all, the long side's CLOSEOUT_POSITION_DOESNT_EXIST.
+      let longUnits = intent.longUnits;
+      let shortUnits = intent.shortUnits;
+      if (longUnits === undefined && shortUnits === undefined) {
+        if (long !== 0) longUnits = 'ALL';
+        if (short !== 0) shortUnits = 'ALL';
+        if (long === 0 && short === 0) longUnits = 'ALL';
+      }
+      const lo = want(longUnits, long);
+      const sh = want(shortUnits, short);
       if (lo === undefined && sh === undefined) {
         s.tx.begin();
         reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, reason: 'POSITION_CLOSEOUT' }, 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION');
@@ -91,8 +107,8 @@ export function submit(s: SimState, intent: OrderIntent): void {
       }
       if (typeof lo === 'string' || typeof sh === 'string') {
         s.tx.begin();
-        if (typeof lo === 'string') reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, longPositionCloseout: { instrument: intent.instrument, units: intent.longUnits }, reason: 'POSITION_CLOSEOUT' }, lo);
-        if (typeof sh === 'string') reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, shortPositionCloseout: { instrument: intent.instrument, units: intent.shortUnits }, reason: 'POSITION_CLOSEOUT' }, sh);
+        if (typeof lo === 'string') reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, longPositionCloseout: { instrument: intent.instrument, units: longUnits }, reason: 'POSITION_CLOSEOUT' }, lo);
+        if (typeof sh === 'string') reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, shortPositionCloseout: { instrument: intent.instrument, units: shortUnits }, reason: 'POSITION_CLOSEOUT' }, sh);
         return;
       }
       if (lo) {
@@ -102,7 +118,7 @@ export function submit(s: SimState, intent: OrderIntent): void {
           timeInForce: 'FOK',
           positionFill: 'REDUCE_ONLY',
           reason: 'POSITION_CLOSEOUT',
-          longPositionCloseout: { instrument: intent.instrument, units: intent.longUnits ?? 'ALL' },
+          longPositionCloseout: { instrument: intent.instrument, units: longUnits ?? 'ALL' },
         }, undefined);
       }
       if (sh) {
@@ -112,7 +128,7 @@ export function submit(s: SimState, intent: OrderIntent): void {
           timeInForce: 'FOK',
           positionFill: 'REDUCE_ONLY',
           reason: 'POSITION_CLOSEOUT',
-          shortPositionCloseout: { instrument: intent.instrument, units: intent.shortUnits ?? 'ALL' },
+          shortPositionCloseout: { instrument: intent.instrument, units: shortUnits ?? 'ALL' },
         }, undefined);
       }
       return;
@@ -145,13 +161,24 @@ export function submit(s: SimState, intent: OrderIntent): void {
           reject(s, 'TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT', { tradeID: intent.tradeSpecifier }, 'TRADE_DOESNT_EXIST');
           return;
         }
-        s.tx.emit({ type: 'TRADE_CLIENT_EXTENSIONS_MODIFY', tradeID: t.id, tradeClientExtensionsModify: intent.tradeClientExtensions ?? intent.clientExtensions ?? {} });
+        const ext = intent.tradeClientExtensions ?? intent.clientExtensions ?? {};
+        const holder = ext.id !== undefined ? s.findTrade(`@${ext.id}`) : undefined;
+        if (holder !== undefined && holder !== t) {
+          reject(s, 'TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT', { tradeID: t.id, tradeClientExtensionsModify: ext }, 'CLIENT_TRADE_ID_ALREADY_EXISTS');
+          return;
+        }
+        s.tx.emit({ type: 'TRADE_CLIENT_EXTENSIONS_MODIFY', tradeID: t.id, tradeClientExtensionsModify: ext });
       }
       return;
     }
     default:
       assertNever(intent, 'intent');
   }
+}
+
+/** Whether a close's units (a decimal string) carry more fraction digits than the instrument's tradeUnitsPrecision ("0.5" on EUR_USD). */
+function unitsTooPrecise(units: string, inst: Instrument): boolean {
+  return valuePlaces(units) > inst.tradeUnitsPrecision;
 }
 
 /** The pending order of an order specifier (an ID, or `@clientOrderID`). */
@@ -168,6 +195,10 @@ function submitOrder(s: SimState, request: OrderRequest, replaces: SimOrder | un
   const inst = check.ok ? check.instrument : undefined;
   const cid = r.clientExtensions?.id;
   if (!reason && cid !== undefined && s.byClientID.has(cid) && s.byClientID.get(cid) !== replaces?.id) reason = 'CLIENT_ORDER_ID_ALREADY_EXISTS';
+  // The client ID the order's trade would take is held by an open trade: refused, as v20 refuses it
+  // (a pending order whose ID is taken while it waits is cancelled at its fill: execute.ts).
+  const tradeCid = (r.tradeClientExtensions as ClientExtensions | undefined)?.id;
+  if (!reason && tradeCid !== undefined && s.findTrade(`@${tradeCid}`) !== undefined) reason = 'CLIENT_TRADE_ID_ALREADY_EXISTS';
   let trade: LedgerTrade | undefined;
   if (!reason && check.ok && check.tradeID !== undefined) {
     trade = s.ledger.trades.get(check.tradeID)!;

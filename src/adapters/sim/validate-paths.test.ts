@@ -139,6 +139,18 @@ describe('request bodies as OANDA reads them', () => {
   });
 });
 
+describe('order types a client cannot request', () => {
+  it('FIXED_PRICE (and a made-up type) is an error to the caller with no transaction, never a FIXED_PRICE_ORDER_REJECT', () => {
+    const h = harness();
+    h.feed(flat(T0 - MINUTE));
+    const last = h.sim.ledger.lastTransactionID;
+    for (const type of ['FIXED_PRICE', 'BOGUS']) {
+      expect(() => h.submit(order({ type, instrument: EU, units: '100', price: '1.10000' }))).toThrow(new RegExp(`order type "${type}" cannot be requested: give one of MARKET, LIMIT`));
+    }
+    expect(h.sim.ledger.lastTransactionID).toBe(last);
+  });
+});
+
 describe('ORDER_CANCEL_REJECT names the order as v20 defines it', () => {
   it('an unknown @clientID goes in clientOrderID, never in orderID', () => {
     const h = harness();

@@ -75,6 +75,11 @@ export type OrderCheck =
 export function checkOrder(request: OrderRequest, env: OrderEnv): OrderCheck {
   const req = requestAsRead(request);
   const r = req as OrderRequest & { instrument?: string; tradeID?: string };
+  // A type with no v20 request definition (FIXED_PRICE, which only OANDA creates, or a misspelling)
+  // is refused as OANDA refuses it: an error to the caller, no transaction, no ID used.
+  if (!Object.hasOwn(REQUEST_FIELDS, r.type)) {
+    throw new RangeError(`order type ${JSON.stringify(r.type)} cannot be requested: give one of ${Object.keys(REQUEST_FIELDS).join(', ')} (FIXED_PRICE orders are made by OANDA only)`);
+  }
   let inst: Instrument;
   let tradeID: string | undefined;
   if (isDependentType(r.type)) {

@@ -77,6 +77,8 @@ const TIME_IN_FORCE = enumOf('GTC', 'GTD', 'GFD', 'FOK', 'IOC');
 const POSITION_FILL = enumOf('OPEN_ONLY', 'REDUCE_FIRST', 'REDUCE_ONLY', 'DEFAULT', 'POSITION_DEFAULT');
 const TRIGGER = enumOf('DEFAULT', 'INVERSE', 'BID', 'ASK', 'MID', 'TRIGGER_DEFAULT');
 const ORDER_TYPES = ['MARKET', 'LIMIT', 'STOP', 'MARKET_IF_TOUCHED', 'TAKE_PROFIT', 'STOP_LOSS', 'TRAILING_STOP_LOSS', 'FIXED_PRICE', 'GUARANTEED_STOP_LOSS'];
+/** The types a client may request: v20 defines no FixedPriceOrderRequest (FIXED_PRICE orders are OANDA's own). */
+const REQUEST_TYPES = ORDER_TYPES.filter((t) => t !== 'FIXED_PRICE');
 const GRANULARITY = enumOf('S5', 'S10', 'S15', 'S30', 'M1', 'M2', 'M4', 'M5', 'M10', 'M15', 'M30', 'H1', 'H2', 'H3', 'H4', 'H6', 'H8', 'H12', 'D', 'W', 'M');
 const TRANSACTION_TYPES = [
   'CREATE', 'CLOSE', 'REOPEN', 'CLIENT_CONFIGURE', 'CLIENT_CONFIGURE_REJECT', 'TRANSFER_FUNDS', 'TRANSFER_FUNDS_REJECT',
@@ -174,7 +176,7 @@ const orderRequest: Check = (v, p) => {
   if (!isObj(v)) fail(p, 'an object (OrderRequest)', v);
   const o = v as Obj;
   required(o, 'OrderRequest', p);
-  enumOf(...ORDER_TYPES)(o.type, `${p}.type`);
+  enumOf(...REQUEST_TYPES)(o.type, `${p}.type`);
   required(o, o.type as string, p);
   fields(o, p);
 };

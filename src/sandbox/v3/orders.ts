@@ -104,7 +104,13 @@ export function orderRoutes(c: V3Context, on: On): void {
     const request = parseOrder(instruments, r.body);
     const txs = await submitAndWait(a, { kind: 'replace', id: intentID(), orderSpecifier: old.id as string, request });
     const { body, rejected } = orderResponse(a, txs);
-    if (rejected) return rejectReply(rejected.type === 'ORDER_CANCEL_REJECT' ? 404 : 400, body, rejected);
+    if (rejected?.type === 'ORDER_CANCEL_REJECT') {
+      // The order to replace is no longer pending (filled, cancelled): v20's 404 names the cancel's reject.
+      body.orderCancelRejectTransaction = rejected;
+      delete body.orderRejectTransaction;
+      return rejectReply(404, body, rejected);
+    }
+    if (rejected) return rejectReply(400, body, rejected);
     const created = body.orderCreateTransaction as Transaction | undefined;
     return ok(body, 201, created ? { Location: `${c.baseUrl()}/v3/accounts/${a.id}/orders/${created.id}` } : undefined);
   });
