@@ -171,7 +171,7 @@ export interface RunResult {
   readonly report: string;
   readonly intents: number;
   readonly transactions: number;
-  readonly recovered: { readonly replayed: number; readonly lookedUp: number; readonly resubmitted: number; readonly expired: number; readonly restoredState: boolean };
+  readonly recovered: { readonly replayed: number; readonly lookedUp: number; readonly resubmitted: number; readonly expired: number; readonly neverSent: number; readonly restoredState: boolean };
   /**
    * After the kill switch or --flatten-on-exit (v20): the account as read from OANDA once the closes
    * were sent. `ok` false means it still holds positions or pending entry orders (or could not be
@@ -440,9 +440,13 @@ export class Runner {
       const v20 = new V20Execution({
         http: o.http, rest: o.rest, accountID: o.accountID, lastTransactionID: fromID, ...o.streams, stats: this.transactionStats,
         ...(o.requestWindowMs !== undefined ? { requestWindowMs: o.requestWindowMs } : {}), ...(o.inDoubtMarginMs !== undefined ? { inDoubtMarginMs: o.inDoubtMarginMs } : {}),
+        // The send point asks the halt before every attempt, a first sending and a resend alike.
+        maySend: (intent) => !this.#halted || isRunnerIntent(intent),
+        onSend: (intent) => this.#sent(intent),
       });
       v20.failures$.subscribe((f) => {
         if (f.outcome === 'unknown') this.#orders.inDoubt(f.intent);
+        else if (f.outcome === 'not-sent') this.#drop(f.intent, f.error.message);
       });
       this.#v20 = v20;
       inner = v20;
@@ -590,6 +594,19 @@ export class Runner {
   }
 
 
+  /**
+   * The journal's "sent" mark, written at the send point just before a request's bytes leave (with
+   * the intent's own durability: deferred, it is synced with it a moment later).
+   */
+  #sent(intent: OrderIntent): void {
+    const defer = this.o.intentDurability !== 'before-submit';
+    this.journal.sent(intent.id, defer);
+    if (defer && !this.#syncScheduled) {
+      this.#syncScheduled = true;
+      setTimeout(this.#syncJournal, 1);
+    }
+  }
+
   /** One status line: equity, positions, latency, stream health. */
   #status(): void {
     const p = this.portfolio;
@@ -632,11 +649,15 @@ export class Runner {
     for (const intent of this.#simExecution?.drop((i) => !isRunnerIntent(i)) ?? []) this.#drop(intent);
   }
 
-  /** An intent of the strategy dropped by the kill switch before it reached the broker: settled, and refused to the strategy's view. */
-  #drop(intent: OrderIntent): void {
+  /**
+   * An intent of the strategy dropped by the kill switch before it reached the broker (waiting to be
+   * sent, or, `why`, refused at the send point: a resend of a request that provably never arrived):
+   * settled, and refused to the strategy's view.
+   */
+  #drop(intent: OrderIntent, why?: string): void {
     this.journal.confirm(intent.id);
     this.#dropped++;
-    this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'kill switch: an intent of the strategy waiting to be sent was dropped');
+    this.#log.warn({ intentId: intent.id, kind: intent.kind, ...(why !== undefined ? { why } : {}) }, why === undefined ? 'kill switch: an intent of the strategy waiting to be sent was dropped' : 'kill switch: an intent of the strategy was not sent (the run is halted)');
     this.#risk?.refuse(intent, 'RISK_KILL_SWITCH_ENGAGED', 'dropped before it was sent: the kill switch engaged');
   }
 
