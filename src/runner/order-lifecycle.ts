@@ -153,6 +153,8 @@ export interface Recovered {
 export class OrderLifecycle {
   /** Intents whose outcome is not known yet (in doubt): their journal records stay unconfirmed. */
   readonly unknown = new Set<string>();
+  /** Intents settled as not placed (not found, expired, dropped): an order of one that shows later is an unknown fill. */
+  readonly gaveUp = new Set<string>();
   readonly recovered: Recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, expired: 0, neverSent: 0, restoredState: false };
   readonly #o: OrderLifecycleOptions;
 
@@ -244,6 +246,7 @@ export class OrderLifecycle {
         if (found) {
           log.info({ intentId: intent.id, kind: intent.kind, attempts: attempt + 1 }, 'outcome of an unanswered submission found: it had reached the broker');
         } else {
+          this.gaveUp.add(intent.id);
           log.warn({ intentId: intent.id, kind: intent.kind, attempts: attempt + 1 }, 'an unanswered submission never reached the broker; it is not sent again (the strategy gets a reject)');
           o.risk()?.refuse(intent, 'FXFLOW_NOT_PLACED', 'the submission got no answer and the order is not at the broker; it was not sent again');
         }
@@ -310,6 +313,7 @@ export class OrderLifecycle {
         o.log.info({ intentId: intent.id }, 'journaled intent had reached the broker; not resubmitting');
       } else if (expires(intent) && age > (o.maxIntentAgeMs ?? 5000)) {
         this.recovered.expired++;
+        this.gaveUp.add(intent.id);
         o.journal.confirm(intent.id);
         o.log.warn({ intentId: intent.id, kind: intent.kind, ageMs: age, maxIntentAgeMs: o.maxIntentAgeMs ?? 5000 }, 'journaled intent never reached the broker and is older than --max-intent-age; not submitting it');
         risk.refuse(intent, 'FXFLOW_INTENT_EXPIRED', `decided ${(age / 1000).toFixed(1)} s ago (before a restart) and never sent; older than --max-intent-age ${((o.maxIntentAgeMs ?? 5000) / 1000).toFixed(1)} s`);
