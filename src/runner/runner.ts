@@ -695,10 +695,10 @@ export class Runner {
     const policy = this.o.onUnknownFill ?? 'halt';
     const what = describeUnknownFill(u);
     this.#log.error({ unknownFill: u, policy }, `UNKNOWN FILL: ${what}`);
-    this.o.say?.(`UNKNOWN FILL: ${what}; --on-unknown-fill ${policy}: ${policy === 'halt' ? 'engaging the kill switch' : policy === 'close' ? (u.tradeOpened !== undefined ? `closing trade ${u.tradeOpened}` : 'it opened no trade: nothing to close') : 'kept, trading on'}`);
+    this.o.say?.(`UNKNOWN FILL: ${what}; --on-unknown-fill ${policy}: ${policy === 'halt' ? (this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch') : policy === 'close' ? (u.tradeOpened !== undefined ? `closing trade ${u.tradeOpened}` : 'it opened no trade: nothing to close') : 'kept, trading on'}`);
     if (policy === 'halt') {
       // Not from inside the engine's handling of this transaction: the kill switch stops the engine.
-      queueMicrotask(() => void this.kill(`unknown fill: ${what}`));
+      if (!this.#halted) queueMicrotask(() => void this.kill(`unknown fill: ${what}`));
     } else if (policy === 'close' && u.tradeOpened !== undefined && this.#risk !== undefined && !this.#halted) {
       const close: OrderIntent = { kind: 'closeTrade', id: `${RUNNER_ID_PREFIX}unknown-${this.runId}-${++this.#unknownCloses}`, tradeSpecifier: u.tradeOpened, units: 'ALL' };
       this.journal.intent(close, this.#clock.now());
