@@ -1,8 +1,8 @@
 // Issue 33, item 2: one send point, and the halt checked there for every first sending and every
 // resend. The strategy's order request is held by the fault proxy (never forwarded, or forwarded only
 // once the halt has engaged); the kill switch engages while it is held. The runner, in process,
-// against the sandbox over real HTTP through the proxy: a client timeout of 400 ms and a request
-// window of 1 s + 0.5 s, so the in-doubt wait ends within seconds. Every step waits on an event (a
+// against the sandbox over real HTTP through the proxy: a client timeout of 400 ms and, where the
+// window must pass, a request window of 1 s + 0.5 s, so the in-doubt wait ends within seconds. Every step waits on an event (a
 // request reaching the proxy, the runner holding the order in doubt), not on a guessed time.
 import { afterEach, describe, expect, it } from 'vitest';
 import { V20Http } from '../../src/adapters/v20/http.ts';
@@ -30,13 +30,13 @@ const bodyCid = (q: ProxyRecord): string => (JSON.parse(q.body) as { order: { cl
 const strategyPost = (q: ProxyRecord): boolean => v20.orderPost(q) && !bodyCid(q).startsWith(RUNNER_ID_PREFIX);
 
 /** A runner through the proxy whose first order request is held; resolves with the held request once the strategy's order is held. */
-async function heldOrder(): Promise<{ held: ProxyRecord; start: string }> {
+async function heldOrder(requestWindowMs: number): Promise<{ held: ProxyRecord; start: string }> {
   r = await rig();
   proxy = await startFaultProxy(r.sandbox.url);
   http = new V20Http({ baseUrl: proxy.url, log: quiet, timeoutMs: 400, retryBaseMs: 20, rate: { perSecond: 1000, burst: 1000 }, connectionsPerSecond: 1000 });
   const rest = new V20Rest(http);
   const start = (await r.rest.summary(r.accountID)).lastTransactionID;
-  runner = r.runner({ http, rest, flattenRetryBaseMs: 20, inDoubtMarginMs: 500, requestWindowMs: 1000 });
+  runner = r.runner({ http, rest, flattenRetryBaseMs: 20, inDoubtMarginMs: 500, requestWindowMs });
   await runner.start();
   proxy.rule(v20.orderPost, { kind: 'hold', ms: 600_000 }, 1);
   // Prices until the strategy's first order is held (the pricing stream may connect after start).
@@ -54,10 +54,11 @@ async function heldOrder(): Promise<{ held: ProxyRecord; start: string }> {
 
 describe('the halt at the send point', () => {
   it('halted while the strategy\'s order is held and it never arrives: it is waited out and not resent; 0 strategy orders after the trigger; flat', async () => {
-    const { held, start } = await heldOrder();
+    const { held, start } = await heldOrder(1000);
     const first = bodyCid(held);
-    // The client gives up (400 ms) and the runner holds the order in doubt; the halt engages now.
-    await until(() => runner!.inDoubt.some((d) => d.intentId === first), 'the order to be held in doubt');
+    // The halt engages while the request is held (no step races the window: it starts counting
+    // before the halt, and the client gives up at 400 ms only after it). Then the runner holds the
+    // order in doubt for its window, finds nothing, and must not send it again.
     const trigger = proxy!.requests.length;
     const result = await runner!.kill('test: halted during the hold');
     const after = proxy!.requests.slice(trigger);
@@ -69,11 +70,12 @@ describe('the halt at the send point', () => {
     expect(strategyOrders).toHaveLength(0);
     expect(result.account?.ok).toBe(true);
     expect((await r!.rest.openTrades(r!.accountID)).length).toBe(0);
-    expect(runner!.execution!.stats.resubmitted).toBe(0);
+    expect(runner!.execution!.stats).toMatchObject({ inDoubt: 1, foundAfterFailure: 0, resubmitted: 0 });
   });
 
   it('halted while it is held, and it arrives within its window: found, never resent; the kill switch\'s flatten closes it; flat', async () => {
-    const { held, start } = await heldOrder();
+    // A window no loaded machine comes near: the held order is found as soon as it arrives.
+    const { held, start } = await heldOrder(60_000);
     const first = bodyCid(held);
     await until(() => runner!.inDoubt.some((d) => d.intentId === first), 'the order to be held in doubt');
     const trigger = proxy!.requests.length;
