@@ -51,6 +51,7 @@ export interface RunArgs {
   maxIntentAge: number;
   requestWindow: number;
   inDoubtMargin: number;
+  onUnknownFill: 'halt' | 'close' | 'keep';
   requireToken?: boolean;
   out?: string;
   recordMaxMb: number;
@@ -94,6 +95,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('new-journal', { type: 'boolean', describe: 'Start afresh from the account as it is now: the journal\'s old log and snapshot are moved into <journal>/replaced-<time>/ (after a reset account, e.g. a restarted sandbox, or a damaged journal)' })
     .option('request-window', { type: 'number', default: 60, describe: 'Seconds: how long after it was sent a request may still reach OANDA and take effect (OANDA publishes no figure). An order without an answer (timeout, cut connection) is in doubt until this plus --in-doubt-margin has passed with no sign of it; only then is it resent. Meanwhile the runner sends nothing else' })
     .option('in-doubt-margin', { type: 'number', default: 10, describe: 'Seconds added to --request-window before an order in doubt counts as never received' })
+    .option('on-unknown-fill', { type: 'string', choices: ['halt', 'close', 'keep'], default: 'halt', describe: 'A fill the runner did not expect (a second order under one client ID, an order it gave up on, one it never placed): halt engages the kill switch (the account is flattened), close closes the trade it opened and trades on, keep only reports it. Each is logged at error level, on the status page and in the report' })
     .option('max-intent-age', { type: 'number', default: 5, describe: 'Seconds: a journaled market order or close that never reached OANDA is not sent at a restart when older than this; it is reported and the strategy gets a reject' })
     .option('config', { type: 'string', describe: 'With --broker sim or --shadow: a JSON file merged over config/default.json whose fill models (fill.slippage, fill.latency, costs.commission, costs.commissionPerMillion) the simulator uses, as fxflow backtest reads them' })
     // The simulator's fill flags as backtest takes them (sim-flags.ts); prices are live ticks, so no --path.
@@ -352,6 +354,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
     newJournal: a.newJournal === true, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, ...(fill !== undefined ? { fill } : {}),
+    onUnknownFill: a.onUnknownFill,
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     flattenTimeoutMs,
     // The operator's terminal hears the kill switch and the stop even when the log goes to --log-file

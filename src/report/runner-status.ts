@@ -13,6 +13,8 @@ export interface RunnerView {
   readonly stopState?: string | undefined;
   /** Orders in doubt now (the in-doubt rule): until when each waits for a sign of itself. */
   readonly inDoubt?: readonly { readonly intentId: string; readonly instrument: string | undefined; readonly until: number }[];
+  /** Fills the runner did not expect (unknown fills), in order. */
+  readonly unknownFills?: readonly { readonly transactionID: string; readonly time: string; readonly orderID: string; readonly clientID: string | undefined; readonly instrument: string; readonly units: string; readonly why: string }[];
 }
 
 export interface RunnerStatusOptions {
@@ -124,6 +126,7 @@ export class RunnerStatus implements StatusProvider {
       killSwitch: { engaged: r.risk?.halted === true, file: this.o.killFile ?? null, riskRefusals: r.risk?.breaches.length ?? 0, state: r.stopState ?? null },
       streams: [stream('pricing', r.pricingStats), stream('transactions', r.transactionStats)],
       inDoubt: (r.inDoubt ?? []).map((d) => ({ intentId: d.intentId, instrument: d.instrument ?? null, until: new Date(d.until).toISOString() })),
+      unknownFills: (r.unknownFills ?? []).map((u) => ({ transactionID: u.transactionID, time: u.time, orderID: u.orderID, clientID: u.clientID ?? null, instrument: u.instrument, units: u.units, why: u.why })),
     };
   }
 }

@@ -27,6 +27,8 @@ export interface StatusSnapshot {
   readonly streams: readonly { name: string; connects: number; reconnects: number; stalls: number; malformed: number; lastLineAgoMs: number | null }[];
   /** Orders in doubt (sent, no answer, possibly in transit): nothing else is sent until each is settled. */
   readonly inDoubt?: readonly { intentId: string; instrument: string | null; until: string }[];
+  /** Fills the runner did not expect (a second order under one client ID, one it gave up on, one it never placed). */
+  readonly unknownFills?: readonly { transactionID: string; time: string; orderID: string; clientID: string | null; instrument: string; units: string; why: string }[];
 }
 
 /** Gives the current snapshot; called on every tick of the status server (about once a second). */

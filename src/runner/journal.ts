@@ -42,6 +42,14 @@ export interface JournaledIntent {
    * Absent in journals written before it was recorded.
    */
   readonly afterTransactionID?: string;
+  /**
+   * The journal writes a "sent" mark for this intent when its request leaves (`Journal.sent`): true
+   * for intents journaled since the mark exists. Without it (an older journal) an unanswered intent
+   * may have been sent and counts as such.
+   */
+  readonly marksSent?: boolean;
+  /** Wall-clock time (epoch ms) its request last left the process (its "sent" mark); absent: never sent. */
+  sentAt?: number;
   confirmed: boolean;
 }
 
@@ -118,7 +126,8 @@ export interface JournalDamage {
 
 /** One line of the log. `n` is a per-journal sequence that lets a snapshot say which lines it covers. */
 export type JournalRecord =
-  | { readonly k: 'intent'; readonly intent: OrderIntent; readonly at: number; readonly wall?: number }
+  | { readonly k: 'intent'; readonly intent: OrderIntent; readonly at: number; readonly wall?: number; readonly marksSent?: boolean }
+  | { readonly k: 'sent'; readonly id: string; readonly wall: number }
   | { readonly k: 'confirm'; readonly id: string }
   | { readonly k: 'tx'; readonly tx: Transaction }
   | { readonly k: 'state'; readonly snapshot: StateSnapshot }
@@ -609,7 +618,19 @@ export class Journal {
    */
   intent(intent: OrderIntent, at: number, snapshot?: StateSnapshot, defer = false): void {
     const wall = Date.now();
-    this.append(snapshot ? [{ k: 'intent', intent, at, wall }, { k: 'state', snapshot }] : [{ k: 'intent', intent, at, wall }], defer);
+    const rec = { k: 'intent', intent, at, wall, marksSent: true } as const;
+    this.append(snapshot ? [rec, { k: 'state', snapshot }] : [rec], defer);
+  }
+
+  /**
+   * The "sent" mark: the request of a journaled intent leaves the process now (its first sending or
+   * a resend). A restart waits out only intents marked sent; the others were never sent. `defer` as
+   * in `append`.
+   */
+  sent(id: string, defer = false): void {
+    const i = this.#intents.get(id);
+    if (i === undefined || i.confirmed) return;
+    this.append([{ k: 'sent', id, wall: Date.now() }], defer);
   }
 
   /** Marks an intent's outcome as known (it reached the broker, or was refused). */
@@ -690,8 +711,13 @@ export class Journal {
   #fold(r: Numbered): void {
     switch (r.k) {
       case 'intent':
-        this.#intents.set(r.intent.id, { intent: r.intent, at: r.at, ...(r.wall !== undefined ? { wall: r.wall } : {}), afterTransactionID: this.#lastID, confirmed: false });
+        this.#intents.set(r.intent.id, { intent: r.intent, at: r.at, ...(r.wall !== undefined ? { wall: r.wall } : {}), afterTransactionID: this.#lastID, ...(r.marksSent === true ? { marksSent: true } : {}), confirmed: false });
         return;
+      case 'sent': {
+        const i = this.#intents.get(r.id);
+        if (i) i.sentAt = r.wall;
+        return;
+      }
       case 'confirm': {
         const i = this.#intents.get(r.id);
         if (i) i.confirmed = true;

@@ -1,5 +1,6 @@
 import { concat, from, type Observable, tap } from 'rxjs';
 import { V20Error } from '../adapters/v20/errors.ts';
+import { applied, awaitWindow, clientIDOf } from '../adapters/v20/in-doubt.ts';
 import { backoffDelay, sleep } from '../adapters/v20/rate-limit.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
 import { isReservedClientID, type OrderIntent } from '../domain/intents.ts';
@@ -20,8 +21,16 @@ import { SimExecution } from './sim-execution.ts';
  * - **in doubt** (unknown): the request ended without an answer (5xx, 429, a cut connection, a
  *   timeout). The seam is `OrderLifecycle.inDoubt`: the intent enters `unknown` there, and
  *   `lookUp` decides what it became (found at the broker, or not placed and never resent).
- * - **journaled, never answered, at a restart**: `settle` looks each one up and decides whether it
- *   is resent (the only place an intent is sent again: `resend`).
+ * - **journaled, never answered, at a restart**: `settle` looks each one up. One marked sent (the
+ *   journal's "sent" mark) that is not found is waited out by the in-doubt rule; one never sent is
+ *   said so and not waited for. What provably never reached the broker is submitted again (`resend`)
+ *   unless it expired.
+ *
+ * The in-doubt rule itself is written once (`src/adapters/v20/in-doubt.ts`: `awaitWindow`, `applied`)
+ * and used both here and by the live send. Every request, a first sending or a resend, live or at a
+ * restart, leaves through one send point (`V20Execution.send`), which asks before each attempt
+ * whether the run is halted: once it is, nothing of the strategy's is sent, and an order of it still
+ * in doubt is waited out and never sent again.
  */
 
 /**
@@ -135,6 +144,8 @@ export interface Recovered {
   lookedUp: number;
   resubmitted: number;
   expired: number;
+  /** Journaled intents whose request never left the process (no "sent" mark): not waited for. */
+  neverSent: number;
   restoredState: boolean;
 }
 
@@ -142,7 +153,9 @@ export interface Recovered {
 export class OrderLifecycle {
   /** Intents whose outcome is not known yet (in doubt): their journal records stay unconfirmed. */
   readonly unknown = new Set<string>();
-  readonly recovered: Recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, expired: 0, restoredState: false };
+  /** Intents settled as not placed (not found, expired, dropped): an order of one that shows later is an unknown fill. */
+  readonly gaveUp = new Set<string>();
+  readonly recovered: Recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, expired: 0, neverSent: 0, restoredState: false };
   readonly #o: OrderLifecycleOptions;
 
   constructor(o: OrderLifecycleOptions) {
@@ -178,39 +191,19 @@ export class OrderLifecycle {
   readonly waiting = new Map<string, { readonly intentId: string; readonly until: number }>();
 
   /**
-   * At a restart: waits while `intent` (journaled at `wall`, never answered, not found) may still
-   * reach the broker, scanning the account's transactions after `after` and its orders; true as
+   * At a restart: waits while `intent` (journaled, sent at `sentAt`, never answered, not found) may
+   * still reach the broker (the in-doubt rule, `awaitWindow`), looking for it after `after`; true as
    * soon as it shows, false once its window has passed without a sign. A scan that fails is tried
    * again; after the window a failing scan throws (the start fails: nothing is resent blindly).
    */
-  async #awaitWindow(intent: OrderIntent, wall: number, after: string): Promise<boolean> {
+  async #awaitWindow(intent: OrderIntent, sentAt: number, after: string): Promise<boolean> {
     const o = this.#o;
-    const until = wall + (o.windowMs ?? 70_000);
+    const until = sentAt + (o.windowMs ?? 70_000);
     if (Date.now() >= until) return false;
     this.waiting.set(intent.id, { intentId: intent.id, until });
     o.log.warn({ intentId: intent.id, kind: intent.kind, until: new Date(until).toISOString() }, 'journaled intent not at the broker, but sent within its request window: in doubt; waiting for a sign of it before deciding');
-    let scan = -1;
     try {
-      for (;;) {
-        const last = Date.now() >= until;
-        try {
-          if ((await o.rest.transactionsSinceId(o.accountID, after)).transactions.some((t) => clientIDOf(t) === intent.id || relates(t, intent))) return true;
-          if (intent.kind === 'order' || intent.kind === 'replace') {
-            try {
-              await o.rest.order(o.accountID, `@${intent.id}`);
-              return true;
-            } catch (e) {
-              if (!(e instanceof V20Error && e.status === 404)) throw e;
-            }
-          }
-          if (last) return false;
-        } catch (e) {
-          if (last) throw e;
-          o.log.warn({ intentId: intent.id, err: e }, 'in doubt: the scan failed; trying again');
-        }
-        scan++;
-        await sleep(Math.max(0, Math.min(Math.min(250 * 2 ** scan, o.inDoubtScanMs ?? 2000), until - Date.now())));
-      }
+      return await awaitWindow({ rest: o.rest, accountID: o.accountID, intent, mark: after, until, scanMs: o.inDoubtScanMs ?? 2000, onScanError: (e) => o.log.warn({ intentId: intent.id, err: e }, 'in doubt: the scan failed; trying again') });
     } finally {
       this.waiting.delete(intent.id);
     }
@@ -230,7 +223,7 @@ export class OrderLifecycle {
    * intent is confirmed (its transactions come on the stream). Provably absent (no order with its
    * client ID, no transaction carrying it): it is not sent again (its moment has passed); the
    * strategy gets a reject (`FXFLOW_NOT_PLACED`) so that it stops waiting. Other intents (closes,
-   * cancels) are looked for in the transactions after them. No request window here: the adapter
+   * cancels) are looked for in the transactions after them (`applied`). No request window here: the adapter
    * (V20Execution) gives an outcome up as unknown either after a 5xx that OANDA answered (the request
    * was dealt with) or once the window of a request that may have been in transit has passed; a
    * lookup finding nothing is then conclusive.
@@ -247,24 +240,13 @@ export class OrderLifecycle {
       }
       if (o.stopping() || !this.unknown.has(intent.id)) return;
       try {
-        let found = false;
-        if (intent.kind === 'order' || intent.kind === 'replace') {
-          try {
-            await o.rest.order(o.accountID, `@${intent.id}`);
-            found = true;
-          } catch (e) {
-            if (!(e instanceof V20Error && e.status === 404)) throw e;
-          }
-        }
-        if (!found) {
-          const since = (await o.rest.transactionsSinceId(o.accountID, after)).transactions;
-          found = since.some((t) => clientIDOf(t) === intent.id || relates(t, intent));
-        }
+        const found = await applied(o.rest, o.accountID, intent, after);
         this.unknown.delete(intent.id);
         o.journal.confirm(intent.id);
         if (found) {
           log.info({ intentId: intent.id, kind: intent.kind, attempts: attempt + 1 }, 'outcome of an unanswered submission found: it had reached the broker');
         } else {
+          this.gaveUp.add(intent.id);
           log.warn({ intentId: intent.id, kind: intent.kind, attempts: attempt + 1 }, 'an unanswered submission never reached the broker; it is not sent again (the strategy gets a reject)');
           o.risk()?.refuse(intent, 'FXFLOW_NOT_PLACED', 'the submission got no answer and the order is not at the broker; it was not sent again');
         }
@@ -298,7 +280,7 @@ export class OrderLifecycle {
     // does what it asked, and a transaction proves at most one intent (two unconfirmed partial
     // closes of one trade with one close seen: exactly one is sent again).
     const used = new Set<string>();
-    for (const { intent, afterTransactionID, wall } of contents.intents) {
+    for (const { intent, afterTransactionID, wall, marksSent, sentAt } of contents.intents) {
       this.recovered.lookedUp++;
       let applied = seen.has(intent.id);
       if (!applied && (intent.kind === 'order' || intent.kind === 'replace')) {
@@ -316,15 +298,22 @@ export class OrderLifecycle {
           applied = true;
         }
       }
-      // Journaled moments ago and not found: it may still be in transit. It is in doubt until its
-      // window has passed (the start waits, scanning), found, or then provably never received.
-      if (!applied && v20) applied = await this.#awaitWindow(intent, wall ?? 0, afterTransactionID || contents.lastTransactionID || '0');
+      // Sent moments ago and not found: it may still be in transit. It is in doubt until its window
+      // has passed (the start waits, scanning), found, or then provably never received. One the
+      // journal never marked sent cannot be in transit: nothing to wait for.
+      if (!applied && v20) {
+        if (marksSent === true && sentAt === undefined) {
+          this.recovered.neverSent++;
+          o.log.warn({ intentId: intent.id, kind: intent.kind }, 'journaled intent was never sent (decided, but its request never left the process): not waiting for it');
+        } else applied = await this.#awaitWindow(intent, sentAt ?? wall ?? 0, afterTransactionID || contents.lastTransactionID || '0');
+      }
       const age = Date.now() - (wall ?? Number.NaN);
       if (applied) {
         o.journal.confirm(intent.id);
         o.log.info({ intentId: intent.id }, 'journaled intent had reached the broker; not resubmitting');
       } else if (expires(intent) && age > (o.maxIntentAgeMs ?? 5000)) {
         this.recovered.expired++;
+        this.gaveUp.add(intent.id);
         o.journal.confirm(intent.id);
         o.log.warn({ intentId: intent.id, kind: intent.kind, ageMs: age, maxIntentAgeMs: o.maxIntentAgeMs ?? 5000 }, 'journaled intent never reached the broker and is older than --max-intent-age; not submitting it');
         risk.refuse(intent, 'FXFLOW_INTENT_EXPIRED', `decided ${(age / 1000).toFixed(1)} s ago (before a restart) and never sent; older than --max-intent-age ${((o.maxIntentAgeMs ?? 5000) / 1000).toFixed(1)} s`);
@@ -369,5 +358,4 @@ export function relates(t: Transaction, intent: OrderIntent): boolean {
   }
 }
 
-/** The client ID a transaction carries, if any. */
-export const clientIDOf = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+export { clientIDOf };

@@ -33,6 +33,7 @@ import { ShadowBook } from './shadow.ts';
 import { SimExecution } from './sim-execution.ts';
 import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
+import { describeUnknownFill, type UnknownFill, type UnknownFillPolicy, UnknownFills } from './unknown-fills.ts';
 
 export { RunnerError };
 export { newRunId, type AccountCheck };
@@ -102,6 +103,14 @@ export interface RunnerOptions {
    */
   readonly fill?: FillModelNames;
   readonly flattenOnExit?: boolean;
+  /**
+   * What the run does when it notices a fill it did not expect (an unknown fill: a second order
+   * under one client ID, an order it gave up on, one it never placed; see unknown-fills.ts): 'halt'
+   * (default) engages the kill switch (the strategy stops, the account is flattened); 'close' closes
+   * the trade the fill opened and trades on; 'keep' only reports it. Each is logged at error level,
+   * shown on the status page and counted in the run's report.
+   */
+  readonly onUnknownFill?: UnknownFillPolicy;
   /** With the kill switch: flatten as well as cancel (default true). */
   readonly flattenOnKill?: boolean;
   /** The kill switch file (its existence stops the run); SIGUSR2 always works. */
@@ -171,7 +180,7 @@ export interface RunResult {
   readonly report: string;
   readonly intents: number;
   readonly transactions: number;
-  readonly recovered: { readonly replayed: number; readonly lookedUp: number; readonly resubmitted: number; readonly expired: number; readonly restoredState: boolean };
+  readonly recovered: { readonly replayed: number; readonly lookedUp: number; readonly resubmitted: number; readonly expired: number; readonly neverSent: number; readonly restoredState: boolean };
   /**
    * After the kill switch or --flatten-on-exit (v20): the account as read from OANDA once the closes
    * were sent. `ok` false means it still holds positions or pending entry orders (or could not be
@@ -179,6 +188,8 @@ export interface RunResult {
    */
   readonly account?: AccountCheck;
   readonly risk: { readonly breaches: number };
+  /** Fills the runner did not expect (v20), and what the policy did (`onUnknownFill`). */
+  readonly unknownFills: readonly UnknownFill[];
   readonly shadow?: string;
   /** The fill models of the simulated broker (--broker sim) or the shadow simulator, by name; undefined with neither. */
   readonly models?: FillModelsUsed;
@@ -257,6 +268,9 @@ export class Runner {
   #afterStart: Promise<RunResult> | undefined;
   #startKilled: ((r: Promise<RunResult>) => void) | undefined;
   #journaled: JournaledExecution | undefined;
+  /** Watches for fills the runner did not expect (v20 only; built at start). */
+  #unknownFills: UnknownFills | undefined;
+  #unknownCloses = 0;
   /** What the stop or the kill switch is doing now (the status page; undefined while running). */
   stopState: string | undefined;
   /** The latest account read by the flatten: what is open (the third Ctrl-C names it). */
@@ -454,12 +468,17 @@ export class Runner {
       const v20 = new V20Execution({
         http: o.http, rest: o.rest, accountID: o.accountID, lastTransactionID: fromID, ...o.streams, stats: this.transactionStats,
         ...(o.requestWindowMs !== undefined ? { requestWindowMs: o.requestWindowMs } : {}), ...(o.inDoubtMarginMs !== undefined ? { inDoubtMarginMs: o.inDoubtMarginMs } : {}),
+        // The send point asks the halt before every attempt, a first sending and a resend alike.
+        maySend: (intent) => !this.#halted || isRunnerIntent(intent),
+        onSend: (intent) => this.#sent(intent),
       });
       v20.failures$.subscribe((f) => {
         if (f.outcome === 'unknown') this.#orders.inDoubt(f.intent);
+        else if (f.outcome === 'not-sent') this.#drop(f.intent, f.error.message);
       });
       this.#v20 = v20;
       inner = v20;
+      this.#unknownFills = new UnknownFills({ journaled: (cid) => this.journal.has(cid), gaveUp: (cid) => this.#orders.gaveUp.has(cid) }, contents.transactions);
     }
     // Not in shadow mode: its report compares every fill of the run.
     this.#rebase = new JournalRebase({
@@ -512,7 +531,11 @@ export class Runner {
         if (id !== undefined && !id.includes('.')) this.#handled = id;
         // The risk layer's refusals reach the engine without passing the journal: recorded here.
         else if (id !== undefined && ctx.transaction !== undefined) o.recorder?.transaction(ctx.transaction, Date.now());
-        if (ctx.transaction !== undefined) this.o.onTransaction?.(ctx.transaction);
+        if (ctx.transaction !== undefined) {
+          const unknown = this.#unknownFills?.observe(ctx.transaction);
+          if (unknown !== undefined) this.#onUnknownFill(unknown);
+          this.o.onTransaction?.(ctx.transaction);
+        }
         this.#rebase?.check();
         return r;
       },
@@ -645,6 +668,19 @@ export class Runner {
   }
 
 
+  /**
+   * The journal's "sent" mark, written at the send point just before a request's bytes leave (with
+   * the intent's own durability: deferred, it is synced with it a moment later).
+   */
+  #sent(intent: OrderIntent): void {
+    const defer = this.o.intentDurability !== 'before-submit';
+    this.journal.sent(intent.id, defer);
+    if (defer && !this.#syncScheduled) {
+      this.#syncScheduled = true;
+      setTimeout(this.#syncJournal, 1);
+    }
+  }
+
   /** One status line: equity, positions, latency, stream health. */
   #status(): void {
     const p = this.portfolio;
@@ -692,12 +728,42 @@ export class Runner {
     for (const intent of this.#simExecution?.drop((i) => !isRunnerIntent(i)) ?? []) this.#drop(intent);
   }
 
-  /** An intent of the strategy dropped by the kill switch before it reached the broker: settled, and refused to the strategy's view. */
-  #drop(intent: OrderIntent): void {
+  /**
+   * An intent of the strategy dropped by the kill switch before it reached the broker (waiting to be
+   * sent, or, `why`, refused at the send point: a resend of a request that provably never arrived):
+   * settled, and refused to the strategy's view.
+   */
+  #drop(intent: OrderIntent, why?: string): void {
     this.journal.confirm(intent.id);
+    this.#orders.gaveUp.add(intent.id);
     this.#dropped++;
-    this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'kill switch: an intent of the strategy waiting to be sent was dropped');
+    this.#log.warn({ intentId: intent.id, kind: intent.kind, ...(why !== undefined ? { why } : {}) }, why === undefined ? 'kill switch: an intent of the strategy waiting to be sent was dropped' : 'kill switch: an intent of the strategy was not sent (the run is halted)');
     this.#risk?.refuse(intent, 'RISK_KILL_SWITCH_ENGAGED', 'dropped before it was sent: the kill switch engaged');
+  }
+
+  /** Fills the runner did not expect, so far (the status page). */
+  get unknownFills(): readonly UnknownFill[] {
+    return this.#unknownFills?.found ?? [];
+  }
+
+  /**
+   * An unknown fill: logged at error level and said on the terminal, then the policy
+   * (`onUnknownFill`): 'halt' engages the kill switch, 'close' closes the trade it opened (a close of
+   * the runner's own, journaled), 'keep' nothing more.
+   */
+  #onUnknownFill(u: UnknownFill): void {
+    const policy = this.o.onUnknownFill ?? 'halt';
+    const what = describeUnknownFill(u);
+    this.#log.error({ unknownFill: u, policy }, `UNKNOWN FILL: ${what}`);
+    this.o.say?.(`UNKNOWN FILL: ${what}; --on-unknown-fill ${policy}: ${policy === 'halt' ? (this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch') : policy === 'close' ? (u.tradeOpened !== undefined ? `closing trade ${u.tradeOpened}` : 'it opened no trade: nothing to close') : 'kept, trading on'}`);
+    if (policy === 'halt') {
+      // Not from inside the engine's handling of this transaction: the kill switch stops the engine.
+      if (!this.#halted) queueMicrotask(() => void this.kill(`unknown fill: ${what}`));
+    } else if (policy === 'close' && u.tradeOpened !== undefined && this.#risk !== undefined && !this.#halted) {
+      const close: OrderIntent = { kind: 'closeTrade', id: `${RUNNER_ID_PREFIX}unknown-${this.runId}-${++this.#unknownCloses}`, tradeSpecifier: u.tradeOpened, units: 'ALL' };
+      this.journal.intent(close, this.#clock.now());
+      this.#risk.submit(close);
+    }
   }
 
   /** A line for the operator's terminal (`say`), logged too. */
@@ -858,11 +924,13 @@ export class Runner {
     // The simulator's fill models close the report (--broker sim); the shadow comparison names its own.
     const simulator = this.#sim ?? this.#shadow?.sim;
     const models: FillModelsUsed | undefined = simulator === undefined ? undefined : { slippage: simulator.models.slippage, latency: simulator.models.latency, commission: simulator.models.commission };
-    const report = `${formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`)}${this.#sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}`;
+    const unknown = this.unknownFills;
+    const unknownLines = unknown.length === 0 ? '' : `\nUNKNOWN FILLS: ${unknown.length} (--on-unknown-fill ${this.o.onUnknownFill ?? 'halt'})${unknown.map((u) => `\n  ${describeUnknownFill(u)}`).join('')}`;
+    const report = `${formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`)}${this.#sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}${unknownLines}`;
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
       summary, report, ...(models !== undefined ? { models } : {}), intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#orders.recovered },
-      risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
+      risk: { breaches: this.#risk?.breaches.length ?? 0 }, unknownFills: [...this.unknownFills], ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
     };
   }
 }

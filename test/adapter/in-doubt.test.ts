@@ -5,7 +5,7 @@
 // (the request held until the adapter holds it in doubt), so a loaded machine cannot push a step
 // past a window it was meant to fall within.
 import { afterEach, describe, expect, it } from 'vitest';
-import { V20Execution } from '../../src/adapters/v20/execution.ts';
+import { type SubmissionFailure, V20Execution, type V20ExecutionOptions } from '../../src/adapters/v20/execution.ts';
 import { V20Http } from '../../src/adapters/v20/http.ts';
 import { V20Rest } from '../../src/adapters/v20/rest.ts';
 import type { OrderIntent } from '../../src/domain/intents.ts';
@@ -32,7 +32,7 @@ const LONG = 60_000;
 const order = (id: string): OrderIntent => ({ kind: 'order', id, request: { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } });
 const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 
-async function setup(window = WINDOW): Promise<{ exec: V20Execution; rest: V20Rest; A: string; start: string; stream: Transaction[] }> {
+async function setup(window = WINDOW, extra: Pick<V20ExecutionOptions, 'maySend' | 'onSend'> = {}): Promise<{ exec: V20Execution; rest: V20Rest; A: string; start: string; stream: Transaction[] }> {
   sb = await startSandbox({ heartbeatMs: 100 });
   sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
   proxy = await startFaultProxy(sb.url);
@@ -40,7 +40,7 @@ async function setup(window = WINDOW): Promise<{ exec: V20Execution; rest: V20Re
   const rest = new V20Rest(http);
   const A = sb.accountIDs[0]!;
   const start = (await rest.summary(A)).lastTransactionID;
-  const exec = new V20Execution({ http, rest, accountID: A, lastTransactionID: start, reconnectBaseMs: 5, resubmitBaseMs: 2, requestWindowMs: window, inDoubtMarginMs: MARGIN, inDoubtScanMs: 100 });
+  const exec = new V20Execution({ http, rest, accountID: A, lastTransactionID: start, reconnectBaseMs: 5, resubmitBaseMs: 2, requestWindowMs: window, inDoubtMarginMs: MARGIN, inDoubtScanMs: 100, ...extra });
   const stream: Transaction[] = [];
   exec.transactions$.subscribe((t) => stream.push(t));
   return { exec, rest, A, start, stream };
@@ -102,5 +102,25 @@ describe('V20Execution: orders in doubt', () => {
     expect(orders).toEqual(['cut-1']);
     expect(exec.stats).toMatchObject({ inDoubt: 1, foundAfterFailure: 1, resubmitted: 0 });
     expect(ms).toBeLessThan(LONG);
+  });
+  it('the send point asks maySend before every attempt: halted while in doubt, a request that never arrived is not resent; one halted before is never sent; onSend marks each sending', async () => {
+    let halted = false;
+    const sent: string[] = [];
+    const { exec, rest, A, start } = await setup(WINDOW, { maySend: () => !halted, onSend: (i, attempt) => sent.push(`${i.id}#${attempt}`) });
+    const failures: SubmissionFailure[] = [];
+    exec.failures$.subscribe((f) => failures.push(f));
+    proxy!.rule(v20.orderPost, { kind: 'hold', ms: 600_000 }, 1);
+    exec.submit(order('gate-1'));
+    await proxy!.reached('held');
+    await inDoubt(exec, 'gate-1');
+    halted = true;
+    exec.submit(order('gate-2'));
+    await exec.drain();
+    const orders = (await rest.transactionsSinceId(A, start)).transactions.filter((t) => t.type === 'MARKET_ORDER').map(cid);
+    expect(orders).toEqual([]);
+    expect(proxy!.requests.filter(v20.orderPost)).toHaveLength(1);
+    expect(sent).toEqual(['gate-1#0']);
+    expect(failures.map((f) => [f.intent.id, f.outcome, (f.error as { attempt?: number }).attempt])).toEqual([['gate-1', 'not-sent', 1], ['gate-2', 'not-sent', 0]]);
+    expect(exec.stats).toMatchObject({ inDoubt: 1, resubmitted: 0 });
   });
 });

@@ -35,6 +35,29 @@ describe('Journal', () => {
     expect(statSync(join(dir, 'snapshot.json')).size).toBeGreaterThan(0);
   });
 
+  it('the sent mark: kept across reopen and compaction; an intent journaled before the mark existed counts as possibly sent', () => {
+    const dir = tmp();
+    const j = Journal.open(dir, { compactEvery: 4 });
+    j.intent(order('s-1'), 1);
+    j.intent(order('s-2'), 2);
+    j.sent('s-2');
+    j.sent('nobody'); // not journaled: nothing written
+    // A record as a journal from before the mark writes it (no marksSent).
+    j.append([{ k: 'intent', intent: order('old-1'), at: 3, wall: 3 }]);
+    j.close();
+    const byId = (d: string) => new Map(Journal.read(d).intents.map((i) => [i.intent.id, i]));
+    let c = byId(dir);
+    expect(snapshotOf(dir).upTo).toBe(4); // compacted: the marks came through the snapshot
+    expect([c.get('s-1')?.marksSent, c.get('s-1')?.sentAt]).toEqual([true, undefined]);
+    expect(c.get('s-2')?.sentAt).toBeTypeOf('number');
+    expect(c.get('old-1')?.marksSent).toBeUndefined();
+    const k = Journal.open(dir);
+    k.sent('s-1');
+    k.close();
+    c = byId(dir);
+    expect(c.get('s-1')?.sentAt).toBeTypeOf('number');
+  });
+
   it('a rebase keeps only the transactions after the new baseline and the intents still waiting, across reopen', () => {
     const dir = tmp();
     const j = Journal.open(dir, { compactEvery: 1_000 });

@@ -5,6 +5,7 @@ import type { OrderRequest, Transaction } from '../../domain/v20/index.ts';
 import type { Execution } from '../../ports/execution.ts';
 import { V20Error } from './errors.ts';
 import type { V20Http } from './http.ts';
+import { applied, awaitWindow } from './in-doubt.ts';
 import { backoffDelay, sleep } from './rate-limit.ts';
 import type { OrderResponse, V20Rest } from './rest.ts';
 import { type StreamOptions, transactionStream } from './stream.ts';
@@ -30,6 +31,26 @@ export interface V20ExecutionOptions extends StreamOptions {
   readonly inDoubtMarginMs?: number;
   /** Pause between scans of the account while a request is in doubt (ms, default 2000); a transaction on the stream ends it early. */
   readonly inDoubtScanMs?: number;
+  /**
+   * Asked before every attempt, the first and each resend (the runner: false for the strategy's
+   * intents once the run is halted). False: nothing is sent, and the submission fails `not-sent`.
+   */
+  readonly maySend?: (intent: OrderIntent) => boolean;
+  /** Called just before the bytes of an attempt leave (the runner's journal writes its "sent" mark). */
+  readonly onSend?: (intent: OrderIntent, attempt: number) => void;
+}
+
+/** A submission `maySend` refused: nothing of it was sent (a resend: the first request provably never arrived). */
+export class NotSentError extends Error {
+  readonly code = 'NOT_SENT' as const;
+  constructor(
+    readonly intent: OrderIntent,
+    /** 0: refused before its first sending; more: a resend refused. */
+    readonly attempt: number,
+  ) {
+    super(attempt === 0 ? `intent ${intent.id} was not sent: the run is halted` : `intent ${intent.id} was not sent again: its request provably never arrived and the run is halted`);
+    this.name = 'NotSentError';
+  }
 }
 
 /** A request in doubt: sent, no answer, possibly still in transit to OANDA. */
@@ -48,8 +69,12 @@ export interface InDoubt {
 export interface SubmissionFailure {
   readonly intent: OrderIntent;
   readonly error: V20Error | Error;
-  /** 'rejected': v20 answered 4xx (the reject transaction also arrives on the stream); 'unknown': the outcome could not be established. */
-  readonly outcome: 'rejected' | 'unknown';
+  /**
+   * 'rejected': v20 answered 4xx (the reject transaction also arrives on the stream); 'unknown': the
+   * outcome could not be established; 'not-sent': `maySend` refused it (the run is halted) and
+   * nothing of it is at the broker.
+   */
+  readonly outcome: 'rejected' | 'unknown' | 'not-sent';
 }
 
 /** Counters of the idempotency path, for reports and tests. */
@@ -138,7 +163,7 @@ export class V20Execution implements Execution {
         () => undefined,
         (e: unknown) => {
           const error = e instanceof Error ? e : new Error(String(e));
-          const outcome = e instanceof V20Error && e.code === 'V20_HTTP' && !e.retryable ? 'rejected' : 'unknown';
+          const outcome = e instanceof NotSentError ? 'not-sent' : e instanceof V20Error && e.code === 'V20_HTTP' && !e.retryable ? 'rejected' : 'unknown';
           this.#log.warn({ intentId: intent.id, kind: intent.kind, code: (error as V20Error).code, status: (error as V20Error).status, errorCode: (error as V20Error).errorCode, outcome }, 'submission failed');
           this.failures$.next({ intent, error, outcome });
         },
@@ -152,13 +177,19 @@ export class V20Execution implements Execution {
   }
 
   /**
-   * Sends one intent with the idempotency rules and returns v20's answer, or the string 'found'
-   * when an ambiguous attempt turned out to have been applied. Rejects on a 4xx or when the
-   * outcome cannot be established.
+   * The send point: the one place the bytes of an intent leave this process, its first sending and
+   * every resend alike. Before each attempt it asks `maySend` (the runner: not once the run is
+   * halted, unless the intent is the runner's own close or cancel) and, when it may, calls `onSend`
+   * (the runner's journal marks the intent sent). Then it sends with the idempotency rules and
+   * returns v20's answer, or the string 'found' when an ambiguous attempt turned out to have been
+   * applied. Rejects on a 4xx, when the outcome cannot be established, or with `NotSentError` when
+   * `maySend` refused (for a resend: the first request provably never arrived, and is not repeated).
    */
   async send(intent: OrderIntent): Promise<OrderResponse | 'found'> {
     const limit = this.#o.resubmits ?? 3;
     for (let attempt = 0; ; attempt++) {
+      if (this.#o.maySend !== undefined && !this.#o.maySend(intent)) throw new NotSentError(intent, attempt);
+      this.#o.onSend?.(intent, attempt);
       const mark = this.#lastSeen;
       const sentAt = Date.now();
       try {
@@ -168,23 +199,27 @@ export class V20Execution implements Execution {
       } catch (e) {
         if (!ambiguous(e)) throw e;
         this.stats.ambiguous++;
-        let applied: boolean;
+        let found: boolean;
         // (Not when the client itself is closing: nothing could be scanned; the next start settles it.)
         if (mayBeInTransit(e) && e.retryable) {
           // A lookup finding nothing proves nothing while the request may still arrive (and OANDA
           // does not refuse a second market order with a used client ID): wait for its window.
-          applied = await this.#awaitWindow(intent, mark, sentAt, e);
+          found = await this.#awaitWindow(intent, mark, sentAt, e);
         } else {
           this.#log.warn({ intentId: intent.id, kind: intent.kind, code: e.code, status: e.status, attempt }, 'no definite answer; looking the request up before any resubmission');
           await sleep(e.retryAfterMs ?? backoffDelay(attempt, this.#o.resubmitBaseMs ?? 500, 10_000));
-          applied = await this.#applied(intent, mark);
+          found = await applied(this.#o.rest, this.#o.accountID, intent, mark);
         }
-        if (applied) {
+        if (found) {
           this.stats.foundAfterFailure++;
           this.#log.info({ intentId: intent.id, kind: intent.kind }, 'the request had been applied; not resubmitting');
           return 'found';
         }
         if (attempt >= limit) throw e;
+        if (this.#o.maySend !== undefined && !this.#o.maySend(intent)) {
+          this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'the request provably had no effect and the run is halted: not resubmitting');
+          throw new NotSentError(intent, attempt + 1);
+        }
         this.stats.resubmitted++;
         this.#log.info({ intentId: intent.id, kind: intent.kind, attempt: attempt + 1 }, 'the request provably had no effect; resubmitting');
       }
@@ -192,11 +227,8 @@ export class V20Execution implements Execution {
   }
 
   /**
-   * The in-doubt rule: a request without an answer that may still be in transit counts as never
-   * received only once its whole window (sent + `requestWindowMs` + `inDoubtMarginMs`) has passed
-   * with no sign of it: no transaction on the stream or since `mark` carrying it, and (an order) no
-   * order under its client ID. Until then the account is scanned every `inDoubtScanMs` and after
-   * each transaction the stream brings. Resolves true when found, false when the window passed
+   * Waits out a request in doubt (the in-doubt rule, `awaitWindow` in in-doubt.ts): shown on the
+   * status page meanwhile (`inDoubt`). Resolves true when found, false when its whole window passed
    * with no sign (conclusive); rejects with `e` when even the last scan failed (still unknown).
    */
   async #awaitWindow(intent: OrderIntent, mark: string, sentAt: number, e: V20Error): Promise<boolean> {
@@ -204,36 +236,14 @@ export class V20Execution implements Execution {
     const until = sentAt + (o.requestWindowMs ?? 60_000) + (o.inDoubtMarginMs ?? 10_000);
     this.stats.inDoubt++;
     this.inDoubt.set(intent.id, { intentId: intent.id, kind: intent.kind, instrument: instrumentOf(intent), sentAt, until });
-    this.#log.warn({ intentId: intent.id, kind: intent.kind, code: e.code, status: e.status, until: new Date(until).toISOString() }, 'no answer and the request may still be in transit: in doubt; it is resent only if nothing of it shows until its window has passed');
-    let wake: () => void = () => undefined;
-    const sub = this.#signs.subscribe((t) => {
-      if (clientIDOfTx(t) === intent.id || intent.kind !== 'order') wake();
-    });
+    this.#log.warn({ intentId: intent.id, kind: intent.kind, code: e.code, status: e.status, until: new Date(until).toISOString() }, 'no answer and the request may still be in transit: in doubt; it is resent only if nothing of it shows until its window has passed (and never once the run is halted)');
     try {
-      for (;;) {
-        const last = Date.now() >= until;
-        let failed: unknown;
-        try {
-          if (await this.#applied(intent, mark)) return true;
-        } catch (x) {
-          failed = x;
-        }
-        if (last) {
-          if (failed !== undefined) throw e; // no conclusive scan after the window: still unknown
-          this.#log.warn({ intentId: intent.id, kind: intent.kind, sentAt: new Date(sentAt).toISOString() }, 'the request\'s whole window has passed with no sign of it at the broker: it was never received');
-          return false;
-        }
-        const pause = Math.max(0, Math.min(o.inDoubtScanMs ?? 2000, until - Date.now()));
-        await new Promise<void>((res) => {
-          const timer = setTimeout(res, pause);
-          wake = () => {
-            clearTimeout(timer);
-            res();
-          };
-        });
-      }
+      const found = await awaitWindow({ rest: o.rest, accountID: o.accountID, intent, mark, until, scanMs: o.inDoubtScanMs ?? 2000, signs: this.#signs }).catch(() => {
+        throw e; // no conclusive scan after the window: still unknown
+      });
+      if (!found) this.#log.warn({ intentId: intent.id, kind: intent.kind, sentAt: new Date(sentAt).toISOString() }, 'the request\'s whole window has passed with no sign of it at the broker: it was never received');
+      return found;
     } finally {
-      sub.unsubscribe();
       this.inDoubt.delete(intent.id);
     }
   }
@@ -275,63 +285,6 @@ export class V20Execution implements Execution {
         return assertNever(intent, 'intent');
     }
   }
-
-  /**
-   * Whether the request of `intent` took effect at v20 after the transaction `mark`. Reads are
-   * retried by the HTTP layer; when even they fail, this rejects (outcome unknown: no resubmission).
-   */
-  async #applied(intent: OrderIntent, mark: string): Promise<boolean> {
-    const { rest, accountID: acc } = this.#o;
-    const since = (await rest.transactionsSinceId(acc, mark)).transactions;
-    const byClientID = (t: Transaction) => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id === intent.id;
-    switch (intent.kind) {
-      case 'order':
-      case 'replace': {
-        // A reject leaves no order behind but does leave a transaction carrying the client ID.
-        if (since.some(byClientID)) return true;
-        try {
-          await rest.order(acc, `@${intent.id}`);
-          return true;
-        } catch (e) {
-          if (e instanceof V20Error && e.status === 404) return false;
-          throw e;
-        }
-      }
-      case 'cancel': {
-        if (since.some((t) => t.type === 'ORDER_CANCEL' && matchesOrder(t, intent.orderSpecifier))) return true;
-        try {
-          const o = await rest.order(acc, intent.orderSpecifier);
-          return o.state !== 'PENDING';
-        } catch (e) {
-          if (e instanceof V20Error && e.status === 404) return true; // nothing left to cancel
-          throw e;
-        }
-      }
-      case 'closeTrade':
-        return since.some((t) => t.type === 'MARKET_ORDER' && closesTrade(t, intent.tradeSpecifier)) || (intent.units === 'ALL' && (await tradeClosed(rest, acc, intent.tradeSpecifier)));
-      case 'closePosition':
-        return since.some((t) => t.type === 'MARKET_ORDER' && positionCloseoutOf(t) === intent.instrument);
-      case 'tradeOrders': {
-        const tradeID = await resolveTrade(rest, acc, intent.tradeSpecifier);
-        if (since.some((t) => /^(TAKE_PROFIT|STOP_LOSS|TRAILING_STOP_LOSS|GUARANTEED_STOP_LOSS)_ORDER(_REJECT)?$/.test(t.type) && relatesToTrade(t, intent.tradeSpecifier, tradeID))) return true;
-        // A request that only cancels leaves ORDER_CANCELs of the trade's dependent orders.
-        for (const t of since) {
-          if (t.type !== 'ORDER_CANCEL') continue;
-          const o = await rest.order(acc, (t as { orderID: string }).orderID).catch(() => undefined);
-          if (o !== undefined && (o as { tradeID?: string }).tradeID === tradeID) return true;
-        }
-        return false;
-      }
-      case 'clientExtensions':
-        return since.some((t) =>
-          intent.orderSpecifier !== undefined
-            ? (t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY' || t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY_REJECT') && matchesOrder(t, intent.orderSpecifier)
-            : (t.type === 'TRADE_CLIENT_EXTENSIONS_MODIFY' || t.type === 'TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT') && relatesToTrade(t, intent.tradeSpecifier ?? '', undefined),
-        );
-      default:
-        return assertNever(intent, 'intent');
-    }
-  }
 }
 
 /** The instrument an intent acts on, when it names one (an order's request, a position close). */
@@ -341,58 +294,8 @@ export function instrumentOf(intent: OrderIntent): string | undefined {
   return undefined;
 }
 
-const clientIDOfTx = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
-
 /** The request with `clientExtensions.id` set to the intent's ID (other extension fields kept). */
 function withClientID(request: OrderRequest, id: string): OrderRequest {
   const ext = (request as { clientExtensions?: Record<string, unknown> }).clientExtensions;
   return { ...request, clientExtensions: { ...ext, id } } as OrderRequest;
-}
-
-/** Whether a transaction names the order `spec` (an ID, or `@clientID` before or after a client-extensions change). */
-function matchesOrder(t: Transaction, spec: string): boolean {
-  const x = t as { orderID?: string; clientOrderID?: string; clientExtensionsModify?: { id?: string } };
-  if (!spec.startsWith('@')) return x.orderID === spec;
-  const cid = spec.slice(1);
-  return x.clientOrderID === cid || x.clientExtensionsModify?.id === cid;
-}
-
-function closesTrade(t: Transaction, spec: string): boolean {
-  const c = (t as { tradeClose?: { tradeID?: string; clientTradeID?: string } }).tradeClose;
-  if (c === undefined) return false;
-  return spec.startsWith('@') ? c.clientTradeID === spec.slice(1) : c.tradeID === spec;
-}
-
-function positionCloseoutOf(t: Transaction): string | undefined {
-  const x = t as { longPositionCloseout?: { instrument?: string }; shortPositionCloseout?: { instrument?: string } };
-  return x.longPositionCloseout?.instrument ?? x.shortPositionCloseout?.instrument;
-}
-
-/** Whether a transaction names the trade `spec` (an ID or `@clientID`), or the already resolved `tradeID`. */
-function relatesToTrade(t: Transaction, spec: string, tradeID: string | undefined): boolean {
-  const x = t as { tradeID?: string; clientTradeID?: string; tradeClientExtensionsModify?: { id?: string } };
-  if (tradeID !== undefined && x.tradeID === tradeID) return true;
-  if (!spec.startsWith('@')) return x.tradeID === spec;
-  const cid = spec.slice(1);
-  return x.clientTradeID === cid || x.tradeClientExtensionsModify?.id === cid;
-}
-
-/** The numeric ID of a trade specifier, or undefined when v20 does not know it (any more). */
-async function resolveTrade(rest: V20Rest, acc: string, spec: string): Promise<string | undefined> {
-  if (!spec.startsWith('@')) return spec;
-  try {
-    return (await rest.trade(acc, spec)).id;
-  } catch (e) {
-    if (e instanceof V20Error && e.status === 404) return undefined;
-    throw e;
-  }
-}
-
-async function tradeClosed(rest: V20Rest, acc: string, spec: string): Promise<boolean> {
-  try {
-    return (await rest.trade(acc, spec)).state === 'CLOSED';
-  } catch (e) {
-    if (e instanceof V20Error && e.status === 404) return false;
-    throw e;
-  }
 }

@@ -27,8 +27,11 @@
         card('openTrades', 'Open trades', String(s.trades.length), 'Trades open now'),
         card('kill', 'Kill switch', kill ? 'ENGAGED: the strategy is stopped, nothing opens' : 'armed', s.killSwitch.state ? s.killSwitch.state : `${s.killSwitch.file ? `File ${s.killSwitch.file} or ` : ''}SIGUSR2 cancels pending orders, flattens and stops; risk refusals so far: ${s.killSwitch.riskRefusals}`))),
       ...((s.inDoubt ?? []).length === 0 ? [] : [el('section', null, el('h2', { text: 'Orders in doubt' }),
-        el('p', { class: 'warn', text: 'Sent with no answer and possibly still on the way to OANDA: nothing else is sent until each shows at the broker or its window passes with no sign of it (then it is resent).' }),
+        el('p', { class: 'warn', text: 'Sent with no answer and possibly still on the way to OANDA: nothing else is sent until each shows at the broker or its window passes with no sign of it (then it is resent, unless the run is halted).' }),
         table('in-doubt', ['intent', 'instrument', 'waits for a sign until'], s.inDoubt.map((d) => [d.intentId, d.instrument ?? '', d.until.slice(11, 19) + ' UTC'])))]),
+      ...((s.unknownFills ?? []).length === 0 ? [] : [el('section', null, el('h2', { text: `Unknown fills: ${s.unknownFills.length}` }),
+        el('p', { class: 'warn', text: 'Fills the runner did not expect: a second order under one client ID, an order it had given up on, or one it never placed. See the log and --on-unknown-fill.' }),
+        table('unknown-fills', ['transaction', 'time', 'order', 'client ID', 'instrument', 'units', 'why'], s.unknownFills.map((u) => [u.transactionID, u.time.slice(0, 19).replace('T', ' '), u.orderID, u.clientID ?? '', u.instrument, u.units, u.why])))]),
       el('section', null, el('h2', { text: 'Risk limits' }), s.limits.length === 0 ? el('p', { class: 'sub', text: 'No risk limits set (--max-units, --max-open-trades, --max-orders-per-minute, --max-daily-loss, --max-spread-pips).' })
         : table('limits', ['limit', 'now', 'max', 'used'], s.limits.map((l) => [l.label, l.value === null ? 'n/a' : fx.num(l.value, 2), fx.num(l.limit, 2),
           el('div', { class: `bar ${l.used !== null && l.used >= 0.8 ? 'hot' : ''}`, title: l.used === null ? 'n/a' : fx.pct(l.used * 100) }, el('div', { style: `width:${Math.min(100, Math.max(0, (l.used ?? 0) * 100))}%` }))]))),
