@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadInstruments } from './instrument.ts';
-import { DAILY_BREAK_WEEK, FX_WEEK, MarketHours, TradingHoursError } from './market-hours.ts';
+import { DAILY_BREAK_WEEK, FX_WEEK, MarketCalendar, MarketHours, TradingHoursError } from './market-hours.ts';
 import { weekendClosure } from './new-york.ts';
 
 const H = 3_600_000;
@@ -9,7 +9,7 @@ const utc = (s: string): number => Date.parse(s);
 
 describe('trading hours per instrument', () => {
   it('the FX week agrees with the weekend closure at every instant, forwards and backwards (property)', () => {
-    const fx = new MarketHours(FX_WEEK);
+    const fx = new MarketHours(FX_WEEK, 'tradingHours', MarketCalendar.NONE); // the weekly rule alone
     const t0 = utc('2019-01-01T00:00:00Z');
     const span = 8 * 365 * 24 * H;
     fc.assert(
