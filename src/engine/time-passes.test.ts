@@ -95,6 +95,25 @@ describe('timers fire at their own time', () => {
   });
 });
 
+describe('holidays are closed', () => {
+  it('orders decided at 12:00 UTC on 25 December and 1 January are MARKET_HALTED, stamped then', () => {
+    for (const [eve, noon] of [
+      [Date.UTC(2019, 11, 24, 21), Date.UTC(2019, 11, 25, 12)],
+      [Date.UTC(2019, 11, 31, 21), Date.UTC(2020, 0, 1, 12)],
+    ] as const) {
+      // As OANDA's candles have them: the last bar 21:00-22:00 UTC the day before, the next 22:00 on the day.
+      const reopen = eve + 25 * HOUR;
+      const bars = [h1(eve - HOUR, [1.11, 1.1105, 1.1095, 1.11]), h1(eve, [1.11, 1.1105, 1.1095, 1.11]), h1(reopen, [1.112, 1.1125, 1.1115, 1.112]), h1(reopen + HOUR, [1.112, 1.1125, 1.1115, 1.112])];
+      const txs = backtest(timerBuy(noon), bars);
+      const order = txs.find((t) => t.type === 'MARKET_ORDER')!;
+      const cancel = txs.find((t) => t.type === 'ORDER_CANCEL')!;
+      expect((cancel as { reason?: string }).reason, iso(noon)).toBe('MARKET_HALTED');
+      expect([timeOf(order), timeOf(cancel)]).toEqual([iso(noon), iso(noon)]);
+      expect(txs.some((t) => t.type === 'ORDER_FILL'), iso(noon)).toBe(false);
+    }
+  });
+});
+
 describe('empty time changes no fill', () => {
   /** A strategy without timers: alternates long and short every `every` bars, each entry with a TP and an SL. */
   const flipper = (every: number): Strategy<Record<string, never>, unknown> =>
