@@ -421,7 +421,8 @@ export class Engine<P extends Params, S> {
    * inside are not placed in time, so their orders wait for the next one.
    */
   #timersBefore(ev: MarketEvent, before: (ev: MarketEvent) => void): void {
-    if (!this.#started) this.#start(ev.at);
+    // Timers start counting at the first event (#start, after the broker has seen it): none is due before it.
+    if (!this.#started) return;
     this.#fireTimers(ev.kind === 'candle' ? ev.time : ev.at, before);
   }
 

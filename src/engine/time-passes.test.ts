@@ -82,6 +82,16 @@ describe('timers fire at their own time', () => {
     expect(txs.some((t) => t.type === 'ORDER_FILL')).toBe(false);
   });
 
+  it('an order from onStart of a strategy with timers fills at the open after the first candle, not at that candle\'s own open', () => {
+    const strategy = defineStrategy({
+      params: {},
+      subscribe: { candles: ['EUR_USD:H1'], timers: [{ name: 'hourly', everyMs: HOUR }] },
+      onStart: (ctx) => [ctx.market('EUR_USD', 1000)],
+    });
+    const fill = backtest(strategy, weekend).find((t) => t.type === 'ORDER_FILL')!;
+    expect([timeOf(fill), (fill as { price?: string }).price]).toEqual([iso(FRI_21), '1.11590']);
+  });
+
   it('a timer inside a bar (after its open) still fills at the next bar open: the prices inside a bar have no time', () => {
     const strategy = defineStrategy({
       params: {},
