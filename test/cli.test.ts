@@ -132,11 +132,12 @@ export default defineStrategy({
 });
 `,
     );
-    const r = await fxflow('backtest', file, '--no-save');
+    // From 2 January: the sample's first day, New Year's Day, is closed (its orders are halted, nothing fills).
+    const r = await fxflow('backtest', file, '--no-save', '--from', '2024-01-02');
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     const lines = r.stderr.trim().split('\n');
-    expect(lines[0]).toMatch(/^fxflow: strategy 'throws-on-fill' threw in onTransaction at 2024-01-01T\d\d:00:00\.000Z: cannot book fill \d+$/);
+    expect(lines[0]).toMatch(/^fxflow: strategy 'throws-on-fill' threw in onTransaction at 2024-01-02T\d\d:00:00\.000Z: cannot book fill \d+$/);
     // From the build, the strategy runs from the compiled-strategy cache with its source map: the
     // frame has the line and column in the strategy's file (tsx's, from the sources, has the file).
     expect(lines[1]).toMatch(new RegExp(`^  at onTransaction \\(${file}(:12:\\d+)?\\)$`));
@@ -308,7 +309,7 @@ export default defineStrategy({
       writeFileSync(join(dir, 'node_modules', 'local-sizing', 'index.js'), 'exports.units = () => 2500;\n');
       writeFileSync(join(dir, 'node_modules', 'local-sizing', 'index.d.ts'), 'export declare function units(): number;\n');
       writeFileSync(join(dir, 'mine.ts'), strategy);
-      const r = await fxflow('backtest', join(dir, 'mine.ts'), '--json', '--no-save', '--to', '2024-02-01');
+      const r = await fxflow('backtest', join(dir, 'mine.ts'), '--json', '--no-save', '--from', '2024-01-02', '--to', '2024-02-01'); // 1 January is closed
       expect(r.stderr, kind).toBe('');
       expect(r.code, kind).toBe(0);
       const doc = JSON.parse(r.stdout) as { transactions: { type: string; units?: string }[] };

@@ -56,18 +56,18 @@ describe('golden: sma-cross, EUR_USD H1 2024 (bundled sample, defaults)', () => 
       sharpe: s.sharpe,
     }).toMatchInlineSnapshot(`
       {
-        "fills": 240,
-        "finalBalance": 99863.2391,
+        "fills": 235,
+        "finalBalance": 100006.0391,
         "financing": -103.8609,
         "financingTransactions": 261,
         "maxDrawdown": 568.8779,
-        "netPL": -133.7609,
+        "netPL": -9.6609,
         "openTrades": 1,
-        "sharpe": -0.1667,
-        "spreadCost": 224.5,
-        "trades": 239,
-        "transactions": 749,
-        "wins": 83,
+        "sharpe": -0.0088,
+        "spreadCost": 219.7,
+        "trades": 234,
+        "transactions": 745,
+        "wins": 82,
       }
     `);
     // The balance is the exact sum of the transactions.
@@ -88,9 +88,9 @@ describe('golden: classic reference configuration', () => {
     expect(fills.every((f) => f.halfSpreadCost === '0.0000')).toBe(true);
     expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, maxDrawdown: s.maxDrawdown }).toMatchInlineSnapshot(`
       {
-        "finalBalance": 100008.7,
+        "finalBalance": 100072.9,
         "maxDrawdown": 544.3,
-        "trades": 119,
+        "trades": 117,
         "wins": 42,
       }
     `);
@@ -123,14 +123,14 @@ describe('golden: breakout-tpsl, GBP_USD H1 2024 (take profit and stop loss on f
         "ambiguousCandles": 0,
         "ambiguousPL": 0,
         "fills": {
-          "MARKET_ORDER": 542,
-          "STOP_LOSS_ORDER": 368,
-          "TAKE_PROFIT_ORDER": 173,
+          "MARKET_ORDER": 539,
+          "STOP_LOSS_ORDER": 366,
+          "TAKE_PROFIT_ORDER": 172,
         },
-        "finalBalance": 99366.8279,
-        "maxDrawdown": 789.9524,
-        "trades": 541,
-        "wins": 173,
+        "finalBalance": 99377.1279,
+        "maxDrawdown": 784.9033,
+        "trades": 538,
+        "wins": 172,
       }
     `);
     const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
@@ -157,10 +157,10 @@ describe('golden: EUR account trading USD_JPY (conversion through EUR_USD, added
     expect(s.currency).toBe('EUR');
     expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, financing: s.financing, spreadCost: s.spreadCost }).toMatchInlineSnapshot(`
       {
-        "finalBalance": 99786.6005,
-        "financing": -83.8342,
-        "spreadCost": 380.2045,
-        "trades": 541,
+        "finalBalance": 99840.9988,
+        "financing": -86.207,
+        "spreadCost": 378.0788,
+        "trades": 538,
         "wins": 178,
       }
     `);

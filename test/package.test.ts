@@ -43,7 +43,7 @@ const ok = (what: string, r: Out): Out => {
 
 /** The package's files as a fresh clone has them: no dist/, no node_modules of its own (linked). */
 function copyRepository(to: string): void {
-  for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'bin', 'scripts', 'src', 'config', 'strategies', 'data/instruments.json', 'data/README.md']) {
+  for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'bin', 'scripts', 'src', 'config', 'strategies', 'data/instruments.json', 'data/market-calendar.json', 'data/README.md']) {
     cpSync(join(ROOT, f), join(to, f), { recursive: true });
   }
   symlinkSync(join(ROOT, 'node_modules'), join(to, 'node_modules'), 'junction');

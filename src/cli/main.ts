@@ -4,7 +4,7 @@
 // help and a usage mistake load none of the commands' graphs, and a backtest loads none of the
 // others' (the live runner, the sandbox, the sweeps, the HTTP client). test/startup-modules.test.ts
 // watches the modules real processes load.
-import { resolve } from 'node:path';
+import { delimiter, resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import type { BacktestArgs } from './backtest.ts';
 import { describeError } from './errors.ts';
@@ -44,6 +44,17 @@ export function cli(argv: string[]): Argv {
   const parser = yargs(joinOffsets(argv))
     .scriptName('fxflow')
     .usage('$0 <command> [options]')
+    .option('market-calendar', {
+      type: 'string',
+      array: true,
+      global: true,
+      describe: 'A JSON file of days the market closes (the form of data/market-calendar.json), added to the shipped Christmas and New Year: orders decided on them are MARKET_HALTED, data check counts no hole in them',
+    })
+    // Through the environment, so the processes a command starts (sweep workers, the sandbox) close the same days.
+    .middleware((a) => {
+      const files = (a['market-calendar'] as string[] | undefined) ?? [];
+      if (files.length > 0) process.env.FXFLOW_MARKET_CALENDAR = [...files.map((f) => resolve(String(f))), ...(process.env.FXFLOW_MARKET_CALENDAR ?? '').split(delimiter).filter((f) => f !== '')].join(delimiter);
+    })
     .command('backtest <strategy>', 'Backtest a strategy module on historical data and print its report', async (y) => (await import('./backtest.ts')).backtestOptions(y), async (a) => {
       await (await import('./backtest.ts')).backtestCommand(a as unknown as BacktestArgs);
     })

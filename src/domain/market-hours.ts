@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { delimiter, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { IANAZone } from 'luxon';
+import { forEachOpenTradingDay, newYorkDate, nextRollover, rolloverOfDay } from './new-york.ts';
 import type { UnixMs } from './time.ts';
 
 /**
@@ -12,7 +16,9 @@ import type { UnixMs } from './time.ts';
  * Each session is `Day HH:MM-Day HH:MM` (Sun … Sat) within one week from Sunday 00:00, and sessions
  * may not overlap. The FX week is one session from Sunday to Friday 17:00 New York; metals and US
  * index CFDs have a daily break from 17:00 to 18:00 New York, so five sessions; European indices
- * trade a day-time session in their exchange's zone. Holidays are not modelled.
+ * trade a day-time session in their exchange's zone. The days the whole market closes (Christmas,
+ * New Year) are the market calendar's (`MarketCalendar`, data/market-calendar.json), which every
+ * instrument's hours take.
  */
 export interface TradingHours {
   readonly timeZone: string;
@@ -62,11 +68,14 @@ export class MarketHours {
   readonly #zone: IANAZone;
   /** Sessions as [from, to) minutes of the local week (Sunday 00:00 = 0), sorted. */
   readonly #sessions: readonly (readonly [number, number])[];
+  readonly #calendar: MarketCalendar;
+  #weekly: MarketHours | undefined;
   #from = Infinity;
   #to = -Infinity;
   #open = true;
 
-  constructor(hours: TradingHours, where = 'tradingHours') {
+  /** `calendar`: the days the whole market closes (default the shipped calendar and the user's, `marketCalendar()`). */
+  constructor(hours: TradingHours, where = 'tradingHours', calendar: MarketCalendar = marketCalendar()) {
     const zone = IANAZone.create(hours.timeZone);
     if (!zone.isValid) throw new TradingHoursError(`${where}.timeZone: '${hours.timeZone}' is not an IANA time zone (e.g. "America/New_York", "Europe/Berlin")`);
     if (!Array.isArray(hours.sessions) || hours.sessions.length === 0) throw new TradingHoursError(`${where}.sessions: give at least one session like "Sun 17:00-Fri 17:00"`);
@@ -88,9 +97,19 @@ export class MarketHours {
     this.hours = hours;
     this.#zone = zone;
     this.#sessions = list;
+    this.#calendar = calendar;
   }
 
-  /** Whether the market is open at `t` (epoch ms): inside a session, start included, end excluded. */
+  /**
+   * These hours without the calendar's closed days: the weekly rule alone, what a file's clock is
+   * checked against (providers differ on holidays; a holiday says nothing about a clock).
+   */
+  get weekly(): MarketHours {
+    if (this.#calendar.empty) return this;
+    return (this.#weekly ??= new MarketHours(this.hours, 'tradingHours', MarketCalendar.NONE));
+  }
+
+  /** Whether the market is open at `t` (epoch ms): inside a session (start included, end excluded) and not on a closed day of the calendar. */
   isOpen(t: UnixMs): boolean {
     if (t >= this.#from && t < this.#to) return this.#open;
     const off = this.#zone.offset(t) * MINUTE;
@@ -114,9 +133,18 @@ export class MarketHours {
       }
     }
     if (next === Infinity) next = this.#sessions[0]![0] + WEEK_MIN;
+    let to = this.#toUtc(weekStart + next * MINUTE);
+    const cal = this.#calendar;
+    if (!cal.empty) {
+      const closed = cal.closureAt(t);
+      if (closed !== undefined) {
+        open = false;
+        to = closed.to;
+      } else if (open) to = Math.min(to, cal.nextClosure(t));
+    }
     this.#open = open;
     this.#from = t;
-    this.#to = this.#toUtc(weekStart + next * MINUTE);
+    this.#to = to;
     return open;
   }
 
@@ -127,4 +155,178 @@ export class MarketHours {
     if (local - off !== utc) utc = local - off;
     return utc;
   }
+}
+
+/**
+ * A day the whole market closes: a trading day, from 17:00 New York the day before its date to
+ * 17:00 on it (v20's trading day, the one a rollover ends).
+ */
+export interface ClosedDay {
+  /** What it is, for messages ("Christmas"). */
+  readonly name: string;
+  /** `MM-DD` every year, or `YYYY-MM-DD` that one year. */
+  readonly date: string;
+  /** Only when the date falls on this weekday (Sun … Sat): `Mon` for a holiday observed on the Monday after. */
+  readonly weekday?: string;
+}
+
+/** A bad market calendar: names the file, the entry and the expected form. */
+export class MarketCalendarError extends Error {
+  readonly code = 'MARKET_CALENDAR' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'MarketCalendarError';
+  }
+}
+
+const DATE = /^(?:(\d{4})-)?(\d\d)-(\d\d)$/;
+const HOUR_MS = 3_600_000;
+
+/**
+ * The days the market closes, beyond its weekly hours: OANDA has no prices from 17:00 New York on
+ * 24 December to 17:00 on 25 December, nor on 31 December to 1 January (its candles show these
+ * holes, year after year), and none on the Monday after when the day falls on a Sunday. fxflow
+ * ships them as data (data/market-calendar.json); a user adds their own days with
+ * `--market-calendar <file>` (or FXFLOW_MARKET_CALENDAR, several files joined by the path
+ * delimiter). Every instrument's `MarketHours` takes the calendar: the simulator halts a market
+ * order decided on a closed day (MARKET_HALTED), the sandbox serves its prices untradeable, and
+ * `fxflow data check` does not count a closed day as a hole.
+ */
+export class MarketCalendar {
+  /** No closed days: the weekly hours alone. */
+  static readonly NONE = new MarketCalendar([]);
+  readonly days: readonly ClosedDay[];
+  /** `MM-DD` → the weekday it must fall on (-1: any). */
+  readonly #yearly = new Map<string, number[]>();
+  readonly #dated = new Set<string>();
+
+  constructor(days: readonly ClosedDay[]) {
+    this.days = days;
+    for (const d of days) {
+      const m = DATE.exec(d.date)!;
+      const wd = d.weekday === undefined ? -1 : DAYS.indexOf(d.weekday);
+      if (m[1] !== undefined) this.#dated.add(`${m[1]}-${m[2]}-${m[3]}|${wd}`);
+      else {
+        const key = `${m[2]}-${m[3]}`;
+        const list = this.#yearly.get(key) ?? [];
+        list.push(wd);
+        this.#yearly.set(key, list);
+      }
+    }
+  }
+
+  /** Reads a calendar file (`{"closedDays": [{"name", "date", "weekday"?}, …]}`); a bad one is refused naming the entry and field. */
+  static fromJson(raw: unknown, where: string): MarketCalendar {
+    const list = (raw as { closedDays?: unknown } | null)?.closedDays;
+    if (typeof raw !== 'object' || raw === null || !Array.isArray(list)) {
+      throw new MarketCalendarError(`${where}: must be an object with a list "closedDays", e.g. {"closedDays": [{"name": "Christmas", "date": "12-25"}]}`);
+    }
+    const days = list.map((e: unknown, i): ClosedDay => {
+      const at = `${where}: closedDays[${i}]`;
+      const d = e as Record<string, unknown> | null;
+      if (typeof d !== 'object' || d === null || typeof d.name !== 'string' || d.name === '') throw new MarketCalendarError(`${at}: give {"name": "…", "date": "MM-DD" or "YYYY-MM-DD"}`);
+      const m = typeof d.date === 'string' ? DATE.exec(d.date) : null;
+      const month = m ? Number(m[2]) : 0;
+      const day = m ? Number(m[3]) : 0;
+      if (!m || month < 1 || month > 12 || day < 1 || day > 31) throw new MarketCalendarError(`${at} (${d.name}): date ${JSON.stringify(d.date)} is not "MM-DD" (every year) or "YYYY-MM-DD" (that year)`);
+      if (d.weekday !== undefined && (typeof d.weekday !== 'string' || !DAYS.includes(d.weekday))) throw new MarketCalendarError(`${at} (${d.name}): weekday ${JSON.stringify(d.weekday)} is not one of ${DAYS.join(', ')}`);
+      return { name: d.name, date: d.date as string, ...(d.weekday !== undefined ? { weekday: d.weekday as string } : {}) };
+    });
+    return new MarketCalendar(days);
+  }
+
+  /** Reads calendar files (JSON) and joins their days. */
+  static load(paths: readonly string[]): MarketCalendar {
+    const days: ClosedDay[] = [];
+    for (const path of paths) {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(readFileSync(path, 'utf8'));
+      } catch (e) {
+        throw new MarketCalendarError(`${path}: cannot read the market calendar: ${(e as Error).message}`);
+      }
+      days.push(...MarketCalendar.fromJson(raw, path).days);
+    }
+    return new MarketCalendar(days);
+  }
+
+  /** Whether there is any closed day at all. */
+  get empty(): boolean {
+    return this.days.length === 0;
+  }
+
+  /** Whether the trading day dated `year`-`month`-`day` (New York; `weekday` 0 Sunday … 6 Saturday) is closed. */
+  closesDay(year: number, month: number, day: number, weekday: number): boolean {
+    const mmdd = `${month < 10 ? '0' : ''}${month}-${day < 10 ? '0' : ''}${day}`;
+    const yearly = this.#yearly.get(mmdd);
+    if (yearly !== undefined && (yearly.includes(-1) || yearly.includes(weekday))) return true;
+    if (this.#dated.size === 0) return false;
+    return this.#dated.has(`${year}-${mmdd}|-1`) || this.#dated.has(`${year}-${mmdd}|${weekday}`);
+  }
+
+  /** The closed trading day containing `t`, as [from, to) epoch ms, or undefined. */
+  closureAt(t: UnixMs): { readonly from: UnixMs; readonly to: UnixMs; readonly name: string } | undefined {
+    if (this.empty) return undefined;
+    const to = nextRollover(t);
+    const name = this.#closedName(newYorkDate(to));
+    if (name === undefined) return undefined;
+    return { from: dayStart(to), to, name };
+  }
+
+  /** The start of the first closed trading day after `t` within `horizon` ms (Infinity when none). */
+  nextClosure(t: UnixMs, horizon = 8 * DAY): UnixMs {
+    if (this.empty) return Infinity;
+    let end = nextRollover(t);
+    while (end - t <= horizon + DAY) {
+      end = nextRollover(end);
+      if (this.#closedName(newYorkDate(end)) !== undefined) return dayStart(end);
+    }
+    return Infinity;
+  }
+
+  /** The name of the closed day dated `date` (`YYYY-MM-DD`), or undefined when it is open. */
+  #closedName(date: string): string | undefined {
+    const y = Number(date.slice(0, 4));
+    const m = Number(date.slice(5, 7));
+    const d = Number(date.slice(8, 10));
+    if (!this.closesDay(y, m, d, new Date(Date.UTC(y, m - 1, d)).getUTCDay())) return undefined;
+    const wd = DAYS[new Date(Date.UTC(y, m - 1, d)).getUTCDay()];
+    return this.days.find((c) => (c.date === date || c.date === date.slice(5)) && (c.weekday === undefined || c.weekday === wd))?.name;
+  }
+
+  /**
+   * The open time of the FX market in [a, b), in ms: the trading days of [a, b) less those dated
+   * Saturday or Sunday and this calendar's closed days.
+   */
+  openFxMs(a: UnixMs, b: UnixMs): number {
+    if (b <= a) return 0;
+    let open = 0;
+    forEachOpenTradingDay(a, b, (y, m, d, wd) => this.closesDay(y, m, d, wd), (start, end) => {
+      open += Math.max(0, Math.min(end, b) - Math.max(start, a));
+    });
+    return open;
+  }
+}
+
+/** 17:00 New York the day before the trading day that ends at rollover `end`. */
+function dayStart(end: UnixMs): UnixMs {
+  // 20 hours before 17:00 New York is the evening of the day before, whatever daylight saving does.
+  return rolloverOfDay(newYorkDate(end - 20 * HOUR_MS));
+}
+
+/** data/market-calendar.json: the closed days fxflow ships. */
+export const SHIPPED_CALENDAR = resolve(dirname(fileURLToPath(import.meta.url)), '../../data/market-calendar.json');
+/** The environment variable naming a user's own calendar files (joined by the path delimiter), added to the shipped one. */
+export const CALENDAR_ENV = 'FXFLOW_MARKET_CALENDAR';
+
+let defaultCalendar: { readonly key: string; readonly calendar: MarketCalendar } | undefined;
+
+/** The calendar every instrument's hours take unless given another: the shipped days and the user's (FXFLOW_MARKET_CALENDAR). */
+export function marketCalendar(): MarketCalendar {
+  const key = process.env[CALENDAR_ENV] ?? '';
+  if (defaultCalendar?.key !== key) {
+    const extra = key.split(delimiter).filter((p) => p !== '');
+    defaultCalendar = { key, calendar: MarketCalendar.load([SHIPPED_CALENDAR, ...extra]) };
+  }
+  return defaultCalendar.calendar;
 }

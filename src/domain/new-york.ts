@@ -82,10 +82,10 @@ function toLocal(t: UnixMs): number {
 /**
  * The open trading days of the FX market overlapping [a, b), each as its start and end (17:00 New
  * York the day before its date, 17:00 on its date), in order. Closed days are skipped: those dated
- * Saturday or Sunday, 25 December and 1 January, and 26 December and 2 January when they are
- * Mondays (the holiday observed).
+ * Saturday or Sunday, and those `closed` names (the market calendar's, domain/market-hours.ts;
+ * `weekday` 0 Sunday … 6 Saturday).
  */
-export function forEachOpenTradingDay(a: UnixMs, b: UnixMs, each: (start: UnixMs, end: UnixMs) => void): void {
+export function forEachOpenTradingDay(a: UnixMs, b: UnixMs, closed: (year: number, month: number, day: number, weekday: number) => boolean, each: (start: UnixMs, end: UnixMs) => void): void {
   // The trading day containing a starts at 17:00 local on a's local date, or the day before.
   let local = Math.floor(toLocal(a) / DAY) * DAY;
   let start = toUtc(local + CLOSE);
@@ -100,8 +100,7 @@ export function forEachOpenTradingDay(a: UnixMs, b: UnixMs, each: (start: UnixMs
     const wd = date.getUTCDay(); // 0 Sunday … 6 Saturday, of the New York date
     const m = date.getUTCMonth() + 1;
     const d = date.getUTCDate();
-    const closed = wd === 6 || wd === 0 || (m === 12 && (d === 25 || (d === 26 && wd === 1))) || (m === 1 && (d === 1 || (d === 2 && wd === 1)));
-    if (!closed) each(start, end);
+    if (wd !== 6 && wd !== 0 && !closed(date.getUTCFullYear(), m, d, wd)) each(start, end);
     local = next;
     start = end;
   }

@@ -130,10 +130,10 @@ export interface EngineStats {
  * It does not know which mode it runs in: a backtest hands it a merged catalog stream and the
  * simulated broker, a live run the pricing stream and the v20 adapter.
  *
- * Per event: advance the clock, fire due timers, mark the portfolio, update the subscribed series
- * and their indicators, call the handler, submit its intents. Transactions that arrive while a
- * handler runs (the simulator answers synchronously) are queued and delivered to `onTransaction`
- * right after, in ID order, so handlers are never re-entered.
+ * Per event: fire the timers due before it (each at its own time), advance the clock, mark the
+ * portfolio, update the subscribed series and their indicators, call the handler, submit its
+ * intents. Transactions that arrive while a handler runs (the simulator answers synchronously) are
+ * queued and delivered to `onTransaction` right after, in ID order, so handlers are never re-entered.
  */
 export class Engine<P extends Params, S> {
   readonly stats: EngineStats = { events: 0, candles: 0, handlerCalls: 0, intents: 0, transactions: 0 };
@@ -285,7 +285,8 @@ export class Engine<P extends Params, S> {
 
   /**
    * Feeds one batch of time-ordered events, in order: `before` sees each event first (the simulated
-   * broker, so fills land before the strategy sees the price), then the engine. This is `run`
+   * broker, so fills land before the strategy sees the price), then the engine. Timers due before an
+   * event's first price reach `before` too, as timer events at their own times, ahead of it. This is `run`
    * without an Observable per event: a backtest calls it once per catalog batch, between `attach`
    * and `stop`. Throws what a handler throws, or an error of the transaction stream.
    */
@@ -294,8 +295,10 @@ export class Engine<P extends Params, S> {
     if (before === undefined) {
       for (let i = 0; i < batch.length; i++) this.#onEvent(batch[i]!);
     } else {
+      const timers = this.#timers.length > 0;
       for (let i = 0; i < batch.length; i++) {
         const ev = batch[i]!;
+        if (timers) this.#timersBefore(ev, before);
         before(ev);
         this.#onEvent(ev);
       }
@@ -328,8 +331,9 @@ export class Engine<P extends Params, S> {
     const at = ev.at;
     const o = this.#o;
     if (!this.#started) this.#start(at);
-    o.clock.advance(at);
+    // The timers due up to this event first, each at its own time (the clock moves to it), then the event.
     if (this.#timers.length > 0) this.#fireTimers(at);
+    o.clock.advance(at);
     o.portfolio.mark(ev);
     const n = ++this.stats.events;
     if ((n & 0xffff) === 0 && o.onProgress) o.onProgress(at, n);
@@ -407,13 +411,29 @@ export class Engine<P extends Params, S> {
     }
   }
 
-  #fireTimers(at: number): void {
+  /**
+   * The timers due at or before `ev`'s first price (a candle's open, another event's time), fired
+   * before `before` (the simulated broker) sees `ev`, each announced to it first as a timer event
+   * so its clock stands at the timer's time. What a timer decides in a data gap (a weekend, a
+   * holiday, a quiet hour) is then stamped at its own time, halted then if the market is closed,
+   * and otherwise fills at the first price after it: the next candle's open, not its close. Timers
+   * inside a candle's span (after its open) still fire after the broker saw the candle: its prices
+   * inside are not placed in time, so their orders wait for the next one.
+   */
+  #timersBefore(ev: MarketEvent, before: (ev: MarketEvent) => void): void {
+    // Timers start counting at the first event (#start, after the broker has seen it): none is due before it.
+    if (!this.#started) return;
+    this.#fireTimers(ev.kind === 'candle' ? ev.time : ev.at, before);
+  }
+
+  #fireTimers(at: number, before?: (ev: MarketEvent) => void): void {
     for (;;) {
       let due: TimerSlot | undefined;
       for (const t of this.#timers) if (t.next <= at && (due === undefined || t.next < due.next)) due = t;
       if (due === undefined) return;
       const ev: TimerEvent = { kind: 'timer', at: due.next, name: due.name };
       due.next += due.everyMs;
+      before?.(ev);
       this.#o.clock.advance(ev.at);
       this.#ctx.now = ev.at;
       this.#timer(ev);

@@ -45,9 +45,9 @@ describe('daily figures on trading days', () => {
     const config = loadConfig(undefined, { run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, costs: { financing: false } } as never);
     const r = await runBacktest({ loaded: { file: 'inline', name: 'holder', strategy: holder as never, params: {} }, config, instruments: loadInstruments(), candles: marketOnly, available: () => true, log: silent });
     const inner = r.equity.slice(1, -1);
-    // 2024-01-01 (Monday) to 02-26: 40 trading days end inside the period; the first point is the
-    // first mark, the last the end of the period.
-    expect(inner.length).toBe(40);
+    // 2024-01-01 (Monday, New Year's Day: closed, no candles) to 02-26: 39 trading days end inside
+    // the period; the first point is the first mark, the last the end of the period.
+    expect(inner.length).toBe(39);
     for (const e of inner) expect(new Date(e.time).toISOString()).toBe(new Date(nextRollover(e.time - 1)).toISOString());
     // No point on a Sunday (UTC): 8 Sundays would have been days of 2 hours each.
     expect(r.equity.filter((e) => new Date(e.time).getUTCDay() === 0)).toEqual([]);

@@ -19,8 +19,17 @@ async function backtest(...args: string[]): Promise<string> {
   return /Run saved in (.+)/.exec(r.stdout)![1]!;
 }
 
+/** The fills of a run folder's whole lines (a line cut short, as in a truncated file, is no fill the report can mark). */
 const fillsOf = (dir: string): number =>
-  readFileSync(join(dir, 'transactions.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"ORDER_FILL"')).length;
+  readFileSync(join(dir, 'transactions.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"ORDER_FILL"') && whole(l)).length;
+const whole = (line: string): boolean => {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
+};
 const summaryOf = (dir: string): { finalNAV: number; netPL: number; trades: number } => JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).summary;
 /** equity.csv, which the page draws, is rounded to the account currency's cents. */
 const cents = (x: number): number => Math.round(x * 100) / 100;

@@ -120,8 +120,10 @@ export class ClockWatch {
     this.#bars++;
     const t = c.time;
     const span = this.#span;
-    // A bar is inside a closure when the market is closed at its start and at its last instant.
-    if (!this.hours.isOpen(t) && !this.hours.isOpen(t + span - 1)) {
+    // A bar is inside a closure when the market is closed at its start and at its last instant
+    // (the weekly hours: a bar on a holiday is the provider's, not a misread clock).
+    const weekly = this.hours.weekly;
+    if (!weekly.isOpen(t) && !weekly.isOpen(t + span - 1)) {
       this.#closed++;
       if (this.#examples.length < 5) this.#examples.push(t);
     }

@@ -20,6 +20,21 @@ describe('market hours per instrument', () => {
     expect(kinds(h.feed(candle('EUR_USD', WED_1730_NY, [1.1, 1.1, 1.1, 1.1]))).map((k) => k[0])).toEqual(['MARKET_ORDER', 'ORDER_FILL']);
   });
 
+  it('the holidays of the market calendar halt: a market order decided on 25 December or 1 January is MARKET_HALTED, the day after fills', () => {
+    for (const [eve, day] of [
+      [Date.UTC(2019, 11, 24, 21, 58), Date.UTC(2019, 11, 25, 12)],
+      [Date.UTC(2019, 11, 31, 21, 58), Date.UTC(2020, 0, 1, 12)],
+    ] as const) {
+      const h = harness({}, eve - MINUTE);
+      h.feed(candle('EUR_USD', eve, [1.1, 1.1, 1.1, 1.1]));
+      const n = h.txs.length;
+      h.sim.submit(market('EUR_USD', '100'), day);
+      expect(kinds(h.txs.slice(n)), new Date(day).toISOString()).toEqual([['MARKET_ORDER', 'CLIENT_ORDER'], ['ORDER_CANCEL', 'MARKET_HALTED']]);
+      h.sim.submit(market('EUR_USD', '100'), day + 10 * 60 * MINUTE); // 22:00 UTC: 17:00 New York, open again
+      expect(kinds(h.feed(candle('EUR_USD', day + 10 * 60 * MINUTE, [1.1, 1.1, 1.1, 1.1]))).map((k) => k[0])).toEqual(['MARKET_ORDER', 'ORDER_FILL']);
+    }
+  });
+
   it('marketHours: false turns the halt off: on 24/7 data a Saturday order fills at the next price', () => {
     for (const marketHours of [true, false]) {
       const h = harness({ marketHours }, SAT_NOON - 2 * MINUTE);
