@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
 import { parseTime } from '../domain/time.ts';
 import { OANDA_CORE_PER_MILLION } from '../adapters/sim/commission.ts';
 import { parseLatency } from '../adapters/sim/latency.ts';
 import { parseSlippage } from '../adapters/sim/slippage.ts';
+import { catalogFromEnv } from '../adapters/catalog/location.ts';
 
 /** The repository root (where package.json, config/ and data/ live). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -326,11 +327,17 @@ export function loadConfig(userFile?: string, overrides: Json = {}, overridesSou
   let source = defaultsPath;
   if (userFile) {
     const user = readJsonFile(userFile);
+    // A relative data.catalog in a config file is the config file's folder's, wherever the command runs.
+    const data = isObj(user) ? user.data : undefined;
+    if (isObj(data) && typeof data.catalog === 'string' && data.catalog !== '' && !isAbsolute(data.catalog)) data.catalog = resolve(dirname(resolve(userFile)), data.catalog);
     // Validate the user's file on its own first, so errors name it rather than the merge.
     merged = mergeJson(merged, user);
     source = userFile;
     validateConfig(merged, source);
   }
+  // FXFLOW_CATALOG over the file's catalog; the flags (--catalog) over both.
+  const envCatalog = catalogFromEnv();
+  if (envCatalog !== undefined) merged = mergeJson(merged, { data: { catalog: envCatalog } });
   if (isObj(overrides) && Object.keys(overrides).length > 0) {
     merged = mergeJson(merged, overrides);
     source = overridesSource;
@@ -368,4 +375,5 @@ const FLAGS: Readonly<Record<string, string>> = {
   'run.from': '--from',
   'run.to': '--to',
   'run.runsDir': '--runs-dir',
+  'data.catalog': '--catalog',
 };

@@ -14,7 +14,8 @@ import { catalogSourceHash, fileSourceHash } from '../research/series-cache.ts';
 import { SweepStore } from '../research/store.ts';
 import { canonical, runSweep, sha256, sweepHashes, type RankedTrial, type SweepResult } from '../research/sweep.ts';
 import { writeSweepReport } from '../report/sweep-report.ts';
-import { ROOT, loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app/config.ts';
+import { loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app/config.ts';
+import { configCatalog } from '../adapters/catalog/location.ts';
 import { dataCatalog, fileSource, type FileRead } from '../app/sources.ts';
 import { loadStrategy, StrategyLoadError } from '../app/load-strategy.ts';
 import { formatCount } from './progress.ts';
@@ -157,7 +158,7 @@ export function cacheFor(a: OptimizeArgs, config: BacktestConfig): { dir: string
     // One-sided data gets its other side from the spread settings as it is read: they are part of the key.
     return { dir: `${path.replace(/[\\/]$/, '')}.fxflow-cache`, sourceHash: () => (hash ??= sha256(`${fileSourceHash(path)}:${a.format ?? ''}${a.timezone !== undefined || a.side !== undefined ? `:${a.timezone ?? ''}:${a.side ?? ''}` : ''}:${canonical(config.data)}`)) };
   }
-  const root = resolve(ROOT, config.data.catalog);
+  const root = configCatalog(config);
   return { dir: join(root, '.cache'), sourceHash: (i, g) => catalogSourceHash(root, i, g, from, to) };
 }
 
@@ -206,7 +207,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   let data: Awaited<ReturnType<typeof loadSweepData>>;
   const bar = new SweepProgress();
   try {
-    const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(resolve(ROOT, config.data.catalog));
+    const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(configCatalog(config));
     data = await loadSweepData({
       strategy: loaded.strategy,
       name: loaded.name,
@@ -247,7 +248,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       config,
       series: data.series,
       dataHash: data.dataHash,
-      data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
+      data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: configCatalog(config) },
       dir,
       pool,
       ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}),
@@ -294,7 +295,7 @@ export function openSweepQueue(
     config,
     configHash: hashes.configHash,
     dataHash: hashes.dataHash,
-    data: a.data !== undefined ? { ...dataFileInput(a)!, file: resolve(a.data) } : { catalog: resolve(ROOT, config.data.catalog) },
+    data: a.data !== undefined ? { ...dataFileInput(a)!, file: resolve(a.data) } : { catalog: configCatalog(config) },
     subscriptionParams: space.params(space.validPoints()[0]!),
     createdAt: new Date().toISOString(),
   }, undefined, a.reconnectMs, { ...(a.idleWarnMs !== undefined ? { idleWarnMs: a.idleWarnMs } : {}), onNote: (text) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}fxflow ${a.queueCommand ?? 'optimize'}: ${text}\n`) });

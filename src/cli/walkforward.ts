@@ -7,7 +7,8 @@ import { canonical, sha256, sweepHashes } from '../research/sweep.ts';
 import { SpaceError } from '../research/space.ts';
 import { parseSpan, runWalkForward, windowDir, windows, WalkForwardError, type WalkForwardResult } from '../research/walkforward.ts';
 import { writeWalkForwardReport } from '../report/sweep-report.ts';
-import { ROOT, parseDate } from '../app/config.ts';
+import { parseDate } from '../app/config.ts';
+import { configCatalog } from '../adapters/catalog/location.ts';
 import { dataCatalog } from '../app/sources.ts';
 import { cacheFor, fileSweepSource, lostRedis, openSweepQueue, optimizeCommand, prepare, queueModule, type OptimizeArgs } from './optimize.ts';
 
@@ -46,7 +47,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
   let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments });
   pool.catch(() => {});
   try {
-    const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(resolve(ROOT, config.data.catalog));
+    const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(configCatalog(config));
     const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: space.params(space.validPoints()[0]!), currency: config.account.currency, instruments, candles: source.candles, available: source.available, origin: source.origin, from, to, cache: cacheFor(a, config) });
     if (data.candles === 0) throw new SpaceError(`no candles between ${config.run.from} and ${config.run.to}: check --from/--to and the data`);
     const { strategyHash, configHash } = sweepHashes(loaded.file, config);
