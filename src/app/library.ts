@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 import { runGiven, runParams, type ParamSources, type RunGiven } from './run-choices.ts';
 import { join, resolve } from 'node:path';
 import { DataError } from '../adapters/catalog/index.ts';
