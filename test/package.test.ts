@@ -134,7 +134,7 @@ describe('npm pack → npm install <tarball> → use', () => {
     expect(pkg.license).toBe('MIT');
     expect(pkg.repository?.url).toMatch(/^git\+https:\/\//);
     expect(packedFiles.filter((f) => /testkit|\.test\.|(^|\/)fixtures\//.test(f))).toEqual([]);
-    expect(packedFiles.filter((f) => f.startsWith('data/'))).toEqual(['data/README.md', 'data/instruments.json']);
+    expect(packedFiles.filter((f) => f.startsWith('data/')).sort()).toEqual(['data/README.md', 'data/instruments.json']);
   });
 
   it('plain node scripts, ES module and CommonJS, run backtest() on the bundled sample with no loader: the figures of the sources', async (ctx) => {
@@ -229,6 +229,9 @@ describe('npm pack → npm install <tarball> → use', () => {
     rmSync(join(work, 'made'), { recursive: true });
     ok('npm install --offline', await sh(moved, 'npm', 'install', '--offline', '--no-audit', '--no-fund'));
     expect(existsSync(join(moved, 'node_modules/fxflow/package.json'))).toBe(true);
+    // Linked, not copied: nothing was installed or built inside the fxflow it names.
+    expect(existsSync(join(app, 'node_modules/fxflow/node_modules'))).toBe(false);
+    expect(readdirSync(join(app, 'node_modules/fxflow')).sort()).toEqual(['LICENSE', 'README.md', 'bin', 'config', 'data', 'dist', 'package.json', 'scripts', 'strategies']);
     const bt = await sh(moved, 'npx', 'fxflow', 'backtest', 'strategy.ts', '--no-save', '--to', '2024-03-01');
     expect(bt.stderr).toBe('');
     expect(bt.code).toBe(0);

@@ -128,5 +128,7 @@ export async function backtestCommand(a: BacktestArgs): Promise<void> {
   if (run.runDir) {
     writeFileSync(join(run.runDir, 'report.txt'), `${text}\n${models}\n${speed}\n`);
     process.stdout.write(`Run saved in ${run.runDir}\n`);
+    const page = join(run.runDir, 'report.html');
+    if (existsSync(page)) process.stdout.write(`Report: ${page} (open it in a browser, or: fxflow report ${run.runDir} --open)\n`);
   }
 }

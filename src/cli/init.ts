@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ROOT } from '../app/config.ts';
 
 /** `fxflow init` cannot scaffold into this folder: names it and why. */
@@ -96,16 +96,19 @@ export function initProject(dir: string): string[] {
   if (resolve(target) === ROOT) throw new InitError(target, 'is fxflow itself: give another folder');
   mkdirSync(target, { recursive: true });
   const name = basename(target).toLowerCase().replace(/[^a-z0-9-_.]/g, '-') || 'strategies';
-  // The fxflow that made the project by its absolute path (its real one, not a link to it): the
-  // dependency resolves wherever the project is moved on this machine (a relative path would not).
+  // The fxflow that made the project, and the TypeScript it checks with, by their absolute paths
+  // (the real ones, not links): `npm install` resolves both wherever the project is moved on this
+  // machine (a relative path would not), with no registry (a version range would need one).
   const home = realpathSync(ROOT).split('\\').join('/');
+  const tsc = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
+  const typescript = realpathSync(join(dirname(tsc), '..')).split('\\').join('/');
   const pkg = {
     name,
     private: true,
     type: 'module',
     scripts: { backtest: 'fxflow backtest strategy.ts', check: 'tsc -p tsconfig.json' },
     dependencies: { fxflow: `file:${home}` },
-    devDependencies: { typescript: '^5.9.3' },
+    devDependencies: { typescript: `file:${typescript}` },
   };
   const written: string[] = [];
   const write = (file: string, text: string): void => {
@@ -138,7 +141,7 @@ export function initProject(dir: string): string[] {
     written.push(`node_modules/.bin/${name}`);
   };
   command('fxflow', join(ROOT, 'bin', 'fxflow.js'));
-  command('tsc', createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc'));
+  command('tsc', tsc);
   return written;
 }
 

@@ -18,7 +18,7 @@ import { loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app
 import { configCatalog } from '../adapters/catalog/location.ts';
 import { dataCatalog, fileSource, type FileRead } from '../app/sources.ts';
 import { loadStrategy, StrategyLoadError } from '../app/load-strategy.ts';
-import { formatCount } from './progress.ts';
+import { formatCount, ProgressBar } from './progress.ts';
 
 /**
  * research/queue.ts, loaded only by a run with --queue (and `fxflow worker`): it loads BullMQ and
@@ -121,28 +121,12 @@ function readSpaceFile(path: string): { params: string[]; constraints: string[] 
   return { params, constraints: (j.constraints as string[] | undefined) ?? [] };
 }
 
-/** A sweep progress line with ETA on stderr (TTY only). */
-class SweepProgress {
-  #last = 0;
-  #shown = false;
-  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
-  update(p: { done: number; total: number; ran: number; failed: number; elapsedMs: number }): void {
-    if (!this.stream.isTTY) return;
-    const now = performance.now();
-    if (now - this.#last < 200 && p.done < p.total) return;
-    this.#last = now;
-    this.#shown = true;
-    const f = p.total > 0 ? p.done / p.total : 1;
-    const width = 30;
-    const rate = p.ran / (p.elapsedMs / 1000);
-    const left = p.total - p.done;
-    const eta = rate > 0 ? left / rate : NaN;
-    const etaText = Number.isFinite(eta) ? (eta >= 60 ? `${Math.floor(eta / 60)}m${String(Math.round(eta % 60)).padStart(2, '0')}s` : `${eta.toFixed(0)}s`) : '…';
-    this.stream.write(`\roptimize [${'#'.repeat(Math.round(f * width)).padEnd(width, '.')}] ${p.done}/${p.total}  ${rate.toFixed(2)} trials/s  ETA ${etaText}${p.failed ? `  ${p.failed} failed` : ''}\x1b[K`);
-  }
-  done(): void {
-    if (this.#shown) this.stream.write('\r\x1b[K');
-  }
+/** A sweep's progress detail: trials done of all, their rate, the time left, the failures. */
+export function sweepDetail(p: { done: number; total: number; ran: number; failed: number; elapsedMs: number }): string {
+  const rate = p.ran / (p.elapsedMs / 1000);
+  const eta = rate > 0 ? (p.total - p.done) / rate : NaN;
+  const etaText = Number.isFinite(eta) ? (eta >= 60 ? `${Math.floor(eta / 60)}m${String(Math.round(eta % 60)).padStart(2, '0')}s` : `${eta.toFixed(0)}s`) : '…';
+  return `${p.done}/${p.total}  ${rate.toFixed(2)} trials/s  ETA ${etaText}${p.failed ? `  ${p.failed} failed` : ''}`;
 }
 
 /**
@@ -205,7 +189,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   pool.catch(() => {}); // a start failure surfaces when the sweep awaits the pool
   let result: SweepResult;
   let data: Awaited<ReturnType<typeof loadSweepData>>;
-  const bar = new SweepProgress();
+  const bar = new ProgressBar('optimize', process.stderr, { delayMs: 0, everyMs: 200 });
   try {
     const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(configCatalog(config));
     data = await loadSweepData({
@@ -252,7 +236,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       dir,
       pool,
       ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}),
-      onProgress: (p) => bar.update(p),
+      onProgress: (p) => bar.show(p.total > 0 ? p.done / p.total : 1, sweepDetail(p), p.done >= p.total),
     }).catch((e: unknown) => {
       throw q && e instanceof q.QueueLostError ? lostRedis(q, e, 'sweep', dir, space.dims.map((d) => d.name)) : e;
     });

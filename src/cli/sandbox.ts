@@ -5,6 +5,7 @@ import type { FaultOptions, SandboxOptions } from '../sandbox/server.ts';
 import { fillModels } from '../sandbox/fill-models.ts';
 import { catalogFolder, catalogFromEnv } from '../adapters/catalog/location.ts';
 import { CATALOG_FLAG } from './catalog-flag.ts';
+import { parseUserTime } from '../domain/time.ts';
 import { FILL_MODEL_OPTIONS } from './fill-options.ts';
 import { createLogger, flushLogger } from './logger.ts';
 
@@ -138,7 +139,11 @@ export function sandboxOptions(a: SandboxArgs, env: NodeJS.ProcessEnv = process.
   if (data !== undefined) o.data = data;
   if (a.labs !== undefined) o.labs = a.labs;
   if (a.speed !== undefined) o.speed = a.speed;
-  if (a.start !== undefined) o.start = a.start;
+  if (a.start !== undefined) {
+    // The commands' own time parser (seconds optional); what it cannot read goes as given (the sandbox's v20 request times: a zoneless time is New York's).
+    const t = parseUserTime(a.start);
+    o.start = Number.isFinite(t) ? t : a.start;
+  }
   if (a.heartbeatMs !== undefined) o.heartbeatMs = a.heartbeatMs;
   if (a.marketHours !== undefined) o.marketHours = a.marketHours;
   if (a.keepTransactions !== undefined) {

@@ -21,11 +21,14 @@ export interface WalkForwardArgs extends OptimizeArgs {
 
 /** `fxflow walkforward`'s flags: optimize's, plus the windows. */
 export function walkforwardCommand(y: Argv): Argv {
-  return optimizeCommand(y)
+  // The windows first, in their own group: the two required flags head the help, not its 98th line.
+  const windows = y
     .option('train', { type: 'string', demandOption: true, describe: 'In-sample length of each window: 6mo, 1y, 8w, 90d' })
     .option('test', { type: 'string', demandOption: true, describe: 'Out-of-sample length after each training period: 1mo, 2w' })
     .option('step', { type: 'string', describe: 'How far each window moves (default: --test, so test periods follow each other)' })
     .option('anchored', { type: 'boolean', describe: 'Every training period starts at --from (growing windows) instead of rolling' })
+    .group(['train', 'test', 'step', 'anchored'], 'Windows (--train and --test required):');
+  return optimizeCommand(windows)
     .example('$0 walkforward strategies/sma-cross.ts --param fast=5:30:5 --param slow=20:100:20 --train 6mo --test 1mo', 'Rolling 6-month optimisation, 1-month out-of-sample windows');
 }
 
