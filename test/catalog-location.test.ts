@@ -98,5 +98,11 @@ describe('the catalog a command reads and writes', () => {
     expect(readdirSync(dir)).toEqual([]);
     const list = await fxflow(dir, {}, 'data', 'list');
     expect(list.stdout.split('\n')[0]).toContain(`Catalog ${join(xdg, 'fxflow', 'sample')} (the bundled synthetic sample`);
+     // A user cache with no sample yet: data list says so and generates nothing.
+    const fresh = join(work, 'fresh-cache');
+    const empty = await fxflow(dir, { XDG_CACHE_HOME: fresh }, 'data', 'list');
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(empty.stdout).toBe(`Catalog ${join(fresh, 'fxflow', 'sample')} (the bundled synthetic sample: ${join(dir, 'data/catalog')} holds nothing)\nThe bundled sample is not generated yet: \`fxflow data sample\` (or the first backtest on it) generates it there.\n`);
+    expect(existsSync(fresh)).toBe(false);
   });
 });

@@ -28,7 +28,10 @@ export function dataCommand(y: Argv): Argv {
         const catalog = new Catalog(catalogToRead(a.catalog));
         const sample = catalog.root === sampleCatalogDir();
         process.stdout.write(`Catalog ${catalog.root}${sample ? ` (the bundled synthetic sample: ${resolve(DEFAULT_CATALOG)} holds nothing)` : ''}\n`);
-        if (sample) await ensureSample(catalog.root);
+        if (sample && !existsSync(catalog.root)) {
+          process.stdout.write('The bundled sample is not generated yet: `fxflow data sample` (or the first backtest on it) generates it there.\n');
+          return;
+        }
         const rows = catalog.list();
         const labs = await listLabs(catalog.root);
         for (const l of labs) {
