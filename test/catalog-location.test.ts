@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -53,6 +53,14 @@ describe('the catalog a command reads and writes', () => {
     const bt = await fxflow(dir, {}, ...BT);
     expect(bt.code, bt.stderr).toBe(0);
     expect(sourceOf(bt.stdout)).toContain(join(dir, 'data/catalog'));
+    // The run folder's config.json names that catalog by its full path: --config of it reads it from anywhere.
+    const saved = await fxflow(dir, {}, ...BT.filter((x) => x !== '--no-save' && x !== '--json'), '--runs-dir', join(work, 'runs'));
+    expect(saved.code, saved.stderr).toBe(0);
+    const runDir = /Run saved in (.+)\n/.exec(saved.stdout)![1]!;
+    expect((JSON.parse(readFileSync(join(runDir, 'config.json'), 'utf8')) as { data: { catalog: string } }).data.catalog).toBe(join(dir, 'data/catalog'));
+    const again = await fxflow(work, {}, ...BT, '--config', join(runDir, 'config.json'));
+    expect(again.code, again.stderr).toBe(0);
+    expect(sourceOf(again.stdout)).toContain(join(dir, 'data/catalog'));
     const list = await fxflow(dir, {}, 'data', 'list');
     expect(list.stdout.split('\n')[0]).toBe(`Catalog ${join(dir, 'data/catalog')}`);
     expect(list.stdout).toMatch(/AUD_USD\s+H1/);

@@ -13,7 +13,7 @@ import { catalogLabs } from '../adapters/catalog/labs-store.ts';
 import type { ParamValue, Params, Strategy, StrategyLogger } from '../strategy/api.ts';
 import { runBacktest, type BacktestResult, type CandleSourceFactory, type DataHole, type SeriesOrigin } from './backtest.ts';
 import { ConfigError, loadConfig, type BacktestConfig } from './config.ts';
-import { configCatalog } from '../adapters/catalog/location.ts';
+import { configCatalog, withCatalogResolved } from '../adapters/catalog/location.ts';
 import { dropRunDir, makeRunDir } from './line-file.ts';
 import { applyParams, loadStrategy, strategyFromObject, type LoadedStrategy } from './load-strategy.ts';
 import { dataCatalog, fileSource } from './sources.ts';
@@ -97,7 +97,8 @@ export interface BacktestRun extends BacktestResult {
  * param and how to fix it.
  */
 export async function backtest(strategy: StrategyInput, params: ParamsInput = {}, data?: DataInput, config: ConfigInput = {}, options: BacktestCallOptions = {}): Promise<BacktestRun> {
-  const cfg = resolveConfig(config);
+  // The catalog as the folder it names now: the run's config.json reads the same one from anywhere.
+  const cfg = withCatalogResolved(resolveConfig(config));
   const instruments = loadInstruments();
   const overrides = paramStrings(params);
   const probe = typeof strategy === 'string' ? await loadStrategy(strategy, []) : strategyFromObject(strategy, []);

@@ -15,7 +15,7 @@ import { SweepStore } from '../research/store.ts';
 import { canonical, runSweep, sha256, sweepHashes, type RankedTrial, type SweepResult } from '../research/sweep.ts';
 import { writeSweepReport } from '../report/sweep-report.ts';
 import { loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app/config.ts';
-import { configCatalog } from '../adapters/catalog/location.ts';
+import { configCatalog, withCatalogResolved } from '../adapters/catalog/location.ts';
 import { dataCatalog, fileSource, type FileRead } from '../app/sources.ts';
 import { loadStrategy, StrategyLoadError } from '../app/load-strategy.ts';
 import { formatCount, ProgressBar } from './progress.ts';
@@ -148,7 +148,8 @@ export function cacheFor(a: OptimizeArgs, config: BacktestConfig): { dir: string
 
 /** What optimize and walkforward share: config, strategy, space, trial count, objective. */
 export async function prepare(a: OptimizeArgs): Promise<{ config: BacktestConfig; instruments: ReturnType<typeof loadInstruments>; loaded: Awaited<ReturnType<typeof loadStrategy>>; space: ReturnType<typeof buildSpace>; trials: number; objectiveFn: ObjectiveFn | undefined; workers: number }> {
-  const config: BacktestConfig = loadConfig(a.config, overrides(a));
+  // The catalog as the folder it names now: the sweep's config.json reads the same one from anywhere.
+  const config: BacktestConfig = withCatalogResolved(loadConfig(a.config, overrides(a)));
   const instruments = loadInstruments();
   const probe = await loadStrategy(a.strategy, []);
   // The strategy's own instrument and granularity unless the user named others (as `backtest`: run-choices.ts).

@@ -65,3 +65,13 @@ function holdsAnything(dir: string): boolean {
 export function catalogToRead(flag?: string): string {
   return configCatalog({ data: { catalog: flag !== undefined && flag !== '' ? resolve(flag) : (catalogFromEnv() ?? DEFAULT_CATALOG) } });
 }
+
+/**
+ * The configuration with its catalog as the folder it names now (`configCatalog`): what a run or a
+ * sweep records in its config.json, so that `--config <that file>` reads the same catalog from
+ * any folder (a relative path there would be the run folder's).
+ */
+export function withCatalogResolved<T extends { readonly data: { readonly catalog: string } }>(config: T): T {
+  const catalog = configCatalog(config);
+  return catalog === config.data.catalog ? config : { ...config, data: { ...config.data, catalog } };
+}
