@@ -9,6 +9,7 @@ import { parseSpan, runWalkForward, windowDir, windows, WalkForwardError, type W
 import { writeWalkForwardReport } from '../report/sweep-report.ts';
 import { parseDate } from '../app/config.ts';
 import { configCatalog } from '../adapters/catalog/location.ts';
+import { ProgressBar } from './progress.ts';
 import { dataCatalog } from '../app/sources.ts';
 import { cacheFor, fileSweepSource, lostRedis, openSweepQueue, optimizeCommand, prepare, queueModule, type OptimizeArgs } from './optimize.ts';
 
@@ -63,18 +64,18 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
       pool.catch(() => {});
       await pool;
     }
-    const tty = process.stderr.isTTY;
+    const bar = new ProgressBar('walkforward', process.stderr, { delayMs: 0, everyMs: 0 });
     const r = await runWalkForward({
       strategyFile: loaded.file, strategyName: loaded.name, space, search: a.search, trials, seed: a.seed, objective: a.objective,
       ...(objectiveFn ? { objectiveFn } : {}), workers, batch: a.batch, lag: a.lag, config, series: data.series, dataHash: data.dataHash,
       ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}), dir, windows: ws, pool,
       onWindow: (w) => {
-        if (tty) process.stderr.write(`\rwalkforward: window ${w.index + 1}/${ws.length}\x1b[K`);
+        bar.show(w.index / ws.length, `window ${w.index + 1}/${ws.length}`, true);
       },
     }).catch((e: unknown) => {
       throw q && e instanceof q.QueueLostError ? lostRedis(q, e, 'walk-forward', dir, space.dims.map((d) => d.name), ws.map((w) => windowDir(dir, w.index))) : e;
     });
-    if (tty) process.stderr.write('\r\x1b[K');
+    bar.done();
     let page: string | null = null;
     try {
       const p = writeWalkForwardReport(r.dir);
