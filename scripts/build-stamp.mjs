@@ -10,9 +10,9 @@ import { join, relative } from 'node:path';
 
 export const STAMP = 'build-stamp.json';
 
-/** Whether a file under src/ is an input of the build (tests and their fixtures are not). */
+/** Whether a file under src/ is an input of the build (tests, their kits and fixtures are not). */
 export function isBuildInput(rel) {
-  return !rel.endsWith('.test.ts') && !rel.split('/').includes('fixtures');
+  return !rel.endsWith('.test.ts') && !/(^|[./])testkit\.ts$/.test(rel) && !rel.split('/').includes('fixtures');
 }
 
 /** The build's inputs, as paths relative to the package root: src/ (less tests) and the tsconfigs. */

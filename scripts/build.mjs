@@ -14,6 +14,13 @@ import { STAMP, buildInputs, buildState, stampOf } from './build-stamp.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const force = process.argv.includes('--force');
 
+// An installed package (no src/: npm runs `prepare` when a project links it with a `file:`
+// dependency, as `fxflow init` projects do) ships its build: nothing to do.
+if (!existsSync(join(root, 'src'))) {
+  console.error('fxflow build: no src/ here (an installed package): dist/ is its build');
+  process.exit(0);
+}
+
 if (!force && buildState(root).current) {
   console.error('fxflow build: dist/ is current');
   process.exit(0);

@@ -1,4 +1,4 @@
-/// <reference types="node" />
+/// <reference types="node" preserve="true" />
 /**
  * The `fxflow` package: the strategy API (what a strategy module imports) and the library call
  * that runs a backtest. The backtest machinery is loaded on the first call, so a strategy that

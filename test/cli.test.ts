@@ -400,7 +400,7 @@ describe('fxflow init', () => {
     const again = await fxflow('init', dir);
     expect(again.code).toBe(1);
     expect(again.stderr.trim()).toBe(`fxflow: ${dir}: already holds package.json: give an empty or new folder (nothing was written)`);
-  });
+    }, 120_000);
 });
 
 describe('fxflow data', () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -43,7 +43,7 @@ const ok = (what: string, r: Out): Out => {
 
 /** The package's files as a fresh clone has them: no dist/, no node_modules of its own (linked). */
 function copyRepository(to: string): void {
-  for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'bin', 'scripts', 'src', 'config', 'strategies', 'data/instruments.json', 'data/market-calendar.json', 'data/README.md']) {
+  for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE', 'bin', 'scripts', 'src', 'config', 'strategies', 'data/instruments.json', 'data/market-calendar.json', 'data/README.md']) {
     cpSync(join(ROOT, f), join(to, f), { recursive: true });
   }
   symlinkSync(join(ROOT, 'node_modules'), join(to, 'node_modules'), 'junction');
@@ -73,6 +73,8 @@ const PERIOD = { run: { from: '2024-01-01', to: '2024-03-01' } };
 
 let work = '';
 let app = '';
+let tarball = '';
+let packedFiles: string[] = [];
 let skipped: string | undefined;
 
 beforeAll(async () => {
@@ -89,7 +91,8 @@ beforeAll(async () => {
   }
   const pack = ok('npm pack', await sh(clone, 'npm', 'pack', '--json', '--pack-destination', work));
   const packed = (JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
-  const tarball = join(work, packed.filename);
+  packedFiles = packed.files.map((f) => f.path);
+  tarball = join(work, packed.filename);
   expect(existsSync(tarball), pack.stdout).toBe(true);
   // prepare built dist/ in the copy, which had none.
   expect(packed.files.map((f) => f.path)).toContain('dist/index.js');
@@ -123,6 +126,17 @@ describe('npm pack → npm install <tarball> → use', () => {
     expect(v.stdout.trim()).toBe(VERSION);
   });
 
+  it('the tarball: a LICENSE, a repository, no test kits, tests or fixtures', async (ctx) => {
+    skipIfImpossible(ctx);
+    expect(packedFiles).toContain('LICENSE');
+    expect(readFileSync(join(app, 'node_modules/fxflow/LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} fxflow contributors\n/);
+    const pkg = JSON.parse(readFileSync(join(app, 'node_modules/fxflow/package.json'), 'utf8')) as { license: string; repository?: { url?: string } };
+    expect(pkg.license).toBe('MIT');
+    expect(pkg.repository?.url).toMatch(/^git\+https:\/\//);
+    expect(packedFiles.filter((f) => /testkit|\.test\.|(^|\/)fixtures\//.test(f))).toEqual([]);
+    expect(packedFiles.filter((f) => f.startsWith('data/')).sort()).toEqual(['data/README.md', 'data/instruments.json']);
+  });
+
   it('plain node scripts, ES module and CommonJS, run backtest() on the bundled sample with no loader: the figures of the sources', async (ctx) => {
     skipIfImpossible(ctx);
     writeFileSync(
@@ -148,11 +162,28 @@ describe('npm pack → npm install <tarball> → use', () => {
     expect(hereFigures.trades).toBeGreaterThan(0);
     expect(esmFigures).toEqual(hereFigures);
     expect(cjsFigures).toEqual(hereFigures);
+    // The sample was read from the user's cache, never generated inside the package.
+    expect(JSON.stringify(fromEsm.data)).toContain(join(process.env.XDG_CACHE_HOME ?? '', 'fxflow', 'sample'));
+    expect(existsSync(join(app, 'node_modules/fxflow/data/catalog'))).toBe(false);
   }, 180_000);
+
+  it('`npx fxflow data import` then `npx fxflow backtest` of that instrument: the candles of ./data/catalog, nothing written under node_modules', async (ctx) => {
+    skipIfImpossible(ctx);
+    const proj = join(work, 'imports');
+    mkdirSync(proj);
+    symlinkSync(join(app, 'node_modules'), join(proj, 'node_modules'), 'junction');
+    cpSync(join(ROOT, 'data/catalog/EUR_USD/H1/2024-01.csv'), join(proj, 'AUD_USD_H1.csv'));
+    ok('data import', await sh(proj, 'npx', 'fxflow', 'data', 'import', 'AUD_USD_H1.csv', '--instrument', 'AUD_USD', '--granularity', 'H1'));
+    const bt = ok('backtest', await sh(proj, 'npx', 'fxflow', 'backtest', 'node_modules/fxflow/strategies/sma-cross.ts', '--instrument', 'AUD_USD', '--granularity', 'H1', '--from', '2024-01-01', '--to', '2024-02-01', '--no-save'));
+    expect(bt.stdout).toMatch(/Trades \(closed\)\s+[1-9]/);
+    expect(bt.stdout).toContain(join(proj, 'data/catalog'));
+    expect(existsSync(join(app, 'node_modules/fxflow/data/catalog'))).toBe(false);
+  }, 120_000);
 
   it("the package's types: a script that uses them right type-checks, one that misuses them does not", async (ctx) => {
     skipIfImpossible(ctx);
-    const tsconfig = { compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: [], skipLibCheck: true }, include: ['*.ts', '*.cts'] };
+    // strict, and every declaration checked (no skipLibCheck): fxflow's, its dependencies', @types/node's.
+    const tsconfig = { compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: [] as string[] }, include: ['*.ts', '*.cts'] };
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(tsconfig));
     // CommonJS TypeScript too: `require` of the ES-module package, typed.
     writeFileSync(join(app, 'script-cjs.cts'), `import fxflow = require('fxflow');\nconst run: Promise<fxflow.BacktestRun> = fxflow.backtest(fxflow.${STRATEGY}, {});\nexport = run;\n`);
@@ -162,6 +193,10 @@ describe('npm pack → npm install <tarball> → use', () => {
     );
     // tsc is the TypeScript fxflow depends on, installed with it.
     ok('tsc (right)', await sh(app, join(app, 'node_modules/.bin/tsc'), '-p', 'tsconfig.json'));
+    // And with the @types TypeScript finds by itself (no `types`): the installed @types/node is fxflow's, not technicalindicators' @types/node@6.
+    const { types: _t, ...auto } = tsconfig.compilerOptions;
+    writeFileSync(join(app, 'tsconfig.auto.json'), JSON.stringify({ ...tsconfig, compilerOptions: auto }));
+    ok('tsc (default types)', await sh(app, join(app, 'node_modules/.bin/tsc'), '-p', 'tsconfig.auto.json'));
     rmSync(join(app, 'script-cjs.cts'));
     writeFileSync(join(app, 'script.ts'), `import { backtest, type BacktestRun } from 'fxflow';\nconst run: BacktestRun = await backtest('s.ts');\nconst trades: string = run.summary.trades;\nexport { trades };\n`);
     const wrong = await sh(app, join(app, 'node_modules/.bin/tsc'), '-p', 'tsconfig.json');
@@ -182,5 +217,24 @@ describe('npm pack → npm install <tarball> → use', () => {
       const check = await sh(dir, 'npm', 'run', 'check');
       expect(check.code, `${check.stdout}${check.stderr}`).toBe(0);
     }
+  }, 180_000);
+
+  it('an `fxflow init` project moved elsewhere: `npm install --offline` and `npx fxflow backtest` work', async (ctx) => {
+    skipIfImpossible(ctx);
+    const made = join(work, 'made', 's3');
+    ok('npx fxflow init', await sh(app, 'npx', 'fxflow', 'init', made));
+    const moved = join(mkdtempSync(join(tmpdir(), 'fxflow-moved-')), 'deeper', 'elsewhere');
+    mkdirSync(join(moved, '..'), { recursive: true });
+    renameSync(made, moved);
+    rmSync(join(work, 'made'), { recursive: true });
+    ok('npm install --offline', await sh(moved, 'npm', 'install', '--offline', '--no-audit', '--no-fund'));
+    expect(existsSync(join(moved, 'node_modules/fxflow/package.json'))).toBe(true);
+    // Linked, not copied: nothing was installed or built inside the fxflow it names.
+    expect(existsSync(join(app, 'node_modules/fxflow/node_modules'))).toBe(false);
+    expect(readdirSync(join(app, 'node_modules/fxflow')).sort()).toEqual(['LICENSE', 'README.md', 'bin', 'config', 'data', 'dist', 'package.json', 'scripts', 'strategies']);
+    const bt = await sh(moved, 'npx', 'fxflow', 'backtest', 'strategy.ts', '--no-save', '--to', '2024-03-01');
+    expect(bt.stderr).toBe('');
+    expect(bt.code).toBe(0);
+    expect(bt.stdout).toMatch(/Trades \(closed\)\s+[1-9]/);
   }, 180_000);
 });

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
-import { parseTime } from '../domain/time.ts';
+import { parseUserTime, timeProblem } from '../domain/time.ts';
 import { OANDA_CORE_PER_MILLION } from '../adapters/sim/commission.ts';
 import { parseLatency } from '../adapters/sim/latency.ts';
 import { parseSlippage } from '../adapters/sim/slippage.ts';
+import { catalogFromEnv } from '../adapters/catalog/location.ts';
 
 /** The repository root (where package.json, config/ and data/ live). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -289,34 +290,18 @@ export const MAX_BALANCE = 1e12;
 /** The largest commission per million units, in the account currency. */
 export const MAX_COMMISSION = 100_000;
 
-const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
-
 /**
- * Why a run date is not a real date, or undefined when it is: "2024-01-01" or an RFC 3339 time,
- * each field in its range (no February 30th, no 27 o'clock: JavaScript's Date would roll them
- * over to another day without a word), years 1900 to 2200.
+ * Why a run date is not a real date, or undefined when it is: the time module's one rule for the
+ * times users write (`timeProblem`: a date, an RFC 3339 time, seconds optional, every field in its
+ * range, years 1900 to 2200).
  */
 export function dateProblem(s: string): string | undefined {
-  const m = DATE_ONLY.exec(s) ?? DATE_TIME.exec(s);
-  if (!m) return 'must be a date like "2024-01-01" or an RFC 3339 time like "2024-01-01T17:00:00Z"';
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (y < 1900 || y > 2200) return `has year ${y}: the valid years are 1900 to 2200`;
-  if (mo < 1 || mo > 12) return `has month ${m[2]}: months are 01 to 12`;
-  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-  if (d < 1 || d > days) return `has day ${m[3]}: ${y}-${m[2]} has days 01 to ${days}`;
-  if (m[4] !== undefined) {
-    if (Number(m[4]) > 23) return `has hour ${m[4]}: hours are 00 to 23`;
-    if (Number(m[5]) > 59) return `has minute ${m[5]}: minutes are 00 to 59`;
-    if (Number(m[6]) > 59) return `has second ${m[6]}: seconds are 00 to 59`;
-    if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return `has offset ${m[8]}: offsets are -23:59 to +23:59`;
-  }
-  return Number.isNaN(parseDate(s)) ? 'must be a date like "2024-01-01" or an RFC 3339 time' : undefined;
+  return timeProblem(s);
 }
 
-/** Parses "2024-01-01" (UTC midnight) or any RFC 3339 time. */
+/** Parses "2024-01-01" (UTC midnight), any RFC 3339 time, or one without its seconds (the time module's parseUserTime). */
 export function parseDate(s: string): number {
-  return parseTime(s.length === 10 ? `${s}T00:00:00Z` : s);
+  return parseUserTime(s);
 }
 
 /** Loads config/default.json, merges the user's file and the flag overrides, and validates the result. */
@@ -326,11 +311,17 @@ export function loadConfig(userFile?: string, overrides: Json = {}, overridesSou
   let source = defaultsPath;
   if (userFile) {
     const user = readJsonFile(userFile);
+    // A relative data.catalog in a config file is the config file's folder's, wherever the command runs.
+    const data = isObj(user) ? user.data : undefined;
+    if (isObj(data) && typeof data.catalog === 'string' && data.catalog !== '' && !isAbsolute(data.catalog)) data.catalog = resolve(dirname(resolve(userFile)), data.catalog);
     // Validate the user's file on its own first, so errors name it rather than the merge.
     merged = mergeJson(merged, user);
     source = userFile;
     validateConfig(merged, source);
   }
+  // FXFLOW_CATALOG over the file's catalog; the flags (--catalog) over both.
+  const envCatalog = catalogFromEnv();
+  if (envCatalog !== undefined) merged = mergeJson(merged, { data: { catalog: envCatalog } });
   if (isObj(overrides) && Object.keys(overrides).length > 0) {
     merged = mergeJson(merged, overrides);
     source = overridesSource;
@@ -368,4 +359,5 @@ const FLAGS: Readonly<Record<string, string>> = {
   'run.from': '--from',
   'run.to': '--to',
   'run.runsDir': '--runs-dir',
+  'data.catalog': '--catalog',
 };

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 import { runGiven, runParams, type ParamSources, type RunGiven } from './run-choices.ts';
 import { join, resolve } from 'node:path';
 import { DataError } from '../adapters/catalog/index.ts';
@@ -11,7 +12,8 @@ import { openTicks } from '../adapters/catalog/index.ts';
 import { catalogLabs } from '../adapters/catalog/labs-store.ts';
 import type { ParamValue, Params, Strategy, StrategyLogger } from '../strategy/api.ts';
 import { runBacktest, type BacktestResult, type CandleSourceFactory, type DataHole, type SeriesOrigin } from './backtest.ts';
-import { ConfigError, ROOT, loadConfig, type BacktestConfig } from './config.ts';
+import { ConfigError, loadConfig, type BacktestConfig } from './config.ts';
+import { configCatalog, withCatalogResolved } from '../adapters/catalog/location.ts';
 import { dropRunDir, makeRunDir } from './line-file.ts';
 import { applyParams, loadStrategy, strategyFromObject, type LoadedStrategy } from './load-strategy.ts';
 import { dataCatalog, fileSource } from './sources.ts';
@@ -95,7 +97,8 @@ export interface BacktestRun extends BacktestResult {
  * param and how to fix it.
  */
 export async function backtest(strategy: StrategyInput, params: ParamsInput = {}, data?: DataInput, config: ConfigInput = {}, options: BacktestCallOptions = {}): Promise<BacktestRun> {
-  const cfg = resolveConfig(config);
+  // The catalog as the folder it names now: the run's config.json reads the same one from anywhere.
+  const cfg = withCatalogResolved(resolveConfig(config));
   const instruments = loadInstruments();
   const overrides = paramStrings(params);
   const probe = typeof strategy === 'string' ? await loadStrategy(strategy, []) : strategyFromObject(strategy, []);
@@ -122,7 +125,7 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
       origin: source.origin,
       ...(ticks !== undefined ? { ticks: (req: { instrument: string; from: number; to: number }): AsyncIterable<readonly Tick[]> => openTicks(resolve(ticks), req) } : {}),
       // Recorded labs events come from the catalog the candles come from, or the config's.
-      labs: catalogLabs(source.kind === 'catalog' ? source.where : resolve(ROOT, cfg.data.catalog)),
+      labs: catalogLabs(source.kind === 'catalog' ? source.where : configCatalog(cfg)),
       log,
       keepTransactions: options.keepTransactions !== false,
       strictData: options.strictData === true,
@@ -206,8 +209,8 @@ interface Source {
 async function candleSource(data: DataInput | undefined, config: BacktestConfig, instruments: InstrumentRegistry): Promise<Source> {
   if (data === undefined || typeof data === 'string' || (!Array.isArray(data) && 'catalog' in (data as object))) {
     const d = data as string | { catalog: string; alignment?: Alignment } | undefined;
-    // The config's catalog is relative to fxflow's folder (as for the CLI); a path given here, to the working folder.
-    const root = d === undefined ? resolve(ROOT, config.data.catalog) : resolve(typeof d === 'string' ? d : d.catalog);
+    // The config's catalog (location.ts: FXFLOW_CATALOG, the config file's folder, ./data/catalog or the sample); a path given here, the working folder's.
+    const root = d === undefined ? configCatalog(config) : resolve(typeof d === 'string' ? d : d.catalog);
     const c = await dataCatalog(root, typeof d === 'object' ? d.alignment : undefined);
     return { ...c, kind: 'catalog', where: root };
   }

@@ -5,7 +5,8 @@ import { resampleSource, resampled } from '../adapters/catalog/resample.ts';
 import { DEFAULT_ALIGNMENT, type Alignment, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { CandleSourceFactory, SeriesOrigin } from './backtest.ts';
-import { ROOT, type BacktestConfig } from './config.ts';
+import { configCatalog, sampleCatalogDir } from '../adapters/catalog/location.ts';
+import type { BacktestConfig } from './config.ts';
 
 /** A series' origin in a few words: sides, synthetic or real, sources, derivation. */
 export function describeOrigin(meta: SeriesMeta | undefined): string {
@@ -24,7 +25,7 @@ export async function dataCatalog(
   root: string,
   alignment: Alignment = DEFAULT_ALIGNMENT,
 ): Promise<{ candles: CandleSourceFactory; available: (instrument: string, granularity: string) => boolean; origin: (instrument: string, granularity: Granularity) => SeriesOrigin }> {
-  const sampleRoot = resolve(ROOT, 'data/catalog');
+  const sampleRoot = sampleCatalogDir();
   if (resolve(root) === sampleRoot) {
     const made = await ensureSample(sampleRoot);
     if (made) process.stderr.write(`Generated the bundled synthetic sample data in ${sampleRoot} (first use).\n`);
@@ -73,7 +74,7 @@ export interface FileRead {
 export function fileSource(path: string, read: string | FileRead | undefined, config: BacktestConfig, instruments: InstrumentRegistry): CandleSourceFactory {
   const r: FileRead = typeof read === 'string' ? { format: read } : (read ?? {});
   const format = r.format as CandleFormat | undefined;
-  const cache = cacheDirFor(resolve(ROOT, config.data.catalog));
+  const cache = cacheDirFor(configCatalog(config));
   const where = resolve(path);
   return (req) => {
     const inst = instruments.get(req.instrument);

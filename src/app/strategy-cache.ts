@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { homedir } from 'node:os';
-import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { userCacheDir } from '../adapters/catalog/location.ts';
+import { dirname, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
@@ -45,8 +45,7 @@ export function strategyCacheDir(): string | undefined {
   const env = process.env.FXFLOW_DATA_CACHE;
   if (env === 'off' || env === '0') return undefined;
   if (env !== undefined && env !== '') return join(resolve(env), 'strategies');
-  const xdg = process.env.XDG_CACHE_HOME;
-  return join(xdg !== undefined && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'fxflow', 'strategies');
+  return join(userCacheDir(), 'strategies');
 }
 
 /** Who compiles: fxflow's package.json, and whether it runs from its sources (`fxflow-source`). */

@@ -1,19 +1,8 @@
-import { spawn } from 'node:child_process';
 import { homedir } from 'node:os';
 import type { Argv } from 'yargs';
+import { openInBrowser } from './open.ts';
 import { AuthError, defaultTokenFile, resolveToken, writeTokenFile } from '../adapters/v20/auth.ts';
 
-/** Opens a URL in the user's browser when a desktop opener exists; failures are silent (the URL is printed anyway). */
-function openBrowser(url: string): void {
-  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
-  try {
-    const child = spawn(cmd, [url], { stdio: 'ignore', detached: true });
-    child.on('error', () => {});
-    child.unref();
-  } catch {
-    // No opener: the printed URL is the way.
-  }
-}
 
 /** `fxflow auth …` subcommands: `login` (OAuth) and `status` (where the token comes from). */
 export function authCommand(y: Argv): Argv {
@@ -52,7 +41,8 @@ export function authCommand(y: Argv): Argv {
           timeoutMs: Number(a.timeout) * 1000,
           open: (url) => {
             process.stderr.write(`Open this URL to authorize fxflow (${env.name}):\n  ${url}\nWaiting for the redirect on the loopback listener...\n`);
-            if (useBrowser) openBrowser(url);
+            // The URL is printed above: a browser that cannot be opened is said, and the login waits on.
+            if (useBrowser) void openInBrowser(url).then((problem) => problem !== undefined && process.stderr.write(`(could not open a browser: ${problem}; open the URL above yourself)\n`));
           },
         });
         const file = writeTokenFile((a['token-file'] as string | undefined) ?? env.tokenFile?.replace(/^~\//, `${homedir()}/`) ?? defaultTokenFile(undefined, env.name), token);

@@ -5,7 +5,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
-import { ROOT, loadConfig } from '../app/config.ts';
+import { loadConfig } from '../app/config.ts';
+import { configCatalog } from '../adapters/catalog/location.ts';
 import { backtest, runJson, runText } from '../app/library.ts';
 import { runGiven } from '../app/run-choices.ts';
 import { parseAlignment } from './data-import.ts';
@@ -87,7 +88,7 @@ export async function backtestCommand(a: BacktestArgs): Promise<void> {
     // --financing-history alone: the financing recorded in the catalog the run reads.
     const { financingBeforeHistory: _b, ...costs } = overrides.costs ?? {};
     const catalog = loadConfig(a.config, { ...overrides, costs }).data.catalog;
-    (overrides.costs ??= {}).financingHistory = resolve(ROOT, catalog);
+    (overrides.costs ??= {}).financingHistory = configCatalog({ data: { catalog } });
   }
   const config = loadConfig(a.config, overrides);
   // tsx runs TypeScript without checking its types: a type error is found here, with its place.
@@ -95,7 +96,7 @@ export async function backtestCommand(a: BacktestArgs): Promise<void> {
     const warning = typeCheckStrategy(resolve(a.strategy));
     if (warning !== undefined) process.stderr.write(`fxflow: warning: ${warning}\n`);
   }
-  const data = dataFileInput(a) ?? { catalog: resolve(ROOT, config.data.catalog), alignment: parseAlignment(a.dailyAlignment ?? 17, a.alignmentTimezone ?? 'America/New_York', a.weeklyAlignment ?? 'Friday') };
+  const data = dataFileInput(a) ?? { catalog: configCatalog(config), alignment: parseAlignment(a.dailyAlignment ?? 17, a.alignmentTimezone ?? 'America/New_York', a.weeklyAlignment ?? 'Friday') };
   let bar: ProgressBar | undefined;
   let log: Logger | undefined;
   const run = await backtest(a.strategy, (a.param ?? []).map(String), data, config, {
@@ -127,5 +128,7 @@ export async function backtestCommand(a: BacktestArgs): Promise<void> {
   if (run.runDir) {
     writeFileSync(join(run.runDir, 'report.txt'), `${text}\n${models}\n${speed}\n`);
     process.stdout.write(`Run saved in ${run.runDir}\n`);
+    const page = join(run.runDir, 'report.html');
+    if (existsSync(page)) process.stdout.write(`Report: ${page} (open it in a browser, or: fxflow report ${run.runDir} --open)\n`);
   }
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { Catalog, CLOSED_BARS_ALLOWED, ClockWatch, describeClosed, describeHoles, describeStretches, ensureSample } from '../adapters/catalog/index.ts';
@@ -10,7 +11,8 @@ import { readManifest } from '../adapters/catalog/recording-manifest.ts';
 import { checkFinancing, checkRecordingManifest, checkTicks, describeTickCheck } from '../adapters/catalog/recording-check.ts';
 import { listTicks, tickInstruments } from '../adapters/catalog/tick-store.ts';
 import { formatTime } from '../domain/time.ts';
-import { ROOT } from '../app/config.ts';
+import { catalogFolder, catalogToRead, DEFAULT_CATALOG, sampleCatalogDir } from '../adapters/catalog/location.ts';
+import { CATALOG_FLAG } from './catalog-flag.ts';
 import { describeOrigin } from '../app/sources.ts';
 import { importData, parseAlignment, usageGranularity } from './data-import.ts';
 import { dataDownloadCommand } from './download.ts';
@@ -21,9 +23,15 @@ export function dataCommand(y: Argv): Argv {
     .command(
       'list',
       'List what the catalog holds: candles (instrument, granularity, first and last, rows), recorded labs items, ticks and financing',
-      (a) => a.option('catalog', { type: 'string', default: 'data/catalog', describe: 'Catalog folder' }),
+      (a) => a.options(CATALOG_FLAG),
       async (a) => {
-        const catalog = new Catalog(resolve(String(a.catalog)));
+        const catalog = new Catalog(catalogToRead(a.catalog));
+        const sample = catalog.root === sampleCatalogDir();
+        process.stdout.write(`Catalog ${catalog.root}${sample ? ` (the bundled synthetic sample: ${resolve(DEFAULT_CATALOG)} holds nothing)` : ''}\n`);
+        if (sample && !existsSync(catalog.root)) {
+          process.stdout.write('The bundled sample is not generated yet: `fxflow data sample` (or the first backtest on it) generates it there.\n');
+          return;
+        }
         const rows = catalog.list();
         const labs = await listLabs(catalog.root);
         for (const l of labs) {
@@ -42,7 +50,7 @@ export function dataCommand(y: Argv): Argv {
         writeCache(cacheDirFor(catalog.root), listCache(cacheDirFor(catalog.root)), catalog.root);
         if (rows.length === 0 && (labs.length > 0 || ticks.length > 0 || financing)) return;
         if (rows.length === 0) {
-          process.stdout.write('The catalog is empty. Run `fxflow data sample` or `fxflow data import`.\n');
+          process.stdout.write(`The catalog ${catalog.root} is empty${existsSync(catalog.root) ? '' : ' (no such folder)'}. Import candles with \`fxflow data import <file> --catalog ${catalog.root}\`, or name another catalog with --catalog or FXFLOW_CATALOG.\n`);
           return;
         }
         const when = (t: number): string => (Number.isNaN(t) ? '?' : formatTime(t));
@@ -64,7 +72,7 @@ export function dataCommand(y: Argv): Argv {
       'Generate the bundled synthetic sample (EUR_USD, GBP_USD, USD_JPY × M1, H1, 2024) if it is missing',
       (a) => a,
       async () => {
-        const root = resolve(ROOT, 'data/catalog');
+        const root = sampleCatalogDir();
         const made = await ensureSample(root);
         process.stdout.write(made ? `Generated the synthetic sample in ${root}\n` : `The synthetic sample is already in ${root}\n`);
       },
@@ -87,7 +95,7 @@ export function dataCommand(y: Argv): Argv {
           .option('timezone', { type: 'string', describe: "The clock the file's times are written in, when they carry no offset: an IANA zone (Europe/Berlin, DST included), a fixed offset (-05:00), or a zone shifted by an offset (Europe/London-05:00). Default: the format's (UTC; HistData -05:00). See docs/data.md, Time zones" })
           .option('side', { type: 'string', choices: ['bid', 'ask', 'mid'], describe: 'The side of a one-sided file that does not say (generic time,o,h,l,c, Dukascopy, MetaTrader); required for such a file (fxflow does not guess)' })
           .option('spread-pips', { type: 'number', hidden: true })
-          .option('catalog', { type: 'string', default: 'data/catalog' }),
+          .options(CATALOG_FLAG),
       async (a) => {
         const r = await importData({
           ...(a.file !== undefined ? { file: String(a.file) } : {}),
@@ -103,7 +111,7 @@ export function dataCommand(y: Argv): Argv {
           ...(a['spread-pips'] !== undefined ? { spreadPips: Number(a['spread-pips']) } : {}),
           replace: a.replace === true,
           crossed: a.crossed === 'clamp' ? 'clamp' : 'error',
-          catalog: String(a.catalog),
+          catalog: catalogFolder(a.catalog),
         });
         for (const line of r) process.stdout.write(`${line}\n`);
       },
@@ -115,9 +123,9 @@ export function dataCommand(y: Argv): Argv {
         a
           .option('instrument', { type: 'string' })
           .option('granularity', { type: 'string', describe: 'Check this candle granularity only (recordings are not checked)' })
-          .option('catalog', { type: 'string', default: 'data/catalog' }),
+          .options(CATALOG_FLAG),
       async (a) => {
-        const catalog = new Catalog(resolve(String(a.catalog)));
+        const catalog = new Catalog(catalogToRead(a.catalog));
         const instruments = loadInstruments();
         const instrument = a.instrument === undefined ? undefined : String(a.instrument);
         const series = catalog.list().filter((e) => (instrument === undefined || e.instrument === instrument) && (a.granularity === undefined || e.granularity === a.granularity));
@@ -201,9 +209,9 @@ export function dataCommand(y: Argv): Argv {
           .option('alignment-timezone', { type: 'string', default: 'America/New_York', describe: 'IANA time zone of the daily alignment (OANDA: America/New_York)' })
           .option('weekly-alignment', { type: 'string', default: 'Friday', describe: 'Day on which W candles start (OANDA: Friday)' })
           .option('replace', { type: 'boolean', default: false, describe: 'Overwrite held candles that differ' })
-          .option('catalog', { type: 'string', default: 'data/catalog' }),
+          .options(CATALOG_FLAG),
       async (a) => {
-        const catalog = new Catalog(resolve(String(a.catalog)));
+        const catalog = new Catalog(catalogFolder(a.catalog));
         const alignment = parseAlignment(a['daily-alignment'], a['alignment-timezone'], a['weekly-alignment']);
         const instrument = String(a.instrument);
         const g = usageGranularity(String(a.granularity), '--granularity');

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { Catalog } from '../adapters/catalog/catalog.ts';
 import { AuthError, resolveToken } from '../adapters/v20/auth.ts';
@@ -6,6 +5,8 @@ import { DownloadError, downloadCandles, type DownloadPrice } from '../adapters/
 import { isGranularity } from '../domain/granularity.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { parseDate } from '../app/config.ts';
+import { catalogFolder } from '../adapters/catalog/location.ts';
+import { CATALOG_FLAG } from './catalog-flag.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { ProgressBar, formatCount } from './progress.ts';
 
@@ -17,7 +18,7 @@ interface DownloadArgs {
   to?: string;
   env: string;
   url?: string;
-  catalog: string;
+  catalog?: string;
   'token-file'?: string;
   restart?: boolean;
   'page-size': number;
@@ -41,7 +42,7 @@ export const dataDownloadCommand: CommandModule<object, DownloadArgs> = {
       .option('to', { type: 'string', describe: 'End, exclusive (default: now)' })
       .option('env', { type: 'string', default: 'practice', choices: ['practice', 'live', 'sandbox'], describe: 'Environment (config/environments.json)' })
       .option('url', { type: 'string', describe: 'Base URL overriding the environment (e.g. a sandbox on another port)' })
-      .option('catalog', { type: 'string', default: 'data/catalog', describe: 'Catalog folder' })
+      .options(CATALOG_FLAG)
       .option('token-file', { type: 'string', describe: 'Token file (default ~/.fxflow/token; FXFLOW_TOKEN wins)' })
       .option('restart', { type: 'boolean', default: false, describe: 'Fetch the whole range again instead of resuming after the last candle held' })
       .option('page-size', { type: 'number', default: 5000, hidden: true, describe: 'Candles per request (1..5000)' })
@@ -66,7 +67,7 @@ export const dataDownloadCommand: CommandModule<object, DownloadArgs> = {
     }
     const log = createLogger({ level: process.env.FXFLOW_LOG_LEVEL ?? 'warn' });
     const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
-    const catalog = new Catalog(resolve(a.catalog));
+    const catalog = new Catalog(catalogFolder(a.catalog));
     const bar = new ProgressBar(`download ${a.instrument} ${a.granularity}`);
     const ctl = new AbortController();
     const onSignal = (): void => ctl.abort();

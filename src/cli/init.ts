@@ -1,6 +1,6 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ROOT } from '../app/config.ts';
 
 /** `fxflow init` cannot scaffold into this folder: names it and why. */
@@ -70,6 +70,10 @@ npm run check                              # type-check the strategies (tsc)
 
 \`strategy.ts\` imports \`fxflow\`, linked in node_modules/ to the fxflow it was made with, as are the
 \`fxflow\` and \`tsc\` commands (node_modules/.bin/), so both commands above work with no install.
+package.json names that fxflow by its absolute path: moved anywhere on this machine, the project
+installs (\`npm install\`) and runs as before. To use another copy of fxflow (a clone on another
+machine, a newer one), install it over the old: \`npm install /path/to/fxflow\` or
+\`npm install /path/to/fxflow-<version>.tgz\` (what \`npm pack\` makes in a clone of fxflow).
 Packages installed here (\`npm install <name>\`) can be imported by the strategy, and so can the ones
 fxflow installs (technicalindicators, luxon).
 `;
@@ -92,14 +96,19 @@ export function initProject(dir: string): string[] {
   if (resolve(target) === ROOT) throw new InitError(target, 'is fxflow itself: give another folder');
   mkdirSync(target, { recursive: true });
   const name = basename(target).toLowerCase().replace(/[^a-z0-9-_.]/g, '-') || 'strategies';
-  const rel = relative(target, ROOT) || '.';
+  // The fxflow that made the project, and the TypeScript it checks with, by their absolute paths
+  // (the real ones, not links): `npm install` resolves both wherever the project is moved on this
+  // machine (a relative path would not), with no registry (a version range would need one).
+  const home = realpathSync(ROOT).split('\\').join('/');
+  const tsc = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
+  const typescript = realpathSync(join(dirname(tsc), '..')).split('\\').join('/');
   const pkg = {
     name,
     private: true,
     type: 'module',
     scripts: { backtest: 'fxflow backtest strategy.ts', check: 'tsc -p tsconfig.json' },
-    dependencies: { fxflow: `file:${rel.split('\\').join('/')}` },
-    devDependencies: { typescript: '^5.9.3' },
+    dependencies: { fxflow: `file:${home}` },
+    devDependencies: { typescript: `file:${typescript}` },
   };
   const written: string[] = [];
   const write = (file: string, text: string): void => {
@@ -132,7 +141,7 @@ export function initProject(dir: string): string[] {
     written.push(`node_modules/.bin/${name}`);
   };
   command('fxflow', join(ROOT, 'bin', 'fxflow.js'));
-  command('tsc', createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc'));
+  command('tsc', tsc);
   return written;
 }
 

@@ -14,10 +14,11 @@ import { catalogSourceHash, fileSourceHash } from '../research/series-cache.ts';
 import { SweepStore } from '../research/store.ts';
 import { canonical, runSweep, sha256, sweepHashes, type RankedTrial, type SweepResult } from '../research/sweep.ts';
 import { writeSweepReport } from '../report/sweep-report.ts';
-import { ROOT, loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app/config.ts';
+import { loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app/config.ts';
+import { configCatalog, withCatalogResolved } from '../adapters/catalog/location.ts';
 import { dataCatalog, fileSource, type FileRead } from '../app/sources.ts';
 import { loadStrategy, StrategyLoadError } from '../app/load-strategy.ts';
-import { formatCount } from './progress.ts';
+import { formatCount, ProgressBar } from './progress.ts';
 
 /**
  * research/queue.ts, loaded only by a run with --queue (and `fxflow worker`): it loads BullMQ and
@@ -120,28 +121,12 @@ function readSpaceFile(path: string): { params: string[]; constraints: string[] 
   return { params, constraints: (j.constraints as string[] | undefined) ?? [] };
 }
 
-/** A sweep progress line with ETA on stderr (TTY only). */
-class SweepProgress {
-  #last = 0;
-  #shown = false;
-  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
-  update(p: { done: number; total: number; ran: number; failed: number; elapsedMs: number }): void {
-    if (!this.stream.isTTY) return;
-    const now = performance.now();
-    if (now - this.#last < 200 && p.done < p.total) return;
-    this.#last = now;
-    this.#shown = true;
-    const f = p.total > 0 ? p.done / p.total : 1;
-    const width = 30;
-    const rate = p.ran / (p.elapsedMs / 1000);
-    const left = p.total - p.done;
-    const eta = rate > 0 ? left / rate : NaN;
-    const etaText = Number.isFinite(eta) ? (eta >= 60 ? `${Math.floor(eta / 60)}m${String(Math.round(eta % 60)).padStart(2, '0')}s` : `${eta.toFixed(0)}s`) : '…';
-    this.stream.write(`\roptimize [${'#'.repeat(Math.round(f * width)).padEnd(width, '.')}] ${p.done}/${p.total}  ${rate.toFixed(2)} trials/s  ETA ${etaText}${p.failed ? `  ${p.failed} failed` : ''}\x1b[K`);
-  }
-  done(): void {
-    if (this.#shown) this.stream.write('\r\x1b[K');
-  }
+/** A sweep's progress detail: trials done of all, their rate, the time left, the failures. */
+export function sweepDetail(p: { done: number; total: number; ran: number; failed: number; elapsedMs: number }): string {
+  const rate = p.ran / (p.elapsedMs / 1000);
+  const eta = rate > 0 ? (p.total - p.done) / rate : NaN;
+  const etaText = Number.isFinite(eta) ? (eta >= 60 ? `${Math.floor(eta / 60)}m${String(Math.round(eta % 60)).padStart(2, '0')}s` : `${eta.toFixed(0)}s`) : '…';
+  return `${p.done}/${p.total}  ${rate.toFixed(2)} trials/s  ETA ${etaText}${p.failed ? `  ${p.failed} failed` : ''}`;
 }
 
 /**
@@ -157,13 +142,14 @@ export function cacheFor(a: OptimizeArgs, config: BacktestConfig): { dir: string
     // One-sided data gets its other side from the spread settings as it is read: they are part of the key.
     return { dir: `${path.replace(/[\\/]$/, '')}.fxflow-cache`, sourceHash: () => (hash ??= sha256(`${fileSourceHash(path)}:${a.format ?? ''}${a.timezone !== undefined || a.side !== undefined ? `:${a.timezone ?? ''}:${a.side ?? ''}` : ''}:${canonical(config.data)}`)) };
   }
-  const root = resolve(ROOT, config.data.catalog);
+  const root = configCatalog(config);
   return { dir: join(root, '.cache'), sourceHash: (i, g) => catalogSourceHash(root, i, g, from, to) };
 }
 
 /** What optimize and walkforward share: config, strategy, space, trial count, objective. */
 export async function prepare(a: OptimizeArgs): Promise<{ config: BacktestConfig; instruments: ReturnType<typeof loadInstruments>; loaded: Awaited<ReturnType<typeof loadStrategy>>; space: ReturnType<typeof buildSpace>; trials: number; objectiveFn: ObjectiveFn | undefined; workers: number }> {
-  const config: BacktestConfig = loadConfig(a.config, overrides(a));
+  // The catalog as the folder it names now: the sweep's config.json reads the same one from anywhere.
+  const config: BacktestConfig = withCatalogResolved(loadConfig(a.config, overrides(a)));
   const instruments = loadInstruments();
   const probe = await loadStrategy(a.strategy, []);
   // The strategy's own instrument and granularity unless the user named others (as `backtest`: run-choices.ts).
@@ -204,9 +190,9 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   pool.catch(() => {}); // a start failure surfaces when the sweep awaits the pool
   let result: SweepResult;
   let data: Awaited<ReturnType<typeof loadSweepData>>;
-  const bar = new SweepProgress();
+  const bar = new ProgressBar('optimize', process.stderr, { delayMs: 0, everyMs: 200 });
   try {
-    const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(resolve(ROOT, config.data.catalog));
+    const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(configCatalog(config));
     data = await loadSweepData({
       strategy: loaded.strategy,
       name: loaded.name,
@@ -247,11 +233,11 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       config,
       series: data.series,
       dataHash: data.dataHash,
-      data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: resolve(ROOT, config.data.catalog) },
+      data: a.data !== undefined ? { file: resolve(a.data), ...(a.format !== undefined ? { format: a.format } : {}) } : { catalog: configCatalog(config) },
       dir,
       pool,
       ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}),
-      onProgress: (p) => bar.update(p),
+      onProgress: (p) => bar.show(p.total > 0 ? p.done / p.total : 1, sweepDetail(p), p.done >= p.total),
     }).catch((e: unknown) => {
       throw q && e instanceof q.QueueLostError ? lostRedis(q, e, 'sweep', dir, space.dims.map((d) => d.name)) : e;
     });
@@ -294,7 +280,7 @@ export function openSweepQueue(
     config,
     configHash: hashes.configHash,
     dataHash: hashes.dataHash,
-    data: a.data !== undefined ? { ...dataFileInput(a)!, file: resolve(a.data) } : { catalog: resolve(ROOT, config.data.catalog) },
+    data: a.data !== undefined ? { ...dataFileInput(a)!, file: resolve(a.data) } : { catalog: configCatalog(config) },
     subscriptionParams: space.params(space.validPoints()[0]!),
     createdAt: new Date().toISOString(),
   }, undefined, a.reconnectMs, { ...(a.idleWarnMs !== undefined ? { idleWarnMs: a.idleWarnMs } : {}), onNote: (text) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}fxflow ${a.queueCommand ?? 'optimize'}: ${text}\n`) });

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { LABS_KINDS, type LabsKind } from '../adapters/catalog/labs-items.ts';
 import { FinancingWriter } from '../adapters/catalog/financing-store.ts';
@@ -9,6 +8,8 @@ import { AuthError, resolveToken } from '../adapters/v20/auth.ts';
 import { FinancingRecorder } from '../runner/financing-recorder.ts';
 import { LabsPoller } from '../runner/labs-poller.ts';
 import { PriceRecorder } from '../runner/price-recorder.ts';
+import { catalogFolder } from '../adapters/catalog/location.ts';
+import { CATALOG_FLAG } from './catalog-flag.ts';
 import { createLogger, flushLogger } from './logger.ts';
 
 export interface RecordArgs {
@@ -19,7 +20,7 @@ export interface RecordArgs {
   financing?: boolean;
   env: string;
   url?: string;
-  catalog: string;
+  catalog?: string;
   'token-file'?: string;
   account?: string;
   'flush-ticks': number;
@@ -59,7 +60,7 @@ export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 
       .option('allow-mismatch', { type: 'boolean', default: false, describe: "Record into a catalog whose recording.json names another account or instrument set (the earlier manifest is kept under 'previous')" })
       .option('env', { type: 'string', default: 'practice', choices: ['practice', 'live', 'sandbox'], describe: 'Environment (config/environments.json)' })
       .option('url', { type: 'string', describe: 'Base URL overriding the environment (e.g. a sandbox on another port)' })
-      .option('catalog', { type: 'string', default: 'data/catalog', describe: 'Catalog folder (items go to <catalog>/labs/<kind>/YYYY-MM.jsonl)' })
+      .options(CATALOG_FLAG)
       .option('token-file', { type: 'string', describe: 'Token file (default ~/.fxflow/token; FXFLOW_TOKEN wins)' })
       .option('once', { type: 'boolean', default: false, describe: 'Poll every requested labs kind once (and financing), write, and exit' })
       .option('every-ms', { type: 'number', describe: 'Poll every labs kind, and check the financing day, this often (ms) instead of the defaults (calendar 60 s, signals 5 min, spreads 15 min, COT 6 h; financing 60 s)' })
@@ -91,7 +92,7 @@ export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 
     const log = createLogger({ level: process.env.FXFLOW_LOG_LEVEL ?? 'warn' });
     const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
     const rest = new V20Rest(http);
-    const root = resolve(a.catalog);
+    const root = catalogFolder(a.catalog);
     const every = a['every-ms'];
     const stamp = (): string => new Date().toISOString();
     try {

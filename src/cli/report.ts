@@ -1,18 +1,17 @@
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { writeCompare } from '../report/compare.ts';
+import { openInBrowser } from './open.ts';
 import { writeRunReport } from '../report/run-report.ts';
 import { folderKind } from '../report/sweep-model.ts';
 import { writeSweepReport, writeWalkForwardReport } from '../report/sweep-report.ts';
 
-/** Opens a file with the desktop's viewer; says where it is when there is none. */
-function openFile(path: string): void {
-  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
-  const args = process.platform === 'win32' ? ['/c', 'start', '', path] : [path];
-  const child = spawn(cmd, args, { detached: true, stdio: 'ignore' });
-  child.on('error', () => process.stderr.write(`could not start ${cmd} to open it: open ${path} in a browser\n`));
-  child.unref();
+/** Opens a page in the browser; a failure is one line on stderr and exit code 1 (the page is written: its path is printed). */
+async function openFile(path: string): Promise<void> {
+  const problem = await openInBrowser(path);
+  if (problem === undefined) return;
+  process.stderr.write(`fxflow: could not open the page in a browser: ${problem}. Open ${path} yourself\n`);
+  process.exitCode = 1;
 }
 
 const size = (n: number): string => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MB` : `${Math.round(n / 1024)} kB`);
@@ -26,13 +25,13 @@ export function reportCommand(y: Argv): Argv {
     .example('$0 report runs/walkforward/sma-cross-0123456789', 'Rebuild walkforward.html and every window\'s sweep.html') as Argv;
 }
 
-export function runReport(a: { run: string; open?: boolean }): void {
+export async function runReport(a: { run: string; open?: boolean }): Promise<void> {
   const dir = resolve(a.run);
   const kind = folderKind(dir);
   const r = kind === 'walkforward' ? writeWalkForwardReport(dir) : kind === 'sweep' ? writeSweepReport(dir) : writeRunReport(dir);
   for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
   process.stdout.write(`Report written to ${r.path} (${size(r.bytes)})\n`);
-  if (a.open) openFile(r.path);
+  if (a.open) await openFile(r.path);
 }
 
 export function compareCommand(y: Argv): Argv {
@@ -43,8 +42,8 @@ export function compareCommand(y: Argv): Argv {
     .example('$0 compare runs/a runs/b --open', 'Equity curves overlaid, figures side by side') as Argv;
 }
 
-export function runCompare(a: { runs: string[]; out?: string; open?: boolean }): void {
+export async function runCompare(a: { runs: string[]; out?: string; open?: boolean }): Promise<void> {
   const r = writeCompare(a.runs.map((d) => resolve(d)), resolve(a.out ?? 'compare.html'));
   process.stdout.write(`Comparison written to ${r.path} (${size(r.bytes)})\n`);
-  if (a.open) openFile(r.path);
+  if (a.open) await openFile(r.path);
 }

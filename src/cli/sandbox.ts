@@ -3,6 +3,9 @@ import { dirname, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { FaultOptions, SandboxOptions } from '../sandbox/server.ts';
 import { fillModels } from '../sandbox/fill-models.ts';
+import { catalogFolder, catalogFromEnv } from '../adapters/catalog/location.ts';
+import { CATALOG_FLAG } from './catalog-flag.ts';
+import { parseUserTime } from '../domain/time.ts';
 import { FILL_MODEL_OPTIONS } from './fill-options.ts';
 import { createLogger, flushLogger } from './logger.ts';
 
@@ -11,6 +14,7 @@ export interface SandboxArgs {
   port: number;
   host?: string;
   data?: string;
+  catalog?: string;
   labs?: string;
   speed?: number;
   start?: string;
@@ -49,7 +53,8 @@ export function sandboxCommand(y: Argv): Argv<SandboxArgs> {
   return y
     .option('port', { type: 'number', default: 8080, describe: 'Port on 127.0.0.1 (0 = a free one)' })
     .option('host', { type: 'string', describe: 'Loopback address to listen on (127.0.0.1, ::1 or localhost)' })
-    .option('data', { type: 'string', describe: 'Catalog folder for replay and candles (default data/catalog, the bundled sample)' })
+    .option('data', { type: 'string', describe: 'Catalog folder for replay and candles (default: --catalog, $FXFLOW_CATALOG, else the bundled sample in the user cache)' })
+    .options(CATALOG_FLAG)
     .option('labs', { type: 'string', describe: 'Serve the labs items recorded in this catalog folder (fxflow record), each from the time it became known, instead of generated labs data' })
     .option('speed', { type: 'number', describe: 'Replay speed: simulated ms per real ms (default 1)' })
     .option('start', { type: 'string', describe: 'Replay start / manual clock start, RFC 3339 (default 2024-01-02T00:00:00Z)' })
@@ -129,10 +134,16 @@ export function sandboxOptions(a: SandboxArgs, env: NodeJS.ProcessEnv = process.
     o.fill = { ...names, ...(a.latencyTimeout !== undefined ? { latencyTimeoutMs: a.latencyTimeout } : {}) };
   }
   if (a.host !== undefined) o.host = a.host;
-  if (a.data !== undefined) o.data = a.data;
+  // Its catalog: --data, --catalog, FXFLOW_CATALOG, else the bundled sample (the server's default).
+  const data = a.data ?? (a.catalog !== undefined ? catalogFolder(a.catalog) : catalogFromEnv());
+  if (data !== undefined) o.data = data;
   if (a.labs !== undefined) o.labs = a.labs;
   if (a.speed !== undefined) o.speed = a.speed;
-  if (a.start !== undefined) o.start = a.start;
+  if (a.start !== undefined) {
+    // The commands' own time parser (seconds optional); what it cannot read goes as given (the sandbox's v20 request times: a zoneless time is New York's).
+    const t = parseUserTime(a.start);
+    o.start = Number.isFinite(t) ? t : a.start;
+  }
   if (a.heartbeatMs !== undefined) o.heartbeatMs = a.heartbeatMs;
   if (a.marketHours !== undefined) o.marketHours = a.marketHours;
   if (a.keepTransactions !== undefined) {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Options } from 'yargs';
+import { CATALOG_FLAG } from './catalog-flag.ts';
 import { FILL_MODEL_OPTIONS, fillModelOverrides, type FillModelArgs } from './fill-options.ts';
 
 /**
@@ -11,6 +12,7 @@ import { FILL_MODEL_OPTIONS, fillModelOverrides, type FillModelArgs } from './fi
 
 /** Where the candles come from and how a file is read. */
 export const SIM_DATA_FLAGS = {
+  ...CATALOG_FLAG,
   data: { type: 'string', describe: 'Read candles from this file or folder instead of the catalog (any format data import reads)' },
   format: { type: 'string', describe: 'Format of --data when it is not detected: generic, lean, histdata, oanda-json, oanda-mid-csv, dukascopy, metatrader' },
   timezone: { type: 'string', describe: "The clock of --data's times when they carry no offset: an IANA zone (Europe/Berlin), a fixed offset (-05:00) or a shifted zone (Europe/London-05:00); default the format's (docs/data.md, Time zones)" },
@@ -35,10 +37,13 @@ export const SIM_COST_FLAGS = {
   'financing-before-history': { type: 'string', choices: ['error', 'static'], describe: "Days before the first recorded financing day: refuse the run (error, the default) or charge today's rates (static) (costs.financingBeforeHistory)" },
 } as const satisfies Record<string, Options>;
 
+export { CATALOG_FLAG };
+
 export const SIM_FLAGS = { ...SIM_DATA_FLAGS, ...SIM_FILL_FLAGS, ...SIM_COST_FLAGS } as const;
 
 /** The flags as yargs gives them (camelCase), each optional. */
 export interface SimFlagArgs extends FillModelArgs {
+  catalog?: string;
   data?: string;
   format?: string;
   timezone?: string;
@@ -64,6 +69,7 @@ export function simFlagOverrides(a: SimFlagArgs): Fragment {
   const set = (section: string, key: string, v: string | number | boolean | undefined): void => {
     if (v !== undefined) (o[section] ??= {})[key] = v;
   };
+  if (a.catalog !== undefined && a.catalog !== '') set('data', 'catalog', resolve(a.catalog));
   set('data', 'spread', a.spread);
   set('data', 'spreadPips', a.spreadPips);
   set('fill', 'path', a.path);

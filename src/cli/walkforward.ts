@@ -7,7 +7,9 @@ import { canonical, sha256, sweepHashes } from '../research/sweep.ts';
 import { SpaceError } from '../research/space.ts';
 import { parseSpan, runWalkForward, windowDir, windows, WalkForwardError, type WalkForwardResult } from '../research/walkforward.ts';
 import { writeWalkForwardReport } from '../report/sweep-report.ts';
-import { ROOT, parseDate } from '../app/config.ts';
+import { parseDate } from '../app/config.ts';
+import { configCatalog } from '../adapters/catalog/location.ts';
+import { ProgressBar } from './progress.ts';
 import { dataCatalog } from '../app/sources.ts';
 import { cacheFor, fileSweepSource, lostRedis, openSweepQueue, optimizeCommand, prepare, queueModule, type OptimizeArgs } from './optimize.ts';
 
@@ -20,11 +22,14 @@ export interface WalkForwardArgs extends OptimizeArgs {
 
 /** `fxflow walkforward`'s flags: optimize's, plus the windows. */
 export function walkforwardCommand(y: Argv): Argv {
-  return optimizeCommand(y)
+  // The windows first, in their own group: the two required flags head the help, not its 98th line.
+  const windows = y
     .option('train', { type: 'string', demandOption: true, describe: 'In-sample length of each window: 6mo, 1y, 8w, 90d' })
     .option('test', { type: 'string', demandOption: true, describe: 'Out-of-sample length after each training period: 1mo, 2w' })
     .option('step', { type: 'string', describe: 'How far each window moves (default: --test, so test periods follow each other)' })
     .option('anchored', { type: 'boolean', describe: 'Every training period starts at --from (growing windows) instead of rolling' })
+    .group(['train', 'test', 'step', 'anchored'], 'Windows (--train and --test required):');
+  return optimizeCommand(windows)
     .example('$0 walkforward strategies/sma-cross.ts --param fast=5:30:5 --param slow=20:100:20 --train 6mo --test 1mo', 'Rolling 6-month optimisation, 1-month out-of-sample windows');
 }
 
@@ -46,7 +51,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
   let pool: Promise<TrialRunner> = a.queue !== undefined ? Promise.reject(new Error('the queue was not opened')) : WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments });
   pool.catch(() => {});
   try {
-    const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(resolve(ROOT, config.data.catalog));
+    const source = a.data ? fileSweepSource(a.data, dataFileInput(a), config, instruments) : await dataCatalog(configCatalog(config));
     const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: space.params(space.validPoints()[0]!), currency: config.account.currency, instruments, candles: source.candles, available: source.available, origin: source.origin, from, to, cache: cacheFor(a, config) });
     if (data.candles === 0) throw new SpaceError(`no candles between ${config.run.from} and ${config.run.to}: check --from/--to and the data`);
     const { strategyHash, configHash } = sweepHashes(loaded.file, config);
@@ -59,18 +64,18 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
       pool.catch(() => {});
       await pool;
     }
-    const tty = process.stderr.isTTY;
+    const bar = new ProgressBar('walkforward', process.stderr, { delayMs: 0, everyMs: 0 });
     const r = await runWalkForward({
       strategyFile: loaded.file, strategyName: loaded.name, space, search: a.search, trials, seed: a.seed, objective: a.objective,
       ...(objectiveFn ? { objectiveFn } : {}), workers, batch: a.batch, lag: a.lag, config, series: data.series, dataHash: data.dataHash,
       ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}), dir, windows: ws, pool,
       onWindow: (w) => {
-        if (tty) process.stderr.write(`\rwalkforward: window ${w.index + 1}/${ws.length}\x1b[K`);
+        bar.show(w.index / ws.length, `window ${w.index + 1}/${ws.length}`, true);
       },
     }).catch((e: unknown) => {
       throw q && e instanceof q.QueueLostError ? lostRedis(q, e, 'walk-forward', dir, space.dims.map((d) => d.name), ws.map((w) => windowDir(dir, w.index))) : e;
     });
-    if (tty) process.stderr.write('\r\x1b[K');
+    bar.done();
     let page: string | null = null;
     try {
       const p = writeWalkForwardReport(r.dir);

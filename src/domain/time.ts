@@ -165,6 +165,45 @@ const ZONELESS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
  * America/New_York local time (a recorded real response: gtdTime "2018-07-02T00:00:00" came back
  * as 2018-07-02T04:00:00Z). Everything else is as `parseTime`.
  */
+/** A date, or an RFC 3339 time whose seconds (and fraction) may be left out. */
+const USER_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|([+-])(\d{2}):(\d{2})))?$/;
+
+/**
+ * Why a time a user wrote (a flag, a config field) is not one, or undefined when it is: a date
+ * ("2024-01-02", UTC midnight), an RFC 3339 time, or one without its seconds ("2024-01-02T00:00Z",
+ * "2024-01-02T17:30+01:00"); each field in its range (no February 30th, no 27 o'clock: JavaScript's
+ * Date would roll them over without a word), years 1900 to 2200.
+ */
+export function timeProblem(text: string): string | undefined {
+  const m = USER_TIME.exec(text);
+  if (!m) return 'must be a date like "2024-01-01" or an RFC 3339 time like "2024-01-01T17:00:00Z" (the seconds may be left out: "2024-01-01T17:00Z")';
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (y < 1900 || y > 2200) return `has year ${y}: the valid years are 1900 to 2200`;
+  if (mo < 1 || mo > 12) return `has month ${m[2]}: months are 01 to 12`;
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  if (d < 1 || d > days) return `has day ${m[3]}: ${y}-${m[2]} has days 01 to ${days}`;
+  if (m[4] !== undefined) {
+    if (Number(m[4]) > 23) return `has hour ${m[4]}: hours are 00 to 23`;
+    if (Number(m[5]) > 59) return `has minute ${m[5]}: minutes are 00 to 59`;
+    if (m[6] !== undefined && Number(m[6]) > 59) return `has second ${m[6]}: seconds are 00 to 59`;
+    if (m[9] !== undefined && (Number(m[10]) > 23 || Number(m[11]) > 59)) return `has offset ${m[8]}: offsets are -23:59 to +23:59`;
+  }
+  return undefined;
+}
+
+/**
+ * A time as a user writes one (`timeProblem` says which), in ms; NaN for anything else. The one
+ * parser of the times every command and config takes; v20's wire times are parseTime's.
+ */
+export function parseUserTime(text: string): UnixMs {
+  if (timeProblem(text) !== undefined) return Number.NaN;
+  const m = USER_TIME.exec(text)!;
+  const ms = m[7] === undefined ? 0 : Number(`${m[7]}00`.slice(0, 3));
+  const t = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0), ms);
+  const offset = m[9] === undefined ? 0 : (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11])) * 60_000;
+  return t - offset;
+}
+
 export function parseRequestTime(text: string): UnixMs {
   if (ZONELESS.test(text)) {
     const dt = DateTime.fromISO(text.slice(0, 23), { zone: 'America/New_York' });

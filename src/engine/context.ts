@@ -3,7 +3,7 @@ import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent, TimerEvent } fr
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Tick } from '../domain/tick.ts';
-import { formatTime, type UnixMs } from '../domain/time.ts';
+import { formatTime, parseUserTime, type UnixMs } from '../domain/time.ts';
 import type { OrderRequest, Transaction } from '../domain/v20/index.ts';
 import type {
   AccountView,
@@ -264,6 +264,14 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     return String(units);
   }
 
+  #gtd(t: UnixMs | string): string {
+    const ms = typeof t === 'string' ? parseUserTime(t) : t;
+    if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+      throw new RangeError(`order gtdTime must be a time in ms (e.g. ctx.time + 3_600_000) or an RFC 3339 string like "2024-03-01T17:00:00Z", got ${JSON.stringify(t)}`);
+    }
+    return formatTime(ms);
+  }
+
   #details(instrument: string, t: Target): { price?: string; distance?: string } {
     const inst = this.instruments.get(instrument);
     if (typeof t === 'number') return { price: inst.price(t) };
@@ -279,7 +287,7 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     if (opts?.timeInForce) req.timeInForce = opts.timeInForce;
     if (opts?.gtdTime !== undefined) {
       req.timeInForce = opts.timeInForce ?? 'GTD';
-      req.gtdTime = formatTime(opts.gtdTime);
+      req.gtdTime = this.#gtd(opts.gtdTime);
     }
     if (opts?.positionFill) req.positionFill = opts.positionFill;
     if (opts?.triggerCondition) req.triggerCondition = opts.triggerCondition;

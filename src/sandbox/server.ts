@@ -3,9 +3,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { Catalog, ensureSample } from '../adapters/catalog/index.ts';
+import { sampleCatalogDir } from '../adapters/catalog/location.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import { loadInstruments, type FinancingRates, type InstrumentRegistry } from '../domain/instrument.ts';
 import { formatTime, formatUnixTime, parseRequestTime, parseTime, type UnixMs } from '../domain/time.ts';
@@ -44,7 +44,7 @@ export interface SandboxOptions {
   speed?: number;
   /** Replay start time, and the manual clock's initial time (default 2024-01-02T00:00Z). */
   start?: string | number;
-  /** Catalog folder for replay and candles (default data/catalog, the generated sample). */
+  /** Catalog folder for replay and candles (default: the bundled sample, generated in the user's cache on first use). */
   data?: string;
   /** Accounts; default one USD account of 100000, id '101-001-0000001-001'. */
   accounts?: { id?: string; currency?: string; balance?: string; marginRate?: string; hedging?: boolean }[];
@@ -137,7 +137,6 @@ export class SandboxError extends Error {
   }
 }
 
-const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
 const DEFAULT_START = '2024-01-02T00:00:00Z';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
@@ -170,7 +169,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (!(Number.isFinite(v) && v > 0)) throw new SandboxError(`sandbox option streams.${k} must be a number > 0 (got ${String(v)}); leave it out for the default ${DEFAULT_STREAM_LIMITS[k]}`);
     streamLimits[k] = v;
   }
-  const dataRoot = opts.data !== undefined ? resolve(opts.data) : resolve(ROOT, 'data/catalog');
+  const dataRoot = opts.data !== undefined ? resolve(opts.data) : sampleCatalogDir();
   if (opts.data === undefined) await ensureSample(dataRoot);
   else if (!existsSync(dataRoot)) throw new SandboxError(`sandbox data folder ${dataRoot} does not exist: give a catalog folder (fxflow data import ...) or leave --data out for the bundled sample`);
   const catalog = new Catalog(dataRoot);

@@ -246,8 +246,8 @@ export interface OrderOptions {
   readonly priceBound?: number;
   readonly positionFill?: OrderPositionFill;
   readonly timeInForce?: TimeInForce;
-  /** For GTD: expiry time in ms. */
-  readonly gtdTime?: UnixMs;
+  /** For GTD (the default when given): expiry time in ms, or an RFC 3339 string ("2024-03-01T17:00:00Z", seconds optional); anything else stops the run with an error at once. */
+  readonly gtdTime?: UnixMs | string;
   readonly triggerCondition?: OrderTriggerCondition;
   readonly tag?: string;
   readonly comment?: string;
