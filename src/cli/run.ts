@@ -8,7 +8,7 @@ import { V20Error } from '../adapters/v20/errors.ts';
 import type { Environment } from '../adapters/v20/environments.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
-import type { RiskLimits } from '../runner/risk.ts';
+import type { RiskLimits } from '../engine/risk.ts';
 import { RunnerError } from '../runner/errors.ts';
 import { loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';

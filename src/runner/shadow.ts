@@ -2,11 +2,10 @@ import { SimBroker, type SimBrokerOptions } from '../adapters/sim/broker.ts';
 import type { SimAccountState } from '../adapters/sim/seed.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { withClientID, type OrderIntent } from '../domain/intents.ts';
 import { parseTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { formatFillModels } from './fill-models.ts';
-import { withClientID } from './sim-execution.ts';
 
 /** What became of one intent at one broker. */
 export interface Outcome {

@@ -2,14 +2,13 @@ import { DateTime } from 'luxon';
 import { merge, type Observable, Subject, tap } from 'rxjs';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { toUnits } from '../domain/money.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { withClientID, type OrderIntent } from '../domain/intents.ts';
 import { nextRollover } from '../domain/new-york.ts';
 import { formatTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
-import type { Portfolio } from '../engine/portfolio.ts';
+import type { Portfolio } from './portfolio.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
-import type { RiskDay } from './journal.ts';
 
 /**
  * Pre-trade limits. Every limit is optional; an absent one is not checked. Every order is split
@@ -31,6 +30,12 @@ export interface RiskLimits {
   readonly maxDailyLoss?: number;
   /** Widest spread at entry, in pips, from the latest quote. */
   readonly maxSpreadPips?: number;
+}
+
+/** The trading day the daily-loss limit counts from: when it ends, and the NAV it opened with (journaled live). */
+export interface RiskDay {
+  readonly dayEnd: number;
+  readonly startNav: number;
 }
 
 /** Which limit refused an intent. */
@@ -115,16 +120,6 @@ function entryOf(intent: OrderIntent): Entry | undefined {
   const units = Number(r.units);
   if (!Number.isFinite(units) || units === 0) return undefined;
   return { instrument: r.instrument, units };
-}
-
-/**
- * The intent with `clientExtensions.id` = its ID, as v20 gets it, so that every broker (the simulator
- * too) echoes the client ID on the transactions it produces.
- */
-function withClientID<I extends Extract<OrderIntent, { kind: 'order' | 'replace' }>>(intent: I): I {
-  const ext = (intent.request as { clientExtensions?: { id?: string } }).clientExtensions;
-  if (ext?.id === intent.id) return intent;
-  return { ...intent, request: { ...intent.request, clientExtensions: { ...ext, id: intent.id } } };
 }
 
 /** Start of the 17:00 New York trading day that contains `t`. */
