@@ -17,6 +17,7 @@ import type { IndicatorMemo } from '../engine/indicator-memo.ts';
 import { mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
 import { OrderStats } from '../engine/order-stats.ts';
+import { activeLimits, RiskExecution } from '../engine/risk.ts';
 import { summarize, type DataHole, type DataReport, type SeriesOrigin, type Summary } from '../engine/report.ts';
 
 export type { DataHole, DataReport, SeriesOrigin };
@@ -265,6 +266,16 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     keepClosedTrades: o.keepTrades ?? o.keepTransactions === true,
   });
 
+  // The risk gate, as live (src/engine/risk.ts): between the engine and the simulator, on the
+  // engine's clock (market time), so the same strategy and limits are refused at the same decisions.
+  // Its refusals reach the strategy as rejects and are counted by limit in the summary.
+  const clock = new VirtualClock(from);
+  const log = withEngineTime(o.log, () => sim.now);
+  const limits = activeLimits(config.risk);
+  const gate = Object.keys(limits).length === 0 ? undefined
+    : new RiskExecution({ inner: sim, limits, portfolio, instruments, clock, accountID: sim.accountID, hedging: config.account.hedging, log, lastTransactionID: sim.ledger.lastTransactionID, keepBreaches: false });
+  const execution = gate ?? sim;
+
   const transactions: Transaction[] = [];
   let txOut: LineFile | undefined;
   let intentsOut: LineFile | undefined;
@@ -292,7 +303,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // transactions.jsonl afterwards: that was a third of a 1M-bar run's report time).
   const reportFold = o.runDir ? new RunTransactionFold() : undefined;
   const stopKeeping = o.keepTransactions || txOut
-    ? sim.listen((tx) => {
+    ? execution.listen!((tx) => {
         if (o.keepTransactions) transactions.push(tx);
         if (txOut) {
           txOut.line(JSON.stringify(tx));
@@ -305,11 +316,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     strategy: loaded.strategy,
     name: loaded.name,
     params: loaded.params,
-    execution: sim,
+    execution,
     portfolio,
     instruments,
-    clock: new VirtualClock(from),
-    log: withEngineTime(o.log, () => sim.now),
+    clock,
+    log,
     marginRate: Number(config.account.marginRate),
     onIntent: (intent: OrderIntent) => {
       intents++;
@@ -326,7 +337,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // portfolio. Then each merged batch goes through one plain loop: the simulator sees every event
   // before the engine (fills land before the strategy sees the price), with no operator per event.
   const detach = engine.attach();
-  const simOnEvent = (ev: MarketEvent): void => sim.onEvent(ev);
+  // The gate rolls its trading day (the daily-loss limit) on every event, before the engine marks it, as the runner does.
+  const simOnEvent = gate === undefined ? (ev: MarketEvent): void => sim.onEvent(ev) : (ev: MarketEvent): void => {
+    sim.onEvent(ev);
+    gate.observe(ev.at);
+  };
   try {
     sim.start(from);
     for await (const batch of mergeBatches(sources)) engine.feed(batch, simOnEvent);
@@ -367,6 +382,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     to,
     orders: (orderStats.finish(), orderStats),
     data,
+    risk: { limits, refused: gate?.refused ?? {} },
   });
   if (o.runDir) {
     writeFileSync(join(o.runDir, 'summary.json'), `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`);

@@ -8,17 +8,17 @@ import { V20Error } from '../adapters/v20/errors.ts';
 import type { Environment } from '../adapters/v20/environments.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
-import type { RiskLimits } from '../engine/risk.ts';
+import { activeLimits, describeLimits, type RiskLimits } from '../engine/risk.ts';
 import { RunnerError } from '../runner/errors.ts';
 import { loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
 import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
-import { SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides } from './sim-flags.ts';
+import { RISK_FLAGS, riskFlagOverrides, SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides, type RiskFlagArgs } from './sim-flags.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
 import type { LiveStatus } from '../report/live-status.ts';
 
 /** The flags of `fxflow run`. */
-export interface RunArgs {
+export interface RunArgs extends RiskFlagArgs {
   strategy: string;
   env: string;
   url?: string;
@@ -29,11 +29,6 @@ export interface RunArgs {
   flattenOnExit?: boolean;
   iUnderstandThisIsLive?: boolean;
   param?: (string | number)[];
-  maxUnits?: number;
-  maxOpenTrades?: number;
-  maxOrdersPerMinute?: number;
-  maxDailyLoss?: number;
-  maxSpreadPips?: number;
   killFile?: string;
   flattenTimeout: number;
   statusEvery: number;
@@ -73,11 +68,8 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('flatten-on-exit', { type: 'boolean', describe: 'Close every position on SIGINT/SIGTERM before stopping' })
     .option('i-understand-this-is-live', { type: 'boolean', describe: 'Required with --env live: orders use real money' })
     .option('param', { type: 'array', string: true, describe: 'Override a strategy param: --param units=2000' })
-    .option('max-units', { type: 'number', describe: 'Risk: largest position per instrument, in units (pending orders included)' })
-    .option('max-open-trades', { type: 'number', describe: 'Risk: most open trades plus pending entry orders' })
-    .option('max-orders-per-minute', { type: 'number', describe: 'Risk: most orders per sliding minute' })
-    .option('max-daily-loss', { type: 'number', describe: 'Risk: largest loss per 17:00 New York trading day, account currency (realized + unrealized)' })
-    .option('max-spread-pips', { type: 'number', describe: 'Risk: widest spread at entry, in pips' })
+    // The risk limits as backtest, optimize and walkforward take them (sim-flags.ts), over the config's `risk`.
+    .options(RISK_FLAGS)
     .option('kill-file', { type: 'string', describe: 'Kill switch: when this file exists, cancel pending orders, flatten and stop (SIGUSR2 does the same)' })
     .option('flatten-timeout', { type: 'number', default: 300, describe: 'Seconds the kill switch and --flatten-on-exit keep trying (with backoff, through 5xx and network errors) to get the account confirmed flat before they give up NOT FLAT (exit 1); every few seconds they print what is still open' })
     .option('status-every', { type: 'number', default: 60, describe: 'Seconds between status lines (0 = none)' })
@@ -93,7 +85,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('request-window', { type: 'number', default: 60, describe: 'Seconds: how long after it was sent a request may still reach OANDA and take effect (OANDA publishes no figure). An order without an answer (timeout, cut connection) is in doubt until this plus --in-doubt-margin has passed with no sign of it; only then is it resent. Meanwhile the runner sends nothing else' })
     .option('in-doubt-margin', { type: 'number', default: 10, describe: 'Seconds added to --request-window before an order in doubt counts as never received' })
     .option('max-intent-age', { type: 'number', default: 5, describe: 'Seconds: a journaled market order or close that never reached OANDA is not sent at a restart when older than this; it is reported and the strategy gets a reject' })
-    .option('config', { type: 'string', describe: 'With --broker sim or --shadow: a JSON file merged over config/default.json whose fill models (fill.slippage, fill.latency, costs.commission, costs.commissionPerMillion) the simulator uses, as fxflow backtest reads them' })
+    .option('config', { type: 'string', describe: 'A JSON file merged over config/default.json: its risk limits (risk.*) apply as in a backtest; with --broker sim or --shadow also its fill models (fill.slippage, fill.latency, costs.commission, costs.commissionPerMillion), as fxflow backtest reads them' })
     // The simulator's fill flags as backtest takes them (sim-flags.ts); prices are live ticks, so no --path.
     .options({ 'market-hours': SIM_FILL_FLAGS['market-hours'], slippage: SIM_FILL_FLAGS.slippage, latency: SIM_FILL_FLAGS.latency, commission: SIM_COST_FLAGS.commission })
     .option('require-token', { type: 'boolean', describe: 'With --env sandbox: send a token (the sandbox was started with --require-token). It comes only from the sandbox\'s own entry: config/environments.json sandbox.token or sandbox.tokenFile, ~/.fxflow/token-sandbox, or --token-file; FXFLOW_TOKEN/OANDA_TOKEN are never sent to a sandbox' })
@@ -112,7 +104,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
  */
 export function runFillModels(a: Pick<RunArgs, 'broker' | 'shadow' | 'config' | 'commission' | 'slippage' | 'latency' | 'marketHours'>): FillModelNames | undefined {
   if (a.broker !== 'sim' && a.shadow !== true) {
-    const given = (['config', 'slippage', 'latency', 'commission', 'marketHours'] as const).filter((k) => a[k] !== undefined);
+    const given = (['slippage', 'latency', 'commission', 'marketHours'] as const).filter((k) => a[k] !== undefined);
     if (given.length > 0) {
       throw new RunnerError('RUNNER', `${given.map((k) => (k === 'marketHours' ? `--${a.marketHours ? '' : 'no-'}market-hours` : `--${k}`)).join(', ')} shape${given.length === 1 ? 's' : ''} the simulated fills: use ${given.length === 1 ? 'it' : 'them'} with --broker sim or --shadow (with --broker v20 the fills are the account's own). Nothing was started.`);
     }
@@ -136,12 +128,6 @@ export function checkLiveConsent(a: Pick<RunArgs, 'env' | 'iUnderstandThisIsLive
     );
   }
 }
-
-const positive = (v: number | undefined, flag: string): number | undefined => {
-  if (v === undefined) return undefined;
-  if (!(v > 0) || !Number.isFinite(v)) throw new RunnerError('RUNNER', `--${flag} must be a positive number (got ${v})`);
-  return v;
-};
 
 /** `--max-intent-age` (seconds) in ms. */
 export function maxIntentAgeOf(v: number): number {
@@ -217,19 +203,13 @@ export function candleOptionsOf(a: Pick<RunArgs, 'candles' | 'candleWait'>): { c
   return { candles, candleWaitMs: Math.round(a.candleWait * 1000) };
 }
 
-/** The risk limits given on the command line. */
-export function limitsOf(a: RunArgs): RiskLimits {
-  const l: Record<string, number> = {};
-  const set = (k: keyof RiskLimits, v: number | undefined, flag: string): void => {
-    const x = positive(v, flag);
-    if (x !== undefined) l[k] = x;
-  };
-  set('maxUnits', a.maxUnits, 'max-units');
-  set('maxOpenTrades', a.maxOpenTrades, 'max-open-trades');
-  set('maxOrdersPerMinute', a.maxOrdersPerMinute, 'max-orders-per-minute');
-  set('maxDailyLoss', a.maxDailyLoss, 'max-daily-loss');
-  set('maxSpreadPips', a.maxSpreadPips, 'max-spread-pips');
-  return l as RiskLimits;
+/**
+ * The run's risk limits: config/default.json's `risk` (the default orders-per-minute limit and
+ * intents-per-event cap), then `--config`'s, then the flags, read and checked as a backtest reads
+ * them; a limit at 0 is off.
+ */
+export function limitsOf(a: Pick<RunArgs, 'config'> & RiskFlagArgs): RiskLimits {
+  return activeLimits(loadConfig(a.config, riskFlagOverrides(a)).risk);
 }
 
 /** pino JSON lines as short text lines, for a terminal. */
@@ -353,12 +333,12 @@ export async function runLive(a: RunArgs): Promise<void> {
   process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
   const simulator = (runner.sim ?? runner.shadowBook?.sim)?.models;
   const models = simulator !== undefined ? `; ${formatFillModels(simulator)}` : '';
-  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
+  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); risk limits: ${describeLimits(limits)}; journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
   await runner.done;
   const res = await runner.stop();
   await flushLogger(log);
   process.stdout.write(`${res.report}\n`);
-  process.stdout.write(`intents ${res.intents}, transactions ${res.transactions}, risk refusals ${res.risk.breaches}; recovered: replayed ${res.recovered.replayed}, looked up ${res.recovered.lookedUp}, resubmitted ${res.recovered.resubmitted}, expired ${res.recovered.expired}, state ${res.recovered.restoredState ? 'restored' : 'fresh'}\n`);
+  process.stdout.write(`intents ${res.intents}, transactions ${res.transactions}, risk refusals ${res.risk.breaches}${res.risk.breaches > 0 ? ` (${Object.entries(res.risk.byLimit).map(([k, n]) => `${k} ${n}`).join(', ')})` : ''}; recovered: replayed ${res.recovered.replayed}, looked up ${res.recovered.lookedUp}, resubmitted ${res.recovered.resubmitted}, expired ${res.recovered.expired}, state ${res.recovered.restoredState ? 'restored' : 'fresh'}\n`);
   const acc = res.account;
   if (acc !== undefined) {
     process.stdout.write(acc.ok

@@ -22,7 +22,7 @@ import { Journal, type JournalContents, type StateSnapshot } from './journal.ts'
 import type { LabsEndpoints, LabsPoller, LabsPollerOptions } from './labs-poller.ts';
 import { MarketInputs } from './market-inputs.ts';
 import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
-import { RiskExecution, type RiskLimits } from '../engine/risk.ts';
+import { describeLimits, RiskExecution, type RiskLimit, type RiskLimits } from '../engine/risk.ts';
 import { type AccountCheck, closeFromAccount, KillSwitch, killSwitchIntents, openOfLedger } from './kill-switch.ts';
 import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
 import { type Baseline, baselineOf, checkOwnership, CtrlC, Latency, newRunId, simBaselineOf, waitFor } from './session.ts';
@@ -178,7 +178,8 @@ export interface RunResult {
    * read): the run failed to flatten, and the CLI exits non-zero.
    */
   readonly account?: AccountCheck;
-  readonly risk: { readonly breaches: number };
+  /** Refusals of the risk gate: how many, and by limit. */
+  readonly risk: { readonly breaches: number; readonly byLimit: Partial<Record<RiskLimit, number>> };
   readonly shadow?: string;
   /** The fill models of the simulated broker (--broker sim) or the shadow simulator, by name; undefined with neither. */
   readonly models?: FillModelsUsed;
@@ -556,7 +557,7 @@ export class Runner {
       process.on('SIGINT', int);
       this.#signalHandlers.push(['SIGINT', int]);
     }
-    log.info({ instruments, broker, shadow: o.shadow === true }, 'running');
+    log.info({ instruments, broker, shadow: o.shadow === true, limits: describeLimits(o.limits ?? {}) }, 'running');
   }
 
   /**
@@ -778,7 +779,8 @@ export class Runner {
     // price, or in an earlier session, counts from its opening); exposure from the trades' open intervals.
     for (const t of this.portfolio.closedTrades) this.#period(t.openTime);
     for (const t of this.portfolio.openTrades()) this.#period(t.openMs);
-    const summary = summarize(this.portfolio, Number.isNaN(this.#from) ? {} : { from: this.#from, to: this.#to, exposureFromTrades: true });
+    const risk = this.#risk !== undefined ? { risk: { limits: this.o.limits ?? {}, refused: this.#risk.refused } } : {};
+    const summary = summarize(this.portfolio, Number.isNaN(this.#from) ? risk : { from: this.#from, to: this.#to, exposureFromTrades: true, ...risk });
     const params = Object.entries(this.o.params).map(([k, v]) => `${k}=${v}`).join(' ');
     // The simulator's fill models close the report (--broker sim); the shadow comparison names its own.
     const simulator = this.#sim ?? this.#shadow?.sim;
@@ -787,7 +789,7 @@ export class Runner {
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
       summary, report, ...(models !== undefined ? { models } : {}), intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#orders.recovered },
-      risk: { breaches: this.#risk?.breaches.length ?? 0 }, ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
+      risk: { breaches: this.#risk?.breaches.length ?? 0, byLimit: { ...this.#risk?.refused } }, ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
     };
   }
 }
