@@ -6,9 +6,11 @@ import { loadConfig } from '../../src/app/config.ts';
 import type { Candle } from '../../src/domain/candle.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import type { RiskLimits } from '../../src/engine/risk.ts';
+import { limitsOf } from '../../src/cli/run.ts';
+import { DEFAULT_RISK_LIMITS, type RiskLimits } from '../../src/engine/risk.ts';
+import { defineStrategy } from '../../src/strategy/api.ts';
 import smaCross from '../../strategies/sma-cross.ts';
-import { rig, settle, type Rig } from './harness.ts';
+import { accountTransactions, pricePath, rig, settle, until, type Rig } from './harness.ts';
 
 /**
  * Issue 33, item 7: the risk gate sits in the backtest's order path as in a live run. One strategy
@@ -71,5 +73,40 @@ describe('the risk gate in a backtest and in a run', () => {
     expect(bt.summary.riskRefusals).toBe(backtest.length);
     expect(run).toEqual(backtest);
     expect(res.risk.byLimit).toEqual({ maxDailyLoss: run.length });
+  }, 240_000);
+
+  it('a run with the default limits (no flag given) sends at most the cap of a strategy that returns 10,000 intents at one tick', async () => {
+    const limits = limitsOf({});
+    expect(limits).toEqual(DEFAULT_RISK_LIMITS);
+    const heard: Transaction[] = [];
+    const flood = defineStrategy({
+      params: {},
+      subscribe: { ticks: ['EUR_USD'] },
+      init: () => ({ done: false }),
+      onTick(ctx, st) {
+        if (st.done) return;
+        return { state: { done: true }, intents: Array.from({ length: 10_000 }, () => ctx.market('EUR_USD', 1)) };
+      },
+    });
+    r = await rig();
+    const start = (await r.rest.summary(r.accountID)).lastTransactionID;
+    const runner = r.runner({ strategy: flood as never, name: 'flood', params: {}, limits, onTransaction: (t) => heard.push(t) });
+    await runner.start();
+    const t0 = Date.now();
+    const p = pricePath(1)[0]!;
+    r.sandbox.setTime(p.time);
+    r.sandbox.pushPrice(p);
+    const refusals = () => heard.filter((t) => (t as { rejectReason?: string }).rejectReason === 'RISK_INTENTS_PER_EVENT_EXCEEDED').length;
+    await until(() => refusals() >= 10_000 - DEFAULT_RISK_LIMITS.maxIntentsPerEvent, 'every refusal reported to the strategy', 180_000);
+    await settle(r, runner, 60_000);
+    const took = Date.now() - t0;
+    const res = await runner.stop('end');
+    const orders = (await accountTransactions(r, start)).filter((t) => t.type === 'MARKET_ORDER').length;
+    const refused = heard.filter((t) => (t as { rejectReason?: string }).rejectReason === 'RISK_INTENTS_PER_EVENT_EXCEEDED').length;
+    console.log(`[intents per event] 10,000 intents at one tick: ${orders} orders reached the sandbox, ${refused} refused and reported to the strategy (${took} ms)`);
+    expect(res.intents).toBe(10_000);
+    expect(orders).toBe(DEFAULT_RISK_LIMITS.maxIntentsPerEvent);
+    expect(refused).toBe(10_000 - DEFAULT_RISK_LIMITS.maxIntentsPerEvent);
+    expect(res.risk.byLimit).toEqual({ maxIntentsPerEvent: refused });
   }, 240_000);
 });
