@@ -1,9 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
-import { oandaCoreCommission, perMillionCommission } from '../adapters/sim/commission.ts';
-import { parseLatency } from '../adapters/sim/latency.ts';
-import { parseSlippage } from '../adapters/sim/slippage.ts';
+import { parseFillModels } from '../adapters/sim/fill-models.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Tick } from '../domain/tick.ts';
 import { conversionInstruments } from '../domain/conversion.ts';
@@ -25,7 +23,7 @@ import { toUnits } from '../domain/money.ts';
 import { formatIsoMs } from '../domain/time.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
-import { ConfigError, ROOT, type BacktestConfig } from './config.ts';
+import { ConfigError, fillModelNames, ROOT, type BacktestConfig } from './config.ts';
 import { financingHistory } from '../adapters/catalog/financing-store.ts';
 import type { FinancingRates } from '../domain/instrument.ts';
 import { SeriesWatch, dataReport } from './series-watch.ts';
@@ -249,11 +247,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     ...(financingRates !== undefined ? { financingRates } : {}),
     commissionPerMillion: config.costs.commissionPerMillion,
     path: config.fill.path,
-    marketHours: config.fill.marketHours,
-    // The swappable models (src/adapters/sim/), as the config names them (validated there).
-    commission: config.costs.commission === 'oanda-core' ? oandaCoreCommission(config.account.currency) : perMillionCommission(config.costs.commissionPerMillion),
-    slippage: parseSlippage(config.fill.slippage),
-    latency: parseLatency(config.fill.latency),
+    // The swappable models (src/adapters/sim/) and market hours, as the config names them (validated there).
+    ...parseFillModels(fillModelNames(config), config.account.currency),
   });
   // The portfolio shares the simulator's ledger: the simulator folds each transaction before it
   // hands it on, so the one fold serves both (live, the portfolio folds what the stream delivers).

@@ -4,8 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
 import { parseTime } from '../domain/time.ts';
 import { OANDA_CORE_PER_MILLION } from '../adapters/sim/commission.ts';
-import { parseLatency } from '../adapters/sim/latency.ts';
-import { parseSlippage } from '../adapters/sim/slippage.ts';
+import { parseFillModels, type FillModelNames } from '../adapters/sim/fill-models.ts';
 import { DEFAULT_RISK_LIMITS, type RiskLimits } from '../engine/risk.ts';
 
 /** The repository root (where package.json, config/ and data/ live). */
@@ -263,8 +262,8 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
       marketHours: get('fill.marketHours') === undefined ? true : bool('fill.marketHours'),
       // The swappable fill models (src/adapters/sim/): checked by the models' own parsers, whose
       // messages say what is expected; absent means v20's own behaviour.
-      slippage: model('fill.slippage', (v) => parseSlippage(v).name),
-      latency: model('fill.latency', (v) => parseLatency(v).name),
+      slippage: model('fill.slippage', (v) => parseFillModels({ slippage: v }, 'USD').slippage.name),
+      latency: model('fill.latency', (v) => parseFillModels({ latency: v }, 'USD').latency.name),
     },
     costs: {
       financing: bool('costs.financing'),
@@ -301,6 +300,16 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
   const to = parseDate(cfg.run.to);
   if (!(to > from)) throw new ConfigError(source, 'run.to', `(${cfg.run.to}) must be after run.from (${cfg.run.from})`);
   return cfg;
+}
+
+/** The simulator's fill models as the configuration names them (parsed by `parseFillModels`). */
+export function fillModelNames(c: BacktestConfig): FillModelNames {
+  return {
+    slippage: c.fill.slippage,
+    latency: c.fill.latency,
+    commission: c.costs.commission === 'oanda-core' ? 'oanda-core' : c.costs.commissionPerMillion,
+    marketHours: c.fill.marketHours,
+  };
 }
 
 /** The largest spread a config may give, in pips (a spread wider than the price gives negative bids). */

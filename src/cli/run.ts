@@ -10,7 +10,7 @@ import { loadInstruments } from '../domain/instrument.ts';
 import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
 import { activeLimits, describeLimits, type RiskLimits } from '../engine/risk.ts';
 import { RunnerError } from '../runner/errors.ts';
-import { loadConfig } from '../app/config.ts';
+import { fillModelNames, loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
 import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
 import { RISK_FLAGS, riskFlagOverrides, SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides, type RiskFlagArgs } from './sim-flags.ts';
@@ -110,13 +110,7 @@ export function runFillModels(a: Pick<RunArgs, 'broker' | 'shadow' | 'config' | 
     }
     return undefined;
   }
-  const config = loadConfig(a.config, simFlagOverrides(a));
-  return {
-    slippage: config.fill.slippage,
-    latency: config.fill.latency,
-    commission: config.costs.commission === 'oanda-core' ? 'oanda-core' : config.costs.commissionPerMillion,
-    marketHours: config.fill.marketHours,
-  };
+  return fillModelNames(loadConfig(a.config, simFlagOverrides(a)));
 }
 
 /** Refuses `--env live` without the explicit confirmation flag. */
