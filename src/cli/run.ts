@@ -242,10 +242,9 @@ export async function runLive(a: RunArgs): Promise<void> {
   const rebaseEvery = rebaseEveryOf(a.journalRebaseEvery);
   const candleOptions = candleOptionsOf(a);
   // The runner and the HTTP stack (undici) are loaded when a run starts: other commands start without them.
-  const [{ environment }, { V20Http }, { V20Rest }, { Runner }] = await Promise.all([
+  const [{ environment }, { v20Client }, { Runner }] = await Promise.all([
     import('../adapters/v20/environments.ts'),
-    import('../adapters/v20/http.ts'),
-    import('../adapters/v20/rest.ts'),
+    import('./v20-client.ts'),
     import('../runner/runner.ts'),
   ]);
   const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
@@ -259,8 +258,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   // Tests shorten the Ctrl-C window (the 3 s between the second and third Ctrl-C).
   const windowEnv = process.env.FXFLOW_CTRL_C_WINDOW_MS;
   const ctrlCWindowMs = windowEnv !== undefined && windowEnv !== '' && Number.isFinite(Number(windowEnv)) ? Number(windowEnv) : undefined;
-  const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
-  const rest = new V20Rest(http);
+  const { http, rest } = await v20Client(env, token, log);
   let accountID = a.account;
   if (accountID === undefined) {
     const accounts = await rest.accounts().catch((e: unknown) => {
