@@ -1,5 +1,7 @@
 import { DateTime } from 'luxon';
-import { merge, type Observable, Subject, tap } from 'rxjs';
+// Observable alone, from its own module (as the simulator does): 'rxjs' itself loads all of rxjs,
+// which a backtest does not otherwise need.
+import { Observable } from 'rxjs/internal/Observable';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { toUnits } from '../domain/money.ts';
 import { isReservedClientID, withClientID, type OrderIntent } from '../domain/intents.ts';
@@ -192,7 +194,8 @@ export class RiskExecution implements Execution {
   readonly #txListeners = new Set<(tx: Transaction) => void>();
   readonly #noteListeners = new Set<(note: TransactionNote) => void>();
   readonly #o: RiskOptions;
-  readonly #rejects = new Subject<Transaction>();
+  /** The subscribers of `transactions$`, who get the refusals too. */
+  readonly #rejectSubs = new Set<(tx: Transaction) => void>();
   readonly #inFlight = new Map<string, Entry>();
   /** Engine times of accepted orders, oldest first (the sliding minute). */
   readonly #window: number[] = [];
@@ -212,7 +215,22 @@ export class RiskExecution implements Execution {
       this.#lastID = o.lastTransactionID;
       this.#lastIDNum = Number(o.lastTransactionID);
     }
-    this.transactions$ = merge(o.inner.transactions$.pipe(tap((t) => this.#seen(t.id, Number(t.id), t))), this.#rejects);
+    // The inner execution's transactions (seen on the way) and the refusals, merged.
+    this.transactions$ = new Observable<Transaction>((sub) => {
+      const next = (t: Transaction): void => sub.next(t);
+      this.#rejectSubs.add(next);
+      const inner = o.inner.transactions$.subscribe({
+        next: (t) => {
+          this.#seen(t.id, Number(t.id), t);
+          sub.next(t);
+        },
+        error: (e: unknown) => sub.error(e),
+      });
+      return () => {
+        inner.unsubscribe();
+        this.#rejectSubs.delete(next);
+      };
+    });
     const { inner } = o;
     if (inner.listen !== undefined) {
       const listen = inner.listen.bind(inner);
@@ -513,7 +531,7 @@ export class RiskExecution implements Execution {
       errorMessage,
       ...(units !== undefined ? { units: String(units) } : {}),
     } as unknown as Transaction;
-    this.#rejects.next(tx);
+    for (const next of this.#rejectSubs) next(tx);
     for (const l of this.#txListeners) l(tx);
     if (this.#noteListeners.size > 0) {
       const note: TransactionNote = { type: tx.type, id, idNum: Number(id), at, orderID: undefined, reason: 'CLIENT_ORDER', rejectReason, price: Number.NaN, transaction: () => tx };
