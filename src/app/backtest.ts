@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
-import { parseFillModels } from '../adapters/sim/fill-models.ts';
+import type { SimBroker, SimStats } from '../adapters/sim/broker.ts';
+import { simBroker } from '../adapters/sim/factory.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Tick } from '../domain/tick.ts';
 import { conversionInstruments } from '../domain/conversion.ts';
@@ -236,19 +236,15 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     financingRates = h.rates;
     financingText = h.text;
   }
-  const sim = new SimBroker({
+  const sim = simBroker({
     instruments,
-    currency: config.account.currency,
-    initialBalance: config.account.initialBalance,
-    marginRate: config.account.marginRate,
-    hedging: config.account.hedging,
-    fifo: config.account.fifo,
+    account: { currency: config.account.currency, balance: config.account.initialBalance, marginRate: config.account.marginRate, hedging: config.account.hedging, fifo: config.account.fifo },
     financing: config.costs.financing,
     ...(financingRates !== undefined ? { financingRates } : {}),
     commissionPerMillion: config.costs.commissionPerMillion,
     path: config.fill.path,
     // The swappable models (src/adapters/sim/) and market hours, as the config names them (validated there).
-    ...parseFillModels(fillModelNames(config), config.account.currency),
+    models: fillModelNames(config),
   });
   // The portfolio shares the simulator's ledger: the simulator folds each transaction before it
   // hands it on, so the one fold serves both (live, the portfolio folds what the stream delivers).

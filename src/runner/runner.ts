@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { SimBroker } from '../adapters/sim/broker.ts';
+import type { SimBroker } from '../adapters/sim/broker.ts';
+import { simBroker } from '../adapters/sim/factory.ts';
 import { V20Execution } from '../adapters/v20/execution.ts';
 import type { V20Http } from '../adapters/v20/http.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
@@ -423,7 +424,7 @@ export class Runner {
     // The broker.
     let inner: (Execution & { drain: () => Promise<void> }) | SimExecution;
     if (broker === 'sim') {
-      const sim = new SimBroker({ instruments: o.instruments, currency: baseline.currency, initialBalance: deposit, marginRate: baseline.marginRate, hedging: baseline.hedging, accountID: o.accountID, ...simModels(o.fill, baseline.currency) });
+      const sim = simBroker({ instruments: o.instruments, account: { currency: baseline.currency, balance: deposit, marginRate: baseline.marginRate, hedging: baseline.hedging, id: o.accountID }, models: simModels(o.fill, baseline.currency) });
       // A restart: the simulated account is its baseline plus every transaction the simulator journaled
       // (positions, pending orders, balance; its transaction IDs continue after the last one).
       if (contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0) {
