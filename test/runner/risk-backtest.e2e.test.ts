@@ -1,4 +1,6 @@
-import { resolve } from 'node:path';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/adapters/catalog/catalog.ts';
 import { runBacktest } from '../../src/app/backtest.ts';
@@ -10,7 +12,7 @@ import { limitsOf } from '../../src/cli/run.ts';
 import { DEFAULT_RISK_LIMITS, type RiskLimits } from '../../src/engine/risk.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 import smaCross from '../../strategies/sma-cross.ts';
-import { accountTransactions, pricePath, rig, settle, until, type Rig } from './harness.ts';
+import { accountTransactions, pricePath, rig, settle, startFxflowRun, until, type Rig } from './harness.ts';
 
 /**
  * Issue 33, item 7: the risk gate sits in the backtest's order path as in a live run. One strategy
@@ -109,4 +111,21 @@ describe('the risk gate in a backtest and in a run', () => {
     expect(refused).toBe(10_000 - DEFAULT_RISK_LIMITS.maxIntentsPerEvent);
     expect(res.risk.byLimit).toEqual({ maxIntentsPerEvent: refused });
   }, 240_000);
+
+  it('`fxflow run` shows its limits in the start banner: the defaults, a flag and a --config risk field', async () => {
+    r = await rig();
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-limits-'));
+    const config = join(dir, 'limits.json');
+    writeFileSync(config, JSON.stringify({ risk: { maxIntentsPerEvent: 7 } }));
+    for (const [args, banner] of [
+      [[], 'risk limits: max-orders-per-minute 60, max-intents-per-event 50;'],
+      [['--max-daily-loss', '25', '--config', config], 'risk limits: max-orders-per-minute 60, max-daily-loss 25, max-intents-per-event 7;'],
+      [['--max-orders-per-minute', '0', '--max-intents-per-event', '0'], 'risk limits: none;'],
+    ] as const) {
+      const run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--broker', 'sim', '--journal', mkdtempSync(join(dir, 'j-')), ...args], 1);
+      run.proc.kill('SIGTERM');
+      expect(await run.exited).toBe(0);
+      expect(run.out(), args.join(' ')).toContain(banner);
+    }
+  }, 120_000);
 });
