@@ -1,9 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { SimBroker, type SimStats } from '../adapters/sim/broker.ts';
-import { oandaCoreCommission, perMillionCommission } from '../adapters/sim/commission.ts';
-import { parseLatency } from '../adapters/sim/latency.ts';
-import { parseSlippage } from '../adapters/sim/slippage.ts';
+import type { SimBroker, SimStats } from '../adapters/sim/broker.ts';
+import { simBroker } from '../adapters/sim/factory.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Tick } from '../domain/tick.ts';
 import { conversionInstruments } from '../domain/conversion.ts';
@@ -17,6 +15,7 @@ import type { IndicatorMemo } from '../engine/indicator-memo.ts';
 import { mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
 import { OrderStats } from '../engine/order-stats.ts';
+import { activeLimits, RiskExecution } from '../engine/risk.ts';
 import { summarize, type DataHole, type DataReport, type SeriesOrigin, type Summary } from '../engine/report.ts';
 
 export type { DataHole, DataReport, SeriesOrigin };
@@ -24,7 +23,7 @@ import { toUnits } from '../domain/money.ts';
 import { formatIsoMs } from '../domain/time.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
-import { ConfigError, ROOT, type BacktestConfig } from './config.ts';
+import { ConfigError, fillModelNames, ROOT, type BacktestConfig } from './config.ts';
 import { financingHistory } from '../adapters/catalog/financing-store.ts';
 import type { FinancingRates } from '../domain/instrument.ts';
 import { SeriesWatch, dataReport } from './series-watch.ts';
@@ -237,22 +236,15 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     financingRates = h.rates;
     financingText = h.text;
   }
-  const sim = new SimBroker({
+  const sim = simBroker({
     instruments,
-    currency: config.account.currency,
-    initialBalance: config.account.initialBalance,
-    marginRate: config.account.marginRate,
-    hedging: config.account.hedging,
-    fifo: config.account.fifo,
+    account: { currency: config.account.currency, balance: config.account.initialBalance, marginRate: config.account.marginRate, hedging: config.account.hedging, fifo: config.account.fifo },
     financing: config.costs.financing,
     ...(financingRates !== undefined ? { financingRates } : {}),
     commissionPerMillion: config.costs.commissionPerMillion,
     path: config.fill.path,
-    marketHours: config.fill.marketHours,
-    // The swappable models (src/adapters/sim/), as the config names them (validated there).
-    commission: config.costs.commission === 'oanda-core' ? oandaCoreCommission(config.account.currency) : perMillionCommission(config.costs.commissionPerMillion),
-    slippage: parseSlippage(config.fill.slippage),
-    latency: parseLatency(config.fill.latency),
+    // The swappable models (src/adapters/sim/) and market hours, as the config names them (validated there).
+    models: fillModelNames(config),
   });
   // The portfolio shares the simulator's ledger: the simulator folds each transaction before it
   // hands it on, so the one fold serves both (live, the portfolio folds what the stream delivers).
@@ -264,6 +256,16 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     shared: true,
     keepClosedTrades: o.keepTrades ?? o.keepTransactions === true,
   });
+
+  // The risk gate, as live (src/engine/risk.ts): between the engine and the simulator, on the
+  // engine's clock (market time), so the same strategy and limits are refused at the same decisions.
+  // Its refusals reach the strategy as rejects and are counted by limit in the summary.
+  const clock = new VirtualClock(from);
+  const log = withEngineTime(o.log, () => sim.now);
+  const limits = activeLimits(config.risk);
+  const gate = Object.keys(limits).length === 0 ? undefined
+    : new RiskExecution({ inner: sim, limits, portfolio, instruments, clock, accountID: sim.accountID, hedging: config.account.hedging, log, lastTransactionID: sim.ledger.lastTransactionID, keepBreaches: false });
+  const execution = gate ?? sim;
 
   const transactions: Transaction[] = [];
   let txOut: LineFile | undefined;
@@ -292,7 +294,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // transactions.jsonl afterwards: that was a third of a 1M-bar run's report time).
   const reportFold = o.runDir ? new RunTransactionFold() : undefined;
   const stopKeeping = o.keepTransactions || txOut
-    ? sim.listen((tx) => {
+    ? execution.listen!((tx) => {
         if (o.keepTransactions) transactions.push(tx);
         if (txOut) {
           txOut.line(JSON.stringify(tx));
@@ -305,11 +307,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     strategy: loaded.strategy,
     name: loaded.name,
     params: loaded.params,
-    execution: sim,
+    execution,
     portfolio,
     instruments,
-    clock: new VirtualClock(from),
-    log: withEngineTime(o.log, () => sim.now),
+    clock,
+    log,
     marginRate: Number(config.account.marginRate),
     onIntent: (intent: OrderIntent) => {
       intents++;
@@ -326,7 +328,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // portfolio. Then each merged batch goes through one plain loop: the simulator sees every event
   // before the engine (fills land before the strategy sees the price), with no operator per event.
   const detach = engine.attach();
-  const simOnEvent = (ev: MarketEvent): void => sim.onEvent(ev);
+  // The gate rolls its trading day (the daily-loss limit) on every event, before the engine marks it, as the runner does.
+  const simOnEvent = gate === undefined ? (ev: MarketEvent): void => sim.onEvent(ev) : (ev: MarketEvent): void => {
+    sim.onEvent(ev);
+    gate.observe(ev.at);
+  };
   try {
     sim.start(from);
     for await (const batch of mergeBatches(sources)) engine.feed(batch, simOnEvent);
@@ -367,6 +373,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     to,
     orders: (orderStats.finish(), orderStats),
     data,
+    risk: { limits, refused: gate?.refused ?? {} },
   });
   if (o.runDir) {
     writeFileSync(join(o.runDir, 'summary.json'), `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`);

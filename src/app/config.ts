@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
 import { parseUserTime, timeProblem } from '../domain/time.ts';
 import { OANDA_CORE_PER_MILLION } from '../adapters/sim/commission.ts';
-import { parseLatency } from '../adapters/sim/latency.ts';
-import { parseSlippage } from '../adapters/sim/slippage.ts';
 import { catalogFromEnv } from '../adapters/catalog/location.ts';
+import { parseFillModels, type FillModelNames } from '../adapters/sim/fill-models.ts';
+import { DEFAULT_RISK_LIMITS, type RiskLimits } from '../engine/risk.ts';
 
 /** The repository root (where package.json, config/ and data/ live). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -66,6 +66,12 @@ export interface BacktestConfig {
     /** "per-million" (commissionPerMillion on every fill) or "oanda-core" (OANDA's core pricing schedule per instrument group, src/adapters/sim/commission.ts). */
     readonly commission: 'per-million' | 'oanda-core';
   };
+  /**
+   * The risk gate's limits (src/engine/risk.ts), the same in a backtest, a sweep's trials, a
+   * walk-forward and `fxflow run`: each absent or 0 is not checked. config/default.json sets the
+   * default orders-per-minute limit and intents-per-event cap.
+   */
+  readonly risk: RiskLimits;
   readonly run: {
     readonly instrument: string;
     readonly granularity: Granularity;
@@ -149,6 +155,7 @@ const SHAPE: Record<string, readonly string[]> = {
   data: ['catalog', 'spread', 'spreadPips', 'spreadPipsByHour'],
   fill: ['marketOrders', 'path', 'marketHours', 'slippage', 'latency'],
   costs: ['financing', 'commissionPerMillion', 'commission', 'financingHistory', 'financingBeforeHistory'],
+  risk: ['maxUnits', 'maxOpenTrades', 'maxOrdersPerMinute', 'maxDailyLoss', 'maxSpreadPips', 'maxIntentsPerEvent'],
   run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
 };
 
@@ -223,6 +230,18 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     return v;
   };
 
+  // Each limit a number >= 0 (0: off); a config without the section has the defaults.
+  const riskLimits = (): RiskLimits => {
+    if (raw.risk === undefined) return { ...DEFAULT_RISK_LIMITS };
+    const out: Record<string, number> = {};
+    for (const k of SHAPE.risk!) {
+      const v = get(`risk.${k}`);
+      if (v === undefined || v === null) continue;
+      const whole = k === 'maxOpenTrades' || k === 'maxOrdersPerMinute' || k === 'maxIntentsPerEvent';
+      out[k] = num(`risk.${k}`, (n) => Number.isFinite(n) && n >= 0 && (!whole || Number.isInteger(n)), `${whole ? 'a whole number' : 'a number'} >= 0 (0 turns the limit off)`);
+    }
+    return out as RiskLimits;
+  };
   const marginRate = str('account.marginRate', (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= 1, 'a decimal string in (0, 1], e.g. "0.02" for 50:1 leverage');
   const cfg: BacktestConfig = {
     account: {
@@ -244,8 +263,8 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
       marketHours: get('fill.marketHours') === undefined ? true : bool('fill.marketHours'),
       // The swappable fill models (src/adapters/sim/): checked by the models' own parsers, whose
       // messages say what is expected; absent means v20's own behaviour.
-      slippage: model('fill.slippage', (v) => parseSlippage(v).name),
-      latency: model('fill.latency', (v) => parseLatency(v).name),
+      slippage: model('fill.slippage', (v) => parseFillModels({ slippage: v }, 'USD').slippage.name),
+      latency: model('fill.latency', (v) => parseFillModels({ latency: v }, 'USD').latency.name),
     },
     costs: {
       financing: bool('costs.financing'),
@@ -254,6 +273,7 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
       ...(get('costs.financingHistory') !== undefined && get('costs.financingHistory') !== null ? { financingHistory: str('costs.financingHistory', (x) => x.length > 0, 'the catalog folder that fxflow record --financing recorded into, e.g. "data/catalog"') } : {}),
       ...(get('costs.financingBeforeHistory') !== undefined ? { financingBeforeHistory: oneOf('costs.financingBeforeHistory', ['error', 'static'] as const) } : {}),
     },
+    risk: riskLimits(),
     run: {
       instrument: str('run.instrument', (s) => /^[A-Z0-9]+_[A-Z0-9]+$/.test(s), 'an instrument like "EUR_USD"'),
       granularity: str('run.granularity', isGranularity, 'a v20 granularity (S5…M30, H1…H12, D, W, M)') as Granularity,
@@ -281,6 +301,16 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
   const to = parseDate(cfg.run.to);
   if (!(to > from)) throw new ConfigError(source, 'run.to', `(${cfg.run.to}) must be after run.from (${cfg.run.from})`);
   return cfg;
+}
+
+/** The simulator's fill models as the configuration names them (parsed by `parseFillModels`). */
+export function fillModelNames(c: BacktestConfig): FillModelNames {
+  return {
+    slippage: c.fill.slippage,
+    latency: c.fill.latency,
+    commission: c.costs.commission === 'oanda-core' ? 'oanda-core' : c.costs.commissionPerMillion,
+    marketHours: c.fill.marketHours,
+  };
 }
 
 /** The largest spread a config may give, in pips (a spread wider than the price gives negative bids). */
@@ -354,6 +384,12 @@ const FLAGS: Readonly<Record<string, string>> = {
   'costs.financingBeforeHistory': '--financing-before-history',
   'costs.commissionPerMillion': '--commission',
   'fill.path': '--path',
+  'risk.maxUnits': '--max-units',
+  'risk.maxOpenTrades': '--max-open-trades',
+  'risk.maxOrdersPerMinute': '--max-orders-per-minute',
+  'risk.maxDailyLoss': '--max-daily-loss',
+  'risk.maxSpreadPips': '--max-spread-pips',
+  'risk.maxIntentsPerEvent': '--max-intents-per-event',
   'run.instrument': '--instrument',
   'run.granularity': '--granularity',
   'run.from': '--from',

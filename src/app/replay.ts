@@ -1,11 +1,12 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pino from 'pino';
-import { SimBroker } from '../adapters/sim/broker.ts';
+import type { SimBroker } from '../adapters/sim/broker.ts';
+import { simBroker } from '../adapters/sim/factory.ts';
 import { restoreAccount, type AccountState } from '../domain/account-state.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { withClientID, type OrderIntent } from '../domain/intents.ts';
 import { formatTime, parseTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { Engine, subscriptionsOf } from '../engine/engine.ts';
@@ -15,9 +16,8 @@ import type { Execution } from '../ports/execution.ts';
 import { compareDecisions, compareFills, moneyOf, pairDecisions, QuoteTrack, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
 import { inputFiles, readInputs, readRunMeta, RecordingError, type InputRecord, type RunMeta, type SessionAccount, type SessionInfo, type Where } from '../runner/recording.ts';
 import { simModels, type FillModelNames } from '../runner/fill-models.ts';
-import { RiskExecution, type RiskLimits } from '../runner/risk.ts';
+import { RiskExecution, type RiskLimits } from '../engine/risk.ts';
 import { knownPart } from '../runner/shadow.ts';
-import { withClientID } from '../runner/sim-execution.ts';
 import type { Params, Strategy } from '../strategy/api.ts';
 import { fileSha256 } from './live-run-folder.ts';
 import { loadStrategy } from './load-strategy.ts';
@@ -106,14 +106,14 @@ class ReplayExecution implements Execution {
 function seeded(acct: SessionAccount, accountID: string, instruments: InstrumentRegistry, fill: FillModelNames | undefined): { sim: SimBroker; portfolio: Portfolio; lastTransactionID: string; openingBalance: string; leftOut: string[] } {
   if (acct.broker === 'sim') {
     // The run's own simulator's fill models (--slippage, --latency, --commission): the same fills again.
-    const sim = new SimBroker({ instruments, currency: acct.currency, initialBalance: acct.deposit, marginRate: acct.marginRate, hedging: acct.hedging, accountID, ...simModels(fill, acct.currency) });
+    const sim = simBroker({ instruments, account: { currency: acct.currency, balance: acct.deposit, marginRate: acct.marginRate, hedging: acct.hedging, id: accountID }, models: simModels(fill, acct.currency) });
     const state: AccountState = acct.state ?? { lastTransactionID: '0', balance: '0', trades: [], orders: [] };
     if (acct.state !== undefined) sim.seed(acct.state);
     const portfolio = new Portfolio({ currency: acct.currency, instruments, initialBalance: acct.deposit, strict: false });
     restoreAccount(portfolio.ledger, state, instruments, accountID);
     return { sim, portfolio, lastTransactionID: state.lastTransactionID, openingBalance: acct.state?.balance ?? '0', leftOut: [] };
   }
-  const sim = new SimBroker({ instruments, currency: acct.currency, initialBalance: acct.balance, marginRate: acct.marginRate, hedging: acct.hedging, accountID });
+  const sim = simBroker({ instruments, account: { currency: acct.currency, balance: acct.balance, marginRate: acct.marginRate, hedging: acct.hedging, id: accountID } });
   const known = knownPart(acct, instruments);
   sim.seed(known.state);
   const portfolio = new Portfolio({ currency: acct.currency, instruments, initialBalance: acct.balance, strict: false });

@@ -56,7 +56,7 @@ export const dataDownloadCommand: CommandModule<object, DownloadArgs> = {
     if (Number.isNaN(from)) throw usage(`--from '${a.from}' is not a date (YYYY-MM-DD or RFC 3339)`);
     if (Number.isNaN(to)) throw usage(`--to '${a.to}' is not a date (YYYY-MM-DD or RFC 3339)`);
     // The HTTP stack (undici) is loaded by the commands that talk to OANDA, when they run.
-    const [{ environment }, { V20Http }, { V20Rest }] = await Promise.all([import('../adapters/v20/environments.ts'), import('../adapters/v20/http.ts'), import('../adapters/v20/rest.ts')]);
+    const [{ environment }, { v20Client }] = await Promise.all([import('../adapters/v20/environments.ts'), import('./v20-client.ts')]);
     const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
     let token: string | undefined;
     try {
@@ -66,7 +66,7 @@ export const dataDownloadCommand: CommandModule<object, DownloadArgs> = {
       if (!(env.name === 'sandbox' && e instanceof AuthError && e.code === 'AUTH_NO_TOKEN')) throw e;
     }
     const log = createLogger({ level: process.env.FXFLOW_LOG_LEVEL ?? 'warn' });
-    const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
+    const { http, rest } = await v20Client(env, token, log);
     const catalog = new Catalog(catalogFolder(a.catalog));
     const bar = new ProgressBar(`download ${a.instrument} ${a.granularity}`);
     const ctl = new AbortController();
@@ -74,7 +74,7 @@ export const dataDownloadCommand: CommandModule<object, DownloadArgs> = {
     process.once('SIGINT', onSignal);
     try {
       const r = await downloadCandles({
-        rest: new V20Rest(http),
+        rest,
         catalog,
         instrument: a.instrument,
         granularity: a.granularity,

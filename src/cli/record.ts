@@ -81,7 +81,7 @@ export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 
     if (kinds.length === 0 && !a.prices && !a.financing) throw usage('nothing to record: give --labs kinds, --prices or --financing');
     for (const k of ['flush-ticks', 'flush-ms'] as const) if (!(Number.isInteger(a[k]) && a[k] > 0)) throw usage(`--${k} must be a whole number above 0 (got ${a[k]})`);
 
-    const [{ environment }, { V20Http }, { V20Labs }, { V20Rest }] = await Promise.all([import('../adapters/v20/environments.ts'), import('../adapters/v20/http.ts'), import('../adapters/v20/labs.ts'), import('../adapters/v20/rest.ts')]);
+    const [{ environment }, { V20Labs }, { v20Client }] = await Promise.all([import('../adapters/v20/environments.ts'), import('../adapters/v20/labs.ts'), import('./v20-client.ts')]);
     const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
     let token: string | undefined;
     try {
@@ -90,8 +90,7 @@ export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 
       if (!(env.name === 'sandbox' && e instanceof AuthError && e.code === 'AUTH_NO_TOKEN')) throw e;
     }
     const log = createLogger({ level: process.env.FXFLOW_LOG_LEVEL ?? 'warn' });
-    const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
-    const rest = new V20Rest(http);
+    const { http, rest } = await v20Client(env, token, log);
     const root = catalogFolder(a.catalog);
     const every = a['every-ms'];
     const stamp = (): string => new Date().toISOString();

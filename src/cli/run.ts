@@ -8,19 +8,19 @@ import { V20Error } from '../adapters/v20/errors.ts';
 import type { Environment } from '../adapters/v20/environments.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
-import type { RiskLimits } from '../runner/risk.ts';
+import { activeLimits, describeLimits, type RiskLimits } from '../engine/risk.ts';
 import { RunnerError } from '../runner/errors.ts';
-import { loadConfig } from '../app/config.ts';
+import { fillModelNames, loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
 import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
 import { clearHaltAdvice, StartSignals } from '../runner/kill-switch.ts';
-import { SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides } from './sim-flags.ts';
+import { RISK_FLAGS, riskFlagOverrides, SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides, type RiskFlagArgs } from './sim-flags.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
 import { VERSION } from './version.ts';
 import type { LiveStatus } from '../report/live-status.ts';
 
 /** The flags of `fxflow run`. */
-export interface RunArgs {
+export interface RunArgs extends RiskFlagArgs {
   strategy: string;
   env: string;
   url?: string;
@@ -31,11 +31,6 @@ export interface RunArgs {
   flattenOnExit?: boolean;
   iUnderstandThisIsLive?: boolean;
   param?: (string | number)[];
-  maxUnits?: number;
-  maxOpenTrades?: number;
-  maxOrdersPerMinute?: number;
-  maxDailyLoss?: number;
-  maxSpreadPips?: number;
   killFile?: string;
   flattenTimeout: number;
   statusEvery: number;
@@ -76,11 +71,8 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('flatten-on-exit', { type: 'boolean', describe: 'Close every position on SIGINT/SIGTERM before stopping' })
     .option('i-understand-this-is-live', { type: 'boolean', describe: 'Required with --env live: orders use real money' })
     .option('param', { type: 'array', string: true, describe: 'Override a strategy param: --param units=2000' })
-    .option('max-units', { type: 'number', describe: 'Risk: largest position per instrument, in units (pending orders included)' })
-    .option('max-open-trades', { type: 'number', describe: 'Risk: most open trades plus pending entry orders' })
-    .option('max-orders-per-minute', { type: 'number', describe: 'Risk: most orders per sliding minute' })
-    .option('max-daily-loss', { type: 'number', describe: 'Risk: largest loss per 17:00 New York trading day, account currency (realized + unrealized)' })
-    .option('max-spread-pips', { type: 'number', describe: 'Risk: widest spread at entry, in pips' })
+    // The risk limits as backtest, optimize and walkforward take them (sim-flags.ts), over the config's `risk`.
+    .options(RISK_FLAGS)
     .option('kill-file', { type: 'string', describe: 'Kill switch: when this file exists, cancel pending orders, flatten and stop (SIGUSR2 does the same)' })
     .option('flatten-timeout', { type: 'number', default: 300, describe: 'Seconds the kill switch and --flatten-on-exit keep trying (with backoff, through 5xx and network errors) to get the account confirmed flat before they give up NOT FLAT (exit 1); every few seconds they print what is still open' })
     .option('status-every', { type: 'number', default: 60, describe: 'Seconds between status lines (0 = none)' })
@@ -97,7 +89,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('in-doubt-margin', { type: 'number', default: 10, describe: 'Seconds added to --request-window before an order in doubt counts as never received' })
     .option('on-unknown-fill', { type: 'string', choices: ['halt', 'close', 'keep'], default: 'halt', describe: 'A fill the runner did not expect (a second order under one client ID, an order it gave up on, one it never placed): halt engages the kill switch (the account is flattened), close closes the trade it opened and trades on, keep only reports it. Each is logged at error level, on the status page and in the report' })
     .option('max-intent-age', { type: 'number', default: 5, describe: 'Seconds: a journaled market order or close that never reached OANDA is not sent at a restart when older than this; it is reported and the strategy gets a reject' })
-    .option('config', { type: 'string', describe: 'With --broker sim or --shadow: a JSON file merged over config/default.json whose fill models (fill.slippage, fill.latency, costs.commission, costs.commissionPerMillion) the simulator uses, as fxflow backtest reads them' })
+    .option('config', { type: 'string', describe: 'A JSON file merged over config/default.json: its risk limits (risk.*) apply as in a backtest; with --broker sim or --shadow also its fill models (fill.slippage, fill.latency, costs.commission, costs.commissionPerMillion), as fxflow backtest reads them' })
     // The simulator's fill flags as backtest takes them (sim-flags.ts); prices are live ticks, so no --path.
     .options({ 'market-hours': SIM_FILL_FLAGS['market-hours'], slippage: SIM_FILL_FLAGS.slippage, latency: SIM_FILL_FLAGS.latency, commission: SIM_COST_FLAGS.commission })
     .option('require-token', { type: 'boolean', describe: 'With --env sandbox: send a token (the sandbox was started with --require-token). It comes only from the sandbox\'s own entry: config/environments.json sandbox.token or sandbox.tokenFile, ~/.fxflow/token-sandbox, or --token-file; FXFLOW_TOKEN/OANDA_TOKEN are never sent to a sandbox' })
@@ -116,19 +108,13 @@ export function runCommand(y: Argv): Argv<RunArgs> {
  */
 export function runFillModels(a: Pick<RunArgs, 'broker' | 'shadow' | 'config' | 'commission' | 'slippage' | 'latency' | 'marketHours'>): FillModelNames | undefined {
   if (a.broker !== 'sim' && a.shadow !== true) {
-    const given = (['config', 'slippage', 'latency', 'commission', 'marketHours'] as const).filter((k) => a[k] !== undefined);
+    const given = (['slippage', 'latency', 'commission', 'marketHours'] as const).filter((k) => a[k] !== undefined);
     if (given.length > 0) {
       throw new RunnerError('RUNNER', `${given.map((k) => (k === 'marketHours' ? `--${a.marketHours ? '' : 'no-'}market-hours` : `--${k}`)).join(', ')} shape${given.length === 1 ? 's' : ''} the simulated fills: use ${given.length === 1 ? 'it' : 'them'} with --broker sim or --shadow (with --broker v20 the fills are the account's own). Nothing was started.`);
     }
     return undefined;
   }
-  const config = loadConfig(a.config, simFlagOverrides(a));
-  return {
-    slippage: config.fill.slippage,
-    latency: config.fill.latency,
-    commission: config.costs.commission === 'oanda-core' ? 'oanda-core' : config.costs.commissionPerMillion,
-    marketHours: config.fill.marketHours,
-  };
+  return fillModelNames(loadConfig(a.config, simFlagOverrides(a)));
 }
 
 /** Refuses `--env live` without the explicit confirmation flag. */
@@ -140,12 +126,6 @@ export function checkLiveConsent(a: Pick<RunArgs, 'env' | 'iUnderstandThisIsLive
     );
   }
 }
-
-const positive = (v: number | undefined, flag: string): number | undefined => {
-  if (v === undefined) return undefined;
-  if (!(v > 0) || !Number.isFinite(v)) throw new RunnerError('RUNNER', `--${flag} must be a positive number (got ${v})`);
-  return v;
-};
 
 /** `--max-intent-age` (seconds) in ms. */
 export function maxIntentAgeOf(v: number): number {
@@ -221,19 +201,13 @@ export function candleOptionsOf(a: Pick<RunArgs, 'candles' | 'candleWait'>): { c
   return { candles, candleWaitMs: Math.round(a.candleWait * 1000) };
 }
 
-/** The risk limits given on the command line. */
-export function limitsOf(a: RunArgs): RiskLimits {
-  const l: Record<string, number> = {};
-  const set = (k: keyof RiskLimits, v: number | undefined, flag: string): void => {
-    const x = positive(v, flag);
-    if (x !== undefined) l[k] = x;
-  };
-  set('maxUnits', a.maxUnits, 'max-units');
-  set('maxOpenTrades', a.maxOpenTrades, 'max-open-trades');
-  set('maxOrdersPerMinute', a.maxOrdersPerMinute, 'max-orders-per-minute');
-  set('maxDailyLoss', a.maxDailyLoss, 'max-daily-loss');
-  set('maxSpreadPips', a.maxSpreadPips, 'max-spread-pips');
-  return l as RiskLimits;
+/**
+ * The run's risk limits: config/default.json's `risk` (the default orders-per-minute limit and
+ * intents-per-event cap), then `--config`'s, then the flags, read and checked as a backtest reads
+ * them; a limit at 0 is off.
+ */
+export function limitsOf(a: Pick<RunArgs, 'config'> & RiskFlagArgs): RiskLimits {
+  return activeLimits(loadConfig(a.config, riskFlagOverrides(a)).risk);
 }
 
 /** pino JSON lines as short text lines, for a terminal. */
@@ -297,10 +271,9 @@ export async function runLive(a: RunArgs): Promise<void> {
 async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs: number; fill: FillModelNames | undefined; limits: RiskLimits; rebaseEvery: number; candleOptions: { candles: LiveCandleSource; candleWaitMs: number }; ctrlCWindowMs: number | undefined }): Promise<void> {
   const { flattenTimeoutMs, fill, limits, rebaseEvery, candleOptions, ctrlCWindowMs } = f;
   // The runner and the HTTP stack (undici) are loaded when a run starts: other commands start without them.
-  const [{ environment }, { V20Http }, { V20Rest }, { Runner }] = await Promise.all([
+  const [{ environment }, { v20Client }, { Runner }] = await Promise.all([
     import('../adapters/v20/environments.ts'),
-    import('../adapters/v20/http.ts'),
-    import('../adapters/v20/rest.ts'),
+    import('./v20-client.ts'),
     import('../runner/runner.ts'),
   ]);
   const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
@@ -311,8 +284,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   }
   const log = runLogger(a);
   const prettyLog = a.logFile === undefined && process.stderr.isTTY === true;
-  const http = new V20Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
-  const rest = new V20Rest(http);
+  const { http, rest } = await v20Client(env, token, log);
   let accountID = a.account;
   if (accountID === undefined) {
     const accounts = await rest.accounts().catch((e: unknown) => {
@@ -401,12 +373,12 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
   const simulator = (runner.sim ?? runner.shadowBook?.sim)?.models;
   const models = simulator !== undefined ? `; ${formatFillModels(simulator)}` : '';
-  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
+  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); risk limits: ${describeLimits(limits)}; journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
   await runner.done;
   const res = await runner.stop();
   await flushLogger(log);
   process.stdout.write(`${res.report}\n`);
-  process.stdout.write(`intents ${res.intents}, transactions ${res.transactions}, risk refusals ${res.risk.breaches}; recovered: replayed ${res.recovered.replayed}, looked up ${res.recovered.lookedUp}, resubmitted ${res.recovered.resubmitted}, expired ${res.recovered.expired}, state ${res.recovered.restoredState ? 'restored' : 'fresh'}\n`);
+  process.stdout.write(`intents ${res.intents}, transactions ${res.transactions}, risk refusals ${res.risk.breaches}${res.risk.breaches > 0 ? ` (${Object.entries(res.risk.byLimit).map(([k, n]) => `${k} ${n}`).join(', ')})` : ''}; recovered: replayed ${res.recovered.replayed}, looked up ${res.recovered.lookedUp}, resubmitted ${res.recovered.resubmitted}, expired ${res.recovered.expired}, state ${res.recovered.restoredState ? 'restored' : 'fresh'}\n`);
   const acc = res.account;
   if (acc !== undefined) {
     process.stdout.write(acc.ok

@@ -39,10 +39,40 @@ export const SIM_COST_FLAGS = {
 
 export { CATALOG_FLAG };
 
-export const SIM_FLAGS = { ...SIM_DATA_FLAGS, ...SIM_FILL_FLAGS, ...SIM_COST_FLAGS } as const;
+/**
+ * The risk gate's limits (config `risk`, src/engine/risk.ts), the same flags for `run` and for every
+ * simulator command, so a backtest refuses what the live run would. 0 turns a limit off.
+ */
+export const RISK_FLAGS = {
+  'max-units': { type: 'number', describe: 'Risk: largest position per instrument, in units (pending orders included) (risk.maxUnits)' },
+  'max-open-trades': { type: 'number', describe: 'Risk: most open trades plus pending entry orders (risk.maxOpenTrades)' },
+  'max-orders-per-minute': { type: 'number', describe: 'Risk: most orders opening exposure per sliding minute of market time (risk.maxOrdersPerMinute; default 60, 0 = no limit)' },
+  'max-daily-loss': { type: 'number', describe: 'Risk: largest loss per 17:00 New York trading day, account currency (realized + unrealized) (risk.maxDailyLoss)' },
+  'max-spread-pips': { type: 'number', describe: 'Risk: widest spread at entry, in pips (risk.maxSpreadPips)' },
+  'max-intents-per-event': { type: 'number', describe: 'Risk: most intents (exits included) the strategy may decide at one event; the rest are refused (risk.maxIntentsPerEvent; default 50, 0 = no limit)' },
+} as const satisfies Record<string, Options>;
+
+export const SIM_FLAGS = { ...SIM_DATA_FLAGS, ...SIM_FILL_FLAGS, ...SIM_COST_FLAGS, ...RISK_FLAGS } as const;
+
+/** The risk flags as yargs gives them (camelCase), each optional. */
+export interface RiskFlagArgs {
+  maxUnits?: number;
+  maxOpenTrades?: number;
+  maxOrdersPerMinute?: number;
+  maxDailyLoss?: number;
+  maxSpreadPips?: number;
+  maxIntentsPerEvent?: number;
+}
+
+/** The risk flags given, as the config's `risk` fragment (only the flags given). */
+export function riskFlagOverrides(a: RiskFlagArgs): Fragment {
+  const risk: Record<string, number> = {};
+  for (const k of ['maxUnits', 'maxOpenTrades', 'maxOrdersPerMinute', 'maxDailyLoss', 'maxSpreadPips', 'maxIntentsPerEvent'] as const) if (a[k] !== undefined) risk[k] = a[k]!;
+  return Object.keys(risk).length === 0 ? {} : { risk };
+}
 
 /** The flags as yargs gives them (camelCase), each optional. */
-export interface SimFlagArgs extends FillModelArgs {
+export interface SimFlagArgs extends FillModelArgs, RiskFlagArgs {
   catalog?: string;
   data?: string;
   format?: string;
@@ -80,6 +110,7 @@ export function simFlagOverrides(a: SimFlagArgs): Fragment {
   const models = fillModelOverrides(a);
   if (models.costs) Object.assign((o.costs ??= {}), models.costs);
   if (models.fill) Object.assign((o.fill ??= {}), models.fill);
+  Object.assign(o, riskFlagOverrides(a));
   return o;
 }
 

@@ -86,3 +86,15 @@ export function isIntent(x: unknown): x is OrderIntent {
 export function assertNever(x: never, what = 'value'): never {
   throw new Error(`unexpected ${what}: ${JSON.stringify(x)}`);
 }
+
+/**
+ * The intent with its ID as the order's client ID (`clientExtensions.id`, the other extension fields
+ * kept), as v20 gets it, so that every broker (the simulator too) echoes the client ID on the
+ * transactions it produces. Intents that carry no order request are returned as they are.
+ */
+export function withClientID<I extends OrderIntent>(intent: I): I {
+  if (intent.kind !== 'order' && intent.kind !== 'replace') return intent;
+  const ext = (intent.request as { clientExtensions?: Record<string, unknown> }).clientExtensions;
+  if (ext?.id === intent.id) return intent;
+  return { ...intent, request: { ...intent.request, clientExtensions: { ...ext, id: intent.id } } };
+}

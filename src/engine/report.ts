@@ -2,6 +2,7 @@ import type { Granularity } from '../domain/granularity.ts';
 import { toUnits } from '../domain/money.ts';
 import type { OrderCounts, OrderStats } from './order-stats.ts';
 import type { ExitReason, GroupStats, Portfolio } from './portfolio.ts';
+import { describeLimits, type RiskLimit, type RiskLimits } from './risk.ts';
 
 /** Orders of one kind as the report gives them: counts, and the reasons with their counts, most frequent first. */
 export interface OrderSummary {
@@ -110,6 +111,10 @@ export interface Summary {
   readonly marketHalted: number;
   /** Orders placed, filled, cancelled and rejected, with the reasons (absent when not counted). */
   readonly orders?: OrdersReport;
+  /** Intents the risk gate refused (never sent to the broker), all limits together. */
+  readonly riskRefusals?: number;
+  /** The risk gate's limits and what each refused (absent when the run had no gate). */
+  readonly risk?: RiskReport;
   /** Closed trades by exit reason. */
   readonly exitReasons: Readonly<Partial<Record<ExitReason, number>>>;
   readonly long: GroupSummary;
@@ -222,9 +227,15 @@ export function exposureOver(trades: Iterable<{ readonly openTime: number; reado
  * open before its first mark or in an earlier session): exposure is the union of the trades' open
  * intervals (closed ones and those still open at the last mark) over that period, never above 100%.
  */
+/** The risk gate of a run: the limits it applied and the intents each refused. */
+export interface RiskReport {
+  readonly limits: RiskLimits;
+  readonly refused: Readonly<Partial<Record<RiskLimit, number>>>;
+}
+
 export function summarize(
   p: Portfolio,
-  extra: { ambiguousCandles?: number; ambiguousPL?: number; marketHalted?: number; from?: number; to?: number; orders?: OrderStats; data?: DataReport; exposureFromTrades?: boolean } = {},
+  extra: { ambiguousCandles?: number; ambiguousPL?: number; marketHalted?: number; from?: number; to?: number; orders?: OrderStats; data?: DataReport; exposureFromTrades?: boolean; risk?: RiskReport } = {},
 ): Summary {
   const initial = toUnits(p.initialBalance);
   // Kept as the trades closed (the portfolio need not keep the list itself).
@@ -276,6 +287,8 @@ export function summarize(
     ambiguousPL: round(extra.ambiguousPL ?? 0, 4),
     marketHalted: extra.marketHalted ?? 0,
     ...(extra.orders ? { orders: ordersReport(extra.orders) } : {}),
+    riskRefusals: extra.risk ? Object.values(extra.risk.refused).reduce((a, b) => a + (b ?? 0), 0) : 0,
+    ...(extra.risk ? { risk: { limits: extra.risk.limits, refused: { ...extra.risk.refused } } } : {}),
     exitReasons: Object.fromEntries([...p.tradeStats.exitReasons].sort((a, b) => b[1] - a[1])),
     long: groupSummary(p.tradeStats.long),
     short: groupSummary(p.tradeStats.short),
@@ -315,6 +328,12 @@ export function formatSummary(s: Summary, title: string): string {
     if (o.cancelReasons.length) top.push(['  cancelled', leading(o.cancelReasons)]);
     const d = o.dependent;
     if (d.placed > 0) top.push(['Exit orders (TP/SL/trailing)', `${d.placed} placed, ${d.filled} filled, ${d.cancelled} cancelled${d.rejected ? `, ${d.rejected} rejected (${leading(d.rejectReasons)})` : ''}`]);
+  }
+  const risk = s.risk;
+  if (risk) {
+    top.push(['Risk limits', describeLimits(risk.limits)]);
+    const refused = Object.entries(risk.refused).filter(([, n]) => (n ?? 0) > 0);
+    if (refused.length > 0) top.push(['Risk refusals', `${s.riskRefusals} intents refused, never sent (${refused.map(([k, n]) => `${k} ${n}`).join(', ')})`]);
   }
   const data = s.data;
   if (data) {

@@ -211,6 +211,7 @@ export const SUMMARY_METRICS: readonly { key: string; label: string; kind: Metri
   { key: 'commission', label: 'Cost: commission', kind: 'money', better: 'low', def: 'Commission charged on fills' },
   { key: 'ambiguousCandles', label: 'Path-ambiguous candles', kind: 'int', better: 'low', def: 'Candles where both a take profit and a stop loss were in range, so the intra-candle path model decided the outcome' },
   { key: 'ambiguousPL', label: 'P/L resting on ambiguity', kind: 'money', def: 'Realized P/L of the exits decided on path-ambiguous candles: how much of the result rests on the path assumption' },
+  { key: 'riskRefusals', label: 'Risk refusals', kind: 'int', better: 'low', def: 'Intents the risk gate refused (never sent): the same limits as fxflow run (risk.*, --max-daily-loss...); by limit under risk.refused' },
   { key: 'marketHalted', label: 'Market-halted orders', kind: 'int', better: 'low', def: 'Orders cancelled MARKET_HALTED: submitted while their market was closed (fill.marketHours false for data that trades around the clock)' },
 ];
 

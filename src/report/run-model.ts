@@ -154,7 +154,7 @@ export function runModel(f: RunFolder): RunModel {
     fills: folded.fills,
     candles: f.candles?.series ?? [],
     benchmarks: f.candles?.benchmarks ?? [],
-    breakdown: Object.fromEntries(['orders', 'exitReasons', 'long', 'short', 'byInstrument', 'data'].filter((k) => s[k] !== undefined && s[k] !== null).map((k) => [k, s[k]])),
+    breakdown: Object.fromEntries(['orders', 'risk', 'exitReasons', 'long', 'short', 'byInstrument', 'data'].filter((k) => s[k] !== undefined && s[k] !== null).map((k) => [k, s[k]])),
     live: f.live ?? null,
     config: f.config ?? null,
     initialBalance: initial,

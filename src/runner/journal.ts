@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
+import type { RiskDay } from '../engine/risk.ts';
 
 /** A journal that cannot be opened or written (a broken file, a full disk). */
 export class JournalError extends Error {
@@ -73,11 +74,8 @@ export interface StateSnapshot {
   readonly prices?: Readonly<Record<string, number>>;
 }
 
-/** The trading day the daily-loss limit counts from: when it ends, and the NAV it opened with. */
-export interface RiskDay {
-  readonly dayEnd: number;
-  readonly startNav: number;
-}
+
+export type { RiskDay };
 
 /**
  * The kill switch's halt, journaled before it acts: when it engaged (epoch ms) and why. While the

@@ -8,7 +8,7 @@ import type { Ledger } from '../domain/ledger.ts';
 import type { Portfolio } from '../engine/portfolio.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Journal } from './journal.ts';
-import { ENTRY_TYPES, type RiskExecution } from './risk.ts';
+import { ENTRY_TYPES, type RiskExecution } from '../engine/risk.ts';
 import { CtrlC } from './session.ts';
 
 /**

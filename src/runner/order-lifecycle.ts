@@ -9,7 +9,7 @@ import type { Execution } from '../ports/execution.ts';
 import type { Logger } from 'pino';
 import type { InputRecorder } from './input-recorder.ts';
 import type { Journal, JournalContents } from './journal.ts';
-import type { RiskExecution } from './risk.ts';
+import type { RiskExecution } from '../engine/risk.ts';
 import { SimExecution } from './sim-execution.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { SimBroker } from '../adapters/sim/broker.ts';
+import type { SimBroker } from '../adapters/sim/broker.ts';
+import { simBroker } from '../adapters/sim/factory.ts';
 import { V20Execution } from '../adapters/v20/execution.ts';
 import type { V20Http } from '../adapters/v20/http.ts';
 import type { V20Rest } from '../adapters/v20/rest.ts';
@@ -22,7 +23,7 @@ import { type Halt, Journal, type JournalContents, type StateSnapshot } from './
 import type { LabsEndpoints, LabsPoller, LabsPollerOptions } from './labs-poller.ts';
 import { MarketInputs } from './market-inputs.ts';
 import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
-import { RiskExecution, type RiskLimits } from './risk.ts';
+import { describeLimits, RiskExecution, type RiskLimit, type RiskLimits } from '../engine/risk.ts';
 import { type AccountCheck, clearHaltAdvice, closeFromAccount, KillSwitch, killSwitchIntents, openOfLedger } from './kill-switch.ts';
 import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
 import { type Baseline, baselineOf, checkOwnership, CtrlC, Latency, newRunId, simBaselineOf, waitFor } from './session.ts';
@@ -187,7 +188,8 @@ export interface RunResult {
    * read): the run failed to flatten, and the CLI exits non-zero.
    */
   readonly account?: AccountCheck;
-  readonly risk: { readonly breaches: number };
+  /** Refusals of the risk gate: how many, and by limit. */
+  readonly risk: { readonly breaches: number; readonly byLimit: Partial<Record<RiskLimit, number>> };
   /** Fills the runner did not expect (v20), and what the policy did (`onUnknownFill`). */
   readonly unknownFills: readonly UnknownFill[];
   readonly shadow?: string;
@@ -450,7 +452,7 @@ export class Runner {
     // The broker.
     let inner: (Execution & { drain: () => Promise<void> }) | SimExecution;
     if (broker === 'sim') {
-      const sim = new SimBroker({ instruments: o.instruments, currency: baseline.currency, initialBalance: deposit, marginRate: baseline.marginRate, hedging: baseline.hedging, accountID: o.accountID, ...simModels(o.fill, baseline.currency) });
+      const sim = simBroker({ instruments: o.instruments, account: { currency: baseline.currency, balance: deposit, marginRate: baseline.marginRate, hedging: baseline.hedging, id: o.accountID }, models: simModels(o.fill, baseline.currency) });
       // A restart: the simulated account is its baseline plus every transaction the simulator journaled
       // (positions, pending orders, balance; its transaction IDs continue after the last one).
       if (contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0) {
@@ -596,7 +598,7 @@ export class Runner {
       process.on('SIGINT', int);
       this.#signalHandlers.push(['SIGINT', int]);
     }
-    log.info({ instruments, broker, shadow: o.shadow === true }, 'running');
+    log.info({ instruments, broker, shadow: o.shadow === true, limits: describeLimits(o.limits ?? {}) }, 'running');
     this.#started = true;
     // The kill switch engaged during the start, or the journal is halted: the flatten, then the stop.
     if (this.#haltedBy !== undefined) {
@@ -919,7 +921,8 @@ export class Runner {
     // price, or in an earlier session, counts from its opening); exposure from the trades' open intervals.
     for (const t of this.portfolio.closedTrades) this.#period(t.openTime);
     for (const t of this.portfolio.openTrades()) this.#period(t.openMs);
-    const summary = summarize(this.portfolio, Number.isNaN(this.#from) ? {} : { from: this.#from, to: this.#to, exposureFromTrades: true });
+    const risk = this.#risk !== undefined ? { risk: { limits: this.o.limits ?? {}, refused: this.#risk.refused } } : {};
+    const summary = summarize(this.portfolio, Number.isNaN(this.#from) ? risk : { from: this.#from, to: this.#to, exposureFromTrades: true, ...risk });
     const params = Object.entries(this.o.params).map(([k, v]) => `${k}=${v}`).join(' ');
     // The simulator's fill models close the report (--broker sim); the shadow comparison names its own.
     const simulator = this.#sim ?? this.#shadow?.sim;
@@ -930,7 +933,7 @@ export class Runner {
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
       summary, report, ...(models !== undefined ? { models } : {}), intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#orders.recovered },
-      risk: { breaches: this.#risk?.breaches.length ?? 0 }, unknownFills: [...this.unknownFills], ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
+      risk: { breaches: this.#risk?.breaches.length ?? 0, byLimit: { ...this.#risk?.refused } }, unknownFills: [...this.unknownFills], ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
     };
   }
 }

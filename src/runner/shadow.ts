@@ -1,12 +1,12 @@
-import { SimBroker, type SimBrokerOptions } from '../adapters/sim/broker.ts';
+import type { SimBroker, SimBrokerOptions } from '../adapters/sim/broker.ts';
+import { simBroker } from '../adapters/sim/factory.ts';
 import type { SimAccountState } from '../adapters/sim/seed.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { withClientID, type OrderIntent } from '../domain/intents.ts';
 import { parseTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { formatFillModels } from './fill-models.ts';
-import { withClientID } from './sim-execution.ts';
 
 /** What became of one intent at one broker. */
 export interface Outcome {
@@ -156,7 +156,7 @@ export class ShadowBook {
    * default v20's own. The report names them.
    */
   constructor(o: { instruments: InstrumentRegistry; currency: string; balance: string; marginRate: string; hedging: boolean; account?: SimAccountState; models?: Pick<SimBrokerOptions, 'slippage' | 'latency' | 'commission'> }) {
-    this.sim = new SimBroker({ instruments: o.instruments, currency: o.currency, initialBalance: o.balance, marginRate: o.marginRate, hedging: o.hedging, accountID: 'shadow', ...o.models });
+    this.sim = simBroker({ instruments: o.instruments, account: { currency: o.currency, balance: o.balance, marginRate: o.marginRate, hedging: o.hedging, id: 'shadow' }, ...(o.models !== undefined ? { models: o.models } : {}) });
     const known = o.account !== undefined ? knownPart(o.account, o.instruments) : undefined;
     this.leftOut = known?.leftOut ?? [];
     if (known !== undefined) this.sim.seed(known.state);

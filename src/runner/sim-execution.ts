@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { QueuedMarket } from '../adapters/sim/book.ts';
 import type { SimBroker } from '../adapters/sim/broker.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { withClientID, type OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import type { Execution } from '../ports/execution.ts';
 
@@ -111,12 +111,4 @@ export class SimExecution implements Execution {
 interface Waiting {
   readonly intent: OrderIntent;
   readonly entries: readonly QueuedMarket[];
-}
-
-/** The intent with its ID as the order's client ID (`clientExtensions.id`, other extension fields kept). */
-export function withClientID(intent: OrderIntent): OrderIntent {
-  if (intent.kind !== 'order' && intent.kind !== 'replace') return intent;
-  const ext = (intent.request as { clientExtensions?: Record<string, unknown> }).clientExtensions;
-  if (ext?.id === intent.id) return intent;
-  return { ...intent, request: { ...intent.request, clientExtensions: { ...ext, id: intent.id } } } as OrderIntent;
 }

@@ -5,7 +5,8 @@ import { ORDER_CREATE_TYPES, type LedgerTrade } from '../domain/ledger.ts';
 import { add, amount, formatAmount, type Amount } from '../domain/money.ts';
 import { formatTime, type UnixMs } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
-import { SimBroker } from '../adapters/sim/broker.ts';
+import type { SimBroker } from '../adapters/sim/broker.ts';
+import { simBroker } from '../adapters/sim/factory.ts';
 import { SwappableLatency, SwappableSlippage } from './fill-models.ts';
 import { DEFAULT_KEEP_TRANSACTIONS, FinishedCache, KEEP_FINISHED, TransactionLog } from './transaction-log.ts';
 
@@ -132,18 +133,13 @@ export class SandboxAccount {
     this.#instruments = o.instruments;
     const drivers = new Map<string, string>();
     for (const i of o.instruments.list()) drivers.set(i.name, 'TICK');
-    this.broker = new SimBroker({
+    this.broker = simBroker({
       instruments: o.instruments,
-      currency: o.currency,
-      initialBalance: o.balance,
-      marginRate: o.marginRate,
-      hedging: o.hedging,
-      accountID: o.id,
+      account: { currency: o.currency, balance: o.balance, marginRate: o.marginRate, hedging: o.hedging, id: o.id },
       drivers,
-      marketHours: o.marketHours !== false,
       ...(o.financingRates !== undefined ? { financingRates: o.financingRates } : {}),
-      slippage: this.slippage,
-      latency: this.latency,
+      // The sandbox's swappable models (POST /sandbox/faults changes them while it runs).
+      models: { slippage: this.slippage, latency: this.latency, marketHours: o.marketHours !== false },
     });
     this.#quotes = this.broker.quotes;
     this.#conversion = new HomeConversion(o.currency, this.#quotes);

@@ -1,6 +1,7 @@
 import type { Instrument } from '../domain/instrument.ts';
-import { NO_LATENCY, parseLatency, type LatencyModel } from '../adapters/sim/latency.ts';
-import { NO_SLIPPAGE, parseSlippage, type SlippageModel } from '../adapters/sim/slippage.ts';
+import { FillModelError, parseFillModels } from '../adapters/sim/fill-models.ts';
+import { NO_LATENCY, type LatencyModel } from '../adapters/sim/latency.ts';
+import { NO_SLIPPAGE, type SlippageModel } from '../adapters/sim/slippage.ts';
 
 /**
  * The simulator's fill models a sandbox runs with, by the names the configuration uses
@@ -66,19 +67,13 @@ export class SwappableLatency implements LatencyModel {
  * (the control route must not echo a file of the sandbox's machine).
  */
 export function fillModels(names: FillModelNames, field: (name: 'slippage' | 'latency') => string, quiet = false): { slippage: SlippageModel; latency: LatencyModel } {
-  let slippage: SlippageModel;
-  let latency: LatencyModel;
   try {
-    slippage = parseSlippage(names.slippage ?? 'none');
+    const { slippage, latency } = parseFillModels({ ...(names.slippage !== undefined ? { slippage: names.slippage } : {}), ...(names.latency !== undefined ? { latency: names.latency } : {}) }, 'USD');
+    return { slippage, latency };
   } catch (e) {
-    throw new RangeError(`${field('slippage')} ${(e as Error).message.replace(/^slippage /, '')}`);
+    if (!(e instanceof FillModelError) || e.model === 'commission') throw e;
+    let message = e.message.replace(new RegExp(`^${e.model} `), '');
+    if (quiet && e.model === 'latency') message = message.replace(/: "[^\n]*" is not a delay/, ': a value is not a delay');
+    throw new RangeError(`${field(e.model)} ${message}`);
   }
-  try {
-    latency = parseLatency(names.latency ?? 'none');
-  } catch (e) {
-    let message = (e as Error).message.replace(/^latency /, '');
-    if (quiet) message = message.replace(/: "[^\n]*" is not a delay/, ': a value is not a delay');
-    throw new RangeError(`${field('latency')} ${message}`);
-  }
-  return { slippage, latency };
 }

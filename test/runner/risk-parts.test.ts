@@ -11,7 +11,7 @@ import type { OrderIntent } from '../../src/domain/intents.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
 import { Portfolio } from '../../src/engine/portfolio.ts';
 import { VirtualClock } from '../../src/ports/clock.ts';
-import { RiskExecution, type RiskLimits, splitOrder } from '../../src/runner/risk.ts';
+import { RiskExecution, type RiskLimits, splitOrder } from '../../src/engine/risk.ts';
 
 let seq = 0;
 const mkt = (units: number): OrderIntent => ({ kind: 'order', id: `p-${++seq}`, request: { type: 'MARKET', instrument: 'EUR_USD', units: String(units) } as never });

@@ -13,7 +13,7 @@ import { fromBatches, mergeSources } from '../../src/engine/merge.ts';
 import { Portfolio } from '../../src/engine/portfolio.ts';
 import { VirtualClock } from '../../src/ports/clock.ts';
 import { KillSwitch, killSwitchIntents } from '../../src/runner/kill-switch.ts';
-import { RiskExecution, type RiskLimits, tradingDayStart } from '../../src/runner/risk.ts';
+import { RiskExecution, type RiskLimits, tradingDayStart } from '../../src/engine/risk.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 import { tap } from 'rxjs';
 

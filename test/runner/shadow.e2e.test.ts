@@ -75,7 +75,7 @@ describe('fxflow run (command line)', () => {
   it('a bad risk flag is named', () => {
     const out = spawnSync(process.execPath, ['bin/fxflow.js', 'run', 'strategies/sma-cross.ts', '--env', 'sandbox', '--max-units', '-5'], { cwd: ROOT, encoding: 'utf8' });
     expect(out.status).toBe(1);
-    expect(out.stderr).toMatch(/--max-units must be a positive number \(got -5\)/);
+    expect(out.stderr).toMatch(/--max-units \(risk\.maxUnits\) must be a number >= 0 \(0 turns the limit off\) \(got -5\)/);
   });
 
   it('a bad --journal-rebase-every is named', () => {

@@ -1,15 +1,17 @@
 import { DateTime } from 'luxon';
-import { merge, type Observable, Subject, tap } from 'rxjs';
+// Observable alone, from its own module (as the simulator does): 'rxjs' itself loads all of rxjs,
+// which a backtest does not otherwise need.
+import { Observable } from 'rxjs/internal/Observable';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { toUnits } from '../domain/money.ts';
-import type { OrderIntent } from '../domain/intents.ts';
+import { isReservedClientID, withClientID, type OrderIntent } from '../domain/intents.ts';
 import { nextRollover } from '../domain/new-york.ts';
 import { formatTime } from '../domain/time.ts';
+import type { TransactionNote } from '../domain/transaction-note.ts';
 import type { Transaction } from '../domain/v20/index.ts';
-import type { Portfolio } from '../engine/portfolio.ts';
+import type { Portfolio } from './portfolio.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
-import type { RiskDay } from './journal.ts';
 
 /**
  * Pre-trade limits. Every limit is optional; an absent one is not checked. Every order is split
@@ -31,10 +33,44 @@ export interface RiskLimits {
   readonly maxDailyLoss?: number;
   /** Widest spread at entry, in pips, from the latest quote. */
   readonly maxSpreadPips?: number;
+  /**
+   * Most intents of every kind (exits included) the strategy may decide at one instant of engine
+   * time: one event and what its transactions make the strategy do at once. The ones past it are
+   * refused whole. The runner's own closes and cancels (kill switch, flatten) are not counted.
+   */
+  readonly maxIntentsPerEvent?: number;
+}
+
+/**
+ * The limits every run has unless told otherwise (config/default.json `risk` holds the same
+ * values; `0` turns one off). A strategy on candles places a handful of orders an hour; one that
+ * works a grid of pending orders may place a few dozen at one instant; none needs more than one
+ * opening order a second for a whole minute. Past these, a loop has gone wrong: 10,000 intents at
+ * one event is a bug, not a trade.
+ */
+export const DEFAULT_RISK_LIMITS: Readonly<Pick<Required<RiskLimits>, 'maxOrdersPerMinute' | 'maxIntentsPerEvent'>> = { maxOrdersPerMinute: 60, maxIntentsPerEvent: 50 };
+
+/** The limits as given, a 0 (off) left out. */
+export function activeLimits(l: RiskLimits): RiskLimits {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(l)) if (typeof v === 'number' && v > 0) out[k] = v;
+  return out as RiskLimits;
+}
+
+/** The limits in a line, for a start banner or a report: `max-orders-per-minute 60, ...`, or `none`. */
+export function describeLimits(l: RiskLimits): string {
+  const parts = Object.entries(activeLimits(l)).map(([k, v]) => `${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${v}`);
+  return parts.length === 0 ? 'none' : parts.join(', ');
+}
+
+/** The trading day the daily-loss limit counts from: when it ends, and the NAV it opened with (journaled live). */
+export interface RiskDay {
+  readonly dayEnd: number;
+  readonly startNav: number;
 }
 
 /** Which limit refused an intent. */
-export type RiskLimit = 'maxUnits' | 'maxOpenTrades' | 'maxOrdersPerMinute' | 'maxDailyLoss' | 'maxSpreadPips' | 'killSwitch';
+export type RiskLimit = 'maxUnits' | 'maxOpenTrades' | 'maxOrdersPerMinute' | 'maxDailyLoss' | 'maxSpreadPips' | 'maxIntentsPerEvent' | 'killSwitch';
 
 /** The `rejectReason` a risk reject carries: v20's own where one fits, `RISK_*` otherwise. */
 export const RISK_REJECT_REASON: Readonly<Record<RiskLimit, string>> = {
@@ -43,6 +79,7 @@ export const RISK_REJECT_REASON: Readonly<Record<RiskLimit, string>> = {
   maxOrdersPerMinute: 'RISK_ORDER_RATE_EXCEEDED',
   maxDailyLoss: 'RISK_DAILY_LOSS_EXCEEDED',
   maxSpreadPips: 'RISK_SPREAD_TOO_WIDE',
+  maxIntentsPerEvent: 'RISK_INTENTS_PER_EVENT_EXCEEDED',
   killSwitch: 'RISK_KILL_SWITCH_ENGAGED',
 };
 
@@ -95,6 +132,8 @@ export interface RiskOptions {
   readonly lastTransactionID?: string;
   /** Called for every refusal (the runner marks the journaled intent as settled). */
   readonly onReject?: (b: RiskBreach) => void;
+  /** Keep every refusal in `breaches` (default true); a backtest counts them only (`refused`). */
+  readonly keepBreaches?: boolean;
 }
 
 /** Order types that can open exposure (entries); TP/SL/trailing orders only reduce. */
@@ -115,16 +154,6 @@ function entryOf(intent: OrderIntent): Entry | undefined {
   const units = Number(r.units);
   if (!Number.isFinite(units) || units === 0) return undefined;
   return { instrument: r.instrument, units };
-}
-
-/**
- * The intent with `clientExtensions.id` = its ID, as v20 gets it, so that every broker (the simulator
- * too) echoes the client ID on the transactions it produces.
- */
-function withClientID<I extends Extract<OrderIntent, { kind: 'order' | 'replace' }>>(intent: I): I {
-  const ext = (intent.request as { clientExtensions?: { id?: string } }).clientExtensions;
-  if (ext?.id === intent.id) return intent;
-  return { ...intent, request: { ...intent.request, clientExtensions: { ...ext, id: intent.id } } };
 }
 
 /** Start of the 17:00 New York trading day that contains `t`. */
@@ -154,35 +183,96 @@ export function tradingDayStart(t: number): number {
  */
 export class RiskExecution implements Execution {
   readonly transactions$: Observable<Transaction>;
-  /** Every refusal, for reports and tests. */
+  /** Every refusal, for reports and tests (unless `keepBreaches` is false). */
   readonly breaches: RiskBreach[] = [];
+  /** Refusals by limit, for the run's report. */
+  readonly refused: Partial<Record<RiskLimit, number>> = {};
+  /** The same deliveries as the inner execution's `listen`, with the refusals (only when it has one). */
+  readonly listen?: (listener: (tx: Transaction) => void) => () => void;
+  /** The same deliveries as the inner execution's `listenNotes`, with the refusals (only when it has one). */
+  readonly listenNotes?: (listener: (note: TransactionNote) => void) => () => void;
+  readonly #txListeners = new Set<(tx: Transaction) => void>();
+  readonly #noteListeners = new Set<(note: TransactionNote) => void>();
   readonly #o: RiskOptions;
-  readonly #rejects = new Subject<Transaction>();
+  /** The subscribers of `transactions$`, who get the refusals too. */
+  readonly #rejectSubs = new Set<(tx: Transaction) => void>();
   readonly #inFlight = new Map<string, Entry>();
   /** Engine times of accepted orders, oldest first (the sliding minute). */
   readonly #window: number[] = [];
   #lastID = '0';
+  #lastIDNum = 0;
   #synthetic = 0;
+  /** The instant (engine time) the intents counted in `#eventIntents` were decided at. */
+  #eventAt = Number.NaN;
+  #eventIntents = 0;
   #dayEnd = -Infinity;
   #dayStartNav = Number.NaN;
   #halted = false;
 
   constructor(o: RiskOptions) {
     this.#o = o;
-    if (o.lastTransactionID !== undefined && o.lastTransactionID !== '') this.#lastID = o.lastTransactionID;
-    this.transactions$ = merge(
-      o.inner.transactions$.pipe(
-        tap((t) => {
-          if (Number(t.id) > Number(this.#lastID)) {
-            this.#lastID = t.id;
-            this.#synthetic = 0;
-          }
-          const cid = (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
-          if (cid !== undefined) this.#inFlight.delete(cid);
-        }),
-      ),
-      this.#rejects,
-    );
+    if (o.lastTransactionID !== undefined && o.lastTransactionID !== '') {
+      this.#lastID = o.lastTransactionID;
+      this.#lastIDNum = Number(o.lastTransactionID);
+    }
+    // The inner execution's transactions (seen on the way) and the refusals, merged.
+    this.transactions$ = new Observable<Transaction>((sub) => {
+      const next = (t: Transaction): void => sub.next(t);
+      this.#rejectSubs.add(next);
+      const inner = o.inner.transactions$.subscribe({
+        next: (t) => {
+          this.#seen(t.id, Number(t.id), t);
+          sub.next(t);
+        },
+        error: (e: unknown) => sub.error(e),
+      });
+      return () => {
+        inner.unsubscribe();
+        this.#rejectSubs.delete(next);
+      };
+    });
+    const { inner } = o;
+    if (inner.listen !== undefined) {
+      const listen = inner.listen.bind(inner);
+      this.listen = (l) => {
+        this.#txListeners.add(l);
+        const stop = listen((t) => {
+          this.#seen(t.id, Number(t.id), t);
+          l(t);
+        });
+        return () => {
+          stop();
+          this.#txListeners.delete(l);
+        };
+      };
+    }
+    if (inner.listenNotes !== undefined) {
+      const listenNotes = inner.listenNotes.bind(inner);
+      this.listenNotes = (l) => {
+        this.#noteListeners.add(l);
+        const stop = listenNotes((n) => {
+          // A fill or a cancel names no client ID of an entry in flight: its object is not asked for.
+          this.#seen(n.id, n.idNum, this.#inFlight.size === 0 || n.type === 'ORDER_FILL' || n.type === 'ORDER_CANCEL' ? undefined : n.transaction());
+          l(n);
+        });
+        return () => {
+          stop();
+          this.#noteListeners.delete(l);
+        };
+      };
+    }
+  }
+
+  /** A transaction of the inner execution: the last real ID, and the entry it answers no longer in flight. */
+  #seen(id: string, idNum: number, t: Transaction | undefined): void {
+    if (idNum > this.#lastIDNum) {
+      this.#lastID = id;
+      this.#lastIDNum = idNum;
+      this.#synthetic = 0;
+    }
+    if (t === undefined) return;
+    const cid = (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+    if (cid !== undefined) this.#inFlight.delete(cid);
   }
 
   /** Once halted (kill switch), every entry is refused; exits still pass. */
@@ -234,10 +324,26 @@ export class RiskExecution implements Execution {
   }
 
   submit(intent: OrderIntent, decidedAt?: number): void {
+    const cap = this.#o.limits.maxIntentsPerEvent;
+    if (cap !== undefined && decidedAt !== undefined && !isReservedClientID(intent.id)) {
+      if (decidedAt !== this.#eventAt) {
+        this.#eventAt = decidedAt;
+        this.#eventIntents = 0;
+      }
+      if (++this.#eventIntents > cap) {
+        const breach: RiskBreach = { limit: 'maxIntentsPerEvent', intent, message: `more than ${cap} intents decided at ${formatTime(decidedAt)}; the limit is ${cap} per event (exits included)` };
+        this.#count(breach);
+        // One line per event, not one per intent: a runaway loop would fill the log.
+        if (this.#eventIntents === cap + 1) this.#o.log?.warn({ limit: breach.limit, intentId: intent.id, kind: intent.kind }, `risk: ${breach.message}: this intent and the rest of this event's are refused`);
+        this.#o.onReject?.(breach);
+        this.#reject(breach);
+        return;
+      }
+    }
     const a = this.#assess(intent);
     const breach = a.breach;
     if (breach !== undefined) {
-      this.breaches.push(breach);
+      this.#count(breach);
       const reducing = breach.parts?.reducing ?? 0;
       this.#o.log?.warn({ limit: breach.limit, intentId: intent.id, kind: intent.kind, ...(breach.parts !== undefined ? { reducing, opening: breach.parts.opening } : {}) }, `risk: ${breach.message}`);
       if (reducing === 0 || intent.kind !== 'order') {
@@ -264,6 +370,11 @@ export class RiskExecution implements Execution {
       return;
     }
     this.#o.inner.submit(intent, decidedAt);
+  }
+
+  #count(b: RiskBreach): void {
+    if (this.#o.keepBreaches !== false) this.breaches.push(b);
+    this.refused[b.limit] = (this.refused[b.limit] ?? 0) + 1;
   }
 
   /** The limit an intent's opening part would breach, or undefined when it may go whole. Changes nothing. */
@@ -404,21 +515,27 @@ export class RiskExecution implements Execution {
   /** `units`: the refused part of an order refused in part (its opening part). */
   #emitReject(intent: OrderIntent, rejectReason: string, errorMessage: string, units?: number): void {
     const request = intent.kind === 'order' || intent.kind === 'replace' ? (intent.request as unknown as Record<string, unknown>) : {};
-    const type = typeof request.type === 'string' ? request.type : 'MARKET';
+    const type = typeof request.type === 'string' ? request.type : intent.kind === 'cancel' ? undefined : 'MARKET';
     const id = `${this.#lastID}.${String(++this.#synthetic).padStart(6, '0')}`;
+    const at = this.#o.clock.now();
     const tx = {
       ...request,
       id,
       batchID: id,
-      time: formatTime(this.#o.clock.now()),
+      time: formatTime(at),
       accountID: this.#o.accountID,
-      type: `${type}_ORDER_REJECT`,
+      type: type === undefined ? 'ORDER_CANCEL_REJECT' : `${type}_ORDER_REJECT`,
       reason: 'CLIENT_ORDER',
       clientExtensions: { ...(request.clientExtensions as object | undefined), id: intent.id },
       rejectReason,
       errorMessage,
       ...(units !== undefined ? { units: String(units) } : {}),
     } as unknown as Transaction;
-    this.#rejects.next(tx);
+    for (const next of this.#rejectSubs) next(tx);
+    for (const l of this.#txListeners) l(tx);
+    if (this.#noteListeners.size > 0) {
+      const note: TransactionNote = { type: tx.type, id, idNum: Number(id), at, orderID: undefined, reason: 'CLIENT_ORDER', rejectReason, price: Number.NaN, transaction: () => tx };
+      for (const l of this.#noteListeners) l(note);
+    }
   }
 }
