@@ -1,6 +1,7 @@
 import type { EncodedSeries } from './candle-codec.ts';
 import type { BenchmarkSeries } from './candle-recorder.ts';
 import { drawdowns, extendedMetrics, monthlyPL, summaryMetrics, type Drawdown, type Metric, type TradeRow } from './metrics.ts';
+import type { PlotSeries } from './plots.ts';
 import type { RunFolder } from './run-folder.ts';
 import type { EquitySeries, FillRow, TradeLevels, TxRecord } from './rows.ts';
 import { TradeView } from './trade-columns.ts';
@@ -37,6 +38,8 @@ export interface RunModel {
   readonly candles: EncodedSeries[];
   /** Buy and hold per charted instrument (from chart-candles.json; empty for older folders and live runs). */
   readonly benchmarks: BenchmarkSeries[];
+  /** The strategy's own lines and markers (`ctx.plot`, from plots.csv): on its price chart or in panes below it. */
+  readonly plots: PlotSeries[];
   /**
    * The report.txt lines that are not single figures, as summary.json holds them: orders placed,
    * filled and cancelled with reasons, exits by reason, long/short, per instrument, the data and its holes.
@@ -154,6 +157,7 @@ export function runModel(f: RunFolder): RunModel {
     fills: folded.fills,
     candles: f.candles?.series ?? [],
     benchmarks: f.candles?.benchmarks ?? [],
+    plots: f.plots,
     breakdown: Object.fromEntries(['orders', 'exitReasons', 'long', 'short', 'byInstrument', 'data'].filter((k) => s[k] !== undefined && s[k] !== null).map((k) => [k, s[k]])),
     live: f.live ?? null,
     config: f.config ?? null,
