@@ -148,6 +148,11 @@
   const priceSection = el('section', { id: 'prices' }, el('h2', { text: 'Prices, fills and protective levels' }));
   app.append(priceSection);
   if (instruments.length === 0) priceSection.append(el('p', { class: 'sub', text: 'No instrument was traded: nothing to chart.' }));
+  // The strategy's own plots (ctx.plot): each on the chart of its instrument (none, or one not
+  // charted: the first chart), overlaid on the prices or in a pane below them, by pane name.
+  const PLOT_COLORS = ['#7b1fa2', '#0277bd', '#ef6c00', '#2e7d32', '#c2185b', '#5d4037', '#00838f', '#9e9d24'];
+  const plots = (D.plots || []).map((p, i) => ({ ...p, color: PLOT_COLORS[i % PLOT_COLORS.length], chartOf: instruments.includes(p.instrument) ? p.instrument : instruments[0] }));
+  state.plots = [];
   const byInstrument = {};
   for (const inst of instruments) byInstrument[inst] = priceChart(inst, priceSection);
 
@@ -201,8 +206,13 @@
       el('span', null, el('i', { style: 'background:#138a4b' }), 'take profit'),
       el('span', null, el('i', { style: 'background:#b8860b' }), 'trailing stop (initial level)'),
       el('span', null, el('i', { style: 'background:#138a4b;height:2px' }), el('i', { style: 'background:#c62f2f;height:2px' }), `entry → exit of a trade, gain or loss (with ${PATHS_UNDER} trades or fewer in view)`));
+    const myPlots = plots.filter((p) => p.chartOf === inst);
+    const panes = [...new Set(myPlots.filter((p) => p.pane !== '').map((p) => p.pane))];
+    const PANE_H = 150;
+    box.style.height = `${420 + PANE_H * panes.length}px`;
+    for (const p of myPlots) legend.append(el('span', { class: 'plot-legend', 'data-plot': p.name }, el('i', { style: `background:${p.color}${p.style === 'line' ? ';height:2px' : ''}` }), `${p.name}${p.style === 'line' ? '' : p.style === 'up' ? ' ▲' : p.style === 'down' ? ' ▼' : ' ●'}${p.pane ? ` (pane ${p.pane})` : ''}`));
     parent.append(el('h3', { text: `${inst}${enc ? ` · ${enc.granularity}` : ''}` }), info, box, legend);
-    const chart = LC.createChart(box, chartOptions(420));
+    const chart = LC.createChart(box, chartOptions(420 + PANE_H * panes.length));
     const digits = enc ? enc.precision : 5;
     const priceFormat = { type: 'price', precision: digits, minMove: Math.pow(10, -digits) };
     const view = { chart, inst, fills, trades, series: null, markers: null, lanes: [], pathSeries: [], paths: 0, thinned: 0, level: null, lo: 0, hi: -1, lines: [] };
@@ -237,6 +247,18 @@
       return (levels[k] = aggregate(levels[j], stepOf(k)));
     };
     view.markers = LC.createSeriesMarkers(view.series, []);
+    // One series per plot: a line, or an invisible line carrying the markers, in its pane (0: the prices).
+    view.plots = myPlots.map((p) => {
+      const pane = p.pane === '' ? 0 : 1 + panes.indexOf(p.pane);
+      const line = p.style === 'line';
+      const series = chart.addSeries(LC.LineSeries, { color: p.color, lineWidth: line ? 2 : 1, lineVisible: line, pointMarkersVisible: false, priceLineVisible: false, lastValueVisible: line, crosshairMarkerVisible: line, title: p.name, ...(pane === 0 ? { priceFormat } : {}) }, pane);
+      const markers = line ? null : LC.createSeriesMarkers(series, []);
+      const entry = { name: p.name, pane: p.pane, paneIndex: pane, style: p.style, instrument: inst, count: p.count, buckets: p.buckets, points: 0, markers: 0 };
+      state.plots.push(entry);
+      return { p, series, markers, entry, t: Float64Array.from(p.t) };
+    });
+    for (let k = 0; k < panes.length; k++) chart.panes()[k + 1]?.setHeight(PANE_H);
+    view.panes = panes;
     const laneSeries = (k, kind) => {
       view.lanes[k] ??= {};
       const color = kind === 'sl' ? '#c62f2f' : kind === 'tp' ? '#138a4b' : '#b8860b';
@@ -270,10 +292,11 @@
         lo = Math.max(0, upper(L.t, from - 1.5 * span));
         hi = Math.min(L.t.length - 1, upper(L.t, to + 1.5 * span) + 1);
       }
-      view.level = k; view.lo = lo; view.hi = hi;
+      view.level = k; view.lo = lo; view.hi = hi; view.step = L.step;
       const data = new Array(hi - lo + 1);
       for (let i = lo; i <= hi; i++) data[i - lo] = base.line ? { time: L.t[i], value: L.c[i] } : { time: L.t[i], open: L.o[i], high: L.h[i], low: L.l[i], close: L.c[i] };
       view.series.setData(data);
+      drawPlots(L, lo, hi);
       drawLevels(L, lo, hi);
       drawMarks(L, lo, hi, from, to);
       return true;
@@ -335,6 +358,36 @@
       drawPaths(L, lo, hi, from, to);
       const thin = view.thinned > 0 ? ` · fill markers thinned (one per side for every ${view.thinned} bars; zoom in to see each fill)` : '';
       info.textContent = `${totalBars.toLocaleString('en-US')} ${base.line ? 'fill prices' : `${enc.granularity} candles${enc.recorded ? ` (the run's ${enc.recorded} candles, folded to ${enc.granularity} to keep the report bounded)` : ''}`} · showing ${view.level === 0 ? 'full detail' : `${stepLabel(L.step)} bars (downsampled; zoom in for ${enc ? enc.granularity : 'full detail'})`} · ${fills.length} fills · ${trades.length} trades${thin}`;
+    }
+
+    /**
+     * The plots on the bars of the window [lo, hi] of level L: a line takes, per bar, the last value
+     * plotted in it (a coarser level: its bar's last), a marker style the first; markers past
+     * MAX_MARKERS in the window are thinned to every n-th.
+     */
+    function drawPlots(L, lo, hi) {
+      const tLo = L.t[lo], tHi = L.t[hi] + L.step;
+      for (const v of view.plots) {
+        const pts = [];
+        for (let j = lower(v.t, tLo); j < v.t.length && v.t[j] < tHi; j++) {
+          const i = upper(L.t, v.t[j]);
+          if (i < lo) continue;
+          const time = L.t[i];
+          const last = pts[pts.length - 1];
+          if (last && last.time === time) { if (v.markers === null) last.value = v.p.v[j]; continue; }
+          pts.push({ time, value: v.p.v[j] });
+        }
+        v.series.setData(pts);
+        v.entry.points = pts.length;
+        if (v.markers !== null) {
+          const every = Math.ceil(pts.length / MAX_MARKERS) || 1;
+          const shape = v.p.style === 'up' ? 'arrowUp' : v.p.style === 'down' ? 'arrowDown' : 'circle';
+          const ms = [];
+          for (let k = 0; k < pts.length; k += every) ms.push({ time: pts[k].time, position: 'atPriceMiddle', price: pts[k].value, shape, color: v.p.color });
+          v.markers.setMarkers(ms);
+          v.entry.markers = ms.length;
+        }
+      }
     }
 
     /** Entry → exit lines of the trades in view (green: a gain, red: a loss), only while few enough to read. */
