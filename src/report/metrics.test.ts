@@ -34,6 +34,19 @@ describe('monthlyPL', () => {
   });
 });
 
+describe('monthlyPL: the run\'s own days', () => {
+  it('a last mark at midnight (the exclusive end of a run to 2025-01-01) closes 31 December: no 2025 month, and the year compounds to the return', () => {
+    const at = (iso: string): number => Date.parse(iso) / 1000;
+    // Day-end marks (22:00 UTC), then the run's last mark at its end, 2025-01-01T00:00Z.
+    const e: EquitySeries = { t: [at('2024-01-01T01:00:00Z'), at('2024-06-30T21:00:00Z'), at('2024-12-31T22:00:00Z'), at('2025-01-01T00:00:00Z')], balance: [], nav: [100_000, 100_050, 99_880, 99_870] };
+    e.balance.push(...e.nav);
+    const m = monthlyPL(e, 100_000);
+    expect(m.map((x) => `${x.year}-${x.month}`)).toEqual(['2024-0', '2024-5', '2024-11']);
+    const growth = m.reduce((g, x) => g * (1 + x.pct / 100), 1);
+    expect((growth - 1) * 100).toBeCloseTo(((99_870 - 100_000) / 100_000) * 100, 10);
+  });
+});
+
 describe('drawdowns', () => {
   it('the deepest equals the largest fall from a running peak (an independent scan), and episodes do not overlap', () => {
     fc.assert(

@@ -78,9 +78,12 @@ export function drawdowns(e: EquitySeries): Drawdown[] {
 export function monthlyPL(e: EquitySeries, initial: number): { year: number; month: number; pl: number; pct: number }[] {
   const out: { year: number; month: number; pl: number; pct: number }[] = [];
   let prev = initial;
+  // A point is the state at its time, the end of what came before it: a mark at midnight (a run's
+  // end, `to`, is exclusive) closes the day before, so a run to 2025-01-01T00:00Z has no 2025 month.
+  const day = (t: number): Date => new Date((t - 1) * 1000);
   for (let i = 0; i < e.t.length; i++) {
-    const d = new Date(e.t[i]! * 1000);
-    const next = i + 1 < e.t.length ? new Date(e.t[i + 1]! * 1000) : undefined;
+    const d = day(e.t[i]!);
+    const next = i + 1 < e.t.length ? day(e.t[i + 1]!) : undefined;
     if (next && next.getUTCFullYear() === d.getUTCFullYear() && next.getUTCMonth() === d.getUTCMonth()) continue;
     const nav = e.nav[i]!;
     out.push({ year: d.getUTCFullYear(), month: d.getUTCMonth(), pl: nav - prev, pct: prev !== 0 ? ((nav - prev) / prev) * 100 : 0 });

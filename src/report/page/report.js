@@ -53,9 +53,32 @@
     height,
     layout: { attributionLogo: true, background: { color: '#ffffff' }, textColor: '#1d2330' },
     grid: { vertLines: { color: '#f0f1f4' }, horzLines: { color: '#f0f1f4' } },
-    timeScale: { timeVisible: true, secondsVisible: false, rightOffset: 4 },
+    // A bar may be narrower than a pixel: fitContent then shows the whole run at any length (the
+    // default floor of half a pixel a bar cut a 12-year daily curve to its last five years).
+    timeScale: { timeVisible: true, secondsVisible: false, rightOffset: 4, minBarSpacing: 0.001 },
     localization: { timeFormatter: (t) => fx.date(t) },
   });
+
+  /**
+   * One time axis for every chart of the run: the chart the reader drags, zooms or focuses (the
+   * driver) sets the others' visible range to its own. Only the driver's changes are passed on, so
+   * a chart that snaps a range to its own bars does not pass it back.
+   */
+  const linked = [];
+  let driver = null;
+  function link(chart, box) {
+    linked.push(chart);
+    for (const ev of ['pointerdown', 'wheel', 'touchstart', 'keydown']) box.addEventListener(ev, () => { driver = chart; }, { passive: true, capture: true });
+    chart.timeScale().subscribeVisibleTimeRangeChange((r) => {
+      if (driver !== chart || !r) return;
+      for (const c of linked) {
+        if (c === chart) continue;
+        try { c.timeScale().setVisibleRange(r); } catch { /* a chart with no data there */ }
+      }
+    });
+  }
+  state.linked = linked;
+  state.drive = (chart) => { driver = chart; };
 
   // ---- header and warnings
   const params = Object.entries(D.params).map(([k, v]) => `${k}=${v}`).join(' ');
@@ -473,6 +496,7 @@
     if (base.t.length > 0) show(base.t[0], base.t[base.t.length - 1], true);
     mark(`show ${inst}`);
     chart.timeScale().fitContent();
+    link(chart, box);
     state.markerCount += view.markers.markers().length;
     state.fillsMarked = (state.fillsMarked ?? 0) + (view.fillsMarked ?? 0);
     state.fills += fills.length;
@@ -483,6 +507,7 @@
       const pad = Math.max((end - tr.openTime) * 1.5, base.step * 40);
       const from = tr.openTime - pad, to = end + pad;
       show(from, to, true);
+      driver = chart;
       chart.timeScale().setVisibleRange({ from, to });
       for (const l of view.lines) view.series.removePriceLine(l);
       view.lines = [];
@@ -549,9 +574,10 @@
     const BENCH_COLORS = ['#f57c00', '#8e24aa', '#00838f'];
     const modeBtns = ['money', '%', 'log'].map((m) => el('button', { type: 'button', 'data-mode': m, text: m === 'money' ? `money (${ccy})` : m === '%' ? '% return' : 'log scale', onclick: () => setMode(m) }));
     const lastWorst = worst3.find((d) => d.end === null);
+    let eqLegend;
     eqSection.append(
       el('div', { class: 'filters toggle', id: 'equity-mode' }, el('span', { class: 'sub', text: 'Equity in' }), ...modeBtns),
-      el('div', { class: 'legend' }, el('span', null, el('i', { style: 'background:#2962ff' }), 'NAV'), el('span', null, el('i', { style: 'background:#8a93a6' }), 'balance'),
+      eqLegend = el('div', { class: 'legend' }, el('span', null, el('i', { style: 'background:#2962ff' }), 'NAV'), el('span', null, el('i', { style: 'background:#8a93a6' }), 'balance'),
         ...bench.map((b, i) => el('span', { class: 'bench-legend' }, el('i', { style: `background:${BENCH_COLORS[i % 3]}` }), `buy and hold ${b.instrument} (${fx.pct(b.last)})`)),
         el('span', null, el('i', { style: 'background:rgba(198,47,47,0.4)' }), `underwater: the ${Math.min(3, worst3.length)} worst drawdowns${lastWorst ? ' (one not recovered: shaded to its trough)' : ''}`)),
       eqBox,
@@ -583,14 +609,22 @@
       state.lastPlotted = last.length ? last[last.length - 1].value : null;
     }
     setMode('money');
-    if (lastWorst) LC.createSeriesMarkers(nav, [{ time: eqPts.nav.find((p) => p.time >= lastWorst.trough)?.time ?? eqPts.nav[eqPts.nav.length - 1].time, position: 'belowBar', shape: 'arrowUp', color: '#c62f2f', text: 'deepest point; not recovered by the end' }]);
+    // The deepest point of a drawdown never recovered: a marker, its words in the legend (a label on
+    // the chart is cut off when the point is near an edge).
+    if (lastWorst) {
+      const at = eqPts.nav.find((p) => p.time >= lastWorst.trough)?.time ?? eqPts.nav[eqPts.nav.length - 1].time;
+      LC.createSeriesMarkers(nav, [{ time: at, position: 'belowBar', shape: 'arrowUp', color: '#c62f2f' }]);
+      eqLegend.append(el('span', { id: 'deepest-legend' }, el('b', { style: 'color:#c62f2f', text: '▲ ' }), `deepest point of the drawdown not recovered by the end (${fx.date(at)})`));
+    }
     eq.timeScale().fitContent();
+    link(eq, eqBox);
     const dd = LC.createChart(ddBox, chartOptions(220));
     // Values are already percentages: a custom format (Lightweight Charts' "percent" format shows the
     // change from the first value, which is not what a drawdown in % is).
     const ddSeries = dd.addSeries(LC.AreaSeries, { lineColor: '#c62f2f', topColor: 'rgba(198,47,47,0.05)', bottomColor: 'rgba(198,47,47,0.35)', invertFilledArea: true, priceFormat: pct2 });
     ddSeries.setData(eqPts.dd);
     dd.timeScale().fitContent();
+    link(dd, ddBox);
     state.navSeries = nav;
     state.ddSeries = ddSeries;
     state.ddChart = dd;
@@ -639,11 +673,13 @@
           total += c.pl;
           growth *= 1 + c.pct / 100;
           const v = mode === 'pct' ? c.pct : c.pl;
-          row.append(el('td', { class: v > 0 ? 'pos' : v < 0 ? 'neg' : '', 'data-pl': String(c.pl), 'data-pct': String(c.pct), title: mode === 'pct' ? fx.money(c.pl, ccy) : fx.pct(c.pct), text: mode === 'pct' ? fx.pct(c.pct) : fx.num(c.pl, 0) }));
+          const shown = mode === 'pct' ? Math.round(v * 100) : Math.round(v);
+          row.append(el('td', { class: shown > 0 ? 'pos' : shown < 0 ? 'neg' : '', 'data-pl': String(c.pl), 'data-pct': String(c.pct), title: mode === 'pct' ? fx.money(c.pl, ccy) : fx.pct(c.pct), text: mode === 'pct' ? fx.pct(c.pct) : fx.num(Math.round(c.pl) || 0, 0) }));
         }
         const yearPct = (growth - 1) * 100;
         const v = mode === 'pct' ? yearPct : total;
-        row.append(el('td', { 'data-total': String(total), 'data-total-pct': String(yearPct), class: v > 0 ? 'pos' : v < 0 ? 'neg' : '', title: mode === 'pct' ? fx.money(total, ccy) : fx.pct(yearPct), text: mode === 'pct' ? fx.pct(yearPct) : fx.num(total, 0) }));
+        const shownY = mode === 'pct' ? Math.round(v * 100) : Math.round(v);
+        row.append(el('td', { 'data-total': String(total), 'data-total-pct': String(yearPct), class: shownY > 0 ? 'pos' : shownY < 0 ? 'neg' : '', title: mode === 'pct' ? fx.money(total, ccy) : fx.pct(yearPct), text: mode === 'pct' ? fx.pct(yearPct) : fx.num(Math.round(total) || 0, 0) }));
         tb.append(row);
       }
       holder.replaceChildren(el('table', { class: 'monthly' }, el('thead', null, el('tr', null, el('th', { class: 'l', text: 'year' }), ...MONTHS.map((m) => el('th', { text: m })), el('th', { text: 'year' }))), tb));
