@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatIsoMs, type UnixMs } from '../domain/time.ts';
 import type { PlotStyle } from '../strategy/api.ts';
@@ -15,8 +16,12 @@ export class PlotFile {
   readonly #seen = new Map<string, { pane: string; style: string; instrument: string }>();
   rows = 0;
 
-  constructor(dir: string) {
+  readonly #append: boolean;
+
+  /** `append`: a live run folder, which a restart continues: its plots.csv is added to (one header). */
+  constructor(dir: string, o: { append?: boolean } = {}) {
     this.path = join(dir, PLOTS_FILE);
+    this.#append = o.append === true;
   }
 
   /** The engine's plot sink (EngineOptions.onPlot). */
@@ -27,8 +32,9 @@ export class PlotFile {
       this.#seen.set(name, { pane, style, instrument });
     }
     if (this.#out === undefined) {
-      this.#out = new LineFile(this.path, 1 << 18);
-      this.#out.line(PLOTS_CSV_HEADER);
+      const fresh = !this.#append || !existsSync(this.path) || statSync(this.path).size === 0;
+      this.#out = new LineFile(this.path, 1 << 18, this.#append);
+      if (fresh) this.#out.line(PLOTS_CSV_HEADER);
     }
     this.#out.line(`${formatIsoMs(time)},${name},${value},${pane},${style},${instrument}`);
     this.rows++;

@@ -319,6 +319,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   });
   const status: LiveStatus | undefined = a.statusPort === undefined ? undefined
     : await (await import('../report/live-status.ts')).liveStatus({ ...a, statusPort: a.statusPort, strategy: loaded.name, accountID, limits, rest, runner: () => runner });
+  const plots = new (await import('../app/plot-file.ts')).PlotFile(runDir, { append: true });
   const runner: InstanceType<typeof Runner> = new Runner({
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
@@ -340,6 +341,8 @@ export async function runLive(a: RunArgs): Promise<void> {
     log, recorder,
     labs: new (await import('../adapters/v20/labs.ts')).V20Labs(http),
     ...(status ? { onTransaction: (tx) => status.provider.transaction(tx), onIntent: () => status.provider.intent() } : {}),
+    // ctx.plot into the run folder's plots.csv, added to by each session of the run.
+    onPlot: plots.plot,
   });
   // The status page first: a port in use stops the run before it trades.
   if (status) process.stdout.write(`Live status: ${(await status.start()).url}\n`);
@@ -368,6 +371,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   process.stdout.write(`candles: ${res.candles.official} official, ${res.candles.fromTicks} built from ticks${res.candles.dropped > 0 ? `, ${res.candles.dropped} not delivered at stop` : ''} (--candles ${res.candles.source})\n`);
   process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
   if (res.shadow !== undefined) process.stdout.write(`${res.shadow}\n`);
+  plots.close();
   const folderWarnings = await finishLiveRunFolder(runDir, { report: res.report, summary: res.summary, portfolio: runner.portfolio, currency: runner.portfolio.ledger.currency, meta: recorder.meta });
   for (const w of folderWarnings) process.stderr.write(`run folder: ${w}\n`);
   process.stdout.write(`Run saved in ${runDir}${recorder.capped ? ' (inputs recorded up to the --record-max-mb cap)' : ''}; replay it with: fxflow replay ${runDir}\n`);

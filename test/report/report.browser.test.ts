@@ -169,7 +169,8 @@ describe('report.html of a backtest run folder', () => {
     expect(cells.length).toBeGreaterThanOrEqual(12);
     let nav = S.initialBalance;
     for (const [textPct, p, pl] of cells) {
-      expect(textPct).toBe(`${p.toFixed(2)}%`);
+      // Rounded to 2 decimals, and a change that rounds to nothing is 0.00%, never -0.00%.
+      expect(textPct).toBe(`${(Math.round(p * 100) / 100 || 0).toFixed(2)}%`);
       expect(p).toBeCloseTo((pl / nav) * 100, 9);
       nav += pl;
     }
