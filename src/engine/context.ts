@@ -121,7 +121,7 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     const sink = this.plotSink;
     if (sink === undefined || value === undefined || !Number.isFinite(value)) return;
     // On the bar it belongs to, as the chart draws candles: at its open time (the event's is its close).
-    sink(this.candle?.time ?? this.now, name, value, options?.pane ?? '', options?.style ?? 'line', options?.instrument ?? this.series?.instrument ?? '');
+    sink(this.candle?.time ?? this.now, name, value, options?.pane ?? '', options?.style ?? 'line', options?.instrument ?? this.series?.instrument ?? this.tick?.instrument ?? '');
   }
 
   readonly #instrumentViews = new Map<string, InstrumentView>();

@@ -264,7 +264,7 @@ export interface PlotOptions {
   readonly pane?: string;
   /** 'line' (default), or a marker at each value: 'up', 'down' (arrows), 'dot'. */
   readonly style?: PlotStyle;
-  /** The instrument whose chart shows it; default: the instrument of the candle being handled (else the first chart). */
+  /** The instrument whose chart shows it; default: the instrument of the candle or tick being handled (else the first chart). */
   readonly instrument?: string;
 }
 
