@@ -46,5 +46,6 @@ export function compareCommand(y: Argv): Argv {
 export function runCompare(a: { runs: string[]; out?: string; open?: boolean }): void {
   const r = writeCompare(a.runs.map((d) => resolve(d)), resolve(a.out ?? 'compare.html'));
   process.stdout.write(`Comparison written to ${r.path} (${size(r.bytes)})\n`);
+  for (const n of r.notes) process.stderr.write(`fxflow compare: warning: ${n}\n`);
   if (a.open) openFile(r.path);
 }

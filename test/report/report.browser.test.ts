@@ -115,7 +115,20 @@ describe('report.html of a backtest run folder', () => {
       const parts = ['h1', '#period', '#metrics', '#breakdown'].map((q) => d.querySelector(q)?.innerText ?? '');
       return parts.join('\n');
     });
-    const report = readFileSync(join(golden, 'report.txt'), 'utf8').split('\n').slice(2).filter((l) => l.trim() !== '' && !l.startsWith('fill models') && !/events in/.test(l));
+    const lines = readFileSync(join(golden, 'report.txt'), 'utf8').split('\n');
+    // The period in words on the page (2024-01-01 00:00 → 2025-01-01 00:00 UTC), RFC 3339 in report.txt.
+    const period = /^Period\s+(\S+) → (\S+)/.exec(lines.find((l) => l.startsWith('Period'))!)!;
+    const words2 = (iso: string): string => iso.slice(0, 16).replace('T', ' ');
+    expect(text).toContain(`${words2(period[1]!)} → ${words2(period[2]!)} UTC`);
+    // One sign for the max drawdown: the page's tiles read as report.txt's line (a fall, negative).
+    const ddLine = lines.find((l) => l.startsWith('Max drawdown'))!;
+    const tiles = await page.$$eval('.metric[data-key="maxDrawdown"] .v, .metric[data-key="maxDrawdownPct"] .v', (vs) => vs.map((v) => v.textContent ?? ''));
+    expect(tiles).toHaveLength(2);
+    for (const t of tiles) {
+      expect(t.startsWith('-'), t).toBe(true);
+      expect(ddLine).toContain(t.replace(' USD', ''));
+    }
+    const report = lines.slice(2).filter((l) => l.trim() !== '' && !l.startsWith('fill models') && !/events in/.test(l) && !l.startsWith('Period'));
     expect(report.length).toBeGreaterThan(25);
     const words = (r: string): string => r.replace(/_ORDER$/, '').replace(/_/g, ' ').toLowerCase();
     const missing: string[] = [];
@@ -217,6 +230,24 @@ describe('report.html of a backtest run folder', () => {
     const pls = await page.$$eval('#trades tbody tr', (rows) => rows.map((r) => Number(r.children[8]!.textContent!.replace(/,/g, ''))));
     expect(pls.length).toBeGreaterThan(10);
     expect(pls).toEqual([...pls].sort((a, b) => a - b));
+    // Entry and exit at EUR_USD's display precision (5 decimals); the cumulative P/L of the closed
+    // trades in closing order (trades.csv's order) is their running sum, ending at the realized P/L.
+    await page.click('#trades th[data-key="id"]');
+    const cells = await page.$$eval('#trades tbody tr', (rows) => rows.map((r) => [r.getAttribute('data-trade'), r.children[5]!.textContent, r.children[7]!.textContent, r.children[9]!.textContent]));
+    expect(cells.every(([, a, b]) => /^\d\.\d{5}$/.test(a!) && (b === '' || /^\d\.\d{5}$/.test(b!)))).toBe(true);
+    const csv = readFileSync(join(golden, 'trades.csv'), 'utf8').trim().split('\n');
+    const head = csv[0]!.split(',');
+    let acc = 0;
+    const want = new Map<string, number>();
+    for (const l of csv.slice(1)) {
+      const f = l.split(',');
+      if (f[head.indexOf('exitReason')] === 'END_OF_RUN') continue;
+      want.set(f[head.indexOf('id')]!, (acc += Number(f[head.indexOf('realizedPL')])));
+    }
+    const cum = await page.evaluate((ids) => ids.map((i) => (globalThis as any).fxReport.cumPL(i)), [...want.keys()]);
+    cum.forEach((c: number, i: number) => expect(c).toBeCloseTo([...want.values()][i]!, 6));
+    for (const [id, , , text] of cells.slice(0, 50)) if (want.has(id!)) expect(Number(text!.replace(/,/g, ''))).toBeCloseTo(want.get(id!)!, 2);
+    await page.click('#trades th[data-key="pl"]');
     await page.selectOption('#filter-side', 'short');
     const sides = await page.$$eval('#trades tbody tr', (rows) => rows.map((r) => r.children[2]!.textContent));
     expect(sides.length).toBeGreaterThan(0);
@@ -258,6 +289,9 @@ describe('report.html of a backtest run folder', () => {
     expect(await page.locator('#metrics td.best').count()).toBeGreaterThan(3);
     // The legend names each run by the params that differ (trailing and tpAtr here), not by its folder.
     expect(await page.evaluate(() => (globalThis as any).fxReport.legend)).toEqual(['1. tpAtr=2 trailing=true', '2. tpAtr=3 trailing=false']);
+    // Same period and instrument: nothing to warn of (src/report/compare.test.ts has runs that differ).
+    expect(c.stderr).not.toContain('warning');
+    expect(await page.locator('#compare-notes').count()).toBe(0);
     const figureNames = await page.$$eval('#metrics td.l', (tds) => tds.map((t) => t.textContent ?? ''));
     expect(figureNames.filter((l) => /\b[a-z]+[A-Z][a-zA-Z]*\b/.test(l))).toEqual([]);
     await page.screenshot({ path: artifact('compare.png'), fullPage: true });
@@ -338,8 +372,9 @@ describe('a short run and a live run folder', () => {
     expect(body).not.toContain('rerun the backtest');
     expect(readFileSync(join(dir, 'report.html'), 'utf8')).not.toContain('7777777');
     // The period starts no later than the first fill.
-    const period = (await page.textContent('#period'))!;
-    const from = /·\s+(\S+) →/.exec(period)![1]!;
+    // The exact times are on the period's hover (the text says them in minutes).
+    const period = (await page.getAttribute('#period', 'title'))!;
+    const from = /^(\S+) →/.exec(period)![1]!;
     expect(Date.parse(from)).toBeLessThanOrEqual(Date.parse(fillTimes[0]!));
     // Exposure: the union of the trades' open intervals (trades.csv) over the first to the last transaction.
     const txs = readFileSync(join(dir, 'transactions.jsonl'), 'utf8').trim().split('\n').map((l) => Date.parse(JSON.parse(l).time));

@@ -80,6 +80,9 @@
   state.linked = linked;
   state.drive = (chart) => { driver = chart; };
 
+  /** An RFC 3339 time as people write it, in UTC: 2024-01-01 00:00 (the exact time on hover). */
+  const when = (iso) => (iso ? fx.date(Date.parse(iso) / 1000) : '?');
+
   // ---- header and warnings
   const params = Object.entries(D.params).map(([k, v]) => `${k}=${v}`).join(' ');
   const kind = D.live
@@ -87,7 +90,7 @@
     : el('span', { class: 'badge', id: 'run-kind', text: 'backtest' });
   app.append(
     el('h1', null, `${D.strategy} `, kind),
-    el('div', { class: 'sub', id: 'period', text: `${params}  ·  ${D.period.from ?? '?'} → ${D.period.to ?? '?'}  ·  run ${D.name}` }),
+    el('div', { class: 'sub', id: 'period', title: `${D.period.from ?? '?'} → ${D.period.to ?? '?'}`, text: `${params}  ·  ${when(D.period.from)} → ${when(D.period.to)} UTC  ·  run ${D.name}` }),
   );
   if (D.live) app.append(el('p', { class: 'sub', id: 'live-note', text: 'A live run: trades and fills are the broker\'s transactions; the price charts draw the fill prices (a live run folder records its prices in its recording, not as chart candles); no buy-and-hold benchmark.' }));
   if (D.warnings.length > 0) {
@@ -96,9 +99,13 @@
 
   // ---- metrics
   const grid = el('div', { class: 'metrics', id: 'metrics' });
+  // Drawdowns read as falls, as in report.txt, the drawdown chart and the worst-drawdowns table:
+  // summary.json keeps the depth (a positive number), the page shows it negative.
+  const FALLS = ['maxDrawdown', 'maxDrawdownPct'];
   for (const m of D.metrics) {
-    const v = fx.metric(m, ccy);
-    const sign = m.kind === 'money' && typeof m.value === 'number' && ['netPL', 'realizedPL', 'expectancy', 'bestTrade', 'worstTrade', 'unrealizedPL'].includes(m.key) ? (m.value > 0 ? 'pos' : m.value < 0 ? 'neg' : '') : '';
+    const fall = FALLS.includes(m.key) && typeof m.value === 'number' && m.value > 0;
+    const v = fx.metric(fall ? { ...m, value: -m.value } : m, ccy);
+    const sign = fall ? 'neg' : m.kind === 'money' && typeof m.value === 'number' && ['netPL', 'realizedPL', 'expectancy', 'bestTrade', 'worstTrade', 'unrealizedPL'].includes(m.key) ? (m.value > 0 ? 'pos' : m.value < 0 ? 'neg' : '') : '';
     grid.append(el('div', { class: 'metric', 'data-key': m.key, 'data-def': m.def, title: m.def }, el('div', { class: 'k', text: m.label }), el('div', { class: `v ${sign}`, text: v })));
   }
   app.append(el('section', null, el('h2', { text: 'Figures' }), grid));
@@ -642,7 +649,7 @@
     const figMax = D.metrics.find((m) => m.key === 'maxDrawdown');
     const tableMax = D.drawdowns[0].depth;
     const note = figMax && typeof figMax.value === 'number'
-      ? `Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included). The Figures' max drawdown (${fx.money(figMax.value, ccy)}) is marked on every price the run saw, so it can be deeper than the deepest here (${fx.money(tableMax, ccy)}): a fall inside a day that was made up by the day's end shows only there.`
+      ? `Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included). The Figures' max drawdown (${fx.money(-figMax.value, ccy)}) is marked on every price the run saw, so it can be deeper than the deepest here (${fx.money(-tableMax, ccy)}): a fall inside a day that was made up by the day's end shows only there.`
       : 'Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included).';
     eqSection.append(el('h3', { text: 'Worst drawdowns' }), el('p', { class: 'note', id: 'drawdowns-note', text: note }), el('table', { id: 'drawdowns' },
       el('thead', null, el('tr', null, ...['#', 'peak', 'trough', 'recovered', 'depth', 'depth %', 'duration'].map((h, i) => el('th', { class: i > 0 && i < 4 ? 'l' : '', text: h })))), tb));
@@ -752,16 +759,26 @@
   const csvBtn = el('button', { type: 'button', id: 'export-csv', text: 'Export CSV', onclick: () => download() });
   trSection.append(el('div', { class: 'filters' }, instSel, sideSel, plSel, exitSel, el('label', null, 'opened from ', fromIn), el('label', null, 'to ', toIn), csvBtn, count),
     el('p', { class: 'note', text: `Dates are UTC and filter by the opening day; the export holds the rows that pass the filters, in the order shown. Click a trade to centre its chart on it; click a heading to sort. MAE and MFE: the lowest and highest P/L (${ccy}) the trade showed while open, from the bid/ask highs and lows of the candles marked meanwhile and its exit; run-up: its best price move in its favour, in % of the entry price.${D.trades.length && D.trades.every((t) => t.mae === null) ? ' This run folder\'s trades.csv has no MAE/MFE columns (an older fxflow): rerun the backtest for them.' : ''}` }));
+  // Prices at each instrument's display precision (the recorded candles'), P/L cumulated in closing order.
+  const precisionOf = Object.fromEntries(D.candles.map((c) => [c.instrument, c.precision]));
+  const price = (t, x) => (x === null ? '' : precisionOf[t.instrument] !== undefined ? x.toFixed(precisionOf[t.instrument]) : String(x));
+  const cumPL = new Map();
+  {
+    let acc = 0;
+    for (const t of D.trades.filter((x) => x.closeTime !== null)) cumPL.set(t.id, (acc += t.pl));
+  }
+  state.cumPL = (id) => cumPL.get(id) ?? null;
   const COLS = [
     ['id', 'trade', (t) => Number(t.id), (t) => t.id],
     ['instrument', 'instrument', (t) => t.instrument, (t) => t.instrument, 'l'],
     ['side', 'side', (t) => (t.units > 0 ? 'long' : 'short'), (t) => (t.units > 0 ? 'long' : 'short'), 'l'],
     ['units', 'units', (t) => Math.abs(t.units), (t) => String(Math.abs(t.units))],
     ['openTime', 'opened', (t) => t.openTime, (t) => fx.date(t.openTime), 'l'],
-    ['openPrice', 'entry', (t) => t.openPrice, (t) => String(t.openPrice)],
+    ['openPrice', 'entry', (t) => t.openPrice, (t) => price(t, t.openPrice)],
     ['closeTime', 'closed', (t) => t.closeTime ?? Infinity, (t) => (t.closeTime === null ? 'open' : fx.date(t.closeTime)), 'l'],
-    ['closePrice', 'exit', (t) => t.closePrice ?? 0, (t) => (t.closePrice === null ? '' : String(t.closePrice))],
+    ['closePrice', 'exit', (t) => t.closePrice ?? 0, (t) => price(t, t.closePrice)],
     ['pl', 'P/L', (t) => t.pl, (t) => fx.num(t.pl, 2)],
+    ['cumPL', 'cumulative P/L', (t) => cumPL.get(t.id) ?? -Infinity, (t) => (cumPL.has(t.id) ? fx.num(cumPL.get(t.id), 2) : '')],
     ['financing', 'financing', (t) => t.financing, (t) => fx.num(t.financing, 2)],
     ['spreadCost', 'spread cost', (t) => t.spreadCost, (t) => fx.num(t.spreadCost, 2)],
     ['mae', 'MAE', (t) => t.mae ?? -Infinity, (t) => (t.mae === null ? '' : fx.num(t.mae, 2))],
