@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { drawdowns, extendedMetrics, humanize, monthlyPL, summaryMetrics, type TradeRow } from './metrics.ts';
+import { drawdowns, extendedMetrics, humanize, maxRunUp, monthlyPL, summaryMetrics, type TradeRow } from './metrics.ts';
 import type { EquitySeries } from './run-folder.ts';
 
 const DAY = 86_400;
@@ -44,6 +44,19 @@ describe('monthlyPL: the run\'s own days', () => {
     expect(m.map((x) => `${x.year}-${x.month}`)).toEqual(['2024-0', '2024-5', '2024-11']);
     const growth = m.reduce((g, x) => g * (1 + x.pct / 100), 1);
     expect((growth - 1) * 100).toBeCloseTo(((99_870 - 100_000) / 100_000) * 100, 10);
+  });
+});
+
+describe('maxRunUp', () => {
+  it('is the largest rise from a point to any later one (an independent scan of every pair)', () => {
+    fc.assert(
+      fc.property(curve, (e) => {
+        let best = 0;
+        for (let i = 0; i < e.nav.length; i++) for (let j = i; j < e.nav.length; j++) best = Math.max(best, e.nav[j]! - e.nav[i]!);
+        expect(maxRunUp(e)!.amount).toBeCloseTo(best, 2);
+      }),
+      { numRuns: 50 },
+    );
   });
 });
 

@@ -121,7 +121,7 @@ export function closedRows(trades: readonly TradeRow[]): ClosedTrades {
 }
 
 /** The figures report.txt does not have, from the equity curve and the trades (rows, or only the closed ones). */
-export function extendedMetrics(e: EquitySeries | undefined, trades: readonly TradeRow[] | ClosedTrades, initial: number, maxDrawdownPct: number | null, periodSeconds?: number): Metric[] {
+export function extendedMetrics(e: EquitySeries | undefined, trades: readonly TradeRow[] | ClosedTrades, initial: number, maxDrawdownPct: number | null, periodSeconds?: number, barSeconds?: number): Metric[] {
   const closed = 'count' in trades ? trades : closedRows(trades);
   const pls: number[] = [];
   for (let i = 0; i < closed.count; i++) pls.push(closed.pl(i));
@@ -144,6 +144,7 @@ export function extendedMetrics(e: EquitySeries | undefined, trades: readonly Tr
     const dds = drawdowns(e);
     ddDays = dds.reduce((a, d) => Math.max(a, d.days), 0);
   }
+  const runUp = maxRunUp(e);
   const calmar = cagr !== null && maxDrawdownPct !== null && maxDrawdownPct > 0 ? cagr / maxDrawdownPct : null;
   const yearNote = cagr === null && e && e.t.length >= 2 ? ' Shown for runs of a year or more: over a shorter run it extrapolates a few weeks to a year.' : '';
   let streak = 0, longest = 0;
@@ -176,11 +177,31 @@ export function extendedMetrics(e: EquitySeries | undefined, trades: readonly Tr
     { key: 'expectancy', label: 'Expectancy', value: expectancy, kind: 'money', better: 'high', def: 'Average realized P/L per closed trade (win rate × average win + loss rate × average loss)' },
     { key: 'sqn', label: 'SQN', value: sqn, kind: 'ratio', better: 'high', def: "Van Tharp's system quality number: √(closed trades) × mean trade P/L / standard deviation of trade P/L" },
     { key: 'averageTradeHours', label: 'Average trade duration', value: held.length > 0 ? mean(held) : null, kind: 'hours', def: 'Mean time from a trade\'s opening fill to its closing fill, closed trades' },
+    { key: 'maxRunUp', label: 'Max run-up', value: runUp?.amount ?? null, kind: 'money', def: 'Largest rise of NAV from a trough to a later high, on the daily equity curve (the mirror of the max drawdown)' },
+    { key: 'maxRunUpPct', label: 'Max run-up %', value: runUp?.pct ?? null, kind: 'pct', def: 'That rise as a percentage of its trough' },
+    { key: 'averageBarsInTrade', label: 'Average bars in trade', value: barSeconds !== undefined && held.length > 0 ? Math.round((mean(held) * 3600 / barSeconds) * 100) / 100 : null, kind: 'ratio', def: "Mean holding time of the closed trades in bars of the strategy's charted candles" },
     { key: 'longestLosingStreak', label: 'Longest losing streak', value: longest, kind: 'int', better: 'low', def: 'Most consecutive closed trades (in closing order) with a negative realized P/L' },
     { key: 'bestTrade', label: 'Best trade', value: best?.pl ?? null, kind: 'money', better: 'high', def: `Largest realized P/L of one closed trade${best ? ` (trade ${best.id}, ${best.instrument})` : ''}` },
     { key: 'worstTrade', label: 'Worst trade', value: worst?.pl ?? null, kind: 'money', better: 'high', def: `Smallest realized P/L of one closed trade${worst ? ` (trade ${worst.id}, ${worst.instrument})` : ''}` },
   );
   return out;
+}
+
+/**
+ * The largest rise of NAV from a trough to a later point (a scan keeping the lowest NAV so far), in
+ * money and in % of that trough; undefined without a curve.
+ */
+export function maxRunUp(e: EquitySeries | undefined): { amount: number; pct: number | null } | undefined {
+  if (!e || e.nav.length === 0) return undefined;
+  let low = e.nav[0]!, amount = 0, pct: number | null = 0;
+  for (const nav of e.nav) {
+    if (nav < low) low = nav;
+    if (nav - low > amount) {
+      amount = nav - low;
+      pct = low > 0 ? (amount / low) * 100 : null;
+    }
+  }
+  return { amount: Math.round(amount * 100) / 100, pct: pct === null ? null : Math.round(pct * 10_000) / 10_000 };
 }
 
 /** The report.txt figures with their definitions, in report.txt's order; unknown fields follow as they are. */

@@ -1,6 +1,7 @@
 import type { EncodedSeries } from './candle-codec.ts';
 import type { BenchmarkSeries } from './candle-recorder.ts';
 import { drawdowns, extendedMetrics, monthlyPL, summaryMetrics, type Drawdown, type Metric, type TradeRow } from './metrics.ts';
+import { granularityMs, isGranularity } from '../domain/granularity.ts';
 import type { PlotSeries } from './plots.ts';
 import type { RunFolder } from './run-folder.ts';
 import type { EquitySeries, FillRow, TradeLevels, TxRecord } from './rows.ts';
@@ -132,7 +133,20 @@ export function runModel(f: RunFolder): RunModel {
     const exposure = exposurePct(trades.rows(), from === null ? NaN : sec(from), to === null ? NaN : sec(to));
     if (i >= 0 && exposure !== null) summaryFigures[i] = { ...summaryFigures[i]!, value: exposure, def: "Share of the run's period (its first to its last transaction) with at least one trade open" };
   }
-  const metrics = [...summaryFigures, ...extendedMetrics(equity.t.length > 0 ? equity : undefined, trades.closedTrades(), initial, maxDdPct, periodSeconds)];
+  // One tile a figure: the page's own figures that summary.json already has under another name
+  // (average trade duration = average holding, best trade = largest win, worst = largest loss) are
+  // left out when it has them (a folder without summary.json still gets them).
+  const twins: Record<string, string> = { averageTradeHours: 'averageHoldingHours', bestTrade: 'largestWin', worstTrade: 'largestLoss' };
+  // Bars of the first charted series, as the strategy recorded them (a folded series: its own granularity).
+  const charted = f.candles?.series[0];
+  const gran = charted ? ((charted as { recorded?: string }).recorded ?? charted.granularity) : undefined;
+  const barSeconds = gran !== undefined && isGranularity(gran) ? granularityMs(gran) / 1000 : undefined;
+  const extended = extendedMetrics(equity.t.length > 0 ? equity : undefined, trades.closedTrades(), initial, maxDdPct, periodSeconds, barSeconds).filter((m) => !(twins[m.key] !== undefined && twins[m.key]! in s));
+  // Buy and hold as a figure, beside its line on the equity chart: the first charted instrument
+  // bought at its first ask, sold at its last recorded bid (see the page's buy-and-hold note).
+  const bench = f.candles?.benchmarks?.find((b) => b.t.length > 0 && b.ask > 0);
+  if (bench) extended.push({ key: 'buyHoldReturnPct', label: `Buy & hold return (${bench.instrument})`, value: Math.round(((bench.bid[bench.bid.length - 1]! / bench.ask) - 1) * 1e6) / 1e4, kind: 'pct', better: 'high', def: `The return of holding ${bench.instrument} over the run: bought at the first candle's ask, marked at the last day's bid, on the same candles and spread model; no financing, in the instrument's own terms` });
+  const metrics = [...summaryFigures, ...extended];
   if (Object.keys(s).length === 0) {
     metrics.unshift(
       { key: 'finalNAV', label: 'Final NAV (from the curve)', value: finalNAV, kind: 'money', def: 'The last point of the equity curve' },

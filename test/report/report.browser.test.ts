@@ -65,9 +65,14 @@ describe('report.html of a backtest run folder', () => {
     const defs = await page.$$eval('.metric', (ms) => ms.map((m) => (m as unknown as { title: string }).title));
     expect(defs.length).toBeGreaterThan(30);
     expect(defs.every((d) => d.length > 10)).toBe(true);
-    for (const key of ['cagr', 'sortino', 'calmar', 'maxDrawdownDays', 'expectancy', 'sqn', 'averageTradeHours', 'longestLosingStreak', 'bestTrade', 'worstTrade', 'spreadCost', 'financing', 'commission', 'ambiguousCandles', 'ambiguousPL']) {
+    for (const key of ['cagr', 'sortino', 'calmar', 'maxDrawdownDays', 'expectancy', 'sqn', 'averageHoldingHours', 'longestLosingStreak', 'largestWin', 'largestLoss', 'spreadCost', 'financing', 'commission', 'ambiguousCandles', 'ambiguousPL']) {
       expect(await page.locator(`.metric[data-key="${key}"]`).count(), key).toBe(1);
     }
+    // No figure twice under two names: summary.json's average holding, largest win and largest loss
+    // are the page's average trade duration, best and worst trade, shown once.
+    for (const key of ['averageTradeHours', 'bestTrade', 'worstTrade']) expect(await page.locator(`.metric[data-key="${key}"]`).count(), key).toBe(0);
+    const tileLabels = await page.$$eval('.metric .k', (ks) => ks.map((k) => k.textContent));
+    expect(new Set(tileLabels).size).toBe(tileLabels.length);
     await page.screenshot({ path: artifact('report.png'), fullPage: true });
     if (process.env.FXFLOW_DOCS_PNG === '1') {
       // The README's picture (docs/report.png): FXFLOW_DOCS_PNG=1 npx vitest run test/report/report.browser.test.ts
@@ -166,6 +171,21 @@ describe('report.html of a backtest run folder', () => {
     expect(bench[0].returnPct).toBeCloseTo((b.bid.at(-1) / b.ask - 1) * 100, 9);
     expect(b.t.length).toBeGreaterThan(250);
     expect(await page.locator('.bench-legend').count()).toBe(1);
+    // Buy and hold as a figure too, the same return as its line.
+    const bhTile = await page.locator('.metric[data-key="buyHoldReturnPct"] .v').textContent();
+    expect(bhTile).toBe(`${(Math.round(bench[0].returnPct * 100) / 100 || 0).toFixed(2)}%`);
+    // Average bars in trade: the closed trades' mean holding in H1 bars (hours), from trades.csv.
+    const tcsv = readFileSync(join(golden, 'trades.csv'), 'utf8').trim().split('\n');
+    const th = tcsv[0]!.split(',');
+    const closedRows = tcsv.slice(1).map((l) => l.split(',')).filter((f) => f[th.indexOf('exitReason')] !== 'END_OF_RUN');
+    const hours = closedRows.map((f) => (Date.parse(f[th.indexOf('closeTime')]!) - Date.parse(f[th.indexOf('openTime')]!)) / 3_600_000);
+    const bars = await page.locator('.metric[data-key="averageBarsInTrade"] .v').textContent();
+    expect(Number(bars)).toBeCloseTo(hours.reduce((a, b) => a + b, 0) / hours.length, 2);
+    expect(await page.locator('.metric[data-key="maxRunUp"]').count()).toBe(1);
+    // The properties as a table: a setting per row, by its path in config.json.
+    const cfgJson = JSON.parse(readFileSync(join(golden, 'config.json'), 'utf8'));
+    expect(await page.locator('#properties tr[data-key="account.currency"] td:last-child').textContent()).toBe(cfgJson.account.currency);
+    expect(await page.locator('#properties tr[data-key="run.from"] td:last-child').textContent()).toBe(String(cfgJson.run.from));
     // The first candle of the run at its ask is the price bought.
     const first = JSON.parse(readFileSync(join(golden, 'transactions.jsonl'), 'utf8').split('\n').find((l) => l.includes('"ORDER_FILL"'))!);
     expect(Math.abs(b.ask - Number(first.price))).toBeLessThan(0.05);

@@ -105,7 +105,7 @@
   for (const m of D.metrics) {
     const fall = FALLS.includes(m.key) && typeof m.value === 'number' && m.value > 0;
     const v = fx.metric(fall ? { ...m, value: -m.value } : m, ccy);
-    const sign = fall ? 'neg' : m.kind === 'money' && typeof m.value === 'number' && ['netPL', 'realizedPL', 'expectancy', 'bestTrade', 'worstTrade', 'unrealizedPL'].includes(m.key) ? (m.value > 0 ? 'pos' : m.value < 0 ? 'neg' : '') : '';
+    const sign = fall ? 'neg' : m.kind === 'money' && typeof m.value === 'number' && ['netPL', 'realizedPL', 'expectancy', 'bestTrade', 'worstTrade', 'largestWin', 'largestLoss', 'unrealizedPL'].includes(m.key) ? (m.value > 0 ? 'pos' : m.value < 0 ? 'neg' : '') : '';
     grid.append(el('div', { class: 'metric', 'data-key': m.key, 'data-def': m.def, title: m.def }, el('div', { class: 'k', text: m.label }), el('div', { class: `v ${sign}`, text: v })));
   }
   app.append(el('section', null, el('h2', { text: 'Figures' }), grid));
@@ -860,7 +860,21 @@
   if (D.candles.length === 0) cfg.append(el('p', { class: 'sub', text: 'No candles are recorded in the run folder.' }));
   else cfg.append(el('table', { id: 'coverage' }, el('thead', null, el('tr', null, ...['instrument', 'granularity', 'candles', 'first', 'last'].map((h) => el('th', { class: 'l', text: h })))),
     el('tbody', null, ...D.candles.map((s) => el('tr', null, el('td', { class: 'l', text: s.instrument }), el('td', { class: 'l', text: s.granularity }), el('td', { class: 'l', text: s.count.toLocaleString('en-US') }), el('td', { class: 'l', text: s.count ? fx.date(s.from) : '-' }), el('td', { class: 'l', text: s.count ? fx.date(s.to) : '-' }))))));
-  cfg.append(el('h3', { text: 'config.json' }), el('pre', { text: D.config ? JSON.stringify(D.config, null, 2) : 'config.json is missing' }));
+  // The properties as a table (section, setting, value: a setting's path in config.json), the file as it is below it.
+  cfg.append(el('h3', { text: 'Properties (config.json)' }));
+  if (!D.config) cfg.append(el('p', { class: 'sub', text: 'config.json is missing' }));
+  else {
+    const rows = [];
+    const walk = (section, path, v) => {
+      if (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0) {
+        for (const [k, x] of Object.entries(v)) walk(section ?? k, section === null ? '' : path ? `${path}.${k}` : k, x);
+      } else rows.push([section ?? '', path, Array.isArray(v) ? v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(', ') : v !== null && typeof v === 'object' ? '—' : String(v)]);
+    };
+    walk(null, '', D.config);
+    cfg.append(el('table', { id: 'properties', class: 'kv' }, el('thead', null, el('tr', null, ...['section', 'setting', 'value'].map((h) => el('th', { class: 'l', text: h })))),
+      el('tbody', null, ...rows.map(([sec, k, v]) => el('tr', { 'data-key': `${sec}.${k}` }, el('td', { class: 'l', text: sec }), el('td', { class: 'l', text: k }), el('td', { class: 'l', text: v }))))));
+    cfg.append(el('details', null, el('summary', { text: 'config.json as it is' }), el('pre', { text: JSON.stringify(D.config, null, 2) })));
+  }
   mark('done');
   state.ready = true;
 })();
