@@ -187,6 +187,61 @@ export function extendedMetrics(e: EquitySeries | undefined, trades: readonly Tr
   return out;
 }
 
+/** One figure of the All / Long / Short table: its value over all closed trades, the long ones and the short ones. */
+export interface SideFigure {
+  readonly key: string;
+  readonly label: string;
+  readonly kind: Metric['kind'];
+  readonly def: string;
+  readonly all: number | null;
+  readonly long: number | null;
+  readonly short: number | null;
+}
+
+/**
+ * The closed trades' figures for all of them, the long ones and the short ones (TradingView's
+ * "Performance summary" columns). Net P/L is a trade's realized P/L + financing − commission, as
+ * summary.json's long and short groups count it. `barSeconds`: the charted candles' bar, for bars in trade.
+ */
+export function sideFigures(rows: readonly TradeRow[], barSeconds?: number): SideFigure[] {
+  type Acc = { n: number; wins: number; losses: number; gp: number; gl: number; net: number; best: number; worst: number; held: number };
+  const acc = (): Acc => ({ n: 0, wins: 0, losses: 0, gp: 0, gl: 0, net: 0, best: -Infinity, worst: Infinity, held: 0 });
+  const all = acc(), long = acc(), short = acc();
+  for (const t of rows) {
+    if (t.closeTime === null) continue;
+    for (const a of [all, t.units > 0 ? long : short]) {
+      a.n++;
+      if (t.pl > 0) { a.wins++; a.gp += t.pl; }
+      else if (t.pl < 0) { a.losses++; a.gl += t.pl; }
+      a.net += t.pl + t.financing - t.commission;
+      a.best = Math.max(a.best, t.pl);
+      a.worst = Math.min(a.worst, t.pl);
+      a.held += t.closeTime - t.openTime;
+    }
+  }
+  const r = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
+  const fig = (key: string, label: string, kind: Metric['kind'], def: string, f: (a: Acc) => number | null): SideFigure => ({ key, label, kind, def, all: f(all), long: f(long), short: f(short) });
+  const some = (f: (a: Acc) => number) => (a: Acc): number | null => (a.n === 0 ? null : f(a));
+  return [
+    fig('netPL', 'Net P/L', 'money', 'Realized P/L + financing − commission of the closed trades', (a) => r(a.net)),
+    fig('grossProfit', 'Gross profit', 'money', "Sum of the winning trades' realized P/L", (a) => r(a.gp)),
+    fig('grossLoss', 'Gross loss', 'money', "Sum of the losing trades' realized P/L", (a) => r(a.gl)),
+    fig('profitFactor', 'Profit factor', 'ratio', 'Gross profit / |gross loss| (n/a with no loss)', (a) => (a.gl === 0 ? null : r(a.gp / -a.gl))),
+    fig('trades', 'Trades (closed)', 'int', 'Trades closed in full', (a) => a.n),
+    fig('wins', 'Won', 'int', 'Closed trades with a positive realized P/L', (a) => a.wins),
+    fig('losses', 'Lost', 'int', 'Closed trades with a negative realized P/L', (a) => a.losses),
+    fig('winRate', 'Win rate', 'pct', 'Won / closed trades', some((a) => r((a.wins / a.n) * 100, 2))),
+    fig('averageTrade', 'Average trade', 'money', 'Net P/L / closed trades', some((a) => r(a.net / a.n))),
+    fig('averageWin', 'Average win', 'money', 'Gross profit / won trades', (a) => (a.wins === 0 ? null : r(a.gp / a.wins))),
+    fig('averageLoss', 'Average loss', 'money', 'Gross loss / lost trades', (a) => (a.losses === 0 ? null : r(a.gl / a.losses))),
+    fig('winLossRatio', 'Ratio average win / average loss', 'ratio', 'Average win / |average loss|', (a) => (a.wins === 0 || a.losses === 0 ? null : r((a.gp / a.wins) / (-a.gl / a.losses)))),
+    fig('largestWin', 'Largest win', 'money', 'Largest realized P/L of one trade', some((a) => r(a.best))),
+    fig('largestLoss', 'Largest loss', 'money', 'Smallest realized P/L of one trade', some((a) => r(a.worst))),
+    fig('averageHoldingHours', 'Average holding', 'hours', 'Mean time from opening to closing fill', some((a) => r(a.held / a.n / 3600))),
+    fig('averageBarsInTrade', 'Average bars in trade', 'ratio', "Mean holding in bars of the charted candles", (a) => (a.n === 0 || barSeconds === undefined ? null : r(a.held / a.n / barSeconds, 2))),
+  ];
+}
+
 /**
  * The largest rise of NAV from a trough to a later point (a scan keeping the lowest NAV so far), in
  * money and in % of that trough; undefined without a curve.

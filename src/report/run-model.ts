@@ -1,6 +1,6 @@
 import type { EncodedSeries } from './candle-codec.ts';
 import type { BenchmarkSeries } from './candle-recorder.ts';
-import { drawdowns, extendedMetrics, monthlyPL, summaryMetrics, type Drawdown, type Metric, type TradeRow } from './metrics.ts';
+import { drawdowns, extendedMetrics, monthlyPL, sideFigures, summaryMetrics, type Drawdown, type Metric, type SideFigure, type TradeRow } from './metrics.ts';
 import { granularityMs, isGranularity } from '../domain/granularity.ts';
 import type { PlotSeries } from './plots.ts';
 import type { RunFolder } from './run-folder.ts';
@@ -28,6 +28,8 @@ export interface RunModel {
   readonly period: { from: string | null; to: string | null };
   readonly warnings: string[];
   readonly metrics: Metric[];
+  /** The closed trades' figures for all, long and short (the Figures' All / Long / Short table). */
+  readonly sides: SideFigure[];
   readonly equity: EquitySeries;
   readonly drawdowns: Drawdown[];
   readonly monthly: { year: number; month: number; pl: number; pct: number }[];
@@ -163,6 +165,7 @@ export function runModel(f: RunFolder): RunModel {
     period: { from, to },
     warnings,
     metrics,
+    sides: sideFigures(trades.rows(), barSeconds),
     equity: thinEquity(equity),
     drawdowns: equity.t.length > 0 ? drawdowns(equity).slice(0, 5) : [],
     monthly: equity.t.length > 0 ? monthlyPL(equity, initial) : [],

@@ -151,6 +151,16 @@ describe('report.html of a backtest run folder', () => {
     expect(await page.$$eval('#exits tbody tr', (rs) => rs.map((r) => [r.getAttribute('data-reason'), Number(r.children[1]!.textContent)]))).toEqual(Object.entries(S.exitReasons));
     expect(await page.$$eval('#groups tbody tr', (rs) => rs.map((r) => r.getAttribute('data-group')))).toEqual(['long', 'short', ...Object.keys(S.byInstrument)]);
     expect(await page.textContent('#orders')).toContain(`market halted ${S.orders.cancelReasons[0].count}`);
+    // All / Long / Short: the table's columns agree with summary.json's totals and its long and short groups.
+    const sides = Object.fromEntries((await page.evaluate(() => (globalThis as any).fxReport.sides)).map((f: any) => [f.key, f]));
+    for (const k of ['trades', 'wins', 'losses']) expect(sides[k].all, k).toBe(S[k]);
+    for (const k of ['grossProfit', 'grossLoss', 'largestWin', 'largestLoss', 'profitFactor']) expect(sides[k].all, k).toBeCloseTo(S[k], 3);
+    expect(sides.averageHoldingHours.all).toBeCloseTo(S.averageHoldingHours, 3);
+    for (const side of ['long', 'short'] as const) {
+      for (const k of ['trades', 'wins', 'losses', 'winRate']) expect(sides[k][side], `${side} ${k}`).toBe(S[side][k]);
+      for (const k of ['netPL', 'profitFactor']) expect(sides[k][side], `${side} ${k}`).toBeCloseTo(S[side][k], 3);
+    }
+    expect(await page.$$eval('#sides tr[data-key="trades"] td', (tds) => tds.map((t) => t.textContent))).toEqual(['Trades (closed)', String(S.trades), String(S.long.trades), String(S.short.trades)]);
     // No summary.json key shown as a label: camelCase words appear only in config.json as it is.
     const labels = await page.$$eval('.metric .k, #breakdown th, #breakdown td.l', (xs) => xs.map((x) => x.textContent ?? ''));
     expect(labels.filter((l) => /\b[a-z]+[A-Z][a-zA-Z]*\b/.test(l))).toEqual([]);

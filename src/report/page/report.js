@@ -109,6 +109,14 @@
     grid.append(el('div', { class: 'metric', 'data-key': m.key, 'data-def': m.def, title: m.def }, el('div', { class: 'k', text: m.label }), el('div', { class: `v ${sign}`, text: v })));
   }
   app.append(el('section', null, el('h2', { text: 'Figures' }), grid));
+  // All / Long / Short: the closed trades' figures side by side, as TradingView's performance summary.
+  state.sides = D.sides || [];
+  if (D.sides && D.sides.length) {
+    const cell = (f, v) => el('td', { class: f.kind === 'money' && typeof v === 'number' ? (Math.round(v * 100) > 0 ? 'pos' : Math.round(v * 100) < 0 ? 'neg' : '') : '', text: v === null ? 'n/a' : fx.metric({ kind: f.kind, value: v }, ccy) });
+    app.lastChild.append(el('h3', { text: 'All, long and short (closed trades)' }), el('div', { style: 'overflow-x:auto' }, el('table', { id: 'sides' },
+      el('thead', null, el('tr', null, el('th', { class: 'l', text: '' }), el('th', { text: 'All' }), el('th', { text: 'Long' }), el('th', { text: 'Short' }))),
+      el('tbody', null, ...D.sides.map((f) => el('tr', { 'data-key': f.key, title: f.def }, el('td', { class: 'l', text: f.label }), cell(f, f.all), cell(f, f.long), cell(f, f.short)))))));
+  }
   breakdown(D.breakdown || {});
 
   /** Orders, exits, long/short, per instrument and the data: the report.txt lines that are not one figure. */
