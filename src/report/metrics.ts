@@ -211,8 +211,9 @@ export function sideFigures(rows: readonly TradeRow[], barSeconds?: number): Sid
     if (t.closeTime === null) continue;
     for (const a of [all, t.units > 0 ? long : short]) {
       a.n++;
+      // As summary.json counts them: a trade that made nothing is not a win, so it is a loss.
       if (t.pl > 0) { a.wins++; a.gp += t.pl; }
-      else if (t.pl < 0) { a.losses++; a.gl += t.pl; }
+      else { a.losses++; a.gl += t.pl; }
       a.net += t.pl + t.financing - t.commission;
       a.best = Math.max(a.best, t.pl);
       a.worst = Math.min(a.worst, t.pl);
@@ -229,7 +230,7 @@ export function sideFigures(rows: readonly TradeRow[], barSeconds?: number): Sid
     fig('profitFactor', 'Profit factor', 'ratio', 'Gross profit / |gross loss| (n/a with no loss)', (a) => (a.gl === 0 ? null : r(a.gp / -a.gl))),
     fig('trades', 'Trades (closed)', 'int', 'Trades closed in full', (a) => a.n),
     fig('wins', 'Won', 'int', 'Closed trades with a positive realized P/L', (a) => a.wins),
-    fig('losses', 'Lost', 'int', 'Closed trades with a negative realized P/L', (a) => a.losses),
+    fig('losses', 'Lost', 'int', 'Closed trades with a realized P/L of zero or less', (a) => a.losses),
     fig('winRate', 'Win rate', 'pct', 'Won / closed trades', some((a) => r((a.wins / a.n) * 100, 2))),
     fig('averageTrade', 'Average trade', 'money', 'Net P/L / closed trades', some((a) => r(a.net / a.n))),
     fig('averageWin', 'Average win', 'money', 'Gross profit / won trades', (a) => (a.wins === 0 ? null : r(a.gp / a.wins))),
@@ -271,7 +272,7 @@ export const SUMMARY_METRICS: readonly { key: string; label: string; kind: Metri
   { key: 'trades', label: 'Trades (closed)', kind: 'int', def: 'Trades closed in full during the run' },
   { key: 'openTrades', label: 'Open at end', kind: 'int', def: 'Trades still open when the run ended' },
   { key: 'wins', label: 'Won', kind: 'int', def: 'Closed trades with a positive realized P/L' },
-  { key: 'losses', label: 'Lost', kind: 'int', def: 'Closed trades with a negative realized P/L' },
+  { key: 'losses', label: 'Lost', kind: 'int', def: 'Closed trades with a realized P/L of zero or less (a trade that made nothing is not a win)' },
   { key: 'winRate', label: 'Win rate', kind: 'pct', better: 'high', def: 'Won / closed trades' },
   { key: 'grossProfit', label: 'Gross profit', kind: 'money', def: 'Sum of the winning trades\' realized P/L' },
   { key: 'grossLoss', label: 'Gross loss', kind: 'money', def: 'Sum of the losing trades\' realized P/L' },
