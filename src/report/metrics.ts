@@ -238,7 +238,7 @@ export function sideFigures(rows: readonly TradeRow[], barSeconds?: number): Sid
     fig('winLossRatio', 'Ratio average win / average loss', 'ratio', 'Average win / |average loss|', (a) => (a.wins === 0 || a.losses === 0 ? null : r((a.gp / a.wins) / (-a.gl / a.losses)))),
     fig('largestWin', 'Largest win', 'money', 'Largest realized P/L of one trade', some((a) => r(a.best))),
     fig('largestLoss', 'Largest loss', 'money', 'Smallest realized P/L of one trade', some((a) => r(a.worst))),
-    fig('averageHoldingHours', 'Average holding', 'hours', 'Mean time from opening to closing fill', some((a) => r(a.held / a.n / 3600))),
+    fig('averageHoldingHours', 'Average holding', 'hours', 'Mean time from opening to closing fill', some((a) => r(a.held / a.n / 3600, 2))),
     fig('averageBarsInTrade', 'Average bars in trade', 'ratio', "Mean holding in bars of the charted candles", (a) => (a.n === 0 || barSeconds === undefined ? null : r(a.held / a.n / barSeconds, 2))),
   ];
 }

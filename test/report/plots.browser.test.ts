@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifact, fxflow, launch, openPage } from './browser.ts';
+import { ROOT, artifact, asPredicate, fxflow, launch, openPage } from './browser.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-plots-'));
 let browser: Browser;
@@ -86,6 +86,18 @@ describe('ctx.plot', () => {
     expect(byName['sell signal'].markers).toBe(bars('sell signal'));
     expect(got.legend).toContain('RSI 14 (pane rsi)');
     await page.locator('#prices').screenshot({ path: artifact('report-plots.png') });
+    if (process.env.FXFLOW_DOCS_PNG === '1') {
+      // docs/report-plots.png, the picture in docs/reports-html.md: FXFLOW_DOCS_PNG=1 npx vitest run test/report/plots.browser.test.ts
+      await page.setViewportSize({ width: 1000, height: 900 });
+      await page.evaluate(() => {
+        const r = (globalThis as any).fxReport;
+        const c = r.charts.EUR_USD.chart;
+        r.drive(c);
+        c.timeScale().setVisibleRange({ from: Date.UTC(2024, 2, 1) / 1000, to: Date.UTC(2024, 3, 1) / 1000 });
+      });
+      await page.waitForFunction(asPredicate('window.fxReport.charts.EUR_USD.level === 0'), null, { timeout: 30_000 });
+      await page.locator('#prices').screenshot({ path: join(ROOT, 'docs/report-plots.png') });
+    }
     await page.close();
   }, 60_000);
 });

@@ -155,7 +155,7 @@ describe('report.html of a backtest run folder', () => {
     const sides = Object.fromEntries((await page.evaluate(() => (globalThis as any).fxReport.sides)).map((f: any) => [f.key, f]));
     for (const k of ['trades', 'wins', 'losses']) expect(sides[k].all, k).toBe(S[k]);
     for (const k of ['grossProfit', 'grossLoss', 'largestWin', 'largestLoss', 'profitFactor']) expect(sides[k].all, k).toBeCloseTo(S[k], 3);
-    expect(sides.averageHoldingHours.all).toBeCloseTo(S.averageHoldingHours, 3);
+    expect(sides.averageHoldingHours.all).toBeCloseTo(S.averageHoldingHours, 2);
     for (const side of ['long', 'short'] as const) {
       for (const k of ['trades', 'wins', 'losses', 'winRate']) expect(sides[k][side], `${side} ${k}`).toBe(S[side][k]);
       for (const k of ['netPL', 'profitFactor']) expect(sides[k][side], `${side} ${k}`).toBeCloseTo(S[side][k], 3);
