@@ -67,14 +67,15 @@ describe('ctx.plot', () => {
         plots: r.plots.map((p: any) => ({ name: p.name, paneIndex: p.paneIndex, style: p.style, points: p.points, markers: p.markers })),
         panes: view.chart.panes().length,
         step: view.step,
-        titles: view.plots.map((v: any) => v.series.options().title),
+        titles: view.plots.map((v: any) => v.series.options().title || `${v.p.name} (markers)`),
         legend: [...(globalThis as any).document.querySelectorAll('#prices .plot-legend')].map((e: any) => e.textContent),
       };
     });
     const rows = rowsOf(run);
     const byName = Object.fromEntries(got.plots.map((p: { name: string }) => [p.name, p]));
     expect(got.panes).toBe(2);
-    expect(got.titles.sort()).toEqual(['RSI 14', 'buy signal', 'fast SMA', 'sell signal', 'slow SMA']);
+    // Lines are named on the price axis; marker plots in the legend only.
+    expect(got.titles.sort()).toEqual(['RSI 14', 'buy signal (markers)', 'fast SMA', 'sell signal (markers)', 'slow SMA']);
     expect(byName['fast SMA'].paneIndex).toBe(0);
     expect(byName['slow SMA'].paneIndex).toBe(0);
     expect(byName['RSI 14'].paneIndex).toBe(1);
@@ -88,7 +89,6 @@ describe('ctx.plot', () => {
     await page.locator('#prices').screenshot({ path: artifact('report-plots.png') });
     if (process.env.FXFLOW_DOCS_PNG === '1') {
       // docs/report-plots.png, the picture in docs/reports-html.md: FXFLOW_DOCS_PNG=1 npx vitest run test/report/plots.browser.test.ts
-      await page.setViewportSize({ width: 1000, height: 900 });
       await page.evaluate(() => {
         const r = (globalThis as any).fxReport;
         const c = r.charts.EUR_USD.chart;

@@ -289,7 +289,7 @@
     view.plots = myPlots.map((p) => {
       const pane = p.pane === '' ? 0 : 1 + panes.indexOf(p.pane);
       const line = p.style === 'line';
-      const series = chart.addSeries(LC.LineSeries, { color: p.color, lineWidth: line ? 2 : 1, lineVisible: line, pointMarkersVisible: false, priceLineVisible: false, lastValueVisible: line, crosshairMarkerVisible: line, title: p.name, ...(pane === 0 ? { priceFormat } : {}) }, pane);
+      const series = chart.addSeries(LC.LineSeries, { color: p.color, lineWidth: line ? 2 : 1, lineVisible: line, pointMarkersVisible: false, priceLineVisible: false, lastValueVisible: line, crosshairMarkerVisible: line, title: line ? p.name : '', ...(pane === 0 ? { priceFormat } : {}) }, pane);
       const markers = line ? null : LC.createSeriesMarkers(series, []);
       const entry = { name: p.name, pane: p.pane, paneIndex: pane, style: p.style, instrument: inst, count: p.count, buckets: p.buckets, points: 0, markers: 0 };
       state.plots.push(entry);
