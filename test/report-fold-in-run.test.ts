@@ -29,11 +29,12 @@ describe('report.html from the transactions the run folded as it wrote them (iss
     writeRunReport(runDir);
     expect(sha(readFileSync(join(runDir, 'report.html')))).toBe(sha(written));
     // The page of this run, pinned: 0310fa3's code wrote a7f860820e62468d; since the equity curve keeps
-    // one point per FX trading day (ending 17:00 New York, issue 25) 970819d65f568feb; since New Year's
-    // Day is closed (the market calendar: the generated candles of 2019-01-01 before 17:00 New York
-    // halt the orders decided on them) the page is this one.
+    // one point per FX trading day (ending 17:00 New York, issue 25) it wrote 970819d65f568feb; since New
+    // Year's Day is closed (the generated candles of 2019-01-01 before 17:00 New York halt the orders
+    // decided on them), and with the strategy's plots, the All/Long/Short table, the new figures and the
+    // page's scripts of issue 35, and the risk refusals figure, this one.
     expect(sha(written)).toBe(PINNED);
   }, 120_000);
 });
 
-const PINNED = '19b1da98d1e448ed';
+const PINNED = 'f2130fa2bcb97cbb';

@@ -28,6 +28,7 @@ import { financingHistory } from '../adapters/catalog/financing-store.ts';
 import type { FinancingRates } from '../domain/instrument.ts';
 import { SeriesWatch, dataReport } from './series-watch.ts';
 import { LineFile, makeRunDir } from './line-file.ts';
+import { PlotFile } from './plot-file.ts';
 import { parseDate } from './config.ts';
 import { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
 import { CandleRecorder } from '../report/candle-recorder.ts';
@@ -272,6 +273,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   let intentsOut: LineFile | undefined;
   let tradesOut: LineFile | undefined;
   let equityOut: LineFile | undefined;
+  // ctx.plot's values (plots.csv, made at the first plot); without a run folder ctx.plot does nothing.
+  const plots = o.runDir ? new PlotFile(o.runDir) : undefined;
   if (o.runDir) {
     makeRunDir(o.runDir);
     // The run folder's files are written as their lines come, each through one bounded buffer.
@@ -313,6 +316,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     clock,
     log,
     marginRate: Number(config.account.marginRate),
+    ...(plots ? { onPlot: plots.plot } : {}),
     onIntent: (intent: OrderIntent) => {
       intents++;
       intentsOut?.line(`{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`);
@@ -353,7 +357,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
         try {
           tradesOut?.close();
         } finally {
-          equityOut?.close();
+          try {
+            equityOut?.close();
+          } finally {
+            plots?.close();
+          }
         }
       }
     }

@@ -70,11 +70,12 @@ export class LineFile {
   /** The most bytes held unwritten at once: never more than the chunk (a longer line is written at once). */
   peakBuffered = 0;
 
-  constructor(path: string, chunk = 1 << 20) {
+  /** `append`: adds to the file's end (a live run folder continued by a restart), else a new file. */
+  constructor(path: string, chunk = 1 << 20, append = false) {
     this.path = path;
     this.#buf = Buffer.allocUnsafe(Math.max(8, chunk));
     try {
-      this.#fd = openSync(path, 'w');
+      this.#fd = openSync(path, append ? 'a' : 'w');
     } catch (e) {
       throw new RunFileError(path, e);
     }

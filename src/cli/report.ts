@@ -45,5 +45,6 @@ export function compareCommand(y: Argv): Argv {
 export async function runCompare(a: { runs: string[]; out?: string; open?: boolean }): Promise<void> {
   const r = writeCompare(a.runs.map((d) => resolve(d)), resolve(a.out ?? 'compare.html'));
   process.stdout.write(`Comparison written to ${r.path} (${size(r.bytes)})\n`);
+  for (const n of r.notes) process.stderr.write(`fxflow compare: warning: ${n}\n`);
   if (a.open) await openFile(r.path);
 }

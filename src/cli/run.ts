@@ -317,6 +317,8 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   const status: LiveStatus | undefined = a.statusPort === undefined ? undefined
     : await (await import('../report/live-status.ts')).liveStatus({ ...a, statusPort: a.statusPort, strategy: loaded.name, accountID, limits, rest, runner: () => runner });
   const { V20Labs } = await import('../adapters/v20/labs.ts');
+  // ctx.plot into the run folder's plots.csv, added to by each session of the run (written only once the strategy plots).
+  const plots = new (await import('../app/plot-file.ts')).PlotFile(runDir, { append: true });
   // The status page first, before the journal is opened (the runner's constructor): a port in use
   // refuses the start with nothing written. (No await between this and the runner: no request is
   // served before the runner exists.)
@@ -344,6 +346,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
     log, recorder,
     labs: new V20Labs(http),
     ...(status ? { onTransaction: (tx) => status.provider.transaction(tx), onIntent: () => status.provider.intent() } : {}),
+    onPlot: plots.plot,
   };
   let runner: InstanceType<typeof Runner>;
   try {
@@ -388,6 +391,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   process.stdout.write(`candles: ${res.candles.official} official, ${res.candles.fromTicks} built from ticks${res.candles.dropped > 0 ? `, ${res.candles.dropped} not delivered at stop` : ''} (--candles ${res.candles.source})\n`);
   process.stdout.write(`tick-to-order latency: p50 ${res.latency.p50.toFixed(3)} ms, p99 ${res.latency.p99.toFixed(3)} ms, max ${res.latency.max.toFixed(3)} ms (${res.latency.n} orders)\n`);
   if (res.shadow !== undefined) process.stdout.write(`${res.shadow}\n`);
+  plots.close();
   const folderWarnings = await finishLiveRunFolder(runDir, { report: res.report, summary: res.summary, portfolio: runner.portfolio, currency: runner.portfolio.ledger.currency, meta: recorder.meta });
   for (const w of folderWarnings) process.stderr.write(`run folder: ${w}\n`);
   process.stdout.write(`Run saved in ${runDir}${recorder.capped ? ' (inputs recorded up to the --record-max-mb cap)' : ''}; replay it with: fxflow replay ${runDir}\n`);

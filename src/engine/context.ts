@@ -17,6 +17,8 @@ import type {
   OrderOptions,
   OrderView,
   Params,
+  PlotOptions,
+  PlotStyle,
   PositionView,
   StrategyLogger,
   Target,
@@ -24,6 +26,9 @@ import type {
 } from '../strategy/api.ts';
 import type { Portfolio } from './portfolio.ts';
 import type { SeriesState } from './series.ts';
+
+/** Where `ctx.plot` values go: the event's time, the name, the value, the pane ('' = the price chart), the style, the instrument ('' = the first chart). */
+export type PlotSink = (time: UnixMs, name: string, value: number, pane: string, style: PlotStyle, instrument: string) => void;
 
 /**
  * The one `ctx` object of a strategy. The engine sets the event fields before each handler call and
@@ -44,6 +49,8 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
   /** The series state of the current candle (indicators default to it). */
   current: SeriesState | undefined = undefined;
   #seq = 0;
+  /** Where `ctx.plot` writes; undefined: plots are dropped at the cost of one test (a sweep's trials, an unsaved run). */
+  plotSink: PlotSink | undefined = undefined;
   /** Client IDs are `<idPrefix>-<n>` (the strategy name unless the engine is given a prefix). */
   idPrefix: string;
 
@@ -108,6 +115,13 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
 
   candles(n: number, series?: string): readonly RecentCandle[] {
     return this.#series(series, 'candles').candles(n);
+  }
+
+  plot(name: string, value: number | undefined, options?: PlotOptions): void {
+    const sink = this.plotSink;
+    if (sink === undefined || value === undefined || !Number.isFinite(value)) return;
+    // On the bar it belongs to, as the chart draws candles: at its open time (the event's is its close).
+    sink(this.candle?.time ?? this.now, name, value, options?.pane ?? '', options?.style ?? 'line', options?.instrument ?? this.series?.instrument ?? this.tick?.instrument ?? '');
   }
 
   readonly #instrumentViews = new Map<string, InstrumentView>();

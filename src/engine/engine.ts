@@ -9,7 +9,7 @@ import type { TransactionNote } from '../domain/transaction-note.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import type { CandleSeries, Params, Step, Strategy, StrategyLogger, Subscriptions } from '../strategy/api.ts';
-import { StrategyContext } from './context.ts';
+import { StrategyContext, type PlotSink } from './context.ts';
 import type { Portfolio } from './portfolio.ts';
 import type { IndicatorMemo } from './indicator-memo.ts';
 import { SeriesState } from './series.ts';
@@ -110,6 +110,8 @@ export interface EngineOptions<P extends Params, S> {
   readonly clientIdPrefix?: string;
   /** Called about every 65k events with the engine time, for progress displays. */
   readonly onProgress?: (at: number, events: number) => void;
+  /** Where `ctx.plot` values go (a run folder's plots.csv); without it `ctx.plot` does nothing. */
+  readonly onPlot?: PlotSink;
   /** Shares `ctx.indicator` values with other runs on the very same candles (a sweep's trials; see IndicatorMemo). */
   readonly indicatorMemo?: { readonly memo: IndicatorMemo; readonly scope: string };
 }
@@ -183,6 +185,7 @@ export class Engine<P extends Params, S> {
     });
     this.#ctx = new StrategyContext<P>(opts.name, opts.params, opts.log, opts.portfolio, opts.instruments, this.#series, opts.marginRate);
     if (opts.clientIdPrefix !== undefined) this.#ctx.idPrefix = opts.clientIdPrefix;
+    this.#ctx.plotSink = opts.onPlot;
     if (isReservedClientID(`${this.#ctx.idPrefix}-`)) throw StrategyError.reservedName(opts.name, this.#ctx.idPrefix);
     try {
       this.#state = (opts.strategy.init ? opts.strategy.init(opts.params) : undefined) as S;

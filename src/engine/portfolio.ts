@@ -354,7 +354,10 @@ export class Portfolio {
     // Trading days end at 17:00 New York (OANDA's daily candles and financing): a mark at 17:00 is
     // the day's last, and Sunday evening's prices belong to Monday's day.
     if (at > this.#dayEnd) {
-      if (Number.isFinite(this.#dayEnd)) this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
+      // The day's last mark, unless it is the first point already (a run whose first mark ends a day).
+      if (Number.isFinite(this.#dayEnd)) {
+        if (this.equity[this.equity.length - 1]?.time !== this.#lastTime) this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
+      }
       else this.#point({ time: at, balance: this.#balance, nav: this.#navNow() });
       this.#dayEnd = nextRollover(at - 1);
     }

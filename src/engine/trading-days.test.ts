@@ -53,4 +53,14 @@ describe('daily figures on trading days', () => {
     expect(r.equity.filter((e) => new Date(e.time).getUTCDay() === 0)).toEqual([]);
     expect(r.summary.sharpe).toBe(Math.round(sharpeOf(r.equity.map((e) => e.nav))! * 1e4) / 1e4);
   });
+
+  it('a run whose first mark ends a trading day has that point once (equity.csv repeated its first row)', async () => {
+    // The first candle, 21:00-22:00 UTC, closes at 17:00 New York: the first mark is a day's end.
+    const from = Date.UTC(2024, 0, 1, 21);
+    const config = loadConfig(undefined, { run: { from: new Date(from).toISOString(), to: new Date(TO).toISOString() }, costs: { financing: false } } as never);
+    const r = await runBacktest({ loaded: { file: 'inline', name: 'holder', strategy: holder as never, params: {} }, config, instruments: loadInstruments(), candles: marketOnly, available: () => true, log: silent });
+    expect(r.equity[0]!.time).toBe(from + HOUR);
+    const times = r.equity.map((e) => e.time);
+    expect(new Set(times).size).toBe(times.length);
+  });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { drawdowns, extendedMetrics, humanize, monthlyPL, summaryMetrics, type TradeRow } from './metrics.ts';
+import { drawdowns, extendedMetrics, humanize, maxRunUp, monthlyPL, summaryMetrics, type TradeRow } from './metrics.ts';
 import type { EquitySeries } from './run-folder.ts';
 
 const DAY = 86_400;
@@ -30,6 +30,32 @@ describe('monthlyPL', () => {
         expect(new Set(keys).size).toBe(keys.length);
         expect(keys).toEqual([...keys].sort((a, b) => a - b));
       }),
+    );
+  });
+});
+
+describe('monthlyPL: the run\'s own days', () => {
+  it('a last mark at midnight (the exclusive end of a run to 2025-01-01) closes 31 December: no 2025 month, and the year compounds to the return', () => {
+    const at = (iso: string): number => Date.parse(iso) / 1000;
+    // Day-end marks (22:00 UTC), then the run's last mark at its end, 2025-01-01T00:00Z.
+    const e: EquitySeries = { t: [at('2024-01-01T01:00:00Z'), at('2024-06-30T21:00:00Z'), at('2024-12-31T22:00:00Z'), at('2025-01-01T00:00:00Z')], balance: [], nav: [100_000, 100_050, 99_880, 99_870] };
+    e.balance.push(...e.nav);
+    const m = monthlyPL(e, 100_000);
+    expect(m.map((x) => `${x.year}-${x.month}`)).toEqual(['2024-0', '2024-5', '2024-11']);
+    const growth = m.reduce((g, x) => g * (1 + x.pct / 100), 1);
+    expect((growth - 1) * 100).toBeCloseTo(((99_870 - 100_000) / 100_000) * 100, 10);
+  });
+});
+
+describe('maxRunUp', () => {
+  it('is the largest rise from a point to any later one (an independent scan of every pair)', () => {
+    fc.assert(
+      fc.property(curve, (e) => {
+        let best = 0;
+        for (let i = 0; i < e.nav.length; i++) for (let j = i; j < e.nav.length; j++) best = Math.max(best, e.nav[j]! - e.nav[i]!);
+        expect(maxRunUp(e)!.amount).toBeCloseTo(best, 2);
+      }),
+      { numRuns: 50 },
     );
   });
 });

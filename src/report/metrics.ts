@@ -78,9 +78,12 @@ export function drawdowns(e: EquitySeries): Drawdown[] {
 export function monthlyPL(e: EquitySeries, initial: number): { year: number; month: number; pl: number; pct: number }[] {
   const out: { year: number; month: number; pl: number; pct: number }[] = [];
   let prev = initial;
+  // A point is the state at its time, the end of what came before it: a mark at midnight (a run's
+  // end, `to`, is exclusive) closes the day before, so a run to 2025-01-01T00:00Z has no 2025 month.
+  const day = (t: number): Date => new Date((t - 1) * 1000);
   for (let i = 0; i < e.t.length; i++) {
-    const d = new Date(e.t[i]! * 1000);
-    const next = i + 1 < e.t.length ? new Date(e.t[i + 1]! * 1000) : undefined;
+    const d = day(e.t[i]!);
+    const next = i + 1 < e.t.length ? day(e.t[i + 1]!) : undefined;
     if (next && next.getUTCFullYear() === d.getUTCFullYear() && next.getUTCMonth() === d.getUTCMonth()) continue;
     const nav = e.nav[i]!;
     out.push({ year: d.getUTCFullYear(), month: d.getUTCMonth(), pl: nav - prev, pct: prev !== 0 ? ((nav - prev) / prev) * 100 : 0 });
@@ -118,7 +121,7 @@ export function closedRows(trades: readonly TradeRow[]): ClosedTrades {
 }
 
 /** The figures report.txt does not have, from the equity curve and the trades (rows, or only the closed ones). */
-export function extendedMetrics(e: EquitySeries | undefined, trades: readonly TradeRow[] | ClosedTrades, initial: number, maxDrawdownPct: number | null, periodSeconds?: number): Metric[] {
+export function extendedMetrics(e: EquitySeries | undefined, trades: readonly TradeRow[] | ClosedTrades, initial: number, maxDrawdownPct: number | null, periodSeconds?: number, barSeconds?: number): Metric[] {
   const closed = 'count' in trades ? trades : closedRows(trades);
   const pls: number[] = [];
   for (let i = 0; i < closed.count; i++) pls.push(closed.pl(i));
@@ -141,6 +144,7 @@ export function extendedMetrics(e: EquitySeries | undefined, trades: readonly Tr
     const dds = drawdowns(e);
     ddDays = dds.reduce((a, d) => Math.max(a, d.days), 0);
   }
+  const runUp = maxRunUp(e);
   const calmar = cagr !== null && maxDrawdownPct !== null && maxDrawdownPct > 0 ? cagr / maxDrawdownPct : null;
   const yearNote = cagr === null && e && e.t.length >= 2 ? ' Shown for runs of a year or more: over a shorter run it extrapolates a few weeks to a year.' : '';
   let streak = 0, longest = 0;
@@ -173,11 +177,87 @@ export function extendedMetrics(e: EquitySeries | undefined, trades: readonly Tr
     { key: 'expectancy', label: 'Expectancy', value: expectancy, kind: 'money', better: 'high', def: 'Average realized P/L per closed trade (win rate × average win + loss rate × average loss)' },
     { key: 'sqn', label: 'SQN', value: sqn, kind: 'ratio', better: 'high', def: "Van Tharp's system quality number: √(closed trades) × mean trade P/L / standard deviation of trade P/L" },
     { key: 'averageTradeHours', label: 'Average trade duration', value: held.length > 0 ? mean(held) : null, kind: 'hours', def: 'Mean time from a trade\'s opening fill to its closing fill, closed trades' },
+    { key: 'maxRunUp', label: 'Max run-up', value: runUp?.amount ?? null, kind: 'money', def: 'Largest rise of NAV from a trough to a later high, on the daily equity curve (the mirror of the max drawdown)' },
+    { key: 'maxRunUpPct', label: 'Max run-up %', value: runUp?.pct ?? null, kind: 'pct', def: 'That rise as a percentage of its trough' },
+    { key: 'averageBarsInTrade', label: 'Average bars in trade', value: barSeconds !== undefined && held.length > 0 ? Math.round((mean(held) * 3600 / barSeconds) * 100) / 100 : null, kind: 'ratio', def: "Mean holding time of the closed trades in bars of the strategy's charted candles" },
     { key: 'longestLosingStreak', label: 'Longest losing streak', value: longest, kind: 'int', better: 'low', def: 'Most consecutive closed trades (in closing order) with a negative realized P/L' },
     { key: 'bestTrade', label: 'Best trade', value: best?.pl ?? null, kind: 'money', better: 'high', def: `Largest realized P/L of one closed trade${best ? ` (trade ${best.id}, ${best.instrument})` : ''}` },
     { key: 'worstTrade', label: 'Worst trade', value: worst?.pl ?? null, kind: 'money', better: 'high', def: `Smallest realized P/L of one closed trade${worst ? ` (trade ${worst.id}, ${worst.instrument})` : ''}` },
   );
   return out;
+}
+
+/** One figure of the All / Long / Short table: its value over all closed trades, the long ones and the short ones. */
+export interface SideFigure {
+  readonly key: string;
+  readonly label: string;
+  readonly kind: Metric['kind'];
+  readonly def: string;
+  readonly all: number | null;
+  readonly long: number | null;
+  readonly short: number | null;
+}
+
+/**
+ * The closed trades' figures for all of them, the long ones and the short ones (TradingView's
+ * "Performance summary" columns). Net P/L is a trade's realized P/L + financing − commission, as
+ * summary.json's long and short groups count it. `barSeconds`: the charted candles' bar, for bars in trade.
+ */
+export function sideFigures(rows: readonly TradeRow[], barSeconds?: number): SideFigure[] {
+  type Acc = { n: number; wins: number; losses: number; gp: number; gl: number; net: number; best: number; worst: number; held: number };
+  const acc = (): Acc => ({ n: 0, wins: 0, losses: 0, gp: 0, gl: 0, net: 0, best: -Infinity, worst: Infinity, held: 0 });
+  const all = acc(), long = acc(), short = acc();
+  for (const t of rows) {
+    if (t.closeTime === null) continue;
+    for (const a of [all, t.units > 0 ? long : short]) {
+      a.n++;
+      // As summary.json counts them: a trade that made nothing is not a win, so it is a loss.
+      if (t.pl > 0) { a.wins++; a.gp += t.pl; }
+      else { a.losses++; a.gl += t.pl; }
+      a.net += t.pl + t.financing - t.commission;
+      a.best = Math.max(a.best, t.pl);
+      a.worst = Math.min(a.worst, t.pl);
+      a.held += t.closeTime - t.openTime;
+    }
+  }
+  const r = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
+  const fig = (key: string, label: string, kind: Metric['kind'], def: string, f: (a: Acc) => number | null): SideFigure => ({ key, label, kind, def, all: f(all), long: f(long), short: f(short) });
+  const some = (f: (a: Acc) => number) => (a: Acc): number | null => (a.n === 0 ? null : f(a));
+  return [
+    fig('netPL', 'Net P/L', 'money', 'Realized P/L + financing − commission of the closed trades', (a) => r(a.net)),
+    fig('grossProfit', 'Gross profit', 'money', "Sum of the winning trades' realized P/L", (a) => r(a.gp)),
+    fig('grossLoss', 'Gross loss', 'money', "Sum of the losing trades' realized P/L", (a) => r(a.gl)),
+    fig('profitFactor', 'Profit factor', 'ratio', 'Gross profit / |gross loss| (n/a with no loss)', (a) => (a.gl === 0 ? null : r(a.gp / -a.gl))),
+    fig('trades', 'Trades (closed)', 'int', 'Trades closed in full', (a) => a.n),
+    fig('wins', 'Won', 'int', 'Closed trades with a positive realized P/L', (a) => a.wins),
+    fig('losses', 'Lost', 'int', 'Closed trades with a realized P/L of zero or less', (a) => a.losses),
+    fig('winRate', 'Win rate', 'pct', 'Won / closed trades', some((a) => r((a.wins / a.n) * 100, 2))),
+    fig('averageTrade', 'Average trade', 'money', 'Net P/L / closed trades', some((a) => r(a.net / a.n))),
+    fig('averageWin', 'Average win', 'money', 'Gross profit / won trades', (a) => (a.wins === 0 ? null : r(a.gp / a.wins))),
+    fig('averageLoss', 'Average loss', 'money', 'Gross loss / lost trades', (a) => (a.losses === 0 ? null : r(a.gl / a.losses))),
+    fig('winLossRatio', 'Ratio average win / average loss', 'ratio', 'Average win / |average loss|', (a) => (a.wins === 0 || a.losses === 0 ? null : r((a.gp / a.wins) / (-a.gl / a.losses)))),
+    fig('largestWin', 'Largest win', 'money', 'Largest realized P/L of one trade', some((a) => r(a.best))),
+    fig('largestLoss', 'Largest loss', 'money', 'Smallest realized P/L of one trade', some((a) => r(a.worst))),
+    fig('averageHoldingHours', 'Average holding', 'hours', 'Mean time from opening to closing fill', some((a) => r(a.held / a.n / 3600, 2))),
+    fig('averageBarsInTrade', 'Average bars in trade', 'ratio', "Mean holding in bars of the charted candles", (a) => (a.n === 0 || barSeconds === undefined ? null : r(a.held / a.n / barSeconds, 2))),
+  ];
+}
+
+/**
+ * The largest rise of NAV from a trough to a later point (a scan keeping the lowest NAV so far), in
+ * money and in % of that trough; undefined without a curve.
+ */
+export function maxRunUp(e: EquitySeries | undefined): { amount: number; pct: number | null } | undefined {
+  if (!e || e.nav.length === 0) return undefined;
+  let low = e.nav[0]!, amount = 0, pct: number | null = 0;
+  for (const nav of e.nav) {
+    if (nav < low) low = nav;
+    if (nav - low > amount) {
+      amount = nav - low;
+      pct = low > 0 ? (amount / low) * 100 : null;
+    }
+  }
+  return { amount: Math.round(amount * 100) / 100, pct: pct === null ? null : Math.round(pct * 10_000) / 10_000 };
 }
 
 /** The report.txt figures with their definitions, in report.txt's order; unknown fields follow as they are. */
@@ -192,7 +272,7 @@ export const SUMMARY_METRICS: readonly { key: string; label: string; kind: Metri
   { key: 'trades', label: 'Trades (closed)', kind: 'int', def: 'Trades closed in full during the run' },
   { key: 'openTrades', label: 'Open at end', kind: 'int', def: 'Trades still open when the run ended' },
   { key: 'wins', label: 'Won', kind: 'int', def: 'Closed trades with a positive realized P/L' },
-  { key: 'losses', label: 'Lost', kind: 'int', def: 'Closed trades with a negative realized P/L' },
+  { key: 'losses', label: 'Lost', kind: 'int', def: 'Closed trades with a realized P/L of zero or less (a trade that made nothing is not a win)' },
   { key: 'winRate', label: 'Win rate', kind: 'pct', better: 'high', def: 'Won / closed trades' },
   { key: 'grossProfit', label: 'Gross profit', kind: 'money', def: 'Sum of the winning trades\' realized P/L' },
   { key: 'grossLoss', label: 'Gross loss', kind: 'money', def: 'Sum of the losing trades\' realized P/L' },

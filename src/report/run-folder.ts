@@ -2,6 +2,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } fro
 import { StringDecoder } from 'node:string_decoder';
 import { basename, join, resolve } from 'node:path';
 import { CHART_CANDLES_FILE, type ChartCandles } from './candle-recorder.ts';
+import { PLOTS_FILE, readPlots, type PlotSeries } from './plots.ts';
 import { TradeExcursions } from './trade-columns.ts';
 import { TransactionFold } from './transaction-fold.ts';
 import type { EquitySeries, TxRecord } from './rows.ts';
@@ -38,6 +39,8 @@ export interface RunFolder {
   readonly candles: ChartCandles | undefined;
   /** MAE, MFE and run-up % per trade ID (trades.csv; empty when it has no such columns). */
   readonly excursions: TradeExcursions;
+  /** The strategy's `ctx.plot` series (plots.csv, thinned to what a page draws; empty without the file). */
+  readonly plots: PlotSeries[];
   /** summary.json's `live` (a run folder of `fxflow run`): the environment, broker and sessions; undefined for a backtest. */
   readonly live: { readonly env: string; readonly broker: string; readonly sessions: number } | undefined;
   readonly warnings: string[];
@@ -282,5 +285,6 @@ export function readRunFolder(dirArg: string, transactions?: FoldedTransactions)
     warnings.push(`${CHART_CANDLES_FILE} is missing (a run folder from an fxflow before HTML reports): the price charts show the fill prices only; rerun the backtest for candles`);
   }
   const excursions = has('trades.csv') ? readTradeExcursions(join(dir, 'trades.csv')) : new TradeExcursions();
-  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, folded: fold.result(), firstTxTime, lastTxTime, transactionCount, equity, candles, excursions, live, warnings };
+  const plots = has(PLOTS_FILE) ? readPlots(join(dir, PLOTS_FILE), warnings) : [];
+  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, folded: fold.result(), firstTxTime, lastTxTime, transactionCount, equity, candles, excursions, plots, live, warnings };
 }

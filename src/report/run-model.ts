@@ -1,6 +1,8 @@
 import type { EncodedSeries } from './candle-codec.ts';
 import type { BenchmarkSeries } from './candle-recorder.ts';
-import { drawdowns, extendedMetrics, monthlyPL, summaryMetrics, type Drawdown, type Metric, type TradeRow } from './metrics.ts';
+import { drawdowns, extendedMetrics, monthlyPL, sideFigures, summaryMetrics, type Drawdown, type Metric, type SideFigure, type TradeRow } from './metrics.ts';
+import { granularityMs, isGranularity } from '../domain/granularity.ts';
+import type { PlotSeries } from './plots.ts';
 import type { RunFolder } from './run-folder.ts';
 import type { EquitySeries, FillRow, TradeLevels, TxRecord } from './rows.ts';
 import { TradeView } from './trade-columns.ts';
@@ -26,6 +28,8 @@ export interface RunModel {
   readonly period: { from: string | null; to: string | null };
   readonly warnings: string[];
   readonly metrics: Metric[];
+  /** The closed trades' figures for all, long and short (the Figures' All / Long / Short table). */
+  readonly sides: SideFigure[];
   readonly equity: EquitySeries;
   readonly drawdowns: Drawdown[];
   readonly monthly: { year: number; month: number; pl: number; pct: number }[];
@@ -37,6 +41,8 @@ export interface RunModel {
   readonly candles: EncodedSeries[];
   /** Buy and hold per charted instrument (from chart-candles.json; empty for older folders and live runs). */
   readonly benchmarks: BenchmarkSeries[];
+  /** The strategy's own lines and markers (`ctx.plot`, from plots.csv): on its price chart or in panes below it. */
+  readonly plots: PlotSeries[];
   /**
    * The report.txt lines that are not single figures, as summary.json holds them: orders placed,
    * filled and cancelled with reasons, exits by reason, long/short, per instrument, the data and its holes.
@@ -129,7 +135,20 @@ export function runModel(f: RunFolder): RunModel {
     const exposure = exposurePct(trades.rows(), from === null ? NaN : sec(from), to === null ? NaN : sec(to));
     if (i >= 0 && exposure !== null) summaryFigures[i] = { ...summaryFigures[i]!, value: exposure, def: "Share of the run's period (its first to its last transaction) with at least one trade open" };
   }
-  const metrics = [...summaryFigures, ...extendedMetrics(equity.t.length > 0 ? equity : undefined, trades.closedTrades(), initial, maxDdPct, periodSeconds)];
+  // One tile a figure: the page's own figures that summary.json already has under another name
+  // (average trade duration = average holding, best trade = largest win, worst = largest loss) are
+  // left out when it has them (a folder without summary.json still gets them).
+  const twins: Record<string, string> = { averageTradeHours: 'averageHoldingHours', bestTrade: 'largestWin', worstTrade: 'largestLoss' };
+  // Bars of the first charted series, as the strategy recorded them (a folded series: its own granularity).
+  const charted = f.candles?.series[0];
+  const gran = charted ? ((charted as { recorded?: string }).recorded ?? charted.granularity) : undefined;
+  const barSeconds = gran !== undefined && isGranularity(gran) ? granularityMs(gran) / 1000 : undefined;
+  const extended = extendedMetrics(equity.t.length > 0 ? equity : undefined, trades.closedTrades(), initial, maxDdPct, periodSeconds, barSeconds).filter((m) => !(twins[m.key] !== undefined && twins[m.key]! in s));
+  // Buy and hold as a figure, beside its line on the equity chart: the first charted instrument
+  // bought at its first ask, sold at its last recorded bid (see the page's buy-and-hold note).
+  const bench = f.candles?.benchmarks?.find((b) => b.t.length > 0 && b.ask > 0);
+  if (bench) extended.push({ key: 'buyHoldReturnPct', label: `Buy & hold return (${bench.instrument})`, value: Math.round(((bench.bid[bench.bid.length - 1]! / bench.ask) - 1) * 1e6) / 1e4, kind: 'pct', better: 'high', def: `The return of holding ${bench.instrument} over the run: bought at the first candle's ask, marked at the last day's bid, on the same candles and spread model; no financing, in the instrument's own terms` });
+  const metrics = [...summaryFigures, ...extended];
   if (Object.keys(s).length === 0) {
     metrics.unshift(
       { key: 'finalNAV', label: 'Final NAV (from the curve)', value: finalNAV, kind: 'money', def: 'The last point of the equity curve' },
@@ -146,6 +165,7 @@ export function runModel(f: RunFolder): RunModel {
     period: { from, to },
     warnings,
     metrics,
+    sides: sideFigures(trades.rows(), barSeconds),
     equity: thinEquity(equity),
     drawdowns: equity.t.length > 0 ? drawdowns(equity).slice(0, 5) : [],
     monthly: equity.t.length > 0 ? monthlyPL(equity, initial) : [],
@@ -154,6 +174,7 @@ export function runModel(f: RunFolder): RunModel {
     fills: folded.fills,
     candles: f.candles?.series ?? [],
     benchmarks: f.candles?.benchmarks ?? [],
+    plots: f.plots,
     breakdown: Object.fromEntries(['orders', 'risk', 'exitReasons', 'long', 'short', 'byInstrument', 'data'].filter((k) => s[k] !== undefined && s[k] !== null).map((k) => [k, s[k]])),
     live: f.live ?? null,
     config: f.config ?? null,

@@ -14,6 +14,7 @@ import { toUnits } from '../domain/money.ts';
 import { parseTime } from '../domain/time.ts';
 import type { Account, Transaction } from '../domain/v20/index.ts';
 import { Engine, subscriptionsOf } from '../engine/engine.ts';
+import type { PlotSink } from '../engine/context.ts';
 import { Portfolio } from '../engine/portfolio.ts';
 import { formatSummary, summarize, type Summary } from '../engine/report.ts';
 import { VirtualClock, type Clock } from '../ports/clock.ts';
@@ -160,6 +161,8 @@ export interface RunnerOptions {
   readonly onIntent?: (intent: OrderIntent, at: number) => void;
   /** Every transaction the strategy's engine handles, after the portfolio folded it (the live status page). */
   readonly onTransaction?: (tx: Transaction) => void;
+  /** Where the strategy's `ctx.plot` values go (the run folder's plots.csv); without it `ctx.plot` does nothing. */
+  readonly onPlot?: PlotSink;
   /**
    * OANDA labs (V20Labs): strategies that subscribe to `calendar`, `signals`, `spreads` or `cot` get them from a
    * LabsPoller; what was delivered is kept in `<journalDir>/labs/` so a restart does not deliver it again.
@@ -547,6 +550,7 @@ export class Runner {
       strategy, name: o.name, params: o.params, execution: risk, portfolio, instruments: o.instruments, clock: this.#clock, log: strategyLog,
       marginRate: Number(baseline.marginRate),
       onIntent: (intent) => this.#onIntent(intent),
+      ...(o.onPlot ? { onPlot: o.onPlot } : {}),
       // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
       clientIdPrefix: this.#clientIdPrefix,
     });

@@ -255,6 +255,19 @@ export interface OrderOptions {
   readonly clientId?: string;
 }
 
+/** How `ctx.plot` draws a value: a line (default), or a marker per value (arrow up, arrow down, dot). */
+export type PlotStyle = 'line' | 'up' | 'down' | 'dot';
+
+/** Where and how `ctx.plot` draws a value. */
+export interface PlotOptions {
+  /** A pane below the price chart, by name (plots that name the same pane share it); default: on the price chart. */
+  readonly pane?: string;
+  /** 'line' (default), or a marker at each value: 'up', 'down' (arrows), 'dot'. */
+  readonly style?: PlotStyle;
+  /** The instrument whose chart shows it; default: the instrument of the candle or tick being handled (else the first chart). */
+  readonly instrument?: string;
+}
+
 /**
  * The handler context. One object per strategy, reused for every event: read it inside the handler,
  * do not keep references to it or to `ctx.candle` across events.
@@ -303,6 +316,16 @@ export interface Ctx<P extends Params = Params> {
   closes(n: number, series?: string): readonly number[];
   /** The last `n` candles of a series, oldest first (at most the kept history): OHLC, volume, bid and ask. */
   candles(n: number, series?: string): readonly RecentCandle[];
+
+  /**
+   * Draws a value of the strategy's own on report.html at the event's time (in onCandle: at the
+   * candle's open time, on its bar, as TradingView does), under `name` (one line or
+   * set of markers per name): on the price chart, or in a pane below it (`{ pane: 'rsi' }`); markers
+   * for signals (`{ style: 'up' }`). `undefined` or NaN leaves a gap (`ctx.plot('sma', ctx.sma(20))`
+   * needs no check). Saved as the run folder's plots.csv; costs nothing where nothing is saved (a
+   * sweep's trials, `--no-save`).
+   */
+  plot(name: string, value: number | undefined, options?: PlotOptions): void;
 
   /** An instrument's definition: pip location, display precision, minimum trade size, margin rate… */
   instrument(name: string): InstrumentView;

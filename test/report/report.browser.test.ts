@@ -74,9 +74,14 @@ describe('report.html of a backtest run folder', () => {
     const defs = await page.$$eval('.metric', (ms) => ms.map((m) => (m as unknown as { title: string }).title));
     expect(defs.length).toBeGreaterThan(30);
     expect(defs.every((d) => d.length > 10)).toBe(true);
-    for (const key of ['cagr', 'sortino', 'calmar', 'maxDrawdownDays', 'expectancy', 'sqn', 'averageTradeHours', 'longestLosingStreak', 'bestTrade', 'worstTrade', 'spreadCost', 'financing', 'commission', 'ambiguousCandles', 'ambiguousPL']) {
+    for (const key of ['cagr', 'sortino', 'calmar', 'maxDrawdownDays', 'expectancy', 'sqn', 'averageHoldingHours', 'longestLosingStreak', 'largestWin', 'largestLoss', 'spreadCost', 'financing', 'commission', 'ambiguousCandles', 'ambiguousPL']) {
       expect(await page.locator(`.metric[data-key="${key}"]`).count(), key).toBe(1);
     }
+    // No figure twice under two names: summary.json's average holding, largest win and largest loss
+    // are the page's average trade duration, best and worst trade, shown once.
+    for (const key of ['averageTradeHours', 'bestTrade', 'worstTrade']) expect(await page.locator(`.metric[data-key="${key}"]`).count(), key).toBe(0);
+    const tileLabels = await page.$$eval('.metric .k', (ks) => ks.map((k) => k.textContent));
+    expect(new Set(tileLabels).size).toBe(tileLabels.length);
     await page.screenshot({ path: artifact('report.png'), fullPage: true });
     if (process.env.FXFLOW_DOCS_PNG === '1') {
       // The README's picture (docs/report.png): FXFLOW_DOCS_PNG=1 npx vitest run test/report/report.browser.test.ts
@@ -124,7 +129,20 @@ describe('report.html of a backtest run folder', () => {
       const parts = ['h1', '#period', '#metrics', '#breakdown'].map((q) => d.querySelector(q)?.innerText ?? '');
       return parts.join('\n');
     });
-    const report = readFileSync(join(golden, 'report.txt'), 'utf8').split('\n').slice(2).filter((l) => l.trim() !== '' && !l.startsWith('fill models') && !/events in/.test(l));
+    const lines = readFileSync(join(golden, 'report.txt'), 'utf8').split('\n');
+    // The period in words on the page (2024-01-01 00:00 → 2025-01-01 00:00 UTC), RFC 3339 in report.txt.
+    const period = /^Period\s+(\S+) → (\S+)/.exec(lines.find((l) => l.startsWith('Period'))!)!;
+    const words2 = (iso: string): string => iso.slice(0, 16).replace('T', ' ');
+    expect(text).toContain(`${words2(period[1]!)} → ${words2(period[2]!)} UTC`);
+    // One sign for the max drawdown: the page's tiles read as report.txt's line (a fall, negative).
+    const ddLine = lines.find((l) => l.startsWith('Max drawdown'))!;
+    const tiles = await page.$$eval('.metric[data-key="maxDrawdown"] .v, .metric[data-key="maxDrawdownPct"] .v', (vs) => vs.map((v) => v.textContent ?? ''));
+    expect(tiles).toHaveLength(2);
+    for (const t of tiles) {
+      expect(t.startsWith('-'), t).toBe(true);
+      expect(ddLine).toContain(t.replace(' USD', ''));
+    }
+    const report = lines.slice(2).filter((l) => l.trim() !== '' && !l.startsWith('fill models') && !/events in/.test(l) && !l.startsWith('Period'));
     expect(report.length).toBeGreaterThan(25);
     const words = (r: string): string => r.replace(/_ORDER$/, '').replace(/_/g, ' ').toLowerCase();
     const missing: string[] = [];
@@ -142,6 +160,16 @@ describe('report.html of a backtest run folder', () => {
     expect(await page.$$eval('#exits tbody tr', (rs) => rs.map((r) => [r.getAttribute('data-reason'), Number(r.children[1]!.textContent)]))).toEqual(Object.entries(S.exitReasons));
     expect(await page.$$eval('#groups tbody tr', (rs) => rs.map((r) => r.getAttribute('data-group')))).toEqual(['long', 'short', ...Object.keys(S.byInstrument)]);
     expect(await page.textContent('#orders')).toContain(`market halted ${S.orders.cancelReasons[0].count}`);
+    // All / Long / Short: the table's columns agree with summary.json's totals and its long and short groups.
+    const sides = Object.fromEntries((await page.evaluate(() => (globalThis as any).fxReport.sides)).map((f: any) => [f.key, f]));
+    for (const k of ['trades', 'wins', 'losses']) expect(sides[k].all, k).toBe(S[k]);
+    for (const k of ['grossProfit', 'grossLoss', 'largestWin', 'largestLoss', 'profitFactor']) expect(sides[k].all, k).toBeCloseTo(S[k], 3);
+    expect(sides.averageHoldingHours.all).toBeCloseTo(S.averageHoldingHours, 2);
+    for (const side of ['long', 'short'] as const) {
+      for (const k of ['trades', 'wins', 'losses', 'winRate']) expect(sides[k][side], `${side} ${k}`).toBe(S[side][k]);
+      for (const k of ['netPL', 'profitFactor']) expect(sides[k][side], `${side} ${k}`).toBeCloseTo(S[side][k], 3);
+    }
+    expect(await page.$$eval('#sides tr[data-key="trades"] td', (tds) => tds.map((t) => t.textContent))).toEqual(['Trades (closed)', String(S.trades), String(S.long.trades), String(S.short.trades)]);
     // No summary.json key shown as a label: camelCase words appear only in config.json as it is.
     const labels = await page.$$eval('.metric .k, #breakdown th, #breakdown td.l', (xs) => xs.map((x) => x.textContent ?? ''));
     expect(labels.filter((l) => /\b[a-z]+[A-Z][a-zA-Z]*\b/.test(l))).toEqual([]);
@@ -162,6 +190,21 @@ describe('report.html of a backtest run folder', () => {
     expect(bench[0].returnPct).toBeCloseTo((b.bid.at(-1) / b.ask - 1) * 100, 9);
     expect(b.t.length).toBeGreaterThan(250);
     expect(await page.locator('.bench-legend').count()).toBe(1);
+    // Buy and hold as a figure too, the same return as its line.
+    const bhTile = await page.locator('.metric[data-key="buyHoldReturnPct"] .v').textContent();
+    expect(bhTile).toBe(`${(Math.round(bench[0].returnPct * 100) / 100 || 0).toFixed(2)}%`);
+    // Average bars in trade: the closed trades' mean holding in H1 bars (hours), from trades.csv.
+    const tcsv = readFileSync(join(golden, 'trades.csv'), 'utf8').trim().split('\n');
+    const th = tcsv[0]!.split(',');
+    const closedRows = tcsv.slice(1).map((l) => l.split(',')).filter((f) => f[th.indexOf('exitReason')] !== 'END_OF_RUN');
+    const hours = closedRows.map((f) => (Date.parse(f[th.indexOf('closeTime')]!) - Date.parse(f[th.indexOf('openTime')]!)) / 3_600_000);
+    const bars = await page.locator('.metric[data-key="averageBarsInTrade"] .v').textContent();
+    expect(Number(bars)).toBeCloseTo(hours.reduce((a, b) => a + b, 0) / hours.length, 2);
+    expect(await page.locator('.metric[data-key="maxRunUp"]').count()).toBe(1);
+    // The properties as a table: a setting per row, by its path in config.json.
+    const cfgJson = JSON.parse(readFileSync(join(golden, 'config.json'), 'utf8'));
+    expect(await page.locator('#properties tr[data-key="account.currency"] td:last-child').textContent()).toBe(cfgJson.account.currency);
+    expect(await page.locator('#properties tr[data-key="run.from"] td:last-child').textContent()).toBe(String(cfgJson.run.from));
     // The first candle of the run at its ask is the price bought.
     const first = JSON.parse(readFileSync(join(golden, 'transactions.jsonl'), 'utf8').split('\n').find((l) => l.includes('"ORDER_FILL"'))!);
     expect(Math.abs(b.ask - Number(first.price))).toBeLessThan(0.05);
@@ -178,7 +221,8 @@ describe('report.html of a backtest run folder', () => {
     expect(cells.length).toBeGreaterThanOrEqual(12);
     let nav = S.initialBalance;
     for (const [textPct, p, pl] of cells) {
-      expect(textPct).toBe(`${p.toFixed(2)}%`);
+      // Rounded to 2 decimals, and a change that rounds to nothing is 0.00%, never -0.00%.
+      expect(textPct).toBe(`${(Math.round(p * 100) / 100 || 0).toFixed(2)}%`);
       expect(p).toBeCloseTo((pl / nav) * 100, 9);
       nav += pl;
     }
@@ -225,6 +269,24 @@ describe('report.html of a backtest run folder', () => {
     const pls = await page.$$eval('#trades tbody tr', (rows) => rows.map((r) => Number(r.children[8]!.textContent!.replace(/,/g, ''))));
     expect(pls.length).toBeGreaterThan(10);
     expect(pls).toEqual([...pls].sort((a, b) => a - b));
+    // Entry and exit at EUR_USD's display precision (5 decimals); the cumulative P/L of the closed
+    // trades in closing order (trades.csv's order) is their running sum, ending at the realized P/L.
+    await page.click('#trades th[data-key="id"]');
+    const cells = await page.$$eval('#trades tbody tr', (rows) => rows.map((r) => [r.getAttribute('data-trade'), r.children[5]!.textContent, r.children[7]!.textContent, r.children[9]!.textContent]));
+    expect(cells.every(([, a, b]) => /^\d\.\d{5}$/.test(a!) && (b === '' || /^\d\.\d{5}$/.test(b!)))).toBe(true);
+    const csv = readFileSync(join(golden, 'trades.csv'), 'utf8').trim().split('\n');
+    const head = csv[0]!.split(',');
+    let acc = 0;
+    const want = new Map<string, number>();
+    for (const l of csv.slice(1)) {
+      const f = l.split(',');
+      if (f[head.indexOf('exitReason')] === 'END_OF_RUN') continue;
+      want.set(f[head.indexOf('id')]!, (acc += Number(f[head.indexOf('realizedPL')])));
+    }
+    const cum = await page.evaluate((ids) => ids.map((i) => (globalThis as any).fxReport.cumPL(i)), [...want.keys()]);
+    cum.forEach((c: number, i: number) => expect(c).toBeCloseTo([...want.values()][i]!, 6));
+    for (const [id, , , text] of cells.slice(0, 50)) if (want.has(id!)) expect(Number(text!.replace(/,/g, ''))).toBeCloseTo(want.get(id!)!, 2);
+    await page.click('#trades th[data-key="pl"]');
     await page.selectOption('#filter-side', 'short');
     const sides = await page.$$eval('#trades tbody tr', (rows) => rows.map((r) => r.children[2]!.textContent));
     expect(sides.length).toBeGreaterThan(0);
@@ -266,6 +328,9 @@ describe('report.html of a backtest run folder', () => {
     expect(await page.locator('#metrics td.best').count()).toBeGreaterThan(3);
     // The legend names each run by the params that differ (trailing and tpAtr here), not by its folder.
     expect(await page.evaluate(() => (globalThis as any).fxReport.legend)).toEqual(['1. tpAtr=2 trailing=true', '2. tpAtr=3 trailing=false']);
+    // Same period and instrument: nothing to warn of (src/report/compare.test.ts has runs that differ).
+    expect(c.stderr).not.toContain('warning');
+    expect(await page.locator('#compare-notes').count()).toBe(0);
     const figureNames = await page.$$eval('#metrics td.l', (tds) => tds.map((t) => t.textContent ?? ''));
     expect(figureNames.filter((l) => /\b[a-z]+[A-Z][a-zA-Z]*\b/.test(l))).toEqual([]);
     await page.screenshot({ path: artifact('compare.png'), fullPage: true });
@@ -346,8 +411,9 @@ describe('a short run and a live run folder', () => {
     expect(body).not.toContain('rerun the backtest');
     expect(readFileSync(join(dir, 'report.html'), 'utf8')).not.toContain('7777777');
     // The period starts no later than the first fill.
-    const period = (await page.textContent('#period'))!;
-    const from = /·\s+(\S+) →/.exec(period)![1]!;
+    // The exact times are on the period's hover (the text says them in minutes).
+    const period = (await page.getAttribute('#period', 'title'))!;
+    const from = /^(\S+) →/.exec(period)![1]!;
     expect(Date.parse(from)).toBeLessThanOrEqual(Date.parse(fillTimes[0]!));
     // Exposure: the union of the trades' open intervals (trades.csv) over the first to the last transaction.
     const txs = readFileSync(join(dir, 'transactions.jsonl'), 'utf8').trim().split('\n').map((l) => Date.parse(JSON.parse(l).time));

@@ -135,7 +135,7 @@ describe('fxflow run --status-port', () => {
     expect(exposure).toBeLessThanOrEqual(100);
     const fills = readFileSync(join(folder, 'transactions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((t) => t.type === 'ORDER_FILL');
     expect(fills.length).toBe(2);
-    const from = /·\s+(\S+) →/.exec((await rep.page.textContent('#period'))!)![1]!;
+    const from = /^(\S+) →/.exec((await rep.page.getAttribute('#period', 'title'))!)![1]!;
     expect(Date.parse(from)).toBeLessThanOrEqual(Date.parse(fills[0].time));
     expect(await rep.page.evaluate(() => (globalThis as any).fxReport.fillsMarked)).toBe(2);
     await rep.page.screenshot({ path: artifact('report-live.png'), fullPage: true });

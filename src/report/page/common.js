@@ -42,14 +42,18 @@ const fx = {
   money(x, ccy) {
     if (x === null || x === undefined || !Number.isFinite(x)) return 'n/a';
     const s = Math.abs(x).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-    return `${x < 0 ? '-' : ''}${s}${ccy ? ' ' + ccy : ''}`;
+    // No "-0.00": a loss that rounds to nothing is shown as nothing.
+    return `${Math.round(x * 100) < 0 ? '-' : ''}${s}${ccy ? ' ' + ccy : ''}`;
   },
   num(x, d) {
     if (x === null || x === undefined || !Number.isFinite(x)) return 'n/a';
     return x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
   },
   pct(x) {
-    return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : `${x.toFixed(2)}%`;
+    if (x === null || x === undefined || !Number.isFinite(x)) return 'n/a';
+    // No "-0.00%": a change that rounds to nothing is 0.00%.
+    const r = Math.round(x * 100) / 100;
+    return `${(r === 0 ? 0 : r).toFixed(2)}%`;
   },
   date(sec) {
     return new Date(sec * 1000).toISOString().slice(0, 16).replace('T', ' ');

@@ -9,6 +9,7 @@
   app.textContent = '';
   const COLORS = ['#2962ff', '#e65100', '#138a4b', '#8e24aa', '#c62f2f', '#00838f', '#6d4c41', '#546e7a'];
   app.append(el('h1', { text: `Comparison of ${D.runs.length} runs` }));
+  if (D.notes && D.notes.length) app.append(el('div', { class: 'warn', id: 'compare-notes' }, el('strong', { text: 'Not like for like:' }), el('ul', null, ...D.notes.map((w) => el('li', { text: w })))));
   const warns = D.runs.flatMap((r) => r.warnings.map((w) => `${r.name}: ${w}`));
   if (warns.length) app.append(el('div', { class: 'warn' }, el('strong', { text: 'Incomplete runs:' }), el('ul', null, ...warns.map((w) => el('li', { text: w })))));
 
@@ -26,7 +27,7 @@
   eq.append(el('div', { class: 'legend', id: 'legend' }, ...D.runs.map((r, i) => el('span', { title: `run folder ${r.name}` }, el('i', { style: `background:${COLORS[i % COLORS.length]}` }), legendOf(r, i)))));
   const box = el('div', { class: 'chart', id: 'equity-chart' });
   eq.append(box);
-  const chart = LC.createChart(box, { height: 420, layout: { attributionLogo: true }, timeScale: { timeVisible: true }, localization: { timeFormatter: (t) => fx.date(t) } });
+  const chart = LC.createChart(box, { height: 420, layout: { attributionLogo: true }, timeScale: { timeVisible: true, minBarSpacing: 0.001 }, localization: { timeFormatter: (t) => fx.date(t) } });
   D.runs.forEach((r, i) => {
     const s = chart.addSeries(LC.LineSeries, { color: COLORS[i % COLORS.length], lineWidth: 2, title: String(i + 1) });
     const pts = [];

@@ -53,9 +53,35 @@
     height,
     layout: { attributionLogo: true, background: { color: '#ffffff' }, textColor: '#1d2330' },
     grid: { vertLines: { color: '#f0f1f4' }, horzLines: { color: '#f0f1f4' } },
-    timeScale: { timeVisible: true, secondsVisible: false, rightOffset: 4 },
+    // A bar may be narrower than a pixel: fitContent then shows the whole run at any length (the
+    // default floor of half a pixel a bar cut a 12-year daily curve to its last five years).
+    timeScale: { timeVisible: true, secondsVisible: false, rightOffset: 4, minBarSpacing: 0.001 },
     localization: { timeFormatter: (t) => fx.date(t) },
   });
+
+  /**
+   * One time axis for every chart of the run: the chart the reader drags, zooms or focuses (the
+   * driver) sets the others' visible range to its own. Only the driver's changes are passed on, so
+   * a chart that snaps a range to its own bars does not pass it back.
+   */
+  const linked = [];
+  let driver = null;
+  function link(chart, box) {
+    linked.push(chart);
+    for (const ev of ['pointerdown', 'wheel', 'touchstart', 'keydown']) box.addEventListener(ev, () => { driver = chart; }, { passive: true, capture: true });
+    chart.timeScale().subscribeVisibleTimeRangeChange((r) => {
+      if (driver !== chart || !r) return;
+      for (const c of linked) {
+        if (c === chart) continue;
+        try { c.timeScale().setVisibleRange(r); } catch { /* a chart with no data there */ }
+      }
+    });
+  }
+  state.linked = linked;
+  state.drive = (chart) => { driver = chart; };
+
+  /** An RFC 3339 time as people write it, in UTC: 2024-01-01 00:00 (the exact time on hover). */
+  const when = (iso) => (iso ? fx.date(Date.parse(iso) / 1000) : '?');
 
   // ---- header and warnings
   const params = Object.entries(D.params).map(([k, v]) => `${k}=${v}`).join(' ');
@@ -64,7 +90,7 @@
     : el('span', { class: 'badge', id: 'run-kind', text: 'backtest' });
   app.append(
     el('h1', null, `${D.strategy} `, kind),
-    el('div', { class: 'sub', id: 'period', text: `${params}  ·  ${D.period.from ?? '?'} → ${D.period.to ?? '?'}  ·  run ${D.name}` }),
+    el('div', { class: 'sub', id: 'period', title: `${D.period.from ?? '?'} → ${D.period.to ?? '?'}`, text: `${params}  ·  ${when(D.period.from)} → ${when(D.period.to)} UTC  ·  run ${D.name}` }),
   );
   if (D.live) app.append(el('p', { class: 'sub', id: 'live-note', text: 'A live run: trades and fills are the broker\'s transactions; the price charts draw the fill prices (a live run folder records its prices in its recording, not as chart candles); no buy-and-hold benchmark.' }));
   if (D.warnings.length > 0) {
@@ -73,12 +99,24 @@
 
   // ---- metrics
   const grid = el('div', { class: 'metrics', id: 'metrics' });
+  // Drawdowns read as falls, as in report.txt, the drawdown chart and the worst-drawdowns table:
+  // summary.json keeps the depth (a positive number), the page shows it negative.
+  const FALLS = ['maxDrawdown', 'maxDrawdownPct'];
   for (const m of D.metrics) {
-    const v = fx.metric(m, ccy);
-    const sign = m.kind === 'money' && typeof m.value === 'number' && ['netPL', 'realizedPL', 'expectancy', 'bestTrade', 'worstTrade', 'unrealizedPL'].includes(m.key) ? (m.value > 0 ? 'pos' : m.value < 0 ? 'neg' : '') : '';
+    const fall = FALLS.includes(m.key) && typeof m.value === 'number' && m.value > 0;
+    const v = fx.metric(fall ? { ...m, value: -m.value } : m, ccy);
+    const sign = fall ? 'neg' : m.kind === 'money' && typeof m.value === 'number' && ['netPL', 'realizedPL', 'expectancy', 'bestTrade', 'worstTrade', 'largestWin', 'largestLoss', 'unrealizedPL'].includes(m.key) ? (m.value > 0 ? 'pos' : m.value < 0 ? 'neg' : '') : '';
     grid.append(el('div', { class: 'metric', 'data-key': m.key, 'data-def': m.def, title: m.def }, el('div', { class: 'k', text: m.label }), el('div', { class: `v ${sign}`, text: v })));
   }
   app.append(el('section', null, el('h2', { text: 'Figures' }), grid));
+  // All / Long / Short: the closed trades' figures side by side, as TradingView's performance summary.
+  state.sides = D.sides || [];
+  if (D.sides && D.sides.length) {
+    const cell = (f, v) => el('td', { class: f.kind === 'money' && typeof v === 'number' ? (Math.round(v * 100) > 0 ? 'pos' : Math.round(v * 100) < 0 ? 'neg' : '') : '', text: v === null ? 'n/a' : fx.metric({ kind: f.kind, value: v }, ccy) });
+    app.lastChild.append(el('h3', { text: 'All, long and short (closed trades)' }), el('div', { style: 'overflow-x:auto' }, el('table', { id: 'sides' },
+      el('thead', null, el('tr', null, el('th', { class: 'l', text: '' }), el('th', { text: 'All' }), el('th', { text: 'Long' }), el('th', { text: 'Short' }))),
+      el('tbody', null, ...D.sides.map((f) => el('tr', { 'data-key': f.key, title: f.def }, el('td', { class: 'l', text: f.label }), cell(f, f.all), cell(f, f.long), cell(f, f.short)))))));
+  }
   breakdown(D.breakdown || {});
 
   /** Orders, exits, long/short, per instrument and the data: the report.txt lines that are not one figure. */
@@ -148,6 +186,11 @@
   const priceSection = el('section', { id: 'prices' }, el('h2', { text: 'Prices, fills and protective levels' }));
   app.append(priceSection);
   if (instruments.length === 0) priceSection.append(el('p', { class: 'sub', text: 'No instrument was traded: nothing to chart.' }));
+  // The strategy's own plots (ctx.plot): each on the chart of its instrument (none, or one not
+  // charted: the first chart), overlaid on the prices or in a pane below them, by pane name.
+  const PLOT_COLORS = ['#7b1fa2', '#0277bd', '#ef6c00', '#2e7d32', '#c2185b', '#5d4037', '#00838f', '#9e9d24'];
+  const plots = (D.plots || []).map((p, i) => ({ ...p, color: PLOT_COLORS[i % PLOT_COLORS.length], chartOf: instruments.includes(p.instrument) ? p.instrument : instruments[0] }));
+  state.plots = [];
   const byInstrument = {};
   for (const inst of instruments) byInstrument[inst] = priceChart(inst, priceSection);
 
@@ -201,8 +244,13 @@
       el('span', null, el('i', { style: 'background:#138a4b' }), 'take profit'),
       el('span', null, el('i', { style: 'background:#b8860b' }), 'trailing stop (initial level)'),
       el('span', null, el('i', { style: 'background:#138a4b;height:2px' }), el('i', { style: 'background:#c62f2f;height:2px' }), `entry → exit of a trade, gain or loss (with ${PATHS_UNDER} trades or fewer in view)`));
+    const myPlots = plots.filter((p) => p.chartOf === inst);
+    const panes = [...new Set(myPlots.filter((p) => p.pane !== '').map((p) => p.pane))];
+    const PANE_H = 150;
+    box.style.height = `${420 + PANE_H * panes.length}px`;
+    for (const p of myPlots) legend.append(el('span', { class: 'plot-legend', 'data-plot': p.name }, el('i', { style: `background:${p.color}${p.style === 'line' ? ';height:2px' : ''}` }), `${p.name}${p.style === 'line' ? '' : p.style === 'up' ? ' ▲' : p.style === 'down' ? ' ▼' : ' ●'}${p.pane ? ` (pane ${p.pane})` : ''}`));
     parent.append(el('h3', { text: `${inst}${enc ? ` · ${enc.granularity}` : ''}` }), info, box, legend);
-    const chart = LC.createChart(box, chartOptions(420));
+    const chart = LC.createChart(box, chartOptions(420 + PANE_H * panes.length));
     const digits = enc ? enc.precision : 5;
     const priceFormat = { type: 'price', precision: digits, minMove: Math.pow(10, -digits) };
     const view = { chart, inst, fills, trades, series: null, markers: null, lanes: [], pathSeries: [], paths: 0, thinned: 0, level: null, lo: 0, hi: -1, lines: [] };
@@ -237,6 +285,18 @@
       return (levels[k] = aggregate(levels[j], stepOf(k)));
     };
     view.markers = LC.createSeriesMarkers(view.series, []);
+    // One series per plot: a line, or an invisible line carrying the markers, in its pane (0: the prices).
+    view.plots = myPlots.map((p) => {
+      const pane = p.pane === '' ? 0 : 1 + panes.indexOf(p.pane);
+      const line = p.style === 'line';
+      const series = chart.addSeries(LC.LineSeries, { color: p.color, lineWidth: line ? 2 : 1, lineVisible: line, pointMarkersVisible: false, priceLineVisible: false, lastValueVisible: line, crosshairMarkerVisible: line, title: line ? p.name : '', ...(pane === 0 ? { priceFormat } : {}) }, pane);
+      const markers = line ? null : LC.createSeriesMarkers(series, []);
+      const entry = { name: p.name, pane: p.pane, paneIndex: pane, style: p.style, instrument: inst, count: p.count, buckets: p.buckets, points: 0, markers: 0 };
+      state.plots.push(entry);
+      return { p, series, markers, entry, t: Float64Array.from(p.t) };
+    });
+    for (let k = 0; k < panes.length; k++) chart.panes()[k + 1]?.setHeight(PANE_H);
+    view.panes = panes;
     const laneSeries = (k, kind) => {
       view.lanes[k] ??= {};
       const color = kind === 'sl' ? '#c62f2f' : kind === 'tp' ? '#138a4b' : '#b8860b';
@@ -270,10 +330,11 @@
         lo = Math.max(0, upper(L.t, from - 1.5 * span));
         hi = Math.min(L.t.length - 1, upper(L.t, to + 1.5 * span) + 1);
       }
-      view.level = k; view.lo = lo; view.hi = hi;
+      view.level = k; view.lo = lo; view.hi = hi; view.step = L.step;
       const data = new Array(hi - lo + 1);
       for (let i = lo; i <= hi; i++) data[i - lo] = base.line ? { time: L.t[i], value: L.c[i] } : { time: L.t[i], open: L.o[i], high: L.h[i], low: L.l[i], close: L.c[i] };
       view.series.setData(data);
+      drawPlots(L, lo, hi);
       drawLevels(L, lo, hi);
       drawMarks(L, lo, hi, from, to);
       return true;
@@ -335,6 +396,36 @@
       drawPaths(L, lo, hi, from, to);
       const thin = view.thinned > 0 ? ` · fill markers thinned (one per side for every ${view.thinned} bars; zoom in to see each fill)` : '';
       info.textContent = `${totalBars.toLocaleString('en-US')} ${base.line ? 'fill prices' : `${enc.granularity} candles${enc.recorded ? ` (the run's ${enc.recorded} candles, folded to ${enc.granularity} to keep the report bounded)` : ''}`} · showing ${view.level === 0 ? 'full detail' : `${stepLabel(L.step)} bars (downsampled; zoom in for ${enc ? enc.granularity : 'full detail'})`} · ${fills.length} fills · ${trades.length} trades${thin}`;
+    }
+
+    /**
+     * The plots on the bars of the window [lo, hi] of level L: a line takes, per bar, the last value
+     * plotted in it (a coarser level: its bar's last), a marker style the first; markers past
+     * MAX_MARKERS in the window are thinned to every n-th.
+     */
+    function drawPlots(L, lo, hi) {
+      const tLo = L.t[lo], tHi = L.t[hi] + L.step;
+      for (const v of view.plots) {
+        const pts = [];
+        for (let j = lower(v.t, tLo); j < v.t.length && v.t[j] < tHi; j++) {
+          const i = upper(L.t, v.t[j]);
+          if (i < lo) continue;
+          const time = L.t[i];
+          const last = pts[pts.length - 1];
+          if (last && last.time === time) { if (v.markers === null) last.value = v.p.v[j]; continue; }
+          pts.push({ time, value: v.p.v[j] });
+        }
+        v.series.setData(pts);
+        v.entry.points = pts.length;
+        if (v.markers !== null) {
+          const every = Math.ceil(pts.length / MAX_MARKERS) || 1;
+          const shape = v.p.style === 'up' ? 'arrowUp' : v.p.style === 'down' ? 'arrowDown' : 'circle';
+          const ms = [];
+          for (let k = 0; k < pts.length; k += every) ms.push({ time: pts[k].time, position: 'atPriceMiddle', price: pts[k].value, shape, color: v.p.color });
+          v.markers.setMarkers(ms);
+          v.entry.markers = ms.length;
+        }
+      }
     }
 
     /** Entry → exit lines of the trades in view (green: a gain, red: a loss), only while few enough to read. */
@@ -420,6 +511,7 @@
     if (base.t.length > 0) show(base.t[0], base.t[base.t.length - 1], true);
     mark(`show ${inst}`);
     chart.timeScale().fitContent();
+    link(chart, box);
     state.markerCount += view.markers.markers().length;
     state.fillsMarked = (state.fillsMarked ?? 0) + (view.fillsMarked ?? 0);
     state.fills += fills.length;
@@ -430,6 +522,7 @@
       const pad = Math.max((end - tr.openTime) * 1.5, base.step * 40);
       const from = tr.openTime - pad, to = end + pad;
       show(from, to, true);
+      driver = chart;
       chart.timeScale().setVisibleRange({ from, to });
       for (const l of view.lines) view.series.removePriceLine(l);
       view.lines = [];
@@ -496,9 +589,10 @@
     const BENCH_COLORS = ['#f57c00', '#8e24aa', '#00838f'];
     const modeBtns = ['money', '%', 'log'].map((m) => el('button', { type: 'button', 'data-mode': m, text: m === 'money' ? `money (${ccy})` : m === '%' ? '% return' : 'log scale', onclick: () => setMode(m) }));
     const lastWorst = worst3.find((d) => d.end === null);
+    let eqLegend;
     eqSection.append(
       el('div', { class: 'filters toggle', id: 'equity-mode' }, el('span', { class: 'sub', text: 'Equity in' }), ...modeBtns),
-      el('div', { class: 'legend' }, el('span', null, el('i', { style: 'background:#2962ff' }), 'NAV'), el('span', null, el('i', { style: 'background:#8a93a6' }), 'balance'),
+      eqLegend = el('div', { class: 'legend' }, el('span', null, el('i', { style: 'background:#2962ff' }), 'NAV'), el('span', null, el('i', { style: 'background:#8a93a6' }), 'balance'),
         ...bench.map((b, i) => el('span', { class: 'bench-legend' }, el('i', { style: `background:${BENCH_COLORS[i % 3]}` }), `buy and hold ${b.instrument} (${fx.pct(b.last)})`)),
         el('span', null, el('i', { style: 'background:rgba(198,47,47,0.4)' }), `underwater: the ${Math.min(3, worst3.length)} worst drawdowns${lastWorst ? ' (one not recovered: shaded to its trough)' : ''}`)),
       eqBox,
@@ -530,14 +624,22 @@
       state.lastPlotted = last.length ? last[last.length - 1].value : null;
     }
     setMode('money');
-    if (lastWorst) LC.createSeriesMarkers(nav, [{ time: eqPts.nav.find((p) => p.time >= lastWorst.trough)?.time ?? eqPts.nav[eqPts.nav.length - 1].time, position: 'belowBar', shape: 'arrowUp', color: '#c62f2f', text: 'deepest point; not recovered by the end' }]);
+    // The deepest point of a drawdown never recovered: a marker, its words in the legend (a label on
+    // the chart is cut off when the point is near an edge).
+    if (lastWorst) {
+      const at = eqPts.nav.find((p) => p.time >= lastWorst.trough)?.time ?? eqPts.nav[eqPts.nav.length - 1].time;
+      LC.createSeriesMarkers(nav, [{ time: at, position: 'belowBar', shape: 'arrowUp', color: '#c62f2f' }]);
+      eqLegend.append(el('span', { id: 'deepest-legend' }, el('b', { style: 'color:#c62f2f', text: '▲ ' }), `deepest point of the drawdown not recovered by the end (${fx.date(at)})`));
+    }
     eq.timeScale().fitContent();
+    link(eq, eqBox);
     const dd = LC.createChart(ddBox, chartOptions(220));
     // Values are already percentages: a custom format (Lightweight Charts' "percent" format shows the
     // change from the first value, which is not what a drawdown in % is).
     const ddSeries = dd.addSeries(LC.AreaSeries, { lineColor: '#c62f2f', topColor: 'rgba(198,47,47,0.05)', bottomColor: 'rgba(198,47,47,0.35)', invertFilledArea: true, priceFormat: pct2 });
     ddSeries.setData(eqPts.dd);
     dd.timeScale().fitContent();
+    link(dd, ddBox);
     state.navSeries = nav;
     state.ddSeries = ddSeries;
     state.ddChart = dd;
@@ -555,7 +657,7 @@
     const figMax = D.metrics.find((m) => m.key === 'maxDrawdown');
     const tableMax = D.drawdowns[0].depth;
     const note = figMax && typeof figMax.value === 'number'
-      ? `Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included). The Figures' max drawdown (${fx.money(figMax.value, ccy)}) is marked on every price the run saw, so it can be deeper than the deepest here (${fx.money(tableMax, ccy)}): a fall inside a day that was made up by the day's end shows only there.`
+      ? `Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included). The Figures' max drawdown (${fx.money(-figMax.value, ccy)}) is marked on every price the run saw, so it can be deeper than the deepest here (${fx.money(-tableMax, ccy)}): a fall inside a day that was made up by the day's end shows only there.`
       : 'Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included).';
     eqSection.append(el('h3', { text: 'Worst drawdowns' }), el('p', { class: 'note', id: 'drawdowns-note', text: note }), el('table', { id: 'drawdowns' },
       el('thead', null, el('tr', null, ...['#', 'peak', 'trough', 'recovered', 'depth', 'depth %', 'duration'].map((h, i) => el('th', { class: i > 0 && i < 4 ? 'l' : '', text: h })))), tb));
@@ -586,11 +688,13 @@
           total += c.pl;
           growth *= 1 + c.pct / 100;
           const v = mode === 'pct' ? c.pct : c.pl;
-          row.append(el('td', { class: v > 0 ? 'pos' : v < 0 ? 'neg' : '', 'data-pl': String(c.pl), 'data-pct': String(c.pct), title: mode === 'pct' ? fx.money(c.pl, ccy) : fx.pct(c.pct), text: mode === 'pct' ? fx.pct(c.pct) : fx.num(c.pl, 0) }));
+          const shown = mode === 'pct' ? Math.round(v * 100) : Math.round(v);
+          row.append(el('td', { class: shown > 0 ? 'pos' : shown < 0 ? 'neg' : '', 'data-pl': String(c.pl), 'data-pct': String(c.pct), title: mode === 'pct' ? fx.money(c.pl, ccy) : fx.pct(c.pct), text: mode === 'pct' ? fx.pct(c.pct) : fx.num(Math.round(c.pl) || 0, 0) }));
         }
         const yearPct = (growth - 1) * 100;
         const v = mode === 'pct' ? yearPct : total;
-        row.append(el('td', { 'data-total': String(total), 'data-total-pct': String(yearPct), class: v > 0 ? 'pos' : v < 0 ? 'neg' : '', title: mode === 'pct' ? fx.money(total, ccy) : fx.pct(yearPct), text: mode === 'pct' ? fx.pct(yearPct) : fx.num(total, 0) }));
+        const shownY = mode === 'pct' ? Math.round(v * 100) : Math.round(v);
+        row.append(el('td', { 'data-total': String(total), 'data-total-pct': String(yearPct), class: shownY > 0 ? 'pos' : shownY < 0 ? 'neg' : '', title: mode === 'pct' ? fx.money(total, ccy) : fx.pct(yearPct), text: mode === 'pct' ? fx.pct(yearPct) : fx.num(Math.round(total) || 0, 0) }));
         tb.append(row);
       }
       holder.replaceChildren(el('table', { class: 'monthly' }, el('thead', null, el('tr', null, el('th', { class: 'l', text: 'year' }), ...MONTHS.map((m) => el('th', { text: m })), el('th', { text: 'year' }))), tb));
@@ -663,16 +767,26 @@
   const csvBtn = el('button', { type: 'button', id: 'export-csv', text: 'Export CSV', onclick: () => download() });
   trSection.append(el('div', { class: 'filters' }, instSel, sideSel, plSel, exitSel, el('label', null, 'opened from ', fromIn), el('label', null, 'to ', toIn), csvBtn, count),
     el('p', { class: 'note', text: `Dates are UTC and filter by the opening day; the export holds the rows that pass the filters, in the order shown. Click a trade to centre its chart on it; click a heading to sort. MAE and MFE: the lowest and highest P/L (${ccy}) the trade showed while open, from the bid/ask highs and lows of the candles marked meanwhile and its exit; run-up: its best price move in its favour, in % of the entry price.${D.trades.length && D.trades.every((t) => t.mae === null) ? ' This run folder\'s trades.csv has no MAE/MFE columns (an older fxflow): rerun the backtest for them.' : ''}` }));
+  // Prices at each instrument's display precision (the recorded candles'), P/L cumulated in closing order.
+  const precisionOf = Object.fromEntries(D.candles.map((c) => [c.instrument, c.precision]));
+  const price = (t, x) => (x === null ? '' : precisionOf[t.instrument] !== undefined ? x.toFixed(precisionOf[t.instrument]) : String(x));
+  const cumPL = new Map();
+  {
+    let acc = 0;
+    for (const t of D.trades.filter((x) => x.closeTime !== null)) cumPL.set(t.id, (acc += t.pl));
+  }
+  state.cumPL = (id) => cumPL.get(id) ?? null;
   const COLS = [
     ['id', 'trade', (t) => Number(t.id), (t) => t.id],
     ['instrument', 'instrument', (t) => t.instrument, (t) => t.instrument, 'l'],
     ['side', 'side', (t) => (t.units > 0 ? 'long' : 'short'), (t) => (t.units > 0 ? 'long' : 'short'), 'l'],
     ['units', 'units', (t) => Math.abs(t.units), (t) => String(Math.abs(t.units))],
     ['openTime', 'opened', (t) => t.openTime, (t) => fx.date(t.openTime), 'l'],
-    ['openPrice', 'entry', (t) => t.openPrice, (t) => String(t.openPrice)],
+    ['openPrice', 'entry', (t) => t.openPrice, (t) => price(t, t.openPrice)],
     ['closeTime', 'closed', (t) => t.closeTime ?? Infinity, (t) => (t.closeTime === null ? 'open' : fx.date(t.closeTime)), 'l'],
-    ['closePrice', 'exit', (t) => t.closePrice ?? 0, (t) => (t.closePrice === null ? '' : String(t.closePrice))],
+    ['closePrice', 'exit', (t) => t.closePrice ?? 0, (t) => price(t, t.closePrice)],
     ['pl', 'P/L', (t) => t.pl, (t) => fx.num(t.pl, 2)],
+    ['cumPL', 'cumulative P/L', (t) => cumPL.get(t.id) ?? -Infinity, (t) => (cumPL.has(t.id) ? fx.num(cumPL.get(t.id), 2) : '')],
     ['financing', 'financing', (t) => t.financing, (t) => fx.num(t.financing, 2)],
     ['spreadCost', 'spread cost', (t) => t.spreadCost, (t) => fx.num(t.spreadCost, 2)],
     ['mae', 'MAE', (t) => t.mae ?? -Infinity, (t) => (t.mae === null ? '' : fx.num(t.mae, 2))],
@@ -754,7 +868,21 @@
   if (D.candles.length === 0) cfg.append(el('p', { class: 'sub', text: 'No candles are recorded in the run folder.' }));
   else cfg.append(el('table', { id: 'coverage' }, el('thead', null, el('tr', null, ...['instrument', 'granularity', 'candles', 'first', 'last'].map((h) => el('th', { class: 'l', text: h })))),
     el('tbody', null, ...D.candles.map((s) => el('tr', null, el('td', { class: 'l', text: s.instrument }), el('td', { class: 'l', text: s.granularity }), el('td', { class: 'l', text: s.count.toLocaleString('en-US') }), el('td', { class: 'l', text: s.count ? fx.date(s.from) : '-' }), el('td', { class: 'l', text: s.count ? fx.date(s.to) : '-' }))))));
-  cfg.append(el('h3', { text: 'config.json' }), el('pre', { text: D.config ? JSON.stringify(D.config, null, 2) : 'config.json is missing' }));
+  // The properties as a table (section, setting, value: a setting's path in config.json), the file as it is below it.
+  cfg.append(el('h3', { text: 'Properties (config.json)' }));
+  if (!D.config) cfg.append(el('p', { class: 'sub', text: 'config.json is missing' }));
+  else {
+    const rows = [];
+    const walk = (section, path, v) => {
+      if (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0) {
+        for (const [k, x] of Object.entries(v)) walk(section ?? k, section === null ? '' : path ? `${path}.${k}` : k, x);
+      } else rows.push([section ?? '', path, Array.isArray(v) ? v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(', ') : v !== null && typeof v === 'object' ? '—' : String(v)]);
+    };
+    walk(null, '', D.config);
+    cfg.append(el('table', { id: 'properties', class: 'kv' }, el('thead', null, el('tr', null, ...['section', 'setting', 'value'].map((h) => el('th', { class: 'l', text: h })))),
+      el('tbody', null, ...rows.map(([sec, k, v]) => el('tr', { 'data-key': `${sec}.${k}` }, el('td', { class: 'l', text: sec }), el('td', { class: 'l', text: k }), el('td', { class: 'l', text: v }))))));
+    cfg.append(el('details', null, el('summary', { text: 'config.json as it is' }), el('pre', { text: JSON.stringify(D.config, null, 2) })));
+  }
   mark('done');
   state.ready = true;
 })();
