@@ -230,7 +230,7 @@ export default defineStrategy({
       writeFileSync(join(at, 'node_modules', 'local-sizing', 'index.js'), 'exports.units = () => 2500;\n');
       writeFileSync(join(at, 'lib', 'scale.ts'), 'export const scale: number = 2;\n');
       writeFileSync(join(at, 'mine.ts'), strategy);
-      const args = ['backtest', join(at, 'mine.ts'), '--json', '--no-save', '--to', '2024-02-01', '--no-typecheck'];
+      const args = ['backtest', join(at, 'mine.ts'), '--json', '--no-save', '--from', '2024-01-02', '--to', '2024-02-01', '--no-typecheck']; // New Year's Day is closed
       const units = async (): Promise<string | undefined> => ((JSON.parse((await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: at, env: { ...process.env, ...env }, maxBuffer: 64 << 20 })).stdout) as { transactions: { type: string; units?: string }[] }).transactions.find((t) => t.type === 'ORDER_FILL')?.units);
       expect(await units(), kind).toBe('5000');
       const first = await traced(at, env, ...args);

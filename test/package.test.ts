@@ -134,7 +134,7 @@ describe('npm pack → npm install <tarball> → use', () => {
     expect(pkg.license).toBe('MIT');
     expect(pkg.repository?.url).toMatch(/^git\+https:\/\//);
     expect(packedFiles.filter((f) => /testkit|\.test\.|(^|\/)fixtures\//.test(f))).toEqual([]);
-    expect(packedFiles.filter((f) => f.startsWith('data/')).sort()).toEqual(['data/README.md', 'data/instruments.json']);
+    expect(packedFiles.filter((f) => f.startsWith('data/')).sort()).toEqual(['data/README.md', 'data/instruments.json', 'data/market-calendar.json']);
   });
 
   it('plain node scripts, ES module and CommonJS, run backtest() on the bundled sample with no loader: the figures of the sources', async (ctx) => {
