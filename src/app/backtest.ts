@@ -10,6 +10,7 @@ import { granularityMs, type Granularity } from '../domain/granularity.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
+import { transactionJson } from '../domain/v20/transaction-json.ts';
 import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
 import type { IndicatorMemo } from '../engine/indicator-memo.ts';
 import { mergeBatches } from '../engine/merge.ts';
@@ -300,7 +301,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     ? execution.listen!((tx) => {
         if (o.keepTransactions) transactions.push(tx);
         if (txOut) {
-          txOut.line(JSON.stringify(tx));
+          txOut.line(transactionJson(tx));
           reportFold!.add(tx as unknown as TxRecord);
         }
       })
