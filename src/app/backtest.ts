@@ -14,7 +14,7 @@ import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
 import type { IndicatorMemo } from '../engine/indicator-memo.ts';
-import { mergeBatches } from '../engine/merge.ts';
+import { fromBatches, mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
 import { OrderStats } from '../engine/order-stats.ts';
 import { summarize, type DataHole, type DataReport, type SeriesOrigin, type Summary } from '../engine/report.ts';
@@ -93,6 +93,23 @@ export interface BacktestOptions {
    * next ones with the same period, data options and point of creation replay it.
    */
   readonly indicatorMemo?: IndicatorMemo;
+  /**
+   * Keeps each series' candles as the run fed them (read, watched and priced by the spread model),
+   * by `INSTRUMENT:GRANULARITY`, for the next run on the very same candles (a sweep's trials in one
+   * worker): a run whose period, data options (the spread model) and the series' sides match the
+   * kept ones feeds those batches as they are and does not call `candles` for that series. A run
+   * that ends normally keeps what it read in place of what was there (one entry a series, so a
+   * spread model that changes from run to run prices every run, as without this option). Only for
+   * sources that give every run the same candles; with `watches`, which tells it the series' sides.
+   */
+  readonly priced?: Map<string, PricedSeries>;
+}
+
+/** A series' candles as one run fed them, for the next run with the same `key` (BacktestOptions.priced). */
+export interface PricedSeries {
+  /** The period, the data options and the series' sides they were priced for. */
+  readonly key: string;
+  readonly batches: readonly (readonly Candle[])[];
 }
 
 export interface BacktestResult {
@@ -109,6 +126,11 @@ export interface BacktestResult {
   readonly models: SimBroker['models'];
   readonly intents: number;
   readonly wallMs: number;
+  /**
+   * With `priced`: the part of wallMs spent getting the candles (building them from the source,
+   * watching them and applying the spread model, or handing over the kept batches).
+   */
+  readonly candleMs?: number;
   readonly runDir?: string;
   /** Which data and spread model produced the numbers, and what the data covered. */
   readonly data: DataReport;
@@ -148,6 +170,25 @@ export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data
     }
     yield out;
   }
+}
+
+/** Passes a source's batches on, keeping each in `into` (BacktestOptions.priced). */
+async function* keepBatches(source: AsyncIterable<readonly Candle[]>, into: (readonly Candle[])[]): AsyncIterable<readonly Candle[]> {
+  for await (const batch of source) {
+    into.push(batch);
+    yield batch;
+  }
+}
+
+/** Passes a source's batches on, adding the time spent waiting for each to `time.ms`. */
+async function* timeBatches(source: AsyncIterable<readonly Candle[]>, time: { ms: number }): AsyncIterable<readonly Candle[]> {
+  let t = performance.now();
+  for await (const batch of source) {
+    time.ms += performance.now() - t;
+    yield batch;
+    t = performance.now();
+  }
+  time.ms += performance.now() - t;
 }
 
 /**
@@ -214,12 +255,25 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     if (read === undefined) throw new ConfigError('strategy', `subscribe.${kind}`, `needs recorded labs ${kind}, and this run has no labs source (sweeps and walk-forward do not read labs): backtest it with fxflow backtest on a catalog that holds them (fxflow record --labs spreads,cot --instruments ${wanted.join(',')})`);
     return [read({ instruments: wanted, from, to })];
   };
+  // Candles kept by an earlier run on the same data (o.priced): fed as they are. Otherwise read,
+  // watched and priced, and (with o.priced) kept as they pass for the next run.
+  const pricedKey = (k: number): string => `${from}:${to}:${JSON.stringify(config.data)}:${watched[k]!.origin.sides}`;
+  const keeping: ((readonly Candle[])[] | undefined)[] = [];
+  const candleTime = { ms: 0 };
   const sources = [
     ...tickSources.map((instrument) => o.ticks!({ instrument, from, to })),
     ...series.map((s, k) => {
       const inst = instruments.get(s.instrument);
-      const candles = o.candles({ ...s, from, to });
-      const source = withSpread(reused[k] ? candles : watched[k]!.read(candles), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
+      const name = `${s.instrument}:${s.granularity}`;
+      const kept = o.priced && reused[k] && !labsSpreads.has(s.instrument) ? o.priced.get(name) : undefined;
+      let source: AsyncIterable<readonly Candle[]>;
+      if (kept && kept.key === pricedKey(k)) source = fromBatches(kept.batches);
+      else {
+        const candles = o.candles({ ...s, from, to });
+        source = withSpread(reused[k] ? candles : watched[k]!.read(candles), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
+        if (o.priced && !labsSpreads.has(s.instrument)) source = keepBatches(source, (keeping[k] = []));
+      }
+      if (o.priced) source = timeBatches(source, candleTime);
       return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision, granularityMs(s.granularity)) : source;
     }),
     // Labs last: an item known at the instant a candle closes is seen after that candle.
@@ -355,6 +409,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const wallMs = performance.now() - t0;
   // Every series was read to the end: its watch is complete, for the next run on the same candles.
   if (o.watches) for (let k = 0; k < series.length; k++) if (!reused[k]) o.watches.set(watchKey(series[k]!), watched[k]!);
+  // Every series was fed in full: what was kept is the next run's (its sides are known by now).
+  if (o.priced) for (let k = 0; k < series.length; k++) if (keeping[k]) o.priced.set(`${series[k]!.instrument}:${series[k]!.granularity}`, { key: pricedKey(k), batches: keeping[k]! });
   const data: DataReport = {
     ...dataReport(watched, subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined, config.data),
     financing: { source: !config.costs.financing ? 'off' : financingRates !== undefined ? 'recorded' : 'static', text: financingText },
@@ -374,7 +430,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     recorder?.write(o.runDir);
     writeRunReport(o.runDir, reportFold);
   }
-  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, models: sim.models, intents, wallMs, data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, models: sim.models, intents, wallMs, ...(o.priced ? { candleMs: candleTime.ms } : {}), data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }
 
 /**
