@@ -97,10 +97,12 @@ export interface BacktestOptions {
    * Keeps each series' candles as the run fed them (read, watched and priced by the spread model),
    * by `INSTRUMENT:GRANULARITY`, for the next run on the very same candles (a sweep's trials in one
    * worker): a run whose period, data options (the spread model) and the series' sides match the
-   * kept ones feeds those batches as they are and does not call `candles` for that series. A run
-   * that ends normally keeps what it read in place of what was there (one entry a series, so a
-   * spread model that changes from run to run prices every run, as without this option). Only for
-   * sources that give every run the same candles; with `watches`, which tells it the series' sides.
+   * kept ones feeds those batches as they are and does not call `candles` for that series. One
+   * entry a series: the first run keeps what it read; a run with other options keeps nothing and
+   * marks its options, and the next run with the same options keeps its candles in place of the
+   * old ones. So options that change from run to run (a swept spread model) are read and priced by
+   * every run, as without this option, and a new period (a walk-forward fold) is kept from its
+   * second run on. Only for sources that give every run the same candles; with `watches`.
    */
   readonly priced?: Map<string, PricedSeries>;
 }
@@ -109,7 +111,8 @@ export interface BacktestOptions {
 export interface PricedSeries {
   /** The period, the data options and the series' sides they were priced for. */
   readonly key: string;
-  readonly batches: readonly (readonly Candle[])[];
+  /** Undefined: a run had these options after a run with others, and kept nothing; the next run with them keeps its candles. */
+  readonly batches?: readonly (readonly Candle[])[];
 }
 
 export interface BacktestResult {
@@ -259,6 +262,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // watched and priced, and (with o.priced) kept as they pass for the next run.
   const pricedKey = (k: number): string => `${from}:${to}:${JSON.stringify(config.data)}:${watched[k]!.origin.sides}`;
   const keeping: ((readonly Candle[])[] | undefined)[] = [];
+  const marks: boolean[] = [];
   const candleTime = { ms: 0 };
   const sources = [
     ...tickSources.map((instrument) => o.ticks!({ instrument, from, to })),
@@ -267,11 +271,17 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       const name = `${s.instrument}:${s.granularity}`;
       const kept = o.priced && reused[k] && !labsSpreads.has(s.instrument) ? o.priced.get(name) : undefined;
       let source: AsyncIterable<readonly Candle[]>;
-      if (kept && kept.key === pricedKey(k)) source = fromBatches(kept.batches);
+      if (kept?.batches && kept.key === pricedKey(k)) source = fromBatches(kept.batches);
       else {
         const candles = o.candles({ ...s, from, to });
         source = withSpread(reused[k] ? candles : watched[k]!.read(candles), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
-        if (o.priced && !labsSpreads.has(s.instrument)) source = keepBatches(source, (keeping[k] = []));
+        // Kept when nothing is (the first run), or when the run before had these data options too
+        // (its key is marked without batches): data options that change from run to run (a swept
+        // spread model) are never kept, and their candles die young as without this option.
+        if (o.priced && !labsSpreads.has(s.instrument)) {
+          if (!kept || (kept.batches === undefined && kept.key === pricedKey(k))) source = keepBatches(source, (keeping[k] = []));
+          else marks[k] = true;
+        }
       }
       if (o.priced) source = timeBatches(source, candleTime);
       return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision, granularityMs(s.granularity)) : source;
@@ -410,7 +420,13 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // Every series was read to the end: its watch is complete, for the next run on the same candles.
   if (o.watches) for (let k = 0; k < series.length; k++) if (!reused[k]) o.watches.set(watchKey(series[k]!), watched[k]!);
   // Every series was fed in full: what was kept is the next run's (its sides are known by now).
-  if (o.priced) for (let k = 0; k < series.length; k++) if (keeping[k]) o.priced.set(`${series[k]!.instrument}:${series[k]!.granularity}`, { key: pricedKey(k), batches: keeping[k]! });
+  if (o.priced) {
+    for (let k = 0; k < series.length; k++) {
+      const name = `${series[k]!.instrument}:${series[k]!.granularity}`;
+      if (keeping[k]) o.priced.set(name, { key: pricedKey(k), batches: keeping[k]! });
+      else if (marks[k]) o.priced.set(name, { key: pricedKey(k) });
+    }
+  }
   const data: DataReport = {
     ...dataReport(watched, subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined, config.data),
     financing: { source: !config.costs.financing ? 'off' : financingRates !== undefined ? 'recorded' : 'static', text: financingText },

@@ -104,9 +104,10 @@ describe('candles built and priced once per worker', () => {
     expect(reads).toBe(2);
     expect([...keep.priced.keys()]).toEqual(['EUR_USD:H1']);
     const kept = keep.priced.get('EUR_USD:H1')!;
-    expect(kept.batches.reduce((n, b) => n + b.length, 0)).toBe(series.length);
+    const batches = kept.batches!;
+    expect(batches.reduce((n, b) => n + b.length, 0)).toBe(series.length);
     // Priced: the ask is 1.2 pips above the bid (bid-only data keeps its bid).
-    expect(kept.batches[0]![0]!.ac - kept.batches[0]![0]!.bc).toBeCloseTo(0.00012, 8);
+    expect(batches[0]![0]!.ac - batches[0]![0]!.bc).toBeCloseTo(0.00012, 8);
     const second = await run(1.2, keep);
     expect(reads).toBe(2); // the source is not read again
     expect(keep.priced.get('EUR_USD:H1')).toBe(kept);
@@ -116,13 +117,28 @@ describe('candles built and priced once per worker', () => {
       expect(r.equity).toEqual(plain.equity);
     }
     expect(second.candleMs).toBeGreaterThanOrEqual(0);
-    // Another spread: read and priced again, as a plain run at that spread, and kept in place of the first.
-    const wider = await run(3, keep);
-    expect(reads).toBe(3);
+    // Another spread: read and priced again, as a plain run at that spread; nothing kept, the spread marked.
     const plainWider = await run(3);
+    expect(reads).toBe(3);
+    const wider = await run(3, keep);
+    expect(reads).toBe(4);
     expect(wider.transactions).toEqual(plainWider.transactions);
     expect(wider.summary).toEqual(plainWider.summary);
     expect(wider.summary).not.toEqual(plain.summary);
-    expect(keep.priced.get('EUR_USD:H1')).not.toBe(kept);
+    expect(keep.priced.get('EUR_USD:H1')!.batches).toBeUndefined();
+    // A spread that changes from run to run (swept) is never kept: each run reads and prices its own.
+    for (const pips of [1.2, 3, 1.2]) {
+      const before = reads;
+      await run(pips, keep);
+      expect(reads).toBe(before + 1);
+      expect(keep.priced.get('EUR_USD:H1')!.batches).toBeUndefined();
+    }
+    // The same spread twice in a row: the second run keeps, the third reads nothing.
+    await run(1.2, keep);
+    expect(keep.priced.get('EUR_USD:H1')!.batches).toBeDefined();
+    const at = reads;
+    const again = await run(1.2, keep);
+    expect(reads).toBe(at);
+    expect(again.transactions).toEqual(plain.transactions);
   });
 });
