@@ -237,9 +237,18 @@ async function table(c: Case): Promise<void> {
  * worker keeps the candles the first trial built and priced, and on a map where each trial builds
  * them from the shared columns and prices them (as every trial did before).
  */
-async function setup(c: Case): Promise<void> {
-  const { series, to } = await data(c.candles);
-  const config = configFor(to);
+async function setup(c: Case, oneSided: boolean): Promise<void> {
+  const d = await data(c.candles);
+  const to = d.to;
+  let series = d.series;
+  let config = configFor(to);
+  if (oneSided) {
+    // Bid-only data (ask = bid) with a fixed spread of 1.2 pips: the spread model has work to do.
+    const prices = new Float64Array(series.prices);
+    for (let p = 0; p < prices.length; p += 8) prices.set(prices.subarray(p, p + 4), p + 4);
+    series = { ...series, prices, origin: { source: 'bench', sides: 'bid', synthetic: true } };
+    config = { ...config, data: { ...config.data, spread: 'fixed', spreadPips: 1.2 } };
+  }
   const loaded = await loadStrategy(c.file, []);
   const space = buildSpace(loaded.params, c.params, []);
   const instruments = loadInstruments();
@@ -281,7 +290,7 @@ async function main(): Promise<void> {
   const at = (k: string): string | undefined => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : undefined);
   if (at('--child')) return child(CASES[at('--child')!]!, Number(at('--workers') ?? 1), argv.includes('--single'));
   if (at('--table')) return table(CASES[at('--table')!]!);
-  if (at('--setup')) return setup(CASES[at('--setup')!]!);
+  if (at('--setup')) return setup(CASES[at('--setup')!]!, argv.includes('--one-sided'));
   if (at('--queue-child')) return queueChild(CASES[at('--queue-child')!]!, at('--url')!, at('--catalog')!, Number(at('--to')));
   const cases = argv.includes('--quick') ? [CASES.B!] : [CASES.A!, CASES.B!];
   const rounds = Math.max(1, Number(at('--rounds') ?? 1));
@@ -317,9 +326,11 @@ async function main(): Promise<void> {
         console.log(`  ${k}:     ${f.failed ? `${f.failed} FAILED TRIALS; ` : ''}${(f.trialsPerSecond as number).toFixed(2)} trials/s (${((f.wallMs as number) / 1000).toFixed(1)} s; CPU ${(f.cpuMsPerTrial as number).toFixed(0)} ms per trial, all threads), peak RSS ${(f.peakRssMB as number).toFixed(0)} MB, worker start ${(f.workerStartMs as number[]).join('/')} ms`);
       }
       console.log(`  2 workers / 1 worker: ${speedup.toFixed(2)}×; peak RSS 2 workers / one backtest: ${((two.peakRssMB as number) / (single.peakRssMB as number)).toFixed(2)}×`);
-      const st = spawnChild(['--setup', c.name]) as { trials: number; same: number; kept: { candleMs: number; wallMs: number }; built: { candleMs: number; wallMs: number } };
-      (figures[c.name] as Record<string, unknown>).setup = st;
-      console.log(`  a trial's set-up (its candles; medians of ${st.trials}, alternated): kept by the worker ${st.kept.candleMs.toFixed(1)} ms of ${st.kept.wallMs.toFixed(0)} ms, built and priced by the trial ${st.built.candleMs.toFixed(1)} ms of ${st.built.wallMs.toFixed(0)} ms; ${st.same}/${st.trials} answers identical`);
+      for (const [label, extra] of [['bid/ask data, native spread', []], ['bid-only data, fixed 1.2 pips', ['--one-sided']]] as const) {
+        const st = spawnChild(['--setup', c.name, ...extra]) as { trials: number; same: number; kept: { candleMs: number; wallMs: number }; built: { candleMs: number; wallMs: number } };
+        (figures[c.name] as Record<string, unknown>)[extra.length ? 'setupOneSided' : 'setup'] = st;
+        console.log(`  a trial's set-up, ${label} (its candles; medians of ${st.trials}, alternated): kept by the worker ${st.kept.candleMs.toFixed(1)} ms of ${st.kept.wallMs.toFixed(0)} ms a trial, built and priced by the trial ${st.built.candleMs.toFixed(1)} ms of ${st.built.wallMs.toFixed(0)} ms; ${st.same}/${st.trials} answers identical`);
+      }
       if (queued.length > 0) {
         const q = byRate(queued);
         const ratio = (q.trialsPerSecond as number) / (two.trialsPerSecond as number);
