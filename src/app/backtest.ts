@@ -105,7 +105,16 @@ export interface BacktestOptions {
    * second run on. Only for sources that give every run the same candles; with `watches`.
    */
   readonly priced?: Map<string, PricedSeries>;
+  /**
+   * At most this many candles are kept in `priced` (all its series together; default 1,000,000,
+   * about 115 MB of candle objects): a run whose series would pass it keeps none of them, and every
+   * run reads and prices them, as without `priced`.
+   */
+  readonly pricedMaxCandles?: number;
 }
+
+/** BacktestOptions.pricedMaxCandles by default. */
+export const PRICED_MAX_CANDLES = 1_000_000;
 
 /** A series' candles as one run fed them, for the next run with the same `key` (BacktestOptions.priced). */
 export interface PricedSeries {
@@ -113,6 +122,8 @@ export interface PricedSeries {
   readonly key: string;
   /** Undefined: a run had these options after a run with others, and kept nothing; the next run with them keeps its candles. */
   readonly batches?: readonly (readonly Candle[])[];
+  /** The run that would have kept them found more candles than pricedMaxCandles: runs with this key keep none. */
+  readonly over?: true;
 }
 
 export interface BacktestResult {
@@ -176,9 +187,11 @@ export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data
 }
 
 /** Passes a source's batches on, keeping each in `into` (BacktestOptions.priced). */
-async function* keepBatches(source: AsyncIterable<readonly Candle[]>, into: (readonly Candle[])[]): AsyncIterable<readonly Candle[]> {
+async function* keepBatches(source: AsyncIterable<readonly Candle[]>, into: (readonly Candle[])[], room: { left: number }): AsyncIterable<readonly Candle[]> {
   for await (const batch of source) {
-    into.push(batch);
+    // Past the room left: keep nothing (what was kept so far is dropped; the run reads on).
+    if ((room.left -= batch.length) >= 0) into.push(batch);
+    else into.length = 0;
     yield batch;
   }
 }
@@ -263,6 +276,12 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const pricedKey = (k: number): string => `${from}:${to}:${JSON.stringify(config.data)}:${watched[k]!.origin.sides}`;
   const keeping: ((readonly Candle[])[] | undefined)[] = [];
   const marks: boolean[] = [];
+  // The room left for candles kept by this run: the limit less what the map keeps of other series.
+  const room = { left: o.pricedMaxCandles ?? PRICED_MAX_CANDLES };
+  if (o.priced) {
+    const here = new Set(series.map((s) => `${s.instrument}:${s.granularity}`));
+    for (const [name, p] of o.priced) if (!here.has(name)) for (const b of p.batches ?? []) room.left -= b.length;
+  }
   const candleTime = { ms: 0 };
   const sources = [
     ...tickSources.map((instrument) => o.ticks!({ instrument, from, to })),
@@ -271,16 +290,18 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       const name = `${s.instrument}:${s.granularity}`;
       const kept = o.priced && reused[k] && !labsSpreads.has(s.instrument) ? o.priced.get(name) : undefined;
       let source: AsyncIterable<readonly Candle[]>;
-      if (kept?.batches && kept.key === pricedKey(k)) source = fromBatches(kept.batches);
-      else {
+      if (kept?.batches && kept.key === pricedKey(k)) {
+        source = fromBatches(kept.batches);
+        for (const b of kept.batches) room.left -= b.length;
+      } else {
         const candles = o.candles({ ...s, from, to });
         source = withSpread(reused[k] ? candles : watched[k]!.read(candles), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
         // Kept when nothing is (the first run), or when the run before had these data options too
         // (its key is marked without batches): data options that change from run to run (a swept
         // spread model) are never kept, and their candles die young as without this option.
         if (o.priced && !labsSpreads.has(s.instrument)) {
-          if (!kept || (kept.batches === undefined && kept.key === pricedKey(k))) source = keepBatches(source, (keeping[k] = []));
-          else marks[k] = true;
+          if (!kept || (kept.batches === undefined && !kept.over && kept.key === pricedKey(k))) source = keepBatches(source, (keeping[k] = []), room);
+          else if (kept.key !== pricedKey(k)) marks[k] = true;
         }
       }
       if (o.priced) source = timeBatches(source, candleTime);
@@ -423,7 +444,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   if (o.priced) {
     for (let k = 0; k < series.length; k++) {
       const name = `${series[k]!.instrument}:${series[k]!.granularity}`;
-      if (keeping[k]) o.priced.set(name, { key: pricedKey(k), batches: keeping[k]! });
+      if (keeping[k] && room.left >= 0) o.priced.set(name, { key: pricedKey(k), batches: keeping[k]! });
+      else if (keeping[k]) o.priced.set(name, { key: pricedKey(k), over: true });
       else if (marks[k]) o.priced.set(name, { key: pricedKey(k) });
     }
   }

@@ -95,7 +95,7 @@ describe('candles built and priced once per worker', () => {
         yield* seriesBatches(series, req.from, req.to);
       })();
     };
-    const run = (spreadPips: number, keep?: { watches: Map<string, SeriesWatch>; priced: Map<string, PricedSeries> }) =>
+    const run = (spreadPips: number, keep?: { watches: Map<string, SeriesWatch>; priced: Map<string, PricedSeries>; pricedMaxCandles?: number }) =>
       runBacktest({ loaded: { ...loaded, params: { ...loaded.params, fast: 5, slow: 30, granularity: 'H1' } }, config: configAt(spreadPips), instruments, log: SILENT, origin, candles, keepTransactions: true, ...keep });
     const keep = { watches: new Map<string, SeriesWatch>(), priced: new Map<string, PricedSeries>() };
     const plain = await run(1.2);
@@ -140,5 +140,15 @@ describe('candles built and priced once per worker', () => {
     const again = await run(1.2, keep);
     expect(reads).toBe(at);
     expect(again.transactions).toEqual(plain.transactions);
+
+    // More candles than pricedMaxCandles: nothing kept, every run reads and prices them, the same answers.
+    const small = { watches: new Map<string, SeriesWatch>(), priced: new Map<string, PricedSeries>(), pricedMaxCandles: series.length - 1 };
+    for (let i = 0; i < 3; i++) {
+      const before = reads;
+      const r = await run(1.2, small);
+      expect(reads).toBe(before + 1);
+      expect(small.priced.get('EUR_USD:H1')).toEqual({ key: expect.any(String), over: true });
+      expect(r.transactions).toEqual(plain.transactions);
+    }
   });
 });
