@@ -13,7 +13,7 @@ import type { Transaction } from '../domain/v20/index.ts';
 import { transactionJson } from '../domain/v20/transaction-json.ts';
 import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
 import type { IndicatorMemo } from '../engine/indicator-memo.ts';
-import { mergeBatches } from '../engine/merge.ts';
+import { fromBatches, mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
 import { OrderStats } from '../engine/order-stats.ts';
 import { activeLimits, RiskExecution } from '../engine/risk.ts';
@@ -94,6 +94,37 @@ export interface BacktestOptions {
    * next ones with the same period, data options and point of creation replay it.
    */
   readonly indicatorMemo?: IndicatorMemo;
+  /**
+   * Keeps each series' candles as the run fed them (read, watched and priced by the spread model),
+   * by `INSTRUMENT:GRANULARITY`, for the next run on the very same candles (a sweep's trials in one
+   * worker): a run whose period, data options (the spread model) and the series' sides match the
+   * kept ones feeds those batches as they are and does not call `candles` for that series. One
+   * entry a series: the first run keeps what it read; a run with other options keeps nothing and
+   * marks its options, and the next run with the same options keeps its candles in place of the
+   * old ones. So options that change from run to run (a swept spread model) are read and priced by
+   * every run, as without this option, and a new period (a walk-forward fold) is kept from its
+   * second run on. Only for sources that give every run the same candles; with `watches`.
+   */
+  readonly priced?: Map<string, PricedSeries>;
+  /**
+   * At most this many candles are kept in `priced` (all its series together; default 1,000,000,
+   * about 115 MB of candle objects): a run whose series would pass it keeps none of them, and every
+   * run reads and prices them, as without `priced`.
+   */
+  readonly pricedMaxCandles?: number;
+}
+
+/** BacktestOptions.pricedMaxCandles by default. */
+export const PRICED_MAX_CANDLES = 1_000_000;
+
+/** A series' candles as one run fed them, for the next run with the same `key` (BacktestOptions.priced). */
+export interface PricedSeries {
+  /** The period, the data options and the series' sides they were priced for. */
+  readonly key: string;
+  /** Undefined: a run had these options after a run with others, and kept nothing; the next run with them keeps its candles. */
+  readonly batches?: readonly (readonly Candle[])[];
+  /** The run that would have kept them found more candles than pricedMaxCandles: runs with this key keep none. */
+  readonly over?: true;
 }
 
 export interface BacktestResult {
@@ -110,6 +141,11 @@ export interface BacktestResult {
   readonly models: SimBroker['models'];
   readonly intents: number;
   readonly wallMs: number;
+  /**
+   * With `priced`: the part of wallMs spent getting the candles (building them from the source,
+   * watching them and applying the spread model, or handing over the kept batches).
+   */
+  readonly candleMs?: number;
   readonly runDir?: string;
   /** Which data and spread model produced the numbers, and what the data covered. */
   readonly data: DataReport;
@@ -149,6 +185,27 @@ export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data
     }
     yield out;
   }
+}
+
+/** Passes a source's batches on, keeping each in `into` (BacktestOptions.priced). */
+async function* keepBatches(source: AsyncIterable<readonly Candle[]>, into: (readonly Candle[])[], room: { left: number }): AsyncIterable<readonly Candle[]> {
+  for await (const batch of source) {
+    // Past the room left: keep nothing (what was kept so far is dropped; the run reads on).
+    if ((room.left -= batch.length) >= 0) into.push(batch);
+    else into.length = 0;
+    yield batch;
+  }
+}
+
+/** Passes a source's batches on, adding the time spent waiting for each to `time.ms`. */
+async function* timeBatches(source: AsyncIterable<readonly Candle[]>, time: { ms: number }): AsyncIterable<readonly Candle[]> {
+  let t = performance.now();
+  for await (const batch of source) {
+    time.ms += performance.now() - t;
+    yield batch;
+    t = performance.now();
+  }
+  time.ms += performance.now() - t;
 }
 
 /**
@@ -215,12 +272,40 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     if (read === undefined) throw new ConfigError('strategy', `subscribe.${kind}`, `needs recorded labs ${kind}, and this run has no labs source (sweeps and walk-forward do not read labs): backtest it with fxflow backtest on a catalog that holds them (fxflow record --labs spreads,cot --instruments ${wanted.join(',')})`);
     return [read({ instruments: wanted, from, to })];
   };
+  // Candles kept by an earlier run on the same data (o.priced): fed as they are. Otherwise read,
+  // watched and priced, and (with o.priced) kept as they pass for the next run.
+  const pricedKey = (k: number): string => `${from}:${to}:${JSON.stringify(config.data)}:${watched[k]!.origin.sides}`;
+  const keeping: ((readonly Candle[])[] | undefined)[] = [];
+  const marks: boolean[] = [];
+  // The room left for candles kept by this run: the limit less what the map keeps of other series.
+  const room = { left: o.pricedMaxCandles ?? PRICED_MAX_CANDLES };
+  if (o.priced) {
+    const here = new Set(series.map((s) => `${s.instrument}:${s.granularity}`));
+    for (const [name, p] of o.priced) if (!here.has(name)) for (const b of p.batches ?? []) room.left -= b.length;
+  }
+  const candleTime = { ms: 0 };
   const sources = [
     ...tickSources.map((instrument) => o.ticks!({ instrument, from, to })),
     ...series.map((s, k) => {
       const inst = instruments.get(s.instrument);
-      const candles = o.candles({ ...s, from, to });
-      const source = withSpread(reused[k] ? candles : watched[k]!.read(candles), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
+      const name = `${s.instrument}:${s.granularity}`;
+      const kept = o.priced && reused[k] && !labsSpreads.has(s.instrument) ? o.priced.get(name) : undefined;
+      let source: AsyncIterable<readonly Candle[]>;
+      if (kept?.batches && kept.key === pricedKey(k)) {
+        source = fromBatches(kept.batches);
+        for (const b of kept.batches) room.left -= b.length;
+      } else {
+        const candles = o.candles({ ...s, from, to });
+        source = withSpread(reused[k] ? candles : watched[k]!.read(candles), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
+        // Kept when nothing is (the first run), or when the run before had these data options too
+        // (its key is marked without batches): data options that change from run to run (a swept
+        // spread model) are never kept, and their candles die young as without this option.
+        if (o.priced && !labsSpreads.has(s.instrument)) {
+          if (!kept || (kept.batches === undefined && !kept.over && kept.key === pricedKey(k))) source = keepBatches(source, (keeping[k] = []), room);
+          else if (kept.key !== pricedKey(k)) marks[k] = true;
+        }
+      }
+      if (o.priced) source = timeBatches(source, candleTime);
       return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision, granularityMs(s.granularity)) : source;
     }),
     // Labs last: an item known at the instant a candle closes is seen after that candle.
@@ -370,6 +455,15 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const wallMs = performance.now() - t0;
   // Every series was read to the end: its watch is complete, for the next run on the same candles.
   if (o.watches) for (let k = 0; k < series.length; k++) if (!reused[k]) o.watches.set(watchKey(series[k]!), watched[k]!);
+  // Every series was fed in full: what was kept is the next run's (its sides are known by now).
+  if (o.priced) {
+    for (let k = 0; k < series.length; k++) {
+      const name = `${series[k]!.instrument}:${series[k]!.granularity}`;
+      if (keeping[k] && room.left >= 0) o.priced.set(name, { key: pricedKey(k), batches: keeping[k]! });
+      else if (keeping[k]) o.priced.set(name, { key: pricedKey(k), over: true });
+      else if (marks[k]) o.priced.set(name, { key: pricedKey(k) });
+    }
+  }
   const data: DataReport = {
     ...dataReport(watched, subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined, config.data),
     financing: { source: !config.costs.financing ? 'off' : financingRates !== undefined ? 'recorded' : 'static', text: financingText },
@@ -390,7 +484,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     recorder?.write(o.runDir);
     writeRunReport(o.runDir, reportFold);
   }
-  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, models: sim.models, intents, wallMs, data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, models: sim.models, intents, wallMs, ...(o.priced ? { candleMs: candleTime.ms } : {}), data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { Params } from '../strategy/api.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
-import { runBacktest } from '../app/backtest.ts';
+import { runBacktest, type PricedSeries } from '../app/backtest.ts';
 import { IndicatorMemo } from '../engine/indicator-memo.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import type { LoadedStrategy } from '../app/load-strategy.ts';
@@ -27,6 +27,8 @@ export interface TrialOutcome {
   /** When each daily NAV point was marked (epoch ms): `returns[k]` runs from `times[k]` to `times[k + 1]`. */
   readonly times: number[];
   readonly wallMs: number;
+  /** The part of wallMs spent getting its candles (built and priced, or the worker's kept ones handed over). */
+  readonly candleMs: number;
 }
 
 const SILENT: StrategyLogger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -45,15 +47,26 @@ const watchesOf = new WeakMap<ReadonlyMap<string, SharedSeries>, Map<string, Ser
 /** `ctx.indicator` values recorded by one trial and replayed by the next on the same shared series (IndicatorMemo). */
 const memosOf = new WeakMap<ReadonlyMap<string, SharedSeries>, IndicatorMemo>();
 
+/**
+ * Each shared series' candles as built from the columns and priced by the spread model, kept by the
+ * first trial and fed as they are to every later trial with the same period and data options (a
+ * worker builds its candle objects once, not once a trial; runBacktest's `priced`). When the data
+ * options change from trial to trial, every trial builds its own.
+ */
+const pricedOf = new WeakMap<ReadonlyMap<string, SharedSeries>, Map<string, PricedSeries>>();
+
 /** Runs one backtest on the shared series and returns its figures. Throws what the strategy throws. */
 export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
   let watches = watchesOf.get(spec.series);
   if (!watches) watchesOf.set(spec.series, (watches = new Map()));
   let indicatorMemo = memosOf.get(spec.series);
   if (!indicatorMemo) memosOf.set(spec.series, (indicatorMemo = new IndicatorMemo()));
+  let priced = pricedOf.get(spec.series);
+  if (!priced) pricedOf.set(spec.series, (priced = new Map()));
   const r = await runBacktest({
     watches,
     indicatorMemo,
+    priced,
     loaded: { ...spec.loaded, params: spec.params },
     config: spec.config,
     instruments: spec.instruments,
@@ -73,5 +86,5 @@ export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
     log: spec.log ?? SILENT,
   });
   const returns = dailyReturns(r.equity.map((e) => e.nav));
-  return { metrics: trialMetrics(r.summary, returns), returns, times: r.equity.map((e) => e.time), wallMs: r.wallMs };
+  return { metrics: trialMetrics(r.summary, returns), returns, times: r.equity.map((e) => e.time), wallMs: r.wallMs, candleMs: r.candleMs ?? 0 };
 }

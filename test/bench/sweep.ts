@@ -1,5 +1,7 @@
 /**
  * Sweep bench (`node --import tsx test/bench/sweep.ts`): the research layer's figures.
+ * A trial's set-up (the time it spends getting its candles) is measured beside each sweep: kept by
+ * the worker from an earlier trial against built and priced by the trial itself (`--setup A|B`).
  *
  * - Sweep A: 100 trials of the SMA crossover with TP/SL/trailing exits (`sma-cross-exits.ts`),
  *   fast 5…50 × slow 60…240 (a 10 × 10 grid), over one year of generated EUR_USD M1 (~370k candles).
@@ -229,6 +231,49 @@ async function table(c: Case): Promise<void> {
   process.stdout.write(`${JSON.stringify(rows.map((x) => x.objective ?? -Infinity))}\n`);
 }
 
+/**
+ * Child: a trial's set-up, the time it spends getting its candles (runTrial's candleMs). The first
+ * 20 grid points in this thread, trial by trial alternated: on the sweep's one series map, where a
+ * worker keeps the candles the first trial built and priced, and on a map where each trial builds
+ * them from the shared columns and prices them (as every trial did before).
+ */
+async function setup(c: Case, oneSided: boolean): Promise<void> {
+  const d = await data(c.candles);
+  const to = d.to;
+  let series = d.series;
+  let config = configFor(to);
+  if (oneSided) {
+    // Bid-only data (ask = bid) with a fixed spread of 1.2 pips: the spread model has work to do.
+    const prices = new Float64Array(series.prices);
+    for (let p = 0; p < prices.length; p += 8) prices.set(prices.subarray(p, p + 4), p + 4);
+    series = { ...series, prices, origin: { source: 'bench', sides: 'bid', synthetic: true } };
+    config = { ...config, data: { ...config.data, spread: 'fixed', spreadPips: 1.2 } };
+  }
+  const loaded = await loadStrategy(c.file, []);
+  const space = buildSpace(loaded.params, c.params, []);
+  const instruments = loadInstruments();
+  const shared = new Map([['EUR_USD:M1', series]]);
+  // The built side: its own map (its own watch, found once, as on the kept side), and data options
+  // that differ in name only from trial to trial, so nothing kept matches and each trial builds.
+  const other = new Map(shared);
+  const rename = (i: number): typeof config => ({ ...config, data: { ...config.data, [`unused${i}`]: i } as typeof config.data });
+  await runTrial({ loaded, params: space.params(0), config, instruments, series: shared });
+  await runTrial({ loaded, params: space.params(0), config: rename(-1), instruments, series: other });
+  const kept: { candleMs: number; wallMs: number }[] = [];
+  const built: { candleMs: number; wallMs: number }[] = [];
+  let same = 0;
+  const n = Math.min(20, space.size);
+  for (let i = 0; i < n; i++) {
+    const a = await runTrial({ loaded, params: space.params(i), config, instruments, series: shared });
+    const b = await runTrial({ loaded, params: space.params(i), config: rename(i), instruments, series: other });
+    kept.push(a);
+    built.push(b);
+    if (JSON.stringify(a.metrics) === JSON.stringify(b.metrics) && JSON.stringify(a.returns) === JSON.stringify(b.returns)) same++;
+  }
+  const pick = (xs: { candleMs: number; wallMs: number }[]) => ({ candleMs: median(xs.map((x) => x.candleMs)), wallMs: median(xs.map((x) => x.wallMs)) });
+  process.stdout.write(`${JSON.stringify({ trials: n, same, kept: pick(kept), built: pick(built) })}\n`);
+}
+
 function spawnChild(args: string[]): Record<string, unknown> {
   const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
   return JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
@@ -245,6 +290,7 @@ async function main(): Promise<void> {
   const at = (k: string): string | undefined => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : undefined);
   if (at('--child')) return child(CASES[at('--child')!]!, Number(at('--workers') ?? 1), argv.includes('--single'));
   if (at('--table')) return table(CASES[at('--table')!]!);
+  if (at('--setup')) return setup(CASES[at('--setup')!]!, argv.includes('--one-sided'));
   if (at('--queue-child')) return queueChild(CASES[at('--queue-child')!]!, at('--url')!, at('--catalog')!, Number(at('--to')));
   const cases = argv.includes('--quick') ? [CASES.B!] : [CASES.A!, CASES.B!];
   const rounds = Math.max(1, Number(at('--rounds') ?? 1));
@@ -280,6 +326,11 @@ async function main(): Promise<void> {
         console.log(`  ${k}:     ${f.failed ? `${f.failed} FAILED TRIALS; ` : ''}${(f.trialsPerSecond as number).toFixed(2)} trials/s (${((f.wallMs as number) / 1000).toFixed(1)} s; CPU ${(f.cpuMsPerTrial as number).toFixed(0)} ms per trial, all threads), peak RSS ${(f.peakRssMB as number).toFixed(0)} MB, worker start ${(f.workerStartMs as number[]).join('/')} ms`);
       }
       console.log(`  2 workers / 1 worker: ${speedup.toFixed(2)}×; peak RSS 2 workers / one backtest: ${((two.peakRssMB as number) / (single.peakRssMB as number)).toFixed(2)}×`);
+      for (const [label, extra] of [['bid/ask data, native spread', []], ['bid-only data, fixed 1.2 pips', ['--one-sided']]] as const) {
+        const st = spawnChild(['--setup', c.name, ...extra]) as { trials: number; same: number; kept: { candleMs: number; wallMs: number }; built: { candleMs: number; wallMs: number } };
+        (figures[c.name] as Record<string, unknown>)[extra.length ? 'setupOneSided' : 'setup'] = st;
+        console.log(`  a trial's set-up, ${label} (its candles; medians of ${st.trials}, alternated): kept by the worker ${st.kept.candleMs.toFixed(1)} ms of ${st.kept.wallMs.toFixed(0)} ms a trial, built and priced by the trial ${st.built.candleMs.toFixed(1)} ms of ${st.built.wallMs.toFixed(0)} ms; ${st.same}/${st.trials} answers identical`);
+      }
       if (queued.length > 0) {
         const q = byRate(queued);
         const ratio = (q.trialsPerSecond as number) / (two.trialsPerSecond as number);
