@@ -7,6 +7,7 @@ import { OANDA_CORE_PER_MILLION } from '../adapters/sim/commission.ts';
 import { parseLatency } from '../adapters/sim/latency.ts';
 import { parseSlippage } from '../adapters/sim/slippage.ts';
 import { catalogFromEnv } from '../adapters/catalog/location.ts';
+import { DRIFT_KEYS, driftOf, type DriftTolerances } from '../runner/drift.ts';
 
 /** The repository root (where package.json, config/ and data/ live). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -73,6 +74,8 @@ export interface BacktestConfig {
     readonly to: string;
     readonly runsDir: string;
   };
+  /** `fxflow run --shadow`: the drift guard's tolerances (src/runner/drift.ts; `--max-drift` over them). Backtests ignore it. */
+  readonly drift?: DriftTolerances;
 }
 
 /** A configuration problem: names the file and the field, and says how to fix it. */
@@ -150,6 +153,7 @@ const SHAPE: Record<string, readonly string[]> = {
   fill: ['marketOrders', 'path', 'marketHours', 'slippage', 'latency'],
   costs: ['financing', 'commissionPerMillion', 'commission', 'financingHistory', 'financingBeforeHistory'],
   run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
+  drift: DRIFT_KEYS,
 };
 
 /**
@@ -224,7 +228,9 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
   };
 
   const marginRate = str('account.marginRate', (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= 1, 'a decimal string in (0, 1], e.g. "0.02" for 50:1 leverage');
+  const drift = raw.drift;
   const cfg: BacktestConfig = {
+    ...(isObj(drift) ? { drift: driftOf(drift, `${source}: drift`, '.') } : {}),
     account: {
       currency: str('account.currency', (s) => /^[A-Z]{3}$/.test(s), 'a three-letter currency code like "USD"'),
       initialBalance: str('account.initialBalance', (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= MAX_BALANCE, `a decimal string in (0, ${MAX_BALANCE.toLocaleString('en-US')}], like "100000"`),

@@ -14,6 +14,7 @@ import { loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
 import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
 import { clearHaltAdvice, StartSignals } from '../runner/kill-switch.ts';
+import { DriftSpecError, type DriftTolerances, formatDrift, parseMaxDrift } from '../runner/drift.ts';
 import { SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides } from './sim-flags.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
 import { VERSION } from './version.ts';
@@ -59,6 +60,8 @@ export interface RunArgs {
   commission?: string;
   slippage?: string;
   latency?: string;
+  /** --max-drift (repeatable): the drift guard's tolerances, with --shadow. */
+  maxDrift?: (string | number)[];
   /** --no-market-hours: the simulator (--broker sim, --shadow) fills market orders decided while the market is closed. */
   marketHours?: boolean;
 }
@@ -72,6 +75,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('account', { type: 'string', describe: 'Account ID (default: the only account of the token)' })
     .option('broker', { type: 'string', choices: ['v20', 'sim'], default: 'v20', describe: 'v20: orders go to the account; sim: shadow paper, live prices with simulated fills' })
     .option('shadow', { type: 'boolean', describe: 'Also send every intent to a simulator fed the same prices and report fill-by-fill divergences' })
+    .option('max-drift', { type: 'array', string: true, describe: 'With --shadow: halt the run as the kill switch does when the account drifts from its simulator past a tolerance: price=<pips> (one fill\'s price difference), fills=<count> (fills on one side only; wait=<duration> for the other side, default 10s), pl=<amount> (realized P/L gap over window=<duration>, default 1h); e.g. --max-drift price=1,fills=0. A bare number is price in pips. Over a --config file\'s drift section' })
     .option('journal', { type: 'string', describe: 'Journal directory (default runs/journal/<env>-<account>-<strategy>)' })
     .option('flatten-on-exit', { type: 'boolean', describe: 'Close every position on SIGINT/SIGTERM before stopping' })
     .option('i-understand-this-is-live', { type: 'boolean', describe: 'Required with --env live: orders use real money' })
@@ -129,6 +133,25 @@ export function runFillModels(a: Pick<RunArgs, 'broker' | 'shadow' | 'config' | 
     commission: config.costs.commission === 'oanda-core' ? 'oanda-core' : config.costs.commissionPerMillion,
     marketHours: config.fill.marketHours,
   };
+}
+
+/**
+ * The drift guard's tolerances (`--max-drift`, over a `--config` file's `drift` section), with
+ * `--shadow` only: the guard compares the account with its shadow simulator. Undefined when none is given.
+ */
+export function runDrift(a: Pick<RunArgs, 'shadow' | 'config' | 'maxDrift'>): DriftTolerances | undefined {
+  const given = (a.maxDrift ?? []).map(String);
+  try {
+    if (a.shadow !== true) {
+      if (given.length > 0) throw new RunnerError('RUNNER', '--max-drift compares the account with its shadow simulator: use it with --shadow. Nothing was started.');
+      return undefined;
+    }
+    const fromConfig = a.config !== undefined ? loadConfig(a.config).drift : undefined;
+    return given.length > 0 ? parseMaxDrift(given, fromConfig) : fromConfig;
+  } catch (e) {
+    if (e instanceof DriftSpecError) throw new RunnerError('RUNNER', `${e.message}. Nothing was started.`);
+    throw e;
+  }
 }
 
 /** Refuses `--env live` without the explicit confirmation flag. */
@@ -268,6 +291,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   checkKillFile(a.killFile);
   const flattenTimeoutMs = flattenTimeoutOf(a.flattenTimeout);
   const fill = runFillModels(a);
+  const maxDrift = runDrift(a);
   const limits = limitsOf(a);
   const rebaseEvery = rebaseEveryOf(a.journalRebaseEvery);
   const candleOptions = candleOptionsOf(a);
@@ -287,15 +311,15 @@ export async function runLive(a: RunArgs): Promise<void> {
     ...(ctrlCWindowMs !== undefined ? { ctrlCWindowMs } : {}),
   });
   try {
-    await runStarted(a, early, { flattenTimeoutMs, fill, limits, rebaseEvery, candleOptions, ctrlCWindowMs });
+    await runStarted(a, early, { flattenTimeoutMs, fill, maxDrift, limits, rebaseEvery, candleOptions, ctrlCWindowMs });
   } finally {
     early.close();
   }
 }
 
 /** `fxflow run` once its flags are read and the start's signals are handled (`early`). */
-async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs: number; fill: FillModelNames | undefined; limits: RiskLimits; rebaseEvery: number; candleOptions: { candles: LiveCandleSource; candleWaitMs: number }; ctrlCWindowMs: number | undefined }): Promise<void> {
-  const { flattenTimeoutMs, fill, limits, rebaseEvery, candleOptions, ctrlCWindowMs } = f;
+async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs: number; fill: FillModelNames | undefined; maxDrift: DriftTolerances | undefined; limits: RiskLimits; rebaseEvery: number; candleOptions: { candles: LiveCandleSource; candleWaitMs: number }; ctrlCWindowMs: number | undefined }): Promise<void> {
+  const { flattenTimeoutMs, fill, maxDrift, limits, rebaseEvery, candleOptions, ctrlCWindowMs } = f;
   // The runner and the HTTP stack (undici) are loaded when a run starts: other commands start without them.
   const [{ environment }, { V20Http }, { V20Rest }, { Runner }] = await Promise.all([
     import('../adapters/v20/environments.ts'),
@@ -334,7 +358,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
     meta: {
       fxflow: VERSION, strategy: { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) }, params: loaded.params, env: a.env, accountID, broker: a.broker,
       subscriptions: { candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [], spreads: subs.spreads ?? [], cot: subs.cot ?? [] },
-      config: { limits, ...(fill !== undefined ? { fill } : {}), candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, journal: journalDir },
+      config: { limits, ...(fill !== undefined ? { fill } : {}), candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, ...(maxDrift !== undefined ? { maxDrift } : {}), flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, journal: journalDir },
     },
     maxBytes: Math.round(a.recordMaxMb * 1024 * 1024),
     onWarn: (m) => {
@@ -353,7 +377,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   const runnerOptions: ConstructorParameters<typeof Runner>[0] = {
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
-    newJournal: a.newJournal === true, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, ...(fill !== undefined ? { fill } : {}),
+    newJournal: a.newJournal === true, maxIntentAgeMs, ...(maxDrift !== undefined ? { maxDrift } : {}), requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, ...(fill !== undefined ? { fill } : {}),
     onUnknownFill: a.onUnknownFill,
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     flattenTimeoutMs,
@@ -401,7 +425,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
   const simulator = (runner.sim ?? runner.shadowBook?.sim)?.models;
   const models = simulator !== undefined ? `; ${formatFillModels(simulator)}` : '';
-  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
+  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}${maxDrift !== undefined ? `; drift guard --max-drift ${formatDrift(maxDrift)}` : ''}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
   await runner.done;
   const res = await runner.stop();
   await flushLogger(log);

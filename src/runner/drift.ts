@@ -55,28 +55,36 @@ type Key = (typeof DRIFT_KEYS)[number];
  * Checks one key and its value (as given: a flag's text or a config file's JSON value) and returns
  * it in the tolerances' units. `where` names the source in the message (`--max-drift`, `config.json: drift.price`).
  */
-function valueOf(key: Key, v: unknown, where: string): number {
+function valueOf(key: Key, v: unknown, where: string, joiner: string): number {
   if (key === 'window' || key === 'wait') {
     const ms = typeof v === 'string' ? durationMs(v) : undefined;
-    if (ms === undefined) throw new DriftSpecError(`${where}: ${key} must be a duration like 30s, 15m, 1h or 1d (got ${JSON.stringify(v)})`);
+    if (ms === undefined) throw new DriftSpecError(`${where}${joiner}${key} must be a duration like 30s, 15m, 1h or 1d (got ${JSON.stringify(v)})`);
     return ms;
   }
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;
   const what = key === 'price' ? 'a number of pips >= 0, e.g. price=1' : key === 'fills' ? 'a whole number of fills >= 0, e.g. fills=0 (the first missed fill halts)' : 'an amount of the account currency >= 0, e.g. pl=50';
-  if (!Number.isFinite(n) || n < 0 || (key === 'fills' && !Number.isInteger(n))) throw new DriftSpecError(`${where}: ${key} must be ${what} (got ${JSON.stringify(v)})`);
+  if (!Number.isFinite(n) || n < 0 || (key === 'fills' && !Number.isInteger(n))) throw new DriftSpecError(`${where}${joiner}${key} must be ${what} (got ${JSON.stringify(v)})`);
   return n;
 }
 
-/** The tolerances from key/value pairs (a config file's `drift` section, or parsed flags), checked. */
-export function driftOf(fields: Readonly<Record<string, unknown>>, where: string): DriftTolerances {
-  const out: { price?: number; fills?: number; pl?: number; windowMs: number; waitMs: number } = { windowMs: DRIFT_WINDOW_MS, waitMs: DRIFT_WAIT_MS };
+type Part = { -readonly [K in keyof DriftTolerances]?: DriftTolerances[K] };
+
+/** The keys given, checked (`joiner` between `where` and a key: ': ' for a flag, '.' for a config section). */
+function partOf(fields: Readonly<Record<string, unknown>>, where: string, joiner: string): Part {
+  const out: Part = {};
   for (const [k, v] of Object.entries(fields)) {
     if (!(DRIFT_KEYS as readonly string[]).includes(k)) throw new DriftSpecError(`${where}: ${JSON.stringify(k)} is not a drift tolerance; known: ${DRIFT_KEYS.join(', ')} (e.g. price=1,fills=0,pl=50,window=1h)`);
-    const n = valueOf(k as Key, v, where);
+    const n = valueOf(k as Key, v, where, joiner);
     if (k === 'window') out.windowMs = n;
     else if (k === 'wait') out.waitMs = n;
     else out[k as 'price' | 'fills' | 'pl'] = n;
   }
+  return out;
+}
+
+/** At least one tolerance, and the defaults of window and wait. */
+function complete(p: Part, where: string): DriftTolerances {
+  const out = { windowMs: DRIFT_WINDOW_MS, waitMs: DRIFT_WAIT_MS, ...p };
   if (out.price === undefined && out.fills === undefined && out.pl === undefined) {
     throw new DriftSpecError(`${where}: no tolerance given; say at least one of price=<pips>, fills=<count>, pl=<amount> (window and wait only shape them)`);
   }
@@ -84,12 +92,20 @@ export function driftOf(fields: Readonly<Record<string, unknown>>, where: string
 }
 
 /**
+ * The tolerances from key/value pairs, checked: a config file's `drift` section (`where` the file
+ * and `drift`, `joiner` '.': `my.json: drift.price must be …`), or the flag's parsed pairs.
+ */
+export function driftOf(fields: Readonly<Record<string, unknown>>, where: string, joiner = ': '): DriftTolerances {
+  return complete(partOf(fields, where, joiner), where);
+}
+
+/**
  * `--max-drift` values (the flag may be given more than once): each `key=value[,key=value…]`, or a
  * bare number for `price` in pips (`--max-drift 1`). Later values override earlier ones, and all of
  * them the config file's (`base`).
  */
-export function parseMaxDrift(values: readonly string[], base: Readonly<Record<string, unknown>> = {}): DriftTolerances {
-  const fields: Record<string, unknown> = { ...base };
+export function parseMaxDrift(values: readonly string[], base?: DriftTolerances): DriftTolerances {
+  const fields: Record<string, unknown> = {};
   for (const value of values) {
     for (const part of String(value).split(',')) {
       const p = part.trim();
@@ -101,7 +117,7 @@ export function parseMaxDrift(values: readonly string[], base: Readonly<Record<s
       } else fields[p.slice(0, eq).trim()] = p.slice(eq + 1).trim();
     }
   }
-  return driftOf(fields, '--max-drift');
+  return complete({ ...base, ...partOf(fields, '--max-drift', ': ') }, '--max-drift');
 }
 
 /** A duration as the flag writes it (`1h`, `90s`). */
