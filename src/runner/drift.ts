@@ -10,8 +10,12 @@ import type { Transaction } from '../domain/v20/index.ts';
  *   instrument (|live − sim| / pip).
  * - `fills`: fills one side made that the other did not (a fill against a reject or cancel, or against
  *   nothing `wait` of price time after it), counted over the run.
- * - `pl`: the gap between the realized P/L (v20's `pl` of every fill) of the account and of the
- *   simulator over the last `window` of price time, in the account's currency.
+ * - `pl`: the gap between the realized P/L (v20's `pl`) of the account's fills and of the
+ *   simulator's, intent by intent, summed over the last `window` of price time, in the account's
+ *   currency. An intent counts once both sides have its outcome (a fill waiting for its counterpart
+ *   is no gap yet: the simulator fills at the next price), or once it is counted missed (then its one
+ *   fill's P/L is the gap). Fills without the strategy's client ID (take-profit, stop-loss and
+ *   trailing-stop triggers) are not paired and not counted.
  *
  * A measure past its tolerance (strictly greater) breaches it; one at or below never does.
  */
@@ -188,15 +192,13 @@ interface SideOutcome {
   readonly price?: string;
   readonly time: number;
   readonly instrument: string;
+  readonly pl?: number;
 }
 
 /** One side (the account, or the simulator): client IDs by order, and each intent's outcome. */
 class Side {
   readonly byOrder = new Map<string, { cid: string; instrument: string }>();
   readonly outcomes = new Map<string, SideOutcome>();
-  /** Realized P/L of its fills in the window, oldest first, and their sum. */
-  readonly pl: { at: number; pl: number; name: string }[] = [];
-  plSum = 0;
 }
 
 /** A short name for a fill in a list of fills. */
@@ -220,6 +222,9 @@ export class DriftGuard {
   readonly #missedIds = new Set<string>();
   readonly #expected = new Set<string>();
   readonly #compared = new Set<string>();
+  /** Each settled intent's P/L gap (account − simulator) in the window, oldest first, and their sum. */
+  readonly #pl: { at: number; gap: number; cid: string }[] = [];
+  #plSum = 0;
   readonly drifted: DriftedFill[] = [];
   compared = 0;
   pricePips = 0;
@@ -245,10 +250,14 @@ export class DriftGuard {
     if (this.#waiting.size > 0) {
       for (const [cid, t] of this.#waiting) if (at - t > this.tolerances.waitMs) this.#miss(cid, `nothing ${Math.round((at - t) / 1000)} s after it`);
     }
-    if (this.tolerances.pl !== undefined && (this.#live.pl.length > 0 || this.#sim.pl.length > 0)) {
-      this.#expire(this.#live);
-      this.#expire(this.#sim);
-      this.#checkPl();
+    if (this.#pl.length > 0) {
+      const from = at - this.tolerances.windowMs;
+      let moved = false;
+      while (this.#pl.length > 0 && this.#pl[0]!.at < from) {
+        this.#plSum -= this.#pl.shift()!.gap;
+        moved = true;
+      }
+      if (moved) this.#checkPl();
     }
   }
 
@@ -276,15 +285,8 @@ export class DriftGuard {
       return;
     }
     if (x.type === 'ORDER_FILL') {
-      const at = parseTime(x.time);
-      if (this.tolerances.pl !== undefined && x.pl !== undefined && Number(x.pl) !== 0) {
-        const owner = x.orderID !== undefined ? side.byOrder.get(x.orderID) : undefined;
-        side.pl.push({ at, pl: Number(x.pl), name: owner?.cid ?? `transaction ${x.id}` });
-        side.plSum += Number(x.pl);
-      }
       const owner = x.orderID !== undefined ? side.byOrder.get(x.orderID) : undefined;
-      if (owner !== undefined) this.#outcome(side, owner.cid, { outcome: 'FILLED', price: x.price ?? '', time: at, instrument: x.instrument ?? owner.instrument });
-      if (this.tolerances.pl !== undefined) this.#checkPl();
+      if (owner !== undefined) this.#outcome(side, owner.cid, { outcome: 'FILLED', price: x.price ?? '', time: parseTime(x.time), instrument: x.instrument ?? owner.instrument, pl: Number(x.pl ?? 0) });
       return;
     }
     if (x.type === 'ORDER_CANCEL') {
@@ -320,6 +322,7 @@ export class DriftGuard {
       const pips = Math.abs(Number(l.price) - Number(s.price)) / this.pip(l.instrument || s.instrument);
       if (pips > this.pricePips) this.pricePips = pips;
       const f: DriftedFill = { clientID: cid, instrument: l.instrument || s.instrument, what: 'price', live: l.price!, sim: s.price!, pips };
+      this.#addPl(Math.max(l.time, s.time), (l.pl ?? 0) - (s.pl ?? 0), cid);
       if (breachedTolerance(this.tolerances, { pricePips: pips }) === 'price') {
         this.drifted.push(f);
         this.#breach('price', this.tolerances.price!, pips, [cid], `fill of ${describeDriftedFill(f)}`);
@@ -344,22 +347,27 @@ export class DriftGuard {
     const filledLive = l?.outcome === 'FILLED';
     const f: DriftedFill = { clientID: cid, instrument: (l ?? s)?.instrument ?? '', what: 'missed', filled: filledLive ? 'live' : 'sim', ...(l?.price !== undefined ? { live: l.price } : {}), ...(s?.price !== undefined ? { sim: s.price } : {}), other: `${filledLive ? 'the simulator' : 'the account'}: ${other}` };
     this.drifted.push(f);
+    this.#addPl(Math.max(this.now, (l ?? s)?.time ?? this.now), filledLive ? (l?.pl ?? 0) : -(s?.pl ?? 0), cid);
     if (breachedTolerance(this.tolerances, { missed: this.missed }) === 'fills') {
       this.#breach('fills', this.tolerances.fills!, this.missed, [...this.#missedIds], `${this.missed} fill(s) on one side only: ${this.drifted.filter((d) => d.what === 'missed').map(describeDriftedFill).join('; ')}`);
     }
   }
 
-  #expire(side: Side): void {
-    const from = this.now - this.tolerances.windowMs;
-    while (side.pl.length > 0 && side.pl[0]!.at < from) side.plSum -= side.pl.shift()!.pl;
+  /** One settled intent's P/L gap into the window (a fill older than the window is already out). */
+  #addPl(at: number, gap: number, cid: string): void {
+    if (this.tolerances.pl === undefined || gap === 0 || at < this.now - this.tolerances.windowMs) return;
+    this.#pl.push({ at, gap, cid });
+    this.#plSum += gap;
+    this.#checkPl();
   }
 
   #checkPl(): void {
-    const gap = Math.abs(this.#live.plSum - this.#sim.plSum);
+    const gap = Math.abs(this.#plSum);
     this.plGap = gap;
     if (breachedTolerance(this.tolerances, { plGap: gap }) === 'pl') {
-      const names = [...new Set([...this.#live.pl, ...this.#sim.pl].map((p) => p.name))];
-      this.#breach('pl', this.tolerances.pl!, gap, names, `realized P/L over the last ${formatDuration(this.tolerances.windowMs)}: account ${this.#live.plSum.toFixed(2)}, simulator ${this.#sim.plSum.toFixed(2)}, gap ${gap.toFixed(2)} (fills ${names.slice(0, 10).join(', ')}${names.length > 10 ? `, … ${names.length - 10} more` : ''})`);
+      const names = [...new Set(this.#pl.map((p) => p.cid))];
+      const each = this.#pl.slice(-10).map((p) => `${p.cid} ${p.gap > 0 ? '+' : ''}${p.gap.toFixed(2)}`);
+      this.#breach('pl', this.tolerances.pl!, gap, names, `realized P/L over the last ${formatDuration(this.tolerances.windowMs)}, account less simulator, intent by intent: ${this.#plSum.toFixed(2)} (${each.join(', ')}${this.#pl.length > 10 ? `; ${this.#pl.length - 10} earlier` : ''})`);
     }
   }
 
