@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
+import { DRIFT_KEYS, driftOf, type DriftTolerances } from '../runner/drift.ts';
 import { parseUserTime, timeProblem } from '../domain/time.ts';
 import { OANDA_CORE_PER_MILLION } from '../adapters/sim/commission.ts';
 import { parseLatency } from '../adapters/sim/latency.ts';
 import { parseSlippage } from '../adapters/sim/slippage.ts';
 import { catalogFromEnv } from '../adapters/catalog/location.ts';
-import { DRIFT_KEYS, driftOf, type DriftTolerances } from '../runner/drift.ts';
 
 /** The repository root (where package.json, config/ and data/ live). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

@@ -13,8 +13,8 @@ import { RunnerError } from '../runner/errors.ts';
 import { loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
 import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
-import { clearHaltAdvice, StartSignals } from '../runner/kill-switch.ts';
 import { DriftSpecError, type DriftTolerances, formatDrift, parseMaxDrift } from '../runner/drift.ts';
+import { clearHaltAdvice, StartSignals } from '../runner/kill-switch.ts';
 import { SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides } from './sim-flags.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
 import { VERSION } from './version.ts';
@@ -423,9 +423,10 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   if (early.stop !== undefined) void runner.stop(early.stop);
   // Printed once the recording has started: a refused start has no run folder.
   process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
+  if (maxDrift !== undefined) process.stdout.write(`drift guard: --max-drift ${formatDrift(maxDrift)}: past any of these the run halts as the kill switch does\n`);
   const simulator = (runner.sim ?? runner.shadowBook?.sim)?.models;
   const models = simulator !== undefined ? `; ${formatFillModels(simulator)}` : '';
-  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}${maxDrift !== undefined ? `; drift guard --max-drift ${formatDrift(maxDrift)}` : ''}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
+  process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);
   await runner.done;
   const res = await runner.stop();
   await flushLogger(log);

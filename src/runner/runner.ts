@@ -975,8 +975,9 @@ export class Runner {
     const report = `${formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`)}${this.#sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}${unknownLines}${drift !== undefined ? `\n${formatDriftStatus(drift)}` : ''}`;
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
+      ...(drift !== undefined ? { drift } : {}),
       summary, report, ...(models !== undefined ? { models } : {}), intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#orders.recovered },
-      risk: { breaches: this.#risk?.breaches.length ?? 0 }, unknownFills: [...this.unknownFills], ...(shadow !== undefined ? { shadow } : {}), ...(drift !== undefined ? { drift } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
+      risk: { breaches: this.#risk?.breaches.length ?? 0 }, unknownFills: [...this.unknownFills], ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
     };
   }
 }
