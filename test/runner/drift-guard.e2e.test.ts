@@ -72,7 +72,7 @@ describe('the drift guard (fxflow run --shadow --max-drift)', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'fxflow-drift-')), 'live');
     const args = ['--shadow', '--max-drift', '1', '--journal', r.journalDir, '--out', out, '--log-file', join(r.journalDir, 'run.log')];
     run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', args);
-    expect(run.out()).toContain('drift guard --max-drift price=1');
+    expect(run.out()).toContain('drift guard: --max-drift price=1: past any of these the run halts as the kill switch does');
     const current = run;
     await pushPaced(r, walk(30), () => current.proc.exitCode !== null);
     expect(await run.exited).toBe(0);
