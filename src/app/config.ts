@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
+import { DRIFT_KEYS, driftOf, type DriftTolerances } from '../runner/drift.ts';
 import { parseUserTime, timeProblem } from '../domain/time.ts';
 import { OANDA_CORE_PER_MILLION } from '../adapters/sim/commission.ts';
 import { catalogFromEnv } from '../adapters/catalog/location.ts';
@@ -79,6 +80,8 @@ export interface BacktestConfig {
     readonly to: string;
     readonly runsDir: string;
   };
+  /** `fxflow run --shadow`: the drift guard's tolerances (src/runner/drift.ts; `--max-drift` over them). Backtests ignore it. */
+  readonly drift?: DriftTolerances;
 }
 
 /** A configuration problem: names the file and the field, and says how to fix it. */
@@ -157,6 +160,7 @@ const SHAPE: Record<string, readonly string[]> = {
   costs: ['financing', 'commissionPerMillion', 'commission', 'financingHistory', 'financingBeforeHistory'],
   risk: ['maxUnits', 'maxOpenTrades', 'maxOrdersPerMinute', 'maxDailyLoss', 'maxSpreadPips', 'maxIntentsPerEvent'],
   run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
+  drift: DRIFT_KEYS,
 };
 
 /**
@@ -243,7 +247,9 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     return out as RiskLimits;
   };
   const marginRate = str('account.marginRate', (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= 1, 'a decimal string in (0, 1], e.g. "0.02" for 50:1 leverage');
+  const drift = raw.drift;
   const cfg: BacktestConfig = {
+    ...(isObj(drift) ? { drift: driftOf(drift, `${source}: drift`, '.') } : {}),
     account: {
       currency: str('account.currency', (s) => /^[A-Z]{3}$/.test(s), 'a three-letter currency code like "USD"'),
       initialBalance: str('account.initialBalance', (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= MAX_BALANCE, `a decimal string in (0, ${MAX_BALANCE.toLocaleString('en-US')}], like "100000"`),

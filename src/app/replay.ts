@@ -14,6 +14,7 @@ import { Portfolio } from '../engine/portfolio.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import { compareDecisions, compareFills, moneyOf, pairDecisions, QuoteTrack, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
+import { breachedTolerance, type DriftTolerances, formatDrift } from '../runner/drift.ts';
 import { inputFiles, readInputs, readRunMeta, RecordingError, type InputRecord, type RunMeta, type SessionAccount, type SessionInfo, type Where } from '../runner/recording.ts';
 import { simModels, type FillModelNames } from '../runner/fill-models.ts';
 import { RiskExecution, type RiskLimits } from '../engine/risk.ts';
@@ -75,6 +76,18 @@ export interface Reconciliation {
   readonly money: { readonly live: MoneyTotals; readonly replay: MoneyTotals; readonly realizedPLDiff: string; readonly financingDiff: string; readonly commissionDiff: string };
   /** Restarts between sessions (the live strategy resumed from its journal; the replay ran on in one piece). */
   readonly restarts: readonly { readonly session: number; readonly at: string; readonly previousStop: string; readonly restoredState: boolean; readonly sequenceLive: number; readonly sequenceReplay: number }[];
+  /**
+   * A run with a drift guard (`fxflow run --shadow --max-drift`): its tolerances, the fills of the
+   * reconciliation past the price tolerance, the fills made on one side only, and the halt the
+   * guard made (a session's stop reason), if any.
+   */
+  readonly drift?: {
+    readonly tolerances: string;
+    readonly fills: readonly { readonly clientID: string; readonly instrument: string; readonly live?: string; readonly replay?: string; readonly pips?: number; readonly what: 'price' | 'missed' }[];
+    readonly missed: number;
+    readonly pastTolerance: readonly string[];
+    readonly halts: readonly string[];
+  };
   /** Differences in all: decisions + fills + a non-zero P/L, financing or commission difference. */
   readonly differences: number;
 }
@@ -417,6 +430,8 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const replayMoney = moneyOf(simCompared.filter((t) => Number(t.id) > Number(lastTransactionID) || t.id.includes('.')), openingBalance);
   const diff = (a: string, b: string): string => (Number(a) - Number(b)).toFixed(4);
   const money = { live: liveMoney, replay: replayMoney, realizedPLDiff: diff(liveMoney.realizedPL, replayMoney.realizedPL), financingDiff: diff(liveMoney.financing, replayMoney.financing), commissionDiff: diff(liveMoney.commission, replayMoney.commission) };
+  const maxDrift = (meta.config as { maxDrift?: DriftTolerances }).maxDrift;
+  const drift = maxDrift === undefined ? undefined : driftOfReplay(maxDrift, fills.diffs, liveFills, instruments, meta.sessions);
   const moneyDiffs = [money.realizedPLDiff, money.financingDiff, money.commissionDiff].filter((x) => Number(x) !== 0).length;
   return {
     folder: dir,
@@ -426,9 +441,35 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
     ...(damage !== undefined ? { damagedFrom: { file: damage.file, line: damage.line, record: damage.seq, ...(Number.isFinite(damage.time) ? { after: formatTime(damage.time) } : {}) } } : {}),
     decisions: { live: liveDecisions.length, replay: replayDecisions.length, differ: decisions.diffs.length, ...(decisions.first !== undefined ? { firstParting: decisions.first } : {}), diffs: decisions.diffs },
     fills: { compared: fills.compared, differ: fills.diffs.length, byCause, diffs: fills.diffs },
-    money, restarts,
+    money, restarts, ...(drift !== undefined ? { drift } : {}),
     differences: decisions.diffs.length + fills.diffs.length + moneyDiffs,
   };
+}
+
+/**
+ * The drift guard's tolerances applied to the reconciliation's fill differences (the same check as
+ * the live guard, `breachedTolerance`): each fill further from its replay than the price tolerance,
+ * each fill made on one side only, and the halts the live guard made.
+ */
+function driftOfReplay(t: DriftTolerances, diffs: readonly FillDiff[], liveFills: ReadonlyMap<string, Transaction>, instruments: InstrumentRegistry, sessions: readonly SessionInfo[]): NonNullable<Reconciliation['drift']> {
+  const fills: { clientID: string; instrument: string; live?: string; replay?: string; pips?: number; what: 'price' | 'missed' }[] = [];
+  let missed = 0;
+  for (const d of diffs) {
+    const instrument = (liveFills.get(d.liveID) as { instrument?: string } | undefined)?.instrument ?? '';
+    if (d.priceDiff !== undefined && instruments.has(instrument)) {
+      const pips = Math.abs(d.priceDiff) / instruments.get(instrument).pip;
+      if (breachedTolerance(t, { pricePips: pips }) === 'price') fills.push({ clientID: d.liveID, instrument, live: d.live.price ?? '', replay: d.replay.price ?? '', pips, what: 'price' });
+    } else if ((d.live.outcome === 'FILLED' && (d.replay.outcome === 'REJECTED' || d.replay.outcome === 'CANCELLED')) || (d.replay.outcome === 'FILLED' && (d.live.outcome === 'REJECTED' || d.live.outcome === 'CANCELLED'))) {
+      // One side filled, the other settled without a fill (an outcome not yet there is no miss, as live).
+      missed++;
+      fills.push({ clientID: d.liveID, instrument, ...(d.live.price !== undefined ? { live: d.live.price } : {}), ...(d.replay.price !== undefined ? { replay: d.replay.price } : {}), what: 'missed' });
+    }
+  }
+  const pastTolerance: string[] = [];
+  if (fills.some((f) => f.what === 'price')) pastTolerance.push('price');
+  if (breachedTolerance(t, { missed }) === 'fills') pastTolerance.push('fills');
+  const halts = sessions.filter((s) => s.reason?.includes('drift guard') === true).map((s) => `session ${s.n}: ${s.reason}`);
+  return { tolerances: formatDrift(t), fills, missed, pastTolerance, halts };
 }
 
 /** reconciliation.txt: the summary first, then every difference with its cause. */
@@ -448,6 +489,12 @@ export function reconciliationText(r: Reconciliation): string {
   L.push(`fills: ${r.fills.compared} intents with orders compared, ${r.fills.differ} differ`);
   for (const d of r.fills.diffs) {
     L.push(`  ${d.liveID}: ${d.cause}: ${d.explanation}${d.priceDiff !== undefined ? ` (Δprice ${d.priceDiff.toFixed(6)})` : ''}${d.timeDiffMs !== undefined && d.timeDiffMs !== 0 ? ` (Δt ${d.timeDiffMs} ms)` : ''}`);
+  }
+  const dr = r.drift;
+  if (dr !== undefined) {
+    L.push(`drift guard of the run (--max-drift ${dr.tolerances}): ${dr.pastTolerance.length > 0 ? `past ${dr.pastTolerance.join(' and ')} against the replay` : 'within its tolerances against the replay'}; ${dr.fills.filter((f) => f.what === 'price').length} fill(s) past the price tolerance, ${dr.missed} on one side only`);
+    for (const f of dr.fills) L.push(`  drifted: ${f.clientID} ${f.instrument}: ${f.what === 'price' ? `live ${f.live} replay ${f.replay} (${f.pips!.toFixed(1)} pips)` : `live ${f.live ?? 'no fill'}, replay ${f.replay ?? 'no fill'}`}`);
+    for (const h of dr.halts) L.push(`  the live guard halted the run: ${h}`);
   }
   L.push(`money: live realized P/L ${r.money.live.realizedPL}, financing ${r.money.live.financing}, commission ${r.money.live.commission}, balance ${r.money.live.balance}, ${r.money.live.fills} fills`);
   L.push(`       replay realized P/L ${r.money.replay.realizedPL}, financing ${r.money.replay.financing}, commission ${r.money.replay.commission}, balance ${r.money.replay.balance}, ${r.money.replay.fills} fills`);

@@ -13,6 +13,7 @@ import { RunnerError } from '../runner/errors.ts';
 import { fillModelNames, loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
 import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
+import { DriftSpecError, type DriftTolerances, formatDrift, parseMaxDrift } from '../runner/drift.ts';
 import { clearHaltAdvice, StartSignals } from '../runner/kill-switch.ts';
 import { RISK_FLAGS, riskFlagOverrides, SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides, type RiskFlagArgs } from './sim-flags.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
@@ -54,6 +55,8 @@ export interface RunArgs extends RiskFlagArgs {
   commission?: string;
   slippage?: string;
   latency?: string;
+  /** --max-drift (repeatable): the drift guard's tolerances, with --shadow. */
+  maxDrift?: (string | number)[];
   /** --no-market-hours: the simulator (--broker sim, --shadow) fills market orders decided while the market is closed. */
   marketHours?: boolean;
 }
@@ -67,6 +70,7 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     .option('account', { type: 'string', describe: 'Account ID (default: the only account of the token)' })
     .option('broker', { type: 'string', choices: ['v20', 'sim'], default: 'v20', describe: 'v20: orders go to the account; sim: shadow paper, live prices with simulated fills' })
     .option('shadow', { type: 'boolean', describe: 'Also send every intent to a simulator fed the same prices and report fill-by-fill divergences' })
+    .option('max-drift', { type: 'array', string: true, describe: 'With --shadow: halt the run as the kill switch does when the account drifts from its simulator past a tolerance: price=<pips> (one fill\'s price difference), fills=<count> (fills on one side only; wait=<duration> for the other side, default 10s), pl=<amount> (realized P/L gap over window=<duration>, default 1h); e.g. --max-drift price=1,fills=0. A bare number is price in pips. Over a --config file\'s drift section' })
     .option('journal', { type: 'string', describe: 'Journal directory (default runs/journal/<env>-<account>-<strategy>)' })
     .option('flatten-on-exit', { type: 'boolean', describe: 'Close every position on SIGINT/SIGTERM before stopping' })
     .option('i-understand-this-is-live', { type: 'boolean', describe: 'Required with --env live: orders use real money' })
@@ -115,6 +119,25 @@ export function runFillModels(a: Pick<RunArgs, 'broker' | 'shadow' | 'config' | 
     return undefined;
   }
   return fillModelNames(loadConfig(a.config, simFlagOverrides(a)));
+}
+
+/**
+ * The drift guard's tolerances (`--max-drift`, over a `--config` file's `drift` section), with
+ * `--shadow` only: the guard compares the account with its shadow simulator. Undefined when none is given.
+ */
+export function runDrift(a: Pick<RunArgs, 'shadow' | 'config' | 'maxDrift'>): DriftTolerances | undefined {
+  const given = (a.maxDrift ?? []).map(String);
+  try {
+    if (a.shadow !== true) {
+      if (given.length > 0) throw new RunnerError('RUNNER', '--max-drift compares the account with its shadow simulator: use it with --shadow. Nothing was started.');
+      return undefined;
+    }
+    const fromConfig = a.config !== undefined ? loadConfig(a.config).drift : undefined;
+    return given.length > 0 ? parseMaxDrift(given, fromConfig) : fromConfig;
+  } catch (e) {
+    if (e instanceof DriftSpecError) throw new RunnerError('RUNNER', `${e.message}. Nothing was started.`);
+    throw e;
+  }
 }
 
 /** Refuses `--env live` without the explicit confirmation flag. */
@@ -242,6 +265,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   checkKillFile(a.killFile);
   const flattenTimeoutMs = flattenTimeoutOf(a.flattenTimeout);
   const fill = runFillModels(a);
+  const maxDrift = runDrift(a);
   const limits = limitsOf(a);
   const rebaseEvery = rebaseEveryOf(a.journalRebaseEvery);
   const candleOptions = candleOptionsOf(a);
@@ -261,15 +285,15 @@ export async function runLive(a: RunArgs): Promise<void> {
     ...(ctrlCWindowMs !== undefined ? { ctrlCWindowMs } : {}),
   });
   try {
-    await runStarted(a, early, { flattenTimeoutMs, fill, limits, rebaseEvery, candleOptions, ctrlCWindowMs });
+    await runStarted(a, early, { flattenTimeoutMs, fill, maxDrift, limits, rebaseEvery, candleOptions, ctrlCWindowMs });
   } finally {
     early.close();
   }
 }
 
 /** `fxflow run` once its flags are read and the start's signals are handled (`early`). */
-async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs: number; fill: FillModelNames | undefined; limits: RiskLimits; rebaseEvery: number; candleOptions: { candles: LiveCandleSource; candleWaitMs: number }; ctrlCWindowMs: number | undefined }): Promise<void> {
-  const { flattenTimeoutMs, fill, limits, rebaseEvery, candleOptions, ctrlCWindowMs } = f;
+async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs: number; fill: FillModelNames | undefined; maxDrift: DriftTolerances | undefined; limits: RiskLimits; rebaseEvery: number; candleOptions: { candles: LiveCandleSource; candleWaitMs: number }; ctrlCWindowMs: number | undefined }): Promise<void> {
+  const { flattenTimeoutMs, fill, maxDrift, limits, rebaseEvery, candleOptions, ctrlCWindowMs } = f;
   // The runner and the HTTP stack (undici) are loaded when a run starts: other commands start without them.
   const [{ environment }, { v20Client }, { Runner }] = await Promise.all([
     import('../adapters/v20/environments.ts'),
@@ -306,7 +330,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
     meta: {
       fxflow: VERSION, strategy: { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) }, params: loaded.params, env: a.env, accountID, broker: a.broker,
       subscriptions: { candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [], spreads: subs.spreads ?? [], cot: subs.cot ?? [] },
-      config: { limits, ...(fill !== undefined ? { fill } : {}), candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, journal: journalDir },
+      config: { limits, ...(fill !== undefined ? { fill } : {}), candles: candleOptions.candles, candleWaitMs: candleOptions.candleWaitMs, shadow: a.shadow === true, ...(maxDrift !== undefined ? { maxDrift } : {}), flattenOnExit: a.flattenOnExit === true, warmup: a.warmup ?? null, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, journal: journalDir },
     },
     maxBytes: Math.round(a.recordMaxMb * 1024 * 1024),
     onWarn: (m) => {
@@ -327,7 +351,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   const runnerOptions: ConstructorParameters<typeof Runner>[0] = {
     strategy: loaded.strategy, name: loaded.name, params: loaded.params, http, rest, accountID, instruments: loadInstruments(), journalDir, limits,
     broker: a.broker, shadow: a.shadow === true, intentDurability: a.intentDurability, rebaseEvery, flattenOnExit: a.flattenOnExit === true, signals: true,
-    newJournal: a.newJournal === true, maxIntentAgeMs, requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, ...(fill !== undefined ? { fill } : {}),
+    newJournal: a.newJournal === true, maxIntentAgeMs, ...(maxDrift !== undefined ? { maxDrift } : {}), requestWindowMs: a.requestWindow * 1000, inDoubtMarginMs: a.inDoubtMargin * 1000, ...(fill !== undefined ? { fill } : {}),
     onUnknownFill: a.onUnknownFill,
     ...(a.killFile !== undefined ? { killFile: resolve(a.killFile) } : {}),
     flattenTimeoutMs,
@@ -374,6 +398,7 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   if (early.stop !== undefined) void runner.stop(early.stop);
   // Printed once the recording has started: a refused start has no run folder.
   process.stdout.write(`run folder: ${runDir} (the inputs as received, for fxflow replay)\n`);
+  if (maxDrift !== undefined) process.stdout.write(`drift guard: --max-drift ${formatDrift(maxDrift)}: past any of these the run halts as the kill switch does\n`);
   const simulator = (runner.sim ?? runner.shadowBook?.sim)?.models;
   const models = simulator !== undefined ? `; ${formatFillModels(simulator)}` : '';
   process.stdout.write(`fxflow run: ${loaded.name} on ${a.env} account ${accountID} (broker ${a.broker}${a.shadow ? ', shadow' : ''}${models}); risk limits: ${describeLimits(limits)}; journal ${journalDir}. Ctrl-C stops${a.flattenOnExit ? ' and flattens' : ''}.\n`);

@@ -15,6 +15,14 @@ export interface RunnerView {
   readonly inDoubt?: readonly { readonly intentId: string; readonly instrument: string | undefined; readonly until: number }[];
   /** Fills the runner did not expect (unknown fills), in order. */
   readonly unknownFills?: readonly { readonly transactionID: string; readonly time: string; readonly orderID: string; readonly clientID: string | undefined; readonly instrument: string; readonly units: string; readonly why: string }[];
+  /** The drift guard (`--shadow --max-drift`), when there is one. */
+  readonly drift?: {
+    readonly tolerances: string;
+    readonly compared: number;
+    readonly measures: { readonly pricePips: number; readonly missed: number; readonly plGap: number };
+    readonly drifted: readonly { readonly clientID: string; readonly instrument: string; readonly what: string; readonly live?: string; readonly sim?: string; readonly pips?: number; readonly other?: string }[];
+    readonly breach?: { readonly tolerance: string; readonly value: number; readonly limit: number; readonly fills: readonly string[]; readonly why: string };
+  } | undefined;
 }
 
 export interface RunnerStatusOptions {
@@ -127,6 +135,17 @@ export class RunnerStatus implements StatusProvider {
       streams: [stream('pricing', r.pricingStats), stream('transactions', r.transactionStats)],
       inDoubt: (r.inDoubt ?? []).map((d) => ({ intentId: d.intentId, instrument: d.instrument ?? null, until: new Date(d.until).toISOString() })),
       unknownFills: (r.unknownFills ?? []).map((u) => ({ transactionID: u.transactionID, time: u.time, orderID: u.orderID, clientID: u.clientID ?? null, instrument: u.instrument, units: u.units, why: u.why })),
+      ...(r.drift !== undefined ? { drift: driftOf(r.drift) } : {}),
     };
   }
+}
+
+/** The drift guard's part of the snapshot: whitelisted fields only. */
+function driftOf(d: NonNullable<RunnerView['drift']>): NonNullable<StatusSnapshot['drift']> {
+  const b = d.breach;
+  return {
+    tolerances: d.tolerances, compared: d.compared, pricePips: d.measures.pricePips, missed: d.measures.missed, plGap: d.measures.plGap,
+    drifted: d.drifted.map((f) => ({ clientID: f.clientID, instrument: f.instrument, what: f.what, ...(f.live !== undefined ? { live: f.live } : {}), ...(f.sim !== undefined ? { sim: f.sim } : {}), ...(f.pips !== undefined ? { pips: f.pips } : {}), ...(f.other !== undefined ? { other: f.other } : {}) })),
+    breach: b === undefined ? null : { tolerance: b.tolerance, value: b.value, limit: b.limit, fills: [...b.fills], why: b.why },
+  };
 }

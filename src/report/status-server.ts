@@ -29,6 +29,19 @@ export interface StatusSnapshot {
   readonly inDoubt?: readonly { intentId: string; instrument: string | null; until: string }[];
   /** Fills the runner did not expect (a second order under one client ID, one it gave up on, one it never placed). */
   readonly unknownFills?: readonly { transactionID: string; time: string; orderID: string; clientID: string | null; instrument: string; units: string; why: string }[];
+  /**
+   * The drift guard (`--shadow --max-drift`): its tolerances, the measures, the fills that drifted and,
+   * once one was passed, the breach (which tolerance, which fills) that halted the run.
+   */
+  readonly drift?: {
+    readonly tolerances: string;
+    readonly compared: number;
+    readonly pricePips: number;
+    readonly missed: number;
+    readonly plGap: number;
+    readonly drifted: readonly { clientID: string; instrument: string; what: string; live?: string; sim?: string; pips?: number; other?: string }[];
+    readonly breach: { tolerance: string; value: number; limit: number; fills: readonly string[]; why: string } | null;
+  };
 }
 
 /** Gives the current snapshot; called on every tick of the status server (about once a second). */

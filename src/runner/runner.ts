@@ -36,6 +36,7 @@ import { SimExecution } from './sim-execution.ts';
 import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
 import { describeUnknownFill, type UnknownFill, type UnknownFillPolicy, UnknownFills } from './unknown-fills.ts';
+import { describeDriftedFill, type DriftBreach, DriftGuard, type DriftedFill, type DriftMeasures, type DriftTolerances, formatDrift } from './drift.ts';
 
 export { RunnerError };
 export { newRunId, type AccountCheck };
@@ -104,6 +105,11 @@ export interface RunnerOptions {
    * report names them.
    */
   readonly fill?: FillModelNames;
+  /**
+   * With `shadow`: the drift guard's tolerances (`--max-drift`, src/runner/drift.ts). Past one, the
+   * run halts as the kill switch does (the journal's halt, its reason naming the tolerance and the fills).
+   */
+  readonly maxDrift?: DriftTolerances;
   readonly flattenOnExit?: boolean;
   /**
    * What the run does when it notices a fill it did not expect (an unknown fill: a second order
@@ -196,12 +202,23 @@ export interface RunResult {
   /** Fills the runner did not expect (v20), and what the policy did (`onUnknownFill`). */
   readonly unknownFills: readonly UnknownFill[];
   readonly shadow?: string;
+  /** The drift guard (`maxDrift`): its tolerances, measures, the fills that drifted and the breach that halted the run, if any. */
+  readonly drift?: DriftStatus;
   /** The fill models of the simulated broker (--broker sim) or the shadow simulator, by name; undefined with neither. */
   readonly models?: FillModelsUsed;
   readonly latency: { readonly p50: number; readonly p99: number; readonly max: number; readonly n: number };
   /** Live candles delivered: official (candles endpoint) and built from ticks (source 'ticks', or fallback). */
   readonly candles: Readonly<CandleCounts>;
   readonly reason: string;
+}
+
+/** What the drift guard says (the report, the status page). */
+export interface DriftStatus {
+  readonly tolerances: string;
+  readonly compared: number;
+  readonly measures: DriftMeasures;
+  readonly drifted: readonly DriftedFill[];
+  readonly breach?: DriftBreach;
 }
 
 /** v20 client IDs are at most 128 characters (clientExtensions). */
@@ -240,6 +257,8 @@ export class Runner {
   /** Keeps the journal bounded (`rebaseEvery`); built at start, once the broker is known. */
   #rebase: JournalRebase | undefined;
   #shadow: ShadowBook | undefined;
+  /** The drift guard (`--shadow --max-drift`). */
+  #drift: DriftGuard | undefined;
   #done: Promise<void> | undefined;
   #stopping: Promise<RunResult> | undefined;
   #kill: KillSwitch | undefined;
@@ -337,6 +356,7 @@ export class Runner {
         this.#sim?.onEvent(tick);
         this.#simExecution?.priced(tick.instrument);
         this.#shadow?.onEvent(tick);
+        this.#drift?.priced(tick.at);
       },
       stopping: () => this.#stopping !== undefined,
       failed: (reason) => void this.stop(reason),
@@ -512,6 +532,12 @@ export class Runner {
         if (!(e instanceof AccountStateError)) throw e;
         throw new RunnerError('RUNNER', `--shadow: the simulator cannot start from account ${o.accountID} as v20 reports it (${e.message}); run without --shadow`, { cause: e });
       }
+      const tolerances = o.maxDrift;
+      if (tolerances !== undefined) {
+        const guard = new DriftGuard(tolerances, (i) => o.instruments.get(i).pip, (b) => this.#onDrift(b));
+        this.#drift = guard;
+        this.#shadow.sim.transactions$.subscribe((t) => guard.sim(t));
+      }
       if (this.#shadow.leftOut.length > 0) log.warn({ leftOut: this.#shadow.leftOut }, 'shadow simulator: trades and orders in instruments it does not know (data/instruments.json) are left out');
     }
 
@@ -537,6 +563,7 @@ export class Runner {
         // The risk layer's refusals reach the engine without passing the journal: recorded here.
         else if (id !== undefined && ctx.transaction !== undefined) o.recorder?.transaction(ctx.transaction, Date.now());
         if (ctx.transaction !== undefined) {
+          this.#drift?.live(ctx.transaction);
           const unknown = this.#unknownFills?.observe(ctx.transaction);
           if (unknown !== undefined) this.#onUnknownFill(unknown);
           this.o.onTransaction?.(ctx.transaction);
@@ -670,7 +697,7 @@ export class Runner {
     }
     this.o.onIntent?.(intent, this.#clock.now());
     this.o.recorder?.intent(intent, this.#clock.now(), Date.now());
-    this.#shadow?.submit(intent);
+    if (this.#shadow?.submit(intent) === true) this.#drift?.expect(intent.id);
   }
 
 
@@ -770,6 +797,24 @@ export class Runner {
       this.journal.intent(close, this.#clock.now());
       this.#risk.submit(close);
     }
+  }
+
+  /** The drift guard's state now (the status page); undefined without `--max-drift`. */
+  get drift(): DriftStatus | undefined {
+    const g = this.#drift;
+    if (g === undefined) return undefined;
+    return { tolerances: formatDrift(g.tolerances), compared: g.compared, measures: g.measures, drifted: [...g.drifted], ...(g.breach !== undefined ? { breach: g.breach } : {}) };
+  }
+
+  /**
+   * A drift tolerance passed: logged at error level and said on the terminal, then the kill switch's
+   * halt, journaled with the breach as its reason (which tolerance, which fills).
+   */
+  #onDrift(b: DriftBreach): void {
+    this.#log.error({ drift: { tolerance: b.tolerance, limit: b.limit, value: b.value, fills: b.fills } }, `DRIFT: ${b.why}`);
+    this.o.say?.(`DRIFT: ${b.why}; ${this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch'}`);
+    // Not from inside the engine's handling of a price or transaction: the kill switch stops the engine.
+    if (!this.#halted) queueMicrotask(() => void this.kill(b.why));
   }
 
   /** A line for the operator's terminal (`say`), logged too. */
@@ -932,12 +977,25 @@ export class Runner {
     const simulator = this.#sim ?? this.#shadow?.sim;
     const models: FillModelsUsed | undefined = simulator === undefined ? undefined : { slippage: simulator.models.slippage, latency: simulator.models.latency, commission: simulator.models.commission };
     const unknown = this.unknownFills;
+    const drift = this.drift;
     const unknownLines = unknown.length === 0 ? '' : `\nUNKNOWN FILLS: ${unknown.length} (--on-unknown-fill ${this.o.onUnknownFill ?? 'halt'})${unknown.map((u) => `\n  ${describeUnknownFill(u)}`).join('')}`;
-    const report = `${formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`)}${this.#sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}${unknownLines}`;
+    const report = `${formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`)}${this.#sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}${unknownLines}${drift !== undefined ? `\n${formatDriftStatus(drift)}` : ''}`;
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
+      ...(drift !== undefined ? { drift } : {}),
       summary, report, ...(models !== undefined ? { models } : {}), intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#orders.recovered },
       risk: { breaches: this.#risk?.breaches.length ?? 0, byLimit: { ...this.#risk?.refused } }, unknownFills: [...this.unknownFills], ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
     };
   }
+}
+
+/** The drift guard's lines in the run's report: the verdict, the measures, and each fill that drifted. */
+export function formatDriftStatus(d: DriftStatus): string {
+  const m = d.measures;
+  const head = d.breach !== undefined
+    ? `DRIFT GUARD HALTED THE RUN (--max-drift ${d.tolerances}): ${d.breach.tolerance} past its tolerance: ${d.breach.why}`
+    : `Drift guard (--max-drift ${d.tolerances}): within every tolerance`;
+  const lines = [head, `  ${d.compared} fill(s) compared; largest price difference ${m.pricePips.toFixed(1)} pips; fills on one side only ${m.missed}; realized P/L gap over the window ${m.plGap.toFixed(2)}`];
+  for (const f of d.drifted) lines.push(`  drifted: ${describeDriftedFill(f)}`);
+  return lines.join('\n');
 }

@@ -171,9 +171,11 @@ export class ShadowBook {
     this.sim.onEvent(ev);
   }
 
-  submit(intent: OrderIntent, decidedAt?: number): void {
-    if (!this.#started) return;
+  /** Sends an intent to the simulator; false (nothing sent) before its first price. */
+  submit(intent: OrderIntent, decidedAt?: number): boolean {
+    if (!this.#started) return false;
     this.sim.submit(withClientID(intent), decidedAt);
+    return true;
   }
 
   /** The divergence report against the live account's transactions; its last line names the simulator's fill models. */
