@@ -35,7 +35,7 @@ import { ShadowBook } from './shadow.ts';
 import { SimExecution } from './sim-execution.ts';
 import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
-import { describeUnknownFill, type UnknownFill, type UnknownFillPolicy, UnknownFills } from './unknown-fills.ts';
+import { describeUnknownFill, type UnknownFill, type UnknownFillPolicy, UnknownFills, unknownFillHaltWhy } from './unknown-fills.ts';
 
 export { RunnerError };
 export { newRunId, type AccountCheck };
@@ -792,7 +792,7 @@ export class Runner {
     this.o.say?.(`UNKNOWN FILL: ${what}; --on-unknown-fill ${policy}: ${policy === 'halt' ? (this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch') : policy === 'close' ? (u.tradeOpened !== undefined ? `closing trade ${u.tradeOpened}` : 'it opened no trade: nothing to close') : 'kept, trading on'}`);
     if (policy === 'halt') {
       // Not from inside the engine's handling of this transaction: the kill switch stops the engine.
-      if (!this.#halted) queueMicrotask(() => void this.kill(`unknown fill: ${what}`));
+      if (!this.#halted) queueMicrotask(() => void this.kill(unknownFillHaltWhy(what)));
     } else if (policy === 'close' && u.tradeOpened !== undefined && this.#risk !== undefined && !this.#halted) {
       const close: OrderIntent = { kind: 'closeTrade', id: `${RUNNER_ID_PREFIX}unknown-${this.runId}-${++this.#unknownCloses}`, tradeSpecifier: u.tradeOpened, units: 'ALL' };
       this.#risk.submit(close);
