@@ -684,10 +684,10 @@ export class Runner {
    * The journal's record of an intent the risk gate let through (the order path's journal layer,
    * `JournaledExecution.submit`), before anything of it is sent: the strategy's with the state that
    * produced it, durable as `intentDurability` says; the runner's own closes and cancels synced at
-   * once. An intent the journal holds already (a resend at a restart) is not written again.
+   * once. An intent the journal holds without an outcome (a resend at a restart) is not written again.
    */
   #record(intent: OrderIntent): void {
-    if (this.journal.has(intent.id)) return;
+    if (this.journal.pendingIntent(intent.id)?.confirmed === false) return;
     const engine = this.#engine;
     if (isRunnerIntent(intent) || engine === undefined) {
       this.journal.intent(intent, this.#clock.now());
