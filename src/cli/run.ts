@@ -15,6 +15,7 @@ import { loadStrategy } from '../app/load-strategy.ts';
 import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
 import { DriftSpecError, type DriftTolerances, formatDrift, parseMaxDrift } from '../runner/drift.ts';
 import { clearHaltAdvice, StartSignals } from '../runner/kill-switch.ts';
+import { isUnknownFillHalt, UNKNOWN_FILL_EXIT } from '../runner/unknown-fills.ts';
 import { RISK_FLAGS, riskFlagOverrides, SIM_COST_FLAGS, SIM_FILL_FLAGS, simFlagOverrides, type RiskFlagArgs } from './sim-flags.ts';
 import { REDACT_PATHS, createLogger, flushLogger } from './logger.ts';
 import { VERSION } from './version.ts';
@@ -430,6 +431,11 @@ async function runStarted(a: RunArgs, early: StartSignals, f: { flattenTimeoutMs
   }
   // A run stopped by an error (a strategy that threw) exits non-zero, for whatever supervises it.
   if (res.reason.startsWith('error: ')) throw new RunnerError('RUNNER', `the run stopped on an error, see the report above: ${res.reason.slice('error: '.length)}`);
+  // Halted by an unknown fill (--on-unknown-fill halt): flat, but not a clean end; an operator must look.
+  if (halt !== undefined && isUnknownFillHalt(halt.why)) {
+    process.stderr.write(`fxflow run: the run halted itself on an UNKNOWN FILL (${halt.why.slice('unknown fill: '.length)}); the account is flat, but find out where that order came from before trading on. Exit code ${UNKNOWN_FILL_EXIT}.\n`);
+    process.exitCode = UNKNOWN_FILL_EXIT;
+  }
 }
 
 

@@ -6,8 +6,6 @@ import { type OrderIntent, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import type { Account } from '../domain/v20/index.ts';
 import type { Ledger } from '../domain/ledger.ts';
 import type { Portfolio } from '../engine/portfolio.ts';
-import type { Clock } from '../ports/clock.ts';
-import type { Journal } from './journal.ts';
 import { ENTRY_TYPES, type RiskExecution } from '../engine/risk.ts';
 import { CtrlC } from './session.ts';
 
@@ -49,8 +47,6 @@ export interface CloseFromAccountOptions {
   readonly risk: RiskExecution;
   /** Resolves when every request sent so far (the runner's send queue included) has its answer. */
   readonly drain: () => Promise<void>;
-  readonly journal: Journal;
-  readonly clock: Clock;
   readonly log: Logger;
   readonly runId: string;
   /** How long it keeps trying before it gives up NOT FLAT (ms; `--flatten-timeout`, default 5 minutes). */
@@ -176,10 +172,8 @@ export async function closeFromAccount(o: CloseFromAccountOptions, flatten: bool
         rounds++;
         o.log.warn({ round: rounds, positions, pendingEntries, lastTransactionID: read.lastTransactionID }, 'closing what the account holds');
         set(`the answers to ${intents.length} close(s) and cancel(s) (round ${rounds})`);
-        for (const i of intents) {
-          o.journal.intent(i, o.clock.now());
-          o.risk.submit(i);
-        }
+        // Journaled past the risk gate (the order path's journal layer), as every intent is.
+        for (const i of intents) o.risk.submit(i);
         await o.drain();
       }
       const left = timeoutMs - (Date.now() - t0);

@@ -34,8 +34,12 @@ import { SimExecution } from './sim-execution.ts';
  */
 
 /**
- * The journaling layer next to the broker: every transaction is journaled (fsync) before the
- * engine sees it, and an intent is confirmed once the broker has answered it.
+ * The journaling layer between the risk gate and the broker: every intent the gate lets through is
+ * journaled here (`record`) before it joins the send queue, so an intent the gate refuses never
+ * becomes an order the journal holds (a restart cannot take it for one in doubt); every
+ * transaction is journaled (fsync) before the engine sees it, and an intent is confirmed once the
+ * broker has answered it. The order path is risk gate → `submit` here (journal, then the queue) →
+ * the send point (`V20Execution.send`, the in-doubt rule) → the broker.
  *
  * It is also the send queue: v20 intents are sent one at a time, in order, each once the previous
  * one has its answer. An intent waits here until it is its turn; once the kill switch (or a
@@ -57,6 +61,12 @@ export class JournaledExecution implements Execution {
     recorder?: InputRecorder,
     /** A dropped intent: its journal record is settled and the strategy's view told (the runner). */
     readonly onDrop: (intent: OrderIntent) => void = () => undefined,
+    /**
+     * Journals an intent the risk gate let through, before anything of it is sent (the runner: with
+     * the strategy state that produced it; an intent the journal holds already, a resend at a
+     * restart, is not written again).
+     */
+    readonly record: (intent: OrderIntent) => void = () => undefined,
   ) {
     this.transactions$ = concat(from(replay), inner.transactions$).pipe(tap(recorder === undefined ? (t) => journal.transaction(t) : (t) => {
       journal.transaction(t);
@@ -76,6 +86,8 @@ export class JournaledExecution implements Execution {
   #inFlight = 0;
 
   submit(intent: OrderIntent, decidedAt?: number): void {
+    // Past the risk gate: journaled first, then queued for the send point.
+    this.record(intent);
     this.onSubmit();
     const inner = this.inner;
     // The simulator confirms each intent itself, once its outcome exists (SimExecution).

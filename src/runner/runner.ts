@@ -24,7 +24,7 @@ import { type Halt, Journal, type JournalContents, type StateSnapshot } from './
 import type { LabsEndpoints, LabsPoller, LabsPollerOptions } from './labs-poller.ts';
 import { MarketInputs } from './market-inputs.ts';
 import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
-import { describeLimits, RiskExecution, type RiskLimit, type RiskLimits } from '../engine/risk.ts';
+import { DEFAULT_RISK_LIMITS, describeLimits, RiskExecution, type RiskLimit, type RiskLimits } from '../engine/risk.ts';
 import { type AccountCheck, clearHaltAdvice, closeFromAccount, KillSwitch, killSwitchIntents, openOfLedger } from './kill-switch.ts';
 import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
 import { type Baseline, baselineOf, checkOwnership, CtrlC, Latency, newRunId, simBaselineOf, waitFor } from './session.ts';
@@ -35,7 +35,7 @@ import { ShadowBook } from './shadow.ts';
 import { SimExecution } from './sim-execution.ts';
 import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
-import { describeUnknownFill, type UnknownFill, type UnknownFillPolicy, UnknownFills } from './unknown-fills.ts';
+import { describeUnknownFill, type UnknownFill, type UnknownFillPolicy, UnknownFills, unknownFillHaltWhy } from './unknown-fills.ts';
 import { describeDriftedFill, type DriftBreach, DriftGuard, type DriftedFill, type DriftMeasures, type DriftTolerances, formatDrift } from './drift.ts';
 
 export { RunnerError };
@@ -92,6 +92,10 @@ export interface RunnerOptions {
    * mode, whose report compares every fill of the run.
    */
   readonly rebaseEvery?: number;
+  /**
+   * The risk gate's limits (`0` or absent: not checked). Not given: the defaults every `fxflow run`
+   * has (`DEFAULT_RISK_LIMITS`); `{}` turns every limit off.
+   */
   readonly limits?: RiskLimits;
   /** 'v20': orders go to the account. 'sim': shadow paper, live prices with simulated fills. */
   readonly broker?: 'v20' | 'sim';
@@ -515,9 +519,11 @@ export class Runner {
     const journaled = new JournaledExecution(inner, this.journal, replay, this.#orders.unknown, () => {
       const tickStart = this.#inputs.tickStart;
       if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
-    }, o.recorder, (intent) => this.#drop(intent));
+    }, o.recorder, (intent) => this.#drop(intent), (intent) => this.#record(intent));
     this.#journaled = journaled;
-    const risk = new RiskExecution({ inner: journaled, limits: o.limits ?? {}, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID, onReject: (b) => this.journal.confirm(b.intent.id) });
+    const risk = new RiskExecution({ inner: journaled, limits: this.limits, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID,
+      // A refused intent was never journaled, except a resend at a restart the gate refuses now: settled.
+      onReject: (b) => this.journal.confirm(b.intent.id) });
     this.#risk = risk;
     // Halted before the order path existed (a halted journal, or the kill switch during the start).
     if (this.#halted) this.#applyHalt();
@@ -629,13 +635,18 @@ export class Runner {
       process.on('SIGINT', int);
       this.#signalHandlers.push(['SIGINT', int]);
     }
-    log.info({ instruments, broker, shadow: o.shadow === true, limits: describeLimits(o.limits ?? {}) }, 'running');
+    log.info({ instruments, broker, shadow: o.shadow === true, limits: describeLimits(this.limits) }, 'running');
     this.#started = true;
     // The kill switch engaged during the start, or the journal is halted: the flatten, then the stop.
     if (this.#haltedBy !== undefined) {
       const killed = this.kill(this.#haltedBy.why);
       this.#startKilled?.(killed);
     }
+  }
+
+  /** The risk gate's limits: as given, else the defaults every `fxflow run` has. */
+  get limits(): RiskLimits {
+    return this.o.limits ?? DEFAULT_RISK_LIMITS;
   }
 
   /** The journal's halt in force (the kill switch engaged and was not cleared), if any. */
@@ -684,10 +695,31 @@ export class Runner {
     return s;
   }
 
-  /** Journals an intent with the strategy state that produced it, before it is submitted. */
+  /**
+   * An intent the strategy returned, before the risk gate: counted, recorded in the run folder and
+   * given to the shadow simulator. The journal gets it only past the gate (`#record`).
+   */
   #onIntent(intent: OrderIntent): void {
     this.#intents++;
-    const engine = this.#engine!;
+    this.o.onIntent?.(intent, this.#clock.now());
+    this.o.recorder?.intent(intent, this.#clock.now(), Date.now());
+    if (this.#shadow?.submit(intent) === true) this.#drift?.expect(intent.id);
+  }
+
+
+  /**
+   * The journal's record of an intent the risk gate let through (the order path's journal layer,
+   * `JournaledExecution.submit`), before anything of it is sent: the strategy's with the state that
+   * produced it, durable as `intentDurability` says; the runner's own closes and cancels synced at
+   * once. An intent the journal holds without an outcome (a resend at a restart) is not written again.
+   */
+  #record(intent: OrderIntent): void {
+    if (this.journal.pendingIntent(intent.id)?.confirmed === false) return;
+    const engine = this.#engine;
+    if (isRunnerIntent(intent) || engine === undefined) {
+      this.journal.intent(intent, this.#clock.now());
+      return;
+    }
     const defer = this.o.intentDurability !== 'before-submit';
     this.journal.intent(intent, this.#clock.now(), this.#snapshotOf(engine), defer);
     if (defer && !this.#syncScheduled) {
@@ -695,11 +727,7 @@ export class Runner {
       // After the request is on the wire (the HTTP client writes it within a few event-loop turns).
       setTimeout(this.#syncJournal, 1);
     }
-    this.o.onIntent?.(intent, this.#clock.now());
-    this.o.recorder?.intent(intent, this.#clock.now(), Date.now());
-    if (this.#shadow?.submit(intent) === true) this.#drift?.expect(intent.id);
   }
-
 
   /**
    * The journal's "sent" mark, written at the send point just before a request's bytes leave (with
@@ -791,10 +819,9 @@ export class Runner {
     this.o.say?.(`UNKNOWN FILL: ${what}; --on-unknown-fill ${policy}: ${policy === 'halt' ? (this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch') : policy === 'close' ? (u.tradeOpened !== undefined ? `closing trade ${u.tradeOpened}` : 'it opened no trade: nothing to close') : 'kept, trading on'}`);
     if (policy === 'halt') {
       // Not from inside the engine's handling of this transaction: the kill switch stops the engine.
-      if (!this.#halted) queueMicrotask(() => void this.kill(`unknown fill: ${what}`));
+      if (!this.#halted) queueMicrotask(() => void this.kill(unknownFillHaltWhy(what)));
     } else if (policy === 'close' && u.tradeOpened !== undefined && this.#risk !== undefined && !this.#halted) {
       const close: OrderIntent = { kind: 'closeTrade', id: `${RUNNER_ID_PREFIX}unknown-${this.runId}-${++this.#unknownCloses}`, tradeSpecifier: u.tradeOpened, units: 'ALL' };
-      this.journal.intent(close, this.#clock.now());
       this.#risk.submit(close);
     }
   }
@@ -887,10 +914,7 @@ export class Runner {
     const risk = this.#risk;
     // --broker sim: the simulated account is in this process, its view is the truth.
     if (risk && this.#sim !== undefined) {
-      for (const i of killSwitchIntents(this.portfolio, flatten, `${RUNNER_ID_PREFIX}kill-${this.runId}`)) {
-        this.journal.intent(i, this.#clock.now());
-        risk.submit(i);
-      }
+      for (const i of killSwitchIntents(this.portfolio, flatten, `${RUNNER_ID_PREFIX}kill-${this.runId}`)) risk.submit(i);
     }
     return this.stop(`kill switch (${why})`, this.#v20 !== undefined && flatten);
   }
@@ -908,10 +932,7 @@ export class Runner {
     // The kill switch halted already; a flattening stop halts the strategy first as well.
     if (flatten) this.#halt();
     if (flatten && this.#risk && this.#sim !== undefined) {
-      for (const i of killSwitchIntents(this.portfolio, true, `${RUNNER_ID_PREFIX}exit-${this.runId}`)) {
-        this.journal.intent(i, this.#clock.now());
-        this.#risk.submit(i);
-      }
+      for (const i of killSwitchIntents(this.portfolio, true, `${RUNNER_ID_PREFIX}exit-${this.runId}`)) this.#risk.submit(i);
     }
     // v20: the kill switch and --flatten-on-exit act on the account as OANDA reports it.
     let flattened = false;
@@ -921,7 +942,7 @@ export class Runner {
       const flattenNow = flatten || (this.o.flattenOnKill ?? true);
       const o = this.o;
       const check = await closeFromAccount({
-        rest: o.rest, accountID: o.accountID, risk: this.#risk, drain: () => this.#journaled!.drain(), journal: this.journal, clock: this.#clock, log, runId: this.runId,
+        rest: o.rest, accountID: o.accountID, risk: this.#risk, drain: () => this.#journaled!.drain(), log, runId: this.runId,
         ...(o.flattenTimeoutMs !== undefined ? { timeoutMs: o.flattenTimeoutMs } : {}), ...(o.flattenRetryBaseMs !== undefined ? { retryBaseMs: o.flattenRetryBaseMs } : {}),
         ...(o.progressEveryMs !== undefined ? { progressEveryMs: o.progressEveryMs } : {}),
         progress: (line) => this.#say(`${this.#killed ? 'kill switch' : 'stop'}: NOT FLAT yet: ${line}`),
@@ -970,7 +991,7 @@ export class Runner {
     // price, or in an earlier session, counts from its opening); exposure from the trades' open intervals.
     for (const t of this.portfolio.closedTrades) this.#period(t.openTime);
     for (const t of this.portfolio.openTrades()) this.#period(t.openMs);
-    const risk = this.#risk !== undefined ? { risk: { limits: this.o.limits ?? {}, refused: this.#risk.refused } } : {};
+    const risk = this.#risk !== undefined ? { risk: { limits: this.limits, refused: this.#risk.refused } } : {};
     const summary = summarize(this.portfolio, Number.isNaN(this.#from) ? risk : { from: this.#from, to: this.#to, exposureFromTrades: true, ...risk });
     const params = Object.entries(this.o.params).map(([k, v]) => `${k}=${v}`).join(' ');
     // The simulator's fill models close the report (--broker sim); the shadow comparison names its own.

@@ -23,6 +23,16 @@ import { clientIDOf } from '../adapters/v20/in-doubt.ts';
 export type UnknownFillPolicy = 'halt' | 'close' | 'keep';
 export const UNKNOWN_FILL_POLICIES: readonly UnknownFillPolicy[] = ['halt', 'close', 'keep'];
 
+/**
+ * The reason the kill switch's halt carries when the `halt` policy engaged it (`unknown fill: <what>`,
+ * journaled with the halt), and whether a halt was that one: `fxflow run` then exits with
+ * `UNKNOWN_FILL_EXIT` even when the account ends flat, since an operator must look.
+ */
+export const unknownFillHaltWhy = (what: string): string => `unknown fill: ${what}`;
+export const isUnknownFillHalt = (why: string): boolean => why.startsWith('unknown fill: ');
+/** The exit code of a run the `halt` policy stopped (docs/operations.md): the account flat, the fill to be looked at. */
+export const UNKNOWN_FILL_EXIT = 3;
+
 /** An unknown fill, as logged, shown on the status page and reported. */
 export interface UnknownFill {
   /** The ORDER_FILL's transaction ID. */

@@ -26,7 +26,8 @@ async function runWithHeldClose(windowMs: number): Promise<FxflowRun> {
   r = await rig();
   proxy = await startFaultProxy(r.sandbox.url);
   const env = { ...process.env, FXFLOW_CTRL_C_WINDOW_MS: String(windowMs) };
-  const started = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--flatten-on-exit', '--log-file', join(r.journalDir, 'run.log')], 2, { url: proxy.url, env });
+  // The position is opened from outside the run (an unknown fill): kept, so the stop is the Ctrl-C's, not the unknown-fill halt's (exit 3).
+  const started = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--flatten-on-exit', '--on-unknown-fill', 'keep', '--log-file', join(r.journalDir, 'run.log')], 2, { url: proxy.url, env });
   run = started;
   await r.rest.createOrder(r.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never);
   proxy.rule((q) => q.path.includes('/close'), { kind: 'hold', ms: 600_000 });

@@ -103,7 +103,8 @@ describe('the kill switch halts first', () => {
       r = await rig();
       proxy = await startFaultProxy(r.sandbox.url);
       const kill = join(r.journalDir, 'KILL');
-      run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--kill-file', kill, '--log-file', join(r.journalDir, 'run.log'), '--flatten-timeout', '120', '--status-port', '0'], 2, { url: proxy.url });
+      // The position is opened from outside the run (an unknown fill): kept, so the halt is SIGUSR2's, not the unknown fill's (exit 3).
+      run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--kill-file', kill, '--on-unknown-fill', 'keep', '--log-file', join(r.journalDir, 'run.log'), '--flatten-timeout', '120', '--status-port', '0'], 2, { url: proxy.url });
       const page = (run.out().match(/Live status: (\S+)/) ?? [])[1]!;
       await r.rest.createOrder(r.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never);
       const failing = proxy.rule((q) => c.when(q.path), { kind: 'answer', status: 503, body: '{"errorMessage":"Service Unavailable (fault proxy)"}' });

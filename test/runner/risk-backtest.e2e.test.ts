@@ -112,6 +112,36 @@ describe('the risk gate in a backtest and in a run', () => {
     expect(res.risk.byLimit).toEqual({ maxIntentsPerEvent: refused });
   }, 240_000);
 
+  it('a Runner built without `limits` (a library caller) has the defaults `fxflow run` has', async () => {
+    const cap = DEFAULT_RISK_LIMITS.maxIntentsPerEvent;
+    const heard: Transaction[] = [];
+    const flood = defineStrategy({
+      params: {},
+      subscribe: { ticks: ['EUR_USD'] },
+      init: () => ({ done: false }),
+      onTick(ctx, st) {
+        if (st.done) return;
+        return { state: { done: true }, intents: Array.from({ length: cap + 10 }, () => ctx.market('EUR_USD', 1)) };
+      },
+    });
+    r = await rig();
+    const start = (await r.rest.summary(r.accountID)).lastTransactionID;
+    // No `limits` at all (the harness gives none either).
+    const runner = r.runner({ strategy: flood as never, name: 'flood', params: {}, onTransaction: (t) => heard.push(t) });
+    expect(runner.o.limits).toBeUndefined();
+    expect(runner.limits).toEqual(DEFAULT_RISK_LIMITS);
+    await runner.start();
+    const p = pricePath(1)[0]!;
+    r.sandbox.setTime(p.time);
+    r.sandbox.pushPrice(p);
+    await until(() => heard.filter((t) => (t as { rejectReason?: string }).rejectReason === 'RISK_INTENTS_PER_EVENT_EXCEEDED').length >= 10, 'the refusals past the default cap');
+    await settle(r, runner, 60_000);
+    const res = await runner.stop('end');
+    expect((await accountTransactions(r, start)).filter((t) => t.type === 'MARKET_ORDER')).toHaveLength(cap);
+    expect(res.risk.byLimit).toEqual({ maxIntentsPerEvent: 10 });
+    expect(res.summary.risk?.limits).toEqual(DEFAULT_RISK_LIMITS);
+  }, 120_000);
+
   it('`fxflow run` shows its limits in the start banner: the defaults, a flag and a --config risk field', async () => {
     r = await rig();
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-limits-'));

@@ -12,11 +12,15 @@ import type { Transaction } from '../../src/domain/v20/index.ts';
 import { RunnerStatus } from '../../src/report/runner-status.ts';
 import type { Runner } from '../../src/runner/runner.ts';
 import type { UnknownFillPolicy } from '../../src/runner/unknown-fills.ts';
-import { accountTransactions, pricePath, rig, type Rig, until } from './harness.ts';
+import { UNKNOWN_FILL_EXIT } from '../../src/runner/unknown-fills.ts';
+import { accountTransactions, type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until } from './harness.ts';
 
 let r: Rig | undefined;
 let runner: Runner | undefined;
+let proc: FxflowRun | undefined;
 afterEach(async () => {
+  proc?.proc.kill('SIGKILL');
+  proc = undefined;
   await runner?.stop('test end').catch(() => undefined);
   await r?.close();
   [r, runner] = [undefined, undefined];
@@ -72,6 +76,26 @@ describe('unknown fills', () => {
     expect(result.report).toContain('UNKNOWN FILLS: 1 (--on-unknown-fill halt)');
     expect((await accountTransactions(r!, start)).filter((t) => t.type === 'MARKET_ORDER' && cid(t) === first)).toHaveLength(2);
   });
+
+  it(`fxflow run halted by an unknown fill exits ${UNKNOWN_FILL_EXIT} though the account ends flat, saying why`, async () => {
+    r = await rig();
+    const start = (await r.rest.summary(r.accountID)).lastTransactionID;
+    proc = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--flatten-timeout', '60']);
+    const run = proc;
+    // ping-pong decides on every third price: its first order.
+    for (const p of pricePath(3)) {
+      r.sandbox.setTime(p.time);
+      r.sandbox.pushPrice(p);
+    }
+    await until(async () => (await accountTransactions(r!, start)).some((t) => t.type === 'ORDER_FILL'), 'the strategy\'s first fill');
+    await outsideOrder(undefined);
+    const code = await run.exited;
+    expect(code).toBe(UNKNOWN_FILL_EXIT);
+    expect(run.out()).toContain('0 positions, 0 pending entry orders');
+    expect(run.err()).toContain('UNKNOWN FILL');
+    expect(run.err()).toContain(`the run halted itself on an UNKNOWN FILL (order`);
+    expect((await r.rest.openTrades(r.accountID)).length).toBe(0);
+  }, 180_000);
 
   it('--on-unknown-fill close: an order the run never placed is closed, the run trades on; keep: only reported', async () => {
     const { lines } = await afterFirstFill('close');

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { type Observable, Subject, share, tap } from 'rxjs';
-import { assertNever, type OrderIntent } from '../../domain/intents.ts';
-import type { OrderRequest, Transaction } from '../../domain/v20/index.ts';
+import { assertNever, type OrderIntent, withClientID } from '../../domain/intents.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
 import type { Execution } from '../../ports/execution.ts';
 import { V20Error } from './errors.ts';
 import type { V20Http } from './http.ts';
@@ -252,9 +252,9 @@ export class V20Execution implements Execution {
     const { rest, accountID: acc } = this.#o;
     switch (intent.kind) {
       case 'order':
-        return rest.createOrder(acc, withClientID(intent.request, intent.id));
+        return rest.createOrder(acc, withClientID(intent).request);
       case 'replace':
-        return rest.replaceOrder(acc, intent.orderSpecifier, withClientID(intent.request, intent.id));
+        return rest.replaceOrder(acc, intent.orderSpecifier, withClientID(intent).request);
       case 'cancel':
         return rest.cancelOrder(acc, intent.orderSpecifier);
       case 'closeTrade':
@@ -292,10 +292,4 @@ export function instrumentOf(intent: OrderIntent): string | undefined {
   if (intent.kind === 'closePosition') return intent.instrument;
   if (intent.kind === 'order' || intent.kind === 'replace') return (intent.request as { instrument?: string }).instrument;
   return undefined;
-}
-
-/** The request with `clientExtensions.id` set to the intent's ID (other extension fields kept). */
-function withClientID(request: OrderRequest, id: string): OrderRequest {
-  const ext = (request as { clientExtensions?: Record<string, unknown> }).clientExtensions;
-  return { ...request, clientExtensions: { ...ext, id } } as OrderRequest;
 }
