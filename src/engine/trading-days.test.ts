@@ -55,8 +55,9 @@ describe('daily figures on trading days', () => {
   });
 
   it('a run whose first mark ends a trading day has that point once (equity.csv repeated its first row)', async () => {
-    // The first candle, 21:00-22:00 UTC, closes at 17:00 New York: the first mark is a day's end.
-    const from = Date.UTC(2024, 0, 1, 21);
+    // The first candle, 21:00-22:00 UTC on Tuesday 2 January (New Year's Day is closed), closes at
+    // 17:00 New York: the first mark is a day's end.
+    const from = Date.UTC(2024, 0, 2, 21);
     const config = loadConfig(undefined, { run: { from: new Date(from).toISOString(), to: new Date(TO).toISOString() }, costs: { financing: false } } as never);
     const r = await runBacktest({ loaded: { file: 'inline', name: 'holder', strategy: holder as never, params: {} }, config, instruments: loadInstruments(), candles: marketOnly, available: () => true, log: silent });
     expect(r.equity[0]!.time).toBe(from + HOUR);

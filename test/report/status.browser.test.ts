@@ -71,7 +71,8 @@ describe('fxflow run --status-port', () => {
     expect(s1.positions).toEqual([expect.objectContaining({ instrument: 'EUR_USD', units: 1000 })]);
     expect(s1.balance).toBe(Number(acct.balance));
     expect(s1.transactions.some((t: { type: string }) => t.type === 'ORDER_FILL')).toBe(true);
-    expect(s1.limits.map((l: { name: string }) => l.name)).toEqual(['maxUnits', 'maxOpenTrades']);
+    // maxOrdersPerMinute is a default limit, on in every run.
+    expect(s1.limits.map((l: { name: string }) => l.name)).toEqual(['maxUnits', 'maxOpenTrades', 'maxOrdersPerMinute']);
     expect(s1.limits[0]).toMatchObject({ value: 1000, limit: 5000, used: 0.2 });
     expect(s1.killSwitch.engaged).toBe(false);
     expect(s1.streams.map((x: { name: string }) => x.name)).toEqual(['pricing', 'transactions']);
