@@ -10,6 +10,31 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+// `fxflow run`: the operator's signals are recorded from the process's first moment, before any of
+// fxflow's modules load (Node's default for SIGUSR2 would end the process, exit 140, nothing
+// flattened; SIGINT's and SIGTERM's without a word). The run's start handlers (`StartSignals`,
+// src/runner/kill-switch.ts) take them over and act on what was received meanwhile. Other commands
+// install nothing. FXFLOW_TEST_HOLD_START=1 (tests only) holds here until the first signal, so a
+// test can deliver one at this moment for certain.
+if (process.argv[2] === 'run') {
+  const received = [];
+  let wake;
+  const record = (sig) => {
+    received.push(sig);
+    wake?.();
+  };
+  const sigs = ['SIGINT', 'SIGTERM', 'SIGUSR2'];
+  for (const sig of sigs) process.on(sig, record);
+  globalThis[Symbol.for('fxflow.early-signals')] = { received, release: () => sigs.forEach((sig) => process.off(sig, record)) };
+  if (process.env.FXFLOW_TEST_HOLD_START === '1') {
+    process.stderr.write('fxflow: signals recorded; holding until one arrives (FXFLOW_TEST_HOLD_START)\n');
+    const alive = setInterval(() => undefined, 60_000); // a pending promise alone would not keep the process up
+    await new Promise((res) => (wake = res));
+    clearInterval(alive);
+    wake = undefined;
+  }
+}
+
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 async function fromSource() {

@@ -274,6 +274,11 @@ export class KillSwitch {
     return this.#fired;
   }
 
+  /** Engages it as a SIGUSR2 or the kill file would (`why`): for a signal received before it existed. */
+  engage(why: string): void {
+    this.#fire(why);
+  }
+
   #fire(why: string): void {
     if (this.#fired) return;
     this.#fired = true;
@@ -289,6 +294,17 @@ export class KillSwitch {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/**
+ * What bin/fxflow.js leaves for `fxflow run` under this global key: the signals (SIGINT, SIGTERM,
+ * SIGUSR2) its placeholder handlers received before `StartSignals` existed, in order, and `release`,
+ * which removes those handlers.
+ */
+export const EARLY_SIGNALS = Symbol.for('fxflow.early-signals');
+export interface EarlySignals {
+  readonly received: readonly string[];
+  release(): void;
 }
 
 /** What `StartSignals` hands a signal to once the runner exists: the runner's halt. */
@@ -336,6 +352,25 @@ export class StartSignals {
     });
     process.on('SIGINT', this.#onInt);
     process.on('SIGTERM', this.#onTerm);
+    this.#adoptEarly();
+  }
+
+  /**
+   * Takes over from bin/fxflow.js's placeholder handlers (its own are installed first, so no signal
+   * falls between them) and acts on what they received, in order: SIGUSR2 engages the kill switch,
+   * SIGTERM asks for a stop, each SIGINT counts as a Ctrl-C.
+   */
+  #adoptEarly(): void {
+    const g = globalThis as { [EARLY_SIGNALS]?: EarlySignals };
+    const early = g[EARLY_SIGNALS];
+    if (early === undefined) return;
+    delete g[EARLY_SIGNALS];
+    early.release();
+    for (const sig of early.received) {
+      if (sig === 'SIGUSR2') this.#kill.engage('SIGUSR2');
+      else if (sig === 'SIGTERM') this.#onTerm();
+      else if (sig === 'SIGINT') this.#onInt();
+    }
   }
 
   #stop(sig: 'SIGINT' | 'SIGTERM'): void {

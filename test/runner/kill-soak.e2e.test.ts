@@ -1,4 +1,4 @@
-// Issue 24, the kill -9 soak: 40 cycles of `fxflow run` killed while an order is in flight. The fault
+// Issue 24, the kill -9 soak: 40 cycles (FXFLOW_SOAK_CYCLES, an even number) of `fxflow run` killed while an order is in flight. The fault
 // proxy holds each cycle's order request, so the test knows the order is in flight when it kills;
 // the request then reaches the sandbox after the kill, either before the restart (odd cycles) or
 // while the restarted runner is looking for it (even cycles: it is in doubt there, within its
@@ -160,12 +160,16 @@ describe('kill -9 soak', () => {
     const lookedUpFirst = doubted.filter((id) => lookups.get(id)!.at.replied! <= heldRecords.get(id)!.at.forwarded!);
     const logged = inDoubtLogged();
     const waited = doubted.filter((id) => logged.has(id)).length;
+    // No restart waited on an intent that was never sent: every intent a restart held in doubt had its
+    // request on the wire (the proxy's record); the ones the journal had without a sent mark were reported, not waited for.
+    const waitedUnsent = [...logged].filter((id) => !posted.includes(id));
+    const neverSent = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('journaled intent was never sent')).length : 0;
     // The folder replays to each cut.
     const replayOut = mkdtempSync(join(tmpdir(), 'fxflow-soak-replay-'));
     const rp = watch(spawn(process.execPath, [join('bin', 'fxflow.js'), 'replay', out, '--out', replayOut], { cwd: resolve(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] }));
     const replayCode = await rp.exited;
     const cuts = rp.out().split('\n').filter((l) => / was cut off /.test(l));
-    console.log(`[kill soak] ${CYCLES} kill -9 with an order in flight in ${seconds.toFixed(0)} s; ${meta.sessions.length} sessions; the account: ${orders.length} orders, ${duplicateOrders(txs)} duplicated; intents recorded ${intents.length}, lost ${lost.length}, orders not recorded ${unrecorded.length}; restarts that waited for an order in doubt ${waited} of ${doubted.length} (its lookup answered before the order went on: ${lookedUpFirst.length}); order requests ${posted.length}, resent ${resent}; starts ${(Math.min(...starts) / 1000).toFixed(1)}–${(Math.max(...starts) / 1000).toFixed(1)} s; transactions.jsonl ${written.length} of ${txs.length}; replay exit ${replayCode}, ${cuts.length} cut-off sessions named (${cuts[0]})`);
+    console.log(`[kill soak] ${CYCLES} kill -9 with an order in flight in ${seconds.toFixed(0)} s; ${meta.sessions.length} sessions; the account: ${orders.length} orders, ${duplicateOrders(txs)} duplicated; intents recorded ${intents.length}, lost ${lost.length}, orders not recorded ${unrecorded.length}; restarts that waited for an order in doubt ${waited} of ${doubted.length} (its lookup answered before the order went on: ${lookedUpFirst.length}); restarts that waited on a never-sent intent ${waitedUnsent.length}, never-sent intents reported ${neverSent}; order requests ${posted.length}, resent ${resent}; starts ${(Math.min(...starts) / 1000).toFixed(1)}–${(Math.max(...starts) / 1000).toFixed(1)} s; transactions.jsonl ${written.length} of ${txs.length}; replay exit ${replayCode}, ${cuts.length} cut-off sessions named (${cuts[0]})`);
     expect(heldIDs).toHaveLength(CYCLES);
     expect(duplicateOrders(txs)).toBe(0);
     expect(orders).toHaveLength(CYCLES + 1);
@@ -177,6 +181,7 @@ describe('kill -9 soak', () => {
     expect(doubted).toHaveLength(CYCLES / 2);
     expect(lookedUpFirst).toEqual(doubted);
     expect([...logged].sort()).toEqual([...doubted].sort());
+    expect(waitedUnsent).toEqual([]);
     expect(written).toEqual(txs.map((t) => t.id));
     expect(meta.sessions).toHaveLength(CYCLES + 1);
     expect(replayCode).toBe(0);
