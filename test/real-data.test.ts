@@ -115,7 +115,10 @@ describe.skipIf(!HAS_SHARED)('a backtest over real OANDA EUR_USD H1 bid/ask (Lea
 describe.skipIf(!HAS_SHARED)('a backtest on real OANDA EUR_USD ticks (Lean tick files, May 2014)', () => {
   it('drives fills tick by tick: market orders fill at the next tick, TP and SL at their levels', async () => {
     const instruments = loadInstruments();
-    const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: '2014-05-01', to: '2014-05-03' } });
+    // The fill figures below are the simulator's alone: the default orders-per-minute limit is off here
+    // (tick-momentum decides more than 60 openings in some minutes of May 2014; the last test of this
+    // block runs it with the default limits).
+    const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: '2014-05-01', to: '2014-05-03' }, risk: { maxOrdersPerMinute: 0 } } as never);
     const loaded = await loadStrategy(join(import.meta.dirname, '../strategies/tick-momentum.ts'), []);
     const silent = { debug() {}, info() {}, warn() {}, error() {} };
     const ticksDir = join(FX, 'quantconnect-lean-oanda/tick/eurusd');
@@ -146,6 +149,17 @@ describe.skipIf(!HAS_SHARED)('a backtest on real OANDA EUR_USD ticks (Lean tick 
         "wins": 15,
       }
     `);
+  });
+
+  it('under the default limits the same run is refused the openings past 60 a minute of market time, and says so', async () => {
+    const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: '2014-05-01', to: '2014-05-03' } });
+    const loaded = await loadStrategy(join(import.meta.dirname, '../strategies/tick-momentum.ts'), []);
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    const ticksDir = join(FX, 'quantconnect-lean-oanda/tick/eurusd');
+    const r = await runBacktest({ loaded, config, instruments: loadInstruments(), candles: () => { throw new Error('no candles expected'); }, ticks: (req) => openTicks(ticksDir, req), log: silent });
+    const s = r.summary as typeof r.summary & { riskRefusals: number; risk: { limits: Record<string, number>; refused: Record<string, number> } };
+    expect(s.risk.limits).toEqual({ maxOrdersPerMinute: 60, maxIntentsPerEvent: 50 });
+    expect({ trades: s.trades, refusals: s.riskRefusals, refused: s.risk.refused }).toEqual({ trades: 43, refusals: 253, refused: { maxOrdersPerMinute: 253 } });
   });
 });
 
