@@ -1,7 +1,6 @@
 // A strategy's own lines and signals (`ctx.plot`): plots.csv as the run writes it, and read back
 // for the page in bounded memory.
-import { closeSync, openSync, readSync } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
+import { forEachLine } from './file-lines.ts';
 
 /** The run folder's file of `ctx.plot` values. */
 export const PLOTS_FILE = 'plots.csv';
@@ -44,33 +43,11 @@ export const PLOT_BUCKETS = 8_000;
 /** Distinct plot names a page draws at most (a run that names a plot per trade would draw thousands). */
 export const MAX_PLOTS = 48;
 
-/** Calls `fn` with each line of a file after the header, 64 KiB read at a time. */
+/** Calls `fn` with the cells of each line of a file after the header (empty lines skipped). */
 function eachRow(path: string, fn: (cells: string[], line: number) => void): void {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(64 * 1024);
-    const dec = new StringDecoder('utf8');
-    let rest = '';
-    let n = 0;
-    const take = (line: string): void => {
-      if (++n > 1 && line !== '') fn(line.split(','), n);
-    };
-    for (;;) {
-      const got = readSync(fd, buf, 0, buf.length, null);
-      if (got === 0) break;
-      const text = rest + dec.write(buf.subarray(0, got));
-      let from = 0;
-      for (let nl = text.indexOf('\n', from); nl >= 0; nl = text.indexOf('\n', from)) {
-        take(text.slice(from, nl));
-        from = nl + 1;
-      }
-      rest = text.slice(from);
-    }
-    rest += dec.end();
-    if (rest !== '') take(rest);
-  } finally {
-    closeSync(fd);
-  }
+  forEachLine(path, (line, n) => {
+    if (n > 1 && line !== '') fn(line.split(','), n);
+  });
 }
 
 interface Tally {

@@ -1,7 +1,7 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { CHART_CANDLES_FILE, type ChartCandles } from './candle-recorder.ts';
+import { forEachLine } from './file-lines.ts';
 import { PLOTS_FILE, readPlots, type PlotSeries } from './plots.ts';
 import { TradeExcursions } from './trade-columns.ts';
 import { TransactionFold } from './transaction-fold.ts';
@@ -61,36 +61,6 @@ export const REPORT_TYPES: ReadonlySet<string> = new Set(['ORDER_FILL', 'STOP_LO
 const PROTECTIVE = new Set(['STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER']);
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-
-/**
- * Calls `fn` with each line of a file (without its line end) and whether the file ended right after
- * it without a newline, reading 64 KiB at a time: a run of millions of transactions is never one
- * string in memory.
- */
-function forEachLine(path: string, fn: (line: string, n: number, cutShort: boolean) => void): void {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(64 * 1024);
-    const dec = new StringDecoder('utf8');
-    let rest = '';
-    let n = 0;
-    for (;;) {
-      const got = readSync(fd, buf, 0, buf.length, null);
-      if (got === 0) break;
-      const text = rest + dec.write(buf.subarray(0, got));
-      let from = 0;
-      for (let nl = text.indexOf('\n', from); nl >= 0; nl = text.indexOf('\n', from)) {
-        fn(text.slice(from, nl), ++n, false);
-        from = nl + 1;
-      }
-      rest = text.slice(from);
-    }
-    rest += dec.end();
-    if (rest !== '') fn(rest, ++n, true);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** What the transactions of a run folder hold: the kept ones, and how many were read in all. */
 export interface TransactionsRead {
