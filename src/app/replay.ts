@@ -13,7 +13,7 @@ import { Engine, subscriptionsOf } from '../engine/engine.ts';
 import { Portfolio } from '../engine/portfolio.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
-import { compareDecisions, compareFills, moneyOf, pairDecisions, QuoteTrack, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
+import { compareDecisions, compareFills, moneyOf, pairDecisions, QuoteTrack, type Attempt, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
 import { breachedTolerance, type DriftTolerances, formatDrift } from '../runner/drift.ts';
 import { inputFiles, readInputs, readRunMeta, RecordingError, type InputRecord, type RunMeta, type SessionAccount, type SessionInfo, type Where } from '../runner/recording.ts';
 import { simModels, type FillModelNames } from '../runner/fill-models.ts';
@@ -217,6 +217,8 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const quoteAtFill = new Map<string, { b: number; a: number }>();
   /** Wall-clock receive times (`rt`) of the live fills (by transaction ID) and decisions (`intent <client ID>`). */
   const receivedAt = new Map<string, number>();
+  // The order path's attempts by client ID (each send, its outcome, each look-up).
+  const attempts = new Map<string, Attempt[]>();
   const refs = new Map<number, EventRef>();
   const restarts: { session: number; at: string; previousStop: string; restoredState: boolean; sequenceLive: number; sequenceReplay: number }[] = [];
   const restartTimes: number[] = [];
@@ -349,6 +351,12 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         liveDecisions.push({ intent: rec.intent, after: rec.after, at: rec.t });
         return;
       }
+      case 'attempt': {
+        let list = attempts.get(rec.id);
+        if (list === undefined) attempts.set(rec.id, (list = []));
+        list.push({ n: rec.n, what: rec.what, rt: rec.rt });
+        return;
+      }
       case 'capped':
         problems.push(`${at(where)}: the recording reached its size cap (--record-max-mb) here; what the run received after it was not kept, so the comparison covers the run up to this point`);
         return;
@@ -420,7 +428,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
     if (sent !== undefined && got !== undefined && sent > 0 && got > 0) wallDelayMs.set(cid, Math.max(0, got - sent));
   }
   const simCompared = simTxs.filter(inTime);
-  const compared = compareFills(runTxs, simCompared, pairs, { quotes, decidedAt, fill, toleranceMs, wallDelayMs, restarts: restartTimes, liveFills, quoteAtDecision, quoteAtFill });
+  const compared = compareFills(runTxs, simCompared, pairs, { quotes, decidedAt, fill, toleranceMs, wallDelayMs, restarts: restartTimes, liveFills, quoteAtDecision, quoteAtFill, attempts });
   // Past damage, an order whose outcome at the account came after it has none in what is compared: not a difference.
   const fills = damage === undefined ? compared : { compared: compared.compared, diffs: compared.diffs.filter((f) => f.live.outcome !== 'PENDING' && f.replay.outcome !== 'PENDING') };
   const byCause: Record<string, number> = {};

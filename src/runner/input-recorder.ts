@@ -297,6 +297,16 @@ export class InputRecorder {
     }
   }
 
+  /**
+   * What became of one attempt to send an intent (the send point's `onSend`/`onAttempt`): `sent`,
+   * then `answered`, an HTTP status, `timeout` or `network error`, then `found` or `not found` when
+   * it was looked up. Replay names them for a fill that was late or sent more than once.
+   */
+  attempt(id: string, n: number, what: string, rt: number): void {
+    if (this.#capped) return;
+    this.#line(`{"k":"attempt","seq":${++this.#seq},"rt":${num(rt)},"id":${JSON.stringify(id)},"n":${n},"what":${JSON.stringify(what)}}\n`);
+  }
+
   /** The ID of the last transaction in transactions.jsonl (0: none); a start after a kill backfills from it (`backfill`). */
   get lastTransactionID(): number {
     return this.#lastTx;

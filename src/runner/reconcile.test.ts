@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Transaction } from '../domain/v20/index.ts';
 import { formatTime } from '../domain/time.ts';
-import { attribute, compareDecisions, pairDecisions, QuoteTrack, type AttributionContext, type Decision } from './reconcile.ts';
+import { attribute, compareDecisions, describeAttempts, pairDecisions, QuoteTrack, type AttributionContext, type Decision } from './reconcile.ts';
 import type { Divergence } from './shadow.ts';
 
 const T0 = Date.UTC(2024, 0, 2, 10);
@@ -116,5 +116,18 @@ describe('reconciliation: fills are paired decision by decision, never by positi
       expect(new Set(pairs.map((p) => p[1])).size).toBe(pairs.length);
       expect(pairs.length).toBe(replay.length);
     }));
+  });
+});
+
+describe('reconciliation: the order path behind a fill, in words', () => {
+  it('names each failed send, each look-up and each resend with its delay', () => {
+    const t = 1_700_000_000_000;
+    expect(describeAttempts([
+      { n: 0, what: 'sent', rt: t }, { n: 0, what: 'timeout', rt: t + 400 }, { n: 0, what: 'not found', rt: t + 1100 },
+      { n: 1, what: 'sent', rt: t + 1200 }, { n: 1, what: '503', rt: t + 1230 }, { n: 1, what: 'not found', rt: t + 1800 },
+      { n: 2, what: 'sent', rt: t + 1900 }, { n: 2, what: 'answered', rt: t + 1925 },
+    ])).toBe('the first send timed out, looked up (not found), resent after 1.2 s, 503 on the second send, looked up (not found), resent after 0.7 s, answered on the third send');
+    expect(describeAttempts([{ n: 0, what: 'sent', rt: t }, { n: 0, what: 'answered', rt: t + 35 }])).toBe('answered 35 ms after the send');
+    expect(describeAttempts([{ n: 0, what: 'sent', rt: t }, { n: 0, what: 'network error', rt: t + 5 }, { n: 0, what: 'found', rt: t + 700 }])).toBe('the first send got no answer (network error), looked up (found)');
   });
 });

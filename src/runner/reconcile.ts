@@ -174,6 +174,45 @@ export interface AttributionContext {
   readonly quoteAtDecision?: ReadonlyMap<string, { readonly b: number; readonly a: number }>;
   /** The recorded quote in force (in arrival order) when each live fill arrived, by the fill's transaction ID. */
   readonly quoteAtFill?: ReadonlyMap<string, { readonly b: number; readonly a: number }>;
+  /** The order path's recorded attempts by live client ID, in order (`attempt` records). */
+  readonly attempts?: ReadonlyMap<string, readonly Attempt[]>;
+}
+
+/** One step of an intent's order path as recorded: a send (`n` 0 the first), its outcome, a look-up's answer. */
+export interface Attempt {
+  readonly n: number;
+  readonly what: string;
+  /** Wall-clock ms. */
+  readonly rt: number;
+}
+
+const ORDINAL = ['first', 'second', 'third', 'fourth', 'fifth'];
+const ordinal = (n: number): string => ORDINAL[n] ?? `${n + 1}th`;
+
+/**
+ * The order path of one intent in words, from its recorded attempts: "503 on the first send, looked
+ * up (not found), resent after 1.2 s, answered on the second send".
+ */
+export function describeAttempts(list: readonly Attempt[]): string {
+  const words: string[] = [];
+  let lastSent: number | undefined;
+  for (const a of list) {
+    if (a.what === 'sent') {
+      if (a.n > 0) words.push(`resent after ${lastSent !== undefined ? ((a.rt - lastSent) / 1000).toFixed(1) : '?'} s`);
+      lastSent = a.rt;
+    } else if (a.what === 'answered') {
+      words.push(a.n > 0 ? `answered on the ${ordinal(a.n)} send` : `answered ${lastSent !== undefined ? a.rt - lastSent : '?'} ms after the send`);
+    } else if (a.what === 'found' || a.what === 'not found') {
+      words.push(`looked up (${a.what})`);
+    } else if (a.what === 'timeout') {
+      words.push(`the ${ordinal(a.n)} send timed out`);
+    } else if (a.what === 'network error') {
+      words.push(`the ${ordinal(a.n)} send got no answer (network error)`);
+    } else {
+      words.push(`${a.what} on the ${ordinal(a.n)} send`);
+    }
+  }
+  return words.join(', ');
 }
 
 const pipFactor = (instrument: string): number => (instrument.endsWith('_JPY') || instrument.startsWith('XAU') ? 100 : 10_000);
@@ -320,7 +359,14 @@ export function compareFills(live: readonly Transaction[], replay: readonly Tran
   }
   const diffs: FillDiff[] = [];
   const all = divergences(l, r, ctx.toleranceMs).map((d) => (d.differs.includes('time') && roundTrip(d, ctx) ? { ...d, differs: d.differs.filter((x) => x !== 'time') } : d));
-  for (const d of all) if (d.differs.length > 0) diffs.push(attribute(d, replayOf.get(d.clientID) ?? d.clientID, ctx));
+  for (const d of all) {
+    if (d.differs.length === 0) continue;
+    const f = attribute(d, replayOf.get(d.clientID) ?? d.clientID, ctx);
+    // A late fill, or one sent more than once: the order path's attempts name what delayed it.
+    const path = ctx.attempts?.get(d.clientID);
+    const resent = path !== undefined && path.some((a) => a.what === 'sent' && a.n > 0);
+    diffs.push(path !== undefined && (resent || f.causes.includes('latency')) ? { ...f, explanation: `${f.explanation}; the order path: ${describeAttempts(path)}` } : f);
+  }
   return { compared: all.length, diffs };
 }
 

@@ -70,7 +70,9 @@ export type InputRecord =
   | { readonly k: 'labs'; readonly seq: number; readonly rt: number; readonly e: MarketEvent }
   | { readonly k: 'tx'; readonly seq: number; readonly rt: number; readonly tx: Transaction }
   | { readonly k: 'intent'; readonly seq: number; readonly rt: number; readonly after: number; readonly t: number; readonly intent: OrderIntent }
-  | { readonly k: 'capped'; readonly seq: number; readonly rt: number; readonly bytes: number };
+  | { readonly k: 'capped'; readonly seq: number; readonly rt: number; readonly bytes: number }
+  /** What became of one attempt to send an intent (`n` 0: the first send): `sent`, `answered`, an HTTP status, `timeout`, `network error`, `found`, `not found`. */
+  | { readonly k: 'attempt'; readonly seq: number; readonly rt: number; readonly id: string; readonly n: number; readonly what: string };
 
 /** Where a record came from: its file and line (1-based), for messages. */
 export interface Where {
@@ -141,6 +143,8 @@ function check(x: unknown): { ok: true; rec: InputRecord } | { ok: false; unknow
       return isObj(x.intent) && typeof x.intent.kind === 'string' && typeof x.intent.id === 'string' && isNum(x.after) ? { ok: true, rec: x as never } : { ok: false, why: 'an intent record needs "intent" (with kind and id) and "after"' };
     case 'capped':
       return { ok: true, rec: x as never };
+    case 'attempt':
+      return typeof x.id === 'string' && isNum(x.n) && typeof x.what === 'string' ? { ok: true, rec: x as never } : { ok: false, why: 'an attempt record needs "id", "n" and "what"' };
     default:
       return { ok: false, unknownKind: x.k, why: `unknown kind "${x.k}"` };
   }

@@ -499,7 +499,11 @@ export class Runner {
         ...(o.requestWindowMs !== undefined ? { requestWindowMs: o.requestWindowMs } : {}), ...(o.inDoubtMarginMs !== undefined ? { inDoubtMarginMs: o.inDoubtMarginMs } : {}),
         // The send point asks the halt before every attempt, a first sending and a resend alike.
         maySend: (intent) => !this.#halted || isRunnerIntent(intent),
-        onSend: (intent) => this.#sent(intent),
+        onSend: (intent, attempt) => {
+          this.#sent(intent);
+          o.recorder?.attempt(intent.id, attempt, 'sent', Date.now());
+        },
+        onAttempt: (intent, attempt, what) => o.recorder?.attempt(intent.id, attempt, what, Date.now()),
       });
       v20.failures$.subscribe((f) => {
         if (f.outcome === 'unknown') this.#orders.inDoubt(f.intent);

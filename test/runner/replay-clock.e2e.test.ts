@@ -67,7 +67,7 @@ describe('fxflow replay: the time tolerance is wall time', () => {
     expect(strict.rec.fills.byCause).toEqual({ latency: 10 });
     for (const d of strict.rec.fills.diffs) {
       expect(d.timeDiffMs).toBe(1500);
-      expect(d.explanation, d.explanation).toMatch(/latency 0\.0 pips \(the market moved from \S+ at the decision to \S+, .*, answered \d+ ms after the decision on the runner's clock, 1500 ms later\)$/);
+      expect(d.explanation, d.explanation).toMatch(/latency 0\.0 pips \(the market moved from \S+ at the decision to \S+, .*, answered \d+ ms after the decision on the runner's clock, 1500 ms later\); the order path: answered \d+ ms after the send$/);
     }
   }, 120_000);
 });

@@ -107,7 +107,7 @@ describe('fxflow replay against a sandbox with fill faults', () => {
       expect(d.timeDiffMs).toBeGreaterThanOrEqual(2000);
       expect(d.causes).toEqual(['latency']);
       expect(d.parts!.slippage).toBe(0);
-      expect(d.explanation).toMatch(/: latency [+-]\d+\.\d pips \(the market moved from \S+ at the decision to \S+, .*, \d+ ms later\)$/);
+      expect(d.explanation).toMatch(/: latency [+-]\d+\.\d pips \(the market moved from \S+ at the decision to \S+, .*, \d+ ms later\); the order path: answered \d+ ms after the send$/);
     }
     // The first decision is on the 3rd price (10:00:02, a buy): it arrives at 10:00:04 and fills at
     // the quote in force then, the 4th price's ask (the test moves the sandbox's clock to 10:00:04

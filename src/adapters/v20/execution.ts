@@ -38,6 +38,12 @@ export interface V20ExecutionOptions extends StreamOptions {
   readonly maySend?: (intent: OrderIntent) => boolean;
   /** Called just before the bytes of an attempt leave (the runner's journal writes its "sent" mark). */
   readonly onSend?: (intent: OrderIntent, attempt: number) => void;
+  /**
+   * Told what became of each attempt (the run folder records it): `answered`, the HTTP status of a
+   * failed one, `timeout` or `network error`, then, for one without a definite answer, `found` or
+   * `not found` (the look-up or the in-doubt window's answer).
+   */
+  readonly onAttempt?: (intent: OrderIntent, attempt: number, what: string) => void;
 }
 
 /** A submission `maySend` refused: nothing of it was sent (a resend: the first request provably never arrived). */
@@ -195,8 +201,10 @@ export class V20Execution implements Execution {
       try {
         const res = await this.#attempt(intent);
         if (typeof res.lastTransactionID === 'string') this.#see(res.lastTransactionID);
+        this.#o.onAttempt?.(intent, attempt, 'answered');
         return res;
       } catch (e) {
+        if (e instanceof V20Error) this.#o.onAttempt?.(intent, attempt, e.code === 'V20_TIMEOUT' ? 'timeout' : e.code === 'V20_NETWORK' ? 'network error' : String(e.status ?? e.code));
         if (!ambiguous(e)) throw e;
         this.stats.ambiguous++;
         let found: boolean;
@@ -210,6 +218,7 @@ export class V20Execution implements Execution {
           await sleep(e.retryAfterMs ?? backoffDelay(attempt, this.#o.resubmitBaseMs ?? 500, 10_000));
           found = await applied(this.#o.rest, this.#o.accountID, intent, mark);
         }
+        this.#o.onAttempt?.(intent, attempt, found ? 'found' : 'not found');
         if (found) {
           this.stats.foundAfterFailure++;
           this.#log.info({ intentId: intent.id, kind: intent.kind }, 'the request had been applied; not resubmitting');
