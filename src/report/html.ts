@@ -64,7 +64,7 @@ type PageOptions = { title: string; data: unknown; scripts: readonly string[]; c
 /** The page around its data block: what comes before the data's JSON, and what after. */
 function shell(o: PageOptions): [string, string] {
   const css = readFileSync(join(PAGE, 'report.css'), 'utf8');
-  const js = ['common.js', ...o.scripts].map((f) => readFileSync(join(PAGE, f), 'utf8'));
+  const js = ['human-time.cjs', 'common.js', ...o.scripts].map((f) => readFileSync(join(PAGE, f), 'utf8'));
   const before = `<!doctype html>
 <html lang="en">
 <head>
