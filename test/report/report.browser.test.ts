@@ -138,11 +138,12 @@ describe('report.html of a backtest run folder', () => {
     expect(r.code, r.stderr).toBe(0);
     const { page, errors } = await openPage(browser, url(join(dir, 'report.html')), 'window.fxReport && window.fxReport.ready');
     expect(await page.textContent('#period')).toContain('2024-02-29 19:00 EST → 2024-03-31 20:00 EDT (America/New_York)');
+    expect(await page.$$eval('p.note', (ps) => ps.map((p) => p.textContent ?? '').filter((t) => t.includes('by the opening day')))).toEqual([expect.stringMatching(/^Times are America\/New_York's; the dates filter by the opening day in UTC;/)]);
     const opened = await page.$$eval('#trades tbody tr', (trs) => Object.fromEntries(trs.map((t) => [t.getAttribute('data-trade'), t.children[4]!.textContent])));
     const want = Object.fromEntries(rows.filter((c) => opened[c[0]!] !== undefined).map((c) => [c[0], humanTime(Date.parse(c[4]!), 'America/New_York')]));
     expect(Object.keys(want).length).toBeGreaterThan(10);
     expect(Object.fromEntries(Object.keys(want).map((k) => [k, opened[k]]))).toEqual(want);
-    const zones = new Set(Object.values(want).map((w) => w!.slice(-3)));
+    const zones = new Set(Object.values(want).map((w) => String(w).slice(-3)));
     expect([...zones].sort()).toEqual(['EDT', 'EST']);
     expect(errors).toEqual([]);
     await page.close();

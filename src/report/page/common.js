@@ -55,11 +55,8 @@ const fx = {
     const r = Math.round(x * 100) / 100;
     return `${(r === 0 ? 0 : r).toFixed(2)}%`;
   },
-  /** The IANA zone the page says times in (a run's report.timeZone); UTC when unset. */
-  zone: undefined,
-  /** Epoch seconds as people read them, in `fx.zone` (human-time.cjs, as report.txt says them). */
   date(sec) {
-    return humanTime(sec * 1000, fx.zone);
+    return new Date(sec * 1000).toISOString().slice(0, 16).replace('T', ' ');
   },
   duration(hours) {
     if (hours === null || hours === undefined || !Number.isFinite(hours)) return 'n/a';

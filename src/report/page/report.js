@@ -6,9 +6,6 @@
   const timings = (state.timings = { start: Math.round(T0) });
   const mark = (k) => (timings[k] = Math.round(performance.now() - T0));
   const D = unpack(pageData());
-  // Times in the run's zone (config.json report.timeZone), UTC when it has none.
-  const zone = (D.config && D.config.report && D.config.report.timeZone) || 'UTC';
-  fx.zone = zone;
   mark('parse');
   const LC = window.LightweightCharts;
   const { el } = fx;
@@ -83,7 +80,7 @@
   state.linked = linked;
   state.drive = (chart) => { driver = chart; };
 
-  /** An RFC 3339 time as people write it, in the run's zone: 2024-01-01 00:00 (the exact time, UTC, on hover). */
+  /** An RFC 3339 time as people write it, in UTC: 2024-01-01 00:00 (the exact time on hover). */
   const when = (iso) => (iso ? fx.date(Date.parse(iso) / 1000) : '?');
 
   // ---- header and warnings
@@ -93,7 +90,7 @@
     : el('span', { class: 'badge', id: 'run-kind', text: 'backtest' });
   app.append(
     el('h1', null, `${D.strategy} `, kind),
-    el('div', { class: 'sub', id: 'period', title: `${D.period.from ?? '?'} → ${D.period.to ?? '?'}`, text: `${params}  ·  ${when(D.period.from)} → ${when(D.period.to)}${zone === 'UTC' ? ' UTC' : ` (${zone})`}  ·  run ${D.name}` }),
+    el('div', { class: 'sub', id: 'period', title: `${D.period.from ?? '?'} → ${D.period.to ?? '?'}`, text: `${params}  ·  ${when(D.period.from)} → ${when(D.period.to)} UTC  ·  run ${D.name}` }),
   );
   if (D.live) app.append(el('p', { class: 'sub', id: 'live-note', text: 'A live run: trades and fills are the broker\'s transactions; the price charts draw the fill prices (a live run folder records its prices in its recording, not as chart candles); no buy-and-hold benchmark.' }));
   if (D.warnings.length > 0) {
@@ -769,7 +766,7 @@
   const count = el('span', { class: 'sub', id: 'trades-count' });
   const csvBtn = el('button', { type: 'button', id: 'export-csv', text: 'Export CSV', onclick: () => download() });
   trSection.append(el('div', { class: 'filters' }, instSel, sideSel, plSel, exitSel, el('label', null, 'opened from ', fromIn), el('label', null, 'to ', toIn), csvBtn, count),
-    el('p', { class: 'note', text: `${zone === 'UTC' ? 'Dates are UTC and filter' : `Times are ${zone}'s; the dates filter`} by the opening day${zone === 'UTC' ? '' : ' in UTC'}; the export holds the rows that pass the filters, in the order shown. Click a trade to centre its chart on it; click a heading to sort. MAE and MFE: the lowest and highest P/L (${ccy}) the trade showed while open, from the bid/ask highs and lows of the candles marked meanwhile and its exit; run-up: its best price move in its favour, in % of the entry price.${D.trades.length && D.trades.every((t) => t.mae === null) ? ' This run folder\'s trades.csv has no MAE/MFE columns (an older fxflow): rerun the backtest for them.' : ''}` }));
+    el('p', { class: 'note', text: `Dates are UTC and filter by the opening day; the export holds the rows that pass the filters, in the order shown. Click a trade to centre its chart on it; click a heading to sort. MAE and MFE: the lowest and highest P/L (${ccy}) the trade showed while open, from the bid/ask highs and lows of the candles marked meanwhile and its exit; run-up: its best price move in its favour, in % of the entry price.${D.trades.length && D.trades.every((t) => t.mae === null) ? ' This run folder\'s trades.csv has no MAE/MFE columns (an older fxflow): rerun the backtest for them.' : ''}` }));
   // Prices at each instrument's display precision (the recorded candles'), P/L cumulated in closing order.
   const precisionOf = Object.fromEntries(D.candles.map((c) => [c.instrument, c.precision]));
   const price = (t, x) => (x === null ? '' : precisionOf[t.instrument] !== undefined ? x.toFixed(precisionOf[t.instrument]) : String(x));
