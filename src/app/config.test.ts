@@ -39,6 +39,8 @@ describe('config', () => {
     [{ costs: { financingHistory: 'data/catalog', financingBeforeHistory: 'today' } }, /--financing-before-history \(costs\.financingBeforeHistory\) must be one of "error", "static"/],
     [{ costs: { financingHistory: 'data/catalog', financing: false } }, /--financing-history \(costs\.financingHistory\) gives the rates of daily financing, which costs\.financing false \(--no-financing\) turns off/],
     [{ costs: { financingHistory: '' } }, /--financing-history \(costs\.financingHistory\) must be the catalog folder that fxflow record --financing recorded into/],
+    [{ report: { timeZone: 'Mars/Base' } }, /--report-timezone \(report\.timeZone\) must be an IANA time zone like "America\/New_York", "Europe\/London" or "UTC" \(got "Mars\/Base"\)/],
+    [{ report: { timeZone: 'EST5EDT-ish' } }, /--report-timezone \(report\.timeZone\) must be an IANA time zone/],
   ])('%j is refused with a message naming the field', (o, message) => {
     expect(() => flags(o)).toThrow(ConfigError);
     expect(() => flags(o)).toThrow(message);
@@ -85,6 +87,11 @@ describe('fill models in the config (fill.slippage, fill.latency, costs.commissi
     expect(c.fill.slippage).toBe('none');
     expect(c.fill.latency).toBe('none');
     expect(c.costs.commission).toBe('per-million');
+  });
+
+  it('has no report zone by default (UTC: config.json as before), and takes an IANA one', () => {
+    expect(flags({}).report).toBeUndefined();
+    expect(flags({ report: { timeZone: 'America/New_York' } }).report).toEqual({ timeZone: 'America/New_York' });
   });
 
   it('takes the named models', () => {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { IANAZone } from 'luxon';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
@@ -80,6 +81,12 @@ export interface BacktestConfig {
     readonly to: string;
     readonly runsDir: string;
   };
+  /**
+   * How the reports say times: `timeZone`, an IANA zone ("America/New_York"), for every human time
+   * on report.txt and report.html (absent: UTC). The machine files (summary.json, trades.csv,
+   * equity.csv) stay in UTC.
+   */
+  readonly report?: { readonly timeZone: string };
   /** `fxflow run --shadow`: the drift guard's tolerances (src/runner/drift.ts; `--max-drift` over them). Backtests ignore it. */
   readonly drift?: DriftTolerances;
 }
@@ -161,6 +168,7 @@ const SHAPE: Record<string, readonly string[]> = {
   risk: ['maxUnits', 'maxOpenTrades', 'maxOrdersPerMinute', 'maxDailyLoss', 'maxSpreadPips', 'maxIntentsPerEvent'],
   run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
   drift: DRIFT_KEYS,
+  report: ['timeZone'],
 };
 
 /**
@@ -287,6 +295,8 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
       to: date('run.to'),
       runsDir: str('run.runsDir', (s) => s.length > 0, 'a folder path'),
     },
+    // Only when given: a run folder's config.json stays as it was for the default (UTC).
+    ...(get('report.timeZone') !== undefined ? { report: { timeZone: str('report.timeZone', (z) => IANAZone.isValidZone(z), 'an IANA time zone like "America/New_York", "Europe/London" or "UTC"') } } : {}),
   };
   if (cfg.data.spread === 'hourly' && !cfg.data.spreadPipsByHour) {
     throw new ConfigError(source, 'data.spreadPipsByHour', 'is required with data.spread "hourly": give 24 spreads in pips, one per UTC hour');
@@ -402,4 +412,5 @@ const FLAGS: Readonly<Record<string, string>> = {
   'run.to': '--to',
   'run.runsDir': '--runs-dir',
   'data.catalog': '--catalog',
+  'report.timeZone': '--report-timezone',
 };

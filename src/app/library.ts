@@ -8,6 +8,7 @@ import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.t
 import type { Tick } from '../domain/tick.ts';
 import { StrategyError, subscriptionsOf } from '../engine/engine.ts';
 import { formatSummary } from '../engine/report.ts';
+import { humanTime } from '../report/human-time.ts';
 import { openTicks } from '../adapters/catalog/index.ts';
 import { catalogLabs } from '../adapters/catalog/labs-store.ts';
 import type { ParamValue, Params, Strategy, StrategyLogger } from '../strategy/api.ts';
@@ -184,7 +185,9 @@ export function runJson(run: BacktestRun): Record<string, unknown> {
 export function runText(run: BacktestRun): string {
   const params = Object.entries(run.params).map(([k, v]) => `${k}=${v}`).join(' ');
   const from = Object.entries(run.paramSources).map(([k, v]) => `${k} ${String(run.params[k])} from ${v}`).join('; ');
-  return `${formatSummary(run.summary, `${run.strategy}  ${params}`)}${from ? `\nRun params: ${from}` : ''}`;
+  const zone = run.config.report?.timeZone;
+  const human = zone !== undefined && zone !== 'UTC' ? (iso: string): string => humanTime(Date.parse(iso), zone) : undefined;
+  return `${formatSummary(run.summary, `${run.strategy}  ${params}`, human)}${from ? `\nRun params: ${from}` : ''}`;
 }
 
 function paramStrings(params: ParamsInput): string[] {

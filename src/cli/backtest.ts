@@ -38,6 +38,7 @@ export function backtestOptions(y: Argv): Argv {
     .option('fifo', { type: 'boolean', describe: 'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first' })
     .options(SIM_FLAGS)
     .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
+    .option('report-timezone', { type: 'string', describe: 'IANA time zone of the times on report.txt and report.html, e.g. America/New_York (report.timeZone, default UTC); the run\'s files stay in UTC' })
     .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
     .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed): a syntax error stops the run, type errors are printed with their place; --no-typecheck to skip' })
     .example('$0 backtest strategies/sma-cross.ts', 'SMA crossover on the bundled EUR_USD H1 sample (2024)')

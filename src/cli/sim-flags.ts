@@ -126,6 +126,7 @@ export interface RunFlagArgs extends SimFlagArgs {
   from?: string;
   to?: string;
   runsDir?: string;
+  reportTimezone?: string;
 }
 
 /**
@@ -150,6 +151,7 @@ export function runFlagOverrides(a: RunFlagArgs): Fragment {
   set('run', 'from', a.from);
   set('run', 'to', a.to);
   set('run', 'runsDir', a.runsDir);
+  set('report', 'timeZone', a.reportTimezone);
   return o;
 }
 

@@ -297,12 +297,16 @@ export function summarize(
   };
 }
 
-/** Human-readable summary (fixed-width lines, for the terminal and report.txt). */
-export function formatSummary(s: Summary, title: string): string {
+/**
+ * Human-readable summary (fixed-width lines, for the terminal and report.txt). `human`: the times
+ * again as people read them in the report's zone (report.timeZone), beside the exact UTC ones.
+ */
+export function formatSummary(s: Summary, title: string, human?: (iso: string) => string): string {
+  const inZone = (a: string | null, b: string | null): string => (human && a !== null && b !== null ? `  (${human(a)} → ${human(b)})` : '');
   const money = (x: number): string => `${x < 0 ? '-' : ''}${Math.abs(x).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })} ${s.currency}`;
   const pct = (x: number): string => `${x.toFixed(2)}%`;
   const rows: [string, string][] = [
-    ['Period', `${s.from ?? '-'} → ${s.to ?? '-'}`],
+    ['Period', `${s.from ?? '-'} → ${s.to ?? '-'}${inZone(s.from, s.to)}`],
     ['Initial balance', money(s.initialBalance)],
     ['Final NAV', money(s.finalNAV)],
     ['Net P/L', `${money(s.netPL)} (${pct(s.returnPct)})`],
@@ -342,7 +346,7 @@ export function formatSummary(s: Summary, title: string): string {
     if (data.financing) top.push(['Financing rates', data.financing.text]);
     const cov = data.coverage;
     const holes = cov.holes.length;
-    top.push(['Data covered', `${cov.from ?? '-'} → ${cov.to ?? '-'}${holes ? `  (${holes} hole${holes === 1 ? '' : 's'} beyond market closures: see summary.json data.coverage)` : ''}`]);
+    top.push(['Data covered', `${cov.from ?? '-'} → ${cov.to ?? '-'}${inZone(cov.from ?? null, cov.to ?? null)}${holes ? `  (${holes} hole${holes === 1 ? '' : 's'} beyond market closures: see summary.json data.coverage)` : ''}`]);
   }
   const side = (g: GroupSummary): string => `${g.trades} trades, ${pct(g.winRate)} won, net ${money(g.netPL)}`;
   const tail: [string, string][] = [];

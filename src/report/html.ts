@@ -59,12 +59,18 @@ export function scriptJson(x: unknown): string {
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
-type PageOptions = { title: string; data: unknown; scripts: readonly string[]; charts?: boolean };
+/**
+ * `zone`: the IANA zone a run page says times in (its report.timeZone); absent or UTC, the page is
+ * as it always was (not one byte more), else human-time.cjs and zone.js come before its scripts.
+ */
+type PageOptions = { title: string; data: unknown; scripts: readonly string[]; charts?: boolean; zone?: string | undefined };
 
 /** The page around its data block: what comes before the data's JSON, and what after. */
 function shell(o: PageOptions): [string, string] {
   const css = readFileSync(join(PAGE, 'report.css'), 'utf8');
-  const js = ['common.js', ...o.scripts].map((f) => readFileSync(join(PAGE, f), 'utf8'));
+  const read = (f: string): string => readFileSync(join(PAGE, f), 'utf8');
+  const inZone = o.zone !== undefined && o.zone !== 'UTC' ? [read('human-time.cjs'), `fx.zone = ${scriptJson(o.zone)};`, read('zone.js')] : [];
+  const js = [read('common.js'), ...inZone, ...o.scripts.map(read)];
   const before = `<!doctype html>
 <html lang="en">
 <head>

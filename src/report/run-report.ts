@@ -6,8 +6,14 @@ import { runModel, type RunModel } from './run-model.ts';
 
 /** The report page of one run, as HTML. */
 export function runReportHtml(model: RunModel): string {
-  return page({ title: runReportTitle(model), data: packRun(model), scripts: ['report.js'] });
+  return page({ title: runReportTitle(model), data: packRun(model), scripts: ['report.js'], zone: reportZone(model) });
 }
+
+/** The zone the run's config.json asks its report times in (report.timeZone); undefined: UTC. */
+const reportZone = (model: RunModel): string | undefined => {
+  const z = (model.config?.report as { timeZone?: unknown } | undefined)?.timeZone;
+  return typeof z === 'string' ? z : undefined;
+};
 
 const runReportTitle = (model: RunModel): string => `${model.strategy} · ${model.name} · ${model.live ? 'fxflow live run report' : 'fxflow report'}`;
 
@@ -23,6 +29,6 @@ export function writeRunReport(dir: string, transactions?: FoldedTransactions): 
   (globalThis as any).__mark?.('model');
   const path = join(dir, 'report.html');
   // Written piece by piece: the page is never one string in memory (see writePage).
-  const bytes = writePage(path, { title: runReportTitle(model), data: packRun(model), scripts: ['report.js'] });
+  const bytes = writePage(path, { title: runReportTitle(model), data: packRun(model), scripts: ['report.js'], zone: reportZone(model) });
   return { path, warnings: model.warnings, bytes };
 }

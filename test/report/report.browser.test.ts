@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, artifact, fxflow, launch, openPage } from './browser.ts';
+import { humanTime } from '../../src/report/human-time.ts';
 
 
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-report-'));
@@ -121,6 +122,32 @@ describe('report.html of a backtest run folder', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
+
+  it('report.timeZone America/New_York: report.txt and the page say the times in New York across the March DST switch; trades.csv stays UTC; fxflow report keeps the zone', async () => {
+    const dir = await backtest('strategies/breakout-tpsl.ts', '--from', '2024-03-01', '--to', '2024-04-01', '--report-timezone', 'America/New_York');
+    // report.txt: the exact UTC period, then the same in New York (EST before the switch, EDT after).
+    const period = readFileSync(join(dir, 'report.txt'), 'utf8').split('\n').find((l) => l.startsWith('Period'))!;
+    expect(period).toMatch(/^Period\s+2024-03-01T00:00:00\.000Z → 2024-04-01T00:00:00\.000Z  \(2024-02-29 19:00 EST → 2024-03-31 20:00 EDT\)$/);
+    // The machine files keep UTC.
+    const rows = readFileSync(join(dir, 'trades.csv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split(','));
+    expect(rows.length).toBeGreaterThan(10);
+    for (const r of rows) expect(r[4]).toMatch(/^2024-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    // The page as `fxflow report` writes it again from the folder (the zone from its config.json).
+    rmSync(join(dir, 'report.html'));
+    const r = await fxflow('report', dir);
+    expect(r.code, r.stderr).toBe(0);
+    const { page, errors } = await openPage(browser, url(join(dir, 'report.html')), 'window.fxReport && window.fxReport.ready');
+    expect(await page.textContent('#period')).toContain('2024-02-29 19:00 EST → 2024-03-31 20:00 EDT (America/New_York)');
+    expect(await page.$$eval('p.note', (ps) => ps.map((p) => p.textContent ?? '').filter((t) => t.includes('by the opening day')))).toEqual([expect.stringMatching(/^Times are America\/New_York's; the dates filter by the opening day in UTC;/)]);
+    const opened = await page.$$eval('#trades tbody tr', (trs) => Object.fromEntries(trs.map((t) => [t.getAttribute('data-trade'), t.children[4]!.textContent])));
+    const want = Object.fromEntries(rows.filter((c) => opened[c[0]!] !== undefined).map((c) => [c[0], humanTime(Date.parse(c[4]!), 'America/New_York')]));
+    expect(Object.keys(want).length).toBeGreaterThan(10);
+    expect(Object.fromEntries(Object.keys(want).map((k) => [k, opened[k]]))).toEqual(want);
+    const zones = new Set(Object.values(want).map((w) => String(w).slice(-3)));
+    expect([...zones].sort()).toEqual(['EDT', 'EST']);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
 
   it('every report.txt line is on the page (orders with reasons, exits, long/short, per instrument, data), with no raw field name', async () => {
     const { page, errors } = await openPage(browser, url(join(golden, 'report.html')), 'window.fxReport && window.fxReport.ready');
