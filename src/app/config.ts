@@ -3,7 +3,7 @@ import { IANAZone } from 'luxon';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
-import { DRIFT_KEYS, driftOf, type DriftTolerances } from '../runner/drift.ts';
+import { DRIFT_KEYS, driftOf, type DriftTolerances } from '../domain/drift-tolerances.ts';
 import { parseUserTime, timeProblem } from '../domain/time.ts';
 import { OANDA_CORE_PER_MILLION } from '../adapters/sim/commission.ts';
 import { catalogFromEnv } from '../adapters/catalog/location.ts';

@@ -85,11 +85,15 @@ function optionalOf(keys: readonly string[], names: readonly string[]): number {
   return bits;
 }
 
-const CANCEL_KEYS = ['type', 'orderID', 'reason', 'id', 'time', 'userID', 'accountID', 'batchID'];
+// A market order halted or otherwise cancelled at once carries its client order ID after the reason.
+const CANCEL_KEYS = ['type', 'orderID', 'reason', 'clientOrderID', 'id', 'time', 'userID', 'accountID', 'batchID'];
+const CANCEL_CID = optionalOf(CANCEL_KEYS, ['clientOrderID']);
 
 function cancelJson(t: Record<string, unknown>): string | undefined {
-  if (keysIn(t, CANCEL_KEYS, 0) < 0) return undefined;
-  return `{"type":"ORDER_CANCEL","orderID":"${str(t.orderID, 0)}","reason":"${str(t.reason, 1)}","id":"${str(t.id, 2)}","time":"${str(t.time, 3)}","userID":${num(t.userID)},"accountID":"${str(t.accountID, 4)}","batchID":"${str(t.batchID, 5)}"}`;
+  const has = keysIn(t, CANCEL_KEYS, CANCEL_CID);
+  if (has < 0) return undefined;
+  const cid = (has & CANCEL_CID) === 0 || t.clientOrderID === undefined ? '' : `,"clientOrderID":"${str(t.clientOrderID, 6)}"`;
+  return `{"type":"ORDER_CANCEL","orderID":"${str(t.orderID, 0)}","reason":"${str(t.reason, 1)}"${cid},"id":"${str(t.id, 2)}","time":"${str(t.time, 3)}","userID":${num(t.userID)},"accountID":"${str(t.accountID, 4)}","batchID":"${str(t.batchID, 5)}"}`;
 }
 
 const FILL_KEYS = [
