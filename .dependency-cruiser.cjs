@@ -12,7 +12,8 @@ module.exports = {
     {
       name: 'no-circular',
       severity: 'error',
-      comment: 'No circular imports (type-only ones included): a circle makes the load order matter and the parts impossible to name apart.',
+      comment:
+        'No circular imports (type-only ones included): a circle makes the load order matter and the parts impossible to name apart.',
       from: {},
       to: { circular: true },
     },
@@ -48,7 +49,10 @@ module.exports = {
       name: 'adapters-on-domain-and-ports',
       severity: 'error',
       comment: 'An adapter depends on the domain and the ports only, and on no other adapter.',
-      from: { path: '^src/adapters/([^/]+)/', pathNot: ['^src/adapters/catalog/labs-items\\.ts$', '^src/adapters/v20/download\\.ts$'] },
+      from: {
+        path: '^src/adapters/([^/]+)/',
+        pathNot: ['^src/adapters/catalog/labs-items\\.ts$', '^src/adapters/v20/download\\.ts$'],
+      },
       to: { path: '^src/', pathNot: [under('domain', 'ports'), '^src/adapters/$1/'] },
     },
     {
@@ -58,7 +62,10 @@ module.exports = {
         'Named exception to adapters-on-domain-and-ports: the catalog stores recorded labs items as the v20 labs adapter converts them ' +
         '(one converter, not two); catalog/labs-items.ts reaches v20/labs.ts and no other part of another adapter.',
       from: { path: '^src/adapters/catalog/labs-items\\.ts$' },
-      to: { path: '^src/', pathNot: [under('domain', 'ports', 'adapters/catalog'), '^src/adapters/v20/labs\\.ts$'] },
+      to: {
+        path: '^src/',
+        pathNot: [under('domain', 'ports', 'adapters/catalog'), '^src/adapters/v20/labs\\.ts$'],
+      },
     },
     {
       name: 'adapters-exception-download',
@@ -68,19 +75,28 @@ module.exports = {
         'catalog/catalog.ts (a type) and catalog/gate.ts (every page passes the one price gate before it is written), and no ' +
         'other part of another adapter.',
       from: { path: '^src/adapters/v20/download\\.ts$' },
-      to: { path: '^src/', pathNot: [under('domain', 'ports', 'adapters/v20'), '^src/adapters/catalog/catalog\\.ts$', '^src/adapters/catalog/gate\\.ts$'] },
+      to: {
+        path: '^src/',
+        pathNot: [
+          under('domain', 'ports', 'adapters/v20'),
+          '^src/adapters/catalog/catalog\\.ts$',
+          '^src/adapters/catalog/gate\\.ts$',
+        ],
+      },
     },
     {
       name: 'runner-below-app',
       severity: 'error',
-      comment: 'src/runner (the live composition) sits below src/app, src/research, the report pages, the CLI and the sandbox.',
+      comment:
+        'src/runner (the live composition) sits below src/app, src/research, the report pages, the CLI and the sandbox.',
       from: { path: under('runner') },
       to: { path: under('app', 'research', 'report', 'cli', 'sandbox') },
     },
     {
       name: 'report-below-app',
       severity: 'error',
-      comment: 'src/report (the pages) reads the engine, the domain and the run folders; it does not compose runs.',
+      comment:
+        'src/report (the pages) reads the engine, the domain and the run folders; it does not compose runs.',
       from: { path: under('report'), pathNot: '^src/report/sweep-model\\.ts$' },
       to: { path: under('app', 'research', 'runner', 'cli', 'sandbox') },
     },
@@ -91,12 +107,16 @@ module.exports = {
         'Named exception: the sweep page (report/sweep-model.ts) shows the command that reruns a trial, built by research/trial-command.ts (one builder of it); ' +
         'it imports nothing else of research, app or the runner.',
       from: { path: '^src/report/sweep-model\\.ts$' },
-      to: { path: under('app', 'research', 'runner', 'cli', 'sandbox'), pathNot: '^src/research/trial-command\\.ts$' },
+      to: {
+        path: under('app', 'research', 'runner', 'cli', 'sandbox'),
+        pathNot: '^src/research/trial-command\\.ts$',
+      },
     },
     {
       name: 'app-below-research',
       severity: 'error',
-      comment: 'src/app (the composition roots) is composed by src/research and the CLI, never the other way.',
+      comment:
+        'src/app (the composition roots) is composed by src/research and the CLI, never the other way.',
       from: { path: under('app') },
       to: { path: under('research', 'cli', 'sandbox') },
     },
@@ -110,7 +130,8 @@ module.exports = {
     {
       name: 'sandbox-on-adapters',
       severity: 'error',
-      comment: 'The sandbox composes the simulator and the catalog as the CLI does: nothing of the runner, app, research, report or CLI.',
+      comment:
+        'The sandbox composes the simulator and the catalog as the CLI does: nothing of the runner, app, research, report or CLI.',
       from: { path: under('sandbox') },
       to: { path: under('runner', 'app', 'research', 'report', 'cli') },
     },

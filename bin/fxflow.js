@@ -25,7 +25,10 @@ if (process.argv[2] === 'run') {
   };
   const sigs = ['SIGINT', 'SIGTERM', 'SIGUSR2'];
   for (const sig of sigs) process.on(sig, record);
-  globalThis[Symbol.for('fxflow.early-signals')] = { received, release: () => sigs.forEach((sig) => process.off(sig, record)) };
+  globalThis[Symbol.for('fxflow.early-signals')] = {
+    received,
+    release: () => sigs.forEach((sig) => process.off(sig, record)),
+  };
   if (process.env.FXFLOW_TEST_HOLD_START === '1') {
     process.stderr.write('fxflow: signals recorded; holding until one arrives (FXFLOW_TEST_HOLD_START)\n');
     const alive = setInterval(() => undefined, 60_000); // a pending promise alone would not keep the process up
@@ -44,7 +47,10 @@ async function fromSource() {
   const { buildState } = await import('../scripts/build-stamp.mjs');
   const state = buildState(root);
   if (state.current) return false;
-  if (process.stderr.isTTY) process.stderr.write(`fxflow: running from the TypeScript sources (${state.reason}); \`npm run build\` makes start-up fast again\n`);
+  if (process.stderr.isTTY)
+    process.stderr.write(
+      `fxflow: running from the TypeScript sources (${state.reason}); \`npm run build\` makes start-up fast again\n`,
+    );
   return true;
 }
 

@@ -12,7 +12,9 @@ export const STAMP = 'build-stamp.json';
 
 /** Whether a file under src/ is an input of the build (tests, their kits and fixtures are not). */
 export function isBuildInput(rel) {
-  return !rel.endsWith('.test.ts') && !/(^|[./])testkit\.ts$/.test(rel) && !rel.split('/').includes('fixtures');
+  return (
+    !rel.endsWith('.test.ts') && !/(^|[./])testkit\.ts$/.test(rel) && !rel.split('/').includes('fixtures')
+  );
 }
 
 /** The build's inputs, as paths relative to the package root: src/ (less tests) and the tsconfigs. */
@@ -58,7 +60,8 @@ export function buildState(root) {
   const recorded = stamp?.files ?? {};
   const inputs = buildInputs(root);
   const seen = new Set(inputs);
-  for (const rel of Object.keys(recorded)) if (!seen.has(rel)) return { current: false, reason: `${rel} was removed since the build` };
+  for (const rel of Object.keys(recorded))
+    if (!seen.has(rel)) return { current: false, reason: `${rel} was removed since the build` };
   for (const rel of inputs) {
     const r = recorded[rel];
     if (r === undefined) return { current: false, reason: `${rel} is newer than the build` };
@@ -70,7 +73,8 @@ export function buildState(root) {
       return { current: false, reason: `${rel} was removed since the build` };
     }
     if (s.size === r.size && s.mtimeMs === r.mtimeMs) continue;
-    if (s.size !== r.size || sha256(abs) !== r.sha256) return { current: false, reason: `${rel} changed since the build` };
+    if (s.size !== r.size || sha256(abs) !== r.sha256)
+      return { current: false, reason: `${rel} changed since the build` };
   }
   return { current: true };
 }

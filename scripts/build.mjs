@@ -41,7 +41,10 @@ const tmp = join(root, `dist.tmp-${process.pid}`);
 rmSync(tmp, { recursive: true, force: true });
 const t0 = Date.now();
 try {
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', tmp], { cwd: root, stdio: ['ignore', 2, 2] });
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', tmp], {
+    cwd: root,
+    stdio: ['ignore', 2, 2],
+  });
 } catch {
   rmSync(tmp, { recursive: true, force: true });
   console.error('fxflow build: tsc failed (above); dist/ was left as it was');

@@ -7,13 +7,22 @@
 import type * as Library from './app/library.ts';
 
 export * from './strategy/api.ts';
-export type { BacktestCallOptions, BacktestRun, ConfigInput, DataInput, ParamsInput, StrategyInput } from './app/library.ts';
+export type {
+  BacktestCallOptions,
+  BacktestRun,
+  ConfigInput,
+  DataInput,
+  ParamsInput,
+  StrategyInput,
+} from './app/library.ts';
 export type { BacktestConfig } from './app/config.ts';
 export type { BacktestResult, DataReport, DataHole } from './app/backtest.ts';
 export type { Summary } from './engine/report.ts';
 
 /** Runs one backtest and returns what `fxflow backtest` prints (see src/app/library.ts). */
-export async function backtest(...args: Parameters<typeof Library.backtest>): ReturnType<typeof Library.backtest> {
+export async function backtest(
+  ...args: Parameters<typeof Library.backtest>
+): ReturnType<typeof Library.backtest> {
   return (await import('./app/library.ts')).backtest(...args);
 }
 

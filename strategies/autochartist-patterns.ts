@@ -27,13 +27,19 @@ export default defineStrategy({
     const tp = long ? box.pricehigh : box.pricelow;
     // A target already passed is no trade.
     if (long ? tp <= q.ask : tp >= q.bid) return;
-    const intent = ctx.market(instrument, long ? units : -units, { tp: ctx.round(instrument, tp), sl: { distance: ctx.pips(instrument, stopPips) } });
+    const intent = ctx.market(instrument, long ? units : -units, {
+      tp: ctx.round(instrument, tp),
+      sl: { distance: ctx.pips(instrument, stopPips) },
+    });
     return { state: { until: box.timeto * 1000, taken: s.taken + 1 }, intents: [intent] };
   },
   onCandle(ctx, s) {
     const { instrument } = ctx.params;
     if (s.until > 0 && ctx.now >= s.until) {
-      return { state: { ...s, until: 0 }, intents: ctx.position(instrument).net !== 0 ? [ctx.closePosition(instrument)] : [] };
+      return {
+        state: { ...s, until: 0 },
+        intents: ctx.position(instrument).net !== 0 ? [ctx.closePosition(instrument)] : [],
+      };
     }
     return;
   },

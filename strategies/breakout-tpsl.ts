@@ -26,7 +26,8 @@ export default defineStrategy({
     const atr = ctx.indicator('ATR', { period: p.atrPeriod });
     const closes = ctx.closes(p.lookback + 1);
     if (atr === undefined || closes.length <= p.lookback) return;
-    if (ctx.trades(p.instrument).length > 0 || ctx.orders(p.instrument).some((o) => o.type === 'MARKET')) return;
+    if (ctx.trades(p.instrument).length > 0 || ctx.orders(p.instrument).some((o) => o.type === 'MARKET'))
+      return;
     const prior = closes.slice(0, -1);
     const hi = Math.max(...prior);
     const lo = Math.min(...prior);

@@ -12,7 +12,16 @@ import { defineStrategy } from 'fxflow';
 export default defineStrategy({
   name: 'calendar-stand-aside',
   description: 'SMA crossover, flat around high-impact calendar releases',
-  params: { instrument: 'EUR_USD', granularity: 'M15', fast: 10, slow: 30, units: 10_000, impact: 3, minutesBefore: 30, minutesAfter: 30 },
+  params: {
+    instrument: 'EUR_USD',
+    granularity: 'M15',
+    fast: 10,
+    slow: 30,
+    units: 10_000,
+    impact: 3,
+    minutesBefore: 30,
+    minutesAfter: 30,
+  },
   subscribe: (p) => ({ candles: [`${p.instrument}:${p.granularity}`], calendar: p.instrument.split('_') }),
   init: () => ({ signal: 0, releases: [] as number[], blocked: 0 }),
   onCalendar(ctx, s) {
@@ -21,15 +30,22 @@ export default defineStrategy({
     const at = c.releaseAt ?? c.at;
     if (s.releases.includes(at) || at + ctx.params.minutesAfter * 60_000 < ctx.now) return;
     // Keep the upcoming releases only (bounded).
-    const releases = [...s.releases.filter((t) => t + ctx.params.minutesAfter * 60_000 >= ctx.now), at].sort((a, b) => a - b);
+    const releases = [...s.releases.filter((t) => t + ctx.params.minutesAfter * 60_000 >= ctx.now), at].sort(
+      (a, b) => a - b,
+    );
     return { state: { ...s, releases } };
   },
   onCandle(ctx, s) {
     const { fast, slow, units, instrument, minutesBefore, minutesAfter } = ctx.params;
-    const quiet = s.releases.some((t) => ctx.now >= t - minutesBefore * 60_000 && ctx.now <= t + minutesAfter * 60_000);
+    const quiet = s.releases.some(
+      (t) => ctx.now >= t - minutesBefore * 60_000 && ctx.now <= t + minutesAfter * 60_000,
+    );
     const net = ctx.position(instrument).net;
     if (quiet) {
-      return { state: { ...s, signal: 0, blocked: s.blocked + 1 }, intents: net !== 0 ? [ctx.closePosition(instrument)] : [] };
+      return {
+        state: { ...s, signal: 0, blocked: s.blocked + 1 },
+        intents: net !== 0 ? [ctx.closePosition(instrument)] : [],
+      };
     }
     const f = ctx.sma(fast);
     const sl = ctx.sma(slow);

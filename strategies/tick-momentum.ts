@@ -11,7 +11,15 @@ import { defineStrategy } from 'fxflow';
 export default defineStrategy({
   name: 'tick-momentum',
   description: 'EMA-of-ticks momentum entries with TP/SL on fill',
-  params: { instrument: 'EUR_USD', alpha: 0.01, entryPips: 3, tpPips: 5, slPips: 5, units: 10_000, pip: 0.0001 },
+  params: {
+    instrument: 'EUR_USD',
+    alpha: 0.01,
+    entryPips: 3,
+    tpPips: 5,
+    slPips: 5,
+    units: 10_000,
+    pip: 0.0001,
+  },
   subscribe: (p) => ({ ticks: [p.instrument] }),
   // `pending`: the client ID of the entry order whose outcome it waits for ('' when none).
   init: () => ({ ema: 0, pending: '' }),
@@ -21,9 +29,13 @@ export default defineStrategy({
     const mid = (t.bid + t.ask) / 2;
     const ema = s.ema === 0 ? mid : s.ema + p.alpha * (mid - s.ema);
     const away = (mid - ema) / p.pip;
-    if (s.pending !== '' || Math.abs(away) < p.entryPips || ctx.trades(p.instrument).length > 0) return { state: { ema, pending: s.pending } };
+    if (s.pending !== '' || Math.abs(away) < p.entryPips || ctx.trades(p.instrument).length > 0)
+      return { state: { ema, pending: s.pending } };
     const side = away > 0 ? 1 : -1;
-    const intent = ctx.market(p.instrument, side * p.units, { tp: mid + side * p.tpPips * p.pip, sl: { distance: p.slPips * p.pip } });
+    const intent = ctx.market(p.instrument, side * p.units, {
+      tp: mid + side * p.tpPips * p.pip,
+      sl: { distance: p.slPips * p.pip },
+    });
     return { state: { ema, pending: intent.id }, intents: [intent] };
   },
   onTransaction(ctx, s) {

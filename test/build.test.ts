@@ -1,5 +1,14 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -23,11 +32,17 @@ function stampedRoot(): string {
   writeFileSync(join(root, 'tsconfig.build.json'), '{}\n');
   // Each entry prints where it runs from; the real bin/fxflow.js and scripts/ pick one.
   writeFileSync(join(root, 'src/cli/v8-tuning.ts'), 'export const tuneV8 = (): void => {};\n');
-  writeFileSync(join(root, 'src/cli/main.ts'), "export async function main(): Promise<number> { console.log('from src/'); return 0; }\n");
+  writeFileSync(
+    join(root, 'src/cli/main.ts'),
+    "export async function main(): Promise<number> { console.log('from src/'); return 0; }\n",
+  );
   writeFileSync(join(root, 'src/cli/main.test.ts'), '// a test: not an input of the build\n');
   writeFileSync(join(root, 'src/research/fixtures/f.ts'), '// a test fixture: not an input\n');
   writeFileSync(join(root, 'dist/cli/v8-tuning.js'), 'export const tuneV8 = () => {};\n');
-  writeFileSync(join(root, 'dist/cli/main.js'), "export async function main() { console.log('from dist/'); return 0; }\n");
+  writeFileSync(
+    join(root, 'dist/cli/main.js'),
+    "export async function main() { console.log('from dist/'); return 0; }\n",
+  );
   writeFileSync(join(root, 'dist', STAMP), JSON.stringify(stampOf(root)));
   cpSync(join(ROOT, 'bin'), join(root, 'bin'), { recursive: true });
   cpSync(join(ROOT, 'scripts'), join(root, 'scripts'), { recursive: true });
@@ -37,7 +52,9 @@ function stampedRoot(): string {
 }
 
 async function fxflowAt(root: string, env: Record<string, string> = {}): Promise<string> {
-  const { stdout, stderr } = await run(process.execPath, [join(root, 'bin/fxflow.js')], { env: { ...process.env, FXFLOW_RUN_FROM: '', ...env } });
+  const { stdout, stderr } = await run(process.execPath, [join(root, 'bin/fxflow.js')], {
+    env: { ...process.env, FXFLOW_RUN_FROM: '', ...env },
+  });
   expect(stderr).toBe('');
   return stdout.trim();
 }
@@ -64,7 +81,10 @@ describe('the build stamp: a build is used only when it was built from the sourc
     expect(state(root)).toEqual({ current: false, reason: 'src/cli/new.ts is newer than the build' });
     rmSync(join(root, 'src/cli/new.ts'));
     rmSync(join(root, 'src/cli/v8-tuning.ts'));
-    expect(state(root)).toEqual({ current: false, reason: 'src/cli/v8-tuning.ts was removed since the build' });
+    expect(state(root)).toEqual({
+      current: false,
+      reason: 'src/cli/v8-tuning.ts was removed since the build',
+    });
     writeFileSync(join(root, 'tsconfig.build.json'), '{ "compilerOptions": {} }\n');
     rmSync(join(root, 'dist', STAMP));
     expect(state(root)).toEqual({ current: false, reason: 'there is no build in dist/' });
@@ -73,7 +93,10 @@ describe('the build stamp: a build is used only when it was built from the sourc
   it('bin/fxflow.js runs dist/ when it is current, the sources when it is stale or missing, and dist/ alone in an installed package', async () => {
     const root = stampedRoot();
     expect(await fxflowAt(root)).toBe('from dist/');
-    writeFileSync(join(root, 'src/cli/main.ts'), "export async function main(): Promise<number> { console.log('from src/, edited'); return 0; }\n");
+    writeFileSync(
+      join(root, 'src/cli/main.ts'),
+      "export async function main(): Promise<number> { console.log('from src/, edited'); return 0; }\n",
+    );
     expect(await fxflowAt(root)).toBe('from src/, edited');
     // Forced either way (the bench compares the two).
     expect(await fxflowAt(root, { FXFLOW_RUN_FROM: 'dist' })).toBe('from dist/');
@@ -124,9 +147,21 @@ async function traced(dir: string, env: Record<string, string>, ...args: string[
   writeFileSync(join(dir, 'trace.mjs'), TRACE);
   const log = join(dir, `trace-${Math.random().toString(36).slice(2)}.log`);
   writeFileSync(log, '');
-  const all = { ...process.env, FXFLOW_RUN_FROM: '', ...env, FXFLOW_TRACE_LOG: log, NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'trace.mjs')).href}` };
-  await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: dir, env: all, maxBuffer: 64 << 20 });
-  return readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
+  const all = {
+    ...process.env,
+    FXFLOW_RUN_FROM: '',
+    ...env,
+    FXFLOW_TRACE_LOG: log,
+    NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'trace.mjs')).href}`,
+  };
+  await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], {
+    cwd: dir,
+    env: all,
+    maxBuffer: 64 << 20,
+  });
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 }
 
 async function currentBuild(): Promise<void> {
@@ -140,7 +175,8 @@ describe("a strategy's `import 'fxflow'` reaches the fxflow that runs it", () =>
   it('from the sources: src/, in an ES-module folder and in a CommonJS one; from the build: dist/', async () => {
     await currentBuild();
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-which-'));
-    const strategy = "import { defineStrategy } from 'fxflow';\nexport default defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:H1'] }, onCandle() {} });\n";
+    const strategy =
+      "import { defineStrategy } from 'fxflow';\nexport default defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:H1'] }, onCandle() {} });\n";
     mkdirSync(join(dir, 'esm'));
     writeFileSync(join(dir, 'esm/package.json'), '{ "type": "module" }\n');
     writeFileSync(join(dir, 'esm/s.ts'), strategy);
@@ -150,10 +186,30 @@ describe("a strategy's `import 'fxflow'` reaches the fxflow that runs it", () =>
     // What `fxflow` resolved to: an ES module's URL, or the file a require() resolved to.
     const entry = (lines: string[]): string[] =>
       // (A strategy compiled to the cache requires fxflow by its path, where tsx's required it by name.)
-      lines.flatMap((l) => (l.startsWith('esm file:') ? [fileURLToPath(l.slice(4).replace(/\?.*$/, ''))] : l.startsWith('cjs ') ? [(l.split(' ')[2] ?? '').replace(/\?.*$/, '')] : [])).filter((f) => f === join(ROOT, 'src/index.ts') || f === join(ROOT, 'dist/index.js'));
+      lines
+        .flatMap((l) =>
+          l.startsWith('esm file:')
+            ? [fileURLToPath(l.slice(4).replace(/\?.*$/, ''))]
+            : l.startsWith('cjs ')
+              ? [(l.split(' ')[2] ?? '').replace(/\?.*$/, '')]
+              : [],
+        )
+        .filter((f) => f === join(ROOT, 'src/index.ts') || f === join(ROOT, 'dist/index.js'));
     for (const kind of ['esm', 'cjs']) {
-      for (const [from, want] of [['source', 'src/index.ts'], ['dist', 'dist/index.js']] as const) {
-        const lines = await traced(dir, { FXFLOW_RUN_FROM: from, FXFLOW_DATA_CACHE: join(dir, 'cache') }, 'backtest', `${kind}/s.ts`, '--no-save', '--to', '2024-01-10', '--no-typecheck');
+      for (const [from, want] of [
+        ['source', 'src/index.ts'],
+        ['dist', 'dist/index.js'],
+      ] as const) {
+        const lines = await traced(
+          dir,
+          { FXFLOW_RUN_FROM: from, FXFLOW_DATA_CACHE: join(dir, 'cache') },
+          'backtest',
+          `${kind}/s.ts`,
+          '--no-save',
+          '--to',
+          '2024-01-10',
+          '--no-typecheck',
+        );
         const got = [...new Set(entry(lines))];
         expect(got, `${kind} from ${from}`).toEqual([join(ROOT, want)]);
       }
@@ -167,23 +223,46 @@ describe('start-up paid once', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-trace-'));
     // A strategy no earlier run has type-checked (its text is unique), and 10 candles of data.
     const strategy = join(dir, 'strategy.ts');
-    writeFileSync(strategy, `import { defineStrategy } from 'fxflow';\n// ${dir}\nexport default defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:H1'] }, onCandle() {} });\n`);
+    writeFileSync(
+      strategy,
+      `import { defineStrategy } from 'fxflow';\n// ${dir}\nexport default defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:H1'] }, onCandle() {} });\n`,
+    );
     const t0 = Date.parse('2024-03-04T10:00:00Z');
-    const rows = Array.from({ length: 10 }, (_, i) => `${new Date(t0 + i * 3_600_000).toISOString()},1.1,1.1010,1.0990,1.1005,1.1001,1.1011,1.0991,1.1006,10`);
+    const rows = Array.from(
+      { length: 10 },
+      (_, i) =>
+        `${new Date(t0 + i * 3_600_000).toISOString()},1.1,1.1010,1.0990,1.1005,1.1001,1.1011,1.0991,1.1006,10`,
+    );
     const data = join(dir, 'EUR_USD_H1.csv');
-    writeFileSync(data, ['time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume', ...rows, ''].join('\n'));
+    writeFileSync(
+      data,
+      ['time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume', ...rows, ''].join('\n'),
+    );
     const env = { FXFLOW_DATA_CACHE: join(dir, 'cache') };
-    const fxflowTs = (lines: string[]): string[] => lines.filter((l) => l.startsWith(`esm ${pathToFileURL(ROOT).href}/src/`));
+    const fxflowTs = (lines: string[]): string[] =>
+      lines.filter((l) => l.startsWith(`esm ${pathToFileURL(ROOT).href}/src/`));
     const tsx = (lines: string[]): boolean => lines.some((l) => l.includes('/node_modules/tsx/'));
     const esbuild = (lines: string[]): boolean => lines.some((l) => l.includes('/node_modules/esbuild/'));
-    const compiler = (lines: string[]): boolean => lines.some((l) => l === 'cjs typescript' || l.startsWith('cjs typescript '));
+    const compiler = (lines: string[]): boolean =>
+      lines.some((l) => l === 'cjs typescript' || l.startsWith('cjs typescript '));
 
     const version = await traced(dir, env, '--version');
     expect(version.some((l) => l.includes('/dist/cli/main.js'))).toBe(true);
     expect(fxflowTs(version)).toEqual([]);
     expect([tsx(version), esbuild(version), compiler(version)]).toEqual([false, false, false]);
 
-    const backtest = ['backtest', strategy, '--data', data, '--instrument', 'EUR_USD', '--granularity', 'H1', '--no-save', '--no-market-hours'];
+    const backtest = [
+      'backtest',
+      strategy,
+      '--data',
+      data,
+      '--instrument',
+      'EUR_USD',
+      '--granularity',
+      'H1',
+      '--no-save',
+      '--no-market-hours',
+    ];
     const first = await traced(dir, env, ...backtest);
     expect(fxflowTs(first)).toEqual([]);
     expect([tsx(first), esbuild(first), compiler(first)]).toEqual([false, true, true]);
@@ -191,7 +270,9 @@ describe('start-up paid once', () => {
     expect(fxflowTs(second)).toEqual([]);
     expect([tsx(second), esbuild(second), compiler(second)]).toEqual([false, false, false]);
     // What it ran is the cache's plain JavaScript.
-    expect(second.filter((l) => l.startsWith(`esm ${pathToFileURL(join(dir, 'cache', 'strategies')).href}/`))).toHaveLength(1);
+    expect(
+      second.filter((l) => l.startsWith(`esm ${pathToFileURL(join(dir, 'cache', 'strategies')).href}/`)),
+    ).toHaveLength(1);
   }, 240_000);
 
   // The strategy cache (src/app/strategy-cache.ts): a strategy outside the repository, in an
@@ -220,35 +301,87 @@ export default defineStrategy({
 });
 `;
     const modules = (lines: string[]): string[] =>
-      [...new Set(lines.flatMap((l) => (l.startsWith('esm file:') ? [fileURLToPath(l.slice(4).replace(/\?.*$/, ''))] : l.startsWith('cjs /') ? [l.split(' ')[1]!] : [])))].filter((f) => f === join(ROOT, 'dist/index.js') || f.startsWith(join(ROOT, 'node_modules/technicalindicators/'))).sort();
+      [
+        ...new Set(
+          lines.flatMap((l) =>
+            l.startsWith('esm file:')
+              ? [fileURLToPath(l.slice(4).replace(/\?.*$/, ''))]
+              : l.startsWith('cjs /')
+                ? [l.split(' ')[1]!]
+                : [],
+          ),
+        ),
+      ]
+        .filter(
+          (f) =>
+            f === join(ROOT, 'dist/index.js') ||
+            f.startsWith(join(ROOT, 'node_modules/technicalindicators/')),
+        )
+        .sort();
     for (const kind of ['commonjs', 'module']) {
       const at = join(dir, kind);
       mkdirSync(join(at, 'node_modules', 'local-sizing'), { recursive: true });
       mkdirSync(join(at, 'lib'));
       if (kind === 'module') writeFileSync(join(at, 'package.json'), '{ "type": "module" }\n');
-      writeFileSync(join(at, 'node_modules', 'local-sizing', 'package.json'), '{ "name": "local-sizing", "main": "index.js" }\n');
+      writeFileSync(
+        join(at, 'node_modules', 'local-sizing', 'package.json'),
+        '{ "name": "local-sizing", "main": "index.js" }\n',
+      );
       writeFileSync(join(at, 'node_modules', 'local-sizing', 'index.js'), 'exports.units = () => 2500;\n');
       writeFileSync(join(at, 'lib', 'scale.ts'), 'export const scale: number = 2;\n');
       writeFileSync(join(at, 'mine.ts'), strategy);
-      const args = ['backtest', join(at, 'mine.ts'), '--json', '--no-save', '--from', '2024-01-02', '--to', '2024-02-01', '--no-typecheck']; // New Year's Day is closed
-      const units = async (): Promise<string | undefined> => ((JSON.parse((await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: at, env: { ...process.env, ...env }, maxBuffer: 64 << 20 })).stdout) as { transactions: { type: string; units?: string }[] }).transactions.find((t) => t.type === 'ORDER_FILL')?.units);
+      const args = [
+        'backtest',
+        join(at, 'mine.ts'),
+        '--json',
+        '--no-save',
+        '--from',
+        '2024-01-02',
+        '--to',
+        '2024-02-01',
+        '--no-typecheck',
+      ]; // New Year's Day is closed
+      const units = async (): Promise<string | undefined> =>
+        (
+          JSON.parse(
+            (
+              await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], {
+                cwd: at,
+                env: { ...process.env, ...env },
+                maxBuffer: 64 << 20,
+              })
+            ).stdout,
+          ) as { transactions: { type: string; units?: string }[] }
+        ).transactions.find((t) => t.type === 'ORDER_FILL')?.units;
       expect(await units(), kind).toBe('5000');
       const first = await traced(at, env, ...args);
       const second = await traced(at, env, ...args);
-      expect(second.some((l) => l.includes('/node_modules/tsx/') || l.includes('/node_modules/esbuild/')), kind).toBe(false);
+      expect(
+        second.some((l) => l.includes('/node_modules/tsx/') || l.includes('/node_modules/esbuild/')),
+        kind,
+      ).toBe(false);
       expect(modules(second), kind).toEqual(modules(first));
-      expect(modules(second), kind).toEqual([join(ROOT, 'dist/index.js'), join(ROOT, 'node_modules/technicalindicators/dist/index.js')]);
+      expect(modules(second), kind).toEqual([
+        join(ROOT, 'dist/index.js'),
+        join(ROOT, 'node_modules/technicalindicators/dist/index.js'),
+      ]);
       // An edit to the helper is run at once.
       writeFileSync(join(at, 'lib', 'scale.ts'), 'export const scale: number = 3;\n');
       expect(await units(), kind).toBe('7500');
       // Each load of the build's loadStrategy evaluates the strategy afresh, as tsx's tsImport did
       // (a module-level counter starts again), in either format.
-      writeFileSync(join(at, 'count.ts'), "import { defineStrategy } from 'fxflow';\nlet loads = 0;\nloads++;\nexport default defineStrategy({ params: { loads }, subscribe: { candles: ['EUR_USD:H1'] } });\n");
+      writeFileSync(
+        join(at, 'count.ts'),
+        "import { defineStrategy } from 'fxflow';\nlet loads = 0;\nloads++;\nexport default defineStrategy({ params: { loads }, subscribe: { candles: ['EUR_USD:H1'] } });\n",
+      );
       const script = `import { loadStrategy } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist/app/load-strategy.js')).href)};
 const a = await loadStrategy(${JSON.stringify(join(at, 'count.ts'))});
 const b = await loadStrategy(${JSON.stringify(join(at, 'count.ts'))});
 console.log(JSON.stringify([a.params.loads, b.params.loads, a.strategy === b.strategy]));`;
-      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: at, env: { ...process.env, ...env } });
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: at,
+        env: { ...process.env, ...env },
+      });
       expect(JSON.parse(stdout), kind).toEqual([1, 1, false]);
     }
   }, 240_000);

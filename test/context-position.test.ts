@@ -11,11 +11,16 @@ describe('ctx.position: computed once per event', () => {
   it('gives one object for every call of an event, a new one once a fill or a new price moves it, always equal to the open trades', async () => {
     const seen = { calls: 0, same: 0, checked: 0, afterFill: 0 };
     const wrong: string[] = [];
-    const check = (p: PositionView, trades: readonly { units: number; unrealizedPL: number }[], where: string): void => {
+    const check = (
+      p: PositionView,
+      trades: readonly { units: number; unrealizedPL: number }[],
+      where: string,
+    ): void => {
       const net = trades.reduce((n, t) => n + t.units, 0);
       const pl = trades.reduce((n, t) => n + t.unrealizedPL, 0);
       seen.checked++;
-      if (p.net !== net || Math.abs(p.unrealizedPL - pl) > 1e-9) wrong.push(`${where}: ${p.net}/${p.unrealizedPL} against ${net}/${pl}`);
+      if (p.net !== net || Math.abs(p.unrealizedPL - pl) > 1e-9)
+        wrong.push(`${where}: ${p.net}/${p.unrealizedPL} against ${net}/${pl}`);
     };
     let lastView: PositionView | undefined;
     let lastFillView: PositionView | undefined;
@@ -47,13 +52,23 @@ describe('ctx.position: computed once per event', () => {
         check(p, ctx.trades('EUR_USD'), 'after a fill');
       },
     });
-    const config = loadConfig(undefined, { run: { from: '2024-01-01', to: '2024-01-20' }, costs: { financing: false } });
+    const config = loadConfig(undefined, {
+      run: { from: '2024-01-01', to: '2024-01-20' },
+      costs: { financing: false },
+    });
     await runBacktest({
       loaded: { strategy: s, name: 'asks-often', params: {}, file: 'asks-often.ts' } as never,
       config,
       instruments: loadInstruments(),
       log: silent,
-      candles: (q) => syntheticCandles({ instrument: q.instrument, granularity: q.granularity, from: q.from, to: q.to, seed: q.instrument === 'EUR_USD' ? 1 : 2 }),
+      candles: (q) =>
+        syntheticCandles({
+          instrument: q.instrument,
+          granularity: q.granularity,
+          from: q.from,
+          to: q.to,
+          seed: q.instrument === 'EUR_USD' ? 1 : 2,
+        }),
     });
     expect(wrong).toEqual([]);
     expect(seen.same).toBe(seen.calls / 3);

@@ -12,9 +12,16 @@ const tmp = mkdtempSync(join(tmpdir(), 'fxflow-data-cache-'));
 const cacheDir = join(tmp, 'cache');
 
 /** The real `fxflow` command with the decoded-candle cache in `cache` ('off': none). */
-async function fxflow(cache: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function fxflow(
+  cache: string,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 64 << 20, env: { ...process.env, FXFLOW_DATA_CACHE: cache } });
+    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], {
+      cwd: ROOT,
+      maxBuffer: 64 << 20,
+      env: { ...process.env, FXFLOW_DATA_CACHE: cache },
+    });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const x = e as { code?: number; stdout?: string; stderr?: string };
@@ -27,7 +34,8 @@ function folder(stdout: string): Record<string, string> {
   const dir = /Run saved in (.+)/.exec(stdout)?.[1];
   expect(dir).toBeDefined();
   const out: Record<string, string> = {};
-  for (const f of ['transactions.jsonl', 'trades.csv', 'equity.csv', 'intents.jsonl']) out[f] = readFileSync(join(dir!, f), 'utf8');
+  for (const f of ['transactions.jsonl', 'trades.csv', 'equity.csv', 'intents.jsonl'])
+    out[f] = readFileSync(join(dir!, f), 'utf8');
   const s = JSON.parse(readFileSync(join(dir!, 'summary.json'), 'utf8')) as { wallMs?: number };
   delete s.wallMs;
   out['summary.json'] = JSON.stringify(s);
@@ -38,7 +46,26 @@ describe('fxflow backtest --data through the decoded-candle cache', () => {
   it('gives the same run folder without the cache, building it and reading it; data list and data check show it; a damaged cache is reported and rebuilt', async () => {
     const csv = join(tmp, 'eurusd-m1.csv');
     writeOneSidedCsv(csv, 30_000);
-    const args = ['backtest', 'strategies/sma-cross.ts', '--data', csv, '--side', 'mid', '--spread', 'fixed', '--spread-pips', '1', '--granularity', 'M1', '--from', '2019-01-01', '--to', '2020-01-01', '--runs-dir', join(tmp, 'runs')];
+    const args = [
+      'backtest',
+      'strategies/sma-cross.ts',
+      '--data',
+      csv,
+      '--side',
+      'mid',
+      '--spread',
+      'fixed',
+      '--spread-pips',
+      '1',
+      '--granularity',
+      'M1',
+      '--from',
+      '2019-01-01',
+      '--to',
+      '2020-01-01',
+      '--runs-dir',
+      join(tmp, 'runs'),
+    ];
     const off = await fxflow('off', ...args);
     expect(off.code, off.stderr).toBe(0);
     expect(readdirSync(tmp)).not.toContain('cache');
@@ -61,7 +88,10 @@ describe('fxflow backtest --data through the decoded-candle cache', () => {
     expect(ok.stdout).toContain(': fresh');
 
     // A flipped byte in the middle of the candles: data check names it, the next run is unchanged and rebuilds it.
-    const file = join(cacheDir, readdirSync(cacheDir).find((f) => f.endsWith('.fxc'))!);
+    const file = join(
+      cacheDir,
+      readdirSync(cacheDir).find((f) => f.endsWith('.fxc'))!,
+    );
     const bytes = readFileSync(file);
     bytes[bytes.length >> 1] = bytes[bytes.length >> 1]! ^ 0x10;
     writeFileSync(file, bytes);
@@ -74,8 +104,16 @@ describe('fxflow backtest --data through the decoded-candle cache', () => {
     expect((await fxflow(cacheDir, 'data', 'check', '--catalog', empty)).code).toBe(0);
 
     // The source edited: the cache is stale, and the run reads the edited file.
-    writeFileSync(csv, readFileSync(csv, 'utf8').replace(/\n(2019-01-0[2-9]T\d\d:\d\d:00Z,[\d.]+,[\d.]+,[\d.]+,[\d.]+,)(\d+)\n/, (_, row: string, v: string) => `\n${row}${Number(v) + 1}\n`));
+    writeFileSync(
+      csv,
+      readFileSync(csv, 'utf8').replace(
+        /\n(2019-01-0[2-9]T\d\d:\d\d:00Z,[\d.]+,[\d.]+,[\d.]+,[\d.]+,)(\d+)\n/,
+        (_, row: string, v: string) => `\n${row}${Number(v) + 1}\n`,
+      ),
+    );
     const listed = await fxflow(cacheDir, 'data', 'list', '--catalog', empty);
-    expect(listed.stdout).toMatch(/STALE \(the source was edited \(its SHA-256 differs\); rebuilt on next use\)/);
+    expect(listed.stdout).toMatch(
+      /STALE \(the source was edited \(its SHA-256 differs\); rebuilt on next use\)/,
+    );
   }, 120_000);
 });

@@ -1,5 +1,13 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,7 +27,10 @@ const ROOT = resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
 async function fxflow(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 64 << 20 });
+    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], {
+      cwd: ROOT,
+      maxBuffer: 64 << 20,
+    });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const x = e as { code?: number; stdout?: string; stderr?: string };
@@ -35,27 +46,62 @@ const DAYS = [{ dayOfWeek: 'WEDNESDAY', daysCharged: 3 }];
 
 describe('fxflow data check on recorded ticks and financing', () => {
   it('a whole recording checks clean; a torn tail, a damaged financing line and a stray instrument exit 1 naming file, byte and line; the printed repair makes it whole', async () => {
-    checkManifest(cat, { environment: 'practice', accountID: '101-001-1-1', instruments: ['EUR_USD', 'GBP_USD'], currencies: [], kinds: ['prices', 'financing'] }, false);
+    checkManifest(
+      cat,
+      {
+        environment: 'practice',
+        accountID: '101-001-1-1',
+        instruments: ['EUR_USD', 'GBP_USD'],
+        currencies: [],
+        kinds: ['prices', 'financing'],
+      },
+      false,
+    );
     const w = TickWriter.open(cat, ['EUR_USD', 'GBP_USD']);
     for (let k = 0; k < 2 * 8640; k++) {
       const at = T0 + k * 10_000;
-      for (const [name, base] of [['EUR_USD', 1.1], ['GBP_USD', 1.27]] as const) {
+      for (const [name, base] of [
+        ['EUR_USD', 1.1],
+        ['GBP_USD', 1.27],
+      ] as const) {
         const bid = (base + (k % 29) / 100_000).toFixed(5);
-        w.add(name, { time: formatTime(at), at, bid, ask: (Number(bid) + 0.00012).toFixed(5), knownAt: at + 30 });
+        w.add(name, {
+          time: formatTime(at),
+          at,
+          bid,
+          ask: (Number(bid) + 0.00012).toFixed(5),
+          knownAt: at + 30,
+        });
       }
       if (w.buffered >= 2000) w.flush();
     }
     w.flush();
     const f = FinancingWriter.open(cat);
     for (const day of ['2024-01-02', '2024-01-03', '2024-01-04']) {
-      f.append(['EUR_USD', 'GBP_USD'].map((instrument) => ({ day, instrument, knownAt: Date.parse(`${day}T12:00:00Z`), longRate: '-0.0412', shortRate: '0.0100', financingDaysOfWeek: DAYS, marginRate: '0.0333' })));
+      f.append(
+        ['EUR_USD', 'GBP_USD'].map((instrument) => ({
+          day,
+          instrument,
+          knownAt: Date.parse(`${day}T12:00:00Z`),
+          longRate: '-0.0412',
+          shortRate: '0.0100',
+          financingDaysOfWeek: DAYS,
+          marginRate: '0.0333',
+        })),
+      );
     }
 
     const clean = await fxflow('data', 'check', '--catalog', cat);
-    expect(clean.stdout).toContain('ticks EUR_USD: 17,280 ticks in 3 day files, 2024-01-02T20:00:00.000000000Z → 2024-01-04T19:59:50.000000000Z\n  every day file whole, rows in time order within their UTC day, bid <= ask\n');
+    expect(clean.stdout).toContain(
+      'ticks EUR_USD: 17,280 ticks in 3 day files, 2024-01-02T20:00:00.000000000Z → 2024-01-04T19:59:50.000000000Z\n  every day file whole, rows in time order within their UTC day, bid <= ask\n',
+    );
     expect(clean.stdout).toContain('ticks GBP_USD: 17,280 ticks in 3 day files');
-    expect(clean.stdout).toContain('financing: 6 records in 1 year file, 3 trading days 2024-01-02 → 2024-01-04  EUR_USD GBP_USD\n  every line a record, one per trading day and instrument\n');
-    expect(clean.stdout).toContain('recording.json: account 101-001-1-1 (practice), instruments EUR_USD,GBP_USD, kinds financing,prices\n  matches the recordings on disk\n');
+    expect(clean.stdout).toContain(
+      'financing: 6 records in 1 year file, 3 trading days 2024-01-02 → 2024-01-04  EUR_USD GBP_USD\n  every line a record, one per trading day and instrument\n',
+    );
+    expect(clean.stdout).toContain(
+      'recording.json: account 101-001-1-1 (practice), instruments EUR_USD,GBP_USD, kinds financing,prices\n  matches the recordings on disk\n',
+    );
     expect(clean.code).toBe(0);
 
     // kill -9 mid-flush: the newest EUR_USD day cut inside its last block.
@@ -78,9 +124,13 @@ describe('fxflow data check on recorded ticks and financing', () => {
     const damaged = await fxflow('data', 'check', '--catalog', cat);
     expect(damaged.code).toBe(1);
     const torn = damaged.stdout.split('\n').find((l) => l.includes('TORN'))!;
-    expect(torn).toBe(`  TORN ${newest}: bytes ${complete} to ${size - 100} are a gzip block cut short (a recording stopped mid-write, e.g. by kill -9); the ${torn.match(/the ([\d,]+) rows/)![1]} rows before byte ${complete} are whole. Repair: truncate -s ${complete} ${newest} (or start \`fxflow record … --prices\` on this catalog again: it cuts it on resume)`);
+    expect(torn).toBe(
+      `  TORN ${newest}: bytes ${complete} to ${size - 100} are a gzip block cut short (a recording stopped mid-write, e.g. by kill -9); the ${torn.match(/the ([\d,]+) rows/)![1]} rows before byte ${complete} are whole. Repair: truncate -s ${complete} ${newest} (or start \`fxflow record … --prices\` on this catalog again: it cuts it on resume)`,
+    );
     expect(damaged.stdout).toMatch(new RegExp(`  DAMAGED ${year}:3: not a JSON financing record`));
-    expect(damaged.stdout).toContain(`  MISMATCH ${join(cat, 'recording.json')}: the catalog holds ticks of USD_JPY, which recording.json does not name (its instruments: EUR_USD, GBP_USD)`);
+    expect(damaged.stdout).toContain(
+      `  MISMATCH ${join(cat, 'recording.json')}: the catalog holds ticks of USD_JPY, which recording.json does not name (its instruments: EUR_USD, GBP_USD)`,
+    );
     expect(damaged.stdout).not.toMatch(/NaN|undefined/);
     // Candle checks only: the recordings are not read.
     const candles = await fxflow('data', 'check', '--catalog', cat, '--granularity', 'M1');
@@ -103,7 +153,9 @@ describe('fxflow data check on recorded ticks and financing', () => {
     const before = statSync(year).size;
     appendFileSync(year, '{"day":"2024-01-05","instrument":"EUR_');
     const r = await fxflow('data', 'check', '--catalog', cat, '--instrument', 'EUR_USD');
-    expect(r.stdout).toContain(`  TORN ${year}: bytes ${before} to ${before + 38} are a line without its line end (a recorder stopped mid-write): it is not a record. Repair: truncate -s ${before} ${year}`);
+    expect(r.stdout).toContain(
+      `  TORN ${year}: bytes ${before} to ${before + 38} are a line without its line end (a recorder stopped mid-write): it is not a record. Repair: truncate -s ${before} ${year}`,
+    );
     expect(r.code).toBe(1);
   });
 });

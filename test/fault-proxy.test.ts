@@ -77,27 +77,47 @@ async function setup(): Promise<{ proxy: FaultProxy; up: Upstream; pool: Pool }>
   return { proxy, up, pool };
 }
 
-async function call(p: Pool, method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
-  const r = await p.request({ method, path, ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}) });
+async function call(
+  p: Pool,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: string,
+): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
+  const r = await p.request({
+    method,
+    path,
+    ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}),
+  });
   return { status: r.statusCode, text: await r.body.text(), headers: r.headers };
 }
 
 describe('fault proxy', () => {
   it('passes requests and replies unchanged over one keep-alive connection: Content-Length and chunked replies, in order', async () => {
     const { proxy, up, pool } = await setup();
-    expect(await call(pool, 'POST', '/echo', '{"order":{"units":"1000"}}')).toMatchObject({ status: 201, text: '{"order":{"units":"1000"}}' });
+    expect(await call(pool, 'POST', '/echo', '{"order":{"units":"1000"}}')).toMatchObject({
+      status: 201,
+      text: '{"order":{"units":"1000"}}',
+    });
     expect(await call(pool, 'GET', '/chunks')).toMatchObject({ status: 200, text: 'one,two,three' });
     expect(await call(pool, 'GET', '/x')).toMatchObject({ status: 200, text: '{"ok":3}' });
     expect(up.handled.map((h) => h.path)).toEqual(['/echo', '/chunks', '/x']);
-    expect(proxy.requests.map((r) => [r.connection, r.method, r.path, r.action, r.at.replied !== undefined])).toEqual([
-      [1, 'POST', '/echo', 'pass', true], [1, 'GET', '/chunks', 'pass', true], [1, 'GET', '/x', 'pass', true],
+    expect(
+      proxy.requests.map((r) => [r.connection, r.method, r.path, r.action, r.at.replied !== undefined]),
+    ).toEqual([
+      [1, 'POST', '/echo', 'pass', true],
+      [1, 'GET', '/chunks', 'pass', true],
+      [1, 'GET', '/x', 'pass', true],
     ]);
     expect(proxy.requests[0]!.body).toBe('{"order":{"units":"1000"}}');
   });
 
   it('answers 503 and 429 (with Retry-After) without forwarding, for the first N matching requests only; the same connection then forwards', async () => {
     const { proxy, up, pool } = await setup();
-    const rule = proxy.rule((r) => r.method === 'POST', { kind: 'answer', status: 429, headers: { 'Retry-After': '1' } }, 2);
+    const rule = proxy.rule(
+      (r) => r.method === 'POST',
+      { kind: 'answer', status: 429, headers: { 'Retry-After': '1' } },
+      2,
+    );
     proxy.rule((r) => r.path === '/down', { kind: 'answer', status: 503 });
     const a = await call(pool, 'POST', '/echo', '{"a":1}');
     expect(a).toMatchObject({ status: 429 });
@@ -145,7 +165,7 @@ describe('fault proxy', () => {
     expect(up.handled.map((h) => h.body)).toEqual(['{"late":1}']);
   });
 
-  it('a request held past the server\'s keep-alive timeout is forwarded on a new server connection; the client\'s connection stays', async () => {
+  it("a request held past the server's keep-alive timeout is forwarded on a new server connection; the client's connection stays", async () => {
     const { proxy, up, pool } = await setup();
     const firstSocket = once(up.server, 'connection');
     expect((await call(pool, 'GET', '/x')).text).toBe('{"ok":1}');
@@ -176,7 +196,10 @@ describe('fault proxy', () => {
   it('cuts the connection after forwarding: the server applied the request, the client gets a socket error and no byte of the reply', async () => {
     const { proxy, up, pool } = await setup();
     proxy.rule(v20.write, { kind: 'cut' }, 1);
-    const err = await call(pool, 'POST', '/echo', '{"cut":1}').then(() => undefined, (e: unknown) => e);
+    const err = await call(pool, 'POST', '/echo', '{"cut":1}').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     expect((err as { code?: string }).code).toMatch(/UND_ERR_SOCKET|ECONNRESET/);
     expect(up.handled.map((h) => h.body)).toEqual(['{"cut":1}']);
@@ -196,7 +219,10 @@ describe('fault proxy', () => {
       got += d.toString();
       lines.dispatchEvent(new Event('data'));
     });
-    const seen = (text: string): Promise<void> => (got.includes(text) ? Promise.resolve() : new Promise((r) => lines.addEventListener('data', () => got.includes(text) && r(), {})));
+    const seen = (text: string): Promise<void> =>
+      got.includes(text)
+        ? Promise.resolve()
+        : new Promise((r) => lines.addEventListener('data', () => got.includes(text) && r(), {}));
     await seen('line 1\n');
     up.streams[0]!.write('line 2\n');
     await proxy.reached('withheld');
@@ -227,7 +253,11 @@ describe('HTTP framing', () => {
       fc.property(fc.array(fc.integer({ min: 1, max: all.length - 1 }), { maxLength: 12 }), (cuts) => {
         const out: Buffer[][] = [];
         let cur: Buffer[] = [];
-        const f = new HttpFramer('response', { head: (_h, b) => (cur = [b]), body: (b) => void cur.push(b), end: () => void out.push(cur) }, (h) => h.startLine.includes(' 204 '));
+        const f = new HttpFramer(
+          'response',
+          { head: (_h, b) => (cur = [b]), body: (b) => void cur.push(b), end: () => void out.push(cur) },
+          (h) => h.startLine.includes(' 204 '),
+        );
         const at = [0, ...[...new Set(cuts)].sort((a, b) => a - b), all.length];
         for (let i = 1; i < at.length; i++) f.feed(all.subarray(at[i - 1], at[i]));
         expect(out.map((m) => Buffer.concat(m).toString('latin1'))).toEqual(msgs);

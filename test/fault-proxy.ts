@@ -39,7 +39,12 @@ export type FaultAction =
   | { readonly kind: 'pass' }
   | { readonly kind: 'delay'; readonly ms: number }
   | { readonly kind: 'cut' }
-  | { readonly kind: 'answer'; readonly status: number; readonly headers?: Readonly<Record<string, string>>; readonly body?: string }
+  | {
+      readonly kind: 'answer';
+      readonly status: number;
+      readonly headers?: Readonly<Record<string, string>>;
+      readonly body?: string;
+    }
   | { readonly kind: 'hold'; readonly ms: number }
   | { readonly kind: 'stall'; readonly afterBytes?: number };
 
@@ -49,7 +54,17 @@ export type FaultAction =
  * held request is still forwarded). `dropped`: never forwarded nor answered (its client left first),
  * or its reply was lost with the server's connection.
  */
-export type ProxyStage = 'received' | 'held' | 'forwarded' | 'answered' | 'cut' | 'stalled' | 'withheld' | 'replied' | 'abandoned' | 'dropped';
+export type ProxyStage =
+  | 'received'
+  | 'held'
+  | 'forwarded'
+  | 'answered'
+  | 'cut'
+  | 'stalled'
+  | 'withheld'
+  | 'replied'
+  | 'abandoned'
+  | 'dropped';
 
 /** A request, the action taken, and when (performance.now()) it passed each stage. */
 export interface ProxyRecord extends ProxyRequest {
@@ -113,12 +128,19 @@ interface Exchange {
   resume(): void;
 }
 
-const REASONS: Record<number, string> = { 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+const REASONS: Record<number, string> = {
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
 
 /** Starts a proxy forwarding to `target` (an `http://127.0.0.1:port` URL). */
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const up = new URL(target);
-  if (up.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(up.hostname)) throw new Error(`fault proxy: target ${target} must be http on 127.0.0.1`);
+  if (up.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(up.hostname))
+    throw new Error(`fault proxy: target ${target} must be http on 127.0.0.1`);
   const port = Number(up.port);
   const events = new EventEmitter();
   events.setMaxListeners(0);
@@ -274,8 +296,15 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
 
     const forward = (rec: ProxyRecord, raw: Buffer, action: FaultAction): void => {
       const ex: Exchange = {
-        rec, raw, action, stalled: false, kept: [], allowance: action.kind === 'stall' ? (action.afterBytes ?? 0) : 0, replyStarted: false,
-        endedWhileStalled: false, done: undefined,
+        rec,
+        raw,
+        action,
+        stalled: false,
+        kept: [],
+        allowance: action.kind === 'stall' ? (action.afterBytes ?? 0) : 0,
+        replyStarted: false,
+        endedWhileStalled: false,
+        done: undefined,
         resume() {
           ex.stalled = false;
           ex.allowance = Number.POSITIVE_INFINITY;
@@ -304,8 +333,15 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       rec.action = action.kind;
       switch (action.kind) {
         case 'answer': {
-          const body = Buffer.from(action.body ?? JSON.stringify({ errorMessage: `fault proxy: ${action.status}` }));
-          const head = [`HTTP/1.1 ${action.status} ${REASONS[action.status] ?? 'Fault'}`, 'Content-Type: application/json', `Content-Length: ${body.length}`, 'Connection: keep-alive'];
+          const body = Buffer.from(
+            action.body ?? JSON.stringify({ errorMessage: `fault proxy: ${action.status}` }),
+          );
+          const head = [
+            `HTTP/1.1 ${action.status} ${REASONS[action.status] ?? 'Fault'}`,
+            'Content-Type: application/json',
+            `Content-Length: ${body.length}`,
+            'Connection: keep-alive',
+          ];
           for (const [k, v] of Object.entries(action.headers ?? {})) head.push(`${k}: ${v}`);
           const bytes = Buffer.concat([Buffer.from(head.join('\r\n') + '\r\n\r\n', 'latin1'), body]);
           rec.bytesDown += bytes.length;
@@ -352,9 +388,17 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         const bodyStart = raw.indexOf('\r\n\r\n') + 4;
         const chunked = (head!.headers['transfer-encoding'] ?? '').includes('chunked');
         const rec: ProxyRecord = {
-          n: requests.length + 1, connection, method, path, headers: head!.headers,
+          n: requests.length + 1,
+          connection,
+          method,
+          path,
+          headers: head!.headers,
           body: chunked ? unchunk(raw.subarray(bodyStart)) : raw.subarray(bodyStart).toString('utf8'),
-          action: 'pass', at: {}, clientGoneAtForward: false, bytesDown: 0, keptBytes: 0,
+          action: 'pass',
+          at: {},
+          clientGoneAtForward: false,
+          bytesDown: 0,
+          keptBytes: 0,
         };
         requests.push(rec);
         mark(rec, 'received');
@@ -431,7 +475,14 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         };
         const timer = setTimeout(() => {
           events.off('stage', on);
-          reject(new Error(`fault proxy: no request matching the predicate reached '${stage}' within ${ms} ms (${requests.length} seen: ${requests.slice(-5).map((r) => `${r.method} ${r.path} ${Object.keys(r.at).join('>')}`).join('; ')})`));
+          reject(
+            new Error(
+              `fault proxy: no request matching the predicate reached '${stage}' within ${ms} ms (${requests.length} seen: ${requests
+                .slice(-5)
+                .map((r) => `${r.method} ${r.path} ${Object.keys(r.at).join('>')}`)
+                .join('; ')})`,
+            ),
+          );
         }, ms);
         events.on('stage', on);
       });
@@ -467,7 +518,8 @@ function unchunk(b: Buffer): string {
 /** Predicates for the v20 requests tests aim at. */
 export const v20 = {
   /** A new order: POST /v3/accounts/{id}/orders. */
-  orderPost: (r: ProxyRequest): boolean => r.method === 'POST' && /^\/v3\/accounts\/[^/]+\/orders$/.test(r.path),
+  orderPost: (r: ProxyRequest): boolean =>
+    r.method === 'POST' && /^\/v3\/accounts\/[^/]+\/orders$/.test(r.path),
   /** The transaction stream. */
   transactionStream: (r: ProxyRequest): boolean => /\/transactions\/stream/.test(r.path),
   /** The pricing stream. */

@@ -25,20 +25,40 @@ function strategy(seen?: Transaction[]) {
       const n = st.n + 1;
       if (n % 12 !== 0) return { state: { n } };
       const net = ctx.position('EUR_USD').net;
-      return { state: { n }, intents: [ctx.market('EUR_USD', net > 0 ? -3000 : 2000, { tp: { distance: 0.003 }, sl: { distance: 0.002 } })] };
+      return {
+        state: { n },
+        intents: [
+          ctx.market('EUR_USD', net > 0 ? -3000 : 2000, { tp: { distance: 0.003 }, sl: { distance: 0.002 } }),
+        ],
+      };
     },
-    ...(seen ? { onTransaction: (ctx: { transaction?: Transaction }) => void (ctx.transaction && seen.push(ctx.transaction)) } : {}),
+    ...(seen
+      ? {
+          onTransaction: (ctx: { transaction?: Transaction }) =>
+            void (ctx.transaction && seen.push(ctx.transaction)),
+        }
+      : {}),
   });
 }
 
 async function backtest(seen: Transaction[] | undefined, extra: Partial<BacktestOptions> = {}) {
-  const config = loadConfig(undefined, { run: { from: '2024-01-01', to: '2024-02-01' }, costs: { financing: false } });
+  const config = loadConfig(undefined, {
+    run: { from: '2024-01-01', to: '2024-02-01' },
+    costs: { financing: false },
+  });
   return runBacktest({
     loaded: { strategy: strategy(seen), name: 'flipper', params: {}, file: 'flipper.ts' } as never,
     config,
     instruments: loadInstruments(),
     log: silent,
-    candles: (q) => syntheticCandles({ instrument: q.instrument, granularity: q.granularity, from: q.from, to: q.to, seed: 3 }),
+    candles: (q) =>
+      syntheticCandles({
+        instrument: q.instrument,
+        granularity: q.granularity,
+        from: q.from,
+        to: q.to,
+        seed: 3,
+      }),
     ...extra,
   });
 }

@@ -18,10 +18,22 @@ import { defineStrategy, type Ctx } from '../src/strategy/api.ts';
 const catalog = new Catalog(resolve(import.meta.dirname, '../data/catalog'));
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
-async function run(strategy: string, params: string[], overrides: Record<string, Record<string, unknown>> = {}): Promise<BacktestResult> {
+async function run(
+  strategy: string,
+  params: string[],
+  overrides: Record<string, Record<string, unknown>> = {},
+): Promise<BacktestResult> {
   const config = loadConfig(undefined, overrides as never);
   const loaded = await loadStrategy(resolve(import.meta.dirname, '..', strategy), params);
-  return runBacktest({ loaded, config, instruments: loadInstruments(), candles: (r) => catalog.candles(r), available: (i, g) => catalog.has(i, g), log: silent, keepTransactions: true });
+  return runBacktest({
+    loaded,
+    config,
+    instruments: loadInstruments(),
+    candles: (r) => catalog.candles(r),
+    available: (i, g) => catalog.has(i, g),
+    log: silent,
+    keepTransactions: true,
+  });
 }
 
 function ledgerSum(r: BacktestResult): string {
@@ -29,7 +41,8 @@ function ledgerSum(r: BacktestResult): string {
   for (const t of r.transactions) {
     const x = t as unknown as Record<string, string>;
     if (t.type === 'TRANSFER_FUNDS') sum += amount(x.amount!);
-    if (t.type === 'ORDER_FILL') sum += amount(x.pl!) + amount(x.financing!) - amount(x.commission!) - amount(x.guaranteedExecutionFee!);
+    if (t.type === 'ORDER_FILL')
+      sum += amount(x.pl!) + amount(x.financing!) - amount(x.commission!) - amount(x.guaranteedExecutionFee!);
     if (t.type === 'DAILY_FINANCING') sum += amount(x.financing!);
   }
   return formatAmount(sum);
@@ -71,22 +84,32 @@ describe('golden: sma-cross, EUR_USD H1 2024 (bundled sample, defaults)', () => 
       }
     `);
     // The balance is the exact sum of the transactions.
-    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
+    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as {
+      accountBalance: string;
+    };
     expect(ledgerSum(r)).toBe(last.accountBalance);
   });
 });
 
 describe('golden: classic reference configuration', () => {
   it('mid candles, zero spread, next-open market fills, long-only, fixed units', async () => {
-    const r = await run('strategies/sma-cross.ts', ['instrument=EUR_USD', 'granularity=H1', 'longOnly=true'], { data: { spread: 'mid' }, costs: { financing: false } });
+    const r = await run(
+      'strategies/sma-cross.ts',
+      ['instrument=EUR_USD', 'granularity=H1', 'longOnly=true'],
+      { data: { spread: 'mid' }, costs: { financing: false } },
+    );
     const s = r.summary;
     expect(s.spreadCost).toBe(0);
     expect(s.financing).toBe(0);
-    const fills = r.transactions.filter((t) => t.type === 'ORDER_FILL') as unknown as { units: string; halfSpreadCost: string }[];
+    const fills = r.transactions.filter((t) => t.type === 'ORDER_FILL') as unknown as {
+      units: string;
+      halfSpreadCost: string;
+    }[];
     // Long-only with fixed units: every fill is +10000 (entry) or -10000 (exit).
     expect(new Set(fills.map((f) => f.units))).toEqual(new Set(['10000', '-10000']));
     expect(fills.every((f) => f.halfSpreadCost === '0.0000')).toBe(true);
-    expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, maxDrawdown: s.maxDrawdown }).toMatchInlineSnapshot(`
+    expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, maxDrawdown: s.maxDrawdown })
+      .toMatchInlineSnapshot(`
       {
         "finalBalance": 100072.9,
         "maxDrawdown": 544.3,
@@ -133,16 +156,23 @@ describe('golden: breakout-tpsl, GBP_USD H1 2024 (take profit and stop loss on f
         "wins": 172,
       }
     `);
-    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
+    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as {
+      accountBalance: string;
+    };
     expect(ledgerSum(r)).toBe(last.accountBalance);
   });
 });
 
 describe('golden: EUR account trading USD_JPY (conversion through EUR_USD, added automatically)', () => {
   it('converts every fill with the quoted factors and reproduces the pinned figures', async () => {
-    const r = await run('strategies/breakout-tpsl.ts', ['instrument=USD_JPY', 'granularity=H1'], { account: { currency: 'EUR' } });
+    const r = await run('strategies/breakout-tpsl.ts', ['instrument=USD_JPY', 'granularity=H1'], {
+      account: { currency: 'EUR' },
+    });
     const fills = r.transactions.filter((t) => t.type === 'ORDER_FILL') as unknown as {
-      pl: string; gainQuoteHomeConversionFactor: string; lossQuoteHomeConversionFactor: string; tradesClosed?: { units: string; price: string; realizedPL: string }[];
+      pl: string;
+      gainQuoteHomeConversionFactor: string;
+      lossQuoteHomeConversionFactor: string;
+      tradesClosed?: { units: string; price: string; realizedPL: string }[];
     }[];
     expect(fills.length).toBeGreaterThan(100);
     for (const f of fills) {
@@ -155,7 +185,13 @@ describe('golden: EUR account trading USD_JPY (conversion through EUR_USD, added
     }
     const s = r.summary;
     expect(s.currency).toBe('EUR');
-    expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, financing: s.financing, spreadCost: s.spreadCost }).toMatchInlineSnapshot(`
+    expect({
+      trades: s.trades,
+      wins: s.wins,
+      finalBalance: s.finalBalance,
+      financing: s.financing,
+      spreadCost: s.spreadCost,
+    }).toMatchInlineSnapshot(`
       {
         "finalBalance": 99840.9988,
         "financing": -86.207,
@@ -164,7 +200,9 @@ describe('golden: EUR account trading USD_JPY (conversion through EUR_USD, added
         "wins": 178,
       }
     `);
-    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
+    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as {
+      accountBalance: string;
+    };
     expect(ledgerSum(r)).toBe(last.accountBalance);
   });
 });
@@ -185,9 +223,14 @@ describe('golden: EUR account trading USD_JPY and EUR_GBP at once (multi-currenc
       const slow = ctx.sma(48);
       if (fast === undefined || slow === undefined) return;
       const sig = fast > slow ? 1 : -1;
-      if (sig === s[c.instrument] || ctx.trades(c.instrument).length > 0) return { state: { ...s, [c.instrument]: sig } };
+      if (sig === s[c.instrument] || ctx.trades(c.instrument).length > 0)
+        return { state: { ...s, [c.instrument]: sig } };
       const pip = c.instrument === 'USD_JPY' ? 0.01 : 0.0001;
-      const intent = ctx.market(c.instrument, sig * ctx.params.units, { tp: { distance: 60 * pip }, sl: { distance: 40 * pip }, trailing: 50 * pip });
+      const intent = ctx.market(c.instrument, sig * ctx.params.units, {
+        tp: { distance: 60 * pip },
+        sl: { distance: 40 * pip },
+        trailing: 50 * pip,
+      });
       return { state: { ...s, [c.instrument]: sig }, intents: [intent] };
     },
   });
@@ -196,25 +239,50 @@ describe('golden: EUR account trading USD_JPY and EUR_GBP at once (multi-currenc
     const traded = new Set(['USD_JPY', 'EUR_GBP', 'EUR_USD']);
     const from = Date.UTC(2024, 0, 1);
     const to = Date.UTC(2024, 3, 1);
-    const config = loadConfig(undefined, { account: { currency: 'EUR' }, run: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } } as never);
+    const config = loadConfig(undefined, {
+      account: { currency: 'EUR' },
+      run: { from: new Date(from).toISOString(), to: new Date(to).toISOString() },
+    } as never);
     const r = await runBacktest({
       loaded: { file: 'inline', name: 'two-pairs', strategy: strategy as never, params: { units: 20_000 } },
       config,
       instruments: loadInstruments(),
-      candles: (q) => syntheticCandles({ instrument: q.instrument, granularity: q.granularity, from: q.from, to: q.to, seed: 7 }),
+      candles: (q) =>
+        syntheticCandles({
+          instrument: q.instrument,
+          granularity: q.granularity,
+          from: q.from,
+          to: q.to,
+          seed: 7,
+        }),
       available: (i) => traded.has(i),
       log: silent,
       keepTransactions: true,
     });
-    const fills = r.transactions.filter((t) => t.type === 'ORDER_FILL') as unknown as { instrument: string; reason: string; gainQuoteHomeConversionFactor: string; lossQuoteHomeConversionFactor: string }[];
+    const fills = r.transactions.filter((t) => t.type === 'ORDER_FILL') as unknown as {
+      instrument: string;
+      reason: string;
+      gainQuoteHomeConversionFactor: string;
+      lossQuoteHomeConversionFactor: string;
+    }[];
     const by = (i: string): typeof fills => fills.filter((f) => f.instrument === i);
     expect(by('USD_JPY').length).toBeGreaterThan(10);
     expect(by('EUR_GBP').length).toBeGreaterThan(10);
     for (const f of by('USD_JPY')) expect(Number(f.gainQuoteHomeConversionFactor)).toBeLessThan(0.01); // JPY → EUR ≈ 1/160
     for (const f of by('EUR_GBP')) expect(Number(f.gainQuoteHomeConversionFactor)).toBeGreaterThan(1.05); // GBP → EUR ≈ 1/0.86
-    for (const f of fills) expect(Number(f.lossQuoteHomeConversionFactor)).toBeGreaterThan(Number(f.gainQuoteHomeConversionFactor));
+    for (const f of fills)
+      expect(Number(f.lossQuoteHomeConversionFactor)).toBeGreaterThan(
+        Number(f.gainQuoteHomeConversionFactor),
+      );
     const reasons = new Set(fills.map((f) => f.reason));
-    expect([...reasons].sort()).toEqual(expect.arrayContaining(['MARKET_ORDER', 'STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER']));
+    expect([...reasons].sort()).toEqual(
+      expect.arrayContaining([
+        'MARKET_ORDER',
+        'STOP_LOSS_ORDER',
+        'TAKE_PROFIT_ORDER',
+        'TRAILING_STOP_LOSS_ORDER',
+      ]),
+    );
     const s = r.summary;
     expect(s.currency).toBe('EUR');
     expect({
@@ -224,7 +292,9 @@ describe('golden: EUR account trading USD_JPY and EUR_GBP at once (multi-currenc
       financing: s.financing,
       spreadCost: s.spreadCost,
       fills: { USD_JPY: by('USD_JPY').length, EUR_GBP: by('EUR_GBP').length },
-      reasons: Object.fromEntries([...reasons].sort().map((x) => [x, fills.filter((f) => f.reason === x).length])),
+      reasons: Object.fromEntries(
+        [...reasons].sort().map((x) => [x, fills.filter((f) => f.reason === x).length]),
+      ),
     }).toMatchInlineSnapshot(`
       {
         "fills": {
@@ -244,16 +314,23 @@ describe('golden: EUR account trading USD_JPY and EUR_GBP at once (multi-currenc
         "wins": 15,
       }
     `);
-    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as { accountBalance: string };
+    const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as {
+      accountBalance: string;
+    };
     expect(ledgerSum(r)).toBe(last.accountBalance);
     // The report's splits agree with the transactions: exits by the closing fills' reasons, trades by
     // instrument and direction.
-    const closing = r.transactions.filter((t) => t.type === 'ORDER_FILL' && (t as unknown as { tradesClosed?: unknown[] }).tradesClosed) as unknown as { reason: string; instrument: string; tradesClosed: unknown[] }[];
-    const closedBy = (reason: string): number => closing.filter((f) => f.reason === reason).reduce((n, f) => n + f.tradesClosed.length, 0);
+    const closing = r.transactions.filter(
+      (t) => t.type === 'ORDER_FILL' && (t as unknown as { tradesClosed?: unknown[] }).tradesClosed,
+    ) as unknown as { reason: string; instrument: string; tradesClosed: unknown[] }[];
+    const closedBy = (reason: string): number =>
+      closing.filter((f) => f.reason === reason).reduce((n, f) => n + f.tradesClosed.length, 0);
     expect(s.exitReasons).toEqual({
       ...(closedBy('STOP_LOSS_ORDER') ? { STOP_LOSS: closedBy('STOP_LOSS_ORDER') } : {}),
       ...(closedBy('TAKE_PROFIT_ORDER') ? { TAKE_PROFIT: closedBy('TAKE_PROFIT_ORDER') } : {}),
-      ...(closedBy('TRAILING_STOP_LOSS_ORDER') ? { TRAILING_STOP: closedBy('TRAILING_STOP_LOSS_ORDER') } : {}),
+      ...(closedBy('TRAILING_STOP_LOSS_ORDER')
+        ? { TRAILING_STOP: closedBy('TRAILING_STOP_LOSS_ORDER') }
+        : {}),
       ...(closedBy('MARKET_ORDER') ? { STRATEGY_ORDER: closedBy('MARKET_ORDER') } : {}),
     });
     expect(Object.keys(s.byInstrument).sort()).toEqual(['EUR_GBP', 'USD_JPY']);
@@ -261,18 +338,30 @@ describe('golden: EUR account trading USD_JPY and EUR_GBP at once (multi-currenc
     expect(s.long.trades + s.short.trades).toBe(s.trades);
     expect(s.long.wins + s.short.wins).toBe(s.wins);
     const groupsPL = s.long.netPL + s.short.netPL;
-    expect(groupsPL).toBeCloseTo(r.trades.reduce((a, t) => a + t.realizedPL + t.financing - t.commission, 0), 3);
+    expect(groupsPL).toBeCloseTo(
+      r.trades.reduce((a, t) => a + t.realizedPL + t.financing - t.commission, 0),
+      3,
+    );
     // Orders: every strategy order is accounted for.
     const o = s.orders!;
     expect(o.placed).toBe(o.filled + o.cancelled + o.rejected + o.pending);
-    expect(o.dependent.placed).toBe(o.dependent.filled + o.dependent.cancelled + o.dependent.rejected + o.dependent.pending);
+    expect(o.dependent.placed).toBe(
+      o.dependent.filled + o.dependent.cancelled + o.dependent.rejected + o.dependent.pending,
+    );
     expect(o.warning).toBeNull();
   });
 });
 
 /** Runs an inline strategy on the bundled sample (EUR_USD and USD_JPY, H1, January 2024). */
-async function inline(strategy: unknown, overrides: Record<string, Record<string, unknown>> = {}, params: Record<string, unknown> = {}): Promise<BacktestResult> {
-  const config = loadConfig(undefined, { run: { from: '2024-01-01', to: '2024-02-01' }, ...overrides } as never);
+async function inline(
+  strategy: unknown,
+  overrides: Record<string, Record<string, unknown>> = {},
+  params: Record<string, unknown> = {},
+): Promise<BacktestResult> {
+  const config = loadConfig(undefined, {
+    run: { from: '2024-01-01', to: '2024-02-01' },
+    ...overrides,
+  } as never);
   return runBacktest({
     loaded: { file: 'inline', name: 'inline', strategy: strategy as never, params: params as never },
     config,
@@ -300,16 +389,26 @@ describe('the report hides nothing', () => {
       }),
     );
     const o = r.summary.orders!;
-    const rejects = r.transactions.filter((t) => t.type.endsWith('_REJECT')) as unknown as { rejectReason: string }[];
+    const rejects = r.transactions.filter((t) => t.type.endsWith('_REJECT')) as unknown as {
+      rejectReason: string;
+    }[];
     expect(rejects.length).toBeGreaterThan(100);
     expect(o.rejected).toBe(rejects.length);
     expect(o.rejectReasons[0]).toEqual({ reason: rejects[0]!.rejectReason, count: rejects.length });
     expect(o.filled).toBe(r.transactions.filter((t) => t.type === 'ORDER_FILL').length);
     expect(o.placed).toBe(o.filled + o.cancelled + o.rejected + o.pending);
-    expect(o.warning).toMatch(new RegExp(`^${o.placed - o.filled} of ${o.placed} orders did not fill \\(${o.rejected} rejected, ${o.cancelled} cancelled by the account\\); leading reasons: ${rejects[0]!.rejectReason} ×${rejects.length}`));
+    expect(o.warning).toMatch(
+      new RegExp(
+        `^${o.placed - o.filled} of ${o.placed} orders did not fill \\(${o.rejected} rejected, ${o.cancelled} cancelled by the account\\); leading reasons: ${rejects[0]!.rejectReason} ×${rejects.length}`,
+      ),
+    );
     const text = formatSummary(r.summary, 'inline');
     expect(text.split('\n')[2]).toBe(`WARNING: ${o.warning}`);
-    expect(text).toMatch(new RegExp(`Orders\\s+${o.placed} placed, ${o.filled} filled, ${o.cancelled} cancelled, ${o.rejected} rejected`));
+    expect(text).toMatch(
+      new RegExp(
+        `Orders\\s+${o.placed} placed, ${o.filled} filled, ${o.cancelled} cancelled, ${o.rejected} rejected`,
+      ),
+    );
   });
 
   // Reported: a wrong pip size on USD_JPY cancelled all 211 orders and the report said "0 trades".
@@ -326,8 +425,12 @@ describe('the report hides nothing', () => {
       }),
     );
     const s = r.summary;
-    const cancels = r.transactions.filter((t) => t.type === 'ORDER_CANCEL') as unknown as { reason: string }[];
-    const rejects = r.transactions.filter((t) => t.type.endsWith('_REJECT')) as unknown as { rejectReason: string }[];
+    const cancels = r.transactions.filter((t) => t.type === 'ORDER_CANCEL') as unknown as {
+      reason: string;
+    }[];
+    const rejects = r.transactions.filter((t) => t.type.endsWith('_REJECT')) as unknown as {
+      rejectReason: string;
+    }[];
     const o = s.orders!;
     expect(s.trades).toBe(0);
     expect(o.filled).toBe(0);
@@ -351,7 +454,15 @@ describe('the report hides nothing', () => {
           if (n % 30 === 0 && pos !== 0) return { state: { n }, intents: [ctx.closePosition('EUR_USD')] };
           if (pos !== 0) return { state: { n } };
           const side = n % 2 === 0 ? 1 : -1;
-          return { state: { n }, intents: [ctx.market('EUR_USD', side * 10_000, { tp: { distance: ctx.pips('EUR_USD', 25) }, sl: { distance: ctx.pips('EUR_USD', 25) } })] };
+          return {
+            state: { n },
+            intents: [
+              ctx.market('EUR_USD', side * 10_000, {
+                tp: { distance: ctx.pips('EUR_USD', 25) },
+                sl: { distance: ctx.pips('EUR_USD', 25) },
+              }),
+            ],
+          };
         },
       }),
       { costs: { commissionPerMillion: '50' } },
@@ -359,7 +470,9 @@ describe('the report hides nothing', () => {
     const s = r.summary;
     expect(s.trades).toBeGreaterThan(20);
     const reasons = new Set(r.trades.map((t) => t.exitReason));
-    expect([...reasons].sort()).toEqual(['STOP_LOSS', 'STRATEGY_CLOSE', 'TAKE_PROFIT'].filter((x) => reasons.has(x as never)));
+    expect([...reasons].sort()).toEqual(
+      ['STOP_LOSS', 'STRATEGY_CLOSE', 'TAKE_PROFIT'].filter((x) => reasons.has(x as never)),
+    );
     expect(reasons.has('STOP_LOSS') && reasons.has('TAKE_PROFIT')).toBe(true);
     // Trades closed and open at the end carry every fill's cost between them.
     expect(r.openAtEnd).toHaveLength(s.openTrades);
@@ -387,7 +500,9 @@ describe("the strategy author's mistakes are not silent", () => {
       } as never),
     );
     await expect(run).rejects.toMatchObject({ name: 'StrategyError', handler: 'onCandle' });
-    await expect(run).rejects.toThrow(/strategy 'inline': onCandle at 2024-01-01T\d\d:00:00\.000Z returned a Promise: handlers are synchronous/);
+    await expect(run).rejects.toThrow(
+      /strategy 'inline': onCandle at 2024-01-01T\d\d:00:00\.000Z returned a Promise: handlers are synchronous/,
+    );
   });
 
   // Reported: ctx.indicator('RSI', {}) returned 0 for ever.
@@ -401,7 +516,9 @@ describe("the strategy author's mistakes are not silent", () => {
         },
       }),
     );
-    await expect(run).rejects.toThrow(/strategy 'inline' threw in onCandle at .*: indicator 'RSI': option 'period' is missing; its options are \{ period: number \}/);
+    await expect(run).rejects.toThrow(
+      /strategy 'inline' threw in onCandle at .*: indicator 'RSI': option 'period' is missing; its options are \{ period: number \}/,
+    );
   });
 });
 
@@ -419,7 +536,13 @@ describe('ctx: the instrument, price helpers and recent candles', () => {
           if (candles.length !== 40) return;
           const i = ctx.instrument('USD_JPY');
           seen.push(
-            { pipLocation: i.pipLocation, pip: i.pip, displayPrecision: i.displayPrecision, minimumTradeSize: i.minimumTradeSize, marginRate: i.marginRate },
+            {
+              pipLocation: i.pipLocation,
+              pip: i.pip,
+              displayPrecision: i.displayPrecision,
+              minimumTradeSize: i.minimumTradeSize,
+              marginRate: i.marginRate,
+            },
             ctx.pips('USD_JPY', 12.5),
             ctx.toPips('USD_JPY', 150.125 - 150.0),
             ctx.round('USD_JPY', 150.12349),
@@ -432,7 +555,13 @@ describe('ctx: the instrument, price helpers and recent candles', () => {
     );
     const inst = loadInstruments().get('USD_JPY');
     expect(seen.slice(0, 5)).toEqual([
-      { pipLocation: -2, pip: 0.01, displayPrecision: inst.displayPrecision, minimumTradeSize: inst.minimumTradeSize, marginRate: inst.marginRate },
+      {
+        pipLocation: -2,
+        pip: 0.01,
+        displayPrecision: inst.displayPrecision,
+        minimumTradeSize: inst.minimumTradeSize,
+        marginRate: inst.marginRate,
+      },
       0.125,
       12.5,
       Number((150.12349).toFixed(inst.displayPrecision)),
@@ -462,9 +591,21 @@ describe('closed trades kept or only streamed', () => {
     const { join } = await import('node:path');
     const { tradesCsv } = await import('../src/app/backtest.ts');
     const config = loadConfig(undefined, {});
-    const loaded = await loadStrategy(resolve(import.meta.dirname, '../strategies/breakout-tpsl.ts'), ['instrument=EUR_USD', 'granularity=H1']);
+    const loaded = await loadStrategy(resolve(import.meta.dirname, '../strategies/breakout-tpsl.ts'), [
+      'instrument=EUR_USD',
+      'granularity=H1',
+    ]);
     const go = (keepTrades: boolean, runDir: string): Promise<BacktestResult> =>
-      runBacktest({ loaded, config, instruments: loadInstruments(), candles: (r) => catalog.candles(r), available: (i, g) => catalog.has(i, g), log: silent, keepTrades, runDir });
+      runBacktest({
+        loaded,
+        config,
+        instruments: loadInstruments(),
+        candles: (r) => catalog.candles(r),
+        available: (i, g) => catalog.has(i, g),
+        log: silent,
+        keepTrades,
+        runDir,
+      });
     const keptDir = join(mkdtempSync(join(tmpdir(), 'fxflow-kept-')), 'run');
     const streamedDir = join(mkdtempSync(join(tmpdir(), 'fxflow-streamed-')), 'run');
     const kept = await go(true, keptDir);

@@ -33,7 +33,11 @@ export class HttpFramer {
   readonly #sink: FramerSink;
   readonly #bodyless: (head: HttpHead) => boolean;
 
-  constructor(kind: 'request' | 'response', sink: FramerSink, bodyless: (head: HttpHead) => boolean = () => false) {
+  constructor(
+    kind: 'request' | 'response',
+    sink: FramerSink,
+    bodyless: (head: HttpHead) => boolean = () => false,
+  ) {
     this.#kind = kind;
     this.#sink = sink;
     this.#bodyless = bodyless;
@@ -61,7 +65,8 @@ export class HttpFramer {
       this.#mode = this.#bodyMode(head);
       this.#chunk = 'size';
       this.#sink.head(head, raw);
-      if (this.#mode.kind === 'none' || (this.#mode.kind === 'length' && this.#mode.left === 0)) this.#finish();
+      if (this.#mode.kind === 'none' || (this.#mode.kind === 'length' && this.#mode.left === 0))
+        this.#finish();
       return true;
     }
     switch (mode.kind) {
@@ -101,7 +106,8 @@ export class HttpFramer {
     }
     if (this.#chunk === 'size') {
       const size = Number.parseInt(line.split(';')[0]!.trim(), 16);
-      if (!Number.isFinite(size)) throw new Error(`http framing: bad chunk size line ${JSON.stringify(line)}`);
+      if (!Number.isFinite(size))
+        throw new Error(`http framing: bad chunk size line ${JSON.stringify(line)}`);
       if (size === 0) this.#chunk = 'trailer';
       else {
         this.#chunk = 'data';
@@ -128,7 +134,8 @@ export class HttpFramer {
 
   #bodyMode(head: HttpHead): BodyMode {
     if (this.#bodyless(head)) return { kind: 'none' };
-    if ((head.headers['transfer-encoding'] ?? '').toLowerCase().includes('chunked')) return { kind: 'chunked' };
+    if ((head.headers['transfer-encoding'] ?? '').toLowerCase().includes('chunked'))
+      return { kind: 'chunked' };
     const length = head.headers['content-length'];
     if (length !== undefined) return { kind: 'length', left: Number(length) };
     return this.#kind === 'request' ? { kind: 'none' } : { kind: 'close' };

@@ -28,15 +28,32 @@ const bands = defineStrategy({
   },
 });
 
-async function trial(params: Partial<typeof bands.params>, memo?: IndicatorMemo, seed = 3, to = '2024-03-01') {
+async function trial(
+  params: Partial<typeof bands.params>,
+  memo?: IndicatorMemo,
+  seed = 3,
+  to = '2024-03-01',
+) {
   const config = loadConfig(undefined, { run: { from: '2024-01-01', to }, costs: { financing: false } });
   const r = await runBacktest({
-    loaded: { strategy: bands, name: 'bands', params: { ...bands.params, ...params }, file: 'bands.ts' } as never,
+    loaded: {
+      strategy: bands,
+      name: 'bands',
+      params: { ...bands.params, ...params },
+      file: 'bands.ts',
+    } as never,
     config,
     instruments: loadInstruments(),
     log: silent,
     keepTransactions: true,
-    candles: (q) => syntheticCandles({ instrument: q.instrument, granularity: q.granularity, from: q.from, to: q.to, seed }),
+    candles: (q) =>
+      syntheticCandles({
+        instrument: q.instrument,
+        granularity: q.granularity,
+        from: q.from,
+        to: q.to,
+        seed,
+      }),
     ...(memo ? { indicatorMemo: memo } : {}),
   });
   return r.transactions.map((t) => JSON.stringify(t)).join('\n');
@@ -47,12 +64,18 @@ describe('indicator values shared between trials (IndicatorMemo)', () => {
     const memo = new IndicatorMemo();
     const alone = new Map<string, string>();
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(10, 20), fc.constantFrom(1.5, 2), fc.constantFrom(1000, 2500), fc.constantFrom(0, 0, 300), async (period, stdDev, units, startAfter) => {
-        const p = { period, stdDev, units, startAfter };
-        const k = JSON.stringify(p);
-        if (!alone.has(k)) alone.set(k, await trial(p));
-        expect(await trial(p, memo)).toBe(alone.get(k));
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(10, 20),
+        fc.constantFrom(1.5, 2),
+        fc.constantFrom(1000, 2500),
+        fc.constantFrom(0, 0, 300),
+        async (period, stdDev, units, startAfter) => {
+          const p = { period, stdDev, units, startAfter };
+          const k = JSON.stringify(p);
+          if (!alone.has(k)) alone.set(k, await trial(p));
+          expect(await trial(p, memo)).toBe(alone.get(k));
+        },
+      ),
       { numRuns: 12 },
     );
     // Each (options, point of creation) was computed once; RSI(14) is shared by all that start together.
@@ -74,6 +97,8 @@ describe('indicator values shared between trials (IndicatorMemo)', () => {
   it('refuses to replay onto other candles: the check on each close stops the run', async () => {
     const memo = new IndicatorMemo();
     await trial({}, memo, 3);
-    await expect(trial({}, memo, 4)).rejects.toThrow(/indicator memo: update \d+ of .*BollingerBands.* is fed .* the recorded run was fed/);
+    await expect(trial({}, memo, 4)).rejects.toThrow(
+      /indicator memo: update \d+ of .*BollingerBands.* is fed .* the recorded run was fed/,
+    );
   }, 60_000);
 });

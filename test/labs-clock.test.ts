@@ -43,7 +43,28 @@ function sandboxReaches(t: number): Promise<void> {
 describe('labs on the server clock', () => {
   it('fxflow record against a sandbox at speed 600: every calendar release recorded once, known at its sandbox time (not the wall clock), none lost between polls; the recording replays in a backtest with every item', async () => {
     const catalog = mkdtempSync(join(tmpdir(), 'fxflow-labs-clock-'));
-    const child = spawn(process.execPath, ['bin/fxflow.js', 'record', '--env', 'sandbox', '--url', sb.url, '--catalog', catalog, '--labs', 'calendar', '--currencies', CURRENCIES.join(','), '--every-ms', '60000', '--requests-per-minute', '1200'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        'bin/fxflow.js',
+        'record',
+        '--env',
+        'sandbox',
+        '--url',
+        sb.url,
+        '--catalog',
+        catalog,
+        '--labs',
+        'calendar',
+        '--currencies',
+        CURRENCIES.join(','),
+        '--every-ms',
+        '60000',
+        '--requests-per-minute',
+        '1200',
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
@@ -53,14 +74,27 @@ describe('labs on the server clock', () => {
     expect(await exited, err).toBe(0);
     const stoppedAt = sb.time();
     // What the sandbox released over the span, asked of it directly at the end.
-    const truth = (await (await fetch(`${sb.url}/labs/v1/calendar?period=86400`)).json()) as { timestamp: number; currency: string; title: string }[];
-    const released = truth.filter((e) => e.timestamp * 1000 > from && e.timestamp * 1000 <= from + SPAN && CURRENCIES.includes(e.currency));
+    const truth = (await (await fetch(`${sb.url}/labs/v1/calendar?period=86400`)).json()) as {
+      timestamp: number;
+      currency: string;
+      title: string;
+    }[];
+    const released = truth.filter(
+      (e) =>
+        e.timestamp * 1000 > from && e.timestamp * 1000 <= from + SPAN && CURRENCIES.includes(e.currency),
+    );
     expect(released.length).toBeGreaterThan(3);
     const items: CalendarItem[] = [];
-    for await (const b of readLabsItems(catalog, 'calendar', { from: -Infinity, to: Infinity })) for (const i of b) items.push(i as CalendarItem);
+    for await (const b of readLabsItems(catalog, 'calendar', { from: -Infinity, to: Infinity }))
+      for (const i of b) items.push(i as CalendarItem);
     for (const e of released) {
-      const got = items.filter((i) => i.entry.timestamp === e.timestamp && i.entry.currency === e.currency && i.entry.title === e.title);
-      expect(got, `${e.currency} ${e.title} at ${new Date(e.timestamp * 1000).toISOString()}`).toHaveLength(1);
+      const got = items.filter(
+        (i) =>
+          i.entry.timestamp === e.timestamp && i.entry.currency === e.currency && i.entry.title === e.title,
+      );
+      expect(got, `${e.currency} ${e.title} at ${new Date(e.timestamp * 1000).toISOString()}`).toHaveLength(
+        1,
+      );
       // Known on the sandbox's clock: not before its release, not after the recorder stopped.
       expect(got[0]!.knownAt).toBeGreaterThanOrEqual(e.timestamp * 1000);
       expect(got[0]!.knownAt).toBeLessThanOrEqual(stoppedAt);
@@ -82,17 +116,46 @@ describe('labs on the server clock', () => {
     const to = Math.ceil(stoppedAt / HOUR) * HOUR + HOUR;
     async function* candles(q: { from: number; to: number }): AsyncIterable<readonly Candle[]> {
       const out: Candle[] = [];
-      for (let t = q.from; t < q.to; t += HOUR) out.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: t, at: t + HOUR, bo: 1.1, bh: 1.1005, bl: 1.0995, bc: 1.1, ao: 1.1002, ah: 1.1007, al: 1.0997, ac: 1.1002, volume: 10, complete: true });
+      for (let t = q.from; t < q.to; t += HOUR)
+        out.push({
+          kind: 'candle',
+          instrument: 'EUR_USD',
+          granularity: 'H1',
+          time: t,
+          at: t + HOUR,
+          bo: 1.1,
+          bh: 1.1005,
+          bl: 1.0995,
+          bc: 1.1,
+          ao: 1.1002,
+          ah: 1.1007,
+          al: 1.0997,
+          ac: 1.1002,
+          volume: 10,
+          complete: true,
+        });
       yield out;
     }
-    const config = loadConfig(undefined, { run: { from: new Date(START).toISOString(), to: new Date(to).toISOString() } } as never);
+    const config = loadConfig(undefined, {
+      run: { from: new Date(START).toISOString(), to: new Date(to).toISOString() },
+    } as never);
     const silent = { debug() {}, info() {}, warn() {}, error() {} };
-    await runBacktest({ loaded: { file: 'inline', name: 'calendar-watcher', strategy: watcher as never, params: {} }, config, instruments: loadInstruments(), candles, available: () => true, log: silent, labs: catalogLabs(catalog) });
+    await runBacktest({
+      loaded: { file: 'inline', name: 'calendar-watcher', strategy: watcher as never, params: {} },
+      config,
+      instruments: loadInstruments(),
+      candles,
+      available: () => true,
+      log: silent,
+      labs: catalogLabs(catalog),
+    });
     for (const e of released) {
       const key = `${e.currency}|${e.timestamp}|${e.title}`;
       const h = heard.filter((x) => x.key === key);
       expect(h, key).toHaveLength(1);
-      expect(h[0]!.now).toBeGreaterThanOrEqual(items.find((i) => `${i.entry.currency}|${i.entry.timestamp}|${i.entry.title}` === key)!.knownAt);
+      expect(h[0]!.now).toBeGreaterThanOrEqual(
+        items.find((i) => `${i.entry.currency}|${i.entry.timestamp}|${i.entry.title}` === key)!.knownAt,
+      );
     }
   }, 90_000);
 
@@ -100,15 +163,43 @@ describe('labs on the server clock', () => {
     const gen = await startSandbox({ clock: 'manual', start: START, feed: false });
     const catalog = mkdtempSync(join(tmpdir(), 'fxflow-labs-served-'));
     try {
-      const rec = spawn(process.execPath, ['bin/fxflow.js', 'record', '--env', 'sandbox', '--url', gen.url, '--catalog', catalog, '--labs', 'spreads,cot', '--instruments', 'EUR_USD', '--once'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      const rec = spawn(
+        process.execPath,
+        [
+          'bin/fxflow.js',
+          'record',
+          '--env',
+          'sandbox',
+          '--url',
+          gen.url,
+          '--catalog',
+          catalog,
+          '--labs',
+          'spreads,cot',
+          '--instruments',
+          'EUR_USD',
+          '--once',
+        ],
+        { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
       let err = '';
       rec.stderr.on('data', (d: Buffer) => (err += d.toString()));
       expect(await new Promise<number | null>((res) => rec.on('exit', res)), err).toBe(0);
     } finally {
       await gen.close();
     }
-    const items: { kind: string; t?: number; avg?: number; min?: number; max?: number; report?: { date: number }; knownAt: number }[] = [];
-    for (const kind of ['spreads', 'cot'] as const) for await (const b of readLabsItems(catalog, kind, { from: -Infinity, to: Infinity })) for (const i of b) items.push(i as never);
+    const items: {
+      kind: string;
+      t?: number;
+      avg?: number;
+      min?: number;
+      max?: number;
+      report?: { date: number };
+      knownAt: number;
+    }[] = [];
+    for (const kind of ['spreads', 'cot'] as const)
+      for await (const b of readLabsItems(catalog, kind, { from: -Infinity, to: Infinity }))
+        for (const i of b) items.push(i as never);
     const spreads = items.filter((i) => i.kind === 'spreads').sort((a, b) => a.t! - b.t!);
     const reports = items.filter((i) => i.kind === 'cot');
     expect(spreads.length).toBeGreaterThan(0);
@@ -117,15 +208,27 @@ describe('labs on the server clock', () => {
     const served = await startSandbox({ clock: 'manual', start: known - 60_000, feed: false, labs: catalog });
     try {
       // Before the recording knew them, nothing.
-      expect(((await (await fetch(`${served.url}/labs/v1/spreads?instrument=EUR_USD&period=31536000`)).json()) as { avg: unknown[] }).avg).toEqual([]);
-      expect(await (await fetch(`${served.url}/labs/v1/commitments_of_traders?instrument=EUR_USD`)).json()).toEqual({});
+      expect(
+        (
+          (await (
+            await fetch(`${served.url}/labs/v1/spreads?instrument=EUR_USD&period=31536000`)
+          ).json()) as { avg: unknown[] }
+        ).avg,
+      ).toEqual([]);
+      expect(
+        await (await fetch(`${served.url}/labs/v1/commitments_of_traders?instrument=EUR_USD`)).json(),
+      ).toEqual({});
       // A month later, asked for a year: exactly what was recorded (a generated history would fill the year).
       served.setTime(START + 30 * 86_400_000);
-      const sp = (await (await fetch(`${served.url}/labs/v1/spreads?instrument=EUR_USD&period=31536000`)).json()) as { avg: [number, number][]; min: [number, number][]; max: [number, number][] };
+      const sp = (await (
+        await fetch(`${served.url}/labs/v1/spreads?instrument=EUR_USD&period=31536000`)
+      ).json()) as { avg: [number, number][]; min: [number, number][]; max: [number, number][] };
       expect(sp.avg).toEqual(spreads.map((i) => [i.t, i.avg]));
       expect(sp.min).toEqual(spreads.map((i) => [i.t, i.min]));
       expect(sp.max).toEqual(spreads.map((i) => [i.t, i.max]));
-      const cot = (await (await fetch(`${served.url}/labs/v1/commitments_of_traders?instrument=EUR_USD`)).json()) as Record<string, { date: number }[]>;
+      const cot = (await (
+        await fetch(`${served.url}/labs/v1/commitments_of_traders?instrument=EUR_USD`)
+      ).json()) as Record<string, { date: number }[]>;
       expect(cot.EUR_USD).toEqual(reports.map((i) => i.report).sort((a, b) => a!.date - b!.date));
     } finally {
       await served.close();

@@ -24,12 +24,30 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const HOUR = 3_600_000;
 const FROM = Date.UTC(2024, 0, 8); // a Monday
 const TO = FROM + 4 * 24 * HOUR;
-const config = loadConfig(undefined, { run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() } } as never);
+const config = loadConfig(undefined, {
+  run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() },
+} as never);
 
 async function* candles(q: { from: number; to: number }): AsyncIterable<readonly Candle[]> {
   const out: Candle[] = [];
   for (let t = q.from; t < q.to; t += HOUR) {
-    out.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: t, at: t + HOUR, bo: 1.1, bh: 1.1005, bl: 1.0995, bc: 1.1, ao: 1.1002, ah: 1.1007, al: 1.0997, ac: 1.1002, volume: 10, complete: true });
+    out.push({
+      kind: 'candle',
+      instrument: 'EUR_USD',
+      granularity: 'H1',
+      time: t,
+      at: t + HOUR,
+      bo: 1.1,
+      bh: 1.1005,
+      bl: 1.0995,
+      bc: 1.1,
+      ao: 1.1002,
+      ah: 1.1007,
+      al: 1.0997,
+      ac: 1.1002,
+      volume: 10,
+      complete: true,
+    });
   }
   yield out;
 }
@@ -55,10 +73,34 @@ function watcher(heard: Heard[], subs: { spreads: readonly string[]; cot: readon
   });
 }
 
-const report = (date: number, n: number): LabsCotEntry => ({ oi: String(500000 + n), price: (1.09 + n / 10000).toFixed(5), ncs: String(100000 + n), ncl: String(200000 + n), date, unit: 'Contracts Of EUR 125,000' });
+const report = (date: number, n: number): LabsCotEntry => ({
+  oi: String(500000 + n),
+  price: (1.09 + n / 10000).toFixed(5),
+  ncs: String(100000 + n),
+  ncl: String(200000 + n),
+  date,
+  unit: 'Contracts Of EUR 125,000',
+});
 
-const backtest = (heard: Heard[], root: string, subs: { spreads: readonly string[]; cot: readonly string[] }) =>
-  runBacktest({ loaded: { file: 'inline', name: 'spread-cot-watcher', strategy: watcher(heard, subs) as never, params: {} }, config, instruments: loadInstruments(), candles, available: () => true, log: silent, labs: catalogLabs(root) });
+const backtest = (
+  heard: Heard[],
+  root: string,
+  subs: { spreads: readonly string[]; cot: readonly string[] },
+) =>
+  runBacktest({
+    loaded: {
+      file: 'inline',
+      name: 'spread-cot-watcher',
+      strategy: watcher(heard, subs) as never,
+      params: {},
+    },
+    config,
+    instruments: loadInstruments(),
+    candles,
+    available: () => true,
+    log: silent,
+    labs: catalogLabs(root),
+  });
 
 describe('spreads and COT in backtests', () => {
   let delivered = 0;
@@ -79,14 +121,29 @@ describe('spreads and COT in backtests', () => {
           const root = mkdtempSync(join(tmpdir(), 'fxflow-labs-sc-'));
           const w = await LabsWriter.open(root, { now: 0 });
           // Both subscribed instruments are recorded (a subscription to an unrecorded one is refused: the next test).
-          w.append([w.identity.spread('EUR_USD', FROM / 1000 - 86_400 * 30, 1, 1, 1, FROM - 86_400_000 * 29)!, w.identity.spread('GBP_USD', FROM / 1000 - 86_400 * 30, 1, 1, 1, FROM - 86_400_000 * 29)!]);
-          w.append([w.identity.cot('EUR_USD', report(FROM / 1000 - 86_400 * 30, 0), FROM - 86_400_000 * 29)!, w.identity.cot('GBP_USD', report(FROM / 1000 - 86_400 * 30, 0), FROM - 86_400_000 * 29)!]);
+          w.append([
+            w.identity.spread('EUR_USD', FROM / 1000 - 86_400 * 30, 1, 1, 1, FROM - 86_400_000 * 29)!,
+            w.identity.spread('GBP_USD', FROM / 1000 - 86_400 * 30, 1, 1, 1, FROM - 86_400_000 * 29)!,
+          ]);
+          w.append([
+            w.identity.cot('EUR_USD', report(FROM / 1000 - 86_400 * 30, 0), FROM - 86_400_000 * 29)!,
+            w.identity.cot('GBP_USD', report(FROM / 1000 - 86_400 * 30, 0), FROM - 86_400_000 * 29)!,
+          ]);
           const items = rows
             .map((r, n) => ({ ...r, n, knownAt: FROM + r.known * 60_000 }))
             .sort((a, b) => a.knownAt - b.knownAt)
             .map((r) => {
               const own = Math.floor(r.knownAt / 1000) + r.own * 60 + r.n; // distinct per row: each its own identity
-              const item = r.cot ? w.identity.cot(r.instrument, report(own, r.n), r.knownAt) : w.identity.spread(r.instrument, own, r.avg / 100 - 0.1, r.avg / 100, r.avg / 100 + 2, r.knownAt);
+              const item = r.cot
+                ? w.identity.cot(r.instrument, report(own, r.n), r.knownAt)
+                : w.identity.spread(
+                    r.instrument,
+                    own,
+                    r.avg / 100 - 0.1,
+                    r.avg / 100,
+                    r.avg / 100 + 2,
+                    r.knownAt,
+                  );
               if (item === undefined) return undefined; // the same interval or report drawn twice: recorded once
               w.append([item]);
               return { ...r, own: own * 1000 };
@@ -94,15 +151,23 @@ describe('spreads and COT in backtests', () => {
             .filter((r) => r !== undefined);
           const heard: Heard[] = [];
           await backtest(heard, root, { spreads: ['EUR_USD', 'GBP_USD'], cot: ['EUR_USD'] });
-          const wanted = items.filter((r) => (r.cot ? r.instrument === 'EUR_USD' : r.instrument !== 'USD_JPY'));
+          const wanted = items.filter((r) =>
+            r.cot ? r.instrument === 'EUR_USD' : r.instrument !== 'USD_JPY',
+          );
           // Visible at the later of knownAt and its own time (a COT report's: its publication, the
           // Friday after its date, checked by hand in the next test); those visible in [FROM, TO), each once.
-          const visible = (r: { cot: boolean; knownAt: number; own: number }): number => Math.max(r.knownAt, r.cot ? cotPublishedAt(r.own) : r.own);
+          const visible = (r: { cot: boolean; knownAt: number; own: number }): number =>
+            Math.max(r.knownAt, r.cot ? cotPublishedAt(r.own) : r.own);
           const expected = wanted.filter((r) => visible(r) >= FROM && visible(r) < TO);
-          const keyOf = (e: SpreadEvent | CotEvent): string => `${e.kind}|${e.instrument}|${e.kind === 'spread' ? e.intervalAt : e.reportAt}`;
-          expect(heard.map((h) => keyOf(h.e)).sort()).toEqual(expected.map((r) => `${r.cot ? 'cot' : 'spread'}|${r.instrument}|${r.own}`).sort());
+          const keyOf = (e: SpreadEvent | CotEvent): string =>
+            `${e.kind}|${e.instrument}|${e.kind === 'spread' ? e.intervalAt : e.reportAt}`;
+          expect(heard.map((h) => keyOf(h.e)).sort()).toEqual(
+            expected.map((r) => `${r.cot ? 'cot' : 'spread'}|${r.instrument}|${r.own}`).sort(),
+          );
           for (const h of heard) {
-            const r = expected.find((x) => `${x.cot ? 'cot' : 'spread'}|${x.instrument}|${x.own}` === keyOf(h.e))!;
+            const r = expected.find(
+              (x) => `${x.cot ? 'cot' : 'spread'}|${x.instrument}|${x.own}` === keyOf(h.e),
+            )!;
             // At the time it became known: never earlier, and not later either.
             expect(h.now).toBe(visible(r));
             expect(h.e.at).toBe(h.now);
@@ -112,13 +177,20 @@ describe('spreads and COT in backtests', () => {
               expect([h.e.min, h.e.avg, h.e.max]).toEqual([r.avg / 100 - 0.1, r.avg / 100, r.avg / 100 + 2]);
             } else {
               expect(h.now).toBeGreaterThanOrEqual(h.e.reportAt + 3 * 24 * HOUR);
-              expect(h.e).toMatchObject({ openInterest: 500000 + r.n, nonCommercialShort: 100000 + r.n, nonCommercialLong: 200000 + r.n, price: Number((1.09 + r.n / 10000).toFixed(5)), unit: 'Contracts Of EUR 125,000' });
+              expect(h.e).toMatchObject({
+                openInterest: 500000 + r.n,
+                nonCommercialShort: 100000 + r.n,
+                nonCommercialLong: 200000 + r.n,
+                price: Number((1.09 + r.n / 10000).toFixed(5)),
+                unit: 'Contracts Of EUR 125,000',
+              });
             }
             // Merged by time: the candles closed by then were seen first, none after it.
             expect(h.lastCandleAt).toBeLessThanOrEqual(h.now);
             if (h.lastCandleAt > 0) expect(h.now - h.lastCandleAt).toBeLessThan(HOUR);
           }
-          for (let i = 1; i < heard.length; i++) expect(heard[i]!.now).toBeGreaterThanOrEqual(heard[i - 1]!.now);
+          for (let i = 1; i < heard.length; i++)
+            expect(heard[i]!.now).toBeGreaterThanOrEqual(heard[i - 1]!.now);
           delivered += heard.length;
         },
       ),
@@ -137,14 +209,21 @@ describe('spreads and COT in backtests', () => {
     await expect(backtest([], root, { spreads: ['EUR_USD', 'GBP_USD'], cot: [] })).rejects.toThrow(
       `the strategy subscribes to spreads of GBP_USD but this catalog holds no recorded labs spreads of it: record them first (fxflow record --labs spreads,cot --instruments GBP_USD --catalog ${root})`,
     );
-    await expect(backtest([], root, { spreads: [], cot: ['USD_JPY', 'GBP_USD'] })).rejects.toThrow('the strategy subscribes to cot of GBP_USD,USD_JPY but this catalog holds no recorded labs COT reports of them: record them first (fxflow record --labs spreads,cot');
+    await expect(backtest([], root, { spreads: [], cot: ['USD_JPY', 'GBP_USD'] })).rejects.toThrow(
+      'the strategy subscribes to cot of GBP_USD,USD_JPY but this catalog holds no recorded labs COT reports of them: record them first (fxflow record --labs spreads,cot',
+    );
     // An empty catalog: the same.
     const empty = mkdtempSync(join(tmpdir(), 'fxflow-labs-sc-empty-'));
-    await expect(backtest([], empty, { spreads: [], cot: ['EUR_USD'] })).rejects.toThrow('fxflow record --labs spreads,cot --instruments EUR_USD');
+    await expect(backtest([], empty, { spreads: [], cot: ['EUR_USD'] })).rejects.toThrow(
+      'fxflow record --labs spreads,cot --instruments EUR_USD',
+    );
     // Both recorded: runs, and hears both.
     const heard: Heard[] = [];
     await backtest(heard, root, { spreads: ['EUR_USD'], cot: ['EUR_USD'] });
-    expect(heard.map((h) => [h.e.kind, h.now])).toEqual([['spread', FROM + 60_000], ['cot', FROM + 60_000]]);
+    expect(heard.map((h) => [h.e.kind, h.now])).toEqual([
+      ['spread', FROM + 60_000],
+      ['cot', FROM + 60_000],
+    ]);
   });
 
   it('a COT report is not seen before the CFTC publishes it: Friday 15:30 New York after its Tuesday, whatever its knownAt says', async () => {
@@ -156,18 +235,51 @@ describe('spreads and COT in backtests', () => {
     const heard: Heard[] = [];
     const from = Date.UTC(2024, 0, 8);
     const to = Date.UTC(2024, 0, 15);
-    const week = loadConfig(undefined, { run: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } } as never);
-    await runBacktest({ loaded: { file: 'inline', name: 'spread-cot-watcher', strategy: watcher(heard, { spreads: [], cot: ['EUR_USD'] }) as never, params: {} }, config: week, instruments: loadInstruments(), candles, available: () => true, log: silent, labs: catalogLabs(root) });
+    const week = loadConfig(undefined, {
+      run: { from: new Date(from).toISOString(), to: new Date(to).toISOString() },
+    } as never);
+    await runBacktest({
+      loaded: {
+        file: 'inline',
+        name: 'spread-cot-watcher',
+        strategy: watcher(heard, { spreads: [], cot: ['EUR_USD'] }) as never,
+        params: {},
+      },
+      config: week,
+      instruments: loadInstruments(),
+      candles,
+      available: () => true,
+      log: silent,
+      labs: catalogLabs(root),
+    });
     // Friday 2024-01-12 15:30 EST = 20:30 UTC; the candles of Tuesday to Friday afternoon came first.
-    expect(heard.map((h) => [h.e.kind, new Date(h.now).toISOString()])).toEqual([['cot', '2024-01-12T20:30:00.000Z']]);
+    expect(heard.map((h) => [h.e.kind, new Date(h.now).toISOString()])).toEqual([
+      ['cot', '2024-01-12T20:30:00.000Z'],
+    ]);
     expect((heard[0]!.e as CotEvent).reportAt).toBe(tuesday);
     expect(heard[0]!.lastCandleAt).toBe(Date.UTC(2024, 0, 12, 20));
   });
 
-  it('a run with no labs source (a sweep\'s trial) refuses a spreads or COT subscription instead of running without them', async () => {
+  it("a run with no labs source (a sweep's trial) refuses a spreads or COT subscription instead of running without them", async () => {
     const run = (subs: { spreads: readonly string[]; cot: readonly string[] }) =>
-      runBacktest({ loaded: { file: 'inline', name: 'spread-cot-watcher', strategy: watcher([], subs) as never, params: {} }, config, instruments: loadInstruments(), candles, available: () => true, log: silent });
-    await expect(run({ spreads: ['EUR_USD'], cot: [] })).rejects.toThrow('subscribe.spreads needs recorded labs spreads, and this run has no labs source (sweeps and walk-forward do not read labs)');
-    await expect(run({ spreads: [], cot: ['EUR_USD'] })).rejects.toThrow('fxflow record --labs spreads,cot --instruments EUR_USD');
+      runBacktest({
+        loaded: {
+          file: 'inline',
+          name: 'spread-cot-watcher',
+          strategy: watcher([], subs) as never,
+          params: {},
+        },
+        config,
+        instruments: loadInstruments(),
+        candles,
+        available: () => true,
+        log: silent,
+      });
+    await expect(run({ spreads: ['EUR_USD'], cot: [] })).rejects.toThrow(
+      'subscribe.spreads needs recorded labs spreads, and this run has no labs source (sweeps and walk-forward do not read labs)',
+    );
+    await expect(run({ spreads: [], cot: ['EUR_USD'] })).rejects.toThrow(
+      'fxflow record --labs spreads,cot --instruments EUR_USD',
+    );
   });
 });

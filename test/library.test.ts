@@ -28,7 +28,7 @@ function readmeSnippet(): string {
 }
 
 describe("import { backtest } from 'fxflow'", () => {
-  it("a script outside the repository gets the summary `fxflow backtest --json` prints, and type-checks", async () => {
+  it('a script outside the repository gets the summary `fxflow backtest --json` prints, and type-checks', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'fxflow-lib-')), 'research');
     initProject(dir); // package.json, tsconfig.json, node_modules/fxflow linked to this fxflow
     const snippet = readmeSnippet();
@@ -36,17 +36,43 @@ describe("import { backtest } from 'fxflow'", () => {
     // The snippet's relative paths name this repository's files from the project folder.
     expect(snippet).toContain("'strategies/sma-cross.ts'");
     expect(snippet).toContain("'data/catalog'");
-    writeFileSync(join(dir, 'backtest.ts'), snippet.replace("'strategies/sma-cross.ts'", JSON.stringify(STRATEGY)).replace("'data/catalog'", JSON.stringify(CATALOG)));
+    writeFileSync(
+      join(dir, 'backtest.ts'),
+      snippet
+        .replace("'strategies/sma-cross.ts'", JSON.stringify(STRATEGY))
+        .replace("'data/catalog'", JSON.stringify(CATALOG)),
+    );
     // The project's own type check covers the script: `backtest` and its result are typed.
-    await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { cwd: dir }).catch((e: { stdout?: string }) => {
+    await run(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')],
+      { cwd: dir },
+    ).catch((e: { stdout?: string }) => {
       throw new Error(`tsc failed:\n${e.stdout ?? String(e)}`);
     });
     const tsx = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/esm/index.mjs')).href;
     // `fxflow` as this repository's sources (the package's fxflow-source condition), never its dist/ build.
-    const lib = await run(process.execPath, ['--conditions=fxflow-source', '--import', tsx, 'backtest.ts'], { cwd: dir, maxBuffer: 64 << 20 });
+    const lib = await run(process.execPath, ['--conditions=fxflow-source', '--import', tsx, 'backtest.ts'], {
+      cwd: dir,
+      maxBuffer: 64 << 20,
+    });
     const cli = await run(
       process.execPath,
-      [join(ROOT, 'bin/fxflow.js'), 'backtest', STRATEGY, '--param', 'fast=10', '--param', 'slow=30', '--from', '2024-01-01', '--to', '2024-07-01', '--json', '--no-save'],
+      [
+        join(ROOT, 'bin/fxflow.js'),
+        'backtest',
+        STRATEGY,
+        '--param',
+        'fast=10',
+        '--param',
+        'slow=30',
+        '--from',
+        '2024-01-01',
+        '--to',
+        '2024-07-01',
+        '--json',
+        '--no-save',
+      ],
       { cwd: ROOT, maxBuffer: 64 << 20 },
     );
     const fromCli = (JSON.parse(cli.stdout) as { summary: Record<string, unknown> }).summary;
@@ -65,7 +91,13 @@ describe("import { backtest } from 'fxflow'", () => {
     // The same candles, read from the catalog into memory and handed over as an array.
     const source = await dataCatalog(CATALOG);
     const candles: Candle[] = [];
-    for await (const b of source.candles({ instrument: 'EUR_USD', granularity: 'H1', from: Date.parse('2024-01-01'), to: Date.parse('2024-06-01') })) candles.push(...b);
+    for await (const b of source.candles({
+      instrument: 'EUR_USD',
+      granularity: 'H1',
+      from: Date.parse('2024-01-01'),
+      to: Date.parse('2024-06-01'),
+    }))
+      candles.push(...b);
     const inMemory = await backtest(smaCross, { fast: 8, slow: 21 }, candles, config);
     const { data: _a, ...fromMemory } = inMemory.summary;
     const { data: _b, ...fromCatalog } = byPath.summary;
@@ -75,13 +107,39 @@ describe("import { backtest } from 'fxflow'", () => {
 
   it('bad input is one clear error naming what to fix', async () => {
     const t = Date.parse('2024-03-01T10:00:00Z');
-    const c = (time: number): Candle => ({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time, at: time + 3_600_000, bo: 1.1, bh: 1.1, bl: 1.1, bc: 1.1, ao: 1.1001, ah: 1.1001, al: 1.1001, ac: 1.1001, volume: 1, complete: true });
-    await expect(backtest(smaCross, {}, [c(t), c(t + 7_200_000), c(t + 3_600_000)])).rejects.toThrow(DataError);
-    await expect(backtest(smaCross, {}, [c(t), c(t)])).rejects.toThrow(/EUR_USD:H1 candle #2 at 2024-03-01T10:00:00.000Z is not after the one before it/);
+    const c = (time: number): Candle => ({
+      kind: 'candle',
+      instrument: 'EUR_USD',
+      granularity: 'H1',
+      time,
+      at: time + 3_600_000,
+      bo: 1.1,
+      bh: 1.1,
+      bl: 1.1,
+      bc: 1.1,
+      ao: 1.1001,
+      ah: 1.1001,
+      al: 1.1001,
+      ac: 1.1001,
+      volume: 1,
+      complete: true,
+    });
+    await expect(backtest(smaCross, {}, [c(t), c(t + 7_200_000), c(t + 3_600_000)])).rejects.toThrow(
+      DataError,
+    );
+    await expect(backtest(smaCross, {}, [c(t), c(t)])).rejects.toThrow(
+      /EUR_USD:H1 candle #2 at 2024-03-01T10:00:00.000Z is not after the one before it/,
+    );
     await expect(backtest(smaCross, { fats: 3 })).rejects.toThrow(StrategyLoadError);
-    await expect(backtest(smaCross, { fats: 3 })).rejects.toThrow(/unknown param 'fats'; this strategy declares: instrument, granularity, component, fast, slow, units, longOnly/);
-    await expect(backtest({ name: 'x' } as never)).rejects.toThrow(/\(strategy object\): has no default export that is a strategy/);
+    await expect(backtest(smaCross, { fats: 3 })).rejects.toThrow(
+      /unknown param 'fats'; this strategy declares: instrument, granularity, component, fast, slow, units, longOnly/,
+    );
+    await expect(backtest({ name: 'x' } as never)).rejects.toThrow(
+      /\(strategy object\): has no default export that is a strategy/,
+    );
     expect(() => resolveConfig({ run: { from: 'yesterday' } })).toThrow(ConfigError);
-    expect(() => resolveConfig({ run: { from: 'yesterday' } })).toThrow(/^the config given to backtest\(\): run\.from/);
+    expect(() => resolveConfig({ run: { from: 'yesterday' } })).toThrow(
+      /^the config given to backtest\(\): run\.from/,
+    );
   });
 });

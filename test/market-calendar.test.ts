@@ -25,15 +25,22 @@ const H = 3_600_000;
 
 /** Start times of the candles of a v20 CSV (`,volume,time,Open,…`). */
 function v20Times(file: string): number[] {
-  return readFileSync(file, 'utf8').trim().split('\n').slice(1).map((l) => Date.parse(l.split(',')[2]!));
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => Date.parse(l.split(',')[2]!));
 }
 
 /** Start times of Lean's hour bars (`YYYYMMDD HH:mm,…`, UTC). */
 function leanTimes(file: string): number[] {
-  return readFileSync(file, 'utf8').trim().split('\n').map((l) => {
-    const s = l.slice(0, 14);
-    return Date.UTC(+s.slice(0, 4), +s.slice(4, 6) - 1, +s.slice(6, 8), +s.slice(9, 11), +s.slice(12, 14));
-  });
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const s = l.slice(0, 14);
+      return Date.UTC(+s.slice(0, 4), +s.slice(4, 6) - 1, +s.slice(6, 8), +s.slice(9, 11), +s.slice(12, 14));
+    });
 }
 
 /** The v20 trading day (`YYYY-MM-DD`) a candle opening at `t` belongs to. */
@@ -85,8 +92,13 @@ describe.skipIf(!HAS_SHARED)('the shipped calendar is the closures of OANDA cand
 
   it("OANDA H1 through QuantConnect, 2013 to 2018: no bar on a closed day (the file's other gaps are its own outages)", () => {
     for (const file of ['eurusd.csv', 'nzdusd.csv']) {
-      const inside = leanTimes(join(LEAN, 'hour', file)).filter((t) => t >= Date.UTC(2013, 0, 2) && cal.closureAt(t) !== undefined);
-      expect(inside.map((t) => new Date(t).toISOString()), file).toEqual([]);
+      const inside = leanTimes(join(LEAN, 'hour', file)).filter(
+        (t) => t >= Date.UTC(2013, 0, 2) && cal.closureAt(t) !== undefined,
+      );
+      expect(
+        inside.map((t) => new Date(t).toISOString()),
+        file,
+      ).toEqual([]);
     }
   });
 });
@@ -94,7 +106,10 @@ describe.skipIf(!HAS_SHARED)('the shipped calendar is the closures of OANDA cand
 const run = promisify(execFile);
 async function fxflow(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 16 << 20 });
+    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], {
+      cwd: ROOT,
+      maxBuffer: 16 << 20,
+    });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const x = e as { code?: number; stdout?: string; stderr?: string };
@@ -114,24 +129,90 @@ describe.skipIf(!HAS_SHARED)('fxflow data check and the calendar', () => {
       if (t < Date.UTC(2019, 11, 2) || t >= Date.UTC(2020, 1, 1)) continue;
       if (tradingDay(t) === '2019-12-10') continue;
       const [po, ph, pl, pc] = [o, h, lo, c].map(Number) as [number, number, number, number];
-      candles.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: t, at: t + H, bo: po, bh: ph, bl: pl, bc: pc, ao: po, ah: ph, al: pl, ac: pc, volume: Number(volume), complete: true });
+      candles.push({
+        kind: 'candle',
+        instrument: 'EUR_USD',
+        granularity: 'H1',
+        time: t,
+        at: t + H,
+        bo: po,
+        bh: ph,
+        bl: pl,
+        bc: pc,
+        ao: po,
+        ah: ph,
+        al: pl,
+        ac: pc,
+        volume: Number(volume),
+        complete: true,
+      });
     }
     const root = join(tmp, 'catalog');
-    await new Catalog(root).write('EUR_USD', 'H1', [candles], { meta: { synthetic: false, sides: 'mid', sources: [{ file: 'EUR_USD_H1.csv', sha256: '', bytes: 0, format: 'v20-csv', rows: candles.length, importedAt: '' }] } });
+    await new Catalog(root).write('EUR_USD', 'H1', [candles], {
+      meta: {
+        synthetic: false,
+        sides: 'mid',
+        sources: [
+          {
+            file: 'EUR_USD_H1.csv',
+            sha256: '',
+            bytes: 0,
+            format: 'v20-csv',
+            rows: candles.length,
+            importedAt: '',
+          },
+        ],
+      },
+    });
 
-    const plain = await fxflow('data', 'check', '--catalog', root, '--instrument', 'EUR_USD', '--granularity', 'H1');
-    expect(plain.stdout).toContain('1 hole beyond weekends and holidays:\n    2019-12-09T22:00:00Z → 2019-12-10T22:00:00Z (24 h of open market)');
+    const plain = await fxflow(
+      'data',
+      'check',
+      '--catalog',
+      root,
+      '--instrument',
+      'EUR_USD',
+      '--granularity',
+      'H1',
+    );
+    expect(plain.stdout).toContain(
+      '1 hole beyond weekends and holidays:\n    2019-12-09T22:00:00Z → 2019-12-10T22:00:00Z (24 h of open market)',
+    );
     expect(plain.stdout).not.toMatch(/2019-12-2[45]T|2020-01-01T/);
 
     const mine = join(tmp, 'closed.json');
     writeFileSync(mine, JSON.stringify({ closedDays: [{ name: 'our outage day', date: '2019-12-10' }] }));
-    const withMine = await fxflow('data', 'check', '--catalog', root, '--instrument', 'EUR_USD', '--granularity', 'H1', '--market-calendar', mine);
+    const withMine = await fxflow(
+      'data',
+      'check',
+      '--catalog',
+      root,
+      '--instrument',
+      'EUR_USD',
+      '--granularity',
+      'H1',
+      '--market-calendar',
+      mine,
+    );
     expect(withMine.stdout).toContain('no holes beyond weekends and holidays');
     expect(withMine.code).toBe(0);
 
     writeFileSync(mine, JSON.stringify({ closedDays: [{ name: 'x', date: '10 Dec' }] }));
-    const bad = await fxflow('data', 'check', '--catalog', root, '--instrument', 'EUR_USD', '--granularity', 'H1', '--market-calendar', mine);
+    const bad = await fxflow(
+      'data',
+      'check',
+      '--catalog',
+      root,
+      '--instrument',
+      'EUR_USD',
+      '--granularity',
+      'H1',
+      '--market-calendar',
+      mine,
+    );
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr.trim()).toBe(`fxflow: ${mine}: closedDays[0] (x): date "10 Dec" is not "MM-DD" (every year) or "YYYY-MM-DD" (that year)`);
+    expect(bad.stderr.trim()).toBe(
+      `fxflow: ${mine}: closedDays[0] (x): date "10 Dec" is not "MM-DD" (every year) or "YYYY-MM-DD" (that year)`,
+    );
   });
 });

@@ -24,7 +24,23 @@ async function* roundTheClock(q: { from: number; to: number }): AsyncIterable<re
   for (let t = q.from, i = 0; t < q.to; t += HOUR, i++) {
     const b = 1.1 + 0.001 * Math.sin(i / 5);
     const r = (x: number): number => Math.round(x * 1e5) / 1e5;
-    out.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: t, at: t + HOUR, bo: r(b), bh: r(b + 0.0005), bl: r(b - 0.0005), bc: r(b), ao: r(b + 0.0002), ah: r(b + 0.0007), al: r(b - 0.0003), ac: r(b + 0.0002), volume: 10, complete: true });
+    out.push({
+      kind: 'candle',
+      instrument: 'EUR_USD',
+      granularity: 'H1',
+      time: t,
+      at: t + HOUR,
+      bo: r(b),
+      bh: r(b + 0.0005),
+      bl: r(b - 0.0005),
+      bc: r(b),
+      ao: r(b + 0.0002),
+      ah: r(b + 0.0007),
+      al: r(b - 0.0003),
+      ac: r(b + 0.0002),
+      volume: 10,
+      complete: true,
+    });
   }
   yield out;
 }
@@ -42,17 +58,32 @@ const flipper = defineStrategy({
 });
 
 async function run(overrides: Record<string, unknown>) {
-  const config = loadConfig(undefined, { run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, ...overrides } as never);
-  return runBacktest({ loaded: { file: 'inline', name: 'flipper', strategy: flipper as never, params: {} }, config, instruments: loadInstruments(), candles: roundTheClock, available: () => true, log: silent, keepTransactions: true });
+  const config = loadConfig(undefined, {
+    run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() },
+    ...overrides,
+  } as never);
+  return runBacktest({
+    loaded: { file: 'inline', name: 'flipper', strategy: flipper as never, params: {} },
+    config,
+    instruments: loadInstruments(),
+    candles: roundTheClock,
+    available: () => true,
+    log: silent,
+    keepTransactions: true,
+  });
 }
 
 describe('fill.marketHours on 24/7 data', () => {
   it('default (true): orders decided while the FX market is closed are cancelled MARKET_HALTED; false: none is, every order fills', async () => {
     const on = await run({});
     const off = await run({ fill: { marketHours: false } });
-    const count = (r: Awaited<ReturnType<typeof run>>, pred: (t: Record<string, unknown>) => boolean): number => r.transactions.filter((t) => pred(t as unknown as Record<string, unknown>)).length;
+    const count = (
+      r: Awaited<ReturnType<typeof run>>,
+      pred: (t: Record<string, unknown>) => boolean,
+    ): number => r.transactions.filter((t) => pred(t as unknown as Record<string, unknown>)).length;
     const orders = (r: Awaited<ReturnType<typeof run>>): number => count(r, (t) => t.type === 'MARKET_ORDER');
-    const halted = (r: Awaited<ReturnType<typeof run>>): number => count(r, (t) => t.type === 'ORDER_CANCEL' && t.reason === 'MARKET_HALTED');
+    const halted = (r: Awaited<ReturnType<typeof run>>): number =>
+      count(r, (t) => t.type === 'ORDER_CANCEL' && t.reason === 'MARKET_HALTED');
     // Four weekends of 48 closed hours, and New Year's Day (closed until 17:00 New York), out of
     // four weeks of hourly orders.
     expect(orders(on)).toBeGreaterThan(600);
@@ -61,7 +92,9 @@ describe('fill.marketHours on 24/7 data', () => {
     expect(halted(off)).toBe(0);
     // The report says so.
     expect(on.summary.marketHalted).toBe(halted(on));
-    expect(formatSummary(on.summary, 'flipper')).toMatch(new RegExp(`Market-halted orders\\s+${halted(on)} `));
+    expect(formatSummary(on.summary, 'flipper')).toMatch(
+      new RegExp(`Market-halted orders\\s+${halted(on)} `),
+    );
     expect(off.summary.marketHalted).toBe(0);
     expect(count(off, (t) => t.type === 'ORDER_FILL')).toBe(orders(off));
   });
@@ -70,8 +103,12 @@ describe('fill.marketHours on 24/7 data', () => {
     expect(loadConfig().fill.marketHours).toBe(true);
     expect(loadConfig(undefined, { fill: { marketHours: false } } as never).fill.marketHours).toBe(false);
     expect(() => loadConfig(undefined, { fill: { marketHours: 'off' } } as never)).toThrow(ConfigError);
-    expect(() => loadConfig(undefined, { fill: { marketHours: 'off' } } as never)).toThrow(/fill\.marketHours must be true or false/);
-    expect(() => loadConfig(undefined, { fill: { marketHour: false } } as never)).toThrow(/did you mean "fill\.marketHours"/);
+    expect(() => loadConfig(undefined, { fill: { marketHours: 'off' } } as never)).toThrow(
+      /fill\.marketHours must be true or false/,
+    );
+    expect(() => loadConfig(undefined, { fill: { marketHour: false } } as never)).toThrow(
+      /did you mean "fill\.marketHours"/,
+    );
   });
 });
 
@@ -83,7 +120,23 @@ async function* marketOnly(q: { from: number; to: number }): AsyncIterable<reado
     if (!hours.isOpen(t)) continue;
     const b = 1.1 + 0.001 * Math.sin(i / 5);
     const r = (x: number): number => Math.round(x * 1e5) / 1e5;
-    out.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: t, at: t + HOUR, bo: r(b), bh: r(b + 0.0005), bl: r(b - 0.0005), bc: r(b), ao: r(b + 0.0002), ah: r(b + 0.0007), al: r(b - 0.0003), ac: r(b + 0.0002), volume: 10, complete: true });
+    out.push({
+      kind: 'candle',
+      instrument: 'EUR_USD',
+      granularity: 'H1',
+      time: t,
+      at: t + HOUR,
+      bo: r(b),
+      bh: r(b + 0.0005),
+      bl: r(b - 0.0005),
+      bc: r(b),
+      ao: r(b + 0.0002),
+      ah: r(b + 0.0007),
+      al: r(b - 0.0003),
+      ac: r(b + 0.0002),
+      volume: 10,
+      complete: true,
+    });
   }
   yield out;
 }
@@ -101,10 +154,20 @@ const hourlyTimer = defineStrategy({
 });
 
 describe('a closed market is closed whatever decided the order', () => {
-  it('a weekend timer: every order decided while the market is closed is cancelled MARKET_HALTED, not filled at Sunday\'s reopen', async () => {
+  it("a weekend timer: every order decided while the market is closed is cancelled MARKET_HALTED, not filled at Sunday's reopen", async () => {
     const hours = loadInstruments().get('EUR_USD').hours;
-    const config = loadConfig(undefined, { run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() } } as never);
-    const r = await runBacktest({ loaded: { file: 'inline', name: 'hourly-timer', strategy: hourlyTimer as never, params: {} }, config, instruments: loadInstruments(), candles: marketOnly, available: () => true, log: silent, keepTransactions: true });
+    const config = loadConfig(undefined, {
+      run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() },
+    } as never);
+    const r = await runBacktest({
+      loaded: { file: 'inline', name: 'hourly-timer', strategy: hourlyTimer as never, params: {} },
+      config,
+      instruments: loadInstruments(),
+      candles: marketOnly,
+      available: () => true,
+      log: silent,
+      keepTransactions: true,
+    });
     const txs = r.transactions as unknown as Record<string, unknown>[];
     const orders = txs.filter((t) => t.type === 'MARKET_ORDER');
     const halted = txs.filter((t) => t.type === 'ORDER_CANCEL' && t.reason === 'MARKET_HALTED');

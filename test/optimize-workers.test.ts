@@ -13,9 +13,33 @@ const run = promisify(execFile);
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-optimize-workers-'));
 
 const sweep = async (workers: number, out: string, json: boolean): Promise<string> =>
-  (await run(process.execPath, [BIN, 'optimize', 'strategies/sma-cross.ts', '--param', 'fast=4:16:4', '--param', 'slow=20,30,40', '--from', '2024-01-01', '--to', '2024-04-01', '--workers', String(workers), '--out', out, ...(json ? ['--json'] : [])], { cwd: ROOT, maxBuffer: 64 << 20 })).stdout;
+  (
+    await run(
+      process.execPath,
+      [
+        BIN,
+        'optimize',
+        'strategies/sma-cross.ts',
+        '--param',
+        'fast=4:16:4',
+        '--param',
+        'slow=20,30,40',
+        '--from',
+        '2024-01-01',
+        '--to',
+        '2024-04-01',
+        '--workers',
+        String(workers),
+        '--out',
+        out,
+        ...(json ? ['--json'] : []),
+      ],
+      { cwd: ROOT, maxBuffer: 64 << 20 },
+    )
+  ).stdout;
 
-const files = (d: string): string[] => ['trials.csv', 'trials.jsonl', 'returns.jsonl'].map((f) => readFileSync(join(d, f), 'utf8'));
+const files = (d: string): string[] =>
+  ['trials.csv', 'trials.jsonl', 'returns.jsonl'].map((f) => readFileSync(join(d, f), 'utf8'));
 
 describe('fxflow optimize --workers', () => {
   it('1 and 2 workers write the same trials, returns, table, best trial and overfitting figures', async () => {
@@ -31,9 +55,11 @@ describe('fxflow optimize --workers', () => {
     expect(one.workerStartMs).toEqual([]);
     expect((two.workerStartMs as number[]).length).toBeLessThanOrEqual(1);
     expect(files(b!)).toEqual(files(a!));
-    for (const k of ['best', 'top', 'overfitting', 'failures', 'trials', 'spaceSize']) expect(two[k], k).toEqual(one[k]);
+    for (const k of ['best', 'top', 'overfitting', 'failures', 'trials', 'spaceSize'])
+      expect(two[k], k).toEqual(one[k]);
     // The printed table, line for line, but for the run's own line (workers, times, rates) and the folder.
-    const text = (s: string): string[] => s.split('\n').filter((l) => !/^ {2}ran |^Saved in |^Sweep page: /.test(l));
+    const text = (s: string): string[] =>
+      s.split('\n').filter((l) => !/^ {2}ran |^Saved in |^Sweep page: /.test(l));
     expect(text(await sweep(2, d!, false))).toEqual(text(await sweep(1, c!, false)));
   });
 });

@@ -22,7 +22,11 @@ const env = { ...process.env, FXFLOW_DATA_CACHE: join(tmp, 'cache') };
 
 async function fxflow(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, env, maxBuffer: 16 << 20 });
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'bin/fxflow.js'), ...args],
+      { cwd: ROOT, env, maxBuffer: 16 << 20 },
+    );
     return { code: 0, stdout, stderr };
   } catch (e) {
     const x = e as { code?: number; stdout?: string; stderr?: string };
@@ -31,8 +35,24 @@ async function fxflow(...args: string[]): Promise<{ code: number; stdout: string
 }
 
 const GBP = join(FX, 'jtang-oanda-mid-csv', 'GBP_USD_M1.csv');
-const backtest = (file: string, ...more: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-  fxflow('backtest', 'strategies/sma-cross.ts', '--data', file, '--spread', 'mid', '--from', '2020-08-24', '--to', '2020-08-31', '--no-save', ...more);
+const backtest = (
+  file: string,
+  ...more: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> =>
+  fxflow(
+    'backtest',
+    'strategies/sma-cross.ts',
+    '--data',
+    file,
+    '--spread',
+    'mid',
+    '--from',
+    '2020-08-24',
+    '--to',
+    '2020-08-31',
+    '--no-save',
+    ...more,
+  );
 
 describe.skipIf(!HAS_SHARED)('--data passes the checks data import applies (real OANDA GBP_USD M1)', () => {
   it('read as EUR_USD H1 or EUR_USD M15 it is refused, as data import refuses it, naming the file, what it holds and the flag that fits', async () => {
@@ -42,20 +62,36 @@ describe.skipIf(!HAS_SHARED)('--data passes the checks data import applies (real
       expect(r.code).toBe(1);
       expect(r.stderr.trim()).toBe(`fxflow: ${says}: run it with --instrument GBP_USD`);
       expect(r.stdout).not.toMatch(/Trades/);
-      const imp = await fxflow('data', 'import', GBP, '--instrument', 'EUR_USD', '--granularity', g, '--catalog', join(tmp, `cat-${g}`));
+      const imp = await fxflow(
+        'data',
+        'import',
+        GBP,
+        '--instrument',
+        'EUR_USD',
+        '--granularity',
+        g,
+        '--catalog',
+        join(tmp, `cat-${g}`),
+      );
       expect(imp.stderr.trim()).toBe(`fxflow: ${says}: import it with --instrument GBP_USD`);
     }
   });
 
-  it('as GBP_USD M15 its name refuses it; a copy whose name says nothing is refused by its rows\' spacing', async () => {
+  it("as GBP_USD M15 its name refuses it; a copy whose name says nothing is refused by its rows' spacing", async () => {
     const named = await backtest(GBP, '--instrument', 'GBP_USD', '--granularity', 'M15');
     expect(named.code).toBe(1);
-    expect(named.stderr).toContain(`${GBP} (granularity): the file's name says M1, not M15: run it with --granularity M1 (or import it with \`fxflow data import\`: a backtest on the catalog builds M15 candles from M1)`);
+    expect(named.stderr).toContain(
+      `${GBP} (granularity): the file's name says M1, not M15: run it with --granularity M1 (or import it with \`fxflow data import\`: a backtest on the catalog builds M15 candles from M1)`,
+    );
     const neutral = join(tmp, 'prices.csv');
     copyFileSync(GBP, neutral);
     const spaced = await backtest(neutral, '--instrument', 'GBP_USD', '--granularity', 'M15');
     expect(spaced.code).toBe(1);
-    expect(spaced.stderr).toMatch(new RegExp(`${neutral.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(granularity\\): its rows are mostly 1 minute apart \\(\\d+ of the first 2000 gaps\\), not one M15 candle: this is M1 data; run it with --granularity M1`));
+    expect(spaced.stderr).toMatch(
+      new RegExp(
+        `${neutral.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(granularity\\): its rows are mostly 1 minute apart \\(\\d+ of the first 2000 gaps\\), not one M15 candle: this is M1 data; run it with --granularity M1`,
+      ),
+    );
     expect(spaced.stdout).not.toMatch(/Trades/);
   });
 
@@ -73,10 +109,24 @@ describe('what a file without rows, a line without an end and a negative offset 
     writeFileSync(file, 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume\n');
     const imp = await fxflow('data', 'import', file, '--catalog', join(tmp, 'cat-empty'));
     expect(imp.code).toBe(1);
-    expect(imp.stderr.trim()).toBe(`fxflow: ${file}: the file has no rows (a header or empty lines only): nothing to import; check that it is the file meant`);
-    const run = await fxflow('backtest', 'strategies/sma-cross.ts', '--data', file, '--instrument', 'EUR_USD', '--granularity', 'M1', '--no-save');
+    expect(imp.stderr.trim()).toBe(
+      `fxflow: ${file}: the file has no rows (a header or empty lines only): nothing to import; check that it is the file meant`,
+    );
+    const run = await fxflow(
+      'backtest',
+      'strategies/sma-cross.ts',
+      '--data',
+      file,
+      '--instrument',
+      'EUR_USD',
+      '--granularity',
+      'M1',
+      '--no-save',
+    );
     expect(run.code).toBe(1);
-    expect(run.stderr.trim()).toBe(`fxflow: ${file}: the file has no rows (a header or empty lines only): nothing to run on; check that it is the file meant`);
+    expect(run.stderr.trim()).toBe(
+      `fxflow: ${file}: the file has no rows (a header or empty lines only): nothing to run on; check that it is the file meant`,
+    );
   });
 
   it('data import of a gzipped file whose third line is 64 MiB without an end is refused at the 1 MiB line cap', async () => {
@@ -91,16 +141,23 @@ describe('what a file without rows, a line without an end and a negative offset 
     await once(out, 'close');
     const r = await fxflow('data', 'import', gz, '--side', 'mid', '--catalog', join(tmp, 'cat-long'));
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe(`fxflow: ${gz}:3: this line is longer than 1 MiB and has not ended: the file is not rows of text, or its rows are not separated by line ends. fxflow reads a line of at most 1 MiB; if the file's lines really are longer, raise the cap with FXFLOW_MAX_LINE_BYTES=<bytes> (e.g. FXFLOW_MAX_LINE_BYTES=4194304)`);
+    expect(r.stderr.trim()).toBe(
+      `fxflow: ${gz}:3: this line is longer than 1 MiB and has not ended: the file is not rows of text, or its rows are not separated by line ends. fxflow reads a line of at most 1 MiB; if the file's lines really are longer, raise the cap with FXFLOW_MAX_LINE_BYTES=<bytes> (e.g. FXFLOW_MAX_LINE_BYTES=4194304)`,
+    );
   });
 
   it('--timezone -05:00 with a space, as the help writes it, reads the file five hours behind UTC', async () => {
     const file = join(tmp, 'eurusd-m1-ny.csv');
-    writeFileSync(file, 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume\n2024-01-08 05:00:00,1.1,1.1,1.1,1.1,1.1001,1.1001,1.1001,1.1001,1\n2024-01-08 05:01:00,1.1,1.1,1.1,1.1,1.1001,1.1001,1.1001,1.1001,1\n2024-01-08 05:02:00,1.1,1.1,1.1,1.1,1.1001,1.1001,1.1001,1.1001,1\n2024-01-08 05:03:00,1.1,1.1,1.1,1.1,1.1001,1.1001,1.1001,1.1001,1\n');
+    writeFileSync(
+      file,
+      'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume\n2024-01-08 05:00:00,1.1,1.1,1.1,1.1,1.1001,1.1001,1.1001,1.1001,1\n2024-01-08 05:01:00,1.1,1.1,1.1,1.1,1.1001,1.1001,1.1001,1.1001,1\n2024-01-08 05:02:00,1.1,1.1,1.1,1.1,1.1001,1.1001,1.1001,1.1001,1\n2024-01-08 05:03:00,1.1,1.1,1.1,1.1,1.1001,1.1001,1.1001,1.1001,1\n',
+    );
     const cat = join(tmp, 'cat-ny');
     const r = await fxflow('data', 'import', file, '--timezone', '-05:00', '--catalog', cat);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(readFileSync(join(cat, 'EUR_USD', 'M1', '2024-01.csv'), 'utf8')).toMatch(/\n2024-01-08T10:00:00Z,1\.1,/);
+    expect(readFileSync(join(cat, 'EUR_USD', 'M1', '2024-01.csv'), 'utf8')).toMatch(
+      /\n2024-01-08T10:00:00Z,1\.1,/,
+    );
   });
 });

@@ -1,5 +1,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, watch, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  watch,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,10 +19,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/fxflow.js');
 const HAS_REDIS = spawnSync('redis-server', ['--version']).status === 0;
-if (!HAS_REDIS) console.warn('test/queue.test.ts: SKIPPED: no redis-server on this machine (apt-get install redis-server)');
+if (!HAS_REDIS)
+  console.warn('test/queue.test.ts: SKIPPED: no redis-server on this machine (apt-get install redis-server)');
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-queue-'));
 const FIXTURE = join(ROOT, 'src/research/fixtures/hang-once.ts');
-const SWEEP = ['optimize', FIXTURE, '--param', 'fast=4,6,8', '--param', 'slow=20,30', '--from', '2024-01-01', '--to', '2024-03-01'];
+const SWEEP = [
+  'optimize',
+  FIXTURE,
+  '--param',
+  'fast=4,6,8',
+  '--param',
+  'slow=20,30',
+  '--from',
+  '2024-01-01',
+  '--to',
+  '2024-03-01',
+];
 
 interface Proc {
   readonly child: ChildProcess;
@@ -23,13 +44,19 @@ interface Proc {
 const started: ChildProcess[] = [];
 
 function fxflow(args: readonly string[], env: NodeJS.ProcessEnv = {}): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   started.push(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exit = new Promise<{ code: number | null; stdout: string; stderr: string }>((res) => child.on('close', (code) => res({ code, stdout, stderr })));
+  const exit = new Promise<{ code: number | null; stdout: string; stderr: string }>((res) =>
+    child.on('close', (code) => res({ code, stdout, stderr })),
+  );
   return { child, exit };
 }
 
@@ -61,7 +88,11 @@ function dirReached(dir: string, test: (names: string[]) => boolean): Promise<st
 
 /** Starts a redis-server on `port` (no disk); resolves once it accepts connections. */
 function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   started.push(child);
   return new Promise<ChildProcess>((res, rej) => {
     let out = '';
@@ -96,7 +127,12 @@ function referenceTable(): Promise<string> {
 }
 
 /** The lines of a file in `dir` (none when it is missing). */
-const linesOf = (dir: string, name: string): string[] => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').split('\n').filter((l) => l.trim() !== '') : []);
+const linesOf = (dir: string, name: string): string[] =>
+  existsSync(join(dir, name))
+    ? readFileSync(join(dir, name), 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+    : [];
 
 afterAll(() => {
   // A test that failed half-way leaves no process behind.
@@ -133,20 +169,36 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     expect(w2.stderr).toMatch(/trial \d+ of hang-once-\w+ done/);
     const table = readFileSync(join(out, 'trials.csv'), 'utf8');
     expect(table).toBe(refTable);
-    const ids = readFileSync(join(out, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
+    const ids = readFileSync(join(out, 'trials.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids.length).toBe(6);
     expect(new Set(ids).size).toBe(6);
   }, 200_000);
 
   it('one `fxflow worker --threads 2` started after 20 trials wait: the sweep is prepared once, 20 of 20 succeed, the table (and best trial) of a local --workers 1 sweep', async () => {
-    const grid = ['optimize', FIXTURE, '--param', 'fast=4,6,8,10,12', '--param', 'slow=20,30,40,50', '--from', '2024-01-01', '--to', '2024-03-01'];
+    const grid = [
+      'optimize',
+      FIXTURE,
+      '--param',
+      'fast=4,6,8,10,12',
+      '--param',
+      'slow=20,30,40,50',
+      '--from',
+      '2024-01-01',
+      '--to',
+      '2024-03-01',
+    ];
     const ref = join(tmp, 'late-ref');
     const local = await fxflow([...grid, '--workers', '1', '--out', ref, '--json']).exit;
     expect(local.code).toBe(0);
     const q = `${url}?name=late`;
     const out = join(tmp, 'late');
     // The test listens to the queue's events: the worker starts once all 20 trials wait.
-    const events = new QueueEvents('late', { connection: { host: '127.0.0.1', port: Number(new URL(url).port) } });
+    const events = new QueueEvents('late', {
+      connection: { host: '127.0.0.1', port: Number(new URL(url).port) },
+    });
     await events.waitUntilReady();
     let waiting = 0;
     const allWaiting = new Promise<void>((res) => events.on('waiting', () => ++waiting === 20 && res()));
@@ -162,7 +214,11 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     // Prepared once: one line naming the sweep's data check.
     expect(w.stderr.match(/candles checked against the sweep's data hash/g)).toHaveLength(1);
     expect(w.stderr).not.toMatch(/failed/);
-    const r = JSON.parse(done.stdout) as { trials: number; failed: number; best: { params: unknown; objective: number } };
+    const r = JSON.parse(done.stdout) as {
+      trials: number;
+      failed: number;
+      best: { params: unknown; objective: number };
+    };
     const l = JSON.parse(local.stdout) as typeof r;
     expect(r.trials).toBe(20);
     expect(r.failed).toBe(0);
@@ -181,7 +237,17 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     mkdirSync(out);
     const env = { FXFLOW_HANG_DIR: hang, FXFLOW_HANG_FAST: '6' };
     const command = [...SWEEP, '--queue', q, '--out', out, '--reconnect-ms', '1000'];
-    const workerCommand = ['worker', '--queue', q, '--threads', '1', '--lock-ms', '2000', '--reconnect-ms', '1000'];
+    const workerCommand = [
+      'worker',
+      '--queue',
+      q,
+      '--threads',
+      '1',
+      '--lock-ms',
+      '2000',
+      '--reconnect-ms',
+      '1000',
+    ];
     const coordinator = fxflow(command, env);
     const worker = fxflow(workerCommand, env);
     // The worker ran trials 0 and 1 (fast=4), the coordinator recorded them, and trial 2 (fast=6) hangs: Redis dies now.
@@ -234,7 +300,10 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
       // Trials 0 and 1 are recorded and worker 1 hangs in trial 2: Redis loses everything now.
       await dirReached(hang, (n) => n.some((x) => x.startsWith('hanging-')));
       await dirReached(out, () => linesOf(out, 'trials.jsonl').length === 2);
-      if (chaos === 'flushed') expect(spawnSync('redis-cli', ['-p', String(port), 'flushall'], { encoding: 'utf8' }).stdout.trim()).toBe('OK');
+      if (chaos === 'flushed')
+        expect(
+          spawnSync('redis-cli', ['-p', String(port), 'flushall'], { encoding: 'utf8' }).stdout.trim(),
+        ).toBe('OK');
       else {
         own.kill('SIGKILL');
         await new Promise((res) => own.once('exit', res));
@@ -248,7 +317,9 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
       await Promise.all([worker1.exit, worker2.exit]);
       own.kill('SIGKILL');
       expect(done.code).toBe(0);
-      expect(done.stderr).toMatch(/^fxflow optimize: Redis at redis:\/\/127\.0\.0\.1:\d+\/0 no longer held 4 of the 4 trials out on the queue nor the sweep's manifest \(it was emptied or restarted without its data\): queued them again\n$/);
+      expect(done.stderr).toMatch(
+        /^fxflow optimize: Redis at redis:\/\/127\.0\.0\.1:\d+\/0 no longer held 4 of the 4 trials out on the queue nor the sweep's manifest \(it was emptied or restarted without its data\): queued them again\n$/,
+      );
       expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(refTable);
       const ids = linesOf(out, 'trials.jsonl').map((l) => (JSON.parse(l) as { id: string }).id);
       expect(new Set(ids).size).toBe(6);
@@ -283,7 +354,9 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     expect(gaveUpAt).toBeGreaterThan(0);
     expect(exitMs).toBeLessThan(2000);
     const line = await warning;
-    expect(line).toMatch(/^fxflow optimize: no worker has taken a trial for \d+ s \(6 waiting on redis:\/\/127\.0\.0\.1:\d+\/0\?name=refused\): the worker \S+ \(pid \d+\) refused this sweep: sweep hang-once-\w+: \S+hang-once-edited\.ts is not the coordinator's strategy/);
+    expect(line).toMatch(
+      /^fxflow optimize: no worker has taken a trial for \d+ s \(6 waiting on redis:\/\/127\.0\.0\.1:\d+\/0\?name=refused\): the worker \S+ \(pid \d+\) refused this sweep: sweep hang-once-\w+: \S+hang-once-edited\.ts is not the coordinator's strategy/,
+    );
     expect(line).toContain(`(pid ${refusing.child.pid})`);
     // A worker with the right file finishes the sweep.
     const good = fxflow(['worker', '--queue', q, '--threads', '1']);
@@ -294,8 +367,23 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     expect(readFileSync(join(out, 'trials.csv'), 'utf8')).toBe(await referenceTable());
   }, 90_000);
 
-  it('fxflow walkforward --queue: every window\'s trials and out-of-sample run are jobs keyed as optimize keys them; the same files as a local walk-forward', async () => {
-    const wf = ['walkforward', FIXTURE, '--param', 'fast=4,6,8', '--param', 'slow=20,30', '--train', '2mo', '--test', '1mo', '--from', '2024-01-01', '--to', '2024-06-01'];
+  it("fxflow walkforward --queue: every window's trials and out-of-sample run are jobs keyed as optimize keys them; the same files as a local walk-forward", async () => {
+    const wf = [
+      'walkforward',
+      FIXTURE,
+      '--param',
+      'fast=4,6,8',
+      '--param',
+      'slow=20,30',
+      '--train',
+      '2mo',
+      '--test',
+      '1mo',
+      '--from',
+      '2024-01-01',
+      '--to',
+      '2024-06-01',
+    ];
     const local = join(tmp, 'wf-local');
     const l = await fxflow([...wf, '--workers', '1', '--out', local]).exit;
     expect(l.stderr).toBe('');
@@ -308,17 +396,27 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     const w = await worker.exit;
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^walkforward hang-once: 3 windows .*, on the queue redis:\/\/127\.0\.0\.1:\d+\/0\?name=wf\n/);
-    for (const f of ['windows.csv', 'oos-equity.csv']) expect(readFileSync(join(queued, f), 'utf8')).toBe(readFileSync(join(local, f), 'utf8'));
-    for (const win of ['window-01', 'window-02', 'window-03']) expect(readFileSync(join(queued, win, 'trials.csv'), 'utf8')).toBe(readFileSync(join(local, win, 'trials.csv'), 'utf8'));
+    expect(r.stdout).toMatch(
+      /^walkforward hang-once: 3 windows .*, on the queue redis:\/\/127\.0\.0\.1:\d+\/0\?name=wf\n/,
+    );
+    for (const f of ['windows.csv', 'oos-equity.csv'])
+      expect(readFileSync(join(queued, f), 'utf8')).toBe(readFileSync(join(local, f), 'utf8'));
+    for (const win of ['window-01', 'window-02', 'window-03'])
+      expect(readFileSync(join(queued, win, 'trials.csv'), 'utf8')).toBe(
+        readFileSync(join(local, win, 'trials.csv'), 'utf8'),
+      );
     // The worker ran 3 × 6 trials and 3 out-of-sample runs, each once.
     expect(w.stderr.match(/trial \d+ of hang-once-wf-\w+ done/g)).toHaveLength(18);
     expect(w.stderr.match(/window \d's out-of-sample run of hang-once-wf-\w+ done/g)).toHaveLength(3);
     // Each recorded trial is the job of the same id in Redis (bull:<queue>:<trial id>).
-    const ids = ['window-01', 'window-02', 'window-03'].flatMap((win) => linesOf(join(queued, win), 'trials.jsonl').map((x) => (JSON.parse(x) as { id: string }).id));
+    const ids = ['window-01', 'window-02', 'window-03'].flatMap((win) =>
+      linesOf(join(queued, win), 'trials.jsonl').map((x) => (JSON.parse(x) as { id: string }).id),
+    );
     expect(new Set(ids).size).toBe(18);
     const port = new URL(url).port;
-    const exists = spawnSync('redis-cli', ['-p', port, 'exists', ...ids.map((id) => `bull:wf:${id}`)], { encoding: 'utf8' });
+    const exists = spawnSync('redis-cli', ['-p', port, 'exists', ...ids.map((id) => `bull:wf:${id}`)], {
+      encoding: 'utf8',
+    });
     expect(exists.stdout.trim()).toBe('18');
   }, 200_000);
 
@@ -350,39 +448,71 @@ describe.skipIf(!HAS_REDIS)('fxflow optimize --queue / fxflow worker (real Redis
     });
     await new Promise<void>((res) => old.listen(0, '127.0.0.1', res));
     const port = (old.address() as { port: number }).port;
-    const r = await fxflow([...SWEEP, '--queue', `redis://127.0.0.1:${port}/0`, '--out', join(tmp, 'old')]).exit;
+    const r = await fxflow([...SWEEP, '--queue', `redis://127.0.0.1:${port}/0`, '--out', join(tmp, 'old')])
+      .exit;
     old.close();
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe(`fxflow: redis://127.0.0.1:${port}/0 runs Redis 4.0.14; BullMQ needs Redis 5.0.0 or newer: upgrade it or point --queue at another server`);
+    expect(r.stderr.trim()).toBe(
+      `fxflow: redis://127.0.0.1:${port}/0 runs Redis 4.0.14; BullMQ needs Redis 5.0.0 or newer: upgrade it or point --queue at another server`,
+    );
   }, 60_000);
 
   it('one clear message: Redis unreachable, a queue busy with another sweep, a worker with other data', async () => {
     const port = await freePort(); // nothing listens there
-    const down = await fxflow([...SWEEP, '--queue', `redis://127.0.0.1:${port}/0`, '--out', join(tmp, 'down')]).exit;
+    const down = await fxflow([
+      ...SWEEP,
+      '--queue',
+      `redis://127.0.0.1:${port}/0`,
+      '--out',
+      join(tmp, 'down'),
+    ]).exit;
     expect(down.code).toBe(1);
-    expect(down.stderr.trim()).toBe(`fxflow: cannot reach Redis at redis://127.0.0.1:${port}/0 (ECONNREFUSED): start it, or check the host, port and password in --queue`);
+    expect(down.stderr.trim()).toBe(
+      `fxflow: cannot reach Redis at redis://127.0.0.1:${port}/0 (ECONNREFUSED): start it, or check the host, port and password in --queue`,
+    );
 
     // A sweep whose trials wait (no worker), then another sweep on the same queue.
     const q = `${url}?name=busy`;
     mkdirSync(join(tmp, 'busy1'));
     const first = fxflow([...SWEEP, '--queue', q, '--out', join(tmp, 'busy1')]);
     await dirReached(join(tmp, 'busy1'), (n) => n.includes('sweep.json'));
-    const another = await fxflow(['optimize', FIXTURE, '--param', 'fast=4,6', '--param', 'slow=40', '--from', '2024-01-01', '--to', '2024-03-01', '--queue', q, '--out', join(tmp, 'busy2')]).exit;
+    const another = await fxflow([
+      'optimize',
+      FIXTURE,
+      '--param',
+      'fast=4,6',
+      '--param',
+      'slow=40',
+      '--from',
+      '2024-01-01',
+      '--to',
+      '2024-03-01',
+      '--queue',
+      q,
+      '--out',
+      join(tmp, 'busy2'),
+    ]).exit;
     expect(another.code).toBe(1);
-    expect(another.stderr).toMatch(/^fxflow: the queue 'busy' at redis:\/\/127\.0\.0\.1:\d+\/0 holds \d+ unfinished trials? of another sweep \(hang-once, hang-once-\w+, started [^)]+\): wait for it to finish, or give this sweep its own queue/);
+    expect(another.stderr).toMatch(
+      /^fxflow: the queue 'busy' at redis:\/\/127\.0\.0\.1:\d+\/0 holds \d+ unfinished trials? of another sweep \(hang-once, hang-once-\w+, started [^)]+\): wait for it to finish, or give this sweep its own queue/,
+    );
     expect(another.stderr.trim().split('\n').length).toBe(1);
 
     // A worker whose catalog is not the coordinator's refuses, naming both hashes.
     // (a copy of the sample's EUR_USD H1 for the period, with one price changed).
     const other = join(tmp, 'other-catalog');
     mkdirSync(join(other, 'EUR_USD/H1'), { recursive: true });
-    for (const f of ['series.json', '2024-01.csv']) if (existsSync(join(ROOT, 'data/catalog/EUR_USD/H1', f))) copyFileSync(join(ROOT, 'data/catalog/EUR_USD/H1', f), join(other, 'EUR_USD/H1', f));
+    for (const f of ['series.json', '2024-01.csv'])
+      if (existsSync(join(ROOT, 'data/catalog/EUR_USD/H1', f)))
+        copyFileSync(join(ROOT, 'data/catalog/EUR_USD/H1', f), join(other, 'EUR_USD/H1', f));
     const feb = readFileSync(join(ROOT, 'data/catalog/EUR_USD/H1/2024-02.csv'), 'utf8').split('\n');
     feb[1] = feb[1]!.replace(/,\d+$/, ',1');
     writeFileSync(join(other, 'EUR_USD/H1/2024-02.csv'), feb.join('\n'));
     const w = await fxflow(['worker', '--queue', q, '--threads', '1', '--catalog', other]).exit;
     expect(w.code).toBe(1);
-    expect(w.stderr).toMatch(/fxflow: sweep hang-once-\w+: the data here \(.*other-catalog, 1056 candles\) is not the coordinator's \(content hash \w+…, the sweep's \w+…\): every worker needs the same catalog/);
+    expect(w.stderr).toMatch(
+      /fxflow: sweep hang-once-\w+: the data here \(.*other-catalog, 1056 candles\) is not the coordinator's \(content hash \w+…, the sweep's \w+…\): every worker needs the same catalog/,
+    );
     first.child.kill('SIGKILL');
     await first.exit;
   }, 200_000);

@@ -16,12 +16,28 @@ const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex').
 describe('report.html from the transactions the run folded as it wrote them (issue 27)', () => {
   it('is byte for byte the page read back from transactions.jsonl, and the page of the build before', async () => {
     // Three months of generated M1 candles and an SMA crossover: thousands of trades and fills.
-    const config = loadConfig(undefined, { run: { from: '2019-01-01', to: '2019-04-01' }, data: { spread: 'mid' } });
-    const loaded = await loadStrategy(resolve(import.meta.dirname, '../strategies/sma-cross.ts'), ['granularity=M1']);
+    const config = loadConfig(undefined, {
+      run: { from: '2019-01-01', to: '2019-04-01' },
+      data: { spread: 'mid' },
+    });
+    const loaded = await loadStrategy(resolve(import.meta.dirname, '../strategies/sma-cross.ts'), [
+      'granularity=M1',
+    ]);
     const runDir = join(mkdtempSync(join(tmpdir(), 'fxflow-fold-')), 'run');
     const r = await runBacktest({
-      loaded, config, instruments: loadInstruments(), log: silent, runDir,
-      candles: (q) => syntheticCandles({ instrument: q.instrument, granularity: q.granularity, from: q.from, to: q.to, seed: 11 }),
+      loaded,
+      config,
+      instruments: loadInstruments(),
+      log: silent,
+      runDir,
+      candles: (q) =>
+        syntheticCandles({
+          instrument: q.instrument,
+          granularity: q.granularity,
+          from: q.from,
+          to: q.to,
+          seed: 11,
+        }),
     });
     expect(r.summary.trades).toBeGreaterThan(1000);
     const written = readFileSync(join(runDir, 'report.html'));

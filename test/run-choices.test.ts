@@ -22,18 +22,29 @@ describe("a strategy's declared granularity", () => {
     expect(run.params.instrument).toBe('EUR_USD');
     // Five trading days of M15 candles, not H1's 120.
     expect(run.engine.candles).toBeGreaterThan(400);
-    expect(run.paramSources).toEqual({ instrument: "the strategy's default", granularity: "the strategy's default" });
-    expect(runText(run)).toContain("Run params: instrument EUR_USD from the strategy's default; granularity M15 from the strategy's default");
+    expect(run.paramSources).toEqual({
+      instrument: "the strategy's default",
+      granularity: "the strategy's default",
+    });
+    expect(runText(run)).toContain(
+      "Run params: instrument EUR_USD from the strategy's default; granularity M15 from the strategy's default",
+    );
   });
 
   it('a flag or a config file overrides it, and the report names which', async () => {
     // As `fxflow backtest --granularity H1`: the flags are a config fragment; runGiven labels them.
     const flags = { ...PERIOD, run: { ...PERIOD.run, granularity: 'H1' } };
-    const viaFlag = await backtest(STRATEGY, {}, undefined, loadConfig(undefined, flags as never), { log: quiet, runGiven: runGiven(undefined, flags) });
+    const viaFlag = await backtest(STRATEGY, {}, undefined, loadConfig(undefined, flags as never), {
+      log: quiet,
+      runGiven: runGiven(undefined, flags),
+    });
     expect(viaFlag.params.granularity).toBe('H1');
     expect(viaFlag.paramSources.granularity).toBe('--granularity');
     const file = join(mkdtempSync(join(tmpdir(), 'fxflow-choices-')), 'm30.json');
-    writeFileSync(file, JSON.stringify({ run: { granularity: 'M30', from: '2024-01-08', to: '2024-01-13' } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ run: { granularity: 'M30', from: '2024-01-08', to: '2024-01-13' } }),
+    );
     const viaFile = await backtest(STRATEGY, {}, undefined, file, { log: quiet });
     expect(viaFile.params.granularity).toBe('M30');
     expect(viaFile.paramSources.granularity).toBe(`config file ${file}`);

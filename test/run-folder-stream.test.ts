@@ -10,17 +10,35 @@ import { loadStrategy } from '../src/app/load-strategy.ts';
 import { loadInstruments } from '../src/domain/instrument.ts';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
-const sha = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex').slice(0, 16);
+const sha = (path: string): string =>
+  createHash('sha256').update(readFileSync(path)).digest('hex').slice(0, 16);
 
 describe('the run folder, streamed', () => {
   // Half a year of generated M1 candles (about 130k), an SMA crossover on them: thousands of trades.
   const run = async (keep: boolean) => {
-    const config = loadConfig(undefined, { run: { from: '2019-01-01', to: '2019-07-01' }, data: { spread: 'mid' } });
-    const loaded = await loadStrategy(resolve(import.meta.dirname, '../strategies/sma-cross.ts'), ['granularity=M1']);
+    const config = loadConfig(undefined, {
+      run: { from: '2019-01-01', to: '2019-07-01' },
+      data: { spread: 'mid' },
+    });
+    const loaded = await loadStrategy(resolve(import.meta.dirname, '../strategies/sma-cross.ts'), [
+      'granularity=M1',
+    ]);
     const runDir = join(mkdtempSync(join(tmpdir(), 'fxflow-stream-')), 'run');
     const r = await runBacktest({
-      loaded, config, instruments: loadInstruments(), log: silent, keepTransactions: keep, runDir,
-      candles: (q) => syntheticCandles({ instrument: q.instrument, granularity: q.granularity, from: q.from, to: q.to, seed: 7 }),
+      loaded,
+      config,
+      instruments: loadInstruments(),
+      log: silent,
+      keepTransactions: keep,
+      runDir,
+      candles: (q) =>
+        syntheticCandles({
+          instrument: q.instrument,
+          granularity: q.granularity,
+          from: q.from,
+          to: q.to,
+          seed: 7,
+        }),
     });
     return { r, runDir };
   };
@@ -35,10 +53,13 @@ describe('the run folder, streamed', () => {
     expect(kept.r.summary.trades).toBeGreaterThan(2000);
     // The files are what the kept lists render to…
     const file = (d: string, f: string): string => readFileSync(join(d, f), 'utf8');
-    expect(file(streamed.runDir, 'transactions.jsonl')).toBe(kept.r.transactions.map((t) => `${JSON.stringify(t)}\n`).join(''));
+    expect(file(streamed.runDir, 'transactions.jsonl')).toBe(
+      kept.r.transactions.map((t) => `${JSON.stringify(t)}\n`).join(''),
+    );
     expect(file(streamed.runDir, 'trades.csv')).toBe(tradesCsv(kept.r.trades, kept.r.openAtEnd));
     expect(file(streamed.runDir, 'equity.csv')).toBe(equityCsv(kept.r.equity, 'USD'));
-    for (const f of ['transactions.jsonl', 'trades.csv', 'equity.csv', 'intents.jsonl']) expect(file(streamed.runDir, f), f).toBe(file(kept.runDir, f));
+    for (const f of ['transactions.jsonl', 'trades.csv', 'equity.csv', 'intents.jsonl'])
+      expect(file(streamed.runDir, f), f).toBe(file(kept.runDir, f));
     // …and the same bytes as the build before streaming wrote (main at 2f22a20, pinned).
     expect({
       transactions: sha(join(streamed.runDir, 'transactions.jsonl')),
@@ -47,7 +68,10 @@ describe('the run folder, streamed', () => {
     }).toEqual(PINNED);
     // trades.csv gained MAE, MFE and run-up as its last three columns (stop 23); without them it is
     // still the 2f22a20 file byte for byte.
-    const before = file(streamed.runDir, 'trades.csv').split('\n').map((l) => (l === '' ? l : l.split(',').slice(0, -3).join(','))).join('\n');
+    const before = file(streamed.runDir, 'trades.csv')
+      .split('\n')
+      .map((l) => (l === '' ? l : l.split(',').slice(0, -3).join(',')))
+      .join('\n');
     expect(createHash('sha256').update(before).digest('hex').slice(0, 16)).toBe('06738a0cd7bd1c09'); // b352f37997d66b44 before the holiday calendar
   }, 120_000);
 });

@@ -9,5 +9,6 @@ export const OANDA = resolve(SHARED, 'reference/oanda');
 
 /** Says out loud that a suite is skipped because ../shared is missing (CI always has it). */
 export function warnIfNoShared(suite: string): void {
-  if (!HAS_SHARED) console.warn(`[skip] ${suite}: ${SHARED} not found; these tests need ../shared beside the repository`);
+  if (!HAS_SHARED)
+    console.warn(`[skip] ${suite}: ${SHARED} not found; these tests need ../shared beside the repository`);
 }

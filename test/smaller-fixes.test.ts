@@ -21,7 +21,23 @@ function m1(instrument: string, from: number, count: number): Candle[] {
   for (let i = 0; i < count; i++) {
     const t = from + i * 60_000;
     const b = 0.7 + (i % 7) * 0.0001;
-    out.push({ kind: 'candle', instrument, granularity: 'M1', time: t, at: t + 60_000, bo: b, bh: b + 0.0002, bl: b - 0.0002, bc: b, ao: b + 0.0001, ah: b + 0.0003, al: b - 0.0001, ac: b + 0.0001, volume: 1, complete: true });
+    out.push({
+      kind: 'candle',
+      instrument,
+      granularity: 'M1',
+      time: t,
+      at: t + 60_000,
+      bo: b,
+      bh: b + 0.0002,
+      bl: b - 0.0002,
+      bc: b,
+      ao: b + 0.0001,
+      ah: b + 0.0003,
+      al: b - 0.0001,
+      ac: b + 0.0001,
+      volume: 1,
+      complete: true,
+    });
   }
   return out;
 }
@@ -29,27 +45,46 @@ function m1(instrument: string, from: number, count: number): Candle[] {
 describe('the smaller items', () => {
   it('a crossed row names the fields that cross (here the high), not the open and close', async () => {
     const f = join(tmp, 'crossed.csv');
-    writeFileSync(f, 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume\n2024-01-02T10:00:00Z,1.1,1.1050,1.0990,1.1010,1.1001,1.1040,1.0991,1.1011,5\n');
+    writeFileSync(
+      f,
+      'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume\n2024-01-02T10:00:00Z,1.1,1.1050,1.0990,1.1010,1.1001,1.1040,1.0991,1.1011,5\n',
+    );
     const read = async (): Promise<void> => {
       for await (const _ of openCandles(f, { instrument: 'EUR_USD', granularity: 'H1' })) void _;
     };
-    await expect(read()).rejects.toThrow(`${f}:2 (ask): the bid is above the ask (bid high 1.105 > ask high 1.104): check`);
+    await expect(read()).rejects.toThrow(
+      `${f}:2 (ask): the bid is above the ask (bid high 1.105 > ask high 1.104): check`,
+    );
   });
 
   it('the partial first candle of a resample is left out: M1 from 10:30 gives H1 from 11:00', async () => {
     const root = join(tmp, 'resample');
     const cat = new Catalog(root);
-    await cat.write('EUR_USD', 'M1', [m1('EUR_USD', Date.UTC(2024, 0, 2, 10, 30), 150)], { meta: { synthetic: true, sides: 'bid/ask', sources: [] } });
+    await cat.write('EUR_USD', 'M1', [m1('EUR_USD', Date.UTC(2024, 0, 2, 10, 30), 150)], {
+      meta: { synthetic: true, sides: 'bid/ask', sources: [] },
+    });
     const out: Candle[] = [];
     for await (const b of resampled(cat, 'EUR_USD', 'M1', 'H1', DEFAULT_ALIGNMENT)) out.push(...b);
-    expect(out.map((c) => new Date(c.time).toISOString())).toEqual(['2024-01-02T11:00:00.000Z', '2024-01-02T12:00:00.000Z']);
+    expect(out.map((c) => new Date(c.time).toISOString())).toEqual([
+      '2024-01-02T11:00:00.000Z',
+      '2024-01-02T12:00:00.000Z',
+    ]);
   });
 
   it('NZD_USD H1 missing for the period is told as H1 (built from the M1 held), not "no NZD_USD M1 candles"', async () => {
     const root = join(tmp, 'nzd');
-    await new Catalog(root).write('NZD_USD', 'M1', [m1('NZD_USD', Date.UTC(2014, 4, 5), 100)], { meta: { synthetic: true, sides: 'bid/ask', sources: [] } });
+    await new Catalog(root).write('NZD_USD', 'M1', [m1('NZD_USD', Date.UTC(2014, 4, 5), 100)], {
+      meta: { synthetic: true, sides: 'bid/ask', sources: [] },
+    });
     const c = await dataCatalog(root);
-    expect(() => c.candles({ instrument: 'NZD_USD', granularity: 'H1', from: Date.UTC(2024, 0, 1), to: Date.UTC(2025, 0, 1) })).toThrow(
+    expect(() =>
+      c.candles({
+        instrument: 'NZD_USD',
+        granularity: 'H1',
+        from: Date.UTC(2024, 0, 1),
+        to: Date.UTC(2025, 0, 1),
+      }),
+    ).toThrow(
       'no NZD_USD H1 candles between 2024-01-01 and 2025-01-01: the catalog holds no NZD_USD H1, and the NZD_USD M1 it would build H1 from covers 2014-05 to 2014-05. Choose --from/--to inside that, or get the period with `fxflow data download --instrument NZD_USD --granularity H1 --from 2024-01-01 --to 2025-01-01`',
     );
   });
@@ -67,10 +102,21 @@ describe('the smaller items', () => {
 
   it('a refused backtest leaves no run folder', async () => {
     const csv = join(tmp, 'mid.csv');
-    writeFileSync(csv, 'time,o,h,l,c\n2024-03-01T10:00:00Z,1.1,1.101,1.099,1.1005\n2024-03-01T11:00:00Z,1.1005,1.102,1.1,1.101\n');
+    writeFileSync(
+      csv,
+      'time,o,h,l,c\n2024-03-01T10:00:00Z,1.1,1.101,1.099,1.1005\n2024-03-01T11:00:00Z,1.1005,1.102,1.1,1.101\n',
+    );
     const dir = join(tmp, 'run-refused');
     // One-sided data under the native spread model: refused, asking for a spread model.
-    await expect(backtest(join(ROOT, 'strategies/sma-cross.ts'), {}, { file: csv, side: 'mid' }, { run: { from: '2024-03-01', to: '2024-03-02' } }, { save: dir, log: quiet })).rejects.toThrow(/needs a spread model/);
+    await expect(
+      backtest(
+        join(ROOT, 'strategies/sma-cross.ts'),
+        {},
+        { file: csv, side: 'mid' },
+        { run: { from: '2024-03-01', to: '2024-03-02' } },
+        { save: dir, log: quiet },
+      ),
+    ).rejects.toThrow(/needs a spread model/);
     expect(existsSync(dir)).toBe(false);
   });
 });

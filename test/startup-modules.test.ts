@@ -37,11 +37,18 @@ async function modulesLoadedBy(args: string[]): Promise<string[]> {
     cwd: ROOT,
     env: { ...process.env, FXFLOW_RUN_FROM: 'source', FXFLOW_TEST_MODULES: out },
   }).catch((e: unknown) => e);
-  return [...new Set(readFileSync(out, 'utf8').split('\n').filter((l) => l !== ''))];
+  return [
+    ...new Set(
+      readFileSync(out, 'utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
+    ),
+  ];
 }
 
 /** The BullMQ and ioredis modules that fxflow `args` resolved. */
-const queueModulesLoadedBy = async (args: string[]): Promise<string[]> => (await modulesLoadedBy(args)).filter((u) => /node_modules\/(bullmq|ioredis)\//.test(u));
+const queueModulesLoadedBy = async (args: string[]): Promise<string[]> =>
+  (await modulesLoadedBy(args)).filter((u) => /node_modules\/(bullmq|ioredis)\//.test(u));
 
 describe('start-up: BullMQ and ioredis load only for the Redis queue (issue 27, item 3)', () => {
   it('fxflow --version and optimize/walkforward --help load neither', async () => {
@@ -58,7 +65,8 @@ describe('start-up: BullMQ and ioredis load only for the Redis queue (issue 27, 
 });
 
 /** `url` as a path under the repository (src/cli/main.ts, node_modules/rxjs/...), or undefined outside it. */
-const inRepo = (url: string): string | undefined => (url.startsWith(`file://${ROOT}/`) ? url.slice(`file://${ROOT}/`.length) : undefined);
+const inRepo = (url: string): string | undefined =>
+  url.startsWith(`file://${ROOT}/`) ? url.slice(`file://${ROOT}/`.length) : undefined;
 
 // What only other commands need: a backtest or `--version` loading one of these is start-up time
 // spent for nothing (each was measured: docs/performance.md, "Stop 31").
@@ -75,7 +83,12 @@ const NOT_FOR_A_BACKTEST = [
 describe('start-up: each command loads its own modules (issue 27, item 3)', () => {
   it('fxflow --version loads no command, no engine, no pino, no rxjs', async () => {
     const loaded = (await modulesLoadedBy(['--version'])).map(inRepo).filter((p) => p !== undefined);
-    expect(loaded.filter((p) => p.startsWith('src/')).sort()).toEqual(['src/cli/errors.ts', 'src/cli/main.ts', 'src/cli/v8-tuning.ts', 'src/cli/version.ts']);
+    expect(loaded.filter((p) => p.startsWith('src/')).sort()).toEqual([
+      'src/cli/errors.ts',
+      'src/cli/main.ts',
+      'src/cli/v8-tuning.ts',
+      'src/cli/version.ts',
+    ]);
     expect(loaded.filter((p) => /^node_modules\/(pino|rxjs|luxon|decimal\.js)\//.test(p))).toEqual([]);
     // The hook sees what it is asked to: yargs itself is loaded.
     expect(loaded.some((p) => p.startsWith('node_modules/yargs/'))).toBe(true);
@@ -84,27 +97,58 @@ describe('start-up: each command loads its own modules (issue 27, item 3)', () =
   it('a 10-candle backtest with its run folder loads the backtest and none of what only other commands need', async () => {
     const data = tenCandles(dir);
     const loaded = (
-      await modulesLoadedBy(['backtest', 'strategies/sma-cross.ts', '--data', data, '--instrument', 'EUR_USD', '--granularity', 'H1', '--from', '2024-03-04', '--to', '2024-03-05', '--runs-dir', join(dir, 'runs')])
+      await modulesLoadedBy([
+        'backtest',
+        'strategies/sma-cross.ts',
+        '--data',
+        data,
+        '--instrument',
+        'EUR_USD',
+        '--granularity',
+        'H1',
+        '--from',
+        '2024-03-04',
+        '--to',
+        '2024-03-05',
+        '--runs-dir',
+        join(dir, 'runs'),
+      ])
     )
       .map(inRepo)
       .filter((p) => p !== undefined);
     // It ran (its run folder holds the report page) and the hook saw the backtest's own modules.
     const [runDir] = readdirSync(join(dir, 'runs'));
     expect(existsSync(join(dir, 'runs', runDir!, 'report.html'))).toBe(true);
-    for (const p of ['src/cli/backtest.ts', 'src/app/backtest.ts', 'src/adapters/sim/broker.ts', 'node_modules/rxjs/dist/cjs/internal/Observable.js']) expect(loaded, p).toContain(p);
+    for (const p of [
+      'src/cli/backtest.ts',
+      'src/app/backtest.ts',
+      'src/adapters/sim/broker.ts',
+      'node_modules/rxjs/dist/cjs/internal/Observable.js',
+    ])
+      expect(loaded, p).toContain(p);
     expect(loaded.filter((p) => NOT_FOR_A_BACKTEST.some((r) => r.test(p)))).toEqual([]);
   }, 60_000);
 });
 
 describe('start-up: help text wrapped only when it is printed', () => {
   it('knows when help is asked for', () => {
-    for (const a of [['--help'], ['backtest', '-h'], ['backtest', '-qh'], ['--help=true']]) expect(helpAsked(a), a.join(' ')).toBe(true);
-    for (const a of [['backtest', 's.ts', '--data', 'x.csv'], ['--version'], ['-v'], ['backtest', '--no-save', '--hedging']]) expect(helpAsked(a), a.join(' ')).toBe(false);
+    for (const a of [['--help'], ['backtest', '-h'], ['backtest', '-qh'], ['--help=true']])
+      expect(helpAsked(a), a.join(' ')).toBe(true);
+    for (const a of [
+      ['backtest', 's.ts', '--data', 'x.csv'],
+      ['--version'],
+      ['-v'],
+      ['backtest', '--no-save', '--hedging'],
+    ])
+      expect(helpAsked(a), a.join(' ')).toBe(false);
   });
 
   it('--help and -h print help wrapped to the width (100 columns when not a terminal)', async () => {
     for (const flag of ['--help', '-h']) {
-      const { stdout } = await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), 'backtest', flag], { cwd: ROOT, env: { ...process.env, FXFLOW_RUN_FROM: 'source' } });
+      const { stdout } = await run(process.execPath, [join(ROOT, 'bin/fxflow.js'), 'backtest', flag], {
+        cwd: ROOT,
+        env: { ...process.env, FXFLOW_RUN_FROM: 'source' },
+      });
       const lines = stdout.split('\n');
       expect(lines.length).toBeGreaterThan(20);
       expect(Math.max(...lines.map((l) => l.length)), flag).toBeLessThanOrEqual(100);

@@ -18,10 +18,19 @@ export interface TapRig {
 let open: TapRig[] = [];
 
 /** A sandbox at `start` with `faults`, the tap, and a client (fast rate budget; `o` overrides). */
-export async function tapRig(start: number, faults: FaultOptions, o: Partial<V20HttpOptions> = {}): Promise<TapRig> {
+export async function tapRig(
+  start: number,
+  faults: FaultOptions,
+  o: Partial<V20HttpOptions> = {},
+): Promise<TapRig> {
   const sb = await startSandbox({ start, heartbeatMs: 1000, faults });
   const tap = await startTcpTap(sb.url);
-  const http = new V20Http({ baseUrl: tap.url, connectionsPerSecond: 1000, rate: { perSecond: 1000, burst: 1000 }, ...o });
+  const http = new V20Http({
+    baseUrl: tap.url,
+    connectionsPerSecond: 1000,
+    rate: { perSecond: 1000, burst: 1000 },
+    ...o,
+  });
   const base = sb.stats().requests;
   const r: TapRig = { sb, tap, http, rest: new V20Rest(http), served: () => sb.stats().requests - base };
   open.push(r);

@@ -43,14 +43,22 @@ export interface TcpTap {
  */
 export async function startTcpTap(target: string): Promise<TcpTap> {
   const up = new URL(target);
-  if (up.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(up.hostname)) throw new Error(`tcp tap: target ${target} must be http on 127.0.0.1`);
+  if (up.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(up.hostname))
+    throw new Error(`tcp tap: target ${target} must be http on 127.0.0.1`);
   const port = Number(up.port);
   const connections: TapConnection[] = [];
   const live = new Set<Socket>();
   let holding: ((request: string) => boolean) | undefined;
   const held: { client: Socket; b: Buffer }[] = [];
   const server = createServer((client) => {
-    const c: TapConnection = { openedAt: performance.now(), closedAt: undefined, closedBy: undefined, bytesUp: 0, bytesDown: 0, sent: '' };
+    const c: TapConnection = {
+      openedAt: performance.now(),
+      closedAt: undefined,
+      closedBy: undefined,
+      bytesUp: 0,
+      bytesDown: 0,
+      sent: '',
+    };
     connections.push(c);
     live.add(client);
     const upstream = connect(port, up.hostname);
@@ -97,7 +105,8 @@ export async function startTcpTap(target: string): Promise<TcpTap> {
       for (;;) {
         const c = connections[i];
         if (c?.closedBy !== undefined) return c;
-        if (performance.now() - t0 > ms) throw new Error(`tcp tap: connection #${i} still open after ${ms} ms (${connections.length} seen)`);
+        if (performance.now() - t0 > ms)
+          throw new Error(`tcp tap: connection #${i} still open after ${ms} ms (${connections.length} seen)`);
         await new Promise((r) => setTimeout(r, 2));
       }
     },

@@ -27,7 +27,18 @@ const strategy = defineStrategy({
     if (n % 9 !== 0) return { state: { n } };
     const net = ctx.position('EUR_USD').net;
     const units = net > 0 ? -3000 : net < 0 ? 1000 : 2000;
-    return { state: { n }, intents: [ctx.market('EUR_USD', units, { tp: { distance: 0.003 }, sl: { distance: 0.002 }, trailing: 0.0025, tag: 'mix', comment: n % 2 ? 'a "quoted" note' : 'plain' })] };
+    return {
+      state: { n },
+      intents: [
+        ctx.market('EUR_USD', units, {
+          tp: { distance: 0.003 },
+          sl: { distance: 0.002 },
+          trailing: 0.0025,
+          tag: 'mix',
+          comment: n % 2 ? 'a "quoted" note' : 'plain',
+        }),
+      ],
+    };
   },
 });
 
@@ -35,13 +46,23 @@ describe('transactions.jsonl', () => {
   it('holds JSON.stringify’s text of every transaction of a backtest, fills and cancels through the templates', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-txjson-'));
     try {
-      const config = loadConfig(undefined, { run: { from: '2024-01-01', to: '2024-02-15' }, costs: { financing: true } });
+      const config = loadConfig(undefined, {
+        run: { from: '2024-01-01', to: '2024-02-15' },
+        costs: { financing: true },
+      });
       const r = await runBacktest({
         loaded: { strategy, name: 'mixer', params: {}, file: 'mixer.ts' } as never,
         config,
         instruments: loadInstruments(),
         log: silent,
-        candles: (q) => syntheticCandles({ instrument: q.instrument, granularity: q.granularity, from: q.from, to: q.to, seed: 5 }),
+        candles: (q) =>
+          syntheticCandles({
+            instrument: q.instrument,
+            granularity: q.granularity,
+            from: q.from,
+            to: q.to,
+            seed: 5,
+          }),
         keepTransactions: true,
         runDir: join(dir, 'run'),
       });
@@ -49,7 +70,16 @@ describe('transactions.jsonl', () => {
       expect(lines.pop()).toBe('');
       expect(lines).toEqual(r.transactions.map((t) => JSON.stringify(t)));
       const types = new Set(r.transactions.map((t) => t.type));
-      for (const t of ['ORDER_FILL', 'ORDER_CANCEL', 'MARKET_ORDER', 'TAKE_PROFIT_ORDER', 'STOP_LOSS_ORDER', 'TRAILING_STOP_LOSS_ORDER', 'DAILY_FINANCING']) expect(types).toContain(t);
+      for (const t of [
+        'ORDER_FILL',
+        'ORDER_CANCEL',
+        'MARKET_ORDER',
+        'TAKE_PROFIT_ORDER',
+        'STOP_LOSS_ORDER',
+        'TRAILING_STOP_LOSS_ORDER',
+        'DAILY_FINANCING',
+      ])
+        expect(types).toContain(t);
       // The simulator's fills and cancels are all of the templates' shapes.
       const templated = r.transactions.filter((t) => t.type === 'ORDER_FILL' || t.type === 'ORDER_CANCEL');
       expect(templated.length).toBeGreaterThan(100);

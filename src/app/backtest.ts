@@ -17,7 +17,13 @@ import { fromBatches, mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
 import { OrderStats } from '../engine/order-stats.ts';
 import { activeLimits, RiskExecution } from '../engine/risk.ts';
-import { summarize, type DataHole, type DataReport, type SeriesOrigin, type Summary } from '../engine/report.ts';
+import {
+  summarize,
+  type DataHole,
+  type DataReport,
+  type SeriesOrigin,
+  type Summary,
+} from '../engine/report.ts';
 
 export type { DataHole, DataReport, SeriesOrigin };
 import { toUnits } from '../domain/money.ts';
@@ -37,7 +43,12 @@ import { RunTransactionFold, type TxRecord } from '../report/run-folder.ts';
 import { writeRunReport } from '../report/run-report.ts';
 
 /** Where a backtest gets the candles of one (instrument, granularity). */
-export type CandleSourceFactory = (req: { instrument: string; granularity: Granularity; from: number; to: number }) => AsyncIterable<readonly Candle[]>;
+export type CandleSourceFactory = (req: {
+  instrument: string;
+  granularity: Granularity;
+  from: number;
+  to: number;
+}) => AsyncIterable<readonly Candle[]>;
 
 export interface BacktestOptions {
   readonly loaded: LoadedStrategy;
@@ -51,14 +62,30 @@ export interface BacktestOptions {
    * became known (docs/labs.md). Without it such subscriptions get nothing.
    */
   readonly labs?: {
-    calendar(req: { currencies: readonly string[]; from: number; to: number }): AsyncIterable<readonly CalendarEvent[]>;
-    signals(req: { instruments: readonly string[]; from: number; to: number }): AsyncIterable<readonly SignalEvent[]>;
+    calendar(req: {
+      currencies: readonly string[];
+      from: number;
+      to: number;
+    }): AsyncIterable<readonly CalendarEvent[]>;
+    signals(req: {
+      instruments: readonly string[];
+      from: number;
+      to: number;
+    }): AsyncIterable<readonly SignalEvent[]>;
     /** Recorded labs spreads of an instrument (for `data.spread: 'labs'`): the average spread in pips by interval start. */
     spreads?(instrument: string, from: number, to: number): Promise<(time: number) => number>;
     /** Recorded labs spread intervals as events (`spreads` subscriptions). */
-    spreadEvents?(req: { instruments: readonly string[]; from: number; to: number }): AsyncIterable<readonly SpreadEvent[]>;
+    spreadEvents?(req: {
+      instruments: readonly string[];
+      from: number;
+      to: number;
+    }): AsyncIterable<readonly SpreadEvent[]>;
     /** Recorded COT reports as events (`cot` subscriptions). */
-    cot?(req: { instruments: readonly string[]; from: number; to: number }): AsyncIterable<readonly CotEvent[]>;
+    cot?(req: {
+      instruments: readonly string[];
+      from: number;
+      to: number;
+    }): AsyncIterable<readonly CotEvent[]>;
   };
   /** Whether data exists for a series (used to choose conversion instruments); default: assume it does. */
   readonly available?: (instrument: string, granularity: Granularity) => boolean;
@@ -156,7 +183,14 @@ export interface BacktestResult {
  * on the mid; for bid-only data (bid = ask in the catalog) the bid is kept and the ask put above
  * it, for ask-only data the other way round.
  */
-export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data: BacktestConfig['data'], pip: number, snap: (x: number) => number, sides = 'bid/ask', labsPips?: (time: number) => number): AsyncIterable<readonly Candle[]> {
+export async function* withSpread(
+  source: AsyncIterable<readonly Candle[]>,
+  data: BacktestConfig['data'],
+  pip: number,
+  snap: (x: number) => number,
+  sides = 'bid/ask',
+  labsPips?: (time: number) => number,
+): AsyncIterable<readonly Candle[]> {
   const mode = data.spread;
   if (mode === 'native') {
     yield* source;
@@ -168,27 +202,72 @@ export async function* withSpread(source: AsyncIterable<readonly Candle[]>, data
     const out = new Array<Candle>(batch.length);
     for (let i = 0; i < batch.length; i++) {
       const c = batch[i]!;
-      const half = labsPips ? (labsPips(c.time) * pip) / 2 : byHour ? (byHour[Math.floor(c.time / 3_600_000) % 24]! * pip) / 2 : fixedHalf;
+      const half = labsPips
+        ? (labsPips(c.time) * pip) / 2
+        : byHour
+          ? (byHour[Math.floor(c.time / 3_600_000) % 24]! * pip) / 2
+          : fixedHalf;
       const shift = sides === 'bid' ? half : sides === 'ask' ? -half : 0;
-      const o = (c.bo + c.ao) / 2 + shift, h = (c.bh + c.ah) / 2 + shift, l = (c.bl + c.al) / 2 + shift, cl = (c.bc + c.ac) / 2 + shift;
+      const o = (c.bo + c.ao) / 2 + shift,
+        h = (c.bh + c.ah) / 2 + shift,
+        l = (c.bl + c.al) / 2 + shift,
+        cl = (c.bc + c.ac) / 2 + shift;
       if (!(l - half > 0)) {
         const pips = (2 * half) / pip;
-        throw new ConfigError('configuration', mode === 'hourly' ? 'data.spreadPipsByHour' : '--spread-pips (data.spreadPips)', `${pips} pips is wider than the price: ${c.instrument}'s low ${l} at ${formatIsoMs(c.time)} would get a bid of ${snap(l - half)}; give a spread below ${Math.floor((2 * l) / pip)} pips`);
+        throw new ConfigError(
+          'configuration',
+          mode === 'hourly' ? 'data.spreadPipsByHour' : '--spread-pips (data.spreadPips)',
+          `${pips} pips is wider than the price: ${c.instrument}'s low ${l} at ${formatIsoMs(c.time)} would get a bid of ${snap(l - half)}; give a spread below ${Math.floor((2 * l) / pip)} pips`,
+        );
       }
       // At a zero spread both sides are the mid: four snaps, not eight.
-      const bo = snap(o - half), bh = snap(h - half), bl = snap(l - half), bc = snap(cl - half);
-      const ao = half === 0 ? bo : snap(o + half), ah = half === 0 ? bh : snap(h + half), al = half === 0 ? bl : snap(l + half), ac = half === 0 ? bc : snap(cl + half);
+      const bo = snap(o - half),
+        bh = snap(h - half),
+        bl = snap(l - half),
+        bc = snap(cl - half);
+      const ao = half === 0 ? bo : snap(o + half),
+        ah = half === 0 ? bh : snap(h + half),
+        al = half === 0 ? bl : snap(l + half),
+        ac = half === 0 ? bc : snap(cl + half);
       // A candle the model leaves as it is (one-sided data at a zero spread) is passed on, not copied.
-      out[i] = bo === c.bo && bh === c.bh && bl === c.bl && bc === c.bc && ao === c.ao && ah === c.ah && al === c.al && ac === c.ac
-        ? c
-        : { kind: 'candle', instrument: c.instrument, granularity: c.granularity, time: c.time, at: c.at, bo, bh, bl, bc, ao, ah, al, ac, volume: c.volume, complete: c.complete };
+      out[i] =
+        bo === c.bo &&
+        bh === c.bh &&
+        bl === c.bl &&
+        bc === c.bc &&
+        ao === c.ao &&
+        ah === c.ah &&
+        al === c.al &&
+        ac === c.ac
+          ? c
+          : {
+              kind: 'candle',
+              instrument: c.instrument,
+              granularity: c.granularity,
+              time: c.time,
+              at: c.at,
+              bo,
+              bh,
+              bl,
+              bc,
+              ao,
+              ah,
+              al,
+              ac,
+              volume: c.volume,
+              complete: c.complete,
+            };
     }
     yield out;
   }
 }
 
 /** Passes a source's batches on, keeping each in `into` (BacktestOptions.priced). */
-async function* keepBatches(source: AsyncIterable<readonly Candle[]>, into: (readonly Candle[])[], room: { left: number }): AsyncIterable<readonly Candle[]> {
+async function* keepBatches(
+  source: AsyncIterable<readonly Candle[]>,
+  into: (readonly Candle[])[],
+  room: { left: number },
+): AsyncIterable<readonly Candle[]> {
   for await (const batch of source) {
     // Past the room left: keep nothing (what was kept so far is dropped; the run reads on).
     if ((room.left -= batch.length) >= 0) into.push(batch);
@@ -198,7 +277,10 @@ async function* keepBatches(source: AsyncIterable<readonly Candle[]>, into: (rea
 }
 
 /** Passes a source's batches on, adding the time spent waiting for each to `time.ms`. */
-async function* timeBatches(source: AsyncIterable<readonly Candle[]>, time: { ms: number }): AsyncIterable<readonly Candle[]> {
+async function* timeBatches(
+  source: AsyncIterable<readonly Candle[]>,
+  time: { ms: number },
+): AsyncIterable<readonly Candle[]> {
   let t = performance.now();
   for await (const batch of source) {
     time.ms += performance.now() - t;
@@ -220,13 +302,23 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
   const tickInstruments = subs.ticks ?? [];
   if ((subs.candles ?? []).length === 0 && tickInstruments.length === 0) {
-    throw new StrategyLoadError(loaded.file, "the strategy subscribes to no candles and no ticks; a backtest replays what it subscribes to (e.g. subscribe: { candles: ['EUR_USD:H1'] })");
+    throw new StrategyLoadError(
+      loaded.file,
+      "the strategy subscribes to no candles and no ticks; a backtest replays what it subscribes to (e.g. subscribe: { candles: ['EUR_USD:H1'] })",
+    );
   }
   if (config.fill.path === 'exact' && !o.ticks) {
-    throw new ConfigError('configuration', 'fill.path', '"exact" replays the ticks inside each candle: give a tick file or folder with --ticks, or use "adaptive" or "worst"');
+    throw new ConfigError(
+      'configuration',
+      'fill.path',
+      '"exact" replays the ticks inside each candle: give a tick file or folder with --ticks, or use "adaptive" or "worst"',
+    );
   }
   if (tickInstruments.length > 0 && !o.ticks) {
-    throw new StrategyLoadError(loaded.file, `the strategy subscribes to ticks (${tickInstruments.join(', ')}): give a tick file with --ticks <file or folder>`);
+    throw new StrategyLoadError(
+      loaded.file,
+      `the strategy subscribes to ticks (${tickInstruments.join(', ')}): give a tick file with --ticks <file or folder>`,
+    );
   }
   // One source per (instrument, granularity), finest first so ties resolve to the finer candle.
   const wanted = new Map<string, { instrument: string; granularity: Granularity }>();
@@ -238,28 +330,64 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // simulator and the portfolio, not the strategy (it did not subscribe to them).
   // The report charts the finest subscribed series of each instrument (not the conversion prices).
   const charted = new Set<string>();
-  for (const s of [...wanted.values()].sort((a, b) => granularityMs(a.granularity) - granularityMs(b.granularity))) {
-    if (![...charted].some((k) => k.startsWith(`${s.instrument}:`))) charted.add(`${s.instrument}:${s.granularity}`);
+  for (const s of [...wanted.values()].sort(
+    (a, b) => granularityMs(a.granularity) - granularityMs(b.granularity),
+  )) {
+    if (![...charted].some((k) => k.startsWith(`${s.instrument}:`)))
+      charted.add(`${s.instrument}:${s.granularity}`);
   }
   const recorder = o.runDir ? new CandleRecorder() : undefined;
-  const finest = wanted.size === 0 ? 'M1' : [...wanted.values()].reduce((a, b) => (granularityMs(b.granularity) < granularityMs(a.granularity) ? b : a)).granularity;
+  const finest =
+    wanted.size === 0
+      ? 'M1'
+      : [...wanted.values()].reduce((a, b) =>
+          granularityMs(b.granularity) < granularityMs(a.granularity) ? b : a,
+        ).granularity;
   const traded = [...new Set([...tickInstruments, ...[...wanted.values()].map((s) => s.instrument)])];
   const available = o.available ?? (() => true);
-  for (const name of conversionInstruments(traded, config.account.currency, (n) => instruments.has(n), (n) => available(n, finest))) {
+  for (const name of conversionInstruments(
+    traded,
+    config.account.currency,
+    (n) => instruments.has(n),
+    (n) => available(n, finest),
+  )) {
     wanted.set(`${name}:${finest}`, { instrument: name, granularity: finest });
   }
-  const series = [...wanted.values()].sort((a, b) => granularityMs(a.granularity) - granularityMs(b.granularity));
+  const series = [...wanted.values()].sort(
+    (a, b) => granularityMs(a.granularity) - granularityMs(b.granularity),
+  );
   // --spread labs: each instrument's recorded labs spreads (the spread of the interval a candle starts in).
   const labsSpreads = new Map<string, (time: number) => number>();
   if (config.data.spread === 'labs') {
-    if (!o.labs?.spreads) throw new ConfigError('configuration', 'data.spread', '"labs" uses the recorded labs spreads of the catalog: record them with fxflow record --instruments ... --labs spreads');
-    for (const s of series) if (!labsSpreads.has(s.instrument)) labsSpreads.set(s.instrument, await o.labs.spreads(s.instrument, from, to));
+    if (!o.labs?.spreads)
+      throw new ConfigError(
+        'configuration',
+        'data.spread',
+        '"labs" uses the recorded labs spreads of the catalog: record them with fxflow record --instruments ... --labs spreads',
+      );
+    for (const s of series)
+      if (!labsSpreads.has(s.instrument))
+        labsSpreads.set(s.instrument, await o.labs.spreads(s.instrument, from, to));
   }
   // Each series is watched as it streams: its coverage and holes, and (when its source does not
   // know) whether it is one-sided. One-sided data never gets a free spread.
-  const watchKey = (s: { instrument: string; granularity: string }): string => `${s.instrument}:${s.granularity}:${from}:${to}:${config.data.spread}:${o.strictData === true}`;
+  const watchKey = (s: { instrument: string; granularity: string }): string =>
+    `${s.instrument}:${s.granularity}:${from}:${to}:${config.data.spread}:${o.strictData === true}`;
   const reused = series.map((s) => o.watches?.get(watchKey(s)));
-  const watched = series.map((s, k) => reused[k] ?? new SeriesWatch(s.instrument, s.granularity, o.origin?.(s.instrument, s.granularity) ?? { source: 'unknown', sides: 'unknown', synthetic: false }, from, to, config.data.spread, o.strictData === true, o.onHole));
+  const watched = series.map(
+    (s, k) =>
+      reused[k] ??
+      new SeriesWatch(
+        s.instrument,
+        s.granularity,
+        o.origin?.(s.instrument, s.granularity) ?? { source: 'unknown', sides: 'unknown', synthetic: false },
+        from,
+        to,
+        config.data.spread,
+        o.strictData === true,
+        o.onHole,
+      ),
+  );
   for (const w of watched) w.requireSpreadModel();
   // Ticks first: at an instant shared with a candle close, the tick is seen first, and ticks (the
   // finest prices) drive the simulator's matching for their instrument.
@@ -267,21 +395,34 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // source, which reaches the simulator only (the engine delivers ticks to tick subscribers alone).
   const tickSources = config.fill.path === 'exact' ? traded : tickInstruments;
   // Spreads and COT: a subscription with nowhere to read them from is an error, not a silent run without them.
-  const labsSource = <E,>(kind: 'spreads' | 'cot', wanted: readonly string[] | undefined, read: ((req: { instruments: readonly string[]; from: number; to: number }) => AsyncIterable<readonly E[]>) | undefined): AsyncIterable<readonly E[]>[] => {
+  const labsSource = <E>(
+    kind: 'spreads' | 'cot',
+    wanted: readonly string[] | undefined,
+    read:
+      | ((req: { instruments: readonly string[]; from: number; to: number }) => AsyncIterable<readonly E[]>)
+      | undefined,
+  ): AsyncIterable<readonly E[]>[] => {
     if (wanted === undefined || wanted.length === 0) return [];
-    if (read === undefined) throw new ConfigError('strategy', `subscribe.${kind}`, `needs recorded labs ${kind}, and this run has no labs source (sweeps and walk-forward do not read labs): backtest it with fxflow backtest on a catalog that holds them (fxflow record --labs spreads,cot --instruments ${wanted.join(',')})`);
+    if (read === undefined)
+      throw new ConfigError(
+        'strategy',
+        `subscribe.${kind}`,
+        `needs recorded labs ${kind}, and this run has no labs source (sweeps and walk-forward do not read labs): backtest it with fxflow backtest on a catalog that holds them (fxflow record --labs spreads,cot --instruments ${wanted.join(',')})`,
+      );
     return [read({ instruments: wanted, from, to })];
   };
   // Candles kept by an earlier run on the same data (o.priced): fed as they are. Otherwise read,
   // watched and priced, and (with o.priced) kept as they pass for the next run.
-  const pricedKey = (k: number): string => `${from}:${to}:${JSON.stringify(config.data)}:${watched[k]!.origin.sides}`;
+  const pricedKey = (k: number): string =>
+    `${from}:${to}:${JSON.stringify(config.data)}:${watched[k]!.origin.sides}`;
   const keeping: ((readonly Candle[])[] | undefined)[] = [];
   const marks: boolean[] = [];
   // The room left for candles kept by this run: the limit less what the map keeps of other series.
   const room = { left: o.pricedMaxCandles ?? PRICED_MAX_CANDLES };
   if (o.priced) {
     const here = new Set(series.map((s) => `${s.instrument}:${s.granularity}`));
-    for (const [name, p] of o.priced) if (!here.has(name)) for (const b of p.batches ?? []) room.left -= b.length;
+    for (const [name, p] of o.priced)
+      if (!here.has(name)) for (const b of p.batches ?? []) room.left -= b.length;
   }
   const candleTime = { ms: 0 };
   const sources = [
@@ -296,21 +437,41 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
         for (const b of kept.batches) room.left -= b.length;
       } else {
         const candles = o.candles({ ...s, from, to });
-        source = withSpread(reused[k] ? candles : watched[k]!.read(candles), config.data, inst.pip, (x) => inst.snap(x), watched[k]!.origin.sides, labsSpreads.get(s.instrument));
+        source = withSpread(
+          reused[k] ? candles : watched[k]!.read(candles),
+          config.data,
+          inst.pip,
+          (x) => inst.snap(x),
+          watched[k]!.origin.sides,
+          labsSpreads.get(s.instrument),
+        );
         // Kept when nothing is (the first run), or when the run before had these data options too
         // (its key is marked without batches): data options that change from run to run (a swept
         // spread model) are never kept, and their candles die young as without this option.
         if (o.priced && !labsSpreads.has(s.instrument)) {
-          if (!kept || (kept.batches === undefined && !kept.over && kept.key === pricedKey(k))) source = keepBatches(source, (keeping[k] = []), room);
+          if (!kept || (kept.batches === undefined && !kept.over && kept.key === pricedKey(k)))
+            source = keepBatches(source, (keeping[k] = []), room);
           else if (kept.key !== pricedKey(k)) marks[k] = true;
         }
       }
       if (o.priced) source = timeBatches(source, candleTime);
-      return recorder && charted.has(`${s.instrument}:${s.granularity}`) ? recorder.tap(source, s.instrument, s.granularity, inst.displayPrecision, granularityMs(s.granularity)) : source;
+      return recorder && charted.has(`${s.instrument}:${s.granularity}`)
+        ? recorder.tap(
+            source,
+            s.instrument,
+            s.granularity,
+            inst.displayPrecision,
+            granularityMs(s.granularity),
+          )
+        : source;
     }),
     // Labs last: an item known at the instant a candle closes is seen after that candle.
-    ...(o.labs && (subs.calendar ?? []).length > 0 ? [o.labs.calendar({ currencies: subs.calendar!, from, to })] : []),
-    ...(o.labs && (subs.signals ?? []).length > 0 ? [o.labs.signals({ instruments: subs.signals!, from, to })] : []),
+    ...(o.labs && (subs.calendar ?? []).length > 0
+      ? [o.labs.calendar({ currencies: subs.calendar!, from, to })]
+      : []),
+    ...(o.labs && (subs.signals ?? []).length > 0
+      ? [o.labs.signals({ instruments: subs.signals!, from, to })]
+      : []),
     ...labsSource('spreads', subs.spreads, o.labs?.spreadEvents),
     ...labsSource('cot', subs.cot, o.labs?.cot),
   ] as AsyncIterable<readonly MarketEvent[]>[];
@@ -319,13 +480,24 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   let financingRates: FinancingRates | undefined;
   let financingText = config.costs.financing ? "today's rates (data/instruments.json)" : 'off';
   if (config.costs.financing && config.costs.financingHistory !== undefined) {
-    const h = financingHistory(resolve(ROOT, config.costs.financingHistory), traded, from, config.costs.financingBeforeHistory ?? 'error');
+    const h = financingHistory(
+      resolve(ROOT, config.costs.financingHistory),
+      traded,
+      from,
+      config.costs.financingBeforeHistory ?? 'error',
+    );
     financingRates = h.rates;
     financingText = h.text;
   }
   const sim = simBroker({
     instruments,
-    account: { currency: config.account.currency, balance: config.account.initialBalance, marginRate: config.account.marginRate, hedging: config.account.hedging, fifo: config.account.fifo },
+    account: {
+      currency: config.account.currency,
+      balance: config.account.initialBalance,
+      marginRate: config.account.marginRate,
+      hedging: config.account.hedging,
+      fifo: config.account.fifo,
+    },
     financing: config.costs.financing,
     ...(financingRates !== undefined ? { financingRates } : {}),
     commissionPerMillion: config.costs.commissionPerMillion,
@@ -350,8 +522,21 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const clock = new VirtualClock(from);
   const log = withEngineTime(o.log, () => sim.now);
   const limits = activeLimits(config.risk);
-  const gate = Object.keys(limits).length === 0 ? undefined
-    : new RiskExecution({ inner: sim, limits, portfolio, instruments, clock, accountID: sim.accountID, hedging: config.account.hedging, log, lastTransactionID: sim.ledger.lastTransactionID, keepBreaches: false });
+  const gate =
+    Object.keys(limits).length === 0
+      ? undefined
+      : new RiskExecution({
+          inner: sim,
+          limits,
+          portfolio,
+          instruments,
+          clock,
+          accountID: sim.accountID,
+          hedging: config.account.hedging,
+          log,
+          lastTransactionID: sim.ledger.lastTransactionID,
+          keepBreaches: false,
+        });
   const execution = gate ?? sim;
 
   const transactions: Transaction[] = [];
@@ -382,15 +567,16 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // report.html's rows are folded from the transactions as they are written (not parsed back from
   // transactions.jsonl afterwards: that was a third of a 1M-bar run's report time).
   const reportFold = o.runDir ? new RunTransactionFold() : undefined;
-  const stopKeeping = o.keepTransactions || txOut
-    ? execution.listen!((tx) => {
-        if (o.keepTransactions) transactions.push(tx);
-        if (txOut) {
-          txOut.line(transactionJson(tx));
-          reportFold!.add(tx as unknown as TxRecord);
-        }
-      })
-    : undefined;
+  const stopKeeping =
+    o.keepTransactions || txOut
+      ? execution.listen!((tx) => {
+          if (o.keepTransactions) transactions.push(tx);
+          if (txOut) {
+            txOut.line(transactionJson(tx));
+            reportFold!.add(tx as unknown as TxRecord);
+          }
+        })
+      : undefined;
   let intents = 0;
   const engine = new Engine({
     strategy: loaded.strategy,
@@ -405,11 +591,17 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     ...(plots ? { onPlot: plots.plot } : {}),
     onIntent: (intent: OrderIntent) => {
       intents++;
-      intentsOut?.line(`{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`);
+      intentsOut?.line(
+        `{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`,
+      );
     },
-    onProgress: o.onProgress ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n) : undefined,
+    onProgress: o.onProgress
+      ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n)
+      : undefined,
     // The candles a run's series see depend on the period and the data options (the spread model) too.
-    ...(o.indicatorMemo ? { indicatorMemo: { memo: o.indicatorMemo, scope: `${from}:${to}:${JSON.stringify(config.data)}` } } : {}),
+    ...(o.indicatorMemo
+      ? { indicatorMemo: { memo: o.indicatorMemo, scope: `${from}:${to}:${JSON.stringify(config.data)}` } }
+      : {}),
   });
 
   let openAtEnd: ClosedTrade[] = [];
@@ -419,10 +611,13 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   // before the engine (fills land before the strategy sees the price), with no operator per event.
   const detach = engine.attach();
   // The gate rolls its trading day (the daily-loss limit) on every event, before the engine marks it, as the runner does.
-  const simOnEvent = gate === undefined ? (ev: MarketEvent): void => sim.onEvent(ev) : (ev: MarketEvent): void => {
-    sim.onEvent(ev);
-    gate.observe(ev.at);
-  };
+  const simOnEvent =
+    gate === undefined
+      ? (ev: MarketEvent): void => sim.onEvent(ev)
+      : (ev: MarketEvent): void => {
+          sim.onEvent(ev);
+          gate.observe(ev.at);
+        };
   try {
     sim.start(from);
     for await (const batch of mergeBatches(sources)) engine.feed(batch, simOnEvent);
@@ -454,7 +649,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   }
   const wallMs = performance.now() - t0;
   // Every series was read to the end: its watch is complete, for the next run on the same candles.
-  if (o.watches) for (let k = 0; k < series.length; k++) if (!reused[k]) o.watches.set(watchKey(series[k]!), watched[k]!);
+  if (o.watches)
+    for (let k = 0; k < series.length; k++) if (!reused[k]) o.watches.set(watchKey(series[k]!), watched[k]!);
   // Every series was fed in full: what was kept is the next run's (its sides are known by now).
   if (o.priced) {
     for (let k = 0; k < series.length; k++) {
@@ -465,8 +661,15 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     }
   }
   const data: DataReport = {
-    ...dataReport(watched, subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined, config.data),
-    financing: { source: !config.costs.financing ? 'off' : financingRates !== undefined ? 'recorded' : 'static', text: financingText },
+    ...dataReport(
+      watched,
+      subs.candles?.length ? parseCandleSeries(subs.candles[0]!, instruments) : undefined,
+      config.data,
+    ),
+    financing: {
+      source: !config.costs.financing ? 'off' : financingRates !== undefined ? 'recorded' : 'static',
+      text: financingText,
+    },
   };
   const summary = summarize(portfolio, {
     ambiguousCandles: sim.stats.ambiguousCandles,
@@ -479,12 +682,29 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     risk: { limits, refused: gate?.refused ?? {} },
   });
   if (o.runDir) {
-    writeFileSync(join(o.runDir, 'summary.json'), `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`);
+    writeFileSync(
+      join(o.runDir, 'summary.json'),
+      `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`,
+    );
     writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
     recorder?.write(o.runDir);
     writeRunReport(o.runDir, reportFold);
   }
-  return { summary, transactions, trades: portfolio.closedTrades, openAtEnd, equity: portfolio.equity, engine: engine.stats, sim: sim.stats, models: sim.models, intents, wallMs, ...(o.priced ? { candleMs: candleTime.ms } : {}), data, ...(o.runDir ? { runDir: resolve(o.runDir) } : {}) };
+  return {
+    summary,
+    transactions,
+    trades: portfolio.closedTrades,
+    openAtEnd,
+    equity: portfolio.equity,
+    engine: engine.stats,
+    sim: sim.stats,
+    models: sim.models,
+    intents,
+    wallMs,
+    ...(o.priced ? { candleMs: candleTime.ms } : {}),
+    data,
+    ...(o.runDir ? { runDir: resolve(o.runDir) } : {}),
+  };
 }
 
 /**
@@ -501,7 +721,8 @@ function withEngineTime(log: StrategyLogger, now: () => number): StrategyLogger 
   };
 }
 
-const TRADES_CSV_HEADER = 'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs,mae,mfe,runUpPct';
+const TRADES_CSV_HEADER =
+  'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs,mae,mfe,runUpPct';
 
 /**
  * One trade as a trades.csv row: times RFC 3339 (UTC, ms) with the epoch ms as extra columns, money
@@ -523,7 +744,18 @@ export function tradesCsv(trades: readonly ClosedTrade[], openAtEnd: readonly Cl
 }
 
 /** Minor units of the account currencies that have none or three (ISO 4217); two for the rest. */
-const CURRENCY_DIGITS: Readonly<Record<string, number>> = { JPY: 0, HUF: 0, KRW: 0, CLP: 0, ISK: 0, BHD: 3, KWD: 3, OMR: 3, JOD: 3, TND: 3 };
+const CURRENCY_DIGITS: Readonly<Record<string, number>> = {
+  JPY: 0,
+  HUF: 0,
+  KRW: 0,
+  CLP: 0,
+  ISK: 0,
+  BHD: 3,
+  KWD: 3,
+  OMR: 3,
+  JOD: 3,
+  TND: 3,
+};
 
 /** Digits an amount of `currency` is shown with (2 unless ISO 4217 says otherwise). */
 export function currencyDigits(currency: string): number {

@@ -94,7 +94,11 @@ export interface BacktestConfig {
 /** A configuration problem: names the file and the field, and says how to fix it. */
 export class ConfigError extends Error {
   readonly code = 'CONFIG' as const;
-  constructor(readonly source: string, readonly field: string, message: string) {
+  constructor(
+    readonly source: string,
+    readonly field: string,
+    message: string,
+  ) {
     super(`${source}: ${field} ${message}`);
     this.name = 'ConfigError';
   }
@@ -112,14 +116,22 @@ export function readJsonFile(path: string): Json {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new ConfigError(path, '(file)', code === 'ENOENT' ? 'does not exist: check the path' : `cannot be read (${code ?? String(e)})`);
+    throw new ConfigError(
+      path,
+      '(file)',
+      code === 'ENOENT' ? 'does not exist: check the path' : `cannot be read (${code ?? String(e)})`,
+    );
   }
   try {
     return JSON.parse(text) as Json;
   } catch (e) {
     const m = /position (\d+)/.exec(String((e as Error).message));
     const line = m ? text.slice(0, Number(m[1])).split('\n').length : undefined;
-    throw new ConfigError(path, '(file)', `is not valid JSON${line ? ` (line ${line})` : ''}: ${(e as Error).message}`);
+    throw new ConfigError(
+      path,
+      '(file)',
+      `is not valid JSON${line ? ` (line ${line})` : ''}: ${(e as Error).message}`,
+    );
   }
 }
 
@@ -165,7 +177,14 @@ const SHAPE: Record<string, readonly string[]> = {
   data: ['catalog', 'spread', 'spreadPips', 'spreadPipsByHour'],
   fill: ['marketOrders', 'path', 'marketHours', 'slippage', 'latency'],
   costs: ['financing', 'commissionPerMillion', 'commission', 'financingHistory', 'financingBeforeHistory'],
-  risk: ['maxUnits', 'maxOpenTrades', 'maxOrdersPerMinute', 'maxDailyLoss', 'maxSpreadPips', 'maxIntentsPerEvent'],
+  risk: [
+    'maxUnits',
+    'maxOpenTrades',
+    'maxOrdersPerMinute',
+    'maxDailyLoss',
+    'maxSpreadPips',
+    'maxIntentsPerEvent',
+  ],
   run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
   drift: DRIFT_KEYS,
   report: ['timeZone'],
@@ -181,13 +200,21 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     const fields = SHAPE[section];
     if (!fields) {
       const hint = closest(section, Object.keys(SHAPE));
-      throw new ConfigError(source, section, `is not a known section${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${Object.keys(SHAPE).join(', ')}`);
+      throw new ConfigError(
+        source,
+        section,
+        `is not a known section${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${Object.keys(SHAPE).join(', ')}`,
+      );
     }
     if (!isObj(value)) throw new ConfigError(source, section, 'must be an object');
     for (const k of Object.keys(value)) {
       if (!fields.includes(k)) {
         const hint = closest(k, fields);
-        throw new ConfigError(source, `${section}.${k}`, `is not a known field${hint ? ` (did you mean "${section}.${hint}"?)` : ''}; known: ${fields.join(', ')}`);
+        throw new ConfigError(
+          source,
+          `${section}.${k}`,
+          `is not a known field${hint ? ` (did you mean "${section}.${hint}"?)` : ''}; known: ${fields.join(', ')}`,
+        );
       }
     }
   }
@@ -199,35 +226,52 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
   const str = (path: string, test: (s: string) => boolean, expected: string): string => {
     let v = get(path);
     if (typeof v === 'number') v = String(v);
-    if (typeof v !== 'string' || !test(v)) throw new ConfigError(source, path, `must be ${expected} (got ${JSON.stringify(v)})`);
+    if (typeof v !== 'string' || !test(v))
+      throw new ConfigError(source, path, `must be ${expected} (got ${JSON.stringify(v)})`);
     return v;
   };
   const bool = (path: string): boolean => {
     const v = get(path);
-    if (typeof v !== 'boolean') throw new ConfigError(source, path, `must be true or false (got ${JSON.stringify(v)})`);
+    if (typeof v !== 'boolean')
+      throw new ConfigError(source, path, `must be true or false (got ${JSON.stringify(v)})`);
     return v;
   };
   const num = (path: string, test: (n: number) => boolean, expected: string): number => {
     const v = get(path);
-    if (typeof v !== 'number' || !test(v)) throw new ConfigError(source, path, `must be ${expected} (got ${JSON.stringify(v)})`);
+    if (typeof v !== 'number' || !test(v))
+      throw new ConfigError(source, path, `must be ${expected} (got ${JSON.stringify(v)})`);
     return v;
   };
   const oneOf = <T extends string>(path: string, options: readonly T[]): T => {
     const v = get(path);
-    if (typeof v !== 'string' || !options.includes(v as T)) throw new ConfigError(source, path, `must be one of ${options.map((o) => `"${o}"`).join(', ')} (got ${JSON.stringify(v)})`);
+    if (typeof v !== 'string' || !options.includes(v as T))
+      throw new ConfigError(
+        source,
+        path,
+        `must be one of ${options.map((o) => `"${o}"`).join(', ')} (got ${JSON.stringify(v)})`,
+      );
     return v as T;
   };
   const byHour = (path: string): number[] => {
     const v = get(path);
-    if (!Array.isArray(v) || v.length !== 24 || !v.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0 && x <= MAX_SPREAD_PIPS)) {
-      throw new ConfigError(source, path, `must be 24 numbers of pips in [0, ${MAX_SPREAD_PIPS}], one per UTC hour from 00 to 23 (got ${JSON.stringify(v)})`);
+    if (
+      !Array.isArray(v) ||
+      v.length !== 24 ||
+      !v.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0 && x <= MAX_SPREAD_PIPS)
+    ) {
+      throw new ConfigError(
+        source,
+        path,
+        `must be 24 numbers of pips in [0, ${MAX_SPREAD_PIPS}], one per UTC hour from 00 to 23 (got ${JSON.stringify(v)})`,
+      );
     }
     return v as number[];
   };
   const model = (path: string, parse: (v: string) => string): string => {
     const v = get(path);
     if (v === undefined) return 'none';
-    if (typeof v !== 'string') throw new ConfigError(source, path, `must be a string like "none" (got ${JSON.stringify(v)})`);
+    if (typeof v !== 'string')
+      throw new ConfigError(source, path, `must be a string like "none" (got ${JSON.stringify(v)})`);
     try {
       parse(v);
     } catch (e) {
@@ -250,17 +294,33 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
       const v = get(`risk.${k}`);
       if (v === undefined || v === null) continue;
       const whole = k === 'maxOpenTrades' || k === 'maxOrdersPerMinute' || k === 'maxIntentsPerEvent';
-      out[k] = num(`risk.${k}`, (n) => Number.isFinite(n) && n >= 0 && (!whole || Number.isInteger(n)), `${whole ? 'a whole number' : 'a number'} >= 0 (0 turns the limit off)`);
+      out[k] = num(
+        `risk.${k}`,
+        (n) => Number.isFinite(n) && n >= 0 && (!whole || Number.isInteger(n)),
+        `${whole ? 'a whole number' : 'a number'} >= 0 (0 turns the limit off)`,
+      );
     }
     return out as RiskLimits;
   };
-  const marginRate = str('account.marginRate', (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= 1, 'a decimal string in (0, 1], e.g. "0.02" for 50:1 leverage');
+  const marginRate = str(
+    'account.marginRate',
+    (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= 1,
+    'a decimal string in (0, 1], e.g. "0.02" for 50:1 leverage',
+  );
   const drift = raw.drift;
   const cfg: BacktestConfig = {
     ...(isObj(drift) ? { drift: driftOf(drift, `${source}: drift`, '.') } : {}),
     account: {
-      currency: str('account.currency', (s) => /^[A-Z]{3}$/.test(s), 'a three-letter currency code like "USD"'),
-      initialBalance: str('account.initialBalance', (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= MAX_BALANCE, `a decimal string in (0, ${MAX_BALANCE.toLocaleString('en-US')}], like "100000"`),
+      currency: str(
+        'account.currency',
+        (s) => /^[A-Z]{3}$/.test(s),
+        'a three-letter currency code like "USD"',
+      ),
+      initialBalance: str(
+        'account.initialBalance',
+        (s) => DECIMAL.test(s) && Number(s) > 0 && Number(s) <= MAX_BALANCE,
+        `a decimal string in (0, ${MAX_BALANCE.toLocaleString('en-US')}], like "100000"`,
+      ),
       marginRate,
       hedging: bool('account.hedging'),
       fifo: bool('account.fifo'),
@@ -268,8 +328,14 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     data: {
       catalog: str('data.catalog', (s) => s.length > 0, 'a folder path'),
       spread: oneOf('data.spread', ['native', 'mid', 'fixed', 'hourly', 'labs'] as const),
-      spreadPips: num('data.spreadPips', (n) => Number.isFinite(n) && n >= 0 && n <= MAX_SPREAD_PIPS, `a number of pips in [0, ${MAX_SPREAD_PIPS}]`),
-      ...(get('data.spreadPipsByHour') !== undefined ? { spreadPipsByHour: byHour('data.spreadPipsByHour') } : {}),
+      spreadPips: num(
+        'data.spreadPips',
+        (n) => Number.isFinite(n) && n >= 0 && n <= MAX_SPREAD_PIPS,
+        `a number of pips in [0, ${MAX_SPREAD_PIPS}]`,
+      ),
+      ...(get('data.spreadPipsByHour') !== undefined
+        ? { spreadPipsByHour: byHour('data.spreadPipsByHour') }
+        : {}),
     },
     fill: {
       marketOrders: oneOf('fill.marketOrders', ['next-price'] as const),
@@ -282,40 +348,96 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
     },
     costs: {
       financing: bool('costs.financing'),
-      commissionPerMillion: str('costs.commissionPerMillion', (s) => DECIMAL.test(s) && Number(s) <= MAX_COMMISSION, `a decimal string in [0, ${MAX_COMMISSION}] (per million units), e.g. "0" or "50"`),
-      commission: get('costs.commission') === undefined ? 'per-million' : oneOf('costs.commission', ['per-million', 'oanda-core'] as const),
-      ...(get('costs.financingHistory') !== undefined && get('costs.financingHistory') !== null ? { financingHistory: str('costs.financingHistory', (x) => x.length > 0, 'the catalog folder that fxflow record --financing recorded into, e.g. "data/catalog"') } : {}),
-      ...(get('costs.financingBeforeHistory') !== undefined ? { financingBeforeHistory: oneOf('costs.financingBeforeHistory', ['error', 'static'] as const) } : {}),
+      commissionPerMillion: str(
+        'costs.commissionPerMillion',
+        (s) => DECIMAL.test(s) && Number(s) <= MAX_COMMISSION,
+        `a decimal string in [0, ${MAX_COMMISSION}] (per million units), e.g. "0" or "50"`,
+      ),
+      commission:
+        get('costs.commission') === undefined
+          ? 'per-million'
+          : oneOf('costs.commission', ['per-million', 'oanda-core'] as const),
+      ...(get('costs.financingHistory') !== undefined && get('costs.financingHistory') !== null
+        ? {
+            financingHistory: str(
+              'costs.financingHistory',
+              (x) => x.length > 0,
+              'the catalog folder that fxflow record --financing recorded into, e.g. "data/catalog"',
+            ),
+          }
+        : {}),
+      ...(get('costs.financingBeforeHistory') !== undefined
+        ? { financingBeforeHistory: oneOf('costs.financingBeforeHistory', ['error', 'static'] as const) }
+        : {}),
     },
     risk: riskLimits(),
     run: {
-      instrument: str('run.instrument', (s) => /^[A-Z0-9]+_[A-Z0-9]+$/.test(s), 'an instrument like "EUR_USD"'),
-      granularity: str('run.granularity', isGranularity, 'a v20 granularity (S5…M30, H1…H12, D, W, M)') as Granularity,
+      instrument: str(
+        'run.instrument',
+        (s) => /^[A-Z0-9]+_[A-Z0-9]+$/.test(s),
+        'an instrument like "EUR_USD"',
+      ),
+      granularity: str(
+        'run.granularity',
+        isGranularity,
+        'a v20 granularity (S5…M30, H1…H12, D, W, M)',
+      ) as Granularity,
       from: date('run.from'),
       to: date('run.to'),
       runsDir: str('run.runsDir', (s) => s.length > 0, 'a folder path'),
     },
     // Only when given: a run folder's config.json stays as it was for the default (UTC).
-    ...(get('report.timeZone') !== undefined ? { report: { timeZone: str('report.timeZone', (z) => IANAZone.isValidZone(z), 'an IANA time zone like "America/New_York", "Europe/London" or "UTC"') } } : {}),
+    ...(get('report.timeZone') !== undefined
+      ? {
+          report: {
+            timeZone: str(
+              'report.timeZone',
+              (z) => IANAZone.isValidZone(z),
+              'an IANA time zone like "America/New_York", "Europe/London" or "UTC"',
+            ),
+          },
+        }
+      : {}),
   };
   if (cfg.data.spread === 'hourly' && !cfg.data.spreadPipsByHour) {
-    throw new ConfigError(source, 'data.spreadPipsByHour', 'is required with data.spread "hourly": give 24 spreads in pips, one per UTC hour');
+    throw new ConfigError(
+      source,
+      'data.spreadPipsByHour',
+      'is required with data.spread "hourly": give 24 spreads in pips, one per UTC hour',
+    );
   }
   if (cfg.costs.commission === 'oanda-core' && OANDA_CORE_PER_MILLION[cfg.account.currency] === undefined) {
-    throw new ConfigError(source, 'costs.commission', `"oanda-core" has no schedule for an account in ${cfg.account.currency}; OANDA lists ${Object.keys(OANDA_CORE_PER_MILLION).join(', ')}: use "per-million" with costs.commissionPerMillion`);
+    throw new ConfigError(
+      source,
+      'costs.commission',
+      `"oanda-core" has no schedule for an account in ${cfg.account.currency}; OANDA lists ${Object.keys(OANDA_CORE_PER_MILLION).join(', ')}: use "per-million" with costs.commissionPerMillion`,
+    );
   }
   if (cfg.costs.financingBeforeHistory !== undefined && cfg.costs.financingHistory === undefined) {
-    throw new ConfigError(source, 'costs.financingBeforeHistory', 'says what to do before the first recorded financing day, so it needs costs.financingHistory (--financing-history <catalog>)');
+    throw new ConfigError(
+      source,
+      'costs.financingBeforeHistory',
+      'says what to do before the first recorded financing day, so it needs costs.financingHistory (--financing-history <catalog>)',
+    );
   }
   if (cfg.costs.financingHistory !== undefined && !cfg.costs.financing) {
-    throw new ConfigError(source, 'costs.financingHistory', 'gives the rates of daily financing, which costs.financing false (--no-financing) turns off: leave one of them out');
+    throw new ConfigError(
+      source,
+      'costs.financingHistory',
+      'gives the rates of daily financing, which costs.financing false (--no-financing) turns off: leave one of them out',
+    );
   }
   if (cfg.account.fifo && cfg.account.hedging) {
-    throw new ConfigError(source, 'account.fifo', 'cannot be true together with account.hedging: FIFO accounts (OANDA US) do not allow hedging; set one of them to false');
+    throw new ConfigError(
+      source,
+      'account.fifo',
+      'cannot be true together with account.hedging: FIFO accounts (OANDA US) do not allow hedging; set one of them to false',
+    );
   }
   const from = parseDate(cfg.run.from);
   const to = parseDate(cfg.run.to);
-  if (!(to > from)) throw new ConfigError(source, 'run.to', `(${cfg.run.to}) must be after run.from (${cfg.run.from})`);
+  if (!(to > from))
+    throw new ConfigError(source, 'run.to', `(${cfg.run.to}) must be after run.from (${cfg.run.from})`);
   return cfg;
 }
 
@@ -351,7 +473,11 @@ export function parseDate(s: string): number {
 }
 
 /** Loads config/default.json, merges the user's file and the flag overrides, and validates the result. */
-export function loadConfig(userFile?: string, overrides: Json = {}, overridesSource = 'command-line flags'): BacktestConfig {
+export function loadConfig(
+  userFile?: string,
+  overrides: Json = {},
+  overridesSource = 'command-line flags',
+): BacktestConfig {
   const defaultsPath = resolve(ROOT, 'config/default.json');
   let merged = readJsonFile(defaultsPath);
   let source = defaultsPath;
@@ -359,7 +485,8 @@ export function loadConfig(userFile?: string, overrides: Json = {}, overridesSou
     const user = readJsonFile(userFile);
     // A relative data.catalog in a config file is the config file's folder's, wherever the command runs.
     const data = isObj(user) ? user.data : undefined;
-    if (isObj(data) && typeof data.catalog === 'string' && data.catalog !== '' && !isAbsolute(data.catalog)) data.catalog = resolve(dirname(resolve(userFile)), data.catalog);
+    if (isObj(data) && typeof data.catalog === 'string' && data.catalog !== '' && !isAbsolute(data.catalog))
+      data.catalog = resolve(dirname(resolve(userFile)), data.catalog);
     // Validate the user's file on its own first, so errors name it rather than the merge.
     merged = mergeJson(merged, user);
     source = userFile;

@@ -12,14 +12,28 @@ import { humanTime } from '../report/human-time.ts';
 import { openTicks } from '../adapters/catalog/index.ts';
 import { catalogLabs } from '../adapters/catalog/labs-store.ts';
 import type { ParamValue, Params, Strategy, StrategyLogger } from '../strategy/api.ts';
-import { runBacktest, type BacktestResult, type CandleSourceFactory, type DataHole, type SeriesOrigin } from './backtest.ts';
+import {
+  runBacktest,
+  type BacktestResult,
+  type CandleSourceFactory,
+  type DataHole,
+  type SeriesOrigin,
+} from './backtest.ts';
 import { ConfigError, loadConfig, type BacktestConfig } from './config.ts';
 import { configCatalog, withCatalogResolved } from '../adapters/catalog/location.ts';
 import { dropRunDir, makeRunDir } from './line-file.ts';
 import { applyParams, loadStrategy, strategyFromObject, type LoadedStrategy } from './load-strategy.ts';
 import { dataCatalog, fileSource } from './sources.ts';
 
-export { runBacktest, withSpread, tradesCsv, equityCsv, type BacktestOptions, type BacktestResult, type CandleSourceFactory } from './backtest.ts';
+export {
+  runBacktest,
+  withSpread,
+  tradesCsv,
+  equityCsv,
+  type BacktestOptions,
+  type BacktestResult,
+  type CandleSourceFactory,
+} from './backtest.ts';
 export { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
 export { ConfigError, type BacktestConfig } from './config.ts';
 
@@ -38,7 +52,12 @@ export type ParamsInput = Readonly<Record<string, ParamValue>> | readonly string
 export type DataInput =
   | string
   | { readonly catalog: string; readonly alignment?: Alignment }
-  | { readonly file: string; readonly format?: string; readonly timezone?: string; readonly side?: 'bid' | 'ask' | 'mid' }
+  | {
+      readonly file: string;
+      readonly format?: string;
+      readonly timezone?: string;
+      readonly side?: 'bid' | 'ask' | 'mid';
+    }
   | readonly Candle[];
 
 type Section = Readonly<Record<string, string | number | boolean | readonly number[] | null>>;
@@ -48,7 +67,8 @@ type Section = Readonly<Record<string, string | number | boolean | readonly numb
  * sections merged over the defaults (`{ run: { from: '2024-01-01' }, account: { initialBalance: '5000' } }`),
  * optionally over a file (`extends`). A full `BacktestConfig` is accepted as it is.
  */
-export type ConfigInput = string | (Readonly<Record<string, Section | undefined>> & { readonly extends?: string }) | BacktestConfig;
+export type ConfigInput =
+  string | (Readonly<Record<string, Section | undefined>> & { readonly extends?: string }) | BacktestConfig;
 
 /** How the call runs (all optional). */
 export interface BacktestCallOptions {
@@ -97,23 +117,42 @@ export interface BacktestRun extends BacktestResult {
  * Errors are the CLI's: a StrategyLoadError, ConfigError or DataError naming the file, field or
  * param and how to fix it.
  */
-export async function backtest(strategy: StrategyInput, params: ParamsInput = {}, data?: DataInput, config: ConfigInput = {}, options: BacktestCallOptions = {}): Promise<BacktestRun> {
+export async function backtest(
+  strategy: StrategyInput,
+  params: ParamsInput = {},
+  data?: DataInput,
+  config: ConfigInput = {},
+  options: BacktestCallOptions = {},
+): Promise<BacktestRun> {
   // The catalog as the folder it names now: the run's config.json reads the same one from anywhere.
   const cfg = withCatalogResolved(resolveConfig(config));
   const instruments = loadInstruments();
   const overrides = paramStrings(params);
-  const probe = typeof strategy === 'string' ? await loadStrategy(strategy, []) : strategyFromObject(strategy, []);
+  const probe =
+    typeof strategy === 'string' ? await loadStrategy(strategy, []) : strategyFromObject(strategy, []);
   // The strategy's own instrument and granularity stand unless the user named others (run-choices.ts).
   const declared = probe.strategy.params;
   const { implicit, sources } = runParams(declared, overrides, cfg, options.runGiven ?? givenIn(config));
-  const loaded: LoadedStrategy = { ...probe, params: applyParams(typeof strategy === 'string' ? strategy : probe.file, declared, [...implicit, ...overrides]) };
+  const loaded: LoadedStrategy = {
+    ...probe,
+    params: applyParams(typeof strategy === 'string' ? strategy : probe.file, declared, [
+      ...implicit,
+      ...overrides,
+    ]),
+  };
   options.onStart?.(loaded);
 
   const source = await candleSource(data, cfg, instruments);
-  const runDir = options.save === true ? join(resolve(cfg.run.runsDir), runId(loaded.name)) : typeof options.save === 'string' ? resolve(options.save) : undefined;
+  const runDir =
+    options.save === true
+      ? join(resolve(cfg.run.runsDir), runId(loaded.name))
+      : typeof options.save === 'string'
+        ? resolve(options.save)
+        : undefined;
   // The run folder first, so a bad folder is one clear message before anything is written.
   const made = runDir ? makeRunDir(runDir) : [];
-  const log = typeof options.log === 'function' ? options.log(runDir, loaded.name) : (options.log ?? STDERR_LOG);
+  const log =
+    typeof options.log === 'function' ? options.log(runDir, loaded.name) : (options.log ?? STDERR_LOG);
   const ticks = options.ticks;
   let result: BacktestResult;
   try {
@@ -124,7 +163,12 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
       candles: source.candles,
       available: source.available,
       origin: source.origin,
-      ...(ticks !== undefined ? { ticks: (req: { instrument: string; from: number; to: number }): AsyncIterable<readonly Tick[]> => openTicks(resolve(ticks), req) } : {}),
+      ...(ticks !== undefined
+        ? {
+            ticks: (req: { instrument: string; from: number; to: number }): AsyncIterable<readonly Tick[]> =>
+              openTicks(resolve(ticks), req),
+          }
+        : {}),
       // Recorded labs events come from the catalog the candles come from, or the config's.
       labs: catalogLabs(source.kind === 'catalog' ? source.where : configCatalog(cfg)),
       log,
@@ -138,7 +182,12 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
       // Nothing to trade on: a report of zeros would hide it.
       const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
       const wanted = [...(subs.candles ?? []), ...(subs.ticks ?? []).map((t) => `${t} ticks`)].join(', ');
-      throw new DataError(source.where, 0, '', `no data for ${wanted} between ${cfg.run.from} and ${cfg.run.to}: check --instrument, --granularity, --from and --to (run.instrument, run.granularity, run.from, run.to) against what it holds${source.kind === 'catalog' ? ' (`fxflow data list`)' : ''}`);
+      throw new DataError(
+        source.where,
+        0,
+        '',
+        `no data for ${wanted} between ${cfg.run.from} and ${cfg.run.to}: check --instrument, --granularity, --from and --to (run.instrument, run.granularity, run.from, run.to) against what it holds${source.kind === 'catalog' ? ' (`fxflow data list`)' : ''}`,
+      );
     }
   } catch (e) {
     // A refused run (data, config, spread model, no data in the period) leaves no run folder; a
@@ -153,14 +202,22 @@ export async function backtest(strategy: StrategyInput, params: ParamsInput = {}
 function givenIn(config: ConfigInput): RunGiven {
   if (typeof config === 'string') return runGiven(config, {});
   const { extends: file, ...sections } = config as Record<string, unknown> & { extends?: string };
-  return runGiven(file, sections, { instrument: 'the config given to backtest()', granularity: 'the config given to backtest()' });
+  return runGiven(file, sections, {
+    instrument: 'the config given to backtest()',
+    granularity: 'the config given to backtest()',
+  });
 }
 
 /** The configuration a ConfigInput describes, validated (errors name the file or field). */
 export function resolveConfig(config: ConfigInput): BacktestConfig {
   if (typeof config === 'string') return loadConfig(config);
   const { extends: file, ...sections } = config as Record<string, unknown> & { extends?: string };
-  if (file !== undefined && typeof file !== 'string') throw new ConfigError('the config given to backtest()', 'extends', 'must be the path of a JSON config file');
+  if (file !== undefined && typeof file !== 'string')
+    throw new ConfigError(
+      'the config given to backtest()',
+      'extends',
+      'must be the path of a JSON config file',
+    );
   return loadConfig(file, sections as Parameters<typeof loadConfig>[1], 'the config given to backtest()');
 }
 
@@ -173,8 +230,16 @@ export function runJson(run: BacktestRun): Record<string, unknown> {
     summary: run.summary,
     data: run.data,
     transactions: run.transactions,
-    trades: run.trades.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: new Date(t.closeTime).toISOString() })),
-    openAtEnd: run.openAtEnd.map((t) => ({ ...t, openTime: new Date(t.openTime).toISOString(), closeTime: Number.isFinite(t.closeTime) ? new Date(t.closeTime).toISOString() : null })),
+    trades: run.trades.map((t) => ({
+      ...t,
+      openTime: new Date(t.openTime).toISOString(),
+      closeTime: new Date(t.closeTime).toISOString(),
+    })),
+    openAtEnd: run.openAtEnd.map((t) => ({
+      ...t,
+      openTime: new Date(t.openTime).toISOString(),
+      closeTime: Number.isFinite(t.closeTime) ? new Date(t.closeTime).toISOString() : null,
+    })),
     equity: run.equity.map((e) => ({ time: new Date(e.time).toISOString(), balance: e.balance, nav: e.nav })),
     engine: run.engine,
     runDir: run.runDir ?? null,
@@ -183,10 +248,17 @@ export function runJson(run: BacktestRun): Record<string, unknown> {
 
 /** The run's report as `fxflow backtest` prints it (figures, costs, data; without the speed line). */
 export function runText(run: BacktestRun): string {
-  const params = Object.entries(run.params).map(([k, v]) => `${k}=${v}`).join(' ');
-  const from = Object.entries(run.paramSources).map(([k, v]) => `${k} ${String(run.params[k])} from ${v}`).join('; ');
+  const params = Object.entries(run.params)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  const from = Object.entries(run.paramSources)
+    .map(([k, v]) => `${k} ${String(run.params[k])} from ${v}`)
+    .join('; ');
   const zone = run.config.report?.timeZone;
-  const human = zone !== undefined && zone !== 'UTC' ? (iso: string): string => humanTime(Date.parse(iso), zone) : undefined;
+  const human =
+    zone !== undefined && zone !== 'UTC'
+      ? (iso: string): string => humanTime(Date.parse(iso), zone)
+      : undefined;
   return `${formatSummary(run.summary, `${run.strategy}  ${params}`, human)}${from ? `\nRun params: ${from}` : ''}`;
 }
 
@@ -209,8 +281,16 @@ interface Source {
   readonly where: string;
 }
 
-async function candleSource(data: DataInput | undefined, config: BacktestConfig, instruments: InstrumentRegistry): Promise<Source> {
-  if (data === undefined || typeof data === 'string' || (!Array.isArray(data) && 'catalog' in (data as object))) {
+async function candleSource(
+  data: DataInput | undefined,
+  config: BacktestConfig,
+  instruments: InstrumentRegistry,
+): Promise<Source> {
+  if (
+    data === undefined ||
+    typeof data === 'string' ||
+    (!Array.isArray(data) && 'catalog' in (data as object))
+  ) {
     const d = data as string | { catalog: string; alignment?: Alignment } | undefined;
     // The config's catalog (location.ts: FXFLOW_CATALOG, the config file's folder, ./data/catalog or the sample); a path given here, the working folder's.
     const root = d === undefined ? configCatalog(config) : resolve(typeof d === 'string' ? d : d.catalog);
@@ -220,7 +300,13 @@ async function candleSource(data: DataInput | undefined, config: BacktestConfig,
   if (!Array.isArray(data)) {
     const f = data as { file: string; format?: string; timezone?: string; side?: 'bid' | 'ask' | 'mid' };
     // A file holds one instrument, so conversion prices can only come from a catalog.
-    return { candles: fileSource(f.file, f, config, instruments), available: () => false, origin: () => ({ source: resolve(f.file), sides: 'unknown', synthetic: false }), kind: 'file', where: resolve(f.file) };
+    return {
+      candles: fileSource(f.file, f, config, instruments),
+      available: () => false,
+      origin: () => ({ source: resolve(f.file), sides: 'unknown', synthetic: false }),
+      kind: 'file',
+      where: resolve(f.file),
+    };
   }
   return memorySource(data as readonly Candle[]);
 }
@@ -235,7 +321,12 @@ function memorySource(candles: readonly Candle[]): Source {
     if (!list) bySeries.set(key, (list = []));
     const last = list[list.length - 1];
     if (last !== undefined && !(c.time > last.time)) {
-      throw new DataError('(candles given to backtest())', i + 1, 'time', `${key} candle #${i + 1} at ${new Date(c.time).toISOString()} is not after the one before it (${new Date(last.time).toISOString()}): give each series in time order, without duplicates`);
+      throw new DataError(
+        '(candles given to backtest())',
+        i + 1,
+        'time',
+        `${key} candle #${i + 1} at ${new Date(c.time).toISOString()} is not after the one before it (${new Date(last.time).toISOString()}): give each series in time order, without duplicates`,
+      );
     }
     list.push(c);
   }
@@ -261,6 +352,12 @@ function memorySource(candles: readonly Candle[]): Source {
 const STDERR_LOG: StrategyLogger = {
   debug() {},
   info() {},
-  warn: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'warn', ...obj, ...(msg !== undefined ? { msg } : {}) })}\n`),
-  error: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'error', ...obj, ...(msg !== undefined ? { msg } : {}) })}\n`),
+  warn: (obj, msg) =>
+    process.stderr.write(
+      `${JSON.stringify({ level: 'warn', ...obj, ...(msg !== undefined ? { msg } : {}) })}\n`,
+    ),
+  error: (obj, msg) =>
+    process.stderr.write(
+      `${JSON.stringify({ level: 'error', ...obj, ...(msg !== undefined ? { msg } : {}) })}\n`,
+    ),
 };

@@ -11,14 +11,18 @@ describe('LineFile', () => {
   it('writes exactly the lines given, in order, whatever the chunk size (property, multi-byte text included)', () => {
     let n = 0;
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: 'grapheme', maxLength: 40 }).map((s) => s.replace(/\n/g, ' '))), fc.integer({ min: 1, max: 64 }), (lines, chunk) => {
-        const path = join(dir, `p${n++}.txt`);
-        const f = new LineFile(path, chunk);
-        for (const l of lines) f.line(l);
-        f.close();
-        f.close(); // idempotent
-        expect(readFileSync(path, 'utf8')).toBe(lines.map((l) => `${l}\n`).join(''));
-      }),
+      fc.property(
+        fc.array(fc.string({ unit: 'grapheme', maxLength: 40 }).map((s) => s.replace(/\n/g, ' '))),
+        fc.integer({ min: 1, max: 64 }),
+        (lines, chunk) => {
+          const path = join(dir, `p${n++}.txt`);
+          const f = new LineFile(path, chunk);
+          for (const l of lines) f.line(l);
+          f.close();
+          f.close(); // idempotent
+          expect(readFileSync(path, 'utf8')).toBe(lines.map((l) => `${l}\n`).join(''));
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -26,15 +30,19 @@ describe('LineFile', () => {
   it('holds at most one chunk however many lines pass, long lines included (property)', () => {
     let n = 0;
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 400 }), fc.integer({ min: 16, max: 256 }), (lengths, chunk) => {
-        const path = join(dir, `b${n++}.txt`);
-        const f = new LineFile(path, chunk);
-        const lines = lengths.map((len, i) => String(i % 10).repeat(len));
-        for (const l of lines) f.line(l);
-        expect(f.peakBuffered).toBeLessThanOrEqual(chunk);
-        f.close();
-        expect(readFileSync(path, 'utf8')).toBe(lines.map((l) => `${l}\n`).join(''));
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 400 }),
+        fc.integer({ min: 16, max: 256 }),
+        (lengths, chunk) => {
+          const path = join(dir, `b${n++}.txt`);
+          const f = new LineFile(path, chunk);
+          const lines = lengths.map((len, i) => String(i % 10).repeat(len));
+          for (const l of lines) f.line(l);
+          expect(f.peakBuffered).toBeLessThanOrEqual(chunk);
+          f.close();
+          expect(readFileSync(path, 'utf8')).toBe(lines.map((l) => `${l}\n`).join(''));
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -47,7 +55,12 @@ describe('LineFile', () => {
     expect(before.length).toBeGreaterThanOrEqual(100);
     expect(before.endsWith('\n')).toBe(true);
     f.close();
-    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).i)).toEqual([...Array(50).keys()]);
+    expect(
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).i),
+    ).toEqual([...Array(50).keys()]);
   });
 
   it('names the file and the cause when it cannot be opened', () => {

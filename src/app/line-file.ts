@@ -7,8 +7,15 @@ export class RunFileError extends Error {
   constructor(path: string, cause: unknown) {
     const code = (cause as { code?: string }).code;
     const why = code ?? (cause as Error).message;
-    const hint = code === 'ENOSPC' ? 'free some disk space, ' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? 'the folder is not writable: ' : '';
-    super(`cannot write ${path} (${why}): ${hint}choose another folder with --runs-dir, or pass --no-save`, { cause });
+    const hint =
+      code === 'ENOSPC'
+        ? 'free some disk space, '
+        : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+          ? 'the folder is not writable: '
+          : '';
+    super(`cannot write ${path} (${why}): ${hint}choose another folder with --runs-dir, or pass --no-save`, {
+      cause,
+    });
     this.name = 'RunFileError';
   }
 }
@@ -108,7 +115,7 @@ export class LineFile {
   #write(bytes: Uint8Array): void {
     try {
       // A regular file takes the whole buffer at once; the loop covers a short write all the same.
-      for (let off = 0; off < bytes.length; ) off += writeSync(this.#fd, bytes, off, bytes.length - off);
+      for (let off = 0; off < bytes.length;) off += writeSync(this.#fd, bytes, off, bytes.length - off);
     } catch (e) {
       throw new RunFileError(this.path, e);
     }

@@ -18,7 +18,11 @@ export function fileSha256(path: string): string {
 }
 
 /** A UTC stamp for folder names: 20250102T100000Z. */
-const stamp = (t: number): string => new Date(t).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+const stamp = (t: number): string =>
+  new Date(t)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 
 /**
  * The run folder of `fxflow run`: `--out`, or the folder the journal's previous run recorded into
@@ -28,7 +32,15 @@ const stamp = (t: number): string => new Date(t).toISOString().replace(/[-:]/g, 
  * holds the journal's lock (`openLiveRunFolder`), so a refused start leaves no trace. `--new-journal`
  * always starts a new folder.
  */
-export function liveRunFolder(o: { out?: string; runsDir?: string; journalDir: string; newJournal: boolean; name: string; env: string; now?: number }): string {
+export function liveRunFolder(o: {
+  out?: string;
+  runsDir?: string;
+  journalDir: string;
+  newJournal: boolean;
+  name: string;
+  env: string;
+  now?: number;
+}): string {
   if (o.out !== undefined) return resolve(o.out);
   const pointer = join(o.journalDir, POINTER);
   if (!o.newJournal && existsSync(pointer)) {
@@ -48,7 +60,11 @@ export function liveRunFolder(o: { out?: string; runsDir?: string; journalDir: s
  * when new (exclusively: a folder another run took in the same second is refused, naming it) and
  * the journal directory remembers it (`run-folder`), so a restart continues it.
  */
-export function openLiveRunFolder(dir: string, journalDir: string, o: Omit<InputRecorderOptions, 'dir' | 'prepare'>): InputRecorder {
+export function openLiveRunFolder(
+  dir: string,
+  journalDir: string,
+  o: Omit<InputRecorderOptions, 'dir' | 'prepare'>,
+): InputRecorder {
   return new InputRecorder({
     ...o,
     dir,
@@ -73,7 +89,10 @@ export function openLiveRunFolder(dir: string, journalDir: string, o: Omit<Input
  * config.json and report.html (transactions.jsonl is written as they come, by the recorder).
  * Returns what could not be written (the recording itself is never touched).
  */
-export async function finishLiveRunFolder(dir: string, o: { report: string; summary: Summary; portfolio: Portfolio; currency: string; meta: RunMeta }): Promise<string[]> {
+export async function finishLiveRunFolder(
+  dir: string,
+  o: { report: string; summary: Summary; portfolio: Portfolio; currency: string; meta: RunMeta },
+): Promise<string[]> {
   const warnings: string[] = [];
   const attempt = (what: string, fn: () => void): void => {
     try {
@@ -83,10 +102,21 @@ export async function finishLiveRunFolder(dir: string, o: { report: string; summ
     }
   };
   attempt('report.txt', () => writeFileSync(join(dir, 'report.txt'), `${o.report}\n`));
-  attempt('summary.json', () => writeFileSync(join(dir, 'summary.json'), `${JSON.stringify({ strategy: o.meta.strategy.name, params: o.meta.params, summary: o.summary, live: { env: o.meta.env, accountID: o.meta.accountID, broker: o.meta.broker, sessions: o.meta.sessions.length } }, null, 2)}\n`));
-  attempt('trades.csv', () => writeFileSync(join(dir, 'trades.csv'), tradesCsv(o.portfolio.closedTrades, o.portfolio.openAtEnd())));
-  attempt('equity.csv', () => writeFileSync(join(dir, 'equity.csv'), equityCsv(o.portfolio.equity, o.currency)));
-  attempt('config.json', () => writeFileSync(join(dir, 'config.json'), `${JSON.stringify(o.meta.config, null, 2)}\n`));
+  attempt('summary.json', () =>
+    writeFileSync(
+      join(dir, 'summary.json'),
+      `${JSON.stringify({ strategy: o.meta.strategy.name, params: o.meta.params, summary: o.summary, live: { env: o.meta.env, accountID: o.meta.accountID, broker: o.meta.broker, sessions: o.meta.sessions.length } }, null, 2)}\n`,
+    ),
+  );
+  attempt('trades.csv', () =>
+    writeFileSync(join(dir, 'trades.csv'), tradesCsv(o.portfolio.closedTrades, o.portfolio.openAtEnd())),
+  );
+  attempt('equity.csv', () =>
+    writeFileSync(join(dir, 'equity.csv'), equityCsv(o.portfolio.equity, o.currency)),
+  );
+  attempt('config.json', () =>
+    writeFileSync(join(dir, 'config.json'), `${JSON.stringify(o.meta.config, null, 2)}\n`),
+  );
   attempt('report.html', () => void writeRunReport(dir));
   return warnings;
 }

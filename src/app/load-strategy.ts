@@ -9,7 +9,10 @@ import { cachedStrategy, compileStrategy, CompileError, strategyCacheDir } from 
 /** A strategy module that cannot be used: names the file and the problem. */
 export class StrategyLoadError extends Error {
   readonly code = 'STRATEGY' as const;
-  constructor(readonly file: string, message: string) {
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
     super(`${file}: ${message}`);
     this.name = 'StrategyLoadError';
   }
@@ -40,13 +43,19 @@ let fallbackRegistered = false;
 function registerFallback(): void {
   if (fallbackRegistered) return;
   fallbackRegistered = true;
-  register(new URL('./resolve-fallback.mjs', import.meta.url), { data: { parentURL: pathToFileURL(PACKAGE_JSON).href, sourceCondition: FROM_SOURCE } });
+  register(new URL('./resolve-fallback.mjs', import.meta.url), {
+    data: { parentURL: pathToFileURL(PACKAGE_JSON).href, sourceCondition: FROM_SOURCE },
+  });
   // A strategy in a folder with no `"type": "module"` package.json is compiled to CommonJS by tsx:
   // its imports become require() calls, which the hook above does not see. The same fallback for them.
   const fromFxflow = createRequire(PACKAGE_JSON);
   const M = Module as unknown as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
   const original = M._resolveFilename;
-  M._resolveFilename = function resolveWithFallback(this: unknown, request: string, ...rest: unknown[]): string {
+  M._resolveFilename = function resolveWithFallback(
+    this: unknown,
+    request: string,
+    ...rest: unknown[]
+  ): string {
     if (FROM_SOURCE && (request === 'fxflow' || request.startsWith('fxflow/'))) {
       const own = sourceExport(request);
       if (own !== undefined) return own;
@@ -67,15 +76,33 @@ function registerFallback(): void {
 /** The source file fxflow's `exports` name for `request` ('fxflow', 'fxflow/backtest') under `fxflow-source`. */
 function sourceExport(request: string): string | undefined {
   const pkg = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { exports?: Record<string, unknown> };
-  const entry = pkg.exports?.[request === 'fxflow' ? '.' : `.${request.slice('fxflow'.length)}`] as Record<string, string> | undefined;
+  const entry = pkg.exports?.[request === 'fxflow' ? '.' : `.${request.slice('fxflow'.length)}`] as
+    Record<string, string> | undefined;
   const target = entry?.['fxflow-source'];
   return target === undefined ? undefined : resolve(dirname(PACKAGE_JSON), target);
 }
 
 /** A bare import specifier ('fxflow', 'technicalindicators'), not a path, URL or builtin. */
-const isBare = (s: string): boolean => !s.startsWith('.') && !s.startsWith('/') && !s.startsWith('node:') && !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s);
+const isBare = (s: string): boolean =>
+  !s.startsWith('.') &&
+  !s.startsWith('/') &&
+  !s.startsWith('node:') &&
+  !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s) &&
+  !/^[a-zA-Z]:[\\/]/.test(s);
 
-const HANDLERS = ['init', 'onStart', 'onCandle', 'onTick', 'onSignal', 'onCalendar', 'onSpread', 'onCot', 'onTimer', 'onTransaction', 'onStop'] as const;
+const HANDLERS = [
+  'init',
+  'onStart',
+  'onCandle',
+  'onTick',
+  'onSignal',
+  'onCalendar',
+  'onSpread',
+  'onCot',
+  'onTimer',
+  'onTransaction',
+  'onStop',
+] as const;
 
 /**
  * Imports a strategy module (TypeScript, no build step: compiled once to the strategy cache, see
@@ -84,7 +111,8 @@ const HANDLERS = ['init', 'onStart', 'onCandle', 'onTick', 'onSignal', 'onCalend
  */
 export async function loadStrategy(path: string, overrides: readonly string[] = []): Promise<LoadedStrategy> {
   const file = resolve(path);
-  if (!existsSync(file)) throw new StrategyLoadError(path, 'file not found (give a path such as strategies/sma-cross.ts)');
+  if (!existsSync(file))
+    throw new StrategyLoadError(path, 'file not found (give a path such as strategies/sma-cross.ts)');
   let mod: { default?: unknown };
   try {
     mod = await importStrategy(file);
@@ -97,7 +125,8 @@ export async function loadStrategy(path: string, overrides: readonly string[] = 
   }
   let d = mod.default as Record<string, unknown> | undefined;
   // A module loaded as CommonJS interop wraps its exports once more.
-  if (d && typeof d === 'object' && !('params' in d) && 'default' in d) d = d.default as Record<string, unknown> | undefined;
+  if (d && typeof d === 'object' && !('params' in d) && 'default' in d)
+    d = d.default as Record<string, unknown> | undefined;
   return checkStrategy(path, file, d, overrides, file.replace(/^.*[\\/]/, '').replace(/\.[cm]?[jt]s$/, ''));
 }
 
@@ -143,11 +172,21 @@ async function importStrategy(file: string): Promise<{ default?: unknown }> {
  * A strategy object given directly (a script's `defineStrategy({ ... })`, not a file): the same
  * checks as a module's default export. `label` names it in errors.
  */
-export function strategyFromObject(strategy: unknown, overrides: readonly string[] = [], label = '(strategy object)'): LoadedStrategy {
+export function strategyFromObject(
+  strategy: unknown,
+  overrides: readonly string[] = [],
+  label = '(strategy object)',
+): LoadedStrategy {
   return checkStrategy(label, label, strategy, overrides, 'strategy');
 }
 
-function checkStrategy(path: string, file: string, d: unknown, overrides: readonly string[], defaultName: string): LoadedStrategy {
+function checkStrategy(
+  path: string,
+  file: string,
+  d: unknown,
+  overrides: readonly string[],
+  defaultName: string,
+): LoadedStrategy {
   const s = d as Partial<Strategy<Params, unknown>> | undefined;
   if (!s || typeof s !== 'object' || (s.params === undefined && s.subscribe === undefined)) {
     const found = s && typeof s === 'object' ? Object.keys(s).filter((k) => k !== 'default') : [];
@@ -156,13 +195,21 @@ function checkStrategy(path: string, file: string, d: unknown, overrides: readon
       `has no default export that is a strategy: end the module with \`export default defineStrategy({ ... })\`${found.length ? ` (it exports: ${found.join(', ')})` : ''}`,
     );
   }
-  if (!s.params || typeof s.params !== 'object') throw new StrategyLoadError(path, 'the strategy has no `params` object (use `params: {}` when it takes none)');
+  if (!s.params || typeof s.params !== 'object')
+    throw new StrategyLoadError(
+      path,
+      'the strategy has no `params` object (use `params: {}` when it takes none)',
+    );
   if (!s.subscribe || (typeof s.subscribe !== 'object' && typeof s.subscribe !== 'function')) {
-    throw new StrategyLoadError(path, "the strategy has no `subscribe` (e.g. `subscribe: { candles: ['EUR_USD:H1'] }`)");
+    throw new StrategyLoadError(
+      path,
+      "the strategy has no `subscribe` (e.g. `subscribe: { candles: ['EUR_USD:H1'] }`)",
+    );
   }
   for (const h of HANDLERS) {
     const f = (s as Record<string, unknown>)[h];
-    if (f !== undefined && typeof f !== 'function') throw new StrategyLoadError(path, `\`${h}\` must be a function`);
+    if (f !== undefined && typeof f !== 'function')
+      throw new StrategyLoadError(path, `\`${h}\` must be a function`);
   }
   for (const [k, v] of Object.entries(s.params)) {
     if (typeof v !== 'number' && typeof v !== 'string' && typeof v !== 'boolean') {
@@ -172,7 +219,11 @@ function checkStrategy(path: string, file: string, d: unknown, overrides: readon
   const params = applyParams(path, s.params as Params, overrides);
   const name = s.name ?? defaultName;
   // Its client IDs are `<name>-…`: they must stay out of the runner's own namespace (kill switch, flatten).
-  if (isReservedClientID(`${name}-`)) throw new StrategyLoadError(path, `the strategy's name '${name}' would make client IDs starting '${RUNNER_ID_PREFIX}', which are reserved for the runner's own closes and cancels (kill switch, flatten): give the strategy another \`name\``);
+  if (isReservedClientID(`${name}-`))
+    throw new StrategyLoadError(
+      path,
+      `the strategy's name '${name}' would make client IDs starting '${RUNNER_ID_PREFIX}', which are reserved for the runner's own closes and cancels (kill switch, flatten): give the strategy another \`name\``,
+    );
   return { file, name, strategy: s as Strategy<Params, unknown>, params };
 }
 
@@ -217,15 +268,20 @@ export function applyParams(file: string, defaults: Params, overrides: readonly 
     const key = o.slice(0, eq);
     const raw = o.slice(eq + 1);
     if (!(key in defaults)) {
-      throw new StrategyLoadError(file, `unknown param '${key}'; this strategy declares: ${Object.keys(defaults).join(', ') || '(none)'}`);
+      throw new StrategyLoadError(
+        file,
+        `unknown param '${key}'; this strategy declares: ${Object.keys(defaults).join(', ') || '(none)'}`,
+      );
     }
     const d = defaults[key];
     if (typeof d === 'number') {
       const n = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(n)) throw new StrategyLoadError(file, `param '${key}' must be a number (got '${raw}')`);
+      if (raw.trim() === '' || !Number.isFinite(n))
+        throw new StrategyLoadError(file, `param '${key}' must be a number (got '${raw}')`);
       out[key] = n;
     } else if (typeof d === 'boolean') {
-      if (raw !== 'true' && raw !== 'false') throw new StrategyLoadError(file, `param '${key}' must be true or false (got '${raw}')`);
+      if (raw !== 'true' && raw !== 'false')
+        throw new StrategyLoadError(file, `param '${key}' must be true or false (got '${raw}')`);
       out[key] = raw === 'true';
     } else out[key] = raw;
   }

@@ -25,7 +25,14 @@ export class PlotFile {
   }
 
   /** The engine's plot sink (EngineOptions.onPlot). */
-  readonly plot = (time: UnixMs, name: string, value: number, pane: string, style: PlotStyle, instrument: string): void => {
+  readonly plot = (
+    time: UnixMs,
+    name: string,
+    value: number,
+    pane: string,
+    style: PlotStyle,
+    instrument: string,
+  ): void => {
     const seen = this.#seen.get(name);
     if (seen === undefined || seen.pane !== pane || seen.style !== style || seen.instrument !== instrument) {
       checkPlot(name, pane, style, instrument);

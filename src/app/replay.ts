@@ -13,9 +13,31 @@ import { Engine, subscriptionsOf } from '../engine/engine.ts';
 import { Portfolio } from '../engine/portfolio.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
-import { compareDecisions, compareFills, moneyOf, pairDecisions, QuoteTrack, type Attempt, type Decision, type DecisionDiff, type EventRef, type FillDiff, type MoneyTotals } from '../runner/reconcile.ts';
+import {
+  compareDecisions,
+  compareFills,
+  moneyOf,
+  pairDecisions,
+  QuoteTrack,
+  type Attempt,
+  type Decision,
+  type DecisionDiff,
+  type EventRef,
+  type FillDiff,
+  type MoneyTotals,
+} from '../runner/reconcile.ts';
 import { breachedTolerance, type DriftTolerances, formatDrift } from '../runner/drift.ts';
-import { inputFiles, readInputs, readRunMeta, RecordingError, type InputRecord, type RunMeta, type SessionAccount, type SessionInfo, type Where } from '../runner/recording.ts';
+import {
+  inputFiles,
+  readInputs,
+  readRunMeta,
+  RecordingError,
+  type InputRecord,
+  type RunMeta,
+  type SessionAccount,
+  type SessionInfo,
+  type Where,
+} from '../runner/recording.ts';
 import { simModels, type FillModelNames } from '../runner/fill-models.ts';
 import { RiskExecution, type RiskLimits } from '../engine/risk.ts';
 import { knownPart } from '../runner/shadow.ts';
@@ -58,24 +80,70 @@ export interface ReplayOptions {
 /** The reconciliation (reconciliation.json). */
 export interface Reconciliation {
   readonly folder: string;
-  readonly strategy: { readonly file: string; readonly recordedSha256: string; readonly sha256: string; readonly changed: boolean };
+  readonly strategy: {
+    readonly file: string;
+    readonly recordedSha256: string;
+    readonly sha256: string;
+    readonly changed: boolean;
+  };
   readonly fill: 'current' | 'next';
   /** The replay simulator's fill models (a --broker sim run's own; none against an account, whose fills are what is compared). */
   readonly models: { readonly slippage: string; readonly latency: string; readonly commission: string };
   readonly sessions: number;
-  readonly records: { readonly ticks: number; readonly candles: number; readonly labs: number; readonly transactions: number; readonly intents: number };
+  readonly records: {
+    readonly ticks: number;
+    readonly candles: number;
+    readonly labs: number;
+    readonly transactions: number;
+    readonly intents: number;
+  };
   /** Sessions cut off (kill -9, a crash): where each one's inputs end, which the replay covers up to. */
   readonly cuts: readonly string[];
   /** Messages about the inputs: damaged or cut-short lines (file and line), unknown kinds, another account or instruments. */
   readonly problems: readonly string[];
-  readonly skipped: { readonly damaged: number; readonly unknownKind: number; readonly truncated: number; readonly otherAccount: number; readonly unknownInstrument: number };
+  readonly skipped: {
+    readonly damaged: number;
+    readonly unknownKind: number;
+    readonly truncated: number;
+    readonly otherAccount: number;
+    readonly unknownInstrument: number;
+  };
   /** Where the inputs are first damaged (a record missing): decisions and fills after it are not compared. */
-  readonly damagedFrom?: { readonly file: string; readonly line: number; readonly record: number; readonly after?: string };
-  readonly decisions: { readonly live: number; readonly replay: number; readonly differ: number; readonly firstParting?: DecisionDiff; readonly diffs: readonly DecisionDiff[] };
-  readonly fills: { readonly compared: number; readonly differ: number; readonly byCause: Readonly<Record<string, number>>; readonly diffs: readonly FillDiff[] };
-  readonly money: { readonly live: MoneyTotals; readonly replay: MoneyTotals; readonly realizedPLDiff: string; readonly financingDiff: string; readonly commissionDiff: string };
+  readonly damagedFrom?: {
+    readonly file: string;
+    readonly line: number;
+    readonly record: number;
+    readonly after?: string;
+  };
+  readonly decisions: {
+    readonly live: number;
+    readonly replay: number;
+    readonly differ: number;
+    readonly firstParting?: DecisionDiff;
+    readonly diffs: readonly DecisionDiff[];
+  };
+  readonly fills: {
+    readonly compared: number;
+    readonly differ: number;
+    readonly byCause: Readonly<Record<string, number>>;
+    readonly diffs: readonly FillDiff[];
+  };
+  readonly money: {
+    readonly live: MoneyTotals;
+    readonly replay: MoneyTotals;
+    readonly realizedPLDiff: string;
+    readonly financingDiff: string;
+    readonly commissionDiff: string;
+  };
   /** Restarts between sessions (the live strategy resumed from its journal; the replay ran on in one piece). */
-  readonly restarts: readonly { readonly session: number; readonly at: string; readonly previousStop: string; readonly restoredState: boolean; readonly sequenceLive: number; readonly sequenceReplay: number }[];
+  readonly restarts: readonly {
+    readonly session: number;
+    readonly at: string;
+    readonly previousStop: string;
+    readonly restoredState: boolean;
+    readonly sequenceLive: number;
+    readonly sequenceReplay: number;
+  }[];
   /**
    * A run with a drift guard (`fxflow run --shadow --max-drift`): its tolerances, the fills of the
    * reconciliation past the price tolerance, the fills made on one side only, and the halt the
@@ -83,7 +151,14 @@ export interface Reconciliation {
    */
   readonly drift?: {
     readonly tolerances: string;
-    readonly fills: readonly { readonly clientID: string; readonly instrument: string; readonly live?: string; readonly replay?: string; readonly pips?: number; readonly what: 'price' | 'missed' }[];
+    readonly fills: readonly {
+      readonly clientID: string;
+      readonly instrument: string;
+      readonly live?: string;
+      readonly replay?: string;
+      readonly pips?: number;
+      readonly what: 'price' | 'missed';
+    }[];
     readonly missed: number;
     readonly pastTolerance: readonly string[];
     readonly halts: readonly string[];
@@ -99,7 +174,11 @@ class ReplayExecution implements Execution {
   readonly transactions$;
   /** The time of the market now: the latest price received, which may not have reached the simulator yet (a candle it completed comes first). */
   now = Number.NEGATIVE_INFINITY;
-  constructor(readonly sim: SimBroker, readonly fill: 'current' | 'next', readonly last: Map<string, { bid: number; ask: number }>) {
+  constructor(
+    readonly sim: SimBroker,
+    readonly fill: 'current' | 'next',
+    readonly last: Map<string, { bid: number; ask: number }>,
+  ) {
     this.transactions$ = sim.transactions$;
   }
   submit(intent: OrderIntent, decidedAt?: number): void {
@@ -110,31 +189,97 @@ class ReplayExecution implements Execution {
     // The order reached the server at once: it fills at the price current now (the sandbox does
     // the same: the current quote fed again at the current time).
     for (const [instrument, q] of this.last) {
-      if (sim.queuedMarketOrders(instrument) > 0) sim.onEvent({ kind: 'tick', instrument, at: Math.max(sim.now, this.now), bid: q.bid, ask: q.ask });
+      if (sim.queuedMarketOrders(instrument) > 0)
+        sim.onEvent({ kind: 'tick', instrument, at: Math.max(sim.now, this.now), bid: q.bid, ask: q.ask });
     }
   }
 }
 
 /** The simulator and portfolio as the first session found the account. */
-function seeded(acct: SessionAccount, accountID: string, instruments: InstrumentRegistry, fill: FillModelNames | undefined): { sim: SimBroker; portfolio: Portfolio; lastTransactionID: string; openingBalance: string; leftOut: string[] } {
+function seeded(
+  acct: SessionAccount,
+  accountID: string,
+  instruments: InstrumentRegistry,
+  fill: FillModelNames | undefined,
+): {
+  sim: SimBroker;
+  portfolio: Portfolio;
+  lastTransactionID: string;
+  openingBalance: string;
+  leftOut: string[];
+} {
   if (acct.broker === 'sim') {
     // The run's own simulator's fill models (--slippage, --latency, --commission): the same fills again.
-    const sim = simBroker({ instruments, account: { currency: acct.currency, balance: acct.deposit, marginRate: acct.marginRate, hedging: acct.hedging, id: accountID }, models: simModels(fill, acct.currency) });
-    const state: AccountState = acct.state ?? { lastTransactionID: '0', balance: '0', trades: [], orders: [] };
+    const sim = simBroker({
+      instruments,
+      account: {
+        currency: acct.currency,
+        balance: acct.deposit,
+        marginRate: acct.marginRate,
+        hedging: acct.hedging,
+        id: accountID,
+      },
+      models: simModels(fill, acct.currency),
+    });
+    const state: AccountState = acct.state ?? {
+      lastTransactionID: '0',
+      balance: '0',
+      trades: [],
+      orders: [],
+    };
     if (acct.state !== undefined) sim.seed(acct.state);
-    const portfolio = new Portfolio({ currency: acct.currency, instruments, initialBalance: acct.deposit, strict: false });
+    const portfolio = new Portfolio({
+      currency: acct.currency,
+      instruments,
+      initialBalance: acct.deposit,
+      strict: false,
+    });
     restoreAccount(portfolio.ledger, state, instruments, accountID);
-    return { sim, portfolio, lastTransactionID: state.lastTransactionID, openingBalance: acct.state?.balance ?? '0', leftOut: [] };
+    return {
+      sim,
+      portfolio,
+      lastTransactionID: state.lastTransactionID,
+      openingBalance: acct.state?.balance ?? '0',
+      leftOut: [],
+    };
   }
-  const sim = simBroker({ instruments, account: { currency: acct.currency, balance: acct.balance, marginRate: acct.marginRate, hedging: acct.hedging, id: accountID } });
+  const sim = simBroker({
+    instruments,
+    account: {
+      currency: acct.currency,
+      balance: acct.balance,
+      marginRate: acct.marginRate,
+      hedging: acct.hedging,
+      id: accountID,
+    },
+  });
   const known = knownPart(acct, instruments);
   sim.seed(known.state);
-  const portfolio = new Portfolio({ currency: acct.currency, instruments, initialBalance: acct.balance, strict: false });
+  const portfolio = new Portfolio({
+    currency: acct.currency,
+    instruments,
+    initialBalance: acct.balance,
+    strict: false,
+  });
   restoreAccount(portfolio.ledger, acct, undefined, accountID);
-  return { sim, portfolio, lastTransactionID: acct.lastTransactionID, openingBalance: acct.balance, leftOut: known.leftOut };
+  return {
+    sim,
+    portfolio,
+    lastTransactionID: acct.lastTransactionID,
+    openingBalance: acct.balance,
+    leftOut: known.leftOut,
+  };
 }
 
-const listOf = (s: RunMeta['subscriptions']): string[] => [...s.candles.map((c) => `candles ${c}`), ...s.ticks.map((t) => `ticks ${t}`), ...s.signals.map((x) => `signals ${x}`), ...s.calendar.map((x) => `calendar ${x}`), ...(s.spreads ?? []).map((x) => `spreads ${x}`), ...(s.cot ?? []).map((x) => `cot ${x}`)].sort();
+const listOf = (s: RunMeta['subscriptions']): string[] =>
+  [
+    ...s.candles.map((c) => `candles ${c}`),
+    ...s.ticks.map((t) => `ticks ${t}`),
+    ...s.signals.map((x) => `signals ${x}`),
+    ...s.calendar.map((x) => `calendar ${x}`),
+    ...(s.spreads ?? []).map((x) => `spreads ${x}`),
+    ...(s.cot ?? []).map((x) => `cot ${x}`),
+  ].sort();
 
 /**
  * `fxflow replay <run-folder>`: the recorded strategy through the simulator on exactly the recorded
@@ -148,44 +293,91 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const meta = readRunMeta(dir);
   const { files, missing } = inputFiles(dir, meta);
   if (files.length === 0) {
-    throw new RecordingError(`${dir} has run.json but no input files (inputs-*.jsonl.gz)${missing.length > 0 ? `: ${missing.join(', ')} named in run.json are missing` : ''}; nothing can be replayed. Record a run with \`fxflow run\` (it writes them into its run folder)`);
+    throw new RecordingError(
+      `${dir} has run.json but no input files (inputs-*.jsonl.gz)${missing.length > 0 ? `: ${missing.join(', ')} named in run.json are missing` : ''}; nothing can be replayed. Record a run with \`fxflow run\` (it writes them into its run folder)`,
+    );
   }
-  const problems: string[] = missing.map((f) => `${f}: named in run.json but missing; the replay goes on without it`);
+  const problems: string[] = missing.map(
+    (f) => `${f}: named in run.json but missing; the replay goes on without it`,
+  );
   // The strategy, checked against the recorded hash.
   const file = resolve(o.strategy ?? meta.strategy.file);
-  if (!existsSync(file)) throw new ReplayError(`the strategy file ${file} (recorded in ${join(dir, 'run.json')}) does not exist: give it with --strategy <file>`);
+  if (!existsSync(file))
+    throw new ReplayError(
+      `the strategy file ${file} (recorded in ${join(dir, 'run.json')}) does not exist: give it with --strategy <file>`,
+    );
   const sha256 = fileSha256(file);
   const changed = sha256 !== meta.strategy.sha256;
   if (changed && o.allowChangedStrategy !== true) {
-    throw new ReplayError(`the strategy file ${file} has changed since the run: sha256 ${sha256}, the run recorded ${meta.strategy.sha256} (${join(dir, 'run.json')}). The replay would not run the strategy that traded; restore that version, or replay anyway with --allow-changed-strategy`);
+    throw new ReplayError(
+      `the strategy file ${file} has changed since the run: sha256 ${sha256}, the run recorded ${meta.strategy.sha256} (${join(dir, 'run.json')}). The replay would not run the strategy that traded; restore that version, or replay anyway with --allow-changed-strategy`,
+    );
   }
-  const edited = meta.sessions.filter((s) => s.strategySha256 !== undefined && s.strategySha256 !== meta.strategy.sha256).map((s) => `session ${s.n} ran sha256 ${s.strategySha256}`);
-  if (edited.length > 0) problems.push(`${join(dir, 'run.json')}: the strategy file was edited between restarts (${edited.join(', ')}; the last ${meta.strategy.sha256}): the replay runs the last one throughout, so decisions before the edit may differ for that reason`);
-  if (changed) problems.push(`WARNING: the strategy file ${file} has changed since the run (sha256 ${sha256}, recorded ${meta.strategy.sha256}): decisions may differ for that reason alone`);
-  const loaded = await loadStrategy(file, Object.entries(meta.params).map(([k, v]) => `${k}=${String(v)}`));
+  const edited = meta.sessions
+    .filter((s) => s.strategySha256 !== undefined && s.strategySha256 !== meta.strategy.sha256)
+    .map((s) => `session ${s.n} ran sha256 ${s.strategySha256}`);
+  if (edited.length > 0)
+    problems.push(
+      `${join(dir, 'run.json')}: the strategy file was edited between restarts (${edited.join(', ')}; the last ${meta.strategy.sha256}): the replay runs the last one throughout, so decisions before the edit may differ for that reason`,
+    );
+  if (changed)
+    problems.push(
+      `WARNING: the strategy file ${file} has changed since the run (sha256 ${sha256}, recorded ${meta.strategy.sha256}): decisions may differ for that reason alone`,
+    );
+  const loaded = await loadStrategy(
+    file,
+    Object.entries(meta.params).map(([k, v]) => `${k}=${String(v)}`),
+  );
   const instruments = o.instruments ?? loadInstruments();
   // The instrument set: what the strategy subscribes to with the recorded params, against what was recorded.
   const subs = subscriptionsOf(loaded.strategy, loaded.params, loaded.name);
-  const now = listOf({ candles: subs.candles ?? [], ticks: subs.ticks ?? [], signals: subs.signals ?? [], calendar: subs.calendar ?? [], spreads: subs.spreads ?? [], cot: subs.cot ?? [] });
+  const now = listOf({
+    candles: subs.candles ?? [],
+    ticks: subs.ticks ?? [],
+    signals: subs.signals ?? [],
+    calendar: subs.calendar ?? [],
+    spreads: subs.spreads ?? [],
+    cot: subs.cot ?? [],
+  });
   const then = listOf(meta.subscriptions);
   const notRecorded = now.filter((s) => !then.includes(s));
   if (notRecorded.length > 0 || now.length !== then.length) {
-    problems.push(`${join(dir, 'run.json')}: the recording is of ${then.join(', ') || 'nothing'}; the strategy subscribes to ${now.join(', ') || 'nothing'}${notRecorded.length > 0 ? ` (${notRecorded.join(', ')} not recorded: no events for them)` : ''}. A recording of another instrument set: decisions will differ`);
+    problems.push(
+      `${join(dir, 'run.json')}: the recording is of ${then.join(', ') || 'nothing'}; the strategy subscribes to ${now.join(', ') || 'nothing'}${notRecorded.length > 0 ? ` (${notRecorded.join(', ')} not recorded: no events for them)` : ''}. A recording of another instrument set: decisions will differ`,
+    );
   }
   const fill = o.fill ?? (meta.broker === 'sim' ? 'next' : 'current');
   const toleranceMs = o.toleranceMs ?? 1000;
   const first = meta.sessions[0]!;
   const recordedModels = (meta.config as { fill?: FillModelNames }).fill;
   const fillModels = o.models !== undefined ? { ...recordedModels, ...o.models } : recordedModels;
-  const { sim, portfolio, lastTransactionID, openingBalance, leftOut } = seeded(first.account, meta.accountID, instruments, fillModels);
-  if (leftOut.length > 0) problems.push(`the account held trades or orders in instruments the simulator does not know (data/instruments.json), left out: ${leftOut.join(', ')}`);
+  const { sim, portfolio, lastTransactionID, openingBalance, leftOut } = seeded(
+    first.account,
+    meta.accountID,
+    instruments,
+    fillModels,
+  );
+  if (leftOut.length > 0)
+    problems.push(
+      `the account held trades or orders in instruments the simulator does not know (data/instruments.json), left out: ${leftOut.join(', ')}`,
+    );
   const last = new Map<string, { bid: number; ask: number }>();
   const execution = new ReplayExecution(sim, fill, last);
   const clock = new VirtualClock(0);
   const limits = ((meta.config as { limits?: RiskLimits }).limits ?? {}) as RiskLimits;
   const simTxs: Transaction[] = [];
   sim.transactions$.subscribe((t) => simTxs.push(t));
-  const risk = new RiskExecution({ inner: execution, limits, portfolio, instruments, clock, accountID: meta.accountID, hedging: first.account.hedging, log: silent, lastTransactionID });
+  const risk = new RiskExecution({
+    inner: execution,
+    limits,
+    portfolio,
+    instruments,
+    clock,
+    accountID: meta.accountID,
+    hedging: first.account.hedging,
+    log: silent,
+    lastTransactionID,
+  });
   risk.transactions$.subscribe((t) => {
     if (t.id.includes('.')) simTxs.push(t); // the risk layer's own rejects (synthetic IDs)
   });
@@ -200,7 +392,15 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   let current = 0;
   const replayDecisions: Decision[] = [];
   const engine = new Engine<Params, unknown>({
-    strategy, name: loaded.name, params: loaded.params, execution: risk, portfolio, instruments, clock, log: silent, marginRate: Number(first.account.marginRate),
+    strategy,
+    name: loaded.name,
+    params: loaded.params,
+    execution: risk,
+    portfolio,
+    instruments,
+    clock,
+    log: silent,
+    marginRate: Number(first.account.marginRate),
     clientIdPrefix: first.clientIdPrefix,
     onIntent: (intent) => replayDecisions.push({ intent, after: current, at: clock.now() }),
   });
@@ -220,7 +420,14 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   // The order path's attempts by client ID (each send, its outcome, each look-up).
   const attempts = new Map<string, Attempt[]>();
   const refs = new Map<number, EventRef>();
-  const restarts: { session: number; at: string; previousStop: string; restoredState: boolean; sequenceLive: number; sequenceReplay: number }[] = [];
+  const restarts: {
+    session: number;
+    at: string;
+    previousStop: string;
+    restoredState: boolean;
+    sequenceLive: number;
+    sequenceReplay: number;
+  }[] = [];
   const restartTimes: number[] = [];
   const counts = { ticks: 0, candles: 0, labs: 0, transactions: 0, intents: 0 };
   let otherAccount = 0;
@@ -260,7 +467,8 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
     return found;
   };
   const onRecord = (rec: InputRecord, where: Where): void => {
-    if (lastSeq !== undefined && rec.seq > lastSeq + 1 && Number.isInteger(rec.seq)) damage ??= { file: lastWhere!.file, line: lastWhere!.line + 1, seq: lastSeq + 1, time: lastTime };
+    if (lastSeq !== undefined && rec.seq > lastSeq + 1 && Number.isInteger(rec.seq))
+      damage ??= { file: lastWhere!.file, line: lastWhere!.line + 1, seq: lastSeq + 1, time: lastTime };
     if (Number.isInteger(rec.seq) && (lastSeq === undefined || rec.seq > lastSeq)) {
       lastSeq = rec.seq;
       lastWhere = where;
@@ -277,7 +485,14 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         if (rec.event === 'start' && rec.session > 1) {
           const s = meta.sessions[rec.session - 1];
           if (Number.isFinite(lastTime)) restartTimes.push(lastTime);
-          restarts.push({ session: rec.session, at: new Date(rec.rt).toISOString(), previousStop: meta.sessions[rec.session - 2]?.reason ?? 'unknown', restoredState: s?.restoredState ?? false, sequenceLive: s?.sequence ?? Number.NaN, sequenceReplay: engine.sequence });
+          restarts.push({
+            session: rec.session,
+            at: new Date(rec.rt).toISOString(),
+            previousStop: meta.sessions[rec.session - 2]?.reason ?? 'unknown',
+            restoredState: s?.restoredState ?? false,
+            sequenceLive: s?.sequence ?? Number.NaN,
+            sequenceReplay: engine.sequence,
+          });
           // The live run's client IDs after the restart: its new run identity.
           if (s !== undefined) engine.clientIdPrefix = s.clientIdPrefix;
         }
@@ -285,11 +500,19 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
       }
       case 'tick': {
         if (!instruments.has(rec.i)) {
-          if (unknownInstrument++ < 3) problems.push(`${at(where)}: a price of ${rec.i}, an instrument the simulator does not know (data/instruments.json): skipped`);
+          if (unknownInstrument++ < 3)
+            problems.push(
+              `${at(where)}: a price of ${rec.i}, an instrument the simulator does not know (data/instruments.json): skipped`,
+            );
           return;
         }
         counts.ticks++;
-        refs.set(rec.seq, { seq: rec.seq, kind: `tick ${rec.i} ${rec.b}/${rec.a}`, time: formatTime(rec.t), where: at(where) });
+        refs.set(rec.seq, {
+          seq: rec.seq,
+          kind: `tick ${rec.i} ${rec.b}/${rec.a}`,
+          time: formatTime(rec.t),
+          where: at(where),
+        });
         let track = quotes.get(rec.i);
         if (track === undefined) quotes.set(rec.i, (track = new QuoteTrack()));
         track.add(rec.t, rec.b, rec.a);
@@ -302,7 +525,12 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
       }
       case 'candle': {
         counts.candles++;
-        refs.set(rec.seq, { seq: rec.seq, kind: `candle ${rec.c.instrument} ${rec.c.granularity} (${rec.src})`, time: formatTime(rec.c.at), where: at(where) });
+        refs.set(rec.seq, {
+          seq: rec.seq,
+          kind: `candle ${rec.c.instrument} ${rec.c.granularity} (${rec.src})`,
+          time: formatTime(rec.c.at),
+          where: at(where),
+        });
         current = rec.seq;
         // Delivered while the price that completed it was handled: that price is the market (its own record follows).
         if (rec.px !== undefined && instruments.has(rec.px.i)) {
@@ -314,7 +542,14 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         warming = false;
         // As the runner: a candle that came after later ticks is followed by the latest tick's mark.
         const q = last.get(rec.c.instrument);
-        if (q !== undefined && Number.isFinite(lastTime) && lastTime >= rec.c.at) portfolio.mark({ kind: 'tick', instrument: rec.c.instrument, at: lastTime, bid: q.bid, ask: q.ask });
+        if (q !== undefined && Number.isFinite(lastTime) && lastTime >= rec.c.at)
+          portfolio.mark({
+            kind: 'tick',
+            instrument: rec.c.instrument,
+            at: lastTime,
+            bid: q.bid,
+            ask: q.ask,
+          });
         return;
       }
       case 'labs':
@@ -327,13 +562,24 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
       case 'tx': {
         const acc = (rec.tx as { accountID?: string }).accountID;
         if (acc !== undefined && acc !== meta.accountID) {
-          if (otherAccount++ < 3) problems.push(`${at(where)}: transaction ${rec.tx.id} is of account ${acc}, the run's account is ${meta.accountID} (run.json): a recording from another account; skipped`);
+          if (otherAccount++ < 3)
+            problems.push(
+              `${at(where)}: transaction ${rec.tx.id} is of account ${acc}, the run's account is ${meta.accountID} (run.json): a recording from another account; skipped`,
+            );
           return;
         }
-        refs.set(rec.seq, { seq: rec.seq, kind: `transaction ${rec.tx.id} ${rec.tx.type}`, time: rec.tx.time, where: at(where) });
+        refs.set(rec.seq, {
+          seq: rec.seq,
+          kind: `transaction ${rec.tx.id} ${rec.tx.type}`,
+          time: rec.tx.time,
+          where: at(where),
+        });
         // A transaction replayed to the strategy after a restart was recorded twice: once is enough.
         if (seenTx.has(rec.tx.id)) return;
-        const filled = (rec.tx as { type: string; instrument?: string }).type === 'ORDER_FILL' ? (rec.tx as { instrument?: string }).instrument : undefined;
+        const filled =
+          (rec.tx as { type: string; instrument?: string }).type === 'ORDER_FILL'
+            ? (rec.tx as { instrument?: string }).instrument
+            : undefined;
         const q = filled !== undefined ? last.get(filled) : undefined;
         if (q !== undefined) quoteAtFill.set(rec.tx.id, { b: q.bid, a: q.ask });
         if (filled !== undefined) receivedAt.set(rec.tx.id, rec.rt);
@@ -358,7 +604,9 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         return;
       }
       case 'capped':
-        problems.push(`${at(where)}: the recording reached its size cap (--record-max-mb) here; what the run received after it was not kept, so the comparison covers the run up to this point`);
+        problems.push(
+          `${at(where)}: the recording reached its size cap (--record-max-mb) here; what the run received after it was not kept, so the comparison covers the run up to this point`,
+        );
         return;
     }
   };
@@ -367,14 +615,26 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   for (const s of meta.sessions) {
     const held = Object.values(s.records ?? {}).reduce((a, b) => a + b, 0);
     if (held > 0 && (readPerSession.get(s.n) ?? 0) === 0) {
-      const state = s.files.map((f) => (existsSync(join(dir, f)) ? (statSync(join(dir, f)).size === 0 ? `${f} is empty (0 bytes)` : `${f} holds no readable record`) : `${f} is missing`));
-      const what = Object.entries(s.records ?? {}).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ');
-      throw new RecordingError(`${state.join(', ') || 'no input file is named'}, but ${join(dir, 'run.json')} says session ${s.n} held ${held} records (${what}): the recording is damaged and that session cannot be replayed. Restore the file from a backup, or replay a copy of the folder without that session`);
+      const state = s.files.map((f) =>
+        existsSync(join(dir, f))
+          ? statSync(join(dir, f)).size === 0
+            ? `${f} is empty (0 bytes)`
+            : `${f} holds no readable record`
+          : `${f} is missing`,
+      );
+      const what = Object.entries(s.records ?? {})
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ');
+      throw new RecordingError(
+        `${state.join(', ') || 'no input file is named'}, but ${join(dir, 'run.json')} says session ${s.n} held ${held} records (${what}): the recording is damaged and that session cannot be replayed. Restore the file from a backup, or replay a copy of the folder without that session`,
+      );
     }
   }
   // Records run.json counts past the last one read (a file cut short at its end): damage there too.
   const recordedLast = Math.max(...meta.sessions.map((s) => s.lastSeq ?? 0));
-  if (damage === undefined && lastSeq !== undefined && recordedLast > lastSeq && lastWhere !== undefined) damage = { file: lastWhere.file, line: lastWhere.line + 1, seq: lastSeq + 1, time: lastTime };
+  if (damage === undefined && lastSeq !== undefined && recordedLast > lastSeq && lastWhere !== undefined)
+    damage = { file: lastWhere.file, line: lastWhere.line + 1, seq: lastSeq + 1, time: lastTime };
   try {
     engine.stop();
   } catch (e) {
@@ -387,7 +647,9 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   for (const [n, e] of ends) {
     if (e.stopped || n === 0) continue;
     const next = n < meta.sessions.length ? `, then goes on with session ${n + 1}` : '';
-    cuts.push(`session ${n} was cut off (no stop marker: the process was killed or crashed): its inputs end at record ${e.seq} (${at(e.where)}, received ${Number.isFinite(e.rt) && e.rt > 0 ? new Date(e.rt).toISOString() : 'at an unknown time'}); the replay covers it up to there${next}`);
+    cuts.push(
+      `session ${n} was cut off (no stop marker: the process was killed or crashed): its inputs end at record ${e.seq} (${at(e.where)}, received ${Number.isFinite(e.rt) && e.rt > 0 ? new Date(e.rt).toISOString() : 'at an unknown time'}); the replay covers it up to there${next}`,
+    );
   }
   if (read.unknown > 3) problems.push(`${read.unknown} records of unknown kinds skipped in all`);
   if (read.damaged > 3) problems.push(`${read.damaged} damaged lines skipped in all`);
@@ -398,7 +660,9 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const inTime = (t: Transaction): boolean => damage === undefined || parseTime(t.time) <= damage.time;
   const liveCompared = liveDecisions.filter(beforeDamage);
   const replayCompared = replayDecisions.filter(beforeDamage);
-  const runTxs = liveTxs.filter((t) => (Number(t.id) > Number(lastTransactionID) || t.id.includes('.')) && inTime(t));
+  const runTxs = liveTxs.filter(
+    (t) => (Number(t.id) > Number(lastTransactionID) || t.id.includes('.')) && inTime(t),
+  );
   if (damage !== undefined) {
     problems.unshift(
       `inputs damaged from ${damage.file} line ${damage.line} (record ${damage.seq} missing${Number.isFinite(damage.time) ? `, after ${formatTime(damage.time)}` : ''}): not compared past here (${liveDecisions.length - liveCompared.length} live and ${replayDecisions.length - replayCompared.length} replayed decisions after it left out, and the outcomes of orders that settled after it)`,
@@ -413,7 +677,8 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const orderClient = new Map<string, string>();
   for (const t of runTxs) {
     const x = t as { type: string; id: string; orderID?: string; clientExtensions?: { id?: string } };
-    if (x.type.endsWith('_ORDER') && x.clientExtensions?.id !== undefined) orderClient.set(x.id, x.clientExtensions.id);
+    if (x.type.endsWith('_ORDER') && x.clientExtensions?.id !== undefined)
+      orderClient.set(x.id, x.clientExtensions.id);
     if (x.type === 'ORDER_FILL' && x.orderID !== undefined) {
       const cid = orderClient.get(x.orderID);
       if (cid !== undefined) liveFills.set(cid, t);
@@ -425,31 +690,91 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   for (const [cid, t] of liveFills) {
     const sent = receivedAt.get(`intent ${cid}`);
     const got = receivedAt.get(t.id);
-    if (sent !== undefined && got !== undefined && sent > 0 && got > 0) wallDelayMs.set(cid, Math.max(0, got - sent));
+    if (sent !== undefined && got !== undefined && sent > 0 && got > 0)
+      wallDelayMs.set(cid, Math.max(0, got - sent));
   }
   const simCompared = simTxs.filter(inTime);
-  const compared = compareFills(runTxs, simCompared, pairs, { quotes, decidedAt, fill, toleranceMs, wallDelayMs, restarts: restartTimes, liveFills, quoteAtDecision, quoteAtFill, attempts });
+  const compared = compareFills(runTxs, simCompared, pairs, {
+    quotes,
+    decidedAt,
+    fill,
+    toleranceMs,
+    wallDelayMs,
+    restarts: restartTimes,
+    liveFills,
+    quoteAtDecision,
+    quoteAtFill,
+    attempts,
+  });
   // Past damage, an order whose outcome at the account came after it has none in what is compared: not a difference.
-  const fills = damage === undefined ? compared : { compared: compared.compared, diffs: compared.diffs.filter((f) => f.live.outcome !== 'PENDING' && f.replay.outcome !== 'PENDING') };
+  const fills =
+    damage === undefined
+      ? compared
+      : {
+          compared: compared.compared,
+          diffs: compared.diffs.filter((f) => f.live.outcome !== 'PENDING' && f.replay.outcome !== 'PENDING'),
+        };
   const byCause: Record<string, number> = {};
   // Every cause a difference names counts (a late fill that also slipped counts under both).
   for (const f of fills.diffs) for (const c of f.causes) byCause[c] = (byCause[c] ?? 0) + 1;
   const liveMoney = moneyOf(runTxs, openingBalance);
-  const replayMoney = moneyOf(simCompared.filter((t) => Number(t.id) > Number(lastTransactionID) || t.id.includes('.')), openingBalance);
+  const replayMoney = moneyOf(
+    simCompared.filter((t) => Number(t.id) > Number(lastTransactionID) || t.id.includes('.')),
+    openingBalance,
+  );
   const diff = (a: string, b: string): string => (Number(a) - Number(b)).toFixed(4);
-  const money = { live: liveMoney, replay: replayMoney, realizedPLDiff: diff(liveMoney.realizedPL, replayMoney.realizedPL), financingDiff: diff(liveMoney.financing, replayMoney.financing), commissionDiff: diff(liveMoney.commission, replayMoney.commission) };
+  const money = {
+    live: liveMoney,
+    replay: replayMoney,
+    realizedPLDiff: diff(liveMoney.realizedPL, replayMoney.realizedPL),
+    financingDiff: diff(liveMoney.financing, replayMoney.financing),
+    commissionDiff: diff(liveMoney.commission, replayMoney.commission),
+  };
   const maxDrift = (meta.config as { maxDrift?: DriftTolerances }).maxDrift;
-  const drift = maxDrift === undefined ? undefined : driftOfReplay(maxDrift, fills.diffs, liveFills, instruments, meta.sessions);
-  const moneyDiffs = [money.realizedPLDiff, money.financingDiff, money.commissionDiff].filter((x) => Number(x) !== 0).length;
+  const drift =
+    maxDrift === undefined
+      ? undefined
+      : driftOfReplay(maxDrift, fills.diffs, liveFills, instruments, meta.sessions);
+  const moneyDiffs = [money.realizedPLDiff, money.financingDiff, money.commissionDiff].filter(
+    (x) => Number(x) !== 0,
+  ).length;
   return {
     folder: dir,
     strategy: { file, recordedSha256: meta.strategy.sha256, sha256, changed },
-    fill, models: { slippage: sim.models.slippage, latency: sim.models.latency, commission: sim.models.commission }, sessions: meta.sessions.length, records: counts, problems, cuts,
-    skipped: { damaged: read.damaged, unknownKind: read.unknown, truncated: read.truncated, otherAccount, unknownInstrument },
-    ...(damage !== undefined ? { damagedFrom: { file: damage.file, line: damage.line, record: damage.seq, ...(Number.isFinite(damage.time) ? { after: formatTime(damage.time) } : {}) } } : {}),
-    decisions: { live: liveDecisions.length, replay: replayDecisions.length, differ: decisions.diffs.length, ...(decisions.first !== undefined ? { firstParting: decisions.first } : {}), diffs: decisions.diffs },
+    fill,
+    models: { slippage: sim.models.slippage, latency: sim.models.latency, commission: sim.models.commission },
+    sessions: meta.sessions.length,
+    records: counts,
+    problems,
+    cuts,
+    skipped: {
+      damaged: read.damaged,
+      unknownKind: read.unknown,
+      truncated: read.truncated,
+      otherAccount,
+      unknownInstrument,
+    },
+    ...(damage !== undefined
+      ? {
+          damagedFrom: {
+            file: damage.file,
+            line: damage.line,
+            record: damage.seq,
+            ...(Number.isFinite(damage.time) ? { after: formatTime(damage.time) } : {}),
+          },
+        }
+      : {}),
+    decisions: {
+      live: liveDecisions.length,
+      replay: replayDecisions.length,
+      differ: decisions.diffs.length,
+      ...(decisions.first !== undefined ? { firstParting: decisions.first } : {}),
+      diffs: decisions.diffs,
+    },
     fills: { compared: fills.compared, differ: fills.diffs.length, byCause, diffs: fills.diffs },
-    money, restarts, ...(drift !== undefined ? { drift } : {}),
+    money,
+    restarts,
+    ...(drift !== undefined ? { drift } : {}),
     differences: decisions.diffs.length + fills.diffs.length + moneyDiffs,
   };
 }
@@ -459,24 +784,57 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
  * the live guard, `breachedTolerance`): each fill further from its replay than the price tolerance,
  * each fill made on one side only, and the halts the live guard made.
  */
-function driftOfReplay(t: DriftTolerances, diffs: readonly FillDiff[], liveFills: ReadonlyMap<string, Transaction>, instruments: InstrumentRegistry, sessions: readonly SessionInfo[]): NonNullable<Reconciliation['drift']> {
-  const fills: { clientID: string; instrument: string; live?: string; replay?: string; pips?: number; what: 'price' | 'missed' }[] = [];
+function driftOfReplay(
+  t: DriftTolerances,
+  diffs: readonly FillDiff[],
+  liveFills: ReadonlyMap<string, Transaction>,
+  instruments: InstrumentRegistry,
+  sessions: readonly SessionInfo[],
+): NonNullable<Reconciliation['drift']> {
+  const fills: {
+    clientID: string;
+    instrument: string;
+    live?: string;
+    replay?: string;
+    pips?: number;
+    what: 'price' | 'missed';
+  }[] = [];
   let missed = 0;
   for (const d of diffs) {
     const instrument = (liveFills.get(d.liveID) as { instrument?: string } | undefined)?.instrument ?? '';
     if (d.priceDiff !== undefined && instruments.has(instrument)) {
       const pips = Math.abs(d.priceDiff) / instruments.get(instrument).pip;
-      if (breachedTolerance(t, { pricePips: pips }) === 'price') fills.push({ clientID: d.liveID, instrument, live: d.live.price ?? '', replay: d.replay.price ?? '', pips, what: 'price' });
-    } else if ((d.live.outcome === 'FILLED' && (d.replay.outcome === 'REJECTED' || d.replay.outcome === 'CANCELLED')) || (d.replay.outcome === 'FILLED' && (d.live.outcome === 'REJECTED' || d.live.outcome === 'CANCELLED'))) {
+      if (breachedTolerance(t, { pricePips: pips }) === 'price')
+        fills.push({
+          clientID: d.liveID,
+          instrument,
+          live: d.live.price ?? '',
+          replay: d.replay.price ?? '',
+          pips,
+          what: 'price',
+        });
+    } else if (
+      (d.live.outcome === 'FILLED' &&
+        (d.replay.outcome === 'REJECTED' || d.replay.outcome === 'CANCELLED')) ||
+      (d.replay.outcome === 'FILLED' && (d.live.outcome === 'REJECTED' || d.live.outcome === 'CANCELLED'))
+    ) {
       // One side filled, the other settled without a fill (an outcome not yet there is no miss, as live).
       missed++;
-      fills.push({ clientID: d.liveID, instrument, ...(d.live.price !== undefined ? { live: d.live.price } : {}), ...(d.replay.price !== undefined ? { replay: d.replay.price } : {}), what: 'missed' });
+      fills.push({
+        clientID: d.liveID,
+        instrument,
+        ...(d.live.price !== undefined ? { live: d.live.price } : {}),
+        ...(d.replay.price !== undefined ? { replay: d.replay.price } : {}),
+        what: 'missed',
+      });
     }
   }
   const pastTolerance: string[] = [];
   if (fills.some((f) => f.what === 'price')) pastTolerance.push('price');
   if (breachedTolerance(t, { missed }) === 'fills') pastTolerance.push('fills');
-  const halts = sessions.filter((s) => s.reason?.includes('drift guard') === true).map((s) => `session ${s.n}: ${s.reason}`);
+  const halts = sessions
+    .filter((s) => s.reason?.includes('drift guard') === true)
+    .map((s) => `session ${s.n}: ${s.reason}`);
   return { tolerances: formatDrift(t), fills, missed, pastTolerance, halts };
 }
 
@@ -484,29 +842,60 @@ function driftOfReplay(t: DriftTolerances, diffs: readonly FillDiff[], liveFills
 export function reconciliationText(r: Reconciliation): string {
   const L: string[] = [];
   L.push(`Reconciliation of ${r.folder}`);
-  L.push(`strategy ${r.strategy.file} (sha256 ${r.strategy.sha256.slice(0, 12)}${r.strategy.changed ? `, CHANGED since the run: recorded ${r.strategy.recordedSha256.slice(0, 12)}` : ', as recorded'}); simulator fills market orders at the ${r.fill === 'current' ? 'price current when decided' : 'next price'}; fill models: slippage ${r.models.slippage} · latency ${r.models.latency} · commission ${r.models.commission}`);
-  L.push(`inputs: ${r.sessions} session${r.sessions === 1 ? '' : 's'}, ${r.records.ticks} ticks, ${r.records.candles} candles, ${r.records.labs} labs events, ${r.records.transactions} transactions, ${r.records.intents} intents`);
+  L.push(
+    `strategy ${r.strategy.file} (sha256 ${r.strategy.sha256.slice(0, 12)}${r.strategy.changed ? `, CHANGED since the run: recorded ${r.strategy.recordedSha256.slice(0, 12)}` : ', as recorded'}); simulator fills market orders at the ${r.fill === 'current' ? 'price current when decided' : 'next price'}; fill models: slippage ${r.models.slippage} · latency ${r.models.latency} · commission ${r.models.commission}`,
+  );
+  L.push(
+    `inputs: ${r.sessions} session${r.sessions === 1 ? '' : 's'}, ${r.records.ticks} ticks, ${r.records.candles} candles, ${r.records.labs} labs events, ${r.records.transactions} transactions, ${r.records.intents} intents`,
+  );
   for (const c of r.cuts) L.push(c);
-  L.push(`differences: ${r.differences} (decisions ${r.decisions.differ}, fills ${r.fills.differ}${Object.keys(r.fills.byCause).length > 0 ? `: ${Object.entries(r.fills.byCause).map(([c, n]) => `${c} ${n}`).join(', ')}` : ''}; realized P/L ${r.money.realizedPLDiff}, financing ${r.money.financingDiff}, commission ${r.money.commissionDiff})`);
+  L.push(
+    `differences: ${r.differences} (decisions ${r.decisions.differ}, fills ${r.fills.differ}${
+      Object.keys(r.fills.byCause).length > 0
+        ? `: ${Object.entries(r.fills.byCause)
+            .map(([c, n]) => `${c} ${n}`)
+            .join(', ')}`
+        : ''
+    }; realized P/L ${r.money.realizedPLDiff}, financing ${r.money.financingDiff}, commission ${r.money.commissionDiff})`,
+  );
   L.push(`decisions: live ${r.decisions.live}, replay ${r.decisions.replay}, differ ${r.decisions.differ}`);
   const f = r.decisions.firstParting;
   if (f !== undefined) {
-    const ev = (x: DecisionDiff['live']): string => (x === undefined ? 'none' : `${x.intent} after ${x.after !== undefined ? `${x.after.kind} at ${x.after.time} (${x.after.where})` : 'an unknown event'}`);
-    L.push(`  first parting at decision ${f.index + 1} (${f.what}): live ${ev(f.live)}; replay ${ev(f.replay)}`);
+    const ev = (x: DecisionDiff['live']): string =>
+      x === undefined
+        ? 'none'
+        : `${x.intent} after ${x.after !== undefined ? `${x.after.kind} at ${x.after.time} (${x.after.where})` : 'an unknown event'}`;
+    L.push(
+      `  first parting at decision ${f.index + 1} (${f.what}): live ${ev(f.live)}; replay ${ev(f.replay)}`,
+    );
   }
   L.push(`fills: ${r.fills.compared} intents with orders compared, ${r.fills.differ} differ`);
   for (const d of r.fills.diffs) {
-    L.push(`  ${d.liveID}: ${d.cause}: ${d.explanation}${d.priceDiff !== undefined ? ` (Δprice ${d.priceDiff.toFixed(6)})` : ''}${d.timeDiffMs !== undefined && d.timeDiffMs !== 0 ? ` (Δt ${d.timeDiffMs} ms)` : ''}`);
+    L.push(
+      `  ${d.liveID}: ${d.cause}: ${d.explanation}${d.priceDiff !== undefined ? ` (Δprice ${d.priceDiff.toFixed(6)})` : ''}${d.timeDiffMs !== undefined && d.timeDiffMs !== 0 ? ` (Δt ${d.timeDiffMs} ms)` : ''}`,
+    );
   }
   const dr = r.drift;
   if (dr !== undefined) {
-    L.push(`drift guard of the run (--max-drift ${dr.tolerances}): ${dr.pastTolerance.length > 0 ? `past ${dr.pastTolerance.join(' and ')} against the replay` : 'within its tolerances against the replay'}; ${dr.fills.filter((f) => f.what === 'price').length} fill(s) past the price tolerance, ${dr.missed} on one side only`);
-    for (const f of dr.fills) L.push(`  drifted: ${f.clientID} ${f.instrument}: ${f.what === 'price' ? `live ${f.live} replay ${f.replay} (${f.pips!.toFixed(1)} pips)` : `live ${f.live ?? 'no fill'}, replay ${f.replay ?? 'no fill'}`}`);
+    L.push(
+      `drift guard of the run (--max-drift ${dr.tolerances}): ${dr.pastTolerance.length > 0 ? `past ${dr.pastTolerance.join(' and ')} against the replay` : 'within its tolerances against the replay'}; ${dr.fills.filter((f) => f.what === 'price').length} fill(s) past the price tolerance, ${dr.missed} on one side only`,
+    );
+    for (const f of dr.fills)
+      L.push(
+        `  drifted: ${f.clientID} ${f.instrument}: ${f.what === 'price' ? `live ${f.live} replay ${f.replay} (${f.pips!.toFixed(1)} pips)` : `live ${f.live ?? 'no fill'}, replay ${f.replay ?? 'no fill'}`}`,
+      );
     for (const h of dr.halts) L.push(`  the live guard halted the run: ${h}`);
   }
-  L.push(`money: live realized P/L ${r.money.live.realizedPL}, financing ${r.money.live.financing}, commission ${r.money.live.commission}, balance ${r.money.live.balance}, ${r.money.live.fills} fills`);
-  L.push(`       replay realized P/L ${r.money.replay.realizedPL}, financing ${r.money.replay.financing}, commission ${r.money.replay.commission}, balance ${r.money.replay.balance}, ${r.money.replay.fills} fills`);
-  for (const x of r.restarts) L.push(`restart: session ${x.session} at ${x.at} (the session before ended: ${x.previousStop}): the live strategy ${x.restoredState ? 'resumed from its journal' : 'started afresh'} (client-ID sequence ${x.sequenceLive}; the replay, running on in one piece, was at ${x.sequenceReplay})`);
+  L.push(
+    `money: live realized P/L ${r.money.live.realizedPL}, financing ${r.money.live.financing}, commission ${r.money.live.commission}, balance ${r.money.live.balance}, ${r.money.live.fills} fills`,
+  );
+  L.push(
+    `       replay realized P/L ${r.money.replay.realizedPL}, financing ${r.money.replay.financing}, commission ${r.money.replay.commission}, balance ${r.money.replay.balance}, ${r.money.replay.fills} fills`,
+  );
+  for (const x of r.restarts)
+    L.push(
+      `restart: session ${x.session} at ${x.at} (the session before ended: ${x.previousStop}): the live strategy ${x.restoredState ? 'resumed from its journal' : 'started afresh'} (client-ID sequence ${x.sequenceLive}; the replay, running on in one piece, was at ${x.sequenceReplay})`,
+    );
   if (r.problems.length > 0) {
     L.push('inputs that could not be used as they are:');
     for (const p of r.problems) L.push(`  ${p}`);

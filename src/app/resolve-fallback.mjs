@@ -22,16 +22,27 @@ export function initialize(data) {
 }
 
 function withSource(context) {
-  return sourceCondition && !context.conditions.includes('fxflow-source') ? { ...context, conditions: [...context.conditions, 'fxflow-source'] } : undefined;
+  return sourceCondition && !context.conditions.includes('fxflow-source')
+    ? { ...context, conditions: [...context.conditions, 'fxflow-source'] }
+    : undefined;
 }
 
-const isBare = (s) => !s.startsWith('.') && !s.startsWith('/') && !s.startsWith('file:') && !s.startsWith('node:') && !s.startsWith('data:') && !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s);
+const isBare = (s) =>
+  !s.startsWith('.') &&
+  !s.startsWith('/') &&
+  !s.startsWith('file:') &&
+  !s.startsWith('node:') &&
+  !s.startsWith('data:') &&
+  !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s);
 
 const NOT_FOUND = new Set(['ERR_MODULE_NOT_FOUND', 'ERR_PACKAGE_PATH_NOT_EXPORTED']);
 
 export async function resolve(specifier, context, nextResolve) {
   if (!isBare(specifier)) return nextResolve(specifier, context);
-  const fallback = fallbackParent !== undefined && context.parentURL !== fallbackParent ? { ...context, parentURL: fallbackParent } : undefined;
+  const fallback =
+    fallbackParent !== undefined && context.parentURL !== fallbackParent
+      ? { ...context, parentURL: fallbackParent }
+      : undefined;
   // In order: from the importer's folder, then from fxflow's package; each with fxflow-source first
   // when fxflow runs from its sources. The error reported is the importer's own.
   const attempts = [];

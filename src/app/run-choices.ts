@@ -21,11 +21,23 @@ type Json = ReturnType<typeof readJsonFile>;
 function runField(j: Json | undefined, key: string): boolean {
   if (j === null || typeof j !== 'object' || Array.isArray(j)) return false;
   const run = (j as Record<string, Json>).run;
-  return run !== null && typeof run === 'object' && !Array.isArray(run) && (run as Record<string, Json>)[key] !== undefined;
+  return (
+    run !== null &&
+    typeof run === 'object' &&
+    !Array.isArray(run) &&
+    (run as Record<string, Json>)[key] !== undefined
+  );
 }
 
 /** Who gave the run's instrument and granularity: the flags (`overrides`, labelled `flagLabel`) over a config file. */
-export function runGiven(configFile: string | undefined, overrides: unknown, flags: { instrument: string; granularity: string } = { instrument: '--instrument', granularity: '--granularity' }): RunGiven {
+export function runGiven(
+  configFile: string | undefined,
+  overrides: unknown,
+  flags: { instrument: string; granularity: string } = {
+    instrument: '--instrument',
+    granularity: '--granularity',
+  },
+): RunGiven {
   const file = configFile !== undefined ? readJsonFile(configFile) : undefined;
   const out: { instrument?: string; granularity?: string } = {};
   for (const key of ['instrument', 'granularity'] as const) {
@@ -42,7 +54,12 @@ export type ParamSources = Readonly<Record<string, string>>;
  * The `instrument=` / `granularity=` params to pass before the user's own (`overrides`): the run's
  * value where the user gave one, nothing (the strategy's default) where not. And where each came from.
  */
-export function runParams(declared: Params, overrides: readonly string[], config: BacktestConfig, given: RunGiven): { implicit: string[]; sources: ParamSources } {
+export function runParams(
+  declared: Params,
+  overrides: readonly string[],
+  config: BacktestConfig,
+  given: RunGiven,
+): { implicit: string[]; sources: ParamSources } {
   const implicit: string[] = [];
   const sources: Record<string, string> = {};
   for (const key of ['instrument', 'granularity'] as const) {

@@ -1,5 +1,14 @@
 import { resolve } from 'node:path';
-import { Catalog, DataError, dataFiles, ensureSample, gateFiles, readClock, type CandleFormat, type SeriesMeta } from '../adapters/catalog/index.ts';
+import {
+  Catalog,
+  DataError,
+  dataFiles,
+  ensureSample,
+  gateFiles,
+  readClock,
+  type CandleFormat,
+  type SeriesMeta,
+} from '../adapters/catalog/index.ts';
 import { cacheDirFor, cachedCandles } from '../adapters/catalog/candle-cache.ts';
 import { resampleSource, resampled } from '../adapters/catalog/resample.ts';
 import { DEFAULT_ALIGNMENT, type Alignment, type Granularity } from '../domain/granularity.ts';
@@ -12,7 +21,8 @@ import type { BacktestConfig } from './config.ts';
 export function describeOrigin(meta: SeriesMeta | undefined): string {
   if (!meta) return 'origin unknown (imported before fxflow kept provenance: import it again to record it)';
   const kind = meta.synthetic ? 'SYNTHETIC' : 'real';
-  const sides = meta.sides === 'bid/ask' ? 'bid/ask' : meta.sides === 'unknown' ? 'sides unknown' : `${meta.sides} only`;
+  const sides =
+    meta.sides === 'bid/ask' ? 'bid/ask' : meta.sides === 'unknown' ? 'sides unknown' : `${meta.sides} only`;
   const from = meta.derivedFrom
     ? `resampled from ${meta.derivedFrom.granularity} (days at ${meta.derivedFrom.dailyAlignment}:00 ${meta.derivedFrom.alignmentTimezone})`
     : `${meta.sources.length} source${meta.sources.length === 1 ? '' : 's'}${meta.sources[0] ? ` (${[...new Set(meta.sources.map((s) => s.format))].join(', ')})` : ''}`;
@@ -24,16 +34,22 @@ export function describeOrigin(meta: SeriesMeta | undefined): string {
 export async function dataCatalog(
   root: string,
   alignment: Alignment = DEFAULT_ALIGNMENT,
-): Promise<{ candles: CandleSourceFactory; available: (instrument: string, granularity: string) => boolean; origin: (instrument: string, granularity: Granularity) => SeriesOrigin }> {
+): Promise<{
+  candles: CandleSourceFactory;
+  available: (instrument: string, granularity: string) => boolean;
+  origin: (instrument: string, granularity: Granularity) => SeriesOrigin;
+}> {
   const sampleRoot = sampleCatalogDir();
   if (resolve(root) === sampleRoot) {
     const made = await ensureSample(sampleRoot);
-    if (made) process.stderr.write(`Generated the bundled synthetic sample data in ${sampleRoot} (first use).\n`);
+    if (made)
+      process.stderr.write(`Generated the bundled synthetic sample data in ${sampleRoot} (first use).\n`);
   }
   // Month files are decoded once into the catalog's cache (candle-cache.ts).
   const catalog = new Catalog(root, { cache: cacheDirFor(root) });
   // A series the catalog lacks is built from a finer one it holds (M1 → H1, D…), with OANDA's alignment.
-  const finer = (i: string, g: Granularity): Granularity | undefined => (catalog.has(i, g) ? undefined : resampleSource(catalog, i, g));
+  const finer = (i: string, g: Granularity): Granularity | undefined =>
+    catalog.has(i, g) ? undefined : resampleSource(catalog, i, g);
   return {
     candles: (req) => {
       const src = finer(req.instrument, req.granularity);
@@ -71,7 +87,12 @@ export interface FileRead {
  * fields, the rows' spacing, prices and clock against the series asked for; a mismatch stops the
  * run with the import's refusal.
  */
-export function fileSource(path: string, read: string | FileRead | undefined, config: BacktestConfig, instruments: InstrumentRegistry): CandleSourceFactory {
+export function fileSource(
+  path: string,
+  read: string | FileRead | undefined,
+  config: BacktestConfig,
+  instruments: InstrumentRegistry,
+): CandleSourceFactory {
   const r: FileRead = typeof read === 'string' ? { format: read } : (read ?? {});
   const format = r.format as CandleFormat | undefined;
   const cache = cacheDirFor(configCatalog(config));
@@ -89,10 +110,15 @@ export function fileSource(path: string, read: string | FileRead | undefined, co
       ...(r.side !== undefined ? { side: r.side } : {}),
       // One-sided rows need a spread model named by the user; 'mid' accepts zero knowingly.
       ...(config.data.spread === 'native'
-        ? { oneSided: 'a backtest on it needs a spread model: --spread fixed --spread-pips X, --spread hourly, or --spread mid to accept a zero spread knowingly' }
+        ? {
+            oneSided:
+              'a backtest on it needs a spread model: --spread fixed --spread-pips X, --spread hourly, or --spread mid to accept a zero spread knowingly',
+          }
         : config.data.spread === 'hourly' && config.data.spreadPipsByHour
           ? { spread: { kind: 'hourly' as const, pips: config.data.spreadPipsByHour } }
-          : config.data.spread === 'fixed' ? { spread: { kind: 'fixed' as const, pips: config.data.spreadPips } } : {}),
+          : config.data.spread === 'fixed'
+            ? { spread: { kind: 'fixed' as const, pips: config.data.spreadPips } }
+            : {}),
     };
     let files: string[];
     try {
@@ -100,7 +126,13 @@ export function fileSource(path: string, read: string | FileRead | undefined, co
     } catch {
       throw new DataError(where, 0, '', 'no such file or folder');
     }
-    const ask = { instrument: req.instrument, granularity: req.granularity, instruments, read: readClock(files, format, r.timezone), fix: 'run' as const };
+    const ask = {
+      instrument: req.instrument,
+      granularity: req.granularity,
+      instruments,
+      read: readClock(files, format, r.timezone),
+      fix: 'run' as const,
+    };
     const { from: _f, to: _t, ...whole } = o;
     return gateFiles(files, where, ask, (f, all) => cachedCandles(f, all ? whole : o, cache));
   };

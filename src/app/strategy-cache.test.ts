@@ -1,9 +1,26 @@
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadStrategy, StrategyLoadError } from './load-strategy.ts';
-import { cachedStrategy, compileStrategy, CompileError, strategyCacheStats, type Compiler } from './strategy-cache.ts';
+import {
+  cachedStrategy,
+  compileStrategy,
+  CompileError,
+  strategyCacheStats,
+  type Compiler,
+} from './strategy-cache.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const base = mkdtempSync(join(tmpdir(), 'fxflow-strategy-cache-'));
@@ -134,9 +151,10 @@ describe('the compiled-strategy cache', () => {
     const missing = project({ type: 'module' });
     writeFileSync(missing.helper, "export { units } from 'no-such-package';\n");
     const m = await compileStrategy(missing.cache, missing.strategy, DIST).catch((x: unknown) => x);
-    expect((m as CompileError).located).toContain(`${missing.helper}:1:22: ERROR: Cannot find package 'no-such-package'`);
+    expect((m as CompileError).located).toContain(
+      `${missing.helper}:1:22: ERROR: Cannot find package 'no-such-package'`,
+    );
   });
-
 });
 
 describe('loadStrategy through the cache', () => {
@@ -165,7 +183,9 @@ describe('loadStrategy through the cache', () => {
     writeFileSync(p.helper, 'export const units = (): number => {\n  return 1234 +;\n};\n');
     const e = await loadStrategy(p.strategy).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(StrategyLoadError);
-    expect((e as Error).message).toContain(`syntax error: Unexpected ";"\n  at ${p.helper}:2:16\n  2 |   return 1234 +;\n    |                ^`);
+    expect((e as Error).message).toContain(
+      `syntax error: Unexpected ";"\n  at ${p.helper}:2:16\n  2 |   return 1234 +;\n    |                ^`,
+    );
   });
 
   it('an import that resolves nowhere is reported as such, at its place', async () => {
@@ -173,7 +193,9 @@ describe('loadStrategy through the cache', () => {
     process.env.FXFLOW_DATA_CACHE = p.cache;
     writeFileSync(p.helper, "export { units } from 'no-such-package';\n");
     const e = await loadStrategy(p.strategy).catch((x: unknown) => x);
-    expect((e as Error).message).toContain(`import error: Cannot find package 'no-such-package': it is not installed beside the strategy, nor with fxflow (npm install it in the strategy's folder)\n  at ${p.helper}:1:23`);
+    expect((e as Error).message).toContain(
+      `import error: Cannot find package 'no-such-package': it is not installed beside the strategy, nor with fxflow (npm install it in the strategy's folder)\n  at ${p.helper}:1:23`,
+    );
   });
 
   it('with a cache folder that cannot be written, loads the strategy as before', async () => {

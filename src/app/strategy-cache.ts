@@ -95,7 +95,9 @@ function keyOf(file: string, c: Compiler): string {
   } catch {
     // no version: the folder and the rest still tell builds apart
   }
-  return sha256([COMPILER_VERSION, version, c.packageJson, c.fromSource, process.versions.node, file].join('\0')).slice(0, 32);
+  return sha256(
+    [COMPILER_VERSION, version, c.packageJson, c.fromSource, process.versions.node, file].join('\0'),
+  ).slice(0, 32);
 }
 
 /** The cache file of `file`, found valid, or undefined (missing, stale, damaged: compile again). */
@@ -145,9 +147,18 @@ export class CompileError extends Error {
 }
 
 /** A bare specifier ('fxflow', 'technicalindicators/lib/x'), not a path, URL or builtin. */
-const isBare = (s: string): boolean => !s.startsWith('.') && !s.startsWith('/') && !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s) && !isBuiltin(s);
+const isBare = (s: string): boolean =>
+  !s.startsWith('.') &&
+  !s.startsWith('/') &&
+  !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s) &&
+  !/^[a-zA-Z]:[\\/]/.test(s) &&
+  !isBuiltin(s);
 /** The package a bare specifier names: 'a', '@s/a'. */
-const packageOf = (s: string): string => s.split('/').slice(0, s.startsWith('@') ? 2 : 1).join('/');
+const packageOf = (s: string): string =>
+  s
+    .split('/')
+    .slice(0, s.startsWith('@') ? 2 : 1)
+    .join('/');
 
 /** The nearest `name` at or above `from`: the paths looked at that do not exist, then the one found. */
 function nearest(from: string, name: string): Input[] {
@@ -168,19 +179,36 @@ function formatOf(file: string, scope: readonly Input[]): 'esm' | 'cjs' {
   const pkg = scope.at(-1);
   if (pkg?.sha256 == null) return 'cjs';
   try {
-    return (JSON.parse(readFileSync(pkg.path, 'utf8')) as { type?: string }).type === 'module' ? 'esm' : 'cjs';
+    return (JSON.parse(readFileSync(pkg.path, 'utf8')) as { type?: string }).type === 'module'
+      ? 'esm'
+      : 'cjs';
   } catch {
     return 'cjs';
   }
 }
 
-const LOADERS: Record<string, import('esbuild').Loader> = { '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.jsx': 'jsx', '.json': 'json' };
+const LOADERS: Record<string, import('esbuild').Loader> = {
+  '.ts': 'ts',
+  '.mts': 'ts',
+  '.cts': 'ts',
+  '.tsx': 'tsx',
+  '.js': 'js',
+  '.mjs': 'js',
+  '.cjs': 'js',
+  '.jsx': 'jsx',
+  '.json': 'json',
+};
 
 /** A module's source with its own place written in for `import.meta.url` and kin (same lines, so errors keep their line). */
 function placed(source: string, path: string, format: 'esm' | 'cjs'): string {
-  const at = { url: JSON.stringify(pathToFileURL(path).href), filename: JSON.stringify(path), dirname: JSON.stringify(dirname(path)) };
+  const at = {
+    url: JSON.stringify(pathToFileURL(path).href),
+    filename: JSON.stringify(path),
+    dirname: JSON.stringify(dirname(path)),
+  };
   let out = source.replace(/\bimport\.meta\.(url|filename|dirname)\b/g, (_, k: keyof typeof at) => at[k]);
-  if (format === 'cjs') out = out.replace(/(?<![.\w$])__(filename|dirname)(?![\w$])/g, (_, k: keyof typeof at) => at[k]);
+  if (format === 'cjs')
+    out = out.replace(/(?<![.\w$])__(filename|dirname)(?![\w$])/g, (_, k: keyof typeof at) => at[k]);
   return out;
 }
 
@@ -203,11 +231,17 @@ export async function compileStrategy(dir: string, file: string, c: Compiler): P
     name: 'fxflow-bare-imports',
     setup(build) {
       build.onResolve({ filter: /.*/ }, async (args) => {
-        if (args.kind === 'entry-point' || args.pluginData === 'fxflow-inner' || !isBare(args.path)) return undefined;
+        if (args.kind === 'entry-point' || args.pluginData === 'fxflow-inner' || !isBare(args.path))
+          return undefined;
         const pkg = packageOf(args.path);
         // The importer's folder first, then fxflow's package (a strategy outside the repository).
         for (const resolveDir of [args.resolveDir, fxflowRoot]) {
-          const r = await build.resolve(args.path, { kind: args.kind, resolveDir, importer: args.importer, pluginData: 'fxflow-inner' });
+          const r = await build.resolve(args.path, {
+            kind: args.kind,
+            resolveDir,
+            importer: args.importer,
+            pluginData: 'fxflow-inner',
+          });
           if (r.errors.length > 0 || r.path === '') continue;
           // The node_modules/<pkg> Node looks in first: the one there (often a link: its path is
           // not the file's) must keep its package.json, and those below it that were absent, stay so.
@@ -223,7 +257,13 @@ export async function compileStrategy(dir: string, file: string, c: Compiler): P
           inputs.push(...nearest(dirname(r.path), 'package.json').filter((i) => i.sha256 !== null));
           return { path: format === 'esm' ? pathToFileURL(r.path).href : r.path, external: true };
         }
-        return { errors: [{ text: `Cannot find package '${pkg}': it is not installed beside the strategy, nor with fxflow (npm install it in the strategy's folder)` }] };
+        return {
+          errors: [
+            {
+              text: `Cannot find package '${pkg}': it is not installed beside the strategy, nor with fxflow (npm install it in the strategy's folder)`,
+            },
+          ],
+        };
       });
       // Each local module is read here, so the hash recorded is of the very bytes compiled. Its
       // place, which the output no longer has, is written in: `import.meta.url` (and `__dirname`,
@@ -233,7 +273,10 @@ export async function compileStrategy(dir: string, file: string, c: Compiler): P
         if (loader === undefined) return undefined;
         const bytes = readFileSync(args.path);
         loaded.set(args.path, sha256(bytes));
-        return { contents: loader === 'json' ? bytes : placed(bytes.toString('utf8'), args.path, format), loader };
+        return {
+          contents: loader === 'json' ? bytes : placed(bytes.toString('utf8'), args.path, format),
+          loader,
+        };
       });
     },
   };
@@ -265,7 +308,15 @@ export async function compileStrategy(dir: string, file: string, c: Compiler): P
   } catch (e) {
     const errors = (e as { errors?: import('esbuild').Message[] }).errors;
     if (errors === undefined) throw e;
-    throw new CompileError(errors.map((m) => (m.location ? `${resolve(dirname(file), m.location.file)}:${m.location.line}:${m.location.column}: ERROR: ${m.text}` : `${file}:1:0: ERROR: ${m.text}`)).join('\n'));
+    throw new CompileError(
+      errors
+        .map((m) =>
+          m.location
+            ? `${resolve(dirname(file), m.location.file)}:${m.location.line}:${m.location.column}: ERROR: ${m.text}`
+            : `${file}:1:0: ERROR: ${m.text}`,
+        )
+        .join('\n'),
+    );
   }
   for (const p of Object.keys(result.metafile.inputs)) {
     const path = resolve(dirname(file), p);
@@ -273,7 +324,12 @@ export async function compileStrategy(dir: string, file: string, c: Compiler): P
   }
   const code = result.outputFiles[0]!.text;
   const seen = new Set<string>();
-  const manifest: Manifest = { key, format, inputs: inputs.filter((i) => !seen.has(i.path) && seen.add(i.path)), code: sha256(code) };
+  const manifest: Manifest = {
+    key,
+    format,
+    inputs: inputs.filter((i) => !seen.has(i.path) && seen.add(i.path)),
+    code: sha256(code),
+  };
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     mkdirSync(dir, { recursive: true });

@@ -18,32 +18,94 @@ import { typeCheckStrategy } from './type-check.ts';
 /** Declares the options of `fxflow backtest <strategy>`. */
 export function backtestOptions(y: Argv): Argv {
   return y
-    .positional('strategy', { type: 'string', demandOption: true, describe: 'Path to a strategy module, e.g. strategies/sma-cross.ts' })
-    .option('instrument', { type: 'string', describe: 'Instrument, for strategies that take an `instrument` param (default from config: EUR_USD)' })
-    .option('granularity', { type: 'string', describe: 'Granularity, for strategies that take a `granularity` param (default: H1)' })
+    .positional('strategy', {
+      type: 'string',
+      demandOption: true,
+      describe: 'Path to a strategy module, e.g. strategies/sma-cross.ts',
+    })
+    .option('instrument', {
+      type: 'string',
+      describe: 'Instrument, for strategies that take an `instrument` param (default from config: EUR_USD)',
+    })
+    .option('granularity', {
+      type: 'string',
+      describe: 'Granularity, for strategies that take a `granularity` param (default: H1)',
+    })
     .option('from', { type: 'string', describe: 'Start, UTC date or RFC 3339 time (default: 2024-01-01)' })
     .option('to', { type: 'string', describe: 'End, exclusive (default: 2025-01-01)' })
-    .option('param', { type: 'array', string: true, describe: 'Override a strategy param: --param fast=5 --param units=2000' })
-    .option('ticks', { type: 'string', describe: 'Tick file or folder (generic time,bid,ask; Lean ms,bid,ask; HistData ticks), or a catalog recorded with fxflow record --prices (its ticks/<INSTRUMENT>/ day files), for strategies that subscribe to ticks; ticks then drive the fills' })
-    .option('json', { type: 'boolean', describe: 'Print one JSON document: summary, every transaction, the closed trades, the equity curve' })
-    .option('config', { type: 'string', describe: 'A JSON file merged over config/default.json (e.g. config/classic.json)' })
+    .option('param', {
+      type: 'array',
+      string: true,
+      describe: 'Override a strategy param: --param fast=5 --param units=2000',
+    })
+    .option('ticks', {
+      type: 'string',
+      describe:
+        'Tick file or folder (generic time,bid,ask; Lean ms,bid,ask; HistData ticks), or a catalog recorded with fxflow record --prices (its ticks/<INSTRUMENT>/ day files), for strategies that subscribe to ticks; ticks then drive the fills',
+    })
+    .option('json', {
+      type: 'boolean',
+      describe: 'Print one JSON document: summary, every transaction, the closed trades, the equity curve',
+    })
+    .option('config', {
+      type: 'string',
+      describe: 'A JSON file merged over config/default.json (e.g. config/classic.json)',
+    })
     .option('balance', { type: 'string', describe: 'Initial balance (account.initialBalance)' })
     .option('currency', { type: 'string', describe: 'Account currency (account.currency)' })
-    .option('margin-rate', { type: 'string', describe: 'Account margin rate, e.g. 0.02 for 50:1 (account.marginRate)' })
+    .option('margin-rate', {
+      type: 'string',
+      describe: 'Account margin rate, e.g. 0.02 for 50:1 (account.marginRate)',
+    })
     .option('hedging', { type: 'boolean', describe: 'Hedging account instead of netting (account.hedging)' })
-    .option('daily-alignment', { type: 'number', describe: 'Hour (0-23) where D, W, M candles built from finer data start (OANDA: 17)' })
-    .option('alignment-timezone', { type: 'string', describe: 'Time zone of --daily-alignment (OANDA: America/New_York)' })
-    .option('weekly-alignment', { type: 'string', describe: 'Day W candles built from finer data start (OANDA: Friday)' })
-    .option('strict-data', { type: 'boolean', default: false, describe: 'Stop at the first hole in the data beyond weekends and holidays (default: warn and run on)' })
-    .option('fifo', { type: 'boolean', describe: 'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first' })
+    .option('daily-alignment', {
+      type: 'number',
+      describe: 'Hour (0-23) where D, W, M candles built from finer data start (OANDA: 17)',
+    })
+    .option('alignment-timezone', {
+      type: 'string',
+      describe: 'Time zone of --daily-alignment (OANDA: America/New_York)',
+    })
+    .option('weekly-alignment', {
+      type: 'string',
+      describe: 'Day W candles built from finer data start (OANDA: Friday)',
+    })
+    .option('strict-data', {
+      type: 'boolean',
+      default: false,
+      describe: 'Stop at the first hole in the data beyond weekends and holidays (default: warn and run on)',
+    })
+    .option('fifo', {
+      type: 'boolean',
+      describe:
+        'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first',
+    })
     .options(SIM_FLAGS)
-    .option('runs-dir', { type: 'string', describe: 'Where run folders are saved (run.runsDir, default runs/)' })
-    .option('report-timezone', { type: 'string', describe: 'IANA time zone of the times on report.txt and report.html, e.g. America/New_York (report.timeZone, default UTC); the run\'s files stay in UTC' })
+    .option('runs-dir', {
+      type: 'string',
+      describe: 'Where run folders are saved (run.runsDir, default runs/)',
+    })
+    .option('report-timezone', {
+      type: 'string',
+      describe:
+        "IANA time zone of the times on report.txt and report.html, e.g. America/New_York (report.timeZone, default UTC); the run's files stay in UTC",
+    })
     .option('save', { type: 'boolean', default: true, describe: 'Save a run folder; --no-save to skip' })
-    .option('typecheck', { type: 'boolean', default: true, describe: 'Type-check the strategy file first (when TypeScript is installed): a syntax error stops the run, type errors are printed with their place; --no-typecheck to skip' })
+    .option('typecheck', {
+      type: 'boolean',
+      default: true,
+      describe:
+        'Type-check the strategy file first (when TypeScript is installed): a syntax error stops the run, type errors are printed with their place; --no-typecheck to skip',
+    })
     .example('$0 backtest strategies/sma-cross.ts', 'SMA crossover on the bundled EUR_USD H1 sample (2024)')
-    .example('$0 backtest strategies/sma-cross.ts --config config/classic.json --param longOnly=true', 'The classic reference configuration')
-    .example('$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json', 'JSON report with every transaction');
+    .example(
+      '$0 backtest strategies/sma-cross.ts --config config/classic.json --param longOnly=true',
+      'The classic reference configuration',
+    )
+    .example(
+      '$0 backtest strategies/breakout-tpsl.ts --instrument USD_JPY --json',
+      'JSON report with every transaction',
+    );
 }
 
 export interface BacktestArgs extends SimFlagArgs {
@@ -97,7 +159,14 @@ export async function backtestCommand(a: BacktestArgs): Promise<void> {
     const warning = typeCheckStrategy(resolve(a.strategy));
     if (warning !== undefined) process.stderr.write(`fxflow: warning: ${warning}\n`);
   }
-  const data = dataFileInput(a) ?? { catalog: configCatalog(config), alignment: parseAlignment(a.dailyAlignment ?? 17, a.alignmentTimezone ?? 'America/New_York', a.weeklyAlignment ?? 'Friday') };
+  const data = dataFileInput(a) ?? {
+    catalog: configCatalog(config),
+    alignment: parseAlignment(
+      a.dailyAlignment ?? 17,
+      a.alignmentTimezone ?? 'America/New_York',
+      a.weeklyAlignment ?? 'Friday',
+    ),
+  };
   let bar: ProgressBar | undefined;
   let log: Logger | undefined;
   const run = await backtest(a.strategy, (a.param ?? []).map(String), data, config, {
@@ -106,7 +175,10 @@ export async function backtestCommand(a: BacktestArgs): Promise<void> {
     save: a.save !== false,
     keepTransactions: a.json === true,
     strictData: a.strictData === true,
-    onHole: (h) => process.stderr.write(`warning: ${h.instrument} ${h.granularity} has no data from ${h.from} to ${h.to} (${h.openHours} h of open market): the backtest runs on across it (--strict-data stops instead)\n`),
+    onHole: (h) =>
+      process.stderr.write(
+        `warning: ${h.instrument} ${h.granularity} has no data from ${h.from} to ${h.to} (${h.openHours} h of open market): the backtest runs on across it (--strict-data stops instead)\n`,
+      ),
     onStart: (loaded) => (bar = new ProgressBar(`backtest ${loaded.name}`)),
     onProgress: (f, n) => bar?.update(f, n),
     log: (runDir, name) => {
@@ -130,6 +202,9 @@ export async function backtestCommand(a: BacktestArgs): Promise<void> {
     writeFileSync(join(run.runDir, 'report.txt'), `${text}\n${models}\n${speed}\n`);
     process.stdout.write(`Run saved in ${run.runDir}\n`);
     const page = join(run.runDir, 'report.html');
-    if (existsSync(page)) process.stdout.write(`Report: ${page} (open it in a browser, or: fxflow report ${run.runDir} --open)\n`);
+    if (existsSync(page))
+      process.stdout.write(
+        `Report: ${page} (open it in a browser, or: fxflow report ${run.runDir} --open)\n`,
+      );
   }
 }

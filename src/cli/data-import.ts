@@ -2,8 +2,32 @@ import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
-  Catalog, ClockSpecError, DataError, describePacking, describeClosed, describeStretches, parseClock, type ClockReport, dataFiles, detectFormat, fieldsOf, gateFileNames, gateFiles, gateRows, granularityInName, instrumentsInName,
-  newNotices, openBidAsk, openCandles, readClock, sidesOf, type CandleFormat, type GateAsk, type ReadNotices, type SeriesSource, type WriteResult,
+  Catalog,
+  ClockSpecError,
+  DataError,
+  describePacking,
+  describeClosed,
+  describeStretches,
+  parseClock,
+  type ClockReport,
+  dataFiles,
+  detectFormat,
+  fieldsOf,
+  gateFileNames,
+  gateFiles,
+  gateRows,
+  granularityInName,
+  instrumentsInName,
+  newNotices,
+  openBidAsk,
+  openCandles,
+  readClock,
+  sidesOf,
+  type CandleFormat,
+  type GateAsk,
+  type ReadNotices,
+  type SeriesSource,
+  type WriteResult,
 } from '../adapters/catalog/index.ts';
 import { isGranularity, type Alignment, type Granularity } from '../domain/granularity.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
@@ -39,16 +63,25 @@ export function usageGranularity(g: string, flag: string): Granularity {
 /** An instrument given on the command line, or an error naming the known ones. */
 function knownInstrument(name: string, instruments: InstrumentRegistry): string {
   if (instruments.has(name)) return name;
-  const known = instruments.list().map((i) => i.name).join(', ');
-  throw usage(`unknown instrument '${name}': the known instruments are ${known} (defined in data/instruments.json)`);
+  const known = instruments
+    .list()
+    .map((i) => i.name)
+    .join(', ');
+  throw usage(
+    `unknown instrument '${name}': the known instruments are ${known} (defined in data/instruments.json)`,
+  );
 }
 
 /** --daily-alignment, --alignment-timezone, --weekly-alignment, range-checked. */
 export function parseAlignment(daily: unknown, zone: unknown, weekly: unknown): Alignment {
   const h = Number(daily);
-  if (!Number.isInteger(h) || h < 0 || h > 23) throw usage(`--daily-alignment ${String(daily)}: give an hour from 0 to 23 (OANDA: 17)`);
+  if (!Number.isInteger(h) || h < 0 || h > 23)
+    throw usage(`--daily-alignment ${String(daily)}: give an hour from 0 to 23 (OANDA: 17)`);
   const z = String(zone);
-  if (!Intl.supportedValuesOf('timeZone').includes(z) && z !== 'UTC') throw usage(`--alignment-timezone '${z}' is not an IANA time zone (e.g. America/New_York, UTC, Europe/London)`);
+  if (!Intl.supportedValuesOf('timeZone').includes(z) && z !== 'UTC')
+    throw usage(
+      `--alignment-timezone '${z}' is not an IANA time zone (e.g. America/New_York, UTC, Europe/London)`,
+    );
   const days = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
   const w = days.find((d) => d.toLowerCase() === String(weekly).toLowerCase());
   if (!w) throw usage(`--weekly-alignment '${String(weekly)}': give a day of the week (OANDA: Friday)`);
@@ -90,13 +123,22 @@ function statedGranularity(file: string): Granularity | undefined {
  */
 export async function importData(a: ImportArgs): Promise<string[]> {
   if (a.spreadPips !== undefined) {
-    throw usage('--spread-pips is no longer applied at import: one-sided (mid or bid) data is stored as it is and its provenance says so; give the spread to the backtest (`fxflow backtest … --spread fixed --spread-pips X`, or --spread hourly / mid)');
+    throw usage(
+      '--spread-pips is no longer applied at import: one-sided (mid or bid) data is stored as it is and its provenance says so; give the spread to the backtest (`fxflow backtest … --spread fixed --spread-pips X`, or --spread hourly / mid)',
+    );
   }
-  if ((a.bid === undefined) !== (a.ask === undefined)) throw usage('--bid and --ask go together: give both files');
-  if (a.bid !== undefined && a.file !== undefined) throw usage('give either a file (or folder) or --bid and --ask, not both');
-  if (a.bid === undefined && a.file === undefined) throw usage('name a file or folder to import (or --bid <file> --ask <file>)');
-  if (a.side !== undefined && a.bid !== undefined) throw usage('--side names the side of one file; with --bid and --ask each file is its side: leave --side out');
-  if (a.side !== undefined && !['bid', 'ask', 'mid'].includes(a.side)) throw usage(`--side '${String(a.side)}': give bid, ask or mid`);
+  if ((a.bid === undefined) !== (a.ask === undefined))
+    throw usage('--bid and --ask go together: give both files');
+  if (a.bid !== undefined && a.file !== undefined)
+    throw usage('give either a file (or folder) or --bid and --ask, not both');
+  if (a.bid === undefined && a.file === undefined)
+    throw usage('name a file or folder to import (or --bid <file> --ask <file>)');
+  if (a.side !== undefined && a.bid !== undefined)
+    throw usage(
+      '--side names the side of one file; with --bid and --ask each file is its side: leave --side out',
+    );
+  if (a.side !== undefined && !['bid', 'ask', 'mid'].includes(a.side))
+    throw usage(`--side '${String(a.side)}': give bid, ask or mid`);
   if (a.timezone !== undefined) {
     try {
       parseClock(a.timezone);
@@ -108,14 +150,27 @@ export async function importData(a: ImportArgs): Promise<string[]> {
   const instruments = loadInstruments();
   const known = instruments.list().map((i) => i.name);
   const givenInstrument = a.instrument !== undefined ? knownInstrument(a.instrument, instruments) : undefined;
-  const givenGranularity = a.granularity !== undefined ? usageGranularity(a.granularity, '--granularity') : undefined;
+  const givenGranularity =
+    a.granularity !== undefined ? usageGranularity(a.granularity, '--granularity') : undefined;
   const groups: Group[] = [];
   const decide = (file: string): { instrument: string; granularity: Granularity } => {
     const instrument = givenInstrument ?? statedInstrument(file, known);
-    if (instrument === undefined) throw new DataError(file, 0, 'instrument', 'neither the file\'s name nor its fields say which instrument it holds: pass --instrument (e.g. --instrument EUR_USD)');
+    if (instrument === undefined)
+      throw new DataError(
+        file,
+        0,
+        'instrument',
+        "neither the file's name nor its fields say which instrument it holds: pass --instrument (e.g. --instrument EUR_USD)",
+      );
     knownInstrument(instrument, instruments);
     const granularity = givenGranularity ?? statedGranularity(file);
-    if (granularity === undefined) throw new DataError(file, 0, 'granularity', 'neither the file\'s name nor its fields say its granularity: pass --granularity (e.g. --granularity M1)');
+    if (granularity === undefined)
+      throw new DataError(
+        file,
+        0,
+        'granularity',
+        "neither the file's name nor its fields say its granularity: pass --granularity (e.g. --granularity M1)",
+      );
     gateFileNames(file, { instrument, granularity, instruments, fix: 'import' });
     return { instrument, granularity };
   };
@@ -125,7 +180,12 @@ export async function importData(a: ImportArgs): Promise<string[]> {
     const b = decide(bid);
     const k = decide(ask);
     if (b.instrument !== k.instrument || b.granularity !== k.granularity) {
-      throw new DataError(ask, 0, '', `the ask file holds ${k.instrument} ${k.granularity} and the bid file ${b.instrument} ${b.granularity}: give the two sides of one series`);
+      throw new DataError(
+        ask,
+        0,
+        '',
+        `the ask file holds ${k.instrument} ${k.granularity} and the bid file ${b.instrument} ${b.granularity}: give the two sides of one series`,
+      );
     }
     groups.push({ ...b, files: [bid, ask], bidAsk: { bid, ask } });
   } else {
@@ -146,7 +206,12 @@ export async function importData(a: ImportArgs): Promise<string[]> {
       }
       if (named.size > 1) {
         const list = [...named].map(([i, n]) => `${i} (${n} file${n === 1 ? '' : 's'})`).join(', ');
-        throw new DataError(path, 0, 'instrument', `the folder holds several instruments: ${list}. Import it without --instrument to put each into its own series, or import one instrument's files`);
+        throw new DataError(
+          path,
+          0,
+          'instrument',
+          `the folder holds several instruments: ${list}. Import it without --instrument to put each into its own series, or import one instrument's files`,
+        );
       }
     }
     const byKey = new Map<string, Group>();
@@ -177,11 +242,18 @@ export async function importData(a: ImportArgs): Promise<string[]> {
       notices.duplicates > 0 ? `${notices.duplicates} exact duplicate rows skipped` : '',
       notices.incomplete > 0 ? `${notices.incomplete} incomplete candles skipped` : '',
       notices.crossed > 0 ? `${notices.crossed} crossed rows clamped (ask raised to the bid)` : '',
-      meta?.holeCount ? `${meta.holeCount} hole${meta.holeCount === 1 ? '' : 's'} beyond weekends and holidays (fxflow data check)` : '',
+      meta?.holeCount
+        ? `${meta.holeCount} hole${meta.holeCount === 1 ? '' : 's'} beyond weekends and holidays (fxflow data check)`
+        : '',
     ].filter((x) => x !== '');
-    out.push(`Imported ${r.written.toLocaleString('en-US')} ${g.instrument} ${g.granularity} candles (${meta?.sides ?? 'unknown'}) from ${g.bidAsk ? 'a bid and an ask file' : `${g.files.length} file${g.files.length === 1 ? '' : 's'}`} into ${catalog.root}${notes.length ? `; ${notes.join('; ')}` : ''}`);
+    out.push(
+      `Imported ${r.written.toLocaleString('en-US')} ${g.instrument} ${g.granularity} candles (${meta?.sides ?? 'unknown'}) from ${g.bidAsk ? 'a bid and an ask file' : `${g.files.length} file${g.files.length === 1 ? '' : 's'}`} into ${catalog.root}${notes.length ? `; ${notes.join('; ')}` : ''}`,
+    );
     if (clock) out.push(...clockLines(clock, g));
-    if (meta && meta.sides !== 'bid/ask') out.push(`  ${g.instrument} ${g.granularity} holds ${meta.sides} prices only: a backtest on it needs a spread model (--spread fixed --spread-pips X, --spread hourly, or --spread mid for zero)`);
+    if (meta && meta.sides !== 'bid/ask')
+      out.push(
+        `  ${g.instrument} ${g.granularity} holds ${meta.sides} prices only: a backtest on it needs a spread model (--spread fixed --spread-pips X, --spread hourly, or --spread mid for zero)`,
+      );
   }
   return out;
 }
@@ -191,14 +263,25 @@ function clockLines(r: ClockReport, g: Group): string[] {
   if (r.bars === 0) return [];
   const out: string[] = [];
   const fit = r.stretches.length > 0 ? `; its weekly opens fit ${describeStretches(r)}` : '';
-  out.push(`  times read as ${r.read}${r.readFits ? ' (every weekly open on the market\'s)' : ''}${fit}`);
-  if (!r.readFits && r.fits !== undefined) out.push(`  warning: ${g.instrument} ${g.granularity}'s weekly opens are not on the market's open as read: --timezone ${r.fits} fits every week`);
-  if (r.closed > 0) out.push(`  warning: ${r.closed} bar${r.closed === 1 ? '' : 's'} inside the market's closures (first: ${describeClosed(r)}): fxflow data check lists them`);
+  out.push(`  times read as ${r.read}${r.readFits ? " (every weekly open on the market's)" : ''}${fit}`);
+  if (!r.readFits && r.fits !== undefined)
+    out.push(
+      `  warning: ${g.instrument} ${g.granularity}'s weekly opens are not on the market's open as read: --timezone ${r.fits} fits every week`,
+    );
+  if (r.closed > 0)
+    out.push(
+      `  warning: ${r.closed} bar${r.closed === 1 ? '' : 's'} inside the market's closures (first: ${describeClosed(r)}): fxflow data check lists them`,
+    );
   return out;
 }
 
 /** Reads, checks and stages one series of an import (nothing in place yet). */
-async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments: InstrumentRegistry): Promise<{ g: Group; r: WriteResult; notices: ReadNotices; clock?: ClockReport }> {
+async function stageGroup(
+  g: Group,
+  a: ImportArgs,
+  catalog: Catalog,
+  instruments: InstrumentRegistry,
+): Promise<{ g: Group; r: WriteResult; notices: ReadNotices; clock?: ClockReport }> {
   const inst = instruments.get(g.instrument);
   const notices = newNotices();
   const o = {
@@ -213,34 +296,68 @@ async function stageGroup(g: Group, a: ImportArgs, catalog: Catalog, instruments
     ...(a.side !== undefined ? { side: a.side } : {}),
     notices,
   };
-  const label = g.bidAsk ? `${g.bidAsk.bid} + ${g.bidAsk.ask}` : g.files.length === 1 ? g.files[0]! : `${resolve(a.file!)} (${g.instrument} ${g.granularity}, ${g.files.length} files)`;
+  const label = g.bidAsk
+    ? `${g.bidAsk.bid} + ${g.bidAsk.ask}`
+    : g.files.length === 1
+      ? g.files[0]!
+      : `${resolve(a.file!)} (${g.instrument} ${g.granularity}, ${g.files.length} files)`;
   const formats = g.files.map((f) => a.format ?? detectFormat(f));
   // The clock the rows are read in: the one given, else what the format documents.
   let clock: ClockReport | undefined;
   // The gate every price source passes (gate.ts): names and fields, spacing, prices, clock, rows.
-  const ask: GateAsk = { instrument: g.instrument, granularity: g.granularity, instruments, read: readClock(g.files, o.format, a.timezone), fix: 'import', onReport: (r) => (clock = r), ...(o.from !== undefined ? { from: o.from } : {}), ...(o.to !== undefined ? { to: o.to } : {}) };
+  const ask: GateAsk = {
+    instrument: g.instrument,
+    granularity: g.granularity,
+    instruments,
+    read: readClock(g.files, o.format, a.timezone),
+    fix: 'import',
+    onReport: (r) => (clock = r),
+    ...(o.from !== undefined ? { from: o.from } : {}),
+    ...(o.to !== undefined ? { to: o.to } : {}),
+  };
   const { from: _f, to: _t, ...whole } = o;
-  const checked = g.bidAsk ? gateRows(openBidAsk(g.bidAsk.bid, g.bidAsk.ask, o), label, ask) : gateFiles(g.files, label, ask, (f, all) => openCandles(f, all ? { ...whole, notices: newNotices() } : o));
+  const checked = g.bidAsk
+    ? gateRows(openBidAsk(g.bidAsk.bid, g.bidAsk.ask, o), label, ask)
+    : gateFiles(g.files, label, ask, (f, all) =>
+        openCandles(f, all ? { ...whole, notices: newNotices() } : o),
+      );
   const sources: SeriesSource[] = [];
   for (let i = 0; i < g.files.length; i++) {
     const f = g.files[i]!;
     const packed = describePacking(f);
     const format = `${formats[i]}${packed !== undefined ? ` in ${packed}` : ''}`;
-    sources.push({ file: f, sha256: await sha256(f), bytes: statSync(f).size, format: g.bidAsk ? `${format} (${i === 0 ? 'bid' : 'ask'} file)` : format, rows: 0, importedAt: new Date().toISOString() });
+    sources.push({
+      file: f,
+      sha256: await sha256(f),
+      bytes: statSync(f).size,
+      format: g.bidAsk ? `${format} (${i === 0 ? 'bid' : 'ask'} file)` : format,
+      rows: 0,
+      importedAt: new Date().toISOString(),
+    });
   }
   const r = await catalog.write(g.instrument, g.granularity, checked, {
     replace: a.replace,
     stage: true,
     meta: () => {
       const sides = sidesOf(notices);
-      if (sides === 'mixed') throw new DataError(label, 0, '', 'the files mix bid/ask rows with one-sided (mid or bid) rows: import each kind into its own catalog');
+      if (sides === 'mixed')
+        throw new DataError(
+          label,
+          0,
+          '',
+          'the files mix bid/ask rows with one-sided (mid or bid) rows: import each kind into its own catalog',
+        );
       const rowsEach = g.files.length === 1 || g.bidAsk ? notices.rows : 0;
       return {
         synthetic: false,
         sides: sides ?? 'unknown',
         // The clamped rows of the series are counted once (on its last source: the ask file of a
         // bid/ask pair), not once per file: lists and reports add the sources' counts up.
-        sources: sources.map((s, i) => ({ ...s, rows: rowsEach, ...(notices.crossed > 0 && i === sources.length - 1 ? { crossedClamped: notices.crossed } : {}) })),
+        sources: sources.map((s, i) => ({
+          ...s,
+          rows: rowsEach,
+          ...(notices.crossed > 0 && i === sources.length - 1 ? { crossedClamped: notices.crossed } : {}),
+        })),
       };
     },
   });

@@ -32,35 +32,83 @@ const usage = (message: string): Error => Object.assign(new Error(message), { co
  */
 export const dataDownloadCommand: CommandModule<object, DownloadArgs> = {
   command: 'download',
-  describe: 'Download v20 candles into the catalog (5000 per request, rate-limited, resumable: run it again after an interruption)',
+  describe:
+    'Download v20 candles into the catalog (5000 per request, rate-limited, resumable: run it again after an interruption)',
   builder: (y) =>
     y
       .option('instrument', { type: 'string', demandOption: true, describe: 'Instrument, e.g. EUR_USD' })
-      .option('granularity', { type: 'string', demandOption: true, describe: 'v20 granularity, e.g. M1, H1, D' })
-      .option('price', { type: 'string', default: 'BA', choices: ['BA', 'M'], describe: 'BA: bid and ask (the catalog keeps both); M: mid only, written as bid = ask' })
-      .option('from', { type: 'string', demandOption: true, describe: 'Start (UTC date or RFC 3339), inclusive' })
+      .option('granularity', {
+        type: 'string',
+        demandOption: true,
+        describe: 'v20 granularity, e.g. M1, H1, D',
+      })
+      .option('price', {
+        type: 'string',
+        default: 'BA',
+        choices: ['BA', 'M'],
+        describe: 'BA: bid and ask (the catalog keeps both); M: mid only, written as bid = ask',
+      })
+      .option('from', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Start (UTC date or RFC 3339), inclusive',
+      })
       .option('to', { type: 'string', describe: 'End, exclusive (default: now)' })
-      .option('env', { type: 'string', default: 'practice', choices: ['practice', 'live', 'sandbox'], describe: 'Environment (config/environments.json)' })
-      .option('url', { type: 'string', describe: 'Base URL overriding the environment (e.g. a sandbox on another port)' })
+      .option('env', {
+        type: 'string',
+        default: 'practice',
+        choices: ['practice', 'live', 'sandbox'],
+        describe: 'Environment (config/environments.json)',
+      })
+      .option('url', {
+        type: 'string',
+        describe: 'Base URL overriding the environment (e.g. a sandbox on another port)',
+      })
       .options(CATALOG_FLAG)
-      .option('token-file', { type: 'string', describe: 'Token file (default ~/.fxflow/token; FXFLOW_TOKEN wins)' })
-      .option('restart', { type: 'boolean', default: false, describe: 'Fetch the whole range again instead of resuming after the last candle held' })
-      .option('page-size', { type: 'number', default: 5000, hidden: true, describe: 'Candles per request (1..5000)' })
-      .example('$0 data download --instrument EUR_USD --granularity M1 --from 2024-01-01 --to 2024-02-01', 'January 2024 bid/ask M1 from the practice environment')
-      .example('$0 data download --env sandbox --instrument EUR_USD --granularity H1 --from 2024-01-01', 'From a local sandbox (fxflow sandbox)') as never,
+      .option('token-file', {
+        type: 'string',
+        describe: 'Token file (default ~/.fxflow/token; FXFLOW_TOKEN wins)',
+      })
+      .option('restart', {
+        type: 'boolean',
+        default: false,
+        describe: 'Fetch the whole range again instead of resuming after the last candle held',
+      })
+      .option('page-size', {
+        type: 'number',
+        default: 5000,
+        hidden: true,
+        describe: 'Candles per request (1..5000)',
+      })
+      .example(
+        '$0 data download --instrument EUR_USD --granularity M1 --from 2024-01-01 --to 2024-02-01',
+        'January 2024 bid/ask M1 from the practice environment',
+      )
+      .example(
+        '$0 data download --env sandbox --instrument EUR_USD --granularity H1 --from 2024-01-01',
+        'From a local sandbox (fxflow sandbox)',
+      ) as never,
   handler: async (a) => {
-    if (!isGranularity(a.granularity)) throw usage(`--granularity '${a.granularity}' is not a v20 granularity (S5…M30, H1…H12, D, W, M)`);
-    if (!/^[A-Z0-9]+_[A-Z0-9]+$/.test(a.instrument)) throw usage(`--instrument '${a.instrument}' is not an instrument name like EUR_USD`);
+    if (!isGranularity(a.granularity))
+      throw usage(`--granularity '${a.granularity}' is not a v20 granularity (S5…M30, H1…H12, D, W, M)`);
+    if (!/^[A-Z0-9]+_[A-Z0-9]+$/.test(a.instrument))
+      throw usage(`--instrument '${a.instrument}' is not an instrument name like EUR_USD`);
     const from = parseDate(a.from);
     const to = a.to === undefined ? Date.now() : parseDate(a.to);
     if (Number.isNaN(from)) throw usage(`--from '${a.from}' is not a date (YYYY-MM-DD or RFC 3339)`);
     if (Number.isNaN(to)) throw usage(`--to '${a.to}' is not a date (YYYY-MM-DD or RFC 3339)`);
     // The HTTP stack (undici) is loaded by the commands that talk to OANDA, when they run.
-    const [{ environment }, { v20Client }] = await Promise.all([import('../adapters/v20/environments.ts'), import('./v20-client.ts')]);
+    const [{ environment }, { v20Client }] = await Promise.all([
+      import('../adapters/v20/environments.ts'),
+      import('./v20-client.ts'),
+    ]);
     const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
     let token: string | undefined;
     try {
-      token = resolveToken({ environment: env, ...(a['token-file'] !== undefined ? { tokenFile: a['token-file'] } : {}) }).token.reveal();
+      token = resolveToken({
+        environment: env,
+        ...(a['token-file'] !== undefined ? { tokenFile: a['token-file'] } : {}),
+      }).token.reveal();
     } catch (e) {
       // The sandbox needs no token unless it was started with one.
       if (!(env.name === 'sandbox' && e instanceof AuthError && e.code === 'AUTH_NO_TOKEN')) throw e;
@@ -95,9 +143,16 @@ export const dataDownloadCommand: CommandModule<object, DownloadArgs> = {
     } catch (e) {
       bar.done();
       if (e instanceof DownloadError) throw e;
-      throw Object.assign(new Error(`download of ${a.instrument} ${a.granularity} failed: ${(e as Error).message}. What was written is kept: run the same command again to resume`, { cause: e }), {
-        code: typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'DOWNLOAD',
-      });
+      throw Object.assign(
+        new Error(
+          `download of ${a.instrument} ${a.granularity} failed: ${(e as Error).message}. What was written is kept: run the same command again to resume`,
+          { cause: e },
+        ),
+        {
+          code:
+            typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'DOWNLOAD',
+        },
+      );
     } finally {
       process.off('SIGINT', onSignal);
       await http.close();

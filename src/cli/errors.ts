@@ -24,13 +24,17 @@ export function describeError(e: unknown): string {
   // A strategy's own error: where in the strategy it was thrown (its first stack frame).
   const thrown = code === 'STRATEGY' ? (err as { cause?: unknown }).cause : undefined;
   const where = thrown instanceof Error && !debug ? strategyFrame(thrown.stack ?? '') : undefined;
-  if (where !== undefined) chain.push(`  ${where}`, '  (the strategy has to be fixed; FXFLOW_DEBUG=1 prints the whole stack)');
+  if (where !== undefined)
+    chain.push(`  ${where}`, '  (the strategy has to be fixed; FXFLOW_DEBUG=1 prints the whole stack)');
   if (debug && thrown instanceof Error && thrown.stack) chain.push(thrown.stack);
-  if (known) return [`fxflow: ${err.message}`, ...chain, ...(debug && err.stack ? [err.stack] : [])].join('\n');
+  if (known)
+    return [`fxflow: ${err.message}`, ...chain, ...(debug && err.stack ? [err.stack] : [])].join('\n');
   return [
     `fxflow: internal error: ${err.message}`,
     ...chain,
-    debug && err.stack ? err.stack : '(run again with FXFLOW_DEBUG=1 to see where it happened, and report it)',
+    debug && err.stack
+      ? err.stack
+      : '(run again with FXFLOW_DEBUG=1 to see where it happened, and report it)',
   ].join('\n');
 }
 
@@ -54,7 +58,10 @@ export function strategyFrame(stack: string): string | undefined {
   }
   // A strategy file run as itself: the first frame outside fxflow's own code (a check in
   // src/engine/context.ts is not where the strategy went wrong), Node's internals and packages.
-  const ours = (f: string): boolean => f.includes(SRC) || f.includes(`file://${SRC}`) || /\(node:|\bnode:internal|[\\/]node_modules[\\/]/.test(f);
+  const ours = (f: string): boolean =>
+    f.includes(SRC) ||
+    f.includes(`file://${SRC}`) ||
+    /\(node:|\bnode:internal|[\\/]node_modules[\\/]/.test(f);
   return frames.find((f) => !ours(f)) ?? frames[0];
 }
 

@@ -1,4 +1,14 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ROOT } from '../app/config.ts';
@@ -6,7 +16,10 @@ import { ROOT } from '../app/config.ts';
 /** `fxflow init` cannot scaffold into this folder: names it and why. */
 export class InitError extends Error {
   readonly code = 'INIT' as const;
-  constructor(readonly dir: string, message: string) {
+  constructor(
+    readonly dir: string,
+    message: string,
+  ) {
     super(`${dir}: ${message}`);
     this.name = 'InitError';
   }
@@ -90,18 +103,24 @@ export function initProject(dir: string): string[] {
   const target = resolve(dir);
   if (existsSync(target) && readdirSync(target).length > 0) {
     for (const f of ['package.json', 'tsconfig.json', 'strategy.ts']) {
-      if (existsSync(join(target, f))) throw new InitError(target, `already holds ${f}: give an empty or new folder (nothing was written)`);
+      if (existsSync(join(target, f)))
+        throw new InitError(target, `already holds ${f}: give an empty or new folder (nothing was written)`);
     }
   }
   if (resolve(target) === ROOT) throw new InitError(target, 'is fxflow itself: give another folder');
   mkdirSync(target, { recursive: true });
-  const name = basename(target).toLowerCase().replace(/[^a-z0-9-_.]/g, '-') || 'strategies';
+  const name =
+    basename(target)
+      .toLowerCase()
+      .replace(/[^a-z0-9-_.]/g, '-') || 'strategies';
   // The fxflow that made the project, and the TypeScript it checks with, by their absolute paths
   // (the real ones, not links): `npm install` resolves both wherever the project is moved on this
   // machine (a relative path would not), with no registry (a version range would need one).
   const home = realpathSync(ROOT).split('\\').join('/');
   const tsc = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
-  const typescript = realpathSync(join(dirname(tsc), '..')).split('\\').join('/');
+  const typescript = realpathSync(join(dirname(tsc), '..'))
+    .split('\\')
+    .join('/');
   const pkg = {
     name,
     private: true,

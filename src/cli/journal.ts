@@ -12,7 +12,12 @@ export function journalCommand(y: Argv): Argv {
     .command(
       'clear-halt <dir>',
       "Clear the kill switch's halt from a run's journal: fxflow run on it trades again (while halted, it only finishes the flatten and stops)",
-      (a) => a.positional('dir', { type: 'string', demandOption: true, describe: 'The journal directory (fxflow run --journal; the run names it when it halts)' }),
+      (a) =>
+        a.positional('dir', {
+          type: 'string',
+          demandOption: true,
+          describe: 'The journal directory (fxflow run --journal; the run names it when it halts)',
+        }),
       (a) => {
         process.stdout.write(`${clearHalt(String(a.dir))}\n`);
       },
@@ -27,7 +32,10 @@ export function journalCommand(y: Argv): Argv {
 export function clearHalt(dir: string): string {
   const d = resolve(dir);
   if (!existsSync(join(d, 'journal.log')) && !existsSync(join(d, 'snapshot.json'))) {
-    throw new RunnerError('RUNNER', `${d} holds no journal (no journal.log or snapshot.json): give the directory fxflow run names with --journal (default runs/journal/<env>-<account>-<strategy>)`);
+    throw new RunnerError(
+      'RUNNER',
+      `${d} holds no journal (no journal.log or snapshot.json): give the directory fxflow run names with --journal (default runs/journal/<env>-<account>-<strategy>)`,
+    );
   }
   const journal = Journal.open(d);
   try {

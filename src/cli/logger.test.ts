@@ -39,6 +39,8 @@ describe('createLogger with a file', () => {
     log.warn('dropped too');
     await flushLogger(log);
     expect(said).toHaveLength(1);
-    expect(said[0]).toMatch(/^fxflow: cannot write the log file .*a-file\/log\.jsonl \(E[A-Z]+\); going on without it\n$/);
+    expect(said[0]).toMatch(
+      /^fxflow: cannot write the log file .*a-file\/log\.jsonl \(E[A-Z]+\); going on without it\n$/,
+    );
   });
 });

@@ -41,7 +41,9 @@ export function createLogger(o: LoggerOptions = {}): Logger {
     const say = (e: NodeJS.ErrnoException): void => {
       if (said) return;
       said = true;
-      process.stderr.write(`fxflow: cannot write the log file ${file} (${e.code ?? e.message}); going on without it\n`);
+      process.stderr.write(
+        `fxflow: cannot write the log file ${file} (${e.code ?? e.message}); going on without it\n`,
+      );
     };
     let fd: number;
     try {
@@ -72,11 +74,13 @@ export function createLogger(o: LoggerOptions = {}): Logger {
  * while a write may still be in flight: the destination is then waited on until it drains.
  */
 export function flushLogger(log: Logger): Promise<void> {
-  const stream = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as { _writing?: unknown; once?: (event: string, f: () => void) => void } | undefined;
+  const stream = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    { _writing?: unknown; once?: (event: string, f: () => void) => void } | undefined;
   return new Promise((resolve) =>
     log.flush(() => {
       // `_writing`: sonic-boom's "a write is in flight" (it emits 'drain' when that write and all queued after it are done).
-      if (stream?._writing === true && typeof stream.once === 'function') stream.once('drain', () => resolve());
+      if (stream?._writing === true && typeof stream.once === 'function')
+        stream.once('drain', () => resolve());
       else resolve();
     }),
   );

@@ -48,16 +48,26 @@ export function cli(argv: string[]): Argv {
       type: 'string',
       array: true,
       global: true,
-      describe: 'A JSON file of days the market closes (the form of data/market-calendar.json), added to the shipped Christmas and New Year: orders decided on them are MARKET_HALTED, data check counts no hole in them',
+      describe:
+        'A JSON file of days the market closes (the form of data/market-calendar.json), added to the shipped Christmas and New Year: orders decided on them are MARKET_HALTED, data check counts no hole in them',
     })
     // Through the environment, so the processes a command starts (sweep workers, the sandbox) close the same days.
     .middleware((a) => {
       const files = (a['market-calendar'] as string[] | undefined) ?? [];
-      if (files.length > 0) process.env.FXFLOW_MARKET_CALENDAR = [...files.map((f) => resolve(String(f))), ...(process.env.FXFLOW_MARKET_CALENDAR ?? '').split(delimiter).filter((f) => f !== '')].join(delimiter);
+      if (files.length > 0)
+        process.env.FXFLOW_MARKET_CALENDAR = [
+          ...files.map((f) => resolve(String(f))),
+          ...(process.env.FXFLOW_MARKET_CALENDAR ?? '').split(delimiter).filter((f) => f !== ''),
+        ].join(delimiter);
     })
-    .command('backtest <strategy>', 'Backtest a strategy module on historical data and print its report', async (y) => (await import('./backtest.ts')).backtestOptions(y), async (a) => {
-      await (await import('./backtest.ts')).backtestCommand(a as unknown as BacktestArgs);
-    })
+    .command(
+      'backtest <strategy>',
+      'Backtest a strategy module on historical data and print its report',
+      async (y) => (await import('./backtest.ts')).backtestOptions(y),
+      async (a) => {
+        await (await import('./backtest.ts')).backtestCommand(a as unknown as BacktestArgs);
+      },
+    )
     .command(
       'record',
       'Record OANDA labs data (calendar, Autochartist signals, spreads, COT), pricing-stream ticks and daily financing rates into the catalog, each item with the time it became known; resumable',
@@ -72,27 +82,90 @@ export function cli(argv: string[]): Argv {
         const dir = String((a as unknown as { dir: string }).dir);
         const { initProject } = await import('./init.ts');
         const files = initProject(dir);
-        process.stdout.write(`Created ${resolve(dir)}: ${files.join(', ')}\nNext: cd ${dir} && npx fxflow backtest strategy.ts\n`);
+        process.stdout.write(
+          `Created ${resolve(dir)}: ${files.join(', ')}\nNext: cd ${dir} && npx fxflow backtest strategy.ts\n`,
+        );
       },
     )
-    .command('optimize <strategy>', 'Sweep a strategy\'s params on every core: grid, random or adaptive search, overfitting figures', async (y) => (await import('./optimize.ts')).optimizeCommand(y), async (a) => {
-      await (await import('./optimize.ts')).optimize(a as unknown as OptimizeArgs);
-    })
-    .command('walkforward <strategy>', 'Optimise on rolling (or anchored) training windows, test each choice on the next period, stitch the out-of-sample results', async (y) => (await import('./walkforward.ts')).walkforwardCommand(y), async (a) => {
-      await (await import('./walkforward.ts')).walkforward(a as unknown as WalkForwardArgs);
-    })
-    .command('worker', 'Run the trials `fxflow optimize --queue` puts in Redis, on worker threads, until stopped', async (y) => (await import('./worker.ts')).workerCommand(y), async (a) => {
-      await (await import('./worker.ts')).worker(a as unknown as WorkerArgs);
-    })
-    .command('data', 'Manage the local catalog of historical data', async (y) => (await import('./data.ts')).dataCommand(y), () => {})
-    .command('auth', 'Log in to OANDA with OAuth and check where the access token comes from', async (y) => (await import('./auth.ts')).authCommand(y), () => {})
-    .command('journal', "Look after a run's journal by hand (clear the kill switch's halt)", async (y) => (await import('./journal.ts')).journalCommand(y), () => {})
-    .command('run <strategy>', 'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped', async (y) => (await import('./run.ts')).runCommand(y), async (a) => (await import('./run.ts')).runLive(a as unknown as RunArgs))
-    .command('replay <run>', 'Replay a live run folder through the simulator on exactly its recorded inputs and reconcile the two (reconciliation.txt, .json)', async (y) => (await import('./replay.ts')).replayCommand(y), async (a) => (await import('./replay.ts')).runReplay(a as unknown as ReplayArgs))
-    .command('sandbox', "Serve OANDA's v20 REST and streaming interface on loopback, backed by the simulated broker", async (y) => (await import('./sandbox.ts')).sandboxCommand(y), async (a) => (await import('./sandbox.ts')).runSandbox(a as unknown as SandboxArgs))
-    .command('report <run>', 'Rebuild the HTML page of a run folder (report.html), a sweep folder (sweep.html) or a walk-forward folder (walkforward.html)', async (y) => (await import('./report.ts')).reportCommand(y), async (a) => (await import('./report.ts')).runReport(a as unknown as { run: string; open?: boolean }))
-    .command('compare <runs..>', 'Write one HTML page comparing runs: equity curves overlaid, figures side by side', async (y) => (await import('./report.ts')).compareCommand(y), async (a) => (await import('./report.ts')).runCompare(a as unknown as { runs: string[]; out?: string; open?: boolean }))
-    .demandCommand(1, `Name a command:\n${COMMANDS.map(([c, what]) => `  fxflow ${c.padEnd(22)} ${what}`).join('\n')}`)
+    .command(
+      'optimize <strategy>',
+      "Sweep a strategy's params on every core: grid, random or adaptive search, overfitting figures",
+      async (y) => (await import('./optimize.ts')).optimizeCommand(y),
+      async (a) => {
+        await (await import('./optimize.ts')).optimize(a as unknown as OptimizeArgs);
+      },
+    )
+    .command(
+      'walkforward <strategy>',
+      'Optimise on rolling (or anchored) training windows, test each choice on the next period, stitch the out-of-sample results',
+      async (y) => (await import('./walkforward.ts')).walkforwardCommand(y),
+      async (a) => {
+        await (await import('./walkforward.ts')).walkforward(a as unknown as WalkForwardArgs);
+      },
+    )
+    .command(
+      'worker',
+      'Run the trials `fxflow optimize --queue` puts in Redis, on worker threads, until stopped',
+      async (y) => (await import('./worker.ts')).workerCommand(y),
+      async (a) => {
+        await (await import('./worker.ts')).worker(a as unknown as WorkerArgs);
+      },
+    )
+    .command(
+      'data',
+      'Manage the local catalog of historical data',
+      async (y) => (await import('./data.ts')).dataCommand(y),
+      () => {},
+    )
+    .command(
+      'auth',
+      'Log in to OANDA with OAuth and check where the access token comes from',
+      async (y) => (await import('./auth.ts')).authCommand(y),
+      () => {},
+    )
+    .command(
+      'journal',
+      "Look after a run's journal by hand (clear the kill switch's halt)",
+      async (y) => (await import('./journal.ts')).journalCommand(y),
+      () => {},
+    )
+    .command(
+      'run <strategy>',
+      'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped',
+      async (y) => (await import('./run.ts')).runCommand(y),
+      async (a) => (await import('./run.ts')).runLive(a as unknown as RunArgs),
+    )
+    .command(
+      'replay <run>',
+      'Replay a live run folder through the simulator on exactly its recorded inputs and reconcile the two (reconciliation.txt, .json)',
+      async (y) => (await import('./replay.ts')).replayCommand(y),
+      async (a) => (await import('./replay.ts')).runReplay(a as unknown as ReplayArgs),
+    )
+    .command(
+      'sandbox',
+      "Serve OANDA's v20 REST and streaming interface on loopback, backed by the simulated broker",
+      async (y) => (await import('./sandbox.ts')).sandboxCommand(y),
+      async (a) => (await import('./sandbox.ts')).runSandbox(a as unknown as SandboxArgs),
+    )
+    .command(
+      'report <run>',
+      'Rebuild the HTML page of a run folder (report.html), a sweep folder (sweep.html) or a walk-forward folder (walkforward.html)',
+      async (y) => (await import('./report.ts')).reportCommand(y),
+      async (a) => (await import('./report.ts')).runReport(a as unknown as { run: string; open?: boolean }),
+    )
+    .command(
+      'compare <runs..>',
+      'Write one HTML page comparing runs: equity curves overlaid, figures side by side',
+      async (y) => (await import('./report.ts')).compareCommand(y),
+      async (a) =>
+        (await import('./report.ts')).runCompare(
+          a as unknown as { runs: string[]; out?: string; open?: boolean },
+        ),
+    )
+    .demandCommand(
+      1,
+      `Name a command:\n${COMMANDS.map(([c, what]) => `  fxflow ${c.padEnd(22)} ${what}`).join('\n')}`,
+    )
     .strict()
     .recommendCommands()
     .help()
@@ -118,13 +191,16 @@ export function cli(argv: string[]): Argv {
  * filled; a yargs without that internal hook is left as it is.
  */
 function skipHelpCache(parser: Argv): void {
-  const internal = parser as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } };
+  const internal = parser as unknown as {
+    getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } };
+  };
   const usage = internal.getInternalMethods?.().getUsageInstance?.();
   if (usage !== undefined && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
 }
 
 /** Whether the command line asks for help (--help, or -h alone or among short flags): when in doubt, yes. */
-export const helpAsked = (argv: readonly string[]): boolean => argv.some((a) => a === '--help' || a.startsWith('--help=') || /^-[^-]*h/.test(a));
+export const helpAsked = (argv: readonly string[]): boolean =>
+  argv.some((a) => a === '--help' || a.startsWith('--help=') || /^-[^-]*h/.test(a));
 
 export { VERSION };
 
@@ -141,7 +217,7 @@ const COMMANDS: readonly (readonly [string, string])[] = [
   ['optimize <strategy>', "sweep a strategy's params on every core"],
   ['walkforward <strategy>', 'optimise in-sample, test out-of-sample, window by window'],
   ['worker --queue <redis>', 'run queued trials of optimize --queue (any machine)'],
-  ['report <run>', "rebuild the HTML page of a run, sweep or walk-forward folder"],
+  ['report <run>', 'rebuild the HTML page of a run, sweep or walk-forward folder'],
   ['compare <runs..>', 'one HTML page comparing runs'],
   ['<command> --help', 'the options of a command'],
   ['--version', 'the version'],
@@ -167,7 +243,6 @@ export async function main(argv: string[]): Promise<number> {
     return e instanceof UsageError || (e as { code?: unknown } | null)?.code === 'USAGE' ? 64 : 1;
   }
 }
-
 
 let pipesWatched = false;
 

@@ -35,7 +35,11 @@ export function openInBrowser(target: string, waitMs = 5_000): Promise<string | 
     });
     child.on('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      done(e.code === 'ENOENT' ? `${cmd} is not installed (no desktop opener)` : `could not start ${cmd} (${e.message})`);
+      done(
+        e.code === 'ENOENT'
+          ? `${cmd} is not installed (no desktop opener)`
+          : `could not start ${cmd} (${e.message})`,
+      );
     });
     child.on('exit', (code) => {
       clearTimeout(timer);

@@ -49,7 +49,9 @@ export class ProgressBar {
     const width = 30;
     const f = Math.max(0, Math.min(1, Number.isFinite(fraction) ? fraction : 0));
     const filled = Math.round(f * width);
-    this.stream.write(`\r${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(f * 100).toFixed(1).padStart(5)}%  ${detail}\x1b[K`);
+    this.stream.write(
+      `\r${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(f * 100).toFixed(1).padStart(5)}%  ${detail}\x1b[K`,
+    );
   }
 
   done(): void {

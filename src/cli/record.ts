@@ -32,7 +32,11 @@ export interface RecordArgs {
 }
 
 const usage = (m: string): Error => Object.assign(new Error(m), { code: 'USAGE' });
-const list = (s: string | undefined): string[] => (s ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
+const list = (s: string | undefined): string[] =>
+  (s ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 
 /**
  * `fxflow record`: polls the labs endpoints for the given instruments and currencies and appends
@@ -49,43 +53,127 @@ const list = (s: string | undefined): string[] => (s ?? '').split(',').map((x) =
 export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 'handler'> = {
   builder: (y) =>
     y
-      .option('instruments', { type: 'string', describe: 'Instruments (comma-separated) for signals, spreads and COT, e.g. EUR_USD,GBP_USD' })
-      .option('currencies', { type: 'string', describe: 'Currencies (comma-separated) for the economic calendar, e.g. USD,EUR' })
-      .option('labs', { type: 'string', describe: `Labs kinds to record (comma-separated: ${LABS_KINDS.join(', ')}); default calendar,signals, or none with --prices or --financing` })
-      .option('prices', { type: 'boolean', default: false, describe: 'Record the pricing stream of --instruments: every tick with its receive time, to <catalog>/ticks/<INSTRUMENT>/<YYYY-MM-DD>.csv.gz' })
-      .option('financing', { type: 'boolean', default: false, describe: "Record the financing and margin rates of --instruments once per trading day (17:00 New York), to <catalog>/financing/<YYYY>.jsonl (for backtest --financing-history)" })
-      .option('account', { type: 'string', describe: 'v20 account for --prices and --financing (default: the first the token sees)' })
-      .option('flush-ticks', { type: 'number', default: 1000, describe: 'Write the ticks that wait when this many do (bounded memory)' })
-      .option('flush-ms', { type: 'number', default: 5000, describe: 'Write the ticks that wait at least this often (ms): what a crash can lose' })
-      .option('allow-mismatch', { type: 'boolean', default: false, describe: "Record into a catalog whose recording.json names another account or instrument set (the earlier manifest is kept under 'previous')" })
-      .option('env', { type: 'string', default: 'practice', choices: ['practice', 'live', 'sandbox'], describe: 'Environment (config/environments.json)' })
-      .option('url', { type: 'string', describe: 'Base URL overriding the environment (e.g. a sandbox on another port)' })
+      .option('instruments', {
+        type: 'string',
+        describe: 'Instruments (comma-separated) for signals, spreads and COT, e.g. EUR_USD,GBP_USD',
+      })
+      .option('currencies', {
+        type: 'string',
+        describe: 'Currencies (comma-separated) for the economic calendar, e.g. USD,EUR',
+      })
+      .option('labs', {
+        type: 'string',
+        describe: `Labs kinds to record (comma-separated: ${LABS_KINDS.join(', ')}); default calendar,signals, or none with --prices or --financing`,
+      })
+      .option('prices', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'Record the pricing stream of --instruments: every tick with its receive time, to <catalog>/ticks/<INSTRUMENT>/<YYYY-MM-DD>.csv.gz',
+      })
+      .option('financing', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'Record the financing and margin rates of --instruments once per trading day (17:00 New York), to <catalog>/financing/<YYYY>.jsonl (for backtest --financing-history)',
+      })
+      .option('account', {
+        type: 'string',
+        describe: 'v20 account for --prices and --financing (default: the first the token sees)',
+      })
+      .option('flush-ticks', {
+        type: 'number',
+        default: 1000,
+        describe: 'Write the ticks that wait when this many do (bounded memory)',
+      })
+      .option('flush-ms', {
+        type: 'number',
+        default: 5000,
+        describe: 'Write the ticks that wait at least this often (ms): what a crash can lose',
+      })
+      .option('allow-mismatch', {
+        type: 'boolean',
+        default: false,
+        describe:
+          "Record into a catalog whose recording.json names another account or instrument set (the earlier manifest is kept under 'previous')",
+      })
+      .option('env', {
+        type: 'string',
+        default: 'practice',
+        choices: ['practice', 'live', 'sandbox'],
+        describe: 'Environment (config/environments.json)',
+      })
+      .option('url', {
+        type: 'string',
+        describe: 'Base URL overriding the environment (e.g. a sandbox on another port)',
+      })
       .options(CATALOG_FLAG)
-      .option('token-file', { type: 'string', describe: 'Token file (default ~/.fxflow/token; FXFLOW_TOKEN wins)' })
-      .option('once', { type: 'boolean', default: false, describe: 'Poll every requested labs kind once (and financing), write, and exit' })
-      .option('every-ms', { type: 'number', describe: 'Poll every labs kind, and check the financing day, this often (ms) instead of the defaults (calendar 60 s, signals 5 min, spreads 15 min, COT 6 h; financing 60 s)' })
+      .option('token-file', {
+        type: 'string',
+        describe: 'Token file (default ~/.fxflow/token; FXFLOW_TOKEN wins)',
+      })
+      .option('once', {
+        type: 'boolean',
+        default: false,
+        describe: 'Poll every requested labs kind once (and financing), write, and exit',
+      })
+      .option('every-ms', {
+        type: 'number',
+        describe:
+          'Poll every labs kind, and check the financing day, this often (ms) instead of the defaults (calendar 60 s, signals 5 min, spreads 15 min, COT 6 h; financing 60 s)',
+      })
       .option('requests-per-minute', { type: 'number', default: 20, describe: 'Labs request budget' })
-      .example('$0 record --currencies USD,EUR --instruments EUR_USD --labs calendar,signals', 'Record the calendar for USD and EUR and EUR_USD Autochartist signals until stopped')
-      .example('$0 record --instruments EUR_USD,GBP_USD --prices --financing', 'Record ticks and the daily financing rates of two instruments until stopped') as never,
+      .example(
+        '$0 record --currencies USD,EUR --instruments EUR_USD --labs calendar,signals',
+        'Record the calendar for USD and EUR and EUR_USD Autochartist signals until stopped',
+      )
+      .example(
+        '$0 record --instruments EUR_USD,GBP_USD --prices --financing',
+        'Record ticks and the daily financing rates of two instruments until stopped',
+      ) as never,
   handler: async (a) => {
-    const kinds = a.labs !== undefined ? list(a.labs) : a.prices || a.financing ? [] : ['calendar', 'signals'];
-    for (const k of kinds) if (!LABS_KINDS.includes(k as LabsKind)) throw usage(`--labs '${k}' is not a labs kind: use ${LABS_KINDS.join(', ')}`);
+    const kinds =
+      a.labs !== undefined ? list(a.labs) : a.prices || a.financing ? [] : ['calendar', 'signals'];
+    for (const k of kinds)
+      if (!LABS_KINDS.includes(k as LabsKind))
+        throw usage(`--labs '${k}' is not a labs kind: use ${LABS_KINDS.join(', ')}`);
     const instruments = list(a.instruments);
     const currencies = list(a.currencies);
-    for (const i of instruments) if (!/^[A-Z0-9]+_[A-Z0-9]+$/.test(i)) throw usage(`--instruments: '${i}' is not an instrument name like EUR_USD`);
-    for (const c of currencies) if (!/^[A-Z]{3}$/.test(c)) throw usage(`--currencies: '${c}' is not a currency code like USD`);
-    if (kinds.includes('calendar') && currencies.length === 0) throw usage('--labs calendar needs --currencies (e.g. --currencies USD,EUR)');
-    if (kinds.some((k) => k !== 'calendar') && instruments.length === 0) throw usage(`--labs ${kinds.filter((k) => k !== 'calendar').join(',')} needs --instruments (e.g. --instruments EUR_USD)`);
-    if ((a.prices || a.financing) && instruments.length === 0) throw usage(`--${a.prices ? 'prices' : 'financing'} needs --instruments (e.g. --instruments EUR_USD)`);
-    if (a.prices && a.once) throw usage('--once records labs and financing once; --prices records the stream until stopped: leave one of them out');
-    if (kinds.length === 0 && !a.prices && !a.financing) throw usage('nothing to record: give --labs kinds, --prices or --financing');
-    for (const k of ['flush-ticks', 'flush-ms'] as const) if (!(Number.isInteger(a[k]) && a[k] > 0)) throw usage(`--${k} must be a whole number above 0 (got ${a[k]})`);
+    for (const i of instruments)
+      if (!/^[A-Z0-9]+_[A-Z0-9]+$/.test(i))
+        throw usage(`--instruments: '${i}' is not an instrument name like EUR_USD`);
+    for (const c of currencies)
+      if (!/^[A-Z]{3}$/.test(c)) throw usage(`--currencies: '${c}' is not a currency code like USD`);
+    if (kinds.includes('calendar') && currencies.length === 0)
+      throw usage('--labs calendar needs --currencies (e.g. --currencies USD,EUR)');
+    if (kinds.some((k) => k !== 'calendar') && instruments.length === 0)
+      throw usage(
+        `--labs ${kinds.filter((k) => k !== 'calendar').join(',')} needs --instruments (e.g. --instruments EUR_USD)`,
+      );
+    if ((a.prices || a.financing) && instruments.length === 0)
+      throw usage(`--${a.prices ? 'prices' : 'financing'} needs --instruments (e.g. --instruments EUR_USD)`);
+    if (a.prices && a.once)
+      throw usage(
+        '--once records labs and financing once; --prices records the stream until stopped: leave one of them out',
+      );
+    if (kinds.length === 0 && !a.prices && !a.financing)
+      throw usage('nothing to record: give --labs kinds, --prices or --financing');
+    for (const k of ['flush-ticks', 'flush-ms'] as const)
+      if (!(Number.isInteger(a[k]) && a[k] > 0))
+        throw usage(`--${k} must be a whole number above 0 (got ${a[k]})`);
 
-    const [{ environment }, { V20Labs }, { v20Client }] = await Promise.all([import('../adapters/v20/environments.ts'), import('../adapters/v20/labs.ts'), import('./v20-client.ts')]);
+    const [{ environment }, { V20Labs }, { v20Client }] = await Promise.all([
+      import('../adapters/v20/environments.ts'),
+      import('../adapters/v20/labs.ts'),
+      import('./v20-client.ts'),
+    ]);
     const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
     let token: string | undefined;
     try {
-      token = resolveToken({ environment: env, ...(a['token-file'] !== undefined ? { tokenFile: a['token-file'] } : {}) }).token.reveal();
+      token = resolveToken({
+        environment: env,
+        ...(a['token-file'] !== undefined ? { tokenFile: a['token-file'] } : {}),
+      }).token.reveal();
     } catch (e) {
       if (!(env.name === 'sandbox' && e instanceof AuthError && e.code === 'AUTH_NO_TOKEN')) throw e;
     }
@@ -102,15 +190,31 @@ export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 
         if (accountID === null) throw usage(`the token sees no v20 account on ${env.name}: give --account`);
       }
       const recording = [...kinds, ...(a.prices ? ['prices'] : []), ...(a.financing ? ['financing'] : [])];
-      const { replaced } = checkManifest(root, { environment: env.name, accountID, instruments, currencies, kinds: recording }, a['allow-mismatch'] === true);
-      if (replaced) process.stderr.write(`record: ${root}/recording.json named another account or instrument set; replaced (--allow-mismatch), the earlier one kept under "previous"\n`);
+      const { replaced } = checkManifest(
+        root,
+        { environment: env.name, accountID, instruments, currencies, kinds: recording },
+        a['allow-mismatch'] === true,
+      );
+      if (replaced)
+        process.stderr.write(
+          `record: ${root}/recording.json named another account or instrument set; replaced (--allow-mismatch), the earlier one kept under "previous"\n`,
+        );
 
       const labsWriter = kinds.length > 0 ? await LabsWriter.open(root) : undefined;
-      for (const r of labsWriter?.repaired ?? []) process.stderr.write(`repaired ${r.file}: dropped ${r.bytes} bytes of a line cut short (it is fetched again)\n`);
+      for (const r of labsWriter?.repaired ?? [])
+        process.stderr.write(
+          `repaired ${r.file}: dropped ${r.bytes} bytes of a line cut short (it is fetched again)\n`,
+        );
       const ticks = a.prices ? TickWriter.open(root, instruments) : undefined;
-      for (const r of ticks?.repaired ?? []) process.stderr.write(`repaired ${r.file}: cut ${r.bytes} bytes of a block cut short (the ticks of the complete blocks before it are kept)\n`);
+      for (const r of ticks?.repaired ?? [])
+        process.stderr.write(
+          `repaired ${r.file}: cut ${r.bytes} bytes of a block cut short (the ticks of the complete blocks before it are kept)\n`,
+        );
       const finWriter = a.financing ? FinancingWriter.open(root) : undefined;
-      for (const r of finWriter?.repaired ?? []) process.stderr.write(`repaired ${r.file}: dropped ${r.bytes} bytes of a line cut short (the day's rates are read again)\n`);
+      for (const r of finWriter?.repaired ?? [])
+        process.stderr.write(
+          `repaired ${r.file}: dropped ${r.bytes} bytes of a line cut short (the day's rates are read again)\n`,
+        );
 
       const poller = labsWriter
         ? new LabsPoller({
@@ -120,16 +224,23 @@ export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 
             ...(kinds.includes('signals') ? { signals: instruments } : {}),
             ...(kinds.includes('spreads') ? { spreads: instruments } : {}),
             ...(kinds.includes('cot') ? { cot: instruments } : {}),
-            ...(every !== undefined ? { every: { calendar: every, signals: every, spreads: every, cot: every } } : {}),
+            ...(every !== undefined
+              ? { every: { calendar: every, signals: every, spreads: every, cot: every } }
+              : {}),
             requestsPerMinute: a['requests-per-minute'],
           })
         : undefined;
-      const financing = finWriter ? new FinancingRecorder({ rest, accountID: accountID!, instruments, writer: finWriter }) : undefined;
+      const financing = finWriter
+        ? new FinancingRecorder({ rest, accountID: accountID!, instruments, writer: finWriter })
+        : undefined;
       const checkFinancing = async (): Promise<void> => {
         if (!financing) return;
         try {
           const { day, written } = await financing.check();
-          if (written.length > 0) process.stdout.write(`${stamp()} financing ${day}: recorded ${written.length} instrument${written.length === 1 ? '' : 's'} (${written.map((r) => `${r.instrument} long ${r.longRate} short ${r.shortRate}`).join(', ')})\n`);
+          if (written.length > 0)
+            process.stdout.write(
+              `${stamp()} financing ${day}: recorded ${written.length} instrument${written.length === 1 ? '' : 's'} (${written.map((r) => `${r.instrument} long ${r.longRate} short ${r.shortRate}`).join(', ')})\n`,
+            );
         } catch (e) {
           financing.stats.failures++;
           financing.stats.lastError = (e as Error).message;
@@ -138,16 +249,22 @@ export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 
       const report = (): void => {
         if (poller) {
           const s = poller.stats;
-          process.stderr.write(`record: ${s.polls} polls, ${s.items} items, ${s.failures} failures${s.deferred ? `, ${s.deferred} deferred by the rate budget` : ''}${s.lastError ? ` (last: ${s.lastError})` : ''}\n`);
+          process.stderr.write(
+            `record: ${s.polls} polls, ${s.items} items, ${s.failures} failures${s.deferred ? `, ${s.deferred} deferred by the rate budget` : ''}${s.lastError ? ` (last: ${s.lastError})` : ''}\n`,
+          );
         }
         if (prices) {
           const s = prices.stats;
           const st = prices.streamStats;
-          process.stderr.write(`record: ${ticks!.written} ticks written in ${s.flushes} flushes, ${ticks!.stale} repeated or older ticks not recorded, ${s.heartbeats} heartbeats, ${st.reconnects} reconnects, ${st.malformed + s.malformed} malformed lines skipped\n`);
+          process.stderr.write(
+            `record: ${ticks!.written} ticks written in ${s.flushes} flushes, ${ticks!.stale} repeated or older ticks not recorded, ${s.heartbeats} heartbeats, ${st.reconnects} reconnects, ${st.malformed + s.malformed} malformed lines skipped\n`,
+          );
         }
         if (financing) {
           const s = financing.stats;
-          process.stderr.write(`record: financing ${s.days} days recorded (${s.records} records) in ${s.checks} checks, ${s.failures} failures${s.lastError ? ` (last: ${s.lastError})` : ''}\n`);
+          process.stderr.write(
+            `record: financing ${s.days} days recorded (${s.records} records) in ${s.checks} checks, ${s.failures} failures${s.lastError ? ` (last: ${s.lastError})` : ''}\n`,
+          );
         }
       };
       let prices: PriceRecorder | undefined;
@@ -171,10 +288,15 @@ export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 
         const hold = setInterval(() => {}, 1 << 30);
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
-        poller?.start((items) => {
-          labsWriter!.append(items);
-          process.stdout.write(`${stamp()} recorded ${items.length} item${items.length === 1 ? '' : 's'} (${poller.stats.items} in all)\n`);
-        }, Math.max(10, Math.min(every ?? 5000, 5000)));
+        poller?.start(
+          (items) => {
+            labsWriter!.append(items);
+            process.stdout.write(
+              `${stamp()} recorded ${items.length} item${items.length === 1 ? '' : 's'} (${poller.stats.items} in all)\n`,
+            );
+          },
+          Math.max(10, Math.min(every ?? 5000, 5000)),
+        );
         if (ticks) {
           prices = new PriceRecorder({
             http,
@@ -183,7 +305,10 @@ export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 
             writer: ticks,
             flushTicks: a['flush-ticks'],
             flushMs: a['flush-ms'],
-            onFlush: (n) => process.stdout.write(`${stamp()} flushed ${n} tick${n === 1 ? '' : 's'} (${ticks.written} in all)\n`),
+            onFlush: (n) =>
+              process.stdout.write(
+                `${stamp()} flushed ${n} tick${n === 1 ? '' : 's'} (${ticks.written} in all)\n`,
+              ),
             onError: (e) => {
               // A wrong account or token: the stream cannot go on; the rest stops with it.
               failed = e;
@@ -191,7 +316,9 @@ export const recordCommand: Pick<CommandModule<object, RecordArgs>, 'builder' | 
             },
           });
           prices.start();
-          process.stdout.write(`${stamp()} pricing stream of ${instruments.join(',')} (account ${accountID}) opened\n`);
+          process.stdout.write(
+            `${stamp()} pricing stream of ${instruments.join(',')} (account ${accountID}) opened\n`,
+          );
         }
         if (financing) {
           let busy = false;

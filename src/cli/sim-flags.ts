@@ -13,18 +13,51 @@ import { FILL_MODEL_OPTIONS, fillModelOverrides, type FillModelArgs } from './fi
 /** Where the candles come from and how a file is read. */
 export const SIM_DATA_FLAGS = {
   ...CATALOG_FLAG,
-  data: { type: 'string', describe: 'Read candles from this file or folder instead of the catalog (any format data import reads)' },
-  format: { type: 'string', describe: 'Format of --data when it is not detected: generic, lean, histdata, oanda-json, oanda-mid-csv, dukascopy, metatrader' },
-  timezone: { type: 'string', describe: "The clock of --data's times when they carry no offset: an IANA zone (Europe/Berlin), a fixed offset (-05:00) or a shifted zone (Europe/London-05:00); default the format's (docs/data.md, Time zones)" },
-  side: { type: 'string', choices: ['bid', 'ask', 'mid'], describe: 'The side of a one-sided --data file that does not say (generic time,o,h,l,c, Dukascopy, MetaTrader): the spread model acts around it' },
-  spread: { type: 'string', choices: ['native', 'mid', 'fixed', 'hourly', 'labs'], describe: "Spread model (data.spread): the data's own bid/ask, zero spread at mid, a fixed spread, the config's hourly profile, or the recorded labs spreads" },
-  'spread-pips': { type: 'number', describe: 'Spread in pips for --spread fixed and one-sided data (data.spreadPips)' },
+  data: {
+    type: 'string',
+    describe: 'Read candles from this file or folder instead of the catalog (any format data import reads)',
+  },
+  format: {
+    type: 'string',
+    describe:
+      'Format of --data when it is not detected: generic, lean, histdata, oanda-json, oanda-mid-csv, dukascopy, metatrader',
+  },
+  timezone: {
+    type: 'string',
+    describe:
+      "The clock of --data's times when they carry no offset: an IANA zone (Europe/Berlin), a fixed offset (-05:00) or a shifted zone (Europe/London-05:00); default the format's (docs/data.md, Time zones)",
+  },
+  side: {
+    type: 'string',
+    choices: ['bid', 'ask', 'mid'],
+    describe:
+      'The side of a one-sided --data file that does not say (generic time,o,h,l,c, Dukascopy, MetaTrader): the spread model acts around it',
+  },
+  spread: {
+    type: 'string',
+    choices: ['native', 'mid', 'fixed', 'hourly', 'labs'],
+    describe:
+      "Spread model (data.spread): the data's own bid/ask, zero spread at mid, a fixed spread, the config's hourly profile, or the recorded labs spreads",
+  },
+  'spread-pips': {
+    type: 'number',
+    describe: 'Spread in pips for --spread fixed and one-sided data (data.spreadPips)',
+  },
 } as const satisfies Record<string, Options>;
 
 /** How orders fill. */
 export const SIM_FILL_FLAGS = {
-  path: { type: 'string', choices: ['adaptive', 'worst', 'exact'], describe: 'Intra-candle path model (fill.path): nearer extreme first, the extreme adverse to the position first, or the real ticks inside each candle (exact, with --ticks)' },
-  'market-hours': { type: 'boolean', describe: "Halt market orders decided while the instrument's market is closed, as OANDA does (fill.marketHours, default on); --no-market-hours for 24/7 or synthetic data" },
+  path: {
+    type: 'string',
+    choices: ['adaptive', 'worst', 'exact'],
+    describe:
+      'Intra-candle path model (fill.path): nearer extreme first, the extreme adverse to the position first, or the real ticks inside each candle (exact, with --ticks)',
+  },
+  'market-hours': {
+    type: 'boolean',
+    describe:
+      "Halt market orders decided while the instrument's market is closed, as OANDA does (fill.marketHours, default on); --no-market-hours for 24/7 or synthetic data",
+  },
   slippage: FILL_MODEL_OPTIONS.slippage,
   latency: FILL_MODEL_OPTIONS.latency,
 } as const satisfies Record<string, Options>;
@@ -32,9 +65,21 @@ export const SIM_FILL_FLAGS = {
 /** What trading costs. */
 export const SIM_COST_FLAGS = {
   commission: FILL_MODEL_OPTIONS.commission,
-  financing: { type: 'boolean', describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable' },
-  'financing-history': { type: 'string', describe: "Charge each day's financing at the rates fxflow record --financing recorded for it in this catalog (default: the run's catalog) instead of today's (costs.financingHistory)" },
-  'financing-before-history': { type: 'string', choices: ['error', 'static'], describe: "Days before the first recorded financing day: refuse the run (error, the default) or charge today's rates (static) (costs.financingBeforeHistory)" },
+  financing: {
+    type: 'boolean',
+    describe: 'Charge daily financing at 17:00 New York (costs.financing); --no-financing to disable',
+  },
+  'financing-history': {
+    type: 'string',
+    describe:
+      "Charge each day's financing at the rates fxflow record --financing recorded for it in this catalog (default: the run's catalog) instead of today's (costs.financingHistory)",
+  },
+  'financing-before-history': {
+    type: 'string',
+    choices: ['error', 'static'],
+    describe:
+      "Days before the first recorded financing day: refuse the run (error, the default) or charge today's rates (static) (costs.financingBeforeHistory)",
+  },
 } as const satisfies Record<string, Options>;
 
 export { CATALOG_FLAG };
@@ -44,12 +89,33 @@ export { CATALOG_FLAG };
  * simulator command, so a backtest refuses what the live run would. 0 turns a limit off.
  */
 export const RISK_FLAGS = {
-  'max-units': { type: 'number', describe: 'Risk: largest position per instrument, in units (pending orders included) (risk.maxUnits)' },
-  'max-open-trades': { type: 'number', describe: 'Risk: most open trades plus pending entry orders (risk.maxOpenTrades)' },
-  'max-orders-per-minute': { type: 'number', describe: 'Risk: most orders opening exposure per sliding minute of market time (risk.maxOrdersPerMinute; default 60, 0 = no limit)' },
-  'max-daily-loss': { type: 'number', describe: 'Risk: largest loss per 17:00 New York trading day, account currency (realized + unrealized) (risk.maxDailyLoss)' },
-  'max-spread-pips': { type: 'number', describe: 'Risk: widest spread at entry, in pips (risk.maxSpreadPips)' },
-  'max-intents-per-event': { type: 'number', describe: 'Risk: most intents (exits included) the strategy may decide at one event; the rest are refused (risk.maxIntentsPerEvent; default 50, 0 = no limit)' },
+  'max-units': {
+    type: 'number',
+    describe: 'Risk: largest position per instrument, in units (pending orders included) (risk.maxUnits)',
+  },
+  'max-open-trades': {
+    type: 'number',
+    describe: 'Risk: most open trades plus pending entry orders (risk.maxOpenTrades)',
+  },
+  'max-orders-per-minute': {
+    type: 'number',
+    describe:
+      'Risk: most orders opening exposure per sliding minute of market time (risk.maxOrdersPerMinute; default 60, 0 = no limit)',
+  },
+  'max-daily-loss': {
+    type: 'number',
+    describe:
+      'Risk: largest loss per 17:00 New York trading day, account currency (realized + unrealized) (risk.maxDailyLoss)',
+  },
+  'max-spread-pips': {
+    type: 'number',
+    describe: 'Risk: widest spread at entry, in pips (risk.maxSpreadPips)',
+  },
+  'max-intents-per-event': {
+    type: 'number',
+    describe:
+      'Risk: most intents (exits included) the strategy may decide at one event; the rest are refused (risk.maxIntentsPerEvent; default 50, 0 = no limit)',
+  },
 } as const satisfies Record<string, Options>;
 
 export const SIM_FLAGS = { ...SIM_DATA_FLAGS, ...SIM_FILL_FLAGS, ...SIM_COST_FLAGS, ...RISK_FLAGS } as const;
@@ -67,7 +133,15 @@ export interface RiskFlagArgs {
 /** The risk flags given, as the config's `risk` fragment (only the flags given). */
 export function riskFlagOverrides(a: RiskFlagArgs): Fragment {
   const risk: Record<string, number> = {};
-  for (const k of ['maxUnits', 'maxOpenTrades', 'maxOrdersPerMinute', 'maxDailyLoss', 'maxSpreadPips', 'maxIntentsPerEvent'] as const) if (a[k] !== undefined) risk[k] = a[k]!;
+  for (const k of [
+    'maxUnits',
+    'maxOpenTrades',
+    'maxOrdersPerMinute',
+    'maxDailyLoss',
+    'maxSpreadPips',
+    'maxIntentsPerEvent',
+  ] as const)
+    if (a[k] !== undefined) risk[k] = a[k]!;
   return Object.keys(risk).length === 0 ? {} : { risk };
 }
 
@@ -105,7 +179,8 @@ export function simFlagOverrides(a: SimFlagArgs): Fragment {
   set('fill', 'path', a.path);
   set('fill', 'marketHours', a.marketHours);
   set('costs', 'financing', a.financing);
-  if (a.financingHistory !== undefined && a.financingHistory !== '') set('costs', 'financingHistory', a.financingHistory);
+  if (a.financingHistory !== undefined && a.financingHistory !== '')
+    set('costs', 'financingHistory', a.financingHistory);
   set('costs', 'financingBeforeHistory', a.financingBeforeHistory);
   const models = fillModelOverrides(a);
   if (models.costs) Object.assign((o.costs ??= {}), models.costs);
@@ -145,7 +220,13 @@ export function runFlagOverrides(a: RunFlagArgs): Fragment {
   set('account', 'marginRate', a.marginRate);
   set('account', 'hedging', a.hedging);
   set('account', 'fifo', a.fifo);
-  for (const [section, values] of Object.entries(simFlagOverrides({ ...a, ...(a.financingHistory ? { financingHistory: resolve(a.financingHistory) } : {}) }))) Object.assign((o[section] ??= {}), values);
+  for (const [section, values] of Object.entries(
+    simFlagOverrides({
+      ...a,
+      ...(a.financingHistory ? { financingHistory: resolve(a.financingHistory) } : {}),
+    }),
+  ))
+    Object.assign((o[section] ??= {}), values);
   set('run', 'instrument', a.instrument);
   set('run', 'granularity', a.granularity);
   set('run', 'from', a.from);
@@ -156,7 +237,9 @@ export function runFlagOverrides(a: RunFlagArgs): Fragment {
 }
 
 /** How `--data` is read (format, clock, side), as the library's `{ file }` data input takes it. */
-export function dataFileInput(a: SimFlagArgs): { file: string; format?: string; timezone?: string; side?: 'bid' | 'ask' | 'mid' } | undefined {
+export function dataFileInput(
+  a: SimFlagArgs,
+): { file: string; format?: string; timezone?: string; side?: 'bid' | 'ask' | 'mid' } | undefined {
   if (a.data === undefined) return undefined;
   return {
     file: a.data,

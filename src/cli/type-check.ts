@@ -12,7 +12,9 @@ const PACKAGE_JSON = join(ROOT, 'package.json');
  * What a strategy's `import 'fxflow'` is checked against: the sources when fxflow runs from them
  * (this file is .ts), else the compiled build's declarations (an installed package has no src/).
  */
-const API = import.meta.url.endsWith('.ts') ? join(ROOT, 'src/strategy/api.ts') : join(ROOT, 'dist/strategy/api.d.ts');
+const API = import.meta.url.endsWith('.ts')
+  ? join(ROOT, 'src/strategy/api.ts')
+  : join(ROOT, 'dist/strategy/api.d.ts');
 
 type Ts = typeof import('typescript');
 
@@ -20,7 +22,8 @@ type Ts = typeof import('typescript');
 function typeScriptVersion(): string | undefined {
   try {
     const req = createRequire(PACKAGE_JSON);
-    return (JSON.parse(readFileSync(req.resolve('typescript/package.json'), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(req.resolve('typescript/package.json'), 'utf8')) as { version: string })
+      .version;
   } catch {
     return undefined;
   }
@@ -68,7 +71,16 @@ export function typeCheckStrategy(file: string): string | undefined {
   } catch {
     // No API file to check against: the check below reports the unresolved import.
   }
-  const key = createHash('sha256').update(version).update('\0').update(api).update('\0').update(file).update('\0').update(text).digest('hex').slice(0, 32);
+  const key = createHash('sha256')
+    .update(version)
+    .update('\0')
+    .update(api)
+    .update('\0')
+    .update(file)
+    .update('\0')
+    .update(text)
+    .digest('hex')
+    .slice(0, 32);
   const cacheDir = join(tmpdir(), 'fxflow-typecheck');
   const stamp = join(cacheDir, key);
   if (existsSync(stamp)) return undefined;
@@ -95,11 +107,13 @@ export function typeCheckStrategy(file: string): string | undefined {
     types: [],
   });
   const source = program.getSourceFile(file);
-  const only = (list: readonly import('typescript').Diagnostic[]): import('typescript').Diagnostic[] => list.filter((d) => d.category === ts.DiagnosticCategory.Error);
+  const only = (list: readonly import('typescript').Diagnostic[]): import('typescript').Diagnostic[] =>
+    list.filter((d) => d.category === ts.DiagnosticCategory.Error);
   const syntax = source === undefined ? [] : only(program.getSyntacticDiagnostics(source));
   if (syntax.length > 0) throw new StrategyLoadError(file, describe(ts, syntax, 'syntax error'));
   const types = source === undefined ? [] : only(program.getSemanticDiagnostics(source));
-  if (types.length > 0) return `${file}: ${describe(ts, types, 'type error')}\n  (the strategy runs anyway, as tsx runs it; fix the types, or pass --no-typecheck to skip this check)`;
+  if (types.length > 0)
+    return `${file}: ${describe(ts, types, 'type error')}\n  (the strategy runs anyway, as tsx runs it; fix the types, or pass --no-typecheck to skip this check)`;
   try {
     mkdirSync(cacheDir, { recursive: true });
     writeFileSync(stamp, '');
@@ -121,7 +135,12 @@ function describe(ts: Ts, list: readonly import('typescript').Diagnostic[], what
     const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
     const src = d.file.text.split(/\r?\n/)[line] ?? '';
     const gutter = `  ${line + 1} | `;
-    out.push(`${what}: ${message}`, `  at ${d.file.fileName}:${line + 1}:${character + 1}`, `${gutter}${src}`, `${' '.repeat(gutter.length - 2)}| ${' '.repeat(character)}^`);
+    out.push(
+      `${what}: ${message}`,
+      `  at ${d.file.fileName}:${line + 1}:${character + 1}`,
+      `${gutter}${src}`,
+      `${' '.repeat(gutter.length - 2)}| ${' '.repeat(character)}^`,
+    );
   }
   if (list.length > 5) out.push(`(and ${list.length - 5} more)`);
   return out.join('\n');

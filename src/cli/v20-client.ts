@@ -9,8 +9,20 @@ import type { V20Rest } from '../adapters/v20/rest.ts';
  * is one and its log lines tagged `component: v20`, and the REST endpoints over it. The HTTP stack
  * (undici) is loaded here, when such a command runs: other commands start without it.
  */
-export async function v20Client(env: Environment, token: string | undefined, log: Logger): Promise<{ http: V20Http; rest: V20Rest }> {
-  const [{ V20Http: Http }, { V20Rest: Rest }] = await Promise.all([import('../adapters/v20/http.ts'), import('../adapters/v20/rest.ts')]);
-  const http = new Http({ baseUrl: env.rest, streamUrl: env.stream, ...(token !== undefined ? { token } : {}), log: log.child({ component: 'v20' }) });
+export async function v20Client(
+  env: Environment,
+  token: string | undefined,
+  log: Logger,
+): Promise<{ http: V20Http; rest: V20Rest }> {
+  const [{ V20Http: Http }, { V20Rest: Rest }] = await Promise.all([
+    import('../adapters/v20/http.ts'),
+    import('../adapters/v20/rest.ts'),
+  ]);
+  const http = new Http({
+    baseUrl: env.rest,
+    streamUrl: env.stream,
+    ...(token !== undefined ? { token } : {}),
+    log: log.child({ component: 'v20' }),
+  });
   return { http, rest: new Rest(http) };
 }

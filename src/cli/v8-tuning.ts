@@ -28,7 +28,10 @@ export function flagsToApply(execArgv: readonly string[], nodeOptions: string | 
 }
 
 /** Applies fxflow's V8 settings to this process; returns the flags it set. */
-export function tuneV8(execArgv: readonly string[] = process.execArgv, nodeOptions: string | undefined = process.env.NODE_OPTIONS): string[] {
+export function tuneV8(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions: string | undefined = process.env.NODE_OPTIONS,
+): string[] {
   const flags = flagsToApply(execArgv, nodeOptions);
   for (const f of flags) setFlagsFromString(f);
   return flags;

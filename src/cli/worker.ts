@@ -25,25 +25,60 @@ export interface WorkerArgs {
 
 /** `fxflow worker`'s flags. */
 export function workerCommand(y: Argv): Argv {
-  return y
-    .option('queue', { type: 'string', demandOption: true, describe: 'The Redis queue `fxflow optimize --queue` fills: redis://HOST:PORT/DB[?name=QUEUE]' })
-    .option('threads', { type: 'number', describe: 'Worker threads, trials at once (default: all cores)' })
-    .option('catalog', { type: 'string', describe: "This machine's copy of the catalog (default: the coordinator's path); its data must hash the same" })
-    .option('data', { type: 'string', describe: "This machine's copy of the coordinator's --data file or folder" })
-    .option('strategy', { type: 'string', describe: "This machine's copy of the strategy file (default: the coordinator's path); its content must be the same" })
-    .option('lock-ms', { type: 'number', default: 30_000, describe: "How long a trial's lock lasts without renewal: a killed worker's trial runs again elsewhere after about this long" })
-    // No yargs default: its value (RECONNECT_MS) lives in research/queue.ts, loaded only when a worker starts.
-    .option('reconnect-ms', { type: 'number', describe: 'How long to keep trying to reach Redis again after losing it before stopping (default 20000)' })
-    .example('$0 worker --queue redis://10.0.0.5:6379/0', 'Run trials of the sweeps queued on that Redis, on every core');
+  return (
+    y
+      .option('queue', {
+        type: 'string',
+        demandOption: true,
+        describe: 'The Redis queue `fxflow optimize --queue` fills: redis://HOST:PORT/DB[?name=QUEUE]',
+      })
+      .option('threads', { type: 'number', describe: 'Worker threads, trials at once (default: all cores)' })
+      .option('catalog', {
+        type: 'string',
+        describe:
+          "This machine's copy of the catalog (default: the coordinator's path); its data must hash the same",
+      })
+      .option('data', {
+        type: 'string',
+        describe: "This machine's copy of the coordinator's --data file or folder",
+      })
+      .option('strategy', {
+        type: 'string',
+        describe:
+          "This machine's copy of the strategy file (default: the coordinator's path); its content must be the same",
+      })
+      .option('lock-ms', {
+        type: 'number',
+        default: 30_000,
+        describe:
+          "How long a trial's lock lasts without renewal: a killed worker's trial runs again elsewhere after about this long",
+      })
+      // No yargs default: its value (RECONNECT_MS) lives in research/queue.ts, loaded only when a worker starts.
+      .option('reconnect-ms', {
+        type: 'number',
+        describe:
+          'How long to keep trying to reach Redis again after losing it before stopping (default 20000)',
+      })
+      .example(
+        '$0 worker --queue redis://10.0.0.5:6379/0',
+        'Run trials of the sweeps queued on that Redis, on every core',
+      )
+  );
 }
 
 /** Loads and checks a sweep's strategy and data on this machine, and starts the worker threads. */
 async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): Promise<PreparedSweep> {
   const { QueueError } = await queueModule();
   const file = resolve(a.strategy ?? m.strategyFile);
-  if (!existsSync(file)) throw new QueueError(`sweep ${m.sweepId}: the strategy file ${file} is not on this machine: give its copy with --strategy`);
+  if (!existsSync(file))
+    throw new QueueError(
+      `sweep ${m.sweepId}: the strategy file ${file} is not on this machine: give its copy with --strategy`,
+    );
   const hash = sha256(readFileSync(file));
-  if (hash !== m.strategyHash) throw new QueueError(`sweep ${m.sweepId}: ${file} is not the coordinator's strategy (content hash ${hash.slice(0, 12)}…, the sweep's ${m.strategyHash.slice(0, 12)}…): the workers need the same strategy file`);
+  if (hash !== m.strategyHash)
+    throw new QueueError(
+      `sweep ${m.sweepId}: ${file} is not the coordinator's strategy (content hash ${hash.slice(0, 12)}…, the sweep's ${m.strategyHash.slice(0, 12)}…): the workers need the same strategy file`,
+    );
   const loaded = await loadStrategy(file, []);
   const instruments = loadInstruments();
   const from = parseDate(m.config.run.from);
@@ -53,16 +88,34 @@ async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): P
   let cache: Parameters<typeof loadSweepData>[0]['cache'];
   if ('catalog' in m.data) {
     dataPath = resolve(a.catalog ?? m.data.catalog);
-    if (!existsSync(dataPath)) throw new QueueError(`sweep ${m.sweepId}: the catalog ${dataPath} is not on this machine: give its copy with --catalog`);
+    if (!existsSync(dataPath))
+      throw new QueueError(
+        `sweep ${m.sweepId}: the catalog ${dataPath} is not on this machine: give its copy with --catalog`,
+      );
     source = await dataCatalog(dataPath);
     const root = dataPath;
     cache = { dir: join(root, '.cache'), sourceHash: (i, g) => catalogSourceHash(root, i, g, from, to) };
   } else {
     dataPath = resolve(a.data ?? m.data.file);
-    if (!existsSync(dataPath)) throw new QueueError(`sweep ${m.sweepId}: the data ${dataPath} is not on this machine: give its copy with --data`);
+    if (!existsSync(dataPath))
+      throw new QueueError(
+        `sweep ${m.sweepId}: the data ${dataPath} is not on this machine: give its copy with --data`,
+      );
     source = fileSweepSource(dataPath, m.data, m.config, instruments);
   }
-  const data = await loadSweepData({ strategy: loaded.strategy, name: loaded.name, params: m.subscriptionParams, currency: m.config.account.currency, instruments, candles: source.candles, available: source.available, ...(source.origin ? { origin: source.origin } : {}), from, to, ...(cache ? { cache } : {}) });
+  const data = await loadSweepData({
+    strategy: loaded.strategy,
+    name: loaded.name,
+    params: m.subscriptionParams,
+    currency: m.config.account.currency,
+    instruments,
+    candles: source.candles,
+    available: source.available,
+    ...(source.origin ? { origin: source.origin } : {}),
+    from,
+    to,
+    ...(cache ? { cache } : {}),
+  });
   if (data.dataHash !== m.dataHash) {
     throw new QueueError(
       `sweep ${m.sweepId}: the data here (${dataPath}, ${data.candles} candles) is not the coordinator's (content hash ${data.dataHash.slice(0, 12)}…, the sweep's ${m.dataHash.slice(0, 12)}…): every worker needs the same catalog; copy it, or point --catalog/--data at the same files`,
@@ -70,7 +123,9 @@ async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): P
   }
   const pool = await WorkerPool.start(threads, { strategyFile: file });
   pool.share(data.series);
-  process.stderr.write(`fxflow worker: sweep ${m.sweepId} (${m.strategyName}): ${data.candles} candles checked against the sweep's data hash; ${threads} thread${threads === 1 ? '' : 's'}\n`);
+  process.stderr.write(
+    `fxflow worker: sweep ${m.sweepId} (${m.strategyName}): ${data.candles} candles checked against the sweep's data hash; ${threads} thread${threads === 1 ? '' : 's'}\n`,
+  );
   return { runner: pool, config: m.config };
 }
 
@@ -88,10 +143,14 @@ export async function worker(a: WorkerArgs): Promise<void> {
     onNote: (text) => process.stderr.write(`fxflow worker: ${text}\n`),
     onTrial: (e) => {
       ran++;
-      process.stderr.write(`fxflow worker: ${e.trial >= 0 ? `trial ${e.trial}` : `window ${-e.trial}'s out-of-sample run`} of ${e.sweepId} ${e.ok ? 'done' : 'failed'} in ${(e.wallMs / 1000).toFixed(2)} s\n`);
+      process.stderr.write(
+        `fxflow worker: ${e.trial >= 0 ? `trial ${e.trial}` : `window ${-e.trial}'s out-of-sample run`} of ${e.sweepId} ${e.ok ? 'done' : 'failed'} in ${(e.wallMs / 1000).toFixed(2)} s\n`,
+      );
     },
   });
-  process.stderr.write(`fxflow worker: waiting for trials on ${describeQueue(a.queue)} (${threads} thread${threads === 1 ? '' : 's'}; Ctrl-C to stop)\n`);
+  process.stderr.write(
+    `fxflow worker: waiting for trials on ${describeQueue(a.queue)} (${threads} thread${threads === 1 ? '' : 's'}; Ctrl-C to stop)\n`,
+  );
   const stop = (): void => {
     void w.stop();
   };

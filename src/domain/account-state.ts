@@ -76,7 +76,15 @@ export class AccountStateError extends Error {
 }
 
 /** Order types that rest in the simulator's books (MARKET and FIXED_PRICE never do). */
-const RESTING = new Set(['LIMIT', 'STOP', 'MARKET_IF_TOUCHED', 'TAKE_PROFIT', 'STOP_LOSS', 'TRAILING_STOP_LOSS', 'GUARANTEED_STOP_LOSS']);
+const RESTING = new Set([
+  'LIMIT',
+  'STOP',
+  'MARKET_IF_TOUCHED',
+  'TAKE_PROFIT',
+  'STOP_LOSS',
+  'TRAILING_STOP_LOSS',
+  'GUARANTEED_STOP_LOSS',
+]);
 const DEPENDENT = new Set(['TAKE_PROFIT', 'STOP_LOSS', 'TRAILING_STOP_LOSS', 'GUARANTEED_STOP_LOSS']);
 
 /**
@@ -86,9 +94,27 @@ const DEPENDENT = new Set(['TAKE_PROFIT', 'STOP_LOSS', 'TRAILING_STOP_LOSS', 'GU
  * batchID, userID, accountID, reason, orderFillTransactionID) are not.
  */
 const SHARED_FIELDS = [
-  'instrument', 'units', 'price', 'distance', 'tradeID', 'clientTradeID', 'timeInForce', 'gtdTime', 'priceBound', 'positionFill',
-  'triggerCondition', 'initialMarketPrice', 'guaranteed', 'guaranteedExecutionPremium', 'replacesOrderID', 'clientExtensions',
-  'takeProfitOnFill', 'stopLossOnFill', 'trailingStopLossOnFill', 'guaranteedStopLossOnFill', 'tradeClientExtensions',
+  'instrument',
+  'units',
+  'price',
+  'distance',
+  'tradeID',
+  'clientTradeID',
+  'timeInForce',
+  'gtdTime',
+  'priceBound',
+  'positionFill',
+  'triggerCondition',
+  'initialMarketPrice',
+  'guaranteed',
+  'guaranteedExecutionPremium',
+  'replacesOrderID',
+  'clientExtensions',
+  'takeProfitOnFill',
+  'stopLossOnFill',
+  'trailingStopLossOnFill',
+  'guaranteedStopLossOnFill',
+  'tradeClientExtensions',
 ] as const;
 
 type Obj = Record<string, unknown>;
@@ -96,16 +122,26 @@ type Obj = Record<string, unknown>;
 /** A non-negative whole transaction ID, or an error naming `where`. */
 function transactionID(v: unknown, where: string): number {
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : Number.NaN;
-  if (!Number.isSafeInteger(n)) throw new AccountStateError(`${where}: ${JSON.stringify(v)} is not a transaction ID (a whole number as a string, e.g. "1234")`);
+  if (!Number.isSafeInteger(n))
+    throw new AccountStateError(
+      `${where}: ${JSON.stringify(v)} is not a transaction ID (a whole number as a string, e.g. "1234")`,
+    );
   return n;
 }
 
 function decimalAmount(v: unknown, where: string): number {
-  if (typeof v !== 'string') throw new AccountStateError(`${where}: expected a decimal string (e.g. "100000.0000"), got ${JSON.stringify(v)}`);
+  if (typeof v !== 'string')
+    throw new AccountStateError(
+      `${where}: expected a decimal string (e.g. "100000.0000"), got ${JSON.stringify(v)}`,
+    );
   try {
     return amount(v);
   } catch (e) {
-    if (e instanceof MoneyError) throw new AccountStateError(`${where}: ${JSON.stringify(v)} is not a decimal amount in the account currency (e.g. "-12.3400")`, { cause: e });
+    if (e instanceof MoneyError)
+      throw new AccountStateError(
+        `${where}: ${JSON.stringify(v)} is not a decimal amount in the account currency (e.g. "-12.3400")`,
+        { cause: e },
+      );
     throw e;
   }
 }
@@ -118,7 +154,10 @@ function finiteNumber(v: unknown, where: string, what: string): number {
 
 function time(v: unknown, where: string): number {
   const ms = typeof v === 'string' ? parseTime(v) : Number.NaN;
-  if (!Number.isFinite(ms)) throw new AccountStateError(`${where}: ${JSON.stringify(v)} is not a v20 time (RFC 3339, e.g. "2024-01-02T10:00:00.000000000Z", or UNIX seconds)`);
+  if (!Number.isFinite(ms))
+    throw new AccountStateError(
+      `${where}: ${JSON.stringify(v)} is not a v20 time (RFC 3339, e.g. "2024-01-02T10:00:00.000000000Z", or UNIX seconds)`,
+    );
   return ms;
 }
 
@@ -129,7 +168,14 @@ function time(v: unknown, where: string): number {
  */
 export function orderCreateOf(order: Order, accountID: string): Transaction {
   const o = order as unknown as Obj;
-  const tx: Obj = { id: order.id, time: order.createTime, type: `${order.type}_ORDER`, accountID, userID: 1, batchID: order.id };
+  const tx: Obj = {
+    id: order.id,
+    time: order.createTime,
+    type: `${order.type}_ORDER`,
+    accountID,
+    userID: 1,
+    batchID: order.id,
+  };
   for (const k of SHARED_FIELDS) if (o[k] !== undefined) tx[k] = o[k];
   return tx as unknown as Transaction;
 }
@@ -149,8 +195,14 @@ export function orderOf(o: LedgerOrder, trailingStopValue: string | undefined): 
 /** A ledger trade in v20's TradeSummary form. */
 export function tradeSummaryOf(t: LedgerTrade): AccountTrade {
   const out: { -readonly [K in keyof AccountTrade]: AccountTrade[K] } = {
-    id: t.id, instrument: t.instrument, price: t.price, openTime: t.openTime, initialUnits: t.initialUnits, currentUnits: String(t.unitsNum),
-    realizedPL: formatAmount(t.realizedPL), financing: formatAmount(t.financing),
+    id: t.id,
+    instrument: t.instrument,
+    price: t.price,
+    openTime: t.openTime,
+    initialUnits: t.initialUnits,
+    currentUnits: String(t.unitsNum),
+    realizedPL: formatAmount(t.realizedPL),
+    financing: formatAmount(t.financing),
   };
   if (t.clientExtensions !== undefined) out.clientExtensions = t.clientExtensions;
   if (t.takeProfitOrderID !== undefined) out.takeProfitOrderID = t.takeProfitOrderID;
@@ -187,13 +239,23 @@ export interface Restored {
  * pending orders. Orders of types that never rest (MARKET, FIXED_PRICE: in flight at the broker)
  * are left out.
  */
-export function restoreAccount(ledger: Ledger, state: AccountState, instruments: InstrumentRegistry | undefined, accountID: string): Restored {
-  if (ledger.applied > 0 || ledger.trades.size > 0 || ledger.pendingOrders.size > 0) throw new AccountStateError('account state: the ledger is not empty; restore into a new ledger (a new simulator or portfolio)');
+export function restoreAccount(
+  ledger: Ledger,
+  state: AccountState,
+  instruments: InstrumentRegistry | undefined,
+  accountID: string,
+): Restored {
+  if (ledger.applied > 0 || ledger.trades.size > 0 || ledger.pendingOrders.size > 0)
+    throw new AccountStateError(
+      'account state: the ledger is not empty; restore into a new ledger (a new simulator or portfolio)',
+    );
   const last = transactionID(state.lastTransactionID, 'account state.lastTransactionID');
   const balance = decimalAmount(state.balance, 'account state.balance');
 
   // Trades, oldest first (v20's reduction order): IDs grow with time.
-  const trades = [...(state.trades ?? [])].map((t, i) => ({ t, i })).sort((a, b) => Number(a.t.id) - Number(b.t.id));
+  const trades = [...(state.trades ?? [])]
+    .map((t, i) => ({ t, i }))
+    .sort((a, b) => Number(a.t.id) - Number(b.t.id));
   const orders: Order[] = [];
   const seenOrders = new Set<string>();
   const addOrder = (o: Order): void => {
@@ -201,16 +263,29 @@ export function restoreAccount(ledger: Ledger, state: AccountState, instruments:
     seenOrders.add(o.id);
     orders.push(o);
   };
-  const named: { trade: string; slot: 'takeProfitOrderID' | 'stopLossOrderID' | 'trailingStopLossOrderID' | 'guaranteedStopLossOrderID'; id: string }[] = [];
+  const named: {
+    trade: string;
+    slot: 'takeProfitOrderID' | 'stopLossOrderID' | 'trailingStopLossOrderID' | 'guaranteedStopLossOrderID';
+    id: string;
+  }[] = [];
   for (const { t, i } of trades) {
     const where = `account state.trades[${i}] (id ${t.id})`;
     const id = transactionID(t.id, `account state.trades[${i}].id`);
-    if (id > last) throw new AccountStateError(`${where}: the trade ID is above lastTransactionID ${state.lastTransactionID}; the state is not one account's`);
+    if (id > last)
+      throw new AccountStateError(
+        `${where}: the trade ID is above lastTransactionID ${state.lastTransactionID}; the state is not one account's`,
+      );
     if (ledger.trades.has(t.id)) throw new AccountStateError(`${where}: a second trade with this ID`);
-    if (typeof t.instrument !== 'string' || (instruments !== undefined && !instruments.has(t.instrument))) throw new AccountStateError(`${where}.instrument: ${JSON.stringify(t.instrument)} is not a known instrument`);
+    if (typeof t.instrument !== 'string' || (instruments !== undefined && !instruments.has(t.instrument)))
+      throw new AccountStateError(
+        `${where}.instrument: ${JSON.stringify(t.instrument)} is not a known instrument`,
+      );
     const price = finiteNumber(t.price, `${where}.price`, 'a price');
     const units = finiteNumber(t.currentUnits, `${where}.currentUnits`, 'a signed number of units');
-    if (units === 0) throw new AccountStateError(`${where}.currentUnits: 0 (a closed trade is not an open one; leave it out)`);
+    if (units === 0)
+      throw new AccountStateError(
+        `${where}.currentUnits: 0 (a closed trade is not an open one; leave it out)`,
+      );
     const initial = t.initialUnits ?? t.currentUnits;
     finiteNumber(initial, `${where}.initialUnits`, 'a signed number of units');
     const openMs = time(t.openTime, `${where}.openTime`);
@@ -235,8 +310,14 @@ export function restoreAccount(ledger: Ledger, state: AccountState, instruments:
       clientExtensions: t.clientExtensions || undefined,
     };
     ledger.trades.set(t.id, trade);
-    for (const o of [t.takeProfitOrder, t.stopLossOrder, t.trailingStopLossOrder, t.guaranteedStopLossOrder]) if (o !== undefined) addOrder(o);
-    for (const [slot, oid] of [['takeProfitOrderID', t.takeProfitOrderID], ['stopLossOrderID', t.stopLossOrderID], ['trailingStopLossOrderID', t.trailingStopLossOrderID], ['guaranteedStopLossOrderID', t.guaranteedStopLossOrderID]] as const) {
+    for (const o of [t.takeProfitOrder, t.stopLossOrder, t.trailingStopLossOrder, t.guaranteedStopLossOrder])
+      if (o !== undefined) addOrder(o);
+    for (const [slot, oid] of [
+      ['takeProfitOrderID', t.takeProfitOrderID],
+      ['stopLossOrderID', t.stopLossOrderID],
+      ['trailingStopLossOrderID', t.trailingStopLossOrderID],
+      ['guaranteedStopLossOrderID', t.guaranteedStopLossOrderID],
+    ] as const) {
       if (oid !== undefined) named.push({ trade: t.id, slot, id: oid });
     }
   }
@@ -251,52 +332,89 @@ export function restoreAccount(ledger: Ledger, state: AccountState, instruments:
     const where = `account state.orders (id ${String(o.id)}, ${String(o.type)})`;
     if (state_(o) !== undefined && state_(o) !== 'PENDING') continue;
     if (o.type === 'MARKET' || (o.type as string) === 'FIXED_PRICE') continue;
-    if (!RESTING.has(o.type)) throw new AccountStateError(`${where}.type: ${JSON.stringify(o.type)} is not a v20 order type the simulator can hold (${[...RESTING].join(', ')})`);
+    if (!RESTING.has(o.type))
+      throw new AccountStateError(
+        `${where}.type: ${JSON.stringify(o.type)} is not a v20 order type the simulator can hold (${[...RESTING].join(', ')})`,
+      );
     const id = transactionID(o.id, `${where}.id`);
-    if (id > last) throw new AccountStateError(`${where}: the order ID is above lastTransactionID ${state.lastTransactionID}; the state is not one account's`);
+    if (id > last)
+      throw new AccountStateError(
+        `${where}: the order ID is above lastTransactionID ${state.lastTransactionID}; the state is not one account's`,
+      );
     time(o.createTime, `${where}.createTime`);
     const x = o as unknown as Obj;
     if (DEPENDENT.has(o.type)) {
       const trade = typeof x.tradeID === 'string' ? ledger.trades.get(x.tradeID) : undefined;
-      if (trade === undefined) throw new AccountStateError(`${where}.tradeID: ${JSON.stringify(x.tradeID)} is not among the open trades (a dependent order needs its trade)`);
+      if (trade === undefined)
+        throw new AccountStateError(
+          `${where}.tradeID: ${JSON.stringify(x.tradeID)} is not among the open trades (a dependent order needs its trade)`,
+        );
     } else {
-      if (typeof x.instrument !== 'string' || (instruments !== undefined && !instruments.has(x.instrument))) throw new AccountStateError(`${where}.instrument: ${JSON.stringify(x.instrument)} is not a known instrument`);
-      if (finiteNumber(x.units, `${where}.units`, 'a signed number of units') === 0) throw new AccountStateError(`${where}.units: 0`);
+      if (typeof x.instrument !== 'string' || (instruments !== undefined && !instruments.has(x.instrument)))
+        throw new AccountStateError(
+          `${where}.instrument: ${JSON.stringify(x.instrument)} is not a known instrument`,
+        );
+      if (finiteNumber(x.units, `${where}.units`, 'a signed number of units') === 0)
+        throw new AccountStateError(`${where}.units: 0`);
     }
     if (o.type === 'TRAILING_STOP_LOSS') {
       finiteNumber(x.distance, `${where}.distance`, 'a price distance');
-      if (x.trailingStopValue !== undefined) trailing.set(o.id, finiteNumber(x.trailingStopValue, `${where}.trailingStopValue`, 'a price'));
+      if (x.trailingStopValue !== undefined)
+        trailing.set(o.id, finiteNumber(x.trailingStopValue, `${where}.trailingStopValue`, 'a price'));
     } else if (x.price !== undefined) finiteNumber(x.price, `${where}.price`, 'a price');
-    else if (o.type !== 'STOP_LOSS' && o.type !== 'GUARANTEED_STOP_LOSS') throw new AccountStateError(`${where}.price: missing`);
+    else if (o.type !== 'STOP_LOSS' && o.type !== 'GUARANTEED_STOP_LOSS')
+      throw new AccountStateError(`${where}.price: missing`);
     else finiteNumber(x.distance, `${where}.distance`, 'a price distance (the order has no price)');
     creates.push({ id, tx: orderCreateOf(o, accountID) });
   }
   creates.sort((a, b) => a.id - b.id);
-  for (let i = 1; i < creates.length; i++) if (creates[i]!.id === creates[i - 1]!.id) throw new AccountStateError(`account state.orders: two orders with ID ${creates[i]!.id}`);
+  for (let i = 1; i < creates.length; i++)
+    if (creates[i]!.id === creates[i - 1]!.id)
+      throw new AccountStateError(`account state.orders: two orders with ID ${creates[i]!.id}`);
   for (const c of creates) {
-    if (ledger.trades.has(c.tx.id)) throw new AccountStateError(`account state.orders (id ${c.tx.id}): a trade has the same ID (each ID is one transaction)`);
+    if (ledger.trades.has(c.tx.id))
+      throw new AccountStateError(
+        `account state.orders (id ${c.tx.id}): a trade has the same ID (each ID is one transaction)`,
+      );
     const before = ledger.pendingOrders.size;
     ledger.apply(c.tx);
-    if (ledger.pendingOrders.size === before) throw new AccountStateError(`account state.orders (id ${c.tx.id}): not folded (IDs must be above 0)`);
+    if (ledger.pendingOrders.size === before)
+      throw new AccountStateError(`account state.orders (id ${c.tx.id}): not folded (IDs must be above 0)`);
   }
   // A dependent order that a trade names must be pending, and be the one in the trade's slot.
   for (const n of named) {
     const trade = ledger.trades.get(n.trade)!;
     if (trade[n.slot] !== n.id) {
-      throw new AccountStateError(`account state.trades (id ${n.trade}).${n.slot}: order ${n.id} is not among the pending orders of that trade${trade[n.slot] !== undefined ? ` (order ${String(trade[n.slot])} is)` : ''}`);
+      throw new AccountStateError(
+        `account state.trades (id ${n.trade}).${n.slot}: order ${n.id} is not among the pending orders of that trade${trade[n.slot] !== undefined ? ` (order ${String(trade[n.slot])} is)` : ''}`,
+      );
     }
   }
 
   ledger.balance = balance;
   ledger.pl = state.pl !== undefined ? decimalAmount(state.pl, 'account state.pl') : 0;
-  ledger.financing = state.financing !== undefined ? decimalAmount(state.financing, 'account state.financing') : 0;
-  ledger.commission = state.commission !== undefined ? decimalAmount(state.commission, 'account state.commission') : 0;
-  ledger.guaranteedExecutionFees = state.guaranteedExecutionFees !== undefined ? decimalAmount(state.guaranteedExecutionFees, 'account state.guaranteedExecutionFees') : 0;
+  ledger.financing =
+    state.financing !== undefined ? decimalAmount(state.financing, 'account state.financing') : 0;
+  ledger.commission =
+    state.commission !== undefined ? decimalAmount(state.commission, 'account state.commission') : 0;
+  ledger.guaranteedExecutionFees =
+    state.guaranteedExecutionFees !== undefined
+      ? decimalAmount(state.guaranteedExecutionFees, 'account state.guaranteedExecutionFees')
+      : 0;
   for (const [i, p] of (state.positions ?? []).entries()) {
-    if (p.pl !== undefined && p.pl !== '0.0000' && p.pl !== '0') ledger.instrumentPL.set(p.instrument, decimalAmount(p.pl, `account state.positions[${i}].pl`));
+    if (p.pl !== undefined && p.pl !== '0.0000' && p.pl !== '0')
+      ledger.instrumentPL.set(p.instrument, decimalAmount(p.pl, `account state.positions[${i}].pl`));
   }
   ledger.version++;
   // A no-op transaction (it carries no money and no state) moves the ledger's mark to the account's last ID.
-  if (last > Number(ledger.lastTransactionID)) ledger.apply({ id: state.lastTransactionID, type: 'CLIENT_CONFIGURE', time: '', accountID, userID: 1, batchID: state.lastTransactionID } as unknown as Transaction);
+  if (last > Number(ledger.lastTransactionID))
+    ledger.apply({
+      id: state.lastTransactionID,
+      type: 'CLIENT_CONFIGURE',
+      time: '',
+      accountID,
+      userID: 1,
+      batchID: state.lastTransactionID,
+    } as unknown as Transaction);
   return { trailing };
 }

@@ -40,7 +40,9 @@ describe('HomeConversion', () => {
   });
 
   it('names what is missing', () => {
-    expect(() => new HomeConversion('CHF', quotes).factors('JPY')).toThrow(/cannot convert JPY to the account currency CHF/);
+    expect(() => new HomeConversion('CHF', quotes).factors('JPY')).toThrow(
+      /cannot convert JPY to the account currency CHF/,
+    );
   });
 
   it('formats factors without exponents', () => {

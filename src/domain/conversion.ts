@@ -23,7 +23,10 @@ const ONE: ConversionFactors = { gain: 1, loss: 1 };
 /** Thrown when no price path from a currency to the home currency is known yet. */
 export class ConversionError extends Error {
   readonly code = 'CONVERSION' as const;
-  constructor(readonly from: string, readonly home: string) {
+  constructor(
+    readonly from: string,
+    readonly home: string,
+  ) {
     super(
       `cannot convert ${from} to the account currency ${home}: no price of ${from}_${home} or ${home}_${from} ` +
         `(or a cross through USD) has been seen. Add one of these instruments to the run's data, ` +
@@ -103,8 +106,10 @@ export function conversionInstruments(
 ): string[] {
   const chosen = new Set(traded);
   const has = (name: string): boolean => chosen.has(name);
-  const leg = (from: string, to: string): boolean => from === to || has(`${from}_${to}`) || has(`${to}_${from}`);
-  const pathExists = (q: string): boolean => leg(q, home) || VIA.some((v) => v !== q && v !== home && leg(q, v) && leg(v, home));
+  const leg = (from: string, to: string): boolean =>
+    from === to || has(`${from}_${to}`) || has(`${to}_${from}`);
+  const pathExists = (q: string): boolean =>
+    leg(q, home) || VIA.some((v) => v !== q && v !== home && leg(q, v) && leg(v, home));
   const pick = (from: string, to: string): string | undefined => {
     if (from === to) return undefined;
     for (const name of [`${from}_${to}`, `${to}_${from}`]) if (known(name) && available(name)) return name;
@@ -125,10 +130,11 @@ export function conversionInstruments(
       const a = leg(quote, via) ? undefined : pick(quote, via);
       const b = leg(via, home) ? undefined : pick(via, home);
       if ((leg(quote, via) || a) && (leg(via, home) || b)) {
-        for (const x of [a, b]) if (x) {
-          chosen.add(x);
-          extra.push(x);
-        }
+        for (const x of [a, b])
+          if (x) {
+            chosen.add(x);
+            extra.push(x);
+          }
         break;
       }
     }

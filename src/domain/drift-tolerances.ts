@@ -63,12 +63,21 @@ type Key = (typeof DRIFT_KEYS)[number];
 function valueOf(key: Key, v: unknown, where: string, joiner: string): number {
   if (key === 'window' || key === 'wait') {
     const ms = typeof v === 'string' ? durationMs(v) : undefined;
-    if (ms === undefined) throw new DriftSpecError(`${where}${joiner}${key} must be a duration like 30s, 15m, 1h or 1d (got ${JSON.stringify(v)})`);
+    if (ms === undefined)
+      throw new DriftSpecError(
+        `${where}${joiner}${key} must be a duration like 30s, 15m, 1h or 1d (got ${JSON.stringify(v)})`,
+      );
     return ms;
   }
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;
-  const what = key === 'price' ? 'a number of pips >= 0, e.g. price=1' : key === 'fills' ? 'a whole number of fills >= 0, e.g. fills=0 (the first missed fill halts)' : 'an amount of the account currency >= 0, e.g. pl=50';
-  if (!Number.isFinite(n) || n < 0 || (key === 'fills' && !Number.isInteger(n))) throw new DriftSpecError(`${where}${joiner}${key} must be ${what} (got ${JSON.stringify(v)})`);
+  const what =
+    key === 'price'
+      ? 'a number of pips >= 0, e.g. price=1'
+      : key === 'fills'
+        ? 'a whole number of fills >= 0, e.g. fills=0 (the first missed fill halts)'
+        : 'an amount of the account currency >= 0, e.g. pl=50';
+  if (!Number.isFinite(n) || n < 0 || (key === 'fills' && !Number.isInteger(n)))
+    throw new DriftSpecError(`${where}${joiner}${key} must be ${what} (got ${JSON.stringify(v)})`);
   return n;
 }
 
@@ -78,7 +87,10 @@ type Part = { -readonly [K in keyof DriftTolerances]?: DriftTolerances[K] };
 function partOf(fields: Readonly<Record<string, unknown>>, where: string, joiner: string): Part {
   const out: Part = {};
   for (const [k, v] of Object.entries(fields)) {
-    if (!(DRIFT_KEYS as readonly string[]).includes(k)) throw new DriftSpecError(`${where}: ${JSON.stringify(k)} is not a drift tolerance; known: ${DRIFT_KEYS.join(', ')} (e.g. price=1,fills=0,pl=50,window=1h)`);
+    if (!(DRIFT_KEYS as readonly string[]).includes(k))
+      throw new DriftSpecError(
+        `${where}: ${JSON.stringify(k)} is not a drift tolerance; known: ${DRIFT_KEYS.join(', ')} (e.g. price=1,fills=0,pl=50,window=1h)`,
+      );
     const n = valueOf(k as Key, v, where, joiner);
     if (k === 'window') out.windowMs = n;
     else if (k === 'wait') out.waitMs = n;
@@ -91,7 +103,9 @@ function partOf(fields: Readonly<Record<string, unknown>>, where: string, joiner
 function complete(p: Part, where: string): DriftTolerances {
   const out = { windowMs: DRIFT_WINDOW_MS, waitMs: DRIFT_WAIT_MS, ...p };
   if (out.price === undefined && out.fills === undefined && out.pl === undefined) {
-    throw new DriftSpecError(`${where}: no tolerance given; say at least one of price=<pips>, fills=<count>, pl=<amount> (window and wait only shape them)`);
+    throw new DriftSpecError(
+      `${where}: no tolerance given; say at least one of price=<pips>, fills=<count>, pl=<amount> (window and wait only shape them)`,
+    );
   }
   return out;
 }
@@ -100,7 +114,11 @@ function complete(p: Part, where: string): DriftTolerances {
  * The tolerances from key/value pairs, checked: a config file's `drift` section (`where` the file
  * and `drift`, `joiner` '.': `my.json: drift.price must be …`), or the flag's parsed pairs.
  */
-export function driftOf(fields: Readonly<Record<string, unknown>>, where: string, joiner = ': '): DriftTolerances {
+export function driftOf(
+  fields: Readonly<Record<string, unknown>>,
+  where: string,
+  joiner = ': ',
+): DriftTolerances {
   return complete(partOf(fields, where, joiner), where);
 }
 
@@ -117,7 +135,10 @@ export function parseMaxDrift(values: readonly string[], base?: DriftTolerances)
       if (p === '') continue;
       const eq = p.indexOf('=');
       if (eq < 0) {
-        if (!Number.isFinite(Number(p))) throw new DriftSpecError(`--max-drift: ${JSON.stringify(p)} is neither key=value nor a number of pips; e.g. --max-drift 1, or --max-drift price=1,fills=0,pl=50,window=1h`);
+        if (!Number.isFinite(Number(p)))
+          throw new DriftSpecError(
+            `--max-drift: ${JSON.stringify(p)} is neither key=value nor a number of pips; e.g. --max-drift 1, or --max-drift price=1,fills=0,pl=50,window=1h`,
+          );
         fields.price = p;
       } else fields[p.slice(0, eq).trim()] = p.slice(eq + 1).trim();
     }
@@ -127,7 +148,15 @@ export function parseMaxDrift(values: readonly string[], base?: DriftTolerances)
 
 /** A duration as the flag writes it (`1h`, `90s`). */
 export function formatDuration(ms: number): string {
-  return ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+  return ms % 86_400_000 === 0
+    ? `${ms / 86_400_000}d`
+    : ms % 3_600_000 === 0
+      ? `${ms / 3_600_000}h`
+      : ms % 60_000 === 0
+        ? `${ms / 60_000}m`
+        : ms % 1000 === 0
+          ? `${ms / 1000}s`
+          : `${ms}ms`;
 }
 
 /** The tolerances as the flag writes them (`price=1,fills=0,window=1h`). */
@@ -152,7 +181,10 @@ export interface DriftMeasures {
 }
 
 /** The first tolerance a set of measures is past (strictly greater), in the order price, fills, pl. */
-export function breachedTolerance(t: DriftTolerances, m: Partial<DriftMeasures>): 'price' | 'fills' | 'pl' | undefined {
+export function breachedTolerance(
+  t: DriftTolerances,
+  m: Partial<DriftMeasures>,
+): 'price' | 'fills' | 'pl' | undefined {
   // A hair of rounding (prices are decimals read as floats) is not a drift.
   if (t.price !== undefined && m.pricePips !== undefined && m.pricePips > t.price + 1e-9) return 'price';
   if (t.fills !== undefined && m.missed !== undefined && m.missed > t.fills) return 'fills';

@@ -3,8 +3,27 @@ import type { UnixMs } from './time.ts';
 
 /** v20 CandlestickGranularity. */
 export const GRANULARITIES = [
-  'S5', 'S10', 'S15', 'S30', 'M1', 'M2', 'M4', 'M5', 'M10', 'M15', 'M30',
-  'H1', 'H2', 'H3', 'H4', 'H6', 'H8', 'H12', 'D', 'W', 'M',
+  'S5',
+  'S10',
+  'S15',
+  'S30',
+  'M1',
+  'M2',
+  'M4',
+  'M5',
+  'M10',
+  'M15',
+  'M30',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H6',
+  'H8',
+  'H12',
+  'D',
+  'W',
+  'M',
 ] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 
@@ -12,10 +31,26 @@ const S = 1000;
 const MIN = 60 * S;
 const H = 60 * MIN;
 const FIXED: Record<Exclude<Granularity, 'M'>, number> = {
-  S5: 5 * S, S10: 10 * S, S15: 15 * S, S30: 30 * S,
-  M1: MIN, M2: 2 * MIN, M4: 4 * MIN, M5: 5 * MIN, M10: 10 * MIN, M15: 15 * MIN, M30: 30 * MIN,
-  H1: H, H2: 2 * H, H3: 3 * H, H4: 4 * H, H6: 6 * H, H8: 8 * H, H12: 12 * H,
-  D: 24 * H, W: 7 * 24 * H,
+  S5: 5 * S,
+  S10: 10 * S,
+  S15: 15 * S,
+  S30: 30 * S,
+  M1: MIN,
+  M2: 2 * MIN,
+  M4: 4 * MIN,
+  M5: 5 * MIN,
+  M10: 10 * MIN,
+  M15: 15 * MIN,
+  M30: 30 * MIN,
+  H1: H,
+  H2: 2 * H,
+  H3: 3 * H,
+  H4: 4 * H,
+  H6: 6 * H,
+  H8: 8 * H,
+  H12: 12 * H,
+  D: 24 * H,
+  W: 7 * 24 * H,
 };
 
 export function isGranularity(x: string): x is Granularity {
@@ -35,7 +70,8 @@ export function granularityMs(g: Granularity): number {
 export function candleClose(g: Granularity, open: UnixMs, zone = 'America/New_York'): UnixMs {
   if (g === 'D' || g === 'W' || g === 'M') {
     const dt = DateTime.fromMillis(open, { zone });
-    const next = g === 'D' ? dt.plus({ days: 1 }) : g === 'W' ? dt.plus({ weeks: 1 }) : dt.plus({ months: 1 });
+    const next =
+      g === 'D' ? dt.plus({ days: 1 }) : g === 'W' ? dt.plus({ weeks: 1 }) : dt.plus({ months: 1 });
     return next.toMillis();
   }
   return open + FIXED[g];
@@ -48,7 +84,8 @@ export interface Alignment {
   /** IANA zone of the daily alignment. v20 default America/New_York. */
   readonly alignmentTimezone: string;
   /** Day of week on which W candles start. v20 default Friday. */
-  readonly weeklyAlignment: 'Monday' | 'Tuesday' | 'Wednesday' | 'Thursday' | 'Friday' | 'Saturday' | 'Sunday';
+  readonly weeklyAlignment:
+    'Monday' | 'Tuesday' | 'Wednesday' | 'Thursday' | 'Friday' | 'Saturday' | 'Sunday';
 }
 
 export const DEFAULT_ALIGNMENT: Alignment = {
@@ -58,7 +95,13 @@ export const DEFAULT_ALIGNMENT: Alignment = {
 };
 
 const WEEKDAY: Record<Alignment['weeklyAlignment'], number> = {
-  Monday: 1, Tuesday: 2, Wednesday: 3, Thursday: 4, Friday: 5, Saturday: 6, Sunday: 7,
+  Monday: 1,
+  Tuesday: 2,
+  Wednesday: 3,
+  Thursday: 4,
+  Friday: 5,
+  Saturday: 6,
+  Sunday: 7,
 };
 
 /**

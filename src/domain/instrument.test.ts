@@ -14,8 +14,27 @@ describe('Instrument.price', () => {
       fc.double({ min: -1e-3, max: 1e-3, noNaN: true }),
       fc.double({ noNaN: false }),
       // Half-way between two units of the last place, and next to it.
-      fc.tuple(fc.integer({ min: -(2 ** 31), max: 2 ** 31 }), fc.integer({ min: 0, max: 6 }), fc.constantFrom(-1e-9, 0, 1e-9)).map(([k, d, e]) => (k + 0.5) / 10 ** d + e),
-      fc.constantFrom(0, -0, 1, -1, 1.123455, 2 ** 31 / 1e5, 2 ** 31 / 1e5 + 1e-5, 1e21, -1e21, Infinity, -Infinity, Number.NaN),
+      fc
+        .tuple(
+          fc.integer({ min: -(2 ** 31), max: 2 ** 31 }),
+          fc.integer({ min: 0, max: 6 }),
+          fc.constantFrom(-1e-9, 0, 1e-9),
+        )
+        .map(([k, d, e]) => (k + 0.5) / 10 ** d + e),
+      fc.constantFrom(
+        0,
+        -0,
+        1,
+        -1,
+        1.123455,
+        2 ** 31 / 1e5,
+        2 ** 31 / 1e5 + 1e-5,
+        1e21,
+        -1e21,
+        Infinity,
+        -Infinity,
+        Number.NaN,
+      ),
     );
     fc.assert(
       fc.property(x, fc.integer({ min: 0, max: 8 }), (v, d) => {

@@ -62,7 +62,11 @@ export class Instrument {
   readonly minimumTrailingStopDistance: number;
   readonly maximumTrailingStopDistance: number;
   /** Guaranteed stop losses: allowed at all, the premium per unit (price distance) and the minimum distance. */
-  readonly guaranteedStopLoss: { readonly mode: 'DISABLED' | 'ALLOWED' | 'REQUIRED'; readonly premium: string; readonly minimumDistance: number };
+  readonly guaranteedStopLoss: {
+    readonly mode: 'DISABLED' | 'ALLOWED' | 'REQUIRED';
+    readonly premium: string;
+    readonly minimumDistance: number;
+  };
   /** Annual rates (negative: the holder pays) and days charged per weekday, index 0 = Sunday. */
   readonly financing: FinancingTerms;
   readonly wire: WireInstrument;
@@ -195,7 +199,8 @@ const DEFAULT_PATH = resolve(dirname(fileURLToPath(import.meta.url)), '../../dat
 function check(file: string, i: number, w: Record<string, unknown>): WireInstrument {
   const where = `${file}: instrument #${i}${typeof w.name === 'string' ? ` (${w.name})` : ''}`;
   const need = (k: string, test: (v: unknown) => boolean, what: string): void => {
-    if (!test(w[k])) throw new InstrumentError(`${where}: field '${k}' must be ${what} (got ${JSON.stringify(w[k])})`);
+    if (!test(w[k]))
+      throw new InstrumentError(`${where}: field '${k}' must be ${what} (got ${JSON.stringify(w[k])})`);
   };
   const dec = (v: unknown): boolean => typeof v === 'string' && DECIMAL.test(v);
   const int = (v: unknown): boolean => Number.isInteger(v);
@@ -205,19 +210,29 @@ function check(file: string, i: number, w: Record<string, unknown>): WireInstrum
   need('pipLocation', int, 'an integer');
   need('displayPrecision', int, 'an integer');
   need('tradeUnitsPrecision', int, 'an integer');
-  for (const k of ['minimumTradeSize', 'maximumTrailingStopDistance', 'minimumTrailingStopDistance', 'maximumOrderUnits', 'marginRate']) {
+  for (const k of [
+    'minimumTradeSize',
+    'maximumTrailingStopDistance',
+    'minimumTrailingStopDistance',
+    'maximumOrderUnits',
+    'marginRate',
+  ]) {
     need(k, dec, 'a decimal string');
   }
   if (w.financing !== undefined) {
     const f = w.financing as Record<string, unknown>;
     if (!dec(f.longRate) || !dec(f.shortRate) || !Array.isArray(f.financingDaysOfWeek)) {
-      throw new InstrumentError(`${where}: field 'financing' must be {longRate, shortRate, financingDaysOfWeek[]} with decimal-string rates`);
+      throw new InstrumentError(
+        `${where}: field 'financing' must be {longRate, shortRate, financingDaysOfWeek[]} with decimal-string rates`,
+      );
     }
   }
   if (w.tradingHours !== undefined) {
     const h = w.tradingHours as TradingHours;
     if (typeof h !== 'object' || h === null || typeof h.timeZone !== 'string') {
-      throw new InstrumentError(`${where}: field 'tradingHours' must be {"timeZone": "America/New_York", "sessions": ["Sun 17:00-Fri 17:00"]}`);
+      throw new InstrumentError(
+        `${where}: field 'tradingHours' must be {"timeZone": "America/New_York", "sessions": ["Sun 17:00-Fri 17:00"]}`,
+      );
     }
     try {
       new MarketHours(h, 'tradingHours');
@@ -237,6 +252,9 @@ export function loadInstruments(path: string = DEFAULT_PATH): InstrumentRegistry
   } catch (e) {
     throw new InstrumentError(`${path}: cannot read instrument definitions: ${(e as Error).message}`);
   }
-  if (!Array.isArray(raw)) throw new InstrumentError(`${path}: must hold a JSON array of v20 Instrument objects`);
-  return new InstrumentRegistry(raw.map((w, i) => new Instrument(check(path, i, w as Record<string, unknown>))));
+  if (!Array.isArray(raw))
+    throw new InstrumentError(`${path}: must hold a JSON array of v20 Instrument objects`);
+  return new InstrumentRegistry(
+    raw.map((w, i) => new Instrument(check(path, i, w as Record<string, unknown>))),
+  );
 }

@@ -17,7 +17,12 @@ import type {
  */
 export type OrderIntent =
   | { readonly kind: 'order'; readonly id: string; readonly request: OrderRequest }
-  | { readonly kind: 'replace'; readonly id: string; readonly orderSpecifier: string; readonly request: OrderRequest }
+  | {
+      readonly kind: 'replace';
+      readonly id: string;
+      readonly orderSpecifier: string;
+      readonly request: OrderRequest;
+    }
   | { readonly kind: 'cancel'; readonly id: string; readonly orderSpecifier: string }
   | {
       readonly kind: 'closeTrade';
@@ -55,7 +60,15 @@ export type OrderIntent =
 
 export type IntentKind = OrderIntent['kind'];
 
-const KINDS: ReadonlySet<string> = new Set<IntentKind>(['order', 'replace', 'cancel', 'closeTrade', 'closePosition', 'tradeOrders', 'clientExtensions']);
+const KINDS: ReadonlySet<string> = new Set<IntentKind>([
+  'order',
+  'replace',
+  'cancel',
+  'closeTrade',
+  'closePosition',
+  'tradeOrders',
+  'clientExtensions',
+]);
 
 /**
  * Whether `x` has the form of an intent, as strategies build them with ctx's helpers: an object

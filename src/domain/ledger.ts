@@ -43,7 +43,12 @@ export interface LedgerTrade {
  * clears the slot when `id` is undefined and the slot holds `current`. A switch with named
  * properties: a computed key (`trade[slot]`) costs a generic keyed access on every order.
  */
-function setSlot(trade: LedgerTrade, type: string, id: string | undefined, current: string | undefined): void {
+function setSlot(
+  trade: LedgerTrade,
+  type: string,
+  id: string | undefined,
+  current: string | undefined,
+): void {
   switch (type) {
     case 'TAKE_PROFIT':
       if (id !== undefined || trade.takeProfitOrderID === current) trade.takeProfitOrderID = id;
@@ -55,7 +60,8 @@ function setSlot(trade: LedgerTrade, type: string, id: string | undefined, curre
       if (id !== undefined || trade.trailingStopLossOrderID === current) trade.trailingStopLossOrderID = id;
       return;
     case 'GUARANTEED_STOP_LOSS':
-      if (id !== undefined || trade.guaranteedStopLossOrderID === current) trade.guaranteedStopLossOrderID = id;
+      if (id !== undefined || trade.guaranteedStopLossOrderID === current)
+        trade.guaranteedStopLossOrderID = id;
       return;
     default:
       return;
@@ -79,7 +85,10 @@ export interface LedgerOrder {
 /** Thrown when a transaction contradicts the ledger (a broken invariant, never user input). */
 export class LedgerError extends Error {
   readonly code = 'LEDGER' as const;
-  constructor(message: string, readonly transactionID: string) {
+  constructor(
+    message: string,
+    readonly transactionID: string,
+  ) {
     super(`transaction ${transactionID}: ${message}`);
     this.name = 'LedgerError';
   }
@@ -255,10 +264,21 @@ export class Ledger {
   }
 
   #createOrder(tx: Transaction, type: string, given: LedgerOrder | undefined): void {
-    const t = tx as Transaction & { instrument?: string; tradeID?: string; clientExtensions?: ClientExtensions };
+    const t = tx as Transaction & {
+      instrument?: string;
+      tradeID?: string;
+      clientExtensions?: ClientExtensions;
+    };
     // Every field present (undefined when the transaction has none): one object shape for all
     // orders, which keeps the fold's property reads monomorphic.
-    const order: LedgerOrder = given ?? { id: tx.id, type, created: tx, instrument: t.instrument, tradeID: t.tradeID, clientExtensions: t.clientExtensions };
+    const order: LedgerOrder = given ?? {
+      id: tx.id,
+      type,
+      created: tx,
+      instrument: t.instrument,
+      tradeID: t.tradeID,
+      clientExtensions: t.clientExtensions,
+    };
     this.pendingOrders.set(tx.id, order);
     if (t.tradeID !== undefined) {
       const trade = this.trades.get(t.tradeID);
@@ -290,14 +310,25 @@ export class Ledger {
     this.#fillCommission = commission;
     this.#fillUnits = commission === 0 ? 0 : Math.abs(Number(tx.units));
     const closed = tx.tradesClosed;
-    if (closed !== undefined) for (let i = 0; i < closed.length; i++) this.#reduceParsed(tx.id, closed[i]!, true);
+    if (closed !== undefined)
+      for (let i = 0; i < closed.length; i++) this.#reduceParsed(tx.id, closed[i]!, true);
     if (tx.tradeReduced) this.#reduceParsed(tx.id, tx.tradeReduced, false);
     if (tx.tradeOpened) {
       const o = tx.tradeOpened;
       const price = o.price ?? tx.price ?? tx.fullVWAP;
       if (price === undefined) throw new LedgerError('ORDER_FILL opens a trade but carries no price', tx.id);
       const unitsNum = Number(o.units);
-      this.#open(o.tradeID, tx.instrument, price, Number(price), tx.time, o.units, unitsNum, o.halfSpreadCost !== undefined ? amount(o.halfSpreadCost) : 0, o.clientExtensions);
+      this.#open(
+        o.tradeID,
+        tx.instrument,
+        price,
+        Number(price),
+        tx.time,
+        o.units,
+        unitsNum,
+        o.halfSpreadCost !== undefined ? amount(o.halfSpreadCost) : 0,
+        o.clientExtensions,
+      );
     }
     const spread = tx.halfSpreadCost;
     this.#fillTotals(
@@ -328,8 +359,28 @@ export class Ledger {
     this.#fillCommission = f.commission;
     this.#fillUnits = f.commission === 0 ? 0 : f.filledUnits;
     const n = f.parts;
-    for (let i = 0; i < n; i++) this.#reduce(f.id, f.partTradeID[i]!, f.partUnits[i]!, f.partPL[i]!, 0, f.partSpread[i]!, f.partFull[i]!);
-    if (f.openUnits !== 0) this.#open(f.openTradeID, f.instrument, f.openPrice, f.openPriceNum, f.time, String(f.openUnits), f.openUnits, f.openSpread, f.openClientExtensions);
+    for (let i = 0; i < n; i++)
+      this.#reduce(
+        f.id,
+        f.partTradeID[i]!,
+        f.partUnits[i]!,
+        f.partPL[i]!,
+        0,
+        f.partSpread[i]!,
+        f.partFull[i]!,
+      );
+    if (f.openUnits !== 0)
+      this.#open(
+        f.openTradeID,
+        f.instrument,
+        f.openPrice,
+        f.openPriceNum,
+        f.time,
+        String(f.openUnits),
+        f.openUnits,
+        f.openSpread,
+        f.openClientExtensions,
+      );
     this.#fillTotals(f.instrument, f.pl, 0, f.commission, f.guaranteedExecutionFee, f.halfSpreadCost);
     return true;
   }
@@ -348,7 +399,17 @@ export class Ledger {
     return true;
   }
 
-  #open(id: string, instrument: string, price: string, priceNum: number, time: string, initialUnits: string, unitsNum: number, spread: Amount, clientExtensions: ClientExtensions | undefined): void {
+  #open(
+    id: string,
+    instrument: string,
+    price: string,
+    priceNum: number,
+    time: string,
+    initialUnits: string,
+    unitsNum: number,
+    spread: Amount,
+    clientExtensions: ClientExtensions | undefined,
+  ): void {
     const trade: LedgerTrade = {
       id,
       instrument,
@@ -375,7 +436,14 @@ export class Ledger {
   }
 
   /** A fill's account totals: its P/L (also per instrument), financing, commission, fees and half-spread cost, and the balance. */
-  #fillTotals(instrument: string, pl: Amount, financing: Amount, commission: Amount, fee: Amount, spread: Amount): void {
+  #fillTotals(
+    instrument: string,
+    pl: Amount,
+    financing: Amount,
+    commission: Amount,
+    fee: Amount,
+    spread: Amount,
+  ): void {
     if (pl !== 0) {
       this.pl = add(this.pl, pl);
       this.instrumentPL.set(instrument, add(this.instrumentPL.get(instrument) ?? 0, pl));
@@ -401,7 +469,15 @@ export class Ledger {
   }
 
   /** Reduces trade `tradeID` by `units` (signed against it), with that part's realized P/L, financing and half-spread cost; `full`: it closes. */
-  #reduce(txID: string, tradeID: string, units: number, realized: Amount, financing: Amount, spread: Amount, full: boolean): void {
+  #reduce(
+    txID: string,
+    tradeID: string,
+    units: number,
+    realized: Amount,
+    financing: Amount,
+    spread: Amount,
+    full: boolean,
+  ): void {
     const trade = this.trades.get(tradeID);
     if (!trade) {
       if (this.strict) throw new LedgerError(`reduces unknown trade ${tradeID}`, txID);
@@ -416,7 +492,10 @@ export class Ledger {
     if (this.#fillCommission !== 0) trade.commission = add(trade.commission, this.#commissionShare(units));
     if (full || trade.unitsNum === 0) {
       if (this.strict && trade.unitsNum !== 0) {
-        throw new LedgerError(`closes trade ${tradeID} with ${units} units but ${trade.unitsNum} remain`, txID);
+        throw new LedgerError(
+          `closes trade ${tradeID} with ${units} units but ${trade.unitsNum} remain`,
+          txID,
+        );
       }
       this.trades.delete(tradeID);
       this.closed.push(trade);
@@ -450,7 +529,8 @@ export class Ledger {
     const r = amount(reported);
     if (r === this.balance) return;
     const expected = formatAmount(this.balance);
-    if (this.strict) throw new LedgerError(`accountBalance ${reported} but the ledger computes ${expected}`, id);
+    if (this.strict)
+      throw new LedgerError(`accountBalance ${reported} but the ledger computes ${expected}`, id);
     this.discrepancies.push({ transactionID: id, expected, reported });
     this.balance = r;
   }

@@ -5,7 +5,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DateTime } from 'luxon';
-import { DAILY_BREAK_WEEK, FX_WEEK, MarketCalendar, MarketCalendarError, MarketHours, TradingHoursError } from './market-hours.ts';
+import {
+  DAILY_BREAK_WEEK,
+  FX_WEEK,
+  MarketCalendar,
+  MarketCalendarError,
+  MarketHours,
+  TradingHoursError,
+} from './market-hours.ts';
 import { weekendClosure } from './new-york.ts';
 
 const H = 3_600_000;
@@ -17,14 +24,18 @@ describe('trading hours per instrument', () => {
     const t0 = utc('2019-01-01T00:00:00Z');
     const span = 8 * 365 * 24 * H;
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: span }), { minLength: 1, maxLength: 40 }), fc.boolean(), (offsets, sorted) => {
-        const times = offsets.map((o) => t0 + o);
-        if (sorted) times.sort((a, b) => a - b);
-        for (const t of times) {
-          const w = weekendClosure(t);
-          expect(fx.isOpen(t), new Date(t).toISOString()).toBe(!(t >= w.from && t < w.to));
-        }
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: span }), { minLength: 1, maxLength: 40 }),
+        fc.boolean(),
+        (offsets, sorted) => {
+          const times = offsets.map((o) => t0 + o);
+          if (sorted) times.sort((a, b) => a - b);
+          for (const t of times) {
+            const w = weekendClosure(t);
+            expect(fx.isOpen(t), new Date(t).toISOString()).toBe(!(t >= w.from && t < w.to));
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -69,10 +80,18 @@ describe('trading hours per instrument', () => {
   });
 
   it('a bad entry names the field and the expected form', () => {
-    expect(() => new MarketHours({ timeZone: 'Mars/Olympus', sessions: ['Sun 17:00-Fri 17:00'] })).toThrow(/timeZone: 'Mars\/Olympus' is not an IANA time zone/);
-    expect(() => new MarketHours({ timeZone: 'UTC', sessions: ['Sunday 5pm-Friday 5pm'] })).toThrow(TradingHoursError);
-    expect(() => new MarketHours({ timeZone: 'UTC', sessions: ['Fri 17:00-Sun 17:00'] })).toThrow(/must end after it starts/);
-    expect(() => new MarketHours({ timeZone: 'UTC', sessions: ['Mon 00:00-Wed 00:00', 'Tue 00:00-Thu 00:00'] })).toThrow(/overlap/);
+    expect(() => new MarketHours({ timeZone: 'Mars/Olympus', sessions: ['Sun 17:00-Fri 17:00'] })).toThrow(
+      /timeZone: 'Mars\/Olympus' is not an IANA time zone/,
+    );
+    expect(() => new MarketHours({ timeZone: 'UTC', sessions: ['Sunday 5pm-Friday 5pm'] })).toThrow(
+      TradingHoursError,
+    );
+    expect(() => new MarketHours({ timeZone: 'UTC', sessions: ['Fri 17:00-Sun 17:00'] })).toThrow(
+      /must end after it starts/,
+    );
+    expect(
+      () => new MarketHours({ timeZone: 'UTC', sessions: ['Mon 00:00-Wed 00:00', 'Tue 00:00-Thu 00:00'] }),
+    ).toThrow(/overlap/);
   });
 });
 
@@ -84,7 +103,10 @@ describe('the market calendar: the days the whole market closes', () => {
     let d = DateTime.fromMillis(t, { zone: 'America/New_York' });
     if (d.hour >= 17) d = d.plus({ days: 1 });
     const monday = d.weekday === 1;
-    return (d.month === 12 && (d.day === 25 || (d.day === 26 && monday))) || (d.month === 1 && (d.day === 1 || (d.day === 2 && monday)));
+    return (
+      (d.month === 12 && (d.day === 25 || (d.day === 26 && monday))) ||
+      (d.month === 1 && (d.day === 1 || (d.day === 2 && monday)))
+    );
   }
 
   it('closes Christmas and New Year from 17:00 New York the day before to 17:00 on the day, for FX and gold alike', () => {
@@ -106,7 +128,13 @@ describe('the market calendar: the days the whole market closes', () => {
 
   it('is open exactly when the FX week is and the trading day is no holiday, forwards and backwards (property)', () => {
     const fx = new MarketHours(FX_WEEK, 'tradingHours', cal);
-    const near = fc.tuple(fc.integer({ min: 2000, max: 2035 }), fc.constantFrom([11, 24], [11, 25], [11, 26], [11, 31], [0, 1], [0, 2]), fc.integer({ min: -40 * H, max: 40 * H })).map(([y, [m, d], dt]) => Date.UTC(y, m!, d!, 22) + dt);
+    const near = fc
+      .tuple(
+        fc.integer({ min: 2000, max: 2035 }),
+        fc.constantFrom([11, 24], [11, 25], [11, 26], [11, 31], [0, 1], [0, 2]),
+        fc.integer({ min: -40 * H, max: 40 * H }),
+      )
+      .map(([y, [m, d], dt]) => Date.UTC(y, m!, d!, 22) + dt);
     const t = fc.oneof(near, fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2035, 0, 1) }));
     fc.assert(
       fc.property(fc.array(t, { minLength: 1, maxLength: 40 }), fc.boolean(), (times, sorted) => {
@@ -124,14 +152,26 @@ describe('the market calendar: the days the whole market closes', () => {
   it('a user calendar adds its days (every year, or one dated day); a bad one names the file, the entry and the form', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-calendar-'));
     const mine = join(dir, 'mine.json');
-    writeFileSync(mine, JSON.stringify({ closedDays: [{ name: 'Thanksgiving 2019', date: '2019-11-28' }, { name: 'Boxing Day', date: '12-26' }] }));
+    writeFileSync(
+      mine,
+      JSON.stringify({
+        closedDays: [
+          { name: 'Thanksgiving 2019', date: '2019-11-28' },
+          { name: 'Boxing Day', date: '12-26' },
+        ],
+      }),
+    );
     const both = MarketCalendar.load([join(import.meta.dirname, '../../data/market-calendar.json'), mine]);
     const fx = new MarketHours(FX_WEEK, 'tradingHours', both);
     expect(fx.isOpen(utc('2019-11-28T12:00:00Z'))).toBe(false);
     expect(fx.isOpen(utc('2020-11-26T12:00:00Z'))).toBe(true); // dated: that year only
     expect(fx.isOpen(utc('2019-12-26T12:00:00Z'))).toBe(false); // every year
     expect(fx.isOpen(utc('2019-12-25T12:00:00Z'))).toBe(false); // the shipped days stay
-    expect(both.closureAt(utc('2019-11-28T12:00:00Z'))).toEqual({ from: utc('2019-11-27T22:00:00Z'), to: utc('2019-11-28T22:00:00Z'), name: 'Thanksgiving 2019' });
+    expect(both.closureAt(utc('2019-11-28T12:00:00Z'))).toEqual({
+      from: utc('2019-11-27T22:00:00Z'),
+      to: utc('2019-11-28T22:00:00Z'),
+      name: 'Thanksgiving 2019',
+    });
     const bad = (x: unknown): string => {
       writeFileSync(mine, JSON.stringify(x));
       try {
@@ -142,11 +182,19 @@ describe('the market calendar: the days the whole market closes', () => {
       }
       return 'accepted';
     };
-    expect(bad([])).toBe(`${mine}: must be an object with a list "closedDays", e.g. {"closedDays": [{"name": "Christmas", "date": "12-25"}]}`);
-    expect(bad({ closedDays: [{ name: 'x', date: '25.12' }] })).toBe(`${mine}: closedDays[0] (x): date "25.12" is not "MM-DD" (every year) or "YYYY-MM-DD" (that year)`);
-    expect(bad({ closedDays: [{ name: 'x', date: '12-26', weekday: 'Monday' }] })).toMatch(/closedDays\[0\] \(x\): weekday "Monday" is not one of Sun, Mon/);
+    expect(bad([])).toBe(
+      `${mine}: must be an object with a list "closedDays", e.g. {"closedDays": [{"name": "Christmas", "date": "12-25"}]}`,
+    );
+    expect(bad({ closedDays: [{ name: 'x', date: '25.12' }] })).toBe(
+      `${mine}: closedDays[0] (x): date "25.12" is not "MM-DD" (every year) or "YYYY-MM-DD" (that year)`,
+    );
+    expect(bad({ closedDays: [{ name: 'x', date: '12-26', weekday: 'Monday' }] })).toMatch(
+      /closedDays\[0\] \(x\): weekday "Monday" is not one of Sun, Mon/,
+    );
     expect(bad({ closedDays: [{ date: '12-26' }] })).toMatch(/closedDays\[0\]: give \{"name"/);
     writeFileSync(mine, '{not json');
-    expect(() => MarketCalendar.load([mine])).toThrow(new RegExp(`^${mine.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read the market calendar`));
+    expect(() => MarketCalendar.load([mine])).toThrow(
+      new RegExp(`^${mine.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read the market calendar`),
+    );
   });
 });

@@ -44,7 +44,13 @@ export const FX_WEEK: TradingHours = { timeZone: 'America/New_York', sessions: [
  */
 export const DAILY_BREAK_WEEK: TradingHours = {
   timeZone: 'America/New_York',
-  sessions: ['Sun 18:00-Mon 17:00', 'Mon 18:00-Tue 17:00', 'Tue 18:00-Wed 17:00', 'Wed 18:00-Thu 17:00', 'Thu 18:00-Fri 17:00'],
+  sessions: [
+    'Sun 18:00-Mon 17:00',
+    'Mon 18:00-Tue 17:00',
+    'Tue 18:00-Wed 17:00',
+    'Wed 18:00-Thu 17:00',
+    'Thu 18:00-Fri 17:00',
+  ],
 };
 
 /** The hours of an instrument that has none of its own: by its v20 type. */
@@ -77,22 +83,33 @@ export class MarketHours {
   /** `calendar`: the days the whole market closes (default the shipped calendar and the user's, `marketCalendar()`). */
   constructor(hours: TradingHours, where = 'tradingHours', calendar: MarketCalendar = marketCalendar()) {
     const zone = IANAZone.create(hours.timeZone);
-    if (!zone.isValid) throw new TradingHoursError(`${where}.timeZone: '${hours.timeZone}' is not an IANA time zone (e.g. "America/New_York", "Europe/Berlin")`);
-    if (!Array.isArray(hours.sessions) || hours.sessions.length === 0) throw new TradingHoursError(`${where}.sessions: give at least one session like "Sun 17:00-Fri 17:00"`);
+    if (!zone.isValid)
+      throw new TradingHoursError(
+        `${where}.timeZone: '${hours.timeZone}' is not an IANA time zone (e.g. "America/New_York", "Europe/Berlin")`,
+      );
+    if (!Array.isArray(hours.sessions) || hours.sessions.length === 0)
+      throw new TradingHoursError(`${where}.sessions: give at least one session like "Sun 17:00-Fri 17:00"`);
     const list = hours.sessions.map((s, i) => {
       const m = typeof s === 'string' ? SESSION.exec(s) : null;
-      if (!m) throw new TradingHoursError(`${where}.sessions[${i}]: ${JSON.stringify(s)} is not a session like "Sun 17:00-Fri 17:00" (days Sun…Sat, 24-hour times)`);
-      const at = (d: string, h: string, mi: string): number => DAYS.indexOf(d) * 1440 + Number(h) * 60 + Number(mi);
+      if (!m)
+        throw new TradingHoursError(
+          `${where}.sessions[${i}]: ${JSON.stringify(s)} is not a session like "Sun 17:00-Fri 17:00" (days Sun…Sat, 24-hour times)`,
+        );
+      const at = (d: string, h: string, mi: string): number =>
+        DAYS.indexOf(d) * 1440 + Number(h) * 60 + Number(mi);
       const from = at(m[1]!, m[2]!, m[3]!);
       const to = at(m[4]!, m[5]!, m[6]!);
       if (Number(m[2]) > 23 || Number(m[5]) > 24 || Number(m[3]) > 59 || Number(m[6]) > 59 || !(to > from)) {
-        throw new TradingHoursError(`${where}.sessions[${i}]: ${JSON.stringify(s)} must end after it starts within one week from Sunday 00:00`);
+        throw new TradingHoursError(
+          `${where}.sessions[${i}]: ${JSON.stringify(s)} must end after it starts within one week from Sunday 00:00`,
+        );
       }
       return [from, to] as const;
     });
     list.sort((a, b) => a[0] - b[0]);
     for (let i = 1; i < list.length; i++) {
-      if (list[i]![0] < list[i - 1]![1]) throw new TradingHoursError(`${where}.sessions: sessions overlap (${hours.sessions.join(', ')})`);
+      if (list[i]![0] < list[i - 1]![1])
+        throw new TradingHoursError(`${where}.sessions: sessions overlap (${hours.sessions.join(', ')})`);
     }
     this.hours = hours;
     this.#zone = zone;
@@ -219,18 +236,31 @@ export class MarketCalendar {
   static fromJson(raw: unknown, where: string): MarketCalendar {
     const list = (raw as { closedDays?: unknown } | null)?.closedDays;
     if (typeof raw !== 'object' || raw === null || !Array.isArray(list)) {
-      throw new MarketCalendarError(`${where}: must be an object with a list "closedDays", e.g. {"closedDays": [{"name": "Christmas", "date": "12-25"}]}`);
+      throw new MarketCalendarError(
+        `${where}: must be an object with a list "closedDays", e.g. {"closedDays": [{"name": "Christmas", "date": "12-25"}]}`,
+      );
     }
     const days = list.map((e: unknown, i): ClosedDay => {
       const at = `${where}: closedDays[${i}]`;
       const d = e as Record<string, unknown> | null;
-      if (typeof d !== 'object' || d === null || typeof d.name !== 'string' || d.name === '') throw new MarketCalendarError(`${at}: give {"name": "…", "date": "MM-DD" or "YYYY-MM-DD"}`);
+      if (typeof d !== 'object' || d === null || typeof d.name !== 'string' || d.name === '')
+        throw new MarketCalendarError(`${at}: give {"name": "…", "date": "MM-DD" or "YYYY-MM-DD"}`);
       const m = typeof d.date === 'string' ? DATE.exec(d.date) : null;
       const month = m ? Number(m[2]) : 0;
       const day = m ? Number(m[3]) : 0;
-      if (!m || month < 1 || month > 12 || day < 1 || day > 31) throw new MarketCalendarError(`${at} (${d.name}): date ${JSON.stringify(d.date)} is not "MM-DD" (every year) or "YYYY-MM-DD" (that year)`);
-      if (d.weekday !== undefined && (typeof d.weekday !== 'string' || !DAYS.includes(d.weekday))) throw new MarketCalendarError(`${at} (${d.name}): weekday ${JSON.stringify(d.weekday)} is not one of ${DAYS.join(', ')}`);
-      return { name: d.name, date: d.date as string, ...(d.weekday !== undefined ? { weekday: d.weekday as string } : {}) };
+      if (!m || month < 1 || month > 12 || day < 1 || day > 31)
+        throw new MarketCalendarError(
+          `${at} (${d.name}): date ${JSON.stringify(d.date)} is not "MM-DD" (every year) or "YYYY-MM-DD" (that year)`,
+        );
+      if (d.weekday !== undefined && (typeof d.weekday !== 'string' || !DAYS.includes(d.weekday)))
+        throw new MarketCalendarError(
+          `${at} (${d.name}): weekday ${JSON.stringify(d.weekday)} is not one of ${DAYS.join(', ')}`,
+        );
+      return {
+        name: d.name,
+        date: d.date as string,
+        ...(d.weekday !== undefined ? { weekday: d.weekday as string } : {}),
+      };
     });
     return new MarketCalendar(days);
   }
@@ -291,7 +321,9 @@ export class MarketCalendar {
     const d = Number(date.slice(8, 10));
     if (!this.closesDay(y, m, d, new Date(Date.UTC(y, m - 1, d)).getUTCDay())) return undefined;
     const wd = DAYS[new Date(Date.UTC(y, m - 1, d)).getUTCDay()];
-    return this.days.find((c) => (c.date === date || c.date === date.slice(5)) && (c.weekday === undefined || c.weekday === wd))?.name;
+    return this.days.find(
+      (c) => (c.date === date || c.date === date.slice(5)) && (c.weekday === undefined || c.weekday === wd),
+    )?.name;
   }
 
   /**
@@ -301,9 +333,14 @@ export class MarketCalendar {
   openFxMs(a: UnixMs, b: UnixMs): number {
     if (b <= a) return 0;
     let open = 0;
-    forEachOpenTradingDay(a, b, (y, m, d, wd) => this.closesDay(y, m, d, wd), (start, end) => {
-      open += Math.max(0, Math.min(end, b) - Math.max(start, a));
-    });
+    forEachOpenTradingDay(
+      a,
+      b,
+      (y, m, d, wd) => this.closesDay(y, m, d, wd),
+      (start, end) => {
+        open += Math.max(0, Math.min(end, b) - Math.max(start, a));
+      },
+    );
     return open;
   }
 }
@@ -315,7 +352,10 @@ function dayStart(end: UnixMs): UnixMs {
 }
 
 /** data/market-calendar.json: the closed days fxflow ships. */
-export const SHIPPED_CALENDAR = resolve(dirname(fileURLToPath(import.meta.url)), '../../data/market-calendar.json');
+export const SHIPPED_CALENDAR = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../data/market-calendar.json',
+);
 /** The environment variable naming a user's own calendar files (joined by the path delimiter), added to the shipped one. */
 export const CALENDAR_ENV = 'FXFLOW_MARKET_CALENDAR';
 

@@ -34,7 +34,10 @@ describe('money (exact 1/10,000 units)', () => {
         (int, places, mantissa, factorPlaces) => {
           const factor = new Decimal(mantissa).div(10 ** factorPlaces).toFixed(factorPlaces);
           const exact = new Decimal(int.toString()).div(new Decimal(10).pow(places)).times(factor);
-          const expected = exact.abs().toDecimalPlaces(4, Decimal.ROUND_HALF_UP).times(exact.isNegative() ? -1 : 1);
+          const expected = exact
+            .abs()
+            .toDecimalPlaces(4, Decimal.ROUND_HALF_UP)
+            .times(exact.isNegative() ? -1 : 1);
           expect(formatAmount(convert(int, places, factor))).toBe(expected.toFixed(4));
         },
       ),
@@ -86,7 +89,18 @@ describe('money (exact 1/10,000 units)', () => {
         const digits = m.toString().padStart(p + 1, '0');
         return p === 0 ? digits : `${digits.slice(0, digits.length - p)}.${digits.slice(digits.length - p)}`;
       }),
-      fc.constantFrom('0', '1.0', '0.0000000001', '99999.99999', '1e-7', '-1.5', '+2', '1.', '.5', '123456789012345678'),
+      fc.constantFrom(
+        '0',
+        '1.0',
+        '0.0000000001',
+        '99999.99999',
+        '1e-7',
+        '-1.5',
+        '+2',
+        '1.',
+        '.5',
+        '123456789012345678',
+      ),
     );
     const places = fc.integer({ min: 0, max: 26 });
 
@@ -96,25 +110,39 @@ describe('money (exact 1/10,000 units)', () => {
 
     it('around the 2^53 boundary of the product (property)', () => {
       fc.assert(
-        fc.property(fc.integer({ min: 1, max: 2 ** 26 }), fc.integer({ min: -3, max: 3 }), sign, places, factor, (a, delta, s, p, f) => {
-          // b such that a × b lands on either side of 2^53.
-          const b = Math.floor(2 ** 53 / a) + delta;
-          if (!Number.isSafeInteger(b)) return; // outside the function's domain (it throws)
-          same(s * a, b, p, f);
-        }),
+        fc.property(
+          fc.integer({ min: 1, max: 2 ** 26 }),
+          fc.integer({ min: -3, max: 3 }),
+          sign,
+          places,
+          factor,
+          (a, delta, s, p, f) => {
+            // b such that a × b lands on either side of 2^53.
+            const b = Math.floor(2 ** 53 / a) + delta;
+            if (!Number.isSafeInteger(b)) return; // outside the function's domain (it throws)
+            same(s * a, b, p, f);
+          },
+        ),
         { numRuns: 3000 },
       );
     });
 
     it('on and next to every half-way case (property)', () => {
       fc.assert(
-        fc.property(fc.integer({ min: 5, max: 20 }), fc.integer({ min: 0, max: 2 ** 30 }), fc.integer({ min: -1, max: 1 }), sign, factor, (p, q, delta, s, f) => {
-          const div = 10 ** (p - 4);
-          const int = q * div + div / 2 + delta;
-          if (!Number.isSafeInteger(int)) return;
-          same(s * int, 1, p, f);
-          same(1, s * int, p, '1');
-        }),
+        fc.property(
+          fc.integer({ min: 5, max: 20 }),
+          fc.integer({ min: 0, max: 2 ** 30 }),
+          fc.integer({ min: -1, max: 1 }),
+          sign,
+          factor,
+          (p, q, delta, s, f) => {
+            const div = 10 ** (p - 4);
+            const int = q * div + div / 2 + delta;
+            if (!Number.isSafeInteger(int)) return;
+            same(s * int, 1, p, f);
+            same(1, s * int, p, '1');
+          },
+        ),
         { numRuns: 3000 },
       );
     });

@@ -202,7 +202,8 @@ function factorSlot(s: string): number {
  * every intermediate product stays a safe integer, through BigInt otherwise.
  */
 export function convertProduct(a: number, b: number, places: number, factor: string): Amount {
-  if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b)) throw new MoneyError(`not safe integers: ${a} × ${b}`);
+  if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b))
+    throw new MoneyError(`not safe integers: ${a} × ${b}`);
   const p = a * b;
   if (exactProduct(p)) {
     if (factor === '1') return roundTo4Safe(p, places);

@@ -24,10 +24,19 @@ const instants = fc.integer({ min: Date.UTC(1971, 0, 1), max: Date.UTC(2060, 0, 
 describe('New York boundaries', () => {
   it('weekend closure: Friday 17:00 to Sunday 17:00 New York, in winter and in summer', () => {
     // Winter (EST, UTC-5): 22:00 UTC; summer (EDT, UTC-4): 21:00 UTC.
-    expect(weekendClosure(Date.UTC(2024, 0, 3))).toEqual({ from: Date.UTC(2024, 0, 5, 22), to: Date.UTC(2024, 0, 7, 22) });
-    expect(weekendClosure(Date.UTC(2024, 6, 3))).toEqual({ from: Date.UTC(2024, 6, 5, 21), to: Date.UTC(2024, 6, 7, 21) });
+    expect(weekendClosure(Date.UTC(2024, 0, 3))).toEqual({
+      from: Date.UTC(2024, 0, 5, 22),
+      to: Date.UTC(2024, 0, 7, 22),
+    });
+    expect(weekendClosure(Date.UTC(2024, 6, 3))).toEqual({
+      from: Date.UTC(2024, 6, 5, 21),
+      to: Date.UTC(2024, 6, 7, 21),
+    });
     // The Sunday of the spring switch (2024-03-10, 02:00 local): the closure starts in EST, ends in EDT.
-    expect(weekendClosure(Date.UTC(2024, 2, 9))).toEqual({ from: Date.UTC(2024, 2, 8, 22), to: Date.UTC(2024, 2, 10, 21) });
+    expect(weekendClosure(Date.UTC(2024, 2, 9))).toEqual({
+      from: Date.UTC(2024, 2, 8, 22),
+      to: Date.UTC(2024, 2, 10, 21),
+    });
     // At the reopening instant itself, the next weekend is the one that ends first after it.
     expect(weekendClosure(Date.UTC(2024, 0, 7, 22)).to).toBe(Date.UTC(2024, 0, 14, 22));
   });

@@ -85,7 +85,12 @@ function toLocal(t: UnixMs): number {
  * Saturday or Sunday, and those `closed` names (the market calendar's, domain/market-hours.ts;
  * `weekday` 0 Sunday … 6 Saturday).
  */
-export function forEachOpenTradingDay(a: UnixMs, b: UnixMs, closed: (year: number, month: number, day: number, weekday: number) => boolean, each: (start: UnixMs, end: UnixMs) => void): void {
+export function forEachOpenTradingDay(
+  a: UnixMs,
+  b: UnixMs,
+  closed: (year: number, month: number, day: number, weekday: number) => boolean,
+  each: (start: UnixMs, end: UnixMs) => void,
+): void {
   // The trading day containing a starts at 17:00 local on a's local date, or the day before.
   let local = Math.floor(toLocal(a) / DAY) * DAY;
   let start = toUtc(local + CLOSE);

@@ -16,20 +16,30 @@ describe('time', () => {
 
   it("formats whole milliseconds as Date's toISOString does, before 1970 too, interleaved days (property)", () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: -2_208_988_800_000, max: 7_258_118_400_000 }), { minLength: 1, maxLength: 10 }), (times) => {
-        for (const t of times) expect(formatIsoMs(t)).toBe(new Date(t).toISOString());
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: -2_208_988_800_000, max: 7_258_118_400_000 }), {
+          minLength: 1,
+          maxLength: 10,
+        }),
+        (times) => {
+          for (const t of times) expect(formatIsoMs(t)).toBe(new Date(t).toISOString());
+        },
+      ),
     );
   });
 
   it('formats runs of times of one day as from scratch (the day part is cached) (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 47_482 }), fc.array(fc.integer({ min: 0, max: 86_399_999 }), { minLength: 1, maxLength: 20 }), (day, offsets) => {
-        for (const ms of offsets) {
-          const t = day * 86_400_000 + ms;
-          expect(formatTime(t)).toBe(`${new Date(t).toISOString().slice(0, 23)}000000Z`);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 47_482 }),
+        fc.array(fc.integer({ min: 0, max: 86_399_999 }), { minLength: 1, maxLength: 20 }),
+        (day, offsets) => {
+          for (const ms of offsets) {
+            const t = day * 86_400_000 + ms;
+            expect(formatTime(t)).toBe(`${new Date(t).toISOString().slice(0, 23)}000000Z`);
+          }
+        },
+      ),
     );
   });
 

@@ -40,7 +40,13 @@ function digits(s: string, i: number, n: number): number {
  * 19xx: those take the general path.
  */
 function v20Time(text: string): UnixMs {
-  if (text.length !== 30 || text.charCodeAt(29) !== 90 || text.charCodeAt(19) !== 46 || text.charCodeAt(10) !== 84) return Number.NaN;
+  if (
+    text.length !== 30 ||
+    text.charCodeAt(29) !== 90 ||
+    text.charCodeAt(19) !== 46 ||
+    text.charCodeAt(10) !== 84
+  )
+    return Number.NaN;
   const y0 = digits(text, 0, 4);
   const m = digits(text, 5, 2);
   const d = digits(text, 8, 2);
@@ -49,7 +55,18 @@ function v20Time(text: string): UnixMs {
   const ss = digits(text, 17, 2);
   const ms = digits(text, 20, 3);
   // NaN in a field (a non-digit) fails every comparison below.
-  if (!(y0 >= 100 && m >= 1 && m <= 12 && d >= 0 && hh >= 0 && mm >= 0 && ss >= 0 && ms >= 0 && digits(text, 23, 6) >= 0)) return Number.NaN;
+  if (!(
+    y0 >= 100 &&
+    m >= 1 &&
+    m <= 12 &&
+    d >= 0 &&
+    hh >= 0 &&
+    mm >= 0 &&
+    ss >= 0 &&
+    ms >= 0 &&
+    digits(text, 23, 6) >= 0
+  ))
+    return Number.NaN;
   const y = m <= 2 ? y0 - 1 : y0;
   const era = Math.floor(y / 400);
   const yoe = y - era * 400;
@@ -67,7 +84,8 @@ export function parseTime(text: string): UnixMs {
   if (text === lastParsedText) return lastParsedMs;
   // The text formatTime just wrote (usually the very same string object, compared by reference):
   // its ms, without reading the digits back.
-  if (text === lastFormattedText && lastFormattedMs >= REVERSIBLE_FROM && lastFormattedMs < REVERSIBLE_TO) return lastFormattedMs;
+  if (text === lastFormattedText && lastFormattedMs >= REVERSIBLE_FROM && lastFormattedMs < REVERSIBLE_TO)
+    return lastFormattedMs;
   const fast = v20Time(text);
   if (!Number.isNaN(fast)) {
     lastParsedText = text;
@@ -79,8 +97,21 @@ export function parseTime(text: string): UnixMs {
 
 function parseGeneral(text: string): UnixMs {
   // v20's own form with a year below 100 (see v20Time).
-  if (text.length === 30 && text.charCodeAt(29) === 90 && text.charCodeAt(19) === 46 && text.charCodeAt(10) === 84) {
-    const t = Date.UTC(digits(text, 0, 4), digits(text, 5, 2) - 1, digits(text, 8, 2), digits(text, 11, 2), digits(text, 14, 2), digits(text, 17, 2), digits(text, 20, 3));
+  if (
+    text.length === 30 &&
+    text.charCodeAt(29) === 90 &&
+    text.charCodeAt(19) === 46 &&
+    text.charCodeAt(10) === 84
+  ) {
+    const t = Date.UTC(
+      digits(text, 0, 4),
+      digits(text, 5, 2) - 1,
+      digits(text, 8, 2),
+      digits(text, 11, 2),
+      digits(text, 14, 2),
+      digits(text, 17, 2),
+      digits(text, 20, 3),
+    );
     if (!Number.isNaN(t) && digits(text, 23, 6) >= 0) return t;
   }
   const m = RFC3339.exec(text);
@@ -142,7 +173,9 @@ function civilDate(days: number): string {
   const z = days + 719_468;
   const era = Math.floor(z / 146_097);
   const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  );
   const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
   const mp = Math.floor((5 * doy + 2) / 153);
   const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
@@ -166,7 +199,8 @@ const ZONELESS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
  * as 2018-07-02T04:00:00Z). Everything else is as `parseTime`.
  */
 /** A date, or an RFC 3339 time whose seconds (and fraction) may be left out. */
-const USER_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|([+-])(\d{2}):(\d{2})))?$/;
+const USER_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|([+-])(\d{2}):(\d{2})))?$/;
 
 /**
  * Why a time a user wrote (a flag, a config field) is not one, or undefined when it is: a date
@@ -176,7 +210,8 @@ const USER_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\
  */
 export function timeProblem(text: string): string | undefined {
   const m = USER_TIME.exec(text);
-  if (!m) return 'must be a date like "2024-01-01" or an RFC 3339 time like "2024-01-01T17:00:00Z" (the seconds may be left out: "2024-01-01T17:00Z")';
+  if (!m)
+    return 'must be a date like "2024-01-01" or an RFC 3339 time like "2024-01-01T17:00:00Z" (the seconds may be left out: "2024-01-01T17:00Z")';
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (y < 1900 || y > 2200) return `has year ${y}: the valid years are 1900 to 2200`;
   if (mo < 1 || mo > 12) return `has month ${m[2]}: months are 01 to 12`;
@@ -186,7 +221,8 @@ export function timeProblem(text: string): string | undefined {
     if (Number(m[4]) > 23) return `has hour ${m[4]}: hours are 00 to 23`;
     if (Number(m[5]) > 59) return `has minute ${m[5]}: minutes are 00 to 59`;
     if (m[6] !== undefined && Number(m[6]) > 59) return `has second ${m[6]}: seconds are 00 to 59`;
-    if (m[9] !== undefined && (Number(m[10]) > 23 || Number(m[11]) > 59)) return `has offset ${m[8]}: offsets are -23:59 to +23:59`;
+    if (m[9] !== undefined && (Number(m[10]) > 23 || Number(m[11]) > 59))
+      return `has offset ${m[8]}: offsets are -23:59 to +23:59`;
   }
   return undefined;
 }
@@ -199,8 +235,17 @@ export function parseUserTime(text: string): UnixMs {
   if (timeProblem(text) !== undefined) return Number.NaN;
   const m = USER_TIME.exec(text)!;
   const ms = m[7] === undefined ? 0 : Number(`${m[7]}00`.slice(0, 3));
-  const t = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0), ms);
-  const offset = m[9] === undefined ? 0 : (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11])) * 60_000;
+  const t = Date.UTC(
+    Number(m[1]),
+    Number(m[2]) - 1,
+    Number(m[3]),
+    Number(m[4] ?? 0),
+    Number(m[5] ?? 0),
+    Number(m[6] ?? 0),
+    ms,
+  );
+  const offset =
+    m[9] === undefined ? 0 : (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11])) * 60_000;
   return t - offset;
 }
 

@@ -28,7 +28,14 @@ import type { Portfolio } from './portfolio.ts';
 import type { SeriesState } from './series.ts';
 
 /** Where `ctx.plot` values go: the event's time, the name, the value, the pane ('' = the price chart), the style, the instrument ('' = the first chart). */
-export type PlotSink = (time: UnixMs, name: string, value: number, pane: string, style: PlotStyle, instrument: string) => void;
+export type PlotSink = (
+  time: UnixMs,
+  name: string,
+  value: number,
+  pane: string,
+  style: PlotStyle,
+  instrument: string,
+) => void;
 
 /**
  * The one `ctx` object of a strategy. The engine sets the event fields before each handler call and
@@ -93,7 +100,10 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
       throw new Error(`ctx.${what}() outside onCandle needs a series, e.g. ctx.${what}(14, 'EUR_USD:H1')`);
     }
     const s = this.seriesByKey.get(key) ?? this.seriesByKey.get(`${key}:M`);
-    if (!s) throw new Error(`ctx.${what}(): '${key}' is not a subscribed candle series (subscribed: ${[...this.seriesByKey.keys()].join(', ')})`);
+    if (!s)
+      throw new Error(
+        `ctx.${what}(): '${key}' is not a subscribed candle series (subscribed: ${[...this.seriesByKey.keys()].join(', ')})`,
+      );
     return s;
   }
 
@@ -109,8 +119,15 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     return (series === undefined && this.current ? this.current : this.#series(series, 'ema')).ema(period);
   }
 
-  indicator<N extends IndicatorName>(name: N, options: IndicatorOptions<N>, series?: string): IndicatorValue<N> | undefined {
-    return this.#series(series, 'indicator').indicator<IndicatorValue<N>>(name, options as Readonly<Record<string, unknown>>);
+  indicator<N extends IndicatorName>(
+    name: N,
+    options: IndicatorOptions<N>,
+    series?: string,
+  ): IndicatorValue<N> | undefined {
+    return this.#series(series, 'indicator').indicator<IndicatorValue<N>>(
+      name,
+      options as Readonly<Record<string, unknown>>,
+    );
   }
 
   candles(n: number, series?: string): readonly RecentCandle[] {
@@ -121,7 +138,14 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     const sink = this.plotSink;
     if (sink === undefined || value === undefined || !Number.isFinite(value)) return;
     // On the bar it belongs to, as the chart draws candles: at its open time (the event's is its close).
-    sink(this.candle?.time ?? this.now, name, value, options?.pane ?? '', options?.style ?? 'line', options?.instrument ?? this.series?.instrument ?? this.tick?.instrument ?? '');
+    sink(
+      this.candle?.time ?? this.now,
+      name,
+      value,
+      options?.pane ?? '',
+      options?.style ?? 'line',
+      options?.instrument ?? this.series?.instrument ?? this.tick?.instrument ?? '',
+    );
   }
 
   readonly #instrumentViews = new Map<string, InstrumentView>();
@@ -235,7 +259,8 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     const out: OrderView[] = [];
     for (const o of this.portfolio.ledger.pendingOrders.values()) {
       if (o.type === 'MARKET') continue;
-      const tradeInstrument = o.tradeID !== undefined ? this.portfolio.ledger.trades.get(o.tradeID)?.instrument : undefined;
+      const tradeInstrument =
+        o.tradeID !== undefined ? this.portfolio.ledger.trades.get(o.tradeID)?.instrument : undefined;
       const inst = o.instrument ?? tradeInstrument;
       if (instrument !== undefined && inst !== instrument) continue;
       const c = o.created as { units?: string; price?: string };
@@ -274,14 +299,17 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
 
   #units(units: number | string): string {
     if (typeof units === 'string') return units;
-    if (!Number.isFinite(units) || units === 0) throw new RangeError(`order units must be a non-zero finite number, got ${units}`);
+    if (!Number.isFinite(units) || units === 0)
+      throw new RangeError(`order units must be a non-zero finite number, got ${units}`);
     return String(units);
   }
 
   #gtd(t: UnixMs | string): string {
     const ms = typeof t === 'string' ? parseUserTime(t) : t;
     if (typeof ms !== 'number' || !Number.isFinite(ms)) {
-      throw new RangeError(`order gtdTime must be a time in ms (e.g. ctx.time + 3_600_000) or an RFC 3339 string like "2024-03-01T17:00:00Z", got ${JSON.stringify(t)}`);
+      throw new RangeError(
+        `order gtdTime must be a time in ms (e.g. ctx.time + 3_600_000) or an RFC 3339 string like "2024-03-01T17:00:00Z", got ${JSON.stringify(t)}`,
+      );
     }
     return formatTime(ms);
   }
@@ -293,7 +321,13 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
     return { distance: inst.price(t.distance) };
   }
 
-  #build(type: 'MARKET' | 'LIMIT' | 'STOP' | 'MARKET_IF_TOUCHED', instrument: string, units: number | string, price: number | undefined, opts?: OrderOptions): OrderIntent {
+  #build(
+    type: 'MARKET' | 'LIMIT' | 'STOP' | 'MARKET_IF_TOUCHED',
+    instrument: string,
+    units: number | string,
+    price: number | undefined,
+    opts?: OrderOptions,
+  ): OrderIntent {
     const inst = this.instruments.get(instrument);
     const id = this.#id(opts);
     const req: Record<string, unknown> = { type, instrument, units: this.#units(units) };
@@ -326,38 +360,67 @@ export class StrategyContext<P extends Params> implements Ctx<P> {
   stop(instrument: string, units: number | string, price: number, opts?: OrderOptions): OrderIntent {
     return this.#build('STOP', instrument, units, price, opts);
   }
-  marketIfTouched(instrument: string, units: number | string, price: number, opts?: OrderOptions): OrderIntent {
+  marketIfTouched(
+    instrument: string,
+    units: number | string,
+    price: number,
+    opts?: OrderOptions,
+  ): OrderIntent {
     return this.#build('MARKET_IF_TOUCHED', instrument, units, price, opts);
   }
   closeTrade(tradeId: string, units: number | string | 'ALL' = 'ALL'): OrderIntent {
-    return { kind: 'closeTrade', id: this.#id(), tradeSpecifier: tradeId, units: typeof units === 'number' ? String(units) : units };
+    return {
+      kind: 'closeTrade',
+      id: this.#id(),
+      tradeSpecifier: tradeId,
+      units: typeof units === 'number' ? String(units) : units,
+    };
   }
   closePosition(instrument: string, side: 'long' | 'short' | 'both' = 'both'): OrderIntent {
     const p = this.position(instrument);
-    const intent: { kind: 'closePosition'; id: string; instrument: string; longUnits?: string; shortUnits?: string } = {
+    const intent: {
+      kind: 'closePosition';
+      id: string;
+      instrument: string;
+      longUnits?: string;
+      shortUnits?: string;
+    } = {
       kind: 'closePosition',
       id: this.#id(),
       instrument,
     };
     if ((side === 'long' || side === 'both') && (p.long !== 0 || side === 'long')) intent.longUnits = 'ALL';
-    if ((side === 'short' || side === 'both') && (p.short !== 0 || side === 'short')) intent.shortUnits = 'ALL';
+    if ((side === 'short' || side === 'both') && (p.short !== 0 || side === 'short'))
+      intent.shortUnits = 'ALL';
     return intent;
   }
   cancel(orderId: string): OrderIntent {
     return { kind: 'cancel', id: this.#id(), orderSpecifier: orderId };
   }
-  setTradeOrders(tradeId: string, orders: { readonly tp?: number | null; readonly sl?: number | null; readonly trailing?: number | null }): OrderIntent {
+  setTradeOrders(
+    tradeId: string,
+    orders: { readonly tp?: number | null; readonly sl?: number | null; readonly trailing?: number | null },
+  ): OrderIntent {
     const trade = this.portfolio.ledger.trades.get(tradeId);
     const inst = trade ? this.instruments.get(trade.instrument) : undefined;
     const fmt = (x: number): string => (inst ? inst.price(x) : String(x));
-    const intent: { -readonly [K in keyof Extract<OrderIntent, { kind: 'tradeOrders' }>]: Extract<OrderIntent, { kind: 'tradeOrders' }>[K] } = {
+    const intent: {
+      -readonly [K in keyof Extract<OrderIntent, { kind: 'tradeOrders' }>]: Extract<
+        OrderIntent,
+        { kind: 'tradeOrders' }
+      >[K];
+    } = {
       kind: 'tradeOrders',
       id: this.#id(),
       tradeSpecifier: tradeId,
     };
-    if (orders.tp !== undefined) intent.takeProfit = orders.tp === null ? null : { price: fmt(orders.tp) } as never;
-    if (orders.sl !== undefined) intent.stopLoss = orders.sl === null ? null : { price: fmt(orders.sl) } as never;
-    if (orders.trailing !== undefined) intent.trailingStopLoss = orders.trailing === null ? null : { distance: fmt(orders.trailing) } as never;
+    if (orders.tp !== undefined)
+      intent.takeProfit = orders.tp === null ? null : ({ price: fmt(orders.tp) } as never);
+    if (orders.sl !== undefined)
+      intent.stopLoss = orders.sl === null ? null : ({ price: fmt(orders.sl) } as never);
+    if (orders.trailing !== undefined)
+      intent.trailingStopLoss =
+        orders.trailing === null ? null : ({ distance: fmt(orders.trailing) } as never);
     return intent;
   }
 

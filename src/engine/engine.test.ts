@@ -13,19 +13,39 @@ import { tap } from 'rxjs';
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** Runs a strategy over events through the real engine, simulated broker and portfolio. */
-async function backtest<P extends Record<string, number | string | boolean>, S>(strategy: Strategy<P, S>, sources: MarketEvent[][]): Promise<{ engine: Engine<P, S>; txs: Transaction[]; portfolio: Portfolio; sim: SimBroker }> {
+async function backtest<P extends Record<string, number | string | boolean>, S>(
+  strategy: Strategy<P, S>,
+  sources: MarketEvent[][],
+): Promise<{ engine: Engine<P, S>; txs: Transaction[]; portfolio: Portfolio; sim: SimBroker }> {
   const inst = instruments();
-  const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+  const sim = new SimBroker({
+    instruments: inst,
+    currency: 'USD',
+    initialBalance: '100000',
+    marginRate: '0.02',
+    financing: false,
+  });
   const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
   const txs: Transaction[] = [];
   sim.transactions$.subscribe((t) => txs.push(t));
-  const engine = new Engine({ strategy, name: 'test', params: strategy.params, execution: sim, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02 });
+  const engine = new Engine({
+    strategy,
+    name: 'test',
+    params: strategy.params,
+    execution: sim,
+    portfolio,
+    instruments: inst,
+    clock: new VirtualClock(),
+    log: silent,
+    marginRate: 0.02,
+  });
   // The account opens on the first event, after the engine subscribed to its transactions.
   await engine.run(mergeSources(sources.map((s) => fromBatches([s]))).pipe(tap((e) => sim.onEvent(e))));
   return { engine, txs, portfolio, sim };
 }
 
-const m1 = (i: number, px = 1.1, instrument = 'EUR_USD') => candle(instrument, T0 + i * MINUTE, [px, px + 0.0005, px - 0.0005, px + 0.0001]);
+const m1 = (i: number, px = 1.1, instrument = 'EUR_USD') =>
+  candle(instrument, T0 + i * MINUTE, [px, px + 0.0005, px - 0.0005, px + 0.0001]);
 
 describe('engine', () => {
   it('delivers candles at their close, in time order across instruments and granularities, finer first on ties', async () => {
@@ -49,7 +69,11 @@ describe('engine', () => {
 
   it('does not deliver incomplete candles', async () => {
     let n = 0;
-    const s = defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:M1'] }, onCandle: () => void n++ });
+    const s = defineStrategy({
+      params: {},
+      subscribe: { candles: ['EUR_USD:M1'] },
+      onCandle: () => void n++,
+    });
     await backtest(s, [[m1(0), { ...m1(1), complete: false }, m1(2)]]);
     expect(n).toBe(2);
   });
@@ -62,7 +86,10 @@ describe('engine', () => {
       init: () => ({ bought: false, seen: 0 }),
       onCandle(ctx, st) {
         if (st.bought) return { state: { ...st, seen: st.seen + 1 } };
-        return { state: { bought: true, seen: 1 }, intents: [ctx.market('EUR_USD', ctx.params.units, { sl: { distance: 0.005 } })] };
+        return {
+          state: { bought: true, seen: 1 },
+          intents: [ctx.market('EUR_USD', ctx.params.units, { sl: { distance: 0.005 } })],
+        };
       },
       onTransaction(ctx) {
         const t = ctx.transaction!;
@@ -74,7 +101,13 @@ describe('engine', () => {
     const { engine, portfolio, txs } = await backtest(s, [[m1(0), m1(1), m1(2)]]);
     expect(fills).toEqual(['1000@1.10020']);
     expect(engine.state).toEqual({ bought: true, seen: 3 });
-    expect(txs.map((t) => t.type)).toEqual(['CREATE', 'TRANSFER_FUNDS', 'MARKET_ORDER', 'ORDER_FILL', 'STOP_LOSS_ORDER']);
+    expect(txs.map((t) => t.type)).toEqual([
+      'CREATE',
+      'TRANSFER_FUNDS',
+      'MARKET_ORDER',
+      'ORDER_FILL',
+      'STOP_LOSS_ORDER',
+    ]);
     expect(portfolio.ledger.trades.size).toBe(1);
     expect(portfolio.ledger.lastTransactionID).toBe('5');
   });
@@ -111,8 +144,23 @@ describe('engine', () => {
       onSignal: (ctx) => void log.push(`signal:${ctx.signal!.direction}@${(ctx.now - T0) / MINUTE}`),
       onTimer: (ctx) => void log.push(`timer@${(ctx.now - T0) / MINUTE}`),
     });
-    const ticks: MarketEvent[] = [0, 10, 20, 31].map((m) => ({ kind: 'tick', instrument: 'EUR_USD', at: T0 + m * MINUTE, bid: 1.1, ask: 1.1002 }));
-    const signals: MarketEvent[] = [{ kind: 'signal', at: T0 + 16 * MINUTE, instrument: 'EUR_USD', source: 'test', direction: 'up', horizonMs: 0 }];
+    const ticks: MarketEvent[] = [0, 10, 20, 31].map((m) => ({
+      kind: 'tick',
+      instrument: 'EUR_USD',
+      at: T0 + m * MINUTE,
+      bid: 1.1,
+      ask: 1.1002,
+    }));
+    const signals: MarketEvent[] = [
+      {
+        kind: 'signal',
+        at: T0 + 16 * MINUTE,
+        instrument: 'EUR_USD',
+        source: 'test',
+        direction: 'up',
+        horizonMs: 0,
+      },
+    ];
     await backtest(s, [ticks, signals]);
     expect(log).toEqual(['tick@0', 'tick@10', 'timer@15', 'signal:up@16', 'tick@20', 'timer@30', 'tick@31']);
   });
@@ -136,9 +184,19 @@ describe('engine', () => {
     const mk = (candles: string[]) => () =>
       new Engine({
         strategy: defineStrategy({ params: {}, subscribe: { candles } }),
-        name: 'x', params: {}, execution: new SimBroker({ instruments: instruments(), currency: 'USD', initialBalance: '1', marginRate: '0.02' }),
+        name: 'x',
+        params: {},
+        execution: new SimBroker({
+          instruments: instruments(),
+          currency: 'USD',
+          initialBalance: '1',
+          marginRate: '0.02',
+        }),
         portfolio: new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '1' }),
-        instruments: instruments(), clock: new VirtualClock(), log: silent, marginRate: 0.02,
+        instruments: instruments(),
+        clock: new VirtualClock(),
+        log: silent,
+        marginRate: 0.02,
       });
     expect(mk(['EUR_USD'])).toThrow(/must look like 'EUR_USD:H1'/);
     expect(mk(['EUR_USD:H7'])).toThrow(/unknown granularity 'H7'/);
@@ -169,7 +227,9 @@ describe('a strategy that throws', () => {
     const e = err as StrategyError;
     expect(e.code).toBe('STRATEGY');
     expect([e.strategy, e.handler, e.at]).toEqual(['test', 'onCandle', T0 + 2 * MINUTE]);
-    expect(e.message).toBe(`strategy 'test' threw in onCandle at ${new Date(T0 + 2 * MINUTE).toISOString()}: no price at 1.1001`);
+    expect(e.message).toBe(
+      `strategy 'test' threw in onCandle at ${new Date(T0 + 2 * MINUTE).toISOString()}: no price at 1.1001`,
+    );
     expect(e.cause).toBeInstanceOf(TypeError);
     expect(calls).toBe(2);
   });
@@ -188,28 +248,78 @@ describe('a strategy that throws', () => {
       },
     });
     const inst = instruments();
-    const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+    const sim = new SimBroker({
+      instruments: inst,
+      currency: 'USD',
+      initialBalance: '100000',
+      marginRate: '0.02',
+      financing: false,
+    });
     const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
-    const engine = new Engine({ strategy: s, name: 'booker', params: s.params, execution: sim, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02 });
-    const err = await engine.run(mergeSources([fromBatches([[m1(0), m1(1), m1(2)]])]).pipe(tap((e) => sim.onEvent(e)))).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const engine = new Engine({
+      strategy: s,
+      name: 'booker',
+      params: s.params,
+      execution: sim,
+      portfolio,
+      instruments: inst,
+      clock: new VirtualClock(),
+      log: silent,
+      marginRate: 0.02,
+    });
+    const err = await engine
+      .run(mergeSources([fromBatches([[m1(0), m1(1), m1(2)]])]).pipe(tap((e) => sim.onEvent(e))))
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(StrategyError);
     expect((err as StrategyError).handler).toBe('onTransaction');
-    expect((err as StrategyError).message).toMatch(/^strategy 'booker' threw in onTransaction at .+: cannot book the fill$/);
+    expect((err as StrategyError).message).toMatch(
+      /^strategy 'booker' threw in onTransaction at .+: cannot book the fill$/,
+    );
     expect(portfolio.ledger.trades.size).toBe(1);
   });
 
   it('in init or subscribe: a StrategyError naming the step, before anything runs', () => {
     const inst = instruments();
-    const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+    const sim = new SimBroker({
+      instruments: inst,
+      currency: 'USD',
+      initialBalance: '100000',
+      marginRate: '0.02',
+      financing: false,
+    });
     const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
-    const bad = defineStrategy({ params: { n: 1 }, subscribe: { candles: ['EUR_USD:M1'] }, init: (p) => (p.n > 0 ? (JSON.parse('{') as never) : {}), onCandle() {} });
-    expect(() => new Engine({ strategy: bad, name: 'starter', params: bad.params, execution: sim, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02 })).toThrow(
-      /^strategy 'starter' threw in init: .*JSON/,
-    );
-    const picky = defineStrategy({ name: 'picky', params: { pair: '' }, subscribe: (p) => { if (p.pair === '') throw new Error('give a pair'); return { candles: [`${p.pair}:M1`] }; }, onCandle() {} });
+    const bad = defineStrategy({
+      params: { n: 1 },
+      subscribe: { candles: ['EUR_USD:M1'] },
+      init: (p) => (p.n > 0 ? (JSON.parse('{') as never) : {}),
+      onCandle() {},
+    });
+    expect(
+      () =>
+        new Engine({
+          strategy: bad,
+          name: 'starter',
+          params: bad.params,
+          execution: sim,
+          portfolio,
+          instruments: inst,
+          clock: new VirtualClock(),
+          log: silent,
+          marginRate: 0.02,
+        }),
+    ).toThrow(/^strategy 'starter' threw in init: .*JSON/);
+    const picky = defineStrategy({
+      name: 'picky',
+      params: { pair: '' },
+      subscribe: (p) => {
+        if (p.pair === '') throw new Error('give a pair');
+        return { candles: [`${p.pair}:M1`] };
+      },
+      onCandle() {},
+    });
     const err = (() => {
       try {
         subscriptionsOf(picky, picky.params);
@@ -226,18 +336,46 @@ describe('a strategy that throws', () => {
   it('returns something that is not a step, or an intent not made by ctx: a StrategyError before anything of the step is taken', async () => {
     const cases: [unknown, string][] = [
       [42, 'returned 42: a handler returns nothing, a list of intents, or { state, intents }'],
-      [[{ kind: 'buy', units: 100 }], 'returned intent {"kind":"buy","units":100}: make intents with the ctx helpers'],
+      [
+        [{ kind: 'buy', units: 100 }],
+        'returned intent {"kind":"buy","units":100}: make intents with the ctx helpers',
+      ],
       [{ state: { n: 9 }, intents: 'buy' }, 'returned intents "buy": intents must be a list'],
       [{ state: { n: 9 }, intents: [null] }, 'returned intent null: make intents with the ctx helpers'],
-      [[{ kind: 'order', id: 'o1', request: null }], 'returned intent {"kind":"order","id":"o1","request":null}: make intents with the ctx helpers'],
+      [
+        [{ kind: 'order', id: 'o1', request: null }],
+        'returned intent {"kind":"order","id":"o1","request":null}: make intents with the ctx helpers',
+      ],
     ];
     for (const [step, says] of cases) {
       const submitted: unknown[] = [];
-      const s = defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:M1'] }, init: () => ({ n: 0 }), onCandle: () => step as never });
+      const s = defineStrategy({
+        params: {},
+        subscribe: { candles: ['EUR_USD:M1'] },
+        init: () => ({ n: 0 }),
+        onCandle: () => step as never,
+      });
       const inst = instruments();
-      const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+      const sim = new SimBroker({
+        instruments: inst,
+        currency: 'USD',
+        initialBalance: '100000',
+        marginRate: '0.02',
+        financing: false,
+      });
       const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
-      const engine = new Engine({ strategy: s, name: 'sloppy', params: s.params, execution: sim, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02, onIntent: (i) => submitted.push(i) });
+      const engine = new Engine({
+        strategy: s,
+        name: 'sloppy',
+        params: s.params,
+        execution: sim,
+        portfolio,
+        instruments: inst,
+        clock: new VirtualClock(),
+        log: silent,
+        marginRate: 0.02,
+        onIntent: (i) => submitted.push(i),
+      });
       const detach = engine.attach();
       let err: unknown;
       try {
@@ -247,18 +385,44 @@ describe('a strategy that throws', () => {
       }
       detach();
       expect(err).toBeInstanceOf(StrategyError);
-      expect((err as StrategyError).message).toContain(`strategy 'sloppy': onCandle at ${new Date(T0 + MINUTE).toISOString()} ${says}`);
+      expect((err as StrategyError).message).toContain(
+        `strategy 'sloppy': onCandle at ${new Date(T0 + MINUTE).toISOString()} ${says}`,
+      );
       expect(engine.state).toEqual({ n: 0 });
       expect(submitted).toEqual([]);
     }
   });
 
   it('in onStop, after batches fed through attach/feed (the simulator heard through listen): stop throws the StrategyError', () => {
-    const s = defineStrategy({ params: {}, subscribe: { candles: ['EUR_USD:M1'] }, onStart() {}, onCandle() {}, onStop() { throw new Error('report failed'); } });
+    const s = defineStrategy({
+      params: {},
+      subscribe: { candles: ['EUR_USD:M1'] },
+      onStart() {},
+      onCandle() {},
+      onStop() {
+        throw new Error('report failed');
+      },
+    });
     const inst = instruments();
-    const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+    const sim = new SimBroker({
+      instruments: inst,
+      currency: 'USD',
+      initialBalance: '100000',
+      marginRate: '0.02',
+      financing: false,
+    });
     const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
-    const engine = new Engine({ strategy: s, name: 'closer', params: s.params, execution: sim, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02 });
+    const engine = new Engine({
+      strategy: s,
+      name: 'closer',
+      params: s.params,
+      execution: sim,
+      portfolio,
+      instruments: inst,
+      clock: new VirtualClock(),
+      log: silent,
+      marginRate: 0.02,
+    });
     const detach = engine.attach();
     engine.feed([m1(0), m1(1)], (ev) => sim.onEvent(ev));
     expect(() => engine.stop()).toThrow(/^strategy 'closer' threw in onStop at .+: report failed$/);

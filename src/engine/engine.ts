@@ -51,17 +51,33 @@ export class StrategyError extends Error {
   /** `handler` threw `cause`. */
   static threw(strategy: string, handler: string, at: number, cause: unknown): StrategyError {
     const why = cause instanceof Error ? cause.message : String(cause);
-    return new StrategyError(strategy, handler, at, `strategy '${strategy}' threw in ${handler}${when(at)}: ${why}`, cause);
+    return new StrategyError(
+      strategy,
+      handler,
+      at,
+      `strategy '${strategy}' threw in ${handler}${when(at)}: ${why}`,
+      cause,
+    );
   }
 
   /** The strategy's name (its client IDs' prefix) is in the runner's reserved namespace. */
   static reservedName(strategy: string, prefix: string): StrategyError {
-    return new StrategyError(strategy, 'init', Number.NaN, `strategy '${strategy}': its client IDs would start '${prefix}', and client IDs starting '${RUNNER_ID_PREFIX}' are reserved for the runner's own closes and cancels (kill switch, flatten): rename the strategy (its name, or --name)`);
+    return new StrategyError(
+      strategy,
+      'init',
+      Number.NaN,
+      `strategy '${strategy}': its client IDs would start '${prefix}', and client IDs starting '${RUNNER_ID_PREFIX}' are reserved for the runner's own closes and cancels (kill switch, flatten): rename the strategy (its name, or --name)`,
+    );
   }
 
   /** `handler` returned `what`, which is not a step; `fix` says what it should be. */
   static returned(strategy: string, handler: string, at: number, what: string, fix: string): StrategyError {
-    return new StrategyError(strategy, handler, at, `strategy '${strategy}': ${handler}${when(at)} returned ${what}: ${fix}`);
+    return new StrategyError(
+      strategy,
+      handler,
+      at,
+      `strategy '${strategy}': ${handler}${when(at)} returned ${what}: ${fix}`,
+    );
   }
 }
 
@@ -73,18 +89,34 @@ function when(at: number): string {
 export function parseCandleSeries(spec: string, instruments?: InstrumentRegistry): CandleSeries {
   const [instrument, granularity, component = 'M', extra] = spec.split(':');
   if (!instrument || !granularity || extra !== undefined) {
-    throw new SubscriptionError(`candle subscription '${spec}' must look like 'EUR_USD:H1' or 'EUR_USD:H1:B' (instrument:granularity[:M|B|A])`);
+    throw new SubscriptionError(
+      `candle subscription '${spec}' must look like 'EUR_USD:H1' or 'EUR_USD:H1:B' (instrument:granularity[:M|B|A])`,
+    );
   }
-  if (!isGranularity(granularity)) throw new SubscriptionError(`candle subscription '${spec}': unknown granularity '${granularity}' (use S5…M30, H1…H12, D, W or M)`);
+  if (!isGranularity(granularity))
+    throw new SubscriptionError(
+      `candle subscription '${spec}': unknown granularity '${granularity}' (use S5…M30, H1…H12, D, W or M)`,
+    );
   if (component !== 'M' && component !== 'B' && component !== 'A') {
-    throw new SubscriptionError(`candle subscription '${spec}': price component '${component}' must be M (mid), B (bid) or A (ask)`);
+    throw new SubscriptionError(
+      `candle subscription '${spec}': price component '${component}' must be M (mid), B (bid) or A (ask)`,
+    );
   }
   if (instruments && !instruments.has(instrument)) instruments.get(instrument); // throws a clear "unknown instrument"
-  return { key: `${instrument}:${granularity}:${component}`, instrument, granularity: granularity as Granularity, component: component as PriceComponent };
+  return {
+    key: `${instrument}:${granularity}:${component}`,
+    instrument,
+    granularity: granularity as Granularity,
+    component: component as PriceComponent,
+  };
 }
 
 /** Resolves a strategy's subscriptions for its params (what `subscribe(params)` throws is a StrategyError). */
-export function subscriptionsOf<P extends Params>(strategy: Strategy<P, unknown>, params: P, name = strategy.name ?? 'strategy'): Subscriptions {
+export function subscriptionsOf<P extends Params>(
+  strategy: Strategy<P, unknown>,
+  params: P,
+  name = strategy.name ?? 'strategy',
+): Subscriptions {
   if (typeof strategy.subscribe !== 'function') return strategy.subscribe;
   try {
     return strategy.subscribe(params);
@@ -180,19 +212,30 @@ export class Engine<P extends Params, S> {
     this.#spreads = new Set(subs.spreads ?? []);
     this.#cot = new Set(subs.cot ?? []);
     this.#timers = (subs.timers ?? []).map((t) => {
-      if (!(t.everyMs >= 1000)) throw new SubscriptionError(`timer '${t.name}': everyMs must be at least 1000, got ${t.everyMs}`);
+      if (!(t.everyMs >= 1000))
+        throw new SubscriptionError(`timer '${t.name}': everyMs must be at least 1000, got ${t.everyMs}`);
       return { name: t.name, everyMs: t.everyMs, next: Number.NaN };
     });
-    this.#ctx = new StrategyContext<P>(opts.name, opts.params, opts.log, opts.portfolio, opts.instruments, this.#series, opts.marginRate);
+    this.#ctx = new StrategyContext<P>(
+      opts.name,
+      opts.params,
+      opts.log,
+      opts.portfolio,
+      opts.instruments,
+      this.#series,
+      opts.marginRate,
+    );
     if (opts.clientIdPrefix !== undefined) this.#ctx.idPrefix = opts.clientIdPrefix;
     this.#ctx.plotSink = opts.onPlot;
-    if (isReservedClientID(`${this.#ctx.idPrefix}-`)) throw StrategyError.reservedName(opts.name, this.#ctx.idPrefix);
+    if (isReservedClientID(`${this.#ctx.idPrefix}-`))
+      throw StrategyError.reservedName(opts.name, this.#ctx.idPrefix);
     try {
       this.#state = (opts.strategy.init ? opts.strategy.init(opts.params) : undefined) as S;
     } catch (e) {
       throw StrategyError.threw(opts.name, 'init', Number.NaN, e);
     }
-    if (isThenable(this.#state)) throw StrategyError.returned(opts.name, 'init', Number.NaN, 'a Promise', ASYNC_FIX);
+    if (isThenable(this.#state))
+      throw StrategyError.returned(opts.name, 'init', Number.NaN, 'a Promise', ASYNC_FIX);
   }
 
   /** The strategy's current state (for snapshots and tests). */
@@ -241,7 +284,10 @@ export class Engine<P extends Params, S> {
             fail(e);
           }
         };
-      txSub = this.#o.execution.transactions$.subscribe({ next: guarded((tx) => this.#onTransaction(tx)), error: fail });
+      txSub = this.#o.execution.transactions$.subscribe({
+        next: guarded((tx) => this.#onTransaction(tx)),
+        error: fail,
+      });
       evSub = events$.subscribe({
         next: guarded((ev) => this.#onEvent(ev)),
         error: fail,
@@ -348,7 +394,8 @@ export class Engine<P extends Params, S> {
         this.stats.candles++;
         // Consecutive candles are mostly of one series: the last lookup is kept.
         let list: SeriesState[] | undefined;
-        if (ev.instrument === this.#lastInstrument && ev.granularity === this.#lastGranularity) list = this.#lastList;
+        if (ev.instrument === this.#lastInstrument && ev.granularity === this.#lastGranularity)
+          list = this.#lastList;
         else {
           list = this.#byCandle.get(ev.instrument)?.get(ev.granularity);
           this.#lastInstrument = ev.instrument;
@@ -530,11 +577,17 @@ export class Engine<P extends Params, S> {
     if (Array.isArray(step)) intents = step as readonly OrderIntent[];
     else if (typeof step === 'object' && step !== null) {
       const s = step as { readonly state?: S; readonly intents?: readonly OrderIntent[] };
-      if (s.intents !== undefined && !Array.isArray(s.intents)) throw this.#badStep(handler, `intents ${show(s.intents)}`, 'intents must be a list');
+      if (s.intents !== undefined && !Array.isArray(s.intents))
+        throw this.#badStep(handler, `intents ${show(s.intents)}`, 'intents must be a list');
       intents = s.intents;
       if (intents !== undefined) this.#checkIntents(intents, handler);
       if ('state' in s) this.#state = s.state as S;
-    } else throw this.#badStep(handler, show(step), 'a handler returns nothing, a list of intents, or { state, intents }');
+    } else
+      throw this.#badStep(
+        handler,
+        show(step),
+        'a handler returns nothing, a list of intents, or { state, intents }',
+      );
     if (intents === undefined || intents.length === 0) return;
     if (Array.isArray(step)) this.#checkIntents(intents, handler);
     const o = this.#o;
@@ -548,8 +601,18 @@ export class Engine<P extends Params, S> {
   #checkIntents(intents: readonly unknown[], handler: string): void {
     for (let i = 0; i < intents.length; i++) {
       const intent = intents[i];
-      if (!isIntent(intent)) throw this.#badStep(handler, `intent ${show(intent)}`, 'make intents with the ctx helpers (ctx.market, ctx.limit, ctx.cancel, ctx.closeTrade…)');
-      if (isReservedClientID(intent.id)) throw this.#badStep(handler, `an intent with client ID '${intent.id}'`, `client IDs starting '${RUNNER_ID_PREFIX}' are reserved for the runner's own closes and cancels (kill switch, flatten): choose another clientId`);
+      if (!isIntent(intent))
+        throw this.#badStep(
+          handler,
+          `intent ${show(intent)}`,
+          'make intents with the ctx helpers (ctx.market, ctx.limit, ctx.cancel, ctx.closeTrade…)',
+        );
+      if (isReservedClientID(intent.id))
+        throw this.#badStep(
+          handler,
+          `an intent with client ID '${intent.id}'`,
+          `client IDs starting '${RUNNER_ID_PREFIX}' are reserved for the runner's own closes and cancels (kill switch, flatten): choose another clientId`,
+        );
     }
   }
 
@@ -566,7 +629,8 @@ const ASYNC_FIX =
  * rejection silenced: the run stops on the StrategyError instead.
  */
 function isThenable(x: unknown): boolean {
-  if (typeof x !== 'object' || x === null || typeof (x as { then?: unknown }).then !== 'function') return false;
+  if (typeof x !== 'object' || x === null || typeof (x as { then?: unknown }).then !== 'function')
+    return false;
   (x as Promise<unknown>).then(undefined, () => undefined);
   return true;
 }

@@ -6,14 +6,21 @@ import { exposureOver } from './report.ts';
 // open intervals (they may overlap, start before the period or run past it).
 
 /** The same share counted second by second (intervals on whole seconds). */
-function bySecond(trades: readonly { openTime: number; closeTime: number }[], from: number, to: number): number {
+function bySecond(
+  trades: readonly { openTime: number; closeTime: number }[],
+  from: number,
+  to: number,
+): number {
   let open = 0;
-  for (let s = from; s < to; s += 1000) if (trades.some((t) => t.openTime <= s && s + 1000 <= t.closeTime)) open++;
+  for (let s = from; s < to; s += 1000)
+    if (trades.some((t) => t.openTime <= s && s + 1000 <= t.closeTime)) open++;
   return Math.round((open / ((to - from) / 1000)) * 10_000) / 100;
 }
 
 const second = fc.integer({ min: 0, max: 120 }).map((s) => s * 1000);
-const trade = fc.tuple(second, second).map(([a, b]) => ({ openTime: Math.min(a, b), closeTime: Math.max(a, b) }));
+const trade = fc
+  .tuple(second, second)
+  .map(([a, b]) => ({ openTime: Math.min(a, b), closeTime: Math.max(a, b) }));
 
 describe('exposureOver', () => {
   it('is the covered share of the period: 0..100, equal to a count second by second', () => {
@@ -30,6 +37,15 @@ describe('exposureOver', () => {
   });
 
   it('a trade open over the whole period, and another overlapping it, make 100%, never more', () => {
-    expect(exposureOver([{ openTime: -5000, closeTime: 20_000 }, { openTime: 1000, closeTime: 9000 }], 0, 10_000)).toBe(100);
+    expect(
+      exposureOver(
+        [
+          { openTime: -5000, closeTime: 20_000 },
+          { openTime: 1000, closeTime: 9000 },
+        ],
+        0,
+        10_000,
+      ),
+    ).toBe(100);
   });
 });

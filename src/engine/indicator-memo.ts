@@ -39,7 +39,13 @@ export class IndicatorMemo {
   /** Offers what a run's indicators recorded (called when the run ended normally). */
   finish(indicators: Iterable<MemoIndicator>): void {
     for (const x of indicators) {
-      if (!(x instanceof Recorder) || !x.recording || this.#done.has(x.key) || this.#done.size >= this.maxRecordings) continue;
+      if (
+        !(x instanceof Recorder) ||
+        !x.recording ||
+        this.#done.has(x.key) ||
+        this.#done.size >= this.maxRecordings
+      )
+        continue;
       this.#done.set(x.key, x.recording);
       this.stats.recorded++;
     }
@@ -86,7 +92,9 @@ class Replay implements MemoIndicator {
   update(close: number): void {
     const i = this.#i++;
     if (i >= this.rec.closes.length || this.rec.closes[i] !== close) {
-      throw new Error(`indicator memo: update ${i} of ${this.key} is fed ${close}, the recorded run was fed ${this.rec.closes[i]}: the runs sharing a memo must read the same candles`);
+      throw new Error(
+        `indicator memo: update ${i} of ${this.key} is fed ${close}, the recorded run was fed ${this.rec.closes[i]}: the runs sharing a memo must read the same candles`,
+      );
     }
     this.value = this.rec.values[i];
   }

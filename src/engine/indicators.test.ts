@@ -87,11 +87,21 @@ describe('TiIndicator', () => {
   // Reported: ctx.indicator('RSI', {}) returned 0 for ever (period undefined); a typo went unnoticed.
   it('refuses missing, unknown and ill-typed options, naming the valid ones', () => {
     expect(() => new TiIndicator('RSI', {})).toThrow(IndicatorError);
-    expect(() => new TiIndicator('RSI', {})).toThrow("indicator 'RSI': option 'period' is missing; its options are { period: number }");
-    expect(() => new TiIndicator('RSI', { period: 14, perod: 3 })).toThrow("unknown option 'perod'; its options are { period: number }");
-    expect(() => new TiIndicator('RSI', { period: '14' })).toThrow("option 'period' must be a number > 0 (got \"14\")");
-    expect(() => new TiIndicator('KeltnerChannels', { maPeriod: 20, atrPeriod: 10, useSMA: 1, multiplier: 2 })).toThrow("option 'useSMA' must be true or false");
-    expect(() => new TiIndicator('MACD', { fastPeriod: 12, slowPeriod: 26 })).toThrow(/option 'signalPeriod' is missing; its options are \{ fastPeriod: number, slowPeriod: number, signalPeriod: number, SimpleMAOscillator\?: boolean, SimpleMASignal\?: boolean \}/);
+    expect(() => new TiIndicator('RSI', {})).toThrow(
+      "indicator 'RSI': option 'period' is missing; its options are { period: number }",
+    );
+    expect(() => new TiIndicator('RSI', { period: 14, perod: 3 })).toThrow(
+      "unknown option 'perod'; its options are { period: number }",
+    );
+    expect(() => new TiIndicator('RSI', { period: '14' })).toThrow(
+      'option \'period\' must be a number > 0 (got "14")',
+    );
+    expect(
+      () => new TiIndicator('KeltnerChannels', { maPeriod: 20, atrPeriod: 10, useSMA: 1, multiplier: 2 }),
+    ).toThrow("option 'useSMA' must be true or false");
+    expect(() => new TiIndicator('MACD', { fastPeriod: 12, slowPeriod: 26 })).toThrow(
+      /option 'signalPeriod' is missing; its options are \{ fastPeriod: number, slowPeriod: number, signalPeriod: number, SimpleMAOscillator\?: boolean, SimpleMASignal\?: boolean \}/,
+    );
   });
 });
 
@@ -112,13 +122,20 @@ function optionsOf(name: string): fc.Arbitrary<Record<string, unknown>> {
   }
   let arb = fc.record(rec) as fc.Arbitrary<Record<string, unknown>>;
   // MACD's fast average must be the faster one.
-  if (name === 'MACD') arb = arb.map((o) => ({ ...o, slowPeriod: (o.fastPeriod as number) + (o.slowPeriod as number) }));
+  if (name === 'MACD')
+    arb = arb.map((o) => ({ ...o, slowPeriod: (o.fastPeriod as number) + (o.slowPeriod as number) }));
   return arb;
 }
 
 function columnsToRows(cols: Record<string, number[]>): Record<string, number>[] {
   const n = cols.close?.length ?? 0;
-  return Array.from({ length: n }, (_, i) => Object.fromEntries(Object.entries(cols).filter(([, v]) => v.length === n).map(([k, v]) => [k, v[i]!])));
+  return Array.from({ length: n }, (_, i) =>
+    Object.fromEntries(
+      Object.entries(cols)
+        .filter(([, v]) => v.length === n)
+        .map(([k, v]) => [k, v[i]!]),
+    ),
+  );
 }
 
 /** Random candles: open, high ≥ max(open, close), low ≤ min(open, close), volume > 0. */
@@ -145,8 +162,18 @@ describe('every indicator ctx.indicator wraps', () => {
           const high = raw.map((b) => Math.max(b.o, b.c) + b.up);
           const low = raw.map((b) => Math.min(b.o, b.c) - b.down);
           const volume = raw.map((b) => b.v);
-          const Ctor = (ti as unknown as Record<string, { calculate(input: Record<string, unknown>): unknown[] }>)[name]!;
-          const out = Ctor.calculate({ ...options, values: [...close], open: [...open], high: [...high], low: [...low], close: [...close], volume: [...volume] });
+          const Ctor = (
+            ti as unknown as Record<string, { calculate(input: Record<string, unknown>): unknown[] }>
+          )[name]!;
+          const out = Ctor.calculate({
+            ...options,
+            values: [...close],
+            open: [...open],
+            high: [...high],
+            low: [...low],
+            close: [...close],
+            volume: [...volume],
+          });
           // HeikinAshi's calculate gives columns (a CandleList); its nextValue gives one candle.
           const ref = Array.isArray(out) ? out : columnsToRows(out as unknown as Record<string, number[]>);
           const ind = new TiIndicator(name, options);
@@ -167,8 +194,23 @@ describe('every indicator ctx.indicator wraps', () => {
 
   it('StochasticRSI and KST give real values on a real-looking series', () => {
     const xs = Array.from({ length: 300 }, (_, i) => 1.1 + Math.sin(i / 9) / 50 + Math.sin(i / 2.3) / 200);
-    const srsi = new TiIndicator<{ stochRSI: number; k: number; d: number }>('StochasticRSI', { rsiPeriod: 14, stochasticPeriod: 14, kPeriod: 3, dPeriod: 3 });
-    const kst = new TiIndicator<{ kst: number; signal?: number }>('KST', { ROCPer1: 10, ROCPer2: 15, ROCPer3: 20, ROCPer4: 30, SMAROCPer1: 10, SMAROCPer2: 10, SMAROCPer3: 10, SMAROCPer4: 15, signalPeriod: 9 });
+    const srsi = new TiIndicator<{ stochRSI: number; k: number; d: number }>('StochasticRSI', {
+      rsiPeriod: 14,
+      stochasticPeriod: 14,
+      kPeriod: 3,
+      dPeriod: 3,
+    });
+    const kst = new TiIndicator<{ kst: number; signal?: number }>('KST', {
+      ROCPer1: 10,
+      ROCPer2: 15,
+      ROCPer3: 20,
+      ROCPer4: 30,
+      SMAROCPer1: 10,
+      SMAROCPer2: 10,
+      SMAROCPer3: 10,
+      SMAROCPer4: 15,
+      signalPeriod: 9,
+    });
     const seen = new Set<number>();
     for (const x of xs) {
       srsi.update(x, x, x, x, 1);
@@ -176,7 +218,20 @@ describe('every indicator ctx.indicator wraps', () => {
       if (srsi.value) seen.add(srsi.value.stochRSI);
     }
     expect(seen.size).toBeGreaterThan(10);
-    expect(kst.value).toEqual(ti.KST.calculate({ values: xs, ROCPer1: 10, ROCPer2: 15, ROCPer3: 20, ROCPer4: 30, SMAROCPer1: 10, SMAROCPer2: 10, SMAROCPer3: 10, SMAROCPer4: 15, signalPeriod: 9 }).at(-1));
+    expect(kst.value).toEqual(
+      ti.KST.calculate({
+        values: xs,
+        ROCPer1: 10,
+        ROCPer2: 15,
+        ROCPer3: 20,
+        ROCPer4: 30,
+        SMAROCPer1: 10,
+        SMAROCPer2: 10,
+        SMAROCPer3: 10,
+        SMAROCPer4: 15,
+        signalPeriod: 9,
+      }).at(-1),
+    );
     expect(Number.isFinite(kst.value!.kst)).toBe(true);
   });
 });

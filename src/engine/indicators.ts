@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 // most strategies use only Sma/Ema (below), so it is required on the first TiIndicator instead.
 const require = createRequire(import.meta.url);
 let tiExports: Record<string, TiClass> | undefined;
-const ti = (): Record<string, TiClass> => (tiExports ??= require('technicalindicators') as Record<string, TiClass>);
+const ti = (): Record<string, TiClass> =>
+  (tiExports ??= require('technicalindicators') as Record<string, TiClass>);
 
 /**
  * A streaming indicator: fed one value (or bar) at a time, O(1) per update.
@@ -28,7 +29,8 @@ export class Sma implements StreamingIndicator {
   #sinceExact = 0;
   #value = Number.NaN;
   constructor(readonly period: number) {
-    if (!Number.isInteger(period) || period < 1) throw new RangeError(`SMA period must be a positive integer, got ${period}`);
+    if (!Number.isInteger(period) || period < 1)
+      throw new RangeError(`SMA period must be a positive integer, got ${period}`);
     this.#buf = new Float64Array(period);
   }
   get value(): number | undefined {
@@ -63,7 +65,8 @@ export class Ema implements StreamingIndicator {
   /** NaN until `period` values were seen (a number field: updates do not allocate). */
   #value = Number.NaN;
   constructor(readonly period: number) {
-    if (!Number.isInteger(period) || period < 1) throw new RangeError(`EMA period must be a positive integer, got ${period}`);
+    if (!Number.isInteger(period) || period < 1)
+      throw new RangeError(`EMA period must be a positive integer, got ${period}`);
     this.#k = 2 / (period + 1);
   }
   get value(): number | undefined {
@@ -88,12 +91,27 @@ type TiClass = new (input: Record<string, unknown>) => { nextValue(v: unknown): 
  * themselves are `IndicatorCatalog` in src/strategy/api.ts). The property test in
  * indicators.test.ts checks every entry against the class's own `calculate`.
  */
-export const INDICATORS: Readonly<Record<string, { readonly input: 'value' | 'bar'; readonly required: readonly string[]; readonly optional?: readonly string[]; readonly returns: string }>> = {
+export const INDICATORS: Readonly<
+  Record<
+    string,
+    {
+      readonly input: 'value' | 'bar';
+      readonly required: readonly string[];
+      readonly optional?: readonly string[];
+      readonly returns: string;
+    }
+  >
+> = {
   SMA: { input: 'value', required: ['period'], returns: 'number' },
   EMA: { input: 'value', required: ['period'], returns: 'number' },
   WMA: { input: 'value', required: ['period'], returns: 'number' },
   WEMA: { input: 'value', required: ['period'], returns: 'number' },
-  MACD: { input: 'value', required: ['fastPeriod', 'slowPeriod', 'signalPeriod'], optional: ['b:SimpleMAOscillator', 'b:SimpleMASignal'], returns: '{ MACD?, signal?, histogram? }' },
+  MACD: {
+    input: 'value',
+    required: ['fastPeriod', 'slowPeriod', 'signalPeriod'],
+    optional: ['b:SimpleMAOscillator', 'b:SimpleMASignal'],
+    returns: '{ MACD?, signal?, histogram? }',
+  },
   RSI: { input: 'value', required: ['period'], returns: 'number' },
   BollingerBands: { input: 'value', required: ['period', 'stdDev'], returns: '{ middle, upper, lower, pb }' },
   ADX: { input: 'bar', required: ['period'], returns: '{ adx, pdi, mdi }' },
@@ -102,7 +120,17 @@ export const INDICATORS: Readonly<Record<string, { readonly input: 'value' | 'ba
   ROC: { input: 'value', required: ['period'], returns: 'number' },
   KST: {
     input: 'value',
-    required: ['ROCPer1', 'ROCPer2', 'ROCPer3', 'ROCPer4', 'SMAROCPer1', 'SMAROCPer2', 'SMAROCPer3', 'SMAROCPer4', 'signalPeriod'],
+    required: [
+      'ROCPer1',
+      'ROCPer2',
+      'ROCPer3',
+      'ROCPer4',
+      'SMAROCPer1',
+      'SMAROCPer2',
+      'SMAROCPer3',
+      'SMAROCPer4',
+      'signalPeriod',
+    ],
     returns: '{ kst, signal? }',
   },
   PSAR: { input: 'bar', required: ['step', 'max'], returns: 'number' },
@@ -116,7 +144,11 @@ export const INDICATORS: Readonly<Record<string, { readonly input: 'value' | 'ba
   AwesomeOscillator: { input: 'bar', required: ['fastPeriod', 'slowPeriod'], returns: 'number' },
   VWAP: { input: 'bar', required: [], returns: 'number' },
   MFI: { input: 'bar', required: ['period'], returns: 'number' },
-  StochasticRSI: { input: 'value', required: ['rsiPeriod', 'stochasticPeriod', 'kPeriod', 'dPeriod'], returns: '{ stochRSI, k, d }' },
+  StochasticRSI: {
+    input: 'value',
+    required: ['rsiPeriod', 'stochasticPeriod', 'kPeriod', 'dPeriod'],
+    returns: '{ stochRSI, k, d }',
+  },
   AverageGain: { input: 'value', required: ['period'], returns: 'number' },
   AverageLoss: { input: 'value', required: ['period'], returns: 'number' },
   SD: { input: 'value', required: ['period'], returns: 'number' },
@@ -124,8 +156,16 @@ export const INDICATORS: Readonly<Record<string, { readonly input: 'value' | 'ba
   Lowest: { input: 'value', required: ['period'], returns: 'number' },
   Sum: { input: 'value', required: ['period'], returns: 'number' },
   HeikinAshi: { input: 'bar', required: [], returns: '{ open, high, low, close, volume? }' },
-  IchimokuCloud: { input: 'bar', required: ['conversionPeriod', 'basePeriod', 'spanPeriod', 'displacement'], returns: '{ conversion, base, spanA, spanB }' },
-  KeltnerChannels: { input: 'bar', required: ['maPeriod', 'atrPeriod', 'b:useSMA', 'multiplier'], returns: '{ middle, upper, lower }' },
+  IchimokuCloud: {
+    input: 'bar',
+    required: ['conversionPeriod', 'basePeriod', 'spanPeriod', 'displacement'],
+    returns: '{ conversion, base, spanA, spanB }',
+  },
+  KeltnerChannels: {
+    input: 'bar',
+    required: ['maPeriod', 'atrPeriod', 'b:useSMA', 'multiplier'],
+    returns: '{ middle, upper, lower }',
+  },
   ChandelierExit: { input: 'bar', required: ['period', 'multiplier'], returns: '{ exitLong, exitShort }' },
 };
 
@@ -151,29 +191,43 @@ const optionName = (o: string): string => (o.startsWith('b:') ? o.slice(2) : o);
 export function checkIndicator(name: string, options: unknown): (typeof INDICATORS)[string] {
   const spec = Object.hasOwn(INDICATORS, name) ? INDICATORS[name] : undefined;
   if (spec === undefined) {
-    const why = Object.hasOwn(NOT_STREAMING, name) ? ` (${name} is not available: ${NOT_STREAMING[name]})` : '';
-    throw new IndicatorError(`unknown indicator '${name}'${why}; ctx.indicator knows: ${Object.keys(INDICATORS).join(', ')}`);
+    const why = Object.hasOwn(NOT_STREAMING, name)
+      ? ` (${name} is not available: ${NOT_STREAMING[name]})`
+      : '';
+    throw new IndicatorError(
+      `unknown indicator '${name}'${why}; ctx.indicator knows: ${Object.keys(INDICATORS).join(', ')}`,
+    );
   }
   const all = [...spec.required, ...(spec.optional ?? [])];
-  const usage = all.length === 0 ? '{}' : `{ ${all.map((o) => `${optionName(o)}${spec.required.includes(o) ? '' : '?'}: ${o.startsWith('b:') ? 'boolean' : 'number'}`).join(', ')} }`;
+  const usage =
+    all.length === 0
+      ? '{}'
+      : `{ ${all.map((o) => `${optionName(o)}${spec.required.includes(o) ? '' : '?'}: ${o.startsWith('b:') ? 'boolean' : 'number'}`).join(', ')} }`;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new IndicatorError(`indicator '${name}' needs an options object ${usage}`);
   }
   const opts = options as Record<string, unknown>;
   for (const k of Object.keys(opts)) {
-    if (!all.some((o) => optionName(o) === k)) throw new IndicatorError(`indicator '${name}': unknown option '${k}'; its options are ${usage}`);
+    if (!all.some((o) => optionName(o) === k))
+      throw new IndicatorError(`indicator '${name}': unknown option '${k}'; its options are ${usage}`);
   }
   for (const o of all) {
     const k = optionName(o);
     const v = opts[k];
     if (v === undefined) {
-      if (spec.required.includes(o)) throw new IndicatorError(`indicator '${name}': option '${k}' is missing; its options are ${usage}`);
+      if (spec.required.includes(o))
+        throw new IndicatorError(`indicator '${name}': option '${k}' is missing; its options are ${usage}`);
       continue;
     }
     if (o.startsWith('b:')) {
-      if (typeof v !== 'boolean') throw new IndicatorError(`indicator '${name}': option '${k}' must be true or false (got ${JSON.stringify(v)})`);
+      if (typeof v !== 'boolean')
+        throw new IndicatorError(
+          `indicator '${name}': option '${k}' must be true or false (got ${JSON.stringify(v)})`,
+        );
     } else if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-      throw new IndicatorError(`indicator '${name}': option '${k}' must be a number > 0 (got ${JSON.stringify(v)})`);
+      throw new IndicatorError(
+        `indicator '${name}': option '${k}' must be a number > 0 (got ${JSON.stringify(v)})`,
+      );
     }
   }
   return spec;
@@ -192,7 +246,10 @@ export class TiIndicator<V = unknown> implements StreamingIndicator<V> {
    * for some inputs after their warm-up, e.g. TRIX on flat prices; `value` then keeps the last one).
    */
   last: V | undefined = undefined;
-  constructor(readonly name: string, options: Readonly<Record<string, unknown>>) {
+  constructor(
+    readonly name: string,
+    options: Readonly<Record<string, unknown>>,
+  ) {
     const spec = checkIndicator(name, options);
     const Ctor = ti()[name]!;
     this.#bars = spec.input === 'bar';
@@ -201,7 +258,9 @@ export class TiIndicator<V = unknown> implements StreamingIndicator<V> {
     this.#impl = new Ctor(input);
   }
   update(close: number, high: number, low: number, open: number, volume: number): void {
-    const v = this.#bars ? this.#impl.nextValue({ close, high, low, open, volume }) : this.#impl.nextValue(close);
+    const v = this.#bars
+      ? this.#impl.nextValue({ close, high, low, open, volume })
+      : this.#impl.nextValue(close);
     this.last = v as V | undefined;
     if (v !== undefined) this.value = v as V;
   }

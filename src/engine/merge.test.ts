@@ -16,14 +16,22 @@ describe('mergeSources', () => {
   it('merges sorted sources into one sorted stream; ties go to the source listed first', async () => {
     const a = [ev(1, 'a1'), ev(3, 'a3'), ev(3, 'a3b'), ev(7, 'a7')];
     const b = [ev(0, 'b0'), ev(3, 'b3'), ev(8, 'b8')];
-    const out = await lastValueFrom(mergeSources([fromBatches([a.slice(0, 2), a.slice(2)]), fromBatches([b])]).pipe(toArray()));
+    const out = await lastValueFrom(
+      mergeSources([fromBatches([a.slice(0, 2), a.slice(2)]), fromBatches([b])]).pipe(toArray()),
+    );
     expect(out.map((e) => (e as TimerEvent).name)).toEqual(['b0', 'a1', 'a3', 'a3b', 'b3', 'a7', 'b8']);
   });
 
   it('equals a stable sort by (at, source) for any sources and batch sizes (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 40 }), fc.integer({ min: 1, max: 7 })), { minLength: 1, maxLength: 5 }),
+        fc.array(
+          fc.tuple(
+            fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 40 }),
+            fc.integer({ min: 1, max: 7 }),
+          ),
+          { minLength: 1, maxLength: 5 },
+        ),
         async (specs) => {
           const sources = specs.map(([times, size], s) => {
             const evs = [...times].sort((x, y) => x - y).map((t, i) => ev(t, `${s}:${i}`));
@@ -33,7 +41,10 @@ describe('mergeSources', () => {
             .flatMap(({ evs }, s) => evs.map((e, i) => ({ e, s, i })))
             .sort((x, y) => x.e.at - y.e.at || x.s - y.s || x.i - y.i)
             .map((x) => x.e.name);
-          const out = await lastValueFrom(mergeSources(sources.map(({ evs, size }) => fromBatches(batchesOf(evs, size)))).pipe(toArray()), { defaultValue: [] as MarketEvent[] });
+          const out = await lastValueFrom(
+            mergeSources(sources.map(({ evs, size }) => fromBatches(batchesOf(evs, size)))).pipe(toArray()),
+            { defaultValue: [] as MarketEvent[] },
+          );
           expect(out.map((e) => (e as TimerEvent).name)).toEqual(expected);
         },
       ),

@@ -17,7 +17,9 @@ import type { MarketEvent } from '../domain/events.ts';
  * A source that goes back in time fails the merge with an error naming it. Returning early (a
  * `break` in `for await`) closes every source iterator.
  */
-export async function* mergeBatches(sources: readonly AsyncIterable<readonly MarketEvent[]>[]): AsyncGenerator<readonly MarketEvent[]> {
+export async function* mergeBatches(
+  sources: readonly AsyncIterable<readonly MarketEvent[]>[],
+): AsyncGenerator<readonly MarketEvent[]> {
   const iterators = sources.map((s) => s[Symbol.asyncIterator]());
   const batch: (readonly MarketEvent[])[] = [];
   const pos: number[] = [];
@@ -81,7 +83,14 @@ export async function* mergeBatches(sources: readonly AsyncIterable<readonly Mar
  * the generator: a generator's locals live on the heap, and a number stored there per event is a
  * heap allocation per event.
  */
-function runEnd(events: readonly MarketEvent[], start: number, limit: number, leadWinsTies: boolean, last: number, lead: number): number {
+function runEnd(
+  events: readonly MarketEvent[],
+  start: number,
+  limit: number,
+  leadWinsTies: boolean,
+  last: number,
+  lead: number,
+): number {
   let p = start;
   let prev = last;
   const n = events.length;
@@ -89,7 +98,9 @@ function runEnd(events: readonly MarketEvent[], start: number, limit: number, le
     const at = events[p]!.at;
     if (at > limit || (at === limit && !leadWinsTies)) break;
     if (at < prev) {
-      throw new Error(`source ${lead} went back in time: ${new Date(at).toISOString()} after ${new Date(prev).toISOString()}`);
+      throw new Error(
+        `source ${lead} went back in time: ${new Date(at).toISOString()} after ${new Date(prev).toISOString()}`,
+      );
     }
     prev = at;
     p++;
@@ -103,7 +114,9 @@ function runEnd(events: readonly MarketEvent[], start: number, limit: number, le
  * a batch events are emitted synchronously. Unsubscribing stops at the next event and closes every
  * source iterator.
  */
-export function mergeSources(sources: readonly AsyncIterable<readonly MarketEvent[]>[]): Observable<MarketEvent> {
+export function mergeSources(
+  sources: readonly AsyncIterable<readonly MarketEvent[]>[],
+): Observable<MarketEvent> {
   return new Observable<MarketEvent>((subscriber) => {
     const runs = mergeBatches(sources);
     const pump = async (): Promise<void> => {

@@ -25,11 +25,31 @@ export interface OrderCounts {
   readonly rejectReasons: Map<string, number>;
 }
 
-const newCounts = (): OrderCounts => ({ placed: 0, filled: 0, cancelled: 0, rejected: 0, pending: 0, cancelReasons: new Map(), rejectReasons: new Map() });
+const newCounts = (): OrderCounts => ({
+  placed: 0,
+  filled: 0,
+  cancelled: 0,
+  rejected: 0,
+  pending: 0,
+  cancelReasons: new Map(),
+  rejectReasons: new Map(),
+});
 
 /** Types of the dependent orders of a trade (created on fill or by setTradeOrders). */
-const DEPENDENT = new Set(['TAKE_PROFIT_ORDER', 'STOP_LOSS_ORDER', 'TRAILING_STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER']);
-const ORDER_TYPES = new Set(['MARKET_ORDER', 'LIMIT_ORDER', 'STOP_ORDER', 'MARKET_IF_TOUCHED_ORDER', 'FIXED_PRICE_ORDER', ...DEPENDENT]);
+const DEPENDENT = new Set([
+  'TAKE_PROFIT_ORDER',
+  'STOP_LOSS_ORDER',
+  'TRAILING_STOP_LOSS_ORDER',
+  'GUARANTEED_STOP_LOSS_ORDER',
+]);
+const ORDER_TYPES = new Set([
+  'MARKET_ORDER',
+  'LIMIT_ORDER',
+  'STOP_ORDER',
+  'MARKET_IF_TOUCHED_ORDER',
+  'FIXED_PRICE_ORDER',
+  ...DEPENDENT,
+]);
 
 const bump = (m: Map<string, number>, k: string): void => {
   m.set(k, (m.get(k) ?? 0) + 1);

@@ -29,22 +29,37 @@ const stepsArb = fc.array(
  * The trades closed in full, computed from the raw transactions alone: a trade's realized P/L and
  * financing are the sums of its TradeReduce entries; it closes when its units reach zero.
  */
-function closedFromTransactions(txs: readonly Transaction[]): { id: string; units: number; realizedPL: number; closePrice: number }[] {
+function closedFromTransactions(
+  txs: readonly Transaction[],
+): { id: string; units: number; realizedPL: number; closePrice: number }[] {
   const open = new Map<string, { units: number; initial: number; pl: bigint | number }>();
   const out: { id: string; units: number; realizedPL: number; closePrice: number }[] = [];
   for (const tx of txs) {
     if (tx.type !== 'ORDER_FILL') continue;
-    const reduces: TradeReduce[] = [...(tx.tradesClosed ?? []), ...(tx.tradeReduced ? [tx.tradeReduced] : [])];
+    const reduces: TradeReduce[] = [
+      ...(tx.tradesClosed ?? []),
+      ...(tx.tradeReduced ? [tx.tradeReduced] : []),
+    ];
     for (const r of reduces) {
       const t = open.get(r.tradeID)!;
       t.units = Math.round((t.units + Number(r.units)) * 1e6) / 1e6;
       t.pl = Number(t.pl) + Number(amount(r.realizedPL ?? '0'));
       if (t.units === 0) {
-        out.push({ id: r.tradeID, units: t.initial, realizedPL: toUnits(Number(t.pl)), closePrice: Number(r.price ?? tx.price) });
+        out.push({
+          id: r.tradeID,
+          units: t.initial,
+          realizedPL: toUnits(Number(t.pl)),
+          closePrice: Number(r.price ?? tx.price),
+        });
         open.delete(r.tradeID);
       }
     }
-    if (tx.tradeOpened) open.set(tx.tradeOpened.tradeID, { units: Number(tx.tradeOpened.units), initial: Number(tx.tradeOpened.units), pl: 0 });
+    if (tx.tradeOpened)
+      open.set(tx.tradeOpened.tradeID, {
+        units: Number(tx.tradeOpened.units),
+        initial: Number(tx.tradeOpened.units),
+        pl: 0,
+      });
   }
   return out;
 }
@@ -56,9 +71,21 @@ describe('Portfolio over the simulator ledger (shared, as in backtests)', () => 
       fc.property(stepsArb, fc.boolean(), (steps, hedging) => {
         const h = harness({ hedging });
         const own = new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '100000' });
-        const shared = new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '100000', ledger: h.sim.ledger, shared: true });
+        const shared = new Portfolio({
+          currency: 'USD',
+          instruments: instruments(),
+          initialBalance: '100000',
+          ledger: h.sim.ledger,
+          shared: true,
+        });
         // The same, fed the simulator's notes (as the engine in a backtest): a fill's numbers, no object read.
-        const noted = new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '100000', ledger: h.sim.ledger, shared: true });
+        const noted = new Portfolio({
+          currency: 'USD',
+          instruments: instruments(),
+          initialBalance: '100000',
+          ledger: h.sim.ledger,
+          shared: true,
+        });
         h.sim.listenNotes((n) => expect(noted.applyNote(n)).toBe(true));
         // The account's CREATE and deposit were emitted at start: the own fold takes them; the shared
         // portfolio starts from its ledger's state, which holds them already.
@@ -78,7 +105,10 @@ describe('Portfolio over the simulator ledger (shared, as in backtests)', () => 
           eu = Math.round((eu + s.move / 1e5) * 1e5) / 1e5;
           uj = Math.round((uj + s.move / 1e3) * 1e3) / 1e3;
           const t = T0 + i * MINUTE;
-          for (const [name, o, pip] of [[EU, eu, 1e-5], [UJ, uj, 1e-3]] as const) {
+          for (const [name, o, pip] of [
+            [EU, eu, 1e-5],
+            [UJ, uj, 1e-3],
+          ] as const) {
             const c = candle(name, t, [o, o + 20 * pip, o - 20 * pip, o + (s.move % 7) * pip], 2 * pip);
             h.sim.onEvent(c);
             own.mark(c);
@@ -88,7 +118,8 @@ describe('Portfolio over the simulator ledger (shared, as in backtests)', () => 
           if (s.order) {
             const pip = s.order.instrument === EU ? 1e-4 : 1e-2;
             const extra: Record<string, unknown> = {};
-            if (s.order.tp !== undefined) extra.takeProfitOnFill = { distance: (s.order.tp * pip).toFixed(5) };
+            if (s.order.tp !== undefined)
+              extra.takeProfitOnFill = { distance: (s.order.tp * pip).toFixed(5) };
             if (s.order.sl !== undefined) extra.stopLossOnFill = { distance: (s.order.sl * pip).toFixed(5) };
             h.sim.submit(market(s.order.instrument, String(s.order.units), extra));
           }
@@ -108,7 +139,14 @@ describe('Portfolio over the simulator ledger (shared, as in backtests)', () => 
         expect(shared.equity).toEqual(own.equity);
         expect(own.ledger.balance).toBe(h.sim.ledger.balance);
         const expected = closedFromTransactions(h.txs);
-        expect(shared.closedTrades.map((t) => ({ id: t.id, units: t.units, realizedPL: t.realizedPL, closePrice: t.closePrice }))).toEqual(expected);
+        expect(
+          shared.closedTrades.map((t) => ({
+            id: t.id,
+            units: t.units,
+            realizedPL: t.realizedPL,
+            closePrice: t.closePrice,
+          })),
+        ).toEqual(expected);
         closed += expected.length;
       }),
       { numRuns: 150 },
@@ -123,27 +161,50 @@ describe('Portfolio over the simulator ledger (shared, as in backtests)', () => 
       fc.property(stepsArb, (steps) => {
         // Hedging: orders only open trades, so a trade's units are constant until its TP or SL closes it.
         const h = harness({ hedging: true });
-        const p = new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '100000', ledger: h.sim.ledger, shared: true });
+        const p = new Portfolio({
+          currency: 'USD',
+          instruments: instruments(),
+          initialBalance: '100000',
+          ledger: h.sim.ledger,
+          shared: true,
+        });
         h.sim.transactions$.subscribe((tx) => p.apply(tx));
         const candles: { time: number; at: number; bh: number; bl: number; ah: number; al: number }[] = [];
         let eu = 1.1;
         steps.forEach((s, i) => {
           eu = Math.round((eu + s.move / 1e5) * 1e5) / 1e5;
-          const c = candle(EU, T0 + i * MINUTE, [eu, eu + (15 + (i % 9)) * 1e-5, eu - (12 + (i % 5)) * 1e-5, eu + (s.move % 7) * 1e-5], 2e-5);
+          const c = candle(
+            EU,
+            T0 + i * MINUTE,
+            [eu, eu + (15 + (i % 9)) * 1e-5, eu - (12 + (i % 5)) * 1e-5, eu + (s.move % 7) * 1e-5],
+            2e-5,
+          );
           h.sim.onEvent(c);
           p.mark(c);
           candles.push({ time: c.time, at: c.at, bh: c.bh, bl: c.bl, ah: c.ah, al: c.al });
-          if (s.order) h.sim.submit(market(EU, String(s.order.units), { takeProfitOnFill: { distance: ((s.order.tp ?? 10) * 1e-5).toFixed(5) }, stopLossOnFill: { distance: ((s.order.sl ?? 10) * 1e-5).toFixed(5) } }));
+          if (s.order)
+            h.sim.submit(
+              market(EU, String(s.order.units), {
+                takeProfitOnFill: { distance: ((s.order.tp ?? 10) * 1e-5).toFixed(5) },
+                stopLossOnFill: { distance: ((s.order.sl ?? 10) * 1e-5).toFixed(5) },
+              }),
+            );
         });
         for (const t of p.closedTrades) {
           // Marked while open: the candles that started at or after its fill and ended by its close.
           const seen = candles.filter((c) => c.time >= t.openTime && c.at <= t.closeTime);
           const long = t.units > 0;
-          const pls = seen.map((c) => [((long ? c.bl : c.ah) - t.openPrice) * t.units, ((long ? c.bh : c.al) - t.openPrice) * t.units]);
+          const pls = seen.map((c) => [
+            ((long ? c.bl : c.ah) - t.openPrice) * t.units,
+            ((long ? c.bh : c.al) - t.openPrice) * t.units,
+          ]);
           const mae = Math.min(0, t.realizedPL, ...pls.map((x) => x[0]!));
           const mfe = Math.max(0, t.realizedPL, ...pls.map((x) => x[1]!));
           const moves = seen.map((c) => (long ? c.bh - t.openPrice : t.openPrice - c.al));
-          const runUp = (Math.max(0, long ? t.closePrice - t.openPrice : t.openPrice - t.closePrice, ...moves) / t.openPrice) * 100;
+          const runUp =
+            (Math.max(0, long ? t.closePrice - t.openPrice : t.openPrice - t.closePrice, ...moves) /
+              t.openPrice) *
+            100;
           expect(t.mae).toBeCloseTo(mae, 4);
           expect(t.mfe).toBeCloseTo(mfe, 4);
           expect(t.runUpPct).toBeCloseTo(runUp, 4);
@@ -158,6 +219,8 @@ describe('Portfolio over the simulator ledger (shared, as in backtests)', () => 
   });
 
   it('refuses to share without a ledger', () => {
-    expect(() => new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '0', shared: true })).toThrow(/shared needs the ledger/);
+    expect(
+      () => new Portfolio({ currency: 'USD', instruments: instruments(), initialBalance: '0', shared: true }),
+    ).toThrow(/shared needs the ledger/);
   });
 });

@@ -97,9 +97,25 @@ export interface GroupStats {
   commission: number;
 }
 
-const newGroup = (): GroupStats => ({ trades: 0, wins: 0, losses: 0, pl: 0, grossProfit: 0, grossLoss: 0, spreadCost: 0, financing: 0, commission: 0 });
+const newGroup = (): GroupStats => ({
+  trades: 0,
+  wins: 0,
+  losses: 0,
+  pl: 0,
+  grossProfit: 0,
+  grossLoss: 0,
+  spreadCost: 0,
+  financing: 0,
+  commission: 0,
+});
 
-function addToGroup(g: GroupStats, pl: number, spreadCost: number, financing: number, commission: number): void {
+function addToGroup(
+  g: GroupStats,
+  pl: number,
+  spreadCost: number,
+  financing: number,
+  commission: number,
+): void {
   g.trades++;
   if (pl > 0) {
     g.wins++;
@@ -134,17 +150,19 @@ export interface ClosedTradeStats {
   readonly exitReasons: Map<ExitReason, number>;
 }
 
-
 /** The price at which an ORDER_FILL closed trade `id` (its TradeReduce's, else the fill's). */
 function closePriceOf(tx: Extract<Transaction, { type: 'ORDER_FILL' }>, id: string): string {
   const closed = tx.tradesClosed;
-  if (closed !== undefined) for (let i = 0; i < closed.length; i++) if (closed[i]!.tradeID === id) return closed[i]!.price ?? tx.price ?? '';
+  if (closed !== undefined)
+    for (let i = 0; i < closed.length; i++)
+      if (closed[i]!.tradeID === id) return closed[i]!.price ?? tx.price ?? '';
   if (tx.tradeReduced?.tradeID === id) return tx.tradeReduced.price ?? tx.price ?? '';
   return tx.price ?? '';
 }
 
 /** The time of a transaction's text, or a note's. */
-const timeOf = (time: string | TransactionNote): UnixMs => (typeof time === 'string' ? parseTime(time) : time.at);
+const timeOf = (time: string | TransactionNote): UnixMs =>
+  typeof time === 'string' ? parseTime(time) : time.at;
 
 /**
  * The engine's account view: the transaction fold (`Ledger`) plus marks to market.
@@ -168,7 +186,20 @@ export class Portfolio {
   /** Every trade closed in full, in closing order; empty when the portfolio keeps only `tradeStats`. */
   readonly closedTrades: ClosedTrade[] = [];
   /** The closed trades' figures for the report, whether or not the list is kept. */
-  readonly tradeStats: ClosedTradeStats = { count: 0, wins: 0, losses: 0, grossProfit: 0, grossLoss: 0, largestWin: 0, largestLoss: 0, heldMs: 0, long: newGroup(), short: newGroup(), byInstrument: new Map(), exitReasons: new Map() };
+  readonly tradeStats: ClosedTradeStats = {
+    count: 0,
+    wins: 0,
+    losses: 0,
+    grossProfit: 0,
+    grossLoss: 0,
+    largestWin: 0,
+    largestLoss: 0,
+    heldMs: 0,
+    long: newGroup(),
+    short: newGroup(),
+    byInstrument: new Map(),
+    exitReasons: new Map(),
+  };
   /** Called with each trade as it closes (a backtest writes trades.csv from it). */
   onClosedTrade: ((t: ClosedTrade) => void) | undefined = undefined;
   /** Market events marked so far: a view computed from the quotes holds until this moves (ctx.position caches by it). */
@@ -206,8 +237,17 @@ export class Portfolio {
    * backtest: the account it keeps is the same fold, so it is not done twice); the portfolio then
    * only keeps its own views (closed trades, exposure, balance) and ignores IDs it has seen.
    */
-  constructor(opts: { currency: string; instruments: InstrumentRegistry; initialBalance: string; strict?: boolean; ledger?: Ledger; shared?: boolean; keepClosedTrades?: boolean }) {
-    if (opts.shared === true && opts.ledger === undefined) throw new Error('Portfolio: shared needs the ledger it shares');
+  constructor(opts: {
+    currency: string;
+    instruments: InstrumentRegistry;
+    initialBalance: string;
+    strict?: boolean;
+    ledger?: Ledger;
+    shared?: boolean;
+    keepClosedTrades?: boolean;
+  }) {
+    if (opts.shared === true && opts.ledger === undefined)
+      throw new Error('Portfolio: shared needs the ledger it shares');
     this.ledger = opts.ledger ?? new Ledger({ currency: opts.currency, strict: opts.strict ?? true });
     this.#shared = opts.shared === true;
     // A long backtest closes trades by the hundred thousand: kept as objects they are most of what
@@ -243,7 +283,8 @@ export class Portfolio {
       this.#flat = ledger.trades.size === 0;
       if (!ledger.apply(tx)) return false;
     }
-    if (tx.type === 'ORDER_FILL' && ledger.closed.length > 0) this.#recordClosures(parseTime(tx.time), tx.reason, Number.NaN, tx);
+    if (tx.type === 'ORDER_FILL' && ledger.closed.length > 0)
+      this.#recordClosures(parseTime(tx.time), tx.reason, Number.NaN, tx);
     this.#afterFold(tx.time);
     return true;
   }
@@ -258,7 +299,8 @@ export class Portfolio {
     const id = n.idNum;
     if (!(id > this.#seenID)) return false;
     this.#seenID = id;
-    if (n.type === 'ORDER_FILL' && this.ledger.closed.length > 0) this.#recordClosures(n.at, n.reason!, n.price, undefined);
+    if (n.type === 'ORDER_FILL' && this.ledger.closed.length > 0)
+      this.#recordClosures(n.at, n.reason!, n.price, undefined);
     this.#afterFold(n);
     return true;
   }
@@ -280,7 +322,12 @@ export class Portfolio {
    * The trades the fill closed, as the ledger left them (final realized P/L and financing): closed
    * at `closeTime`, for the fill's `reason`, at `price` (a note's), or at the prices fill `tx` gives.
    */
-  #recordClosures(closeTime: UnixMs, reason: string, price: number, tx: Extract<Transaction, { type: 'ORDER_FILL' }> | undefined): void {
+  #recordClosures(
+    closeTime: UnixMs,
+    reason: string,
+    price: number,
+    tx: Extract<Transaction, { type: 'ORDER_FILL' }> | undefined,
+  ): void {
     const trades = this.ledger.closed;
     const stats = this.tradeStats;
     for (let i = 0; i < trades.length; i++) {
@@ -356,9 +403,9 @@ export class Portfolio {
     if (at > this.#dayEnd) {
       // The day's last mark, unless it is the first point already (a run whose first mark ends a day).
       if (Number.isFinite(this.#dayEnd)) {
-        if (this.equity[this.equity.length - 1]?.time !== this.#lastTime) this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
-      }
-      else this.#point({ time: at, balance: this.#balance, nav: this.#navNow() });
+        if (this.equity[this.equity.length - 1]?.time !== this.#lastTime)
+          this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
+      } else this.#point({ time: at, balance: this.#balance, nav: this.#navNow() });
       this.#dayEnd = nextRollover(at - 1);
     }
     const nav = this.#navNow();
@@ -423,7 +470,8 @@ export class Portfolio {
   finish(): void {
     if (Number.isNaN(this.#lastTime)) return;
     const last = this.equity[this.equity.length - 1];
-    if (!last || last.time !== this.#lastTime) this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
+    if (!last || last.time !== this.#lastTime)
+      this.#point({ time: this.#lastTime, balance: this.#balance, nav: this.#nav });
     if (!Number.isNaN(this.#exposedSince)) {
       this.exposureMs += Math.max(0, this.#lastTime - this.#exposedSince);
       this.#exposedSince = Number.NaN;
@@ -520,7 +568,11 @@ export class Portfolio {
       const units = hedging ? Math.max(e.long, e.short) : Math.abs(e.long - e.short);
       const f = this.#conversion.tryFactors(inst.quote);
       if (!f) continue;
-      used += units * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2) * Math.max(accountMarginRate, inst.marginRate);
+      used +=
+        units *
+        ((q.bid + q.ask) / 2) *
+        ((f.gain + f.loss) / 2) *
+        Math.max(accountMarginRate, inst.marginRate);
     }
     return used;
   }
@@ -547,4 +599,3 @@ export class Portfolio {
     return this.ledger.pl;
   }
 }
-

@@ -58,9 +58,27 @@ export interface DataReport {
   readonly source: string;
   readonly sides: string;
   readonly synthetic: boolean;
-  readonly spreadModel: { readonly kind: 'native' | 'mid' | 'fixed' | 'hourly' | 'labs'; readonly pips?: number; readonly pipsByHour?: readonly number[]; readonly text: string };
-  readonly coverage: { readonly from: string | null; readonly to: string | null; readonly holes: readonly DataHole[] };
-  readonly series: readonly { readonly instrument: string; readonly granularity: Granularity; readonly source: string; readonly sides: string; readonly synthetic: boolean; readonly rows: number; readonly from: string | null; readonly to: string | null }[];
+  readonly spreadModel: {
+    readonly kind: 'native' | 'mid' | 'fixed' | 'hourly' | 'labs';
+    readonly pips?: number;
+    readonly pipsByHour?: readonly number[];
+    readonly text: string;
+  };
+  readonly coverage: {
+    readonly from: string | null;
+    readonly to: string | null;
+    readonly holes: readonly DataHole[];
+  };
+  readonly series: readonly {
+    readonly instrument: string;
+    readonly granularity: Granularity;
+    readonly source: string;
+    readonly sides: string;
+    readonly synthetic: boolean;
+    readonly rows: number;
+    readonly from: string | null;
+    readonly to: string | null;
+  }[];
   /** Where the daily financing rates came from: none charged, today's (data/instruments.json), or recorded per day (`--financing-history`). */
   readonly financing?: { readonly source: 'off' | 'static' | 'recorded'; readonly text: string };
 }
@@ -125,7 +143,9 @@ export interface Summary {
 }
 
 const sortedReasons = (m: ReadonlyMap<string, number>): { reason: string; count: number }[] =>
-  [...m].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
+  [...m]
+    .map(([reason, count]) => ({ reason, count }))
+    .sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
 
 function orderSummary(c: OrderCounts): OrderSummary {
   return {
@@ -140,7 +160,11 @@ function orderSummary(c: OrderCounts): OrderSummary {
 }
 
 /** The leading reasons of a list, as `REASON ×n` (at most three). */
-const leading = (r: readonly { reason: string; count: number }[]): string => r.slice(0, 3).map((x) => `${x.reason} ×${x.count}`).join(', ');
+const leading = (r: readonly { reason: string; count: number }[]): string =>
+  r
+    .slice(0, 3)
+    .map((x) => `${x.reason} ×${x.count}`)
+    .join(', ');
 
 /** Cancels the strategy asked for, or that its own time in force decided: not the account refusing an order. */
 const ROUTINE_CANCELS = new Set(['CLIENT_REQUEST', 'CLIENT_REQUEST_REPLACED', 'TIME_IN_FORCE_EXPIRED']);
@@ -202,7 +226,11 @@ const round = (x: number, places: number): number => {
  * The share of [from, to] (epoch ms) with at least one trade open, in percent (2 decimals): the
  * union of the trades' open intervals, each clipped to the period. 0 for an empty period.
  */
-export function exposureOver(trades: Iterable<{ readonly openTime: number; readonly closeTime: number }>, from: number, to: number): number {
+export function exposureOver(
+  trades: Iterable<{ readonly openTime: number; readonly closeTime: number }>,
+  from: number,
+  to: number,
+): number {
   if (!(to > from)) return 0;
   const spans: [number, number][] = [];
   for (const t of trades) {
@@ -235,7 +263,17 @@ export interface RiskReport {
 
 export function summarize(
   p: Portfolio,
-  extra: { ambiguousCandles?: number; ambiguousPL?: number; marketHalted?: number; from?: number; to?: number; orders?: OrderStats; data?: DataReport; exposureFromTrades?: boolean; risk?: RiskReport } = {},
+  extra: {
+    ambiguousCandles?: number;
+    ambiguousPL?: number;
+    marketHalted?: number;
+    from?: number;
+    to?: number;
+    orders?: OrderStats;
+    data?: DataReport;
+    exposureFromTrades?: boolean;
+    risk?: RiskReport;
+  } = {},
 ): Summary {
   const initial = toUnits(p.initialBalance);
   // Kept as the trades closed (the portfolio need not keep the list itself).
@@ -247,7 +285,8 @@ export function summarize(
   const daily = p.equity.map((e) => e.nav);
   const sharpe = sharpeOf(daily);
   const span = p.spanMs;
-  const iso = (t: number | undefined): string | null => (t === undefined || !Number.isFinite(t) ? null : new Date(t).toISOString());
+  const iso = (t: number | undefined): string | null =>
+    t === undefined || !Number.isFinite(t) ? null : new Date(t).toISOString();
   const from = extra.from ?? p.equity[0]?.time;
   const to = extra.to ?? p.equity[p.equity.length - 1]?.time;
   return {
@@ -277,9 +316,14 @@ export function summarize(
     maxDrawdown: round(p.maxDrawdown, 4),
     maxDrawdownPct: round(p.maxDrawdownPct * 100, 4),
     sharpe: sharpe === null ? null : round(sharpe, 4),
-    exposurePct: extra.exposureFromTrades === true
-      ? (from !== undefined && to !== undefined ? exposureOver(tradeSpans(p, to), from, to) : 0)
-      : span > 0 ? round((p.exposureMs / span) * 100, 2) : 0,
+    exposurePct:
+      extra.exposureFromTrades === true
+        ? from !== undefined && to !== undefined
+          ? exposureOver(tradeSpans(p, to), from, to)
+          : 0
+        : span > 0
+          ? round((p.exposureMs / span) * 100, 2)
+          : 0,
     spreadCost: toUnits(p.ledger.halfSpreadCost),
     financing: toUnits(p.ledger.financing),
     commission: toUnits(p.ledger.commission),
@@ -302,8 +346,10 @@ export function summarize(
  * again as people read them in the report's zone (report.timeZone), beside the exact UTC ones.
  */
 export function formatSummary(s: Summary, title: string, human?: (iso: string) => string): string {
-  const inZone = (a: string | null, b: string | null): string => (human && a !== null && b !== null ? `  (${human(a)} → ${human(b)})` : '');
-  const money = (x: number): string => `${x < 0 ? '-' : ''}${Math.abs(x).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })} ${s.currency}`;
+  const inZone = (a: string | null, b: string | null): string =>
+    human && a !== null && b !== null ? `  (${human(a)} → ${human(b)})` : '';
+  const money = (x: number): string =>
+    `${x < 0 ? '-' : ''}${Math.abs(x).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })} ${s.currency}`;
   const pct = (x: number): string => `${x.toFixed(2)}%`;
   const rows: [string, string][] = [
     ['Period', `${s.from ?? '-'} → ${s.to ?? '-'}${inZone(s.from, s.to)}`],
@@ -323,36 +369,60 @@ export function formatSummary(s: Summary, title: string, human?: (iso: string) =
     ['Path-ambiguous candles', `${s.ambiguousCandles}  (P/L resting on them: ${money(s.ambiguousPL)})`],
   ];
   // Orders decided while the market was closed: many on data that trades around the clock.
-  if (s.marketHalted > 0) rows.push(['Market-halted orders', `${s.marketHalted}  (cancelled MARKET_HALTED while the market was closed; fill.marketHours false for 24/7 data)`]);
+  if (s.marketHalted > 0)
+    rows.push([
+      'Market-halted orders',
+      `${s.marketHalted}  (cancelled MARKET_HALTED while the market was closed; fill.marketHours false for 24/7 data)`,
+    ]);
   const top: [string, string][] = [];
   const o = s.orders;
   if (o) {
-    top.push(['Orders', `${o.placed} placed, ${o.filled} filled, ${o.cancelled} cancelled, ${o.rejected} rejected${o.pending ? `, ${o.pending} pending at end` : ''}`]);
+    top.push([
+      'Orders',
+      `${o.placed} placed, ${o.filled} filled, ${o.cancelled} cancelled, ${o.rejected} rejected${o.pending ? `, ${o.pending} pending at end` : ''}`,
+    ]);
     if (o.rejectReasons.length) top.push(['  rejected', leading(o.rejectReasons)]);
     if (o.cancelReasons.length) top.push(['  cancelled', leading(o.cancelReasons)]);
     const d = o.dependent;
-    if (d.placed > 0) top.push(['Exit orders (TP/SL/trailing)', `${d.placed} placed, ${d.filled} filled, ${d.cancelled} cancelled${d.rejected ? `, ${d.rejected} rejected (${leading(d.rejectReasons)})` : ''}`]);
+    if (d.placed > 0)
+      top.push([
+        'Exit orders (TP/SL/trailing)',
+        `${d.placed} placed, ${d.filled} filled, ${d.cancelled} cancelled${d.rejected ? `, ${d.rejected} rejected (${leading(d.rejectReasons)})` : ''}`,
+      ]);
   }
   const risk = s.risk;
   if (risk) {
     top.push(['Risk limits', describeLimits(risk.limits)]);
     const refused = Object.entries(risk.refused).filter(([, n]) => (n ?? 0) > 0);
-    if (refused.length > 0) top.push(['Risk refusals', `${s.riskRefusals} intents refused, never sent (${refused.map(([k, n]) => `${k} ${n}`).join(', ')})`]);
+    if (refused.length > 0)
+      top.push([
+        'Risk refusals',
+        `${s.riskRefusals} intents refused, never sent (${refused.map(([k, n]) => `${k} ${n}`).join(', ')})`,
+      ]);
   }
   const data = s.data;
   if (data) {
-    top.push(['Data', `${data.source}${data.synthetic && !/synthetic/i.test(data.source) ? ' (synthetic)' : ''}`]);
+    top.push([
+      'Data',
+      `${data.source}${data.synthetic && !/synthetic/i.test(data.source) ? ' (synthetic)' : ''}`,
+    ]);
     top.push(['Spread model', data.spreadModel.text]);
     if (data.financing) top.push(['Financing rates', data.financing.text]);
     const cov = data.coverage;
     const holes = cov.holes.length;
-    top.push(['Data covered', `${cov.from ?? '-'} → ${cov.to ?? '-'}${inZone(cov.from ?? null, cov.to ?? null)}${holes ? `  (${holes} hole${holes === 1 ? '' : 's'} beyond market closures: see summary.json data.coverage)` : ''}`]);
+    top.push([
+      'Data covered',
+      `${cov.from ?? '-'} → ${cov.to ?? '-'}${inZone(cov.from ?? null, cov.to ?? null)}${holes ? `  (${holes} hole${holes === 1 ? '' : 's'} beyond market closures: see summary.json data.coverage)` : ''}`,
+    ]);
   }
-  const side = (g: GroupSummary): string => `${g.trades} trades, ${pct(g.winRate)} won, net ${money(g.netPL)}`;
+  const side = (g: GroupSummary): string =>
+    `${g.trades} trades, ${pct(g.winRate)} won, net ${money(g.netPL)}`;
   const tail: [string, string][] = [];
   if (s.trades > 0) {
     tail.push(['Long', side(s.long)], ['Short', side(s.short)]);
-    const reasons = Object.entries(s.exitReasons).map(([k, n]) => `${k} ${n}`).join(', ');
+    const reasons = Object.entries(s.exitReasons)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
     if (reasons) tail.push(['Exits', reasons]);
     const names = Object.keys(s.byInstrument);
     for (const n of names) tail.push([`Instrument ${n}`, side(s.byInstrument[n]!)]);

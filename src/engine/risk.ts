@@ -48,7 +48,9 @@ export interface RiskLimits {
  * opening order a second for a whole minute. Past these, a loop has gone wrong: 10,000 intents at
  * one event is a bug, not a trade.
  */
-export const DEFAULT_RISK_LIMITS: Readonly<Pick<Required<RiskLimits>, 'maxOrdersPerMinute' | 'maxIntentsPerEvent'>> = { maxOrdersPerMinute: 60, maxIntentsPerEvent: 50 };
+export const DEFAULT_RISK_LIMITS: Readonly<
+  Pick<Required<RiskLimits>, 'maxOrdersPerMinute' | 'maxIntentsPerEvent'>
+> = { maxOrdersPerMinute: 60, maxIntentsPerEvent: 50 };
 
 /** The limits as given, a 0 (off) left out. */
 export function activeLimits(l: RiskLimits): RiskLimits {
@@ -59,7 +61,9 @@ export function activeLimits(l: RiskLimits): RiskLimits {
 
 /** The limits in a line, for a start banner or a report: `max-orders-per-minute 60, ...`, or `none`. */
 export function describeLimits(l: RiskLimits): string {
-  const parts = Object.entries(activeLimits(l)).map(([k, v]) => `${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${v}`);
+  const parts = Object.entries(activeLimits(l)).map(
+    ([k, v]) => `${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${v}`,
+  );
   return parts.length === 0 ? 'none' : parts.join(', ');
 }
 
@@ -70,7 +74,14 @@ export interface RiskDay {
 }
 
 /** Which limit refused an intent. */
-export type RiskLimit = 'maxUnits' | 'maxOpenTrades' | 'maxOrdersPerMinute' | 'maxDailyLoss' | 'maxSpreadPips' | 'maxIntentsPerEvent' | 'killSwitch';
+export type RiskLimit =
+  | 'maxUnits'
+  | 'maxOpenTrades'
+  | 'maxOrdersPerMinute'
+  | 'maxDailyLoss'
+  | 'maxSpreadPips'
+  | 'maxIntentsPerEvent'
+  | 'killSwitch';
 
 /** The `rejectReason` a risk reject carries: v20's own where one fits, `RISK_*` otherwise. */
 export const RISK_REJECT_REASON: Readonly<Record<RiskLimit, string>> = {
@@ -149,7 +160,8 @@ interface Entry {
 function entryOf(intent: OrderIntent): Entry | undefined {
   if (intent.kind !== 'order' && intent.kind !== 'replace') return undefined;
   const r = intent.request as { type?: string; instrument?: string; units?: string; positionFill?: string };
-  if (r.type === undefined || !ENTRY_TYPES.has(r.type) || r.instrument === undefined || r.units === undefined) return undefined;
+  if (r.type === undefined || !ENTRY_TYPES.has(r.type) || r.instrument === undefined || r.units === undefined)
+    return undefined;
   if (r.positionFill === 'REDUCE_ONLY') return undefined;
   const units = Number(r.units);
   if (!Number.isFinite(units) || units === 0) return undefined;
@@ -252,7 +264,13 @@ export class RiskExecution implements Execution {
         this.#noteListeners.add(l);
         const stop = listenNotes((n) => {
           // A fill or a cancel names no client ID of an entry in flight: its object is not asked for.
-          this.#seen(n.id, n.idNum, this.#inFlight.size === 0 || n.type === 'ORDER_FILL' || n.type === 'ORDER_CANCEL' ? undefined : n.transaction());
+          this.#seen(
+            n.id,
+            n.idNum,
+            this.#inFlight.size === 0 || n.type === 'ORDER_FILL' || n.type === 'ORDER_CANCEL'
+              ? undefined
+              : n.transaction(),
+          );
           l(n);
         });
         return () => {
@@ -297,7 +315,9 @@ export class RiskExecution implements Execution {
 
   /** The current trading day of the daily-loss limit (undefined before the first event). */
   get day(): RiskDay | undefined {
-    return Number.isNaN(this.#dayStartNav) ? undefined : { dayEnd: this.#dayEnd, startNav: this.#dayStartNav };
+    return Number.isNaN(this.#dayStartNav)
+      ? undefined
+      : { dayEnd: this.#dayEnd, startNav: this.#dayStartNav };
   }
 
   /**
@@ -331,10 +351,18 @@ export class RiskExecution implements Execution {
         this.#eventIntents = 0;
       }
       if (++this.#eventIntents > cap) {
-        const breach: RiskBreach = { limit: 'maxIntentsPerEvent', intent, message: `more than ${cap} intents decided at ${formatTime(decidedAt)}; the limit is ${cap} per event (exits included)` };
+        const breach: RiskBreach = {
+          limit: 'maxIntentsPerEvent',
+          intent,
+          message: `more than ${cap} intents decided at ${formatTime(decidedAt)}; the limit is ${cap} per event (exits included)`,
+        };
         this.#count(breach);
         // One line per event, not one per intent: a runaway loop would fill the log.
-        if (this.#eventIntents === cap + 1) this.#o.log?.warn({ limit: breach.limit, intentId: intent.id, kind: intent.kind }, `risk: ${breach.message}: this intent and the rest of this event's are refused`);
+        if (this.#eventIntents === cap + 1)
+          this.#o.log?.warn(
+            { limit: breach.limit, intentId: intent.id, kind: intent.kind },
+            `risk: ${breach.message}: this intent and the rest of this event's are refused`,
+          );
         this.#o.onReject?.(breach);
         this.#reject(breach);
         return;
@@ -345,7 +373,15 @@ export class RiskExecution implements Execution {
     if (breach !== undefined) {
       this.#count(breach);
       const reducing = breach.parts?.reducing ?? 0;
-      this.#o.log?.warn({ limit: breach.limit, intentId: intent.id, kind: intent.kind, ...(breach.parts !== undefined ? { reducing, opening: breach.parts.opening } : {}) }, `risk: ${breach.message}`);
+      this.#o.log?.warn(
+        {
+          limit: breach.limit,
+          intentId: intent.id,
+          kind: intent.kind,
+          ...(breach.parts !== undefined ? { reducing, opening: breach.parts.opening } : {}),
+        },
+        `risk: ${breach.message}`,
+      );
       if (reducing === 0 || intent.kind !== 'order') {
         this.#o.onReject?.(breach);
         this.#reject(breach);
@@ -354,8 +390,18 @@ export class RiskExecution implements Execution {
       // The opening part is refused (and reported); the reducing part still goes, as a reduce-only order.
       this.#reject(breach);
       // Orders on fill (take profit, stop loss...) belong to the trade it would have opened: not on the close.
-      const { takeProfitOnFill: _tp, stopLossOnFill: _sl, trailingStopLossOnFill: _ts, guaranteedStopLossOnFill: _gs, tradeClientExtensions: _tc, ...r } = intent.request as unknown as Record<string, unknown>;
-      const close = { ...intent, request: { ...r, units: String(reducing), positionFill: 'REDUCE_ONLY' } } as unknown as typeof intent;
+      const {
+        takeProfitOnFill: _tp,
+        stopLossOnFill: _sl,
+        trailingStopLossOnFill: _ts,
+        guaranteedStopLossOnFill: _gs,
+        tradeClientExtensions: _tc,
+        ...r
+      } = intent.request as unknown as Record<string, unknown>;
+      const close = {
+        ...intent,
+        request: { ...r, units: String(reducing), positionFill: 'REDUCE_ONLY' },
+      } as unknown as typeof intent;
       this.#inFlight.set(intent.id, { instrument: a.entry!.instrument, units: reducing });
       this.#o.inner.submit(withClientID(close), decidedAt);
       return;
@@ -397,9 +443,14 @@ export class RiskExecution implements Execution {
     if (e === undefined) return {};
     const parts = splitOrder(e.units, this.#reducible(e, intent));
     if (parts.opening === 0) return { entry: e, parts }; // only reduces the position: an exit, never limited
-    const refuse = (limit: RiskLimit, message: string): { breach: RiskBreach; entry: Entry; parts: OrderParts } => {
+    const refuse = (
+      limit: RiskLimit,
+      message: string,
+    ): { breach: RiskBreach; entry: Entry; parts: OrderParts } => {
       const partly = parts.reducing !== 0;
-      const said = partly ? `the opening part (${parts.opening} of ${e.units} units) is refused: ${message}; the reducing part (${parts.reducing} units) is sent as a reduce-only order` : message;
+      const said = partly
+        ? `the opening part (${parts.opening} of ${e.units} units) is refused: ${message}; the reducing part (${parts.reducing} units) is sent as a reduce-only order`
+        : message;
       return { breach: { limit, intent, message: said, ...(partly ? { parts } : {}) }, entry: e, parts };
     };
     if (this.#halted) return refuse('killSwitch', 'the kill switch is engaged: no new entries');
@@ -410,25 +461,50 @@ export class RiskExecution implements Execution {
       let drop = 0;
       while (drop < w.length && w[drop]! <= now - MINUTE) drop++;
       if (drop > 0) w.splice(0, drop);
-      if (w.length >= max) return refuse('maxOrdersPerMinute', `${w.length} orders opening exposure in the last minute; the limit is ${max} per minute (parts that only reduce a position are not limited)`);
+      if (w.length >= max)
+        return refuse(
+          'maxOrdersPerMinute',
+          `${w.length} orders opening exposure in the last minute; the limit is ${max} per minute (parts that only reduce a position are not limited)`,
+        );
     }
     if (limits.maxUnits !== undefined) {
       const { worstAfter } = this.#worst(e);
-      if (worstAfter > limits.maxUnits) return refuse('maxUnits', `${e.instrument}: ${worstAfter} units after this order (worst case, pending orders included); the limit is ${limits.maxUnits}`);
+      if (worstAfter > limits.maxUnits)
+        return refuse(
+          'maxUnits',
+          `${e.instrument}: ${worstAfter} units after this order (worst case, pending orders included); the limit is ${limits.maxUnits}`,
+        );
     }
     if (limits.maxOpenTrades !== undefined) {
-      const open = this.#o.portfolio.ledger.trades.size + this.#pendingEntries() + this.#inFlight.size - this.#tradesClosedBy(e, parts);
-      if (open + 1 > limits.maxOpenTrades) return refuse('maxOpenTrades', `${open} open trades and entry orders; the limit is ${limits.maxOpenTrades}`);
+      const open =
+        this.#o.portfolio.ledger.trades.size +
+        this.#pendingEntries() +
+        this.#inFlight.size -
+        this.#tradesClosedBy(e, parts);
+      if (open + 1 > limits.maxOpenTrades)
+        return refuse(
+          'maxOpenTrades',
+          `${open} open trades and entry orders; the limit is ${limits.maxOpenTrades}`,
+        );
     }
     if (limits.maxDailyLoss !== undefined) {
       const loss = this.dailyLoss();
-      if (loss >= limits.maxDailyLoss) return refuse('maxDailyLoss', `lost ${loss.toFixed(2)} ${this.#o.portfolio.currency} this trading day (since 17:00 New York); the limit is ${limits.maxDailyLoss}`);
+      if (loss >= limits.maxDailyLoss)
+        return refuse(
+          'maxDailyLoss',
+          `lost ${loss.toFixed(2)} ${this.#o.portfolio.currency} this trading day (since 17:00 New York); the limit is ${limits.maxDailyLoss}`,
+        );
     }
     if (limits.maxSpreadPips !== undefined) {
       const q = this.#o.portfolio.quote(e.instrument);
-      if (q === undefined) return refuse('maxSpreadPips', `${e.instrument}: no quote yet, the spread cannot be checked`);
+      if (q === undefined)
+        return refuse('maxSpreadPips', `${e.instrument}: no quote yet, the spread cannot be checked`);
       const pips = (q.ask - q.bid) / this.#o.instruments.get(e.instrument).pip;
-      if (pips > limits.maxSpreadPips + 1e-9) return refuse('maxSpreadPips', `${e.instrument}: spread ${pips.toFixed(1)} pips; the limit is ${limits.maxSpreadPips}`);
+      if (pips > limits.maxSpreadPips + 1e-9)
+        return refuse(
+          'maxSpreadPips',
+          `${e.instrument}: spread ${pips.toFixed(1)} pips; the limit is ${limits.maxSpreadPips}`,
+        );
     }
     return { entry: e, parts };
   }
@@ -469,7 +545,11 @@ export class RiskExecution implements Execution {
     }
     return {
       worstBefore: Math.max(exp.net + exp.buys, -(exp.net + exp.sells), 0),
-      worstAfter: Math.max(exp.net + exp.buys + Math.max(e.units, 0), -(exp.net + exp.sells + Math.min(e.units, 0)), 0),
+      worstAfter: Math.max(
+        exp.net + exp.buys + Math.max(e.units, 0),
+        -(exp.net + exp.sells + Math.min(e.units, 0)),
+        0,
+      ),
     };
   }
 
@@ -500,7 +580,12 @@ export class RiskExecution implements Execution {
   }
 
   #reject(b: RiskBreach): void {
-    this.#emitReject(b.intent, RISK_REJECT_REASON[b.limit], `fxflow risk limit ${b.limit}: ${b.message}`, b.parts?.opening);
+    this.#emitReject(
+      b.intent,
+      RISK_REJECT_REASON[b.limit],
+      `fxflow risk limit ${b.limit}: ${b.message}`,
+      b.parts?.opening,
+    );
   }
 
   /**
@@ -514,8 +599,12 @@ export class RiskExecution implements Execution {
 
   /** `units`: the refused part of an order refused in part (its opening part). */
   #emitReject(intent: OrderIntent, rejectReason: string, errorMessage: string, units?: number): void {
-    const request = intent.kind === 'order' || intent.kind === 'replace' ? (intent.request as unknown as Record<string, unknown>) : {};
-    const type = typeof request.type === 'string' ? request.type : intent.kind === 'cancel' ? undefined : 'MARKET';
+    const request =
+      intent.kind === 'order' || intent.kind === 'replace'
+        ? (intent.request as unknown as Record<string, unknown>)
+        : {};
+    const type =
+      typeof request.type === 'string' ? request.type : intent.kind === 'cancel' ? undefined : 'MARKET';
     const id = `${this.#lastID}.${String(++this.#synthetic).padStart(6, '0')}`;
     const at = this.#o.clock.now();
     const tx = {
@@ -534,7 +623,17 @@ export class RiskExecution implements Execution {
     for (const next of this.#rejectSubs) next(tx);
     for (const l of this.#txListeners) l(tx);
     if (this.#noteListeners.size > 0) {
-      const note: TransactionNote = { type: tx.type, id, idNum: Number(id), at, orderID: undefined, reason: 'CLIENT_ORDER', rejectReason, price: Number.NaN, transaction: () => tx };
+      const note: TransactionNote = {
+        type: tx.type,
+        id,
+        idNum: Number(id),
+        at,
+        orderID: undefined,
+        reason: 'CLIENT_ORDER',
+        rejectReason,
+        price: Number.NaN,
+        transaction: () => tx,
+      };
       for (const l of this.#noteListeners) l(note);
     }
   }

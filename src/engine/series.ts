@@ -59,13 +59,22 @@ export class SeriesState {
     let o: number, h: number, l: number, cl: number;
     switch (this.component) {
       case 'B':
-        o = c.bo; h = c.bh; l = c.bl; cl = c.bc;
+        o = c.bo;
+        h = c.bh;
+        l = c.bl;
+        cl = c.bc;
         break;
       case 'A':
-        o = c.ao; h = c.ah; l = c.al; cl = c.ac;
+        o = c.ao;
+        h = c.ah;
+        l = c.al;
+        cl = c.ac;
         break;
       default:
-        o = (c.bo + c.ao) / 2; h = (c.bh + c.ah) / 2; l = (c.bl + c.al) / 2; cl = (c.bc + c.ac) / 2;
+        o = (c.bo + c.ao) / 2;
+        h = (c.bh + c.ah) / 2;
+        l = (c.bl + c.al) / 2;
+        cl = (c.bc + c.ac) / 2;
     }
     this.open = o;
     this.high = h;
@@ -131,8 +140,18 @@ export class SeriesState {
         low: this.#l[i]!,
         close: this.#c[i]!,
         volume: this.#v[i]!,
-        bid: { open: this.#bid[b]!, high: this.#bid[b + 1]!, low: this.#bid[b + 2]!, close: this.#bid[b + 3]! },
-        ask: { open: this.#ask[b]!, high: this.#ask[b + 1]!, low: this.#ask[b + 2]!, close: this.#ask[b + 3]! },
+        bid: {
+          open: this.#bid[b]!,
+          high: this.#bid[b + 1]!,
+          low: this.#bid[b + 2]!,
+          close: this.#bid[b + 3]!,
+        },
+        ask: {
+          open: this.#ask[b]!,
+          high: this.#ask[b + 1]!,
+          low: this.#ask[b + 2]!,
+          close: this.#ask[b + 3]!,
+        },
       };
       i = i + 1 === this.capacity ? 0 : i + 1;
     }
@@ -145,7 +164,15 @@ export class SeriesState {
     if (x === undefined) {
       const m = this.memo;
       // Memoised by where it starts: the series, the candle it is created at and the history it is warmed from.
-      x = this.#register(m ? m.memo.create(`${m.scope}|${this.key}|${this.capacity}|${key}|${this.last?.time ?? ''}|${this.#count}`, name, options) : new TiIndicator(name, options));
+      x = this.#register(
+        m
+          ? m.memo.create(
+              `${m.scope}|${this.key}|${this.capacity}|${key}|${this.last?.time ?? ''}|${this.#count}`,
+              name,
+              options,
+            )
+          : new TiIndicator(name, options),
+      );
       this.#custom.set(key, x);
     }
     return x.value as T | undefined;

@@ -21,13 +21,34 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const HOUR = 60 * MINUTE;
 
 /** Feeds `events` through the engine and the simulated broker as a backtest does (attach, feed, stop). */
-function backtest(strategy: Strategy<Record<string, never>, unknown>, events: readonly MarketEvent[], opts: Partial<SimBrokerOptions> = {}): Transaction[] {
+function backtest(
+  strategy: Strategy<Record<string, never>, unknown>,
+  events: readonly MarketEvent[],
+  opts: Partial<SimBrokerOptions> = {},
+): Transaction[] {
   const inst = instruments();
-  const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false, ...opts });
+  const sim = new SimBroker({
+    instruments: inst,
+    currency: 'USD',
+    initialBalance: '100000',
+    marginRate: '0.02',
+    financing: false,
+    ...opts,
+  });
   const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
   const txs: Transaction[] = [];
   sim.listen((t) => txs.push(t));
-  const engine = new Engine({ strategy, name: 'test', params: {}, execution: sim, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02 });
+  const engine = new Engine({
+    strategy,
+    name: 'test',
+    params: {},
+    execution: sim,
+    portfolio,
+    instruments: inst,
+    clock: new VirtualClock(),
+    log: silent,
+    marginRate: 0.02,
+  });
   const detach = engine.attach();
   sim.start(events[0]!.kind === 'candle' ? events[0]!.time : events[0]!.at);
   engine.feed(events, (e) => sim.onEvent(e));
@@ -36,7 +57,8 @@ function backtest(strategy: Strategy<Record<string, never>, unknown>, events: re
   return txs;
 }
 
-const h1 = (time: number, bid: readonly [number, number, number, number]): Candle => candle('EUR_USD', time, bid, 0.0002, 'H1', HOUR);
+const h1 = (time: number, bid: readonly [number, number, number, number]): Candle =>
+  candle('EUR_USD', time, bid, 0.0002, 'H1', HOUR);
 const iso = (t: number): string => new Date(t).toISOString();
 const timeOf = (tx: Transaction): string => iso(parseTime(tx.time));
 
@@ -82,7 +104,7 @@ describe('timers fire at their own time', () => {
     expect(txs.some((t) => t.type === 'ORDER_FILL')).toBe(false);
   });
 
-  it('an order from onStart of a strategy with timers fills at the open after the first candle, not at that candle\'s own open', () => {
+  it("an order from onStart of a strategy with timers fills at the open after the first candle, not at that candle's own open", () => {
     const strategy = defineStrategy({
       params: {},
       subscribe: { candles: ['EUR_USD:H1'], timers: [{ name: 'hourly', everyMs: HOUR }] },
@@ -113,13 +135,21 @@ describe('holidays are closed', () => {
     ] as const) {
       // As OANDA's candles have them: the last bar 21:00-22:00 UTC the day before, the next 22:00 on the day.
       const reopen = eve + 25 * HOUR;
-      const bars = [h1(eve - HOUR, [1.11, 1.1105, 1.1095, 1.11]), h1(eve, [1.11, 1.1105, 1.1095, 1.11]), h1(reopen, [1.112, 1.1125, 1.1115, 1.112]), h1(reopen + HOUR, [1.112, 1.1125, 1.1115, 1.112])];
+      const bars = [
+        h1(eve - HOUR, [1.11, 1.1105, 1.1095, 1.11]),
+        h1(eve, [1.11, 1.1105, 1.1095, 1.11]),
+        h1(reopen, [1.112, 1.1125, 1.1115, 1.112]),
+        h1(reopen + HOUR, [1.112, 1.1125, 1.1115, 1.112]),
+      ];
       const txs = backtest(timerBuy(noon), bars);
       const order = txs.find((t) => t.type === 'MARKET_ORDER')!;
       const cancel = txs.find((t) => t.type === 'ORDER_CANCEL')!;
       expect((cancel as { reason?: string }).reason, iso(noon)).toBe('MARKET_HALTED');
       expect([timeOf(order), timeOf(cancel)]).toEqual([iso(noon), iso(noon)]);
-      expect(txs.some((t) => t.type === 'ORDER_FILL'), iso(noon)).toBe(false);
+      expect(
+        txs.some((t) => t.type === 'ORDER_FILL'),
+        iso(noon),
+      ).toBe(false);
     }
   });
 });
@@ -138,16 +168,21 @@ describe('empty time changes no fill', () => {
         const net = ctx.position('EUR_USD').net;
         const units = side * 1000 - net;
         if (units === 0) return { state: { n } };
-        return { state: { n }, intents: [ctx.market('EUR_USD', units, { tp: { distance: 0.0008 }, sl: { distance: 0.0006 } })] };
+        return {
+          state: { n },
+          intents: [ctx.market('EUR_USD', units, { tp: { distance: 0.0008 }, sl: { distance: 0.0006 } })],
+        };
       },
     });
 
   /** What a fill did, without its time: the same fills whatever the clock says between the prices. */
   const fills = (txs: readonly Transaction[]): string[] =>
-    txs.filter((t) => t.type === 'ORDER_FILL').map((t) => {
-      const x = t as unknown as Record<string, unknown>;
-      return `${String(x.reason)} ${String(x.units)}@${String(x.price)} pl ${String(x.pl)}`;
-    });
+    txs
+      .filter((t) => t.type === 'ORDER_FILL')
+      .map((t) => {
+        const x = t as unknown as Record<string, unknown>;
+        return `${String(x.reason)} ${String(x.units)}@${String(x.price)} pl ${String(x.pl)}`;
+      });
 
   it('inserting a gap between two candles leaves every fill of a timer-less strategy as it was (property)', () => {
     const T = Date.UTC(2024, 0, 2, 10); // a Tuesday
@@ -164,7 +199,12 @@ describe('empty time changes no fill', () => {
             px = Math.round((px + d * 0.0001) * 1e5) / 1e5;
             const hi = Math.max(o, px) + 0.0003;
             const lo = Math.min(o, px) - 0.0003;
-            return candle('EUR_USD', T + i * MINUTE, [o, Math.round(hi * 1e5) / 1e5, Math.round(lo * 1e5) / 1e5, px]);
+            return candle('EUR_USD', T + i * MINUTE, [
+              o,
+              Math.round(hi * 1e5) / 1e5,
+              Math.round(lo * 1e5) / 1e5,
+              px,
+            ]);
           });
           const j = 1 + (cut % (bars.length - 1)); // the gap goes before bar j
           const gap = gapMinutes * MINUTE;
@@ -182,24 +222,35 @@ describe('empty time changes no fill', () => {
   it('a timer order decided in a gap fills at the open of the first bar after it (property)', () => {
     const T = Date.UTC(2024, 0, 2, 10); // a Tuesday
     fc.assert(
-      fc.property(fc.integer({ min: 2, max: 600 }), fc.integer({ min: 1, max: 599 }), (gapMinutes, decideAt) => {
-        fc.pre(decideAt < gapMinutes);
-        // Bar 0 ends at T + 1 min; bar 1 opens `gapMinutes` later; the timer decides inside the gap.
-        const bars = [candle('EUR_USD', T, [1.1, 1.1005, 1.0995, 1.1001]), candle('EUR_USD', T + gapMinutes * MINUTE, [1.1011, 1.1015, 1.1007, 1.1012]), candle('EUR_USD', T + (gapMinutes + 1) * MINUTE, [1.1021, 1.1025, 1.1017, 1.1022])];
-        const when = T + MINUTE + decideAt * MINUTE; // up to bar 1's open
-        const strategy = defineStrategy({
-          params: {},
-          subscribe: { candles: ['EUR_USD:M1'], timers: [{ name: 'minute', everyMs: MINUTE }] },
-          onTimer: (ctx) => (ctx.now === when ? [ctx.market('EUR_USD', 1000)] : undefined),
-        });
-        const txs = backtest(strategy, bars);
-        const order = txs.find((t) => t.type === 'MARKET_ORDER')!;
-        const fill = txs.find((t) => t.type === 'ORDER_FILL') as unknown as Record<string, string>;
-        // The market is open: the order and its fill are stamped at the price they met (v20 fills a
-        // market order at once; the data has no price between), bar 1's ask open.
-        expect(fill.price).toBe('1.10130');
-        expect([timeOf(order), timeOf(fill as unknown as Transaction)]).toEqual([iso(T + gapMinutes * MINUTE), iso(T + gapMinutes * MINUTE)]);
-      }),
+      fc.property(
+        fc.integer({ min: 2, max: 600 }),
+        fc.integer({ min: 1, max: 599 }),
+        (gapMinutes, decideAt) => {
+          fc.pre(decideAt < gapMinutes);
+          // Bar 0 ends at T + 1 min; bar 1 opens `gapMinutes` later; the timer decides inside the gap.
+          const bars = [
+            candle('EUR_USD', T, [1.1, 1.1005, 1.0995, 1.1001]),
+            candle('EUR_USD', T + gapMinutes * MINUTE, [1.1011, 1.1015, 1.1007, 1.1012]),
+            candle('EUR_USD', T + (gapMinutes + 1) * MINUTE, [1.1021, 1.1025, 1.1017, 1.1022]),
+          ];
+          const when = T + MINUTE + decideAt * MINUTE; // up to bar 1's open
+          const strategy = defineStrategy({
+            params: {},
+            subscribe: { candles: ['EUR_USD:M1'], timers: [{ name: 'minute', everyMs: MINUTE }] },
+            onTimer: (ctx) => (ctx.now === when ? [ctx.market('EUR_USD', 1000)] : undefined),
+          });
+          const txs = backtest(strategy, bars);
+          const order = txs.find((t) => t.type === 'MARKET_ORDER')!;
+          const fill = txs.find((t) => t.type === 'ORDER_FILL') as unknown as Record<string, string>;
+          // The market is open: the order and its fill are stamped at the price they met (v20 fills a
+          // market order at once; the data has no price between), bar 1's ask open.
+          expect(fill.price).toBe('1.10130');
+          expect([timeOf(order), timeOf(fill as unknown as Transaction)]).toEqual([
+            iso(T + gapMinutes * MINUTE),
+            iso(T + gapMinutes * MINUTE),
+          ]);
+        },
+      ),
       { numRuns: 100 },
     );
   });

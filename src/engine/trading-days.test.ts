@@ -24,7 +24,23 @@ async function* marketOnly(q: { from: number; to: number }): AsyncIterable<reado
     if (!hours.isOpen(t)) continue;
     const b = 1.1 + 0.002 * Math.sin(i / 7) + 0.0001 * (i % 3);
     const r = (x: number): number => Math.round(x * 1e5) / 1e5;
-    out.push({ kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time: t, at: t + HOUR, bo: r(b), bh: r(b + 0.0005), bl: r(b - 0.0005), bc: r(b), ao: r(b + 0.0001), ah: r(b + 0.0006), al: r(b - 0.0004), ac: r(b + 0.0001), volume: 10, complete: true });
+    out.push({
+      kind: 'candle',
+      instrument: 'EUR_USD',
+      granularity: 'H1',
+      time: t,
+      at: t + HOUR,
+      bo: r(b),
+      bh: r(b + 0.0005),
+      bl: r(b - 0.0005),
+      bc: r(b),
+      ao: r(b + 0.0001),
+      ah: r(b + 0.0006),
+      al: r(b - 0.0004),
+      ac: r(b + 0.0001),
+      volume: 10,
+      complete: true,
+    });
   }
   yield out;
 }
@@ -42,13 +58,24 @@ const holder = defineStrategy({
 
 describe('daily figures on trading days', () => {
   it('one equity point per trading day, each at 17:00 New York; the Sunday stubs are part of Monday', async () => {
-    const config = loadConfig(undefined, { run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, costs: { financing: false } } as never);
-    const r = await runBacktest({ loaded: { file: 'inline', name: 'holder', strategy: holder as never, params: {} }, config, instruments: loadInstruments(), candles: marketOnly, available: () => true, log: silent });
+    const config = loadConfig(undefined, {
+      run: { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() },
+      costs: { financing: false },
+    } as never);
+    const r = await runBacktest({
+      loaded: { file: 'inline', name: 'holder', strategy: holder as never, params: {} },
+      config,
+      instruments: loadInstruments(),
+      candles: marketOnly,
+      available: () => true,
+      log: silent,
+    });
     const inner = r.equity.slice(1, -1);
     // 2024-01-01 (Monday, New Year's Day: closed, no candles) to 02-26: 39 trading days end inside
     // the period; the first point is the first mark, the last the end of the period.
     expect(inner.length).toBe(39);
-    for (const e of inner) expect(new Date(e.time).toISOString()).toBe(new Date(nextRollover(e.time - 1)).toISOString());
+    for (const e of inner)
+      expect(new Date(e.time).toISOString()).toBe(new Date(nextRollover(e.time - 1)).toISOString());
     // No point on a Sunday (UTC): 8 Sundays would have been days of 2 hours each.
     expect(r.equity.filter((e) => new Date(e.time).getUTCDay() === 0)).toEqual([]);
     expect(r.summary.sharpe).toBe(Math.round(sharpeOf(r.equity.map((e) => e.nav))! * 1e4) / 1e4);
@@ -58,8 +85,18 @@ describe('daily figures on trading days', () => {
     // The first candle, 21:00-22:00 UTC on Tuesday 2 January (New Year's Day is closed), closes at
     // 17:00 New York: the first mark is a day's end.
     const from = Date.UTC(2024, 0, 2, 21);
-    const config = loadConfig(undefined, { run: { from: new Date(from).toISOString(), to: new Date(TO).toISOString() }, costs: { financing: false } } as never);
-    const r = await runBacktest({ loaded: { file: 'inline', name: 'holder', strategy: holder as never, params: {} }, config, instruments: loadInstruments(), candles: marketOnly, available: () => true, log: silent });
+    const config = loadConfig(undefined, {
+      run: { from: new Date(from).toISOString(), to: new Date(TO).toISOString() },
+      costs: { financing: false },
+    } as never);
+    const r = await runBacktest({
+      loaded: { file: 'inline', name: 'holder', strategy: holder as never, params: {} },
+      config,
+      instruments: loadInstruments(),
+      candles: marketOnly,
+      available: () => true,
+      log: silent,
+    });
     expect(r.equity[0]!.time).toBe(from + HOUR);
     const times = r.equity.map((e) => e.time);
     expect(new Set(times).size).toBe(times.length);

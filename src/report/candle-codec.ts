@@ -58,7 +58,10 @@ export function encodeCandles(
   let prevC = 0;
   for (let i = 0; i < count; i++) {
     const t = Math.round(time[i]! / 1000);
-    const oi = Math.round(o[i]! * scale), hi = Math.round(h[i]! * scale), li = Math.round(l[i]! * scale), ci = Math.round(c[i]! * scale);
+    const oi = Math.round(o[i]! * scale),
+      hi = Math.round(h[i]! * scale),
+      li = Math.round(l[i]! * scale),
+      ci = Math.round(c[i]! * scale);
     out.varint(t - prevT);
     out.varint(oi - prevC);
     out.varint(hi - Math.max(oi, ci));

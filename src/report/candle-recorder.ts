@@ -29,7 +29,14 @@ export interface ChartCandles {
 }
 
 /** The granularities a series is folded into when it outgrows the cap, finest first (seconds, v20 names). */
-const COARSER: readonly [number, string][] = [[300, 'M5'], [900, 'M15'], [3600, 'H1'], [14_400, 'H4'], [86_400, 'D'], [604_800, 'W']];
+const COARSER: readonly [number, string][] = [
+  [300, 'M5'],
+  [900, 'M15'],
+  [3600, 'H1'],
+  [14_400, 'H4'],
+  [86_400, 'D'],
+  [604_800, 'W'],
+];
 
 /**
  * Candles a series keeps at most (per series; 400,000: a year of M1, 372k candles, stays in full detail).
@@ -131,7 +138,10 @@ class SeriesBuffer {
       this.days.push(close / 1000);
       this.bids.push(x.bc);
     }
-    const o = (x.bo + x.ao) / 2, h = (x.bh + x.ah) / 2, l = (x.bl + x.al) / 2, c = (x.bc + x.ac) / 2;
+    const o = (x.bo + x.ao) / 2,
+      h = (x.bh + x.ah) / 2,
+      l = (x.bl + x.al) / 2,
+      c = (x.bc + x.ac) / 2;
     if (!this.level.add(x.time, o, h, l, c)) {
       this.fold();
       this.level.add(x.time, o, h, l, c);
@@ -147,7 +157,8 @@ class SeriesBuffer {
       const [step, name] = COARSER[this.#next++]!;
       const to = new Level(step * 1000, name, this.#next === COARSER.length ? Infinity : this.cap);
       let fits = true;
-      for (let i = 0; i < from.n && fits; i++) fits = to.add(from.t[i]!, from.o[i]!, from.h[i]!, from.l[i]!, from.c[i]!);
+      for (let i = 0; i < from.n && fits; i++)
+        fits = to.add(from.t[i]!, from.o[i]!, from.h[i]!, from.l[i]!, from.c[i]!);
       if (fits && to.n < to.cap) {
         this.level = to;
         return;
@@ -172,7 +183,13 @@ export class CandleRecorder {
   constructor(readonly cap = DEFAULT_CANDLE_CAP) {}
 
   /** Passes a source through, keeping a copy of its complete candles. `stepMs`: the series' granularity. */
-  async *tap(source: AsyncIterable<readonly Candle[]>, instrument: string, granularity: string, precision: number, stepMs = 60_000): AsyncIterable<readonly Candle[]> {
+  async *tap(
+    source: AsyncIterable<readonly Candle[]>,
+    instrument: string,
+    granularity: string,
+    precision: number,
+    stepMs = 60_000,
+  ): AsyncIterable<readonly Candle[]> {
     const s = this.series(instrument, granularity, precision, stepMs);
     for await (const batch of source) {
       for (let i = 0; i < batch.length; i++) {
@@ -184,7 +201,12 @@ export class CandleRecorder {
   }
 
   /** A series to record into directly (tap does this for a source). */
-  series(instrument: string, granularity: string, precision: number, stepMs: number): { add(c: Candle): void } {
+  series(
+    instrument: string,
+    granularity: string,
+    precision: number,
+    stepMs: number,
+  ): { add(c: Candle): void } {
     const s = new SeriesBuffer(instrument, granularity, precision, stepMs, this.cap);
     this.#series.push(s);
     return s;
@@ -200,10 +222,26 @@ export class CandleRecorder {
     return {
       version: 1,
       series: this.#series.map((s) => ({
-        ...encodeCandles({ instrument: s.instrument, granularity: s.level.granularity, precision: s.precision }, s.level.t, s.level.o, s.level.h, s.level.l, s.level.c, s.level.n),
+        ...encodeCandles(
+          { instrument: s.instrument, granularity: s.level.granularity, precision: s.precision },
+          s.level.t,
+          s.level.o,
+          s.level.h,
+          s.level.l,
+          s.level.c,
+          s.level.n,
+        ),
         ...(s.level.stepMs > 0 ? { recorded: s.granularity } : {}),
       })),
-      benchmarks: this.#series.filter((s) => s.first >= 0).map((s) => ({ instrument: s.instrument, from: s.first / 1000, ask: s.firstAsk, t: s.days, bid: s.bids })),
+      benchmarks: this.#series
+        .filter((s) => s.first >= 0)
+        .map((s) => ({
+          instrument: s.instrument,
+          from: s.first / 1000,
+          ask: s.firstAsk,
+          t: s.days,
+          bid: s.bids,
+        })),
     };
   }
 

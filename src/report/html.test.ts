@@ -12,7 +12,12 @@ describe('writePage', () => {
     const data = fc.oneof(
       fc.jsonValue(),
       // Long arrays and strings that cross the 64 KiB writes, and text a script element must not end on.
-      fc.record({ xs: fc.array(fc.double({ noNaN: true }), { maxLength: 20_000 }), s: fc.string({ maxLength: 70_000 }), tag: fc.constant('</script><!-- \u2028'), nested: fc.dictionary(fc.string(), fc.array(fc.jsonValue(), { maxLength: 5 })) }),
+      fc.record({
+        xs: fc.array(fc.double({ noNaN: true }), { maxLength: 20_000 }),
+        s: fc.string({ maxLength: 70_000 }),
+        tag: fc.constant('</script><!-- \u2028'),
+        nested: fc.dictionary(fc.string(), fc.array(fc.jsonValue(), { maxLength: 5 })),
+      }),
     );
     fc.assert(
       fc.property(data, fc.integer({ min: 0, max: 5 }), fc.boolean(), (d, depth, charts) => {
@@ -31,16 +36,27 @@ describe('writePage', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'fxflow-page-')), 'p.html');
     const column = fc.array(fc.double(), { maxLength: 12_000 }).map((xs) => PackedColumn.of(xs));
     fc.assert(
-      fc.property(fc.record({ packed: fc.record({ trades: fc.dictionary(fc.string({ maxLength: 4 }), column, { maxKeys: 3 }) }), top: column }), fc.integer({ min: 0, max: 4 }), (d, depth) => {
-        const o = { title: 'columns', data: d, scripts: ['report.js'] };
-        writePage(file, o, depth);
-        const got = readFileSync(file, 'utf8');
-        expect(got).toBe(page(o));
-        // The data block holds plain arrays: the page reads them back as the numbers, nulls for NaN.
-        const back = JSON.parse(/id="fxflow-data">([\s\S]*?)<\/script>/.exec(got)![1]!) as { top: (number | null)[] };
-        expect(back.top).toEqual(Array.from(d.top, (x) => (Number.isFinite(x) ? (Object.is(x, -0) ? 0 : x) : null)));
-        expect(back.top).toHaveLength(d.top.length);
-      }),
+      fc.property(
+        fc.record({
+          packed: fc.record({ trades: fc.dictionary(fc.string({ maxLength: 4 }), column, { maxKeys: 3 }) }),
+          top: column,
+        }),
+        fc.integer({ min: 0, max: 4 }),
+        (d, depth) => {
+          const o = { title: 'columns', data: d, scripts: ['report.js'] };
+          writePage(file, o, depth);
+          const got = readFileSync(file, 'utf8');
+          expect(got).toBe(page(o));
+          // The data block holds plain arrays: the page reads them back as the numbers, nulls for NaN.
+          const back = JSON.parse(/id="fxflow-data">([\s\S]*?)<\/script>/.exec(got)![1]!) as {
+            top: (number | null)[];
+          };
+          expect(back.top).toEqual(
+            Array.from(d.top, (x) => (Number.isFinite(x) ? (Object.is(x, -0) ? 0 : x) : null)),
+          );
+          expect(back.top).toHaveLength(d.top.length);
+        },
+      ),
       { numRuns: 40 },
     );
   });

@@ -19,7 +19,8 @@ export function lightweightChartsBundle(): string {
 }
 
 /** The attribution the Lightweight Charts licence asks for (its NOTICE text and a link to TradingView). */
-export const ATTRIBUTION = 'Charts by <a href="https://www.tradingview.com/">TradingView</a> Lightweight Charts™, Copyright (c) 2025 TradingView, Inc. https://www.tradingview.com/ (Apache License 2.0)';
+export const ATTRIBUTION =
+  'Charts by <a href="https://www.tradingview.com/">TradingView</a> Lightweight Charts™, Copyright (c) 2025 TradingView, Inc. https://www.tradingview.com/ (Apache License 2.0)';
 
 /**
  * A column of a page's packed data (pack.ts): `length` numbers, each computed by `at` as it is
@@ -54,22 +55,35 @@ export class PackedColumn implements Iterable<number> {
 
 /** JSON that is safe inside a <script> element (no "</script>", no HTML comment openers). */
 export function scriptJson(x: unknown): string {
-  return JSON.stringify(x).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(x)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
-const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const escapeHtml = (s: string): string =>
+  s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 /**
  * `zone`: the IANA zone a run page says times in (its report.timeZone); absent or UTC, the page is
  * as it always was (not one byte more), else human-time.cjs and zone.js come before its scripts.
  */
-type PageOptions = { title: string; data: unknown; scripts: readonly string[]; charts?: boolean; zone?: string | undefined };
+type PageOptions = {
+  title: string;
+  data: unknown;
+  scripts: readonly string[];
+  charts?: boolean;
+  zone?: string | undefined;
+};
 
 /** The page around its data block: what comes before the data's JSON, and what after. */
 function shell(o: PageOptions): [string, string] {
   const css = readFileSync(join(PAGE, 'report.css'), 'utf8');
   const read = (f: string): string => readFileSync(join(PAGE, f), 'utf8');
-  const inZone = o.zone !== undefined && o.zone !== 'UTC' ? [read('human-time.cjs'), `fx.zone = ${scriptJson(o.zone)};`, read('zone.js')] : [];
+  const inZone =
+    o.zone !== undefined && o.zone !== 'UTC'
+      ? [read('human-time.cjs'), `fx.zone = ${scriptJson(o.zone)};`, read('zone.js')]
+      : [];
   const js = [read('common.js'), ...inZone, ...o.scripts.map(read)];
   const before = `<!doctype html>
 <html lang="en">
@@ -140,7 +154,13 @@ export function writePage(path: string, o: PageOptions, depth = 3): number {
         else json(v, d - 1);
       });
       put(']');
-    } else if (d > 0 && typeof x === 'object' && x !== null && !(x instanceof Map) && typeof (x as { toJSON?: unknown }).toJSON !== 'function') {
+    } else if (
+      d > 0 &&
+      typeof x === 'object' &&
+      x !== null &&
+      !(x instanceof Map) &&
+      typeof (x as { toJSON?: unknown }).toJSON !== 'function'
+    ) {
       put('{');
       let first = true;
       for (const [k, v] of Object.entries(x)) {

@@ -6,4 +6,6 @@ const require = createRequire(import.meta.url);
  * An instant (epoch ms) as people read it, in an IANA zone (UTC when absent): the same function
  * the report pages run (page/human-time.cjs), so report.txt and report.html say a time alike.
  */
-export const humanTime: (ms: number, zone?: string) => string = (require('./page/human-time.cjs') as { humanTime: (ms: number, zone?: string) => string }).humanTime;
+export const humanTime: (ms: number, zone?: string) => string = (
+  require('./page/human-time.cjs') as { humanTime: (ms: number, zone?: string) => string }
+).humanTime;

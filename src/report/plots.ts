@@ -16,10 +16,22 @@ const PLAIN = /^[^,"\r\n]{1,64}$/;
 
 /** Throws a one-line error naming what is wrong with a plot's name, pane or style. */
 export function checkPlot(name: string, pane: string, style: string, instrument = ''): void {
-  if (typeof name !== 'string' || !PLAIN.test(name)) throw new RangeError(`ctx.plot(${JSON.stringify(name)}): a plot's name is 1 to 64 characters with no comma, quote or line break`);
-  if (typeof pane !== 'string' || (pane !== '' && !PLAIN.test(pane))) throw new RangeError(`ctx.plot('${name}', …, { pane: ${JSON.stringify(pane)} }): a pane's name is 1 to 64 characters with no comma, quote or line break`);
-  if (!(PLOT_STYLES as readonly string[]).includes(style)) throw new RangeError(`ctx.plot('${name}', …, { style: ${JSON.stringify(style)} }): the style is one of ${PLOT_STYLES.join(', ')}`);
-  if (typeof instrument !== 'string' || (instrument !== '' && !PLAIN.test(instrument))) throw new RangeError(`ctx.plot('${name}', …, { instrument: ${JSON.stringify(instrument)} }): give an instrument's name, e.g. 'EUR_USD'`);
+  if (typeof name !== 'string' || !PLAIN.test(name))
+    throw new RangeError(
+      `ctx.plot(${JSON.stringify(name)}): a plot's name is 1 to 64 characters with no comma, quote or line break`,
+    );
+  if (typeof pane !== 'string' || (pane !== '' && !PLAIN.test(pane)))
+    throw new RangeError(
+      `ctx.plot('${name}', …, { pane: ${JSON.stringify(pane)} }): a pane's name is 1 to 64 characters with no comma, quote or line break`,
+    );
+  if (!(PLOT_STYLES as readonly string[]).includes(style))
+    throw new RangeError(
+      `ctx.plot('${name}', …, { style: ${JSON.stringify(style)} }): the style is one of ${PLOT_STYLES.join(', ')}`,
+    );
+  if (typeof instrument !== 'string' || (instrument !== '' && !PLAIN.test(instrument)))
+    throw new RangeError(
+      `ctx.plot('${name}', …, { instrument: ${JSON.stringify(instrument)} }): give an instrument's name, e.g. 'EUR_USD'`,
+    );
 }
 
 /** One plot series as the page draws it: times in epoch seconds, at most MAX_PLOT_POINTS points. */
@@ -92,16 +104,34 @@ export function readPlots(path: string, warnings: string[]): PlotSeries[] {
         return;
       }
       const style = (PLOT_STYLES as readonly string[]).includes(c[4] ?? '') ? (c[4] as PlotStyle) : 'line';
-      tally.set(name, (s = { name, pane: c[3] ?? '', style, instrument: c[5] ?? '', count: 0, first: p.t, last: p.t }));
+      tally.set(
+        name,
+        (s = { name, pane: c[3] ?? '', style, instrument: c[5] ?? '', count: 0, first: p.t, last: p.t }),
+      );
     }
     s.count++;
     if (p.t < s.first) s.first = p.t;
     if (p.t > s.last) s.last = p.t;
   });
-  if (bad > 0) warnings.push(`${PLOTS_FILE}: ${bad} row${bad === 1 ? '' : 's'} that do not parse (the first at line ${firstBad}; a row is time,name,value,pane,style,instrument) skipped`);
-  if (dropped > 0) warnings.push(`${PLOTS_FILE} names more than ${MAX_PLOTS} plots: only the first ${MAX_PLOTS} names are drawn (${dropped} values of the others left out)`);
+  if (bad > 0)
+    warnings.push(
+      `${PLOTS_FILE}: ${bad} row${bad === 1 ? '' : 's'} that do not parse (the first at line ${firstBad}; a row is time,name,value,pane,style,instrument) skipped`,
+    );
+  if (dropped > 0)
+    warnings.push(
+      `${PLOTS_FILE} names more than ${MAX_PLOTS} plots: only the first ${MAX_PLOTS} names are drawn (${dropped} values of the others left out)`,
+    );
   if (tally.size === 0) return [];
-  type Keep = { s: Tally; t: number[]; v: number[]; lo?: Float64Array; hi?: Float64Array; loT?: Float64Array; hiT?: Float64Array; width: number };
+  type Keep = {
+    s: Tally;
+    t: number[];
+    v: number[];
+    lo?: Float64Array;
+    hi?: Float64Array;
+    loT?: Float64Array;
+    hiT?: Float64Array;
+    width: number;
+  };
   const keep = new Map<string, Keep>();
   for (const s of tally.values()) {
     const k: Keep = { s, t: [], v: [], width: 0 };
@@ -125,7 +155,8 @@ export function readPlots(path: string, warnings: string[]): PlotSeries[] {
       return;
     }
     const b = Math.min(PLOT_BUCKETS - 1, Math.floor((p.t - k.s.first) / k.width));
-    const lo = k.lo, hi = k.hi!;
+    const lo = k.lo,
+      hi = k.hi!;
     if (k.s.style !== 'line') {
       if (Number.isNaN(lo[b]!)) {
         lo[b] = p.v;
@@ -144,7 +175,8 @@ export function readPlots(path: string, warnings: string[]): PlotSeries[] {
   });
   const out: PlotSeries[] = [];
   for (const k of keep.values()) {
-    let t = k.t, v = k.v;
+    let t = k.t,
+      v = k.v;
     if (k.lo !== undefined) {
       t = [];
       v = [];
@@ -169,7 +201,16 @@ export function readPlots(path: string, warnings: string[]): PlotSeries[] {
       t = order.map((i) => k.t[i]!);
       v = order.map((i) => k.v[i]!);
     }
-    out.push({ name: k.s.name, pane: k.s.pane, style: k.s.style, instrument: k.s.instrument, t, v, count: k.s.count, buckets: k.lo !== undefined ? PLOT_BUCKETS : 0 });
+    out.push({
+      name: k.s.name,
+      pane: k.s.pane,
+      style: k.s.style,
+      instrument: k.s.instrument,
+      t,
+      v,
+      count: k.s.count,
+      buckets: k.lo !== undefined ? PLOT_BUCKETS : 0,
+    });
   }
   return out;
 }

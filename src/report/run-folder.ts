@@ -18,7 +18,6 @@ export class ReportError extends Error {
   }
 }
 
-
 /** What a run folder holds, read tolerantly: what is missing or damaged is said in `warnings`. */
 export interface RunFolder {
   readonly dir: string;
@@ -56,11 +55,25 @@ function readJson(path: string, what: string): unknown {
 }
 
 /** The transaction types the report's fold reads (run-model.ts foldTransactions); the rest are counted, not kept. */
-export const REPORT_TYPES: ReadonlySet<string> = new Set(['ORDER_FILL', 'STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER', 'DAILY_FINANCING', 'TRANSFER_FUNDS']);
+export const REPORT_TYPES: ReadonlySet<string> = new Set([
+  'ORDER_FILL',
+  'STOP_LOSS_ORDER',
+  'GUARANTEED_STOP_LOSS_ORDER',
+  'TAKE_PROFIT_ORDER',
+  'TRAILING_STOP_LOSS_ORDER',
+  'DAILY_FINANCING',
+  'TRANSFER_FUNDS',
+]);
 
-const PROTECTIVE = new Set(['STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER', 'TAKE_PROFIT_ORDER', 'TRAILING_STOP_LOSS_ORDER']);
+const PROTECTIVE = new Set([
+  'STOP_LOSS_ORDER',
+  'GUARANTEED_STOP_LOSS_ORDER',
+  'TAKE_PROFIT_ORDER',
+  'TRAILING_STOP_LOSS_ORDER',
+]);
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** What the transactions of a run folder hold: the kept ones, and how many were read in all. */
 export interface TransactionsRead {
@@ -73,7 +86,12 @@ export interface TransactionsRead {
  * line is skipped with a warning naming it; a last line cut short (a run killed while writing) is
  * reported as a truncated file; a gap in the IDs is said once.
  */
-export function readTransactionsFrom(path: string, warnings: string[], keep: (type: string) => boolean = () => true, sink?: (tx: TxRecord) => void): TransactionsRead & { first: string | undefined; last: string | undefined } {
+export function readTransactionsFrom(
+  path: string,
+  warnings: string[],
+  keep: (type: string) => boolean = () => true,
+  sink?: (tx: TxRecord) => void,
+): TransactionsRead & { first: string | undefined; last: string | undefined } {
   const kept: TxRecord[] = [];
   let bad = 0;
   let count = 0;
@@ -88,17 +106,28 @@ export function readTransactionsFrom(path: string, warnings: string[], keep: (ty
     } catch {
       tx = undefined;
     }
-    if (!isObject(tx) || typeof tx.id !== 'string' || typeof tx.type !== 'string' || typeof tx.time !== 'string') {
+    if (
+      !isObject(tx) ||
+      typeof tx.id !== 'string' ||
+      typeof tx.type !== 'string' ||
+      typeof tx.time !== 'string'
+    ) {
       if (cutShort) {
-        warnings.push(`transactions.jsonl is truncated: its last line (line ${n}) is cut short, so the figures drawn from transactions stop at transaction ${lastId ?? '(none)'}; summary.json may count more`);
+        warnings.push(
+          `transactions.jsonl is truncated: its last line (line ${n}) is cut short, so the figures drawn from transactions stop at transaction ${lastId ?? '(none)'}; summary.json may count more`,
+        );
       } else if (bad++ < 3) {
-        warnings.push(`transactions.jsonl line ${n} is not a v20 transaction (needs id, type and time): skipped`);
+        warnings.push(
+          `transactions.jsonl line ${n} is not a v20 transaction (needs id, type and time): skipped`,
+        );
       }
       return;
     }
     if (!gap && lastId !== undefined && Number(tx.id) !== Number(lastId) + 1) {
       gap = true;
-      warnings.push(`transactions.jsonl jumps from transaction ${lastId} to ${tx.id}: transactions are missing`);
+      warnings.push(
+        `transactions.jsonl jumps from transaction ${lastId} to ${tx.id}: transactions are missing`,
+      );
     }
     lastId = tx.id;
     count++;
@@ -108,7 +137,15 @@ export function readTransactionsFrom(path: string, warnings: string[], keep: (ty
     if (sink) return sink(tx as TxRecord);
     // A protective order is read for its level only (run-model.ts): keep those fields, not the
     // whole transaction (a run with exits on every entry has three of them per trade).
-    if (PROTECTIVE.has(tx.type)) kept.push({ id: tx.id, type: tx.type, time: tx.time, tradeID: tx.tradeID, price: tx.price, distance: tx.distance } as TxRecord);
+    if (PROTECTIVE.has(tx.type))
+      kept.push({
+        id: tx.id,
+        type: tx.type,
+        time: tx.time,
+        tradeID: tx.tradeID,
+        price: tx.price,
+        distance: tx.distance,
+      } as TxRecord);
     else kept.push(tx as TxRecord);
   });
   if (bad > 3) warnings.push(`transactions.jsonl: ${bad - 3} more damaged lines skipped`);
@@ -133,19 +170,28 @@ export function readTradeExcursions(path: string): TradeExcursions {
       return;
     }
     if (!cols || f.length <= cols[3]!) return;
-    const mae = Number(f[cols[1]!]), mfe = Number(f[cols[2]!]), runUp = Number(f[cols[3]!]);
-    if (Number.isFinite(mae) && Number.isFinite(mfe) && Number.isFinite(runUp)) out.set(f[cols[0]!]!, mae, mfe, runUp);
+    const mae = Number(f[cols[1]!]),
+      mfe = Number(f[cols[2]!]),
+      runUp = Number(f[cols[3]!]);
+    if (Number.isFinite(mae) && Number.isFinite(mfe) && Number.isFinite(runUp))
+      out.set(f[cols[0]!]!, mae, mfe, runUp);
   });
   return out;
 }
 
 /** Reads equity.csv by its header names (time, balance, nav); extra columns are ignored. */
 export function readEquity(path: string, warnings: string[]): EquitySeries | undefined {
-  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const head = (lines[0] ?? '').split(',').map((h) => h.trim().toLowerCase());
-  const ti = head.indexOf('time'), bi = head.indexOf('balance'), ni = head.indexOf('nav');
+  const ti = head.indexOf('time'),
+    bi = head.indexOf('balance'),
+    ni = head.indexOf('nav');
   if (ti < 0 || (bi < 0 && ni < 0)) {
-    warnings.push(`equity.csv has no time and balance/nav columns (header: ${lines[0] ?? 'empty'}): the equity curve is rebuilt from the transactions' balances`);
+    warnings.push(
+      `equity.csv has no time and balance/nav columns (header: ${lines[0] ?? 'empty'}): the equity curve is rebuilt from the transactions' balances`,
+    );
     return undefined;
   }
   const e: EquitySeries = { t: [], balance: [], nav: [] };
@@ -155,7 +201,9 @@ export function readEquity(path: string, warnings: string[]): EquitySeries | und
     const b = bi >= 0 ? Number(f[bi]) : Number(f[ni]);
     const n = ni >= 0 ? Number(f[ni]) : b;
     if (!Number.isFinite(t) || !Number.isFinite(b) || !Number.isFinite(n)) {
-      warnings.push(`equity.csv line ${i + 1} does not parse (${lines[i]!.slice(0, 60)}): the curve stops before it`);
+      warnings.push(
+        `equity.csv line ${i + 1} does not parse (${lines[i]!.slice(0, 60)}): the curve stops before it`,
+      );
       break;
     }
     e.t.push(t / 1000);
@@ -201,11 +249,19 @@ export class RunTransactionFold implements FoldedTransactions {
  */
 export function readRunFolder(dirArg: string, transactions?: FoldedTransactions): RunFolder {
   const dir = resolve(dirArg);
-  if (!existsSync(dir)) throw new ReportError(`${dir} does not exist: give a run folder (the "Run saved in …" folder a backtest prints, under runs/)`);
-  if (!statSync(dir).isDirectory()) throw new ReportError(`${dir} is a file, not a run folder: give the folder that holds transactions.jsonl and summary.json`);
+  if (!existsSync(dir))
+    throw new ReportError(
+      `${dir} does not exist: give a run folder (the "Run saved in …" folder a backtest prints, under runs/)`,
+    );
+  if (!statSync(dir).isDirectory())
+    throw new ReportError(
+      `${dir} is a file, not a run folder: give the folder that holds transactions.jsonl and summary.json`,
+    );
   const has = (f: string): boolean => existsSync(join(dir, f));
   if (!has('transactions.jsonl') && !has('summary.json')) {
-    throw new ReportError(`${dir} is not an fxflow run folder: it has neither transactions.jsonl nor summary.json (a run folder is what \`fxflow backtest\` saves under runs/; \`ls runs/\` lists them)`);
+    throw new ReportError(
+      `${dir} is not an fxflow run folder: it has neither transactions.jsonl nor summary.json (a run folder is what \`fxflow backtest\` saves under runs/; \`ls runs/\` lists them)`,
+    );
   }
   const warnings: string[] = [];
   let strategy = basename(dir);
@@ -218,43 +274,83 @@ export function readRunFolder(dirArg: string, transactions?: FoldedTransactions)
       if (typeof doc.strategy === 'string') strategy = doc.strategy;
       if (isObject(doc.params)) params = doc.params;
       // Only what the page shows of a live run (never its account ID).
-      if (isObject(doc.live)) live = { env: String(doc.live.env ?? '?'), broker: String(doc.live.broker ?? '?'), sessions: Number(doc.live.sessions ?? 1) };
+      if (isObject(doc.live))
+        live = {
+          env: String(doc.live.env ?? '?'),
+          broker: String(doc.live.broker ?? '?'),
+          sessions: Number(doc.live.sessions ?? 1),
+        };
       if (isObject(doc.summary)) summary = doc.summary;
-      else warnings.push('summary.json has no "summary" object: the report.txt figures are missing; the figures below come from the transactions');
+      else
+        warnings.push(
+          'summary.json has no "summary" object: the report.txt figures are missing; the figures below come from the transactions',
+        );
     }
   } else {
-    warnings.push('summary.json is missing (the run did not finish?): the figures below come from the transactions alone');
+    warnings.push(
+      'summary.json is missing (the run did not finish?): the figures below come from the transactions alone',
+    );
   }
-  const config = has('config.json') ? readJson(join(dir, 'config.json'), 'rerun the backtest to rewrite it') : undefined;
+  const config = has('config.json')
+    ? readJson(join(dir, 'config.json'), 'rerun the backtest to rewrite it')
+    : undefined;
   if (!has('config.json')) warnings.push('config.json is missing: the configuration cannot be shown');
   // Folded line by line: the rows the report needs, never the transactions (49 MB for a year of M1).
   let fold = new TransactionFold();
   let transactionCount = 0;
-  let firstTxTime = NaN, lastTxTime = NaN;
+  let firstTxTime = NaN,
+    lastTxTime = NaN;
   if (transactions) {
     fold = transactions.fold;
     transactionCount = transactions.count;
     if (transactions.first !== undefined) firstTxTime = Date.parse(transactions.first) / 1000;
     if (transactions.last !== undefined) lastTxTime = Date.parse(transactions.last) / 1000;
   } else if (has('transactions.jsonl')) {
-    const read = readTransactionsFrom(join(dir, 'transactions.jsonl'), warnings, (type) => REPORT_TYPES.has(type), (tx) => fold.add(tx));
+    const read = readTransactionsFrom(
+      join(dir, 'transactions.jsonl'),
+      warnings,
+      (type) => REPORT_TYPES.has(type),
+      (tx) => fold.add(tx),
+    );
     transactionCount = read.count;
     if (read.first !== undefined) firstTxTime = Date.parse(read.first) / 1000;
     if (read.last !== undefined) lastTxTime = Date.parse(read.last) / 1000;
-  }
-  else warnings.push('transactions.jsonl is missing: no trades, fills or costs can be shown');
+  } else warnings.push('transactions.jsonl is missing: no trades, fills or costs can be shown');
   const equity = has('equity.csv') ? readEquity(join(dir, 'equity.csv'), warnings) : undefined;
-  if (!has('equity.csv')) warnings.push('equity.csv is missing: the equity curve is rebuilt from the transactions (balance only, no NAV)');
+  if (!has('equity.csv'))
+    warnings.push(
+      'equity.csv is missing: the equity curve is rebuilt from the transactions (balance only, no NAV)',
+    );
   let candles: ChartCandles | undefined;
   if (has(CHART_CANDLES_FILE)) {
     const doc = readJson(join(dir, CHART_CANDLES_FILE), 'rerun the backtest to rewrite it');
-    if (isObject(doc) && doc.version === 1 && Array.isArray(doc.series)) candles = doc as unknown as ChartCandles;
+    if (isObject(doc) && doc.version === 1 && Array.isArray(doc.series))
+      candles = doc as unknown as ChartCandles;
     else warnings.push(`${CHART_CANDLES_FILE} has an unknown layout: the price charts show the fills only`);
   } else if (live === undefined) {
     // A live run records no chart candles (its prices are in the recording): not a defect of the folder.
-    warnings.push(`${CHART_CANDLES_FILE} is missing (a run folder from an fxflow before HTML reports): the price charts show the fill prices only; rerun the backtest for candles`);
+    warnings.push(
+      `${CHART_CANDLES_FILE} is missing (a run folder from an fxflow before HTML reports): the price charts show the fill prices only; rerun the backtest for candles`,
+    );
   }
   const excursions = has('trades.csv') ? readTradeExcursions(join(dir, 'trades.csv')) : new TradeExcursions();
   const plots = has(PLOTS_FILE) ? readPlots(join(dir, PLOTS_FILE), warnings) : [];
-  return { dir, name: basename(dir), strategy, params, summary, config: isObject(config) ? config : undefined, folded: fold.result(), firstTxTime, lastTxTime, transactionCount, equity, candles, excursions, plots, live, warnings };
+  return {
+    dir,
+    name: basename(dir),
+    strategy,
+    params,
+    summary,
+    config: isObject(config) ? config : undefined,
+    folded: fold.result(),
+    firstTxTime,
+    lastTxTime,
+    transactionCount,
+    equity,
+    candles,
+    excursions,
+    plots,
+    live,
+    warnings,
+  };
 }

@@ -1,6 +1,16 @@
 import type { EncodedSeries } from './candle-codec.ts';
 import type { BenchmarkSeries } from './candle-recorder.ts';
-import { drawdowns, extendedMetrics, monthlyPL, sideFigures, summaryMetrics, type Drawdown, type Metric, type SideFigure, type TradeRow } from './metrics.ts';
+import {
+  drawdowns,
+  extendedMetrics,
+  monthlyPL,
+  sideFigures,
+  summaryMetrics,
+  type Drawdown,
+  type Metric,
+  type SideFigure,
+  type TradeRow,
+} from './metrics.ts';
 import { granularityMs, isGranularity } from '../domain/granularity.ts';
 import type { PlotSeries } from './plots.ts';
 import type { RunFolder } from './run-folder.ts';
@@ -16,7 +26,6 @@ export function foldTransactions(txs: readonly TxRecord[]): ReturnType<Transacti
   for (const tx of txs) f.add(tx);
   return f.result();
 }
-
 
 /** Everything a run's page shows; serialised into the page as JSON. */
 export interface RunModel {
@@ -74,7 +83,8 @@ export function thinEquity(e: EquitySeries, max = MAX_EQUITY_POINTS): EquitySeri
   const out: EquitySeries = { t: [], balance: [], nav: [] };
   for (let a = 0; a < n; a += per) {
     const b = Math.min(n, a + per) - 1;
-    let lo = a, hi = a;
+    let lo = a,
+      hi = a;
     for (let i = a; i <= b; i++) {
       if (e.nav[i]! < e.nav[lo]!) lo = i;
       if (e.nav[i]! > e.nav[hi]!) hi = i;
@@ -91,8 +101,12 @@ export function thinEquity(e: EquitySeries, max = MAX_EQUITY_POINTS): EquitySeri
 /** The share of [from, to] (epoch seconds) with at least one trade open, in percent; null for an empty period. */
 export function exposurePct(trades: readonly TradeRow[], from: number, to: number): number | null {
   if (!(to > from)) return null;
-  const spans = trades.map((t) => [Math.max(from, t.openTime), Math.min(to, t.closeTime ?? to)] as const).filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
-  let covered = 0, end = -Infinity;
+  const spans = trades
+    .map((t) => [Math.max(from, t.openTime), Math.min(to, t.closeTime ?? to)] as const)
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  let covered = 0,
+    end = -Infinity;
   for (const [a, b] of spans) {
     if (b <= end) continue;
     covered += b - Math.max(a, end);
@@ -107,20 +121,36 @@ export function runModel(f: RunFolder): RunModel {
   const folded = f.folded;
   const s = f.summary;
   const cfgAccount = (f.config?.account ?? {}) as Record<string, unknown>;
-  const currency = typeof s.currency === 'string' ? s.currency : typeof cfgAccount.currency === 'string' ? cfgAccount.currency : '';
-  const initial = typeof s.initialBalance === 'number' ? s.initialBalance : folded.deposit || num(cfgAccount.initialBalance);
+  const currency =
+    typeof s.currency === 'string'
+      ? s.currency
+      : typeof cfgAccount.currency === 'string'
+        ? cfgAccount.currency
+        : '';
+  const initial =
+    typeof s.initialBalance === 'number'
+      ? s.initialBalance
+      : folded.deposit || num(cfgAccount.initialBalance);
   const equity = f.equity && f.equity.t.length > 0 ? f.equity : folded.balance;
-  if (equity.t.length === 0) warnings.push('no equity points: the run has no transactions with a balance and no equity.csv');
-  const finalNAV = typeof s.finalNAV === 'number' ? s.finalNAV : (equity.nav[equity.nav.length - 1] ?? initial);
+  if (equity.t.length === 0)
+    warnings.push('no equity points: the run has no transactions with a balance and no equity.csv');
+  const finalNAV =
+    typeof s.finalNAV === 'number' ? s.finalNAV : (equity.nav[equity.nav.length - 1] ?? initial);
   const netPL = typeof s.netPL === 'number' ? s.netPL : finalNAV - initial;
   // Closed first, in closing order (as trades.csv), then the ones still open: the fold's columns
   // in that order, never an object per trade (see TradeColumns).
-  const trades = new TradeView(folded.trades, folded.trades.reportOrder(), f.excursions.size > 0 ? f.excursions : undefined);
-  if (f.transactionCount > 0 && trades.length === 0) warnings.push('the run made no trades: there are no fills to mark and no trade statistics');
+  const trades = new TradeView(
+    folded.trades,
+    folded.trades.reportOrder(),
+    f.excursions.size > 0 ? f.excursions : undefined,
+  );
+  if (f.transactionCount > 0 && trades.length === 0)
+    warnings.push('the run made no trades: there are no fills to mark and no trade statistics');
   const maxDdPct = typeof s.maxDrawdownPct === 'number' ? s.maxDrawdownPct : null;
   // The period: summary.json's, widened to the first and last transaction read (a live run's
   // summary starts at its first equity mark, which can come after its first fill).
-  const firstTx = f.firstTxTime, lastTx = f.lastTxTime;
+  const firstTx = f.firstTxTime,
+    lastTx = f.lastTxTime;
   const iso = (t: number): string => new Date(t * 1000).toISOString();
   let from = typeof s.from === 'string' ? s.from : null;
   let to = typeof s.to === 'string' ? s.to : null;
@@ -133,27 +163,69 @@ export function runModel(f: RunFolder): RunModel {
     // from its first mark, and sessions overlap it): the union of the trades' open intervals.
     const i = summaryFigures.findIndex((m) => m.key === 'exposurePct');
     const exposure = exposurePct(trades.rows(), from === null ? NaN : sec(from), to === null ? NaN : sec(to));
-    if (i >= 0 && exposure !== null) summaryFigures[i] = { ...summaryFigures[i]!, value: exposure, def: "Share of the run's period (its first to its last transaction) with at least one trade open" };
+    if (i >= 0 && exposure !== null)
+      summaryFigures[i] = {
+        ...summaryFigures[i]!,
+        value: exposure,
+        def: "Share of the run's period (its first to its last transaction) with at least one trade open",
+      };
   }
   // One tile a figure: the page's own figures that summary.json already has under another name
   // (average trade duration = average holding, best trade = largest win, worst = largest loss) are
   // left out when it has them (a folder without summary.json still gets them).
-  const twins: Record<string, string> = { averageTradeHours: 'averageHoldingHours', bestTrade: 'largestWin', worstTrade: 'largestLoss' };
+  const twins: Record<string, string> = {
+    averageTradeHours: 'averageHoldingHours',
+    bestTrade: 'largestWin',
+    worstTrade: 'largestLoss',
+  };
   // Bars of the first charted series, as the strategy recorded them (a folded series: its own granularity).
   const charted = f.candles?.series[0];
   const gran = charted ? ((charted as { recorded?: string }).recorded ?? charted.granularity) : undefined;
   const barSeconds = gran !== undefined && isGranularity(gran) ? granularityMs(gran) / 1000 : undefined;
-  const extended = extendedMetrics(equity.t.length > 0 ? equity : undefined, trades.closedTrades(), initial, maxDdPct, periodSeconds, barSeconds).filter((m) => !(twins[m.key] !== undefined && twins[m.key]! in s));
+  const extended = extendedMetrics(
+    equity.t.length > 0 ? equity : undefined,
+    trades.closedTrades(),
+    initial,
+    maxDdPct,
+    periodSeconds,
+    barSeconds,
+  ).filter((m) => !(twins[m.key] !== undefined && twins[m.key]! in s));
   // Buy and hold as a figure, beside its line on the equity chart: the first charted instrument
   // bought at its first ask, sold at its last recorded bid (see the page's buy-and-hold note).
   const bench = f.candles?.benchmarks?.find((b) => b.t.length > 0 && b.ask > 0);
-  if (bench) extended.push({ key: 'buyHoldReturnPct', label: `Buy & hold return (${bench.instrument})`, value: Math.round(((bench.bid[bench.bid.length - 1]! / bench.ask) - 1) * 1e6) / 1e4, kind: 'pct', better: 'high', def: `The return of holding ${bench.instrument} over the run: bought at the first candle's ask, marked at the last day's bid, on the same candles and spread model; no financing, in the instrument's own terms` });
+  if (bench)
+    extended.push({
+      key: 'buyHoldReturnPct',
+      label: `Buy & hold return (${bench.instrument})`,
+      value: Math.round((bench.bid[bench.bid.length - 1]! / bench.ask - 1) * 1e6) / 1e4,
+      kind: 'pct',
+      better: 'high',
+      def: `The return of holding ${bench.instrument} over the run: bought at the first candle's ask, marked at the last day's bid, on the same candles and spread model; no financing, in the instrument's own terms`,
+    });
   const metrics = [...summaryFigures, ...extended];
   if (Object.keys(s).length === 0) {
     metrics.unshift(
-      { key: 'finalNAV', label: 'Final NAV (from the curve)', value: finalNAV, kind: 'money', def: 'The last point of the equity curve' },
-      { key: 'netPL', label: 'Net P/L (from the curve)', value: netPL, kind: 'money', def: 'Last equity point − deposit' },
-      { key: 'trades', label: 'Trades (closed)', value: trades.closedCount(), kind: 'int', def: 'Trades closed in full in the transactions read' },
+      {
+        key: 'finalNAV',
+        label: 'Final NAV (from the curve)',
+        value: finalNAV,
+        kind: 'money',
+        def: 'The last point of the equity curve',
+      },
+      {
+        key: 'netPL',
+        label: 'Net P/L (from the curve)',
+        value: netPL,
+        kind: 'money',
+        def: 'Last equity point − deposit',
+      },
+      {
+        key: 'trades',
+        label: 'Trades (closed)',
+        value: trades.closedCount(),
+        kind: 'int',
+        def: 'Trades closed in full in the transactions read',
+      },
     );
   }
   return {
@@ -175,7 +247,11 @@ export function runModel(f: RunFolder): RunModel {
     candles: f.candles?.series ?? [],
     benchmarks: f.candles?.benchmarks ?? [],
     plots: f.plots,
-    breakdown: Object.fromEntries(['orders', 'risk', 'exitReasons', 'long', 'short', 'byInstrument', 'data'].filter((k) => s[k] !== undefined && s[k] !== null).map((k) => [k, s[k]])),
+    breakdown: Object.fromEntries(
+      ['orders', 'risk', 'exitReasons', 'long', 'short', 'byInstrument', 'data']
+        .filter((k) => s[k] !== undefined && s[k] !== null)
+        .map((k) => [k, s[k]]),
+    ),
     live: f.live ?? null,
     config: f.config ?? null,
     initialBalance: initial,

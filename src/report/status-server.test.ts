@@ -4,8 +4,23 @@ import { describe, expect, it } from 'vitest';
 import { startStatusServer, type StatusSnapshot } from './status-server.ts';
 
 const snap = (nav: number): StatusSnapshot => ({
-  at: '2024-01-01T00:00:00.000Z', strategy: 's', mode: 'sandbox', account: '•••-001', currency: 'USD', balance: nav, nav, unrealizedPL: 0, realizedPL: 0, marginUsed: 0, marginAvailable: nav,
-  trades: [], positions: [], transactions: [], limits: [], killSwitch: { engaged: false, file: null, riskRefusals: 0 }, streams: [],
+  at: '2024-01-01T00:00:00.000Z',
+  strategy: 's',
+  mode: 'sandbox',
+  account: '•••-001',
+  currency: 'USD',
+  balance: nav,
+  nav,
+  unrealizedPL: 0,
+  realizedPL: 0,
+  marginUsed: 0,
+  marginAvailable: nav,
+  trades: [],
+  positions: [],
+  transactions: [],
+  limits: [],
+  killSwitch: { engaged: false, file: null, riskRefusals: 0 },
+  streams: [],
 });
 
 describe('status server', () => {
@@ -47,7 +62,9 @@ describe('status server', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
     const port = (blocker.address() as { port: number }).port;
     try {
-      await expect(startStatusServer({ port, provider: { snapshot: () => snap(1) } })).rejects.toThrow(`--status-port ${port}: cannot listen on 127.0.0.1:${port} (EADDRINUSE); choose another port, or 0 for any free one`);
+      await expect(startStatusServer({ port, provider: { snapshot: () => snap(1) } })).rejects.toThrow(
+        `--status-port ${port}: cannot listen on 127.0.0.1:${port} (EADDRINUSE); choose another port, or 0 for any free one`,
+      );
     } finally {
       blocker.close();
     }

@@ -19,16 +19,64 @@ export interface StatusSnapshot {
   readonly realizedPL: number;
   readonly marginUsed: number | null;
   readonly marginAvailable: number | null;
-  readonly trades: readonly { id: string; instrument: string; units: number; price: number; openTime: string; unrealizedPL: number }[];
-  readonly positions: readonly { instrument: string; units: number; unrealizedPL: number; bid: number | null; ask: number | null }[];
-  readonly transactions: readonly { id: string; type: string; time: string; instrument?: string; units?: string; price?: string; pl?: string; reason?: string }[];
-  readonly limits: readonly { name: string; label: string; value: number | null; limit: number; used: number | null }[];
-  readonly killSwitch: { readonly engaged: boolean; readonly file: string | null; readonly riskRefusals: number; readonly state?: string | null };
-  readonly streams: readonly { name: string; connects: number; reconnects: number; stalls: number; malformed: number; lastLineAgoMs: number | null }[];
+  readonly trades: readonly {
+    id: string;
+    instrument: string;
+    units: number;
+    price: number;
+    openTime: string;
+    unrealizedPL: number;
+  }[];
+  readonly positions: readonly {
+    instrument: string;
+    units: number;
+    unrealizedPL: number;
+    bid: number | null;
+    ask: number | null;
+  }[];
+  readonly transactions: readonly {
+    id: string;
+    type: string;
+    time: string;
+    instrument?: string;
+    units?: string;
+    price?: string;
+    pl?: string;
+    reason?: string;
+  }[];
+  readonly limits: readonly {
+    name: string;
+    label: string;
+    value: number | null;
+    limit: number;
+    used: number | null;
+  }[];
+  readonly killSwitch: {
+    readonly engaged: boolean;
+    readonly file: string | null;
+    readonly riskRefusals: number;
+    readonly state?: string | null;
+  };
+  readonly streams: readonly {
+    name: string;
+    connects: number;
+    reconnects: number;
+    stalls: number;
+    malformed: number;
+    lastLineAgoMs: number | null;
+  }[];
   /** Orders in doubt (sent, no answer, possibly in transit): nothing else is sent until each is settled. */
   readonly inDoubt?: readonly { intentId: string; instrument: string | null; until: string }[];
   /** Fills the runner did not expect (a second order under one client ID, one it gave up on, one it never placed). */
-  readonly unknownFills?: readonly { transactionID: string; time: string; orderID: string; clientID: string | null; instrument: string; units: string; why: string }[];
+  readonly unknownFills?: readonly {
+    transactionID: string;
+    time: string;
+    orderID: string;
+    clientID: string | null;
+    instrument: string;
+    units: string;
+    why: string;
+  }[];
   /**
    * The drift guard (`--shadow --max-drift`): its tolerances, the measures, the fills that drifted and,
    * once one was passed, the breach (which tolerance, which fills) that halted the run.
@@ -39,8 +87,22 @@ export interface StatusSnapshot {
     readonly pricePips: number;
     readonly missed: number;
     readonly plGap: number;
-    readonly drifted: readonly { clientID: string; instrument: string; what: string; live?: string; sim?: string; pips?: number; other?: string }[];
-    readonly breach: { tolerance: string; value: number; limit: number; fills: readonly string[]; why: string } | null;
+    readonly drifted: readonly {
+      clientID: string;
+      instrument: string;
+      what: string;
+      live?: string;
+      sim?: string;
+      pips?: number;
+      other?: string;
+    }[];
+    readonly breach: {
+      tolerance: string;
+      value: number;
+      limit: number;
+      fills: readonly string[];
+      why: string;
+    } | null;
   };
 }
 
@@ -62,7 +124,11 @@ let pageHtml: string | undefined;
  * server-sent events (sent when they change, and a comment every 15 s to keep proxies quiet),
  * `/status.json` the snapshot. Requests whose Host is not loopback are refused (DNS rebinding).
  */
-export async function startStatusServer(o: { port: number; provider: StatusProvider; everyMs?: number }): Promise<StatusServer> {
+export async function startStatusServer(o: {
+  port: number;
+  provider: StatusProvider;
+  everyMs?: number;
+}): Promise<StatusServer> {
   // Each client with the last snapshot it was sent: it gets the next one only when it differs.
   const clients = new Map<ServerResponse, string>();
   const every = o.everyMs ?? 1000;
@@ -101,8 +167,20 @@ export async function startStatusServer(o: { port: number; provider: StatusProvi
     const path = (req.url ?? '/').split('?')[0];
     const headers = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
     if (path === '/') {
-      pageHtml ??= page({ title: 'fxflow run · live status', data: { kind: 'status' }, scripts: ['status.js'], charts: false });
-      res.writeHead(200, { ...headers, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'" }).end(pageHtml);
+      pageHtml ??= page({
+        title: 'fxflow run · live status',
+        data: { kind: 'status' },
+        scripts: ['status.js'],
+        charts: false,
+      });
+      res
+        .writeHead(200, {
+          ...headers,
+          'content-type': 'text/html; charset=utf-8',
+          'content-security-policy':
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
+        })
+        .end(pageHtml);
     } else if (path === '/status.json') {
       res.writeHead(200, { ...headers, 'content-type': 'application/json' }).end(take());
     } else if (path === '/events') {
@@ -112,12 +190,21 @@ export async function startStatusServer(o: { port: number; provider: StatusProvi
       clients.set(res, s);
       req.on('close', () => clients.delete(res));
     } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: / (page), /events (server-sent events), /status.json\n');
+      res
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end('not found: / (page), /events (server-sent events), /status.json\n');
     }
   });
   await new Promise<void>((ok, fail) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
-      fail(Object.assign(new Error(`--status-port ${o.port}: cannot listen on 127.0.0.1:${o.port} (${e.code ?? e.message}); choose another port, or 0 for any free one`), { code: 'STATUS_PORT' })),
+      fail(
+        Object.assign(
+          new Error(
+            `--status-port ${o.port}: cannot listen on 127.0.0.1:${o.port} (${e.code ?? e.message}); choose another port, or 0 for any free one`,
+          ),
+          { code: 'STATUS_PORT' },
+        ),
+      ),
     );
     server.listen(o.port, '127.0.0.1', () => ok());
   });

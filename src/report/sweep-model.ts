@@ -16,7 +16,18 @@ export function folderKind(dir: string): FolderKind {
 type Value = string | number | boolean;
 
 /** The trial figures the page shows (a subset of TrialMetrics, same names). */
-export const TRIAL_FIGURES = ['netPL', 'returnPct', 'cagrPct', 'sharpe', 'sortino', 'calmar', 'profitFactor', 'maxDrawdownPct', 'trades', 'winRate'] as const;
+export const TRIAL_FIGURES = [
+  'netPL',
+  'returnPct',
+  'cagrPct',
+  'sharpe',
+  'sortino',
+  'calmar',
+  'profitFactor',
+  'maxDrawdownPct',
+  'trades',
+  'winRate',
+] as const;
 
 export interface SweepTrialRow {
   readonly trial: number;
@@ -53,8 +64,24 @@ export interface SweepPageModel {
   /** The command that runs the best trial on its own, exactly (null: no best trial, or no strategy file recorded). */
   readonly bestCommand: string | null;
   readonly overfitting: {
-    deflatedSharpe: { dsr: number; sharpe: number; expectedMaxSharpe: number; trials: number; skew: number; kurtosis: number; observations: number } | null;
-    pbo: { pbo: number; blocks: number; splits: number; medianLogit: number; search?: string; comparable?: boolean; label?: string } | null;
+    deflatedSharpe: {
+      dsr: number;
+      sharpe: number;
+      expectedMaxSharpe: number;
+      trials: number;
+      skew: number;
+      kurtosis: number;
+      observations: number;
+    } | null;
+    pbo: {
+      pbo: number;
+      blocks: number;
+      splits: number;
+      medianLogit: number;
+      search?: string;
+      comparable?: boolean;
+      label?: string;
+    } | null;
     note?: string;
   } | null;
   readonly warnings: string[];
@@ -74,15 +101,29 @@ const num = (x: unknown): number | null => (typeof x === 'number' && Number.isFi
 export function sweepModel(dir: string): SweepPageModel {
   const warnings: string[] = [];
   const metaPath = join(dir, 'sweep.json');
-  if (!existsSync(metaPath)) throw new ReportError(`${dir} is not a sweep folder (no sweep.json): give the folder \`fxflow optimize\` printed after "Saved in"`);
+  if (!existsSync(metaPath))
+    throw new ReportError(
+      `${dir} is not a sweep folder (no sweep.json): give the folder \`fxflow optimize\` printed after "Saved in"`,
+    );
   const meta = readJson(metaPath) as Record<string, unknown>;
-  const dims = Array.isArray(meta.params) ? (meta.params as { name: string; values: Value[]; ordered: boolean }[]).filter((d) => typeof d?.name === 'string' && Array.isArray(d.values)) : [];
-  if (dims.length === 0) warnings.push('sweep.json lists no swept params ("params"): the heatmap needs at least one');
-  const config = (meta.config ?? {}) as { run?: { from?: string; to?: string }; account?: { currency?: string } };
+  const dims = Array.isArray(meta.params)
+    ? (meta.params as { name: string; values: Value[]; ordered: boolean }[]).filter(
+        (d) => typeof d?.name === 'string' && Array.isArray(d.values),
+      )
+    : [];
+  if (dims.length === 0)
+    warnings.push('sweep.json lists no swept params ("params"): the heatmap needs at least one');
+  const config = (meta.config ?? {}) as {
+    run?: { from?: string; to?: string };
+    account?: { currency?: string };
+  };
 
   const trials: SweepTrialRow[] = [];
   const jsonl = join(dir, 'trials.jsonl');
-  if (!existsSync(jsonl)) warnings.push('trials.jsonl is missing: no trial to show (the sweep wrote none yet, or the file was removed); rerun the same `fxflow optimize` command to run them');
+  if (!existsSync(jsonl))
+    warnings.push(
+      'trials.jsonl is missing: no trial to show (the sweep wrote none yet, or the file was removed); rerun the same `fxflow optimize` command to run them',
+    );
   else {
     const text = readFileSync(jsonl, 'utf8');
     const lines = text.split('\n');
@@ -96,7 +137,12 @@ export function sweepModel(dir: string): SweepPageModel {
         bad.push(i + 1);
         return;
       }
-      if (typeof r.trial !== 'number' || (r.status !== 'ok' && r.status !== 'failed') || typeof r.params !== 'object' || r.params === null) {
+      if (
+        typeof r.trial !== 'number' ||
+        (r.status !== 'ok' && r.status !== 'failed') ||
+        typeof r.params !== 'object' ||
+        r.params === null
+      ) {
         bad.push(i + 1);
         return;
       }
@@ -123,17 +169,29 @@ export function sweepModel(dir: string): SweepPageModel {
   let overfitting: SweepPageModel['overfitting'] = null;
   let spaceSize: number | null = null;
   const planned = num(meta.trials);
-  if (!existsSync(summaryPath)) warnings.push('summary.json is missing: the sweep has not finished (or was stopped), so the overfitting figures (deflated Sharpe, PBO) are not available; rerun the same `fxflow optimize` command to finish it');
+  if (!existsSync(summaryPath))
+    warnings.push(
+      'summary.json is missing: the sweep has not finished (or was stopped), so the overfitting figures (deflated Sharpe, PBO) are not available; rerun the same `fxflow optimize` command to finish it',
+    );
   else {
-    const s = readJson(summaryPath) as { trials?: number; spaceSize?: number; overfitting?: SweepPageModel['overfitting'] };
+    const s = readJson(summaryPath) as {
+      trials?: number;
+      spaceSize?: number;
+      overfitting?: SweepPageModel['overfitting'];
+    };
     overfitting = s.overfitting ?? null;
     spaceSize = num(s.spaceSize);
     const expected = num(s.trials);
-    if (expected !== null && expected !== trials.length) warnings.push(`summary.json counts ${expected} trials but trials.jsonl holds ${trials.length} readable ones: ${expected - trials.length} ${Math.abs(expected - trials.length) === 1 ? 'is' : 'are'} missing from this page`);
+    if (expected !== null && expected !== trials.length)
+      warnings.push(
+        `summary.json counts ${expected} trials but trials.jsonl holds ${trials.length} readable ones: ${expected - trials.length} ${Math.abs(expected - trials.length) === 1 ? 'is' : 'are'} missing from this page`,
+      );
   }
 
   let best: SweepTrialRow | null = null;
-  for (const t of trials) if (t.status === 'ok' && t.objective !== null && (best === null || t.objective > best.objective!)) best = t;
+  for (const t of trials)
+    if (t.status === 'ok' && t.objective !== null && (best === null || t.objective > best.objective!))
+      best = t;
   return {
     kind: 'sweep',
     name: basename(dir),
@@ -154,7 +212,13 @@ export function sweepModel(dir: string): SweepPageModel {
     best,
     bestCommand:
       best && typeof meta.strategyFile === 'string' && existsSync(join(dir, SWEEP_CONFIG_FILE))
-        ? trialCommand({ dir, strategyFile: meta.strategyFile, data: meta.data as SweepDataSource | undefined, fixed: (meta.fixed ?? {}) as Record<string, Value>, params: best.params })
+        ? trialCommand({
+            dir,
+            strategyFile: meta.strategyFile,
+            data: meta.data as SweepDataSource | undefined,
+            fixed: (meta.fixed ?? {}) as Record<string, Value>,
+            params: best.params,
+          })
         : null,
     overfitting,
     warnings,
@@ -170,8 +234,20 @@ export interface WalkForwardWindowRow {
   readonly params: Record<string, Value>;
   readonly isObjective: number | null;
   readonly oosObjective: number | null;
-  readonly is: { netPL: number | null; cagrPct: number | null; sharpe: number | null; maxDrawdownPct: number | null; trades: number | null } | null;
-  readonly oos: { netPL: number | null; cagrPct: number | null; sharpe: number | null; maxDrawdownPct: number | null; trades: number | null } | null;
+  readonly is: {
+    netPL: number | null;
+    cagrPct: number | null;
+    sharpe: number | null;
+    maxDrawdownPct: number | null;
+    trades: number | null;
+  } | null;
+  readonly oos: {
+    netPL: number | null;
+    cagrPct: number | null;
+    sharpe: number | null;
+    maxDrawdownPct: number | null;
+    trades: number | null;
+  } | null;
   readonly efficiency: number | null;
   readonly dsr: number | null;
   readonly pbo: number | null;
@@ -194,33 +270,61 @@ export interface WalkForwardPageModel {
   readonly oosReturnPct: number | null;
   readonly oosSharpe: number | null;
   readonly efficiency: number | null;
-  readonly stability: Record<string, { values: Value[]; distinct: number; modeShare: number; cv: number | null }>;
+  readonly stability: Record<
+    string,
+    { values: Value[]; distinct: number; modeShare: number; cv: number | null }
+  >;
   readonly warnings: string[];
 }
 
 const figs = (m: unknown): WalkForwardWindowRow['is'] => {
   if (!m || typeof m !== 'object') return null;
   const x = m as Record<string, unknown>;
-  return { netPL: num(x.netPL), cagrPct: num(x.cagrPct), sharpe: num(x.sharpe), maxDrawdownPct: num(x.maxDrawdownPct), trades: num(x.trades) };
+  return {
+    netPL: num(x.netPL),
+    cagrPct: num(x.cagrPct),
+    sharpe: num(x.sharpe),
+    maxDrawdownPct: num(x.maxDrawdownPct),
+    trades: num(x.trades),
+  };
 };
 
 /** Reads a walk-forward folder (walkforward.json, and the strategy/objective from the first window's sweep.json). */
 export function walkForwardModel(dir: string): WalkForwardPageModel {
   const path = join(dir, 'walkforward.json');
-  if (!existsSync(path)) throw new ReportError(`${path} is missing: the walk-forward has not finished; rerun the same \`fxflow walkforward\` command (it resumes window by window)`);
-  const doc = readJson(path) as { windows?: Record<string, unknown>[]; oosEquity?: unknown[]; oosReturnPct?: number; oosSharpe?: number | null; efficiency?: number | null; stability?: WalkForwardPageModel['stability'] };
+  if (!existsSync(path))
+    throw new ReportError(
+      `${path} is missing: the walk-forward has not finished; rerun the same \`fxflow walkforward\` command (it resumes window by window)`,
+    );
+  const doc = readJson(path) as {
+    windows?: Record<string, unknown>[];
+    oosEquity?: unknown[];
+    oosReturnPct?: number;
+    oosSharpe?: number | null;
+    efficiency?: number | null;
+    stability?: WalkForwardPageModel['stability'];
+  };
   const warnings: string[] = [];
-  if (!Array.isArray(doc.windows)) throw new ReportError(`${path}: no "windows" list: the file is not what \`fxflow walkforward\` writes`);
+  if (!Array.isArray(doc.windows))
+    throw new ReportError(`${path}: no "windows" list: the file is not what \`fxflow walkforward\` writes`);
   const windows: WalkForwardWindowRow[] = doc.windows.map((w, i) => {
     const win = (w.window ?? {}) as Record<string, number>;
-    const folder = typeof w.sweepDir === 'string' ? basename(w.sweepDir) : `window-${String(i + 1).padStart(2, '0')}`;
+    const folder =
+      typeof w.sweepDir === 'string' ? basename(w.sweepDir) : `window-${String(i + 1).padStart(2, '0')}`;
     return {
       index: (num(win.index) ?? i) + 1,
-      trainFrom: win.trainFrom!, trainTo: win.trainTo!, testFrom: win.testFrom!, testTo: win.testTo!,
+      trainFrom: win.trainFrom!,
+      trainTo: win.trainTo!,
+      testFrom: win.testFrom!,
+      testTo: win.testTo!,
       params: (w.params ?? {}) as Record<string, Value>,
-      isObjective: num(w.isObjective), oosObjective: num(w.oosObjective),
-      is: figs(w.inSample), oos: figs(w.outOfSample),
-      efficiency: num(w.efficiency), dsr: num(w.dsr), pbo: num(w.pbo),
+      isObjective: num(w.isObjective),
+      oosObjective: num(w.oosObjective),
+      is: figs(w.inSample),
+      oos: figs(w.outOfSample),
+      efficiency: num(w.efficiency),
+      dsr: num(w.dsr),
+      pbo: num(w.pbo),
       ...(typeof w.error === 'string' ? { error: w.error } : {}),
       oosDays: num(w.oosDays) ?? (w.outOfSample ? null : 0),
       sweepPage: `${folder}/sweep.html`,
@@ -228,7 +332,13 @@ export function walkForwardModel(dir: string): WalkForwardPageModel {
   });
   for (const w of windows) if (w.error) warnings.push(`window ${w.index}: ${w.error}`);
   const first = join(dir, windows.length ? windows[0]!.sweepPage.split('/')[0]! : 'window-01', 'sweep.json');
-  const meta = existsSync(first) ? (readJson(first) as { strategy?: string; objective?: string; config?: { account?: { currency?: string } } }) : {};
+  const meta = existsSync(first)
+    ? (readJson(first) as {
+        strategy?: string;
+        objective?: string;
+        config?: { account?: { currency?: string } };
+      })
+    : {};
   const raw = Array.isArray(doc.oosEquity) ? doc.oosEquity : [];
   const oosEquity: { time: number; nav: number }[] = [];
   for (const p of raw) {
@@ -237,8 +347,13 @@ export function walkForwardModel(dir: string): WalkForwardPageModel {
     if (typeof x?.nav === 'number' && Number.isFinite(time)) oosEquity.push({ time, nav: x.nav });
   }
   if (raw.length > 0 && raw.every((x) => typeof x === 'number')) {
-    warnings.push(`${path} is from an older fxflow (its "oosEquity" counts days, it has no dates): run the same \`fxflow walkforward\` command again to date it (the windows' sweeps are read back from their folders)`);
-  } else if (oosEquity.length < 2) warnings.push('no out-of-sample returns were recorded (walkforward.json "oosEquity" has fewer than two dated points): the equity chart is empty');
+    warnings.push(
+      `${path} is from an older fxflow (its "oosEquity" counts days, it has no dates): run the same \`fxflow walkforward\` command again to date it (the windows' sweeps are read back from their folders)`,
+    );
+  } else if (oosEquity.length < 2)
+    warnings.push(
+      'no out-of-sample returns were recorded (walkforward.json "oosEquity" has fewer than two dated points): the equity chart is empty',
+    );
   return {
     kind: 'walkforward',
     name: basename(dir),

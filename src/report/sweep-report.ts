@@ -1,14 +1,28 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { page } from './html.ts';
-import { sweepModel, walkForwardModel, type SweepPageModel, type WalkForwardPageModel } from './sweep-model.ts';
+import {
+  sweepModel,
+  walkForwardModel,
+  type SweepPageModel,
+  type WalkForwardPageModel,
+} from './sweep-model.ts';
 
 export function sweepHtml(model: SweepPageModel): string {
-  return page({ title: `${model.strategy} · sweep ${model.name} · fxflow`, data: model, scripts: ['sweep.js'], charts: false });
+  return page({
+    title: `${model.strategy} · sweep ${model.name} · fxflow`,
+    data: model,
+    scripts: ['sweep.js'],
+    charts: false,
+  });
 }
 
 export function walkForwardHtml(model: WalkForwardPageModel): string {
-  return page({ title: `${model.strategy} · walk-forward ${model.name} · fxflow`, data: model, scripts: ['sweep.js'] });
+  return page({
+    title: `${model.strategy} · walk-forward ${model.name} · fxflow`,
+    data: model,
+    scripts: ['sweep.js'],
+  });
 }
 
 export interface PageWritten {

@@ -15,7 +15,9 @@ function objectFold(txs: readonly TxRecord[]): TradeRow[] {
   for (const tx of txs) {
     const t = Date.parse(tx.time) / 1000;
     if (tx.type === 'DAILY_FINANCING') {
-      for (const p of tx.positionFinancings as { openTradeFinancings: { tradeID: string; financing: string }[] }[]) {
+      for (const p of tx.positionFinancings as {
+        openTradeFinancings: { tradeID: string; financing: string }[];
+      }[]) {
         for (const f of p.openTradeFinancings) {
           const tr = trades.get(f.tradeID);
           if (tr) tr.financing += num(f.financing);
@@ -24,8 +26,12 @@ function objectFold(txs: readonly TxRecord[]): TradeRow[] {
       continue;
     }
     const opened = tx.tradeOpened as { tradeID: string; units: string; halfSpreadCost?: string } | undefined;
-    const closed = (tx.tradesClosed as { tradeID: string; realizedPL: string; financing: string; halfSpreadCost: string }[] | undefined) ?? [];
-    const reduced = tx.tradeReduced as { tradeID: string; realizedPL: string; financing: string; halfSpreadCost: string } | undefined;
+    const closed =
+      (tx.tradesClosed as
+        { tradeID: string; realizedPL: string; financing: string; halfSpreadCost: string }[] | undefined) ??
+      [];
+    const reduced = tx.tradeReduced as
+      { tradeID: string; realizedPL: string; financing: string; halfSpreadCost: string } | undefined;
     const legs = closed.length + (reduced ? 1 : 0) + (opened ? 1 : 0);
     const commission = num(tx.commission);
     for (const c of reduced ? [...closed, reduced] : closed) {
@@ -35,12 +41,23 @@ function objectFold(txs: readonly TxRecord[]): TradeRow[] {
       tr.financing += num(c.financing);
       tr.spreadCost += num(c.halfSpreadCost);
       tr.commission += legs > 0 ? commission / legs : 0;
-      if (c !== reduced) Object.assign(tr, { closeTime: t, closePrice: num(tx.price), closeReason: String(tx.reason) });
+      if (c !== reduced)
+        Object.assign(tr, { closeTime: t, closePrice: num(tx.price), closeReason: String(tx.reason) });
     }
     if (opened) {
       trades.set(opened.tradeID, {
-        id: opened.tradeID, instrument: String(tx.instrument), units: num(opened.units), openTime: t, closeTime: null, openPrice: num(tx.price), closePrice: null,
-        pl: 0, financing: 0, spreadCost: num(opened.halfSpreadCost), commission: legs > 0 ? commission / legs : 0, closeReason: '',
+        id: opened.tradeID,
+        instrument: String(tx.instrument),
+        units: num(opened.units),
+        openTime: t,
+        closeTime: null,
+        openPrice: num(tx.price),
+        closePrice: null,
+        pl: 0,
+        financing: 0,
+        spreadCost: num(opened.halfSpreadCost),
+        commission: legs > 0 ? commission / legs : 0,
+        closeReason: '',
       });
     }
   }
@@ -71,14 +88,32 @@ const run = fc
   .map((steps) => {
     const txs: TxRecord[] = [];
     const open: string[] = [];
-    let id = 100, t = Date.UTC(2024, 0, 1);
+    let id = 100,
+      t = Date.UTC(2024, 0, 1);
     for (const s of steps) {
       t += s.dt * 1000;
       const time = new Date(t).toISOString();
-      const fill = { id: String(++id), type: 'ORDER_FILL', time, instrument: s.instrument, price: (1 + (s.pick % 997) / 1e4).toFixed(5), reason: s.reason, ...(s.commission ? { commission: s.commission } : {}) };
-      const leg = (tradeID: string): Record<string, string> => ({ tradeID, realizedPL: s.money, financing: '-0.0125', halfSpreadCost: '0.0400' });
+      const fill = {
+        id: String(++id),
+        type: 'ORDER_FILL',
+        time,
+        instrument: s.instrument,
+        price: (1 + (s.pick % 997) / 1e4).toFixed(5),
+        reason: s.reason,
+        ...(s.commission ? { commission: s.commission } : {}),
+      };
+      const leg = (tradeID: string): Record<string, string> => ({
+        tradeID,
+        realizedPL: s.money,
+        financing: '-0.0125',
+        halfSpreadCost: '0.0400',
+      });
       if (s.kind === 'open' || open.length === 0) {
-        txs.push({ ...fill, units: '1000', tradeOpened: { tradeID: fill.id, units: '1000', halfSpreadCost: '0.0500' } });
+        txs.push({
+          ...fill,
+          units: '1000',
+          tradeOpened: { tradeID: fill.id, units: '1000', halfSpreadCost: '0.0500' },
+        });
         open.push(fill.id);
       } else if (s.kind === 'close') {
         txs.push({ ...fill, units: '-1000', tradesClosed: [leg(open.splice(s.pick % open.length, 1)[0]!)] });
@@ -87,7 +122,14 @@ const run = fc
       } else if (s.kind === 'reduce') {
         txs.push({ ...fill, units: '-500', tradeReduced: leg(open[s.pick % open.length]!) });
       } else {
-        txs.push({ id: String(++id), type: 'DAILY_FINANCING', time, positionFinancings: [{ openTradeFinancings: open.map((tradeID) => ({ tradeID, financing: s.money })) }] });
+        txs.push({
+          id: String(++id),
+          type: 'DAILY_FINANCING',
+          time,
+          positionFinancings: [
+            { openTradeFinancings: open.map((tradeID) => ({ tradeID, financing: s.money })) },
+          ],
+        });
       }
     }
     return txs;
@@ -116,8 +158,26 @@ describe('TradeColumns: the fold keeps trades as columns (issue 27, bounded repo
       for (let i = 0; i < n; i++) {
         const time = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
         const opened = String(++id);
-        fold.add({ id: opened, type: 'ORDER_FILL', time, instrument: 'EUR_USD', price: '1.1', units: '1000', reason: 'MARKET_ORDER', tradeOpened: { tradeID: opened, units: '1000' } });
-        fold.add({ id: String(++id), type: 'ORDER_FILL', time, instrument: 'EUR_USD', price: '1.2', units: '-1000', reason: 'TAKE_PROFIT_ORDER', tradesClosed: [{ tradeID: opened, realizedPL: '100' }] });
+        fold.add({
+          id: opened,
+          type: 'ORDER_FILL',
+          time,
+          instrument: 'EUR_USD',
+          price: '1.1',
+          units: '1000',
+          reason: 'MARKET_ORDER',
+          tradeOpened: { tradeID: opened, units: '1000' },
+        });
+        fold.add({
+          id: String(++id),
+          type: 'ORDER_FILL',
+          time,
+          instrument: 'EUR_USD',
+          price: '1.2',
+          units: '-1000',
+          reason: 'TAKE_PROFIT_ORDER',
+          tradesClosed: [{ tradeID: opened, realizedPL: '100' }],
+        });
       }
       const { trades } = fold.result();
       expect(trades.length).toBe(n);

@@ -70,7 +70,15 @@ export class TradeColumns {
    * Opens a trade (a row); a trade ID that is already open is opened again in its row (as a Map by
    * ID replaced it). Returns the row.
    */
-  add(id: string, instrument: string, units: number, openTime: number, openPrice: number, spreadCost: number, commission: number): number {
+  add(
+    id: string,
+    instrument: string,
+    units: number,
+    openTime: number,
+    openPrice: number,
+    spreadCost: number,
+    commission: number,
+  ): number {
     let r = this.open.get(id);
     if (r === undefined) {
       r = this.n++;
@@ -137,9 +145,18 @@ export class TradeColumns {
   row(r: number): TradeRow {
     const closed = this.closed[r] === 1;
     return {
-      id: this.idOf(r), instrument: this.names[this.inst[r]!]!, units: this.units[r]!, openTime: this.openTime[r]!, closeTime: closed ? this.closeTime[r]! : null,
-      openPrice: this.openPrice[r]!, closePrice: closed ? this.closePrice[r]! : null, pl: this.pl[r]!, financing: this.financing[r]!, spreadCost: this.spreadCost[r]!,
-      commission: this.commission[r]!, closeReason: this.names[this.reason[r]!]!,
+      id: this.idOf(r),
+      instrument: this.names[this.inst[r]!]!,
+      units: this.units[r]!,
+      openTime: this.openTime[r]!,
+      closeTime: closed ? this.closeTime[r]! : null,
+      openPrice: this.openPrice[r]!,
+      closePrice: closed ? this.closePrice[r]! : null,
+      pl: this.pl[r]!,
+      financing: this.financing[r]!,
+      spreadCost: this.spreadCost[r]!,
+      commission: this.commission[r]!,
+      closeReason: this.names[this.reason[r]!]!,
     };
   }
 
@@ -154,7 +171,11 @@ export class TradeColumns {
     const open: number[] = [];
     for (let r = 0; r < this.n; r++) (this.closed[r] === 1 ? closed : open).push(r);
     // Number(id), as the rows were compared ("007" is 7 there, though not a plain integer here).
-    const t = this.closeTime, id = this.#oddIds.size === 0 ? this.id : Float64Array.from({ length: this.n }, (_, r) => Number(this.idOf(r)));
+    const t = this.closeTime,
+      id =
+        this.#oddIds.size === 0
+          ? this.id
+          : Float64Array.from({ length: this.n }, (_, r) => Number(this.idOf(r)));
     closed.sort((a, b) => t[a]! - t[b]! || id[a]! - id[b]!);
     const out = new Int32Array(this.n);
     out.set(closed);
@@ -236,7 +257,8 @@ export class TradeView {
 
   /** The closed trades, in closing order, as the figures read them (metrics.ts extendedMetrics). */
   closedTrades(): ClosedTrades {
-    const c = this.cols, o = this.order;
+    const c = this.cols,
+      o = this.order;
     return {
       count: this.closedCount(),
       pl: (i) => c.pl[o[i]!]!,
@@ -254,14 +276,20 @@ export class TradeView {
    * the page is written; only the IDs and open times (the differences' inputs) and the rows'
    * excursions are arrays here.
    */
-  packed<D>(name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => D): Record<string, D | PackedColumn> {
-    const c = this.cols, o = this.order, n = o.length;
+  packed<D>(
+    name: (s: string) => number,
+    delta: (xs: ArrayLike<number>, n: number) => D,
+  ): Record<string, D | PackedColumn> {
+    const c = this.cols,
+      o = this.order,
+      n = o.length;
     const col = (f: (r: number) => number): PackedColumn => new PackedColumn(n, (i) => f(o[i]!));
     const page = new Int32Array(c.names.length).fill(-1);
     const named = (k: number): number => (page[k]! >= 0 ? page[k]! : (page[k] = name(c.names[k]!)));
     for (let i = 0; i < n; i++) named(c.inst[o[i]!]!);
     for (let i = 0; i < n; i++) named(c.reason[o[i]!]!);
-    const ids = new Float64Array(n), opens = new Float64Array(n);
+    const ids = new Float64Array(n),
+      opens = new Float64Array(n);
     for (let i = 0; i < n; i++) {
       const r = o[i]!;
       ids[i] = Number.isNaN(c.id[r]!) ? Number(c.idOf(r)) : c.id[r]!;
@@ -270,7 +298,8 @@ export class TradeView {
     const x = this.excursions;
     const at = new Int32Array(x === undefined ? 0 : n);
     if (x !== undefined) for (let i = 0; i < n; i++) at[i] = x.rowOf(c.idOf(o[i]!));
-    const ex = (k: number): PackedColumn => new PackedColumn(n, (i) => (x === undefined || at[i]! < 0 ? NaN : r6(x.at(at[i]!, k))));
+    const ex = (k: number): PackedColumn =>
+      new PackedColumn(n, (i) => (x === undefined || at[i]! < 0 ? NaN : r6(x.at(at[i]!, k))));
     return {
       id: delta(ids, n),
       inst: col((r) => page[c.inst[r]!]!),

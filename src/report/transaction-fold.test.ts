@@ -4,7 +4,10 @@ import type { FillRow } from './run-model.ts';
 import { FillColumns, packFillRows } from './transaction-fold.ts';
 
 // IDs as v20 writes them (plain integers), and the odd ones a hand-edited file could hold.
-const id = fc.oneof(fc.nat({ max: 1e9 }).map(String), fc.constantFrom('', '-0', '-1', '007', '1e3', 'x', '12.5', ' 1'));
+const id = fc.oneof(
+  fc.nat({ max: 1e9 }).map(String),
+  fc.constantFrom('', '-0', '-1', '007', '1e3', 'x', '12.5', ' 1'),
+);
 const fill = fc.record({
   id,
   time: fc.double({ noNaN: false }),
@@ -29,7 +32,8 @@ describe('FillColumns: the fold keeps fills as columns of numbers (issue 27, bou
   });
 
   it('packs for the page exactly as the rows pack: the same columns and the same name indexes in the same order', () => {
-    const delta = (xs: ArrayLike<number>, n: number): number[] => Array.from({ length: n }, (_, i) => (i === 0 ? xs[0]! : Math.round((xs[i]! - xs[i - 1]!) * 1e6) / 1e6));
+    const delta = (xs: ArrayLike<number>, n: number): number[] =>
+      Array.from({ length: n }, (_, i) => (i === 0 ? xs[0]! : Math.round((xs[i]! - xs[i - 1]!) * 1e6) / 1e6));
     const namer = (): [(s: string) => number, string[]] => {
       const names: string[] = [];
       return [(s) => (names.includes(s) ? names.indexOf(s) : names.push(s) - 1), names];
@@ -51,8 +55,25 @@ describe('FillColumns: the fold keeps fills as columns of numbers (issue 27, bou
 
   it('holds plain v20 fills in typed columns: 7 numbers a fill, not an object each', () => {
     const c = new FillColumns();
-    for (let i = 1; i <= 5000; i++) c.push({ id: String(2 * i), time: 1.6e9 + i, instrument: 'EUR_USD', units: 1000, price: 1.1, reason: 'MARKET_ORDER', tradeID: String(2 * i - 1) });
+    for (let i = 1; i <= 5000; i++)
+      c.push({
+        id: String(2 * i),
+        time: 1.6e9 + i,
+        instrument: 'EUR_USD',
+        units: 1000,
+        price: 1.1,
+        reason: 'MARKET_ORDER',
+        tradeID: String(2 * i - 1),
+      });
     expect(c.bytes()).toBeLessThanOrEqual(7 * 8 * 8192);
-    expect(c.rows()[4999]).toEqual({ id: '10000', time: 1.6e9 + 5000, instrument: 'EUR_USD', units: 1000, price: 1.1, reason: 'MARKET_ORDER', tradeID: '9999' });
+    expect(c.rows()[4999]).toEqual({
+      id: '10000',
+      time: 1.6e9 + 5000,
+      instrument: 'EUR_USD',
+      units: 1000,
+      price: 1.1,
+      reason: 'MARKET_ORDER',
+      tradeID: '9999',
+    });
   });
 });

@@ -5,13 +5,23 @@ const sec = (iso: string): number => Date.parse(iso) / 1000;
 const num = (x: unknown): number => (typeof x === 'string' || typeof x === 'number' ? Number(x) : 0);
 
 /** Fill rows as packRun writes them (see FillColumns.packed). */
-export function packFillRows<D>(f: readonly FillRow[], name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => D): Record<string, D | PackedColumn> {
+export function packFillRows<D>(
+  f: readonly FillRow[],
+  name: (s: string) => number,
+  delta: (xs: ArrayLike<number>, n: number) => D,
+): Record<string, D | PackedColumn> {
   const inst = f.map((x) => name(x.instrument));
   const reason = f.map((x) => name(x.reason));
   const col = (g: (x: FillRow) => number): PackedColumn => new PackedColumn(f.length, (i) => g(f[i]!));
   return {
-    id: delta(f.map((x) => Number(x.id)), f.length),
-    time: delta(f.map((x) => x.time), f.length),
+    id: delta(
+      f.map((x) => Number(x.id)),
+      f.length,
+    ),
+    time: delta(
+      f.map((x) => x.time),
+      f.length,
+    ),
     inst: PackedColumn.of(inst),
     units: col((x) => x.units),
     price: col((x) => x.price),
@@ -91,9 +101,20 @@ export class FillColumns {
    * instruments and reasons as indexes given by `name` (asked for every instrument in order, then
    * every reason, as packRun asks of rows), the trade as its ID less the fill's (null: none).
    */
-  packed<D>(name: (s: string) => number, delta: (xs: ArrayLike<number>, n: number) => D): Record<string, D | PackedColumn> {
+  packed<D>(
+    name: (s: string) => number,
+    delta: (xs: ArrayLike<number>, n: number) => D,
+  ): Record<string, D | PackedColumn> {
     if (this.#rows) return packFillRows(this.#rows, name, delta);
-    const [id, time, inst, units, price, reason, trade] = this.#cols.map((c) => c.a) as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+    const [id, time, inst, units, price, reason, trade] = this.#cols.map((c) => c.a) as [
+      Float64Array,
+      Float64Array,
+      Float64Array,
+      Float64Array,
+      Float64Array,
+      Float64Array,
+      Float64Array,
+    ];
     const n = this.#cols[0]!.n;
     // The names first, as packRun asks of rows (every instrument in order, then every reason):
     // the columns themselves are computed as the page is written.
@@ -118,7 +139,15 @@ export class FillColumns {
     const [id, time, inst, units, price, reason, trade] = this.#cols.map((c) => c.a);
     const out = new Array<FillRow>(this.#cols[0]!.n);
     for (let i = 0; i < out.length; i++) {
-      out[i] = { id: String(id![i]), time: time![i]!, instrument: this.#names[inst![i]!]!, units: units![i]!, price: price![i]!, reason: this.#names[reason![i]!]!, tradeID: trade![i]! < 0 ? '' : String(trade![i]) };
+      out[i] = {
+        id: String(id![i]),
+        time: time![i]!,
+        instrument: this.#names[inst![i]!]!,
+        units: units![i]!,
+        price: price![i]!,
+        reason: this.#names[reason![i]!]!,
+        tradeID: trade![i]! < 0 ? '' : String(trade![i]),
+      };
     }
     return out;
   }
@@ -143,9 +172,14 @@ export class TransactionFold {
     const t = sec(tx.time);
     switch (tx.type) {
       case 'ORDER_FILL': {
-        const opened = tx.tradeOpened as { tradeID: string; units: string; price?: string; halfSpreadCost?: string } | undefined;
-        const closed = (tx.tradesClosed as { tradeID: string; realizedPL?: string; financing?: string; halfSpreadCost?: string }[] | undefined) ?? [];
-        const reduced = tx.tradeReduced as { tradeID: string; realizedPL?: string; financing?: string; halfSpreadCost?: string } | undefined;
+        const opened = tx.tradeOpened as
+          { tradeID: string; units: string; price?: string; halfSpreadCost?: string } | undefined;
+        const closed =
+          (tx.tradesClosed as
+            | { tradeID: string; realizedPL?: string; financing?: string; halfSpreadCost?: string }[]
+            | undefined) ?? [];
+        const reduced = tx.tradeReduced as
+          { tradeID: string; realizedPL?: string; financing?: string; halfSpreadCost?: string } | undefined;
         const instrument = String(tx.instrument ?? '');
         const price = num(tx.price);
         const legs = closed.length + (reduced ? 1 : 0) + (opened ? 1 : 0);
@@ -164,26 +198,49 @@ export class TransactionFold {
           tr.commission[r] = tr.commission[r]! + (legs > 0 ? commission / legs : 0);
           if (c !== reduced) tr.close(r, t, price, String(tx.reason ?? ''));
         }
-        if (opened) tr.add(opened.tradeID, instrument, num(opened.units), t, opened.price !== undefined ? num(opened.price) : price, num(opened.halfSpreadCost), legs > 0 ? commission / legs : 0);
-        this.#fills.push({ id: tx.id, time: t, instrument, units: num(tx.units), price, reason: String(tx.reason ?? ''), tradeID: opened?.tradeID ?? closed[0]?.tradeID ?? reduced?.tradeID ?? '' });
+        if (opened)
+          tr.add(
+            opened.tradeID,
+            instrument,
+            num(opened.units),
+            t,
+            opened.price !== undefined ? num(opened.price) : price,
+            num(opened.halfSpreadCost),
+            legs > 0 ? commission / legs : 0,
+          );
+        this.#fills.push({
+          id: tx.id,
+          time: t,
+          instrument,
+          units: num(tx.units),
+          price,
+          reason: String(tx.reason ?? ''),
+          tradeID: opened?.tradeID ?? closed[0]?.tradeID ?? reduced?.tradeID ?? '',
+        });
         break;
       }
       case 'STOP_LOSS_ORDER':
       case 'GUARANTEED_STOP_LOSS_ORDER':
-        if (typeof tx.tradeID === 'string' && tx.price !== undefined) this.#lv(tx.tradeID).sl.push([t, num(tx.price)]);
+        if (typeof tx.tradeID === 'string' && tx.price !== undefined)
+          this.#lv(tx.tradeID).sl.push([t, num(tx.price)]);
         break;
       case 'TAKE_PROFIT_ORDER':
-        if (typeof tx.tradeID === 'string' && tx.price !== undefined) this.#lv(tx.tradeID).tp.push([t, num(tx.price)]);
+        if (typeof tx.tradeID === 'string' && tx.price !== undefined)
+          this.#lv(tx.tradeID).tp.push([t, num(tx.price)]);
         break;
       case 'TRAILING_STOP_LOSS_ORDER':
-        if (typeof tx.tradeID === 'string' && tx.distance !== undefined) this.#lv(tx.tradeID).ts.push([t, num(tx.distance)]);
+        if (typeof tx.tradeID === 'string' && tx.distance !== undefined)
+          this.#lv(tx.tradeID).ts.push([t, num(tx.distance)]);
         break;
       case 'DAILY_FINANCING': {
-        const pf = (tx.positionFinancings as { openTradeFinancings?: { tradeID: string; financing: string }[] }[] | undefined) ?? [];
-        for (const p of pf) for (const f of p.openTradeFinancings ?? []) {
-          const r = this.#trades.open.get(f.tradeID);
-          if (r !== undefined) this.#trades.financing[r] = this.#trades.financing[r]! + num(f.financing);
-        }
+        const pf =
+          (tx.positionFinancings as
+            { openTradeFinancings?: { tradeID: string; financing: string }[] }[] | undefined) ?? [];
+        for (const p of pf)
+          for (const f of p.openTradeFinancings ?? []) {
+            const r = this.#trades.open.get(f.tradeID);
+            if (r !== undefined) this.#trades.financing[r] = this.#trades.financing[r]! + num(f.financing);
+          }
         break;
       }
       case 'TRANSFER_FUNDS':
@@ -203,7 +260,19 @@ export class TransactionFold {
     }
   }
 
-  result(): { trades: TradeColumns; fills: FillColumns; levels: Record<string, TradeLevels>; balance: EquitySeries; deposit: number } {
-    return { trades: this.#trades, fills: this.#fills, levels: this.levels, balance: this.balance, deposit: this.deposit };
+  result(): {
+    trades: TradeColumns;
+    fills: FillColumns;
+    levels: Record<string, TradeLevels>;
+    balance: EquitySeries;
+    deposit: number;
+  } {
+    return {
+      trades: this.#trades,
+      fills: this.#fills,
+      levels: this.levels,
+      balance: this.balance,
+      deposit: this.deposit,
+    };
   }
 }

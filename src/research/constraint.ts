@@ -15,7 +15,11 @@ import type { ParamValue } from '../strategy/api.ts';
  */
 export class ConstraintError extends Error {
   readonly code = 'CONSTRAINT' as const;
-  constructor(readonly expression: string, readonly column: number, message: string) {
+  constructor(
+    readonly expression: string,
+    readonly column: number,
+    message: string,
+  ) {
     super(`--constraint '${expression}': ${message} (at column ${column + 1})`);
     this.name = 'ConstraintError';
   }
@@ -65,7 +69,12 @@ function tokenize(src: string): Token[] {
       continue;
     }
     const op = OPS.find((o) => src.startsWith(o, i));
-    if (!op) throw new ConstraintError(src, i, `unexpected '${c}' (use names, numbers, + - * / %, < <= > >= == !=, and, or, not, parentheses)`);
+    if (!op)
+      throw new ConstraintError(
+        src,
+        i,
+        `unexpected '${c}' (use names, numbers, + - * / %, < <= > >= == !=, and, or, not, parentheses)`,
+      );
     out.push({ kind: 'op', text: op === '&&' ? 'and' : op === '||' ? 'or' : op === '!' ? 'not' : op, at: i });
     i += op.length;
   }
@@ -122,7 +131,8 @@ export function parseConstraint(src: string, known: readonly string[]): Constrai
     if (isOp('<', '<=', '>', '>=', '==', '!=')) {
       const op = toks[p++]!.text;
       const b = sum();
-      if (isOp('<', '<=', '>', '>=', '==', '!=')) throw new ConstraintError(src, peek().at, 'comparisons do not chain: write `a < b and b < c`');
+      if (isOp('<', '<=', '>', '>=', '==', '!='))
+        throw new ConstraintError(src, peek().at, 'comparisons do not chain: write `a < b and b < c`');
       return { t: 'bin', op, a, b };
     }
     return a;
@@ -163,7 +173,8 @@ export function parseConstraint(src: string, known: readonly string[]): Constrai
     if (t.kind === 'name' && !['and', 'or', 'not'].includes(t.text)) {
       p++;
       if (t.text === 'true' || t.text === 'false') return { t: 'lit', v: t.text === 'true' };
-      if (!known.includes(t.text)) throw new ConstraintError(src, t.at, `unknown name '${t.text}'; the params are: ${known.join(', ')}`);
+      if (!known.includes(t.text))
+        throw new ConstraintError(src, t.at, `unknown name '${t.text}'; the params are: ${known.join(', ')}`);
       names.add(t.text);
       return { t: 'var', name: t.text };
     }
@@ -174,10 +185,15 @@ export function parseConstraint(src: string, known: readonly string[]): Constrai
       p++;
       return e;
     }
-    throw new ConstraintError(src, t.at, t.kind === 'end' ? 'the expression ends too early' : `unexpected '${t.text}'`);
+    throw new ConstraintError(
+      src,
+      t.at,
+      t.kind === 'end' ? 'the expression ends too early' : `unexpected '${t.text}'`,
+    );
   };
   const tree = orExpr();
-  if (peek().kind !== 'end') throw new ConstraintError(src, peek().at, `unexpected '${peek().text}' after a complete expression`);
+  if (peek().kind !== 'end')
+    throw new ConstraintError(src, peek().at, `unexpected '${peek().text}' after a complete expression`);
   return {
     source: src,
     names: [...names],
@@ -185,8 +201,10 @@ export function parseConstraint(src: string, known: readonly string[]): Constrai
   };
 }
 
-const truthy = (v: ParamValue): boolean => (typeof v === 'number' ? v !== 0 && !Number.isNaN(v) : typeof v === 'string' ? v !== '' : v);
-const num = (v: ParamValue): number => (typeof v === 'number' ? v : typeof v === 'boolean' ? (v ? 1 : 0) : Number(v));
+const truthy = (v: ParamValue): boolean =>
+  typeof v === 'number' ? v !== 0 && !Number.isNaN(v) : typeof v === 'string' ? v !== '' : v;
+const num = (v: ParamValue): number =>
+  typeof v === 'number' ? v : typeof v === 'boolean' ? (v ? 1 : 0) : Number(v);
 
 function evaluate(n: Node, env: Readonly<Record<string, ParamValue>>): ParamValue {
   switch (n.t) {

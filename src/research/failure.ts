@@ -8,7 +8,10 @@
 /** Error texts of infrastructure failures recorded before trials carried the flag (sweep folders of older versions). */
 const INFRASTRUCTURE = /^(worker died|the queue failed the trial|the queue lost the trial): /;
 
-export function isInfrastructureFailure(f: { readonly error?: string | undefined; readonly infrastructure?: boolean | undefined }): boolean {
+export function isInfrastructureFailure(f: {
+  readonly error?: string | undefined;
+  readonly infrastructure?: boolean | undefined;
+}): boolean {
   return f.infrastructure === true || (f.error !== undefined && INFRASTRUCTURE.test(f.error));
 }
 

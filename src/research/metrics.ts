@@ -20,7 +20,8 @@ export function dailyReturns(navs: readonly number[]): number[] {
 /** Sortino ratio: mean / √(mean of min(r, 0)²), annualised with √252; null when nothing was lost or too short. */
 export function sortinoOf(r: readonly number[]): number | null {
   if (r.length < 2) return null;
-  let mean = 0, down = 0;
+  let mean = 0,
+    down = 0;
   for (const x of r) {
     mean += x;
     if (x < 0) down += x * x;
@@ -50,7 +51,14 @@ export function trialMetrics(summary: Summary, returns: readonly number[]): Tria
 }
 
 export type ObjectiveName = 'netPL' | 'sharpe' | 'sortino' | 'calmar' | 'profitFactor' | 'custom';
-export const OBJECTIVES: readonly ObjectiveName[] = ['netPL', 'sharpe', 'sortino', 'calmar', 'profitFactor', 'custom'];
+export const OBJECTIVES: readonly ObjectiveName[] = [
+  'netPL',
+  'sharpe',
+  'sortino',
+  'calmar',
+  'profitFactor',
+  'custom',
+];
 
 /** A function a strategy module may export as `objective`: higher is better. */
 export type ObjectiveFn = (metrics: TrialMetrics) => number;
@@ -79,9 +87,13 @@ export function objectiveValue(name: ObjectiveName, m: TrialMetrics, custom?: Ob
       v = m.profitFactor ?? (m.grossProfit > 0 ? Number.MAX_VALUE : null);
       break;
     case 'custom': {
-      if (!custom) throw new Error("--objective custom needs the strategy module to export `function objective(metrics)` returning a number");
+      if (!custom)
+        throw new Error(
+          '--objective custom needs the strategy module to export `function objective(metrics)` returning a number',
+        );
       v = custom(m);
-      if (typeof v !== 'number' || Number.isNaN(v)) throw new Error(`the strategy's objective() returned ${String(v)}, not a number`);
+      if (typeof v !== 'number' || Number.isNaN(v))
+        throw new Error(`the strategy's objective() returned ${String(v)}, not a number`);
       break;
     }
   }

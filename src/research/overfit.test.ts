@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from './rng.ts';
-import { deflatedSharpe, expectedMaxSharpe, meanMetric, moments, normCdf, normInv, pboCscv, probabilisticSharpe } from './overfit.ts';
+import {
+  deflatedSharpe,
+  expectedMaxSharpe,
+  meanMetric,
+  moments,
+  normCdf,
+  normInv,
+  pboCscv,
+  probabilisticSharpe,
+} from './overfit.ts';
 
 describe('normal distribution', () => {
   it('matches tabulated values', () => {
@@ -16,7 +25,12 @@ describe('normal distribution', () => {
   });
 
   it('normInv inverts normCdf', () => {
-    fc.assert(fc.property(fc.double({ min: 1e-6, max: 1 - 1e-6, noNaN: true }), (p) => Math.abs(normCdf(normInv(p)) - p) < 1e-6));
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1e-6, max: 1 - 1e-6, noNaN: true }),
+        (p) => Math.abs(normCdf(normInv(p)) - p) < 1e-6,
+      ),
+    );
   });
 });
 
@@ -67,7 +81,10 @@ describe('deflated Sharpe ratio (Bailey & López de Prado 2014)', () => {
     const r = new Rng(5);
     const best = Array.from({ length: 500 }, () => 0.001 + (r.next() - 0.5) * 0.02);
     const few = deflatedSharpe(best, [0.05, 0.0, -0.05, 0.02, -0.02]);
-    const many = deflatedSharpe(best, Array.from({ length: 500 }, (_, i) => [0.05, 0.0, -0.05, 0.02, -0.02][i % 5]!));
+    const many = deflatedSharpe(
+      best,
+      Array.from({ length: 500 }, (_, i) => [0.05, 0.0, -0.05, 0.02, -0.02][i % 5]!),
+    );
     expect(many.expectedMaxSharpe).toBeGreaterThan(few.expectedMaxSharpe);
     expect(many.dsr).toBeLessThan(few.dsr);
   });
@@ -84,11 +101,20 @@ describe('probability of backtest overfitting by CSCV (Bailey, Borwein, López d
     // J = {1,3}: A 0 < B 1 → B;    J̄ = {0,2}: B 1 < A 3 → rank 1, λ = −ln 2 (overfit).
     // J = {2,3}: A 1.5 → A;        J̄ = {0,1}: A 1.5 → rank 2, λ = ln 2.
     // PBO = 2 / 6 = 1/3.
-    const p = pboCscv([[3, 0, 3, 0], [1, 1, 1, 1]], 4, meanMetric);
+    const p = pboCscv(
+      [
+        [3, 0, 3, 0],
+        [1, 1, 1, 1],
+      ],
+      4,
+      meanMetric,
+    );
     expect(p.splits).toBe(6);
     expect(p.pbo).toBeCloseTo(1 / 3, 12);
     const l = Math.LN2;
-    expect(p.logits.map((x) => Math.round(x * 1e9) / 1e9)).toEqual([l, -l, l, l, -l, l].map((x) => Math.round(x * 1e9) / 1e9));
+    expect(p.logits.map((x) => Math.round(x * 1e9) / 1e9)).toEqual(
+      [l, -l, l, l, -l, l].map((x) => Math.round(x * 1e9) / 1e9),
+    );
     expect(p.medianLogit).toBeCloseTo(l, 12);
   });
 
@@ -97,7 +123,15 @@ describe('probability of backtest overfitting by CSCV (Bailey, Borwein, López d
     // on J̄ A ties with B and C (all 1) → rank 1 + 0 + 2/2 = 2, ω = 2/4 = 0.5, λ = 0 → counted (λ ≤ 0).
     // Splits with block 0 in J̄: J has A = B = C = 1 → the first, A, is picked; on J̄ A is 1.5 > 1 > 0.5 → rank 3,
     // ω = 3/4, λ = ln 3. C(4,2) = 6 splits, 3 of each kind: PBO = 3/6 = 0.5.
-    const p = pboCscv([[2, 1, 1, 1], [1, 1, 1, 1], [0, 1, 1, 1]], 4, meanMetric);
+    const p = pboCscv(
+      [
+        [2, 1, 1, 1],
+        [1, 1, 1, 1],
+        [0, 1, 1, 1],
+      ],
+      4,
+      meanMetric,
+    );
     expect(p.pbo).toBe(0.5);
     expect(p.logits.filter((x) => Math.abs(x - Math.log(3)) < 1e-12)).toHaveLength(3);
   });
@@ -119,13 +153,19 @@ describe('probability of backtest overfitting by CSCV (Bailey, Borwein, López d
 
   it('PBO is a probability and one logit per split, for any returns', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 8, maxLength: 8 }), { minLength: 2, maxLength: 6 }), (rs) => {
-        const p = pboCscv(rs, 4);
-        expect(p.splits).toBe(6);
-        expect(p.logits).toHaveLength(6);
-        expect(p.pbo).toBeGreaterThanOrEqual(0);
-        expect(p.pbo).toBeLessThanOrEqual(1);
-      }),
+      fc.property(
+        fc.array(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 8, maxLength: 8 }), {
+          minLength: 2,
+          maxLength: 6,
+        }),
+        (rs) => {
+          const p = pboCscv(rs, 4);
+          expect(p.splits).toBe(6);
+          expect(p.logits).toHaveLength(6);
+          expect(p.pbo).toBeGreaterThanOrEqual(0);
+          expect(p.pbo).toBeLessThanOrEqual(1);
+        },
+      ),
     );
   });
 });

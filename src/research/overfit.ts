@@ -25,7 +25,17 @@ export function normCdf(x: number): number {
     Math.exp(
       -z * z -
         1.26551223 +
-        t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 +
+                            t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
     );
   return x >= 0 ? 1 - erfc / 2 : erfc / 2;
 }
@@ -40,22 +50,37 @@ export function normInv(p: number): number {
     if (p === 1) return Infinity;
     return NaN;
   }
-  const a = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239];
-  const b = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
-  const c = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const a = [
+    -3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1,
+    2.506628277459239,
+  ];
+  const b = [
+    -5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1,
+    -1.328068155288572e1,
+  ];
+  const c = [
+    -7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
   const d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
   const lo = 0.02425;
   let x: number;
   if (p < lo) {
     const q = Math.sqrt(-2 * Math.log(p));
-    x = (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+    x =
+      (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
+      ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
   } else if (p <= 1 - lo) {
     const q = p - 0.5;
     const r = q * q;
-    x = ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+    x =
+      ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
+      (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
   } else {
     const q = Math.sqrt(-2 * Math.log(1 - p));
-    x = -(((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+    x =
+      -(((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
+      ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
   }
   return x;
 }
@@ -66,7 +91,9 @@ export function moments(r: readonly number[]): { mean: number; sd: number; skew:
   let m = 0;
   for (const x of r) m += x;
   m /= n;
-  let m2 = 0, m3 = 0, m4 = 0;
+  let m2 = 0,
+    m3 = 0,
+    m4 = 0;
   for (const x of r) {
     const d = x - m;
     m2 += d * d;
@@ -93,7 +120,10 @@ export function sharpePerPeriod(r: readonly number[]): number {
  */
 export function expectedMaxSharpe(trials: number, variance: number): number {
   if (trials < 2 || !(variance > 0)) return 0;
-  return Math.sqrt(variance) * ((1 - EULER_GAMMA) * normInv(1 - 1 / trials) + EULER_GAMMA * normInv(1 - 1 / (trials * Math.E)));
+  return (
+    Math.sqrt(variance) *
+    ((1 - EULER_GAMMA) * normInv(1 - 1 / trials) + EULER_GAMMA * normInv(1 - 1 / (trials * Math.E)))
+  );
 }
 
 /**
@@ -101,7 +131,13 @@ export function expectedMaxSharpe(trials: number, variance: number): number {
  * given an observed per-period Sharpe `sr` over `n` returns with skewness `skew` and kurtosis `kurt`:
  *   PSR = Φ( (SR − SR₀) √(n − 1) / √(1 − γ₃ SR + (γ₄ − 1)/4 · SR²) )
  */
-export function probabilisticSharpe(sr: number, benchmark: number, n: number, skew: number, kurt: number): number {
+export function probabilisticSharpe(
+  sr: number,
+  benchmark: number,
+  n: number,
+  skew: number,
+  kurt: number,
+): number {
   const denom = 1 - skew * sr + ((kurt - 1) / 4) * sr * sr;
   if (!(denom > 0) || n < 2) return NaN;
   return normCdf(((sr - benchmark) * Math.sqrt(n - 1)) / Math.sqrt(denom));
@@ -176,9 +212,14 @@ export const meanMetric: BlockMetric = (sum, _sq, n) => (n > 0 ? sum / n : 0);
  * N trials (ties count half), ω = rank / (N + 1), λ = ln(ω / (1 − ω)); PBO = share of splits with
  * λ ≤ 0. Performance is the Sharpe ratio by default (as in the paper).
  */
-export function pboCscv(returns: readonly (readonly number[])[], blocks = 16, metric: BlockMetric = sharpeMetric): Pbo {
+export function pboCscv(
+  returns: readonly (readonly number[])[],
+  blocks = 16,
+  metric: BlockMetric = sharpeMetric,
+): Pbo {
   const N = returns.length;
-  if (blocks < 2 || blocks % 2 !== 0) throw new RangeError(`PBO needs an even number of blocks (got ${blocks})`);
+  if (blocks < 2 || blocks % 2 !== 0)
+    throw new RangeError(`PBO needs an even number of blocks (got ${blocks})`);
   if (N < 2) return { pbo: NaN, blocks, splits: 0, logits: [], medianLogit: NaN };
   const T = Math.min(...returns.map((r) => r.length));
   const size = Math.floor(T / blocks);
@@ -189,7 +230,8 @@ export function pboCscv(returns: readonly (readonly number[])[], blocks = 16, me
   for (let n = 0; n < N; n++) {
     const r = returns[n]!;
     for (let b = 0; b < blocks; b++) {
-      let s = 0, q = 0;
+      let s = 0,
+        q = 0;
       for (let t = b * size; t < (b + 1) * size; t++) {
         const x = r[t]!;
         s += x;
@@ -207,7 +249,10 @@ export function pboCscv(returns: readonly (readonly number[])[], blocks = 16, me
   const visit = (start: number, chosen: number): void => {
     if (chosen === half) {
       for (let n = 0; n < N; n++) {
-        let si = 0, qi = 0, so = 0, qo = 0;
+        let si = 0,
+          qi = 0,
+          so = 0,
+          qo = 0;
         for (let b = 0; b < blocks; b++) {
           if (inSet[b]) {
             si += sum[b * N + n]!;
@@ -222,7 +267,8 @@ export function pboCscv(returns: readonly (readonly number[])[], blocks = 16, me
       }
       let best = 0;
       for (let n = 1; n < N; n++) if (perfIn[n]! > perfIn[best]!) best = n;
-      let below = 0, equal = 0;
+      let below = 0,
+        equal = 0;
       for (let n = 0; n < N; n++) {
         if (n === best) continue;
         if (perfOut[n]! < perfOut[best]!) below++;

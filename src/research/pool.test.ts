@@ -15,7 +15,10 @@ import { runTrial } from './trial.ts';
 
 // The main thread as one of a sweep's workers (fxflow optimize's pool): real backtests, real threads.
 const MARK = resolve(import.meta.dirname, 'fixtures/thread-mark.ts');
-const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'H1', from: '2024-01-01', to: '2024-05-01' }, costs: { financing: false } });
+const config = loadConfig(undefined, {
+  run: { instrument: 'EUR_USD', granularity: 'H1', from: '2024-01-01', to: '2024-05-01' },
+  costs: { financing: false },
+});
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-pool-'));
 const log = join(tmp, 'threads.log');
 let n = 0;
@@ -26,13 +29,36 @@ let base: Omit<SweepOptions, 'dir' | 'workers'>;
 const instruments = loadInstruments();
 
 beforeAll(async () => {
-  series = [await decodeSeries('EUR_USD', 'H1', (async function* () {
-    yield* syntheticBatches({ instrument: 'EUR_USD', granularity: 'H1', from: Date.UTC(2024, 0, 1), to: Date.UTC(2024, 4, 1), seed: 11 });
-  })())];
+  series = [
+    await decodeSeries(
+      'EUR_USD',
+      'H1',
+      (async function* () {
+        yield* syntheticBatches({
+          instrument: 'EUR_USD',
+          granularity: 'H1',
+          from: Date.UTC(2024, 0, 1),
+          to: Date.UTC(2024, 4, 1),
+          seed: 11,
+        });
+      })(),
+    ),
+  ];
   loaded = await loadStrategy(MARK, []);
   base = {
-    strategyFile: loaded.file, strategyName: loaded.name, space: buildSpace(loaded.params, ['fast=3:9:2', 'slow=10,20,30'], ['fast < slow']),
-    search: 'grid', trials: 12, seed: 1, objective: 'sharpe', batch: 1, lag: 2, config, series, dataHash: 'synthetic-11', pboBlocks: 4,
+    strategyFile: loaded.file,
+    strategyName: loaded.name,
+    space: buildSpace(loaded.params, ['fast=3:9:2', 'slow=10,20,30'], ['fast < slow']),
+    search: 'grid',
+    trials: 12,
+    seed: 1,
+    objective: 'sharpe',
+    batch: 1,
+    lag: 2,
+    config,
+    series,
+    dataHash: 'synthetic-11',
+    pboBlocks: 4,
   };
   // Threads copy the environment when they start: set before any pool.
   process.env.FXFLOW_THREAD_LOG = log;
@@ -44,12 +70,17 @@ afterAll(() => {
 
 /** Who ran the trials since the log was emptied: thread ids (0: the main thread). */
 function threadsSince(): number[] {
-  const ids = readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => Number(l.split(' ')[0]));
+  const ids = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => Number(l.split(' ')[0]));
   writeFileSync(log, '');
   return ids;
 }
 
-const files = (d: string): string[] => ['trials.csv', 'trials.jsonl', 'returns.jsonl'].map((f) => readFileSync(join(d, f), 'utf8'));
+const files = (d: string): string[] =>
+  ['trials.csv', 'trials.jsonl', 'returns.jsonl'].map((f) => readFileSync(join(d, f), 'utf8'));
 
 describe('WorkerPool with the main thread as a slot', () => {
   it('1 worker starts no thread and 2 start one; both give the files and figures of a sweep on threads alone', async () => {
@@ -87,25 +118,38 @@ describe('WorkerPool with the main thread as a slot', () => {
     const points = base.space.validPoints();
     const shared = seriesMap(series);
     const alone = new Map<number, unknown>();
-    for (const p of points) alone.set(p, (await runTrial({ loaded, params: base.space.params(p), config, instruments, series: shared })).metrics);
+    for (const p of points)
+      alone.set(
+        p,
+        (await runTrial({ loaded, params: base.space.params(p), config, instruments, series: shared }))
+          .metrics,
+      );
     const pool = await WorkerPool.start(2, { strategyFile: loaded.file }, { loaded, instruments });
     try {
       pool.share(series);
       await pool.ready();
       await fc.assert(
-        fc.asyncProperty(fc.array(fc.constantFrom(...points), { minLength: 1, maxLength: 10 }), fc.integer({ min: 1, max: 10 }), async (asked, atOnce) => {
-          // Asked in waves of `atOnce`, as a sweep keeps that many in flight.
-          const answers: Done[] = [];
-          for (let k = 0; k < asked.length; k += atOnce) {
-            answers.push(...(await Promise.all(asked.slice(k, k + atOnce).map((p, j) => pool.run(k + j, base.space.params(p), config)))));
-          }
-          expect(answers.map((d) => d.trial)).toEqual(asked.map((_, i) => i));
-          for (let i = 0; i < asked.length; i++) {
-            const d = answers[i]!;
-            expect(d.ok).toBe(true);
-            if (d.ok) expect(d.metrics).toEqual(alone.get(asked[i]!));
-          }
-        }),
+        fc.asyncProperty(
+          fc.array(fc.constantFrom(...points), { minLength: 1, maxLength: 10 }),
+          fc.integer({ min: 1, max: 10 }),
+          async (asked, atOnce) => {
+            // Asked in waves of `atOnce`, as a sweep keeps that many in flight.
+            const answers: Done[] = [];
+            for (let k = 0; k < asked.length; k += atOnce) {
+              answers.push(
+                ...(await Promise.all(
+                  asked.slice(k, k + atOnce).map((p, j) => pool.run(k + j, base.space.params(p), config)),
+                )),
+              );
+            }
+            expect(answers.map((d) => d.trial)).toEqual(asked.map((_, i) => i));
+            for (let i = 0; i < asked.length; i++) {
+              const d = answers[i]!;
+              expect(d.ok).toBe(true);
+              if (d.ok) expect(d.metrics).toEqual(alone.get(asked[i]!));
+            }
+          },
+        ),
         { numRuns: 6 },
       );
     } finally {
@@ -119,7 +163,10 @@ describe('WorkerPool with the main thread as a slot', () => {
     const pool = await WorkerPool.start(2, { strategyFile: missing }, { loaded, instruments });
     try {
       pool.share(series);
-      const err = await pool.ready().then(() => undefined, (e: unknown) => e);
+      const err = await pool.ready().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(WorkerStartError);
       expect((err as Error).message).toContain('no-such-strategy.ts');
       await expect(pool.run(0, base.space.params(base.space.validPoints()[0]!), config)).rejects.toBe(err);

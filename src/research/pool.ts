@@ -61,7 +61,9 @@ interface Slot {
  * the TypeScript sources (vitest, or bin/fxflow.js without a current build), a worker registers tsx
  * itself (worker-boot.mjs); run from the compiled build, it starts at worker.js directly.
  */
-const BOOT = import.meta.url.endsWith('.ts') ? new URL('./worker-boot.mjs', import.meta.url) : new URL('./worker.js', import.meta.url);
+const BOOT = import.meta.url.endsWith('.ts')
+  ? new URL('./worker-boot.mjs', import.meta.url)
+  : new URL('./worker.js', import.meta.url);
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
@@ -139,7 +141,9 @@ export class WorkerPool implements TrialRunner {
   #spawn(): Promise<Slot> {
     return new Promise((resolve, reject) => {
       const t0 = Date.now();
-      const worker = new Worker(BOOT, { workerData: { ...this.init, t0, claims: this.#claims } satisfies WorkerData });
+      const worker = new Worker(BOOT, {
+        workerData: { ...this.init, t0, claims: this.#claims } satisfies WorkerData,
+      });
       this.#threads.add(worker);
       const slot: Slot = { worker, jobs: [] };
       let ready = false;
@@ -165,7 +169,8 @@ export class WorkerPool implements TrialRunner {
       });
       worker.on('exit', (code) => {
         this.#threads.delete(worker);
-        if (!ready) reject(new WorkerStartError(`the worker thread exited with code ${code} before it was ready`));
+        if (!ready)
+          reject(new WorkerStartError(`the worker thread exited with code ${code} before it was ready`));
         else this.#lost(slot, `the worker thread exited with code ${code}`);
       });
     });
@@ -191,7 +196,14 @@ export class WorkerPool implements TrialRunner {
     this.#slots.splice(i, 1);
     const [running, ...behind] = slot.jobs.splice(0);
     this.#queue.unshift(...behind);
-    running?.resolve({ type: 'done', trial: running.trial, ok: false, error: `worker died: ${reason}`, wallMs: 0, infrastructure: true });
+    running?.resolve({
+      type: 'done',
+      trial: running.trial,
+      ok: false,
+      error: `worker died: ${reason}`,
+      wallMs: 0,
+      infrastructure: true,
+    });
     if (!this.#closed) this.#spawn().catch((e: Error) => this.#fail(e));
     this.#pump();
   }
@@ -206,10 +218,22 @@ export class WorkerPool implements TrialRunner {
         this.#nextTicket = this.#nextTicket >= 0x7fffffff ? 1 : this.#nextTicket + 1;
         Atomics.store(this.#claims, q.claim, q.ticket);
         slot.jobs.push(q);
-        slot.worker.postMessage({ type: 'run', trial: q.trial, params: q.params, config: q.config, claim: q.claim, ticket: q.ticket } satisfies ToWorker);
+        slot.worker.postMessage({
+          type: 'run',
+          trial: q.trial,
+          params: q.params,
+          config: q.config,
+          claim: q.claim,
+          ticket: q.ticket,
+        } satisfies ToWorker);
       }
     }
-    if (this.main && !this.#mainBusy && !this.#closed && (this.#queue.length > 0 || this.#slots.some((s) => s.jobs.length > 1))) {
+    if (
+      this.main &&
+      !this.#mainBusy &&
+      !this.#closed &&
+      (this.#queue.length > 0 || this.#slots.some((s) => s.jobs.length > 1))
+    ) {
       this.#mainBusy = true;
       // From the event loop, not from here: the caller queues its other trials (and the threads
       // get theirs) before the main thread is taken by one.
@@ -243,9 +267,31 @@ export class WorkerPool implements TrialRunner {
       q.resolve(d);
       this.#pump();
     };
-    runTrial({ loaded: this.main!.loaded, params: q.params, config: q.config, instruments: this.main!.instruments, series: this.#mainSeries }).then(
-      (o) => finish({ type: 'done', trial: q.trial, ok: true, metrics: o.metrics, returns: o.returns, times: o.times, wallMs: o.wallMs }),
-      (e: unknown) => finish({ type: 'done', trial: q.trial, ok: false, error: errorText(e), wallMs: performance.now() - t0 }),
+    runTrial({
+      loaded: this.main!.loaded,
+      params: q.params,
+      config: q.config,
+      instruments: this.main!.instruments,
+      series: this.#mainSeries,
+    }).then(
+      (o) =>
+        finish({
+          type: 'done',
+          trial: q.trial,
+          ok: true,
+          metrics: o.metrics,
+          returns: o.returns,
+          times: o.times,
+          wallMs: o.wallMs,
+        }),
+      (e: unknown) =>
+        finish({
+          type: 'done',
+          trial: q.trial,
+          ok: false,
+          error: errorText(e),
+          wallMs: performance.now() - t0,
+        }),
     );
   }
 

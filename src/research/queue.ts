@@ -46,15 +46,22 @@ export function parseQueueUrl(url: string): QueueTarget {
   try {
     u = new URL(url);
   } catch {
-    throw new QueueError(`--queue ${url}: not a URL; give redis://HOST:PORT/DB (e.g. redis://127.0.0.1:6379/0)`);
+    throw new QueueError(
+      `--queue ${url}: not a URL; give redis://HOST:PORT/DB (e.g. redis://127.0.0.1:6379/0)`,
+    );
   }
-  if (u.protocol !== 'redis:') throw new QueueError(`--queue ${url}: the scheme must be redis:// (got ${u.protocol}//)`);
+  if (u.protocol !== 'redis:')
+    throw new QueueError(`--queue ${url}: the scheme must be redis:// (got ${u.protocol}//)`);
   const dbText = u.pathname.replace(/^\//, '') || '0';
   const db = Number(dbText);
-  if (!Number.isInteger(db) || db < 0 || db > 15) throw new QueueError(`--queue ${url}: the database must be a number from 0 to 15 (got '${dbText}')`);
+  if (!Number.isInteger(db) || db < 0 || db > 15)
+    throw new QueueError(`--queue ${url}: the database must be a number from 0 to 15 (got '${dbText}')`);
   const port = u.port ? Number(u.port) : 6379;
   const name = u.searchParams.get('name') ?? 'fxflow';
-  if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new QueueError(`--queue ${url}: the queue name '${name}' may hold letters, digits, '_', '.' and '-' only`);
+  if (!/^[A-Za-z0-9_.-]+$/.test(name))
+    throw new QueueError(
+      `--queue ${url}: the queue name '${name}' may hold letters, digits, '_', '.' and '-' only`,
+    );
   return {
     url,
     host: u.hostname || '127.0.0.1',
@@ -133,7 +140,15 @@ export class RedisLink {
   }
 
   /** The options of every client on this link. */
-  connection(): { host: string; port: number; db: number; username?: string; password?: string; maxRetriesPerRequest: null; retryStrategy: (times: number) => number | null } {
+  connection(): {
+    host: string;
+    port: number;
+    db: number;
+    username?: string;
+    password?: string;
+    maxRetriesPerRequest: null;
+    retryStrategy: (times: number) => number | null;
+  } {
     const t = this.target;
     return {
       host: t.host,
@@ -150,8 +165,14 @@ export class RedisLink {
 /** A connection error (the server went away or cannot be reached), as opposed to an error in BullMQ's own work. */
 export function isConnectionError(e: Error): boolean {
   const code = (e as NodeJS.ErrnoException).code;
-  if (code && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)$/.test(code)) return true;
-  return /Connection is closed|connect ETIMEDOUT|ECONNREFUSED|ECONNRESET|socket closed|Stream isn't writeable/i.test(e.message);
+  if (
+    code &&
+    /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)$/.test(code)
+  )
+    return true;
+  return /Connection is closed|connect ETIMEDOUT|ECONNREFUSED|ECONNRESET|socket closed|Stream isn't writeable/i.test(
+    e.message,
+  );
 }
 
 /** The QueueError of a lost link: which server, why, and since when nothing answered. */
@@ -161,7 +182,9 @@ export class QueueLostError extends QueueError {
     readonly reason: string,
     readonly reconnectMs: number,
   ) {
-    super(`lost Redis at ${where} (${reason}) and could not reach it again in ${(reconnectMs / 1000).toFixed(reconnectMs % 1000 ? 1 : 0)} s`);
+    super(
+      `lost Redis at ${where} (${reason}) and could not reach it again in ${(reconnectMs / 1000).toFixed(reconnectMs % 1000 ? 1 : 0)} s`,
+    );
   }
 }
 
@@ -172,7 +195,8 @@ export function describeQueue(url: string): string {
   return describeQueueTarget(parseQueueUrl(url));
 }
 
-const describeQueueTarget = (t: QueueTarget): string => `${where(t)}${t.name === 'fxflow' ? '' : `?name=${t.name}`}`;
+const describeQueueTarget = (t: QueueTarget): string =>
+  `${where(t)}${t.name === 'fxflow' ? '' : `?name=${t.name}`}`;
 
 const older = (a: string, b: string): boolean => {
   const pa = a.split('.').map(Number);
@@ -186,21 +210,33 @@ const older = (a: string, b: string): boolean => {
  * older than BullMQ supports is one QueueError. Returns a client for the manifest.
  */
 export async function openRedis(t: QueueTarget): Promise<Redis> {
-  const client = new Redis({ ...new RedisLink(t).connection(), lazyConnect: true, connectTimeout: 5000, retryStrategy: () => null, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const client = new Redis({
+    ...new RedisLink(t).connection(),
+    lazyConnect: true,
+    connectTimeout: 5000,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+  });
   let lastError: Error | undefined;
   client.on('error', (e: Error) => (lastError = e)); // reported below, once
   try {
     await client.connect();
     const info = await client.info('server');
     const version = /redis_version:([0-9.]+)/.exec(info)?.[1] ?? '0.0.0';
-    if (older(version, MIN_REDIS)) throw new QueueError(`${where(t)} runs Redis ${version}; BullMQ needs Redis ${MIN_REDIS} or newer: upgrade it or point --queue at another server`);
+    if (older(version, MIN_REDIS))
+      throw new QueueError(
+        `${where(t)} runs Redis ${version}; BullMQ needs Redis ${MIN_REDIS} or newer: upgrade it or point --queue at another server`,
+      );
     return client;
   } catch (e) {
     client.disconnect();
     if (e instanceof QueueError) throw e;
     const err = lastError ?? (e as Error);
     const msg = (err as NodeJS.ErrnoException).code ?? (err.message || String(err));
-    throw new QueueError(`cannot reach Redis at ${where(t)} (${msg}): start it, or check the host, port and password in --queue`);
+    throw new QueueError(
+      `cannot reach Redis at ${where(t)} (${msg}): start it, or check the host, port and password in --queue`,
+    );
   }
 }
 
@@ -215,7 +251,14 @@ export interface SweepManifest {
   readonly configHash: string;
   readonly dataHash: string;
   /** Where the coordinator read the data: its catalog, or a --data file or folder (and format). */
-  readonly data: { readonly catalog: string } | { readonly file: string; readonly format?: string; readonly timezone?: string; readonly side?: 'bid' | 'ask' | 'mid' };
+  readonly data:
+    | { readonly catalog: string }
+    | {
+        readonly file: string;
+        readonly format?: string;
+        readonly timezone?: string;
+        readonly side?: 'bid' | 'ask' | 'mid';
+      };
   /** The params whose subscriptions decide which series are decoded (the first point of the space). */
   readonly subscriptionParams: Params;
   readonly createdAt: string;
@@ -236,7 +279,9 @@ interface TrialJob {
   /** The trial's period when it is not the manifest's (`run.from`, `run.to`): a walk-forward window's. */
   readonly period?: { readonly from: string; readonly to: string };
 }
-type TrialResult = { ok: true; metrics: unknown; returns: number[]; times?: number[]; wallMs: number } | { ok: false; error: string; wallMs: number; infrastructure?: true };
+type TrialResult =
+  | { ok: true; metrics: unknown; returns: number[]; times?: number[]; wallMs: number }
+  | { ok: false; error: string; wallMs: number; infrastructure?: true };
 
 /** What the coordinator watches while trials are out, and where it says what it found. */
 export interface QueueWatch {
@@ -307,7 +352,10 @@ export class RedisTrialRunner implements TrialRunner {
     const { t, watch: redis, queue, manifest } = this.target;
     try {
       const ids = [...this.#out.keys()];
-      const [hasManifest, ...exist] = (await redis.pipeline([['exists', manifestKey(t)], ...ids.map((id) => ['exists', `bull:${t.name}:${id}`])]).exec()) ?? [];
+      const [hasManifest, ...exist] =
+        (await redis
+          .pipeline([['exists', manifestKey(t)], ...ids.map((id) => ['exists', `bull:${t.name}:${id}`])])
+          .exec()) ?? [];
       if (hasManifest?.[0] || exist.some((e) => e[0])) return; // the link is down: the next check sees
       let requeued = 0;
       if (hasManifest?.[1] === 0) await redis.set(manifestKey(t), JSON.stringify(manifest));
@@ -315,12 +363,19 @@ export class RedisTrialRunner implements TrialRunner {
         if (exist[k]?.[1] !== 0) continue;
         const out = this.#out.get(ids[k]!);
         if (!out) continue;
-        await queue.add('trial', out.data, { jobId: ids[k]!, attempts: 1, removeOnComplete: false, removeOnFail: false });
+        await queue.add('trial', out.data, {
+          jobId: ids[k]!,
+          attempts: 1,
+          removeOnComplete: false,
+          removeOnFail: false,
+        });
         out.requeued();
         requeued++;
       }
       if (requeued > 0 || hasManifest?.[1] === 0) {
-        this.watch.onNote?.(`Redis at ${where(t)} no longer held ${requeued} of the ${ids.length} trial${ids.length === 1 ? '' : 's'} out on the queue${hasManifest?.[1] === 0 ? ' nor the sweep\'s manifest (it was emptied or restarted without its data)' : ''}: queued them again`);
+        this.watch.onNote?.(
+          `Redis at ${where(t)} no longer held ${requeued} of the ${ids.length} trial${ids.length === 1 ? '' : 's'} out on the queue${hasManifest?.[1] === 0 ? " nor the sweep's manifest (it was emptied or restarted without its data)" : ''}: queued them again`,
+        );
         this.#lastTaken = Date.now();
       }
       const idleMs = Date.now() - this.#lastTaken;
@@ -347,9 +402,13 @@ export class RedisTrialRunner implements TrialRunner {
     const reasons: string[] = [];
     for (const [who, why] of Object.entries(refusals)) {
       const r = JSON.parse(why) as { sweepId: string; reason: string };
-      if (r.sweepId === this.target.sweepId) reasons.push(`the worker ${who} refused this sweep: ${r.reason}`);
+      if (r.sweepId === this.target.sweepId)
+        reasons.push(`the worker ${who} refused this sweep: ${r.reason}`);
     }
-    if (workers === 0) reasons.push(`no ${reasons.length > 0 ? 'other ' : ''}worker is connected: start one on a machine with the strategy and the data (fxflow worker --queue ${describeQueueTarget(t)})`);
+    if (workers === 0)
+      reasons.push(
+        `no ${reasons.length > 0 ? 'other ' : ''}worker is connected: start one on a machine with the strategy and the data (fxflow worker --queue ${describeQueueTarget(t)})`,
+      );
     else if (reasons.length === 0) {
       reasons.push(
         running > 0
@@ -364,7 +423,13 @@ export class RedisTrialRunner implements TrialRunner {
    * Opens the queue for a sweep: writes its manifest (refusing a queue busy with another sweep).
    * `reconnectMs`: how long to keep trying after losing Redis before giving up.
    */
-  static async open(url: string, manifest: SweepManifest, depth = 256, reconnectMs = RECONNECT_MS, watch: QueueWatch = {}): Promise<RedisTrialRunner> {
+  static async open(
+    url: string,
+    manifest: SweepManifest,
+    depth = 256,
+    reconnectMs = RECONNECT_MS,
+    watch: QueueWatch = {},
+  ): Promise<RedisTrialRunner> {
     const t = parseQueueUrl(url);
     const client = await openRedis(t);
     const link = new RedisLink(t, reconnectMs);
@@ -400,7 +465,21 @@ export class RedisTrialRunner implements TrialRunner {
       void Promise.allSettled([events.close(), queue.close()]);
     });
     await events.waitUntilReady();
-    return new RedisTrialRunner({ t, link, client, watch: watchClient, queue, events, sweepId: manifest.sweepId, manifest, base: manifest.config.run }, depth, watch);
+    return new RedisTrialRunner(
+      {
+        t,
+        link,
+        client,
+        watch: watchClient,
+        queue,
+        events,
+        sweepId: manifest.sweepId,
+        manifest,
+        base: manifest.config.run,
+      },
+      depth,
+      watch,
+    );
   }
 
   share(): void {
@@ -412,7 +491,10 @@ export class RedisTrialRunner implements TrialRunner {
     if (id === undefined) throw new Error('a queued trial needs its id');
     if (this.#lost) throw this.#lost;
     // A trial over another period than the manifest's (a walk-forward window) says which.
-    const period = config.run.from !== base.from || config.run.to !== base.to ? { from: config.run.from, to: config.run.to } : undefined;
+    const period =
+      config.run.from !== base.from || config.run.to !== base.to
+        ? { from: config.run.from, to: config.run.to }
+        : undefined;
     let fail: (e: Error) => void = () => {};
     const lost = new Promise<never>((_, reject) => (fail = reject));
     this.#waiting.add(fail);
@@ -424,15 +506,39 @@ export class RedisTrialRunner implements TrialRunner {
       const again = (): Promise<'requeued'> => new Promise((res) => (requeued = () => res('requeued')));
       let woken = again();
       this.#out.set(id, { data, requeued: () => requeued() });
-      const job = await Promise.race([queue.add('trial', data, { jobId: id, attempts: 1, removeOnComplete: false, removeOnFail: false }), lost]);
+      const job = await Promise.race([
+        queue.add('trial', data, { jobId: id, attempts: 1, removeOnComplete: false, removeOnFail: false }),
+        lost,
+      ]);
       let r: TrialResult | 'requeued';
-      while ((r = (await Promise.race([job.waitUntilFinished(events), woken, lost])) as TrialResult | 'requeued') === 'requeued') woken = again();
-      return r.ok ? { type: 'done', trial, ok: true, metrics: r.metrics, returns: r.returns, times: r.times ?? [], wallMs: r.wallMs } : { type: 'done', trial, ok: false, error: r.error, wallMs: r.wallMs };
+      while (
+        (r = (await Promise.race([job.waitUntilFinished(events), woken, lost])) as
+          TrialResult | 'requeued') === 'requeued'
+      )
+        woken = again();
+      return r.ok
+        ? {
+            type: 'done',
+            trial,
+            ok: true,
+            metrics: r.metrics,
+            returns: r.returns,
+            times: r.times ?? [],
+            wallMs: r.wallMs,
+          }
+        : { type: 'done', trial, ok: false, error: r.error, wallMs: r.wallMs };
     } catch (e) {
       if (this.#closed || e instanceof QueueLostError) throw e;
       // The job failed in BullMQ itself (stalled more often than allowed, or a worker refused it).
       // Not the trial's fault: the sweep runs it again.
-      return { type: 'done', trial, ok: false, error: `the queue failed the trial: ${(e as Error).message}`, wallMs: 0, infrastructure: true };
+      return {
+        type: 'done',
+        trial,
+        ok: false,
+        error: `the queue failed the trial: ${(e as Error).message}`,
+        wallMs: 0,
+        infrastructure: true,
+      };
     } finally {
       this.#waiting.delete(fail);
       this.#out.delete(id);
@@ -464,7 +570,9 @@ export class RedisTrialRunner implements TrialRunner {
       // Nothing to say to a server that is gone: drop the connections (a graceful close would wait for it).
       // Not awaited: BullMQ's close can stay pending for good once its connections have given up.
       link.lose();
-      void Promise.allSettled([events.disconnect(), queue.disconnect()]).then(() => Promise.allSettled([events.close(), queue.close()]));
+      void Promise.allSettled([events.disconnect(), queue.disconnect()]).then(() =>
+        Promise.allSettled([events.close(), queue.close()]),
+      );
     } else await Promise.allSettled([events.close(), queue.close()]);
     client.disconnect();
   }
@@ -485,7 +593,8 @@ interface TrialTargetParts {
 }
 
 /** BullMQ's errors about a job whose keys or lock are gone from Redis. */
-const JOB_GONE = /^(Missing key for job|Missing lock for job|could not renew lock for job|Lock mismatch for job)/;
+const JOB_GONE =
+  /^(Missing key for job|Missing lock for job|could not renew lock for job|Lock mismatch for job)/;
 
 /** A sweep a worker has prepared: its trials run on `runner` (worker threads holding the strategy and the data). */
 export interface PreparedSweep {
@@ -514,7 +623,9 @@ export interface QueueWorkerOptions {
  * (and again when the coordinator starts another sweep on the same queue). A worker whose data or
  * strategy differs from the coordinator's refuses: `done` rejects with the QueueError.
  */
-export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: () => Promise<void>; done: Promise<void> }> {
+export async function startQueueWorker(
+  o: QueueWorkerOptions,
+): Promise<{ stop: () => Promise<void>; done: Promise<void> }> {
   const t = parseQueueUrl(o.url);
   (await openRedis(t)).disconnect(); // one clear message when Redis is unreachable or too old
   const link = new RedisLink(t, o.reconnectMs ?? RECONNECT_MS);
@@ -525,7 +636,8 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
   // The sweep being run here. Set in the same tick as the check (before any await), so two jobs
   // arriving together share one preparation: preparing twice would close the first's threads
   // under the trial running on them.
-  let current: { sweepId: string; ready: Promise<{ manifest: SweepManifest; prepared: PreparedSweep }> } | undefined;
+  let current:
+    { sweepId: string; ready: Promise<{ manifest: SweepManifest; prepared: PreparedSweep }> } | undefined;
   let fail: (e: Error) => void = () => {};
   let finish: () => void = () => {};
   const done = new Promise<void>((resolve, reject) => {
@@ -536,9 +648,15 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
     if (current?.sweepId === sweepId) return current.ready;
     const previous = current;
     const ready = readManifest(client, t).then(async (m) => {
-      if (!m || m.sweepId !== sweepId) throw new QueueError(`the job belongs to sweep ${sweepId}, but the queue's manifest is ${m ? `sweep ${m.sweepId}` : 'missing'}: it is left for that sweep's coordinator`);
+      if (!m || m.sweepId !== sweepId)
+        throw new QueueError(
+          `the job belongs to sweep ${sweepId}, but the queue's manifest is ${m ? `sweep ${m.sweepId}` : 'missing'}: it is left for that sweep's coordinator`,
+        );
       // The previous sweep's threads end only once nothing of it runs (its jobs are answered first).
-      void previous?.ready.then((p) => p.prepared.runner.close(), () => {});
+      void previous?.ready.then(
+        (p) => p.prepared.runner.close(),
+        () => {},
+      );
       o.onSweep?.(m);
       return { manifest: m, prepared: await o.prepare(m) };
     });
@@ -560,7 +678,12 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
       } catch (e) {
         // This machine cannot run the sweep (other data or strategy, a missing file): say so (here,
         // and in Redis for the coordinator's warnings), give the job back, and stop taking jobs.
-        const err = e instanceof QueueError ? e : new QueueError(`sweep ${job.data.sweepId}: this machine cannot run it: ${(e as Error).message}`);
+        const err =
+          e instanceof QueueError
+            ? e
+            : new QueueError(
+                `sweep ${job.data.sweepId}: this machine cannot run it: ${(e as Error).message}`,
+              );
         const who = `${hostname()} (pid ${process.pid})`;
         await client
           .multi()
@@ -575,10 +698,22 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
       }
       const { manifest, prepared } = sweep;
       const p = job.data.period;
-      const config: BacktestConfig = p ? { ...prepared.config, run: { ...prepared.config.run, from: p.from, to: p.to } } : prepared.config;
+      const config: BacktestConfig = p
+        ? { ...prepared.config, run: { ...prepared.config.run, from: p.from, to: p.to } }
+        : prepared.config;
       // The job's id is the trial's identity: the config rebuilt here must be the coordinator's.
-      const id = trialId(manifest.strategyHash, job.data.params, manifest.dataHash, sha256(canonical(config)));
-      if (id !== job.id) return { ok: false, error: `this worker rebuilt trial ${job.data.trial} as ${id}, not the job's ${job.id}: the worker and the coordinator run different fxflow versions`, wallMs: 0 };
+      const id = trialId(
+        manifest.strategyHash,
+        job.data.params,
+        manifest.dataHash,
+        sha256(canonical(config)),
+      );
+      if (id !== job.id)
+        return {
+          ok: false,
+          error: `this worker rebuilt trial ${job.data.trial} as ${id}, not the job's ${job.id}: the worker and the coordinator run different fxflow versions`,
+          wallMs: 0,
+        };
       const d = await prepared.runner.run(job.data.trial, job.data.params, config, job.id);
       // Stopping (Ctrl-C) ends the threads: the trial is not done, so it is not answered; its lock
       // lapses and another worker runs it.
@@ -587,15 +722,25 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
       // answering it) lets the coordinator run it again.
       if (!d.ok && isInfrastructureFailure(d)) throw new Error(d.error);
       o.onTrial?.({ sweepId: job.data.sweepId, trial: job.data.trial, ok: d.ok, wallMs: d.wallMs });
-      return d.ok ? { ok: true, metrics: d.metrics, returns: d.returns, times: d.times, wallMs: d.wallMs } : { ok: false, error: d.error, wallMs: d.wallMs };
+      return d.ok
+        ? { ok: true, metrics: d.metrics, returns: d.returns, times: d.times, wallMs: d.wallMs }
+        : { ok: false, error: d.error, wallMs: d.wallMs };
     },
-    { connection: link.connection(), concurrency: Math.max(1, o.threads), lockDuration: lockMs, stalledInterval: Math.max(1000, Math.floor(lockMs / 2)), maxStalledCount: 5, autorun: true },
+    {
+      connection: link.connection(),
+      concurrency: Math.max(1, o.threads),
+      lockDuration: lockMs,
+      stalledInterval: Math.max(1000, Math.floor(lockMs / 2)),
+      maxStalledCount: 5,
+      autorun: true,
+    },
   );
   // A lost connection is the link's to judge (bounded retry); any other error of the queue stops the worker.
   worker.on('error', (e) => {
     if (isConnectionError(e)) link.noteError(e);
     // A job that Redis no longer holds (emptied or restarted empty): its coordinator queues it again; this worker goes on.
-    else if (JOB_GONE.test(e.message)) o.onNote?.(`${e.message}: Redis lost this job (emptied or restarted); its coordinator queues it again`);
+    else if (JOB_GONE.test(e.message))
+      o.onNote?.(`${e.message}: Redis lost this job (emptied or restarted); its coordinator queues it again`);
     else fail(new QueueError(`the queue at ${where(t)} failed: ${e.message}`));
   });
   // Closing starts the moment the link is lost: BullMQ then skips its pauses after failed
@@ -610,11 +755,19 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<{ stop: (
       // The server is gone: end the threads first (a trial still running would keep the process
       // alive), then drop the connections without waiting on them. BullMQ's close can stay pending
       // for good once its connections have given up (seen under load: the worker never exited).
-      await c?.ready.then((p) => p.prepared.runner.close(), () => {});
-      void Promise.allSettled([worker.disconnect()]).then(() => worker.close(true)).catch(() => {});
+      await c?.ready.then(
+        (p) => p.prepared.runner.close(),
+        () => {},
+      );
+      void Promise.allSettled([worker.disconnect()])
+        .then(() => worker.close(true))
+        .catch(() => {});
     } else {
       await worker.close(true);
-      await c?.ready.then((p) => p.prepared.runner.close(), () => {});
+      await c?.ready.then(
+        (p) => p.prepared.runner.close(),
+        () => {},
+      );
     }
     client.disconnect();
     finish();

@@ -10,7 +10,14 @@ const median = (xs: number[]): number => {
 };
 
 /** Trials (1-based) until the first point in the top 5% of the valid grid, or trials+1 if never. */
-function trialsToTop(search: Search, f: (p: number) => number, valid: number[], trials: number, batch: number, lag: number): number {
+function trialsToTop(
+  search: Search,
+  f: (p: number) => number,
+  valid: number[],
+  trials: number,
+  batch: number,
+  lag: number,
+): number {
   const sorted = valid.map(f).sort((a, b) => b - a);
   const threshold = sorted[Math.max(0, Math.ceil(valid.length * 0.05) - 1)]!;
   const order = simulateSearch(search, f, trials, batch, lag);
@@ -60,14 +67,21 @@ describe('search', () => {
 
   it('random and tpe: the same seed gives the same trials; no point twice; only valid points', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 0, max: 8 }), fc.constantFrom('random', 'tpe'), (seed, batch, lag, kind) => {
-        const make = (): Search => (kind === 'random' ? new RandomSearch(space, seed) : new TpeSearch(space, seed));
-        const a = simulateSearch(make(), surfaces.rugged!, 60, batch, lag);
-        const b = simulateSearch(make(), surfaces.rugged!, 60, batch, lag);
-        expect(a).toEqual(b);
-        expect(new Set(a).size).toBe(a.length);
-        for (const p of a) expect(space.valid(p)).toBe(true);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 31 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.constantFrom('random', 'tpe'),
+        (seed, batch, lag, kind) => {
+          const make = (): Search =>
+            kind === 'random' ? new RandomSearch(space, seed) : new TpeSearch(space, seed);
+          const a = simulateSearch(make(), surfaces.rugged!, 60, batch, lag);
+          const b = simulateSearch(make(), surfaces.rugged!, 60, batch, lag);
+          expect(a).toEqual(b);
+          expect(new Set(a).size).toBe(a.length);
+          for (const p of a) expect(space.valid(p)).toBe(true);
+        },
+      ),
       { numRuns: 30 },
     );
   });
@@ -86,7 +100,9 @@ describe('search', () => {
       const seeds = Array.from({ length: 31 }, (_, i) => 1000 + i * 7919);
       const tpe = seeds.map((s) => trialsToTop(new TpeSearch(space, s), f, valid, 120, 1, 2));
       const rnd = seeds.map((s) => trialsToTop(new RandomSearch(space, s), f, valid, 120, 1, 2));
-      console.log(`${name}: tpe median ${median(tpe)} [${tpe.join(' ')}], random median ${median(rnd)} [${rnd.join(' ')}]`);
+      console.log(
+        `${name}: tpe median ${median(tpe)} [${tpe.join(' ')}], random median ${median(rnd)} [${rnd.join(' ')}]`,
+      );
       expect(median(tpe)).toBeLessThan(median(rnd));
     });
   }

@@ -107,7 +107,10 @@ export class TpeSearch implements Search {
     const out: number[] = [];
     const startup = this.options.startup ?? Math.max(4, this.#space.dims.length * 2);
     while (out.length < n && this.#proposed.size < this.#valid) {
-      const p = this.#told.length < Math.min(startup, 2) || this.#proposed.size < startup ? this.#nextRandom() : this.#model();
+      const p =
+        this.#told.length < Math.min(startup, 2) || this.#proposed.size < startup
+          ? this.#nextRandom()
+          : this.#model();
       if (p === undefined) break;
       this.#proposed.add(p);
       out.push(p);
@@ -130,8 +133,20 @@ export class TpeSearch implements Search {
     const good = told.slice(0, nGood).map((t) => this.#space.digits(t.point));
     const bad = told.slice(nGood).map((t) => this.#space.digits(t.point));
     const dims = this.#space.dims;
-    const l = dims.map((d, k) => density(d.values.length, d.ordered, good.map((g) => g[k]!)));
-    const g = dims.map((d, k) => density(d.values.length, d.ordered, bad.map((b) => b[k]!)));
+    const l = dims.map((d, k) =>
+      density(
+        d.values.length,
+        d.ordered,
+        good.map((g) => g[k]!),
+      ),
+    );
+    const g = dims.map((d, k) =>
+      density(
+        d.values.length,
+        d.ordered,
+        bad.map((b) => b[k]!),
+      ),
+    );
     const cum = l.map(cumulative);
     const tries = this.options.candidates ?? 48;
     let best: number | undefined;
@@ -141,7 +156,8 @@ export class TpeSearch implements Search {
       const p = this.#space.index(digits);
       if (this.#proposed.has(p) || !this.#space.valid(p)) continue;
       let score = 0;
-      for (let k = 0; k < dims.length; k++) score += Math.log(l[k]![digits[k]!]!) - Math.log(g[k]![digits[k]!]!);
+      for (let k = 0; k < dims.length; k++)
+        score += Math.log(l[k]![digits[k]!]!) - Math.log(g[k]![digits[k]!]!);
       if (score > bestScore) {
         bestScore = score;
         best = p;
@@ -210,7 +226,13 @@ export const toldBefore = (s: number, lag: number): number => Math.max(0, s - la
  * Drives a search as a sweep does, without workers (`toldBefore` schedule). Returns the points in
  * trial order. `evaluate` is the objective. Used by tests and the bench to measure a search.
  */
-export function simulateSearch(search: Search, evaluate: (point: number) => number | null, trials: number, batch: number, lag = batch): number[] {
+export function simulateSearch(
+  search: Search,
+  evaluate: (point: number) => number | null,
+  trials: number,
+  batch: number,
+  lag = batch,
+): number[] {
   const points: number[] = [];
   let told = 0;
   while (points.length < trials) {

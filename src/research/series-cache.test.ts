@@ -15,11 +15,21 @@ describe('binary cache of decoded series', () => {
     let decodes = 0;
     const decode = () => {
       decodes++;
-      return decodeSeries('EUR_USD', 'M5', (async function* () {
-        yield* syntheticBatches({ instrument: 'EUR_USD', granularity: 'M5', from: FROM, to: TO, seed: 3 });
-      })());
+      return decodeSeries(
+        'EUR_USD',
+        'M5',
+        (async function* () {
+          yield* syntheticBatches({ instrument: 'EUR_USD', granularity: 'M5', from: FROM, to: TO, seed: 3 });
+        })(),
+      );
     };
-    const key = { instrument: 'EUR_USD', granularity: 'M5' as const, from: FROM, to: TO, sourceHash: 'abc123' };
+    const key = {
+      instrument: 'EUR_USD',
+      granularity: 'M5' as const,
+      from: FROM,
+      to: TO,
+      sourceHash: 'abc123',
+    };
     const a = await cachedSeries(dir, key, decode);
     const b = await cachedSeries(dir, key, decode);
     expect([a.hit, b.hit, decodes]).toEqual([false, true, 1]);
@@ -51,7 +61,9 @@ describe('binary cache of decoded series', () => {
     writeFileSync(join(dir, '2024-03.csv'), 'changed');
     expect(catalogSourceHash(root, 'EUR_USD', 'H1', Date.UTC(2024, 0, 1), Date.UTC(2024, 2, 1))).toBe(janFeb);
     writeFileSync(join(dir, '2024-02.csv'), 'changed');
-    expect(catalogSourceHash(root, 'EUR_USD', 'H1', Date.UTC(2024, 0, 1), Date.UTC(2024, 2, 1))).not.toBe(janFeb);
+    expect(catalogSourceHash(root, 'EUR_USD', 'H1', Date.UTC(2024, 0, 1), Date.UTC(2024, 2, 1))).not.toBe(
+      janFeb,
+    );
     expect(catalogSourceHash(root, 'GBP_USD', 'H1', 0, 1)).toBeUndefined();
   });
 });

@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Granularity } from '../domain/granularity.ts';
 import type { SharedSeries } from './shared-series.ts';
@@ -10,12 +18,20 @@ const MAGIC = 'FXFLOWS1';
  * SHA-256 of the catalog month files (`YYYY-MM.csv`) of a series that overlap [from, to): their
  * names and contents. Undefined when the catalog holds none (nothing to cache).
  */
-export function catalogSourceHash(root: string, instrument: string, granularity: string, from: number, to: number): string | undefined {
+export function catalogSourceHash(
+  root: string,
+  instrument: string,
+  granularity: string,
+  from: number,
+  to: number,
+): string | undefined {
   const dir = join(root, instrument, granularity);
   if (!existsSync(dir)) return undefined;
   const first = new Date(from).toISOString().slice(0, 7);
   const last = new Date(to - 1).toISOString().slice(0, 7);
-  const files = readdirSync(dir).filter((f) => /^\d{4}-\d{2}\.csv$/.test(f) && f.slice(0, 7) >= first && f.slice(0, 7) <= last).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{4}-\d{2}\.csv$/.test(f) && f.slice(0, 7) >= first && f.slice(0, 7) <= last)
+    .sort();
   if (files.length === 0) return undefined;
   const h = createHash('sha256');
   for (const f of files) h.update(`${f}\n`).update(readFileSync(join(dir, f)));
@@ -46,7 +62,10 @@ export async function cachedSeries(
   key: { instrument: string; granularity: Granularity; from: number; to: number; sourceHash: string },
   decode: () => Promise<SharedSeries>,
 ): Promise<{ series: SharedSeries; hit: boolean }> {
-  const file = join(dir, `${key.instrument}-${key.granularity}-${key.from}-${key.to}-${key.sourceHash.slice(0, 20)}.bin`);
+  const file = join(
+    dir,
+    `${key.instrument}-${key.granularity}-${key.from}-${key.to}-${key.sourceHash.slice(0, 20)}.bin`,
+  );
   if (existsSync(file)) {
     const s = readSeries(file, key.instrument, key.granularity);
     if (s) return { series: s, hit: true };
@@ -68,8 +87,16 @@ function encode(s: SharedSeries): Buffer {
   const head = Buffer.alloc(12);
   head.write(MAGIC, 0, 'latin1');
   head.writeUInt32LE(n, 8);
-  const part = (a: Float64Array | Uint8Array, len: number): Buffer => Buffer.from(new Uint8Array(a.buffer, a.byteOffset, len * a.BYTES_PER_ELEMENT).slice());
-  return Buffer.concat([head, part(s.time, n), part(s.at, n), part(s.prices, 8 * n), part(s.volume, n), part(s.complete, n)]);
+  const part = (a: Float64Array | Uint8Array, len: number): Buffer =>
+    Buffer.from(new Uint8Array(a.buffer, a.byteOffset, len * a.BYTES_PER_ELEMENT).slice());
+  return Buffer.concat([
+    head,
+    part(s.time, n),
+    part(s.at, n),
+    part(s.prices, 8 * n),
+    part(s.volume, n),
+    part(s.complete, n),
+  ]);
 }
 
 function readSeries(file: string, instrument: string, granularity: Granularity): SharedSeries | undefined {

@@ -27,7 +27,11 @@ export interface SharedSeries {
 const shared = (n: number, bytes: number): SharedArrayBuffer => new SharedArrayBuffer(Math.max(1, n) * bytes);
 
 /** Reads a candle source to the end into a SharedSeries (the one decode of a sweep). */
-export async function decodeSeries(instrument: string, granularity: Granularity, source: AsyncIterable<readonly Candle[]>): Promise<SharedSeries> {
+export async function decodeSeries(
+  instrument: string,
+  granularity: Granularity,
+  source: AsyncIterable<readonly Candle[]>,
+): Promise<SharedSeries> {
   // Grow plain arrays of chunks, then copy once into shared memory of the exact size.
   const chunks: (readonly Candle[])[] = [];
   let n = 0;
@@ -70,7 +74,8 @@ export function seriesMap(series: readonly SharedSeries[]): Map<string, SharedSe
 
 /** Index of the first candle with open time ≥ t (binary search). */
 function lowerBound(time: Float64Array, n: number, t: number): number {
-  let lo = 0, hi = n;
+  let lo = 0,
+    hi = n;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (time[mid]! < t) lo = mid + 1;
@@ -83,19 +88,35 @@ function lowerBound(time: Float64Array, n: number, t: number): number {
  * The candles of [from, to) (by open time) as batches of Candle objects, built from the typed arrays
  * as the engine reads them: one object per candle, no parsing.
  */
-export function* seriesBatches(s: SharedSeries, from: number, to: number, size = 1024): Generator<readonly Candle[]> {
+export function* seriesBatches(
+  s: SharedSeries,
+  from: number,
+  to: number,
+  size = 1024,
+): Generator<readonly Candle[]> {
   const end = lowerBound(s.time, s.length, to);
   const { instrument, granularity, time, at, prices, volume, complete } = s;
-  for (let i = lowerBound(s.time, s.length, from); i < end; ) {
+  for (let i = lowerBound(s.time, s.length, from); i < end;) {
     const m = Math.min(size, end - i);
     const out = new Array<Candle>(m);
     for (let k = 0; k < m; k++, i++) {
       const p = i * 8;
       out[k] = {
-        kind: 'candle', instrument, granularity, time: time[i]!, at: at[i]!,
-        bo: prices[p]!, bh: prices[p + 1]!, bl: prices[p + 2]!, bc: prices[p + 3]!,
-        ao: prices[p + 4]!, ah: prices[p + 5]!, al: prices[p + 6]!, ac: prices[p + 7]!,
-        volume: volume[i]!, complete: complete[i] === 1,
+        kind: 'candle',
+        instrument,
+        granularity,
+        time: time[i]!,
+        at: at[i]!,
+        bo: prices[p]!,
+        bh: prices[p + 1]!,
+        bl: prices[p + 2]!,
+        bc: prices[p + 3]!,
+        ao: prices[p + 4]!,
+        ah: prices[p + 5]!,
+        al: prices[p + 6]!,
+        ac: prices[p + 7]!,
+        volume: volume[i]!,
+        complete: complete[i] === 1,
       };
     }
     yield out;
@@ -105,9 +126,12 @@ export function* seriesBatches(s: SharedSeries, from: number, to: number, size =
 /** SHA-256 of the series' content (names and every array): the "data" part of a trial's identity. */
 export function hashSeries(series: readonly SharedSeries[]): string {
   const h = createHash('sha256');
-  for (const s of [...series].sort((a, b) => (`${a.instrument}:${a.granularity}` < `${b.instrument}:${b.granularity}` ? -1 : 1))) {
+  for (const s of [...series].sort((a, b) =>
+    `${a.instrument}:${a.granularity}` < `${b.instrument}:${b.granularity}` ? -1 : 1,
+  )) {
     h.update(`${s.instrument}:${s.granularity}:${s.length}\n`);
-    for (const a of [s.time, s.at, s.prices, s.volume, s.complete]) h.update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice());
+    for (const a of [s.time, s.at, s.prices, s.volume, s.complete])
+      h.update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice());
   }
   return h.digest('hex');
 }

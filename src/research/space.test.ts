@@ -10,14 +10,18 @@ describe('parameter spaces', () => {
     expect(parseDimension('fast=5:50:5', defaults).values).toEqual([5, 10, 15, 20, 25, 30, 35, 40, 45, 50]);
     expect(parseDimension('fast=5:52:5', defaults).values).toEqual([5, 10, 15, 20, 25, 30, 35, 40, 45, 50]);
     // 0.0005 + 3 × 0.0001 is 0.0008000000000000001 in binary; the range gives 0.0008.
-    expect(parseDimension('sl=0.0005:0.001:0.0001', defaults).values).toEqual([0.0005, 0.0006, 0.0007, 0.0008, 0.0009, 0.001]);
+    expect(parseDimension('sl=0.0005:0.001:0.0001', defaults).values).toEqual([
+      0.0005, 0.0006, 0.0007, 0.0008, 0.0009, 0.001,
+    ]);
     expect(parseDimension('slow=100,20,50', defaults).values).toEqual([20, 50, 100]);
     expect(parseDimension('longOnly=true,false', defaults).values).toEqual([true, false]);
     expect(parseDimension('units=1000,2000', defaults).values).toEqual(['1000', '2000']);
   });
 
   it('bad specs: errors that name the flag and say how to fix it', () => {
-    expect(() => parseDimension('fats=1:2:1', defaults)).toThrow("unknown param 'fats'; the strategy declares: fast, slow, sl, units, longOnly");
+    expect(() => parseDimension('fats=1:2:1', defaults)).toThrow(
+      "unknown param 'fats'; the strategy declares: fast, slow, sl, units, longOnly",
+    );
     expect(() => parseDimension('fast=1:2', defaults)).toThrow('a range is from:to:step');
     expect(() => parseDimension('fast=9:2:1', defaults)).toThrow('ends (2) before it starts (9)');
     expect(() => parseDimension('fast=a,b', defaults)).toThrow("'a' is not a number");
@@ -28,14 +32,25 @@ describe('parameter spaces', () => {
   });
 
   it('a single value fixes the param; index ↔ digits round-trips; validPoints honours every constraint', () => {
-    const s = buildSpace(defaults, ['fast=5:20:5', 'slow=10,20,30', 'units=2000'], ['fast < slow', 'slow - fast >= 10']);
+    const s = buildSpace(
+      defaults,
+      ['fast=5:20:5', 'slow=10,20,30', 'units=2000'],
+      ['fast < slow', 'slow - fast >= 10'],
+    );
     expect(s.dims.map((d) => d.name)).toEqual(['fast', 'slow']);
     expect(s.base.units).toBe('2000');
     expect(s.size).toBe(12);
     for (let i = 0; i < s.size; i++) expect(s.index(s.digits(i))).toBe(i);
     const ok = s.validPoints().map((i) => s.swept(i));
     // fast 5: slow 20, 30 (10 fails slow − fast ≥ 10 … 10 − 5 = 5); fast 10: 20, 30; fast 15: 30 (not 20: 5); fast 20: 30.
-    expect(ok).toEqual([{ fast: 5, slow: 20 }, { fast: 5, slow: 30 }, { fast: 10, slow: 20 }, { fast: 10, slow: 30 }, { fast: 15, slow: 30 }, { fast: 20, slow: 30 }]);
+    expect(ok).toEqual([
+      { fast: 5, slow: 20 },
+      { fast: 5, slow: 30 },
+      { fast: 10, slow: 20 },
+      { fast: 10, slow: 30 },
+      { fast: 15, slow: 30 },
+      { fast: 20, slow: 30 },
+    ]);
   });
 });
 
@@ -58,12 +73,19 @@ describe('constraints: a small safe expression language', () => {
 
   it('agrees with JavaScript on random arithmetic comparisons', () => {
     fc.assert(
-      fc.property(fc.integer({ min: -50, max: 50 }), fc.integer({ min: -50, max: 50 }), fc.integer({ min: 1, max: 9 }), fc.constantFrom('<', '<=', '>', '>=', '==', '!='), (a, b, k, op) => {
-        const c = parseConstraint(`fast * ${k} - slow ${op} slow / ${k} + 1`, known);
-        const l = a * k - b, r = b / k + 1;
-        const js = { '<': l < r, '<=': l <= r, '>': l > r, '>=': l >= r, '==': l === r, '!=': l !== r }[op];
-        expect(c.test({ fast: a, slow: b })).toBe(js);
-      }),
+      fc.property(
+        fc.integer({ min: -50, max: 50 }),
+        fc.integer({ min: -50, max: 50 }),
+        fc.integer({ min: 1, max: 9 }),
+        fc.constantFrom('<', '<=', '>', '>=', '==', '!='),
+        (a, b, k, op) => {
+          const c = parseConstraint(`fast * ${k} - slow ${op} slow / ${k} + 1`, known);
+          const l = a * k - b,
+            r = b / k + 1;
+          const js = { '<': l < r, '<=': l <= r, '>': l > r, '>=': l >= r, '==': l === r, '!=': l !== r }[op];
+          expect(c.test({ fast: a, slow: b })).toBe(js);
+        },
+      ),
     );
   });
 
@@ -75,6 +97,8 @@ describe('constraints: a small safe expression language', () => {
     expect(() => parseConstraint('(fast < slow', known)).toThrow("missing ')'");
     expect(() => parseConstraint('fast; slow', known)).toThrow("unexpected ';'");
     expect(() => parseConstraint('fast < slow', known)).not.toThrow();
-    expect(() => parseConstraint('fast $ slow', known)).toThrow("--constraint 'fast $ slow': unexpected '$' (use names, numbers, + - * / %, < <= > >= == !=, and, or, not, parentheses) (at column 6)");
+    expect(() => parseConstraint('fast $ slow', known)).toThrow(
+      "--constraint 'fast $ slow': unexpected '$' (use names, numbers, + - * / %, < <= > >= == !=, and, or, not, parentheses) (at column 6)",
+    );
   });
 });

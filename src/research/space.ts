@@ -29,11 +29,15 @@ const places = (x: number): number => {
 function coerce(name: string, raw: string, d: ParamValue, spec: string): ParamValue {
   if (typeof d === 'number') {
     const n = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(n)) throw new SpaceError(`--param '${spec}': '${raw}' is not a number (param '${name}' defaults to ${d})`);
+    if (raw.trim() === '' || !Number.isFinite(n))
+      throw new SpaceError(`--param '${spec}': '${raw}' is not a number (param '${name}' defaults to ${d})`);
     return n;
   }
   if (typeof d === 'boolean') {
-    if (raw !== 'true' && raw !== 'false') throw new SpaceError(`--param '${spec}': '${raw}' must be true or false (param '${name}' defaults to ${d})`);
+    if (raw !== 'true' && raw !== 'false')
+      throw new SpaceError(
+        `--param '${spec}': '${raw}' must be true or false (param '${name}' defaults to ${d})`,
+      );
     return raw === 'true';
   }
   return raw;
@@ -47,16 +51,24 @@ function coerce(name: string, raw: string, d: ParamValue, spec: string): ParamVa
  */
 export function parseDimension(spec: string, defaults: Params): Dimension {
   const eq = spec.indexOf('=');
-  if (eq <= 0) throw new SpaceError(`--param '${spec}' must look like name=from:to:step, name=a,b,c or name=value`);
+  if (eq <= 0)
+    throw new SpaceError(`--param '${spec}' must look like name=from:to:step, name=a,b,c or name=value`);
   const name = spec.slice(0, eq).trim();
   const body = spec.slice(eq + 1).trim();
-  if (!(name in defaults)) throw new SpaceError(`--param '${spec}': unknown param '${name}'; the strategy declares: ${Object.keys(defaults).join(', ') || '(none)'}`);
+  if (!(name in defaults))
+    throw new SpaceError(
+      `--param '${spec}': unknown param '${name}'; the strategy declares: ${Object.keys(defaults).join(', ') || '(none)'}`,
+    );
   const d = defaults[name]!;
   let values: ParamValue[];
   if (body.includes(':')) {
-    if (typeof d !== 'number') throw new SpaceError(`--param '${spec}': a range needs a number param ('${name}' defaults to ${JSON.stringify(d)}); give a list: ${name}=a,b,c`);
+    if (typeof d !== 'number')
+      throw new SpaceError(
+        `--param '${spec}': a range needs a number param ('${name}' defaults to ${JSON.stringify(d)}); give a list: ${name}=a,b,c`,
+      );
     const parts = body.split(':');
-    if (parts.length !== 3) throw new SpaceError(`--param '${spec}': a range is from:to:step, e.g. ${name}=5:50:5`);
+    if (parts.length !== 3)
+      throw new SpaceError(`--param '${spec}': a range is from:to:step, e.g. ${name}=5:50:5`);
     const [lo, hi, step] = parts.map((x) => coerce(name, x, d, spec) as number) as [number, number, number];
     if (!(step > 0)) throw new SpaceError(`--param '${spec}': the step must be greater than 0`);
     if (hi < lo) throw new SpaceError(`--param '${spec}': the range ends (${hi}) before it starts (${lo})`);
@@ -143,14 +155,26 @@ export class Space {
 }
 
 /** Builds a space from `--param` and `--constraint` strings, typed by the strategy's defaults. */
-export function buildSpace(defaults: Params, params: readonly string[], constraints: readonly string[]): Space {
+export function buildSpace(
+  defaults: Params,
+  params: readonly string[],
+  constraints: readonly string[],
+): Space {
   const dims = params.map((p) => parseDimension(p, defaults));
   const base: Record<string, ParamValue> = { ...defaults };
   const swept = dims.filter((d) => d.values.length > 1);
   for (const d of dims) if (d.values.length === 1) base[d.name] = d.values[0]!;
-  if (swept.length === 0) throw new SpaceError('nothing to sweep: give at least one --param with several values, e.g. --param fast=5:50:5');
+  if (swept.length === 0)
+    throw new SpaceError(
+      'nothing to sweep: give at least one --param with several values, e.g. --param fast=5:50:5',
+    );
   const known = Object.keys(defaults);
-  const space = new Space(swept, constraints.map((c) => parseConstraint(c, known)), base);
-  if (space.size > 10_000_000) throw new SpaceError(`the space has ${space.size} points; narrow the ranges (at most 10,000,000)`);
+  const space = new Space(
+    swept,
+    constraints.map((c) => parseConstraint(c, known)),
+    base,
+  );
+  if (space.size > 10_000_000)
+    throw new SpaceError(`the space has ${space.size} points; narrow the ranges (at most 10,000,000)`);
   return space;
 }

@@ -21,11 +21,41 @@ export interface TrialRecord {
 
 /** The summary figures, in the order of trials.csv's columns (after trial, id, status, objective and the params). */
 export const METRIC_COLUMNS = [
-  'netPL', 'returnPct', 'cagrPct', 'sharpe', 'sortino', 'calmar', 'profitFactor', 'maxDrawdown', 'maxDrawdownPct',
-  'trades', 'openTrades', 'wins', 'losses', 'winRate', 'grossProfit', 'grossLoss', 'averageWin', 'averageLoss',
-  'largestWin', 'largestLoss', 'averageHoldingHours', 'exposurePct', 'initialBalance', 'finalBalance', 'finalNAV',
-  'realizedPL', 'unrealizedPL', 'spreadCost', 'financing', 'commission', 'ambiguousCandles', 'ambiguousPL',
-  'currency', 'from', 'to',
+  'netPL',
+  'returnPct',
+  'cagrPct',
+  'sharpe',
+  'sortino',
+  'calmar',
+  'profitFactor',
+  'maxDrawdown',
+  'maxDrawdownPct',
+  'trades',
+  'openTrades',
+  'wins',
+  'losses',
+  'winRate',
+  'grossProfit',
+  'grossLoss',
+  'averageWin',
+  'averageLoss',
+  'largestWin',
+  'largestLoss',
+  'averageHoldingHours',
+  'exposurePct',
+  'initialBalance',
+  'finalBalance',
+  'finalNAV',
+  'realizedPL',
+  'unrealizedPL',
+  'spreadCost',
+  'financing',
+  'commission',
+  'ambiguousCandles',
+  'ambiguousPL',
+  'currency',
+  'from',
+  'to',
 ] as const satisfies readonly (keyof TrialMetrics)[];
 
 /** What became of the strategy's orders, after the metric columns: orders placed, filled, rejected. */
@@ -51,7 +81,10 @@ export class SweepStore {
   readonly csv: string;
   readonly #paramNames: readonly string[];
 
-  constructor(readonly dir: string, paramNames: readonly string[]) {
+  constructor(
+    readonly dir: string,
+    paramNames: readonly string[],
+  ) {
     mkdirSync(dir, { recursive: true });
     this.jsonl = join(dir, 'trials.jsonl');
     this.returnsFile = join(dir, 'returns.jsonl');
@@ -78,15 +111,37 @@ export class SweepStore {
   }
 
   header(): string {
-    return ['trial', 'id', 'status', 'objective', ...this.#paramNames, ...METRIC_COLUMNS, ...ORDER_COLUMNS, 'error'].join(',');
+    return [
+      'trial',
+      'id',
+      'status',
+      'objective',
+      ...this.#paramNames,
+      ...METRIC_COLUMNS,
+      ...ORDER_COLUMNS,
+      'error',
+    ].join(',');
   }
 
   row(r: TrialRecord): string {
     const m = r.metrics as Record<string, unknown> | undefined;
     const orders = r.metrics?.orders;
     // The strategy's own orders (its trades' dependent orders are counted apart in the run's report).
-    const counts = orders ? [orders.placed, orders.filled, orders.rejected] : [undefined, undefined, undefined];
-    return [r.trial, r.id, r.status, r.objective, ...this.#paramNames.map((p) => r.params[p]), ...METRIC_COLUMNS.map((c) => m?.[c]), ...counts, r.error].map(field).join(',');
+    const counts = orders
+      ? [orders.placed, orders.filled, orders.rejected]
+      : [undefined, undefined, undefined];
+    return [
+      r.trial,
+      r.id,
+      r.status,
+      r.objective,
+      ...this.#paramNames.map((p) => r.params[p]),
+      ...METRIC_COLUMNS.map((c) => m?.[c]),
+      ...counts,
+      r.error,
+    ]
+      .map(field)
+      .join(',');
   }
 
   /** Rewrites trials.csv from records (at the start of a resumed sweep, and at the end in trial order). */
@@ -99,7 +154,13 @@ export class SweepStore {
   /** Rewrites trials.jsonl and returns.jsonl in trial order (at the end; atomic renames). */
   rewriteJsonl(records: readonly TrialRecord[], returns: ReadonlyMap<string, readonly number[]>): void {
     const rt = `${this.returnsFile}.tmp`;
-    writeFileSync(rt, records.filter((r) => returns.has(r.id)).map((r) => `${JSON.stringify({ id: r.id, returns: returns.get(r.id) })}\n`).join(''));
+    writeFileSync(
+      rt,
+      records
+        .filter((r) => returns.has(r.id))
+        .map((r) => `${JSON.stringify({ id: r.id, returns: returns.get(r.id) })}\n`)
+        .join(''),
+    );
     renameSync(rt, this.returnsFile);
     const jt = `${this.jsonl}.tmp`;
     writeFileSync(jt, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
@@ -116,7 +177,9 @@ export class SweepStore {
 
 function readLines(path: string): string[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
 }
 
 function parseLine(line: string): unknown {

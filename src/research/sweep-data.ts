@@ -8,7 +8,12 @@ import type { Params, Strategy } from '../strategy/api.ts';
 import { cachedSeries } from './series-cache.ts';
 import { decodeSeries, hashSeries, type SharedSeries } from './shared-series.ts';
 
-export type CandleFactory = (req: { instrument: string; granularity: Granularity; from: number; to: number }) => AsyncIterable<readonly Candle[]>;
+export type CandleFactory = (req: {
+  instrument: string;
+  granularity: Granularity;
+  from: number;
+  to: number;
+}) => AsyncIterable<readonly Candle[]>;
 
 /**
  * Decodes, once for the whole sweep, every series a trial reads: the strategy's candle
@@ -32,7 +37,8 @@ export async function loadSweepData(o: {
 }): Promise<{ series: SharedSeries[]; dataHash: string; candles: number; decodeMs: number; cached: number }> {
   const t0 = performance.now();
   const subs = subscriptionsOf(o.strategy, o.params, o.name);
-  if ((subs.ticks ?? []).length > 0) throw new Error(`${o.name} subscribes to ticks; sweeps share candle data only (for now)`);
+  if ((subs.ticks ?? []).length > 0)
+    throw new Error(`${o.name} subscribes to ticks; sweeps share candle data only (for now)`);
   const wanted = new Map<string, { instrument: string; granularity: Granularity }>();
   for (const spec of subs.candles ?? []) {
     const s = parseCandleSeries(spec, o.instruments);
@@ -40,15 +46,23 @@ export async function loadSweepData(o: {
   }
   if (wanted.size === 0) throw new Error(`${o.name} subscribes to no candles`);
   // The same choice of conversion series as a backtest makes (finest granularity, held data).
-  const finest = [...wanted.values()].reduce((a, b) => (granularityMs(b.granularity) < granularityMs(a.granularity) ? b : a)).granularity;
+  const finest = [...wanted.values()].reduce((a, b) =>
+    granularityMs(b.granularity) < granularityMs(a.granularity) ? b : a,
+  ).granularity;
   const traded = [...new Set([...wanted.values()].map((s) => s.instrument))];
-  for (const name of conversionInstruments(traded, o.currency, (n) => o.instruments.has(n), (n) => o.available(n, finest))) {
+  for (const name of conversionInstruments(
+    traded,
+    o.currency,
+    (n) => o.instruments.has(n),
+    (n) => o.available(n, finest),
+  )) {
     wanted.set(`${name}:${finest}`, { instrument: name, granularity: finest });
   }
   const series: SharedSeries[] = [];
   let cached = 0;
   for (const s of wanted.values()) {
-    const decode = (): Promise<SharedSeries> => decodeSeries(s.instrument, s.granularity, o.candles({ ...s, from: o.from, to: o.to }));
+    const decode = (): Promise<SharedSeries> =>
+      decodeSeries(s.instrument, s.granularity, o.candles({ ...s, from: o.from, to: o.to }));
     const sourceHash = o.cache?.sourceHash(s.instrument, s.granularity);
     let decoded: SharedSeries;
     if (o.cache && sourceHash) {
@@ -59,5 +73,11 @@ export async function loadSweepData(o: {
     const origin = o.origin?.(s.instrument, s.granularity);
     series.push(origin ? { ...decoded, origin } : decoded);
   }
-  return { series, dataHash: hashSeries(series), candles: series.reduce((n, s) => n + s.length, 0), decodeMs: performance.now() - t0, cached };
+  return {
+    series,
+    dataHash: hashSeries(series),
+    candles: series.reduce((n, s) => n + s.length, 0),
+    decodeMs: performance.now() - t0,
+    cached,
+  };
 }

@@ -14,7 +14,10 @@ import { objective as fragileObjective } from './fixtures/fragile-cross.ts';
 const FROM = Date.UTC(2024, 0, 1);
 const TO = Date.UTC(2024, 4, 1);
 const FRAGILE = resolve(import.meta.dirname, 'fixtures/fragile-cross.ts');
-const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'H1', from: '2024-01-01', to: '2024-05-01' }, costs: { financing: false } });
+const config = loadConfig(undefined, {
+  run: { instrument: 'EUR_USD', granularity: 'H1', from: '2024-01-01', to: '2024-05-01' },
+  costs: { financing: false },
+});
 let series: SharedSeries[];
 let base: Omit<SweepOptions, 'dir' | 'workers'>;
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-sweep-'));
@@ -22,9 +25,15 @@ let n = 0;
 const dir = (): string => join(tmp, `s${n++}`);
 
 beforeAll(async () => {
-  series = [await decodeSeries('EUR_USD', 'H1', (async function* () {
-    yield* syntheticBatches({ instrument: 'EUR_USD', granularity: 'H1', from: FROM, to: TO, seed: 7 });
-  })())];
+  series = [
+    await decodeSeries(
+      'EUR_USD',
+      'H1',
+      (async function* () {
+        yield* syntheticBatches({ instrument: 'EUR_USD', granularity: 'H1', from: FROM, to: TO, seed: 7 });
+      })(),
+    ),
+  ];
   const loaded = await loadStrategy(FRAGILE, []);
   base = {
     strategyFile: loaded.file,
@@ -69,7 +78,11 @@ describe('runSweep (real backtests on worker threads)', () => {
     for (const t of r1.top) {
       const cells = rows.find((r) => r.startsWith(`${t.trial},`))!.split(',');
       const [orders, fills, rejects] = cells.slice(-4, -1).map(Number);
-      expect([orders, fills, rejects]).toEqual([t.metrics.orders!.placed, t.metrics.orders!.filled, t.metrics.orders!.rejected]);
+      expect([orders, fills, rejects]).toEqual([
+        t.metrics.orders!.placed,
+        t.metrics.orders!.filled,
+        t.metrics.orders!.rejected,
+      ]);
       expect(fills).toBeGreaterThan(0);
       expect(fills! + rejects!).toBeLessThanOrEqual(orders!);
     }
@@ -81,7 +94,9 @@ describe('runSweep (real backtests on worker threads)', () => {
     // Computed on an adaptive search's trials: labelled not comparable with grid or random.
     expect(r1.overfitting.pbo).toMatchObject({ search: 'tpe', comparable: false });
     expect(r1.overfitting.pbo?.label).toMatch(/not comparable with the PBO of a grid or random search/);
-    expect(JSON.parse(readFileSync(join(a, 'summary.json'), 'utf8')).overfitting).toEqual(JSON.parse(JSON.stringify(r1.overfitting)));
+    expect(JSON.parse(readFileSync(join(a, 'summary.json'), 'utf8')).overfitting).toEqual(
+      JSON.parse(JSON.stringify(r1.overfitting)),
+    );
   });
 
   it('resume: running again runs only the trials missing from the folder, and ends with the same files', async () => {
@@ -110,7 +125,15 @@ describe('runSweep (real backtests on worker threads)', () => {
 
   it("a custom objective: the strategy module's exported function ranks the trials", async () => {
     const d = dir();
-    const r = await runSweep({ ...base, search: 'grid', trials: 12, objective: 'custom', objectiveFn: fragileObjective, dir: d, workers: 2 });
+    const r = await runSweep({
+      ...base,
+      search: 'grid',
+      trials: 12,
+      objective: 'custom',
+      objectiveFn: fragileObjective,
+      dir: d,
+      workers: 2,
+    });
     for (const t of r.top) expect(t.objective).toBeCloseTo(t.metrics.netPL / (1 + t.metrics.maxDrawdown), 10);
     const objectives = r.top.map((t) => t.objective);
     expect(objectives).toEqual([...objectives].sort((x, y) => y - x));
@@ -119,7 +142,14 @@ describe('runSweep (real backtests on worker threads)', () => {
   it('a trial whose thread died runs again (not recorded failed); on resume, an infrastructure failure in the folder runs again while a strategy failure stays failed', async () => {
     const DIE = resolve(import.meta.dirname, 'fixtures/die-once.ts');
     const loaded = await loadStrategy(DIE, []);
-    const die = { ...base, strategyFile: loaded.file, strategyName: loaded.name, space: buildSpace(loaded.params, ['fast=3:9:2', 'slow=10,20'], ['fast < slow']), search: 'grid' as const, trials: 8 };
+    const die = {
+      ...base,
+      strategyFile: loaded.file,
+      strategyName: loaded.name,
+      space: buildSpace(loaded.params, ['fast=3:9:2', 'slow=10,20'], ['fast < slow']),
+      search: 'grid' as const,
+      trials: 8,
+    };
     // A reference where nothing dies (the marker is claimed already), then the same sweep where fast=5's thread ends once.
     const claimed = mkdtempSync(join(tmp, 'claimed-'));
     writeFileSync(join(claimed, 'claimed'), '');
@@ -147,7 +177,13 @@ describe('runSweep (real backtests on worker threads)', () => {
     const f = dir();
     await runSweep({ ...base, search: 'grid', trials: 12, dir: f, workers: 1 });
     const expected = csv(f);
-    const lines = readFileSync(join(f, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { status: string; error?: string; metrics?: unknown; params: { fast: number } });
+    const lines = readFileSync(join(f, 'trials.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as { status: string; error?: string; metrics?: unknown; params: { fast: number } },
+      );
     const strategyFailures = lines.filter((l) => l.status === 'failed').length;
     expect(strategyFailures).toBeGreaterThan(0);
     const victim = lines.findIndex((l) => l.status === 'ok');

@@ -18,14 +18,21 @@ export function canonical(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .sort()
+    .filter((k) => o[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .join(',')}}`;
 }
 
 export const sha256 = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
 
 /** A trial's identity: hash(strategy file content, params, data, config). */
 export function trialId(strategyHash: string, params: Params, dataHash: string, configHash: string): string {
-  return sha256(canonical({ strategy: strategyHash, params, data: dataHash, config: configHash })).slice(0, 24);
+  return sha256(canonical({ strategy: strategyHash, params, data: dataHash, config: configHash })).slice(
+    0,
+    24,
+  );
 }
 
 export interface SweepOptions {
@@ -58,7 +65,13 @@ export interface SweepOptions {
   readonly pool?: Promise<TrialRunner>;
   /** Leave the pool open at the end (walk-forward reuses it across windows). */
   readonly keepPool?: boolean;
-  readonly onProgress?: (p: { done: number; total: number; ran: number; failed: number; elapsedMs: number }) => void;
+  readonly onProgress?: (p: {
+    done: number;
+    total: number;
+    ran: number;
+    failed: number;
+    elapsedMs: number;
+  }) => void;
 }
 
 export interface RankedTrial {
@@ -82,10 +95,18 @@ export interface SweepResult {
   readonly ran: number;
   readonly resumed: number;
   readonly failed: number;
-  readonly failures: readonly { trial: number; params: Readonly<Record<string, ParamValue>>; error: string }[];
+  readonly failures: readonly {
+    trial: number;
+    params: Readonly<Record<string, ParamValue>>;
+    error: string;
+  }[];
   readonly best: RankedTrial | null;
   readonly top: readonly RankedTrial[];
-  readonly overfitting: { readonly deflatedSharpe: DeflatedSharpe | null; readonly pbo: SweepPbo | null; readonly note?: string };
+  readonly overfitting: {
+    readonly deflatedSharpe: DeflatedSharpe | null;
+    readonly pbo: SweepPbo | null;
+    readonly note?: string;
+  };
   readonly workers: number;
   readonly workerStartMs: readonly number[];
   readonly wallMs: number;
@@ -109,12 +130,22 @@ export type SweepPbo = Omit<Pbo, 'logits'> & {
 
 export function pboLabel(search: SearchName): { comparable: boolean; label: string } {
   return search === 'tpe'
-    ? { comparable: false, label: 'on the trials of an adaptive search (tpe), which cluster near its optimum: not comparable with the PBO of a grid or random search (it reads higher); run a random search over the same space to compare' }
-    : { comparable: true, label: `on the trials of a ${search} search: comparable with other grid and random searches` };
+    ? {
+        comparable: false,
+        label:
+          'on the trials of an adaptive search (tpe), which cluster near its optimum: not comparable with the PBO of a grid or random search (it reads higher); run a random search over the same space to compare',
+      }
+    : {
+        comparable: true,
+        label: `on the trials of a ${search} search: comparable with other grid and random searches`,
+      };
 }
 
 /** The hashes that identify a sweep's trials; computed once. */
-export function sweepHashes(strategyFile: string, config: BacktestConfig): { strategyHash: string; configHash: string } {
+export function sweepHashes(
+  strategyFile: string,
+  config: BacktestConfig,
+): { strategyHash: string; configHash: string } {
   return { strategyHash: sha256(readFileSync(strategyFile)), configHash: sha256(canonical(config)) };
 }
 
@@ -195,7 +226,8 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
     }
   };
 
-  const report = (): void => o.onProgress?.({ done: finished, total, ran, failed, elapsedMs: performance.now() - t0 });
+  const report = (): void =>
+    o.onProgress?.({ done: finished, total, ran, failed, elapsedMs: performance.now() - t0 });
   const attempts: number[] = [];
   const onDone = (i: number, m: Done): void => {
     const p = points[i]!;
@@ -206,16 +238,38 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
       try {
         obj = objectiveOf(metrics);
       } catch (e) {
-        rec = { trial: i, id: ids[i]!, status: 'failed', params: o.space.swept(p), objective: null, error: (e as Error).message };
+        rec = {
+          trial: i,
+          id: ids[i]!,
+          status: 'failed',
+          params: o.space.swept(p),
+          objective: null,
+          error: (e as Error).message,
+        };
         failed++;
         done[i] = rec;
         store.append(rec, undefined);
         return;
       }
-      rec = { trial: i, id: ids[i]!, status: 'ok', params: o.space.swept(p), objective: Number.isFinite(obj) ? obj : null, metrics };
+      rec = {
+        trial: i,
+        id: ids[i]!,
+        status: 'ok',
+        params: o.space.swept(p),
+        objective: Number.isFinite(obj) ? obj : null,
+        metrics,
+      };
       returns.set(ids[i]!, m.returns ?? []);
     } else {
-      rec = { trial: i, id: ids[i]!, status: 'failed', params: o.space.swept(p), objective: null, error: m.error, ...(m.infrastructure ? { infrastructure: true as const } : {}) };
+      rec = {
+        trial: i,
+        id: ids[i]!,
+        status: 'failed',
+        params: o.space.swept(p),
+        objective: null,
+        error: m.error,
+        ...(m.infrastructure ? { infrastructure: true as const } : {}),
+      };
       failed++;
     }
     done[i] = rec;
@@ -237,23 +291,24 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
           if (inFlight >= slots) break;
           const i = queue.shift()!;
           inFlight++;
-          pool.run(i, o.space.params(points[i]!), o.config, ids[i]).then(
-            (m) => {
-              inFlight--;
-              if (!m.ok && isInfrastructureFailure(m) && (attempts[i] = (attempts[i] ?? 1) + 1) <= INFRASTRUCTURE_ATTEMPTS) {
-                // Not the trial's fault (its thread died, the queue lost it): it runs again, first in line.
-                queue.unshift(i);
-                step();
-                return;
-              }
-              ran++;
-              finished++;
-              onDone(i, m);
-              report();
+          pool.run(i, o.space.params(points[i]!), o.config, ids[i]).then((m) => {
+            inFlight--;
+            if (
+              !m.ok &&
+              isInfrastructureFailure(m) &&
+              (attempts[i] = (attempts[i] ?? 1) + 1) <= INFRASTRUCTURE_ATTEMPTS
+            ) {
+              // Not the trial's fault (its thread died, the queue lost it): it runs again, first in line.
+              queue.unshift(i);
               step();
-            },
-            reject,
-          );
+              return;
+            }
+            ran++;
+            finished++;
+            onDone(i, m);
+            report();
+            step();
+          }, reject);
         }
         if (inFlight === 0 && queue.length === 0) {
           propose();
@@ -263,7 +318,13 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
       };
       let starting: Promise<void> | undefined;
       const startPool = (): Promise<void> =>
-        (starting ??= (o.pool ?? WorkerPool.start(Math.max(1, o.workers), { strategyFile: o.strategyFile, ...(o.instrumentsPath ? { instrumentsPath: o.instrumentsPath } : {}) })).then((p) => {
+        (starting ??= (
+          o.pool ??
+          WorkerPool.start(Math.max(1, o.workers), {
+            strategyFile: o.strategyFile,
+            ...(o.instrumentsPath ? { instrumentsPath: o.instrumentsPath } : {}),
+          })
+        ).then((p) => {
           p.share(o.series);
           pool = p;
           // Fixed at the start: a pool replacing a dead thread is one short for a moment.
@@ -278,37 +339,57 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
   const records = done.filter((r): r is TrialRecord => r !== undefined);
   store.rewriteJsonl(records, returns);
   store.writeCsv(records);
-  const result = summarizeSweep(o, records, returns, { ran, resumed, wallMs: performance.now() - t0, workerStartMs: pool?.startMs ?? [] });
+  const result = summarizeSweep(o, records, returns, {
+    ran,
+    resumed,
+    wallMs: performance.now() - t0,
+    workerStartMs: pool?.startMs ?? [],
+  });
   writeFileSync(join(o.dir, 'summary.json'), `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }
 
 /** Best trial, top 10, and the overfitting figures of a finished sweep. */
 export function summarizeSweep(
-  o: Pick<SweepOptions, 'dir' | 'strategyName' | 'search' | 'seed' | 'objective' | 'space' | 'workers' | 'pboBlocks'>,
+  o: Pick<
+    SweepOptions,
+    'dir' | 'strategyName' | 'search' | 'seed' | 'objective' | 'space' | 'workers' | 'pboBlocks'
+  >,
   records: readonly TrialRecord[],
   returns: ReadonlyMap<string, readonly number[]>,
   run: { ran: number; resumed: number; wallMs: number; workerStartMs: readonly number[] },
 ): SweepResult {
   const ok = records.filter((r) => r.status === 'ok' && r.metrics);
   const ranked: RankedTrial[] = ok
-    .map((r) => ({ trial: r.trial, id: r.id, params: r.params, objective: r.objective ?? -Infinity, metrics: r.metrics! }))
+    .map((r) => ({
+      trial: r.trial,
+      id: r.id,
+      params: r.params,
+      objective: r.objective ?? -Infinity,
+      metrics: r.metrics!,
+    }))
     .sort((a, b) => b.objective - a.objective || a.trial - b.trial);
-  const failures = records.filter((r) => r.status === 'failed').map((r) => ({ trial: r.trial, params: r.params, error: r.error ?? '' }));
+  const failures = records
+    .filter((r) => r.status === 'failed')
+    .map((r) => ({ trial: r.trial, params: r.params, error: r.error ?? '' }));
   let dsr: DeflatedSharpe | null = null;
   let pbo: Pbo | null = null;
   let note: string | undefined;
   const series = ranked.map((r) => returns.get(r.id) ?? []);
   const best = ranked[0];
   if (best && series[0]!.length >= 3 && ranked.length >= 2) {
-    dsr = deflatedSharpe(series[0]!, series.map((s) => sharpePerPeriod(s)));
+    dsr = deflatedSharpe(
+      series[0]!,
+      series.map((s) => sharpePerPeriod(s)),
+    );
     // PBO needs one return per period for every trial: trials of one sweep share the data, so their
     // daily curves have the same length; CSCV uses the common length.
     const T = Math.min(...series.map((s) => s.length));
     const S = o.pboBlocks ?? (T >= 64 ? 16 : Math.max(2, 2 * Math.floor(T / 8)));
     if (T >= 2 * S && S >= 2) pbo = pboCscv(series, S);
     else note = `PBO needs at least ${2 * S} daily returns per trial (${T} here)`;
-  } else note = 'the overfitting figures need at least two successful trials with three or more daily returns';
+  } else
+    note = 'the overfitting figures need at least two successful trials with three or more daily returns';
   return {
     dir: o.dir,
     strategy: o.strategyName,
@@ -323,7 +404,20 @@ export function summarizeSweep(
     failures,
     best: best ?? null,
     top: ranked.slice(0, 10),
-    overfitting: { deflatedSharpe: dsr, pbo: pbo ? { pbo: pbo.pbo, blocks: pbo.blocks, splits: pbo.splits, medianLogit: pbo.medianLogit, search: o.search, ...pboLabel(o.search) } : null, ...(note ? { note } : {}) },
+    overfitting: {
+      deflatedSharpe: dsr,
+      pbo: pbo
+        ? {
+            pbo: pbo.pbo,
+            blocks: pbo.blocks,
+            splits: pbo.splits,
+            medianLogit: pbo.medianLogit,
+            search: o.search,
+            ...pboLabel(o.search),
+          }
+        : null,
+      ...(note ? { note } : {}),
+    },
     workers: o.workers,
     workerStartMs: run.workerStartMs,
     wallMs: run.wallMs,

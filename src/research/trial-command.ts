@@ -6,7 +6,8 @@ export function shellWord(s: string): string {
 }
 
 /** Where a sweep read its data: the catalog of its config, or a --data file or folder (and its format). */
-export type SweepDataSource = { readonly catalog: string } | { readonly file: string; readonly format?: string };
+export type SweepDataSource =
+  { readonly catalog: string } | { readonly file: string; readonly format?: string };
 
 /** The file beside sweep.json holding the sweep's whole configuration, as `--config` reads it. */
 export const SWEEP_CONFIG_FILE = 'config.json';

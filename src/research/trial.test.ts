@@ -16,20 +16,49 @@ const HOLE_TO = Date.UTC(2024, 1, 9);
 
 describe('runTrial', () => {
   it('a worker watches a shared series once: later trials on it reuse its holes, coverage and sides, and their figures are those of a fresh run', async () => {
-    const series = await decodeSeries('EUR_USD', 'H1', (async function* () {
-      for (const b of syntheticBatches({ instrument: 'EUR_USD', granularity: 'H1', from: FROM, to: TO, seed: 3 })) yield b.filter((c) => c.time < HOLE_FROM || c.time >= HOLE_TO);
-    })());
+    const series = await decodeSeries(
+      'EUR_USD',
+      'H1',
+      (async function* () {
+        for (const b of syntheticBatches({
+          instrument: 'EUR_USD',
+          granularity: 'H1',
+          from: FROM,
+          to: TO,
+          seed: 3,
+        }))
+          yield b.filter((c) => c.time < HOLE_FROM || c.time >= HOLE_TO);
+      })(),
+    );
     const loaded = await loadStrategy('strategies/sma-cross.ts', []);
-    const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'H1', from: '2024-01-01', to: '2024-04-01' }, costs: { financing: false } });
+    const config = loadConfig(undefined, {
+      run: { instrument: 'EUR_USD', granularity: 'H1', from: '2024-01-01', to: '2024-04-01' },
+      costs: { financing: false },
+    });
     const instruments = loadInstruments();
     const shared = new Map([['EUR_USD:H1', series]]);
-    const trial = (fast: number, map = shared) => runTrial({ loaded, params: { ...loaded.params, fast, slow: 30, granularity: 'H1' }, config, instruments, series: map });
+    const trial = (fast: number, map = shared) =>
+      runTrial({
+        loaded,
+        params: { ...loaded.params, fast, slow: 30, granularity: 'H1' },
+        config,
+        instruments,
+        series: map,
+      });
     // The second and third trials reuse the first's watch; a new map (another sweep) watches again.
     const first = await trial(5);
     const second = await trial(10);
     const third = await trial(5);
     const fresh10 = await trial(10, new Map(shared));
-    expect(first.metrics.data!.coverage.holes).toEqual([{ instrument: 'EUR_USD', granularity: 'H1', from: expect.stringMatching(/^2024-02-0[67]T/), to: expect.stringMatching(/^2024-02-0[89]T/), openHours: expect.any(Number) }]);
+    expect(first.metrics.data!.coverage.holes).toEqual([
+      {
+        instrument: 'EUR_USD',
+        granularity: 'H1',
+        from: expect.stringMatching(/^2024-02-0[67]T/),
+        to: expect.stringMatching(/^2024-02-0[89]T/),
+        openHours: expect.any(Number),
+      },
+    ]);
     expect(third).toEqual({ ...first, wallMs: third.wallMs, candleMs: third.candleMs });
     expect(second).toEqual({ ...fresh10, wallMs: second.wallMs, candleMs: second.candleMs });
     expect(second.metrics.data).toEqual(first.metrics.data);
@@ -37,10 +66,18 @@ describe('runTrial', () => {
 
     // runBacktest's hook: the first run adds its finished watch; the next reuses it (the same object, not watched again).
     const watches = new Map<string, SeriesWatch>();
-    const run = () => runBacktest({ loaded: { ...loaded, params: { ...loaded.params, fast: 5, slow: 30, granularity: 'H1' } }, config, instruments, log: { debug() {}, info() {}, warn() {}, error() {} }, watches,
-      candles: (req) => (async function* () {
-        yield* seriesBatches(series, req.from, req.to);
-      })() });
+    const run = () =>
+      runBacktest({
+        loaded: { ...loaded, params: { ...loaded.params, fast: 5, slow: 30, granularity: 'H1' } },
+        config,
+        instruments,
+        log: { debug() {}, info() {}, warn() {}, error() {} },
+        watches,
+        candles: (req) =>
+          (async function* () {
+            yield* seriesBatches(series, req.from, req.to);
+          })(),
+      });
     const a = await run();
     expect([...watches.keys()]).toEqual([`EUR_USD:H1:${FROM}:${TO}:native:false`]);
     const w = watches.get(`EUR_USD:H1:${FROM}:${TO}:native:false`)!;
@@ -56,12 +93,28 @@ describe('candles built and priced once per worker', () => {
   const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
   // Bid-only data (ask = bid), as a one-sided source gives it: the spread model has work to do.
   const bidOnly = async () => ({
-    ...(await decodeSeries('EUR_USD', 'H1', (async function* () {
-      for (const b of syntheticBatches({ instrument: 'EUR_USD', granularity: 'H1', from: FROM, to: TO, seed: 5 })) yield b.map((c) => ({ ...c, ao: c.bo, ah: c.bh, al: c.bl, ac: c.bc }));
-    })())),
+    ...(await decodeSeries(
+      'EUR_USD',
+      'H1',
+      (async function* () {
+        for (const b of syntheticBatches({
+          instrument: 'EUR_USD',
+          granularity: 'H1',
+          from: FROM,
+          to: TO,
+          seed: 5,
+        }))
+          yield b.map((c) => ({ ...c, ao: c.bo, ah: c.bh, al: c.bl, ac: c.bc }));
+      })(),
+    )),
     origin: { source: 'test', sides: 'bid', synthetic: true },
   });
-  const configAt = (spreadPips: number) => loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'H1', from: '2024-01-01', to: '2024-04-01' }, costs: { financing: false }, data: { spread: 'fixed', spreadPips } });
+  const configAt = (spreadPips: number) =>
+    loadConfig(undefined, {
+      run: { instrument: 'EUR_USD', granularity: 'H1', from: '2024-01-01', to: '2024-04-01' },
+      costs: { financing: false },
+      data: { spread: 'fixed', spreadPips },
+    });
 
   it('a 20-point sweep on kept candles gives the answers of trials that each build their own', async () => {
     const series = await bidOnly();
@@ -69,8 +122,14 @@ describe('candles built and priced once per worker', () => {
     const config = configAt(1.2);
     const instruments = loadInstruments();
     const shared = new Map([['EUR_USD:H1', series]]);
-    const points = [5, 10, 15, 20].flatMap((fast) => [30, 40, 50, 60, 80].map((slow) => ({ ...loaded.params, fast, slow, granularity: 'H1' })));
-    const same = ({ wallMs, candleMs, ...rest }: Awaited<ReturnType<typeof runTrial>>) => (void wallMs, void candleMs, rest);
+    const points = [5, 10, 15, 20].flatMap((fast) =>
+      [30, 40, 50, 60, 80].map((slow) => ({ ...loaded.params, fast, slow, granularity: 'H1' })),
+    );
+    const same = ({ wallMs, candleMs, ...rest }: Awaited<ReturnType<typeof runTrial>>) => (
+      void wallMs,
+      void candleMs,
+      rest
+    );
     let trades = 0;
     for (const params of points) {
       const kept = await runTrial({ loaded, params, config, instruments, series: shared });
@@ -95,8 +154,24 @@ describe('candles built and priced once per worker', () => {
         yield* seriesBatches(series, req.from, req.to);
       })();
     };
-    const run = (spreadPips: number, keep?: { watches: Map<string, SeriesWatch>; priced: Map<string, PricedSeries>; pricedMaxCandles?: number }) =>
-      runBacktest({ loaded: { ...loaded, params: { ...loaded.params, fast: 5, slow: 30, granularity: 'H1' } }, config: configAt(spreadPips), instruments, log: SILENT, origin, candles, keepTransactions: true, ...keep });
+    const run = (
+      spreadPips: number,
+      keep?: {
+        watches: Map<string, SeriesWatch>;
+        priced: Map<string, PricedSeries>;
+        pricedMaxCandles?: number;
+      },
+    ) =>
+      runBacktest({
+        loaded: { ...loaded, params: { ...loaded.params, fast: 5, slow: 30, granularity: 'H1' } },
+        config: configAt(spreadPips),
+        instruments,
+        log: SILENT,
+        origin,
+        candles,
+        keepTransactions: true,
+        ...keep,
+      });
     const keep = { watches: new Map<string, SeriesWatch>(), priced: new Map<string, PricedSeries>() };
     const plain = await run(1.2);
     expect(reads).toBe(1);
@@ -142,7 +217,11 @@ describe('candles built and priced once per worker', () => {
     expect(again.transactions).toEqual(plain.transactions);
 
     // More candles than pricedMaxCandles: nothing kept, every run reads and prices them, the same answers.
-    const small = { watches: new Map<string, SeriesWatch>(), priced: new Map<string, PricedSeries>(), pricedMaxCandles: series.length - 1 };
+    const small = {
+      watches: new Map<string, SeriesWatch>(),
+      priced: new Map<string, PricedSeries>(),
+      pricedMaxCandles: series.length - 1,
+    };
     for (let i = 0; i < 3; i++) {
       const before = reads;
       const r = await run(1.2, small);

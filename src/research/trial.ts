@@ -82,9 +82,20 @@ export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
       })();
     },
     available: (instrument, granularity) => spec.series.has(`${instrument}:${granularity}`),
-    origin: (instrument, granularity) => spec.series.get(`${instrument}:${granularity}`)?.origin ?? { source: 'unknown', sides: 'unknown', synthetic: false },
+    origin: (instrument, granularity) =>
+      spec.series.get(`${instrument}:${granularity}`)?.origin ?? {
+        source: 'unknown',
+        sides: 'unknown',
+        synthetic: false,
+      },
     log: spec.log ?? SILENT,
   });
   const returns = dailyReturns(r.equity.map((e) => e.nav));
-  return { metrics: trialMetrics(r.summary, returns), returns, times: r.equity.map((e) => e.time), wallMs: r.wallMs, candleMs: r.candleMs ?? 0 };
+  return {
+    metrics: trialMetrics(r.summary, returns),
+    returns,
+    times: r.equity.map((e) => e.time),
+    wallMs: r.wallMs,
+    candleMs: r.candleMs ?? 0,
+  };
 }

@@ -7,7 +7,15 @@ import type { TrialMetrics } from './metrics.ts';
 import { objectiveValue } from './metrics.ts';
 import { sharpePerPeriod } from './overfit.ts';
 import type { TrialRunner } from './pool.ts';
-import { canonical, runSweep, sha256, sweepHashes, trialId, type SweepOptions, type SweepResult } from './sweep.ts';
+import {
+  canonical,
+  runSweep,
+  sha256,
+  sweepHashes,
+  trialId,
+  type SweepOptions,
+  type SweepResult,
+} from './sweep.ts';
 
 /** A walk-forward setting that cannot be used. */
 export class WalkForwardError extends Error {
@@ -22,9 +30,16 @@ export interface Span {
 
 export function parseSpan(flag: string, s: string): Span {
   const m = /^(\d+)\s*(y|mo|w|d)$/.exec(s.trim());
-  if (!m || Number(m[1]) <= 0) throw new WalkForwardError(`--${flag} '${s}' must be a length such as 6mo, 1mo, 2w, 30d or 1y`);
+  if (!m || Number(m[1]) <= 0)
+    throw new WalkForwardError(`--${flag} '${s}' must be a length such as 6mo, 1mo, 2w, 30d or 1y`);
   const n = Number(m[1]);
-  return m[2] === 'y' ? { months: 12 * n } : m[2] === 'mo' ? { months: n } : m[2] === 'w' ? { days: 7 * n } : { days: n };
+  return m[2] === 'y'
+    ? { months: 12 * n }
+    : m[2] === 'mo'
+      ? { months: n }
+      : m[2] === 'w'
+        ? { days: 7 * n }
+        : { days: n };
 }
 
 const add = (t: number, s: Span, times = 1): number =>
@@ -46,13 +61,26 @@ export interface Window {
  * out, so every out-of-sample period is complete and they follow each other without overlap when
  * step = test.
  */
-export function windows(from: number, to: number, train: Span, test: Span, step: Span, anchored: boolean): Window[] {
+export function windows(
+  from: number,
+  to: number,
+  train: Span,
+  test: Span,
+  step: Span,
+  anchored: boolean,
+): Window[] {
   const out: Window[] = [];
   for (let k = 0; ; k++) {
     const trainTo = add(add(from, train), step, k);
     const testTo = add(trainTo, test);
     if (testTo > to) break;
-    out.push({ index: k, trainFrom: anchored ? from : add(from, step, k), trainTo, testFrom: trainTo, testTo });
+    out.push({
+      index: k,
+      trainFrom: anchored ? from : add(from, step, k),
+      trainTo,
+      testFrom: trainTo,
+      testTo,
+    });
     if (k > 10_000) throw new WalkForwardError('more than 10,000 windows: use a larger --step');
   }
   return out;
@@ -93,14 +121,19 @@ export interface OosPoint {
  * day counts once, from the earliest window that has it. Returns the curve, the returns it
  * compounds, and how many each window added.
  */
-export function stitchOos(parts: readonly { window: number; returns: readonly number[]; times: readonly number[] }[]): { points: OosPoint[]; returns: number[]; days: number[] } {
+export function stitchOos(
+  parts: readonly { window: number; returns: readonly number[]; times: readonly number[] }[],
+): { points: OosPoint[]; returns: number[]; days: number[] } {
   const points: OosPoint[] = [];
   const returns: number[] = [];
   const days: number[] = [];
   let nav = 1;
   let last = -Infinity;
   for (const p of parts) {
-    if (p.times.length !== p.returns.length + 1) throw new WalkForwardError(`window ${p.window}: the out-of-sample run gave ${p.returns.length} daily returns but ${p.times.length} times (expected one more): the worker runs another fxflow version`);
+    if (p.times.length !== p.returns.length + 1)
+      throw new WalkForwardError(
+        `window ${p.window}: the out-of-sample run gave ${p.returns.length} daily returns but ${p.times.length} times (expected one more): the worker runs another fxflow version`,
+      );
     let n = 0;
     if (points.length === 0 && p.times.length > 0) {
       points.push({ time: iso(p.times[0]!), nav, window: p.window });
@@ -136,7 +169,9 @@ export interface WalkForwardResult {
   /** Why `efficiency` is null: the mean in-sample CAGR is not a gain, or no window has both CAGRs. */
   readonly efficiencyWhyNot?: string;
   /** Per swept param: the values chosen, how many distinct, the share of the most chosen, and for numbers sd/mean. */
-  readonly stability: Readonly<Record<string, { values: ParamValue[]; distinct: number; modeShare: number; cv: number | null }>>;
+  readonly stability: Readonly<
+    Record<string, { values: ParamValue[]; distinct: number; modeShare: number; cv: number | null }>
+  >;
 }
 
 const iso = (t: number): string => new Date(t).toISOString();
@@ -148,15 +183,25 @@ const iso = (t: number): string => new Date(t).toISOString();
  * nothing (-15 for a loss of 1% followed by a gain of 15%), so it is not given and `whyNot` says
  * why. A negative efficiency over an in-sample gain is meaningful: the edge reversed.
  */
-export function walkForwardEfficiency(isCagrPct: number | null | undefined, oosCagrPct: number | null | undefined): { value: number | null; whyNot?: string } {
-  if (isCagrPct === null || isCagrPct === undefined || !Number.isFinite(isCagrPct)) return { value: null, whyNot: 'no in-sample CAGR' };
-  if (oosCagrPct === null || oosCagrPct === undefined || !Number.isFinite(oosCagrPct)) return { value: null, whyNot: 'no out-of-sample CAGR' };
-  if (isCagrPct <= 0) return { value: null, whyNot: `in-sample CAGR ${isCagrPct.toFixed(2)}% is not a gain: there is no edge to carry over, so OOS / IS means nothing` };
+export function walkForwardEfficiency(
+  isCagrPct: number | null | undefined,
+  oosCagrPct: number | null | undefined,
+): { value: number | null; whyNot?: string } {
+  if (isCagrPct === null || isCagrPct === undefined || !Number.isFinite(isCagrPct))
+    return { value: null, whyNot: 'no in-sample CAGR' };
+  if (oosCagrPct === null || oosCagrPct === undefined || !Number.isFinite(oosCagrPct))
+    return { value: null, whyNot: 'no out-of-sample CAGR' };
+  if (isCagrPct <= 0)
+    return {
+      value: null,
+      whyNot: `in-sample CAGR ${isCagrPct.toFixed(2)}% is not a gain: there is no edge to carry over, so OOS / IS means nothing`,
+    };
   return { value: oosCagrPct / isCagrPct };
 }
 
 /** Window `index`'s sweep folder (window-01, window-02, …). */
-export const windowDir = (dir: string, index: number): string => join(dir, `window-${String(index + 1).padStart(2, '0')}`);
+export const windowDir = (dir: string, index: number): string =>
+  join(dir, `window-${String(index + 1).padStart(2, '0')}`);
 
 /**
  * Optimises each window's training period with a sweep (each window a sweep folder, so a killed
@@ -164,7 +209,13 @@ export const windowDir = (dir: string, index: number): string => join(dir, `wind
  * stitches the out-of-sample results.
  */
 export async function runWalkForward(
-  o: Omit<SweepOptions, 'dir' | 'config' | 'pool' | 'keepPool'> & { readonly dir: string; readonly config: BacktestConfig; readonly windows: readonly Window[]; readonly pool: Promise<TrialRunner>; readonly onWindow?: (w: Window) => void },
+  o: Omit<SweepOptions, 'dir' | 'config' | 'pool' | 'keepPool'> & {
+    readonly dir: string;
+    readonly config: BacktestConfig;
+    readonly windows: readonly Window[];
+    readonly pool: Promise<TrialRunner>;
+    readonly onWindow?: (w: Window) => void;
+  },
 ): Promise<WalkForwardResult> {
   mkdirSync(o.dir, { recursive: true });
   const results: WindowResult[] = [];
@@ -174,14 +225,38 @@ export async function runWalkForward(
   try {
     for (const w of o.windows) {
       o.onWindow?.(w);
-      const trainConfig: BacktestConfig = { ...o.config, run: { ...o.config.run, from: iso(w.trainFrom), to: iso(w.trainTo) } };
+      const trainConfig: BacktestConfig = {
+        ...o.config,
+        run: { ...o.config.run, from: iso(w.trainFrom), to: iso(w.trainTo) },
+      };
       const sweepDir = windowDir(o.dir, w.index);
-      const s: SweepResult = await runSweep({ ...o, config: trainConfig, dir: sweepDir, pool: Promise.resolve(pool), keepPool: true });
+      const s: SweepResult = await runSweep({
+        ...o,
+        config: trainConfig,
+        dir: sweepDir,
+        pool: Promise.resolve(pool),
+        keepPool: true,
+      });
       if (!s.best) {
-        results.push({ window: w, params: {}, inSample: null as unknown as TrialMetrics, outOfSample: null, isObjective: NaN, oosObjective: null, efficiency: null, error: 'no successful trial in the training period', sweepDir, dsr: null, pbo: null });
+        results.push({
+          window: w,
+          params: {},
+          inSample: null as unknown as TrialMetrics,
+          outOfSample: null,
+          isObjective: NaN,
+          oosObjective: null,
+          efficiency: null,
+          error: 'no successful trial in the training period',
+          sweepDir,
+          dsr: null,
+          pbo: null,
+        });
         continue;
       }
-      const testConfig: BacktestConfig = { ...o.config, run: { ...o.config.run, from: iso(w.testFrom), to: iso(w.testTo) } };
+      const testConfig: BacktestConfig = {
+        ...o.config,
+        run: { ...o.config.run, from: iso(w.testFrom), to: iso(w.testTo) },
+      };
       // Keyed as a sweep's trials are (on a queue, its job id): strategy, params, data, the test period's config.
       const oosParams = { ...o.space.base, ...s.best.params };
       const oosId = trialId(strategyHash, oosParams, o.dataHash, sha256(canonical(testConfig)));
@@ -216,14 +291,21 @@ export async function runWalkForward(
   const oosReturns = stitched.returns;
   const equity = stitched.points;
   // Each window's count of days on the stitched curve (overlapping test periods count a day once).
-  for (let i = 0, j = 0; i < results.length; i++) if (results[i]!.outOfSample) results[i] = { ...results[i]!, oosDays: stitched.days[j++]! };
+  for (let i = 0, j = 0; i < results.length; i++)
+    if (results[i]!.outOfSample) results[i] = { ...results[i]!, oosDays: stitched.days[j++]! };
   const ok = results.filter((r) => r.outOfSample && r.inSample);
   const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
   const isC = ok.map((r) => r.inSample.cagrPct).filter((x): x is number => x !== null);
   const oosC = ok.map((r) => r.outOfSample!.cagrPct).filter((x): x is number => x !== null);
-  const efficiency = isC.length && oosC.length ? walkForwardEfficiency(mean(isC), mean(oosC)) : { value: null, whyNot: 'no window has both an in-sample and an out-of-sample CAGR' };
+  const efficiency =
+    isC.length && oosC.length
+      ? walkForwardEfficiency(mean(isC), mean(oosC))
+      : { value: null, whyNot: 'no window has both an in-sample and an out-of-sample CAGR' };
   const efficiencyWhyNot = efficiency.whyNot?.replace(/^in-sample CAGR/, 'the mean in-sample CAGR');
-  const stability: Record<string, { values: ParamValue[]; distinct: number; modeShare: number; cv: number | null }> = {};
+  const stability: Record<
+    string,
+    { values: ParamValue[]; distinct: number; modeShare: number; cv: number | null }
+  > = {};
   for (const d of o.space.dims) {
     const values = results.filter((r) => d.name in r.params).map((r) => r.params[d.name]!);
     const counts = new Map<ParamValue, number>();
@@ -235,7 +317,12 @@ export async function runWalkForward(
       const sd = Math.sqrt(nums.reduce((a, x) => a + (x - m) ** 2, 0) / (nums.length - 1));
       cv = m !== 0 ? Math.round((sd / Math.abs(m)) * 1e4) / 1e4 : null;
     }
-    stability[d.name] = { values, distinct: counts.size, modeShare: values.length ? Math.max(...counts.values()) / values.length : 0, cv };
+    stability[d.name] = {
+      values,
+      distinct: counts.size,
+      modeShare: values.length ? Math.max(...counts.values()) / values.length : 0,
+      cv,
+    };
   }
   const sr = sharpePerPeriod(oosReturns);
   const result: WalkForwardResult = {
@@ -250,17 +337,62 @@ export async function runWalkForward(
   };
   const names = o.space.dims.map((d) => d.name);
   const csv = [
-    ['window', 'trainFrom', 'trainTo', 'testFrom', 'testTo', ...names, 'isObjective', 'oosObjective', 'isNetPL', 'oosNetPL', 'isCagrPct', 'oosCagrPct', 'isSharpe', 'oosSharpe', 'isMaxDrawdownPct', 'oosMaxDrawdownPct', 'efficiency', 'dsr', 'pbo', 'error'].join(','),
+    [
+      'window',
+      'trainFrom',
+      'trainTo',
+      'testFrom',
+      'testTo',
+      ...names,
+      'isObjective',
+      'oosObjective',
+      'isNetPL',
+      'oosNetPL',
+      'isCagrPct',
+      'oosCagrPct',
+      'isSharpe',
+      'oosSharpe',
+      'isMaxDrawdownPct',
+      'oosMaxDrawdownPct',
+      'efficiency',
+      'dsr',
+      'pbo',
+      'error',
+    ].join(','),
     ...results.map((r) =>
       [
-        r.window.index + 1, iso(r.window.trainFrom), iso(r.window.trainTo), iso(r.window.testFrom), iso(r.window.testTo),
-        ...names.map((n) => r.params[n]), r.isObjective, r.oosObjective, r.inSample?.netPL, r.outOfSample?.netPL, r.inSample?.cagrPct, r.outOfSample?.cagrPct,
-        r.inSample?.sharpe, r.outOfSample?.sharpe, r.inSample?.maxDrawdownPct, r.outOfSample?.maxDrawdownPct, r.efficiency, r.dsr, r.pbo, r.error ? `"${r.error.replace(/"/g, '""')}"` : '',
-      ].map((v) => (v === null || v === undefined || (typeof v === 'number' && !Number.isFinite(v)) ? '' : String(v))).join(','),
+        r.window.index + 1,
+        iso(r.window.trainFrom),
+        iso(r.window.trainTo),
+        iso(r.window.testFrom),
+        iso(r.window.testTo),
+        ...names.map((n) => r.params[n]),
+        r.isObjective,
+        r.oosObjective,
+        r.inSample?.netPL,
+        r.outOfSample?.netPL,
+        r.inSample?.cagrPct,
+        r.outOfSample?.cagrPct,
+        r.inSample?.sharpe,
+        r.outOfSample?.sharpe,
+        r.inSample?.maxDrawdownPct,
+        r.outOfSample?.maxDrawdownPct,
+        r.efficiency,
+        r.dsr,
+        r.pbo,
+        r.error ? `"${r.error.replace(/"/g, '""')}"` : '',
+      ]
+        .map((v) =>
+          v === null || v === undefined || (typeof v === 'number' && !Number.isFinite(v)) ? '' : String(v),
+        )
+        .join(','),
     ),
   ];
   writeFileSync(join(o.dir, 'windows.csv'), `${csv.join('\n')}\n`);
-  writeFileSync(join(o.dir, 'oos-equity.csv'), `${['time,window,nav,epochMs', ...equity.map((p) => `${p.time},${p.window},${p.nav},${Date.parse(p.time)}`)].join('\n')}\n`);
+  writeFileSync(
+    join(o.dir, 'oos-equity.csv'),
+    `${['time,window,nav,epochMs', ...equity.map((p) => `${p.time},${p.window},${p.nav},${Date.parse(p.time)}`)].join('\n')}\n`,
+  );
   writeFileSync(join(o.dir, 'walkforward.json'), `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }

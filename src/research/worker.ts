@@ -16,12 +16,27 @@ export interface WorkerInit {
 /** `data` hands over the sweep's shared series (before any `run`): workers start while the data is decoded. */
 export type ToWorker =
   | { readonly type: 'data'; readonly series: readonly SharedSeries[] }
-  | { readonly type: 'run'; readonly trial: number; readonly params: Params; readonly config: BacktestConfig; readonly claim: number; readonly ticket: number }
+  | {
+      readonly type: 'run';
+      readonly trial: number;
+      readonly params: Params;
+      readonly config: BacktestConfig;
+      readonly claim: number;
+      readonly ticket: number;
+    }
   | { readonly type: 'stop' };
 export type FromWorker =
   | { readonly type: 'ready'; readonly startMs: number }
   | { readonly type: 'fatal'; readonly error: string }
-  | { readonly type: 'done'; readonly trial: number; readonly ok: true; readonly metrics: unknown; readonly returns: number[]; readonly times: number[]; readonly wallMs: number }
+  | {
+      readonly type: 'done';
+      readonly trial: number;
+      readonly ok: true;
+      readonly metrics: unknown;
+      readonly returns: number[];
+      readonly times: number[];
+      readonly wallMs: number;
+    }
   | {
       readonly type: 'done';
       readonly trial: number;
@@ -53,7 +68,8 @@ try {
   const next = (): void => {
     let m = waiting.shift();
     // A trial the main thread took back (it had nothing else to do) is not run here, nor answered.
-    while (m && Atomics.compareExchange(init.claims, m.claim, m.ticket, CLAIMED) !== m.ticket) m = waiting.shift();
+    while (m && Atomics.compareExchange(init.claims, m.claim, m.ticket, CLAIMED) !== m.ticket)
+      m = waiting.shift();
     if (!m) {
       running = false;
       return;
@@ -62,8 +78,24 @@ try {
     const t0 = performance.now();
     runTrial({ loaded, params: m.params, config: m.config, instruments, series })
       .then(
-        (o) => port.postMessage({ type: 'done', trial: m.trial, ok: true, metrics: o.metrics, returns: o.returns, times: o.times, wallMs: o.wallMs } satisfies FromWorker),
-        (e: unknown) => port.postMessage({ type: 'done', trial: m.trial, ok: false, error: errorText(e), wallMs: performance.now() - t0 } satisfies FromWorker),
+        (o) =>
+          port.postMessage({
+            type: 'done',
+            trial: m.trial,
+            ok: true,
+            metrics: o.metrics,
+            returns: o.returns,
+            times: o.times,
+            wallMs: o.wallMs,
+          } satisfies FromWorker),
+        (e: unknown) =>
+          port.postMessage({
+            type: 'done',
+            trial: m.trial,
+            ok: false,
+            error: errorText(e),
+            wallMs: performance.now() - t0,
+          } satisfies FromWorker),
       )
       .then(next);
   };

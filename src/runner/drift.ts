@@ -1,6 +1,11 @@
 import { parseTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
-import { breachedTolerance, type DriftMeasures, type DriftTolerances, formatDuration } from '../domain/drift-tolerances.ts';
+import {
+  breachedTolerance,
+  type DriftMeasures,
+  type DriftTolerances,
+  formatDuration,
+} from '../domain/drift-tolerances.ts';
 
 // The tolerances' reading and checking live in the domain (the config reads them too); re-exported
 // here for the runner's other users.
@@ -50,7 +55,8 @@ class Side {
 
 /** A short name for a fill in a list of fills. */
 export function describeDriftedFill(f: DriftedFill): string {
-  if (f.what === 'price') return `${f.clientID} ${f.instrument}: live ${f.live} sim ${f.sim} (${f.pips!.toFixed(1)} pips)`;
+  if (f.what === 'price')
+    return `${f.clientID} ${f.instrument}: live ${f.live} sim ${f.sim} (${f.pips!.toFixed(1)} pips)`;
   return `${f.clientID} ${f.instrument}: filled ${f.filled === 'live' ? `at the account @${f.live}` : `in the simulator @${f.sim}`}, ${f.other}`;
 }
 
@@ -80,7 +86,11 @@ export class DriftGuard {
   now = Number.NEGATIVE_INFINITY;
   breach: DriftBreach | undefined;
 
-  constructor(readonly tolerances: DriftTolerances, readonly pip: (instrument: string) => number, readonly onBreach: (b: DriftBreach) => void = () => undefined) {}
+  constructor(
+    readonly tolerances: DriftTolerances,
+    readonly pip: (instrument: string) => number,
+    readonly onBreach: (b: DriftBreach) => void = () => undefined,
+  ) {}
 
   live(t: Transaction): void {
     this.#add(this.#live, t, true);
@@ -95,7 +105,9 @@ export class DriftGuard {
     if (!(at > this.now)) return;
     this.now = at;
     if (this.#waiting.size > 0) {
-      for (const [cid, t] of this.#waiting) if (at - t > this.tolerances.waitMs) this.#miss(cid, `nothing ${Math.round((at - t) / 1000)} s after it`);
+      for (const [cid, t] of this.#waiting)
+        if (at - t > this.tolerances.waitMs)
+          this.#miss(cid, `nothing ${Math.round((at - t) / 1000)} s after it`);
     }
     if (this.#pl.length > 0) {
       const from = at - this.tolerances.windowMs;
@@ -114,7 +126,16 @@ export class DriftGuard {
   }
 
   #add(side: Side, t: Transaction, live: boolean): void {
-    const x = t as { type: string; id: string; orderID?: string; price?: string; time: string; instrument?: string; pl?: string; clientExtensions?: { id?: string } };
+    const x = t as {
+      type: string;
+      id: string;
+      orderID?: string;
+      price?: string;
+      time: string;
+      instrument?: string;
+      pl?: string;
+      clientExtensions?: { id?: string };
+    };
     const cid = x.clientExtensions?.id;
     if (x.type.endsWith('_REJECT')) {
       if (cid === undefined) return;
@@ -124,7 +145,11 @@ export class DriftGuard {
         this.#waiting.delete(cid);
         return;
       }
-      this.#outcome(side, cid, { outcome: 'REJECTED', time: parseTime(x.time), instrument: x.instrument ?? '' });
+      this.#outcome(side, cid, {
+        outcome: 'REJECTED',
+        time: parseTime(x.time),
+        instrument: x.instrument ?? '',
+      });
       return;
     }
     if (x.type.endsWith('_ORDER')) {
@@ -133,12 +158,24 @@ export class DriftGuard {
     }
     if (x.type === 'ORDER_FILL') {
       const owner = x.orderID !== undefined ? side.byOrder.get(x.orderID) : undefined;
-      if (owner !== undefined) this.#outcome(side, owner.cid, { outcome: 'FILLED', price: x.price ?? '', time: parseTime(x.time), instrument: x.instrument ?? owner.instrument, pl: Number(x.pl ?? 0) });
+      if (owner !== undefined)
+        this.#outcome(side, owner.cid, {
+          outcome: 'FILLED',
+          price: x.price ?? '',
+          time: parseTime(x.time),
+          instrument: x.instrument ?? owner.instrument,
+          pl: Number(x.pl ?? 0),
+        });
       return;
     }
     if (x.type === 'ORDER_CANCEL') {
       const owner = x.orderID !== undefined ? side.byOrder.get(x.orderID) : undefined;
-      if (owner !== undefined) this.#outcome(side, owner.cid, { outcome: 'CANCELLED', time: parseTime(x.time), instrument: owner.instrument });
+      if (owner !== undefined)
+        this.#outcome(side, owner.cid, {
+          outcome: 'CANCELLED',
+          time: parseTime(x.time),
+          instrument: owner.instrument,
+        });
     }
   }
 
@@ -168,7 +205,14 @@ export class DriftGuard {
       this.compared++;
       const pips = Math.abs(Number(l.price) - Number(s.price)) / this.pip(l.instrument || s.instrument);
       if (pips > this.pricePips) this.pricePips = pips;
-      const f: DriftedFill = { clientID: cid, instrument: l.instrument || s.instrument, what: 'price', live: l.price!, sim: s.price!, pips };
+      const f: DriftedFill = {
+        clientID: cid,
+        instrument: l.instrument || s.instrument,
+        what: 'price',
+        live: l.price!,
+        sim: s.price!,
+        pips,
+      };
       this.#addPl(Math.max(l.time, s.time), (l.pl ?? 0) - (s.pl ?? 0), cid);
       if (breachedTolerance(this.tolerances, { pricePips: pips }) === 'price') {
         this.drifted.push(f);
@@ -192,11 +236,32 @@ export class DriftGuard {
     const l = this.#live.outcomes.get(cid);
     const s = this.#sim.outcomes.get(cid);
     const filledLive = l?.outcome === 'FILLED';
-    const f: DriftedFill = { clientID: cid, instrument: (l ?? s)?.instrument ?? '', what: 'missed', filled: filledLive ? 'live' : 'sim', ...(l?.price !== undefined ? { live: l.price } : {}), ...(s?.price !== undefined ? { sim: s.price } : {}), other: `${filledLive ? 'the simulator' : 'the account'}: ${other}` };
+    const f: DriftedFill = {
+      clientID: cid,
+      instrument: (l ?? s)?.instrument ?? '',
+      what: 'missed',
+      filled: filledLive ? 'live' : 'sim',
+      ...(l?.price !== undefined ? { live: l.price } : {}),
+      ...(s?.price !== undefined ? { sim: s.price } : {}),
+      other: `${filledLive ? 'the simulator' : 'the account'}: ${other}`,
+    };
     this.drifted.push(f);
-    this.#addPl(Math.max(this.now, (l ?? s)?.time ?? this.now), filledLive ? (l?.pl ?? 0) : -(s?.pl ?? 0), cid);
+    this.#addPl(
+      Math.max(this.now, (l ?? s)?.time ?? this.now),
+      filledLive ? (l?.pl ?? 0) : -(s?.pl ?? 0),
+      cid,
+    );
     if (breachedTolerance(this.tolerances, { missed: this.missed }) === 'fills') {
-      this.#breach('fills', this.tolerances.fills!, this.missed, [...this.#missedIds], `${this.missed} fill(s) on one side only: ${this.drifted.filter((d) => d.what === 'missed').map(describeDriftedFill).join('; ')}`);
+      this.#breach(
+        'fills',
+        this.tolerances.fills!,
+        this.missed,
+        [...this.#missedIds],
+        `${this.missed} fill(s) on one side only: ${this.drifted
+          .filter((d) => d.what === 'missed')
+          .map(describeDriftedFill)
+          .join('; ')}`,
+      );
     }
   }
 
@@ -214,11 +279,23 @@ export class DriftGuard {
     if (breachedTolerance(this.tolerances, { plGap: gap }) === 'pl') {
       const names = [...new Set(this.#pl.map((p) => p.cid))];
       const each = this.#pl.slice(-10).map((p) => `${p.cid} ${p.gap > 0 ? '+' : ''}${p.gap.toFixed(2)}`);
-      this.#breach('pl', this.tolerances.pl!, gap, names, `realized P/L over the last ${formatDuration(this.tolerances.windowMs)}, account less simulator, intent by intent: ${this.#plSum.toFixed(2)} (${each.join(', ')}${this.#pl.length > 10 ? `; ${this.#pl.length - 10} earlier` : ''})`);
+      this.#breach(
+        'pl',
+        this.tolerances.pl!,
+        gap,
+        names,
+        `realized P/L over the last ${formatDuration(this.tolerances.windowMs)}, account less simulator, intent by intent: ${this.#plSum.toFixed(2)} (${each.join(', ')}${this.#pl.length > 10 ? `; ${this.#pl.length - 10} earlier` : ''})`,
+      );
     }
   }
 
-  #breach(tolerance: 'price' | 'fills' | 'pl', limit: number, value: number, fills: readonly string[], detail: string): void {
+  #breach(
+    tolerance: 'price' | 'fills' | 'pl',
+    limit: number,
+    value: number,
+    fills: readonly string[],
+    detail: string,
+  ): void {
     if (this.breach !== undefined) return;
     const v = tolerance === 'fills' ? String(value) : value.toFixed(tolerance === 'price' ? 1 : 2);
     const why = `drift guard: ${tolerance} ${v} past --max-drift ${tolerance}=${limit}: ${detail}`;

@@ -1,4 +1,9 @@
-import { FillModelError, parseFillModels, type FillModelNames, type FillModels } from '../adapters/sim/fill-models.ts';
+import {
+  FillModelError,
+  parseFillModels,
+  type FillModelNames,
+  type FillModels,
+} from '../adapters/sim/fill-models.ts';
 import { RunnerError } from './errors.ts';
 
 /** The fill models of a run's simulators, as the configuration names them. */

@@ -21,7 +21,13 @@ export interface FinancingRecorderOptions {
  * the number of checks or restarts.
  */
 export class FinancingRecorder {
-  readonly stats = { checks: 0, days: 0, records: 0, failures: 0, lastError: undefined as string | undefined };
+  readonly stats = {
+    checks: 0,
+    days: 0,
+    records: 0,
+    failures: 0,
+    lastError: undefined as string | undefined,
+  };
   readonly #o: FinancingRecorderOptions;
 
   constructor(o: FinancingRecorderOptions) {
@@ -41,10 +47,27 @@ export class FinancingRecorder {
     const records: FinancingRecord[] = [];
     for (const name of instruments) {
       const i = list.find((x) => x.name === name);
-      if (i === undefined) throw new Error(`GET /v3/accounts/${accountID}/instruments did not list ${name}: is it tradeable on this account?`);
+      if (i === undefined)
+        throw new Error(
+          `GET /v3/accounts/${accountID}/instruments did not list ${name}: is it tradeable on this account?`,
+        );
       const f = i.financing;
-      if (f === undefined) throw new Error(`GET /v3/accounts/${accountID}/instruments: ${name} carries no financing (longRate, shortRate, financingDaysOfWeek); this server does not publish financing rates`);
-      records.push({ day, instrument: name, knownAt, longRate: f.longRate, shortRate: f.shortRate, financingDaysOfWeek: f.financingDaysOfWeek.map((d) => ({ dayOfWeek: d.dayOfWeek, daysCharged: d.daysCharged })), marginRate: i.marginRate });
+      if (f === undefined)
+        throw new Error(
+          `GET /v3/accounts/${accountID}/instruments: ${name} carries no financing (longRate, shortRate, financingDaysOfWeek); this server does not publish financing rates`,
+        );
+      records.push({
+        day,
+        instrument: name,
+        knownAt,
+        longRate: f.longRate,
+        shortRate: f.shortRate,
+        financingDaysOfWeek: f.financingDaysOfWeek.map((d) => ({
+          dayOfWeek: d.dayOfWeek,
+          daysCharged: d.daysCharged,
+        })),
+        marginRate: i.marginRate,
+      });
     }
     const written = writer.append(records);
     if (written.length > 0) this.stats.days++;

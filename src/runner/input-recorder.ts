@@ -1,11 +1,29 @@
-import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { constants as zlib, crc32, gunzipSync, gzipSync } from 'node:zlib';
 import type { Candle } from '../domain/candle.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
-import { INPUT_FILE, RecordingError, RUN_JSON, type RunMeta, type SessionAccount, type SessionInfo } from './recording.ts';
+import {
+  INPUT_FILE,
+  RecordingError,
+  RUN_JSON,
+  type RunMeta,
+  type SessionAccount,
+  type SessionInfo,
+} from './recording.ts';
 
 /** Options of the input recorder (the CLI gives the folder; tests give small sizes). */
 export interface InputRecorderOptions {
@@ -187,8 +205,15 @@ export class InputRecorder {
     // A restart in the same run folder continues it: a new session, new files, the sequence going on.
     const prior = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as RunMeta) : undefined;
     // A folder of another run is never continued: its sessions would mix two accounts or strategies in one replay.
-    if (prior !== undefined && (prior.accountID !== o.meta.accountID || prior.strategy?.name !== o.meta.strategy.name || prior.env !== o.meta.env)) {
-      throw new RecordingError(`run folder ${o.dir} holds a run of ${prior.strategy?.name ?? '?'} on ${prior.env ?? '?'} account ${prior.accountID ?? '?'} (${RUN_JSON}); this run is ${o.meta.strategy.name} on ${o.meta.env} account ${o.meta.accountID}: give --out another folder (or none, for a new one)`);
+    if (
+      prior !== undefined &&
+      (prior.accountID !== o.meta.accountID ||
+        prior.strategy?.name !== o.meta.strategy.name ||
+        prior.env !== o.meta.env)
+    ) {
+      throw new RecordingError(
+        `run folder ${o.dir} holds a run of ${prior.strategy?.name ?? '?'} on ${prior.env ?? '?'} account ${prior.accountID ?? '?'} (${RUN_JSON}); this run is ${o.meta.strategy.name} on ${o.meta.env} account ${o.meta.accountID}: give --out another folder (or none, for a new one)`,
+      );
     }
     this.#meta = { format: 1, ...o.meta, sessions: prior?.sessions ?? [] };
     for (const s of this.#meta.sessions) {
@@ -218,7 +243,19 @@ export class InputRecorder {
     if (this.#session !== undefined) throw new Error('InputRecorder.start: a session is already open');
     this.#o.prepare?.();
     const n = this.#meta.sessions.length + 1;
-    this.#session = { n, runId: s.runId, strategySha256: this.#meta.strategy.sha256, clientIdPrefix: s.clientIdPrefix, sequence: s.sequence, restoredState: s.restoredState, start: new Date(wall).toISOString(), firstSeq: this.#seq + 1, files: [], bytes: 0, account: s.account };
+    this.#session = {
+      n,
+      runId: s.runId,
+      strategySha256: this.#meta.strategy.sha256,
+      clientIdPrefix: s.clientIdPrefix,
+      sequence: s.sequence,
+      restoredState: s.restoredState,
+      start: new Date(wall).toISOString(),
+      firstSeq: this.#seq + 1,
+      files: [],
+      bytes: 0,
+      account: s.account,
+    };
     this.#meta.sessions.push(this.#session);
     this.#openFile();
     try {
@@ -226,9 +263,13 @@ export class InputRecorder {
       this.#txFd = openSync(path, 'a+');
       dropTornLine(this.#txFd);
     } catch (e) {
-      this.#o.onWarn?.(`run folder ${this.dir}: ${TRANSACTIONS_FILE} cannot be written (${(e as Error).message})`);
+      this.#o.onWarn?.(
+        `run folder ${this.dir}: ${TRANSACTIONS_FILE} cannot be written (${(e as Error).message})`,
+      );
     }
-    this.#line(`{"k":"session","seq":${++this.#seq},"rt":${wall},"event":"start","session":${n},"runId":${JSON.stringify(s.runId)}}\n`);
+    this.#line(
+      `{"k":"session","seq":${++this.#seq},"rt":${wall},"event":"start","session":${n},"runId":${JSON.stringify(s.runId)}}\n`,
+    );
     this.#writeMeta();
     this.#timer = setInterval(() => this.flush(), this.#o.flushMs ?? 1000);
     this.#timer.unref();
@@ -239,7 +280,21 @@ export class InputRecorder {
     if (this.#capped) return;
     this.counts.tick++;
     this.#lastEvent = ++this.#seq;
-    this.#line('{"k":"tick","seq":' + this.#seq + ',"rt":' + num(rt) + ',"i":"' + instrument + '","t":' + at + ',"b":' + bid + ',"a":' + ask + '}\n');
+    this.#line(
+      '{"k":"tick","seq":' +
+        this.#seq +
+        ',"rt":' +
+        num(rt) +
+        ',"i":"' +
+        instrument +
+        '","t":' +
+        at +
+        ',"b":' +
+        bid +
+        ',"a":' +
+        ask +
+        '}\n',
+    );
   }
 
   /**
@@ -247,12 +302,22 @@ export class InputRecorder {
    * ticks) or `warmup` (handlers not called). `px`: the price that completed it, when the candle is
    * delivered while that price is handled (before the price's own record).
    */
-  candle(c: Candle, src: 'official' | 'ticks' | 'warmup', rt: number, px?: { readonly instrument: string; readonly at: number; readonly bid: number; readonly ask: number }): void {
+  candle(
+    c: Candle,
+    src: 'official' | 'ticks' | 'warmup',
+    rt: number,
+    px?: { readonly instrument: string; readonly at: number; readonly bid: number; readonly ask: number },
+  ): void {
     if (this.#capped) return;
     this.counts.candle++;
     this.#lastEvent = ++this.#seq;
-    const p = px === undefined ? '' : ',"px":{"i":"' + px.instrument + '","t":' + px.at + ',"b":' + px.bid + ',"a":' + px.ask + '}';
-    this.#line(`{"k":"candle","seq":${this.#seq},"rt":${num(rt)},"src":"${src}"${p},"c":${JSON.stringify(c)}}\n`);
+    const p =
+      px === undefined
+        ? ''
+        : ',"px":{"i":"' + px.instrument + '","t":' + px.at + ',"b":' + px.bid + ',"a":' + px.ask + '}';
+    this.#line(
+      `{"k":"candle","seq":${this.#seq},"rt":${num(rt)},"src":"${src}"${p},"c":${JSON.stringify(c)}}\n`,
+    );
   }
 
   /** A labs event (signal, calendar) as delivered to the strategy. */
@@ -285,7 +350,9 @@ export class InputRecorder {
   intent(intent: OrderIntent, at: number, rt: number): void {
     if (this.#capped) return;
     this.counts.intent++;
-    this.#line(`{"k":"intent","seq":${++this.#seq},"rt":${num(rt)},"after":${this.#lastEvent},"t":${num(at)},"intent":${JSON.stringify(intent)}}\n`);
+    this.#line(
+      `{"k":"intent","seq":${++this.#seq},"rt":${num(rt)},"after":${this.#lastEvent},"t":${num(at)},"intent":${JSON.stringify(intent)}}\n`,
+    );
     if (!this.#soon) {
       // In a microtask: after the engine's synchronous step (its other intents join this member),
       // before the order's request can be on the wire (the HTTP client writes it in a later task).
@@ -304,7 +371,9 @@ export class InputRecorder {
    */
   attempt(id: string, n: number, what: string, rt: number): void {
     if (this.#capped) return;
-    this.#line(`{"k":"attempt","seq":${++this.#seq},"rt":${num(rt)},"id":${JSON.stringify(id)},"n":${n},"what":${JSON.stringify(what)}}\n`);
+    this.#line(
+      `{"k":"attempt","seq":${++this.#seq},"rt":${num(rt)},"id":${JSON.stringify(id)},"n":${n},"what":${JSON.stringify(what)}}\n`,
+    );
   }
 
   /** The ID of the last transaction in transactions.jsonl (0: none); a start after a kill backfills from it (`backfill`). */
@@ -395,7 +464,9 @@ export class InputRecorder {
       // inside this write, a torn last line that the next start's reader skips and the backfill replaces).
       writeSync(this.#txFd, t);
     } catch (e) {
-      this.#o.onWarn?.(`run folder ${this.dir}: ${TRANSACTIONS_FILE} cannot be written (${(e as Error).message})`);
+      this.#o.onWarn?.(
+        `run folder ${this.dir}: ${TRANSACTIONS_FILE} cannot be written (${(e as Error).message})`,
+      );
     }
   }
 
@@ -413,7 +484,9 @@ export class InputRecorder {
     if (this.#error !== undefined) return;
     this.#error = e;
     this.#capped = true; // nothing more is recorded; the run goes on
-    this.#o.onWarn?.(`run folder ${this.dir}: ${this.#fileName} cannot be written (${e.message}); the recording of inputs stops, the run goes on`);
+    this.#o.onWarn?.(
+      `run folder ${this.dir}: ${this.#fileName} cannot be written (${e.message}); the recording of inputs stops, the run goes on`,
+    );
     if (this.#fd >= 0) closeSync(this.#fd);
     this.#fd = -1;
   }
@@ -431,7 +504,9 @@ export class InputRecorder {
       this.#capped = true;
       buf += `{"k":"capped","seq":${++this.#seq},"rt":${Date.now()},"bytes":${this.#totalBytes}}\n`;
       this.#member(buf, compress);
-      this.#o.onWarn?.(`run folder ${this.dir}: the recording of inputs reached its cap of ${this.#max} bytes (--record-max-mb) and stops here; the run goes on, and a replay covers the run up to this point`);
+      this.#o.onWarn?.(
+        `run folder ${this.dir}: the recording of inputs reached its cap of ${this.#max} bytes (--record-max-mb) and stops here; the run goes on, and a replay covers the run up to this point`,
+      );
       return;
     }
     this.#member(buf, compress);

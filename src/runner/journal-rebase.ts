@@ -13,7 +13,10 @@ export interface JournalRebaseOptions {
   /** Rebase once the journal keeps this many transactions (`RunnerOptions.rebaseEvery`; 0 never). */
   readonly every: number;
   /** --broker sim: the simulator, and the journal's first baseline (deposit, currency, margin rate, hedging) every rebase keeps. */
-  readonly sim?: { readonly broker: SimBroker; readonly first: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'> };
+  readonly sim?: {
+    readonly broker: SimBroker;
+    readonly first: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'>;
+  };
   /** The last transaction the strategy has handled. */
   readonly handled: () => string;
   readonly stopping: () => boolean;
@@ -40,7 +43,9 @@ export class JournalRebase {
     if (this.#rebasing || o.every <= 0 || o.journal.transactionCount < o.every || o.stopping()) return;
     this.#rebasing = true;
     (o.sim !== undefined ? this.#rebaseSim(o.sim.broker, o.sim.first) : this.#rebase())
-      .catch((e: unknown) => o.log.warn({ err: e }, 'journal rebase failed; it is tried again at a later transaction'))
+      .catch((e: unknown) =>
+        o.log.warn({ err: e }, 'journal rebase failed; it is tried again at a later transaction'),
+      )
       .finally(() => {
         this.#rebasing = false;
       });
@@ -62,7 +67,14 @@ export class JournalRebase {
     if (!caughtUp || o.stopping() || snapshot === undefined || journal.unconfirmedCount > 0) return;
     const dropped = journal.transactionCount;
     journal.rebase(baselineOf({ ...account, lastTransactionID } as Account), snapshot);
-    o.log.info({ baseline: lastTransactionID, kept: journal.transactionCount, dropped: dropped - journal.transactionCount }, 'journal rebased');
+    o.log.info(
+      {
+        baseline: lastTransactionID,
+        kept: journal.transactionCount,
+        dropped: dropped - journal.transactionCount,
+      },
+      'journal rebased',
+    );
   }
 
   /**
@@ -72,7 +84,10 @@ export class JournalRebase {
    * strategy snapshot written with it carries the trailing stop levels and the last prices. Runs
    * after the simulator's current batch (it is called from inside its emission).
    */
-  async #rebaseSim(sim: SimBroker, first: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'>): Promise<void> {
+  async #rebaseSim(
+    sim: SimBroker,
+    first: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'>,
+  ): Promise<void> {
     await new Promise<void>((res) => setImmediate(res));
     const o = this.#o;
     const journal = o.journal;
@@ -83,6 +98,9 @@ export class JournalRebase {
     if (snapshot === undefined) return;
     const dropped = journal.transactionCount;
     journal.rebase(simRebaseOf(sim, first), snapshot);
-    o.log.info({ baseline: last, kept: journal.transactionCount, dropped: dropped - journal.transactionCount }, 'journal rebased');
+    o.log.info(
+      { baseline: last, kept: journal.transactionCount, dropped: dropped - journal.transactionCount },
+      'journal rebased',
+    );
   }
 }

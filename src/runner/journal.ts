@@ -1,5 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  fsyncSync,
+  ftruncateSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -74,7 +88,6 @@ export interface StateSnapshot {
   readonly prices?: Readonly<Record<string, number>>;
 }
 
-
 export type { RiskDay };
 
 /**
@@ -124,7 +137,13 @@ export interface JournalDamage {
 
 /** One line of the log. `n` is a per-journal sequence that lets a snapshot say which lines it covers. */
 export type JournalRecord =
-  | { readonly k: 'intent'; readonly intent: OrderIntent; readonly at: number; readonly wall?: number; readonly marksSent?: boolean }
+  | {
+      readonly k: 'intent';
+      readonly intent: OrderIntent;
+      readonly at: number;
+      readonly wall?: number;
+      readonly marksSent?: boolean;
+    }
   | { readonly k: 'sent'; readonly id: string; readonly wall: number }
   | { readonly k: 'confirm'; readonly id: string }
   | { readonly k: 'tx'; readonly tx: Transaction }
@@ -210,7 +229,11 @@ function frameAt(buf: Buffer, pos: number): { end: number; rec: Numbered } | 'to
  * short (a torn tail); only a damaged stretch followed by intact records, or a complete last frame
  * with a wrong checksum, is damage.
  */
-export function parseFrames(buf: Buffer): { records: Numbered[]; goodBytes: number; damaged: JournalDamage[] } {
+export function parseFrames(buf: Buffer): {
+  records: Numbered[];
+  goodBytes: number;
+  damaged: JournalDamage[];
+} {
   const records: Numbered[] = [];
   const damaged: { offset: number; bytes: number; recoveredAfter: number }[] = [];
   let pos = 0;
@@ -219,7 +242,11 @@ export function parseFrames(buf: Buffer): { records: Numbered[]; goodBytes: numb
     const f = frameAt(buf, pos);
     if (typeof f !== 'string') {
       records.push(f.rec);
-      if (damaged.length > 0 && damaged[damaged.length - 1]!.offset + damaged[damaged.length - 1]!.bytes <= pos) damaged[damaged.length - 1]!.recoveredAfter++;
+      if (
+        damaged.length > 0 &&
+        damaged[damaged.length - 1]!.offset + damaged[damaged.length - 1]!.bytes <= pos
+      )
+        damaged[damaged.length - 1]!.recoveredAfter++;
       pos = f.end;
       goodBytes = pos;
       continue;
@@ -237,7 +264,8 @@ export function parseFrames(buf: Buffer): { records: Numbered[]; goodBytes: numb
     }
     if (next < 0) {
       // A complete last frame whose checksum fails was written whole and changed since: damage, not a tear.
-      if (f === 'bad' && completeFrame(buf, pos)) damaged.push({ offset: pos, bytes: buf.length - pos, recoveredAfter: 0 });
+      if (f === 'bad' && completeFrame(buf, pos))
+        damaged.push({ offset: pos, bytes: buf.length - pos, recoveredAfter: 0 });
       break;
     }
     damaged.push({ offset: pos, bytes: next - pos, recoveredAfter: 0 });
@@ -296,10 +324,12 @@ function processAlive(pid: number): boolean {
  */
 function staleReason(h: LockHolder, path: string): string | undefined {
   if (h.host !== hostname()) return undefined; // another machine: its processes cannot be checked from here
-  if (h.pid === process.pid) return heldLocks.get(path) === h.token ? undefined : 'a copy of a lock of this process';
+  if (h.pid === process.pid)
+    return heldLocks.get(path) === h.token ? undefined : 'a copy of a lock of this process';
   if (!processAlive(h.pid)) return `process ${h.pid} is gone`;
   const now = processStart(h.pid);
-  if (h.start !== undefined && now !== undefined && now !== h.start) return `pid ${h.pid} now belongs to another process (started at tick ${now}, the holder at ${h.start})`;
+  if (h.start !== undefined && now !== undefined && now !== h.start)
+    return `pid ${h.pid} now belongs to another process (started at tick ${now}, the holder at ${h.start})`;
   return undefined;
 }
 
@@ -313,7 +343,13 @@ function staleReason(h: LockHolder, path: string): string | undefined {
  */
 function acquireLock(dir: string): { path: string; token: string } {
   const path = join(dir, LOCK);
-  const me: LockHolder = { pid: process.pid, ...(processStart(process.pid) !== undefined ? { start: processStart(process.pid)! } : {}), host: hostname(), token: randomUUID(), since: Date.now() };
+  const me: LockHolder = {
+    pid: process.pid,
+    ...(processStart(process.pid) !== undefined ? { start: processStart(process.pid)! } : {}),
+    host: hostname(),
+    token: randomUUID(),
+    since: Date.now(),
+  };
   const body = `${JSON.stringify(me)}\n`;
   for (let attempt = 0; attempt < 5; attempt++) {
     // Written to a private file first, then linked into place: the lock never exists half-written.
@@ -345,12 +381,23 @@ function acquireLock(dir: string): { path: string; token: string } {
       holder = JSON.parse(text) as LockHolder;
       if (typeof holder.pid !== 'number') throw new Error('no pid');
     } catch {
-      throw new JournalError(`journal ${dir}: its lock file ${path} is not one fxflow wrote (${JSON.stringify(text.slice(0, 80))}); if no fxflow run uses this journal, delete the lock file`);
+      throw new JournalError(
+        `journal ${dir}: its lock file ${path} is not one fxflow wrote (${JSON.stringify(text.slice(0, 80))}); if no fxflow run uses this journal, delete the lock file`,
+      );
     }
     const stale = staleReason(holder, path);
     if (stale === undefined) {
-      const who = holder.pid === process.pid ? `this process (pid ${holder.pid})` : holder.host !== hostname() ? `pid ${holder.pid} on host ${holder.host} (it cannot be checked from ${hostname()}; if that run is gone, delete ${path})` : `pid ${holder.pid}`;
-      throw new JournalLockedError(path, holder, `journal ${dir} is in use by ${who} since ${new Date(holder.since).toISOString()}: one journal, one runner. Stop that run first, or give this one another --journal`);
+      const who =
+        holder.pid === process.pid
+          ? `this process (pid ${holder.pid})`
+          : holder.host !== hostname()
+            ? `pid ${holder.pid} on host ${holder.host} (it cannot be checked from ${hostname()}; if that run is gone, delete ${path})`
+            : `pid ${holder.pid}`;
+      throw new JournalLockedError(
+        path,
+        holder,
+        `journal ${dir} is in use by ${who} since ${new Date(holder.since).toISOString()}: one journal, one runner. Stop that run first, or give this one another --journal`,
+      );
     }
     const aside = `${path}.stale.${process.pid}`;
     try {
@@ -368,14 +415,17 @@ function acquireLock(dir: string): { path: string; token: string } {
     }
     unlinkSync(aside);
   }
-  throw new JournalError(`journal ${dir}: could not take its lock ${path} after 5 attempts (other processes keep taking it)`);
+  throw new JournalError(
+    `journal ${dir}: could not take its lock ${path} after 5 attempts (other processes keep taking it)`,
+  );
 }
 
 function releaseLock(lock: { path: string; token: string }): void {
   if (heldLocks.get(lock.path) !== lock.token) return;
   heldLocks.delete(lock.path);
   try {
-    if ((JSON.parse(readFileSync(lock.path, 'utf8')) as LockHolder).token === lock.token) unlinkSync(lock.path);
+    if ((JSON.parse(readFileSync(lock.path, 'utf8')) as LockHolder).token === lock.token)
+      unlinkSync(lock.path);
   } catch {
     // Gone already.
   }
@@ -395,14 +445,18 @@ function readSnapshot(snapPath: string): SnapshotFile {
   try {
     doc = JSON.parse(readFileSync(snapPath, 'utf8'));
   } catch (e) {
-    throw new JournalError(`${snapPath}: not a valid journal snapshot (${(e as Error).message}); ${fix}`, { cause: e });
+    throw new JournalError(`${snapPath}: not a valid journal snapshot (${(e as Error).message}); ${fix}`, {
+      cause: e,
+    });
   }
   const env = doc as Partial<SnapshotEnvelope> & Partial<SnapshotFile>;
   if (env.fxflowJournalSnapshot === 2) {
     const body = Buffer.from(String(env.body), 'utf8');
     const sum = crc32(body).toString(16).padStart(8, '0');
     if (body.length !== env.bytes || sum !== env.crc32) {
-      throw new JournalError(`${snapPath}: damaged, its checksum does not match (${body.length} bytes with CRC-32 ${sum}, written as ${env.bytes} bytes with ${env.crc32}); the runner will not trade on it: ${fix}`);
+      throw new JournalError(
+        `${snapPath}: damaged, its checksum does not match (${body.length} bytes with CRC-32 ${sum}, written as ${env.bytes} bytes with ${env.crc32}); the runner will not trade on it: ${fix}`,
+      );
     }
     return JSON.parse(body.toString('utf8')) as SnapshotFile;
   }
@@ -469,11 +523,14 @@ export class Journal {
 
   /** `--new-journal`: the log and snapshot into `replaced-<time>/` (the lock stays held). */
   #moveAside(): void {
-    const present = [LOG, SNAPSHOT].filter((f) => existsSync(join(this.dir, f)) && statSync(join(this.dir, f)).size > 0);
+    const present = [LOG, SNAPSHOT].filter(
+      (f) => existsSync(join(this.dir, f)) && statSync(join(this.dir, f)).size > 0,
+    );
     if (present.length === 0) return;
     const to = join(this.dir, `replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     mkdirSync(to, { recursive: true });
-    for (const f of [LOG, SNAPSHOT]) if (existsSync(join(this.dir, f))) renameSync(join(this.dir, f), join(to, f));
+    for (const f of [LOG, SNAPSHOT])
+      if (existsSync(join(this.dir, f))) renameSync(join(this.dir, f), join(to, f));
     const dfd = openSync(this.dir, 'r');
     try {
       fsyncSync(dfd);
@@ -542,7 +599,10 @@ export class Journal {
       return new Journal(dir, o);
     } catch (e) {
       if (e instanceof JournalError) throw e;
-      throw new JournalError(`journal ${dir}: cannot open (${(e as Error).message}); check that the directory is writable`, { cause: e });
+      throw new JournalError(
+        `journal ${dir}: cannot open (${(e as Error).message}); check that the directory is writable`,
+        { cause: e },
+      );
     }
   }
 
@@ -584,7 +644,10 @@ export class Journal {
     if (recs.length === 0) return;
     // The runner closes the journal last (after every answer and lookup); a write after that is a
     // defect, said as one rather than as a RangeError from a closed descriptor.
-    if (this.#fd < 0) throw new JournalError(`journal ${this.dir}: a ${recs[0]!.k} record came after the journal was closed and was not written (the runner closes its journal only after every request has its answer: report this)`);
+    if (this.#fd < 0)
+      throw new JournalError(
+        `journal ${this.dir}: a ${recs[0]!.k} record came after the journal was closed and was not written (the runner closes its journal only after every request has its answer: report this)`,
+      );
     const bufs: Buffer[] = [];
     for (const r of recs) {
       const numbered = { n: ++this.#n, ...r } as Numbered;
@@ -692,9 +755,14 @@ export class Journal {
    */
   rebase(baseline: { readonly lastTransactionID: string }, snapshot: StateSnapshot): void {
     if (!(Number(baseline.lastTransactionID) <= Number(snapshot.handledTransactionID))) {
-      throw new JournalError(`rebase to transaction ${baseline.lastTransactionID} while the strategy has handled only up to ${snapshot.handledTransactionID}: its snapshot would miss transactions`);
+      throw new JournalError(
+        `rebase to transaction ${baseline.lastTransactionID} while the strategy has handled only up to ${snapshot.handledTransactionID}: its snapshot would miss transactions`,
+      );
     }
-    this.append([{ k: 'state', snapshot }, { k: 'baseline', baseline }]);
+    this.append([
+      { k: 'state', snapshot },
+      { k: 'baseline', baseline },
+    ]);
     for (const [id, i] of this.#intents) if (i.confirmed) this.#intents.delete(id);
     this.compact();
   }
@@ -709,7 +777,14 @@ export class Journal {
   #fold(r: Numbered): void {
     switch (r.k) {
       case 'intent':
-        this.#intents.set(r.intent.id, { intent: r.intent, at: r.at, ...(r.wall !== undefined ? { wall: r.wall } : {}), afterTransactionID: this.#lastID, ...(r.marksSent === true ? { marksSent: true } : {}), confirmed: false });
+        this.#intents.set(r.intent.id, {
+          intent: r.intent,
+          at: r.at,
+          ...(r.wall !== undefined ? { wall: r.wall } : {}),
+          afterTransactionID: this.#lastID,
+          ...(r.marksSent === true ? { marksSent: true } : {}),
+          confirmed: false,
+        });
         return;
       case 'sent': {
         const i = this.#intents.get(r.id);
@@ -771,7 +846,12 @@ export class Journal {
     try {
       const body = JSON.stringify(snap);
       const raw = Buffer.from(body, 'utf8');
-      const envelope: SnapshotEnvelope = { fxflowJournalSnapshot: 2, bytes: raw.length, crc32: crc32(raw).toString(16).padStart(8, '0'), body };
+      const envelope: SnapshotEnvelope = {
+        fxflowJournalSnapshot: 2,
+        bytes: raw.length,
+        crc32: crc32(raw).toString(16).padStart(8, '0'),
+        body,
+      };
       const b = Buffer.from(JSON.stringify(envelope), 'utf8');
       let off = 0;
       while (off < b.length) off += writeSync(fd, b, off, b.length - off);

@@ -85,7 +85,11 @@ export function openOf(account: Account): string[] {
   for (const o of account.orders ?? []) {
     if (!ENTRY_TYPES.has(o.type) || (o.state !== undefined && o.state !== 'PENDING')) continue;
     const x = o as { instrument?: string; units?: string; price?: string };
-    out.push(`order ${o.id} ${o.type} ${x.instrument ?? ''} ${x.units ?? ''}${x.price !== undefined ? ` @ ${x.price}` : ''}`.replace(/\s+/g, ' ').trim());
+    out.push(
+      `order ${o.id} ${o.type} ${x.instrument ?? ''} ${x.units ?? ''}${x.price !== undefined ? ` @ ${x.price}` : ''}`
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
   }
   return out;
 }
@@ -104,7 +108,11 @@ export function openOfLedger(ledger: Ledger): string[] {
   for (const o of ledger.pendingOrders.values()) {
     if (!ENTRY_TYPES.has(o.type)) continue;
     const c = o.created as { units?: string; price?: string };
-    out.push(`order ${o.id} ${o.type} ${o.instrument ?? ''} ${c.units ?? ''}${c.price !== undefined ? ` @ ${c.price}` : ''}`.replace(/\s+/g, ' ').trim());
+    out.push(
+      `order ${o.id} ${o.type} ${o.instrument ?? ''} ${c.units ?? ''}${c.price !== undefined ? ` @ ${c.price}` : ''}`
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
   }
   return out;
 }
@@ -131,22 +139,37 @@ export async function closeFromAccount(o: CloseFromAccountOptions, flatten: bool
   const openNow = (): readonly string[] => (last !== undefined ? openOf(last.account) : (o.view?.() ?? []));
   const state = (): string => {
     const open = openNow();
-    const what = last !== undefined ? (open.length > 0 ? `open at the account: ${open.join(', ')}` : 'nothing open at the last read') : `the account not read yet${open.length > 0 ? `; the runner's view: ${open.join(', ')}` : ''}`;
+    const what =
+      last !== undefined
+        ? open.length > 0
+          ? `open at the account: ${open.join(', ')}`
+          : 'nothing open at the last read'
+        : `the account not read yet${open.length > 0 ? `; the runner's view: ${open.join(', ')}` : ''}`;
     return `${flatten ? 'flattening' : 'cancelling pending orders'} for ${seconds()} s: ${what}; waiting for ${waiting}${error !== undefined ? ` (last error: ${error})` : ''}; gives up NOT FLAT after ${Math.round(timeoutMs / 1000)} s (--flatten-timeout)`;
   };
   const set = (w: string): void => {
     waiting = w;
     o.onState?.(state());
   };
-  const timer = o.progress === undefined ? undefined : setInterval(() => o.progress!(state()), o.progressEveryMs ?? 5000);
+  const timer =
+    o.progress === undefined ? undefined : setInterval(() => o.progress!(state()), o.progressEveryMs ?? 5000);
   timer?.unref();
   const result = (ok: boolean, why?: string): AccountCheck => {
     const c = last === undefined ? undefined : accountCloseIntents(last.account, flatten, '', 0);
     const open = openNow();
     return {
-      ok, lastTransactionID: last?.lastTransactionID ?? '', openTrades: last === undefined ? -1 : (last.account.trades ?? []).length,
-      positions: c?.positions ?? [], pendingEntries: c?.pendingEntries ?? -1, open: last === undefined ? open.map((x) => `${x} (the runner's view; the account could not be read)`) : open,
-      rounds, seconds: seconds(), ...(why !== undefined ? { error: why } : {}),
+      ok,
+      lastTransactionID: last?.lastTransactionID ?? '',
+      openTrades: last === undefined ? -1 : (last.account.trades ?? []).length,
+      positions: c?.positions ?? [],
+      pendingEntries: c?.pendingEntries ?? -1,
+      open:
+        last === undefined
+          ? open.map((x) => `${x} (the runner's view; the account could not be read)`)
+          : open,
+      rounds,
+      seconds: seconds(),
+      ...(why !== undefined ? { error: why } : {}),
     };
   };
   try {
@@ -165,12 +188,20 @@ export async function closeFromAccount(o: CloseFromAccountOptions, flatten: bool
         o.log.warn({ attempt, err: e }, 'kill switch / flatten: the account could not be read; trying again');
       }
       if (read !== undefined) {
-        const { intents, positions, pendingEntries } = accountCloseIntents(read.account, flatten, `${RUNNER_ID_PREFIX}${flatten ? 'flat' : 'kill'}-${o.runId}`, n);
+        const { intents, positions, pendingEntries } = accountCloseIntents(
+          read.account,
+          flatten,
+          `${RUNNER_ID_PREFIX}${flatten ? 'flat' : 'kill'}-${o.runId}`,
+          n,
+        );
         if (intents.length === 0) return result(true);
         if (Date.now() - t0 >= timeoutMs) break;
         n += intents.length;
         rounds++;
-        o.log.warn({ round: rounds, positions, pendingEntries, lastTransactionID: read.lastTransactionID }, 'closing what the account holds');
+        o.log.warn(
+          { round: rounds, positions, pendingEntries, lastTransactionID: read.lastTransactionID },
+          'closing what the account holds',
+        );
         set(`the answers to ${intents.length} close(s) and cancel(s) (round ${rounds})`);
         // Journaled past the risk gate (the order path's journal layer), as every intent is.
         for (const i of intents) o.risk.submit(i);
@@ -178,11 +209,24 @@ export async function closeFromAccount(o: CloseFromAccountOptions, flatten: bool
       }
       const left = timeoutMs - (Date.now() - t0);
       if (left <= 0) break;
-      const pause = Math.min(left, read !== undefined && rounds <= 1 ? 0 : backoffDelay(attempt, o.retryBaseMs ?? 500, o.retryCapMs ?? 10_000));
-      set(read === undefined ? `a new attempt to read the account in ${(pause / 1000).toFixed(1)} s` : `the account to confirm the closes (read again in ${(pause / 1000).toFixed(1)} s)`);
+      const pause = Math.min(
+        left,
+        read !== undefined && rounds <= 1
+          ? 0
+          : backoffDelay(attempt, o.retryBaseMs ?? 500, o.retryCapMs ?? 10_000),
+      );
+      set(
+        read === undefined
+          ? `a new attempt to read the account in ${(pause / 1000).toFixed(1)} s`
+          : `the account to confirm the closes (read again in ${(pause / 1000).toFixed(1)} s)`,
+      );
       if (pause > 0) await sleep(pause);
     }
-    return result(false, error ?? `still open after ${seconds()} s (--flatten-timeout ${Math.round(timeoutMs / 1000)} s) and ${rounds} round(s) of closes`);
+    return result(
+      false,
+      error ??
+        `still open after ${seconds()} s (--flatten-timeout ${Math.round(timeoutMs / 1000)} s) and ${rounds} round(s) of closes`,
+    );
   } finally {
     if (timer !== undefined) clearInterval(timer);
   }
@@ -193,7 +237,12 @@ export async function closeFromAccount(o: CloseFromAccountOptions, flatten: bool
  * reports it (GET /accounts/{id}): a cancel for every pending entry order and, with `flatten`, a
  * close of each instrument's long and short position. Also says what the account holds.
  */
-export function accountCloseIntents(account: Account, flatten: boolean, idPrefix: string, first = 0): { intents: OrderIntent[]; openTrades: number; positions: string[]; pendingEntries: number } {
+export function accountCloseIntents(
+  account: Account,
+  flatten: boolean,
+  idPrefix: string,
+  first = 0,
+): { intents: OrderIntent[]; openTrades: number; positions: string[]; pendingEntries: number } {
   const intents: OrderIntent[] = [];
   let n = first;
   let pendingEntries = 0;
@@ -208,7 +257,14 @@ export function accountCloseIntents(account: Account, flatten: boolean, idPrefix
     const short = Number(p.short?.units ?? 0) !== 0;
     if (!long && !short) continue;
     positions.push(p.instrument);
-    if (flatten) intents.push({ kind: 'closePosition', id: `${idPrefix}-${++n}`, instrument: p.instrument, ...(long ? { longUnits: 'ALL' } : {}), ...(short ? { shortUnits: 'ALL' } : {}) });
+    if (flatten)
+      intents.push({
+        kind: 'closePosition',
+        id: `${idPrefix}-${++n}`,
+        instrument: p.instrument,
+        ...(long ? { longUnits: 'ALL' } : {}),
+        ...(short ? { shortUnits: 'ALL' } : {}),
+      });
   }
   return { intents, openTrades: (account.trades ?? []).length, positions, pendingEntries };
 }
@@ -334,14 +390,22 @@ export class StartSignals {
   /** The stop asked for during the start (SIGINT, SIGTERM), if any. */
   stop: 'SIGINT' | 'SIGTERM' | undefined;
 
-  constructor(o: { readonly killFile?: string; readonly say: (line: string) => void; readonly abandon: () => void; readonly ctrlCWindowMs?: number }) {
+  constructor(o: {
+    readonly killFile?: string;
+    readonly say: (line: string) => void;
+    readonly abandon: () => void;
+    readonly ctrlCWindowMs?: number;
+  }) {
     this.#say = o.say;
     this.#kill = new KillSwitch({
       ...(o.killFile !== undefined ? { file: o.killFile } : {}),
       onKill: (why) => {
         this.killed = why;
         if (this.#runner !== undefined) this.#runner.halt(why);
-        else this.#say(`KILL SWITCH ENGAGED (${why}) while starting: nothing of the strategy will be sent; once the journal is open the halt is written to it, and every position the account holds is closed as soon as the account can be read`);
+        else
+          this.#say(
+            `KILL SWITCH ENGAGED (${why}) while starting: nothing of the strategy will be sent; once the journal is open the halt is written to it, and every position the account holds is closed as soon as the account can be read`,
+          );
       },
     });
     this.#ctrlC = new CtrlC({
@@ -376,7 +440,9 @@ export class StartSignals {
   #stop(sig: 'SIGINT' | 'SIGTERM'): void {
     if (this.stop !== undefined) return;
     this.stop = sig;
-    this.#say(`${sig} while starting: the run stops as soon as its start is done (it is settling the journal and reading the account)${sig === 'SIGINT' ? '; Ctrl-C twice more exits without waiting' : ''}`);
+    this.#say(
+      `${sig} while starting: the run stops as soon as its start is done (it is settling the journal and reading the account)${sig === 'SIGINT' ? '; Ctrl-C twice more exits without waiting' : ''}`,
+    );
   }
 
   /** The runner exists (its journal is open): a kill switch engaged before now is handed to it. */

@@ -19,7 +19,9 @@ afterEach(async () => {
   while (cleanup.length > 0) await cleanup.pop()!();
 });
 
-async function sandbox(o: { labs?: string } = {}): Promise<{ sb: Sandbox; labs: V20Labs; clock: { t: number } }> {
+async function sandbox(
+  o: { labs?: string } = {},
+): Promise<{ sb: Sandbox; labs: V20Labs; clock: { t: number } }> {
   const sb = await startSandbox({ clock: 'manual', start: START, feed: false, ...o });
   const http = new V20Http({ baseUrl: sb.url, retries: 0 });
   cleanup.push(async () => {
@@ -33,7 +35,13 @@ async function sandbox(o: { labs?: string } = {}): Promise<{ sb: Sandbox; labs: 
 describe('LabsPoller', () => {
   it('delivers each calendar entry and signal once, only for the subscribed currencies and instruments, in time order', async () => {
     const { sb, labs, clock } = await sandbox();
-    const p = new LabsPoller({ labs, calendar: ['USD', 'EUR'], signals: ['EUR_USD'], now: () => clock.t, every: { calendar: 60_000, signals: 60_000 } });
+    const p = new LabsPoller({
+      labs,
+      calendar: ['USD', 'EUR'],
+      signals: ['EUR_USD'],
+      now: () => clock.t,
+      every: { calendar: 60_000, signals: 60_000 },
+    });
     const first = await p.poll();
     expect(p.stats).toMatchObject({ polls: 2, failures: 0 });
     expect(first.length).toBeGreaterThan(0);
@@ -75,13 +83,31 @@ describe('LabsPoller', () => {
     const root = mkdtempSync(join(tmpdir(), 'fxflow-poller-'));
     const w = await LabsWriter.open(root, { now: 0 });
     const release = START / 1000 + 1800;
-    const entry = { title: 'Non-Farm Payrolls', timestamp: release, currency: 'USD', impact: 3, forecast: '180K', previous: '150K' };
+    const entry = {
+      title: 'Non-Farm Payrolls',
+      timestamp: release,
+      currency: 'USD',
+      impact: 3,
+      forecast: '180K',
+      previous: '150K',
+    };
     w.append([w.identity.calendar(entry, START - 3_600_000)!]);
     w.append([w.identity.calendar({ ...entry, actual: '210K' }, release * 1000 + 5_000)!]);
     const { sb, labs, clock } = await sandbox({ labs: root });
     const p = new LabsPoller({ labs, calendar: ['USD'], now: () => clock.t, every: { calendar: 60_000 } });
     const before = labsEvents(await p.poll());
-    expect(before).toEqual([{ kind: 'calendar', at: START, releaseAt: release * 1000, currency: 'USD', title: 'Non-Farm Payrolls', impact: 3, forecast: '180K', previous: '150K' }]);
+    expect(before).toEqual([
+      {
+        kind: 'calendar',
+        at: START,
+        releaseAt: release * 1000,
+        currency: 'USD',
+        title: 'Non-Farm Payrolls',
+        impact: 3,
+        forecast: '180K',
+        previous: '150K',
+      },
+    ]);
     clock.t = release * 1000 + 60_000;
     sb.setTime(clock.t);
     const after = labsEvents(await p.poll());
@@ -93,7 +119,12 @@ describe('LabsPoller', () => {
 
   it('the rate budget puts off what is due beyond it', async () => {
     const { labs, clock } = await sandbox();
-    const p = new LabsPoller({ labs, signals: ['EUR_USD', 'GBP_USD', 'USD_JPY'], now: () => clock.t, requestsPerMinute: 2 });
+    const p = new LabsPoller({
+      labs,
+      signals: ['EUR_USD', 'GBP_USD', 'USD_JPY'],
+      now: () => clock.t,
+      requestsPerMinute: 2,
+    });
     await p.poll();
     expect(p.stats).toMatchObject({ polls: 2, deferred: 1 });
     clock.t += 60_000;
@@ -105,14 +136,23 @@ describe('LabsPoller', () => {
     // A server that accepts and never answers.
     const hung: Server = createServer(() => {});
     await new Promise<void>((ok) => hung.listen(0, '127.0.0.1', ok));
-    const http = new V20Http({ baseUrl: `http://127.0.0.1:${(hung.address() as AddressInfo).port}`, retries: 0, timeoutMs: 300 });
+    const http = new V20Http({
+      baseUrl: `http://127.0.0.1:${(hung.address() as AddressInfo).port}`,
+      retries: 0,
+      timeoutMs: 300,
+    });
     cleanup.push(async () => {
       await http.close().catch(() => {});
       hung.closeAllConnections();
       await new Promise<void>((ok) => hung.close(() => ok()));
     });
     let t = START;
-    const p = new LabsPoller({ labs: new V20Labs(http, () => t), calendar: ['USD'], now: () => t, timeoutMs: 50 });
+    const p = new LabsPoller({
+      labs: new V20Labs(http, () => t),
+      calendar: ['USD'],
+      now: () => t,
+      timeoutMs: 50,
+    });
     expect(await p.poll()).toEqual([]);
     expect(p.stats).toMatchObject({ polls: 1, failures: 1, items: 0 });
     expect(p.stats.lastError).toMatch(/calendar: no answer in 50 ms/);
@@ -125,7 +165,10 @@ describe('LabsPoller', () => {
       res.end('[{"title": 5, "timestamp": 1, "currency": "USD", "impact": 3}]');
     });
     await new Promise<void>((ok) => bad.listen(0, '127.0.0.1', ok));
-    const http2 = new V20Http({ baseUrl: `http://127.0.0.1:${(bad.address() as AddressInfo).port}`, retries: 0 });
+    const http2 = new V20Http({
+      baseUrl: `http://127.0.0.1:${(bad.address() as AddressInfo).port}`,
+      retries: 0,
+    });
     cleanup.push(async () => {
       await http2.close();
       await new Promise<void>((ok) => bad.close(() => ok()));

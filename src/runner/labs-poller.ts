@@ -1,5 +1,21 @@
-import { calendarItemEvent, cotItemEvent, LabsIdentity, ownTime, signalItemEvent, spreadItemEvent, type LabsItem } from '../adapters/catalog/labs-items.ts';
-import { AUTOCHARTIST_PERIODS, coveringPeriod, LABS_PERIODS, type AutochartistResponse, type LabsCalendarEntry, type LabsCotEntry, type LabsSpreads } from '../adapters/v20/labs.ts';
+import {
+  calendarItemEvent,
+  cotItemEvent,
+  LabsIdentity,
+  ownTime,
+  signalItemEvent,
+  spreadItemEvent,
+  type LabsItem,
+} from '../adapters/catalog/labs-items.ts';
+import {
+  AUTOCHARTIST_PERIODS,
+  coveringPeriod,
+  LABS_PERIODS,
+  type AutochartistResponse,
+  type LabsCalendarEntry,
+  type LabsCotEntry,
+  type LabsSpreads,
+} from '../adapters/v20/labs.ts';
 import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent } from '../domain/events.ts';
 import type { UnixMs } from '../domain/time.ts';
 
@@ -52,7 +68,13 @@ export interface LabsPollerStats {
 }
 
 /** `lastOk` and `due` are on the server's clock once it has said its time (else the wall clock); `dueWall` on the wall clock. */
-type Task = { kind: 'calendar' | 'signals' | 'spreads' | 'cot'; instrument: string | undefined; lastOk: number; due: number; dueWall: number };
+type Task = {
+  kind: 'calendar' | 'signals' | 'spreads' | 'cot';
+  instrument: string | undefined;
+  lastOk: number;
+  due: number;
+  dueWall: number;
+};
 
 /**
  * Polls the OANDA labs endpoints a strategy subscribes to and turns each answer into new items
@@ -87,10 +109,14 @@ export class LabsPoller {
     this.#o = o;
     this.#now = o.now ?? Date.now;
     this.identity = o.identity ?? new LabsIdentity();
-    if ((o.calendar ?? []).length > 0) this.#tasks.push({ kind: 'calendar', instrument: undefined, lastOk: -Infinity, due: 0, dueWall: 0 });
-    for (const i of o.signals ?? []) this.#tasks.push({ kind: 'signals', instrument: i, lastOk: -Infinity, due: 0, dueWall: 0 });
-    for (const i of o.spreads ?? []) this.#tasks.push({ kind: 'spreads', instrument: i, lastOk: -Infinity, due: 0, dueWall: 0 });
-    for (const i of o.cot ?? []) this.#tasks.push({ kind: 'cot', instrument: i, lastOk: -Infinity, due: 0, dueWall: 0 });
+    if ((o.calendar ?? []).length > 0)
+      this.#tasks.push({ kind: 'calendar', instrument: undefined, lastOk: -Infinity, due: 0, dueWall: 0 });
+    for (const i of o.signals ?? [])
+      this.#tasks.push({ kind: 'signals', instrument: i, lastOk: -Infinity, due: 0, dueWall: 0 });
+    for (const i of o.spreads ?? [])
+      this.#tasks.push({ kind: 'spreads', instrument: i, lastOk: -Infinity, due: 0, dueWall: 0 });
+    for (const i of o.cot ?? [])
+      this.#tasks.push({ kind: 'cot', instrument: i, lastOk: -Infinity, due: 0, dueWall: 0 });
   }
 
   #every(kind: Task['kind']): number {
@@ -110,7 +136,13 @@ export class LabsPoller {
     const ms = this.#o.timeoutMs ?? 10_000;
     let t: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([p, new Promise<never>((_, reject) => { t = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms); t.unref?.(); })]);
+      return await Promise.race([
+        p,
+        new Promise<never>((_, reject) => {
+          t = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+          t.unref?.();
+        }),
+      ]);
     } finally {
       if (t) clearTimeout(t);
       p.catch(() => {}); // a late failure of an abandoned call is not unhandled
@@ -148,7 +180,13 @@ export class LabsPoller {
    * time shows the server's clock ran further than that (a sandbox faster than the wall clock, a
    * long stall), asks again with the period that covers it: no item falls between two windows.
    */
-  async #ask<T>(task: Task, nowS: number, allowed: readonly number[], call: (period: number) => Promise<T>, wall: number): Promise<{ res: T; at: number }> {
+  async #ask<T>(
+    task: Task,
+    nowS: number,
+    allowed: readonly number[],
+    call: (period: number) => Promise<T>,
+    wall: number,
+  ): Promise<{ res: T; at: number }> {
     const period = this.#period(task, nowS, allowed);
     let res = await this.#call(call(period));
     let at = this.#heard(this.#now()) ?? wall;
@@ -198,7 +236,13 @@ export class LabsPoller {
         let at: number;
         switch (task.kind) {
           case 'calendar': {
-            const r = await this.#ask(task, asked, LABS_PERIODS, (period) => l.calendarEntries(undefined, period), wall);
+            const r = await this.#ask(
+              task,
+              asked,
+              LABS_PERIODS,
+              (period) => l.calendarEntries(undefined, period),
+              wall,
+            );
             at = r.at;
             const stamp = this.#o.stamp ?? (() => at as UnixMs);
             for (const e of r.res) {
@@ -209,7 +253,13 @@ export class LabsPoller {
             break;
           }
           case 'signals': {
-            const r = await this.#ask(task, asked, AUTOCHARTIST_PERIODS, (period) => l.autochartist({ instrument: task.instrument!, period }), wall);
+            const r = await this.#ask(
+              task,
+              asked,
+              AUTOCHARTIST_PERIODS,
+              (period) => l.autochartist({ instrument: task.instrument!, period }),
+              wall,
+            );
             at = r.at;
             const stamp = this.#o.stamp ?? (() => at as UnixMs);
             for (const s of r.res.signals) {
@@ -220,13 +270,26 @@ export class LabsPoller {
             break;
           }
           case 'spreads': {
-            const r = await this.#ask(task, asked, LABS_PERIODS, (period) => l.spreads(task.instrument!, period), wall);
+            const r = await this.#ask(
+              task,
+              asked,
+              LABS_PERIODS,
+              (period) => l.spreads(task.instrument!, period),
+              wall,
+            );
             at = r.at;
             const stamp = this.#o.stamp ?? (() => at as UnixMs);
             const sp = r.res;
             for (let k = 0; k < sp.avg.length; k++) {
               const [t, avg] = sp.avg[k]!;
-              const item = this.identity.spread(task.instrument!, t, sp.min[k]?.[1] ?? avg, avg, sp.max[k]?.[1] ?? avg, stamp());
+              const item = this.identity.spread(
+                task.instrument!,
+                t,
+                sp.min[k]?.[1] ?? avg,
+                avg,
+                sp.max[k]?.[1] ?? avg,
+                stamp(),
+              );
               if (item) out.push(item);
             }
             break;
@@ -324,7 +387,9 @@ export class LabsPoller {
 }
 
 /** The engine events of polled items, in time order (the same events a backtest makes of the same items). */
-export function labsEvents(items: readonly LabsItem[]): (CalendarEvent | SignalEvent | SpreadEvent | CotEvent)[] {
+export function labsEvents(
+  items: readonly LabsItem[],
+): (CalendarEvent | SignalEvent | SpreadEvent | CotEvent)[] {
   const out: (CalendarEvent | SignalEvent | SpreadEvent | CotEvent)[] = [];
   for (const i of items) {
     if (i.kind === 'calendar') out.push(calendarItemEvent(i));

@@ -50,7 +50,19 @@ export class CandleBuilder {
     }
     const done = b === undefined ? undefined : this.#complete(b);
     const time = alignOpen(this.granularity, at);
-    this.#b = { time, at: candleClose(this.granularity, time), bo: bid, bh: bid, bl: bid, bc: bid, ao: ask, ah: ask, al: ask, ac: ask, volume: 1 };
+    this.#b = {
+      time,
+      at: candleClose(this.granularity, time),
+      bo: bid,
+      bh: bid,
+      bl: bid,
+      bc: bid,
+      ao: ask,
+      ah: ask,
+      al: ask,
+      ac: ask,
+      volume: 1,
+    };
     return done;
   }
 
@@ -64,8 +76,21 @@ export class CandleBuilder {
 
   #complete(b: Building): Candle {
     return {
-      kind: 'candle', instrument: this.instrument, granularity: this.granularity, time: b.time, at: b.at,
-      bo: b.bo, bh: b.bh, bl: b.bl, bc: b.bc, ao: b.ao, ah: b.ah, al: b.al, ac: b.ac, volume: b.volume, complete: true,
+      kind: 'candle',
+      instrument: this.instrument,
+      granularity: this.granularity,
+      time: b.time,
+      at: b.at,
+      bo: b.bo,
+      bh: b.bh,
+      bl: b.bl,
+      bc: b.bc,
+      ao: b.ao,
+      ah: b.ah,
+      al: b.al,
+      ac: b.ac,
+      volume: b.volume,
+      complete: true,
     };
   }
 }

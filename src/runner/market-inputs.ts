@@ -29,7 +29,13 @@ export interface LiveTick {
 }
 
 /** A message of the pricing stream (a price or a heartbeat). */
-type PriceMessage = { type?: string; instrument?: string; time?: string; bids?: { price: string; liquidity?: number }[]; asks?: { price: string; liquidity?: number }[] };
+type PriceMessage = {
+  type?: string;
+  instrument?: string;
+  time?: string;
+  bids?: { price: string; liquidity?: number }[];
+  asks?: { price: string; liquidity?: number }[];
+};
 
 /** What the inputs read of the runner's options (`RunnerOptions` has every one of them, documented there). */
 export interface MarketInputsOptions {
@@ -43,7 +49,9 @@ export interface MarketInputsOptions {
   readonly streams?: StreamOptions;
   readonly recorder?: InputRecorder;
   readonly labs?: LabsEndpoints;
-  readonly labsPoll?: Pick<LabsPollerOptions, 'every' | 'requestsPerMinute' | 'timeoutMs'> & { readonly tickMs?: number };
+  readonly labsPoll?: Pick<LabsPollerOptions, 'every' | 'requestsPerMinute' | 'timeoutMs'> & {
+    readonly tickMs?: number;
+  };
   readonly onPrice?: (instrument: string, at: number) => void;
 }
 
@@ -100,8 +108,11 @@ export class MarketInputs {
     this.#o = o;
     this.#h = h;
     this.feed = new LiveCandleFeed({
-      source: o.candles ?? 'endpoint', log: h.log, ...(o.candleWaitMs !== undefined ? { waitMs: o.candleWaitMs } : {}),
-      fetch: (instrument, granularity, from, opts) => o.rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }, opts),
+      source: o.candles ?? 'endpoint',
+      log: h.log,
+      ...(o.candleWaitMs !== undefined ? { waitMs: o.candleWaitMs } : {}),
+      fetch: (instrument, granularity, from, opts) =>
+        o.rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }, opts),
       deliver: (c, official) => {
         // The price that completed it, when the candle is delivered while that price is handled:
         // the market when the strategy decides on the candle (the replay's current price).
@@ -141,11 +152,13 @@ export class MarketInputs {
     for (const spec of subs.candles ?? []) {
       const s = parseCandleSeries(spec, o.instruments);
       const builders = this.#builders.get(s.instrument) ?? [];
-      if (!builders.some((b) => b.granularity === s.granularity)) builders.push(new CandleBuilder(s.instrument, s.granularity));
+      if (!builders.some((b) => b.granularity === s.granularity))
+        builders.push(new CandleBuilder(s.instrument, s.granularity));
       this.#builders.set(s.instrument, builders);
       if (count <= 0) continue;
       const res = await o.rest.candles(s.instrument, { granularity: s.granularity, price: 'BA', count });
-      for (const c of res.candles) if (c.complete) warmCandles.push(toCandle(c, s.instrument, s.granularity, 'BA'));
+      for (const c of res.candles)
+        if (c.complete) warmCandles.push(toCandle(c, s.instrument, s.granularity, 'BA'));
     }
     warmCandles.sort((a, b) => a.at - b.at);
     this.warming = true;
@@ -169,7 +182,10 @@ export class MarketInputs {
     const instruments = new Set<string>([...this.#builders.keys(), ...(subs.ticks ?? [])]);
     for (const i of held) instruments.add(i);
     if (instruments.size > 0) {
-      this.#priceSub = pricingStream(o.http, o.accountID, [...instruments], { ...o.streams, stats: this.#h.pricingStats }).subscribe({
+      this.#priceSub = pricingStream(o.http, o.accountID, [...instruments], {
+        ...o.streams,
+        stats: this.#h.pricingStats,
+      }).subscribe({
         next: (p) => this.#onPrice(p as PriceMessage),
         error: (e: unknown) => {
           this.#h.log.error({ err: e }, 'pricing stream failed');
@@ -208,7 +224,13 @@ export class MarketInputs {
       this.#closingTick = undefined;
     }
     this.#lastTick.set(p.instrument, tick);
-    this.#o.recorder?.tick(p.instrument, at, bid, ask, Math.round((performance.timeOrigin + received) * 1000) / 1000);
+    this.#o.recorder?.tick(
+      p.instrument,
+      at,
+      bid,
+      ask,
+      Math.round((performance.timeOrigin + received) * 1000) / 1000,
+    );
     this.#h.simulate(tick);
     this.events.next(tick);
     this.tickStart = Number.NaN;
@@ -236,7 +258,16 @@ export class MarketInputs {
     if (labs === undefined || calendar.length + signals.length + spreads.length + cot.length === 0) return;
     const clock = this.#h.clock;
     const delivered = await LabsWriter.open(join(o.journalDir, 'labs'));
-    const poller = new LabsPoller({ labs, calendar, signals, spreads, cot, identity: delivered.identity, stamp: () => (clock.now() > 0 ? clock.now() : (labs.serverTime?.() ?? Date.now())), ...o.labsPoll });
+    const poller = new LabsPoller({
+      labs,
+      calendar,
+      signals,
+      spreads,
+      cot,
+      identity: delivered.identity,
+      stamp: () => (clock.now() > 0 ? clock.now() : (labs.serverTime?.() ?? Date.now())),
+      ...o.labsPoll,
+    });
     this.labsPoller = poller;
     poller.start((items) => {
       if (this.#h.stopping()) return;

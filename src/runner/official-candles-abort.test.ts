@@ -26,7 +26,10 @@ interface Call {
 describe('LiveCandleFeed fetch options', () => {
   it('every attempt gets retry: false and a signal; once the feed gives up (wait passed) or closes, no fetch is left running; a signal never aborts an attempt whose answer came (fast-check)', async () => {
     const plan = fc.record({
-      outcomes: fc.array(fc.constantFrom<Outcome>('ok', 'incomplete', 503, 400), { minLength: 1, maxLength: 4 }),
+      outcomes: fc.array(fc.constantFrom<Outcome>('ok', 'incomplete', 503, 400), {
+        minLength: 1,
+        maxLength: 4,
+      }),
       // Some latencies exceed the 40 ms wait: those attempts must be aborted, not left to run.
       latencies: fc.array(fc.integer({ min: 0, max: 80 }), { minLength: 4, maxLength: 4 }),
     });
@@ -39,7 +42,10 @@ describe('LiveCandleFeed fetch options', () => {
           const calls: Call[] = [];
           const delivered: Candle[] = [];
           const feed = new LiveCandleFeed({
-            source: 'endpoint', log: silent, waitMs: 40, retryMs: 2,
+            source: 'endpoint',
+            log: silent,
+            waitMs: 40,
+            retryMs: 2,
             deliver: (c) => delivered.push(c),
             fetch: (instrument, _g, from, o) => {
               const key = `${instrument}@${from}`;
@@ -58,7 +64,16 @@ describe('LiveCandleFeed fetch options', () => {
                   o.signal.removeEventListener('abort', onAbort);
                   call.answered = true;
                   if (outcome === 503 || outcome === 400) {
-                    reject(new V20Error({ code: 'V20_HTTP', method: 'GET', path: key, message: `HTTP ${outcome}`, status: outcome, retryable: outcome === 503 }));
+                    reject(
+                      new V20Error({
+                        code: 'V20_HTTP',
+                        method: 'GET',
+                        path: key,
+                        message: `HTTP ${outcome}`,
+                        status: outcome,
+                        retryable: outcome === 503,
+                      }),
+                    );
                     return;
                   }
                   call.official = outcome === 'ok';
@@ -92,7 +107,8 @@ describe('LiveCandleFeed fetch options', () => {
           }
           // Every official candle came from an attempt that was answered, never aborted.
           const officialKeys = new Set(calls.filter((c) => c.official).map((c) => c.key));
-          for (const d of delivered) if (d.bo === 1.2) expect(officialKeys.has(`${d.instrument}@${d.time}`)).toBe(true);
+          for (const d of delivered)
+            if (d.bo === 1.2) expect(officialKeys.has(`${d.instrument}@${d.time}`)).toBe(true);
           expect(feed.counts.official + feed.counts.fromTicks + feed.counts.dropped).toBe(adds.length);
           expect(feed.counts.pending).toBe(0);
           if (closeAfter === undefined) expect(feed.counts.dropped).toBe(0);

@@ -51,7 +51,12 @@ export interface CandleFetchOptions {
  * the same moments) but is not cancelled: it then runs on in the background, its answer ignored,
  * and the transport's own retries add requests the feed does not see.
  */
-export type CandleFetch = (instrument: string, granularity: Granularity, from: number, o: CandleFetchOptions) => Promise<{ readonly candles: readonly Candlestick[] }>;
+export type CandleFetch = (
+  instrument: string,
+  granularity: Granularity,
+  from: number,
+  o: CandleFetchOptions,
+) => Promise<{ readonly candles: readonly Candlestick[] }>;
 
 /** Options of `LiveCandleFeed`. */
 export interface LiveCandleFeedOptions {
@@ -110,9 +115,11 @@ export class LiveCandleFeed {
 
   constructor(o: LiveCandleFeedOptions) {
     liveCandleSourceOf(o.source, 'the runner option candles');
-    if (o.source === 'endpoint' && o.fetch === undefined) throw new TypeError('LiveCandleFeed: the endpoint source needs a fetch function');
+    if (o.source === 'endpoint' && o.fetch === undefined)
+      throw new TypeError('LiveCandleFeed: the endpoint source needs a fetch function');
     const wait = o.waitMs ?? 10_000;
-    if (!(wait >= 0 && Number.isFinite(wait))) throw new RangeError(`candle wait must be a number of milliseconds >= 0 (got ${wait})`);
+    if (!(wait >= 0 && Number.isFinite(wait)))
+      throw new RangeError(`candle wait must be a number of milliseconds >= 0 (got ${wait})`);
     this.#o = o;
     this.#waitMs = wait;
     this.#retryMs = Math.max(1, o.retryMs ?? 250);
@@ -140,7 +147,10 @@ export class LiveCandleFeed {
     const p = this.#official(built)
       .catch((e: unknown) => {
         // #official handles every failure of a fetch; this is a bug, but the candle still goes out.
-        this.#o.log.error({ err: e, instrument: built.instrument, granularity: built.granularity }, 'official candle: unexpected failure; the candle built from ticks is delivered instead');
+        this.#o.log.error(
+          { err: e, instrument: built.instrument, granularity: built.granularity },
+          'official candle: unexpected failure; the candle built from ticks is delivered instead',
+        );
         return built;
       })
       .then((c) => {
@@ -167,7 +177,11 @@ export class LiveCandleFeed {
     }
     this.counts.pending -= n;
     this.counts.dropped += n;
-    if (n > 0) this.#o.log.info({ dropped: n }, 'run stopped with candles waiting for the candles endpoint; not delivered');
+    if (n > 0)
+      this.#o.log.info(
+        { dropped: n },
+        'run stopped with candles waiting for the candles endpoint; not delivered',
+      );
   }
 
   /** Delivers the head of an instrument's queue while it is resolved. */
@@ -185,7 +199,10 @@ export class LiveCandleFeed {
         this.#o.deliver(c, official);
       } catch (e) {
         // The next candles must not stall behind one the engine could not take.
-        this.#o.log.error({ err: e, instrument: c.instrument, granularity: c.granularity }, 'delivering a candle failed');
+        this.#o.log.error(
+          { err: e, instrument: c.instrument, granularity: c.granularity },
+          'delivering a candle failed',
+        );
       }
     }
   }
@@ -207,7 +224,11 @@ export class LiveCandleFeed {
       let final = false;
       try {
         const attempt = new AbortController();
-        const res = await this.#within(fetch(instrument, granularity, time, { signal: attempt.signal, retry: false }), Math.max(left, 1), attempt);
+        const res = await this.#within(
+          fetch(instrument, granularity, time, { signal: attempt.signal, retry: false }),
+          Math.max(left, 1),
+          attempt,
+        );
         if (res === NEVER) {
           reason = `no answer within the ${this.#waitMs} ms wait${attempts > 1 ? ` (the attempt before: ${reason})` : ''}`;
           break;
@@ -221,7 +242,11 @@ export class LiveCandleFeed {
         }
         if (found !== undefined && found.complete) {
           const c = toCandle(found, instrument, granularity, 'BA');
-          if (attempts > 1) this.#o.log.debug({ instrument, granularity, candleTime: formatTime(time), attempts, ms: Date.now() - t0 }, 'official candle after retries');
+          if (attempts > 1)
+            this.#o.log.debug(
+              { instrument, granularity, candleTime: formatTime(time), attempts, ms: Date.now() - t0 },
+              'official candle after retries',
+            );
           return c;
         }
         if (found !== undefined) reason = 'the endpoint still marks the candle incomplete (complete: false)';

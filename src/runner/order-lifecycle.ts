@@ -68,10 +68,16 @@ export class JournaledExecution implements Execution {
      */
     readonly record: (intent: OrderIntent) => void = () => undefined,
   ) {
-    this.transactions$ = concat(from(replay), inner.transactions$).pipe(tap(recorder === undefined ? (t) => journal.transaction(t) : (t) => {
-      journal.transaction(t);
-      recorder.transaction(t, Date.now());
-    }));
+    this.transactions$ = concat(from(replay), inner.transactions$).pipe(
+      tap(
+        recorder === undefined
+          ? (t) => journal.transaction(t)
+          : (t) => {
+              journal.transaction(t);
+              recorder.transaction(t, Date.now());
+            },
+      ),
+    );
   }
 
   /** Intents waiting for their turn (not sent yet). */
@@ -167,7 +173,14 @@ export class OrderLifecycle {
   readonly unknown = new Set<string>();
   /** Intents settled as not placed (not found, expired, dropped): an order of one that shows later is an unknown fill. */
   readonly gaveUp = new Set<string>();
-  readonly recovered: Recovered = { replayed: 0, lookedUp: 0, resubmitted: 0, expired: 0, neverSent: 0, restoredState: false };
+  readonly recovered: Recovered = {
+    replayed: 0,
+    lookedUp: 0,
+    resubmitted: 0,
+    expired: 0,
+    neverSent: 0,
+    restoredState: false,
+  };
   readonly #o: OrderLifecycleOptions;
 
   constructor(o: OrderLifecycleOptions) {
@@ -213,9 +226,21 @@ export class OrderLifecycle {
     const until = sentAt + (o.windowMs ?? 70_000);
     if (Date.now() >= until) return false;
     this.waiting.set(intent.id, { intentId: intent.id, until });
-    o.log.warn({ intentId: intent.id, kind: intent.kind, until: new Date(until).toISOString() }, 'journaled intent not at the broker, but sent within its request window: in doubt; waiting for a sign of it before deciding');
+    o.log.warn(
+      { intentId: intent.id, kind: intent.kind, until: new Date(until).toISOString() },
+      'journaled intent not at the broker, but sent within its request window: in doubt; waiting for a sign of it before deciding',
+    );
     try {
-      return await awaitWindow({ rest: o.rest, accountID: o.accountID, intent, mark: after, until, scanMs: o.inDoubtScanMs ?? 2000, onScanError: (e) => o.log.warn({ intentId: intent.id, err: e }, 'in doubt: the scan failed; trying again') });
+      return await awaitWindow({
+        rest: o.rest,
+        accountID: o.accountID,
+        intent,
+        mark: after,
+        until,
+        scanMs: o.inDoubtScanMs ?? 2000,
+        onScanError: (e) =>
+          o.log.warn({ intentId: intent.id, err: e }, 'in doubt: the scan failed; trying again'),
+      });
     } finally {
       this.waiting.delete(intent.id);
     }
@@ -224,7 +249,10 @@ export class OrderLifecycle {
   /** Where a resend is decided: the journaled intent provably never reached the broker and goes again. */
   resend(intent: OrderIntent, risk: RiskExecution): void {
     this.recovered.resubmitted++;
-    this.#o.log.warn({ intentId: intent.id, kind: intent.kind }, 'journaled intent never reached the broker; submitting it now');
+    this.#o.log.warn(
+      { intentId: intent.id, kind: intent.kind },
+      'journaled intent never reached the broker; submitting it now',
+    );
     risk.submit(intent);
   }
 
@@ -243,7 +271,8 @@ export class OrderLifecycle {
   async lookUp(intent: OrderIntent): Promise<void> {
     const o = this.#o;
     const log = o.log;
-    const after = o.journal.pendingIntent(intent.id)?.afterTransactionID || o.journal.lastTransactionID || '0';
+    const after =
+      o.journal.pendingIntent(intent.id)?.afterTransactionID || o.journal.lastTransactionID || '0';
     for (let attempt = 0; ; attempt++) {
       try {
         await sleep(backoffDelay(attempt, o.lookupBaseMs ?? 500, 30_000), this.#stop.signal);
@@ -256,15 +285,28 @@ export class OrderLifecycle {
         this.unknown.delete(intent.id);
         o.journal.confirm(intent.id);
         if (found) {
-          log.info({ intentId: intent.id, kind: intent.kind, attempts: attempt + 1 }, 'outcome of an unanswered submission found: it had reached the broker');
+          log.info(
+            { intentId: intent.id, kind: intent.kind, attempts: attempt + 1 },
+            'outcome of an unanswered submission found: it had reached the broker',
+          );
         } else {
           this.gaveUp.add(intent.id);
-          log.warn({ intentId: intent.id, kind: intent.kind, attempts: attempt + 1 }, 'an unanswered submission never reached the broker; it is not sent again (the strategy gets a reject)');
-          o.risk()?.refuse(intent, 'FXFLOW_NOT_PLACED', 'the submission got no answer and the order is not at the broker; it was not sent again');
+          log.warn(
+            { intentId: intent.id, kind: intent.kind, attempts: attempt + 1 },
+            'an unanswered submission never reached the broker; it is not sent again (the strategy gets a reject)',
+          );
+          o.risk()?.refuse(
+            intent,
+            'FXFLOW_NOT_PLACED',
+            'the submission got no answer and the order is not at the broker; it was not sent again',
+          );
         }
         return;
       } catch (e) {
-        log.warn({ intentId: intent.id, attempt, err: e }, 'outcome still unknown (the lookup failed); looking again later');
+        log.warn(
+          { intentId: intent.id, attempt, err: e },
+          'outcome still unknown (the lookup failed); looking again later',
+        );
       }
     }
   }
@@ -281,7 +323,10 @@ export class OrderLifecycle {
     // --broker sim: the journal holds every transaction of the (restored) simulator, so an intent
     // whose outcome it does not show never reached it; there is nothing to look up or miss.
     const v20 = (o.broker ?? 'v20') === 'v20';
-    const since = v20 && contents.lastTransactionID ? (await o.rest.transactionsSinceId(o.accountID, contents.lastTransactionID)).transactions : [];
+    const since =
+      v20 && contents.lastTransactionID
+        ? (await o.rest.transactionsSinceId(o.accountID, contents.lastTransactionID)).transactions
+        : [];
     const seen = new Set<string>();
     const pool = [...contents.transactions, ...since];
     for (const t of pool) {
@@ -296,12 +341,13 @@ export class OrderLifecycle {
       this.recovered.lookedUp++;
       let applied = seen.has(intent.id);
       if (!applied && (intent.kind === 'order' || intent.kind === 'replace')) {
-        if (v20) try {
-          await o.rest.order(o.accountID, `@${intent.id}`);
-          applied = true;
-        } catch (e) {
-          if (!(e instanceof V20Error && e.status === 404)) throw e;
-        }
+        if (v20)
+          try {
+            await o.rest.order(o.accountID, `@${intent.id}`);
+            applied = true;
+          } catch (e) {
+            if (!(e instanceof V20Error && e.status === 404)) throw e;
+          }
       } else if (!applied) {
         const after = Number(afterTransactionID || '0');
         const proof = pool.find((t) => !used.has(t.id) && Number(t.id) > after && relates(t, intent));
@@ -316,8 +362,16 @@ export class OrderLifecycle {
       if (!applied && v20) {
         if (marksSent === true && sentAt === undefined) {
           this.recovered.neverSent++;
-          o.log.warn({ intentId: intent.id, kind: intent.kind }, 'journaled intent was never sent (decided, but its request never left the process): not waiting for it');
-        } else applied = await this.#awaitWindow(intent, sentAt ?? wall ?? 0, afterTransactionID || contents.lastTransactionID || '0');
+          o.log.warn(
+            { intentId: intent.id, kind: intent.kind },
+            'journaled intent was never sent (decided, but its request never left the process): not waiting for it',
+          );
+        } else
+          applied = await this.#awaitWindow(
+            intent,
+            sentAt ?? wall ?? 0,
+            afterTransactionID || contents.lastTransactionID || '0',
+          );
       }
       const age = Date.now() - (wall ?? Number.NaN);
       if (applied) {
@@ -327,8 +381,15 @@ export class OrderLifecycle {
         this.recovered.expired++;
         this.gaveUp.add(intent.id);
         o.journal.confirm(intent.id);
-        o.log.warn({ intentId: intent.id, kind: intent.kind, ageMs: age, maxIntentAgeMs: o.maxIntentAgeMs ?? 5000 }, 'journaled intent never reached the broker and is older than --max-intent-age; not submitting it');
-        risk.refuse(intent, 'FXFLOW_INTENT_EXPIRED', `decided ${(age / 1000).toFixed(1)} s ago (before a restart) and never sent; older than --max-intent-age ${((o.maxIntentAgeMs ?? 5000) / 1000).toFixed(1)} s`);
+        o.log.warn(
+          { intentId: intent.id, kind: intent.kind, ageMs: age, maxIntentAgeMs: o.maxIntentAgeMs ?? 5000 },
+          'journaled intent never reached the broker and is older than --max-intent-age; not submitting it',
+        );
+        risk.refuse(
+          intent,
+          'FXFLOW_INTENT_EXPIRED',
+          `decided ${(age / 1000).toFixed(1)} s ago (before a restart) and never sent; older than --max-intent-age ${((o.maxIntentAgeMs ?? 5000) / 1000).toFixed(1)} s`,
+        );
       } else {
         this.resend(intent, risk);
       }
@@ -357,14 +418,22 @@ export function expires(intent: OrderIntent): boolean {
 
 /** Whether a transaction does what a close or cancel asked (they carry no client ID). */
 export function relates(t: Transaction, intent: OrderIntent): boolean {
-  const x = t as { type: string; orderID?: string; tradeClose?: { tradeID?: string }; longPositionCloseout?: { instrument?: string }; shortPositionCloseout?: { instrument?: string } };
+  const x = t as {
+    type: string;
+    orderID?: string;
+    tradeClose?: { tradeID?: string };
+    longPositionCloseout?: { instrument?: string };
+    shortPositionCloseout?: { instrument?: string };
+  };
   switch (intent.kind) {
     case 'cancel':
       return x.type === 'ORDER_CANCEL' && x.orderID === intent.orderSpecifier;
     case 'closeTrade':
       return x.tradeClose?.tradeID === intent.tradeSpecifier;
     case 'closePosition':
-      return (x.longPositionCloseout?.instrument ?? x.shortPositionCloseout?.instrument) === intent.instrument;
+      return (
+        (x.longPositionCloseout?.instrument ?? x.shortPositionCloseout?.instrument) === intent.instrument
+      );
     default:
       return false;
   }

@@ -1,7 +1,12 @@
 import type { Subscription } from 'rxjs';
 import type { TickWriter } from '../adapters/catalog/tick-store.ts';
 import type { V20Http } from '../adapters/v20/http.ts';
-import { newStreamStats, pricingStream, type PricingStreamOptions, type StreamStats } from '../adapters/v20/stream.ts';
+import {
+  newStreamStats,
+  pricingStream,
+  type PricingStreamOptions,
+  type StreamStats,
+} from '../adapters/v20/stream.ts';
 import { formatTime, parseTime, type UnixMs } from '../domain/time.ts';
 import type { ClientPrice, PricingHeartbeat } from '../domain/v20/index.ts';
 
@@ -49,7 +54,10 @@ export class PriceRecorder {
     const flushMs = this.#o.flushMs ?? 5000;
     this.#timer = setInterval(() => this.#safeFlush(), flushMs);
     this.#timer.unref();
-    this.#sub = pricingStream(this.#o.http, this.#o.accountID, this.#o.instruments, { ...this.#o.stream, stats: this.streamStats }).subscribe({
+    this.#sub = pricingStream(this.#o.http, this.#o.accountID, this.#o.instruments, {
+      ...this.#o.stream,
+      stats: this.streamStats,
+    }).subscribe({
       next: (v) => this.#onLine(v),
       error: (e: unknown) => this.#o.onError?.(e instanceof Error ? e : new Error(String(e))),
     });
@@ -66,7 +74,13 @@ export class PriceRecorder {
     const bid = p.bids[0]?.price ?? p.closeoutBid;
     const ask = p.asks[0]?.price ?? p.closeoutAsk;
     const at = p.time !== undefined ? parseTime(p.time) : Number.NaN;
-    if (instrument === undefined || !this.#wanted.has(instrument) || Number.isNaN(at) || bid === undefined || ask === undefined) {
+    if (
+      instrument === undefined ||
+      !this.#wanted.has(instrument) ||
+      Number.isNaN(at) ||
+      bid === undefined ||
+      ask === undefined
+    ) {
       this.stats.malformed++;
       return;
     }

@@ -34,7 +34,17 @@ export interface DecisionDiff {
 }
 
 /** Causes a difference is attributed to. */
-export type Cause = 'next-price' | 'latency' | 'slippage' | 'spread' | 'fill-price' | 'rejection-live-only' | 'rejection-replay-only' | 'missed-or-late-event' | 'restart' | 'earlier-difference';
+export type Cause =
+  | 'next-price'
+  | 'latency'
+  | 'slippage'
+  | 'spread'
+  | 'fill-price'
+  | 'rejection-live-only'
+  | 'rejection-replay-only'
+  | 'missed-or-late-event'
+  | 'restart'
+  | 'earlier-difference';
 
 export interface FillDiff {
   readonly liveID: string;
@@ -56,7 +66,12 @@ export interface FillDiff {
    * than the one current at the decision, as a backtest does). live − replay = latency + spread +
    * slippage − nextPrice, for a buy; the negative of it for a sell.
    */
-  readonly parts?: { readonly latency: number; readonly spread: number; readonly slippage: number; readonly nextPrice: number };
+  readonly parts?: {
+    readonly latency: number;
+    readonly spread: number;
+    readonly slippage: number;
+    readonly nextPrice: number;
+  };
   /** One sentence: what the two did and why they part. */
   readonly explanation: string;
 }
@@ -91,7 +106,8 @@ export class QuoteTrack {
   }
   /** The last quote at or before `t`. */
   atOrBefore(t: number): Quote | undefined {
-    let lo = 0, hi = this.#t.length;
+    let lo = 0,
+      hi = this.#t.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (this.#t[mid]! <= t) lo = mid + 1;
@@ -101,7 +117,8 @@ export class QuoteTrack {
   }
   /** The first quote after `t`. */
   after(t: number): Quote | undefined {
-    let lo = 0, hi = this.#t.length;
+    let lo = 0,
+      hi = this.#t.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (this.#t[mid]! <= t) lo = mid + 1;
@@ -125,7 +142,11 @@ export function describeIntent(i: OrderIntent): string {
  * Compares the decisions in order. The first pair that differs is where the two part; the
  * remaining pairs are compared as they are (a parting usually shifts everything after it).
  */
-export function compareDecisions(live: readonly Decision[], replay: readonly Decision[], ref: (seq: number) => EventRef | undefined): { diffs: DecisionDiff[]; first?: DecisionDiff } {
+export function compareDecisions(
+  live: readonly Decision[],
+  replay: readonly Decision[],
+  ref: (seq: number) => EventRef | undefined,
+): { diffs: DecisionDiff[]; first?: DecisionDiff } {
   const diffs: DecisionDiff[] = [];
   const n = Math.max(live.length, replay.length);
   const side = (d: Decision | undefined) => {
@@ -144,7 +165,12 @@ export function compareDecisions(live: readonly Decision[], replay: readonly Dec
     if (what === undefined) continue;
     const ls = side(l);
     const rs = side(r);
-    diffs.push({ index: k, what, ...(ls !== undefined ? { live: ls } : {}), ...(rs !== undefined ? { replay: rs } : {}) });
+    diffs.push({
+      index: k,
+      what,
+      ...(ls !== undefined ? { live: ls } : {}),
+      ...(rs !== undefined ? { replay: rs } : {}),
+    });
   }
   return { diffs, ...(diffs[0] !== undefined ? { first: diffs[0] } : {}) };
 }
@@ -198,10 +224,15 @@ export function describeAttempts(list: readonly Attempt[]): string {
   let lastSent: number | undefined;
   for (const a of list) {
     if (a.what === 'sent') {
-      if (a.n > 0) words.push(`resent after ${lastSent !== undefined ? ((a.rt - lastSent) / 1000).toFixed(1) : '?'} s`);
+      if (a.n > 0)
+        words.push(`resent after ${lastSent !== undefined ? ((a.rt - lastSent) / 1000).toFixed(1) : '?'} s`);
       lastSent = a.rt;
     } else if (a.what === 'answered') {
-      words.push(a.n > 0 ? `answered on the ${ordinal(a.n)} send` : `answered ${lastSent !== undefined ? a.rt - lastSent : '?'} ms after the send`);
+      words.push(
+        a.n > 0
+          ? `answered on the ${ordinal(a.n)} send`
+          : `answered ${lastSent !== undefined ? a.rt - lastSent : '?'} ms after the send`,
+      );
     } else if (a.what === 'found' || a.what === 'not found') {
       words.push(`looked up (${a.what})`);
     } else if (a.what === 'timeout') {
@@ -215,41 +246,98 @@ export function describeAttempts(list: readonly Attempt[]): string {
   return words.join(', ');
 }
 
-const pipFactor = (instrument: string): number => (instrument.endsWith('_JPY') || instrument.startsWith('XAU') ? 100 : 10_000);
+const pipFactor = (instrument: string): number =>
+  instrument.endsWith('_JPY') || instrument.startsWith('XAU') ? 100 : 10_000;
 /** Pips with a sign: +1.0 is worse for the account. */
-const pipsSigned = (x: number, instrument: string): string => `${x > 0 ? '+' : ''}${(x * pipFactor(instrument)).toFixed(1)}`;
+const pipsSigned = (x: number, instrument: string): string =>
+  `${x > 0 ? '+' : ''}${(x * pipFactor(instrument)).toFixed(1)}`;
 
 /** Attributes one fill difference to a cause, with a sentence a trader can read. */
 export function attribute(d: Divergence, replayID: string, ctx: AttributionContext): FillDiff {
-  const base = { liveID: d.clientID, replayID, live: d.live, replay: d.sim, differs: d.differs, ...(d.priceDiff !== undefined ? { priceDiff: d.priceDiff } : {}), ...(d.timeDiffMs !== undefined ? { timeDiffMs: d.timeDiffMs } : {}) };
-  const mk = (cause: Cause, explanation: string): FillDiff => ({ ...base, cause, causes: [cause], explanation });
+  const base = {
+    liveID: d.clientID,
+    replayID,
+    live: d.live,
+    replay: d.sim,
+    differs: d.differs,
+    ...(d.priceDiff !== undefined ? { priceDiff: d.priceDiff } : {}),
+    ...(d.timeDiffMs !== undefined ? { timeDiffMs: d.timeDiffMs } : {}),
+  };
+  const mk = (cause: Cause, explanation: string): FillDiff => ({
+    ...base,
+    cause,
+    causes: [cause],
+    explanation,
+  });
   const l = d.live;
   const r = d.sim;
   const decided = ctx.decidedAt.get(d.clientID);
-  const crossesRestart = (t: number | undefined): boolean => decided !== undefined && ctx.restarts.some((x) => x >= decided && (t === undefined || x <= t));
+  const crossesRestart = (t: number | undefined): boolean =>
+    decided !== undefined && ctx.restarts.some((x) => x >= decided && (t === undefined || x <= t));
   if (l.outcome !== r.outcome) {
-    if ((l.outcome === 'REJECTED' || l.outcome === 'CANCELLED') && r.outcome === 'FILLED') return mk('rejection-live-only', `the account ${l.outcome === 'REJECTED' ? 'rejected' : 'cancelled'} it (${l.reason ?? '?'}); the simulator filled it at ${r.price}`);
-    if ((r.outcome === 'REJECTED' || r.outcome === 'CANCELLED') && l.outcome === 'FILLED') return mk('rejection-replay-only', `the simulator ${r.outcome === 'REJECTED' ? 'rejected' : 'cancelled'} it (${r.reason ?? '?'}); the account filled it at ${l.price}`);
+    if ((l.outcome === 'REJECTED' || l.outcome === 'CANCELLED') && r.outcome === 'FILLED')
+      return mk(
+        'rejection-live-only',
+        `the account ${l.outcome === 'REJECTED' ? 'rejected' : 'cancelled'} it (${l.reason ?? '?'}); the simulator filled it at ${r.price}`,
+      );
+    if ((r.outcome === 'REJECTED' || r.outcome === 'CANCELLED') && l.outcome === 'FILLED')
+      return mk(
+        'rejection-replay-only',
+        `the simulator ${r.outcome === 'REJECTED' ? 'rejected' : 'cancelled'} it (${r.reason ?? '?'}); the account filled it at ${l.price}`,
+      );
     if (l.outcome === 'PENDING') {
-      if (crossesRestart(undefined)) return mk('restart', `its outcome at the account is not in the recording: the session stopped (or restarted) after the decision; the simulator: ${r.outcome}${r.price ? ` at ${r.price}` : ''}`);
-      return mk('missed-or-late-event', `its outcome at the account never arrived in the recording (a missed or late transaction); the simulator: ${r.outcome}${r.price ? ` at ${r.price}` : ''}`);
+      if (crossesRestart(undefined))
+        return mk(
+          'restart',
+          `its outcome at the account is not in the recording: the session stopped (or restarted) after the decision; the simulator: ${r.outcome}${r.price ? ` at ${r.price}` : ''}`,
+        );
+      return mk(
+        'missed-or-late-event',
+        `its outcome at the account never arrived in the recording (a missed or late transaction); the simulator: ${r.outcome}${r.price ? ` at ${r.price}` : ''}`,
+      );
     }
-    if (r.outcome === 'PENDING') return mk('missed-or-late-event', `the simulator has no outcome for it (no recorded price after the decision reached it); the account: ${l.outcome}${l.price ? ` at ${l.price}` : ''}`);
-    return mk('fill-price', `the account: ${l.outcome} (${l.reason ?? ''}); the simulator: ${r.outcome} (${r.reason ?? ''})`);
+    if (r.outcome === 'PENDING')
+      return mk(
+        'missed-or-late-event',
+        `the simulator has no outcome for it (no recorded price after the decision reached it); the account: ${l.outcome}${l.price ? ` at ${l.price}` : ''}`,
+      );
+    return mk(
+      'fill-price',
+      `the account: ${l.outcome} (${l.reason ?? ''}); the simulator: ${r.outcome} (${r.reason ?? ''})`,
+    );
   }
-  const fill = ctx.liveFills.get(d.clientID) as (Transaction & { id: string; instrument?: string; units?: string; fullPrice?: { bids?: { price: string }[]; asks?: { price: string }[] } }) | undefined;
-  if (l.outcome === 'FILLED' && r.outcome === 'FILLED' && fill !== undefined && (d.differs.includes('price') || d.differs.includes('time'))) {
+  const fill = ctx.liveFills.get(d.clientID) as
+    | (Transaction & {
+        id: string;
+        instrument?: string;
+        units?: string;
+        fullPrice?: { bids?: { price: string }[]; asks?: { price: string }[] };
+      })
+    | undefined;
+  if (
+    l.outcome === 'FILLED' &&
+    r.outcome === 'FILLED' &&
+    fill !== undefined &&
+    (d.differs.includes('price') || d.differs.includes('time'))
+  ) {
     const instrument = fill.instrument ?? '';
     const buy = Number(fill.units) > 0;
     const lp = Number(l.price);
     const rp = Number(r.price);
     const lt = parseTime(l.time ?? '');
-    if (crossesRestart(lt)) return mk('restart', `decided before a restart and filled at ${l.price} at ${l.time} after it; the simulator, running on, filled at ${r.price} at ${r.time}`);
+    if (crossesRestart(lt))
+      return mk(
+        'restart',
+        `decided before a restart and filled at ${l.price} at ${l.time} after it; the simulator, running on, filled at ${r.price} at ${r.time}`,
+      );
     const track = ctx.quotes.get(instrument);
-    const sideOf = (q: { b: number; a: number } | undefined): number | undefined => (q === undefined ? undefined : buy ? q.a : q.b);
+    const sideOf = (q: { b: number; a: number } | undefined): number | undefined =>
+      q === undefined ? undefined : buy ? q.a : q.b;
     // The quotes in force at the decision and when the fill arrived: in arrival order when known
     // (two records may share a time), else by time.
-    const dq = ctx.quoteAtDecision?.get(d.clientID) ?? (decided !== undefined ? track?.atOrBefore(decided) : undefined);
+    const dq =
+      ctx.quoteAtDecision?.get(d.clientID) ??
+      (decided !== undefined ? track?.atOrBefore(decided) : undefined);
     const fq = ctx.quoteAtFill?.get(fill.id) ?? track?.atOrBefore(lt);
     // The account's own quote at the fill (fullPrice), when it says: where the market was as it filled.
     const ob = Number(fill.fullPrice?.bids?.[0]?.price);
@@ -277,28 +365,63 @@ export function attribute(d: Divergence, replayID: string, ctx: AttributionConte
       const delay = decided !== undefined && lt - decided > ctx.toleranceMs ? lt - decided : undefined;
       // Late (with nothing else to show for it) only when the fill also took longer than the tolerance on the runner's clock.
       const wall = ctx.wallDelayMs?.get(d.clientID);
-      const late = delay !== undefined && !(wall !== undefined && wall <= ctx.toleranceMs) ? delay : undefined;
-      const where = own !== undefined ? "the account's quote at the fill" : 'the recorded quote when the fill arrived';
+      const late =
+        delay !== undefined && !(wall !== undefined && wall <= ctx.toleranceMs) ? delay : undefined;
+      const where =
+        own !== undefined ? "the account's quote at the fill" : 'the recorded quote when the fill arrived';
       const named: [Cause, number, string][] = [];
-      if (parts.latency !== 0 || (late !== undefined && parts.slippage === 0 && parts.spread === 0 && parts.nextPrice === 0)) {
-        named.push(['latency', parts.latency, `latency ${pipsSigned(parts.latency, instrument)} pips (the market moved from ${dq.b}/${dq.a} at the decision to ${market.b}/${market.a}, ${where}${wall !== undefined && delay !== undefined ? `, answered ${wall} ms after the decision on the runner's clock` : ''}${delay !== undefined ? `, ${delay} ms later` : ''})`]);
+      if (
+        parts.latency !== 0 ||
+        (late !== undefined && parts.slippage === 0 && parts.spread === 0 && parts.nextPrice === 0)
+      ) {
+        named.push([
+          'latency',
+          parts.latency,
+          `latency ${pipsSigned(parts.latency, instrument)} pips (the market moved from ${dq.b}/${dq.a} at the decision to ${market.b}/${market.a}, ${where}${wall !== undefined && delay !== undefined ? `, answered ${wall} ms after the decision on the runner's clock` : ''}${delay !== undefined ? `, ${delay} ms later` : ''})`,
+        ]);
       }
-      if (parts.spread !== 0) named.push(['spread', parts.spread, `spread ${pipsSigned(parts.spread, instrument)} pips (${where} ${market.b}/${market.a} is ${((market.a - market.b) * pipFactor(instrument)).toFixed(1)} pips wide, the recorded one at the decision ${((dq.a - dq.b) * pipFactor(instrument)).toFixed(1)})`]);
-      if (parts.slippage !== 0) named.push(['slippage', parts.slippage, `slippage ${pipsSigned(parts.slippage, instrument)} pips (filled at ${l.price} against the ${buy ? 'ask' : 'bid'} ${quote}, ${where})`]);
-      if (parts.nextPrice !== 0) named.push([ctx.fill === 'next' ? 'next-price' : 'fill-price', parts.nextPrice, `the simulator filled at ${r.price}, ${pipsSigned(parts.nextPrice, instrument)} pips from the ${buy ? 'ask' : 'bid'} at the decision${ctx.fill === 'next' ? ' (the next price, as a backtest does)' : ''}`]);
+      if (parts.spread !== 0)
+        named.push([
+          'spread',
+          parts.spread,
+          `spread ${pipsSigned(parts.spread, instrument)} pips (${where} ${market.b}/${market.a} is ${((market.a - market.b) * pipFactor(instrument)).toFixed(1)} pips wide, the recorded one at the decision ${((dq.a - dq.b) * pipFactor(instrument)).toFixed(1)})`,
+        ]);
+      if (parts.slippage !== 0)
+        named.push([
+          'slippage',
+          parts.slippage,
+          `slippage ${pipsSigned(parts.slippage, instrument)} pips (filled at ${l.price} against the ${buy ? 'ask' : 'bid'} ${quote}, ${where})`,
+        ]);
+      if (parts.nextPrice !== 0)
+        named.push([
+          ctx.fill === 'next' ? 'next-price' : 'fill-price',
+          parts.nextPrice,
+          `the simulator filled at ${r.price}, ${pipsSigned(parts.nextPrice, instrument)} pips from the ${buy ? 'ask' : 'bid'} at the decision${ctx.fill === 'next' ? ' (the next price, as a backtest does)' : ''}`,
+        ]);
       if (named.length > 0) {
         const causes = [...named].sort((x, y) => Math.abs(y[1]) - Math.abs(x[1])).map((x) => x[0]);
         return {
-          ...base, cause: causes[0]!, causes, parts,
+          ...base,
+          cause: causes[0]!,
+          causes,
+          parts,
           explanation: `the account filled it at ${l.price} at ${l.time}, the simulator at ${r.price}: ${named.map((x) => x[2]).join('; ')}`,
         };
       }
     }
-    return mk('fill-price', `the account filled it at ${l.price} at ${l.time}, a price ${atDecision !== undefined ? `other than the recorded ${buy ? 'ask' : 'bid'} ${atDecision}` : 'with no recorded quote before it'}; the simulator at ${r.price} at ${r.time}`);
+    return mk(
+      'fill-price',
+      `the account filled it at ${l.price} at ${l.time}, a price ${atDecision !== undefined ? `other than the recorded ${buy ? 'ask' : 'bid'} ${atDecision}` : 'with no recorded quote before it'}; the simulator at ${r.price} at ${r.time}`,
+    );
   }
   const what = d.differs.filter((x) => x !== 'outcome').join(' and ') || 'the outcome';
-  const detail = d.differs.includes('trades') ? ` (the trades they opened, reduced or closed: live [${l.trades ?? ''}], simulator [${r.trades ?? ''}])` : '';
-  return mk('earlier-difference', `both ${l.outcome}, but their ${what} differ${detail}: an earlier difference carried over`);
+  const detail = d.differs.includes('trades')
+    ? ` (the trades they opened, reduced or closed: live [${l.trades ?? ''}], simulator [${r.trades ?? ''}])`
+    : '';
+  return mk(
+    'earlier-difference',
+    `both ${l.outcome}, but their ${what} differ${detail}: an earlier difference carried over`,
+  );
 }
 
 /**
@@ -337,12 +460,24 @@ export function pairDecisions(live: readonly Decision[], replay: readonly Decisi
 function roundTrip(d: Divergence, ctx: AttributionContext): boolean {
   const wall = ctx.wallDelayMs?.get(d.clientID);
   const decided = ctx.decidedAt.get(d.clientID);
-  if (wall === undefined || wall > ctx.toleranceMs || decided === undefined || d.live.time === undefined || d.timeDiffMs === undefined) return false;
+  if (
+    wall === undefined ||
+    wall > ctx.toleranceMs ||
+    decided === undefined ||
+    d.live.time === undefined ||
+    d.timeDiffMs === undefined
+  )
+    return false;
   return Math.abs(d.timeDiffMs) <= Math.max(0, parseTime(d.live.time) - decided) + ctx.toleranceMs;
 }
 
 /** Fills compared intent by intent over the paired decisions (pairDecisions), then the shadow book's comparison. */
-export function compareFills(live: readonly Transaction[], replay: readonly Transaction[], pairs: readonly (readonly [string, string])[], ctx: AttributionContext): { compared: number; diffs: FillDiff[] } {
+export function compareFills(
+  live: readonly Transaction[],
+  replay: readonly Transaction[],
+  pairs: readonly (readonly [string, string])[],
+  ctx: AttributionContext,
+): { compared: number; diffs: FillDiff[] } {
   const lo = outcomesOf(live);
   const ro = outcomesOf(replay);
   const l = new Map<string, Outcome>();
@@ -358,24 +493,41 @@ export function compareFills(live: readonly Transaction[], replay: readonly Tran
     replayOf.set(li, ri);
   }
   const diffs: FillDiff[] = [];
-  const all = divergences(l, r, ctx.toleranceMs).map((d) => (d.differs.includes('time') && roundTrip(d, ctx) ? { ...d, differs: d.differs.filter((x) => x !== 'time') } : d));
+  const all = divergences(l, r, ctx.toleranceMs).map((d) =>
+    d.differs.includes('time') && roundTrip(d, ctx)
+      ? { ...d, differs: d.differs.filter((x) => x !== 'time') }
+      : d,
+  );
   for (const d of all) {
     if (d.differs.length === 0) continue;
     const f = attribute(d, replayOf.get(d.clientID) ?? d.clientID, ctx);
     // A late fill, or one sent more than once: the order path's attempts name what delayed it.
     const path = ctx.attempts?.get(d.clientID);
     const resent = path !== undefined && path.some((a) => a.what === 'sent' && a.n > 0);
-    diffs.push(path !== undefined && (resent || f.causes.includes('latency')) ? { ...f, explanation: `${f.explanation}; the order path: ${describeAttempts(path)}` } : f);
+    diffs.push(
+      path !== undefined && (resent || f.causes.includes('latency'))
+        ? { ...f, explanation: `${f.explanation}; the order path: ${describeAttempts(path)}` }
+        : f,
+    );
   }
   return { compared: all.length, diffs };
 }
 
 /** Realized P/L, financing, commission, the last balance and the number of fills of a transaction list (4 decimals, as v20). */
 export function moneyOf(txs: readonly Transaction[], openingBalance: string): MoneyTotals {
-  let pl = 0, fin = 0, com = 0, fills = 0;
+  let pl = 0,
+    fin = 0,
+    com = 0,
+    fills = 0;
   let balance = openingBalance;
   for (const t of txs) {
-    const x = t as { type: string; pl?: string; financing?: string; commission?: string; accountBalance?: string };
+    const x = t as {
+      type: string;
+      pl?: string;
+      financing?: string;
+      commission?: string;
+      accountBalance?: string;
+    };
     if (x.type === 'ORDER_FILL') {
       fills++;
       pl += Number(x.pl ?? 0);

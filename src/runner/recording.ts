@@ -22,8 +22,20 @@ const INPUT_RE = /^inputs-\d{6}\.jsonl\.gz$/;
  * state (`SimBroker.snapshot()`).
  */
 export type SessionAccount =
-  | ({ readonly broker: 'v20'; readonly currency: string; readonly marginRate: string; readonly hedging: boolean } & AccountState)
-  | { readonly broker: 'sim'; readonly currency: string; readonly marginRate: string; readonly hedging: boolean; readonly deposit: string; readonly state?: AccountState };
+  | ({
+      readonly broker: 'v20';
+      readonly currency: string;
+      readonly marginRate: string;
+      readonly hedging: boolean;
+    } & AccountState)
+  | {
+      readonly broker: 'sim';
+      readonly currency: string;
+      readonly marginRate: string;
+      readonly hedging: boolean;
+      readonly deposit: string;
+      readonly state?: AccountState;
+    };
 
 /** One start of `fxflow run` in this folder; a restart adds one. */
 export interface SessionInfo {
@@ -56,7 +68,14 @@ export interface RunMeta {
   readonly accountID: string;
   readonly broker: 'v20' | 'sim';
   /** The series and streams the strategy subscribed to (candles `instrument:granularity[:component]`, ticks, labs). */
-  readonly subscriptions: { readonly candles: readonly string[]; readonly ticks: readonly string[]; readonly signals: readonly string[]; readonly calendar: readonly string[]; readonly spreads?: readonly string[]; readonly cot?: readonly string[] };
+  readonly subscriptions: {
+    readonly candles: readonly string[];
+    readonly ticks: readonly string[];
+    readonly signals: readonly string[];
+    readonly calendar: readonly string[];
+    readonly spreads?: readonly string[];
+    readonly cot?: readonly string[];
+  };
   /** The run's configuration: risk limits, candles source and wait, fill models (--broker sim), flags. */
   readonly config: Record<string, unknown>;
   readonly sessions: SessionInfo[];
@@ -64,15 +83,52 @@ export interface RunMeta {
 
 /** One recorded line, by kind (`seq`: its number across the folder; `rt`: wall-clock ms it was received). */
 export type InputRecord =
-  | { readonly k: 'session'; readonly seq: number; readonly rt: number; readonly event: 'start' | 'stop'; readonly session: number; readonly runId?: string; readonly reason?: string }
-  | { readonly k: 'tick'; readonly seq: number; readonly rt: number; readonly i: string; readonly t: number; readonly b: number; readonly a: number }
-  | { readonly k: 'candle'; readonly seq: number; readonly rt: number; readonly src: 'official' | 'ticks' | 'warmup'; readonly c: Candle; readonly px?: { readonly i: string; readonly t: number; readonly b: number; readonly a: number } }
+  | {
+      readonly k: 'session';
+      readonly seq: number;
+      readonly rt: number;
+      readonly event: 'start' | 'stop';
+      readonly session: number;
+      readonly runId?: string;
+      readonly reason?: string;
+    }
+  | {
+      readonly k: 'tick';
+      readonly seq: number;
+      readonly rt: number;
+      readonly i: string;
+      readonly t: number;
+      readonly b: number;
+      readonly a: number;
+    }
+  | {
+      readonly k: 'candle';
+      readonly seq: number;
+      readonly rt: number;
+      readonly src: 'official' | 'ticks' | 'warmup';
+      readonly c: Candle;
+      readonly px?: { readonly i: string; readonly t: number; readonly b: number; readonly a: number };
+    }
   | { readonly k: 'labs'; readonly seq: number; readonly rt: number; readonly e: MarketEvent }
   | { readonly k: 'tx'; readonly seq: number; readonly rt: number; readonly tx: Transaction }
-  | { readonly k: 'intent'; readonly seq: number; readonly rt: number; readonly after: number; readonly t: number; readonly intent: OrderIntent }
+  | {
+      readonly k: 'intent';
+      readonly seq: number;
+      readonly rt: number;
+      readonly after: number;
+      readonly t: number;
+      readonly intent: OrderIntent;
+    }
   | { readonly k: 'capped'; readonly seq: number; readonly rt: number; readonly bytes: number }
   /** What became of one attempt to send an intent (`n` 0: the first send): `sent`, `answered`, an HTTP status, `timeout`, `network error`, `found`, `not found`. */
-  | { readonly k: 'attempt'; readonly seq: number; readonly rt: number; readonly id: string; readonly n: number; readonly what: string };
+  | {
+      readonly k: 'attempt';
+      readonly seq: number;
+      readonly rt: number;
+      readonly id: string;
+      readonly n: number;
+      readonly what: string;
+    };
 
 /** Where a record came from: its file and line (1-based), for messages. */
 export interface Where {
@@ -89,30 +145,48 @@ export class RecordingError extends Error {
   }
 }
 
-const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isObj = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 
 /** Reads and checks run.json; throws RecordingError naming the file and how to get a replayable folder. */
 export function readRunMeta(dir: string): RunMeta {
   const path = join(dir, RUN_JSON);
-  const how = 'a live run folder is what `fxflow run` writes under runs/live/ (or --out); run the strategy with `fxflow run` to record one';
+  const how =
+    'a live run folder is what `fxflow run` writes under runs/live/ (or --out); run the strategy with `fxflow run` to record one';
   if (!existsSync(dir)) throw new RecordingError(`${dir} does not exist: give a run folder; ${how}`);
   if (!existsSync(path)) {
     const backtest = existsSync(join(dir, 'summary.json')) || existsSync(join(dir, 'transactions.jsonl'));
-    throw new RecordingError(`${dir} has no ${RUN_JSON}: ${backtest ? 'it is a backtest\'s run folder, which has no live inputs to replay' : 'it is not a live run folder'}; ${how}`);
+    throw new RecordingError(
+      `${dir} has no ${RUN_JSON}: ${backtest ? "it is a backtest's run folder, which has no live inputs to replay" : 'it is not a live run folder'}; ${how}`,
+    );
   }
   let doc: unknown;
   try {
     doc = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
-    throw new RecordingError(`${path} is not valid JSON (${(e as Error).message}); it is written once per session start and stop, so a damaged one means the folder was edited: restore it or record the run again`);
+    throw new RecordingError(
+      `${path} is not valid JSON (${(e as Error).message}); it is written once per session start and stop, so a damaged one means the folder was edited: restore it or record the run again`,
+    );
   }
-  if (!isObj(doc) || doc.format !== 1) throw new RecordingError(`${path}: field "format" is ${isObj(doc) ? JSON.stringify(doc.format) : 'missing'}, expected 1 (a run folder of this fxflow)`);
-  for (const f of ['accountID', 'env', 'broker'] as const) if (typeof doc[f] !== 'string') throw new RecordingError(`${path}: field "${f}" is missing or not a string`);
-  if (!isObj(doc.strategy) || typeof doc.strategy.file !== 'string' || typeof doc.strategy.sha256 !== 'string') throw new RecordingError(`${path}: field "strategy" needs "file" and "sha256"`);
-  if (!Array.isArray(doc.sessions) || doc.sessions.length === 0) throw new RecordingError(`${path}: no sessions: the run never started recording; ${how}`);
+  if (!isObj(doc) || doc.format !== 1)
+    throw new RecordingError(
+      `${path}: field "format" is ${isObj(doc) ? JSON.stringify(doc.format) : 'missing'}, expected 1 (a run folder of this fxflow)`,
+    );
+  for (const f of ['accountID', 'env', 'broker'] as const)
+    if (typeof doc[f] !== 'string')
+      throw new RecordingError(`${path}: field "${f}" is missing or not a string`);
+  if (
+    !isObj(doc.strategy) ||
+    typeof doc.strategy.file !== 'string' ||
+    typeof doc.strategy.sha256 !== 'string'
+  )
+    throw new RecordingError(`${path}: field "strategy" needs "file" and "sha256"`);
+  if (!Array.isArray(doc.sessions) || doc.sessions.length === 0)
+    throw new RecordingError(`${path}: no sessions: the run never started recording; ${how}`);
   for (const [i, s] of (doc.sessions as unknown[]).entries()) {
-    if (!isObj(s) || !Array.isArray(s.files) || !isObj(s.account) || typeof s.clientIdPrefix !== 'string') throw new RecordingError(`${path}: sessions[${i}] needs "files", "account" and "clientIdPrefix"`);
+    if (!isObj(s) || !Array.isArray(s.files) || !isObj(s.account) || typeof s.clientIdPrefix !== 'string')
+      throw new RecordingError(`${path}: sessions[${i}] needs "files", "account" and "clientIdPrefix"`);
   }
   return doc as unknown as RunMeta;
 }
@@ -122,29 +196,55 @@ export function inputFiles(dir: string, meta: RunMeta): { files: string[]; missi
   const named = meta.sessions.flatMap((s) => s.files);
   const onDisk = existsSync(dir) ? readdirSync(dir).filter((f) => INPUT_RE.test(f)) : [];
   const all = [...new Set([...named, ...onDisk])].sort();
-  return { files: all.filter((f) => existsSync(join(dir, f))), missing: named.filter((f) => !existsSync(join(dir, f))) };
+  return {
+    files: all.filter((f) => existsSync(join(dir, f))),
+    missing: named.filter((f) => !existsSync(join(dir, f))),
+  };
 }
 
 /** Checks one parsed line; returns a reason when it is not a record of a known kind with its fields. */
-function check(x: unknown): { ok: true; rec: InputRecord } | { ok: false; unknownKind?: string; why: string } {
-  if (!isObj(x) || typeof x.k !== 'string' || !isNum(x.seq)) return { ok: false, why: 'not a record (needs "k" and "seq")' };
+function check(
+  x: unknown,
+): { ok: true; rec: InputRecord } | { ok: false; unknownKind?: string; why: string } {
+  if (!isObj(x) || typeof x.k !== 'string' || !isNum(x.seq))
+    return { ok: false, why: 'not a record (needs "k" and "seq")' };
   switch (x.k) {
     case 'session':
-      return (x.event === 'start' || x.event === 'stop') && isNum(x.session) ? { ok: true, rec: x as never } : { ok: false, why: 'a session record needs "event" start|stop and "session"' };
+      return (x.event === 'start' || x.event === 'stop') && isNum(x.session)
+        ? { ok: true, rec: x as never }
+        : { ok: false, why: 'a session record needs "event" start|stop and "session"' };
     case 'tick':
-      return typeof x.i === 'string' && isNum(x.t) && isNum(x.b) && isNum(x.a) ? { ok: true, rec: x as never } : { ok: false, why: 'a tick needs "i", "t", "b" and "a"' };
+      return typeof x.i === 'string' && isNum(x.t) && isNum(x.b) && isNum(x.a)
+        ? { ok: true, rec: x as never }
+        : { ok: false, why: 'a tick needs "i", "t", "b" and "a"' };
     case 'candle':
-      return isObj(x.c) && x.c.kind === 'candle' && isNum(x.c.at) && typeof x.c.instrument === 'string' ? { ok: true, rec: x as never } : { ok: false, why: 'a candle record needs "c" (a candle with instrument and at)' };
+      return isObj(x.c) && x.c.kind === 'candle' && isNum(x.c.at) && typeof x.c.instrument === 'string'
+        ? { ok: true, rec: x as never }
+        : { ok: false, why: 'a candle record needs "c" (a candle with instrument and at)' };
     case 'labs':
-      return isObj(x.e) && isNum(x.e.at) && typeof x.e.kind === 'string' ? { ok: true, rec: x as never } : { ok: false, why: 'a labs record needs "e" (an event with kind and at)' };
+      return isObj(x.e) && isNum(x.e.at) && typeof x.e.kind === 'string'
+        ? { ok: true, rec: x as never }
+        : { ok: false, why: 'a labs record needs "e" (an event with kind and at)' };
     case 'tx':
-      return isObj(x.tx) && typeof x.tx.id === 'string' && typeof x.tx.type === 'string' && typeof x.tx.time === 'string' ? { ok: true, rec: x as never } : { ok: false, why: 'a tx record needs "tx" (a v20 transaction with id, type and time)' };
+      return isObj(x.tx) &&
+        typeof x.tx.id === 'string' &&
+        typeof x.tx.type === 'string' &&
+        typeof x.tx.time === 'string'
+        ? { ok: true, rec: x as never }
+        : { ok: false, why: 'a tx record needs "tx" (a v20 transaction with id, type and time)' };
     case 'intent':
-      return isObj(x.intent) && typeof x.intent.kind === 'string' && typeof x.intent.id === 'string' && isNum(x.after) ? { ok: true, rec: x as never } : { ok: false, why: 'an intent record needs "intent" (with kind and id) and "after"' };
+      return isObj(x.intent) &&
+        typeof x.intent.kind === 'string' &&
+        typeof x.intent.id === 'string' &&
+        isNum(x.after)
+        ? { ok: true, rec: x as never }
+        : { ok: false, why: 'an intent record needs "intent" (with kind and id) and "after"' };
     case 'capped':
       return { ok: true, rec: x as never };
     case 'attempt':
-      return typeof x.id === 'string' && isNum(x.n) && typeof x.what === 'string' ? { ok: true, rec: x as never } : { ok: false, why: 'an attempt record needs "id", "n" and "what"' };
+      return typeof x.id === 'string' && isNum(x.n) && typeof x.what === 'string'
+        ? { ok: true, rec: x as never }
+        : { ok: false, why: 'an attempt record needs "id", "n" and "what"' };
     default:
       return { ok: false, unknownKind: x.k, why: `unknown kind "${x.k}"` };
   }
@@ -168,7 +268,11 @@ export interface ReadProblems {
  * of an unknown kind is skipped and counted, a file cut short (a torn last line, a gzip stream whose
  * end is missing or damaged) is read up to the damage and named, and the next file is read.
  */
-export async function readInputs(dir: string, files: readonly string[], fn: (rec: InputRecord, where: Where) => void): Promise<ReadProblems> {
+export async function readInputs(
+  dir: string,
+  files: readonly string[],
+  fn: (rec: InputRecord, where: Where) => void,
+): Promise<ReadProblems> {
   const p: ReadProblems = { messages: [], damaged: 0, unknown: 0, truncated: 0 };
   const say = (what: 'damaged' | 'unknown', msg: string): void => {
     if (p[what] <= 3) p.messages.push(msg);
@@ -204,7 +308,9 @@ export async function readInputs(dir: string, files: readonly string[], fn: (rec
       rest = text.slice(from);
       if (final && rest !== '') {
         p.truncated++;
-        p.messages.push(`${file} line ${line + 1} is cut short (a run killed while writing, or a damaged file): replayed up to line ${line}`);
+        p.messages.push(
+          `${file} line ${line + 1} is cut short (a run killed while writing, or a damaged file): replayed up to line ${line}`,
+        );
         rest = '';
       }
     };
@@ -232,7 +338,9 @@ export async function readInputs(dir: string, files: readonly string[], fn: (rec
       if (rest !== '') take(rest, true);
       else {
         p.truncated++;
-        p.messages.push(`${file} is damaged after line ${line} (${gzipError.message}): replayed up to line ${line}`);
+        p.messages.push(
+          `${file} is damaged after line ${line} (${gzipError.message}): replayed up to line ${line}`,
+        );
       }
     } else take(rest, true);
   }

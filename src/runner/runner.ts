@@ -24,10 +24,32 @@ import { type Halt, Journal, type JournalContents, type StateSnapshot } from './
 import type { LabsEndpoints, LabsPoller, LabsPollerOptions } from './labs-poller.ts';
 import { MarketInputs } from './market-inputs.ts';
 import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
-import { DEFAULT_RISK_LIMITS, describeLimits, RiskExecution, type RiskLimit, type RiskLimits } from '../engine/risk.ts';
-import { type AccountCheck, clearHaltAdvice, closeFromAccount, KillSwitch, killSwitchIntents, openOfLedger } from './kill-switch.ts';
+import {
+  DEFAULT_RISK_LIMITS,
+  describeLimits,
+  RiskExecution,
+  type RiskLimit,
+  type RiskLimits,
+} from '../engine/risk.ts';
+import {
+  type AccountCheck,
+  clearHaltAdvice,
+  closeFromAccount,
+  KillSwitch,
+  killSwitchIntents,
+  openOfLedger,
+} from './kill-switch.ts';
 import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
-import { type Baseline, baselineOf, checkOwnership, CtrlC, Latency, newRunId, simBaselineOf, waitFor } from './session.ts';
+import {
+  type Baseline,
+  baselineOf,
+  checkOwnership,
+  CtrlC,
+  Latency,
+  newRunId,
+  simBaselineOf,
+  waitFor,
+} from './session.ts';
 import { JournalRebase } from './journal-rebase.ts';
 import type { InputRecorder } from './input-recorder.ts';
 import type { SessionAccount } from './recording.ts';
@@ -35,8 +57,22 @@ import { ShadowBook } from './shadow.ts';
 import { SimExecution } from './sim-execution.ts';
 import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
-import { describeUnknownFill, type UnknownFill, type UnknownFillPolicy, UnknownFills, unknownFillHaltWhy } from './unknown-fills.ts';
-import { describeDriftedFill, type DriftBreach, DriftGuard, type DriftedFill, type DriftMeasures, type DriftTolerances, formatDrift } from './drift.ts';
+import {
+  describeUnknownFill,
+  type UnknownFill,
+  type UnknownFillPolicy,
+  UnknownFills,
+  unknownFillHaltWhy,
+} from './unknown-fills.ts';
+import {
+  describeDriftedFill,
+  type DriftBreach,
+  DriftGuard,
+  type DriftedFill,
+  type DriftMeasures,
+  type DriftTolerances,
+  formatDrift,
+} from './drift.ts';
 
 export { RunnerError };
 export { newRunId, type AccountCheck };
@@ -185,7 +221,9 @@ export interface RunnerOptions {
    */
   readonly recorder?: InputRecorder;
   /** Options of the labs poller (tests: poll periods). */
-  readonly labsPoll?: Pick<LabsPollerOptions, 'every' | 'requestsPerMinute' | 'timeoutMs'> & { readonly tickMs?: number };
+  readonly labsPoll?: Pick<LabsPollerOptions, 'every' | 'requestsPerMinute' | 'timeoutMs'> & {
+    readonly tickMs?: number;
+  };
 }
 
 /** What a stopped run reports. */
@@ -194,7 +232,14 @@ export interface RunResult {
   readonly report: string;
   readonly intents: number;
   readonly transactions: number;
-  readonly recovered: { readonly replayed: number; readonly lookedUp: number; readonly resubmitted: number; readonly expired: number; readonly neverSent: number; readonly restoredState: boolean };
+  readonly recovered: {
+    readonly replayed: number;
+    readonly lookedUp: number;
+    readonly resubmitted: number;
+    readonly expired: number;
+    readonly neverSent: number;
+    readonly restoredState: boolean;
+  };
   /**
    * After the kill switch or --flatten-on-exit (v20): the account as read from OANDA once the closes
    * were sent. `ok` false means it still holds positions or pending entry orders (or could not be
@@ -330,19 +375,42 @@ export class Runner {
     // Event time drives the engine (prices carry the server's time; identical to wall time live).
     this.#clock = o.clock ?? new VirtualClock(0);
     this.runId = o.runId ?? newRunId();
-    this.journal = Journal.open(o.journalDir, { noSync: o.journalSync === false, ...(o.newJournal === true ? { fresh: true } : {}) });
-    if (this.journal.replaced !== '') this.#log.warn({ movedTo: this.journal.replaced }, '--new-journal: the previous journal was moved aside; starting afresh from the account');
+    this.journal = Journal.open(o.journalDir, {
+      noSync: o.journalSync === false,
+      ...(o.newJournal === true ? { fresh: true } : {}),
+    });
+    if (this.journal.replaced !== '')
+      this.#log.warn(
+        { movedTo: this.journal.replaced },
+        '--new-journal: the previous journal was moved aside; starting afresh from the account',
+      );
     this.#contents = this.journal.contents();
     const damaged = this.#contents.damaged;
     if (damaged.length > 0) {
       this.journal.close();
-      const where = damaged.map((d) => `byte ${d.offset} (${d.bytes} bytes; ${d.recoveredAfter} intact records after it)`).join(', ');
-      throw new RunnerError('RUNNER', `journal ${o.journalDir} is damaged: journal.log fails its checksum at ${where}. What the damaged records held (an intent, a transaction, a confirmation) is unknown, so the runner will not trade on this journal. Start afresh from the account with the same command and --new-journal (the damaged journal is kept in ${o.journalDir}/replaced-<time>/)`);
+      const where = damaged
+        .map((d) => `byte ${d.offset} (${d.bytes} bytes; ${d.recoveredAfter} intact records after it)`)
+        .join(', ');
+      throw new RunnerError(
+        'RUNNER',
+        `journal ${o.journalDir} is damaged: journal.log fails its checksum at ${where}. What the damaged records held (an intent, a transaction, a confirmation) is unknown, so the runner will not trade on this journal. Start afresh from the account with the same command and --new-journal (the damaged journal is kept in ${o.journalDir}/replaced-<time>/)`,
+      );
     }
-    if (this.#contents.tornBytes > 0) this.#log.warn({ tornBytes: this.#contents.tornBytes }, 'journal: a torn last record (a write cut short by a crash) was dropped');
-    this.#portfolio = new Portfolio({ currency: 'USD', instruments: o.instruments, initialBalance: '0', strict: false });
+    if (this.#contents.tornBytes > 0)
+      this.#log.warn(
+        { tornBytes: this.#contents.tornBytes },
+        'journal: a torn last record (a write cut short by a crash) was dropped',
+      );
+    this.#portfolio = new Portfolio({
+      currency: 'USD',
+      instruments: o.instruments,
+      initialBalance: '0',
+      strict: false,
+    });
     this.#inputs = new MarketInputs(o, {
-      clock: this.#clock, log: this.#log, pricingStats: this.pricingStats,
+      clock: this.#clock,
+      log: this.#log,
+      pricingStats: this.pricingStats,
       portfolio: () => this.#portfolio,
       priced: (at) => {
         this.#period(at);
@@ -366,17 +434,31 @@ export class Runner {
       failed: (reason) => void this.stop(reason),
     });
     this.#orders = new OrderLifecycle({
-      rest: o.rest, accountID: o.accountID, journal: this.journal, log: this.#log, ...(o.broker !== undefined ? { broker: o.broker } : {}),
-      ...(o.lookupBaseMs !== undefined ? { lookupBaseMs: o.lookupBaseMs } : {}), ...(o.maxIntentAgeMs !== undefined ? { maxIntentAgeMs: o.maxIntentAgeMs } : {}),
+      rest: o.rest,
+      accountID: o.accountID,
+      journal: this.journal,
+      log: this.#log,
+      ...(o.broker !== undefined ? { broker: o.broker } : {}),
+      ...(o.lookupBaseMs !== undefined ? { lookupBaseMs: o.lookupBaseMs } : {}),
+      ...(o.maxIntentAgeMs !== undefined ? { maxIntentAgeMs: o.maxIntentAgeMs } : {}),
       windowMs: (o.requestWindowMs ?? 60_000) + (o.inDoubtMarginMs ?? 10_000),
-      risk: () => this.#risk, stopping: () => this.#stopping !== undefined,
+      risk: () => this.#risk,
+      stopping: () => this.#stopping !== undefined,
     });
   }
 
   /** Orders in doubt now: in flight without an answer (the adapter's), or journaled ones a restart waits for. */
   get inDoubt(): { intentId: string; instrument: string | undefined; until: number }[] {
-    const live = [...(this.#v20?.inDoubt.values() ?? [])].map((d) => ({ intentId: d.intentId, instrument: d.instrument, until: d.until }));
-    const restart = [...this.#orders.waiting.values()].map((d) => ({ intentId: d.intentId, instrument: undefined, until: d.until }));
+    const live = [...(this.#v20?.inDoubt.values() ?? [])].map((d) => ({
+      intentId: d.intentId,
+      instrument: d.instrument,
+      until: d.until,
+    }));
+    const restart = [...this.#orders.waiting.values()].map((d) => ({
+      intentId: d.intentId,
+      instrument: undefined,
+      until: d.until,
+    }));
     return [...live, ...restart];
   }
 
@@ -428,7 +510,10 @@ export class Runner {
     let baseline = contents.baseline as (Baseline & { broker?: 'sim'; deposit?: string }) | undefined;
     // A --broker sim journal holds the simulator's transactions (its own IDs): never mixed with an account's.
     if (baseline !== undefined && (baseline.broker === 'sim') !== (broker === 'sim')) {
-      throw new RunnerError('RUNNER', `journal ${o.journalDir} was written by a ${baseline.broker === 'sim' ? '--broker sim' : '--broker v20'} run and cannot be used with --broker ${broker}; give --journal another directory (the default one ends in -sim for --broker sim)`);
+      throw new RunnerError(
+        'RUNNER',
+        `journal ${o.journalDir} was written by a ${baseline.broker === 'sim' ? '--broker sim' : '--broker v20'} run and cannot be used with --broker ${broker}; give --journal another directory (the default one ends in -sim for --broker sim)`,
+      );
     }
     await checkOwnership(o, this.journal, baseline, contents, lastTransactionID);
     // A halted journal (the kill switch engaged, in this process before now or in an earlier one):
@@ -436,16 +521,25 @@ export class Runner {
     if (contents.halt !== undefined && this.#haltedBy === undefined) {
       this.#haltedBy = contents.halt;
       this.#halt();
-      this.#say(`journal ${o.journalDir} is HALTED since ${new Date(contents.halt.at).toISOString()} (${contents.halt.why}): the kill switch engaged and nobody cleared it. Trading nothing: finishing the flatten (closing what the account holds), then stopping. ${clearHaltAdvice(o.journalDir)}`, 'error');
+      this.#say(
+        `journal ${o.journalDir} is HALTED since ${new Date(contents.halt.at).toISOString()} (${contents.halt.why}): the kill switch engaged and nobody cleared it. Trading nothing: finishing the flatten (closing what the account holds), then stopping. ${clearHaltAdvice(o.journalDir)}`,
+        'error',
+      );
     }
     const fromJournal = baseline !== undefined;
     if (baseline === undefined) {
       // (A --broker sim journal from before its baseline was written holds the simulator's transactions from ID 1: the same thing.)
-      baseline = broker === 'sim' ? simBaselineOf(account) : baselineOf({ ...account, lastTransactionID } as Account);
+      baseline =
+        broker === 'sim' ? simBaselineOf(account) : baselineOf({ ...account, lastTransactionID } as Account);
       this.journal.baseline(baseline);
     }
     const deposit = baseline.deposit ?? baseline.balance;
-    const portfolio = new Portfolio({ currency: baseline.currency, instruments: o.instruments, initialBalance: deposit, strict: false });
+    const portfolio = new Portfolio({
+      currency: baseline.currency,
+      instruments: o.instruments,
+      initialBalance: deposit,
+      strict: false,
+    });
     this.#portfolio = portfolio;
     // The same recovery in both modes: the baseline, the journaled transactions the strategy had
     // handled, then those it had not (replayed to it).
@@ -458,11 +552,15 @@ export class Runner {
       restoreAccount(portfolio.ledger, baseline, broker === 'sim' ? o.instruments : undefined, o.accountID);
     } catch (e) {
       if (!(e instanceof AccountStateError || e instanceof LedgerError)) throw e;
-      throw new RunnerError('RUNNER', broker === 'sim'
-        ? `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`
-        : fromJournal
-          ? `journal ${o.journalDir}: its account baseline cannot be restored (${e.message}); move the directory away to start from account ${o.accountID} as it is now`
-          : `account ${o.accountID}: the account as v20 reports it cannot be restored into the portfolio (${e.message})`, { cause: e });
+      throw new RunnerError(
+        'RUNNER',
+        broker === 'sim'
+          ? `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`
+          : fromJournal
+            ? `journal ${o.journalDir}: its account baseline cannot be restored (${e.message}); move the directory away to start from account ${o.accountID} as it is now`
+            : `account ${o.accountID}: the account as v20 reports it cannot be restored into the portfolio (${e.message})`,
+        { cause: e },
+      );
     }
     for (const t of contents.transactions) {
       if (Number(t.id) <= Number(baseline.lastTransactionID)) continue;
@@ -473,21 +571,50 @@ export class Runner {
     this.#inputs.restorePrices(snap?.prices);
     this.#orders.recovered.replayed = replay.length;
     this.#orders.recovered.restoredState = snap !== undefined;
-    const fromID = broker === 'v20' ? contents.lastTransactionID || baseline.lastTransactionID : lastTransactionID;
-    log.info({ lastTransactionID, journalLast: contents.lastTransactionID, trades: portfolio.ledger.trades.size, pendingOrders: portfolio.ledger.pendingOrders.size, balance: baseline.balance, replay: replay.length, restoredState: snap !== undefined }, 'reconciled');
+    const fromID =
+      broker === 'v20' ? contents.lastTransactionID || baseline.lastTransactionID : lastTransactionID;
+    log.info(
+      {
+        lastTransactionID,
+        journalLast: contents.lastTransactionID,
+        trades: portfolio.ledger.trades.size,
+        pendingOrders: portfolio.ledger.pendingOrders.size,
+        balance: baseline.balance,
+        replay: replay.length,
+        restoredState: snap !== undefined,
+      },
+      'reconciled',
+    );
 
     // The broker.
     let inner: (Execution & { drain: () => Promise<void> }) | SimExecution;
     if (broker === 'sim') {
-      const sim = simBroker({ instruments: o.instruments, account: { currency: baseline.currency, balance: deposit, marginRate: baseline.marginRate, hedging: baseline.hedging, id: o.accountID }, models: simModels(o.fill, baseline.currency) });
+      const sim = simBroker({
+        instruments: o.instruments,
+        account: {
+          currency: baseline.currency,
+          balance: deposit,
+          marginRate: baseline.marginRate,
+          hedging: baseline.hedging,
+          id: o.accountID,
+        },
+        models: simModels(o.fill, baseline.currency),
+      });
       // A restart: the simulated account is its baseline plus every transaction the simulator journaled
       // (positions, pending orders, balance; its transaction IDs continue after the last one).
       if (contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0) {
         try {
-          sim.seed(baseline, { transactions: contents.transactions, ...(snap?.trailing !== undefined ? { trailing: snap.trailing } : {}) });
+          sim.seed(baseline, {
+            transactions: contents.transactions,
+            ...(snap?.trailing !== undefined ? { trailing: snap.trailing } : {}),
+          });
         } catch (e) {
           if (!(e instanceof AccountStateError || e instanceof LedgerError)) throw e;
-          throw new RunnerError('RUNNER', `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`, { cause: e });
+          throw new RunnerError(
+            'RUNNER',
+            `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`,
+            { cause: e },
+          );
         }
       }
       this.#sim = sim;
@@ -495,8 +622,14 @@ export class Runner {
       inner = this.#simExecution;
     } else {
       const v20 = new V20Execution({
-        http: o.http, rest: o.rest, accountID: o.accountID, lastTransactionID: fromID, ...o.streams, stats: this.transactionStats,
-        ...(o.requestWindowMs !== undefined ? { requestWindowMs: o.requestWindowMs } : {}), ...(o.inDoubtMarginMs !== undefined ? { inDoubtMarginMs: o.inDoubtMarginMs } : {}),
+        http: o.http,
+        rest: o.rest,
+        accountID: o.accountID,
+        lastTransactionID: fromID,
+        ...o.streams,
+        stats: this.transactionStats,
+        ...(o.requestWindowMs !== undefined ? { requestWindowMs: o.requestWindowMs } : {}),
+        ...(o.inDoubtMarginMs !== undefined ? { inDoubtMarginMs: o.inDoubtMarginMs } : {}),
         // The send point asks the halt before every attempt, a first sending and a resend alike.
         maySend: (intent) => !this.#halted || isRunnerIntent(intent),
         onSend: (intent, attempt) => {
@@ -511,23 +644,62 @@ export class Runner {
       });
       this.#v20 = v20;
       inner = v20;
-      this.#unknownFills = new UnknownFills({ journaled: (cid) => this.journal.has(cid), gaveUp: (cid) => this.#orders.gaveUp.has(cid) }, contents.transactions);
+      this.#unknownFills = new UnknownFills(
+        { journaled: (cid) => this.journal.has(cid), gaveUp: (cid) => this.#orders.gaveUp.has(cid) },
+        contents.transactions,
+      );
     }
     // Not in shadow mode: its report compares every fill of the run.
     this.#rebase = new JournalRebase({
-      journal: this.journal, rest: o.rest, accountID: o.accountID, log, every: o.shadow === true ? 0 : (o.rebaseEvery ?? 10_000),
-      ...(this.#sim !== undefined ? { sim: { broker: this.#sim, first: { currency: baseline.currency, marginRate: baseline.marginRate, hedging: baseline.hedging, deposit } } } : {}),
-      handled: () => this.#handled, stopping: () => this.#stopping !== undefined,
+      journal: this.journal,
+      rest: o.rest,
+      accountID: o.accountID,
+      log,
+      every: o.shadow === true ? 0 : (o.rebaseEvery ?? 10_000),
+      ...(this.#sim !== undefined
+        ? {
+            sim: {
+              broker: this.#sim,
+              first: {
+                currency: baseline.currency,
+                marginRate: baseline.marginRate,
+                hedging: baseline.hedging,
+                deposit,
+              },
+            },
+          }
+        : {}),
+      handled: () => this.#handled,
+      stopping: () => this.#stopping !== undefined,
       snapshot: () => (this.#engine === undefined ? undefined : this.#snapshotOf(this.#engine)),
     });
-    const journaled = new JournaledExecution(inner, this.journal, replay, this.#orders.unknown, () => {
-      const tickStart = this.#inputs.tickStart;
-      if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
-    }, o.recorder, (intent) => this.#drop(intent), (intent) => this.#record(intent));
+    const journaled = new JournaledExecution(
+      inner,
+      this.journal,
+      replay,
+      this.#orders.unknown,
+      () => {
+        const tickStart = this.#inputs.tickStart;
+        if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
+      },
+      o.recorder,
+      (intent) => this.#drop(intent),
+      (intent) => this.#record(intent),
+    );
     this.#journaled = journaled;
-    const risk = new RiskExecution({ inner: journaled, limits: this.limits, portfolio, instruments: o.instruments, clock: this.#clock, accountID: o.accountID, hedging: baseline.hedging, log, lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID,
+    const risk = new RiskExecution({
+      inner: journaled,
+      limits: this.limits,
+      portfolio,
+      instruments: o.instruments,
+      clock: this.#clock,
+      accountID: o.accountID,
+      hedging: baseline.hedging,
+      log,
+      lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID,
       // A refused intent was never journaled, except a resend at a restart the gate refuses now: settled.
-      onReject: (b) => this.journal.confirm(b.intent.id) });
+      onReject: (b) => this.journal.confirm(b.intent.id),
+    });
     this.#risk = risk;
     // Halted before the order path existed (a halted journal, or the kill switch during the start).
     if (this.#halted) this.#applyHalt();
@@ -537,18 +709,38 @@ export class Runner {
     // The shadow simulator starts from the account as it is now: its open trades and pending orders.
     if (o.shadow) {
       try {
-        this.#shadow = new ShadowBook({ instruments: o.instruments, currency: baseline.currency, balance: baseline.balance, marginRate: baseline.marginRate, hedging: baseline.hedging, account: baselineOf({ ...account, lastTransactionID } as Account), models: simModels(o.fill, baseline.currency) });
+        this.#shadow = new ShadowBook({
+          instruments: o.instruments,
+          currency: baseline.currency,
+          balance: baseline.balance,
+          marginRate: baseline.marginRate,
+          hedging: baseline.hedging,
+          account: baselineOf({ ...account, lastTransactionID } as Account),
+          models: simModels(o.fill, baseline.currency),
+        });
       } catch (e) {
         if (!(e instanceof AccountStateError)) throw e;
-        throw new RunnerError('RUNNER', `--shadow: the simulator cannot start from account ${o.accountID} as v20 reports it (${e.message}); run without --shadow`, { cause: e });
+        throw new RunnerError(
+          'RUNNER',
+          `--shadow: the simulator cannot start from account ${o.accountID} as v20 reports it (${e.message}); run without --shadow`,
+          { cause: e },
+        );
       }
       const tolerances = o.maxDrift;
       if (tolerances !== undefined) {
-        const guard = new DriftGuard(tolerances, (i) => o.instruments.get(i).pip, (b) => this.#onDrift(b));
+        const guard = new DriftGuard(
+          tolerances,
+          (i) => o.instruments.get(i).pip,
+          (b) => this.#onDrift(b),
+        );
         this.#drift = guard;
         this.#shadow.sim.transactions$.subscribe((t) => guard.sim(t));
       }
-      if (this.#shadow.leftOut.length > 0) log.warn({ leftOut: this.#shadow.leftOut }, 'shadow simulator: trades and orders in instruments it does not know (data/instruments.json) are left out');
+      if (this.#shadow.leftOut.length > 0)
+        log.warn(
+          { leftOut: this.#shadow.leftOut },
+          'shadow simulator: trades and orders in instruments it does not know (data/instruments.json) are left out',
+        );
     }
 
     // The strategy, with its state restored and warm-up candles kept from its handlers.
@@ -558,11 +750,19 @@ export class Runner {
     const strategy: Strategy<Params, unknown> = {
       ...base,
       ...(snap !== undefined ? { init: () => restored } : {}),
-      ...(base.onCandle ? { onCandle: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onCandle!(ctx, s)) } : {}),
-      ...(base.onStart ? { onStart: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onStart!(ctx, s)) } : {}),
+      ...(base.onCandle
+        ? {
+            onCandle: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onCandle!(ctx, s)),
+          }
+        : {}),
+      ...(base.onStart
+        ? { onStart: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onStart!(ctx, s)) }
+        : {}),
       ...(base.onTick ? { onTick: (ctx, s) => (this.#halted ? undefined : base.onTick!(ctx, s)) } : {}),
       ...(base.onSignal ? { onSignal: (ctx, s) => (this.#halted ? undefined : base.onSignal!(ctx, s)) } : {}),
-      ...(base.onCalendar ? { onCalendar: (ctx, s) => (this.#halted ? undefined : base.onCalendar!(ctx, s)) } : {}),
+      ...(base.onCalendar
+        ? { onCalendar: (ctx, s) => (this.#halted ? undefined : base.onCalendar!(ctx, s)) }
+        : {}),
       ...(base.onTimer ? { onTimer: (ctx, s) => (this.#halted ? undefined : base.onTimer!(ctx, s)) } : {}),
       ...(base.onStop ? { onStop: (ctx, s) => (this.#halted ? undefined : base.onStop!(ctx, s)) } : {}),
       onTransaction: (ctx, s) => {
@@ -571,7 +771,8 @@ export class Runner {
         if (ctx.transaction !== undefined) this.#period(parseTime(ctx.transaction.time));
         if (id !== undefined && !id.includes('.')) this.#handled = id;
         // The risk layer's refusals reach the engine without passing the journal: recorded here.
-        else if (id !== undefined && ctx.transaction !== undefined) o.recorder?.transaction(ctx.transaction, Date.now());
+        else if (id !== undefined && ctx.transaction !== undefined)
+          o.recorder?.transaction(ctx.transaction, Date.now());
         if (ctx.transaction !== undefined) {
           this.#drift?.live(ctx.transaction);
           const unknown = this.#unknownFills?.observe(ctx.transaction);
@@ -584,7 +785,14 @@ export class Runner {
     };
     const strategyLog: StrategyLogger = log.child({ component: 'strategy', strategy: o.name });
     const engine = new Engine<Params, unknown>({
-      strategy, name: o.name, params: o.params, execution: risk, portfolio, instruments: o.instruments, clock: this.#clock, log: strategyLog,
+      strategy,
+      name: o.name,
+      params: o.params,
+      execution: risk,
+      portfolio,
+      instruments: o.instruments,
+      clock: this.#clock,
+      log: strategyLog,
       marginRate: Number(baseline.marginRate),
       onIntent: (intent) => this.#onIntent(intent),
       ...(o.onPlot ? { onPlot: o.onPlot } : {}),
@@ -599,15 +807,33 @@ export class Runner {
       if (this.#sim !== undefined) {
         const seeded = contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0;
         const { quotes: _q, ...state } = this.#sim.snapshot();
-        sessionAccount = { broker: 'sim', currency: baseline.currency, marginRate: baseline.marginRate, hedging: baseline.hedging, deposit, ...(seeded ? { state } : {}) };
+        sessionAccount = {
+          broker: 'sim',
+          currency: baseline.currency,
+          marginRate: baseline.marginRate,
+          hedging: baseline.hedging,
+          deposit,
+          ...(seeded ? { state } : {}),
+        };
       } else {
         const { accountID: _a, ...b } = baselineOf({ ...account, lastTransactionID } as Account);
         sessionAccount = { broker: 'v20', ...b };
       }
-      o.recorder.start({ runId: this.runId, clientIdPrefix: this.#clientIdPrefix, sequence: engine.sequence, account: sessionAccount, restoredState: snap !== undefined });
+      o.recorder.start({
+        runId: this.runId,
+        clientIdPrefix: this.#clientIdPrefix,
+        sequence: engine.sequence,
+        account: sessionAccount,
+        restoredState: snap !== undefined,
+      });
       // transactions.jsonl lacks what a killed process had received but not yet written: from the account.
       const hole = this.#sim === undefined ? o.recorder.missingBefore(Number(fromID)) : undefined;
-      if (hole !== undefined) o.recorder.backfill((await o.rest.transactionsSinceId(o.accountID, String(hole))).transactions.filter((t) => Number(t.id) <= Number(fromID)));
+      if (hole !== undefined)
+        o.recorder.backfill(
+          (await o.rest.transactionsSinceId(o.accountID, String(hole))).transactions.filter(
+            (t) => Number(t.id) <= Number(fromID),
+          ),
+        );
     }
     this.#done = engine.run(this.#inputs.events).catch((e: unknown) => {
       // A strategy that throws stops the run (nothing is submitted on its behalf any more).
@@ -620,17 +846,26 @@ export class Runner {
     // Warm-up from the candles endpoint: the same alignment as backtests; handlers are not called.
     const subs = subscriptionsOf(base, o.params, o.name);
     // Halted: the strategy hears nothing more, so no warm-up.
-    const warmed = this.#halted ? 0 : await this.#inputs.warmUp(subs, Math.min(o.warmup ?? base.history ?? 500, 5000));
+    const warmed = this.#halted
+      ? 0
+      : await this.#inputs.warmUp(subs, Math.min(o.warmup ?? base.history ?? 500, 5000));
     log.info({ candles: warmed }, 'indicators warmed');
 
     // Live prices (and those of the instruments of open trades: they mark the portfolio).
-    const instruments = this.#inputs.subscribe(subs, [...portfolio.ledger.trades.values()].map((t) => t.instrument));
+    const instruments = this.#inputs.subscribe(
+      subs,
+      [...portfolio.ledger.trades.values()].map((t) => t.instrument),
+    );
     if ((o.statusEveryMs ?? 60_000) > 0) {
       this.#statusTimer = setInterval(() => this.#status(), o.statusEveryMs ?? 60_000);
       this.#statusTimer.unref();
     }
     await this.#inputs.startLabs(subs);
-    this.#kill = new KillSwitch({ ...(o.killFile !== undefined ? { file: o.killFile } : {}), signal: o.signals === true, onKill: (why) => void this.kill(why) });
+    this.#kill = new KillSwitch({
+      ...(o.killFile !== undefined ? { file: o.killFile } : {}),
+      signal: o.signals === true,
+      onKill: (why) => void this.kill(why),
+    });
     if (o.signals) {
       const term = (): void => void this.stop('SIGTERM');
       process.once('SIGTERM', term);
@@ -639,7 +874,10 @@ export class Runner {
       process.on('SIGINT', int);
       this.#signalHandlers.push(['SIGINT', int]);
     }
-    log.info({ instruments, broker, shadow: o.shadow === true, limits: describeLimits(this.limits) }, 'running');
+    log.info(
+      { instruments, broker, shadow: o.shadow === true, limits: describeLimits(this.limits) },
+      'running',
+    );
     this.#started = true;
     // The kill switch engaged during the start, or the journal is halted: the flatten, then the stop.
     if (this.#haltedBy !== undefined) {
@@ -672,7 +910,9 @@ export class Runner {
     if (this.#haltedBy !== undefined) return;
     this.#journalHalt(why);
     this.#halt();
-    this.#say(`KILL SWITCH ENGAGED (${why}) during the start: nothing of the strategy will be sent; the start goes on only to settle what the journal holds and read the account, then every position the account holds is closed and the run stops. ${clearHaltAdvice(this.o.journalDir)} once the reason is dealt with`);
+    this.#say(
+      `KILL SWITCH ENGAGED (${why}) during the start: nothing of the strategy will be sent; the start goes on only to settle what the journal holds and read the account, then every position the account holds is closed and the run stops. ${clearHaltAdvice(this.o.journalDir)} once the reason is dealt with`,
+    );
   }
 
   /** The halt into the journal, durable before anything else happens (once; the first reason is kept). */
@@ -691,7 +931,11 @@ export class Runner {
    * --broker sim the simulator's trailing stop levels.
    */
   #snapshotOf(engine: Engine<Params, unknown>): StateSnapshot {
-    const s: { -readonly [K in keyof StateSnapshot]: StateSnapshot[K] } = { state: engine.state, sequence: engine.sequence, handledTransactionID: this.#handled };
+    const s: { -readonly [K in keyof StateSnapshot]: StateSnapshot[K] } = {
+      state: engine.state,
+      sequence: engine.sequence,
+      handledTransactionID: this.#handled,
+    };
     const prices = this.#inputs.pricesSeen();
     if (prices !== undefined) s.prices = prices;
     const trailing = this.#sim?.trailingStopValues();
@@ -709,7 +953,6 @@ export class Runner {
     this.o.recorder?.intent(intent, this.#clock.now(), Date.now());
     if (this.#shadow?.submit(intent) === true) this.#drift?.expect(intent.id);
   }
-
 
   /**
    * The journal's record of an intent the risk gate let through (the order path's journal layer,
@@ -752,17 +995,28 @@ export class Runner {
     const lat = this.latency.snapshot();
     this.#log.info(
       {
-        nav: Number((toUnits(p.ledger.balance) + p.unrealizedTotal()).toFixed(2)), balance: toUnits(p.ledger.balance), openTrades: p.ledger.trades.size, pendingOrders: p.ledger.pendingOrders.size,
+        nav: Number((toUnits(p.ledger.balance) + p.unrealizedTotal()).toFixed(2)),
+        balance: toUnits(p.ledger.balance),
+        openTrades: p.ledger.trades.size,
+        pendingOrders: p.ledger.pendingOrders.size,
         latencyMs: { p50: lat.p50, p99: lat.p99, max: lat.max },
-        pricing: { ...this.pricingStats }, transactions: { ...this.transactionStats },
+        pricing: { ...this.pricingStats },
+        transactions: { ...this.transactionStats },
         lastTransactionID: this.journal.lastTransactionID,
         candles: { ...this.#inputs.feed.counts },
-        ...(this.labsPoller ? { labs: { polls: this.labsPoller.stats.polls, items: this.labsPoller.stats.items, failures: this.labsPoller.stats.failures } } : {}),
+        ...(this.labsPoller
+          ? {
+              labs: {
+                polls: this.labsPoller.stats.polls,
+                items: this.labsPoller.stats.items,
+                failures: this.labsPoller.stats.failures,
+              },
+            }
+          : {}),
       },
       'status',
     );
   }
-
 
   #dropped = 0;
 
@@ -802,8 +1056,17 @@ export class Runner {
     this.journal.confirm(intent.id);
     this.#orders.gaveUp.add(intent.id);
     this.#dropped++;
-    this.#log.warn({ intentId: intent.id, kind: intent.kind, ...(why !== undefined ? { why } : {}) }, why === undefined ? 'kill switch: an intent of the strategy waiting to be sent was dropped' : 'kill switch: an intent of the strategy was not sent (the run is halted)');
-    this.#risk?.refuse(intent, 'RISK_KILL_SWITCH_ENGAGED', 'dropped before it was sent: the kill switch engaged');
+    this.#log.warn(
+      { intentId: intent.id, kind: intent.kind, ...(why !== undefined ? { why } : {}) },
+      why === undefined
+        ? 'kill switch: an intent of the strategy waiting to be sent was dropped'
+        : 'kill switch: an intent of the strategy was not sent (the run is halted)',
+    );
+    this.#risk?.refuse(
+      intent,
+      'RISK_KILL_SWITCH_ENGAGED',
+      'dropped before it was sent: the kill switch engaged',
+    );
   }
 
   /** Fills the runner did not expect, so far (the status page). */
@@ -820,12 +1083,24 @@ export class Runner {
     const policy = this.o.onUnknownFill ?? 'halt';
     const what = describeUnknownFill(u);
     this.#log.error({ unknownFill: u, policy }, `UNKNOWN FILL: ${what}`);
-    this.o.say?.(`UNKNOWN FILL: ${what}; --on-unknown-fill ${policy}: ${policy === 'halt' ? (this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch') : policy === 'close' ? (u.tradeOpened !== undefined ? `closing trade ${u.tradeOpened}` : 'it opened no trade: nothing to close') : 'kept, trading on'}`);
+    this.o.say?.(
+      `UNKNOWN FILL: ${what}; --on-unknown-fill ${policy}: ${policy === 'halt' ? (this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch') : policy === 'close' ? (u.tradeOpened !== undefined ? `closing trade ${u.tradeOpened}` : 'it opened no trade: nothing to close') : 'kept, trading on'}`,
+    );
     if (policy === 'halt') {
       // Not from inside the engine's handling of this transaction: the kill switch stops the engine.
       if (!this.#halted) queueMicrotask(() => void this.kill(unknownFillHaltWhy(what)));
-    } else if (policy === 'close' && u.tradeOpened !== undefined && this.#risk !== undefined && !this.#halted) {
-      const close: OrderIntent = { kind: 'closeTrade', id: `${RUNNER_ID_PREFIX}unknown-${this.runId}-${++this.#unknownCloses}`, tradeSpecifier: u.tradeOpened, units: 'ALL' };
+    } else if (
+      policy === 'close' &&
+      u.tradeOpened !== undefined &&
+      this.#risk !== undefined &&
+      !this.#halted
+    ) {
+      const close: OrderIntent = {
+        kind: 'closeTrade',
+        id: `${RUNNER_ID_PREFIX}unknown-${this.runId}-${++this.#unknownCloses}`,
+        tradeSpecifier: u.tradeOpened,
+        units: 'ALL',
+      };
       this.#risk.submit(close);
     }
   }
@@ -834,7 +1109,13 @@ export class Runner {
   get drift(): DriftStatus | undefined {
     const g = this.#drift;
     if (g === undefined) return undefined;
-    return { tolerances: formatDrift(g.tolerances), compared: g.compared, measures: g.measures, drifted: [...g.drifted], ...(g.breach !== undefined ? { breach: g.breach } : {}) };
+    return {
+      tolerances: formatDrift(g.tolerances),
+      compared: g.compared,
+      measures: g.measures,
+      drifted: [...g.drifted],
+      ...(g.breach !== undefined ? { breach: g.breach } : {}),
+    };
   }
 
   /**
@@ -842,8 +1123,13 @@ export class Runner {
    * halt, journaled with the breach as its reason (which tolerance, which fills).
    */
   #onDrift(b: DriftBreach): void {
-    this.#log.error({ drift: { tolerance: b.tolerance, limit: b.limit, value: b.value, fills: b.fills } }, `DRIFT: ${b.why}`);
-    this.o.say?.(`DRIFT: ${b.why}; ${this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch'}`);
+    this.#log.error(
+      { drift: { tolerance: b.tolerance, limit: b.limit, value: b.value, fills: b.fills } },
+      `DRIFT: ${b.why}`,
+    );
+    this.o.say?.(
+      `DRIFT: ${b.why}; ${this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch'}`,
+    );
     // Not from inside the engine's handling of a price or transaction: the kill switch stops the engine.
     if (!this.#halted) queueMicrotask(() => void this.kill(b.why));
   }
@@ -861,7 +1147,10 @@ export class Runner {
     const doubt = this.#orders.unknown.size;
     const parts: string[] = [];
     parts.push(inFlight > 0 ? `the answer to the order request in flight` : 'no request in flight');
-    if (waiting > 0) parts.push(`${waiting} intent(s) of the strategy waiting to be sent${this.#halted ? ' (dropped: never sent)' : ''}`);
+    if (waiting > 0)
+      parts.push(
+        `${waiting} intent(s) of the strategy waiting to be sent${this.#halted ? ' (dropped: never sent)' : ''}`,
+      );
     if (doubt > 0) parts.push(`${doubt} order(s) whose outcome is unknown`);
     return parts.join(', ');
   }
@@ -879,7 +1168,9 @@ export class Runner {
     windowMs: () => this.o.ctrlCWindowMs ?? 3000,
     first: () => {
       const flatten = this.o.flattenOnExit === true || this.#killed;
-      this.#say(`Ctrl-C: stopping${flatten ? ' and closing every position (--flatten-on-exit)' : ''}; waiting for ${this.#waitingFor()}${flatten ? ', then for the account to confirm it is flat' : ''}. Ctrl-C twice more exits without waiting.`);
+      this.#say(
+        `Ctrl-C: stopping${flatten ? ' and closing every position (--flatten-on-exit)' : ''}; waiting for ${this.#waitingFor()}${flatten ? ', then for the account to confirm it is flat' : ''}. Ctrl-C twice more exits without waiting.`,
+      );
       void this.stop('SIGINT');
     },
     warn: (line) => this.#say(`${line}${this.stopState !== undefined ? ` (now ${this.stopState})` : ''}`),
@@ -914,11 +1205,14 @@ export class Runner {
     this.#killed = true;
     this.#inputs.feed.close(); // no candle waits for the endpoint once the kill switch is engaged
     const flatten = this.o.flattenOnKill ?? true;
-    this.#say(`KILL SWITCH ENGAGED (${why}): the strategy is stopped and gets nothing more; ${waiting} intent(s) of it waiting to be sent are dropped; waiting for ${(this.#journaled?.inFlight ?? 0) > 0 ? 'the answer to the order request in flight' : 'no request in flight'}, then ${flatten ? 'cancelling pending orders and closing every position the account holds' : 'cancelling pending orders'}`);
+    this.#say(
+      `KILL SWITCH ENGAGED (${why}): the strategy is stopped and gets nothing more; ${waiting} intent(s) of it waiting to be sent are dropped; waiting for ${(this.#journaled?.inFlight ?? 0) > 0 ? 'the answer to the order request in flight' : 'no request in flight'}, then ${flatten ? 'cancelling pending orders and closing every position the account holds' : 'cancelling pending orders'}`,
+    );
     const risk = this.#risk;
     // --broker sim: the simulated account is in this process, its view is the truth.
     if (risk && this.#sim !== undefined) {
-      for (const i of killSwitchIntents(this.portfolio, flatten, `${RUNNER_ID_PREFIX}kill-${this.runId}`)) risk.submit(i);
+      for (const i of killSwitchIntents(this.portfolio, flatten, `${RUNNER_ID_PREFIX}kill-${this.runId}`))
+        risk.submit(i);
     }
     return this.stop(`kill switch (${why})`, this.#v20 !== undefined && flatten);
   }
@@ -936,7 +1230,8 @@ export class Runner {
     // The kill switch halted already; a flattening stop halts the strategy first as well.
     if (flatten) this.#halt();
     if (flatten && this.#risk && this.#sim !== undefined) {
-      for (const i of killSwitchIntents(this.portfolio, true, `${RUNNER_ID_PREFIX}exit-${this.runId}`)) this.#risk.submit(i);
+      for (const i of killSwitchIntents(this.portfolio, true, `${RUNNER_ID_PREFIX}exit-${this.runId}`))
+        this.#risk.submit(i);
     }
     // v20: the kill switch and --flatten-on-exit act on the account as OANDA reports it.
     let flattened = false;
@@ -945,23 +1240,42 @@ export class Runner {
       flattened = true;
       const flattenNow = flatten || (this.o.flattenOnKill ?? true);
       const o = this.o;
-      const check = await closeFromAccount({
-        rest: o.rest, accountID: o.accountID, risk: this.#risk, drain: () => this.#journaled!.drain(), log, runId: this.runId,
-        ...(o.flattenTimeoutMs !== undefined ? { timeoutMs: o.flattenTimeoutMs } : {}), ...(o.flattenRetryBaseMs !== undefined ? { retryBaseMs: o.flattenRetryBaseMs } : {}),
-        ...(o.progressEveryMs !== undefined ? { progressEveryMs: o.progressEveryMs } : {}),
-        progress: (line) => this.#say(`${this.#killed ? 'kill switch' : 'stop'}: NOT FLAT yet: ${line}`),
-        view: () => this.openAsLastSeen(),
-        onState: (state) => {
-          this.stopState = state;
+      const check = await closeFromAccount(
+        {
+          rest: o.rest,
+          accountID: o.accountID,
+          risk: this.#risk,
+          drain: () => this.#journaled!.drain(),
+          log,
+          runId: this.runId,
+          ...(o.flattenTimeoutMs !== undefined ? { timeoutMs: o.flattenTimeoutMs } : {}),
+          ...(o.flattenRetryBaseMs !== undefined ? { retryBaseMs: o.flattenRetryBaseMs } : {}),
+          ...(o.progressEveryMs !== undefined ? { progressEveryMs: o.progressEveryMs } : {}),
+          progress: (line) => this.#say(`${this.#killed ? 'kill switch' : 'stop'}: NOT FLAT yet: ${line}`),
+          view: () => this.openAsLastSeen(),
+          onState: (state) => {
+            this.stopState = state;
+          },
+          onRead: (open) => {
+            this.#lastOpen = open;
+          },
         },
-        onRead: (open) => {
-          this.#lastOpen = open;
-        },
-      }, flattenNow);
+        flattenNow,
+      );
       this.#accountCheck = check;
-      this.stopState = check.ok ? 'the account confirms: nothing open' : `NOT FLAT: ${check.open.join(', ') || check.error}`;
-      if (check.ok) this.#say(`the account confirms: nothing open (read from OANDA at transaction ${check.lastTransactionID}, after ${check.rounds} round(s) of closes in ${check.seconds} s)`, 'info');
-      else log.error({ ...check }, 'THE ACCOUNT IS NOT FLAT: positions or pending entry orders remain after the closes (or the account could not be read); check it now');
+      this.stopState = check.ok
+        ? 'the account confirms: nothing open'
+        : `NOT FLAT: ${check.open.join(', ') || check.error}`;
+      if (check.ok)
+        this.#say(
+          `the account confirms: nothing open (read from OANDA at transaction ${check.lastTransactionID}, after ${check.rounds} round(s) of closes in ${check.seconds} s)`,
+          'info',
+        );
+      else
+        log.error(
+          { ...check },
+          'THE ACCOUNT IS NOT FLAT: positions or pending entry orders remain after the closes (or the account could not be read); check it now',
+        );
     };
     if (flatten || this.#killed) await closeAll();
     // Candles that completed before the stop reach the strategy (each waits at most --candle-wait).
@@ -995,21 +1309,48 @@ export class Runner {
     // price, or in an earlier session, counts from its opening); exposure from the trades' open intervals.
     for (const t of this.portfolio.closedTrades) this.#period(t.openTime);
     for (const t of this.portfolio.openTrades()) this.#period(t.openMs);
-    const risk = this.#risk !== undefined ? { risk: { limits: this.limits, refused: this.#risk.refused } } : {};
-    const summary = summarize(this.portfolio, Number.isNaN(this.#from) ? risk : { from: this.#from, to: this.#to, exposureFromTrades: true, ...risk });
-    const params = Object.entries(this.o.params).map(([k, v]) => `${k}=${v}`).join(' ');
+    const risk =
+      this.#risk !== undefined ? { risk: { limits: this.limits, refused: this.#risk.refused } } : {};
+    const summary = summarize(
+      this.portfolio,
+      Number.isNaN(this.#from) ? risk : { from: this.#from, to: this.#to, exposureFromTrades: true, ...risk },
+    );
+    const params = Object.entries(this.o.params)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
     // The simulator's fill models close the report (--broker sim); the shadow comparison names its own.
     const simulator = this.#sim ?? this.#shadow?.sim;
-    const models: FillModelsUsed | undefined = simulator === undefined ? undefined : { slippage: simulator.models.slippage, latency: simulator.models.latency, commission: simulator.models.commission };
+    const models: FillModelsUsed | undefined =
+      simulator === undefined
+        ? undefined
+        : {
+            slippage: simulator.models.slippage,
+            latency: simulator.models.latency,
+            commission: simulator.models.commission,
+          };
     const unknown = this.unknownFills;
     const drift = this.drift;
-    const unknownLines = unknown.length === 0 ? '' : `\nUNKNOWN FILLS: ${unknown.length} (--on-unknown-fill ${this.o.onUnknownFill ?? 'halt'})${unknown.map((u) => `\n  ${describeUnknownFill(u)}`).join('')}`;
+    const unknownLines =
+      unknown.length === 0
+        ? ''
+        : `\nUNKNOWN FILLS: ${unknown.length} (--on-unknown-fill ${this.o.onUnknownFill ?? 'halt'})${unknown.map((u) => `\n  ${describeUnknownFill(u)}`).join('')}`;
     const report = `${formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`)}${this.#sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}${unknownLines}${drift !== undefined ? `\n${formatDriftStatus(drift)}` : ''}`;
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
     return {
       ...(drift !== undefined ? { drift } : {}),
-      summary, report, ...(models !== undefined ? { models } : {}), intents: this.#intents, transactions: engine?.stats.transactions ?? 0, recovered: { ...this.#orders.recovered },
-      risk: { breaches: this.#risk?.breaches.length ?? 0, byLimit: { ...this.#risk?.refused } }, unknownFills: [...this.unknownFills], ...(shadow !== undefined ? { shadow } : {}), ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}), latency: this.latency.snapshot(), candles: { ...this.#inputs.feed.counts }, reason,
+      summary,
+      report,
+      ...(models !== undefined ? { models } : {}),
+      intents: this.#intents,
+      transactions: engine?.stats.transactions ?? 0,
+      recovered: { ...this.#orders.recovered },
+      risk: { breaches: this.#risk?.breaches.length ?? 0, byLimit: { ...this.#risk?.refused } },
+      unknownFills: [...this.unknownFills],
+      ...(shadow !== undefined ? { shadow } : {}),
+      ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}),
+      latency: this.latency.snapshot(),
+      candles: { ...this.#inputs.feed.counts },
+      reason,
     };
   }
 }
@@ -1017,10 +1358,14 @@ export class Runner {
 /** The drift guard's lines in the run's report: the verdict, the measures, and each fill that drifted. */
 export function formatDriftStatus(d: DriftStatus): string {
   const m = d.measures;
-  const head = d.breach !== undefined
-    ? `DRIFT GUARD HALTED THE RUN (--max-drift ${d.tolerances}): ${d.breach.tolerance} past its tolerance: ${d.breach.why}`
-    : `Drift guard (--max-drift ${d.tolerances}): within every tolerance`;
-  const lines = [head, `  ${d.compared} fill(s) compared; largest price difference ${m.pricePips.toFixed(1)} pips; fills on one side only ${m.missed}; realized P/L gap over the window ${m.plGap.toFixed(2)}`];
+  const head =
+    d.breach !== undefined
+      ? `DRIFT GUARD HALTED THE RUN (--max-drift ${d.tolerances}): ${d.breach.tolerance} past its tolerance: ${d.breach.why}`
+      : `Drift guard (--max-drift ${d.tolerances}): within every tolerance`;
+  const lines = [
+    head,
+    `  ${d.compared} fill(s) compared; largest price difference ${m.pricePips.toFixed(1)} pips; fills on one side only ${m.missed}; realized P/L gap over the window ${m.plGap.toFixed(2)}`,
+  ];
   for (const f of d.drifted) lines.push(`  drifted: ${describeDriftedFill(f)}`);
   return lines.join('\n');
 }

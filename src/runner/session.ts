@@ -48,7 +48,12 @@ export interface Baseline extends AccountState {
 }
 
 export function baselineOf(a: Account): Baseline {
-  const x = a as Account & { pl?: string; financing?: string; commission?: string; guaranteedExecutionFees?: string };
+  const x = a as Account & {
+    pl?: string;
+    financing?: string;
+    commission?: string;
+    guaranteedExecutionFees?: string;
+  };
   return {
     accountID: a.id,
     lastTransactionID: a.lastTransactionID,
@@ -56,7 +61,9 @@ export function baselineOf(a: Account): Baseline {
     pl: x.pl ?? '0',
     financing: x.financing ?? '0',
     ...(x.commission !== undefined ? { commission: x.commission } : {}),
-    ...(x.guaranteedExecutionFees !== undefined ? { guaranteedExecutionFees: x.guaranteedExecutionFees } : {}),
+    ...(x.guaranteedExecutionFees !== undefined
+      ? { guaranteedExecutionFees: x.guaranteedExecutionFees }
+      : {}),
     currency: a.currency,
     marginRate: a.marginRate ?? '0.02',
     hedging: a.hedgingEnabled === true,
@@ -72,7 +79,19 @@ export function baselineOf(a: Account): Baseline {
  * simulator made, all journaled: a restart restores it from them.
  */
 export function simBaselineOf(a: Account): SimBaseline {
-  return { ...baselineOf({ ...a, balance: '0', pl: '0', financing: '0', lastTransactionID: '0', trades: [], orders: [] } as Account), broker: 'sim', deposit: a.balance };
+  return {
+    ...baselineOf({
+      ...a,
+      balance: '0',
+      pl: '0',
+      financing: '0',
+      lastTransactionID: '0',
+      trades: [],
+      orders: [],
+    } as Account),
+    broker: 'sim',
+    deposit: a.balance,
+  };
 }
 
 /** A --broker sim journal's baseline: an account state of the simulator, the deposit it started with. */
@@ -87,9 +106,19 @@ export interface SimBaseline extends Baseline {
  * latest prices are left out: a restart restores the simulator without them, as from a journal that
  * was never rebased (the market is the next price), so both restart the same way.
  */
-export function simRebaseOf(sim: SimBroker, first: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'>): SimBaseline {
+export function simRebaseOf(
+  sim: SimBroker,
+  first: Pick<SimBaseline, 'currency' | 'marginRate' | 'hedging' | 'deposit'>,
+): SimBaseline {
   const { quotes: _quotes, ...account } = sim.snapshot();
-  return { ...account, currency: first.currency, marginRate: first.marginRate, hedging: first.hedging, broker: 'sim', deposit: first.deposit };
+  return {
+    ...account,
+    currency: first.currency,
+    marginRate: first.marginRate,
+    hedging: first.hedging,
+    broker: 'sim',
+    deposit: first.deposit,
+  };
 }
 
 /**
@@ -98,17 +127,30 @@ export function simRebaseOf(sim: SimBroker, first: Pick<SimBaseline, 'currency' 
  * (v20) a journaled transaction the account does not have under its ID. Closes the journal (its
  * lock) before throwing.
  */
-export async function checkOwnership(o: { readonly rest: V20Rest; readonly accountID: string; readonly journalDir: string }, journal: Journal, baseline: (Baseline & { broker?: 'sim' }) | undefined, contents: JournalContents, accountLast: string): Promise<void> {
+export async function checkOwnership(
+  o: { readonly rest: V20Rest; readonly accountID: string; readonly journalDir: string },
+  journal: Journal,
+  baseline: (Baseline & { broker?: 'sim' }) | undefined,
+  contents: JournalContents,
+  accountLast: string,
+): Promise<void> {
   const fresh = `start afresh from the account with the same command and --new-journal (the old journal is kept in ${o.journalDir}/replaced-<time>/), or give --journal the directory of this account's journal`;
   const refuse = (why: string): never => {
     journal.close();
-    throw new RunnerError('RUNNER', `journal ${o.journalDir} does not belong to account ${o.accountID}: ${why}. Nothing was sent; ${fresh}`);
+    throw new RunnerError(
+      'RUNNER',
+      `journal ${o.journalDir} does not belong to account ${o.accountID}: ${why}. Nothing was sent; ${fresh}`,
+    );
   };
   if (baseline === undefined) return;
-  if (baseline.accountID !== undefined && baseline.accountID !== o.accountID) refuse(`it was written for account ${baseline.accountID}`);
+  if (baseline.accountID !== undefined && baseline.accountID !== o.accountID)
+    refuse(`it was written for account ${baseline.accountID}`);
   if (baseline.broker === 'sim') return; // the simulator's own transaction IDs
   const journalLast = contents.lastTransactionID || baseline.lastTransactionID;
-  if (Number(journalLast) > Number(accountLast)) refuse(`its last transaction is ${journalLast}, the account's last is ${accountLast} (an account that was reset, e.g. a restarted sandbox, or another account)`);
+  if (Number(journalLast) > Number(accountLast))
+    refuse(
+      `its last transaction is ${journalLast}, the account's last is ${accountLast} (an account that was reset, e.g. a restarted sandbox, or another account)`,
+    );
   const last = contents.transactions[contents.transactions.length - 1];
   if (last === undefined) return;
   let theirs: Transaction | undefined;
@@ -121,7 +163,9 @@ export async function checkOwnership(o: { readonly rest: V20Rest; readonly accou
     }
   }
   if (theirs === undefined || theirs.type !== last.type || theirs.time !== last.time) {
-    refuse(`its transaction ${last.id} is ${last.type} at ${last.time}; the account's transaction ${last.id} is ${theirs === undefined ? 'missing' : `${theirs.type} at ${theirs.time}`}`);
+    refuse(
+      `its transaction ${last.id} is ${last.type} at ${last.time}; the account's transaction ${last.id} is ${theirs === undefined ? 'missing' : `${theirs.type} at ${theirs.time}`}`,
+    );
   }
 }
 
@@ -134,7 +178,15 @@ export async function checkOwnership(o: { readonly rest: V20Rest; readonly accou
 export class CtrlC {
   #presses = 0;
   #warnedAt = Number.NEGATIVE_INFINITY;
-  constructor(readonly o: { readonly windowMs: () => number; readonly first: () => void; readonly warn: (line: string) => void; readonly exit: () => void; readonly now?: () => number }) {}
+  constructor(
+    readonly o: {
+      readonly windowMs: () => number;
+      readonly first: () => void;
+      readonly warn: (line: string) => void;
+      readonly exit: () => void;
+      readonly now?: () => number;
+    },
+  ) {}
 
   press(): void {
     this.#presses++;
@@ -143,7 +195,9 @@ export class CtrlC {
     const windowMs = this.o.windowMs();
     if (this.#presses === 2 || now - this.#warnedAt >= windowMs) {
       this.#warnedAt = now;
-      return this.o.warn(`Ctrl-C again within ${windowMs / 1000} s exits WITHOUT flattening: positions stay open`);
+      return this.o.warn(
+        `Ctrl-C again within ${windowMs / 1000} s exits WITHOUT flattening: positions stay open`,
+      );
     }
     this.o.exit();
   }

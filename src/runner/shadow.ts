@@ -44,10 +44,20 @@ export function outcomesOf(txs: readonly Transaction[]): Map<string, Outcome> {
   const byOrder = new Map<string, string>();
   const out = new Map<string, Outcome>();
   for (const t of txs) {
-    const x = t as { type: string; id: string; orderID?: string; price?: string; time: string; reason?: string; rejectReason?: string; clientExtensions?: { id?: string } };
+    const x = t as {
+      type: string;
+      id: string;
+      orderID?: string;
+      price?: string;
+      time: string;
+      reason?: string;
+      rejectReason?: string;
+      clientExtensions?: { id?: string };
+    };
     const cid = x.clientExtensions?.id;
     if (x.type.endsWith('_REJECT')) {
-      if (cid !== undefined) out.set(cid, { outcome: 'REJECTED', time: x.time, reason: x.rejectReason ?? '' });
+      if (cid !== undefined)
+        out.set(cid, { outcome: 'REJECTED', time: x.time, reason: x.rejectReason ?? '' });
       continue;
     }
     if (x.type.endsWith('_ORDER') && cid !== undefined) {
@@ -57,15 +67,21 @@ export function outcomesOf(txs: readonly Transaction[]): Map<string, Outcome> {
     }
     const owner = x.orderID !== undefined ? byOrder.get(x.orderID) : undefined;
     if (owner === undefined) continue;
-    if (x.type === 'ORDER_FILL') out.set(owner, { outcome: 'FILLED', price: x.price ?? '', time: x.time, trades: tradesOf(t) });
-    else if (x.type === 'ORDER_CANCEL') out.set(owner, { outcome: 'CANCELLED', time: x.time, reason: x.reason ?? '' });
+    if (x.type === 'ORDER_FILL')
+      out.set(owner, { outcome: 'FILLED', price: x.price ?? '', time: x.time, trades: tradesOf(t) });
+    else if (x.type === 'ORDER_CANCEL')
+      out.set(owner, { outcome: 'CANCELLED', time: x.time, reason: x.reason ?? '' });
   }
   return out;
 }
 
 /** A fill's effect on the trades: closed and reduced trades (ID and units), then the opened units. */
 function tradesOf(t: Transaction): string {
-  const x = t as { tradesClosed?: { tradeID: string; units: string }[]; tradeReduced?: { tradeID: string; units: string }; tradeOpened?: { units: string } };
+  const x = t as {
+    tradesClosed?: { tradeID: string; units: string }[];
+    tradeReduced?: { tradeID: string; units: string };
+    tradeOpened?: { units: string };
+  };
   const parts: string[] = [];
   for (const c of x.tradesClosed ?? []) parts.push(`close ${c.tradeID} ${c.units}`);
   if (x.tradeReduced) parts.push(`reduce ${x.tradeReduced.tradeID} ${x.tradeReduced.units}`);
@@ -75,7 +91,11 @@ function tradesOf(t: Transaction): string {
 }
 
 /** Compares live and simulated outcomes intent by intent. */
-export function divergences(live: Map<string, Outcome>, sim: Map<string, Outcome>, timeToleranceMs = 1000): Divergence[] {
+export function divergences(
+  live: Map<string, Outcome>,
+  sim: Map<string, Outcome>,
+  timeToleranceMs = 1000,
+): Divergence[] {
   const out: Divergence[] = [];
   const ids = new Set([...live.keys(), ...sim.keys()]);
   for (const id of ids) {
@@ -94,7 +114,14 @@ export function divergences(live: Map<string, Outcome>, sim: Map<string, Outcome
       timeDiffMs = parseTime(l.time) - parseTime(s.time);
       if (Math.abs(timeDiffMs) > timeToleranceMs) differs.push('time');
     }
-    out.push({ clientID: id, live: l, sim: s, differs, ...(priceDiff !== undefined ? { priceDiff } : {}), ...(timeDiffMs !== undefined ? { timeDiffMs } : {}) });
+    out.push({
+      clientID: id,
+      live: l,
+      sim: s,
+      differs,
+      ...(priceDiff !== undefined ? { priceDiff } : {}),
+      ...(timeDiffMs !== undefined ? { timeDiffMs } : {}),
+    });
   }
   return out;
 }
@@ -103,10 +130,15 @@ export function divergences(live: Map<string, Outcome>, sim: Map<string, Outcome
 export function formatDivergences(d: readonly Divergence[]): string {
   const diff = d.filter((x) => x.differs.length > 0);
   const count = (what: string): number => diff.filter((x) => x.differs.includes(what)).length;
-  const lines = [`Shadow comparison: ${d.length} intents, ${diff.length} differ (outcome ${count('outcome')}, price ${count('price')}, time ${count('time')}); trades opened, reduced or closed differ for ${count('trades')}`];
+  const lines = [
+    `Shadow comparison: ${d.length} intents, ${diff.length} differ (outcome ${count('outcome')}, price ${count('price')}, time ${count('time')}); trades opened, reduced or closed differ for ${count('trades')}`,
+  ];
   for (const x of diff) {
-    const fmt = (o: Outcome): string => `${o.outcome}${o.price ? ` @${o.price}` : ''}${o.time ? ` ${o.time}` : ''}${o.reason ? ` ${o.reason}` : ''}${o.trades ? ` [${o.trades}]` : ''}`;
-    lines.push(`  ${x.clientID}: live ${fmt(x.live)} | sim ${fmt(x.sim)}${x.priceDiff !== undefined ? ` | Δprice ${x.priceDiff.toFixed(6)}` : ''}${x.timeDiffMs !== undefined ? ` | Δt ${x.timeDiffMs} ms` : ''}`);
+    const fmt = (o: Outcome): string =>
+      `${o.outcome}${o.price ? ` @${o.price}` : ''}${o.time ? ` ${o.time}` : ''}${o.reason ? ` ${o.reason}` : ''}${o.trades ? ` [${o.trades}]` : ''}`;
+    lines.push(
+      `  ${x.clientID}: live ${fmt(x.live)} | sim ${fmt(x.sim)}${x.priceDiff !== undefined ? ` | Δprice ${x.priceDiff.toFixed(6)}` : ''}${x.timeDiffMs !== undefined ? ` | Δt ${x.timeDiffMs} ms` : ''}`,
+    );
   }
   return lines.join('\n');
 }
@@ -116,7 +148,10 @@ export function formatDivergences(d: readonly Divergence[]): string {
  * registry (the others, and their dependent orders, are listed in `leftOut`: the simulator could not
  * trade them, and nothing the strategy does there can be compared).
  */
-export function knownPart(a: SimAccountState, instruments: InstrumentRegistry): { state: SimAccountState; leftOut: string[] } {
+export function knownPart(
+  a: SimAccountState,
+  instruments: InstrumentRegistry,
+): { state: SimAccountState; leftOut: string[] } {
   const leftOut: string[] = [];
   const trades = (a.trades ?? []).filter((t) => {
     const ok = instruments.has(t.instrument);
@@ -126,7 +161,10 @@ export function knownPart(a: SimAccountState, instruments: InstrumentRegistry): 
   const open = new Set(trades.map((t) => t.id));
   const orders = (a.orders ?? []).filter((o) => {
     const x = o as { instrument?: string; tradeID?: string };
-    const ok = x.tradeID !== undefined ? open.has(x.tradeID) : x.instrument !== undefined && instruments.has(x.instrument);
+    const ok =
+      x.tradeID !== undefined
+        ? open.has(x.tradeID)
+        : x.instrument !== undefined && instruments.has(x.instrument);
     if (!ok) leftOut.push(`order ${o.id} (${x.instrument ?? `of trade ${x.tradeID ?? '?'}`})`);
     return ok;
   });
@@ -155,8 +193,26 @@ export class ShadowBook {
    * `models`: the simulator's fill models (`fxflow run --shadow --slippage/--latency/--commission`);
    * default v20's own. The report names them.
    */
-  constructor(o: { instruments: InstrumentRegistry; currency: string; balance: string; marginRate: string; hedging: boolean; account?: SimAccountState; models?: Pick<SimBrokerOptions, 'slippage' | 'latency' | 'commission'> }) {
-    this.sim = simBroker({ instruments: o.instruments, account: { currency: o.currency, balance: o.balance, marginRate: o.marginRate, hedging: o.hedging, id: 'shadow' }, ...(o.models !== undefined ? { models: o.models } : {}) });
+  constructor(o: {
+    instruments: InstrumentRegistry;
+    currency: string;
+    balance: string;
+    marginRate: string;
+    hedging: boolean;
+    account?: SimAccountState;
+    models?: Pick<SimBrokerOptions, 'slippage' | 'latency' | 'commission'>;
+  }) {
+    this.sim = simBroker({
+      instruments: o.instruments,
+      account: {
+        currency: o.currency,
+        balance: o.balance,
+        marginRate: o.marginRate,
+        hedging: o.hedging,
+        id: 'shadow',
+      },
+      ...(o.models !== undefined ? { models: o.models } : {}),
+    });
     const known = o.account !== undefined ? knownPart(o.account, o.instruments) : undefined;
     this.leftOut = known?.leftOut ?? [];
     if (known !== undefined) this.sim.seed(known.state);

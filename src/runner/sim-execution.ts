@@ -98,7 +98,8 @@ export class SimExecution implements Execution {
       case 'closeTrade': {
         const spec = intent.tradeSpecifier;
         if (!spec.startsWith('@')) return this.sim.ledger.trades.get(spec)?.instrument;
-        for (const t of this.sim.ledger.trades.values()) if (t.clientExtensions?.id === spec.slice(1)) return t.instrument;
+        for (const t of this.sim.ledger.trades.values())
+          if (t.clientExtensions?.id === spec.slice(1)) return t.instrument;
         return undefined;
       }
       default:

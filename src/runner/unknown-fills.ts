@@ -52,8 +52,20 @@ const ENTRY = new Set(['MARKET_ORDER', 'LIMIT_ORDER', 'STOP_ORDER', 'MARKET_IF_T
 /** Whether a transaction creates an entry order (not a close, not a dependent order). */
 function isEntryCreate(t: Transaction): boolean {
   if (!ENTRY.has(t.type)) return false;
-  const x = t as { reason?: string; tradeClose?: unknown; longPositionCloseout?: unknown; shortPositionCloseout?: unknown; marginCloseout?: unknown };
-  if (x.tradeClose !== undefined || x.longPositionCloseout !== undefined || x.shortPositionCloseout !== undefined || x.marginCloseout !== undefined) return false;
+  const x = t as {
+    reason?: string;
+    tradeClose?: unknown;
+    longPositionCloseout?: unknown;
+    shortPositionCloseout?: unknown;
+    marginCloseout?: unknown;
+  };
+  if (
+    x.tradeClose !== undefined ||
+    x.longPositionCloseout !== undefined ||
+    x.shortPositionCloseout !== undefined ||
+    x.marginCloseout !== undefined
+  )
+    return false;
   return x.reason === undefined || x.reason === 'CLIENT_ORDER' || x.reason === 'REPLACEMENT';
 }
 
@@ -78,7 +90,8 @@ export class UnknownFills {
     // The orders of transactions journaled before this start (their client IDs are taken).
     for (const t of earlier) {
       const cid = clientIDOf(t);
-      if (cid !== undefined && isEntryCreate(t) && !this.#firstOrder.has(cid)) this.#firstOrder.set(cid, t.id);
+      if (cid !== undefined && isEntryCreate(t) && !this.#firstOrder.has(cid))
+        this.#firstOrder.set(cid, t.id);
     }
   }
 
@@ -87,19 +100,38 @@ export class UnknownFills {
     if (isEntryCreate(t)) {
       const cid = clientIDOf(t);
       const why: UnknownFill['why'] | undefined =
-        cid === undefined || !this.#o.journaled(cid) ? 'never placed'
-          : this.#firstOrder.has(cid) && this.#firstOrder.get(cid) !== t.id ? 'duplicate'
-            : this.#o.gaveUp(cid) ? 'given up' : undefined;
+        cid === undefined || !this.#o.journaled(cid)
+          ? 'never placed'
+          : this.#firstOrder.has(cid) && this.#firstOrder.get(cid) !== t.id
+            ? 'duplicate'
+            : this.#o.gaveUp(cid)
+              ? 'given up'
+              : undefined;
       if (cid !== undefined && !this.#firstOrder.has(cid)) this.#firstOrder.set(cid, t.id);
       if (why !== undefined) this.#suspect.set(t.id, why);
       return undefined;
     }
     if (t.type !== 'ORDER_FILL') return undefined;
-    const f = t as { orderID?: string; clientOrderID?: string; instrument?: string; units?: string; tradeOpened?: { tradeID?: string } };
+    const f = t as {
+      orderID?: string;
+      clientOrderID?: string;
+      instrument?: string;
+      units?: string;
+      tradeOpened?: { tradeID?: string };
+    };
     const why = f.orderID === undefined ? undefined : this.#suspect.get(f.orderID);
     if (why === undefined) return undefined;
     this.#suspect.delete(f.orderID!);
-    const u: UnknownFill = { transactionID: t.id, time: t.time, orderID: f.orderID!, clientID: f.clientOrderID, instrument: f.instrument ?? '', units: f.units ?? '', tradeOpened: f.tradeOpened?.tradeID, why };
+    const u: UnknownFill = {
+      transactionID: t.id,
+      time: t.time,
+      orderID: f.orderID!,
+      clientID: f.clientOrderID,
+      instrument: f.instrument ?? '',
+      units: f.units ?? '',
+      tradeOpened: f.tradeOpened?.tradeID,
+      why,
+    };
     this.found.push(u);
     return u;
   }

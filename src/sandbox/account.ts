@@ -8,16 +8,43 @@ import type { Transaction } from '../domain/v20/index.ts';
 import type { SimBroker } from '../adapters/sim/broker.ts';
 import { simBroker } from '../adapters/sim/factory.ts';
 import { SwappableLatency, SwappableSlippage } from './fill-models.ts';
-import { DEFAULT_KEEP_TRANSACTIONS, FinishedCache, KEEP_FINISHED, TransactionLog } from './transaction-log.ts';
+import {
+  DEFAULT_KEEP_TRANSACTIONS,
+  FinishedCache,
+  KEEP_FINISHED,
+  TransactionLog,
+} from './transaction-log.ts';
 
 type Obj = Record<string, unknown>;
 
 /** Fields of v20's Order definitions that an order create transaction carries over to the order. */
 const ORDER_FIELDS = new Set([
-  'instrument', 'units', 'timeInForce', 'priceBound', 'positionFill', 'tradeClose', 'longPositionCloseout', 'shortPositionCloseout',
-  'marginCloseout', 'delayedTradeClose', 'clientExtensions', 'takeProfitOnFill', 'stopLossOnFill', 'trailingStopLossOnFill',
-  'guaranteedStopLossOnFill', 'tradeClientExtensions', 'price', 'gtdTime', 'triggerCondition', 'initialMarketPrice', 'tradeID',
-  'clientTradeID', 'distance', 'guaranteed', 'guaranteedExecutionPremium', 'replacesOrderID',
+  'instrument',
+  'units',
+  'timeInForce',
+  'priceBound',
+  'positionFill',
+  'tradeClose',
+  'longPositionCloseout',
+  'shortPositionCloseout',
+  'marginCloseout',
+  'delayedTradeClose',
+  'clientExtensions',
+  'takeProfitOnFill',
+  'stopLossOnFill',
+  'trailingStopLossOnFill',
+  'guaranteedStopLossOnFill',
+  'tradeClientExtensions',
+  'price',
+  'gtdTime',
+  'triggerCondition',
+  'initialMarketPrice',
+  'tradeID',
+  'clientTradeID',
+  'distance',
+  'guaranteed',
+  'guaranteedExecutionPremium',
+  'replacesOrderID',
 ]);
 
 /** An order as GET /orders renders it, kept for every state (pending, filled, cancelled). */
@@ -117,7 +144,18 @@ export class SandboxAccount {
    * transactions, and up to as many (at most KEEP_FINISHED, 10,000) finished (filled or cancelled)
    * orders and closed trades. Pending orders and open trades are always kept.
    */
-  constructor(o: { id: string; currency: string; balance: string; marginRate: string; hedging: boolean; instruments: InstrumentRegistry; start: UnixMs; marketHours?: boolean; keepTransactions?: number; financingRates?: FinancingRates }) {
+  constructor(o: {
+    id: string;
+    currency: string;
+    balance: string;
+    marginRate: string;
+    hedging: boolean;
+    instruments: InstrumentRegistry;
+    start: UnixMs;
+    marketHours?: boolean;
+    keepTransactions?: number;
+    financingRates?: FinancingRates;
+  }) {
     const keep = o.keepTransactions ?? DEFAULT_KEEP_TRANSACTIONS;
     this.transactions = new TransactionLog(keep);
     // Lists of orders and trades in every state are built per request: at most KEEP_FINISHED
@@ -135,7 +173,13 @@ export class SandboxAccount {
     for (const i of o.instruments.list()) drivers.set(i.name, 'TICK');
     this.broker = simBroker({
       instruments: o.instruments,
-      account: { currency: o.currency, balance: o.balance, marginRate: o.marginRate, hedging: o.hedging, id: o.id },
+      account: {
+        currency: o.currency,
+        balance: o.balance,
+        marginRate: o.marginRate,
+        hedging: o.hedging,
+        id: o.id,
+      },
       drivers,
       ...(o.financingRates !== undefined ? { financingRates: o.financingRates } : {}),
       // The sandbox's swappable models (POST /sandbox/faults changes them while it runs).
@@ -160,7 +204,10 @@ export class SandboxAccount {
    * trade close, a position close) reach the simulator later; it resolves with their transactions
    * once the sandbox clock has passed their arrival (`release`) and they met a price.
    */
-  submit(intent: OrderIntent, now: UnixMs): { txs: Transaction[]; arriving?: Promise<Transaction[]>; arrivesAt?: UnixMs } {
+  submit(
+    intent: OrderIntent,
+    now: UnixMs,
+  ): { txs: Transaction[]; arriving?: Promise<Transaction[]>; arrivesAt?: UnixMs } {
     const out: Transaction[] = [];
     const fn = (tx: Transaction): void => {
       out.push(tx);
@@ -185,7 +232,14 @@ export class SandboxAccount {
         // listed, in the simulator's queue order, so that their fill batches are told apart.
         const market = isMarketIntent(intent);
         for (const d of drawn) {
-          const e: Delayed = { instrument, due: decided + d, market, txs: [], batch: undefined, wake: undefined };
+          const e: Delayed = {
+            instrument,
+            due: decided + d,
+            market,
+            txs: [],
+            batch: undefined,
+            wake: undefined,
+          };
           this.#delayed.push(e);
           if (market && d > 0) (arriving ??= []).push(e);
         }
@@ -193,17 +247,31 @@ export class SandboxAccount {
       drawn.length = 0;
       // A market order fills at the next price: feed the current quote again at the current time.
       const q = instrument !== undefined ? this.#quotes.get(instrument) : undefined;
-      if (q && instrument !== undefined) this.broker.onEvent({ kind: 'tick', instrument, at: Math.max(now, this.broker.now), bid: q.bid, ask: q.ask });
+      if (q && instrument !== undefined)
+        this.broker.onEvent({
+          kind: 'tick',
+          instrument,
+          at: Math.max(now, this.broker.now),
+          bid: q.bid,
+          ask: q.ask,
+        });
     } finally {
       this.#listeners.delete(fn);
     }
     if (arriving === undefined) return { txs: out };
-    const waits = arriving.map((e) => new Promise<Transaction[]>((done) => {
-      // Filled already (its transactions are in `txs`): nothing more to wait for.
-      if (e.batch !== undefined) done([]);
-      else e.wake = () => done(e.txs);
-    }));
-    return { txs: out, arriving: Promise.all(waits).then((lists) => lists.flat()), arrivesAt: Math.max(...arriving.map((e) => e.due)) };
+    const waits = arriving.map(
+      (e) =>
+        new Promise<Transaction[]>((done) => {
+          // Filled already (its transactions are in `txs`): nothing more to wait for.
+          if (e.batch !== undefined) done([]);
+          else e.wake = () => done(e.txs);
+        }),
+    );
+    return {
+      txs: out,
+      arriving: Promise.all(waits).then((lists) => lists.flat()),
+      arrivesAt: Math.max(...arriving.map((e) => e.due)),
+    };
   }
 
   /** Orders the latency fault holds back, not yet at the simulator (market orders) or not yet released (resting ones). */
@@ -219,7 +287,11 @@ export class SandboxAccount {
    * `quote` gives the sandbox's current quote (with its liquidity); an instrument without one waits
    * for its first price. Call before the clock moves (the simulator's time never goes back).
    */
-  release(to: UnixMs, quote: (instrument: string) => { bid: number; ask: number; liquidity?: number } | undefined, pricing?: string): void {
+  release(
+    to: UnixMs,
+    quote: (instrument: string) => { bid: number; ask: number; liquidity?: number } | undefined,
+    pricing?: string,
+  ): void {
     if (this.#delayed.length === 0) return;
     for (;;) {
       let next: Delayed | undefined;
@@ -233,9 +305,19 @@ export class SandboxAccount {
       const instrument = next.instrument;
       // Resting orders released at this time need nothing more: they act on prices from now on.
       this.#dropResting(instrument, at);
-      this.broker.onEvent(q.liquidity !== undefined
-        ? { kind: 'tick', instrument, at, bid: q.bid, ask: q.ask, bidLiquidity: q.liquidity, askLiquidity: q.liquidity }
-        : { kind: 'tick', instrument, at, bid: q.bid, ask: q.ask });
+      this.broker.onEvent(
+        q.liquidity !== undefined
+          ? {
+              kind: 'tick',
+              instrument,
+              at,
+              bid: q.bid,
+              ask: q.ask,
+              bidLiquidity: q.liquidity,
+              askLiquidity: q.liquidity,
+            }
+          : { kind: 'tick', instrument, at, bid: q.bid, ask: q.ask },
+      );
       // The price fills every market order of the instrument that has arrived (#collect files each
       // batch); one still listed would be released again and again: let it go, and wake its waiter.
       const left = this.#delayed.indexOf(next);
@@ -273,7 +355,13 @@ export class SandboxAccount {
       return;
     }
     this.#collecting = undefined;
-    if (this.#submitting || t.batchID !== t.id || (t.type !== 'MARKET_ORDER' && t.type !== 'MARKET_ORDER_REJECT') || !CLIENT_MARKET_REASONS.has(t.reason ?? '')) return;
+    if (
+      this.#submitting ||
+      t.batchID !== t.id ||
+      (t.type !== 'MARKET_ORDER' && t.type !== 'MARKET_ORDER_REJECT') ||
+      !CLIENT_MARKET_REASONS.has(t.reason ?? '')
+    )
+      return;
     const now = this.broker.now;
     const i = this.#delayed.findIndex((e) => e.market && e.instrument === t.instrument && e.due <= now);
     if (i < 0) return;
@@ -337,7 +425,8 @@ export class SandboxAccount {
         // v20's MarketIfTouchedOrder (not its transaction) records the market price at creation: the
         // mid of the quote the simulator compared the order's price with.
         const q = this.#quotes.get(t.instrument as string);
-        if (q && this.#instruments.has(t.instrument as string)) view.initialMarketPrice = this.#instruments.get(t.instrument as string).price((q.bid + q.ask) / 2);
+        if (q && this.#instruments.has(t.instrument as string))
+          view.initialMarketPrice = this.#instruments.get(t.instrument as string).price((q.bid + q.ask) / 2);
       }
       this.#orders.set(t.id, view);
     } else if (t.type === 'ORDER_FILL') {
@@ -359,9 +448,11 @@ export class SandboxAccount {
       // Financing a fill realises belongs to the side the reduced trade was on (the fill's opposite).
       const side = Number(t.units) > 0 ? 'short' : 'long';
       const reduced = t.tradeReduced as Obj | undefined;
-      if (reduced?.financing !== undefined) this.#addFinancing(t.instrument as string, side, reduced.financing as string);
+      if (reduced?.financing !== undefined)
+        this.#addFinancing(t.instrument as string, side, reduced.financing as string);
       for (const c of (t.tradesClosed as Obj[] | undefined) ?? []) {
-        if (c.financing !== undefined) this.#addFinancing(t.instrument as string, side, c.financing as string);
+        if (c.financing !== undefined)
+          this.#addFinancing(t.instrument as string, side, c.financing as string);
         this.#closeTrade(c.tradeID as string, t);
       }
     } else if (t.type === 'DAILY_FINANCING') {
@@ -369,7 +460,11 @@ export class SandboxAccount {
         const instrument = pf.instrument as string;
         for (const tf of (pf.openTradeFinancings as Obj[] | undefined) ?? []) {
           const trade = this.broker.ledger.trades.get(tf.tradeID as string);
-          this.#addFinancing(instrument, trade !== undefined && trade.unitsNum < 0 ? 'short' : 'long', tf.financing as string);
+          this.#addFinancing(
+            instrument,
+            trade !== undefined && trade.unitsNum < 0 ? 'short' : 'long',
+            tf.financing as string,
+          );
         }
       }
     } else if (t.type === 'ORDER_CANCEL') {
@@ -383,7 +478,8 @@ export class SandboxAccount {
       }
     } else if (t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY') {
       const o = this.#orders.get(t.orderID as string);
-      if (o && t.clientExtensionsModify) o.clientExtensions = t.clientExtensionsModify as OrderView['clientExtensions'];
+      if (o && t.clientExtensionsModify)
+        o.clientExtensions = t.clientExtensionsModify as OrderView['clientExtensions'];
       if (o && t.tradeClientExtensionsModify) o.tradeClientExtensions = t.tradeClientExtensionsModify;
     }
     for (const fn of this.#listeners) fn(tx);
@@ -471,7 +567,9 @@ export class SandboxAccount {
   }
 
   openTrades(): Obj[] {
-    return [...this.broker.ledger.trades.values()].map((t) => this.tradeJSON(t)).sort((a, b) => Number(b.id) - Number(a.id));
+    return [...this.broker.ledger.trades.values()]
+      .map((t) => this.tradeJSON(t))
+      .sort((a, b) => Number(b.id) - Number(a.id));
   }
 
   tradeBySpec(spec: string): Obj | undefined {
@@ -479,7 +577,8 @@ export class SandboxAccount {
     if (t) return this.tradeJSON(t);
     if (!spec.startsWith('@')) return this.#closedTrades.get(spec);
     const cid = spec.slice(1);
-    for (const c of this.#closedTrades.values()) if ((c.clientExtensions as { id?: string } | undefined)?.id === cid) return c;
+    for (const c of this.#closedTrades.values())
+      if ((c.clientExtensions as { id?: string } | undefined)?.id === cid) return c;
     return undefined;
   }
 
@@ -499,7 +598,12 @@ export class SandboxAccount {
     const inst = this.#instruments.get(instrument);
     const f = this.#conversion.tryFactors(inst.quote);
     if (!f) return 0;
-    return Math.abs(units) * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2) * Math.max(Number(this.marginRate), inst.marginRate);
+    return (
+      Math.abs(units) *
+      ((q.bid + q.ask) / 2) *
+      ((f.gain + f.loss) / 2) *
+      Math.max(Number(this.marginRate), inst.marginRate)
+    );
   }
 
   tradeJSON(t: LedgerTrade): Obj {
@@ -518,7 +622,8 @@ export class SandboxAccount {
       financing: formatAmount(t.financing),
     };
     if (t.clientExtensions) out.clientExtensions = t.clientExtensions;
-    const dep = (id: string | undefined): Obj | undefined => (id !== undefined ? this.findOrder(id) : undefined);
+    const dep = (id: string | undefined): Obj | undefined =>
+      id !== undefined ? this.findOrder(id) : undefined;
     const tp = dep(t.takeProfitOrderID);
     if (tp) out.takeProfitOrder = tp;
     const sl = dep(t.stopLossOrderID);
@@ -570,7 +675,9 @@ export class SandboxAccount {
         margin: this.#margin(instrument, units),
       };
       if (units !== 0) {
-        s.averagePrice = this.#instruments.has(instrument) ? this.#instruments.get(instrument).price(cost / units) : String(cost / units);
+        s.averagePrice = this.#instruments.has(instrument)
+          ? this.#instruments.get(instrument).price(cost / units)
+          : String(cost / units);
         s.tradeIDs = ids;
       }
       return s;
@@ -675,7 +782,12 @@ export class SandboxAccount {
   homeConversion(currency: string): Obj | undefined {
     const f = this.#conversion.tryFactors(currency);
     if (!f) return undefined;
-    return { currency, accountGain: formatFactor(f.gain), accountLoss: formatFactor(f.loss), positionValue: formatFactor((f.gain + f.loss) / 2) };
+    return {
+      currency,
+      accountGain: formatFactor(f.gain),
+      accountLoss: formatFactor(f.loss),
+      positionValue: formatFactor((f.gain + f.loss) / 2),
+    };
   }
 
   quoteHomeConversionFactors(instrument: string): Obj | undefined {
@@ -690,7 +802,13 @@ export class SandboxAccount {
 export function tradeSummary(t: Obj): Obj {
   const out: Obj = {};
   for (const [k, v] of Object.entries(t)) {
-    if (k === 'takeProfitOrder' || k === 'stopLossOrder' || k === 'trailingStopLossOrder' || k === 'guaranteedStopLossOrder') out[`${k}ID`] = (v as Obj).id;
+    if (
+      k === 'takeProfitOrder' ||
+      k === 'stopLossOrder' ||
+      k === 'trailingStopLossOrder' ||
+      k === 'guaranteedStopLossOrder'
+    )
+      out[`${k}ID`] = (v as Obj).id;
     else out[k] = v;
   }
   return out;

@@ -9,7 +9,13 @@ import { fillModels, type FillModelNames } from './fill-models.ts';
 import { HttpError } from './v3/context.ts';
 
 /** An account as `SandboxOptions.accounts` gives it (every field has a default). */
-export interface AccountSpec { id?: string; currency?: string; balance?: string; marginRate?: string; hedging?: boolean }
+export interface AccountSpec {
+  id?: string;
+  currency?: string;
+  balance?: string;
+  marginRate?: string;
+  hedging?: boolean;
+}
 
 type Rates = { longRate: string; shortRate: string };
 
@@ -39,11 +45,31 @@ export class SandboxAccounts {
   ) {
     const financingRates: FinancingRates = (name) => {
       const f = this.financing.get(name);
-      return f === undefined ? undefined : { longRate: Number(f.longRate), shortRate: Number(f.shortRate), daysCharged: o.instruments.get(name).financing.daysCharged };
+      return f === undefined
+        ? undefined
+        : {
+            longRate: Number(f.longRate),
+            shortRate: Number(f.shortRate),
+            daysCharged: o.instruments.get(name).financing.daysCharged,
+          };
     };
     for (const [i, a] of o.specs.entries()) {
       const id = a.id ?? `101-001-0000001-${String(i + 1).padStart(3, '0')}`;
-      this.byId.set(id, new SandboxAccount({ id, currency: a.currency ?? 'USD', balance: a.balance ?? '100000', marginRate: a.marginRate ?? '0.02', hedging: a.hedging ?? false, instruments: o.instruments, start: o.start, marketHours: o.marketHours, financingRates, ...(o.keepTransactions !== undefined ? { keepTransactions: o.keepTransactions } : {}) }));
+      this.byId.set(
+        id,
+        new SandboxAccount({
+          id,
+          currency: a.currency ?? 'USD',
+          balance: a.balance ?? '100000',
+          marginRate: a.marginRate ?? '0.02',
+          hedging: a.hedging ?? false,
+          instruments: o.instruments,
+          start: o.start,
+          marketHours: o.marketHours,
+          financingRates,
+          ...(o.keepTransactions !== undefined ? { keepTransactions: o.keepTransactions } : {}),
+        }),
+      );
     }
     let done = (): void => {};
     const promise = new Promise<'closed'>((r) => {
@@ -56,23 +82,40 @@ export class SandboxAccounts {
   /** The account of a path's ID; a 404 INVALID_ACCOUNT_ID naming the served ones when unknown. */
   account(id: string | undefined): SandboxAccount {
     const a = id !== undefined ? this.byId.get(id) : undefined;
-    if (!a) throw new HttpError(404, `The Account specified does not exist (${id ?? ''}); the sandbox serves ${[...this.byId.keys()].join(', ')}`, 'INVALID_ACCOUNT_ID');
+    if (!a)
+      throw new HttpError(
+        404,
+        `The Account specified does not exist (${id ?? ''}); the sandbox serves ${[...this.byId.keys()].join(', ')}`,
+        'INVALID_ACCOUNT_ID',
+      );
     return a;
   }
 
   /** Sets an instrument's financing rates from now on; a 400 naming the field when one is not a yearly rate. */
   setFinancing(name: string, rates: Rates): void {
-    if (!this.o.instruments.has(name)) throw new HttpError(400, `Invalid value specified for 'instrument': unknown instrument '${name}'`, 'INVALID_INSTRUMENT');
+    if (!this.o.instruments.has(name))
+      throw new HttpError(
+        400,
+        `Invalid value specified for 'instrument': unknown instrument '${name}'`,
+        'INVALID_INSTRUMENT',
+      );
     for (const k of ['longRate', 'shortRate'] as const) {
       const v = rates[k];
-      if (typeof v !== 'string' || !/^-?\d+(\.\d+)?$/.test(v) || Math.abs(Number(v)) > 1) throw new HttpError(400, `Invalid value specified for '${k}': a yearly rate as a decimal string in [-1, 1], e.g. "-0.0412"`);
+      if (typeof v !== 'string' || !/^-?\d+(\.\d+)?$/.test(v) || Math.abs(Number(v)) > 1)
+        throw new HttpError(
+          400,
+          `Invalid value specified for '${k}': a yearly rate as a decimal string in [-1, 1], e.g. "-0.0412"`,
+        );
     }
     this.financing.set(name, { longRate: rates.longRate, shortRate: rates.shortRate });
   }
 
   /** The fill models named by `names` (absent: the sandbox's own), in every account. Throws a RangeError naming the field. */
   applyFill(names: FillModelNames, field: (n: 'slippage' | 'latency') => string, quiet: boolean): void {
-    const want = { slippage: names.slippage ?? this.o.fill.slippage, latency: names.latency ?? this.o.fill.latency };
+    const want = {
+      slippage: names.slippage ?? this.o.fill.slippage,
+      latency: names.latency ?? this.o.fill.latency,
+    };
     // Checked before anything changes; then each account gets its own models (a recorded latency file cycles per account).
     fillModels(want, field, quiet);
     for (const a of this.byId.values()) {
@@ -89,15 +132,29 @@ export class SandboxAccounts {
   setFaults(faults: Faults, f: FaultOptions, quiet: boolean): void {
     const fill = this.o.fill;
     for (const k of ['slippage', 'latency'] as const) {
-      if (f[k] !== undefined && typeof f[k] !== 'string') throw new FaultError(`faults.${k} must be a string like ${k === 'slippage' ? '"fixed:1"' : '"fixed:250"'} (got ${JSON.stringify(f[k])}); leave it out for the sandbox's own (${fill[k]})`);
+      if (f[k] !== undefined && typeof f[k] !== 'string')
+        throw new FaultError(
+          `faults.${k} must be a string like ${k === 'slippage' ? '"fixed:1"' : '"fixed:250"'} (got ${JSON.stringify(f[k])}); leave it out for the sandbox's own (${fill[k]})`,
+        );
     }
     try {
-      fillModels({ slippage: f.slippage ?? fill.slippage, latency: f.latency ?? fill.latency }, (n) => `faults.${n}`, quiet);
+      fillModels(
+        { slippage: f.slippage ?? fill.slippage, latency: f.latency ?? fill.latency },
+        (n) => `faults.${n}`,
+        quiet,
+      );
     } catch (e) {
       throw new FaultError((e as Error).message);
     }
     faults.set(f);
-    this.applyFill({ ...(f.slippage !== undefined ? { slippage: f.slippage } : {}), ...(f.latency !== undefined ? { latency: f.latency } : {}) }, (n) => `faults.${n}`, quiet);
+    this.applyFill(
+      {
+        ...(f.slippage !== undefined ? { slippage: f.slippage } : {}),
+        ...(f.latency !== undefined ? { latency: f.latency } : {}),
+      },
+      (n) => `faults.${n}`,
+      quiet,
+    );
   }
 
   /** Submits an intent at sandbox time `now`; the transactions it made. */
@@ -118,14 +175,25 @@ export class SandboxAccounts {
     if (r.arriving === undefined) return r.txs;
     const latencyTimeoutMs = this.o.latencyTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
-    const late = await Promise.race([r.arriving, this.#closing.promise, new Promise<'timeout'>((done) => {
-      timer = setTimeout(() => done('timeout'), latencyTimeoutMs);
-    })]);
+    const late = await Promise.race([
+      r.arriving,
+      this.#closing.promise,
+      new Promise<'timeout'>((done) => {
+        timer = setTimeout(() => done('timeout'), latencyTimeoutMs);
+      }),
+    ]);
     clearTimeout(timer);
     if (late === 'timeout') {
-      throw new HttpError(504, `The order decided at ${formatTime(decided)} reaches the market at ${formatTime(r.arrivesAt ?? decided)} (sandbox latency ${a.latency.name}), and the sandbox clock did not get there within ${latencyTimeoutMs} ms: move it (POST /sandbox/time, /sandbox/advance, /sandbox/prices) or raise fill.latencyTimeoutMs. The order was not lost: it fills once the clock passes that time, and its transactions go out on the transaction stream.`);
+      throw new HttpError(
+        504,
+        `The order decided at ${formatTime(decided)} reaches the market at ${formatTime(r.arrivesAt ?? decided)} (sandbox latency ${a.latency.name}), and the sandbox clock did not get there within ${latencyTimeoutMs} ms: move it (POST /sandbox/time, /sandbox/advance, /sandbox/prices) or raise fill.latencyTimeoutMs. The order was not lost: it fills once the clock passes that time, and its transactions go out on the transaction stream.`,
+      );
     }
-    if (late === 'closed') throw new HttpError(503, 'The sandbox is closing: the order was still on its way to the market (latency fault) and was not filled');
+    if (late === 'closed')
+      throw new HttpError(
+        503,
+        'The sandbox is closing: the order was still on its way to the market (latency fault) and was not filled',
+      );
     return r.txs.concat(late);
   }
 

@@ -1,7 +1,14 @@
 import { DateTime } from 'luxon';
 import { Aggregator, type Catalog } from '../adapters/catalog/index.ts';
 import type { Candle } from '../domain/candle.ts';
-import { DEFAULT_ALIGNMENT, alignOpen, granularityMs, isGranularity, type Alignment, type Granularity } from '../domain/granularity.ts';
+import {
+  DEFAULT_ALIGNMENT,
+  alignOpen,
+  granularityMs,
+  isGranularity,
+  type Alignment,
+  type Granularity,
+} from '../domain/granularity.ts';
 import { loadInstruments, type Instrument } from '../domain/instrument.ts';
 import { formatTime, parseRequestTime, type UnixMs } from '../domain/time.ts';
 import type { SandboxReply } from './route.ts';
@@ -10,7 +17,10 @@ const DAY = 86_400_000;
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
 let registry: ReturnType<typeof loadInstruments> | undefined;
 
-const bad = (message: string, errorCode?: string): SandboxReply => ({ status: 400, body: errorCode ? { errorMessage: message, errorCode } : { errorMessage: message } });
+const bad = (message: string, errorCode?: string): SandboxReply => ({
+  status: 400,
+  body: errorCode ? { errorMessage: message, errorCode } : { errorMessage: message },
+});
 
 /** The finest catalog series that aggregates exactly into `g`. */
 function sourceOf(catalog: Catalog, instrument: string, g: Granularity): Granularity | undefined {
@@ -41,7 +51,12 @@ const nextMonth = (m: UnixMs): UnixMs => {
  * runner asks for one candle per period; parsing a month file for each took ~50 ms. The catalog is
  * taken as fixed while a sandbox serves it.
  */
-function month(catalog: Catalog, instrument: string, g: Granularity, start: UnixMs): Promise<readonly Candle[]> {
+function month(
+  catalog: Catalog,
+  instrument: string,
+  g: Granularity,
+  start: UnixMs,
+): Promise<readonly Candle[]> {
   let kept = months.get(catalog);
   if (kept === undefined) months.set(catalog, (kept = new Map()));
   const key = `${instrument}:${g}:${start}`;
@@ -54,7 +69,13 @@ function month(catalog: Catalog, instrument: string, g: Granularity, start: Unix
   const cache = kept;
   const p = (async () => {
     const out: Candle[] = [];
-    for await (const batch of catalog.candles({ instrument, granularity: g, from: start, to: nextMonth(start) })) for (const c of batch) out.push(c);
+    for await (const batch of catalog.candles({
+      instrument,
+      granularity: g,
+      from: start,
+      to: nextMonth(start),
+    }))
+      for (const c of batch) out.push(c);
     return out;
   })();
   p.catch(() => cache.delete(key));
@@ -75,7 +96,16 @@ function firstAtOrAfter(list: readonly Candle[], t: UnixMs): number {
   return lo;
 }
 
-async function read(catalog: Catalog, instrument: string, src: Granularity, g: Granularity, a: Alignment, from: UnixMs, to: UnixMs, now: UnixMs): Promise<Candle[]> {
+async function read(
+  catalog: Catalog,
+  instrument: string,
+  src: Granularity,
+  g: Granularity,
+  a: Alignment,
+  from: UnixMs,
+  to: UnixMs,
+  now: UnixMs,
+): Promise<Candle[]> {
   const out: Candle[] = [];
   const agg = src === g ? undefined : new Aggregator(g, a);
   // Start at the open of the candle that contains `from`, so its first bucket is whole.
@@ -111,19 +141,38 @@ async function read(catalog: Catalog, instrument: string, src: Granularity, g: G
  * `completeLagMs` (a sandbox fault) marks candles that closed less than that long before `now`
  * incomplete, as v20 may right after a period ends.
  */
-export async function candlesReply(catalog: Catalog, instrument: string, q: URLSearchParams, now: UnixMs, completeLagMs = 0): Promise<SandboxReply> {
+export async function candlesReply(
+  catalog: Catalog,
+  instrument: string,
+  q: URLSearchParams,
+  now: UnixMs,
+  completeLagMs = 0,
+): Promise<SandboxReply> {
   registry ??= loadInstruments();
   const inst: Instrument = registry.get(instrument);
   const price = q.get('price') ?? 'M';
-  if (!/^(?!.*(.).*\1)[MBA]{1,3}$/.test(price)) return bad(`Invalid value specified for 'price': ${price} (a combination of M, B and A, e.g. "MBA")`, 'INVALID_PRICE');
+  if (!/^(?!.*(.).*\1)[MBA]{1,3}$/.test(price))
+    return bad(
+      `Invalid value specified for 'price': ${price} (a combination of M, B and A, e.g. "MBA")`,
+      'INVALID_PRICE',
+    );
   const gText = q.get('granularity') ?? 'S5';
-  if (!isGranularity(gText)) return bad(`Invalid value specified for 'granularity': ${gText} (S5, S10, ..., M1, ..., H1, ..., D, W or M)`, 'INVALID_GRANULARITY');
+  if (!isGranularity(gText))
+    return bad(
+      `Invalid value specified for 'granularity': ${gText} (S5, S10, ..., M1, ..., H1, ..., D, W or M)`,
+      'INVALID_GRANULARITY',
+    );
   const g = gText;
   const src = sourceOf(catalog, instrument, g);
-  if (!src) return bad(`The sandbox has no ${instrument} data fine enough for ${g} candles in its catalog ${catalog.root} (it aggregates from S5, M1, M5 or H1 series; import one with fxflow data import)`, 'INVALID_GRANULARITY');
+  if (!src)
+    return bad(
+      `The sandbox has no ${instrument} data fine enough for ${g} candles in its catalog ${catalog.root} (it aggregates from S5, M1, M5 or H1 series; import one with fxflow data import)`,
+      'INVALID_GRANULARITY',
+    );
   const countText = q.get('count');
   const count = countText === null ? 500 : Number(countText);
-  if (!Number.isInteger(count) || count < 1 || count > 5000) return bad(`Invalid value specified for 'count': ${countText}. Maximum value is 5000`, 'INVALID_COUNT');
+  if (!Number.isInteger(count) || count < 1 || count > 5000)
+    return bad(`Invalid value specified for 'count': ${countText}. Maximum value is 5000`, 'INVALID_COUNT');
   const time = (k: string): UnixMs | undefined | 'bad' => {
     const v = q.get(k);
     if (v === null) return undefined;
@@ -132,18 +181,34 @@ export async function candlesReply(catalog: Catalog, instrument: string, q: URLS
   };
   const from = time('from');
   const to = time('to');
-  if (from === 'bad') return bad(`Invalid value specified for 'from': ${q.get('from')} (RFC 3339 or UNIX seconds)`, 'INVALID_FROM');
-  if (to === 'bad') return bad(`Invalid value specified for 'to': ${q.get('to')} (RFC 3339 or UNIX seconds)`, 'INVALID_TO');
-  if (from !== undefined && to !== undefined && countText !== null) return bad("Cannot specify 'count' when both 'from' and 'to' are given");
-  if (from !== undefined && to !== undefined && to < from) return bad("Invalid value specified for 'to': it is before 'from'");
+  if (from === 'bad')
+    return bad(
+      `Invalid value specified for 'from': ${q.get('from')} (RFC 3339 or UNIX seconds)`,
+      'INVALID_FROM',
+    );
+  if (to === 'bad')
+    return bad(`Invalid value specified for 'to': ${q.get('to')} (RFC 3339 or UNIX seconds)`, 'INVALID_TO');
+  if (from !== undefined && to !== undefined && countText !== null)
+    return bad("Cannot specify 'count' when both 'from' and 'to' are given");
+  if (from !== undefined && to !== undefined && to < from)
+    return bad("Invalid value specified for 'to': it is before 'from'");
   const dailyText = q.get('dailyAlignment');
   const dailyAlignment = dailyText === null ? DEFAULT_ALIGNMENT.dailyAlignment : Number(dailyText);
-  if (!Number.isInteger(dailyAlignment) || dailyAlignment < 0 || dailyAlignment > 23) return bad(`Invalid value specified for 'dailyAlignment': ${dailyText} (0 to 23)`);
+  if (!Number.isInteger(dailyAlignment) || dailyAlignment < 0 || dailyAlignment > 23)
+    return bad(`Invalid value specified for 'dailyAlignment': ${dailyText} (0 to 23)`);
   const zone = q.get('alignmentTimezone') ?? DEFAULT_ALIGNMENT.alignmentTimezone;
-  if (!DateTime.now().setZone(zone).isValid) return bad(`Invalid value specified for 'alignmentTimezone': ${zone} (an IANA zone such as America/New_York)`);
+  if (!DateTime.now().setZone(zone).isValid)
+    return bad(
+      `Invalid value specified for 'alignmentTimezone': ${zone} (an IANA zone such as America/New_York)`,
+    );
   const weekly = q.get('weeklyAlignment') ?? DEFAULT_ALIGNMENT.weeklyAlignment;
-  if (!(WEEKDAYS as readonly string[]).includes(weekly)) return bad(`Invalid value specified for 'weeklyAlignment': ${weekly} (Monday ... Sunday)`);
-  const alignment: Alignment = { dailyAlignment, alignmentTimezone: zone, weeklyAlignment: weekly as Alignment['weeklyAlignment'] };
+  if (!(WEEKDAYS as readonly string[]).includes(weekly))
+    return bad(`Invalid value specified for 'weeklyAlignment': ${weekly} (Monday ... Sunday)`);
+  const alignment: Alignment = {
+    dailyAlignment,
+    alignmentTimezone: zone,
+    weeklyAlignment: weekly as Alignment['weeklyAlignment'],
+  };
   const includeFirst = q.get('includeFirst') !== 'false';
   const smooth = q.get('smooth') === 'true';
   const len = granularityMs(g);
@@ -152,7 +217,11 @@ export async function candlesReply(catalog: Catalog, instrument: string, q: URLS
   if (from !== undefined && to !== undefined) {
     list = await read(catalog, instrument, src, g, alignment, from, Math.min(to, now), now);
     list = list.filter((c) => c.time < to);
-    if (list.length > 5000) return bad(`The range from ${q.get('from')} to ${q.get('to')} holds more than 5000 ${g} candles: narrow it or use 'count'`, 'INVALID_COUNT');
+    if (list.length > 5000)
+      return bad(
+        `The range from ${q.get('from')} to ${q.get('to')} holds more than 5000 ${g} candles: narrow it or use 'count'`,
+        'INVALID_COUNT',
+      );
   } else if (from !== undefined) {
     let span = count * len * 1.6 + 4 * DAY;
     for (;;) {
@@ -178,13 +247,23 @@ export async function candlesReply(catalog: Catalog, instrument: string, q: URLS
 
   const wire = list.map((c, i) => {
     const prev = i > 0 ? list[i - 1] : undefined;
-    const out: Record<string, unknown> = { complete: c.complete && (completeLagMs <= 0 || c.at <= now - completeLagMs), volume: c.volume, time: formatTime(c.time) };
+    const out: Record<string, unknown> = {
+      complete: c.complete && (completeLagMs <= 0 || c.at <= now - completeLagMs),
+      volume: c.volume,
+      time: formatTime(c.time),
+    };
     const bo = smooth && prev ? prev.bc : c.bo;
     const ao = smooth && prev ? prev.ac : c.ao;
-    const ohlc = (o: number, h: number, l: number, cl: number): Record<string, string> => ({ o: inst.price(o), h: inst.price(h), l: inst.price(l), c: inst.price(cl) });
+    const ohlc = (o: number, h: number, l: number, cl: number): Record<string, string> => ({
+      o: inst.price(o),
+      h: inst.price(h),
+      l: inst.price(l),
+      c: inst.price(cl),
+    });
     if (price.includes('B')) out.bid = ohlc(bo, c.bh, c.bl, c.bc);
     if (price.includes('A')) out.ask = ohlc(ao, c.ah, c.al, c.ac);
-    if (price.includes('M')) out.mid = ohlc((bo + ao) / 2, (c.bh + c.ah) / 2, (c.bl + c.al) / 2, (c.bc + c.ac) / 2);
+    if (price.includes('M'))
+      out.mid = ohlc((bo + ao) / 2, (c.bh + c.ah) / 2, (c.bl + c.al) / 2, (c.bc + c.ac) / 2);
     return out;
   });
   return { status: 200, body: { instrument, granularity: g, candles: wire } };

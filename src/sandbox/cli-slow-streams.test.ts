@@ -19,7 +19,10 @@ afterEach(() => {
 
 /** Starts `fxflow sandbox` with `args`; resolves with its URL once it listens. */
 async function sandbox(args: readonly string[]): Promise<string> {
-  const child = spawn(process.execPath, ['bin/fxflow.js', 'sandbox', '--port', '0', '--manual', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/fxflow.js', 'sandbox', '--port', '0', '--manual', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';
@@ -38,7 +41,10 @@ async function sandbox(args: readonly string[]): Promise<string> {
 
 /** Runs `fxflow sandbox` with flags it must refuse: its exit code and stderr. */
 async function refused(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['bin/fxflow.js', 'sandbox', '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/fxflow.js', 'sandbox', '--port', '0', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => {
@@ -55,11 +61,15 @@ async function pausedReader(url: string): Promise<void> {
   const socket = connect(Number(u.port), u.hostname);
   sockets.push(socket);
   socket.on('error', () => {});
-  socket.write(`GET /v3/accounts/${accounts.body.accounts[0].id}/pricing/stream?instruments=EUR_USD&snapshot=false HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`);
-  await new Promise<void>((done) => socket.once('data', () => {
-    socket.pause();
-    done();
-  }));
+  socket.write(
+    `GET /v3/accounts/${accounts.body.accounts[0].id}/pricing/stream?instruments=EUR_USD&snapshot=false HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`,
+  );
+  await new Promise<void>((done) =>
+    socket.once('data', () => {
+      socket.pause();
+      done();
+    }),
+  );
 }
 
 interface Stats {
@@ -68,13 +78,24 @@ interface Stats {
   streamQueuedBytes: number;
 }
 const stats = async (url: string): Promise<Stats> => (await call<Stats>('GET', `${url}/sandbox/stats`)).body;
-const batch = Array.from({ length: 100 }, (_, i) => ({ instrument: 'EUR_USD', bid: 1.1 + i * 1e-5, ask: 1.1002 + i * 1e-5 }));
+const batch = Array.from({ length: 100 }, (_, i) => ({
+  instrument: 'EUR_USD',
+  bid: 1.1 + i * 1e-5,
+  ask: 1.1002 + i * 1e-5,
+}));
 
 describe('fxflow sandbox --slow-stream-bytes / --slow-stream-seconds', () => {
   it('--slow-stream-bytes: a reader that stops reading is closed once that many bytes wait for it', async () => {
     const bound = 65_536;
     // Time cannot close it here: an hour unwritable.
-    const url = await sandbox(['--heartbeat-ms', '60000', '--slow-stream-bytes', String(bound), '--slow-stream-seconds', '3600']);
+    const url = await sandbox([
+      '--heartbeat-ms',
+      '60000',
+      '--slow-stream-bytes',
+      String(bound),
+      '--slow-stream-seconds',
+      '3600',
+    ]);
     await pausedReader(url);
     let most = 0;
     for (let n = 0; (await stats(url)).slowStreamsClosed === 0; n++) {
@@ -91,7 +112,14 @@ describe('fxflow sandbox --slow-stream-bytes / --slow-stream-seconds', () => {
   }, 60_000);
 
   it('--slow-stream-seconds: a reader whose socket refuses writes that long is closed, however little waits', async () => {
-    const url = await sandbox(['--heartbeat-ms', '50', '--slow-stream-seconds', '0.3', '--slow-stream-bytes', String(2 ** 30)]);
+    const url = await sandbox([
+      '--heartbeat-ms',
+      '50',
+      '--slow-stream-seconds',
+      '0.3',
+      '--slow-stream-bytes',
+      String(2 ** 30),
+    ]);
     await pausedReader(url);
     // Fill the socket until the sandbox holds lines for it (its writes are refused), then only heartbeats.
     for (let n = 0; (await stats(url)).streamQueuedBytes === 0; n++) {
@@ -112,12 +140,17 @@ describe('fxflow sandbox --slow-stream-bytes / --slow-stream-seconds', () => {
   it('refuses bad values, naming the flag and the fix', async () => {
     const bytes = await refused(['--slow-stream-bytes', '1.5']);
     expect(bytes.code).not.toBe(0);
-    expect(bytes.stderr).toMatch(/--slow-stream-bytes must be a whole number of bytes >= 1 \(got 1\.5\); leave it out for the default 524288/);
+    expect(bytes.stderr).toMatch(
+      /--slow-stream-bytes must be a whole number of bytes >= 1 \(got 1\.5\); leave it out for the default 524288/,
+    );
     const secs = await refused(['--slow-stream-seconds', '0']);
     expect(secs.code).not.toBe(0);
     expect(secs.stderr).toMatch(/--slow-stream-seconds must be a number of seconds > 0 \(got 0\)/);
     expect(secs.stderr).not.toMatch(/\n\s+at /); // no stack trace
-    expect(sandboxOptions({ port: 0, slowStreamBytes: 4096, slowStreamSeconds: 2.5 }, {}).streams).toEqual({ maxQueuedBytes: 4096, maxBlockedMs: 2500 });
+    expect(sandboxOptions({ port: 0, slowStreamBytes: 4096, slowStreamSeconds: 2.5 }, {}).streams).toEqual({
+      maxQueuedBytes: 4096,
+      maxBlockedMs: 2500,
+    });
     expect(sandboxOptions({ port: 0 }, {}).streams).toBeUndefined();
   }, 60_000);
 });

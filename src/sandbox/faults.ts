@@ -65,14 +65,20 @@ const nonNegative = (v: unknown): boolean => typeof v === 'number' && Number.isF
 export function checkCandleFaults(f: FaultOptions): void {
   const s = f.candleFailStatus;
   if (s !== undefined && !(s === 500 || s === 502 || s === 503 || s === 504)) {
-    throw new FaultError(`faults.candleFailStatus must be 500, 502, 503 or 504 (got ${JSON.stringify(s)}); leave it out to serve candles`);
+    throw new FaultError(
+      `faults.candleFailStatus must be 500, 502, 503 or 504 (got ${JSON.stringify(s)}); leave it out to serve candles`,
+    );
   }
   const d = f.candleDelayMs;
   if (d !== undefined && !(nonNegative(d) || (Array.isArray(d) && d.length > 0 && d.every(nonNegative)))) {
-    throw new FaultError(`faults.candleDelayMs must be milliseconds >= 0, or a non-empty list of them (got ${JSON.stringify(d)})`);
+    throw new FaultError(
+      `faults.candleDelayMs must be milliseconds >= 0, or a non-empty list of them (got ${JSON.stringify(d)})`,
+    );
   }
   if (f.candleCompleteLagMs !== undefined && !nonNegative(f.candleCompleteLagMs)) {
-    throw new FaultError(`faults.candleCompleteLagMs must be milliseconds >= 0 (got ${JSON.stringify(f.candleCompleteLagMs)})`);
+    throw new FaultError(
+      `faults.candleCompleteLagMs must be milliseconds >= 0 (got ${JSON.stringify(f.candleCompleteLagMs)})`,
+    );
   }
 }
 
@@ -134,15 +140,33 @@ export class Faults {
   }
 
   /** The fault for a REST request: 429, 500/503, or undefined to serve it. */
-  rest(): { status: number; body: { errorMessage: string; errorCode?: string }; headers?: Record<string, string> } | undefined {
+  rest():
+    | { status: number; body: { errorMessage: string; errorCode?: string }; headers?: Record<string, string> }
+    | undefined {
     if (this.#burst > 0) {
       this.#burst--;
-      return { status: 429, body: { errorMessage: 'Rate limit violation. Allowed rate: 100 requests per second (sandbox fault injection).', errorCode: 'RATE_LIMIT' }, headers: { 'Retry-After': '1' } };
+      return {
+        status: 429,
+        body: {
+          errorMessage:
+            'Rate limit violation. Allowed rate: 100 requests per second (sandbox fault injection).',
+          errorCode: 'RATE_LIMIT',
+        },
+        headers: { 'Retry-After': '1' },
+      };
     }
     const rate = this.opts.errorRate ?? 0;
     if (rate > 0 && this.#random() < rate) {
       const status = this.#random() < 0.5 ? 500 : 503;
-      return { status, body: { errorMessage: status === 500 ? 'Internal server error (sandbox fault injection).' : 'Service unavailable (sandbox fault injection).' } };
+      return {
+        status,
+        body: {
+          errorMessage:
+            status === 500
+              ? 'Internal server error (sandbox fault injection).'
+              : 'Service unavailable (sandbox fault injection).',
+        },
+      };
     }
     return undefined;
   }
@@ -158,7 +182,12 @@ export class Faults {
     if (ms > 0) await new Promise<void>((r) => setTimeout(r, ms));
     const status = this.opts.candleFailStatus;
     if (status === undefined) return undefined;
-    return { status, body: { errorMessage: `Candles are unavailable (sandbox fault injection: candleFailStatus ${status}).` } };
+    return {
+      status,
+      body: {
+        errorMessage: `Candles are unavailable (sandbox fault injection: candleFailStatus ${status}).`,
+      },
+    };
   }
 
   /** How long after its close a candle is still served incomplete (sandbox ms). */

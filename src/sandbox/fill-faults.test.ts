@@ -35,17 +35,19 @@ function slipped(spec: string, instrument: string, side: 1 | -1, bid: number, as
 }
 
 /** An instrument, a quote on its price grid and a spread of 0..50 of its smallest steps. */
-const quoteArb = fc.record({
-  instrument: fc.constantFrom('EUR_USD', 'USD_JPY', 'GBP_USD'),
-  steps: fc.integer({ min: 80_000, max: 160_000 }),
-  spread: fc.integer({ min: 0, max: 50 }),
-  side: fc.constantFrom(1 as const, -1 as const),
-}).map((q) => {
-  const inst = instruments.get(q.instrument);
-  const tick = 10 ** -inst.displayPrecision;
-  const bid = inst.snap(q.steps * tick);
-  return { ...q, tick, bid, ask: inst.snap(bid + q.spread * tick) };
-});
+const quoteArb = fc
+  .record({
+    instrument: fc.constantFrom('EUR_USD', 'USD_JPY', 'GBP_USD'),
+    steps: fc.integer({ min: 80_000, max: 160_000 }),
+    spread: fc.integer({ min: 0, max: 50 }),
+    side: fc.constantFrom(1 as const, -1 as const),
+  })
+  .map((q) => {
+    const inst = instruments.get(q.instrument);
+    const tick = 10 ** -inst.displayPrecision;
+    const bid = inst.snap(q.steps * tick);
+    return { ...q, tick, bid, ask: inst.snap(bid + q.spread * tick) };
+  });
 
 const slippageArb = fc.oneof(
   fc.integer({ min: 1, max: 50 }).map((n) => `fixed:${n / 10}`),
@@ -56,7 +58,11 @@ describe('sandbox slippage fault', () => {
   let sb: Sandbox;
   let A: string;
   beforeAll(async () => {
-    sb = await startSandbox({ clock: 'manual', start: '2024-01-03T10:00:00Z', accounts: [{ balance: '10000000', hedging: true }] });
+    sb = await startSandbox({
+      clock: 'manual',
+      start: '2024-01-03T10:00:00Z',
+      accounts: [{ balance: '10000000', hedging: true }],
+    });
     A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
   });
   afterAll(() => sb.close());
@@ -72,7 +78,9 @@ describe('sandbox slippage fault', () => {
   const fillOf = async (orderID: string): Promise<Tx | undefined> => {
     const o = await call('GET', `${A}/orders/${orderID}`);
     const fillID = o.body.order.fillingTransactionID as string | undefined;
-    return fillID === undefined ? undefined : (await call('GET', `${A}/transactions/${fillID}`)).body.transaction;
+    return fillID === undefined
+      ? undefined
+      : (await call('GET', `${A}/transactions/${fillID}`)).body.transaction;
   };
 
   it('a market order fills at the quote worsened by the model, never better (property over quotes, sides, models)', async () => {
@@ -80,7 +88,9 @@ describe('sandbox slippage fault', () => {
       fc.asyncProperty(quoteArb, slippageArb, async (q, spec) => {
         await faults({ slippage: spec });
         await price(q.instrument, q.bid, q.ask);
-        const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: q.instrument, units: String(q.side * 100) } });
+        const r = await call('POST', `${A}/orders`, {
+          order: { type: 'MARKET', instrument: q.instrument, units: String(q.side * 100) },
+        });
         expect(r.status).toBe(201);
         const fill = r.body.orderFillTransaction as Tx;
         expect(fill.price).toBe(slipped(spec, q.instrument, q.side, q.bid, q.ask));
@@ -99,9 +109,17 @@ describe('sandbox slippage fault', () => {
         // A buy stop 20 steps above the ask (a sell stop 20 below the bid), then a price through it.
         const inst = instruments.get(q.instrument);
         const level = inst.snap(q.side === 1 ? q.ask + 20 * q.tick : q.bid - 20 * q.tick);
-        const r = await call('POST', `${A}/orders`, { order: { type: 'STOP', instrument: q.instrument, units: String(q.side * 100), price: inst.price(level) } });
+        const r = await call('POST', `${A}/orders`, {
+          order: {
+            type: 'STOP',
+            instrument: q.instrument,
+            units: String(q.side * 100),
+            price: inst.price(level),
+          },
+        });
         expect(r.status).toBe(201);
-        const bid = q.side === 1 ? inst.snap(level + gap * q.tick) : inst.snap(level - gap * q.tick - (q.ask - q.bid));
+        const bid =
+          q.side === 1 ? inst.snap(level + gap * q.tick) : inst.snap(level - gap * q.tick - (q.ask - q.bid));
         const ask = inst.snap(bid + (q.ask - q.bid));
         await price(q.instrument, bid, ask);
         const fill = await fillOf(r.body.orderCreateTransaction.id);
@@ -124,10 +142,19 @@ describe('sandbox slippage fault', () => {
         // A buy limit 20 steps below the ask with a take profit 40 above it (mirrored for a sell).
         const level = inst.snap(q.side === 1 ? q.ask - 20 * q.tick : q.bid + 20 * q.tick);
         const tp = inst.snap(level + q.side * 40 * q.tick);
-        const r = await call('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: q.instrument, units: String(q.side * 100), price: inst.price(level), takeProfitOnFill: { price: inst.price(tp) } } });
+        const r = await call('POST', `${A}/orders`, {
+          order: {
+            type: 'LIMIT',
+            instrument: q.instrument,
+            units: String(q.side * 100),
+            price: inst.price(level),
+            takeProfitOnFill: { price: inst.price(tp) },
+          },
+        });
         expect(r.status).toBe(201);
         // A price through the limit: it fills at that price (better than its level), not worsened.
-        const ask1 = q.side === 1 ? inst.snap(level - gap * q.tick) : inst.snap(level + gap * q.tick + spread);
+        const ask1 =
+          q.side === 1 ? inst.snap(level - gap * q.tick) : inst.snap(level + gap * q.tick + spread);
         const bid1 = inst.snap(ask1 - spread);
         await price(q.instrument, bid1, ask1);
         const fill = await fillOf(r.body.orderCreateTransaction.id);
@@ -151,7 +178,9 @@ describe('sandbox slippage fault', () => {
   it('POST /sandbox/faults switches slippage on and off; bad values are 400 naming the field and change nothing', async () => {
     await price('EUR_USD', 1.1, 1.1002);
     await faults({ slippage: 'fixed:2' });
-    const on = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+    const on = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+    });
     expect(on.body.orderFillTransaction.price).toBe('1.10040');
     for (const [body, field] of [
       [{ slippage: 'fixed:lots' }, 'faults.slippage'],
@@ -167,12 +196,16 @@ describe('sandbox slippage fault', () => {
       expect(r.body.errorMessage).toContain(field);
     }
     // The refused sets changed nothing: still fixed:2.
-    const still = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '-100' } });
+    const still = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '-100' },
+    });
     expect(still.body.orderFillTransaction.price).toBe('1.09980');
     // A fault set without slippage is the sandbox's own (none here).
     const off = await call('POST', `${sb.url}/sandbox/faults`, {});
     expect(off.body.faults).toEqual({});
-    const plain = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+    const plain = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+    });
     expect(plain.body.orderFillTransaction.price).toBe('1.10020');
   });
 });
@@ -181,13 +214,20 @@ describe('sandbox latency fault', () => {
   let sb: Sandbox;
   let A: string;
   beforeAll(async () => {
-    sb = await startSandbox({ clock: 'manual', start: '2024-01-03T10:00:00Z', fill: { latencyTimeoutMs: 60_000 } });
+    sb = await startSandbox({
+      clock: 'manual',
+      start: '2024-01-03T10:00:00Z',
+      fill: { latencyTimeoutMs: 60_000 },
+    });
     A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
   });
   afterAll(() => sb.close());
 
   /** Sends a market order without waiting for its answer (`answer`); resolves once the sandbox holds it back. */
-  const marketOrder = async (units: string, instrument = 'EUR_USD'): Promise<{ answer: Promise<{ status: number; body: Record<string, any> }> }> => {
+  const marketOrder = async (
+    units: string,
+    instrument = 'EUR_USD',
+  ): Promise<{ answer: Promise<{ status: number; body: Record<string, any> }> }> => {
     const before = sb.stats().delayedOrders;
     const answer = call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument, units } });
     await until(() => sb.stats().delayedOrders > before, 'the sandbox holds the order back');
@@ -210,7 +250,10 @@ describe('sandbox latency fault', () => {
     expect(r.body.orderFillTransaction.price).toBe('1.10220');
     expect(r.body.orderFillTransaction.time).toBe(formatTime(T + 500));
     expect(r.body.orderCreateTransaction.time).toBe(formatTime(T + 500));
-    expect(r.body.relatedTransactionIDs).toEqual([r.body.orderCreateTransaction.id, r.body.orderFillTransaction.id]);
+    expect(r.body.relatedTransactionIDs).toEqual([
+      r.body.orderCreateTransaction.id,
+      r.body.orderFillTransaction.id,
+    ]);
     expect(sb.stats().delayedOrders).toBe(0);
   });
 
@@ -235,15 +278,27 @@ describe('sandbox latency fault', () => {
     sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10000', ask: '1.10020' });
     const T = sb.time();
     const before = sb.stats().delayedOrders;
-    const opening = call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '2000', takeProfitOnFill: { distance: '0.00500' } } });
+    const opening = call('POST', `${A}/orders`, {
+      order: {
+        type: 'MARKET',
+        instrument: 'EUR_USD',
+        units: '2000',
+        takeProfitOnFill: { distance: '0.00500' },
+      },
+    });
     await until(() => sb.stats().delayedOrders > before, 'the sandbox holds the order back');
     sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10050', ask: '1.10070', time: T + 500 });
     const open = await opening;
     expect(open.body.orderFillTransaction.price).toBe('1.10070');
-    const tp = (await call('GET', `${A}/trades/${open.body.orderFillTransaction.tradeOpened.tradeID}`)).body.trade.takeProfitOrder;
+    const tp = (await call('GET', `${A}/trades/${open.body.orderFillTransaction.tradeOpened.tradeID}`)).body
+      .trade.takeProfitOrder;
     expect(tp.price).toBe('1.10570');
     const T2 = sb.time();
-    const closing = call('PUT', `${A}/trades/${open.body.orderFillTransaction.tradeOpened.tradeID}/close`, {});
+    const closing = call(
+      'PUT',
+      `${A}/trades/${open.body.orderFillTransaction.tradeOpened.tradeID}/close`,
+      {},
+    );
     await until(() => sb.stats().delayedOrders > 0, 'the sandbox holds the close back');
     // The price in force when the close arrives (T2 + 500) is the one pushed at T2 + 200.
     sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10010', ask: '1.10030', time: T2 + 200 });
@@ -252,7 +307,9 @@ describe('sandbox latency fault', () => {
     expect(closed.status).toBe(200);
     expect(closed.body.orderFillTransaction.price).toBe('1.10010');
     expect(closed.body.orderFillTransaction.time).toBe(formatTime(T2 + 500));
-    expect(closed.body.orderFillTransaction.tradesClosed[0].tradeID).toBe(open.body.orderFillTransaction.tradeOpened.tradeID);
+    expect(closed.body.orderFillTransaction.tradesClosed[0].tradeID).toBe(
+      open.body.orderFillTransaction.tradeOpened.tradeID,
+    );
   });
 
   it('two orders in flight at once each get their own fill', async () => {
@@ -264,8 +321,16 @@ describe('sandbox latency fault', () => {
     sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10500', ask: '1.10520', time: T + 500 });
     sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10600', ask: '1.10620', time: T + 600 });
     const [a, b] = await Promise.all([one, two]);
-    expect([a.body.orderFillTransaction.units, a.body.orderFillTransaction.price, a.body.orderFillTransaction.time]).toEqual(['100', '1.10520', formatTime(T + 500)]);
-    expect([b.body.orderFillTransaction.units, b.body.orderFillTransaction.price, b.body.orderFillTransaction.time]).toEqual(['-300', '1.10600', formatTime(T + 600)]);
+    expect([
+      a.body.orderFillTransaction.units,
+      a.body.orderFillTransaction.price,
+      a.body.orderFillTransaction.time,
+    ]).toEqual(['100', '1.10520', formatTime(T + 500)]);
+    expect([
+      b.body.orderFillTransaction.units,
+      b.body.orderFillTransaction.price,
+      b.body.orderFillTransaction.time,
+    ]).toEqual(['-300', '1.10600', formatTime(T + 600)]);
   });
 
   it('switched off, a market order is answered at once with its fill', async () => {
@@ -273,7 +338,9 @@ describe('sandbox latency fault', () => {
     const off = await call('POST', `${sb.url}/sandbox/faults`, {});
     expect(off.status).toBe(200);
     sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10000', ask: '1.10020' });
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+    });
     expect(r.body.orderFillTransaction.price).toBe('1.10020');
     expect(r.body.orderFillTransaction.time).toBe(formatTime(sb.time()));
   });
@@ -283,40 +350,66 @@ describe('sandbox latency fault: recorded delays, limits and timeouts', () => {
   it('recorded delays that overtake: the later order arrives first and each answer carries its own fill', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-latency-'));
     writeFileSync(join(dir, 'delays.txt'), '# ms\n800\n100\n');
-    const sb = await startSandbox({ clock: 'manual', start: '2024-01-03T10:00:00Z', fill: { latency: `file:${join(dir, 'delays.txt')}`, latencyTimeoutMs: 60_000 } });
+    const sb = await startSandbox({
+      clock: 'manual',
+      start: '2024-01-03T10:00:00Z',
+      fill: { latency: `file:${join(dir, 'delays.txt')}`, latencyTimeoutMs: 60_000 },
+    });
     try {
       const A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
       sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10000', ask: '1.10020' });
       const T = sb.time();
-      const slow = call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+      const slow = call('POST', `${A}/orders`, {
+        order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+      });
       await until(() => sb.stats().delayedOrders === 1, 'the first order held back');
-      const fast = call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '200' } });
+      const fast = call('POST', `${A}/orders`, {
+        order: { type: 'MARKET', instrument: 'EUR_USD', units: '200' },
+      });
       await until(() => sb.stats().delayedOrders === 2, 'the second order held back');
       sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10100', ask: '1.10120', time: T + 100 });
       const f = await fast;
-      expect([f.body.orderFillTransaction.units, f.body.orderFillTransaction.price, f.body.orderFillTransaction.time]).toEqual(['200', '1.10120', formatTime(T + 100)]);
+      expect([
+        f.body.orderFillTransaction.units,
+        f.body.orderFillTransaction.price,
+        f.body.orderFillTransaction.time,
+      ]).toEqual(['200', '1.10120', formatTime(T + 100)]);
       expect(sb.stats().delayedOrders).toBe(1);
       sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10200', ask: '1.10220', time: T + 800 });
       const s = await slow;
-      expect([s.body.orderFillTransaction.units, s.body.orderFillTransaction.price, s.body.orderFillTransaction.time]).toEqual(['100', '1.10220', formatTime(T + 800)]);
-      expect(Number(s.body.orderCreateTransaction.id)).toBeGreaterThan(Number(f.body.orderFillTransaction.id));
+      expect([
+        s.body.orderFillTransaction.units,
+        s.body.orderFillTransaction.price,
+        s.body.orderFillTransaction.time,
+      ]).toEqual(['100', '1.10220', formatTime(T + 800)]);
+      expect(Number(s.body.orderCreateTransaction.id)).toBeGreaterThan(
+        Number(f.body.orderFillTransaction.id),
+      );
     } finally {
       await sb.close();
     }
   });
 
   it('a limit is created at once and acts only on prices from its arrival on', async () => {
-    const sb = await startSandbox({ clock: 'manual', start: '2024-01-03T10:00:00Z', fill: { latency: 'fixed:1000' } });
+    const sb = await startSandbox({
+      clock: 'manual',
+      start: '2024-01-03T10:00:00Z',
+      fill: { latency: 'fixed:1000' },
+    });
     try {
       const A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
       sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10000', ask: '1.10020' });
       const T = sb.time();
-      const r = await call('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.09900' } });
+      const r = await call('POST', `${A}/orders`, {
+        order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.09900' },
+      });
       expect(r.status).toBe(201);
       expect(r.body.orderCreateTransaction.time).toBe(formatTime(T));
       // Through its level before it arrives: no fill.
       sb.pushPrice({ instrument: 'EUR_USD', bid: '1.09850', ask: '1.09870', time: T + 400 });
-      expect((await call('GET', `${A}/orders/${r.body.orderCreateTransaction.id}`)).body.order.state).toBe('PENDING');
+      expect((await call('GET', `${A}/orders/${r.body.orderCreateTransaction.id}`)).body.order.state).toBe(
+        'PENDING',
+      );
       // The clock passes its arrival with that price in force: it fills then, at that price.
       sb.advance(2000);
       const o = (await call('GET', `${A}/orders/${r.body.orderCreateTransaction.id}`)).body.order;
@@ -329,13 +422,19 @@ describe('sandbox latency fault: recorded delays, limits and timeouts', () => {
   });
 
   it('an answer the clock does not reach in time is a 504 that says so; the order still fills when it gets there', async () => {
-    const sb = await startSandbox({ clock: 'manual', start: '2024-01-03T10:00:00Z', fill: { latency: 'fixed:1000', latencyTimeoutMs: 50 } });
+    const sb = await startSandbox({
+      clock: 'manual',
+      start: '2024-01-03T10:00:00Z',
+      fill: { latency: 'fixed:1000', latencyTimeoutMs: 50 },
+    });
     try {
       const A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
       sb.pushPrice({ instrument: 'EUR_USD', bid: '1.10000', ask: '1.10020' });
       const T = sb.time();
       // The manual clock never moves while the request waits: it times out whatever the machine's speed.
-      const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+      const r = await call('POST', `${A}/orders`, {
+        order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+      });
       expect(r.status).toBe(504);
       expect(r.body.errorMessage).toContain(formatTime(T + 1000));
       expect(r.body.errorMessage).toContain('latencyTimeoutMs');
@@ -350,7 +449,9 @@ describe('sandbox latency fault: recorded delays, limits and timeouts', () => {
 
   it('a bad fill option stops the start with the field named', async () => {
     await expect(startSandbox({ fill: { slippage: 'fixed:x' } })).rejects.toThrow(/fill\.slippage/);
-    await expect(startSandbox({ fill: { latency: 'file:/nonexistent/delays.txt' } })).rejects.toThrow(/fill\.latency file \/nonexistent\/delays\.txt/);
+    await expect(startSandbox({ fill: { latency: 'file:/nonexistent/delays.txt' } })).rejects.toThrow(
+      /fill\.latency file \/nonexistent\/delays\.txt/,
+    );
     await expect(startSandbox({ fill: { latencyTimeoutMs: 0 } })).rejects.toThrow(/fill\.latencyTimeoutMs/);
   });
 });

@@ -66,14 +66,25 @@ export class SwappableLatency implements LatencyModel {
  * `quiet`: a latency file that does not parse is reported by its line only, never by its content
  * (the control route must not echo a file of the sandbox's machine).
  */
-export function fillModels(names: FillModelNames, field: (name: 'slippage' | 'latency') => string, quiet = false): { slippage: SlippageModel; latency: LatencyModel } {
+export function fillModels(
+  names: FillModelNames,
+  field: (name: 'slippage' | 'latency') => string,
+  quiet = false,
+): { slippage: SlippageModel; latency: LatencyModel } {
   try {
-    const { slippage, latency } = parseFillModels({ ...(names.slippage !== undefined ? { slippage: names.slippage } : {}), ...(names.latency !== undefined ? { latency: names.latency } : {}) }, 'USD');
+    const { slippage, latency } = parseFillModels(
+      {
+        ...(names.slippage !== undefined ? { slippage: names.slippage } : {}),
+        ...(names.latency !== undefined ? { latency: names.latency } : {}),
+      },
+      'USD',
+    );
     return { slippage, latency };
   } catch (e) {
     if (!(e instanceof FillModelError) || e.model === 'commission') throw e;
     let message = e.message.replace(new RegExp(`^${e.model} `), '');
-    if (quiet && e.model === 'latency') message = message.replace(/: "[^\n]*" is not a delay/, ': a value is not a delay');
+    if (quiet && e.model === 'latency')
+      message = message.replace(/: "[^\n]*" is not a delay/, ': a value is not a delay');
     throw new RangeError(`${field(e.model)} ${message}`);
   }
 }

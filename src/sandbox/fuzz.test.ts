@@ -48,58 +48,210 @@ function send(port: number, request: Buffer, head: boolean): Promise<Answer> {
         parse();
         return;
       }
-      const header = (name: string): string | undefined => new RegExp(`\\r\\n${name}: *([^\\r]*)`, 'i').exec(text)?.[1];
+      const header = (name: string): string | undefined =>
+        new RegExp(`\\r\\n${name}: *([^\\r]*)`, 'i').exec(text)?.[1];
       const length = header('content-length');
       const contentType = header('content-type') ?? '';
       if (length === undefined || head) {
         finish({ status, contentType, body: '' });
         return;
       }
-      if (buf.length - end - 4 >= Number(length)) finish({ status, contentType, body: buf.subarray(end + 4, end + 4 + Number(length)).toString('utf8') });
+      if (buf.length - end - 4 >= Number(length))
+        finish({
+          status,
+          contentType,
+          body: buf.subarray(end + 4, end + 4 + Number(length)).toString('utf8'),
+        });
     };
     socket.on('data', (c: Buffer) => {
       buf = Buffer.concat([buf, c]);
       parse();
     });
     socket.on('error', (e) => finish(e));
-    socket.on('close', () => finish(new Error(`no complete answer (${buf.length} bytes: ${JSON.stringify(buf.subarray(0, 80).toString('latin1'))})`)));
+    socket.on('close', () =>
+      finish(
+        new Error(
+          `no complete answer (${buf.length} bytes: ${JSON.stringify(buf.subarray(0, 80).toString('latin1'))})`,
+        ),
+      ),
+    );
     socket.write(request);
   });
 }
 
 const A = `/v3/accounts/${ACCOUNT}`;
 const BASES = [
-  '/v3/accounts', A, `${A}/summary`, `${A}/instruments`, `${A}/configuration`, `${A}/changes`, `${A}/pricing`, `${A}/pricing/stream`,
-  `${A}/orders`, `${A}/pendingOrders`, `${A}/orders/1`, `${A}/orders/@x`, `${A}/orders/1/cancel`, `${A}/orders/1/clientExtensions`,
-  `${A}/trades`, `${A}/openTrades`, `${A}/trades/2`, `${A}/trades/2/close`, `${A}/trades/2/orders`, `${A}/trades/2/clientExtensions`,
-  `${A}/positions`, `${A}/openPositions`, `${A}/positions/EUR_USD`, `${A}/positions/EUR_USD/close`,
-  `${A}/transactions`, `${A}/transactions/idrange`, `${A}/transactions/sinceid`, `${A}/transactions/stream`, `${A}/transactions/1`,
-  '/v3/instruments/EUR_USD/candles', `${A}/instruments/EUR_USD/candles`,
-  '/labs/v1/calendar', '/labs/v1/spreads', '/labs/v1/commitments_of_traders', '/labs/v1/signal/autochartist', '/labs/v1/orderbook_data',
-  '/v1/oauth2/authorize', '/v1/oauth2/access_token', '/v1/accounts', '/v1/prices',
+  '/v3/accounts',
+  A,
+  `${A}/summary`,
+  `${A}/instruments`,
+  `${A}/configuration`,
+  `${A}/changes`,
+  `${A}/pricing`,
+  `${A}/pricing/stream`,
+  `${A}/orders`,
+  `${A}/pendingOrders`,
+  `${A}/orders/1`,
+  `${A}/orders/@x`,
+  `${A}/orders/1/cancel`,
+  `${A}/orders/1/clientExtensions`,
+  `${A}/trades`,
+  `${A}/openTrades`,
+  `${A}/trades/2`,
+  `${A}/trades/2/close`,
+  `${A}/trades/2/orders`,
+  `${A}/trades/2/clientExtensions`,
+  `${A}/positions`,
+  `${A}/openPositions`,
+  `${A}/positions/EUR_USD`,
+  `${A}/positions/EUR_USD/close`,
+  `${A}/transactions`,
+  `${A}/transactions/idrange`,
+  `${A}/transactions/sinceid`,
+  `${A}/transactions/stream`,
+  `${A}/transactions/1`,
+  '/v3/instruments/EUR_USD/candles',
+  `${A}/instruments/EUR_USD/candles`,
+  '/labs/v1/calendar',
+  '/labs/v1/spreads',
+  '/labs/v1/commitments_of_traders',
+  '/labs/v1/signal/autochartist',
+  '/labs/v1/orderbook_data',
+  '/v1/oauth2/authorize',
+  '/v1/oauth2/access_token',
+  '/v1/accounts',
+  '/v1/prices',
   // The legacy generation (src/sandbox/legacy/), served on the same account.
-  `/v1/accounts/${ACCOUNT}`, `/v1/accounts/${ACCOUNT}/orders`, `/v1/accounts/${ACCOUNT}/orders/1`, `/v1/accounts/${ACCOUNT}/trades`,
-  `/v1/accounts/${ACCOUNT}/trades/2`, `/v1/accounts/${ACCOUNT}/transactions`, `/v1/accounts/${ACCOUNT}/transactions/1`, `/v1/accounts/${ACCOUNT}/alltransactions`, '/v1/history/x.zip',
-  '/sandbox/time', '/sandbox/advance', '/sandbox/prices', '/sandbox/stats', '/', '//', '//[', '/v3', '/v3/',
+  `/v1/accounts/${ACCOUNT}`,
+  `/v1/accounts/${ACCOUNT}/orders`,
+  `/v1/accounts/${ACCOUNT}/orders/1`,
+  `/v1/accounts/${ACCOUNT}/trades`,
+  `/v1/accounts/${ACCOUNT}/trades/2`,
+  `/v1/accounts/${ACCOUNT}/transactions`,
+  `/v1/accounts/${ACCOUNT}/transactions/1`,
+  `/v1/accounts/${ACCOUNT}/alltransactions`,
+  '/v1/history/x.zip',
+  '/sandbox/time',
+  '/sandbox/advance',
+  '/sandbox/prices',
+  '/sandbox/stats',
+  '/',
+  '//',
+  '//[',
+  '/v3',
+  '/v3/',
 ];
-const HOSTILE = ['%', '%zz', '%E0%A4%A', '%00', '..', '[', ']', '@', '%40x', '__proto__', 'constructor', '€', ' ', '"', '\\', '%2F', 'a'.repeat(300)];
+const HOSTILE = [
+  '%',
+  '%zz',
+  '%E0%A4%A',
+  '%00',
+  '..',
+  '[',
+  ']',
+  '@',
+  '%40x',
+  '__proto__',
+  'constructor',
+  '€',
+  ' ',
+  '"',
+  '\\',
+  '%2F',
+  'a'.repeat(300),
+];
 
-const segment = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 12 }).map((s) => encodeURIComponent(s)), fc.string({ unit: fc.constantFrom('%', 'a', '/', '.', '@', '_', '-', '[', ':'), maxLength: 8 }));
+const segment = fc.oneof(
+  fc.constantFrom(...HOSTILE),
+  fc.string({ maxLength: 12 }).map((s) => encodeURIComponent(s)),
+  fc.string({ unit: fc.constantFrom('%', 'a', '/', '.', '@', '_', '-', '[', ':'), maxLength: 8 }),
+);
 const path = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom(...BASES) },
   { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...BASES), segment).map(([b, s]) => `${b}/${s}`) },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...BASES), fc.nat({ max: 12 }), segment).map(([b, n, s]) => b.slice(0, Math.max(1, b.length - n)) + s) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...BASES), fc.nat({ max: 12 }), segment)
+      .map(([b, n, s]) => b.slice(0, Math.max(1, b.length - n)) + s),
+  },
   { weight: 1, arbitrary: fc.constantFrom('http://[', 'http://x/v3/accounts', '*', 'http://%zz/') },
 );
-const queryValue = fc.oneof(fc.constantFrom('EUR_USD', 'EUR_USD,USD_JPY', 'XXX', '', '0', '-1', '1e400', 'NaN', '5001', 'true', '%zz', '2024-01-02T00:00:00Z', 'M1', 'S5', 'ALL'), fc.string({ maxLength: 10 }).map(encodeURIComponent));
-const queryKey = fc.constantFrom('maxId', 'minId', 'instruments', 'instrument', 'count', 'from', 'to', 'granularity', 'price', 'since', 'sinceTransactionID', 'id', 'ids', 'state', 'beforeID', 'type', 'pageSize', 'period', 'snapshot', 'includeHomeConversions', 'smooth', 'dailyAlignment', 'alignmentTimezone', 'weeklyAlignment', 'response_type', 'client_id', 'redirect_uri', 'scope', 'x');
-const query = fc.array(fc.tuple(queryKey, queryValue), { maxLength: 4 }).map((kv) => (kv.length === 0 ? '' : `?${kv.map(([k, v]) => `${k}=${v}`).join('&')}`));
+const queryValue = fc.oneof(
+  fc.constantFrom(
+    'EUR_USD',
+    'EUR_USD,USD_JPY',
+    'XXX',
+    '',
+    '0',
+    '-1',
+    '1e400',
+    'NaN',
+    '5001',
+    'true',
+    '%zz',
+    '2024-01-02T00:00:00Z',
+    'M1',
+    'S5',
+    'ALL',
+  ),
+  fc.string({ maxLength: 10 }).map(encodeURIComponent),
+);
+const queryKey = fc.constantFrom(
+  'maxId',
+  'minId',
+  'instruments',
+  'instrument',
+  'count',
+  'from',
+  'to',
+  'granularity',
+  'price',
+  'since',
+  'sinceTransactionID',
+  'id',
+  'ids',
+  'state',
+  'beforeID',
+  'type',
+  'pageSize',
+  'period',
+  'snapshot',
+  'includeHomeConversions',
+  'smooth',
+  'dailyAlignment',
+  'alignmentTimezone',
+  'weeklyAlignment',
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'x',
+);
+const query = fc
+  .array(fc.tuple(queryKey, queryValue), { maxLength: 4 })
+  .map((kv) => (kv.length === 0 ? '' : `?${kv.map(([k, v]) => `${k}=${v}`).join('&')}`));
 
 const order = fc.record(
   {
-    type: fc.constantFrom('MARKET', 'LIMIT', 'STOP', 'MARKET_IF_TOUCHED', 'TAKE_PROFIT', 'STOP_LOSS', 'TRAILING_STOP_LOSS', 'GUARANTEED_STOP_LOSS', 'FIXED_PRICE', 'BOGUS'),
+    type: fc.constantFrom(
+      'MARKET',
+      'LIMIT',
+      'STOP',
+      'MARKET_IF_TOUCHED',
+      'TAKE_PROFIT',
+      'STOP_LOSS',
+      'TRAILING_STOP_LOSS',
+      'GUARANTEED_STOP_LOSS',
+      'FIXED_PRICE',
+      'BOGUS',
+    ),
     instrument: fc.constantFrom('EUR_USD', 'USD_JPY', 'XAU_USD', 'NOPE', ''),
-    units: fc.oneof(fc.constantFrom('100', '-100', '0', 'ALL', '1e3', '0.5', '-', ''), fc.integer({ min: -1e6, max: 1e6 }), fc.double()),
+    units: fc.oneof(
+      fc.constantFrom('100', '-100', '0', 'ALL', '1e3', '0.5', '-', ''),
+      fc.integer({ min: -1e6, max: 1e6 }),
+      fc.double(),
+    ),
     price: fc.oneof(fc.constantFrom('1.1', '0.5', '2', '1.123456789', '-1', 'x'), fc.double()),
     distance: fc.constantFrom('0.00001', '0.001', '1', '-1'),
     tradeID: fc.constantFrom('1', '2', '3', '@x', '999999'),
@@ -108,7 +260,11 @@ const order = fc.record(
     priceBound: fc.constantFrom('1.2', '0', 'x'),
     triggerCondition: fc.constantFrom('DEFAULT', 'INVERSE', 'BID', 'ASK', 'MID', 'X'),
     positionFill: fc.constantFrom('DEFAULT', 'REDUCE_FIRST', 'REDUCE_ONLY', 'OPEN_ONLY', 'X'),
-    clientExtensions: fc.oneof(fc.record({ id: fc.string({ maxLength: 6 }), tag: fc.string({ maxLength: 4 }) }), fc.constant(null), fc.constant([])),
+    clientExtensions: fc.oneof(
+      fc.record({ id: fc.string({ maxLength: 6 }), tag: fc.string({ maxLength: 4 }) }),
+      fc.constant(null),
+      fc.constant([]),
+    ),
     takeProfitOnFill: fc.oneof(fc.record({ price: fc.constantFrom('2', '0.1', 'x') }), fc.constant(1)),
     stopLossOnFill: fc.oneof(fc.record({ distance: fc.constantFrom('0.01', '0', '-1') }), fc.constant('x')),
   },
@@ -117,19 +273,124 @@ const order = fc.record(
 const jsonBody = fc.oneof(
   { weight: 4, arbitrary: order.map((o) => JSON.stringify({ order: o })) },
   { weight: 2, arbitrary: fc.json({ maxDepth: 4 }) },
-  { weight: 1, arbitrary: fc.record({ units: fc.oneof(fc.string({ maxLength: 5 }), fc.integer()), longUnits: fc.constantFrom('ALL', 'NONE', '5', 'x'), shortUnits: fc.constantFrom('ALL', 'NONE', 'x') }, { requiredKeys: [] }).map((o) => JSON.stringify(o)) },
-  { weight: 1, arbitrary: fc.record({ time: fc.oneof(fc.string({ maxLength: 25 }), fc.integer()), ms: fc.oneof(fc.integer(), fc.double()), instrument: fc.constantFrom('EUR_USD', 'X'), bid: fc.oneof(fc.double(), fc.string({ maxLength: 4 })), ask: fc.oneof(fc.double(), fc.string({ maxLength: 4 })), alias: fc.oneof(fc.string({ maxLength: 4 }), fc.integer()), marginRate: fc.constantFrom('0.05', '2', 'x', '0') }, { requiredKeys: [] }).map((o) => JSON.stringify(o)) },
-  { weight: 1, arbitrary: fc.constantFrom('{"order":{"__proto__":{"type":"MARKET"}}}', '{"order":{"constructor":1,"type":"MARKET","instrument":"EUR_USD","units":"1"}}', '[[[[[[[[[[]]]]]]]]]]', '{', '{"order":', 'null', '"x"', '1e999999', `{"order":${'['.repeat(200)}${']'.repeat(200)}}`) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record(
+        {
+          units: fc.oneof(fc.string({ maxLength: 5 }), fc.integer()),
+          longUnits: fc.constantFrom('ALL', 'NONE', '5', 'x'),
+          shortUnits: fc.constantFrom('ALL', 'NONE', 'x'),
+        },
+        { requiredKeys: [] },
+      )
+      .map((o) => JSON.stringify(o)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record(
+        {
+          time: fc.oneof(fc.string({ maxLength: 25 }), fc.integer()),
+          ms: fc.oneof(fc.integer(), fc.double()),
+          instrument: fc.constantFrom('EUR_USD', 'X'),
+          bid: fc.oneof(fc.double(), fc.string({ maxLength: 4 })),
+          ask: fc.oneof(fc.double(), fc.string({ maxLength: 4 })),
+          alias: fc.oneof(fc.string({ maxLength: 4 }), fc.integer()),
+          marginRate: fc.constantFrom('0.05', '2', 'x', '0'),
+        },
+        { requiredKeys: [] },
+      )
+      .map((o) => JSON.stringify(o)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '{"order":{"__proto__":{"type":"MARKET"}}}',
+      '{"order":{"constructor":1,"type":"MARKET","instrument":"EUR_USD","units":"1"}}',
+      '[[[[[[[[[[]]]]]]]]]]',
+      '{',
+      '{"order":',
+      'null',
+      '"x"',
+      '1e999999',
+      `{"order":${'['.repeat(200)}${']'.repeat(200)}}`,
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
 );
 /** Legacy form bodies (sent with any Content-Type the header arbitrary picks, often not the form one). */
-const formBody = fc.array(fc.tuple(fc.constantFrom('instrument', 'units', 'side', 'type', 'price', 'expiry', 'stopLoss', 'takeProfit', 'trailingStop', 'upperBound', 'lowerBound'), fc.oneof(fc.constantFrom('EUR_USD', 'buy', 'sell', 'market', 'limit', 'stop', '100', '0', '1.1', '15.55', '2030-01-01T00:00:00Z'), fc.string({ maxLength: 6 }))), { maxLength: 6 }).map((kv) => new URLSearchParams(kv).toString());
-const body = fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 6, arbitrary: jsonBody }, { weight: 2, arbitrary: formBody }, { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b).toString('latin1')) });
+const formBody = fc
+  .array(
+    fc.tuple(
+      fc.constantFrom(
+        'instrument',
+        'units',
+        'side',
+        'type',
+        'price',
+        'expiry',
+        'stopLoss',
+        'takeProfit',
+        'trailingStop',
+        'upperBound',
+        'lowerBound',
+      ),
+      fc.oneof(
+        fc.constantFrom(
+          'EUR_USD',
+          'buy',
+          'sell',
+          'market',
+          'limit',
+          'stop',
+          '100',
+          '0',
+          '1.1',
+          '15.55',
+          '2030-01-01T00:00:00Z',
+        ),
+        fc.string({ maxLength: 6 }),
+      ),
+    ),
+    { maxLength: 6 },
+  )
+  .map((kv) => new URLSearchParams(kv).toString());
+const body = fc.oneof(
+  { weight: 3, arbitrary: fc.constant('') },
+  { weight: 6, arbitrary: jsonBody },
+  { weight: 2, arbitrary: formBody },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b).toString('latin1')) },
+);
 
-const headerName = fc.constantFrom('Accept-Datetime-Format', 'Content-Type', 'Authorization', 'Accept', 'X-Custom', 'Expect', 'Accept-Encoding');
-const headerValue = fc.oneof(fc.constantFrom('UNIX', 'RFC3339', 'application/json', 'application/x-www-form-urlencoded', 'text/plain', 'Bearer x', 'Bearer', '100-continue', 'gzip'), fc.string({ unit: fc.constantFrom('a', ' ', ';', '=', ',', '"', 'é', '\t'), maxLength: 20 }));
+const headerName = fc.constantFrom(
+  'Accept-Datetime-Format',
+  'Content-Type',
+  'Authorization',
+  'Accept',
+  'X-Custom',
+  'Expect',
+  'Accept-Encoding',
+);
+const headerValue = fc.oneof(
+  fc.constantFrom(
+    'UNIX',
+    'RFC3339',
+    'application/json',
+    'application/x-www-form-urlencoded',
+    'text/plain',
+    'Bearer x',
+    'Bearer',
+    '100-continue',
+    'gzip',
+  ),
+  fc.string({ unit: fc.constantFrom('a', ' ', ';', '=', ',', '"', 'é', '\t'), maxLength: 20 }),
+);
 const headers = fc.array(fc.tuple(headerName, headerValue), { maxLength: 4 });
-const method = fc.oneof({ weight: 8, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE') }, { weight: 1, arbitrary: fc.constantFrom('HEAD', 'OPTIONS', 'TRACE', 'CONNECT', 'FROB', 'get', 'PROPFIND') });
+const method = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE') },
+  { weight: 1, arbitrary: fc.constantFrom('HEAD', 'OPTIONS', 'TRACE', 'CONNECT', 'FROB', 'get', 'PROPFIND') },
+);
 
 describe('sandbox fuzz: random requests over raw HTTP', () => {
   let sb: Sandbox;
@@ -153,7 +414,12 @@ describe('sandbox fuzz: random requests over raw HTTP', () => {
         let wire: Buffer;
         if (payload.length > 0 && chunked) {
           head += 'Transfer-Encoding: chunked\r\n\r\n';
-          wire = Buffer.concat([Buffer.from(head, 'latin1'), Buffer.from(`${payload.length.toString(16)}\r\n`), payload, Buffer.from('\r\n0\r\n\r\n')]);
+          wire = Buffer.concat([
+            Buffer.from(head, 'latin1'),
+            Buffer.from(`${payload.length.toString(16)}\r\n`),
+            payload,
+            Buffer.from('\r\n0\r\n\r\n'),
+          ]);
         } else {
           head += `Content-Length: ${payload.length}\r\n\r\n`;
           wire = Buffer.concat([Buffer.from(head, 'latin1'), payload]);
@@ -165,7 +431,8 @@ describe('sandbox fuzz: random requests over raw HTTP', () => {
           const parsed = JSON.parse(a.body) as { errorMessage?: unknown; error?: unknown };
           // The OAuth endpoints answer as RFC 6749 says ({error, error_description}); everything else as v20.
           const oauth = /^\/v1\/oauth2\/(authorize|access_token)(\?|$)/.test(target);
-          const shaped = typeof parsed.errorMessage === 'string' || (oauth && typeof parsed.error === 'string');
+          const shaped =
+            typeof parsed.errorMessage === 'string' || (oauth && typeof parsed.error === 'string');
           expect(shaped, `${m} ${target}: ${a.body.slice(0, 200)}`).toBe(true);
         }
       }),

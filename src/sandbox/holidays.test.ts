@@ -20,12 +20,16 @@ describe('holidays in the sandbox', () => {
     sb.setTime('2024-12-25T12:00:00Z');
     const day = await call('GET', `${A}/pricing?instruments=EUR_USD`);
     expect([day.body.prices[0].tradeable, day.body.prices[0].status]).toEqual([false, 'non-tradeable']);
-    const m = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+    const m = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+    });
     expect(m.body.orderCancelTransaction.reason).toBe('MARKET_HALTED');
     expect(m.body.orderCreateTransaction.time).toMatch(/^2024-12-25T12:00:00/);
     sb.setTime('2024-12-25T22:00:00Z');
     sb.pushPrice({ instrument: 'EUR_USD', bid: 1.04, ask: 1.0402 });
-    const after = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+    const after = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+    });
     expect(after.status, JSON.stringify(after.body)).toBe(201);
     expect(after.body.orderFillTransaction).toBeDefined();
   });

@@ -17,11 +17,15 @@ function expectV20Error(body: string): Record<string, unknown> {
 
 describe('sandbox: hostile input (real process, raw sockets)', () => {
   it('GET //[ and GET http://[ get a 400 and the process, with --require-token, keeps serving', async () => {
-    const child = spawn(process.execPath, ['bin/fxflow.js', 'sandbox', '--port', '0', '--manual', '--require-token'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FXFLOW_SANDBOX_TOKEN: TOKEN },
-    });
+    const child = spawn(
+      process.execPath,
+      ['bin/fxflow.js', 'sandbox', '--port', '0', '--manual', '--require-token'],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, FXFLOW_SANDBOX_TOKEN: TOKEN },
+      },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -45,16 +49,32 @@ describe('sandbox: hostile input (real process, raw sockets)', () => {
         });
       });
       // '//[' is a path (404 with the token, 401 without); 'http://[' is no URL at all (400).
-      for (const [target, status] of [['//[', 404], ['//[::1', 404], ['http://[', 400], ['http://%zz/', 400], ['*', 400]] as const) {
-        const r = await rawHttp(url, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`);
+      for (const [target, status] of [
+        ['//[', 404],
+        ['//[::1', 404],
+        ['http://[', 400],
+        ['http://%zz/', 400],
+        ['*', 400],
+      ] as const) {
+        const r = await rawHttp(
+          url,
+          `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`,
+        );
         expect(r.status, target).toBe(status);
-        expect(expectV20Error(r.body).errorMessage).toMatch(status === 400 ? /Invalid request URL/ : /No such endpoint/);
-        const anonymous = await rawHttp(url, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+        expect(expectV20Error(r.body).errorMessage).toMatch(
+          status === 400 ? /Invalid request URL/ : /No such endpoint/,
+        );
+        const anonymous = await rawHttp(
+          url,
+          `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+        );
         expect(anonymous.status, target).toBe(status === 400 ? 400 : 401);
       }
       // Still up, and still guarded.
       expect((await call('GET', `${url}/v3/accounts`)).status).toBe(401);
-      expect((await call('GET', `${url}/v3/accounts`, undefined, { Authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+      expect(
+        (await call('GET', `${url}/v3/accounts`, undefined, { Authorization: `Bearer ${TOKEN}` })).status,
+      ).toBe(200);
       expect(exitCode).toBeUndefined();
     } finally {
       child.kill('SIGTERM');
@@ -76,8 +96,14 @@ describe('sandbox: hostile input (in process)', () => {
 
   it('"__proto__" in an order, its client extensions or the body is a 400 naming where', async () => {
     for (const [body, at] of [
-      ['{"order":{"__proto__":{"type":"MARKET"},"type":"MARKET","instrument":"EUR_USD","units":"100"}}', 'order.__proto__'],
-      ['{"order":{"type":"MARKET","instrument":"EUR_USD","units":"100","clientExtensions":{"__proto__":{"id":"x"}}}}', 'order.clientExtensions.__proto__'],
+      [
+        '{"order":{"__proto__":{"type":"MARKET"},"type":"MARKET","instrument":"EUR_USD","units":"100"}}',
+        'order.__proto__',
+      ],
+      [
+        '{"order":{"type":"MARKET","instrument":"EUR_USD","units":"100","clientExtensions":{"__proto__":{"id":"x"}}}}',
+        'order.clientExtensions.__proto__',
+      ],
       ['{"__proto__":{"order":{}}}', '__proto__'],
     ] as const) {
       const r = await post('/orders', body);
@@ -89,7 +115,10 @@ describe('sandbox: hostile input (in process)', () => {
   });
 
   it('deeply nested JSON is a 400, not a stack overflow', async () => {
-    for (const body of ['{"order":' + '['.repeat(100_000) + ']'.repeat(100_000) + '}', '{"order":' + '{"a":'.repeat(5000) + '1' + '}'.repeat(5000) + '}']) {
+    for (const body of [
+      '{"order":' + '['.repeat(100_000) + ']'.repeat(100_000) + '}',
+      '{"order":' + '{"a":'.repeat(5000) + '1' + '}'.repeat(5000) + '}',
+    ]) {
       const r = await post('/orders', body);
       expect(r.status).toBe(400);
       expect(r.body.errorMessage).toMatch(/nested \d+ levels deep \(at most 64\)/);
@@ -103,7 +132,18 @@ describe('sandbox: hostile input (in process)', () => {
       expect(r.body.errorMessage).toMatch(/Invalid percent-encoding/);
     }
     // A client ID holding '%' is decoded once, not twice: the order is found.
-    const made = await post('/orders', JSON.stringify({ order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '0.5', clientExtensions: { id: '50%off' } } }));
+    const made = await post(
+      '/orders',
+      JSON.stringify({
+        order: {
+          type: 'LIMIT',
+          instrument: 'EUR_USD',
+          units: '100',
+          price: '0.5',
+          clientExtensions: { id: '50%off' },
+        },
+      }),
+    );
     expect(made.status).toBe(201);
     const got = await call('GET', `${A}/orders/${encodeURIComponent('@50%off')}`);
     expect(got.status).toBe(200);
@@ -117,7 +157,10 @@ describe('sandbox: hostile input (in process)', () => {
     expect(r.status).toBe(413);
     expect(expectV20Error(r.body).errorMessage).toMatch(/too large/);
     // And with Expect: 100-continue the 413 comes before the body is sent.
-    const r2 = await rawHttp(sb.url, `POST /v3/accounts/${sb.accountIDs[0]}/orders HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
+    const r2 = await rawHttp(
+      sb.url,
+      `POST /v3/accounts/${sb.accountIDs[0]}/orders HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+    );
     expect(r2.status).toBe(413);
   });
 
@@ -132,7 +175,10 @@ describe('sandbox: hostile input (in process)', () => {
     const r431 = await rawHttp(sb.url, headers);
     expect(r431.status).toBe(431);
     expectV20Error(r431.body);
-    const method = await rawHttp(sb.url, 'FROB /v3/accounts HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const method = await rawHttp(
+      sb.url,
+      'FROB /v3/accounts HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
     expect(method.status).toBe(405);
     expectV20Error(method.body);
     const garbage = await rawHttp(sb.url, 'GET /v3/accounts HTTP/1.1\r\nHost x\r\nbroken\r\n\r\n');
@@ -158,7 +204,13 @@ describe('sandbox: a long clock jump never blocks other requests', () => {
     const sb = await startSandbox();
     try {
       const A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
-      expect((await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } })).status).toBe(201);
+      expect(
+        (
+          await call('POST', `${A}/orders`, {
+            order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+          })
+        ).status,
+      ).toBe(201);
       const start = sb.time();
       const target = start + 20 * 365 * 86_400_000;
       // Count event-loop turns that see the clock between start and target: a jump done in one
@@ -196,21 +248,37 @@ describe('sandbox: --require-token guards every route', () => {
   afterAll(() => sb.close());
 
   it('the OAuth routes issue no token without it (the bypass the issue reports)', async () => {
-    const authorize = await fetch(`${sb.url}/v1/oauth2/authorize?response_type=token&client_id=x&redirect_uri=${encodeURIComponent('http://127.0.0.1:9/cb')}&scope=trade`, { redirect: 'manual' });
+    const authorize = await fetch(
+      `${sb.url}/v1/oauth2/authorize?response_type=token&client_id=x&redirect_uri=${encodeURIComponent('http://127.0.0.1:9/cb')}&scope=trade`,
+      { redirect: 'manual' },
+    );
     expect(authorize.status).toBe(401);
     expect(authorize.headers.get('location')).toBeNull();
-    const exchange = await fetch(`${sb.url}/v1/oauth2/access_token`, { method: 'POST', body: 'grant_type=authorization_code&code=c&client_id=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const exchange = await fetch(`${sb.url}/v1/oauth2/access_token`, {
+      method: 'POST',
+      body: 'grant_type=authorization_code&code=c&client_id=x',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(exchange.status).toBe(401);
     // And no order can be placed by anyone without the token.
-    const order = await call('POST', `${sb.url}/v3/accounts/${sb.accountIDs[0]}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '1' } });
+    const order = await call('POST', `${sb.url}/v3/accounts/${sb.accountIDs[0]}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '1' },
+    });
     expect(order.status).toBe(401);
   });
 
   it('a token issued through OAuth by a caller holding the token is accepted', async () => {
-    const authorize = await fetch(`${sb.url}/v1/oauth2/authorize?response_type=token&client_id=x&redirect_uri=${encodeURIComponent('http://127.0.0.1:9/cb')}&scope=trade`, { redirect: 'manual', headers: { Authorization: `Bearer ${TOKEN}` } });
+    const authorize = await fetch(
+      `${sb.url}/v1/oauth2/authorize?response_type=token&client_id=x&redirect_uri=${encodeURIComponent('http://127.0.0.1:9/cb')}&scope=trade`,
+      { redirect: 'manual', headers: { Authorization: `Bearer ${TOKEN}` } },
+    );
     expect(authorize.status).toBe(302);
-    const issued = new URLSearchParams(new URL(authorize.headers.get('location')!).hash.slice(1)).get('access_token')!;
-    expect((await call('GET', `${sb.url}/v3/accounts`, undefined, { Authorization: `Bearer ${issued}` })).status).toBe(200);
+    const issued = new URLSearchParams(new URL(authorize.headers.get('location')!).hash.slice(1)).get(
+      'access_token',
+    )!;
+    expect(
+      (await call('GET', `${sb.url}/v3/accounts`, undefined, { Authorization: `Bearer ${issued}` })).status,
+    ).toBe(200);
   });
 
   it('the control routes that move time, prices and faults need it too', async () => {
@@ -223,6 +291,9 @@ describe('sandbox: --require-token guards every route', () => {
       const r = await call('POST', `${sb.url}${path}`, body);
       expect(r.status, path).toBe(401);
     }
-    expect((await call('POST', `${sb.url}/sandbox/advance`, { ms: 1000 }, { Authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+    expect(
+      (await call('POST', `${sb.url}/sandbox/advance`, { ms: 1000 }, { Authorization: `Bearer ${TOKEN}` }))
+        .status,
+    ).toBe(200);
   });
 });

@@ -34,7 +34,8 @@ export class InputError extends Error {
  * is accepted as HTTP/1.1 requires. Anything else, or a target that is not a URL, is a 400.
  */
 export function requestTarget(raw: string, base: string): URL {
-  if (raw.length > MAX_URL_LENGTH) throw new InputError(414, `Request URL too long (${raw.length} characters; at most ${MAX_URL_LENGTH})`);
+  if (raw.length > MAX_URL_LENGTH)
+    throw new InputError(414, `Request URL too long (${raw.length} characters; at most ${MAX_URL_LENGTH})`);
   try {
     if (raw.startsWith('/')) return new URL(`${base}${raw}`);
     if (/^https?:\/\//i.test(raw)) {
@@ -44,7 +45,10 @@ export function requestTarget(raw: string, base: string): URL {
   } catch {
     // reported below
   }
-  throw new InputError(400, `Invalid request URL ${JSON.stringify(raw.slice(0, 200))}: give a path such as /v3/accounts`);
+  throw new InputError(
+    400,
+    `Invalid request URL ${JSON.stringify(raw.slice(0, 200))}: give a path such as /v3/accounts`,
+  );
 }
 
 /** A path segment, percent-decoded; a malformed escape is a 400 naming the segment. */
@@ -64,7 +68,11 @@ export function decodeSegment(s: string): string {
 export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((done, fail) => {
     const declared = Number(req.headers['content-length']);
-    const tooLarge = (): InputError => new InputError(413, `Request body too large (${Number.isFinite(declared) ? `${declared} bytes` : 'over the limit'}; at most ${MAX_BODY_BYTES} bytes, 1 MiB)`);
+    const tooLarge = (): InputError =>
+      new InputError(
+        413,
+        `Request body too large (${Number.isFinite(declared) ? `${declared} bytes` : 'over the limit'}; at most ${MAX_BODY_BYTES} bytes, 1 MiB)`,
+      );
     if (Number.isFinite(declared) && declared > MAX_DRAIN_BYTES) {
       fail(tooLarge());
       return;
@@ -97,7 +105,11 @@ export function readBody(req: IncomingMessage): Promise<string> {
  */
 export function parseJsonBody(text: string): unknown {
   const depth = jsonDepth(text);
-  if (depth > MAX_JSON_DEPTH) throw new InputError(400, `Invalid JSON in the request body: nested ${depth} levels deep (at most ${MAX_JSON_DEPTH})`);
+  if (depth > MAX_JSON_DEPTH)
+    throw new InputError(
+      400,
+      `Invalid JSON in the request body: nested ${depth} levels deep (at most ${MAX_JSON_DEPTH})`,
+    );
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -106,7 +118,11 @@ export function parseJsonBody(text: string): unknown {
   }
   if (text.includes('__proto__')) {
     const at = protoPath(v, '');
-    if (at !== undefined) throw new InputError(400, `Invalid request body: '__proto__' (at ${at || 'the top'}) is not a v20 field`);
+    if (at !== undefined)
+      throw new InputError(
+        400,
+        `Invalid request body: '__proto__' (at ${at || 'the top'}) is not a v20 field`,
+      );
   }
   return v;
 }
@@ -145,7 +161,10 @@ function protoPath(v: unknown, at: string): string | undefined {
  * `Connection: close`. A request line or header block over the limit is a 414 when the request line
  * alone is too long, else a 431; a method Node does not know is a 405; anything else a 400.
  */
-export function clientErrorResponse(err: Error & { code?: string; rawPacket?: Buffer }, requestID: string): string {
+export function clientErrorResponse(
+  err: Error & { code?: string; rawPacket?: Buffer },
+  requestID: string,
+): string {
   let status = 400;
   let message = `Malformed HTTP request (${err.code ?? 'parse error'}): the sandbox speaks HTTP/1.1 with JSON bodies`;
   if (err.code === 'HPE_HEADER_OVERFLOW' || err.code === 'HPE_URI_TOO_LONG') {

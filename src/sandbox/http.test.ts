@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { RouteTable } from './http.ts';
 import { ok, type Handler } from './v3/context.ts';
 
-const named = (name: string): Handler => () => ok({ name });
+const named =
+  (name: string): Handler =>
+  () =>
+    ok({ name });
 
 describe('RouteTable (the /v3 and /sandbox route table)', () => {
   it('finds the first handler of the method and path, with its segments decoded', () => {

@@ -6,7 +6,15 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { retiredCall } from '../domain/v20/retired.ts';
 import type { Faults } from './faults.ts';
-import { clientErrorResponse, decodeSegment, InputError, MAX_BODY_BYTES, parseJsonBody, readBody, requestTarget } from './http-input.ts';
+import {
+  clientErrorResponse,
+  decodeSegment,
+  InputError,
+  MAX_BODY_BYTES,
+  parseJsonBody,
+  readBody,
+  requestTarget,
+} from './http-input.ts';
 import { legacyReplacement } from './legacy/routes.ts';
 import { toJSON, type SandboxReply, type SandboxRoute } from './route.ts';
 import { HttpError, type Handler } from './v3/context.ts';
@@ -44,8 +52,19 @@ export function requestIDs(): () => string {
 }
 
 /** Writes a reply: JSON (times as UNIX seconds when `unix`) or its raw bytes, with a RequestID and the Content-Length. */
-export function sendReply(res: ServerResponse, reply: SandboxReply, unix: boolean, requestID: string, extra?: Record<string, string>): void {
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'RequestID': requestID, ...reply.headers, ...extra };
+export function sendReply(
+  res: ServerResponse,
+  reply: SandboxReply,
+  unix: boolean,
+  requestID: string,
+  extra?: Record<string, string>,
+): void {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    RequestID: requestID,
+    ...reply.headers,
+    ...extra,
+  };
   const data = reply.raw ?? (reply.body === undefined ? '' : toJSON(reply.body, unix));
   headers['Content-Length'] = String(Buffer.byteLength(data));
   res.writeHead(reply.status, headers);
@@ -56,7 +75,10 @@ export function sendReply(res: ServerResponse, reply: SandboxReply, unix: boolea
  * Whether a request carries the required token (or one the OAuth endpoints issued); every request
  * does when no token is required.
  */
-export function tokenCheck(required: string | undefined, issued: ReadonlySet<string>): (req: IncomingMessage) => boolean {
+export function tokenCheck(
+  required: string | undefined,
+  issued: ReadonlySet<string>,
+): (req: IncomingMessage) => boolean {
   return (req) => {
     if (required === undefined) return true;
     // The scheme is case-insensitive (RFC 9110 11.1): 'bearer' is 'Bearer'.
@@ -79,7 +101,10 @@ export function requestBody(path: string, text: string, contentType: string | un
     return parseJsonBody(text);
   } catch (e) {
     if (e instanceof InputError && contentType !== undefined && !/json/i.test(contentType)) {
-      throw new InputError(400, `${e.message}. The body is read as JSON whatever its Content-Type (it was '${contentType}'): send a JSON object, with Content-Type: application/json`);
+      throw new InputError(
+        400,
+        `${e.message}. The body is read as JSON whatever its Content-Type (it was '${contentType}'): send a JSON object, with Content-Type: application/json`,
+      );
     }
     throw e;
   }
@@ -102,7 +127,12 @@ export interface HttpParts {
 
 /** One request to its answer: every error is answered v20-shaped (a 500 for a bug, logged). */
 export function requestHandler(p: HttpParts): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const send = (res: ServerResponse, reply: SandboxReply, unix: boolean, extra?: Record<string, string>): void => sendReply(res, reply, unix, p.requestID(), extra);
+  const send = (
+    res: ServerResponse,
+    reply: SandboxReply,
+    unix: boolean,
+    extra?: Record<string, string>,
+  ): void => sendReply(res, reply, unix, p.requestID(), extra);
   return async (req, res) => {
     p.counters.requests++;
     const method = req.method ?? 'GET';
@@ -116,7 +146,12 @@ export function requestHandler(p: HttpParts): (req: IncomingMessage, res: Server
       if (!p.authorized(req)) {
         await readBody(req).catch(() => '');
         const replacement = legacyReplacement(method, path);
-        send(res, { status: 401, body: { errorMessage: 'Insufficient authorization to perform request.' } }, unix, replacement !== undefined ? { 'X-V3-Replacement': replacement } : undefined);
+        send(
+          res,
+          { status: 401, body: { errorMessage: 'Insufficient authorization to perform request.' } },
+          unix,
+          replacement !== undefined ? { 'X-V3-Replacement': replacement } : undefined,
+        );
         return;
       }
       if (path.startsWith('/v3/') || path.startsWith('/labs/')) {
@@ -132,7 +167,20 @@ export function requestHandler(p: HttpParts): (req: IncomingMessage, res: Server
       const retired = path.startsWith('/v1') ? undefined : retiredCall(method, path);
       if (retired) {
         // v20's errorMessage, and the legacy API's code/message for a /v1 client that reads those.
-        send(res, { status: 404, body: { errorMessage: retired.message, errorCode: 'RETIRED_ENDPOINT', code: 404, message: retired.message, moreInfo: 'https://developer.oanda.com/rest-live-v20/introduction/' } }, unix);
+        send(
+          res,
+          {
+            status: 404,
+            body: {
+              errorMessage: retired.message,
+              errorCode: 'RETIRED_ENDPOINT',
+              code: 404,
+              message: retired.message,
+              moreInfo: 'https://developer.oanda.com/rest-live-v20/introduction/',
+            },
+          },
+          unix,
+        );
         return;
       }
       const body = requestBody(path, text, req.headers['content-type']?.toString());
@@ -172,23 +220,47 @@ export function requestHandler(p: HttpParts): (req: IncomingMessage, res: Server
         return;
       }
       if (found.allowed.length > 0) {
-        send(res, { status: 405, body: { errorMessage: `Method ${method} is not allowed on ${path} (use ${found.allowed.join(' or ')})` } }, unix, { Allow: found.allowed.join(', ') });
+        send(
+          res,
+          {
+            status: 405,
+            body: {
+              errorMessage: `Method ${method} is not allowed on ${path} (use ${found.allowed.join(' or ')})`,
+            },
+          },
+          unix,
+          { Allow: found.allowed.join(', ') },
+        );
         return;
       }
-      throw new HttpError(404, `No such endpoint: ${method} ${path} (the sandbox serves OANDA's v20 /v3 endpoints and /sandbox control)`);
+      throw new HttpError(
+        404,
+        `No such endpoint: ${method} ${path} (the sandbox serves OANDA's v20 /v3 endpoints and /sandbox control)`,
+      );
     } catch (e) {
       if (res.headersSent) {
         res.destroy();
         return;
       }
       if (e instanceof HttpError || e instanceof InputError) {
-        const body = e.errorCode ? { errorMessage: e.message, errorCode: e.errorCode } : { errorMessage: e.message };
-        send(res, { status: e.status, body }, unix, e.status === 413 || e.status === 414 ? { Connection: 'close' } : undefined);
+        const body = e.errorCode
+          ? { errorMessage: e.message, errorCode: e.errorCode }
+          : { errorMessage: e.message };
+        send(
+          res,
+          { status: e.status, body },
+          unix,
+          e.status === 413 || e.status === 414 ? { Connection: 'close' } : undefined,
+        );
         return;
       }
       const err = e as Error & { code?: string };
       if (err.code === 'INSTRUMENT') {
-        send(res, { status: 400, body: { errorMessage: err.message, errorCode: 'INVALID_INSTRUMENT' } }, unix);
+        send(
+          res,
+          { status: 400, body: { errorMessage: err.message, errorCode: 'INVALID_INSTRUMENT' } },
+          unix,
+        );
         return;
       }
       p.log?.error({ err: err.message, stack: err.stack, method, path }, 'sandbox request failed');
@@ -210,12 +282,28 @@ export interface HttpServer {
  */
 export async function serveHttp(
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
-  o: { host: string; port: number; requestID: () => string; log?: Logger | undefined; listenError: (message: string) => Error },
+  o: {
+    host: string;
+    port: number;
+    requestID: () => string;
+    log?: Logger | undefined;
+    listenError: (message: string) => Error;
+  },
 ): Promise<HttpServer> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((req, res) => {
     const t0 = Date.now();
-    res.on('finish', () => o.log?.debug({ method: req.method, path: (req.url ?? '').split('?')[0], status: res.statusCode, ms: Date.now() - t0 }, 'request'));
+    res.on('finish', () =>
+      o.log?.debug(
+        {
+          method: req.method,
+          path: (req.url ?? '').split('?')[0],
+          status: res.statusCode,
+          ms: Date.now() - t0,
+        },
+        'request',
+      ),
+    );
     // handle answers every error itself; this catch is the last guard that keeps the server up.
     handle(req, res).catch((e: unknown) => {
       o.log?.error({ err: (e as Error).message }, 'sandbox request handler failed');
@@ -233,7 +321,16 @@ export async function serveHttp(
   // Expect: 100-continue with a body over the limit: 413 at once, before the client sends it.
   server.on('checkContinue', (req, res) => {
     if (Number(req.headers['content-length']) > MAX_BODY_BYTES) {
-      sendReply(res, { status: 413, body: { errorMessage: `Request body too large (at most ${MAX_BODY_BYTES} bytes, 1 MiB)` } }, false, o.requestID(), { Connection: 'close' });
+      sendReply(
+        res,
+        {
+          status: 413,
+          body: { errorMessage: `Request body too large (at most ${MAX_BODY_BYTES} bytes, 1 MiB)` },
+        },
+        false,
+        o.requestID(),
+        { Connection: 'close' },
+      );
       return;
     }
     res.writeContinue();
@@ -241,29 +338,45 @@ export async function serveHttp(
   });
   // CONNECT (a proxy tunnel) is no v20 method: Node would close the connection without an answer.
   server.on('connect', (_req, socket: Duplex) => {
-    socket.end(clientErrorResponse(Object.assign(new Error('CONNECT'), { code: 'HPE_INVALID_METHOD' }), o.requestID()));
+    socket.end(
+      clientErrorResponse(Object.assign(new Error('CONNECT'), { code: 'HPE_INVALID_METHOD' }), o.requestID()),
+    );
   });
   // An Expect header other than 100-continue: Node would answer 417 with no body.
   server.on('checkExpectation', (req, res) => {
-    sendReply(res, { status: 417, body: { errorMessage: `Expectation failed: the sandbox only honours 'Expect: 100-continue' (got '${String(req.headers.expect)}')` } }, false, o.requestID(), { Connection: 'close' });
+    sendReply(
+      res,
+      {
+        status: 417,
+        body: {
+          errorMessage: `Expectation failed: the sandbox only honours 'Expect: 100-continue' (got '${String(req.headers.expect)}')`,
+        },
+      },
+      false,
+      o.requestID(),
+      { Connection: 'close' },
+    );
   });
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
   await new Promise<void>((done, fail) => {
-    server.once('error', (e) => fail(o.listenError(`sandbox cannot listen on ${o.host}:${o.port}: ${e.message}`)));
+    server.once('error', (e) =>
+      fail(o.listenError(`sandbox cannot listen on ${o.host}:${o.port}: ${e.message}`)),
+    );
     server.listen(o.port, o.host, () => done());
   });
   const addr = server.address() as AddressInfo;
   return {
     url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`,
-    close: () => new Promise<void>((done) => {
-      server.close(() => done());
-      server.closeIdleConnections();
-      setTimeout(() => {
-        for (const s of sockets) s.destroy();
-      }, 200).unref();
-    }),
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeIdleConnections();
+        setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, 200).unref();
+      }),
   };
 }

@@ -1,6 +1,22 @@
-import { AUTOCHARTIST_PERIODS, LABS_PERIODS, adjustPeriod, type AutochartistSignal, type LabsCalendarEntry, type LabsCotEntry } from '../adapters/v20/labs.ts';
+import {
+  AUTOCHARTIST_PERIODS,
+  LABS_PERIODS,
+  adjustPeriod,
+  type AutochartistSignal,
+  type LabsCalendarEntry,
+  type LabsCotEntry,
+} from '../adapters/v20/labs.ts';
 import { readFileSync } from 'node:fs';
-import { cotPublishedAt, visibleAt, type CalendarItem, type CotItem, type LabsItem, type LabsKind, type SignalItem, type SpreadItem } from '../adapters/catalog/labs-items.ts';
+import {
+  cotPublishedAt,
+  visibleAt,
+  type CalendarItem,
+  type CotItem,
+  type LabsItem,
+  type LabsKind,
+  type SignalItem,
+  type SpreadItem,
+} from '../adapters/catalog/labs-items.ts';
 import { labsFiles, parseLabsLine } from '../adapters/catalog/labs-store.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
 import type { SandboxReply, SandboxRoute } from './route.ts';
@@ -29,19 +45,28 @@ import type { SandboxReply, SandboxRoute } from './route.ts';
  * 400, a well-formed unknown one a 404, both with a v20 `errorMessage`. The removed endpoints
  * (historical_position_ratios, orderbook_data) answer 404.
  */
-export function labsRoute(opts: { now: () => number; instruments?: InstrumentRegistry; recorded?: string }): SandboxRoute {
+export function labsRoute(opts: {
+  now: () => number;
+  instruments?: InstrumentRegistry;
+  recorded?: string;
+}): SandboxRoute {
   const registry = opts.instruments ?? loadInstruments();
   const recorded = opts.recorded !== undefined ? loadRecorded(opts.recorded) : undefined;
   const route: SandboxRoute = (req) => {
     const path = req.url.pathname;
     if (!path.startsWith('/labs/v1/')) return undefined;
-    if (req.method !== 'GET') return { status: 405, body: { errorMessage: `${req.method} is not allowed on ${path}` } };
+    if (req.method !== 'GET')
+      return { status: 405, body: { errorMessage: `${req.method} is not allowed on ${path}` } };
     const q = req.url.searchParams;
     const nowS = Math.floor(opts.now() / 1000);
     const instrumentParam = (required: boolean): string | undefined | SandboxReply => {
       const i = q.get('instrument');
-      if (i === null || i === '') return required ? { status: 400, body: { errorMessage: "Invalid value specified for 'instrument'" } } : undefined;
-      if (!/^[A-Z0-9]+_[A-Z0-9]+$/.test(i)) return { status: 400, body: { errorMessage: "Invalid value specified for 'instrument'" } };
+      if (i === null || i === '')
+        return required
+          ? { status: 400, body: { errorMessage: "Invalid value specified for 'instrument'" } }
+          : undefined;
+      if (!/^[A-Z0-9]+_[A-Z0-9]+$/.test(i))
+        return { status: 400, body: { errorMessage: "Invalid value specified for 'instrument'" } };
       if (!registry.has(i)) return { status: 404, body: { errorMessage: `Instrument ${i} not found` } };
       return i;
     };
@@ -52,7 +77,8 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
         return { status: 400, body: { errorMessage: "Invalid value specified for 'period'" } };
       }
       const n = Number(p);
-      if (!Number.isFinite(n) || n <= 0) return { status: 400, body: { errorMessage: "Invalid value specified for 'period'" } };
+      if (!Number.isFinite(n) || n <= 0)
+        return { status: 400, body: { errorMessage: "Invalid value specified for 'period'" } };
       return adjustPeriod(n, allowed);
     };
     switch (path) {
@@ -62,7 +88,8 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
         const period = periodParam(LABS_PERIODS);
         if (typeof period === 'object') return period;
         const currencies = inst ? inst.split('_') : CURRENCIES;
-        if (recorded) return { status: 200, body: recordedCalendarAt(recorded, currencies, nowS - period, opts.now()) };
+        if (recorded)
+          return { status: 200, body: recordedCalendarAt(recorded, currencies, nowS - period, opts.now()) };
         return { status: 200, body: calendar(currencies, nowS - period, nowS) };
       }
       case '/labs/v1/spreads': {
@@ -70,15 +97,21 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
         if (typeof inst === 'object' || inst === undefined) return inst ?? undefined;
         const period = periodParam(LABS_PERIODS);
         if (typeof period === 'object') return period;
-        if (recorded) return { status: 200, body: recordedSpreadsAt(recorded, inst, nowS - period, opts.now()) };
+        if (recorded)
+          return { status: 200, body: recordedSpreadsAt(recorded, inst, nowS - period, opts.now()) };
         return { status: 200, body: spreads(inst, nowS - period, nowS, period) };
       }
       case '/labs/v1/commitments_of_traders': {
         const inst = instrumentParam(true);
         if (typeof inst === 'object' || inst === undefined) return inst ?? undefined;
         if (recorded) {
-          const reports = recorded.cot.filter((i) => i.instrument === inst && visibleAt(i) <= opts.now()).map((i) => i.report);
-          return { status: 200, body: reports.length > 0 ? { [inst]: reports.sort((a, b) => a.date - b.date) } : {} };
+          const reports = recorded.cot
+            .filter((i) => i.instrument === inst && visibleAt(i) <= opts.now())
+            .map((i) => i.report);
+          return {
+            status: 200,
+            body: reports.length > 0 ? { [inst]: reports.sort((a, b) => a.date - b.date) } : {},
+          };
         }
         return { status: 200, body: COT_INSTRUMENTS.includes(inst) ? { [inst]: cot(inst, nowS) } : {} };
       }
@@ -88,18 +121,32 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
         const period = periodParam(AUTOCHARTIST_PERIODS, 604800);
         if (typeof period === 'object') return period;
         const type = q.get('type');
-        if (type !== null && type !== 'chartpattern' && type !== 'keylevel') return { status: 400, body: { errorMessage: "Invalid value specified for 'type'" } };
+        if (type !== null && type !== 'chartpattern' && type !== 'keylevel')
+          return { status: 400, body: { errorMessage: "Invalid value specified for 'type'" } };
         const list = inst ? [inst] : SIGNAL_INSTRUMENTS.filter((i) => registry.has(i));
         if (recorded) {
-          const known = recorded.signals.filter((i) => i.knownAt <= opts.now() && i.signal.data.patternendtime >= nowS - period && (inst === undefined || i.signal.instrument === inst) && (type === null || i.signal.type === type));
+          const known = recorded.signals.filter(
+            (i) =>
+              i.knownAt <= opts.now() &&
+              i.signal.data.patternendtime >= nowS - period &&
+              (inst === undefined || i.signal.instrument === inst) &&
+              (type === null || i.signal.type === type),
+          );
           return { status: 200, body: { provider: 'autochartist', signals: known.map((i) => i.signal) } };
         }
-        const signals = list.flatMap((i) => autochartist(i, nowS - period, nowS)).filter((s) => type === null || s.type === type);
+        const signals = list
+          .flatMap((i) => autochartist(i, nowS - period, nowS))
+          .filter((s) => type === null || s.type === type);
         return { status: 200, body: { provider: 'autochartist', signals } };
       }
       case '/labs/v1/historical_position_ratios':
       case '/labs/v1/orderbook_data':
-        return { status: 404, body: { errorMessage: `${path} was removed by OANDA; use /v3/instruments/{instrument}/positionBook or orderBook` } };
+        return {
+          status: 404,
+          body: {
+            errorMessage: `${path} was removed by OANDA; use /v3/instruments/{instrument}/positionBook or orderBook`,
+          },
+        };
       default:
         return { status: 404, body: { errorMessage: `${path} is not a labs endpoint` } };
     }
@@ -109,7 +156,9 @@ export function labsRoute(opts: { now: () => number; instruments?: InstrumentReg
   // clock, whatever the sandbox's speed.
   return async (req) => {
     const reply = await route(req);
-    return reply === undefined ? undefined : { ...reply, headers: { ...reply.headers, Date: new Date(opts.now()).toUTCString() } };
+    return reply === undefined
+      ? undefined
+      : { ...reply, headers: { ...reply.headers, Date: new Date(opts.now()).toUTCString() } };
   };
 }
 
@@ -125,26 +174,49 @@ function loadRecorded(root: string): Recorded {
   const load = <T extends LabsItem>(kind: LabsKind): T[] => {
     const out: T[] = [];
     for (const { file } of labsFiles(root, kind)) {
-      readFileSync(file, 'utf8').split('\n').forEach((text, n) => {
-        if (text.trim() !== '') out.push(parseLabsLine(text, file, n + 1, kind) as T);
-      });
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((text, n) => {
+          if (text.trim() !== '') out.push(parseLabsLine(text, file, n + 1, kind) as T);
+        });
     }
     return out;
   };
-  return { calendar: load<CalendarItem>('calendar'), signals: load<SignalItem>('signals'), spreads: load<SpreadItem>('spreads'), cot: load<CotItem>('cot') };
+  return {
+    calendar: load<CalendarItem>('calendar'),
+    signals: load<SignalItem>('signals'),
+    spreads: load<SpreadItem>('spreads'),
+    cot: load<CotItem>('cot'),
+  };
 }
 
 /**
  * The recorded spread history of `instrument` known by `nowMs`, over [fromS, now]: the recorded
  * intervals as they are (a recording holds what OANDA answered; nothing is generated between them).
  */
-function recordedSpreadsAt(r: Recorded, instrument: string, fromS: number, nowMs: number): { max: [number, number][]; avg: [number, number][]; min: [number, number][] } {
-  const known = r.spreads.filter((i) => i.instrument === instrument && i.knownAt <= nowMs && i.t >= fromS && i.t * 1000 <= nowMs).sort((a, b) => a.t - b.t);
-  return { max: known.map((i) => [i.t, i.max]), avg: known.map((i) => [i.t, i.avg]), min: known.map((i) => [i.t, i.min]) };
+function recordedSpreadsAt(
+  r: Recorded,
+  instrument: string,
+  fromS: number,
+  nowMs: number,
+): { max: [number, number][]; avg: [number, number][]; min: [number, number][] } {
+  const known = r.spreads
+    .filter((i) => i.instrument === instrument && i.knownAt <= nowMs && i.t >= fromS && i.t * 1000 <= nowMs)
+    .sort((a, b) => a.t - b.t);
+  return {
+    max: known.map((i) => [i.t, i.max]),
+    avg: known.map((i) => [i.t, i.avg]),
+    min: known.map((i) => [i.t, i.min]),
+  };
 }
 
 /** Each recorded entry as it was known at `nowMs` (its latest version by then), released from `fromS` on. */
-function recordedCalendarAt(r: Recorded, currencies: readonly string[], fromS: number, nowMs: number): LabsCalendarEntry[] {
+function recordedCalendarAt(
+  r: Recorded,
+  currencies: readonly string[],
+  fromS: number,
+  nowMs: number,
+): LabsCalendarEntry[] {
   const latest = new Map<string, LabsCalendarEntry>();
   for (const i of r.calendar) {
     if (i.knownAt > nowMs) break; // files are in knownAt order
@@ -154,10 +226,39 @@ function recordedCalendarAt(r: Recorded, currencies: readonly string[], fromS: n
 }
 
 const CURRENCIES = ['USD', 'EUR', 'GBP', 'JPY', 'AUD', 'CAD', 'CHF', 'NZD'];
-const COT_INSTRUMENTS = ['AUD_USD', 'GBP_USD', 'USD_CAD', 'EUR_USD', 'USD_JPY', 'USD_MXN', 'NZD_USD', 'USD_CHF', 'XAU_USD', 'XAG_USD'];
+const COT_INSTRUMENTS = [
+  'AUD_USD',
+  'GBP_USD',
+  'USD_CAD',
+  'EUR_USD',
+  'USD_JPY',
+  'USD_MXN',
+  'NZD_USD',
+  'USD_CHF',
+  'XAU_USD',
+  'XAG_USD',
+];
 const SIGNAL_INSTRUMENTS = ['EUR_USD', 'GBP_USD', 'USD_JPY', 'AUD_USD', 'USD_CAD'];
-const REGION: Record<string, string> = { USD: 'americas', CAD: 'americas', EUR: 'europe', GBP: 'europe', CHF: 'europe', JPY: 'asia', AUD: 'asia', NZD: 'asia' };
-const TITLES = ['ISM Manufacturing', 'CPI m/m', 'Retail Sales m/m', 'Unemployment Rate', 'GDP q/q', 'Trade Balance', 'PMI Composite', 'Interest Rate Decision'];
+const REGION: Record<string, string> = {
+  USD: 'americas',
+  CAD: 'americas',
+  EUR: 'europe',
+  GBP: 'europe',
+  CHF: 'europe',
+  JPY: 'asia',
+  AUD: 'asia',
+  NZD: 'asia',
+};
+const TITLES = [
+  'ISM Manufacturing',
+  'CPI m/m',
+  'Retail Sales m/m',
+  'Unemployment Rate',
+  'GDP q/q',
+  'Trade Balance',
+  'PMI Composite',
+  'Interest Rate Decision',
+];
 const UNITS = ['index', '%', '%', '%', '%', 'B', 'index', '%'];
 const PATTERNS = [
   ['Channel Down', 'Continuation'],
@@ -217,7 +318,12 @@ function calendar(currencies: readonly string[], fromS: number, toS: number): La
   return out;
 }
 
-function spreads(instrument: string, fromS: number, toS: number, period: number): { max: [number, number][]; avg: [number, number][]; min: [number, number][] } {
+function spreads(
+  instrument: string,
+  fromS: number,
+  toS: number,
+  period: number,
+): { max: [number, number][]; avg: [number, number][]; min: [number, number][] } {
   const step = Math.max(900, Math.floor(period / 96 / 900) * 900);
   const base = instrument.endsWith('_JPY') ? 1.2 : 0.9;
   const max: [number, number][] = [];
@@ -297,7 +403,13 @@ function autochartist(instrument: string, fromS: number, toS: number): Autochart
           historicalstats,
           interval,
           length,
-          scores: { breakout: 1 + Math.floor(unit(`${k}:sb`) * 10), clarity: 1 + Math.floor(unit(`${k}:sc`) * 10), quality: 1 + Math.floor(unit(`${k}:sq`) * 10), initialtrend: 1 + Math.floor(unit(`${k}:si`) * 10), uniformity: 1 + Math.floor(unit(`${k}:su`) * 10) },
+          scores: {
+            breakout: 1 + Math.floor(unit(`${k}:sb`) * 10),
+            clarity: 1 + Math.floor(unit(`${k}:sc`) * 10),
+            quality: 1 + Math.floor(unit(`${k}:sq`) * 10),
+            initialtrend: 1 + Math.floor(unit(`${k}:si`) * 10),
+            uniformity: 1 + Math.floor(unit(`${k}:su`) * 10),
+          },
           trendtype,
           completed: 1,
         },
@@ -315,7 +427,14 @@ function autochartist(instrument: string, fromS: number, toS: number): Autochart
     } else {
       out.push({
         type: 'keylevel',
-        meta: { direction, probability, pattern: direction > 0 ? 'Support' : 'Resistance', historicalstats, interval, completed: 1 },
+        meta: {
+          direction,
+          probability,
+          pattern: direction > 0 ? 'Support' : 'Resistance',
+          historicalstats,
+          interval,
+          completed: 1,
+        },
         data: { price: round(price), patternendtime: t, prediction },
         id,
         instrument,

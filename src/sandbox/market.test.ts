@@ -11,9 +11,22 @@ const START = parseTime('2024-01-02T00:00:00Z'); // a Tuesday: FX open
 
 /** A market over one real account (its own SimBroker), recording what the streams would hear. */
 function market(marketHours = true): { m: SandboxMarket; heard: string[]; accounts: SandboxAccounts } {
-  const accounts = new SandboxAccounts({ specs: [{}], instruments, start: START, marketHours, fill: { slippage: 'none', latency: 'none' }, latencyTimeoutMs: 1000 });
+  const accounts = new SandboxAccounts({
+    specs: [{}],
+    instruments,
+    start: START,
+    marketHours,
+    fill: { slippage: 'none', latency: 'none' },
+    latencyTimeoutMs: 1000,
+  });
   const heard: string[] = [];
-  const m = new SandboxMarket({ start: START, accounts: accounts.byId, instruments, marketHours, onPrice: (n) => heard.push(n) });
+  const m = new SandboxMarket({
+    start: START,
+    accounts: accounts.byId,
+    instruments,
+    marketHours,
+    onPrice: (n) => heard.push(n),
+  });
   return { m, heard, accounts };
 }
 
@@ -43,23 +56,33 @@ describe('SandboxMarket (the sandbox clock and its prices)', () => {
 
   it('a bad price is a 400 naming what is wrong, and changes neither the clock nor the quote', () => {
     const { m, heard } = market();
-    expect(() => m.tick({ instrument: 'EUR_USD', bid: 1.2, ask: 1.1, time: START + 1000 })).toThrow(/ask >= bid/);
+    expect(() => m.tick({ instrument: 'EUR_USD', bid: 1.2, ask: 1.1, time: START + 1000 })).toThrow(
+      /ask >= bid/,
+    );
     expect(() => m.tick({ instrument: 'NOPE_XXX', bid: 1, ask: 1 })).toThrow(HttpError);
     expect(m.now).toBe(START);
     expect(m.quoteTime('EUR_USD')).toBeUndefined();
     expect(heard).toEqual([]);
   });
 
-  it('a PRICE is tradeable by the instrument\'s hours at the sandbox clock, unless market hours are off', () => {
+  it("a PRICE is tradeable by the instrument's hours at the sandbox clock, unless market hours are off", () => {
     const saturday = parseTime('2024-01-06T12:00:00Z');
     for (const hours of [true, false]) {
       const { m, accounts } = market(hours);
       const account = accounts.account('101-001-0000001-001');
       expect(m.priceJSON(account, 'EUR_USD')).toBeUndefined();
       m.tick({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
-      expect(m.priceJSON(account, 'EUR_USD')).toMatchObject({ type: 'PRICE', tradeable: true, status: 'tradeable', closeoutBid: '1.10000' });
+      expect(m.priceJSON(account, 'EUR_USD')).toMatchObject({
+        type: 'PRICE',
+        tradeable: true,
+        status: 'tradeable',
+        closeoutBid: '1.10000',
+      });
       m.setTime(saturday);
-      expect(m.priceJSON(account, 'EUR_USD')).toMatchObject({ tradeable: !hours, status: hours ? 'non-tradeable' : 'tradeable' });
+      expect(m.priceJSON(account, 'EUR_USD')).toMatchObject({
+        tradeable: !hours,
+        status: hours ? 'non-tradeable' : 'tradeable',
+      });
     }
   });
 });

@@ -11,9 +11,20 @@ import { HttpError } from './v3/context.ts';
 export const FEED_INSTRUMENTS: readonly string[] = ['EUR_USD', 'GBP_USD', 'USD_JPY'];
 
 /** A price as the control and the replay give it: numbers, a time (never before the clock) and an optional liquidity. */
-export interface PriceIn { instrument: string; bid: number; ask: number; time?: number; liquidity?: number }
+export interface PriceIn {
+  instrument: string;
+  bid: number;
+  ask: number;
+  time?: number;
+  liquidity?: number;
+}
 
-interface Quote { bid: number; ask: number; time: UnixMs; liquidity: number }
+interface Quote {
+  bid: number;
+  ask: number;
+  time: UnixMs;
+  liquidity: number;
+}
 
 /**
  * The sandbox clock and its prices. Time never moves back; a price moves it to the price's time,
@@ -52,21 +63,44 @@ export class SandboxMarket {
 
   /** A price: checked (a 400 naming what is wrong), then to every account's broker and the streams. */
   tick(p: PriceIn): void {
-    if (!this.o.instruments.has(p.instrument)) throw new HttpError(400, `Invalid value specified for 'instrument': '${p.instrument}' is not a known instrument`, 'INVALID_INSTRUMENT');
+    if (!this.o.instruments.has(p.instrument))
+      throw new HttpError(
+        400,
+        `Invalid value specified for 'instrument': '${p.instrument}' is not a known instrument`,
+        'INVALID_INSTRUMENT',
+      );
     if (!(Number.isFinite(p.bid) && Number.isFinite(p.ask) && p.bid > 0 && p.ask >= p.bid)) {
-      throw new HttpError(400, `Invalid price for ${p.instrument}: 'bid' and 'ask' must be positive numbers with ask >= bid (got bid ${p.bid}, ask ${p.ask})`);
+      throw new HttpError(
+        400,
+        `Invalid price for ${p.instrument}: 'bid' and 'ask' must be positive numbers with ask >= bid (got bid ${p.bid}, ask ${p.ask})`,
+      );
     }
     const at = Math.max(p.time ?? this.#now, this.#now);
     // Orders the latency fault held back that arrive before this price meet the prices of their arrival.
     this.#release(at, p.instrument);
     this.#now = at;
-    this.#quotes.set(p.instrument, { bid: p.bid, ask: p.ask, time: at, liquidity: p.liquidity ?? 10_000_000 });
+    this.#quotes.set(p.instrument, {
+      bid: p.bid,
+      ask: p.ask,
+      time: at,
+      liquidity: p.liquidity ?? 10_000_000,
+    });
     if (p.liquidity !== undefined) this.#limited.add(p.instrument);
     else this.#limited.delete(p.instrument);
     for (const a of this.o.accounts.values()) {
-      a.broker.onEvent(p.liquidity !== undefined
-        ? { kind: 'tick', instrument: p.instrument, at, bid: p.bid, ask: p.ask, bidLiquidity: p.liquidity, askLiquidity: p.liquidity }
-        : { kind: 'tick', instrument: p.instrument, at, bid: p.bid, ask: p.ask });
+      a.broker.onEvent(
+        p.liquidity !== undefined
+          ? {
+              kind: 'tick',
+              instrument: p.instrument,
+              at,
+              bid: p.bid,
+              ask: p.ask,
+              bidLiquidity: p.liquidity,
+              askLiquidity: p.liquidity,
+            }
+          : { kind: 'tick', instrument: p.instrument, at, bid: p.bid, ask: p.ask },
+      );
       a.priced(p.instrument, at);
     }
     this.o.onPrice?.(p.instrument);
@@ -74,11 +108,13 @@ export class SandboxMarket {
 
   /** Moves the clock to `ms` (never back): delayed orders arriving by then, then a timer to every broker (expiries, financing). */
   setTime(ms: number): void {
-    if (!Number.isFinite(ms)) throw new HttpError(400, "Invalid value specified for 'time': give RFC 3339 or epoch ms");
+    if (!Number.isFinite(ms))
+      throw new HttpError(400, "Invalid value specified for 'time': give RFC 3339 or epoch ms");
     this.#release(ms);
     if (ms <= this.#now) return;
     this.#now = ms;
-    for (const a of this.o.accounts.values()) a.broker.onEvent({ kind: 'timer', at: ms, name: 'sandbox-clock' });
+    for (const a of this.o.accounts.values())
+      a.broker.onEvent({ kind: 'timer', at: ms, name: 'sandbox-clock' });
   }
 
   /** An instrument's PRICE object for an account (undefined before its first price). */
@@ -114,15 +150,23 @@ export class SandboxMarket {
     for (const name of names) {
       if (!catalog.has(name, 'M1')) continue;
       try {
-        for await (const batch of catalog.candles({ instrument: name, granularity: 'M1', from: start - 7 * 86_400_000, to: start + 60_000 })) {
+        for await (const batch of catalog.candles({
+          instrument: name,
+          granularity: 'M1',
+          from: start - 7 * 86_400_000,
+          to: start + 60_000,
+        })) {
           const last = batch[batch.length - 1];
-          if (last) this.#quotes.set(name, { bid: last.bo, ask: last.ao, time: start, liquidity: 10_000_000 });
+          if (last)
+            this.#quotes.set(name, { bid: last.bo, ask: last.ao, time: start, liquidity: 10_000_000 });
         }
       } catch (e) {
         log?.warn({ err: (e as Error).message, instrument: name }, 'no initial price from the catalog');
       }
       const q = this.#quotes.get(name);
-      if (q) for (const a of this.o.accounts.values()) a.broker.onEvent({ kind: 'tick', instrument: name, at: start, bid: q.bid, ask: q.ask });
+      if (q)
+        for (const a of this.o.accounts.values())
+          a.broker.onEvent({ kind: 'tick', instrument: name, at: start, bid: q.bid, ask: q.ask });
     }
   }
 
@@ -130,7 +174,9 @@ export class SandboxMarket {
   #quoteOf = (instrument: string): { bid: number; ask: number; liquidity?: number } | undefined => {
     const q = this.#quotes.get(instrument);
     if (q === undefined) return undefined;
-    return this.#limited.has(instrument) ? { bid: q.bid, ask: q.ask, liquidity: q.liquidity } : { bid: q.bid, ask: q.ask };
+    return this.#limited.has(instrument)
+      ? { bid: q.bid, ask: q.ask, liquidity: q.liquidity }
+      : { bid: q.bid, ask: q.ask };
   };
 
   /** The clock moves to `to` (with a price of `pricing` there, when given): release the orders that arrive by then (latency fault). */
@@ -146,10 +192,25 @@ export class SandboxMarket {
  */
 export async function priceFeed(
   market: SandboxMarket,
-  o: { clock: 'manual' | 'replay'; speed: number; feed: boolean; catalog: Catalog; start: UnixMs; log?: Logger | undefined },
+  o: {
+    clock: 'manual' | 'replay';
+    speed: number;
+    feed: boolean;
+    catalog: Catalog;
+    start: UnixMs;
+    log?: Logger | undefined;
+  },
 ): Promise<Replay | undefined> {
   if (o.clock === 'replay') {
-    return new Replay({ catalog: o.catalog, start: o.start, speed: o.speed, instruments: FEED_INSTRUMENTS, tick: (p) => market.tick(p), advance: (t) => market.setTime(t), ...(o.log ? { log: o.log } : {}) });
+    return new Replay({
+      catalog: o.catalog,
+      start: o.start,
+      speed: o.speed,
+      instruments: FEED_INSTRUMENTS,
+      tick: (p) => market.tick(p),
+      advance: (t) => market.setTime(t),
+      ...(o.log ? { log: o.log } : {}),
+    });
   }
   if (o.feed) await market.open(o.catalog, FEED_INSTRUMENTS, o.log);
   return undefined;

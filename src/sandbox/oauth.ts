@@ -33,7 +33,8 @@ function formOf(body: unknown, query: URLSearchParams): URLSearchParams {
   if (body instanceof URLSearchParams) return body;
   if (typeof body === 'object' && body !== null) {
     const p = new URLSearchParams();
-    for (const [k, v] of Object.entries(body as Record<string, unknown>)) if (typeof v === 'string') p.set(k, v);
+    for (const [k, v] of Object.entries(body as Record<string, unknown>))
+      if (typeof v === 'string') p.set(k, v);
     return p;
   }
   return query;
@@ -72,8 +73,15 @@ export function oauthRoute(opts: { baseUrl: () => string }): OAuthRoute {
       } catch {
         return oauthError(400, 'invalid_request', 'redirect_uri is not an absolute URL');
       }
-      if (!(target.protocol === 'https:' || (target.protocol === 'http:' && LOOPBACK.test(target.hostname))) || target.hash) {
-        return oauthError(400, 'invalid_request', 'redirect_uri must be https, or http to a loopback address, and carry no fragment');
+      if (
+        !(target.protocol === 'https:' || (target.protocol === 'http:' && LOOPBACK.test(target.hostname))) ||
+        target.hash
+      ) {
+        return oauthError(
+          400,
+          'invalid_request',
+          'redirect_uri must be https, or http to a loopback address, and carry no fragment',
+        );
       }
       const state = q.get('state');
       const type = q.get('response_type');
@@ -85,11 +93,21 @@ export function oauthRoute(opts: { baseUrl: () => string }): OAuthRoute {
         else for (const [k, v] of p) u.searchParams.set(k, v);
         return { status: 302, headers: { Location: u.toString(), 'Cache-Control': 'no-store' } };
       };
-      if (type !== 'code' && type !== 'token') return back({ error: 'unsupported_response_type', error_description: 'response_type must be code or token' }, false);
+      if (type !== 'code' && type !== 'token')
+        return back(
+          { error: 'unsupported_response_type', error_description: 'response_type must be code or token' },
+          false,
+        );
       const scopes = (q.get('scope') ?? 'read').split(/[\s,]+/).filter((s) => s.length > 0);
       const unknown = scopes.find((s) => !SCOPES.includes(s));
       if (unknown !== undefined || scopes.length === 0) {
-        return back({ error: 'invalid_scope', error_description: `unknown scope ${unknown ?? '(none)'}; use ${SCOPES.join(', ')}` }, type === 'token');
+        return back(
+          {
+            error: 'invalid_scope',
+            error_description: `unknown scope ${unknown ?? '(none)'}; use ${SCOPES.join(', ')}`,
+          },
+          type === 'token',
+        );
       }
       const scope = scopes.join(' ');
       if (type === 'token') {
@@ -98,24 +116,40 @@ export function oauthRoute(opts: { baseUrl: () => string }): OAuthRoute {
         return back({ access_token: token, token_type: 'bearer', scope }, true);
       }
       const code = randomBytes(24).toString('base64url');
-      grants.set(code, { clientId, redirectUri: redirect, scope, expires: Date.now() + CODE_TTL_MS, used: false });
+      grants.set(code, {
+        clientId,
+        redirectUri: redirect,
+        scope,
+        expires: Date.now() + CODE_TTL_MS,
+        used: false,
+      });
       return back({ code }, false);
     }
     if (path === '/v1/oauth2/access_token') {
-      if (req.method !== 'POST') return oauthError(405, 'invalid_request', 'use POST for /v1/oauth2/access_token');
+      if (req.method !== 'POST')
+        return oauthError(405, 'invalid_request', 'use POST for /v1/oauth2/access_token');
       const f = formOf(req.body, req.url.searchParams);
-      if (f.get('grant_type') !== 'authorization_code') return oauthError(400, 'unsupported_grant_type', 'grant_type must be authorization_code');
+      if (f.get('grant_type') !== 'authorization_code')
+        return oauthError(400, 'unsupported_grant_type', 'grant_type must be authorization_code');
       const code = f.get('code');
       const clientId = f.get('client_id');
       if (!code || !clientId) return oauthError(400, 'invalid_request', 'code and client_id are required');
       const g = grants.get(code);
       if (!g || g.used || g.expires < Date.now()) {
-        return oauthError(400, 'invalid_grant', g?.used ? 'the authorization code was already used' : 'the authorization code is unknown or expired');
+        return oauthError(
+          400,
+          'invalid_grant',
+          g?.used
+            ? 'the authorization code was already used'
+            : 'the authorization code is unknown or expired',
+        );
       }
       // A code is spent by any attempt to use it (RFC 6749 4.1.2: used at most once).
       g.used = true;
-      if (g.clientId !== clientId) return oauthError(400, 'invalid_grant', 'client_id differs from the authorization request');
-      if (f.get('redirect_uri') !== g.redirectUri) return oauthError(400, 'invalid_grant', 'redirect_uri differs from the authorization request');
+      if (g.clientId !== clientId)
+        return oauthError(400, 'invalid_grant', 'client_id differs from the authorization request');
+      if (f.get('redirect_uri') !== g.redirectUri)
+        return oauthError(400, 'invalid_grant', 'redirect_uri differs from the authorization request');
       const token = randomBytes(32).toString('hex');
       issued.add(token);
       return json(200, { access_token: token, token_type: 'bearer', scope: g.scope, issuer: opts.baseUrl() });

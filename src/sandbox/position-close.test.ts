@@ -30,7 +30,9 @@ async function withPosition(have: Have): Promise<string> {
   if (Number(p.long.units) !== 0) await call('PUT', `${A}/positions/EUR_USD/close`, { longUnits: 'ALL' });
   if (Number(p.short.units) !== 0) await call('PUT', `${A}/positions/EUR_USD/close`, { shortUnits: 'ALL' });
   if (have !== 'none') {
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: have === 'long' ? '5000' : '-5000' } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: have === 'long' ? '5000' : '-5000' },
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
   }
   n++;
@@ -50,16 +52,28 @@ const cases: [Ask, Have, { ok: ('long' | 'short')[] } | { side: 'long' | 'short'
   [{ shortUnits: 'ALL' }, 'long', { side: 'short', reason: 'CLOSEOUT_POSITION_DOESNT_EXIST' }],
   [{ shortUnits: 'ALL' }, 'none', { side: 'short', reason: 'CLOSEOUT_POSITION_DOESNT_EXIST' }],
   [{ shortUnits: '1000' }, 'short', { ok: ['short'] }],
-  [{ shortUnits: '99999' }, 'short', { side: 'short', reason: 'CLOSEOUT_POSITION_UNITS_EXCEED_POSITION_SIZE' }],
+  [
+    { shortUnits: '99999' },
+    'short',
+    { side: 'short', reason: 'CLOSEOUT_POSITION_UNITS_EXCEED_POSITION_SIZE' },
+  ],
   [{ shortUnits: '1000' }, 'long', { side: 'short', reason: 'CLOSEOUT_POSITION_DOESNT_EXIST' }],
   [{ shortUnits: '1000' }, 'none', { side: 'short', reason: 'CLOSEOUT_POSITION_DOESNT_EXIST' }],
   [{ longUnits: 'ALL', shortUnits: 'NONE' }, 'long', { ok: ['long'] }],
-  [{ longUnits: 'NONE', shortUnits: 'ALL' }, 'long', { side: 'short', reason: 'CLOSEOUT_POSITION_DOESNT_EXIST' }],
+  [
+    { longUnits: 'NONE', shortUnits: 'ALL' },
+    'long',
+    { side: 'short', reason: 'CLOSEOUT_POSITION_DOESNT_EXIST' },
+  ],
   // Neither side named: each defaults to ALL (service-specification.md), the sides held are closed.
   [{}, 'long', { ok: ['long'] }],
   [{}, 'short', { ok: ['short'] }],
   [{}, 'none', { side: 'long', reason: 'CLOSEOUT_POSITION_DOESNT_EXIST' }],
-  [{ longUnits: 'NONE', shortUnits: 'NONE' }, 'long', { side: 'long', reason: 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION' }],
+  [
+    { longUnits: 'NONE', shortUnits: 'NONE' },
+    'long',
+    { side: 'long', reason: 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION' },
+  ],
 ];
 
 describe('position close: each side answered under its own name, with the right reason', () => {
@@ -88,7 +102,10 @@ describe('position close: each side answered under its own name, with the right 
     expect(r.status).toBe(400);
     expect(r.body.longOrderRejectTransaction.rejectReason).toBe('CLOSEOUT_POSITION_DOESNT_EXIST');
     expect(r.body.shortOrderRejectTransaction.rejectReason).toBe('CLOSEOUT_POSITION_DOESNT_EXIST');
-    expect(r.body.shortOrderRejectTransaction.shortPositionCloseout).toEqual({ instrument: 'EUR_USD', units: '10' });
+    expect(r.body.shortOrderRejectTransaction.shortPositionCloseout).toEqual({
+      instrument: 'EUR_USD',
+      units: '10',
+    });
     expect(n).toBeGreaterThan(cases.length);
   });
 });

@@ -66,15 +66,23 @@ const FIXED: Readonly<Record<string, string>> = {
   INSUFFICIENT_MARGIN: 'Insufficient margin to perform request',
   ORDER_DOESNT_EXIST: 'The Order specified does not exist',
   TRADE_DOESNT_EXIST: 'The Trade specified does not exist',
-  CLOSE_TRADE_UNITS_EXCEED_TRADE_SIZE: "Invalid value specified for 'units': more units than the Trade has open",
+  CLOSE_TRADE_UNITS_EXCEED_TRADE_SIZE:
+    "Invalid value specified for 'units': more units than the Trade has open",
   CLOSEOUT_POSITION_DOESNT_EXIST: 'The Position requested to be closed out does not exist',
-  CLOSEOUT_POSITION_UNITS_EXCEED_POSITION_SIZE: 'The units requested to be closed out exceed the size of the Position side',
-  CLOSEOUT_POSITION_REJECT: "Invalid value specified for the Position closeout: give 'ALL', 'NONE' or a positive number of units",
-  CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION: "Invalid request: give 'longUnits' and/or 'shortUnits' ('ALL' or a number of units)",
-  TAKE_PROFIT_ORDER_ALREADY_EXISTS: 'The Trade already has a Take Profit Order: replace it (PUT /orders/{id}) or set it with PUT /trades/{id}/orders',
-  STOP_LOSS_ORDER_ALREADY_EXISTS: 'The Trade already has a Stop Loss Order: replace it (PUT /orders/{id}) or set it with PUT /trades/{id}/orders',
-  TRAILING_STOP_LOSS_ORDER_ALREADY_EXISTS: 'The Trade already has a Trailing Stop Loss Order: replace it (PUT /orders/{id}) or set it with PUT /trades/{id}/orders',
-  GUARANTEED_STOP_LOSS_ORDER_ALREADY_EXISTS: 'The Trade already has a Guaranteed Stop Loss Order: replace it (PUT /orders/{id}) or set it with PUT /trades/{id}/orders',
+  CLOSEOUT_POSITION_UNITS_EXCEED_POSITION_SIZE:
+    'The units requested to be closed out exceed the size of the Position side',
+  CLOSEOUT_POSITION_REJECT:
+    "Invalid value specified for the Position closeout: give 'ALL', 'NONE' or a positive number of units",
+  CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION:
+    "Invalid request: give 'longUnits' and/or 'shortUnits' ('ALL' or a number of units)",
+  TAKE_PROFIT_ORDER_ALREADY_EXISTS:
+    'The Trade already has a Take Profit Order: replace it (PUT /orders/{id}) or set it with PUT /trades/{id}/orders',
+  STOP_LOSS_ORDER_ALREADY_EXISTS:
+    'The Trade already has a Stop Loss Order: replace it (PUT /orders/{id}) or set it with PUT /trades/{id}/orders',
+  TRAILING_STOP_LOSS_ORDER_ALREADY_EXISTS:
+    'The Trade already has a Trailing Stop Loss Order: replace it (PUT /orders/{id}) or set it with PUT /trades/{id}/orders',
+  GUARANTEED_STOP_LOSS_ORDER_ALREADY_EXISTS:
+    'The Trade already has a Guaranteed Stop Loss Order: replace it (PUT /orders/{id}) or set it with PUT /trades/{id}/orders',
 };
 
 /**

@@ -6,11 +6,20 @@ describe('sandbox: replay clock', () => {
   it('replays the catalog M1 candles as ticks inside each candle, in time order, moving the clock', async () => {
     const start = Date.parse('2024-03-05T10:00:00Z');
     // One simulated minute per real millisecond.
-    const sb = await startSandbox({ clock: 'replay', speed: 60_000, start: '2024-03-05T10:00:00Z', heartbeatMs: 1000 });
+    const sb = await startSandbox({
+      clock: 'replay',
+      speed: 60_000,
+      start: '2024-03-05T10:00:00Z',
+      heartbeatMs: 1000,
+    });
     try {
       const A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
       const s = await readLines(`${A}/pricing/stream?instruments=EUR_USD`);
-      await s.until(() => jsonLines(s.lines).filter((l) => l.type === 'PRICE').length >= 40, 10_000, '40 prices');
+      await s.until(
+        () => jsonLines(s.lines).filter((l) => l.type === 'PRICE').length >= 40,
+        10_000,
+        '40 prices',
+      );
       s.close();
       const prices = jsonLines(s.lines).filter((l) => l.type === 'PRICE');
       const times = prices.map((p) => Date.parse(p.time as string));
@@ -19,9 +28,13 @@ describe('sandbox: replay clock', () => {
       // Every tick lies inside the bid range of the M1 candle of its minute.
       const from = Math.floor(times[0]! / 60_000) * 60_000;
       const to = Math.floor(times[times.length - 1]! / 60_000) * 60_000 + 60_000;
-      const c = await call('GET', `${sb.url}/v3/instruments/EUR_USD/candles?granularity=M1&price=B&from=${from / 1000}&to=${to / 1000}`);
+      const c = await call(
+        'GET',
+        `${sb.url}/v3/instruments/EUR_USD/candles?granularity=M1&price=B&from=${from / 1000}&to=${to / 1000}`,
+      );
       const byMinute = new Map<number, { l: number; h: number }>();
-      for (const k of c.body.candles as { time: string; bid: { l: string; h: string } }[]) byMinute.set(Date.parse(k.time), { l: Number(k.bid.l), h: Number(k.bid.h) });
+      for (const k of c.body.candles as { time: string; bid: { l: string; h: string } }[])
+        byMinute.set(Date.parse(k.time), { l: Number(k.bid.l), h: Number(k.bid.h) });
       let checked = 0;
       for (const p of prices) {
         const m = byMinute.get(Math.floor(Date.parse(p.time as string) / 60_000) * 60_000);
@@ -35,7 +48,9 @@ describe('sandbox: replay clock', () => {
       const stats = await call('GET', `${sb.url}/sandbox/stats`);
       expect(Date.parse(stats.body.time)).toBeGreaterThan(start + 10 * 60_000);
       // A market order fills at the replayed price.
-      const o = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+      const o = await call('POST', `${A}/orders`, {
+        order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+      });
       expect(o.status).toBe(201);
       expect(o.body.orderFillTransaction.type).toBe('ORDER_FILL');
     } finally {

@@ -64,7 +64,9 @@ export class Replay {
         this.#o.log?.warn({ instrument }, 'replay: no M1 data in the catalog for this instrument');
         continue;
       }
-      const iter = this.#o.catalog.candles({ instrument, granularity: 'M1', from: this.#o.start })[Symbol.asyncIterator]();
+      const iter = this.#o.catalog
+        .candles({ instrument, granularity: 'M1', from: this.#o.start })
+        [Symbol.asyncIterator]();
       this.#feeds.push({ instrument, iter, batch: [], index: 0, pending: [], done: false });
     }
     this.#timer = setInterval(() => void this.#pump(), 20);

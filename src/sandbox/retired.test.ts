@@ -11,9 +11,21 @@ const CASES: readonly (readonly [string, string, RegExp])[] = [
   ['GET', '/v1/accounts', /GET \/v3\/accounts\b/],
   ['GET', '/v1/accounts/12345/orders', /GET \/v3\/accounts\/\{accountID\}\/(orders|pendingOrders)/],
   ['POST', '/v1/accounts/12345/orders', /POST \/v3\/accounts\/\{accountID\}\/orders/],
-  ['PATCH', '/v1/accounts/12345/trades/7', /PUT \/v3\/accounts\/\{accountID\}\/trades\/\{tradeSpecifier\}\/orders/],
-  ['DELETE', '/v1/accounts/12345/trades/7', /PUT \/v3\/accounts\/\{accountID\}\/trades\/\{tradeSpecifier\}\/close/],
-  ['DELETE', '/v1/accounts/12345/orders/9', /PUT \/v3\/accounts\/\{accountID\}\/orders\/\{orderSpecifier\}\/cancel/],
+  [
+    'PATCH',
+    '/v1/accounts/12345/trades/7',
+    /PUT \/v3\/accounts\/\{accountID\}\/trades\/\{tradeSpecifier\}\/orders/,
+  ],
+  [
+    'DELETE',
+    '/v1/accounts/12345/trades/7',
+    /PUT \/v3\/accounts\/\{accountID\}\/trades\/\{tradeSpecifier\}\/close/,
+  ],
+  [
+    'DELETE',
+    '/v1/accounts/12345/orders/9',
+    /PUT \/v3\/accounts\/\{accountID\}\/orders\/\{orderSpecifier\}\/cancel/,
+  ],
   ['GET', '/v1/prices', /GET \/v3\/accounts\/\{accountID\}\/pricing/],
   ['GET', '/v1/candles', /GET \/v3\/instruments\/\{instrument\}\/candles/],
   ['GET', '/v1/events', /GET \/v3\/accounts\/\{accountID\}\/transactions\/stream/],
@@ -65,18 +77,29 @@ describe('retired OANDA endpoints', () => {
       const http = new V20Http({ baseUrl: sb.url, log: pino({ level: 'silent' }), retries: 0 });
       try {
         const before = sb.stats().requests;
-        const e1 = await http.request({ method: 'GET', path: '/v1/candles', query: { instrument: 'EUR_USD' } }).catch((e: unknown) => e);
+        const e1 = await http
+          .request({ method: 'GET', path: '/v1/candles', query: { instrument: 'EUR_USD' } })
+          .catch((e: unknown) => e);
         expect(e1).toBeInstanceOf(V20Error);
         expect((e1 as V20Error).code).toBe('V20_UNSUPPORTED');
-        expect((e1 as V20Error).message).toMatch(/GET \/v3\/instruments\/\{instrument\}\/candles.*no request was sent/);
-        const e2 = await http.request({ method: 'POST', path: '/v1/accounts/1/orders', body: {} }).catch((e: unknown) => e);
+        expect((e1 as V20Error).message).toMatch(
+          /GET \/v3\/instruments\/\{instrument\}\/candles.*no request was sent/,
+        );
+        const e2 = await http
+          .request({ method: 'POST', path: '/v1/accounts/1/orders', body: {} })
+          .catch((e: unknown) => e);
         expect((e2 as V20Error).message).toMatch(/POST \/v3\/accounts\/\{accountID\}\/orders/);
-        const e3 = await http.openStream('/v1/prices', { instruments: 'EUR_USD' }, new AbortController().signal).catch((e: unknown) => e);
+        const e3 = await http
+          .openStream('/v1/prices', { instruments: 'EUR_USD' }, new AbortController().signal)
+          .catch((e: unknown) => e);
         expect((e3 as V20Error).code).toBe('V20_UNSUPPORTED');
         expect((e3 as V20Error).message).toMatch(/pricing\/stream/);
         expect(sb.stats().requests).toBe(before);
         // A v20 call through the same client still works.
-        expect((await http.request<{ accounts: unknown[] }>({ method: 'GET', path: '/v3/accounts' })).body.accounts.length).toBe(1);
+        expect(
+          (await http.request<{ accounts: unknown[] }>({ method: 'GET', path: '/v3/accounts' })).body.accounts
+            .length,
+        ).toBe(1);
       } finally {
         await http.close();
         await sb.close();

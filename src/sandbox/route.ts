@@ -10,7 +10,9 @@ const TIME_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 /** JSON of a reply body or stream line, with every RFC 3339 time rewritten as UNIX seconds when `unix` (Accept-Datetime-Format: UNIX). */
 export function toJSON(body: unknown, unix: boolean): string {
   if (!unix) return JSON.stringify(body);
-  return JSON.stringify(body, (_k, v: unknown) => (typeof v === 'string' && TIME_TEXT.test(v) ? formatUnixTime(parseTime(v)) : v));
+  return JSON.stringify(body, (_k, v: unknown) =>
+    typeof v === 'string' && TIME_TEXT.test(v) ? formatUnixTime(parseTime(v)) : v,
+  );
 }
 
 /** What a route answers: an HTTP status, an optional JSON body and extra headers. */

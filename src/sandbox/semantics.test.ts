@@ -24,19 +24,34 @@ async function open(opts: Parameters<typeof startSandbox>[0] = {}): Promise<{ sb
 describe('request bodies OANDA takes', () => {
   it('units and prices as JSON numbers: the order fills and every answer carries strings', async () => {
     const { A } = await open();
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: 100, takeProfitOnFill: { price: '1.11000' }, stopLossOnFill: { distance: 0.005 } } });
+    const r = await call('POST', `${A}/orders`, {
+      order: {
+        type: 'MARKET',
+        instrument: 'EUR_USD',
+        units: 100,
+        takeProfitOnFill: { price: '1.11000' },
+        stopLossOnFill: { distance: 0.005 },
+      },
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     expect(r.body.orderCreateTransaction.units).toBe('100');
     expect(r.body.orderCreateTransaction.stopLossOnFill.distance).toBe('0.005');
     expect(r.body.orderFillTransaction.units).toBe('100');
-    const limit = await call('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: -250, price: 1.105 } });
+    const limit = await call('POST', `${A}/orders`, {
+      order: { type: 'LIMIT', instrument: 'EUR_USD', units: -250, price: 1.105 },
+    });
     expect(limit.status).toBe(201);
-    expect([limit.body.orderCreateTransaction.units, limit.body.orderCreateTransaction.price]).toEqual(['-250', '1.10500']);
+    expect([limit.body.orderCreateTransaction.units, limit.body.orderCreateTransaction.price]).toEqual([
+      '-250',
+      '1.10500',
+    ]);
   });
 
   it('PUT /trades/{id}/close with {"units": 100}, as the request recorded against OANDA (oandapyV20 trades.json), closes 100 units', async () => {
     const { A } = await open();
-    const m = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '300' } });
+    const m = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '300' },
+    });
     const tradeID = m.body.orderFillTransaction.tradeOpened.tradeID as string;
     const c = await call('PUT', `${A}/trades/${tradeID}/close`, { units: 100 });
     expect(c.status, JSON.stringify(c.body)).toBe(200);
@@ -45,7 +60,10 @@ describe('request bodies OANDA takes', () => {
     const p = await call('PUT', `${A}/positions/EUR_USD/close`, { longUnits: 50 });
     expect(p.status).toBe(200);
     expect(p.body.longOrderFillTransaction.units).toBe('-50');
-    const dep = await call('PUT', `${A}/trades/${tradeID}/orders`, { takeProfit: { price: 1.2 }, trailingStopLoss: { distance: 0.001 } });
+    const dep = await call('PUT', `${A}/trades/${tradeID}/orders`, {
+      takeProfit: { price: 1.2 },
+      trailingStopLoss: { distance: 0.001 },
+    });
     expect(dep.status, JSON.stringify(dep.body)).toBe(200);
     expect(dep.body.takeProfitOrderTransaction.price).toBe('1.20000');
     expect(dep.body.trailingStopLossOrderTransaction.distance).toBe('0.001');
@@ -53,27 +71,39 @@ describe('request bodies OANDA takes', () => {
 
   it('a wrong value is refused naming the field as OANDA does', async () => {
     const { A } = await open();
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: true } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: true },
+    });
     expect(r.status).toBe(400);
     expect(r.body.errorMessage).toMatch(/^Invalid value specified for 'order\.units'/);
-    const tp = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '10', takeProfitOnFill: { price: '1.105001' } } });
+    const tp = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '10', takeProfitOnFill: { price: '1.105001' } },
+    });
     expect(tp.status).toBe(400);
     expect(tp.body.errorCode).toBe('TAKE_PROFIT_ON_FILL_PRICE_PRECISION_EXCEEDED');
-    expect(tp.body.errorMessage).toMatch(/^Invalid value specified for 'order\.takeProfitOnFill\.price': more decimal places/);
-    const u = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '0.5' } });
+    expect(tp.body.errorMessage).toMatch(
+      /^Invalid value specified for 'order\.takeProfitOnFill\.price': more decimal places/,
+    );
+    const u = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '0.5' },
+    });
     expect(u.body.errorMessage).toMatch(/^Invalid value specified for 'order\.units'/);
   });
 });
 
 describe('refusals as OANDA answers them', () => {
-  it("an unknown instrument: 400 with only errorMessage \"Invalid value specified for 'order.instrument'\" (the recorded answer), no transaction, no ID used", async () => {
+  it('an unknown instrument: 400 with only errorMessage "Invalid value specified for \'order.instrument\'" (the recorded answer), no transaction, no ID used', async () => {
     const { A } = await open();
     const before = (await call('GET', `${A}/summary`)).body.lastTransactionID as string;
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_UDS', units: '100' } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_UDS', units: '100' },
+    });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ errorMessage: "Invalid value specified for 'order.instrument'" });
     expect((await call('GET', `${A}/summary`)).body.lastTransactionID).toBe(before);
-    const next = await call('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '1', price: '1.0' } });
+    const next = await call('POST', `${A}/orders`, {
+      order: { type: 'LIMIT', instrument: 'EUR_USD', units: '1', price: '1.0' },
+    });
     expect(next.body.orderCreateTransaction.id).toBe(String(Number(before) + 1));
   });
 
@@ -88,18 +118,28 @@ describe('refusals as OANDA answers them', () => {
 
   it('a take profit or trailing stop created or replaced by ID is checked against its trade instrument', async () => {
     const { A } = await open();
-    const m = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } });
+    const m = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '1000' },
+    });
     const tradeID = m.body.orderFillTransaction.tradeOpened.tradeID as string;
-    const tsl = await call('POST', `${A}/orders`, { order: { type: 'TRAILING_STOP_LOSS', tradeID, distance: '0.00001' } });
+    const tsl = await call('POST', `${A}/orders`, {
+      order: { type: 'TRAILING_STOP_LOSS', tradeID, distance: '0.00001' },
+    });
     expect(tsl.status).toBe(400);
     expect(tsl.body.errorCode).toBe('PRICE_DISTANCE_MINIMUM_NOT_MET');
-    const tp = await call('POST', `${A}/orders`, { order: { type: 'TAKE_PROFIT', tradeID, price: '1.20000' } });
+    const tp = await call('POST', `${A}/orders`, {
+      order: { type: 'TAKE_PROFIT', tradeID, price: '1.20000' },
+    });
     expect(tp.status).toBe(201);
-    const rep = await call('PUT', `${A}/orders/${tp.body.orderCreateTransaction.id}`, { order: { type: 'TAKE_PROFIT', tradeID, price: '1.200001' } });
+    const rep = await call('PUT', `${A}/orders/${tp.body.orderCreateTransaction.id}`, {
+      order: { type: 'TAKE_PROFIT', tradeID, price: '1.200001' },
+    });
     expect(rep.status).toBe(400);
     expect(rep.body.errorCode).toBe('PRICE_PRECISION_EXCEEDED');
     expect(rep.body.errorMessage).toMatch(/'order\.price'/);
-    const viaTrade = await call('PUT', `${A}/trades/${tradeID}/orders`, { trailingStopLoss: { distance: '0.00001' } });
+    const viaTrade = await call('PUT', `${A}/trades/${tradeID}/orders`, {
+      trailingStopLoss: { distance: '0.00001' },
+    });
     expect(viaTrade.status).toBe(400);
     expect(viaTrade.body.errorCode).toBe('PRICE_DISTANCE_MINIMUM_NOT_MET');
     expect(viaTrade.body.errorMessage).toMatch(/^Invalid value specified for 'trailingStopLoss\.distance'/);
@@ -114,7 +154,9 @@ describe('prices and market hours', () => {
     s.setTime('2024-01-06T12:00:00Z');
     const sat = await call('GET', `${A}/pricing?instruments=EUR_USD`);
     expect([sat.body.prices[0].tradeable, sat.body.prices[0].status]).toEqual([false, 'non-tradeable']);
-    const m = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+    const m = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+    });
     expect(m.body.orderCancelTransaction.reason).toBe('MARKET_HALTED');
   });
 
@@ -123,7 +165,12 @@ describe('prices and market hours', () => {
     s.pushPrice({ instrument: 'XAU_USD', bid: 2030, ask: 2030.3 });
     s.setTime('2024-01-03T22:30:00Z');
     const r = await call('GET', `${A}/pricing?instruments=EUR_USD,XAU_USD`);
-    expect(r.body.prices.map((p: { instrument: string; tradeable: boolean }) => [p.instrument, p.tradeable])).toEqual([['EUR_USD', true], ['XAU_USD', false]]);
+    expect(
+      r.body.prices.map((p: { instrument: string; tradeable: boolean }) => [p.instrument, p.tradeable]),
+    ).toEqual([
+      ['EUR_USD', true],
+      ['XAU_USD', false],
+    ]);
   });
 
   it('marketHours: false: tradeable and filled on Saturday', async () => {
@@ -131,7 +178,9 @@ describe('prices and market hours', () => {
     s.setTime('2024-01-06T12:00:00Z');
     const sat = await call('GET', `${A}/pricing?instruments=EUR_USD`);
     expect(sat.body.prices[0].tradeable).toBe(true);
-    const m = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+    const m = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+    });
     expect(m.body.orderFillTransaction.units).toBe('100');
   });
 });
@@ -139,7 +188,9 @@ describe('prices and market hours', () => {
 describe('positions and orders as v20 defines them', () => {
   it('Position.financing and the side financing follow DAILY_FINANCING, and stay after the trade closes', async () => {
     const { sb: s, A } = await open();
-    const m = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100000' } });
+    const m = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '100000' },
+    });
     const tradeID = m.body.orderFillTransaction.tradeOpened.tradeID as string;
     s.setTime('2024-01-04T12:00:00Z'); // past Wednesday's 17:00 New York rollover
     const fin = (await call('GET', `${A}/transactions?type=DAILY_FINANCING`)).body;
@@ -162,23 +213,48 @@ describe('positions and orders as v20 defines them', () => {
     expect(inst.financing.longRate).toBe('-0.0412');
     expect(inst.financing.shortRate).toBe('0.0189');
     expect(inst.financing.financingDaysOfWeek).toContainEqual({ dayOfWeek: 'WEDNESDAY', daysCharged: 3 });
-    expect(inst.financing.financingDaysOfWeek.map((d: { dayOfWeek: string }) => d.dayOfWeek)).toEqual(['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY']);
+    expect(inst.financing.financingDaysOfWeek.map((d: { dayOfWeek: string }) => d.dayOfWeek)).toEqual([
+      'MONDAY',
+      'TUESDAY',
+      'WEDNESDAY',
+      'THURSDAY',
+      'FRIDAY',
+      'SATURDAY',
+      'SUNDAY',
+    ]);
     expect(inst.marginRate).toBe('0.05');
-    const set = await call('POST', `${s.url}/sandbox/financing`, { instrument: 'EUR_USD', longRate: '-0.0500', shortRate: '0.0100' });
+    const set = await call('POST', `${s.url}/sandbox/financing`, {
+      instrument: 'EUR_USD',
+      longRate: '-0.0500',
+      shortRate: '0.0100',
+    });
     expect(set.status).toBe(200);
-    expect((await call('GET', `${A}/instruments?instruments=EUR_USD`)).body.instruments[0].financing).toMatchObject({ longRate: '-0.0500', shortRate: '0.0100' });
-    expect((await call('POST', `${s.url}/sandbox/financing`, { instrument: 'EUR_USD', longRate: 'high', shortRate: '0' })).body.errorMessage).toMatch(/'longRate': a yearly rate as a decimal string/);
+    expect(
+      (await call('GET', `${A}/instruments?instruments=EUR_USD`)).body.instruments[0].financing,
+    ).toMatchObject({ longRate: '-0.0500', shortRate: '0.0100' });
+    expect(
+      (
+        await call('POST', `${s.url}/sandbox/financing`, {
+          instrument: 'EUR_USD',
+          longRate: 'high',
+          shortRate: '0',
+        })
+      ).body.errorMessage,
+    ).toMatch(/'longRate': a yearly rate as a decimal string/);
     await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100000' } });
     s.setTime('2024-01-04T12:00:00Z'); // past Wednesday's rollover, charged 3 days
     const fin = (await call('GET', `${A}/transactions?type=DAILY_FINANCING`)).body;
-    const tx = (await call('GET', `${A}/transactions/${fin.pages[0].split('from=')[1].split('&')[0]}`)).body.transaction;
+    const tx = (await call('GET', `${A}/transactions/${fin.pages[0].split('from=')[1].split('&')[0]}`)).body
+      .transaction;
     // 100,000 × mid 1.1001 × -0.05 × 3 / 365 = -45.20959 (the file's -0.0412 would give -37.2527).
     expect(tx.financing).toBe('-45.2096');
   });
 
   it('a MARKET_IF_TOUCHED_ORDER transaction has no initialMarketPrice; the MarketIfTouchedOrder has it', async () => {
     const { A } = await open();
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET_IF_TOUCHED', instrument: 'EUR_USD', units: '100', price: '1.09000' } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET_IF_TOUCHED', instrument: 'EUR_USD', units: '100', price: '1.09000' },
+    });
     expect(r.status).toBe(201);
     expect(r.body.orderCreateTransaction).not.toHaveProperty('initialMarketPrice');
     const o = (await call('GET', `${A}/orders/${r.body.orderCreateTransaction.id}`)).body.order;
@@ -187,7 +263,9 @@ describe('positions and orders as v20 defines them', () => {
 
   it('a LIMIT order with priceBound: accepted, the field ignored (v20 does not define it for LIMIT)', async () => {
     const { A } = await open();
-    const r = await call('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.09000', priceBound: '1.08000' } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.09000', priceBound: '1.08000' },
+    });
     expect(r.status).toBe(201);
     expect(r.body.orderCreateTransaction).not.toHaveProperty('priceBound');
     const o = (await call('GET', `${A}/orders/${r.body.orderCreateTransaction.id}`)).body.order;

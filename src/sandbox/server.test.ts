@@ -15,7 +15,15 @@ describe('sandbox: orders, trades, positions', () => {
   afterAll(() => sb.close());
 
   it('fills a market order with TP/SL at once: 201, create + fill + TP + SL in one batch, sequential IDs, buy at the ask', async () => {
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '1000', takeProfitOnFill: { price: '1.11000' }, stopLossOnFill: { price: '1.09000' } } });
+    const r = await call('POST', `${A}/orders`, {
+      order: {
+        type: 'MARKET',
+        instrument: 'EUR_USD',
+        units: '1000',
+        takeProfitOnFill: { price: '1.11000' },
+        stopLossOnFill: { price: '1.09000' },
+      },
+    });
     expect(r.status).toBe(201);
     expect(r.headers.get('content-type')).toBe('application/json');
     expect(r.headers.get('requestid')).toMatch(/^\d+$/);
@@ -31,7 +39,12 @@ describe('sandbox: orders, trades, positions', () => {
     for (let i = 1; i < related.length; i++) expect(Number(related[i])).toBe(Number(related[i - 1]) + 1);
     expect(r.body.lastTransactionID).toBe(related[related.length - 1]);
     const txs = await Promise.all(related.map((id) => call('GET', `${A}/transactions/${id}`)));
-    expect(txs.map((t) => t.body.transaction.type)).toEqual(['MARKET_ORDER', 'ORDER_FILL', 'TAKE_PROFIT_ORDER', 'STOP_LOSS_ORDER']);
+    expect(txs.map((t) => t.body.transaction.type)).toEqual([
+      'MARKET_ORDER',
+      'ORDER_FILL',
+      'TAKE_PROFIT_ORDER',
+      'STOP_LOSS_ORDER',
+    ]);
     expect(new Set(txs.map((t) => t.body.transaction.batchID))).toEqual(new Set([create.id]));
     const trade = await call('GET', `${A}/trades/${fill.tradeOpened.tradeID}`);
     expect(trade.body.trade.takeProfitOrder.price).toBe('1.11000');
@@ -44,7 +57,9 @@ describe('sandbox: orders, trades, positions', () => {
   });
 
   it('rests a limit order, then fills it on a pushed price', async () => {
-    const r = await call('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '500', price: '1.09500' } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'LIMIT', instrument: 'EUR_USD', units: '500', price: '1.09500' },
+    });
     expect(r.status).toBe(201);
     expect(r.body.orderFillTransaction).toBeUndefined();
     const id = r.body.orderCreateTransaction.id as string;
@@ -63,7 +78,9 @@ describe('sandbox: orders, trades, positions', () => {
   });
 
   it('answers a rejected order with 400, orderRejectTransaction and errorCode', async () => {
-    const r = await call('POST', `${A}/orders`, { order: { type: 'TAKE_PROFIT', tradeID: '99999', price: '1.20000' } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'TAKE_PROFIT', tradeID: '99999', price: '1.20000' },
+    });
     expect(r.status).toBe(400);
     expect(r.body.orderRejectTransaction.type).toBe('TAKE_PROFIT_ORDER_REJECT');
     expect(r.body.errorCode).toBe('TRADE_DOESNT_EXIST');
@@ -72,7 +89,9 @@ describe('sandbox: orders, trades, positions', () => {
   });
 
   it('answers an order that cannot fill (stop loss beyond the market) with 201 and orderCancelTransaction', async () => {
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100', stopLossOnFill: { price: '1.20000' } } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '100', stopLossOnFill: { price: '1.20000' } },
+    });
     expect(r.status).toBe(201);
     expect(r.body.orderCancelTransaction.reason).toBe('STOP_LOSS_ON_FILL_LOSS');
     expect(r.body.orderFillTransaction).toBeUndefined();
@@ -80,7 +99,9 @@ describe('sandbox: orders, trades, positions', () => {
 
   it('rejects a malformed body with 400 naming the field', async () => {
     // (A JSON number is a valid value, as at OANDA: see semantics.test.ts.)
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: [12] } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: [12] },
+    });
     expect(r.status).toBe(400);
     expect(r.body.errorMessage).toContain("'order.units'");
     const missing = await call('POST', `${A}/orders`, { nothing: 1 });
@@ -92,11 +113,27 @@ describe('sandbox: orders, trades, positions', () => {
   });
 
   it('finds orders by @clientID, replaces and cancels them', async () => {
-    const r = await call('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.05000', clientExtensions: { id: 'my-order-1' } } });
+    const r = await call('POST', `${A}/orders`, {
+      order: {
+        type: 'LIMIT',
+        instrument: 'EUR_USD',
+        units: '100',
+        price: '1.05000',
+        clientExtensions: { id: 'my-order-1' },
+      },
+    });
     const id = r.body.orderCreateTransaction.id as string;
     const byClient = await call('GET', `${A}/orders/@my-order-1`);
     expect(byClient.body.order.id).toBe(id);
-    const rep = await call('PUT', `${A}/orders/@my-order-1`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '200', price: '1.04000', clientExtensions: { id: 'my-order-1' } } });
+    const rep = await call('PUT', `${A}/orders/@my-order-1`, {
+      order: {
+        type: 'LIMIT',
+        instrument: 'EUR_USD',
+        units: '200',
+        price: '1.04000',
+        clientExtensions: { id: 'my-order-1' },
+      },
+    });
     expect(rep.status).toBe(201);
     expect(rep.body.orderCancelTransaction.orderID).toBe(id);
     const newID = rep.body.orderCreateTransaction.id as string;
@@ -114,10 +151,20 @@ describe('sandbox: orders, trades, positions', () => {
   });
 
   it('closes part of a trade, sets and cancels its dependent orders, and closes the position', async () => {
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '-300', tradeClientExtensions: { id: 'short-1' } } });
+    const r = await call('POST', `${A}/orders`, {
+      order: {
+        type: 'MARKET',
+        instrument: 'EUR_USD',
+        units: '-300',
+        tradeClientExtensions: { id: 'short-1' },
+      },
+    });
     const tradeID = r.body.orderFillTransaction.tradeOpened.tradeID as string;
     expect(r.body.orderFillTransaction.price).toBe('1.10000');
-    const set = await call('PUT', `${A}/trades/@short-1/orders`, { takeProfit: { price: '1.08000' }, stopLoss: { distance: '0.01000' } });
+    const set = await call('PUT', `${A}/trades/@short-1/orders`, {
+      takeProfit: { price: '1.08000' },
+      stopLoss: { distance: '0.01000' },
+    });
     expect(set.status).toBe(200);
     expect(set.body.takeProfitOrderTransaction.type).toBe('TAKE_PROFIT_ORDER');
     expect(set.body.stopLossOrderTransaction.type).toBe('STOP_LOSS_ORDER');
@@ -144,7 +191,14 @@ describe('sandbox: orders, trades, positions', () => {
 
   it('reports a trailing stop value that follows the market', async () => {
     sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100', trailingStopLossOnFill: { distance: '0.00500' } } });
+    const r = await call('POST', `${A}/orders`, {
+      order: {
+        type: 'MARKET',
+        instrument: 'EUR_USD',
+        units: '100',
+        trailingStopLossOnFill: { distance: '0.00500' },
+      },
+    });
     const tradeID = r.body.orderFillTransaction.tradeOpened.tradeID as string;
     const before = (await call('GET', `${A}/trades/${tradeID}`)).body.trade.trailingStopLossOrder;
     expect(before.trailingStopValue).toBe('1.09500');
@@ -152,7 +206,14 @@ describe('sandbox: orders, trades, positions', () => {
     const after = (await call('GET', `${A}/orders/${before.id}`)).body.order;
     expect(after.trailingStopValue).toBe('1.09700');
     const ch = await call('GET', `${A}/changes?sinceTransactionID=${r.body.lastTransactionID}`);
-    expect(ch.body.state.orders).toEqual([{ id: before.id, trailingStopValue: '1.09700', triggerDistance: '0.00500', isTriggerDistanceExact: true }]);
+    expect(ch.body.state.orders).toEqual([
+      {
+        id: before.id,
+        trailingStopValue: '1.09700',
+        triggerDistance: '0.00500',
+        isTriggerDistanceExact: true,
+      },
+    ]);
     await call('PUT', `${A}/trades/${tradeID}/close`);
     sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
   });
@@ -160,7 +221,9 @@ describe('sandbox: orders, trades, positions', () => {
   it('paginates GET /orders with Link rel="next"', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const r = await call('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '10', price: `1.0${i}000` } });
+      const r = await call('POST', `${A}/orders`, {
+        order: { type: 'LIMIT', instrument: 'EUR_USD', units: '10', price: `1.0${i}000` },
+      });
       ids.push(r.body.orderCreateTransaction.id);
     }
     const first = await call('GET', `${A}/orders?count=2`);
@@ -185,9 +248,15 @@ describe('sandbox: orders, trades, positions', () => {
     expect(t.body.count).toBe(last);
     expect(t.body.pages.length).toBe(Math.ceil(last / 10));
     const page = await call('GET', t.body.pages[0]);
-    expect(page.body.transactions.map((x: { id: string }) => x.id)).toEqual(Array.from({ length: 10 }, (_, i) => String(i + 1)));
+    expect(page.body.transactions.map((x: { id: string }) => x.id)).toEqual(
+      Array.from({ length: 10 }, (_, i) => String(i + 1)),
+    );
     const since = await call('GET', `${A}/transactions/sinceid?id=${last - 3}`);
-    expect(since.body.transactions.map((x: { id: string }) => Number(x.id))).toEqual([last - 2, last - 1, last]);
+    expect(since.body.transactions.map((x: { id: string }) => Number(x.id))).toEqual([
+      last - 2,
+      last - 1,
+      last,
+    ]);
     const fills = await call('GET', `${A}/transactions/idrange?from=1&to=${last}&type=ORDER_FILL`);
     expect(fills.body.transactions.length).toBeGreaterThan(0);
     expect(fills.body.transactions.every((x: { type: string }) => x.type === 'ORDER_FILL')).toBe(true);
@@ -197,7 +266,9 @@ describe('sandbox: orders, trades, positions', () => {
 
   it('reports /changes since a transaction ID, with state', async () => {
     const before = (await call('GET', `${A}/summary`)).body.lastTransactionID as string;
-    const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
+    const r = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' },
+    });
     const ch = await call('GET', `${A}/changes?sinceTransactionID=${before}`);
     expect(ch.body.lastTransactionID).toBe(r.body.lastTransactionID);
     expect(ch.body.changes.tradesOpened[0].id).toBe(r.body.orderFillTransaction.tradeOpened.tradeID);
@@ -226,7 +297,9 @@ describe('sandbox: orders, trades, positions', () => {
     const price = await call('GET', `${A}/pricing?instruments=EUR_USD&includeHomeConversions=true`);
     expect(price.body.prices[0].bids[0].price).toBe('1.10000');
     expect(price.body.prices[0].asks[0].price).toBe('1.10020');
-    expect(price.body.homeConversions.find((h: { currency: string }) => h.currency === 'USD').accountGain).toBe('1');
+    expect(
+      price.body.homeConversions.find((h: { currency: string }) => h.currency === 'USD').accountGain,
+    ).toBe('1');
     const conf = await call('PATCH', `${A}/configuration`, { alias: 'Test', marginRate: '0.05' });
     expect(conf.body.clientConfigureTransaction.type).toBe('CLIENT_CONFIGURE');
     const s = await call('GET', `${A}/summary`);
@@ -245,16 +318,22 @@ describe('sandbox: orders, trades, positions', () => {
     expect(conf.status).toBe(200);
     const before = await call('GET', `${A}/summary`);
     const nav = Number(before.body.account.NAV);
-    const instRate = Number((await call('GET', `${A}/instruments?instruments=EUR_USD`)).body.instruments[0].marginRate);
+    const instRate = Number(
+      (await call('GET', `${A}/instruments?instruments=EUR_USD`)).body.instruments[0].marginRate,
+    );
     expect(instRate).toBeLessThan(0.5);
     // Units whose margin is half the NAV at the stricter of 2% and the instrument's rate, and twice
     // the NAV or more at 50%.
     const units = String(Math.floor((nav * 0.5) / (1.1001 * Math.max(0.02, instRate))));
-    const fits = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units } });
+    const fits = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units },
+    });
     expect(fits.body.orderFillTransaction?.type).toBe('ORDER_FILL');
     await call('PUT', `${A}/positions/EUR_USD/close`, { longUnits: 'ALL' });
     await call('PATCH', `${A}/configuration`, { marginRate: '0.5' });
-    const refused = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units } });
+    const refused = await call('POST', `${A}/orders`, {
+      order: { type: 'MARKET', instrument: 'EUR_USD', units },
+    });
     expect(refused.status).toBe(201);
     expect(refused.body.orderCancelTransaction.reason).toBe('INSUFFICIENT_MARGIN');
     expect((await call('GET', `${A}/summary`)).body.account.marginRate).toBe('0.5');
@@ -276,7 +355,16 @@ describe('sandbox: control and clock', () => {
       await call('POST', `${sb.url}/sandbox/prices`, [{ instrument: 'EUR_USD', bid: 1.2, ask: 1.2001 }]);
       const p = await call('GET', `${A}/pricing?instruments=EUR_USD`);
       expect(p.body.prices[0].closeoutBid).toBe('1.20000');
-      const o = await call('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '10', price: '1.10000', timeInForce: 'GTD', gtdTime: '2024-01-02T01:00:00Z' } });
+      const o = await call('POST', `${A}/orders`, {
+        order: {
+          type: 'LIMIT',
+          instrument: 'EUR_USD',
+          units: '10',
+          price: '1.10000',
+          timeInForce: 'GTD',
+          gtdTime: '2024-01-02T01:00:00Z',
+        },
+      });
       const id = o.body.orderCreateTransaction.id as string;
       await call('POST', `${sb.url}/sandbox/advance`, { ms: 2 * 3_600_000 });
       expect((await call('GET', `${A}/orders/${id}`)).body.order.state).toBe('CANCELLED');
@@ -293,7 +381,12 @@ describe('sandbox: control and clock', () => {
   });
 
   it('serves several accounts, each its own broker, with pricing since and stream snapshot=false', async () => {
-    const sb = await startSandbox({ accounts: [{ id: '101-001-0000001-001' }, { id: '101-001-0000001-002', currency: 'EUR', balance: '5000', hedging: true }] });
+    const sb = await startSandbox({
+      accounts: [
+        { id: '101-001-0000001-001' },
+        { id: '101-001-0000001-002', currency: 'EUR', balance: '5000', hedging: true },
+      ],
+    });
     try {
       expect(sb.accountIDs).toEqual(['101-001-0000001-001', '101-001-0000001-002']);
       const B = `${sb.url}/v3/accounts/101-001-0000001-002`;
@@ -304,7 +397,9 @@ describe('sandbox: control and clock', () => {
       await call('POST', `${B}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '100' } });
       await call('POST', `${B}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: '-100' } });
       expect((await call('GET', `${B}/openTrades`)).body.trades.length).toBe(2); // hedged: both sides open
-      expect((await call('GET', `${sb.url}/v3/accounts/101-001-0000001-001/openTrades`)).body.trades.length).toBe(0);
+      expect(
+        (await call('GET', `${sb.url}/v3/accounts/101-001-0000001-001/openTrades`)).body.trades.length,
+      ).toBe(0);
       sb.setTime(Date.parse('2024-01-02T01:00:00Z'));
       sb.pushPrice({ instrument: 'USD_JPY', bid: 141, ask: 141.02 });
       const since = await call('GET', `${B}/pricing?instruments=EUR_USD,USD_JPY&since=2024-01-02T00:30:00Z`);
@@ -332,7 +427,9 @@ describe('sandbox: control and clock', () => {
       const wrong = await call('GET', `${sb.url}/v3/accounts`, undefined, { Authorization: 'Bearer nope' });
       expect(wrong.status).toBe(401);
       expect(JSON.stringify(wrong.body)).not.toContain('sekret');
-      const right = await call('GET', `${sb.url}/v3/accounts`, undefined, { Authorization: 'Bearer sekret-token-123' });
+      const right = await call('GET', `${sb.url}/v3/accounts`, undefined, {
+        Authorization: 'Bearer sekret-token-123',
+      });
       expect(right.status).toBe(200);
     } finally {
       await sb.close();
@@ -350,7 +447,13 @@ describe('sandbox: candles from the catalog', () => {
   it('aggregates H4 candles on UTC multiples, the last one incomplete at sandbox time', async () => {
     const r = await call('GET', `${sb.url}/v3/instruments/EUR_USD/candles?granularity=H4&count=6&price=MBA`);
     expect(r.status).toBe(200);
-    const cs = r.body.candles as { time: string; complete: boolean; mid: { o: string }; bid: { h: string }; ask: { h: string } }[];
+    const cs = r.body.candles as {
+      time: string;
+      complete: boolean;
+      mid: { o: string };
+      bid: { h: string };
+      ask: { h: string };
+    }[];
     expect(cs.length).toBe(6);
     for (const c of cs) expect(Date.parse(c.time) % (4 * 3_600_000)).toBe(0);
     expect(cs[cs.length - 1]!.time).toBe('2024-03-06T08:00:00.000000000Z');
@@ -362,16 +465,33 @@ describe('sandbox: candles from the catalog', () => {
   it('aligns D candles to 17:00 New York by default and to dailyAlignment in the given zone', async () => {
     const d = await call('GET', `${sb.url}/v3/instruments/EUR_USD/candles?granularity=D&count=3`);
     expect(d.body.candles.map((c: { time: string }) => c.time.slice(11, 13))).toEqual(['22', '22', '22']); // 17:00 EST = 22:00Z
-    const utc = await call('GET', `${sb.url}/v3/instruments/EUR_USD/candles?granularity=D&count=2&dailyAlignment=0&alignmentTimezone=UTC`);
-    expect(utc.body.candles.map((c: { time: string }) => c.time.slice(11, 19))).toEqual(['00:00:00', '00:00:00']);
+    const utc = await call(
+      'GET',
+      `${sb.url}/v3/instruments/EUR_USD/candles?granularity=D&count=2&dailyAlignment=0&alignmentTimezone=UTC`,
+    );
+    expect(utc.body.candles.map((c: { time: string }) => c.time.slice(11, 19))).toEqual([
+      '00:00:00',
+      '00:00:00',
+    ]);
   });
 
   it('serves from/to ranges, includeFirst and the account-scoped path', async () => {
     const A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
-    const r = await call('GET', `${A}/instruments/EUR_USD/candles?granularity=M15&from=2024-03-05T10:00:00Z&to=2024-03-05T11:00:00Z&price=B`);
-    expect(r.body.candles.map((c: { time: string }) => c.time.slice(11, 16))).toEqual(['10:00', '10:15', '10:30', '10:45']); // [from, to)
+    const r = await call(
+      'GET',
+      `${A}/instruments/EUR_USD/candles?granularity=M15&from=2024-03-05T10:00:00Z&to=2024-03-05T11:00:00Z&price=B`,
+    );
+    expect(r.body.candles.map((c: { time: string }) => c.time.slice(11, 16))).toEqual([
+      '10:00',
+      '10:15',
+      '10:30',
+      '10:45',
+    ]); // [from, to)
     expect(r.body.candles[0].mid).toBeUndefined();
-    const nf = await call('GET', `${sb.url}/v3/instruments/EUR_USD/candles?granularity=M15&from=2024-03-05T10:00:00Z&count=2&includeFirst=false`);
+    const nf = await call(
+      'GET',
+      `${sb.url}/v3/instruments/EUR_USD/candles?granularity=M15&from=2024-03-05T10:00:00Z&count=2&includeFirst=false`,
+    );
     expect(nf.body.candles.map((c: { time: string }) => c.time.slice(11, 16))).toEqual(['10:15', '10:30']);
   });
 
@@ -401,12 +521,19 @@ describe('sandbox: streams', () => {
     expect(s.headers.get('content-type')).toBe('application/octet-stream');
     expect(s.headers.get('requestid')).toMatch(/^\d+$/);
     const start = Number((await call('GET', `${A}/summary`)).body.lastTransactionID);
-    for (let i = 0; i < 3; i++) await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'USD_JPY', units: '100' } });
+    for (let i = 0; i < 3; i++)
+      await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'USD_JPY', units: '100' } });
     await call('PUT', `${A}/positions/USD_JPY/close`, { longUnits: 'ALL' });
     const end = Number((await call('GET', `${A}/summary`)).body.lastTransactionID);
-    await s.until(() => jsonLines(s.lines).some((l) => l.type === 'HEARTBEAT' && Number(l.lastTransactionID) === end), 3000, 'a heartbeat after the orders');
+    await s.until(
+      () => jsonLines(s.lines).some((l) => l.type === 'HEARTBEAT' && Number(l.lastTransactionID) === end),
+      3000,
+      'a heartbeat after the orders',
+    );
     s.close();
-    const txIDs = jsonLines(s.lines).filter((l) => l.type !== 'HEARTBEAT').map((l) => Number(l.id));
+    const txIDs = jsonLines(s.lines)
+      .filter((l) => l.type !== 'HEARTBEAT')
+      .map((l) => Number(l.id));
     expect(txIDs).toEqual(Array.from({ length: end - start }, (_, i) => start + 1 + i));
     expect(jsonLines(s.lines).filter((l) => l.type === 'HEARTBEAT')[0]!.time).toMatch(/Z$/);
   });
@@ -418,7 +545,11 @@ describe('sandbox: streams', () => {
     expect(JSON.parse(s.lines[0]!).closeoutBid).toBe('1.25000');
     sb.pushPrice({ instrument: 'GBP_USD', bid: 1.251, ask: 1.2512 });
     sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1001 });
-    await s.until(() => jsonLines(s.lines).some((l) => l.type === 'HEARTBEAT') && jsonLines(s.lines).some((l) => l.closeoutBid === '1.25100'));
+    await s.until(
+      () =>
+        jsonLines(s.lines).some((l) => l.type === 'HEARTBEAT') &&
+        jsonLines(s.lines).some((l) => l.closeoutBid === '1.25100'),
+    );
     s.close();
     expect(jsonLines(s.lines).every((l) => l.type === 'HEARTBEAT' || l.instrument === 'GBP_USD')).toBe(true);
   });
@@ -490,7 +621,14 @@ describe('sandbox: streams', () => {
     });
     expect(bad.length).toBeGreaterThanOrEqual(3);
     expect(jsonLines(s.lines).length).toBeGreaterThanOrEqual(2);
-    expect(s.lines.slice(0, 6).map((l, i) => (i % 2 === 0) === bad.includes(l))).toEqual([true, true, true, true, true, true]);
+    expect(s.lines.slice(0, 6).map((l, i) => (i % 2 === 0) === bad.includes(l))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('fault stallHeartbeats stops heartbeats and prices while set', async () => {

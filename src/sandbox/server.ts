@@ -107,7 +107,13 @@ export interface Sandbox {
   time(): number;
   advance(ms: number): void;
   /** A tick: matches orders, feeds streams. Prices may be numbers or decimal strings. */
-  pushPrice(p: { instrument: string; bid: number | string; ask: number | string; time?: number | string; liquidity?: number }): void;
+  pushPrice(p: {
+    instrument: string;
+    bid: number | string;
+    ask: number | string;
+    time?: number | string;
+    liquidity?: number;
+  }): void;
   /**
    * Sets an instrument's financing rates from now on (yearly, decimal strings as OANDA writes them):
    * what GET /instruments serves and what the accounts are charged at each 17:00 New York rollover.
@@ -139,27 +145,53 @@ const DEFAULT_START = '2024-01-02T00:00:00Z';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /** The options checked and settled, each refused with a SandboxError naming it and how to fix it (the catalog folder made when it is the bundled sample). */
-async function settleOptions(opts: SandboxOptions): Promise<{ host: string; startMs: UnixMs; streamLimits: StreamLimits; dataRoot: string; fill: { slippage: string; latency: string }; latencyTimeoutMs: number }> {
+async function settleOptions(opts: SandboxOptions): Promise<{
+  host: string;
+  startMs: UnixMs;
+  streamLimits: StreamLimits;
+  dataRoot: string;
+  fill: { slippage: string; latency: string };
+  latencyTimeoutMs: number;
+}> {
   const host = opts.host ?? '127.0.0.1';
   if (!LOOPBACK.has(host)) {
-    throw new SandboxError(`sandbox host '${host}' is not a loopback address: the sandbox serves plain HTTP without authentication and must listen on 127.0.0.1, ::1 or localhost only`);
+    throw new SandboxError(
+      `sandbox host '${host}' is not a loopback address: the sandbox serves plain HTTP without authentication and must listen on 127.0.0.1, ::1 or localhost only`,
+    );
   }
-  const startMs = opts.start === undefined ? parseTime(DEFAULT_START) : typeof opts.start === 'number' ? opts.start : parseRequestTime(opts.start);
-  if (!Number.isFinite(startMs)) throw new SandboxError(`sandbox start '${String(opts.start)}' is not a time: give RFC 3339 (2024-01-02T00:00:00Z) or epoch ms`);
+  const startMs =
+    opts.start === undefined
+      ? parseTime(DEFAULT_START)
+      : typeof opts.start === 'number'
+        ? opts.start
+        : parseRequestTime(opts.start);
+  if (!Number.isFinite(startMs))
+    throw new SandboxError(
+      `sandbox start '${String(opts.start)}' is not a time: give RFC 3339 (2024-01-02T00:00:00Z) or epoch ms`,
+    );
   const streamLimits: StreamLimits = { ...DEFAULT_STREAM_LIMITS };
   for (const k of ['maxQueuedBytes', 'maxBlockedMs'] as const) {
     const v = opts.streams?.[k];
     if (v === undefined) continue;
-    if (!(Number.isFinite(v) && v > 0)) throw new SandboxError(`sandbox option streams.${k} must be a number > 0 (got ${String(v)}); leave it out for the default ${DEFAULT_STREAM_LIMITS[k]}`);
+    if (!(Number.isFinite(v) && v > 0))
+      throw new SandboxError(
+        `sandbox option streams.${k} must be a number > 0 (got ${String(v)}); leave it out for the default ${DEFAULT_STREAM_LIMITS[k]}`,
+      );
     streamLimits[k] = v;
   }
   const dataRoot = opts.data !== undefined ? resolve(opts.data) : sampleCatalogDir();
   if (opts.data === undefined) await ensureSample(dataRoot);
-  else if (!existsSync(dataRoot)) throw new SandboxError(`sandbox data folder ${dataRoot} does not exist: give a catalog folder (fxflow data import ...) or leave --data out for the bundled sample`);
+  else if (!existsSync(dataRoot))
+    throw new SandboxError(
+      `sandbox data folder ${dataRoot} does not exist: give a catalog folder (fxflow data import ...) or leave --data out for the bundled sample`,
+    );
   // The sandbox's own fill models (applied to the accounts; a bad name stops the start).
   const fill = { slippage: opts.fill?.slippage ?? 'none', latency: opts.fill?.latency ?? 'none' };
   const latencyTimeoutMs = opts.fill?.latencyTimeoutMs ?? 10_000;
-  if (!(Number.isFinite(latencyTimeoutMs) && latencyTimeoutMs > 0)) throw new SandboxError(`sandbox option fill.latencyTimeoutMs must be milliseconds > 0 (got ${latencyTimeoutMs})`);
+  if (!(Number.isFinite(latencyTimeoutMs) && latencyTimeoutMs > 0))
+    throw new SandboxError(
+      `sandbox option fill.latencyTimeoutMs must be milliseconds > 0 (got ${latencyTimeoutMs})`,
+    );
   return { host, startMs, streamLimits, dataRoot, fill, latencyTimeoutMs };
 }
 
@@ -188,17 +220,47 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const catalog = new Catalog(o.dataRoot);
   const marketHours = opts.marketHours !== false;
 
-  const accounts = asSandboxError(() => new SandboxAccounts({ specs: opts.accounts ?? [{}], instruments, start: o.startMs, marketHours, keepTransactions: opts.keepTransactions, fill: o.fill, latencyTimeoutMs: o.latencyTimeoutMs }));
+  const accounts = asSandboxError(
+    () =>
+      new SandboxAccounts({
+        specs: opts.accounts ?? [{}],
+        instruments,
+        start: o.startMs,
+        marketHours,
+        keepTransactions: opts.keepTransactions,
+        fill: o.fill,
+        latencyTimeoutMs: o.latencyTimeoutMs,
+      }),
+  );
   const faults = new Faults(opts.faults);
   if (opts.faults?.slippage !== undefined || opts.faults?.latency !== undefined) {
     const f = opts.faults;
     asSandboxError(() => accounts.setFaults(faults, f, false));
   }
-  const counters: SandboxCounters = { requests: 0, streamConnections: 0, droppedStreams: 0, linesWritten: 0, slowStreamsClosed: 0 };
+  const counters: SandboxCounters = {
+    requests: 0,
+    streamConnections: 0,
+    droppedStreams: 0,
+    linesWritten: 0,
+    slowStreamsClosed: 0,
+  };
   const requestID = requestIDs();
   const streams = new SandboxStreams({ faults, counters, limits: o.streamLimits, requestID, log });
-  const market: SandboxMarket = new SandboxMarket({ start: o.startMs, accounts: accounts.byId, instruments, marketHours, onPrice: (name) => streams.price(name, (a, n) => market.priceJSON(a, n)) });
-  const replay = await priceFeed(market, { clock: opts.clock ?? 'manual', speed: opts.speed ?? 1, feed: opts.feed !== false, catalog, start: o.startMs, log });
+  const market: SandboxMarket = new SandboxMarket({
+    start: o.startMs,
+    accounts: accounts.byId,
+    instruments,
+    marketHours,
+    onPrice: (name) => streams.price(name, (a, n) => market.priceJSON(a, n)),
+  });
+  const replay = await priceFeed(market, {
+    clock: opts.clock ?? 'manual',
+    speed: opts.speed ?? 1,
+    feed: opts.feed !== false,
+    catalog,
+    start: o.startMs,
+    log,
+  });
 
   let baseUrl = '';
   const stats = (): SandboxStats => ({
@@ -211,12 +273,21 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     linesWritten: counters.linesWritten,
     delayedOrders: accounts.delayed,
   });
-  const submit = (a: SandboxAccount, intent: OrderIntent): Transaction[] => accounts.submit(a, intent, market.now);
+  const submit = (a: SandboxAccount, intent: OrderIntent): Transaction[] =>
+    accounts.submit(a, intent, market.now);
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   const slowest = { ms: 0, cpuMs: 0, request: '' };
   // The route families, each in its own file under v3/, on one view of the running sandbox.
   const ctx: V3Context = {
-    accounts: accounts.byId, instruments, catalog, faults, financing: accounts.financing, priceStreams: streams.priceStreams, txStreams: streams.txStreams, loopDelay, slowest,
+    accounts: accounts.byId,
+    instruments,
+    catalog,
+    faults,
+    financing: accounts.financing,
+    priceStreams: streams.priceStreams,
+    txStreams: streams.txStreams,
+    loopDelay,
+    slowest,
     now: () => market.now,
     baseUrl: () => baseUrl,
     account: (id) => accounts.account(id),
@@ -234,21 +305,64 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     stats,
   };
   const routes = new RouteTable();
-  for (const family of [accountRoutes, pricingRoutes, orderRoutes, tradePositionRoutes, transactionRoutes, controlRoutes]) family(ctx, routes.on);
+  for (const family of [
+    accountRoutes,
+    pricingRoutes,
+    orderRoutes,
+    tradePositionRoutes,
+    transactionRoutes,
+    controlRoutes,
+  ])
+    family(ctx, routes.on);
   // Mounted routes: the legacy generation (/v1) on the same accounts, through the same submit path
   // as /v3; Labs (/labs/v1/); OAuth (/v1/oauth2/).
   const oauth = oauthRoute({ baseUrl: () => baseUrl });
-  const legacy = legacyRoute({ accounts: accounts.byId, instruments, now: () => market.now, baseUrl: () => baseUrl, submit, ...(opts.legacyRateClock ? { rateClock: opts.legacyRateClock } : {}), ...(opts.legacyMaxScan !== undefined ? { maxScan: opts.legacyMaxScan } : {}) });
-  const mounted: SandboxRoute[] = [legacy.route, labsRoute({ now: () => market.now, instruments, ...(opts.labs !== undefined ? { recorded: resolve(opts.labs) } : {}) }), oauth];
+  const legacy = legacyRoute({
+    accounts: accounts.byId,
+    instruments,
+    now: () => market.now,
+    baseUrl: () => baseUrl,
+    submit,
+    ...(opts.legacyRateClock ? { rateClock: opts.legacyRateClock } : {}),
+    ...(opts.legacyMaxScan !== undefined ? { maxScan: opts.legacyMaxScan } : {}),
+  });
+  const mounted: SandboxRoute[] = [
+    legacy.route,
+    labsRoute({
+      now: () => market.now,
+      instruments,
+      ...(opts.labs !== undefined ? { recorded: resolve(opts.labs) } : {}),
+    }),
+    oauth,
+  ];
 
-  const handle = requestHandler({ routes, mounted, faults, counters, authorized: tokenCheck(opts.requireToken, oauth.issued), baseUrl: () => baseUrl, requestID, slowest, log });
-  const http = await serveHttp(handle, { host: o.host, port: opts.port ?? 0, requestID, log, listenError: (m) => new SandboxError(m) });
+  const handle = requestHandler({
+    routes,
+    mounted,
+    faults,
+    counters,
+    authorized: tokenCheck(opts.requireToken, oauth.issued),
+    baseUrl: () => baseUrl,
+    requestID,
+    slowest,
+    log,
+  });
+  const http = await serveHttp(handle, {
+    host: o.host,
+    port: opts.port ?? 0,
+    requestID,
+    log,
+    listenError: (m) => new SandboxError(m),
+  });
   baseUrl = http.url;
 
   loopDelay.enable();
   streams.startHeartbeats(opts.heartbeatMs ?? 5000, () => market.now);
   replay?.start();
-  log?.info({ url: baseUrl, accounts: [...accounts.byId.keys()], clock: replay ? 'replay' : 'manual' }, 'sandbox started');
+  log?.info(
+    { url: baseUrl, accounts: [...accounts.byId.keys()], clock: replay ? 'replay' : 'manual' },
+    'sandbox started',
+  );
 
   let closed = false;
   return {
@@ -259,7 +373,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     advance: (ms) => market.setTime(market.now + ms),
     pushPrice: (p) => {
       const t = p.time === undefined ? undefined : typeof p.time === 'string' ? controlTime(p.time) : p.time;
-      market.tick({ instrument: p.instrument, bid: Number(p.bid), ask: Number(p.ask), ...(t !== undefined ? { time: t } : {}), ...(p.liquidity !== undefined ? { liquidity: p.liquidity } : {}) });
+      market.tick({
+        instrument: p.instrument,
+        bid: Number(p.bid),
+        ask: Number(p.ask),
+        ...(t !== undefined ? { time: t } : {}),
+        ...(p.liquidity !== undefined ? { liquidity: p.liquidity } : {}),
+      });
     },
     setFinancing: (name, rates) => accounts.setFinancing(name, rates),
     setFaults: (f) => accounts.setFaults(faults, f, false),

@@ -19,7 +19,10 @@ afterEach(async () => {
 });
 
 /** Opens a price stream on a raw socket that reads the first bytes (the 200) and then stops reading. */
-async function pausedReader(url: string, path: string): Promise<{ socket: Socket; head: string; closed: Promise<void> }> {
+async function pausedReader(
+  url: string,
+  path: string,
+): Promise<{ socket: Socket; head: string; closed: Promise<void> }> {
   const u = new URL(url);
   const socket = connect(Number(u.port), u.hostname);
   sockets.push(socket);
@@ -40,7 +43,12 @@ const turn = (): Promise<void> => new Promise((done) => setImmediate(done));
 describe('slow stream readers', () => {
   it('a handful of paused readers are closed at the byte bound; a live reader, REST and memory are unaffected', async () => {
     const bound = 64 * 1024;
-    sb = await startSandbox({ feed: false, start: WEDNESDAY, heartbeatMs: 60_000, streams: { maxQueuedBytes: bound, maxBlockedMs: 3_600_000 } });
+    sb = await startSandbox({
+      feed: false,
+      start: WEDNESDAY,
+      heartbeatMs: 60_000,
+      streams: { maxQueuedBytes: bound, maxBlockedMs: 3_600_000 },
+    });
     const id = sb.accountIDs[0]!;
     const path = `/v3/accounts/${id}/pricing/stream?instruments=EUR_USD&snapshot=false`;
     sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
@@ -52,8 +60,14 @@ describe('slow stream readers', () => {
     let slowestRest = 0;
     // Prices until the sandbox has closed every paused reader (bounded: a stream never closed fails the test).
     while (sb.stats().slowStreamsClosed < 5) {
-      if (pushes > 400_000) throw new Error(`paused readers still open after ${pushes} prices: ${JSON.stringify(sb.stats())}`);
-      for (let i = 0; i < 25; i++, pushes++) sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1 + (pushes % 50) * 1e-5, ask: 1.1002 + (pushes % 50) * 1e-5 });
+      if (pushes > 400_000)
+        throw new Error(`paused readers still open after ${pushes} prices: ${JSON.stringify(sb.stats())}`);
+      for (let i = 0; i < 25; i++, pushes++)
+        sb.pushPrice({
+          instrument: 'EUR_USD',
+          bid: 1.1 + (pushes % 50) * 1e-5,
+          ask: 1.1002 + (pushes % 50) * 1e-5,
+        });
       maxQueued = Math.max(maxQueued, sb.stats().streamQueuedBytes);
       if (pushes % 2000 === 0) {
         const t0 = performance.now();
@@ -83,7 +97,12 @@ describe('slow stream readers', () => {
   });
 
   it('a paused reader is closed once its socket refused writes for maxBlockedMs, however little is queued', async () => {
-    sb = await startSandbox({ feed: false, start: WEDNESDAY, heartbeatMs: 60_000, streams: { maxQueuedBytes: 1 << 30, maxBlockedMs: 50 } });
+    sb = await startSandbox({
+      feed: false,
+      start: WEDNESDAY,
+      heartbeatMs: 60_000,
+      streams: { maxQueuedBytes: 1 << 30, maxBlockedMs: 50 },
+    });
     const path = `/v3/accounts/${sb.accountIDs[0]}/pricing/stream?instruments=EUR_USD&snapshot=false`;
     sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
     const p = await pausedReader(sb.url, path);
@@ -99,6 +118,8 @@ describe('slow stream readers', () => {
   });
 
   it('rejects a bound that is not a positive number, naming the option', async () => {
-    await expect(startSandbox({ feed: false, streams: { maxQueuedBytes: 0 } })).rejects.toThrow(/streams\.maxQueuedBytes must be a number > 0 \(got 0\)/);
+    await expect(startSandbox({ feed: false, streams: { maxQueuedBytes: 0 } })).rejects.toThrow(
+      /streams\.maxQueuedBytes must be a number > 0 \(got 0\)/,
+    );
   });
 });

@@ -34,9 +34,22 @@ export class SandboxStreams {
     this.o.counters.streamConnections++;
     // A client that goes away mid-write must not take the server down.
     res.on('error', (e) => this.o.log?.debug({ err: e.message }, 'stream connection error'));
-    res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'RequestID': this.o.requestID(), 'Cache-Control': 'no-cache' });
+    res.writeHead(200, {
+      'Content-Type': 'application/octet-stream',
+      RequestID: this.o.requestID(),
+      'Cache-Control': 'no-cache',
+    });
     res.flushHeaders();
-    return { res, lines: 0, chain: Promise.resolve(), busy: 0, held: '', drainHooked: false, blockedSince: undefined, limits: this.o.limits };
+    return {
+      res,
+      lines: 0,
+      chain: Promise.resolve(),
+      busy: 0,
+      held: '',
+      drainHooked: false,
+      blockedSince: undefined,
+      limits: this.o.limits,
+    };
   }
 
   /** Writes one line; false when the stream is gone (or was cut by a fault). */
@@ -45,7 +58,10 @@ export class SandboxStreams {
   }
 
   /** An instrument's new price to every price stream that asked for it; `priceJSON` builds its line per account. Streams that are gone are dropped. */
-  price(instrument: string, priceJSON: (account: SandboxAccount, instrument: string) => Record<string, unknown> | undefined): void {
+  price(
+    instrument: string,
+    priceJSON: (account: SandboxAccount, instrument: string) => Record<string, unknown> | undefined,
+  ): void {
     if (this.o.faults.stalled || this.priceStreams.size === 0) return;
     const lineCache = this.#lineCache;
     lineCache.clear();
@@ -68,9 +84,16 @@ export class SandboxStreams {
     this.#heartbeat = setInterval(() => {
       if (this.o.faults.stalled) return;
       const time = formatTime(now());
-      for (const s of this.priceStreams) if (!this.write(s.conn, { type: 'HEARTBEAT', time }, s.unix)) this.priceStreams.delete(s);
+      for (const s of this.priceStreams)
+        if (!this.write(s.conn, { type: 'HEARTBEAT', time }, s.unix)) this.priceStreams.delete(s);
       for (const s of this.txStreams) {
-        if (!this.write(s.conn, { type: 'HEARTBEAT', lastTransactionID: s.account.broker.ledger.lastTransactionID, time }, s.unix)) {
+        if (
+          !this.write(
+            s.conn,
+            { type: 'HEARTBEAT', lastTransactionID: s.account.broker.ledger.lastTransactionID, time },
+            s.unix,
+          )
+        ) {
           s.off();
           this.txStreams.delete(s);
         }

@@ -11,7 +11,12 @@ export interface Answer<T = Record<string, unknown>> {
 }
 
 /** Sends a JSON request and parses the JSON answer. */
-export async function call<T = Record<string, any>>(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
+export async function call<T = Record<string, any>>(
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer<T>> {
   const init: RequestInit = { method, headers: { ...headers } };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
@@ -47,7 +52,8 @@ export async function readLines(url: string, headers: Record<string, string> = {
     async until(pred, timeoutMs = 3000, what = 'condition') {
       const t0 = Date.now();
       while (!pred()) {
-        if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}; lines so far: ${r.lines.slice(-5).join(' | ')}`);
+        if (Date.now() - t0 > timeoutMs)
+          throw new Error(`timed out waiting for ${what}; lines so far: ${r.lines.slice(-5).join(' | ')}`);
         await new Promise((done) => setTimeout(done, 10));
       }
     },
@@ -115,7 +121,11 @@ export async function rawHttp(url: string, request: string | Buffer): Promise<Ra
       const head = text.indexOf('\r\n\r\n');
       const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
       if (!m || head < 0) {
-        fail(new Error(`no HTTP answer (the connection closed after ${text.length} bytes: ${JSON.stringify(text.slice(0, 80))})`));
+        fail(
+          new Error(
+            `no HTTP answer (the connection closed after ${text.length} bytes: ${JSON.stringify(text.slice(0, 80))})`,
+          ),
+        );
         return;
       }
       const headers: Record<string, string> = {};
@@ -126,7 +136,7 @@ export async function rawHttp(url: string, request: string | Buffer): Promise<Ra
       let body = text.slice(head + 4);
       if (headers['transfer-encoding'] === 'chunked') {
         let out = '';
-        for (let rest = body; ; ) {
+        for (let rest = body; ;) {
           const nl = rest.indexOf('\r\n');
           const n = parseInt(rest.slice(0, nl), 16);
           if (!(n > 0)) break;

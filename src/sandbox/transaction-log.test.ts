@@ -5,7 +5,12 @@ import { startSandbox, type Sandbox } from './server.ts';
 import { call } from './testkit.ts';
 import { FinishedCache, TransactionLog } from './transaction-log.ts';
 
-const tx = (id: number, timeMs = id * 1000): Transaction => ({ id: String(id), time: new Date(timeMs).toISOString(), type: 'DAILY_FINANCING' }) as unknown as Transaction;
+const tx = (id: number, timeMs = id * 1000): Transaction =>
+  ({
+    id: String(id),
+    time: new Date(timeMs).toISOString(),
+    type: 'DAILY_FINANCING',
+  }) as unknown as Transaction;
 
 describe('TransactionLog', () => {
   it('keeps exactly the newest `capacity` transactions, by ID', () => {
@@ -23,32 +28,39 @@ describe('TransactionLog', () => {
           else expect(t).toBeUndefined();
         }
         // range clamps to what is kept and stays in ID order.
-        expect(log.range(1, n).map((t) => Number(t.id))).toEqual(Array.from({ length: n - oldest + 1 }, (_, i) => oldest + i));
+        expect(log.range(1, n).map((t) => Number(t.id))).toEqual(
+          Array.from({ length: n - oldest + 1 }, (_, i) => oldest + i),
+        );
       }),
     );
   });
 
   it('finds the first transaction at or after a time by binary search', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 60 }), fc.integer({ min: 1, max: 80 }), fc.integer({ min: -5, max: 300 }), (steps, cap, probe) => {
-        const log = new TransactionLog(cap);
-        let t = 0;
-        const times: number[] = [];
-        steps.forEach((d, i) => {
-          t += d;
-          times.push(t);
-          log.push(tx(i + 1, t));
-        });
-        const timeOf = (x: Transaction): number => Date.parse(x.time);
-        let want = log.lastID + 1;
-        for (let id = log.oldestID; id <= log.lastID; id++) {
-          if (times[id - 1]! >= probe) {
-            want = id;
-            break;
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 60 }),
+        fc.integer({ min: 1, max: 80 }),
+        fc.integer({ min: -5, max: 300 }),
+        (steps, cap, probe) => {
+          const log = new TransactionLog(cap);
+          let t = 0;
+          const times: number[] = [];
+          steps.forEach((d, i) => {
+            t += d;
+            times.push(t);
+            log.push(tx(i + 1, t));
+          });
+          const timeOf = (x: Transaction): number => Date.parse(x.time);
+          let want = log.lastID + 1;
+          for (let id = log.oldestID; id <= log.lastID; id++) {
+            if (times[id - 1]! >= probe) {
+              want = id;
+              break;
+            }
           }
-        }
-        expect(log.firstAtOrAfter(probe, timeOf)).toBe(want);
-      }),
+          expect(log.firstAtOrAfter(probe, timeOf)).toBe(want);
+        },
+      ),
     );
   });
 
@@ -80,11 +92,15 @@ describe('sandbox: a capped transaction log (keepTransactions: 10)', () => {
   beforeAll(async () => {
     sb = await startSandbox({ keepTransactions: 10 });
     A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
-    const limit = await call('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '0.5' } });
+    const limit = await call('POST', `${A}/orders`, {
+      order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '0.5' },
+    });
     limitID = limit.body.orderCreateTransaction.id;
     // 12 market orders: 24 more transactions (create + fill), opening and closing trades.
     for (let i = 0; i < 12; i++) {
-      const r = await call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: i % 2 === 0 ? '100' : '-100' } });
+      const r = await call('POST', `${A}/orders`, {
+        order: { type: 'MARKET', instrument: 'EUR_USD', units: i % 2 === 0 ? '100' : '-100' },
+      });
       expect(r.status).toBe(201);
     }
   });
@@ -96,8 +112,15 @@ describe('sandbox: a capped transaction log (keepTransactions: 10)', () => {
     const oldest = last - 9;
     const kept = await call('GET', `${A}/transactions/sinceid?id=${oldest - 1}`);
     expect(kept.status).toBe(200);
-    expect(kept.body.transactions.map((t: { id: string }) => Number(t.id))).toEqual(Array.from({ length: 10 }, (_, i) => oldest + i));
-    for (const path of [`/transactions/sinceid?id=1`, `/transactions/idrange?from=1&to=5`, `/changes?sinceTransactionID=1`, `/transactions?type=ORDER_FILL`]) {
+    expect(kept.body.transactions.map((t: { id: string }) => Number(t.id))).toEqual(
+      Array.from({ length: 10 }, (_, i) => oldest + i),
+    );
+    for (const path of [
+      `/transactions/sinceid?id=1`,
+      `/transactions/idrange?from=1&to=5`,
+      `/changes?sinceTransactionID=1`,
+      `/transactions?type=ORDER_FILL`,
+    ]) {
       const r = await call('GET', `${A}${path}`);
       expect(r.status, path).toBe(416);
       expect(r.body.errorMessage).toMatch(/no longer available.*keeps the newest 10/);
@@ -136,7 +159,13 @@ describe('sandbox: /changes more than 500 transactions back', () => {
       const A = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
       const batch = Array.from({ length: 10 }, () => null);
       for (let i = 0; i < 26; i++) {
-        await Promise.all(batch.map((_, k) => call('POST', `${A}/orders`, { order: { type: 'MARKET', instrument: 'EUR_USD', units: k % 2 === 0 ? '1' : '-1' } })));
+        await Promise.all(
+          batch.map((_, k) =>
+            call('POST', `${A}/orders`, {
+              order: { type: 'MARKET', instrument: 'EUR_USD', units: k % 2 === 0 ? '1' : '-1' },
+            }),
+          ),
+        );
       }
       const last = Number((await call('GET', A)).body.lastTransactionID);
       expect(last).toBeGreaterThan(501);

@@ -21,7 +21,8 @@ export class TransactionLog {
   #last = 0;
 
   constructor(capacity = DEFAULT_KEEP_TRANSACTIONS) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`transaction log capacity must be a whole number >= 1 (got ${capacity})`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`transaction log capacity must be a whole number >= 1 (got ${capacity})`);
     this.capacity = capacity;
     this.#ring = new Array<Transaction | undefined>(Math.min(capacity, 1024));
   }
@@ -29,7 +30,10 @@ export class TransactionLog {
   /** Appends the next transaction; its ID must be the last ID + 1 (the simulator's numbering). */
   push(tx: Transaction): void {
     const id = Number(tx.id);
-    if (id !== this.#last + 1) throw new RangeError(`transaction ${tx.id} does not follow ${this.#last}: the log needs consecutive IDs`);
+    if (id !== this.#last + 1)
+      throw new RangeError(
+        `transaction ${tx.id} does not follow ${this.#last}: the log needs consecutive IDs`,
+      );
     const slot = (id - 1) % this.capacity;
     if (slot >= this.#ring.length) this.#grow(slot);
     this.#ring[slot] = tx;

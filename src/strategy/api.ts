@@ -73,7 +73,11 @@ export interface CandleSeries {
 }
 
 /** What a handler returns: nothing, a list of intents, or the next state and intents. */
-export type Step<S> = void | undefined | readonly OrderIntent[] | { readonly state?: S; readonly intents?: readonly OrderIntent[] };
+export type Step<S> =
+  | void
+  | undefined
+  | readonly OrderIntent[]
+  | { readonly state?: S; readonly intents?: readonly OrderIntent[] };
 
 /** Read-only view of one open trade. Numbers are for decisions; the ledger keeps exact decimals. */
 export interface TradeView {
@@ -134,21 +138,46 @@ export interface IndicatorCatalog {
   WMA: { options: { period: number }; value: number };
   WEMA: { options: { period: number }; value: number };
   MACD: {
-    options: { fastPeriod: number; slowPeriod: number; signalPeriod: number; SimpleMAOscillator?: boolean; SimpleMASignal?: boolean };
+    options: {
+      fastPeriod: number;
+      slowPeriod: number;
+      signalPeriod: number;
+      SimpleMAOscillator?: boolean;
+      SimpleMASignal?: boolean;
+    };
     value: { readonly MACD?: number; readonly signal?: number; readonly histogram?: number };
   };
   RSI: { options: { period: number }; value: number };
-  BollingerBands: { options: { period: number; stdDev: number }; value: { readonly middle: number; readonly upper: number; readonly lower: number; readonly pb: number } };
-  ADX: { options: { period: number }; value: { readonly adx: number; readonly pdi: number; readonly mdi: number } };
+  BollingerBands: {
+    options: { period: number; stdDev: number };
+    value: { readonly middle: number; readonly upper: number; readonly lower: number; readonly pb: number };
+  };
+  ADX: {
+    options: { period: number };
+    value: { readonly adx: number; readonly pdi: number; readonly mdi: number };
+  };
   ATR: { options: { period: number }; value: number };
   TrueRange: { options: Record<string, never>; value: number };
   ROC: { options: { period: number }; value: number };
   KST: {
-    options: { ROCPer1: number; ROCPer2: number; ROCPer3: number; ROCPer4: number; SMAROCPer1: number; SMAROCPer2: number; SMAROCPer3: number; SMAROCPer4: number; signalPeriod: number };
+    options: {
+      ROCPer1: number;
+      ROCPer2: number;
+      ROCPer3: number;
+      ROCPer4: number;
+      SMAROCPer1: number;
+      SMAROCPer2: number;
+      SMAROCPer3: number;
+      SMAROCPer4: number;
+      signalPeriod: number;
+    };
     value: { readonly kst: number; readonly signal?: number };
   };
   PSAR: { options: { step: number; max: number }; value: number };
-  Stochastic: { options: { period: number; signalPeriod: number }; value: { readonly k: number; readonly d?: number } };
+  Stochastic: {
+    options: { period: number; signalPeriod: number };
+    value: { readonly k: number; readonly d?: number };
+  };
   WilliamsR: { options: { period: number }; value: number };
   ADL: { options: Record<string, never>; value: number };
   OBV: { options: Record<string, never>; value: number };
@@ -168,13 +197,33 @@ export interface IndicatorCatalog {
   Highest: { options: { period: number }; value: number };
   Lowest: { options: { period: number }; value: number };
   Sum: { options: { period: number }; value: number };
-  HeikinAshi: { options: Record<string, never>; value: { readonly open: number; readonly high: number; readonly low: number; readonly close: number; readonly volume?: number } };
+  HeikinAshi: {
+    options: Record<string, never>;
+    value: {
+      readonly open: number;
+      readonly high: number;
+      readonly low: number;
+      readonly close: number;
+      readonly volume?: number;
+    };
+  };
   IchimokuCloud: {
     options: { conversionPeriod: number; basePeriod: number; spanPeriod: number; displacement: number };
-    value: { readonly conversion: number; readonly base: number; readonly spanA: number; readonly spanB: number };
+    value: {
+      readonly conversion: number;
+      readonly base: number;
+      readonly spanA: number;
+      readonly spanB: number;
+    };
   };
-  KeltnerChannels: { options: { maPeriod: number; atrPeriod: number; useSMA: boolean; multiplier: number }; value: { readonly middle: number; readonly upper: number; readonly lower: number } };
-  ChandelierExit: { options: { period: number; multiplier: number }; value: { readonly exitLong: number; readonly exitShort: number } };
+  KeltnerChannels: {
+    options: { maPeriod: number; atrPeriod: number; useSMA: boolean; multiplier: number };
+    value: { readonly middle: number; readonly upper: number; readonly lower: number };
+  };
+  ChandelierExit: {
+    options: { period: number; multiplier: number };
+    value: { readonly exitLong: number; readonly exitShort: number };
+  };
 }
 
 /** The name of an indicator `ctx.indicator` knows. */
@@ -217,8 +266,18 @@ export interface RecentCandle {
   readonly low: number;
   readonly close: number;
   readonly volume: number;
-  readonly bid: { readonly open: number; readonly high: number; readonly low: number; readonly close: number };
-  readonly ask: { readonly open: number; readonly high: number; readonly low: number; readonly close: number };
+  readonly bid: {
+    readonly open: number;
+    readonly high: number;
+    readonly low: number;
+    readonly close: number;
+  };
+  readonly ask: {
+    readonly open: number;
+    readonly high: number;
+    readonly low: number;
+    readonly close: number;
+  };
 }
 
 /** The structured logger strategies get (a pino child in every mode). */
@@ -311,7 +370,11 @@ export interface Ctx<P extends Params = Params> {
    * names, options and value types are in `IndicatorCatalog`. An unknown name, a missing or
    * unknown option, or an option of the wrong type stops the run with the valid ones named.
    */
-  indicator<N extends IndicatorName>(name: N, options: IndicatorOptions<N>, series?: string): IndicatorValue<N> | undefined;
+  indicator<N extends IndicatorName>(
+    name: N,
+    options: IndicatorOptions<N>,
+    series?: string,
+  ): IndicatorValue<N> | undefined;
   /** The last `n` closes of a series on its component, oldest first (at most the kept history). */
   closes(n: number, series?: string): readonly number[];
   /** The last `n` candles of a series, oldest first (at most the kept history): OHLC, volume, bid and ask. */
@@ -344,7 +407,12 @@ export interface Ctx<P extends Params = Params> {
   market(instrument: string, units: number | string, opts?: OrderOptions): OrderIntent;
   limit(instrument: string, units: number | string, price: number, opts?: OrderOptions): OrderIntent;
   stop(instrument: string, units: number | string, price: number, opts?: OrderOptions): OrderIntent;
-  marketIfTouched(instrument: string, units: number | string, price: number, opts?: OrderOptions): OrderIntent;
+  marketIfTouched(
+    instrument: string,
+    units: number | string,
+    price: number,
+    opts?: OrderOptions,
+  ): OrderIntent;
   closeTrade(tradeId: string, units?: number | string | 'ALL'): OrderIntent;
   closePosition(instrument: string, side?: 'long' | 'short' | 'both'): OrderIntent;
   cancel(orderId: string): OrderIntent;

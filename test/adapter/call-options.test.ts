@@ -15,7 +15,8 @@ const Q = { granularity: 'M1', price: 'BA', from: START, count: 1 } as const;
 afterEach(closeTapRigs);
 
 /** A sandbox two minutes after START (minute START complete), a tap and a client (`o` overrides; 100 new connections a second). */
-const rig = (faults: FaultOptions, o: Partial<V20HttpOptions> = {}): Promise<TapRig> => tapRig(START + 120_000, faults, { connectionsPerSecond: 100, ...o });
+const rig = (faults: FaultOptions, o: Partial<V20HttpOptions> = {}): Promise<TapRig> =>
+  tapRig(START + 120_000, faults, { connectionsPerSecond: 100, ...o });
 
 /** The rejection of `p` and how long it took. */
 async function failure(p: Promise<unknown>): Promise<{ err: unknown; ms: number }> {
@@ -40,9 +41,18 @@ describe('V20Rest.candles with a signal', () => {
     expect(err).toBeInstanceOf(V20AbortError);
     expect(err).toBeInstanceOf(V20Error); // still the boundary's class
     const a = err as V20AbortError;
-    expect(a).toMatchObject({ aborted: true, timedOut: true, retryable: false, code: 'V20_NETWORK', method: 'GET', name: 'V20AbortError' });
+    expect(a).toMatchObject({
+      aborted: true,
+      timedOut: true,
+      retryable: false,
+      code: 'V20_NETWORK',
+      method: 'GET',
+      name: 'V20AbortError',
+    });
     expect(a.status).toBeUndefined();
-    expect(a.message).toMatch(/^GET \/v3\/instruments\/EUR_USD\/candles\?.*: aborted \(the caller's time limit passed\)/);
+    expect(a.message).toMatch(
+      /^GET \/v3\/instruments\/EUR_USD\/candles\?.*: aborted \(the caller's time limit passed\)/,
+    );
     // Not before the signal fired: t0 was taken before the signal was made (libuv's loop clock is
     // cached per turn, so a timer can look a few ms early against performance.now()).
     expect(performance.now() - t0).toBeGreaterThanOrEqual(150);
@@ -62,7 +72,9 @@ describe('V20Rest.candles with a signal', () => {
     expect(r.http.stats.connections).toBe(2);
     expect(r.tap.connections.length).toBe(2);
     expect(r.served()).toBe(2);
-    console.log(`[call options] abort at 200 ms of a 30 s candle request: rejected after ${Math.round(ms)} ms, socket closed by the client ${Math.round(first.closedAt! - t0)} ms after the call, the next request answered in ${Math.round(second)} ms`);
+    console.log(
+      `[call options] abort at 200 ms of a 30 s candle request: rejected after ${Math.round(ms)} ms, socket closed by the client ${Math.round(first.closedAt! - t0)} ms after the call, the next request answered in ${Math.round(second)} ms`,
+    );
   });
 
   it("aborting during the transport's backoff or its wait for the rate budget rejects at once with V20AbortError (the caller's reason in the message); an already aborted signal sends nothing", async () => {
@@ -124,17 +136,31 @@ describe('V20Rest.candles with retry: false', () => {
 
   it('requests at the sandbox per failing call = 1 with retry: false, 1 + retries otherwise (fast-check over status, option and retry count)', async () => {
     const { sb, tap } = await rig({});
-    const clients = [0, 1, 2, 3].map((n) => new V20Http({ baseUrl: tap.url, retries: n, retryBaseMs: 1, connectionsPerSecond: 100, rate: { perSecond: 1000, burst: 1000 } }));
+    const clients = [0, 1, 2, 3].map(
+      (n) =>
+        new V20Http({
+          baseUrl: tap.url,
+          retries: n,
+          retryBaseMs: 1,
+          connectionsPerSecond: 100,
+          rate: { perSecond: 1000, burst: 1000 },
+        }),
+    );
     try {
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom(500, 502, 503, 504), fc.constantFrom<boolean | undefined>(false, undefined, true), fc.integer({ min: 0, max: 3 }), async (status, retry, retries) => {
-          sb.setFaults({ candleFailStatus: status });
-          const before = sb.stats().requests;
-          const o = retry === undefined ? undefined : { retry };
-          const { err } = await failure(new V20Rest(clients[retries]!).candles('EUR_USD', Q, o));
-          expect(err).toMatchObject({ code: 'V20_HTTP', status, retryable: true });
-          expect(sb.stats().requests - before).toBe(retry === false ? 1 : 1 + retries);
-        }),
+        fc.asyncProperty(
+          fc.constantFrom(500, 502, 503, 504),
+          fc.constantFrom<boolean | undefined>(false, undefined, true),
+          fc.integer({ min: 0, max: 3 }),
+          async (status, retry, retries) => {
+            sb.setFaults({ candleFailStatus: status });
+            const before = sb.stats().requests;
+            const o = retry === undefined ? undefined : { retry };
+            const { err } = await failure(new V20Rest(clients[retries]!).candles('EUR_USD', Q, o));
+            expect(err).toMatchObject({ code: 'V20_HTTP', status, retryable: true });
+            expect(sb.stats().requests - before).toBe(retry === false ? 1 : 1 + retries);
+          },
+        ),
         { numRuns: 30 },
       );
     } finally {

@@ -33,24 +33,61 @@ interface Rig {
   close(): Promise<void>;
 }
 
-async function rig(o: { faults?: FaultOptions; watchdogMs?: number; baseUrl?: (sb: Sandbox) => string } = {}): Promise<Rig> {
+async function rig(
+  o: { faults?: FaultOptions; watchdogMs?: number; baseUrl?: (sb: Sandbox) => string } = {},
+): Promise<Rig> {
   const sb = await startSandbox({ heartbeatMs: 100, requireToken: TOKEN });
   sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
   let text = '';
   const log = pino({ level: 'debug' }, { write: (s: string) => void (text += s) });
-  const http = new V20Http({ baseUrl: o.baseUrl ? o.baseUrl(sb) : sb.url, streamUrl: sb.url, token: TOKEN, log, retries: 12, retryBaseMs: 5, connectionsPerSecond: 100 });
+  const http = new V20Http({
+    baseUrl: o.baseUrl ? o.baseUrl(sb) : sb.url,
+    streamUrl: sb.url,
+    token: TOKEN,
+    log,
+    retries: 12,
+    retryBaseMs: 5,
+    connectionsPerSecond: 100,
+  });
   const rest = new V20Rest(http);
   const A = sb.accountIDs[0]!;
   const start = (await rest.summary(A)).lastTransactionID;
   const stream = newStreamStats();
-  const exec = new V20Execution({ http, rest, accountID: A, lastTransactionID: start, watchdogMs: o.watchdogMs ?? 1000, reconnectBaseMs: 10, reconnectCapMs: 200, resubmitBaseMs: 5, resubmits: 10, stats: stream });
+  const exec = new V20Execution({
+    http,
+    rest,
+    accountID: A,
+    lastTransactionID: start,
+    watchdogMs: o.watchdogMs ?? 1000,
+    reconnectBaseMs: 10,
+    reconnectCapMs: 200,
+    resubmitBaseMs: 5,
+    resubmits: 10,
+    stats: stream,
+  });
   const received: Transaction[] = [];
   const failures: SubmissionFailure[] = [];
   exec.failures$.subscribe((f) => failures.push(f));
-  const sub = exec.transactions$.subscribe({ next: (t) => received.push(t), error: (e: unknown) => failures.push({ intent: { kind: 'cancel', id: 'stream', orderSpecifier: '-' }, error: e as Error, outcome: 'unknown' }) });
+  const sub = exec.transactions$.subscribe({
+    next: (t) => received.push(t),
+    error: (e: unknown) =>
+      failures.push({
+        intent: { kind: 'cancel', id: 'stream', orderSpecifier: '-' },
+        error: e as Error,
+        outcome: 'unknown',
+      }),
+  });
   if (o.faults) sb.setFaults(o.faults);
   return {
-    sb, http, rest, exec, stream, received, failures, start, sub,
+    sb,
+    http,
+    rest,
+    exec,
+    stream,
+    received,
+    failures,
+    start,
+    sub,
     logText: () => text,
     async close() {
       sub.unsubscribe();
@@ -69,8 +106,23 @@ async function activity(r: Rig, n: number): Promise<string[]> {
     ids.push(id);
     const intent: OrderIntent =
       i % 3 === 2
-        ? { kind: 'order', id, request: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.09990' } }
-        : { kind: 'order', id, request: { type: 'MARKET', instrument: 'EUR_USD', units: i % 2 === 0 ? '200' : '-200', ...(i % 4 === 0 ? { takeProfitOnFill: { price: '1.12000' }, stopLossOnFill: { price: '1.08000' } } : {}) } };
+        ? {
+            kind: 'order',
+            id,
+            request: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.09990' },
+          }
+        : {
+            kind: 'order',
+            id,
+            request: {
+              type: 'MARKET',
+              instrument: 'EUR_USD',
+              units: i % 2 === 0 ? '200' : '-200',
+              ...(i % 4 === 0
+                ? { takeProfitOnFill: { price: '1.12000' }, stopLossOnFill: { price: '1.08000' } }
+                : {}),
+            },
+          };
     r.exec.submit(intent);
     if (i % 5 === 4) {
       await r.exec.drain();
@@ -94,14 +146,23 @@ const until = async (pred: () => boolean, ms: number, what: string): Promise<voi
  * Clears the faults, reads the truth on a clean connection and compares: every transaction after
  * the start exactly once, in ID order; each intent's order created exactly once.
  */
-async function verify(r: Rig, name: string, clientIDs: string[], extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+async function verify(
+  r: Rig,
+  name: string,
+  clientIDs: string[],
+  extra: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
   r.sb.setFaults({});
   const clean = new V20Http({ baseUrl: r.sb.url, token: TOKEN });
   const cleanRest = new V20Rest(clean);
   const A = r.sb.accountIDs[0]!;
   try {
     const last = (await cleanRest.summary(A)).lastTransactionID;
-    await until(() => r.received.length > 0 && Number(r.received[r.received.length - 1]!.id) >= Number(last), 20_000, `transaction ${last} on the stream`);
+    await until(
+      () => r.received.length > 0 && Number(r.received[r.received.length - 1]!.id) >= Number(last),
+      20_000,
+      `transaction ${last} on the stream`,
+    );
     const truth = (await cleanRest.transactionsIdRange(A, String(Number(r.start) + 1), last)).transactions;
     const got = r.received.map((t) => t.id);
     const want = truth.map((t) => t.id);
@@ -159,7 +220,9 @@ describe('v20 client under sandbox faults: every transaction exactly once', () =
       const ids = await activity(r, 10);
       await until(() => r.sb.stats().droppedStreams >= 20, 20_000, '20 dropped streams');
       const more = await activity(r, 5);
-      const f = await verify(r, 'dropped 20 times', [...ids, ...more], { droppedByServer: r.sb.stats().droppedStreams });
+      const f = await verify(r, 'dropped 20 times', [...ids, ...more], {
+        droppedByServer: r.sb.stats().droppedStreams,
+      });
       expect(f.reconnects as number).toBeGreaterThanOrEqual(20);
     } finally {
       await r.close();
@@ -170,18 +233,30 @@ describe('v20 client under sandbox faults: every transaction exactly once', () =
     const r = await rig({ watchdogMs: 300 });
     const prices: string[] = [];
     const pstats = newStreamStats();
-    const psub = pricingStream(r.http, r.sb.accountIDs[0]!, ['EUR_USD'], { watchdogMs: 300, reconnectBaseMs: 10, reconnectCapMs: 100, stats: pstats }).subscribe((p) => {
+    const psub = pricingStream(r.http, r.sb.accountIDs[0]!, ['EUR_USD'], {
+      watchdogMs: 300,
+      reconnectBaseMs: 10,
+      reconnectCapMs: 100,
+      stats: pstats,
+    }).subscribe((p) => {
       if (p.type !== 'HEARTBEAT') prices.push((p as { closeoutBid: string }).closeoutBid);
     });
     try {
       const ids = await activity(r, 4);
       r.sb.setFaults({ stallHeartbeats: true });
-      await until(() => r.stream.stalls >= 2 && pstats.stalls >= 2, 10_000, 'two watchdog reconnects on each stream');
+      await until(
+        () => r.stream.stalls >= 2 && pstats.stalls >= 2,
+        10_000,
+        'two watchdog reconnects on each stream',
+      );
       r.sb.setFaults({});
       r.sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1001, ask: 1.1003 });
       await until(() => prices.includes('1.10010'), 5000, 'a price after the stall');
       const more = await activity(r, 4);
-      const f = await verify(r, 'heartbeats stalled', [...ids, ...more], { pricingStalls: pstats.stalls, pricingReconnects: pstats.reconnects });
+      const f = await verify(r, 'heartbeats stalled', [...ids, ...more], {
+        pricingStalls: pstats.stalls,
+        pricingReconnects: pstats.reconnects,
+      });
       expect(f.stalls as number).toBeGreaterThanOrEqual(2);
       expect(pstats.stalls).toBeGreaterThanOrEqual(2);
     } finally {
@@ -226,9 +301,11 @@ describe('v20 client under sandbox faults: every transaction exactly once', () =
   it('lines split byte by byte (transactions and prices)', async () => {
     const r = await rig({ faults: { splitLines: 'byte' } });
     const prices: string[] = [];
-    const psub = pricingStream(r.http, r.sb.accountIDs[0]!, ['EUR_USD'], { reconnectBaseMs: 10 }).subscribe((p) => {
-      if (p.type !== 'HEARTBEAT') prices.push((p as { closeoutBid: string }).closeoutBid);
-    });
+    const psub = pricingStream(r.http, r.sb.accountIDs[0]!, ['EUR_USD'], { reconnectBaseMs: 10 }).subscribe(
+      (p) => {
+        if (p.type !== 'HEARTBEAT') prices.push((p as { closeoutBid: string }).closeoutBid);
+      },
+    );
     try {
       const ids = await activity(r, 6);
       r.sb.pushPrice({ instrument: 'EUR_USD', bid: 1.10041, ask: 1.10061 });
@@ -267,16 +344,29 @@ describe('an order whose answer is lost after v20 applied it', () => {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', async () => {
         const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length' && k !== 'connection') headers[k] = v;
-        const up = await fetch(`${target}${req.url}`, { method: req.method!, headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+        for (const [k, v] of Object.entries(req.headers))
+          if (typeof v === 'string' && k !== 'host' && k !== 'content-length' && k !== 'connection')
+            headers[k] = v;
+        const up = await fetch(`${target}${req.url}`, {
+          method: req.method!,
+          headers,
+          ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+        });
         const text = await up.text();
         if (req.method === 'POST' && lose > 0) {
           lose--;
           if (lose % 2 === 1) return res.destroy();
-          res.writeHead(504, { 'content-type': 'application/json' }).end('{"errorMessage":"gateway timeout"}');
+          res
+            .writeHead(504, { 'content-type': 'application/json' })
+            .end('{"errorMessage":"gateway timeout"}');
           return;
         }
-        res.writeHead(up.status, { 'content-type': 'application/json', ...(up.headers.get('requestid') ? { requestid: up.headers.get('requestid')! } : {}) }).end(text);
+        res
+          .writeHead(up.status, {
+            'content-type': 'application/json',
+            ...(up.headers.get('requestid') ? { requestid: up.headers.get('requestid')! } : {}),
+          })
+          .end(text);
       });
     });
     await new Promise<void>((d) => proxy!.listen(0, '127.0.0.1', d));
@@ -313,7 +403,15 @@ describe('the token never leaks', () => {
       for (let i = 0; i < 5; i++) await rest.accounts();
       const e2 = (await rest.order(sb.accountIDs[0]!, '@nope').catch((x: unknown) => x)) as V20Error;
       log.error({ err: e2 }, 'request failed');
-      const all = [text, e.message, e.stack, JSON.stringify(e), e2.message, e2.stack, JSON.stringify(e2)].join('\n');
+      const all = [
+        text,
+        e.message,
+        e.stack,
+        JSON.stringify(e),
+        e2.message,
+        e2.stack,
+        JSON.stringify(e2),
+      ].join('\n');
       expect(text).toContain('"component":"v20"');
       expect(text).toContain('requestID');
       expect(all).not.toContain(TOKEN);

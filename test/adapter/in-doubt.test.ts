@@ -5,7 +5,11 @@
 // (the request held until the adapter holds it in doubt), so a loaded machine cannot push a step
 // past a window it was meant to fall within.
 import { afterEach, describe, expect, it } from 'vitest';
-import { type SubmissionFailure, V20Execution, type V20ExecutionOptions } from '../../src/adapters/v20/execution.ts';
+import {
+  type SubmissionFailure,
+  V20Execution,
+  type V20ExecutionOptions,
+} from '../../src/adapters/v20/execution.ts';
 import { V20Http } from '../../src/adapters/v20/http.ts';
 import { V20Rest } from '../../src/adapters/v20/rest.ts';
 import type { OrderIntent } from '../../src/domain/intents.ts';
@@ -29,10 +33,18 @@ const WINDOW = 1500;
 const MARGIN = 300;
 /** A window no step of a quick test comes near, however loaded the machine. */
 const LONG = 60_000;
-const order = (id: string): OrderIntent => ({ kind: 'order', id, request: { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } });
-const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+const order = (id: string): OrderIntent => ({
+  kind: 'order',
+  id,
+  request: { type: 'MARKET', instrument: 'EUR_USD', units: '1000' },
+});
+const cid = (t: Transaction): string | undefined =>
+  (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 
-async function setup(window = WINDOW, extra: Pick<V20ExecutionOptions, 'maySend' | 'onSend'> = {}): Promise<{ exec: V20Execution; rest: V20Rest; A: string; start: string; stream: Transaction[] }> {
+async function setup(
+  window = WINDOW,
+  extra: Pick<V20ExecutionOptions, 'maySend' | 'onSend'> = {},
+): Promise<{ exec: V20Execution; rest: V20Rest; A: string; start: string; stream: Transaction[] }> {
   sb = await startSandbox({ heartbeatMs: 100 });
   sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
   proxy = await startFaultProxy(sb.url);
@@ -40,7 +52,18 @@ async function setup(window = WINDOW, extra: Pick<V20ExecutionOptions, 'maySend'
   const rest = new V20Rest(http);
   const A = sb.accountIDs[0]!;
   const start = (await rest.summary(A)).lastTransactionID;
-  const exec = new V20Execution({ http, rest, accountID: A, lastTransactionID: start, reconnectBaseMs: 5, resubmitBaseMs: 2, requestWindowMs: window, inDoubtMarginMs: MARGIN, inDoubtScanMs: 100, ...extra });
+  const exec = new V20Execution({
+    http,
+    rest,
+    accountID: A,
+    lastTransactionID: start,
+    reconnectBaseMs: 5,
+    resubmitBaseMs: 2,
+    requestWindowMs: window,
+    inDoubtMarginMs: MARGIN,
+    inDoubtScanMs: 100,
+    ...extra,
+  });
   const stream: Transaction[] = [];
   exec.transactions$.subscribe((t) => stream.push(t));
   return { exec, rest, A, start, stream };
@@ -63,9 +86,13 @@ describe('V20Execution: orders in doubt', () => {
     expect(proxy!.requests.filter(v20.orderPost)).toHaveLength(1);
     proxy!.release();
     await exec.drain();
-    const orders = (await rest.transactionsSinceId(A, start)).transactions.filter((t) => t.type === 'MARKET_ORDER').map(cid);
+    const orders = (await rest.transactionsSinceId(A, start)).transactions
+      .filter((t) => t.type === 'MARKET_ORDER')
+      .map(cid);
     const posts = proxy!.requests.filter(v20.orderPost);
-    console.log(`[in doubt / adapter] held past a 400 ms timeout until the adapter held it in doubt (${(posts[0]!.at.forwarded! - posts[0]!.at.received!).toFixed(0)} ms): orders ${orders.join(', ')}; stats ${JSON.stringify(exec.stats)}`);
+    console.log(
+      `[in doubt / adapter] held past a 400 ms timeout until the adapter held it in doubt (${(posts[0]!.at.forwarded! - posts[0]!.at.received!).toFixed(0)} ms): orders ${orders.join(', ')}; stats ${JSON.stringify(exec.stats)}`,
+    );
     expect(orders).toEqual(['held-1', 'next-1']);
     expect(exec.stats).toMatchObject({ ambiguous: 1, inDoubt: 1, foundAfterFailure: 1, resubmitted: 0 });
     // The next order went out only after the held one had reached the sandbox.
@@ -82,8 +109,12 @@ describe('V20Execution: orders in doubt', () => {
     const held = await proxy!.reached('held');
     await exec.drain();
     const resent = proxy!.requests.filter(v20.orderPost)[1]!;
-    const orders = (await rest.transactionsSinceId(A, start)).transactions.filter((t) => t.type === 'MARKET_ORDER').map(cid);
-    console.log(`[in doubt / adapter] never arriving: resent ${(resent.at.received! - held.at.received!).toFixed(0)} ms after the first reached the proxy, ${(resent.at.received! - t0).toFixed(0)} ms after submit (window ${WINDOW} + ${MARGIN} ms); orders ${orders.join(', ')}`);
+    const orders = (await rest.transactionsSinceId(A, start)).transactions
+      .filter((t) => t.type === 'MARKET_ORDER')
+      .map(cid);
+    console.log(
+      `[in doubt / adapter] never arriving: resent ${(resent.at.received! - held.at.received!).toFixed(0)} ms after the first reached the proxy, ${(resent.at.received! - t0).toFixed(0)} ms after submit (window ${WINDOW} + ${MARGIN} ms); orders ${orders.join(', ')}`,
+    );
     expect(orders).toEqual(['lost-1']);
     expect(exec.stats).toMatchObject({ inDoubt: 1, resubmitted: 1 });
     // (1 ms: Date.now(), which the adapter's window is in, counts whole milliseconds.)
@@ -97,8 +128,12 @@ describe('V20Execution: orders in doubt', () => {
     exec.submit(order('cut-1'));
     await exec.drain();
     const ms = performance.now() - t0;
-    const orders = (await rest.transactionsSinceId(A, start)).transactions.filter((t) => t.type === 'MARKET_ORDER').map(cid);
-    console.log(`[in doubt / adapter] cut after forwarding: settled in ${ms.toFixed(0)} ms; orders ${orders.join(', ')}`);
+    const orders = (await rest.transactionsSinceId(A, start)).transactions
+      .filter((t) => t.type === 'MARKET_ORDER')
+      .map(cid);
+    console.log(
+      `[in doubt / adapter] cut after forwarding: settled in ${ms.toFixed(0)} ms; orders ${orders.join(', ')}`,
+    );
     expect(orders).toEqual(['cut-1']);
     expect(exec.stats).toMatchObject({ inDoubt: 1, foundAfterFailure: 1, resubmitted: 0 });
     expect(ms).toBeLessThan(LONG);
@@ -106,7 +141,10 @@ describe('V20Execution: orders in doubt', () => {
   it('the send point asks maySend before every attempt: halted while in doubt, a request that never arrived is not resent; one halted before is never sent; onSend marks each sending', async () => {
     let halted = false;
     const sent: string[] = [];
-    const { exec, rest, A, start } = await setup(WINDOW, { maySend: () => !halted, onSend: (i, attempt) => sent.push(`${i.id}#${attempt}`) });
+    const { exec, rest, A, start } = await setup(WINDOW, {
+      maySend: () => !halted,
+      onSend: (i, attempt) => sent.push(`${i.id}#${attempt}`),
+    });
     const failures: SubmissionFailure[] = [];
     exec.failures$.subscribe((f) => failures.push(f));
     proxy!.rule(v20.orderPost, { kind: 'hold', ms: 600_000 }, 1);
@@ -116,11 +154,16 @@ describe('V20Execution: orders in doubt', () => {
     halted = true;
     exec.submit(order('gate-2'));
     await exec.drain();
-    const orders = (await rest.transactionsSinceId(A, start)).transactions.filter((t) => t.type === 'MARKET_ORDER').map(cid);
+    const orders = (await rest.transactionsSinceId(A, start)).transactions
+      .filter((t) => t.type === 'MARKET_ORDER')
+      .map(cid);
     expect(orders).toEqual([]);
     expect(proxy!.requests.filter(v20.orderPost)).toHaveLength(1);
     expect(sent).toEqual(['gate-1#0']);
-    expect(failures.map((f) => [f.intent.id, f.outcome, (f.error as { attempt?: number }).attempt])).toEqual([['gate-1', 'not-sent', 1], ['gate-2', 'not-sent', 0]]);
+    expect(failures.map((f) => [f.intent.id, f.outcome, (f.error as { attempt?: number }).attempt])).toEqual([
+      ['gate-1', 'not-sent', 1],
+      ['gate-2', 'not-sent', 0],
+    ]);
     expect(exec.stats).toMatchObject({ inDoubt: 1, resubmitted: 0 });
   });
 });

@@ -43,7 +43,13 @@ describe('V20Rest against the sandbox', () => {
   });
 
   it('market order with TP/SL on fill, then the trade closed', async () => {
-    const r = await rest.createOrder(A, { type: 'MARKET', instrument: 'EUR_USD', units: '1000', takeProfitOnFill: { price: '1.11000' }, stopLossOnFill: { price: '1.09000' } });
+    const r = await rest.createOrder(A, {
+      type: 'MARKET',
+      instrument: 'EUR_USD',
+      units: '1000',
+      takeProfitOnFill: { price: '1.11000' },
+      stopLossOnFill: { price: '1.09000' },
+    });
     expect(r.orderCreateTransaction?.type).toBe('MARKET_ORDER');
     const fill = r.orderFillTransaction as { type: string; price: string; tradeOpened: { tradeID: string } };
     expect(fill.type).toBe('ORDER_FILL');
@@ -58,18 +64,34 @@ describe('V20Rest against the sandbox', () => {
   });
 
   it('limit order: create, find by @clientID, replace, cancel', async () => {
-    const r = await rest.createOrder(A, { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.05000', clientExtensions: { id: 'rest-limit-1' } });
+    const r = await rest.createOrder(A, {
+      type: 'LIMIT',
+      instrument: 'EUR_USD',
+      units: '100',
+      price: '1.05000',
+      clientExtensions: { id: 'rest-limit-1' },
+    });
     const id = r.orderCreateTransaction!.id;
     expect((await rest.order(A, '@rest-limit-1')).id).toBe(id);
     expect((await rest.pendingOrders(A)).map((o) => o.id)).toContain(id);
-    const rep = await rest.replaceOrder(A, '@rest-limit-1', { type: 'LIMIT', instrument: 'EUR_USD', units: '200', price: '1.04000', clientExtensions: { id: 'rest-limit-1' } });
+    const rep = await rest.replaceOrder(A, '@rest-limit-1', {
+      type: 'LIMIT',
+      instrument: 'EUR_USD',
+      units: '200',
+      price: '1.04000',
+      clientExtensions: { id: 'rest-limit-1' },
+    });
     expect((rep.orderCancelTransaction as { orderID: string }).orderID).toBe(id);
     // v20 (OpenAPI 3.0.25): the replacing order is the response's orderCreateTransaction
     const newID = rep.orderCreateTransaction!.id;
     expect((rep.orderCreateTransaction as { replacesOrderID?: string }).replacesOrderID).toBe(id);
     expect((await rest.order(A, id)).state).toBe('CANCELLED');
-    const ext = await rest.orderClientExtensions(A, newID, { clientExtensions: { id: 'rest-limit-1', comment: 'moved' } });
-    expect((ext.orderClientExtensionsModifyTransaction as { type: string }).type).toBe('ORDER_CLIENT_EXTENSIONS_MODIFY');
+    const ext = await rest.orderClientExtensions(A, newID, {
+      clientExtensions: { id: 'rest-limit-1', comment: 'moved' },
+    });
+    expect((ext.orderClientExtensionsModifyTransaction as { type: string }).type).toBe(
+      'ORDER_CLIENT_EXTENSIONS_MODIFY',
+    );
     const c = await rest.cancelOrder(A, newID);
     expect((c.orderCancelTransaction as { reason: string }).reason).toBe('CLIENT_REQUEST');
     const again = (await rest.cancelOrder(A, newID).catch((e: unknown) => e)) as V20Error;
@@ -79,9 +101,17 @@ describe('V20Rest against the sandbox', () => {
   });
 
   it('trade dependent orders and client extensions; position close', async () => {
-    const r = await rest.createOrder(A, { type: 'MARKET', instrument: 'EUR_USD', units: '-300', tradeClientExtensions: { id: 'rest-short-1' } });
+    const r = await rest.createOrder(A, {
+      type: 'MARKET',
+      instrument: 'EUR_USD',
+      units: '-300',
+      tradeClientExtensions: { id: 'rest-short-1' },
+    });
     const tradeID = (r.orderFillTransaction as { tradeOpened: { tradeID: string } }).tradeOpened.tradeID;
-    const set = await rest.setTradeOrders(A, '@rest-short-1', { takeProfit: { price: '1.08000' }, stopLoss: { distance: '0.01000' } });
+    const set = await rest.setTradeOrders(A, '@rest-short-1', {
+      takeProfit: { price: '1.08000' },
+      stopLoss: { distance: '0.01000' },
+    });
     expect(set.takeProfitOrderTransaction).toBeDefined();
     expect(set.stopLossOrderTransaction).toBeDefined();
     const unset = await rest.setTradeOrders(A, tradeID, { takeProfit: null });
@@ -99,7 +129,9 @@ describe('V20Rest against the sandbox', () => {
 
   it('a 400 reject becomes a V20Error with errorCode and the reject transaction, not retryable, and is not retried', async () => {
     const before = http.stats.requests;
-    const e = (await rest.createOrder(A, { type: 'TAKE_PROFIT', tradeID: '99999', price: '1.20000' }).catch((x: unknown) => x)) as V20Error;
+    const e = (await rest
+      .createOrder(A, { type: 'TAKE_PROFIT', tradeID: '99999', price: '1.20000' })
+      .catch((x: unknown) => x)) as V20Error;
     expect(e).toBeInstanceOf(V20Error);
     expect(e.code).toBe('V20_HTTP');
     expect(e.status).toBe(400);
@@ -111,7 +143,12 @@ describe('V20Rest against the sandbox', () => {
   });
 
   it('candles (RFC 3339 from/to) and pricing', async () => {
-    const c = await rest.candles('EUR_USD', { granularity: 'H1', price: 'BA', from: '2024-01-01T10:00:00Z', to: Date.parse('2024-01-01T15:00:00Z') });
+    const c = await rest.candles('EUR_USD', {
+      granularity: 'H1',
+      price: 'BA',
+      from: '2024-01-01T10:00:00Z',
+      to: Date.parse('2024-01-01T15:00:00Z'),
+    });
     expect(c.candles.map((x) => x.time.slice(11, 13))).toEqual(['10', '11', '12', '13', '14']);
     expect(c.candles[0]!.bid).toBeDefined();
     expect(c.candles[0]!.ask).toBeDefined();
@@ -136,7 +173,17 @@ describe('V20Rest against the sandbox', () => {
 
   it('orders and trades lists follow Link rel="next" through every page', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 7; i++) ids.push((await rest.createOrder(A, { type: 'LIMIT', instrument: 'EUR_USD', units: '10', price: (1.01 + i / 1000).toFixed(5) })).orderCreateTransaction!.id);
+    for (let i = 0; i < 7; i++)
+      ids.push(
+        (
+          await rest.createOrder(A, {
+            type: 'LIMIT',
+            instrument: 'EUR_USD',
+            units: '10',
+            price: (1.01 + i / 1000).toFixed(5),
+          })
+        ).orderCreateTransaction!.id,
+      );
     const before = http.stats.requests;
     const orders = await rest.orders(A, { count: 2, state: 'PENDING' });
     expect(http.stats.requests - before).toBe(4); // 2 + 2 + 2 + 1
@@ -154,7 +201,11 @@ describe('V20Rest against the sandbox', () => {
     try {
       const t = await r.transaction(A, '1');
       expect(t.time).toMatch(/^\d+\.\d{9}$/);
-      const c = await r.candles('EUR_USD', { granularity: 'H1', from: Date.parse('2024-01-01T10:00:00Z'), count: 2 });
+      const c = await r.candles('EUR_USD', {
+        granularity: 'H1',
+        from: Date.parse('2024-01-01T10:00:00Z'),
+        count: 2,
+      });
       expect(c.candles.map((x) => x.time)).toEqual(['1704103200.000000000', '1704106800.000000000']);
     } finally {
       await h.close();

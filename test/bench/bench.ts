@@ -70,7 +70,13 @@ function arg(name: string, fallback: string): string {
 /** The first `n` generated EUR_USD M1 candles, streamed in batches (never all in memory). */
 function* candles(n: number): Generator<readonly Candle[]> {
   let left = n;
-  for (const batch of syntheticBatches({ instrument: 'EUR_USD', granularity: 'M1', from: FROM, to: TO, seed: SEED })) {
+  for (const batch of syntheticBatches({
+    instrument: 'EUR_USD',
+    granularity: 'M1',
+    from: FROM,
+    to: TO,
+    seed: SEED,
+  })) {
     if (batch.length >= left) {
       yield batch.slice(0, left);
       return;
@@ -78,7 +84,9 @@ function* candles(n: number): Generator<readonly Candle[]> {
     left -= batch.length;
     yield batch;
   }
-  throw new Error(`the generator produced fewer than ${n} candles between ${new Date(FROM).toISOString()} and ${new Date(TO).toISOString()}`);
+  throw new Error(
+    `the generator produced fewer than ${n} candles between ${new Date(FROM).toISOString()} and ${new Date(TO).toISOString()}`,
+  );
 }
 
 /** The exits of the second variant, in price units (as the strategy's params). */
@@ -101,12 +109,32 @@ interface Figures {
 }
 
 async function engineRun(n: number, exits: boolean, save = false, idle = false): Promise<Figures> {
-  const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, costs: { financing: false } });
+  const config = loadConfig(undefined, {
+    run: {
+      instrument: 'EUR_USD',
+      granularity: 'M1',
+      from: new Date(FROM).toISOString(),
+      to: new Date(TO).toISOString(),
+    },
+    costs: { financing: false },
+  });
   const loaded = idle
     ? await loadStrategy(fileURLToPath(new URL('./sma-idle.ts', import.meta.url)), ['fast=10', 'slow=30'])
     : exits
-    ? await loadStrategy(fileURLToPath(new URL('./sma-cross-exits.ts', import.meta.url)), ['fast=10', 'slow=30', `tp=${EXITS.tp}`, `sl=${EXITS.sl}`, `trailing=${EXITS.trailing}`])
-    : await loadStrategy(fileURLToPath(new URL('../../strategies/sma-cross.ts', import.meta.url)), ['instrument=EUR_USD', 'granularity=M1', 'component=M', 'fast=10', 'slow=30']);
+      ? await loadStrategy(fileURLToPath(new URL('./sma-cross-exits.ts', import.meta.url)), [
+          'fast=10',
+          'slow=30',
+          `tp=${EXITS.tp}`,
+          `sl=${EXITS.sl}`,
+          `trailing=${EXITS.trailing}`,
+        ])
+      : await loadStrategy(fileURLToPath(new URL('../../strategies/sma-cross.ts', import.meta.url)), [
+          'instrument=EUR_USD',
+          'granularity=M1',
+          'component=M',
+          'fast=10',
+          'slow=30',
+        ]);
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
   // `save`: the run folder a CLI backtest writes by default (every transaction and intent as JSON lines).
   const runDir = save ? mkdtempSync(join(tmpdir(), 'fxflow-bench-')) : undefined;
@@ -152,13 +180,29 @@ async function engineRun(n: number, exits: boolean, save = false, idle = false):
 function loopRun(n: number, exits: boolean): Figures {
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const fastN = 10, slowN = 30, size = 10000;
+  const fastN = 10,
+    slowN = 30,
+    size = 10000;
   const snap = (x: number): number => Math.round(x * 1e5) / 1e5;
-  const fb = new Float64Array(fastN), sb = new Float64Array(slowN);
-  let fi = 0, si = 0, fc = 0, sc = 0, fs = 0, ss = 0;
-  let signal = 0, pending = 0, balance = 100000, fills = 0, count = 0;
+  const fb = new Float64Array(fastN),
+    sb = new Float64Array(slowN);
+  let fi = 0,
+    si = 0,
+    fc = 0,
+    sc = 0,
+    fs = 0,
+    ss = 0;
+  let signal = 0,
+    pending = 0,
+    balance = 100000,
+    fills = 0,
+    count = 0;
   // The one open trade (the target is always ±size or flat): signed units, open price, exit levels.
-  let units = 0, open = 0, tp = 0, sl = 0, ts = 0;
+  let units = 0,
+    open = 0,
+    tp = 0,
+    sl = 0,
+    ts = 0;
   let closure = { from: -Infinity, to: -Infinity };
   const realize = (px: number): void => {
     balance += Math.round((px - open) * units * 1e4) / 1e4;
@@ -225,8 +269,14 @@ function loopRun(n: number, exits: boolean): Figures {
         exitAt(c.bc, c.ac, false);
       }
       const mid = (c.bc + c.ac) / 2;
-      fs += mid - fb[fi]!; fb[fi] = mid; fi = fi + 1 === fastN ? 0 : fi + 1; if (fc < fastN) fc++;
-      ss += mid - sb[si]!; sb[si] = mid; si = si + 1 === slowN ? 0 : si + 1; if (sc < slowN) sc++;
+      fs += mid - fb[fi]!;
+      fb[fi] = mid;
+      fi = fi + 1 === fastN ? 0 : fi + 1;
+      if (fc < fastN) fc++;
+      ss += mid - sb[si]!;
+      sb[si] = mid;
+      si = si + 1 === slowN ? 0 : si + 1;
+      if (sc < slowN) sc++;
       if ((count & 4095) === 0) {
         // Running sums drift: re-add the windows now and then (the engine's SMA does the same).
         fs = 0;
@@ -235,7 +285,8 @@ function loopRun(n: number, exits: boolean): Figures {
         for (let k = 0; k < slowN; k++) ss += sb[k]!;
       }
       if (sc < slowN) continue;
-      const f = fs / fastN, s = ss / slowN;
+      const f = fs / fastN,
+        s = ss / slowN;
       const sig = f > s ? 1 : f < s ? -1 : signal;
       if (sig !== signal) {
         signal = sig;
@@ -275,7 +326,17 @@ async function catalogRun(): Promise<Figures> {
   }
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(c0);
-  return { mode: 'catalog', candles: count, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, processMs: performance.now(), candlesPerSec: count / (wallMs / 1000), peakRssMB: process.resourceUsage().maxRSS / 1024, fills: 0, finalBalance: 0 };
+  return {
+    mode: 'catalog',
+    candles: count,
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    processMs: performance.now(),
+    candlesPerSec: count / (wallMs / 1000),
+    peakRssMB: process.resourceUsage().maxRSS / 1024,
+    fills: 0,
+    finalBalance: 0,
+  };
 }
 
 /** What the simulator alone costs per fill and per transaction, compiled (see simOnly). */
@@ -299,7 +360,13 @@ interface SimFloor {
 function simOnly(n: number): SimFloor {
   const instruments = loadInstruments();
   const round = (orders: boolean): { ms: number; fills: number; transactions: number } => {
-    const sim = new SimBroker({ instruments, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+    const sim = new SimBroker({
+      instruments,
+      currency: 'USD',
+      initialBalance: '100000',
+      marginRate: '0.02',
+      financing: false,
+    });
     let transactions = 0;
     // Counted as notes: no fill's object is built (as in a sweep's trial or a run without a folder).
     const stop = sim.listenNotes(() => {
@@ -358,7 +425,20 @@ function simOnly(n: number): SimFloor {
 }
 
 function child(mode: string, n: number, nodeFlags: readonly string[] = []): Figures {
-  const out = execFileSync(process.execPath, [...nodeFlags, '--import', 'tsx', fileURLToPath(import.meta.url), '--child', mode, '--candles', String(n)], { encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    [
+      ...nodeFlags,
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      '--child',
+      mode,
+      '--candles',
+      String(n),
+    ],
+    { encoding: 'utf8' },
+  );
   return JSON.parse(out.trim().split('\n').pop()!) as Figures;
 }
 
@@ -382,7 +462,10 @@ async function main(): Promise<void> {
   }
   TO = Date.UTC(2019 + yearsFor(n), 0, 1);
   if (process.argv.includes('--startup')) {
-    const startup = benchStartup(Math.max(1, Number(arg('runs', '3'))), process.argv.includes('--before') ? arg('before', '') : undefined);
+    const startup = benchStartup(
+      Math.max(1, Number(arg('runs', '3'))),
+      process.argv.includes('--before') ? arg('before', '') : undefined,
+    );
     console.log(formatStartup(startup));
     console.log(JSON.stringify({ startup }));
     return;
@@ -402,7 +485,19 @@ async function main(): Promise<void> {
     for (const b of candles(n)) count += b.length;
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(c0);
-    console.log(JSON.stringify({ mode, candles: count, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, processMs: performance.now(), candlesPerSec: count / (wallMs / 1000), peakRssMB: process.resourceUsage().maxRSS / 1024, fills: 0, finalBalance: 0 }));
+    console.log(
+      JSON.stringify({
+        mode,
+        candles: count,
+        wallMs,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        processMs: performance.now(),
+        candlesPerSec: count / (wallMs / 1000),
+        peakRssMB: process.resourceUsage().maxRSS / 1024,
+        fills: 0,
+        finalBalance: 0,
+      }),
+    );
     return;
   }
   if (base === 'sim-only') {
@@ -434,8 +529,19 @@ async function main(): Promise<void> {
   // Each measurement runs `--runs` times (default 3), engine and loop interleaved so both see the
   // same machine; the median run (by wall time) is reported, with the spread of the wall times.
   const runs = Math.max(1, Number(arg('runs', '3')));
-  const modes = ['engine', 'loop', 'engine-exits', 'loop-exits', 'engine-warm', 'loop-warm', 'engine-exits-warm', 'loop-exits-warm'] as const;
-  const samples = new Map<string, Figures[]>([...modes, 'engine-v8-default', 'engine-exits-v8-default'].map((m) => [m, []]));
+  const modes = [
+    'engine',
+    'loop',
+    'engine-exits',
+    'loop-exits',
+    'engine-warm',
+    'loop-warm',
+    'engine-exits-warm',
+    'loop-exits-warm',
+  ] as const;
+  const samples = new Map<string, Figures[]>(
+    [...modes, 'engine-v8-default', 'engine-exits-v8-default'].map((m) => [m, []]),
+  );
   // Peak memory is compared between 1M and a quarter of it, each the median of `runs` runs: one
   // run's peak RSS swings with when V8 collects (150 to 275 MB for the same run).
   const quarters: Figures[] = [];
@@ -445,17 +551,24 @@ async function main(): Promise<void> {
     samples.get('engine-exits-v8-default')!.push(child('engine-exits', n, V8_DEFAULT));
     quarters.push(child('engine', Math.floor(n / 4)));
   }
-  const medianOf = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  const medianOf = (xs: readonly number[]): number =>
+    [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
   const median = (m: string): Figures => {
     const xs = [...samples.get(m)!].sort((a, b) => a.wallMs - b.wallMs);
     const mid = xs[Math.floor((xs.length - 1) / 2)]!;
     const fills = new Set(xs.map((x) => `${x.fills}/${x.finalBalance}`));
-    if (fills.size !== 1) throw new Error(`${m}: runs disagree on fills/balance (${[...fills].join(', ')}): the backtest is not deterministic`);
+    if (fills.size !== 1)
+      throw new Error(
+        `${m}: runs disagree on fills/balance (${[...fills].join(', ')}): the backtest is not deterministic`,
+      );
     return { ...mid, wallMinMs: xs[0]!.wallMs, wallMaxMs: xs[xs.length - 1]!.wallMs };
   };
   const engine = median('engine');
   const loop = median('loop');
-  const quarter = { ...quarters.sort((a, b) => a.wallMs - b.wallMs)[Math.floor((quarters.length - 1) / 2)]!, peakRssMB: medianOf(quarters.map((q) => q.peakRssMB)) };
+  const quarter = {
+    ...quarters.sort((a, b) => a.wallMs - b.wallMs)[Math.floor((quarters.length - 1) / 2)]!,
+    peakRssMB: medianOf(quarters.map((q) => q.peakRssMB)),
+  };
   const engineRss = medianOf(samples.get('engine')!.map((x) => x.peakRssMB));
   const engineX = median('engine-exits');
   const loopX = median('loop-exits');
@@ -469,7 +582,16 @@ async function main(): Promise<void> {
   const catalog = child('catalog', n);
   const data = child('data', n);
   const idle = child('engine-idle', n);
-  const floor = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', 'sim-only', '--candles', String(n)], { encoding: 'utf8' }).trim().split('\n').pop()!) as SimFloor;
+  const floor = JSON.parse(
+    execFileSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', 'sim-only', '--candles', String(n)],
+      { encoding: 'utf8' },
+    )
+      .trim()
+      .split('\n')
+      .pop()!,
+  ) as SimFloor;
   const engineD = median('engine-v8-default');
   const engineXD = median('engine-exits-v8-default');
   const ratioW = loopW.candlesPerSec / engineW.candlesPerSec;
@@ -488,7 +610,9 @@ async function main(): Promise<void> {
     name,
     fmt(x.candles),
     (x.wallMs / 1000).toFixed(3),
-    x.wallMinMs !== undefined && x.wallMaxMs !== undefined ? `${(x.wallMinMs / 1000).toFixed(2)}–${(x.wallMaxMs / 1000).toFixed(2)}` : '',
+    x.wallMinMs !== undefined && x.wallMaxMs !== undefined
+      ? `${(x.wallMinMs / 1000).toFixed(2)}–${(x.wallMaxMs / 1000).toFixed(2)}`
+      : '',
     (x.cpuMs / 1000).toFixed(3),
     (x.processMs / 1000).toFixed(3),
     fmt(x.candlesPerSec),
@@ -497,7 +621,18 @@ async function main(): Promise<void> {
     x.finalBalance.toFixed(2),
   ];
   const rows = [
-    ['', 'candles', 'wall s', 'wall range s', 'cpu s', 'process s', 'candles/s', 'peak RSS MB', 'fills', 'balance'],
+    [
+      '',
+      'candles',
+      'wall s',
+      'wall range s',
+      'cpu s',
+      'process s',
+      'candles/s',
+      'peak RSS MB',
+      'fills',
+      'balance',
+    ],
     row('engine', engine),
     row('hand loop', loop),
     row('engine ¼', quarter),
@@ -515,13 +650,24 @@ async function main(): Promise<void> {
     row('engine, TP/SL/trailing, V8 default pretenuring', engineXD),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
+  for (const r of rows)
+    console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
   const rssGrowth = engineRss / quarter.peakRssMB;
-  console.log(`engine is ${ratio.toFixed(2)}× slower than the hand-written loop (target ≤ 2×); peak RSS ×${rssGrowth.toFixed(2)} for 4× the candles (medians of ${runs} runs: ${engineRss.toFixed(0)} MB and ${quarter.peakRssMB.toFixed(0)} MB)`);
-  console.log(`with TP/SL/trailing on every entry: engine ${ratioX.toFixed(2)}× slower than its hand-written loop`);
-  console.log(`in CPU time (steadier on a shared machine): ${cpuRatio.toFixed(2)}×, with TP/SL/trailing ${cpuRatioX.toFixed(2)}×`);
-  console.log(`fastest run of each side: ${ratioFastest.toFixed(2)}×, with TP/SL/trailing ${ratioFastestX.toFixed(2)}× (engine ${((engine.wallMinMs ?? engine.wallMs) / 1000).toFixed(3)} s and ${((engineX.wallMinMs ?? engineX.wallMs) / 1000).toFixed(3)} s)`);
-  console.log(`warm (the second run in a process: no JIT warm-up): ${ratioW.toFixed(2)}×, with TP/SL/trailing ${ratioXW.toFixed(2)}×`);
+  console.log(
+    `engine is ${ratio.toFixed(2)}× slower than the hand-written loop (target ≤ 2×); peak RSS ×${rssGrowth.toFixed(2)} for 4× the candles (medians of ${runs} runs: ${engineRss.toFixed(0)} MB and ${quarter.peakRssMB.toFixed(0)} MB)`,
+  );
+  console.log(
+    `with TP/SL/trailing on every entry: engine ${ratioX.toFixed(2)}× slower than its hand-written loop`,
+  );
+  console.log(
+    `in CPU time (steadier on a shared machine): ${cpuRatio.toFixed(2)}×, with TP/SL/trailing ${cpuRatioX.toFixed(2)}×`,
+  );
+  console.log(
+    `fastest run of each side: ${ratioFastest.toFixed(2)}×, with TP/SL/trailing ${ratioFastestX.toFixed(2)}× (engine ${((engine.wallMinMs ?? engine.wallMs) / 1000).toFixed(3)} s and ${((engineX.wallMinMs ?? engineX.wallMs) / 1000).toFixed(3)} s)`,
+  );
+  console.log(
+    `warm (the second run in a process: no JIT warm-up): ${ratioW.toFixed(2)}×, with TP/SL/trailing ${ratioXW.toFixed(2)}×`,
+  );
   // Where the engine's time goes (cold runs, one each, so rough): data, per-candle engine work, fills.
   const perFill = (x: Figures): number => ((x.wallMs - idle.wallMs) * 1000) / x.fills; // µs
   console.log(
@@ -536,8 +682,10 @@ async function main(): Promise<void> {
     `with V8's default allocation-site pretenuring (which fxflow turns off): engine ${(engineD.wallMs / 1000).toFixed(3)} s (${((engineD.wallMinMs ?? 0) / 1000).toFixed(2)}–${((engineD.wallMaxMs ?? 0) / 1000).toFixed(2)}), ` +
       `with TP/SL/trailing ${(engineXD.wallMs / 1000).toFixed(3)} s (${((engineXD.wallMinMs ?? 0) / 1000).toFixed(2)}–${((engineXD.wallMaxMs ?? 0) / 1000).toFixed(2)}); ratios to the loops ${(loop.candlesPerSec / engineD.candlesPerSec).toFixed(2)}× and ${(loopX.candlesPerSec / engineXD.candlesPerSec).toFixed(2)}×`,
   );
-  if (engine.fills !== loop.fills) console.log(`note: fills differ (engine ${engine.fills}, loop ${loop.fills})`);
-  if (engineX.fills !== loopX.fills) console.log(`note: fills differ with exits (engine ${engineX.fills}, loop ${loopX.fills})`);
+  if (engine.fills !== loop.fills)
+    console.log(`note: fills differ (engine ${engine.fills}, loop ${loop.fills})`);
+  if (engineX.fills !== loopX.fills)
+    console.log(`note: fills differ with exits (engine ${engineX.fills}, loop ${loopX.fills})`);
   // Paper/live: the runner against a sandbox on loopback, price line received → order request written.
   const latency = await benchLatency();
   // Start-up, whole process: compiled build against the sources (startup.ts).
@@ -575,9 +723,24 @@ async function main(): Promise<void> {
       },
       runFolder: { exits: brief(engineXS) },
       v8Default: { engine: brief(engineD), exits: { engine: brief(engineXD) } },
-      breakdown: { dataMs: Math.round(data.wallMs), idleMs: Math.round(idle.wallMs), perFillUs: Number(perFill(engine).toFixed(2)), perFillExitsUs: Number(perFill(engineX).toFixed(2)) },
-      simFloor: { usPerFill: Number(floor.usPerFill.toFixed(2)), nsPerTransaction: Math.round(floor.nsPerTransaction), fills: floor.fills, transactions: floor.transactions },
-      catalog: { candles: catalog.candles, candlesPerSec: Math.round(catalog.candlesPerSec), wallMs: Math.round(catalog.wallMs), peakRssMB: Math.round(catalog.peakRssMB) },
+      breakdown: {
+        dataMs: Math.round(data.wallMs),
+        idleMs: Math.round(idle.wallMs),
+        perFillUs: Number(perFill(engine).toFixed(2)),
+        perFillExitsUs: Number(perFill(engineX).toFixed(2)),
+      },
+      simFloor: {
+        usPerFill: Number(floor.usPerFill.toFixed(2)),
+        nsPerTransaction: Math.round(floor.nsPerTransaction),
+        fills: floor.fills,
+        transactions: floor.transactions,
+      },
+      catalog: {
+        candles: catalog.candles,
+        candlesPerSec: Math.round(catalog.candlesPerSec),
+        wallMs: Math.round(catalog.wallMs),
+        peakRssMB: Math.round(catalog.peakRssMB),
+      },
       warm: {
         engine: brief(engineW),
         loop: brief(loopW),

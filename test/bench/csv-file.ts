@@ -13,7 +13,13 @@ export function writeOneSidedCsv(path: string, n: number): number {
   let text = 'time,o,h,l,c,volume\n';
   const years = Math.max(5, Math.ceil(n / 340_000));
   try {
-    for (const batch of syntheticBatches({ instrument: 'EUR_USD', granularity: 'M1', from: Date.UTC(2019, 0, 1), to: Date.UTC(2019 + years, 0, 1), seed: 20240101 })) {
+    for (const batch of syntheticBatches({
+      instrument: 'EUR_USD',
+      granularity: 'M1',
+      from: Date.UTC(2019, 0, 1),
+      to: Date.UTC(2019 + years, 0, 1),
+      seed: 20240101,
+    })) {
       for (const c of batch) {
         if (rows === n) break;
         text += `${new Date(c.time).toISOString().slice(0, 19)}Z,${c.bo.toFixed(5)},${c.bh.toFixed(5)},${c.bl.toFixed(5)},${c.bc.toFixed(5)},${c.volume}\n`;

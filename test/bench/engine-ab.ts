@@ -26,15 +26,38 @@ interface Checkout {
 
 async function checkout(rootArg: string): Promise<Checkout> {
   const root = resolve(rootArg);
-  const load = async <T>(rel: string): Promise<T> => (await import(pathToFileURL(`${root}/${rel}`).href)) as T;
-  const { runBacktest } = await load<{ runBacktest: (o: unknown) => Promise<{ sim: { fills: number }; summary: { finalBalance?: number } }> }>('src/app/backtest.ts');
-  const { loadConfig } = await load<{ loadConfig: (f: undefined, o: unknown) => unknown }>('src/app/config.ts');
-  const { loadStrategy } = await load<{ loadStrategy: (f: string, p: string[]) => Promise<unknown> }>('src/app/load-strategy.ts');
+  const load = async <T>(rel: string): Promise<T> =>
+    (await import(pathToFileURL(`${root}/${rel}`).href)) as T;
+  const { runBacktest } = await load<{
+    runBacktest: (o: unknown) => Promise<{ sim: { fills: number }; summary: { finalBalance?: number } }>;
+  }>('src/app/backtest.ts');
+  const { loadConfig } = await load<{ loadConfig: (f: undefined, o: unknown) => unknown }>(
+    'src/app/config.ts',
+  );
+  const { loadStrategy } = await load<{ loadStrategy: (f: string, p: string[]) => Promise<unknown> }>(
+    'src/app/load-strategy.ts',
+  );
   const { loadInstruments } = await load<{ loadInstruments: () => unknown }>('src/domain/instrument.ts');
-  const { syntheticBatches } = await load<{ syntheticBatches: (s: unknown) => Iterable<readonly unknown[]> }>('src/adapters/catalog/synthetic.ts');
-  const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, costs: { financing: false } });
+  const { syntheticBatches } = await load<{ syntheticBatches: (s: unknown) => Iterable<readonly unknown[]> }>(
+    'src/adapters/catalog/synthetic.ts',
+  );
+  const config = loadConfig(undefined, {
+    run: {
+      instrument: 'EUR_USD',
+      granularity: 'M1',
+      from: new Date(FROM).toISOString(),
+      to: new Date(TO).toISOString(),
+    },
+    costs: { financing: false },
+  });
   // Each checkout's own copy of the strategy: it imports that checkout's src/ (one copy of each module per run).
-  const loaded = await loadStrategy(`${root}/test/bench/sma-cross-exits.ts`, ['fast=10', 'slow=30', 'tp=0.0015', 'sl=0.001', 'trailing=0.0008']);
+  const loaded = await loadStrategy(`${root}/test/bench/sma-cross-exits.ts`, [
+    'fast=10',
+    'slow=30',
+    'tp=0.0015',
+    'sl=0.001',
+    'trailing=0.0008',
+  ]);
   const instruments = loadInstruments();
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
   return {
@@ -51,7 +74,13 @@ async function checkout(rootArg: string): Promise<Checkout> {
         log: silent,
         candles: async function* () {
           let left = n;
-          for (const batch of syntheticBatches({ instrument: 'EUR_USD', granularity: 'M1', from: FROM, to: TO, seed: 20240101 })) {
+          for (const batch of syntheticBatches({
+            instrument: 'EUR_USD',
+            granularity: 'M1',
+            from: FROM,
+            to: TO,
+            seed: 20240101,
+          })) {
             if (batch.length >= left) {
               yield batch.slice(0, left);
               return;
@@ -62,7 +91,11 @@ async function checkout(rootArg: string): Promise<Checkout> {
         },
       });
       const c = process.cpuUsage(c0);
-      return { cpu: (c.user + c.system) / 1000, fills: r.sim.fills, balance: Number(r.summary.finalBalance ?? Number.NaN) };
+      return {
+        cpu: (c.user + c.system) / 1000,
+        fills: r.sim.fills,
+        balance: Number(r.summary.finalBalance ?? Number.NaN),
+      };
     },
   };
 }
@@ -80,4 +113,12 @@ for (let r = 0; r < rounds; r++) {
     c.balance = x.balance;
   }
 }
-for (const c of [base, here]) console.log(JSON.stringify({ root: c.root, fills: c.fills, finalBalance: c.balance, fastestCpuMs: +c.best.toFixed(0) }));
+for (const c of [base, here])
+  console.log(
+    JSON.stringify({
+      root: c.root,
+      fills: c.fills,
+      finalBalance: c.balance,
+      fastestCpuMs: +c.best.toFixed(0),
+    }),
+  );

@@ -53,4 +53,12 @@ for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMa
 }
 if (carry.length > 0) row(carry);
 const u = process.resourceUsage();
-console.log(JSON.stringify({ candles: n, changes, pl: Math.round(pl * 100) / 100, cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000, peakRssMB: u.maxRSS / 1024 }));
+console.log(
+  JSON.stringify({
+    candles: n,
+    changes,
+    pl: Math.round(pl * 100) / 100,
+    cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000,
+    peakRssMB: u.maxRSS / 1024,
+  }),
+);

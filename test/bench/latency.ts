@@ -49,22 +49,59 @@ const everyTick = defineStrategy({
   },
 });
 
-const recorderFor = (dir: string): InputRecorder => new InputRecorder({
-  dir, meta: { fxflow: 'bench', strategy: { file: 'latency', name: 'latency', sha256: '' }, params: {}, env: 'sandbox', accountID: '', broker: 'v20', subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [] }, config: {} },
-});
+const recorderFor = (dir: string): InputRecorder =>
+  new InputRecorder({
+    dir,
+    meta: {
+      fxflow: 'bench',
+      strategy: { file: 'latency', name: 'latency', sha256: '' },
+      params: {},
+      env: 'sandbox',
+      accountID: '',
+      broker: 'v20',
+      subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [] },
+      config: {},
+    },
+  });
 
-async function measure(ticks: number, sync: boolean, durability: 'before-submit' | 'after-submit' = 'after-submit', record = false): Promise<{ p50: number; p99: number; max: number; orders: number }> {
+async function measure(
+  ticks: number,
+  sync: boolean,
+  durability: 'before-submit' | 'after-submit' = 'after-submit',
+  record = false,
+): Promise<{ p50: number; p99: number; max: number; orders: number }> {
   const sandbox = await startSandbox({ heartbeatMs: 1000 });
   const log = pino({ level: 'silent' });
-  const http = new V20Http({ baseUrl: sandbox.url, log, rate: { perSecond: 100_000, burst: 100_000 }, connectionsPerSecond: 100 });
+  const http = new V20Http({
+    baseUrl: sandbox.url,
+    log,
+    rate: { perSecond: 100_000, burst: 100_000 },
+    connectionsPerSecond: 100,
+  });
   const rest = new V20Rest(http);
   const accountID = sandbox.accountIDs[0]!;
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-latency-'));
-  const runner = new Runner({ strategy: everyTick as never, name: 'latency', params: {}, http, rest, accountID, instruments: loadInstruments(), journalDir: dir, journalSync: sync, intentDurability: durability, log, statusEveryMs: 0, warmup: 0, ...(record ? { recorder: recorderFor(dir) } : {}) });
+  const runner = new Runner({
+    strategy: everyTick as never,
+    name: 'latency',
+    params: {},
+    http,
+    rest,
+    accountID,
+    instruments: loadInstruments(),
+    journalDir: dir,
+    journalSync: sync,
+    intentDurability: durability,
+    log,
+    statusEveryMs: 0,
+    warmup: 0,
+    ...(record ? { recorder: recorderFor(dir) } : {}),
+  });
   const samples: number[] = [];
   const onSend = (m: unknown): void => {
     const req = (m as { request?: { method?: string; path?: string } }).request;
-    if (req?.method === 'POST' && req.path?.endsWith('/orders')) samples.push(performance.now() - runner.tickReceivedAt);
+    if (req?.method === 'POST' && req.path?.endsWith('/orders'))
+      samples.push(performance.now() - runner.tickReceivedAt);
   };
   subscribe('undici:client:sendHeaders', onSend);
   try {
@@ -74,7 +111,12 @@ async function measure(ticks: number, sync: boolean, durability: 'before-submit'
       const bid = 1.1 + 0.0001 * Math.sin(i / 5);
       const time = t0 + (i + 1) * 1000;
       sandbox.setTime(time);
-      sandbox.pushPrice({ instrument: 'EUR_USD', bid: bid.toFixed(5), ask: (bid + 0.00015).toFixed(5), time });
+      sandbox.pushPrice({
+        instrument: 'EUR_USD',
+        bid: bid.toFixed(5),
+        ask: (bid + 0.00015).toFixed(5),
+        time,
+      });
       const deadline = Date.now() + 10_000;
       while (samples.length < i + 1 || Number(runner.journal.lastTransactionID) < 2 + 2 * (i + 1)) {
         if (Date.now() > deadline) throw new Error(`latency bench: tick ${i} got no order`);
@@ -82,7 +124,10 @@ async function measure(ticks: number, sync: boolean, durability: 'before-submit'
       }
     }
     const inner = runner.latency.snapshot();
-    if (process.env.FXFLOW_LATENCY_DEBUG) process.stdout.write(`  (tick → submit: p50 ${inner.p50.toFixed(3)} p99 ${inner.p99.toFixed(3)} max ${inner.max.toFixed(3)})\n`);
+    if (process.env.FXFLOW_LATENCY_DEBUG)
+      process.stdout.write(
+        `  (tick → submit: p50 ${inner.p50.toFixed(3)} p99 ${inner.p99.toFixed(3)} max ${inner.max.toFixed(3)})\n`,
+      );
     await runner.stop('bench');
   } finally {
     unsubscribe('undici:client:sendHeaders', onSend);
@@ -100,10 +145,17 @@ export async function benchRecorder(n = 1_000_000): Promise<number> {
   for (let round = 0; round < 3; round++) {
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-recorder-'));
     const rec = recorderFor(dir);
-    rec.start({ runId: 'bench', clientIdPrefix: 'bench', sequence: 0, restoredState: false, account: { broker: 'sim', currency: 'USD', marginRate: '0.02', hedging: false, deposit: '0' } });
+    rec.start({
+      runId: 'bench',
+      clientIdPrefix: 'bench',
+      sequence: 0,
+      restoredState: false,
+      account: { broker: 'sim', currency: 'USD', marginRate: '0.02', hedging: false, deposit: '0' },
+    });
     const t0 = Date.UTC(2024, 0, 2, 10);
     const start = performance.now();
-    for (let i = 0; i < n; i++) rec.tick('EUR_USD', t0 + i * 250, 1.1 + (i % 100) * 0.00001, 1.10015 + (i % 100) * 0.00001, start + i);
+    for (let i = 0; i < n; i++)
+      rec.tick('EUR_USD', t0 + i * 250, 1.1 + (i % 100) * 0.00001, 1.10015 + (i % 100) * 0.00001, start + i);
     const ns = ((performance.now() - start) * 1e6) / n;
     await rec.stop('bench');
     rmSync(dir, { recursive: true, force: true });
@@ -131,7 +183,17 @@ export async function benchLatency(o: { ticks?: number } = {}): Promise<LatencyF
       `  default + the run folder's input recorder (fxflow run): p50 ${f(recording.p50)} ms  p99 ${f(recording.p99)} ms  max ${f(recording.max)} ms\n` +
       `  the input recorder alone: ${recorderNs.toFixed(0)} ns a tick (1M ticks, best of 3)\n`,
   );
-  return { ticks, orders: synced.orders, p50: synced.p50, p99: synced.p99, max: synced.max, beforeSubmit: { p50: before.p50, p99: before.p99, max: before.max }, noSync: { p50: unsynced.p50, p99: unsynced.p99, max: unsynced.max }, recording: { p50: recording.p50, p99: recording.p99, max: recording.max }, recorderNsPerTick: recorderNs };
+  return {
+    ticks,
+    orders: synced.orders,
+    p50: synced.p50,
+    p99: synced.p99,
+    max: synced.max,
+    beforeSubmit: { p50: before.p50, p99: before.p99, max: before.max },
+    noSync: { p50: unsynced.p50, p99: unsynced.p99, max: unsynced.max },
+    recording: { p50: recording.p50, p99: recording.p99, max: recording.max },
+    recorderNsPerTick: recorderNs,
+  };
 }
 
 /**
@@ -147,10 +209,14 @@ export async function abRecorder(rounds: number, ticks: number): Promise<void> {
     const b = await measure(ticks, true, 'after-submit', k % 2 === 0);
     (k % 2 === 1 ? on : off).push(a);
     (k % 2 === 0 ? on : off).push(b);
-    process.stdout.write(`round ${k + 1}: without p50 ${(k % 2 === 1 ? b : a).p50.toFixed(3)} p99 ${(k % 2 === 1 ? b : a).p99.toFixed(3)} | with p50 ${(k % 2 === 1 ? a : b).p50.toFixed(3)} p99 ${(k % 2 === 1 ? a : b).p99.toFixed(3)} ms\n`);
+    process.stdout.write(
+      `round ${k + 1}: without p50 ${(k % 2 === 1 ? b : a).p50.toFixed(3)} p99 ${(k % 2 === 1 ? b : a).p99.toFixed(3)} | with p50 ${(k % 2 === 1 ? a : b).p50.toFixed(3)} p99 ${(k % 2 === 1 ? a : b).p99.toFixed(3)} ms\n`,
+    );
   }
   const med = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-  process.stdout.write(`medians over ${rounds} rounds of ${ticks} ticks: without the recorder p50 ${med(off.map((x) => x.p50)).toFixed(3)} ms p99 ${med(off.map((x) => x.p99)).toFixed(3)} ms; with it p50 ${med(on.map((x) => x.p50)).toFixed(3)} ms p99 ${med(on.map((x) => x.p99)).toFixed(3)} ms\n`);
+  process.stdout.write(
+    `medians over ${rounds} rounds of ${ticks} ticks: without the recorder p50 ${med(off.map((x) => x.p50)).toFixed(3)} ms p99 ${med(off.map((x) => x.p99)).toFixed(3)} ms; with it p50 ${med(on.map((x) => x.p50)).toFixed(3)} ms p99 ${med(on.map((x) => x.p99)).toFixed(3)} ms\n`,
+  );
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {

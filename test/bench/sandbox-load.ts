@@ -31,7 +31,8 @@ function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
   if (i < 0) return dflt;
   const v = Number(process.argv[i + 1]);
-  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a whole number >= 1 (got ${process.argv[i + 1]})`);
+  if (!Number.isInteger(v) || v < 1)
+    throw new Error(`--${name} must be a whole number >= 1 (got ${process.argv[i + 1]})`);
   return v;
 }
 
@@ -46,7 +47,10 @@ const mb = (b: number): string => `${(b / 1048576).toFixed(0)} MB`;
 
 /** Starts `fxflow sandbox` with `args` as its own process; its URL once it listens. */
 async function sandbox(args: string[]): Promise<{ child: ReturnType<typeof spawn>; url: string }> {
-  const child = spawn(process.execPath, ['bin/fxflow.js', 'sandbox', '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['bin/fxflow.js', 'sandbox', '--port', '0', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   const url = await new Promise<string>((done, fail) => {
     const t = setTimeout(() => fail(new Error(`no listening line within 60 s: ${out}`)), 60_000);
@@ -82,20 +86,39 @@ async function main(): Promise<void> {
   const A = `/v3/accounts/${accountID}`;
 
   const first = await stats();
-  console.log(`sandbox ${url}, keep ${keep} transactions; start: RSS ${mb(first.memory.rssBytes)}, heap ${mb(first.memory.heapUsedBytes)}`);
+  console.log(
+    `sandbox ${url}, keep ${keep} transactions; start: RSS ${mb(first.memory.rssBytes)}, heap ${mb(first.memory.heapUsedBytes)}`,
+  );
   console.log('orders\tRSS\theap\tloop max ms\tloop p99 ms\tslowest handler ms (wall / CPU)\torders/s');
-  const rows: { orders: number; rss: number; heap: number; loopMax: number; loopP99: number; handler: number; handlerCpu: number; rate: number }[] = [];
+  const rows: {
+    orders: number;
+    rss: number;
+    heap: number;
+    loopMax: number;
+    loopP99: number;
+    handler: number;
+    handlerCpu: number;
+    rate: number;
+  }[] = [];
   let placed = 0;
   let failed = 0;
   let mark = performance.now();
   let markPlaced = 0;
-  const bodies = [JSON.stringify({ order: { type: 'MARKET', instrument: 'EUR_USD', units: '1' } }), JSON.stringify({ order: { type: 'MARKET', instrument: 'EUR_USD', units: '-1' } })];
+  const bodies = [
+    JSON.stringify({ order: { type: 'MARKET', instrument: 'EUR_USD', units: '1' } }),
+    JSON.stringify({ order: { type: 'MARKET', instrument: 'EUR_USD', units: '-1' } }),
+  ];
   let next = 0;
   let sampling: Promise<void> = Promise.resolve();
   const worker = async (): Promise<void> => {
     while (next < orders) {
       const k = next++;
-      const r = await pool.request({ method: 'POST', path: `${A}/orders`, headers: { 'content-type': 'application/json' }, body: bodies[k % 2] });
+      const r = await pool.request({
+        method: 'POST',
+        path: `${A}/orders`,
+        headers: { 'content-type': 'application/json' },
+        body: bodies[k % 2],
+      });
       await r.body.dump();
       if (r.statusCode !== 201) failed++;
       placed++;
@@ -107,8 +130,19 @@ async function main(): Promise<void> {
         markPlaced = n;
         sampling = sampling.then(async () => {
           const s = await stats();
-          rows.push({ orders: n, rss: s.memory.rssBytes, heap: s.memory.heapUsedBytes, loopMax: s.eventLoopDelayMs.max, loopP99: s.eventLoopDelayMs.p99, handler: s.slowestHandler.ms, handlerCpu: s.slowestHandler.cpuMs, rate });
-          console.log(`${n}\t${mb(s.memory.rssBytes)}\t${mb(s.memory.heapUsedBytes)}\t${s.eventLoopDelayMs.max.toFixed(1)}\t${s.eventLoopDelayMs.p99.toFixed(1)}\t${s.slowestHandler.ms.toFixed(1)} / ${s.slowestHandler.cpuMs.toFixed(1)}\t${rate.toFixed(0)}`);
+          rows.push({
+            orders: n,
+            rss: s.memory.rssBytes,
+            heap: s.memory.heapUsedBytes,
+            loopMax: s.eventLoopDelayMs.max,
+            loopP99: s.eventLoopDelayMs.p99,
+            handler: s.slowestHandler.ms,
+            handlerCpu: s.slowestHandler.cpuMs,
+            rate,
+          });
+          console.log(
+            `${n}\t${mb(s.memory.rssBytes)}\t${mb(s.memory.heapUsedBytes)}\t${s.eventLoopDelayMs.max.toFixed(1)}\t${s.eventLoopDelayMs.p99.toFixed(1)}\t${s.slowestHandler.ms.toFixed(1)} / ${s.slowestHandler.cpuMs.toFixed(1)}\t${rate.toFixed(0)}`,
+          );
         });
       }
     }
@@ -117,7 +151,9 @@ async function main(): Promise<void> {
   await Promise.all(Array.from({ length: concurrency }, worker));
   await sampling;
   const seconds = (performance.now() - t0) / 1000;
-  console.log(`${placed} orders in ${seconds.toFixed(0)} s (${(placed / seconds).toFixed(0)}/s), ${failed} not 201`);
+  console.log(
+    `${placed} orders in ${seconds.toFixed(0)} s (${(placed / seconds).toFixed(0)}/s), ${failed} not 201`,
+  );
 
   // The large reads, one at a time, each with the event-loop delay of its own window.
   await stats();
@@ -134,14 +170,20 @@ async function main(): Promise<void> {
   for (const [what, path] of reads) {
     const r = await get<Record<string, unknown>>(path);
     const s = await stats();
-    console.log(`${what}: ${r.status} in ${r.ms.toFixed(1)} ms (handler ${s.slowestHandler.ms.toFixed(1)} ms wall, ${s.slowestHandler.cpuMs.toFixed(1)} ms CPU), loop max ${s.eventLoopDelayMs.max.toFixed(1)} ms${r.status >= 400 ? ` (${String(r.body.errorMessage).slice(0, 120)})` : ''}`);
+    console.log(
+      `${what}: ${r.status} in ${r.ms.toFixed(1)} ms (handler ${s.slowestHandler.ms.toFixed(1)} ms wall, ${s.slowestHandler.cpuMs.toFixed(1)} ms CPU), loop max ${s.eventLoopDelayMs.max.toFixed(1)} ms${r.status >= 400 ? ` (${String(r.body.errorMessage).slice(0, 120)})` : ''}`,
+    );
   }
   const end = await stats();
-  console.log(`end: RSS ${mb(end.memory.rssBytes)}, heap ${mb(end.memory.heapUsedBytes)}, transactions kept ${JSON.stringify(end.transactions[accountID])}`);
+  console.log(
+    `end: RSS ${mb(end.memory.rssBytes)}, heap ${mb(end.memory.heapUsedBytes)}, transactions kept ${JSON.stringify(end.transactions[accountID])}`,
+  );
   const worst = rows.reduce((m, r) => Math.max(m, r.loopMax), 0);
   const handler = rows.reduce((m, r) => Math.max(m, r.handler), 0);
   const handlerCpu = rows.reduce((m, r) => Math.max(m, r.handlerCpu), 0);
-  console.log(`during the orders: worst event-loop delay ${worst.toFixed(1)} ms (${concurrency} requests in flight: one loop turn serves many), slowest single handler ${handler.toFixed(1)} ms wall / ${handlerCpu.toFixed(1)} ms CPU; RSS range ${mb(Math.min(...rows.map((r) => r.rss)))} - ${mb(Math.max(...rows.map((r) => r.rss)))}`);
+  console.log(
+    `during the orders: worst event-loop delay ${worst.toFixed(1)} ms (${concurrency} requests in flight: one loop turn serves many), slowest single handler ${handler.toFixed(1)} ms wall / ${handlerCpu.toFixed(1)} ms CPU; RSS range ${mb(Math.min(...rows.map((r) => r.rss)))} - ${mb(Math.max(...rows.map((r) => r.rss)))}`,
+  );
   await pool.close();
   child.kill('SIGTERM');
 }
@@ -153,7 +195,10 @@ async function unreadStreams(): Promise<void> {
   const speed = arg('speed', 3000);
   const { child, url } = await sandbox(['--speed', String(speed)]);
   const u = new URL(url);
-  const health = async (): Promise<{ ms: number; body: Stats & { slowStreamsClosed: number; openStreams: number; streamQueuedBytes: number } | undefined }> => {
+  const health = async (): Promise<{
+    ms: number;
+    body: (Stats & { slowStreamsClosed: number; openStreams: number; streamQueuedBytes: number }) | undefined;
+  }> => {
     const t0 = performance.now();
     try {
       const r = await fetch(`${url}/sandbox/stats?reset=true`, { signal: AbortSignal.timeout(15_000) });
@@ -162,24 +207,31 @@ async function unreadStreams(): Promise<void> {
       return { ms: performance.now() - t0, body: undefined };
     }
   };
-  const accountID = ((await (await fetch(`${url}/v3/accounts`)).json()) as { accounts: { id: string }[] }).accounts[0]!.id;
+  const accountID = ((await (await fetch(`${url}/v3/accounts`)).json()) as { accounts: { id: string }[] })
+    .accounts[0]!.id;
   const path = `/v3/accounts/${accountID}/pricing/stream?instruments=EUR_USD,GBP_USD,USD_JPY`;
   const start = await health();
   console.log(`sandbox ${url} at speed ${speed}; start: RSS ${mb(start.body!.memory.rssBytes)}`);
   const sockets: Socket[] = [];
   let opened = 0;
-  await Promise.all(Array.from({ length: n }, () => new Promise<void>((done) => {
-    const s = connect(Number(u.port), u.hostname);
-    sockets.push(s);
-    s.on('error', () => {});
-    s.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`);
-    // The first bytes (the 200 and a snapshot), then never read again.
-    s.once('data', () => {
-      s.pause();
-      opened++;
-      done();
-    });
-  })));
+  await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<void>((done) => {
+          const s = connect(Number(u.port), u.hostname);
+          sockets.push(s);
+          s.on('error', () => {});
+          s.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`);
+          // The first bytes (the 200 and a snapshot), then never read again.
+          s.once('data', () => {
+            s.pause();
+            opened++;
+            done();
+          });
+        }),
+    ),
+  );
   console.log(`${opened} streams open, none read from now on`);
   console.log('s\thealth ms\tRSS\theap\tloop max ms\tstreams open\tclosed as slow\tqueued');
   let worstHealth = 0;
@@ -202,10 +254,14 @@ async function unreadStreams(): Promise<void> {
     last = h.body;
     worstRss = Math.max(worstRss, h.body.memory.rssBytes);
     worstLoop = Math.max(worstLoop, h.body.eventLoopDelayMs.max);
-    console.log(`${i}\t${h.ms.toFixed(0)}\t${mb(h.body.memory.rssBytes)}\t${mb(h.body.memory.heapUsedBytes)}\t${h.body.eventLoopDelayMs.max.toFixed(0)}\t${h.body.openStreams}\t${h.body.slowStreamsClosed}\t${mb(h.body.streamQueuedBytes)}`);
+    console.log(
+      `${i}\t${h.ms.toFixed(0)}\t${mb(h.body.memory.rssBytes)}\t${mb(h.body.memory.heapUsedBytes)}\t${h.body.eventLoopDelayMs.max.toFixed(0)}\t${h.body.openStreams}\t${h.body.slowStreamsClosed}\t${mb(h.body.streamQueuedBytes)}`,
+    );
   }
   const ok = worstRss < 600 * 1048576 && worstHealth < 2000 && unanswered === 0;
-  console.log(`${n} unread streams for ${seconds} s at speed ${speed}: worst RSS ${mb(worstRss)}, slowest health request ${worstHealth.toFixed(0)} ms${unanswered ? ` (${unanswered} unanswered)` : ''}, worst event-loop delay ${worstLoop.toFixed(0)} ms, ${last?.slowStreamsClosed ?? '?'} streams closed as slow consumers: ${ok ? 'done (RSS < 600 MB, health < 2 s)' : 'NOT done'}`);
+  console.log(
+    `${n} unread streams for ${seconds} s at speed ${speed}: worst RSS ${mb(worstRss)}, slowest health request ${worstHealth.toFixed(0)} ms${unanswered ? ` (${unanswered} unanswered)` : ''}, worst event-loop delay ${worstLoop.toFixed(0)} ms, ${last?.slowStreamsClosed ?? '?'} streams closed as slow consumers: ${ok ? 'done (RSS < 600 MB, health < 2 s)' : 'NOT done'}`,
+  );
   for (const s of sockets) s.destroy();
   child.kill('SIGTERM');
 }

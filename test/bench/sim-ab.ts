@@ -59,5 +59,14 @@ for (let r = 0; r < rounds; r++) {
   }
 }
 for (const v of variants) {
-  console.log(JSON.stringify({ variant: v.name, root: v.checkout.root, fills: v.fills, idleMs: +v.idle.toFixed(1), busyMs: +v.busy.toFixed(1), cpuUsPerFill: +(((v.busy - v.idle) * 1000) / v.fills).toFixed(3) }));
+  console.log(
+    JSON.stringify({
+      variant: v.name,
+      root: v.checkout.root,
+      fills: v.fills,
+      idleMs: +v.idle.toFixed(1),
+      busyMs: +v.busy.toFixed(1),
+      cpuUsPerFill: +(((v.busy - v.idle) * 1000) / v.fills).toFixed(3),
+    }),
+  );
 }

@@ -38,9 +38,15 @@ for (let r = 0; r < 2; r++) {
 const session = new Session();
 session.connect();
 async function allocated(orders: boolean): Promise<{ bytes: number; fills: number }> {
-  await session.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 512,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  } as never);
   const fills = round(orders);
-  const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: ProfileNode } };
+  const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
+    profile: { head: ProfileNode };
+  };
   let bytes = 0;
   const walk = (n: ProfileNode): void => {
     bytes += n.selfSize;
@@ -51,4 +57,11 @@ async function allocated(orders: boolean): Promise<{ bytes: number; fills: numbe
 }
 const idle = await allocated(false);
 const busy = await allocated(true);
-console.log(JSON.stringify({ root: checkout.root, objects, fills: busy.fills, kbPerFill: +((busy.bytes - idle.bytes) / busy.fills / 1024).toFixed(2) }));
+console.log(
+  JSON.stringify({
+    root: checkout.root,
+    objects,
+    fills: busy.fills,
+    kbPerFill: +((busy.bytes - idle.bytes) / busy.fills / 1024).toFixed(2),
+  }),
+);

@@ -54,7 +54,12 @@ for (let r = 0; r < rounds; r++) {
   const a = round(false);
   idle = { wall: Math.min(idle.wall, a.wall), cpu: Math.min(idle.cpu, a.cpu) };
   const b = round(true);
-  busy = { wall: Math.min(busy.wall, b.wall), cpu: Math.min(busy.cpu, b.cpu), fills: b.fills, transactions: b.transactions };
+  busy = {
+    wall: Math.min(busy.wall, b.wall),
+    cpu: Math.min(busy.cpu, b.cpu),
+    fills: b.fills,
+    transactions: b.transactions,
+  };
 }
 console.log(
   JSON.stringify({

@@ -35,18 +35,34 @@ export interface SimCheckout {
 /** `--root` (default this checkout): the simulator, instruments and generator of that checkout's src/. */
 export async function loadSim(at?: string): Promise<SimCheckout> {
   const root = resolve(at ?? arg('root', new URL('../..', import.meta.url).pathname));
-  const load = async <T>(rel: string): Promise<T> => (await import(pathToFileURL(`${root}/${rel}`).href)) as T;
+  const load = async <T>(rel: string): Promise<T> =>
+    (await import(pathToFileURL(`${root}/${rel}`).href)) as T;
   const { SimBroker } = await load<{ SimBroker: new (o: unknown) => Sim }>('src/adapters/sim/broker.ts');
   const { loadInstruments } = await load<{ loadInstruments: () => unknown }>('src/domain/instrument.ts');
-  const { syntheticBatches } = await load<{ syntheticBatches: (s: unknown) => Iterable<readonly unknown[]> }>('src/adapters/catalog/synthetic.ts');
+  const { syntheticBatches } = await load<{ syntheticBatches: (s: unknown) => Iterable<readonly unknown[]> }>(
+    'src/adapters/catalog/synthetic.ts',
+  );
   const { tuneV8 } = await load<{ tuneV8: () => void }>('src/cli/v8-tuning.ts');
   const instruments = loadInstruments();
   return {
     root,
-    newSim: () => new SimBroker({ instruments, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false }),
+    newSim: () =>
+      new SimBroker({
+        instruments,
+        currency: 'USD',
+        initialBalance: '100000',
+        marginRate: '0.02',
+        financing: false,
+      }),
     *candles(count: number) {
       let left = count;
-      for (const batch of syntheticBatches({ instrument: 'EUR_USD', granularity: 'M1', from: Date.UTC(2019, 0, 1), to: Date.UTC(2024, 0, 1), seed: 20240101 })) {
+      for (const batch of syntheticBatches({
+        instrument: 'EUR_USD',
+        granularity: 'M1',
+        from: Date.UTC(2019, 0, 1),
+        to: Date.UTC(2024, 0, 1),
+        seed: 20240101,
+      })) {
         if (batch.length >= left) {
           yield batch.slice(0, left);
           return;
@@ -76,7 +92,15 @@ export function feed(sim: Sim, batches: Iterable<readonly unknown[]>, orders: bo
       sim.submit({
         kind: 'order',
         id,
-        request: { type: 'MARKET', instrument: 'EUR_USD', units: String(units), takeProfitOnFill: { distance: '0.00150' }, stopLossOnFill: { distance: '0.00100' }, trailingStopLossOnFill: { distance: '0.00080' }, clientExtensions: { id } },
+        request: {
+          type: 'MARKET',
+          instrument: 'EUR_USD',
+          units: String(units),
+          takeProfitOnFill: { distance: '0.00150' },
+          stopLossOnFill: { distance: '0.00100' },
+          trailingStopLossOnFill: { distance: '0.00080' },
+          clientExtensions: { id },
+        },
       });
     }
   }

@@ -28,6 +28,12 @@ export default defineStrategy({
     const signal = f > sw ? 1 : f < sw ? -1 : s.signal;
     if (signal === s.signal) return;
     const delta = signal * units - ctx.position(instrument).net;
-    return { state: { signal }, intents: delta === 0 ? [] : [ctx.market(instrument, delta, { tp: { distance: tp }, sl: { distance: sl }, trailing })] };
+    return {
+      state: { signal },
+      intents:
+        delta === 0
+          ? []
+          : [ctx.market(instrument, delta, { tp: { distance: tp }, sl: { distance: sl }, trailing })],
+    };
   },
 });

@@ -56,7 +56,10 @@ export function tenCandles(dir: string): string {
     return `${new Date(t0 + i * 3_600_000).toISOString()},${m},${m + 0.001},${m - 0.001},${m + 0.0002},${m + 0.0001},${m + 0.0011},${m - 0.0009},${m + 0.0003},10`;
   });
   const file = join(dir, 'EUR_USD_H1.csv');
-  writeFileSync(file, ['time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume', ...rows, ''].join('\n'));
+  writeFileSync(
+    file,
+    ['time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume', ...rows, ''].join('\n'),
+  );
   return file;
 }
 
@@ -67,7 +70,23 @@ export function benchStartup(runs: number, before?: string): StartupFigures {
   }
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-bench-startup-'));
   const data = tenCandles(dir);
-  const backtest = (bin: string): string[] => [bin, 'backtest', join(ROOT, 'strategies/sma-cross.ts'), '--data', data, '--instrument', 'EUR_USD', '--granularity', 'H1', '--from', '2024-03-04', '--to', '2024-03-05', '--runs-dir', join(dir, 'runs')];
+  const backtest = (bin: string): string[] => [
+    bin,
+    'backtest',
+    join(ROOT, 'strategies/sma-cross.ts'),
+    '--data',
+    data,
+    '--instrument',
+    'EUR_USD',
+    '--granularity',
+    'H1',
+    '--from',
+    '2024-03-04',
+    '--to',
+    '2024-03-05',
+    '--runs-dir',
+    join(dir, 'runs'),
+  ];
   const bin = join(ROOT, 'bin/fxflow.js');
   const commands: Record<string, { args: string[]; from?: string }> = {
     node: { args: ['-e', '0'] },
@@ -85,28 +104,44 @@ export function benchStartup(runs: number, before?: string): StartupFigures {
     const c = commands[name]!;
     const cpu0 = childrenCpuMs();
     const t0 = performance.now();
-    const r = spawnSync(process.execPath, c.args, { cwd: dir, env: { ...process.env, FXFLOW_RUN_FROM: c.from ?? '' }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, c.args, {
+      cwd: dir,
+      env: { ...process.env, FXFLOW_RUN_FROM: c.from ?? '' },
+      encoding: 'utf8',
+    });
     const ms = performance.now() - t0;
     if (r.status !== 0) throw new Error(`start-up bench: ${name} exited ${r.status}:\n${r.stderr}`);
     return [ms, childrenCpuMs() - cpu0];
   };
   const samples = new Map(Object.keys(commands).map((k) => [k, [] as [number, number][]]));
   for (const name of Object.keys(commands)) once(name);
-  for (let r = 0; r < runs; r++) for (const name of Object.keys(commands)) samples.get(name)!.push(once(name));
+  for (let r = 0; r < runs; r++)
+    for (const name of Object.keys(commands)) samples.get(name)!.push(once(name));
   rmSync(dir, { recursive: true, force: true });
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
   const spread = (name: string): Spread => {
     const wall = samples.get(name)!.map((x) => x[0]);
-    return { median: Math.round(median(wall)), min: Math.round(Math.min(...wall)), max: Math.round(Math.max(...wall)), cpuMs: Math.round(median(samples.get(name)!.map((x) => x[1]))) };
+    return {
+      median: Math.round(median(wall)),
+      min: Math.round(Math.min(...wall)),
+      max: Math.round(Math.max(...wall)),
+      cpuMs: Math.round(median(samples.get(name)!.map((x) => x[1]))),
+    };
   };
-  const sides = (what: string): Sides => ({ dist: spread(`${what}-dist`), source: spread(`${what}-source`), ...(before !== undefined ? { before: spread(`${what}-before`) } : {}) });
+  const sides = (what: string): Sides => ({
+    dist: spread(`${what}-dist`),
+    source: spread(`${what}-source`),
+    ...(before !== undefined ? { before: spread(`${what}-before`) } : {}),
+  });
   return { runs, nodeMs: spread('node'), version: sides('version'), backtest10: sides('backtest') };
 }
 
 /** The section of the bench's table. */
 export function formatStartup(f: StartupFigures): string {
   const row = (label: string, s: Spread | undefined): string[] =>
-    s === undefined ? [] : [`  ${label.padEnd(50)}${`${s.median} ms`.padStart(8)}  (${s.min}-${s.max})  CPU ${s.cpuMs} ms`];
+    s === undefined
+      ? []
+      : [`  ${label.padEnd(50)}${`${s.median} ms`.padStart(8)}  (${s.min}-${s.max})  CPU ${s.cpuMs} ms`];
   return [
     `Start-up, whole process (median of ${f.runs}, interleaved; wall, its spread, CPU):`,
     ...row('node -e 0 (the floor)', f.nodeMs),

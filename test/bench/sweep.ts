@@ -62,42 +62,92 @@ interface Case {
 }
 const CASES: Record<string, Case> = {
   A: { name: 'A', file: EXITS, params: ['fast=5:50:5', 'slow=60:240:20'], candles: 370_000 },
-  B: { name: 'B', file: CROSS, params: ['fast=5,10,15,20', 'slow=30,40,50,60,80', 'granularity=M1'], candles: 100_000 },
+  B: {
+    name: 'B',
+    file: CROSS,
+    params: ['fast=5,10,15,20', 'slow=30,40,50,60,80', 'granularity=M1'],
+    candles: 100_000,
+  },
 };
 
 /** The first n generated EUR_USD M1 candles, decoded into shared memory. */
 async function data(n: number): Promise<{ series: SharedSeries; to: number }> {
   let left = n;
   let last = FROM;
-  const s = await decodeSeries('EUR_USD', 'M1', (async function* () {
-    for (const b of syntheticBatches({ instrument: 'EUR_USD', granularity: 'M1', from: FROM, to: Date.UTC(2021, 0, 1), seed: SEED })) {
-      const take = b.length >= left ? b.slice(0, left) : b;
-      left -= take.length;
-      last = take[take.length - 1]!.at;
-      yield take;
-      if (left === 0) return;
-    }
-  })());
+  const s = await decodeSeries(
+    'EUR_USD',
+    'M1',
+    (async function* () {
+      for (const b of syntheticBatches({
+        instrument: 'EUR_USD',
+        granularity: 'M1',
+        from: FROM,
+        to: Date.UTC(2021, 0, 1),
+        seed: SEED,
+      })) {
+        const take = b.length >= left ? b.slice(0, left) : b;
+        left -= take.length;
+        last = take[take.length - 1]!.at;
+        yield take;
+        if (left === 0) return;
+      }
+    })(),
+  );
   return { series: s, to: last };
 }
 
 function configFor(to: number, catalog?: string): ReturnType<typeof loadConfig> {
-  return loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: new Date(FROM).toISOString(), to: new Date(to).toISOString() }, costs: { financing: false }, ...(catalog ? { data: { catalog } } : {}) });
+  return loadConfig(undefined, {
+    run: {
+      instrument: 'EUR_USD',
+      granularity: 'M1',
+      from: new Date(FROM).toISOString(),
+      to: new Date(to).toISOString(),
+    },
+    costs: { financing: false },
+    ...(catalog ? { data: { catalog } } : {}),
+  });
 }
 
 /** A catalog holding the first n generated EUR_USD M1 candles (what `fxflow worker` processes read). */
 async function writeCatalog(n: number, dir: string): Promise<number> {
   let left = n;
   let last = FROM;
-  await new Catalog(dir).write('EUR_USD', 'M1', (function* () {
-    for (const b of syntheticBatches({ instrument: 'EUR_USD', granularity: 'M1', from: FROM, to: Date.UTC(2021, 0, 1), seed: SEED })) {
-      const take = b.length >= left ? b.slice(0, left) : b;
-      left -= take.length;
-      last = take[take.length - 1]!.at;
-      yield take;
-      if (left === 0) return;
-    }
-  })(), { meta: { synthetic: true, sides: 'bid/ask', sources: [{ file: 'sweep bench', sha256: '', bytes: 0, format: 'synthetic', rows: 0, importedAt: new Date().toISOString() }] } });
+  await new Catalog(dir).write(
+    'EUR_USD',
+    'M1',
+    (function* () {
+      for (const b of syntheticBatches({
+        instrument: 'EUR_USD',
+        granularity: 'M1',
+        from: FROM,
+        to: Date.UTC(2021, 0, 1),
+        seed: SEED,
+      })) {
+        const take = b.length >= left ? b.slice(0, left) : b;
+        left -= take.length;
+        last = take[take.length - 1]!.at;
+        yield take;
+        if (left === 0) return;
+      }
+    })(),
+    {
+      meta: {
+        synthetic: true,
+        sides: 'bid/ask',
+        sources: [
+          {
+            file: 'sweep bench',
+            sha256: '',
+            bytes: 0,
+            format: 'synthetic',
+            rows: 0,
+            importedAt: new Date().toISOString(),
+          },
+        ],
+      },
+    },
+  );
   return last;
 }
 
@@ -124,8 +174,16 @@ async function queueChild(c: Case, url: string, catalog: string, to: number): Pr
   const from = FROM;
   const source = await dataCatalog(catalog);
   const data = await loadSweepData({
-    strategy: loaded.strategy, name: loaded.name, params: space.params(0), currency: config.account.currency, instruments: loadInstruments(),
-    candles: source.candles, available: source.available, from, to, cache: { dir: join(catalog, '.cache'), sourceHash: (i, g) => catalogSourceHash(catalog, i, g, from, to) },
+    strategy: loaded.strategy,
+    name: loaded.name,
+    params: space.params(0),
+    currency: config.account.currency,
+    instruments: loadInstruments(),
+    candles: source.candles,
+    available: source.available,
+    from,
+    to,
+    cache: { dir: join(catalog, '.cache'), sourceHash: (i, g) => catalogSourceHash(catalog, i, g, from, to) },
   });
   const { strategyHash, configHash } = sweepHashes(loaded.file, config);
   const sweepId = `${loaded.name}-bench-${sha256(canonical({ strategyHash, configHash, dataHash: data.dataHash })).slice(0, 10)}`;
@@ -133,35 +191,62 @@ async function queueChild(c: Case, url: string, catalog: string, to: number): Pr
   const logs: string[] = [];
   const waiting: Promise<void>[] = [];
   for (let i = 0; i < 2; i++) {
-    const w = spawn(process.execPath, [BIN, 'worker', '--queue', url, '--threads', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const w = spawn(process.execPath, [BIN, 'worker', '--queue', url, '--threads', '1'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let log = '';
-    waiting.push(new Promise<void>((res, rej) => {
-      w.stderr!.on('data', (d: Buffer) => {
-        log += d.toString();
-        if (log.includes('waiting for trials')) res();
-      });
-      w.once('exit', (code) => rej(new Error(`fxflow worker exited (${code}): ${log}`)));
-    }));
+    waiting.push(
+      new Promise<void>((res, rej) => {
+        w.stderr!.on('data', (d: Buffer) => {
+          log += d.toString();
+          if (log.includes('waiting for trials')) res();
+        });
+        w.once('exit', (code) => rej(new Error(`fxflow worker exited (${code}): ${log}`)));
+      }),
+    );
     w.on('close', () => logs.push(log));
     workers.push(w);
   }
   await Promise.all(waiting);
   const runner = await RedisTrialRunner.open(url, {
-    sweepId, strategyName: loaded.name, strategyFile: loaded.file, strategyHash, config, configHash, dataHash: data.dataHash,
-    data: { catalog }, subscriptionParams: space.params(0), createdAt: new Date().toISOString(),
+    sweepId,
+    strategyName: loaded.name,
+    strategyFile: loaded.file,
+    strategyHash,
+    config,
+    configHash,
+    dataHash: data.dataHash,
+    data: { catalog },
+    subscriptionParams: space.params(0),
+    createdAt: new Date().toISOString(),
   });
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-sweep-bench-'));
   try {
     const r = await runSweep({
-      strategyFile: loaded.file, strategyName: loaded.name, space, search: 'grid', trials: space.size, seed: 1, objective: 'sharpe',
-      workers: 2, batch: 1, lag: 2, config, series: data.series, dataHash: data.dataHash, dir, pool: Promise.resolve(runner),
+      strategyFile: loaded.file,
+      strategyName: loaded.name,
+      space,
+      search: 'grid',
+      trials: space.size,
+      seed: 1,
+      objective: 'sharpe',
+      workers: 2,
+      batch: 1,
+      lag: 2,
+      config,
+      series: data.series,
+      dataHash: data.dataHash,
+      dir,
+      pool: Promise.resolve(runner),
     });
     const workerRssMB = workers.map((w) => peakRssMB(w.pid!));
     const exits = workers.map((w) => new Promise<void>((res) => w.once('close', () => res())));
     for (const w of workers) w.kill('SIGTERM');
     await Promise.all(exits);
     const perWorker = logs.map((l) => (l.match(/trial \d+ of .* done/g) ?? []).length);
-    process.stdout.write(`${JSON.stringify({ trials: r.ran, wallMs: r.wallMs, trialsPerSecond: r.trialsPerSecond, failed: r.failed, coordinatorRssMB: process.resourceUsage().maxRSS / 1024, workerRssMB, perWorker })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ trials: r.ran, wallMs: r.wallMs, trialsPerSecond: r.trialsPerSecond, failed: r.failed, coordinatorRssMB: process.resourceUsage().maxRSS / 1024, workerRssMB, perWorker })}\n`,
+    );
   } finally {
     for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -178,7 +263,11 @@ async function startRedis(): Promise<{ url: string; child: ChildProcess }> {
       s.close(() => res(p));
     });
   });
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   await new Promise<void>((res, rej) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -198,22 +287,49 @@ async function child(c: Case, workers: number, single: boolean): Promise<void> {
   const space = buildSpace(loaded.params, c.params, []);
   if (single) {
     const t0 = performance.now();
-    const o = await runTrial({ loaded: { ...loaded }, params: space.params(0), config, instruments: loadInstruments(), series: new Map([['EUR_USD:M1', series]]) });
-    process.stdout.write(`${JSON.stringify({ wallMs: performance.now() - t0, peakRssMB: process.resourceUsage().maxRSS / 1024, trades: o.metrics.trades })}\n`);
+    const o = await runTrial({
+      loaded: { ...loaded },
+      params: space.params(0),
+      config,
+      instruments: loadInstruments(),
+      series: new Map([['EUR_USD:M1', series]]),
+    });
+    process.stdout.write(
+      `${JSON.stringify({ wallMs: performance.now() - t0, peakRssMB: process.resourceUsage().maxRSS / 1024, trades: o.metrics.trades })}\n`,
+    );
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-sweep-bench-'));
   // CPU time of the whole process (every thread) over the sweep: a figure the machine's load changes less than the wall time.
   const cpu0 = process.cpuUsage();
   // As `fxflow optimize` runs it: this thread is one of the workers (1 worker starts no thread).
-  const pool = WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments: loadInstruments() });
+  const pool = WorkerPool.start(
+    workers,
+    { strategyFile: loaded.file },
+    { loaded, instruments: loadInstruments() },
+  );
   const r = await runSweep({
-    strategyFile: loaded.file, strategyName: loaded.name, space, search: 'grid', trials: space.size, seed: 1, objective: 'sharpe',
-    workers, batch: 1, lag: 2, config, series: [series], dataHash: `bench-${c.name}`, dir, pool,
+    strategyFile: loaded.file,
+    strategyName: loaded.name,
+    space,
+    search: 'grid',
+    trials: space.size,
+    seed: 1,
+    objective: 'sharpe',
+    workers,
+    batch: 1,
+    lag: 2,
+    config,
+    series: [series],
+    dataHash: `bench-${c.name}`,
+    dir,
+    pool,
   });
   rmSync(dir, { recursive: true, force: true });
   const cpu = process.cpuUsage(cpu0);
-  process.stdout.write(`${JSON.stringify({ trials: r.ran, wallMs: r.wallMs, trialsPerSecond: r.trialsPerSecond, cpuMsPerTrial: (cpu.user + cpu.system) / 1000 / r.ran, peakRssMB: process.resourceUsage().maxRSS / 1024, workerStartMs: r.workerStartMs, failed: r.failed })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ trials: r.ran, wallMs: r.wallMs, trialsPerSecond: r.trialsPerSecond, cpuMsPerTrial: (cpu.user + cpu.system) / 1000 / r.ran, peakRssMB: process.resourceUsage().maxRSS / 1024, workerStartMs: r.workerStartMs, failed: r.failed })}\n`,
+  );
 }
 
 /** Child: the whole grid's objective (Sharpe) by point, for the search comparison. */
@@ -223,9 +339,27 @@ async function table(c: Case): Promise<void> {
   const loaded = await loadStrategy(c.file, []);
   const space = buildSpace(loaded.params, c.params, []);
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-sweep-bench-'));
-  const r = await runSweep({ strategyFile: loaded.file, strategyName: loaded.name, space, search: 'grid', trials: space.size, seed: 1, objective: 'sharpe', workers: 2, batch: 1, lag: 2, config, series: [series], dataHash: `bench-${c.name}`, dir });
+  const r = await runSweep({
+    strategyFile: loaded.file,
+    strategyName: loaded.name,
+    space,
+    search: 'grid',
+    trials: space.size,
+    seed: 1,
+    objective: 'sharpe',
+    workers: 2,
+    batch: 1,
+    lag: 2,
+    config,
+    series: [series],
+    dataHash: `bench-${c.name}`,
+    dir,
+  });
   const { readFileSync } = await import('node:fs');
-  const rows = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { trial: number; objective: number | null });
+  const rows = readFileSync(join(dir, 'trials.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { trial: number; objective: number | null });
   rmSync(dir, { recursive: true, force: true });
   void r;
   process.stdout.write(`${JSON.stringify(rows.map((x) => x.objective ?? -Infinity))}\n`);
@@ -256,7 +390,10 @@ async function setup(c: Case, oneSided: boolean): Promise<void> {
   // The built side: its own map (its own watch, found once, as on the kept side), and data options
   // that differ in name only from trial to trial, so nothing kept matches and each trial builds.
   const other = new Map(shared);
-  const rename = (i: number): typeof config => ({ ...config, data: { ...config.data, [`unused${i}`]: i } as typeof config.data });
+  const rename = (i: number): typeof config => ({
+    ...config,
+    data: { ...config.data, [`unused${i}`]: i } as typeof config.data,
+  });
   await runTrial({ loaded, params: space.params(0), config, instruments, series: shared });
   await runTrial({ loaded, params: space.params(0), config: rename(-1), instruments, series: other });
   const kept: { candleMs: number; wallMs: number }[] = [];
@@ -265,17 +402,33 @@ async function setup(c: Case, oneSided: boolean): Promise<void> {
   const n = Math.min(20, space.size);
   for (let i = 0; i < n; i++) {
     const a = await runTrial({ loaded, params: space.params(i), config, instruments, series: shared });
-    const b = await runTrial({ loaded, params: space.params(i), config: rename(i), instruments, series: other });
+    const b = await runTrial({
+      loaded,
+      params: space.params(i),
+      config: rename(i),
+      instruments,
+      series: other,
+    });
     kept.push(a);
     built.push(b);
-    if (JSON.stringify(a.metrics) === JSON.stringify(b.metrics) && JSON.stringify(a.returns) === JSON.stringify(b.returns)) same++;
+    if (
+      JSON.stringify(a.metrics) === JSON.stringify(b.metrics) &&
+      JSON.stringify(a.returns) === JSON.stringify(b.returns)
+    )
+      same++;
   }
-  const pick = (xs: { candleMs: number; wallMs: number }[]) => ({ candleMs: median(xs.map((x) => x.candleMs)), wallMs: median(xs.map((x) => x.wallMs)) });
+  const pick = (xs: { candleMs: number; wallMs: number }[]) => ({
+    candleMs: median(xs.map((x) => x.candleMs)),
+    wallMs: median(xs.map((x) => x.wallMs)),
+  });
   process.stdout.write(`${JSON.stringify({ trials: n, same, kept: pick(kept), built: pick(built) })}\n`);
 }
 
 function spawnChild(args: string[]): Record<string, unknown> {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   return JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
 }
 
@@ -288,14 +441,17 @@ const median = (xs: number[]): number => {
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const at = (k: string): string | undefined => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : undefined);
-  if (at('--child')) return child(CASES[at('--child')!]!, Number(at('--workers') ?? 1), argv.includes('--single'));
+  if (at('--child'))
+    return child(CASES[at('--child')!]!, Number(at('--workers') ?? 1), argv.includes('--single'));
   if (at('--table')) return table(CASES[at('--table')!]!);
   if (at('--setup')) return setup(CASES[at('--setup')!]!, argv.includes('--one-sided'));
-  if (at('--queue-child')) return queueChild(CASES[at('--queue-child')!]!, at('--url')!, at('--catalog')!, Number(at('--to')));
+  if (at('--queue-child'))
+    return queueChild(CASES[at('--queue-child')!]!, at('--url')!, at('--catalog')!, Number(at('--to')));
   const cases = argv.includes('--quick') ? [CASES.B!] : [CASES.A!, CASES.B!];
   const rounds = Math.max(1, Number(at('--rounds') ?? 1));
   const queue = !argv.includes('--no-queue') && spawnSync('redis-server', ['--version']).status === 0;
-  if (!argv.includes('--no-queue') && !queue) console.log('(no redis-server on this machine: the Redis figures are left out)');
+  if (!argv.includes('--no-queue') && !queue)
+    console.log('(no redis-server on this machine: the Redis figures are left out)');
   const redis = queue ? await startRedis() : undefined;
   const figures: Record<string, unknown> = {};
   try {
@@ -313,32 +469,81 @@ async function main(): Promise<void> {
       }
       for (let k = 0; k < rounds; k++) {
         twos.push(spawnChild(['--child', c.name, '--workers', '2']));
-        if (redis && catalog) queued.push(spawnChild(['--queue-child', c.name, '--url', `${redis.url}?name=bench-${c.name}-${k}`, '--catalog', catalog, '--to', String(to)]));
+        if (redis && catalog)
+          queued.push(
+            spawnChild([
+              '--queue-child',
+              c.name,
+              '--url',
+              `${redis.url}?name=bench-${c.name}-${k}`,
+              '--catalog',
+              catalog,
+              '--to',
+              String(to),
+            ]),
+          );
       }
       if (catalog && existsSync(catalog)) rmSync(catalog, { recursive: true, force: true });
-      const byRate = (xs: Record<string, unknown>[]): Record<string, unknown> => [...xs].sort((a, b) => (a.trialsPerSecond as number) - (b.trialsPerSecond as number))[(xs.length - 1) >> 1]!;
+      const byRate = (xs: Record<string, unknown>[]): Record<string, unknown> =>
+        [...xs].sort((a, b) => (a.trialsPerSecond as number) - (b.trialsPerSecond as number))[
+          (xs.length - 1) >> 1
+        ]!;
       const two = byRate(twos);
       const speedup = (two.trialsPerSecond as number) / (one.trialsPerSecond as number);
-      figures[c.name] = { candles: c.candles, single, workers1: one, workers2: two, speedup, ...(rounds > 1 ? { workers2Rounds: twos.map((x) => x.trialsPerSecond) } : {}) };
+      figures[c.name] = {
+        candles: c.candles,
+        single,
+        workers1: one,
+        workers2: two,
+        speedup,
+        ...(rounds > 1 ? { workers2Rounds: twos.map((x) => x.trialsPerSecond) } : {}),
+      };
       console.log(`sweep ${c.name}: ${one.trials} trials × ${c.candles.toLocaleString('en-US')} M1 candles`);
-      console.log(`  one backtest:  ${((single.wallMs as number) / 1000).toFixed(2)} s, peak RSS ${(single.peakRssMB as number).toFixed(0)} MB`);
-      for (const [k, f] of [['1 worker ', one], ['2 workers', two]] as const) {
-        console.log(`  ${k}:     ${f.failed ? `${f.failed} FAILED TRIALS; ` : ''}${(f.trialsPerSecond as number).toFixed(2)} trials/s (${((f.wallMs as number) / 1000).toFixed(1)} s; CPU ${(f.cpuMsPerTrial as number).toFixed(0)} ms per trial, all threads), peak RSS ${(f.peakRssMB as number).toFixed(0)} MB, worker start ${(f.workerStartMs as number[]).join('/')} ms`);
+      console.log(
+        `  one backtest:  ${((single.wallMs as number) / 1000).toFixed(2)} s, peak RSS ${(single.peakRssMB as number).toFixed(0)} MB`,
+      );
+      for (const [k, f] of [
+        ['1 worker ', one],
+        ['2 workers', two],
+      ] as const) {
+        console.log(
+          `  ${k}:     ${f.failed ? `${f.failed} FAILED TRIALS; ` : ''}${(f.trialsPerSecond as number).toFixed(2)} trials/s (${((f.wallMs as number) / 1000).toFixed(1)} s; CPU ${(f.cpuMsPerTrial as number).toFixed(0)} ms per trial, all threads), peak RSS ${(f.peakRssMB as number).toFixed(0)} MB, worker start ${(f.workerStartMs as number[]).join('/')} ms`,
+        );
       }
-      console.log(`  2 workers / 1 worker: ${speedup.toFixed(2)}×; peak RSS 2 workers / one backtest: ${((two.peakRssMB as number) / (single.peakRssMB as number)).toFixed(2)}×`);
-      for (const [label, extra] of [['bid/ask data, native spread', []], ['bid-only data, fixed 1.2 pips', ['--one-sided']]] as const) {
-        const st = spawnChild(['--setup', c.name, ...extra]) as { trials: number; same: number; kept: { candleMs: number; wallMs: number }; built: { candleMs: number; wallMs: number } };
+      console.log(
+        `  2 workers / 1 worker: ${speedup.toFixed(2)}×; peak RSS 2 workers / one backtest: ${((two.peakRssMB as number) / (single.peakRssMB as number)).toFixed(2)}×`,
+      );
+      for (const [label, extra] of [
+        ['bid/ask data, native spread', []],
+        ['bid-only data, fixed 1.2 pips', ['--one-sided']],
+      ] as const) {
+        const st = spawnChild(['--setup', c.name, ...extra]) as {
+          trials: number;
+          same: number;
+          kept: { candleMs: number; wallMs: number };
+          built: { candleMs: number; wallMs: number };
+        };
         (figures[c.name] as Record<string, unknown>)[extra.length ? 'setupOneSided' : 'setup'] = st;
-        console.log(`  a trial's set-up, ${label} (its candles; medians of ${st.trials}, alternated): kept by the worker ${st.kept.candleMs.toFixed(1)} ms of ${st.kept.wallMs.toFixed(0)} ms a trial, built and priced by the trial ${st.built.candleMs.toFixed(1)} ms of ${st.built.wallMs.toFixed(0)} ms; ${st.same}/${st.trials} answers identical`);
+        console.log(
+          `  a trial's set-up, ${label} (its candles; medians of ${st.trials}, alternated): kept by the worker ${st.kept.candleMs.toFixed(1)} ms of ${st.kept.wallMs.toFixed(0)} ms a trial, built and priced by the trial ${st.built.candleMs.toFixed(1)} ms of ${st.built.wallMs.toFixed(0)} ms; ${st.same}/${st.trials} answers identical`,
+        );
       }
       if (queued.length > 0) {
         const q = byRate(queued);
         const ratio = (q.trialsPerSecond as number) / (two.trialsPerSecond as number);
         const rss = q.workerRssMB as number[];
         const total = (q.coordinatorRssMB as number) + rss.reduce((a, b) => a + b, 0);
-        (figures[c.name] as Record<string, unknown>).redis = { ...q, ratioToThreads: ratio, ...(rounds > 1 ? { rounds: queued.map((x) => x.trialsPerSecond) } : {}) };
-        console.log(`  Redis, 2 × fxflow worker --threads 1: ${q.failed ? `${q.failed} FAILED TRIALS; ` : ''}${(q.trialsPerSecond as number).toFixed(2)} trials/s (${((q.wallMs as number) / 1000).toFixed(1)} s; trials per worker ${(q.perWorker as number[]).join('/')}), ${ratio.toFixed(2)}× the 2 threads (target ≥ 0.85)${rounds > 1 ? `; median of ${rounds} interleaved rounds: threads ${twos.map((x) => (x.trialsPerSecond as number).toFixed(2)).join(' ')}, Redis ${queued.map((x) => (x.trialsPerSecond as number).toFixed(2)).join(' ')}` : ''}`);
-        console.log(`    peak RSS: each worker process ${rss.map((x) => x.toFixed(0)).join(' / ')} MB (${(Math.max(...rss) / (single.peakRssMB as number)).toFixed(2)}× one backtest), coordinator ${(q.coordinatorRssMB as number).toFixed(0)} MB; all three ${total.toFixed(0)} MB (${(total / (single.peakRssMB as number)).toFixed(2)}× one backtest)`);
+        (figures[c.name] as Record<string, unknown>).redis = {
+          ...q,
+          ratioToThreads: ratio,
+          ...(rounds > 1 ? { rounds: queued.map((x) => x.trialsPerSecond) } : {}),
+        };
+        console.log(
+          `  Redis, 2 × fxflow worker --threads 1: ${q.failed ? `${q.failed} FAILED TRIALS; ` : ''}${(q.trialsPerSecond as number).toFixed(2)} trials/s (${((q.wallMs as number) / 1000).toFixed(1)} s; trials per worker ${(q.perWorker as number[]).join('/')}), ${ratio.toFixed(2)}× the 2 threads (target ≥ 0.85)${rounds > 1 ? `; median of ${rounds} interleaved rounds: threads ${twos.map((x) => (x.trialsPerSecond as number).toFixed(2)).join(' ')}, Redis ${queued.map((x) => (x.trialsPerSecond as number).toFixed(2)).join(' ')}` : ''}`,
+        );
+        console.log(
+          `    peak RSS: each worker process ${rss.map((x) => x.toFixed(0)).join(' / ')} MB (${(Math.max(...rss) / (single.peakRssMB as number)).toFixed(2)}× one backtest), coordinator ${(q.coordinatorRssMB as number).toFixed(0)} MB; all three ${total.toFixed(0)} MB (${(total / (single.peakRssMB as number)).toFixed(2)}× one backtest)`,
+        );
       }
     }
   } finally {
@@ -360,7 +565,9 @@ async function main(): Promise<void> {
     const tpe = seeds.map((s) => hit(new TpeSearch(space, s)));
     const rnd = seeds.map((s) => hit(new RandomSearch(space, s)));
     figures.search = { tpeMedian: median(tpe), randomMedian: median(rnd), tpe, random: rnd };
-    console.log(`search on sweep A's figures (top 5% = ${Math.ceil(values.length * 0.05)} of ${values.length}; 25 seeds): tpe median ${median(tpe)} trials [${tpe.join(' ')}], random median ${median(rnd)} [${rnd.join(' ')}]`);
+    console.log(
+      `search on sweep A's figures (top 5% = ${Math.ceil(values.length * 0.05)} of ${values.length}; 25 seeds): tpe median ${median(tpe)} trials [${tpe.join(' ')}], random median ${median(rnd)} [${rnd.join(' ')}]`,
+    );
   }
   console.log(JSON.stringify(figures));
 }

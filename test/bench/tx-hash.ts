@@ -34,20 +34,40 @@ type Sim = {
   onEvent(ev: unknown): void;
   submit(intent: unknown): void;
   listen(l: (tx: unknown) => void): () => void;
-  ledger: { balance: number; trades: Map<string, { id: string }>; position(i: string): { long: number; short: number } };
+  ledger: {
+    balance: number;
+    trades: Map<string, { id: string }>;
+    position(i: string): { long: number; short: number };
+  };
   stats: { fills: number };
 };
 
 const load = async <T>(rel: string): Promise<T> => (await import(pathToFileURL(`${root}/${rel}`).href)) as T;
 const { SimBroker } = await load<{ SimBroker: new (o: unknown) => Sim }>('src/adapters/sim/broker.ts');
 const { loadInstruments } = await load<{ loadInstruments: () => unknown }>('src/domain/instrument.ts');
-const { syntheticBatches } = await load<{ syntheticBatches: (s: unknown) => Iterable<readonly Candle[]> }>('src/adapters/catalog/synthetic.ts');
+const { syntheticBatches } = await load<{ syntheticBatches: (s: unknown) => Iterable<readonly Candle[]> }>(
+  'src/adapters/catalog/synthetic.ts',
+);
 
 const instruments = loadInstruments();
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-function run(hedging: boolean): { account: string; transactions: number; fills: number; balance: number; sha256: string } {
-  const sim = new SimBroker({ instruments, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: true, hedging, commissionPerMillion: '45' });
+function run(hedging: boolean): {
+  account: string;
+  transactions: number;
+  fills: number;
+  balance: number;
+  sha256: string;
+} {
+  const sim = new SimBroker({
+    instruments,
+    currency: 'USD',
+    initialBalance: '100000',
+    marginRate: '0.02',
+    financing: true,
+    hedging,
+    commissionPerMillion: '45',
+  });
   const hash = createHash('sha256');
   let transactions = 0;
   const stop = sim.listen((tx) => {
@@ -60,7 +80,13 @@ function run(hedging: boolean): { account: string; transactions: number; fills: 
   let side = 1;
   let left = n;
   const p = (x: number): string => x.toFixed(5);
-  outer: for (const batch of syntheticBatches({ instrument: 'EUR_USD', granularity: 'M1', from: Date.UTC(2019, 0, 1), to: Date.UTC(2024, 0, 1), seed: 20240101 })) {
+  outer: for (const batch of syntheticBatches({
+    instrument: 'EUR_USD',
+    granularity: 'M1',
+    from: Date.UTC(2019, 0, 1),
+    to: Date.UTC(2024, 0, 1),
+    seed: 20240101,
+  })) {
     for (let k = 0; k < batch.length; k++, i++) {
       if (left-- === 0) break outer;
       const c = batch[k]!;
@@ -78,7 +104,10 @@ function run(hedging: boolean): { account: string; transactions: number; fills: 
           type: 'MARKET',
           instrument: 'EUR_USD',
           units: String(units),
-          takeProfitOnFill: i % 7 === 3 ? { distance: '0.00150', clientExtensions: { id: `tp-${id}`, tag: 'x' } } : { distance: '0.00150' },
+          takeProfitOnFill:
+            i % 7 === 3
+              ? { distance: '0.00150', clientExtensions: { id: `tp-${id}`, tag: 'x' } }
+              : { distance: '0.00150' },
           stopLossOnFill: { distance: '0.00100' },
           trailingStopLossOnFill: { distance: '0.00080' },
           clientExtensions: { id },
@@ -98,7 +127,11 @@ function run(hedging: boolean): { account: string; transactions: number; fills: 
             units: String(units),
             positionFill: hedging ? 'DEFAULT' : 'OPEN_ONLY',
             takeProfitOnFill: { price: p(mid + dir * 0.002) },
-            stopLossOnFill: { price: p(mid - dir * 0.0012), timeInForce: 'GTD', gtdTime: iso(c.at + 3 * 3600_000) },
+            stopLossOnFill: {
+              price: p(mid - dir * 0.0012),
+              timeInForce: 'GTD',
+              gtdTime: iso(c.at + 3 * 3600_000),
+            },
           },
         });
       } else if (i % 60 === 29) {
@@ -115,7 +148,10 @@ function run(hedging: boolean): { account: string; transactions: number; fills: 
             timeInForce: 'GTD',
             gtdTime: iso(c.at + 90 * 60_000),
             takeProfitOnFill: { distance: '0.00120' },
-            stopLossOnFill: i % 180 === 29 ? { distance: '0.00090', timeInForce: 'GTD', gtdTime: iso(c.at + 6 * 3600_000) } : { distance: '0.00090' },
+            stopLossOnFill:
+              i % 180 === 29
+                ? { distance: '0.00090', timeInForce: 'GTD', gtdTime: iso(c.at + 6 * 3600_000) }
+                : { distance: '0.00090' },
             clientExtensions: { id, tag: 'limit' },
             tradeClientExtensions: i % 240 === 29 ? { id: `lt-${id}` } : undefined,
           },
@@ -127,7 +163,14 @@ function run(hedging: boolean): { account: string; transactions: number; fills: 
         // Replace the oldest trade's stop loss by a price, or close a trade by halves.
         const first = sim.ledger.trades.values().next().value;
         if (first !== undefined) {
-          if (i % 180 === 50) sim.submit({ kind: 'tradeOrders', id, tradeSpecifier: first.id, stopLoss: { distance: '0.00200' }, takeProfit: null });
+          if (i % 180 === 50)
+            sim.submit({
+              kind: 'tradeOrders',
+              id,
+              tradeSpecifier: first.id,
+              stopLoss: { distance: '0.00200' },
+              takeProfit: null,
+            });
           else sim.submit({ kind: 'closeTrade', id, tradeSpecifier: first.id, units: 'ALL' });
         }
       } else if (hedging && i % 500 === 499) {
@@ -136,11 +179,26 @@ function run(hedging: boolean): { account: string; transactions: number; fills: 
     }
   }
   stop();
-  return { account: hedging ? 'hedging' : 'netting', transactions, fills: sim.stats.fills, balance: sim.ledger.balance, sha256: hash.digest('hex') };
+  return {
+    account: hedging ? 'hedging' : 'netting',
+    transactions,
+    fills: sim.stats.fills,
+    balance: sim.ledger.balance,
+    sha256: hash.digest('hex'),
+  };
 }
 
 const a = run(false);
 const b = run(true);
 console.log(JSON.stringify(a));
 console.log(JSON.stringify(b));
-console.log(JSON.stringify({ root, candles: n, transactions: a.transactions + b.transactions, sha256: createHash('sha256').update(a.sha256 + b.sha256).digest('hex') }));
+console.log(
+  JSON.stringify({
+    root,
+    candles: n,
+    transactions: a.transactions + b.transactions,
+    sha256: createHash('sha256')
+      .update(a.sha256 + b.sha256)
+      .digest('hex'),
+  }),
+);

@@ -59,4 +59,11 @@ for (let r = 0; r < rounds; r++) {
   }
 }
 const us = (ms: number): number => +((ms * 1000) / txs.length).toFixed(3);
-console.log(JSON.stringify({ transactions: txs.length, stringifyUsPerTx: us(stringify), serialiserUsPerTx: us(direct), ratio: +(direct / stringify).toFixed(2) }));
+console.log(
+  JSON.stringify({
+    transactions: txs.length,
+    stringifyUsPerTx: us(stringify),
+    serialiserUsPerTx: us(direct),
+    ratio: +(direct / stringify).toFixed(2),
+  }),
+);

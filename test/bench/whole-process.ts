@@ -38,15 +38,24 @@ export interface ProcessFigures {
 
 function timed(args: readonly string[], env: NodeJS.ProcessEnv): ProcessFigures & { stdout: string } {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--import', PRELOAD, ...args], { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, ['--import', PRELOAD, ...args], {
+    cwd: ROOT,
+    env,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   const wallMs = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr.slice(-2000)}`);
-  const line = r.stderr.split('\n').reverse().find((l) => l.startsWith('BENCH '));
+  const line = r.stderr
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('BENCH '));
   const own = JSON.parse(line!.slice(6)) as { cpuMs: number; peakRssMB: number };
   return { wallMs, ...own, stdout: r.stdout };
 }
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+const median = (xs: readonly number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 const med = (xs: readonly ProcessFigures[]): ProcessFigures & { wallMinMs: number; wallMaxMs: number } => ({
   wallMs: median(xs.map((x) => x.wallMs)),
   cpuMs: median(xs.map((x) => x.cpuMs)),
@@ -61,20 +70,65 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-whole-'));
   const env = { ...process.env, FXFLOW_DATA_CACHE: join(dir, 'cache') };
   try {
-    const files = { '100k': join(dir, 'm1-100k.csv'), '1M': join(dir, 'm1-1m.csv'), '4M': join(dir, 'm1-4m.csv') };
+    const files = {
+      '100k': join(dir, 'm1-100k.csv'),
+      '1M': join(dir, 'm1-1m.csv'),
+      '4M': join(dir, 'm1-4m.csv'),
+    };
     writeOneSidedCsv(files['100k'], 100_000);
     writeOneSidedCsv(files['1M'], 1_000_000);
     if (o.fourMillion !== false) writeOneSidedCsv(files['4M'], 4_000_000);
     const backtest = (file: string): string[] => [
-      'bin/fxflow.js', 'backtest', 'strategies/sma-cross.ts', '--data', file, '--side', 'mid', '--config', 'config/classic.json',
-      '--granularity', 'M1', '--param', 'longOnly=true', '--from', '2019-01-01', '--to', '2035-01-01', '--runs-dir', join(dir, 'runs'),
+      'bin/fxflow.js',
+      'backtest',
+      'strategies/sma-cross.ts',
+      '--data',
+      file,
+      '--side',
+      'mid',
+      '--config',
+      'config/classic.json',
+      '--granularity',
+      'M1',
+      '--param',
+      'longOnly=true',
+      '--from',
+      '2019-01-01',
+      '--to',
+      '2035-01-01',
+      '--runs-dir',
+      join(dir, 'runs'),
     ];
     const floor = (file: string): string[] => [join(ROOT, 'test/bench/floor-sma.mjs'), file];
     let sweeps = 0;
     const sweep = (workers: number): string[] => [
-      'bin/fxflow.js', 'optimize', 'strategies/sma-cross.ts', '--data', files['100k'], '--side', 'mid', '--config', 'config/classic.json',
-      '--granularity', 'M1', '--param', 'longOnly=true', '--param', 'fast=5,10,15,20', '--param', 'slow=30,40,50,60,80',
-      '--from', '2019-01-01', '--to', '2035-01-01', '--workers', String(workers), '--runs-dir', join(dir, 'runs'), '--out', join(dir, `sweep-${++sweeps}`),
+      'bin/fxflow.js',
+      'optimize',
+      'strategies/sma-cross.ts',
+      '--data',
+      files['100k'],
+      '--side',
+      'mid',
+      '--config',
+      'config/classic.json',
+      '--granularity',
+      'M1',
+      '--param',
+      'longOnly=true',
+      '--param',
+      'fast=5,10,15,20',
+      '--param',
+      'slow=30,40,50,60,80',
+      '--from',
+      '2019-01-01',
+      '--to',
+      '2035-01-01',
+      '--workers',
+      String(workers),
+      '--runs-dir',
+      join(dir, 'runs'),
+      '--out',
+      join(dir, `sweep-${++sweeps}`),
     ];
     const first: ProcessFigures[] = [];
     const cached: ProcessFigures[] = [];
@@ -97,7 +151,20 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
       small.push(timed(backtest(files['100k']), env));
       // Start-up alone: the version, and a backtest of 10 candles (run folder and report included).
       version.push(timed(['bin/fxflow.js', '--version'], env));
-      tiny.push(timed([...backtest(files['100k']).slice(0, -6), '--from', '2019-01-01T00:00:00Z', '--to', '2019-01-01T00:10:00Z', '--runs-dir', join(dir, 'runs')], env));
+      tiny.push(
+        timed(
+          [
+            ...backtest(files['100k']).slice(0, -6),
+            '--from',
+            '2019-01-01T00:00:00Z',
+            '--to',
+            '2019-01-01T00:10:00Z',
+            '--runs-dir',
+            join(dir, 'runs'),
+          ],
+          env,
+        ),
+      );
       sweep1.push(timed(sweep(1), env));
       sweep2.push(timed(sweep(2), env));
     }
@@ -105,30 +172,122 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
       timed(backtest(files['4M']), env); // builds its cache
       for (let r = 0; r < runs; r++) big.push(timed(backtest(files['4M']), env));
     }
-    const f = { first: med(first), cached: med(cached), small: med(small), floor: med(floors), version: med(version), tiny: med(tiny), sweep1: med(sweep1), sweep2: med(sweep2), ...(big.length ? { big: med(big) } : {}) };
+    const f = {
+      first: med(first),
+      cached: med(cached),
+      small: med(small),
+      floor: med(floors),
+      version: med(version),
+      tiny: med(tiny),
+      sweep1: med(sweep1),
+      sweep2: med(sweep2),
+      ...(big.length ? { big: med(big) } : {}),
+    };
     const s = (ms: number): string => (ms / 1000).toFixed(2);
     const rows: string[][] = [
       ['whole process (medians)', 'wall s', 'wall range s', 'cpu s', 'peak RSS MB', 'target'],
-      ['backtest --data 1M bars, first time', s(f.first.wallMs), `${s(f.first.wallMinMs)}–${s(f.first.wallMaxMs)}`, s(f.first.cpuMs), f.first.peakRssMB.toFixed(0), '≤ 2.0 s'],
-      ['backtest --data 1M bars, cached', s(f.cached.wallMs), `${s(f.cached.wallMinMs)}–${s(f.cached.wallMaxMs)}`, s(f.cached.cpuMs), f.cached.peakRssMB.toFixed(0), '≤ 1.2 s, ≤ 2× floor'],
-      ['floor: plain Node reads it, SMA loop', s(f.floor.wallMs), `${s(f.floor.wallMinMs)}–${s(f.floor.wallMaxMs)}`, s(f.floor.cpuMs), f.floor.peakRssMB.toFixed(0), ''],
-      ['fxflow --version', s(f.version.wallMs), `${s(f.version.wallMinMs)}–${s(f.version.wallMaxMs)}`, s(f.version.cpuMs), f.version.peakRssMB.toFixed(0), ''],
-      ['backtest --data, 10 candles', s(f.tiny.wallMs), `${s(f.tiny.wallMinMs)}–${s(f.tiny.wallMaxMs)}`, s(f.tiny.cpuMs), f.tiny.peakRssMB.toFixed(0), ''],
-      ['backtest --data 100k bars, cached', s(f.small.wallMs), `${s(f.small.wallMinMs)}–${s(f.small.wallMaxMs)}`, s(f.small.cpuMs), f.small.peakRssMB.toFixed(0), '≤ 0.35 s'],
-      ...(f.big ? [['backtest --data 4M bars, cached', s(f.big.wallMs), `${s(f.big.wallMinMs)}–${s(f.big.wallMaxMs)}`, s(f.big.cpuMs), f.big.peakRssMB.toFixed(0), '≤ 1.25× 1M, ≤ 250 MB']] : []),
-      ['20-point sweep, 100k bars, 1 worker', s(f.sweep1.wallMs), `${s(f.sweep1.wallMinMs)}–${s(f.sweep1.wallMaxMs)}`, s(f.sweep1.cpuMs), f.sweep1.peakRssMB.toFixed(0), ''],
-      ['20-point sweep, 100k bars, 2 workers', s(f.sweep2.wallMs), `${s(f.sweep2.wallMinMs)}–${s(f.sweep2.wallMaxMs)}`, s(f.sweep2.cpuMs), f.sweep2.peakRssMB.toFixed(0), '≤ 1.2 s'],
+      [
+        'backtest --data 1M bars, first time',
+        s(f.first.wallMs),
+        `${s(f.first.wallMinMs)}–${s(f.first.wallMaxMs)}`,
+        s(f.first.cpuMs),
+        f.first.peakRssMB.toFixed(0),
+        '≤ 2.0 s',
+      ],
+      [
+        'backtest --data 1M bars, cached',
+        s(f.cached.wallMs),
+        `${s(f.cached.wallMinMs)}–${s(f.cached.wallMaxMs)}`,
+        s(f.cached.cpuMs),
+        f.cached.peakRssMB.toFixed(0),
+        '≤ 1.2 s, ≤ 2× floor',
+      ],
+      [
+        'floor: plain Node reads it, SMA loop',
+        s(f.floor.wallMs),
+        `${s(f.floor.wallMinMs)}–${s(f.floor.wallMaxMs)}`,
+        s(f.floor.cpuMs),
+        f.floor.peakRssMB.toFixed(0),
+        '',
+      ],
+      [
+        'fxflow --version',
+        s(f.version.wallMs),
+        `${s(f.version.wallMinMs)}–${s(f.version.wallMaxMs)}`,
+        s(f.version.cpuMs),
+        f.version.peakRssMB.toFixed(0),
+        '',
+      ],
+      [
+        'backtest --data, 10 candles',
+        s(f.tiny.wallMs),
+        `${s(f.tiny.wallMinMs)}–${s(f.tiny.wallMaxMs)}`,
+        s(f.tiny.cpuMs),
+        f.tiny.peakRssMB.toFixed(0),
+        '',
+      ],
+      [
+        'backtest --data 100k bars, cached',
+        s(f.small.wallMs),
+        `${s(f.small.wallMinMs)}–${s(f.small.wallMaxMs)}`,
+        s(f.small.cpuMs),
+        f.small.peakRssMB.toFixed(0),
+        '≤ 0.35 s',
+      ],
+      ...(f.big
+        ? [
+            [
+              'backtest --data 4M bars, cached',
+              s(f.big.wallMs),
+              `${s(f.big.wallMinMs)}–${s(f.big.wallMaxMs)}`,
+              s(f.big.cpuMs),
+              f.big.peakRssMB.toFixed(0),
+              '≤ 1.25× 1M, ≤ 250 MB',
+            ],
+          ]
+        : []),
+      [
+        '20-point sweep, 100k bars, 1 worker',
+        s(f.sweep1.wallMs),
+        `${s(f.sweep1.wallMinMs)}–${s(f.sweep1.wallMaxMs)}`,
+        s(f.sweep1.cpuMs),
+        f.sweep1.peakRssMB.toFixed(0),
+        '',
+      ],
+      [
+        '20-point sweep, 100k bars, 2 workers',
+        s(f.sweep2.wallMs),
+        `${s(f.sweep2.wallMinMs)}–${s(f.sweep2.wallMaxMs)}`,
+        s(f.sweep2.cpuMs),
+        f.sweep2.peakRssMB.toFixed(0),
+        '≤ 1.2 s',
+      ],
     ];
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-    for (const r of rows) console.log(r.map((c, i) => (i === 0 || i === 5 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
+    for (const r of rows)
+      console.log(
+        r.map((c, i) => (i === 0 || i === 5 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '),
+      );
     const ratio = f.cached.wallMs / f.floor.wallMs;
     const cpuRatio = f.cached.cpuMs / f.floor.cpuMs;
     const rss = f.big ? f.big.peakRssMB / f.cached.peakRssMB : Number.NaN;
-    console.log(`cached 1M backtest against the floor: ${ratio.toFixed(2)}× wall, ${cpuRatio.toFixed(2)}× CPU (target ≤ 2×); first time / cached ${(f.first.wallMs / f.cached.wallMs).toFixed(2)}×; ${fills} trades closed`);
-    if (f.big) console.log(`peak RSS 4M / 1M: ${rss.toFixed(2)}× (target ≤ 1.25×), ${f.big.peakRssMB.toFixed(0)} MB (target ≤ 250 MB)`);
-    console.log(`sweep: 2 workers ${(f.sweep1.wallMs / f.sweep2.wallMs).toFixed(2)}× one (medians of ${runs}; the machine's other work shares the 2 cores)`);
+    console.log(
+      `cached 1M backtest against the floor: ${ratio.toFixed(2)}× wall, ${cpuRatio.toFixed(2)}× CPU (target ≤ 2×); first time / cached ${(f.first.wallMs / f.cached.wallMs).toFixed(2)}×; ${fills} trades closed`,
+    );
+    if (f.big)
+      console.log(
+        `peak RSS 4M / 1M: ${rss.toFixed(2)}× (target ≤ 1.25×), ${f.big.peakRssMB.toFixed(0)} MB (target ≤ 250 MB)`,
+      );
+    console.log(
+      `sweep: 2 workers ${(f.sweep1.wallMs / f.sweep2.wallMs).toFixed(2)}× one (medians of ${runs}; the machine's other work shares the 2 cores)`,
+    );
     return {
-      ...Object.fromEntries(Object.entries(f).map(([k, v]) => [k, { wallMs: Math.round(v.wallMs), cpuMs: Math.round(v.cpuMs), peakRssMB: Math.round(v.peakRssMB) }])),
+      ...Object.fromEntries(
+        Object.entries(f).map(([k, v]) => [
+          k,
+          { wallMs: Math.round(v.wallMs), cpuMs: Math.round(v.cpuMs), peakRssMB: Math.round(v.peakRssMB) },
+        ]),
+      ),
       ratio: Number(ratio.toFixed(3)),
       cpuRatio: Number(cpuRatio.toFixed(3)),
       rssGrowth: Number.isNaN(rss) ? null : Number(rss.toFixed(3)),
@@ -148,5 +307,12 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
 
 if (process.argv[1] === import.meta.filename) {
   const i = process.argv.indexOf('--runs');
-  console.log(JSON.stringify(benchWholeProcess({ runs: i > 0 ? Number(process.argv[i + 1]) : 3, fourMillion: !process.argv.includes('--no-4m') })));
+  console.log(
+    JSON.stringify(
+      benchWholeProcess({
+        runs: i > 0 ? Number(process.argv[i + 1]) : 3,
+        fourMillion: !process.argv.includes('--no-4m'),
+      }),
+    ),
+  );
 }

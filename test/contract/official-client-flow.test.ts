@@ -2,7 +2,19 @@ import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/server.ts';
 import { HAS_SHARED, warnIfNoShared } from '../shared.ts';
-import { type Body, C, call, callCount, Context, expectFaithful, ord, tx, until, type V20Context, validateExchanges } from './official-kit.ts';
+import {
+  type Body,
+  C,
+  call,
+  callCount,
+  Context,
+  expectFaithful,
+  ord,
+  tx,
+  until,
+  type V20Context,
+  validateExchanges,
+} from './official-kit.ts';
 import { OpenApiValidator } from './openapi.ts';
 import { startRecordingProxy, type RecordingProxy } from './recording-proxy.ts';
 
@@ -18,7 +30,7 @@ import { startRecordingProxy, type RecordingProxy } from './recording-proxy.ts';
  * (`400 INVALID_ORDER … expected a decimal string`) where OANDA takes it.
  */
 
-warnIfNoShared('a trader\'s everyday flow through the official @oanda/v20 client (contract)');
+warnIfNoShared("a trader's everyday flow through the official @oanda/v20 client (contract)");
 
 const EU = 'EUR_USD';
 
@@ -37,7 +49,12 @@ describe.skipIf(!HAS_SHARED)("a trader's everyday flow through the official clie
   beforeAll(async () => {
     validator = OpenApiValidator.load();
     // Wednesday 10:00 UTC: the FX market is open.
-    sandbox = await startSandbox({ port: 0, clock: 'manual', start: '2024-01-03T10:00:00Z', heartbeatMs: 50 });
+    sandbox = await startSandbox({
+      port: 0,
+      clock: 'manual',
+      start: '2024-01-03T10:00:00Z',
+      heartbeatMs: 50,
+    });
     sandbox.pushPrice({ instrument: EU, bid: '1.10000', ask: '1.10020' });
     proxy = await startRecordingProxy(sandbox.url);
     ctx = new Context(proxy.hostname, proxy.port, false, 'fxflow-flow-test');
@@ -69,23 +86,48 @@ describe.skipIf(!HAS_SHARED)("a trader's everyday flow through the official clie
   });
 
   it('opens both streams', async () => {
-    ctx.transaction.stream(id, (x) => streamed.push(x), () => {});
-    get({ hostname: proxy.hostname, port: proxy.port, path: `/v3/accounts/${id}/pricing/stream?instruments=${EU}` }, (res) => {
-      // (The client's own pricing stream throws in its line parser, @oanda/v20 3.0.25: read it plainly.)
-      let rest = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const parts = (rest + chunk).split('\n');
-        rest = parts.pop() ?? '';
-        for (const line of parts) if (line !== '') prices.push(JSON.parse(line) as Body);
-      });
-      res.on('error', () => {});
-    }).on('error', () => {});
-    await until('both streams to connect', () => proxy.exchanges.filter((e) => e.path.includes('/stream')).length === 2);
+    ctx.transaction.stream(
+      id,
+      (x) => streamed.push(x),
+      () => {},
+    );
+    get(
+      {
+        hostname: proxy.hostname,
+        port: proxy.port,
+        path: `/v3/accounts/${id}/pricing/stream?instruments=${EU}`,
+      },
+      (res) => {
+        // (The client's own pricing stream throws in its line parser, @oanda/v20 3.0.25: read it plainly.)
+        let rest = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const parts = (rest + chunk).split('\n');
+          rest = parts.pop() ?? '';
+          for (const line of parts) if (line !== '') prices.push(JSON.parse(line) as Body);
+        });
+        res.on('error', () => {});
+      },
+    ).on('error', () => {});
+    await until(
+      'both streams to connect',
+      () => proxy.exchanges.filter((e) => e.path.includes('/stream')).length === 2,
+    );
   });
 
   it('places a market order of 1000 units with take profit and stop loss on fill', async () => {
-    const r = await call(201, (cb) => ctx.order.market(id, { instrument: EU, units: 1000, takeProfitOnFill: { price: '1.11000' }, stopLossOnFill: { price: '1.09000' } }, cb));
+    const r = await call(201, (cb) =>
+      ctx.order.market(
+        id,
+        {
+          instrument: EU,
+          units: 1000,
+          takeProfitOnFill: { price: '1.11000' },
+          stopLossOnFill: { price: '1.09000' },
+        },
+        cb,
+      ),
+    );
     const fill = r.body?.orderFillTransaction;
     expect(fill).toBeInstanceOf(C(tx, 'OrderFillTransaction'));
     expect(fill.units).toBe('1000');
@@ -97,7 +139,14 @@ describe.skipIf(!HAS_SHARED)("a trader's everyday flow through the official clie
   it('lists and modifies the trade: a new take profit and a trailing stop', async () => {
     const open = await call(200, (cb) => ctx.trade.listOpen(id, cb));
     expect(open.body?.trades.map((t: Body) => t.id)).toEqual([tradeID]);
-    const dep = await call(200, (cb) => ctx.trade.setDependentOrders(id, tradeID, { takeProfit: { price: '1.11500' }, trailingStopLoss: { distance: '0.00100' } }, cb));
+    const dep = await call(200, (cb) =>
+      ctx.trade.setDependentOrders(
+        id,
+        tradeID,
+        { takeProfit: { price: '1.11500' }, trailingStopLoss: { distance: '0.00100' } },
+        cb,
+      ),
+    );
     expect(dep.body?.takeProfitOrderTransaction.price).toBe('1.11500');
     expect(dep.body?.trailingStopLossOrderTransaction.distance).toBe('0.00100');
     const t = await call(200, (cb) => ctx.trade.get(id, tradeID, cb));
@@ -107,14 +156,18 @@ describe.skipIf(!HAS_SHARED)("a trader's everyday flow through the official clie
   });
 
   it('places a limit order and cancels it; places a market-if-touched order', async () => {
-    const l = await call(201, (cb) => ctx.order.limit(id, { instrument: EU, units: 500, price: '1.09500' }, cb));
+    const l = await call(201, (cb) =>
+      ctx.order.limit(id, { instrument: EU, units: 500, price: '1.09500' }, cb),
+    );
     const limitID = l.body?.orderCreateTransaction.id as string;
     expect(l.body?.orderCreateTransaction.units).toBe('500');
     const pending = await call(200, (cb) => ctx.order.listPending(id, cb));
     expect(pending.body?.orders.map((o: Body) => o.id)).toContain(limitID);
     const c = await call(200, (cb) => ctx.order.cancel(id, limitID, cb));
     expect(c.body?.orderCancelTransaction.reason).toBe('CLIENT_REQUEST');
-    const mit = await call(201, (cb) => ctx.order.marketIfTouched(id, { instrument: EU, units: -200, price: '1.10500' }, cb));
+    const mit = await call(201, (cb) =>
+      ctx.order.marketIfTouched(id, { instrument: EU, units: -200, price: '1.10500' }, cb),
+    );
     expect(mit.body?.orderCreateTransaction).toBeInstanceOf(C(tx, 'MarketIfTouchedOrderTransaction'));
     const o = await call(200, (cb) => ctx.order.get(id, mit.body?.orderCreateTransaction.id, cb));
     expect(o.body?.order).toBeInstanceOf(C(ord, 'MarketIfTouchedOrder'));
@@ -146,14 +199,18 @@ describe.skipIf(!HAS_SHARED)("a trader's everyday flow through the official clie
     await until('the transaction stream to deliver the close', () => streamed.some((t) => t.id === last));
     const got = streamed.filter((t) => t.type !== 'HEARTBEAT').map((t) => t.id as string);
     expect(got.slice(0, ids.length)).toEqual(ids);
-    await until('a heartbeat on both streams', () => streamed.some((t) => t.type === 'HEARTBEAT') && prices.some((p) => p.type === 'HEARTBEAT'));
+    await until(
+      'a heartbeat on both streams',
+      () => streamed.some((t) => t.type === 'HEARTBEAT') && prices.some((p) => p.type === 'HEARTBEAT'),
+    );
     expect(prices.find((p) => p.type === 'PRICE')?.tradeable).toBe(true);
   });
 
   it('every answer and every stream line validates against the OpenAPI definitions', () => {
     proxy.cutOpenResponses();
     const { problems, rest, streams, lines } = validateExchanges(validator, proxy);
-    if (problems.length > 0) throw new Error(`${problems.length} violations of the v20 definitions:\n${problems.join('\n')}`);
+    if (problems.length > 0)
+      throw new Error(`${problems.length} violations of the v20 definitions:\n${problems.join('\n')}`);
     expect(rest).toBe(callCount() - before);
     expect(rest).toBe(22); // the calls above
     expect(streams).toBe(2);

@@ -2,7 +2,27 @@ import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/server.ts';
 import { HAS_SHARED, warnIfNoShared } from '../shared.ts';
-import { acc, type Body, C, call, callCount, Context, expectFaithful, ins, lostByClient, ord, pos, pri, pric, prim, trd, tx, until, type V20Context, validateExchanges } from './official-kit.ts';
+import {
+  acc,
+  type Body,
+  C,
+  call,
+  callCount,
+  Context,
+  expectFaithful,
+  ins,
+  lostByClient,
+  ord,
+  pos,
+  pri,
+  pric,
+  prim,
+  trd,
+  tx,
+  until,
+  type V20Context,
+  validateExchanges,
+} from './official-kit.ts';
 import { OpenApiValidator } from './openapi.ts';
 import { startRecordingProxy, type RecordingProxy } from './recording-proxy.ts';
 
@@ -33,7 +53,13 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
 
   beforeAll(async () => {
     validator = OpenApiValidator.load();
-    sandbox = await startSandbox({ port: 0, clock: 'manual', feed: false, start: '2024-01-03T10:00:00Z', heartbeatMs: 50 });
+    sandbox = await startSandbox({
+      port: 0,
+      clock: 'manual',
+      feed: false,
+      start: '2024-01-03T10:00:00Z',
+      heartbeatMs: 50,
+    });
     sandbox.pushPrice({ instrument: INSTRUMENT, bid: '1.10000', ask: '1.10020' });
     proxy = await startRecordingProxy(sandbox.url);
     ctx = new Context(proxy.hostname, proxy.port, false, 'fxflow-test');
@@ -49,21 +75,35 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
   });
 
   it('opens the transaction stream and reads the account', async () => {
-    ctx.transaction.stream(id, (x) => streamed.push(x), () => {});
+    ctx.transaction.stream(
+      id,
+      (x) => streamed.push(x),
+      () => {},
+    );
     // The client's own pricing stream cannot be used: its line parser calls an undefined `Price`
     // (ReferenceError in @oanda/v20 3.0.25, pricing.js). The stream is read with plain http instead,
     // through the same proxy, so its lines are validated all the same.
-    get({ hostname: proxy.hostname, port: proxy.port, path: `/v3/accounts/${id}/pricing/stream?instruments=${INSTRUMENT}` }, (res) => {
-      let rest = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const parts = (rest + chunk).split('\n');
-        rest = parts.pop() ?? '';
-        for (const line of parts) if (line !== '') prices.push(JSON.parse(line) as Body);
-      });
-      res.on('error', () => {});
-    }).on('error', () => {});
-    await until('both streams to connect', () => proxy.exchanges.filter((e) => e.path.includes('/stream')).length === 2);
+    get(
+      {
+        hostname: proxy.hostname,
+        port: proxy.port,
+        path: `/v3/accounts/${id}/pricing/stream?instruments=${INSTRUMENT}`,
+      },
+      (res) => {
+        let rest = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const parts = (rest + chunk).split('\n');
+          rest = parts.pop() ?? '';
+          for (const line of parts) if (line !== '') prices.push(JSON.parse(line) as Body);
+        });
+        res.on('error', () => {});
+      },
+    ).on('error', () => {});
+    await until(
+      'both streams to connect',
+      () => proxy.exchanges.filter((e) => e.path.includes('/stream')).length === 2,
+    );
     const r = await call(200, (cb) => ctx.account.get(id, cb));
     startID = String(r.body?.lastTransactionID);
     expect(startID).toMatch(/^\d+$/);
@@ -95,7 +135,16 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
 
   it('fills a market order with take profit and stop loss on fill', async () => {
     const r = await call(201, (cb) =>
-      ctx.order.market(id, { instrument: INSTRUMENT, units: '1000', takeProfitOnFill: { price: '1.11000' }, stopLossOnFill: { price: '1.09000' } }, cb),
+      ctx.order.market(
+        id,
+        {
+          instrument: INSTRUMENT,
+          units: '1000',
+          takeProfitOnFill: { price: '1.11000' },
+          stopLossOnFill: { price: '1.09000' },
+        },
+        cb,
+      ),
     );
     const b = r.body as Body;
     expect(b.orderCreateTransaction).toBeInstanceOf(C(tx, 'MarketOrderTransaction'));
@@ -113,14 +162,34 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
 
   it('creates a limit and a stop order with take profit and stop loss on fill', async () => {
     const l = await call(201, (cb) =>
-      ctx.order.limit(id, { instrument: INSTRUMENT, units: '500', price: '1.09500', takeProfitOnFill: { price: '1.10500' }, stopLossOnFill: { price: '1.09000' } }, cb),
+      ctx.order.limit(
+        id,
+        {
+          instrument: INSTRUMENT,
+          units: '500',
+          price: '1.09500',
+          takeProfitOnFill: { price: '1.10500' },
+          stopLossOnFill: { price: '1.09000' },
+        },
+        cb,
+      ),
     );
     expect(l.body?.orderCreateTransaction).toBeInstanceOf(C(tx, 'LimitOrderTransaction'));
     expect(l.body?.orderFillTransaction).toBeUndefined();
     limitID = l.body?.orderCreateTransaction.id;
     expectFaithful(validator, l);
     const s = await call(201, (cb) =>
-      ctx.order.stop(id, { instrument: INSTRUMENT, units: '-700', price: '1.09800', takeProfitOnFill: { price: '1.09000' }, stopLossOnFill: { price: '1.10300' } }, cb),
+      ctx.order.stop(
+        id,
+        {
+          instrument: INSTRUMENT,
+          units: '-700',
+          price: '1.09800',
+          takeProfitOnFill: { price: '1.09000' },
+          stopLossOnFill: { price: '1.10300' },
+        },
+        cb,
+      ),
     );
     expect(s.body?.orderCreateTransaction).toBeInstanceOf(C(tx, 'StopOrderTransaction'));
     expect(s.body?.orderCreateTransaction.stopLossOnFill).toBeInstanceOf(C(tx, 'StopLossDetails'));
@@ -129,19 +198,34 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
   });
 
   it('sets client extensions and dependent orders, configures the account, reads transaction pages', async () => {
-    const te = await call(200, (cb) => ctx.trade.setClientExtensions(id, marketTradeID, { clientExtensions: { id: 'contract-trade', tag: 'contract' } }, cb));
-    expect(te.body?.tradeClientExtensionsModifyTransaction).toBeInstanceOf(C(tx, 'TradeClientExtensionsModifyTransaction'));
+    const te = await call(200, (cb) =>
+      ctx.trade.setClientExtensions(
+        id,
+        marketTradeID,
+        { clientExtensions: { id: 'contract-trade', tag: 'contract' } },
+        cb,
+      ),
+    );
+    expect(te.body?.tradeClientExtensionsModifyTransaction).toBeInstanceOf(
+      C(tx, 'TradeClientExtensionsModifyTransaction'),
+    );
     expectFaithful(validator, te);
     const byClientID = await call(200, (cb) => ctx.trade.get(id, '@contract-trade', cb));
     expect(byClientID.body?.trade.id).toBe(marketTradeID);
     expect(byClientID.body?.trade.clientExtensions).toBeInstanceOf(C(tx, 'ClientExtensions'));
-    const dep = await call(200, (cb) => ctx.trade.setDependentOrders(id, marketTradeID, { takeProfit: { price: '1.11500' } }, cb));
+    const dep = await call(200, (cb) =>
+      ctx.trade.setDependentOrders(id, marketTradeID, { takeProfit: { price: '1.11500' } }, cb),
+    );
     expect(dep.body?.takeProfitOrderCancelTransaction).toBeInstanceOf(C(tx, 'OrderCancelTransaction'));
     expect(dep.body?.takeProfitOrderTransaction).toBeInstanceOf(C(tx, 'TakeProfitOrderTransaction'));
     expect(dep.body?.takeProfitOrderTransaction.price).toBe('1.11500');
     expectFaithful(validator, dep);
-    const oe = await call(200, (cb) => ctx.order.setClientExtensions(id, limitID, { clientExtensions: { id: 'contract-limit' } }, cb));
-    expect(oe.body?.orderClientExtensionsModifyTransaction).toBeInstanceOf(C(tx, 'OrderClientExtensionsModifyTransaction'));
+    const oe = await call(200, (cb) =>
+      ctx.order.setClientExtensions(id, limitID, { clientExtensions: { id: 'contract-limit' } }, cb),
+    );
+    expect(oe.body?.orderClientExtensionsModifyTransaction).toBeInstanceOf(
+      C(tx, 'OrderClientExtensionsModifyTransaction'),
+    );
     expectFaithful(validator, oe);
     const cfg = await call(200, (cb) => ctx.account.configure(id, { alias: 'contract' }, cb));
     expect(cfg.body?.clientConfigureTransaction).toBeInstanceOf(C(tx, 'ClientConfigureTransaction'));
@@ -173,7 +257,18 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
 
   it('replaces the limit order and cancels the stop order', async () => {
     const r = await call(201, (cb) =>
-      ctx.order.limitReplace(id, limitID, { instrument: INSTRUMENT, units: '500', price: '1.09600', takeProfitOnFill: { price: '1.10500' }, stopLossOnFill: { price: '1.09000' } }, cb),
+      ctx.order.limitReplace(
+        id,
+        limitID,
+        {
+          instrument: INSTRUMENT,
+          units: '500',
+          price: '1.09600',
+          takeProfitOnFill: { price: '1.10500' },
+          stopLossOnFill: { price: '1.09000' },
+        },
+        cb,
+      ),
     );
     expect(r.body?.orderCancelTransaction).toBeInstanceOf(C(tx, 'OrderCancelTransaction'));
     expect(r.body?.orderCancelTransaction.orderID).toBe(limitID);
@@ -227,7 +322,9 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
     expectFaithful(validator, t);
     const p = await call(200, (cb) => ctx.position.close(id, INSTRUMENT, { longUnits: 'ALL' }, cb));
     expect(p.body?.longOrderCreateTransaction).toBeInstanceOf(C(tx, 'MarketOrderTransaction'));
-    expect(p.body?.longOrderCreateTransaction.longPositionCloseout).toBeInstanceOf(C(tx, 'MarketOrderPositionCloseout'));
+    expect(p.body?.longOrderCreateTransaction.longPositionCloseout).toBeInstanceOf(
+      C(tx, 'MarketOrderPositionCloseout'),
+    );
     expect(p.body?.longOrderFillTransaction).toBeInstanceOf(C(tx, 'OrderFillTransaction'));
     expect(p.body?.longOrderFillTransaction.units).toBe('-500');
     expectFaithful(validator, p);
@@ -245,11 +342,20 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
     expect(changes).toBeInstanceOf(C(acc, 'AccountChanges'));
     expect(r.body?.state).toBeInstanceOf(C(acc, 'AccountChangesState'));
     // Both trades were opened and closed since the start: they are among the closed ones, closed.
-    expect(changes.tradesClosed.map((t: Body) => t.id)).toEqual(expect.arrayContaining([marketTradeID, limitTradeID]));
-    for (const t of [...changes.tradesClosed, ...changes.tradesOpened]) expect(t).toBeInstanceOf(C(trd, 'TradeSummary'));
+    expect(changes.tradesClosed.map((t: Body) => t.id)).toEqual(
+      expect.arrayContaining([marketTradeID, limitTradeID]),
+    );
+    for (const t of [...changes.tradesClosed, ...changes.tradesOpened])
+      expect(t).toBeInstanceOf(C(trd, 'TradeSummary'));
     for (const t of changes.tradesClosed) expect(t.state).toBe('CLOSED');
-    for (const t of changes.transactions) expect(t).toBeInstanceOf(C(tx, validator.concreteDefinition('Transaction', t.type) ?? `(no definition for ${t.type})`));
-    for (const o of changes.ordersCreated) expect(o).toBeInstanceOf(C(ord, validator.concreteDefinition('Order', o.type) ?? `(no definition for ${o.type})`));
+    for (const t of changes.transactions)
+      expect(t).toBeInstanceOf(
+        C(tx, validator.concreteDefinition('Transaction', t.type) ?? `(no definition for ${t.type})`),
+      );
+    for (const o of changes.ordersCreated)
+      expect(o).toBeInstanceOf(
+        C(ord, validator.concreteDefinition('Order', o.type) ?? `(no definition for ${o.type})`),
+      );
     expect(changes.ordersCancelled.map((o: Body) => o.id)).toEqual(expect.arrayContaining([limitID, stopID]));
     expectFaithful(validator, r);
   });
@@ -272,7 +378,9 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
   });
 
   it('fetches candles as Candlestick objects', async () => {
-    const r = await call(200, (cb) => ctx.instrument.candles(INSTRUMENT, { granularity: 'M1', count: 5, price: 'BA' }, cb));
+    const r = await call(200, (cb) =>
+      ctx.instrument.candles(INSTRUMENT, { granularity: 'M1', count: 5, price: 'BA' }, cb),
+    );
     const candles = r.body?.candles as Body[];
     expect(candles.length).toBeGreaterThan(0);
     for (const c of candles) {
@@ -290,13 +398,21 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
     const ids = (since.body?.transactions as Body[]).map((t) => t.id as string);
     expect(ids.length).toBeGreaterThan(10);
     await until('the stream to catch up', () => streamed.some((t) => t.id === ids[ids.length - 1]));
-    await until('a heartbeat on both streams', () => streamed.some((t) => t.type === 'HEARTBEAT') && prices.some((p) => p.type === 'HEARTBEAT'));
+    await until(
+      'a heartbeat on both streams',
+      () => streamed.some((t) => t.type === 'HEARTBEAT') && prices.some((p) => p.type === 'HEARTBEAT'),
+    );
     const got = streamed.filter((t) => t.type !== 'HEARTBEAT');
     expect(got.map((t) => t.id)).toEqual(ids);
-    const range = await call(200, (cb) => ctx.transaction.range(id, { from: ids[0], to: ids[ids.length - 1] }, cb));
+    const range = await call(200, (cb) =>
+      ctx.transaction.range(id, { from: ids[0], to: ids[ids.length - 1] }, cb),
+    );
     expect((range.body?.transactions as Body[]).map((t) => t.id)).toEqual(ids);
     // Each one is an instance of the client's class for its type (the same name as the v20 definition).
-    for (const t of got) expect(t, `${t.type} ${t.id}`).toBeInstanceOf(C(tx, validator.concreteDefinition('Transaction', t.type) ?? `(no definition for ${t.type})`));
+    for (const t of got)
+      expect(t, `${t.type} ${t.id}`).toBeInstanceOf(
+        C(tx, validator.concreteDefinition('Transaction', t.type) ?? `(no definition for ${t.type})`),
+      );
     expect(got.find((t) => t.type === 'ORDER_FILL')).toBeInstanceOf(C(tx, 'OrderFillTransaction'));
     const heartbeats = streamed.filter((t) => t.type === 'HEARTBEAT');
     expect(heartbeats.length).toBeGreaterThan(0);
@@ -305,26 +421,40 @@ describe.skipIf(!HAS_SHARED)('the official @oanda/v20 client against the sandbox
 
   it('the pricing stream delivered the starting quote and the pushed one', () => {
     const quotes = prices.filter((p) => p.type === 'PRICE');
-    expect(quotes.map((q) => `${q.bids[0].price}/${q.asks[0].price}`)).toEqual(['1.10000/1.10020', '1.09570/1.09590']);
+    expect(quotes.map((q) => `${q.bids[0].price}/${q.asks[0].price}`)).toEqual([
+      '1.10000/1.10020',
+      '1.09570/1.09590',
+    ]);
     // What the client's classes would make of them, were its stream parser not broken.
-    for (const q of quotes) expect(lostByClient(q, JSON.parse(JSON.stringify(new (C(pri, 'ClientPrice'))(q))) as unknown)).toEqual([]);
+    for (const q of quotes)
+      expect(lostByClient(q, JSON.parse(JSON.stringify(new (C(pri, 'ClientPrice'))(q))) as unknown)).toEqual(
+        [],
+      );
   });
 
   it('every response the sandbox served validates against the OpenAPI definitions', () => {
     proxy.cutOpenResponses();
     const { problems, rest, streams, lines, tolerated } = validateExchanges(validator, proxy);
-    if (problems.length > 0) throw new Error(`${problems.length} violations of the v20 definitions:\n${problems.join('\n')}`);
+    if (problems.length > 0)
+      throw new Error(`${problems.length} violations of the v20 definitions:\n${problems.join('\n')}`);
     expect(rest).toBe(callCount()); // the proxy saw every call the client made
     expect(streams).toBe(2);
     expect(lines).toBeGreaterThan(10);
-    console.info(`[contract] validated ${rest} REST responses and ${lines} lines of ${streams} streams against the v20 definitions; tolerated live-API additions: ${JSON.stringify(Object.fromEntries(tolerated))}`);
+    console.info(
+      `[contract] validated ${rest} REST responses and ${lines} lines of ${streams} streams against the v20 definitions; tolerated live-API additions: ${JSON.stringify(Object.fromEntries(tolerated))}`,
+    );
   });
 });
 
 describe.skipIf(!HAS_SHARED)('the official client with Accept-Datetime-Format: UNIX', () => {
   it('reads, trades and fetches candles with UNIX times, and every response validates', async () => {
     const validator = OpenApiValidator.load();
-    const sandbox = await startSandbox({ port: 0, clock: 'manual', feed: false, start: '2024-01-03T10:00:00Z' });
+    const sandbox = await startSandbox({
+      port: 0,
+      clock: 'manual',
+      feed: false,
+      start: '2024-01-03T10:00:00Z',
+    });
     const proxy = await startRecordingProxy(sandbox.url);
     try {
       const ctx = new Context(proxy.hostname, proxy.port, false, 'fxflow-test');
@@ -334,12 +464,20 @@ describe.skipIf(!HAS_SHARED)('the official client with Accept-Datetime-Format: U
       const before = callCount();
       const a = await call(200, (cb) => ctx.account.get(id, cb));
       expect(a.body?.account.createdTime).toMatch(/^\d+\.\d+$/);
-      const m = await call(201, (cb) => ctx.order.market(id, { instrument: INSTRUMENT, units: '-250', stopLossOnFill: { price: '1.11000' } }, cb));
+      const m = await call(201, (cb) =>
+        ctx.order.market(
+          id,
+          { instrument: INSTRUMENT, units: '-250', stopLossOnFill: { price: '1.11000' } },
+          cb,
+        ),
+      );
       expect(m.body?.orderFillTransaction.time).toBe('1704276000.000000000'); // 2024-01-03T10:00:00Z
       expect(m.body?.orderFillTransaction.tradeOpened.units).toBe('-250');
       const t = await call(200, (cb) => ctx.trade.list(id, { state: 'OPEN' }, cb));
       expect(t.body?.trades[0].openTime).toMatch(/^\d+\.\d+$/);
-      const c = await call(200, (cb) => ctx.instrument.candles(INSTRUMENT, { granularity: 'H1', count: 3, price: 'M' }, cb));
+      const c = await call(200, (cb) =>
+        ctx.instrument.candles(INSTRUMENT, { granularity: 'H1', count: 3, price: 'M' }, cb),
+      );
       expect(c.body?.candles.length).toBeGreaterThan(0);
       for (const k of c.body?.candles as Body[]) {
         expect(k).toBeInstanceOf(C(ins, 'Candlestick'));
@@ -347,7 +485,8 @@ describe.skipIf(!HAS_SHARED)('the official client with Accept-Datetime-Format: U
         expect(k.mid).toBeInstanceOf(C(ins, 'CandlestickData'));
       }
       const { problems, rest } = validateExchanges(validator, proxy);
-      if (problems.length > 0) throw new Error(`${problems.length} violations of the v20 definitions:\n${problems.join('\n')}`);
+      if (problems.length > 0)
+        throw new Error(`${problems.length} violations of the v20 definitions:\n${problems.join('\n')}`);
       expect(rest).toBe(callCount() - before);
     } finally {
       proxy.cutOpenResponses();

@@ -69,7 +69,9 @@ export interface V20Context {
 export type Classes = Record<string, new (...args: any[]) => object>;
 
 const require = createRequire(import.meta.url);
-export const { Context } = require('@oanda/v20/context') as { Context: new (host: string, port: number, ssl: boolean, app: string) => V20Context };
+export const { Context } = require('@oanda/v20/context') as {
+  Context: new (host: string, port: number, ssl: boolean, app: string) => V20Context;
+};
 export const tx = require('@oanda/v20/transaction') as Classes;
 export const ord = require('@oanda/v20/order') as Classes;
 export const trd = require('@oanda/v20/trade') as Classes;
@@ -97,8 +99,14 @@ export function call(expected: number, fn: (cb: Callback) => void): Promise<V20R
   calls++;
   return new Promise((resolve, reject) => {
     fn((r) => {
-      if (r.statusCode !== String(expected)) reject(new Error(`${r.method} ${r.path}: status ${r.statusCode}, expected ${expected}: ${r.rawBody.slice(0, 400)}`));
-      else if (!r.body) reject(new Error(`${r.method} ${r.path}: the client parsed no body (Content-Type ${r.contentType})`));
+      if (r.statusCode !== String(expected))
+        reject(
+          new Error(
+            `${r.method} ${r.path}: status ${r.statusCode}, expected ${expected}: ${r.rawBody.slice(0, 400)}`,
+          ),
+        );
+      else if (!r.body)
+        reject(new Error(`${r.method} ${r.path}: the client parsed no body (Content-Type ${r.contentType})`));
       else resolve(r);
     });
   });
@@ -156,8 +164,13 @@ export function expectFaithful(validator: OpenApiValidator, r: V20Response): voi
       .filter((v) => liveApiAddition(v) !== undefined && v.message.startsWith('property'))
       .map((v) => v.path),
   );
-  const lost = lostByClient(raw, JSON.parse(JSON.stringify(r.body)) as unknown).filter((p) => !additions.has(p));
-  if (lost.length > 0) throw new Error(`${r.method} ${r.path}: fields the client classes dropped or changed: ${lost.join(', ')}`);
+  const lost = lostByClient(raw, JSON.parse(JSON.stringify(r.body)) as unknown).filter(
+    (p) => !additions.has(p),
+  );
+  if (lost.length > 0)
+    throw new Error(
+      `${r.method} ${r.path}: fields the client classes dropped or changed: ${lost.join(', ')}`,
+    );
 }
 
 export async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {
@@ -204,7 +217,8 @@ export function validateExchanges(validator: OpenApiValidator, proxy: RecordingP
       continue;
     }
     rest++;
-    if (!String(e.headers['content-type']).startsWith('application/json')) problems.push(`${where}: Content-Type ${e.headers['content-type']}`);
+    if (!String(e.headers['content-type']).startsWith('application/json'))
+      problems.push(`${where}: Content-Type ${e.headers['content-type']}`);
     let body: unknown;
     try {
       body = JSON.parse(text);

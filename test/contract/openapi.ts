@@ -86,14 +86,26 @@ const CURRENCY = /^[A-Z]{3}$/;
 
 /** Maps the prose `format` of the v20 file to a check; formats that do not constrain (specifiers) give none. */
 function formatCheck(format: string): FormatCheck | undefined {
-  if (format.startsWith('Either') || format.startsWith('A user specifier') || format.startsWith("The string 'Bearer")) return undefined;
+  if (
+    format.startsWith('Either') ||
+    format.startsWith('A user specifier') ||
+    format.startsWith("The string 'Bearer")
+  )
+    return undefined;
   if (format.includes('TransactionID')) return { name: 'a TransactionID (digits)', test: (s) => ID.test(s) };
   if (format.includes('TradeID')) return { name: 'a TradeID (digits)', test: (s) => ID.test(s) };
   if (format.includes('OrderID')) return { name: 'an OrderID (digits)', test: (s) => ID.test(s) };
-  if (format.includes('RFC 3339')) return { name: 'a DateTime (RFC 3339 or UNIX seconds)', test: (s) => RFC3339.test(s) || UNIX_TIME.test(s) };
-  if (format.includes('decimal number')) return { name: 'a decimal number as a string', test: (s) => DECIMAL.test(s) };
-  if (format.includes('{siteID}')) return { name: 'an AccountID (site-division-user-account)', test: (s) => ACCOUNT_ID.test(s) };
-  if (format.includes('base currency and quote currency')) return { name: 'an InstrumentName (BASE_QUOTE)', test: (s) => INSTRUMENT.test(s) };
+  if (format.includes('RFC 3339'))
+    return {
+      name: 'a DateTime (RFC 3339 or UNIX seconds)',
+      test: (s) => RFC3339.test(s) || UNIX_TIME.test(s),
+    };
+  if (format.includes('decimal number'))
+    return { name: 'a decimal number as a string', test: (s) => DECIMAL.test(s) };
+  if (format.includes('{siteID}'))
+    return { name: 'an AccountID (site-division-user-account)', test: (s) => ACCOUNT_ID.test(s) };
+  if (format.includes('base currency and quote currency'))
+    return { name: 'an InstrumentName (BASE_QUOTE)', test: (s) => INSTRUMENT.test(s) };
   if (format.includes('ISO 4217')) return { name: 'an ISO 4217 currency', test: (s) => CURRENCY.test(s) };
   return undefined;
 }
@@ -120,7 +132,14 @@ function child(path: string, key: string): string {
  * file with {@link OpenApiValidator.load} (it parses a 670 kB file) and reuse it.
  */
 export class OpenApiValidator {
-  private readonly routes: { method: string; template: string; operationId: string; re: RegExp; names: string[]; literals: number }[] = [];
+  private readonly routes: {
+    method: string;
+    template: string;
+    operationId: string;
+    re: RegExp;
+    names: string[];
+    literals: number;
+  }[] = [];
   /** family base → type value → concrete definition name */
   private readonly families = new Map<string, Map<string, string>>();
   private readonly formats = new Map<string, FormatCheck | undefined>();
@@ -129,13 +148,22 @@ export class OpenApiValidator {
     const base = spec.basePath ?? '';
     for (const [template, ops] of Object.entries(spec.paths)) {
       const names: string[] = [];
-      const pattern = template.replace(/[.*+?^${}()|[\]\\]/g, (c) => (c === '{' || c === '}' ? c : `\\${c}`)).replace(/\{(\w+)\}/g, (_, n: string) => {
-        names.push(n);
-        return '([^/]+)';
-      });
+      const pattern = template
+        .replace(/[.*+?^${}()|[\]\\]/g, (c) => (c === '{' || c === '}' ? c : `\\${c}`))
+        .replace(/\{(\w+)\}/g, (_, n: string) => {
+          names.push(n);
+          return '([^/]+)';
+        });
       const literals = template.split('/').filter((s) => s !== '' && !s.startsWith('{')).length;
       for (const [method, op] of Object.entries(ops)) {
-        this.routes.push({ method: method.toUpperCase(), template, operationId: op.operationId ?? `${method} ${template}`, re: new RegExp(`^${base}${pattern}$`), names, literals });
+        this.routes.push({
+          method: method.toUpperCase(),
+          template,
+          operationId: op.operationId ?? `${method} ${template}`,
+          re: new RegExp(`^${base}${pattern}$`),
+          names,
+          literals,
+        });
       }
     }
     // More literal segments first: `/transactions/idrange` before `/transactions/{transactionID}`.
@@ -181,14 +209,26 @@ export class OpenApiValidator {
    * Validates a response body for a method, concrete path and status. An operation or status the
    * definitions do not have is itself a violation (at `$`). Returns every violation, empty when valid.
    */
-  validateResponse(method: string, path: string, status: number, body: unknown, opts: ValidateOptions = {}): Violation[] {
+  validateResponse(
+    method: string,
+    path: string,
+    status: number,
+    body: unknown,
+    opts: ValidateOptions = {},
+  ): Violation[] {
     const op = this.findOperation(method, path);
     const where = `${method.toUpperCase()} ${path.split('?')[0]}`;
     if (!op) return [{ path: '$', schema: '(paths)', message: `no operation ${where} in the definitions` }];
     const responses = this.spec.paths[op.template]?.[op.method.toLowerCase()]?.responses ?? {};
     let response = responses[String(status)];
     if (!response) {
-      return [{ path: '$', schema: op.operationId, message: `status ${status} is not a response of ${op.operationId} (declared: ${Object.keys(responses).join(', ')})` }];
+      return [
+        {
+          path: '$',
+          schema: op.operationId,
+          message: `status ${status} is not a response of ${op.operationId} (declared: ${Object.keys(responses).join(', ')})`,
+        },
+      ];
     }
     if (response.$ref) response = this.deref(response.$ref) ?? response;
     const out: Violation[] = [];
@@ -221,7 +261,11 @@ export class OpenApiValidator {
    * Validates one stream line (raw text or parsed): a transaction stream line is a `Transaction` or a
    * `TransactionHeartbeat`, a pricing stream line a `ClientPrice` or a `PricingHeartbeat`.
    */
-  validateStreamLine(stream: 'transaction' | 'pricing', line: unknown, opts: ValidateOptions = {}): Violation[] {
+  validateStreamLine(
+    stream: 'transaction' | 'pricing',
+    line: unknown,
+    opts: ValidateOptions = {},
+  ): Violation[] {
     let value = line;
     if (typeof line === 'string') {
       try {
@@ -231,12 +275,26 @@ export class OpenApiValidator {
       }
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      return [{ path: '$', schema: `${stream} stream line`, message: `expected an object, found ${kindOf(value)}` }];
+      return [
+        { path: '$', schema: `${stream} stream line`, message: `expected an object, found ${kindOf(value)}` },
+      ];
     }
     const type = (value as { type?: unknown }).type;
-    if (type === 'HEARTBEAT') return this.validateDefinition(stream === 'transaction' ? 'TransactionHeartbeat' : 'PricingHeartbeat', value, opts);
+    if (type === 'HEARTBEAT')
+      return this.validateDefinition(
+        stream === 'transaction' ? 'TransactionHeartbeat' : 'PricingHeartbeat',
+        value,
+        opts,
+      );
     if (stream === 'pricing') {
-      if (type !== 'PRICE') return [{ path: '$.type', schema: 'ClientPrice.type', message: `expected "PRICE" or "HEARTBEAT", found ${show(type)}` }];
+      if (type !== 'PRICE')
+        return [
+          {
+            path: '$.type',
+            schema: 'ClientPrice.type',
+            message: `expected "PRICE" or "HEARTBEAT", found ${show(type)}`,
+          },
+        ];
       return this.validateDefinition('ClientPrice', value, opts);
     }
     return this.validateDefinition('Transaction', value, opts);
@@ -253,7 +311,14 @@ export class OpenApiValidator {
     return this.formats.get(format);
   }
 
-  private check(schema: Schema, value: unknown, path: string, name: string, opts: ValidateOptions, out: Violation[]): void {
+  private check(
+    schema: Schema,
+    value: unknown,
+    path: string,
+    name: string,
+    opts: ValidateOptions,
+    out: Violation[],
+  ): void {
     if (schema.$ref) {
       let defName = schema.$ref.replace(/^#\/definitions\//, '');
       const family = this.families.get(defName);
@@ -262,7 +327,11 @@ export class OpenApiValidator {
         const concrete = typeof type === 'string' ? family.get(type) : undefined;
         if (concrete) defName = concrete;
         else {
-          out.push({ path: child(path, 'type'), schema: `${defName}.type`, message: `${show(type)} is not a ${defName} type (known: ${[...family.keys()].join(', ')})` });
+          out.push({
+            path: child(path, 'type'),
+            schema: `${defName}.type`,
+            message: `${show(type)} is not a ${defName} type (known: ${[...family.keys()].join(', ')})`,
+          });
           return;
         }
       }
@@ -289,24 +358,31 @@ export class OpenApiValidator {
         // The file gives client IDs (`OrderCancelTransaction.clientOrderID`, `...clientTradeID`) the format
         // of OANDA-assigned IDs, which a client ID does not follow: their format is not checked.
         const f = schema.format && !/\.client\w*ID$/.test(name) ? this.format(schema.format) : undefined;
-        if (f && !f.test(value)) out.push({ path, schema: name, message: `expected ${f.name}, found ${show(value)}` });
+        if (f && !f.test(value))
+          out.push({ path, schema: name, message: `expected ${f.name}, found ${show(value)}` });
         return;
       }
       case 'integer':
-        if (typeof value !== 'number' || !Number.isInteger(value)) out.push({ path, schema: name, message: `expected an integer, found ${found} ${show(value)}` });
+        if (typeof value !== 'number' || !Number.isInteger(value))
+          out.push({ path, schema: name, message: `expected an integer, found ${found} ${show(value)}` });
         return;
       case 'number':
-        if (typeof value !== 'number' || !Number.isFinite(value)) out.push({ path, schema: name, message: `expected a number, found ${found} ${show(value)}` });
+        if (typeof value !== 'number' || !Number.isFinite(value))
+          out.push({ path, schema: name, message: `expected a number, found ${found} ${show(value)}` });
         return;
       case 'boolean':
-        if (typeof value !== 'boolean') out.push({ path, schema: name, message: `expected a boolean, found ${found} ${show(value)}` });
+        if (typeof value !== 'boolean')
+          out.push({ path, schema: name, message: `expected a boolean, found ${found} ${show(value)}` });
         return;
       case 'array': {
         if (!Array.isArray(value)) {
           out.push({ path, schema: name, message: `expected an array, found ${found} ${show(value)}` });
           return;
         }
-        if (schema.items) value.forEach((v, i) => this.check(schema.items as Schema, v, `${path}[${i}]`, `${name}[]`, opts, out));
+        if (schema.items)
+          value.forEach((v, i) =>
+            this.check(schema.items as Schema, v, `${path}[${i}]`, `${name}[]`, opts, out),
+          );
         return;
       }
       case 'object':
@@ -318,7 +394,8 @@ export class OpenApiValidator {
         }
         const obj = value as Record<string, unknown>;
         for (const r of schema.required ?? []) {
-          if (obj[r] === undefined) out.push({ path: child(path, r), schema: `${name}.${r}`, message: `required field is missing` });
+          if (obj[r] === undefined)
+            out.push({ path: child(path, r), schema: `${name}.${r}`, message: `required field is missing` });
         }
         const props = schema.properties;
         if (!props) return; // a free-form object
@@ -327,13 +404,21 @@ export class OpenApiValidator {
           const p = props[k];
           if (p) this.check(p, v, child(path, k), `${name}.${k}`, opts, out);
           else if (opts.unknownProperties !== false && !extra?.includes(k)) {
-            out.push({ path: child(path, k), schema: name, message: `property ${JSON.stringify(k)} is not defined in ${name}` });
+            out.push({
+              path: child(path, k),
+              schema: name,
+              message: `property ${JSON.stringify(k)} is not defined in ${name}`,
+            });
           }
         }
         return;
       }
       default:
-        out.push({ path, schema: name, message: `the definitions use an unsupported type ${JSON.stringify(type)}` });
+        out.push({
+          path,
+          schema: name,
+          message: `the definitions use an unsupported type ${JSON.stringify(type)}`,
+        });
     }
   }
 }

@@ -43,9 +43,22 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   const open = new Set<ServerResponse>();
   const server = createServer((req, res) => {
     const upstream = request(
-      { hostname: up.hostname, port: up.port, method: req.method, path: req.url, headers: { ...req.headers, host: up.host } },
+      {
+        hostname: up.hostname,
+        port: up.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: up.host },
+      },
       (ures) => {
-        const e: Exchange = { method: req.method ?? 'GET', path: req.url ?? '/', status: ures.statusCode ?? 0, headers: ures.headers, body: [], complete: false };
+        const e: Exchange = {
+          method: req.method ?? 'GET',
+          path: req.url ?? '/',
+          status: ures.statusCode ?? 0,
+          headers: ures.headers,
+          body: [],
+          complete: false,
+        };
         exchanges.push(e);
         res.writeHead(ures.statusCode ?? 502, ures.headers);
         open.add(res);

@@ -31,8 +31,13 @@ describe.skipIf(!HAS_SHARED)('units and IDs refused as v20 refuses them', () => 
     // The service specification's error body carries relatedTransactionIDs and lastTransactionID
     // wherever the account exists; 3.0.25 omits them from a few 400s (closeTrade's): allowed there.
     const bad = validator
-      .validateResponse(method, path(url), r.status, r.body, { extraProperties: { OrderFillTransaction: ['requestedUnits'], ClientPrice: ['timestamp'] } })
-      .filter((v) => !(r.status >= 400 && (v.path === '$.relatedTransactionIDs' || v.path === '$.lastTransactionID')));
+      .validateResponse(method, path(url), r.status, r.body, {
+        extraProperties: { OrderFillTransaction: ['requestedUnits'], ClientPrice: ['timestamp'] },
+      })
+      .filter(
+        (v) =>
+          !(r.status >= 400 && (v.path === '$.relatedTransactionIDs' || v.path === '$.lastTransactionID')),
+      );
     expect(bad, formatViolations(`${method} ${path(url)} ${r.status}`, bad).join('\n')).toEqual([]);
     return r;
   };
@@ -71,7 +76,11 @@ describe.skipIf(!HAS_SHARED)('units and IDs refused as v20 refuses them', () => 
           const r = await v20('PUT', `${A}/trades/${tradeID}/close`, { units });
           expect(r.status).toBe(400);
           expect(r.body.errorCode).toBe('UNITS_PRECISION_EXCEEDED');
-          expect(r.body.orderRejectTransaction).toMatchObject({ type: 'MARKET_ORDER_REJECT', rejectReason: 'UNITS_PRECISION_EXCEEDED', tradeClose: { tradeID, units } });
+          expect(r.body.orderRejectTransaction).toMatchObject({
+            type: 'MARKET_ORDER_REJECT',
+            rejectReason: 'UNITS_PRECISION_EXCEEDED',
+            tradeClose: { tradeID, units },
+          });
           const after = (await call('GET', `${A}/trades/${tradeID}`)).body.trade;
           expect(after.currentUnits).toBe('100');
         },
@@ -90,12 +99,17 @@ describe.skipIf(!HAS_SHARED)('units and IDs refused as v20 refuses them', () => 
     const long = await v20('PUT', `${A}/positions/EUR_USD/close`, { longUnits: '0.5' });
     expect(long.status).toBe(400);
     expect(long.body.errorCode).toBe('UNITS_PRECISION_EXCEEDED');
-    expect(long.body.longOrderRejectTransaction).toMatchObject({ rejectReason: 'UNITS_PRECISION_EXCEEDED', longPositionCloseout: { units: '0.5' } });
+    expect(long.body.longOrderRejectTransaction).toMatchObject({
+      rejectReason: 'UNITS_PRECISION_EXCEEDED',
+      longPositionCloseout: { units: '0.5' },
+    });
     await flat();
     await open('-100');
     const short = await v20('PUT', `${A}/positions/EUR_USD/close`, { shortUnits: '0.123456789' });
     expect(short.status).toBe(400);
-    expect(short.body.shortOrderRejectTransaction).toMatchObject({ rejectReason: 'UNITS_PRECISION_EXCEEDED' });
+    expect(short.body.shortOrderRejectTransaction).toMatchObject({
+      rejectReason: 'UNITS_PRECISION_EXCEEDED',
+    });
     const p = (await call('GET', `${A}/positions/EUR_USD`)).body.position;
     expect(p.short.units).toBe('-100');
   });
@@ -109,7 +123,10 @@ describe.skipIf(!HAS_SHARED)('units and IDs refused as v20 refuses them', () => 
     const second = await open('200', 'my-trade');
     expect(second.status).toBe(400);
     expect(second.body.errorCode).toBe('CLIENT_TRADE_ID_ALREADY_EXISTS');
-    expect(second.body.orderRejectTransaction).toMatchObject({ type: 'MARKET_ORDER_REJECT', rejectReason: 'CLIENT_TRADE_ID_ALREADY_EXISTS' });
+    expect(second.body.orderRejectTransaction).toMatchObject({
+      type: 'MARKET_ORDER_REJECT',
+      rejectReason: 'CLIENT_TRADE_ID_ALREADY_EXISTS',
+    });
     expect(Number(second.body.lastTransactionID)).toBe(Number(before) + 1);
     // @my-trade is the one trade: the first.
     expect((await call('GET', `${A}/trades/@my-trade`)).body.trade.id).toBe(firstID);
@@ -117,9 +134,13 @@ describe.skipIf(!HAS_SHARED)('units and IDs refused as v20 refuses them', () => 
     // Giving another open trade the ID through its client extensions is refused the same way.
     const other = await open('50', 'other');
     expect(other.status).toBe(201);
-    const rename = await v20('PUT', `${A}/trades/@other/clientExtensions`, { clientExtensions: { id: 'my-trade' } });
+    const rename = await v20('PUT', `${A}/trades/@other/clientExtensions`, {
+      clientExtensions: { id: 'my-trade' },
+    });
     expect(rename.status).toBe(404);
-    expect(rename.body.tradeClientExtensionsModifyRejectTransaction).toMatchObject({ rejectReason: 'CLIENT_TRADE_ID_ALREADY_EXISTS' });
+    expect(rename.body.tradeClientExtensionsModifyRejectTransaction).toMatchObject({
+      rejectReason: 'CLIENT_TRADE_ID_ALREADY_EXISTS',
+    });
     // Once the first trade is closed, its client ID is free again.
     await v20('PUT', `${A}/trades/${firstID}/close`, {});
     const again = await open('10', 'my-trade');
@@ -128,12 +149,23 @@ describe.skipIf(!HAS_SHARED)('units and IDs refused as v20 refuses them', () => 
 
   it('a limit order whose client trade ID is taken while it waits is cancelled at its fill (CLIENT_TRADE_ID_ALREADY_EXISTS)', async () => {
     await flat();
-    const limit = await v20('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.09000', tradeClientExtensions: { id: 'waiting' } } });
+    const limit = await v20('POST', `${A}/orders`, {
+      order: {
+        type: 'LIMIT',
+        instrument: 'EUR_USD',
+        units: '100',
+        price: '1.09000',
+        tradeClientExtensions: { id: 'waiting' },
+      },
+    });
     expect(limit.status).toBe(201);
     // A long trade takes the ID; the limit buy would add a second long trade under it.
     expect((await open('100', 'waiting')).status).toBe(201);
     sb.pushPrice({ instrument: 'EUR_USD', bid: 1.0898, ask: 1.09 });
-    const orders = (await call('GET', `${A}/orders?state=ALL&count=500`)).body.orders as Record<string, any>[];
+    const orders = (await call('GET', `${A}/orders?state=ALL&count=500`)).body.orders as Record<
+      string,
+      any
+    >[];
     const o = orders.find((x) => x.id === limit.body.orderCreateTransaction.id)!;
     expect(o.state).toBe('CANCELLED');
     const cancel = (await call('GET', `${A}/transactions/${o.cancellingTransactionID}`)).body.transaction;
@@ -142,9 +174,13 @@ describe.skipIf(!HAS_SHARED)('units and IDs refused as v20 refuses them', () => 
   });
 
   it('a client FIXED_PRICE order is a 400 naming order.type, as OANDA answers a field it refuses: no transaction', async () => {
-    const recorded = JSON.parse(readFileSync(resolve(OANDA, 'fixtures/oandapyV20/jupyter_recorded.json'), 'utf8')).error_invalid_instrument_order_create;
+    const recorded = JSON.parse(
+      readFileSync(resolve(OANDA, 'fixtures/oandapyV20/jupyter_recorded.json'), 'utf8'),
+    ).error_invalid_instrument_order_create;
     const before = (await call('GET', `${A}`)).body.account.lastTransactionID;
-    const r = await v20('POST', `${A}/orders`, { order: { type: 'FIXED_PRICE', instrument: 'EUR_USD', units: '100', price: '1.10000' } });
+    const r = await v20('POST', `${A}/orders`, {
+      order: { type: 'FIXED_PRICE', instrument: 'EUR_USD', units: '100', price: '1.10000' },
+    });
     expect(r.status).toBe(recorded.status);
     expect(Object.keys(r.body)).toEqual(Object.keys(recorded.response));
     expect(r.body.errorMessage).toMatch(/^Invalid value specified for 'order\.type'/);
@@ -155,12 +191,19 @@ describe.skipIf(!HAS_SHARED)('units and IDs refused as v20 refuses them', () => 
 
   it('a replace of a filled order is a 404 with orderCancelRejectTransaction', async () => {
     await flat();
-    const limit = await v20('POST', `${A}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.10100' } });
+    const limit = await v20('POST', `${A}/orders`, {
+      order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.10100' },
+    });
     const id = limit.body.orderCreateTransaction.id as string;
     expect(limit.body.orderFillTransaction?.orderID).toBe(id);
-    const r = await v20('PUT', `${A}/orders/${id}`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.09000' } });
+    const r = await v20('PUT', `${A}/orders/${id}`, {
+      order: { type: 'LIMIT', instrument: 'EUR_USD', units: '100', price: '1.09000' },
+    });
     expect(r.status).toBe(404);
-    expect(r.body.orderCancelRejectTransaction).toMatchObject({ type: 'ORDER_CANCEL_REJECT', rejectReason: 'ORDER_DOESNT_EXIST' });
+    expect(r.body.orderCancelRejectTransaction).toMatchObject({
+      type: 'ORDER_CANCEL_REJECT',
+      rejectReason: 'ORDER_DOESNT_EXIST',
+    });
     expect(r.body.orderRejectTransaction).toBeUndefined();
   });
 
@@ -172,7 +215,10 @@ describe.skipIf(!HAS_SHARED)('units and IDs refused as v20 refuses them', () => 
     const long = await v20('PUT', `${A}/positions/EUR_USD/close`, {});
     expect(long.status, JSON.stringify(long.body)).toBe(200);
     expect(long.body.longOrderFillTransaction.units).toBe('-300');
-    expect(long.body.longOrderCreateTransaction.longPositionCloseout).toEqual({ instrument: 'EUR_USD', units: 'ALL' });
+    expect(long.body.longOrderCreateTransaction.longPositionCloseout).toEqual({
+      instrument: 'EUR_USD',
+      units: 'ALL',
+    });
     expect(long.body.shortOrderCreateTransaction).toBeUndefined();
     await open('-200');
     const short = await v20('PUT', `${A}/positions/EUR_USD/close`);
@@ -180,6 +226,8 @@ describe.skipIf(!HAS_SHARED)('units and IDs refused as v20 refuses them', () => 
     expect(short.body.shortOrderFillTransaction.units).toBe('200');
     const none = await v20('PUT', `${A}/positions/EUR_USD/close`, {});
     expect(none.status).toBe(400);
-    expect(none.body.longOrderRejectTransaction).toMatchObject({ rejectReason: 'CLOSEOUT_POSITION_DOESNT_EXIST' });
+    expect(none.body.longOrderRejectTransaction).toMatchObject({
+      rejectReason: 'CLOSEOUT_POSITION_DOESNT_EXIST',
+    });
   });
 });

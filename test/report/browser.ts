@@ -11,12 +11,23 @@ export const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts');
 
 export async function launch(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: the report tests need Debian's chromium (apt-get install -y chromium; .ci/run installs it)`);
+    throw new Error(
+      `${CHROMIUM} is missing: the report tests need Debian's chromium (apt-get install -y chromium; .ci/run installs it)`,
+    );
   }
   mkdirSync(ARTIFACTS, { recursive: true });
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -26,7 +37,12 @@ export function asPredicate(expression: string): () => unknown {
 }
 
 /** A page that records console errors, failed requests and uncaught exceptions. */
-export async function openPage(b: Browser, url: string, ready: string, size = { width: 1280, height: 900 }): Promise<{ page: Page; errors: string[]; requests: string[] }> {
+export async function openPage(
+  b: Browser,
+  url: string,
+  ready: string,
+  size = { width: 1280, height: 900 },
+): Promise<{ page: Page; errors: string[]; requests: string[] }> {
   const page = await b.newPage({ viewport: size });
   const errors: string[] = [];
   const requests: string[] = [];
@@ -52,7 +68,10 @@ const exec = promisify(execFile);
 /** Runs `fxflow <args>` as its own process in the repository; never throws for a non-zero exit. */
 export async function fxflow(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 64 << 20 });
+    const { stdout, stderr } = await exec(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], {
+      cwd: ROOT,
+      maxBuffer: 64 << 20,
+    });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const x = e as { code?: number; stdout?: string; stderr?: string };

@@ -8,7 +8,8 @@ export default defineStrategy({
   subscribe: { candles: ['EUR_USD:H1'] },
   init: () => ({ above: undefined as boolean | undefined }),
   onCandle(ctx, s) {
-    const fast = ctx.sma(ctx.params.fast), slow = ctx.sma(ctx.params.slow);
+    const fast = ctx.sma(ctx.params.fast),
+      slow = ctx.sma(ctx.params.slow);
     ctx.plot('fast SMA', fast);
     ctx.plot('slow SMA', slow);
     ctx.plot('RSI 14', ctx.indicator('RSI', { period: 14 }), { pane: 'rsi' });

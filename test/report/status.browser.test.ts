@@ -51,12 +51,30 @@ describe('fxflow run --status-port', () => {
     const tokenFile = join(journal, 'token');
     const { writeFileSync } = await import('node:fs');
     writeFileSync(tokenFile, token, { mode: 0o600 });
-    run = await startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', join(journal, 'j'), '--log-file', join(journal, 'log'), '--require-token', '--token-file', tokenFile, '--status-port', '0', '--max-units', '5000', '--max-open-trades', '3']);
+    run = await startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', [
+      '--journal',
+      join(journal, 'j'),
+      '--log-file',
+      join(journal, 'log'),
+      '--require-token',
+      '--token-file',
+      tokenFile,
+      '--status-port',
+      '0',
+      '--max-units',
+      '5000',
+      '--max-open-trades',
+      '3',
+    ]);
     const url = /Live status: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(run.out())?.[1];
     expect(url, run.out()).toBeDefined();
     const rest = new V20Rest(new V20Http({ baseUrl: sandbox.url, token, log: quiet }));
 
-    const { page, errors } = await openPage(browser, url!, '(globalThis.fxStatus && globalThis.fxStatus.updates > 0)');
+    const { page, errors } = await openPage(
+      browser,
+      url!,
+      '(globalThis.fxStatus && globalThis.fxStatus.updates > 0)',
+    );
     // Prices: every 3rd makes ping-pong buy 1000 while flat, then sell: one open trade after the 3rd.
     const path = pricePath(12);
     const push = (i: number): void => {
@@ -64,7 +82,9 @@ describe('fxflow run --status-port', () => {
       sandbox!.pushPrice(path[i]!);
     };
     for (let i = 0; i < 3; i++) push(i);
-    await page.waitForFunction(() => (globalThis as any).fxStatus.last?.trades.length === 1, null, { timeout: 30_000 });
+    await page.waitForFunction(() => (globalThis as any).fxStatus.last?.trades.length === 1, null, {
+      timeout: 30_000,
+    });
     const acct = (await rest.summary(accountID)).account;
     const s1 = await page.evaluate(() => (globalThis as any).fxStatus.last);
     expect(s1.trades[0].units).toBe(1000);
@@ -72,21 +92,35 @@ describe('fxflow run --status-port', () => {
     expect(s1.balance).toBe(Number(acct.balance));
     expect(s1.transactions.some((t: { type: string }) => t.type === 'ORDER_FILL')).toBe(true);
     // maxOrdersPerMinute is a default limit, on in every run.
-    expect(s1.limits.map((l: { name: string }) => l.name)).toEqual(['maxUnits', 'maxOpenTrades', 'maxOrdersPerMinute']);
+    expect(s1.limits.map((l: { name: string }) => l.name)).toEqual([
+      'maxUnits',
+      'maxOpenTrades',
+      'maxOrdersPerMinute',
+    ]);
     expect(s1.limits[0]).toMatchObject({ value: 1000, limit: 5000, used: 0.2 });
     expect(s1.killSwitch.engaged).toBe(false);
     expect(s1.streams.map((x: { name: string }) => x.name)).toEqual(['pricing', 'transactions']);
     expect(s1.streams[0].connects).toBeGreaterThanOrEqual(1);
     // The page shows it.
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#trades tbody tr td').length >= 6, null, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('#trades tbody tr td').length >= 6,
+      null,
+      { timeout: 10_000 },
+    );
     expect(await page.locator('#positions').textContent()).toContain('EUR_USD');
     await page.screenshot({ path: artifact('status-open.png'), fullPage: true });
 
     // Three more prices: ping-pong sells 1000 and the trade closes; the page follows.
     for (let i = 3; i < 6; i++) push(i);
-    await page.waitForFunction(() => (globalThis as any).fxStatus.last?.trades.length === 0, null, { timeout: 30_000 });
+    await page.waitForFunction(() => (globalThis as any).fxStatus.last?.trades.length === 0, null, {
+      timeout: 30_000,
+    });
     const after = (await rest.summary(accountID)).account;
-    await page.waitForFunction((b) => (globalThis as any).fxStatus.last?.balance === b, Number(after.balance), { timeout: 10_000 });
+    await page.waitForFunction(
+      (b) => (globalThis as any).fxStatus.last?.balance === b,
+      Number(after.balance),
+      { timeout: 10_000 },
+    );
     const s2 = await page.evaluate(() => (globalThis as any).fxStatus.last);
     expect(s2.positions).toEqual([]);
     expect(s2.realizedPL).toBe(Number(after.pl));
@@ -124,17 +158,28 @@ describe('fxflow run --status-port', () => {
     const reportHtml = readFileSync(join(folder, 'report.html'), 'utf8');
     expect(reportHtml).not.toContain(token);
     expect(reportHtml).not.toContain(accountID);
-    const rep = await openPage(browser, `file://${join(folder, 'report.html')}`, 'window.fxReport && window.fxReport.ready');
+    const rep = await openPage(
+      browser,
+      `file://${join(folder, 'report.html')}`,
+      'window.fxReport && window.fxReport.ready',
+    );
     expect(rep.errors).toEqual([]);
     expect(await rep.page.textContent('#run-kind')).toMatch(/^LIVE run · sandbox · broker /);
     const text = await rep.page.evaluate(() => (globalThis as any).document.body.innerText as string);
     expect(text).not.toContain('chart-candles.json');
     expect(text).not.toContain('rerun the backtest');
-    for (const k of ['cagr', 'calmar']) expect(await rep.page.textContent(`.metric[data-key="${k}"] .v`)).toBe('needs a year');
-    const exposure = Number((await rep.page.textContent('.metric[data-key="exposurePct"] .v'))!.replace('%', ''));
+    for (const k of ['cagr', 'calmar'])
+      expect(await rep.page.textContent(`.metric[data-key="${k}"] .v`)).toBe('needs a year');
+    const exposure = Number(
+      (await rep.page.textContent('.metric[data-key="exposurePct"] .v'))!.replace('%', ''),
+    );
     expect(exposure).toBeGreaterThan(0);
     expect(exposure).toBeLessThanOrEqual(100);
-    const fills = readFileSync(join(folder, 'transactions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((t) => t.type === 'ORDER_FILL');
+    const fills = readFileSync(join(folder, 'transactions.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((t) => t.type === 'ORDER_FILL');
     expect(fills.length).toBe(2);
     const from = /^(\S+) →/.exec((await rep.page.getAttribute('#period', 'title'))!)![1]!;
     expect(Date.parse(from)).toBeLessThanOrEqual(Date.parse(fills[0].time));

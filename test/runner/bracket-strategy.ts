@@ -17,10 +17,14 @@ const bracket = defineStrategy({
     if (ticks === 2) {
       return {
         state: { ...s, ticks, orders: s.orders + 2 },
-        intents: [ctx.market('EUR_USD', ctx.params.units, { tp: { distance: 0.003 }, sl: { distance: 0.003 } }), ctx.limit('EUR_USD', '500', bid - 0.005)],
+        intents: [
+          ctx.market('EUR_USD', ctx.params.units, { tp: { distance: 0.003 }, sl: { distance: 0.003 } }),
+          ctx.limit('EUR_USD', '500', bid - 0.005),
+        ],
       };
     }
-    if (ticks === 4) return { state: { ...s, ticks, orders: s.orders + 1 }, intents: [ctx.market('EUR_USD', '300')] };
+    if (ticks === 4)
+      return { state: { ...s, ticks, orders: s.orders + 1 }, intents: [ctx.market('EUR_USD', '300')] };
     return { state: { ...s, ticks } };
   },
   onTransaction(ctx, s) {

@@ -27,7 +27,21 @@ async function runWithHeldClose(windowMs: number): Promise<FxflowRun> {
   proxy = await startFaultProxy(r.sandbox.url);
   const env = { ...process.env, FXFLOW_CTRL_C_WINDOW_MS: String(windowMs) };
   // The position is opened from outside the run (an unknown fill): kept, so the stop is the Ctrl-C's, not the unknown-fill halt's (exit 3).
-  const started = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--flatten-on-exit', '--on-unknown-fill', 'keep', '--log-file', join(r.journalDir, 'run.log')], 2, { url: proxy.url, env });
+  const started = await startFxflowRun(
+    r.sandbox,
+    'test/runner/ping-pong-strategy.ts',
+    [
+      '--journal',
+      r.journalDir,
+      '--flatten-on-exit',
+      '--on-unknown-fill',
+      'keep',
+      '--log-file',
+      join(r.journalDir, 'run.log'),
+    ],
+    2,
+    { url: proxy.url, env },
+  );
   run = started;
   await r.rest.createOrder(r.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never);
   proxy.rule((q) => q.path.includes('/close'), { kind: 'hold', ms: 600_000 });
@@ -46,7 +60,9 @@ describe('Ctrl-C during --flatten-on-exit', () => {
     const open = (await r!.rest.openTrades(r!.accountID)).length;
     const err = run.err();
     const lines = err.split('\n').filter((l) => /Ctrl-C|NOT FLAT/.test(l));
-    console.log(`[ctrl-c] exit ${code ?? run.proc.signalCode}; open trades after: ${open}; the terminal said:\n  ${lines.join('\n  ')}`);
+    console.log(
+      `[ctrl-c] exit ${code ?? run.proc.signalCode}; open trades after: ${open}; the terminal said:\n  ${lines.join('\n  ')}`,
+    );
     expect(err).toMatch(/Ctrl-C: stopping and closing every position \(--flatten-on-exit\); waiting for .+/);
     expect(err).toContain(`Ctrl-C again within 60 s ${WARNING}`);
     expect(code).toBe(130);
@@ -58,15 +74,26 @@ describe('Ctrl-C during --flatten-on-exit', () => {
     const run = await runWithHeldClose(0);
     run.proc.kill('SIGINT');
     await until(() => count(run.err(), WARNING) === 1 || gone(run), 'the warning of the second Ctrl-C');
-    expect(gone(run), `the second Ctrl-C ended the run: exit ${run.proc.exitCode ?? run.proc.signalCode}`).toBe(false);
+    expect(
+      gone(run),
+      `the second Ctrl-C ended the run: exit ${run.proc.exitCode ?? run.proc.signalCode}`,
+    ).toBe(false);
     run.proc.kill('SIGINT');
-    await until(() => count(run.err(), WARNING) === 2 || gone(run), 'the third Ctrl-C (outside a 0 ms window) to warn again');
-    expect(gone(run), `the third Ctrl-C ended the run: exit ${run.proc.exitCode ?? run.proc.signalCode}`).toBe(false);
+    await until(
+      () => count(run.err(), WARNING) === 2 || gone(run),
+      'the third Ctrl-C (outside a 0 ms window) to warn again',
+    );
+    expect(
+      gone(run),
+      `the third Ctrl-C ended the run: exit ${run.proc.exitCode ?? run.proc.signalCode}`,
+    ).toBe(false);
     proxy!.release();
     proxy!.clearRules();
     const code = await run.exited;
     const open = (await r!.rest.openTrades(r!.accountID)).length;
-    console.log(`[ctrl-c] window 0: ${count(run.err(), WARNING)} warnings, exit ${code}, open trades after: ${open}`);
+    console.log(
+      `[ctrl-c] window 0: ${count(run.err(), WARNING)} warnings, exit ${code}, open trades after: ${open}`,
+    );
     expect(code).toBe(0);
     expect(open).toBe(0);
     expect(run.out()).toMatch(/0 positions, 0 pending entry orders/);

@@ -8,7 +8,13 @@ import { CtrlC } from '../../src/runner/session.ts';
 function rig(windowMs: number) {
   let now = 0;
   const calls: string[] = [];
-  const c = new CtrlC({ windowMs: () => windowMs, now: () => now, first: () => calls.push('stop'), warn: (l) => calls.push(`warn: ${l}`), exit: () => calls.push('exit') });
+  const c = new CtrlC({
+    windowMs: () => windowMs,
+    now: () => now,
+    first: () => calls.push('stop'),
+    warn: (l) => calls.push(`warn: ${l}`),
+    exit: () => calls.push('exit'),
+  });
   return { press: (at: number) => ((now = at), c.press()), calls };
 }
 
@@ -18,7 +24,11 @@ describe('CtrlC', () => {
     r.press(0);
     r.press(100);
     r.press(2999);
-    expect(r.calls).toEqual(['stop', 'warn: Ctrl-C again within 3 s exits WITHOUT flattening: positions stay open', 'exit']);
+    expect(r.calls).toEqual([
+      'stop',
+      'warn: Ctrl-C again within 3 s exits WITHOUT flattening: positions stay open',
+      'exit',
+    ]);
   });
 
   it('a third press after the window warns again; the next within the window of that warning exits', () => {

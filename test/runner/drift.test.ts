@@ -6,7 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/app/config.ts';
 import { runDrift } from '../../src/cli/run.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { breachedTolerance, type DriftBreach, DriftGuard, type DriftTolerances, formatDrift, parseMaxDrift } from '../../src/runner/drift.ts';
+import {
+  breachedTolerance,
+  type DriftBreach,
+  DriftGuard,
+  type DriftTolerances,
+  formatDrift,
+  parseMaxDrift,
+} from '../../src/runner/drift.ts';
 
 // The drift guard's tolerance checks (src/runner/drift.ts), fed transactions as v20 writes them.
 
@@ -17,37 +24,81 @@ const PIP = 0.0001;
 /** One side's transactions for an intent: its order, then a fill (price, P/L) or a reject/cancel. */
 class Side {
   #id = 0;
-  constructor(readonly guard: DriftGuard, readonly live: boolean) {}
+  constructor(
+    readonly guard: DriftGuard,
+    readonly live: boolean,
+  ) {}
   #feed(t: object): void {
     if (this.live) this.guard.live(t as Transaction);
     else this.guard.sim(t as Transaction);
   }
   order(cid: string, at: number): string {
     const id = String(++this.#id);
-    this.#feed({ type: 'MARKET_ORDER', id, time: iso(at), instrument: 'EUR_USD', units: '1000', clientExtensions: { id: cid } });
+    this.#feed({
+      type: 'MARKET_ORDER',
+      id,
+      time: iso(at),
+      instrument: 'EUR_USD',
+      units: '1000',
+      clientExtensions: { id: cid },
+    });
     return id;
   }
   fill(cid: string, at: number, price: number, pl = 0): void {
     const orderID = this.order(cid, at);
-    this.#feed({ type: 'ORDER_FILL', id: String(++this.#id), orderID, time: iso(at), instrument: 'EUR_USD', units: '1000', price: price.toFixed(5), pl: pl.toFixed(4) });
+    this.#feed({
+      type: 'ORDER_FILL',
+      id: String(++this.#id),
+      orderID,
+      time: iso(at),
+      instrument: 'EUR_USD',
+      units: '1000',
+      price: price.toFixed(5),
+      pl: pl.toFixed(4),
+    });
   }
   reject(cid: string, at: number, synthetic = false): void {
-    this.#feed({ type: 'MARKET_ORDER_REJECT', id: synthetic ? `${this.#id}.1` : String(++this.#id), time: iso(at), instrument: 'EUR_USD', units: '1000', rejectReason: 'INSUFFICIENT_MARGIN', clientExtensions: { id: cid } });
+    this.#feed({
+      type: 'MARKET_ORDER_REJECT',
+      id: synthetic ? `${this.#id}.1` : String(++this.#id),
+      time: iso(at),
+      instrument: 'EUR_USD',
+      units: '1000',
+      rejectReason: 'INSUFFICIENT_MARGIN',
+      clientExtensions: { id: cid },
+    });
   }
 }
 
 function rigGuard(spec: string): { guard: DriftGuard; live: Side; sim: Side; breaches: DriftBreach[] } {
   const breaches: DriftBreach[] = [];
-  const guard = new DriftGuard(parseMaxDrift([spec]), () => PIP, (b) => breaches.push(b));
+  const guard = new DriftGuard(
+    parseMaxDrift([spec]),
+    () => PIP,
+    (b) => breaches.push(b),
+  );
   return { guard, live: new Side(guard, true), sim: new Side(guard, false), breaches };
 }
 
 describe('--max-drift: the flag and the config section', () => {
   it('reads a bare number as price in pips, key=value lists, repeated flags, and the config file under the flag', () => {
     expect(parseMaxDrift(['1'])).toEqual({ price: 1, windowMs: 3_600_000, waitMs: 10_000 });
-    expect(parseMaxDrift(['price=0.5,fills=0', 'pl=25', 'window=15m', 'wait=30s'])).toEqual({ price: 0.5, fills: 0, pl: 25, windowMs: 900_000, waitMs: 30_000 });
-    expect(parseMaxDrift(['price=2'], { fills: 1, price: 1, windowMs: 60_000, waitMs: 10_000 })).toEqual({ price: 2, fills: 1, windowMs: 60_000, waitMs: 10_000 });
-    expect(formatDrift(parseMaxDrift(['price=1,fills=0,pl=20,window=1d']))).toBe('price=1,fills=0,pl=20,window=1d,wait=10s');
+    expect(parseMaxDrift(['price=0.5,fills=0', 'pl=25', 'window=15m', 'wait=30s'])).toEqual({
+      price: 0.5,
+      fills: 0,
+      pl: 25,
+      windowMs: 900_000,
+      waitMs: 30_000,
+    });
+    expect(parseMaxDrift(['price=2'], { fills: 1, price: 1, windowMs: 60_000, waitMs: 10_000 })).toEqual({
+      price: 2,
+      fills: 1,
+      windowMs: 60_000,
+      waitMs: 10_000,
+    });
+    expect(formatDrift(parseMaxDrift(['price=1,fills=0,pl=20,window=1d']))).toBe(
+      'price=1,fills=0,pl=20,window=1d,wait=10s',
+    );
   });
 
   it('a bad value is one line naming the key and what is expected', () => {
@@ -58,7 +109,10 @@ describe('--max-drift: the flag and the config section', () => {
       ['price=1,window=5', /^--max-drift: window must be a duration like 30s, 15m, 1h or 1d \(got "5"\)$/],
       ['slip=1', /^--max-drift: "slip" is not a drift tolerance; known: price, fills, pl, window, wait/],
       ['lots', /^--max-drift: "lots" is neither key=value nor a number of pips/],
-      ['window=1h', /^--max-drift: no tolerance given; say at least one of price=<pips>, fills=<count>, pl=<amount>/],
+      [
+        'window=1h',
+        /^--max-drift: no tolerance given; say at least one of price=<pips>, fills=<count>, pl=<amount>/,
+      ],
     ];
     for (const [spec, re] of bad) expect(() => parseMaxDrift([spec]), spec).toThrow(re);
   });
@@ -71,66 +125,109 @@ describe('--max-drift: the flag and the config section', () => {
     expect(loadConfig().drift).toBeUndefined();
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ drift: { price: 'one' } }));
-    expect(() => loadConfig(bad)).toThrow(`${bad}: drift.price must be a number of pips >= 0, e.g. price=1 (got "one")`);
+    expect(() => loadConfig(bad)).toThrow(
+      `${bad}: drift.price must be a number of pips >= 0, e.g. price=1 (got "one")`,
+    );
     const typo = join(dir, 'typo.json');
     writeFileSync(typo, JSON.stringify({ drift: { prices: 1 } }));
-    expect(() => loadConfig(typo)).toThrow(/drift\.prices is not a known field \(did you mean "drift\.price"\?\)/);
+    expect(() => loadConfig(typo)).toThrow(
+      /drift\.prices is not a known field \(did you mean "drift\.price"\?\)/,
+    );
     // The flag over the file, key by key.
-    expect(runDrift({ shadow: true, config: good, maxDrift: ['price=3'] })).toEqual({ price: 3, fills: 0, windowMs: 1_800_000, waitMs: 10_000 });
-    expect(runDrift({ shadow: true, config: good })).toEqual({ price: 1.5, fills: 0, windowMs: 1_800_000, waitMs: 10_000 });
+    expect(runDrift({ shadow: true, config: good, maxDrift: ['price=3'] })).toEqual({
+      price: 3,
+      fills: 0,
+      windowMs: 1_800_000,
+      waitMs: 10_000,
+    });
+    expect(runDrift({ shadow: true, config: good })).toEqual({
+      price: 1.5,
+      fills: 0,
+      windowMs: 1_800_000,
+      waitMs: 10_000,
+    });
     expect(runDrift({ shadow: true })).toBeUndefined();
-    expect(() => runDrift({ maxDrift: ['1'] })).toThrow(/^--max-drift compares the account with its shadow simulator: use it with --shadow\. Nothing was started\.$/);
-    expect(() => runDrift({ shadow: true, maxDrift: ['price=x'] })).toThrow(/^--max-drift: price must be .*Nothing was started\.$/);
+    expect(() => runDrift({ maxDrift: ['1'] })).toThrow(
+      /^--max-drift compares the account with its shadow simulator: use it with --shadow\. Nothing was started\.$/,
+    );
+    expect(() => runDrift({ shadow: true, maxDrift: ['price=x'] })).toThrow(
+      /^--max-drift: price must be .*Nothing was started\.$/,
+    );
   });
 });
 
-const tolerancesArb: fc.Arbitrary<DriftTolerances> = fc.record({
-  price: fc.option(fc.double({ min: 0, max: 50, noNaN: true }), { nil: undefined }),
-  fills: fc.option(fc.nat(20), { nil: undefined }),
-  pl: fc.option(fc.double({ min: 0, max: 1e6, noNaN: true }), { nil: undefined }),
-  windowMs: fc.integer({ min: 1000, max: 86_400_000 }),
-  waitMs: fc.integer({ min: 1000, max: 60_000 }),
-}).map((t) => Object.fromEntries(Object.entries(t).filter(([, v]) => v !== undefined)) as unknown as DriftTolerances);
+const tolerancesArb: fc.Arbitrary<DriftTolerances> = fc
+  .record({
+    price: fc.option(fc.double({ min: 0, max: 50, noNaN: true }), { nil: undefined }),
+    fills: fc.option(fc.nat(20), { nil: undefined }),
+    pl: fc.option(fc.double({ min: 0, max: 1e6, noNaN: true }), { nil: undefined }),
+    windowMs: fc.integer({ min: 1000, max: 86_400_000 }),
+    waitMs: fc.integer({ min: 1000, max: 60_000 }),
+  })
+  .map(
+    (t) =>
+      Object.fromEntries(Object.entries(t).filter(([, v]) => v !== undefined)) as unknown as DriftTolerances,
+  );
 
 describe('the tolerance checks', () => {
   it('property: measures at or below every tolerance never breach; one past it breaches exactly that tolerance', () => {
     fc.assert(
-      fc.property(tolerancesArb, fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), (t, a, b, c) => {
-        const below = { pricePips: (t.price ?? 1e9) * a, missed: Math.floor((t.fills ?? 1e9) * b), plGap: (t.pl ?? 1e9) * c };
-        expect(breachedTolerance(t, below)).toBeUndefined();
-        if (t.price !== undefined) expect(breachedTolerance(t, { pricePips: t.price + 0.01 + a })).toBe('price');
-        if (t.fills !== undefined) expect(breachedTolerance(t, { missed: t.fills + 1 })).toBe('fills');
-        if (t.pl !== undefined) expect(breachedTolerance(t, { plGap: t.pl + 0.01 + c })).toBe('pl');
-      }),
+      fc.property(
+        tolerancesArb,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (t, a, b, c) => {
+          const below = {
+            pricePips: (t.price ?? 1e9) * a,
+            missed: Math.floor((t.fills ?? 1e9) * b),
+            plGap: (t.pl ?? 1e9) * c,
+          };
+          expect(breachedTolerance(t, below)).toBeUndefined();
+          if (t.price !== undefined)
+            expect(breachedTolerance(t, { pricePips: t.price + 0.01 + a })).toBe('price');
+          if (t.fills !== undefined) expect(breachedTolerance(t, { missed: t.fills + 1 })).toBe('fills');
+          if (t.pl !== undefined) expect(breachedTolerance(t, { plGap: t.pl + 0.01 + c })).toBe('pl');
+        },
+      ),
     );
   });
 
   it('property: a run whose every pair of fills is within the price tolerance, with every fill on both sides, never halts, whatever the interleaving', () => {
-    const intent = fc.record({ move: fc.double({ min: -1, max: 1, noNaN: true }), liveFirst: fc.boolean(), gapMs: fc.integer({ min: 0, max: 9000 }), pl: fc.double({ min: -50, max: 50, noNaN: true }) });
+    const intent = fc.record({
+      move: fc.double({ min: -1, max: 1, noNaN: true }),
+      liveFirst: fc.boolean(),
+      gapMs: fc.integer({ min: 0, max: 9000 }),
+      pl: fc.double({ min: -50, max: 50, noNaN: true }),
+    });
     fc.assert(
-      fc.property(fc.double({ min: 0.1, max: 10, noNaN: true }), fc.array(intent, { minLength: 1, maxLength: 40 }), (tol, intents) => {
-        const { guard, live, sim, breaches } = rigGuard(`price=${tol},fills=0,pl=0.5,window=1h`);
-        let at = T0;
-        for (const [k, x] of intents.entries()) {
-          const cid = `s-${k}`;
-          const price = 1.1 + k * PIP;
-          guard.expect(cid);
-          // The two fills within the tolerance (on the instrument's tenth-of-a-pip grid, up to the tolerance itself), and the same P/L on both sides.
-          const other = price + (Math.trunc(x.move * tol * 10) / 10) * PIP;
-          guard.priced(at);
-          if (x.liveFirst) live.fill(cid, at, price, x.pl);
-          else sim.fill(cid, at, other, x.pl);
-          at += x.gapMs;
-          guard.priced(at);
-          if (x.liveFirst) sim.fill(cid, at, other, x.pl);
-          else live.fill(cid, at, price, x.pl);
-          at += 1000;
-        }
-        expect(breaches).toEqual([]);
-        expect(guard.compared).toBe(intents.length);
-        expect(guard.missed).toBe(0);
-        expect(guard.pricePips).toBeLessThanOrEqual(tol + 1e-9);
-      }),
+      fc.property(
+        fc.double({ min: 0.1, max: 10, noNaN: true }),
+        fc.array(intent, { minLength: 1, maxLength: 40 }),
+        (tol, intents) => {
+          const { guard, live, sim, breaches } = rigGuard(`price=${tol},fills=0,pl=0.5,window=1h`);
+          let at = T0;
+          for (const [k, x] of intents.entries()) {
+            const cid = `s-${k}`;
+            const price = 1.1 + k * PIP;
+            guard.expect(cid);
+            // The two fills within the tolerance (on the instrument's tenth-of-a-pip grid, up to the tolerance itself), and the same P/L on both sides.
+            const other = price + (Math.trunc(x.move * tol * 10) / 10) * PIP;
+            guard.priced(at);
+            if (x.liveFirst) live.fill(cid, at, price, x.pl);
+            else sim.fill(cid, at, other, x.pl);
+            at += x.gapMs;
+            guard.priced(at);
+            if (x.liveFirst) sim.fill(cid, at, other, x.pl);
+            else live.fill(cid, at, price, x.pl);
+            at += 1000;
+          }
+          expect(breaches).toEqual([]);
+          expect(guard.compared).toBe(intents.length);
+          expect(guard.missed).toBe(0);
+          expect(guard.pricePips).toBeLessThanOrEqual(tol + 1e-9);
+        },
+      ),
     );
   });
 
@@ -145,12 +242,14 @@ describe('the tolerance checks', () => {
     sim.fill('a-3', T0 + 5000, 1.1); // 5 pips: a second breach is not reported again
     expect(breaches).toHaveLength(1);
     expect(breaches[0]).toMatchObject({ tolerance: 'price', limit: 1, fills: ['a-2'] });
-    expect(breaches[0]!.why).toBe('drift guard: price 3.0 past --max-drift price=1: fill of a-2 EUR_USD: live 1.10033 sim 1.10003 (3.0 pips)');
+    expect(breaches[0]!.why).toBe(
+      'drift guard: price 3.0 past --max-drift price=1: fill of a-2 EUR_USD: live 1.10033 sim 1.10003 (3.0 pips)',
+    );
     expect(guard.drifted.map((d) => d.clientID)).toEqual(['a-2', 'a-3']);
     expect(guard.pricePips).toBeCloseTo(5, 6);
   });
 
-  it('fills on one side only: against a reject at once, against nothing once `wait` of price time has passed; the runner\'s own risk refusals are left out', () => {
+  it("fills on one side only: against a reject at once, against nothing once `wait` of price time has passed; the runner's own risk refusals are left out", () => {
     const { guard, live, sim, breaches } = rigGuard('fills=1,wait=5s');
     for (const cid of ['m-1', 'm-2', 'm-3']) guard.expect(cid);
     live.fill('m-1', T0, 1.1);
@@ -170,7 +269,9 @@ describe('the tolerance checks', () => {
     expect(breaches).toHaveLength(1);
     expect(breaches[0]!.tolerance).toBe('fills');
     expect(breaches[0]!.fills).toEqual(['m-1', 'm-3']);
-    expect(breaches[0]!.why).toContain('m-1 EUR_USD: filled at the account @1.10000, the simulator: REJECTED; m-3 EUR_USD: filled in the simulator @1.10000, the account: nothing 5 s after it');
+    expect(breaches[0]!.why).toContain(
+      'm-1 EUR_USD: filled at the account @1.10000, the simulator: REJECTED; m-3 EUR_USD: filled in the simulator @1.10000, the account: nothing 5 s after it',
+    );
   });
 
   it('an intent the simulator never got (an order of an earlier process) is not compared', () => {
@@ -205,6 +306,8 @@ describe('the tolerance checks', () => {
     expect(b.breaches).toHaveLength(1);
     expect(b.breaches[0]!.tolerance).toBe('pl');
     expect(b.breaches[0]!.fills).toEqual(['p-1', 'p-2']);
-    expect(b.breaches[0]!.why).toBe('drift guard: pl 22.00 past --max-drift pl=20: realized P/L over the last 1m, account less simulator, intent by intent: 22.00 (p-1 +10.00, p-2 +12.00)');
+    expect(b.breaches[0]!.why).toBe(
+      'drift guard: pl 22.00 past --max-drift pl=20: realized P/L over the last 1m, account less simulator, intent by intent: 22.00 (p-1 +10.00, p-2 +12.00)',
+    );
   });
 });

@@ -30,7 +30,8 @@ async function run(faults: boolean, drops = 50) {
     r.sandbox.pushPrice(p);
     await waitTicks(runner, ++i);
     await settle(r, runner);
-    if (faults && runner.pricingStats.reconnects >= drops && runner.transactionStats.reconnects >= drops) r.sandbox.setFaults({});
+    if (faults && runner.pricingStats.reconnects >= drops && runner.transactionStats.reconnects >= drops)
+      r.sandbox.setFaults({});
   }
   r.sandbox.setFaults({});
   await settle(r, runner);
@@ -60,7 +61,9 @@ describe('stream faults', () => {
     expect(faulty.res.intents).toBe(clean.res.intents);
     expect(faulty.account.balance).toBe(clean.account.balance);
     expect(faulty.account.trades?.length).toBe(clean.account.trades?.length);
-    expect(faulty.txs.map((t) => `${t.type}:${(t as { price?: string }).price ?? ''}`)).toEqual(clean.txs.map((t) => `${t.type}:${(t as { price?: string }).price ?? ''}`));
+    expect(faulty.txs.map((t) => `${t.type}:${(t as { price?: string }).price ?? ''}`)).toEqual(
+      clean.txs.map((t) => `${t.type}:${(t as { price?: string }).price ?? ''}`),
+    );
   }, 120_000);
 });
 
@@ -95,7 +98,9 @@ describe('stream faults, unpaced', () => {
     const txs = await accountTransactions(r, start);
     const journaled = runner.journal.contents().transactions;
     const lost = txs.filter((t) => !journaled.some((j) => j.id === t.id)).length;
-    console.log(`[faults unpaced] ${i} prices, runner saw ${runner.ticks}; pricing drops ${runner.pricingStats.reconnects}, transaction drops ${runner.transactionStats.reconnects}, backfilled ${runner.transactionStats.backfilled}; ${res.intents} intents, ${txs.length} transactions, lost ${lost}, duplicate orders ${duplicateOrders(txs)}`);
+    console.log(
+      `[faults unpaced] ${i} prices, runner saw ${runner.ticks}; pricing drops ${runner.pricingStats.reconnects}, transaction drops ${runner.transactionStats.reconnects}, backfilled ${runner.transactionStats.backfilled}; ${res.intents} intents, ${txs.length} transactions, lost ${lost}, duplicate orders ${duplicateOrders(txs)}`,
+    );
     expect(runner.transactionStats.reconnects).toBeGreaterThan(10);
     expect(lost).toBe(0);
     expect(journaled.map((t) => t.id)).toEqual(txs.map((t) => t.id));

@@ -11,7 +11,10 @@ const flood = defineStrategy({
   init: () => ({ fired: false }),
   onTick(ctx, s) {
     if (s.fired) return;
-    return { state: { fired: true }, intents: Array.from({ length: ctx.params.count }, () => ctx.market('EUR_USD', 1)) };
+    return {
+      state: { fired: true },
+      intents: Array.from({ length: ctx.params.count }, () => ctx.market('EUR_USD', 1)),
+    };
   },
 });
 

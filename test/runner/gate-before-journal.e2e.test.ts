@@ -10,7 +10,17 @@ import type { Transaction } from '../../src/domain/v20/index.ts';
 import { DEFAULT_RISK_LIMITS } from '../../src/engine/risk.ts';
 import { Journal, parseFrames } from '../../src/runner/journal.ts';
 import { type FaultProxy, startFaultProxy, v20 } from '../fault-proxy.ts';
-import { accountTransactions, duplicateOrders, endTest, type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until } from './harness.ts';
+import {
+  accountTransactions,
+  duplicateOrders,
+  endTest,
+  type FxflowRun,
+  pricePath,
+  rig,
+  type Rig,
+  startFxflowRun,
+  until,
+} from './harness.ts';
 
 let r: Rig | undefined;
 let proxy: FaultProxy | undefined;
@@ -20,10 +30,13 @@ afterEach(async () => {
   [run, proxy, r] = [undefined, undefined, undefined];
 });
 
-const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+const cid = (t: Transaction): string | undefined =>
+  (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 /** The client ID of every intent record journal.log holds (confirmed or not), in order. */
 const intentRecords = (dir: string): string[] =>
-  parseFrames(readFileSync(join(dir, 'journal.log'))).records.flatMap((x) => (x.k === 'intent' ? [x.intent.id] : []));
+  parseFrames(readFileSync(join(dir, 'journal.log'))).records.flatMap((x) =>
+    x.k === 'intent' ? [x.intent.id] : [],
+  );
 /** The sequence number a client ID ends with (`flood-<run>-<n>`). */
 const seq = (id: string): number => Number(/-(\d+)$/.exec(id)?.[1]);
 
@@ -47,12 +60,15 @@ describe('the risk gate before the journal', () => {
 
     const journaled = intentRecords(r.journalDir);
     const pending = Journal.read(r.journalDir).intents.map((i) => i.intent.id);
-    console.log(`[gate before journal] 10,000 intents at one tick, killed with the first order held: ${journaled.length} intent records in journal.log, ${pending.length} without an outcome`);
+    console.log(
+      `[gate before journal] 10,000 intents at one tick, killed with the first order held: ${journaled.length} intent records in journal.log, ${pending.length} without an outcome`,
+    );
     expect(journaled).toHaveLength(cap);
     expect(new Set(journaled).size).toBe(cap);
     expect(journaled.map(seq)).toEqual(Array.from({ length: cap }, (_, k) => k + 1));
     expect(pending).toEqual(journaled);
-    const heldID = (JSON.parse(held.body) as { order: { clientExtensions: { id: string } } }).order.clientExtensions.id;
+    const heldID = (JSON.parse(held.body) as { order: { clientExtensions: { id: string } } }).order
+      .clientExtensions.id;
     expect(heldID).toBe(journaled[0]);
 
     // The held order reaches the account while no runner runs; the restart finds it and sends the other 49 once.
@@ -60,7 +76,11 @@ describe('the risk gate before the journal', () => {
     await proxy.reached('replied', (x) => x.n === held.n);
     proxy.clearRules();
     run = await startFxflowRun(r.sandbox, 'test/runner/flood-strategy.ts', args, 2, { url: proxy.url });
-    await until(async () => (await accountTransactions(r!, start)).filter((t) => t.type === 'ORDER_FILL').length >= cap, `${cap} fills`, 120_000);
+    await until(
+      async () => (await accountTransactions(r!, start)).filter((t) => t.type === 'ORDER_FILL').length >= cap,
+      `${cap} fills`,
+      120_000,
+    );
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     // The restart looked up exactly the journaled intents (the run's summary line).

@@ -6,7 +6,16 @@
 // processes against the sandbox over HTTP, real journal files, real signals.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/runner/journal.ts';
-import { endTest, type FxflowRun, pricePath, rig, type Rig, spawnFxflowRun, until, watch } from './harness.ts';
+import {
+  endTest,
+  type FxflowRun,
+  pricePath,
+  rig,
+  type Rig,
+  spawnFxflowRun,
+  until,
+  watch,
+} from './harness.ts';
 
 let r: Rig | undefined;
 let run: FxflowRun | undefined;
@@ -20,13 +29,22 @@ type Tx = { type: string; clientExtensions?: { id?: string } };
 
 /** Spawns `fxflow run` held right after its signal handlers are installed; resolves once it says so. */
 async function heldRun(rg: Rig): Promise<FxflowRun> {
-  const p = watch(spawnFxflowRun(rg.sandbox.url, 'test/runner/ping-pong-strategy.ts', ['--journal', rg.journalDir], { ...process.env, FXFLOW_TEST_HOLD_START: '1' }));
-  await until(() => p.err().includes(HOLDING) || p.proc.exitCode !== null, 'the run to hold at its first moment', 60_000);
+  const p = watch(
+    spawnFxflowRun(rg.sandbox.url, 'test/runner/ping-pong-strategy.ts', ['--journal', rg.journalDir], {
+      ...process.env,
+      FXFLOW_TEST_HOLD_START: '1',
+    }),
+  );
+  await until(
+    () => p.err().includes(HOLDING) || p.proc.exitCode !== null,
+    'the run to hold at its first moment',
+    60_000,
+  );
   expect(p.err()).toContain(HOLDING);
   return p;
 }
 
-describe('signals at the process\'s first moment (before any module of fxflow is loaded)', () => {
+describe("signals at the process's first moment (before any module of fxflow is loaded)", () => {
   it('SIGUSR2: handled (never exit 140), the halt journaled, the account flattened, 0 strategy orders, exit 0', async () => {
     r = await rig();
     const rg = r;
@@ -39,7 +57,11 @@ describe('signals at the process\'s first moment (before any module of fxflow is
     };
     push();
     // A position the kill switch has to close, opened before the run.
-    await rg.rest.createOrder(rg.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never);
+    await rg.rest.createOrder(rg.accountID, {
+      type: 'MARKET',
+      instrument: 'EUR_USD',
+      units: '1000',
+    } as never);
     const lastBefore = (await rg.rest.summary(rg.accountID)).lastTransactionID;
     run = await heldRun(rg);
     run.proc.kill('SIGUSR2');
@@ -50,9 +72,13 @@ describe('signals at the process\'s first moment (before any module of fxflow is
     }
     await until(() => run!.proc.exitCode !== null || run!.proc.signalCode !== null, 'the run to end', 60_000);
     const txs = (await rg.rest.transactionsSinceId(rg.accountID, lastBefore)).transactions as unknown as Tx[];
-    const strategy = txs.filter((t) => t.type === 'MARKET_ORDER' && (t.clientExtensions?.id ?? '').startsWith('ping-pong-'));
+    const strategy = txs.filter(
+      (t) => t.type === 'MARKET_ORDER' && (t.clientExtensions?.id ?? '').startsWith('ping-pong-'),
+    );
     const halt = Journal.read(rg.journalDir).halt;
-    console.log(`[SIGUSR2 at the first moment] exit ${run.proc.exitCode} signal ${run.proc.signalCode}; strategy orders ${strategy.length}; open trades ${(await rg.rest.openTrades(rg.accountID)).length}; halt ${JSON.stringify(halt)}`);
+    console.log(
+      `[SIGUSR2 at the first moment] exit ${run.proc.exitCode} signal ${run.proc.signalCode}; strategy orders ${strategy.length}; open trades ${(await rg.rest.openTrades(rg.accountID)).length}; halt ${JSON.stringify(halt)}`,
+    );
     expect(run.proc.signalCode).toBeNull();
     expect(run.proc.exitCode).toBe(0);
     expect(run.err()).toMatch(/KILL SWITCH ENGAGED \(SIGUSR2\) while starting/);

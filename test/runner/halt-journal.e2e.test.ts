@@ -18,7 +18,17 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/runner/journal.ts';
 import { type FaultProxy, startFaultProxy } from '../fault-proxy.ts';
-import { endTest, type FxflowRun, pricePath, rig, type Rig, spawnFxflowRun, startFxflowRun, until, watch } from './harness.ts';
+import {
+  endTest,
+  type FxflowRun,
+  pricePath,
+  rig,
+  type Rig,
+  spawnFxflowRun,
+  startFxflowRun,
+  until,
+  watch,
+} from './harness.ts';
 
 let r: Rig | undefined;
 let proxy: FaultProxy | undefined;
@@ -39,12 +49,17 @@ const STACK = /\n\s+at .+:\d+:\d+/;
 /** The strategy's market orders at the account after transaction `after`. */
 async function strategyOrders(rg: Rig, after = '0'): Promise<Tx[]> {
   const txs = (await rg.rest.transactionsSinceId(rg.accountID, after)).transactions as unknown as Tx[];
-  return txs.filter((t) => t.type === 'MARKET_ORDER' && (t.clientExtensions?.id ?? '').startsWith('ping-pong-'));
+  return txs.filter(
+    (t) => t.type === 'MARKET_ORDER' && (t.clientExtensions?.id ?? '').startsWith('ping-pong-'),
+  );
 }
 
 /** `fxflow journal clear-halt <dir>` as a process: its exit code and output. */
 async function clearHalt(dir: string): Promise<{ code: number | null; out: string; err: string }> {
-  const proc = spawn(process.execPath, [join('bin', 'fxflow.js'), 'journal', 'clear-halt', dir], { cwd: resolve(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [join('bin', 'fxflow.js'), 'journal', 'clear-halt', dir], {
+    cwd: resolve(import.meta.dirname, '../..'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const w = watch(proc);
   const code = await w.exited;
   return { code, out: w.out(), err: w.err() };
@@ -54,18 +69,30 @@ async function clearHalt(dir: string): Promise<{ code: number | null; out: strin
  * A plain restart on a halted journal, prices pushed every 100 ms while it lives (a run that traded
  * would order on them): at most `n` prices. Returns the run and whether it ended by itself.
  */
-async function haltedRestart(rg: Rig, push: () => void, args: readonly string[], n = 80): Promise<{ run: FxflowRun; ended: boolean }> {
+async function haltedRestart(
+  rg: Rig,
+  push: () => void,
+  args: readonly string[],
+  n = 80,
+): Promise<{ run: FxflowRun; ended: boolean }> {
   const run = watch(spawnFxflowRun(rg.sandbox.url, 'test/runner/ping-pong-strategy.ts', args));
   runs.push(run);
   for (let k = 0; k < n && run.proc.exitCode === null && run.proc.signalCode === null; k++) {
     push();
     await new Promise((res) => setTimeout(res, 100));
   }
-  const ended = await until(() => run.proc.exitCode !== null || run.proc.signalCode !== null, 'the halted restart to end', 30_000).then(() => true, () => false);
+  const ended = await until(
+    () => run.proc.exitCode !== null || run.proc.signalCode !== null,
+    'the halted restart to end',
+    30_000,
+  ).then(
+    () => true,
+    () => false,
+  );
   return { run, ended };
 }
 
-describe('the halt is the journal\'s', () => {
+describe("the halt is the journal's", () => {
   it('SIGUSR2, then kill -9 while the close keeps failing: a restart sends 0 orders of the strategy, flattens, says it is halted and how to clear it; after clear-halt it trades', async () => {
     r = await rig();
     const rg = r;
@@ -80,17 +107,35 @@ describe('the halt is the journal\'s', () => {
     push();
     // A short request window: a close cut off by the kill -9 is in doubt for 3 s at the restart, not 70.
     const args = ['--journal', rg.journalDir, '--request-window', '2', '--in-doubt-margin', '1'];
-    const first = await startFxflowRun(rg.sandbox, 'test/runner/ping-pong-strategy.ts', [...args, '--flatten-timeout', '120'], 2, { url: proxy.url });
+    const first = await startFxflowRun(
+      rg.sandbox,
+      'test/runner/ping-pong-strategy.ts',
+      [...args, '--flatten-timeout', '120'],
+      2,
+      { url: proxy.url },
+    );
     runs.push(first);
     // Until the strategy holds a position.
-    await until(async () => {
-      push();
-      return (await rg.rest.openTrades(rg.accountID)).length > 0;
-    }, 'the strategy to open a trade', 30_000);
+    await until(
+      async () => {
+        push();
+        return (await rg.rest.openTrades(rg.accountID)).length > 0;
+      },
+      'the strategy to open a trade',
+      30_000,
+    );
     // The flatten's closes fail from now on: the kill switch keeps trying.
-    const closes = proxy.rule((q) => q.path.includes('/close'), { kind: 'answer', status: 503, body: '{"errorMessage":"Service Unavailable (fault proxy)"}' });
+    const closes = proxy.rule((q) => q.path.includes('/close'), {
+      kind: 'answer',
+      status: 503,
+      body: '{"errorMessage":"Service Unavailable (fault proxy)"}',
+    });
     first.proc.kill('SIGUSR2');
-    await until(() => closes.hits >= 1 && /KILL SWITCH ENGAGED/.test(first.err()), 'the kill switch to try its first close', 30_000);
+    await until(
+      () => closes.hits >= 1 && /KILL SWITCH ENGAGED/.test(first.err()),
+      'the kill switch to try its first close',
+      30_000,
+    );
     first.proc.kill('SIGKILL');
     await first.exited;
     const journaled = Journal.read(rg.journalDir).halt;
@@ -103,7 +148,12 @@ describe('the halt is the journal\'s', () => {
     const after = await strategyOrders(rg, lastBefore);
     const openAfter = (await rg.rest.openTrades(rg.accountID)).length;
     const said = `${again.err()}\n${again.out()}`;
-    console.log(`[halt journaled] halt in the journal after kill -9: ${JSON.stringify(journaled)}; open trades then ${openBefore}; the restart: ended ${ended} (exit ${code}), ${after.length} strategy orders, open trades after ${openAfter}; said: ${said.split('\n').find((l) => l.includes('HALTED'))?.slice(0, 300)}`);
+    console.log(
+      `[halt journaled] halt in the journal after kill -9: ${JSON.stringify(journaled)}; open trades then ${openBefore}; the restart: ended ${ended} (exit ${code}), ${after.length} strategy orders, open trades after ${openAfter}; said: ${said
+        .split('\n')
+        .find((l) => l.includes('HALTED'))
+        ?.slice(0, 300)}`,
+    );
     if (!ended) console.log(again.err().split('\n').slice(-8).join('\n'));
     expect(journaled?.why).toBe('SIGUSR2');
     expect(openBefore).toBeGreaterThan(0);
@@ -127,10 +177,14 @@ describe('the halt is the journal\'s', () => {
     const lastCleared = (await rg.rest.summary(rg.accountID)).lastTransactionID;
     const third = await startFxflowRun(rg.sandbox, 'test/runner/ping-pong-strategy.ts', args);
     runs.push(third);
-    await until(async () => {
-      push();
-      return (await strategyOrders(rg, lastCleared)).length > 0;
-    }, 'the cleared run to trade', 30_000);
+    await until(
+      async () => {
+        push();
+        return (await strategyOrders(rg, lastCleared)).length > 0;
+      },
+      'the cleared run to trade',
+      30_000,
+    );
     third.proc.kill('SIGINT');
     expect(await third.exited).toBe(0);
   }, 180_000);
@@ -156,12 +210,18 @@ describe('the halt is the journal\'s', () => {
     };
     push();
     // A position the kill switch has to close, opened before the run.
-    await rg.rest.createOrder(rg.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never);
+    await rg.rest.createOrder(rg.accountID, {
+      type: 'MARKET',
+      instrument: 'EUR_USD',
+      units: '1000',
+    } as never);
     expect((await rg.rest.openTrades(rg.accountID)).length).toBe(1);
     proxy = await startFaultProxy(rg.sandbox.url);
     // Every REST reply 2 s late: the start is slow.
     proxy.rule((q) => !isStream(q.path), { kind: 'delay', ms: 2000 });
-    const run = watch(spawnFxflowRun(proxy.url, 'test/runner/ping-pong-strategy.ts', ['--journal', rg.journalDir]));
+    const run = watch(
+      spawnFxflowRun(proxy.url, 'test/runner/ping-pong-strategy.ts', ['--journal', rg.journalDir]),
+    );
     runs.push(run);
     // The process's first request has reached the proxy (its reply is on the way): the start is under way.
     await proxy.reached('received', undefined, 30_000);
@@ -176,7 +236,14 @@ describe('the halt is the journal\'s', () => {
     const orders = await strategyOrders(rg, lastBefore);
     const open = (await rg.rest.openTrades(rg.accountID)).length;
     const halt = Journal.read(rg.journalDir).halt;
-    console.log(`[signal at start] exit ${run.proc.exitCode} signal ${run.proc.signalCode}; ${orders.length} strategy orders; open trades after ${open}; journal halt ${JSON.stringify(halt)}; said: ${run.err().split('\n').filter((l) => l.includes('KILL SWITCH')).join(' | ').slice(0, 400)}`);
+    console.log(
+      `[signal at start] exit ${run.proc.exitCode} signal ${run.proc.signalCode}; ${orders.length} strategy orders; open trades after ${open}; journal halt ${JSON.stringify(halt)}; said: ${run
+        .err()
+        .split('\n')
+        .filter((l) => l.includes('KILL SWITCH'))
+        .join(' | ')
+        .slice(0, 400)}`,
+    );
     expect(run.proc.signalCode).toBeNull();
     expect(run.proc.exitCode).toBe(0);
     expect(run.err()).toMatch(/KILL SWITCH ENGAGED \(SIGUSR2\)/);
@@ -205,12 +272,20 @@ describe('a stop asked for during the start', () => {
     rg.sandbox.pushPrice(p);
     proxy = await startFaultProxy(rg.sandbox.url);
     proxy.rule((q) => !isStream(q.path), { kind: 'delay', ms: 2000 });
-    const run = watch(spawnFxflowRun(proxy.url, 'test/runner/ping-pong-strategy.ts', ['--journal', rg.journalDir]));
+    const run = watch(
+      spawnFxflowRun(proxy.url, 'test/runner/ping-pong-strategy.ts', ['--journal', rg.journalDir]),
+    );
     runs.push(run);
     await proxy.reached('received', undefined, 30_000);
     run.proc.kill('SIGTERM');
     await until(() => run.proc.exitCode !== null || run.proc.signalCode !== null, 'the run to end', 60_000);
-    console.log(`[SIGTERM at start] exit ${run.proc.exitCode} signal ${run.proc.signalCode}; said: ${run.err().split('\n').find((l) => l.includes('SIGTERM'))?.slice(0, 200)}`);
+    console.log(
+      `[SIGTERM at start] exit ${run.proc.exitCode} signal ${run.proc.signalCode}; said: ${run
+        .err()
+        .split('\n')
+        .find((l) => l.includes('SIGTERM'))
+        ?.slice(0, 200)}`,
+    );
     expect(run.proc.signalCode).toBeNull();
     expect(run.proc.exitCode).toBe(0);
     expect(run.err()).toMatch(/SIGTERM while starting: the run stops as soon as its start is done/);
@@ -226,10 +301,19 @@ describe('a refused start writes nothing', () => {
     await new Promise<void>((res) => busy!.listen(0, '127.0.0.1', () => res()));
     const port = (busy.address() as AddressInfo).port;
     const journalDir = join(r.journalDir, 'fresh');
-    const run = watch(spawnFxflowRun(r.sandbox.url, 'test/runner/ping-pong-strategy.ts', ['--journal', journalDir, '--status-port', String(port)]));
+    const run = watch(
+      spawnFxflowRun(r.sandbox.url, 'test/runner/ping-pong-strategy.ts', [
+        '--journal',
+        journalDir,
+        '--status-port',
+        String(port),
+      ]),
+    );
     runs.push(run);
     const code = await run.exited;
-    console.log(`[status port in use] exit ${code}; ${run.err().trim().slice(0, 300)}; journal folder left: ${existsSync(journalDir)}`);
+    console.log(
+      `[status port in use] exit ${code}; ${run.err().trim().slice(0, 300)}; journal folder left: ${existsSync(journalDir)}`,
+    );
     expect(code).toBe(1);
     expect(run.err()).toContain(String(port));
     expect(run.err()).not.toMatch(STACK);
@@ -242,9 +326,19 @@ describe('a refused start writes nothing', () => {
     const p = pricePath(1)[0]!;
     r.sandbox.setTime(p.time);
     r.sandbox.pushPrice(p);
-    const first = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir]);
+    const first = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', [
+      '--journal',
+      r.journalDir,
+    ]);
     runs.push(first);
-    const second = watch(spawnFxflowRun(r.sandbox.url, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--status-port', '0']));
+    const second = watch(
+      spawnFxflowRun(r.sandbox.url, 'test/runner/ping-pong-strategy.ts', [
+        '--journal',
+        r.journalDir,
+        '--status-port',
+        '0',
+      ]),
+    );
     runs.push(second);
     const code = await second.exited;
     expect(code).toBe(1);

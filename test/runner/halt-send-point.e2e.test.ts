@@ -25,15 +25,25 @@ afterEach(async () => {
   [r, proxy, http, runner] = [undefined, undefined, undefined, undefined];
 });
 
-const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
-const bodyCid = (q: ProxyRecord): string => (JSON.parse(q.body) as { order: { clientExtensions?: { id?: string } } }).order.clientExtensions?.id ?? '';
-const strategyPost = (q: ProxyRecord): boolean => v20.orderPost(q) && !bodyCid(q).startsWith(RUNNER_ID_PREFIX);
+const cid = (t: Transaction): string | undefined =>
+  (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+const bodyCid = (q: ProxyRecord): string =>
+  (JSON.parse(q.body) as { order: { clientExtensions?: { id?: string } } }).order.clientExtensions?.id ?? '';
+const strategyPost = (q: ProxyRecord): boolean =>
+  v20.orderPost(q) && !bodyCid(q).startsWith(RUNNER_ID_PREFIX);
 
 /** A runner through the proxy whose first order request is held; resolves with the held request once the strategy's order is held. */
 async function heldOrder(requestWindowMs: number): Promise<{ held: ProxyRecord; start: string }> {
   r = await rig();
   proxy = await startFaultProxy(r.sandbox.url);
-  http = new V20Http({ baseUrl: proxy.url, log: quiet, timeoutMs: 400, retryBaseMs: 20, rate: { perSecond: 1000, burst: 1000 }, connectionsPerSecond: 1000 });
+  http = new V20Http({
+    baseUrl: proxy.url,
+    log: quiet,
+    timeoutMs: 400,
+    retryBaseMs: 20,
+    rate: { perSecond: 1000, burst: 1000 },
+    connectionsPerSecond: 1000,
+  });
   const rest = new V20Rest(http);
   const start = (await r.rest.summary(r.accountID)).lastTransactionID;
   runner = r.runner({ http, rest, flattenRetryBaseMs: 20, inDoubtMarginMs: 500, requestWindowMs });
@@ -46,14 +56,17 @@ async function heldOrder(requestWindowMs: number): Promise<{ held: ProxyRecord; 
     r.sandbox.setTime(path[i]!.time);
     r.sandbox.pushPrice(path[i]!);
     const seen = runner.ticks;
-    await until(() => runner!.ticks > seen || proxy!.requests.some(v20.orderPost), 'the runner to handle the price');
+    await until(
+      () => runner!.ticks > seen || proxy!.requests.some(v20.orderPost),
+      'the runner to handle the price',
+    );
   }
   const held = await proxy.reached('held', v20.orderPost);
   return { held, start };
 }
 
 describe('the halt at the send point', () => {
-  it('halted while the strategy\'s order is held and it never arrives: it is waited out and not resent; 0 strategy orders after the trigger; flat', async () => {
+  it("halted while the strategy's order is held and it never arrives: it is waited out and not resent; 0 strategy orders after the trigger; flat", async () => {
     const { held, start } = await heldOrder(1000);
     const first = bodyCid(held);
     // The halt engages while the request is held (no step races the window: it starts counting
@@ -64,7 +77,9 @@ describe('the halt at the send point', () => {
     const after = proxy!.requests.slice(trigger);
     const txs = await accountTransactions(r!, start);
     const strategyOrders = txs.filter((t) => t.type === 'MARKET_ORDER' && cid(t) === first);
-    console.log(`[halt / send point] order ${first} held, halt engaged in doubt: ${after.filter(strategyPost).length} strategy order request(s) after the trigger, ${strategyOrders.length} at the account; account ${result.account?.ok === true ? 'flat' : `NOT FLAT ${result.account?.open.join(', ')}`}`);
+    console.log(
+      `[halt / send point] order ${first} held, halt engaged in doubt: ${after.filter(strategyPost).length} strategy order request(s) after the trigger, ${strategyOrders.length} at the account; account ${result.account?.ok === true ? 'flat' : `NOT FLAT ${result.account?.open.join(', ')}`}`,
+    );
     // Before the fix: at the end of the window "the request provably had no effect; resubmitting".
     expect(after.filter(strategyPost)).toHaveLength(0);
     expect(strategyOrders).toHaveLength(0);
@@ -73,7 +88,7 @@ describe('the halt at the send point', () => {
     expect(runner!.execution!.stats).toMatchObject({ inDoubt: 1, foundAfterFailure: 0, resubmitted: 0 });
   });
 
-  it('halted while it is held, and it arrives within its window: found, never resent; the kill switch\'s flatten closes it; flat', async () => {
+  it("halted while it is held, and it arrives within its window: found, never resent; the kill switch's flatten closes it; flat", async () => {
     // A window no loaded machine comes near: the held order is found as soon as it arrives.
     const { held, start } = await heldOrder(60_000);
     const first = bodyCid(held);
@@ -86,7 +101,9 @@ describe('the halt at the send point', () => {
     const after = proxy!.requests.slice(trigger);
     const txs = await accountTransactions(r!, start);
     const orders = txs.filter((t) => t.type === 'MARKET_ORDER' && cid(t) === first);
-    const closes = txs.filter((t) => t.type === 'MARKET_ORDER' && (t as { reason?: string }).reason === 'POSITION_CLOSEOUT');
+    const closes = txs.filter(
+      (t) => t.type === 'MARKET_ORDER' && (t as { reason?: string }).reason === 'POSITION_CLOSEOUT',
+    );
     expect(after.filter(strategyPost)).toHaveLength(0);
     expect(orders).toHaveLength(1);
     expect(closes).toHaveLength(1);

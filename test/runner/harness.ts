@@ -29,22 +29,43 @@ export interface Rig {
 
 export async function rig(opts: SandboxOptions = {}): Promise<Rig> {
   const sandbox = await startSandbox({ heartbeatMs: 200, ...opts });
-  const http = new V20Http({ baseUrl: sandbox.url, log: quiet, ...(opts.requireToken !== undefined ? { token: opts.requireToken } : {}), retryBaseMs: 20, rate: { perSecond: 1000, burst: 1000 }, connectionsPerSecond: 1000 });
+  const http = new V20Http({
+    baseUrl: sandbox.url,
+    log: quiet,
+    ...(opts.requireToken !== undefined ? { token: opts.requireToken } : {}),
+    retryBaseMs: 20,
+    rate: { perSecond: 1000, burst: 1000 },
+    connectionsPerSecond: 1000,
+  });
   const rest = new V20Rest(http);
   const accountID = sandbox.accountIDs[0]!;
   const journalDir = mkdtempSync(join(tmpdir(), 'fxflow-run-'));
   const instruments = loadInstruments();
   const runners: Runner[] = [];
   return {
-    sandbox, http, rest, accountID, journalDir,
+    sandbox,
+    http,
+    rest,
+    accountID,
+    journalDir,
     runner(o = {}) {
       const r = new Runner({
-        strategy: pingPong as never, name: 'ping-pong', params: pingPong.params, http, rest, accountID, instruments, journalDir,
-        log: quiet, statusEveryMs: 0, warmup: 0,
+        strategy: pingPong as never,
+        name: 'ping-pong',
+        params: pingPong.params,
+        http,
+        rest,
+        accountID,
+        instruments,
+        journalDir,
+        log: quiet,
+        statusEveryMs: 0,
+        warmup: 0,
         // The in-doubt rule's window, short: on loopback with no proxy in between, a request a
         // killed or timed-out client wrote reaches the sandbox within milliseconds (tests of the
         // rule itself use the defaults, through the fault proxy).
-        requestWindowMs: 1000, inDoubtMarginMs: 500,
+        requestWindowMs: 1000,
+        inDoubtMarginMs: 500,
         streams: { watchdogMs: 1500, reconnectBaseMs: 10, reconnectCapMs: 100 },
         ...o,
       });
@@ -73,17 +94,28 @@ export async function settle(r: Rig, runner: Runner, timeoutMs = 15_000): Promis
       const again = (await r.rest.summary(r.accountID)).lastTransactionID;
       if (again === lastTransactionID) return;
     }
-    if (Date.now() - t0 > timeoutMs) throw new Error(`runner did not catch up: journal at ${runner.journal.lastTransactionID}, account at ${lastTransactionID}`);
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(
+        `runner did not catch up: journal at ${runner.journal.lastTransactionID}, account at ${lastTransactionID}`,
+      );
     await new Promise((res) => setTimeout(res, 10));
   }
 }
 
 /** A deterministic EUR_USD price path around 1.10 (ask = bid + 1.5 pips). */
-export function pricePath(n: number, start = Date.UTC(2024, 0, 2, 10, 0)): { instrument: string; bid: number; ask: number; time: number }[] {
+export function pricePath(
+  n: number,
+  start = Date.UTC(2024, 0, 2, 10, 0),
+): { instrument: string; bid: number; ask: number; time: number }[] {
   const out = [];
   for (let i = 0; i < n; i++) {
     const bid = Math.round((1.1 + 0.0008 * Math.sin(i / 7) + 0.0003 * Math.cos(i / 3)) * 1e5) / 1e5;
-    out.push({ instrument: 'EUR_USD', bid, ask: Math.round((bid + 0.00015) * 1e5) / 1e5, time: start + i * 1000 });
+    out.push({
+      instrument: 'EUR_USD',
+      bid,
+      ask: Math.round((bid + 0.00015) * 1e5) / 1e5,
+      time: start + i * 1000,
+    });
   }
   return out;
 }
@@ -124,25 +156,55 @@ export interface FxflowRun {
  * streams are connected (2: transactions and pricing; 1 with `--broker sim`, which has no
  * transaction stream).
  */
-export async function startFxflowRun(sandbox: Sandbox, strategy: string, args: readonly string[], streams = 2, o: { env?: NodeJS.ProcessEnv; url?: string } = {}): Promise<FxflowRun> {
+export async function startFxflowRun(
+  sandbox: Sandbox,
+  strategy: string,
+  args: readonly string[],
+  streams = 2,
+  o: { env?: NodeJS.ProcessEnv; url?: string } = {},
+): Promise<FxflowRun> {
   const before = sandbox.stats().streamConnections;
   const proc = spawnFxflowRun(o.url ?? sandbox.url, strategy, args, o.env);
   const run = watch(proc);
   const { out, err } = run;
   const t0 = Date.now();
   while (!out().includes('Ctrl-C stops') || sandbox.stats().streamConnections < before + streams) {
-    if (proc.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`fxflow run did not start: ${out()} ${err()}`);
+    if (proc.exitCode !== null || Date.now() - t0 > 30_000)
+      throw new Error(`fxflow run did not start: ${out()} ${err()}`);
     await new Promise((res) => setTimeout(res, 20));
   }
   return run;
 }
 
 /** Spawns `fxflow run <strategy> --env sandbox --url <url> ...args` (no wait). */
-export function spawnFxflowRun(url: string, strategy: string, args: readonly string[], env?: NodeJS.ProcessEnv): ChildProcess {
+export function spawnFxflowRun(
+  url: string,
+  strategy: string,
+  args: readonly string[],
+  env?: NodeJS.ProcessEnv,
+): ChildProcess {
   const root = resolve(import.meta.dirname, '../..');
   // The run folder in a temporary directory unless the test names one (never under the repository's runs/).
   const out = args.includes('--out') ? [] : ['--out', mkdtempSync(join(tmpdir(), 'fxflow-run-folder-'))];
-  return spawn(process.execPath, [join('bin', 'fxflow.js'), 'run', strategy, '--env', 'sandbox', '--url', url, '--status-every', '0', '--warmup', '0', ...out, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], ...(env !== undefined ? { env } : {}) });
+  return spawn(
+    process.execPath,
+    [
+      join('bin', 'fxflow.js'),
+      'run',
+      strategy,
+      '--env',
+      'sandbox',
+      '--url',
+      url,
+      '--status-every',
+      '0',
+      '--warmup',
+      '0',
+      ...out,
+      ...args,
+    ],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], ...(env !== undefined ? { env } : {}) },
+  );
 }
 
 /** Collects a process's output and exit code. */
@@ -156,7 +218,11 @@ export function watch(proc: ChildProcess): FxflowRun {
 }
 
 /** Waits until `pred` holds (checked every 10 ms); throws naming `what` after `ms`. */
-export async function until(pred: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+export async function until(
+  pred: () => boolean | Promise<boolean>,
+  what: string,
+  ms = 20_000,
+): Promise<void> {
   const t0 = Date.now();
   while (!(await pred())) {
     if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
@@ -168,7 +234,11 @@ export async function until(pred: () => boolean | Promise<boolean>, what: string
  * Ends what one end-to-end test opened, in the order that leaves nothing behind: the `fxflow run`
  * process (killed), then the proxy in front of the sandbox, then the rig.
  */
-export async function endTest(run: FxflowRun | undefined, proxy: { close(): Promise<void> } | undefined, r: Rig | undefined): Promise<void> {
+export async function endTest(
+  run: FxflowRun | undefined,
+  proxy: { close(): Promise<void> } | undefined,
+  r: Rig | undefined,
+): Promise<void> {
   run?.proc.kill('SIGKILL');
   await proxy?.close();
   await r?.close();

@@ -49,33 +49,42 @@ describe('one journal, one runner', () => {
     expect(existsSync(join(r.journalDir, 'journal.lock'))).toBe(false); // released at a clean stop
   }, 90_000);
 
-  it.skipIf(!hasProc)('a lock naming a live process is honoured only while that pid has the start time recorded (a reused pid does not hold the journal)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'fxflow-lock-'));
-    // A live process that is not fxflow: what a reused pid looks like.
-    const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-    try {
-      await new Promise((res) => other.once('spawn', res));
-      const pid = other.pid!;
-      const lock = (start: string): void => writeFileSync(join(dir, 'journal.lock'), JSON.stringify({ pid, start, host: hostname(), token: 'x', since: Date.now() }));
-      lock(startTime(pid));
-      let refused: unknown;
+  it.skipIf(!hasProc)(
+    'a lock naming a live process is honoured only while that pid has the start time recorded (a reused pid does not hold the journal)',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'fxflow-lock-'));
+      // A live process that is not fxflow: what a reused pid looks like.
+      const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
       try {
-        Journal.open(dir);
-      } catch (e) {
-        refused = e;
+        await new Promise((res) => other.once('spawn', res));
+        const pid = other.pid!;
+        const lock = (start: string): void =>
+          writeFileSync(
+            join(dir, 'journal.lock'),
+            JSON.stringify({ pid, start, host: hostname(), token: 'x', since: Date.now() }),
+          );
+        lock(startTime(pid));
+        let refused: unknown;
+        try {
+          Journal.open(dir);
+        } catch (e) {
+          refused = e;
+        }
+        expect(refused).toBeInstanceOf(JournalLockedError);
+        expect((refused as Error).message).toContain(`in use by pid ${pid}`);
+        lock(String(Number(startTime(pid)) - 12345)); // same pid, another start: the holder is gone
+        const j = Journal.open(dir);
+        expect(JSON.parse(readFileSync(join(dir, 'journal.lock'), 'utf8')).pid).toBe(process.pid);
+        // This process now holds it: a second open here is refused as well.
+        expect(() => Journal.open(dir)).toThrow(/in use by this process/);
+        j.close();
+        expect(existsSync(join(dir, 'journal.lock'))).toBe(false);
+        console.log(
+          `[journal lock] pid ${pid} alive with its recorded start time: refused; with another start time (a reused pid): taken over`,
+        );
+      } finally {
+        other.kill('SIGKILL');
       }
-      expect(refused).toBeInstanceOf(JournalLockedError);
-      expect((refused as Error).message).toContain(`in use by pid ${pid}`);
-      lock(String(Number(startTime(pid)) - 12345)); // same pid, another start: the holder is gone
-      const j = Journal.open(dir);
-      expect(JSON.parse(readFileSync(join(dir, 'journal.lock'), 'utf8')).pid).toBe(process.pid);
-      // This process now holds it: a second open here is refused as well.
-      expect(() => Journal.open(dir)).toThrow(/in use by this process/);
-      j.close();
-      expect(existsSync(join(dir, 'journal.lock'))).toBe(false);
-      console.log(`[journal lock] pid ${pid} alive with its recorded start time: refused; with another start time (a reused pid): taken over`);
-    } finally {
-      other.kill('SIGKILL');
-    }
-  });
+    },
+  );
 });

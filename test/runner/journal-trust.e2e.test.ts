@@ -25,8 +25,13 @@ afterEach(async () => {
   for (const s of extra.splice(0)) await s.close();
 });
 
-const cidOf = (t: unknown): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
-const market = (id: string): OrderIntent => ({ kind: 'order', id, request: { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never });
+const cidOf = (t: unknown): string | undefined =>
+  (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+const market = (id: string): OrderIntent => ({
+  kind: 'order',
+  id,
+  request: { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never,
+});
 
 /** Pushes prices 1..n of the path through the sandbox and waits for the runner to handle each and settle. */
 async function trade(rr: Rig, runner: Runner, from: number, n: number): Promise<void> {
@@ -53,10 +58,17 @@ const waiter = defineStrategy({
     return { state: { ...s, pending: o.id, orders: s.orders + 1 }, intents: [o] };
   },
   onTransaction(ctx, s) {
-    const t = ctx.transaction as unknown as { type: string; clientOrderID?: string; clientExtensions?: { id?: string }; rejectReason?: string };
+    const t = ctx.transaction as unknown as {
+      type: string;
+      clientOrderID?: string;
+      clientExtensions?: { id?: string };
+      rejectReason?: string;
+    };
     if (s.pending === '') return;
-    if (t.type === 'ORDER_FILL' && t.clientOrderID === s.pending) return { state: { ...s, pending: '', filled: s.filled + 1 } };
-    if (t.type.endsWith('_REJECT') && t.clientExtensions?.id === s.pending) return { state: { ...s, pending: '', rejected: [...s.rejected, t.rejectReason ?? '?'] } };
+    if (t.type === 'ORDER_FILL' && t.clientOrderID === s.pending)
+      return { state: { ...s, pending: '', filled: s.filled + 1 } };
+    if (t.type.endsWith('_REJECT') && t.clientExtensions?.id === s.pending)
+      return { state: { ...s, pending: '', rejected: [...s.rejected, t.rejectReason ?? '?'] } };
   },
 });
 
@@ -88,12 +100,15 @@ describe('client IDs never repeat (item 3)', () => {
     const txs = await accountTransactions(r, start);
     const orders = txs.filter((t) => t.type === 'MARKET_ORDER').map(cidOf);
     const rejects = txs.filter((t) => t.type.endsWith('_REJECT')).length;
-    console.log(`[client IDs] 3 runs (run IDs ${runIds.join(', ')}): ${intents} intents, ${orders.length} orders, ${new Set(orders).size} distinct client IDs, ${rejects} rejects; e.g. ${orders.slice(0, 2).join(', ')}`);
+    console.log(
+      `[client IDs] 3 runs (run IDs ${runIds.join(', ')}): ${intents} intents, ${orders.length} orders, ${new Set(orders).size} distinct client IDs, ${rejects} rejects; e.g. ${orders.slice(0, 2).join(', ')}`,
+    );
     expect(intents).toBe(9);
     expect(orders.length).toBe(intents);
     expect(new Set(orders).size).toBe(orders.length);
     expect(rejects).toBe(0);
-    for (let k = 0; k < 3; k++) expect(orders.slice(3 * k, 3 * k + 3).every((id) => id!.includes(runIds[k]!))).toBe(true);
+    for (let k = 0; k < 3; k++)
+      expect(orders.slice(3 * k, 3 * k + 3).every((id) => id!.includes(runIds[k]!))).toBe(true);
     expect(orders.every((id) => id!.length <= 128)).toBe(true);
   }, 60_000);
 });
@@ -102,7 +117,14 @@ describe('a damaged journal (item 4)', () => {
   it('one flipped byte in the middle: the damaged record is reported with its offset, the 103 records after it are recovered, and the runner refuses to trade on it (naming --new-journal); --new-journal starts afresh', async () => {
     r = await rig();
     const j = Journal.open(r.journalDir, { compactEvery: 1_000_000 });
-    for (let i = 1; i <= 117; i++) j.transaction({ id: String(i), type: 'DAILY_FINANCING', time: '2024-01-02T22:00:00.000000000Z', accountID: r.accountID, financing: '0.0100' } as never);
+    for (let i = 1; i <= 117; i++)
+      j.transaction({
+        id: String(i),
+        type: 'DAILY_FINANCING',
+        time: '2024-01-02T22:00:00.000000000Z',
+        accountID: r.accountID,
+        financing: '0.0100',
+      } as never);
     j.close();
     const p = join(r.journalDir, 'journal.log');
     const b = readFileSync(p);
@@ -111,7 +133,9 @@ describe('a damaged journal (item 4)', () => {
     b[off + 40] = b[off + 40]! ^ 0x01;
     writeFileSync(p, b);
     const c = Journal.read(r.journalDir);
-    console.log(`[journal damage] damaged ${JSON.stringify(c.damaged)}; ${c.transactions.length} of 117 records read`);
+    console.log(
+      `[journal damage] damaged ${JSON.stringify(c.damaged)}; ${c.transactions.length} of 117 records read`,
+    );
     expect(c.damaged).toEqual([{ offset: off, bytes: b.indexOf(0x0a, off) + 1 - off, recoveredAfter: 103 }]);
     expect(c.transactions.length).toBe(116);
     expect(c.lastTransactionID).toBe('117');
@@ -150,7 +174,7 @@ describe('a damaged journal (item 4)', () => {
 });
 
 describe('the journal belongs to the account (item 5)', () => {
-  it('after a sandbox restart (the account reset): the journal ahead of the account is refused naming both transactions; --new-journal starts afresh, without the previous run\'s trades', async () => {
+  it("after a sandbox restart (the account reset): the journal ahead of the account is refused naming both transactions; --new-journal starts afresh, without the previous run's trades", async () => {
     r = await rig();
     const first = r.runner();
     await first.start();
@@ -161,19 +185,48 @@ describe('the journal belongs to the account (item 5)', () => {
     const again = await startSandbox({ heartbeatMs: 200 });
     extra.push(again);
     const http = new V20Http({ baseUrl: again.url, log: quiet, retryBaseMs: 20 });
-    const o = { strategy: first.o.strategy, name: 'ping-pong', params: first.o.params, http, rest: new V20Rest(http), accountID: r.accountID, instruments: loadInstruments(), journalDir: r.journalDir, log: quiet, statusEveryMs: 0, warmup: 0 };
+    const o = {
+      strategy: first.o.strategy,
+      name: 'ping-pong',
+      params: first.o.params,
+      http,
+      rest: new V20Rest(http),
+      accountID: r.accountID,
+      instruments: loadInstruments(),
+      journalDir: r.journalDir,
+      log: quiet,
+      statusEveryMs: 0,
+      warmup: 0,
+    };
     const accountLast = (await o.rest.summary(r.accountID)).lastTransactionID;
     const stale = new Runner(o);
-    const err = await stale.start().then(() => undefined, (e: unknown) => e as Error);
+    const err = await stale.start().then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     console.log(`[journal ownership] ${err?.message}`);
     expect(err).toBeInstanceOf(RunnerError);
-    expect(err!.message).toContain(`its last transaction is ${journalLast}, the account's last is ${accountLast}`);
+    expect(err!.message).toContain(
+      `its last transaction is ${journalLast}, the account's last is ${accountLast}`,
+    );
     expect(err!.message).toContain('--new-journal');
     expect(Number(journalLast)).toBeGreaterThan(Number(accountLast));
     // The account moved past the journal's last ID with other transactions: refused by content.
-    for (let i = 0; i < 8; i++) await o.rest.createOrder(r.accountID, { type: 'LIMIT', instrument: 'EUR_USD', units: '1000', price: '1.0', timeInForce: 'GTC' } as never);
-    const err2 = await new Runner(o).start().then(() => undefined, (e: unknown) => e as Error);
-    expect(err2?.message).toMatch(new RegExp(`its transaction ${journalLast} is \\w+ at .*; the account's transaction ${journalLast} is`));
+    for (let i = 0; i < 8; i++)
+      await o.rest.createOrder(r.accountID, {
+        type: 'LIMIT',
+        instrument: 'EUR_USD',
+        units: '1000',
+        price: '1.0',
+        timeInForce: 'GTC',
+      } as never);
+    const err2 = await new Runner(o).start().then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err2?.message).toMatch(
+      new RegExp(`its transaction ${journalLast} is \\w+ at .*; the account's transaction ${journalLast} is`),
+    );
     const fresh = new Runner({ ...o, newJournal: true });
     await fresh.start();
     const res = await fresh.stop('end');
@@ -187,7 +240,9 @@ describe('the journal belongs to the account (item 5)', () => {
     await first.start();
     await first.stop('end');
     const other = r.runner({ accountID: '101-001-0000001-002' });
-    await expect(other.start()).rejects.toThrow(/does not belong to account 101-001-0000001-002: it was written for account 101-001-0000001-001/);
+    await expect(other.start()).rejects.toThrow(
+      /does not belong to account 101-001-0000001-002: it was written for account 101-001-0000001-001/,
+    );
   }, 30_000);
 });
 
@@ -203,7 +258,11 @@ describe('orders with an unknown outcome (item 6)', () => {
     r.sandbox.pushPrice(path[0]!);
     await until(() => runner.unknownCount === 1, 'the submission to end with an unknown outcome', 30_000);
     r.sandbox.setFaults({});
-    await until(() => (runner.state as { rejected: string[] }).rejected.length === 1, 'the strategy to learn the outcome', 30_000);
+    await until(
+      () => (runner.state as { rejected: string[] }).rejected.length === 1,
+      'the strategy to learn the outcome',
+      30_000,
+    );
     for (const p of path.slice(1)) {
       r.sandbox.setTime(p.time);
       r.sandbox.pushPrice(p);
@@ -213,7 +272,9 @@ describe('orders with an unknown outcome (item 6)', () => {
     const res = await runner.stop('end');
     const orders = (await accountTransactions(r)).filter((t) => t.type === 'MARKET_ORDER');
     const state = runner.state as { orders: number; filled: number; rejected: string[] };
-    console.log(`[unknown outcome] strategy ${JSON.stringify(state)}; account orders ${orders.length}; unconfirmed at stop ${Journal.read(r.journalDir).intents.length}`);
+    console.log(
+      `[unknown outcome] strategy ${JSON.stringify(state)}; account orders ${orders.length}; unconfirmed at stop ${Journal.read(r.journalDir).intents.length}`,
+    );
     expect(state.rejected).toEqual(['FXFLOW_NOT_PLACED']);
     expect(state.orders).toBe(2);
     expect(orders.length).toBe(1);

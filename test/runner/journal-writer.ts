@@ -7,6 +7,12 @@ const j = Journal.open(dir, { compactEvery: Number(process.argv[3] ?? 50) });
 let id = Number(j.lastTransactionID || '0');
 for (;;) {
   id++;
-  j.transaction({ id: String(id), type: 'DAILY_FINANCING', time: '2024-01-02T22:00:00.000000000Z', accountID: 'x', payload: 'p'.repeat(id % 300) } as never);
+  j.transaction({
+    id: String(id),
+    type: 'DAILY_FINANCING',
+    time: '2024-01-02T22:00:00.000000000Z',
+    accountID: 'x',
+    payload: 'p'.repeat(id % 300),
+  } as never);
   process.stdout.write(`${id}\n`);
 }

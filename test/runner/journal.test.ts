@@ -9,10 +9,24 @@ import type { Transaction } from '../../src/domain/v20/index.ts';
 import { Journal, parseFrames } from '../../src/runner/journal.ts';
 
 /** The snapshot inside snapshot.json's checksummed envelope. */
-const snapshotOf = (dir: string): Record<string, unknown> => JSON.parse((JSON.parse(readFileSync(join(dir, 'snapshot.json'), 'utf8')) as { body: string }).body) as Record<string, unknown>;
+const snapshotOf = (dir: string): Record<string, unknown> =>
+  JSON.parse(
+    (JSON.parse(readFileSync(join(dir, 'snapshot.json'), 'utf8')) as { body: string }).body,
+  ) as Record<string, unknown>;
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'fxflow-journal-'));
-const tx = (id: number): Transaction => ({ id: String(id), type: 'DAILY_FINANCING', time: '2024-01-02T22:00:00.000000000Z', accountID: '001', financing: '0.1234' }) as unknown as Transaction;
-const order = (id: string): OrderIntent => ({ kind: 'order', id, request: { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never });
+const tx = (id: number): Transaction =>
+  ({
+    id: String(id),
+    type: 'DAILY_FINANCING',
+    time: '2024-01-02T22:00:00.000000000Z',
+    accountID: '001',
+    financing: '0.1234',
+  }) as unknown as Transaction;
+const order = (id: string): OrderIntent => ({
+  kind: 'order',
+  id,
+  request: { type: 'MARKET', instrument: 'EUR_USD', units: '1000' } as never,
+});
 
 describe('Journal', () => {
   it('round-trips intents, confirmations, transactions, state and baseline across reopen and compaction', () => {
@@ -68,7 +82,9 @@ describe('Journal', () => {
     j.intent(order('waiting'), 2);
     expect(j.transactionCount).toBe(10);
     expect(j.unconfirmedCount).toBe(1);
-    expect(() => j.rebase({ lastTransactionID: '18' }, { state: { n: 1 }, sequence: 3, handledTransactionID: '17' })).toThrow(/handled only up to 17/);
+    expect(() =>
+      j.rebase({ lastTransactionID: '18' }, { state: { n: 1 }, sequence: 3, handledTransactionID: '17' }),
+    ).toThrow(/handled only up to 17/);
     j.rebase({ lastTransactionID: '18' }, { state: { n: 2 }, sequence: 3, handledTransactionID: '19' });
     expect(j.transactionCount).toBe(2);
     j.transaction(tx(21));
@@ -101,7 +117,7 @@ describe('Journal', () => {
     expect(Journal.read(dir).riskDay).toEqual({ dayEnd: Date.UTC(2024, 0, 4, 22), startNav: 99_000 });
   });
 
-  it('keeps the kill switch\'s halt (its first time and reason) across reopen, compaction and a rebase, until it is cleared', () => {
+  it("keeps the kill switch's halt (its first time and reason) across reopen, compaction and a rebase, until it is cleared", () => {
     const dir = tmp();
     const j = Journal.open(dir, { compactEvery: 3 });
     expect(j.contents().halt).toBeUndefined();
@@ -148,7 +164,10 @@ describe('Journal', () => {
     j.intent(order('last'), 7);
     j.close();
     const full = readFileSync(join(dir, 'journal.log'));
-    const lastStart = parseFrames(full.subarray(0, full.length)).records.length === 7 ? full.lastIndexOf(0x0a, full.length - 2) + 1 : -1;
+    const lastStart =
+      parseFrames(full.subarray(0, full.length)).records.length === 7
+        ? full.lastIndexOf(0x0a, full.length - 2) + 1
+        : -1;
     expect(lastStart).toBeGreaterThan(0);
     let checked = 0;
     fc.assert(
@@ -168,7 +187,9 @@ describe('Journal', () => {
       }),
       { numRuns: full.length - lastStart, examples: [[lastStart], [full.length - 1]] },
     );
-    console.log(`[journal] torn tail: checked ${checked} cut points in a last record of ${full.length - lastStart} bytes`);
+    console.log(
+      `[journal] torn tail: checked ${checked} cut points in a last record of ${full.length - lastStart} bytes`,
+    );
   });
 
   it('a corrupted byte inside the last record is detected by its checksum', () => {
@@ -184,7 +205,7 @@ describe('Journal', () => {
     truncateSync(p, 0);
   });
 
-  it('property: any damage inside one record before the last (any bytes changed) is reported at that record\'s offset, and every other record is recovered', () => {
+  it("property: any damage inside one record before the last (any bytes changed) is reported at that record's offset, and every other record is recovered", () => {
     const dir = tmp();
     const j = Journal.open(dir, { compactEvery: 1_000_000 });
     for (let i = 1; i <= 12; i++) j.transaction(tx(i));
@@ -194,25 +215,33 @@ describe('Journal', () => {
     for (let k = 0; k < 12; k++) starts.push(full.indexOf(0x0a, starts[k]!) + 1);
     let checked = 0;
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10 }), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 4 }), (k, flips) => {
-        const b = Buffer.from(full);
-        const from = starts[k]!;
-        const len = starts[k + 1]! - from;
-        for (const [at, x] of flips) b[from + (at % len)] = b[from + (at % len)]! ^ x;
-        const { records, damaged } = parseFrames(b);
-        // The stretch is the record with its line end. When the damage changed that line end itself,
-        // whether the changed byte is counted with the damage or with the resync depends on what it
-        // became (a digit can start the next frame's header): len - 1 or len.
-        expect(damaged).toHaveLength(1);
-        expect(damaged[0]).toMatchObject({ offset: from, recoveredAfter: 11 - k });
-        if (b[from + len - 1] === 0x0a) expect(damaged[0]!.bytes).toBe(len);
-        else expect([len - 1, len]).toContain(damaged[0]!.bytes);
-        expect(records.map((r) => (r as { tx: { id: string } }).tx.id)).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)).filter((id) => id !== String(k + 1)));
-        checked++;
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 10 }),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 4 }),
+        (k, flips) => {
+          const b = Buffer.from(full);
+          const from = starts[k]!;
+          const len = starts[k + 1]! - from;
+          for (const [at, x] of flips) b[from + (at % len)] = b[from + (at % len)]! ^ x;
+          const { records, damaged } = parseFrames(b);
+          // The stretch is the record with its line end. When the damage changed that line end itself,
+          // whether the changed byte is counted with the damage or with the resync depends on what it
+          // became (a digit can start the next frame's header): len - 1 or len.
+          expect(damaged).toHaveLength(1);
+          expect(damaged[0]).toMatchObject({ offset: from, recoveredAfter: 11 - k });
+          if (b[from + len - 1] === 0x0a) expect(damaged[0]!.bytes).toBe(len);
+          else expect([len - 1, len]).toContain(damaged[0]!.bytes);
+          expect(records.map((r) => (r as { tx: { id: string } }).tx.id)).toEqual(
+            Array.from({ length: 12 }, (_, i) => String(i + 1)).filter((id) => id !== String(k + 1)),
+          );
+          checked++;
+        },
+      ),
       { numRuns: 300 },
     );
-    console.log(`[journal] damage in the middle: ${checked} random damages, each reported at its record's offset with the others recovered`);
+    console.log(
+      `[journal] damage in the middle: ${checked} random damages, each reported at its record's offset with the others recovered`,
+    );
   });
 
   it('kill -9 of a writer at random moments keeps every record whose append returned', async () => {
@@ -221,7 +250,9 @@ describe('Journal', () => {
     let acked = 0;
     const runs = 5;
     for (let run = 0; run < runs; run++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', writer, dir, '37'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', writer, dir, '37'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let out = '';
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
@@ -246,6 +277,8 @@ describe('Journal', () => {
       expect(got.length - lastAcked).toBeLessThanOrEqual(1);
       acked = lastAcked;
     }
-    console.log(`[journal] kill -9: ${runs} kills, ${acked} records acknowledged in total, all present after reopen`);
+    console.log(
+      `[journal] kill -9: ${runs} kills, ${acked} records acknowledged in total, all present after reopen`,
+    );
   }, 60_000);
 });

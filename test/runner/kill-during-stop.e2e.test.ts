@@ -17,10 +17,17 @@ afterEach(async () => {
 });
 
 describe('the kill switch during a plain stop', () => {
-  it('engaged while the stop waits for an order\'s answer: the order is answered and journaled, then the account is flattened and confirmed', async () => {
+  it("engaged while the stop waits for an order's answer: the order is answered and journaled, then the account is flattened and confirmed", async () => {
     r = await rig();
     proxy = await startFaultProxy(r.sandbox.url);
-    const http = new V20Http({ baseUrl: proxy.url, streamUrl: r.sandbox.url, log: quiet, retryBaseMs: 20, rate: { perSecond: 1000, burst: 1000 }, connectionsPerSecond: 1000 });
+    const http = new V20Http({
+      baseUrl: proxy.url,
+      streamUrl: r.sandbox.url,
+      log: quiet,
+      retryBaseMs: 20,
+      rate: { perSecond: 1000, burst: 1000 },
+      connectionsPerSecond: 1000,
+    });
     const runner = r.runner({ http, rest: new V20Rest(http) });
     await runner.start();
     proxy.rule((q) => q.method === 'POST' && q.path.endsWith('/orders'), { kind: 'delay', ms: 1500 });
@@ -36,7 +43,9 @@ describe('the kill switch during a plain stop', () => {
     void runner.kill('test');
     const res = await stopping;
     const open = (await r.rest.openTrades(r.accountID)).length;
-    console.log(`[kill during stop] reason "${res.reason}"; account check ${JSON.stringify(res.account)}; open trades after: ${open}; unconfirmed intents in the journal: ${runner.journal.unconfirmedCount}`);
+    console.log(
+      `[kill during stop] reason "${res.reason}"; account check ${JSON.stringify(res.account)}; open trades after: ${open}; unconfirmed intents in the journal: ${runner.journal.unconfirmedCount}`,
+    );
     expect(open).toBe(0);
     expect(res.account).toMatchObject({ ok: true, positions: [] });
   }, 60_000);

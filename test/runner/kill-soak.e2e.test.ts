@@ -16,7 +16,18 @@ import type { Transaction } from '../../src/domain/v20/index.ts';
 import { Journal } from '../../src/runner/journal.ts';
 import { inputFiles, readInputs, readRunMeta } from '../../src/runner/recording.ts';
 import { type FaultProxy, type ProxyRecord, startFaultProxy, v20 } from '../fault-proxy.ts';
-import { accountTransactions, duplicateOrders, type FxflowRun, pricePath, rig, type Rig, spawnFxflowRun, until, watch, endTest } from './harness.ts';
+import {
+  accountTransactions,
+  duplicateOrders,
+  type FxflowRun,
+  pricePath,
+  rig,
+  type Rig,
+  spawnFxflowRun,
+  until,
+  watch,
+  endTest,
+} from './harness.ts';
 
 let r: Rig | undefined;
 let proxy: FaultProxy | undefined;
@@ -30,7 +41,8 @@ const CYCLES = Number(process.env.FXFLOW_SOAK_CYCLES ?? 40);
 /** How long a runner may take to start (or a restart to look its held order up) on a loaded machine. */
 const START_MS = 240_000;
 const IN_DOUBT = 'sent within its request window: in doubt';
-const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+const cid = (t: Transaction): string | undefined =>
+  (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 
 describe('kill -9 soak', () => {
   it(`${CYCLES} kills while an order is in flight: 0 duplicated, 0 lost; the run folder replays to each cut`, async () => {
@@ -41,7 +53,16 @@ describe('kill -9 soak', () => {
     // A request window longer than any start under load (2 cores, a loaded CI): a restart that
     // comes late still sees the held order as within its window, as a quick one does. Nothing
     // waits for the window when the order shows up.
-    const args = ['--journal', r.journalDir, '--out', out, '--log-file', log, '--request-window', String(START_MS / 1000 + 60)];
+    const args = [
+      '--journal',
+      r.journalDir,
+      '--out',
+      out,
+      '--log-file',
+      log,
+      '--request-window',
+      String(START_MS / 1000 + 60),
+    ];
     /** The intents the run's log says a restart held in doubt (lines a kill tore are skipped). */
     const inDoubtLogged = (): Set<string> => {
       const ids = new Set<string>();
@@ -71,14 +92,21 @@ describe('kill -9 soak', () => {
     const whileAlive = async <T>(p: FxflowRun, what: string, wait: Promise<T>): Promise<T> => {
       let onExit: (code: number | null) => void = () => undefined;
       const died = new Promise<never>((_, reject) => {
-        onExit = (code) => reject(new Error(`the runner exited (code ${code}) while the test waited for ${what}; its stderr: ${p.err().slice(-2000)} its stdout: ${p.out().slice(-1000)}`));
+        onExit = (code) =>
+          reject(
+            new Error(
+              `the runner exited (code ${code}) while the test waited for ${what}; its stderr: ${p.err().slice(-2000)} its stdout: ${p.out().slice(-1000)}`,
+            ),
+          );
         p.proc.once('exit', onExit);
       });
       try {
         return await Promise.race([wait, died]);
       } catch (e) {
         // A runner still alive but silent past the wait: its output says where it stands.
-        if (p.proc.exitCode === null && p.proc.signalCode === null) (e as Error).message += `; the runner (pid ${p.proc.pid}) is still running; its stderr: ${p.err().slice(-2000)} its stdout: ${p.out().slice(-1000)}`;
+        if (p.proc.exitCode === null && p.proc.signalCode === null)
+          (e as Error).message +=
+            `; the runner (pid ${p.proc.pid}) is still running; its stderr: ${p.err().slice(-2000)} its stdout: ${p.out().slice(-1000)}`;
         throw e;
       } finally {
         p.proc.off('exit', onExit);
@@ -96,12 +124,32 @@ describe('kill -9 soak', () => {
       const p = watch(spawnFxflowRun(proxy!.url, 'test/runner/ping-pong-strategy.ts', args));
       if (held !== undefined) {
         // Its answer handed back before the held request goes on: the lookup found nothing (404).
-        const lookup = await whileAlive(p, `the restarted runner's lookup of @${held}`, proxy!.reached('replied', (x) => x.n > since && x.method === 'GET' && x.path.endsWith(`/orders/@${held}`), START_MS));
+        const lookup = await whileAlive(
+          p,
+          `the restarted runner's lookup of @${held}`,
+          proxy!.reached(
+            'replied',
+            (x) => x.n > since && x.method === 'GET' && x.path.endsWith(`/orders/@${held}`),
+            START_MS,
+          ),
+        );
         lookups.set(held, lookup);
         proxy!.release();
-        await whileAlive(p, `the log line that ${held} is in doubt`, until(() => inDoubtLogged().has(held), `the log line that ${held} is in doubt`, START_MS));
+        await whileAlive(
+          p,
+          `the log line that ${held} is in doubt`,
+          until(() => inDoubtLogged().has(held), `the log line that ${held} is in doubt`, START_MS),
+        );
       }
-      await whileAlive(p, 'the runner to start', until(() => p.out().includes('Ctrl-C stops') && r!.sandbox.stats().streamConnections >= streams + 2, 'the runner to start', START_MS));
+      await whileAlive(
+        p,
+        'the runner to start',
+        until(
+          () => p.out().includes('Ctrl-C stops') && r!.sandbox.stats().streamConnections >= streams + 2,
+          'the runner to start',
+          START_MS,
+        ),
+      );
       starts.push(performance.now() - spawned);
       return p;
     };
@@ -114,7 +162,8 @@ describe('kill -9 soak', () => {
       const seen = proxy.requests.length;
       for (let k = 0; k < 3; k++) push(); // ping-pong decides on every 3rd price
       const held = await proxy.reached('held', (x) => x.n > seen && v20.orderPost(x));
-      const id = (JSON.parse(held.body) as { order: { clientExtensions: { id: string } } }).order.clientExtensions.id;
+      const id = (JSON.parse(held.body) as { order: { clientExtensions: { id: string } } }).order
+        .clientExtensions.id;
       heldIDs.push(id);
       heldRecords.set(id, held);
       run.proc.kill('SIGKILL');
@@ -130,11 +179,24 @@ describe('kill -9 soak', () => {
     }
     // The last runner trades one more order without faults, then stops.
     for (let k = 0; k < 3; k++) push();
-    await until(async () => (await accountTransactions(r!, start)).filter((t) => t.type === 'ORDER_FILL').length === CYCLES + 1, 'the last fill', 120_000);
+    await until(
+      async () =>
+        (await accountTransactions(r!, start)).filter((t) => t.type === 'ORDER_FILL').length === CYCLES + 1,
+      'the last fill',
+      120_000,
+    );
     // Stopped once the runner has the account's last transaction (journaled): a stop before its stream
     // brought it would leave it out of transactions.jsonl, by the test's doing, not the runner's.
     const last = (await r.rest.summary(r.accountID)).lastTransactionID;
-    await whileAlive(run, `the runner to journal transaction ${last}`, until(() => Journal.read(r!.journalDir).lastTransactionID === last, `the runner to journal transaction ${last}`, 120_000));
+    await whileAlive(
+      run,
+      `the runner to journal transaction ${last}`,
+      until(
+        () => Journal.read(r!.journalDir).lastTransactionID === last,
+        `the runner to journal transaction ${last}`,
+        120_000,
+      ),
+    );
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     const seconds = (performance.now() - t0) / 1000;
@@ -149,27 +211,51 @@ describe('kill -9 soak', () => {
     });
     const lost = intents.filter((x) => !orderIDs.includes(x));
     const unrecorded = orderIDs.filter((x) => x === undefined || !intents.includes(x));
-    const written = readFileSync(join(out, 'transactions.jsonl'), 'utf8').split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as Transaction).id);
+    const written = readFileSync(join(out, 'transactions.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => (JSON.parse(l) as Transaction).id);
     // What reached the wire, from the proxy's record (a log can lose its last lines to kill -9; this cannot):
     // every order request by client ID, and for each even cycle's held order, the restart's lookup.
-    const posted = proxy.requests.filter(v20.orderPost).map((x) => (JSON.parse(x.body) as { order: { clientExtensions: { id: string } } }).order.clientExtensions.id);
+    const posted = proxy.requests
+      .filter(v20.orderPost)
+      .map(
+        (x) =>
+          (JSON.parse(x.body) as { order: { clientExtensions: { id: string } } }).order.clientExtensions.id,
+      );
     const resent = posted.length - new Set(posted).size;
     const doubted = heldIDs.filter((_, k) => k % 2 === 1);
     // The restart's lookup had its answer before the held order went on: it found nothing (404), the
     // order was in doubt there, and it was found afterwards (one order), never sent again.
-    const lookedUpFirst = doubted.filter((id) => lookups.get(id)!.at.replied! <= heldRecords.get(id)!.at.forwarded!);
+    const lookedUpFirst = doubted.filter(
+      (id) => lookups.get(id)!.at.replied! <= heldRecords.get(id)!.at.forwarded!,
+    );
     const logged = inDoubtLogged();
     const waited = doubted.filter((id) => logged.has(id)).length;
     // No restart waited on an intent that was never sent: every intent a restart held in doubt had its
     // request on the wire (the proxy's record); the ones the journal had without a sent mark were reported, not waited for.
     const waitedUnsent = [...logged].filter((id) => !posted.includes(id));
-    const neverSent = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('journaled intent was never sent')).length : 0;
+    const neverSent = existsSync(log)
+      ? readFileSync(log, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('journaled intent was never sent')).length
+      : 0;
     // The folder replays to each cut.
     const replayOut = mkdtempSync(join(tmpdir(), 'fxflow-soak-replay-'));
-    const rp = watch(spawn(process.execPath, [join('bin', 'fxflow.js'), 'replay', out, '--out', replayOut], { cwd: resolve(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] }));
+    const rp = watch(
+      spawn(process.execPath, [join('bin', 'fxflow.js'), 'replay', out, '--out', replayOut], {
+        cwd: resolve(import.meta.dirname, '../..'),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     const replayCode = await rp.exited;
-    const cuts = rp.out().split('\n').filter((l) => / was cut off /.test(l));
-    console.log(`[kill soak] ${CYCLES} kill -9 with an order in flight in ${seconds.toFixed(0)} s; ${meta.sessions.length} sessions; the account: ${orders.length} orders, ${duplicateOrders(txs)} duplicated; intents recorded ${intents.length}, lost ${lost.length}, orders not recorded ${unrecorded.length}; restarts that waited for an order in doubt ${waited} of ${doubted.length} (its lookup answered before the order went on: ${lookedUpFirst.length}); restarts that waited on a never-sent intent ${waitedUnsent.length}, never-sent intents reported ${neverSent}; order requests ${posted.length}, resent ${resent}; starts ${(Math.min(...starts) / 1000).toFixed(1)}–${(Math.max(...starts) / 1000).toFixed(1)} s; transactions.jsonl ${written.length} of ${txs.length}; replay exit ${replayCode}, ${cuts.length} cut-off sessions named (${cuts[0]})`);
+    const cuts = rp
+      .out()
+      .split('\n')
+      .filter((l) => / was cut off /.test(l));
+    console.log(
+      `[kill soak] ${CYCLES} kill -9 with an order in flight in ${seconds.toFixed(0)} s; ${meta.sessions.length} sessions; the account: ${orders.length} orders, ${duplicateOrders(txs)} duplicated; intents recorded ${intents.length}, lost ${lost.length}, orders not recorded ${unrecorded.length}; restarts that waited for an order in doubt ${waited} of ${doubted.length} (its lookup answered before the order went on: ${lookedUpFirst.length}); restarts that waited on a never-sent intent ${waitedUnsent.length}, never-sent intents reported ${neverSent}; order requests ${posted.length}, resent ${resent}; starts ${(Math.min(...starts) / 1000).toFixed(1)}–${(Math.max(...starts) / 1000).toFixed(1)} s; transactions.jsonl ${written.length} of ${txs.length}; replay exit ${replayCode}, ${cuts.length} cut-off sessions named (${cuts[0]})`,
+    );
     expect(heldIDs).toHaveLength(CYCLES);
     expect(duplicateOrders(txs)).toBe(0);
     expect(orders).toHaveLength(CYCLES + 1);

@@ -7,20 +7,45 @@ import type { Granularity } from '../../src/domain/granularity.ts';
 import { CandleBuilder } from '../../src/runner/live-candles.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const prices = (c: Candle) => ({ instrument: c.instrument, granularity: c.granularity, time: c.time, at: c.at, bo: c.bo, bh: c.bh, bl: c.bl, bc: c.bc, ao: c.ao, ah: c.ah, al: c.al, ac: c.ac, complete: c.complete });
+const prices = (c: Candle) => ({
+  instrument: c.instrument,
+  granularity: c.granularity,
+  time: c.time,
+  at: c.at,
+  bo: c.bo,
+  bh: c.bh,
+  bl: c.bl,
+  bc: c.bc,
+  ao: c.ao,
+  ah: c.ah,
+  al: c.al,
+  ac: c.ac,
+  complete: c.complete,
+});
 
 describe('CandleBuilder', () => {
   it('candles built from the ticks of a period equal the catalog candles (and their v20-aligned aggregates) of that period', async () => {
     const m1: Candle[] = [];
     // A Friday into the weekend and a New York 17:00 day boundary: gaps and daily alignment.
-    for await (const b of new Catalog(resolve(ROOT, 'data/catalog')).candles({ instrument: 'EUR_USD', granularity: 'M1', from: Date.UTC(2024, 0, 4, 12), to: Date.UTC(2024, 0, 8, 12) })) m1.push(...b);
+    for await (const b of new Catalog(resolve(ROOT, 'data/catalog')).candles({
+      instrument: 'EUR_USD',
+      granularity: 'M1',
+      from: Date.UTC(2024, 0, 4, 12),
+      to: Date.UTC(2024, 0, 8, 12),
+    }))
+      m1.push(...b);
     expect(m1.length).toBeGreaterThan(1000);
     const out: string[] = [];
     for (const g of ['M1', 'M5', 'H1', 'D'] as Granularity[]) {
       const builder = new CandleBuilder('EUR_USD', g);
       const built: Candle[] = [];
       for (const c of m1) {
-        for (const [t, b, a] of [[c.time, c.bo, c.ao], [c.time + 15_000, c.bh, c.ah], [c.time + 30_000, c.bl, c.al], [c.time + 59_000, c.bc, c.ac]] as const) {
+        for (const [t, b, a] of [
+          [c.time, c.bo, c.ao],
+          [c.time + 15_000, c.bh, c.ah],
+          [c.time + 30_000, c.bl, c.al],
+          [c.time + 59_000, c.bc, c.ac],
+        ] as const) {
           const done = builder.tick(t, b, a);
           if (done) built.push(done);
         }

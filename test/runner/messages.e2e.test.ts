@@ -18,13 +18,27 @@ afterEach(async () => {
 
 /** A process environment with an empty home of its own and FXFLOW_TOKEN set (which must never reach a sandbox). */
 function envWithout(): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = { ...process.env, HOME: mkdtempSync(join(tmpdir(), 'fxflow-home-')), FXFLOW_TOKEN: 'a-live-token-0123456789' };
+  const e: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: mkdtempSync(join(tmpdir(), 'fxflow-home-')),
+    FXFLOW_TOKEN: 'a-live-token-0123456789',
+  };
   delete e.OANDA_TOKEN;
   return e;
 }
 
-async function fxflowRun(args: string[], env?: NodeJS.ProcessEnv): Promise<{ code: number | null; err: string }> {
-  run = watch(spawnFxflowRun(r!.sandbox.url, 'test/runner/ping-pong-strategy.ts', ['--journal', r!.journalDir, ...args], env));
+async function fxflowRun(
+  args: string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; err: string }> {
+  run = watch(
+    spawnFxflowRun(
+      r!.sandbox.url,
+      'test/runner/ping-pong-strategy.ts',
+      ['--journal', r!.journalDir, ...args],
+      env,
+    ),
+  );
   const code = await run.exited;
   return { code, err: run.err() };
 }
@@ -32,7 +46,7 @@ async function fxflowRun(args: string[], env?: NodeJS.ProcessEnv): Promise<{ cod
 const STACK = /\n\s+at .+:\d+:\d+/;
 
 describe('messages that say what works', () => {
-  it('--require-token without a sandbox token: names the sandbox\'s own sources, never suggests FXFLOW_TOKEN (never sent to a sandbox)', async () => {
+  it("--require-token without a sandbox token: names the sandbox's own sources, never suggests FXFLOW_TOKEN (never sent to a sandbox)", async () => {
     r = await rig({ requireToken: 'the-sandbox-token' });
     const { code, err } = await fxflowRun(['--require-token'], envWithout());
     console.log(`[messages] --require-token, no sandbox token: exit ${code}; ${err.trim()}`);
@@ -60,7 +74,9 @@ describe('messages that say what works', () => {
     const before = (await r.rest.summary(r.accountID)).lastTransactionID;
     const { code, err } = await fxflowRun(['--kill-file', kill]);
     const after = (await r.rest.summary(r.accountID)).lastTransactionID;
-    console.log(`[messages] kill file in place: exit ${code}; ${err.trim()}; account transactions ${before} -> ${after}`);
+    console.log(
+      `[messages] kill file in place: exit ${code}; ${err.trim()}; account transactions ${before} -> ${after}`,
+    );
     expect(code).toBe(1);
     expect(err).toContain(`the kill file ${kill} exists`);
     expect(err).toContain(`rm ${kill}`);

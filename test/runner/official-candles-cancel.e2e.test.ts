@@ -17,8 +17,21 @@ const WARN = 'official candle unavailable; the candle built from ticks is delive
 
 /** The tick-built candle of minute 10:00 (its values differ from the catalog's). */
 const built = (): Candle => ({
-  kind: 'candle', instrument: 'EUR_USD', granularity: 'M1', time: START, at: START + 60_000,
-  bo: 1.1, bh: 1.1, bl: 1.1, bc: 1.1, ao: 1.1001, ah: 1.1001, al: 1.1001, ac: 1.1001, volume: 3, complete: true,
+  kind: 'candle',
+  instrument: 'EUR_USD',
+  granularity: 'M1',
+  time: START,
+  at: START + 60_000,
+  bo: 1.1,
+  bh: 1.1,
+  bl: 1.1,
+  bc: 1.1,
+  ao: 1.1001,
+  ah: 1.1001,
+  al: 1.1001,
+  ac: 1.1001,
+  volume: 3,
+  complete: true,
 });
 
 afterEach(closeTapRigs);
@@ -27,21 +40,35 @@ afterEach(closeTapRigs);
 const rig = (faults: FaultOptions): Promise<TapRig> => tapRig(START + 120_000, faults, { retryBaseMs: 20 });
 
 /** The feed's fetch, forwarding its signal and retry option (what the runner should pass). */
-const forwarding = (rest: V20Rest): CandleFetch => (instrument, granularity, from, o) => rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }, o);
+const forwarding =
+  (rest: V20Rest): CandleFetch =>
+  (instrument, granularity, from, o) =>
+    rest.candles(instrument, { granularity, price: 'BA', from, count: 1 }, o);
 /** A fetch that drops the options: no cancellation, the transport's retries. */
-const ignoring = (rest: V20Rest): CandleFetch => (instrument, granularity, from) => rest.candles(instrument, { granularity, price: 'BA', from, count: 1 });
+const ignoring =
+  (rest: V20Rest): CandleFetch =>
+  (instrument, granularity, from) =>
+    rest.candles(instrument, { granularity, price: 'BA', from, count: 1 });
 
-function feedOf(fetch: CandleFetch, waitMs: number, retryMs?: number): { feed: LiveCandleFeed; delivered: { candle: Candle; at: number }[]; warns: Record<string, unknown>[] } {
+function feedOf(
+  fetch: CandleFetch,
+  waitMs: number,
+  retryMs?: number,
+): { feed: LiveCandleFeed; delivered: { candle: Candle; at: number }[]; warns: Record<string, unknown>[] } {
   const warns: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _e, done) {
-      for (const l of chunk.toString('utf8').split('\n')) if (l !== '') warns.push(JSON.parse(l) as Record<string, unknown>);
+      for (const l of chunk.toString('utf8').split('\n'))
+        if (l !== '') warns.push(JSON.parse(l) as Record<string, unknown>);
       done();
     },
   });
   const delivered: { candle: Candle; at: number }[] = [];
   const feed = new LiveCandleFeed({
-    source: 'endpoint', fetch, waitMs, ...(retryMs !== undefined ? { retryMs } : {}),
+    source: 'endpoint',
+    fetch,
+    waitMs,
+    ...(retryMs !== undefined ? { retryMs } : {}),
     log: pino({ level: 'warn' }, sink),
     deliver: (c) => delivered.push({ candle: c, at: performance.now() }),
   });
@@ -71,7 +98,13 @@ describe('LiveCandleFeed cancels what it gives up on', () => {
     expect(fellBack).toBeGreaterThanOrEqual(495);
     expect(fellBack).toBeLessThan(900);
     expect(warns.filter((w) => w.msg === WARN)).toEqual([
-      expect.objectContaining({ instrument: 'EUR_USD', granularity: 'M1', candleTime: formatTime(START), reason: 'no answer within the 500 ms wait', attempts: 1 }),
+      expect.objectContaining({
+        instrument: 'EUR_USD',
+        granularity: 'M1',
+        candleTime: formatTime(START),
+        reason: 'no answer within the 500 ms wait',
+        attempts: 1,
+      }),
     ]);
     const conn = await r.tap.closed(0);
     expect(conn).toMatchObject({ closedBy: 'client', bytesDown: 0 });
@@ -94,7 +127,9 @@ describe('LiveCandleFeed cancels what it gives up on', () => {
     await until(() => s.tap.connections[0]!.bytesDown > 0, 3000, 'the ignored answer');
     const answeredAt = performance.now() - t1;
     expect(answeredAt).toBeGreaterThanOrEqual(1900);
-    console.log(`[official candles] candle request held 2 s, wait 500 ms: fallback after ${Math.round(fellBack)} ms and the request aborted (socket closed ${Math.round(conn.closedAt! - t0)} ms in, 0 answer bytes); ignoring the signal: fallback after ${Math.round(oldFellBack)} ms, the request ran on and was answered ${Math.round(answeredAt)} ms in, ignored`);
+    console.log(
+      `[official candles] candle request held 2 s, wait 500 ms: fallback after ${Math.round(fellBack)} ms and the request aborted (socket closed ${Math.round(conn.closedAt! - t0)} ms in, 0 answer bytes); ignoring the signal: fallback after ${Math.round(oldFellBack)} ms, the request ran on and was answered ${Math.round(answeredAt)} ms in, ignored`,
+    );
   }, 20_000);
 
   it('closing the feed (stop or kill switch) aborts the fetches in flight at once: nothing delivered, the candle counted dropped, the socket closed, no warning', async () => {
@@ -115,10 +150,12 @@ describe('LiveCandleFeed cancels what it gives up on', () => {
     expect(delivered).toEqual([]);
     expect(feed.counts).toMatchObject({ official: 0, fromTicks: 0, pending: 0, dropped: 1 });
     expect(warns.filter((w) => w.msg === WARN)).toEqual([]);
-    console.log(`[official candles] feed closed during a 3 s candle request: drained in ${Math.round(drained)} ms, socket closed ${Math.round(conn.closedAt! - t0)} ms after close()`);
+    console.log(
+      `[official candles] feed closed during a 3 s candle request: drained in ${Math.round(drained)} ms, socket closed ${Math.round(conn.closedAt! - t0)} ms after close()`,
+    );
   });
 
-  it('503 on every candle request: each of the feed\'s attempts is exactly one request (the transport does not retry under it); the warning and the fallback time are as before', async () => {
+  it("503 on every candle request: each of the feed's attempts is exactly one request (the transport does not retry under it); the warning and the fallback time are as before", async () => {
     const r = await rig({ candleFailStatus: 503 });
     const { feed, delivered, warns } = feedOf(forwarding(r.rest), 1000, 100);
     const t0 = performance.now();
@@ -148,6 +185,8 @@ describe('LiveCandleFeed cancels what it gives up on', () => {
     // The last attempt's retries run on after the fallback: the sandbox serves more requests than attempts.
     await until(() => s.served() > (ow.attempts as number), 10_000, 'a retry after the fallback');
     expect(s.served()).toBeGreaterThan(ow.attempts as number);
-    console.log(`[official candles] 503 for the whole 1 s wait: ${w.attempts} attempts = ${r.served()} requests, fallback after ${Math.round(fellBack)} ms; ignoring the options: ${ow.attempts} attempts, ${s.served()} requests (some after the fallback), fallback after ${Math.round(oldFellBack)} ms`);
+    console.log(
+      `[official candles] 503 for the whole 1 s wait: ${w.attempts} attempts = ${r.served()} requests, fallback after ${Math.round(fellBack)} ms; ignoring the options: ${ow.attempts} attempts, ${s.served()} requests (some after the fallback), fallback after ${Math.round(oldFellBack)} ms`,
+    );
   }, 20_000);
 });

@@ -18,7 +18,12 @@ function capture(): { log: pino.Logger; lines: string[] } {
   const lines: string[] = [];
   const out = new Writable({
     write(chunk: Buffer, _e, done) {
-      lines.push(...chunk.toString().split('\n').filter((l) => l !== ''));
+      lines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       done();
     },
   });
@@ -31,7 +36,14 @@ describe('operations', () => {
     r = await rig({ requireToken: TOKEN });
     const { log, lines } = capture();
     const http = new V20Http({ baseUrl: r.sandbox.url, token: TOKEN, log, retryBaseMs: 20 });
-    const runner = r.runner({ http, rest: new V20Rest(http), log, statusEveryMs: 100, flattenOnExit: true, params: { every: 4, units: '1000' } });
+    const runner = r.runner({
+      http,
+      rest: new V20Rest(http),
+      log,
+      statusEveryMs: 100,
+      flattenOnExit: true,
+      params: { every: 4, units: '1000' },
+    });
     await runner.start();
     let n = 0;
     for (const p of pricePath(14)) {
@@ -44,10 +56,20 @@ describe('operations', () => {
     const openBefore = (await r.rest.openTrades(r.accountID)).length;
     const res = await runner.stop('SIGTERM');
     const openAfter = (await r.rest.openTrades(r.accountID)).length;
-    const status = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'status');
-    console.log(`[operations] ${status.length} status lines, e.g. ${JSON.stringify(status[0])}; open trades before stop ${openBefore}, after flatten ${openAfter}; ${lines.length} log lines, token found in ${lines.filter((l) => l.includes(TOKEN)).length}`);
+    const status = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'status');
+    console.log(
+      `[operations] ${status.length} status lines, e.g. ${JSON.stringify(status[0])}; open trades before stop ${openBefore}, after flatten ${openAfter}; ${lines.length} log lines, token found in ${lines.filter((l) => l.includes(TOKEN)).length}`,
+    );
     expect(status.length).toBeGreaterThanOrEqual(2);
-    expect(status[0]).toMatchObject({ nav: expect.any(Number), openTrades: expect.any(Number), latencyMs: expect.any(Object), pricing: expect.objectContaining({ connects: expect.any(Number) }), transactions: expect.objectContaining({ connects: expect.any(Number) }) });
+    expect(status[0]).toMatchObject({
+      nav: expect.any(Number),
+      openTrades: expect.any(Number),
+      latencyMs: expect.any(Object),
+      pricing: expect.objectContaining({ connects: expect.any(Number) }),
+      transactions: expect.objectContaining({ connects: expect.any(Number) }),
+    });
     expect(lines.some((l) => l.includes(TOKEN))).toBe(false);
     expect(res.report).not.toContain(TOKEN);
     expect(openBefore).toBe(1);
@@ -75,7 +97,9 @@ describe('operations', () => {
       await waitTicks(runner, i + 1);
     }
     await runner.stop('end');
-    console.log(`[warm-up] live candles seen: ${JSON.stringify(seen.map((s) => ({ at: new Date(s.live).toISOString(), closes: s.closes })))}`);
+    console.log(
+      `[warm-up] live candles seen: ${JSON.stringify(seen.map((s) => ({ at: new Date(s.live).toISOString(), closes: s.closes })))}`,
+    );
     expect(seen.length).toBe(2);
     expect(seen[0]!.closes).toBe(51); // 50 warm-up candles + the first live one
     expect(seen[0]!.live).toBe(t0 + 60_000);

@@ -19,7 +19,10 @@ const pingPong = defineStrategy({
     if (ticks % ctx.params.every !== 0) return { state: { ...s, ticks, last, again } };
     const net = ctx.position('EUR_USD').net;
     const units = net > 0 ? `-${ctx.params.units}` : ctx.params.units;
-    return { state: { ...s, ticks, last, again, orders: s.orders + 1 }, intents: [ctx.market('EUR_USD', units)] };
+    return {
+      state: { ...s, ticks, last, again, orders: s.orders + 1 },
+      intents: [ctx.market('EUR_USD', units)],
+    };
   },
   onTransaction(ctx, s) {
     return ctx.transaction?.type === 'ORDER_FILL' ? { state: { ...s, fills: s.fills + 1 } } : undefined;

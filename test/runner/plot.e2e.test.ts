@@ -32,7 +32,13 @@ const plotter = defineStrategy({
 const path = pricePath(9);
 
 async function session(rg: Rig, plots: PlotFile, from: number, to: number): Promise<void> {
-  const runner: Runner = rg.runner({ broker: 'sim', strategy: plotter as never, name: 'plotter', params: {}, onPlot: plots.plot });
+  const runner: Runner = rg.runner({
+    broker: 'sim',
+    strategy: plotter as never,
+    name: 'plotter',
+    params: {},
+    onPlot: plots.plot,
+  });
   await runner.start();
   let seen = 0;
   for (let i = from; i < to; i++) {
@@ -69,8 +75,12 @@ describe('ctx.plot in fxflow run', () => {
   it('a bad plot name stops with a message naming the call; a run that plots nothing leaves no plots.csv', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-live-plots-'));
     const plots = new PlotFile(dir);
-    expect(() => plots.plot(0, 'a,b', 1, '', 'line', '')).toThrow(/ctx\.plot\("a,b"\): a plot's name is 1 to 64 characters with no comma/);
-    expect(() => plots.plot(0, 'ok', 1, '', 'arrow' as never, '')).toThrow(/style.*one of line, up, down, dot/);
+    expect(() => plots.plot(0, 'a,b', 1, '', 'line', '')).toThrow(
+      /ctx\.plot\("a,b"\): a plot's name is 1 to 64 characters with no comma/,
+    );
+    expect(() => plots.plot(0, 'ok', 1, '', 'arrow' as never, '')).toThrow(
+      /style.*one of line, up, down, dot/,
+    );
     plots.close();
     expect(existsSync(join(dir, 'plots.csv'))).toBe(false);
   });

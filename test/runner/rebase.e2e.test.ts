@@ -28,8 +28,12 @@ describe('journal rebase', () => {
         const c = runner.journal.contents();
         if (c.state !== undefined) {
           const handled = Number(c.state.handledTransactionID);
-          const fillsUpTo = (await accountTransactions(r!, start)).filter((t) => t.type === 'ORDER_FILL' && Number(t.id) <= handled).length;
-          expect(handled).toBeGreaterThanOrEqual(Number((c.baseline as { lastTransactionID: string }).lastTransactionID));
+          const fillsUpTo = (await accountTransactions(r!, start)).filter(
+            (t) => t.type === 'ORDER_FILL' && Number(t.id) <= handled,
+          ).length;
+          expect(handled).toBeGreaterThanOrEqual(
+            Number((c.baseline as { lastTransactionID: string }).lastTransactionID),
+          );
           expect((c.state.state as { fills: number }).fills).toBe(fillsUpTo);
           checked++;
         }
@@ -41,7 +45,8 @@ describe('journal rebase', () => {
     const mostFirst = await push(first, 0, 100);
     // Let a rebase that is under way finish, then stop.
     await new Promise((res) => setTimeout(res, 200));
-    const baselineFirst = (first.journal.contents().baseline as { lastTransactionID: string }).lastTransactionID;
+    const baselineFirst = (first.journal.contents().baseline as { lastTransactionID: string })
+      .lastTransactionID;
     await first.stop('restart');
 
     const second = r.runner({ rebaseEvery });

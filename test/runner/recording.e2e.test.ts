@@ -22,8 +22,14 @@ afterEach(async () => {
 });
 
 const meta = (accountID: string) => ({
-  fxflow: 'test', strategy: { file: 'test/runner/ping-pong-strategy.ts', name: 'ping-pong', sha256: 'x' }, params: { every: 3, units: '1000' }, env: 'sandbox', accountID, broker: 'v20' as const,
-  subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [] }, config: {},
+  fxflow: 'test',
+  strategy: { file: 'test/runner/ping-pong-strategy.ts', name: 'ping-pong', sha256: 'x' },
+  params: { every: 3, units: '1000' },
+  env: 'sandbox',
+  accountID,
+  broker: 'v20' as const,
+  subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [] },
+  config: {},
 });
 
 describe('the run folder keeps the inputs', () => {
@@ -47,11 +53,16 @@ describe('the run folder keeps the inputs', () => {
     const problems = await readInputs(dir, inputFiles(dir, m).files, (rec) => recs.push(rec));
     const kinds = (k: string): number => recs.filter((x) => x.k === k).length;
     // transactions.jsonl: the account's transactions of both sessions, each once, in ID order.
-    const written = readFileSync(join(dir, 'transactions.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
+    const written = readFileSync(join(dir, 'transactions.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { id: string }).id);
     const received = [...new Set(recs.flatMap((x) => (x.k === 'tx' ? [x.tx.id] : [])))];
     expect(written).toEqual(received);
     expect(written.map(Number)).toEqual([...written.map(Number)].sort((a, b) => a - b));
-    console.log(`[recording] ${m.sessions.length} sessions, files ${m.sessions.map((s) => s.files.length).join('+')}, records: ${kinds('tick')} ticks, ${kinds('tx')} transactions, ${kinds('intent')} intents, ${kinds('session')} session markers`);
+    console.log(
+      `[recording] ${m.sessions.length} sessions, files ${m.sessions.map((s) => s.files.length).join('+')}, records: ${kinds('tick')} ticks, ${kinds('tx')} transactions, ${kinds('intent')} intents, ${kinds('session')} session markers`,
+    );
     expect(problems.messages).toEqual([]);
     expect(m.sessions).toHaveLength(2);
     expect(m.sessions[1]!.firstSeq).toBe(m.sessions[0]!.lastSeq! + 1);
@@ -66,7 +77,12 @@ describe('the run folder keeps the inputs', () => {
       if (x.k !== 'intent') continue;
       const ev = recs.find((y) => y.seq === x.after)!;
       expect(ev.k).toBe('tick');
-      const fill = recs.find((y) => y.k === 'tx' && y.tx.type === 'ORDER_FILL' && (y.tx as { clientOrderID?: string }).clientOrderID === x.intent.id);
+      const fill = recs.find(
+        (y) =>
+          y.k === 'tx' &&
+          y.tx.type === 'ORDER_FILL' &&
+          (y.tx as { clientOrderID?: string }).clientOrderID === x.intent.id,
+      );
       expect(fill!.seq).toBeGreaterThan(x.seq);
     }
   }, 60_000);
@@ -75,8 +91,22 @@ describe('the run folder keeps the inputs', () => {
     r = await rig();
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-live-candles-'));
     const file = 'test/runner/replay-candle-strategy.ts';
-    const recorder = new InputRecorder({ dir, meta: { ...meta(r.accountID), strategy: { file, name: 'replay-candles', sha256: fileSha256(file) }, params: replayCandles.params, subscriptions: { candles: ['EUR_USD:M1'], ticks: [], signals: [], calendar: [] } } });
-    const runner = r.runner({ strategy: replayCandles as never, name: 'replay-candles', params: replayCandles.params, recorder, candles: 'ticks' });
+    const recorder = new InputRecorder({
+      dir,
+      meta: {
+        ...meta(r.accountID),
+        strategy: { file, name: 'replay-candles', sha256: fileSha256(file) },
+        params: replayCandles.params,
+        subscriptions: { candles: ['EUR_USD:M1'], ticks: [], signals: [], calendar: [] },
+      },
+    });
+    const runner = r.runner({
+      strategy: replayCandles as never,
+      name: 'replay-candles',
+      params: replayCandles.params,
+      recorder,
+      candles: 'ticks',
+    });
     await runner.start();
     // A price every 20 s for 10 minutes: 9 complete M1 candles, each completed by the first price after it.
     const path = pricePath(30).map((p, i) => ({ ...p, time: Date.UTC(2024, 0, 2, 10, 0, 10) + i * 20_000 }));
@@ -98,20 +128,36 @@ describe('the run folder keeps the inputs', () => {
       expect(c.k === 'candle' && c.px?.t).toBe(next.k === 'tick' ? next.t : -1);
     }
     const rec = await replayRun({ dir });
-    console.log(`[recording candles] ${candles.length} candles from ticks, ${rec.decisions.live} decisions; replay: ${rec.differences} differences, realized P/L ${rec.money.live.realizedPL} / ${rec.money.replay.realizedPL}`);
+    console.log(
+      `[recording candles] ${candles.length} candles from ticks, ${rec.decisions.live} decisions; replay: ${rec.differences} differences, realized P/L ${rec.money.live.realizedPL} / ${rec.money.replay.realizedPL}`,
+    );
     expect(rec.decisions).toMatchObject({ live: 9, replay: 9, differ: 0 });
     expect(rec.fills).toMatchObject({ compared: 9, differ: 0 });
     expect(rec.differences).toBe(0);
   }, 60_000);
 
-  it('a risk refusal (the risk layer\'s own reject, never at the account) is recorded, and the replay, under the recorded limits, refuses the same: zero differences', async () => {
+  it("a risk refusal (the risk layer's own reject, never at the account) is recorded, and the replay, under the recorded limits, refuses the same: zero differences", async () => {
     r = await rig();
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-live-risk-'));
     const file = 'test/runner/replay-strategy.ts';
     const limits = { maxUnits: 1500 };
-    const recorder = new InputRecorder({ dir, meta: { ...meta(r.accountID), strategy: { file, name: 'replay-strategy', sha256: fileSha256(file) }, params: { units: '2000' }, config: { limits } } });
+    const recorder = new InputRecorder({
+      dir,
+      meta: {
+        ...meta(r.accountID),
+        strategy: { file, name: 'replay-strategy', sha256: fileSha256(file) },
+        params: { units: '2000' },
+        config: { limits },
+      },
+    });
     // 2000 units against a limit of 1500: every entry refused.
-    const runner = r.runner({ strategy: replayStrategy as never, name: 'replay-strategy', params: { units: '2000' }, recorder, limits });
+    const runner = r.runner({
+      strategy: replayStrategy as never,
+      name: 'replay-strategy',
+      params: { units: '2000' },
+      recorder,
+      limits,
+    });
     await runner.start();
     for (const p of pricePath(12)) {
       r.sandbox.setTime(p.time);
@@ -120,7 +166,9 @@ describe('the run folder keeps the inputs', () => {
     }
     await runner.stop('end');
     const rec = await replayRun({ dir });
-    console.log(`[recording risk] ${rec.records.intents} intents, ${rec.records.transactions} transactions recorded (the refusals); replay: ${rec.differences} differences`);
+    console.log(
+      `[recording risk] ${rec.records.intents} intents, ${rec.records.transactions} transactions recorded (the refusals); replay: ${rec.differences} differences`,
+    );
     expect(rec.records.intents).toBe(4);
     expect(rec.records.transactions).toBe(4);
     expect(rec.fills).toMatchObject({ compared: 4, differ: 0 });
@@ -132,15 +180,35 @@ describe('the run folder keeps the inputs', () => {
     r = await rig({ clock: 'manual', start: Date.UTC(2024, 0, 2, 12) });
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-live-labs-'));
     const file = 'test/runner/replay-labs-strategy.ts';
-    const recorder = new InputRecorder({ dir, meta: { ...meta(r.accountID), strategy: { file, name: 'replay-labs', sha256: fileSha256(file) }, params: {}, subscriptions: { candles: [], ticks: ['EUR_USD'], signals: ['EUR_USD'], calendar: ['USD', 'EUR'] } } });
+    const recorder = new InputRecorder({
+      dir,
+      meta: {
+        ...meta(r.accountID),
+        strategy: { file, name: 'replay-labs', sha256: fileSha256(file) },
+        params: {},
+        subscriptions: { candles: [], ticks: ['EUR_USD'], signals: ['EUR_USD'], calendar: ['USD', 'EUR'] },
+      },
+    });
     r.sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.10015 });
-    const runner = r.runner({ strategy: replayLabs as never, name: 'replay-labs', params: {}, recorder, labs: new V20Labs(r.http), labsPoll: { every: { calendar: 30, signals: 30 }, tickMs: 20 } });
+    const runner = r.runner({
+      strategy: replayLabs as never,
+      name: 'replay-labs',
+      params: {},
+      recorder,
+      labs: new V20Labs(r.http),
+      labsPoll: { every: { calendar: 30, signals: 30 }, tickMs: 20 },
+    });
     await runner.start();
-    await until(() => runner.ticks > 0 && runner.labsPoller!.stats.polls >= 4 && runner.labsPoller!.stats.items > 0, 'a price and labs events');
+    await until(
+      () => runner.ticks > 0 && runner.labsPoller!.stats.polls >= 4 && runner.labsPoller!.stats.items > 0,
+      'a price and labs events',
+    );
     await settle(r, runner);
     await runner.stop('end');
     const rec = await replayRun({ dir });
-    console.log(`[recording labs] ${rec.records.labs} labs events, ${rec.decisions.live} decisions; replay: ${rec.differences} differences`);
+    console.log(
+      `[recording labs] ${rec.records.labs} labs events, ${rec.decisions.live} decisions; replay: ${rec.differences} differences`,
+    );
     expect(rec.records.labs).toBeGreaterThan(0);
     expect(rec.decisions.live).toBe(rec.records.labs);
     expect(rec.decisions).toMatchObject({ replay: rec.records.labs, differ: 0 });
@@ -152,11 +220,36 @@ describe('the run folder keeps the inputs', () => {
     r = await rig({ clock: 'manual', start: Date.UTC(2024, 0, 2, 12) });
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-live-spread-cot-'));
     const file = 'test/runner/replay-spread-cot-strategy.ts';
-    const recorder = new InputRecorder({ dir, meta: { ...meta(r.accountID), strategy: { file, name: 'replay-spread-cot', sha256: fileSha256(file) }, params: {}, subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [], spreads: ['EUR_USD'], cot: ['EUR_USD'] } } });
+    const recorder = new InputRecorder({
+      dir,
+      meta: {
+        ...meta(r.accountID),
+        strategy: { file, name: 'replay-spread-cot', sha256: fileSha256(file) },
+        params: {},
+        subscriptions: {
+          candles: [],
+          ticks: ['EUR_USD'],
+          signals: [],
+          calendar: [],
+          spreads: ['EUR_USD'],
+          cot: ['EUR_USD'],
+        },
+      },
+    });
     r.sandbox.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.10015 });
-    const runner = r.runner({ strategy: replaySpreadCot as never, name: 'replay-spread-cot', params: {}, recorder, labs: new V20Labs(r.http), labsPoll: { every: { spreads: 30, cot: 30 }, tickMs: 20 } });
+    const runner = r.runner({
+      strategy: replaySpreadCot as never,
+      name: 'replay-spread-cot',
+      params: {},
+      recorder,
+      labs: new V20Labs(r.http),
+      labsPoll: { every: { spreads: 30, cot: 30 }, tickMs: 20 },
+    });
     await runner.start();
-    await until(() => runner.ticks > 0 && runner.labsPoller!.stats.polls >= 4 && runner.labsPoller!.stats.items > 0, 'a price and labs events');
+    await until(
+      () => runner.ticks > 0 && runner.labsPoller!.stats.polls >= 4 && runner.labsPoller!.stats.items > 0,
+      'a price and labs events',
+    );
     await settle(r, runner);
     await runner.stop('end');
     const recs: InputRecord[] = [];

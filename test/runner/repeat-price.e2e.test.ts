@@ -24,7 +24,8 @@ const path = pricePath(80);
 async function delivered(runner: Runner, n: number): Promise<void> {
   const t0 = Date.now();
   while (runner.pricingStats.delivered < n) {
-    if (Date.now() - t0 > 10_000) throw new Error(`pricing stream delivered ${runner.pricingStats.delivered} of ${n} lines`);
+    if (Date.now() - t0 > 10_000)
+      throw new Error(`pricing stream delivered ${runner.pricingStats.delivered} of ${n} lines`);
     await new Promise((res) => setTimeout(res, 5));
   }
 }
@@ -59,7 +60,9 @@ describe('the latest price again after a restart', () => {
       await push(r, second, 10, 15);
       const res = await second.stop('end');
       const s2 = second.state as PingPongState;
-      console.log(`[repeat price, ${broker}] first run ${pricesFirst} prices (state ticks ${s1.ticks}); restart: the repeated price made ${afterRepeat} ticks; 5 more prices: state ticks ${s2.ticks} over ${pricesFirst + 5} prices, seen again ${s2.again}; recovered ${JSON.stringify(res.recovered)}`);
+      console.log(
+        `[repeat price, ${broker}] first run ${pricesFirst} prices (state ticks ${s1.ticks}); restart: the repeated price made ${afterRepeat} ticks; 5 more prices: state ticks ${s2.ticks} over ${pricesFirst + 5} prices, seen again ${s2.again}; recovered ${JSON.stringify(res.recovered)}`,
+      );
       expect(s1.ticks).toBe(pricesFirst);
       expect(afterRepeat).toBe(0);
       expect(restored).toEqual(s1);
@@ -105,7 +108,9 @@ describe('the latest price again after a restart', () => {
     await settle(r, second);
     const s2 = second.state as PingPongState;
     await second.stop('end');
-    console.log(`[repeat price, rebase] crash copy after price ${at} (rebased to ${baseline}); restart: the repeated price made ${afterRepeat} ticks; state ${JSON.stringify(restored)} -> ${JSON.stringify(s2)}`);
+    console.log(
+      `[repeat price, rebase] crash copy after price ${at} (rebased to ${baseline}); restart: the repeated price made ${afterRepeat} ticks; state ${JSON.stringify(restored)} -> ${JSON.stringify(s2)}`,
+    );
     expect(afterRepeat).toBe(0);
     expect(restored).toEqual(crashed);
     expect(s2.ticks).toBe(crashed.ticks + 3);

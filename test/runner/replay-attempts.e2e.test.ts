@@ -31,9 +31,24 @@ describe('fxflow replay names the order path behind a late fill', () => {
     proxy = await startFaultProxy(r.sandbox.url);
     const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-attempts-')), 'live');
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
-    run = await startFxflowRun(r.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')], 2, { url: proxy.url });
+    run = await startFxflowRun(
+      r.sandbox,
+      STRATEGY,
+      ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')],
+      2,
+      { url: proxy.url },
+    );
     // The first order request: 503 from "v20"; the second (the resend): held until released.
-    proxy.rule(v20.orderPost, { kind: 'answer', status: 503, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ errorMessage: 'Service unavailable (test)' }) }, 1);
+    proxy.rule(
+      v20.orderPost,
+      {
+        kind: 'answer',
+        status: 503,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ errorMessage: 'Service unavailable (test)' }),
+      },
+      1,
+    );
     proxy.rule(v20.orderPost, { kind: 'hold', ms: 600_000 }, 1);
     const path = pricePath(12);
     let fills = 0;
@@ -54,20 +69,28 @@ describe('fxflow replay names the order path behind a late fill', () => {
         r.sandbox.pushPrice(next);
         proxy.release();
       }
-      await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills, `fill ${fills}`, 30_000);
+      await until(
+        () => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills,
+        `fill ${fills}`,
+        30_000,
+      );
     }
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     run = undefined;
     const a = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', out], { cwd: ROOT, encoding: 'utf8' });
     const rec = JSON.parse(readFileSync(join(out, 'reconciliation.json'), 'utf8')) as Reconciliation;
-    console.log(`[replay attempts] ${a.stdout.trim()}\n${rec.fills.diffs.map((d) => d.explanation).join('\n')}`);
+    console.log(
+      `[replay attempts] ${a.stdout.trim()}\n${rec.fills.diffs.map((d) => d.explanation).join('\n')}`,
+    );
     expect(a.status).toBe(0);
     expect(rec.decisions.differ).toBe(0);
     expect(rec.fills.differ).toBe(1);
     const d = rec.fills.diffs[0]!;
     // The fill came at the price pushed while the resend was held, 1 s after the decision.
     expect(d.live.time).toBe(new Date(path[3]!.time).toISOString().replace('Z', '000000Z'));
-    expect(d.explanation).toMatch(/; the order path: 503 on the first send, looked up \(not found\), resent after \d+\.\d s, answered on the second send$/);
+    expect(d.explanation).toMatch(
+      /; the order path: 503 on the first send, looked up \(not found\), resent after \d+\.\d s, answered on the second send$/,
+    );
   }, 120_000);
 });

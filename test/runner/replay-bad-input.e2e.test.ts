@@ -2,7 +2,15 @@
 // naming the file and line; nothing recorded is changed. A real runner records against a real
 // sandbox over HTTP; `fxflow replay` runs as a process on the damaged copies.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -25,17 +33,34 @@ beforeAll(async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'fxflow-bad-input-'));
   // The strategy from a copy, so one test can change it.
   strategyFile = join(tmp, 'replay-strategy.ts');
-  writeFileSync(strategyFile, readFileSync(join(ROOT, 'test/runner/replay-strategy.ts'), 'utf8').replace("'../../src/strategy/api.ts'", `'${join(ROOT, 'src/strategy/api.ts')}'`));
+  writeFileSync(
+    strategyFile,
+    readFileSync(join(ROOT, 'test/runner/replay-strategy.ts'), 'utf8').replace(
+      "'../../src/strategy/api.ts'",
+      `'${join(ROOT, 'src/strategy/api.ts')}'`,
+    ),
+  );
   good = join(tmp, 'good');
   mkdirSync(good);
   const recorder = new InputRecorder({
     dir: good,
     meta: {
-      fxflow: 'test', strategy: { file: strategyFile, name: 'replay-strategy', sha256: fileSha256(strategyFile) }, params: replayStrategy.params, env: 'sandbox', accountID: r.accountID, broker: 'v20',
-      subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [] }, config: {},
+      fxflow: 'test',
+      strategy: { file: strategyFile, name: 'replay-strategy', sha256: fileSha256(strategyFile) },
+      params: replayStrategy.params,
+      env: 'sandbox',
+      accountID: r.accountID,
+      broker: 'v20',
+      subscriptions: { candles: [], ticks: ['EUR_USD'], signals: [], calendar: [] },
+      config: {},
     },
   });
-  const runner = r.runner({ strategy: replayStrategy as never, name: 'replay-strategy', params: replayStrategy.params, recorder });
+  const runner = r.runner({
+    strategy: replayStrategy as never,
+    name: 'replay-strategy',
+    params: replayStrategy.params,
+    recorder,
+  });
   await runner.start();
   for (const p of pricePath(30)) {
     r.sandbox.setTime(p.time);
@@ -55,8 +80,13 @@ function copy(): string {
   return d;
 }
 const INPUT = 'inputs-000001.jsonl.gz';
-const lines = (dir: string): string[] => gunzipSync(readFileSync(join(dir, INPUT))).toString('utf8').split('\n').filter((l) => l !== '');
-const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/fxflow.js', 'replay', ...args], { cwd: ROOT, encoding: 'utf8' });
+const lines = (dir: string): string[] =>
+  gunzipSync(readFileSync(join(dir, INPUT)))
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '');
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, ['bin/fxflow.js', 'replay', ...args], { cwd: ROOT, encoding: 'utf8' });
 
 describe('fxflow replay: bad input', () => {
   it('the good recording replays with zero differences (the baseline of the tests below)', async () => {
@@ -75,9 +105,13 @@ describe('fxflow replay: bad input', () => {
     const before = readFileSync(join(d, INPUT));
     const out = cli(d);
     const rec = JSON.parse(readFileSync(join(d, 'reconciliation.json'), 'utf8')) as Reconciliation;
-    console.log(`[torn line] exit ${out.status}; ${out.stderr.trim()}; decisions live ${rec.decisions.live}, replay ${rec.decisions.replay}, differences ${rec.differences}`);
+    console.log(
+      `[torn line] exit ${out.status}; ${out.stderr.trim()}; decisions live ${rec.decisions.live}, replay ${rec.decisions.replay}, differences ${rec.differences}`,
+    );
     expect(out.status).toBe(0);
-    expect(out.stderr).toContain(`${INPUT} line 60 is cut short (a run killed while writing, or a damaged file): replayed up to line 59`);
+    expect(out.stderr).toContain(
+      `${INPUT} line 60 is cut short (a run killed while writing, or a damaged file): replayed up to line 59`,
+    );
     expect(rec.skipped.truncated).toBe(1);
     // Replayed up to line 59: the decisions in it, each compared.
     const intents = all.slice(0, 59).filter((l) => l.includes('"k":"intent"')).length;
@@ -93,7 +127,9 @@ describe('fxflow replay: bad input', () => {
     const rec = await replayRun({ dir: d });
     console.log(`[cut gzip] ${rec.problems.join(' | ')}; decisions live ${rec.decisions.live}`);
     expect(rec.skipped.truncated).toBe(1);
-    expect(rec.problems.join('\n')).toMatch(new RegExp(`${INPUT.replace(/\./g, '\\.')} (line \\d+ is cut short|is damaged after line \\d+)`));
+    expect(rec.problems.join('\n')).toMatch(
+      new RegExp(`${INPUT.replace(/\./g, '\\.')} (line \\d+ is cut short|is damaged after line \\d+)`),
+    );
     expect(rec.decisions.live).toBeGreaterThan(0);
     expect(rec.decisions.live).toBeLessThan(10);
   });
@@ -101,13 +137,21 @@ describe('fxflow replay: bad input', () => {
   it('an unknown event kind and a damaged line: each skipped and counted with its file and line; the rest replayed with zero differences', async () => {
     const d = copy();
     const all = lines(d);
-    all.splice(5, 0, '{"k":"orderbook","seq":0.5,"rt":0,"book":[]}', '{"k":"orderbook","seq":0.6,"rt":0,"book":[]}', 'not json at all');
+    all.splice(
+      5,
+      0,
+      '{"k":"orderbook","seq":0.5,"rt":0,"book":[]}',
+      '{"k":"orderbook","seq":0.6,"rt":0,"book":[]}',
+      'not json at all',
+    );
     writeFileSync(join(d, INPUT), gzipSync(`${all.join('\n')}\n`));
     const rec = await replayRun({ dir: d });
     console.log(`[unknown kind] ${rec.problems.join(' | ')}`);
     expect(rec.skipped.unknownKind).toBe(2);
     expect(rec.skipped.damaged).toBe(1);
-    expect(rec.problems).toContain(`${INPUT} line 6: unknown kind "orderbook", written by a newer fxflow or edited: skipped`);
+    expect(rec.problems).toContain(
+      `${INPUT} line 6: unknown kind "orderbook", written by a newer fxflow or edited: skipped`,
+    );
     expect(rec.problems).toContain(`${INPUT} line 8: not a JSON line (not json at all…): skipped`);
     expect(rec.differences).toBe(0);
   });
@@ -116,14 +160,22 @@ describe('fxflow replay: bad input', () => {
     const d = copy();
     const all = lines(d);
     // A tick in the middle that a decision followed: without it, the replay would decide otherwise.
-    const k = all.findIndex((l, i) => i > all.length / 2 && l.includes('"k":"tick"') && (all[i + 1] ?? '').includes('"k":"intent"'));
+    const k = all.findIndex(
+      (l, i) => i > all.length / 2 && l.includes('"k":"tick"') && (all[i + 1] ?? '').includes('"k":"intent"'),
+    );
     all[k] = all[k]!.replace('"k":"tick"', '"k"#"tick"');
     writeFileSync(join(d, INPUT), gzipSync(`${all.join('\n')}\n`));
     const rec = await replayRun({ dir: d });
-    console.log(`[flipped byte] ${rec.problems.join(' | ')}; decisions ${rec.decisions.live}/${rec.decisions.replay}, differences ${rec.differences}`);
+    console.log(
+      `[flipped byte] ${rec.problems.join(' | ')}; decisions ${rec.decisions.live}/${rec.decisions.replay}, differences ${rec.differences}`,
+    );
     expect(rec.skipped.damaged).toBe(1);
     expect(rec.damagedFrom).toMatchObject({ file: INPUT, line: k + 1 });
-    expect(rec.problems[0]).toMatch(new RegExp(`^inputs damaged from ${INPUT.replace(/\./g, '\\.')} line ${k + 1} \\(record \\d+ missing, after [^)]+\\): not compared past here`));
+    expect(rec.problems[0]).toMatch(
+      new RegExp(
+        `^inputs damaged from ${INPUT.replace(/\./g, '\\.')} line ${k + 1} \\(record \\d+ missing, after [^)]+\\): not compared past here`,
+      ),
+    );
     // Everything before the damage agrees, and nothing after it is compared.
     expect(rec.differences).toBe(0);
     expect(rec.fills.compared).toBeGreaterThan(0);
@@ -132,12 +184,18 @@ describe('fxflow replay: bad input', () => {
 
   it('an inputs file emptied to 0 bytes while run.json says its session held records: an error naming the file and the count', async () => {
     const d = copy();
-    const held = (JSON.parse(readFileSync(join(d, 'run.json'), 'utf8')) as { sessions: { records: Record<string, number> }[] }).sessions[0]!.records;
+    const held = (
+      JSON.parse(readFileSync(join(d, 'run.json'), 'utf8')) as {
+        sessions: { records: Record<string, number> }[];
+      }
+    ).sessions[0]!.records;
     writeFileSync(join(d, INPUT), '');
     const a = cli(d);
     expect(a.status).toBe(1);
     const total = Object.values(held).reduce((x, y) => x + y, 0);
-    expect(a.stderr).toContain(`${INPUT} is empty (0 bytes), but ${join(d, 'run.json')} says session 1 held ${total} records (`);
+    expect(a.stderr).toContain(
+      `${INPUT} is empty (0 bytes), but ${join(d, 'run.json')} says session 1 held ${total} records (`,
+    );
     expect(a.stderr).toContain(`${held.tick} tick, `);
     expect(a.stderr).not.toMatch(/\n\s+at /);
     await expectRecordingError(d);
@@ -148,28 +206,44 @@ describe('fxflow replay: bad input', () => {
     rmSync(join(d, INPUT));
     const a = cli(d);
     expect(a.status).toBe(1);
-    expect(a.stderr).toContain(`${d} has run.json but no input files (inputs-*.jsonl.gz): ${INPUT} named in run.json are missing; nothing can be replayed. Record a run with \`fxflow run\``);
+    expect(a.stderr).toContain(
+      `${d} has run.json but no input files (inputs-*.jsonl.gz): ${INPUT} named in run.json are missing; nothing can be replayed. Record a run with \`fxflow run\``,
+    );
     const bt = mkdtempSync(join(tmpdir(), 'fxflow-backtest-like-'));
     writeFileSync(join(bt, 'summary.json'), '{}');
     const b = cli(bt);
     expect(b.status).toBe(1);
-    expect(b.stderr).toMatch(/has no run\.json: it is a backtest's run folder, which has no live inputs to replay; .*run the strategy with `fxflow run` to record one/);
+    expect(b.stderr).toMatch(
+      /has no run\.json: it is a backtest's run folder, which has no live inputs to replay; .*run the strategy with `fxflow run` to record one/,
+    );
     expect(b.stderr).not.toMatch(/\n\s+at /); // no stack trace
     await expectRecordingError(d);
   });
 
   it('a recording from another account, and of another instrument set: named, the rest replayed', async () => {
     const d = copy();
-    const meta = JSON.parse(readFileSync(join(d, 'run.json'), 'utf8')) as { accountID: string; subscriptions: { ticks: string[] } };
+    const meta = JSON.parse(readFileSync(join(d, 'run.json'), 'utf8')) as {
+      accountID: string;
+      subscriptions: { ticks: string[] };
+    };
     const recorded = meta.accountID;
     meta.accountID = '101-001-9999999-001';
     meta.subscriptions.ticks = ['GBP_USD'];
     writeFileSync(join(d, 'run.json'), JSON.stringify(meta));
     const rec = await replayRun({ dir: d });
     console.log(`[other account] ${rec.problems.join(' | ')}`);
-    expect(rec.problems.some((p) => p.includes(`is of account ${recorded}, the run's account is 101-001-9999999-001 (run.json): a recording from another account; skipped`) && p.startsWith(`${INPUT} line `))).toBe(true);
+    expect(
+      rec.problems.some(
+        (p) =>
+          p.includes(
+            `is of account ${recorded}, the run's account is 101-001-9999999-001 (run.json): a recording from another account; skipped`,
+          ) && p.startsWith(`${INPUT} line `),
+      ),
+    ).toBe(true);
     expect(rec.skipped.otherAccount).toBe(20);
-    expect(rec.problems).toContain(`${join(d, 'run.json')}: the recording is of ticks GBP_USD; the strategy subscribes to ticks EUR_USD (ticks EUR_USD not recorded: no events for them). A recording of another instrument set: decisions will differ`);
+    expect(rec.problems).toContain(
+      `${join(d, 'run.json')}: the recording is of ticks GBP_USD; the strategy subscribes to ticks EUR_USD (ticks EUR_USD not recorded: no events for them). A recording of another instrument set: decisions will differ`,
+    );
     // The decisions still replay (the prices are there); the account's fills are not the run's, so every fill differs.
     expect(rec.decisions.differ).toBe(0);
     expect(rec.fills.differ).toBe(10);
@@ -181,14 +255,18 @@ describe('fxflow replay: bad input', () => {
     try {
       writeFileSync(strategyFile, `${original}\n// changed after the run\n`);
       const now = fileSha256(strategyFile);
-      const recorded = (JSON.parse(readFileSync(join(d, 'run.json'), 'utf8')) as { strategy: { sha256: string } }).strategy.sha256;
+      const recorded = (
+        JSON.parse(readFileSync(join(d, 'run.json'), 'utf8')) as { strategy: { sha256: string } }
+      ).strategy.sha256;
       const a = cli(d);
       expect(a.status).toBe(1);
       expect(a.stderr).toContain(`has changed since the run: sha256 ${now}, the run recorded ${recorded}`);
       expect(a.stderr).toContain('--allow-changed-strategy');
       const b = cli(d, '--allow-changed-strategy');
       expect(b.status).toBe(0);
-      expect(b.stderr).toContain(`WARNING: the strategy file ${strategyFile} has changed since the run (sha256 ${now}, recorded ${recorded})`);
+      expect(b.stderr).toContain(
+        `WARNING: the strategy file ${strategyFile} has changed since the run (sha256 ${now}, recorded ${recorded})`,
+      );
     } finally {
       writeFileSync(strategyFile, original);
     }

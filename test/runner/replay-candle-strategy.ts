@@ -9,7 +9,10 @@ const replayCandles = defineStrategy({
   init: () => ({ candles: 0, fills: 0 }),
   onCandle(ctx, s) {
     const net = ctx.position('EUR_USD').net;
-    return { state: { ...s, candles: s.candles + 1 }, intents: [ctx.market('EUR_USD', net > 0 ? `-${ctx.params.units}` : ctx.params.units)] };
+    return {
+      state: { ...s, candles: s.candles + 1 },
+      intents: [ctx.market('EUR_USD', net > 0 ? `-${ctx.params.units}` : ctx.params.units)],
+    };
   },
   onTransaction(ctx, s) {
     return ctx.transaction?.type === 'ORDER_FILL' ? { state: { ...s, fills: s.fills + 1 } } : undefined;

@@ -23,20 +23,40 @@ afterEach(async () => {
   r = undefined;
 });
 
-function replay(folder: string, ...args: string[]): { status: number | null; stdout: string; rec: Reconciliation } {
+function replay(
+  folder: string,
+  ...args: string[]
+): { status: number | null; stdout: string; rec: Reconciliation } {
   const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-clock-out-')), 'rec');
-  const p = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', folder, '--out', out, ...args], { cwd: ROOT, encoding: 'utf8' });
-  return { status: p.status, stdout: p.stdout, rec: JSON.parse(readFileSync(join(out, 'reconciliation.json'), 'utf8')) as Reconciliation };
+  const p = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', folder, '--out', out, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  return {
+    status: p.status,
+    stdout: p.stdout,
+    rec: JSON.parse(readFileSync(join(out, 'reconciliation.json'), 'utf8')) as Reconciliation,
+  };
 }
 
 describe('fxflow replay: the time tolerance is wall time', () => {
-  it('fills 1.5 s later on the account\'s clock but within ms of wall time replay with 0 differences; a tolerance below the wall delay names latency with both times', async () => {
+  it("fills 1.5 s later on the account's clock but within ms of wall time replay with 0 differences; a tolerance below the wall delay names latency with both times", async () => {
     r = await rig({ heartbeatMs: 200, fill: { latency: 'fixed:1500' } });
     const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-clock-')), 'live');
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
-    run = await startFxflowRun(r.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')]);
+    run = await startFxflowRun(r.sandbox, STRATEGY, [
+      '--journal',
+      journal,
+      '--out',
+      out,
+      '--log-file',
+      join(journal, 'run.log'),
+    ]);
     // Prices 3 s apart, each at a second that is 2 mod 3: the strategy orders on every one.
-    const path = pricePath(10, Date.UTC(2024, 0, 2, 10, 0, 2)).map((p, i) => ({ ...p, time: Date.UTC(2024, 0, 2, 10, 0, 2) + i * 3000 }));
+    const path = pricePath(10, Date.UTC(2024, 0, 2, 10, 0, 2)).map((p, i) => ({
+      ...p,
+      time: Date.UTC(2024, 0, 2, 10, 0, 2) + i * 3000,
+    }));
     let orders = r.sandbox.stats().requests;
     let fills = 0;
     for (const p of path) {
@@ -47,7 +67,10 @@ describe('fxflow replay: the time tolerance is wall time', () => {
       // The account's clock runs on 1.5 s while the order is on its way; the price stays.
       r.sandbox.setTime(p.time + 1500);
       fills++;
-      await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills, `fill ${fills}`);
+      await until(
+        () => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills,
+        `fill ${fills}`,
+      );
     }
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
@@ -67,7 +90,9 @@ describe('fxflow replay: the time tolerance is wall time', () => {
     expect(strict.rec.fills.byCause).toEqual({ latency: 10 });
     for (const d of strict.rec.fills.diffs) {
       expect(d.timeDiffMs).toBe(1500);
-      expect(d.explanation, d.explanation).toMatch(/latency 0\.0 pips \(the market moved from \S+ at the decision to \S+, .*, answered \d+ ms after the decision on the runner's clock, 1500 ms later\); the order path: answered \d+ ms after the send$/);
+      expect(d.explanation, d.explanation).toMatch(
+        /latency 0\.0 pips \(the market moved from \S+ at the decision to \S+, .*, answered \d+ ms after the decision on the runner's clock, 1500 ms later\); the order path: answered \d+ ms after the send$/,
+      );
     }
   }, 120_000);
 });

@@ -23,13 +23,23 @@ afterEach(async () => {
   r = undefined;
 });
 
-const withFill = (fill: { slippage?: string; latency?: string }): SandboxOptions => ({ heartbeatMs: 200, fill });
+const withFill = (fill: { slippage?: string; latency?: string }): SandboxOptions => ({
+  heartbeatMs: 200,
+  fill,
+});
 
 const decides = (t: number): boolean => Math.floor(t / 1000) % 3 === 2;
 
 function replay(folder: string): { status: number | null; stdout: string; rec: Reconciliation } {
-  const out = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', folder], { cwd: ROOT, encoding: 'utf8' });
-  return { status: out.status, stdout: out.stdout, rec: JSON.parse(readFileSync(join(folder, 'reconciliation.json'), 'utf8')) as Reconciliation };
+  const out = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', folder], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  return {
+    status: out.status,
+    stdout: out.stdout,
+    rec: JSON.parse(readFileSync(join(folder, 'reconciliation.json'), 'utf8')) as Reconciliation,
+  };
 }
 
 describe('fxflow replay against a sandbox with fill faults', () => {
@@ -37,14 +47,24 @@ describe('fxflow replay against a sandbox with fill faults', () => {
     r = await rig(withFill({ slippage: 'fixed:1' }));
     const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-slip-')), 'live');
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
-    run = await startFxflowRun(r.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')]);
+    run = await startFxflowRun(r.sandbox, STRATEGY, [
+      '--journal',
+      journal,
+      '--out',
+      out,
+      '--log-file',
+      join(journal, 'run.log'),
+    ]);
     let fills = 0;
     for (const p of pricePath(30)) {
       r.sandbox.setTime(p.time);
       r.sandbox.pushPrice(p);
       if (!decides(p.time)) continue;
       fills++;
-      await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills, `fill ${fills}`);
+      await until(
+        () => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills,
+        `fill ${fills}`,
+      );
     }
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
@@ -59,7 +79,9 @@ describe('fxflow replay against a sandbox with fill faults', () => {
       expect(Math.abs(d.priceDiff!)).toBeCloseTo(0.0001, 9);
       expect(d.causes).toEqual(['slippage']);
       expect(d.parts).toEqual({ latency: 0, spread: 0, slippage: 0.0001, nextPrice: 0 });
-      expect(d.explanation).toMatch(/: slippage \+1\.0 pips \(filled at \d\.\d+ against the (ask|bid) \d\.\d+, /);
+      expect(d.explanation).toMatch(
+        /: slippage \+1\.0 pips \(filled at \d\.\d+ against the (ask|bid) \d\.\d+, /,
+      );
     }
     // 10 fills each 1 pip (0.10 USD on 1000 units) worse: the realized P/L of the 5 round trips differs by 1.00.
     expect(Number(a.rec.money.realizedPLDiff)).toBeCloseTo(-1, 4);
@@ -69,7 +91,14 @@ describe('fxflow replay against a sandbox with fill faults', () => {
     r = await rig(withFill({ latency: 'fixed:2000' }));
     const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-late-')), 'live');
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
-    run = await startFxflowRun(r.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')]);
+    run = await startFxflowRun(r.sandbox, STRATEGY, [
+      '--journal',
+      journal,
+      '--out',
+      out,
+      '--log-file',
+      join(journal, 'run.log'),
+    ]);
     // The test makes no REST request of its own while the run trades: every request the sandbox
     // counts is the runner's order. After a price the strategy decides on, the next price waits
     // until that order has reached the sandbox (it then waits there for the clock to pass +2 s);
@@ -86,7 +115,10 @@ describe('fxflow replay against a sandbox with fill faults', () => {
       if (due.length > 0 && p.time >= due[0]!) {
         due.shift();
         fills++;
-        await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills, `late fill ${fills}`);
+        await until(
+          () => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills,
+          `late fill ${fills}`,
+        );
       }
       if (!decides(p.time)) continue;
       orders++;
@@ -107,7 +139,9 @@ describe('fxflow replay against a sandbox with fill faults', () => {
       expect(d.timeDiffMs).toBeGreaterThanOrEqual(2000);
       expect(d.causes).toEqual(['latency']);
       expect(d.parts!.slippage).toBe(0);
-      expect(d.explanation).toMatch(/: latency [+-]\d+\.\d pips \(the market moved from \S+ at the decision to \S+, .*, \d+ ms later\); the order path: answered \d+ ms after the send$/);
+      expect(d.explanation).toMatch(
+        /: latency [+-]\d+\.\d pips \(the market moved from \S+ at the decision to \S+, .*, \d+ ms later\); the order path: answered \d+ ms after the send$/,
+      );
     }
     // The first decision is on the 3rd price (10:00:02, a buy): it arrives at 10:00:04 and fills at
     // the quote in force then, the 4th price's ask (the test moves the sandbox's clock to 10:00:04
@@ -121,7 +155,14 @@ describe('fxflow replay against a sandbox with fill faults', () => {
     r = await rig(withFill({ slippage: 'fixed:1', latency: 'fixed:2000' }));
     const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-both-')), 'live');
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
-    run = await startFxflowRun(r.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')]);
+    run = await startFxflowRun(r.sandbox, STRATEGY, [
+      '--journal',
+      journal,
+      '--out',
+      out,
+      '--log-file',
+      join(journal, 'run.log'),
+    ]);
     // As the latency test: each order reaches the sandbox before the next price, each late fill reaches the runner before the next.
     let orders = r.sandbox.stats().requests;
     let fills = 0;
@@ -133,7 +174,10 @@ describe('fxflow replay against a sandbox with fill faults', () => {
       if (due.length > 0 && p.time >= due[0]!) {
         due.shift();
         fills++;
-        await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills, `late fill ${fills}`);
+        await until(
+          () => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === fills,
+          `late fill ${fills}`,
+        );
       }
       if (!decides(p.time)) continue;
       orders++;
@@ -157,13 +201,21 @@ describe('fxflow replay against a sandbox with fill faults', () => {
       expect(d.parts!.slippage).toBeCloseTo(0.0001, 9);
       expect(d.parts!.nextPrice).toBe(0);
       // The parts add up to the whole difference (signed: worse for the account is positive).
-      expect(Math.abs(Number(d.live.price) - Number(d.replay.price))).toBeCloseTo(Math.abs(d.parts!.latency + d.parts!.spread + d.parts!.slippage - d.parts!.nextPrice), 9);
-      expect(d.explanation).toMatch(/latency [+-]\d+\.\d pips \(the market moved from .* at the decision to .*, \d+ ms later\); slippage \+1\.0 pips/);
+      expect(Math.abs(Number(d.live.price) - Number(d.replay.price))).toBeCloseTo(
+        Math.abs(d.parts!.latency + d.parts!.spread + d.parts!.slippage - d.parts!.nextPrice),
+        9,
+      );
+      expect(d.explanation).toMatch(
+        /latency [+-]\d+\.\d pips \(the market moved from .* at the decision to .*, \d+ ms later\); slippage \+1\.0 pips/,
+      );
     }
     // The first decision (10:00:02, a buy) arrives at 10:00:04: the market then is the 4th price, 1 pip added.
     const first = a.rec.fills.diffs[0]!;
     expect(first.live.price).toBe((path[3]!.ask + 0.0001).toFixed(5));
     expect(first.replay.price).toBe(path[2]!.ask.toFixed(5));
-    expect(first.parts!.latency).toBeCloseTo((path[3]!.ask + path[3]!.bid - path[2]!.ask - path[2]!.bid) / 2, 9);
+    expect(first.parts!.latency).toBeCloseTo(
+      (path[3]!.ask + path[3]!.bid - path[2]!.ask - path[2]!.bid) / 2,
+      9,
+    );
   }, 120_000);
 });

@@ -15,7 +15,10 @@ const replayStrategy = defineStrategy({
     const at = ctx.tick?.at ?? 0;
     if (at < Date.UTC(2024, 0, 2, 10, 0) || Math.floor(at / 1000) % 3 !== 2) return;
     const net = ctx.position('EUR_USD').net;
-    return { state: { ...s, orders: s.orders + 1 }, intents: [ctx.market('EUR_USD', net > 0 ? `-${ctx.params.units}` : ctx.params.units)] };
+    return {
+      state: { ...s, orders: s.orders + 1 },
+      intents: [ctx.market('EUR_USD', net > 0 ? `-${ctx.params.units}` : ctx.params.units)],
+    };
   },
   onTransaction(ctx, s) {
     return ctx.transaction?.type === 'ORDER_FILL' ? { state: { ...s, fills: s.fills + 1 } } : undefined;

@@ -31,9 +31,20 @@ const decides = (t: number): boolean => Math.floor(t / 1000) % 3 === 2;
  * fill and the runner has journaled it (so the order reached the sandbox before the next price, as
  * it would on a market that moves slower than the round trip). Stops it with SIGTERM.
  */
-async function liveRun(rr: Rig, out: string | undefined, n: number, o: { journal?: string; from?: number; fills?: number; kill?: boolean } = {}): Promise<{ stdout: string; fills: number }> {
+async function liveRun(
+  rr: Rig,
+  out: string | undefined,
+  n: number,
+  o: { journal?: string; from?: number; fills?: number; kill?: boolean } = {},
+): Promise<{ stdout: string; fills: number }> {
   const journal = o.journal ?? mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
-  run = await startFxflowRun(rr.sandbox, STRATEGY, ['--journal', journal, ...(out !== undefined ? ['--out', out] : []), '--log-file', join(journal, 'run.log')]);
+  run = await startFxflowRun(rr.sandbox, STRATEGY, [
+    '--journal',
+    journal,
+    ...(out !== undefined ? ['--out', out] : []),
+    '--log-file',
+    join(journal, 'run.log'),
+  ]);
   let fills = o.fills ?? 0;
   for (const p of pricePath(n).slice(o.from ?? 0)) {
     rr.sandbox.setTime(p.time);
@@ -43,7 +54,9 @@ async function liveRun(rr: Rig, out: string | undefined, n: number, o: { journal
     await until(async () => {
       const j = Journal.read(journal);
       const last = (await rr.rest.summary(rr.accountID)).lastTransactionID;
-      return j.transactions.filter((t) => t.type === 'ORDER_FILL').length === fills && j.lastTransactionID === last;
+      return (
+        j.transactions.filter((t) => t.type === 'ORDER_FILL').length === fills && j.lastTransactionID === last
+      );
     }, `the fill of order ${fills}`);
   }
   if (o.kill === true && out !== undefined) {
@@ -67,10 +80,21 @@ async function liveRun(rr: Rig, out: string | undefined, n: number, o: { journal
   return { stdout, fills };
 }
 
-function replay(folder: string, args: readonly string[] = []): { status: number | null; stdout: string; stderr: string; rec: Reconciliation } {
-  const out = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', folder, ...args], { cwd: ROOT, encoding: 'utf8' });
+function replay(
+  folder: string,
+  args: readonly string[] = [],
+): { status: number | null; stdout: string; stderr: string; rec: Reconciliation } {
+  const out = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', folder, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   const dirOut = args.includes('--out') ? args[args.indexOf('--out') + 1]! : folder;
-  return { status: out.status, stdout: out.stdout, stderr: out.stderr, rec: JSON.parse(readFileSync(join(dirOut, 'reconciliation.json'), 'utf8')) as Reconciliation };
+  return {
+    status: out.status,
+    stdout: out.stdout,
+    stderr: out.stderr,
+    rec: JSON.parse(readFileSync(join(dirOut, 'reconciliation.json'), 'utf8')) as Reconciliation,
+  };
 }
 
 /** The run folder a `fxflow run` printed. */
@@ -98,7 +122,16 @@ describe('fxflow replay: golden runs against the sandbox', () => {
     expect(a.rec.records.intents).toBe(10);
     expect(readFileSync(join(out, 'reconciliation.txt'), 'utf8')).toMatch(/differences: 0 /);
     // The report files a backtest's run folder has.
-    for (const f of ['report.txt', 'report.html', 'trades.csv', 'equity.csv', 'transactions.jsonl', 'summary.json', 'run.json']) expect(readFileSync(join(out, f)).length).toBeGreaterThan(0);
+    for (const f of [
+      'report.txt',
+      'report.html',
+      'trades.csv',
+      'equity.csv',
+      'transactions.jsonl',
+      'summary.json',
+      'run.json',
+    ])
+      expect(readFileSync(join(out, f)).length).toBeGreaterThan(0);
 
     const nextOut = mkdtempSync(join(tmpdir(), 'fxflow-replay-next-'));
     const b = replay(out, ['--fill', 'next', '--out', nextOut]);
@@ -113,7 +146,11 @@ describe('fxflow replay: golden runs against the sandbox', () => {
     expect(first.live.price).toBe(path[2]!.ask.toFixed(5));
     expect(first.replay.price).toBe(path[3]!.ask.toFixed(5));
     // --fail-on-diff: differences are an error for CI.
-    const c = spawnSync(process.execPath, ['bin/fxflow.js', 'replay', out, '--fill', 'next', '--out', nextOut, '--fail-on-diff'], { cwd: ROOT, encoding: 'utf8' });
+    const c = spawnSync(
+      process.execPath,
+      ['bin/fxflow.js', 'replay', out, '--fill', 'next', '--out', nextOut, '--fail-on-diff'],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     expect(c.status).toBe(1);
     expect(c.stderr).toMatch(/differs from the live run in \d+ places \(--fail-on-diff\)/);
   }, 120_000);
@@ -127,7 +164,9 @@ describe('fxflow replay: golden runs against the sandbox', () => {
     // The same folder again (a start on the same journal without --out does the same: live-run-folder.test.ts).
     const second = await liveRun(r, folder, 60, { journal, from: 30, fills: first.fills });
     expect(folderOf(second.stdout)).toBe(folder);
-    const meta = JSON.parse(readFileSync(join(folder, 'run.json'), 'utf8')) as { sessions: { runId: string; restoredState: boolean; files: string[] }[] };
+    const meta = JSON.parse(readFileSync(join(folder, 'run.json'), 'utf8')) as {
+      sessions: { runId: string; restoredState: boolean; files: string[] }[];
+    };
     expect(meta.sessions).toHaveLength(2);
     expect(meta.sessions[1]!.restoredState).toBe(true);
     expect(meta.sessions[0]!.runId).not.toBe(meta.sessions[1]!.runId);
@@ -136,7 +175,12 @@ describe('fxflow replay: golden runs against the sandbox', () => {
     expect(a.status).toBe(0);
     expect(a.rec.sessions).toBe(2);
     expect(a.rec.restarts).toHaveLength(1);
-    expect(a.rec.restarts[0]).toMatchObject({ session: 2, restoredState: true, sequenceLive: 10, sequenceReplay: 10 });
+    expect(a.rec.restarts[0]).toMatchObject({
+      session: 2,
+      restoredState: true,
+      sequenceLive: 10,
+      sequenceReplay: 10,
+    });
     expect(a.rec.differences).toBe(0);
     expect(a.rec.decisions).toMatchObject({ live: 20, replay: 20, differ: 0 });
     expect(a.rec.fills).toMatchObject({ compared: 20, differ: 0 });
@@ -145,17 +189,25 @@ describe('fxflow replay: golden runs against the sandbox', () => {
     expect(a.rec.money.live.realizedPL).toBe('-1.3500');
   }, 120_000);
 
-  it('--broker sim: the replay fills at the next price as the run\'s simulator did: zero differences', async () => {
+  it("--broker sim: the replay fills at the next price as the run's simulator did: zero differences", async () => {
     r = await rig();
     const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-sim-')), 'live');
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
-    run = await startFxflowRun(r.sandbox, STRATEGY, ['--broker', 'sim', '--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')], 1);
+    run = await startFxflowRun(
+      r.sandbox,
+      STRATEGY,
+      ['--broker', 'sim', '--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')],
+      1,
+    );
     for (const p of pricePath(30)) {
       r.sandbox.setTime(p.time);
       r.sandbox.pushPrice(p);
     }
     // 10 decisions; the last is on the last price, so 9 fills (each at the price after its decision).
-    await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === 9, 'the simulator\'s 9 fills');
+    await until(
+      () => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === 9,
+      "the simulator's 9 fills",
+    );
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     run = undefined;
@@ -170,17 +222,38 @@ describe('fxflow replay: golden runs against the sandbox', () => {
     expect(a.rec.money.live.realizedPL).toBe('-1.1300');
   }, 120_000);
 
-  it('--broker sim with fill models (--slippage fixed:1 --latency fixed:1500): the replay uses the run\'s models: zero differences', async () => {
+  it("--broker sim with fill models (--slippage fixed:1 --latency fixed:1500): the replay uses the run's models: zero differences", async () => {
     r = await rig();
     const out = join(mkdtempSync(join(tmpdir(), 'fxflow-replay-sim-models-')), 'live');
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-replay-journal-'));
-    run = await startFxflowRun(r.sandbox, STRATEGY, ['--broker', 'sim', '--slippage', 'fixed:1', '--latency', 'fixed:1500', '--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')], 1);
+    run = await startFxflowRun(
+      r.sandbox,
+      STRATEGY,
+      [
+        '--broker',
+        'sim',
+        '--slippage',
+        'fixed:1',
+        '--latency',
+        'fixed:1500',
+        '--journal',
+        journal,
+        '--out',
+        out,
+        '--log-file',
+        join(journal, 'run.log'),
+      ],
+      1,
+    );
     for (const p of pricePath(30)) {
       r.sandbox.setTime(p.time);
       r.sandbox.pushPrice(p);
     }
     // Each order reaches the simulator 1.5 s after its decision and fills at the first price after: 9 of the 10 within the 30 prices.
-    await until(() => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === 9, 'the simulator\'s 9 fills');
+    await until(
+      () => Journal.read(journal).transactions.filter((t) => t.type === 'ORDER_FILL').length === 9,
+      "the simulator's 9 fills",
+    );
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     run = undefined;
@@ -209,7 +282,9 @@ describe('fxflow replay: golden runs against the sandbox', () => {
     expect(a.status).toBe(0);
     expect(a.rec.problems).toEqual([]);
     expect(a.rec.restarts).toHaveLength(1);
-    expect(a.rec.restarts[0]!.previousStop).toBe('cut off: no stop marker (the process was killed or crashed)');
+    expect(a.rec.restarts[0]!.previousStop).toBe(
+      'cut off: no stop marker (the process was killed or crashed)',
+    );
     expect(a.rec.differences).toBe(0);
     expect(a.rec.decisions).toMatchObject({ live: 20, replay: 20, differ: 0 });
     expect(a.rec.money.live.realizedPL).toBe('-1.3500');

@@ -18,15 +18,22 @@ describe('fxflow run: a strategy name in the reserved client-ID namespace', () =
     r = await rig();
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-reserved-'));
     const file = join(dir, 'forger.mjs');
-    writeFileSync(file, "export default { name: 'fxflow-kill', params: {}, subscribe: { ticks: ['EUR_USD'] } };\n");
+    writeFileSync(
+      file,
+      "export default { name: 'fxflow-kill', params: {}, subscribe: { ticks: ['EUR_USD'] } };\n",
+    );
     const journal = join(dir, 'journal');
     const out = join(dir, 'live');
-    const run = watch(spawnFxflowRun(r.sandbox.url, file, ['--broker', 'sim', '--journal', journal, '--out', out]));
+    const run = watch(
+      spawnFxflowRun(r.sandbox.url, file, ['--broker', 'sim', '--journal', journal, '--out', out]),
+    );
     const code = await run.exited;
     console.log(`[reserved name] exit ${code}: ${run.err().trim()}`);
     expect(code).not.toBe(0);
     expect(run.err()).toContain(file);
-    expect(run.err()).toMatch(/the strategy's name 'fxflow-kill' would make client IDs starting 'fxflow-', which are reserved for the runner's own closes and cancels \(kill switch, flatten\): give the strategy another `name`/);
+    expect(run.err()).toMatch(
+      /the strategy's name 'fxflow-kill' would make client IDs starting 'fxflow-', which are reserved for the runner's own closes and cancels \(kill switch, flatten\): give the strategy another `name`/,
+    );
     expect(run.err()).not.toMatch(/\n\s+at /);
     expect(existsSync(journal)).toBe(false);
     expect(existsSync(out)).toBe(false);

@@ -2,7 +2,15 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/runner/journal.ts';
-import { accountTransactions, duplicateOrders, pricePath, rig, startFxflowRun, type FxflowRun, type Rig } from './harness.ts';
+import {
+  accountTransactions,
+  duplicateOrders,
+  pricePath,
+  rig,
+  startFxflowRun,
+  type FxflowRun,
+  type Rig,
+} from './harness.ts';
 
 let r: Rig | undefined;
 let child: ChildProcess | undefined;
@@ -14,7 +22,18 @@ afterEach(async () => {
 
 /** Starts `fxflow run` (ping-pong) on the sandbox; resolves once it is running with both streams connected. */
 const startRunner = (sandbox: Rig['sandbox'], journal: string, log: string): Promise<FxflowRun> =>
-  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', journal, '--log-file', log, '--max-intent-age', '600', '--request-window', '1', '--in-doubt-margin', '1']); // resubmission after a kill is the point here, however slow the restart; on loopback a killed runner's request reaches the sandbox at once, so a 2 s window proves it absent
+  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', [
+    '--journal',
+    journal,
+    '--log-file',
+    log,
+    '--max-intent-age',
+    '600',
+    '--request-window',
+    '1',
+    '--in-doubt-margin',
+    '1',
+  ]); // resubmission after a kill is the point here, however slow the restart; on loopback a killed runner's request reaches the sandbox at once, so a 2 s window proves it absent
 
 describe('kill -9 and restart', () => {
   it('10 SIGKILLs at random points, restarts: 0 duplicate orders, 0 missed transactions, strategy state restored', async () => {
@@ -30,7 +49,7 @@ describe('kill -9 and restart', () => {
     let kills = 0;
     let i = 0;
     let seed = 12345;
-    const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     while (kills < 10 && i < path.length) {
       const p = path[i++]!;
       r.sandbox.setTime(p.time);
@@ -70,15 +89,31 @@ describe('kill -9 and restart', () => {
     const j = Journal.read(r.journalDir);
     const missed = txs.filter((t) => !j.transactions.some((x) => x.id === t.id)).length;
     const dup = duplicateOrders(txs);
-    const orders = new Set(txs.filter((t) => t.type === 'MARKET_ORDER').map((t) => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id)).size;
+    const orders = new Set(
+      txs
+        .filter((t) => t.type === 'MARKET_ORDER')
+        .map((t) => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id),
+    ).size;
     const fills = txs.filter((t) => t.type === 'ORDER_FILL').length;
-    const state = j.state?.state as { orders: number; fills: number; ticks: number; last: number; again: number };
+    const state = j.state?.state as {
+      orders: number;
+      fills: number;
+      ticks: number;
+      last: number;
+      again: number;
+    };
     const { readFileSync } = await import('node:fs');
     const logText = readFileSync(log, 'utf8');
     const found = logText.split('journaled intent had reached the broker').length - 1;
     const resubmitted = logText.split('journaled intent never reached the broker').length - 1;
-    const summaryLine = run.out().split('\n').find((l) => l.startsWith('intents')) ?? '';
-    console.log(`[restart] ${kills} SIGKILLs and a graceful restart over ${i} prices (+1: the sandbox's opening price); the strategy saw ${state.ticks} ticks, ${state.again} of them a second time; ${txs.length} transactions, ${orders} orders, ${fills} fills; missed ${missed}, duplicate orders ${dup}; restored state ${JSON.stringify(state)}; unconfirmed intents after kills: ${found} found at the broker by @clientID, ${resubmitted} resubmitted; last run: ${summaryLine}`);
+    const summaryLine =
+      run
+        .out()
+        .split('\n')
+        .find((l) => l.startsWith('intents')) ?? '';
+    console.log(
+      `[restart] ${kills} SIGKILLs and a graceful restart over ${i} prices (+1: the sandbox's opening price); the strategy saw ${state.ticks} ticks, ${state.again} of them a second time; ${txs.length} transactions, ${orders} orders, ${fills} fills; missed ${missed}, duplicate orders ${dup}; restored state ${JSON.stringify(state)}; unconfirmed intents after kills: ${found} found at the broker by @clientID, ${resubmitted} resubmitted; last run: ${summaryLine}`,
+    );
     expect(kills).toBe(10);
     expect(orders).toBeGreaterThan(10);
     expect(missed).toBe(0);

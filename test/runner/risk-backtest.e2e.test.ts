@@ -32,26 +32,62 @@ const params = { ...smaCross.params, granularity: 'M1', fast: 3, slow: 8, units:
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 /** A refusal as the strategy hears it: when, which intent (the run identity taken out), why. */
 const refusal = (t: Transaction, runId = ''): string => {
-  const x = t as unknown as { time: string; clientExtensions?: { id?: string }; rejectReason?: string; units?: string };
+  const x = t as unknown as {
+    time: string;
+    clientExtensions?: { id?: string };
+    rejectReason?: string;
+    units?: string;
+  };
   return `${x.time} ${(x.clientExtensions?.id ?? '').replace(`-${runId}-`, '-')} ${x.rejectReason} ${x.units}`;
 };
-const isRefusal = (t: Transaction): boolean => t.type.endsWith('_REJECT') && String((t as { rejectReason?: string }).rejectReason).startsWith('RISK_');
+const isRefusal = (t: Transaction): boolean =>
+  t.type.endsWith('_REJECT') && String((t as { rejectReason?: string }).rejectReason).startsWith('RISK_');
 
 describe('the risk gate in a backtest and in a run', () => {
   it('sma-cross under a daily-loss limit is refused at the same decisions in a backtest and against the sandbox', async () => {
     const limits: RiskLimits = { maxDailyLoss: 2 };
     const catalog = new Catalog(resolve(ROOT, 'data/catalog'));
     const instruments = loadInstruments();
-    const config = loadConfig(undefined, { run: { instrument: 'EUR_USD', granularity: 'M1', from: FROM, to: TO }, costs: { financing: false }, fill: { marketHours: false }, risk: limits } as never);
-    const loaded = { strategy: smaCross as never, name: 'sma-cross', params, file: resolve(ROOT, 'strategies/sma-cross.ts') } as never;
-    const bt = await runBacktest({ loaded, config, instruments, candles: (q) => catalog.candles(q), available: (i, g) => catalog.has(i, g), log: silent, keepTransactions: true });
+    const config = loadConfig(undefined, {
+      run: { instrument: 'EUR_USD', granularity: 'M1', from: FROM, to: TO },
+      costs: { financing: false },
+      fill: { marketHours: false },
+      risk: limits,
+    } as never);
+    const loaded = {
+      strategy: smaCross as never,
+      name: 'sma-cross',
+      params,
+      file: resolve(ROOT, 'strategies/sma-cross.ts'),
+    } as never;
+    const bt = await runBacktest({
+      loaded,
+      config,
+      instruments,
+      candles: (q) => catalog.candles(q),
+      available: (i, g) => catalog.has(i, g),
+      log: silent,
+      keepTransactions: true,
+    });
     const backtest = bt.transactions.filter(isRefusal).map((t) => refusal(t));
 
     const candles: Candle[] = [];
-    for await (const b of catalog.candles({ instrument: 'EUR_USD', granularity: 'M1', from: Date.parse(FROM), to: Date.parse(TO) })) candles.push(...b);
+    for await (const b of catalog.candles({
+      instrument: 'EUR_USD',
+      granularity: 'M1',
+      from: Date.parse(FROM),
+      to: Date.parse(TO),
+    }))
+      candles.push(...b);
     r = await rig();
     const live: Transaction[] = [];
-    const runner = r.runner({ strategy: smaCross as never, name: 'sma-cross', params, limits, onTransaction: (t) => live.push(t) });
+    const runner = r.runner({
+      strategy: smaCross as never,
+      name: 'sma-cross',
+      params,
+      limits,
+      onTransaction: (t) => live.push(t),
+    });
     await runner.start();
     let pushed = 0;
     const push = async (time: number, bid: number, ask: number): Promise<void> => {
@@ -65,11 +101,20 @@ describe('the risk gate in a backtest and in a run', () => {
       }
       await settle(r!, runner);
     };
-    for (const c of candles) for (const [t, b, a] of [[c.time, c.bo, c.ao], [c.time + 15_000, c.bh, c.ah], [c.time + 30_000, c.bl, c.al], [c.time + 59_000, c.bc, c.ac]] as const) await push(t, b, a);
+    for (const c of candles)
+      for (const [t, b, a] of [
+        [c.time, c.bo, c.ao],
+        [c.time + 15_000, c.bh, c.ah],
+        [c.time + 30_000, c.bl, c.al],
+        [c.time + 59_000, c.bc, c.ac],
+      ] as const)
+        await push(t, b, a);
     await push(Date.parse(TO), candles.at(-1)!.bc, candles.at(-1)!.ac);
     const res = await runner.stop('end');
     const run = live.filter(isRefusal).map((t) => refusal(t, runner.runId));
-    console.log(`[risk in backtest and run] ${limits.maxDailyLoss} a day: backtest ${bt.intents} intents, ${backtest.length} refused (summary: ${JSON.stringify(bt.summary.risk?.refused)}); run ${res.intents} intents, ${run.length} refused (${JSON.stringify(res.risk.byLimit)}); first: ${backtest[0] ?? '-'}`);
+    console.log(
+      `[risk in backtest and run] ${limits.maxDailyLoss} a day: backtest ${bt.intents} intents, ${backtest.length} refused (summary: ${JSON.stringify(bt.summary.risk?.refused)}); run ${res.intents} intents, ${run.length} refused (${JSON.stringify(res.risk.byLimit)}); first: ${backtest[0] ?? '-'}`,
+    );
     expect(backtest.length).toBeGreaterThan(0);
     expect(backtest.length).toBeLessThan(bt.intents);
     expect(bt.summary.riskRefusals).toBe(backtest.length);
@@ -87,25 +132,44 @@ describe('the risk gate in a backtest and in a run', () => {
       init: () => ({ done: false }),
       onTick(ctx, st) {
         if (st.done) return;
-        return { state: { done: true }, intents: Array.from({ length: 10_000 }, () => ctx.market('EUR_USD', 1)) };
+        return {
+          state: { done: true },
+          intents: Array.from({ length: 10_000 }, () => ctx.market('EUR_USD', 1)),
+        };
       },
     });
     r = await rig();
     const start = (await r.rest.summary(r.accountID)).lastTransactionID;
-    const runner = r.runner({ strategy: flood as never, name: 'flood', params: {}, limits, onTransaction: (t) => heard.push(t) });
+    const runner = r.runner({
+      strategy: flood as never,
+      name: 'flood',
+      params: {},
+      limits,
+      onTransaction: (t) => heard.push(t),
+    });
     await runner.start();
     const t0 = Date.now();
     const p = pricePath(1)[0]!;
     r.sandbox.setTime(p.time);
     r.sandbox.pushPrice(p);
-    const refusals = () => heard.filter((t) => (t as { rejectReason?: string }).rejectReason === 'RISK_INTENTS_PER_EVENT_EXCEEDED').length;
-    await until(() => refusals() >= 10_000 - DEFAULT_RISK_LIMITS.maxIntentsPerEvent, 'every refusal reported to the strategy', 180_000);
+    const refusals = () =>
+      heard.filter((t) => (t as { rejectReason?: string }).rejectReason === 'RISK_INTENTS_PER_EVENT_EXCEEDED')
+        .length;
+    await until(
+      () => refusals() >= 10_000 - DEFAULT_RISK_LIMITS.maxIntentsPerEvent,
+      'every refusal reported to the strategy',
+      180_000,
+    );
     await settle(r, runner, 60_000);
     const took = Date.now() - t0;
     const res = await runner.stop('end');
     const orders = (await accountTransactions(r, start)).filter((t) => t.type === 'MARKET_ORDER').length;
-    const refused = heard.filter((t) => (t as { rejectReason?: string }).rejectReason === 'RISK_INTENTS_PER_EVENT_EXCEEDED').length;
-    console.log(`[intents per event] 10,000 intents at one tick: ${orders} orders reached the sandbox, ${refused} refused and reported to the strategy (${took} ms)`);
+    const refused = heard.filter(
+      (t) => (t as { rejectReason?: string }).rejectReason === 'RISK_INTENTS_PER_EVENT_EXCEEDED',
+    ).length;
+    console.log(
+      `[intents per event] 10,000 intents at one tick: ${orders} orders reached the sandbox, ${refused} refused and reported to the strategy (${took} ms)`,
+    );
     expect(res.intents).toBe(10_000);
     expect(orders).toBe(DEFAULT_RISK_LIMITS.maxIntentsPerEvent);
     expect(refused).toBe(10_000 - DEFAULT_RISK_LIMITS.maxIntentsPerEvent);
@@ -121,20 +185,34 @@ describe('the risk gate in a backtest and in a run', () => {
       init: () => ({ done: false }),
       onTick(ctx, st) {
         if (st.done) return;
-        return { state: { done: true }, intents: Array.from({ length: cap + 10 }, () => ctx.market('EUR_USD', 1)) };
+        return {
+          state: { done: true },
+          intents: Array.from({ length: cap + 10 }, () => ctx.market('EUR_USD', 1)),
+        };
       },
     });
     r = await rig();
     const start = (await r.rest.summary(r.accountID)).lastTransactionID;
     // No `limits` at all (the harness gives none either).
-    const runner = r.runner({ strategy: flood as never, name: 'flood', params: {}, onTransaction: (t) => heard.push(t) });
+    const runner = r.runner({
+      strategy: flood as never,
+      name: 'flood',
+      params: {},
+      onTransaction: (t) => heard.push(t),
+    });
     expect(runner.o.limits).toBeUndefined();
     expect(runner.limits).toEqual(DEFAULT_RISK_LIMITS);
     await runner.start();
     const p = pricePath(1)[0]!;
     r.sandbox.setTime(p.time);
     r.sandbox.pushPrice(p);
-    await until(() => heard.filter((t) => (t as { rejectReason?: string }).rejectReason === 'RISK_INTENTS_PER_EVENT_EXCEEDED').length >= 10, 'the refusals past the default cap');
+    await until(
+      () =>
+        heard.filter(
+          (t) => (t as { rejectReason?: string }).rejectReason === 'RISK_INTENTS_PER_EVENT_EXCEEDED',
+        ).length >= 10,
+      'the refusals past the default cap',
+    );
     await settle(r, runner, 60_000);
     const res = await runner.stop('end');
     expect((await accountTransactions(r, start)).filter((t) => t.type === 'MARKET_ORDER')).toHaveLength(cap);
@@ -149,10 +227,18 @@ describe('the risk gate in a backtest and in a run', () => {
     writeFileSync(config, JSON.stringify({ risk: { maxIntentsPerEvent: 7 } }));
     for (const [args, banner] of [
       [[], 'risk limits: max-orders-per-minute 60, max-intents-per-event 50;'],
-      [['--max-daily-loss', '25', '--config', config], 'risk limits: max-orders-per-minute 60, max-daily-loss 25, max-intents-per-event 7;'],
+      [
+        ['--max-daily-loss', '25', '--config', config],
+        'risk limits: max-orders-per-minute 60, max-daily-loss 25, max-intents-per-event 7;',
+      ],
       [['--max-orders-per-minute', '0', '--max-intents-per-event', '0'], 'risk limits: none;'],
     ] as const) {
-      const run = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--broker', 'sim', '--journal', mkdtempSync(join(dir, 'j-')), ...args], 1);
+      const run = await startFxflowRun(
+        r.sandbox,
+        'test/runner/ping-pong-strategy.ts',
+        ['--broker', 'sim', '--journal', mkdtempSync(join(dir, 'j-')), ...args],
+        1,
+      );
       run.proc.kill('SIGTERM');
       expect(await run.exited).toBe(0);
       expect(run.out(), args.join(' ')).toContain(banner);

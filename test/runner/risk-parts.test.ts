@@ -14,14 +14,36 @@ import { VirtualClock } from '../../src/ports/clock.ts';
 import { RiskExecution, type RiskLimits, splitOrder } from '../../src/engine/risk.ts';
 
 let seq = 0;
-const mkt = (units: number): OrderIntent => ({ kind: 'order', id: `p-${++seq}`, request: { type: 'MARKET', instrument: 'EUR_USD', units: String(units) } as never });
+const mkt = (units: number): OrderIntent => ({
+  kind: 'order',
+  id: `p-${++seq}`,
+  request: { type: 'MARKET', instrument: 'EUR_USD', units: String(units) } as never,
+});
 
 function rig(limits: RiskLimits) {
   const inst = instruments();
-  const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
-  const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000', strict: false });
+  const sim = new SimBroker({
+    instruments: inst,
+    currency: 'USD',
+    initialBalance: '100000',
+    marginRate: '0.02',
+    financing: false,
+  });
+  const portfolio = new Portfolio({
+    currency: 'USD',
+    instruments: inst,
+    initialBalance: '100000',
+    strict: false,
+  });
   const clock = new VirtualClock(T0 - MINUTE);
-  const risk = new RiskExecution({ inner: sim, limits, portfolio, instruments: inst, clock, accountID: '101-001-1-1' });
+  const risk = new RiskExecution({
+    inner: sim,
+    limits,
+    portfolio,
+    instruments: inst,
+    clock,
+    accountID: '101-001-1-1',
+  });
   const txs: Transaction[] = [];
   risk.transactions$.subscribe((t) => {
     portfolio.apply(t);
@@ -40,26 +62,45 @@ function rig(limits: RiskLimits) {
   };
   return { sim, portfolio, clock, risk, txs, feed, net };
 }
-const bar = (i: number, px = 1.1) => candle('EUR_USD', T0 + i * MINUTE, [px, px + 0.0003, px - 0.0003, px], 0.0002);
+const bar = (i: number, px = 1.1) =>
+  candle('EUR_USD', T0 + i * MINUTE, [px, px + 0.0003, px - 0.0003, px], 0.0002);
 type Fill = { type: string; units: string; time: string; orderID: string };
 /** The fill of the order an intent created (the order carries its client ID, the fill its order's ID). */
 function fillOf(txs: readonly Transaction[], intentId: string): Fill | undefined {
-  const order = txs.find((t) => t.type.endsWith('_ORDER') && (t as { clientExtensions?: { id?: string } }).clientExtensions?.id === intentId);
-  return order === undefined ? undefined : (txs.find((t) => t.type === 'ORDER_FILL' && (t as { orderID?: string }).orderID === order.id) as unknown as Fill | undefined);
+  const order = txs.find(
+    (t) =>
+      t.type.endsWith('_ORDER') &&
+      (t as { clientExtensions?: { id?: string } }).clientExtensions?.id === intentId,
+  );
+  return order === undefined
+    ? undefined
+    : (txs.find(
+        (t) => t.type === 'ORDER_FILL' && (t as { orderID?: string }).orderID === order.id,
+      ) as unknown as Fill | undefined);
 }
-const rejects = (txs: readonly Transaction[]) => txs.filter((t) => t.type.endsWith('_REJECT')) as unknown as { units: string; rejectReason: string; errorMessage: string; clientExtensions: { id: string } }[];
+const rejects = (txs: readonly Transaction[]) =>
+  txs.filter((t) => t.type.endsWith('_REJECT')) as unknown as {
+    units: string;
+    rejectReason: string;
+    errorMessage: string;
+    clientExtensions: { id: string };
+  }[];
 
 describe('splitOrder', () => {
-  it('property: reducing part + opening part = the order; the reducing part never exceeds what can be reduced; both have the order\'s sign', () => {
+  it("property: reducing part + opening part = the order; the reducing part never exceeds what can be reduced; both have the order's sign", () => {
     fc.assert(
-      fc.property(fc.integer({ min: -1_000_000, max: 1_000_000 }).filter((u) => u !== 0), fc.integer({ min: 0, max: 2_000_000 }), (units, reducible) => {
-        const { reducing, opening } = splitOrder(units, reducible);
-        expect(reducing + opening).toBe(units);
-        expect(Math.abs(reducing)).toBeLessThanOrEqual(reducible);
-        expect(Math.abs(opening)).toBe(Math.max(0, Math.abs(units) - reducible));
-        expect(reducing * units).toBeGreaterThanOrEqual(0);
-        expect(opening * units).toBeGreaterThanOrEqual(0);
-      }),
+      fc.property(
+        fc.integer({ min: -1_000_000, max: 1_000_000 }).filter((u) => u !== 0),
+        fc.integer({ min: 0, max: 2_000_000 }),
+        (units, reducible) => {
+          const { reducing, opening } = splitOrder(units, reducible);
+          expect(reducing + opening).toBe(units);
+          expect(Math.abs(reducing)).toBeLessThanOrEqual(reducible);
+          expect(Math.abs(opening)).toBe(Math.max(0, Math.abs(units) - reducible));
+          expect(reducing * units).toBeGreaterThanOrEqual(0);
+          expect(opening * units).toBeGreaterThanOrEqual(0);
+        },
+      ),
       { numRuns: 500 },
     );
     expect(splitOrder(-2000, 1000)).toEqual({ reducing: -1000, opening: -1000 });
@@ -77,8 +118,15 @@ describe('the risk gate on opening parts', () => {
     r.risk.submit(rev);
     r.feed(bar(0.75));
     const [rej] = rejects(r.txs);
-    expect(rej).toMatchObject({ type: 'MARKET_ORDER_REJECT', rejectReason: 'RISK_ORDER_RATE_EXCEEDED', units: '-1000', clientExtensions: { id: rev.id } });
-    expect(rej!.errorMessage).toMatch(/opening part \(-1000 of -2000 units\) is refused.*reducing part \(-1000 units\) is sent/);
+    expect(rej).toMatchObject({
+      type: 'MARKET_ORDER_REJECT',
+      rejectReason: 'RISK_ORDER_RATE_EXCEEDED',
+      units: '-1000',
+      clientExtensions: { id: rev.id },
+    });
+    expect(rej!.errorMessage).toMatch(
+      /opening part \(-1000 of -2000 units\) is refused.*reducing part \(-1000 units\) is sent/,
+    );
     expect(fillOf(r.txs, rev.id)).toMatchObject({ units: '-1000' });
     expect(r.net()).toBe(0);
     expect(r.risk.breaches).toHaveLength(1);
@@ -90,10 +138,24 @@ describe('the risk gate on opening parts', () => {
     r.feed(bar(0));
     r.risk.submit(mkt(1000));
     r.feed(bar(0.5));
-    const rev: OrderIntent = { kind: 'order', id: `p-${++seq}`, request: { type: 'MARKET', instrument: 'EUR_USD', units: '-2000', stopLossOnFill: { distance: '0.0050' }, takeProfitOnFill: { price: '1.05000' } } as never };
+    const rev: OrderIntent = {
+      kind: 'order',
+      id: `p-${++seq}`,
+      request: {
+        type: 'MARKET',
+        instrument: 'EUR_USD',
+        units: '-2000',
+        stopLossOnFill: { distance: '0.0050' },
+        takeProfitOnFill: { price: '1.05000' },
+      } as never,
+    };
     r.risk.submit(rev);
     r.feed(bar(0.75));
-    const order = r.txs.find((t) => t.type === 'MARKET_ORDER' && (t as { clientExtensions?: { id?: string } }).clientExtensions?.id === rev.id) as unknown as Record<string, unknown>;
+    const order = r.txs.find(
+      (t) =>
+        t.type === 'MARKET_ORDER' &&
+        (t as { clientExtensions?: { id?: string } }).clientExtensions?.id === rev.id,
+    ) as unknown as Record<string, unknown>;
     expect(order).toMatchObject({ units: '-1000', positionFill: 'REDUCE_ONLY' });
     expect(order.stopLossOnFill).toBeUndefined();
     expect(order.takeProfitOnFill).toBeUndefined();
@@ -101,7 +163,7 @@ describe('the risk gate on opening parts', () => {
     expect(r.portfolio.ledger.pendingOrders.size).toBe(0);
   });
 
-  it('the kill switch refuses a reversal\'s opening part; its reducing part still closes', () => {
+  it("the kill switch refuses a reversal's opening part; its reducing part still closes", () => {
     const r = rig({});
     r.feed(bar(0));
     r.risk.submit(mkt(-1000));
@@ -113,12 +175,18 @@ describe('the risk gate on opening parts', () => {
     expect(r.net()).toBe(0);
   });
 
-  it('property: over any sequence of market orders (reversals included), no opening part gets past maxUnits, maxOrdersPerMinute or maxDailyLoss, and every order\'s reducing part is filled', () => {
+  it("property: over any sequence of market orders (reversals included), no opening part gets past maxUnits, maxOrdersPerMinute or maxDailyLoss, and every order's reducing part is filled", () => {
     let reversalsRefusedInPart = 0;
     const byLimit: Record<string, number> = {};
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(fc.record({ u: fc.integer({ min: -3000, max: 3000 }) }), fc.record({ bar: fc.integer({ min: -30, max: 30 }) })), { minLength: 1, maxLength: 50 }),
+        fc.array(
+          fc.oneof(
+            fc.record({ u: fc.integer({ min: -3000, max: 3000 }) }),
+            fc.record({ bar: fc.integer({ min: -30, max: 30 }) }),
+          ),
+          { minLength: 1, maxLength: 50 },
+        ),
         (steps) => {
           const limits = { maxUnits: 2000, maxOrdersPerMinute: 3, maxDailyLoss: 4 };
           const r = rig(limits);
@@ -143,29 +211,40 @@ describe('the risk gate on opening parts', () => {
             r.feed(bar(i++ / 6, px));
             const mine = r.txs.slice(n);
             const fill = fillOf(mine, intent.id);
-            const reject = mine.find((t) => t.type.endsWith('_REJECT') && (t as { clientExtensions?: { id?: string } }).clientExtensions?.id === intent.id) as unknown as { units: string } | undefined;
+            const reject = mine.find(
+              (t) =>
+                t.type.endsWith('_REJECT') &&
+                (t as { clientExtensions?: { id?: string } }).clientExtensions?.id === intent.id,
+            ) as unknown as { units: string } | undefined;
             const filled = fill === undefined ? 0 : Number(fill.units);
             const refused = reject === undefined ? 0 : Number(reject.units);
             // The whole order is accounted for: what filled plus what was refused.
             expect(filled + refused).toBe(s.u);
             // The reducing part always goes.
-            if (parts.reducing !== 0) expect(Math.abs(filled)).toBeGreaterThanOrEqual(Math.abs(parts.reducing));
+            if (parts.reducing !== 0)
+              expect(Math.abs(filled)).toBeGreaterThanOrEqual(Math.abs(parts.reducing));
             if (refused !== 0 && parts.reducing !== 0) reversalsRefusedInPart++;
             const after = r.net();
             // maxUnits: an order that opens never ends beyond the limit.
-            if (Math.abs(after) > Math.abs(before) || Math.sign(after) !== Math.sign(before)) expect(Math.abs(after)).toBeLessThanOrEqual(limits.maxUnits);
+            if (Math.abs(after) > Math.abs(before) || Math.sign(after) !== Math.sign(before))
+              expect(Math.abs(after)).toBeLessThanOrEqual(limits.maxUnits);
             // maxDailyLoss: nothing opens once the day's loss reached the limit.
             if (lossBefore >= limits.maxDailyLoss) expect(refused).toBe(parts.opening);
             if (refused !== parts.opening) opened.push(r.clock.now());
           }
           for (const b of r.risk.breaches) byLimit[b.limit] = (byLimit[b.limit] ?? 0) + 1;
           // maxOrdersPerMinute: orders whose opening part went, per sliding minute.
-          for (const t of opened) expect(opened.filter((u) => u > t - MINUTE && u <= t).length).toBeLessThanOrEqual(limits.maxOrdersPerMinute);
+          for (const t of opened)
+            expect(opened.filter((u) => u > t - MINUTE && u <= t).length).toBeLessThanOrEqual(
+              limits.maxOrdersPerMinute,
+            );
         },
       ),
       { numRuns: 200, seed: 24 }, // seeded: the coverage of every limit below is then a fact, not luck
     );
-    console.log(`[risk parts] property: ${reversalsRefusedInPart} orders had their opening part refused and their reducing part filled; refusals by limit ${JSON.stringify(byLimit)}`);
+    console.log(
+      `[risk parts] property: ${reversalsRefusedInPart} orders had their opening part refused and their reducing part filled; refusals by limit ${JSON.stringify(byLimit)}`,
+    );
     expect(reversalsRefusedInPart).toBeGreaterThan(0);
     expect(Object.keys(byLimit).sort()).toEqual(['maxDailyLoss', 'maxOrdersPerMinute', 'maxUnits']);
   });

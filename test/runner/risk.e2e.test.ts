@@ -16,7 +16,12 @@ describe('risk limits through the runner', () => {
     const figures: string[] = [];
     const cases = [
       { name: 'maxUnits', limits: { maxUnits: 500 }, expectOrders: 0 },
-      { name: 'maxOpenTrades', limits: { maxOpenTrades: 1 }, params: { every: 1, units: '1000' }, hedging: true },
+      {
+        name: 'maxOpenTrades',
+        limits: { maxOpenTrades: 1 },
+        params: { every: 1, units: '1000' },
+        hedging: true,
+      },
       { name: 'maxOrdersPerMinute', limits: { maxOrdersPerMinute: 4 } },
       // One entry a minute: each exit comes while the minute is full, and must pass.
       { name: 'maxOrdersPerMinute', limits: { maxOrdersPerMinute: 1 } },
@@ -38,22 +43,31 @@ describe('risk limits through the runner', () => {
       const orders = orderTxs(txs);
       const breaches = runner.risk!.breaches;
       figures.push(`${c.name}: ${res.intents} intents, ${orders} orders sent, ${breaches.length} refused`);
-      expect(breaches.length, figures.join("; ")).toBeGreaterThan(0);
+      expect(breaches.length, figures.join('; ')).toBeGreaterThan(0);
       expect(breaches.every((b) => b.limit === c.name)).toBe(true);
       expect(orders + breaches.length).toBe(res.intents);
       if ('expectOrders' in c) expect(orders).toBe(c.expectOrders);
-      if (c.name === 'maxOpenTrades') expect((await r.rest.openTrades(r.accountID)).length).toBeLessThanOrEqual(1);
+      if (c.name === 'maxOpenTrades')
+        expect((await r.rest.openTrades(r.accountID)).length).toBeLessThanOrEqual(1);
       if (c.name === 'maxOrdersPerMinute') {
         // Ping-pong buys from flat (an entry) and sells a long (an exit). Entries are limited to 4
         // per sliding minute; exits always pass (the README's promise: a limit never traps a position).
         const units = (t: { units?: string }): number => Number(t.units);
-        const market = txs.filter((t) => t.type === 'MARKET_ORDER') as unknown as { time: string; units: string }[];
+        const market = txs.filter((t) => t.type === 'MARKET_ORDER') as unknown as {
+          time: string;
+          units: string;
+        }[];
         const entries = market.filter((t) => units(t) > 0).map((t) => Date.parse(t.time));
         const exits = market.filter((t) => units(t) < 0).length;
         const max = c.limits.maxOrdersPerMinute;
-        for (const t of entries) expect(entries.filter((u) => u > t - 60_000 && u <= t).length).toBeLessThanOrEqual(max);
-        const refusedExits = breaches.filter((b) => b.intent.kind === 'order' && Number((b.intent.request as { units: string }).units) < 0).length;
-        figures.push(`(${max} per minute: ${entries.length} entries, ${exits} exits sent, ${refusedExits} exits refused)`);
+        for (const t of entries)
+          expect(entries.filter((u) => u > t - 60_000 && u <= t).length).toBeLessThanOrEqual(max);
+        const refusedExits = breaches.filter(
+          (b) => b.intent.kind === 'order' && Number((b.intent.request as { units: string }).units) < 0,
+        ).length;
+        figures.push(
+          `(${max} per minute: ${entries.length} entries, ${exits} exits sent, ${refusedExits} exits refused)`,
+        );
         expect(refusedExits).toBe(0);
         expect(exits).toBe(entries.length); // every entry's exit went out
         expect(market.length).toBeGreaterThan(max);
@@ -76,15 +90,29 @@ describe('risk limits through the runner', () => {
       r.sandbox.pushPrice(path[i]!);
       await settle(r, runner);
     }
-    await r.rest.createOrder(r.accountID, { type: 'LIMIT', instrument: 'EUR_USD', units: '1000', price: '1.05000', timeInForce: 'GTC' } as never);
+    await r.rest.createOrder(r.accountID, {
+      type: 'LIMIT',
+      instrument: 'EUR_USD',
+      units: '1000',
+      price: '1.05000',
+      timeInForce: 'GTC',
+    } as never);
     await settle(r, runner);
-    const before = { trades: (await r.rest.openTrades(r.accountID)).length, pending: (await r.rest.pendingOrders(r.accountID)).length };
+    const before = {
+      trades: (await r.rest.openTrades(r.accountID)).length,
+      pending: (await r.rest.pendingOrders(r.accountID)).length,
+    };
     writeFileSync(kill, '');
     expect(existsSync(kill)).toBe(true);
     await runner.done;
-    const after = { trades: (await r.rest.openTrades(r.accountID)).length, pending: (await r.rest.pendingOrders(r.accountID)).length };
+    const after = {
+      trades: (await r.rest.openTrades(r.accountID)).length,
+      pending: (await r.rest.pendingOrders(r.accountID)).length,
+    };
     const res = await runner.stop();
-    console.log(`[kill switch] before: ${before.trades} open trades, ${before.pending} pending orders; after: ${after.trades}, ${after.pending}; run ended: ${res.reason}`);
+    console.log(
+      `[kill switch] before: ${before.trades} open trades, ${before.pending} pending orders; after: ${after.trades}, ${after.pending}; run ended: ${res.reason}`,
+    );
     expect(before.trades).toBe(1);
     expect(before.pending).toBe(1);
     expect(after).toEqual({ trades: 0, pending: 0 });
@@ -115,7 +143,9 @@ describe('risk limits through the runner', () => {
       await settle(r, second);
     }
     const breaches = second.risk!.breaches;
-    console.log(`[daily loss restart] lost ${lostBefore.toFixed(4)} before the restart, ${second.risk!.dailyLoss().toFixed(4)} counted after it; ${breaches.length} entries refused after the restart`);
+    console.log(
+      `[daily loss restart] lost ${lostBefore.toFixed(4)} before the restart, ${second.risk!.dailyLoss().toFixed(4)} counted after it; ${breaches.length} entries refused after the restart`,
+    );
     // Counted from the day's journaled opening NAV, not from the NAV at the restart.
     expect(second.risk!.dailyLoss()).toBeGreaterThan(limits.maxDailyLoss - 0.2);
     expect(breaches.length).toBeGreaterThan(0);

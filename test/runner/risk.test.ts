@@ -18,16 +18,50 @@ import { defineStrategy } from '../../src/strategy/api.ts';
 import { tap } from 'rxjs';
 
 let seq = 0;
-const mkt = (units: number, extra: Record<string, unknown> = {}): OrderIntent => ({ kind: 'order', id: `r-${++seq}`, request: { type: 'MARKET', instrument: 'EUR_USD', units: String(units), ...extra } as never });
-const lim = (units: number, price: number): OrderIntent => ({ kind: 'order', id: `r-${++seq}`, request: { type: 'LIMIT', instrument: 'EUR_USD', units: String(units), price: price.toFixed(5), timeInForce: 'GTC' } as never });
+const mkt = (units: number, extra: Record<string, unknown> = {}): OrderIntent => ({
+  kind: 'order',
+  id: `r-${++seq}`,
+  request: { type: 'MARKET', instrument: 'EUR_USD', units: String(units), ...extra } as never,
+});
+const lim = (units: number, price: number): OrderIntent => ({
+  kind: 'order',
+  id: `r-${++seq}`,
+  request: {
+    type: 'LIMIT',
+    instrument: 'EUR_USD',
+    units: String(units),
+    price: price.toFixed(5),
+    timeInForce: 'GTC',
+  } as never,
+});
 
 /** Real simulated broker + portfolio behind the risk layer, folded as the engine folds. */
 function rig(limits: RiskLimits, hedging = false) {
   const inst = instruments();
-  const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false, hedging });
-  const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000', strict: false });
+  const sim = new SimBroker({
+    instruments: inst,
+    currency: 'USD',
+    initialBalance: '100000',
+    marginRate: '0.02',
+    financing: false,
+    hedging,
+  });
+  const portfolio = new Portfolio({
+    currency: 'USD',
+    instruments: inst,
+    initialBalance: '100000',
+    strict: false,
+  });
   const clock = new VirtualClock(T0 - MINUTE);
-  const risk = new RiskExecution({ inner: sim, limits, portfolio, instruments: inst, clock, accountID: '101-001-1-1', hedging });
+  const risk = new RiskExecution({
+    inner: sim,
+    limits,
+    portfolio,
+    instruments: inst,
+    clock,
+    accountID: '101-001-1-1',
+    hedging,
+  });
   const txs: Transaction[] = [];
   risk.transactions$.subscribe((t) => {
     portfolio.apply(t);
@@ -43,7 +77,8 @@ function rig(limits: RiskLimits, hedging = false) {
   const rejects = () => txs.filter((t) => t.type.endsWith('_REJECT'));
   return { sim, portfolio, clock, risk, txs, feed, rejects };
 }
-const bar = (i: number, px = 1.1, spread = 0.0002) => candle('EUR_USD', T0 + i * MINUTE, [px, px + 0.0003, px - 0.0003, px], spread);
+const bar = (i: number, px = 1.1, spread = 0.0002) =>
+  candle('EUR_USD', T0 + i * MINUTE, [px, px + 0.0003, px - 0.0003, px], spread);
 
 describe('RiskExecution', () => {
   it('maxUnits: refuses the order that would exceed the limit, with a v20-shaped reject; exits pass', () => {
@@ -54,21 +89,40 @@ describe('RiskExecution', () => {
     const big = mkt(600);
     r.risk.submit(big);
     const [rej] = r.rejects();
-    expect(rej).toMatchObject({ type: 'MARKET_ORDER_REJECT', rejectReason: 'UNITS_LIMIT_EXCEEDED', clientExtensions: { id: big.id }, instrument: 'EUR_USD', units: '600' });
+    expect(rej).toMatchObject({
+      type: 'MARKET_ORDER_REJECT',
+      rejectReason: 'UNITS_LIMIT_EXCEEDED',
+      clientExtensions: { id: big.id },
+      instrument: 'EUR_USD',
+      units: '600',
+    });
     const msg = (rej as unknown as { errorMessage: string }).errorMessage;
     expect(msg, msg).toMatch(/1200 units.*limit is 1000/);
     r.risk.submit(mkt(400));
     r.risk.submit(mkt(-1000)); // an exit: always allowed
     r.feed(bar(2));
     expect(r.rejects()).toHaveLength(1);
-    expect(r.portfolio.ledger.position('EUR_USD').long + r.portfolio.ledger.position('EUR_USD').short).toBe(0);
+    expect(r.portfolio.ledger.position('EUR_USD').long + r.portfolio.ledger.position('EUR_USD').short).toBe(
+      0,
+    );
   });
 
   it('property: no sequence of intents gets the worst-case position past maxUnits or open trades past maxOpenTrades', () => {
     let maxSeen = 0;
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(fc.record({ k: fc.constant('m' as const), u: fc.integer({ min: -900, max: 900 }) }), fc.record({ k: fc.constant('l' as const), u: fc.integer({ min: -900, max: 900 }), d: fc.integer({ min: -5, max: 5 }) }), fc.record({ k: fc.constant('bar' as const), u: fc.constant(0) })), { maxLength: 40 }),
+        fc.array(
+          fc.oneof(
+            fc.record({ k: fc.constant('m' as const), u: fc.integer({ min: -900, max: 900 }) }),
+            fc.record({
+              k: fc.constant('l' as const),
+              u: fc.integer({ min: -900, max: 900 }),
+              d: fc.integer({ min: -5, max: 5 }),
+            }),
+            fc.record({ k: fc.constant('bar' as const), u: fc.constant(0) }),
+          ),
+          { maxLength: 40 },
+        ),
         (steps) => {
           const r = rig({ maxUnits: 2000, maxOpenTrades: 3 }, true);
           let i = 0;
@@ -89,7 +143,9 @@ describe('RiskExecution', () => {
             const worst = Math.max(p.long + buys, -(p.short + sells));
             maxSeen = Math.max(maxSeen, worst);
             expect(worst).toBeLessThanOrEqual(2000);
-            expect(r.portfolio.ledger.trades.size + r.portfolio.ledger.pendingOrders.size).toBeLessThanOrEqual(3);
+            expect(
+              r.portfolio.ledger.trades.size + r.portfolio.ledger.pendingOrders.size,
+            ).toBeLessThanOrEqual(3);
           }
         },
       ),
@@ -104,7 +160,9 @@ describe('RiskExecution', () => {
     r.risk.submit(mkt(100));
     r.risk.submit(lim(100, 1.09));
     r.risk.submit(mkt(-100));
-    expect(r.rejects().map((t) => (t as { rejectReason?: string }).rejectReason)).toEqual(['OPEN_TRADES_ALLOWED_EXCEEDED']);
+    expect(r.rejects().map((t) => (t as { rejectReason?: string }).rejectReason)).toEqual([
+      'OPEN_TRADES_ALLOWED_EXCEEDED',
+    ]);
   });
 
   it('property: never more than maxOrdersPerMinute accepted within any sliding minute of engine time', () => {
@@ -131,7 +189,10 @@ describe('RiskExecution', () => {
     const r = rig({ maxOrdersPerMinute: 3 });
     r.feed(bar(0));
     for (let i = 0; i < 5; i++) r.risk.submit(lim(1, 1.0));
-    expect(r.rejects().map((x) => (x as { rejectReason?: string }).rejectReason)).toEqual(['RISK_ORDER_RATE_EXCEEDED', 'RISK_ORDER_RATE_EXCEEDED']);
+    expect(r.rejects().map((x) => (x as { rejectReason?: string }).rejectReason)).toEqual([
+      'RISK_ORDER_RATE_EXCEEDED',
+      'RISK_ORDER_RATE_EXCEEDED',
+    ]);
     r.clock.advance(r.clock.now() + MINUTE);
     r.risk.submit(lim(1, 1.0));
     expect(r.rejects()).toHaveLength(2);
@@ -145,7 +206,9 @@ describe('RiskExecution', () => {
     r.feed(bar(2, 1.098)); // -0.002 * 100k = -200 (plus the spread)
     expect(r.risk.dailyLoss()).toBeGreaterThan(100);
     r.risk.submit(mkt(1000));
-    expect(r.rejects().map((x) => (x as { rejectReason?: string }).rejectReason)).toEqual(['RISK_DAILY_LOSS_EXCEEDED']);
+    expect(r.rejects().map((x) => (x as { rejectReason?: string }).rejectReason)).toEqual([
+      'RISK_DAILY_LOSS_EXCEEDED',
+    ]);
     r.risk.submit(mkt(-100_000));
     r.feed(bar(3, 1.098));
     expect(r.portfolio.ledger.trades.size).toBe(0);
@@ -160,7 +223,8 @@ describe('RiskExecution', () => {
 
   it('maxDailyLoss: a breach only refuses opening parts: nothing is halted, closed or cancelled, and a loss that falls back under the limit within the day lets entries through again', () => {
     const r = rig({ maxDailyLoss: 100 });
-    const reasons = (): (string | undefined)[] => r.rejects().map((x) => (x as { rejectReason?: string }).rejectReason);
+    const reasons = (): (string | undefined)[] =>
+      r.rejects().map((x) => (x as { rejectReason?: string }).rejectReason);
     r.feed(bar(0, 1.1));
     r.risk.submit(mkt(100_000));
     r.risk.submit(lim(1000, 1.05)); // a pending entry far below the market
@@ -180,7 +244,9 @@ describe('RiskExecution', () => {
     r.risk.submit(mkt(1000));
     r.feed(bar(5, 1.1005));
     expect(reasons()).toEqual(['RISK_DAILY_LOSS_EXCEEDED']);
-    expect([...r.portfolio.ledger.trades.values()].map((t) => t.unitsNum).sort((a, b) => a - b)).toEqual([1000, 100_000]);
+    expect([...r.portfolio.ledger.trades.values()].map((t) => t.unitsNum).sort((a, b) => a - b)).toEqual([
+      1000, 100_000,
+    ]);
   });
 
   it('maxDailyLoss survives a restart: a resumed trading day counts from its journaled opening NAV; a day already over is ignored', () => {
@@ -195,7 +261,9 @@ describe('RiskExecution', () => {
     second.feed(bar(5, 1.1));
     expect(second.risk.dailyLoss()).toBeCloseTo(150, 6);
     second.risk.submit(mkt(1000));
-    expect(second.rejects().map((x) => (x as { rejectReason?: string }).rejectReason)).toEqual(['RISK_DAILY_LOSS_EXCEEDED']);
+    expect(second.rejects().map((x) => (x as { rejectReason?: string }).rejectReason)).toEqual([
+      'RISK_DAILY_LOSS_EXCEEDED',
+    ]);
     // Without the journaled day, the restart would have started the day afresh (the old gap this closes).
     const fresh = rig({ maxDailyLoss: 100 });
     fresh.feed(bar(5, 1.1));
@@ -225,15 +293,35 @@ describe('RiskExecution', () => {
     r.risk.submit(mkt(100));
     r.feed(bar(1, 1.1, 0.0002));
     r.risk.submit(mkt(100));
-    expect(r.rejects().map((x) => (x as { rejectReason?: string; errorMessage?: string }).errorMessage)).toEqual([expect.stringMatching(/spread 3\.0 pips; the limit is 2/)]);
+    expect(
+      r.rejects().map((x) => (x as { rejectReason?: string; errorMessage?: string }).errorMessage),
+    ).toEqual([expect.stringMatching(/spread 3\.0 pips; the limit is 2/)]);
   });
 
   it('the strategy sees a risk reject through onTransaction, and the next real transaction still folds', async () => {
     const inst = instruments();
-    const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
-    const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000', strict: false });
+    const sim = new SimBroker({
+      instruments: inst,
+      currency: 'USD',
+      initialBalance: '100000',
+      marginRate: '0.02',
+      financing: false,
+    });
+    const portfolio = new Portfolio({
+      currency: 'USD',
+      instruments: inst,
+      initialBalance: '100000',
+      strict: false,
+    });
     const clock = new VirtualClock();
-    const risk = new RiskExecution({ inner: sim, limits: { maxUnits: 1500 }, portfolio, instruments: inst, clock, accountID: 'a' });
+    const risk = new RiskExecution({
+      inner: sim,
+      limits: { maxUnits: 1500 },
+      portfolio,
+      instruments: inst,
+      clock,
+      accountID: 'a',
+    });
     const seen: string[] = [];
     const s = defineStrategy({
       params: {},
@@ -241,17 +329,36 @@ describe('RiskExecution', () => {
       onCandle: (ctx) => [ctx.market('EUR_USD', '1000')],
       onTransaction(ctx) {
         const t = ctx.transaction!;
-        seen.push(`${t.type}${(t as { rejectReason?: string }).rejectReason ? `:${(t as { rejectReason?: string }).rejectReason}` : ''}`);
+        seen.push(
+          `${t.type}${(t as { rejectReason?: string }).rejectReason ? `:${(t as { rejectReason?: string }).rejectReason}` : ''}`,
+        );
       },
     });
-    const engine = new Engine({ strategy: s, name: 't', params: {}, execution: risk, portfolio, instruments: inst, clock, log: { debug() {}, info() {}, warn() {}, error() {} }, marginRate: 0.02 });
+    const engine = new Engine({
+      strategy: s,
+      name: 't',
+      params: {},
+      execution: risk,
+      portfolio,
+      instruments: inst,
+      clock,
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+      marginRate: 0.02,
+    });
     const bars = [bar(0), bar(1), bar(2)];
-    await engine.run(mergeSources([fromBatches([bars])]).pipe(tap((e) => {
-      if (e.at === bars[0]!.at) sim.start(e.at - MINUTE);
-      sim.onEvent(e);
-      risk.observe(e.at);
-    })));
-    expect(seen.filter((x) => x.includes('REJECT'))).toEqual(['MARKET_ORDER_REJECT:UNITS_LIMIT_EXCEEDED', 'MARKET_ORDER_REJECT:UNITS_LIMIT_EXCEEDED']);
+    await engine.run(
+      mergeSources([fromBatches([bars])]).pipe(
+        tap((e) => {
+          if (e.at === bars[0]!.at) sim.start(e.at - MINUTE);
+          sim.onEvent(e);
+          risk.observe(e.at);
+        }),
+      ),
+    );
+    expect(seen.filter((x) => x.includes('REJECT'))).toEqual([
+      'MARKET_ORDER_REJECT:UNITS_LIMIT_EXCEEDED',
+      'MARKET_ORDER_REJECT:UNITS_LIMIT_EXCEEDED',
+    ]);
     expect(seen.filter((x) => x === 'ORDER_FILL')).toHaveLength(1);
     expect(portfolio.ledger.position('EUR_USD').long).toBe(1000);
   });
@@ -282,7 +389,9 @@ describe('kill switch', () => {
     r.feed(bar(2));
     expect(r.portfolio.ledger.trades.size).toBe(0);
     expect(r.portfolio.ledger.pendingOrders.size).toBe(0);
-    expect(r.rejects().map((x) => (x as { rejectReason?: string }).rejectReason)).toEqual(['RISK_KILL_SWITCH_ENGAGED']);
+    expect(r.rejects().map((x) => (x as { rejectReason?: string }).rejectReason)).toEqual([
+      'RISK_KILL_SWITCH_ENGAGED',
+    ]);
   });
 
   it('fires on SIGUSR2', async () => {

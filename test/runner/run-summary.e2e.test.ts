@@ -26,8 +26,22 @@ const path = pricePath(60);
 const decides = (t: number): boolean => Math.floor(t / 1000) % 3 === 2;
 
 /** `fxflow run` over path[from..to): each decision's fill journaled before the next price. Stopped with SIGTERM. */
-async function session(rr: Rig, journal: string, out: string, from: number, to: number, fills: number): Promise<number> {
-  run = await startFxflowRun(rr.sandbox, STRATEGY, ['--journal', journal, '--out', out, '--log-file', join(journal, 'run.log')]);
+async function session(
+  rr: Rig,
+  journal: string,
+  out: string,
+  from: number,
+  to: number,
+  fills: number,
+): Promise<number> {
+  run = await startFxflowRun(rr.sandbox, STRATEGY, [
+    '--journal',
+    journal,
+    '--out',
+    out,
+    '--log-file',
+    join(journal, 'run.log'),
+  ]);
   for (const p of path.slice(from, to)) {
     rr.sandbox.setTime(p.time);
     rr.sandbox.pushPrice(p);
@@ -36,7 +50,9 @@ async function session(rr: Rig, journal: string, out: string, from: number, to: 
     await until(async () => {
       const j = Journal.read(journal);
       const last = (await rr.rest.summary(rr.accountID)).lastTransactionID;
-      return j.transactions.filter((t) => t.type === 'ORDER_FILL').length === fills && j.lastTransactionID === last;
+      return (
+        j.transactions.filter((t) => t.type === 'ORDER_FILL').length === fills && j.lastTransactionID === last
+      );
     }, `the fill of order ${fills}`);
   }
   run.proc.kill('SIGTERM');
@@ -52,7 +68,11 @@ function exposureFromFills(txs: readonly Transaction[], from: number, to: number
   for (const t of txs) {
     if (t.type !== 'ORDER_FILL') continue;
     const at = Date.parse(t.time);
-    const f = t as unknown as { tradeOpened?: { tradeID: string }; tradesClosed?: { tradeID: string }[]; tradeReduced?: { tradeID: string } };
+    const f = t as unknown as {
+      tradeOpened?: { tradeID: string };
+      tradesClosed?: { tradeID: string }[];
+      tradeReduced?: { tradeID: string };
+    };
     for (const c of f.tradesClosed ?? []) {
       spans.push([open.get(c.tradeID)!, at]);
       open.delete(c.tradeID);
@@ -65,7 +85,7 @@ function exposureFromFills(txs: readonly Transaction[], from: number, to: number
   return Math.round((covered / (to - from)) * 10_000) / 100;
 }
 
-describe('fxflow run: the run folder\'s own figures', () => {
+describe("fxflow run: the run folder's own figures", () => {
   it('after a restart with a trade open: period from the first fill (or before), exposure from the trades within 100%, no CAGR/Calmar', async () => {
     r = await rig();
     const journal = mkdtempSync(join(tmpdir(), 'fxflow-summary-journal-'));
@@ -74,14 +94,21 @@ describe('fxflow run: the run folder\'s own figures', () => {
     const first = await session(r, journal, out, 0, 27, 0);
     await session(r, journal, out, 27, 60, first);
 
-    const summary = (JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { summary: Record<string, unknown> }).summary;
+    const summary = (
+      JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { summary: Record<string, unknown> }
+    ).summary;
     const report = readFileSync(join(out, 'report.txt'), 'utf8');
-    const txs = readFileSync(join(out, 'transactions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Transaction);
+    const txs = readFileSync(join(out, 'transactions.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Transaction);
     const fills = txs.filter((t) => t.type === 'ORDER_FILL');
     const from = Date.parse(summary.from as string);
     const to = Date.parse(summary.to as string);
     const expected = exposureFromFills(txs, from, to);
-    console.log(`[live summary] ${fills.length} fills from ${fills[0]!.time} to ${fills.at(-1)!.time}; summary period ${String(summary.from)} → ${String(summary.to)}; exposure ${String(summary.exposurePct)}% (from the fills: ${expected}%)`);
+    console.log(
+      `[live summary] ${fills.length} fills from ${fills[0]!.time} to ${fills.at(-1)!.time}; summary period ${String(summary.from)} → ${String(summary.to)}; exposure ${String(summary.exposurePct)}% (from the fills: ${expected}%)`,
+    );
     expect(fills).toHaveLength(20);
     // The period holds every transaction of the run, the trade opened in the first session included.
     expect(from).toBeLessThanOrEqual(Date.parse(fills[0]!.time));

@@ -32,7 +32,13 @@ function envWith(home: string): NodeJS.ProcessEnv {
 }
 
 async function runThroughTap(args: string[], home: string): Promise<{ sent: string; code: number | null }> {
-  run = await startFxflowRun(r!.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r!.journalDir, ...args], 2, { url: tap!.url, env: envWith(home) });
+  run = await startFxflowRun(
+    r!.sandbox,
+    'test/runner/ping-pong-strategy.ts',
+    ['--journal', r!.journalDir, ...args],
+    2,
+    { url: tap!.url, env: envWith(home) },
+  );
   run.proc.kill('SIGTERM');
   const code = await run.exited;
   return { sent: tap!.connections.map((c) => c.sent).join('\n'), code };
@@ -44,14 +50,16 @@ describe('tokens and the sandbox', () => {
     tap = await startTcpTap(r.sandbox.url);
     const { sent, code } = await runThroughTap([], mkdtempSync(join(tmpdir(), 'fxflow-home-')));
     const requests = sent.split('\r\n').filter((l) => /^(GET|POST|PUT|PATCH) /.test(l)).length;
-    console.log(`[sandbox token] no --require-token: ${requests} requests, ${(sent.match(/authorization:/gi) ?? []).length} Authorization headers, FXFLOW_TOKEN in ${sent.split(LIVE).length - 1}`);
+    console.log(
+      `[sandbox token] no --require-token: ${requests} requests, ${(sent.match(/authorization:/gi) ?? []).length} Authorization headers, FXFLOW_TOKEN in ${sent.split(LIVE).length - 1}`,
+    );
     expect(code).toBe(0);
     expect(requests).toBeGreaterThan(2);
     expect(sent).not.toContain(LIVE);
     expect(sent).not.toMatch(/authorization:/i);
   }, 60_000);
 
-  it('--require-token sends the sandbox\'s own token (its token file, ~/.fxflow/token-sandbox), never FXFLOW_TOKEN', async () => {
+  it("--require-token sends the sandbox's own token (its token file, ~/.fxflow/token-sandbox), never FXFLOW_TOKEN", async () => {
     const own = 'sandbox-own-token-42';
     r = await rig({ requireToken: own });
     tap = await startTcpTap(r.sandbox.url);
@@ -59,7 +67,9 @@ describe('tokens and the sandbox', () => {
     mkdirSync(join(home, '.fxflow'), { mode: 0o700 });
     writeFileSync(join(home, '.fxflow', 'token-sandbox'), `${own}\n`, { mode: 0o600 });
     const { sent, code } = await runThroughTap(['--require-token'], home);
-    console.log(`[sandbox token] --require-token: the sandbox's own token in ${sent.split(`Bearer ${own}`).length - 1} requests, FXFLOW_TOKEN in ${sent.split(LIVE).length - 1}`);
+    console.log(
+      `[sandbox token] --require-token: the sandbox's own token in ${sent.split(`Bearer ${own}`).length - 1} requests, FXFLOW_TOKEN in ${sent.split(LIVE).length - 1}`,
+    );
     expect(code).toBe(0);
     expect(sent).toContain(`Bearer ${own}`);
     expect(sent).not.toContain(LIVE);
@@ -75,7 +85,9 @@ describe('tokens and the sandbox', () => {
     const written = writeTokenFile(defaultTokenFile(home, sandbox.name), new SecretToken('sandbox-token'));
     expect(written).toBe(join(home, '.fxflow', 'token-sandbox'));
     expect(resolveToken({ environment: practice, env: {}, home }).token.reveal()).toBe('practice-token');
-    expect(resolveToken({ environment: environment('live'), env: {}, home }).token.reveal()).toBe('shared-token-of-older-versions');
+    expect(resolveToken({ environment: environment('live'), env: {}, home }).token.reveal()).toBe(
+      'shared-token-of-older-versions',
+    );
     expect(resolveToken({ environment: sandbox, env: {}, home }).token.reveal()).toBe('sandbox-token');
   });
 });

@@ -36,7 +36,11 @@ describe('shadow mode and --broker sim', () => {
     expect(Number(first[1])).toBeCloseTo(path[3]!.ask, 5);
     // The comparison itself: a live fill at another price and a live reject are both flagged.
     const live = await accountTransactions(r, '0');
-    const changed = live.map((t) => (t.type === 'ORDER_FILL' && t.id === live.find((x) => x.type === 'ORDER_FILL')!.id ? { ...t, price: '1.20000' } : t));
+    const changed = live.map((t) =>
+      t.type === 'ORDER_FILL' && t.id === live.find((x) => x.type === 'ORDER_FILL')!.id
+        ? { ...t, price: '1.20000' }
+        : t,
+    );
     const sim = outcomesOf(live);
     const d = divergences(outcomesOf(changed as never), sim).filter((x) => x.differs.length > 0);
     expect(d).toHaveLength(1);
@@ -52,12 +56,15 @@ describe('shadow mode and --broker sim', () => {
       r.sandbox.setTime(p.time);
       r.sandbox.pushPrice(p);
       const t0 = Date.now();
-      while (runner.ticks < 1 || (runner.tickReceivedAt !== runner.tickReceivedAt && Date.now() - t0 < 2000)) await new Promise((res) => setTimeout(res, 5));
+      while (runner.ticks < 1 || (runner.tickReceivedAt !== runner.tickReceivedAt && Date.now() - t0 < 2000))
+        await new Promise((res) => setTimeout(res, 5));
       await new Promise((res) => setTimeout(res, 10));
     }
     const res = await runner.stop('end');
     const after = (await r.rest.summary(r.accountID)).lastTransactionID;
-    console.log(`[broker sim] ${res.intents} intents filled by the simulator; account transactions unchanged (${start} → ${after}); closed trades ${res.summary.trades ?? ''}`);
+    console.log(
+      `[broker sim] ${res.intents} intents filled by the simulator; account transactions unchanged (${start} → ${after}); closed trades ${res.summary.trades ?? ''}`,
+    );
     expect(res.intents).toBeGreaterThan(5);
     expect(after).toBe(start);
     expect(runner.portfolio.closedTrades.length).toBeGreaterThan(2);
@@ -66,21 +73,47 @@ describe('shadow mode and --broker sim', () => {
 
 describe('fxflow run (command line)', () => {
   it('--env live refuses to start without --i-understand-this-is-live, and says so plainly', () => {
-    const out = spawnSync(process.execPath, ['bin/fxflow.js', 'run', 'strategies/sma-cross.ts', '--env', 'live'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, FXFLOW_TOKEN: 'secret-token-never-printed' } });
+    const out = spawnSync(
+      process.execPath,
+      ['bin/fxflow.js', 'run', 'strategies/sma-cross.ts', '--env', 'live'],
+      { cwd: ROOT, encoding: 'utf8', env: { ...process.env, FXFLOW_TOKEN: 'secret-token-never-printed' } },
+    );
     expect(out.status).toBe(1);
-    expect(out.stderr).toMatch(/--env live trades real money and needs an explicit confirmation: add --i-understand-this-is-live/);
+    expect(out.stderr).toMatch(
+      /--env live trades real money and needs an explicit confirmation: add --i-understand-this-is-live/,
+    );
     expect(out.stderr + out.stdout).not.toMatch(/secret-token-never-printed/);
   });
 
   it('a bad risk flag is named', () => {
-    const out = spawnSync(process.execPath, ['bin/fxflow.js', 'run', 'strategies/sma-cross.ts', '--env', 'sandbox', '--max-units', '-5'], { cwd: ROOT, encoding: 'utf8' });
+    const out = spawnSync(
+      process.execPath,
+      ['bin/fxflow.js', 'run', 'strategies/sma-cross.ts', '--env', 'sandbox', '--max-units', '-5'],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     expect(out.status).toBe(1);
-    expect(out.stderr).toMatch(/--max-units \(risk\.maxUnits\) must be a number >= 0 \(0 turns the limit off\) \(got -5\)/);
+    expect(out.stderr).toMatch(
+      /--max-units \(risk\.maxUnits\) must be a number >= 0 \(0 turns the limit off\) \(got -5\)/,
+    );
   });
 
   it('a bad --journal-rebase-every is named', () => {
-    const out = spawnSync(process.execPath, ['bin/fxflow.js', 'run', 'strategies/sma-cross.ts', '--env', 'sandbox', '--journal-rebase-every', '2.5'], { cwd: ROOT, encoding: 'utf8' });
+    const out = spawnSync(
+      process.execPath,
+      [
+        'bin/fxflow.js',
+        'run',
+        'strategies/sma-cross.ts',
+        '--env',
+        'sandbox',
+        '--journal-rebase-every',
+        '2.5',
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     expect(out.status).toBe(1);
-    expect(out.stderr).toMatch(/--journal-rebase-every must be a whole number of transactions, 0 for never \(got 2.5\)/);
+    expect(out.stderr).toMatch(
+      /--journal-rebase-every must be a whole number of transactions, 0 for never \(got 2.5\)/,
+    );
   });
 });

@@ -16,9 +16,15 @@ afterEach(async () => {
 
 /** Starts `fxflow run --broker sim` (ping-pong) on the sandbox; resolves once it is running with its pricing stream connected. */
 const startRunner = (sandbox: Rig['sandbox'], journal: string, log: string): Promise<FxflowRun> =>
-  startFxflowRun(sandbox, 'test/runner/ping-pong-strategy.ts', ['--broker', 'sim', '--journal', journal, '--log-file', log, '--max-intent-age', '600'], 1); // resubmission after a kill is the point here
+  startFxflowRun(
+    sandbox,
+    'test/runner/ping-pong-strategy.ts',
+    ['--broker', 'sim', '--journal', journal, '--log-file', log, '--max-intent-age', '600'],
+    1,
+  ); // resubmission after a kill is the point here
 
-const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+const cid = (t: Transaction): string | undefined =>
+  (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 
 describe('--broker sim: kill -9 and restart', () => {
   it('10 SIGKILLs at random points: one transaction sequence, every intent one order, 0 duplicates, the strategy and the simulator agree', async () => {
@@ -61,7 +67,8 @@ describe('--broker sim: kill -9 and restart', () => {
     };
     // Enough trading for the checks to mean something, however slow the machine made the runner
     // between kills: prices until the journal holds more than 20 orders (the simulator's own).
-    const ordersSoFar = (): number => Journal.read(r!.journalDir).transactions.filter((t) => t.type === 'MARKET_ORDER').length;
+    const ordersSoFar = (): number =>
+      Journal.read(r!.journalDir).transactions.filter((t) => t.type === 'MARKET_ORDER').length;
     while (ordersSoFar() <= 20 && i < path.length) await more(3);
     await more(2);
     run.proc.kill('SIGTERM');
@@ -78,8 +85,16 @@ describe('--broker sim: kill -9 and restart', () => {
     const orders = txs.filter((t) => t.type === 'MARKET_ORDER');
     const clientOrders = new Set(orders.map(cid).filter((x) => x !== undefined));
     const fills = txs.filter((t) => t.type === 'ORDER_FILL').length;
-    const lost = txs.filter((t) => t.type === 'ORDER_CANCEL' && (t as { reason?: string }).reason === 'INTERNAL_SERVER_ERROR').length;
-    const state = j.state?.state as { ticks: number; orders: number; fills: number; last: number; again: number };
+    const lost = txs.filter(
+      (t) => t.type === 'ORDER_CANCEL' && (t as { reason?: string }).reason === 'INTERNAL_SERVER_ERROR',
+    ).length;
+    const state = j.state?.state as {
+      ticks: number;
+      orders: number;
+      fills: number;
+      last: number;
+      again: number;
+    };
     const logText = readFileSync(log, 'utf8');
     const resubmitted = logText.split('journaled intent never reached the broker').length - 1;
     const found = logText.split('journaled intent had reached the broker').length - 1;

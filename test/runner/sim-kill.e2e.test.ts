@@ -43,7 +43,10 @@ describe('--broker sim kill switch', () => {
   it('waits for its closes to fill at the next price: flat at the stop, nothing resubmitted at the next start', async () => {
     r = await rig();
     const { runner, kill } = await opened(r);
-    const before = { trades: runner.sim!.ledger.trades.size, pending: [...runner.sim!.ledger.pendingOrders.values()].map((o) => o.type).sort() };
+    const before = {
+      trades: runner.sim!.ledger.trades.size,
+      pending: [...runner.sim!.ledger.pendingOrders.values()].map((o) => o.type).sort(),
+    };
     const lastBefore = Number(runner.sim!.ledger.lastTransactionID);
     writeFileSync(kill, '');
     expect(existsSync(kill)).toBe(true);
@@ -60,7 +63,11 @@ describe('--broker sim kill switch', () => {
     const res = await runner.stop();
     const j = Journal.read(r.journalDir);
     const added = j.transactions.filter((t) => Number(t.id) > lastBefore);
-    const after = { trades: runner.sim!.ledger.trades.size, pending: runner.sim!.ledger.pendingOrders.size, portfolioTrades: runner.portfolio.ledger.trades.size };
+    const after = {
+      trades: runner.sim!.ledger.trades.size,
+      pending: runner.sim!.ledger.pendingOrders.size,
+      portfolioTrades: runner.portfolio.ledger.trades.size,
+    };
 
     // The kill switch halted the journal: the operator clears the halt (fxflow journal clear-halt) to trade again.
     expect(j.halt?.why).toMatch(/^file .*KILL$/);
@@ -69,10 +76,15 @@ describe('--broker sim kill switch', () => {
     clearing.close();
     const second = r.runner(opts);
     await second.start();
-    const recovered = { trades: second.sim!.ledger.trades.size, pending: second.sim!.ledger.pendingOrders.size };
+    const recovered = {
+      trades: second.sim!.ledger.trades.size,
+      pending: second.sim!.ledger.pendingOrders.size,
+    };
     await push(r, second, 6, 8);
     const res2 = await second.stop('after');
-    const later = Journal.read(r.journalDir).transactions.filter((t) => Number(t.id) > Number(added.at(-1)?.id ?? lastBefore));
+    const later = Journal.read(r.journalDir).transactions.filter(
+      (t) => Number(t.id) > Number(added.at(-1)?.id ?? lastBefore),
+    );
     console.log(
       `[sim kill switch] before: ${before.trades} trade(s), pending ${before.pending.join(', ')}; the switch's transactions: ${added.map((t) => `${t.id} ${t.type} ${String(x(t, 'reason'))}`).join(', ')}; ` +
         `at the stop ${after.trades} trades, ${after.pending} pending orders, ${j.intents.length} unconfirmed intents; next start: recovered ${JSON.stringify(res2.recovered)}, ${later.length} new transactions`,
@@ -81,7 +93,9 @@ describe('--broker sim kill switch', () => {
     expect(before.pending).toContain('LIMIT');
     expect(res.reason).toMatch(/kill switch/);
     expect(after).toEqual({ trades: 0, pending: 0, portfolioTrades: 0 });
-    expect(added.some((t) => t.type === 'ORDER_FILL' && x(t, 'reason') === 'MARKET_ORDER_POSITION_CLOSEOUT')).toBe(true);
+    expect(
+      added.some((t) => t.type === 'ORDER_FILL' && x(t, 'reason') === 'MARKET_ORDER_POSITION_CLOSEOUT'),
+    ).toBe(true);
     expect(j.intents).toEqual([]);
     expect(recovered).toEqual({ trades: 0, pending: 0 });
     expect(res2.recovered.resubmitted).toBe(0);
@@ -96,7 +110,9 @@ describe('--broker sim kill switch', () => {
     const res = await runner.kill('test');
     const waited = Date.now() - t0;
     const j = Journal.read(r.journalDir);
-    console.log(`[sim kill switch, no price] stopped after ${waited} ms with ${runner.sim!.ledger.trades.size} trade(s) open and ${j.intents.length} unconfirmed intent(s): ${j.intents.map((i) => i.intent.kind).join(', ')}`);
+    console.log(
+      `[sim kill switch, no price] stopped after ${waited} ms with ${runner.sim!.ledger.trades.size} trade(s) open and ${j.intents.length} unconfirmed intent(s): ${j.intents.map((i) => i.intent.kind).join(', ')}`,
+    );
     expect(res.reason).toMatch(/kill switch/);
     expect(waited).toBeGreaterThanOrEqual(4900);
     expect(waited).toBeLessThan(8000);

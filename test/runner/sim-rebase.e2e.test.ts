@@ -49,14 +49,30 @@ const churn = defineStrategy({
         break;
     }
     if (ticks % 24 === 0) intents.push(ctx.closePosition('EUR_USD'));
-    return { state: { ticks, intents: s.intents + intents.length, fills: s.fills, last: Math.max(s.last, at), again: at <= s.last ? s.again + 1 : s.again }, intents };
+    return {
+      state: {
+        ticks,
+        intents: s.intents + intents.length,
+        fills: s.fills,
+        last: Math.max(s.last, at),
+        again: at <= s.last ? s.again + 1 : s.again,
+      },
+      intents,
+    };
   },
   onTransaction(ctx, s) {
     return ctx.transaction?.type === 'ORDER_FILL' ? { state: { ...s, fills: s.fills + 1 } } : undefined;
   },
 });
 
-const opts = (rebaseEvery: number, journalDir?: string) => ({ broker: 'sim' as const, strategy: churn as never, name: 'churn', params: {}, rebaseEvery, ...(journalDir !== undefined ? { journalDir } : {}) });
+const opts = (rebaseEvery: number, journalDir?: string) => ({
+  broker: 'sim' as const,
+  strategy: churn as never,
+  name: 'churn',
+  params: {},
+  rebaseEvery,
+  ...(journalDir !== undefined ? { journalDir } : {}),
+});
 const path = pricePath(120);
 const EVERY = 8;
 const SPLIT = 68;
@@ -65,7 +81,8 @@ const SPLIT = 68;
 async function delivered(runner: Runner, n: number): Promise<void> {
   const t0 = Date.now();
   while (runner.pricingStats.delivered < n) {
-    if (Date.now() - t0 > 10_000) throw new Error(`pricing stream delivered ${runner.pricingStats.delivered} of ${n} lines`);
+    if (Date.now() - t0 > 10_000)
+      throw new Error(`pricing stream delivered ${runner.pricingStats.delivered} of ${n} lines`);
     await new Promise((res) => setTimeout(res, 5));
   }
 }
@@ -87,11 +104,26 @@ function accountOf(s: SimAccountState): Omit<SimAccountState, 'time' | 'quotes'>
 /** What a ledger holds (money, trades, pending orders, realized P/L per instrument, last ID). */
 function ledgerOf(l: Ledger): unknown {
   return {
-    balance: l.balance, pl: l.pl, financing: l.financing, commission: l.commission, fees: l.guaranteedExecutionFees, last: l.lastTransactionID,
-    trades: [...l.trades.values()], instrumentPL: [...l.instrumentPL],
+    balance: l.balance,
+    pl: l.pl,
+    financing: l.financing,
+    commission: l.commission,
+    fees: l.guaranteedExecutionFees,
+    last: l.lastTransactionID,
+    trades: [...l.trades.values()],
+    instrumentPL: [...l.instrumentPL],
     // A pending order's LedgerOrder fields: the simulator's ledger files its working orders, which
     // carry these and the simulator's own (level, book state), as its pending orders.
-    orders: [...l.pendingOrders.values()].map(({ id, type, created, instrument, tradeID, clientExtensions }) => ({ id, type, created, instrument, tradeID, clientExtensions })),
+    orders: [...l.pendingOrders.values()].map(
+      ({ id, type, created, instrument, tradeID, clientExtensions }) => ({
+        id,
+        type,
+        created,
+        instrument,
+        tradeID,
+        clientExtensions,
+      }),
+    ),
   };
 }
 
@@ -131,7 +163,12 @@ describe('--broker sim journal rebase', () => {
       // stop and a limit: copy the journal as a crash now would leave it.
       const s = first.sim!.snapshot();
       const types = new Set((s.orders ?? []).map((o) => o.type));
-      if (atCrash === undefined && statSync(join(first.journal.dir, 'journal.log')).size === 0 && types.has('TRAILING_STOP_LOSS') && types.has('LIMIT')) {
+      if (
+        atCrash === undefined &&
+        statSync(join(first.journal.dir, 'journal.log')).size === 0 &&
+        types.has('TRAILING_STOP_LOSS') &&
+        types.has('LIMIT')
+      ) {
         cpSync(first.journal.dir, crashDir, { recursive: true });
         atCrash = { account: accountOf(s), state: first.state as ChurnState };
       }

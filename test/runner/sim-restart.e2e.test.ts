@@ -39,7 +39,12 @@ describe('--broker sim across a stop and a restart', () => {
   it('the simulated position, its TP/SL, the pending limit, the balance and the transaction ID sequence survive; an order queued at the stop is sent once after it', async () => {
     r = await rig();
     const accountBefore = (await r.rest.summary(r.accountID)).lastTransactionID;
-    const opts = { broker: 'sim' as const, strategy: bracket as never, name: 'bracket', params: bracket.params };
+    const opts = {
+      broker: 'sim' as const,
+      strategy: bracket as never,
+      name: 'bracket',
+      params: bracket.params,
+    };
 
     // First run: a trade with a TP and an SL, a pending limit; stopped right after the 4th price,
     // whose market order waits in the simulator for the next price.
@@ -78,13 +83,20 @@ describe('--broker sim across a stop and a restart', () => {
     const tp = before.orders!.find((o) => o.type === 'TAKE_PROFIT')! as { id: string; price?: string };
     const sl = before.orders!.find((o) => o.type === 'STOP_LOSS')!;
     r.sandbox.setTime(path[5]!.time);
-    r.sandbox.pushPrice({ instrument: 'EUR_USD', bid: Number(tp.price) + 0.0001, ask: Number(tp.price) + 0.00025 });
+    r.sandbox.pushPrice({
+      instrument: 'EUR_USD',
+      bid: Number(tp.price) + 0.0001,
+      ask: Number(tp.price) + 0.00025,
+    });
     await waitTicks(second, ++seen);
     const res = await second.stop('second');
     const after = Journal.read(r.journalDir).transactions;
     const added = after.filter((t) => Number(t.id) > Number(lastBefore));
-    const x = (t: Transaction | undefined, k: string): unknown => (t as unknown as Record<string, unknown> | undefined)?.[k];
-    console.log(`[sim restart] after the restart: ${added.map((t) => `${t.id} ${t.type}${x(t, 'reason') ? ` ${String(x(t, 'reason'))}` : ''}`).join(', ')}; recovered ${JSON.stringify(res.recovered)}`);
+    const x = (t: Transaction | undefined, k: string): unknown =>
+      (t as unknown as Record<string, unknown> | undefined)?.[k];
+    console.log(
+      `[sim restart] after the restart: ${added.map((t) => `${t.id} ${t.type}${x(t, 'reason') ? ` ${String(x(t, 'reason'))}` : ''}`).join(', ')}; recovered ${JSON.stringify(res.recovered)}`,
+    );
     expect(res.recovered.resubmitted).toBe(1);
     expect(res.recovered.restoredState).toBe(true);
     expect(added.map((t) => [t.id, t.type, x(t, 'reason')])).toEqual([
@@ -119,7 +131,9 @@ describe('--broker sim across a stop and a restart', () => {
       init: () => ({ ticks: 0 }),
       onTick(ctx, s) {
         const ticks = s.ticks + 1;
-        return ticks === 1 ? { state: { ticks }, intents: [ctx.market('EUR_USD', '1000', { trailing: 0.002 })] } : { state: { ticks } };
+        return ticks === 1
+          ? { state: { ticks }, intents: [ctx.market('EUR_USD', '1000', { trailing: 0.002 })] }
+          : { state: { ticks } };
       },
     });
     const opts = { broker: 'sim' as const, strategy: trailer as never, name: 'trailer', params: {} };
@@ -146,8 +160,12 @@ describe('--broker sim across a stop and a restart', () => {
     // 1.10200 is below the ratcheted stop (1.10300), above where it started (1.09800).
     seen = await push(second, 4, 1.102, 0);
     const res = await second.stop('second');
-    const fill = Journal.read(r.journalDir).transactions.find((t) => t.type === 'ORDER_FILL' && (t as { orderID?: string }).orderID === tsl.id) as (Transaction & { price: string; reason: string }) | undefined;
-    console.log(`[sim restart, trailing] stop ${tsl.id} at 1.10300 before the stop, ${level} after the restart; a bid of 1.10200 ${fill ? `filled it (${fill.reason} @ ${fill.price})` : 'did not trigger it'}; ${res.transactions} transactions after the restart`);
+    const fill = Journal.read(r.journalDir).transactions.find(
+      (t) => t.type === 'ORDER_FILL' && (t as { orderID?: string }).orderID === tsl.id,
+    ) as (Transaction & { price: string; reason: string }) | undefined;
+    console.log(
+      `[sim restart, trailing] stop ${tsl.id} at 1.10300 before the stop, ${level} after the restart; a bid of 1.10200 ${fill ? `filled it (${fill.reason} @ ${fill.price})` : 'did not trigger it'}; ${res.transactions} transactions after the restart`,
+    );
     expect(level).toBe(1.103);
     expect(fill?.reason).toBe('TRAILING_STOP_LOSS_ORDER');
     expect(fill?.price).toBe('1.10200');
@@ -156,10 +174,35 @@ describe('--broker sim across a stop and a restart', () => {
   it('a --broker sim journal that does not fold (a fill of a trade it never opened) is refused, naming the journal and what to do', async () => {
     r = await rig();
     const j = Journal.open(r.journalDir);
-    j.baseline({ broker: 'sim', deposit: '100000', lastTransactionID: '0', balance: '0', pl: '0', financing: '0', currency: 'USD', marginRate: '0.02', hedging: false, trades: [], orders: [] });
-    j.transaction({ id: '1', type: 'ORDER_FILL', time: '2024-01-02T10:00:00.000000000Z', orderID: '1', instrument: 'EUR_USD', units: '-100', price: '1.10000', tradesClosed: [{ tradeID: '99', units: '-100', realizedPL: '0.0000' }], pl: '0.0000', accountBalance: '0.0000' } as never);
+    j.baseline({
+      broker: 'sim',
+      deposit: '100000',
+      lastTransactionID: '0',
+      balance: '0',
+      pl: '0',
+      financing: '0',
+      currency: 'USD',
+      marginRate: '0.02',
+      hedging: false,
+      trades: [],
+      orders: [],
+    });
+    j.transaction({
+      id: '1',
+      type: 'ORDER_FILL',
+      time: '2024-01-02T10:00:00.000000000Z',
+      orderID: '1',
+      instrument: 'EUR_USD',
+      units: '-100',
+      price: '1.10000',
+      tradesClosed: [{ tradeID: '99', units: '-100', realizedPL: '0.0000' }],
+      pl: '0.0000',
+      accountBalance: '0.0000',
+    } as never);
     j.close();
-    await expect(r.runner({ broker: 'sim' }).start()).rejects.toThrow(`journal ${r.journalDir}: the simulated account cannot be restored from it (transaction 1: reduces unknown trade 99); move the directory away to start the simulated account afresh`);
+    await expect(r.runner({ broker: 'sim' }).start()).rejects.toThrow(
+      `journal ${r.journalDir}: the simulated account cannot be restored from it (transaction 1: reduces unknown trade 99); move the directory away to start the simulated account afresh`,
+    );
   });
 
   it('a --broker sim journal is refused by a --broker v20 run (and the other way round), with the directory named', async () => {
@@ -167,11 +210,15 @@ describe('--broker sim across a stop and a restart', () => {
     const sim = r.runner({ broker: 'sim' });
     await sim.start();
     await sim.stop('sim');
-    await expect(r.runner().start()).rejects.toThrow(`journal ${r.journalDir} was written by a --broker sim run and cannot be used with --broker v20; give --journal another directory`);
+    await expect(r.runner().start()).rejects.toThrow(
+      `journal ${r.journalDir} was written by a --broker sim run and cannot be used with --broker v20; give --journal another directory`,
+    );
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-run-'));
     const v20 = r.runner({ journalDir: dir });
     await v20.start();
     await v20.stop('v20');
-    await expect(r.runner({ broker: 'sim', journalDir: dir }).start()).rejects.toThrow(`journal ${dir} was written by a --broker v20 run and cannot be used with --broker sim; give --journal another directory`);
+    await expect(r.runner({ broker: 'sim', journalDir: dir }).start()).rejects.toThrow(
+      `journal ${dir} was written by a --broker v20 run and cannot be used with --broker sim; give --journal another directory`,
+    );
   });
 });

@@ -42,17 +42,24 @@ describe('a live strategy that throws', () => {
       await new Promise((res) => setTimeout(res, 30));
     }
     // The run ends on its own (no stop from here).
-    await Promise.race([runner.done, new Promise((_, reject) => setTimeout(() => reject(new Error('the run did not stop')), 10_000))]);
+    await Promise.race([
+      runner.done,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the run did not stop')), 10_000)),
+    ]);
     const res = await runner.stop('not this one');
-    console.log(`[strategy error] run ended with reason: ${res.reason}; handler calls ${ticks}, intents ${res.intents}`);
-    expect(res.reason).toMatch(/^error: strategy 'fragile' threw in onTick at 2024-01-02T10:00:0\d\.\d{3}Z: position sizing failed$/);
+    console.log(
+      `[strategy error] run ended with reason: ${res.reason}; handler calls ${ticks}, intents ${res.intents}`,
+    );
+    expect(res.reason).toMatch(
+      /^error: strategy 'fragile' threw in onTick at 2024-01-02T10:00:0\d\.\d{3}Z: position sizing failed$/,
+    );
     expect(ticks).toBe(3);
     expect(res.intents).toBe(1);
     const { transactions } = await r.rest.transactionsSinceId(r.accountID, '0');
     expect(transactions.filter((t) => t.type === 'MARKET_ORDER')).toHaveLength(1);
   });
 
-  it('`fxflow run` prints the report and exits 1 with the strategy\'s error', async () => {
+  it("`fxflow run` prints the report and exits 1 with the strategy's error", async () => {
     r = await rig();
     const file = join(r.journalDir, 'fragile-cli.ts');
     writeFileSync(
@@ -69,17 +76,29 @@ export default defineStrategy({
 });
 `,
     );
-    const run = await startFxflowRun(r.sandbox, file, ['--journal', join(r.journalDir, 'journal'), '--log-file', join(r.journalDir, 'run.log')]);
+    const run = await startFxflowRun(r.sandbox, file, [
+      '--journal',
+      join(r.journalDir, 'journal'),
+      '--log-file',
+      join(r.journalDir, 'run.log'),
+    ]);
     child = run.proc;
     for (const p of pricePath(4)) {
       r.sandbox.setTime(p.time);
       r.sandbox.pushPrice(p);
       await new Promise((res) => setTimeout(res, 50));
     }
-    const code = await Promise.race([run.exited, new Promise<'hung'>((res) => setTimeout(() => res('hung'), 15_000))]);
+    const code = await Promise.race([
+      run.exited,
+      new Promise<'hung'>((res) => setTimeout(() => res('hung'), 15_000)),
+    ]);
     console.log(`[strategy error] fxflow run exited ${code}; stderr: ${run.err().trim()}`);
     expect(code).toBe(1);
-    expect(run.out()).toMatch(/\(run: error: strategy 'fragile-cli' threw in onTick at [^)]+: state went bad\)/);
-    expect(run.err().trim()).toMatch(/^fxflow: the run stopped on an error, see the report above: strategy 'fragile-cli' threw in onTick at \S+: state went bad$/);
+    expect(run.out()).toMatch(
+      /\(run: error: strategy 'fragile-cli' threw in onTick at [^)]+: state went bad\)/,
+    );
+    expect(run.err().trim()).toMatch(
+      /^fxflow: the run stopped on an error, see the report above: strategy 'fragile-cli' threw in onTick at \S+: state went bad$/,
+    );
   });
 });

@@ -43,16 +43,38 @@ class LaggingStream implements Execution {
 describe('strategies/tick-momentum.ts', () => {
   it("waits for its own order's outcome: the previous trade's linked SL cancel arriving late does not open a second trade", async () => {
     const inst = instruments();
-    const sim = new SimBroker({ instruments: inst, currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false });
+    const sim = new SimBroker({
+      instruments: inst,
+      currency: 'USD',
+      initialBalance: '100000',
+      marginRate: '0.02',
+      financing: false,
+    });
     const stream = new LaggingStream(sim);
     const portfolio = new Portfolio({ currency: 'USD', instruments: inst, initialBalance: '100000' });
-    const engine = new Engine({ strategy: tickMomentum as never, name: 'tick-momentum', params: tickMomentum.params, execution: stream, portfolio, instruments: inst, clock: new VirtualClock(), log: silent, marginRate: 0.02 });
+    const engine = new Engine({
+      strategy: tickMomentum as never,
+      name: 'tick-momentum',
+      params: tickMomentum.params,
+      execution: stream,
+      portfolio,
+      instruments: inst,
+      clock: new VirtualClock(),
+      log: silent,
+      marginRate: 0.02,
+    });
     const events = new Subject<MarketEvent>();
     const done = engine.run(events);
     const t0 = Date.UTC(2024, 0, 2, 10);
     let i = 0;
     const tick = (mid: number): void => {
-      const e = { kind: 'tick' as const, instrument: 'EUR_USD', at: t0 + ++i * 1000, bid: Math.round((mid - 0.00005) * 1e5) / 1e5, ask: Math.round((mid + 0.00005) * 1e5) / 1e5 };
+      const e = {
+        kind: 'tick' as const,
+        instrument: 'EUR_USD',
+        at: t0 + ++i * 1000,
+        bid: Math.round((mid - 0.00005) * 1e5) / 1e5,
+        ask: Math.round((mid + 0.00005) * 1e5) / 1e5,
+      };
       sim.onEvent(e);
       events.next(e);
     };
@@ -64,7 +86,8 @@ describe('strategies/tick-momentum.ts', () => {
     tick(1.101); // entry 1 fills (TP and SL orders created); its outcome reaches the strategy
     expect(portfolio.ledger.trades.size).toBe(1);
     // From now on the stream lags: everything but the TP's fill is held.
-    stream.hold = (t) => !(t.type === 'ORDER_FILL' && (t as { clientOrderID?: string }).clientOrderID === undefined);
+    stream.hold = (t) =>
+      !(t.type === 'ORDER_FILL' && (t as { clientOrderID?: string }).clientOrderID === undefined);
     tick(1.102); // the TP fills and closes the trade; its linked SL cancel is held. Flat: entry 2
     expect(portfolio.ledger.trades.size).toBe(0);
     expect(entries()).toHaveLength(2);
@@ -76,7 +99,9 @@ describe('strategies/tick-momentum.ts', () => {
     tick(1.1022); // still no outcome of entry 2 (and 22 pips above the average): no third entry
     tick(1.1023);
     const second = entries()[1]!.id;
-    console.log(`[tick-momentum] entries ${entries().length} (waiting for ${second}); held on the stream: ${stream.held.map((t) => t.type).join(', ')}`);
+    console.log(
+      `[tick-momentum] entries ${entries().length} (waiting for ${second}); held on the stream: ${stream.held.map((t) => t.type).join(', ')}`,
+    );
     expect(entries()).toHaveLength(2);
     // Entry 2's own outcome arrives: the strategy is ready again (its trade is open, so no entry yet).
     stream.hold = () => false;

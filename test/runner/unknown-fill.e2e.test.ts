@@ -13,7 +13,15 @@ import { RunnerStatus } from '../../src/report/runner-status.ts';
 import type { Runner } from '../../src/runner/runner.ts';
 import type { UnknownFillPolicy } from '../../src/runner/unknown-fills.ts';
 import { UNKNOWN_FILL_EXIT } from '../../src/runner/unknown-fills.ts';
-import { accountTransactions, type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until } from './harness.ts';
+import {
+  accountTransactions,
+  type FxflowRun,
+  pricePath,
+  rig,
+  type Rig,
+  startFxflowRun,
+  until,
+} from './harness.ts';
 
 let r: Rig | undefined;
 let runner: Runner | undefined;
@@ -26,18 +34,27 @@ afterEach(async () => {
   [r, runner] = [undefined, undefined];
 });
 
-const cid = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+const cid = (t: Transaction): string | undefined =>
+  (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 
 /** A running ping-pong runner with `policy`, after its first order filled; its log lines kept. */
-async function afterFirstFill(policy: UnknownFillPolicy | undefined): Promise<{ first: string; start: string; lines: () => { level: number; msg: string }[]; said: string[] }> {
+async function afterFirstFill(
+  policy: UnknownFillPolicy | undefined,
+): Promise<{ first: string; start: string; lines: () => { level: number; msg: string }[]; said: string[] }> {
   r = await rig();
   const start = (await r.rest.summary(r.accountID)).lastTransactionID;
   const file = join(r.journalDir, 'run.log');
   const said: string[] = [];
-  runner = r.runner({ log: pino(pino.destination({ dest: file, sync: true })), flattenRetryBaseMs: 20, say: (l) => said.push(l), ...(policy !== undefined ? { onUnknownFill: policy } : {}) });
+  runner = r.runner({
+    log: pino(pino.destination({ dest: file, sync: true })),
+    flattenRetryBaseMs: 20,
+    say: (l) => said.push(l),
+    ...(policy !== undefined ? { onUnknownFill: policy } : {}),
+  });
   await runner.start();
   const path = pricePath(200);
-  const fills = async (): Promise<Transaction[]> => (await accountTransactions(r!, start)).filter((t) => t.type === 'ORDER_FILL');
+  const fills = async (): Promise<Transaction[]> =>
+    (await accountTransactions(r!, start)).filter((t) => t.type === 'ORDER_FILL');
   for (let i = 0; (await fills()).length === 0; i++) {
     if (i >= path.length) throw new Error('the strategy placed no order');
     r.sandbox.setTime(path[i]!.time);
@@ -47,23 +64,43 @@ async function afterFirstFill(policy: UnknownFillPolicy | undefined): Promise<{ 
   }
   const order = (await accountTransactions(r, start)).find((t) => t.type === 'MARKET_ORDER')!;
   await until(() => runner!.portfolio.ledger.trades.size === 1, 'the runner to see its fill');
-  const lines = (): { level: number; msg: string }[] => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string });
+  const lines = (): { level: number; msg: string }[] =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
   return { first: cid(order)!, start, lines, said };
 }
 
 /** Places a market order from outside the run (a second client over HTTP), under `clientID` if given. */
 async function outsideOrder(clientID: string | undefined): Promise<void> {
-  await r!.rest.createOrder(r!.accountID, { type: 'MARKET', instrument: 'EUR_USD', units: '1000', ...(clientID !== undefined ? { clientExtensions: { id: clientID } } : {}) } as never);
+  await r!.rest.createOrder(r!.accountID, {
+    type: 'MARKET',
+    instrument: 'EUR_USD',
+    units: '1000',
+    ...(clientID !== undefined ? { clientExtensions: { id: clientID } } : {}),
+  } as never);
 }
 
 describe('unknown fills', () => {
-  it('a second order under the run\'s client ID, from outside: noticed, logged at error, on the status page and in the report; the default policy halts and flattens', async () => {
+  it("a second order under the run's client ID, from outside: noticed, logged at error, on the status page and in the report; the default policy halts and flattens", async () => {
     const { first, start, lines, said } = await afterFirstFill(undefined);
-    const status = new RunnerStatus(() => runner!, { strategy: 'ping-pong', mode: 'sandbox', accountID: r!.accountID });
+    const status = new RunnerStatus(() => runner!, {
+      strategy: 'ping-pong',
+      mode: 'sandbox',
+      accountID: r!.accountID,
+    });
     await outsideOrder(first);
     await until(() => runner!.unknownFills.length === 1, 'the runner to notice the unknown fill');
-    expect(runner!.unknownFills[0]).toMatchObject({ clientID: first, why: 'duplicate', instrument: 'EUR_USD', units: '1000' });
-    expect(status.snapshot().unknownFills).toEqual([expect.objectContaining({ clientID: first, why: 'duplicate' })]);
+    expect(runner!.unknownFills[0]).toMatchObject({
+      clientID: first,
+      why: 'duplicate',
+      instrument: 'EUR_USD',
+      units: '1000',
+    });
+    expect(status.snapshot().unknownFills).toEqual([
+      expect.objectContaining({ clientID: first, why: 'duplicate' }),
+    ]);
     const error = lines().find((l) => l.msg.startsWith('UNKNOWN FILL'));
     expect(error?.level).toBe(50);
     expect(said.some((l) => l.includes('UNKNOWN FILL') && l.includes('--on-unknown-fill halt'))).toBe(true);
@@ -74,20 +111,30 @@ describe('unknown fills', () => {
     expect((await r!.rest.openTrades(r!.accountID)).length).toBe(0);
     expect(result.unknownFills).toHaveLength(1);
     expect(result.report).toContain('UNKNOWN FILLS: 1 (--on-unknown-fill halt)');
-    expect((await accountTransactions(r!, start)).filter((t) => t.type === 'MARKET_ORDER' && cid(t) === first)).toHaveLength(2);
+    expect(
+      (await accountTransactions(r!, start)).filter((t) => t.type === 'MARKET_ORDER' && cid(t) === first),
+    ).toHaveLength(2);
   });
 
   it(`fxflow run halted by an unknown fill exits ${UNKNOWN_FILL_EXIT} though the account ends flat, saying why`, async () => {
     r = await rig();
     const start = (await r.rest.summary(r.accountID)).lastTransactionID;
-    proc = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', ['--journal', r.journalDir, '--flatten-timeout', '60']);
+    proc = await startFxflowRun(r.sandbox, 'test/runner/ping-pong-strategy.ts', [
+      '--journal',
+      r.journalDir,
+      '--flatten-timeout',
+      '60',
+    ]);
     const run = proc;
     // ping-pong decides on every third price: its first order.
     for (const p of pricePath(3)) {
       r.sandbox.setTime(p.time);
       r.sandbox.pushPrice(p);
     }
-    await until(async () => (await accountTransactions(r!, start)).some((t) => t.type === 'ORDER_FILL'), 'the strategy\'s first fill');
+    await until(
+      async () => (await accountTransactions(r!, start)).some((t) => t.type === 'ORDER_FILL'),
+      "the strategy's first fill",
+    );
     await outsideOrder(undefined);
     const code = await run.exited;
     expect(code).toBe(UNKNOWN_FILL_EXIT);
@@ -103,10 +150,15 @@ describe('unknown fills', () => {
     await until(() => runner!.unknownFills.length === 1, 'the runner to notice the unknown fill');
     const u = runner!.unknownFills[0]!;
     expect(u).toMatchObject({ clientID: undefined, why: 'never placed' });
-    await until(async () => (await r!.rest.openTrades(r!.accountID)).every((t) => t.id !== u.tradeOpened), 'the trade of the unknown fill to be closed');
+    await until(
+      async () => (await r!.rest.openTrades(r!.accountID)).every((t) => t.id !== u.tradeOpened),
+      'the trade of the unknown fill to be closed',
+    );
     expect((await r!.rest.openTrades(r!.accountID)).length).toBe(1); // the strategy's own trade stays
     expect(runner!.risk?.halted).toBe(false);
-    expect(lines().some((l) => l.level === 50 && l.msg.includes('an order the runner never placed'))).toBe(true);
+    expect(lines().some((l) => l.level === 50 && l.msg.includes('an order the runner never placed'))).toBe(
+      true,
+    );
     const result = await runner!.stop('test');
     expect(result.reason).toBe('test');
     await runner!.stop();

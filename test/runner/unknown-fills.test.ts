@@ -19,11 +19,24 @@ function transactions(placed: readonly Placed[]): Transaction[] {
   for (const p of placed) {
     const order = String(++id);
     out.push({
-      id: order, type: 'MARKET_ORDER', time: '2024-01-02T10:00:00.000000000Z', instrument: 'EUR_USD', units: '1000',
-      reason: p.close ? 'TRADE_CLOSE' : 'CLIENT_ORDER', ...(p.close ? { tradeClose: { tradeID: '5', units: 'ALL' } } : {}),
+      id: order,
+      type: 'MARKET_ORDER',
+      time: '2024-01-02T10:00:00.000000000Z',
+      instrument: 'EUR_USD',
+      units: '1000',
+      reason: p.close ? 'TRADE_CLOSE' : 'CLIENT_ORDER',
+      ...(p.close ? { tradeClose: { tradeID: '5', units: 'ALL' } } : {}),
       ...(p.cid !== undefined ? { clientExtensions: { id: p.cid } } : {}),
     } as unknown as Transaction);
-    out.push({ id: String(++id), type: 'ORDER_FILL', time: '2024-01-02T10:00:00.000000000Z', orderID: order, instrument: 'EUR_USD', units: '1000', ...(p.cid !== undefined ? { clientOrderID: p.cid } : {}) } as unknown as Transaction);
+    out.push({
+      id: String(++id),
+      type: 'ORDER_FILL',
+      time: '2024-01-02T10:00:00.000000000Z',
+      orderID: order,
+      instrument: 'EUR_USD',
+      units: '1000',
+      ...(p.cid !== undefined ? { clientOrderID: p.cid } : {}),
+    } as unknown as Transaction);
   }
   return out;
 }
@@ -33,17 +46,32 @@ describe('UnknownFills', () => {
     const cids = ['run-a-1', 'run-a-2', 'run-a-3', 'other-1'];
     fc.assert(
       fc.property(
-        fc.array(fc.record({ cid: fc.option(fc.constantFrom(...cids), { nil: undefined }), close: fc.boolean() }), { maxLength: 30 }),
+        fc.array(
+          fc.record({ cid: fc.option(fc.constantFrom(...cids), { nil: undefined }), close: fc.boolean() }),
+          { maxLength: 30 },
+        ),
         fc.subarray(cids),
         fc.subarray(cids),
         (placed, journaled, gaveUp) => {
-          const watch = new UnknownFills({ journaled: (c) => journaled.includes(c), gaveUp: (c) => gaveUp.includes(c) });
-          const found = transactions(placed).map((t) => watch.observe(t)).filter((u) => u !== undefined);
+          const watch = new UnknownFills({
+            journaled: (c) => journaled.includes(c),
+            gaveUp: (c) => gaveUp.includes(c),
+          });
+          const found = transactions(placed)
+            .map((t) => watch.observe(t))
+            .filter((u) => u !== undefined);
           const seen = new Set<string>();
           const expected: string[] = [];
           for (const p of placed) {
             if (p.close) continue;
-            const why = p.cid === undefined || !journaled.includes(p.cid) ? 'never placed' : seen.has(p.cid) ? 'duplicate' : gaveUp.includes(p.cid) ? 'given up' : undefined;
+            const why =
+              p.cid === undefined || !journaled.includes(p.cid)
+                ? 'never placed'
+                : seen.has(p.cid)
+                  ? 'duplicate'
+                  : gaveUp.includes(p.cid)
+                    ? 'given up'
+                    : undefined;
             if (p.cid !== undefined) seen.add(p.cid);
             if (why !== undefined) expected.push(`${p.cid}:${why}`);
           }
@@ -59,7 +87,10 @@ describe('UnknownFills', () => {
     const watch = new UnknownFills({ journaled: () => true, gaveUp: () => false }, [create!]);
     expect(watch.observe(create!)).toBeUndefined();
     expect(watch.observe(fill!)).toBeUndefined();
-    const again = transactions([{ cid: 'run-a-1', close: false }, { cid: 'run-a-1', close: false }]).slice(2);
+    const again = transactions([
+      { cid: 'run-a-1', close: false },
+      { cid: 'run-a-1', close: false },
+    ]).slice(2);
     expect(watch.observe(again[0]!)).toBeUndefined();
     expect(watch.observe(again[1]!)).toMatchObject({ clientID: 'run-a-1', why: 'duplicate' });
   });

@@ -1,5 +1,11 @@
 import type { Candle } from '../../domain/candle.ts';
-import { DEFAULT_ALIGNMENT, alignOpen, candleClose, type Alignment, type Granularity } from '../../domain/granularity.ts';
+import {
+  DEFAULT_ALIGNMENT,
+  alignOpen,
+  candleClose,
+  type Alignment,
+  type Granularity,
+} from '../../domain/granularity.ts';
 
 /**
  * Folds finer candles into coarser ones with v20's alignment (sub-daily candles on UTC multiples of
@@ -35,9 +41,21 @@ export class Aggregator {
     const close = candleClose(this.granularity, open, this.alignment.alignmentTimezone);
     this.#end = close;
     this.#bucket = {
-      kind: 'candle', instrument: c.instrument, granularity: this.granularity, time: open, at: close,
-      bo: c.bo, bh: c.bh, bl: c.bl, bc: c.bc, ao: c.ao, ah: c.ah, al: c.al, ac: c.ac,
-      volume: c.volume, complete: true,
+      kind: 'candle',
+      instrument: c.instrument,
+      granularity: this.granularity,
+      time: open,
+      at: close,
+      bo: c.bo,
+      bh: c.bh,
+      bl: c.bl,
+      bc: c.bc,
+      ao: c.ao,
+      ah: c.ah,
+      al: c.al,
+      ac: c.ac,
+      volume: c.volume,
+      complete: true,
     };
     return done;
   }
@@ -57,7 +75,11 @@ export class Aggregator {
 }
 
 /** Aggregates synchronous batches (used by the synthetic generator). The last bucket is kept only if its period ended. */
-export function* aggregateBatches(source: Iterable<readonly Candle[]>, g: Granularity, alignment?: Alignment): Generator<readonly Candle[]> {
+export function* aggregateBatches(
+  source: Iterable<readonly Candle[]>,
+  g: Granularity,
+  alignment?: Alignment,
+): Generator<readonly Candle[]> {
   const agg = new Aggregator(g, alignment);
   let out: Candle[] = [];
   let lastAt = -Infinity;
@@ -78,7 +100,11 @@ export function* aggregateBatches(source: Iterable<readonly Candle[]>, g: Granul
 }
 
 /** Aggregates an async source of batches. */
-export async function* aggregate(source: AsyncIterable<readonly Candle[]>, g: Granularity, alignment?: Alignment): AsyncIterable<readonly Candle[]> {
+export async function* aggregate(
+  source: AsyncIterable<readonly Candle[]>,
+  g: Granularity,
+  alignment?: Alignment,
+): AsyncIterable<readonly Candle[]> {
   const agg = new Aggregator(g, alignment);
   let lastAt = -Infinity;
   for await (const batch of source) {

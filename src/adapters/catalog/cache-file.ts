@@ -124,7 +124,8 @@ export class CacheWriter {
     const cols = oneSided ? [0, 1, 2, 3, 4, 5, 10] : [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
     // The columns packed n apart.
     const packed = new Float64Array(cols.length * n);
-    for (let j = 0; j < cols.length; j++) packed.set(c.subarray(cols[j]! * BLOCK, cols[j]! * BLOCK + n), j * n);
+    for (let j = 0; j < cols.length; j++)
+      packed.set(c.subarray(cols[j]! * BLOCK, cols[j]! * BLOCK + n), j * n);
     const body = new Uint8Array(packed.buffer);
     const head = this.#head;
     head.fill(0);
@@ -142,7 +143,14 @@ export class CacheWriter {
   finish(trailer: Omit<CacheTrailer, 'rows' | 'first' | 'last' | 'blocks' | 'lastOneSided'>): void {
     try {
       this.#flush();
-      writeTrailer(this.#fd, { ...trailer, rows: this.rows, first: this.first, last: this.last, blocks: this.#offsets, lastOneSided: this.#lastOneSided });
+      writeTrailer(this.#fd, {
+        ...trailer,
+        rows: this.rows,
+        first: this.first,
+        last: this.last,
+        blocks: this.#offsets,
+        lastOneSided: this.#lastOneSided,
+      });
     } finally {
       closeSync(this.#fd);
     }
@@ -159,7 +167,8 @@ export class CacheWriter {
 }
 
 function writeAll(fd: number, bytes: Uint8Array, position: number | null = null): void {
-  for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off, position === null ? null : position + off);
+  for (let off = 0; off < bytes.length;)
+    off += writeSync(fd, bytes, off, bytes.length - off, position === null ? null : position + off);
 }
 
 function writeTrailer(fd: number, t: CacheTrailer, position: number | null = null): void {
@@ -175,7 +184,8 @@ function writeTrailer(fd: number, t: CacheTrailer, position: number | null = nul
 /** Where the blocks end (and the trailer starts), from the trailer: NaN when it does not add up. */
 function blocksEnd(t: CacheTrailer): number {
   const b = t.blocks;
-  if (!Array.isArray(b) || b.length !== Math.ceil(t.rows / BLOCK) || (b.length > 0 && b[0] !== 0)) return Number.NaN;
+  if (!Array.isArray(b) || b.length !== Math.ceil(t.rows / BLOCK) || (b.length > 0 && b[0] !== 0))
+    return Number.NaN;
   for (let i = 1; i < b.length; i++) if (!(b[i]! > b[i - 1]!)) return Number.NaN;
   if (b.length === 0) return 0;
   // The last block: its size follows from its count, one-sided or not; checked against its head when read.
@@ -194,7 +204,8 @@ export function readTrailer(path: string, flags = 'r'): { trailer: CacheTrailer;
     if (size < TAIL) throw new CacheDamage(path, 'shorter than its trailer (cut short)');
     const tail = Buffer.alloc(TAIL);
     readSync(fd, tail, 0, TAIL, size - TAIL);
-    if (tail.toString('latin1', 8) !== MAGIC) throw new CacheDamage(path, 'no end mark (a write that was cut short, or not a cache file)');
+    if (tail.toString('latin1', 8) !== MAGIC)
+      throw new CacheDamage(path, 'no end mark (a write that was cut short, or not a cache file)');
     const len = tail.readUInt32LE(4);
     if (len > size - TAIL) throw new CacheDamage(path, 'trailer longer than the file');
     const json = Buffer.alloc(len);
@@ -206,7 +217,8 @@ export function readTrailer(path: string, flags = 'r'): { trailer: CacheTrailer;
     } catch {
       throw new CacheDamage(path, 'trailer is not JSON');
     }
-    if (!Number.isInteger(t.rows) || t.rows < 0 || blocksEnd(t) + len + TAIL !== size) throw new CacheDamage(path, `size ${size} does not match its ${t.rows} rows`);
+    if (!Number.isInteger(t.rows) || t.rows < 0 || blocksEnd(t) + len + TAIL !== size)
+      throw new CacheDamage(path, `size ${size} does not match its ${t.rows} rows`);
     return { trailer: t, fd };
   } catch (e) {
     closeSync(fd);
@@ -222,7 +234,13 @@ export function readTrailer(path: string, flags = 'r'): { trailer: CacheTrailer;
 export function restamp(path: string, t: CacheTrailer): void {
   const { trailer: now, fd } = readTrailer(path, 'r+');
   try {
-    if (now.sha256 !== t.sha256 || now.rows !== t.rows || now.options !== t.options || now.source !== t.source) return;
+    if (
+      now.sha256 !== t.sha256 ||
+      now.rows !== t.rows ||
+      now.options !== t.options ||
+      now.source !== t.source
+    )
+      return;
     const end = blocksEnd(t);
     ftruncateSync(fd, end);
     writeTrailer(fd, t, end);
@@ -237,7 +255,13 @@ export function restamp(path: string, t: CacheTrailer): void {
  * fails its check throws CacheDamage (after the candles of the blocks before it were delivered:
  * they passed theirs).
  */
-export function* readBlocks(path: string, fd: number, t: CacheTrailer, from: number, to: number): Generator<Candle[]> {
+export function* readBlocks(
+  path: string,
+  fd: number,
+  t: CacheTrailer,
+  from: number,
+  to: number,
+): Generator<Candle[]> {
   const { instrument, granularity } = t;
   const offsets = t.blocks;
   const blocks = offsets.length;
@@ -262,13 +286,16 @@ export function* readBlocks(path: string, fd: number, t: CacheTrailer, from: num
       const n = head.readUInt32LE(0);
       const flags = head.readUInt32LE(4);
       const expected = b === blocks - 1 ? t.rows - b * BLOCK : BLOCK;
-      if (n !== expected || flags > 1 || head.readUInt32LE(12) !== 0) throw new CacheDamage(path, `block ${b} head damaged (${n} candles, flags ${flags})`);
+      if (n !== expected || flags > 1 || head.readUInt32LE(12) !== 0)
+        throw new CacheDamage(path, `block ${b} head damaged (${n} candles, flags ${flags})`);
       const oneSided = flags === 1;
       const len = (oneSided ? ONE_SIDED : COLUMNS) * 8 * n;
-      if (at + HEAD + len !== (b + 1 < blocks ? offsets[b + 1]! : blocksEnd(t))) throw new CacheDamage(path, `block ${b} does not end where the next begins`);
+      if (at + HEAD + len !== (b + 1 < blocks ? offsets[b + 1]! : blocksEnd(t)))
+        throw new CacheDamage(path, `block ${b} does not end where the next begins`);
       const got = readSync(fd, bytes, 0, len, at + HEAD);
       if (got !== len) throw new CacheDamage(path, `block ${b} cut short`);
-      if (crc32(bytes.subarray(0, len), crc32(head.subarray(4, 8))) !== head.readUInt32LE(8)) throw new CacheDamage(path, `block ${b} checksum mismatch`);
+      if (crc32(bytes.subarray(0, len), crc32(head.subarray(4, 8))) !== head.readUInt32LE(8))
+        throw new CacheDamage(path, `block ${b} checksum mismatch`);
       // Columns sit n apart: time 0, at 1, bid 2-5, then ask 6-9 and volume 10, or volume 6 (one-sided: ask = bid).
       const ask = oneSided ? 2 * n : 6 * n;
       const vol = oneSided ? 6 * n : 10 * n;
@@ -280,10 +307,21 @@ export function* readBlocks(path: string, fd: number, t: CacheTrailer, from: num
         const out = new Array<Candle>(end - i);
         for (let k = i; k < end; k++) {
           out[k - i] = {
-            kind: 'candle', instrument, granularity, time: cols[k]!, at: cols[n + k]!,
-            bo: cols[2 * n + k]!, bh: cols[3 * n + k]!, bl: cols[4 * n + k]!, bc: cols[5 * n + k]!,
-            ao: cols[ask + k]!, ah: cols[ask + n + k]!, al: cols[ask + 2 * n + k]!, ac: cols[ask + 3 * n + k]!,
-            volume: cols[vol + k]!, complete: true,
+            kind: 'candle',
+            instrument,
+            granularity,
+            time: cols[k]!,
+            at: cols[n + k]!,
+            bo: cols[2 * n + k]!,
+            bh: cols[3 * n + k]!,
+            bl: cols[4 * n + k]!,
+            bc: cols[5 * n + k]!,
+            ao: cols[ask + k]!,
+            ah: cols[ask + n + k]!,
+            al: cols[ask + 2 * n + k]!,
+            ac: cols[ask + 3 * n + k]!,
+            volume: cols[vol + k]!,
+            complete: true,
           };
         }
         yield out;
@@ -300,6 +338,7 @@ export function verifyBlocks(path: string): { trailer: CacheTrailer; rows: numbe
   const { trailer, fd } = readTrailer(path);
   let rows = 0;
   for (const batch of readBlocks(path, fd, trailer, -Infinity, Infinity)) rows += batch.length;
-  if (rows !== trailer.rows) throw new CacheDamage(path, `${rows} candles read, the trailer says ${trailer.rows}`);
+  if (rows !== trailer.rows)
+    throw new CacheDamage(path, `${rows} candles read, the trailer says ${trailer.rows}`);
   return { trailer, rows };
 }

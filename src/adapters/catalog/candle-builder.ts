@@ -12,10 +12,13 @@ import { parseClock, type FileClock } from './file-clock.ts';
  */
 
 /** The candle file formats fxflow reads (detected, or named with --format). */
-export type CandleFormat = 'generic' | 'lean' | 'histdata' | 'oanda-json' | 'oanda-mid-csv' | 'dukascopy' | 'metatrader';
+export type CandleFormat =
+  'generic' | 'lean' | 'histdata' | 'oanda-json' | 'oanda-mid-csv' | 'dukascopy' | 'metatrader';
 
 /** Spread given to one-sided (mid-only or bid-only) data. */
-export type SpreadModel = { readonly kind: 'fixed'; readonly pips: number } | { readonly kind: 'hourly'; readonly pips: readonly number[] };
+export type SpreadModel =
+  | { readonly kind: 'fixed'; readonly pips: number }
+  | { readonly kind: 'hourly'; readonly pips: readonly number[] };
 
 export interface ReadOptions {
   readonly instrument: string;
@@ -58,17 +61,30 @@ export interface ReadOptions {
 export type PriceSide = 'bid' | 'ask' | 'mid';
 
 /** The advice of a one-sided file read without --side. */
-export const NAME_THE_SIDE = 'pass --side bid, --side ask or --side mid (fxflow does not guess: a spread model is applied around the side named)';
+export const NAME_THE_SIDE =
+  'pass --side bid, --side ask or --side mid (fxflow does not guess: a spread model is applied around the side named)';
 
 /** The reader's letter for the side `o.side` names, for a file that does not say its side. */
 export function namedSide(file: string, o: ReadOptions): 'M' | 'B' | 'A' {
-  if (o.side === undefined) throw new DataError(file, 0, 'side', `this file holds one price per bar and does not say whether it is the bid, the ask or the mid: ${NAME_THE_SIDE}`);
+  if (o.side === undefined)
+    throw new DataError(
+      file,
+      0,
+      'side',
+      `this file holds one price per bar and does not say whether it is the bid, the ask or the mid: ${NAME_THE_SIDE}`,
+    );
   return o.side === 'bid' ? 'B' : o.side === 'ask' ? 'A' : 'M';
 }
 
 /** Checks --side against a file that says its side. */
 export function statedSide(file: string, o: ReadOptions, says: PriceSide): void {
-  if (o.side !== undefined && o.side !== says) throw new DataError(file, 0, 'side', `the file's prices are ${says} (its format says so), not ${o.side}: leave --side out or give --side ${says}`);
+  if (o.side !== undefined && o.side !== says)
+    throw new DataError(
+      file,
+      0,
+      'side',
+      `the file's prices are ${says} (its format says so), not ${o.side}: leave --side out or give --side ${says}`,
+    );
 }
 
 export interface ReadNotices {
@@ -109,7 +125,16 @@ export const BATCH = 4096;
 const RECENT = 512;
 
 /** The fields where the bid is above the ask, as `bid high 1.2 > ask high 1.1` (what a crossed-row error quotes). */
-export function crossedFields(bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number): string {
+export function crossedFields(
+  bo: number,
+  bh: number,
+  bl: number,
+  bc: number,
+  ao: number,
+  ah: number,
+  al: number,
+  ac: number,
+): string {
   const out: string[] = [];
   if (bo > ao) out.push(`bid open ${bo} > ask open ${ao}`);
   if (bh > ah) out.push(`bid high ${bh} > ask high ${ah}`);
@@ -151,7 +176,10 @@ export class Builder {
     this.#instrument = o.instrument;
     this.#granularity = o.granularity;
     // Candles shorter than a day close a fixed span after they open; D, W and M follow New York.
-    this.#span = o.granularity === 'D' || o.granularity === 'W' || o.granularity === 'M' ? 0 : candleClose(o.granularity, 0);
+    this.#span =
+      o.granularity === 'D' || o.granularity === 'W' || o.granularity === 'M'
+        ? 0
+        : candleClose(o.granularity, 0);
     const pl = o.pipLocation ?? defaultPipLocation(o.instrument);
     this.#pip = 10 ** pl;
     this.#scale = 10 ** (-pl + 1);
@@ -161,7 +189,13 @@ export class Builder {
   setClock(formatClock: 'utc' | 'explicit' | string): void {
     const tz = this.o.timezone;
     if (formatClock === 'explicit') {
-      if (tz !== undefined) throw new DataError(this.file, 0, 'time', `the times in this file carry their own offset (Z or ±HH:MM), so --timezone ${tz} does not apply: leave it out`);
+      if (tz !== undefined)
+        throw new DataError(
+          this.file,
+          0,
+          'time',
+          `the times in this file carry their own offset (Z or ±HH:MM), so --timezone ${tz} does not apply: leave it out`,
+        );
       this.#clock = undefined;
       return;
     }
@@ -181,7 +215,7 @@ export class Builder {
   #half(time: UnixMs): number {
     const s = this.o.spread;
     if (!s) return 0;
-    const pips = s.kind === 'fixed' ? s.pips : s.pips[new Date(time).getUTCHours()] ?? 0;
+    const pips = s.kind === 'fixed' ? s.pips : (s.pips[new Date(time).getUTCHours()] ?? 0);
     return (pips * this.#pip) / 2;
   }
 
@@ -191,13 +225,24 @@ export class Builder {
 
   /** Returns false when the row is outside [from, to) or a dropped duplicate. */
   #accept(time: UnixMs, line: number, row: string): boolean {
-    if (Number.isNaN(time)) throw new DataError(this.file, line, 'time', `cannot read the time in "${row.slice(0, 60)}": not a real date and time of day (expected e.g. 2024-03-08T21:00:00Z; hours 0-23, days the month has)`);
+    if (Number.isNaN(time))
+      throw new DataError(
+        this.file,
+        line,
+        'time',
+        `cannot read the time in "${row.slice(0, 60)}": not a real date and time of day (expected e.g. 2024-03-08T21:00:00Z; hours 0-23, days the month has)`,
+      );
     if (time <= this.#last) {
       if (this.#seen(time, row)) {
         this.notices.duplicates++;
         return false;
       }
-      throw new DataError(this.file, line, 'time', `time ${new Date(time).toISOString()} is not after the previous row's ${new Date(this.#last).toISOString()} and does not repeat an earlier row exactly: sort the file by time and remove duplicates`);
+      throw new DataError(
+        this.file,
+        line,
+        'time',
+        `time ${new Date(time).toISOString()} is not after the previous row's ${new Date(this.#last).toISOString()} and does not repeat an earlier row exactly: sort the file by time and remove duplicates`,
+      );
     }
     this.#last = time;
     const k = this.#recentNext;
@@ -218,15 +263,38 @@ export class Builder {
 
   #check(line: number, side: string, o: number, h: number, l: number, c: number): void {
     if (!(Number.isFinite(o) && Number.isFinite(h) && Number.isFinite(l) && Number.isFinite(c))) {
-      const bad = [['open', o], ['high', h], ['low', l], ['close', c]].find(([, v]) => !Number.isFinite(v as number))!;
+      const bad = [
+        ['open', o],
+        ['high', h],
+        ['low', l],
+        ['close', c],
+      ].find(([, v]) => !Number.isFinite(v as number))!;
       throw new DataError(this.file, line, `${side} ${bad[0]}`, 'expected a number');
     }
     if (l > o || l > c || h < o || h < c) {
-      throw new DataError(this.file, line, side, `inconsistent OHLC (open ${o}, high ${h}, low ${l}, close ${c}): low must be <= open, close <= high`);
+      throw new DataError(
+        this.file,
+        line,
+        side,
+        `inconsistent OHLC (open ${o}, high ${h}, low ${l}, close ${c}): low must be <= open, close <= high`,
+      );
     }
   }
 
-  two(time: UnixMs, bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number, volume: number, line: number, row: string): void {
+  two(
+    time: UnixMs,
+    bo: number,
+    bh: number,
+    bl: number,
+    bc: number,
+    ao: number,
+    ah: number,
+    al: number,
+    ac: number,
+    volume: number,
+    line: number,
+    row: string,
+  ): void {
     if (this.#clock !== undefined && time === time) time = this.#clock.toUtc(time);
     if (!this.#accept(time, line, row)) return;
     this.#check(line, 'bid', bo, bh, bl, bc);
@@ -234,7 +302,12 @@ export class Builder {
     this.notices.twoSided++;
     if (ac < bc || ao < bo || ah < bh || al < bl) {
       if (this.o.crossed !== 'clamp') {
-        throw new DataError(this.file, line, 'ask', `the bid is above the ask (${crossedFields(bo, bh, bl, bc, ao, ah, al, ac)}): check that the bid and ask columns (or files) are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
+        throw new DataError(
+          this.file,
+          line,
+          'ask',
+          `the bid is above the ask (${crossedFields(bo, bh, bl, bc, ao, ah, al, ac)}): check that the bid and ask columns (or files) are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`,
+        );
       }
       // Crossed quotes (separate bid and ask series), accepted by the user: clamp the ask up to the bid and count them.
       this.notices.crossed++;
@@ -246,13 +319,24 @@ export class Builder {
     this.#push(time, bo, bh, bl, bc, ao, ah, al, ac, volume);
   }
 
-  one(side: 'M' | 'B' | 'A', time: UnixMs, o: number, h: number, l: number, c: number, volume: number, line: number, row: string): void {
+  one(
+    side: 'M' | 'B' | 'A',
+    time: UnixMs,
+    o: number,
+    h: number,
+    l: number,
+    c: number,
+    volume: number,
+    line: number,
+    row: string,
+  ): void {
     if (this.#clock !== undefined && time === time) time = this.#clock.toUtc(time);
     if (!this.#accept(time, line, row)) return;
     const name = side === 'M' ? 'mid' : side === 'B' ? 'bid' : 'ask';
     this.#check(line, name, o, h, l, c);
     this.notices[name]++;
-    if (this.o.oneSided !== undefined) throw new DataError(this.file, line, name, `this file holds ${name} prices only: ${this.o.oneSided}`);
+    if (this.o.oneSided !== undefined)
+      throw new DataError(this.file, line, name, `this file holds ${name} prices only: ${this.o.oneSided}`);
     const half = this.#half(time);
     if (half === 0) {
       this.#push(time, o, h, l, c, o, h, l, c, volume);
@@ -262,15 +346,50 @@ export class Builder {
     const up = side === 'M' ? half : side === 'B' ? 2 * half : 0;
     // Direct calls, not a local arrow: under tsx every function created per row also gets a name
     // defined on it (keepNames), which costs more than the row.
-    this.#push(time, this.#snap(o - down), this.#snap(h - down), this.#snap(l - down), this.#snap(c - down), this.#snap(o + up), this.#snap(h + up), this.#snap(l + up), this.#snap(c + up), volume);
+    this.#push(
+      time,
+      this.#snap(o - down),
+      this.#snap(h - down),
+      this.#snap(l - down),
+      this.#snap(c - down),
+      this.#snap(o + up),
+      this.#snap(h + up),
+      this.#snap(l + up),
+      this.#snap(c + up),
+      volume,
+    );
   }
 
-  #push(time: UnixMs, bo: number, bh: number, bl: number, bc: number, ao: number, ah: number, al: number, ac: number, volume: number): void {
+  #push(
+    time: UnixMs,
+    bo: number,
+    bh: number,
+    bl: number,
+    bc: number,
+    ao: number,
+    ah: number,
+    al: number,
+    ac: number,
+    volume: number,
+  ): void {
     this.#rows++;
     const span = this.#span;
     this.batch.push({
-      kind: 'candle', instrument: this.#instrument, granularity: this.#granularity, time,
-      at: span > 0 ? time + span : candleClose(this.#granularity, time), bo, bh, bl, bc, ao, ah, al, ac, volume, complete: true,
+      kind: 'candle',
+      instrument: this.#instrument,
+      granularity: this.#granularity,
+      time,
+      at: span > 0 ? time + span : candleClose(this.#granularity, time),
+      bo,
+      bh,
+      bl,
+      bc,
+      ao,
+      ah,
+      al,
+      ac,
+      volume,
+      complete: true,
     });
   }
 
@@ -283,4 +402,3 @@ export class Builder {
     return b;
   }
 }
-

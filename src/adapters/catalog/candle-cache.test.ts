@@ -1,6 +1,17 @@
 import fc from 'fast-check';
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,7 +36,9 @@ async function all(it: AsyncIterable<readonly Candle[]>): Promise<Candle[]> {
 
 /** A generic CSV of `rows` M1 candles from a seed: one-sided or bid/ask, prices of 5 decimals. */
 function csv(rows: number, seed: number, twoSided: boolean): string {
-  const lines = [twoSided ? 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume' : 'time,o,h,l,c,volume'];
+  const lines = [
+    twoSided ? 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume' : 'time,o,h,l,c,volume',
+  ];
   let p = 110_000 + (seed % 1000);
   let x = seed >>> 0 || 1;
   const rnd = (): number => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % 1000) / 1000;
@@ -38,7 +51,14 @@ function csv(rows: number, seed: number, twoSided: boolean): string {
     const t = `${new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString().slice(0, 19)}Z`;
     const f = (v: number): string => (v / 1e5).toFixed(5);
     const side = [f(o), f(h), f(l), f(c)];
-    lines.push([t, ...side, ...(twoSided ? [f(o + 2), f(h + 2), f(l + 2), f(c + 2)] : []), String(Math.floor(rnd() * 100))].join(','));
+    lines.push(
+      [
+        t,
+        ...side,
+        ...(twoSided ? [f(o + 2), f(h + 2), f(l + 2), f(c + 2)] : []),
+        String(Math.floor(rnd() * 100)),
+      ].join(','),
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -50,7 +70,13 @@ const write = (path: string, text: string): string => {
   return path;
 };
 
-const opts = (o: Partial<ReadOptions> = {}): ReadOptions => ({ instrument: 'EUR_USD', granularity: 'M1', format: 'generic', side: 'bid', ...o });
+const opts = (o: Partial<ReadOptions> = {}): ReadOptions => ({
+  instrument: 'EUR_USD',
+  granularity: 'M1',
+  format: 'generic',
+  side: 'bid',
+  ...o,
+});
 
 describe('decoded-candle cache', () => {
   it('gives the very candles the source gives, built or read, for any file, options and period (property)', async () => {
@@ -60,13 +86,20 @@ describe('decoded-candle cache', () => {
         fc.integer({ min: 1, max: 1_000_000 }),
         fc.boolean(),
         fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }),
-        fc.option(fc.tuple(fc.integer({ min: -10, max: 3100 }), fc.integer({ min: 0, max: 3100 })), { nil: undefined }),
+        fc.option(fc.tuple(fc.integer({ min: -10, max: 3100 }), fc.integer({ min: 0, max: 3100 })), {
+          nil: undefined,
+        }),
         async (rows, seed, twoSided, pips, period) => {
           const { dir, file } = fresh();
           write(file, csv(rows, seed, twoSided));
           const o = opts({
             ...(pips !== undefined ? { spread: { kind: 'fixed' as const, pips } } : {}),
-            ...(period ? { from: Date.UTC(2024, 0, 1) + period[0] * 60_000, to: Date.UTC(2024, 0, 1) + (period[0] + period[1]) * 60_000 } : {}),
+            ...(period
+              ? {
+                  from: Date.UTC(2024, 0, 1) + period[0] * 60_000,
+                  to: Date.UTC(2024, 0, 1) + (period[0] + period[1]) * 60_000,
+                }
+              : {}),
           });
           const want = await all(openCandles(file, o));
           const builds = cacheStats.builds;
@@ -77,7 +110,11 @@ describe('decoded-candle cache', () => {
           expect(cacheStats.hits).toBe(hits + 1);
           expect(cacheStats.builds).toBe(builds + 1);
           // Another period of the same file reads the same cache.
-          const other = { ...o, from: Date.UTC(2024, 0, 1) + 500 * 60_000, to: Date.UTC(2024, 0, 1) + 1700 * 60_000 };
+          const other = {
+            ...o,
+            from: Date.UTC(2024, 0, 1) + 500 * 60_000,
+            to: Date.UTC(2024, 0, 1) + 1700 * 60_000,
+          };
           expect(await all(cachedCandles(file, other, dir))).toEqual(await all(openCandles(file, other)));
         },
       ),
@@ -183,28 +220,40 @@ describe('decoded-candle cache', () => {
     );
   });
 
-  it.each([['two-sided blocks', 0.8], ['one-sided blocks', undefined]])('never hands out a candle of a flipped bit: a damaged trailer or block is rebuilt, the run gets the source candles (property, %s)', async (_, pips) => {
-    const { dir, file } = fresh();
-    write(file, csv(3000, 9, false));
-    const o = opts(pips !== undefined ? { spread: { kind: 'fixed', pips } } : {});
-    const want = await all(openCandles(file, o));
-    await all(cachedCandles(file, o, dir));
-    const cache = cacheFileOf(dir, file, o);
-    const whole = readFileSync(cache);
-    await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: whole.length - 1 }), fc.integer({ min: 0, max: 7 }), async (byte, bit) => {
-        const flipped = Buffer.from(whole);
-        flipped[byte] = flipped[byte]! ^ (1 << bit);
-        writeFileSync(cache, flipped);
-        const damaged = cacheStats.damagedBlocks + cacheStats.rebuilds;
-        expect(await all(cachedCandles(file, o, dir))).toEqual(want);
-        // Either found up front (the trailer) or at its block; a flip in unused trailer text is harmless only if the trailer still checks.
-        expect(cacheStats.damagedBlocks + cacheStats.rebuilds).toBe(damaged + 1);
-        expect(readFileSync(cache).equals(whole) || listCache(dir, true).every((c) => c.state === 'fresh')).toBe(true);
-      }),
-      { numRuns: 40 },
-    );
-  });
+  it.each([
+    ['two-sided blocks', 0.8],
+    ['one-sided blocks', undefined],
+  ])(
+    'never hands out a candle of a flipped bit: a damaged trailer or block is rebuilt, the run gets the source candles (property, %s)',
+    async (_, pips) => {
+      const { dir, file } = fresh();
+      write(file, csv(3000, 9, false));
+      const o = opts(pips !== undefined ? { spread: { kind: 'fixed', pips } } : {});
+      const want = await all(openCandles(file, o));
+      await all(cachedCandles(file, o, dir));
+      const cache = cacheFileOf(dir, file, o);
+      const whole = readFileSync(cache);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: whole.length - 1 }),
+          fc.integer({ min: 0, max: 7 }),
+          async (byte, bit) => {
+            const flipped = Buffer.from(whole);
+            flipped[byte] = flipped[byte]! ^ (1 << bit);
+            writeFileSync(cache, flipped);
+            const damaged = cacheStats.damagedBlocks + cacheStats.rebuilds;
+            expect(await all(cachedCandles(file, o, dir))).toEqual(want);
+            // Either found up front (the trailer) or at its block; a flip in unused trailer text is harmless only if the trailer still checks.
+            expect(cacheStats.damagedBlocks + cacheStats.rebuilds).toBe(damaged + 1);
+            expect(
+              readFileSync(cache).equals(whole) || listCache(dir, true).every((c) => c.state === 'fresh'),
+            ).toBe(true);
+          },
+        ),
+        { numRuns: 40 },
+      );
+    },
+  );
 
   it('a build cut by kill -9 leaves no cache that is taken as valid', async () => {
     const { dir, file } = fresh();
@@ -218,7 +267,9 @@ describe('decoded-candle cache', () => {
         n += b.length;
         if (n > 30000) { process.stdout.write('halfway\\n'); await new Promise(() => {}); }
       }`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise<void>((res, rej) => {
       child.stdout.on('data', (d: Buffer) => {
         if (d.toString().includes('halfway')) res();
@@ -239,19 +290,39 @@ describe('decoded-candle cache', () => {
   }, 60_000);
 
   it('a file with a bad row reads as the reader reads it, whatever the period: the same candles or the same error, and no cache (property)', async () => {
-    const outcome = (it: AsyncIterable<readonly Candle[]>): Promise<unknown> => all(it).then((c) => c, (e: Error) => `${e.name}: ${e.message}`);
+    const outcome = (it: AsyncIterable<readonly Candle[]>): Promise<unknown> =>
+      all(it).then(
+        (c) => c,
+        (e: Error) => `${e.name}: ${e.message}`,
+      );
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 1999 }), fc.constantFrom('ohlc', 'number', 'one-sided'), fc.integer({ min: -100, max: 2100 }), fc.integer({ min: 0, max: 800 }), async (bad, kind, start, len) => {
-        const { dir, file } = fresh();
-        const lines = csv(2000, 17, true).split('\n');
-        const f = lines[bad + 1]!.split(',');
-        if (kind === 'ohlc') f[2] = '0.5'; // bid high below the low
-        else if (kind === 'number') f[3] = 'x';
-        write(file, kind === 'one-sided' ? csv(2000, 17, false) : [...lines.slice(0, bad + 1), f.join(','), ...lines.slice(bad + 2)].join('\n'));
-        const o = opts({ from: Date.UTC(2024, 0, 1) + start * 60_000, to: Date.UTC(2024, 0, 1) + (start + len) * 60_000, ...(kind === 'one-sided' ? { oneSided: 'give a spread model' } : {}) });
-        expect(await outcome(cachedCandles(file, o, dir))).toEqual(await outcome(openCandles(file, o)));
-        expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 1999 }),
+        fc.constantFrom('ohlc', 'number', 'one-sided'),
+        fc.integer({ min: -100, max: 2100 }),
+        fc.integer({ min: 0, max: 800 }),
+        async (bad, kind, start, len) => {
+          const { dir, file } = fresh();
+          const lines = csv(2000, 17, true).split('\n');
+          const f = lines[bad + 1]!.split(',');
+          if (kind === 'ohlc')
+            f[2] = '0.5'; // bid high below the low
+          else if (kind === 'number') f[3] = 'x';
+          write(
+            file,
+            kind === 'one-sided'
+              ? csv(2000, 17, false)
+              : [...lines.slice(0, bad + 1), f.join(','), ...lines.slice(bad + 2)].join('\n'),
+          );
+          const o = opts({
+            from: Date.UTC(2024, 0, 1) + start * 60_000,
+            to: Date.UTC(2024, 0, 1) + (start + len) * 60_000,
+            ...(kind === 'one-sided' ? { oneSided: 'give a spread model' } : {}),
+          });
+          expect(await outcome(cachedCandles(file, o, dir))).toEqual(await outcome(openCandles(file, o)));
+          expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+        },
+      ),
       { numRuns: 40 },
     );
   });

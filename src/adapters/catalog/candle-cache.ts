@@ -1,8 +1,27 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, type BigIntStats } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  type BigIntStats,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Candle } from '../../domain/candle.ts';
-import { CacheDamage, CacheWriter, readBlocks, readTrailer, restamp, verifyBlocks, type CacheTrailer } from './cache-file.ts';
+import {
+  CacheDamage,
+  CacheWriter,
+  readBlocks,
+  readTrailer,
+  restamp,
+  verifyBlocks,
+  type CacheTrailer,
+} from './cache-file.ts';
 import { DataError } from './errors.ts';
 import { detectFormat, openCandles, type ReadOptions } from './formats.ts';
 
@@ -61,14 +80,20 @@ function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v);
 }
 
 /** The cache file of a source and its read options. */
 export function cacheFileOf(dir: string, source: string, o: ReadOptions): string {
-  const h = createHash('sha256').update(`${resolve(source)}\n${optionsKey(o)}`).digest('hex');
+  const h = createHash('sha256')
+    .update(`${resolve(source)}\n${optionsKey(o)}`)
+    .digest('hex');
   return join(dir, `${h.slice(0, 32)}${EXT}`);
 }
 
@@ -90,8 +115,14 @@ export function hashFile(path: string): string {
 }
 
 type Stamp = Pick<CacheTrailer, 'size' | 'mtimeNs' | 'ctimeNs' | 'ino'>;
-const stampOf = (st: BigIntStats): Stamp => ({ size: Number(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs), ino: Number(st.ino) });
-const sameStamp = (a: Stamp, b: Stamp): boolean => a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
+const stampOf = (st: BigIntStats): Stamp => ({
+  size: Number(st.size),
+  mtimeNs: String(st.mtimeNs),
+  ctimeNs: String(st.ctimeNs),
+  ino: Number(st.ino),
+});
+const sameStamp = (a: Stamp, b: Stamp): boolean =>
+  a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
 
 /** How a cache file stands against its source. */
 export type CacheState =
@@ -102,7 +133,12 @@ export type CacheState =
  * Whether the cache file holds the source as the options decode it (see the module's TSDoc).
  * `fresh` comes with the open file. `hashOnly` skips the stamp shortcut (data check).
  */
-export function cacheState(file: string, source: string, o: ReadOptions | undefined, hashAlways = false): CacheState {
+export function cacheState(
+  file: string,
+  source: string,
+  o: ReadOptions | undefined,
+  hashAlways = false,
+): CacheState {
   if (!existsSync(file)) return { kind: 'missing', why: 'not built yet' };
   let t: CacheTrailer;
   let fd: number;
@@ -115,8 +151,10 @@ export function cacheState(file: string, source: string, o: ReadOptions | undefi
     if (s.kind !== 'fresh') closeSync(fd);
     return s;
   };
-  if (t.version !== DECODER_VERSION) return keep({ kind: 'stale', why: `decoder version ${t.version}, now ${DECODER_VERSION}`, trailer: t });
-  if (o !== undefined && (t.source !== resolve(source) || t.options !== optionsKey(o))) return keep({ kind: 'stale', why: 'made for another file or other options', trailer: t });
+  if (t.version !== DECODER_VERSION)
+    return keep({ kind: 'stale', why: `decoder version ${t.version}, now ${DECODER_VERSION}`, trailer: t });
+  if (o !== undefined && (t.source !== resolve(source) || t.options !== optionsKey(o)))
+    return keep({ kind: 'stale', why: 'made for another file or other options', trailer: t });
   let st: BigIntStats;
   try {
     st = statSync(t.source, { bigint: true });
@@ -125,11 +163,14 @@ export function cacheState(file: string, source: string, o: ReadOptions | undefi
   }
   const now = stampOf(st);
   const changed = Number((st.mtimeNs > st.ctimeNs ? st.mtimeNs : st.ctimeNs) / 1_000_000n);
-  if (!hashAlways && sameStamp(now, t) && changed < t.hashedAt - RACY_MS) return { kind: 'fresh', trailer: t, fd, hashed: false };
-  if (now.size !== t.size) return keep({ kind: 'stale', why: `the source is ${now.size} bytes, was ${t.size}`, trailer: t });
+  if (!hashAlways && sameStamp(now, t) && changed < t.hashedAt - RACY_MS)
+    return { kind: 'fresh', trailer: t, fd, hashed: false };
+  if (now.size !== t.size)
+    return keep({ kind: 'stale', why: `the source is ${now.size} bytes, was ${t.size}`, trailer: t });
   const hashedAt = Date.now();
   const sha256 = hashFile(t.source);
-  if (sha256 !== t.sha256) return keep({ kind: 'stale', why: 'the source was edited (its SHA-256 differs)', trailer: t });
+  if (sha256 !== t.sha256)
+    return keep({ kind: 'stale', why: 'the source was edited (its SHA-256 differs)', trailer: t });
   // Same bytes: stamp the file with the source's times so the next use need not hash again.
   if (!sameStamp(now, t) || t.hashedAt <= changed + RACY_MS) {
     const next = { ...t, ...now, hashedAt };
@@ -151,7 +192,11 @@ export const cacheStats = { hits: 0, builds: 0, rebuilds: 0, damagedBlocks: 0 };
  * decoded from the file (and the cache built on the way). Errors in the file are the decoder's,
  * word for word: a file that fails to decode leaves no cache. `dir` undefined: no cache.
  */
-export function cachedCandles(path: string, o: ReadOptions, dir: string | undefined): AsyncIterable<readonly Candle[]> {
+export function cachedCandles(
+  path: string,
+  o: ReadOptions,
+  dir: string | undefined,
+): AsyncIterable<readonly Candle[]> {
   if (dir === undefined || o.notices !== undefined) return openCandles(path, o);
   let st;
   try {
@@ -160,7 +205,10 @@ export function cachedCandles(path: string, o: ReadOptions, dir: string | undefi
     return openCandles(path, o); // the reader's own error
   }
   if (st.isDirectory()) {
-    const files = readdirSync(path).filter((f) => !f.startsWith('.')).sort().map((f) => join(path, f));
+    const files = readdirSync(path)
+      .filter((f) => !f.startsWith('.'))
+      .sort()
+      .map((f) => join(path, f));
     return (async function* () {
       for (const f of files) yield* cachedCandles(f, o, dir);
     })();
@@ -199,7 +247,14 @@ async function* fromCache(path: string, o: ReadOptions, dir: string): AsyncItera
  * to the cache's temporary file and hands on the candles of [from, to). Renamed into place only
  * when the source was read to its end without error.
  */
-async function* build(path: string, o: ReadOptions, dir: string, file: string, from: number, to: number): AsyncIterable<readonly Candle[]> {
+async function* build(
+  path: string,
+  o: ReadOptions,
+  dir: string,
+  file: string,
+  from: number,
+  to: number,
+): AsyncIterable<readonly Candle[]> {
   cacheStats.builds++;
   // The decode does not depend on the period: every row is read and checked either way.
   const { from: _f, to: _t, ...whole } = o;
@@ -247,11 +302,24 @@ async function* build(path: string, o: ReadOptions, dir: string, file: string, f
       if (complete) {
         try {
           const after = statSync(path, { bigint: true });
-          const changed = Number((after.mtimeNs > after.ctimeNs ? after.mtimeNs : after.ctimeNs) / 1_000_000n);
+          const changed = Number(
+            (after.mtimeNs > after.ctimeNs ? after.mtimeNs : after.ctimeNs) / 1_000_000n,
+          );
           // Same stamp before and after the read; within the clock's granularity of the hash, the same bytes too.
-          const same = sameStamp(stampOf(before), stampOf(after)) && (changed < hashedAt - RACY_MS || hashFile(path) === sha256);
+          const same =
+            sameStamp(stampOf(before), stampOf(after)) &&
+            (changed < hashedAt - RACY_MS || hashFile(path) === sha256);
           if (same) {
-            writer.finish({ version: DECODER_VERSION, source: path, options: optionsKey(o), instrument: o.instrument, granularity: o.granularity, ...stampOf(before), sha256, hashedAt });
+            writer.finish({
+              version: DECODER_VERSION,
+              source: path,
+              options: optionsKey(o),
+              instrument: o.instrument,
+              granularity: o.granularity,
+              ...stampOf(before),
+              sha256,
+              hashedAt,
+            });
             renameSync(tmp, file);
             kept = true;
           }
@@ -269,7 +337,11 @@ async function* build(path: string, o: ReadOptions, dir: string, file: string, f
     // The whole file does not decode. The reader of a period checks the rows outside it for their
     // time only, so the period may still read: it is read as before (its error, if any, is the
     // reader's own), from the first candle not yet handed out, and nothing is cached.
-    yield* openCandles(path, { ...o, format, ...(last > -Infinity ? { from: Math.max(from, last + 1) } : {}) });
+    yield* openCandles(path, {
+      ...o,
+      format,
+      ...(last > -Infinity ? { from: Math.max(from, last + 1) } : {}),
+    });
   }
 }
 
@@ -289,7 +361,9 @@ export interface CacheEntry {
 export function listCache(dir: string | undefined, verify = false): CacheEntry[] {
   if (dir === undefined || !existsSync(dir)) return [];
   const out: CacheEntry[] = [];
-  for (const name of readdirSync(dir).filter((f) => f.endsWith(EXT)).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((f) => f.endsWith(EXT))
+    .sort()) {
     const file = join(dir, name);
     const bytes = statSync(file).size;
     if (verify) {

@@ -1,4 +1,16 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, readSync, closeSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  openSync,
+  readSync,
+  closeSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Candle } from '../../domain/candle.ts';
 import { isGranularity, type Granularity } from '../../domain/granularity.ts';
@@ -36,7 +48,12 @@ export interface SeriesMeta {
   /** The price sides the data held: bid/ask (real spreads), mid or bid only (bid = ask in the files). */
   readonly sides: Sides | 'unknown';
   readonly sources: readonly SeriesSource[];
-  readonly derivedFrom?: { readonly granularity: Granularity; readonly dailyAlignment: number; readonly alignmentTimezone: string; readonly weeklyAlignment: string };
+  readonly derivedFrom?: {
+    readonly granularity: Granularity;
+    readonly dailyAlignment: number;
+    readonly alignmentTimezone: string;
+    readonly weeklyAlignment: string;
+  };
   readonly holes?: readonly Hole[];
   readonly holeCount?: number;
 }
@@ -133,7 +150,9 @@ export class Catalog {
   #months(instrument: string, granularity: string): string[] {
     const dir = this.#dir(instrument, granularity);
     if (!existsSync(dir)) return [];
-    return readdirSync(dir).filter((f) => /^\d{4}-\d{2}\.csv$/.test(f)).sort();
+    return readdirSync(dir)
+      .filter((f) => /^\d{4}-\d{2}\.csv$/.test(f))
+      .sort();
   }
 
   has(instrument: string, granularity: string): boolean {
@@ -150,15 +169,39 @@ export class Catalog {
       try {
         return JSON.parse(readFileSync(file, 'utf8')) as SeriesMeta;
       } catch (e) {
-        throw new DataError(file, 0, '', `cannot read the series' provenance (${(e as Error).message}): restore it, or delete it and import the series again`);
+        throw new DataError(
+          file,
+          0,
+          '',
+          `cannot read the series' provenance (${(e as Error).message}): restore it, or delete it and import the series again`,
+        );
       }
     }
     const marker = join(this.root, SAMPLE_MARKER);
     if (existsSync(marker) && this.has(instrument, granularity)) {
       try {
-        const m = JSON.parse(readFileSync(marker, 'utf8')) as { instruments?: string[]; granularities?: string[]; seed?: number };
+        const m = JSON.parse(readFileSync(marker, 'utf8')) as {
+          instruments?: string[];
+          granularities?: string[];
+          seed?: number;
+        };
         if (m.instruments?.includes(instrument) && m.granularities?.includes(granularity)) {
-          return { instrument, granularity: granularity as Granularity, synthetic: true, sides: 'bid/ask', sources: [{ file: `fxflow synthetic sample (seed ${m.seed})`, sha256: '', bytes: 0, format: 'synthetic', rows: 0, importedAt: '' }] };
+          return {
+            instrument,
+            granularity: granularity as Granularity,
+            synthetic: true,
+            sides: 'bid/ask',
+            sources: [
+              {
+                file: `fxflow synthetic sample (seed ${m.seed})`,
+                sha256: '',
+                bytes: 0,
+                format: 'synthetic',
+                rows: 0,
+                importedAt: '',
+              },
+            ],
+          };
         }
       } catch {
         // A broken marker says nothing.
@@ -175,7 +218,11 @@ export class Catalog {
   }
 
   /** Reads a whole series and lists its holes (beyond weekends and the two holidays), in [from, to) when given. */
-  async holes(instrument: string, granularity: Granularity, period: { from?: UnixMs; to?: UnixMs } = {}): Promise<{ holes: Hole[]; first: number; last: number; rows: number }> {
+  async holes(
+    instrument: string,
+    granularity: Granularity,
+    period: { from?: UnixMs; to?: UnixMs } = {},
+  ): Promise<{ holes: Hole[]; first: number; last: number; rows: number }> {
     let tracker: CoverageTracker | undefined;
     let rows = 0;
     for await (const batch of this.candles({ instrument, granularity, ...period } as CandleRequest)) {
@@ -206,13 +253,17 @@ export class Catalog {
     const cache = this.opts.cache;
     return (async function* () {
       for (const f of selected) {
-        yield* cachedCandles(join(dir, f), {
-          instrument: req.instrument,
-          granularity: req.granularity,
-          format: 'generic',
-          ...(req.from !== undefined ? { from: req.from } : {}),
-          ...(req.to !== undefined ? { to: req.to } : {}),
-        }, cache);
+        yield* cachedCandles(
+          join(dir, f),
+          {
+            instrument: req.instrument,
+            granularity: req.granularity,
+            format: 'generic',
+            ...(req.from !== undefined ? { from: req.from } : {}),
+            ...(req.to !== undefined ? { to: req.to } : {}),
+          },
+          cache,
+        );
       }
     })();
   }
@@ -226,13 +277,15 @@ export class Catalog {
   requireCoverage(req: CandleRequest, asked?: Granularity): void {
     const files = this.#months(req.instrument, req.granularity);
     if (files.length === 0 || monthsIn(files, req).length > 0) return;
-    const day = (t: UnixMs | undefined): string => (t === undefined ? '…' : new Date(t).toISOString().slice(0, 10));
+    const day = (t: UnixMs | undefined): string =>
+      t === undefined ? '…' : new Date(t).toISOString().slice(0, 10);
     const held = `${files[0]!.slice(0, 7)} to ${files[files.length - 1]!.slice(0, 7)}`;
     // A series built from a finer one (`asked`, e.g. H1 from M1): the message is about the series asked for.
     const g = asked ?? req.granularity;
-    const what = asked !== undefined && asked !== req.granularity
-      ? `the catalog holds no ${req.instrument} ${asked}, and the ${req.instrument} ${req.granularity} it would build ${asked} from covers ${held}`
-      : `the catalog holds ${held}`;
+    const what =
+      asked !== undefined && asked !== req.granularity
+        ? `the catalog holds no ${req.instrument} ${asked}, and the ${req.instrument} ${req.granularity} it would build ${asked} from covers ${held}`
+        : `the catalog holds ${held}`;
     throw new DataError(
       this.#dir(req.instrument, req.granularity),
       0,
@@ -245,7 +298,9 @@ export class Catalog {
   list(): CatalogEntry[] {
     if (!existsSync(this.root)) return [];
     const out: CatalogEntry[] = [];
-    for (const instrument of readdirSync(this.root).filter((d) => /^[A-Z0-9]+_[A-Z0-9]+$/.test(d)).sort()) {
+    for (const instrument of readdirSync(this.root)
+      .filter((d) => /^[A-Z0-9]+_[A-Z0-9]+$/.test(d))
+      .sort()) {
       for (const g of readdirSync(join(this.root, instrument)).filter(isGranularity).sort()) {
         const files = this.#months(instrument, g);
         if (files.length === 0) continue;
@@ -259,15 +314,26 @@ export class Catalog {
         const first = parseFlexibleTime(firstRow.split(',')[0]!);
         const last = parseFlexibleTime(lastRow.split(',')[0]!);
         let damaged: string | undefined;
-        if (Number.isNaN(first)) damaged = `${firstFile}: its first row "${firstRow.slice(0, 40)}" has no readable time`;
-        else if (Number.isNaN(last)) damaged = `${lastFile}: its last row "${lastRow.slice(0, 40)}" has no readable time`;
+        if (Number.isNaN(first))
+          damaged = `${firstFile}: its first row "${firstRow.slice(0, 40)}" has no readable time`;
+        else if (Number.isNaN(last))
+          damaged = `${lastFile}: its last row "${lastRow.slice(0, 40)}" has no readable time`;
         let meta: SeriesMeta | undefined;
         try {
           meta = this.meta(instrument, g);
         } catch (e) {
           damaged = (e as Error).message;
         }
-        out.push({ instrument, granularity: g, first, last, rows, files: files.length, ...(meta ? { meta } : {}), ...(damaged ? { damaged } : {}) });
+        out.push({
+          instrument,
+          granularity: g,
+          first,
+          last,
+          rows,
+          files: files.length,
+          ...(meta ? { meta } : {}),
+          ...(damaged ? { damaged } : {}),
+        });
       }
     }
     return out;
@@ -280,7 +346,12 @@ export class Catalog {
    * into place only when the whole source has been read without error). A series' provenance is
    * checked first: synthetic and real candles, or two kinds of price sides, are never mixed.
    */
-  async write(instrument: string, granularity: Granularity, source: AsyncIterable<readonly Candle[]> | Iterable<readonly Candle[]>, opts: WriteOptions = {}): Promise<WriteResult> {
+  async write(
+    instrument: string,
+    granularity: Granularity,
+    source: AsyncIterable<readonly Candle[]> | Iterable<readonly Candle[]>,
+    opts: WriteOptions = {},
+  ): Promise<WriteResult> {
     const dir = this.#dir(instrument, granularity);
     const existed = this.has(instrument, granularity);
     const held = existed ? this.meta(instrument, granularity) : undefined;
@@ -322,7 +393,13 @@ export class Catalog {
         for (const c of batch) {
           const m = monthOf(c.time);
           if (m !== month) {
-            if (m < month) throw new DataError(dir, 0, '', `the candles to write go back from ${month} to ${m}: a source must be in time order`);
+            if (m < month)
+              throw new DataError(
+                dir,
+                0,
+                '',
+                `the candles to write go back from ${month} to ${m}: a source must be in time order`,
+              );
             await flush();
             month = m;
             rows = new Map();
@@ -335,8 +412,16 @@ export class Catalog {
       meta = typeof opts.meta === 'function' ? opts.meta() : opts.meta;
       if (meta && existed) this.#checkMix(instrument, granularity, held, meta);
       if (conflictCount > 0) {
-        const list = conflicts.slice(0, 5).map((c) => `  ${iso(c.time)}\n    held:     ${c.held}\n    incoming: ${c.incoming}`).join('\n');
-        throw new DataError(dir, 0, '', `${conflictCount} candle${conflictCount === 1 ? '' : 's'} of the import differ${conflictCount === 1 ? 's' : ''} from what the catalog holds; nothing was written. The first:\n${list}\nCheck that the file is the same instrument and source; pass --replace to overwrite the held candles with the file's`);
+        const list = conflicts
+          .slice(0, 5)
+          .map((c) => `  ${iso(c.time)}\n    held:     ${c.held}\n    incoming: ${c.incoming}`)
+          .join('\n');
+        throw new DataError(
+          dir,
+          0,
+          '',
+          `${conflictCount} candle${conflictCount === 1 ? '' : 's'} of the import differ${conflictCount === 1 ? 's' : ''} from what the catalog holds; nothing was written. The first:\n${list}\nCheck that the file is the same instrument and source; pass --replace to overwrite the held candles with the file's`,
+        );
       }
     } catch (e) {
       for (const s of staged) rmSync(s.tmp, { force: true });
@@ -370,15 +455,29 @@ export class Catalog {
     await this.#record(instrument, granularity, held, meta);
   }
 
-  async #record(instrument: string, granularity: Granularity, held: SeriesMeta | undefined, meta: NewMeta): Promise<void> {
+  async #record(
+    instrument: string,
+    granularity: Granularity,
+    held: SeriesMeta | undefined,
+    meta: NewMeta,
+  ): Promise<void> {
     const cover = await this.holes(instrument, granularity);
     this.#writeMeta(instrument, granularity, {
       instrument,
       granularity,
       synthetic: meta.synthetic,
       sides: meta.sides,
-      sources: [...(held?.sources ?? []).filter((s) => !meta.sources.some((n) => n.sha256 !== '' && n.sha256 === s.sha256)), ...meta.sources],
-      ...(meta.derivedFrom ? { derivedFrom: meta.derivedFrom } : held?.derivedFrom ? { derivedFrom: held.derivedFrom } : {}),
+      sources: [
+        ...(held?.sources ?? []).filter(
+          (s) => !meta.sources.some((n) => n.sha256 !== '' && n.sha256 === s.sha256),
+        ),
+        ...meta.sources,
+      ],
+      ...(meta.derivedFrom
+        ? { derivedFrom: meta.derivedFrom }
+        : held?.derivedFrom
+          ? { derivedFrom: held.derivedFrom }
+          : {}),
       holes: cover.holes.slice(0, KEEP_HOLES),
       holeCount: cover.holes.length,
     });
@@ -388,13 +487,28 @@ export class Catalog {
   #checkMix(instrument: string, granularity: string, held: SeriesMeta | undefined, incoming: NewMeta): void {
     const where = this.#dir(instrument, granularity);
     if (held === undefined) {
-      throw new DataError(where, 0, '', `the catalog holds ${instrument} ${granularity} candles of unknown origin (no series.json): import into another --catalog, or delete that folder and import again`);
+      throw new DataError(
+        where,
+        0,
+        '',
+        `the catalog holds ${instrument} ${granularity} candles of unknown origin (no series.json): import into another --catalog, or delete that folder and import again`,
+      );
     }
     if (held.synthetic !== incoming.synthetic) {
-      throw new DataError(where, 0, '', `the series holds ${held.synthetic ? 'SYNTHETIC' : 'real'} candles and this import is ${incoming.synthetic ? 'synthetic' : 'real'}: the two are never mixed in one series (a backtest would run across both). Import into another catalog with --catalog <folder>${held.synthetic ? ', or delete the synthetic series first' : ''}`);
+      throw new DataError(
+        where,
+        0,
+        '',
+        `the series holds ${held.synthetic ? 'SYNTHETIC' : 'real'} candles and this import is ${incoming.synthetic ? 'synthetic' : 'real'}: the two are never mixed in one series (a backtest would run across both). Import into another catalog with --catalog <folder>${held.synthetic ? ', or delete the synthetic series first' : ''}`,
+      );
     }
     if (held.sides !== incoming.sides && held.sides !== 'unknown') {
-      throw new DataError(where, 0, '', `the series holds ${held.sides} prices and this import has ${incoming.sides}: one series holds one kind of prices (a backtest's spread model depends on it). Import into another catalog with --catalog <folder>`);
+      throw new DataError(
+        where,
+        0,
+        '',
+        `the series holds ${held.sides} prices and this import has ${incoming.sides}: one series holds one kind of prices (a backtest's spread model depends on it). Import into another catalog with --catalog <folder>`,
+      );
     }
   }
 
@@ -402,7 +516,11 @@ export class Catalog {
    * Reads every month file of a series and reports what is wrong: files that cannot be read (the
    * first error of each), and the holes beyond the market's own closures.
    */
-  async check(instrument: string, granularity: Granularity, observe?: (c: Candle) => void): Promise<{ damaged: string[]; holes: Hole[]; rows: number; meta?: SeriesMeta; oneSidedRows: number }> {
+  async check(
+    instrument: string,
+    granularity: Granularity,
+    observe?: (c: Candle) => void,
+  ): Promise<{ damaged: string[]; holes: Hole[]; rows: number; meta?: SeriesMeta; oneSidedRows: number }> {
     const dir = this.#dir(instrument, granularity);
     const damaged: string[] = [];
     let meta: SeriesMeta | undefined;
@@ -465,7 +583,10 @@ function edgeRow(file: string, which: 'first' | 'last'): string {
     const len = Math.min(size, 4096);
     const buf = Buffer.alloc(len);
     readSync(fd, buf, 0, len, which === 'first' ? 0 : size - len);
-    const lines = buf.toString('utf8').split('\n').filter((l) => l.length > 0);
+    const lines = buf
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.length > 0);
     return (which === 'first' ? lines[1] : lines[lines.length - 1]) ?? '';
   } finally {
     closeSync(fd);

@@ -53,12 +53,18 @@ export interface ClockReport {
 }
 
 /** Where the market's week opens and closes: the session after its longest closure. */
-function weekBounds(hours: MarketHours): { open: { day: number; minute: number }; close: { day: number; minute: number } } {
-  const parsed = hours.hours.sessions.map((s) => {
-    const m = /^(\w{3}) (\d\d):(\d\d)-(\w{3}) (\d\d):(\d\d)$/.exec(s)!;
-    const at = (d: string, h: string, mi: string): number => ((['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'].indexOf(d) * 24 + Number(h)) * 60) + Number(mi);
-    return [at(m[1]!, m[2]!, m[3]!), at(m[4]!, m[5]!, m[6]!)] as const;
-  }).sort((a, b) => a[0] - b[0]);
+function weekBounds(hours: MarketHours): {
+  open: { day: number; minute: number };
+  close: { day: number; minute: number };
+} {
+  const parsed = hours.hours.sessions
+    .map((s) => {
+      const m = /^(\w{3}) (\d\d):(\d\d)-(\w{3}) (\d\d):(\d\d)$/.exec(s)!;
+      const at = (d: string, h: string, mi: string): number =>
+        (['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'].indexOf(d) * 24 + Number(h)) * 60 + Number(mi);
+      return [at(m[1]!, m[2]!, m[3]!), at(m[4]!, m[5]!, m[6]!)] as const;
+    })
+    .sort((a, b) => a[0] - b[0]);
   const WEEK = 7 * 1440;
   let best = 0;
   let longest = -1;
@@ -69,7 +75,10 @@ function weekBounds(hours: MarketHours): { open: { day: number; minute: number }
   }
   const open = parsed[best]![0];
   const close = (best === 0 ? parsed[parsed.length - 1]![1] : parsed[best - 1]![1]) % WEEK;
-  const split = (m: number): { day: number; minute: number } => ({ day: Math.floor(m / 1440), minute: m % 1440 });
+  const split = (m: number): { day: number; minute: number } => ({
+    day: Math.floor(m / 1440),
+    minute: m % 1440,
+  });
   return { open: split(open), close: split(close) };
 }
 
@@ -80,14 +89,25 @@ function nearestWeekly(t: number, zone: string, at: { day: number; minute: numbe
   const sunday = local.startOf('day').minus({ days: local.weekday % 7 });
   let best = Number.NaN;
   for (const w of [-7, 0, 7]) {
-    const x = sunday.plus({ days: w + at.day }).set({ hour: Math.floor(at.minute / 60), minute: at.minute % 60 }).toMillis();
+    const x = sunday
+      .plus({ days: w + at.day })
+      .set({ hour: Math.floor(at.minute / 60), minute: at.minute % 60 })
+      .toMillis();
     if (Number.isNaN(best) || Math.abs(x - t) < Math.abs(best - t)) best = x;
   }
   return best;
 }
 
 /** Zones tried, in order of preference, when a file's offset changes during the year. */
-const ZONES = ['Europe/London', 'Europe/Berlin', 'Europe/Athens', 'America/New_York', 'America/Chicago', 'Australia/Sydney', 'Pacific/Auckland'];
+const ZONES = [
+  'Europe/London',
+  'Europe/Berlin',
+  'Europe/Athens',
+  'America/New_York',
+  'America/Chicago',
+  'Australia/Sydney',
+  'Pacific/Auckland',
+];
 
 export class ClockWatch {
   readonly #span: number;
@@ -133,7 +153,9 @@ export class ClockWatch {
     // (a late first bar, a thin holiday close): the week counts only when they agree.
     if (t - this.#prevEnd >= DAY) {
       this.#closeWeek();
-      const open = Math.round((nearestWeekly(t, this.hours.hours.timeZone, this.#bounds.open) - t) / HALF_HOUR) * HALF_HOUR;
+      const open =
+        Math.round((nearestWeekly(t, this.hours.hours.timeZone, this.#bounds.open) - t) / HALF_HOUR) *
+        HALF_HOUR;
       this.#open = { at: t, shift: open };
     }
     this.#prevEnd = t + span;
@@ -145,7 +167,9 @@ export class ClockWatch {
     if (o === undefined) return;
     this.#open = undefined;
     const end = this.#prevEnd;
-    const close = Math.round((nearestWeekly(end, this.hours.hours.timeZone, this.#bounds.close) - end) / HALF_HOUR) * HALF_HOUR;
+    const close =
+      Math.round((nearestWeekly(end, this.hours.hours.timeZone, this.#bounds.close) - end) / HALF_HOUR) *
+      HALF_HOUR;
     if (close === o.shift && Math.abs(close) <= 14 * HOUR) this.#weeks.push(o);
   }
 
@@ -156,11 +180,20 @@ export class ClockWatch {
     const stretches: ClockStretch[] = [];
     for (const w of weeks) {
       const last = stretches[stretches.length - 1];
-      if (last && last.offset === w.offset) stretches[stretches.length - 1] = { ...last, to: w.at, weeks: last.weeks + 1 };
+      if (last && last.offset === w.offset)
+        stretches[stretches.length - 1] = { ...last, to: w.at, weeks: last.weeks + 1 };
       else stretches.push({ from: w.at, to: w.at, weeks: 1, offset: w.offset });
     }
     const readFits = this.#weeks.every((w) => w.shift === 0);
-    const base = { read: this.#read?.name ?? 'UTC', bars: this.#bars, closed: this.#closed, closedExamples: this.#examples, weeks: weeks.length, stretches, readFits };
+    const base = {
+      read: this.#read?.name ?? 'UTC',
+      bars: this.#bars,
+      closed: this.#closed,
+      closedExamples: this.#examples,
+      weeks: weeks.length,
+      stretches,
+      readFits,
+    };
     if (readFits || weeks.length === 0) return base;
     const fits = fittingClock(weeks);
     return fits === undefined ? base : { ...base, fits };
@@ -188,12 +221,19 @@ const day = (t: number): string => new Date(t).toISOString().slice(0, 10);
 
 /** The stretches as text: `UTC−05:00 from 2019-01-06 (12 weeks), UTC−04:00 from 2019-03-31 (30 weeks), …`. */
 export function describeStretches(r: ClockReport): string {
-  return r.stretches.map((s) => `${formatOffset(s.offset)} ${s.weeks === 1 ? `the week of ${day(s.from)}` : `${day(s.from)} to the week of ${day(s.to)} (${s.weeks} weeks)`}`).join('; ');
+  return r.stretches
+    .map(
+      (s) =>
+        `${formatOffset(s.offset)} ${s.weeks === 1 ? `the week of ${day(s.from)}` : `${day(s.from)} to the week of ${day(s.to)} (${s.weeks} weeks)`}`,
+    )
+    .join('; ');
 }
 
 /** The first bars inside closures, as text (day of week and UTC time). */
 export function describeClosed(r: ClockReport): string {
-  return r.closedExamples.map((t) => `${DAYS[(new Date(t).getUTCDay() + 6) % 7]} ${new Date(t).toISOString().slice(0, 16)}Z`).join(', ');
+  return r.closedExamples
+    .map((t) => `${DAYS[(new Date(t).getUTCDay() + 6) % 7]} ${new Date(t).toISOString().slice(0, 16)}Z`)
+    .join(', ');
 }
 
 /**
@@ -207,8 +247,11 @@ export function clockProblem(r: ClockReport, instrument: string): string | undef
   // are the source's own (Lean's gold trades into the daily break): listed, not refused.
   if (r.closed <= CLOSED_BARS_ALLOWED || (r.readFits && r.weeks > 0)) return undefined;
   const read = r.read === 'UTC' ? 'UTC' : r.read;
-  const fit = r.fits !== undefined
-    ? `read it with --timezone ${r.fits}, which fits every week`
-    : r.stretches.length > 0 ? 'no single zone fits every week: import each stretch with its own --timezone and --from/--to' : 'pass the --timezone the file was written in';
+  const fit =
+    r.fits !== undefined
+      ? `read it with --timezone ${r.fits}, which fits every week`
+      : r.stretches.length > 0
+        ? 'no single zone fits every week: import each stretch with its own --timezone and --from/--to'
+        : 'pass the --timezone the file was written in';
   return `${r.closed.toLocaleString('en-US')} of its ${r.bars.toLocaleString('en-US')} bars fall while the ${instrument} market is closed when its times are read as ${read} (first: ${describeClosed(r)})${r.stretches.length > 0 ? `. Its weekly opens and closes fit ${describeStretches(r)}` : ''}: ${fit}`;
 }

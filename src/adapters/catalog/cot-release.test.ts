@@ -43,8 +43,21 @@ describe('cotPublishedAt', () => {
   });
 
   it('a COT item is visible at the later of its knownAt and its publication', () => {
-    const report: LabsCotEntry = { oi: '1', price: '1.1', ncs: '1', ncl: '1', date: at('2024-03-12T04:00:00Z') / 1000, unit: 'Contracts Of EUR 125,000' };
-    const item = (knownAt: number): CotItem => ({ kind: 'cot', knownAt, key: `EUR_USD|${report.date}`, instrument: 'EUR_USD', report });
+    const report: LabsCotEntry = {
+      oi: '1',
+      price: '1.1',
+      ncs: '1',
+      ncl: '1',
+      date: at('2024-03-12T04:00:00Z') / 1000,
+      unit: 'Contracts Of EUR 125,000',
+    };
+    const item = (knownAt: number): CotItem => ({
+      kind: 'cot',
+      knownAt,
+      key: `EUR_USD|${report.date}`,
+      instrument: 'EUR_USD',
+      report,
+    });
     expect(iso(visibleAt(item(report.date * 1000)))).toBe('2024-03-15T19:30:00.000Z');
     expect(iso(visibleAt(item(at('2024-03-16T10:00:00Z'))))).toBe('2024-03-16T10:00:00.000Z');
   });

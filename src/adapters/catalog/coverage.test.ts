@@ -8,19 +8,44 @@ const H = 3_600_000;
 const DAY = 24 * H;
 
 function candle(time: number): Candle {
-  return { kind: 'candle', instrument: 'EUR_USD', granularity: 'H1', time, at: time + H, bo: 1, bh: 1, bl: 1, bc: 1, ao: 1, ah: 1, al: 1, ac: 1, volume: 0, complete: true };
+  return {
+    kind: 'candle',
+    instrument: 'EUR_USD',
+    granularity: 'H1',
+    time,
+    at: time + H,
+    bo: 1,
+    bh: 1,
+    bl: 1,
+    bc: 1,
+    ao: 1,
+    ah: 1,
+    al: 1,
+    ac: 1,
+    volume: 0,
+    complete: true,
+  };
 }
 
 /** The luxon computation openMarketMs had before it used the cached New York offsets: the reference. */
 function openMarketMsLuxon(a: number, b: number): number {
   if (b <= a) return 0;
-  let day = DateTime.fromMillis(a, { zone: 'America/New_York' }).set({ hour: 17, minute: 0, second: 0, millisecond: 0 });
+  let day = DateTime.fromMillis(a, { zone: 'America/New_York' }).set({
+    hour: 17,
+    minute: 0,
+    second: 0,
+    millisecond: 0,
+  });
   if (day.toMillis() > a) day = day.minus({ days: 1 });
   let open = 0;
   while (day.toMillis() < b) {
     const next = day.plus({ days: 1 });
     const wd = next.weekday;
-    const closed = wd === 6 || wd === 7 || (next.month === 12 && (next.day === 25 || (next.day === 26 && wd === 1))) || (next.month === 1 && (next.day === 1 || (next.day === 2 && wd === 1)));
+    const closed =
+      wd === 6 ||
+      wd === 7 ||
+      (next.month === 12 && (next.day === 25 || (next.day === 26 && wd === 1))) ||
+      (next.month === 1 && (next.day === 1 || (next.day === 2 && wd === 1)));
     if (!closed) open += Math.max(0, Math.min(next.toMillis(), b) - Math.max(day.toMillis(), a));
     day = next;
   }
@@ -32,7 +57,13 @@ describe('openMarketMs', () => {
     const t = fc.oneof(
       fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2040, 0, 1) }),
       // Near the 17:00 boundaries, the DST switches and the year's end.
-      fc.tuple(fc.integer({ min: 1990, max: 2040 }), fc.constantFrom([2, 8], [2, 14], [9, 31], [10, 7], [11, 24], [11, 31], [0, 1]), fc.integer({ min: -30 * H, max: 30 * H })).map(([y, [m, d], dt]) => Date.UTC(y, m!, d!, 22) + dt),
+      fc
+        .tuple(
+          fc.integer({ min: 1990, max: 2040 }),
+          fc.constantFrom([2, 8], [2, 14], [9, 31], [10, 7], [11, 24], [11, 31], [0, 1]),
+          fc.integer({ min: -30 * H, max: 30 * H }),
+        )
+        .map(([y, [m, d], dt]) => Date.UTC(y, m!, d!, 22) + dt),
     );
     fc.assert(
       fc.property(t, fc.integer({ min: 0, max: 20 * DAY }), (a, x) => {
@@ -42,13 +73,17 @@ describe('openMarketMs', () => {
     );
   });
 
-
   it('adds up over adjacent stretches (property)', () => {
     const t = fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2030, 0, 1) });
     fc.assert(
-      fc.property(t, fc.integer({ min: 0, max: 40 * DAY }), fc.integer({ min: 0, max: 40 * DAY }), (a, x, y) => {
-        expect(openMarketMs(a, a + x) + openMarketMs(a + x, a + x + y)).toBe(openMarketMs(a, a + x + y));
-      }),
+      fc.property(
+        t,
+        fc.integer({ min: 0, max: 40 * DAY }),
+        fc.integer({ min: 0, max: 40 * DAY }),
+        (a, x, y) => {
+          expect(openMarketMs(a, a + x) + openMarketMs(a + x, a + x + y)).toBe(openMarketMs(a, a + x + y));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -83,7 +118,9 @@ describe('CoverageTracker', () => {
     for (let h = 0; h < 24; h++) t.feed(candle(from + h * H));
     for (let h = 0; h < 5; h++) t.feed(candle(from + 2 * DAY + h * H)); // Wednesday: Tuesday is missing
     t.end(from + 4 * DAY);
-    expect(t.holes.map((x) => [new Date(x.from).toISOString(), new Date(x.to).toISOString(), x.openHours])).toEqual([
+    expect(
+      t.holes.map((x) => [new Date(x.from).toISOString(), new Date(x.to).toISOString(), x.openHours]),
+    ).toEqual([
       ['2024-03-05T00:00:00.000Z', '2024-03-06T00:00:00.000Z', 24],
       ['2024-03-06T05:00:00.000Z', '2024-03-08T00:00:00.000Z', 43],
     ]);

@@ -61,7 +61,8 @@ export class CoverageTracker {
   ) {
     this.#covered = from;
     this.#limit = holeThreshold(granularity);
-    this.#span = granularity === 'D' || granularity === 'W' || granularity === 'M' ? 0 : granularityMs(granularity);
+    this.#span =
+      granularity === 'D' || granularity === 'W' || granularity === 'M' ? 0 : granularityMs(granularity);
   }
 
   feed(c: Candle): void {

@@ -23,7 +23,8 @@ export function separatorOf(line: string): string {
 
 /** Whether y-m-d h:mi:s names a real instant (no 30 February, no hour 24). */
 function real(y: number, mo: number, d: number, h: number, mi: number, s: number): boolean {
-  if (!(mo >= 1 && mo <= 12 && d >= 1 && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && s >= 0 && s <= 59)) return false;
+  if (!(mo >= 1 && mo <= 12 && d >= 1 && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && s >= 0 && s <= 59))
+    return false;
   return new Date(Date.UTC(y, mo - 1, d)).getUTCDate() === d;
 }
 
@@ -66,15 +67,23 @@ function isHeader(first: string): boolean {
 const GENERIC_TWO = 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c';
 
 /** A Dukascopy, MetaTrader or semicolon-separated generic file (see above). */
-export async function* readDelimited(file: string, layout: Layout, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+export async function* readDelimited(
+  file: string,
+  layout: Layout,
+  o: ReadOptions,
+  notices: ReadNotices,
+): AsyncIterable<readonly Candle[]> {
   const b = new Builder(file, o, notices, 'utc');
   let sep: string | undefined;
   let twoSided = false;
   let side: 'M' | 'B' | 'A' | undefined;
   let started = false;
-  const expected = layout === 'dukascopy'
-    ? '"dd.mm.yyyy HH:MM:SS.mmm,open,high,low,close,volume" (Dukascopy)'
-    : layout === 'metatrader' ? '"yyyy.mm.dd,HH:MM,open,high,low,close,volume" (MetaTrader)' : '"time;o;h;l;c;volume" or the bid/ask columns';
+  const expected =
+    layout === 'dukascopy'
+      ? '"dd.mm.yyyy HH:MM:SS.mmm,open,high,low,close,volume" (Dukascopy)'
+      : layout === 'metatrader'
+        ? '"yyyy.mm.dd,HH:MM,open,high,low,close,volume" (MetaTrader)'
+        : '"time;o;h;l;c;volume" or the bid/ask columns';
   for await (const { lines, first } of readLines(file)) {
     for (let i = 0; i < lines.length; i++) {
       const row = lines[i]!;
@@ -88,7 +97,12 @@ export async function* readDelimited(file: string, layout: Layout, o: ReadOption
           const cols = f.map((x) => x.trim().toLowerCase()).join(',');
           twoSided = cols === GENERIC_TWO || cols === `${GENERIC_TWO},volume`;
           if (!twoSided && !/^(time|timestamp),(o|open),(h|high),(l|low),(c|close)(,volume)?$/.test(cols)) {
-            throw new DataError(file, line, 'header', `unknown header "${row.slice(0, 80)}": use time;bid_o;bid_h;bid_l;bid_c;ask_o;ask_h;ask_l;ask_c;volume or time;o;h;l;c;volume`);
+            throw new DataError(
+              file,
+              line,
+              'header',
+              `unknown header "${row.slice(0, 80)}": use time;bid_o;bid_h;bid_l;bid_c;ask_o;ask_h;ask_l;ask_c;volume or time;o;h;l;c;volume`,
+            );
           }
           if (!twoSided) side = namedSide(file, o);
           continue;
@@ -120,10 +134,47 @@ export async function* readDelimited(file: string, layout: Layout, o: ReadOption
         } else t = parseNaive(ts);
         k = 1;
       }
-      if (Number.isNaN(t)) throw new DataError(file, line, 'time', `cannot read the time in "${row.slice(0, 60)}": expected ${expected}`);
-      if (f.length < k + 4) throw new DataError(file, line, 'row', `expected ${expected}, found ${f.length} fields in "${row.slice(0, 60)}"`);
-      if (twoSided) b.two(t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), num(f[5]), num(f[6]), num(f[7]), num(f[8]), f[9] ? num(f[9]) : 0, line, row);
-      else b.one(side!, t, num(f[k]), num(f[k + 1]), num(f[k + 2]), num(f[k + 3]), f[k + 4] ? num(f[k + 4]) : 0, line, row);
+      if (Number.isNaN(t))
+        throw new DataError(
+          file,
+          line,
+          'time',
+          `cannot read the time in "${row.slice(0, 60)}": expected ${expected}`,
+        );
+      if (f.length < k + 4)
+        throw new DataError(
+          file,
+          line,
+          'row',
+          `expected ${expected}, found ${f.length} fields in "${row.slice(0, 60)}"`,
+        );
+      if (twoSided)
+        b.two(
+          t,
+          num(f[1]),
+          num(f[2]),
+          num(f[3]),
+          num(f[4]),
+          num(f[5]),
+          num(f[6]),
+          num(f[7]),
+          num(f[8]),
+          f[9] ? num(f[9]) : 0,
+          line,
+          row,
+        );
+      else
+        b.one(
+          side!,
+          t,
+          num(f[k]),
+          num(f[k + 1]),
+          num(f[k + 2]),
+          num(f[k + 3]),
+          f[k + 4] ? num(f[k + 4]) : 0,
+          line,
+          row,
+        );
     }
     const out = b.take();
     if (out) yield out;

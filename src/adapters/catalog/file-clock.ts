@@ -74,7 +74,9 @@ export function parseClock(spec: string): FileClock {
   const shift = m?.[2] !== undefined ? parseOffset(m[2]) : 0;
   const zone = zoneName !== undefined ? IANAZone.create(zoneName) : undefined;
   if (!zone || !zone.isValid || shift === undefined) {
-    throw new ClockSpecError(`--timezone '${spec}' is not a clock fxflow reads: give an IANA zone (Europe/Berlin, America/New_York), a fixed offset (-05:00, +02:00, UTC), or a zone shifted by an offset (Europe/London-05:00: London's clock 5 hours back)`);
+    throw new ClockSpecError(
+      `--timezone '${spec}' is not a clock fxflow reads: give an IANA zone (Europe/Berlin, America/New_York), a fixed offset (-05:00, +02:00, UTC), or a zone shifted by an offset (Europe/London-05:00: London's clock 5 hours back)`,
+    );
   }
   return new ZoneClock(s, zone, shift);
 }

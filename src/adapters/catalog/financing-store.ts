@@ -1,4 +1,15 @@
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { weekdayIndex, type FinancingRates, type FinancingTerms } from '../../domain/instrument.ts';
 import { newYorkDate, rolloverOfDay, tradingDayOf } from '../../domain/new-york.ts';
@@ -17,7 +28,15 @@ import { DataError } from './errors.ts';
  */
 export const financingDir = (root: string): string => join(root, 'financing');
 const YEAR_FILE = /^(\d{4})\.jsonl$/;
-const FIELDS = ['day', 'instrument', 'knownAt', 'longRate', 'shortRate', 'financingDaysOfWeek', 'marginRate'] as const;
+const FIELDS = [
+  'day',
+  'instrument',
+  'knownAt',
+  'longRate',
+  'shortRate',
+  'financingDaysOfWeek',
+  'marginRate',
+] as const;
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -48,21 +67,69 @@ export function parseFinancingLine(text: string, file: string, line: number): Fi
   try {
     v = JSON.parse(text);
   } catch {
-    throw new DataError(file, line, '', `not a JSON financing record (${text.length > 60 ? `${text.slice(0, 60)}…` : text}); the line is damaged: remove it (fxflow record reads the day's rates again while the day lasts)`);
+    throw new DataError(
+      file,
+      line,
+      '',
+      `not a JSON financing record (${text.length > 60 ? `${text.slice(0, 60)}…` : text}); the line is damaged: remove it (fxflow record reads the day's rates again while the day lasts)`,
+    );
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new DataError(file, line, '', 'a financing record must be a JSON object');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new DataError(file, line, '', 'a financing record must be a JSON object');
   const o = v as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!(FIELDS as readonly string[]).includes(k)) throw new DataError(file, line, k, `unknown field in a financing record (known: ${FIELDS.join(', ')}); was it written by a newer fxflow?`);
-  for (const k of FIELDS) if (o[k] === undefined) throw new DataError(file, line, k, 'missing from a financing record');
-  if (typeof o.day !== 'string' || !DAY.test(o.day) || Number.isNaN(rolloverOfDay(o.day))) throw new DataError(file, line, 'day', `must be a trading day like "2024-01-02" (got ${JSON.stringify(o.day)})`);
-  if (typeof o.instrument !== 'string' || !/^[A-Z0-9]+_[A-Z0-9]+$/.test(o.instrument)) throw new DataError(file, line, 'instrument', `must be an instrument name like "EUR_USD" (got ${JSON.stringify(o.instrument)})`);
-  if (typeof o.knownAt !== 'number' || !Number.isFinite(o.knownAt)) throw new DataError(file, line, 'knownAt', 'must be UNIX milliseconds');
+  for (const k of Object.keys(o))
+    if (!(FIELDS as readonly string[]).includes(k))
+      throw new DataError(
+        file,
+        line,
+        k,
+        `unknown field in a financing record (known: ${FIELDS.join(', ')}); was it written by a newer fxflow?`,
+      );
+  for (const k of FIELDS)
+    if (o[k] === undefined) throw new DataError(file, line, k, 'missing from a financing record');
+  if (typeof o.day !== 'string' || !DAY.test(o.day) || Number.isNaN(rolloverOfDay(o.day)))
+    throw new DataError(
+      file,
+      line,
+      'day',
+      `must be a trading day like "2024-01-02" (got ${JSON.stringify(o.day)})`,
+    );
+  if (typeof o.instrument !== 'string' || !/^[A-Z0-9]+_[A-Z0-9]+$/.test(o.instrument))
+    throw new DataError(
+      file,
+      line,
+      'instrument',
+      `must be an instrument name like "EUR_USD" (got ${JSON.stringify(o.instrument)})`,
+    );
+  if (typeof o.knownAt !== 'number' || !Number.isFinite(o.knownAt))
+    throw new DataError(file, line, 'knownAt', 'must be UNIX milliseconds');
   for (const k of ['longRate', 'shortRate', 'marginRate']) {
-    if (typeof o[k] !== 'string' || !DECIMAL.test(o[k] as string)) throw new DataError(file, line, k, `must be a decimal string like "-0.0412" (got ${JSON.stringify(o[k])})`);
+    if (typeof o[k] !== 'string' || !DECIMAL.test(o[k] as string))
+      throw new DataError(
+        file,
+        line,
+        k,
+        `must be a decimal string like "-0.0412" (got ${JSON.stringify(o[k])})`,
+      );
   }
   const days = o.financingDaysOfWeek;
-  if (!Array.isArray(days) || !days.every((d) => typeof d === 'object' && d !== null && weekdayIndex((d as { dayOfWeek: string }).dayOfWeek) >= 0 && Number.isInteger((d as { daysCharged: number }).daysCharged) && (d as { daysCharged: number }).daysCharged >= 0)) {
-    throw new DataError(file, line, 'financingDaysOfWeek', 'must be a list of {"dayOfWeek": "MONDAY", "daysCharged": 1} (days SUNDAY to SATURDAY, whole days from 0)');
+  if (
+    !Array.isArray(days) ||
+    !days.every(
+      (d) =>
+        typeof d === 'object' &&
+        d !== null &&
+        weekdayIndex((d as { dayOfWeek: string }).dayOfWeek) >= 0 &&
+        Number.isInteger((d as { daysCharged: number }).daysCharged) &&
+        (d as { daysCharged: number }).daysCharged >= 0,
+    )
+  ) {
+    throw new DataError(
+      file,
+      line,
+      'financingDaysOfWeek',
+      'must be a list of {"dayOfWeek": "MONDAY", "daysCharged": 1} (days SUNDAY to SATURDAY, whole days from 0)',
+    );
   }
   return o as unknown as FinancingRecord;
 }
@@ -76,13 +143,25 @@ export function readFinancing(root: string): FinancingRecord[] {
     const text = readFileSync(file, 'utf8');
     const lines = text.split('\n');
     const cut = lines.pop()!; // '' when the file ends with a line end
-    if (cut !== '' && k < files.length - 1) throw new DataError(file, lines.length + 1, '', 'the last line has no line end in a year file that is not the newest: the file is damaged; remove the line');
+    if (cut !== '' && k < files.length - 1)
+      throw new DataError(
+        file,
+        lines.length + 1,
+        '',
+        'the last line has no line end in a year file that is not the newest: the file is damaged; remove the line',
+      );
     for (const [i, l] of lines.entries()) {
       if (l.trim() === '') continue;
       const r = parseFinancingLine(l, file, i + 1);
       const key = `${r.day}|${r.instrument}`;
       const where = seen.get(key);
-      if (where !== undefined) throw new DataError(file, i + 1, '', `${r.instrument} on ${r.day} is recorded twice (first at ${where}): remove one of the lines`);
+      if (where !== undefined)
+        throw new DataError(
+          file,
+          i + 1,
+          '',
+          `${r.instrument} on ${r.day} is recorded twice (first at ${where}): remove one of the lines`,
+        );
       seen.set(key, `${file}:${i + 1}`);
       out.push(r);
     }
@@ -178,7 +257,14 @@ export function listFinancing(root: string): FinancingListing | undefined {
   if (files.length === 0) return undefined;
   const records = readFinancing(root);
   const days = [...new Set(records.map((r) => r.day))].sort();
-  return { days: days.length, first: days[0] ?? null, last: days[days.length - 1] ?? null, instruments: [...new Set(records.map((r) => r.instrument))].sort(), files: files.length, records: records.length };
+  return {
+    days: days.length,
+    first: days[0] ?? null,
+    last: days[days.length - 1] ?? null,
+    instruments: [...new Set(records.map((r) => r.instrument))].sort(),
+    files: files.length,
+    records: records.length,
+  };
 }
 
 /** The terms of a record, as the simulator uses them. */
@@ -202,24 +288,46 @@ export type BeforeHistory = 'error' | 'static';
  * unless `before` is 'static': then those days use the instrument's own rates
  * (data/instruments.json, today's).
  */
-export function financingHistory(root: string, instruments: readonly string[], from: UnixMs, before: BeforeHistory): { rates: FinancingRates; first: ReadonlyMap<string, string>; text: string } {
+export function financingHistory(
+  root: string,
+  instruments: readonly string[],
+  from: UnixMs,
+  before: BeforeHistory,
+): { rates: FinancingRates; first: ReadonlyMap<string, string>; text: string } {
   const dir = financingDir(root);
   const records = readFinancing(root);
   if (records.length === 0) {
-    throw new DataError(dir, 0, '', `no recorded financing: record it with fxflow record --instruments ${instruments.join(',')} --financing (once per trading day), or leave --financing-history out for today's rates`);
+    throw new DataError(
+      dir,
+      0,
+      '',
+      `no recorded financing: record it with fxflow record --instruments ${instruments.join(',')} --financing (once per trading day), or leave --financing-history out for today's rates`,
+    );
   }
   const startDay = tradingDayOf(from);
   const by = new Map<string, { at: Float64Array; terms: FinancingTerms[] }>();
   const first = new Map<string, string>();
   for (const name of instruments) {
-    const own = records.filter((r) => r.instrument === name).sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+    const own = records
+      .filter((r) => r.instrument === name)
+      .sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
     if (own.length === 0) {
       const held = [...new Set(records.map((r) => r.instrument))].sort().join(', ');
-      throw new DataError(dir, 0, '', `no recorded financing of ${name} (the recording holds ${held}): record it with fxflow record --instruments ${name} --financing, or leave --financing-history out`);
+      throw new DataError(
+        dir,
+        0,
+        '',
+        `no recorded financing of ${name} (the recording holds ${held}): record it with fxflow record --instruments ${name} --financing, or leave --financing-history out`,
+      );
     }
     const day0 = own[0]!.day;
     if (startDay < day0 && before === 'error') {
-      throw new DataError(dir, 0, '', `the first recorded financing of ${name} is for trading day ${day0}, after the run's first trading day ${startDay}: start the run on or after ${day0} (--from), or pass --financing-before-history static to charge the days before it at today's rates (data/instruments.json)`);
+      throw new DataError(
+        dir,
+        0,
+        '',
+        `the first recorded financing of ${name} is for trading day ${day0}, after the run's first trading day ${startDay}: start the run on or after ${day0} (--from), or pass --financing-before-history static to charge the days before it at today's rates (data/instruments.json)`,
+      );
     }
     first.set(name, day0);
     by.set(name, { at: Float64Array.from(own, (r) => rolloverOfDay(r.day)), terms: own.map(termsOf) });
@@ -237,10 +345,19 @@ export function financingHistory(root: string, instruments: readonly string[], f
     }
     if (lo === 0) {
       if (before === 'static') return undefined;
-      throw new DataError(dir, 0, '', `no recorded financing of ${instrument} at or before trading day ${newYorkDate(at)} (the first is ${first.get(instrument)})`);
+      throw new DataError(
+        dir,
+        0,
+        '',
+        `no recorded financing of ${instrument} at or before trading day ${newYorkDate(at)} (the first is ${first.get(instrument)})`,
+      );
     }
     return h.terms[lo - 1];
   };
   const span = [...first].map(([n, d]) => `${n} from ${d}`).join(', ');
-  return { rates, first, text: `recorded (${dir}: ${span}${before === 'static' ? "; today's rates before" : ''})` };
+  return {
+    rates,
+    first,
+    text: `recorded (${dir}: ${span}${before === 'static' ? "; today's rates before" : ''})`,
+  };
 }

@@ -5,7 +5,17 @@ import type { Tick } from '../../domain/tick.ts';
 import { parseTime, type UnixMs } from '../../domain/time.ts';
 import { headText, openBytes, packingOf } from './compressed.ts';
 import { DataError } from './errors.ts';
-import { BATCH, Builder, crossedFields, namedSide, newNotices, statedSide, type CandleFormat, type ReadNotices, type ReadOptions } from './candle-builder.ts';
+import {
+  BATCH,
+  Builder,
+  crossedFields,
+  namedSide,
+  newNotices,
+  statedSide,
+  type CandleFormat,
+  type ReadNotices,
+  type ReadOptions,
+} from './candle-builder.ts';
 import { readDelimited } from './export-formats.ts';
 import { lineTooLong, maxLineBytes, readLines } from './lines.ts';
 import { dayInRange, isTickDayFile, readTickDayFile } from './tick-store.ts';
@@ -18,7 +28,17 @@ import { dayInRange, isTickDayFile, readTickDayFile } from './tick-store.ts';
  * of order is an error naming the file and line.
  */
 export type TickFormat = 'generic-ticks' | 'lean-ticks' | 'histdata-ticks';
-export { NAME_THE_SIDE, newNotices, type CandleFormat, sidesOf, type PriceSide, type ReadNotices, type ReadOptions, type Sides, type SpreadModel } from './candle-builder.ts';
+export {
+  NAME_THE_SIDE,
+  newNotices,
+  type CandleFormat,
+  sidesOf,
+  type PriceSide,
+  type ReadNotices,
+  type ReadOptions,
+  type Sides,
+  type SpreadModel,
+} from './candle-builder.ts';
 
 /** The number written by the `len` characters of `s` from `at`, read as digits (unchecked, as before: the caller has checked the separators). */
 function digitsAt(s: string, at: number, len: number): number {
@@ -39,7 +59,8 @@ function realDateTime(s: string): boolean {
   const h = digitsAt(s, 11, 2);
   const mi = digitsAt(s, 14, 2);
   const se = digitsAt(s, 17, 2);
-  if (!(mo >= 1 && mo <= 12 && d >= 1 && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && se >= 0 && se <= 59)) return false;
+  if (!(mo >= 1 && mo <= 12 && d >= 1 && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && se >= 0 && se <= 59))
+    return false;
   return new Date(Date.UTC(y, mo - 1, d)).getUTCDate() === d;
 }
 
@@ -50,14 +71,30 @@ function realDateTime(s: string): boolean {
  * milliseconds. Returns NaN for anything else, and for an impossible date or time of day.
  */
 export function parseFlexibleTime(s: string): UnixMs {
-  if (s.length >= 19 && s.charCodeAt(4) === 45 && s.charCodeAt(7) === 45 && s.charCodeAt(13) === 58 && s.charCodeAt(16) === 58) {
+  if (
+    s.length >= 19 &&
+    s.charCodeAt(4) === 45 &&
+    s.charCodeAt(7) === 45 &&
+    s.charCodeAt(13) === 58 &&
+    s.charCodeAt(16) === 58
+  ) {
     const sep = s.charCodeAt(10);
     if (sep !== 84 && sep !== 32) return Number.NaN;
     if (!realDateTime(s)) return Number.NaN;
     if (s.length === 20 && s.charCodeAt(19) === 90) {
-      return Date.UTC(digitsAt(s, 0, 4), digitsAt(s, 5, 2) - 1, digitsAt(s, 8, 2), digitsAt(s, 11, 2), digitsAt(s, 14, 2), digitsAt(s, 17, 2));
+      return Date.UTC(
+        digitsAt(s, 0, 4),
+        digitsAt(s, 5, 2) - 1,
+        digitsAt(s, 8, 2),
+        digitsAt(s, 11, 2),
+        digitsAt(s, 14, 2),
+        digitsAt(s, 17, 2),
+      );
     }
-    if (sep === 32) return parseTime(s.length === 19 ? `${s.slice(0, 10)}T${s.slice(11)}Z` : `${s.slice(0, 10)}T${s.slice(11)}`);
+    if (sep === 32)
+      return parseTime(
+        s.length === 19 ? `${s.slice(0, 10)}T${s.slice(11)}Z` : `${s.slice(0, 10)}T${s.slice(11)}`,
+      );
     // A wall clock without an offset (`2024-03-08T21:00:00[.500]`): read as UTC, then in --timezone.
     if (/^.{19}(\.\d+)?$/.test(s)) return parseTime(`${s}Z`);
     return parseTime(s);
@@ -92,7 +129,17 @@ export class CatalogRowScanner {
 
   /** `prices`: 8 for a bid/ask row, 4 for a one-sided `time,o,h,l,c[,volume]` row (its values in values[0..3]). */
   row(s: string, prices = 8): boolean {
-    if (s.length < 21 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 90 || s.charCodeAt(20) !== 44) return false;
+    if (
+      s.length < 21 ||
+      s.charCodeAt(4) !== 45 ||
+      s.charCodeAt(7) !== 45 ||
+      s.charCodeAt(10) !== 84 ||
+      s.charCodeAt(13) !== 58 ||
+      s.charCodeAt(16) !== 58 ||
+      s.charCodeAt(19) !== 90 ||
+      s.charCodeAt(20) !== 44
+    )
+      return false;
     const h = this.#digits(s, 11, 2);
     const mi = this.#digits(s, 14, 2);
     const se = this.#digits(s, 17, 2);
@@ -173,7 +220,11 @@ export class CatalogRowScanner {
 }
 
 /** Generic CSV: header `time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c[,volume]` or `time,o,h,l,c[,volume]`. */
-async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+async function* readGeneric(
+  file: string,
+  o: ReadOptions,
+  notices: ReadNotices,
+): AsyncIterable<readonly Candle[]> {
   let side: 'M' | 'B' | 'A' = 'M';
   const b = new Builder(file, o, notices);
   const scan = new CatalogRowScanner();
@@ -186,22 +237,41 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices):
       if (row.length === 0) continue;
       if (twoSided === undefined) {
         const cols = row.split(',').map((x) => x.trim());
-        if (cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume' || cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c') twoSided = true;
-        else if (/^(time|timestamp),(o|open),(h|high),(l|low),(c|close)(,volume)?$/.test(cols.join(',').toLowerCase())) {
+        if (
+          cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume' ||
+          cols.join(',') === 'time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c'
+        )
+          twoSided = true;
+        else if (
+          /^(time|timestamp),(o|open),(h|high),(l|low),(c|close)(,volume)?$/.test(
+            cols.join(',').toLowerCase(),
+          )
+        ) {
           twoSided = false;
           side = namedSide(file, o);
-        }
-        else throw new DataError(file, line, 'header', `unknown header "${row.slice(0, 80)}": use time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume or time,o,h,l,c,volume (see data/README.md)`);
+        } else
+          throw new DataError(
+            file,
+            line,
+            'header',
+            `unknown header "${row.slice(0, 80)}": use time,bid_o,bid_h,bid_l,bid_c,ask_o,ask_h,ask_l,ask_c,volume or time,o,h,l,c,volume (see data/README.md)`,
+          );
         continue;
       }
       if (!clockSet) {
         // Times with an offset (Z, +00:00) or epoch numbers are instants; others are a wall clock.
         clockSet = true;
-        b.setClock(/(Z|[+-]\d\d:?\d\d)$/i.test(row.split(',')[0]!.trim()) || /^\d+(\.\d+)?$/.test(row.split(',')[0]!.trim()) ? 'explicit' : 'utc');
+        b.setClock(
+          /(Z|[+-]\d\d:?\d\d)$/i.test(row.split(',')[0]!.trim()) ||
+            /^\d+(\.\d+)?$/.test(row.split(',')[0]!.trim())
+            ? 'explicit'
+            : 'utc',
+        );
       }
       if (scan.row(row, twoSided ? 8 : 4)) {
         const v = scan.values;
-        if (twoSided) b.two(scan.time, v[0]!, v[1]!, v[2]!, v[3]!, v[4]!, v[5]!, v[6]!, v[7]!, v[8]!, line, row);
+        if (twoSided)
+          b.two(scan.time, v[0]!, v[1]!, v[2]!, v[3]!, v[4]!, v[5]!, v[6]!, v[7]!, v[8]!, line, row);
         else b.one(side, scan.time, v[0]!, v[1]!, v[2]!, v[3]!, v[8]!, line, row);
         continue;
       }
@@ -209,7 +279,21 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices):
       // bad field) goes the general way, which reads it or names what is wrong.
       const f = row.split(',');
       const t = parseFlexibleTime(f[0]!);
-      if (twoSided) b.two(t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), num(f[5]), num(f[6]), num(f[7]), num(f[8]), f[9] ? +f[9] : 0, line, row);
+      if (twoSided)
+        b.two(
+          t,
+          num(f[1]),
+          num(f[2]),
+          num(f[3]),
+          num(f[4]),
+          num(f[5]),
+          num(f[6]),
+          num(f[7]),
+          num(f[8]),
+          f[9] ? +f[9] : 0,
+          line,
+          row,
+        );
       else b.one(side, t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), f[5] ? +f[5] : 0, line, row);
     }
     const out = b.take();
@@ -218,7 +302,11 @@ async function* readGeneric(file: string, o: ReadOptions, notices: ReadNotices):
 }
 
 /** Lean bid/ask bars: hour/daily `YYYYMMDD HH:mm`, minute files ms since midnight of the date in the file name. */
-async function* readLean(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+async function* readLean(
+  file: string,
+  o: ReadOptions,
+  notices: ReadNotices,
+): AsyncIterable<readonly Candle[]> {
   const b = new Builder(file, o, notices);
   const m = /(\d{4})(\d{2})(\d{2})_/.exec(basename(file));
   const day = m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!) : Number.NaN;
@@ -228,16 +316,47 @@ async function* readLean(file: string, o: ReadOptions, notices: ReadNotices): As
       if (row.length === 0) continue;
       const line = first + i;
       const f = row.split(',');
-      if (f.length < 10) throw new DataError(file, line, 'row', `expected 11 columns (time, bid OHLC, bid size, ask OHLC, ask size), found ${f.length}`);
+      if (f.length < 10)
+        throw new DataError(
+          file,
+          line,
+          'row',
+          `expected 11 columns (time, bid OHLC, bid size, ask OHLC, ask size), found ${f.length}`,
+        );
       const ts = f[0]!;
       let t: UnixMs;
       if (ts.length === 14 && ts.charCodeAt(8) === 32) {
-        t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(9, 11), +ts.slice(12, 14));
+        t = Date.UTC(
+          +ts.slice(0, 4),
+          +ts.slice(4, 6) - 1,
+          +ts.slice(6, 8),
+          +ts.slice(9, 11),
+          +ts.slice(12, 14),
+        );
       } else if (/^\d+(\.\d+)?$/.test(ts)) {
-        if (Number.isNaN(day)) throw new DataError(file, line, 'time', 'a minute file needs its date in the file name (YYYYMMDD_...)');
+        if (Number.isNaN(day))
+          throw new DataError(
+            file,
+            line,
+            'time',
+            'a minute file needs its date in the file name (YYYYMMDD_...)',
+          );
         t = day + Math.floor(+ts);
       } else t = Number.NaN;
-      b.two(t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), num(f[6]), num(f[7]), num(f[8]), num(f[9]), 0, line, row);
+      b.two(
+        t,
+        num(f[1]),
+        num(f[2]),
+        num(f[3]),
+        num(f[4]),
+        num(f[6]),
+        num(f[7]),
+        num(f[8]),
+        num(f[9]),
+        0,
+        line,
+        row,
+      );
     }
     const out = b.take();
     if (out) yield out;
@@ -250,7 +369,11 @@ const EST_OFFSET = 5 * 3_600_000;
  * HistData M1: `YYYYMMDD HHMMSS;o;h;l;c;v`, bid prices. HistData documents EST (fixed UTC−5), which
  * is the default; its 2019 EURUSD follows European summer time (--timezone Europe/London-05:00).
  */
-async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+async function* readHistData(
+  file: string,
+  o: ReadOptions,
+  notices: ReadNotices,
+): AsyncIterable<readonly Candle[]> {
   statedSide(file, o, 'bid');
   const b = new Builder(file, o, notices, '-05:00');
   for await (const { lines, first } of readLines(file)) {
@@ -260,8 +383,21 @@ async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices)
       const line = first + i;
       const f = row.split(';');
       const ts = f[0]!;
-      if (f.length < 5 || ts.length !== 15) throw new DataError(file, line, 'row', `expected "YYYYMMDD HHMMSS;open;high;low;close;volume", found "${row.slice(0, 60)}"`);
-      const t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(9, 11), +ts.slice(11, 13), +ts.slice(13, 15));
+      if (f.length < 5 || ts.length !== 15)
+        throw new DataError(
+          file,
+          line,
+          'row',
+          `expected "YYYYMMDD HHMMSS;open;high;low;close;volume", found "${row.slice(0, 60)}"`,
+        );
+      const t = Date.UTC(
+        +ts.slice(0, 4),
+        +ts.slice(4, 6) - 1,
+        +ts.slice(6, 8),
+        +ts.slice(9, 11),
+        +ts.slice(11, 13),
+        +ts.slice(13, 15),
+      );
       b.one('B', t, num(f[1]), num(f[2]), num(f[3]), num(f[4]), 0, line, row);
     }
     const out = b.take();
@@ -270,7 +406,11 @@ async function* readHistData(file: string, o: ReadOptions, notices: ReadNotices)
 }
 
 /** OANDA mid candles saved as CSV (`,volume,time,Open,High,Low,Close,Pair`). */
-async function* readOandaMidCsv(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+async function* readOandaMidCsv(
+  file: string,
+  o: ReadOptions,
+  notices: ReadNotices,
+): AsyncIterable<readonly Candle[]> {
   statedSide(file, o, 'mid');
   const b = new Builder(file, o, notices, 'explicit');
   let header = true;
@@ -283,7 +423,17 @@ async function* readOandaMidCsv(file: string, o: ReadOptions, notices: ReadNotic
         continue;
       }
       const f = row.split(',');
-      b.one('M', parseFlexibleTime(f[2]!), num(f[3]), num(f[4]), num(f[5]), num(f[6]), num(f[1]), first + i, row);
+      b.one(
+        'M',
+        parseFlexibleTime(f[2]!),
+        num(f[3]),
+        num(f[4]),
+        num(f[5]),
+        num(f[6]),
+        num(f[1]),
+        first + i,
+        row,
+      );
     }
     const out = b.take();
     if (out) yield out;
@@ -295,7 +445,11 @@ async function* readOandaMidCsv(file: string, o: ReadOptions, notices: ReadNotic
  * cuts each `{...}` candle out of the `candles` array by brace depth (respecting strings) across
  * chunks, so the file is never parsed whole. Incomplete candles are skipped and counted.
  */
-async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices): AsyncIterable<readonly Candle[]> {
+async function* readOandaJson(
+  file: string,
+  o: ReadOptions,
+  notices: ReadNotices,
+): AsyncIterable<readonly Candle[]> {
   const b = new Builder(file, o, notices, 'explicit');
   let depth = 0;
   let inString = false;
@@ -308,7 +462,10 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
   let candleDepth = -1;
   const maxLine = maxLineBytes();
   // 64 KiB chunks, as readLines: a chunk's candles are one batch, and smaller batches die young.
-  const stream = packingOf(file) === 'plain' ? createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 16 }) : openBytes(file).setEncoding('utf8');
+  const stream =
+    packingOf(file) === 'plain'
+      ? createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 16 })
+      : openBytes(file).setEncoding('utf8');
   for await (const chunk of stream as AsyncIterable<string>) {
     const text = buf + chunk;
     const base = buf.length;
@@ -337,7 +494,14 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
         if (depth === candleDepth && start >= 0) {
           const json = text.slice(start, i + 1);
           start = -1;
-          let c: { time?: string; complete?: boolean; volume?: number; bid?: Record<string, string>; ask?: Record<string, string>; mid?: Record<string, string> };
+          let c: {
+            time?: string;
+            complete?: boolean;
+            volume?: number;
+            bid?: Record<string, string>;
+            ask?: Record<string, string>;
+            mid?: Record<string, string>;
+          };
           try {
             c = JSON.parse(json);
           } catch (e) {
@@ -349,12 +513,30 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
           } else {
             const t = parseFlexibleTime(c.time);
             const vol = c.volume ?? 0;
-            if (o.side !== undefined) statedSide(file, o, c.bid && c.ask ? o.side : c.mid ? 'mid' : c.bid ? 'bid' : 'ask');
+            if (o.side !== undefined)
+              statedSide(file, o, c.bid && c.ask ? o.side : c.mid ? 'mid' : c.bid ? 'bid' : 'ask');
             if (c.bid && c.ask) {
-              b.two(t, num(c.bid.o), num(c.bid.h), num(c.bid.l), num(c.bid.c), num(c.ask.o), num(c.ask.h), num(c.ask.l), num(c.ask.c), vol, objLine, json);
-            } else if (c.mid) b.one('M', t, num(c.mid.o), num(c.mid.h), num(c.mid.l), num(c.mid.c), vol, objLine, json);
-            else if (c.bid) b.one('B', t, num(c.bid.o), num(c.bid.h), num(c.bid.l), num(c.bid.c), vol, objLine, json);
-            else if (c.ask) b.one('A', t, num(c.ask.o), num(c.ask.h), num(c.ask.l), num(c.ask.c), vol, objLine, json); else throw new DataError(file, objLine, 'candle', 'a candle has none of "bid", "ask" or "mid"');
+              b.two(
+                t,
+                num(c.bid.o),
+                num(c.bid.h),
+                num(c.bid.l),
+                num(c.bid.c),
+                num(c.ask.o),
+                num(c.ask.h),
+                num(c.ask.l),
+                num(c.ask.c),
+                vol,
+                objLine,
+                json,
+              );
+            } else if (c.mid)
+              b.one('M', t, num(c.mid.o), num(c.mid.h), num(c.mid.l), num(c.mid.c), vol, objLine, json);
+            else if (c.bid)
+              b.one('B', t, num(c.bid.o), num(c.bid.h), num(c.bid.l), num(c.bid.c), vol, objLine, json);
+            else if (c.ask)
+              b.one('A', t, num(c.ask.o), num(c.ask.h), num(c.ask.l), num(c.ask.c), vol, objLine, json);
+            else throw new DataError(file, objLine, 'candle', 'a candle has none of "bid", "ask" or "mid"');
           }
         }
         depth--;
@@ -367,7 +549,8 @@ async function* readOandaJson(file: string, o: ReadOptions, notices: ReadNotices
     const out = b.take();
     if (out) yield out;
   }
-  if (depth !== 0 && candleDepth > 0) throw new DataError(file, line, 'json', 'the file ends inside a JSON object (truncated?)');
+  if (depth !== 0 && candleDepth > 0)
+    throw new DataError(file, line, 'json', 'the file ends inside a JSON object (truncated?)');
 }
 
 function firstBytes(file: string, n = 512): string {
@@ -375,7 +558,15 @@ function firstBytes(file: string, n = 512): string {
 }
 
 /** Every --format name. */
-export const FORMATS: readonly CandleFormat[] = ['generic', 'lean', 'histdata', 'oanda-json', 'oanda-mid-csv', 'dukascopy', 'metatrader'];
+export const FORMATS: readonly CandleFormat[] = [
+  'generic',
+  'lean',
+  'histdata',
+  'oanda-json',
+  'oanda-mid-csv',
+  'dukascopy',
+  'metatrader',
+];
 
 /** Guesses the format of a candle file from its first bytes (gzip and zip unpacked). */
 export function detectFormat(file: string): CandleFormat {
@@ -385,11 +576,22 @@ export function detectFormat(file: string): CandleFormat {
   if (head.startsWith(',volume,time,')) return 'oanda-mid-csv';
   const firstLine = head.split('\n')[0] ?? '';
   if (/^\d{8} \d{6};/.test(firstLine)) return 'histdata';
-  if (/^(gmt|local) time[,;\t]/i.test(firstLine) || /^\d{2}\.\d{2}\.\d{4} \d{2}:\d{2}/.test(firstLine)) return 'dukascopy';
-  if (/^<DATE>/i.test(firstLine) || /^date[,;\t]time[,;\t]open/i.test(firstLine) || /^\d{4}\.\d{2}\.\d{2}[ ,;\t]\d{2}:\d{2}/.test(firstLine)) return 'metatrader';
+  if (/^(gmt|local) time[,;\t]/i.test(firstLine) || /^\d{2}\.\d{2}\.\d{4} \d{2}:\d{2}/.test(firstLine))
+    return 'dukascopy';
+  if (
+    /^<DATE>/i.test(firstLine) ||
+    /^date[,;\t]time[,;\t]open/i.test(firstLine) ||
+    /^\d{4}\.\d{2}\.\d{2}[ ,;\t]\d{2}:\d{2}/.test(firstLine)
+  )
+    return 'metatrader';
   if (/^(time|timestamp)[;\t]/i.test(firstLine)) return 'generic';
   if (/^(\d{8} \d{2}:\d{2}|\d+),/.test(firstLine)) return 'lean';
-  throw new DataError(file, 1, 'format', `cannot tell the format from "${firstLine.slice(0, 60)}": pass --format (${FORMATS.join(', ')})`);
+  throw new DataError(
+    file,
+    1,
+    'format',
+    `cannot tell the format from "${firstLine.slice(0, 60)}": pass --format (${FORMATS.join(', ')})`,
+  );
 }
 
 /** Opens a candle file, or a folder of files read in name order, in any supported format. */
@@ -402,7 +604,10 @@ export function openCandles(path: string, o: ReadOptions): AsyncIterable<readonl
     throw new DataError(path, 0, '', 'no such file or folder');
   }
   if (st.isDirectory()) {
-    const files = readdirSync(path).filter((f) => !f.startsWith('.')).sort().map((f) => join(path, f));
+    const files = readdirSync(path)
+      .filter((f) => !f.startsWith('.'))
+      .sort()
+      .map((f) => join(path, f));
     return (async function* () {
       for (const f of files) yield* openCandles(f, { ...o, notices });
     })();
@@ -411,7 +616,9 @@ export function openCandles(path: string, o: ReadOptions): AsyncIterable<readonl
   switch (format) {
     case 'generic':
       // Separated by semicolons or tabs (decimal commas allowed): the delimited reader.
-      return /^[^\n]*[;\t]/.test(firstBytes(path, 256)) ? readDelimited(path, 'generic', o, notices) : readGeneric(path, o, notices);
+      return /^[^\n]*[;\t]/.test(firstBytes(path, 256))
+        ? readDelimited(path, 'generic', o, notices)
+        : readGeneric(path, o, notices);
     case 'dukascopy':
     case 'metatrader':
       return readDelimited(path, format, o, notices);
@@ -434,7 +641,10 @@ export function openCandles(path: string, o: ReadOptions): AsyncIterable<readonl
  * the `ticks` folder or the catalog itself (the subscribed instrument's folder is taken), or one
  * `YYYY-MM-DD.csv.gz` day; days outside `[from, to)` are skipped by name.
  */
-export async function* openTicks(path: string, o: { instrument: string; from?: UnixMs; to?: UnixMs }): AsyncIterable<readonly Tick[]> {
+export async function* openTicks(
+  path: string,
+  o: { instrument: string; from?: UnixMs; to?: UnixMs },
+): AsyncIterable<readonly Tick[]> {
   let st;
   try {
     st = statSync(path);
@@ -454,9 +664,16 @@ export async function* openTicks(path: string, o: { instrument: string; from?: U
     }
   }
   if (existsSync(join(path, 'ticks')) || existsSync(join(path, 'recording.json'))) {
-    throw new DataError(path, 0, '', `holds no recorded ticks of ${o.instrument} (no ticks/${o.instrument}/ folder): record them with fxflow record --instruments ${o.instrument} --prices, or give another --ticks`);
+    throw new DataError(
+      path,
+      0,
+      '',
+      `holds no recorded ticks of ${o.instrument} (no ticks/${o.instrument}/ folder): record them with fxflow record --instruments ${o.instrument} --prices, or give another --ticks`,
+    );
   }
-  for (const f of readdirSync(path).filter((x) => !x.startsWith('.')).sort()) {
+  for (const f of readdirSync(path)
+    .filter((x) => !x.startsWith('.'))
+    .sort()) {
     const file = join(path, f);
     if (isTickDayFile(file)) {
       if (dayInRange(file, o.from, o.to)) yield* readTickDayFile(file, o);
@@ -465,7 +682,10 @@ export async function* openTicks(path: string, o: { instrument: string; from?: U
 }
 
 /** One tick file: generic `time,bid,ask`, Lean `ms,bid,ask` (date in the file name), or HistData `YYYYMMDD HHMMSSmmm,bid,ask,vol` (EST). */
-async function* openTickFile(path: string, o: { instrument: string; from?: UnixMs; to?: UnixMs }): AsyncIterable<readonly Tick[]> {
+async function* openTickFile(
+  path: string,
+  o: { instrument: string; from?: UnixMs; to?: UnixMs },
+): AsyncIterable<readonly Tick[]> {
   const m = /(\d{4})(\d{2})(\d{2})_/.exec(basename(path));
   const day = m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!) : Number.NaN;
   let last = -Infinity;
@@ -483,13 +703,23 @@ async function* openTickFile(path: string, o: { instrument: string; from?: UnixM
       const ts = f[0]!;
       let t: UnixMs;
       if (/^\d{8} \d{9}$/.test(ts)) {
-        t = Date.UTC(+ts.slice(0, 4), +ts.slice(4, 6) - 1, +ts.slice(6, 8), +ts.slice(9, 11), +ts.slice(11, 13), +ts.slice(13, 15), +ts.slice(15, 18)) + EST_OFFSET;
+        t =
+          Date.UTC(
+            +ts.slice(0, 4),
+            +ts.slice(4, 6) - 1,
+            +ts.slice(6, 8),
+            +ts.slice(9, 11),
+            +ts.slice(11, 13),
+            +ts.slice(13, 15),
+            +ts.slice(15, 18),
+          ) + EST_OFFSET;
       } else if (!Number.isNaN(day) && /^\d+(\.\d+)?$/.test(ts)) t = day + Math.floor(+ts);
       else t = parseFlexibleTime(ts);
       const bid = num(f[1]);
       const ask = num(f[2]);
       if (Number.isNaN(t)) throw new DataError(path, first + i, 'time', `cannot read the time "${ts}"`);
-      if (!Number.isFinite(bid) || !Number.isFinite(ask)) throw new DataError(path, first + i, Number.isFinite(bid) ? 'ask' : 'bid', 'expected a number');
+      if (!Number.isFinite(bid) || !Number.isFinite(ask))
+        throw new DataError(path, first + i, Number.isFinite(bid) ? 'ask' : 'bid', 'expected a number');
       if (t < last) throw new DataError(path, first + i, 'time', 'ticks must be in time order');
       last = t;
       if ((o.from !== undefined && t < o.from) || (o.to !== undefined && t >= o.to)) continue;
@@ -507,7 +737,11 @@ export const BATCH_SIZE = BATCH;
  * one file and not the other is an error naming both files. A bid above the ask is an error
  * unless `crossed: 'clamp'` (then the ask is raised to the bid and the row counted).
  */
-export async function* openBidAsk(bidPath: string, askPath: string, o: ReadOptions): AsyncIterable<readonly Candle[]> {
+export async function* openBidAsk(
+  bidPath: string,
+  askPath: string,
+  o: ReadOptions,
+): AsyncIterable<readonly Candle[]> {
   const notices = o.notices ?? newNotices();
   const inner = (): ReadOptions => {
     const { notices: _n, spread: _s, oneSided: _o, ...rest } = o;
@@ -525,7 +759,13 @@ export async function* openBidAsk(bidPath: string, askPath: string, o: ReadOptio
   let bidDone = false;
   let askDone = false;
   const twoSidedIn = (n: ReadNotices | undefined, path: string): void => {
-    if (n && n.twoSided > 0) throw new DataError(path, 0, '', 'this file holds both bid and ask prices: import it alone, without --bid/--ask');
+    if (n && n.twoSided > 0)
+      throw new DataError(
+        path,
+        0,
+        '',
+        'this file holds both bid and ask prices: import it alone, without --bid/--ask',
+      );
   };
   for (;;) {
     if (i === bids.length && !bidDone) {
@@ -558,7 +798,12 @@ export async function* openBidAsk(bidPath: string, askPath: string, o: ReadOptio
       const a = asks[j]!;
       if (b.time !== a.time) {
         const t = Math.min(b.time, a.time);
-        throw new DataError(b.time < a.time ? bidPath : askPath, 0, 'time', `${new Date(t).toISOString()} is in this file but not in ${b.time < a.time ? askPath : bidPath}: the bid and ask files must hold the same times, one to one`);
+        throw new DataError(
+          b.time < a.time ? bidPath : askPath,
+          0,
+          'time',
+          `${new Date(t).toISOString()} is in this file but not in ${b.time < a.time ? askPath : bidPath}: the bid and ask files must hold the same times, one to one`,
+        );
       }
       i++;
       j++;
@@ -567,7 +812,12 @@ export async function* openBidAsk(bidPath: string, askPath: string, o: ReadOptio
       notices.rows++;
       if (aC < b.bc || aO < b.bo || aH < b.bh || aL < b.bl) {
         if (o.crossed !== 'clamp') {
-          throw new DataError(askPath, 0, 'ask', `at ${new Date(b.time).toISOString()} the bid is above the ask (${crossedFields(b.bo, b.bh, b.bl, b.bc, aO, aH, aL, aC)}): check that --bid and --ask are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`);
+          throw new DataError(
+            askPath,
+            0,
+            'ask',
+            `at ${new Date(b.time).toISOString()} the bid is above the ask (${crossedFields(b.bo, b.bh, b.bl, b.bc, aO, aH, aL, aC)}): check that --bid and --ask are not swapped; if the source's quotes really cross, pass --crossed clamp to raise the ask to the bid (the rows are counted and recorded)`,
+          );
         }
         notices.crossed++;
         aO = Math.max(aO, b.bo);
@@ -575,12 +825,36 @@ export async function* openBidAsk(bidPath: string, askPath: string, o: ReadOptio
         aH = Math.max(aH, b.bh, aO, aC);
         aL = Math.max(Math.min(aL, aO, aC), b.bl);
       }
-      out.push({ kind: 'candle', instrument: b.instrument, granularity: b.granularity, time: b.time, at: b.at, bo: b.bo, bh: b.bh, bl: b.bl, bc: b.bc, ao: aO, ah: aH, al: aL, ac: aC, volume: b.volume, complete: true });
+      out.push({
+        kind: 'candle',
+        instrument: b.instrument,
+        granularity: b.granularity,
+        time: b.time,
+        at: b.at,
+        bo: b.bo,
+        bh: b.bh,
+        bl: b.bl,
+        bc: b.bc,
+        ao: aO,
+        ah: aH,
+        al: aL,
+        ac: aC,
+        volume: b.volume,
+        complete: true,
+      });
     }
     if (out.length > 0) yield out;
-    if ((bidDone && i === bids.length && j < asks.length) || (askDone && j === asks.length && i < bids.length)) {
+    if (
+      (bidDone && i === bids.length && j < asks.length) ||
+      (askDone && j === asks.length && i < bids.length)
+    ) {
       const extra = i < bids.length ? bids[i]! : asks[j]!;
-      throw new DataError(i < bids.length ? bidPath : askPath, 0, 'time', `${new Date(extra.time).toISOString()} is in this file but not in ${i < bids.length ? askPath : bidPath}: the bid and ask files must hold the same times, one to one`);
+      throw new DataError(
+        i < bids.length ? bidPath : askPath,
+        0,
+        'time',
+        `${new Date(extra.time).toISOString()} is in this file but not in ${i < bids.length ? askPath : bidPath}: the bid and ask files must hold the same times, one to one`,
+      );
     }
   }
 }

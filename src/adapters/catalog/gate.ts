@@ -50,14 +50,29 @@ export interface GateAsk {
 }
 
 /** The clock a file's rows are read in: the `--timezone` given, else what every file's format documents (HistData −05:00, else UTC). */
-export function readClock(files: readonly string[], format: CandleFormat | undefined, timezone: string | undefined): string {
+export function readClock(
+  files: readonly string[],
+  format: CandleFormat | undefined,
+  timezone: string | undefined,
+): string {
   if (timezone !== undefined) return timezone;
-  return files.length > 0 && files.every((f) => (format ?? detectFormat(f)) === 'histdata') ? '-05:00' : 'UTC';
+  return files.length > 0 && files.every((f) => (format ?? detectFormat(f)) === 'histdata')
+    ? '-05:00'
+    : 'UTC';
 }
 
 /** Checks what a file says about itself (its name and fields) against the ask. */
-export function gateFileNames(file: string, ask: Pick<GateAsk, 'instrument' | 'granularity' | 'instruments' | 'fix'>): void {
-  checkNames(file, ask.instrument, ask.granularity, ask.instruments.list().map((i) => i.name), ask.fix);
+export function gateFileNames(
+  file: string,
+  ask: Pick<GateAsk, 'instrument' | 'granularity' | 'instruments' | 'fix'>,
+): void {
+  checkNames(
+    file,
+    ask.instrument,
+    ask.granularity,
+    ask.instruments.list().map((i) => i.name),
+    ask.fix,
+  );
 }
 
 /** Checks what a source without a file states (a v20 response's `instrument` and `granularity`) against the ask. */
@@ -66,9 +81,22 @@ export function gateStated(label: string, stated: Stated, ask: GateAsk): void {
 }
 
 /** The rows of a source, checked as they pass (spacing, order, prices, clock); a refusal names `label`. */
-export function gateRows(source: AsyncIterable<readonly Candle[]>, label: string, ask: GateAsk): AsyncIterable<readonly Candle[]> {
+export function gateRows(
+  source: AsyncIterable<readonly Candle[]>,
+  label: string,
+  ask: GateAsk,
+): AsyncIterable<readonly Candle[]> {
   const inst = ask.instruments.get(ask.instrument);
-  return checkedCandles(source, label, ask.instrument, ask.granularity, inst.displayPrecision, { hours: inst.hours, read: ask.read, ...(ask.onReport ? { onReport: ask.onReport } : {}) }, ask.fix, ask.decideAtBatch);
+  return checkedCandles(
+    source,
+    label,
+    ask.instrument,
+    ask.granularity,
+    inst.displayPrecision,
+    { hours: inst.hours, read: ask.read, ...(ask.onReport ? { onReport: ask.onReport } : {}) },
+    ask.fix,
+    ask.decideAtBatch,
+  );
 }
 
 /**
@@ -77,7 +105,12 @@ export function gateRows(source: AsyncIterable<readonly Candle[]>, label: string
  * `open(file, whole)` reads one file: in the ask's period, or whole (`whole` true: only to tell a
  * file with no rows from one with none in the period). `label` names the source in refusals.
  */
-export async function* gateFiles(files: readonly string[], label: string, ask: GateAsk, open: (file: string, whole: boolean) => AsyncIterable<readonly Candle[]>): AsyncIterable<readonly Candle[]> {
+export async function* gateFiles(
+  files: readonly string[],
+  label: string,
+  ask: GateAsk,
+  open: (file: string, whole: boolean) => AsyncIterable<readonly Candle[]>,
+): AsyncIterable<readonly Candle[]> {
   if (files.length === 0) throw new DataError(label, 0, '', 'the folder holds no files');
   for (const f of files) gateFileNames(f, ask);
   let rows = 0;
@@ -89,14 +122,25 @@ export async function* gateFiles(files: readonly string[], label: string, ask: G
     yield batch;
   }
   if (rows > 0) return;
-  for (const f of files) if (await hasRows(() => open(f, true))) {
-    if (ask.fix === 'import' && (ask.from !== undefined || ask.to !== undefined)) {
-      const when = `${ask.from !== undefined ? ` from ${new Date(ask.from).toISOString()}` : ''}${ask.to !== undefined ? ` to ${new Date(ask.to).toISOString()}` : ''}`;
-      throw new DataError(label, 0, '', `it has no rows in the period asked (--from/--to${when}): give a period the file covers`);
+  for (const f of files)
+    if (await hasRows(() => open(f, true))) {
+      if (ask.fix === 'import' && (ask.from !== undefined || ask.to !== undefined)) {
+        const when = `${ask.from !== undefined ? ` from ${new Date(ask.from).toISOString()}` : ''}${ask.to !== undefined ? ` to ${new Date(ask.to).toISOString()}` : ''}`;
+        throw new DataError(
+          label,
+          0,
+          '',
+          `it has no rows in the period asked (--from/--to${when}): give a period the file covers`,
+        );
+      }
+      return; // rows, none in the period: the caller names the period (a backtest does)
     }
-    return; // rows, none in the period: the caller names the period (a backtest does)
-  }
-  throw new DataError(label, 0, '', `${files.length === 1 ? 'the file has no rows' : `none of its ${files.length} files has a row`} (a header or empty lines only${files.some((f) => /json/i.test(f)) ? ', or incomplete candles only' : ''}): nothing to ${ask.fix === 'import' ? 'import' : 'run on'}; check that it is the file meant`);
+  throw new DataError(
+    label,
+    0,
+    '',
+    `${files.length === 1 ? 'the file has no rows' : `none of its ${files.length} files has a row`} (a header or empty lines only${files.some((f) => /json/i.test(f)) ? ', or incomplete candles only' : ''}): nothing to ${ask.fix === 'import' ? 'import' : 'run on'}; check that it is the file meant`,
+  );
 }
 
 /**

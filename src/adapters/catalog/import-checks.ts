@@ -20,20 +20,48 @@ import { DataError } from './errors.ts';
  * cross, USD_JPY at 1.1 is a dollar pair).
  */
 export const PLAUSIBLE: Readonly<Record<string, readonly [number, number]>> = {
-  EUR_USD: [0.7, 1.8], GBP_USD: [0.9, 2.3], USD_JPY: [60, 200], AUD_USD: [0.4, 1.2], NZD_USD: [0.35, 1.0],
-  USD_CAD: [0.85, 1.75], USD_CHF: [0.6, 1.9], EUR_GBP: [0.5, 1.05], EUR_JPY: [80, 200], GBP_JPY: [110, 280],
-  EUR_CHF: [0.8, 1.8], AUD_JPY: [50, 120], EUR_AUD: [1.05, 2.3], GBP_CHF: [1.0, 2.7], EUR_CAD: [1.1, 1.9],
-  AUD_NZD: [0.95, 1.45], CAD_JPY: [60, 130], CHF_JPY: [55, 200], GBP_AUD: [1.4, 2.8], EUR_NZD: [1.35, 2.7],
-  XAU_USD: [200, 6000], XAG_USD: [3, 100], XAU_EUR: [200, 6000], SPX500_USD: [200, 15000], US30_USD: [2000, 80000],
-  DE30_EUR: [1000, 40000], EU50_EUR: [1000, 9000], FR40_EUR: [1500, 12000], UK100_GBP: [2500, 13000], BCO_USD: [5, 250],
+  EUR_USD: [0.7, 1.8],
+  GBP_USD: [0.9, 2.3],
+  USD_JPY: [60, 200],
+  AUD_USD: [0.4, 1.2],
+  NZD_USD: [0.35, 1.0],
+  USD_CAD: [0.85, 1.75],
+  USD_CHF: [0.6, 1.9],
+  EUR_GBP: [0.5, 1.05],
+  EUR_JPY: [80, 200],
+  GBP_JPY: [110, 280],
+  EUR_CHF: [0.8, 1.8],
+  AUD_JPY: [50, 120],
+  EUR_AUD: [1.05, 2.3],
+  GBP_CHF: [1.0, 2.7],
+  EUR_CAD: [1.1, 1.9],
+  AUD_NZD: [0.95, 1.45],
+  CAD_JPY: [60, 130],
+  CHF_JPY: [55, 200],
+  GBP_AUD: [1.4, 2.8],
+  EUR_NZD: [1.35, 2.7],
+  XAU_USD: [200, 6000],
+  XAG_USD: [3, 100],
+  XAU_EUR: [200, 6000],
+  SPX500_USD: [200, 15000],
+  US30_USD: [2000, 80000],
+  DE30_EUR: [1000, 40000],
+  EU50_EUR: [1000, 9000],
+  FR40_EUR: [1500, 12000],
+  UK100_GBP: [2500, 13000],
+  BCO_USD: [5, 250],
 };
 
 const LEAN_WORDS: Readonly<Record<string, Granularity>> = { MINUTE: 'M1', HOUR: 'H1', DAILY: 'D' };
 
 /** The known instruments whose name (EUR_USD, EURUSD, eurusd) a file's path names. */
 export function instrumentsInName(path: string, known: readonly string[]): string[] {
-  const base = basename(path).toUpperCase().replace(/[^A-Z0-9]/g, '');
-  const parent = basename(dirname(path)).toUpperCase().replace(/[^A-Z0-9]/g, '');
+  const base = basename(path)
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, '');
+  const parent = basename(dirname(path))
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, '');
   const hits = known.filter((k) => base.includes(k.replace('_', '')));
   if (hits.length > 0) return hits;
   return known.filter((k) => parent === k.replace('_', ''));
@@ -41,7 +69,10 @@ export function instrumentsInName(path: string, known: readonly string[]): strin
 
 /** The granularity a file's path names (`_M1`, `-m1-`, `_D.csv`, Lean's minute/hour/daily), if any. */
 export function granularityInName(path: string): Granularity | undefined {
-  const tokens = basename(path).replace(/\.[a-z]+$/i, '').toUpperCase().split(/[^A-Z0-9]+/);
+  const tokens = basename(path)
+    .replace(/\.[a-z]+$/i, '')
+    .toUpperCase()
+    .split(/[^A-Z0-9]+/);
   const long = tokens.find((t) => t.length >= 2 && (GRANULARITIES as readonly string[]).includes(t));
   if (long) return long as Granularity;
   for (const t of tokens) if (LEAN_WORDS[t]) return LEAN_WORDS[t];
@@ -75,7 +106,10 @@ export function dataFiles(path: string): string[] {
   const st = statSync(path);
   if (!st.isDirectory()) return [path];
   const out: string[] = [];
-  for (const f of readdirSync(path).filter((x) => !x.startsWith('.')).sort()) out.push(...dataFiles(join(path, f)));
+  for (const f of readdirSync(path)
+    .filter((x) => !x.startsWith('.'))
+    .sort())
+    out.push(...dataFiles(join(path, f)));
   return out;
 }
 
@@ -100,14 +134,30 @@ export interface Stated {
 }
 
 /** Checks what a source states (its fields) against what it is used as. Throws a DataError naming `label`. */
-export function checkStated(label: string, stated: Stated, instrument: string, granularity: Granularity, fix: GateFix = 'import'): void {
+export function checkStated(
+  label: string,
+  stated: Stated,
+  instrument: string,
+  granularity: Granularity,
+  fix: GateFix = 'import',
+): void {
   const verb = fix === 'run' ? 'run it' : 'import it';
   if (stated.instrument !== undefined && stated.instrument !== instrument) {
-    throw new DataError(label, 0, 'instrument', `the file says it holds ${stated.instrument}, not ${instrument}: ${verb} with --instrument ${stated.instrument}`);
+    throw new DataError(
+      label,
+      0,
+      'instrument',
+      `the file says it holds ${stated.instrument}, not ${instrument}: ${verb} with --instrument ${stated.instrument}`,
+    );
   }
   if (stated.granularity !== undefined && stated.granularity !== granularity) {
     const g = stated.granularity as Granularity;
-    throw new DataError(label, 0, 'granularity', `the file says its granularity is ${g}, not ${granularity}: ${granularityAdvice(g, granularity, fix, ' (then `fxflow data resample` builds coarser candles)')}`);
+    throw new DataError(
+      label,
+      0,
+      'granularity',
+      `the file says its granularity is ${g}, not ${granularity}: ${granularityAdvice(g, granularity, fix, ' (then `fxflow data resample` builds coarser candles)')}`,
+    );
   }
 }
 
@@ -115,16 +165,32 @@ export function checkStated(label: string, stated: Stated, instrument: string, g
  * Checks that a file may hold `instrument` at `granularity` by what it says about itself: its name
  * and fields. Throws a DataError naming the file and what it says.
  */
-export function checkNames(file: string, instrument: string, granularity: Granularity, known: readonly string[], fix: GateFix = 'import'): void {
+export function checkNames(
+  file: string,
+  instrument: string,
+  granularity: Granularity,
+  known: readonly string[],
+  fix: GateFix = 'import',
+): void {
   checkStated(file, fieldsOf(file), instrument, granularity, fix);
   const verb = fix === 'run' ? 'run it' : 'import it';
   const named = instrumentsInName(file, known);
   if (named.length > 0 && !named.includes(instrument)) {
-    throw new DataError(file, 0, 'instrument', `the file's name says ${named.join(' or ')}, not ${instrument}: ${verb} with --instrument ${named[0]} (a file that really holds ${instrument} should be renamed)`);
+    throw new DataError(
+      file,
+      0,
+      'instrument',
+      `the file's name says ${named.join(' or ')}, not ${instrument}: ${verb} with --instrument ${named[0]} (a file that really holds ${instrument} should be renamed)`,
+    );
   }
   const g = granularityInName(file);
   if (g !== undefined && g !== granularity) {
-    throw new DataError(file, 0, 'granularity', `the file's name says ${g}, not ${granularity}: ${granularityAdvice(g, granularity, fix, ' (then `fxflow data resample` builds coarser candles)')}`);
+    throw new DataError(
+      file,
+      0,
+      'granularity',
+      `the file's name says ${g}, not ${granularity}: ${granularityAdvice(g, granularity, fix, ' (then `fxflow data resample` builds coarser candles)')}`,
+    );
   }
 }
 
@@ -168,7 +234,11 @@ export async function* checkedCandles(
    * closures are counted, and more than a handful refuse the file, naming the clock its weeks fit
    * (clock-check.ts). `onReport` receives what was found either way.
    */
-  clock?: { readonly hours: MarketHours; readonly read: string; readonly onReport?: (r: ClockReport) => void },
+  clock?: {
+    readonly hours: MarketHours;
+    readonly read: string;
+    readonly onReport?: (r: ClockReport) => void;
+  },
   fix: GateFix = 'import',
   /**
    * For a source whose batches are kept as they pass (a download writes each page): the spacing
@@ -193,14 +263,27 @@ export async function* checkedCandles(
     for (const [gap, n] of gaps) if (n > best || (n === best && gap < mode)) [mode, best] = [gap, n];
     if (isOneCandle(granularity, mode)) return;
     const guess = GRANULARITIES.find((g) => isOneCandle(g, mode));
-    const coarser = guess && granularityMs(guess) < granularityMs(granularity) ? ` (then \`fxflow data resample --granularity ${granularity}\` builds ${granularity} candles from it)` : '';
-    throw new DataError(label, 0, 'granularity', `its rows are mostly ${describeGap(mode)} apart (${best} of the first ${counted} gaps), not one ${granularity} candle: ${guess ? `this is ${guess} data; ${granularityAdvice(guess, granularity, fix, coarser)}` : 'check the file'}`);
+    const coarser =
+      guess && granularityMs(guess) < granularityMs(granularity)
+        ? ` (then \`fxflow data resample --granularity ${granularity}\` builds ${granularity} candles from it)`
+        : '';
+    throw new DataError(
+      label,
+      0,
+      'granularity',
+      `its rows are mostly ${describeGap(mode)} apart (${best} of the first ${counted} gaps), not one ${granularity} candle: ${guess ? `this is ${guess} data; ${granularityAdvice(guess, granularity, fix, coarser)}` : 'check the file'}`,
+    );
   };
   for await (const batch of source) {
     for (let i = 0; i < batch.length; i++) {
       const c = batch[i]!;
       if (c.time <= lastTime) {
-        throw new DataError(label, 0, 'time', `${new Date(c.time).toISOString()} comes after ${new Date(lastTime).toISOString()}: the files overlap or are not in time order; import them one at a time`);
+        throw new DataError(
+          label,
+          0,
+          'time',
+          `${new Date(c.time).toISOString()} comes after ${new Date(lastTime).toISOString()}: the files overlap or are not in time order; import them one at a time`,
+        );
       }
       lastTime = c.time;
       watch?.feed(c);
@@ -213,13 +296,23 @@ export async function* checkedCandles(
         prev = c.time;
       }
       if (band && (c.bc < band[0] || c.bc > band[1] || c.ac < band[0] || c.ac > band[1])) {
-        throw new DataError(label, 0, 'price', `${instrument} trades between ${band[0]} and ${band[1]}; this file has ${c.bc} at ${new Date(c.time).toISOString()}: it holds another instrument (pass the right --instrument)`);
+        throw new DataError(
+          label,
+          0,
+          'price',
+          `${instrument} trades between ${band[0]} and ${band[1]}; this file has ${c.bc} at ${new Date(c.time).toISOString()}: it holds another instrument (pass the right --instrument)`,
+        );
       }
       if (seen < 1000) {
         seen++;
         for (const x of [c.bo, c.bh, c.bl, c.bc, c.ao, c.ah, c.al, c.ac]) {
           if (Math.abs(Math.round(x * scale) - x * scale) > 1e-6 * Math.max(1, Math.abs(x * scale))) {
-            throw new DataError(label, 0, 'price', `${x} at ${new Date(c.time).toISOString()} has more decimals than ${instrument}'s ${displayPrecision}: this file holds another instrument (pass the right --instrument)`);
+            throw new DataError(
+              label,
+              0,
+              'price',
+              `${x} at ${new Date(c.time).toISOString()} has more decimals than ${instrument}'s ${displayPrecision}: this file holds another instrument (pass the right --instrument)`,
+            );
           }
         }
       }
@@ -235,4 +328,3 @@ export async function* checkedCandles(
     clock!.onReport?.(r);
   }
 }
-

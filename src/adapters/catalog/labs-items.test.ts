@@ -4,24 +4,58 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HAS_SHARED, OANDA, warnIfNoShared } from '../../../test/shared.ts';
-import { parseAutochartist, parseCalendar, type AutochartistSignal, type LabsCalendarEntry } from '../v20/labs.ts';
+import {
+  parseAutochartist,
+  parseCalendar,
+  type AutochartistSignal,
+  type LabsCalendarEntry,
+} from '../v20/labs.ts';
 import { LabsIdentity, calendarItemEvent, signalItemEvent, visibleAt, type LabsItem } from './labs-items.ts';
-import { LabsWriter, labsFiles, listLabs, readLabsItems, recordedCalendar, recordedSignals } from './labs-store.ts';
+import {
+  LabsWriter,
+  labsFiles,
+  listLabs,
+  readLabsItems,
+  recordedCalendar,
+  recordedSignals,
+} from './labs-store.ts';
 
-const entry = (o: Partial<LabsCalendarEntry> = {}): LabsCalendarEntry => ({ title: 'ISM Manufacturing', timestamp: 1_519_916_400, currency: 'USD', impact: 3, forecast: '59.5', previous: '59.1', ...o });
+const entry = (o: Partial<LabsCalendarEntry> = {}): LabsCalendarEntry => ({
+  title: 'ISM Manufacturing',
+  timestamp: 1_519_916_400,
+  currency: 'USD',
+  impact: 3,
+  forecast: '59.5',
+  previous: '59.1',
+  ...o,
+});
 const signal = (id: number, end: number, inst = 'EUR_USD'): AutochartistSignal => ({
-  id, instrument: inst, type: 'chartpattern',
+  id,
+  instrument: inst,
+  type: 'chartpattern',
   meta: { direction: 1, probability: 70, pattern: 'Triangle', interval: 60, completed: 1 },
-  data: { patternendtime: end, prediction: { timefrom: end, timeto: end + 3600, pricelow: 1.1, pricehigh: 1.2 } },
+  data: {
+    patternendtime: end,
+    prediction: { timefrom: end, timeto: end + 3600, pricelow: 1.1, pricehigh: 1.2 },
+  },
 });
 
 /** A sighting: a calendar entry (one of a few identities, maybe with its actual) or a signal (one of a few ids). */
 const sighting = fc.oneof(
-  fc.record({ k: fc.constant('cal' as const), who: fc.integer({ min: 0, max: 3 }), actual: fc.option(fc.constantFrom('1.0', '2.0'), { nil: undefined }) }),
-  fc.record({ k: fc.constant('sig' as const), who: fc.integer({ min: 0, max: 3 }), actual: fc.constant(undefined) }),
+  fc.record({
+    k: fc.constant('cal' as const),
+    who: fc.integer({ min: 0, max: 3 }),
+    actual: fc.option(fc.constantFrom('1.0', '2.0'), { nil: undefined }),
+  }),
+  fc.record({
+    k: fc.constant('sig' as const),
+    who: fc.integer({ min: 0, max: 3 }),
+    actual: fc.constant(undefined),
+  }),
 );
 const BASE = 1_700_000_000;
-const toEntry = (who: number, actual: string | undefined): LabsCalendarEntry => entry({ timestamp: BASE + who * 3600, title: `T${who}`, ...(actual !== undefined ? { actual } : {}) });
+const toEntry = (who: number, actual: string | undefined): LabsCalendarEntry =>
+  entry({ timestamp: BASE + who * 3600, title: `T${who}`, ...(actual !== undefined ? { actual } : {}) });
 
 describe('labs item identity', () => {
   it('a calendar entry whose actual arrives later is a new version of the same entry; the same content again is nothing', () => {
@@ -38,7 +72,9 @@ describe('labs item identity', () => {
   it('an Autochartist pattern seen again is not new', () => {
     const id = new LabsIdentity();
     expect(id.signal(signal(7, BASE), 1)).toBeDefined();
-    expect(id.signal({ ...signal(7, BASE), meta: { ...signal(7, BASE).meta, probability: 90 } }, 2)).toBeUndefined();
+    expect(
+      id.signal({ ...signal(7, BASE), meta: { ...signal(7, BASE).meta, probability: 90 } }, 2),
+    ).toBeUndefined();
   });
 
   it('property: any sequence of sightings records each identity once per distinct content in a row, versions counting up', () => {
@@ -47,7 +83,8 @@ describe('labs item identity', () => {
         const id = new LabsIdentity();
         const items: LabsItem[] = [];
         seq.forEach((s, n) => {
-          const it = s.k === 'cal' ? id.calendar(toEntry(s.who, s.actual), n) : id.signal(signal(s.who, BASE), n);
+          const it =
+            s.k === 'cal' ? id.calendar(toEntry(s.who, s.actual), n) : id.signal(signal(s.who, BASE), n);
           if (it) items.push(it);
         });
         // Signals: one item per distinct id.
@@ -58,7 +95,9 @@ describe('labs item identity', () => {
           const contents = seq.filter((s) => s.k === 'cal' && s.who === who).map((s) => s.actual ?? '');
           const changes = contents.filter((c, i) => i === 0 || c !== contents[i - 1]).length;
           const mine = items.filter((i) => i.kind === 'calendar' && i.entry.title === `T${who}`);
-          expect(mine.map((i) => (i.kind === 'calendar' ? i.version : 0))).toEqual(Array.from({ length: changes }, (_, i) => i + 1));
+          expect(mine.map((i) => (i.kind === 'calendar' ? i.version : 0))).toEqual(
+            Array.from({ length: changes }, (_, i) => i + 1),
+          );
         }
         // Remembering the recorded items (a resume) makes every sighting old.
         const again = new LabsIdentity();
@@ -94,10 +133,17 @@ describe('labs items in the catalog', () => {
     expect(w2.identity.calendar(entry({ actual: '60.8' }), feb + 1)).toBeUndefined();
     expect(w2.identity.signal(signal(1, 0), feb + 1)).toBeUndefined();
     const list = await listLabs(root);
-    expect(list.map((l) => [l.kind, l.items, l.files, l.subjects.join()])).toEqual([['calendar', 2, 2, 'USD'], ['signals', 1, 1, 'EUR_USD']]);
+    expect(list.map((l) => [l.kind, l.items, l.files, l.subjects.join()])).toEqual([
+      ['calendar', 2, 2, 'USD'],
+      ['signals', 1, 1, 'EUR_USD'],
+    ]);
     const cal: unknown[] = [];
-    for await (const b of recordedCalendar(root, { currencies: ['USD'], from: 0, to: Date.UTC(2027, 0) })) cal.push(...b);
-    expect(cal).toMatchObject([{ at: jan, releaseAt: 1_519_916_400_000 }, { at: feb, actual: '60.8', update: true }]);
+    for await (const b of recordedCalendar(root, { currencies: ['USD'], from: 0, to: Date.UTC(2027, 0) }))
+      cal.push(...b);
+    expect(cal).toMatchObject([
+      { at: jan, releaseAt: 1_519_916_400_000 },
+      { at: feb, actual: '60.8', update: true },
+    ]);
   });
 
   it('a line cut short by a crash is repaired on resume (that item is fetched again); a damaged line names file and line', async () => {
@@ -114,14 +160,25 @@ describe('labs items in the catalog', () => {
       for await (const _ of readLabsItems(root, 'signals', { from: 0, to: Infinity })) void _;
     };
     await expect(read()).rejects.toThrow(`${f!.file}:2: not a JSON labs item`);
-    writeFileSync(f!.file, `${JSON.stringify({ kind: 'signals', knownAt: 1, key: 'x', signal: signal(2, 1), extra: 1 })}\n`);
+    writeFileSync(
+      f!.file,
+      `${JSON.stringify({ kind: 'signals', knownAt: 1, key: 'x', signal: signal(2, 1), extra: 1 })}\n`,
+    );
     await expect(read()).rejects.toThrow(`${f!.file}:1 (extra): unknown field`);
   });
 
   it('property: a strategy never gets an item before it became known, nor an actual before its release, and gets them in time order', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ dt: fc.integer({ min: 0, max: 7200_000 }), release: fc.integer({ min: -7200, max: 7200 }), actual: fc.boolean(), sig: fc.boolean() }), { minLength: 1, maxLength: 40 }),
+        fc.array(
+          fc.record({
+            dt: fc.integer({ min: 0, max: 7200_000 }),
+            release: fc.integer({ min: -7200, max: 7200 }),
+            actual: fc.boolean(),
+            sig: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 40 },
+        ),
         fc.integer({ min: 0, max: 40 * 3600_000 }),
         async (rows, fromOffset) => {
           const root = dir();
@@ -133,17 +190,23 @@ describe('labs items in the catalog', () => {
             const rel = Math.floor(t / 1000) + r.release;
             const item = r.sig
               ? w.identity.signal(signal(n, rel), t)!
-              : w.identity.calendar(entry({ title: `E${n}`, timestamp: rel, ...(r.actual ? { actual: '1' } : {}) }), t)!;
+              : w.identity.calendar(
+                  entry({ title: `E${n}`, timestamp: rel, ...(r.actual ? { actual: '1' } : {}) }),
+                  t,
+                )!;
             written.push(item);
             w.append([item]);
           });
           const from = Date.UTC(2026, 0, 31) + fromOffset;
           const seen: { at: number; knownAt: number; rel: number; actual: boolean }[] = [];
-          for await (const b of recordedCalendar(root, { currencies: ['USD'], from, to: Infinity })) for (const e of b) seen.push({ at: e.at, knownAt: 0, rel: e.releaseAt!, actual: e.actual !== undefined });
+          for await (const b of recordedCalendar(root, { currencies: ['USD'], from, to: Infinity }))
+            for (const e of b)
+              seen.push({ at: e.at, knownAt: 0, rel: e.releaseAt!, actual: e.actual !== undefined });
           for (const e of seen) if (e.actual) expect(e.at).toBeGreaterThanOrEqual(e.rel);
           for (let i = 1; i < seen.length; i++) expect(seen[i]!.at).toBeGreaterThanOrEqual(seen[i - 1]!.at);
           const sigs: number[] = [];
-          for await (const b of recordedSignals(root, { instruments: ['EUR_USD'], from, to: Infinity })) for (const e of b) sigs.push(e.at);
+          for await (const b of recordedSignals(root, { instruments: ['EUR_USD'], from, to: Infinity }))
+            for (const e of b) sigs.push(e.at);
           for (let i = 1; i < sigs.length; i++) expect(sigs[i]!).toBeGreaterThanOrEqual(sigs[i - 1]!);
           // Exactly the items visible from `from` on, each at max(knownAt, its own time when it could not be earlier).
           const expected = written.filter((i) => visibleAt(i) >= from);
@@ -158,22 +221,41 @@ describe('labs items in the catalog', () => {
 
 describe('recorded OANDA labs responses as format fixtures', () => {
   warnIfNoShared('labs fixtures');
-  it.skipIf(!HAS_SHARED)('OANDA calendar and Autochartist responses become recorded items and events', async () => {
-    const rec = JSON.parse(readFileSync(join(OANDA, 'fixtures/oandapyV20/forexlabs.json'), 'utf8')) as Record<string, { response: unknown }>;
-    const cal = parseCalendar(rec._v3_forexlabs_calendar!.response);
-    const ac = parseAutochartist(rec._v3_forexlabs_autochartist!.response);
-    const root = mkdtempSync(join(tmpdir(), 'fxflow-labs-'));
-    const w = await LabsWriter.open(root, { now: 0 });
-    const known = Date.UTC(2018, 2, 2);
-    w.append(cal.map((e) => w.identity.calendar(e, known)!));
-    w.append(ac.signals.map((s) => w.identity.signal(s, known)).filter((i) => i !== undefined));
-    const events: unknown[] = [];
-    for await (const b of recordedCalendar(root, { currencies: ['USD'], from: 0, to: Infinity })) events.push(...b);
-    expect(events).toEqual([{ kind: 'calendar', at: known, releaseAt: 1_519_916_400_000, currency: 'USD', title: 'ISM Manufacturing', impact: 3, actual: '60.8', forecast: '59.5', previous: '59.1' }]);
-    const sigs: ReturnType<typeof signalItemEvent>[] = [];
-    const insts = [...new Set(ac.signals.map((s) => s.instrument))];
-    for await (const b of recordedSignals(root, { instruments: insts, from: 0, to: Infinity })) sigs.push(...b);
-    expect(sigs.length).toBe(new Set(ac.signals.map((s) => `${s.instrument}|${s.id}`)).size);
-    for (const s of sigs) expect(s.at).toBeGreaterThanOrEqual(s.data!.patternEndAt as number);
-  });
+  it.skipIf(!HAS_SHARED)(
+    'OANDA calendar and Autochartist responses become recorded items and events',
+    async () => {
+      const rec = JSON.parse(
+        readFileSync(join(OANDA, 'fixtures/oandapyV20/forexlabs.json'), 'utf8'),
+      ) as Record<string, { response: unknown }>;
+      const cal = parseCalendar(rec._v3_forexlabs_calendar!.response);
+      const ac = parseAutochartist(rec._v3_forexlabs_autochartist!.response);
+      const root = mkdtempSync(join(tmpdir(), 'fxflow-labs-'));
+      const w = await LabsWriter.open(root, { now: 0 });
+      const known = Date.UTC(2018, 2, 2);
+      w.append(cal.map((e) => w.identity.calendar(e, known)!));
+      w.append(ac.signals.map((s) => w.identity.signal(s, known)).filter((i) => i !== undefined));
+      const events: unknown[] = [];
+      for await (const b of recordedCalendar(root, { currencies: ['USD'], from: 0, to: Infinity }))
+        events.push(...b);
+      expect(events).toEqual([
+        {
+          kind: 'calendar',
+          at: known,
+          releaseAt: 1_519_916_400_000,
+          currency: 'USD',
+          title: 'ISM Manufacturing',
+          impact: 3,
+          actual: '60.8',
+          forecast: '59.5',
+          previous: '59.1',
+        },
+      ]);
+      const sigs: ReturnType<typeof signalItemEvent>[] = [];
+      const insts = [...new Set(ac.signals.map((s) => s.instrument))];
+      for await (const b of recordedSignals(root, { instruments: insts, from: 0, to: Infinity }))
+        sigs.push(...b);
+      expect(sigs.length).toBe(new Set(ac.signals.map((s) => `${s.instrument}|${s.id}`)).size);
+      for (const s of sigs) expect(s.at).toBeGreaterThanOrEqual(s.data!.patternEndAt as number);
+    },
+  );
 });

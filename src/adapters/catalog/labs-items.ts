@@ -1,7 +1,13 @@
 import { DateTime } from 'luxon';
 import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent } from '../../domain/events.ts';
 import type { UnixMs } from '../../domain/time.ts';
-import { toCalendarEvent, toSignalEvent, type AutochartistSignal, type LabsCalendarEntry, type LabsCotEntry } from '../v20/labs.ts';
+import {
+  toCalendarEvent,
+  toSignalEvent,
+  type AutochartistSignal,
+  type LabsCalendarEntry,
+  type LabsCotEntry,
+} from '../v20/labs.ts';
 
 /**
  * Labs items as recorded domain facts: each carries the time it became known (`knownAt`, UNIX ms)
@@ -83,7 +89,12 @@ export class LabsIdentity {
     if (item.kind === 'calendar') {
       const prev = this.#calendar.get(item.key);
       this.#newest = Math.max(this.#newest, item.entry.timestamp * 1000);
-      if (!prev || item.version >= prev.version) this.#calendar.set(item.key, { version: item.version, content: calendarContent(item.entry), at: item.entry.timestamp * 1000 });
+      if (!prev || item.version >= prev.version)
+        this.#calendar.set(item.key, {
+          version: item.version,
+          content: calendarContent(item.entry),
+          at: item.entry.timestamp * 1000,
+        });
     } else {
       this.#seen.set(`${item.kind}|${item.key}`, ownTime(item));
       this.#newest = Math.max(this.#newest, ownTime(item));
@@ -111,7 +122,14 @@ export class LabsIdentity {
     return { kind: 'signals', knownAt, key, signal: s };
   }
 
-  spread(instrument: string, t: number, min: number, avg: number, max: number, knownAt: UnixMs): SpreadItem | undefined {
+  spread(
+    instrument: string,
+    t: number,
+    min: number,
+    avg: number,
+    max: number,
+    knownAt: UnixMs,
+  ): SpreadItem | undefined {
     const key = spreadKey(instrument, t);
     if (this.#seen.has(`spreads|${key}`)) return undefined;
     this.#seen.set(`spreads|${key}`, t * 1000);
@@ -178,7 +196,9 @@ export function visibleAt(item: LabsItem): UnixMs {
   switch (item.kind) {
     case 'calendar': {
       const a = item.entry.actual;
-      return a !== undefined && a !== null && a !== '' ? Math.max(item.knownAt, item.entry.timestamp * 1000) : item.knownAt;
+      return a !== undefined && a !== null && a !== ''
+        ? Math.max(item.knownAt, item.entry.timestamp * 1000)
+        : item.knownAt;
     }
     case 'signals':
       return Math.max(item.knownAt, item.signal.data.patternendtime * 1000);
@@ -203,7 +223,15 @@ export function signalItemEvent(item: SignalItem): SignalEvent {
 
 /** A spread item as the engine event a strategy sees: `at` when it became visible, `intervalAt` the interval's start. */
 export function spreadItemEvent(item: SpreadItem): SpreadEvent {
-  return { kind: 'spread', at: visibleAt(item), instrument: item.instrument, intervalAt: item.t * 1000, min: item.min, avg: item.avg, max: item.max };
+  return {
+    kind: 'spread',
+    at: visibleAt(item),
+    instrument: item.instrument,
+    intervalAt: item.t * 1000,
+    min: item.min,
+    avg: item.avg,
+    max: item.max,
+  };
 }
 
 /** A COT item as the engine event a strategy sees: `at` when it became visible, `reportAt` the report's date; counts as numbers. */

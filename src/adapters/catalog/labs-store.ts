@@ -1,11 +1,34 @@
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeSync,
+} from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent } from '../../domain/events.ts';
 import type { UnixMs } from '../../domain/time.ts';
 import { DataError } from './errors.ts';
-import { calendarItemEvent, cotItemEvent, LABS_KINDS, LabsIdentity, signalItemEvent, spreadItemEvent, visibleAt, type CalendarItem, type LabsItem, type LabsKind, type SignalItem } from './labs-items.ts';
+import {
+  calendarItemEvent,
+  cotItemEvent,
+  LABS_KINDS,
+  LabsIdentity,
+  signalItemEvent,
+  spreadItemEvent,
+  visibleAt,
+  type CalendarItem,
+  type LabsItem,
+  type LabsKind,
+  type SignalItem,
+} from './labs-items.ts';
 
 /**
  * Labs items in the catalog: append-only JSONL, one folder per kind, one file per UTC month of
@@ -42,38 +65,86 @@ export function parseLabsLine(text: string, file: string, line: number, kind: La
   try {
     v = JSON.parse(text);
   } catch {
-    throw new DataError(file, line, '', `not a JSON labs item (${text.length > 60 ? `${text.slice(0, 60)}…` : text}); the line is damaged: remove it (fxflow record fetches what is still in the labs window again)`);
+    throw new DataError(
+      file,
+      line,
+      '',
+      `not a JSON labs item (${text.length > 60 ? `${text.slice(0, 60)}…` : text}); the line is damaged: remove it (fxflow record fetches what is still in the labs window again)`,
+    );
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new DataError(file, line, '', 'a labs item must be a JSON object');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new DataError(file, line, '', 'a labs item must be a JSON object');
   const o = v as Record<string, unknown>;
-  if (o.kind !== kind) throw new DataError(file, line, 'kind', `is ${JSON.stringify(o.kind)} in a ${kind} file; move the line to labs/${String(o.kind)}/`);
+  if (o.kind !== kind)
+    throw new DataError(
+      file,
+      line,
+      'kind',
+      `is ${JSON.stringify(o.kind)} in a ${kind} file; move the line to labs/${String(o.kind)}/`,
+    );
   const allowed = FIELDS[kind];
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) throw new DataError(file, line, k, `unknown field in a ${kind} item (known: ${allowed.join(', ')}); was it written by a newer fxflow?`);
-  for (const k of allowed) if (o[k] === undefined) throw new DataError(file, line, k, `missing from a ${kind} item`);
-  if (typeof o.knownAt !== 'number' || !Number.isFinite(o.knownAt)) throw new DataError(file, line, 'knownAt', 'must be UNIX milliseconds');
+  for (const k of Object.keys(o))
+    if (!allowed.includes(k))
+      throw new DataError(
+        file,
+        line,
+        k,
+        `unknown field in a ${kind} item (known: ${allowed.join(', ')}); was it written by a newer fxflow?`,
+      );
+  for (const k of allowed)
+    if (o[k] === undefined) throw new DataError(file, line, k, `missing from a ${kind} item`);
+  if (typeof o.knownAt !== 'number' || !Number.isFinite(o.knownAt))
+    throw new DataError(file, line, 'knownAt', 'must be UNIX milliseconds');
   if (typeof o.key !== 'string') throw new DataError(file, line, 'key', 'must be a string');
-  const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+  const isObj = (x: unknown): x is Record<string, unknown> =>
+    typeof x === 'object' && x !== null && !Array.isArray(x);
   switch (kind) {
     case 'calendar': {
       const e = o.entry;
-      if (!isObj(e) || typeof e.timestamp !== 'number' || typeof e.currency !== 'string' || typeof e.title !== 'string' || typeof e.impact !== 'number') {
-        throw new DataError(file, line, 'entry', 'must be a labs calendar entry (title, timestamp, currency, impact)');
+      if (
+        !isObj(e) ||
+        typeof e.timestamp !== 'number' ||
+        typeof e.currency !== 'string' ||
+        typeof e.title !== 'string' ||
+        typeof e.impact !== 'number'
+      ) {
+        throw new DataError(
+          file,
+          line,
+          'entry',
+          'must be a labs calendar entry (title, timestamp, currency, impact)',
+        );
       }
-      if (typeof o.version !== 'number' || o.version < 1) throw new DataError(file, line, 'version', 'must be a number from 1');
+      if (typeof o.version !== 'number' || o.version < 1)
+        throw new DataError(file, line, 'version', 'must be a number from 1');
       break;
     }
     case 'signals': {
       const s = o.signal;
-      if (!isObj(s) || typeof s.id !== 'number' || typeof s.instrument !== 'string' || !isObj(s.meta) || !isObj(s.data) || typeof s.data.patternendtime !== 'number') {
-        throw new DataError(file, line, 'signal', 'must be an Autochartist signal (id, instrument, meta, data.patternendtime)');
+      if (
+        !isObj(s) ||
+        typeof s.id !== 'number' ||
+        typeof s.instrument !== 'string' ||
+        !isObj(s.meta) ||
+        !isObj(s.data) ||
+        typeof s.data.patternendtime !== 'number'
+      ) {
+        throw new DataError(
+          file,
+          line,
+          'signal',
+          'must be an Autochartist signal (id, instrument, meta, data.patternendtime)',
+        );
       }
       break;
     }
     case 'spreads':
-      for (const k of ['t', 'min', 'avg', 'max']) if (typeof o[k] !== 'number') throw new DataError(file, line, k, 'must be a number');
+      for (const k of ['t', 'min', 'avg', 'max'])
+        if (typeof o[k] !== 'number') throw new DataError(file, line, k, 'must be a number');
       break;
     case 'cot':
-      if (!isObj(o.report) || typeof o.report.date !== 'number') throw new DataError(file, line, 'report', 'must be a COT report with a date');
+      if (!isObj(o.report) || typeof o.report.date !== 'number')
+        throw new DataError(file, line, 'report', 'must be a COT report with a date');
       break;
   }
   return o as unknown as LabsItem;
@@ -100,9 +171,13 @@ async function* readFile(file: string, kind: LabsKind): AsyncGenerator<LabsItem>
  * files in `knownAt` order and `visibleAt >= knownAt`, so a small buffer of items not yet visible
  * puts them in order without reading ahead more than those.
  */
-export async function* readLabsItems(root: string, kind: LabsKind, req: { from: UnixMs; to: UnixMs; keep?: (i: LabsItem) => boolean; batch?: number }): AsyncGenerator<LabsItem[]> {
+export async function* readLabsItems(
+  root: string,
+  kind: LabsKind,
+  req: { from: UnixMs; to: UnixMs; keep?: (i: LabsItem) => boolean; batch?: number },
+): AsyncGenerator<LabsItem[]> {
   const size = req.batch ?? 1000;
-  const toMonth = Number.isFinite(req.to) ? monthOf(req.to) : "9999-12";
+  const toMonth = Number.isFinite(req.to) ? monthOf(req.to) : '9999-12';
   let pending: { at: number; seq: number; item: LabsItem }[] = [];
   let out: LabsItem[] = [];
   let seq = 0;
@@ -124,7 +199,13 @@ export async function* readLabsItems(root: string, kind: LabsKind, req: { from: 
   for (const { month, file } of labsFiles(root, kind)) {
     if (month > toMonth) break;
     for await (const item of readFile(file, kind)) {
-      if (item.knownAt < lastKnown) throw new DataError(file, 0, 'knownAt', `items go back in time (${new Date(item.knownAt).toISOString()} after ${new Date(lastKnown).toISOString()}); a labs file is appended in knownAt order: sort it by knownAt`);
+      if (item.knownAt < lastKnown)
+        throw new DataError(
+          file,
+          0,
+          'knownAt',
+          `items go back in time (${new Date(item.knownAt).toISOString()} after ${new Date(lastKnown).toISOString()}); a labs file is appended in knownAt order: sort it by knownAt`,
+        );
       lastKnown = item.knownAt;
       if (req.keep && !req.keep(item)) continue;
       yield* flush(item.knownAt);
@@ -141,17 +222,29 @@ export async function* readLabsItems(root: string, kind: LabsKind, req: { from: 
 }
 
 /** Recorded calendar releases of `currencies` as engine events, at the time each became known. */
-export async function* recordedCalendar(root: string, req: { currencies: readonly string[]; from: UnixMs; to: UnixMs }): AsyncGenerator<CalendarEvent[]> {
+export async function* recordedCalendar(
+  root: string,
+  req: { currencies: readonly string[]; from: UnixMs; to: UnixMs },
+): AsyncGenerator<CalendarEvent[]> {
   const want = new Set(req.currencies);
-  for await (const items of readLabsItems(root, 'calendar', { ...req, keep: (i) => want.has((i as CalendarItem).entry.currency) })) {
+  for await (const items of readLabsItems(root, 'calendar', {
+    ...req,
+    keep: (i) => want.has((i as CalendarItem).entry.currency),
+  })) {
     yield items.map((i) => calendarItemEvent(i as CalendarItem));
   }
 }
 
 /** Recorded Autochartist signals of `instruments` as engine events, at the time each was first seen. */
-export async function* recordedSignals(root: string, req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncGenerator<SignalEvent[]> {
+export async function* recordedSignals(
+  root: string,
+  req: { instruments: readonly string[]; from: UnixMs; to: UnixMs },
+): AsyncGenerator<SignalEvent[]> {
   const want = new Set(req.instruments);
-  for await (const items of readLabsItems(root, 'signals', { ...req, keep: (i) => want.has((i as SignalItem).signal.instrument) })) {
+  for await (const items of readLabsItems(root, 'signals', {
+    ...req,
+    keep: (i) => want.has((i as SignalItem).signal.instrument),
+  })) {
     yield items.map((i) => signalItemEvent(i as SignalItem));
   }
 }
@@ -161,7 +254,11 @@ export async function* recordedSignals(root: string, req: { instruments: readonl
  * time): a strategy would otherwise run without a single event and look like it ignored them.
  * Reads the kind's files until every wanted instrument was seen.
  */
-async function requireRecorded(root: string, kind: 'spreads' | 'cot', instruments: readonly string[]): Promise<void> {
+async function requireRecorded(
+  root: string,
+  kind: 'spreads' | 'cot',
+  instruments: readonly string[],
+): Promise<void> {
   const missing = new Set(instruments);
   for (const { file } of labsFiles(root, kind)) {
     if (missing.size === 0) return;
@@ -173,23 +270,40 @@ async function requireRecorded(root: string, kind: 'spreads' | 'cot', instrument
   if (missing.size === 0) return;
   const list = [...missing].sort().join(',');
   const what = kind === 'spreads' ? 'spreads' : 'COT reports';
-  throw new DataError(labsDir(root, kind), 0, '', `the strategy subscribes to ${kind} of ${list} but this catalog holds no recorded labs ${what} of ${missing.size === 1 ? 'it' : 'them'}: record them first (fxflow record --labs spreads,cot --instruments ${list} --catalog ${root}), or remove ${list} from the strategy's \`${kind}\` subscription`);
+  throw new DataError(
+    labsDir(root, kind),
+    0,
+    '',
+    `the strategy subscribes to ${kind} of ${list} but this catalog holds no recorded labs ${what} of ${missing.size === 1 ? 'it' : 'them'}: record them first (fxflow record --labs spreads,cot --instruments ${list} --catalog ${root}), or remove ${list} from the strategy's \`${kind}\` subscription`,
+  );
 }
 
 /** Recorded labs spread intervals of `instruments` as engine events, at the time each became known. */
-export async function* recordedSpreadEvents(root: string, req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncGenerator<SpreadEvent[]> {
+export async function* recordedSpreadEvents(
+  root: string,
+  req: { instruments: readonly string[]; from: UnixMs; to: UnixMs },
+): AsyncGenerator<SpreadEvent[]> {
   await requireRecorded(root, 'spreads', req.instruments);
   const want = new Set(req.instruments);
-  for await (const items of readLabsItems(root, 'spreads', { ...req, keep: (i) => i.kind === 'spreads' && want.has(i.instrument) })) {
+  for await (const items of readLabsItems(root, 'spreads', {
+    ...req,
+    keep: (i) => i.kind === 'spreads' && want.has(i.instrument),
+  })) {
     yield items.map((i) => spreadItemEvent(i as Extract<LabsItem, { kind: 'spreads' }>));
   }
 }
 
 /** Recorded COT reports of `instruments` as engine events, at the time each became known. */
-export async function* recordedCot(root: string, req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncGenerator<CotEvent[]> {
+export async function* recordedCot(
+  root: string,
+  req: { instruments: readonly string[]; from: UnixMs; to: UnixMs },
+): AsyncGenerator<CotEvent[]> {
   await requireRecorded(root, 'cot', req.instruments);
   const want = new Set(req.instruments);
-  for await (const items of readLabsItems(root, 'cot', { ...req, keep: (i) => i.kind === 'cot' && want.has(i.instrument) })) {
+  for await (const items of readLabsItems(root, 'cot', {
+    ...req,
+    keep: (i) => i.kind === 'cot' && want.has(i.instrument),
+  })) {
     yield items.map((i) => cotItemEvent(i as Extract<LabsItem, { kind: 'cot' }>));
   }
 }
@@ -233,7 +347,9 @@ export function checkLabs(root: string): LabsCheck[] {
       const tail = lines.pop()!;
       if (tail !== '') {
         torn.push(file);
-        problems.push(`${file}:${lines.length + 1}: torn last line (${Buffer.byteLength(tail)} bytes without a newline, a write cut short): fxflow record cuts it when it starts again (or truncate -s ${Buffer.byteLength(text) - Buffer.byteLength(tail)} ${file}); the items it held are fetched again while in the labs window`);
+        problems.push(
+          `${file}:${lines.length + 1}: torn last line (${Buffer.byteLength(tail)} bytes without a newline, a write cut short): fxflow record cuts it when it starts again (or truncate -s ${Buffer.byteLength(text) - Buffer.byteLength(tail)} ${file}); the items it held are fetched again while in the labs window`,
+        );
       }
       let previous = -Infinity;
       lines.forEach((l, n) => {
@@ -248,13 +364,34 @@ export function checkLabs(root: string): LabsCheck[] {
         items++;
         first ??= i.knownAt;
         last = i.knownAt;
-        subjects.add(i.kind === 'calendar' ? i.entry.currency : i.kind === 'signals' ? i.signal.instrument : i.instrument);
-        if (i.knownAt < previous) problems.push(`${file}:${n + 1}: knownAt ${new Date(i.knownAt).toISOString()} is before the line above's: the file is not in knownAt order (edited, or two recorders wrote it)`);
-        if (new Date(i.knownAt).toISOString().slice(0, 7) !== month) problems.push(`${file}:${n + 1}: knownAt ${new Date(i.knownAt).toISOString()} belongs to another month's file`);
+        subjects.add(
+          i.kind === 'calendar'
+            ? i.entry.currency
+            : i.kind === 'signals'
+              ? i.signal.instrument
+              : i.instrument,
+        );
+        if (i.knownAt < previous)
+          problems.push(
+            `${file}:${n + 1}: knownAt ${new Date(i.knownAt).toISOString()} is before the line above's: the file is not in knownAt order (edited, or two recorders wrote it)`,
+          );
+        if (new Date(i.knownAt).toISOString().slice(0, 7) !== month)
+          problems.push(
+            `${file}:${n + 1}: knownAt ${new Date(i.knownAt).toISOString()} belongs to another month's file`,
+          );
         previous = Math.max(previous, i.knownAt);
       });
     }
-    out.push({ kind, files: files.length, items, first, last, subjects: [...subjects].sort(), torn, problems });
+    out.push({
+      kind,
+      files: files.length,
+      items,
+      first,
+      last,
+      subjects: [...subjects].sort(),
+      torn,
+      problems,
+    });
   }
   return out;
 }
@@ -311,7 +448,10 @@ export class LabsWriter {
       const files = labsFiles(root, kind);
       // The months to read back: those within the lookback of the newest file (not of a local clock,
       // which a recording made on another clock, e.g. a sandbox's, does not follow).
-      const newest = files.length > 0 ? Date.parse(`${files[files.length - 1]!.month}-01T00:00:00Z`) : (o.now ?? Date.now());
+      const newest =
+        files.length > 0
+          ? Date.parse(`${files[files.length - 1]!.month}-01T00:00:00Z`)
+          : (o.now ?? Date.now());
       const since = monthOf(newest - (o.lookbackMs ?? 400 * 86_400_000));
       for (const { month, file } of files) {
         const bytes = repairTail(file);
@@ -353,10 +493,22 @@ export class LabsWriter {
 
 /** The catalog's recorded labs as a backtest's labs source. */
 export function catalogLabs(root: string): {
-  calendar(req: { currencies: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly CalendarEvent[]>;
-  signals(req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly SignalEvent[]>;
+  calendar(req: {
+    currencies: readonly string[];
+    from: UnixMs;
+    to: UnixMs;
+  }): AsyncIterable<readonly CalendarEvent[]>;
+  signals(req: {
+    instruments: readonly string[];
+    from: UnixMs;
+    to: UnixMs;
+  }): AsyncIterable<readonly SignalEvent[]>;
   spreads(instrument: string, from: UnixMs, to: UnixMs): Promise<(time: number) => number>;
-  spreadEvents(req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly SpreadEvent[]>;
+  spreadEvents(req: {
+    instruments: readonly string[];
+    from: UnixMs;
+    to: UnixMs;
+  }): AsyncIterable<readonly SpreadEvent[]>;
   cot(req: { instruments: readonly string[]; from: UnixMs; to: UnixMs }): AsyncIterable<readonly CotEvent[]>;
 } {
   return {
@@ -373,13 +525,31 @@ export function catalogLabs(root: string): {
  * interval starting at or before a time. Times before the first interval get the first; a
  * recording with no interval in `[from - 1 day, to)` is an error naming what to record.
  */
-export async function recordedSpreads(root: string, instrument: string, from: UnixMs, to: UnixMs): Promise<(time: number) => number> {
+export async function recordedSpreads(
+  root: string,
+  instrument: string,
+  from: UnixMs,
+  to: UnixMs,
+): Promise<(time: number) => number> {
   const points: [number, number][] = [];
-  for await (const b of readLabsItems(root, 'spreads', { from: -Infinity, to: Infinity, keep: (i) => i.kind === 'spreads' && i.instrument === instrument && i.t * 1000 >= from - 86_400_000 && i.t * 1000 < to })) {
+  for await (const b of readLabsItems(root, 'spreads', {
+    from: -Infinity,
+    to: Infinity,
+    keep: (i) =>
+      i.kind === 'spreads' &&
+      i.instrument === instrument &&
+      i.t * 1000 >= from - 86_400_000 &&
+      i.t * 1000 < to,
+  })) {
     for (const i of b) if (i.kind === 'spreads') points.push([i.t * 1000, i.avg]);
   }
   if (points.length === 0) {
-    throw new DataError(labsDir(root, 'spreads'), 0, '', `no recorded labs spreads of ${instrument} from ${new Date(from).toISOString()} to ${new Date(to).toISOString()}: record them (fxflow record --instruments ${instrument} --labs spreads) or choose another --spread`);
+    throw new DataError(
+      labsDir(root, 'spreads'),
+      0,
+      '',
+      `no recorded labs spreads of ${instrument} from ${new Date(from).toISOString()} to ${new Date(to).toISOString()}: record them (fxflow record --instruments ${instrument} --labs spreads) or choose another --spread`,
+    );
   }
   points.sort((a, b) => a[0] - b[0]);
   const t = Float64Array.from(points, (p) => p[0]);

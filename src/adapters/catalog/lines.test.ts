@@ -23,7 +23,9 @@ describe('readLines', () => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.string({ unit: fc.constantFrom('a', '1', ',', '.', 'é', '€', ' '), maxLength: 40 }), { maxLength: 60 }),
+        fc.array(fc.string({ unit: fc.constantFrom('a', '1', ',', '.', 'é', '€', ' '), maxLength: 40 }), {
+          maxLength: 60,
+        }),
         fc.array(fc.boolean(), { minLength: 60, maxLength: 60 }),
         fc.boolean(),
         fc.integer({ min: 1, max: 64 }),
@@ -33,7 +35,13 @@ describe('readLines', () => {
           const path = join(dir, `p${n++}.txt`);
           writeFileSync(path, body);
           // The expected lines: what a whole-file split gives (no last empty line after a final newline).
-          const expected = body.length === 0 ? [] : body.replace(/\r?\n$/, '').split('\n').map((l) => l.replace(/\r$/, ''));
+          const expected =
+            body.length === 0
+              ? []
+              : body
+                  .replace(/\r?\n$/, '')
+                  .split('\n')
+                  .map((l) => l.replace(/\r$/, ''));
           const got = await collect(path, chunk);
           expect(got.map((g) => g.line)).toEqual(expected);
           expect(got.map((g) => g.no)).toEqual(expected.map((_, i) => i + 1));
@@ -44,7 +52,10 @@ describe('readLines', () => {
   });
 
   it('reads a file of many default-sized chunks (64 KiB) without losing or splitting a row', async () => {
-    const rows = Array.from({ length: 20_000 }, (_, i) => `2024-01-01T00:${String(i % 60).padStart(2, '0')}:00Z,1.${String(10000 + i)},row ${i}`);
+    const rows = Array.from(
+      { length: 20_000 },
+      (_, i) => `2024-01-01T00:${String(i % 60).padStart(2, '0')}:00Z,1.${String(10000 + i)},row ${i}`,
+    );
     const path = join(dir, 'big.csv');
     writeFileSync(path, `${rows.join('\r\n')}\r\n`);
     const got = await collect(path);
@@ -56,7 +67,10 @@ describe('readLines', () => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.string({ unit: fc.constantFrom('a', '9', ';', 'é', '€', '\r'), maxLength: 400 }), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.string({ unit: fc.constantFrom('a', '9', ';', 'é', '€', '\r'), maxLength: 400 }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
         fc.integer({ min: 1, max: 10 }),
         async (rows, chunk) => {
           const body = rows.join('\n');
@@ -76,18 +90,24 @@ describe('readLines', () => {
   it('refuses a line longer than the cap, for any chunking, naming the file, the line, the cap and FXFLOW_MAX_LINE_BYTES', async () => {
     let n = 0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 65, max: 300 }), fc.integer({ min: 1, max: 200 }), fc.boolean(), async (before, extra, chunk, ended) => {
-        const cap = 64;
-        const path = join(dir, `cap${n++}.csv`);
-        const good = Array.from({ length: before }, (_, i) => `row ${i}`);
-        writeFileSync(path, `${good.join('\n')}\n${'x'.repeat(extra)}${ended ? '\nlast\n' : ''}`);
-        const lines: string[] = [];
-        const run = async (): Promise<void> => {
-          for await (const b of readLines(path, chunk, cap)) lines.push(...b.lines);
-        };
-        await expect(run()).rejects.toThrow(`${path}:${before + 1}: this line is longer than 64 bytes`);
-        expect(lines.every((l) => l.length <= cap)).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 65, max: 300 }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.boolean(),
+        async (before, extra, chunk, ended) => {
+          const cap = 64;
+          const path = join(dir, `cap${n++}.csv`);
+          const good = Array.from({ length: before }, (_, i) => `row ${i}`);
+          writeFileSync(path, `${good.join('\n')}\n${'x'.repeat(extra)}${ended ? '\nlast\n' : ''}`);
+          const lines: string[] = [];
+          const run = async (): Promise<void> => {
+            for await (const b of readLines(path, chunk, cap)) lines.push(...b.lines);
+          };
+          await expect(run()).rejects.toThrow(`${path}:${before + 1}: this line is longer than 64 bytes`);
+          expect(lines.every((l) => l.length <= cap)).toBe(true);
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -125,7 +145,9 @@ describe('readLines', () => {
       process.env.FXFLOW_MAX_LINE_BYTES = '4194304';
       expect(maxLineBytes()).toBe(4 << 20);
       process.env.FXFLOW_MAX_LINE_BYTES = '4M';
-      expect(() => maxLineBytes()).toThrow("FXFLOW_MAX_LINE_BYTES='4M' is not a number of bytes: give a whole number of at least 64");
+      expect(() => maxLineBytes()).toThrow(
+        "FXFLOW_MAX_LINE_BYTES='4M' is not a number of bytes: give a whole number of at least 64",
+      );
     } finally {
       if (was === undefined) delete process.env.FXFLOW_MAX_LINE_BYTES;
       else process.env.FXFLOW_MAX_LINE_BYTES = was;

@@ -17,7 +17,12 @@ export function maxLineBytes(): number {
   if (env === undefined || env.trim() === '') return DEFAULT_MAX_LINE_BYTES;
   const n = Number(env.trim());
   if (!Number.isInteger(n) || n < 64) {
-    throw Object.assign(new Error(`FXFLOW_MAX_LINE_BYTES='${env}' is not a number of bytes: give a whole number of at least 64 (the default is ${DEFAULT_MAX_LINE_BYTES}, 1 MiB)`), { code: 'USAGE' });
+    throw Object.assign(
+      new Error(
+        `FXFLOW_MAX_LINE_BYTES='${env}' is not a number of bytes: give a whole number of at least 64 (the default is ${DEFAULT_MAX_LINE_BYTES}, 1 MiB)`,
+      ),
+      { code: 'USAGE' },
+    );
   }
   return n;
 }
@@ -31,7 +36,12 @@ function size(n: number): string {
 
 /** The error of a line (or a JSON object) longer than the cap, naming the file, the line, the cap and how to raise it. */
 export function lineTooLong(file: string, line: number, cap: number, what = 'line'): DataError {
-  return new DataError(file, line, '', `this ${what} is longer than ${size(cap)} and has not ended: the file is not rows of text, or its rows are not separated by line ends. fxflow reads a ${what} of at most ${size(cap)}; if the file's ${what}s really are longer, raise the cap with FXFLOW_MAX_LINE_BYTES=<bytes> (e.g. FXFLOW_MAX_LINE_BYTES=${cap * 4})`);
+  return new DataError(
+    file,
+    line,
+    '',
+    `this ${what} is longer than ${size(cap)} and has not ended: the file is not rows of text, or its rows are not separated by line ends. fxflow reads a ${what} of at most ${size(cap)}; if the file's ${what}s really are longer, raise the cap with FXFLOW_MAX_LINE_BYTES=<bytes> (e.g. FXFLOW_MAX_LINE_BYTES=${cap * 4})`,
+  );
 }
 
 /**
@@ -52,7 +62,11 @@ export function lineTooLong(file: string, line: number, cap: number, what = 'lin
  * survivors each (0.41 s of pauses) and the whole backtest 2.3 s; with 64 KiB it takes 1.7 s
  * (16 KiB and 256 KiB were both slower: interleaved runs, README Performance).
  */
-export async function* readLines(path: string, chunkBytes = 1 << 16, maxLine = maxLineBytes()): AsyncIterable<LineBatch> {
+export async function* readLines(
+  path: string,
+  chunkBytes = 1 << 16,
+  maxLine = maxLineBytes(),
+): AsyncIterable<LineBatch> {
   // The unfinished line: its pieces, their length in UTF-16 units, and in bytes once it may matter.
   const pieces: string[] = [];
   let units = 0;
@@ -68,7 +82,10 @@ export async function* readLines(path: string, chunkBytes = 1 << 16, maxLine = m
     if (bytes > maxLine) throw lineTooLong(path, lineNo, maxLine);
   };
   // gzip and zip (one file) are unpacked as they stream (compressed.ts); plain files as before.
-  const stream = packingOf(path) === 'plain' ? createReadStream(path, { encoding: 'utf8', highWaterMark: chunkBytes }) : openBytes(path, chunkBytes).setEncoding('utf8');
+  const stream =
+    packingOf(path) === 'plain'
+      ? createReadStream(path, { encoding: 'utf8', highWaterMark: chunkBytes })
+      : openBytes(path, chunkBytes).setEncoding('utf8');
   for await (const chunk of stream as AsyncIterable<string>) {
     if (chunk.indexOf('\n') < 0) {
       carry(chunk);

@@ -63,7 +63,11 @@ function holdsAnything(dir: string): boolean {
 
 /** The catalog a command that only reads it takes without a config (`data list`, `data check`): as `configCatalog`, from `--catalog` or `FXFLOW_CATALOG`. */
 export function catalogToRead(flag?: string): string {
-  return configCatalog({ data: { catalog: flag !== undefined && flag !== '' ? resolve(flag) : (catalogFromEnv() ?? DEFAULT_CATALOG) } });
+  return configCatalog({
+    data: {
+      catalog: flag !== undefined && flag !== '' ? resolve(flag) : (catalogFromEnv() ?? DEFAULT_CATALOG),
+    },
+  });
 }
 
 /**

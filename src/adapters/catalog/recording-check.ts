@@ -4,7 +4,15 @@ import { formatTime } from '../../domain/time.ts';
 import { financingFiles, parseFinancingLine } from './financing-store.ts';
 import { readLines } from './lines.ts';
 import { manifestFile, readManifest, type RecordingManifest } from './recording-manifest.ts';
-import { dayOf, parseTickRow, scanDayFile, tickDayFiles, tickInstruments, TICK_HEADER, wholeMembersAfter } from './tick-store.ts';
+import {
+  dayOf,
+  parseTickRow,
+  scanDayFile,
+  tickDayFiles,
+  tickInstruments,
+  TICK_HEADER,
+  wholeMembersAfter,
+} from './tick-store.ts';
 
 /**
  * `fxflow data check` for what `fxflow record` wrote: tick day files, financing year files and
@@ -52,11 +60,15 @@ export function checkTickDay(file: string, day: string, newest: boolean): TickDa
       }
       const time = row.slice(0, row.indexOf(','));
       if (last !== undefined && (t.at < last || (t.at === last && time <= lastTime))) {
-        problems.push(`DAMAGED ${file}:${line} (time): ${time} does not come after the row before's ${lastTime}: a recorded day is in time order; was a line moved or another file appended?`);
+        problems.push(
+          `DAMAGED ${file}:${line} (time): ${time} does not come after the row before's ${lastTime}: a recorded day is in time order; was a line moved or another file appended?`,
+        );
         return false;
       }
       if (dayOf(t.at) !== day) {
-        problems.push(`DAMAGED ${file}:${line} (time): ${time} is not in the file's UTC day ${day}: the recorder files a tick by the UTC day of its time; was the file renamed?`);
+        problems.push(
+          `DAMAGED ${file}:${line} (time): ${time} is not in the file's UTC day ${day}: the recorder files a tick by the UTC day of its time; was the file renamed?`,
+        );
         return false;
       }
       if (t.bid > t.ask) {
@@ -72,19 +84,35 @@ export function checkTickDay(file: string, day: string, newest: boolean): TickDa
   } catch (e) {
     return { file, day, rows, problems: [`DAMAGED ${(e as Error).message}`] };
   }
-  if (crossed > 0) problems.push(`CROSSED ${file}:${firstCrossed}: ${crossed.toLocaleString('en-US')} row${crossed === 1 ? ' has its' : 's have their'} bid above the ask (the first at line ${firstCrossed}); a backtest raises such an ask to the bid`);
+  if (crossed > 0)
+    problems.push(
+      `CROSSED ${file}:${firstCrossed}: ${crossed.toLocaleString('en-US')} row${crossed === 1 ? ' has its' : 's have their'} bid above the ask (the first at line ${firstCrossed}); a backtest raises such an ask to the bid`,
+    );
   if (scan.complete < scan.size) {
     // Damage in the middle (whole blocks after it) or a torn tail: only the latter may be cut.
     const after = wholeMembersAfter(readFileSync(file), scan.complete);
     if (after !== undefined) {
-      problems.push(`DAMAGED ${file}: the gzip block at byte ${scan.complete} is damaged and ${after.members} whole block${after.members === 1 ? '' : 's'} follow${after.members === 1 ? 's' : ''} it from byte ${after.at}: a backtest stops at byte ${scan.complete}. Cutting the file there would lose the blocks after it: keep a copy, and restore the file from a backup if there is one`);
+      problems.push(
+        `DAMAGED ${file}: the gzip block at byte ${scan.complete} is damaged and ${after.members} whole block${after.members === 1 ? '' : 's'} follow${after.members === 1 ? 's' : ''} it from byte ${after.at}: a backtest stops at byte ${scan.complete}. Cutting the file there would lose the blocks after it: keep a copy, and restore the file from a backup if there is one`,
+      );
     } else {
-      problems.push(`TORN ${file}: bytes ${scan.complete} to ${scan.size} are a gzip block cut short (a recording stopped mid-write, e.g. by kill -9); the ${scan.lines.toLocaleString('en-US')} rows before byte ${scan.complete} are whole. Repair: truncate -s ${scan.complete} ${shellWord(file)}${newest ? ' (or start `fxflow record … --prices` on this catalog again: it cuts it on resume)' : ''}`);
+      problems.push(
+        `TORN ${file}: bytes ${scan.complete} to ${scan.size} are a gzip block cut short (a recording stopped mid-write, e.g. by kill -9); the ${scan.lines.toLocaleString('en-US')} rows before byte ${scan.complete} are whole. Repair: truncate -s ${scan.complete} ${shellWord(file)}${newest ? ' (or start `fxflow record … --prices` on this catalog again: it cuts it on resume)' : ''}`,
+      );
     }
   } else if (scan.tail !== '') {
-    problems.push(`DAMAGED ${file}:${scan.lines + 1}: the last row has no line end: the file was not written by fxflow record (each block ends with a whole row)`);
+    problems.push(
+      `DAMAGED ${file}:${scan.lines + 1}: the last row has no line end: the file was not written by fxflow record (each block ends with a whole row)`,
+    );
   }
-  return { file, day, rows, ...(first !== undefined ? { first } : {}), ...(last !== undefined ? { last } : {}), problems };
+  return {
+    file,
+    day,
+    rows,
+    ...(first !== undefined ? { first } : {}),
+    ...(last !== undefined ? { last } : {}),
+    problems,
+  };
 }
 
 export interface TickCheck {
@@ -113,7 +141,14 @@ export function checkTicks(root: string, instrument?: string): TickCheck[] {
       first ??= r.first;
       if (r.last !== undefined) last = r.last;
     }
-    out.push({ instrument: name, days: files.length, rows, ...(first !== undefined ? { first } : {}), ...(last !== undefined ? { last } : {}), problems });
+    out.push({
+      instrument: name,
+      days: files.length,
+      rows,
+      ...(first !== undefined ? { first } : {}),
+      ...(last !== undefined ? { last } : {}),
+      problems,
+    });
   }
   return out;
 }
@@ -191,13 +226,18 @@ export async function checkFinancing(root: string, instrument?: string): Promise
         problem(`DAMAGED ${(e as Error).message}`);
         return;
       }
-      if (r.day.slice(0, 4) !== year) problem(`DAMAGED ${file}:${line} (day): ${r.day} is not in ${year}: a record goes to the file of its day's year (${r.day.slice(0, 4)}.jsonl); move the line there`);
+      if (r.day.slice(0, 4) !== year)
+        problem(
+          `DAMAGED ${file}:${line} (day): ${r.day} is not in ${year}: a record goes to the file of its day's year (${r.day.slice(0, 4)}.jsonl); move the line there`,
+        );
       held.add(r.instrument);
       if (instrument !== undefined && r.instrument !== instrument) return;
       const key = `${r.day}|${r.instrument}`;
       const where = seen.get(key);
       if (where !== undefined) {
-        problem(`DAMAGED ${file}:${line}: ${r.instrument} on ${r.day} is recorded twice (first at ${where}): remove one of the lines`);
+        problem(
+          `DAMAGED ${file}:${line}: ${r.instrument} on ${r.day} is recorded twice (first at ${where}): remove one of the lines`,
+        );
         return;
       }
       seen.set(key, `${basename(file)}:${line}`);
@@ -216,12 +256,26 @@ export async function checkFinancing(root: string, instrument?: string): Promise
     if (pending !== undefined && cut === undefined) take(pending.text, pending.line);
     if (more > 0) problems.push(`DAMAGED ${file}: ${more} more damaged line${more === 1 ? '' : 's'}`);
     if (cut !== undefined) {
-      if (k === files.length - 1) problems.push(`TORN ${file}: bytes ${cut.keep} to ${cut.size} are a line without its line end (a recorder stopped mid-write): it is not a record. Repair: truncate -s ${cut.keep} ${shellWord(file)} (or start \`fxflow record … --financing\` on this catalog again: it cuts it on resume and reads the day's rates again while the day lasts)`);
-      else problems.push(`DAMAGED ${file}: the last line has no line end in a year file that is not the newest: remove the part after byte ${cut.keep} (truncate -s ${cut.keep} ${shellWord(file)})`);
+      if (k === files.length - 1)
+        problems.push(
+          `TORN ${file}: bytes ${cut.keep} to ${cut.size} are a line without its line end (a recorder stopped mid-write): it is not a record. Repair: truncate -s ${cut.keep} ${shellWord(file)} (or start \`fxflow record … --financing\` on this catalog again: it cuts it on resume and reads the day's rates again while the day lasts)`,
+        );
+      else
+        problems.push(
+          `DAMAGED ${file}: the last line has no line end in a year file that is not the newest: remove the part after byte ${cut.keep} (truncate -s ${cut.keep} ${shellWord(file)})`,
+        );
     }
   }
   const sorted = [...days].sort();
-  return { files: files.length, records, days: days.size, ...(sorted.length > 0 ? { first: sorted[0]!, last: sorted[sorted.length - 1]! } : {}), instruments: [...instruments].sort(), held: [...held].sort(), problems };
+  return {
+    files: files.length,
+    records,
+    days: days.size,
+    ...(sorted.length > 0 ? { first: sorted[0]!, last: sorted[sorted.length - 1]! } : {}),
+    instruments: [...instruments].sort(),
+    held: [...held].sort(),
+    problems,
+  };
 }
 
 export interface ManifestCheck {
@@ -238,7 +292,10 @@ export interface ManifestCheck {
  * account. `onDisk`: the instruments with ticks and with financing records. Undefined when the
  * catalog holds no recording and no manifest.
  */
-export function checkRecordingManifest(root: string, onDisk: { ticks: readonly string[]; financing: readonly string[] }): ManifestCheck | undefined {
+export function checkRecordingManifest(
+  root: string,
+  onDisk: { ticks: readonly string[]; financing: readonly string[] },
+): ManifestCheck | undefined {
   const file = manifestFile(root);
   let manifest: RecordingManifest | undefined;
   try {
@@ -249,24 +306,46 @@ export function checkRecordingManifest(root: string, onDisk: { ticks: readonly s
   const recorded = onDisk.ticks.length > 0 || onDisk.financing.length > 0;
   if (manifest === undefined) {
     if (!recorded) return undefined;
-    return { file, problems: [`MISSING ${file}: the catalog holds recorded ${[onDisk.ticks.length > 0 ? 'ticks' : '', onDisk.financing.length > 0 ? 'financing' : ''].filter(Boolean).join(' and ')} but no recording.json, which says which account and instruments they are of: fxflow record writes it (start it once on this catalog with the account and instruments recorded)`] };
+    return {
+      file,
+      problems: [
+        `MISSING ${file}: the catalog holds recorded ${[onDisk.ticks.length > 0 ? 'ticks' : '', onDisk.financing.length > 0 ? 'financing' : ''].filter(Boolean).join(' and ')} but no recording.json, which says which account and instruments they are of: fxflow record writes it (start it once on this catalog with the account and instruments recorded)`,
+      ],
+    };
   }
   const problems: string[] = [];
   const all = [manifest, ...(manifest.previous ?? [])];
   const named = new Set(all.flatMap((m) => m.instruments));
   const kinds = new Set(all.flatMap((m) => m.kinds));
   const list = (xs: readonly string[]): string => (xs.length > 0 ? [...xs].sort().join(', ') : '(none)');
-  for (const [kind, what, held] of [['prices', 'ticks', onDisk.ticks], ['financing', 'financing', onDisk.financing]] as const) {
+  for (const [kind, what, held] of [
+    ['prices', 'ticks', onDisk.ticks],
+    ['financing', 'financing', onDisk.financing],
+  ] as const) {
     const stray = held.filter((i) => !named.has(i));
-    if (stray.length > 0) problems.push(`MISMATCH ${file}: the catalog holds ${what} of ${list(stray)}, which recording.json does not name (its instruments: ${list(manifest.instruments)}${manifest.previous?.length ? ', and earlier ones under "previous"' : ''}): were they copied in from another recording? Move them to their own catalog`);
-    if (held.length > 0 && !kinds.has(kind)) problems.push(`MISMATCH ${file}: the catalog holds ${what} but recording.json's kinds (${list([...kinds])}) do not include "${kind}"`);
+    if (stray.length > 0)
+      problems.push(
+        `MISMATCH ${file}: the catalog holds ${what} of ${list(stray)}, which recording.json does not name (its instruments: ${list(manifest.instruments)}${manifest.previous?.length ? ', and earlier ones under "previous"' : ''}): were they copied in from another recording? Move them to their own catalog`,
+      );
+    if (held.length > 0 && !kinds.has(kind))
+      problems.push(
+        `MISMATCH ${file}: the catalog holds ${what} but recording.json's kinds (${list([...kinds])}) do not include "${kind}"`,
+      );
     if (manifest.kinds.includes(kind)) {
       const missing = manifest.instruments.filter((i) => !held.includes(i));
-      if (missing.length > 0) problems.push(`MISMATCH ${file}: recording.json says ${kind} of ${list(manifest.instruments)} are recorded, but there are no ${what} of ${list(missing)} on disk: were they removed?`);
+      if (missing.length > 0)
+        problems.push(
+          `MISMATCH ${file}: recording.json says ${kind} of ${list(manifest.instruments)} are recorded, but there are no ${what} of ${list(missing)} on disk: were they removed?`,
+        );
     }
   }
-  if (manifest.accountID === null && (manifest.kinds.includes('prices') || manifest.kinds.includes('financing'))) {
-    problems.push(`DAMAGED ${file} (accountID): a recording of prices or financing is of an account, and recording.json names none: set "accountID" to the account recorded`);
+  if (
+    manifest.accountID === null &&
+    (manifest.kinds.includes('prices') || manifest.kinds.includes('financing'))
+  ) {
+    problems.push(
+      `DAMAGED ${file} (accountID): a recording of prices or financing is of an account, and recording.json names none: set "accountID" to the account recorded`,
+    );
   }
   return { file, manifest, problems };
 }

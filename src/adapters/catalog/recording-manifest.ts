@@ -28,7 +28,8 @@ export interface RecordingManifest {
 export const manifestFile = (root: string): string => join(root, 'recording.json');
 
 const sorted = (xs: readonly string[]): string[] => [...new Set(xs)].sort();
-const same = (a: readonly string[], b: readonly string[]): boolean => sorted(a).join(',') === sorted(b).join(',');
+const same = (a: readonly string[], b: readonly string[]): boolean =>
+  sorted(a).join(',') === sorted(b).join(',');
 
 /** Reads the manifest, or undefined when the catalog has none; a damaged one is an error naming the file. */
 export function readManifest(root: string): RecordingManifest | undefined {
@@ -38,12 +39,31 @@ export function readManifest(root: string): RecordingManifest | undefined {
   try {
     v = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new DataError(file, 0, '', `is not valid JSON (${(e as Error).message}): fix it, or remove it if the catalog's recordings are all of this recorder's account and instruments`);
+    throw new DataError(
+      file,
+      0,
+      '',
+      `is not valid JSON (${(e as Error).message}): fix it, or remove it if the catalog's recordings are all of this recorder's account and instruments`,
+    );
   }
   const o = v as Record<string, unknown>;
-  const list = (k: string): boolean => Array.isArray(o[k]) && (o[k] as unknown[]).every((x) => typeof x === 'string');
-  if (typeof o !== 'object' || o === null || typeof o.environment !== 'string' || !(o.accountID === null || typeof o.accountID === 'string') || !list('instruments') || !list('currencies') || !list('kinds')) {
-    throw new DataError(file, 0, '', 'must be {"environment", "accountID", "instruments": [], "currencies": [], "kinds": [], …} as fxflow record writes it: fix it, or remove it');
+  const list = (k: string): boolean =>
+    Array.isArray(o[k]) && (o[k] as unknown[]).every((x) => typeof x === 'string');
+  if (
+    typeof o !== 'object' ||
+    o === null ||
+    typeof o.environment !== 'string' ||
+    !(o.accountID === null || typeof o.accountID === 'string') ||
+    !list('instruments') ||
+    !list('currencies') ||
+    !list('kinds')
+  ) {
+    throw new DataError(
+      file,
+      0,
+      '',
+      'must be {"environment", "accountID", "instruments": [], "currencies": [], "kinds": [], …} as fxflow record writes it: fix it, or remove it',
+    );
   }
   return o as unknown as RecordingManifest;
 }
@@ -67,7 +87,12 @@ const describe = (m: RecordingIdentity): string =>
  * under `previous`. A labs-only manifest (no account) takes the account of the first recorder
  * that has one.
  */
-export function checkManifest(root: string, want: RecordingIdentity, allowMismatch: boolean, now: Date = new Date()): { manifest: RecordingManifest; replaced: boolean } {
+export function checkManifest(
+  root: string,
+  want: RecordingIdentity,
+  allowMismatch: boolean,
+  now: Date = new Date(),
+): { manifest: RecordingManifest; replaced: boolean } {
   const file = manifestFile(root);
   const had = readManifest(root);
   const stamp = now.toISOString();
@@ -87,18 +112,29 @@ export function checkManifest(root: string, want: RecordingIdentity, allowMismat
   else {
     const differs: string[] = [];
     if (had.environment !== want.environment) differs.push('environment');
-    if (had.accountID !== null && want.accountID !== null && had.accountID !== want.accountID) differs.push('account');
+    if (had.accountID !== null && want.accountID !== null && had.accountID !== want.accountID)
+      differs.push('account');
     if (!same(had.instruments, want.instruments)) differs.push('instruments');
     if (!same(had.currencies, want.currencies)) differs.push('currencies');
     if (differs.length > 0) {
       if (!allowMismatch) {
-        throw new DataError(file, 0, differs.join(', '), `this catalog holds a recording of ${describe(had)}; this recorder is for ${describe(want)}. A recording belongs to one account and instrument set: record into another --catalog, or pass --allow-mismatch to add to this one anyway (recording.json then keeps the earlier manifest under "previous")`);
+        throw new DataError(
+          file,
+          0,
+          differs.join(', '),
+          `this catalog holds a recording of ${describe(had)}; this recorder is for ${describe(want)}. A recording belongs to one account and instrument set: record into another --catalog, or pass --allow-mismatch to add to this one anyway (recording.json then keeps the earlier manifest under "previous")`,
+        );
       }
       const { previous, ...old } = had;
       out = fresh([...(previous ?? []), old]);
       replaced = true;
     } else {
-      out = { ...had, accountID: had.accountID ?? want.accountID, kinds: sorted([...had.kinds, ...want.kinds]), updated: stamp };
+      out = {
+        ...had,
+        accountID: had.accountID ?? want.accountID,
+        kinds: sorted([...had.kinds, ...want.kinds]),
+        updated: stamp,
+      };
     }
   }
   mkdirSync(root, { recursive: true });

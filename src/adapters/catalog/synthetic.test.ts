@@ -18,15 +18,20 @@ describe('synthetic generator (documented as synthetic data)', () => {
 
   it('has no candle between Friday 17:00 and Sunday 17:00 New York, across DST changes (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: Date.UTC(2023, 0, 1), max: Date.UTC(2025, 11, 1) }), fc.integer({ min: 1, max: 1000 }), (from, seed) => {
-        const candles = week(Math.floor(from / 60_000) * 60_000, 9, seed);
-        expect(candles.length).toBeGreaterThan(0);
-        for (const c of candles) {
-          const ny = DateTime.fromMillis(c.time, { zone: 'America/New_York' });
-          const closed = ny.weekday === 6 || (ny.weekday === 5 && ny.hour >= 17) || (ny.weekday === 7 && ny.hour < 17);
-          expect(closed).toBe(false);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: Date.UTC(2023, 0, 1), max: Date.UTC(2025, 11, 1) }),
+        fc.integer({ min: 1, max: 1000 }),
+        (from, seed) => {
+          const candles = week(Math.floor(from / 60_000) * 60_000, 9, seed);
+          expect(candles.length).toBeGreaterThan(0);
+          for (const c of candles) {
+            const ny = DateTime.fromMillis(c.time, { zone: 'America/New_York' });
+            const closed =
+              ny.weekday === 6 || (ny.weekday === 5 && ny.hour >= 17) || (ny.weekday === 7 && ny.hour < 17);
+            expect(closed).toBe(false);
+          }
+        },
+      ),
       { numRuns: 20 },
     );
   });

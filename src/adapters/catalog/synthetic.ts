@@ -72,9 +72,15 @@ function profileOf(instrument: string): Profile {
 }
 
 /** Volatility multiplier by UTC hour: Asia quiet, London and the New York overlap busy. */
-const VOL_BY_HOUR = [0.6, 0.55, 0.55, 0.6, 0.6, 0.65, 0.8, 1.1, 1.4, 1.35, 1.2, 1.15, 1.4, 1.6, 1.55, 1.35, 1.1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.55, 0.6];
+const VOL_BY_HOUR = [
+  0.6, 0.55, 0.55, 0.6, 0.6, 0.65, 0.8, 1.1, 1.4, 1.35, 1.2, 1.15, 1.4, 1.6, 1.55, 1.35, 1.1, 0.9, 0.8, 0.7,
+  0.6, 0.5, 0.55, 0.6,
+];
 /** Spread multiplier by UTC hour: widest around the 21:00-22:00 UTC rollover. */
-const SPREAD_BY_HOUR = [1.3, 1.2, 1.1, 1.1, 1.1, 1.0, 1.0, 0.9, 0.85, 0.85, 0.9, 0.9, 0.85, 0.85, 0.85, 0.9, 1.0, 1.1, 1.2, 1.3, 1.6, 3.0, 2.5, 1.5];
+const SPREAD_BY_HOUR = [
+  1.3, 1.2, 1.1, 1.1, 1.1, 1.0, 1.0, 0.9, 0.85, 0.85, 0.9, 0.9, 0.85, 0.85, 0.85, 0.9, 1.0, 1.1, 1.2, 1.3,
+  1.6, 3.0, 2.5, 1.5,
+];
 
 const MINUTE = 60_000;
 const MINUTES_PER_YEAR = 252 * 1440;
@@ -119,12 +125,21 @@ function tradingWeek(t: UnixMs): { open: UnixMs; close: UnixMs } {
 }
 
 /** Synthetic M1 candles as synchronous batches: the fast path the benchmark uses. */
-export function* syntheticM1Batches(instrument: string, from: UnixMs, to: UnixMs, seed: number, batchSize = 1024): Generator<readonly Candle[]> {
+export function* syntheticM1Batches(
+  instrument: string,
+  from: UnixMs,
+  to: UnixMs,
+  seed: number,
+  batchSize = 1024,
+): Generator<readonly Candle[]> {
   const p = profileOf(instrument);
   const s = hashSeed(seed, instrument);
   // sfc32 (a small, fast, well-distributed PRNG of unsigned 32-bit integers), its state seeded and used for the normal table through `rnd`, then carried on inline in the
   // per-candle loop (locals of this generator rather than a closure's context: about twice as fast).
-  let ra = s | 0, rb = (s ^ 0xdeadbeef) | 0, rc = (s ^ 0x1234567) | 0, rd = 0x6d2b79f5 | 0;
+  let ra = s | 0,
+    rb = (s ^ 0xdeadbeef) | 0,
+    rc = (s ^ 0x1234567) | 0,
+    rd = 0x6d2b79f5 | 0;
   const rnd = (): number => {
     const t = (((ra + rb) | 0) + rd) | 0;
     rd = (rd + 1) | 0;
@@ -136,7 +151,10 @@ export function* syntheticM1Batches(instrument: string, from: UnixMs, to: UnixMs
   };
   for (let i = 0; i < 20; i++) rnd();
   const normals = normalTable(rnd);
-  let a = ra, b = rb, c = rc, d = rd;
+  let a = ra,
+    b = rb,
+    c = rc,
+    d = rd;
   const mask = (1 << TABLE_BITS) - 1;
   const scale = 10 ** p.decimals;
   const pip = 10 ** p.pipLocation;
@@ -185,7 +203,7 @@ export function* syntheticM1Batches(instrument: string, from: UnixMs, to: UnixMs
     const z = normals[r1 & mask]!;
     let step = vs * z;
     // Fat tails: about one minute in 2,000 carries a jump of several sigmas.
-    if ((r1 >>> 16) < 33) step += vs * 8 * normals[(r3 >>> 16) & mask]!;
+    if (r1 >>> 16 < 33) step += vs * 8 * normals[(r3 >>> 16) & mask]!;
     // Weak mean reversion towards the start level keeps prices plausible over years.
     step -= 2e-6 * (mid / start - 1);
     const open = mid;
@@ -193,7 +211,8 @@ export function* syntheticM1Batches(instrument: string, from: UnixMs, to: UnixMs
     const close = mid;
     const up = Math.abs(normals[r2 & mask]!) * vs * 0.6 * open;
     const down = Math.abs(normals[r2 >>> 16]!) * vs * 0.6 * open;
-    const spread = Math.max(0.1, p.spreadPips * SPREAD_BY_HOUR[hour]! * (0.85 + 0.3 * ((r3 & 0xffff) / 65536))) * pip;
+    const spread =
+      Math.max(0.1, p.spreadPips * SPREAD_BY_HOUR[hour]! * (0.85 + 0.3 * ((r3 & 0xffff) / 65536))) * pip;
     const half = spread / 2;
     const bo = Math.round((open - half) * scale) / scale;
     const bc = Math.round((close - half) * scale) / scale;

@@ -6,9 +6,19 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatTime } from '../../domain/time.ts';
 import { openTicks } from './formats.ts';
-import { fileSource, gzipMembers, readTickDayFile, tickDayFiles, TickWriter, TICK_HEADER, type ByteSource } from './tick-store.ts';
+import {
+  fileSource,
+  gzipMembers,
+  readTickDayFile,
+  tickDayFiles,
+  TickWriter,
+  TICK_HEADER,
+  type ByteSource,
+} from './tick-store.ts';
 
-const text = fc.array(fc.string({ minLength: 0, maxLength: 40 }), { minLength: 1, maxLength: 8 }).map((lines) => `${lines.map((l) => l.replace(/\n/g, ' ')).join('\n')}\n`);
+const text = fc
+  .array(fc.string({ minLength: 0, maxLength: 40 }), { minLength: 1, maxLength: 8 })
+  .map((lines) => `${lines.map((l) => l.replace(/\n/g, ' ')).join('\n')}\n`);
 
 describe('gzip members', () => {
   it('any truncation point keeps exactly the members that end at or before it', () => {
@@ -37,21 +47,26 @@ describe('gzip members', () => {
 
   it('a damaged byte ends the complete part at the member it falls in', () => {
     fc.assert(
-      fc.property(fc.array(text, { minLength: 1, maxLength: 5 }), fc.nat(), fc.integer({ min: 1, max: 255 }), (chunks, at, flip) => {
-        const parts = chunks.map((c) => gzipSync(c));
-        const whole = Buffer.concat(parts);
-        const pos = at % whole.length;
-        const bad = Buffer.from(whole);
-        bad[pos] = bad[pos]! ^ flip;
-        let end = 0;
-        let k = 0;
-        while (k < parts.length && end + parts[k]!.length <= pos) end += parts[k++]!.length;
-        const { members, complete } = gzipMembers(bad);
-        // Members before the damaged one are all kept. (A flip in gzip's OS or mtime bytes leaves
-        // the member valid: then it, and what follows, may be kept too.)
-        expect(complete).toBeGreaterThanOrEqual(end);
-        expect(members.slice(0, k).map((m) => m.toString('utf8'))).toEqual(chunks.slice(0, k));
-      }),
+      fc.property(
+        fc.array(text, { minLength: 1, maxLength: 5 }),
+        fc.nat(),
+        fc.integer({ min: 1, max: 255 }),
+        (chunks, at, flip) => {
+          const parts = chunks.map((c) => gzipSync(c));
+          const whole = Buffer.concat(parts);
+          const pos = at % whole.length;
+          const bad = Buffer.from(whole);
+          bad[pos] = bad[pos]! ^ flip;
+          let end = 0;
+          let k = 0;
+          while (k < parts.length && end + parts[k]!.length <= pos) end += parts[k++]!.length;
+          const { members, complete } = gzipMembers(bad);
+          // Members before the damaged one are all kept. (A flip in gzip's OS or mtime bytes leaves
+          // the member valid: then it, and what follows, may be kept too.)
+          expect(complete).toBeGreaterThanOrEqual(end);
+          expect(members.slice(0, k).map((m) => m.toString('utf8'))).toEqual(chunks.slice(0, k));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -67,43 +82,53 @@ const row = (k: number): { time: string; at: number; bid: string; ask: string; k
 describe('TickWriter', () => {
   it('a recording cut anywhere resumes with every complete block kept, nothing twice, and reads as ticks', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 6 }), fc.nat(), fc.integer({ min: 1, max: 12 }), async (flushes, cutSeed, more) => {
-        const root = mkdtempSync(join(tmpdir(), 'fxflow-ticks-'));
-        try {
-          const w = TickWriter.open(root, ['EUR_USD']);
-          let k = 0;
-          for (const n of flushes) {
-            for (let i = 0; i < n; i++) expect(w.add('EUR_USD', row(k++))).toBe(true);
-            w.flush();
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 6 }),
+        fc.nat(),
+        fc.integer({ min: 1, max: 12 }),
+        async (flushes, cutSeed, more) => {
+          const root = mkdtempSync(join(tmpdir(), 'fxflow-ticks-'));
+          try {
+            const w = TickWriter.open(root, ['EUR_USD']);
+            let k = 0;
+            for (const n of flushes) {
+              for (let i = 0; i < n; i++) expect(w.add('EUR_USD', row(k++))).toBe(true);
+              w.flush();
+            }
+            // kill -9 mid-write: the newest file cut at any byte.
+            const files = tickDayFiles(root, 'EUR_USD');
+            const newest = files[files.length - 1]!.file;
+            const size = statSync(newest).size;
+            // A cut at 0 (one in eight) leaves the newest day empty: the last tick is then in the day before.
+            const cut = cutSeed % 8 === 0 ? 0 : cutSeed % (size + 1);
+            truncateSync(newest, cut);
+            const { complete } = gzipMembers(readFileSync(newest));
+            const w2 = TickWriter.open(root, ['EUR_USD']);
+            expect(statSync(newest).size).toBe(complete);
+            expect(w2.repaired.length).toBe(cut > complete ? 1 : 0);
+            const kept: number[] = [];
+            for await (const b of openTicks(join(root, 'ticks', 'EUR_USD'), { instrument: 'EUR_USD' }))
+              for (const t of b) kept.push(t.at);
+            // Kept: a prefix of what was written, of whole blocks, and the last time is where the writer resumes.
+            expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => row(i).at));
+            expect(w2.last('EUR_USD')).toBe(kept.length > 0 ? kept[kept.length - 1] : -Infinity);
+            // The stream resumes: the last kept tick again (a snapshot) is not added; newer ones are.
+            if (kept.length > 0) expect(w2.add('EUR_USD', row(kept.length - 1))).toBe(false);
+            for (let i = 0; i < more; i++) w2.add('EUR_USD', row(k + i));
+            w2.flush();
+            const after: number[] = [];
+            for await (const b of openTicks(root, { instrument: 'EUR_USD' }))
+              for (const t of b) after.push(t.at);
+            expect(after).toEqual([...kept, ...Array.from({ length: more }, (_, i) => row(k + i).at)]);
+            for (const f of tickDayFiles(root, 'EUR_USD'))
+              expect(gunzipSync(readFileSync(f.file)).toString('utf8').startsWith(`${TICK_HEADER}\n`)).toBe(
+                true,
+              );
+          } finally {
+            rmSync(root, { recursive: true, force: true });
           }
-          // kill -9 mid-write: the newest file cut at any byte.
-          const files = tickDayFiles(root, 'EUR_USD');
-          const newest = files[files.length - 1]!.file;
-          const size = statSync(newest).size;
-          // A cut at 0 (one in eight) leaves the newest day empty: the last tick is then in the day before.
-          const cut = cutSeed % 8 === 0 ? 0 : cutSeed % (size + 1);
-          truncateSync(newest, cut);
-          const { complete } = gzipMembers(readFileSync(newest));
-          const w2 = TickWriter.open(root, ['EUR_USD']);
-          expect(statSync(newest).size).toBe(complete);
-          expect(w2.repaired.length).toBe(cut > complete ? 1 : 0);
-          const kept: number[] = [];
-          for await (const b of openTicks(join(root, 'ticks', 'EUR_USD'), { instrument: 'EUR_USD' })) for (const t of b) kept.push(t.at);
-          // Kept: a prefix of what was written, of whole blocks, and the last time is where the writer resumes.
-          expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => row(i).at));
-          expect(w2.last('EUR_USD')).toBe(kept.length > 0 ? kept[kept.length - 1] : -Infinity);
-          // The stream resumes: the last kept tick again (a snapshot) is not added; newer ones are.
-          if (kept.length > 0) expect(w2.add('EUR_USD', row(kept.length - 1))).toBe(false);
-          for (let i = 0; i < more; i++) w2.add('EUR_USD', row(k + i));
-          w2.flush();
-          const after: number[] = [];
-          for await (const b of openTicks(root, { instrument: 'EUR_USD' })) for (const t of b) after.push(t.at);
-          expect(after).toEqual([...kept, ...Array.from({ length: more }, (_, i) => row(k + i).at)]);
-          for (const f of tickDayFiles(root, 'EUR_USD')) expect(gunzipSync(readFileSync(f.file)).toString('utf8').startsWith(`${TICK_HEADER}\n`)).toBe(true);
-        } finally {
-          rmSync(root, { recursive: true, force: true });
-        }
-      }),
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -112,11 +137,26 @@ describe('TickWriter', () => {
     const root = mkdtempSync(join(tmpdir(), 'fxflow-ticks-'));
     try {
       const file = join(root, '2024-01-02.csv.gz');
-      writeFileSync(file, Buffer.concat([gzipSync(`${TICK_HEADER}\n2024-01-02T10:00:00.000000000Z,1.1,1.1002,1\n`), gzipSync('2024-01-02T10:00:01Z,1.1,x,2\n')]));
-      expect(() => [...readTickDayFile(file, { instrument: 'EUR_USD' })]).toThrow(/2024-01-02\.csv\.gz:3 \(ask\): expected a positive price, found "x"/);
+      writeFileSync(
+        file,
+        Buffer.concat([
+          gzipSync(`${TICK_HEADER}\n2024-01-02T10:00:00.000000000Z,1.1,1.1002,1\n`),
+          gzipSync('2024-01-02T10:00:01Z,1.1,x,2\n'),
+        ]),
+      );
+      expect(() => [...readTickDayFile(file, { instrument: 'EUR_USD' })]).toThrow(
+        /2024-01-02\.csv\.gz:3 \(ask\): expected a positive price, found "x"/,
+      );
       const good = gzipSync(`${TICK_HEADER}\n2024-01-02T10:00:00Z,1.1,1.1002,1\n`);
-      writeFileSync(file, Buffer.concat([good, gzipSync('2024-01-02T10:00:01Z,1.1,1.1003,2\n').subarray(0, 15)]));
-      expect(() => [...readTickDayFile(file, { instrument: 'EUR_USD' })]).toThrow(new RegExp(`cut short or damaged at byte ${good.length} of ${good.length + 15}.*truncate the file to ${good.length} bytes`));
+      writeFileSync(
+        file,
+        Buffer.concat([good, gzipSync('2024-01-02T10:00:01Z,1.1,1.1003,2\n').subarray(0, 15)]),
+      );
+      expect(() => [...readTickDayFile(file, { instrument: 'EUR_USD' })]).toThrow(
+        new RegExp(
+          `cut short or damaged at byte ${good.length} of ${good.length + 15}.*truncate the file to ${good.length} bytes`,
+        ),
+      );
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -124,7 +164,12 @@ describe('TickWriter', () => {
 });
 
 /** A real file as a ByteSource that records what the reader asks of it: its buffer's size and the bytes read. */
-function countingSource(file: string): { source: ByteSource; peakBuffer: () => number; bytesRead: () => number; size: number } {
+function countingSource(file: string): {
+  source: ByteSource;
+  peakBuffer: () => number;
+  bytesRead: () => number;
+  size: number;
+} {
   const real = fileSource(file);
   let peak = 0;
   let read = 0;
@@ -146,7 +191,10 @@ function countingSource(file: string): { source: ByteSource; peakBuffer: () => n
 }
 
 /** Writes a day file with TickWriter, one flush (one gzip member) per entry of `members`; returns it and each member's size in bytes. */
-function recordDay(root: string, members: readonly number[]): { file: string; memberBytes: number[]; times: number[] } {
+function recordDay(
+  root: string,
+  members: readonly number[],
+): { file: string; memberBytes: number[]; times: number[] } {
   const w = TickWriter.open(root, ['EUR_USD']);
   const day0 = Date.UTC(2024, 0, 3);
   const memberBytes: number[] = [];
@@ -157,7 +205,13 @@ function recordDay(root: string, members: readonly number[]): { file: string; me
     for (let i = 0; i < n; i++, k++) {
       const at = day0 + k * 7; // 7 ms apart: 12 million fit in the day
       const bid = (1.1 + (k % 31) / 100_000).toFixed(5);
-      w.add('EUR_USD', { time: formatTime(at), at, bid, ask: (Number(bid) + 0.00011).toFixed(5), knownAt: at + 3 });
+      w.add('EUR_USD', {
+        time: formatTime(at),
+        at,
+        bid,
+        ask: (Number(bid) + 0.00011).toFixed(5),
+        knownAt: at + 3,
+      });
       times.push(at);
     }
     w.flush();
@@ -212,7 +266,10 @@ describe('reading a day file holds one member, never the file', () => {
     const root2 = mkdtempSync(join(tmpdir(), 'fxflow-ticks-'));
     try {
       const peaks = [root, root2].map((r, i) => {
-        const { file } = recordDay(r, Array.from({ length: i === 0 ? 4 : 400 }, () => 1000));
+        const { file } = recordDay(
+          r,
+          Array.from({ length: i === 0 ? 4 : 400 }, () => 1000),
+        );
         const c = countingSource(file);
         let largest = 0;
         let rows = 0;

@@ -1,4 +1,14 @@
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  writeSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { crc32, gzipSync, inflateRawSync } from 'node:zlib';
 import type { Tick } from '../../domain/tick.ts';
@@ -38,7 +48,10 @@ interface Member {
  */
 function memberAt(buf: Buffer, pos: number): Member | 'short' | 'bad' {
   const len = buf.length;
-  if (len - pos < 18) return len - pos >= 3 && (buf[pos] !== 0x1f || buf[pos + 1] !== 0x8b || buf[pos + 2] !== 8) ? 'bad' : 'short';
+  if (len - pos < 18)
+    return len - pos >= 3 && (buf[pos] !== 0x1f || buf[pos + 1] !== 0x8b || buf[pos + 2] !== 8)
+      ? 'bad'
+      : 'short';
   if (buf[pos] !== 0x1f || buf[pos + 1] !== 0x8b || buf[pos + 2] !== 8) return 'bad';
   const flags = buf[pos + 3]!;
   let p = pos + 10;
@@ -60,7 +73,10 @@ function memberAt(buf: Buffer, pos: number): Member | 'short' | 'bad' {
   try {
     // `info` gives the engine, whose bytesWritten is the compressed bytes the stream took: the
     // inflater stops at the end of this member's deflate stream, whatever follows.
-    const r = inflateRawSync(buf.subarray(p), { info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+    const r = inflateRawSync(buf.subarray(p), { info: true }) as unknown as {
+      buffer: Buffer;
+      engine: { bytesWritten: number };
+    };
     data = r.buffer;
     used = r.engine.bytesWritten;
   } catch (e) {
@@ -105,7 +121,10 @@ export function tickDayFiles(root: string, instrument: string): { day: string; f
 export function tickInstruments(root: string): string[] {
   const dir = join(root, 'ticks');
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && /^[A-Z0-9]+_[A-Z0-9]+$/.test(d.name)).map((d) => d.name).sort();
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && /^[A-Z0-9]+_[A-Z0-9]+$/.test(d.name))
+    .map((d) => d.name)
+    .sort();
 }
 
 /** Is `path` a recorded day file (`YYYY-MM-DD.csv.gz`)? */
@@ -154,7 +173,11 @@ export function fileSource(file: string): ByteSource {
   } catch (e) {
     throw new DataError(file, 0, '', `cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
   }
-  return { size, read: (into, offset, length, position) => readSync(fd, into, offset, length, position), close: () => closeSync(fd) };
+  return {
+    size,
+    read: (into, offset, length, position) => readSync(fd, into, offset, length, position),
+    close: () => closeSync(fd),
+  };
 }
 
 /** Bytes read ahead of the member being decoded (the buffer holds up to twice this, or two of the largest member). */
@@ -242,7 +265,10 @@ const BATCH = 4096;
  * line); a torn tail is an error naming the byte to cut the file at, after the complete members
  * before it were read. `source` replaces the file (the reader closes it).
  */
-export function* readTickDayFile(file: string, o: { instrument: string; from?: UnixMs; to?: UnixMs; source?: ByteSource; window?: number }): Generator<Tick[]> {
+export function* readTickDayFile(
+  file: string,
+  o: { instrument: string; from?: UnixMs; to?: UnixMs; source?: ByteSource; window?: number },
+): Generator<Tick[]> {
   const source = o.source ?? fileSource(file);
   try {
     const members = new GzipMemberReader(source, o.window);
@@ -264,7 +290,13 @@ export function* readTickDayFile(file: string, o: { instrument: string; from?: U
         line++;
         if (row === '' || (line === 1 && row === TICK_HEADER)) continue;
         const t = parseTickRow(row, file, line);
-        if (t.at < last) throw new DataError(file, line, 'time', `goes back in time (${new Date(t.at).toISOString()} after ${new Date(last).toISOString()}): a recorded day is in time order; was the line moved or another file appended?`);
+        if (t.at < last)
+          throw new DataError(
+            file,
+            line,
+            'time',
+            `goes back in time (${new Date(t.at).toISOString()} after ${new Date(last).toISOString()}): a recorded day is in time order; was the line moved or another file appended?`,
+          );
         last = t.at;
         if (t.at < from || t.at >= to) continue;
         out.push({ kind: 'tick', instrument, at: t.at, bid: t.bid, ask: Math.max(t.bid, t.ask) });
@@ -277,9 +309,20 @@ export function* readTickDayFile(file: string, o: { instrument: string; from?: U
       if (out.length > 0) yield out;
     }
     if (members.pos < members.size) {
-      throw new DataError(file, 0, '', `cut short or damaged at byte ${members.pos} of ${members.size} (a recording stopped mid-write, e.g. by kill -9): the ${line} rows before it are whole. Start \`fxflow record\` on this catalog again (it cuts the torn tail on resume), or truncate the file to ${members.pos} bytes`);
+      throw new DataError(
+        file,
+        0,
+        '',
+        `cut short or damaged at byte ${members.pos} of ${members.size} (a recording stopped mid-write, e.g. by kill -9): the ${line} rows before it are whole. Start \`fxflow record\` on this catalog again (it cuts the torn tail on resume), or truncate the file to ${members.pos} bytes`,
+      );
     }
-    if (tail !== '') throw new DataError(file, line + 1, '', 'the last row has no line end: the file was not written by fxflow record (each block ends with a whole row)');
+    if (tail !== '')
+      throw new DataError(
+        file,
+        line + 1,
+        '',
+        'the last row has no line end: the file was not written by fxflow record (each block ends with a whole row)',
+      );
   } finally {
     source.close();
   }
@@ -291,7 +334,11 @@ export function* readTickDayFile(file: string, o: { instrument: string; from?: U
  * members (`complete`), its size, the rows read and the text after the last line end (`tail`, ''
  * when the complete part ends with a whole row). Stops early when `onRow` returns false.
  */
-export function scanDayFile(file: string, onRow: (row: string, line: number) => boolean | void, source: ByteSource = fileSource(file)): { complete: number; size: number; lines: number; tail: string } {
+export function scanDayFile(
+  file: string,
+  onRow: (row: string, line: number) => boolean | void,
+  source: ByteSource = fileSource(file),
+): { complete: number; size: number; lines: number; tail: string } {
   try {
     const members = new GzipMemberReader(source);
     let line = 0;
@@ -316,17 +363,31 @@ export function scanDayFile(file: string, onRow: (row: string, line: number) => 
 }
 
 /** One recorded row: `time,bid,ask,knownAt`. */
-export function parseTickRow(row: string, file: string, line: number): { at: UnixMs; bid: number; ask: number; knownAt: number } {
+export function parseTickRow(
+  row: string,
+  file: string,
+  line: number,
+): { at: UnixMs; bid: number; ask: number; knownAt: number } {
   const f = row.split(',');
-  if (f.length !== 4) throw new DataError(file, line, '', `expected 4 fields (${TICK_HEADER}), found ${f.length}: "${row.length > 60 ? `${row.slice(0, 60)}…` : row}"`);
+  if (f.length !== 4)
+    throw new DataError(
+      file,
+      line,
+      '',
+      `expected 4 fields (${TICK_HEADER}), found ${f.length}: "${row.length > 60 ? `${row.slice(0, 60)}…` : row}"`,
+    );
   const at = parseTime(f[0]!);
-  if (Number.isNaN(at)) throw new DataError(file, line, 'time', `cannot read the time "${f[0]}" (RFC 3339 expected)`);
+  if (Number.isNaN(at))
+    throw new DataError(file, line, 'time', `cannot read the time "${f[0]}" (RFC 3339 expected)`);
   const bid = Number(f[1]);
   const ask = Number(f[2]);
   const knownAt = Number(f[3]);
-  if (f[1] === '' || !Number.isFinite(bid) || !(bid > 0)) throw new DataError(file, line, 'bid', `expected a positive price, found "${f[1]}"`);
-  if (f[2] === '' || !Number.isFinite(ask) || !(ask > 0)) throw new DataError(file, line, 'ask', `expected a positive price, found "${f[2]}"`);
-  if (!Number.isInteger(knownAt)) throw new DataError(file, line, 'knownAt', `expected UNIX milliseconds, found "${f[3]}"`);
+  if (f[1] === '' || !Number.isFinite(bid) || !(bid > 0))
+    throw new DataError(file, line, 'bid', `expected a positive price, found "${f[1]}"`);
+  if (f[2] === '' || !Number.isFinite(ask) || !(ask > 0))
+    throw new DataError(file, line, 'ask', `expected a positive price, found "${f[2]}"`);
+  if (!Number.isInteger(knownAt))
+    throw new DataError(file, line, 'knownAt', `expected UNIX milliseconds, found "${f[3]}"`);
   return { at, bid, ask, knownAt };
 }
 
@@ -410,7 +471,10 @@ export class TickWriter {
         const r = lastRowOf(file, k === files.length - 1);
         if (r.bytes > 0) w.repaired.push({ file, bytes: r.bytes });
         if (r.row !== undefined) {
-          w.#last.set(instrument, { at: parseTickRow(r.row, file, r.line).at, time: r.row.slice(0, r.row.indexOf(',')) });
+          w.#last.set(instrument, {
+            at: parseTickRow(r.row, file, r.line).at,
+            time: r.row.slice(0, r.row.indexOf(',')),
+          });
           break;
         }
       }

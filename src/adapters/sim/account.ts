@@ -59,7 +59,8 @@ export class AccountRules {
       const units = this.hedging ? Math.max(e.long, e.short) : Math.abs(e.long - e.short);
       const f = this.conversion.tryFactors(inst.quote);
       if (!f) continue;
-      marginUsed += units * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2) * Math.max(this.marginRate, inst.marginRate);
+      marginUsed +=
+        units * ((q.bid + q.ask) / 2) * ((f.gain + f.loss) / 2) * Math.max(this.marginRate, inst.marginRate);
     }
     return { nav, marginUsed };
   }
@@ -89,7 +90,8 @@ export class AccountRules {
       // the map walk and the factor lookup (× 1 and 0 + x are exact, so the figures are the same).
       const quotePL = ((one.unitsNum > 0 ? c.bl : c.ah) - one.priceNum) * one.unitsNum;
       nav += quotePL;
-      used = Math.abs(one.unitsNum) * ((c.bh + c.ah) / 2) * Math.max(this.marginRate, candleInstrument.marginRate);
+      used =
+        Math.abs(one.unitsNum) * ((c.bh + c.ah) / 2) * Math.max(this.marginRate, candleInstrument.marginRate);
       return nav < used;
     }
     for (const t of this.ledger.trades.values()) {
@@ -125,7 +127,8 @@ export class AccountRules {
       this.#singleVersion = ledger.version;
       this.#single = undefined;
       if (ledger.trades.size === 1) {
-        for (const t of ledger.trades.values()) if (this.instruments.get(t.instrument).quote === this.currency) this.#single = t;
+        for (const t of ledger.trades.values())
+          if (this.instruments.get(t.instrument).quote === this.currency) this.#single = t;
       }
     }
     return this.#single;
@@ -158,7 +161,13 @@ export class AccountRules {
   }
 
   /** `marginOk` when trades of several instruments are open. */
-  #marginOkMixed(inst: Instrument, openUnits: number, chunks: readonly Chunk[], bid: number, ask: number): boolean {
+  #marginOkMixed(
+    inst: Instrument,
+    openUnits: number,
+    chunks: readonly Chunk[],
+    bid: number,
+    ask: number,
+  ): boolean {
     const netBy = new Map<string, { long: number; short: number }>();
     let nav = this.ledger.balance / 10_000;
     for (const t of this.ledger.trades.values()) {
@@ -195,7 +204,14 @@ export class AccountRules {
   }
 
   /** The margin the opening of `units` takes at `bid`/`ask` (4-place integer amount): v20's initialMarginRequired. */
-  initialMargin(inst: Instrument, units: number, bid: number, ask: number, gain: number, loss: number): number {
+  initialMargin(
+    inst: Instrument,
+    units: number,
+    bid: number,
+    ask: number,
+    gain: number,
+    loss: number,
+  ): number {
     const rate = Math.max(this.marginRate, inst.marginRate);
     return Math.round(units * ((bid + ask) / 2) * ((gain + loss) / 2) * rate * 10_000);
   }
@@ -220,7 +236,8 @@ export class AccountRules {
 
   /** FIFO: whether a trade of `instrument` on the other side than `buy` is open (no hedging). */
   hasOpposite(instrument: string, buy: boolean): boolean {
-    for (const o of this.ledger.trades.values()) if (o.instrument === instrument && o.unitsNum > 0 !== buy) return true;
+    for (const o of this.ledger.trades.values())
+      if (o.instrument === instrument && o.unitsNum > 0 !== buy) return true;
     return false;
   }
 

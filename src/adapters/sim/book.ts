@@ -65,7 +65,15 @@ export interface MatchSink {
  * creation order. The orders of this point are copied into `snapshot` (reused: matching never
  * re-enters), so orders created by a fill at this point wait for the next one.
  */
-export function match(book: Book, bid: number, ask: number, t: UnixMs, gap: boolean, snapshot: (SimOrder | undefined)[], sink: MatchSink): void {
+export function match(
+  book: Book,
+  bid: number,
+  ask: number,
+  t: UnixMs,
+  gap: boolean,
+  snapshot: (SimOrder | undefined)[],
+  sink: MatchSink,
+): void {
   if (book.market.length > 0) {
     const queue = book.market.splice(0);
     for (const q of queue) {
@@ -98,7 +106,12 @@ export function match(book: Book, bid: number, ask: number, t: UnixMs, gap: bool
 }
 
 /** True when some trade of `trades` has two exits (TP and SL/TSL) both reachable inside candle `c`. */
-export function ambiguous(book: Book, c: Candle, trades: Iterable<LedgerTrade>, orders: ReadonlyMap<string, LedgerOrder>): boolean {
+export function ambiguous(
+  book: Book,
+  c: Candle,
+  trades: Iterable<LedgerTrade>,
+  orders: ReadonlyMap<string, LedgerOrder>,
+): boolean {
   if (book.orders.length < 2) return false;
   for (const t of trades) {
     if (t.instrument !== c.instrument) continue;
@@ -139,12 +152,28 @@ const ORDER_TX: Readonly<Record<string, SimOrderType>> = {
  * as a distance from the trade's open price; a trailing stop from the current quote `q`), its
  * trigger side, expiry (GTD, or GFD: the next rollover after `now`) and the time from which it acts.
  */
-export function workingOrder(tx: Transaction, instrument: Instrument, trade: LedgerTrade | undefined, q: Quote | undefined, now: UnixMs, activeFrom: UnixMs): SimOrder {
-  const t = tx as Transaction & Record<string, unknown> & {
-    instrument?: string; units?: string; price?: string; distance?: string; tradeID?: string;
-    timeInForce?: string; gtdTime?: string; triggerCondition?: string; priceBound?: string;
-    initialMarketPrice?: string; clientExtensions?: ClientExtensions;
-  };
+export function workingOrder(
+  tx: Transaction,
+  instrument: Instrument,
+  trade: LedgerTrade | undefined,
+  q: Quote | undefined,
+  now: UnixMs,
+  activeFrom: UnixMs,
+): SimOrder {
+  const t = tx as Transaction &
+    Record<string, unknown> & {
+      instrument?: string;
+      units?: string;
+      price?: string;
+      distance?: string;
+      tradeID?: string;
+      timeInForce?: string;
+      gtdTime?: string;
+      triggerCondition?: string;
+      priceBound?: string;
+      initialMarketPrice?: string;
+      clientExtensions?: ClientExtensions;
+    };
   const type = ORDER_TX[t.type] ?? (t.type.replace(/_ORDER$/, '') as SimOrderType);
   let side: 1 | -1;
   let units: number | undefined;
@@ -172,7 +201,8 @@ export function workingOrder(tx: Transaction, instrument: Instrument, trade: Led
   if (type === 'MARKET_IF_TOUCHED') {
     // The order records its initialMarketPrice (v20's MarketIfTouchedOrder); the transaction does
     // not (its definition has no such field): taken from the current quote, as the sandbox's view does.
-    const ref = t.initialMarketPrice !== undefined ? Number(t.initialMarketPrice) : q ? (q.bid + q.ask) / 2 : level;
+    const ref =
+      t.initialMarketPrice !== undefined ? Number(t.initialMarketPrice) : q ? (q.bid + q.ask) / 2 : level;
     direction = level >= ref ? 1 : -1;
     initialMarketPrice = ref;
   }

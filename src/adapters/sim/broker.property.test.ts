@@ -58,7 +58,10 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
   fc.record({ kind: fc.constant('close' as const) }),
 );
 
-const scenarioArb = fc.tuple(candlesArb, fc.array(fc.option(actionArb, { freq: 2, nil: undefined }), { minLength: 60, maxLength: 60 }));
+const scenarioArb = fc.tuple(
+  candlesArb,
+  fc.array(fc.option(actionArb, { freq: 2, nil: undefined }), { minLength: 60, maxLength: 60 }),
+);
 
 interface Run {
   txs: Transaction[];
@@ -83,7 +86,11 @@ function intentFor(a: Action, last: Candle, n: number): OrderIntent | undefined 
       const extra = onFill(a.units, mid, a.tp, a.sl);
       if (a.trail !== undefined) extra.trailingStopLossOnFill = { distance: p(a.trail / 1e5) };
       if (a.gsl !== undefined) extra.guaranteedStopLossOnFill = { distance: p(a.gsl / 1e5) };
-      return { kind: 'order', id: `p-${n}`, request: { type: 'MARKET', instrument: EU, units: String(a.units), ...extra } as never };
+      return {
+        kind: 'order',
+        id: `p-${n}`,
+        request: { type: 'MARKET', instrument: EU, units: String(a.units), ...extra } as never,
+      };
     }
     case 'limit':
     case 'stop': {
@@ -94,7 +101,13 @@ function intentFor(a: Action, last: Candle, n: number): OrderIntent | undefined 
       return {
         kind: 'order',
         id: `p-${n}`,
-        request: { type: a.kind.toUpperCase(), instrument: EU, units: String(a.units), price: p(price), ...onFill(a.units, price, a.tp, a.sl) } as never,
+        request: {
+          type: a.kind.toUpperCase(),
+          instrument: EU,
+          units: String(a.units),
+          price: p(price),
+          ...onFill(a.units, price, a.tp, a.sl),
+        } as never,
       };
     }
     case 'close':
@@ -102,7 +115,11 @@ function intentFor(a: Action, last: Candle, n: number): OrderIntent | undefined 
   }
 }
 
-function run(candles: readonly Candle[], actions: readonly (Action | undefined)[], opts: Partial<SimBrokerOptions> = {}): Run {
+function run(
+  candles: readonly Candle[],
+  actions: readonly (Action | undefined)[],
+  opts: Partial<SimBrokerOptions> = {},
+): Run {
   const h = harness(opts, T0 - MINUTE);
   const fills: Run['fills'] = [];
   const orders = new Map<string, Record<string, unknown>>();
@@ -118,9 +135,16 @@ function run(candles: readonly Candle[], actions: readonly (Action | undefined)[
       const intent = intentFor(a, c, n++);
       if (intent) h.submit(intent);
     }
-    for (const t of h.txs) if (t.type.endsWith('_ORDER')) orders.set(t.id, t as unknown as Record<string, unknown>);
+    for (const t of h.txs)
+      if (t.type.endsWith('_ORDER')) orders.set(t.id, t as unknown as Record<string, unknown>);
   }
-  return { txs: h.txs, fills, orders, balance: formatAmount(h.sim.ledger.balance), position: h.sim.ledger.position(EU) };
+  return {
+    txs: h.txs,
+    fills,
+    orders,
+    balance: formatAmount(h.sim.ledger.balance),
+    position: h.sim.ledger.position(EU),
+  };
 }
 
 describe('simulated broker invariants (fast-check)', () => {
@@ -168,9 +192,13 @@ describe('simulated broker invariants (fast-check)', () => {
         let net = 0;
         for (const { tx } of r.fills) {
           const opened = tx.tradeOpened as { units: string } | undefined;
-          const reduced = [...((tx.tradesClosed as { units: string }[] | undefined) ?? []), ...(tx.tradeReduced ? [tx.tradeReduced as { units: string }] : [])];
+          const reduced = [
+            ...((tx.tradesClosed as { units: string }[] | undefined) ?? []),
+            ...(tx.tradeReduced ? [tx.tradeReduced as { units: string }] : []),
+          ];
           // What a fill opens and reduces adds up to its units.
-          const parts = (opened ? Number(opened.units) : 0) + reduced.reduce((s, x) => s + Number(x.units), 0);
+          const parts =
+            (opened ? Number(opened.units) : 0) + reduced.reduce((s, x) => s + Number(x.units), 0);
           expect(parts).toBe(Number(tx.units));
           net += Number(tx.units);
         }
@@ -186,11 +214,15 @@ describe('simulated broker invariants (fast-check)', () => {
         const r = run(candles, actions);
         let expected = new Decimal('100000');
         for (const { tx } of r.fills) {
-          expected = expected.plus(tx.pl as string).plus(tx.financing as string).minus(tx.commission as string).minus(tx.guaranteedExecutionFee as string);
-          const realized = [...((tx.tradesClosed as { realizedPL: string }[] | undefined) ?? []), ...(tx.tradeReduced ? [tx.tradeReduced as { realizedPL: string }] : [])].reduce(
-            (s, x) => s.plus(x.realizedPL),
-            new Decimal(0),
-          );
+          expected = expected
+            .plus(tx.pl as string)
+            .plus(tx.financing as string)
+            .minus(tx.commission as string)
+            .minus(tx.guaranteedExecutionFee as string);
+          const realized = [
+            ...((tx.tradesClosed as { realizedPL: string }[] | undefined) ?? []),
+            ...(tx.tradeReduced ? [tx.tradeReduced as { realizedPL: string }] : []),
+          ].reduce((s, x) => s.plus(x.realizedPL), new Decimal(0));
           expect(realized.eq(tx.pl as string)).toBe(true);
         }
         expect(r.balance).toBe(expected.toFixed(4));
@@ -212,10 +244,14 @@ describe('simulated broker invariants (fast-check)', () => {
 
   it('skipping the path of candles where no order can trigger (quickPath) changes nothing, for every path model', () => {
     fc.assert(
-      fc.property(scenarioArb, fc.constantFrom('adaptive' as const, 'worst' as const), ([candles, actions], path) => {
-        const walked = JSON.stringify(run(candles, actions, { quickPath: false, path }).txs);
-        expect(JSON.stringify(run(candles, actions, { path }).txs)).toBe(walked);
-      }),
+      fc.property(
+        scenarioArb,
+        fc.constantFrom('adaptive' as const, 'worst' as const),
+        ([candles, actions], path) => {
+          const walked = JSON.stringify(run(candles, actions, { quickPath: false, path }).txs);
+          expect(JSON.stringify(run(candles, actions, { path }).txs)).toBe(walked);
+        },
+      ),
       { numRuns: 200 },
     );
   });

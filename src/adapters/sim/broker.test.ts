@@ -9,7 +9,11 @@ describe('market orders', () => {
   it('fill at the next candle open on the ask, with TP and SL created in the same batch (v20 numbering)', () => {
     const h = harness();
     expect(h.txs.map((t) => t.type)).toEqual(['CREATE', 'TRANSFER_FUNDS']);
-    expect(h.submit(market(EU, '10000', { takeProfitOnFill: { price: '1.10000' }, stopLossOnFill: { price: '1.05000' } }))).toEqual([]);
+    expect(
+      h.submit(
+        market(EU, '10000', { takeProfitOnFill: { price: '1.10000' }, stopLossOnFill: { price: '1.05000' } }),
+      ),
+    ).toEqual([]);
     const out = h.feed(candle(EU, T0, [1.05543, 1.056, 1.055, 1.0556]));
     expect(out.map((t) => [t.type, t.id, t.batchID])).toEqual([
       ['MARKET_ORDER', '3', '3'],
@@ -20,7 +24,12 @@ describe('market orders', () => {
     const fill = out[1]!;
     expect(f(fill, 'price')).toBe('1.05563');
     expect(f(fill, 'reason')).toBe('MARKET_ORDER');
-    expect(f(fill, 'tradeOpened')).toMatchObject({ tradeID: '4', units: '10000', price: '1.05563', halfSpreadCost: '1.0000' });
+    expect(f(fill, 'tradeOpened')).toMatchObject({
+      tradeID: '4',
+      units: '10000',
+      price: '1.05563',
+      halfSpreadCost: '1.0000',
+    });
     expect(f(fill, 'pl')).toBe('0.0000');
     expect(f(fill, 'accountBalance')).toBe('100000.0000');
     expect(f(out[2], 'tradeID')).toBe('4');
@@ -48,7 +57,9 @@ describe('market orders', () => {
 
   it('is cancelled with STOP_LOSS_ON_FILL_LOSS when the stop is beyond the market (recorded real response)', () => {
     const h = harness();
-    h.submit(market(EU, '10000', { takeProfitOnFill: { price: '1.10000' }, stopLossOnFill: { price: '1.07000' } }));
+    h.submit(
+      market(EU, '10000', { takeProfitOnFill: { price: '1.10000' }, stopLossOnFill: { price: '1.07000' } }),
+    );
     const out = h.feed(candle(EU, T0, [1.0555, 1.056, 1.055, 1.0556]));
     expect(out.map((t) => t.type)).toEqual(['MARKET_ORDER', 'ORDER_CANCEL']);
     expect(f(out[1], 'reason')).toBe('STOP_LOSS_ON_FILL_LOSS');
@@ -90,9 +101,18 @@ describe('rejects', () => {
     [{ instrument: EU, units: '0' }, 'UNITS_INVALID'],
     [{ instrument: EU, units: 'abc' }, 'UNITS_INVALID'],
     [{ instrument: EU, units: '100', timeInForce: 'GTC' }, 'TIME_IN_FORCE_INVALID'],
-    [{ instrument: EU, units: '100', stopLossOnFill: { price: '1.1', distance: '0.01' } }, 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_SPECIFIED'],
-    [{ instrument: EU, units: '100', takeProfitOnFill: { price: '1.123456' } }, 'TAKE_PROFIT_ON_FILL_PRICE_PRECISION_EXCEEDED'],
-    [{ instrument: EU, units: '100', trailingStopLossOnFill: { distance: '0.00001' } }, 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MINIMUM_NOT_MET'],
+    [
+      { instrument: EU, units: '100', stopLossOnFill: { price: '1.1', distance: '0.01' } },
+      'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_SPECIFIED',
+    ],
+    [
+      { instrument: EU, units: '100', takeProfitOnFill: { price: '1.123456' } },
+      'TAKE_PROFIT_ON_FILL_PRICE_PRECISION_EXCEEDED',
+    ],
+    [
+      { instrument: EU, units: '100', trailingStopLossOnFill: { distance: '0.00001' } },
+      'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MINIMUM_NOT_MET',
+    ],
   ])('an invalid market order %j gives MARKET_ORDER_REJECT %s', (req, reason) => {
     const h = harness();
     const out = h.submit({ kind: 'order', id: 'x', request: { type: 'MARKET', ...req } as never });
@@ -103,13 +123,17 @@ describe('rejects', () => {
   it('a limit order with too many decimals gives LIMIT_ORDER_REJECT PRICE_PRECISION_EXCEEDED', () => {
     const h = harness();
     const out = h.submit(pending('LIMIT', EU, '100', '1.100001'));
-    expect(out.map((t) => [t.type, f(t, 'rejectReason')])).toEqual([['LIMIT_ORDER_REJECT', 'PRICE_PRECISION_EXCEEDED']]);
+    expect(out.map((t) => [t.type, f(t, 'rejectReason')])).toEqual([
+      ['LIMIT_ORDER_REJECT', 'PRICE_PRECISION_EXCEEDED'],
+    ]);
   });
 
   it('cancelling an unknown order gives ORDER_CANCEL_REJECT ORDER_DOESNT_EXIST', () => {
     const h = harness();
     const out = h.submit({ kind: 'cancel', id: 'c', orderSpecifier: '999' });
-    expect(out.map((t) => [t.type, f(t, 'rejectReason')])).toEqual([['ORDER_CANCEL_REJECT', 'ORDER_DOESNT_EXIST']]);
+    expect(out.map((t) => [t.type, f(t, 'rejectReason')])).toEqual([
+      ['ORDER_CANCEL_REJECT', 'ORDER_DOESNT_EXIST'],
+    ]);
   });
 });
 
@@ -151,7 +175,12 @@ describe('limit and stop orders', () => {
   it('a GTD order expires with TIME_IN_FORCE_EXPIRED', () => {
     const h = harness();
     h.feed(candle(EU, T0 - MINUTE, [1.055, 1.0555, 1.0548, 1.0552]));
-    h.submit(pending('LIMIT', EU, '1000', '1.04000', { timeInForce: 'GTD', gtdTime: new Date(T0 + 2 * MINUTE).toISOString() }));
+    h.submit(
+      pending('LIMIT', EU, '1000', '1.04000', {
+        timeInForce: 'GTD',
+        gtdTime: new Date(T0 + 2 * MINUTE).toISOString(),
+      }),
+    );
     h.feed(candle(EU, T0, [1.055, 1.0555, 1.0548, 1.0552]));
     const out = h.feed(candle(EU, T0 + 2 * MINUTE, [1.055, 1.0555, 1.0548, 1.0552]));
     expect(out.map((t) => [t.type, f(t, 'reason')])).toEqual([['ORDER_CANCEL', 'TIME_IN_FORCE_EXPIRED']]);
@@ -161,7 +190,12 @@ describe('limit and stop orders', () => {
     const h = harness();
     h.feed(candle(EU, T0 - MINUTE, [1.055, 1.0555, 1.0548, 1.0552]));
     const [limit] = h.submit(pending('LIMIT', EU, '-100', '1.20000', { clientExtensions: { id: 'myID' } }));
-    const out = h.submit({ kind: 'replace', id: 'r', orderSpecifier: '@myID', request: { type: 'LIMIT', instrument: EU, units: '-500000', price: '1.25000' } as never });
+    const out = h.submit({
+      kind: 'replace',
+      id: 'r',
+      orderSpecifier: '@myID',
+      request: { type: 'LIMIT', instrument: EU, units: '-500000', price: '1.25000' } as never,
+    });
     expect(out.map((t) => t.type)).toEqual(['ORDER_CANCEL', 'LIMIT_ORDER']);
     expect(f(out[0], 'reason')).toBe('CLIENT_REQUEST_REPLACED');
     expect(f(out[0], 'orderID')).toBe(limit!.id);
@@ -181,23 +215,44 @@ describe('client extensions', () => {
     h.feed(candle(EU, T0 - MINUTE, [1.055, 1.0555, 1.0548, 1.0552]));
     h.submit(pending('LIMIT', EU, '100', '1.05000', { clientExtensions: { id: 'old', comment: 'first' } }));
     h.submit(pending('LIMIT', EU, '100', '1.05100', { clientExtensions: { id: 'second' } }));
-    const mod = h.submit({ kind: 'clientExtensions', id: 'm', orderSpecifier: '@old', clientExtensions: { id: 'new', comment: 'renamed' } });
+    const mod = h.submit({
+      kind: 'clientExtensions',
+      id: 'm',
+      orderSpecifier: '@old',
+      clientExtensions: { id: 'new', comment: 'renamed' },
+    });
     expect(mod.map((t) => t.type)).toEqual(['ORDER_CLIENT_EXTENSIONS_MODIFY']);
-    expect(h.submit({ kind: 'cancel', id: 'c1', orderSpecifier: '@old' }).map((t) => [t.type, f(t, 'rejectReason')])).toEqual([['ORDER_CANCEL_REJECT', 'ORDER_DOESNT_EXIST']]);
+    expect(
+      h
+        .submit({ kind: 'cancel', id: 'c1', orderSpecifier: '@old' })
+        .map((t) => [t.type, f(t, 'rejectReason')]),
+    ).toEqual([['ORDER_CANCEL_REJECT', 'ORDER_DOESNT_EXIST']]);
     // Both limits trigger at the candle's low, matched in creation order: the renamed one first.
     const fills = h.feed(candle(EU, T0, [1.0552, 1.0553, 1.0495, 1.0499]));
-    expect(fills.filter((t) => t.type === 'ORDER_FILL').map((t) => f(t, 'clientOrderID'))).toEqual(['new', 'second']);
+    expect(fills.filter((t) => t.type === 'ORDER_FILL').map((t) => f(t, 'clientOrderID'))).toEqual([
+      'new',
+      'second',
+    ]);
     h.submit(pending('LIMIT', EU, '100', '1.04000', { clientExtensions: { id: 'third' } }));
-    h.submit({ kind: 'clientExtensions', id: 'm2', orderSpecifier: '@third', clientExtensions: { id: 'fourth' } });
+    h.submit({
+      kind: 'clientExtensions',
+      id: 'm2',
+      orderSpecifier: '@third',
+      clientExtensions: { id: 'fourth' },
+    });
     const cancel = h.submit({ kind: 'cancel', id: 'c2', orderSpecifier: '@fourth' });
-    expect(cancel.map((t) => [t.type, f(t, 'reason'), f(t, 'clientOrderID')])).toEqual([['ORDER_CANCEL', 'CLIENT_REQUEST', 'fourth']]);
+    expect(cancel.map((t) => [t.type, f(t, 'reason'), f(t, 'clientOrderID')])).toEqual([
+      ['ORDER_CANCEL', 'CLIENT_REQUEST', 'fourth'],
+    ]);
   });
 });
 
 describe('dependent orders', () => {
   it('a take profit closes the trade at its price and cancels the stop loss (LINKED_TRADE_CLOSED)', () => {
     const h = harness();
-    h.submit(market(EU, '10000', { takeProfitOnFill: { price: '1.05700' }, stopLossOnFill: { price: '1.05000' } }));
+    h.submit(
+      market(EU, '10000', { takeProfitOnFill: { price: '1.05700' }, stopLossOnFill: { price: '1.05000' } }),
+    );
     h.feed(candle(EU, T0, [1.05543, 1.056, 1.055, 1.0556]));
     const out = h.feed(candle(EU, T0 + MINUTE, [1.0556, 1.0575, 1.0554, 1.057]));
     expect(out.map((t) => [t.type, f(t, 'reason')])).toEqual([
@@ -206,7 +261,9 @@ describe('dependent orders', () => {
     ]);
     expect(f(out[0], 'price')).toBe('1.05700');
     expect(f(out[0], 'pl')).toBe('13.7000');
-    expect(f(out[0], 'tradesClosed')).toEqual([expect.objectContaining({ tradeID: '4', units: '-10000', realizedPL: '13.7000' })]);
+    expect(f(out[0], 'tradesClosed')).toEqual([
+      expect.objectContaining({ tradeID: '4', units: '-10000', realizedPL: '13.7000' }),
+    ]);
     expect(f(out[0], 'accountBalance')).toBe('100013.7000');
     expect(h.sim.ledger.trades.size).toBe(0);
   });
@@ -219,7 +276,7 @@ describe('dependent orders', () => {
     expect(f(out[2], 'price')).toBe('1.09820');
   });
 
-  it('a trailing stop ratchets only in the trade\'s favour and fills at its level', () => {
+  it("a trailing stop ratchets only in the trade's favour and fills at its level", () => {
     const h = harness();
     h.submit(market(EU, '1000', { trailingStopLossOnFill: { distance: '0.00100' } }));
     h.feed(candle(EU, T0, [1.1, 1.1001, 1.0999, 1.1]));
@@ -234,7 +291,9 @@ describe('dependent orders', () => {
 
   it('with the worst-case path, the same candle hits the stop loss first', () => {
     const h = harness({ path: 'worst' });
-    h.submit(market(EU, '1000', { takeProfitOnFill: { price: '1.10100' }, stopLossOnFill: { price: '1.09900' } }));
+    h.submit(
+      market(EU, '1000', { takeProfitOnFill: { price: '1.10100' }, stopLossOnFill: { price: '1.09900' } }),
+    );
     h.feed(candle(EU, T0, [1.1, 1.1001, 1.0999, 1.1]));
     const out = h.feed(candle(EU, T0 + MINUTE, [1.1, 1.102, 1.098, 1.1]));
     expect(h.sim.stats.ambiguousCandles).toBe(1);
@@ -247,7 +306,9 @@ describe('dependent orders', () => {
 
   it('counts a candle where both the take profit and the stop loss are in range as path-ambiguous', () => {
     const h = harness();
-    h.submit(market(EU, '1000', { takeProfitOnFill: { price: '1.10100' }, stopLossOnFill: { price: '1.09900' } }));
+    h.submit(
+      market(EU, '1000', { takeProfitOnFill: { price: '1.10100' }, stopLossOnFill: { price: '1.09900' } }),
+    );
     h.feed(candle(EU, T0, [1.1, 1.1001, 1.0999, 1.1]));
     // Open 1.1000, low 1.0980 is nearer? No: high 1.1020 is 0.0020 away, low 0.0020 away: high first.
     const out = h.feed(candle(EU, T0 + MINUTE, [1.1, 1.102, 1.098, 1.1]));
@@ -256,12 +317,18 @@ describe('dependent orders', () => {
     expect(formatAmount(h.sim.stats.ambiguousPL)).toBe(f(out[0], 'pl'));
   });
 
-  it('sets, replaces and cancels a trade\'s dependent orders (v20 trade orders call)', () => {
+  it("sets, replaces and cancels a trade's dependent orders (v20 trade orders call)", () => {
     const h = harness();
     h.submit(market(EU, '1000', { stopLossOnFill: { price: '1.09000' } }));
     h.feed(candle(EU, T0, [1.1, 1.1001, 1.0999, 1.1]));
     const tradeID = [...h.sim.ledger.trades.keys()][0]!;
-    const out = h.submit({ kind: 'tradeOrders', id: 'x', tradeSpecifier: tradeID, takeProfit: { price: '1.12000' } as never, stopLoss: { price: '1.09500' } as never });
+    const out = h.submit({
+      kind: 'tradeOrders',
+      id: 'x',
+      tradeSpecifier: tradeID,
+      takeProfit: { price: '1.12000' } as never,
+      stopLoss: { price: '1.09500' } as never,
+    });
     expect(out.map((t) => [t.type, f(t, 'reason')])).toEqual([
       ['TAKE_PROFIT_ORDER', 'CLIENT_ORDER'],
       ['ORDER_CANCEL', 'CLIENT_REQUEST_REPLACED'],
@@ -278,7 +345,16 @@ describe('dependent orders', () => {
 });
 
 describe('liquidity (ticks that carry it)', () => {
-  const tick = (at: number, liquidity: number) => ({ kind: 'tick', instrument: EU, at, bid: 1.1, ask: 1.1002, bidLiquidity: liquidity, askLiquidity: liquidity }) as never;
+  const tick = (at: number, liquidity: number) =>
+    ({
+      kind: 'tick',
+      instrument: EU,
+      at,
+      bid: 1.1,
+      ask: 1.1002,
+      bidLiquidity: liquidity,
+      askLiquidity: liquidity,
+    }) as never;
 
   it('FOK cancels with INSUFFICIENT_LIQUIDITY; IOC fills what is there and cancels the rest', () => {
     const h = harness();
@@ -381,7 +457,9 @@ describe('positions', () => {
   it('rejects closing a trade that does not exist', () => {
     const h = harness();
     const out = h.submit({ kind: 'closeTrade', id: 'c', tradeSpecifier: '42', units: 'ALL' });
-    expect(out.map((t) => [t.type, f(t, 'rejectReason')])).toEqual([['MARKET_ORDER_REJECT', 'TRADE_DOESNT_EXIST']]);
+    expect(out.map((t) => [t.type, f(t, 'rejectReason')])).toEqual([
+      ['MARKET_ORDER_REJECT', 'TRADE_DOESNT_EXIST'],
+    ]);
   });
 });
 
@@ -406,7 +484,12 @@ describe('money', () => {
     const gain = Number(f(fill, 'gainQuoteHomeConversionFactor'));
     expect(gain).toBeCloseTo(1 / 151.02, 10);
     // (151.000 - 150.020) * 10000 JPY = 9800 JPY
-    expect(f(fill, 'pl')).toBe(new Decimal('9800').times(f(fill, 'gainQuoteHomeConversionFactor') as string).toDecimalPlaces(4).toFixed(4));
+    expect(f(fill, 'pl')).toBe(
+      new Decimal('9800')
+        .times(f(fill, 'gainQuoteHomeConversionFactor') as string)
+        .toDecimalPlaces(4)
+        .toFixed(4),
+    );
   });
 
   it('charges DAILY_FINANCING at 17:00 New York with the Wednesday triple', () => {
@@ -420,7 +503,9 @@ describe('money', () => {
     expect(fin).toBeDefined();
     // 100,000 units × 1.1001 × longRate / 365 × 3 days (USD quote: no conversion).
     const inst = instruments().get(EU);
-    const expected = new Decimal(100000 * 1.1001 * inst.financing.longRate * 3 / 365).toDecimalPlaces(4).toFixed(4);
+    const expected = new Decimal((100000 * 1.1001 * inst.financing.longRate * 3) / 365)
+      .toDecimalPlaces(4)
+      .toFixed(4);
     expect(inst.financing.daysCharged[3]).toBe(3);
     expect(f(fin, 'financing')).toBe(expected);
     expect(f(fin, 'positionFinancings')).toEqual([expect.objectContaining({ instrument: EU })]);
@@ -443,14 +528,17 @@ describe('money', () => {
     for (const [i, t] of times.entries()) {
       if (i % 5 === 0) h.submit(market(EU, String((i % 2 ? -1 : 1) * (1000 + i * 137))));
       const c = px + Math.sin(i) * 0.002;
-      h.feed(candle(EU, t, [px, Math.max(px, c) + 0.0004, Math.min(px, c) - 0.0004, c], 0.00015, 'H1', 3_600_000));
+      h.feed(
+        candle(EU, t, [px, Math.max(px, c) + 0.0004, Math.min(px, c) - 0.0004, c], 0.00015, 'H1', 3_600_000),
+      );
       px = c;
     }
     let sum = new Decimal(0);
     for (const t of h.txs) {
       const x = t as unknown as Record<string, string>;
       if (t.type === 'TRANSFER_FUNDS') sum = sum.plus(x.amount!);
-      if (t.type === 'ORDER_FILL') sum = sum.plus(x.pl!).plus(x.financing!).minus(x.commission!).minus(x.guaranteedExecutionFee!);
+      if (t.type === 'ORDER_FILL')
+        sum = sum.plus(x.pl!).plus(x.financing!).minus(x.commission!).minus(x.guaranteedExecutionFee!);
       if (t.type === 'DAILY_FINANCING') sum = sum.plus(x.financing!);
     }
     expect(h.txs.some((t) => t.type === 'DAILY_FINANCING')).toBe(true);
@@ -467,8 +555,13 @@ describe('transaction delivery', () => {
     const stop = h.sim.listen((tx) => heard.push(`${tx.id}:${tx.type}`));
     const seen: string[] = [];
     let completed = false;
-    const sub = h.sim.transactions$.subscribe({ next: (tx) => seen.push(`${tx.id}:${tx.type}`), complete: () => (completed = true) });
-    h.submit(market(EU, '10000', { takeProfitOnFill: { price: '1.10000' }, stopLossOnFill: { price: '1.05000' } }));
+    const sub = h.sim.transactions$.subscribe({
+      next: (tx) => seen.push(`${tx.id}:${tx.type}`),
+      complete: () => (completed = true),
+    });
+    h.submit(
+      market(EU, '10000', { takeProfitOnFill: { price: '1.10000' }, stopLossOnFill: { price: '1.05000' } }),
+    );
     h.feed(candle(EU, T0, [1.05543, 1.056, 1.055, 1.0556]));
     expect(heard).toEqual(['3:MARKET_ORDER', '4:ORDER_FILL', '5:TAKE_PROFIT_ORDER', '6:STOP_LOSS_ORDER']);
     expect(seen).toEqual(heard);
@@ -477,7 +570,12 @@ describe('transaction delivery', () => {
     h.submit(market(EU, '-10000'));
     h.feed(candle(EU, T0 + MINUTE, [1.0556, 1.0561, 1.0551, 1.0557]));
     expect(heard).toHaveLength(4);
-    expect(seen.slice(4).map((s) => s.split(':')[1])).toEqual(['MARKET_ORDER', 'ORDER_FILL', 'ORDER_CANCEL', 'ORDER_CANCEL']);
+    expect(seen.slice(4).map((s) => s.split(':')[1])).toEqual([
+      'MARKET_ORDER',
+      'ORDER_FILL',
+      'ORDER_CANCEL',
+      'ORDER_CANCEL',
+    ]);
     expect(h.txs.map((t) => `${t.id}:${t.type}`).slice(2)).toEqual(seen);
     // complete() ends transactions$ (its subscribers see complete) and drops the listeners.
     const late: string[] = [];

@@ -19,7 +19,14 @@ import { submit } from './intents.ts';
 import { fillMarket, fillResting } from './execute.ts';
 import { cancelOrder } from './cancels.ts';
 import { checkMargin } from './closeout.ts';
-import { seedAccount, snapshot, start, trailingStopValues, type SeedOptions, type SimAccountState } from './seed.ts';
+import {
+  seedAccount,
+  snapshot,
+  start,
+  trailingStopValues,
+  type SeedOptions,
+  type SimAccountState,
+} from './seed.ts';
 import type { Draft } from './draft.ts';
 import type { SimBrokerOptions, SimStats } from './types.ts';
 
@@ -152,9 +159,19 @@ export class SimBroker implements Execution {
   }
 
   /** The models this simulator uses, by name (for the report and the run folder). */
-  get models(): { readonly path: string; readonly slippage: string; readonly latency: string; readonly commission: string } {
+  get models(): {
+    readonly path: string;
+    readonly slippage: string;
+    readonly latency: string;
+    readonly commission: string;
+  } {
     const s = this.#s;
-    return { path: s.opts.path ?? 'adaptive', slippage: s.slippage.name, latency: s.latency.name, commission: s.commission.name };
+    return {
+      path: s.opts.path ?? 'adaptive',
+      slippage: s.slippage.name,
+      latency: s.latency.name,
+      commission: s.commission.name,
+    };
   }
 
   /** NAV and margin used at the latest quotes (account.ts). */
@@ -276,7 +293,6 @@ export class SimBroker implements Execution {
     return n;
   }
 
-
   // ---- Read views for the sandbox (owned by the sandbox)
   /** The sandbox's PATCH /configuration: one CLIENT_CONFIGURE transaction; a new margin rate applies at once. */
   sandboxConfigure(fields: { alias?: string; marginRate?: string }): void {
@@ -287,7 +303,8 @@ export class SimBroker implements Execution {
     if (fields.alias !== undefined) d.alias = fields.alias;
     if (fields.marginRate !== undefined) {
       const rate = Number(fields.marginRate);
-      if (!(rate > 0 && rate <= 1)) throw new RangeError(`marginRate must be a decimal in (0, 1], got '${fields.marginRate}'`);
+      if (!(rate > 0 && rate <= 1))
+        throw new RangeError(`marginRate must be a decimal in (0, 1], got '${fields.marginRate}'`);
       d.marginRate = fields.marginRate;
       // As at OANDA: margin used, margin available, the margin check of later fills, margin calls
       // and the closeout all use the new rate from now on (the stricter of it and the instrument's).

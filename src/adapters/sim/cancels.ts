@@ -28,7 +28,12 @@ export function cancelOrder(s: SimState, o: SimOrder, reason: OrderCancelReason,
 }
 
 /** Cancels an order at fill time (bounds, margin, on-fill checks): the order existed, it cannot fill. */
-export function cancelFill(s: SimState, orderID: string, clientOrderID: string | undefined, reason: OrderCancelReason): void {
+export function cancelFill(
+  s: SimState,
+  orderID: string,
+  clientOrderID: string | undefined,
+  reason: OrderCancelReason,
+): void {
   const d: Draft = { type: 'ORDER_CANCEL', orderID, reason };
   if (clientOrderID !== undefined) d.clientOrderID = clientOrderID;
   s.stats.cancels++;
@@ -36,7 +41,12 @@ export function cancelFill(s: SimState, orderID: string, clientOrderID: string |
 }
 
 /** A `*_REJECT` transaction of type `type`: the request's `fields` and the v20 `rejectReason`. */
-export function reject(s: SimState, type: string, fields: Record<string, unknown>, rejectReason: TransactionRejectReason): void {
+export function reject(
+  s: SimState,
+  type: string,
+  fields: Record<string, unknown>,
+  rejectReason: TransactionRejectReason,
+): void {
   s.stats.rejects++;
   s.tx.emit({ ...fields, type, rejectReason });
 }

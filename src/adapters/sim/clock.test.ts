@@ -21,7 +21,10 @@ function setup(orders: { gtdHours?: number; gfd?: boolean; units: number }[]): H
   for (const o of orders) {
     // Far from the market: they only ever expire.
     const price = o.units > 0 ? '1.00000' : '1.20000';
-    const tif = o.gfd === true ? { timeInForce: 'GFD' } : { timeInForce: 'GTD', gtdTime: formatTime(T0 + MINUTE + (o.gtdHours ?? 1) * HOUR) };
+    const tif =
+      o.gfd === true
+        ? { timeInForce: 'GFD' }
+        : { timeInForce: 'GTD', gtdTime: formatTime(T0 + MINUTE + (o.gtdHours ?? 1) * HOUR) };
     h.submit(pending('LIMIT', EU, String(o.units), price, tif));
   }
   return h;
@@ -42,7 +45,10 @@ describe('timed events in time order, whatever the step', () => {
   });
 
   it('two GTD orders filed latest-first expire earliest-first in one step', () => {
-    const h = setup([{ gtdHours: 5, units: 100 }, { gtdHours: 3, units: -100 }]);
+    const h = setup([
+      { gtdHours: 5, units: 100 },
+      { gtdHours: 3, units: -100 },
+    ]);
     const ids = h.txs.filter((t) => t.type === 'LIMIT_ORDER').map((t) => t.id);
     const out = h.feed(timer(T0 + 8 * HOUR) as never);
     expect(out.map((t) => f(t, 'orderID'))).toEqual([ids[1], ids[0]]);
@@ -53,10 +59,14 @@ describe('timed events in time order, whatever the step', () => {
     h.feed(candle(EU, T0, [1.1, 1.1, 1.1, 1.1]));
     const at = T0 + 2 * MINUTE;
     // Due 30 s into the next candle, whose low (at its 40 s point: the high is nearer the open) reaches the limit.
-    h.submit(pending('LIMIT', EU, '100', '1.09900', { timeInForce: 'GTD', gtdTime: formatTime(at + 30_000) }));
+    h.submit(
+      pending('LIMIT', EU, '100', '1.09900', { timeInForce: 'GTD', gtdTime: formatTime(at + 30_000) }),
+    );
     h.feed(candle(EU, T0 + MINUTE, [1.1, 1.1, 1.1, 1.1]));
     const out = h.feed(candle(EU, at, [1.1, 1.1001, 1.0985, 1.0995]));
-    expect(out.map((t) => [t.type, f(t, 'reason'), t.time])).toEqual([['ORDER_CANCEL', 'TIME_IN_FORCE_EXPIRED', formatTime(at + 30_000)]]);
+    expect(out.map((t) => [t.type, f(t, 'reason'), t.time])).toEqual([
+      ['ORDER_CANCEL', 'TIME_IN_FORCE_EXPIRED', formatTime(at + 30_000)],
+    ]);
     expect(h.sim.ledger.trades.size).toBe(0);
   });
 
@@ -88,7 +98,9 @@ describe('timed events in time order, whatever the step', () => {
           const many = setup(orders);
           const n2 = many.txs.length;
           // The same span, cut at random points (sorted, within it).
-          const points = [...new Set(cuts.map((c) => T0 + MINUTE + Math.floor(((end - T0 - MINUTE) * c) / 1000)))].sort((a, b) => a - b);
+          const points = [
+            ...new Set(cuts.map((c) => T0 + MINUTE + Math.floor(((end - T0 - MINUTE) * c) / 1000))),
+          ].sort((a, b) => a - b);
           for (const p of points) many.feed(timer(p) as never);
           many.feed(timer(end) as never);
           expect(text(many.txs.slice(n2))).toEqual(text(one.txs.slice(n1)));

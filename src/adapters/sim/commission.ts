@@ -22,7 +22,10 @@ function perMillionCharge(rate: string): (units: number, unitsPlaces: number) =>
 /** A flat rate in the home currency per million units filled (`costs.commissionPerMillion`). */
 export function perMillionCommission(rate: string): CommissionModel {
   const charge = perMillionCharge(rate);
-  return { name: Number(rate) === 0 ? 'none' : `per-million:${rate}`, charge: (_inst, units, places) => charge(units, places) };
+  return {
+    name: Number(rate) === 0 ? 'none' : `per-million:${rate}`,
+    charge: (_inst, units, places) => charge(units, places),
+  };
 }
 
 /**
@@ -47,15 +50,22 @@ export const OANDA_CORE_PER_MILLION: Readonly<Record<string, string>> = {
 export function oandaCoreCommission(currency: string): CommissionModel {
   const rate = OANDA_CORE_PER_MILLION[currency];
   if (rate === undefined) {
-    throw new RangeError(`commission oanda-core has no schedule for an account in ${currency}; OANDA lists ${Object.keys(OANDA_CORE_PER_MILLION).join(', ')} (use a rate per million instead)`);
+    throw new RangeError(
+      `commission oanda-core has no schedule for an account in ${currency}; OANDA lists ${Object.keys(OANDA_CORE_PER_MILLION).join(', ')} (use a rate per million instead)`,
+    );
   }
   const fx = perMillionCharge(rate);
-  return { name: 'oanda-core', charge: (inst, units, places) => (inst.type === 'CURRENCY' ? fx(units, places) : 0) };
+  return {
+    name: 'oanda-core',
+    charge: (inst, units, places) => (inst.type === 'CURRENCY' ? fx(units, places) : 0),
+  };
 }
 
 /** A commission model from the config: `oanda-core`, or a decimal rate per million units ("0": none). */
 export function parseCommission(spec: string, currency: string): CommissionModel {
   if (spec === 'oanda-core') return oandaCoreCommission(currency);
   if (/^\d+(\.\d+)?$/.test(spec)) return perMillionCommission(spec);
-  throw new RangeError(`commission must be a rate per million units (e.g. "50") or "oanda-core", got "${spec}"`);
+  throw new RangeError(
+    `commission must be a rate per million units (e.g. "50") or "oanda-core", got "${spec}"`,
+  );
 }

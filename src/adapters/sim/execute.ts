@@ -23,7 +23,14 @@ import { copyFields, type Draft } from './transactions.ts';
  */
 
 /** A queued market order meets its price point: its MARKET_ORDER (or a reject), liquidity, then `execute`. */
-export function fillMarket(s: SimState, book: Book, q: QueuedMarket, bid: number, ask: number, t: UnixMs): void {
+export function fillMarket(
+  s: SimState,
+  book: Book,
+  q: QueuedMarket,
+  bid: number,
+  ask: number,
+  t: UnixMs,
+): void {
   s.tx.begin();
   const r = q.request;
   // A close whose trade disappeared meanwhile (its TP or SL filled first) is rejected, not filled.
@@ -41,7 +48,14 @@ export function fillMarket(s: SimState, book: Book, q: QueuedMarket, bid: number
     }
     if (Math.abs(units) > have) units = r.longPositionCloseout ? -have : have;
   }
-  const created = s.tx.emit(copyFields<Draft>({ type: 'MARKET_ORDER' }, r as unknown as Record<string, unknown>, 'units', String(units)));
+  const created = s.tx.emit(
+    copyFields<Draft>(
+      { type: 'MARKET_ORDER' },
+      r as unknown as Record<string, unknown>,
+      'units',
+      String(units),
+    ),
+  );
   // Liquidity, when the price carries it (ticks with bucket liquidity): FOK fills all or nothing,
   // IOC fills what is there and cancels the rest.
   const available = units > 0 ? s.liquidity.ask : s.liquidity.bid;
@@ -73,7 +87,15 @@ export function fillMarket(s: SimState, book: Book, q: QueuedMarket, bid: number
 }
 
 /** A resting order triggered at `px` (pricing.ts): a dependent order closes its trade (or is cancelled with it), an entry order fills its units. */
-export function fillResting(s: SimState, book: Book, o: SimOrder, px: number, bid: number, ask: number, t: UnixMs): void {
+export function fillResting(
+  s: SimState,
+  book: Book,
+  o: SimOrder,
+  px: number,
+  bid: number,
+  ask: number,
+  t: UnixMs,
+): void {
   s.tx.begin();
   const created = o.created as Transaction & Record<string, unknown>;
   if (o.tradeID !== undefined) {
@@ -121,7 +143,11 @@ export function fillResting(s: SimState, book: Book, o: SimOrder, px: number, bi
 }
 
 /** Whether an open trade that this fill does not close in full holds the client trade ID `id`. */
-function clientTradeIDTaken(s: SimState, id: string, chunks: readonly { trade: LedgerTrade; units: number }[]): boolean {
+function clientTradeIDTaken(
+  s: SimState,
+  id: string,
+  chunks: readonly { trade: LedgerTrade; units: number }[],
+): boolean {
   const t = s.findTrade(`@${id}`);
   if (t === undefined) return false;
   for (const ch of chunks) if (ch.trade === t && ch.units >= Math.abs(t.unitsNum)) return false;
@@ -157,7 +183,8 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
     remaining = 0;
   } else {
     const pf = a.positionFill === 'POSITION_DEFAULT' ? 'DEFAULT' : a.positionFill;
-    const reduce = a.closeout !== 0 || pf === 'REDUCE_FIRST' || pf === 'REDUCE_ONLY' || (pf === 'DEFAULT' && !s.hedging);
+    const reduce =
+      a.closeout !== 0 || pf === 'REDUCE_FIRST' || pf === 'REDUCE_ONLY' || (pf === 'DEFAULT' && !s.hedging);
     if (reduce) {
       for (const t of s.ledger.trades.values()) {
         if (remaining === 0) break;
@@ -167,7 +194,13 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
         remaining = roundUnits(remaining - take);
       }
     }
-    if (pf === 'REDUCE_ONLY' && a.closeout === 0 && remaining > 0 && chunks.length > 0 && a.created.timeInForce === 'FOK') {
+    if (
+      pf === 'REDUCE_ONLY' &&
+      a.closeout === 0 &&
+      remaining > 0 &&
+      chunks.length > 0 &&
+      a.created.timeInForce === 'FOK'
+    ) {
       // Fill or kill: a REDUCE_ONLY order larger than what it can reduce would fill in part, which
       // FOK forbids (IOC fills the part that reduces). v20 names no reason; the one of a REDUCE_ONLY
       // order with nothing to reduce, below.
@@ -199,15 +232,30 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
     const tp = c.takeProfitOnFill as { price?: string; distance?: string } | undefined;
     const sl = c.stopLossOnFill as { price?: string; distance?: string } | undefined;
     const gsl = c.guaranteedStopLossOnFill as { price?: string; distance?: string } | undefined;
-    if (tp) tpPrice = tp.price !== undefined ? Number(tp.price) : inst.snap(buy ? pxNum + Number(tp.distance) : pxNum - Number(tp.distance));
-    if (sl) slPrice = sl.price !== undefined ? Number(sl.price) : inst.snap(buy ? pxNum - Number(sl.distance) : pxNum + Number(sl.distance));
-    if (gsl) gslPrice = gsl.price !== undefined ? Number(gsl.price) : inst.snap(buy ? pxNum - Number(gsl.distance) : pxNum + Number(gsl.distance));
+    if (tp)
+      tpPrice =
+        tp.price !== undefined
+          ? Number(tp.price)
+          : inst.snap(buy ? pxNum + Number(tp.distance) : pxNum - Number(tp.distance));
+    if (sl)
+      slPrice =
+        sl.price !== undefined
+          ? Number(sl.price)
+          : inst.snap(buy ? pxNum - Number(sl.distance) : pxNum + Number(sl.distance));
+    if (gsl)
+      gslPrice =
+        gsl.price !== undefined
+          ? Number(gsl.price)
+          : inst.snap(buy ? pxNum - Number(gsl.distance) : pxNum + Number(gsl.distance));
     const closing = buy ? a.bid : a.ask;
     if (tpPrice !== undefined && (buy ? tpPrice <= pxNum : tpPrice >= pxNum)) {
       cancelFill(s, a.orderID, a.clientOrderID, 'TAKE_PROFIT_ON_FILL_LOSS');
       return;
     }
-    if ((slPrice !== undefined && (buy ? slPrice >= closing : slPrice <= closing)) || (gslPrice !== undefined && (buy ? gslPrice >= closing : gslPrice <= closing))) {
+    if (
+      (slPrice !== undefined && (buy ? slPrice >= closing : slPrice <= closing)) ||
+      (gslPrice !== undefined && (buy ? gslPrice >= closing : gslPrice <= closing))
+    ) {
       cancelFill(s, a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_LOSS');
       return;
     }
@@ -224,7 +272,10 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
       cancelFill(s, a.orderID, a.clientOrderID, 'CLIENT_TRADE_ID_ALREADY_EXISTS');
       return;
     }
-    if (gslPrice !== undefined && Math.abs(pxNum - gslPrice) < inst.guaranteedStopLoss.minimumDistance - 1e-12) {
+    if (
+      gslPrice !== undefined &&
+      Math.abs(pxNum - gslPrice) < inst.guaranteedStopLoss.minimumDistance - 1e-12
+    ) {
       cancelFill(s, a.orderID, a.clientOrderID, 'STOP_LOSS_ON_FILL_GUARANTEED_MINIMUM_DISTANCE_NOT_MET');
       return;
     }
@@ -239,11 +290,29 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
   const log = s.tx;
   const idNum = log.nextID;
   const fillID = log.peekID();
-  const margin = opening > 0 ? s.account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss) : 0;
+  const margin =
+    opening > 0 ? s.account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss) : 0;
   const closedTrades: LedgerTrade[] = [];
   const stamp = { at: s.now, time: log.timeText(), accountID: s.accountID, batchID: log.batchOr(fillID) };
   const fill = log.fillNote();
-  setFill(fill, a, inst, chunks, opening, buy, pxNum, factors, fillID, idNum, margin, s.commission, s.ledger.balance, c.tradeClientExtensions as ClientExtensions | undefined, closedTrades, stamp);
+  setFill(
+    fill,
+    a,
+    inst,
+    chunks,
+    opening,
+    buy,
+    pxNum,
+    factors,
+    fillID,
+    idNum,
+    margin,
+    s.commission,
+    s.ledger.balance,
+    c.tradeClientExtensions as ClientExtensions | undefined,
+    closedTrades,
+    stamp,
+  );
   const opened = opening > 0;
   log.takeID();
   // Read before the delivery: a listener's own fills reuse notes only at deeper levels, but the
@@ -268,13 +337,67 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
     const clientTradeID = (c.tradeClientExtensions as ClientExtensions | undefined)?.id;
     const trade = s.ledger.trades.get(fillID)!;
     const q = inst.name === s.lastQuoteName ? s.lastQuote : s.quotes.get(inst.name);
-    if (tpPrice !== undefined) onFillOrder(s, 'TAKE_PROFIT_ORDER', 'TAKE_PROFIT', inst, trade, q, clientTradeID, c.takeProfitOnFill, tpPrice, false, undefined, a.t);
-    if (slPrice !== undefined) onFillOrder(s, 'STOP_LOSS_ORDER', 'STOP_LOSS', inst, trade, q, clientTradeID, c.stopLossOnFill, slPrice, true, undefined, a.t);
+    if (tpPrice !== undefined)
+      onFillOrder(
+        s,
+        'TAKE_PROFIT_ORDER',
+        'TAKE_PROFIT',
+        inst,
+        trade,
+        q,
+        clientTradeID,
+        c.takeProfitOnFill,
+        tpPrice,
+        false,
+        undefined,
+        a.t,
+      );
+    if (slPrice !== undefined)
+      onFillOrder(
+        s,
+        'STOP_LOSS_ORDER',
+        'STOP_LOSS',
+        inst,
+        trade,
+        q,
+        clientTradeID,
+        c.stopLossOnFill,
+        slPrice,
+        true,
+        undefined,
+        a.t,
+      );
     if (gslPrice !== undefined) {
-      onFillOrder(s, 'GUARANTEED_STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS', inst, trade, q, clientTradeID, c.guaranteedStopLossOnFill, gslPrice, true, inst.guaranteedStopLoss.premium, a.t);
+      onFillOrder(
+        s,
+        'GUARANTEED_STOP_LOSS_ORDER',
+        'GUARANTEED_STOP_LOSS',
+        inst,
+        trade,
+        q,
+        clientTradeID,
+        c.guaranteedStopLossOnFill,
+        gslPrice,
+        true,
+        inst.guaranteedStopLoss.premium,
+        a.t,
+      );
     }
     if (c.trailingStopLossOnFill !== undefined) {
-      onFillOrder(s, 'TRAILING_STOP_LOSS_ORDER', 'TRAILING_STOP_LOSS', inst, trade, q, clientTradeID, c.trailingStopLossOnFill, Number.NaN, true, undefined, a.t);
+      onFillOrder(
+        s,
+        'TRAILING_STOP_LOSS_ORDER',
+        'TRAILING_STOP_LOSS',
+        inst,
+        trade,
+        q,
+        clientTradeID,
+        c.trailingStopLossOnFill,
+        Number.NaN,
+        true,
+        undefined,
+        a.t,
+      );
     }
   }
 }
@@ -306,13 +429,23 @@ function onFillOrder(
   premium: string | undefined,
   at: UnixMs,
 ): void {
-  const d = x as { distance?: string; timeInForce?: string; gtdTime?: string; clientExtensions?: ClientExtensions };
+  const d = x as {
+    distance?: string;
+    timeInForce?: string;
+    gtdTime?: string;
+    clientExtensions?: ClientExtensions;
+  };
   const fillID = trade.id;
   const price = level === level ? inst.price(level) : undefined;
   const timeInForce = d.timeInForce ?? 'GTC';
   let tx: Draft;
   let expiresAt = Infinity;
-  if (clientTradeID === undefined && d.gtdTime === undefined && d.clientExtensions === undefined && premium === undefined) {
+  if (
+    clientTradeID === undefined &&
+    d.gtdTime === undefined &&
+    d.clientExtensions === undefined &&
+    premium === undefined
+  ) {
     // The common on-fill order (no client IDs, no GTD time, no premium) as one literal, stamp
     // included (emit's fields, in its order), in the field order of the general form below: the
     // transaction has its final shape at once. Three of these per fill with TP/SL/trailing.
@@ -323,13 +456,67 @@ function onFillOrder(
     const accountID = s.accountID;
     const distance = keepDistance ? d.distance : undefined;
     if (distance === undefined) {
-      tx = price === undefined
-        ? { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID }
-        : { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, price, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID };
+      tx =
+        price === undefined
+          ? {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            }
+          : {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              price,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            };
     } else {
-      tx = price === undefined
-        ? { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, distance, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID }
-        : { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID, timeInForce, distance, price, triggerCondition: 'DEFAULT', id, time, userID: 1, accountID, batchID };
+      tx =
+        price === undefined
+          ? {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              distance,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            }
+          : {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              distance,
+              price,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            };
     }
   } else {
     tx = { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
@@ -347,7 +534,20 @@ function onFillOrder(
   if (timeInForce === 'GFD') expiresAt = nextRollover(s.now);
   const distance = orderType === 'TRAILING_STOP_LOSS' ? Number(d.distance) : 0;
   const immediate = timeInForce === 'FOK' || timeInForce === 'IOC';
-  const o = onFillWorkingOrder(tx as unknown as Transaction, orderType, inst, trade, trade.unitsNum > 0 ? -1 : 1, level, distance, q, expiresAt, at, d.clientExtensions, immediate);
+  const o = onFillWorkingOrder(
+    tx as unknown as Transaction,
+    orderType,
+    inst,
+    trade,
+    trade.unitsNum > 0 ? -1 : 1,
+    level,
+    distance,
+    q,
+    expiresAt,
+    at,
+    d.clientExtensions,
+    immediate,
+  );
   s.file(o);
   // Published with its working order: the ledger files `o` itself as the pending order.
   s.tx.publish(tx, o);

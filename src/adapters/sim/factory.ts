@@ -13,7 +13,19 @@ export interface SimAccountSettings {
 }
 
 /** What a simulator is made from in every mode: the account, the fill models, and the simulator's other options. */
-export interface SimSettings extends Omit<SimBrokerOptions, 'currency' | 'initialBalance' | 'marginRate' | 'hedging' | 'fifo' | 'accountID' | 'slippage' | 'latency' | 'commission' | 'marketHours'> {
+export interface SimSettings extends Omit<
+  SimBrokerOptions,
+  | 'currency'
+  | 'initialBalance'
+  | 'marginRate'
+  | 'hedging'
+  | 'fifo'
+  | 'accountID'
+  | 'slippage'
+  | 'latency'
+  | 'commission'
+  | 'marketHours'
+> {
   readonly account: SimAccountSettings;
   /**
    * The fill models: by name (parsed here, `parseFillModels`), or built already (a run's, checked

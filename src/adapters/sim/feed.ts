@@ -41,7 +41,11 @@ export function candle(s: SimState, c: Candle): void {
     return;
   }
   const watchMargin = s.ledger.trades.size > 0 && (s.marginCall || s.account.mayCall(c, book.instrument));
-  if (book.market.length === 0 && !watchMargin && (book.orders.length === 0 || (s.opts.quickPath !== false && quickUntouched(s, book, c)))) {
+  if (
+    book.market.length === 0 &&
+    !watchMargin &&
+    (book.orders.length === 0 || (s.opts.quickPath !== false && quickUntouched(s, book, c)))
+  ) {
     // Nothing can fill and the margin is safe at this candle's worst prices: only the quote moves
     // (and trailing stops follow, in quickUntouched).
     s.setQuote(c.instrument, c.bc, c.ac);
@@ -102,4 +106,3 @@ function net(s: SimState, instrument: string): number {
 function matchPoint(s: SimState, book: Book, bid: number, ask: number, t: UnixMs, gap: boolean): void {
   match(book, bid, ask, t, gap, s.snapshot, s.sink);
 }
-

@@ -26,7 +26,11 @@ export interface FillModels {
 
 /** A fill model name that does not parse: which model, and the model's own message (what is expected). */
 export class FillModelError extends RangeError {
-  constructor(readonly model: 'slippage' | 'latency' | 'commission', message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly model: 'slippage' | 'latency' | 'commission',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'FillModelError';
   }

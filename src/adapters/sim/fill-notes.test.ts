@@ -42,8 +42,21 @@ interface Step {
 }
 
 /** A random walk of candles (prices in 0.00001 units), and an order (or none) before each. */
-function run(walk: readonly number[], steps: readonly (Step | undefined)[], listen: (sim: SimBroker) => void, opts: Partial<SimBrokerOptions> = {}): SimBroker {
-  const sim = new SimBroker({ instruments: instruments(), currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false, commissionPerMillion: '45', ...opts });
+function run(
+  walk: readonly number[],
+  steps: readonly (Step | undefined)[],
+  listen: (sim: SimBroker) => void,
+  opts: Partial<SimBrokerOptions> = {},
+): SimBroker {
+  const sim = new SimBroker({
+    instruments: instruments(),
+    currency: 'USD',
+    initialBalance: '100000',
+    marginRate: '0.02',
+    financing: false,
+    commissionPerMillion: '45',
+    ...opts,
+  });
   listen(sim);
   sim.start(T0 - MINUTE);
   let px = 110000;
@@ -68,7 +81,11 @@ function run(walk: readonly number[], steps: readonly (Step | undefined)[], list
 
 /** A reversal every 5 candles with all three exits: fills that open, close in full, and reduce. */
 const WALK = Array.from({ length: 400 }, (_, i) => Math.round(Math.sin(i / 7) * 12 + ((i * 7919) % 11) - 5));
-const STEPS: (Step | undefined)[] = WALK.map((_, i) => (i % 5 === 0 ? { units: (i % 10 === 0 ? 1 : -1) * (1000 + (i % 3) * 500), tp: 40, sl: 30, trail: 60 } : undefined));
+const STEPS: (Step | undefined)[] = WALK.map((_, i) =>
+  i % 5 === 0
+    ? { units: (i % 10 === 0 ? 1 : -1) * (1000 + (i % 3) * 500), tp: 40, sl: 30, trail: 60 }
+    : undefined,
+);
 
 describe('fills as notes', () => {
   it('with only listeners of notes, builds no ORDER_FILL object; its ledger is the fold of the objects another run delivers', () => {
@@ -84,11 +101,15 @@ describe('fills as notes', () => {
     expect(bare.stats.fillObjects).toBe(0);
     expect(read.stats.fillObjects).toBe(read.stats.fills);
     // Closing fills and reducing fills both occurred (the numbers' fold covers each part kind).
-    const fills = objects.filter((t): t is Extract<Transaction, { type: 'ORDER_FILL' }> => t.type === 'ORDER_FILL');
+    const fills = objects.filter(
+      (t): t is Extract<Transaction, { type: 'ORDER_FILL' }> => t.type === 'ORDER_FILL',
+    );
     expect(fills.some((t) => t.tradesClosed !== undefined)).toBe(true);
     expect(fills.some((t) => t.tradeOpened !== undefined && t.tradesClosed !== undefined)).toBe(true);
     // The note carries what the object says.
-    expect(notes).toEqual(fills.map((t) => [t.id, Number(t.id), t.orderID, t.reason, Number(t.price), parseTime(t.time)]));
+    expect(notes).toEqual(
+      fills.map((t) => [t.id, Number(t.id), t.orderID, t.reason, Number(t.price), parseTime(t.time)]),
+    );
     // Folded from numbers (both simulators) = folded from the objects, parsed (a ledger of its own).
     const parsed = new Ledger({ currency: 'USD' });
     for (const tx of objects) parsed.apply(tx);

@@ -4,7 +4,13 @@ import { add, convert, convertProduct, formatAmount, scaled, type Amount } from 
 import { formatFactor } from '../../domain/conversion.ts';
 import { formatTime, parseTime, type UnixMs } from '../../domain/time.ts';
 import type { FillNumbers, TransactionNote } from '../../domain/transaction-note.ts';
-import type { ClientExtensions, OrderFillReason, TradeOpen, TradeReduce, Transaction } from '../../domain/v20/index.ts';
+import type {
+  ClientExtensions,
+  OrderFillReason,
+  TradeOpen,
+  TradeReduce,
+  Transaction,
+} from '../../domain/v20/index.ts';
 import type { Chunk } from './account.ts';
 import type { CommissionModel } from './commission.ts';
 import type { SimOrder, SimOrderType } from './orders.ts';
@@ -188,7 +194,8 @@ export function setFill(
   let spreadCost: Amount = 0;
   let fee: Amount = 0;
   // A guaranteed stop charges its premium on the units it closes.
-  const premium = a.order?.type === 'GUARANTEED_STOP_LOSS' ? scaled(inst.guaranteedStopLoss.premium) : undefined;
+  const premium =
+    a.order?.type === 'GUARANTEED_STOP_LOSS' ? scaled(inst.guaranteedStopLoss.premium) : undefined;
   let filledUnits = opening;
   for (let i = 0; i < chunks.length; i++) {
     const ch = chunks[i]!;
@@ -330,26 +337,86 @@ function orderFillTransaction(f: FillNote): Draft {
   if (reduced === undefined) {
     if (cid !== undefined && opened !== undefined && tradesClosed === undefined) {
       return {
-        type: 'ORDER_FILL', orderID: f.orderID, instrument: inst.name, units: unitsText, requestedUnits, price, fullVWAP: price, fullPrice, reason,
-        pl: plText, financing: '0.0000', commission: commissionText, guaranteedExecutionFee: feeText, accountBalance: balanceText,
-        gainQuoteHomeConversionFactor: gain, lossQuoteHomeConversionFactor: loss, halfSpreadCost: spreadText,
-        clientOrderID: cid, tradeOpened: opened, id: fillID, time, userID: 1, accountID, batchID,
+        type: 'ORDER_FILL',
+        orderID: f.orderID,
+        instrument: inst.name,
+        units: unitsText,
+        requestedUnits,
+        price,
+        fullVWAP: price,
+        fullPrice,
+        reason,
+        pl: plText,
+        financing: '0.0000',
+        commission: commissionText,
+        guaranteedExecutionFee: feeText,
+        accountBalance: balanceText,
+        gainQuoteHomeConversionFactor: gain,
+        lossQuoteHomeConversionFactor: loss,
+        halfSpreadCost: spreadText,
+        clientOrderID: cid,
+        tradeOpened: opened,
+        id: fillID,
+        time,
+        userID: 1,
+        accountID,
+        batchID,
       };
     }
     if (cid !== undefined && opened !== undefined) {
       return {
-        type: 'ORDER_FILL', orderID: f.orderID, instrument: inst.name, units: unitsText, requestedUnits, price, fullVWAP: price, fullPrice, reason,
-        pl: plText, financing: '0.0000', commission: commissionText, guaranteedExecutionFee: feeText, accountBalance: balanceText,
-        gainQuoteHomeConversionFactor: gain, lossQuoteHomeConversionFactor: loss, halfSpreadCost: spreadText,
-        clientOrderID: cid, tradeOpened: opened, tradesClosed, id: fillID, time, userID: 1, accountID, batchID,
+        type: 'ORDER_FILL',
+        orderID: f.orderID,
+        instrument: inst.name,
+        units: unitsText,
+        requestedUnits,
+        price,
+        fullVWAP: price,
+        fullPrice,
+        reason,
+        pl: plText,
+        financing: '0.0000',
+        commission: commissionText,
+        guaranteedExecutionFee: feeText,
+        accountBalance: balanceText,
+        gainQuoteHomeConversionFactor: gain,
+        lossQuoteHomeConversionFactor: loss,
+        halfSpreadCost: spreadText,
+        clientOrderID: cid,
+        tradeOpened: opened,
+        tradesClosed,
+        id: fillID,
+        time,
+        userID: 1,
+        accountID,
+        batchID,
       };
     }
     if (cid === undefined && opened === undefined && tradesClosed !== undefined) {
       return {
-        type: 'ORDER_FILL', orderID: f.orderID, instrument: inst.name, units: unitsText, requestedUnits, price, fullVWAP: price, fullPrice, reason,
-        pl: plText, financing: '0.0000', commission: commissionText, guaranteedExecutionFee: feeText, accountBalance: balanceText,
-        gainQuoteHomeConversionFactor: gain, lossQuoteHomeConversionFactor: loss, halfSpreadCost: spreadText,
-        tradesClosed, id: fillID, time, userID: 1, accountID, batchID,
+        type: 'ORDER_FILL',
+        orderID: f.orderID,
+        instrument: inst.name,
+        units: unitsText,
+        requestedUnits,
+        price,
+        fullVWAP: price,
+        fullPrice,
+        reason,
+        pl: plText,
+        financing: '0.0000',
+        commission: commissionText,
+        guaranteedExecutionFee: feeText,
+        accountBalance: balanceText,
+        gainQuoteHomeConversionFactor: gain,
+        lossQuoteHomeConversionFactor: loss,
+        halfSpreadCost: spreadText,
+        tradesClosed,
+        id: fillID,
+        time,
+        userID: 1,
+        accountID,
+        batchID,
       };
     }
   }

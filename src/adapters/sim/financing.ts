@@ -40,7 +40,7 @@ export function dailyFinancing(
     const mid = (q.bid + q.ask) / 2;
     const f = conversion.tryFactors(inst.quote);
     if (!f) continue;
-    const quoteAmount = Math.abs(t.unitsNum) * mid * rate * days / 365;
+    const quoteAmount = (Math.abs(t.unitsNum) * mid * rate * days) / 365;
     const home = amount(new Decimal(quoteAmount).times(quoteAmount >= 0 ? f.gain : f.loss).toFixed(4));
     if (home === 0) continue;
     let entry = byInstrument.get(t.instrument);

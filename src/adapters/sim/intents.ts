@@ -2,7 +2,13 @@ import type { Instrument } from '../../domain/instrument.ts';
 import { assertNever, type OrderIntent } from '../../domain/intents.ts';
 import type { LedgerTrade } from '../../domain/ledger.ts';
 import { formatTime, parseRequestTime, type UnixMs } from '../../domain/time.ts';
-import type { ClientExtensions, MarketOrderRequest, OrderRequest, Transaction, TransactionRejectReason } from '../../domain/v20/index.ts';
+import type {
+  ClientExtensions,
+  MarketOrderRequest,
+  OrderRequest,
+  Transaction,
+  TransactionRejectReason,
+} from '../../domain/v20/index.ts';
 import type { MarketRequest } from './book.ts';
 import { cancelFill, cancelOrder, reject } from './cancels.ts';
 import { NO_LATENCY } from './latency.ts';
@@ -38,7 +44,8 @@ export function submit(s: SimState, intent: OrderIntent): void {
     case 'cancel': {
       const o = findOrder(s, intent.orderSpecifier);
       s.tx.begin();
-      if (!o) reject(s, 'ORDER_CANCEL_REJECT', cancelRejectFields(intent.orderSpecifier), 'ORDER_DOESNT_EXIST');
+      if (!o)
+        reject(s, 'ORDER_CANCEL_REJECT', cancelRejectFields(intent.orderSpecifier), 'ORDER_DOESNT_EXIST');
       else cancelOrder(s, o, 'CLIENT_REQUEST');
       return;
     }
@@ -46,32 +53,63 @@ export function submit(s: SimState, intent: OrderIntent): void {
       const trade = s.findTrade(intent.tradeSpecifier);
       if (!trade) {
         s.tx.begin();
-        reject(s, 'MARKET_ORDER_REJECT', { tradeClose: { tradeID: intent.tradeSpecifier, units: intent.units }, reason: 'TRADE_CLOSE' }, 'TRADE_DOESNT_EXIST');
+        reject(
+          s,
+          'MARKET_ORDER_REJECT',
+          { tradeClose: { tradeID: intent.tradeSpecifier, units: intent.units }, reason: 'TRADE_CLOSE' },
+          'TRADE_DOESNT_EXIST',
+        );
         return;
       }
       const size = Math.abs(trade.unitsNum);
       const units = intent.units === 'ALL' ? size : Number(intent.units);
       if (intent.units !== 'ALL' && unitsTooPrecise(intent.units, s.instruments.get(trade.instrument))) {
         s.tx.begin();
-        reject(s, 'MARKET_ORDER_REJECT', { instrument: trade.instrument, tradeClose: { tradeID: trade.id, units: intent.units }, reason: 'TRADE_CLOSE' }, 'UNITS_PRECISION_EXCEEDED');
+        reject(
+          s,
+          'MARKET_ORDER_REJECT',
+          {
+            instrument: trade.instrument,
+            tradeClose: { tradeID: trade.id, units: intent.units },
+            reason: 'TRADE_CLOSE',
+          },
+          'UNITS_PRECISION_EXCEEDED',
+        );
         return;
       }
       if (!(units <= size && units > 0)) {
         s.tx.begin();
-        reject(s, 'MARKET_ORDER_REJECT', { instrument: trade.instrument, tradeClose: { tradeID: trade.id, units: intent.units }, reason: 'TRADE_CLOSE' }, 'CLOSE_TRADE_UNITS_EXCEED_TRADE_SIZE');
+        reject(
+          s,
+          'MARKET_ORDER_REJECT',
+          {
+            instrument: trade.instrument,
+            tradeClose: { tradeID: trade.id, units: intent.units },
+            reason: 'TRADE_CLOSE',
+          },
+          'CLOSE_TRADE_UNITS_EXCEED_TRADE_SIZE',
+        );
         return;
       }
       const signed = trade.unitsNum > 0 ? -units : units;
-      const tradeClose: { tradeID: string; clientTradeID?: string; units: string } = { tradeID: trade.id, units: intent.units === 'ALL' ? 'ALL' : String(units) };
+      const tradeClose: { tradeID: string; clientTradeID?: string; units: string } = {
+        tradeID: trade.id,
+        units: intent.units === 'ALL' ? 'ALL' : String(units),
+      };
       if (trade.clientExtensions?.id) tradeClose.clientTradeID = trade.clientExtensions.id;
-      queueMarket(s, trade.instrument, {
-        instrument: trade.instrument,
-        units: String(signed),
-        timeInForce: 'FOK',
-        positionFill: 'REDUCE_ONLY',
-        reason: 'TRADE_CLOSE',
-        tradeClose,
-      }, undefined);
+      queueMarket(
+        s,
+        trade.instrument,
+        {
+          instrument: trade.instrument,
+          units: String(signed),
+          timeInForce: 'FOK',
+          positionFill: 'REDUCE_ONLY',
+          reason: 'TRADE_CLOSE',
+          tradeClose,
+        },
+        undefined,
+      );
       return;
     }
     case 'closePosition': {
@@ -102,34 +140,69 @@ export function submit(s: SimState, intent: OrderIntent): void {
       const sh = want(shortUnits, short);
       if (lo === undefined && sh === undefined) {
         s.tx.begin();
-        reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, reason: 'POSITION_CLOSEOUT' }, 'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION');
+        reject(
+          s,
+          'MARKET_ORDER_REJECT',
+          { instrument: intent.instrument, reason: 'POSITION_CLOSEOUT' },
+          'CLOSEOUT_POSITION_INCOMPLETE_SPECIFICATION',
+        );
         return;
       }
       if (typeof lo === 'string' || typeof sh === 'string') {
         s.tx.begin();
-        if (typeof lo === 'string') reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, longPositionCloseout: { instrument: intent.instrument, units: longUnits }, reason: 'POSITION_CLOSEOUT' }, lo);
-        if (typeof sh === 'string') reject(s, 'MARKET_ORDER_REJECT', { instrument: intent.instrument, shortPositionCloseout: { instrument: intent.instrument, units: shortUnits }, reason: 'POSITION_CLOSEOUT' }, sh);
+        if (typeof lo === 'string')
+          reject(
+            s,
+            'MARKET_ORDER_REJECT',
+            {
+              instrument: intent.instrument,
+              longPositionCloseout: { instrument: intent.instrument, units: longUnits },
+              reason: 'POSITION_CLOSEOUT',
+            },
+            lo,
+          );
+        if (typeof sh === 'string')
+          reject(
+            s,
+            'MARKET_ORDER_REJECT',
+            {
+              instrument: intent.instrument,
+              shortPositionCloseout: { instrument: intent.instrument, units: shortUnits },
+              reason: 'POSITION_CLOSEOUT',
+            },
+            sh,
+          );
         return;
       }
       if (lo) {
-        queueMarket(s, intent.instrument, {
-          instrument: intent.instrument,
-          units: String(-lo),
-          timeInForce: 'FOK',
-          positionFill: 'REDUCE_ONLY',
-          reason: 'POSITION_CLOSEOUT',
-          longPositionCloseout: { instrument: intent.instrument, units: longUnits ?? 'ALL' },
-        }, undefined);
+        queueMarket(
+          s,
+          intent.instrument,
+          {
+            instrument: intent.instrument,
+            units: String(-lo),
+            timeInForce: 'FOK',
+            positionFill: 'REDUCE_ONLY',
+            reason: 'POSITION_CLOSEOUT',
+            longPositionCloseout: { instrument: intent.instrument, units: longUnits ?? 'ALL' },
+          },
+          undefined,
+        );
       }
       if (sh) {
-        queueMarket(s, intent.instrument, {
-          instrument: intent.instrument,
-          units: String(sh),
-          timeInForce: 'FOK',
-          positionFill: 'REDUCE_ONLY',
-          reason: 'POSITION_CLOSEOUT',
-          shortPositionCloseout: { instrument: intent.instrument, units: shortUnits ?? 'ALL' },
-        }, undefined);
+        queueMarket(
+          s,
+          intent.instrument,
+          {
+            instrument: intent.instrument,
+            units: String(sh),
+            timeInForce: 'FOK',
+            positionFill: 'REDUCE_ONLY',
+            reason: 'POSITION_CLOSEOUT',
+            shortPositionCloseout: { instrument: intent.instrument, units: shortUnits ?? 'ALL' },
+          },
+          undefined,
+        );
       }
       return;
     }
@@ -141,7 +214,12 @@ export function submit(s: SimState, intent: OrderIntent): void {
       if (intent.orderSpecifier !== undefined) {
         const o = findOrder(s, intent.orderSpecifier);
         if (!o) {
-          reject(s, 'ORDER_CLIENT_EXTENSIONS_MODIFY_REJECT', { orderID: intent.orderSpecifier }, 'ORDER_DOESNT_EXIST');
+          reject(
+            s,
+            'ORDER_CLIENT_EXTENSIONS_MODIFY_REJECT',
+            { orderID: intent.orderSpecifier },
+            'ORDER_DOESNT_EXIST',
+          );
           return;
         }
         const d: Draft = { type: 'ORDER_CLIENT_EXTENSIONS_MODIFY', orderID: o.id };
@@ -150,7 +228,8 @@ export function submit(s: SimState, intent: OrderIntent): void {
         if (intent.clientExtensions) {
           // The new extensions replace the old: later fills and cancels carry the new client ID,
           // and only the new one finds the order.
-          if (o.clientID !== undefined && s.byClientID.get(o.clientID) === o.id) s.byClientID.delete(o.clientID);
+          if (o.clientID !== undefined && s.byClientID.get(o.clientID) === o.id)
+            s.byClientID.delete(o.clientID);
           o.clientID = intent.clientExtensions.id;
           if (o.clientID !== undefined) s.byClientID.set(o.clientID, o.id);
         }
@@ -158,16 +237,30 @@ export function submit(s: SimState, intent: OrderIntent): void {
       } else if (intent.tradeSpecifier !== undefined) {
         const t = s.findTrade(intent.tradeSpecifier);
         if (!t) {
-          reject(s, 'TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT', { tradeID: intent.tradeSpecifier }, 'TRADE_DOESNT_EXIST');
+          reject(
+            s,
+            'TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT',
+            { tradeID: intent.tradeSpecifier },
+            'TRADE_DOESNT_EXIST',
+          );
           return;
         }
         const ext = intent.tradeClientExtensions ?? intent.clientExtensions ?? {};
         const holder = ext.id !== undefined ? s.findTrade(`@${ext.id}`) : undefined;
         if (holder !== undefined && holder !== t) {
-          reject(s, 'TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT', { tradeID: t.id, tradeClientExtensionsModify: ext }, 'CLIENT_TRADE_ID_ALREADY_EXISTS');
+          reject(
+            s,
+            'TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT',
+            { tradeID: t.id, tradeClientExtensionsModify: ext },
+            'CLIENT_TRADE_ID_ALREADY_EXISTS',
+          );
           return;
         }
-        s.tx.emit({ type: 'TRADE_CLIENT_EXTENSIONS_MODIFY', tradeID: t.id, tradeClientExtensionsModify: ext });
+        s.tx.emit({
+          type: 'TRADE_CLIENT_EXTENSIONS_MODIFY',
+          tradeID: t.id,
+          tradeClientExtensionsModify: ext,
+        });
       }
       return;
     }
@@ -190,20 +283,30 @@ function findOrder(s: SimState, spec: string): SimOrder | undefined {
 /** Creates (or replaces) an order: a reject, a market order queued for its next price, or a resting order filed in its book. */
 function submitOrder(s: SimState, request: OrderRequest, replaces: SimOrder | undefined): void {
   const check = checkOrder(request, s.orderEnv);
-  const r = check.request as OrderRequest & Record<string, unknown> & { instrument?: string; tradeID?: string; clientExtensions?: ClientExtensions };
+  const r = check.request as OrderRequest &
+    Record<string, unknown> & { instrument?: string; tradeID?: string; clientExtensions?: ClientExtensions };
   let reason = check.ok ? undefined : check.reason;
   const inst = check.ok ? check.instrument : undefined;
   const cid = r.clientExtensions?.id;
-  if (!reason && cid !== undefined && s.byClientID.has(cid) && s.byClientID.get(cid) !== replaces?.id) reason = 'CLIENT_ORDER_ID_ALREADY_EXISTS';
+  if (!reason && cid !== undefined && s.byClientID.has(cid) && s.byClientID.get(cid) !== replaces?.id)
+    reason = 'CLIENT_ORDER_ID_ALREADY_EXISTS';
   // The client ID the order's trade would take is held by an open trade: refused, as v20 refuses it
   // (a pending order whose ID is taken while it waits is cancelled at its fill: execute.ts).
   const tradeCid = (r.tradeClientExtensions as ClientExtensions | undefined)?.id;
-  if (!reason && tradeCid !== undefined && s.findTrade(`@${tradeCid}`) !== undefined) reason = 'CLIENT_TRADE_ID_ALREADY_EXISTS';
+  if (!reason && tradeCid !== undefined && s.findTrade(`@${tradeCid}`) !== undefined)
+    reason = 'CLIENT_TRADE_ID_ALREADY_EXISTS';
   let trade: LedgerTrade | undefined;
   if (!reason && check.ok && check.tradeID !== undefined) {
     trade = s.ledger.trades.get(check.tradeID)!;
     if (!replaces) {
-      const slot = r.type === 'TAKE_PROFIT' ? trade.takeProfitOrderID : r.type === 'STOP_LOSS' ? trade.stopLossOrderID : r.type === 'TRAILING_STOP_LOSS' ? trade.trailingStopLossOrderID : trade.guaranteedStopLossOrderID;
+      const slot =
+        r.type === 'TAKE_PROFIT'
+          ? trade.takeProfitOrderID
+          : r.type === 'STOP_LOSS'
+            ? trade.stopLossOrderID
+            : r.type === 'TRAILING_STOP_LOSS'
+              ? trade.trailingStopLossOrderID
+              : trade.guaranteedStopLossOrderID;
       if (slot !== undefined) reason = `${r.type}_ORDER_ALREADY_EXISTS` as TransactionRejectReason;
     }
   }
@@ -233,8 +336,10 @@ function submitOrder(s: SimState, request: OrderRequest, replaces: SimOrder | un
     // On-fill details as v20 records them: timeInForce defaulted (GTC), prices at the instrument's precision.
     if (m.takeProfitOnFill !== undefined) q.takeProfitOnFill = details(m.takeProfitOnFill, inst);
     if (m.stopLossOnFill !== undefined) q.stopLossOnFill = details(m.stopLossOnFill, inst);
-    if (m.trailingStopLossOnFill !== undefined) q.trailingStopLossOnFill = details(m.trailingStopLossOnFill, inst);
-    if (m.guaranteedStopLossOnFill !== undefined) q.guaranteedStopLossOnFill = details(m.guaranteedStopLossOnFill, inst);
+    if (m.trailingStopLossOnFill !== undefined)
+      q.trailingStopLossOnFill = details(m.trailingStopLossOnFill, inst);
+    if (m.guaranteedStopLossOnFill !== undefined)
+      q.guaranteedStopLossOnFill = details(m.guaranteedStopLossOnFill, inst);
     if (m.tradeClientExtensions !== undefined) q.tradeClientExtensions = m.tradeClientExtensions;
     queueMarket(s, m.instrument, q, cid);
     return;
@@ -248,7 +353,12 @@ function submitOrder(s: SimState, request: OrderRequest, replaces: SimOrder | un
     reason: replacement ? 'REPLACEMENT' : 'CLIENT_ORDER',
   };
   if (trade) draft.tradeID = trade.id;
-  if (type !== 'TAKE_PROFIT' && type !== 'STOP_LOSS' && type !== 'TRAILING_STOP_LOSS' && type !== 'GUARANTEED_STOP_LOSS') {
+  if (
+    type !== 'TAKE_PROFIT' &&
+    type !== 'STOP_LOSS' &&
+    type !== 'TRAILING_STOP_LOSS' &&
+    type !== 'GUARANTEED_STOP_LOSS'
+  ) {
     draft.positionFill = (r.positionFill as string | undefined) ?? 'DEFAULT';
   }
   if (r.price !== undefined && inst) draft.price = inst.price(Number(r.price));
@@ -263,7 +373,12 @@ function submitOrder(s: SimState, request: OrderRequest, replaces: SimOrder | un
 }
 
 /** Queues a market order for the first price after its arrival, or halts it (MARKET_HALTED) when its market is closed. */
-function queueMarket(s: SimState, instrument: string, request: MarketRequest, clientID: string | undefined): void {
+function queueMarket(
+  s: SimState,
+  instrument: string,
+  request: MarketRequest,
+  clientID: string | undefined,
+): void {
   // Closed when the strategy decided (a weekend timer fires as Sunday's first price arrives), or now.
   if (halted(s, s.decidedAt === s.decidedAt ? s.decidedAt : s.now, s.book(instrument).instrument)) {
     // v20 creates the order and cancels it in the same batch: there is no price to fill at.
@@ -282,7 +397,15 @@ function tradeOrders(s: SimState, intent: Extract<OrderIntent, { kind: 'tradeOrd
   s.tx.begin();
   if (!trade) {
     const spec = intent.tradeSpecifier;
-    reject(s, 'TAKE_PROFIT_ORDER_REJECT', { ...(spec.startsWith('@') ? { clientTradeID: spec.slice(1) } : { tradeID: spec }), reason: 'CLIENT_ORDER' }, 'TRADE_DOESNT_EXIST');
+    reject(
+      s,
+      'TAKE_PROFIT_ORDER_REJECT',
+      {
+        ...(spec.startsWith('@') ? { clientTradeID: spec.slice(1) } : { tradeID: spec }),
+        reason: 'CLIENT_ORDER',
+      },
+      'TRADE_DOESNT_EXIST',
+    );
     return;
   }
   const slots = [
@@ -303,7 +426,12 @@ function tradeOrders(s: SimState, intent: Extract<OrderIntent, { kind: 'tradeOrd
     const check = checkOrder({ ...details, type, tradeID: trade.id } as unknown as OrderRequest, s.orderEnv);
     if (!check.ok) {
       const { type: _t, ...fields } = check.request as OrderRequest & Record<string, unknown>;
-      reject(s, `${type}_ORDER_REJECT`, { ...fields, reason: existing ? 'REPLACEMENT' : 'CLIENT_ORDER' }, check.reason);
+      reject(
+        s,
+        `${type}_ORDER_REJECT`,
+        { ...fields, reason: existing ? 'REPLACEMENT' : 'CLIENT_ORDER' },
+        check.reason,
+      );
       continue;
     }
     let replacement: Record<string, string> = {};
@@ -334,7 +462,6 @@ function tradeOrders(s: SimState, intent: Extract<OrderIntent, { kind: 'tradeOrd
 function arrival(s: SimState): UnixMs {
   return s.latency === NO_LATENCY ? s.now : s.now + s.latency.next();
 }
-
 
 /** Whether `instrument`'s market is closed at `t` (its trading hours; never with `marketHours: false`). */
 function halted(s: SimState, t: UnixMs, instrument: Instrument): boolean {

@@ -19,7 +19,8 @@ export const NO_LATENCY: LatencyModel = { name: 'none', next: () => 0 };
 
 /** The same delay for every order. */
 export function fixedLatency(ms: number): LatencyModel {
-  if (!(ms >= 0 && Number.isFinite(ms))) throw new RangeError(`latency fixed:<ms> needs milliseconds >= 0, got ${ms}`);
+  if (!(ms >= 0 && Number.isFinite(ms)))
+    throw new RangeError(`latency fixed:<ms> needs milliseconds >= 0, got ${ms}`);
   return { name: `fixed:${ms}`, next: () => ms };
 }
 
@@ -49,7 +50,9 @@ export function readLatencyFile(path: string): number[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new RangeError(`latency file ${path}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); give a file of recorded delays in ms, one per line`);
+    throw new RangeError(
+      `latency file ${path}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); give a file of recorded delays in ms, one per line`,
+    );
   }
   const out: number[] = [];
   const lines = text.split('\n');
@@ -58,18 +61,24 @@ export function readLatencyFile(path: string): number[] {
     for (const word of line.split(/[\s,;]+/)) {
       if (word === '') continue;
       const v = Number(word);
-      if (!(v >= 0 && Number.isFinite(v))) throw new RangeError(`latency file ${path} line ${n + 1}: "${word}" is not a delay in ms >= 0`);
+      if (!(v >= 0 && Number.isFinite(v)))
+        throw new RangeError(`latency file ${path} line ${n + 1}: "${word}" is not a delay in ms >= 0`);
       out.push(v);
     }
   }
-  if (out.length === 0) throw new RangeError(`latency file ${path}: no delays in it; give recorded delays in ms, one per line`);
+  if (out.length === 0)
+    throw new RangeError(`latency file ${path}: no delays in it; give recorded delays in ms, one per line`);
   return out;
 }
 
 /** A latency model from its name (`none`, `fixed:<ms>`, `file:<path>`); RangeError saying what is expected otherwise. */
 export function parseLatency(spec: string): LatencyModel {
   if (spec === 'none') return NO_LATENCY;
-  if (spec.startsWith('fixed:') && /^\d+(\.\d+)?$/.test(spec.slice(6))) return fixedLatency(Number(spec.slice(6)));
-  if (spec.startsWith('file:') && spec.length > 5) return recordedLatency(readLatencyFile(spec.slice(5)), spec);
-  throw new RangeError(`latency must be none, fixed:<ms> (e.g. fixed:250) or file:<path of recorded delays in ms>, got "${spec}"`);
+  if (spec.startsWith('fixed:') && /^\d+(\.\d+)?$/.test(spec.slice(6)))
+    return fixedLatency(Number(spec.slice(6)));
+  if (spec.startsWith('file:') && spec.length > 5)
+    return recordedLatency(readLatencyFile(spec.slice(5)), spec);
+  throw new RangeError(
+    `latency must be none, fixed:<ms> (e.g. fixed:250) or file:<path of recorded delays in ms>, got "${spec}"`,
+  );
 }

@@ -4,7 +4,13 @@ import type { Tick } from '../../domain/tick.ts';
 import { f, harness, instruments, market, T0 } from './testkit.ts';
 
 const EU = 'EUR_USD';
-const tick = (i: number, bid: number, spread = 0.0002): Tick => ({ kind: 'tick', instrument: EU, at: T0 + i * 1000, bid: Math.round(bid * 1e5) / 1e5, ask: Math.round((bid + spread) * 1e5) / 1e5 });
+const tick = (i: number, bid: number, spread = 0.0002): Tick => ({
+  kind: 'tick',
+  instrument: EU,
+  at: T0 + i * 1000,
+  bid: Math.round(bid * 1e5) / 1e5,
+  ask: Math.round((bid + spread) * 1e5) / 1e5,
+});
 
 describe('margin call and margin closeout', () => {
   it('enters a margin call when NAV falls below the margin used, and closes out at half of it', () => {
@@ -33,25 +39,29 @@ describe('margin call and margin closeout', () => {
   it('closes out exactly when the closeout NAV reaches half the margin used (property)', () => {
     const rate = instruments().get(EU).marginRate;
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: -40, max: 25 }), { minLength: 5, maxLength: 200 }), fc.integer({ min: 600, max: 3000 }), (steps, balance) => {
-        const h = harness({ initialBalance: String(balance) }, T0 - 1000);
-        h.submit(market(EU, '10000'));
-        let bid = 1.1;
-        h.feed(tick(0, bid) as never);
-        const trade = [...h.sim.ledger.trades.values()][0]!;
-        let closedAt = -1;
-        for (const [i, s] of steps.entries()) {
-          bid = Math.max(0.5, bid + s / 10_000);
-          const k = tick(i + 1, bid);
-          // Independent computation, from the trade and the tick: NAV on the closing side, margin at mid.
-          const nav = balance + (k.bid - trade.priceNum) * 10_000;
-          const margin = 10_000 * ((k.bid + k.ask) / 2) * Math.max(0.02, rate);
-          const out = h.feed(k as never);
-          const closed = out.some((t) => f(t, 'reason') === 'MARKET_ORDER_MARGIN_CLOSEOUT');
-          expect(closed).toBe(closedAt < 0 && nav <= margin / 2 + 1e-9);
-          if (closed) closedAt = i;
-        }
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: -40, max: 25 }), { minLength: 5, maxLength: 200 }),
+        fc.integer({ min: 600, max: 3000 }),
+        (steps, balance) => {
+          const h = harness({ initialBalance: String(balance) }, T0 - 1000);
+          h.submit(market(EU, '10000'));
+          let bid = 1.1;
+          h.feed(tick(0, bid) as never);
+          const trade = [...h.sim.ledger.trades.values()][0]!;
+          let closedAt = -1;
+          for (const [i, s] of steps.entries()) {
+            bid = Math.max(0.5, bid + s / 10_000);
+            const k = tick(i + 1, bid);
+            // Independent computation, from the trade and the tick: NAV on the closing side, margin at mid.
+            const nav = balance + (k.bid - trade.priceNum) * 10_000;
+            const margin = 10_000 * ((k.bid + k.ask) / 2) * Math.max(0.02, rate);
+            const out = h.feed(k as never);
+            const closed = out.some((t) => f(t, 'reason') === 'MARKET_ORDER_MARGIN_CLOSEOUT');
+            expect(closed).toBe(closedAt < 0 && nav <= margin / 2 + 1e-9);
+            if (closed) closedAt = i;
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });

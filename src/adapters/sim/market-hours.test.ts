@@ -14,10 +14,16 @@ describe('market hours per instrument', () => {
     h.feed(candle('XAU_USD', WED_1730_NY - MINUTE, [2030, 2030, 2030, 2030], 0.3));
     h.feed(candle('EUR_USD', WED_1730_NY - MINUTE, [1.1, 1.1, 1.1, 1.1]));
     const gold = h.submit(market('XAU_USD', '1'));
-    expect(kinds(gold)).toEqual([['MARKET_ORDER', 'CLIENT_ORDER'], ['ORDER_CANCEL', 'MARKET_HALTED']]);
+    expect(kinds(gold)).toEqual([
+      ['MARKET_ORDER', 'CLIENT_ORDER'],
+      ['ORDER_CANCEL', 'MARKET_HALTED'],
+    ]);
     expect(h.sim.stats.halted).toBe(1);
     expect(h.submit(market('EUR_USD', '100'))).toEqual([]); // waits for the next price
-    expect(kinds(h.feed(candle('EUR_USD', WED_1730_NY, [1.1, 1.1, 1.1, 1.1]))).map((k) => k[0])).toEqual(['MARKET_ORDER', 'ORDER_FILL']);
+    expect(kinds(h.feed(candle('EUR_USD', WED_1730_NY, [1.1, 1.1, 1.1, 1.1]))).map((k) => k[0])).toEqual([
+      'MARKET_ORDER',
+      'ORDER_FILL',
+    ]);
   });
 
   it('the holidays of the market calendar halt: a market order decided on 25 December or 1 January is MARKET_HALTED, the day after fills', () => {
@@ -29,9 +35,14 @@ describe('market hours per instrument', () => {
       h.feed(candle('EUR_USD', eve, [1.1, 1.1, 1.1, 1.1]));
       const n = h.txs.length;
       h.sim.submit(market('EUR_USD', '100'), day);
-      expect(kinds(h.txs.slice(n)), new Date(day).toISOString()).toEqual([['MARKET_ORDER', 'CLIENT_ORDER'], ['ORDER_CANCEL', 'MARKET_HALTED']]);
+      expect(kinds(h.txs.slice(n)), new Date(day).toISOString()).toEqual([
+        ['MARKET_ORDER', 'CLIENT_ORDER'],
+        ['ORDER_CANCEL', 'MARKET_HALTED'],
+      ]);
       h.sim.submit(market('EUR_USD', '100'), day + 10 * 60 * MINUTE); // 22:00 UTC: 17:00 New York, open again
-      expect(kinds(h.feed(candle('EUR_USD', day + 10 * 60 * MINUTE, [1.1, 1.1, 1.1, 1.1]))).map((k) => k[0])).toEqual(['MARKET_ORDER', 'ORDER_FILL']);
+      expect(
+        kinds(h.feed(candle('EUR_USD', day + 10 * 60 * MINUTE, [1.1, 1.1, 1.1, 1.1]))).map((k) => k[0]),
+      ).toEqual(['MARKET_ORDER', 'ORDER_FILL']);
     }
   });
 
@@ -39,8 +50,14 @@ describe('market hours per instrument', () => {
     for (const marketHours of [true, false]) {
       const h = harness({ marketHours }, SAT_NOON - 2 * MINUTE);
       h.feed(candle('EUR_USD', SAT_NOON - MINUTE, [1.1, 1.1, 1.1, 1.1]));
-      const out = [...h.submit(market('EUR_USD', '100')), ...h.feed(candle('EUR_USD', SAT_NOON, [1.1, 1.1, 1.1, 1.1]))];
-      expect(kinds(out).map((k) => k[1]), `marketHours ${marketHours}`).toEqual(marketHours ? ['CLIENT_ORDER', 'MARKET_HALTED'] : ['CLIENT_ORDER', 'MARKET_ORDER']);
+      const out = [
+        ...h.submit(market('EUR_USD', '100')),
+        ...h.feed(candle('EUR_USD', SAT_NOON, [1.1, 1.1, 1.1, 1.1])),
+      ];
+      expect(
+        kinds(out).map((k) => k[1]),
+        `marketHours ${marketHours}`,
+      ).toEqual(marketHours ? ['CLIENT_ORDER', 'MARKET_HALTED'] : ['CLIENT_ORDER', 'MARKET_ORDER']);
       expect(h.sim.stats.halted).toBe(marketHours ? 1 : 0);
     }
   });

@@ -37,12 +37,24 @@ const candlesArb = (instrument = EU, base = 110000, scale = 1e5): fc.Arbitrary<C
         const low = open - s.down;
         const close = low + Math.round(((high - low) * s.close) / 100);
         px = close;
-        return candle(instrument, T0 + i * MINUTE, [open / scale, high / scale, low / scale, close / scale], s.spread / scale);
+        return candle(
+          instrument,
+          T0 + i * MINUTE,
+          [open / scale, high / scale, low / scale, close / scale],
+          s.spread / scale,
+        );
       });
     });
 
 /** Entries that can slip (market, stop, their stop losses and trailing stops) and those that cannot (limit, take profit). */
-type Action = { kind: 'market' | 'limit' | 'stop'; units: number; offset: number; tp?: number; sl?: number; trail?: number };
+type Action = {
+  kind: 'market' | 'limit' | 'stop';
+  units: number;
+  offset: number;
+  tp?: number;
+  sl?: number;
+  trail?: number;
+};
 const actionArb: fc.Arbitrary<Action> = fc.record({
   kind: fc.constantFrom('market' as const, 'limit' as const, 'stop' as const),
   units: fc.integer({ min: -5000, max: 5000 }).filter((u) => u !== 0),
@@ -51,7 +63,10 @@ const actionArb: fc.Arbitrary<Action> = fc.record({
   sl: fc.option(fc.integer({ min: 5, max: 60 }), { nil: undefined }),
   trail: fc.option(fc.integer({ min: 50, max: 120 }), { nil: undefined }),
 });
-const actionsArb = fc.array(fc.option(actionArb, { freq: 2, nil: undefined }), { minLength: 40, maxLength: 40 });
+const actionsArb = fc.array(fc.option(actionArb, { freq: 2, nil: undefined }), {
+  minLength: 40,
+  maxLength: 40,
+});
 
 function intentFor(a: Action, last: Candle, n: number): OrderIntent {
   const mid = (last.bc + last.ac) / 2;
@@ -63,12 +78,21 @@ function intentFor(a: Action, last: Candle, n: number): OrderIntent {
   if (a.tp !== undefined) extra.takeProfitOnFill = { price: p(ref + (dir * a.tp) / 1e5) };
   if (a.sl !== undefined) extra.stopLossOnFill = { price: p(ref - (dir * a.sl) / 1e5) };
   if (a.trail !== undefined) extra.trailingStopLossOnFill = { distance: p(a.trail / 1e5) };
-  const request = a.kind === 'market' ? { type: 'MARKET', instrument: EU, units: String(a.units), ...extra } : { type: a.kind.toUpperCase(), instrument: EU, units: String(a.units), price: p(ref), ...extra };
+  const request =
+    a.kind === 'market'
+      ? { type: 'MARKET', instrument: EU, units: String(a.units), ...extra }
+      : { type: a.kind.toUpperCase(), instrument: EU, units: String(a.units), price: p(ref), ...extra };
   return { kind: 'order', id: `p-${n}`, request: request as never };
 }
 
 /** Runs the scenario; `decided` gets each client order's decision time and the delay its order took. */
-function run(candles: readonly Candle[], actions: readonly (Action | undefined)[], opts: Partial<SimBrokerOptions>, decided?: Map<string, { at: number; delay: number }>, last?: { delay: number }): Transaction[] {
+function run(
+  candles: readonly Candle[],
+  actions: readonly (Action | undefined)[],
+  opts: Partial<SimBrokerOptions>,
+  decided?: Map<string, { at: number; delay: number }>,
+  last?: { delay: number },
+): Transaction[] {
   const h = harness(opts, T0 - MINUTE);
   let n = 0;
   for (const [i, c] of candles.entries()) {
@@ -102,7 +126,8 @@ describe('slippage models (slippage.ts)', () => {
         for (let i = 0; i < Math.min(plain.length, slipped.length); i++) {
           const a = rec(plain[i]!);
           const b = rec(slipped[i]!);
-          if (a.type !== b.type || a.orderID !== b.orderID || a.reason !== b.reason || a.units !== b.units) break;
+          if (a.type !== b.type || a.orderID !== b.orderID || a.reason !== b.reason || a.units !== b.units)
+            break;
           if (a.type !== 'ORDER_FILL') continue;
           const buy = Number(a.units) > 0;
           const p0 = Number(a.price);
@@ -129,8 +154,14 @@ describe('slippage models (slippage.ts)', () => {
     const fill = h.feed(candle(EU, T0, [1.1, 1.101, 1.099, 1.1005])).find((t) => t.type === 'ORDER_FILL');
     // The ask at the open is 1.1002; half a pip (0.00005) higher.
     expect(rec(fill!).price).toBe('1.10025');
-    h.submit({ kind: 'order', id: 's', request: { type: 'MARKET', instrument: EU, units: '-1000' } as never });
-    const sell = h.feed(candle(EU, T0 + MINUTE, [1.1, 1.101, 1.099, 1.1005])).find((t) => t.type === 'ORDER_FILL');
+    h.submit({
+      kind: 'order',
+      id: 's',
+      request: { type: 'MARKET', instrument: EU, units: '-1000' } as never,
+    });
+    const sell = h
+      .feed(candle(EU, T0 + MINUTE, [1.1, 1.101, 1.099, 1.1005]))
+      .find((t) => t.type === 'ORDER_FILL');
     expect(rec(sell!).price).toBe('1.09995');
   });
 
@@ -138,7 +169,9 @@ describe('slippage models (slippage.ts)', () => {
     expect(parseSlippage('none').name).toBe('none');
     expect(parseSlippage('fixed:0.5').name).toBe('fixed:0.5');
     expect(parseSlippage('spread:0.25').name).toBe('spread:0.25');
-    expect(() => parseSlippage('fixed')).toThrow(/none, fixed:<pips> \(e.g. fixed:0.5\) or spread:<fraction>/);
+    expect(() => parseSlippage('fixed')).toThrow(
+      /none, fixed:<pips> \(e.g. fixed:0.5\) or spread:<fraction>/,
+    );
     expect(() => parseSlippage('spread:-1')).toThrow(/got "spread:-1"/);
   });
 });
@@ -146,7 +179,9 @@ describe('slippage models (slippage.ts)', () => {
 describe('latency models (latency.ts)', () => {
   const latencyArb: fc.Arbitrary<LatencyModel> = fc.oneof(
     fc.integer({ min: 0, max: 3 * MINUTE }).map((ms) => fixedLatency(ms)),
-    fc.array(fc.integer({ min: 0, max: 3 * MINUTE }), { minLength: 1, maxLength: 5 }).map((values) => recordedLatency(values, 'file:recorded')),
+    fc
+      .array(fc.integer({ min: 0, max: 3 * MINUTE }), { minLength: 1, maxLength: 5 })
+      .map((values) => recordedLatency(values, 'file:recorded')),
   );
 
   it('an order never sees a price from before its decision plus its delay (property: every client fill, fixed and recorded delays)', () => {
@@ -181,7 +216,9 @@ describe('latency models (latency.ts)', () => {
     h.submit({ kind: 'order', id: 'm', request: { type: 'MARKET', instrument: EU, units: '1000' } as never });
     // Decided at T0 + 1 min, arrives 30 s later: not the next candle's open (T0 + 1 min) but its
     // first extreme (T0 + 1 min + 20 s is still before; the second extreme at + 40 s is the first after).
-    const fill = rec(h.feed(candle(EU, T0 + MINUTE, [1.2, 1.21, 1.19, 1.205])).find((t) => t.type === 'ORDER_FILL')!);
+    const fill = rec(
+      h.feed(candle(EU, T0 + MINUTE, [1.2, 1.21, 1.19, 1.205])).find((t) => t.type === 'ORDER_FILL')!,
+    );
     expect(parseTime((fill.fullPrice as { timestamp: string }).timestamp)).toBe(T0 + MINUTE + 40_000);
   });
 
@@ -193,7 +230,9 @@ describe('latency models (latency.ts)', () => {
     expect([m.next(), m.next(), m.next(), m.next()]).toEqual([120, 80, 95, 120]);
     const bad = join(dir, 'bad.txt');
     writeFileSync(bad, '120\nfast\n');
-    expect(() => parseLatency(`file:${bad}`)).toThrow(`latency file ${bad} line 2: "fast" is not a delay in ms >= 0`);
+    expect(() => parseLatency(`file:${bad}`)).toThrow(
+      `latency file ${bad} line 2: "fast" is not a delay in ms >= 0`,
+    );
     expect(() => parseLatency('fixed:-3')).toThrow(/none, fixed:<ms>/);
   });
 });
@@ -208,14 +247,29 @@ describe('commission models (commission.ts)', () => {
     ];
     fc.assert(
       fc.property(
-        fc.constantFrom(...cases).chain((k) => fc.tuple(fc.constant(k), candlesArb(k.instrument, k.base, k.scale))),
-        fc.array(fc.integer({ min: -3000, max: 3000 }).filter((u) => u !== 0), { minLength: 1, maxLength: 10 }),
+        fc
+          .constantFrom(...cases)
+          .chain((k) => fc.tuple(fc.constant(k), candlesArb(k.instrument, k.base, k.scale))),
+        fc.array(
+          fc.integer({ min: -3000, max: 3000 }).filter((u) => u !== 0),
+          { minLength: 1, maxLength: 10 },
+        ),
         ([k, candles], units) => {
-          const h = harness({ currency: k.currency, initialBalance: '10000000', commission: oandaCoreCommission(k.currency), marketHours: false });
+          const h = harness({
+            currency: k.currency,
+            initialBalance: '10000000',
+            commission: oandaCoreCommission(k.currency),
+            marketHours: false,
+          });
           for (const [i, c] of candles.entries()) {
             h.feed(c);
             const u = units[i % units.length]!;
-            if (i < units.length) h.submit({ kind: 'order', id: `o${i}`, request: { type: 'MARKET', instrument: k.instrument, units: String(u) } as never });
+            if (i < units.length)
+              h.submit({
+                kind: 'order',
+                id: `o${i}`,
+                request: { type: 'MARKET', instrument: k.instrument, units: String(u) } as never,
+              });
           }
           const currency = instruments().get(k.instrument).type === 'CURRENCY';
           let fills = 0;
@@ -223,7 +277,13 @@ describe('commission models (commission.ts)', () => {
             if (t.type !== 'ORDER_FILL') continue;
             fills++;
             const x = rec(t);
-            const want = currency ? new Decimal(x.units as string).abs().times(OANDA_CORE_PER_MILLION[k.currency]!).div(1_000_000).toFixed(4) : '0.0000';
+            const want = currency
+              ? new Decimal(x.units as string)
+                  .abs()
+                  .times(OANDA_CORE_PER_MILLION[k.currency]!)
+                  .div(1_000_000)
+                  .toFixed(4)
+              : '0.0000';
             expect(x.commission).toBe(want);
           }
           expect(fills).toBeGreaterThan(0);

@@ -19,7 +19,17 @@ const EU = 'EUR_USD';
 const inst = instruments().get(EU);
 
 type Action =
-  | { kind: 'market'; units: number; tp?: number; tpByPrice: boolean; sl?: number; slGtd: boolean; trail?: number; tpClient: boolean; tradeClient: boolean }
+  | {
+      kind: 'market';
+      units: number;
+      tp?: number;
+      tpByPrice: boolean;
+      sl?: number;
+      slGtd: boolean;
+      trail?: number;
+      tpClient: boolean;
+      tradeClient: boolean;
+    }
   | { kind: 'limit'; units: number; offset: number; gtd: boolean; tp?: number; sl?: number; client: boolean }
   | { kind: 'cancelLast' }
   | { kind: 'closeFirst' }
@@ -65,17 +75,40 @@ const stepsArb = fc.array(
 
 /** The LedgerOrder fields of every pending order, in the index's order. */
 const view = (l: Ledger): unknown[] =>
-  [...l.pendingOrders.values()].map((o: LedgerOrder) => ({ id: o.id, type: o.type, created: o.created, instrument: o.instrument, tradeID: o.tradeID, clientExtensions: o.clientExtensions }));
+  [...l.pendingOrders.values()].map((o: LedgerOrder) => ({
+    id: o.id,
+    type: o.type,
+    created: o.created,
+    instrument: o.instrument,
+    tradeID: o.tradeID,
+    clientExtensions: o.clientExtensions,
+  }));
 
 const p = (x: number): string => x.toFixed(5);
 
 describe('one index of pending orders (property)', () => {
   it('the simulator files the orders a ledger folding its transactions files, field for field, and each on-fill order acts at the level its transaction states', () => {
     // What the runs exercised (checked at the end: the property must not hold vacuously).
-    const seen = { onFill: 0, trailing: 0, gtd: 0, clientOnFill: 0, expired: 0, linkedCancels: 0, maxPending: 0 };
+    const seen = {
+      onFill: 0,
+      trailing: 0,
+      gtd: 0,
+      clientOnFill: 0,
+      expired: 0,
+      linkedCancels: 0,
+      maxPending: 0,
+    };
     fc.assert(
       fc.property(stepsArb, fc.boolean(), (steps, hedging) => {
-        const sim = new SimBroker({ instruments: instruments(), currency: 'USD', initialBalance: '100000', marginRate: '0.02', financing: false, hedging, commissionPerMillion: '40' });
+        const sim = new SimBroker({
+          instruments: instruments(),
+          currency: 'USD',
+          initialBalance: '100000',
+          marginRate: '0.02',
+          financing: false,
+          hedging,
+          commissionPerMillion: '40',
+        });
         const reader = new Ledger({ currency: 'USD' });
         const mismatches: string[] = [];
         sim.listen((tx: Transaction) => {
@@ -95,8 +128,12 @@ describe('one index of pending orders (property)', () => {
           const level = sim.triggerLevel(tx.id);
           const q = sim.quotes.get(EU)!;
           const sells = (sim.ledger.trades.get((t as { tradeID?: string }).tradeID!)?.unitsNum ?? 0) > 0;
-          const expected = tx.type === 'TRAILING_STOP_LOSS_ORDER' ? inst.snap(sells ? q.bid - Number(t.distance) : q.ask + Number(t.distance)) : Number(t.price);
-          if (level !== expected) mismatches.push(`${tx.type} ${tx.id}: level ${level}, its transaction says ${expected}`);
+          const expected =
+            tx.type === 'TRAILING_STOP_LOSS_ORDER'
+              ? inst.snap(sells ? q.bid - Number(t.distance) : q.ask + Number(t.distance))
+              : Number(t.price);
+          if (level !== expected)
+            mismatches.push(`${tx.type} ${tx.id}: level ${level}, its transaction says ${expected}`);
         });
         let px = 110000;
         let seq = 0;
@@ -107,7 +144,12 @@ describe('one index of pending orders (property)', () => {
           const low = open - s.down;
           const close = low + Math.round(((high - low) * s.close) / 100);
           px = close;
-          const c = candle(EU, T0 + i * MINUTE, [open / 1e5, high / 1e5, low / 1e5, close / 1e5], s.spread / 1e5);
+          const c = candle(
+            EU,
+            T0 + i * MINUTE,
+            [open / 1e5, high / 1e5, low / 1e5, close / 1e5],
+            s.spread / 1e5,
+          );
           sim.onEvent(c);
           expect(view(sim.ledger)).toEqual(view(reader));
           const a = s.action;
@@ -116,15 +158,39 @@ describe('one index of pending orders (property)', () => {
           const mid = (c.bc + c.ac) / 2;
           if (a.kind === 'market') {
             const dir = a.units > 0 ? 1 : -1;
-            const r: Record<string, unknown> = { type: 'MARKET', instrument: EU, units: String(a.units), clientExtensions: { id } };
-            if (a.tp !== undefined) r.takeProfitOnFill = { ...(a.tpByPrice ? { price: p(mid + (dir * (a.tp + 10)) / 1e5) } : { distance: p(a.tp / 1e5) }), ...(a.tpClient ? { clientExtensions: { id: `tp-${id}` } } : {}) };
-            if (a.sl !== undefined) r.stopLossOnFill = a.slGtd ? { distance: p(a.sl / 1e5), timeInForce: 'GTD', gtdTime: new Date(c.at + 7 * MINUTE).toISOString() } : { distance: p(a.sl / 1e5) };
+            const r: Record<string, unknown> = {
+              type: 'MARKET',
+              instrument: EU,
+              units: String(a.units),
+              clientExtensions: { id },
+            };
+            if (a.tp !== undefined)
+              r.takeProfitOnFill = {
+                ...(a.tpByPrice
+                  ? { price: p(mid + (dir * (a.tp + 10)) / 1e5) }
+                  : { distance: p(a.tp / 1e5) }),
+                ...(a.tpClient ? { clientExtensions: { id: `tp-${id}` } } : {}),
+              };
+            if (a.sl !== undefined)
+              r.stopLossOnFill = a.slGtd
+                ? {
+                    distance: p(a.sl / 1e5),
+                    timeInForce: 'GTD',
+                    gtdTime: new Date(c.at + 7 * MINUTE).toISOString(),
+                  }
+                : { distance: p(a.sl / 1e5) };
             if (a.trail !== undefined) r.trailingStopLossOnFill = { distance: p(a.trail / 1e5) };
             if (a.tradeClient) r.tradeClientExtensions = { id: `t-${id}` };
             sim.submit({ kind: 'order', id, request: r } as never);
           } else if (a.kind === 'limit') {
-            const r: Record<string, unknown> = { type: 'LIMIT', instrument: EU, units: String(a.units), price: p(a.units > 0 ? mid - a.offset / 1e5 : mid + a.offset / 1e5) };
-            if (a.gtd) Object.assign(r, { timeInForce: 'GTD', gtdTime: new Date(c.at + 5 * MINUTE).toISOString() });
+            const r: Record<string, unknown> = {
+              type: 'LIMIT',
+              instrument: EU,
+              units: String(a.units),
+              price: p(a.units > 0 ? mid - a.offset / 1e5 : mid + a.offset / 1e5),
+            };
+            if (a.gtd)
+              Object.assign(r, { timeInForce: 'GTD', gtdTime: new Date(c.at + 5 * MINUTE).toISOString() });
             if (a.tp !== undefined) r.takeProfitOnFill = { distance: p(a.tp / 1e5) };
             if (a.sl !== undefined) r.stopLossOnFill = { distance: p(a.sl / 1e5) };
             if (a.client) r.clientExtensions = { id };
@@ -134,14 +200,22 @@ describe('one index of pending orders (property)', () => {
           } else {
             const first = sim.ledger.trades.values().next().value;
             if (first === undefined) continue;
-            if (a.kind === 'closeFirst') sim.submit({ kind: 'closeTrade', id, tradeSpecifier: first.id, units: 'ALL' });
-            else sim.submit({ kind: 'tradeOrders', id, tradeSpecifier: first.id, stopLoss: { distance: p(a.distance / 1e5) } });
+            if (a.kind === 'closeFirst')
+              sim.submit({ kind: 'closeTrade', id, tradeSpecifier: first.id, units: 'ALL' });
+            else
+              sim.submit({
+                kind: 'tradeOrders',
+                id,
+                tradeSpecifier: first.id,
+                stopLoss: { distance: p(a.distance / 1e5) },
+              });
           }
           expect(view(sim.ledger)).toEqual(view(reader));
         }
         expect(mismatches).toEqual([]);
         // Every pending working order acts (has a level) and every level belongs to a pending order.
-        for (const o of sim.ledger.pendingOrders.values()) if (o.type !== 'MARKET') expect(sim.triggerLevel(o.id)).toBeTypeOf('number');
+        for (const o of sim.ledger.pendingOrders.values())
+          if (o.type !== 'MARKET') expect(sim.triggerLevel(o.id)).toBeTypeOf('number');
       }),
       { numRuns: 150 },
     );

@@ -16,7 +16,12 @@ type Kind = 'netting' | 'fifo' | 'hedging';
 const OPTS = { netting: {}, fifo: { fifo: true }, hedging: { hedging: true } } as const;
 
 /** After a long 2000: a sell of `units` with `positionFill` (FOK market): what is open and how the order ended. */
-function afterSell(kind: Kind, positionFill: string, units: string, tif = 'FOK'): { long: number; short: number; out: Transaction[] } {
+function afterSell(
+  kind: Kind,
+  positionFill: string,
+  units: string,
+  tif = 'FOK',
+): { long: number; short: number; out: Transaction[] } {
   const h = harness(OPTS[kind]);
   h.submit(market(EU, '2000'));
   h.feed(flat(T0));
@@ -47,10 +52,13 @@ describe('positionFill per account kind', () => {
     ['netting', 'REDUCE_ONLY', '5000', 2000, 0, 'cancel POSITION_CLOSEOUT_FAILED'],
     ['hedging', 'REDUCE_ONLY', '5000', 2000, 0, 'cancel POSITION_CLOSEOUT_FAILED'],
   ];
-  it.each(table)('%s account, %s sell %s against a long 2000: long %i short %i (%s)', (kind, pf, units, long, short, end) => {
-    const r = afterSell(kind, pf, units);
-    expect([r.long, r.short, ending(r.out)]).toEqual([long, short, end]);
-  });
+  it.each(table)(
+    '%s account, %s sell %s against a long 2000: long %i short %i (%s)',
+    (kind, pf, units, long, short, end) => {
+      const r = afterSell(kind, pf, units);
+      expect([r.long, r.short, ending(r.out)]).toEqual([long, short, end]);
+    },
+  );
 
   it('a REDUCE_ONLY IOC sell of 5000 against a long 2000 fills the 2000 that reduce', () => {
     const r = afterSell('netting', 'REDUCE_ONLY', '5000', 'IOC');
@@ -78,33 +86,49 @@ describe('positionFill per account kind', () => {
       offset: fc.integer({ min: 1, max: 30 }),
     });
     fc.assert(
-      fc.property(fc.boolean(), fc.array(order, { minLength: 1, maxLength: 30 }), fc.array(fc.integer({ min: -20, max: 20 }), { minLength: 30, maxLength: 30 }), (fifo, orders, moves) => {
-        const h = harness(fifo ? { fifo: true } : {});
-        let px = 1.1;
-        for (const [i, o] of orders.entries()) {
-          const units = String(o.units);
-          if (o.kind === 'MARKET') {
-            h.submit(market(EU, units, { positionFill: o.positionFill, timeInForce: o.timeInForce === 'GTC' ? 'FOK' : o.timeInForce }));
-          } else {
-            // A limit below (buy) / above (sell) the market, a stop the other way: some trigger in the candle.
-            const away = (o.kind === 'LIMIT' ? -1 : 1) * Math.sign(o.units) * o.offset * 1e-5;
-            h.submit(pending(o.kind, EU, units, (px + away).toFixed(5), { positionFill: o.positionFill, timeInForce: o.timeInForce }));
+      fc.property(
+        fc.boolean(),
+        fc.array(order, { minLength: 1, maxLength: 30 }),
+        fc.array(fc.integer({ min: -20, max: 20 }), { minLength: 30, maxLength: 30 }),
+        (fifo, orders, moves) => {
+          const h = harness(fifo ? { fifo: true } : {});
+          let px = 1.1;
+          for (const [i, o] of orders.entries()) {
+            const units = String(o.units);
+            if (o.kind === 'MARKET') {
+              h.submit(
+                market(EU, units, {
+                  positionFill: o.positionFill,
+                  timeInForce: o.timeInForce === 'GTC' ? 'FOK' : o.timeInForce,
+                }),
+              );
+            } else {
+              // A limit below (buy) / above (sell) the market, a stop the other way: some trigger in the candle.
+              const away = (o.kind === 'LIMIT' ? -1 : 1) * Math.sign(o.units) * o.offset * 1e-5;
+              h.submit(
+                pending(o.kind, EU, units, (px + away).toFixed(5), {
+                  positionFill: o.positionFill,
+                  timeInForce: o.timeInForce,
+                }),
+              );
+            }
+            const next = Math.round((px + moves[i]! * 1e-5) * 1e5) / 1e5;
+            const hi = Math.max(px, next) + 0.0002;
+            const lo = Math.min(px, next) - 0.0002;
+            h.feed(candle(EU, T0 + i * MINUTE, [px, hi, lo, next]));
+            px = next;
+            const { long, short } = h.sim.ledger.position(EU);
+            if (long !== 0 && short !== 0) return false;
+            let l = 0;
+            let s = 0;
+            for (const t of h.sim.ledger.trades.values())
+              if (t.unitsNum > 0) l++;
+              else s++;
+            if (l > 0 && s > 0) return false;
           }
-          const next = Math.round((px + moves[i]! * 1e-5) * 1e5) / 1e5;
-          const hi = Math.max(px, next) + 0.0002;
-          const lo = Math.min(px, next) - 0.0002;
-          h.feed(candle(EU, T0 + i * MINUTE, [px, hi, lo, next]));
-          px = next;
-          const { long, short } = h.sim.ledger.position(EU);
-          if (long !== 0 && short !== 0) return false;
-          let l = 0;
-          let s = 0;
-          for (const t of h.sim.ledger.trades.values()) if (t.unitsNum > 0) l++;
-          else s++;
-          if (l > 0 && s > 0) return false;
-        }
-        return true;
-      }),
+          return true;
+        },
+      ),
       { numRuns: 150 },
     );
   });

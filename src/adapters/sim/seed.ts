@@ -3,7 +3,14 @@
 // taken back (`snapshot`, `trailingStopValues`). The account-state restore itself is
 // src/domain/account-state.ts, which the live runner's portfolio uses too (one code path restores
 // an account into a ledger); the names below are the simulator's for it.
-import { AccountStateError, orderOf, restoreAccount, tradeSummaryOf, type AccountState, type AccountTrade } from '../../domain/account-state.ts';
+import {
+  AccountStateError,
+  orderOf,
+  restoreAccount,
+  tradeSummaryOf,
+  type AccountState,
+  type AccountTrade,
+} from '../../domain/account-state.ts';
 import { add, amount, formatAmount } from '../../domain/money.ts';
 import { nextRollover } from '../../domain/new-york.ts';
 import { formatTime, parseTime, type UnixMs } from '../../domain/time.ts';
@@ -11,7 +18,13 @@ import type { Transaction } from '../../domain/v20/index.ts';
 import { cancelFill } from './cancels.ts';
 import type { SimState } from './state.ts';
 
-export { orderCreateOf, orderOf, restoreAccount, type Restored, tradeSummaryOf } from '../../domain/account-state.ts';
+export {
+  orderCreateOf,
+  orderOf,
+  restoreAccount,
+  type Restored,
+  tradeSummaryOf,
+} from '../../domain/account-state.ts';
 
 /** An open trade as v20 lists it (TradeSummary or Trade): see `AccountTrade`. */
 export type SeedTrade = AccountTrade;
@@ -40,7 +53,14 @@ export function start(s: SimState, at: UnixMs): void {
     return;
   }
   s.tx.begin();
-  s.tx.emit({ type: 'CREATE', divisionID: 1, siteID: 101, accountUserID: 1, accountNumber: 1, homeCurrency: s.opts.currency });
+  s.tx.emit({
+    type: 'CREATE',
+    divisionID: 1,
+    siteID: 101,
+    accountUserID: 1,
+    accountNumber: 1,
+    homeCurrency: s.opts.currency,
+  });
   const deposit = amount(s.opts.initialBalance);
   if (deposit !== 0) {
     s.tx.begin();
@@ -56,10 +76,14 @@ export function start(s: SimState, at: UnixMs): void {
 
 /** Restores `state` (and the transactions after it) into a new simulator: see `SimBroker.seed`. */
 export function seedAccount(s: SimState, state: SimAccountState, o: SeedOptions): void {
-  if (s.started || s.seeded || s.ledger.applied > 0) throw new SimSeedError('seed: call it once, on a new simulator, before its first event or intent');
+  if (s.started || s.seeded || s.ledger.applied > 0)
+    throw new SimSeedError('seed: call it once, on a new simulator, before its first event or intent');
   const { trailing } = restoreAccount(s.ledger, state, s.instruments, s.accountID);
   for (const [i, q] of (state.quotes ?? []).entries()) {
-    if (!s.instruments.has(q.instrument) || !(q.bid > 0 && q.ask >= q.bid)) throw new SimSeedError(`account state.quotes[${i}]: ${JSON.stringify(q)} is not a price of a known instrument (bid > 0, ask >= bid)`);
+    if (!s.instruments.has(q.instrument) || !(q.bid > 0 && q.ask >= q.bid))
+      throw new SimSeedError(
+        `account state.quotes[${i}]: ${JSON.stringify(q)} is not a price of a known instrument (bid > 0, ask >= bid)`,
+      );
     s.setQuote(q.instrument, q.bid, q.ask);
   }
   let lastTime = '';
@@ -83,7 +107,8 @@ export function seedAccount(s: SimState, state: SimAccountState, o: SeedOptions)
     const cid = lo.clientExtensions?.id;
     if (so.clientID !== cid) {
       // Client extensions modified since the order was created: the ledger has the current ones.
-      if (so.clientID !== undefined && s.byClientID.get(so.clientID) === so.id) s.byClientID.delete(so.clientID);
+      if (so.clientID !== undefined && s.byClientID.get(so.clientID) === so.id)
+        s.byClientID.delete(so.clientID);
       so.clientID = cid;
       if (cid !== undefined) s.byClientID.set(cid, so.id);
     }
@@ -93,7 +118,12 @@ export function seedAccount(s: SimState, state: SimAccountState, o: SeedOptions)
   for (const id in o.trailing) {
     const so = s.order(id);
     const level = Number(o.trailing[id]);
-    if (so !== undefined && so.type === 'TRAILING_STOP_LOSS' && (so.side === -1 ? level > so.level : level < so.level)) so.level = level;
+    if (
+      so !== undefined &&
+      so.type === 'TRAILING_STOP_LOSS' &&
+      (so.side === -1 ? level > so.level : level < so.level)
+    )
+      so.level = level;
   }
   s.lastBook = undefined;
   s.tx.nextID = Number(s.ledger.lastTransactionID) + 1;
@@ -127,10 +157,17 @@ export function snapshot(s: SimState): SimAccountState {
   for (const lo of l.pendingOrders.values()) {
     if (lo.type === 'MARKET' || lo.type === 'FIXED_PRICE') continue;
     const so = s.order(lo.id);
-    const o = orderOf(lo, so !== undefined && so.type === 'TRAILING_STOP_LOSS' ? so.inst.price(so.level) : undefined);
+    const o = orderOf(
+      lo,
+      so !== undefined && so.type === 'TRAILING_STOP_LOSS' ? so.inst.price(so.level) : undefined,
+    );
     // A restored MIT must face the way it did: its reference price travels with the snapshot
     // (the MARKET_IF_TOUCHED_ORDER transaction has no initialMarketPrice to rebuild it from).
-    orders.push(so?.initialMarketPrice !== undefined ? ({ ...o, initialMarketPrice: so.inst.price(so.initialMarketPrice) } as typeof o) : o);
+    orders.push(
+      so?.initialMarketPrice !== undefined
+        ? ({ ...o, initialMarketPrice: so.inst.price(so.initialMarketPrice) } as typeof o)
+        : o,
+    );
   }
   const positions = [];
   for (const [instrument, pl] of l.instrumentPL) positions.push({ instrument, pl: formatAmount(pl) });

@@ -19,14 +19,19 @@ export const NO_SLIPPAGE: SlippageModel = { name: 'none', slip: (px) => px };
 
 /** A fixed distance in pips, against the trader. */
 export function fixedSlippage(pips: number): SlippageModel {
-  if (!(pips >= 0 && Number.isFinite(pips))) throw new RangeError(`slippage fixed:<pips> needs a number of pips >= 0, got ${pips}`);
+  if (!(pips >= 0 && Number.isFinite(pips)))
+    throw new RangeError(`slippage fixed:<pips> needs a number of pips >= 0, got ${pips}`);
   return { name: `fixed:${pips}`, slip: (px, side, _bid, _ask, inst) => px + side * pips * inst.pip };
 }
 
 /** A fraction of the spread at the fill's point (0.5: half the spread), against the trader. */
 export function spreadSlippage(fraction: number): SlippageModel {
-  if (!(fraction >= 0 && Number.isFinite(fraction))) throw new RangeError(`slippage spread:<fraction> needs a fraction >= 0, got ${fraction}`);
-  return { name: `spread:${fraction}`, slip: (px, side, bid, ask) => px + side * fraction * Math.abs(ask - bid) };
+  if (!(fraction >= 0 && Number.isFinite(fraction)))
+    throw new RangeError(`slippage spread:<fraction> needs a fraction >= 0, got ${fraction}`);
+  return {
+    name: `spread:${fraction}`,
+    slip: (px, side, bid, ask) => px + side * fraction * Math.abs(ask - bid),
+  };
 }
 
 const NUMBER = /^\d+(\.\d+)?$/;
@@ -38,7 +43,9 @@ export function parseSlippage(spec: string): SlippageModel {
   if ((kind === 'fixed' || kind === 'spread') && value !== undefined && NUMBER.test(value)) {
     return kind === 'fixed' ? fixedSlippage(Number(value)) : spreadSlippage(Number(value));
   }
-  throw new RangeError(`slippage must be none, fixed:<pips> (e.g. fixed:0.5) or spread:<fraction> (e.g. spread:0.5), got "${spec}"`);
+  throw new RangeError(
+    `slippage must be none, fixed:<pips> (e.g. fixed:0.5) or spread:<fraction> (e.g. spread:0.5), got "${spec}"`,
+  );
 }
 
 /**

@@ -26,7 +26,16 @@ export class SimState {
   readonly instruments: InstrumentRegistry;
   readonly accountID: string;
   readonly ledger: Ledger;
-  readonly stats: SimStats = { fills: 0, rejects: 0, cancels: 0, ambiguousCandles: 0, ambiguousPL: 0, marginCloseouts: 0, halted: 0, fillObjects: 0 };
+  readonly stats: SimStats = {
+    fills: 0,
+    rejects: 0,
+    cancels: 0,
+    ambiguousCandles: 0,
+    ambiguousPL: 0,
+    marginCloseouts: 0,
+    halted: 0,
+    fillObjects: 0,
+  };
   /** IDs, batches, stamping and delivery of the transactions (transactions.ts). */
   readonly tx: TransactionLog;
   readonly quotes = new Map<string, Quote>();
@@ -85,7 +94,15 @@ export class SimState {
     this.slippage = opts.slippage ?? NO_SLIPPAGE;
     this.latency = opts.latency ?? NO_LATENCY;
     this.hedging = opts.hedging === true && opts.fifo !== true;
-    this.account = new AccountRules(this.ledger, opts.instruments, this.quotes, this.conversion, opts.currency, Number(opts.marginRate), this.hedging);
+    this.account = new AccountRules(
+      this.ledger,
+      opts.instruments,
+      this.quotes,
+      this.conversion,
+      opts.currency,
+      Number(opts.marginRate),
+      this.hedging,
+    );
     const s = this;
     this.orderEnv = {
       instruments: opts.instruments,
@@ -101,7 +118,13 @@ export class SimState {
   book(name: string): Book {
     let b = this.books.get(name);
     if (b === undefined) {
-      b = { instrument: this.instruments.get(name), market: [], orders: [], driver: this.opts.drivers?.get(name), lastTick: -Infinity };
+      b = {
+        instrument: this.instruments.get(name),
+        market: [],
+        orders: [],
+        driver: this.opts.drivers?.get(name),
+        lastTick: -Infinity,
+      };
       this.books.set(name, b);
     }
     return b;
@@ -141,7 +164,8 @@ export class SimState {
   /** The live working orders, in creation order (the ledger's pending orders that are working orders). */
   liveOrders(): SimOrder[] {
     const out: SimOrder[] = [];
-    for (const o of this.ledger.pendingOrders.values()) if ((o as SimOrder).live === true) out.push(o as SimOrder);
+    for (const o of this.ledger.pendingOrders.values())
+      if ((o as SimOrder).live === true) out.push(o as SimOrder);
     return out;
   }
 
@@ -156,7 +180,8 @@ export class SimState {
     const last = this.lastBook;
     const name = trade ? trade.instrument : (tx as { instrument?: string }).instrument!;
     // The instrument of the last price is nearly always the order's: its quote and book are kept.
-    const instrument: Instrument = last !== undefined && last.instrument.name === name ? last.instrument : this.instruments.get(name);
+    const instrument: Instrument =
+      last !== undefined && last.instrument.name === name ? last.instrument : this.instruments.get(name);
     const q = instrument.name === this.lastQuoteName ? this.lastQuote : this.quotes.get(instrument.name);
     const o = workingOrder(tx, instrument, trade, q, this.now, activeFrom);
     this.file(o);
@@ -181,9 +206,11 @@ export class SimState {
    */
   untrack(o: SimOrder): void {
     o.live = false;
-    if (o.clientID !== undefined && this.byClientID.get(o.clientID) === o.id) this.byClientID.delete(o.clientID);
+    if (o.clientID !== undefined && this.byClientID.get(o.clientID) === o.id)
+      this.byClientID.delete(o.clientID);
     const last = this.lastBook;
-    const list = last !== undefined && last.instrument === o.inst ? last.orders : this.books.get(o.inst.name)?.orders;
+    const list =
+      last !== undefined && last.instrument === o.inst ? last.orders : this.books.get(o.inst.name)?.orders;
     if (list) removeOrder(list, o);
   }
 }

@@ -30,10 +30,21 @@ export function candle(
   const [o, h, l, c] = bid;
   const r = (x: number): number => Math.round(x * 1e6) / 1e6;
   return {
-    kind: 'candle', instrument, granularity, time, at: time + span,
-    bo: o, bh: h, bl: l, bc: c,
-    ao: r(o + spread), ah: r(h + spread), al: r(l + spread), ac: r(c + spread),
-    volume: 100, complete: true,
+    kind: 'candle',
+    instrument,
+    granularity,
+    time,
+    at: time + span,
+    bo: o,
+    bh: h,
+    bl: l,
+    bc: c,
+    ao: r(o + spread),
+    ah: r(h + spread),
+    al: r(l + spread),
+    ac: r(c + spread),
+    volume: 100,
+    complete: true,
   };
 }
 
@@ -80,7 +91,13 @@ export function market(instrument: string, units: string, extra: Record<string, 
   return { kind: 'order', id, request: { type: 'MARKET', instrument, units, ...extra } as never };
 }
 
-export function pending(type: 'LIMIT' | 'STOP' | 'MARKET_IF_TOUCHED', instrument: string, units: string, price: string, extra: Record<string, unknown> = {}): OrderIntent {
+export function pending(
+  type: 'LIMIT' | 'STOP' | 'MARKET_IF_TOUCHED',
+  instrument: string,
+  units: string,
+  price: string,
+  extra: Record<string, unknown> = {},
+): OrderIntent {
   const id = `t-${++seq}`;
   return { kind: 'order', id, request: { type, instrument, units, price, ...extra } as never };
 }

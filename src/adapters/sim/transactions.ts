@@ -76,10 +76,27 @@ class CancelNote implements TransactionNote {
 
   transaction(): Transaction {
     const { orderID, reason, id, time, accountID, batchID } = this;
-    return (this.#tx ??= { type: 'ORDER_CANCEL', orderID, reason, id, time, userID: 1, accountID, batchID } as unknown as Transaction);
+    return (this.#tx ??= {
+      type: 'ORDER_CANCEL',
+      orderID,
+      reason,
+      id,
+      time,
+      userID: 1,
+      accountID,
+      batchID,
+    } as unknown as Transaction);
   }
 
-  set(id: string, idNum: number, orderID: string, reason: string, time: string, accountID: string, batchID: string): this {
+  set(
+    id: string,
+    idNum: number,
+    orderID: string,
+    reason: string,
+    time: string,
+    accountID: string,
+    batchID: string,
+  ): this {
     this.#tx = undefined;
     this.id = id;
     this.idNum = idNum;
@@ -203,7 +220,8 @@ export class TransactionLog {
   publish(stamped: Draft, order?: LedgerOrder): Transaction {
     const tx = stamped as unknown as Transaction;
     this.ledger.apply(tx, order);
-    if (this.#listeners.length > 0) this.#deliver((this.#objectNotes[this.#depth] ??= new ObjectNote()).set(tx));
+    if (this.#listeners.length > 0)
+      this.#deliver((this.#objectNotes[this.#depth] ??= new ObjectNote()).set(tx));
     return tx;
   }
 
@@ -230,7 +248,17 @@ export class TransactionLog {
     const id = this.takeID();
     this.ledger.applyCancel(id, idNum, orderID);
     if (this.#listeners.length === 0) return;
-    this.#deliver((this.#cancelNotes[this.#depth] ??= new CancelNote()).set(id, idNum, orderID, reason, this.timeText(), this.accountID, this.batchOr(id)));
+    this.#deliver(
+      (this.#cancelNotes[this.#depth] ??= new CancelNote()).set(
+        id,
+        idNum,
+        orderID,
+        reason,
+        this.timeText(),
+        this.accountID,
+        this.batchOr(id),
+      ),
+    );
   }
 
   #deliver(note: TransactionNote): void {
@@ -267,7 +295,12 @@ export class TransactionLog {
  * optionally replacing field `key` by `value` in place (or appending it). Used on the fill path,
  * where spreads into a literal that is then extended are slow; Object.assign is V8's fast copy.
  */
-export function copyFields<T extends Record<string, unknown>>(into: T, src: Record<string, unknown>, key?: string, value?: unknown): T {
+export function copyFields<T extends Record<string, unknown>>(
+  into: T,
+  src: Record<string, unknown>,
+  key?: string,
+  value?: unknown,
+): T {
   const out = Object.assign(into, src) as Record<string, unknown>;
   if (key !== undefined) out[key] = value;
   return into;

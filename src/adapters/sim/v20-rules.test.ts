@@ -15,8 +15,10 @@ const tick = (at: number, bid: number, spread = 0.0002): Tick => ({
   bid: Math.round(bid * 1e5) / 1e5,
   ask: Math.round((bid + spread) * 1e5) / 1e5,
 });
-const flat = (time: number, bid = 1.1, spread = 0.0002): Candle => candle(EU, time, [bid, bid, bid, bid], spread);
-const kinds = (out: readonly Transaction[]): unknown[][] => out.map((t) => [t.type, f(t, 'rejectReason') ?? f(t, 'reason')]);
+const flat = (time: number, bid = 1.1, spread = 0.0002): Candle =>
+  candle(EU, time, [bid, bid, bid, bid], spread);
+const kinds = (out: readonly Transaction[]): unknown[][] =>
+  out.map((t) => [t.type, f(t, 'rejectReason') ?? f(t, 'reason')]);
 const tradeIDs = (h: Harness): string[] => [...h.sim.ledger.trades.keys()];
 
 describe('FIFO accounts (fifo: true, NFA rule 2-43b)', () => {
@@ -31,15 +33,24 @@ describe('FIFO accounts (fifo: true, NFA rule 2-43b)', () => {
       h.submit({ kind: 'closeTrade', id: 'c', tradeSpecifier: newer!, units: 'ALL' });
       const out = h.feed(flat(T0 + 2 * MINUTE));
       if (fifo) {
-        expect(kinds(out)).toEqual([['MARKET_ORDER', 'TRADE_CLOSE'], ['ORDER_CANCEL', 'FIFO_VIOLATION']]);
+        expect(kinds(out)).toEqual([
+          ['MARKET_ORDER', 'TRADE_CLOSE'],
+          ['ORDER_CANCEL', 'FIFO_VIOLATION'],
+        ]);
         expect(f(out[1], 'orderID')).toBe(out[0]!.id);
         expect(tradeIDs(h)).toEqual([older, newer]);
         // The oldest may close.
         h.submit({ kind: 'closeTrade', id: 'c2', tradeSpecifier: older!, units: 'ALL' });
-        expect(kinds(h.feed(flat(T0 + 3 * MINUTE)))).toEqual([['MARKET_ORDER', 'TRADE_CLOSE'], ['ORDER_FILL', 'MARKET_ORDER_TRADE_CLOSE']]);
+        expect(kinds(h.feed(flat(T0 + 3 * MINUTE)))).toEqual([
+          ['MARKET_ORDER', 'TRADE_CLOSE'],
+          ['ORDER_FILL', 'MARKET_ORDER_TRADE_CLOSE'],
+        ]);
         expect(tradeIDs(h)).toEqual([newer]);
       } else {
-        expect(kinds(out)).toEqual([['MARKET_ORDER', 'TRADE_CLOSE'], ['ORDER_FILL', 'MARKET_ORDER_TRADE_CLOSE']]);
+        expect(kinds(out)).toEqual([
+          ['MARKET_ORDER', 'TRADE_CLOSE'],
+          ['ORDER_FILL', 'MARKET_ORDER_TRADE_CLOSE'],
+        ]);
       }
     }
   });
@@ -49,12 +60,22 @@ describe('FIFO accounts (fifo: true, NFA rule 2-43b)', () => {
     h.submit(market(EU, '100', { stopLossOnFill: { distance: '0.00500' } }));
     h.feed(flat(T0));
     h.submit(market(EU, '100', { takeProfitOnFill: { price: '1.20000' } }));
-    expect(kinds(h.feed(flat(T0 + MINUTE)))).toEqual([['MARKET_ORDER', 'CLIENT_ORDER'], ['ORDER_CANCEL', 'FIFO_VIOLATION']]);
+    expect(kinds(h.feed(flat(T0 + MINUTE)))).toEqual([
+      ['MARKET_ORDER', 'CLIENT_ORDER'],
+      ['ORDER_CANCEL', 'FIFO_VIOLATION'],
+    ]);
     h.submit(market(EU, '100', { trailingStopLossOnFill: { distance: '0.00500' } }));
-    expect(kinds(h.feed(flat(T0 + 2 * MINUTE)))).toEqual([['MARKET_ORDER', 'CLIENT_ORDER'], ['ORDER_CANCEL', 'FIFO_VIOLATION']]);
+    expect(kinds(h.feed(flat(T0 + 2 * MINUTE)))).toEqual([
+      ['MARKET_ORDER', 'CLIENT_ORDER'],
+      ['ORDER_CANCEL', 'FIFO_VIOLATION'],
+    ]);
     // Another size, or the same size without exits, is fine.
     h.submit(market(EU, '101', { takeProfitOnFill: { price: '1.20000' } }));
-    expect(kinds(h.feed(flat(T0 + 3 * MINUTE))).map((k) => k[0])).toEqual(['MARKET_ORDER', 'ORDER_FILL', 'TAKE_PROFIT_ORDER']);
+    expect(kinds(h.feed(flat(T0 + 3 * MINUTE))).map((k) => k[0])).toEqual([
+      'MARKET_ORDER',
+      'ORDER_FILL',
+      'TAKE_PROFIT_ORDER',
+    ]);
     h.submit(market(EU, '100'));
     expect(kinds(h.feed(flat(T0 + 4 * MINUTE))).map((k) => k[0])).toEqual(['MARKET_ORDER', 'ORDER_FILL']);
     expect(h.sim.ledger.trades.size).toBe(3);
@@ -68,9 +89,16 @@ describe('FIFO accounts (fifo: true, NFA rule 2-43b)', () => {
       h.submit(market(EU, '100'));
       h.feed(flat(T0 + MINUTE));
       const [, newer] = tradeIDs(h);
-      const [tp] = h.submit({ kind: 'tradeOrders', id: 'x', tradeSpecifier: newer!, takeProfit: { price: '1.10100' } as never });
+      const [tp] = h.submit({
+        kind: 'tradeOrders',
+        id: 'x',
+        tradeSpecifier: newer!,
+        takeProfit: { price: '1.10100' } as never,
+      });
       const out = h.feed(candle(EU, T0 + 2 * MINUTE, [1.1, 1.1015, 1.1, 1.101]));
-      expect(kinds(out)).toEqual([fifo ? ['ORDER_CANCEL', 'FIFO_VIOLATION'] : ['ORDER_FILL', 'TAKE_PROFIT_ORDER']]);
+      expect(kinds(out)).toEqual([
+        fifo ? ['ORDER_CANCEL', 'FIFO_VIOLATION'] : ['ORDER_FILL', 'TAKE_PROFIT_ORDER'],
+      ]);
       expect(f(out[0], 'orderID')).toBe(tp!.id);
       expect(h.sim.ledger.trades.size).toBe(fifo ? 2 : 1);
     }
@@ -87,7 +115,10 @@ describe('FIFO accounts (fifo: true, NFA rule 2-43b)', () => {
     h.submit(market(EU, '100'));
     h.feed(flat(T0 + 2 * MINUTE));
     h.submit(market(EU, '-50', { positionFill: 'OPEN_ONLY' }));
-    expect(kinds(h.feed(flat(T0 + 3 * MINUTE)))).toEqual([['MARKET_ORDER', 'CLIENT_ORDER'], ['ORDER_CANCEL', 'FIFO_VIOLATION']]);
+    expect(kinds(h.feed(flat(T0 + 3 * MINUTE)))).toEqual([
+      ['MARKET_ORDER', 'CLIENT_ORDER'],
+      ['ORDER_CANCEL', 'FIFO_VIOLATION'],
+    ]);
     // Without fifo, the hedging account opens the short beside the long.
     const g = harness({ hedging: true });
     g.submit(market(EU, '100'));
@@ -106,7 +137,10 @@ describe('market hours: MARKET_HALTED', () => {
     expect(weekendClosure(Date.UTC(2024, 0, 3))).toEqual({ from: FRIDAY_CLOSE, to: SUNDAY_OPEN });
     expect(weekendClosure(Date.UTC(2024, 0, 6, 12))).toEqual({ from: FRIDAY_CLOSE, to: SUNDAY_OPEN });
     // July: EDT, so 21:00 UTC.
-    expect(weekendClosure(Date.UTC(2024, 6, 3))).toEqual({ from: Date.UTC(2024, 6, 5, 21), to: Date.UTC(2024, 6, 7, 21) });
+    expect(weekendClosure(Date.UTC(2024, 6, 3))).toEqual({
+      from: Date.UTC(2024, 6, 5, 21),
+      to: Date.UTC(2024, 6, 7, 21),
+    });
     // Sunday after the open: the next weekend.
     expect(weekendClosure(SUNDAY_OPEN).from).toBe(Date.UTC(2024, 0, 12, 22));
   });
@@ -115,16 +149,25 @@ describe('market hours: MARKET_HALTED', () => {
     const h = harness({}, FRIDAY_CLOSE - 3 * MINUTE);
     h.feed(flat(FRIDAY_CLOSE - 2 * MINUTE)); // closes 16:59
     expect(h.submit(market(EU, '100'))).toEqual([]);
-    expect(kinds(h.feed(flat(FRIDAY_CLOSE - MINUTE))).map((k) => k[0])).toEqual(['MARKET_ORDER', 'ORDER_FILL']); // the last candle, 16:59 → 17:00
+    expect(kinds(h.feed(flat(FRIDAY_CLOSE - MINUTE))).map((k) => k[0])).toEqual([
+      'MARKET_ORDER',
+      'ORDER_FILL',
+    ]); // the last candle, 16:59 → 17:00
     const out = h.submit(market(EU, '-100', { clientExtensions: { id: 'late' } }));
-    expect(kinds(out)).toEqual([['MARKET_ORDER', 'CLIENT_ORDER'], ['ORDER_CANCEL', 'MARKET_HALTED']]);
+    expect(kinds(out)).toEqual([
+      ['MARKET_ORDER', 'CLIENT_ORDER'],
+      ['ORDER_CANCEL', 'MARKET_HALTED'],
+    ]);
     expect(out[1]!.batchID).toBe(out[0]!.id);
     expect(f(out[1], 'orderID')).toBe(out[0]!.id);
     expect(f(out[1], 'clientOrderID')).toBe('late');
     expect(out[0]!.time).toBe('2024-01-05T22:00:00.000000000Z');
     // A trade close is a market order too.
     const close = h.submit({ kind: 'closeTrade', id: 'c', tradeSpecifier: tradeIDs(h)[0]!, units: 'ALL' });
-    expect(kinds(close)).toEqual([['MARKET_ORDER', 'TRADE_CLOSE'], ['ORDER_CANCEL', 'MARKET_HALTED']]);
+    expect(kinds(close)).toEqual([
+      ['MARKET_ORDER', 'TRADE_CLOSE'],
+      ['ORDER_CANCEL', 'MARKET_HALTED'],
+    ]);
     // Nothing waits for Sunday's open.
     expect(h.feed(flat(SUNDAY_OPEN, 1.101))).toEqual([]);
     expect(h.submit(market(EU, '-100'))).toEqual([]);
@@ -168,11 +211,16 @@ describe('triggerCondition', () => {
     if (fills) expect(f(out[0], 'price')).toBe(Number(units) > 0 ? '1.10100' : '1.10000');
   });
 
-  it('a dependent order keeps its triggerCondition (a long trade\'s stop loss on ASK waits for the ask)', () => {
+  it("a dependent order keeps its triggerCondition (a long trade's stop loss on ASK waits for the ask)", () => {
     const h = harness();
     h.submit(market(EU, '100'));
     h.feed(flat(T0, 1.1, 0.001));
-    const [sl] = h.submit({ kind: 'tradeOrders', id: 'x', tradeSpecifier: tradeIDs(h)[0]!, stopLoss: { price: '1.09950', triggerCondition: 'ASK' } as never });
+    const [sl] = h.submit({
+      kind: 'tradeOrders',
+      id: 'x',
+      tradeSpecifier: tradeIDs(h)[0]!,
+      stopLoss: { price: '1.09950', triggerCondition: 'ASK' } as never,
+    });
     expect(f(sl, 'triggerCondition')).toBe('ASK');
     // The bid falls to 1.09900 (DEFAULT would trigger), the ask stays at 1.10000.
     expect(h.feed(flat(T0 + MINUTE, 1.099, 0.001))).toEqual([]);
@@ -211,11 +259,29 @@ describe('time in force', () => {
     h.submit(market(EU, '100'));
     h.feed(flat(T0));
     const id = tradeIDs(h)[0]!;
-    expect(kinds(h.submit({ kind: 'tradeOrders', id: 'a', tradeSpecifier: id, takeProfit: { price: '1.20000', timeInForce: tif } as never }))).toEqual([['TAKE_PROFIT_ORDER_REJECT', 'TIME_IN_FORCE_INVALID']]);
-    expect(kinds(h.submit({ kind: 'tradeOrders', id: 'b', tradeSpecifier: id, trailingStopLoss: { distance: '0.00500', timeInForce: tif } as never }))).toEqual([
-      ['TRAILING_STOP_LOSS_ORDER_REJECT', 'TIME_IN_FORCE_INVALID'],
-    ]);
-    expect(kinds(h.submit(market(EU, '100', { stopLossOnFill: { distance: '0.00500', timeInForce: tif } })))).toEqual([['MARKET_ORDER_REJECT', 'STOP_LOSS_ON_FILL_TIME_IN_FORCE_INVALID']]);
+    expect(
+      kinds(
+        h.submit({
+          kind: 'tradeOrders',
+          id: 'a',
+          tradeSpecifier: id,
+          takeProfit: { price: '1.20000', timeInForce: tif } as never,
+        }),
+      ),
+    ).toEqual([['TAKE_PROFIT_ORDER_REJECT', 'TIME_IN_FORCE_INVALID']]);
+    expect(
+      kinds(
+        h.submit({
+          kind: 'tradeOrders',
+          id: 'b',
+          tradeSpecifier: id,
+          trailingStopLoss: { distance: '0.00500', timeInForce: tif } as never,
+        }),
+      ),
+    ).toEqual([['TRAILING_STOP_LOSS_ORDER_REJECT', 'TIME_IN_FORCE_INVALID']]);
+    expect(
+      kinds(h.submit(market(EU, '100', { stopLossOnFill: { distance: '0.00500', timeInForce: tif } }))),
+    ).toEqual([['MARKET_ORDER_REJECT', 'STOP_LOSS_ON_FILL_TIME_IN_FORCE_INVALID']]);
   });
 
   it('GFD expires at the next 17:00 New York with TIME_IN_FORCE_EXPIRED, stamped at that time', () => {
@@ -274,23 +340,44 @@ describe('limit and market-if-touched on arrival', () => {
 describe('trade orders call: null cancels, absent leaves alone, given replaces', () => {
   it('touches only the dependent orders named in the request', () => {
     const h = harness();
-    h.submit(market(EU, '100', { takeProfitOnFill: { price: '1.11000' }, stopLossOnFill: { price: '1.09000' }, trailingStopLossOnFill: { distance: '0.00500' } }));
+    h.submit(
+      market(EU, '100', {
+        takeProfitOnFill: { price: '1.11000' },
+        stopLossOnFill: { price: '1.09000' },
+        trailingStopLossOnFill: { distance: '0.00500' },
+      }),
+    );
     h.feed(flat(T0));
     const id = tradeIDs(h)[0]!;
     const before = { ...h.sim.ledger.trades.get(id)! };
     // Only the take profit is given: it is replaced; the stop loss and trailing stop stay.
-    let out = h.submit({ kind: 'tradeOrders', id: 'a', tradeSpecifier: id, takeProfit: { price: '1.12000' } as never });
-    expect(kinds(out)).toEqual([['ORDER_CANCEL', 'CLIENT_REQUEST_REPLACED'], ['TAKE_PROFIT_ORDER', 'REPLACEMENT']]);
+    let out = h.submit({
+      kind: 'tradeOrders',
+      id: 'a',
+      tradeSpecifier: id,
+      takeProfit: { price: '1.12000' } as never,
+    });
+    expect(kinds(out)).toEqual([
+      ['ORDER_CANCEL', 'CLIENT_REQUEST_REPLACED'],
+      ['TAKE_PROFIT_ORDER', 'REPLACEMENT'],
+    ]);
     expect(f(out[0], 'replacedByOrderID')).toBe(out[1]!.id);
     expect(f(out[1], 'replacesOrderID')).toBe(before.takeProfitOrderID);
     let t = h.sim.ledger.trades.get(id)!;
-    expect([t.takeProfitOrderID, t.stopLossOrderID, t.trailingStopLossOrderID]).toEqual([out[1]!.id, before.stopLossOrderID, before.trailingStopLossOrderID]);
+    expect([t.takeProfitOrderID, t.stopLossOrderID, t.trailingStopLossOrderID]).toEqual([
+      out[1]!.id,
+      before.stopLossOrderID,
+      before.trailingStopLossOrderID,
+    ]);
     // null cancels the stop loss alone.
     out = h.submit({ kind: 'tradeOrders', id: 'b', tradeSpecifier: id, stopLoss: null });
     expect(kinds(out)).toEqual([['ORDER_CANCEL', 'CLIENT_REQUEST']]);
     expect(f(out[0], 'orderID')).toBe(before.stopLossOrderID);
     t = h.sim.ledger.trades.get(id)!;
-    expect([t.stopLossOrderID, t.trailingStopLossOrderID]).toEqual([undefined, before.trailingStopLossOrderID]);
+    expect([t.stopLossOrderID, t.trailingStopLossOrderID]).toEqual([
+      undefined,
+      before.trailingStopLossOrderID,
+    ]);
     // null on a slot that is empty does nothing; an empty request does nothing.
     expect(h.submit({ kind: 'tradeOrders', id: 'c', tradeSpecifier: id, stopLoss: null })).toEqual([]);
     expect(h.submit({ kind: 'tradeOrders', id: 'd', tradeSpecifier: id })).toEqual([]);
@@ -299,12 +386,19 @@ describe('trade orders call: null cancels, absent leaves alone, given replaces',
 
 describe('path model exact: the ticks inside a candle decide', () => {
   // Ticks inside the candle T0 → T0+1m: down to 1.09880 first, then up to 1.10120.
-  const ticks = [tick(T0 + SECOND, 1.1), tick(T0 + 10 * SECOND, 1.0988), tick(T0 + 30 * SECOND, 1.1012), tick(T0 + 50 * SECOND, 1.1)];
+  const ticks = [
+    tick(T0 + SECOND, 1.1),
+    tick(T0 + 10 * SECOND, 1.0988),
+    tick(T0 + 30 * SECOND, 1.1012),
+    tick(T0 + 50 * SECOND, 1.1),
+  ];
   const bar = candle(EU, T0, [1.1, 1.1012, 1.0988, 1.1]); // same OHLC as the ticks
   const scenario = (path: 'adaptive' | 'exact'): Transaction[] => {
     const h = harness({ path });
     h.feed(flat(T0 - MINUTE)); // the M1 series drives the strategy
-    h.submit(market(EU, '1000', { takeProfitOnFill: { price: '1.10100' }, stopLossOnFill: { price: '1.09900' } }));
+    h.submit(
+      market(EU, '1000', { takeProfitOnFill: { price: '1.10100' }, stopLossOnFill: { price: '1.09900' } }),
+    );
     const out: Transaction[] = [];
     for (const k of ticks) out.push(...h.feed(k as never));
     out.push(...h.feed(bar));
@@ -328,7 +422,9 @@ describe('path model exact: the ticks inside a candle decide', () => {
   it('a candle without ticks falls back to the adaptive path', () => {
     const h = harness({ path: 'exact' });
     h.feed(flat(T0 - MINUTE));
-    h.submit(market(EU, '1000', { takeProfitOnFill: { price: '1.10100' }, stopLossOnFill: { price: '1.09900' } }));
+    h.submit(
+      market(EU, '1000', { takeProfitOnFill: { price: '1.10100' }, stopLossOnFill: { price: '1.09900' } }),
+    );
     const out = h.feed(bar).filter((t) => t.type === 'ORDER_FILL');
     expect(out.map((t) => f(t, 'reason'))).toEqual(['MARKET_ORDER', 'TAKE_PROFIT_ORDER']);
   });
@@ -337,11 +433,15 @@ describe('path model exact: the ticks inside a candle decide', () => {
 describe('invariants on ticks and trailing stops (fast-check)', () => {
   const walk = fc.array(fc.integer({ min: -25, max: 25 }), { minLength: 5, maxLength: 120 });
 
-  it('trailing stops are monotone: a long trade\'s stop never falls, a short trade\'s never rises', () => {
+  it("trailing stops are monotone: a long trade's stop never falls, a short trade's never rises", () => {
     fc.assert(
       fc.property(walk, fc.boolean(), fc.integer({ min: 50, max: 150 }), (steps, long, distance) => {
         const h = harness();
-        h.submit(market(EU, long ? '1000' : '-1000', { trailingStopLossOnFill: { distance: (distance / 1e5).toFixed(5) } }));
+        h.submit(
+          market(EU, long ? '1000' : '-1000', {
+            trailingStopLossOnFill: { distance: (distance / 1e5).toFixed(5) },
+          }),
+        );
         let px = 1.1;
         h.feed(flat(T0, px));
         const id = h.txs.find((t) => t.type === 'TRAILING_STOP_LOSS_ORDER')!.id;
@@ -360,25 +460,41 @@ describe('invariants on ticks and trailing stops (fast-check)', () => {
     );
   });
 
-  it('on ticks, every fill is at a tick\'s own side (buys at its ask, sells at its bid) or, for a guaranteed stop, its level', () => {
+  it("on ticks, every fill is at a tick's own side (buys at its ask, sells at its bid) or, for a guaranteed stop, its level", () => {
     fc.assert(
-      fc.property(walk, fc.array(fc.option(fc.integer({ min: -3000, max: 3000 }).filter((u) => u !== 0), { nil: undefined, freq: 3 }), { minLength: 120, maxLength: 120 }), (steps, orders) => {
-        const h = harness({}, T0 - SECOND);
-        let bid = 1.1;
-        const seen = new Map<number, Tick>();
-        for (const [i, s] of steps.entries()) {
-          bid += s / 1e5;
-          const k = tick(T0 + i * SECOND, bid, (1 + (i % 3)) / 1e5);
-          seen.set(k.at, k);
-          for (const t of h.feed(k as never)) {
-            if (t.type !== 'ORDER_FILL') continue;
-            const at = seen.get(Date.parse(t.time))!;
-            expect(f(t, 'price')).toBe((Number(f(t, 'units')) > 0 ? at.ask : at.bid).toFixed(5));
+      fc.property(
+        walk,
+        fc.array(
+          fc.option(
+            fc.integer({ min: -3000, max: 3000 }).filter((u) => u !== 0),
+            { nil: undefined, freq: 3 },
+          ),
+          { minLength: 120, maxLength: 120 },
+        ),
+        (steps, orders) => {
+          const h = harness({}, T0 - SECOND);
+          let bid = 1.1;
+          const seen = new Map<number, Tick>();
+          for (const [i, s] of steps.entries()) {
+            bid += s / 1e5;
+            const k = tick(T0 + i * SECOND, bid, (1 + (i % 3)) / 1e5);
+            seen.set(k.at, k);
+            for (const t of h.feed(k as never)) {
+              if (t.type !== 'ORDER_FILL') continue;
+              const at = seen.get(Date.parse(t.time))!;
+              expect(f(t, 'price')).toBe((Number(f(t, 'units')) > 0 ? at.ask : at.bid).toFixed(5));
+            }
+            const u = orders[i];
+            if (u !== undefined)
+              h.submit(
+                market(EU, String(u), {
+                  takeProfitOnFill: { distance: '0.00020' },
+                  stopLossOnFill: { distance: '0.00020' },
+                }),
+              );
           }
-          const u = orders[i];
-          if (u !== undefined) h.submit(market(EU, String(u), { takeProfitOnFill: { distance: '0.00020' }, stopLossOnFill: { distance: '0.00020' } }));
-        }
-      }),
+        },
+      ),
       { numRuns: 100 },
     );
   });

@@ -14,9 +14,19 @@ import { checkOrder, requestAsRead } from './validate.ts';
 
 const EU = 'EUR_USD';
 const flat = (time: number, bid = 1.1): Candle => candle(EU, time, [bid, bid, bid, bid]);
-const kinds = (out: readonly Transaction[]): unknown[][] => out.map((t) => [t.type, f(t, 'rejectReason') ?? f(t, 'reason')]);
-const order = (request: Record<string, unknown>): OrderIntent => ({ kind: 'order', id: 'o', request: request as never });
-const replace = (orderSpecifier: string, request: Record<string, unknown>): OrderIntent => ({ kind: 'replace', id: 'r', orderSpecifier, request: request as never });
+const kinds = (out: readonly Transaction[]): unknown[][] =>
+  out.map((t) => [t.type, f(t, 'rejectReason') ?? f(t, 'reason')]);
+const order = (request: Record<string, unknown>): OrderIntent => ({
+  kind: 'order',
+  id: 'o',
+  request: request as never,
+});
+const replace = (orderSpecifier: string, request: Record<string, unknown>): OrderIntent => ({
+  kind: 'replace',
+  id: 'r',
+  orderSpecifier,
+  request: request as never,
+});
 
 /** A broker with one open long EUR_USD trade of 1000 at 1.10020; returns the trade's ID. */
 function withTrade(): { h: Harness; tradeID: string } {
@@ -29,7 +39,10 @@ function withTrade(): { h: Harness; tradeID: string } {
 }
 
 /** The four ways a dependent order reaches the simulator, each answering its transactions. */
-const PATHS: Record<string, (h: Harness, tradeID: string, details: Record<string, unknown>, type: string) => Transaction[]> = {
+const PATHS: Record<
+  string,
+  (h: Harness, tradeID: string, details: Record<string, unknown>, type: string) => Transaction[]
+> = {
   'order create': (h, tradeID, d, type) => h.submit(order({ type, tradeID, ...d })),
   'order replace': (h, tradeID, d, type) => {
     // A valid order of the type first, then the replacement under test.
@@ -38,7 +51,12 @@ const PATHS: Record<string, (h: Harness, tradeID: string, details: Record<string
     return h.submit(replace(created!.id, { type, tradeID, ...d }));
   },
   'trade orders': (h, tradeID, d, type) =>
-    h.submit({ kind: 'tradeOrders', id: 't', tradeSpecifier: tradeID, ...(type === 'TAKE_PROFIT' ? { takeProfit: d } : { trailingStopLoss: d }) } as never),
+    h.submit({
+      kind: 'tradeOrders',
+      id: 't',
+      tradeSpecifier: tradeID,
+      ...(type === 'TAKE_PROFIT' ? { takeProfit: d } : { trailingStopLoss: d }),
+    } as never),
 };
 
 describe('dependent orders are checked against their trade instrument on every path', () => {
@@ -47,7 +65,10 @@ describe('dependent orders are checked against their trade instrument on every p
       const { h, tradeID } = withTrade();
       const out = send(h, tradeID, { distance: '0.00001' }, 'TRAILING_STOP_LOSS');
       const reject = out.find((t) => t.type.endsWith('_REJECT'));
-      expect(kinds(out)).toContainEqual(['TRAILING_STOP_LOSS_ORDER_REJECT', 'PRICE_DISTANCE_MINIMUM_NOT_MET']);
+      expect(kinds(out)).toContainEqual([
+        'TRAILING_STOP_LOSS_ORDER_REJECT',
+        'PRICE_DISTANCE_MINIMUM_NOT_MET',
+      ]);
       expect(f(reject, 'tradeID')).toBe(tradeID);
       expect(f(reject, 'distance')).toBe('0.00001');
       // And it never fills on a one-pipette move: the trade stays open.
@@ -72,13 +93,26 @@ describe('dependent orders are checked against their trade instrument on every p
 
   it('a stop loss distance with more decimals than the instrument has is rejected PRICE_DISTANCE_PRECISION_EXCEEDED', () => {
     const { h, tradeID } = withTrade();
-    expect(kinds(h.submit(order({ type: 'STOP_LOSS', tradeID, distance: '0.001001' })))).toEqual([['STOP_LOSS_ORDER_REJECT', 'PRICE_DISTANCE_PRECISION_EXCEEDED']]);
+    expect(kinds(h.submit(order({ type: 'STOP_LOSS', tradeID, distance: '0.001001' })))).toEqual([
+      ['STOP_LOSS_ORDER_REJECT', 'PRICE_DISTANCE_PRECISION_EXCEEDED'],
+    ]);
   });
 
   it('a dependent order for a trade that does not exist is TRADE_DOESNT_EXIST on the order call and the trade-orders call', () => {
     const { h } = withTrade();
-    expect(kinds(h.submit(order({ type: 'TAKE_PROFIT', tradeID: '999', price: '1.20000' })))).toEqual([['TAKE_PROFIT_ORDER_REJECT', 'TRADE_DOESNT_EXIST']]);
-    expect(kinds(h.submit({ kind: 'tradeOrders', id: 't', tradeSpecifier: '999', takeProfit: { price: '1.20000' } } as never))).toEqual([['TAKE_PROFIT_ORDER_REJECT', 'TRADE_DOESNT_EXIST']]);
+    expect(kinds(h.submit(order({ type: 'TAKE_PROFIT', tradeID: '999', price: '1.20000' })))).toEqual([
+      ['TAKE_PROFIT_ORDER_REJECT', 'TRADE_DOESNT_EXIST'],
+    ]);
+    expect(
+      kinds(
+        h.submit({
+          kind: 'tradeOrders',
+          id: 't',
+          tradeSpecifier: '999',
+          takeProfit: { price: '1.20000' },
+        } as never),
+      ),
+    ).toEqual([['TAKE_PROFIT_ORDER_REJECT', 'TRADE_DOESNT_EXIST']]);
   });
 
   it('a take profit created by ID has its price written at the instrument precision, as on the trade-orders path', () => {
@@ -92,14 +126,27 @@ describe('request bodies as OANDA reads them', () => {
   it('units and prices given as JSON numbers are read as decimal strings, and the transactions carry strings', () => {
     const h = harness();
     h.feed(flat(T0 - MINUTE));
-    const out = h.submit(order({ type: 'MARKET', instrument: EU, units: 100, takeProfitOnFill: { price: 1.2 }, stopLossOnFill: { distance: 0.005 } }));
+    const out = h.submit(
+      order({
+        type: 'MARKET',
+        instrument: EU,
+        units: 100,
+        takeProfitOnFill: { price: 1.2 },
+        stopLossOnFill: { distance: 0.005 },
+      }),
+    );
     expect(kinds(out)).toEqual([]); // waits for the next price
     const fill = h.feed(flat(T0));
     const created = fill.find((t) => t.type === 'MARKET_ORDER');
     expect(f(created, 'units')).toBe('100');
     expect(f(f(created, 'takeProfitOnFill') as Transaction, 'price')).toBe('1.20000');
     expect(f(f(created, 'stopLossOnFill') as Transaction, 'distance')).toBe('0.005');
-    expect(kinds(fill).map((k) => k[0])).toEqual(['MARKET_ORDER', 'ORDER_FILL', 'TAKE_PROFIT_ORDER', 'STOP_LOSS_ORDER']);
+    expect(kinds(fill).map((k) => k[0])).toEqual([
+      'MARKET_ORDER',
+      'ORDER_FILL',
+      'TAKE_PROFIT_ORDER',
+      'STOP_LOSS_ORDER',
+    ]);
     const [limit] = h.submit(pending('LIMIT', EU, -250 as never, 1.105 as never));
     expect([f(limit, 'units'), f(limit, 'price')]).toEqual(['-250', '1.10500']);
   });
@@ -107,8 +154,12 @@ describe('request bodies as OANDA reads them', () => {
   it('a number that is not a valid amount is still refused, with the reason v20 gives', () => {
     const h = harness();
     h.feed(flat(T0 - MINUTE));
-    expect(kinds(h.submit(order({ type: 'MARKET', instrument: EU, units: 0.5 })))).toEqual([['MARKET_ORDER_REJECT', 'UNITS_PRECISION_EXCEEDED']]);
-    expect(kinds(h.submit(order({ type: 'LIMIT', instrument: EU, units: 100, price: 1.1000001 })))).toEqual([['LIMIT_ORDER_REJECT', 'PRICE_PRECISION_EXCEEDED']]);
+    expect(kinds(h.submit(order({ type: 'MARKET', instrument: EU, units: 0.5 })))).toEqual([
+      ['MARKET_ORDER_REJECT', 'UNITS_PRECISION_EXCEEDED'],
+    ]);
+    expect(kinds(h.submit(order({ type: 'LIMIT', instrument: EU, units: 100, price: 1.1000001 })))).toEqual([
+      ['LIMIT_ORDER_REJECT', 'PRICE_PRECISION_EXCEEDED'],
+    ]);
   });
 
   it('a LIMIT order ignores priceBound, which v20 does not define for it: not recorded, not enforced', () => {
@@ -128,7 +179,15 @@ describe('request bodies as OANDA reads them', () => {
     expect(requestAsRead(req)).toBe(req);
     const stop = { type: 'STOP', instrument: EU, units: '100', price: '1.2', priceBound: '1.21' } as never;
     expect(requestAsRead(stop)).toBe(stop);
-    expect(requestAsRead({ type: 'LIMIT', instrument: EU, units: '100', price: '1.2', priceBound: '1.21' } as never)).toEqual({ type: 'LIMIT', instrument: EU, units: '100', price: '1.2' });
+    expect(
+      requestAsRead({
+        type: 'LIMIT',
+        instrument: EU,
+        units: '100',
+        price: '1.2',
+        priceBound: '1.21',
+      } as never),
+    ).toEqual({ type: 'LIMIT', instrument: EU, units: '100', price: '1.2' });
   });
 
   it('checkOrder names the instrument of a dependent order after its trade', () => {
@@ -145,7 +204,9 @@ describe('order types a client cannot request', () => {
     h.feed(flat(T0 - MINUTE));
     const last = h.sim.ledger.lastTransactionID;
     for (const type of ['FIXED_PRICE', 'BOGUS']) {
-      expect(() => h.submit(order({ type, instrument: EU, units: '100', price: '1.10000' }))).toThrow(new RegExp(`order type "${type}" cannot be requested: give one of MARKET, LIMIT`));
+      expect(() => h.submit(order({ type, instrument: EU, units: '100', price: '1.10000' }))).toThrow(
+        new RegExp(`order type "${type}" cannot be requested: give one of MARKET, LIMIT`),
+      );
     }
     expect(h.sim.ledger.lastTransactionID).toBe(last);
   });
@@ -161,7 +222,9 @@ describe('ORDER_CANCEL_REJECT names the order as v20 defines it', () => {
     expect(rej).not.toHaveProperty('orderID');
     const [byID] = h.submit({ kind: 'cancel', id: 'c', orderSpecifier: '777' });
     expect(f(byID, 'orderID')).toBe('777');
-    const [replaced] = h.submit(replace('@ghost', { type: 'LIMIT', instrument: EU, units: '1', price: '1.1' }));
+    const [replaced] = h.submit(
+      replace('@ghost', { type: 'LIMIT', instrument: EU, units: '1', price: '1.1' }),
+    );
     expect(f(replaced, 'clientOrderID')).toBe('ghost');
     expect(replaced).not.toHaveProperty('orderID');
   });

@@ -16,7 +16,9 @@ describe('decimalPlaces', () => {
       fc.array(chars, { maxLength: 12 }).map((a) => a.join('')),
       fc.string({ maxLength: 12 }),
       fc.double({ noNaN: false }).map(String),
-      fc.tuple(fc.integer(), fc.nat(), fc.constantFrom('', '+', '-')).map(([i, f, s]) => `${s}${Math.abs(i)}.${f}`),
+      fc
+        .tuple(fc.integer(), fc.nat(), fc.constantFrom('', '+', '-'))
+        .map(([i, f, s]) => `${s}${Math.abs(i)}.${f}`),
     );
     fc.assert(
       fc.property(text, (s) => {

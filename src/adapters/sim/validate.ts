@@ -9,9 +9,30 @@ import { decimalsAsStrings } from '../../domain/v20/request.ts';
  * and OANDA ignores a field its request type does not define: a LIMIT order's `priceBound` (only
  * MARKET, STOP and MARKET_IF_TOUCHED have one) is neither recorded nor enforced.
  */
-const ENTRY = ['type', 'instrument', 'units', 'timeInForce', 'positionFill', 'clientExtensions', 'takeProfitOnFill', 'stopLossOnFill', 'trailingStopLossOnFill', 'guaranteedStopLossOnFill', 'tradeClientExtensions'];
+const ENTRY = [
+  'type',
+  'instrument',
+  'units',
+  'timeInForce',
+  'positionFill',
+  'clientExtensions',
+  'takeProfitOnFill',
+  'stopLossOnFill',
+  'trailingStopLossOnFill',
+  'guaranteedStopLossOnFill',
+  'tradeClientExtensions',
+];
 const PENDING_ENTRY = [...ENTRY, 'price', 'gtdTime', 'triggerCondition'];
-const DEPENDENT = ['type', 'tradeID', 'clientTradeID', 'price', 'timeInForce', 'gtdTime', 'triggerCondition', 'clientExtensions'];
+const DEPENDENT = [
+  'type',
+  'tradeID',
+  'clientTradeID',
+  'price',
+  'timeInForce',
+  'gtdTime',
+  'triggerCondition',
+  'clientExtensions',
+];
 const REQUEST_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
   MARKET: new Set([...ENTRY, 'priceBound']),
   LIMIT: new Set(PENDING_ENTRY),
@@ -25,7 +46,12 @@ const REQUEST_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
 
 /** Whether an order type closes a trade it names by `tradeID` (TP, SL, trailing, guaranteed). */
 export function isDependentType(type: string): boolean {
-  return type === 'TAKE_PROFIT' || type === 'STOP_LOSS' || type === 'TRAILING_STOP_LOSS' || type === 'GUARANTEED_STOP_LOSS';
+  return (
+    type === 'TAKE_PROFIT' ||
+    type === 'STOP_LOSS' ||
+    type === 'TRAILING_STOP_LOSS' ||
+    type === 'GUARANTEED_STOP_LOSS'
+  );
 }
 
 /**
@@ -61,7 +87,12 @@ export interface OrderEnv {
 
 /** The outcome of `checkOrder`: the request as read, and its instrument and trade, or the reject reason. */
 export type OrderCheck =
-  | { readonly ok: true; readonly request: OrderRequest; readonly instrument: Instrument; readonly tradeID: string | undefined }
+  | {
+      readonly ok: true;
+      readonly request: OrderRequest;
+      readonly instrument: Instrument;
+      readonly tradeID: string | undefined;
+    }
   | { readonly ok: false; readonly request: OrderRequest; readonly reason: TransactionRejectReason };
 
 /**
@@ -78,7 +109,9 @@ export function checkOrder(request: OrderRequest, env: OrderEnv): OrderCheck {
   // A type with no v20 request definition (FIXED_PRICE, which only OANDA creates, or a misspelling)
   // is refused as OANDA refuses it: an error to the caller, no transaction, no ID used.
   if (!Object.hasOwn(REQUEST_FIELDS, r.type)) {
-    throw new RangeError(`order type ${JSON.stringify(r.type)} cannot be requested: give one of ${Object.keys(REQUEST_FIELDS).join(', ')} (FIXED_PRICE orders are made by OANDA only)`);
+    throw new RangeError(
+      `order type ${JSON.stringify(r.type)} cannot be requested: give one of ${Object.keys(REQUEST_FIELDS).join(', ')} (FIXED_PRICE orders are made by OANDA only)`,
+    );
   }
   let inst: Instrument;
   let tradeID: string | undefined;
@@ -94,7 +127,9 @@ export function checkOrder(request: OrderRequest, env: OrderEnv): OrderCheck {
     inst = env.instruments.get(r.instrument);
   }
   const reason = validateOrderRequest(req, inst, env.now);
-  return reason === undefined ? { ok: true, request: req, instrument: inst, tradeID } : { ok: false, request: req, reason };
+  return reason === undefined
+    ? { ok: true, request: req, instrument: inst, tradeID }
+    : { ok: false, request: req, reason };
 }
 
 /** Time-in-force values of on-fill orders. */
@@ -201,7 +236,11 @@ export function validateOrderRequest(
     trailingStopLossOnFill?: OnFillLike;
     guaranteedStopLossOnFill?: OnFillLike;
   };
-  const dependent = r.type === 'TAKE_PROFIT' || r.type === 'STOP_LOSS' || r.type === 'TRAILING_STOP_LOSS' || r.type === 'GUARANTEED_STOP_LOSS';
+  const dependent =
+    r.type === 'TAKE_PROFIT' ||
+    r.type === 'STOP_LOSS' ||
+    r.type === 'TRAILING_STOP_LOSS' ||
+    r.type === 'GUARANTEED_STOP_LOSS';
   if (!dependent) {
     if (r.instrument === undefined) return 'INSTRUMENT_MISSING';
     if (!inst) return 'INSTRUMENT_UNKNOWN';
@@ -212,11 +251,13 @@ export function validateOrderRequest(
     const abs = Math.abs(Number(r.units));
     if (abs < inst.minimumTradeSize) return 'UNITS_MIMIMUM_NOT_MET';
     if (abs > inst.maximumOrderUnits) return 'UNITS_LIMIT_EXCEEDED';
-    if (r.positionFill !== undefined && !POSITION_FILL.has(r.positionFill)) return 'ORDER_FILL_POSITION_ACTION_INVALID';
+    if (r.positionFill !== undefined && !POSITION_FILL.has(r.positionFill))
+      return 'ORDER_FILL_POSITION_ACTION_INVALID';
   } else if (r.tradeID === undefined) {
     return 'TRADE_ID_UNSPECIFIED';
   }
-  if (r.triggerCondition !== undefined && !TRIGGER.has(r.triggerCondition)) return 'TRIGGER_CONDITION_INVALID';
+  if (r.triggerCondition !== undefined && !TRIGGER.has(r.triggerCondition))
+    return 'TRIGGER_CONDITION_INVALID';
   const tif = r.timeInForce ?? (r.type === 'MARKET' ? 'FOK' : 'GTC');
   const allowed = TIF_ALLOWED[r.type];
   if (!allowed || !allowed.includes(tif)) return 'TIME_IN_FORCE_INVALID';
@@ -238,8 +279,10 @@ export function validateOrderRequest(
       }
       case 'STOP_LOSS':
       case 'GUARANTEED_STOP_LOSS': {
-        if (r.price !== undefined && r.distance !== undefined) return 'STOP_LOSS_ORDER_PRICE_AND_DISTANCE_BOTH_SPECIFIED';
-        if (r.price === undefined && r.distance === undefined) return 'STOP_LOSS_ORDER_PRICE_AND_DISTANCE_BOTH_MISSING';
+        if (r.price !== undefined && r.distance !== undefined)
+          return 'STOP_LOSS_ORDER_PRICE_AND_DISTANCE_BOTH_SPECIFIED';
+        if (r.price === undefined && r.distance === undefined)
+          return 'STOP_LOSS_ORDER_PRICE_AND_DISTANCE_BOTH_MISSING';
         if (r.price !== undefined) {
           const bad = checkPrice(r.price, inst, 'PRICE_MISSING', 'PRICE_INVALID', 'PRICE_PRECISION_EXCEEDED');
           if (bad) return bad;
@@ -272,50 +315,85 @@ export function validateOrderRequest(
     if (tp) {
       if (tp.price === undefined && tp.distance === undefined) return 'TAKE_PROFIT_ON_FILL_PRICE_MISSING';
       if (tp.price !== undefined) {
-        const bad = checkPrice(tp.price, inst, 'TAKE_PROFIT_ON_FILL_PRICE_MISSING', 'TAKE_PROFIT_ON_FILL_PRICE_INVALID', 'TAKE_PROFIT_ON_FILL_PRICE_PRECISION_EXCEEDED');
+        const bad = checkPrice(
+          tp.price,
+          inst,
+          'TAKE_PROFIT_ON_FILL_PRICE_MISSING',
+          'TAKE_PROFIT_ON_FILL_PRICE_INVALID',
+          'TAKE_PROFIT_ON_FILL_PRICE_PRECISION_EXCEEDED',
+        );
         if (bad) return bad;
       }
-      if (tp.timeInForce !== undefined && !ON_FILL_TIF.includes(tp.timeInForce)) return 'TAKE_PROFIT_ON_FILL_TIME_IN_FORCE_INVALID';
-      if (tp.timeInForce === 'GTD' && tp.gtdTime === undefined) return 'TAKE_PROFIT_ON_FILL_GTD_TIMESTAMP_MISSING';
+      if (tp.timeInForce !== undefined && !ON_FILL_TIF.includes(tp.timeInForce))
+        return 'TAKE_PROFIT_ON_FILL_TIME_IN_FORCE_INVALID';
+      if (tp.timeInForce === 'GTD' && tp.gtdTime === undefined)
+        return 'TAKE_PROFIT_ON_FILL_GTD_TIMESTAMP_MISSING';
     }
     const sl = r.stopLossOnFill;
     if (sl) {
-      if (sl.price !== undefined && sl.distance !== undefined) return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_SPECIFIED';
-      if (sl.price === undefined && sl.distance === undefined) return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_MISSING';
+      if (sl.price !== undefined && sl.distance !== undefined)
+        return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_SPECIFIED';
+      if (sl.price === undefined && sl.distance === undefined)
+        return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_MISSING';
       if (sl.price !== undefined) {
-        const bad = checkPrice(sl.price, inst, 'STOP_LOSS_ON_FILL_PRICE_MISSING', 'STOP_LOSS_ON_FILL_PRICE_INVALID', 'STOP_LOSS_ON_FILL_PRICE_PRECISION_EXCEEDED');
+        const bad = checkPrice(
+          sl.price,
+          inst,
+          'STOP_LOSS_ON_FILL_PRICE_MISSING',
+          'STOP_LOSS_ON_FILL_PRICE_INVALID',
+          'STOP_LOSS_ON_FILL_PRICE_PRECISION_EXCEEDED',
+        );
         if (bad) return bad;
       } else {
         const places = decimalPlaces(sl.distance!);
         if (places < 0 || Number(sl.distance) <= 0) return 'STOP_LOSS_ON_FILL_DISTANCE_INVALID';
         if (places > inst.displayPrecision) return 'STOP_LOSS_ON_FILL_DISTANCE_PRECISION_EXCEEDED';
       }
-      if (sl.timeInForce !== undefined && !ON_FILL_TIF.includes(sl.timeInForce)) return 'STOP_LOSS_ON_FILL_TIME_IN_FORCE_INVALID';
-      if (sl.timeInForce === 'GTD' && sl.gtdTime === undefined) return 'STOP_LOSS_ON_FILL_GTD_TIMESTAMP_MISSING';
+      if (sl.timeInForce !== undefined && !ON_FILL_TIF.includes(sl.timeInForce))
+        return 'STOP_LOSS_ON_FILL_TIME_IN_FORCE_INVALID';
+      if (sl.timeInForce === 'GTD' && sl.gtdTime === undefined)
+        return 'STOP_LOSS_ON_FILL_GTD_TIMESTAMP_MISSING';
     }
     const gsl = r.guaranteedStopLossOnFill;
     if (gsl) {
       if (inst.guaranteedStopLoss.mode === 'DISABLED') return 'STOP_LOSS_ON_FILL_GUARANTEED_NOT_ALLOWED';
-      if (gsl.price !== undefined && gsl.distance !== undefined) return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_SPECIFIED';
-      if (gsl.price === undefined && gsl.distance === undefined) return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_MISSING';
+      if (gsl.price !== undefined && gsl.distance !== undefined)
+        return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_SPECIFIED';
+      if (gsl.price === undefined && gsl.distance === undefined)
+        return 'STOP_LOSS_ON_FILL_PRICE_AND_DISTANCE_BOTH_MISSING';
       if (gsl.price !== undefined) {
-        const bad = checkPrice(gsl.price, inst, 'STOP_LOSS_ON_FILL_PRICE_MISSING', 'STOP_LOSS_ON_FILL_PRICE_INVALID', 'STOP_LOSS_ON_FILL_PRICE_PRECISION_EXCEEDED');
+        const bad = checkPrice(
+          gsl.price,
+          inst,
+          'STOP_LOSS_ON_FILL_PRICE_MISSING',
+          'STOP_LOSS_ON_FILL_PRICE_INVALID',
+          'STOP_LOSS_ON_FILL_PRICE_PRECISION_EXCEEDED',
+        );
         if (bad) return bad;
-      } else if (decimalPlaces(gsl.distance!) < 0 || Number(gsl.distance) <= 0) return 'STOP_LOSS_ON_FILL_DISTANCE_INVALID';
-    } else if (inst.guaranteedStopLoss.mode === 'REQUIRED' && (r.type === 'MARKET' || r.type === 'LIMIT' || r.type === 'STOP' || r.type === 'MARKET_IF_TOUCHED')) {
+      } else if (decimalPlaces(gsl.distance!) < 0 || Number(gsl.distance) <= 0)
+        return 'STOP_LOSS_ON_FILL_DISTANCE_INVALID';
+    } else if (
+      inst.guaranteedStopLoss.mode === 'REQUIRED' &&
+      (r.type === 'MARKET' || r.type === 'LIMIT' || r.type === 'STOP' || r.type === 'MARKET_IF_TOUCHED')
+    ) {
       return 'STOP_LOSS_ON_FILL_GUARANTEED_REQUIRED';
     }
-    if (r.type === 'GUARANTEED_STOP_LOSS' && inst.guaranteedStopLoss.mode === 'DISABLED') return 'STOP_LOSS_ORDER_GUARANTEED_NOT_ALLOWED';
+    if (r.type === 'GUARANTEED_STOP_LOSS' && inst.guaranteedStopLoss.mode === 'DISABLED')
+      return 'STOP_LOSS_ORDER_GUARANTEED_NOT_ALLOWED';
     const ts = r.trailingStopLossOnFill;
     if (ts) {
       if (ts.distance === undefined) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MISSING';
       const places = decimalPlaces(ts.distance);
       if (places < 0 || Number(ts.distance) <= 0) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_INVALID';
-      if (places > inst.displayPrecision) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_PRECISION_EXCEEDED';
+      if (places > inst.displayPrecision)
+        return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_PRECISION_EXCEEDED';
       const d = Number(ts.distance);
-      if (d < inst.minimumTrailingStopDistance) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MINIMUM_NOT_MET';
-      if (d > inst.maximumTrailingStopDistance) return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MAXIMUM_EXCEEDED';
-      if (ts.timeInForce !== undefined && !ON_FILL_TIF.includes(ts.timeInForce)) return 'TRAILING_STOP_LOSS_ON_FILL_TIME_IN_FORCE_INVALID';
+      if (d < inst.minimumTrailingStopDistance)
+        return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MINIMUM_NOT_MET';
+      if (d > inst.maximumTrailingStopDistance)
+        return 'TRAILING_STOP_LOSS_ON_FILL_PRICE_DISTANCE_MAXIMUM_EXCEEDED';
+      if (ts.timeInForce !== undefined && !ON_FILL_TIF.includes(ts.timeInForce))
+        return 'TRAILING_STOP_LOSS_ON_FILL_TIME_IN_FORCE_INVALID';
     }
   }
   return undefined;

@@ -42,26 +42,59 @@ describe('environments', () => {
   });
 
   it('refuses http:// to a host that is not loopback, naming the field', () => {
-    const e = catchError(() => parseEnvironments({ ...valid, live: { rest: 'http://api-fxtrade.oanda.com', stream: valid.live.stream } }, 'envs.json'));
+    const e = catchError(() =>
+      parseEnvironments(
+        { ...valid, live: { rest: 'http://api-fxtrade.oanda.com', stream: valid.live.stream } },
+        'envs.json',
+      ),
+    );
     expect(e).toBeInstanceOf(EnvironmentError);
     expect(e.message).toMatch(/^envs\.json: live\.rest .*not loopback.*https:\/\//);
-    const o = catchError(() => parseEnvironments({ ...valid, practice: { ...valid.practice, oauth: { authorize: 'https://x.example', token: 'http://10.0.0.1/t' } } }, 'envs.json'));
+    const o = catchError(() =>
+      parseEnvironments(
+        {
+          ...valid,
+          practice: {
+            ...valid.practice,
+            oauth: { authorize: 'https://x.example', token: 'http://10.0.0.1/t' },
+          },
+        },
+        'envs.json',
+      ),
+    );
     expect(o.message).toMatch(/practice\.oauth\.token/);
     // Loopback over http is fine in every spelling.
     for (const host of ['127.0.0.1:9', 'localhost:9', '[::1]:9']) {
-      expect(parseEnvironments({ ...valid, sandbox: { rest: `http://${host}`, stream: `http://${host}` } }).sandbox.rest).toBe(`http://${host}`);
+      expect(
+        parseEnvironments({ ...valid, sandbox: { rest: `http://${host}`, stream: `http://${host}` } }).sandbox
+          .rest,
+      ).toBe(`http://${host}`);
     }
   });
 
   it('names missing, unknown and malformed fields', () => {
-    expect(catchError(() => parseEnvironments({ practice: valid.practice, live: valid.live })).message).toMatch(/sandbox is missing/);
-    expect(catchError(() => parseEnvironments({ ...valid, demo: valid.live })).message).toMatch(/demo is not a known environment/);
-    expect(catchError(() => parseEnvironments({ ...valid, live: { ...valid.live, restUrl: 'x' } })).message).toMatch(/live\.restUrl is not a known field/);
-    expect(catchError(() => parseEnvironments({ ...valid, live: { stream: valid.live.stream } })).message).toMatch(/live\.rest must be a URL/);
-    expect(catchError(() => parseEnvironments({ ...valid, live: { ...valid.live, rest: 'not a url' } })).message).toMatch(/live\.rest .*not a URL/);
+    expect(
+      catchError(() => parseEnvironments({ practice: valid.practice, live: valid.live })).message,
+    ).toMatch(/sandbox is missing/);
+    expect(catchError(() => parseEnvironments({ ...valid, demo: valid.live })).message).toMatch(
+      /demo is not a known environment/,
+    );
+    expect(
+      catchError(() => parseEnvironments({ ...valid, live: { ...valid.live, restUrl: 'x' } })).message,
+    ).toMatch(/live\.restUrl is not a known field/);
+    expect(
+      catchError(() => parseEnvironments({ ...valid, live: { stream: valid.live.stream } })).message,
+    ).toMatch(/live\.rest must be a URL/);
+    expect(
+      catchError(() => parseEnvironments({ ...valid, live: { ...valid.live, rest: 'not a url' } })).message,
+    ).toMatch(/live\.rest .*not a URL/);
     expect(catchError(() => environment('paper')).message).toMatch(/--env "paper" is not an environment/);
-    expect(catchError(() => environment('sandbox', { url: 'http://192.168.1.5:8080' })).message).toMatch(/--url .*not loopback/);
-    expect(environment('sandbox', { url: 'http://127.0.0.1:9123/' }).oauth?.token).toBe('http://127.0.0.1:9123/v1/oauth2/access_token');
+    expect(catchError(() => environment('sandbox', { url: 'http://192.168.1.5:8080' })).message).toMatch(
+      /--url .*not loopback/,
+    );
+    expect(environment('sandbox', { url: 'http://127.0.0.1:9123/' }).oauth?.token).toBe(
+      'http://127.0.0.1:9123/v1/oauth2/access_token',
+    );
   });
 });
 
@@ -71,9 +104,13 @@ describe('tokens', () => {
     const file = join(home, '.fxflow', 'token');
     writeTokenFile(file, new SecretToken('from-file'));
     const env = { ...parseEnvironments(valid).practice, token: 'from-config' };
-    expect(resolveToken({ env: { FXFLOW_TOKEN: 'from-fx', OANDA_TOKEN: 'from-oanda' }, environment: env, home })).toMatchObject({ source: 'FXFLOW_TOKEN' });
+    expect(
+      resolveToken({ env: { FXFLOW_TOKEN: 'from-fx', OANDA_TOKEN: 'from-oanda' }, environment: env, home }),
+    ).toMatchObject({ source: 'FXFLOW_TOKEN' });
     expect(resolveToken({ env: { FXFLOW_TOKEN: 'from-fx' }, home }).token.reveal()).toBe('from-fx');
-    expect(resolveToken({ env: { OANDA_TOKEN: 'from-oanda' }, environment: env, home }).token.reveal()).toBe('from-oanda');
+    expect(resolveToken({ env: { OANDA_TOKEN: 'from-oanda' }, environment: env, home }).token.reveal()).toBe(
+      'from-oanda',
+    );
     expect(resolveToken({ env: {}, environment: env, home }).token.reveal()).toBe('from-config');
     const f = resolveToken({ env: {}, environment: parseEnvironments(valid).practice, home });
     expect(f).toMatchObject({ source: 'file', file });
@@ -175,7 +212,9 @@ describe('a token in use never leaks', () => {
     }
     expect(err).toBeDefined();
     expect(err!.message).toMatch(/401/);
-    expect(`${err!.message} ${String(err!.stack)} ${JSON.stringify(err)} ${inspect(err, { depth: 5 })}`).not.toContain(TOKEN);
+    expect(
+      `${err!.message} ${String(err!.stack)} ${JSON.stringify(err)} ${inspect(err, { depth: 5 })}`,
+    ).not.toContain(TOKEN);
     await new Promise((r) => setImmediate(r));
     expect(out.length).toBeGreaterThan(0);
     expect(out).not.toContain(TOKEN);

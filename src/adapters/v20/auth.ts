@@ -1,4 +1,15 @@
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { inspect } from 'node:util';
@@ -24,7 +35,11 @@ const REDACTED = '[redacted]';
 export class SecretToken {
   readonly #value: string;
   constructor(value: string) {
-    if (!/^\S+$/.test(value)) throw new AuthError('AUTH', 'the access token is empty or contains spaces: check where it came from (FXFLOW_TOKEN, the config, or the token file)');
+    if (!/^\S+$/.test(value))
+      throw new AuthError(
+        'AUTH',
+        'the access token is empty or contains spaces: check where it came from (FXFLOW_TOKEN, the config, or the token file)',
+      );
     this.#value = value;
   }
   reveal(): string {
@@ -66,7 +81,10 @@ export function readTokenFile(file: string): SecretToken {
     st = statSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new AuthError('AUTH_NO_TOKEN', `token file ${path} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`}: run \`fxflow auth login\`, or put your personal access token there (one line, mode 0600), or set FXFLOW_TOKEN`);
+    throw new AuthError(
+      'AUTH_NO_TOKEN',
+      `token file ${path} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`}: run \`fxflow auth login\`, or put your personal access token there (one line, mode 0600), or set FXFLOW_TOKEN`,
+    );
   }
   if (!st.isFile()) throw new AuthError('AUTH', `token file ${path} is not a regular file`);
   if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
@@ -76,8 +94,16 @@ export function readTokenFile(file: string): SecretToken {
     );
   }
   const text = readFileSync(path, 'utf8').trim();
-  if (text.length === 0) throw new AuthError('AUTH_NO_TOKEN', `token file ${path} is empty: run \`fxflow auth login\` or write your personal access token into it`);
-  if (/\s/.test(text)) throw new AuthError('AUTH', `token file ${path} must hold one token on one line (found spaces or several lines)`);
+  if (text.length === 0)
+    throw new AuthError(
+      'AUTH_NO_TOKEN',
+      `token file ${path} is empty: run \`fxflow auth login\` or write your personal access token into it`,
+    );
+  if (/\s/.test(text))
+    throw new AuthError(
+      'AUTH',
+      `token file ${path} must hold one token on one line (found spaces or several lines)`,
+    );
   return new SecretToken(text);
 }
 
@@ -121,7 +147,11 @@ export interface TokenRequest {
  *    (practice and live fall back to the older shared `~/.fxflow/token`); it must be mode 0600.
  * Use it once at start-up; pass `token.reveal()` only to the HTTP client.
  */
-export function resolveToken(r: TokenRequest = {}): { token: SecretToken; source: TokenSource; file?: string } {
+export function resolveToken(r: TokenRequest = {}): {
+  token: SecretToken;
+  source: TokenSource;
+  file?: string;
+} {
   const env = r.env ?? process.env;
   for (const name of ['FXFLOW_TOKEN', 'OANDA_TOKEN'] as const) {
     const v = env[name];
@@ -130,13 +160,15 @@ export function resolveToken(r: TokenRequest = {}): { token: SecretToken; source
       return { token: new SecretToken(v.trim()), source: name };
     }
   }
-  if (r.environment?.token !== undefined) return { token: new SecretToken(r.environment.token), source: 'config' };
+  if (r.environment?.token !== undefined)
+    return { token: new SecretToken(r.environment.token), source: 'config' };
   let file = r.tokenFile ?? r.environment?.tokenFile;
   if (file === undefined) {
     const name = r.environment?.name;
     file = defaultTokenFile(r.home, name);
     // The shared file of earlier versions, for practice and live only: a sandbox never reads another environment's token.
-    if (name !== 'sandbox' && !existsSync(file) && existsSync(defaultTokenFile(r.home))) file = defaultTokenFile(r.home);
+    if (name !== 'sandbox' && !existsSync(file) && existsSync(defaultTokenFile(r.home)))
+      file = defaultTokenFile(r.home);
   }
   const expanded = file.startsWith('~/') ? join(r.home ?? homedir(), file.slice(2)) : file;
   return { token: readTokenFile(expanded), source: 'file', file: resolve(expanded) };

@@ -31,7 +31,13 @@ const newCatalog = (): Catalog => new Catalog(mkdtempSync(join(tmpdir(), 'fxflow
 const t = (s: string): number => parseTime(s);
 
 /** Everything the sandbox serves in [from, to), fetched directly with from/to windows (no count paging). */
-async function direct(instrument: string, g: Granularity, from: number, to: number, windowMs: number): Promise<Candle[]> {
+async function direct(
+  instrument: string,
+  g: Granularity,
+  from: number,
+  to: number,
+  windowMs: number,
+): Promise<Candle[]> {
   const out: Candle[] = [];
   for (let a = from; a < to; a += windowMs) {
     const b = Math.min(to, a + windowMs);
@@ -44,13 +50,20 @@ async function direct(instrument: string, g: Granularity, from: number, to: numb
   return out;
 }
 
-async function held(catalog: Catalog, instrument: string, g: Granularity, from: number, to: number): Promise<Candle[]> {
+async function held(
+  catalog: Catalog,
+  instrument: string,
+  g: Granularity,
+  from: number,
+  to: number,
+): Promise<Candle[]> {
   const out: Candle[] = [];
   for await (const b of catalog.candles({ instrument, granularity: g, from, to })) out.push(...b);
   return out;
 }
 
-const row = (c: Candle): string => [c.time, c.bo, c.bh, c.bl, c.bc, c.ao, c.ah, c.al, c.ac, c.volume].join(',');
+const row = (c: Candle): string =>
+  [c.time, c.bo, c.bh, c.bl, c.bc, c.ao, c.ah, c.al, c.ac, c.volume].join(',');
 
 describe('historical download against the sandbox', () => {
   it('pages of 5000, interrupted after one page and resumed, gives exactly what the sandbox serves (across a month end)', async () => {
@@ -62,7 +75,13 @@ describe('historical download against the sandbox', () => {
     let err: unknown;
     try {
       await downloadCandles({
-        rest, catalog, instrument: 'EUR_USD', granularity: 'M1', from, to, signal: ctl.signal,
+        rest,
+        catalog,
+        instrument: 'EUR_USD',
+        granularity: 'M1',
+        from,
+        to,
+        signal: ctl.signal,
         onPage: (p) => {
           seen.push(p.written);
           if (p.pages === 1) ctl.abort();
@@ -97,10 +116,19 @@ describe('historical download against the sandbox', () => {
     for (let i = 1; i < got.length; i++) expect(got[i]!.time).toBeGreaterThan(got[i - 1]!.time);
 
     // Running it again finds nothing left to fetch before the end and writes no duplicate.
-    const again = await downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M1', from, to });
+    const again = await downloadCandles({
+      rest,
+      catalog,
+      instrument: 'EUR_USD',
+      granularity: 'M1',
+      from,
+      to,
+    });
     expect(again.resumed).toBe(true);
     expect((await held(catalog, 'EUR_USD', 'M1', from, to)).map(row)).toEqual(want.map(row));
-    const jan = readFileSync(join(catalog.root, 'EUR_USD', 'M1', '2024-01.csv'), 'utf8').trim().split('\n');
+    const jan = readFileSync(join(catalog.root, 'EUR_USD', 'M1', '2024-01.csv'), 'utf8')
+      .trim()
+      .split('\n');
     expect(new Set(jan).size).toBe(jan.length);
   });
 
@@ -108,7 +136,15 @@ describe('historical download against the sandbox', () => {
     const catalog = newCatalog();
     const from = t('2024-01-05T18:00:00Z'); // spans a weekend
     const to = t('2024-01-08T06:00:00Z');
-    const r = await downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M5', from, to, pageSize: 7 });
+    const r = await downloadCandles({
+      rest,
+      catalog,
+      instrument: 'EUR_USD',
+      granularity: 'M5',
+      from,
+      to,
+      pageSize: 7,
+    });
     const want = await direct('EUR_USD', 'M5', from, to, 86400_000);
     expect(r.pages).toBeGreaterThanOrEqual(Math.floor(want.length / 7));
     expect((await held(catalog, 'EUR_USD', 'M5', from, to)).map(row)).toEqual(want.map(row));
@@ -140,7 +176,16 @@ describe('historical download against the sandbox', () => {
     const catalog = newCatalog();
     const from = t('2024-01-05T18:00:00Z'); // spans a weekend: the clock check sees a weekly open
     const to = t('2024-01-09T06:00:00Z');
-    await downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M5', from, to, pageSize: 500, instruments: loadInstruments() });
+    await downloadCandles({
+      rest,
+      catalog,
+      instrument: 'EUR_USD',
+      granularity: 'M5',
+      from,
+      to,
+      pageSize: 500,
+      instruments: loadInstruments(),
+    });
     const want = await direct('EUR_USD', 'M5', from, to, 86400_000);
     expect((await held(catalog, 'EUR_USD', 'M5', from, to)).map(row)).toEqual(want.map(row));
   });
@@ -158,15 +203,31 @@ describe('historical download against the sandbox', () => {
         });
       });
     for (const [kind, message] of [
-      ['instrument', 'OANDA v20 /instruments/EUR_USD/candles (instrument): the file says it holds GBP_USD, not EUR_USD: import it with --instrument GBP_USD'],
-      ['spacing', 'OANDA v20 /instruments/EUR_USD/candles (granularity): its rows are mostly 5 minutes apart'],
+      [
+        'instrument',
+        'OANDA v20 /instruments/EUR_USD/candles (instrument): the file says it holds GBP_USD, not EUR_USD: import it with --instrument GBP_USD',
+      ],
+      [
+        'spacing',
+        'OANDA v20 /instruments/EUR_USD/candles (granularity): its rows are mostly 5 minutes apart',
+      ],
     ] as const) {
       const server = lie(kind);
       await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
       const h = new V20Http({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
       const catalog = newCatalog();
       try {
-        await expect(downloadCandles({ rest: new V20Rest(h), catalog, instrument: 'EUR_USD', granularity: 'M1', from: t('2024-01-03T00:00:00Z'), to: t('2024-01-10T00:00:00Z'), instruments: loadInstruments() })).rejects.toThrow(message);
+        await expect(
+          downloadCandles({
+            rest: new V20Rest(h),
+            catalog,
+            instrument: 'EUR_USD',
+            granularity: 'M1',
+            from: t('2024-01-03T00:00:00Z'),
+            to: t('2024-01-10T00:00:00Z'),
+            instruments: loadInstruments(),
+          }),
+        ).rejects.toThrow(message);
         expect(existsSync(join(catalog.root, 'EUR_USD'))).toBe(false);
       } finally {
         await h.close();
@@ -185,7 +246,12 @@ describe('historical download against the sandbox', () => {
     const want = r.candles.filter((c) => parseTime(c.time) < to);
     expect(got).toHaveLength(want.length);
     for (let i = 0; i < got.length; i++) {
-      expect([got[i]!.bo, got[i]!.bh, got[i]!.bl, got[i]!.bc]).toEqual([got[i]!.ao, got[i]!.ah, got[i]!.al, got[i]!.ac]);
+      expect([got[i]!.bo, got[i]!.bh, got[i]!.bl, got[i]!.bc]).toEqual([
+        got[i]!.ao,
+        got[i]!.ah,
+        got[i]!.al,
+        got[i]!.ac,
+      ]);
       expect(got[i]!.bc).toBe(Number(want[i]!.mid!.c));
     }
   });
@@ -195,22 +261,77 @@ describe('historical download against the sandbox', () => {
     const { promisify } = await import('node:util');
     const root = join(import.meta.dirname, '../../..');
     const dir = mkdtempSync(join(tmpdir(), 'fxflow-download-cli-'));
-    const args = [join(root, 'bin/fxflow.js'), 'data', 'download', '--env', 'sandbox', '--url', sandbox.url, '--instrument', 'EUR_USD', '--granularity', 'H1', '--price', 'BA', '--from', '2024-01-02', '--catalog', dir];
-    const env = { ...process.env, FXFLOW_TOKEN: '' , HOME: dir };
-    const first = await promisify(execFile)(process.execPath, [...args, '--to', '2024-01-09'], { cwd: root, env });
+    const args = [
+      join(root, 'bin/fxflow.js'),
+      'data',
+      'download',
+      '--env',
+      'sandbox',
+      '--url',
+      sandbox.url,
+      '--instrument',
+      'EUR_USD',
+      '--granularity',
+      'H1',
+      '--price',
+      'BA',
+      '--from',
+      '2024-01-02',
+      '--catalog',
+      dir,
+    ];
+    const env = { ...process.env, FXFLOW_TOKEN: '', HOME: dir };
+    const first = await promisify(execFile)(process.execPath, [...args, '--to', '2024-01-09'], {
+      cwd: root,
+      env,
+    });
     expect(first.stdout).toMatch(/candles written in 1 requests/);
-    const second = await promisify(execFile)(process.execPath, [...args, '--to', '2024-01-16'], { cwd: root, env });
+    const second = await promisify(execFile)(process.execPath, [...args, '--to', '2024-01-16'], {
+      cwd: root,
+      env,
+    });
     expect(second.stdout).toMatch(/^Resumed at 2024-01-0\d/);
-    const got = await held(new Catalog(dir), 'EUR_USD', 'H1', t('2024-01-02T00:00:00Z'), t('2024-01-16T00:00:00Z'));
-    const want = await direct('EUR_USD', 'H1', t('2024-01-02T00:00:00Z'), t('2024-01-16T00:00:00Z'), 14 * 86400_000);
+    const got = await held(
+      new Catalog(dir),
+      'EUR_USD',
+      'H1',
+      t('2024-01-02T00:00:00Z'),
+      t('2024-01-16T00:00:00Z'),
+    );
+    const want = await direct(
+      'EUR_USD',
+      'H1',
+      t('2024-01-02T00:00:00Z'),
+      t('2024-01-16T00:00:00Z'),
+      14 * 86400_000,
+    );
     expect(got.map(row)).toEqual(want.map(row));
   });
 
   it('refuses a bad range or page size before any request', async () => {
     const catalog = newCatalog();
     const n = http.stats.requests;
-    await expect(downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M1', from: t('2024-01-02T00:00:00Z'), to: t('2024-01-01T00:00:00Z') })).rejects.toThrow(/--to .* must be after --from/);
-    await expect(downloadCandles({ rest, catalog, instrument: 'EUR_USD', granularity: 'M1', from: 0, to: 1, pageSize: 5001 })).rejects.toThrow(/page size 5001 must be an integer from 1 to 5000/);
+    await expect(
+      downloadCandles({
+        rest,
+        catalog,
+        instrument: 'EUR_USD',
+        granularity: 'M1',
+        from: t('2024-01-02T00:00:00Z'),
+        to: t('2024-01-01T00:00:00Z'),
+      }),
+    ).rejects.toThrow(/--to .* must be after --from/);
+    await expect(
+      downloadCandles({
+        rest,
+        catalog,
+        instrument: 'EUR_USD',
+        granularity: 'M1',
+        from: 0,
+        to: 1,
+        pageSize: 5001,
+      }),
+    ).rejects.toThrow(/page size 5001 must be an integer from 1 to 5000/);
     expect(http.stats.requests).toBe(n);
   });
 });

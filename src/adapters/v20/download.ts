@@ -70,34 +70,83 @@ export interface DownloadResult {
   readonly reachedPresent: boolean;
 }
 
-function side(d: CandlestickData | undefined, which: string, instrument: string, time: string): [number, number, number, number] {
-  if (d === undefined) throw new DownloadError('DOWNLOAD', `${instrument} candle ${time} has no ${which} prices; the server ignored the price parameter`);
+function side(
+  d: CandlestickData | undefined,
+  which: string,
+  instrument: string,
+  time: string,
+): [number, number, number, number] {
+  if (d === undefined)
+    throw new DownloadError(
+      'DOWNLOAD',
+      `${instrument} candle ${time} has no ${which} prices; the server ignored the price parameter`,
+    );
   return [Number(d.o), Number(d.h), Number(d.l), Number(d.c)];
 }
 
 /** A v20 candlestick as a catalog candle (both sides; mid-only data gives bid = ask). */
-export function toCandle(c: Candlestick, instrument: string, granularity: Granularity, price: DownloadPrice): Candle {
+export function toCandle(
+  c: Candlestick,
+  instrument: string,
+  granularity: Granularity,
+  price: DownloadPrice,
+): Candle {
   const time = parseTime(c.time);
-  if (Number.isNaN(time)) throw new DownloadError('DOWNLOAD', `${instrument} candle time "${c.time}" is not RFC 3339 or UNIX seconds`);
-  const [bo, bh, bl, bc] = price === 'BA' ? side(c.bid, 'bid', instrument, c.time) : side(c.mid, 'mid', instrument, c.time);
+  if (Number.isNaN(time))
+    throw new DownloadError(
+      'DOWNLOAD',
+      `${instrument} candle time "${c.time}" is not RFC 3339 or UNIX seconds`,
+    );
+  const [bo, bh, bl, bc] =
+    price === 'BA' ? side(c.bid, 'bid', instrument, c.time) : side(c.mid, 'mid', instrument, c.time);
   const [ao, ah, al, ac] = price === 'BA' ? side(c.ask, 'ask', instrument, c.time) : [bo, bh, bl, bc];
-  return { kind: 'candle', instrument, granularity, time, at: candleClose(granularity, time), bo, bh, bl, bc, ao, ah, al, ac, volume: c.volume, complete: c.complete };
+  return {
+    kind: 'candle',
+    instrument,
+    granularity,
+    time,
+    at: candleClose(granularity, time),
+    bo,
+    bh,
+    bl,
+    bc,
+    ao,
+    ah,
+    al,
+    ac,
+    volume: c.volume,
+    complete: c.complete,
+  };
 }
 
 const MONTH = (t: UnixMs): { start: UnixMs; next: UnixMs } => {
   const d = new Date(t);
-  return { start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), next: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
+  return {
+    start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1),
+    next: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
+  };
 };
 
 /**
  * The open time of the last candle the catalog holds in [from, to), reading month files from the
  * end backwards (only the latest month with data is parsed). Undefined when it holds none.
  */
-export async function lastHeld(catalog: Catalog, instrument: string, granularity: Granularity, from: UnixMs, to: UnixMs): Promise<UnixMs | undefined> {
+export async function lastHeld(
+  catalog: Catalog,
+  instrument: string,
+  granularity: Granularity,
+  from: UnixMs,
+  to: UnixMs,
+): Promise<UnixMs | undefined> {
   if (!catalog.has(instrument, granularity)) return undefined;
   for (let m = MONTH(to - 1); m.next > from; m = MONTH(m.start - 1)) {
     let last: UnixMs | undefined;
-    for await (const batch of catalog.candles({ instrument, granularity, from: Math.max(from, m.start), to: Math.min(to, m.next) })) {
+    for await (const batch of catalog.candles({
+      instrument,
+      granularity,
+      from: Math.max(from, m.start),
+      to: Math.min(to, m.next),
+    })) {
       if (batch.length > 0) last = batch[batch.length - 1]!.time;
     }
     if (last !== undefined) return last;
@@ -118,8 +167,13 @@ export async function lastHeld(catalog: Catalog, instrument: string, granularity
  */
 export async function downloadCandles(o: DownloadOptions): Promise<DownloadResult> {
   const pageSize = o.pageSize ?? MAX_PAGE;
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE) throw new DownloadError('DOWNLOAD', `page size ${pageSize} must be an integer from 1 to ${MAX_PAGE}`);
-  if (!(o.to > o.from)) throw new DownloadError('DOWNLOAD', `--to (${new Date(o.to).toISOString()}) must be after --from (${new Date(o.from).toISOString()})`);
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE)
+    throw new DownloadError('DOWNLOAD', `page size ${pageSize} must be an integer from 1 to ${MAX_PAGE}`);
+  if (!(o.to > o.from))
+    throw new DownloadError(
+      'DOWNLOAD',
+      `--to (${new Date(o.to).toISOString()}) must be after --from (${new Date(o.from).toISOString()})`,
+    );
   const price = o.price ?? 'BA';
   const held = o.restart ? undefined : await lastHeld(o.catalog, o.instrument, o.granularity, o.from, o.to);
   const start = held === undefined ? o.from : candleClose(o.granularity, held);
@@ -133,15 +187,30 @@ export async function downloadCandles(o: DownloadOptions): Promise<DownloadResul
   // its rows' spacing, prices and clock, before a page is written.
   const label = `OANDA v20 /instruments/${o.instrument}/candles`;
   const ask: GateAsk | undefined = o.instruments?.has(o.instrument)
-    ? { instrument: o.instrument, granularity: o.granularity, instruments: o.instruments, read: 'UTC', fix: 'import', decideAtBatch: 100 }
+    ? {
+        instrument: o.instrument,
+        granularity: o.granularity,
+        instruments: o.instruments,
+        read: 'UTC',
+        fix: 'import',
+        decideAtBatch: 100,
+      }
     : undefined;
   // The pages as they come; each is written (below) before the next is asked for.
   const fetched = async function* (): AsyncIterable<Candle[]> {
     while (cursor < o.to) {
       if (o.signal?.aborted) {
-        throw new DownloadError('DOWNLOAD_INTERRUPTED', `download of ${o.instrument} ${o.granularity} interrupted after ${pages} pages (${written} candles written); run the same command again to resume after ${last === undefined ? 'the start' : new Date(last).toISOString()}`);
+        throw new DownloadError(
+          'DOWNLOAD_INTERRUPTED',
+          `download of ${o.instrument} ${o.granularity} interrupted after ${pages} pages (${written} candles written); run the same command again to resume after ${last === undefined ? 'the start' : new Date(last).toISOString()}`,
+        );
       }
-      const res = await o.rest.candles(o.instrument, { price, granularity: o.granularity, from: cursor, count: pageSize });
+      const res = await o.rest.candles(o.instrument, {
+        price,
+        granularity: o.granularity,
+        from: cursor,
+        count: pageSize,
+      });
       if (ask) gateStated(label, { instrument: res.instrument, granularity: res.granularity }, ask);
       const page: Candle[] = [];
       let end = false;
@@ -180,7 +249,27 @@ export async function downloadCandles(o: DownloadOptions): Promise<DownloadResul
     last = page[page.length - 1]!.time;
   }
   if (written > 0) {
-    await o.catalog.record(o.instrument, o.granularity, { synthetic: false, sides: price === 'BA' ? 'bid/ask' : 'mid', sources: [{ file: `OANDA v20 /instruments/${o.instrument}/candles price=${price}`, sha256: '', bytes: 0, format: 'oanda-v20', rows: written, importedAt: new Date().toISOString() }] });
+    await o.catalog.record(o.instrument, o.granularity, {
+      synthetic: false,
+      sides: price === 'BA' ? 'bid/ask' : 'mid',
+      sources: [
+        {
+          file: `OANDA v20 /instruments/${o.instrument}/candles price=${price}`,
+          sha256: '',
+          bytes: 0,
+          format: 'oanda-v20',
+          rows: written,
+          importedAt: new Date().toISOString(),
+        },
+      ],
+    });
   }
-  return { pages, written, start, resumed: held !== undefined, reachedPresent, ...(last !== undefined ? { last } : {}) };
+  return {
+    pages,
+    written,
+    start,
+    resumed: held !== undefined,
+    reachedPresent,
+    ...(last !== undefined ? { last } : {}),
+  };
 }

@@ -50,22 +50,47 @@ export function isEnvironmentName(x: string): x is EnvironmentName {
  */
 export function parseEnvironments(doc: unknown, file = 'environments'): Record<EnvironmentName, Environment> {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
-    throw new EnvironmentError(file, '(file)', 'must be a JSON object keyed by environment name (practice, live, sandbox)');
+    throw new EnvironmentError(
+      file,
+      '(file)',
+      'must be a JSON object keyed by environment name (practice, live, sandbox)',
+    );
   }
   const out: Partial<Record<EnvironmentName, Environment>> = {};
   for (const [name, raw] of Object.entries(doc as Record<string, unknown>)) {
-    if (!isEnvironmentName(name)) throw new EnvironmentError(file, name, `is not a known environment: use one of ${ENVIRONMENT_NAMES.join(', ')}`);
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new EnvironmentError(file, name, 'must be an object with rest and stream URLs');
+    if (!isEnvironmentName(name))
+      throw new EnvironmentError(
+        file,
+        name,
+        `is not a known environment: use one of ${ENVIRONMENT_NAMES.join(', ')}`,
+      );
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw new EnvironmentError(file, name, 'must be an object with rest and stream URLs');
     const o = raw as Record<string, unknown>;
     for (const k of Object.keys(o)) {
-      if (!(FIELDS as readonly string[]).includes(k)) throw new EnvironmentError(file, `${name}.${k}`, `is not a known field (known: ${FIELDS.join(', ')})`);
+      if (!(FIELDS as readonly string[]).includes(k))
+        throw new EnvironmentError(
+          file,
+          `${name}.${k}`,
+          `is not a known field (known: ${FIELDS.join(', ')})`,
+        );
     }
     const url = (field: string, v: unknown): string => {
-      if (typeof v !== 'string' || v.length === 0) throw new EnvironmentError(file, field, 'must be a URL string, e.g. "https://api-fxpractice.oanda.com"');
+      if (typeof v !== 'string' || v.length === 0)
+        throw new EnvironmentError(
+          file,
+          field,
+          'must be a URL string, e.g. "https://api-fxpractice.oanda.com"',
+        );
       try {
         checkBaseUrl(v, field);
       } catch (e) {
-        if (e instanceof V20Error) throw new EnvironmentError(file, field, e.message.startsWith(field) ? e.message.slice(field.length + 1) : e.message);
+        if (e instanceof V20Error)
+          throw new EnvironmentError(
+            file,
+            field,
+            e.message.startsWith(field) ? e.message.slice(field.length + 1) : e.message,
+          );
         throw e;
       }
       return v.replace(/\/+$/, '');
@@ -77,21 +102,37 @@ export function parseEnvironments(doc: unknown, file = 'environments'): Record<E
     };
     if (o.oauth !== undefined) {
       const a = o.oauth as Record<string, unknown>;
-      if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new EnvironmentError(file, `${name}.oauth`, 'must be an object { authorize, token }');
-      env.oauth = { authorize: url(`${name}.oauth.authorize`, a.authorize), token: url(`${name}.oauth.token`, a.token) };
+      if (typeof a !== 'object' || a === null || Array.isArray(a))
+        throw new EnvironmentError(file, `${name}.oauth`, 'must be an object { authorize, token }');
+      env.oauth = {
+        authorize: url(`${name}.oauth.authorize`, a.authorize),
+        token: url(`${name}.oauth.token`, a.token),
+      };
     }
     if (o.token !== undefined) {
       // Never echo the value: only say what is wrong with it.
-      if (typeof o.token !== 'string' || !/^\S+$/.test(o.token)) throw new EnvironmentError(file, `${name}.token`, 'must be a non-empty string without spaces (the personal access token)');
+      if (typeof o.token !== 'string' || !/^\S+$/.test(o.token))
+        throw new EnvironmentError(
+          file,
+          `${name}.token`,
+          'must be a non-empty string without spaces (the personal access token)',
+        );
       env.token = o.token;
     }
     if (o.tokenFile !== undefined) {
-      if (typeof o.tokenFile !== 'string' || o.tokenFile.length === 0) throw new EnvironmentError(file, `${name}.tokenFile`, 'must be a path string');
+      if (typeof o.tokenFile !== 'string' || o.tokenFile.length === 0)
+        throw new EnvironmentError(file, `${name}.tokenFile`, 'must be a path string');
       env.tokenFile = o.tokenFile;
     }
     out[name] = env;
   }
-  for (const n of ENVIRONMENT_NAMES) if (!out[n]) throw new EnvironmentError(file, n, 'is missing: every environment (practice, live, sandbox) needs rest and stream URLs');
+  for (const n of ENVIRONMENT_NAMES)
+    if (!out[n])
+      throw new EnvironmentError(
+        file,
+        n,
+        'is missing: every environment (practice, live, sandbox) needs rest and stream URLs',
+      );
   return out as Record<EnvironmentName, Environment>;
 }
 
@@ -101,7 +142,11 @@ export function loadEnvironments(file = DEFAULT_ENVIRONMENTS_FILE): Record<Envir
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new EnvironmentError(file, '(file)', `cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}): check the path`);
+    throw new EnvironmentError(
+      file,
+      '(file)',
+      `cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}): check the path`,
+    );
   }
   let doc: unknown;
   try {
@@ -117,20 +162,28 @@ export function loadEnvironments(file = DEFAULT_ENVIRONMENTS_FILE): Record<Envir
  * port: `--url http://127.0.0.1:9000`). The override is checked like the file's URLs.
  */
 export function environment(name: string, o: { file?: string; url?: string } = {}): Environment {
-  if (!isEnvironmentName(name)) throw new EnvironmentError(o.file ?? DEFAULT_ENVIRONMENTS_FILE, '--env', `"${name}" is not an environment: use one of ${ENVIRONMENT_NAMES.join(', ')}`);
+  if (!isEnvironmentName(name))
+    throw new EnvironmentError(
+      o.file ?? DEFAULT_ENVIRONMENTS_FILE,
+      '--env',
+      `"${name}" is not an environment: use one of ${ENVIRONMENT_NAMES.join(', ')}`,
+    );
   const env = loadEnvironments(o.file)[name];
   if (o.url === undefined) return env;
   const base = o.url.replace(/\/+$/, '');
   try {
     checkBaseUrl(base, '--url');
   } catch (e) {
-    if (e instanceof V20Error) throw new EnvironmentError('command line', '--url', e.message.replace(/^--url /, ''));
+    if (e instanceof V20Error)
+      throw new EnvironmentError('command line', '--url', e.message.replace(/^--url /, ''));
     throw e;
   }
   return {
     ...env,
     rest: base,
     stream: base,
-    ...(env.oauth ? { oauth: { authorize: `${base}/v1/oauth2/authorize`, token: `${base}/v1/oauth2/access_token` } } : {}),
+    ...(env.oauth
+      ? { oauth: { authorize: `${base}/v1/oauth2/authorize`, token: `${base}/v1/oauth2/access_token` } }
+      : {}),
   };
 }

@@ -1,7 +1,8 @@
 import type { Transaction } from '../../domain/v20/index.ts';
 
 /** What went wrong talking to v20. Each code says where to look. */
-export type V20ErrorCode = 'V20_HTTP' | 'V20_NETWORK' | 'V20_TIMEOUT' | 'V20_PARSE' | 'V20_TLS' | 'V20_UNSUPPORTED';
+export type V20ErrorCode =
+  'V20_HTTP' | 'V20_NETWORK' | 'V20_TIMEOUT' | 'V20_PARSE' | 'V20_TLS' | 'V20_UNSUPPORTED';
 
 /** Fields of a V20Error; `message` must already name the method, path and how to fix the problem. */
 export interface V20ErrorInit {

@@ -54,7 +54,11 @@ export class NotSentError extends Error {
     /** 0: refused before its first sending; more: a resend refused. */
     readonly attempt: number,
   ) {
-    super(attempt === 0 ? `intent ${intent.id} was not sent: the run is halted` : `intent ${intent.id} was not sent again: its request provably never arrived and the run is halted`);
+    super(
+      attempt === 0
+        ? `intent ${intent.id} was not sent: the run is halted`
+        : `intent ${intent.id} was not sent again: its request provably never arrived and the run is halted`,
+    );
     this.name = 'NotSentError';
   }
 }
@@ -98,10 +102,18 @@ export interface ExecutionStats {
 
 /** A failed attempt whose effect at v20 is unknown: no answer, a 5xx, a timeout or a 429. */
 const ambiguous = (e: unknown): e is V20Error =>
-  e instanceof V20Error && (e.code === 'V20_NETWORK' || e.code === 'V20_TIMEOUT' || (e.code === 'V20_HTTP' && e.retryable));
+  e instanceof V20Error &&
+  (e.code === 'V20_NETWORK' || e.code === 'V20_TIMEOUT' || (e.code === 'V20_HTTP' && e.retryable));
 
 /** Errors of a connection that never opened: nothing of the request left this process. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * Whether a request without an answer may still be in transit to OANDA: a timeout or a connection
@@ -135,7 +147,13 @@ export class V20Execution implements Execution {
   readonly transactions$: Observable<Transaction>;
   /** Submissions that were rejected (4xx) or whose outcome stayed unknown. */
   readonly failures$ = new Subject<SubmissionFailure>();
-  readonly stats: ExecutionStats = { submitted: 0, ambiguous: 0, foundAfterFailure: 0, resubmitted: 0, inDoubt: 0 };
+  readonly stats: ExecutionStats = {
+    submitted: 0,
+    ambiguous: 0,
+    foundAfterFailure: 0,
+    resubmitted: 0,
+    inDoubt: 0,
+  };
   /** Requests in doubt now (by intent ID): the status page shows them; the send queue waits for each. */
   readonly inDoubt = new Map<string, InDoubt>();
   /** Transactions seen on the stream, for requests in doubt waiting for a sign. */
@@ -169,8 +187,23 @@ export class V20Execution implements Execution {
         () => undefined,
         (e: unknown) => {
           const error = e instanceof Error ? e : new Error(String(e));
-          const outcome = e instanceof NotSentError ? 'not-sent' : e instanceof V20Error && e.code === 'V20_HTTP' && !e.retryable ? 'rejected' : 'unknown';
-          this.#log.warn({ intentId: intent.id, kind: intent.kind, code: (error as V20Error).code, status: (error as V20Error).status, errorCode: (error as V20Error).errorCode, outcome }, 'submission failed');
+          const outcome =
+            e instanceof NotSentError
+              ? 'not-sent'
+              : e instanceof V20Error && e.code === 'V20_HTTP' && !e.retryable
+                ? 'rejected'
+                : 'unknown';
+          this.#log.warn(
+            {
+              intentId: intent.id,
+              kind: intent.kind,
+              code: (error as V20Error).code,
+              status: (error as V20Error).status,
+              errorCode: (error as V20Error).errorCode,
+              outcome,
+            },
+            'submission failed',
+          );
           this.failures$.next({ intent, error, outcome });
         },
       ),
@@ -204,7 +237,16 @@ export class V20Execution implements Execution {
         this.#o.onAttempt?.(intent, attempt, 'answered');
         return res;
       } catch (e) {
-        if (e instanceof V20Error) this.#o.onAttempt?.(intent, attempt, e.code === 'V20_TIMEOUT' ? 'timeout' : e.code === 'V20_NETWORK' ? 'network error' : String(e.status ?? e.code));
+        if (e instanceof V20Error)
+          this.#o.onAttempt?.(
+            intent,
+            attempt,
+            e.code === 'V20_TIMEOUT'
+              ? 'timeout'
+              : e.code === 'V20_NETWORK'
+                ? 'network error'
+                : String(e.status ?? e.code),
+          );
         if (!ambiguous(e)) throw e;
         this.stats.ambiguous++;
         let found: boolean;
@@ -214,23 +256,35 @@ export class V20Execution implements Execution {
           // does not refuse a second market order with a used client ID): wait for its window.
           found = await this.#awaitWindow(intent, mark, sentAt, e);
         } else {
-          this.#log.warn({ intentId: intent.id, kind: intent.kind, code: e.code, status: e.status, attempt }, 'no definite answer; looking the request up before any resubmission');
+          this.#log.warn(
+            { intentId: intent.id, kind: intent.kind, code: e.code, status: e.status, attempt },
+            'no definite answer; looking the request up before any resubmission',
+          );
           await sleep(e.retryAfterMs ?? backoffDelay(attempt, this.#o.resubmitBaseMs ?? 500, 10_000));
           found = await applied(this.#o.rest, this.#o.accountID, intent, mark);
         }
         this.#o.onAttempt?.(intent, attempt, found ? 'found' : 'not found');
         if (found) {
           this.stats.foundAfterFailure++;
-          this.#log.info({ intentId: intent.id, kind: intent.kind }, 'the request had been applied; not resubmitting');
+          this.#log.info(
+            { intentId: intent.id, kind: intent.kind },
+            'the request had been applied; not resubmitting',
+          );
           return 'found';
         }
         if (attempt >= limit) throw e;
         if (this.#o.maySend !== undefined && !this.#o.maySend(intent)) {
-          this.#log.warn({ intentId: intent.id, kind: intent.kind }, 'the request provably had no effect and the run is halted: not resubmitting');
+          this.#log.warn(
+            { intentId: intent.id, kind: intent.kind },
+            'the request provably had no effect and the run is halted: not resubmitting',
+          );
           throw new NotSentError(intent, attempt + 1);
         }
         this.stats.resubmitted++;
-        this.#log.info({ intentId: intent.id, kind: intent.kind, attempt: attempt + 1 }, 'the request provably had no effect; resubmitting');
+        this.#log.info(
+          { intentId: intent.id, kind: intent.kind, attempt: attempt + 1 },
+          'the request provably had no effect; resubmitting',
+        );
       }
     }
   }
@@ -244,13 +298,40 @@ export class V20Execution implements Execution {
     const o = this.#o;
     const until = sentAt + (o.requestWindowMs ?? 60_000) + (o.inDoubtMarginMs ?? 10_000);
     this.stats.inDoubt++;
-    this.inDoubt.set(intent.id, { intentId: intent.id, kind: intent.kind, instrument: instrumentOf(intent), sentAt, until });
-    this.#log.warn({ intentId: intent.id, kind: intent.kind, code: e.code, status: e.status, until: new Date(until).toISOString() }, 'no answer and the request may still be in transit: in doubt; it is resent only if nothing of it shows until its window has passed (and never once the run is halted)');
+    this.inDoubt.set(intent.id, {
+      intentId: intent.id,
+      kind: intent.kind,
+      instrument: instrumentOf(intent),
+      sentAt,
+      until,
+    });
+    this.#log.warn(
+      {
+        intentId: intent.id,
+        kind: intent.kind,
+        code: e.code,
+        status: e.status,
+        until: new Date(until).toISOString(),
+      },
+      'no answer and the request may still be in transit: in doubt; it is resent only if nothing of it shows until its window has passed (and never once the run is halted)',
+    );
     try {
-      const found = await awaitWindow({ rest: o.rest, accountID: o.accountID, intent, mark, until, scanMs: o.inDoubtScanMs ?? 2000, signs: this.#signs }).catch(() => {
+      const found = await awaitWindow({
+        rest: o.rest,
+        accountID: o.accountID,
+        intent,
+        mark,
+        until,
+        scanMs: o.inDoubtScanMs ?? 2000,
+        signs: this.#signs,
+      }).catch(() => {
         throw e; // no conclusive scan after the window: still unknown
       });
-      if (!found) this.#log.warn({ intentId: intent.id, kind: intent.kind, sentAt: new Date(sentAt).toISOString() }, 'the request\'s whole window has passed with no sign of it at the broker: it was never received');
+      if (!found)
+        this.#log.warn(
+          { intentId: intent.id, kind: intent.kind, sentAt: new Date(sentAt).toISOString() },
+          "the request's whole window has passed with no sign of it at the broker: it was never received",
+        );
       return found;
     } finally {
       this.inDoubt.delete(intent.id);
@@ -288,8 +369,20 @@ export class V20Execution implements Execution {
             ...(intent.tradeClientExtensions ? { tradeClientExtensions: intent.tradeClientExtensions } : {}),
           });
         }
-        if (intent.tradeSpecifier !== undefined) return rest.tradeClientExtensions(acc, intent.tradeSpecifier, intent.tradeClientExtensions ?? intent.clientExtensions ?? {});
-        return Promise.reject(new V20Error({ code: 'V20_UNSUPPORTED', method: 'PUT', path: '-', message: `clientExtensions intent ${intent.id}: give orderSpecifier or tradeSpecifier` }));
+        if (intent.tradeSpecifier !== undefined)
+          return rest.tradeClientExtensions(
+            acc,
+            intent.tradeSpecifier,
+            intent.tradeClientExtensions ?? intent.clientExtensions ?? {},
+          );
+        return Promise.reject(
+          new V20Error({
+            code: 'V20_UNSUPPORTED',
+            method: 'PUT',
+            path: '-',
+            message: `clientExtensions intent ${intent.id}: give orderSpecifier or tradeSpecifier`,
+          }),
+        );
       default:
         return assertNever(intent, 'intent');
     }
@@ -299,6 +392,7 @@ export class V20Execution implements Execution {
 /** The instrument an intent acts on, when it names one (an order's request, a position close). */
 export function instrumentOf(intent: OrderIntent): string | undefined {
   if (intent.kind === 'closePosition') return intent.instrument;
-  if (intent.kind === 'order' || intent.kind === 'replace') return (intent.request as { instrument?: string }).instrument;
+  if (intent.kind === 'order' || intent.kind === 'replace')
+    return (intent.request as { instrument?: string }).instrument;
   return undefined;
 }

@@ -8,23 +8,36 @@ import { LineSplitter, V20Http, checkBaseUrl, nextLink, retryAfterMs, withQuery 
 
 describe('LineSplitter', () => {
   it('gives the same lines however the UTF-8 bytes are cut into chunks', () => {
-    const line = fc.string({ unit: fc.oneof(fc.constantFrom('a', '{', '"', ' ', '€', '日', '😀', 'é'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 30 }).map((s) => s.replace(/[\r\n]/g, ''));
+    const line = fc
+      .string({
+        unit: fc.oneof(
+          fc.constantFrom('a', '{', '"', ' ', '€', '日', '😀', 'é'),
+          fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+        ),
+        maxLength: 30,
+      })
+      .map((s) => s.replace(/[\r\n]/g, ''));
     fc.assert(
-      fc.property(fc.array(line, { maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 40 }), fc.boolean(), (lines, cuts, crlf) => {
-        const text = lines.map((l) => l + (crlf ? '\r\n' : '\n')).join('');
-        const bytes = new TextEncoder().encode(text);
-        const split = new LineSplitter();
-        const out: string[] = [];
-        let i = 0;
-        let k = 0;
-        while (i < bytes.length) {
-          const n = cuts[k++ % cuts.length]!;
-          out.push(...split.push(bytes.subarray(i, i + n)));
-          i += n;
-        }
-        out.push(...split.end());
-        expect(out).toEqual(lines.filter((l) => l.length > 0));
-      }),
+      fc.property(
+        fc.array(line, { maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 40 }),
+        fc.boolean(),
+        (lines, cuts, crlf) => {
+          const text = lines.map((l) => l + (crlf ? '\r\n' : '\n')).join('');
+          const bytes = new TextEncoder().encode(text);
+          const split = new LineSplitter();
+          const out: string[] = [];
+          let i = 0;
+          let k = 0;
+          while (i < bytes.length) {
+            const n = cuts[k++ % cuts.length]!;
+            out.push(...split.push(bytes.subarray(i, i + n)));
+            i += n;
+          }
+          out.push(...split.end());
+          expect(out).toEqual(lines.filter((l) => l.length > 0));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -39,7 +52,12 @@ describe('LineSplitter', () => {
 
 describe('URL rules', () => {
   it('refuses http:// to a host that is not loopback (V20_TLS), allows loopback and https', () => {
-    for (const bad of ['http://api-fxpractice.oanda.com', 'http://10.0.0.1:8080', 'http://128.0.0.1', 'http://localhost.evil.com']) {
+    for (const bad of [
+      'http://api-fxpractice.oanda.com',
+      'http://10.0.0.1:8080',
+      'http://128.0.0.1',
+      'http://localhost.evil.com',
+    ]) {
       let err: unknown;
       try {
         checkBaseUrl(bad);
@@ -50,16 +68,26 @@ describe('URL rules', () => {
       expect((err as V20Error).code).toBe('V20_TLS');
       expect((err as V20Error).message).toMatch(/https:\/\//);
     }
-    for (const good of ['https://api-fxpractice.oanda.com', 'http://127.0.0.1:1234', 'http://127.5.6.7', 'http://localhost:9', 'http://[::1]:80']) {
+    for (const good of [
+      'https://api-fxpractice.oanda.com',
+      'http://127.0.0.1:1234',
+      'http://127.5.6.7',
+      'http://localhost:9',
+      'http://[::1]:80',
+    ]) {
       expect(checkBaseUrl(good).origin).toBeTruthy();
     }
-    expect(() => new V20Http({ baseUrl: 'https://x.test', streamUrl: 'http://stream.x.test' })).toThrow(/streamUrl/);
+    expect(() => new V20Http({ baseUrl: 'https://x.test', streamUrl: 'http://stream.x.test' })).toThrow(
+      /streamUrl/,
+    );
     expect(() => checkBaseUrl('ftp://x')).toThrow(/not supported/);
   });
 
   it('builds queries, reads Link rel="next" and Retry-After', () => {
     expect(withQuery('/v3/x', { a: 1, b: undefined, c: 'E,F', d: true })).toBe('/v3/x?a=1&c=E%2CF&d=true');
-    expect(nextLink('<https://api-fxtrade.oanda.com/v3/accounts/1/trades?beforeID=6>; rel="next"')).toBe('/v3/accounts/1/trades?beforeID=6');
+    expect(nextLink('<https://api-fxtrade.oanda.com/v3/accounts/1/trades?beforeID=6>; rel="next"')).toBe(
+      '/v3/accounts/1/trades?beforeID=6',
+    );
     expect(nextLink('<https://h/v3/a?x=1>; rel="prev", <https://h/v3/a?x=2>; rel="next"')).toBe('/v3/a?x=2');
     expect(nextLink('<https://h/v3/a?x=1>; rel="prev"')).toBeUndefined();
     expect(retryAfterMs('2')).toBe(2000);
@@ -134,7 +162,9 @@ describe('V20Http against a real server', () => {
     expect(http.stats.rateLimited).toBe(1);
 
     n = 0;
-    const err = await http.request({ method: 'POST', path: '/v3/accounts/1/orders', body: { order: {} } }).catch((e: unknown) => e);
+    const err = await http
+      .request({ method: 'POST', path: '/v3/accounts/1/orders', body: { order: {} } })
+      .catch((e: unknown) => e);
     await http.close();
     expect(n).toBe(1);
     expect(err).toBeInstanceOf(V20Error);
@@ -143,11 +173,24 @@ describe('V20Http against a real server', () => {
   });
 
   it('turns a 400 into a V20Error with errorCode, errorMessage and the reject transaction; the token is in none of it', async () => {
-    const reject = { id: '7', time: '2024-01-01T00:00:00.000000000Z', type: 'MARKET_ORDER_REJECT', rejectReason: 'UNITS_INVALID' };
-    handler = (_q, res) => json(res, 400, { orderRejectTransaction: reject, errorCode: 'UNITS_INVALID', errorMessage: 'Order units specified are invalid', lastTransactionID: '7' });
+    const reject = {
+      id: '7',
+      time: '2024-01-01T00:00:00.000000000Z',
+      type: 'MARKET_ORDER_REJECT',
+      rejectReason: 'UNITS_INVALID',
+    };
+    handler = (_q, res) =>
+      json(res, 400, {
+        orderRejectTransaction: reject,
+        errorCode: 'UNITS_INVALID',
+        errorMessage: 'Order units specified are invalid',
+        lastTransactionID: '7',
+      });
     const { log, text } = logged();
     const http = new V20Http({ baseUrl: base, token: TOKEN, log });
-    const err = (await http.request({ method: 'POST', path: '/v3/accounts/1/orders', body: { order: { units: 'x' } } }).catch((e: unknown) => e)) as V20Error;
+    const err = (await http
+      .request({ method: 'POST', path: '/v3/accounts/1/orders', body: { order: { units: 'x' } } })
+      .catch((e: unknown) => e)) as V20Error;
     log.error({ err }, 'failed');
     await http.close();
     expect(err.code).toBe('V20_HTTP');
@@ -158,14 +201,22 @@ describe('V20Http against a real server', () => {
     expect(err.retryable).toBe(false);
     expect(err.method).toBe('POST');
     expect(err.path).toBe('/v3/accounts/1/orders');
-    const everything = [err.message, err.stack, JSON.stringify(err), JSON.stringify(Object.entries(err)), text()].join('\n');
+    const everything = [
+      err.message,
+      err.stack,
+      JSON.stringify(err),
+      JSON.stringify(Object.entries(err)),
+      text(),
+    ].join('\n');
     expect(everything).not.toContain(TOKEN);
     expect(text()).toContain('UNITS_INVALID');
   });
 
   it('a network error on a GET is retried; the final error is V20_NETWORK without the token', async () => {
     const http = new V20Http({ baseUrl: 'http://127.0.0.1:1', token: TOKEN, retries: 2, retryBaseMs: 1 });
-    const err = (await http.request({ method: 'GET', path: '/v3/accounts' }).catch((e: unknown) => e)) as V20Error;
+    const err = (await http
+      .request({ method: 'GET', path: '/v3/accounts' })
+      .catch((e: unknown) => e)) as V20Error;
     await http.close();
     expect(err.code).toBe('V20_NETWORK');
     expect(err.retryable).toBe(true);
@@ -176,7 +227,9 @@ describe('V20Http against a real server', () => {
   it('times out (V20_TIMEOUT) when headers never come', async () => {
     handler = () => undefined; // never answers
     const http = new V20Http({ baseUrl: base, timeoutMs: 100, retries: 0 });
-    const err = (await http.request({ method: 'GET', path: '/v3/slow' }).catch((e: unknown) => e)) as V20Error;
+    const err = (await http
+      .request({ method: 'GET', path: '/v3/slow' })
+      .catch((e: unknown) => e)) as V20Error;
     await http.close().catch(() => undefined);
     expect(err.code).toBe('V20_TIMEOUT');
     expect(err.retryable).toBe(true);
@@ -188,14 +241,26 @@ describe('V20Http against a real server', () => {
       const before = Number(u.searchParams.get('beforeID') ?? '10');
       const ids = [before - 1, before - 2, before - 3].filter((x) => x > 0).map(String);
       const last = ids.at(-1);
-      const link: Record<string, string> = last !== undefined && Number(last) > 1 ? { link: `<${base}/v3/accounts/1/trades?count=3&beforeID=${last}>; rel="next"` } : {};
+      const link: Record<string, string> =
+        last !== undefined && Number(last) > 1
+          ? { link: `<${base}/v3/accounts/1/trades?count=3&beforeID=${last}>; rel="next"` }
+          : {};
       json(res, 200, { trades: ids.map((id) => ({ id })) }, link);
     };
     const http = new V20Http({ baseUrl: base });
     const pages: string[][] = [];
-    for await (const p of http.paginate('/v3/accounts/1/trades', { count: 3 }, (b: { trades: { id: string }[] }) => b.trades.map((t) => t.id))) pages.push(p);
+    for await (const p of http.paginate(
+      '/v3/accounts/1/trades',
+      { count: 3 },
+      (b: { trades: { id: string }[] }) => b.trades.map((t) => t.id),
+    ))
+      pages.push(p);
     await http.close();
-    expect(pages).toEqual([['9', '8', '7'], ['6', '5', '4'], ['3', '2', '1']]);
+    expect(pages).toEqual([
+      ['9', '8', '7'],
+      ['6', '5', '4'],
+      ['3', '2', '1'],
+    ]);
   });
 
   it('openStream yields whole lines from a body sent byte by byte, and aborting ends it', async () => {
@@ -216,7 +281,11 @@ describe('V20Http against a real server', () => {
     const http = new V20Http({ baseUrl: base });
     const ac = new AbortController();
     const got: string[] = [];
-    for await (const l of await http.openStream('/v3/accounts/1/pricing/stream', { instruments: 'EUR_USD' }, ac.signal)) {
+    for await (const l of await http.openStream(
+      '/v3/accounts/1/pricing/stream',
+      { instruments: 'EUR_USD' },
+      ac.signal,
+    )) {
       got.push(l);
       if (got.length === lines.length) ac.abort();
     }
@@ -227,7 +296,9 @@ describe('V20Http against a real server', () => {
   it('openStream rejects with a typed error on 401 (not retryable)', async () => {
     handler = (_q, res) => json(res, 401, { errorMessage: 'Insufficient authorization to perform request.' });
     const http = new V20Http({ baseUrl: base, token: TOKEN });
-    const err = (await http.openStream('/v3/accounts/1/transactions/stream', {}, new AbortController().signal).catch((e: unknown) => e)) as V20Error;
+    const err = (await http
+      .openStream('/v3/accounts/1/transactions/stream', {}, new AbortController().signal)
+      .catch((e: unknown) => e)) as V20Error;
     await http.close();
     expect(err.status).toBe(401);
     expect(err.retryable).toBe(false);

@@ -87,8 +87,19 @@ export class V20AbortError extends V20Error {
     const reason: unknown = signal.reason;
     const name = (reason as { name?: unknown } | undefined)?.name;
     const timedOut = name === 'TimeoutError';
-    const why = timedOut ? "the caller's time limit passed" : reason instanceof Error && reason.message !== '' && name !== 'AbortError' ? reason.message : 'by the caller';
-    super({ code: 'V20_NETWORK', method, path, message: `${method} ${path}: aborted (${why}); the request was cancelled`, retryable: false, cause: cause ?? reason });
+    const why = timedOut
+      ? "the caller's time limit passed"
+      : reason instanceof Error && reason.message !== '' && name !== 'AbortError'
+        ? reason.message
+        : 'by the caller';
+    super({
+      code: 'V20_NETWORK',
+      method,
+      path,
+      message: `${method} ${path}: aborted (${why}); the request was cancelled`,
+      retryable: false,
+      cause: cause ?? reason,
+    });
     this.name = 'V20AbortError';
     this.reason = reason;
     this.timedOut = timedOut;
@@ -115,10 +126,20 @@ export function checkBaseUrl(url: string, field = 'baseUrl'): URL {
   try {
     u = new URL(url);
   } catch {
-    throw new V20Error({ code: 'V20_UNSUPPORTED', method: '-', path: '-', message: `${field} "${url}" is not a URL (expected e.g. https://api-fxpractice.oanda.com)` });
+    throw new V20Error({
+      code: 'V20_UNSUPPORTED',
+      method: '-',
+      path: '-',
+      message: `${field} "${url}" is not a URL (expected e.g. https://api-fxpractice.oanda.com)`,
+    });
   }
   if (u.username || u.password) {
-    throw new V20Error({ code: 'V20_UNSUPPORTED', method: '-', path: '-', message: `${field} must not carry credentials; pass the token separately` });
+    throw new V20Error({
+      code: 'V20_UNSUPPORTED',
+      method: '-',
+      path: '-',
+      message: `${field} must not carry credentials; pass the token separately`,
+    });
   }
   if (u.protocol === 'https:') return u;
   if (u.protocol === 'http:') {
@@ -130,7 +151,12 @@ export function checkBaseUrl(url: string, field = 'baseUrl'): URL {
       message: `${field} ${u.origin} uses http:// to a host that is not loopback; the token would travel unencrypted. Use https:// (plain http is allowed only for 127.0.0.1, ::1 and localhost, e.g. the local sandbox)`,
     });
   }
-  throw new V20Error({ code: 'V20_UNSUPPORTED', method: '-', path: '-', message: `${field} ${u.origin}: scheme ${u.protocol} is not supported; use https://` });
+  throw new V20Error({
+    code: 'V20_UNSUPPORTED',
+    method: '-',
+    path: '-',
+    message: `${field} ${u.origin}: scheme ${u.protocol} is not supported; use https://`,
+  });
 }
 
 /**
@@ -140,7 +166,13 @@ export function checkBaseUrl(url: string, field = 'baseUrl'): URL {
 function refuseRetired(method: string, path: string): void {
   const q = path.indexOf('?');
   const retired = retiredCall(method, q < 0 ? path : path.slice(0, q));
-  if (retired) throw new V20Error({ code: 'V20_UNSUPPORTED', method, path, message: `${retired.message}; no request was sent` });
+  if (retired)
+    throw new V20Error({
+      code: 'V20_UNSUPPORTED',
+      method,
+      path,
+      message: `${retired.message}; no request was sent`,
+    });
 }
 
 /** Appends a query (undefined values skipped) to a path. */
@@ -254,8 +286,18 @@ export class V20Http {
       ...(o.token !== undefined && o.token !== '' ? { authorization: `Bearer ${o.token}` } : {}),
     };
     const connections = o.connections ?? 8;
-    this.#rest = new Pool(base.origin, { connections, keepAliveTimeout: 30_000, pipelining: 1, connect: this.#connector() });
-    this.#stream = new Pool(stream.origin, { connections, keepAliveTimeout: 30_000, pipelining: 1, connect: this.#connector() });
+    this.#rest = new Pool(base.origin, {
+      connections,
+      keepAliveTimeout: 30_000,
+      pipelining: 1,
+      connect: this.#connector(),
+    });
+    this.#stream = new Pool(stream.origin, {
+      connections,
+      keepAliveTimeout: 30_000,
+      pipelining: 1,
+      connect: this.#connector(),
+    });
   }
 
   /** Wraps undici's connector so that new connections wait for the connection budget. */
@@ -286,10 +328,28 @@ export class V20Http {
       try {
         return await this.#once<T>(r.method, path, r.body, signal);
       } catch (e) {
-        if (!(e instanceof V20Error) || !retry || !e.retryable || attempt >= this.#retries || this.#closing.signal.aborted || signal?.aborted) throw e;
+        if (
+          !(e instanceof V20Error) ||
+          !retry ||
+          !e.retryable ||
+          attempt >= this.#retries ||
+          this.#closing.signal.aborted ||
+          signal?.aborted
+        )
+          throw e;
         const delay = e.retryAfterMs ?? backoffDelay(attempt, this.#retryBaseMs, 10_000);
         this.stats.retries++;
-        this.log.debug({ method: r.method, path, attempt: attempt + 1, delayMs: Math.round(delay), code: e.code, status: e.status }, 'retrying');
+        this.log.debug(
+          {
+            method: r.method,
+            path,
+            attempt: attempt + 1,
+            delayMs: Math.round(delay),
+            code: e.code,
+            status: e.status,
+          },
+          'retrying',
+        );
         if (signal === undefined) await sleep(delay);
         else {
           try {
@@ -333,13 +393,17 @@ export class V20Http {
       });
     } catch (e) {
       // An aborted request rejects with the signal's reason, whatever it is: the signal decides.
-      throw signal?.aborted ? this.#aborted(method, path, signal, e, 'waiting for the answer') : this.#transportError(method, path, e);
+      throw signal?.aborted
+        ? this.#aborted(method, path, signal, e, 'waiting for the answer')
+        : this.#transportError(method, path, e);
     }
     let text: string;
     try {
       text = await res.body.text();
     } catch (e) {
-      throw signal?.aborted ? this.#aborted(method, path, signal, e, 'reading the body') : this.#transportError(method, path, e);
+      throw signal?.aborted
+        ? this.#aborted(method, path, signal, e, 'reading the body')
+        : this.#transportError(method, path, e);
     }
     const requestID = headerValue(res.headers.requestid);
     if (res.statusCode === 429) this.stats.rateLimited++;
@@ -354,7 +418,14 @@ export class V20Http {
       }
     } else parsed = {};
     if (res.statusCode < 200 || res.statusCode >= 300) {
-      throw httpError(method, path, res.statusCode, parsed, requestID, retryAfterMs(res.headers['retry-after']));
+      throw httpError(
+        method,
+        path,
+        res.statusCode,
+        parsed,
+        requestID,
+        retryAfterMs(res.headers['retry-after']),
+      );
     }
     if (parseFailed) {
       throw new V20Error({
@@ -366,7 +437,12 @@ export class V20Http {
         ...(requestID !== undefined ? { requestID } : {}),
       });
     }
-    return { status: res.statusCode, body: parsed as T, headers: res.headers, ...(requestID !== undefined ? { requestID } : {}) };
+    return {
+      status: res.statusCode,
+      body: parsed as T,
+      headers: res.headers,
+      ...(requestID !== undefined ? { requestID } : {}),
+    };
   }
 
   #transportError(method: string, path: string, e: unknown): V20Error {
@@ -374,10 +450,24 @@ export class V20Http {
     const code = (e as { code?: unknown })?.code;
     const name = (e as { name?: unknown })?.name;
     if (name === 'AbortError' || code === 'UND_ERR_ABORTED') {
-      return new V20Error({ code: 'V20_NETWORK', method, path, message: `${method} ${path}: aborted`, retryable: false, cause: e });
+      return new V20Error({
+        code: 'V20_NETWORK',
+        method,
+        path,
+        message: `${method} ${path}: aborted`,
+        retryable: false,
+        cause: e,
+      });
     }
     if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
-      return new V20Error({ code: 'V20_TIMEOUT', method, path, message: `${method} ${path}: no answer within ${this.#timeoutMs} ms`, retryable: true, cause: e });
+      return new V20Error({
+        code: 'V20_TIMEOUT',
+        method,
+        path,
+        message: `${method} ${path}: no answer within ${this.#timeoutMs} ms`,
+        retryable: true,
+        cause: e,
+      });
     }
     const what = e instanceof Error ? e.message : String(e);
     return new V20Error({
@@ -443,7 +533,14 @@ export class V20Http {
       } catch {
         // keep the text
       }
-      throw httpError('GET', full, res.statusCode, parsed, requestID, retryAfterMs(res.headers['retry-after']));
+      throw httpError(
+        'GET',
+        full,
+        res.statusCode,
+        parsed,
+        requestID,
+        retryAfterMs(res.headers['retry-after']),
+      );
     }
     const body = res.body;
     const transportError = (e: unknown) => this.#transportError('GET', full, e);
@@ -472,7 +569,9 @@ export class V20Http {
 
   /** Closes both pools; requests in flight finish or fail, waiting retries stop. */
   async close(): Promise<void> {
-    this.#closing.abort(new V20Error({ code: 'V20_NETWORK', method: '-', path: '-', message: 'the v20 client was closed' }));
+    this.#closing.abort(
+      new V20Error({ code: 'V20_NETWORK', method: '-', path: '-', message: 'the v20 client was closed' }),
+    );
     await Promise.all([this.#rest.close(), this.#stream.destroy()]);
   }
 }

@@ -77,7 +77,12 @@ export async function awaitWindow(o: AwaitWindowOptions): Promise<boolean> {
  * since then carrying its client ID or doing what it asked, or (an order) an order under its client
  * ID. Reads are retried by the HTTP layer; when even they fail, this rejects (outcome unknown).
  */
-export async function applied(rest: V20Rest, acc: string, intent: OrderIntent, mark: string): Promise<boolean> {
+export async function applied(
+  rest: V20Rest,
+  acc: string,
+  intent: OrderIntent,
+  mark: string,
+): Promise<boolean> {
   const since = (await rest.transactionsSinceId(acc, mark || '0')).transactions;
   const byClientID = (t: Transaction) => clientIDOf(t) === intent.id;
   switch (intent.kind) {
@@ -104,12 +109,23 @@ export async function applied(rest: V20Rest, acc: string, intent: OrderIntent, m
       }
     }
     case 'closeTrade':
-      return since.some((t) => t.type === 'MARKET_ORDER' && closesTrade(t, intent.tradeSpecifier)) || (intent.units === 'ALL' && (await tradeClosed(rest, acc, intent.tradeSpecifier)));
+      return (
+        since.some((t) => t.type === 'MARKET_ORDER' && closesTrade(t, intent.tradeSpecifier)) ||
+        (intent.units === 'ALL' && (await tradeClosed(rest, acc, intent.tradeSpecifier)))
+      );
     case 'closePosition':
       return since.some((t) => t.type === 'MARKET_ORDER' && positionCloseoutOf(t) === intent.instrument);
     case 'tradeOrders': {
       const tradeID = await resolveTrade(rest, acc, intent.tradeSpecifier);
-      if (since.some((t) => /^(TAKE_PROFIT|STOP_LOSS|TRAILING_STOP_LOSS|GUARANTEED_STOP_LOSS)_ORDER(_REJECT)?$/.test(t.type) && relatesToTrade(t, intent.tradeSpecifier, tradeID))) return true;
+      if (
+        since.some(
+          (t) =>
+            /^(TAKE_PROFIT|STOP_LOSS|TRAILING_STOP_LOSS|GUARANTEED_STOP_LOSS)_ORDER(_REJECT)?$/.test(
+              t.type,
+            ) && relatesToTrade(t, intent.tradeSpecifier, tradeID),
+        )
+      )
+        return true;
       // A request that only cancels leaves ORDER_CANCELs of the trade's dependent orders.
       for (const t of since) {
         if (t.type !== 'ORDER_CANCEL') continue;
@@ -121,8 +137,12 @@ export async function applied(rest: V20Rest, acc: string, intent: OrderIntent, m
     case 'clientExtensions':
       return since.some((t) =>
         intent.orderSpecifier !== undefined
-          ? (t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY' || t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY_REJECT') && matchesOrder(t, intent.orderSpecifier)
-          : (t.type === 'TRADE_CLIENT_EXTENSIONS_MODIFY' || t.type === 'TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT') && relatesToTrade(t, intent.tradeSpecifier ?? '', undefined),
+          ? (t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY' ||
+              t.type === 'ORDER_CLIENT_EXTENSIONS_MODIFY_REJECT') &&
+            matchesOrder(t, intent.orderSpecifier)
+          : (t.type === 'TRADE_CLIENT_EXTENSIONS_MODIFY' ||
+              t.type === 'TRADE_CLIENT_EXTENSIONS_MODIFY_REJECT') &&
+            relatesToTrade(t, intent.tradeSpecifier ?? '', undefined),
       );
     default:
       return assertNever(intent, 'intent');
@@ -130,7 +150,8 @@ export async function applied(rest: V20Rest, acc: string, intent: OrderIntent, m
 }
 
 /** The client ID a transaction carries, if any. */
-export const clientIDOf = (t: Transaction): string | undefined => (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+export const clientIDOf = (t: Transaction): string | undefined =>
+  (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
 
 /** Whether a transaction names the order `spec` (an ID, or `@clientID` before or after a client-extensions change). */
 function matchesOrder(t: Transaction, spec: string): boolean {
@@ -147,7 +168,10 @@ function closesTrade(t: Transaction, spec: string): boolean {
 }
 
 function positionCloseoutOf(t: Transaction): string | undefined {
-  const x = t as { longPositionCloseout?: { instrument?: string }; shortPositionCloseout?: { instrument?: string } };
+  const x = t as {
+    longPositionCloseout?: { instrument?: string };
+    shortPositionCloseout?: { instrument?: string };
+  };
   return x.longPositionCloseout?.instrument ?? x.shortPositionCloseout?.instrument;
 }
 

@@ -23,19 +23,34 @@ import {
 } from './labs.ts';
 
 /** A real HTTP server on 127.0.0.1 mounting one sandbox route as the sandbox does (JSON replies, v20 headers). */
-async function serve(route: SandboxRoute): Promise<{ url: string; hits: string[]; close: () => Promise<void> }> {
+async function serve(
+  route: SandboxRoute,
+): Promise<{ url: string; hits: string[]; close: () => Promise<void> }> {
   const hits: string[] = [];
   const server = createServer((req, res) => {
     hits.push(req.url ?? '');
     void (async () => {
-      const reply = await route({ method: req.method ?? 'GET', url: new URL(req.url ?? '/', 'http://127.0.0.1'), headers: {}, body: undefined });
+      const reply = await route({
+        method: req.method ?? 'GET',
+        url: new URL(req.url ?? '/', 'http://127.0.0.1'),
+        headers: {},
+        body: undefined,
+      });
       const r = reply ?? { status: 404, body: { errorMessage: 'not found' } };
-      res.writeHead(r.status, { 'Content-Type': 'application/json', RequestID: String(hits.length), ...r.headers });
+      res.writeHead(r.status, {
+        'Content-Type': 'application/json',
+        RequestID: String(hits.length),
+        ...r.headers,
+      });
       res.end(JSON.stringify(r.body ?? {}));
     })();
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, close: () => new Promise((ok) => server.close(() => ok())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hits,
+    close: () => new Promise((ok) => server.close(() => ok())),
+  };
 }
 
 const NOW = Date.UTC(2024, 2, 6, 13, 30); // sandbox time
@@ -83,30 +98,60 @@ describe('the labs period rule', () => {
 
 describe.skipIf(!HAS_SHARED)('recorded labs responses', () => {
   warnIfNoShared('recorded labs responses');
-  const rec = (): Record<string, { response: unknown }> => JSON.parse(readFileSync(join(OANDA, 'fixtures/oandapyV20/forexlabs.json'), 'utf8')) as Record<string, { response: unknown }>;
+  const rec = (): Record<string, { response: unknown }> =>
+    JSON.parse(readFileSync(join(OANDA, 'fixtures/oandapyV20/forexlabs.json'), 'utf8')) as Record<
+      string,
+      { response: unknown }
+    >;
 
   it('parse with the typed parsers and convert to engine events', () => {
     const r = rec();
     const cal = parseCalendar(r._v3_forexlabs_calendar!.response);
-    expect(toCalendarEvent(cal[0]!)).toEqual({ kind: 'calendar', at: 1519916400000, currency: 'USD', title: 'ISM Manufacturing', impact: 3, actual: '60.8', forecast: '59.5', previous: '59.1' });
+    expect(toCalendarEvent(cal[0]!)).toEqual({
+      kind: 'calendar',
+      at: 1519916400000,
+      currency: 'USD',
+      title: 'ISM Manufacturing',
+      impact: 3,
+      actual: '60.8',
+      forecast: '59.5',
+      previous: '59.1',
+    });
     expect(parseSpreads(r._v3_forexlabs_spreads!.response).avg[0]).toEqual([1520028000, 3.01822]);
     expect(parseCot(r._v3_forexlabs_commoftrad!.response).EUR_USD).toHaveLength(5);
     const ac = parseAutochartist(r._v3_forexlabs_autochartist!.response);
     const ev = toSignalEvent(ac.signals[0]!);
-    expect(ev).toMatchObject({ kind: 'signal', at: 1520589600000, instrument: 'NZD_USD', source: 'autochartist', direction: 'up', horizonMs: (1520773200 - 1520589600) * 1000, strength: 0.7236 });
+    expect(ev).toMatchObject({
+      kind: 'signal',
+      at: 1520589600000,
+      instrument: 'NZD_USD',
+      source: 'autochartist',
+      direction: 'up',
+      horizonMs: (1520773200 - 1520589600) * 1000,
+      strength: 0.7236,
+    });
     expect(ev.data).toMatchObject({ pattern: 'Channel Down', type: 'chartpattern', interval: 60 });
   });
 
   it('the sandbox serves the recorded shapes: same keys, same types', async () => {
     const r = rec();
     const keysOf = (o: unknown): string[] => Object.keys(o as object).sort();
-    const cal = (await (await fetch(`${sandbox.url}/labs/v1/calendar?instrument=EUR_USD&period=604800`)).json()) as unknown[];
+    const cal = (await (
+      await fetch(`${sandbox.url}/labs/v1/calendar?instrument=EUR_USD&period=604800`)
+    ).json()) as unknown[];
     expect(cal.length).toBeGreaterThan(0);
     expect(keysOf(cal[0])).toEqual(keysOf((r._v3_forexlabs_calendar!.response as unknown[])[0]));
-    const cot = (await (await fetch(`${sandbox.url}/labs/v1/commitments_of_traders?instrument=EUR_USD`)).json()) as Record<string, unknown[]>;
-    expect(keysOf(cot.EUR_USD![0])).toEqual(keysOf((r._v3_forexlabs_commoftrad!.response as Record<string, unknown[]>).EUR_USD![0]));
-    const ac = (await (await fetch(`${sandbox.url}/labs/v1/signal/autochartist?instrument=EUR_USD&type=chartpattern`)).json()) as { signals: { meta: unknown; data: unknown }[] };
-    const recSig = (r._v3_forexlabs_autochartist!.response as { signals: { meta: unknown; data: unknown }[] }).signals[0]!;
+    const cot = (await (
+      await fetch(`${sandbox.url}/labs/v1/commitments_of_traders?instrument=EUR_USD`)
+    ).json()) as Record<string, unknown[]>;
+    expect(keysOf(cot.EUR_USD![0])).toEqual(
+      keysOf((r._v3_forexlabs_commoftrad!.response as Record<string, unknown[]>).EUR_USD![0]),
+    );
+    const ac = (await (
+      await fetch(`${sandbox.url}/labs/v1/signal/autochartist?instrument=EUR_USD&type=chartpattern`)
+    ).json()) as { signals: { meta: unknown; data: unknown }[] };
+    const recSig = (r._v3_forexlabs_autochartist!.response as { signals: { meta: unknown; data: unknown }[] })
+      .signals[0]!;
     expect(keysOf(ac.signals[0])).toEqual(keysOf(recSig));
     expect(keysOf(ac.signals[0]!.meta)).toEqual(keysOf(recSig.meta));
     expect(keysOf(ac.signals[0]!.data)).toEqual(keysOf(recSig.data));
@@ -132,7 +177,11 @@ describe('the labs client against the sandbox', () => {
     expect(cot[4]!.date * 1000).toBeLessThanOrEqual(NOW);
     const ac = await labs.autochartist({ instrument: 'USD_JPY', period: 600000, type: 'keylevel' });
     expect(sandbox.hits[sandbox.hits.length - 1]).toContain('period=604800');
-    expect(ac.signals.every((s) => s.type === 'keylevel' && s.instrument === 'USD_JPY' && s.data.price !== undefined)).toBe(true);
+    expect(
+      ac.signals.every(
+        (s) => s.type === 'keylevel' && s.instrument === 'USD_JPY' && s.data.price !== undefined,
+      ),
+    ).toBe(true);
   });
 
   it('is deterministic around the sandbox time', async () => {
@@ -144,7 +193,8 @@ describe('the labs client against the sandbox', () => {
     const h2 = new V20Http({ baseUrl: shifted.url, retries: 0 });
     const c = await new V20Labs(h2, () => NOW + 3600_000).calendarEntries('GBP_USD', 604800);
     // Sliding the clock by an hour keeps the overlapping entries identical.
-    const overlap = (e: { timestamp: number }) => e.timestamp * 1000 >= NOW + 3600_000 - 604800_000 && e.timestamp * 1000 <= NOW;
+    const overlap = (e: { timestamp: number }) =>
+      e.timestamp * 1000 >= NOW + 3600_000 - 604800_000 && e.timestamp * 1000 <= NOW;
     expect(c.filter(overlap)).toEqual(a.filter(overlap));
     expect(await other.calendarEntries('GBP_USD', 604800)).toEqual(a);
     await h2.close();
@@ -181,14 +231,25 @@ describe('the labs client against the sandbox', () => {
     for await (const b of labs.calendar({ instrument: 'EUR_USD', from, to })) batches.push(b as never);
     const events = batches.flat();
     expect(events.length).toBeGreaterThan(0);
-    expect(events.every((e) => e.kind === 'calendar' && e.at >= from && e.at < to && (e.currency === 'EUR' || e.currency === 'USD'))).toBe(true);
+    expect(
+      events.every(
+        (e) =>
+          e.kind === 'calendar' &&
+          e.at >= from &&
+          e.at < to &&
+          (e.currency === 'EUR' || e.currency === 'USD'),
+      ),
+    ).toBe(true);
     expect(events.map((e) => e.at)).toEqual([...events.map((e) => e.at)].sort((a, b) => a - b));
     // The same window straight from the wire, filtered by hand.
-    const wire = (await labs.calendarEntries('EUR_USD', 604800)).filter((e) => e.timestamp * 1000 >= from && e.timestamp * 1000 < to);
+    const wire = (await labs.calendarEntries('EUR_USD', 604800)).filter(
+      (e) => e.timestamp * 1000 >= from && e.timestamp * 1000 < to,
+    );
     expect(events).toHaveLength(wire.length);
 
     const sigs = [];
-    for await (const b of labs.signals({ instrument: 'EUR_USD', from: NOW - 2 * 86400_000, to: NOW })) sigs.push(...b);
+    for await (const b of labs.signals({ instrument: 'EUR_USD', from: NOW - 2 * 86400_000, to: NOW }))
+      sigs.push(...b);
     expect(sigs.length).toBeGreaterThan(0);
     for (const s of sigs) {
       expect(s.instrument).toBe('EUR_USD');
@@ -212,12 +273,15 @@ describe('the labs client through the real sandbox server (startSandbox)', () =>
       expect(spreads.avg.length).toBe(96);
       expect(spreads.avg.every(([t]) => t * 1000 >= start - 86400_000 && t * 1000 < start)).toBe(true);
       const events = [];
-      for await (const b of l.calendar({ instrument: 'EUR_USD', from: start - 7 * 86400_000, to: start })) events.push(...b);
+      for await (const b of l.calendar({ instrument: 'EUR_USD', from: start - 7 * 86400_000, to: start }))
+        events.push(...b);
       expect(events.length).toBeGreaterThan(0);
       // The same generated entries as the route alone gives at that time.
       const alone = await serve(labsRoute({ now: () => start }));
       const h2 = new V20Http({ baseUrl: alone.url, retries: 0 });
-      expect(await new V20Labs(h2, () => start).calendarEntries('EUR_USD', 604800)).toEqual(await l.calendarEntries('EUR_USD', 604800));
+      expect(await new V20Labs(h2, () => start).calendarEntries('EUR_USD', 604800)).toEqual(
+        await l.calendarEntries('EUR_USD', 604800),
+      );
       await h2.close();
       await alone.close();
       sb.advance(3600_000);

@@ -76,8 +76,15 @@ export interface AutochartistSignal {
   readonly data: {
     readonly patternendtime: number;
     readonly price?: number;
-    readonly points?: Readonly<Record<string, { readonly x0: number; readonly x1: number; readonly y0: number; readonly y1: number }>>;
-    readonly prediction?: { readonly timefrom: number; readonly timeto: number; readonly pricelow: number; readonly pricehigh: number };
+    readonly points?: Readonly<
+      Record<string, { readonly x0: number; readonly x1: number; readonly y0: number; readonly y1: number }>
+    >;
+    readonly prediction?: {
+      readonly timefrom: number;
+      readonly timeto: number;
+      readonly pricelow: number;
+      readonly pricehigh: number;
+    };
   };
 }
 
@@ -102,7 +109,12 @@ export const AUTOCHARTIST_PERIODS = [14400, 28800, 43200, 86400, 604800] as cons
  */
 export function adjustPeriod(seconds: number, allowed: readonly number[] = LABS_PERIODS): number {
   if (!Number.isFinite(seconds) || seconds <= 0) {
-    throw new V20Error({ code: 'V20_UNSUPPORTED', method: 'GET', path: '/labs/v1', message: `labs period ${seconds} must be a positive number of seconds (allowed: ${allowed.join(', ')})` });
+    throw new V20Error({
+      code: 'V20_UNSUPPORTED',
+      method: 'GET',
+      path: '/labs/v1',
+      message: `labs period ${seconds} must be a positive number of seconds (allowed: ${allowed.join(', ')})`,
+    });
   }
   let best = allowed[0]!;
   for (const p of allowed) {
@@ -122,7 +134,12 @@ export function coveringPeriod(seconds: number, allowed: readonly number[] = LAB
 // ---- validation of the wire shapes ----
 
 const parseError = (path: string, field: string, what: string): V20Error =>
-  new V20Error({ code: 'V20_PARSE', method: 'GET', path, message: `GET ${path}: ${field} must be ${what}; the response is not a labs ${path.split('/').pop()} document` });
+  new V20Error({
+    code: 'V20_PARSE',
+    method: 'GET',
+    path,
+    message: `GET ${path}: ${field} must be ${what}; the response is not a labs ${path.split('/').pop()} document`,
+  });
 
 function num(path: string, field: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isFinite(v)) throw parseError(path, field, 'a number');
@@ -149,7 +166,8 @@ export function parseCalendar(body: unknown, path = '/labs/v1/calendar'): LabsCa
     num(path, `[${i}].timestamp`, o.timestamp);
     str(path, `[${i}].currency`, o.currency);
     num(path, `[${i}].impact`, o.impact);
-    for (const k of ['actual', 'forecast', 'previous', 'market', 'unit', 'region']) if (o[k] !== undefined && o[k] !== null) str(path, `[${i}].${k}`, o[k]);
+    for (const k of ['actual', 'forecast', 'previous', 'market', 'unit', 'region'])
+      if (o[k] !== undefined && o[k] !== null) str(path, `[${i}].${k}`, o[k]);
     return o as unknown as LabsCalendarEntry;
   });
 }
@@ -181,13 +199,17 @@ export function parseCot(body: unknown, path = '/labs/v1/commitments_of_traders'
 }
 
 /** Checks an Autochartist response. */
-export function parseAutochartist(body: unknown, path = '/labs/v1/signal/autochartist'): AutochartistResponse {
+export function parseAutochartist(
+  body: unknown,
+  path = '/labs/v1/signal/autochartist',
+): AutochartistResponse {
   const o = obj(path, '(body)', body);
   arr(path, 'signals', o.signals).forEach((s, i) => {
     const r = obj(path, `signals[${i}]`, s);
     num(path, `signals[${i}].id`, r.id);
     str(path, `signals[${i}].instrument`, r.instrument);
-    if (r.type !== 'chartpattern' && r.type !== 'keylevel') throw parseError(path, `signals[${i}].type`, '"chartpattern" or "keylevel"');
+    if (r.type !== 'chartpattern' && r.type !== 'keylevel')
+      throw parseError(path, `signals[${i}].type`, '"chartpattern" or "keylevel"');
     const m = obj(path, `signals[${i}].meta`, r.meta);
     num(path, `signals[${i}].meta.direction`, m.direction);
     num(path, `signals[${i}].meta.probability`, m.probability);
@@ -196,10 +218,14 @@ export function parseAutochartist(body: unknown, path = '/labs/v1/signal/autocha
     num(path, `signals[${i}].data.patternendtime`, d.patternendtime);
     if (d.prediction !== undefined) {
       const p = obj(path, `signals[${i}].data.prediction`, d.prediction);
-      for (const k of ['timefrom', 'timeto', 'pricelow', 'pricehigh']) num(path, `signals[${i}].data.prediction.${k}`, p[k]);
+      for (const k of ['timefrom', 'timeto', 'pricelow', 'pricehigh'])
+        num(path, `signals[${i}].data.prediction.${k}`, p[k]);
     }
   });
-  return { provider: typeof o.provider === 'string' ? o.provider : 'autochartist', signals: o.signals as AutochartistSignal[] };
+  return {
+    provider: typeof o.provider === 'string' ? o.provider : 'autochartist',
+    signals: o.signals as AutochartistSignal[],
+  };
 }
 
 // ---- conversion to engine events ----
@@ -311,7 +337,9 @@ export class V20Labs implements Labs {
   }
 
   /** Autochartist signals, optionally for one instrument, over the last `period` seconds (adjusted), of one `type`. */
-  async autochartist(o: { instrument?: string; period?: number; type?: 'chartpattern' | 'keylevel' } = {}): Promise<AutochartistResponse> {
+  async autochartist(
+    o: { instrument?: string; period?: number; type?: 'chartpattern' | 'keylevel' } = {},
+  ): Promise<AutochartistResponse> {
     return parseAutochartist(
       await this.#get('/labs/v1/signal/autochartist', {
         instrument: o.instrument,
@@ -331,7 +359,11 @@ export class V20Labs implements Labs {
     return Promise.reject(unsupported('/labs/v1/orderbook_data', 'order book'));
   }
 
-  calendar(req: { readonly instrument?: string; readonly from: UnixMs; readonly to: UnixMs }): AsyncIterable<readonly CalendarEvent[]> {
+  calendar(req: {
+    readonly instrument?: string;
+    readonly from: UnixMs;
+    readonly to: UnixMs;
+  }): AsyncIterable<readonly CalendarEvent[]> {
     const self = this;
     return (async function* () {
       const period = coveringPeriod(Math.ceil((self.now() - req.from) / 1000));
@@ -342,13 +374,20 @@ export class V20Labs implements Labs {
     })();
   }
 
-  signals(req: { readonly instrument: string; readonly from: UnixMs; readonly to: UnixMs }): AsyncIterable<readonly SignalEvent[]> {
+  signals(req: {
+    readonly instrument: string;
+    readonly from: UnixMs;
+    readonly to: UnixMs;
+  }): AsyncIterable<readonly SignalEvent[]> {
     const self = this;
     return (async function* () {
       const period = coveringPeriod(Math.ceil((self.now() - req.from) / 1000), AUTOCHARTIST_PERIODS);
       const res = await self.autochartist({ instrument: req.instrument, period });
       // The endpoint has been seen to answer with other instruments' signals: keep the requested one.
-      const events = res.signals.filter((s) => s.instrument === req.instrument).map(toSignalEvent).filter((e) => e.at >= req.from && e.at < req.to);
+      const events = res.signals
+        .filter((s) => s.instrument === req.instrument)
+        .map(toSignalEvent)
+        .filter((e) => e.at >= req.from && e.at < req.to);
       events.sort((a, b) => a.at - b.at);
       if (events.length > 0) yield events;
     })();

@@ -8,7 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oauthRoute, type OAuthRoute } from '../../sandbox/oauth.ts';
 import type { SandboxRoute } from '../../sandbox/route.ts';
 import { AuthError, readTokenFile, writeTokenFile } from './auth.ts';
-import { FRAGMENT_PAGE, authorizeUrl, exchangeCode, login, parseScopes, randomState, startLoopbackListener } from './oauth.ts';
+import {
+  FRAGMENT_PAGE,
+  authorizeUrl,
+  exchangeCode,
+  login,
+  parseScopes,
+  randomState,
+  startLoopbackListener,
+} from './oauth.ts';
 
 /**
  * A real HTTP server on 127.0.0.1 that mounts sandbox routes the way the sandbox does: the body
@@ -22,7 +30,12 @@ async function serve(route: SandboxRoute): Promise<{ url: string; close: () => P
       void (async () => {
         const headers: Record<string, string | undefined> = {};
         for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-        const reply = await route({ method: req.method ?? 'GET', url: new URL(req.url ?? '/', 'http://127.0.0.1'), headers, body: Buffer.concat(chunks).toString('utf8') });
+        const reply = await route({
+          method: req.method ?? 'GET',
+          url: new URL(req.url ?? '/', 'http://127.0.0.1'),
+          headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
         if (!reply) {
           res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"errorMessage":"not found"}');
           return;
@@ -45,7 +58,10 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.close());
 
-const endpoints = () => ({ authorize: `${sandbox.url}/v1/oauth2/authorize`, tokenUrl: `${sandbox.url}/v1/oauth2/access_token` });
+const endpoints = () => ({
+  authorize: `${sandbox.url}/v1/oauth2/authorize`,
+  tokenUrl: `${sandbox.url}/v1/oauth2/access_token`,
+});
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
   try {
@@ -60,7 +76,9 @@ describe('OAuth scopes and state', () => {
   it('validates scopes against read, trade, marketdata, stream', () => {
     expect(parseScopes('stream,read')).toEqual(['read', 'stream']);
     expect(parseScopes('read trade marketdata stream')).toEqual(['read', 'trade', 'marketdata', 'stream']);
-    expect(() => parseScopes('read,write')).toThrow(/--scope: "write" is not an OAuth scope; use read, trade, marketdata, stream/);
+    expect(() => parseScopes('read,write')).toThrow(
+      /--scope: "write" is not an OAuth scope; use read, trade, marketdata, stream/,
+    );
     expect(() => parseScopes(' , ')).toThrow(/--scope is empty/);
   });
 
@@ -126,42 +144,80 @@ describe('authorization-code flow against the sandbox', () => {
   it('exchanges a code only once: reuse, unknown code, other client or redirect_uri are invalid_grant', async () => {
     const state = randomState();
     const listener = await startLoopbackListener({ state, flow: 'code' });
-    const url = authorizeUrl({ authorize: endpoints().authorize, clientId: 'app', redirectUri: listener.redirectUri, state, scopes: ['read'], flow: 'code' });
+    const url = authorizeUrl({
+      authorize: endpoints().authorize,
+      clientId: 'app',
+      redirectUri: listener.redirectUri,
+      state,
+      scopes: ['read'],
+      flow: 'code',
+    });
     await fetch(url);
     const cb = await listener.result;
     await listener.close();
     if (cb.kind !== 'code') throw new Error('expected a code');
-    const req = { tokenUrl: endpoints().tokenUrl, clientId: 'app', code: cb.code, redirectUri: listener.redirectUri };
+    const req = {
+      tokenUrl: endpoints().tokenUrl,
+      clientId: 'app',
+      code: cb.code,
+      redirectUri: listener.redirectUri,
+    };
     const first = await exchangeCode(req);
     expect(first.tokenType).toBe('bearer');
     const again = await rejection(exchangeCode(req));
-    expect(again.message).toMatch(/refused the code: invalid_grant \(the authorization code was already used\)/);
+    expect(again.message).toMatch(
+      /refused the code: invalid_grant \(the authorization code was already used\)/,
+    );
     expect(again.message).not.toContain(first.token.reveal());
     expect((await rejection(exchangeCode({ ...req, code: 'nope' }))).message).toMatch(/invalid_grant/);
 
     // A second code, tried with the wrong client, is spent and refused.
     const s2 = randomState();
     const l2 = await startLoopbackListener({ state: s2, flow: 'code' });
-    await fetch(authorizeUrl({ authorize: endpoints().authorize, clientId: 'app', redirectUri: l2.redirectUri, state: s2, scopes: ['read'], flow: 'code' }));
+    await fetch(
+      authorizeUrl({
+        authorize: endpoints().authorize,
+        clientId: 'app',
+        redirectUri: l2.redirectUri,
+        state: s2,
+        scopes: ['read'],
+        flow: 'code',
+      }),
+    );
     const cb2 = await l2.result;
     await l2.close();
     if (cb2.kind !== 'code') throw new Error('expected a code');
-    expect((await rejection(exchangeCode({ ...req, code: cb2.code, clientId: 'other' }))).message).toMatch(/invalid_grant \(client_id differs/);
+    expect((await rejection(exchangeCode({ ...req, code: cb2.code, clientId: 'other' }))).message).toMatch(
+      /invalid_grant \(client_id differs/,
+    );
   });
 
   it('the sandbox rejects bad authorization requests as RFC 6749 says', async () => {
     const base = endpoints().authorize;
-    const noClient = await fetch(`${base}?response_type=code&redirect_uri=${encodeURIComponent('http://127.0.0.1:1/cb')}`, { redirect: 'manual' });
+    const noClient = await fetch(
+      `${base}?response_type=code&redirect_uri=${encodeURIComponent('http://127.0.0.1:1/cb')}`,
+      { redirect: 'manual' },
+    );
     expect(noClient.status).toBe(400);
     expect(await noClient.json()).toMatchObject({ error: 'invalid_request' });
-    const remote = await fetch(`${base}?response_type=code&client_id=a&redirect_uri=${encodeURIComponent('http://evil.example/cb')}`, { redirect: 'manual' });
+    const remote = await fetch(
+      `${base}?response_type=code&client_id=a&redirect_uri=${encodeURIComponent('http://evil.example/cb')}`,
+      { redirect: 'manual' },
+    );
     expect(remote.status).toBe(400);
-    const scope = await fetch(`${base}?response_type=code&client_id=a&state=s&scope=admin&redirect_uri=${encodeURIComponent('http://127.0.0.1:1/cb')}`, { redirect: 'manual' });
+    const scope = await fetch(
+      `${base}?response_type=code&client_id=a&state=s&scope=admin&redirect_uri=${encodeURIComponent('http://127.0.0.1:1/cb')}`,
+      { redirect: 'manual' },
+    );
     expect(scope.status).toBe(302);
     const loc = new URL(scope.headers.get('location')!);
     expect(loc.searchParams.get('error')).toBe('invalid_scope');
     expect(loc.searchParams.get('state')).toBe('s');
-    const grant = await fetch(endpoints().tokenUrl, { method: 'POST', body: 'grant_type=password&code=x&client_id=a', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const grant = await fetch(endpoints().tokenUrl, {
+      method: 'POST',
+      body: 'grant_type=password&code=x&client_id=a',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(grant.status).toBe(400);
     expect(await grant.json()).toMatchObject({ error: 'unsupported_grant_type' });
   });
@@ -169,10 +225,14 @@ describe('authorization-code flow against the sandbox', () => {
   it('a denied authorization is reported with the server error and stores nothing', async () => {
     const state = randomState();
     const listener = await startLoopbackListener({ state, flow: 'code' });
-    await fetch(`${listener.redirectUri}?error=access_denied&error_description=The+user+denied+your+request&state=${state}`);
+    await fetch(
+      `${listener.redirectUri}?error=access_denied&error_description=The+user+denied+your+request&state=${state}`,
+    );
     const e = await rejection(listener.result);
     await listener.close();
-    expect(e.message).toMatch(/refused the login: access_denied \(The user denied your request\); no token was stored/);
+    expect(e.message).toMatch(
+      /refused the login: access_denied \(The user denied your request\); no token was stored/,
+    );
   });
 });
 
@@ -195,7 +255,11 @@ describe('implicit flow', () => {
         loc.hash = '';
         const pageHtml = await (await fetch(loc)).text();
         expect(pageHtml).toBe(FRAGMENT_PAGE);
-        const post = await fetch(new URL('/fragment', loc), { method: 'POST', body: frag.toString(), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+        const post = await fetch(new URL('/fragment', loc), {
+          method: 'POST',
+          body: frag.toString(),
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        });
         expect(post.status).toBe(200);
         expect(await post.text()).not.toContain(frag.get('access_token')!);
       },
@@ -206,7 +270,10 @@ describe('implicit flow', () => {
   it('a fragment with another state is refused', async () => {
     const state = randomState();
     const listener = await startLoopbackListener({ state, flow: 'implicit' });
-    const post = await fetch(listener.redirectUri.replace('/callback', '/fragment'), { method: 'POST', body: `access_token=abc&state=${randomState()}` });
+    const post = await fetch(listener.redirectUri.replace('/callback', '/fragment'), {
+      method: 'POST',
+      body: `access_token=abc&state=${randomState()}`,
+    });
     expect(post.status).toBe(400);
     const e = await rejection(listener.result);
     await listener.close();
@@ -214,20 +281,31 @@ describe('implicit flow', () => {
   });
 
   const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-  if (!chromium) console.warn('[skip] implicit flow in a real browser: Debian chromium is not installed (apt-get install -y chromium)');
-  it.skipIf(!chromium)('completes in headless Chromium: the page script posts the fragment back', async () => {
-    const { token } = await login({
-      ...endpoints(),
-      clientId: 'fxflow-test',
-      scopes: ['read'],
-      flow: 'implicit',
-      timeoutMs: 50_000,
-      open: (url) => {
-        execFile(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--virtual-time-budget=10000', '--dump-dom', url], { timeout: 50_000 }, () => {});
-      },
-    });
-    expect(route.issued.has(token.reveal())).toBe(true);
-  });
+  if (!chromium)
+    console.warn(
+      '[skip] implicit flow in a real browser: Debian chromium is not installed (apt-get install -y chromium)',
+    );
+  it.skipIf(!chromium)(
+    'completes in headless Chromium: the page script posts the fragment back',
+    async () => {
+      const { token } = await login({
+        ...endpoints(),
+        clientId: 'fxflow-test',
+        scopes: ['read'],
+        flow: 'implicit',
+        timeoutMs: 50_000,
+        open: (url) => {
+          execFile(
+            chromium!,
+            ['--headless', '--no-sandbox', '--disable-gpu', '--virtual-time-budget=10000', '--dump-dom', url],
+            { timeout: 50_000 },
+            () => {},
+          );
+        },
+      });
+      expect(route.issued.has(token.reveal())).toBe(true);
+    },
+  );
 });
 
 describe('against the real sandbox server (startSandbox)', () => {
@@ -237,9 +315,16 @@ describe('against the real sandbox server (startSandbox)', () => {
     const { startSandbox } = await import('../../sandbox/server.ts');
     real = await startSandbox();
     // The token endpoint takes a form body (RFC 6749 4.1.3); older sandbox builds parsed bodies as JSON only.
-    const probe = await fetch(`${real.url}/v1/oauth2/access_token`, { method: 'POST', body: 'grant_type=authorization_code&code=probe&client_id=probe', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const probe = await fetch(`${real.url}/v1/oauth2/access_token`, {
+      method: 'POST',
+      body: 'grant_type=authorization_code&code=probe&client_id=probe',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     formOk = ((await probe.json()) as { error?: string }).error === 'invalid_grant';
-    if (!formOk) console.warn('[skip] OAuth code exchange through startSandbox: src/sandbox/server.ts answers a form-encoded POST with "Invalid JSON"; it must hand non-JSON bodies to mounted routes as text');
+    if (!formOk)
+      console.warn(
+        '[skip] OAuth code exchange through startSandbox: src/sandbox/server.ts answers a form-encoded POST with "Invalid JSON"; it must hand non-JSON bodies to mounted routes as text',
+      );
   });
   afterAll(async () => {
     await real?.close();
@@ -248,7 +333,14 @@ describe('against the real sandbox server (startSandbox)', () => {
   it('mounts /v1/oauth2/authorize: a 302 to the loopback listener with code and state', async () => {
     const state = randomState();
     const listener = await startLoopbackListener({ state, flow: 'code' });
-    const url = authorizeUrl({ authorize: `${real!.url}/v1/oauth2/authorize`, clientId: 'app', redirectUri: listener.redirectUri, state, scopes: ['read'], flow: 'code' });
+    const url = authorizeUrl({
+      authorize: `${real!.url}/v1/oauth2/authorize`,
+      clientId: 'app',
+      redirectUri: listener.redirectUri,
+      state,
+      scopes: ['read'],
+      flow: 'code',
+    });
     const r = await fetch(url, { redirect: 'manual' });
     expect(r.status).toBe(302);
     const loc = new URL(r.headers.get('location')!);
@@ -278,7 +370,14 @@ describe('against the real sandbox server (startSandbox)', () => {
       },
     });
     expect(token.reveal()).toMatch(/^\S{16,}$/);
-    const again = await rejection(exchangeCode({ tokenUrl: `${real!.url}/v1/oauth2/access_token`, clientId: 'fxflow-test', code, redirectUri }));
+    const again = await rejection(
+      exchangeCode({
+        tokenUrl: `${real!.url}/v1/oauth2/access_token`,
+        clientId: 'fxflow-test',
+        code,
+        redirectUri,
+      }),
+    );
     expect(again.message).toMatch(/invalid_grant/);
   });
 });
@@ -288,10 +387,31 @@ describe('fxflow auth login (the command)', () => {
     const { spawn } = await import('node:child_process');
     const root = join(import.meta.dirname, '../../..');
     const file = join(mkdtempSync(join(tmpdir(), 'fxflow-login-')), 'token');
-    const child = spawn(process.execPath, [join(root, 'bin/fxflow.js'), 'auth', 'login', '--env', 'sandbox', '--url', sandbox.url, '--client-id', 'cli-test', '--scope', 'read,stream', '--no-browser', '--token-file', file, '--timeout', '60'], {
-      cwd: root,
-      env: { ...process.env, FXFLOW_CLIENT_SECRET: 'shh-secret' },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        join(root, 'bin/fxflow.js'),
+        'auth',
+        'login',
+        '--env',
+        'sandbox',
+        '--url',
+        sandbox.url,
+        '--client-id',
+        'cli-test',
+        '--scope',
+        'read,stream',
+        '--no-browser',
+        '--token-file',
+        file,
+        '--timeout',
+        '60',
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, FXFLOW_CLIENT_SECRET: 'shh-secret' },
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -307,7 +427,9 @@ describe('fxflow auth login (the command)', () => {
     expect(r.status).toBe(200);
     const code = await new Promise<number | null>((ok) => child.on('exit', ok));
     expect(code).toBe(0);
-    expect(stdout).toMatch(/Logged in to sandbox \(scopes: read stream\)\. Token stored in .*token \(mode 0600\)/);
+    expect(stdout).toMatch(
+      /Logged in to sandbox \(scopes: read stream\)\. Token stored in .*token \(mode 0600\)/,
+    );
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const token = readTokenFile(file).reveal();
     expect(route.issued.has(token)).toBe(true);

@@ -15,9 +15,17 @@ export type Scope = (typeof SCOPES)[number];
  */
 export function parseScopes(text: string, field = '--scope'): Scope[] {
   const parts = text.split(/[\s,]+/).filter((s) => s.length > 0);
-  if (parts.length === 0) throw new AuthError('AUTH_OAUTH', `${field} is empty: give one or more of ${SCOPES.join(', ')} (comma separated)`);
+  if (parts.length === 0)
+    throw new AuthError(
+      'AUTH_OAUTH',
+      `${field} is empty: give one or more of ${SCOPES.join(', ')} (comma separated)`,
+    );
   for (const p of parts) {
-    if (!(SCOPES as readonly string[]).includes(p)) throw new AuthError('AUTH_OAUTH', `${field}: "${p}" is not an OAuth scope; use ${SCOPES.join(', ')} (comma separated)`);
+    if (!(SCOPES as readonly string[]).includes(p))
+      throw new AuthError(
+        'AUTH_OAUTH',
+        `${field}: "${p}" is not an OAuth scope; use ${SCOPES.join(', ')} (comma separated)`,
+      );
   }
   return SCOPES.filter((s) => parts.includes(s));
 }
@@ -41,7 +49,14 @@ export type OAuthFlow = 'code' | 'implicit';
  * The authorization URL the user's browser opens. Scopes are sent space separated (RFC 6749
  * section 3.3); the sandbox also accepts commas.
  */
-export function authorizeUrl(o: { authorize: string; clientId: string; redirectUri: string; state: string; scopes: readonly Scope[]; flow: OAuthFlow }): string {
+export function authorizeUrl(o: {
+  authorize: string;
+  clientId: string;
+  redirectUri: string;
+  state: string;
+  scopes: readonly Scope[];
+  flow: OAuthFlow;
+}): string {
   const u = new URL(o.authorize);
   u.searchParams.set('response_type', o.flow === 'code' ? 'code' : 'token');
   u.searchParams.set('client_id', o.clientId);
@@ -52,7 +67,9 @@ export function authorizeUrl(o: { authorize: string; clientId: string; redirectU
 }
 
 /** What the loopback listener received: a code (code flow) or a token (implicit flow). */
-export type Callback = { readonly kind: 'code'; readonly code: string } | { readonly kind: 'token'; readonly token: SecretToken; readonly scope?: string };
+export type Callback =
+  | { readonly kind: 'code'; readonly code: string }
+  | { readonly kind: 'token'; readonly token: SecretToken; readonly scope?: string };
 
 /** The loopback redirect listener of one login attempt. */
 export interface LoopbackListener {
@@ -85,7 +102,11 @@ export const FRAGMENT_PAGE = `<!doctype html><html><head><meta charset="utf-8"><
 </script></body></html>`;
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+  res.writeHead(status, {
+    'Content-Type': type,
+    'Cache-Control': 'no-store',
+    'Referrer-Policy': 'no-referrer',
+  });
   res.end(body);
 }
 
@@ -115,7 +136,11 @@ function readBody(req: IncomingMessage, limit = 16_384): Promise<string> {
  * A `state` that differs from the one sent is refused (HTTP 400, the result rejects, no token).
  * `error=…` from the server rejects with its description. After `timeoutMs` the result rejects.
  */
-export async function startLoopbackListener(o: { state: string; flow: OAuthFlow; timeoutMs?: number }): Promise<LoopbackListener> {
+export async function startLoopbackListener(o: {
+  state: string;
+  flow: OAuthFlow;
+  timeoutMs?: number;
+}): Promise<LoopbackListener> {
   let settle: { ok: (c: Callback) => void; fail: (e: Error) => void } | undefined;
   let done = false;
   const result = new Promise<Callback>((ok, fail) => {
@@ -133,10 +158,16 @@ export async function startLoopbackListener(o: { state: string; flow: OAuthFlow;
     const err = params.get('error');
     if (err !== null) {
       const desc = params.get('error_description');
-      return new AuthError('AUTH_OAUTH', `the authorization server refused the login: ${err}${desc ? ` (${desc})` : ''}; no token was stored`);
+      return new AuthError(
+        'AUTH_OAUTH',
+        `the authorization server refused the login: ${err}${desc ? ` (${desc})` : ''}; no token was stored`,
+      );
     }
     if (!sameState(params.get('state'), o.state)) {
-      return new AuthError('AUTH_OAUTH', 'the OAuth state in the redirect does not match the one this login sent (a forged or stale redirect); no token was stored. Run `fxflow auth login` again');
+      return new AuthError(
+        'AUTH_OAUTH',
+        'the OAuth state in the redirect does not match the one this login sent (a forged or stale redirect); no token was stored. Run `fxflow auth login` again',
+      );
     }
     return undefined;
   };
@@ -144,7 +175,8 @@ export async function startLoopbackListener(o: { state: string; flow: OAuthFlow;
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     void (async () => {
       if (req.method === 'GET' && url.pathname === '/callback') {
-        if (o.flow === 'implicit' && !url.searchParams.has('error')) return send(res, 200, 'text/html; charset=utf-8', FRAGMENT_PAGE);
+        if (o.flow === 'implicit' && !url.searchParams.has('error'))
+          return send(res, 200, 'text/html; charset=utf-8', FRAGMENT_PAGE);
         const bad = check(url.searchParams);
         if (bad) {
           finish(bad);
@@ -152,12 +184,20 @@ export async function startLoopbackListener(o: { state: string; flow: OAuthFlow;
         }
         const code = url.searchParams.get('code');
         if (!code) {
-          const e = new AuthError('AUTH_OAUTH', 'the redirect carried no authorization code; no token was stored');
+          const e = new AuthError(
+            'AUTH_OAUTH',
+            'the redirect carried no authorization code; no token was stored',
+          );
           finish(e);
           return send(res, 400, 'text/html; charset=utf-8', page('fxflow login failed', e.message));
         }
         finish({ kind: 'code', code });
-        return send(res, 200, 'text/html; charset=utf-8', page('fxflow login', 'Authorized. You can close this window and return to the terminal.'));
+        return send(
+          res,
+          200,
+          'text/html; charset=utf-8',
+          page('fxflow login', 'Authorized. You can close this window and return to the terminal.'),
+        );
       }
       if (req.method === 'POST' && url.pathname === '/fragment' && o.flow === 'implicit') {
         const params = new URLSearchParams(await readBody(req));
@@ -168,13 +208,21 @@ export async function startLoopbackListener(o: { state: string; flow: OAuthFlow;
         }
         const token = params.get('access_token');
         if (!token || /\s/.test(token)) {
-          const e = new AuthError('AUTH_OAUTH', 'the redirect fragment carried no access_token; no token was stored');
+          const e = new AuthError(
+            'AUTH_OAUTH',
+            'the redirect fragment carried no access_token; no token was stored',
+          );
           finish(e);
           return send(res, 400, 'text/plain; charset=utf-8', `fxflow login failed: ${e.message}`);
         }
         const scope = params.get('scope');
         finish({ kind: 'token', token: new SecretToken(token), ...(scope !== null ? { scope } : {}) });
-        return send(res, 200, 'text/plain; charset=utf-8', 'fxflow login: authorized. You can close this window.');
+        return send(
+          res,
+          200,
+          'text/plain; charset=utf-8',
+          'fxflow login: authorized. You can close this window.',
+        );
       }
       send(res, 404, 'text/plain; charset=utf-8', 'not found');
     })().catch(() => send(res, 400, 'text/plain; charset=utf-8', 'bad request'));
@@ -185,7 +233,13 @@ export async function startLoopbackListener(o: { state: string; flow: OAuthFlow;
   });
   const port = (server.address() as AddressInfo).port;
   const timer = setTimeout(
-    () => finish(new AuthError('AUTH_OAUTH', `no redirect arrived within ${Math.round((o.timeoutMs ?? 300_000) / 1000)} s; no token was stored. Run \`fxflow auth login\` again`)),
+    () =>
+      finish(
+        new AuthError(
+          'AUTH_OAUTH',
+          `no redirect arrived within ${Math.round((o.timeoutMs ?? 300_000) / 1000)} s; no token was stored. Run \`fxflow auth login\` again`,
+        ),
+      ),
     o.timeoutMs ?? 300_000,
   );
   timer.unref();
@@ -207,20 +261,39 @@ export async function startLoopbackListener(o: { state: string; flow: OAuthFlow;
  * endpoint must be https (or loopback http). Errors carry the server's `error` and
  * `error_description`, never the code, the secret or a token.
  */
-export async function exchangeCode(o: { tokenUrl: string; clientId: string; clientSecret?: string; code: string; redirectUri: string }): Promise<{ token: SecretToken; scope?: string; tokenType: string }> {
+export async function exchangeCode(o: {
+  tokenUrl: string;
+  clientId: string;
+  clientSecret?: string;
+  code: string;
+  redirectUri: string;
+}): Promise<{ token: SecretToken; scope?: string; tokenType: string }> {
   try {
     checkBaseUrl(o.tokenUrl, 'oauth.token');
   } catch (e) {
     if (e instanceof V20Error) throw new AuthError('AUTH_OAUTH', e.message);
     throw e;
   }
-  const form = new URLSearchParams({ grant_type: 'authorization_code', code: o.code, redirect_uri: o.redirectUri, client_id: o.clientId });
+  const form = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code: o.code,
+    redirect_uri: o.redirectUri,
+    client_id: o.clientId,
+  });
   if (o.clientSecret !== undefined) form.set('client_secret', o.clientSecret);
   let res: Response;
   try {
-    res = await fetch(o.tokenUrl, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: form.toString(), redirect: 'error' });
+    res = await fetch(o.tokenUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      body: form.toString(),
+      redirect: 'error',
+    });
   } catch (e) {
-    throw new AuthError('AUTH_OAUTH', `cannot reach the token endpoint ${new URL(o.tokenUrl).origin}: ${(e as Error).message}`);
+    throw new AuthError(
+      'AUTH_OAUTH',
+      `cannot reach the token endpoint ${new URL(o.tokenUrl).origin}: ${(e as Error).message}`,
+    );
   }
   const text = await res.text();
   let body: Record<string, unknown> = {};
@@ -233,10 +306,16 @@ export async function exchangeCode(o: { tokenUrl: string; clientId: string; clie
   if (!res.ok) {
     const err = typeof body.error === 'string' ? body.error : `HTTP ${res.status}`;
     const desc = typeof body.error_description === 'string' ? ` (${body.error_description})` : '';
-    throw new AuthError('AUTH_OAUTH', `the token endpoint refused the code: ${err}${desc}; no token was stored. Run \`fxflow auth login\` again`);
+    throw new AuthError(
+      'AUTH_OAUTH',
+      `the token endpoint refused the code: ${err}${desc}; no token was stored. Run \`fxflow auth login\` again`,
+    );
   }
   if (typeof body.access_token !== 'string' || body.access_token.length === 0) {
-    throw new AuthError('AUTH_OAUTH', `the token endpoint answered HTTP ${res.status} without an access_token; no token was stored`);
+    throw new AuthError(
+      'AUTH_OAUTH',
+      `the token endpoint answered HTTP ${res.status} without an access_token; no token was stored`,
+    );
   }
   return {
     token: new SecretToken(body.access_token),
@@ -267,13 +346,31 @@ export interface LoginOptions {
 export async function login(o: LoginOptions): Promise<{ token: SecretToken; scope?: string }> {
   checkUrl(o.authorize, 'oauth.authorize');
   const state = o.state ?? randomState();
-  const listener = await startLoopbackListener({ state, flow: o.flow, ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) });
+  const listener = await startLoopbackListener({
+    state,
+    flow: o.flow,
+    ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+  });
   try {
-    const url = authorizeUrl({ authorize: o.authorize, clientId: o.clientId, redirectUri: listener.redirectUri, state, scopes: o.scopes, flow: o.flow });
+    const url = authorizeUrl({
+      authorize: o.authorize,
+      clientId: o.clientId,
+      redirectUri: listener.redirectUri,
+      state,
+      scopes: o.scopes,
+      flow: o.flow,
+    });
     await o.open(url);
     const cb = await listener.result;
-    if (cb.kind === 'token') return { token: cb.token, ...(cb.scope !== undefined ? { scope: cb.scope } : {}) };
-    const ex = await exchangeCode({ tokenUrl: o.tokenUrl, clientId: o.clientId, code: cb.code, redirectUri: listener.redirectUri, ...(o.clientSecret !== undefined ? { clientSecret: o.clientSecret } : {}) });
+    if (cb.kind === 'token')
+      return { token: cb.token, ...(cb.scope !== undefined ? { scope: cb.scope } : {}) };
+    const ex = await exchangeCode({
+      tokenUrl: o.tokenUrl,
+      clientId: o.clientId,
+      code: cb.code,
+      redirectUri: listener.redirectUri,
+      ...(o.clientSecret !== undefined ? { clientSecret: o.clientSecret } : {}),
+    });
     return { token: ex.token, ...(ex.scope !== undefined ? { scope: ex.scope } : {}) };
   } finally {
     await listener.close();

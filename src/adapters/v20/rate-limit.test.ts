@@ -20,7 +20,10 @@ describe('RateLimiter', () => {
       fc.property(
         fc.integer({ min: 1, max: 20 }),
         fc.integer({ min: 1, max: 20 }),
-        fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 1500 })), { minLength: 1, maxLength: 400 }),
+        fc.array(
+          fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 1500 })),
+          { minLength: 1, maxLength: 400 },
+        ),
         (perSecond, burst, gaps) => {
           const grants = drive(perSecond, burst, gaps);
           for (let i = 0; i < grants.length; i++) {
@@ -41,18 +44,23 @@ describe('RateLimiter', () => {
 
   it('the wait it returns is enough: trying again after it succeeds', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 50 }), fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 200 }), (perSecond, burst, gaps) => {
-        let now = 0;
-        const lim = new RateLimiter({ perSecond, burst, now: () => now });
-        for (const g of gaps) {
-          now += g;
-          const w = lim.tryAcquire();
-          if (w > 0) {
-            now += w;
-            expect(lim.tryAcquire()).toBe(0);
+      fc.property(
+        fc.integer({ min: 1, max: 50 }),
+        fc.integer({ min: 1, max: 50 }),
+        fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 200 }),
+        (perSecond, burst, gaps) => {
+          let now = 0;
+          const lim = new RateLimiter({ perSecond, burst, now: () => now });
+          for (const g of gaps) {
+            now += g;
+            const w = lim.tryAcquire();
+            if (w > 0) {
+              now += w;
+              expect(lim.tryAcquire()).toBe(0);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -88,12 +96,20 @@ describe('RateLimiter', () => {
 describe('backoffDelay', () => {
   it('stays within [base/2, min(cap, base·2^attempt)] and grows with the attempt', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1000, max: 60_000 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (attempt, base, cap, r) => {
-        const d = backoffDelay(attempt, base, cap, () => r);
-        expect(d).toBeGreaterThanOrEqual(base / 2);
-        expect(d).toBeLessThanOrEqual(Math.max(base / 2, Math.min(cap, base * 2 ** attempt)));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 1, max: 1000 }),
+        fc.integer({ min: 1000, max: 60_000 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (attempt, base, cap, r) => {
+          const d = backoffDelay(attempt, base, cap, () => r);
+          expect(d).toBeGreaterThanOrEqual(base / 2);
+          expect(d).toBeLessThanOrEqual(Math.max(base / 2, Math.min(cap, base * 2 ** attempt)));
+        },
+      ),
     );
-    expect(backoffDelay(5, 100, 60_000, () => 0.999)).toBeGreaterThan(backoffDelay(1, 100, 60_000, () => 0.999));
+    expect(backoffDelay(5, 100, 60_000, () => 0.999)).toBeGreaterThan(
+      backoffDelay(1, 100, 60_000, () => 0.999),
+    );
   });
 });

@@ -36,8 +36,10 @@ export class RateLimiter {
   #tail: Promise<void> = Promise.resolve();
 
   constructor(o: RateLimitOptions) {
-    if (!(o.perSecond >= 1) || !Number.isInteger(o.perSecond)) throw new RangeError(`rate.perSecond must be an integer ≥ 1, got ${o.perSecond}`);
-    if (!(o.burst >= 1) || !Number.isInteger(o.burst)) throw new RangeError(`rate.burst must be an integer ≥ 1, got ${o.burst}`);
+    if (!(o.perSecond >= 1) || !Number.isInteger(o.perSecond))
+      throw new RangeError(`rate.perSecond must be an integer ≥ 1, got ${o.perSecond}`);
+    if (!(o.burst >= 1) || !Number.isInteger(o.burst))
+      throw new RangeError(`rate.burst must be an integer ≥ 1, got ${o.burst}`);
     this.perSecond = o.perSecond;
     this.burst = o.burst;
     this.#now = o.now ?? Date.now;
@@ -88,7 +90,12 @@ export class RateLimiter {
  * Full-jitter exponential backoff: a uniform delay in [0, min(cap, base·2^attempt)], at least
  * `base / 2` so that a reconnect storm still spreads out. `attempt` starts at 0.
  */
-export function backoffDelay(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  baseMs: number,
+  capMs: number,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 30));
   return Math.max(baseMs / 2, random() * ceiling);
 }

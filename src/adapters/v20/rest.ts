@@ -55,7 +55,8 @@ export interface CandlesQuery {
   readonly includeFirst?: boolean;
   readonly dailyAlignment?: number;
   readonly alignmentTimezone?: string;
-  readonly weeklyAlignment?: 'Monday' | 'Tuesday' | 'Wednesday' | 'Thursday' | 'Friday' | 'Saturday' | 'Sunday';
+  readonly weeklyAlignment?:
+    'Monday' | 'Tuesday' | 'Wednesday' | 'Thursday' | 'Friday' | 'Saturday' | 'Sunday';
 }
 
 /** Filter of the orders and trades lists. */
@@ -94,13 +95,32 @@ export class V20Rest {
   /** A time for a query in the client's datetime format. */
   time(t: number | string): string {
     const ms = typeof t === 'number' ? t : parseTime(t);
-    if (Number.isNaN(ms)) throw new V20Error({ code: 'V20_UNSUPPORTED', method: '-', path: '-', message: `time "${t}" is neither epoch ms nor an RFC 3339/UNIX time` });
+    if (Number.isNaN(ms))
+      throw new V20Error({
+        code: 'V20_UNSUPPORTED',
+        method: '-',
+        path: '-',
+        message: `time "${t}" is neither epoch ms nor an RFC 3339/UNIX time`,
+      });
     return this.http.datetimeFormat === 'UNIX' ? formatUnixTime(ms) : formatTime(ms);
   }
 
-  async #call<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, query?: V20Query, body?: unknown, o?: V20CallOptions): Promise<T> {
+  async #call<T>(
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH',
+    path: string,
+    query?: V20Query,
+    body?: unknown,
+    o?: V20CallOptions,
+  ): Promise<T> {
     // Absent fields read as undefined: the transport's defaults (exactOptionalPropertyTypes is off).
-    const res = await this.http.request<unknown>({ method, path, query, body, retry: o?.retry, signal: o?.signal });
+    const res = await this.http.request<unknown>({
+      method,
+      path,
+      query,
+      body,
+      retry: o?.retry,
+      signal: o?.signal,
+    });
     return checked<T>(method, path, res.body, res.requestID);
   }
 
@@ -117,12 +137,19 @@ export class V20Rest {
   }
   async instruments(id: string, names?: readonly string[]): Promise<Instrument[]> {
     const q = names && names.length > 0 ? { instruments: names.join(',') } : undefined;
-    return (await this.#call<{ instruments: Instrument[] }>('GET', `/v3/accounts/${seg(id)}/instruments`, q)).instruments;
+    return (await this.#call<{ instruments: Instrument[] }>('GET', `/v3/accounts/${seg(id)}/instruments`, q))
+      .instruments;
   }
-  configure(id: string, c: { alias?: string; marginRate?: string }): Promise<{ clientConfigureTransaction: Transaction; lastTransactionID: string }> {
+  configure(
+    id: string,
+    c: { alias?: string; marginRate?: string },
+  ): Promise<{ clientConfigureTransaction: Transaction; lastTransactionID: string }> {
     return this.#call('PATCH', `/v3/accounts/${seg(id)}/configuration`, undefined, c);
   }
-  changes(id: string, sinceTransactionID: string): Promise<{ changes: AccountChanges; state: Record<string, unknown>; lastTransactionID: string }> {
+  changes(
+    id: string,
+    sinceTransactionID: string,
+  ): Promise<{ changes: AccountChanges; state: Record<string, unknown>; lastTransactionID: string }> {
     return this.#call('GET', `/v3/accounts/${seg(id)}/changes`, { sinceTransactionID });
   }
 
@@ -134,21 +161,35 @@ export class V20Rest {
    * (a 5xx then rejects at once with its `V20Error`, `retryable: true`). Without `o`: the
    * transport's retries, no cancellation.
    */
-  async candles(instrument: string, q: CandlesQuery, o?: V20CallOptions): Promise<{ instrument: string; granularity: CandlestickGranularity; candles: Candlestick[] }> {
-    return this.#call('GET', `/v3/instruments/${seg(instrument)}/candles`, {
-      price: q.price,
-      granularity: q.granularity,
-      count: q.count,
-      from: q.from === undefined ? undefined : this.time(q.from),
-      to: q.to === undefined ? undefined : this.time(q.to),
-      smooth: q.smooth,
-      includeFirst: q.includeFirst,
-      dailyAlignment: q.dailyAlignment,
-      alignmentTimezone: q.alignmentTimezone,
-      weeklyAlignment: q.weeklyAlignment,
-    }, undefined, o);
+  async candles(
+    instrument: string,
+    q: CandlesQuery,
+    o?: V20CallOptions,
+  ): Promise<{ instrument: string; granularity: CandlestickGranularity; candles: Candlestick[] }> {
+    return this.#call(
+      'GET',
+      `/v3/instruments/${seg(instrument)}/candles`,
+      {
+        price: q.price,
+        granularity: q.granularity,
+        count: q.count,
+        from: q.from === undefined ? undefined : this.time(q.from),
+        to: q.to === undefined ? undefined : this.time(q.to),
+        smooth: q.smooth,
+        includeFirst: q.includeFirst,
+        dailyAlignment: q.dailyAlignment,
+        alignmentTimezone: q.alignmentTimezone,
+        weeklyAlignment: q.weeklyAlignment,
+      },
+      undefined,
+      o,
+    );
   }
-  pricing(id: string, instruments: readonly string[], o: { includeHomeConversions?: boolean; since?: number | string } = {}): Promise<{ prices: ClientPrice[]; homeConversions?: unknown[]; time?: string }> {
+  pricing(
+    id: string,
+    instruments: readonly string[],
+    o: { includeHomeConversions?: boolean; since?: number | string } = {},
+  ): Promise<{ prices: ClientPrice[]; homeConversions?: unknown[]; time?: string }> {
     return this.#call('GET', `/v3/accounts/${seg(id)}/pricing`, {
       instruments: instruments.join(','),
       includeHomeConversions: o.includeHomeConversions,
@@ -178,7 +219,11 @@ export class V20Rest {
   cancelOrder(id: string, spec: string): Promise<OrderResponse> {
     return this.#call('PUT', `/v3/accounts/${seg(id)}/orders/${seg(spec)}/cancel`);
   }
-  orderClientExtensions(id: string, spec: string, ext: { clientExtensions?: ClientExtensions; tradeClientExtensions?: ClientExtensions }): Promise<OrderResponse> {
+  orderClientExtensions(
+    id: string,
+    spec: string,
+    ext: { clientExtensions?: ClientExtensions; tradeClientExtensions?: ClientExtensions },
+  ): Promise<OrderResponse> {
     return this.#call('PUT', `/v3/accounts/${seg(id)}/orders/${seg(spec)}/clientExtensions`, undefined, ext);
   }
 
@@ -197,8 +242,14 @@ export class V20Rest {
   closeTrade(id: string, spec: string, units: string = 'ALL'): Promise<OrderResponse> {
     return this.#call('PUT', `/v3/accounts/${seg(id)}/trades/${seg(spec)}/close`, undefined, { units });
   }
-  tradeClientExtensions(id: string, spec: string, clientExtensions: ClientExtensions): Promise<OrderResponse> {
-    return this.#call('PUT', `/v3/accounts/${seg(id)}/trades/${seg(spec)}/clientExtensions`, undefined, { clientExtensions });
+  tradeClientExtensions(
+    id: string,
+    spec: string,
+    clientExtensions: ClientExtensions,
+  ): Promise<OrderResponse> {
+    return this.#call('PUT', `/v3/accounts/${seg(id)}/trades/${seg(spec)}/clientExtensions`, undefined, {
+      clientExtensions,
+    });
   }
   /** Creates, replaces (object) or cancels (null) a trade's dependent orders; absent fields stay. */
   setTradeOrders(
@@ -217,16 +268,24 @@ export class V20Rest {
   // Positions
 
   async positions(id: string): Promise<Position[]> {
-    return (await this.#call<{ positions: Position[] }>('GET', `/v3/accounts/${seg(id)}/positions`)).positions;
+    return (await this.#call<{ positions: Position[] }>('GET', `/v3/accounts/${seg(id)}/positions`))
+      .positions;
   }
   async openPositions(id: string): Promise<Position[]> {
-    return (await this.#call<{ positions: Position[] }>('GET', `/v3/accounts/${seg(id)}/openPositions`)).positions;
+    return (await this.#call<{ positions: Position[] }>('GET', `/v3/accounts/${seg(id)}/openPositions`))
+      .positions;
   }
   async position(id: string, instrument: string): Promise<Position> {
-    return (await this.#call<{ position: Position }>('GET', `/v3/accounts/${seg(id)}/positions/${seg(instrument)}`)).position;
+    return (
+      await this.#call<{ position: Position }>('GET', `/v3/accounts/${seg(id)}/positions/${seg(instrument)}`)
+    ).position;
   }
   /** `longUnits`/`shortUnits`: 'ALL', 'NONE' or a decimal string; absent means 'NONE' (v20's default). */
-  closePosition(id: string, instrument: string, o: { longUnits?: string; shortUnits?: string }): Promise<OrderResponse> {
+  closePosition(
+    id: string,
+    instrument: string,
+    o: { longUnits?: string; shortUnits?: string },
+  ): Promise<OrderResponse> {
     return this.#call('PUT', `/v3/accounts/${seg(id)}/positions/${seg(instrument)}/close`, undefined, o);
   }
 
@@ -237,25 +296,41 @@ export class V20Rest {
    * (idrange queries), each page is then fetched. Yields one array per page.
    */
   async *transactionPages(id: string, q: TransactionPagesQuery = {}): AsyncIterable<Transaction[]> {
-    const index = await this.#call<{ pages: string[]; count?: number }>('GET', `/v3/accounts/${seg(id)}/transactions`, {
-      from: q.from === undefined ? undefined : this.time(q.from),
-      to: q.to === undefined ? undefined : this.time(q.to),
-      pageSize: q.pageSize,
-      type: q.type && q.type.length > 0 ? q.type.join(',') : undefined,
-    });
+    const index = await this.#call<{ pages: string[]; count?: number }>(
+      'GET',
+      `/v3/accounts/${seg(id)}/transactions`,
+      {
+        from: q.from === undefined ? undefined : this.time(q.from),
+        to: q.to === undefined ? undefined : this.time(q.to),
+        pageSize: q.pageSize,
+        type: q.type && q.type.length > 0 ? q.type.join(',') : undefined,
+      },
+    );
     for (const page of index.pages ?? []) {
       const u = new URL(page, 'http://relative.invalid');
       yield (await this.#call<{ transactions: Transaction[] }>('GET', u.pathname + u.search)).transactions;
     }
   }
   async transaction(id: string, txID: string): Promise<Transaction> {
-    return (await this.#call<{ transaction: Transaction }>('GET', `/v3/accounts/${seg(id)}/transactions/${seg(txID)}`)).transaction;
+    return (
+      await this.#call<{ transaction: Transaction }>(
+        'GET',
+        `/v3/accounts/${seg(id)}/transactions/${seg(txID)}`,
+      )
+    ).transaction;
   }
-  transactionsIdRange(id: string, from: string, to: string): Promise<{ transactions: Transaction[]; lastTransactionID: string }> {
+  transactionsIdRange(
+    id: string,
+    from: string,
+    to: string,
+  ): Promise<{ transactions: Transaction[]; lastTransactionID: string }> {
     return this.#call('GET', `/v3/accounts/${seg(id)}/transactions/idrange`, { from, to });
   }
   /** Every transaction after `sinceID` (exclusive), and the account's last transaction ID. */
-  transactionsSinceId(id: string, sinceID: string): Promise<{ transactions: Transaction[]; lastTransactionID: string }> {
+  transactionsSinceId(
+    id: string,
+    sinceID: string,
+  ): Promise<{ transactions: Transaction[]; lastTransactionID: string }> {
     return this.#call('GET', `/v3/accounts/${seg(id)}/transactions/sinceid`, { id: sinceID });
   }
 
@@ -274,7 +349,13 @@ export class V20Rest {
 }
 
 function listQuery(f: ListFilter): V20Query {
-  return { ids: f.ids && f.ids.length > 0 ? f.ids.join(',') : undefined, state: f.state, instrument: f.instrument, count: f.count, beforeID: f.beforeID };
+  return {
+    ids: f.ids && f.ids.length > 0 ? f.ids.join(',') : undefined,
+    state: f.state,
+    instrument: f.instrument,
+    count: f.count,
+    beforeID: f.beforeID,
+  };
 }
 
 function parseError(method: string, path: string, e: Error, requestID?: string): V20Error {
@@ -293,4 +374,3 @@ function checked<T>(method: string, path: string, body: unknown, requestID?: str
   if (!r.ok) throw parseError(method, path, r.error, requestID);
   return body as T;
 }
-

@@ -14,20 +14,39 @@ import { newStreamStats, pricingStream, transactionStream } from './stream.ts';
 let server: Server;
 let base = '';
 let log: Transaction[] = [];
-let onStream: (kind: 'pricing' | 'transactions', res: ServerResponse, n: number, req: IncomingMessage) => void = () => undefined;
+let onStream: (
+  kind: 'pricing' | 'transactions',
+  res: ServerResponse,
+  n: number,
+  req: IncomingMessage,
+) => void = () => undefined;
 let streamConnections = 0;
 let closedStreams = 0;
 /** Called after each sinceid answer has been sent, with the ID asked from. */
 let onSinceId: (since: number) => void = () => undefined;
 
-const tx = (id: number): Transaction => ({ id: String(id), time: '2024-01-02T10:00:00.000000000Z', type: 'CLIENT_CONFIGURE', alias: `a${id}` }) as Transaction;
+const tx = (id: number): Transaction =>
+  ({
+    id: String(id),
+    time: '2024-01-02T10:00:00.000000000Z',
+    type: 'CLIENT_CONFIGURE',
+    alias: `a${id}`,
+  }) as Transaction;
 const addTx = (): Transaction => {
   const t = tx(log.length + 1);
   log.push(t);
   return t;
 };
 const line = (v: unknown) => `${JSON.stringify(v)}\n`;
-const price = (bid: string) => ({ type: 'PRICE', instrument: 'EUR_USD', time: '2024-01-02T10:00:00.000000000Z', bids: [{ price: bid, liquidity: 1000000 }], asks: [{ price: '1.10020', liquidity: 1000000 }], closeoutBid: bid, closeoutAsk: '1.10020' });
+const price = (bid: string) => ({
+  type: 'PRICE',
+  instrument: 'EUR_USD',
+  time: '2024-01-02T10:00:00.000000000Z',
+  bids: [{ price: bid, liquidity: 1000000 }],
+  asks: [{ price: '1.10020', liquidity: 1000000 }],
+  closeoutBid: bid,
+  closeoutAsk: '1.10020',
+});
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -35,11 +54,20 @@ beforeAll(async () => {
     if (u.pathname.endsWith('/transactions/sinceid')) {
       const since = Number(u.searchParams.get('id'));
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ transactions: log.filter((t) => Number(t.id) > since), lastTransactionID: String(log.length) }));
+      res.end(
+        JSON.stringify({
+          transactions: log.filter((t) => Number(t.id) > since),
+          lastTransactionID: String(log.length),
+        }),
+      );
       onSinceId(since);
       return;
     }
-    const kind = u.pathname.endsWith('/pricing/stream') ? 'pricing' : u.pathname.endsWith('/transactions/stream') ? 'transactions' : undefined;
+    const kind = u.pathname.endsWith('/pricing/stream')
+      ? 'pricing'
+      : u.pathname.endsWith('/transactions/stream')
+        ? 'transactions'
+        : undefined;
     if (kind) {
       streamConnections++;
       req.on('close', () => closedStreams++);
@@ -55,7 +83,11 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const client = () => {
   let text = '';
-  const http = new V20Http({ baseUrl: base, connectionsPerSecond: 50, log: pino({ level: 'debug' }, { write: (s: string) => void (text += s) }) });
+  const http = new V20Http({
+    baseUrl: base,
+    connectionsPerSecond: 50,
+    log: pino({ level: 'debug' }, { write: (s: string) => void (text += s) }),
+  });
   return { http, rest: new V20Rest(http), logText: () => text };
 };
 
@@ -91,13 +123,24 @@ describe('transactionStream', () => {
       } else if (since === 7) {
         // the reconnect's backfill (8) is answered: a heartbeat, then 9 on the new connection
         const res = conns[1]!;
-        res.write(line({ type: 'HEARTBEAT', lastTransactionID: String(log.length), time: '2024-01-02T10:00:05.000000000Z' }));
+        res.write(
+          line({
+            type: 'HEARTBEAT',
+            lastTransactionID: String(log.length),
+            time: '2024-01-02T10:00:05.000000000Z',
+          }),
+        );
         res.write(line(addTx()));
       }
     };
     const { http, rest, logText } = client();
     const stats = newStreamStats();
-    const got = await firstValueFrom(transactionStream(http, rest, 'A', { lastTransactionID: '2', stats, reconnectBaseMs: 10 }).pipe(take(7), toArray()));
+    const got = await firstValueFrom(
+      transactionStream(http, rest, 'A', { lastTransactionID: '2', stats, reconnectBaseMs: 10 }).pipe(
+        take(7),
+        toArray(),
+      ),
+    );
     await http.close();
     expect(got.map((t) => t.id)).toEqual(['3', '4', '5', '6', '7', '8', '9']);
     expect(stats.malformed).toBe(1);
@@ -110,7 +153,9 @@ describe('transactionStream', () => {
 
   it('refuses a lastTransactionID that is not an ID', () => {
     const { http, rest } = client();
-    expect(() => transactionStream(http, rest, 'A', { lastTransactionID: 'latest' })).toThrow(/decimal integer/);
+    expect(() => transactionStream(http, rest, 'A', { lastTransactionID: 'latest' })).toThrow(
+      /decimal integer/,
+    );
     return http.close();
   });
 });
@@ -128,7 +173,12 @@ describe('pricingStream', () => {
     };
     const { http } = client();
     const stats = newStreamStats();
-    const got = await firstValueFrom(pricingStream(http, 'A', ['EUR_USD'], { watchdogMs: 150, reconnectBaseMs: 10, stats }).pipe(take(2), toArray()));
+    const got = await firstValueFrom(
+      pricingStream(http, 'A', ['EUR_USD'], { watchdogMs: 150, reconnectBaseMs: 10, stats }).pipe(
+        take(2),
+        toArray(),
+      ),
+    );
     await http.close();
     expect(got.map((p) => (p as { closeoutBid: string }).closeoutBid)).toEqual(['1.10000', '1.10005']);
     expect(stats.stalls).toBe(1);
@@ -165,7 +215,10 @@ describe('pricingStream', () => {
     const { http } = client();
     let completed = false;
     const first = new Promise<void>((resolve) => {
-      pricingStream(http, 'A', ['EUR_USD'], { reconnectBaseMs: 10 }).subscribe({ next: () => resolve(), complete: () => (completed = true) });
+      pricingStream(http, 'A', ['EUR_USD'], { reconnectBaseMs: 10 }).subscribe({
+        next: () => resolve(),
+        complete: () => (completed = true),
+      });
     });
     await first;
     await http.close();

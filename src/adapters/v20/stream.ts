@@ -28,7 +28,15 @@ export interface StreamStats {
 }
 
 /** Fresh zeroed counters; pass them as `stats` to read a stream's figures. */
-export const newStreamStats = (): StreamStats => ({ connects: 0, reconnects: 0, stalls: 0, malformed: 0, delivered: 0, backfilled: 0, duplicates: 0 });
+export const newStreamStats = (): StreamStats => ({
+  connects: 0,
+  reconnects: 0,
+  stalls: 0,
+  malformed: 0,
+  delivered: 0,
+  backfilled: 0,
+  duplicates: 0,
+});
 
 export interface StreamOptions {
   /** Reconnect when no line (heartbeats included) arrives within this many ms. Default 10 000 (v20 sends a heartbeat every 5 s). */
@@ -69,7 +77,11 @@ function resilient<T>(
   path: string,
   query: Record<string, string | boolean | undefined>,
   o: StreamOptions,
-  setup: (emit: (v: T) => void, log: Logger, stats: StreamStats) => { onOpen?: () => Promise<void>; onLine: LineHandler },
+  setup: (
+    emit: (v: T) => void,
+    log: Logger,
+    stats: StreamStats,
+  ) => { onOpen?: () => Promise<void>; onLine: LineHandler },
 ): Observable<T> {
   return new Observable<T>((subscriber) => {
     const stop = new AbortController();
@@ -98,7 +110,15 @@ function resilient<T>(
           if (timer !== undefined) clearTimeout(timer);
           timer = setTimeout(() => {
             stalled = true;
-            conn.abort(new V20Error({ code: 'V20_TIMEOUT', method: 'GET', path, message: `GET ${path}: no line for ${watchdogMs} ms`, retryable: true }));
+            conn.abort(
+              new V20Error({
+                code: 'V20_TIMEOUT',
+                method: 'GET',
+                path,
+                message: `GET ${path}: no line for ${watchdogMs} ms`,
+                retryable: true,
+              }),
+            );
           }, watchdogMs);
         };
         const disarm = () => {
@@ -163,7 +183,16 @@ function resilient<T>(
     run().catch((e: unknown) => {
       if (!stop.signal.aborted) subscriber.error(e);
     });
-    return () => stop.abort(new V20Error({ code: 'V20_NETWORK', method: 'GET', path, message: `GET ${path}: unsubscribed`, retryable: false }));
+    return () =>
+      stop.abort(
+        new V20Error({
+          code: 'V20_NETWORK',
+          method: 'GET',
+          path,
+          message: `GET ${path}: unsubscribed`,
+          retryable: false,
+        }),
+      );
   });
 }
 
@@ -174,7 +203,12 @@ function resilient<T>(
  * `snapshot` (default) each reconnect starts with the current prices.
  * Unsubscribing aborts the HTTP request.
  */
-export function pricingStream(http: V20Http, accountID: string, instruments: readonly string[], o: PricingStreamOptions = {}): Observable<ClientPrice | PricingHeartbeat> {
+export function pricingStream(
+  http: V20Http,
+  accountID: string,
+  instruments: readonly string[],
+  o: PricingStreamOptions = {},
+): Observable<ClientPrice | PricingHeartbeat> {
   const path = `/v3/accounts/${encodeURIComponent(accountID)}/pricing/stream`;
   const query = {
     instruments: instruments.join(','),
@@ -205,10 +239,20 @@ export function pricingStream(http: V20Http, accountID: string, instruments: rea
  * ahead) triggers the same backfill before anything newer is delivered. The stream is opened before
  * the backfill, so nothing falls between the two.
  */
-export function transactionStream(http: V20Http, rest: V20Rest, accountID: string, o: TransactionStreamOptions): Observable<Transaction> {
+export function transactionStream(
+  http: V20Http,
+  rest: V20Rest,
+  accountID: string,
+  o: TransactionStreamOptions,
+): Observable<Transaction> {
   const path = `/v3/accounts/${encodeURIComponent(accountID)}/transactions/stream`;
   if (!/^\d+$/.test(o.lastTransactionID)) {
-    throw new V20Error({ code: 'V20_UNSUPPORTED', method: 'GET', path, message: `transactionStream: lastTransactionID "${o.lastTransactionID}" is not a v20 transaction ID (a decimal integer string)` });
+    throw new V20Error({
+      code: 'V20_UNSUPPORTED',
+      method: 'GET',
+      path,
+      message: `transactionStream: lastTransactionID "${o.lastTransactionID}" is not a v20 transaction ID (a decimal integer string)`,
+    });
   }
   return resilient<Transaction>(http, 'transactions', path, {}, o, (emit, log, stats) => {
     let last = idNum(o.lastTransactionID);

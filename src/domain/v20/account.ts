@@ -37,7 +37,10 @@ export interface Trade {
 }
 
 /** A trade with its dependent orders as IDs (in Account and AccountChanges). */
-export interface TradeSummary extends Omit<Trade, 'takeProfitOrder' | 'stopLossOrder' | 'trailingStopLossOrder'> {
+export interface TradeSummary extends Omit<
+  Trade,
+  'takeProfitOrder' | 'stopLossOrder' | 'trailingStopLossOrder'
+> {
   readonly takeProfitOrderID?: string;
   readonly stopLossOrderID?: string;
   readonly trailingStopLossOrderID?: string;

@@ -38,7 +38,14 @@ describe.skipIf(!HAS_SHARED)('every recorded real v20 response parses', () => {
       const entries = JSON.parse(readFileSync(join(FIXTURES, file), 'utf8')) as Record<string, unknown>;
       for (const [key, value] of Object.entries(entries)) {
         if (key.startsWith('_source') || typeof value !== 'object' || value === null) continue;
-        const e = value as { response?: unknown; lines?: unknown[]; body?: { order?: unknown }; order?: unknown; url?: string; request?: string };
+        const e = value as {
+          response?: unknown;
+          lines?: unknown[];
+          body?: { order?: unknown };
+          order?: unknown;
+          url?: string;
+          request?: string;
+        };
         const where = `${file} ${key}`;
         if (Array.isArray(e.response)) {
           // A recorded stream: one element per wire line.
@@ -88,15 +95,31 @@ describe.skipIf(!HAS_SHARED)('every recorded real v20 response parses', () => {
       }
     }
     // Pinned counts (counted independently from the files): a routing change that skips fixtures fails here.
-    expect({ responses, lines, bodies, transactions }).toEqual({ responses: 45, lines: 17, bodies: 4, transactions: 29 });
+    expect({ responses, lines, bodies, transactions }).toEqual({
+      responses: 45,
+      lines: 17,
+      bodies: 4,
+      transactions: 29,
+    });
   });
 });
 
 describe('parse errors name the field', () => {
   const fill = {
-    id: '7579', time: '2017-03-09T13:22:13.832587780Z', batchID: '7578', accountID: '101-004-1435156-001', type: 'ORDER_FILL',
-    orderID: '7578', instrument: 'EUR_USD', units: '10000', price: '1.05563', pl: '0.0000', financing: '0.0000',
-    accountBalance: '102107.4442', reason: 'MARKET_ORDER', tradeOpened: { tradeID: '7579', units: '10000' },
+    id: '7579',
+    time: '2017-03-09T13:22:13.832587780Z',
+    batchID: '7578',
+    accountID: '101-004-1435156-001',
+    type: 'ORDER_FILL',
+    orderID: '7578',
+    instrument: 'EUR_USD',
+    units: '10000',
+    price: '1.05563',
+    pl: '0.0000',
+    financing: '0.0000',
+    accountBalance: '102107.4442',
+    reason: 'MARKET_ORDER',
+    tradeOpened: { tradeID: '7579', units: '10000' },
   };
 
   it('accepts a valid ORDER_FILL and keeps decimals as strings', () => {
@@ -106,11 +129,19 @@ describe('parse errors name the field', () => {
   });
 
   it.each([
-    [{ ...fill, tradeOpened: { tradeID: '7579', units: 10000 } }, 'transaction.tradeOpened.units', /decimal string/],
+    [
+      { ...fill, tradeOpened: { tradeID: '7579', units: 10000 } },
+      'transaction.tradeOpened.units',
+      /decimal string/,
+    ],
     [{ ...fill, accountBalance: undefined }, 'transaction.accountBalance', /required in ORDER_FILL/],
     [{ ...fill, time: 'yesterday' }, 'transaction.time', /RFC 3339/],
     [{ ...fill, type: 'ORDER_FILLED' }, 'transaction.type', /one of/],
-    [{ ...fill, tradesClosed: [{ tradeID: '1' }] }, 'transaction.tradesClosed[0].units', /required in TradeReduce/],
+    [
+      { ...fill, tradesClosed: [{ tradeID: '1' }] },
+      'transaction.tradesClosed[0].units',
+      /required in TradeReduce/,
+    ],
   ])('%#: names %s', (bad, path, message) => {
     const r = parseTransaction(bad);
     expect(r.ok).toBe(false);

@@ -131,10 +131,14 @@ type AsOrder<R, T extends string> = Omit<R, 'type'> & OrderBase & { readonly typ
 export type MarketOrder = AsOrder<MarketOrderRequest, 'MARKET'>;
 export type LimitOrder = AsOrder<LimitOrderRequest, 'LIMIT'>;
 export type StopOrder = AsOrder<StopOrderRequest, 'STOP'>;
-export type MarketIfTouchedOrder = AsOrder<MarketIfTouchedOrderRequest, 'MARKET_IF_TOUCHED'> & { readonly initialMarketPrice?: PriceValue };
+export type MarketIfTouchedOrder = AsOrder<MarketIfTouchedOrderRequest, 'MARKET_IF_TOUCHED'> & {
+  readonly initialMarketPrice?: PriceValue;
+};
 export type TakeProfitOrder = AsOrder<TakeProfitOrderRequest, 'TAKE_PROFIT'>;
 export type StopLossOrder = AsOrder<StopLossOrderRequest, 'STOP_LOSS'>;
-export type TrailingStopLossOrder = AsOrder<TrailingStopLossOrderRequest, 'TRAILING_STOP_LOSS'> & { readonly trailingStopValue?: PriceValue };
+export type TrailingStopLossOrder = AsOrder<TrailingStopLossOrderRequest, 'TRAILING_STOP_LOSS'> & {
+  readonly trailingStopValue?: PriceValue;
+};
 export type GuaranteedStopLossOrder = AsOrder<GuaranteedStopLossOrderRequest, 'GUARANTEED_STOP_LOSS'>;
 
 /** An order as GET /orders returns it, a union on `type`. */

@@ -1,4 +1,10 @@
-import type { CandlestickGranularity, DateTime, DecimalNumber, InstrumentName, PriceValue } from './primitives.ts';
+import type {
+  CandlestickGranularity,
+  DateTime,
+  DecimalNumber,
+  InstrumentName,
+  PriceValue,
+} from './primitives.ts';
 
 export interface PriceBucket {
   readonly price: PriceValue;

@@ -9,7 +9,14 @@ import { Decimal } from '../decimal.ts';
 
 /** The request fields v20 types as DecimalNumber, PriceValue or AccountUnits (wherever they appear). */
 const DECIMAL_FIELDS: ReadonlySet<string> = new Set([
-  'units', 'price', 'priceBound', 'distance', 'longUnits', 'shortUnits', 'marginRate', 'amount',
+  'units',
+  'price',
+  'priceBound',
+  'distance',
+  'longUnits',
+  'shortUnits',
+  'marginRate',
+  'amount',
 ]);
 
 /**
@@ -66,6 +73,7 @@ const hasOwn = Object.prototype.hasOwnProperty;
 /** A plain copy of `o`'s own enumerable fields, in order (define, never assign: `__proto__` stays data). */
 function copyOwn(o: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(o)) Object.defineProperty(out, k, { value: o[k], enumerable: true, writable: true, configurable: true });
+  for (const k of Object.keys(o))
+    Object.defineProperty(out, k, { value: o[k], enumerable: true, writable: true, configurable: true });
   return out;
 }

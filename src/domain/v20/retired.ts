@@ -21,22 +21,42 @@ const A = '/v3/accounts/{accountID}';
 /** [method or '*', legacy path pattern, replacement]. The first match wins. */
 const LEGACY: readonly (readonly [string, RegExp, string])[] = [
   ['GET', /^\/v1\/accounts\/?$/, 'GET /v3/accounts'],
-  ['*', /^\/v1\/accounts\/?$/, 'GET /v3/accounts (v20 accounts are opened on the OANDA platform, not through the API)'],
+  [
+    '*',
+    /^\/v1\/accounts\/?$/,
+    'GET /v3/accounts (v20 accounts are opened on the OANDA platform, not through the API)',
+  ],
   ['GET', /^\/v1\/accounts\/[^/]+\/?$/, `GET ${A} (or ${A}/summary)`],
   ['PATCH', /^\/v1\/accounts\/[^/]+\/?$/, `PATCH ${A}/configuration`],
   ['GET', /^\/v1\/accounts\/[^/]+\/orders\/?$/, `GET ${A}/orders (or ${A}/pendingOrders)`],
-  ['POST', /^\/v1\/accounts\/[^/]+\/orders\/?$/, `POST ${A}/orders with a JSON body {"order": {...}} and signed units (negative to sell) instead of side`],
+  [
+    'POST',
+    /^\/v1\/accounts\/[^/]+\/orders\/?$/,
+    `POST ${A}/orders with a JSON body {"order": {...}} and signed units (negative to sell) instead of side`,
+  ],
   ['GET', /^\/v1\/accounts\/[^/]+\/orders\/[^/]+\/?$/, `GET ${A}/orders/{orderSpecifier}`],
-  ['PATCH', /^\/v1\/accounts\/[^/]+\/orders\/[^/]+\/?$/, `PUT ${A}/orders/{orderSpecifier} (a replacing order)`],
+  [
+    'PATCH',
+    /^\/v1\/accounts\/[^/]+\/orders\/[^/]+\/?$/,
+    `PUT ${A}/orders/{orderSpecifier} (a replacing order)`,
+  ],
   ['DELETE', /^\/v1\/accounts\/[^/]+\/orders\/[^/]+\/?$/, `PUT ${A}/orders/{orderSpecifier}/cancel`],
   ['GET', /^\/v1\/accounts\/[^/]+\/trades\/?$/, `GET ${A}/trades (or ${A}/openTrades)`],
   ['GET', /^\/v1\/accounts\/[^/]+\/trades\/[^/]+\/?$/, `GET ${A}/trades/{tradeSpecifier}`],
-  ['PATCH', /^\/v1\/accounts\/[^/]+\/trades\/[^/]+\/?$/, `PUT ${A}/trades/{tradeSpecifier}/orders (take profit, stop loss, trailing stop)`],
+  [
+    'PATCH',
+    /^\/v1\/accounts\/[^/]+\/trades\/[^/]+\/?$/,
+    `PUT ${A}/trades/{tradeSpecifier}/orders (take profit, stop loss, trailing stop)`,
+  ],
   ['DELETE', /^\/v1\/accounts\/[^/]+\/trades\/[^/]+\/?$/, `PUT ${A}/trades/{tradeSpecifier}/close`],
   ['GET', /^\/v1\/accounts\/[^/]+\/positions\/?$/, `GET ${A}/positions (or ${A}/openPositions)`],
   ['GET', /^\/v1\/accounts\/[^/]+\/positions\/[^/]+\/?$/, `GET ${A}/positions/{instrument}`],
   ['DELETE', /^\/v1\/accounts\/[^/]+\/positions\/[^/]+\/?$/, `PUT ${A}/positions/{instrument}/close`],
-  ['GET', /^\/v1\/accounts\/[^/]+\/transactions\/?$/, `GET ${A}/transactions/idrange?from=&to= (or ${A}/transactions for the pages, ${A}/transactions/sinceid?id=)`],
+  [
+    'GET',
+    /^\/v1\/accounts\/[^/]+\/transactions\/?$/,
+    `GET ${A}/transactions/idrange?from=&to= (or ${A}/transactions for the pages, ${A}/transactions/sinceid?id=)`,
+  ],
   ['GET', /^\/v1\/accounts\/[^/]+\/transactions\/[^/]+\/?$/, `GET ${A}/transactions/{transactionID}`],
   ['GET', /^\/v1\/accounts\/[^/]+\/alltransactions\/?$/, `GET ${A}/transactions (pages of idrange URLs)`],
   ['GET', /^\/v1\/prices\/?$/, `GET ${A}/pricing?instruments= (streaming: GET ${A}/pricing/stream)`],
@@ -59,7 +79,10 @@ const LABS: Readonly<Record<string, string>> = {
 export function retiredCall(method: string, path: string): RetiredCall | undefined {
   const labs = LABS[path.endsWith('/') ? path.slice(0, -1) : path];
   if (labs !== undefined) {
-    return { replacement: labs, message: `${method} ${path} was removed by OANDA and is not served any more; use ${labs} instead` };
+    return {
+      replacement: labs,
+      message: `${method} ${path} was removed by OANDA and is not served any more; use ${labs} instead`,
+    };
   }
   if (!(path === '/v1' || path.startsWith('/v1/')) || path.startsWith('/v1/oauth2/')) return undefined;
   const m = method.toUpperCase();

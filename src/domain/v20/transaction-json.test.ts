@@ -15,7 +15,15 @@ const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.stringMat
 const maybe = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 
 const reduce = fc.record(
-  { tradeID: digits, units: fc.stringMatching(/^-?\d{1,6}$/), price: amount, realizedPL: amount, financing: amount, halfSpreadCost: amount, guaranteedExecutionFee: amount },
+  {
+    tradeID: digits,
+    units: fc.stringMatching(/^-?\d{1,6}$/),
+    price: amount,
+    realizedPL: amount,
+    financing: amount,
+    halfSpreadCost: amount,
+    guaranteedExecutionFee: amount,
+  },
   { requiredKeys: ['tradeID', 'units', 'price', 'realizedPL', 'financing', 'halfSpreadCost'] },
 );
 const extensions = fc.record({ id: text, tag: text, comment: text }, { requiredKeys: [] });
@@ -30,7 +38,15 @@ const fill = fc
     reason: text,
     pl: amount,
     clientOrderID: maybe(text),
-    opened: maybe(fc.record({ tradeID: digits, units: fc.stringMatching(/^-?\d{1,6}$/), halfSpreadCost: amount, initialMarginRequired: amount, clientExtensions: maybe(extensions) })),
+    opened: maybe(
+      fc.record({
+        tradeID: digits,
+        units: fc.stringMatching(/^-?\d{1,6}$/),
+        halfSpreadCost: amount,
+        initialMarginRequired: amount,
+        clientExtensions: maybe(extensions),
+      }),
+    ),
     closed: maybe(fc.array(reduce, { minLength: 1, maxLength: 3 })),
     reduced: maybe(reduce),
     id: digits,
@@ -40,10 +56,30 @@ const fill = fc
   })
   .map((f) => {
     const tx: Record<string, unknown> = {
-      type: 'ORDER_FILL', orderID: f.orderID, instrument: f.instrument, units: f.units, requestedUnits: f.units, price: f.price, fullVWAP: f.price,
-      fullPrice: { type: 'PRICE', bids: [{ price: f.bid, liquidity: 10000000 }], asks: [{ price: f.ask, liquidity: 10000000 }], closeoutBid: f.bid, closeoutAsk: f.ask, timestamp: f.time },
-      reason: f.reason, pl: f.pl, financing: '0.0000', commission: '0.0000', guaranteedExecutionFee: '0.0000', accountBalance: f.pl,
-      gainQuoteHomeConversionFactor: '1', lossQuoteHomeConversionFactor: '1', halfSpreadCost: f.pl,
+      type: 'ORDER_FILL',
+      orderID: f.orderID,
+      instrument: f.instrument,
+      units: f.units,
+      requestedUnits: f.units,
+      price: f.price,
+      fullVWAP: f.price,
+      fullPrice: {
+        type: 'PRICE',
+        bids: [{ price: f.bid, liquidity: 10000000 }],
+        asks: [{ price: f.ask, liquidity: 10000000 }],
+        closeoutBid: f.bid,
+        closeoutAsk: f.ask,
+        timestamp: f.time,
+      },
+      reason: f.reason,
+      pl: f.pl,
+      financing: '0.0000',
+      commission: '0.0000',
+      guaranteedExecutionFee: '0.0000',
+      accountBalance: f.pl,
+      gainQuoteHomeConversionFactor: '1',
+      lossQuoteHomeConversionFactor: '1',
+      halfSpreadCost: f.pl,
     };
     if (f.clientOrderID !== undefined) tx.clientOrderID = f.clientOrderID;
     if (f.opened) tx.tradeOpened = { ...f.opened, price: f.price };
@@ -53,8 +89,25 @@ const fill = fc
     return tx;
   });
 const cancel = fc
-  .record({ orderID: digits, reason: text, id: digits, time: text, userID: fc.oneof(fc.constant(1), fc.double()), accountID: text, batchID: digits })
-  .map((c) => ({ type: 'ORDER_CANCEL', orderID: c.orderID, reason: c.reason, id: c.id, time: c.time, userID: c.userID, accountID: c.accountID, batchID: c.batchID }));
+  .record({
+    orderID: digits,
+    reason: text,
+    id: digits,
+    time: text,
+    userID: fc.oneof(fc.constant(1), fc.double()),
+    accountID: text,
+    batchID: digits,
+  })
+  .map((c) => ({
+    type: 'ORDER_CANCEL',
+    orderID: c.orderID,
+    reason: c.reason,
+    id: c.id,
+    time: c.time,
+    userID: c.userID,
+    accountID: c.accountID,
+    batchID: c.batchID,
+  }));
 
 /** A change that may take a transaction off the templates: a key moved, dropped, added, a value of another kind, or none. */
 const twist = fc.oneof(
@@ -71,9 +124,16 @@ const twist = fc.oneof(
   fc.constant((t: Record<string, unknown>) => ({ ...t, orderID: 7 })),
   fc.constant((t: Record<string, unknown>) => ({ ...t, reason: undefined })),
   fc.constant((t: Record<string, unknown>) => ({ ...t, pl: null })),
-  fc.constant((t: Record<string, unknown>) => ({ ...t, fullPrice: { ...(t.fullPrice as object), bids: [] } })),
-  fc.constant((t: Record<string, unknown>) => Object.defineProperty({ ...t }, 'toJSON', { value: () => ({ replaced: true }), enumerable: false })),
-  fc.constant((t: Record<string, unknown>) => Object.defineProperty({ ...t }, 'clientOrderID', { value: 'hidden', enumerable: false })),
+  fc.constant((t: Record<string, unknown>) => ({
+    ...t,
+    fullPrice: { ...(t.fullPrice as object), bids: [] },
+  })),
+  fc.constant((t: Record<string, unknown>) =>
+    Object.defineProperty({ ...t }, 'toJSON', { value: () => ({ replaced: true }), enumerable: false }),
+  ),
+  fc.constant((t: Record<string, unknown>) =>
+    Object.defineProperty({ ...t }, 'clientOrderID', { value: 'hidden', enumerable: false }),
+  ),
 );
 
 describe('transactionJson', () => {
@@ -89,9 +149,17 @@ describe('transactionJson', () => {
 
   it('writes JSON.stringify’s text for any other object', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.object(), fc.record({ type: fc.constantFrom('ORDER_FILL', 'ORDER_CANCEL', 'MARKET_ORDER') }).chain((r) => fc.object().map((o) => ({ ...r, ...o })))), (o) => {
-        expect(transactionJson(o)).toBe(JSON.stringify(o));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.object(),
+          fc
+            .record({ type: fc.constantFrom('ORDER_FILL', 'ORDER_CANCEL', 'MARKET_ORDER') })
+            .chain((r) => fc.object().map((o) => ({ ...r, ...o }))),
+        ),
+        (o) => {
+          expect(transactionJson(o)).toBe(JSON.stringify(o));
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -101,7 +169,10 @@ describe('transactionJson', () => {
       fc.property(fill, (tx) => {
         const { tradeOpened, ...rest } = tx as { tradeOpened?: { clientExtensions?: unknown } };
         // Client extensions are written by JSON.stringify inside the template: escapes there keep it.
-        const outside = JSON.stringify({ ...rest, tradeOpened: tradeOpened && { ...tradeOpened, clientExtensions: undefined } });
+        const outside = JSON.stringify({
+          ...rest,
+          tradeOpened: tradeOpened && { ...tradeOpened, clientExtensions: undefined },
+        });
         const templated = !/[\\\ud800-\udfff]/.test(outside) && Number.isFinite(tx.userID);
         expect(transactionJsonFast(tx) !== undefined).toBe(templated);
       }),

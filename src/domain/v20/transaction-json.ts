@@ -63,7 +63,8 @@ function any(v: unknown): string {
  * key when its bit is set and its value is not undefined (JSON leaves undefined out).
  */
 function keysIn(o: object, keys: readonly string[], optional: number): number {
-  if (Object.getPrototypeOf(o) !== Object.prototype || (o as { toJSON?: unknown }).toJSON !== undefined) return -1;
+  if (Object.getPrototypeOf(o) !== Object.prototype || (o as { toJSON?: unknown }).toJSON !== undefined)
+    return -1;
   let j = 0;
   let present = 0;
   for (const k in o) {
@@ -86,20 +87,56 @@ function optionalOf(keys: readonly string[], names: readonly string[]): number {
 }
 
 // A market order halted or otherwise cancelled at once carries its client order ID after the reason.
-const CANCEL_KEYS = ['type', 'orderID', 'reason', 'clientOrderID', 'id', 'time', 'userID', 'accountID', 'batchID'];
+const CANCEL_KEYS = [
+  'type',
+  'orderID',
+  'reason',
+  'clientOrderID',
+  'id',
+  'time',
+  'userID',
+  'accountID',
+  'batchID',
+];
 const CANCEL_CID = optionalOf(CANCEL_KEYS, ['clientOrderID']);
 
 function cancelJson(t: Record<string, unknown>): string | undefined {
   const has = keysIn(t, CANCEL_KEYS, CANCEL_CID);
   if (has < 0) return undefined;
-  const cid = (has & CANCEL_CID) === 0 || t.clientOrderID === undefined ? '' : `,"clientOrderID":"${str(t.clientOrderID, 6)}"`;
+  const cid =
+    (has & CANCEL_CID) === 0 || t.clientOrderID === undefined
+      ? ''
+      : `,"clientOrderID":"${str(t.clientOrderID, 6)}"`;
   return `{"type":"ORDER_CANCEL","orderID":"${str(t.orderID, 0)}","reason":"${str(t.reason, 1)}"${cid},"id":"${str(t.id, 2)}","time":"${str(t.time, 3)}","userID":${num(t.userID)},"accountID":"${str(t.accountID, 4)}","batchID":"${str(t.batchID, 5)}"}`;
 }
 
 const FILL_KEYS = [
-  'type', 'orderID', 'instrument', 'units', 'requestedUnits', 'price', 'fullVWAP', 'fullPrice', 'reason', 'pl', 'financing', 'commission',
-  'guaranteedExecutionFee', 'accountBalance', 'gainQuoteHomeConversionFactor', 'lossQuoteHomeConversionFactor', 'halfSpreadCost',
-  'clientOrderID', 'tradeOpened', 'tradesClosed', 'tradeReduced', 'id', 'time', 'userID', 'accountID', 'batchID',
+  'type',
+  'orderID',
+  'instrument',
+  'units',
+  'requestedUnits',
+  'price',
+  'fullVWAP',
+  'fullPrice',
+  'reason',
+  'pl',
+  'financing',
+  'commission',
+  'guaranteedExecutionFee',
+  'accountBalance',
+  'gainQuoteHomeConversionFactor',
+  'lossQuoteHomeConversionFactor',
+  'halfSpreadCost',
+  'clientOrderID',
+  'tradeOpened',
+  'tradesClosed',
+  'tradeReduced',
+  'id',
+  'time',
+  'userID',
+  'accountID',
+  'batchID',
 ];
 const FILL_CID = optionalOf(FILL_KEYS, ['clientOrderID']);
 const FILL_OPENED = optionalOf(FILL_KEYS, ['tradeOpened']);
@@ -108,9 +145,24 @@ const FILL_REDUCED = optionalOf(FILL_KEYS, ['tradeReduced']);
 const FILL_OPTIONAL = FILL_CID | FILL_OPENED | FILL_CLOSED | FILL_REDUCED;
 const PRICE_KEYS = ['type', 'bids', 'asks', 'closeoutBid', 'closeoutAsk', 'timestamp'];
 const BOOK_KEYS = ['price', 'liquidity'];
-const OPEN_KEYS = ['tradeID', 'units', 'price', 'halfSpreadCost', 'initialMarginRequired', 'clientExtensions'];
+const OPEN_KEYS = [
+  'tradeID',
+  'units',
+  'price',
+  'halfSpreadCost',
+  'initialMarginRequired',
+  'clientExtensions',
+];
 const OPEN_OPTIONAL = optionalOf(OPEN_KEYS, ['clientExtensions']);
-const REDUCE_KEYS = ['tradeID', 'units', 'price', 'realizedPL', 'financing', 'halfSpreadCost', 'guaranteedExecutionFee'];
+const REDUCE_KEYS = [
+  'tradeID',
+  'units',
+  'price',
+  'realizedPL',
+  'financing',
+  'halfSpreadCost',
+  'guaranteedExecutionFee',
+];
 const REDUCE_OPTIONAL = optionalOf(REDUCE_KEYS, ['guaranteedExecutionFee']);
 
 /** A one-entry price list of the fill's full price ([{ price, liquidity }]). */
@@ -131,7 +183,10 @@ function tradeOpened(v: unknown): string {
   const has = typeof v === 'object' && v !== null ? keysIn(v, OPEN_KEYS, OPEN_OPTIONAL) : -1;
   if (has < 0) return any(v);
   const o = v as Record<string, unknown>;
-  const ce = (has & OPEN_OPTIONAL) === 0 || o.clientExtensions === undefined ? '' : `,"clientExtensions":${any(o.clientExtensions)}`;
+  const ce =
+    (has & OPEN_OPTIONAL) === 0 || o.clientExtensions === undefined
+      ? ''
+      : `,"clientExtensions":${any(o.clientExtensions)}`;
   return `{"tradeID":"${str(o.tradeID, 2)}","units":"${str(o.units, 15)}","price":"${str(o.price, 16)}","halfSpreadCost":"${str(o.halfSpreadCost, 17)}","initialMarginRequired":"${str(o.initialMarginRequired, 18)}"${ce}}`;
 }
 
@@ -139,7 +194,10 @@ function tradeReduce(v: unknown): string {
   const has = typeof v === 'object' && v !== null ? keysIn(v, REDUCE_KEYS, REDUCE_OPTIONAL) : -1;
   if (has < 0) return any(v);
   const r = v as Record<string, unknown>;
-  const fee = (has & REDUCE_OPTIONAL) === 0 || r.guaranteedExecutionFee === undefined ? '' : `,"guaranteedExecutionFee":"${str(r.guaranteedExecutionFee, 19)}"`;
+  const fee =
+    (has & REDUCE_OPTIONAL) === 0 || r.guaranteedExecutionFee === undefined
+      ? ''
+      : `,"guaranteedExecutionFee":"${str(r.guaranteedExecutionFee, 19)}"`;
   return `{"tradeID":"${str(r.tradeID, 20)}","units":"${str(r.units, 21)}","price":"${str(r.price, 16)}","realizedPL":"${str(r.realizedPL, 22)}","financing":"${str(r.financing, 23)}","halfSpreadCost":"${str(r.halfSpreadCost, 24)}"${fee}}`;
 }
 
@@ -153,10 +211,22 @@ function tradesClosed(v: unknown): string {
 function fillJson(t: Record<string, unknown>): string | undefined {
   const has = keysIn(t, FILL_KEYS, FILL_OPTIONAL);
   if (has < 0) return undefined;
-  const cid = (has & FILL_CID) === 0 || t.clientOrderID === undefined ? '' : `,"clientOrderID":"${str(t.clientOrderID, 25)}"`;
-  const opened = (has & FILL_OPENED) === 0 || t.tradeOpened === undefined ? '' : `,"tradeOpened":${tradeOpened(t.tradeOpened)}`;
-  const closed = (has & FILL_CLOSED) === 0 || t.tradesClosed === undefined ? '' : `,"tradesClosed":${tradesClosed(t.tradesClosed)}`;
-  const reduced = (has & FILL_REDUCED) === 0 || t.tradeReduced === undefined ? '' : `,"tradeReduced":${tradeReduce(t.tradeReduced)}`;
+  const cid =
+    (has & FILL_CID) === 0 || t.clientOrderID === undefined
+      ? ''
+      : `,"clientOrderID":"${str(t.clientOrderID, 25)}"`;
+  const opened =
+    (has & FILL_OPENED) === 0 || t.tradeOpened === undefined
+      ? ''
+      : `,"tradeOpened":${tradeOpened(t.tradeOpened)}`;
+  const closed =
+    (has & FILL_CLOSED) === 0 || t.tradesClosed === undefined
+      ? ''
+      : `,"tradesClosed":${tradesClosed(t.tradesClosed)}`;
+  const reduced =
+    (has & FILL_REDUCED) === 0 || t.tradeReduced === undefined
+      ? ''
+      : `,"tradeReduced":${tradeReduce(t.tradeReduced)}`;
   return `{"type":"ORDER_FILL","orderID":"${str(t.orderID, 0)}","instrument":"${str(t.instrument, 26)}","units":"${str(t.units, 27)}","requestedUnits":"${str(t.requestedUnits, 28)}","price":"${str(t.price, 16)}","fullVWAP":"${str(t.fullVWAP, 16)}","fullPrice":${fullPrice(t.fullPrice)},"reason":"${str(t.reason, 1)}","pl":"${str(t.pl, 29)}","financing":"${str(t.financing, 23)}","commission":"${str(t.commission, 30)}","guaranteedExecutionFee":"${str(t.guaranteedExecutionFee, 31)}","accountBalance":"${str(t.accountBalance, 32)}","gainQuoteHomeConversionFactor":"${str(t.gainQuoteHomeConversionFactor, 33)}","lossQuoteHomeConversionFactor":"${str(t.lossQuoteHomeConversionFactor, 34)}","halfSpreadCost":"${str(t.halfSpreadCost, 35)}"${cid}${opened}${closed}${reduced},"id":"${str(t.id, 2)}","time":"${str(t.time, 3)}","userID":${num(t.userID)},"accountID":"${str(t.accountID, 4)}","batchID":"${str(t.batchID, 5)}"}`;
 }
 

@@ -8,11 +8,17 @@
 function decodeCandles(s) {
   const bin = atob(s.data);
   const n = s.count;
-  const t = new Float64Array(n), o = new Float64Array(n), h = new Float64Array(n), l = new Float64Array(n), c = new Float64Array(n);
+  const t = new Float64Array(n),
+    o = new Float64Array(n),
+    h = new Float64Array(n),
+    l = new Float64Array(n),
+    c = new Float64Array(n);
   const scale = 2 * Math.pow(10, s.precision);
   let p = 0;
   const next = () => {
-    let z = 0, mul = 1, b;
+    let z = 0,
+      mul = 1,
+      b;
     do {
       b = bin.charCodeAt(p++);
       z += (b & 127) * mul;
@@ -20,11 +26,14 @@ function decodeCandles(s) {
     } while (b >= 128);
     return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
   };
-  let prevT = 0, prevC = 0;
+  let prevT = 0,
+    prevC = 0;
   for (let i = 0; i < n; i++) {
     const ti = prevT + next();
     const oi = prevC + next();
-    const up = next(), down = next(), body = next();
+    const up = next(),
+      down = next(),
+      body = next();
     const ci = oi + body;
     t[i] = ti;
     o[i] = oi / scale;
@@ -34,7 +43,8 @@ function decodeCandles(s) {
     prevT = ti;
     prevC = ci;
   }
-  if (p !== bin.length) throw new Error(`candles of ${s.instrument}: ${bin.length - p} bytes left after ${n} candles`);
+  if (p !== bin.length)
+    throw new Error(`candles of ${s.instrument}: ${bin.length - p} bytes left after ${n} candles`);
   return { t, o, h, l, c };
 }
 
@@ -66,12 +76,13 @@ const fx = {
   },
   el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
-    if (attrs) for (const [k, v] of Object.entries(attrs)) {
-      if (k === 'class') e.className = v;
-      else if (k === 'text') e.textContent = v;
-      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v);
-    }
+    if (attrs)
+      for (const [k, v] of Object.entries(attrs)) {
+        if (k === 'class') e.className = v;
+        else if (k === 'text') e.textContent = v;
+        else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+        else e.setAttribute(k, v);
+      }
     for (const k of kids) if (k !== null && k !== undefined) e.append(k);
     return e;
   },
@@ -80,26 +91,58 @@ const fx = {
    * their summary.json keys): `cagrPct` → "CAGR %", an unknown `someField` → "Some field".
    */
   label(key) {
-    const known = { netPL: 'Net P/L', returnPct: 'Return %', cagrPct: 'CAGR %', cagr: 'CAGR', sharpe: 'Sharpe', sortino: 'Sortino', calmar: 'Calmar', profitFactor: 'Profit factor', maxDrawdownPct: 'Max drawdown %', maxDrawdown: 'Max drawdown', trades: 'Trades', winRate: 'Win rate %', finalNAV: 'Final NAV', expectancy: 'Expectancy', marketHalted: 'Market-halted orders' };
+    const known = {
+      netPL: 'Net P/L',
+      returnPct: 'Return %',
+      cagrPct: 'CAGR %',
+      cagr: 'CAGR',
+      sharpe: 'Sharpe',
+      sortino: 'Sortino',
+      calmar: 'Calmar',
+      profitFactor: 'Profit factor',
+      maxDrawdownPct: 'Max drawdown %',
+      maxDrawdown: 'Max drawdown',
+      trades: 'Trades',
+      winRate: 'Win rate %',
+      finalNAV: 'Final NAV',
+      expectancy: 'Expectancy',
+      marketHalted: 'Market-halted orders',
+    };
     if (known[key]) return known[key];
-    const words = String(key).replace(/Pct$/, ' %').replace(/PL/g, ' P/L').replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/_/g, ' ').trim().toLowerCase().replace(/p\/l/g, 'P/L');
+    const words = String(key)
+      .replace(/Pct$/, ' %')
+      .replace(/PL/g, ' P/L')
+      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+      .replace(/_/g, ' ')
+      .trim()
+      .toLowerCase()
+      .replace(/p\/l/g, 'P/L');
     return words.charAt(0).toUpperCase() + words.slice(1);
   },
   /** A v20 reason or type in words: TAKE_PROFIT_ORDER → "take profit", MARKET_HALTED → "market halted". */
   reason(r) {
-    return String(r || '').replace(/_ORDER$/, '').replace(/_/g, ' ').toLowerCase();
+    return String(r || '')
+      .replace(/_ORDER$/, '')
+      .replace(/_/g, ' ')
+      .toLowerCase();
   },
   /** Formats a metric by its kind. */
   metric(m, ccy) {
     if (m.value === null && m.na) return m.na;
     if (m.kind === 'days') return m.value === null ? 'n/a' : `${m.value.toFixed(1)} d`;
     switch (m.kind) {
-      case 'money': return fx.money(m.value, ccy);
-      case 'pct': return fx.pct(m.value);
-      case 'hours': return fx.duration(m.value);
-      case 'int': return m.value === null ? 'n/a' : String(m.value);
-      case 'text': return String(m.value);
-      default: return fx.num(m.value, 2);
+      case 'money':
+        return fx.money(m.value, ccy);
+      case 'pct':
+        return fx.pct(m.value);
+      case 'hours':
+        return fx.duration(m.value);
+      case 'int':
+        return m.value === null ? 'n/a' : String(m.value);
+      case 'text':
+        return String(m.value);
+      default:
+        return fx.num(m.value, 2);
     }
   },
 };
@@ -110,11 +153,12 @@ function pageData() {
 }
 
 // A script error must not leave a blank page: say what failed, where the reader looks.
-if (typeof window !== "undefined") window.addEventListener("error", (e) => {
-  const app = document.getElementById('app');
-  if (!app) return;
-  const p = document.createElement('p');
-  p.className = 'warn';
-  p.textContent = `This page failed to draw part of the report: ${e.message}. The run folder's files (summary.json, trades.csv, transactions.jsonl) hold the figures.`;
-  app.prepend(p);
-});
+if (typeof window !== 'undefined')
+  window.addEventListener('error', (e) => {
+    const app = document.getElementById('app');
+    if (!app) return;
+    const p = document.createElement('p');
+    p.className = 'warn';
+    p.textContent = `This page failed to draw part of the report: ${e.message}. The run folder's files (summary.json, trades.csv, transactions.jsonl) hold the figures.`;
+    app.prepend(p);
+  });

@@ -9,9 +9,25 @@
   app.textContent = '';
   const COLORS = ['#2962ff', '#e65100', '#138a4b', '#8e24aa', '#c62f2f', '#00838f', '#6d4c41', '#546e7a'];
   app.append(el('h1', { text: `Comparison of ${D.runs.length} runs` }));
-  if (D.notes && D.notes.length) app.append(el('div', { class: 'warn', id: 'compare-notes' }, el('strong', { text: 'Not like for like:' }), el('ul', null, ...D.notes.map((w) => el('li', { text: w })))));
+  if (D.notes && D.notes.length)
+    app.append(
+      el(
+        'div',
+        { class: 'warn', id: 'compare-notes' },
+        el('strong', { text: 'Not like for like:' }),
+        el('ul', null, ...D.notes.map((w) => el('li', { text: w }))),
+      ),
+    );
   const warns = D.runs.flatMap((r) => r.warnings.map((w) => `${r.name}: ${w}`));
-  if (warns.length) app.append(el('div', { class: 'warn' }, el('strong', { text: 'Incomplete runs:' }), el('ul', null, ...warns.map((w) => el('li', { text: w })))));
+  if (warns.length)
+    app.append(
+      el(
+        'div',
+        { class: 'warn' },
+        el('strong', { text: 'Incomplete runs:' }),
+        el('ul', null, ...warns.map((w) => el('li', { text: w }))),
+      ),
+    );
 
   const eq = el('section', { id: 'equity' }, el('h2', { text: 'NAV' }));
   app.append(eq);
@@ -24,12 +40,34 @@
     return `${i + 1}. ${strategies > 1 ? `${r.strategy} ` : ''}${ps || '(same params)'}`;
   };
   state.legend = D.runs.map(legendOf);
-  eq.append(el('div', { class: 'legend', id: 'legend' }, ...D.runs.map((r, i) => el('span', { title: `run folder ${r.name}` }, el('i', { style: `background:${COLORS[i % COLORS.length]}` }), legendOf(r, i)))));
+  eq.append(
+    el(
+      'div',
+      { class: 'legend', id: 'legend' },
+      ...D.runs.map((r, i) =>
+        el(
+          'span',
+          { title: `run folder ${r.name}` },
+          el('i', { style: `background:${COLORS[i % COLORS.length]}` }),
+          legendOf(r, i),
+        ),
+      ),
+    ),
+  );
   const box = el('div', { class: 'chart', id: 'equity-chart' });
   eq.append(box);
-  const chart = LC.createChart(box, { height: 420, layout: { attributionLogo: true }, timeScale: { timeVisible: true, minBarSpacing: 0.001 }, localization: { timeFormatter: (t) => fx.date(t) } });
+  const chart = LC.createChart(box, {
+    height: 420,
+    layout: { attributionLogo: true },
+    timeScale: { timeVisible: true, minBarSpacing: 0.001 },
+    localization: { timeFormatter: (t) => fx.date(t) },
+  });
   D.runs.forEach((r, i) => {
-    const s = chart.addSeries(LC.LineSeries, { color: COLORS[i % COLORS.length], lineWidth: 2, title: String(i + 1) });
+    const s = chart.addSeries(LC.LineSeries, {
+      color: COLORS[i % COLORS.length],
+      lineWidth: 2,
+      title: String(i + 1),
+    });
     const pts = [];
     for (let k = 0; k < r.equity.t.length; k++) {
       const p = { time: r.equity.t[k], value: r.equity.nav[k] };
@@ -45,35 +83,93 @@
   const table = (id, title, keys, cell) => {
     const tb = el('tbody');
     for (const k of keys) tb.append(cell(k));
-    app.append(el('section', { id }, el('h2', { text: title }), el('div', { style: 'overflow-x:auto' }, el('table', null,
-      el('thead', null, el('tr', null, el('th', { class: 'l', text: '' }), ...D.runs.map((r, i) => el('th', { title: `run folder ${r.name}`, text: legendOf(r, i) })))), tb))));
+    app.append(
+      el(
+        'section',
+        { id },
+        el('h2', { text: title }),
+        el(
+          'div',
+          { style: 'overflow-x:auto' },
+          el(
+            'table',
+            null,
+            el(
+              'thead',
+              null,
+              el(
+                'tr',
+                null,
+                el('th', { class: 'l', text: '' }),
+                ...D.runs.map((r, i) => el('th', { title: `run folder ${r.name}`, text: legendOf(r, i) })),
+              ),
+            ),
+            tb,
+          ),
+        ),
+      ),
+    );
   };
   const paramKeys = [...new Set(D.runs.flatMap((r) => Object.keys(r.params)))];
   table('params', 'Params (differences outlined)', paramKeys, (k) => {
     const vals = D.runs.map((r) => (k in r.params ? JSON.stringify(r.params[k]) : '—'));
     const differs = new Set(vals).size > 1;
-    return el('tr', { class: differs ? 'differs-row' : '' }, el('td', { class: 'l', text: k }), ...vals.map((v) => el('td', { class: differs ? 'differs' : '', text: v })));
+    return el(
+      'tr',
+      { class: differs ? 'differs-row' : '' },
+      el('td', { class: 'l', text: k }),
+      ...vals.map((v) => el('td', { class: differs ? 'differs' : '', text: v })),
+    );
   });
   const keys = [];
   const byKey = {};
-  for (const r of D.runs) for (const m of r.metrics) if (!byKey[m.key]) { byKey[m.key] = m; keys.push(m.key); }
-  table('metrics', 'Figures (best green, worst red, where higher or lower is better; hover a name for its definition)', keys, (k) => {
-    const def = byKey[k];
-    const ms = D.runs.map((r) => r.metrics.find((m) => m.key === k));
-    const vals = ms.map((m) => (m && typeof m.value === 'number' ? m.value : null));
-    const nums = vals.filter((v) => v !== null);
-    let best = null, worst = null;
-    if (def.better && nums.length > 1 && new Set(nums).size > 1) {
-      best = def.better === 'high' ? Math.max(...nums) : Math.min(...nums);
-      worst = def.better === 'high' ? Math.min(...nums) : Math.max(...nums);
-    }
-    const differs = new Set(ms.map((m) => (m ? String(m.value) : '—'))).size > 1;
-    return el('tr', null, el('td', { class: 'l', title: def.def, text: def.label }), ...ms.map((m, i) => {
-      const v = vals[i];
-      const cls = v !== null && v === best ? 'best' : v !== null && v === worst ? 'worst' : differs ? 'differs' : '';
-      const text = !m ? '—' : m.kind === 'days' ? (m.value === null ? 'n/a' : `${m.value.toFixed(1)} d`) : fx.metric(m, D.runs[i].currency);
-      return el('td', { class: cls, 'data-key': k, text });
-    }));
-  });
+  for (const r of D.runs)
+    for (const m of r.metrics)
+      if (!byKey[m.key]) {
+        byKey[m.key] = m;
+        keys.push(m.key);
+      }
+  table(
+    'metrics',
+    'Figures (best green, worst red, where higher or lower is better; hover a name for its definition)',
+    keys,
+    (k) => {
+      const def = byKey[k];
+      const ms = D.runs.map((r) => r.metrics.find((m) => m.key === k));
+      const vals = ms.map((m) => (m && typeof m.value === 'number' ? m.value : null));
+      const nums = vals.filter((v) => v !== null);
+      let best = null,
+        worst = null;
+      if (def.better && nums.length > 1 && new Set(nums).size > 1) {
+        best = def.better === 'high' ? Math.max(...nums) : Math.min(...nums);
+        worst = def.better === 'high' ? Math.min(...nums) : Math.max(...nums);
+      }
+      const differs = new Set(ms.map((m) => (m ? String(m.value) : '—'))).size > 1;
+      return el(
+        'tr',
+        null,
+        el('td', { class: 'l', title: def.def, text: def.label }),
+        ...ms.map((m, i) => {
+          const v = vals[i];
+          const cls =
+            v !== null && v === best
+              ? 'best'
+              : v !== null && v === worst
+                ? 'worst'
+                : differs
+                  ? 'differs'
+                  : '';
+          const text = !m
+            ? '—'
+            : m.kind === 'days'
+              ? m.value === null
+                ? 'n/a'
+                : `${m.value.toFixed(1)} d`
+              : fx.metric(m, D.runs[i].currency);
+          return el('td', { class: cls, 'data-key': k, text });
+        }),
+      );
+    },
+  );
   state.ready = true;
 })();

@@ -11,10 +11,20 @@ const humanTimeFormats = new Map();
  * elsewhere (the zone's abbreviation, or its offset where it has none in English).
  */
 function humanTime(ms, zone) {
-  if (zone === undefined || zone === null || zone === 'UTC') return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+  if (zone === undefined || zone === null || zone === 'UTC')
+    return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
   let f = humanTimeFormats.get(zone);
   if (f === undefined) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZoneName: 'short',
+    });
     humanTimeFormats.set(zone, f);
   }
   const p = {};

@@ -11,7 +11,11 @@
     const period = document.getElementById('period');
     if (period) period.textContent = period.textContent.replace(/ UTC(  ·  run )/, ` (${zone})$1`);
     for (const note of document.querySelectorAll('p.note')) {
-      if (note.textContent.startsWith('Dates are UTC and filter by the opening day;')) note.textContent = note.textContent.replace('Dates are UTC and filter by the opening day;', `Times are ${zone}'s; the dates filter by the opening day in UTC;`);
+      if (note.textContent.startsWith('Dates are UTC and filter by the opening day;'))
+        note.textContent = note.textContent.replace(
+          'Dates are UTC and filter by the opening day;',
+          `Times are ${zone}'s; the dates filter by the opening day in UTC;`,
+        );
     }
   });
 })();

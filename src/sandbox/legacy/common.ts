@@ -32,7 +32,12 @@ export interface LegacyContext {
 const MORE_INFO = 'docs/legacy-v1.md';
 
 export class LegacyError extends Error {
-  constructor(readonly status: number, message: string, readonly errorCode?: string, readonly headers?: Record<string, string>) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly errorCode?: string,
+    readonly headers?: Record<string, string>,
+  ) {
     super(message);
   }
 }
@@ -56,17 +61,34 @@ export function formFields(body: unknown): Map<string, string> {
     for (const [k, v] of new URLSearchParams(body)) out.set(k, v);
     return out;
   }
-  if (typeof body !== 'object' || Array.isArray(body)) throw new LegacyError(400, 'Invalid request body: send form-encoded fields (application/x-www-form-urlencoded), e.g. instrument=EUR_USD&units=100&side=buy&type=market');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new LegacyError(
+      400,
+      'Invalid request body: send form-encoded fields (application/x-www-form-urlencoded), e.g. instrument=EUR_USD&units=100&side=buy&type=market',
+    );
   for (const [k, v] of Object.entries(body as Obj)) if (v !== undefined && v !== null) out.set(k, String(v));
   return out;
 }
 
-export const number = (f: Map<string, string>, k: string, opts: { min?: number; integer?: boolean } = {}): number | undefined => {
+export const number = (
+  f: Map<string, string>,
+  k: string,
+  opts: { min?: number; integer?: boolean } = {},
+): number | undefined => {
   const v = f.get(k);
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || (opts.integer === true && !Number.isInteger(n)) || n < (opts.min ?? 0)) {
-    throw new LegacyError(400, `Invalid or malformed argument: ${k}=${v} (give ${opts.integer === true ? 'a whole number' : 'a number'} >= ${opts.min ?? 0})`, 'INVALID_ARGUMENT');
+  if (
+    v.trim() === '' ||
+    !Number.isFinite(n) ||
+    (opts.integer === true && !Number.isInteger(n)) ||
+    n < (opts.min ?? 0)
+  ) {
+    throw new LegacyError(
+      400,
+      `Invalid or malformed argument: ${k}=${v} (give ${opts.integer === true ? 'a whole number' : 'a number'} >= ${opts.min ?? 0})`,
+      'INVALID_ARGUMENT',
+    );
   }
   return n;
 };
@@ -74,14 +96,24 @@ export const number = (f: Map<string, string>, k: string, opts: { min?: number; 
 /** expiry: RFC 3339 or UNIX seconds (the legacy API took both). */
 export function expiryTime(v: string): string {
   const ms = /^\d+(\.\d+)?$/.test(v) ? Number(v) * 1000 : parseRequestTime(v);
-  if (!Number.isFinite(ms)) throw new LegacyError(400, `Invalid or malformed argument: expiry=${v} (give an RFC 3339 UTC time, e.g. 2024-01-03T00:00:00Z, or UNIX seconds)`, 'INVALID_ARGUMENT');
+  if (!Number.isFinite(ms))
+    throw new LegacyError(
+      400,
+      `Invalid or malformed argument: expiry=${v} (give an RFC 3339 UTC time, e.g. 2024-01-03T00:00:00Z, or UNIX seconds)`,
+      'INVALID_ARGUMENT',
+    );
   return formatTime(ms);
 }
 
 /** Parses a built v20 order request through v20's own parser (the same as POST /v3/orders). */
 export function v20Order(req: Obj): OrderRequest {
   const r = parseOrderRequest(req, 'order');
-  if (!r.ok) throw new LegacyError(400, `Invalid or malformed argument: ${r.error.path} (expected ${r.error.expected})`, 'INVALID_ARGUMENT');
+  if (!r.ok)
+    throw new LegacyError(
+      400,
+      `Invalid or malformed argument: ${r.error.path} (expected ${r.error.expected})`,
+      'INVALID_ARGUMENT',
+    );
   return r.value;
 }
 
@@ -95,8 +127,17 @@ export function failure(txs: readonly Transaction[], orderID?: string): LegacyEr
       return new LegacyError(400, rejectMessage(reason, 'order'), reason);
     }
     const x = t as Transaction & { orderID?: string; reason?: string };
-    if (t.type === 'ORDER_CANCEL' && orderID !== undefined && x.orderID === orderID && x.reason !== 'CLIENT_REQUEST_REPLACED') {
-      return new LegacyError(400, `The order was not filled and is cancelled: ${CANCEL_REASONS[x.reason ?? ''] ?? x.reason ?? 'UNKNOWN'} (v20 reason ${x.reason ?? 'UNKNOWN'}; the ORDER_CANCEL transaction records it)`, x.reason);
+    if (
+      t.type === 'ORDER_CANCEL' &&
+      orderID !== undefined &&
+      x.orderID === orderID &&
+      x.reason !== 'CLIENT_REQUEST_REPLACED'
+    ) {
+      return new LegacyError(
+        400,
+        `The order was not filled and is cancelled: ${CANCEL_REASONS[x.reason ?? ''] ?? x.reason ?? 'UNKNOWN'} (v20 reason ${x.reason ?? 'UNKNOWN'}; the ORDER_CANCEL transaction records it)`,
+        x.reason,
+      );
     }
   }
   return undefined;

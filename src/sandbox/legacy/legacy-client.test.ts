@@ -16,7 +16,10 @@ interface Answer {
 
 /** The legacy client: paths and bodies as the specification gives them. */
 class LegacyClient {
-  constructor(readonly base: string, readonly token?: string) {}
+  constructor(
+    readonly base: string,
+    readonly token?: string,
+  ) {}
 
   async send(method: string, path: string, fields?: Record<string, string | number>): Promise<Answer> {
     const headers: Record<string, string> = {};
@@ -24,22 +27,31 @@ class LegacyClient {
     let body: string | undefined;
     if (fields) {
       headers['Content-Type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(Object.entries(fields).map(([k, v]): [string, string] => [k, String(v)])).toString();
+      body = new URLSearchParams(
+        Object.entries(fields).map(([k, v]): [string, string] => [k, String(v)]),
+      ).toString();
     }
-    const res = await fetch(path.startsWith('http') ? path : `${this.base}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const res = await fetch(path.startsWith('http') ? path : `${this.base}${path}`, {
+      method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+    });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text === '' ? {} : JSON.parse(text) };
   }
 
   accounts = () => this.send('GET', '/v1/accounts');
   account = (id: number) => this.send('GET', `/v1/accounts/${id}`);
-  order = (id: number, f: Record<string, string | number>) => this.send('POST', `/v1/accounts/${id}/orders`, f);
+  order = (id: number, f: Record<string, string | number>) =>
+    this.send('POST', `/v1/accounts/${id}/orders`, f);
   orders = (id: number, q = '') => this.send('GET', `/v1/accounts/${id}/orders${q}`);
-  patchOrder = (id: number, o: number, f: Record<string, string | number>) => this.send('PATCH', `/v1/accounts/${id}/orders/${o}`, f);
+  patchOrder = (id: number, o: number, f: Record<string, string | number>) =>
+    this.send('PATCH', `/v1/accounts/${id}/orders/${o}`, f);
   cancel = (id: number, o: number) => this.send('DELETE', `/v1/accounts/${id}/orders/${o}`);
   trades = (id: number, q = '') => this.send('GET', `/v1/accounts/${id}/trades${q}`);
   trade = (id: number, t: number) => this.send('GET', `/v1/accounts/${id}/trades/${t}`);
-  patchTrade = (id: number, t: number, f: Record<string, string | number>) => this.send('PATCH', `/v1/accounts/${id}/trades/${t}`, f);
+  patchTrade = (id: number, t: number, f: Record<string, string | number>) =>
+    this.send('PATCH', `/v1/accounts/${id}/trades/${t}`, f);
   closeTrade = (id: number, t: number) => this.send('DELETE', `/v1/accounts/${id}/trades/${t}`);
   transactions = (id: number, q = '') => this.send('GET', `/v1/accounts/${id}/transactions${q}`);
 }
@@ -86,33 +98,96 @@ describe('a legacy client written from the specification drives a whole flow', (
     expect(list.status).toBe(200);
     expect(list.body.accounts).toHaveLength(1);
     const item = list.body.accounts[0];
-    expect(item).toEqual({ accountId: expect.any(Number), accountName: 'Primary', accountCurrency: 'USD', marginRate: 0.02 });
+    expect(item).toEqual({
+      accountId: expect.any(Number),
+      accountName: 'Primary',
+      accountCurrency: 'USD',
+      marginRate: 0.02,
+    });
     acct = item.accountId;
     expect(Number.isSafeInteger(acct)).toBe(true);
     const detail = await c.account(acct);
-    expect(detail.body).toMatchObject({ accountId: acct, balance: 100000, unrealizedPl: 0, realizedPl: 0, marginUsed: 0, marginAvail: 100000, openTrades: 0, openOrders: 0, marginRate: 0.02, accountCurrency: 'USD' });
+    expect(detail.body).toMatchObject({
+      accountId: acct,
+      balance: 100000,
+      unrealizedPl: 0,
+      realizedPl: 0,
+      marginUsed: 0,
+      marginAvail: 100000,
+      openTrades: 0,
+      openOrders: 0,
+      marginRate: 0.02,
+      accountCurrency: 'USD',
+    });
     expect(detail.headers.get('x-v3-replacement')).toMatch(/GET \/v3\/accounts\/\{accountID\}/);
 
     // 2. Market buy with stop loss and take profit: 200, tradeOpened carries them.
-    const mk = await c.order(acct, { instrument: 'EUR_USD', units: 1000, side: 'buy', type: 'market', stopLoss: 1.095, takeProfit: 1.105 });
+    const mk = await c.order(acct, {
+      instrument: 'EUR_USD',
+      units: 1000,
+      side: 'buy',
+      type: 'market',
+      stopLoss: 1.095,
+      takeProfit: 1.105,
+    });
     expect(mk.status).toBe(200);
     expect(mk.body).toMatchObject({ instrument: 'EUR_USD', price: ASK, tradesClosed: [], tradeReduced: {} });
-    expect(mk.body.tradeOpened).toEqual({ id: expect.any(Number), units: 1000, side: 'buy', takeProfit: 1.105, stopLoss: 1.095, trailingStop: 0 });
+    expect(mk.body.tradeOpened).toEqual({
+      id: expect.any(Number),
+      units: 1000,
+      side: 'buy',
+      takeProfit: 1.105,
+      stopLoss: 1.095,
+      trailingStop: 0,
+    });
     const t1 = mk.body.tradeOpened.id as number;
     const tr = await c.trade(acct, t1);
-    expect(tr.body).toEqual({ id: t1, units: 1000, side: 'buy', instrument: 'EUR_USD', time: mk.body.time, price: ASK, takeProfit: 1.105, stopLoss: 1.095, trailingStop: 0, trailingAmount: 0 });
+    expect(tr.body).toEqual({
+      id: t1,
+      units: 1000,
+      side: 'buy',
+      instrument: 'EUR_USD',
+      time: mk.body.time,
+      price: ASK,
+      takeProfit: 1.105,
+      stopLoss: 1.095,
+      trailingStop: 0,
+      trailingAmount: 0,
+    });
     const afterBuy = (await c.account(acct)).body;
     expect(afterBuy.openTrades).toBe(1);
     expect(afterBuy.unrealizedPl).toBeCloseTo((BID - ASK) * 1000, 4);
 
     // 3. Limit sell, pending: 201 with Location; TP and SL are in the trade, not the order list.
-    const lim = await c.order(acct, { instrument: 'EUR_USD', units: 500, side: 'sell', type: 'limit', price: 1.11, expiry: '2024-01-09T00:00:00Z', takeProfit: 1.1 });
+    const lim = await c.order(acct, {
+      instrument: 'EUR_USD',
+      units: 500,
+      side: 'sell',
+      type: 'limit',
+      price: 1.11,
+      expiry: '2024-01-09T00:00:00Z',
+      takeProfit: 1.1,
+    });
     expect(lim.status).toBe(201);
     const oid = lim.body.orderOpened.id as number;
     expect(lim.headers.get('location')).toBe(`${sb.url}/v1/accounts/${acct}/orders/${oid}`);
-    expect(lim.body.orderOpened).toMatchObject({ units: 500, side: 'sell', takeProfit: 1.1, stopLoss: 0, upperBound: 0, lowerBound: 0, trailingStop: 0 });
+    expect(lim.body.orderOpened).toMatchObject({
+      units: 500,
+      side: 'sell',
+      takeProfit: 1.1,
+      stopLoss: 0,
+      upperBound: 0,
+      lowerBound: 0,
+      trailingStop: 0,
+    });
     const byLocation = await c.send('GET', lim.headers.get('location')!);
-    expect(byLocation.body).toMatchObject({ id: oid, type: 'limit', price: 1.11, units: 500, takeProfit: 1.1 });
+    expect(byLocation.body).toMatchObject({
+      id: oid,
+      type: 'limit',
+      price: 1.11,
+      units: 500,
+      takeProfit: 1.1,
+    });
     const orders = await c.orders(acct);
     expect(orders.body.orders.map((o: { id: number }) => o.id)).toEqual([oid]);
     expect(orders.headers.get('x-result-count')).toBe('1');
@@ -120,7 +195,16 @@ describe('a legacy client written from the specification drives a whole flow', (
     // 4. Modify: only the given fields change; 0 removes the take profit; the ID stays.
     const mod = await c.patchOrder(acct, oid, { units: 700, takeProfit: 0, trailingStop: 15.5 });
     expect(mod.status).toBe(200);
-    expect(mod.body).toMatchObject({ id: oid, units: 700, price: 1.11, side: 'sell', takeProfit: 0, stopLoss: 0, trailingStop: 15.5, expiry: byLocation.body.expiry });
+    expect(mod.body).toMatchObject({
+      id: oid,
+      units: 700,
+      price: 1.11,
+      side: 'sell',
+      takeProfit: 0,
+      stopLoss: 0,
+      trailingStop: 15.5,
+      expiry: byLocation.body.expiry,
+    });
     const bad = await c.patchOrder(acct, oid, { side: 'buy' });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/'side' cannot be changed/);
@@ -138,7 +222,13 @@ describe('a legacy client written from the specification drives a whole flow', (
 
     // 7. A second trade (another instrument) whose take profit the market reaches: TAKE_PROFIT_FILLED.
     sb.pushPrice({ instrument: 'GBP_USD', bid: 1.27, ask: 1.2702 });
-    const mk2 = await c.order(acct, { instrument: 'GBP_USD', units: 200, side: 'buy', type: 'market', takeProfit: 1.271 });
+    const mk2 = await c.order(acct, {
+      instrument: 'GBP_USD',
+      units: 200,
+      side: 'buy',
+      type: 'market',
+      takeProfit: 1.271,
+    });
     const t2 = mk2.body.tradeOpened.id as number;
     expect(mk2.body.price).toBe(1.2702);
     sb.pushPrice({ instrument: 'GBP_USD', bid: 1.2712, ask: 1.2714 });
@@ -161,13 +251,53 @@ describe('a legacy client written from the specification drives a whole flow', (
     const txs = all.body.transactions as { id: number; type: string; [k: string]: unknown }[];
     expect(txs.map((t) => t.id)).toEqual([...txs.map((t) => t.id)].sort((a, b) => b - a));
     const types = txs.map((t) => t.type);
-    for (const want of ['MARKET_ORDER_CREATE', 'LIMIT_ORDER_CREATE', 'ORDER_UPDATE', 'TRADE_UPDATE', 'ORDER_CANCEL', 'TRADE_CLOSE']) expect(types, want).toContain(want);
-    const create = txs.find((t) => t.type === 'MARKET_ORDER_CREATE' && (t.tradeOpened as { id: number } | undefined)?.id === t1)!;
-    expect(create).toMatchObject({ accountId: acct, instrument: 'EUR_USD', side: 'buy', units: 1000, price: ASK, pl: 0, interest: 0, accountBalance: 100000, takeProfitPrice: 1.105, stopLossPrice: 1.095, tradeOpened: { id: t1, units: 1000 } });
-    expect(txs.find((t) => t.type === 'ORDER_UPDATE')).toMatchObject({ orderId: oid, reason: 'REPLACES_ORDER', units: 700, trailingStopLossDistance: 15.5 });
-    expect(txs.find((t) => t.type === 'ORDER_CANCEL')).toMatchObject({ orderId: oid, reason: 'CLIENT_REQUEST', id: cancel.body.id });
-    expect(txs.find((t) => t.type === 'TRADE_CLOSE')).toMatchObject({ tradeId: t1, id: closed.body.id, side: 'sell' });
-    expect(txs.find((t) => t.type === 'TAKE_PROFIT_FILLED')).toMatchObject({ tradeId: t2, instrument: 'GBP_USD', side: 'sell', units: 200 });
+    for (const want of [
+      'MARKET_ORDER_CREATE',
+      'LIMIT_ORDER_CREATE',
+      'ORDER_UPDATE',
+      'TRADE_UPDATE',
+      'ORDER_CANCEL',
+      'TRADE_CLOSE',
+    ])
+      expect(types, want).toContain(want);
+    const create = txs.find(
+      (t) => t.type === 'MARKET_ORDER_CREATE' && (t.tradeOpened as { id: number } | undefined)?.id === t1,
+    )!;
+    expect(create).toMatchObject({
+      accountId: acct,
+      instrument: 'EUR_USD',
+      side: 'buy',
+      units: 1000,
+      price: ASK,
+      pl: 0,
+      interest: 0,
+      accountBalance: 100000,
+      takeProfitPrice: 1.105,
+      stopLossPrice: 1.095,
+      tradeOpened: { id: t1, units: 1000 },
+    });
+    expect(txs.find((t) => t.type === 'ORDER_UPDATE')).toMatchObject({
+      orderId: oid,
+      reason: 'REPLACES_ORDER',
+      units: 700,
+      trailingStopLossDistance: 15.5,
+    });
+    expect(txs.find((t) => t.type === 'ORDER_CANCEL')).toMatchObject({
+      orderId: oid,
+      reason: 'CLIENT_REQUEST',
+      id: cancel.body.id,
+    });
+    expect(txs.find((t) => t.type === 'TRADE_CLOSE')).toMatchObject({
+      tradeId: t1,
+      id: closed.body.id,
+      side: 'sell',
+    });
+    expect(txs.find((t) => t.type === 'TAKE_PROFIT_FILLED')).toMatchObject({
+      tradeId: t2,
+      instrument: 'GBP_USD',
+      side: 'sell',
+      units: 200,
+    });
     const tp = txs.find((t) => t.type === 'TAKE_PROFIT_FILLED')!;
     // The price jumped over the take profit: filled at the bid it jumped to (never worse than 1.271).
     expect(tp.price).toBeGreaterThanOrEqual(1.271);
@@ -226,7 +356,9 @@ describe('a legacy client written from the specification drives a whole flow', (
     const entry = unzipOne(buf);
     expect(entry.name).toBe(`transactions-${acct}.json`);
     const history = JSON.parse(entry.data.toString('utf8')) as { id: number }[];
-    expect(history.map((t) => t.id)).toEqual((await c.transactions(acct)).body.transactions.map((t: { id: number }) => t.id));
+    expect(history.map((t) => t.id)).toEqual(
+      (await c.transactions(acct)).body.transactions.map((t: { id: number }) => t.id),
+    );
     // And the system's unzip reads it too (a real process, when installed).
     let unzipped: string | undefined;
     try {
@@ -258,11 +390,21 @@ describe('a legacy client written from the specification drives a whole flow', (
     const missing = await c.order(acct, { instrument: 'EUR_USD', units: 10, side: 'buy', type: 'limit' });
     expect(missing.status).toBe(400);
     expect(missing.body.message).toMatch(/price, expiry/);
-    expect((await c.order(acct, { instrument: 'EUR_USD', units: 10, side: 'long', type: 'market' })).body.message).toMatch(/side=long/);
-    expect((await c.order(acct, { instrument: 'EUR_USD', units: 1.5, side: 'buy', type: 'market' })).body.message).toMatch(/units=1.5/);
+    expect(
+      (await c.order(acct, { instrument: 'EUR_USD', units: 10, side: 'long', type: 'market' })).body.message,
+    ).toMatch(/side=long/);
+    expect(
+      (await c.order(acct, { instrument: 'EUR_USD', units: 1.5, side: 'buy', type: 'market' })).body.message,
+    ).toMatch(/units=1.5/);
     const last = (await c.transactions(acct)).body.transactions[0].id;
     // A stop loss on the wrong side: the simulator's own validation rejects it (the same rule as /v3).
-    const wrong = await c.order(acct, { instrument: 'EUR_USD', units: 10, side: 'buy', type: 'market', stopLoss: 1.2 });
+    const wrong = await c.order(acct, {
+      instrument: 'EUR_USD',
+      units: 10,
+      side: 'buy',
+      type: 'market',
+      stopLoss: 1.2,
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body.errorCode).toBe('STOP_LOSS_ON_FILL_LOSS');
     expect(wrong.body.message).toMatch(/STOP_LOSS_VIOLATION/);
@@ -270,7 +412,18 @@ describe('a legacy client written from the specification drives a whole flow', (
     expect(now[0]).toMatchObject({ type: 'ORDER_CANCEL', reason: 'STOP_LOSS_VIOLATION' });
     expect(now[0].id).toBeGreaterThan(last);
     // A request refused before the simulator (bad field) creates no transaction at all.
-    expect((await c.order(acct, { instrument: 'EUR_USD', units: 10, side: 'buy', type: 'stop', price: 1.2, expiry: 'soon' })).body.message).toMatch(/expiry=soon/);
+    expect(
+      (
+        await c.order(acct, {
+          instrument: 'EUR_USD',
+          units: 10,
+          side: 'buy',
+          type: 'stop',
+          price: 1.2,
+          expiry: 'soon',
+        })
+      ).body.message,
+    ).toMatch(/expiry=soon/);
     expect((await c.transactions(acct)).body.transactions[0].id).toBe(now[0].id);
   });
 });

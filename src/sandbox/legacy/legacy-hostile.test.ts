@@ -14,7 +14,8 @@ describe('legacy routes under hostile input', () => {
   beforeAll(async () => {
     sb = await startSandbox({ feed: false });
     sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
-    acct = ((await (await fetch(`${sb.url}/v1/accounts`)).json()) as { accounts: { accountId: number }[] }).accounts[0]!.accountId;
+    acct = ((await (await fetch(`${sb.url}/v1/accounts`)).json()) as { accounts: { accountId: number }[] })
+      .accounts[0]!.accountId;
   });
   afterAll(() => sb.close());
 
@@ -32,13 +33,82 @@ describe('legacy routes under hostile input', () => {
   });
 
   it('random paths, queries and form bodies: never a 500, always a JSON body with a message, the account intact', async () => {
-    const lastID = async (): Promise<string> => ((await (await fetch(`${sb.url}/v3/accounts/${sb.accountIDs[0]}/summary`)).json()) as { account: { lastTransactionID: string } }).account.lastTransactionID;
+    const lastID = async (): Promise<string> =>
+      (
+        (await (await fetch(`${sb.url}/v3/accounts/${sb.accountIDs[0]}/summary`)).json()) as {
+          account: { lastTransactionID: string };
+        }
+      ).account.lastTransactionID;
     /** Refusals made before the simulator is asked: they must leave no transaction. */
-    const early = new Set(['INVALID_ARGUMENT', 'MISSING_ARGUMENT', 'INVALID_INSTRUMENT', 'RETIRED_ENDPOINT', 'INVALID_ACCOUNT_ID', 'ORDER_NOT_FOUND', 'TRADE_NOT_FOUND', 'TRANSACTION_NOT_FOUND', 'FILE_NOT_READY', 'RATE_LIMIT']);
+    const early = new Set([
+      'INVALID_ARGUMENT',
+      'MISSING_ARGUMENT',
+      'INVALID_INSTRUMENT',
+      'RETIRED_ENDPOINT',
+      'INVALID_ACCOUNT_ID',
+      'ORDER_NOT_FOUND',
+      'TRADE_NOT_FOUND',
+      'TRANSACTION_NOT_FOUND',
+      'FILE_NOT_READY',
+      'RATE_LIMIT',
+    ]);
     let refused = 0;
-    const segment = fc.oneof(fc.constantFrom('accounts', String(acct), 'orders', 'trades', 'transactions', 'alltransactions', '0', '-1', '%E0%A4%A', '1e3', 'history'), fc.string({ maxLength: 6 }).filter((x) => x !== '.' && x !== '..').map(encodeURIComponent));
-    const field = fc.constantFrom('instrument', 'units', 'side', 'type', 'price', 'expiry', 'stopLoss', 'takeProfit', 'trailingStop', 'upperBound', 'lowerBound', 'maxId', 'minId', 'count', 'ids');
-    const value = fc.oneof(fc.constantFrom('EUR_USD', 'XXX_YYY', 'buy', 'sell', 'market', 'limit', '0', '-5', '1.5', '1e400', 'NaN', '', '501', '1,2,3', '2024-01-09T00:00:00Z'), fc.string({ maxLength: 8 }));
+    const segment = fc.oneof(
+      fc.constantFrom(
+        'accounts',
+        String(acct),
+        'orders',
+        'trades',
+        'transactions',
+        'alltransactions',
+        '0',
+        '-1',
+        '%E0%A4%A',
+        '1e3',
+        'history',
+      ),
+      fc
+        .string({ maxLength: 6 })
+        .filter((x) => x !== '.' && x !== '..')
+        .map(encodeURIComponent),
+    );
+    const field = fc.constantFrom(
+      'instrument',
+      'units',
+      'side',
+      'type',
+      'price',
+      'expiry',
+      'stopLoss',
+      'takeProfit',
+      'trailingStop',
+      'upperBound',
+      'lowerBound',
+      'maxId',
+      'minId',
+      'count',
+      'ids',
+    );
+    const value = fc.oneof(
+      fc.constantFrom(
+        'EUR_USD',
+        'XXX_YYY',
+        'buy',
+        'sell',
+        'market',
+        'limit',
+        '0',
+        '-5',
+        '1.5',
+        '1e400',
+        'NaN',
+        '',
+        '501',
+        '1,2,3',
+        '2024-01-09T00:00:00Z',
+      ),
+      fc.string({ maxLength: 8 }),
+    );
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE', 'PUT'),
@@ -50,7 +120,16 @@ describe('legacy routes under hostile input', () => {
           const url = `${sb.url}/v1/${segs.join('/')}${q ? `?${q}` : ''}`;
           const last = await lastID();
           const withBody = method !== 'GET' && method !== 'DELETE';
-          const r = await fetch(url, withBody ? { method, headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() } : { method });
+          const r = await fetch(
+            url,
+            withBody
+              ? {
+                  method,
+                  headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+                  body: new URLSearchParams(form).toString(),
+                }
+              : { method },
+          );
           expect(r.status, `${method} ${url}`).toBeLessThan(500);
           const text = await r.text();
           if (r.headers.get('content-type') === 'application/json' && text !== '') {

@@ -11,7 +11,11 @@ type Tx = { id: number; type: string; [k: string]: unknown };
 
 describe('legacy transactions the simulator makes', () => {
   it('TRANSFER_FUNDS, SET_MARGIN_RATE, DAILY_INTEREST and MARGIN_CLOSEOUT, each the view of its v20 transaction', async () => {
-    const sb = await startSandbox({ feed: false, accounts: [{ balance: '1000', marginRate: '0.02' }], marketHours: false });
+    const sb = await startSandbox({
+      feed: false,
+      accounts: [{ balance: '1000', marginRate: '0.02' }],
+      marketHours: false,
+    });
     try {
       const v3 = `${sb.url}/v3/accounts/${sb.accountIDs[0]}`;
       const acct = (await call('GET', `${sb.url}/v1/accounts`)).body.accounts[0].accountId as number;
@@ -20,7 +24,11 @@ describe('legacy transactions the simulator makes', () => {
       expect((await call('PATCH', `${v3}/configuration`, { marginRate: '0.05' })).status).toBe(200);
       expect((await call('PATCH', `${v3}/configuration`, { marginRate: '0.02' })).status).toBe(200);
       // 10,000 units need 550 USD of margin of the 1,000 (EUR_USD's rate, 5%, is above the account's).
-      const buy = await fetch(`${v1}/orders`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'instrument=EUR_USD&units=10000&side=buy&type=market' });
+      const buy = await fetch(`${v1}/orders`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'instrument=EUR_USD&units=10000&side=buy&type=market',
+      });
       expect(buy.status).toBe(200);
       // Past 17:00 New York: daily financing on the open trade.
       sb.setTime('2024-01-02T23:00:00Z');
@@ -29,16 +37,27 @@ describe('legacy transactions the simulator makes', () => {
       const txs = (await call('GET', `${v1}/transactions`)).body.transactions as Tx[];
       const types = txs.map((t) => t.type);
       expect(types).toContain('TRANSFER_FUNDS');
-      expect(txs.find((t) => t.type === 'TRANSFER_FUNDS')).toMatchObject({ amount: 1000, accountBalance: 1000, reason: 'CLIENT_REQUEST' });
+      expect(txs.find((t) => t.type === 'TRANSFER_FUNDS')).toMatchObject({
+        amount: 1000,
+        accountBalance: 1000,
+        reason: 'CLIENT_REQUEST',
+      });
       expect(txs.filter((t) => t.type === 'SET_MARGIN_RATE').map((t) => t.marginRate)).toEqual([0.02, 0.05]);
       expect(txs.find((t) => t.type === 'SET_MARGIN_RATE')!.rate).toBe(0.02);
       const interest = txs.find((t) => t.type === 'DAILY_INTEREST');
       expect(interest, `types: ${types.join(', ')}`).toMatchObject({ instrument: 'EUR_USD' });
       expect(typeof interest!.interest).toBe('number');
       const closeout = txs.find((t) => t.type === 'MARGIN_CLOSEOUT');
-      expect(closeout, `types: ${types.join(', ')}`).toMatchObject({ instrument: 'EUR_USD', side: 'sell', units: 10000, price: 1.02 });
+      expect(closeout, `types: ${types.join(', ')}`).toMatchObject({
+        instrument: 'EUR_USD',
+        side: 'sell',
+        units: 10000,
+        price: 1.02,
+      });
       expect(closeout!.pl as number).toBeCloseTo((1.02 - 1.1002) * 10000, 4);
-      expect(closeout!.tradeId).toBe((txs.find((t) => t.type === 'MARKET_ORDER_CREATE')!.tradeOpened as { id: number }).id);
+      expect(closeout!.tradeId).toBe(
+        (txs.find((t) => t.type === 'MARKET_ORDER_CREATE')!.tradeOpened as { id: number }).id,
+      );
       expect((await call('GET', `${v1}/trades`)).body.trades).toEqual([]);
       // Each is the view of the v20 transaction with the same ID.
       for (const t of txs) {
@@ -53,7 +72,11 @@ describe('legacy transactions the simulator makes', () => {
   it('an order for an instrument without a price yet is refused, not left in flight', async () => {
     const sb = await startSandbox({ feed: false });
     try {
-      const r = await fetch(`${sb.url}/v1/accounts/${sb.accountIDs[0]}/orders`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'instrument=EUR_USD&units=100&side=buy&type=market' });
+      const r = await fetch(`${sb.url}/v1/accounts/${sb.accountIDs[0]}/orders`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'instrument=EUR_USD&units=100&side=buy&type=market',
+      });
       expect(r.status).toBe(400);
       expect(((await r.json()) as { message: string }).message).toMatch(/No price for EUR_USD yet/);
       sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
@@ -70,7 +93,12 @@ describe('legacy transactions the simulator makes', () => {
       sb.pushPrice({ instrument: 'EUR_USD', bid: 1.1, ask: 1.1002 });
       sb.pushPrice({ instrument: 'USD_JPY', bid: 140, ask: 140.02 });
       const v1 = `${sb.url}/v1/accounts/${sb.accountIDs[0]}`;
-      const order = (instrument: string): Promise<Response> => fetch(`${v1}/orders`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `instrument=${instrument}&units=1&side=buy&type=market` });
+      const order = (instrument: string): Promise<Response> =>
+        fetch(`${v1}/orders`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: `instrument=${instrument}&units=1&side=buy&type=market`,
+        });
       expect((await order('USD_JPY')).status).toBe(200);
       for (let i = 0; i < 15; i++) expect((await order('EUR_USD')).status).toBe(200);
       // 32 transactions after the one USD_JPY fill: the first page looks at 10 and finds nothing.

@@ -24,36 +24,70 @@ export interface ListQuery {
 /** Query parameters of a list: ids alone (at most 50), else maxId / minId / count / instrument; `allowed` names the ones this list takes. */
 export function listQuery(ctx: LegacyContext, url: URL, allowed: readonly string[]): ListQuery {
   const q = url.searchParams;
-  for (const k of q.keys()) if (!allowed.includes(k)) throw new LegacyError(400, `Invalid argument: '${k}' (this list takes ${allowed.join(', ')})`, 'INVALID_ARGUMENT');
+  for (const k of q.keys())
+    if (!allowed.includes(k))
+      throw new LegacyError(
+        400,
+        `Invalid argument: '${k}' (this list takes ${allowed.join(', ')})`,
+        'INVALID_ARGUMENT',
+      );
   const idsText = q.get('ids');
   if (idsText !== null) {
-    if ([...q.keys()].some((k) => k !== 'ids')) throw new LegacyError(400, "Invalid argument: 'ids' cannot be combined with other parameters (give ids alone)", 'INVALID_ARGUMENT');
+    if ([...q.keys()].some((k) => k !== 'ids'))
+      throw new LegacyError(
+        400,
+        "Invalid argument: 'ids' cannot be combined with other parameters (give ids alone)",
+        'INVALID_ARGUMENT',
+      );
     const list = idsText.split(',').filter((s) => s !== '');
-    if (list.length === 0 || list.length > MAX_IDS || list.some((s) => !/^\d+$/.test(s))) throw new LegacyError(400, `Invalid argument: ids=${idsText} (1 to ${MAX_IDS} comma-separated IDs)`, 'INVALID_ARGUMENT');
+    if (list.length === 0 || list.length > MAX_IDS || list.some((s) => !/^\d+$/.test(s)))
+      throw new LegacyError(
+        400,
+        `Invalid argument: ids=${idsText} (1 to ${MAX_IDS} comma-separated IDs)`,
+        'INVALID_ARGUMENT',
+      );
     return { ids: new Set(list.map(Number)), count: MAX_IDS };
   }
   const int = (k: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined => {
     const v = q.get(k);
     if (v === null) return undefined;
     const n = Number(v);
-    if (!/^\d+$/.test(v) || n < min || n > max) throw new LegacyError(400, `Invalid argument: ${k}=${v} (a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''})`, 'INVALID_ARGUMENT');
+    if (!/^\d+$/.test(v) || n < min || n > max)
+      throw new LegacyError(
+        400,
+        `Invalid argument: ${k}=${v} (a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''})`,
+        'INVALID_ARGUMENT',
+      );
     return n;
   };
-  const out: { maxId?: number; minId?: number; count: number; instrument?: string } = { count: int('count', 1, MAX_COUNT) ?? DEFAULT_COUNT };
+  const out: { maxId?: number; minId?: number; count: number; instrument?: string } = {
+    count: int('count', 1, MAX_COUNT) ?? DEFAULT_COUNT,
+  };
   const maxId = int('maxId', 1);
   if (maxId !== undefined) out.maxId = maxId;
   const minId = int('minId', 1);
   if (minId !== undefined) out.minId = minId;
   const instrument = q.get('instrument');
   if (instrument !== null) {
-    if (!ctx.instruments.has(instrument)) throw new LegacyError(400, `Invalid argument: instrument=${instrument} is not a known instrument`, 'INVALID_INSTRUMENT');
+    if (!ctx.instruments.has(instrument))
+      throw new LegacyError(
+        400,
+        `Invalid argument: instrument=${instrument} is not a known instrument`,
+        'INVALID_INSTRUMENT',
+      );
     out.instrument = instrument;
   }
   return out;
 }
 
 /** A descending page of a list: at most `count`, Link with the next maxId, X-Result-Count. */
-export function page(ctx: LegacyContext, key: string, all: Obj[], url: URL, allowed: readonly string[]): SandboxReply {
+export function page(
+  ctx: LegacyContext,
+  key: string,
+  all: Obj[],
+  url: URL,
+  allowed: readonly string[],
+): SandboxReply {
   const q = listQuery(ctx, url, allowed);
   let list = all;
   if (q.ids) list = list.filter((x) => q.ids!.has(x.id as number));
@@ -64,7 +98,14 @@ export function page(ctx: LegacyContext, key: string, all: Obj[], url: URL, allo
 }
 
 /** The answer of one page of `items` (one more than `count` when there are more). `unscanned`: the page stopped at the scan budget; the next one starts at this ID. */
-export function pageReply(ctx: LegacyContext, key: string, items: Obj[], count: number, url: URL, unscanned?: number): SandboxReply {
+export function pageReply(
+  ctx: LegacyContext,
+  key: string,
+  items: Obj[],
+  count: number,
+  url: URL,
+  unscanned?: number,
+): SandboxReply {
   const headers: Record<string, string> = {};
   const more = items.length > count;
   const shown = items.slice(0, count);
@@ -83,7 +124,14 @@ export function pageReply(ctx: LegacyContext, key: string, items: Obj[], count: 
  * at no more than `scan` v20 transactions. `next` is the first ID not looked at when the scan
  * budget ran out first (a sparse filter over a long log), else undefined.
  */
-export function transactionsScan(c: LegacyTxContext, hi: number, lo: number, limit: number, keep: (t: Obj) => boolean, scan = Number.MAX_SAFE_INTEGER): { list: Obj[]; next?: number } {
+export function transactionsScan(
+  c: LegacyTxContext,
+  hi: number,
+  lo: number,
+  limit: number,
+  keep: (t: Obj) => boolean,
+  scan = Number.MAX_SAFE_INTEGER,
+): { list: Obj[]; next?: number } {
   const log = c.account.transactions;
   const out: Obj[] = [];
   const bottom = Math.max(lo, log.oldestID);

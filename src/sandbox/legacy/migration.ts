@@ -15,12 +15,14 @@ export interface LegacyEndpoint {
 }
 
 const A = '/v3/accounts/{accountID}';
-const ID = { accountId: 'accountID path segment: the v20 ID (101-...); the sandbox maps the legacy integer to it' };
+const ID = {
+  accountId: 'accountID path segment: the v20 ID (101-...); the sandbox maps the legacy integer to it',
+};
 const NUMBERS = { '(numbers)': 'decimal strings ("1.10000"): parse them as decimals, not floats' };
 const ORDER_FIELDS = {
   side: "sign of order.units (negative to sell); no 'side' field",
   units: 'order.units (a signed decimal string)',
-  type: "order.type: MARKET, LIMIT, STOP, MARKET_IF_TOUCHED (upper case)",
+  type: 'order.type: MARKET, LIMIT, STOP, MARKET_IF_TOUCHED (upper case)',
   price: 'order.price',
   expiry: "order.timeInForce 'GTD' with order.gtdTime (GTC: no expiry)",
   upperBound: 'order.priceBound (for a buy)',
@@ -51,21 +53,143 @@ const TX_FIELDS = {
 
 /** Every legacy endpoint the sandbox serves. */
 export const LEGACY_ENDPOINTS: readonly LegacyEndpoint[] = [
-  { method: 'GET', template: '/v1/accounts', replacement: 'GET /v3/accounts', fields: { accountId: 'accounts[].id (a string)', accountName: 'alias (GET /v3/accounts/{accountID}/summary)', accountCurrency: 'currency (summary)', marginRate: 'marginRate (summary, a decimal string)' } },
-  { method: 'GET', template: '/v1/accounts/:account_id', replacement: `GET ${A}/summary`, fields: { ...ID, accountName: 'account.alias', balance: 'account.balance', unrealizedPl: 'account.unrealizedPL', realizedPl: 'account.pl', marginUsed: 'account.marginUsed', marginAvail: 'account.marginAvailable', openTrades: 'account.openTradeCount', openOrders: 'account.pendingOrderCount (counts take-profit/stop-loss orders too)', marginRate: 'account.marginRate', accountCurrency: 'account.currency', ...NUMBERS } },
-  { method: 'GET', template: '/v1/accounts/:account_id/orders', replacement: `GET ${A}/pendingOrders (or ${A}/orders?state=PENDING)`, fields: { ...ID, maxId: 'beforeID (exclusive: maxId + 1)', count: 'count', instrument: 'instrument', ids: 'ids', ...ORDER_FIELDS } },
-  { method: 'POST', template: '/v1/accounts/:account_id/orders', replacement: `POST ${A}/orders with a JSON body {"order": {...}}`, fields: { ...ID, ...ORDER_FIELDS, '(form body)': 'JSON body {"order": {...}}', tradeOpened: 'orderFillTransaction.tradeOpened', tradesClosed: 'orderFillTransaction.tradesClosed', orderOpened: 'orderCreateTransaction' } },
-  { method: 'GET', template: '/v1/accounts/:account_id/orders/:order_id', replacement: `GET ${A}/orders/{orderSpecifier}`, fields: { ...ID, ...ORDER_FIELDS } },
-  { method: 'PATCH', template: '/v1/accounts/:account_id/orders/:order_id', replacement: `PUT ${A}/orders/{orderSpecifier} (the whole replacing order; the order gets a new ID)`, fields: { ...ID, '(only given fields)': 'send the whole order: read it first, change fields, PUT it', '(0 removes)': 'leave the field out', ...ORDER_FIELDS } },
-  { method: 'DELETE', template: '/v1/accounts/:account_id/orders/:order_id', replacement: `PUT ${A}/orders/{orderSpecifier}/cancel`, fields: { ...ID, id: 'orderCancelTransaction.id' } },
-  { method: 'GET', template: '/v1/accounts/:account_id/trades', replacement: `GET ${A}/openTrades (or ${A}/trades)`, fields: { ...ID, maxId: 'beforeID (exclusive)', ...TRADE_FIELDS } },
-  { method: 'GET', template: '/v1/accounts/:account_id/trades/:trade_id', replacement: `GET ${A}/trades/{tradeSpecifier}`, fields: { ...ID, ...TRADE_FIELDS } },
-  { method: 'PATCH', template: '/v1/accounts/:account_id/trades/:trade_id', replacement: `PUT ${A}/trades/{tradeSpecifier}/orders`, fields: { ...ID, takeProfit: 'takeProfit {price} (null cancels; 0 is not "none")', stopLoss: 'stopLoss {price} (null cancels)', trailingStop: 'trailingStopLoss {distance} in price units (null cancels)' } },
-  { method: 'DELETE', template: '/v1/accounts/:account_id/trades/:trade_id', replacement: `PUT ${A}/trades/{tradeSpecifier}/close`, fields: { ...ID, id: 'orderFillTransaction.id', price: 'orderFillTransaction.price', profit: 'orderFillTransaction.tradesClosed[0].realizedPL' } },
-  { method: 'GET', template: '/v1/accounts/:account_id/transactions', replacement: `GET ${A}/transactions/idrange?from=&to= (or ${A}/transactions/sinceid?id=)`, fields: { ...ID, ...TX_FIELDS } },
-  { method: 'GET', template: '/v1/accounts/:account_id/transactions/:transaction_id', replacement: `GET ${A}/transactions/{transactionID}`, fields: { ...ID, ...TX_FIELDS } },
-  { method: 'GET', template: '/v1/accounts/:account_id/alltransactions', replacement: `GET ${A}/transactions (page URLs), then each GET ${A}/transactions/idrange`, fields: { ...ID, Location: 'pages[] of the /transactions answer' } },
-  { method: 'GET', template: '/v1/history/:file', replacement: `GET ${A}/transactions/idrange?from=&to= for each page`, fields: { '(zip file)': 'JSON pages of transactions; no archive' } },
+  {
+    method: 'GET',
+    template: '/v1/accounts',
+    replacement: 'GET /v3/accounts',
+    fields: {
+      accountId: 'accounts[].id (a string)',
+      accountName: 'alias (GET /v3/accounts/{accountID}/summary)',
+      accountCurrency: 'currency (summary)',
+      marginRate: 'marginRate (summary, a decimal string)',
+    },
+  },
+  {
+    method: 'GET',
+    template: '/v1/accounts/:account_id',
+    replacement: `GET ${A}/summary`,
+    fields: {
+      ...ID,
+      accountName: 'account.alias',
+      balance: 'account.balance',
+      unrealizedPl: 'account.unrealizedPL',
+      realizedPl: 'account.pl',
+      marginUsed: 'account.marginUsed',
+      marginAvail: 'account.marginAvailable',
+      openTrades: 'account.openTradeCount',
+      openOrders: 'account.pendingOrderCount (counts take-profit/stop-loss orders too)',
+      marginRate: 'account.marginRate',
+      accountCurrency: 'account.currency',
+      ...NUMBERS,
+    },
+  },
+  {
+    method: 'GET',
+    template: '/v1/accounts/:account_id/orders',
+    replacement: `GET ${A}/pendingOrders (or ${A}/orders?state=PENDING)`,
+    fields: {
+      ...ID,
+      maxId: 'beforeID (exclusive: maxId + 1)',
+      count: 'count',
+      instrument: 'instrument',
+      ids: 'ids',
+      ...ORDER_FIELDS,
+    },
+  },
+  {
+    method: 'POST',
+    template: '/v1/accounts/:account_id/orders',
+    replacement: `POST ${A}/orders with a JSON body {"order": {...}}`,
+    fields: {
+      ...ID,
+      ...ORDER_FIELDS,
+      '(form body)': 'JSON body {"order": {...}}',
+      tradeOpened: 'orderFillTransaction.tradeOpened',
+      tradesClosed: 'orderFillTransaction.tradesClosed',
+      orderOpened: 'orderCreateTransaction',
+    },
+  },
+  {
+    method: 'GET',
+    template: '/v1/accounts/:account_id/orders/:order_id',
+    replacement: `GET ${A}/orders/{orderSpecifier}`,
+    fields: { ...ID, ...ORDER_FIELDS },
+  },
+  {
+    method: 'PATCH',
+    template: '/v1/accounts/:account_id/orders/:order_id',
+    replacement: `PUT ${A}/orders/{orderSpecifier} (the whole replacing order; the order gets a new ID)`,
+    fields: {
+      ...ID,
+      '(only given fields)': 'send the whole order: read it first, change fields, PUT it',
+      '(0 removes)': 'leave the field out',
+      ...ORDER_FIELDS,
+    },
+  },
+  {
+    method: 'DELETE',
+    template: '/v1/accounts/:account_id/orders/:order_id',
+    replacement: `PUT ${A}/orders/{orderSpecifier}/cancel`,
+    fields: { ...ID, id: 'orderCancelTransaction.id' },
+  },
+  {
+    method: 'GET',
+    template: '/v1/accounts/:account_id/trades',
+    replacement: `GET ${A}/openTrades (or ${A}/trades)`,
+    fields: { ...ID, maxId: 'beforeID (exclusive)', ...TRADE_FIELDS },
+  },
+  {
+    method: 'GET',
+    template: '/v1/accounts/:account_id/trades/:trade_id',
+    replacement: `GET ${A}/trades/{tradeSpecifier}`,
+    fields: { ...ID, ...TRADE_FIELDS },
+  },
+  {
+    method: 'PATCH',
+    template: '/v1/accounts/:account_id/trades/:trade_id',
+    replacement: `PUT ${A}/trades/{tradeSpecifier}/orders`,
+    fields: {
+      ...ID,
+      takeProfit: 'takeProfit {price} (null cancels; 0 is not "none")',
+      stopLoss: 'stopLoss {price} (null cancels)',
+      trailingStop: 'trailingStopLoss {distance} in price units (null cancels)',
+    },
+  },
+  {
+    method: 'DELETE',
+    template: '/v1/accounts/:account_id/trades/:trade_id',
+    replacement: `PUT ${A}/trades/{tradeSpecifier}/close`,
+    fields: {
+      ...ID,
+      id: 'orderFillTransaction.id',
+      price: 'orderFillTransaction.price',
+      profit: 'orderFillTransaction.tradesClosed[0].realizedPL',
+    },
+  },
+  {
+    method: 'GET',
+    template: '/v1/accounts/:account_id/transactions',
+    replacement: `GET ${A}/transactions/idrange?from=&to= (or ${A}/transactions/sinceid?id=)`,
+    fields: { ...ID, ...TX_FIELDS },
+  },
+  {
+    method: 'GET',
+    template: '/v1/accounts/:account_id/transactions/:transaction_id',
+    replacement: `GET ${A}/transactions/{transactionID}`,
+    fields: { ...ID, ...TX_FIELDS },
+  },
+  {
+    method: 'GET',
+    template: '/v1/accounts/:account_id/alltransactions',
+    replacement: `GET ${A}/transactions (page URLs), then each GET ${A}/transactions/idrange`,
+    fields: { ...ID, Location: 'pages[] of the /transactions answer' },
+  },
+  {
+    method: 'GET',
+    template: '/v1/history/:file',
+    replacement: `GET ${A}/transactions/idrange?from=&to= for each page`,
+    fields: { '(zip file)': 'JSON pages of transactions; no archive' },
+  },
 ];
 
 /** How often each legacy endpoint was called: the migration report's data. */
@@ -77,10 +201,20 @@ export class LegacyCallLog {
   }
 
   /** The calls made, most frequent first. */
-  entries(): { call: string; count: number; replacement: string; fields: Readonly<Record<string, string>> }[] {
+  entries(): {
+    call: string;
+    count: number;
+    replacement: string;
+    fields: Readonly<Record<string, string>>;
+  }[] {
     return [...this.#counts]
       .sort((a, b) => b[1] - a[1] || LEGACY_ENDPOINTS.indexOf(a[0]) - LEGACY_ENDPOINTS.indexOf(b[0]))
-      .map(([e, count]) => ({ call: `${e.method} ${e.template}`, count, replacement: e.replacement, fields: e.fields }));
+      .map(([e, count]) => ({
+        call: `${e.method} ${e.template}`,
+        count,
+        replacement: e.replacement,
+        fields: e.fields,
+      }));
   }
 }
 
@@ -90,7 +224,14 @@ export function formatLegacyReport(entries: ReturnType<LegacyCallLog['entries']>
   const lines = ['# Legacy (/v1) calls made against the sandbox, and their /v3 replacements', ''];
   if (entries.length === 0) lines.push('No legacy call was made.', '');
   for (const e of entries) {
-    lines.push(`## ${e.call} (${e.count} call${e.count === 1 ? '' : 's'})`, '', `- [ ] Replace with: ${e.replacement}`, '', '| legacy | v20 (/v3) |', '|---|---|');
+    lines.push(
+      `## ${e.call} (${e.count} call${e.count === 1 ? '' : 's'})`,
+      '',
+      `- [ ] Replace with: ${e.replacement}`,
+      '',
+      '| legacy | v20 (/v3) |',
+      '|---|---|',
+    );
     for (const [k, v] of Object.entries(e.fields)) lines.push(`| ${k} | ${v.replace(/\|/g, '\\|')} |`);
     lines.push('');
   }

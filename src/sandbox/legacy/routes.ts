@@ -14,7 +14,18 @@ import { LegacyError, errorReply, failure, formFields, type LegacyContext, type 
 import { DEFAULT_COUNT, MAX_IDS, listQuery, page, pageReply, transactionsScan } from './lists.ts';
 import { LEGACY_ENDPOINTS, LegacyCallLog, type LegacyEndpoint } from './migration.ts';
 import { createOrder, patchOrder, patchTrade, type LegacyEnv } from './order-forms.ts';
-import { LegacyOrderIDs, isLegacyOrder, legacyAccount, legacyAccountID, legacyAccountItem, legacyOrder, legacyTrade, legacyTransaction, num, type LegacyTxContext } from './shapes.ts';
+import {
+  LegacyOrderIDs,
+  isLegacyOrder,
+  legacyAccount,
+  legacyAccountID,
+  legacyAccountItem,
+  legacyOrder,
+  legacyTrade,
+  legacyTransaction,
+  num,
+  type LegacyTxContext,
+} from './shapes.ts';
 import { zip } from './zip.ts';
 
 export type { LegacyContext } from './common.ts';
@@ -39,10 +50,17 @@ const MAX_SCAN = 5000;
 const HISTORY_SLICE = 2000;
 
 /** A compiled endpoint template: its regex and the endpoint. */
-const COMPILED = LEGACY_ENDPOINTS.map((e) => ({ e, re: new RegExp(`^${e.template.replace(/:[a-z_]+/g, '([^/]+)')}/?$`) }));
+const COMPILED = LEGACY_ENDPOINTS.map((e) => ({
+  e,
+  re: new RegExp(`^${e.template.replace(/:[a-z_]+/g, '([^/]+)')}/?$`),
+}));
 
 /** A handler of one endpoint template: the account of `:account_id` (when the template has one), the decoded path segments, the request. */
-type Handler = (a: SandboxAccount | undefined, seg: string[], r: { url: URL; body: unknown }) => SandboxReply | Promise<SandboxReply>;
+type Handler = (
+  a: SandboxAccount | undefined,
+  seg: string[],
+  r: { url: URL; body: unknown },
+) => SandboxReply | Promise<SandboxReply>;
 type Handlers = Record<string, Handler>;
 
 /** The route's look-ups over the sandbox's accounts, shared by every handler family. */
@@ -69,7 +87,13 @@ export function legacyReplacement(method: string, path: string): string | undefi
 export function legacyRoute(ctx: LegacyContext): Legacy {
   const calls = new LegacyCallLog();
   const env = routeEnv(ctx);
-  const handlers: Handlers = { ...accountHandlers(env), ...orderHandlers(env), ...tradeHandlers(env), ...transactionHandlers(env), ...historyHandlers(env) };
+  const handlers: Handlers = {
+    ...accountHandlers(env),
+    ...orderHandlers(env),
+    ...tradeHandlers(env),
+    ...transactionHandlers(env),
+    ...historyHandlers(env),
+  };
   return { route: dispatch(handlers, env, calls), calls };
 }
 
@@ -88,14 +112,25 @@ function routeEnv(ctx: LegacyContext): RouteEnv {
     nextSeq: () => ++seq,
     nextIntentID: () => `legacy-${++seq}`,
     account(seg) {
-      for (const a of ctx.accounts.values()) if (a.id === seg || String(legacyAccountID(a.id)) === seg) return a;
-      throw new LegacyError(404, `The account ${seg} does not exist; the sandbox serves ${[...ctx.accounts.keys()].map((id) => `${legacyAccountID(id)} (${id})`).join(', ')}`, 'INVALID_ACCOUNT_ID');
+      for (const a of ctx.accounts.values())
+        if (a.id === seg || String(legacyAccountID(a.id)) === seg) return a;
+      throw new LegacyError(
+        404,
+        `The account ${seg} does not exist; the sandbox serves ${[...ctx.accounts.keys()].map((id) => `${legacyAccountID(id)} (${id})`).join(', ')}`,
+        'INVALID_ACCOUNT_ID',
+      );
     },
     txContext: (a) => ({ account: a, instruments: ctx.instruments, ids: ids.get(a.id)! }),
-    pendingOrders: (a) => a.pendingOrders().filter(isLegacyOrder).map((o) => legacyOrder(ctx.instruments, ids.get(a.id)!, o)).sort((x, y) => (y.id as number) - (x.id as number)),
+    pendingOrders: (a) =>
+      a
+        .pendingOrders()
+        .filter(isLegacyOrder)
+        .map((o) => legacyOrder(ctx.instruments, ids.get(a.id)!, o))
+        .sort((x, y) => (y.id as number) - (x.id as number)),
     pendingView(a, legacyID) {
       const o = a.findOrder(ids.get(a.id)!.current(legacyID));
-      if (!o || o.state !== 'PENDING' || !isLegacyOrder(o)) throw new LegacyError(404, `Order ${legacyID} does not exist or is not pending`, 'ORDER_NOT_FOUND');
+      if (!o || o.state !== 'PENDING' || !isLegacyOrder(o))
+        throw new LegacyError(404, `Order ${legacyID} does not exist or is not pending`, 'ORDER_NOT_FOUND');
       return o;
     },
     openTrade(a, id) {
@@ -111,8 +146,14 @@ function routeEnv(ctx: LegacyContext): RouteEnv {
 function accountHandlers(env: RouteEnv): Handlers {
   const { ctx } = env;
   return {
-    'GET /v1/accounts': () => ({ status: 200, body: { accounts: [...ctx.accounts.values()].map(legacyAccountItem) } }),
-    'GET /v1/accounts/:account_id': (a) => ({ status: 200, body: legacyAccount(a!, env.pendingOrders(a!).length) }),
+    'GET /v1/accounts': () => ({
+      status: 200,
+      body: { accounts: [...ctx.accounts.values()].map(legacyAccountItem) },
+    }),
+    'GET /v1/accounts/:account_id': (a) => ({
+      status: 200,
+      body: legacyAccount(a!, env.pendingOrders(a!).length),
+    }),
   };
 }
 
@@ -120,17 +161,34 @@ function accountHandlers(env: RouteEnv): Handlers {
 function orderHandlers(env: RouteEnv): Handlers {
   const { ctx, ids } = env;
   return {
-    'GET /v1/accounts/:account_id/orders': (a, _s, r) => page(ctx, 'orders', env.pendingOrders(a!), r.url, ['maxId', 'count', 'instrument', 'ids']),
-    'GET /v1/accounts/:account_id/orders/:order_id': (a, s) => ({ status: 200, body: legacyOrder(ctx.instruments, ids.get(a!.id)!, env.pendingView(a!, s[1]!)) }),
+    'GET /v1/accounts/:account_id/orders': (a, _s, r) =>
+      page(ctx, 'orders', env.pendingOrders(a!), r.url, ['maxId', 'count', 'instrument', 'ids']),
+    'GET /v1/accounts/:account_id/orders/:order_id': (a, s) => ({
+      status: 200,
+      body: legacyOrder(ctx.instruments, ids.get(a!.id)!, env.pendingView(a!, s[1]!)),
+    }),
     'POST /v1/accounts/:account_id/orders': (a, _s, r) => createOrder(env, a!, formFields(r.body)),
-    'PATCH /v1/accounts/:account_id/orders/:order_id': (a, s, r) => patchOrder(env, a!, s[1]!, formFields(r.body)),
+    'PATCH /v1/accounts/:account_id/orders/:order_id': (a, s, r) =>
+      patchOrder(env, a!, s[1]!, formFields(r.body)),
     'DELETE /v1/accounts/:account_id/orders/:order_id': (a, s) => {
       const o = env.pendingView(a!, s[1]!);
       const txs = ctx.submit(a!, { kind: 'cancel', id: env.nextIntentID(), orderSpecifier: o.id as string });
-      const cancel = txs.find((t) => t.type === 'ORDER_CANCEL') as (Transaction & { time: string }) | undefined;
-      if (!cancel) throw failure(txs) ?? new LegacyError(404, `Order ${s[1]} could not be cancelled`, 'ORDER_NOT_FOUND');
+      const cancel = txs.find((t) => t.type === 'ORDER_CANCEL') as
+        (Transaction & { time: string }) | undefined;
+      if (!cancel)
+        throw failure(txs) ?? new LegacyError(404, `Order ${s[1]} could not be cancelled`, 'ORDER_NOT_FOUND');
       const units = Number(o.units);
-      return { status: 200, body: { id: Number(cancel.id), instrument: o.instrument, units: Math.abs(units), side: units < 0 ? 'sell' : 'buy', price: num(o.price), time: cancel.time } };
+      return {
+        status: 200,
+        body: {
+          id: Number(cancel.id),
+          instrument: o.instrument,
+          units: Math.abs(units),
+          side: units < 0 ? 'sell' : 'buy',
+          price: num(o.price),
+          time: cancel.time,
+        },
+      };
     },
   };
 }
@@ -139,18 +197,44 @@ function orderHandlers(env: RouteEnv): Handlers {
 function tradeHandlers(env: RouteEnv): Handlers {
   const { ctx } = env;
   return {
-    'GET /v1/accounts/:account_id/trades': (a, _s, r) => page(ctx, 'trades', a!.openTrades().map((t) => legacyTrade(ctx.instruments, t)), r.url, ['maxId', 'count', 'instrument', 'ids']),
-    'GET /v1/accounts/:account_id/trades/:trade_id': (a, s) => ({ status: 200, body: legacyTrade(ctx.instruments, env.openTrade(a!, s[1]!)) }),
-    'PATCH /v1/accounts/:account_id/trades/:trade_id': (a, s, r) => patchTrade(env, a!, s[1]!, formFields(r.body)),
+    'GET /v1/accounts/:account_id/trades': (a, _s, r) =>
+      page(
+        ctx,
+        'trades',
+        a!.openTrades().map((t) => legacyTrade(ctx.instruments, t)),
+        r.url,
+        ['maxId', 'count', 'instrument', 'ids'],
+      ),
+    'GET /v1/accounts/:account_id/trades/:trade_id': (a, s) => ({
+      status: 200,
+      body: legacyTrade(ctx.instruments, env.openTrade(a!, s[1]!)),
+    }),
+    'PATCH /v1/accounts/:account_id/trades/:trade_id': (a, s, r) =>
+      patchTrade(env, a!, s[1]!, formFields(r.body)),
     'DELETE /v1/accounts/:account_id/trades/:trade_id': (a, s) => {
       // The answer is the close (its id is the closing transaction's): its side is the close's, as
       // the TRADE_CLOSE in the history says (a short is closed by a buy).
       const t = env.openTrade(a!, s[1]!);
-      const txs = ctx.submit(a!, { kind: 'closeTrade', id: env.nextIntentID(), tradeSpecifier: t.id as string, units: 'ALL' });
+      const txs = ctx.submit(a!, {
+        kind: 'closeTrade',
+        id: env.nextIntentID(),
+        tradeSpecifier: t.id as string,
+        units: 'ALL',
+      });
       const fill = txs.find((x) => x.type === 'ORDER_FILL') as (Transaction & Obj) | undefined;
       if (!fill) throw failure(txs, txs[0]?.id) ?? new LegacyError(400, `Trade ${s[1]} could not be closed`);
       const closed = ((fill.tradesClosed as Obj[] | undefined) ?? []).find((c) => c.tradeID === t.id);
-      return { status: 200, body: { id: Number(fill.id), price: num(fill.price), instrument: t.instrument, profit: num(closed?.realizedPL), side: Number(t.currentUnits) < 0 ? 'buy' : 'sell', time: fill.time } };
+      return {
+        status: 200,
+        body: {
+          id: Number(fill.id),
+          price: num(fill.price),
+          instrument: t.instrument,
+          profit: num(closed?.realizedPL),
+          side: Number(t.currentUnits) < 0 ? 'buy' : 'sell',
+          time: fill.time,
+        },
+      };
     },
   };
 }
@@ -165,7 +249,12 @@ function transactionHandlers(env: RouteEnv): Handlers {
       const q = listQuery(ctx, r.url, ['maxId', 'minId', 'count', 'instrument', 'ids']);
       const c = env.txContext(a!);
       if (q.ids) {
-        const list = [...q.ids].sort((x, y) => y - x).map((id) => a!.transactions.get(id)).filter((t) => t !== undefined).map((t) => legacyTransaction(c, t)).filter((t) => t !== undefined);
+        const list = [...q.ids]
+          .sort((x, y) => y - x)
+          .map((id) => a!.transactions.get(id))
+          .filter((t) => t !== undefined)
+          .map((t) => legacyTransaction(c, t))
+          .filter((t) => t !== undefined);
         return pageReply(ctx, 'transactions', list, MAX_IDS, r.url);
       }
       if (r.url.searchParams.has('count')) {
@@ -174,18 +263,35 @@ function transactionHandlers(env: RouteEnv): Handlers {
         const last = lastListing.get(a!.id);
         if (last !== undefined && at - last < LEGACY_RATE_WINDOW_MS) {
           const wait = Math.ceil((LEGACY_RATE_WINDOW_MS - (at - last)) / 1000);
-          throw new LegacyError(429, `Rate limit: one transaction listing with 'count' per 60 seconds per account; retry in ${wait} s, or leave 'count' out (pages of ${DEFAULT_COUNT} are not limited)`, 'RATE_LIMIT', { 'Retry-After': String(wait) });
+          throw new LegacyError(
+            429,
+            `Rate limit: one transaction listing with 'count' per 60 seconds per account; retry in ${wait} s, or leave 'count' out (pages of ${DEFAULT_COUNT} are not limited)`,
+            'RATE_LIMIT',
+            { 'Retry-After': String(wait) },
+          );
         }
         lastListing.set(a!.id, at);
       }
-      const { list, next } = transactionsScan(env.txContext(a!), q.maxId ?? Number.MAX_SAFE_INTEGER, q.minId ?? 1, q.count + 1, (t) => q.instrument === undefined || t.instrument === q.instrument, ctx.maxScan ?? MAX_SCAN);
+      const { list, next } = transactionsScan(
+        env.txContext(a!),
+        q.maxId ?? Number.MAX_SAFE_INTEGER,
+        q.minId ?? 1,
+        q.count + 1,
+        (t) => q.instrument === undefined || t.instrument === q.instrument,
+        ctx.maxScan ?? MAX_SCAN,
+      );
       return pageReply(ctx, 'transactions', list, q.count, r.url, next);
     },
     'GET /v1/accounts/:account_id/transactions/:transaction_id': (a, s) => {
       const id = s[1]!;
       const tx = /^\d+$/.test(id) ? a!.transactions.get(Number(id)) : undefined;
       const t = tx ? legacyTransaction(env.txContext(a!), tx) : undefined;
-      if (!t) throw new LegacyError(404, `Transaction ${id} does not exist${tx ? ' in the legacy generation (its v20 counterpart has no legacy type; see GET /v3/accounts/{accountID}/transactions/' + id + ')' : ''}`, 'TRANSACTION_NOT_FOUND');
+      if (!t)
+        throw new LegacyError(
+          404,
+          `Transaction ${id} does not exist${tx ? ' in the legacy generation (its v20 counterpart has no legacy type; see GET /v3/accounts/{accountID}/transactions/' + id + ')' : ''}`,
+          'TRANSACTION_NOT_FOUND',
+        );
       return { status: 200, body: t };
     },
   };
@@ -207,11 +313,23 @@ function historyHandlers(env: RouteEnv): Handlers {
       const build = async (): Promise<Buffer> => {
         const parts: string[] = [];
         for (let hi = last; hi >= a!.transactions.oldestID; hi -= HISTORY_SLICE) {
-          const slice = transactionsScan(env.txContext(a!), hi, hi - HISTORY_SLICE + 1, HISTORY_SLICE, () => true).list;
+          const slice = transactionsScan(
+            env.txContext(a!),
+            hi,
+            hi - HISTORY_SLICE + 1,
+            HISTORY_SLICE,
+            () => true,
+          ).list;
           for (const t of slice) parts.push(JSON.stringify(t));
           await new Promise<void>((done) => setImmediate(done));
         }
-        return zip([{ name: `transactions-${legacyAccountID(a!.id)}.json`, data: Buffer.from(`[${parts.join(',')}]`), time }]);
+        return zip([
+          {
+            name: `transactions-${legacyAccountID(a!.id)}.json`,
+            data: Buffer.from(`[${parts.join(',')}]`),
+            time,
+          },
+        ]);
       };
       void build().then(
         (buf) => {
@@ -224,8 +342,22 @@ function historyHandlers(env: RouteEnv): Handlers {
     'GET /v1/history/:file': (_a, s) => {
       const key = s[0]!.replace(/\.zip$/, '');
       const buf = files.get(key);
-      if (!buf) throw new LegacyError(404, files.has(key) ? 'The history file is not ready yet; retry shortly' : `No history file ${s[0]} (request one with GET /v1/accounts/{account_id}/alltransactions; the sandbox keeps the last ${KEEP_FILES})`, 'FILE_NOT_READY');
-      return { status: 200, raw: buf, headers: { 'Content-Type': 'application/zip', 'Content-Disposition': `attachment; filename="${s[0]}"` } };
+      if (!buf)
+        throw new LegacyError(
+          404,
+          files.has(key)
+            ? 'The history file is not ready yet; retry shortly'
+            : `No history file ${s[0]} (request one with GET /v1/accounts/{account_id}/alltransactions; the sandbox keeps the last ${KEEP_FILES})`,
+          'FILE_NOT_READY',
+        );
+      return {
+        status: 200,
+        raw: buf,
+        headers: {
+          'Content-Type': 'application/zip',
+          'Content-Disposition': `attachment; filename="${s[0]}"`,
+        },
+      };
     },
   };
 }
@@ -254,9 +386,23 @@ function dispatch(handlers: Handlers, env: RouteEnv, calls: LegacyCallLog): Sand
     let replacement: string;
     if (!endpoint) {
       replacement = retiredCall(method, path)?.replacement ?? 'the v20 REST API under /v3';
-      reply = allowed.length > 0
-        ? errorReply(new LegacyError(405, `Method ${method} is not allowed on ${path} (use ${[...new Set(allowed)].sort().join(' or ')})`, undefined, { Allow: [...new Set(allowed)].sort().join(', ') }))
-        : errorReply(new LegacyError(404, `${method} ${path} is not part of the legacy generation the sandbox serves (accounts, orders, trades, transactions); use ${replacement} instead`, 'RETIRED_ENDPOINT'));
+      reply =
+        allowed.length > 0
+          ? errorReply(
+              new LegacyError(
+                405,
+                `Method ${method} is not allowed on ${path} (use ${[...new Set(allowed)].sort().join(' or ')})`,
+                undefined,
+                { Allow: [...new Set(allowed)].sort().join(', ') },
+              ),
+            )
+          : errorReply(
+              new LegacyError(
+                404,
+                `${method} ${path} is not part of the legacy generation the sandbox serves (accounts, orders, trades, transactions); use ${replacement} instead`,
+                'RETIRED_ENDPOINT',
+              ),
+            );
     } else {
       calls.record(endpoint);
       replacement = endpoint.replacement;
@@ -265,11 +411,18 @@ function dispatch(handlers: Handlers, env: RouteEnv, calls: LegacyCallLog): Sand
           try {
             return decodeURIComponent(s);
           } catch {
-            throw new LegacyError(400, `Invalid path segment '${s}': malformed percent-encoding`, 'INVALID_ARGUMENT');
+            throw new LegacyError(
+              400,
+              `Invalid path segment '${s}': malformed percent-encoding`,
+              'INVALID_ARGUMENT',
+            );
           }
         });
         const a = endpoint.template.includes(':account_id') ? env.account(seg[0]!) : undefined;
-        reply = await handlers[`${endpoint.method} ${endpoint.template}`]!(a, seg, { url: req.url, body: req.body });
+        reply = await handlers[`${endpoint.method} ${endpoint.template}`]!(a, seg, {
+          url: req.url,
+          body: req.body,
+        });
       } catch (e) {
         if (!(e instanceof LegacyError)) throw e;
         reply = errorReply(e);

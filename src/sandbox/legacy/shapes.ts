@@ -13,8 +13,18 @@ import type { SandboxAccount } from '../account.ts';
 type Obj = Record<string, unknown>;
 
 /** The legacy order types and their v20 names. */
-export const LEGACY_ORDER_TYPES: Readonly<Record<string, string>> = { market: 'MARKET', limit: 'LIMIT', stop: 'STOP', marketIfTouched: 'MARKET_IF_TOUCHED' };
-const V20_TO_LEGACY_TYPE: Readonly<Record<string, string>> = { MARKET: 'market', LIMIT: 'limit', STOP: 'stop', MARKET_IF_TOUCHED: 'marketIfTouched' };
+export const LEGACY_ORDER_TYPES: Readonly<Record<string, string>> = {
+  market: 'MARKET',
+  limit: 'LIMIT',
+  stop: 'STOP',
+  marketIfTouched: 'MARKET_IF_TOUCHED',
+};
+const V20_TO_LEGACY_TYPE: Readonly<Record<string, string>> = {
+  MARKET: 'market',
+  LIMIT: 'limit',
+  STOP: 'stop',
+  MARKET_IF_TOUCHED: 'marketIfTouched',
+};
 
 /** A v20 decimal string (or absent) as a legacy JSON number, 0 when absent. */
 export const num = (v: unknown): number => (v === undefined || v === null || v === '' ? 0 : Number(v));
@@ -67,7 +77,12 @@ export function pips(instruments: InstrumentRegistry, instrument: string, distan
 
 /** A legacy account list item. */
 export function legacyAccountItem(a: SandboxAccount): Obj {
-  return { accountId: legacyAccountID(a.id), accountName: a.alias, accountCurrency: a.currency, marginRate: Number(a.marginRate) };
+  return {
+    accountId: legacyAccountID(a.id),
+    accountName: a.alias,
+    accountCurrency: a.currency,
+    marginRate: Number(a.marginRate),
+  };
 }
 
 /** The legacy account detail. */
@@ -188,7 +203,13 @@ export const LEGACY_TX_SOURCES: Readonly<Record<string, readonly string[]>> = {
   STOP_ORDER_CREATE: ['STOP_ORDER'],
   MARKET_IF_TOUCHED_ORDER_CREATE: ['MARKET_IF_TOUCHED_ORDER'],
   ORDER_UPDATE: ['LIMIT_ORDER', 'STOP_ORDER', 'MARKET_IF_TOUCHED_ORDER'],
-  TRADE_UPDATE: ['TAKE_PROFIT_ORDER', 'STOP_LOSS_ORDER', 'TRAILING_STOP_LOSS_ORDER', 'GUARANTEED_STOP_LOSS_ORDER', 'ORDER_CANCEL'],
+  TRADE_UPDATE: [
+    'TAKE_PROFIT_ORDER',
+    'STOP_LOSS_ORDER',
+    'TRAILING_STOP_LOSS_ORDER',
+    'GUARANTEED_STOP_LOSS_ORDER',
+    'ORDER_CANCEL',
+  ],
   ORDER_CANCEL: ['ORDER_CANCEL'],
   DAILY_INTEREST: ['DAILY_FINANCING'],
   TRANSFER_FUNDS: ['TRANSFER_FUNDS'],
@@ -254,13 +275,20 @@ export function legacyTransaction(c: LegacyTxContext, tx: Transaction): Obj | un
       const reduced = (t.tradeReduced as Obj | undefined) ?? closed[0];
       const trade = closed[0] ?? reduced;
       if (type === 'ORDER_FILLED') base.orderId = Number(c.ids.legacyID(t.orderID as string));
-      if (type !== 'MARKET_ORDER_CREATE' && type !== 'ORDER_FILLED' && trade) base.tradeId = Number(trade.tradeID);
+      if (type !== 'MARKET_ORDER_CREATE' && type !== 'ORDER_FILLED' && trade)
+        base.tradeId = Number(trade.tradeID);
       if (type === 'MARKET_ORDER_CREATE' || type === 'ORDER_FILLED') {
         const o = orderOf(c, t.orderID as string);
         if (o) onFillFields(c, o, base);
       }
       if (opened) base.tradeOpened = { id: Number(opened.tradeID), units: Math.abs(Number(opened.units)) };
-      if (reduced) base.tradeReduced = { id: Number(reduced.tradeID), units: Math.abs(Number(reduced.units)), pl: num(reduced.realizedPL), interest: num(reduced.financing) };
+      if (reduced)
+        base.tradeReduced = {
+          id: Number(reduced.tradeID),
+          units: Math.abs(Number(reduced.units)),
+          pl: num(reduced.realizedPL),
+          interest: num(reduced.financing),
+        };
       return base;
     }
     case 'LIMIT_ORDER':
@@ -290,7 +318,13 @@ export function legacyTransaction(c: LegacyTxContext, tx: Transaction): Obj | un
     case 'TRAILING_STOP_LOSS_ORDER': {
       // On-fill dependents belong to the order that opened the trade (its legacy transaction has them).
       if (t.reason === 'ON_FILL') return undefined;
-      return tradeUpdate(c, base, t.tradeID as string, t.type, t.type === 'TRAILING_STOP_LOSS_ORDER' ? t.distance : t.price);
+      return tradeUpdate(
+        c,
+        base,
+        t.tradeID as string,
+        t.type,
+        t.type === 'TRAILING_STOP_LOSS_ORDER' ? t.distance : t.price,
+      );
     }
     case 'ORDER_CANCEL': {
       const reason = t.reason as string;
@@ -300,7 +334,13 @@ export function legacyTransaction(c: LegacyTxContext, tx: Transaction): Obj | un
       if (DEPENDENT.test(otype)) {
         // A take-profit / stop-loss / trailing stop removed from its trade: a TRADE_UPDATE with 0.
         if (reason !== 'CLIENT_REQUEST' || o?.tradeID === undefined) return undefined;
-        return tradeUpdate(c, base, o.tradeID as string, otype.endsWith('_ORDER') ? otype : `${otype}_ORDER`, 0);
+        return tradeUpdate(
+          c,
+          base,
+          o.tradeID as string,
+          otype.endsWith('_ORDER') ? otype : `${otype}_ORDER`,
+          0,
+        );
       }
       base.type = 'ORDER_CANCEL';
       base.orderId = Number(c.ids.legacyID(t.orderID as string));
@@ -351,7 +391,9 @@ function tradeUpdate(c: LegacyTxContext, base: Obj, tradeID: string, orderType: 
   base.side = trade ? sideOf(units) : '';
   base.tradeId = Number(tradeID);
   if (orderType === 'TAKE_PROFIT_ORDER') base.takeProfitPrice = num(value);
-  else if (orderType === 'TRAILING_STOP_LOSS_ORDER') base.trailingStopLossDistance = instrument !== undefined && value !== 0 ? pips(c.instruments, instrument, value) : 0;
+  else if (orderType === 'TRAILING_STOP_LOSS_ORDER')
+    base.trailingStopLossDistance =
+      instrument !== undefined && value !== 0 ? pips(c.instruments, instrument, value) : 0;
   else base.stopLossPrice = num(value);
   return base;
 }

@@ -10,7 +10,12 @@ import { LEGACY_TX_SOURCES } from './shapes.ts';
 
 type Obj = Record<string, any>;
 
-async function json(method: string, url: string, body?: unknown, form = false): Promise<{ status: number; body: Obj }> {
+async function json(
+  method: string,
+  url: string,
+  body?: unknown,
+  form = false,
+): Promise<{ status: number; body: Obj }> {
   const init: RequestInit = { method };
   if (body !== undefined) {
     init.headers = { 'Content-Type': form ? 'application/x-www-form-urlencoded' : 'application/json' };
@@ -33,12 +38,23 @@ type Step =
 const gen = fc.constantFrom<'v1' | 'v3'>('v1', 'v3');
 const signed = fc.integer({ min: 1, max: 20 }).chain((u) => fc.constantFrom(u * 100, -u * 100));
 const step: fc.Arbitrary<Step> = fc.oneof(
-  fc.record({ g: gen, op: fc.constant('market' as const), units: signed, tp: fc.boolean(), sl: fc.boolean() }),
+  fc.record({
+    g: gen,
+    op: fc.constant('market' as const),
+    units: signed,
+    tp: fc.boolean(),
+    sl: fc.boolean(),
+  }),
   fc.record({ g: gen, op: fc.constant('limit' as const), units: signed }),
   fc.record({ g: gen, op: fc.constant('close' as const), pick: fc.nat(5) }),
   fc.record({ g: gen, op: fc.constant('cancel' as const), pick: fc.nat(5) }),
   fc.record({ g: gen, op: fc.constant('protect' as const), pick: fc.nat(5), remove: fc.boolean() }),
-  fc.record({ g: fc.constant('v1' as const), op: fc.constant('patchOrder' as const), pick: fc.nat(5), units: fc.integer({ min: 1, max: 20 }) }),
+  fc.record({
+    g: fc.constant('v1' as const),
+    op: fc.constant('patchOrder' as const),
+    pick: fc.nat(5),
+    units: fc.integer({ min: 1, max: 20 }),
+  }),
   fc.record({ op: fc.constant('move' as const), pips: fc.integer({ min: -40, max: 40 }) }),
 );
 
@@ -70,7 +86,9 @@ async function run(sb: Sandbox, steps: readonly Step[]): Promise<void> {
 
   for (const s of steps) {
     const trades = (await json('GET', `${v3}/openTrades`)).body.trades as Obj[];
-    const pending = ((await json('GET', `${v3}/pendingOrders`)).body.orders as Obj[]).filter((o) => o.type === 'LIMIT');
+    const pending = ((await json('GET', `${v3}/pendingOrders`)).body.orders as Obj[]).filter(
+      (o) => o.type === 'LIMIT',
+    );
     const legacyOrders = (await json('GET', `${v1}/orders`)).body.orders as Obj[];
     switch (s.op) {
       case 'move':
@@ -81,7 +99,12 @@ async function run(sb: Sandbox, steps: readonly Step[]): Promise<void> {
         const tp = fixed(mid + Math.sign(s.units) * 0.005);
         const sl = fixed(mid - Math.sign(s.units) * 0.005);
         if (s.g === 'v1') {
-          const f: Record<string, string> = { instrument: 'EUR_USD', units: String(Math.abs(s.units)), side: s.units > 0 ? 'buy' : 'sell', type: 'market' };
+          const f: Record<string, string> = {
+            instrument: 'EUR_USD',
+            units: String(Math.abs(s.units)),
+            side: s.units > 0 ? 'buy' : 'sell',
+            type: 'market',
+          };
           if (s.tp) f.takeProfit = tp;
           if (s.sl) f.stopLoss = sl;
           expect((await json('POST', `${v1}/orders`, f, true)).status).toBe(200);
@@ -97,17 +120,38 @@ async function run(sb: Sandbox, steps: readonly Step[]): Promise<void> {
         // Far from the market, so it stays pending.
         const price = fixed(mid - Math.sign(s.units) * 0.02);
         if (s.g === 'v1') {
-          const r = await json('POST', `${v1}/orders`, { instrument: 'EUR_USD', units: String(Math.abs(s.units)), side: s.units > 0 ? 'buy' : 'sell', type: 'limit', price, expiry: '2030-01-01T00:00:00Z' }, true);
+          const r = await json(
+            'POST',
+            `${v1}/orders`,
+            {
+              instrument: 'EUR_USD',
+              units: String(Math.abs(s.units)),
+              side: s.units > 0 ? 'buy' : 'sell',
+              type: 'limit',
+              price,
+              expiry: '2030-01-01T00:00:00Z',
+            },
+            true,
+          );
           expect(r.status).toBe(201);
         } else {
-          expect((await json('POST', `${v3}/orders`, { order: { type: 'LIMIT', instrument: 'EUR_USD', units: String(s.units), price } })).status).toBe(201);
+          expect(
+            (
+              await json('POST', `${v3}/orders`, {
+                order: { type: 'LIMIT', instrument: 'EUR_USD', units: String(s.units), price },
+              })
+            ).status,
+          ).toBe(201);
         }
         break;
       }
       case 'close': {
         const t = trades[s.pick % Math.max(trades.length, 1)];
         if (!t) break;
-        const r = s.g === 'v1' ? await json('DELETE', `${v1}/trades/${t.id}`) : await json('PUT', `${v3}/trades/${t.id}/close`, {});
+        const r =
+          s.g === 'v1'
+            ? await json('DELETE', `${v1}/trades/${t.id}`)
+            : await json('PUT', `${v3}/trades/${t.id}/close`, {});
         expect(r.status).toBe(200);
         break;
       }
@@ -127,9 +171,17 @@ async function run(sb: Sandbox, steps: readonly Step[]): Promise<void> {
         const long = Number(t.currentUnits) > 0;
         const tp = fixed(mid + (long ? 0.01 : -0.01));
         if (s.g === 'v1') {
-          expect((await json('PATCH', `${v1}/trades/${t.id}`, { takeProfit: s.remove ? '0' : tp }, true)).status).toBe(200);
+          expect(
+            (await json('PATCH', `${v1}/trades/${t.id}`, { takeProfit: s.remove ? '0' : tp }, true)).status,
+          ).toBe(200);
         } else if (!s.remove || t.takeProfitOrder) {
-          expect((await json('PUT', `${v3}/trades/${t.id}/orders`, { takeProfit: s.remove ? null : { price: tp } })).status).toBe(200);
+          expect(
+            (
+              await json('PUT', `${v3}/trades/${t.id}/orders`, {
+                takeProfit: s.remove ? null : { price: tp },
+              })
+            ).status,
+          ).toBe(200);
         }
         break;
       }
@@ -157,32 +209,57 @@ async function agree(v1: string, v3: string, since: string): Promise<string> {
 
   const t1 = (await json('GET', `${v1}/trades`)).body.trades as Obj[];
   const t3 = (await json('GET', `${v3}/openTrades`)).body.trades as Obj[];
-  expect(t1.map((t) => ({ id: t.id, units: t.side === 'sell' ? -t.units : t.units, price: t.price, takeProfit: t.takeProfit, stopLoss: t.stopLoss }))).toEqual(
-    t3.map((t) => ({ id: Number(t.id), units: Number(t.currentUnits), price: Number(t.price), takeProfit: Number(t.takeProfitOrder?.price ?? 0), stopLoss: Number(t.stopLossOrder?.price ?? 0) })),
+  expect(
+    t1.map((t) => ({
+      id: t.id,
+      units: t.side === 'sell' ? -t.units : t.units,
+      price: t.price,
+      takeProfit: t.takeProfit,
+      stopLoss: t.stopLoss,
+    })),
+  ).toEqual(
+    t3.map((t) => ({
+      id: Number(t.id),
+      units: Number(t.currentUnits),
+      price: Number(t.price),
+      takeProfit: Number(t.takeProfitOrder?.price ?? 0),
+      stopLoss: Number(t.stopLossOrder?.price ?? 0),
+    })),
   );
 
   const o1 = (await json('GET', `${v1}/orders`)).body.orders as Obj[];
-  const o3 = ((await json('GET', `${v3}/pendingOrders`)).body.orders as Obj[]).filter((o) => o.type === 'LIMIT');
+  const o3 = ((await json('GET', `${v3}/pendingOrders`)).body.orders as Obj[]).filter(
+    (o) => o.type === 'LIMIT',
+  );
   const key = (units: number, price: number): string => `${units}@${price}`;
-  expect(o1.map((o) => key(o.side === 'sell' ? -o.units : o.units, o.price)).sort()).toEqual(o3.map((o) => key(Number(o.units), Number(o.price))).sort());
+  expect(o1.map((o) => key(o.side === 'sell' ? -o.units : o.units, o.price)).sort()).toEqual(
+    o3.map((o) => key(Number(o.units), Number(o.price))).sort(),
+  );
   expect(a1.openOrders).toBe(o3.length);
 
   const last = a3.lastTransactionID as string;
   if (Number(last) > Number(since)) {
-    const x3 = ((await json('GET', `${v3}/transactions/idrange?from=${Number(since) + 1}&to=${last}`)).body.transactions as Obj[]);
-    const x1 = (await json('GET', `${v1}/transactions?minId=${Number(since) + 1}`)).body.transactions as Obj[];
+    const x3 = (await json('GET', `${v3}/transactions/idrange?from=${Number(since) + 1}&to=${last}`)).body
+      .transactions as Obj[];
+    const x1 = (await json('GET', `${v1}/transactions?minId=${Number(since) + 1}`)).body
+      .transactions as Obj[];
     const byID = new Map(x3.map((t) => [Number(t.id), t]));
     for (const t of x1) {
       const v = byID.get(t.id);
       expect(v, `legacy transaction ${t.id} ${t.type} has a v20 counterpart`).toBeDefined();
       expect(LEGACY_TX_SOURCES[t.type], `${t.type} comes from ${v!.type}`).toContain(v!.type);
-      if (t.accountBalance !== undefined && v!.accountBalance !== undefined) expect(t.accountBalance).toBe(Number(v!.accountBalance));
+      if (t.accountBalance !== undefined && v!.accountBalance !== undefined)
+        expect(t.accountBalance).toBe(Number(v!.accountBalance));
     }
     // And the reverse: every fill and every client order or cancel made through either generation is in /v1.
     const legacyIDs = new Set(x1.map((t) => t.id));
     for (const t of x3) {
-      const counted = t.type === 'ORDER_FILL' || (t.type === 'LIMIT_ORDER') || (t.type === 'ORDER_CANCEL' && t.reason === 'CLIENT_REQUEST');
-      if (counted) expect(legacyIDs.has(Number(t.id)), `v20 ${t.type} ${t.id} (${t.reason}) shows in /v1`).toBe(true);
+      const counted =
+        t.type === 'ORDER_FILL' ||
+        t.type === 'LIMIT_ORDER' ||
+        (t.type === 'ORDER_CANCEL' && t.reason === 'CLIENT_REQUEST');
+      if (counted)
+        expect(legacyIDs.has(Number(t.id)), `v20 ${t.type} ${t.id} (${t.reason}) shows in /v1`).toBe(true);
     }
   }
   return last;

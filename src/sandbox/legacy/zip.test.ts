@@ -21,7 +21,15 @@ describe('the hand-written zip container', () => {
     const binary = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 251));
     const entries = [
       { name: 'empty.json', data: Buffer.alloc(0), time: Date.UTC(2024, 0, 2, 13, 45, 30) },
-      { name: 'transactions.json', data: Buffer.from(JSON.stringify(Array.from({ length: 500 }, (_, i) => ({ id: i, type: 'ORDER_FILLED', price: 1.1 + i / 1e5 })))), time: Date.UTC(2024, 0, 2) },
+      {
+        name: 'transactions.json',
+        data: Buffer.from(
+          JSON.stringify(
+            Array.from({ length: 500 }, (_, i) => ({ id: i, type: 'ORDER_FILLED', price: 1.1 + i / 1e5 })),
+          ),
+        ),
+        time: Date.UTC(2024, 0, 2),
+      },
       { name: 'bytes.bin', data: binary, time: Date.UTC(1970, 0, 1) },
       { name: 'prix-€.txt', data: Buffer.from('€ 1.10852\n'), time: Date.UTC(2030, 5, 1) },
     ];
@@ -40,9 +48,15 @@ describe('the hand-written zip container', () => {
       writeFileSync(file, buf);
       expect(execFileSync('unzip', ['-t', file], { encoding: 'utf8' })).toMatch(/No errors detected/);
       // unzip matches names as patterns in the C locale: the UTF-8 name by a wildcard.
-      for (const e of entries) expect(execFileSync('unzip', ['-p', file, e.name.replace(/[^\x20-\x7e]+/g, '*')]).equals(e.data), e.name).toBe(true);
+      for (const e of entries)
+        expect(
+          execFileSync('unzip', ['-p', file, e.name.replace(/[^\x20-\x7e]+/g, '*')]).equals(e.data),
+          e.name,
+        ).toBe(true);
       // The DOS time of the first entry: 2024-01-02 13:45:30.
-      expect(execFileSync('unzip', ['-Z', '-T', file], { encoding: 'utf8' })).toMatch(/20240102\.134530 empty\.json/);
+      expect(execFileSync('unzip', ['-Z', '-T', file], { encoding: 'utf8' })).toMatch(
+        /20240102\.134530 empty\.json/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -35,7 +35,11 @@ export type On = (method: string, path: string, h: Handler) => void;
 
 /** An answer other than 2xx, v20-shaped: `{errorMessage, errorCode?}`. */
 export class HttpError extends Error {
-  constructor(readonly status: number, message: string, readonly errorCode?: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly errorCode?: string,
+  ) {
     super(message);
   }
 }
@@ -44,8 +48,18 @@ export class HttpError extends Error {
 export const A = '/v3/accounts/{accountID}';
 
 /** A price stream or a transaction stream the sandbox writes to. */
-export interface PriceStream { conn: StreamConn; account: SandboxAccount; instruments: Set<string>; unix: boolean }
-export interface TxStream { conn: StreamConn; account: SandboxAccount; unix: boolean; off: () => void }
+export interface PriceStream {
+  conn: StreamConn;
+  account: SandboxAccount;
+  instruments: Set<string>;
+  unix: boolean;
+}
+export interface TxStream {
+  conn: StreamConn;
+  account: SandboxAccount;
+  unix: boolean;
+  off: () => void;
+}
 
 /** The counters of `Sandbox.stats()` (and of GET /sandbox/stats). */
 export interface SandboxStats {
@@ -103,12 +117,14 @@ export interface V3Context {
   readonly slowest: { ms: number; cpuMs: number; request: string };
 }
 
-export const ok = (body: unknown, status = 200, headers?: Record<string, string>): SandboxReply => (headers ? { status, body, headers } : { status, body });
+export const ok = (body: unknown, status = 200, headers?: Record<string, string>): SandboxReply =>
+  headers ? { status, body, headers } : { status, body };
 
 /** A JSON object body (an absent one is `{}`), its decimals as strings as OANDA reads them. */
 export const objectBody = (b: unknown, what: string): Record<string, unknown> => {
   if (b === undefined || b === null) return {};
-  if (typeof b !== 'object' || Array.isArray(b)) throw new HttpError(400, `Invalid request body: ${what} must be a JSON object`);
+  if (typeof b !== 'object' || Array.isArray(b))
+    throw new HttpError(400, `Invalid request body: ${what} must be a JSON object`);
   // Decimals as OANDA reads them: a JSON number where v20 defines a decimal string is taken.
   return decimalsAsStrings(b as Record<string, unknown>);
 };
@@ -116,18 +132,33 @@ export const objectBody = (b: unknown, what: string): Record<string, unknown> =>
 /** A units field of a close: 'ALL', 'NONE' where allowed, or a positive decimal string. */
 export const units = (v: unknown, field: string, allowNone: boolean): string | undefined => {
   if (v === undefined) return undefined;
-  if (typeof v === 'string' && (v === 'ALL' || (allowNone && v === 'NONE') || /^\d+(\.\d+)?$/.test(v))) return v;
-  throw new HttpError(400, `Invalid value specified for '${field}': ${JSON.stringify(v)} (give 'ALL'${allowNone ? ", 'NONE'" : ''} or a positive decimal string)`, 'INVALID_UNITS');
+  if (typeof v === 'string' && (v === 'ALL' || (allowNone && v === 'NONE') || /^\d+(\.\d+)?$/.test(v)))
+    return v;
+  throw new HttpError(
+    400,
+    `Invalid value specified for '${field}': ${JSON.stringify(v)} (give 'ALL'${allowNone ? ", 'NONE'" : ''} or a positive decimal string)`,
+    'INVALID_UNITS',
+  );
 };
 
 export const ids = (txs: readonly Transaction[]): string[] => txs.map((t) => t.id);
 export const isReject = (t: Transaction): boolean => t.type.endsWith('_REJECT');
 
 /** One page of a list newest first (`count`, `beforeID`), with v20's Link to the next. */
-export const pageOf = <T extends { id: string }>(list: T[], url: URL, maxCount: number, defCount: number): { items: T[]; link?: string } => {
+export const pageOf = <T extends { id: string }>(
+  list: T[],
+  url: URL,
+  maxCount: number,
+  defCount: number,
+): { items: T[]; link?: string } => {
   const countText = url.searchParams.get('count');
   const count = countText === null ? defCount : Number(countText);
-  if (!Number.isInteger(count) || count < 1 || count > maxCount) throw new HttpError(400, `Invalid value specified for 'count': ${countText} (1 to ${maxCount})`, 'INVALID_COUNT');
+  if (!Number.isInteger(count) || count < 1 || count > maxCount)
+    throw new HttpError(
+      400,
+      `Invalid value specified for 'count': ${countText} (1 to ${maxCount})`,
+      'INVALID_COUNT',
+    );
   const before = url.searchParams.get('beforeID');
   let items = before !== null ? list.filter((x) => Number(x.id) < Number(before)) : list;
   const more = items.length > count;

@@ -16,14 +16,20 @@ export const controlTime = (v: unknown): number => {
 
 /** Mounts the /sandbox control routes on `on`. */
 export function controlRoutes(c: V3Context, on: On): void {
-  const { accounts, faults, financing, setFinancing, setFaults, setTime, tick, stats, loopDelay, slowest } = c;
+  const { accounts, faults, financing, setFinancing, setFaults, setTime, tick, stats, loopDelay, slowest } =
+    c;
   /**
    * Moves the clock to `ms` a simulated day at a time, yielding to the event loop between days: a
    * jump of years (each day may charge financing, expire orders) never blocks other requests.
    */
   const advanceTo = async (ms: number, field: string): Promise<void> => {
-    if (!Number.isFinite(ms)) throw new HttpError(400, `Invalid value specified for '${field}': give RFC 3339 or epoch ms`);
-    if (ms > MAX_CONTROL_TIME) throw new HttpError(400, `Invalid value specified for '${field}': ${formatTime(Math.min(ms, 8.64e15))} is past ${formatTime(MAX_CONTROL_TIME)}, the latest time the sandbox clock accepts`);
+    if (!Number.isFinite(ms))
+      throw new HttpError(400, `Invalid value specified for '${field}': give RFC 3339 or epoch ms`);
+    if (ms > MAX_CONTROL_TIME)
+      throw new HttpError(
+        400,
+        `Invalid value specified for '${field}': ${formatTime(Math.min(ms, 8.64e15))} is past ${formatTime(MAX_CONTROL_TIME)}, the latest time the sandbox clock accepts`,
+      );
     while (ms - c.now() > DAY_MS) {
       setTime(c.now() + DAY_MS);
       await new Promise<void>((done) => setImmediate(done));
@@ -36,7 +42,8 @@ export function controlRoutes(c: V3Context, on: On): void {
   });
   on('POST', '/sandbox/advance', async (r) => {
     const ms = objectBody(r.body, 'the body').ms;
-    if (typeof ms !== 'number' || !(ms >= 0)) throw new HttpError(400, "Invalid value specified for 'ms': a number of milliseconds >= 0");
+    if (typeof ms !== 'number' || !(ms >= 0))
+      throw new HttpError(400, "Invalid value specified for 'ms': a number of milliseconds >= 0");
     await advanceTo(c.now() + ms, 'ms');
     return ok({ time: formatTime(c.now()) });
   });
@@ -47,10 +54,15 @@ export function controlRoutes(c: V3Context, on: On): void {
       const num = (k: string): number => {
         const v = o[k];
         const x = typeof v === 'string' ? Number(v) : v;
-        if (typeof x !== 'number' || !Number.isFinite(x)) throw new HttpError(400, `Invalid value specified for '${k}' (price #${i}): a number`);
+        if (typeof x !== 'number' || !Number.isFinite(x))
+          throw new HttpError(400, `Invalid value specified for '${k}' (price #${i}): a number`);
         return x;
       };
-      if (typeof o.instrument !== 'string') throw new HttpError(400, `Invalid value specified for 'instrument' (price #${i}): a name like EUR_USD`);
+      if (typeof o.instrument !== 'string')
+        throw new HttpError(
+          400,
+          `Invalid value specified for 'instrument' (price #${i}): a name like EUR_USD`,
+        );
       const bid = num('bid');
       const ask = num('ask');
       const liquidity = o.liquidity !== undefined ? num('liquidity') : undefined;
@@ -70,7 +82,8 @@ export function controlRoutes(c: V3Context, on: On): void {
   });
   on('POST', '/sandbox/financing', (r) => {
     const b = objectBody(r.body, 'the body');
-    if (typeof b.instrument !== 'string') throw new HttpError(400, "Invalid value specified for 'instrument': a name like EUR_USD");
+    if (typeof b.instrument !== 'string')
+      throw new HttpError(400, "Invalid value specified for 'instrument': a name like EUR_USD");
     setFinancing(b.instrument, { longRate: b.longRate as string, shortRate: b.shortRate as string });
     return ok({ instrument: b.instrument, financing: financing.get(b.instrument) });
   });
@@ -92,7 +105,16 @@ export function controlRoutes(c: V3Context, on: On): void {
       memory: { rssBytes: m.rss, heapUsedBytes: m.heapUsed },
       eventLoopDelayMs: delay,
       slowestHandler,
-      transactions: Object.fromEntries([...accounts].map(([id, a]) => [id, { kept: a.transactions.length, oldestID: String(a.transactions.oldestID), lastID: String(a.transactions.lastID) }])),
+      transactions: Object.fromEntries(
+        [...accounts].map(([id, a]) => [
+          id,
+          {
+            kept: a.transactions.length,
+            oldestID: String(a.transactions.oldestID),
+            lastID: String(a.transactions.lastID),
+          },
+        ]),
+      ),
     });
   });
 }

@@ -6,10 +6,26 @@ import type { OrderRequest, Transaction } from '../../domain/v20/index.ts';
 import type { SandboxAccount } from '../account.ts';
 import { rejectMessage } from '../reject-messages.ts';
 import type { SandboxReply } from '../route.ts';
-import { A, HttpError, filterByIds, ids, isReject, objectBody, ok, pageOf, type On, type Req, type V3Context } from './context.ts';
+import {
+  A,
+  HttpError,
+  filterByIds,
+  ids,
+  isReject,
+  objectBody,
+  ok,
+  pageOf,
+  type On,
+  type Req,
+  type V3Context,
+} from './context.ts';
 
 /** v20's response to an order create/replace/close: transactions by role. */
-export const orderResponse = (a: SandboxAccount, txs: Transaction[], prefix = ''): { body: Record<string, unknown>; rejected: Transaction | undefined } => {
+export const orderResponse = (
+  a: SandboxAccount,
+  txs: Transaction[],
+  prefix = '',
+): { body: Record<string, unknown>; rejected: Transaction | undefined } => {
   const body: Record<string, unknown> = {};
   let created: string | undefined;
   let rejected: Transaction | undefined;
@@ -18,7 +34,14 @@ export const orderResponse = (a: SandboxAccount, txs: Transaction[], prefix = ''
     if (isReject(t)) {
       rejected ??= t;
       body[`${prefix}orderRejectTransaction`] = t;
-    } else if (t.type.endsWith('_ORDER') && created === undefined && !x.type.startsWith('TAKE_PROFIT') && !x.type.startsWith('STOP_LOSS') && !x.type.startsWith('TRAILING') && !x.type.startsWith('GUARANTEED')) {
+    } else if (
+      t.type.endsWith('_ORDER') &&
+      created === undefined &&
+      !x.type.startsWith('TAKE_PROFIT') &&
+      !x.type.startsWith('STOP_LOSS') &&
+      !x.type.startsWith('TRAILING') &&
+      !x.type.startsWith('GUARANTEED')
+    ) {
       created = t.id;
       body[`${prefix}orderCreateTransaction`] = t;
     } else if (t.type.endsWith('_ORDER') && created === undefined) {
@@ -26,7 +49,10 @@ export const orderResponse = (a: SandboxAccount, txs: Transaction[], prefix = ''
       body[`${prefix}orderCreateTransaction`] = t;
     } else if (t.type === 'ORDER_FILL' && x.orderID === created) {
       body[`${prefix}orderFillTransaction`] = t;
-    } else if (t.type === 'ORDER_CANCEL' && (x.orderID === created || (created === undefined && x.reason === 'CLIENT_REQUEST_REPLACED'))) {
+    } else if (
+      t.type === 'ORDER_CANCEL' &&
+      (x.orderID === created || (created === undefined && x.reason === 'CLIENT_REQUEST_REPLACED'))
+    ) {
       body[`${prefix}orderCancelTransaction`] = t;
     }
   }
@@ -37,7 +63,12 @@ export const orderResponse = (a: SandboxAccount, txs: Transaction[], prefix = ''
   return { body, rejected };
 };
 
-export const rejectReply = (status: number, body: Record<string, unknown>, rejected: Transaction, field = 'order'): SandboxReply => {
+export const rejectReply = (
+  status: number,
+  body: Record<string, unknown>,
+  rejected: Transaction,
+  field = 'order',
+): SandboxReply => {
   const reason = (rejected as { rejectReason?: string }).rejectReason ?? 'UNKNOWN';
   body.errorCode = reason;
   body.errorMessage = rejectMessage(reason, field);
@@ -51,18 +82,25 @@ export const orderSpec = (a: SandboxAccount, spec: string): Record<string, unkno
 };
 
 /** An order specifier as an order ID when the sandbox knows it (so rejects name the ID, as v20's do). */
-export const resolveOrder = (a: SandboxAccount, spec: string): string => (a.findOrder(spec)?.id as string | undefined) ?? spec;
+export const resolveOrder = (a: SandboxAccount, spec: string): string =>
+  (a.findOrder(spec)?.id as string | undefined) ?? spec;
 
 /** The order of a create or replace body, parsed as OANDA reads it (400s name the field). */
 export const parseOrder = (instruments: InstrumentRegistry, body: unknown): OrderRequest => {
   const b = objectBody(body, 'the body');
-  if (b.order === undefined) throw new HttpError(400, "Invalid request body: field 'order' is missing (send {\"order\": {\"type\": \"MARKET\", ...}})");
+  if (b.order === undefined)
+    throw new HttpError(
+      400,
+      'Invalid request body: field \'order\' is missing (send {"order": {"type": "MARKET", ...}})',
+    );
   const r = parseOrderRequest(b.order, 'order');
   // OANDA names the field and nothing else ("Invalid value specified for 'order.instrument'"); the
   // sandbox adds what it expected. No transaction, no ID used.
-  if (!r.ok) throw new HttpError(400, `Invalid value specified for '${r.error.path}': expected ${r.error.expected}`);
+  if (!r.ok)
+    throw new HttpError(400, `Invalid value specified for '${r.error.path}': expected ${r.error.expected}`);
   const instrument = (r.value as { instrument?: unknown }).instrument;
-  if (typeof instrument === 'string' && !instruments.has(instrument)) throw new HttpError(400, "Invalid value specified for 'order.instrument'");
+  if (typeof instrument === 'string' && !instruments.has(instrument))
+    throw new HttpError(400, "Invalid value specified for 'order.instrument'");
   return r.value;
 };
 
@@ -76,19 +114,37 @@ export function orderRoutes(c: V3Context, on: On): void {
     const { body, rejected } = orderResponse(a, txs);
     if (rejected) return rejectReply(400, body, rejected);
     const created = body.orderCreateTransaction as Transaction | undefined;
-    return ok(body, 201, created ? { Location: `${c.baseUrl()}/v3/accounts/${a.id}/orders/${created.id}` } : undefined);
+    return ok(
+      body,
+      201,
+      created ? { Location: `${c.baseUrl()}/v3/accounts/${a.id}/orders/${created.id}` } : undefined,
+    );
   });
   const ordersList = (r: Req, a: SandboxAccount, pendingOnly: boolean): SandboxReply => {
     let list = pendingOnly ? a.pendingOrders() : a.orders();
     if (!pendingOnly) {
       const state = r.url.searchParams.get('state') ?? 'PENDING';
-      if (!['PENDING', 'FILLED', 'TRIGGERED', 'CANCELLED', 'ALL'].includes(state)) throw new HttpError(400, `Invalid value specified for 'state': ${state} (PENDING, FILLED, TRIGGERED, CANCELLED or ALL)`);
-      if (state !== 'ALL') list = list.filter((o) => o.state === state || (state === 'FILLED' && o.state === 'FILLED'));
+      if (!['PENDING', 'FILLED', 'TRIGGERED', 'CANCELLED', 'ALL'].includes(state))
+        throw new HttpError(
+          400,
+          `Invalid value specified for 'state': ${state} (PENDING, FILLED, TRIGGERED, CANCELLED or ALL)`,
+        );
+      if (state !== 'ALL')
+        list = list.filter((o) => o.state === state || (state === 'FILLED' && o.state === 'FILLED'));
       const inst = r.url.searchParams.get('instrument');
-      if (inst !== null) list = list.filter((o) => o.instrument === inst || (o.tradeID !== undefined && a.tradeBySpec(o.tradeID)?.instrument === inst));
+      if (inst !== null)
+        list = list.filter(
+          (o) =>
+            o.instrument === inst ||
+            (o.tradeID !== undefined && a.tradeBySpec(o.tradeID)?.instrument === inst),
+        );
       list = filterByIds(list, r.url);
       const { items, link } = pageOf(list, r.url, 500, 50);
-      return ok({ orders: items, lastTransactionID: a.broker.ledger.lastTransactionID }, 200, link ? { Link: link } : undefined);
+      return ok(
+        { orders: items, lastTransactionID: a.broker.ledger.lastTransactionID },
+        200,
+        link ? { Link: link } : undefined,
+      );
     }
     return ok({ orders: list, lastTransactionID: a.broker.ledger.lastTransactionID });
   };
@@ -102,7 +158,12 @@ export function orderRoutes(c: V3Context, on: On): void {
     const a = account(id);
     const old = orderSpec(a, spec!);
     const request = parseOrder(instruments, r.body);
-    const txs = await submitAndWait(a, { kind: 'replace', id: intentID(), orderSpecifier: old.id as string, request });
+    const txs = await submitAndWait(a, {
+      kind: 'replace',
+      id: intentID(),
+      orderSpecifier: old.id as string,
+      request,
+    });
     const { body, rejected } = orderResponse(a, txs);
     if (rejected?.type === 'ORDER_CANCEL_REJECT') {
       // The order to replace is no longer pending (filled, cancelled): v20's 404 names the cancel's reject.
@@ -112,7 +173,11 @@ export function orderRoutes(c: V3Context, on: On): void {
     }
     if (rejected) return rejectReply(400, body, rejected);
     const created = body.orderCreateTransaction as Transaction | undefined;
-    return ok(body, 201, created ? { Location: `${c.baseUrl()}/v3/accounts/${a.id}/orders/${created.id}` } : undefined);
+    return ok(
+      body,
+      201,
+      created ? { Location: `${c.baseUrl()}/v3/accounts/${a.id}/orders/${created.id}` } : undefined,
+    );
   });
   on('PUT', `${A}/orders/{spec}/cancel`, (_r, [id, spec]) => {
     const a = account(id);
@@ -129,16 +194,39 @@ export function orderRoutes(c: V3Context, on: On): void {
   on('PUT', `${A}/orders/{spec}/clientExtensions`, (r, [id, spec]) => {
     const a = account(id);
     const b = objectBody(r.body, 'the body');
-    if (b.clientExtensions === undefined && b.tradeClientExtensions === undefined) throw new HttpError(400, "Invalid request body: give 'clientExtensions' and/or 'tradeClientExtensions'");
+    if (b.clientExtensions === undefined && b.tradeClientExtensions === undefined)
+      throw new HttpError(
+        400,
+        "Invalid request body: give 'clientExtensions' and/or 'tradeClientExtensions'",
+      );
     const intent: OrderIntent = {
-      kind: 'clientExtensions', id: intentID(), orderSpecifier: resolveOrder(a, spec!),
-      ...(b.clientExtensions !== undefined ? { clientExtensions: objectBody(b.clientExtensions, "'clientExtensions'") } : {}),
-      ...(b.tradeClientExtensions !== undefined ? { tradeClientExtensions: objectBody(b.tradeClientExtensions, "'tradeClientExtensions'") } : {}),
+      kind: 'clientExtensions',
+      id: intentID(),
+      orderSpecifier: resolveOrder(a, spec!),
+      ...(b.clientExtensions !== undefined
+        ? { clientExtensions: objectBody(b.clientExtensions, "'clientExtensions'") }
+        : {}),
+      ...(b.tradeClientExtensions !== undefined
+        ? { tradeClientExtensions: objectBody(b.tradeClientExtensions, "'tradeClientExtensions'") }
+        : {}),
     };
     const txs = submit(a, intent);
     const t = txs[0]!;
     const last = a.broker.ledger.lastTransactionID;
-    if (isReject(t)) return rejectReply(404, { orderClientExtensionsModifyRejectTransaction: t, lastTransactionID: last, relatedTransactionIDs: ids(txs) }, t);
-    return ok({ orderClientExtensionsModifyTransaction: t, lastTransactionID: last, relatedTransactionIDs: ids(txs) });
+    if (isReject(t))
+      return rejectReply(
+        404,
+        {
+          orderClientExtensionsModifyRejectTransaction: t,
+          lastTransactionID: last,
+          relatedTransactionIDs: ids(txs),
+        },
+        t,
+      );
+    return ok({
+      orderClientExtensionsModifyTransaction: t,
+      lastTransactionID: last,
+      relatedTransactionIDs: ids(txs),
+    });
   });
 }

@@ -7,9 +7,20 @@ export function pricingRoutes(c: V3Context, on: On): void {
   const { account, instruments, priceJSON, openStream, priceStreams, streamWrite } = c;
   const instrumentsParam = (url: URL): string[] => {
     const text = url.searchParams.get('instruments');
-    if (text === null || text === '') throw new HttpError(400, "Invalid value specified for 'instruments': give a comma-separated list, e.g. instruments=EUR_USD,USD_JPY", 'INVALID_INSTRUMENTS');
+    if (text === null || text === '')
+      throw new HttpError(
+        400,
+        "Invalid value specified for 'instruments': give a comma-separated list, e.g. instruments=EUR_USD,USD_JPY",
+        'INVALID_INSTRUMENTS',
+      );
     const list = text.split(',');
-    for (const n of list) if (!instruments.has(n)) throw new HttpError(400, `Invalid value specified for 'instruments': unknown instrument '${n}'`, 'INVALID_INSTRUMENT');
+    for (const n of list)
+      if (!instruments.has(n))
+        throw new HttpError(
+          400,
+          `Invalid value specified for 'instruments': unknown instrument '${n}'`,
+          'INVALID_INSTRUMENT',
+        );
     return list;
   };
   on('GET', `${A}/pricing`, (r, [id]) => {
@@ -19,10 +30,17 @@ export function pricingRoutes(c: V3Context, on: On): void {
     let since = -Infinity;
     if (sinceText !== null) {
       since = /^\d+(\.\d+)?$/.test(sinceText) ? Number(sinceText) * 1000 : parseRequestTime(sinceText);
-      if (!Number.isFinite(since)) throw new HttpError(400, `Invalid value specified for 'since': ${sinceText} (RFC 3339 or UNIX seconds)`);
+      if (!Number.isFinite(since))
+        throw new HttpError(
+          400,
+          `Invalid value specified for 'since': ${sinceText} (RFC 3339 or UNIX seconds)`,
+        );
     }
     // since: only prices that changed after that time.
-    const prices = list.filter((n) => (c.quoteTime(n) ?? -Infinity) > since).map((n) => priceJSON(a, n)).filter((p) => p !== undefined);
+    const prices = list
+      .filter((n) => (c.quoteTime(n) ?? -Infinity) > since)
+      .map((n) => priceJSON(a, n))
+      .filter((p) => p !== undefined);
     const body: Record<string, unknown> = { prices, time: formatTime(c.now()) };
     if (r.url.searchParams.get('includeHomeConversions') === 'true') {
       const currencies = new Set<string>();
@@ -30,7 +48,10 @@ export function pricingRoutes(c: V3Context, on: On): void {
         currencies.add(i.base);
         currencies.add(i.quote);
       }
-      body.homeConversions = [...currencies].sort().map((c) => a.homeConversion(c)).filter((x) => x !== undefined);
+      body.homeConversions = [...currencies]
+        .sort()
+        .map((c) => a.homeConversion(c))
+        .filter((x) => x !== undefined);
     }
     return ok(body);
   });

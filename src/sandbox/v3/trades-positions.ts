@@ -3,7 +3,20 @@ import type { OrderIntent } from '../../domain/intents.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
 import type { SandboxAccount } from '../account.ts';
 import type { SandboxReply } from '../route.ts';
-import { A, HttpError, filterByIds, ids, isReject, objectBody, ok, pageOf, units, type On, type Req, type V3Context } from './context.ts';
+import {
+  A,
+  HttpError,
+  filterByIds,
+  ids,
+  isReject,
+  objectBody,
+  ok,
+  pageOf,
+  units,
+  type On,
+  type Req,
+  type V3Context,
+} from './context.ts';
 import { orderResponse, rejectReply } from './orders.ts';
 
 /** Mounts the trade and position routes on `on`. */
@@ -13,13 +26,21 @@ export function tradePositionRoutes(c: V3Context, on: On): void {
     let list = (openOnly ? a.openTrades() : a.allTrades()) as ({ id: string } & Record<string, unknown>)[];
     if (openOnly) return ok({ trades: list, lastTransactionID: a.broker.ledger.lastTransactionID });
     const state = r.url.searchParams.get('state') ?? 'OPEN';
-    if (!['OPEN', 'CLOSED', 'CLOSE_WHEN_TRADEABLE', 'ALL'].includes(state)) throw new HttpError(400, `Invalid value specified for 'state': ${state} (OPEN, CLOSED, CLOSE_WHEN_TRADEABLE or ALL)`);
+    if (!['OPEN', 'CLOSED', 'CLOSE_WHEN_TRADEABLE', 'ALL'].includes(state))
+      throw new HttpError(
+        400,
+        `Invalid value specified for 'state': ${state} (OPEN, CLOSED, CLOSE_WHEN_TRADEABLE or ALL)`,
+      );
     if (state !== 'ALL') list = list.filter((t) => t.state === state);
     const inst = r.url.searchParams.get('instrument');
     if (inst !== null) list = list.filter((t) => t.instrument === inst);
     list = filterByIds(list, r.url);
     const { items, link } = pageOf(list, r.url, 500, 50);
-    return ok({ trades: items, lastTransactionID: a.broker.ledger.lastTransactionID }, 200, link ? { Link: link } : undefined);
+    return ok(
+      { trades: items, lastTransactionID: a.broker.ledger.lastTransactionID },
+      200,
+      link ? { Link: link } : undefined,
+    );
   };
   on('GET', `${A}/trades`, (r, [id]) => tradesList(r, account(id), false));
   on('GET', `${A}/openTrades`, (r, [id]) => tradesList(r, account(id), true));
@@ -46,12 +67,31 @@ export function tradePositionRoutes(c: V3Context, on: On): void {
   on('PUT', `${A}/trades/{spec}/clientExtensions`, (r, [id, spec]) => {
     const a = account(id);
     const b = objectBody(r.body, 'the body');
-    if (b.clientExtensions === undefined) throw new HttpError(400, "Invalid request body: field 'clientExtensions' is missing");
-    const txs = submit(a, { kind: 'clientExtensions', id: intentID(), tradeSpecifier: spec!, tradeClientExtensions: objectBody(b.clientExtensions, "'clientExtensions'") });
+    if (b.clientExtensions === undefined)
+      throw new HttpError(400, "Invalid request body: field 'clientExtensions' is missing");
+    const txs = submit(a, {
+      kind: 'clientExtensions',
+      id: intentID(),
+      tradeSpecifier: spec!,
+      tradeClientExtensions: objectBody(b.clientExtensions, "'clientExtensions'"),
+    });
     const t = txs[0]!;
     const last = a.broker.ledger.lastTransactionID;
-    if (isReject(t)) return rejectReply(404, { tradeClientExtensionsModifyRejectTransaction: t, lastTransactionID: last, relatedTransactionIDs: ids(txs) }, t);
-    return ok({ tradeClientExtensionsModifyTransaction: t, lastTransactionID: last, relatedTransactionIDs: ids(txs) });
+    if (isReject(t))
+      return rejectReply(
+        404,
+        {
+          tradeClientExtensionsModifyRejectTransaction: t,
+          lastTransactionID: last,
+          relatedTransactionIDs: ids(txs),
+        },
+        t,
+      );
+    return ok({
+      tradeClientExtensionsModifyTransaction: t,
+      lastTransactionID: last,
+      relatedTransactionIDs: ids(txs),
+    });
   });
   on('PUT', `${A}/trades/{spec}/orders`, (r, [id, spec]) => {
     const a = account(id);
@@ -64,7 +104,9 @@ export function tradePositionRoutes(c: V3Context, on: On): void {
       return objectBody(v, `'${k}'`);
     };
     const intent = {
-      kind: 'tradeOrders', id: intentID(), tradeSpecifier: s,
+      kind: 'tradeOrders',
+      id: intentID(),
+      tradeSpecifier: s,
       ...(b.takeProfit !== undefined ? { takeProfit: dep('takeProfit') } : {}),
       ...(b.stopLoss !== undefined ? { stopLoss: dep('stopLoss') } : {}),
       ...(b.trailingStopLoss !== undefined ? { trailingStopLoss: dep('trailingStopLoss') } : {}),
@@ -73,11 +115,18 @@ export function tradePositionRoutes(c: V3Context, on: On): void {
     const txs = submit(a, intent);
     const body: Record<string, unknown> = {};
     let rejected: Transaction | undefined;
-    const names: Record<string, string> = { TAKE_PROFIT: 'takeProfit', STOP_LOSS: 'stopLoss', TRAILING_STOP_LOSS: 'trailingStopLoss', GUARANTEED_STOP_LOSS: 'guaranteedStopLoss' };
+    const names: Record<string, string> = {
+      TAKE_PROFIT: 'takeProfit',
+      STOP_LOSS: 'stopLoss',
+      TRAILING_STOP_LOSS: 'trailingStopLoss',
+      GUARANTEED_STOP_LOSS: 'guaranteedStopLoss',
+    };
     const createdType = new Map<string, string>();
     for (const t of txs) {
       const x = t as Transaction & { orderID?: string };
-      const m1 = /^(TAKE_PROFIT|STOP_LOSS|TRAILING_STOP_LOSS|GUARANTEED_STOP_LOSS)_ORDER(_REJECT)?$/.exec(t.type);
+      const m1 = /^(TAKE_PROFIT|STOP_LOSS|TRAILING_STOP_LOSS|GUARANTEED_STOP_LOSS)_ORDER(_REJECT)?$/.exec(
+        t.type,
+      );
       if (m1) {
         const n = names[m1[1]!]!;
         if (m1[2]) {
@@ -99,7 +148,13 @@ export function tradePositionRoutes(c: V3Context, on: On): void {
     body.relatedTransactionIDs = ids(txs);
     body.lastTransactionID = a.broker.ledger.lastTransactionID;
     // The refused field is under the dependent order's key of the request (takeProfit.price …).
-    if (rejected) return rejectReply(400, body, rejected, names[/^[A-Z_]+?(?=_ORDER_REJECT$)/.exec(rejected.type)?.[0] ?? ''] ?? 'order');
+    if (rejected)
+      return rejectReply(
+        400,
+        body,
+        rejected,
+        names[/^[A-Z_]+?(?=_ORDER_REJECT$)/.exec(rejected.type)?.[0] ?? ''] ?? 'order',
+      );
     return ok(body);
   });
 
@@ -114,26 +169,40 @@ export function tradePositionRoutes(c: V3Context, on: On): void {
   });
   on('GET', `${A}/positions/{instrument}`, (_r, [id, inst]) => {
     const a = account(id);
-    if (!instruments.has(inst!)) throw new HttpError(400, `Invalid value specified for 'instrument': ${inst}`, 'INVALID_INSTRUMENT');
+    if (!instruments.has(inst!))
+      throw new HttpError(400, `Invalid value specified for 'instrument': ${inst}`, 'INVALID_INSTRUMENT');
     return ok({ position: a.position(inst!), lastTransactionID: a.broker.ledger.lastTransactionID });
   });
   on('PUT', `${A}/positions/{instrument}/close`, async (r, [id, inst]) => {
     const a = account(id);
-    if (!instruments.has(inst!)) throw new HttpError(400, `Invalid value specified for 'instrument': ${inst}`, 'INVALID_INSTRUMENT');
+    if (!instruments.has(inst!))
+      throw new HttpError(400, `Invalid value specified for 'instrument': ${inst}`, 'INVALID_INSTRUMENT');
     const b = objectBody(r.body, 'the body');
     const longUnits = units(b.longUnits, 'longUnits', true);
     const shortUnits = units(b.shortUnits, 'shortUnits', true);
-    const intent: OrderIntent = { kind: 'closePosition', id: intentID(), instrument: inst!, ...(longUnits !== undefined ? { longUnits } : {}), ...(shortUnits !== undefined ? { shortUnits } : {}) };
+    const intent: OrderIntent = {
+      kind: 'closePosition',
+      id: intentID(),
+      instrument: inst!,
+      ...(longUnits !== undefined ? { longUnits } : {}),
+      ...(shortUnits !== undefined ? { shortUnits } : {}),
+    };
     const txs = await submitAndWait(a, intent);
     const body: Record<string, unknown> = {};
     let rejected: Transaction | undefined;
     const sideOf = new Map<string, 'long' | 'short'>();
     for (const t of txs) {
-      const x = t as Transaction & { orderID?: string; longPositionCloseout?: unknown; shortPositionCloseout?: unknown };
+      const x = t as Transaction & {
+        orderID?: string;
+        longPositionCloseout?: unknown;
+        shortPositionCloseout?: unknown;
+      };
       if (isReject(t)) {
         // Under the side it refuses (an incomplete request names neither side: under long).
         rejected ??= t;
-        body[x.shortPositionCloseout !== undefined ? 'shortOrderRejectTransaction' : 'longOrderRejectTransaction'] = t;
+        body[
+          x.shortPositionCloseout !== undefined ? 'shortOrderRejectTransaction' : 'longOrderRejectTransaction'
+        ] = t;
       } else if (t.type === 'MARKET_ORDER') {
         const side = x.longPositionCloseout !== undefined ? 'long' : 'short';
         sideOf.set(t.id, side);

@@ -16,7 +16,11 @@ export const txSlice = (a: SandboxAccount, from: number, to: number, url: URL): 
 
 /** A request for transactions the capped log no longer holds: 416, as v20 answers a range it cannot serve. */
 export const tooOld = (a: SandboxAccount, since: number, field: string): HttpError =>
-  new HttpError(416, `Invalid value specified for '${field}': transactions after ${since} are no longer available; this sandbox keeps the newest ${a.transactions.capacity} (oldest kept: ${a.transactions.oldestID}, last: ${a.transactions.lastID}; raise it with --keep-transactions)`, 'INVALID_RANGE');
+  new HttpError(
+    416,
+    `Invalid value specified for '${field}': transactions after ${since} are no longer available; this sandbox keeps the newest ${a.transactions.capacity} (oldest kept: ${a.transactions.oldestID}, last: ${a.transactions.lastID}; raise it with --keep-transactions)`,
+    'INVALID_RANGE',
+  );
 
 /** The TransactionFilter a transaction type belongs to (v20 filters by type names, plus ORDER etc.). */
 export function txFilterOf(type: string): string {
@@ -34,12 +38,18 @@ export function transactionRoutes(c: V3Context, on: On): void {
     const q = r.url.searchParams;
     const sizeText = q.get('pageSize');
     const pageSize = sizeText === null ? 100 : Number(sizeText);
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000) throw new HttpError(400, `Invalid value specified for 'pageSize': ${sizeText} (1 to 1000)`, 'INVALID_PAGE_SIZE');
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)
+      throw new HttpError(
+        400,
+        `Invalid value specified for 'pageSize': ${sizeText} (1 to 1000)`,
+        'INVALID_PAGE_SIZE',
+      );
     const timeParam = (k: string): UnixMs | undefined => {
       const v = q.get(k);
       if (v === null) return undefined;
       const t = /^\d+(\.\d+)?$/.test(v) ? Number(v) * 1000 : parseRequestTime(v);
-      if (!Number.isFinite(t)) throw new HttpError(400, `Invalid value specified for '${k}': ${v} (RFC 3339 or UNIX seconds)`);
+      if (!Number.isFinite(t))
+        throw new HttpError(400, `Invalid value specified for '${k}': ${v} (RFC 3339 or UNIX seconds)`);
       return t;
     };
     const from = timeParam('from');
@@ -52,8 +62,10 @@ export function transactionRoutes(c: V3Context, on: On): void {
     const timeOf = (t: Transaction): number => parseTime(t.time);
     const typeText = q.get('type');
     const oldest = log.get(log.oldestID);
-    const reachesForgotten = log.oldestID > 1 && oldest !== undefined && (from === undefined || from <= timeOf(oldest));
-    if (reachesForgotten && (typeText !== null || (from !== undefined && from > parseTime(a.createdTime)))) throw tooOld(a, log.oldestID - 1, 'from');
+    const reachesForgotten =
+      log.oldestID > 1 && oldest !== undefined && (from === undefined || from <= timeOf(oldest));
+    if (reachesForgotten && (typeText !== null || (from !== undefined && from > parseTime(a.createdTime))))
+      throw tooOld(a, log.oldestID - 1, 'from');
     const lo = reachesForgotten ? 1 : from === undefined ? log.oldestID : log.firstAtOrAfter(from, timeOf);
     const hi = (to === undefined ? log.lastID + 1 : log.firstAtOrAfter(to + 1, timeOf)) - 1;
     const pageIDs: number[] = [];
@@ -72,7 +84,8 @@ export function transactionRoutes(c: V3Context, on: On): void {
     const pages: string[] = [];
     const pageBase = `${c.baseUrl()}/v3/accounts/${encodeURIComponent(a.id)}/transactions/idrange?from=`;
     const typeQuery = typeText !== null ? `&type=${encodeURIComponent(typeText)}` : '';
-    for (let i = 0; i < pageIDs.length; i += 2) pages.push(`${pageBase}${pageIDs[i]}&to=${pageIDs[i + 1]}${typeQuery}`);
+    for (let i = 0; i < pageIDs.length; i += 2)
+      pages.push(`${pageBase}${pageIDs[i]}&to=${pageIDs[i + 1]}${typeQuery}`);
     const body: Record<string, unknown> = {
       from: formatTime(from ?? parseTime(a.createdTime)),
       to: formatTime(to ?? c.now()),
@@ -88,18 +101,36 @@ export function transactionRoutes(c: V3Context, on: On): void {
     const a = account(id);
     const from = Number(r.url.searchParams.get('from'));
     const to = Number(r.url.searchParams.get('to'));
-    if (!Number.isInteger(from) || from < 1) throw new HttpError(400, "Invalid value specified for 'from': give a transaction ID", 'INVALID_RANGE');
-    if (!Number.isInteger(to) || to < from) throw new HttpError(400, "Invalid value specified for 'to': give a transaction ID not below 'from'", 'INVALID_RANGE');
-    if (to - from + 1 > 1000) throw new HttpError(400, 'Invalid range: at most 1000 transactions per request', 'INVALID_RANGE');
+    if (!Number.isInteger(from) || from < 1)
+      throw new HttpError(400, "Invalid value specified for 'from': give a transaction ID", 'INVALID_RANGE');
+    if (!Number.isInteger(to) || to < from)
+      throw new HttpError(
+        400,
+        "Invalid value specified for 'to': give a transaction ID not below 'from'",
+        'INVALID_RANGE',
+      );
+    if (to - from + 1 > 1000)
+      throw new HttpError(400, 'Invalid range: at most 1000 transactions per request', 'INVALID_RANGE');
     if (from < a.transactions.oldestID) throw tooOld(a, from - 1, 'from');
-    return ok({ transactions: txSlice(a, from, to, r.url), lastTransactionID: a.broker.ledger.lastTransactionID });
+    return ok({
+      transactions: txSlice(a, from, to, r.url),
+      lastTransactionID: a.broker.ledger.lastTransactionID,
+    });
   });
   on('GET', `${A}/transactions/sinceid`, (r, [id]) => {
     const a = account(id);
     const since = Number(r.url.searchParams.get('id'));
-    if (!Number.isInteger(since) || since < 0) throw new HttpError(400, "Invalid value specified for 'id': give a transaction ID", 'INVALID_TRANSACTION_ID');
+    if (!Number.isInteger(since) || since < 0)
+      throw new HttpError(
+        400,
+        "Invalid value specified for 'id': give a transaction ID",
+        'INVALID_TRANSACTION_ID',
+      );
     if (since < a.transactions.oldestID - 1) throw tooOld(a, since, 'id');
-    return ok({ transactions: txSlice(a, since + 1, since + 1000, r.url), lastTransactionID: a.broker.ledger.lastTransactionID });
+    return ok({
+      transactions: txSlice(a, since + 1, since + 1000, r.url),
+      lastTransactionID: a.broker.ledger.lastTransactionID,
+    });
   });
   on('GET', `${A}/transactions/stream`, (r, [id]) => {
     const a = account(id);
@@ -124,7 +155,13 @@ export function transactionRoutes(c: V3Context, on: On): void {
     const t = a.transactions.get(n);
     if (!t) {
       const forgotten = Number.isInteger(n) && n >= 1 && n < a.transactions.oldestID;
-      throw new HttpError(404, forgotten ? `The Transaction specified (${n}) is older than the oldest this sandbox keeps (${a.transactions.oldestID}; it keeps the newest ${a.transactions.capacity}, --keep-transactions)` : 'The Transaction specified does not exist', 'NO_SUCH_TRANSACTION');
+      throw new HttpError(
+        404,
+        forgotten
+          ? `The Transaction specified (${n}) is older than the oldest this sandbox keeps (${a.transactions.oldestID}; it keeps the newest ${a.transactions.capacity}, --keep-transactions)`
+          : 'The Transaction specified does not exist',
+        'NO_SUCH_TRANSACTION',
+      );
     }
     return ok({ transaction: t, lastTransactionID: a.broker.ledger.lastTransactionID });
   });
