@@ -11,7 +11,7 @@ import { dataCatalog } from '../src/app/sources.ts';
 import { loadStrategy } from '../src/app/load-strategy.ts';
 import { loadInstruments } from '../src/domain/instrument.ts';
 import { parseTime } from '../src/domain/time.ts';
-import { LabsPoller } from '../src/runner/labs-poller.ts';
+import { LabsPoller } from '../src/runner/session/labs-poller.ts';
 import { startSandbox } from '../src/sandbox/server.ts';
 
 /**

@@ -8,7 +8,7 @@ import { LABS_KINDS } from '../src/adapters/catalog/labs-items.ts';
 import { labsFiles, readLabsItems } from '../src/adapters/catalog/labs-store.ts';
 import { V20Http } from '../src/adapters/v20/http.ts';
 import { V20Labs } from '../src/adapters/v20/labs.ts';
-import { LabsPoller } from '../src/runner/labs-poller.ts';
+import { LabsPoller } from '../src/runner/session/labs-poller.ts';
 import { startSandbox, type Sandbox } from '../src/sandbox/server.ts';
 
 /**

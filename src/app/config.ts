@@ -87,7 +87,7 @@ export interface BacktestConfig {
    * equity.csv) stay in UTC.
    */
   readonly report?: { readonly timeZone: string };
-  /** `fxflow run --shadow`: the drift guard's tolerances (src/runner/drift.ts; `--max-drift` over them). Backtests ignore it. */
+  /** `fxflow run --shadow`: the drift guard's tolerances (src/runner/recording/drift.ts; `--max-drift` over them). Backtests ignore it. */
   readonly drift?: DriftTolerances;
 }
 

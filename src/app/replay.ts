@@ -25,8 +25,8 @@ import {
   type EventRef,
   type FillDiff,
   type MoneyTotals,
-} from '../runner/reconcile.ts';
-import { breachedTolerance, type DriftTolerances, formatDrift } from '../runner/drift.ts';
+} from '../runner/recording/reconcile.ts';
+import { breachedTolerance, type DriftTolerances, formatDrift } from '../runner/recording/drift.ts';
 import {
   inputFiles,
   readInputs,
@@ -37,10 +37,10 @@ import {
   type SessionAccount,
   type SessionInfo,
   type Where,
-} from '../runner/recording.ts';
-import { simModels, type FillModelNames } from '../runner/fill-models.ts';
+} from '../runner/recording/recording.ts';
+import { simModels, type FillModelNames } from '../runner/session/fill-models.ts';
 import { RiskExecution, type RiskLimits } from '../engine/risk.ts';
-import { knownPart } from '../runner/shadow.ts';
+import { knownPart } from '../runner/recording/shadow.ts';
 import type { Params, Strategy } from '../strategy/api.ts';
 import { fileSha256 } from './live-run-folder.ts';
 import { loadStrategy } from './load-strategy.ts';

@@ -3,8 +3,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { Journal } from '../runner/journal.ts';
-import { RunnerError } from '../runner/errors.ts';
+import { Journal } from '../runner/order-path/journal.ts';
+import { RunnerError } from '../runner/session/errors.ts';
 
 /** Declares `fxflow journal <command>`. */
 export function journalCommand(y: Argv): Argv {

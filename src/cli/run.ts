@@ -7,15 +7,20 @@ import { AuthError, resolveToken } from '../adapters/v20/auth.ts';
 import { V20Error } from '../adapters/v20/errors.ts';
 import type { Environment } from '../adapters/v20/environments.ts';
 import { loadInstruments } from '../domain/instrument.ts';
-import { liveCandleSourceOf, type LiveCandleSource } from '../runner/official-candles.ts';
+import { liveCandleSourceOf, type LiveCandleSource } from '../runner/session/official-candles.ts';
 import { activeLimits, describeLimits, type RiskLimits } from '../engine/risk.ts';
-import { RunnerError } from '../runner/errors.ts';
+import { RunnerError } from '../runner/session/errors.ts';
 import { fillModelNames, loadConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
-import { formatFillModels, type FillModelNames } from '../runner/fill-models.ts';
-import { DriftSpecError, type DriftTolerances, formatDrift, parseMaxDrift } from '../runner/drift.ts';
-import { clearHaltAdvice, StartSignals } from '../runner/kill-switch.ts';
-import { isUnknownFillHalt, UNKNOWN_FILL_EXIT } from '../runner/unknown-fills.ts';
+import { formatFillModels, type FillModelNames } from '../runner/session/fill-models.ts';
+import {
+  DriftSpecError,
+  type DriftTolerances,
+  formatDrift,
+  parseMaxDrift,
+} from '../runner/recording/drift.ts';
+import { clearHaltAdvice, StartSignals } from '../runner/order-path/kill-switch.ts';
+import { isUnknownFillHalt, UNKNOWN_FILL_EXIT } from '../runner/order-path/unknown-fills.ts';
 import {
   RISK_FLAGS,
   riskFlagOverrides,
@@ -539,7 +544,7 @@ async function runStarted(
   const [{ environment }, { v20Client }, { Runner }] = await Promise.all([
     import('../adapters/v20/environments.ts'),
     import('./v20-client.ts'),
-    import('../runner/runner.ts'),
+    import('../runner/session/runner.ts'),
   ]);
   const env = environment(a.env, a.url !== undefined ? { url: a.url } : {});
   const token = runToken(env, a);

@@ -1,6 +1,6 @@
 // The drift guard's tolerances as values: what `--max-drift` and the config's `drift` section hold, read,
 // checked and written back, and the rule that says which one a set of measures is past. Values with no
-// I/O, so the config reads them without loading the live runner (src/runner/drift.ts is the guard).
+// I/O, so the config reads them without loading the live runner (src/runner/recording/drift.ts is the guard).
 
 /**
  * The drift guard of `fxflow run --shadow --max-drift …`: tolerances on how far the account's fills

@@ -3,7 +3,7 @@ import { SimBroker } from '../adapters/sim/broker.ts';
 import { candle, instruments, MINUTE, T0 } from '../adapters/sim/testkit.ts';
 import { RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import { VirtualClock } from '../ports/clock.ts';
-import { isRunnerIntent } from '../runner/order-lifecycle.ts';
+import { isRunnerIntent } from '../runner/order-path/order-lifecycle.ts';
 import { defineStrategy, type Strategy } from '../strategy/api.ts';
 import { Engine, StrategyError } from './engine.ts';
 import { tap } from 'rxjs';

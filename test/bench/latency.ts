@@ -19,8 +19,8 @@ import pino from 'pino';
 import { V20Http } from '../../src/adapters/v20/http.ts';
 import { V20Rest } from '../../src/adapters/v20/rest.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
-import { InputRecorder } from '../../src/runner/input-recorder.ts';
-import { Runner } from '../../src/runner/runner.ts';
+import { InputRecorder } from '../../src/runner/recording/input-recorder.ts';
+import { Runner } from '../../src/runner/session/runner.ts';
 import { startSandbox } from '../../src/sandbox/server.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 

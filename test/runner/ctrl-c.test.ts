@@ -3,7 +3,7 @@
 // after the window warns again.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CtrlC } from '../../src/runner/session.ts';
+import { CtrlC } from '../../src/runner/session/session.ts';
 
 function rig(windowMs: number) {
   let now = 0;

@@ -15,8 +15,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Reconciliation } from '../../src/app/replay.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
 import { RunnerStatus } from '../../src/report/runner-status.ts';
-import { parseMaxDrift } from '../../src/runner/drift.ts';
-import { Journal } from '../../src/runner/journal.ts';
+import { parseMaxDrift } from '../../src/runner/recording/drift.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
 import {
   accountTransactions,
   endTest,

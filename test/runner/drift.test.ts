@@ -13,9 +13,9 @@ import {
   type DriftTolerances,
   formatDrift,
   parseMaxDrift,
-} from '../../src/runner/drift.ts';
+} from '../../src/runner/recording/drift.ts';
 
-// The drift guard's tolerance checks (src/runner/drift.ts), fed transactions as v20 writes them.
+// The drift guard's tolerance checks (src/runner/recording/drift.ts), fed transactions as v20 writes them.
 
 const T0 = Date.UTC(2024, 0, 2, 10, 0);
 const iso = (ms: number): string => new Date(ms).toISOString().replace('Z', '000000Z');

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Runner } from '../../src/runner/runner.ts';
+import type { Runner } from '../../src/runner/session/runner.ts';
 import { accountTransactions, duplicateOrders, pricePath, rig, settle, type Rig } from './harness.ts';
 
 const rigs: Rig[] = [];

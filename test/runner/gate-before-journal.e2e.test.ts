@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
 import { DEFAULT_RISK_LIMITS } from '../../src/engine/risk.ts';
-import { Journal, parseFrames } from '../../src/runner/journal.ts';
+import { Journal, parseFrames } from '../../src/runner/order-path/journal.ts';
 import { type FaultProxy, startFaultProxy, v20 } from '../fault-proxy.ts';
 import {
   accountTransactions,

@@ -5,7 +5,7 @@
 // Node's default action: exit 140, nothing flattened, the position left open). Real `fxflow run`
 // processes against the sandbox over HTTP, real journal files, real signals.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Journal } from '../../src/runner/journal.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
 import {
   endTest,
   type FxflowRun,

@@ -16,7 +16,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Journal } from '../../src/runner/journal.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
 import { type FaultProxy, startFaultProxy } from '../fault-proxy.ts';
 import {
   endTest,

@@ -9,7 +9,7 @@ import { V20Http } from '../../src/adapters/v20/http.ts';
 import { V20Rest } from '../../src/adapters/v20/rest.ts';
 import { RUNNER_ID_PREFIX } from '../../src/domain/intents.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import type { Runner } from '../../src/runner/runner.ts';
+import type { Runner } from '../../src/runner/session/runner.ts';
 import { type FaultProxy, type ProxyRecord, startFaultProxy, v20 } from '../fault-proxy.ts';
 import { accountTransactions, pricePath, quiet, rig, type Rig, until } from './harness.ts';
 

@@ -9,7 +9,7 @@ import { V20Http } from '../../src/adapters/v20/http.ts';
 import { V20Rest } from '../../src/adapters/v20/rest.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { Runner, type RunnerOptions } from '../../src/runner/runner.ts';
+import { Runner, type RunnerOptions } from '../../src/runner/session/runner.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.ts';
 import pingPong from './ping-pong-strategy.ts';
 

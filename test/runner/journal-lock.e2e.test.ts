@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Journal, JournalLockedError } from '../../src/runner/journal.ts';
+import { Journal, JournalLockedError } from '../../src/runner/order-path/journal.ts';
 import { type FxflowRun, rig, type Rig, spawnFxflowRun, startFxflowRun, watch } from './harness.ts';
 
 let r: Rig | undefined;

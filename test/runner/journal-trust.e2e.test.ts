@@ -6,14 +6,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadInstruments } from '../../src/domain/instrument.ts';
 import type { OrderIntent } from '../../src/domain/intents.ts';
-import { Journal } from '../../src/runner/journal.ts';
-import { RunnerError } from '../../src/runner/runner.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
+import { RunnerError } from '../../src/runner/session/runner.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 import { accountTransactions, pricePath, quiet, rig, type Rig, settle, until, waitTicks } from './harness.ts';
 import { V20Http } from '../../src/adapters/v20/http.ts';
 import { V20Rest } from '../../src/adapters/v20/rest.ts';
-import { Runner } from '../../src/runner/runner.ts';
+import { Runner } from '../../src/runner/session/runner.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 

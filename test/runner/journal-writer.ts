@@ -1,6 +1,6 @@
 // Child process for the kill -9 test: appends transactions in a loop and reports each one whose
 // append returned (after fsync) on stdout. The parent kills it with SIGKILL at a random moment.
-import { Journal } from '../../src/runner/journal.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
 
 const dir = process.argv[2]!;
 const j = Journal.open(dir, { compactEvery: Number(process.argv[3] ?? 50) });

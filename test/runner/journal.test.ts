@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { OrderIntent } from '../../src/domain/intents.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { Journal, parseFrames } from '../../src/runner/journal.ts';
+import { Journal, parseFrames } from '../../src/runner/order-path/journal.ts';
 
 /** The snapshot inside snapshot.json's checksummed envelope. */
 const snapshotOf = (dir: string): Record<string, unknown> =>

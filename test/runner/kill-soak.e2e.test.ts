@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { Journal } from '../../src/runner/journal.ts';
-import { inputFiles, readInputs, readRunMeta } from '../../src/runner/recording.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
+import { inputFiles, readInputs, readRunMeta } from '../../src/runner/recording/recording.ts';
 import { type FaultProxy, type ProxyRecord, startFaultProxy, v20 } from '../fault-proxy.ts';
 import {
   accountTransactions,

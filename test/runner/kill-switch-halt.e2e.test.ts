@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Journal } from '../../src/runner/journal.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
 import { type FaultProxy, startFaultProxy } from '../fault-proxy.ts';
 import { type FxflowRun, pricePath, rig, type Rig, startFxflowRun, until, endTest } from './harness.ts';
 

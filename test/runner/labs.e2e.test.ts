@@ -2,7 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { V20Labs } from '../../src/adapters/v20/labs.ts';
 import type { CalendarEvent, SignalEvent } from '../../src/domain/events.ts';
-import type { LabsEndpoints } from '../../src/runner/labs-poller.ts';
+import type { LabsEndpoints } from '../../src/runner/session/labs-poller.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 import { rig, until, type Rig } from './harness.ts';
 

@@ -11,8 +11,8 @@ import type { Candle } from '../../src/domain/candle.ts';
 import type { Granularity } from '../../src/domain/granularity.ts';
 import { formatTime } from '../../src/domain/time.ts';
 import { candleOptionsOf } from '../../src/cli/run.ts';
-import { CandleBuilder } from '../../src/runner/live-candles.ts';
-import type { Runner, RunnerOptions } from '../../src/runner/runner.ts';
+import { CandleBuilder } from '../../src/runner/session/live-candles.ts';
+import type { Runner, RunnerOptions } from '../../src/runner/session/runner.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 import { rig, waitTicks, type Rig } from './harness.ts';
 

@@ -4,7 +4,7 @@ import { aggregateBatches } from '../../src/adapters/catalog/aggregate.ts';
 import { Catalog } from '../../src/adapters/catalog/catalog.ts';
 import type { Candle } from '../../src/domain/candle.ts';
 import type { Granularity } from '../../src/domain/granularity.ts';
-import { CandleBuilder } from '../../src/runner/live-candles.ts';
+import { CandleBuilder } from '../../src/runner/session/live-candles.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const prices = (c: Candle) => ({

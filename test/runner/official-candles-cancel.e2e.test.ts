@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { V20Rest } from '../../src/adapters/v20/rest.ts';
 import type { Candle } from '../../src/domain/candle.ts';
 import { formatTime } from '../../src/domain/time.ts';
-import { type CandleFetch, LiveCandleFeed } from '../../src/runner/official-candles.ts';
+import { type CandleFetch, LiveCandleFeed } from '../../src/runner/session/official-candles.ts';
 import type { FaultOptions } from '../../src/sandbox/server.ts';
 import { closeTapRigs, tapRig, type TapRig } from '../tap-rig.ts';
 

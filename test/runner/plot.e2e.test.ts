@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PlotFile } from '../../src/app/plot-file.ts';
 import { readPlots } from '../../src/report/plots.ts';
-import type { Runner } from '../../src/runner/runner.ts';
+import type { Runner } from '../../src/runner/session/runner.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 import { pricePath, rig, waitTicks, type Rig } from './harness.ts';
 

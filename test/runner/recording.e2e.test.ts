@@ -6,13 +6,18 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileSha256 } from '../../src/app/live-run-folder.ts';
 import { replayRun } from '../../src/app/replay.ts';
-import { InputRecorder } from '../../src/runner/input-recorder.ts';
+import { InputRecorder } from '../../src/runner/recording/input-recorder.ts';
 import replayCandles from './replay-candle-strategy.ts';
 import replayStrategy from './replay-strategy.ts';
 import replayLabs from './replay-labs-strategy.ts';
 import replaySpreadCot from './replay-spread-cot-strategy.ts';
 import { V20Labs } from '../../src/adapters/v20/labs.ts';
-import { inputFiles, readInputs, readRunMeta, type InputRecord } from '../../src/runner/recording.ts';
+import {
+  inputFiles,
+  readInputs,
+  readRunMeta,
+  type InputRecord,
+} from '../../src/runner/recording/recording.ts';
 import { pricePath, rig, settle, until, type Rig } from './harness.ts';
 
 let r: Rig | undefined;

@@ -2,8 +2,8 @@ import { cpSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Journal } from '../../src/runner/journal.ts';
-import type { Runner } from '../../src/runner/runner.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
+import type { Runner } from '../../src/runner/session/runner.ts';
 import { pricePath, rig, settle, waitTicks, type Rig } from './harness.ts';
 
 // The pricing stream's first message after a (re)connect repeats the latest price. After a restart

@@ -17,8 +17,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileSha256 } from '../../src/app/live-run-folder.ts';
 import { replayRun, type Reconciliation } from '../../src/app/replay.ts';
-import { InputRecorder } from '../../src/runner/input-recorder.ts';
-import { RecordingError } from '../../src/runner/recording.ts';
+import { InputRecorder } from '../../src/runner/recording/input-recorder.ts';
+import { RecordingError } from '../../src/runner/recording/recording.ts';
 import replayStrategy from './replay-strategy.ts';
 import { pricePath, rig, settle, type Rig } from './harness.ts';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Reconciliation } from '../../src/app/replay.ts';
-import { Journal } from '../../src/runner/journal.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
 import type { SandboxOptions } from '../../src/sandbox/server.ts';
 import { pricePath, rig, startFxflowRun, until, type FxflowRun, type Rig } from './harness.ts';
 

@@ -6,8 +6,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Journal } from '../../src/runner/journal.ts';
-import { inputFiles, readInputs, readRunMeta } from '../../src/runner/recording.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
+import { inputFiles, readInputs, readRunMeta } from '../../src/runner/recording/recording.ts';
 import type { Reconciliation } from '../../src/app/replay.ts';
 import { pricePath, rig, startFxflowRun, until, type FxflowRun, type Rig } from './harness.ts';
 

@@ -12,7 +12,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import { fromBatches, mergeSources } from '../../src/engine/merge.ts';
 import { Portfolio } from '../../src/engine/portfolio.ts';
 import { VirtualClock } from '../../src/ports/clock.ts';
-import { KillSwitch, killSwitchIntents } from '../../src/runner/kill-switch.ts';
+import { KillSwitch, killSwitchIntents } from '../../src/runner/order-path/kill-switch.ts';
 import { RiskExecution, type RiskLimits, tradingDayStart } from '../../src/engine/risk.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 import { tap } from 'rxjs';

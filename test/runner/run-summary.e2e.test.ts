@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { Journal } from '../../src/runner/journal.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
 import { pricePath, rig, startFxflowRun, until, type FxflowRun, type Rig } from './harness.ts';
 
 const STRATEGY = 'test/runner/replay-strategy.ts';

@@ -43,7 +43,7 @@ describe('recovery of journaled intents', () => {
     await first.start();
     await first.stop('first');
     // As if a run had crashed: two intents journaled, only the first reached the broker.
-    const { Journal } = await import('../../src/runner/journal.ts');
+    const { Journal } = await import('../../src/runner/order-path/journal.ts');
     const j = Journal.open(r.journalDir);
     const sent = {
       kind: 'order' as const,
@@ -102,7 +102,7 @@ describe('recovery of journaled intents', () => {
     await first.stop('first');
     // As if a run had crashed: a partial close journaled, sent, its transactions journaled; then a
     // second partial close journaled and never sent; neither confirmed. Closes carry no client ID.
-    const { Journal } = await import('../../src/runner/journal.ts');
+    const { Journal } = await import('../../src/runner/order-path/journal.ts');
     const j = Journal.open(r.journalDir);
     const sent = {
       kind: 'closeTrade' as const,

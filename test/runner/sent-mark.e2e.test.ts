@@ -8,8 +8,8 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OrderIntent } from '../../src/domain/intents.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { Journal } from '../../src/runner/journal.ts';
-import type { Runner } from '../../src/runner/runner.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
+import type { Runner } from '../../src/runner/session/runner.ts';
 import { accountTransactions, rig, type Rig, until } from './harness.ts';
 
 let r: Rig | undefined;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadInstruments } from '../../src/domain/instrument.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { ShadowBook } from '../../src/runner/shadow.ts';
+import { ShadowBook } from '../../src/runner/recording/shadow.ts';
 import { accountTransactions, pricePath, rig, settle, type Rig } from './harness.ts';
 
 let r: Rig | undefined;

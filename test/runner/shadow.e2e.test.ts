@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { divergences, outcomesOf } from '../../src/runner/shadow.ts';
+import { divergences, outcomesOf } from '../../src/runner/recording/shadow.ts';
 import { accountTransactions, pricePath, rig, settle, type Rig } from './harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');

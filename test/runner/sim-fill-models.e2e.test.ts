@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadInstruments } from '../../src/domain/instrument.ts';
 import { formatTime } from '../../src/domain/time.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { Journal } from '../../src/runner/journal.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
 import { pricePath, rig, settle, startFxflowRun, waitTicks, type Rig } from './harness.ts';
 
 // The simulators of `fxflow run` (--broker sim, --shadow) take the fill models a backtest takes.

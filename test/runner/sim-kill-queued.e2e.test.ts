@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { Journal } from '../../src/runner/journal.ts';
-import type { Runner } from '../../src/runner/runner.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
+import type { Runner } from '../../src/runner/session/runner.ts';
 import reversing from './reversing-strategy.ts';
 import { pricePath, rig, startFxflowRun, until, waitTicks, type FxflowRun, type Rig } from './harness.ts';
 

@@ -2,8 +2,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { Journal } from '../../src/runner/journal.ts';
-import type { Runner } from '../../src/runner/runner.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
+import type { Runner } from '../../src/runner/session/runner.ts';
 import bracket from './bracket-strategy.ts';
 import { pricePath, rig, waitTicks, type Rig } from './harness.ts';
 

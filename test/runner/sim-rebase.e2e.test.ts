@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SimAccountState } from '../../src/adapters/sim/seed.ts';
 import type { OrderIntent } from '../../src/domain/intents.ts';
 import type { Ledger } from '../../src/domain/ledger.ts';
-import { Journal } from '../../src/runner/journal.ts';
-import type { Runner } from '../../src/runner/runner.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
+import type { Runner } from '../../src/runner/session/runner.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 import { duplicateOrders, pricePath, rig, waitTicks, type Rig } from './harness.ts';
 

@@ -10,9 +10,9 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
 import { RunnerStatus } from '../../src/report/runner-status.ts';
-import type { Runner } from '../../src/runner/runner.ts';
-import type { UnknownFillPolicy } from '../../src/runner/unknown-fills.ts';
-import { UNKNOWN_FILL_EXIT } from '../../src/runner/unknown-fills.ts';
+import type { Runner } from '../../src/runner/session/runner.ts';
+import type { UnknownFillPolicy } from '../../src/runner/order-path/unknown-fills.ts';
+import { UNKNOWN_FILL_EXIT } from '../../src/runner/order-path/unknown-fills.ts';
 import {
   accountTransactions,
   type FxflowRun,

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/domain/v20/index.ts';
-import { UnknownFills } from '../../src/runner/unknown-fills.ts';
+import { UnknownFills } from '../../src/runner/order-path/unknown-fills.ts';
 
 /** One order placed on the account: under which client ID (undefined: none), and whether it is a close. */
 interface Placed {

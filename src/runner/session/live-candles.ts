@@ -1,5 +1,5 @@
-import type { Candle } from '../domain/candle.ts';
-import { alignOpen, candleClose, type Granularity } from '../domain/granularity.ts';
+import type { Candle } from '../../domain/candle.ts';
+import { alignOpen, candleClose, type Granularity } from '../../domain/granularity.ts';
 
 interface Building {
   time: number;

@@ -1,12 +1,12 @@
-import type { SimBroker, SimBrokerOptions } from '../adapters/sim/broker.ts';
-import { simBroker } from '../adapters/sim/factory.ts';
-import type { SimAccountState } from '../adapters/sim/seed.ts';
-import type { MarketEvent } from '../domain/events.ts';
-import type { InstrumentRegistry } from '../domain/instrument.ts';
-import { withClientID, type OrderIntent } from '../domain/intents.ts';
-import { parseTime } from '../domain/time.ts';
-import type { Transaction } from '../domain/v20/index.ts';
-import { formatFillModels } from './fill-models.ts';
+import type { SimBroker, SimBrokerOptions } from '../../adapters/sim/broker.ts';
+import { simBroker } from '../../adapters/sim/factory.ts';
+import type { SimAccountState } from '../../adapters/sim/seed.ts';
+import type { MarketEvent } from '../../domain/events.ts';
+import type { InstrumentRegistry } from '../../domain/instrument.ts';
+import { withClientID, type OrderIntent } from '../../domain/intents.ts';
+import { parseTime } from '../../domain/time.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
+import { formatFillModels } from '../session/fill-models.ts';
 
 /** What became of one intent at one broker. */
 export interface Outcome {

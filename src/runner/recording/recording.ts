@@ -1,11 +1,11 @@
 import { createReadStream, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants as zlib, createGunzip } from 'node:zlib';
-import type { Candle } from '../domain/candle.ts';
-import type { AccountState } from '../domain/account-state.ts';
-import type { MarketEvent } from '../domain/events.ts';
-import type { OrderIntent } from '../domain/intents.ts';
-import type { Transaction } from '../domain/v20/index.ts';
+import type { Candle } from '../../domain/candle.ts';
+import type { AccountState } from '../../domain/account-state.ts';
+import type { MarketEvent } from '../../domain/events.ts';
+import type { OrderIntent } from '../../domain/intents.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
 
 // The format of a live run folder's recorded inputs (docs/replay.md): run.json and
 // inputs-NNNNNN.jsonl.gz files, read back here for `fxflow replay`.

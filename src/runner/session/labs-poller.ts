@@ -6,7 +6,7 @@ import {
   signalItemEvent,
   spreadItemEvent,
   type LabsItem,
-} from '../adapters/catalog/labs-items.ts';
+} from '../../adapters/catalog/labs-items.ts';
 import {
   AUTOCHARTIST_PERIODS,
   coveringPeriod,
@@ -15,9 +15,9 @@ import {
   type LabsCalendarEntry,
   type LabsCotEntry,
   type LabsSpreads,
-} from '../adapters/v20/labs.ts';
-import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent } from '../domain/events.ts';
-import type { UnixMs } from '../domain/time.ts';
+} from '../../adapters/v20/labs.ts';
+import type { CalendarEvent, CotEvent, SignalEvent, SpreadEvent } from '../../domain/events.ts';
+import type { UnixMs } from '../../domain/time.ts';
 
 /** The labs calls the poller makes (V20Labs implements them). */
 export interface LabsEndpoints {

@@ -1,16 +1,16 @@
 import { concat, from, type Observable, tap } from 'rxjs';
-import { V20Error } from '../adapters/v20/errors.ts';
-import { applied, awaitWindow, clientIDOf } from '../adapters/v20/in-doubt.ts';
-import { backoffDelay, sleep } from '../adapters/v20/rate-limit.ts';
-import type { V20Rest } from '../adapters/v20/rest.ts';
-import { isReservedClientID, type OrderIntent } from '../domain/intents.ts';
-import type { Transaction } from '../domain/v20/index.ts';
-import type { Execution } from '../ports/execution.ts';
+import { V20Error } from '../../adapters/v20/errors.ts';
+import { applied, awaitWindow, clientIDOf } from '../../adapters/v20/in-doubt.ts';
+import { backoffDelay, sleep } from '../../adapters/v20/rate-limit.ts';
+import type { V20Rest } from '../../adapters/v20/rest.ts';
+import { isReservedClientID, type OrderIntent } from '../../domain/intents.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
+import type { Execution } from '../../ports/execution.ts';
 import type { Logger } from 'pino';
-import type { InputRecorder } from './input-recorder.ts';
+import type { InputRecorder } from '../recording/input-recorder.ts';
 import type { Journal, JournalContents } from './journal.ts';
-import type { RiskExecution } from '../engine/risk.ts';
-import { SimExecution } from './sim-execution.ts';
+import type { RiskExecution } from '../../engine/risk.ts';
+import { SimExecution } from '../session/sim-execution.ts';
 
 /**
  * The order lifecycle: every intent the runner sends is, after its journal record, in one of

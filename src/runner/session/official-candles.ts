@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import { toCandle } from '../adapters/v20/download.ts';
-import { V20Error } from '../adapters/v20/errors.ts';
-import type { Candle } from '../domain/candle.ts';
-import type { Granularity } from '../domain/granularity.ts';
-import { formatTime, parseTime } from '../domain/time.ts';
-import type { Candlestick } from '../domain/v20/index.ts';
+import { toCandle } from '../../adapters/v20/download.ts';
+import { V20Error } from '../../adapters/v20/errors.ts';
+import type { Candle } from '../../domain/candle.ts';
+import type { Granularity } from '../../domain/granularity.ts';
+import { formatTime, parseTime } from '../../domain/time.ts';
+import type { Candlestick } from '../../domain/v20/index.ts';
 
 /**
  * Where a live run's candles come from. 'endpoint': when a bucket ends, the candles endpoint's

@@ -1,6 +1,6 @@
-import type { OrderIntent } from '../domain/intents.ts';
-import { parseTime } from '../domain/time.ts';
-import type { Transaction } from '../domain/v20/index.ts';
+import type { OrderIntent } from '../../domain/intents.ts';
+import { parseTime } from '../../domain/time.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
 import { divergences, outcomesOf, type Divergence, type Outcome } from './shadow.ts';
 
 // The reconciliation of a live run with its replay through the simulator (`fxflow replay`): the

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { SimBroker } from '../adapters/sim/broker.ts';
-import { V20Error } from '../adapters/v20/errors.ts';
-import type { V20Rest } from '../adapters/v20/rest.ts';
-import type { AccountState } from '../domain/account-state.ts';
-import type { Account, Transaction } from '../domain/v20/index.ts';
+import type { SimBroker } from '../../adapters/sim/broker.ts';
+import { V20Error } from '../../adapters/v20/errors.ts';
+import type { V20Rest } from '../../adapters/v20/rest.ts';
+import type { AccountState } from '../../domain/account-state.ts';
+import type { Account, Transaction } from '../../domain/v20/index.ts';
 import { RunnerError } from './errors.ts';
-import type { Journal, JournalContents } from './journal.ts';
+import type { Journal, JournalContents } from '../order-path/journal.ts';
 
 /**
  * The session: what a run starts from and is identified by. The run identity in every client ID

@@ -1,7 +1,7 @@
-import type { FinancingRecord, FinancingWriter } from '../adapters/catalog/financing-store.ts';
-import type { V20Rest } from '../adapters/v20/rest.ts';
-import { tradingDayOf } from '../domain/new-york.ts';
-import { parseTime, type UnixMs } from '../domain/time.ts';
+import type { FinancingRecord, FinancingWriter } from '../../adapters/catalog/financing-store.ts';
+import type { V20Rest } from '../../adapters/v20/rest.ts';
+import { tradingDayOf } from '../../domain/new-york.ts';
+import { parseTime, type UnixMs } from '../../domain/time.ts';
 
 export interface FinancingRecorderOptions {
   readonly rest: V20Rest;

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { backoffDelay, sleep } from '../adapters/v20/rate-limit.ts';
-import type { V20Rest } from '../adapters/v20/rest.ts';
-import { type OrderIntent, RUNNER_ID_PREFIX } from '../domain/intents.ts';
-import type { Account } from '../domain/v20/index.ts';
-import type { Ledger } from '../domain/ledger.ts';
-import type { Portfolio } from '../engine/portfolio.ts';
-import { ENTRY_TYPES, type RiskExecution } from '../engine/risk.ts';
-import { CtrlC } from './session.ts';
+import { backoffDelay, sleep } from '../../adapters/v20/rate-limit.ts';
+import type { V20Rest } from '../../adapters/v20/rest.ts';
+import { type OrderIntent, RUNNER_ID_PREFIX } from '../../domain/intents.ts';
+import type { Account } from '../../domain/v20/index.ts';
+import type { Ledger } from '../../domain/ledger.ts';
+import type { Portfolio } from '../../engine/portfolio.ts';
+import { ENTRY_TYPES, type RiskExecution } from '../../engine/risk.ts';
+import { CtrlC } from '../session/session.ts';
 
 /**
  * The kill switch: what engages it (`KillSwitch`: SIGUSR2 or a kill file), what it sends (cancels

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { SimBroker } from '../adapters/sim/broker.ts';
-import type { V20Rest } from '../adapters/v20/rest.ts';
-import type { Account } from '../domain/v20/index.ts';
+import type { SimBroker } from '../../adapters/sim/broker.ts';
+import type { V20Rest } from '../../adapters/v20/rest.ts';
+import type { Account } from '../../domain/v20/index.ts';
 import type { Journal, StateSnapshot } from './journal.ts';
-import { baselineOf, type SimBaseline, simRebaseOf, waitFor } from './session.ts';
+import { baselineOf, type SimBaseline, simRebaseOf, waitFor } from '../session/session.ts';
 
 export interface JournalRebaseOptions {
   readonly journal: Journal;

@@ -1,14 +1,14 @@
 import type { Subscription } from 'rxjs';
-import type { TickWriter } from '../adapters/catalog/tick-store.ts';
-import type { V20Http } from '../adapters/v20/http.ts';
+import type { TickWriter } from '../../adapters/catalog/tick-store.ts';
+import type { V20Http } from '../../adapters/v20/http.ts';
 import {
   newStreamStats,
   pricingStream,
   type PricingStreamOptions,
   type StreamStats,
-} from '../adapters/v20/stream.ts';
-import { formatTime, parseTime, type UnixMs } from '../domain/time.ts';
-import type { ClientPrice, PricingHeartbeat } from '../domain/v20/index.ts';
+} from '../../adapters/v20/stream.ts';
+import { formatTime, parseTime, type UnixMs } from '../../domain/time.ts';
+import type { ClientPrice, PricingHeartbeat } from '../../domain/v20/index.ts';
 
 export interface PriceRecorderOptions {
   readonly http: V20Http;

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { V20Error } from '../adapters/v20/errors.ts';
-import type { Candle } from '../domain/candle.ts';
-import type { Candlestick } from '../domain/v20/index.ts';
+import { V20Error } from '../../adapters/v20/errors.ts';
+import type { Candle } from '../../domain/candle.ts';
+import type { Candlestick } from '../../domain/v20/index.ts';
 import { LiveCandleFeed, liveCandleSourceOf } from './official-candles.ts';
 import { built, silent, wire } from './official-candles.testkit.ts';
 

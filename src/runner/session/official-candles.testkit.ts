@@ -1,7 +1,7 @@
 import pino from 'pino';
-import type { Candle } from '../domain/candle.ts';
-import { formatTime } from '../domain/time.ts';
-import type { Candlestick } from '../domain/v20/index.ts';
+import type { Candle } from '../../domain/candle.ts';
+import { formatTime } from '../../domain/time.ts';
+import type { Candlestick } from '../../domain/v20/index.ts';
 
 /**
  * Shared by the LiveCandleFeed tests: a silent logger, the first minute, tick-built candles and

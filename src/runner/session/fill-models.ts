@@ -3,7 +3,7 @@ import {
   parseFillModels,
   type FillModelNames,
   type FillModels,
-} from '../adapters/sim/fill-models.ts';
+} from '../../adapters/sim/fill-models.ts';
 import { RunnerError } from './errors.ts';
 
 /** The fill models of a run's simulators, as the configuration names them. */

@@ -12,10 +12,10 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { constants as zlib, crc32, gunzipSync, gzipSync } from 'node:zlib';
-import type { Candle } from '../domain/candle.ts';
-import type { MarketEvent } from '../domain/events.ts';
-import type { OrderIntent } from '../domain/intents.ts';
-import type { Transaction } from '../domain/v20/index.ts';
+import type { Candle } from '../../domain/candle.ts';
+import type { MarketEvent } from '../../domain/events.ts';
+import type { OrderIntent } from '../../domain/intents.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
 import {
   INPUT_FILE,
   RecordingError,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { V20Error } from '../adapters/v20/errors.ts';
-import type { Candle } from '../domain/candle.ts';
+import { V20Error } from '../../adapters/v20/errors.ts';
+import type { Candle } from '../../domain/candle.ts';
 import { type CandleFetchOptions, LiveCandleFeed } from './official-candles.ts';
 import { built, silent, wire } from './official-candles.testkit.ts';
 

@@ -17,9 +17,9 @@ import {
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import type { OrderIntent } from '../domain/intents.ts';
-import type { Transaction } from '../domain/v20/index.ts';
-import type { RiskDay } from '../engine/risk.ts';
+import type { OrderIntent } from '../../domain/intents.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
+import type { RiskDay } from '../../engine/risk.ts';
 
 /** A journal that cannot be opened or written (a broken file, a full disk). */
 export class JournalError extends Error {

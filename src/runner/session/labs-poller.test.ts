@@ -4,11 +4,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LabsIdentity } from '../adapters/catalog/labs-items.ts';
-import { LabsWriter } from '../adapters/catalog/labs-store.ts';
-import { V20Http } from '../adapters/v20/http.ts';
-import { V20Labs } from '../adapters/v20/labs.ts';
-import { startSandbox, type Sandbox } from '../sandbox/server.ts';
+import { LabsIdentity } from '../../adapters/catalog/labs-items.ts';
+import { LabsWriter } from '../../adapters/catalog/labs-store.ts';
+import { V20Http } from '../../adapters/v20/http.ts';
+import { V20Labs } from '../../adapters/v20/labs.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/server.ts';
 import { LabsPoller, labsEvents } from './labs-poller.ts';
 
 /** The labs poller against the real sandbox over HTTP (generated and recorded labs data). */

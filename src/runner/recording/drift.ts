@@ -1,15 +1,15 @@
-import { parseTime } from '../domain/time.ts';
-import type { Transaction } from '../domain/v20/index.ts';
+import { parseTime } from '../../domain/time.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
 import {
   breachedTolerance,
   type DriftMeasures,
   type DriftTolerances,
   formatDuration,
-} from '../domain/drift-tolerances.ts';
+} from '../../domain/drift-tolerances.ts';
 
 // The tolerances' reading and checking live in the domain (the config reads them too); re-exported
 // here for the runner's other users.
-export * from '../domain/drift-tolerances.ts';
+export * from '../../domain/drift-tolerances.ts';
 
 /** One fill that drifted: its intent's client ID and what differs. */
 export interface DriftedFill {

@@ -1,5 +1,5 @@
-import type { Transaction } from '../domain/v20/index.ts';
-import { clientIDOf } from '../adapters/v20/in-doubt.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
+import { clientIDOf } from '../../adapters/v20/in-doubt.ts';
 
 /**
  * Unknown fills: a fill the runner did not expect, noticed from the transaction stream. An entry

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Transaction } from '../domain/v20/index.ts';
-import { formatTime } from '../domain/time.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
+import { formatTime } from '../../domain/time.ts';
 import {
   attribute,
   compareDecisions,

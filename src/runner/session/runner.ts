@@ -1,26 +1,26 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { SimBroker } from '../adapters/sim/broker.ts';
-import { simBroker } from '../adapters/sim/factory.ts';
-import { V20Execution } from '../adapters/v20/execution.ts';
-import type { V20Http } from '../adapters/v20/http.ts';
-import type { V20Rest } from '../adapters/v20/rest.ts';
-import { newStreamStats, type StreamOptions, type StreamStats } from '../adapters/v20/stream.ts';
-import { AccountStateError, restoreAccount } from '../domain/account-state.ts';
-import type { InstrumentRegistry } from '../domain/instrument.ts';
-import { type OrderIntent, RUNNER_ID_PREFIX } from '../domain/intents.ts';
-import { LedgerError } from '../domain/ledger.ts';
-import { toUnits } from '../domain/money.ts';
-import { parseTime } from '../domain/time.ts';
-import type { Account, Transaction } from '../domain/v20/index.ts';
-import { Engine, subscriptionsOf } from '../engine/engine.ts';
-import type { PlotSink } from '../engine/context.ts';
-import { Portfolio } from '../engine/portfolio.ts';
-import { formatSummary, summarize, type Summary } from '../engine/report.ts';
-import { VirtualClock, type Clock } from '../ports/clock.ts';
-import type { Execution } from '../ports/execution.ts';
-import type { Params, Strategy, StrategyLogger } from '../strategy/api.ts';
-import { type Halt, Journal, type JournalContents, type StateSnapshot } from './journal.ts';
+import type { SimBroker } from '../../adapters/sim/broker.ts';
+import { simBroker } from '../../adapters/sim/factory.ts';
+import { V20Execution } from '../../adapters/v20/execution.ts';
+import type { V20Http } from '../../adapters/v20/http.ts';
+import type { V20Rest } from '../../adapters/v20/rest.ts';
+import { newStreamStats, type StreamOptions, type StreamStats } from '../../adapters/v20/stream.ts';
+import { AccountStateError, restoreAccount } from '../../domain/account-state.ts';
+import type { InstrumentRegistry } from '../../domain/instrument.ts';
+import { type OrderIntent, RUNNER_ID_PREFIX } from '../../domain/intents.ts';
+import { LedgerError } from '../../domain/ledger.ts';
+import { toUnits } from '../../domain/money.ts';
+import { parseTime } from '../../domain/time.ts';
+import type { Account, Transaction } from '../../domain/v20/index.ts';
+import { Engine, subscriptionsOf } from '../../engine/engine.ts';
+import type { PlotSink } from '../../engine/context.ts';
+import { Portfolio } from '../../engine/portfolio.ts';
+import { formatSummary, summarize, type Summary } from '../../engine/report.ts';
+import { VirtualClock, type Clock } from '../../ports/clock.ts';
+import type { Execution } from '../../ports/execution.ts';
+import type { Params, Strategy, StrategyLogger } from '../../strategy/api.ts';
+import { type Halt, Journal, type JournalContents, type StateSnapshot } from '../order-path/journal.ts';
 import type { LabsEndpoints, LabsPoller, LabsPollerOptions } from './labs-poller.ts';
 import { MarketInputs } from './market-inputs.ts';
 import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
@@ -30,7 +30,7 @@ import {
   RiskExecution,
   type RiskLimit,
   type RiskLimits,
-} from '../engine/risk.ts';
+} from '../../engine/risk.ts';
 import {
   type AccountCheck,
   clearHaltAdvice,
@@ -38,8 +38,8 @@ import {
   KillSwitch,
   killSwitchIntents,
   openOfLedger,
-} from './kill-switch.ts';
-import { isRunnerIntent, JournaledExecution, OrderLifecycle } from './order-lifecycle.ts';
+} from '../order-path/kill-switch.ts';
+import { isRunnerIntent, JournaledExecution, OrderLifecycle } from '../order-path/order-lifecycle.ts';
 import {
   type Baseline,
   baselineOf,
@@ -50,10 +50,10 @@ import {
   simBaselineOf,
   waitFor,
 } from './session.ts';
-import { JournalRebase } from './journal-rebase.ts';
-import type { InputRecorder } from './input-recorder.ts';
-import type { SessionAccount } from './recording.ts';
-import { ShadowBook } from './shadow.ts';
+import { JournalRebase } from '../order-path/journal-rebase.ts';
+import type { InputRecorder } from '../recording/input-recorder.ts';
+import type { SessionAccount } from '../recording/recording.ts';
+import { ShadowBook } from '../recording/shadow.ts';
 import { SimExecution } from './sim-execution.ts';
 import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
@@ -63,7 +63,7 @@ import {
   type UnknownFillPolicy,
   UnknownFills,
   unknownFillHaltWhy,
-} from './unknown-fills.ts';
+} from '../order-path/unknown-fills.ts';
 import {
   describeDriftedFill,
   type DriftBreach,
@@ -72,7 +72,7 @@ import {
   type DriftMeasures,
   type DriftTolerances,
   formatDrift,
-} from './drift.ts';
+} from '../recording/drift.ts';
 
 export { RunnerError };
 export { newRunId, type AccountCheck };

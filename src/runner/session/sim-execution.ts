@@ -1,9 +1,9 @@
 import type { Observable } from 'rxjs';
-import type { QueuedMarket } from '../adapters/sim/book.ts';
-import type { SimBroker } from '../adapters/sim/broker.ts';
-import { withClientID, type OrderIntent } from '../domain/intents.ts';
-import type { Transaction } from '../domain/v20/index.ts';
-import type { Execution } from '../ports/execution.ts';
+import type { QueuedMarket } from '../../adapters/sim/book.ts';
+import type { SimBroker } from '../../adapters/sim/broker.ts';
+import { withClientID, type OrderIntent } from '../../domain/intents.ts';
+import type { Transaction } from '../../domain/v20/index.ts';
+import type { Execution } from '../../ports/execution.ts';
 
 /**
  * `--broker sim` (shadow paper): the simulator as the runner's broker, with what a restart needs.
