@@ -56,11 +56,10 @@
   );
   const box = el('div', { class: 'chart', id: 'equity-chart' });
   eq.append(box);
-  const chart = LC.createChart(box, {
+  const chart = fx.chart(box, {
     height: 420,
     layout: { attributionLogo: true },
     timeScale: { timeVisible: true, minBarSpacing: 0.001 },
-    localization: { timeFormatter: (t) => fx.date(t) },
   });
   D.runs.forEach((r, i) => {
     const s = chart.addSeries(LC.LineSeries, {
