@@ -36,14 +36,16 @@ export function asPredicate(expression: string): () => unknown {
   return new Function(`return (${expression});`) as () => unknown;
 }
 
-/** A page that records console errors, failed requests and uncaught exceptions. */
+/** A page that records console errors, failed requests and uncaught exceptions; `init` runs on it before it loads. */
 export async function openPage(
   b: Browser,
   url: string,
   ready: string,
   size = { width: 1280, height: 900 },
+  init?: (page: Page) => Promise<void>,
 ): Promise<{ page: Page; errors: string[]; requests: string[] }> {
   const page = await b.newPage({ viewport: size });
+  await init?.(page);
   const errors: string[] = [];
   const requests: string[] = [];
   page.on('console', (m) => {
