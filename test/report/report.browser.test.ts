@@ -170,6 +170,9 @@ describe('report.html of a backtest run folder', () => {
     const s = summaryOf(golden) as unknown as { maxDrawdown: number };
     const note = await page.textContent('#drawdowns-note');
     expect(note).toContain('daily equity curve');
+    // equity.csv's days as they are: FX trading days ending 17:00 New York (not UTC days).
+    expect(note).toContain('the last NAV of each FX trading day, ending 17:00 New York');
+    expect(note).not.toContain('UTC day');
     expect(note).toContain(
       s.maxDrawdown.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
     );

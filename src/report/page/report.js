@@ -1317,8 +1317,8 @@
     const tableMax = D.drawdowns[0].depth;
     const note =
       figMax && typeof figMax.value === 'number'
-        ? `Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included). The Figures' max drawdown (${fx.money(-figMax.value, ccy)}) is marked on every price the run saw, so it can be deeper than the deepest here (${fx.money(-tableMax, ccy)}): a fall inside a day that was made up by the day's end shows only there.`
-        : 'Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included).';
+        ? `Measured on the daily equity curve (equity.csv: the last NAV of each FX trading day, ending 17:00 New York, and the last mark). The Figures' max drawdown (${fx.money(-figMax.value, ccy)}) is marked on every price the run saw, so it can be deeper than the deepest here (${fx.money(-tableMax, ccy)}): a fall inside a day that was made up by the day's end shows only there.`
+        : 'Measured on the daily equity curve (equity.csv: the last NAV of each FX trading day, ending 17:00 New York, and the last mark).';
     eqSection.append(
       el('h3', { text: 'Worst drawdowns' }),
       el('p', { class: 'note', id: 'drawdowns-note', text: note }),
