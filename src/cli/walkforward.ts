@@ -1,4 +1,5 @@
 import { dataFileInput } from './sim-flags.ts';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { WorkerPool, type TrialRunner } from '../research/pool.ts';
@@ -6,6 +7,7 @@ import { loadSweepData } from '../research/sweep-data.ts';
 import { canonical, sha256, sweepHashes } from '../research/sweep.ts';
 import { SpaceError } from '../research/space.ts';
 import {
+  finishedWalkForward,
   parseSpan,
   runWalkForward,
   windowDir,
@@ -130,6 +132,32 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
       }),
     ).slice(0, 10);
     const dir = resolve(a.out ?? join(config.run.runsDir, 'walkforward', `${loaded.name}-${hash}`));
+    const settings = {
+      strategy: loaded.name,
+      from: config.run.from,
+      to: config.run.to,
+      train: a.train,
+      test: a.test,
+      step: a.step ?? a.test,
+      anchored: a.anchored === true,
+      params: { swept: space.dims, fixed: space.base },
+      search: a.search,
+      objective: a.objective,
+    };
+    // A folder that holds this walk-forward finished: nothing to run (its result as saved); one that
+    // holds another finished walk-forward: refused with what differs (WalkForwardError).
+    const done = finishedWalkForward(dir, hash, settings);
+    if (done) {
+      const page = join(dir, 'walkforward.html');
+      if (a.json)
+        process.stdout.write(`${JSON.stringify(done)}
+`);
+      else
+        process.stdout.write(
+          `Nothing to run: ${dir} holds this walk-forward, finished (the same strategy, data, settings and windows); its result as saved:\n\n${formatWalkForward(done, loaded.name, a, undefined)}${existsSync(page) ? `Walk-forward page: ${page}\n` : ''}`,
+        );
+      return done;
+    }
     if (a.queue !== undefined) {
       // One manifest for the whole walk-forward (the data of the whole period): each window's trials
       // and out-of-sample runs are jobs carrying their own period, keyed as optimize keys its trials.
@@ -165,6 +193,8 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
       ...(a.pboBlocks !== undefined ? { pboBlocks: a.pboBlocks } : {}),
       dir,
       windows: ws,
+      id: hash,
+      settings,
       pool,
       onWindow: (w) => {
         bar.show(w.index / ws.length, `window ${w.index + 1}/${ws.length}`, true);

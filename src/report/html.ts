@@ -65,8 +65,9 @@ const escapeHtml = (s: string): string =>
   s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 /**
- * `zone`: the IANA zone a run page says times in (its report.timeZone); absent or UTC, the page is
- * as it always was (not one byte more), else human-time.cjs and zone.js come before its scripts.
+ * `zone`: the IANA zone a run page says times in (its report.timeZone; absent: UTC). Every page
+ * inlines human-time.cjs (the one time formatter, report.txt's too) before common.js; a zone other
+ * than UTC is set on `fx.zone` right after common.js, before the page's scripts draw anything.
  */
 type PageOptions = {
   title: string;
@@ -80,11 +81,8 @@ type PageOptions = {
 function shell(o: PageOptions): [string, string] {
   const css = readFileSync(join(PAGE, 'report.css'), 'utf8');
   const read = (f: string): string => readFileSync(join(PAGE, f), 'utf8');
-  const inZone =
-    o.zone !== undefined && o.zone !== 'UTC'
-      ? [read('human-time.cjs'), `fx.zone = ${scriptJson(o.zone)};`, read('zone.js')]
-      : [];
-  const js = [read('common.js'), ...inZone, ...o.scripts.map(read)];
+  const inZone = o.zone !== undefined && o.zone !== 'UTC' ? [`fx.zone = ${scriptJson(o.zone)};`] : [];
+  const js = [read('human-time.cjs'), read('common.js'), ...inZone, ...o.scripts.map(read)];
   const before = `<!doctype html>
 <html lang="en">
 <head>

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DateTime } from 'luxon';
 import type { ParamValue } from '../strategy/api.ts';
@@ -155,6 +155,13 @@ export function stitchOos(
 
 export interface WalkForwardResult {
   readonly dir: string;
+  /**
+   * What identifies the walk-forward (a hash of the strategy file, config, data, space, search and
+   * windows; absent in a walkforward.json of an older fxflow) and its settings in words: a rerun
+   * into the same folder compares them (finishedWalkForward).
+   */
+  readonly id?: string;
+  readonly settings?: WalkForwardSettings;
   readonly windows: readonly WindowResult[];
   /**
    * Stitched out-of-sample NAV (compounded daily returns of every test window, in order), starting at
@@ -199,6 +206,59 @@ export function walkForwardEfficiency(
   return { value: oosCagrPct / isCagrPct };
 }
 
+/** A walk-forward's settings as the user gave them, saved in walkforward.json to say what differs on a rerun. */
+export interface WalkForwardSettings {
+  readonly strategy: string;
+  readonly from: string;
+  readonly to: string;
+  readonly train: string;
+  readonly test: string;
+  readonly step: string;
+  readonly anchored: boolean;
+  readonly params: unknown;
+  readonly search: string;
+  readonly objective: string;
+}
+
+/**
+ * What a walk-forward folder already holds before a run into it: null when it holds no finished
+ * walk-forward (none yet, or one killed before its end: the run resumes it window by window); the
+ * saved result when it finished with the same `id` (the rerun has nothing to do); otherwise a
+ * WalkForwardError saying what differs and how to run the new one (its files would mix with the
+ * old ones: window folders of other periods, trials of another space).
+ */
+export function finishedWalkForward(
+  dir: string,
+  id: string,
+  settings: WalkForwardSettings,
+): WalkForwardResult | null {
+  const file = join(dir, 'walkforward.json');
+  if (!existsSync(file)) return null;
+  let prior: WalkForwardResult;
+  try {
+    prior = JSON.parse(readFileSync(file, 'utf8')) as WalkForwardResult;
+  } catch (e) {
+    throw new WalkForwardError(
+      `${file} is not a walk-forward result (${(e as Error).message}): give another --out folder, or delete ${dir} to run this walk-forward there`,
+    );
+  }
+  if (prior.id === id) return prior;
+  const was = prior.settings;
+  const what = was
+    ? (Object.keys(settings) as (keyof WalkForwardSettings)[])
+        .filter((k) => JSON.stringify(was[k]) !== JSON.stringify(settings[k]))
+        .map((k) => `${k} ${JSON.stringify(was[k])} there, ${JSON.stringify(settings[k])} now`)
+    : [];
+  const differs = !was
+    ? 'made by an older fxflow, which did not record its settings'
+    : what.length > 0
+      ? `with other settings (${what.join('; ')})`
+      : 'with another strategy file, configuration or data (the same flags)';
+  throw new WalkForwardError(
+    `${dir} holds a finished walk-forward ${differs}; running this one into it would mix the two. Give another --out folder (without --out, each walk-forward gets its own folder under runs/walkforward), or delete ${dir} to run this one there`,
+  );
+}
+
 /** Window `index`'s sweep folder (window-01, window-02, …). */
 export const windowDir = (dir: string, index: number): string =>
   join(dir, `window-${String(index + 1).padStart(2, '0')}`);
@@ -215,6 +275,9 @@ export async function runWalkForward(
     readonly windows: readonly Window[];
     readonly pool: Promise<TrialRunner>;
     readonly onWindow?: (w: Window) => void;
+    /** Saved in walkforward.json: what a rerun into the folder compares (finishedWalkForward). */
+    readonly id?: string;
+    readonly settings?: WalkForwardSettings;
   },
 ): Promise<WalkForwardResult> {
   mkdirSync(o.dir, { recursive: true });
@@ -327,6 +390,8 @@ export async function runWalkForward(
   const sr = sharpePerPeriod(oosReturns);
   const result: WalkForwardResult = {
     dir: o.dir,
+    ...(o.id !== undefined ? { id: o.id } : {}),
+    ...(o.settings !== undefined ? { settings: o.settings } : {}),
     windows: results,
     oosEquity: equity,
     oosReturnPct: Math.round(((equity[equity.length - 1]?.nav ?? 1) - 1) * 1e6) / 1e4,

@@ -36,14 +36,16 @@ export function asPredicate(expression: string): () => unknown {
   return new Function(`return (${expression});`) as () => unknown;
 }
 
-/** A page that records console errors, failed requests and uncaught exceptions. */
+/** A page that records console errors, failed requests and uncaught exceptions; `init` runs on it before it loads. */
 export async function openPage(
   b: Browser,
   url: string,
   ready: string,
   size = { width: 1280, height: 900 },
+  init?: (page: Page) => Promise<void>,
 ): Promise<{ page: Page; errors: string[]; requests: string[] }> {
   const page = await b.newPage({ viewport: size });
+  await init?.(page);
   const errors: string[] = [];
   const requests: string[] = [];
   page.on('console', (m) => {
@@ -77,4 +79,60 @@ export async function fxflow(...args: string[]): Promise<{ code: number; stdout:
     const x = e as { code?: number; stdout?: string; stderr?: string };
     return { code: x.code ?? 1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
   }
+}
+
+/**
+ * Records every text Chromium draws on a canvas (before the page's scripts run): the charts' axis
+ * labels as Lightweight Charts paints them, for axisLabels. Call before `page.goto`.
+ */
+export async function recordCanvasText(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const w = globalThis as unknown as { __fxText: unknown[]; CanvasRenderingContext2D: any };
+    w.__fxText = [];
+    const proto = w.CanvasRenderingContext2D.prototype;
+    const fillText = proto.fillText;
+    proto.fillText = function (this: any, text: string, x: number, y: number, ...rest: unknown[]) {
+      const p = this.getTransform().transformPoint({ x, y });
+      w.__fxText.push({ canvas: this.canvas, text: String(text), x: p.x, y: p.y });
+      return fillText.call(this, text, x, y, ...rest);
+    };
+  });
+}
+
+/**
+ * The labels a chart's time axis shows now, each with the time (epoch s) of the bar under it, read
+ * from what the chart paints (recordCanvasText) and the chart's own coordinateToTime: the chart in
+ * `box` (a CSS selector) is repainted and the labels drawn on its bottom row's canvases are taken.
+ * `chart`: the page expression of the chart (e.g. `fxReport.equityChart`). Labels within 40 px of
+ * either end are left out (the chart shifts those to fit).
+ */
+export async function axisLabels(
+  page: Page,
+  box: string,
+  chart: string,
+): Promise<{ text: string; time: number | null }[]> {
+  return (await page.evaluate(
+    async ([box, chart]) => {
+      const w = globalThis as any;
+      const c = new Function(`return (${chart});`)();
+      const el = w.document.querySelector(box);
+      const rows = el.querySelectorAll('table tr');
+      const axis = [...rows[rows.length - 1].querySelectorAll('canvas')];
+      w.__fxText.length = 0;
+      // A full repaint (the chart's options applied again), drawn by the next frames.
+      c.applyOptions({ timeScale: { rightOffset: c.options().timeScale.rightOffset } });
+      c.resize(el.clientWidth, c.options().height, true);
+      for (let i = 0; i < 3; i++) await new Promise((r) => w.requestAnimationFrame(r));
+      const out = [];
+      for (const d of w.__fxText) {
+        if (!axis.includes(d.canvas)) continue;
+        const r = d.canvas.getBoundingClientRect();
+        const x = d.x / (d.canvas.width / r.width);
+        if (x < 40 || x > r.width - 40) continue;
+        out.push({ text: d.text, time: c.timeScale().coordinateToTime(x) });
+      }
+      return out;
+    },
+    [box, chart],
+  )) as { text: string; time: number | null }[];
 }

@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, artifact, fxflow, launch, openPage } from './browser.ts';
-import { humanTime } from '../../src/report/human-time.ts';
+import { ROOT, artifact, axisLabels, fxflow, launch, openPage, recordCanvasText } from './browser.ts';
+import { humanTime, humanTimeTick } from '../../src/report/human-time.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'fxflow-report-'));
 let browser: Browser;
@@ -170,6 +170,9 @@ describe('report.html of a backtest run folder', () => {
     const s = summaryOf(golden) as unknown as { maxDrawdown: number };
     const note = await page.textContent('#drawdowns-note');
     expect(note).toContain('daily equity curve');
+    // equity.csv's days as they are: FX trading days ending 17:00 New York (not UTC days).
+    expect(note).toContain('the last NAV of each FX trading day, ending 17:00 New York');
+    expect(note).not.toContain('UTC day');
     expect(note).toContain(
       s.maxDrawdown.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
     );
@@ -210,10 +213,75 @@ describe('report.html of a backtest run folder', () => {
       browser,
       url(join(dir, 'report.html')),
       'window.fxReport && window.fxReport.ready',
+      undefined,
+      async (p) => {
+        await recordCanvasText(p);
+        // Every text the period line ever shows, from the moment it is drawn.
+        await p.addInitScript(() => {
+          const w = globalThis as any;
+          w.__periods = [];
+          new w.MutationObserver(() => {
+            const el = w.document.getElementById('period');
+            if (el) w.__periods.push(el.textContent);
+          }).observe(w.document, { childList: true, subtree: true, characterData: true });
+        });
+      },
     );
     expect(await page.textContent('#period')).toContain(
       '2024-02-29 19:00 EST → 2024-03-31 20:00 EDT (America/New_York)',
     );
+    // Written in the zone the first time: never a UTC period rewritten afterwards.
+    const periods = (await page.evaluate(() => (globalThis as any).__periods)) as string[];
+    expect(periods.length).toBeGreaterThan(0);
+    for (const t of periods) expect(t).toContain('EST → 2024-03-31 20:00 EDT (America/New_York)  ·  run ');
+    // The charts' crosshair says New York's time; the time axes' labels are New York's days and
+    // hours, each where that day or hour begins on New York's clock (the first bar of its day).
+    const NY = 'America/New_York';
+    expect(
+      await page.evaluate(
+        (t) => (globalThis as any).fxReport.charts.EUR_USD.chart.options().localization.timeFormatter(t),
+        Date.UTC(2024, 2, 12, 18) / 1000,
+      ),
+    ).toBe('2024-03-12 14:00 EDT');
+    // The times of a chart's points (its time scale: every series' points).
+    const timesOf = async (chart: string): Promise<number[]> =>
+      (await page.evaluate((chart) => {
+        const c = new Function(`return (${chart});`)();
+        const all = c
+          .panes()
+          .flatMap((p: any) => p.getSeries())
+          .map((s: any) => s.data().map((b: { time: number }) => b.time));
+        return [...new Set(all.flat() as number[])].sort((a, b) => a - b);
+      }, chart)) as number[];
+    const nyDay = (t: number): string => humanTime(t * 1000, NY).slice(0, 10);
+    const typeOf = (s: string): number =>
+      /^\d\d:\d\d$/.test(s) ? 3 : /^\d{4}$/.test(s) ? 0 : /^[A-Z][a-z]{2}$/.test(s) ? 1 : 2;
+    const check = (labels: { text: string; time: number | null }[], bars: number[]): number[] => {
+      const types = labels.map((l) => typeOf(l.text));
+      labels.forEach((l, i) => {
+        expect(l.time, l.text).not.toBeNull();
+        expect(l.text).toBe(humanTimeTick(l.time! * 1000, types[i]!, NY));
+        if (types[i] !== 3) {
+          const at = bars.indexOf(l.time!);
+          expect(at, l.text).toBeGreaterThan(0);
+          expect(nyDay(bars[at - 1]!), l.text).not.toBe(nyDay(l.time!));
+        }
+      });
+      return types;
+    };
+    const PRICE = 'fxReport.charts.EUR_USD.chart';
+    const wide = await axisLabels(page, '#chart-EUR_USD', PRICE);
+    expect(check(wide, await timesOf(PRICE)).filter((t) => t === 2).length).toBeGreaterThan(4);
+    // Zoomed to two days: hours, on New York's clock (06:00 EDT is 10:00 UTC).
+    await page.evaluate(() => {
+      const c = (globalThis as any).fxReport.charts.EUR_USD.chart;
+      c.timeScale().setVisibleRange({ from: Date.UTC(2024, 2, 12) / 1000, to: Date.UTC(2024, 2, 14) / 1000 });
+    });
+    const near = await axisLabels(page, '#chart-EUR_USD', PRICE);
+    expect(check(near, await timesOf(PRICE)).filter((t) => t === 3).length).toBeGreaterThan(2);
+    // The equity chart (daily points at 17:00 New York) likewise.
+    const days = await axisLabels(page, '#equity-chart', 'fxReport.equityChart');
+    expect(check(days, await timesOf('fxReport.equityChart')).length).toBeGreaterThan(4);
     expect(
       await page.$$eval('p.note', (ps) =>
         ps.map((p) => p.textContent ?? '').filter((t) => t.includes('by the opening day')),

@@ -65,8 +65,36 @@ const fx = {
     const r = Math.round(x * 100) / 100;
     return `${(r === 0 ? 0 : r).toFixed(2)}%`;
   },
+  /**
+   * The IANA zone the page says times in: UTC unless the page sets another (a run's
+   * report.timeZone: src/report/html.ts sets it right after this script).
+   */
+  zone: 'UTC',
+  /** A time (epoch seconds) for people, in the page's zone (human-time.cjs, as report.txt writes it). */
   date(sec) {
-    return new Date(sec * 1000).toISOString().slice(0, 16).replace('T', ' ');
+    return humanTime(sec * 1000, fx.zone);
+  },
+  /** How the page names its zone after a period: "UTC", or "(America/New_York)" beside zoned times that carry their abbreviation. */
+  zoneWord() {
+    return fx.zone === 'UTC' ? 'UTC' : `(${fx.zone})`;
+  },
+  /**
+   * A Lightweight Charts chart whose time axis and crosshair say the page's zone: the crosshair
+   * label by fx.date, the axis labels by humanTimeTick, placed where the zone's days, months and
+   * hours begin (a zone other than UTC gets a time scale that weighs its points on the zone's wall
+   * clock; LC's own weighs them in UTC). `options` as LC.createChart takes them.
+   */
+  chart(box, options) {
+    const LC = window.LightweightCharts;
+    const o = Object.assign({}, options);
+    o.localization = Object.assign({ dateFormat: "dd MMM 'yy" }, o.localization, {
+      timeFormatter: (t) => fx.date(t),
+    });
+    o.timeScale = Object.assign({}, o.timeScale, {
+      tickMarkFormatter: (t, type) => humanTimeTick(t * 1000, type, fx.zone),
+    });
+    if (fx.zone === 'UTC') return LC.createChart(box, o);
+    return LC.createChartEx(box, new (zonedTimeScale(LC, fx.zone))(), o);
   },
   duration(hours) {
     if (hours === null || hours === undefined || !Number.isFinite(hours)) return 'n/a';
@@ -146,6 +174,66 @@ const fx = {
     }
   },
 };
+
+/**
+ * Lightweight Charts' time scale with its tick marks weighed on a zone's wall clock: a point that
+ * starts a year, a month or a day in the zone weighs as one (so the axis puts "Mar" where March
+ * begins in New York, not at 19:00 the day before), and the hours divide on the zone's clock. The
+ * same rule as LC's own fillWeightsForPoints (lightweight-charts 5), which reads the UTC clock.
+ */
+function zonedTimeScale(LC, zone) {
+  const HOUR = 3600e3;
+  // Intraday weights of LC's TickMarkWeight: a boundary of each divisor (ms) crossed.
+  const DIVISORS = [
+    [12 * HOUR, 33],
+    [6 * HOUR, 32],
+    [3 * HOUR, 31],
+    [HOUR, 30],
+    [30 * 60e3, 22],
+    [5 * 60e3, 21],
+    [60e3, 20],
+    [1e3, 10],
+  ];
+  // The zone's offset (ms) by UTC hour: zones change their offset on a whole hour of UTC.
+  const offsets = new Map();
+  const wall = (sec) => {
+    const ms = sec * 1000;
+    const h = Math.floor(ms / HOUR);
+    let off = offsets.get(h);
+    if (off === undefined) {
+      const p = humanTimeParts(h * HOUR, zone);
+      off = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - h * HOUR;
+      offsets.set(h, off);
+    }
+    return new Date(ms + off);
+  };
+  const weight = (cur, prev) => {
+    if (cur.getUTCFullYear() !== prev.getUTCFullYear()) return 70;
+    if (cur.getUTCMonth() !== prev.getUTCMonth()) return 60;
+    if (cur.getUTCDate() !== prev.getUTCDate()) return 50;
+    for (const [d, w] of DIVISORS)
+      if (Math.floor(prev.getTime() / d) !== Math.floor(cur.getTime() / d)) return w;
+    return 0;
+  };
+  return class extends LC.defaultHorzScaleBehavior() {
+    fillWeightsForPoints(points, start) {
+      if (points.length === 0) return;
+      const sec = (p) => (typeof p.originalTime === 'number' ? p.originalTime : this.key(p.time));
+      let prev = start > 0 ? wall(sec(points[start - 1])) : null;
+      for (let i = start; i < points.length; i++) {
+        const cur = wall(sec(points[i]));
+        if (prev !== null) points[i].timeWeight = weight(cur, prev);
+        prev = cur;
+      }
+      if (start === 0 && points.length > 1) {
+        // The first point's weight as LC guesses it: against a point one average step before it.
+        const first = sec(points[0]);
+        const step = Math.ceil((sec(points[points.length - 1]) - first) / (points.length - 1));
+        points[0].timeWeight = weight(wall(first), wall(first - step));
+      }
+    }
+  };
+}
 
 /** The data block of the page (JSON in a script tag). */
 function pageData() {

@@ -56,11 +56,10 @@
   );
   const box = el('div', { class: 'chart', id: 'equity-chart' });
   eq.append(box);
-  const chart = LC.createChart(box, {
+  const chart = fx.chart(box, {
     height: 420,
     layout: { attributionLogo: true },
     timeScale: { timeVisible: true, minBarSpacing: 0.001 },
-    localization: { timeFormatter: (t) => fx.date(t) },
   });
   D.runs.forEach((r, i) => {
     const s = chart.addSeries(LC.LineSeries, {
@@ -79,6 +78,7 @@
     state.lastNavs.push(pts.length ? pts[pts.length - 1].value : null);
   });
   chart.timeScale().fitContent();
+  state.chart = chart;
 
   const table = (id, title, keys, cell) => {
     const tb = el('tbody');
@@ -93,15 +93,18 @@
           { style: 'overflow-x:auto' },
           el(
             'table',
-            null,
+            { class: 'compare' },
             el(
               'thead',
               null,
               el(
                 'tr',
                 null,
-                el('th', { class: 'l', text: '' }),
-                ...D.runs.map((r, i) => el('th', { title: `run folder ${r.name}`, text: legendOf(r, i) })),
+                el('th', { class: 'l name', text: '' }),
+                // A run's heading wraps (anywhere, for a long strategy name): the columns share the page's width.
+                ...D.runs.map((r, i) =>
+                  el('th', { class: 'run', title: `run folder ${r.name}`, text: legendOf(r, i) }),
+                ),
               ),
             ),
             tb,
@@ -145,10 +148,17 @@
         worst = def.better === 'high' ? Math.min(...nums) : Math.max(...nums);
       }
       const differs = new Set(ms.map((m) => (m ? String(m.value) : '—'))).size > 1;
+      // A figure named per run (buy & hold of each run's instrument): the name without it, each cell with its own.
+      const own = (m) => (m && /\(([^)]*)\)$/.exec(m.label)) || null;
+      const perRun = new Set(ms.map((m) => (m ? m.label : ''))).size > 1 && ms.every((m) => !m || own(m));
       return el(
         'tr',
         null,
-        el('td', { class: 'l', title: def.def, text: def.label }),
+        el('td', {
+          class: 'l',
+          title: def.def,
+          text: perRun ? def.label.replace(/ \([^)]*\)$/, '') : def.label,
+        }),
         ...ms.map((m, i) => {
           const v = vals[i];
           const cls =
@@ -165,7 +175,7 @@
               ? m.value === null
                 ? 'n/a'
                 : `${m.value.toFixed(1)} d`
-              : fx.metric(m, D.runs[i].currency);
+              : fx.metric(m, D.runs[i].currency) + (perRun ? ` (${own(m)[1]})` : '');
           return el('td', { class: cls, 'data-key': k, text });
         }),
       );

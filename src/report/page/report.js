@@ -113,7 +113,6 @@
     // A bar may be narrower than a pixel: fitContent then shows the whole run at any length (the
     // default floor of half a pixel a bar cut a 12-year daily curve to its last five years).
     timeScale: { timeVisible: true, secondsVisible: false, rightOffset: 4, minBarSpacing: 0.001 },
-    localization: { timeFormatter: (t) => fx.date(t) },
   });
 
   /**
@@ -150,7 +149,7 @@
     driver = chart;
   };
 
-  /** An RFC 3339 time as people write it, in UTC: 2024-01-01 00:00 (the exact time on hover). */
+  /** An RFC 3339 time as people write it, in the page's zone: 2024-01-01 00:00 (the exact time on hover). */
   const when = (iso) => (iso ? fx.date(Date.parse(iso) / 1000) : '?');
 
   // ---- header and warnings
@@ -170,7 +169,7 @@
       class: 'sub',
       id: 'period',
       title: `${D.period.from ?? '?'} → ${D.period.to ?? '?'}`,
-      text: `${params}  ·  ${when(D.period.from)} → ${when(D.period.to)} UTC  ·  run ${D.name}`,
+      text: `${params}  ·  ${when(D.period.from)} → ${when(D.period.to)} ${fx.zoneWord()}  ·  run ${D.name}`,
     }),
   );
   if (D.live)
@@ -630,7 +629,7 @@
         ),
       );
     parent.append(el('h3', { text: `${inst}${enc ? ` · ${enc.granularity}` : ''}` }), info, box, legend);
-    const chart = LC.createChart(box, chartOptions(420 + PANE_H * panes.length));
+    const chart = fx.chart(box, chartOptions(420 + PANE_H * panes.length));
     const digits = enc ? enc.precision : 5;
     const priceFormat = { type: 'price', precision: digits, minMove: Math.pow(10, -digits) };
     const view = {
@@ -1210,7 +1209,7 @@
       el('h3', { text: 'Drawdown (% below the NAV peak, daily curve)' }),
       ddBox,
     );
-    const eq = LC.createChart(eqBox, chartOptions(420));
+    const eq = fx.chart(eqBox, chartOptions(420));
     // Underwater periods: a band on a hidden 0..1 scale, 1 inside the worst drawdowns.
     const shade = eq.addSeries(LC.AreaSeries, {
       priceScaleId: 'shade',
@@ -1275,7 +1274,7 @@
     }
     eq.timeScale().fitContent();
     link(eq, eqBox);
-    const dd = LC.createChart(ddBox, chartOptions(220));
+    const dd = fx.chart(ddBox, chartOptions(220));
     // Values are already percentages: a custom format (Lightweight Charts' "percent" format shows the
     // change from the first value, which is not what a drawdown in % is).
     const ddSeries = dd.addSeries(LC.AreaSeries, {
@@ -1318,8 +1317,8 @@
     const tableMax = D.drawdowns[0].depth;
     const note =
       figMax && typeof figMax.value === 'number'
-        ? `Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included). The Figures' max drawdown (${fx.money(-figMax.value, ccy)}) is marked on every price the run saw, so it can be deeper than the deepest here (${fx.money(-tableMax, ccy)}): a fall inside a day that was made up by the day's end shows only there.`
-        : 'Measured on the daily equity curve (equity.csv: one NAV per UTC day, the last mark included).';
+        ? `Measured on the daily equity curve (equity.csv: the last NAV of each FX trading day, ending 17:00 New York, and the last mark). The Figures' max drawdown (${fx.money(-figMax.value, ccy)}) is marked on every price the run saw, so it can be deeper than the deepest here (${fx.money(-tableMax, ccy)}): a fall inside a day that was made up by the day's end shows only there.`
+        : 'Measured on the daily equity curve (equity.csv: the last NAV of each FX trading day, ending 17:00 New York, and the last mark).';
     eqSection.append(
       el('h3', { text: 'Worst drawdowns' }),
       el('p', { class: 'note', id: 'drawdowns-note', text: note }),
@@ -1575,7 +1574,7 @@
     ),
     el('p', {
       class: 'note',
-      text: `Dates are UTC and filter by the opening day; the export holds the rows that pass the filters, in the order shown. Click a trade to centre its chart on it; click a heading to sort. MAE and MFE: the lowest and highest P/L (${ccy}) the trade showed while open, from the bid/ask highs and lows of the candles marked meanwhile and its exit; run-up: its best price move in its favour, in % of the entry price.${D.trades.length && D.trades.every((t) => t.mae === null) ? " This run folder's trades.csv has no MAE/MFE columns (an older fxflow): rerun the backtest for them." : ''}`,
+      text: `${fx.zone === 'UTC' ? 'Dates are UTC and filter by the opening day' : `Times are ${fx.zone}'s; the dates filter by the opening day in UTC`}; the export holds the rows that pass the filters, in the order shown. Click a trade to centre its chart on it; click a heading to sort. MAE and MFE: the lowest and highest P/L (${ccy}) the trade showed while open, from the bid/ask highs and lows of the candles marked meanwhile and its exit; run-up: its best price move in its favour, in % of the entry price.${D.trades.length && D.trades.every((t) => t.mae === null) ? " This run folder's trades.csv has no MAE/MFE columns (an older fxflow): rerun the backtest for them." : ''}`,
     }),
   );
   // Prices at each instrument's display precision (the recorded candles'), P/L cumulated in closing order.

@@ -635,7 +635,7 @@
       box,
     );
     const LC = window.LightweightCharts;
-    const chart = LC.createChart(box, {
+    const chart = fx.chart(box, {
       height: 380,
       layout: { attributionLogo: true },
       timeScale: { timeVisible: true, secondsVisible: false },
