@@ -136,9 +136,13 @@ export class ClockWatch {
   }
 
   feed(c: Candle): void {
+    this.feedAt(c.time);
+  }
+
+  /** A bar (or, with granularity S5, a price) opening at `t`. */
+  feedAt(t: number): void {
     if (!this.#check) return;
     this.#bars++;
-    const t = c.time;
     const span = this.#span;
     // A bar is inside a closure when the market is closed at its start and at its last instant
     // (the weekly hours: a bar on a holiday is the provider's, not a misread clock).
