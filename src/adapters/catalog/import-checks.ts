@@ -4,13 +4,7 @@ import type { Candle } from '../../domain/candle.ts';
 import { GRANULARITIES, granularityMs, type Granularity } from '../../domain/granularity.ts';
 import type { MarketHours } from '../../domain/market-hours.ts';
 import type { Tick } from '../../domain/tick.ts';
-import {
-  CLOSED_BARS_ALLOWED,
-  ClockWatch,
-  clockProblem,
-  describeClosed,
-  type ClockReport,
-} from './clock-check.ts';
+import { ClockWatch, clockFits, clockProblem, describeClosed, type ClockReport } from './clock-check.ts';
 import { headText } from './compressed.ts';
 import { DataError } from './errors.ts';
 
@@ -339,7 +333,7 @@ export class PriceGate {
   /** The prices' clock: throws when more than a handful fell while the market was closed. */
   end(): void {
     const r = this.#watch.report();
-    if (r.closed <= CLOSED_BARS_ALLOWED || (r.readFits && r.weeks > 0)) return;
+    if (clockFits(r)) return;
     const how =
       this.fix === 'recording'
         ? `OANDA sends no price while the market is closed: it is not a recording of ${this.instrument}'s prices as fxflow records them (times moved, or edited); record it again`
