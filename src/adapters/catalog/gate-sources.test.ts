@@ -6,6 +6,7 @@ import type { Candle } from '../../domain/candle.ts';
 import { loadInstruments } from '../../domain/instrument.ts';
 import { formatTime } from '../../domain/time.ts';
 import type { Tick } from '../../domain/tick.ts';
+import { backtest } from '../../app/library.ts';
 import { startSandbox } from '../../sandbox/server.ts';
 import { Catalog } from './catalog.ts';
 import { openTicks } from './formats.ts';
@@ -117,6 +118,21 @@ describe('recorded ticks pass the gate', () => {
       new RegExp(
         `^MISMATCH ${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(time\\): 40 of its 40 prices fall while the EUR_USD market is closed \\(first: Sat 2024-01-06T12:00Z.*\\): OANDA sends no price while the market is closed`,
       ),
+    );
+  });
+});
+
+describe('a tick backtest (the library, as `fxflow backtest --ticks`) runs its ticks through the gate', () => {
+  const hold = join(import.meta.dirname, '../../../test/record-hold-strategy.ts');
+  const run = (ticks: string) =>
+    backtest(hold, {}, undefined, { run: { from: '2024-01-08', to: '2024-01-12' } }, { ticks, save: false });
+
+  it('a good recording runs; USD_JPY prices recorded as EUR_USD are refused naming the recording', async () => {
+    const good = recording('EUR_USD', TUESDAY, 100, 1.0951);
+    expect((await run(good)).engine.events).toBeGreaterThan(0);
+    const yen = recording('EUR_USD', TUESDAY, 100, 147.512, 3);
+    await expect(run(yen)).rejects.toThrow(
+      `${yen} (price): EUR_USD trades between 0.7 and 1.8; this file has 147.512 at 2024-01-09T10:00:00.000Z: it holds another instrument (pass the right --instrument)`,
     );
   });
 });
