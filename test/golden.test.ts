@@ -69,17 +69,17 @@ describe('golden: sma-cross, EUR_USD H1 2024 (bundled sample, defaults)', () => 
       sharpe: s.sharpe,
     }).toMatchInlineSnapshot(`
       {
-        "fills": 235,
-        "finalBalance": 100006.0391,
-        "financing": -103.8609,
-        "financingTransactions": 261,
+        "fills": 233,
+        "finalBalance": 100008.9748,
+        "financing": -104.4252,
+        "financingTransactions": 260,
         "maxDrawdown": 568.8779,
-        "netPL": -9.6609,
+        "netPL": -2.7252,
         "openTrades": 1,
-        "sharpe": -0.0088,
-        "spreadCost": 219.7,
-        "trades": 234,
-        "transactions": 745,
+        "sharpe": 0.0002,
+        "spreadCost": 217.8,
+        "trades": 232,
+        "transactions": 736,
         "wins": 82,
       }
     `);
@@ -110,13 +110,13 @@ describe('golden: classic reference configuration', () => {
     expect(fills.every((f) => f.halfSpreadCost === '0.0000')).toBe(true);
     expect({ trades: s.trades, wins: s.wins, finalBalance: s.finalBalance, maxDrawdown: s.maxDrawdown })
       .toMatchInlineSnapshot(`
-      {
-        "finalBalance": 100072.9,
-        "maxDrawdown": 544.3,
-        "trades": 117,
-        "wins": 42,
-      }
-    `);
+        {
+          "finalBalance": 100096.3,
+          "maxDrawdown": 544.3,
+          "trades": 116,
+          "wins": 42,
+        }
+      `);
   });
 });
 
@@ -146,14 +146,14 @@ describe('golden: breakout-tpsl, GBP_USD H1 2024 (take profit and stop loss on f
         "ambiguousCandles": 0,
         "ambiguousPL": 0,
         "fills": {
-          "MARKET_ORDER": 539,
+          "MARKET_ORDER": 537,
           "STOP_LOSS_ORDER": 366,
-          "TAKE_PROFIT_ORDER": 172,
+          "TAKE_PROFIT_ORDER": 170,
         },
-        "finalBalance": 99377.1279,
-        "maxDrawdown": 784.9033,
-        "trades": 538,
-        "wins": 172,
+        "finalBalance": 99320.5062,
+        "maxDrawdown": 817.6741,
+        "trades": 536,
+        "wins": 170,
       }
     `);
     const last = [...r.transactions].reverse().find((t) => 'accountBalance' in t) as unknown as {
@@ -193,10 +193,10 @@ describe('golden: EUR account trading USD_JPY (conversion through EUR_USD, added
       spreadCost: s.spreadCost,
     }).toMatchInlineSnapshot(`
       {
-        "finalBalance": 99840.9988,
+        "finalBalance": 99848.7052,
         "financing": -86.207,
-        "spreadCost": 378.0788,
-        "trades": 538,
+        "spreadCost": 377.6825,
+        "trades": 537,
         "wins": 178,
       }
     `);
@@ -298,19 +298,19 @@ describe('golden: EUR account trading USD_JPY and EUR_GBP at once (multi-currenc
     }).toMatchInlineSnapshot(`
       {
         "fills": {
-          "EUR_GBP": 28,
+          "EUR_GBP": 26,
           "USD_JPY": 76,
         },
-        "finalBalance": 98716.8308,
+        "finalBalance": 98825.0846,
         "financing": -61.0179,
         "reasons": {
-          "MARKET_ORDER": 52,
+          "MARKET_ORDER": 51,
           "STOP_LOSS_ORDER": 22,
-          "TAKE_PROFIT_ORDER": 11,
-          "TRAILING_STOP_LOSS_ORDER": 19,
+          "TAKE_PROFIT_ORDER": 12,
+          "TRAILING_STOP_LOSS_ORDER": 17,
         },
-        "spreadCost": 94.3043,
-        "trades": 52,
+        "spreadCost": 91.3209,
+        "trades": 51,
         "wins": 15,
       }
     `);

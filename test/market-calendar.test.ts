@@ -103,6 +103,53 @@ describe.skipIf(!HAS_SHARED)('the shipped calendar is the closures of OANDA cand
   });
 });
 
+describe.skipIf(!HAS_SHARED)('the early closes of 24 and 31 December are those of OANDA candles', () => {
+  const cal = MarketCalendar.load([SHIPPED]);
+  /** The last bar's open hour (UTC) on each weekday 24 and 31 December (30 December 2016, a Friday before a Saturday 31st), by date. */
+  function lastBars(times: readonly number[]): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const t of times) {
+      const d = new Date(t);
+      const date = d.toISOString().slice(0, 10);
+      const md = date.slice(5);
+      if (md !== '12-24' && md !== '12-31' && date !== '2016-12-30') continue;
+      const wd = d.getUTCDay();
+      if (wd === 0 || wd === 6 || d.getUTCHours() >= 22) continue;
+      out.set(date, Math.max(out.get(date) ?? 0, d.getUTCHours()));
+    }
+    return out;
+  }
+
+  it('OANDA H1 (QuantConnect 2007-2018, v20 2019): the days whose last bar opens at 13:00 New York are exactly the shipped early closes at 14:00; the others trade to 17:00', () => {
+    const early = cal.days.filter((d) => d.closes !== undefined).map((d) => d.date);
+    expect(early.every((d) => cal.days.find((x) => x.date === d)!.closes === '14:00')).toBe(true);
+    const seen = new Map<string, number>();
+    for (const file of ['eurusd.csv', 'nzdusd.csv'])
+      for (const [date, h] of lastBars(leanTimes(join(LEAN, 'hour', file)))) seen.set(`${file} ${date}`, h);
+    for (const pair of ['EUR_USD', 'GBP_USD', 'USD_JPY', 'AUD_USD'])
+      for (const [date, h] of lastBars(v20Times(join(JTANG, `${pair}_H1.csv`))))
+        seen.set(`${pair} ${date}`, h);
+    const closedEarly = new Set<string>();
+    for (const [key, h] of seen) {
+      const date = key.split(' ')[1]!;
+      // 18:00 UTC is 13:00 EST: the bar before a 14:00 close. 21:00 UTC is the last bar of a full day.
+      expect([18, 21], key).toContain(h);
+      if (h === 18) closedEarly.add(date);
+    }
+    expect([...closedEarly].sort()).toEqual([...early].sort());
+    // The years between: 2007-2010 and 2018-2019 trade to 17:00 New York on those days.
+    expect([...seen].filter(([, h]) => h === 21).map(([k]) => k.split(' ')[1]!.slice(0, 4))).toEqual(
+      expect.arrayContaining(['2007', '2008', '2009', '2010', '2018', '2019']),
+    );
+    // And the calendar closes each of them from 14:00 New York until the holiday's end.
+    for (const date of early) {
+      const close = Date.parse(`${date}T19:00:00Z`);
+      expect(cal.closureAt(close - 1), date).toBeUndefined();
+      expect(cal.closureAt(close)?.from, date).toBe(close);
+    }
+  });
+});
+
 const run = promisify(execFile);
 async function fxflow(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

@@ -9,7 +9,7 @@ import type { Tick } from '../domain/tick.ts';
 import { StrategyError, subscriptionsOf } from '../engine/engine.ts';
 import { formatSummary } from '../engine/report.ts';
 import { humanTime } from '../report/human-time.ts';
-import { openTicks } from '../adapters/catalog/index.ts';
+import { gateTicks, openTicks } from '../adapters/catalog/index.ts';
 import { catalogLabs } from '../adapters/catalog/labs-store.ts';
 import type { ParamValue, Params, Strategy, StrategyLogger } from '../strategy/api.ts';
 import {
@@ -165,8 +165,13 @@ export async function backtest(
       origin: source.origin,
       ...(ticks !== undefined
         ? {
+            // Through the gate every price source passes: the path's instrument, each price, the clock.
             ticks: (req: { instrument: string; from: number; to: number }): AsyncIterable<readonly Tick[]> =>
-              openTicks(resolve(ticks), req),
+              gateTicks(openTicks(resolve(ticks), req), resolve(ticks), {
+                instrument: req.instrument,
+                instruments,
+                fix: 'run',
+              }),
           }
         : {}),
       // Recorded labs events come from the catalog the candles come from, or the config's.

@@ -5,6 +5,7 @@ import type { SimBroker } from '../adapters/sim/broker.ts';
 import { simBroker } from '../adapters/sim/factory.ts';
 import { restoreAccount, type AccountState } from '../domain/account-state.ts';
 import type { MarketEvent } from '../domain/events.ts';
+import { RecordedPricesGate } from '../adapters/catalog/gate.ts';
 import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.ts';
 import { withClientID, type OrderIntent } from '../domain/intents.ts';
 import { formatTime, parseTime } from '../domain/time.ts';
@@ -507,6 +508,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
           return;
         }
         counts.ticks++;
+        gate.tick(rec.i, rec.t, rec.b, rec.a, join(dir, where.file), where.line);
         refs.set(rec.seq, {
           seq: rec.seq,
           kind: `tick ${rec.i} ${rec.b}/${rec.a}`,
@@ -525,6 +527,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
       }
       case 'candle': {
         counts.candles++;
+        gate.candle(rec.c, join(dir, where.file), where.line);
         refs.set(rec.seq, {
           seq: rec.seq,
           kind: `candle ${rec.c.instrument} ${rec.c.granularity} (${rec.src})`,
@@ -610,7 +613,10 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         return;
     }
   };
+  // The recorded prices pass the gate every price source passes: a mismatch refuses the replay.
+  const gate = new RecordedPricesGate(dir, instruments);
   const read = await readInputs(dir, files, onRecord);
+  gate.end();
   // A session that run.json says held records, of which nothing could be read (its files empty or missing), is an error.
   for (const s of meta.sessions) {
     const held = Object.values(s.records ?? {}).reduce((a, b) => a + b, 0);

@@ -218,7 +218,7 @@ export function dataCommand(y: Argv): Argv {
           );
         // Recordings (ticks, financing, recording.json) unless a candle granularity was asked for.
         const recordings = a.granularity === undefined;
-        const ticks = recordings ? checkTicks(catalog.root, instrument) : [];
+        const ticks = recordings ? checkTicks(catalog.root, instrument, instruments) : [];
         const financing = recordings ? await checkFinancing(catalog.root, instrument) : undefined;
         const manifest = recordings
           ? checkRecordingManifest(catalog.root, {

@@ -100,7 +100,12 @@ describe('the market calendar: the days the whole market closes', () => {
 
   /** The reference, with luxon: the trading day of `t` is dated by the next 17:00 New York; closed on 25 Dec and 1 Jan, and on 26 Dec and 2 Jan when they are Mondays. */
   function holiday(t: number): boolean {
-    let d = DateTime.fromMillis(t, { zone: 'America/New_York' });
+    const local = DateTime.fromMillis(t, { zone: 'America/New_York' });
+    // The early closes OANDA's candles show: from 14:00 New York on these dates.
+    const early = ['2012-12-24', '2012-12-31', '2013-12-24', '2013-12-31', '2014-12-24', '2014-12-31'];
+    early.push('2015-12-24', '2015-12-31', '2016-12-30');
+    if (early.includes(local.toISODate()!) && local.hour >= 14 && local.hour < 17) return true;
+    let d = local;
     if (d.hour >= 17) d = d.plus({ days: 1 });
     const monday = d.weekday === 1;
     return (
@@ -124,6 +129,31 @@ describe('the market calendar: the days the whole market closes', () => {
     expect(xau.isOpen(utc('2019-12-25T12:00:00Z'))).toBe(false);
     expect(xau.isOpen(utc('2019-12-25T23:00:00Z'))).toBe(true); // 18:00 EST, after gold's daily break
     expect(xau.weekly.isOpen(utc('2019-12-25T12:00:00Z'))).toBe(true); // the weekly hours alone
+  });
+
+  it('closes early on the 24 and 31 December OANDA closed early (2012 to 2015, and 30 December 2016), until the holiday ends; other years trade to 17:00', () => {
+    const fx = new MarketHours(FX_WEEK, 'tradingHours', cal);
+    expect(fx.isOpen(utc('2013-12-24T18:59:00Z'))).toBe(true);
+    expect(fx.isOpen(utc('2013-12-24T19:00:00Z'))).toBe(false); // 14:00 EST
+    expect(cal.closureAt(utc('2013-12-24T20:00:00Z'))).toEqual({
+      from: utc('2013-12-24T19:00:00Z'),
+      to: utc('2013-12-24T22:00:00Z'),
+      name: 'Christmas Eve early close',
+    });
+    // Then Christmas itself: closed from the early close to the reopen at 17:00 New York on the 25th.
+    for (let t = utc('2013-12-24T19:00:00Z'); t < utc('2013-12-25T22:00:00Z'); t += 15 * 60_000)
+      expect(fx.isOpen(t), new Date(t).toISOString()).toBe(false);
+    expect(fx.isOpen(utc('2013-12-25T22:00:00Z'))).toBe(true);
+    expect(fx.isOpen(utc('2014-12-31T19:30:00Z'))).toBe(false);
+    expect(fx.isOpen(utc('2016-12-30T19:30:00Z'))).toBe(false); // the Friday before a Saturday New Year's Eve
+    expect(fx.isOpen(utc('2016-12-23T19:30:00Z'))).toBe(true);
+    expect(fx.isOpen(utc('2019-12-24T19:30:00Z'))).toBe(true);
+    expect(fx.isOpen(utc('2018-12-31T21:30:00Z'))).toBe(true);
+    expect(cal.nextClosure(utc('2013-12-24T12:00:00Z'))).toBe(utc('2013-12-24T19:00:00Z'));
+    expect(cal.nextClosure(utc('2013-12-20T12:00:00Z'))).toBe(utc('2013-12-24T19:00:00Z'));
+    // Open time of the trading day of 24 December 2013: 17:00 on the 23rd to 14:00 on the 24th.
+    expect(cal.openFxMs(utc('2013-12-23T22:00:00Z'), utc('2013-12-25T22:00:00Z'))).toBe(21 * H);
+    expect(cal.openFxMs(utc('2019-12-23T22:00:00Z'), utc('2019-12-25T22:00:00Z'))).toBe(24 * H);
   });
 
   it('is open exactly when the FX week is and the trading day is no holiday, forwards and backwards (property)', () => {
@@ -158,6 +188,7 @@ describe('the market calendar: the days the whole market closes', () => {
         closedDays: [
           { name: 'Thanksgiving 2019', date: '2019-11-28' },
           { name: 'Boxing Day', date: '12-26' },
+          { name: 'Black Friday early close', date: '11-29', weekday: 'Fri', closes: '13:00' },
         ],
       }),
     );
@@ -167,6 +198,10 @@ describe('the market calendar: the days the whole market closes', () => {
     expect(fx.isOpen(utc('2020-11-26T12:00:00Z'))).toBe(true); // dated: that year only
     expect(fx.isOpen(utc('2019-12-26T12:00:00Z'))).toBe(false); // every year
     expect(fx.isOpen(utc('2019-12-25T12:00:00Z'))).toBe(false); // the shipped days stay
+    expect(fx.isOpen(utc('2019-11-29T17:59:00Z'))).toBe(true); // an early close on a Friday: 13:00 EST
+    expect(fx.isOpen(utc('2019-11-29T18:00:00Z'))).toBe(false);
+    expect(fx.isOpen(utc('2020-11-29T18:00:00Z'))).toBe(false); // a Sunday: the weekend anyway
+    expect(fx.isOpen(utc('2024-11-29T18:00:00Z'))).toBe(false); // a Friday again
     expect(both.closureAt(utc('2019-11-28T12:00:00Z'))).toEqual({
       from: utc('2019-11-27T22:00:00Z'),
       to: utc('2019-11-28T22:00:00Z'),
@@ -192,6 +227,12 @@ describe('the market calendar: the days the whole market closes', () => {
       /closedDays\[0\] \(x\): weekday "Monday" is not one of Sun, Mon/,
     );
     expect(bad({ closedDays: [{ date: '12-26' }] })).toMatch(/closedDays\[0\]: give \{"name"/);
+    expect(bad({ closedDays: [{ name: 'x', date: '12-24', closes: '2pm' }] })).toBe(
+      `${mine}: closedDays[0] (x): closes "2pm" is not an early close "HH:MM" New York time between 03:00 and 16:59 (e.g. "14:00")`,
+    );
+    expect(bad({ closedDays: [{ name: 'x', date: '12-24', closes: '18:00' }] })).toMatch(
+      /closes "18:00" is not/,
+    );
     writeFileSync(mine, '{not json');
     expect(() => MarketCalendar.load([mine])).toThrow(
       new RegExp(`^${mine.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read the market calendar`),

@@ -176,7 +176,9 @@ export class MarketHours {
 
 /**
  * A day the whole market closes: a trading day, from 17:00 New York the day before its date to
- * 17:00 on it (v20's trading day, the one a rollover ends).
+ * 17:00 on it (v20's trading day, the one a rollover ends). With `closes`, an early close: the
+ * trading day opens as usual and the market closes at that New York time on its date, until the
+ * day's end (17:00 New York) and the closures that follow it.
  */
 export interface ClosedDay {
   /** What it is, for messages ("Christmas"). */
@@ -185,6 +187,8 @@ export interface ClosedDay {
   readonly date: string;
   /** Only when the date falls on this weekday (Sun … Sat): `Mon` for a holiday observed on the Monday after. */
   readonly weekday?: string;
+  /** An early close: `HH:MM` New York (03:00 to 16:59) on the date; the day is open before it. */
+  readonly closes?: string;
 }
 
 /** A bad market calendar: names the file, the entry and the expected form. */
@@ -197,13 +201,17 @@ export class MarketCalendarError extends Error {
 }
 
 const DATE = /^(?:(\d{4})-)?(\d\d)-(\d\d)$/;
+const CLOSES = /^(\d\d):(\d\d)$/;
 const HOUR_MS = 3_600_000;
 
 /**
  * The days the market closes, beyond its weekly hours: OANDA has no prices from 17:00 New York on
  * 24 December to 17:00 on 25 December, nor on 31 December to 1 January (its candles show these
- * holes, year after year), and none on the Monday after when the day falls on a Sunday. fxflow
- * ships them as data (data/market-calendar.json); a user adds their own days with
+ * holes, year after year), and none on the Monday after when the day falls on a Sunday. Some
+ * years it also closed early on 24 and 31 December (and on 30 December 2016, the Friday before a
+ * Saturday New Year's Eve): its last candle of the day opens at 13:00 New York, in 2012 to 2016;
+ * in 2007 to 2010 and 2018 to 2019 those days trade to 17:00, thinly. Early closes are entries
+ * with `closes` ("14:00"). fxflow ships them as data (data/market-calendar.json); a user adds their own days with
  * `--market-calendar <file>` (or FXFLOW_MARKET_CALENDAR, several files joined by the path
  * delimiter). Every instrument's `MarketHours` takes the calendar: the simulator halts a market
  * order decided on a closed day (MARKET_HALTED), the sandbox serves its prices untradeable, and
@@ -217,12 +225,21 @@ export class MarketCalendar {
   readonly #yearly = new Map<string, number[]>();
   readonly #dated = new Set<string>();
 
+  /** Early closes: `MM-DD` or `YYYY-MM-DD` → the weekday it must fall on (-1: any) and the minutes before 17:00 New York it closes. */
+  readonly #early = new Map<string, { weekday: number; before: number }[]>();
+
   constructor(days: readonly ClosedDay[]) {
     this.days = days;
     for (const d of days) {
       const m = DATE.exec(d.date)!;
       const wd = d.weekday === undefined ? -1 : DAYS.indexOf(d.weekday);
-      if (m[1] !== undefined) this.#dated.add(`${m[1]}-${m[2]}-${m[3]}|${wd}`);
+      if (d.closes !== undefined) {
+        const c = CLOSES.exec(d.closes)!;
+        const key = m[1] !== undefined ? `${m[1]}-${m[2]}-${m[3]}` : `${m[2]}-${m[3]}`;
+        const list = this.#early.get(key) ?? [];
+        list.push({ weekday: wd, before: 17 * 60 - (Number(c[1]) * 60 + Number(c[2])) });
+        this.#early.set(key, list);
+      } else if (m[1] !== undefined) this.#dated.add(`${m[1]}-${m[2]}-${m[3]}|${wd}`);
       else {
         const key = `${m[2]}-${m[3]}`;
         const list = this.#yearly.get(key) ?? [];
@@ -256,10 +273,19 @@ export class MarketCalendar {
         throw new MarketCalendarError(
           `${at} (${d.name}): weekday ${JSON.stringify(d.weekday)} is not one of ${DAYS.join(', ')}`,
         );
+      if (d.closes !== undefined) {
+        const c = typeof d.closes === 'string' ? CLOSES.exec(d.closes) : null;
+        const minute = c ? Number(c[1]) * 60 + Number(c[2]) : -1;
+        if (!c || Number(c[2]) > 59 || minute < 3 * 60 || minute >= 17 * 60)
+          throw new MarketCalendarError(
+            `${at} (${d.name}): closes ${JSON.stringify(d.closes)} is not an early close "HH:MM" New York time between 03:00 and 16:59 (e.g. "14:00")`,
+          );
+      }
       return {
         name: d.name,
         date: d.date as string,
         ...(d.weekday !== undefined ? { weekday: d.weekday as string } : {}),
+        ...(d.closes !== undefined ? { closes: d.closes as string } : {}),
       };
     });
     return new MarketCalendar(days);
@@ -285,7 +311,7 @@ export class MarketCalendar {
     return this.days.length === 0;
   }
 
-  /** Whether the trading day dated `year`-`month`-`day` (New York; `weekday` 0 Sunday … 6 Saturday) is closed. */
+  /** Whether the trading day dated `year`-`month`-`day` (New York; `weekday` 0 Sunday … 6 Saturday) is closed all day. */
   closesDay(year: number, month: number, day: number, weekday: number): boolean {
     const mmdd = `${month < 10 ? '0' : ''}${month}-${day < 10 ? '0' : ''}${day}`;
     const yearly = this.#yearly.get(mmdd);
@@ -294,24 +320,52 @@ export class MarketCalendar {
     return this.#dated.has(`${year}-${mmdd}|-1`) || this.#dated.has(`${year}-${mmdd}|${weekday}`);
   }
 
-  /** The closed trading day containing `t`, as [from, to) epoch ms, or undefined. */
+  /**
+   * The closure containing `t`, as [from, to) epoch ms, or undefined: a closed trading day, or the
+   * end of a day that closes early (from its early close to its 17:00 New York end).
+   */
   closureAt(t: UnixMs): { readonly from: UnixMs; readonly to: UnixMs; readonly name: string } | undefined {
     if (this.empty) return undefined;
     const to = nextRollover(t);
-    const name = this.#closedName(newYorkDate(to));
-    if (name === undefined) return undefined;
-    return { from: dayStart(to), to, name };
+    const date = newYorkDate(to);
+    const name = this.#closedName(date);
+    if (name !== undefined) return { from: dayStart(to), to, name };
+    const early = this.#earlyClose(date, to);
+    if (early !== undefined && t >= early.at) return { from: early.at, to, name: early.name };
+    return undefined;
   }
 
-  /** The start of the first closed trading day after `t` within `horizon` ms (Infinity when none). */
+  /** The start of the first closure after `t` within `horizon` ms (Infinity when none): a closed trading day's start, or an early close. */
   nextClosure(t: UnixMs, horizon = 8 * DAY): UnixMs {
     if (this.empty) return Infinity;
     let end = nextRollover(t);
+    const early = this.#earlyClose(newYorkDate(end), end);
+    if (early !== undefined && early.at > t) return early.at;
     while (end - t <= horizon + DAY) {
       end = nextRollover(end);
-      if (this.#closedName(newYorkDate(end)) !== undefined) return dayStart(end);
+      const date = newYorkDate(end);
+      if (this.#closedName(date) !== undefined) return dayStart(end);
+      const e = this.#earlyClose(date, end);
+      if (e !== undefined) return e.at;
     }
     return Infinity;
+  }
+
+  /** The early close of the trading day dated `date` that ends at rollover `end`: its instant and name, or undefined. */
+  #earlyClose(date: string, end: UnixMs): { readonly at: UnixMs; readonly name: string } | undefined {
+    if (this.#early.size === 0) return undefined;
+    const wd = new Date(`${date}T00:00:00Z`).getUTCDay();
+    for (const key of [date, date.slice(5)]) {
+      const hit = this.#early.get(key)?.find((e) => e.weekday === -1 || e.weekday === wd);
+      if (hit === undefined) continue;
+      const name = this.days.find(
+        (c) =>
+          c.closes !== undefined && c.date === key && (c.weekday === undefined || c.weekday === DAYS[wd]),
+      )!.name;
+      // The early close and 17:00 are on one New York date, after the 02:00 daylight-saving switch.
+      return { at: end - hit.before * MINUTE, name };
+    }
+    return undefined;
   }
 
   /** The name of the closed day dated `date` (`YYYY-MM-DD`), or undefined when it is open. */
@@ -322,13 +376,16 @@ export class MarketCalendar {
     if (!this.closesDay(y, m, d, new Date(Date.UTC(y, m - 1, d)).getUTCDay())) return undefined;
     const wd = DAYS[new Date(Date.UTC(y, m - 1, d)).getUTCDay()];
     return this.days.find(
-      (c) => (c.date === date || c.date === date.slice(5)) && (c.weekday === undefined || c.weekday === wd),
+      (c) =>
+        c.closes === undefined &&
+        (c.date === date || c.date === date.slice(5)) &&
+        (c.weekday === undefined || c.weekday === wd),
     )?.name;
   }
 
   /**
    * The open time of the FX market in [a, b), in ms: the trading days of [a, b) less those dated
-   * Saturday or Sunday and this calendar's closed days.
+   * Saturday or Sunday and this calendar's closed days, each day that closes early to its close.
    */
   openFxMs(a: UnixMs, b: UnixMs): number {
     if (b <= a) return 0;
@@ -338,7 +395,8 @@ export class MarketCalendar {
       b,
       (y, m, d, wd) => this.closesDay(y, m, d, wd),
       (start, end) => {
-        open += Math.max(0, Math.min(end, b) - Math.max(start, a));
+        const close = this.#early.size === 0 ? end : (this.#earlyClose(newYorkDate(end), end)?.at ?? end);
+        open += Math.max(0, Math.min(close, b) - Math.max(start, a));
       },
     );
     return open;

@@ -1,6 +1,8 @@
 /** The sandbox's market: its clock, each instrument's last quote, and the prices and time moves every account's broker hears. */
+import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Catalog } from '../adapters/catalog/index.ts';
+import { DataError, gateSeries, type Catalog } from '../adapters/catalog/index.ts';
+import type { Candle } from '../domain/candle.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { formatTime, type UnixMs } from '../domain/time.ts';
 import type { SandboxAccount } from './account.ts';
@@ -150,9 +152,7 @@ export class SandboxMarket {
     for (const name of names) {
       if (!catalog.has(name, 'M1')) continue;
       try {
-        for await (const batch of catalog.candles({
-          instrument: name,
-          granularity: 'M1',
+        for await (const batch of feedCandles(catalog, this.o.instruments, name, {
           from: start - 7 * 86_400_000,
           to: start + 60_000,
         })) {
@@ -161,6 +161,7 @@ export class SandboxMarket {
             this.#quotes.set(name, { bid: last.bo, ask: last.ao, time: start, liquidity: 10_000_000 });
         }
       } catch (e) {
+        if (e instanceof DataError) throw e; // data the gate refuses: the sandbox does not start on it
         log?.warn({ err: (e as Error).message, instrument: name }, 'no initial price from the catalog');
       }
       const q = this.#quotes.get(name);
@@ -186,9 +187,34 @@ export class SandboxMarket {
 }
 
 /**
+ * An instrument's M1 series of the sandbox's data (`--data`, a catalog folder) as the price feed
+ * reads it: through the gate every price source passes (gate.ts `gateSeries`): what its
+ * series.json states, its rows' spacing, prices and clock against EUR_USD M1 (or the instrument
+ * read). A mislabelled series (another instrument's prices, H1 candles filed as M1, times in
+ * another zone) is refused as `fxflow data import` refuses the file, naming the series folder.
+ */
+export function feedCandles(
+  catalog: Catalog,
+  instruments: InstrumentRegistry,
+  instrument: string,
+  period: { from: UnixMs; to?: UnixMs },
+): AsyncIterable<readonly Candle[]> {
+  return gateSeries(
+    catalog.candles({ instrument, granularity: 'M1', ...period }),
+    join(catalog.root, instrument, 'M1'),
+    catalog.meta(instrument, 'M1'),
+    { instrument, granularity: 'M1', instruments, read: 'UTC', fix: 'catalog' },
+  );
+}
+
+/** The replay clock reads its first week through the gate before the sandbox starts: a refused series stops the start. */
+const REPLAY_CHECKED = 7 * 86_400_000;
+
+/**
  * How the market's prices come: `replay` plays the catalog's M1 candles at `speed` (returned, to
  * start once the server listens); `manual` opens with the catalog's prices (unless `feed` is false)
- * and then moves only through the control.
+ * and then moves only through the control. Either reads the catalog through the gate
+ * (`feedCandles`): the replay its first week before it is returned, and the rest as it plays.
  */
 export async function priceFeed(
   market: SandboxMarket,
@@ -197,13 +223,22 @@ export async function priceFeed(
     speed: number;
     feed: boolean;
     catalog: Catalog;
+    instruments: InstrumentRegistry;
     start: UnixMs;
     log?: Logger | undefined;
   },
 ): Promise<Replay | undefined> {
   if (o.clock === 'replay') {
+    for (const name of FEED_INSTRUMENTS) {
+      if (!o.catalog.has(name, 'M1')) continue;
+      for await (const _ of feedCandles(o.catalog, o.instruments, name, {
+        from: o.start,
+        to: o.start + REPLAY_CHECKED,
+      }));
+    }
     return new Replay({
       catalog: o.catalog,
+      candles: (name, from) => feedCandles(o.catalog, o.instruments, name, { from }),
       start: o.start,
       speed: o.speed,
       instruments: FEED_INSTRUMENTS,

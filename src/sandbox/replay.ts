@@ -24,6 +24,8 @@ const MAX_PER_PUMP = 5000;
 /** What a replay reads, where its ticks go, and how it moves the sandbox clock between ticks. */
 export interface ReplayOptions {
   readonly catalog: Catalog;
+  /** An instrument's M1 candles from `from` on (default the catalog's, as held). */
+  readonly candles?: (instrument: string, from: UnixMs) => AsyncIterable<readonly Candle[]>;
   readonly start: UnixMs;
   readonly speed: number;
   readonly instruments: readonly string[];
@@ -64,9 +66,10 @@ export class Replay {
         this.#o.log?.warn({ instrument }, 'replay: no M1 data in the catalog for this instrument');
         continue;
       }
-      const iter = this.#o.catalog
-        .candles({ instrument, granularity: 'M1', from: this.#o.start })
-        [Symbol.asyncIterator]();
+      const source =
+        this.#o.candles?.(instrument, this.#o.start) ??
+        this.#o.catalog.candles({ instrument, granularity: 'M1', from: this.#o.start });
+      const iter = source[Symbol.asyncIterator]();
       this.#feeds.push({ instrument, iter, batch: [], index: 0, pending: [], done: false });
     }
     this.#timer = setInterval(() => void this.#pump(), 20);

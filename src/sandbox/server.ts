@@ -258,6 +258,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     speed: opts.speed ?? 1,
     feed: opts.feed !== false,
     catalog,
+    instruments,
     start: o.startMs,
     log,
   });

@@ -249,6 +249,37 @@ describe('fxflow replay: bad input', () => {
     expect(rec.fills.differ).toBe(10);
   });
 
+  it('recorded prices pass the gate every price source passes: a price of another instrument, or prices in a closed market, refuse the replay naming the file and line', async () => {
+    // A USD_JPY price recorded as EUR_USD.
+    const d = copy();
+    const all = lines(d);
+    const k = all.findIndex((l) => l.includes('"k":"tick"'));
+    const x = JSON.parse(all[k]!) as { t: number; b: number; a: number };
+    all[k] = JSON.stringify({ ...x, b: 147.512, a: 147.515 });
+    writeFileSync(join(d, INPUT), gzipSync(`${all.join('\n')}\n`));
+    await expect(replayRun({ dir: d })).rejects.toThrow(
+      `${join(d, INPUT)}:${k + 1} (price): EUR_USD trades between 0.7 and 1.8; this recording has 147.512 at ${new Date(x.t).toISOString()}: it is not a recording of EUR_USD (a recording of another instrument, or edited): record it again, or move the files to the folder of the instrument they hold`,
+    );
+    const out = cli(d);
+    expect(out.status).toBe(1);
+    expect(out.stderr.trim()).toMatch(
+      new RegExp(`^fxflow: .*${INPUT}:${k + 1} \\(price\\): EUR_USD trades between`),
+    );
+    // The prices moved to a Saturday (three days back from Tuesday 2 January 2024).
+    const e = copy();
+    const moved = lines(e).map((l) => {
+      if (!l.includes('"k":"tick"')) return l;
+      const r = JSON.parse(l) as { t: number };
+      return JSON.stringify({ ...r, t: r.t - 3 * 86_400_000 });
+    });
+    writeFileSync(join(e, INPUT), gzipSync(`${moved.join('\n')}\n`));
+    await expect(replayRun({ dir: e })).rejects.toThrow(
+      new RegExp(
+        `^${e.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(time\\): 30 of its 30 prices fall while the EUR_USD market is closed \\(first: Sat 2023-12-30T10:00Z, .*\\): OANDA sends no price while the market is closed`,
+      ),
+    );
+  });
+
   it('a changed strategy file: refused naming both hashes, unless --allow-changed-strategy (then a warning)', () => {
     const d = copy();
     const original = readFileSync(strategyFile, 'utf8');

@@ -136,9 +136,13 @@ export class ClockWatch {
   }
 
   feed(c: Candle): void {
+    this.feedAt(c.time);
+  }
+
+  /** A bar (or, with granularity S5, a price) opening at `t`. */
+  feedAt(t: number): void {
     if (!this.#check) return;
     this.#bars++;
-    const t = c.time;
     const span = this.#span;
     // A bar is inside a closure when the market is closed at its start and at its last instant
     // (the weekly hours: a bar on a holiday is the provider's, not a misread clock).
@@ -237,15 +241,22 @@ export function describeClosed(r: ClockReport): string {
 }
 
 /**
+ * Whether the clock a source was read in fits it: a handful of bars (or prices) inside the market's
+ * closures at most, or bars in closures while every weekly open sits on the market's: then they are
+ * the source's own (Lean's gold trades into the daily break): listed, not refused.
+ */
+export function clockFits(r: ClockReport): boolean {
+  return r.closed <= CLOSED_BARS_ALLOWED || (r.readFits && r.weeks > 0);
+}
+
+/**
  * Why the clock a file was read in does not fit it, or undefined when it does: more than a
  * handful of bars inside the market's closures, with weekly opens off the market's (or none
  * seen). Names the offsets the file's weeks fit and the
  * `--timezone` that reads it that way.
  */
 export function clockProblem(r: ClockReport, instrument: string): string | undefined {
-  // Bars in closures while every weekly open sits on the market's: the clock fits, and the bars
-  // are the source's own (Lean's gold trades into the daily break): listed, not refused.
-  if (r.closed <= CLOSED_BARS_ALLOWED || (r.readFits && r.weeks > 0)) return undefined;
+  if (clockFits(r)) return undefined;
   const read = r.read === 'UTC' ? 'UTC' : r.read;
   const fit =
     r.fits !== undefined

@@ -27,6 +27,9 @@ function candle(time: number): Candle {
   };
 }
 
+const EARLY = ['2012-12-24', '2012-12-31', '2013-12-24', '2013-12-31', '2014-12-24', '2014-12-31'];
+EARLY.push('2015-12-24', '2015-12-31', '2016-12-30');
+
 /** The luxon computation openMarketMs had before it used the cached New York offsets: the reference. */
 function openMarketMsLuxon(a: number, b: number): number {
   if (b <= a) return 0;
@@ -46,14 +49,16 @@ function openMarketMsLuxon(a: number, b: number): number {
       wd === 7 ||
       (next.month === 12 && (next.day === 25 || (next.day === 26 && wd === 1))) ||
       (next.month === 1 && (next.day === 1 || (next.day === 2 && wd === 1)));
-    if (!closed) open += Math.max(0, Math.min(next.toMillis(), b) - Math.max(day.toMillis(), a));
+    // The shipped early closes (data/market-calendar.json): the day ends at 14:00 New York.
+    const end = EARLY.includes(next.toISODate()!) ? next.set({ hour: 14 }).toMillis() : next.toMillis();
+    if (!closed) open += Math.max(0, Math.min(end, b) - Math.max(day.toMillis(), a));
     day = next;
   }
   return open;
 }
 
 describe('openMarketMs', () => {
-  it('is what luxon DateTimes in New York give, DST switches, holidays and Mondays observed included (property)', () => {
+  it('is what luxon DateTimes in New York give, DST switches, holidays, Mondays observed and early closes included (property)', () => {
     const t = fc.oneof(
       fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2040, 0, 1) }),
       // Near the 17:00 boundaries, the DST switches and the year's end.

@@ -5,13 +5,27 @@ import type { UnixMs } from '../../domain/time.ts';
 import type { ClockReport } from './clock-check.ts';
 import { DataError } from './errors.ts';
 import { detectFormat, type CandleFormat } from './formats.ts';
-import { checkedCandles, checkNames, checkStated, type GateFix, type Stated } from './import-checks.ts';
+import type { Tick } from '../../domain/tick.ts';
+import {
+  checkedCandles,
+  checkedTicks,
+  checkInstrumentName,
+  checkNames,
+  checkStated,
+  PriceGate,
+  type GateFix,
+  type Stated,
+} from './import-checks.ts';
 
 /**
- * The one gate every price source passes before its candles are used or kept: a backtest's
- * `--data` file or folder (src/app/sources.ts), `fxflow data import` (src/cli/data-import.ts) and
- * `fxflow data download` (src/adapters/v20/download.ts). The sandbox, replays and backtests on the
- * catalog read candles that came in through one of these doors.
+ * The one gate every price source passes before its prices are used or kept: a backtest's
+ * `--data` file or folder (src/app/sources.ts), `fxflow data import` (src/cli/data-import.ts),
+ * `fxflow data download` (src/adapters/v20/download.ts), the sandbox's data (its catalog's M1
+ * series as the price feed reads them: src/sandbox/market.ts), and prices that come one at a time
+ * (`gateTicks`, `priceGate`): a backtest's `--ticks` (src/app/library.ts), the ticks `fxflow
+ * record` recorded as `fxflow data check` reads them (recording-check.ts), and a run's recorded
+ * inputs as `fxflow replay` reads them (src/app/replay.ts). Backtests on the catalog read series
+ * that came in through one of these doors.
  *
  * What is checked, against what the source is used as (instrument, granularity):
  * - what the source says about itself: a file's name (`GBP_USD_M1.csv`) and fields (OANDA JSON's
@@ -21,7 +35,9 @@ import { checkedCandles, checkNames, checkStated, type GateFix, type Stated } fr
  *   (import-checks.ts, clock-check.ts);
  * - a source with no rows at all is said to have none, naming it.
  * The readers check each row's fields and the side (`--side` against what a file says; a
- * one-sided file that does not say is refused without it: candle-builder.ts).
+ * one-sided file that does not say is refused without it: candle-builder.ts; ticks carry both).
+ * Prices one at a time have no spacing to check; their name (a recording's instrument folder),
+ * band, precision and clock are checked as a candle source's are.
  *
  * A mismatch is a DataError naming the source, what it holds, what was asked and how to fix it,
  * worded for the command (`fix`: import it with …, run it with …).
@@ -156,4 +172,102 @@ async function hasRows(source: () => AsyncIterable<readonly Candle[]>): Promise<
     throw e;
   }
   return false;
+}
+
+/** What prices that come one at a time are checked against. */
+export interface TickAsk {
+  readonly instrument: string;
+  readonly instruments: InstrumentRegistry;
+  readonly fix: GateFix;
+}
+
+/** The gate's row checks for prices of `ask.instrument` one at a time (fed by the caller); a refusal names `label`. */
+export function priceGate(label: string, ask: TickAsk): PriceGate {
+  const inst = ask.instruments.get(ask.instrument);
+  return new PriceGate(label, ask.instrument, inst.displayPrecision, inst.hours, ask.fix);
+}
+
+/**
+ * Ticks through the gate: what the path (a file, a recording's instrument folder) says about its
+ * instrument, before anything is read; then each tick's price, and their clock at the end.
+ */
+export function gateTicks(
+  source: AsyncIterable<readonly Tick[]>,
+  path: string,
+  ask: TickAsk,
+): AsyncIterable<readonly Tick[]> {
+  checkInstrumentName(
+    path,
+    ask.instrument,
+    ask.instruments.list().map((i) => i.name),
+    ask.fix,
+  );
+  return checkedTicks(source, priceGate(path, ask));
+}
+
+/**
+ * A catalog series read as it is (the sandbox's data): what its series.json states (instrument,
+ * granularity) and its rows, against what it is read as. `label` is the series folder.
+ */
+export function gateSeries(
+  source: AsyncIterable<readonly Candle[]>,
+  label: string,
+  stated: Stated | undefined,
+  ask: GateAsk,
+): AsyncIterable<readonly Candle[]> {
+  if (stated !== undefined) gateStated(label, stated, ask);
+  return gateRows(source, label, ask);
+}
+
+/**
+ * The prices of a run's recorded inputs (`fxflow replay`) through the gate, per instrument: each
+ * tick's price and clock, each candle's close prices. Fed from a reader's callback, where a throw
+ * has nowhere to go: the first refusal is kept, and `end()` throws it (or the clock's verdict).
+ * Instruments fxflow does not know are the replay's to name, not the gate's.
+ */
+export class RecordedPricesGate {
+  readonly #gates = new Map<string, PriceGate>();
+  #refused: DataError | undefined;
+
+  constructor(
+    readonly dir: string,
+    readonly instruments: InstrumentRegistry,
+  ) {}
+
+  #gate(instrument: string): PriceGate | undefined {
+    if (this.#refused !== undefined || !this.instruments.has(instrument)) return undefined;
+    let g = this.#gates.get(instrument);
+    if (g === undefined) {
+      g = priceGate(this.dir, { instrument, instruments: this.instruments, fix: 'recording' });
+      this.#gates.set(instrument, g);
+    }
+    return g;
+  }
+
+  #try(f: () => void): void {
+    try {
+      f();
+    } catch (e) {
+      if (!(e instanceof DataError)) throw e;
+      this.#refused = e;
+    }
+  }
+
+  /** A recorded price of `instrument` at `t`, read from `file` at `line`. */
+  tick(instrument: string, t: number, bid: number, ask: number, file: string, line: number): void {
+    const g = this.#gate(instrument);
+    if (g !== undefined) this.#try(() => g.tick(t, bid, ask, file, line));
+  }
+
+  /** A recorded candle: its close prices (its time is the candle's, not a price's). */
+  candle(c: Candle, file: string, line: number): void {
+    const g = this.#gate(c.instrument);
+    if (g !== undefined) this.#try(() => g.price(c.time, c.bc, c.ac, file, line));
+  }
+
+  /** Throws the first refusal, else each instrument's clock verdict. */
+  end(): void {
+    if (this.#refused !== undefined) throw this.#refused;
+    for (const g of this.#gates.values()) g.end();
+  }
 }

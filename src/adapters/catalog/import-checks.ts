@@ -3,7 +3,8 @@ import { basename, dirname, join } from 'node:path';
 import type { Candle } from '../../domain/candle.ts';
 import { GRANULARITIES, granularityMs, type Granularity } from '../../domain/granularity.ts';
 import type { MarketHours } from '../../domain/market-hours.ts';
-import { ClockWatch, clockProblem, type ClockReport } from './clock-check.ts';
+import type { Tick } from '../../domain/tick.ts';
+import { ClockWatch, clockFits, clockProblem, describeClosed, type ClockReport } from './clock-check.ts';
 import { headText } from './compressed.ts';
 import { DataError } from './errors.ts';
 
@@ -115,9 +116,20 @@ export function dataFiles(path: string): string[] {
 
 /**
  * How a refusal tells the user to fix it: `import` for `fxflow data import` (import it with
- * --instrument X), `run` for a backtest's `--data` file (run it with --instrument X).
+ * --instrument X), `run` for a backtest's `--data` file or `--ticks` (run it with --instrument X),
+ * `catalog` for a catalog series read as it is (the sandbox's data: import the file again),
+ * `recording` for what `fxflow record` or `fxflow run` recorded (ticks, a run's inputs).
  */
-export type GateFix = 'import' | 'run';
+export type GateFix = 'import' | 'run' | 'catalog' | 'recording';
+
+/** The end of a refusal saying the source holds another instrument: what to do, by command. */
+function anotherInstrument(fix: GateFix, instrument: string): string {
+  if (fix === 'catalog')
+    return `the catalog's ${instrument} series holds another instrument (import the file again with \`fxflow data import … --instrument\` naming the one it holds)`;
+  if (fix === 'recording')
+    return `it is not a recording of ${instrument} (a recording of another instrument, or edited): record it again, or move the files to the folder of the instrument they hold`;
+  return 'it holds another instrument (pass the right --instrument)';
+}
 
 /** "import it with --granularity M1 (then …)": the way to read `actual` data when `asked` was wrong. */
 function granularityAdvice(actual: Granularity, asked: Granularity, fix: GateFix, coarser: string): string {
@@ -173,6 +185,25 @@ export function checkNames(
   fix: GateFix = 'import',
 ): void {
   checkStated(file, fieldsOf(file), instrument, granularity, fix);
+  checkInstrumentName(file, instrument, known, fix);
+  const g = granularityInName(file);
+  if (g !== undefined && g !== granularity) {
+    throw new DataError(
+      file,
+      0,
+      'granularity',
+      `the file's name says ${g}, not ${granularity}: ${granularityAdvice(g, granularity, fix, ' (then `fxflow data resample` builds coarser candles)')}`,
+    );
+  }
+}
+
+/** Checks the instrument a file's (or folder's) name says against `instrument`: a DataError naming it otherwise. */
+export function checkInstrumentName(
+  file: string,
+  instrument: string,
+  known: readonly string[],
+  fix: GateFix = 'import',
+): void {
   const verb = fix === 'run' ? 'run it' : 'import it';
   const named = instrumentsInName(file, known);
   if (named.length > 0 && !named.includes(instrument)) {
@@ -181,15 +212,6 @@ export function checkNames(
       0,
       'instrument',
       `the file's name says ${named.join(' or ')}, not ${instrument}: ${verb} with --instrument ${named[0]} (a file that really holds ${instrument} should be renamed)`,
-    );
-  }
-  const g = granularityInName(file);
-  if (g !== undefined && g !== granularity) {
-    throw new DataError(
-      file,
-      0,
-      'granularity',
-      `the file's name says ${g}, not ${granularity}: ${granularityAdvice(g, granularity, fix, ' (then `fxflow data resample` builds coarser candles)')}`,
     );
   }
 }
@@ -210,6 +232,134 @@ function describeGap(ms: number): string {
   if (ms % HOUR === 0) return `${ms / HOUR} hour${ms === HOUR ? '' : 's'}`;
   if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}`;
   return `${ms / 1000} s`;
+}
+
+/** How many rows have every price checked against the instrument's precision. */
+const PRECISION_ROWS = 1000;
+
+/** Whether `x` has no more decimals than `scale` (10 ** display precision) allows. */
+const atPrecision = (x: number, scale: number): boolean =>
+  Math.abs(Math.round(x * scale) - x * scale) <= 1e-6 * Math.max(1, Math.abs(x * scale));
+
+/** A price outside the instrument's plausible band: the source holds another instrument. */
+function outOfBand(
+  label: string,
+  line: number,
+  instrument: string,
+  band: readonly [number, number],
+  price: number,
+  t: number,
+  fix: GateFix,
+): DataError {
+  return new DataError(
+    label,
+    line,
+    'price',
+    `${instrument} trades between ${band[0]} and ${band[1]}; this ${fix === 'recording' ? 'recording' : 'file'} has ${price} at ${new Date(t).toISOString()}: ${anotherInstrument(fix, instrument)}`,
+  );
+}
+
+/** A price with more decimals than the instrument quotes: the source holds another instrument. */
+function tooPrecise(
+  label: string,
+  line: number,
+  instrument: string,
+  displayPrecision: number,
+  price: number,
+  t: number,
+  fix: GateFix,
+): DataError {
+  return new DataError(
+    label,
+    line,
+    'price',
+    `${price} at ${new Date(t).toISOString()} has more decimals than ${instrument}'s ${displayPrecision}: ${fix === 'run' || fix === 'import' ? 'this file holds another instrument (pass the right --instrument)' : anotherInstrument(fix, instrument)}`,
+  );
+}
+
+/**
+ * The gate's row checks for prices that come one at a time (ticks: a backtest's `--ticks`, what
+ * `fxflow record` recorded, a run's recorded inputs): each price in the instrument's band and (the
+ * first 1,000) at its precision, as a candle's are; and their clock against the market's weekly
+ * hours: more than a handful of prices while the market is closed refuse the source (`end`). A
+ * refusal is a DataError naming `label` (or the file and line given with the price).
+ */
+export class PriceGate {
+  readonly #band: readonly [number, number] | undefined;
+  readonly #scale: number;
+  readonly #watch: ClockWatch;
+  #seen = 0;
+
+  constructor(
+    readonly label: string,
+    readonly instrument: string,
+    readonly displayPrecision: number,
+    hours: MarketHours,
+    readonly fix: GateFix,
+  ) {
+    this.#band = PLAUSIBLE[instrument];
+    this.#scale = 10 ** displayPrecision;
+    this.#watch = new ClockWatch(hours, 'S5');
+  }
+
+  /** A price seen at `t` (bid and ask; a candle's close): its band and precision. */
+  price(t: number, bid: number, ask: number, file = this.label, line = 0): void {
+    const band = this.#band;
+    if (band !== undefined && (bid < band[0] || bid > band[1] || ask < band[0] || ask > band[1]))
+      throw outOfBand(
+        file,
+        line,
+        this.instrument,
+        band,
+        bid < band[0] || bid > band[1] ? bid : ask,
+        t,
+        this.fix,
+      );
+    if (this.#seen < PRECISION_ROWS) {
+      this.#seen++;
+      if (!atPrecision(bid, this.#scale))
+        throw tooPrecise(file, line, this.instrument, this.displayPrecision, bid, t, this.fix);
+      if (!atPrecision(ask, this.#scale))
+        throw tooPrecise(file, line, this.instrument, this.displayPrecision, ask, t, this.fix);
+    }
+  }
+
+  /** A tick: its price, and its time against the market's hours. */
+  tick(t: number, bid: number, ask: number, file = this.label, line = 0): void {
+    this.price(t, bid, ask, file, line);
+    this.#watch.feedAt(t);
+  }
+
+  /** The prices' clock: throws when more than a handful fell while the market was closed. */
+  end(): void {
+    const r = this.#watch.report();
+    if (clockFits(r)) return;
+    const how =
+      this.fix === 'recording'
+        ? `OANDA sends no price while the market is closed: it is not a recording of ${this.instrument}'s prices as fxflow records them (times moved, or edited); record it again`
+        : 'its times are not UTC instants of this market: check the file, and that it holds the instrument named';
+    throw new DataError(
+      this.label,
+      0,
+      'time',
+      `${r.closed.toLocaleString('en-US')} of its ${r.bars.toLocaleString('en-US')} prices fall while the ${this.instrument} market is closed (first: ${describeClosed(r)}): ${how}`,
+    );
+  }
+}
+
+/** Passes ticks through a PriceGate: each tick as it passes, the clock at the end. */
+export async function* checkedTicks(
+  source: AsyncIterable<readonly Tick[]>,
+  gate: PriceGate,
+): AsyncIterable<readonly Tick[]> {
+  for await (const batch of source) {
+    for (let i = 0; i < batch.length; i++) {
+      const t = batch[i]!;
+      gate.tick(t.at, t.bid, t.ask);
+    }
+    yield batch;
+  }
+  gate.end();
 }
 
 /** How many gaps between rows decide the spacing (the most common one). */
@@ -295,26 +445,13 @@ export async function* checkedCandles(
         }
         prev = c.time;
       }
-      if (band && (c.bc < band[0] || c.bc > band[1] || c.ac < band[0] || c.ac > band[1])) {
-        throw new DataError(
-          label,
-          0,
-          'price',
-          `${instrument} trades between ${band[0]} and ${band[1]}; this file has ${c.bc} at ${new Date(c.time).toISOString()}: it holds another instrument (pass the right --instrument)`,
-        );
-      }
-      if (seen < 1000) {
+      if (band && (c.bc < band[0] || c.bc > band[1] || c.ac < band[0] || c.ac > band[1]))
+        throw outOfBand(label, 0, instrument, band, c.bc, c.time, fix);
+      if (seen < PRECISION_ROWS) {
         seen++;
-        for (const x of [c.bo, c.bh, c.bl, c.bc, c.ao, c.ah, c.al, c.ac]) {
-          if (Math.abs(Math.round(x * scale) - x * scale) > 1e-6 * Math.max(1, Math.abs(x * scale))) {
-            throw new DataError(
-              label,
-              0,
-              'price',
-              `${x} at ${new Date(c.time).toISOString()} has more decimals than ${instrument}'s ${displayPrecision}: this file holds another instrument (pass the right --instrument)`,
-            );
-          }
-        }
+        for (const x of [c.bo, c.bh, c.bl, c.bc, c.ao, c.ah, c.al, c.ac])
+          if (!atPrecision(x, scale))
+            throw tooPrecise(label, 0, instrument, displayPrecision, x, c.time, fix);
       }
     }
     if (!decided && counted >= decideAtBatch) decide();

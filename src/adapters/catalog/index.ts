@@ -19,7 +19,18 @@ export {
   granularityInName,
   instrumentsInName,
 } from './import-checks.ts';
-export { gateFileNames, gateFiles, gateRows, gateStated, readClock, type GateAsk } from './gate.ts';
+export {
+  gateFileNames,
+  gateFiles,
+  gateRows,
+  gateSeries,
+  gateStated,
+  gateTicks,
+  priceGate,
+  readClock,
+  type GateAsk,
+  type TickAsk,
+} from './gate.ts';
 export { DataError } from './errors.ts';
 export {
   detectFormat,

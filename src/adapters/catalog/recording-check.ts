@@ -1,6 +1,9 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
+import type { InstrumentRegistry } from '../../domain/instrument.ts';
 import { formatTime } from '../../domain/time.ts';
+import { priceGate } from './gate.ts';
+import type { PriceGate } from './import-checks.ts';
 import { financingFiles, parseFinancingLine } from './financing-store.ts';
 import { readLines } from './lines.ts';
 import { manifestFile, readManifest, type RecordingManifest } from './recording-manifest.ts';
@@ -10,6 +13,7 @@ import {
   scanDayFile,
   tickDayFiles,
   tickInstruments,
+  ticksDir,
   TICK_HEADER,
   wholeMembersAfter,
 } from './tick-store.ts';
@@ -39,7 +43,7 @@ export interface TickDayCheck {
  * the file's UTC day, and bid <= ask (rows with bid above ask are counted, the first named).
  * `newest`: the instrument's newest day, the one a resumed recorder cuts.
  */
-export function checkTickDay(file: string, day: string, newest: boolean): TickDayCheck {
+export function checkTickDay(file: string, day: string, newest: boolean, gate?: PriceGate): TickDayCheck {
   const problems: string[] = [];
   let rows = 0;
   let first: number | undefined;
@@ -74,6 +78,14 @@ export function checkTickDay(file: string, day: string, newest: boolean): TickDa
       if (t.bid > t.ask) {
         if (crossed === 0) firstCrossed = line;
         crossed++;
+      }
+      if (gate !== undefined) {
+        try {
+          gate.tick(t.at, t.bid, Math.max(t.bid, t.ask), file, line);
+        } catch (e) {
+          problems.push(`MISMATCH ${(e as Error).message}`);
+          gate = undefined; // one refusal per instrument is enough
+        }
       }
       rows++;
       first ??= t.at;
@@ -124,8 +136,12 @@ export interface TickCheck {
   readonly problems: readonly string[];
 }
 
-/** Checks every day file of the recorded instruments (or of `instrument`). */
-export function checkTicks(root: string, instrument?: string): TickCheck[] {
+/**
+ * Checks every day file of the recorded instruments (or of `instrument`). With `instruments`, the
+ * rows of each instrument it knows also pass the price gate (gate.ts `priceGate`): prices in the
+ * instrument's band and at its precision, none while its market is closed (MISMATCH otherwise).
+ */
+export function checkTicks(root: string, instrument?: string, instruments?: InstrumentRegistry): TickCheck[] {
   const out: TickCheck[] = [];
   for (const name of tickInstruments(root)) {
     if (instrument !== undefined && name !== instrument) continue;
@@ -134,12 +150,24 @@ export function checkTicks(root: string, instrument?: string): TickCheck[] {
     let rows = 0;
     let first: number | undefined;
     let last: number | undefined;
+    let gate =
+      instruments?.has(name) === true
+        ? priceGate(ticksDir(root, name), { instrument: name, instruments, fix: 'recording' })
+        : undefined;
     for (const [k, f] of files.entries()) {
-      const r = checkTickDay(f.file, f.day, k === files.length - 1);
+      const r = checkTickDay(f.file, f.day, k === files.length - 1, gate);
       problems.push(...r.problems);
+      if (r.problems.some((p) => p.startsWith('MISMATCH '))) gate = undefined;
       rows += r.rows;
       first ??= r.first;
       if (r.last !== undefined) last = r.last;
+    }
+    if (gate !== undefined) {
+      try {
+        gate.end();
+      } catch (e) {
+        problems.push(`MISMATCH ${(e as Error).message}`);
+      }
     }
     out.push({
       instrument: name,

@@ -6,7 +6,7 @@ import { syntheticBatches } from './synthetic.ts';
 /** The bundled synthetic sample: what it holds, and the seed that makes it reproducible. */
 export const SAMPLE = {
   /** Bumped whenever the generator's output changes: an older sample is regenerated. */
-  version: 2,
+  version: 3,
   seed: 42,
   instruments: ['EUR_USD', 'GBP_USD', 'USD_JPY'],
   granularities: ['M1', 'H1'],

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import type { Candle } from '../../domain/candle.ts';
+import { MarketCalendar, SHIPPED_CALENDAR } from '../../domain/market-hours.ts';
 import { aggregateBatches } from './aggregate.ts';
 import { syntheticBatches } from './synthetic.ts';
 
@@ -34,6 +35,33 @@ describe('synthetic generator (documented as synthetic data)', () => {
       ),
       { numRuns: 20 },
     );
+  });
+
+  it('has no candle in the market calendar closures: Christmas, New Year, the early closes (property)', () => {
+    const cal = MarketCalendar.load([SHIPPED_CALENDAR]);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2012, max: 2030 }),
+        fc.constantFrom([11, 20], [11, 27], [11, 30]),
+        fc.integer({ min: 0, max: 3 * 1440 }),
+        fc.integer({ min: 1, max: 1000 }),
+        (y, [m, d], minutes, seed) => {
+          const from = Date.UTC(y, m!, d!) + minutes * 60_000;
+          const candles = week(from, 6, seed);
+          for (const c of candles)
+            expect(cal.closureAt(c.time), new Date(c.time).toISOString()).toBeUndefined();
+        },
+      ),
+      { numRuns: 20 },
+    );
+    // Christmas 2024 (a Wednesday): the week of 22 December has its 5 days less the 1,440 minutes of the 25th.
+    const xmas = week(Date.UTC(2024, 11, 22, 22), 5, 42);
+    expect(xmas).toHaveLength(4 * 1440);
+    expect(xmas.some((c) => c.time === Date.UTC(2024, 11, 24, 21, 59))).toBe(true);
+    expect(xmas.some((c) => c.time === Date.UTC(2024, 11, 25, 22))).toBe(true);
+    // 24 December 2013 closed early, at 14:00 New York (19:00 UTC).
+    const eve = week(Date.UTC(2013, 11, 24), 1, 42);
+    expect(eve[eve.length - 1]!.time).toBe(Date.UTC(2013, 11, 24, 18, 59));
   });
 
   it('gives consistent two-sided candles with a positive spread, snapped to the instrument decimals', () => {

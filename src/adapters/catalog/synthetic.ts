@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import type { Candle } from '../../domain/candle.ts';
 import type { Granularity } from '../../domain/granularity.ts';
+import { MarketCalendar, SHIPPED_CALENDAR } from '../../domain/market-hours.ts';
 import type { UnixMs } from '../../domain/time.ts';
 import { aggregateBatches } from './aggregate.ts';
 
@@ -19,7 +20,12 @@ import { aggregateBatches } from './aggregate.ts';
  *   with a little noise; ask = bid + spread, both snapped to the instrument's decimals;
  * - tick volume correlated with the size of the move;
  * - no candles from Friday 17:00 New York to Sunday 17:00 New York (DST-aware; boundaries are
- *   computed once per week).
+ *   computed once per week), nor in the closures of the shipped market calendar
+ *   (data/market-calendar.json: Christmas, New Year, the Mondays they are observed on, the early
+ *   closes): the price moves on through a holiday (its minutes are drawn and not kept), so the
+ *   market reopens with a gap and every other candle is the one a generator without holidays gives.
+ *   The shipped calendar only, not a user's (--market-calendar): the same arguments give the same
+ *   candles on every machine.
  * The same (instrument, from, seed) always gives the same candles, byte for byte.
  */
 export interface SyntheticSpec {
@@ -124,6 +130,21 @@ function tradingWeek(t: UnixMs): { open: UnixMs; close: UnixMs } {
   return { open: open.toMillis(), close: close.toMillis() };
 }
 
+let shipped: MarketCalendar | undefined;
+
+/**
+ * The closure of the shipped calendar containing `t` or the next one after it, as [from, to);
+ * none within eight days: an empty one eight days on (asked again there).
+ */
+function closureFrom(t: UnixMs): { readonly from: UnixMs; readonly to: UnixMs } {
+  const cal = (shipped ??= MarketCalendar.load([SHIPPED_CALENDAR]));
+  const at = cal.closureAt(t);
+  if (at !== undefined) return at;
+  const next = cal.nextClosure(t);
+  if (next === Infinity) return { from: t + 8 * 86_400_000, to: t + 8 * 86_400_000 };
+  return cal.closureAt(next)!;
+}
+
 /** Synthetic M1 candles as synchronous batches: the fast path the benchmark uses. */
 export function* syntheticM1Batches(
   instrument: string,
@@ -164,6 +185,7 @@ export function* syntheticM1Batches(
 
   let t = Math.ceil(from / MINUTE) * MINUTE;
   let week = tradingWeek(t);
+  let holiday = closureFrom(t);
   let batch: Candle[] = [];
   while (t < to) {
     if (t >= week.close) {
@@ -175,6 +197,7 @@ export function* syntheticM1Batches(
       t = week.open;
       continue;
     }
+    if (t >= holiday.to) holiday = closureFrom(t);
     const hour = ((t / 3_600_000) | 0) % 24;
     const vh = VOL_BY_HOUR[hour]!;
     const vs = sigma * vh;
@@ -223,6 +246,11 @@ export function* syntheticM1Batches(
     if (bl > bo) bl = bo;
     if (bl > bc) bl = bc;
     const sp = Math.round(spread * scale);
+    // A holiday's minute: drawn (the price moves on while the market is closed), not kept.
+    if (t >= holiday.from) {
+      t += MINUTE;
+      continue;
+    }
     batch.push({
       kind: 'candle',
       instrument,

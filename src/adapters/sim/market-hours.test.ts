@@ -46,6 +46,34 @@ describe('market hours per instrument', () => {
     }
   });
 
+  it('an early close halts: a market order decided after 14:00 New York on 24 December 2013 is MARKET_HALTED until the reopen on the 25th; in 2019 (no early close) it fills', () => {
+    const eve = Date.UTC(2013, 11, 24, 18, 58);
+    const h = harness({}, eve - MINUTE);
+    h.feed(candle('EUR_USD', eve, [1.37, 1.37, 1.37, 1.37]));
+    for (const at of [Date.UTC(2013, 11, 24, 19, 30), Date.UTC(2013, 11, 25, 21, 59)]) {
+      const n = h.txs.length;
+      h.sim.submit(market('EUR_USD', '100'), at);
+      expect(kinds(h.txs.slice(n)), new Date(at).toISOString()).toEqual([
+        ['MARKET_ORDER', 'CLIENT_ORDER'],
+        ['ORDER_CANCEL', 'MARKET_HALTED'],
+      ]);
+    }
+    const reopen = Date.UTC(2013, 11, 25, 22);
+    h.sim.submit(market('EUR_USD', '100'), reopen);
+    expect(kinds(h.feed(candle('EUR_USD', reopen, [1.37, 1.37, 1.37, 1.37]))).map((k) => k[0])).toEqual([
+      'MARKET_ORDER',
+      'ORDER_FILL',
+    ]);
+    const late = Date.UTC(2019, 11, 24, 19, 30);
+    const g = harness({}, late - 2 * MINUTE);
+    g.feed(candle('EUR_USD', late - MINUTE, [1.1, 1.1, 1.1, 1.1]));
+    g.sim.submit(market('EUR_USD', '100'), late);
+    expect(kinds(g.feed(candle('EUR_USD', late, [1.1, 1.1, 1.1, 1.1]))).map((k) => k[0])).toEqual([
+      'MARKET_ORDER',
+      'ORDER_FILL',
+    ]);
+  });
+
   it('marketHours: false turns the halt off: on 24/7 data a Saturday order fills at the next price', () => {
     for (const marketHours of [true, false]) {
       const h = harness({ marketHours }, SAT_NOON - 2 * MINUTE);
