@@ -30,6 +30,8 @@
  *   npm run bench -- --startup          # start-up alone (median of --runs, default 3)
  *   npm run bench -- --startup --before ../other   # beside another checkout's bin/fxflow.js
  *   npm run bench -- --whole            # only the whole-process figures (whole-process.ts)
+ *   npm run bench -- --table            # only issue 36's table (issue-table.ts): each figure beside
+ *                                       # its target and the plain-Node floors of the same minutes
  *
  * Last, the whole-process figures of issue 27 (`whole-process.ts`): `fxflow backtest --data` on a
  * 1M-bar one-sided M1 CSV the first time and cached, 100k bars, peak RSS at 1M and 4M, beside a
@@ -55,6 +57,7 @@ import { handLoop, HAND_LOOP_EXITS } from './hand-loop.ts';
 import { benchLatency } from './latency.ts';
 import { benchStartup, formatStartup } from './startup.ts';
 import { benchWholeProcess } from './whole-process.ts';
+import { formatIssueTable, measureSetup, type IssueFigures, type WholeFigures } from './issue-table.ts';
 
 const FROM = Date.UTC(2019, 0, 1);
 /** Five years hold about 1.8M M1 candles; larger runs get more years (the first candles stay the same). */
@@ -300,6 +303,46 @@ function simOnly(n: number): SimFloor {
   };
 }
 
+/** The simulator alone (`sim-only`), in a process of its own. */
+function simChild(n: number): SimFloor {
+  return JSON.parse(
+    execFileSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', 'sim-only', '--candles', String(n)],
+      { encoding: 'utf8' },
+    )
+      .trim()
+      .split('\n')
+      .pop()!,
+  ) as SimFloor;
+}
+
+/**
+ * Issue 36's figures from runs measured here: the engine with exits against its loop (runs
+ * interleaved; medians, and the fastest of each), the simulator alone, the whole-process figures
+ * with their floors, and a sweep trial's set-up (measured now).
+ */
+function issueTable(
+  engines: readonly Figures[],
+  loops: readonly Figures[],
+  sim: SimFloor,
+  whole: Record<string, unknown>,
+  runs: number,
+): IssueFigures {
+  const mid = (xs: readonly Figures[]): number =>
+    [...xs.map((x) => x.wallMs)].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  const min = (xs: readonly Figures[]): number => Math.min(...xs.map((x) => x.wallMs));
+  return {
+    whole: whole as unknown as WholeFigures,
+    exitsRatio: Number((mid(engines) / mid(loops)).toFixed(3)),
+    exitsRatioFastest: Number((min(engines) / min(loops)).toFixed(3)),
+    simUsPerFill: Number(sim.usPerFill.toFixed(2)),
+    setup: measureSetup(false),
+    setupOneSided: measureSetup(true),
+    runs,
+  };
+}
+
 function child(mode: string, n: number, nodeFlags: readonly string[] = []): Figures {
   const out = execFileSync(
     process.execPath,
@@ -334,6 +377,23 @@ async function main(): Promise<void> {
   if (!Number.isInteger(n) || n < 1000) {
     console.error(`--candles must be a whole number of at least 1000 (got '${arg('candles', '')}')`);
     process.exitCode = 64;
+    return;
+  }
+  if (process.argv.includes('--table')) {
+    // Issue 36's table alone: the engine with exits and its loop (interleaved), the simulator alone,
+    // the whole-process figures with their floors, and a sweep trial's set-up.
+    const runs = Math.max(1, Number(arg('runs', '3')));
+    const engines: Figures[] = [];
+    const loops: Figures[] = [];
+    for (let r = 0; r < runs; r++) {
+      engines.push(child('engine-exits', n));
+      loops.push(child('loop-exits', n));
+    }
+    const sim = simChild(n);
+    const whole = benchWholeProcess({ runs });
+    const table = issueTable(engines, loops, sim, whole, runs);
+    for (const line of formatIssueTable(table)) console.log(line);
+    console.log(JSON.stringify({ issue36: table }));
     return;
   }
   TO = Date.UTC(2019 + yearsFor(n), 0, 1);
@@ -458,16 +518,7 @@ async function main(): Promise<void> {
   const catalog = child('catalog', n);
   const data = child('data', n);
   const idle = child('engine-idle', n);
-  const floor = JSON.parse(
-    execFileSync(
-      process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', 'sim-only', '--candles', String(n)],
-      { encoding: 'utf8' },
-    )
-      .trim()
-      .split('\n')
-      .pop()!,
-  ) as SimFloor;
+  const floor = simChild(n);
   const engineD = median('engine-v8-default');
   const engineXD = median('engine-exits-v8-default');
   const ratioW = loopW.candlesPerSec / engineW.candlesPerSec;
@@ -569,6 +620,14 @@ async function main(): Promise<void> {
   console.log(formatStartup(startup));
   // What a user waits for from the command line (issue 27), beside the plain-Node floor.
   const wholeProcess = benchWholeProcess({ runs });
+  const issue36 = issueTable(
+    samples.get('engine-exits')!,
+    samples.get('loop-exits')!,
+    floor,
+    wholeProcess,
+    runs,
+  );
+  for (const line of formatIssueTable(issue36)) console.log(line);
   const brief = (x: Figures): Record<string, number> => ({
     candlesPerSec: Math.round(x.candlesPerSec),
     wallMs: Math.round(x.wallMs),
@@ -633,6 +692,7 @@ async function main(): Promise<void> {
       latency,
       startup,
       wholeProcess,
+      issue36,
     }),
   );
 }
