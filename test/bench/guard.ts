@@ -21,8 +21,8 @@
  *
  * Runs the build first when it is stale (`npm run build`: bin/fxflow.js runs dist/ when current).
  * Prints one line per ratio, then whether all are within their limits; exits 1 when any ratio is
- * over its limit. It spends 30–57 s of CPU (more on a busy machine): under a minute on a quiet
- * 2-core machine, longer when other work shares the cores (3–4 minutes at a load average of 20–25).
+ * over its limit. It spends 30–57 s of CPU (more on a busy machine): 90 s at a load average of 5,
+ * 3–4 minutes at 20–25 (on a quiet 2-core machine, under a minute by its CPU time: not measured).
  *
  *   npm run bench:guard                 # 3 rounds
  *   npm run bench:guard -- --rounds 5
