@@ -9,7 +9,7 @@
  * - the same on 100k bars (cached);
  * - peak RSS at 1M and 4M bars (cached);
  * - the floor: a plain Node process (`floor-sma.mjs`) that reads the same file and runs a
- *   hand-written SMA loop;
+ *   hand-written SMA loop, on the 1M and on the 100k file, and `node -e 0` (start-up alone);
  * - start-up: `fxflow --version` and a backtest of 10 candles;
  * - the 20-point sweep (`fxflow optimize`, fast 5,10,15,20 × slow 30,40,50,60,80) on 100k bars with
  *   1 and 2 workers.
