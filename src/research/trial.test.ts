@@ -59,8 +59,18 @@ describe('runTrial', () => {
         openHours: expect.any(Number),
       },
     ]);
-    expect(third).toEqual({ ...first, wallMs: third.wallMs, candleMs: third.candleMs });
-    expect(second).toEqual({ ...fresh10, wallMs: second.wallMs, candleMs: second.candleMs });
+    expect(third).toEqual({
+      ...first,
+      wallMs: third.wallMs,
+      candleMs: third.candleMs,
+      setupMs: third.setupMs,
+    });
+    expect(second).toEqual({
+      ...fresh10,
+      wallMs: second.wallMs,
+      candleMs: second.candleMs,
+      setupMs: second.setupMs,
+    });
     expect(second.metrics.data).toEqual(first.metrics.data);
     expect(second.metrics.trades).toBeGreaterThan(0);
 
@@ -125,18 +135,32 @@ describe('candles built and priced once per worker', () => {
     const points = [5, 10, 15, 20].flatMap((fast) =>
       [30, 40, 50, 60, 80].map((slow) => ({ ...loaded.params, fast, slow, granularity: 'H1' })),
     );
-    const same = ({ wallMs, candleMs, ...rest }: Awaited<ReturnType<typeof runTrial>>) => (
+    const same = ({ wallMs, candleMs, setupMs, ...rest }: Awaited<ReturnType<typeof runTrial>>) => (
       void wallMs,
       void candleMs,
+      void setupMs,
       rest
     );
     let trades = 0;
     for (const params of points) {
+      const t0 = performance.now();
       const kept = await runTrial({ loaded, params, config, instruments, series: shared });
+      const keptMs = performance.now() - t0;
       // A map of its own: nothing kept, the candles built from the columns and priced (the path before).
+      const t1 = performance.now();
       const own = await runTrial({ loaded, params, config, instruments, series: new Map(shared) });
+      const ownMs = performance.now() - t1;
       expect(same(kept)).toEqual(same(own));
       expect(kept.candleMs).toBeGreaterThanOrEqual(0);
+      // The set-up holds the time spent getting the candles, and the whole trial holds the set-up.
+      // Set-up and the strategy's run (wallMs less candleMs) make the whole trial, as timed here around it.
+      for (const [t, ms] of [
+        [kept, keptMs],
+        [own, ownMs],
+      ] as const) {
+        expect(t.setupMs).toBeGreaterThanOrEqual(t.candleMs);
+        expect(t.setupMs + t.wallMs - t.candleMs).toBeLessThanOrEqual(ms);
+      }
       trades += kept.metrics.trades;
     }
     expect(trades).toBeGreaterThan(0);

@@ -30,6 +30,8 @@
  *   npm run bench -- --startup          # start-up alone (median of --runs, default 3)
  *   npm run bench -- --startup --before ../other   # beside another checkout's bin/fxflow.js
  *   npm run bench -- --whole            # only the whole-process figures (whole-process.ts)
+ *   npm run bench -- --table            # only issue 36's table (issue-table.ts): each figure beside
+ *                                       # its target and the plain-Node floors of the same minutes
  *
  * Last, the whole-process figures of issue 27 (`whole-process.ts`): `fxflow backtest --data` on a
  * 1M-bar one-sided M1 CSV the first time and cached, 100k bars, peak RSS at 1M and 4M, beside a
@@ -48,13 +50,14 @@ import { loadInstruments } from '../../src/domain/instrument.ts';
 import { SimBroker } from '../../src/adapters/sim/broker.ts';
 import type { OrderIntent } from '../../src/domain/intents.ts';
 import { runBacktest } from '../../src/app/backtest.ts';
-import { weekendClosure } from '../../src/domain/new-york.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { loadStrategy } from '../../src/app/load-strategy.ts';
 import { tuneV8 } from '../../src/cli/v8-tuning.ts';
+import { handLoop, HAND_LOOP_EXITS } from './hand-loop.ts';
 import { benchLatency } from './latency.ts';
 import { benchStartup, formatStartup } from './startup.ts';
 import { benchWholeProcess } from './whole-process.ts';
+import { formatIssueTable, measureSetup, type IssueFigures, type WholeFigures } from './issue-table.ts';
 
 const FROM = Date.UTC(2019, 0, 1);
 /** Five years hold about 1.8M M1 candles; larger runs get more years (the first candles stay the same). */
@@ -90,7 +93,7 @@ function* candles(n: number): Generator<readonly Candle[]> {
 }
 
 /** The exits of the second variant, in price units (as the strategy's params). */
-const EXITS = { tp: 0.0015, sl: 0.001, trailing: 0.0008 };
+const EXITS = HAND_LOOP_EXITS;
 
 interface Figures {
   mode: string;
@@ -166,135 +169,11 @@ async function engineRun(n: number, exits: boolean, save = false, idle = false):
   };
 }
 
-/**
- * The hand-written loop: the same decisions and fills with plain numbers and no framework.
- * SMAs on mid closes; on a change of sign, a market order for the difference to the target
- * position, filled at the next candle's open on the ask (buy) or bid (sell); P/L in USD. Like
- * v20 (and the simulator), an order decided in the weekend closure is not filled (MARKET_HALTED).
- *
- * With `exits`, every entry carries a take profit, a stop loss and a trailing stop, checked in that
- * order at each point of the candle's path: the open (a gap fills there, at the market), the
- * extreme nearer to the open, the other extreme, the close; crossed inside the candle, an exit
- * fills at its level; an untouched trailing stop ratchets in the trade's favour.
- */
+/** The hand-written loop (hand-loop.ts) over the first `n` generated candles, timed in this process. */
 function loopRun(n: number, exits: boolean): Figures {
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const fastN = 10,
-    slowN = 30,
-    size = 10000;
-  const snap = (x: number): number => Math.round(x * 1e5) / 1e5;
-  const fb = new Float64Array(fastN),
-    sb = new Float64Array(slowN);
-  let fi = 0,
-    si = 0,
-    fc = 0,
-    sc = 0,
-    fs = 0,
-    ss = 0;
-  let signal = 0,
-    pending = 0,
-    balance = 100000,
-    fills = 0,
-    count = 0;
-  // The one open trade (the target is always ±size or flat): signed units, open price, exit levels.
-  let units = 0,
-    open = 0,
-    tp = 0,
-    sl = 0,
-    ts = 0;
-  let closure = { from: -Infinity, to: -Infinity };
-  const realize = (px: number): void => {
-    balance += Math.round((px - open) * units * 1e4) / 1e4;
-    units = 0;
-  };
-  const exitAt = (bid: number, ask: number, gap: boolean): void => {
-    if (units === 0) return;
-    const long = units > 0;
-    const own = long ? bid : ask; // exits of a long sell at the bid, of a short buy at the ask
-    if (long ? bid >= tp : ask <= tp) {
-      realize(gap ? own : tp);
-      fills++;
-    } else if (long ? bid <= sl : ask >= sl) {
-      realize(gap ? own : sl);
-      fills++;
-    } else if (long ? bid <= ts : ask >= ts) {
-      realize(gap ? own : ts);
-      fills++;
-    } else {
-      const next = snap(long ? bid - EXITS.trailing : ask + EXITS.trailing);
-      if (long ? next > ts : next < ts) ts = next;
-    }
-  };
-  for (const batch of candles(n)) {
-    for (let i = 0; i < batch.length; i++) {
-      const c = batch[i]!;
-      count++;
-      if (pending !== 0) {
-        const px = pending > 0 ? c.ao : c.bo;
-        let rest = pending;
-        // Reduce first (the whole trade: sizes are equal), then open the rest (netting).
-        if (units !== 0 && units > 0 !== pending > 0) {
-          rest += units;
-          realize(px);
-        }
-        if (rest !== 0) {
-          if (units === 0) {
-            units = rest;
-            open = px;
-          } else {
-            open = (open * units + px * rest) / (units + rest);
-            units += rest;
-          }
-          if (exits) {
-            const dir = rest > 0 ? 1 : -1;
-            tp = snap(px + dir * EXITS.tp);
-            sl = snap(px - dir * EXITS.sl);
-            ts = snap((dir > 0 ? c.bo : c.ao) - dir * EXITS.trailing);
-          }
-        }
-        fills++;
-        pending = 0;
-      }
-      if (exits && units !== 0) {
-        exitAt(c.bo, c.ao, true);
-        const mo = c.bo + c.ao;
-        if (c.bh + c.ah - mo <= mo - c.bl - c.al) {
-          exitAt(c.bh, c.ah, false);
-          exitAt(c.bl, c.al, false);
-        } else {
-          exitAt(c.bl, c.al, false);
-          exitAt(c.bh, c.ah, false);
-        }
-        exitAt(c.bc, c.ac, false);
-      }
-      const mid = (c.bc + c.ac) / 2;
-      fs += mid - fb[fi]!;
-      fb[fi] = mid;
-      fi = fi + 1 === fastN ? 0 : fi + 1;
-      if (fc < fastN) fc++;
-      ss += mid - sb[si]!;
-      sb[si] = mid;
-      si = si + 1 === slowN ? 0 : si + 1;
-      if (sc < slowN) sc++;
-      if ((count & 4095) === 0) {
-        // Running sums drift: re-add the windows now and then (the engine's SMA does the same).
-        fs = 0;
-        for (let k = 0; k < fastN; k++) fs += fb[k]!;
-        ss = 0;
-        for (let k = 0; k < slowN; k++) ss += sb[k]!;
-      }
-      if (sc < slowN) continue;
-      const f = fs / fastN,
-        s = ss / slowN;
-      const sig = f > s ? 1 : f < s ? -1 : signal;
-      if (sig !== signal) {
-        signal = sig;
-        if (c.at >= closure.to) closure = weekendClosure(c.at);
-        if (c.at < closure.from) pending = sig * size - units; // else: halted, nothing fills
-      }
-    }
-  }
+  const { count, fills, balance } = handLoop(candles(n), exits);
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(c0);
   return {
@@ -424,6 +303,46 @@ function simOnly(n: number): SimFloor {
   };
 }
 
+/** The simulator alone (`sim-only`), in a process of its own. */
+function simChild(n: number): SimFloor {
+  return JSON.parse(
+    execFileSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', 'sim-only', '--candles', String(n)],
+      { encoding: 'utf8' },
+    )
+      .trim()
+      .split('\n')
+      .pop()!,
+  ) as SimFloor;
+}
+
+/**
+ * Issue 36's figures from runs measured here: the engine with exits against its loop (runs
+ * interleaved; medians, and the fastest of each), the simulator alone, the whole-process figures
+ * with their floors, and a sweep trial's set-up (measured now).
+ */
+function issueTable(
+  engines: readonly Figures[],
+  loops: readonly Figures[],
+  sim: SimFloor,
+  whole: Record<string, unknown>,
+  runs: number,
+): IssueFigures {
+  const mid = (xs: readonly Figures[]): number =>
+    [...xs.map((x) => x.wallMs)].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  const min = (xs: readonly Figures[]): number => Math.min(...xs.map((x) => x.wallMs));
+  return {
+    whole: whole as unknown as WholeFigures,
+    exitsRatio: Number((mid(engines) / mid(loops)).toFixed(3)),
+    exitsRatioFastest: Number((min(engines) / min(loops)).toFixed(3)),
+    simUsPerFill: Number(sim.usPerFill.toFixed(2)),
+    setup: measureSetup(false),
+    setupOneSided: measureSetup(true),
+    runs,
+  };
+}
+
 function child(mode: string, n: number, nodeFlags: readonly string[] = []): Figures {
   const out = execFileSync(
     process.execPath,
@@ -458,6 +377,23 @@ async function main(): Promise<void> {
   if (!Number.isInteger(n) || n < 1000) {
     console.error(`--candles must be a whole number of at least 1000 (got '${arg('candles', '')}')`);
     process.exitCode = 64;
+    return;
+  }
+  if (process.argv.includes('--table')) {
+    // Issue 36's table alone: the engine with exits and its loop (interleaved), the simulator alone,
+    // the whole-process figures with their floors, and a sweep trial's set-up.
+    const runs = Math.max(1, Number(arg('runs', '3')));
+    const engines: Figures[] = [];
+    const loops: Figures[] = [];
+    for (let r = 0; r < runs; r++) {
+      engines.push(child('engine-exits', n));
+      loops.push(child('loop-exits', n));
+    }
+    const sim = simChild(n);
+    const whole = benchWholeProcess({ runs });
+    const table = issueTable(engines, loops, sim, whole, runs);
+    for (const line of formatIssueTable(table)) console.log(line);
+    console.log(JSON.stringify({ issue36: table }));
     return;
   }
   TO = Date.UTC(2019 + yearsFor(n), 0, 1);
@@ -582,16 +518,7 @@ async function main(): Promise<void> {
   const catalog = child('catalog', n);
   const data = child('data', n);
   const idle = child('engine-idle', n);
-  const floor = JSON.parse(
-    execFileSync(
-      process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', 'sim-only', '--candles', String(n)],
-      { encoding: 'utf8' },
-    )
-      .trim()
-      .split('\n')
-      .pop()!,
-  ) as SimFloor;
+  const floor = simChild(n);
   const engineD = median('engine-v8-default');
   const engineXD = median('engine-exits-v8-default');
   const ratioW = loopW.candlesPerSec / engineW.candlesPerSec;
@@ -693,6 +620,14 @@ async function main(): Promise<void> {
   console.log(formatStartup(startup));
   // What a user waits for from the command line (issue 27), beside the plain-Node floor.
   const wholeProcess = benchWholeProcess({ runs });
+  const issue36 = issueTable(
+    samples.get('engine-exits')!,
+    samples.get('loop-exits')!,
+    floor,
+    wholeProcess,
+    runs,
+  );
+  for (const line of formatIssueTable(issue36)) console.log(line);
   const brief = (x: Figures): Record<string, number> => ({
     candlesPerSec: Math.round(x.candlesPerSec),
     wallMs: Math.round(x.wallMs),
@@ -757,6 +692,7 @@ async function main(): Promise<void> {
       latency,
       startup,
       wholeProcess,
+      issue36,
     }),
   );
 }

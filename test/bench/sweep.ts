@@ -47,6 +47,7 @@ import { buildSpace } from '../../src/research/space.ts';
 import { runSweep } from '../../src/research/sweep.ts';
 import { WorkerPool } from '../../src/research/pool.ts';
 import { runTrial } from '../../src/research/trial.ts';
+import { formatSetup, type SetupFigures } from './issue-table.ts';
 
 tuneV8();
 const FROM = Date.UTC(2019, 0, 1);
@@ -396,8 +397,8 @@ async function setup(c: Case, oneSided: boolean): Promise<void> {
   });
   await runTrial({ loaded, params: space.params(0), config, instruments, series: shared });
   await runTrial({ loaded, params: space.params(0), config: rename(-1), instruments, series: other });
-  const kept: { candleMs: number; wallMs: number }[] = [];
-  const built: { candleMs: number; wallMs: number }[] = [];
+  const kept: { candleMs: number; setupMs: number; wallMs: number }[] = [];
+  const built: { candleMs: number; setupMs: number; wallMs: number }[] = [];
   let same = 0;
   const n = Math.min(20, space.size);
   for (let i = 0; i < n; i++) {
@@ -417,8 +418,9 @@ async function setup(c: Case, oneSided: boolean): Promise<void> {
     )
       same++;
   }
-  const pick = (xs: { candleMs: number; wallMs: number }[]) => ({
+  const pick = (xs: { candleMs: number; setupMs: number; wallMs: number }[]) => ({
     candleMs: median(xs.map((x) => x.candleMs)),
+    setupMs: median(xs.map((x) => x.setupMs)),
     wallMs: median(xs.map((x) => x.wallMs)),
   });
   process.stdout.write(`${JSON.stringify({ trials: n, same, kept: pick(kept), built: pick(built) })}\n`);
@@ -517,16 +519,9 @@ async function main(): Promise<void> {
         ['bid/ask data, native spread', []],
         ['bid-only data, fixed 1.2 pips', ['--one-sided']],
       ] as const) {
-        const st = spawnChild(['--setup', c.name, ...extra]) as {
-          trials: number;
-          same: number;
-          kept: { candleMs: number; wallMs: number };
-          built: { candleMs: number; wallMs: number };
-        };
+        const st = spawnChild(['--setup', c.name, ...extra]) as unknown as SetupFigures;
         (figures[c.name] as Record<string, unknown>)[extra.length ? 'setupOneSided' : 'setup'] = st;
-        console.log(
-          `  a trial's set-up, ${label} (its candles; medians of ${st.trials}, alternated): kept by the worker ${st.kept.candleMs.toFixed(1)} ms of ${st.kept.wallMs.toFixed(0)} ms a trial, built and priced by the trial ${st.built.candleMs.toFixed(1)} ms of ${st.built.wallMs.toFixed(0)} ms; ${st.same}/${st.trials} answers identical`,
-        );
+        console.log(`  ${formatSetup(label, st)}`);
       }
       if (queued.length > 0) {
         const q = byRate(queued);

@@ -9,7 +9,7 @@
  * - the same on 100k bars (cached);
  * - peak RSS at 1M and 4M bars (cached);
  * - the floor: a plain Node process (`floor-sma.mjs`) that reads the same file and runs a
- *   hand-written SMA loop;
+ *   hand-written SMA loop, on the 1M and on the 100k file, and `node -e 0` (start-up alone);
  * - start-up: `fxflow --version` and a backtest of 10 candles;
  * - the 20-point sweep (`fxflow optimize`, fast 5,10,15,20 × slow 30,40,50,60,80) on 100k bars with
  *   1 and 2 workers.
@@ -36,7 +36,7 @@ export interface ProcessFigures {
   readonly peakRssMB: number;
 }
 
-function timed(args: readonly string[], env: NodeJS.ProcessEnv): ProcessFigures & { stdout: string } {
+export function timed(args: readonly string[], env: NodeJS.ProcessEnv): ProcessFigures & { stdout: string } {
   const t0 = performance.now();
   const r = spawnSync(process.execPath, ['--import', PRELOAD, ...args], {
     cwd: ROOT,
@@ -54,7 +54,7 @@ function timed(args: readonly string[], env: NodeJS.ProcessEnv): ProcessFigures 
   return { wallMs, ...own, stdout: r.stdout };
 }
 
-const median = (xs: readonly number[]): number =>
+export const median = (xs: readonly number[]): number =>
   [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 const med = (xs: readonly ProcessFigures[]): ProcessFigures & { wallMinMs: number; wallMaxMs: number } => ({
   wallMs: median(xs.map((x) => x.wallMs)),
@@ -63,6 +63,80 @@ const med = (xs: readonly ProcessFigures[]): ProcessFigures & { wallMinMs: numbe
   wallMinMs: Math.min(...xs.map((x) => x.wallMs)),
   wallMaxMs: Math.max(...xs.map((x) => x.wallMs)),
 });
+
+/**
+ * `fxflow backtest --data <file>` as the whole-process bench runs it: SMA 10/30 long-only on a
+ * one-sided M1 CSV, `config/classic.json`, with the run folder and report.html (the default).
+ */
+export const backtestArgs = (file: string, runsDir: string): string[] => [
+  'bin/fxflow.js',
+  'backtest',
+  'strategies/sma-cross.ts',
+  '--data',
+  file,
+  '--side',
+  'mid',
+  '--config',
+  'config/classic.json',
+  '--granularity',
+  'M1',
+  '--param',
+  'longOnly=true',
+  '--from',
+  '2019-01-01',
+  '--to',
+  '2035-01-01',
+  '--runs-dir',
+  runsDir,
+];
+
+/** The same backtest on the file's first 10 candles: start-up, the run folder and the report. */
+export const tinyBacktestArgs = (file: string, runsDir: string): string[] => [
+  ...backtestArgs(file, runsDir).slice(0, -6),
+  '--from',
+  '2019-01-01T00:00:00Z',
+  '--to',
+  '2019-01-01T00:10:00Z',
+  '--runs-dir',
+  runsDir,
+];
+
+/** The plain-Node floor: reads the same file and runs a hand-written SMA loop (floor-sma.mjs). */
+export const floorArgs = (file: string): string[] => [join(ROOT, 'test/bench/floor-sma.mjs'), file];
+
+/** The plain-Node start-up floor. */
+export const NODE_FLOOR: readonly string[] = ['-e', '0'];
+
+/** The 20-point sweep (`fxflow optimize`, fast 5,10,15,20 × slow 30,40,50,60,80) on the file. */
+export const sweepArgs = (file: string, workers: number, runsDir: string, out: string): string[] => [
+  'bin/fxflow.js',
+  'optimize',
+  'strategies/sma-cross.ts',
+  '--data',
+  file,
+  '--side',
+  'mid',
+  '--config',
+  'config/classic.json',
+  '--granularity',
+  'M1',
+  '--param',
+  'longOnly=true',
+  '--param',
+  'fast=5,10,15,20',
+  '--param',
+  'slow=30,40,50,60,80',
+  '--from',
+  '2019-01-01',
+  '--to',
+  '2035-01-01',
+  '--workers',
+  String(workers),
+  '--runs-dir',
+  runsDir,
+  '--out',
+  out,
+];
 
 /** Runs the whole-process bench and prints its table; returns the figures. */
 export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = {}): Record<string, unknown> {
@@ -78,68 +152,24 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
     writeOneSidedCsv(files['100k'], 100_000);
     writeOneSidedCsv(files['1M'], 1_000_000);
     if (o.fourMillion !== false) writeOneSidedCsv(files['4M'], 4_000_000);
-    const backtest = (file: string): string[] => [
-      'bin/fxflow.js',
-      'backtest',
-      'strategies/sma-cross.ts',
-      '--data',
-      file,
-      '--side',
-      'mid',
-      '--config',
-      'config/classic.json',
-      '--granularity',
-      'M1',
-      '--param',
-      'longOnly=true',
-      '--from',
-      '2019-01-01',
-      '--to',
-      '2035-01-01',
-      '--runs-dir',
-      join(dir, 'runs'),
-    ];
-    const floor = (file: string): string[] => [join(ROOT, 'test/bench/floor-sma.mjs'), file];
+    const backtest = (file: string): string[] => backtestArgs(file, join(dir, 'runs'));
+    const floor = (file: string): string[] => floorArgs(file);
     let sweeps = 0;
-    const sweep = (workers: number): string[] => [
-      'bin/fxflow.js',
-      'optimize',
-      'strategies/sma-cross.ts',
-      '--data',
-      files['100k'],
-      '--side',
-      'mid',
-      '--config',
-      'config/classic.json',
-      '--granularity',
-      'M1',
-      '--param',
-      'longOnly=true',
-      '--param',
-      'fast=5,10,15,20',
-      '--param',
-      'slow=30,40,50,60,80',
-      '--from',
-      '2019-01-01',
-      '--to',
-      '2035-01-01',
-      '--workers',
-      String(workers),
-      '--runs-dir',
-      join(dir, 'runs'),
-      '--out',
-      join(dir, `sweep-${++sweeps}`),
-    ];
+    const sweep = (workers: number): string[] =>
+      sweepArgs(files['100k'], workers, join(dir, 'runs'), join(dir, `sweep-${++sweeps}`));
     const first: ProcessFigures[] = [];
     const cached: ProcessFigures[] = [];
     const small: ProcessFigures[] = [];
     const floors: ProcessFigures[] = [];
+    const floorsSmall: ProcessFigures[] = [];
+    const nodeFloor: ProcessFigures[] = [];
     const version: ProcessFigures[] = [];
     const tiny: ProcessFigures[] = [];
     const sweep1: ProcessFigures[] = [];
     const sweep2: ProcessFigures[] = [];
     const big: ProcessFigures[] = [];
     let fills = '';
+    let sweepTrials = '';
     for (let r = 0; r < runs; r++) {
       // The first time: no cache (it is built during the run).
       rmSync(join(dir, 'cache'), { recursive: true, force: true });
@@ -149,24 +179,16 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
       cached.push(c);
       fills = /Trades \(closed\)\s+(\S+)/.exec(c.stdout)?.[1] ?? fills;
       small.push(timed(backtest(files['100k']), env));
-      // Start-up alone: the version, and a backtest of 10 candles (run folder and report included).
+      floorsSmall.push(timed(floor(files['100k']), env));
+      // Start-up alone: plain Node, the version, and a backtest of 10 candles (run folder and report included).
+      nodeFloor.push(timed(NODE_FLOOR, env));
       version.push(timed(['bin/fxflow.js', '--version'], env));
-      tiny.push(
-        timed(
-          [
-            ...backtest(files['100k']).slice(0, -6),
-            '--from',
-            '2019-01-01T00:00:00Z',
-            '--to',
-            '2019-01-01T00:10:00Z',
-            '--runs-dir',
-            join(dir, 'runs'),
-          ],
-          env,
-        ),
-      );
+      tiny.push(timed(tinyBacktestArgs(files['100k'], join(dir, 'runs')), env));
       sweep1.push(timed(sweep(1), env));
-      sweep2.push(timed(sweep(2), env));
+      const s2 = timed(sweep(2), env);
+      sweep2.push(s2);
+      sweepTrials =
+        /ran \d+ now \(\d+ already in the folder\), \d+ failed/.exec(s2.stdout)?.[0] ?? sweepTrials;
     }
     if (o.fourMillion !== false) {
       timed(backtest(files['4M']), env); // builds its cache
@@ -177,6 +199,8 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
       cached: med(cached),
       small: med(small),
       floor: med(floors),
+      floorSmall: med(floorsSmall),
+      node: med(nodeFloor),
       version: med(version),
       tiny: med(tiny),
       sweep1: med(sweep1),
@@ -208,6 +232,22 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
         `${s(f.floor.wallMinMs)}–${s(f.floor.wallMaxMs)}`,
         s(f.floor.cpuMs),
         f.floor.peakRssMB.toFixed(0),
+        '',
+      ],
+      [
+        'floor on 100k bars',
+        s(f.floorSmall.wallMs),
+        `${s(f.floorSmall.wallMinMs)}–${s(f.floorSmall.wallMaxMs)}`,
+        s(f.floorSmall.cpuMs),
+        f.floorSmall.peakRssMB.toFixed(0),
+        '',
+      ],
+      [
+        'floor: node -e 0',
+        s(f.node.wallMs),
+        `${s(f.node.wallMinMs)}–${s(f.node.wallMaxMs)}`,
+        s(f.node.cpuMs),
+        f.node.peakRssMB.toFixed(0),
         '',
       ],
       [
@@ -290,6 +330,7 @@ export function benchWholeProcess(o: { runs?: number; fourMillion?: boolean } = 
       ),
       ratio: Number(ratio.toFixed(3)),
       cpuRatio: Number(cpuRatio.toFixed(3)),
+      sweepTrials,
       rssGrowth: Number.isNaN(rss) ? null : Number(rss.toFixed(3)),
       targets: {
         cached: f.cached.wallMs <= 1200,
