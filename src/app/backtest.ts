@@ -602,36 +602,41 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
           );
         },
         ...(o.onProgress
-          ? { onProgress: (at: number, n: number) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n) }
+          ? {
+              onProgress: (at: number, n: number) =>
+                o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n),
+            }
           : {}),
         ...(tradesOut ? { trades: { out: tradesOut, row: tradeCsvRow } } : {}),
       })
     : undefined;
-  const engine = many?.host ?? new Engine({
-    strategy: loaded.strategy,
-    name: loaded.name,
-    params: loaded.params,
-    execution,
-    portfolio,
-    instruments,
-    clock,
-    log,
-    marginRate: Number(config.account.marginRate),
-    ...(plots ? { onPlot: plots.plot } : {}),
-    onIntent: (intent: OrderIntent) => {
-      intents++;
-      intentsOut?.line(
-        `{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`,
-      );
-    },
-    onProgress: o.onProgress
-      ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n)
-      : undefined,
-    // The candles a run's series see depend on the period and the data options (the spread model) too.
-    ...(o.indicatorMemo
-      ? { indicatorMemo: { memo: o.indicatorMemo, scope: `${from}:${to}:${JSON.stringify(config.data)}` } }
-      : {}),
-  });
+  const engine =
+    many?.host ??
+    new Engine({
+      strategy: loaded.strategy,
+      name: loaded.name,
+      params: loaded.params,
+      execution,
+      portfolio,
+      instruments,
+      clock,
+      log,
+      marginRate: Number(config.account.marginRate),
+      ...(plots ? { onPlot: plots.plot } : {}),
+      onIntent: (intent: OrderIntent) => {
+        intents++;
+        intentsOut?.line(
+          `{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`,
+        );
+      },
+      onProgress: o.onProgress
+        ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n)
+        : undefined,
+      // The candles a run's series see depend on the period and the data options (the spread model) too.
+      ...(o.indicatorMemo
+        ? { indicatorMemo: { memo: o.indicatorMemo, scope: `${from}:${to}:${JSON.stringify(config.data)}` } }
+        : {}),
+    });
 
   let openAtEnd: ClosedTrade[] = [];
   const t0 = performance.now();

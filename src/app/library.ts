@@ -46,9 +46,7 @@ export { ConfigError, type BacktestConfig } from './config.ts';
  * (docs/portfolios.md), each entry a module with its name, params and own limits.
  */
 export type StrategyInput =
-  | string
-  | Strategy<any, any>
-  | { readonly portfolio: readonly PortfolioEntry[]; readonly label?: string };
+  string | Strategy<any, any> | { readonly portfolio: readonly PortfolioEntry[]; readonly label?: string };
 
 /** Param overrides by name (`{ fast: 10 }`), or `name=value` strings as `--param` takes them. */
 export type ParamsInput = Readonly<Record<string, ParamValue>> | readonly string[];

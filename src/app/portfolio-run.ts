@@ -93,14 +93,16 @@ export class PortfolioRun {
     });
     const t = o.trades;
     if (t !== undefined)
-      for (const b of this.host.books.books) b.portfolio.onClosedTrade = (c) => t.out.line(`${t.row(c)},${b.name}`);
+      for (const b of this.host.books.books)
+        b.portfolio.onClosedTrade = (c) => t.out.line(`${t.row(c)},${b.name}`);
   }
 
   /** Writes the trades each book still holds at the end (END_OF_RUN) to trades.csv. */
   openAtEnd(): void {
     const t = this.#o.trades;
     if (t === undefined) return;
-    for (const b of this.host.books.books) for (const c of b.portfolio.openAtEnd()) t.out.line(`${t.row(c)},${b.name}`);
+    for (const b of this.host.books.books)
+      for (const c of b.portfolio.openAtEnd()) t.out.line(`${t.row(c)},${b.name}`);
   }
 
   /** Each strategy's figures from its book (the account's own `orders` and `risk` are the account's). */
@@ -112,7 +114,14 @@ export class PortfolioRun {
         from: extra.from,
         to: extra.to,
         data: extra.data,
-        ...(gate ? { risk: { limits: activeLimits(this.#o.loaded.members.find((m) => m.name === b.name)!.risk!), refused: gate.refused } } : {}),
+        ...(gate
+          ? {
+              risk: {
+                limits: activeLimits(this.#o.loaded.members.find((m) => m.name === b.name)!.risk!),
+                refused: gate.refused,
+              },
+            }
+          : {}),
       });
     }
     return out;

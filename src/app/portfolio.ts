@@ -58,15 +58,31 @@ export function readPortfolioFile(path: string): PortfolioEntry[] {
   return list.map((e: unknown, i): PortfolioEntry => {
     const at = `strategies[${i}]`;
     if (typeof e !== 'object' || e === null || Array.isArray(e))
-      throw new ConfigError(path, at, 'must be an object with "module" (and optionally "name", "params", "risk")');
+      throw new ConfigError(
+        path,
+        at,
+        'must be an object with "module" (and optionally "name", "params", "risk")',
+      );
     const o = e as Record<string, unknown>;
     for (const k of Object.keys(o))
       if (!ENTRY_KEYS.has(k))
-        throw new ConfigError(path, `${at}.${k}`, 'is not a portfolio entry field (use module, name, params, risk)');
+        throw new ConfigError(
+          path,
+          `${at}.${k}`,
+          'is not a portfolio entry field (use module, name, params, risk)',
+        );
     if (typeof o.module !== 'string' || o.module === '')
-      throw new ConfigError(path, `${at}.module`, 'must be the path of a strategy module, e.g. "strategies/sma-cross.ts"');
+      throw new ConfigError(
+        path,
+        `${at}.module`,
+        'must be the path of a strategy module, e.g. "strategies/sma-cross.ts"',
+      );
     if (o.name !== undefined && (typeof o.name !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(o.name)))
-      throw new ConfigError(path, `${at}.name`, 'must be a name of letters, digits, "_", "." or "-", e.g. "sma-fast"');
+      throw new ConfigError(
+        path,
+        `${at}.name`,
+        'must be a name of letters, digits, "_", "." or "-", e.g. "sma-fast"',
+      );
     if (
       o.params !== undefined &&
       (typeof o.params !== 'object' ||
@@ -74,7 +90,11 @@ export function readPortfolioFile(path: string): PortfolioEntry[] {
         (!Array.isArray(o.params) &&
           Object.values(o.params).some((v) => !['string', 'number', 'boolean'].includes(typeof v))))
     )
-      throw new ConfigError(path, `${at}.params`, 'must be an object of param values, e.g. { "fast": 5, "longOnly": true }');
+      throw new ConfigError(
+        path,
+        `${at}.params`,
+        'must be an object of param values, e.g. { "fast": 5, "longOnly": true }',
+      );
     let risk: RiskLimits | undefined;
     if (o.risk !== undefined) {
       if (typeof o.risk !== 'object' || o.risk === null || Array.isArray(o.risk))
@@ -89,7 +109,11 @@ export function readPortfolioFile(path: string): PortfolioEntry[] {
     }
     const module = resolve(dir, o.module);
     if (!existsSync(module))
-      throw new ConfigError(path, `${at}.module`, `'${o.module}' not found (paths are from the portfolio file's folder, ${dir})`);
+      throw new ConfigError(
+        path,
+        `${at}.module`,
+        `'${o.module}' not found (paths are from the portfolio file's folder, ${dir})`,
+      );
     return {
       module,
       ...(o.name !== undefined ? { name: o.name as string } : {}),
@@ -129,7 +153,11 @@ export async function loadPortfolio(
         `'${name}' is the name of strategies[${before}] too: give each entry its own "name" (the same module twice needs two names)`,
       );
     if (isReservedClientID(`${name}-`))
-      throw new ConfigError(label, `strategies[${i}].name`, `'${name}' is reserved for the runner's own orders: choose another name`);
+      throw new ConfigError(
+        label,
+        `strategies[${i}].name`,
+        `'${name}' is reserved for the runner's own orders: choose another name`,
+      );
     names.set(name, i);
     members.push({ ...probe, name, params, ...(e.risk ? { risk: e.risk } : {}) });
   }

@@ -250,7 +250,9 @@ function strategyInput(
     return { portfolio: files.map((f) => ({ module: resolve(f) })), label: files.join(' ') };
   }
   if (files.length === 0)
-    throw new UsageError('give a strategy module (fxflow backtest strategies/sma-cross.ts) or --portfolio <file>');
+    throw new UsageError(
+      'give a strategy module (fxflow backtest strategies/sma-cross.ts) or --portfolio <file>',
+    );
   return files[0]!;
 }
 

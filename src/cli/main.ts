@@ -206,7 +206,10 @@ export { VERSION };
 
 /** Every command, for `fxflow` alone (yargs' help lists them too). */
 const COMMANDS: readonly (readonly [string, string])[] = [
-  ['backtest <strategy..>', 'backtest a strategy module (several, or --portfolio: one account) and print its report'],
+  [
+    'backtest <strategy..>',
+    'backtest a strategy module (several, or --portfolio: one account) and print its report',
+  ],
   ['init <dir>', 'scaffold a strategy project that imports fxflow'],
   ['data <command>', 'manage the local catalog of historical data'],
   ['run <strategy>', 'run a strategy on a v20 account (practice, live, sandbox)'],

@@ -66,7 +66,8 @@ export class Books {
   ) {
     const seen = new Set<string>();
     for (const n of names) {
-      if (seen.has(n)) throw new Error(`two strategies of the portfolio are named '${n}': give each its own name`);
+      if (seen.has(n))
+        throw new Error(`two strategies of the portfolio are named '${n}': give each its own name`);
       seen.add(n);
       const portfolio = new Portfolio({
         currency: opts.currency,
@@ -391,8 +392,7 @@ function fits(tx: OrderFillTransaction, trades: ReadonlyMap<string, LedgerTrade>
     for (const c of tx.tradesClosed ?? []) touched.add(c.tradeID);
     if (r) touched.add(r.tradeID);
     for (const t of trades.values())
-      if (t.instrument === tx.instrument && t.unitsNum > 0 !== buy && !touched.has(t.id))
-        return false;
+      if (t.instrument === tx.instrument && t.unitsNum > 0 !== buy && !touched.has(t.id)) return false;
   }
   return true;
 }

@@ -153,7 +153,10 @@ export class PortfolioHost {
     const stop =
       execution.listen !== undefined
         ? execution.listen(fold)
-        : ((s) => () => s.unsubscribe())(execution.transactions$.subscribe({ next: fold }));
+        : (
+            (s) => () =>
+              s.unsubscribe()
+          )(execution.transactions$.subscribe({ next: fold }));
     const detach = this.engines.map((e) => e.attach());
     return () => {
       for (const d of detach) d();
