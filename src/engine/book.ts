@@ -1,6 +1,6 @@
 import { add, amount, convertProduct, formatAmount, type Amount } from '../domain/money.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
-import { ORDER_CREATE_TYPES, type Ledger, type LedgerTrade } from '../domain/ledger.ts';
+import { ORDER_CREATE_TYPES, type LedgerTrade } from '../domain/ledger.ts';
 import type {
   ClientExtensions,
   DailyFinancingTransaction,
@@ -53,6 +53,8 @@ export class Books {
   readonly #orderOwner = new Map<string, string>();
   readonly #tradeOwner = new Map<string, string>();
   readonly #byPrefix: readonly string[];
+  /** Open account trades per instrument, counted from the fills (whether a fill left it flat). */
+  readonly #open = new Map<string, number>();
 
   constructor(
     names: readonly string[],
@@ -103,11 +105,8 @@ export class Books {
     return this.#orderOwner.get(id);
   }
 
-  /**
-   * Folds one account transaction into the books. `account`: the account's ledger after it folded
-   * `tx` (read only for a fill of nobody's order: whether it left the instrument flat).
-   */
-  route(tx: Transaction, account?: Ledger): void {
+  /** Folds one account transaction into the books (the account's transactions in order, each once). */
+  route(tx: Transaction): void {
     const t = tx as Transaction & {
       clientExtensions?: ClientExtensions;
       tradeID?: string;
@@ -123,12 +122,15 @@ export class Books {
     }
     switch (tx.type) {
       case 'ORDER_FILL': {
+        const open =
+          (this.#open.get(tx.instrument) ?? 0) + (tx.tradeOpened ? 1 : 0) - (tx.tradesClosed?.length ?? 0);
+        this.#open.set(tx.instrument, open);
         const owner = this.#orderOwner.get(tx.orderID);
         this.#orderOwner.delete(tx.orderID);
         if (owner !== undefined) {
           if (tx.tradeOpened) this.#tradeOwner.set(tx.tradeOpened.tradeID, owner);
           this.#fill(this.book(owner), tx);
-        } else this.#unowned(tx, account);
+        } else this.#unowned(tx, open === 0);
         for (const c of tx.tradesClosed ?? []) this.#tradeOwner.delete(c.tradeID);
         return;
       }
@@ -288,9 +290,8 @@ export class Books {
   }
 
   /** A fill of nobody's order (a margin closeout, a kill switch): see the class. */
-  #unowned(tx: OrderFillTransaction, account: Ledger | undefined): void {
+  #unowned(tx: OrderFillTransaction, flat: boolean): void {
     const units = Number(tx.units);
-    const flat = account !== undefined && account.tradesOf(tx.instrument).length === 0;
     let left = Math.abs(units);
     let costs = true;
     for (const b of this.#books.values()) {

@@ -148,7 +148,7 @@ export class PortfolioHost {
     const fold = (tx: Transaction): void => {
       this.#txs++;
       account.apply(tx);
-      this.books.route(tx, account.ledger);
+      this.books.route(tx);
     };
     const stop =
       execution.listen !== undefined
