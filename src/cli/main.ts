@@ -207,7 +207,7 @@ export { VERSION };
 /** Every command, for `fxflow` alone (yargs' help lists them too). */
 const COMMANDS: readonly (readonly [string, string])[] = [
   [
-    'backtest <strategy..>',
+    'backtest <strategy> [strategy..]',
     'backtest a strategy module (several, or --portfolio: one account) and print its report',
   ],
   ['init <dir>', 'scaffold a strategy project that imports fxflow'],
