@@ -43,7 +43,39 @@ export class BookExecution implements Execution {
   }
 
   submit(intent: OrderIntent, decidedAt?: number): void {
+    if (intent.kind === 'closePosition') {
+      for (const order of this.#ownClose(intent)) this.account.submit(order, decidedAt);
+      return;
+    }
     this.account.submit(withTag(intent, this.book.name), decidedAt);
+  }
+
+  /**
+   * A strategy's close of its position closes its own book's, not the account's (which holds the
+   * others' too): a REDUCE_ONLY market order, tagged, per side it names, for the units its book holds
+   * on that side ('ALL') or those given. The first keeps the intent's client ID, a second (a hedging
+   * book's other side) has `-short` after it.
+   */
+  #ownClose(intent: Extract<OrderIntent, { kind: 'closePosition' }>): OrderIntent[] {
+    const pos = this.book.portfolio.ledger.position(intent.instrument);
+    const out: OrderIntent[] = [];
+    const side = (spec: string | undefined, held: number, sign: 1 | -1): void => {
+      if (spec === undefined || spec === 'NONE' || held === 0) return;
+      const units = spec === 'ALL' ? held : Math.min(held, Number(spec));
+      if (!(units > 0)) return;
+      const id = out.length === 0 ? intent.id : `${intent.id}-short`;
+      const request = {
+        type: 'MARKET',
+        instrument: intent.instrument,
+        units: String(sign * units),
+        positionFill: 'REDUCE_ONLY',
+        clientExtensions: { id },
+      };
+      out.push(withTag({ kind: 'order', id, request: request as never }, this.book.name));
+    };
+    side(intent.longUnits, pos.long, -1);
+    side(intent.shortUnits, -pos.short, 1);
+    return out;
   }
 
   listen(listener: (tx: Transaction) => void): () => void {

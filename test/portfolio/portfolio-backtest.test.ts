@@ -109,6 +109,30 @@ describe('fxflow backtest --portfolio', () => {
     expect(cents(both.summary.netPL)).toBe(cents(s['sma-fast']!.netPL + s['sma-slow']!.netPL));
   }, 240_000);
 
+  it("an entry's own risk limits refuse its orders on its book, and not the other's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fxflow-portfolio-risk-'));
+    const file = join(dir, 'p.json');
+    const sma = join(ROOT, 'strategies/sma-cross.ts');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        strategies: [
+          { module: sma, name: 'capped', params: { units: 10000 }, risk: { maxUnits: 5000 } },
+          { module: sma, name: 'free', params: { fast: 20, slow: 50 } },
+        ],
+      }),
+    );
+    const r = await run(['--portfolio', file, '--config', 'config/classic.json']);
+    const s = r.summary.strategies as unknown as Record<
+      string,
+      { trades: number; netPL: number; risk?: { refused: Record<string, number> } }
+    >;
+    expect(s.capped!.risk!.refused.maxUnits).toBeGreaterThan(0);
+    expect(s.capped!.netPL).toBe(0);
+    expect(s.free!.trades).toBeGreaterThan(0);
+    expect(s.free!.risk).toBeUndefined();
+  }, 120_000);
+
   it.each([
     [{ strategies: [] }, /p\.json: strategies must be a non-empty list/],
     [
