@@ -41,6 +41,8 @@ import { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
 import { CandleRecorder } from '../report/candle-recorder.ts';
 import { RunTransactionFold, type TxRecord } from '../report/run-folder.ts';
 import { writeRunReport } from '../report/run-report.ts';
+import { isPortfolio } from './portfolio.ts';
+import { PortfolioRun } from './portfolio-run.ts';
 
 /** Where a backtest gets the candles of one (instrument, granularity). */
 export type CandleSourceFactory = (req: {
@@ -504,6 +506,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     path: config.fill.path,
     // The swappable models (src/adapters/sim/) and market hours, as the config names them (validated there).
     models: fillModelNames(config),
+    // A portfolio's account nets each strategy's orders against its own trades (docs/portfolios.md).
+    ...(isPortfolio(loaded) ? { netByTag: true } : {}),
   });
   // The portfolio shares the simulator's ledger: the simulator folds each transaction before it
   // hands it on, so the one fold serves both (live, the portfolio folds what the stream delivers).
@@ -556,8 +560,9 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     txOut = new LineFile(join(o.runDir, 'transactions.jsonl'));
     intentsOut = new LineFile(join(o.runDir, 'intents.jsonl'));
     const out = (tradesOut = new LineFile(join(o.runDir, 'trades.csv')));
-    out.line(TRADES_CSV_HEADER);
-    portfolio.onClosedTrade = (t) => out.line(tradeCsvRow(t));
+    // A portfolio's trades.csv has each strategy's own trades, with a strategy column (portfolio-run.ts).
+    out.line(isPortfolio(loaded) ? `${TRADES_CSV_HEADER},strategy` : TRADES_CSV_HEADER);
+    if (!isPortfolio(loaded)) portfolio.onClosedTrade = (t) => out.line(tradeCsvRow(t));
   }
   // Orders placed, filled, cancelled and rejected, counted as their transactions pass (counters).
   const orderStats = new OrderStats();
@@ -578,31 +583,60 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
         })
       : undefined;
   let intents = 0;
-  const engine = new Engine({
-    strategy: loaded.strategy,
-    name: loaded.name,
-    params: loaded.params,
-    execution,
-    portfolio,
-    instruments,
-    clock,
-    log,
-    marginRate: Number(config.account.marginRate),
-    ...(plots ? { onPlot: plots.plot } : {}),
-    onIntent: (intent: OrderIntent) => {
-      intents++;
-      intentsOut?.line(
-        `{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`,
-      );
-    },
-    onProgress: o.onProgress
-      ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n)
-      : undefined,
-    // The candles a run's series see depend on the period and the data options (the spread model) too.
-    ...(o.indicatorMemo
-      ? { indicatorMemo: { memo: o.indicatorMemo, scope: `${from}:${to}:${JSON.stringify(config.data)}` } }
-      : {}),
-  });
+  // A portfolio: one engine per strategy, each on its own book (app/portfolio-run.ts).
+  const many = isPortfolio(loaded)
+    ? new PortfolioRun({
+        loaded,
+        config,
+        execution,
+        account: portfolio,
+        instruments,
+        clock,
+        log,
+        keepClosedTrades: o.keepTrades ?? o.keepTransactions === true,
+        ...(plots ? { plots } : {}),
+        onIntent: (name, intent) => {
+          intents++;
+          intentsOut?.line(
+            `{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"strategy":${JSON.stringify(name)},"intent":${JSON.stringify(intent)}}`,
+          );
+        },
+        ...(o.onProgress
+          ? {
+              onProgress: (at: number, n: number) =>
+                o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n),
+            }
+          : {}),
+        ...(tradesOut ? { trades: { out: tradesOut, row: tradeCsvRow } } : {}),
+      })
+    : undefined;
+  const engine =
+    many?.host ??
+    new Engine({
+      strategy: loaded.strategy,
+      name: loaded.name,
+      params: loaded.params,
+      execution,
+      portfolio,
+      instruments,
+      clock,
+      log,
+      marginRate: Number(config.account.marginRate),
+      ...(plots ? { onPlot: plots.plot } : {}),
+      onIntent: (intent: OrderIntent) => {
+        intents++;
+        intentsOut?.line(
+          `{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`,
+        );
+      },
+      onProgress: o.onProgress
+        ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n)
+        : undefined,
+      // The candles a run's series see depend on the period and the data options (the spread model) too.
+      ...(o.indicatorMemo
+        ? { indicatorMemo: { memo: o.indicatorMemo, scope: `${from}:${to}:${JSON.stringify(config.data)}` } }
+        : {}),
+    });
 
   let openAtEnd: ClosedTrade[] = [];
   const t0 = performance.now();
@@ -624,7 +658,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     engine.stop();
     // The trades still open are listed after the closed ones, marked at the last prices (END_OF_RUN).
     openAtEnd = portfolio.openAtEnd();
-    if (tradesOut) for (const t of openAtEnd) tradesOut.line(tradeCsvRow(t));
+    if (many) many.openAtEnd();
+    else if (tradesOut) for (const t of openAtEnd) tradesOut.line(tradeCsvRow(t));
   } finally {
     detach();
     stopCounting();
@@ -681,11 +716,15 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     data,
     risk: { limits, refused: gate?.refused ?? {} },
   });
+  // A portfolio's summary has each strategy's figures beside the account's.
+  const strategies = many?.summaries({ from, to, data });
+  if (strategies) (summary as { strategies?: Summary['strategies'] }).strategies = strategies;
   if (o.runDir) {
     writeFileSync(
       join(o.runDir, 'summary.json'),
-      `${JSON.stringify({ strategy: loaded.name, params: loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`,
+      `${JSON.stringify({ strategy: loaded.name, params: many?.params() ?? loaded.params, summary, engine: engine.stats, wallMs }, null, 2)}\n`,
     );
+    many?.writeFiles(o.runDir);
     writeFileSync(join(o.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
     recorder?.write(o.runDir);
     writeRunReport(o.runDir, reportFold);

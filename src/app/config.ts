@@ -172,19 +172,22 @@ function editDistance(a: string, b: string): number {
   return row[b.length]!;
 }
 
+/** The risk section's keys (a portfolio file's `risk` of an entry takes the same). */
+export const RISK_KEYS: readonly string[] = [
+  'maxUnits',
+  'maxOpenTrades',
+  'maxOrdersPerMinute',
+  'maxDailyLoss',
+  'maxSpreadPips',
+  'maxIntentsPerEvent',
+];
+
 const SHAPE: Record<string, readonly string[]> = {
   account: ['currency', 'initialBalance', 'marginRate', 'hedging', 'fifo'],
   data: ['catalog', 'spread', 'spreadPips', 'spreadPipsByHour'],
   fill: ['marketOrders', 'path', 'marketHours', 'slippage', 'latency'],
   costs: ['financing', 'commissionPerMillion', 'commission', 'financingHistory', 'financingBeforeHistory'],
-  risk: [
-    'maxUnits',
-    'maxOpenTrades',
-    'maxOrdersPerMinute',
-    'maxDailyLoss',
-    'maxSpreadPips',
-    'maxIntentsPerEvent',
-  ],
+  risk: RISK_KEYS,
   run: ['instrument', 'granularity', 'from', 'to', 'runsDir'],
   drift: DRIFT_KEYS,
   report: ['timeZone'],

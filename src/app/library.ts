@@ -24,6 +24,9 @@ import { configCatalog, withCatalogResolved } from '../adapters/catalog/location
 import { dropRunDir, makeRunDir } from './line-file.ts';
 import { applyParams, loadStrategy, strategyFromObject, type LoadedStrategy } from './load-strategy.ts';
 import { dataCatalog, fileSource } from './sources.ts';
+import { loadPortfolio, type PortfolioEntry } from './portfolio.ts';
+
+export { readPortfolioFile, type PortfolioEntry } from './portfolio.ts';
 
 export {
   runBacktest,
@@ -38,7 +41,12 @@ export { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
 export { ConfigError, type BacktestConfig } from './config.ts';
 
 /** A strategy module's path, or the strategy object itself (what `defineStrategy` returns). */
-export type StrategyInput = string | Strategy<any, any>;
+/**
+ * A strategy module's path, a strategy object, or a portfolio: several strategies on one account
+ * (docs/portfolios.md), each entry a module with its name, params and own limits.
+ */
+export type StrategyInput =
+  string | Strategy<any, any> | { readonly portfolio: readonly PortfolioEntry[]; readonly label?: string };
 
 /** Param overrides by name (`{ fast: 10 }`), or `name=value` strings as `--param` takes them. */
 export type ParamsInput = Readonly<Record<string, ParamValue>> | readonly string[];
@@ -128,18 +136,31 @@ export async function backtest(
   const cfg = withCatalogResolved(resolveConfig(config));
   const instruments = loadInstruments();
   const overrides = paramStrings(params);
-  const probe =
-    typeof strategy === 'string' ? await loadStrategy(strategy, []) : strategyFromObject(strategy, []);
-  // The strategy's own instrument and granularity stand unless the user named others (run-choices.ts).
-  const declared = probe.strategy.params;
-  const { implicit, sources } = runParams(declared, overrides, cfg, options.runGiven ?? givenIn(config));
-  const loaded: LoadedStrategy = {
-    ...probe,
-    params: applyParams(typeof strategy === 'string' ? strategy : probe.file, declared, [
-      ...implicit,
-      ...overrides,
-    ]),
-  };
+  let loaded: LoadedStrategy;
+  let sources: ParamSources = {};
+  if (typeof strategy === 'object' && 'portfolio' in strategy) {
+    // A portfolio: each entry's params are its own (the shared `params` are not applied).
+    loaded = await loadPortfolio(
+      strategy.portfolio,
+      cfg,
+      options.runGiven ?? givenIn(config),
+      strategy.label ?? 'the portfolio',
+    );
+  } else {
+    const probe =
+      typeof strategy === 'string' ? await loadStrategy(strategy, []) : strategyFromObject(strategy, []);
+    // The strategy's own instrument and granularity stand unless the user named others (run-choices.ts).
+    const declared = probe.strategy.params;
+    const chosen = runParams(declared, overrides, cfg, options.runGiven ?? givenIn(config));
+    sources = chosen.sources;
+    loaded = {
+      ...probe,
+      params: applyParams(typeof strategy === 'string' ? strategy : probe.file, declared, [
+        ...chosen.implicit,
+        ...overrides,
+      ]),
+    };
+  }
   options.onStart?.(loaded);
 
   const source = await candleSource(data, cfg, instruments);

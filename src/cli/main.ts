@@ -61,8 +61,8 @@ export function cli(argv: string[]): Argv {
         ].join(delimiter);
     })
     .command(
-      'backtest <strategy>',
-      'Backtest a strategy module on historical data and print its report',
+      'backtest [strategy..]',
+      'Backtest a strategy module (or several on one account: a portfolio) on historical data and print its report',
       async (y) => (await import('./backtest.ts')).backtestOptions(y),
       async (a) => {
         await (await import('./backtest.ts')).backtestCommand(a as unknown as BacktestArgs);
@@ -206,7 +206,10 @@ export { VERSION };
 
 /** Every command, for `fxflow` alone (yargs' help lists them too). */
 const COMMANDS: readonly (readonly [string, string])[] = [
-  ['backtest <strategy>', 'backtest a strategy module and print its report'],
+  [
+    'backtest <strategy> [strategy..]',
+    'backtest a strategy module (several, or --portfolio: one account) and print its report',
+  ],
   ['init <dir>', 'scaffold a strategy project that imports fxflow'],
   ['data <command>', 'manage the local catalog of historical data'],
   ['run <strategy>', 'run a strategy on a v20 account (practice, live, sandbox)'],

@@ -111,3 +111,26 @@ export function withClientID<I extends OrderIntent>(intent: I): I {
   if (ext?.id === intent.id) return intent;
   return { ...intent, request: { ...intent.request, clientExtensions: { ...ext, id: intent.id } } };
 }
+
+/**
+ * The intent with `tag` as its order's client extensions tag, and its opened trade's (portfolios:
+ * the strategy's name, so every order, fill and trade at the account says whose it is; a tag the
+ * strategy set itself is replaced, its `id` and `comment` kept). Intents that carry no order request
+ * are returned as they are (their transactions are attributed through the trade or order they name).
+ */
+export function withTag<I extends OrderIntent>(intent: I, tag: string): I {
+  if (intent.kind !== 'order' && intent.kind !== 'replace') return intent;
+  const req = intent.request as {
+    clientExtensions?: Record<string, unknown>;
+    tradeClientExtensions?: Record<string, unknown>;
+  };
+  if (req.clientExtensions?.tag === tag && req.tradeClientExtensions?.tag === tag) return intent;
+  return {
+    ...intent,
+    request: {
+      ...intent.request,
+      clientExtensions: { ...req.clientExtensions, id: req.clientExtensions?.id ?? intent.id, tag },
+      tradeClientExtensions: { ...req.tradeClientExtensions, tag },
+    },
+  };
+}

@@ -355,6 +355,24 @@ export class Engine<P extends Params, S> {
     this.#throwFailure();
   }
 
+  /**
+   * One event of `feed` for a driver that runs several engines on one broker (a portfolio,
+   * portfolio-host.ts): `timersBefore` for every engine, the broker, then `step` for every engine.
+   */
+  timersBefore(ev: MarketEvent, before: (ev: MarketEvent) => void): void {
+    if (this.#timers.length > 0) this.#timersBefore(ev, before);
+  }
+
+  /** See `timersBefore`. */
+  step(ev: MarketEvent): void {
+    this.#onEvent(ev);
+  }
+
+  /** Throws what a handler or the transaction stream failed with since the last call (see `feed`). */
+  throwFailure(): void {
+    this.#throwFailure();
+  }
+
   #throwFailure(): void {
     const f = this.#failure;
     if (f !== undefined) throw f.error;

@@ -93,6 +93,11 @@ export interface DataHole {
 
 /** The figures of one run, as printed and saved. Money is in the account currency. */
 export interface Summary {
+  /**
+   * A portfolio's: each strategy's own figures, from its book (engine/book.ts; docs/portfolios.md).
+   * Their net P/L, costs and financing add up to the account's.
+   */
+  readonly strategies?: Readonly<Record<string, Summary>>;
   readonly currency: string;
   readonly from: string | null;
   readonly to: string | null;

@@ -40,6 +40,8 @@ export interface RunFolder {
   readonly excursions: TradeExcursions;
   /** The strategy's `ctx.plot` series (plots.csv, thinned to what a page draws; empty without the file). */
   readonly plots: PlotSeries[];
+  /** A portfolio's strategies.json (app/portfolio-run.ts): each strategy's equity curve and their daily returns' correlation. */
+  readonly strategies?: StrategyCurves;
   /** summary.json's `live` (a run folder of `fxflow run`): the environment, broker and sessions; undefined for a backtest. */
   readonly live: { readonly env: string; readonly broker: string; readonly sessions: number } | undefined;
   readonly warnings: string[];
@@ -335,6 +337,9 @@ export function readRunFolder(dirArg: string, transactions?: FoldedTransactions)
   }
   const excursions = has('trades.csv') ? readTradeExcursions(join(dir, 'trades.csv')) : new TradeExcursions();
   const plots = has(PLOTS_FILE) ? readPlots(join(dir, PLOTS_FILE), warnings) : [];
+  const strategies = has('strategies.json')
+    ? readStrategies(join(dir, 'strategies.json'), warnings)
+    : undefined;
   return {
     dir,
     name: basename(dir),
@@ -350,7 +355,25 @@ export function readRunFolder(dirArg: string, transactions?: FoldedTransactions)
     candles,
     excursions,
     plots,
+    ...(strategies ? { strategies } : {}),
     live,
     warnings,
   };
+}
+
+/** A portfolio's per-strategy curves (strategies.json): [time ms, balance, NAV] points, and the correlation matrix. */
+export interface StrategyCurves {
+  readonly strategies: readonly { readonly name: string; readonly equity: readonly (readonly number[])[] }[];
+  readonly correlation: {
+    readonly names: readonly string[];
+    readonly dailyReturns: readonly (readonly (number | null)[])[];
+  };
+}
+
+function readStrategies(path: string, warnings: string[]): StrategyCurves | undefined {
+  const doc = readJson(path, 'rerun the backtest to rewrite it');
+  if (isObject(doc) && Array.isArray(doc.strategies) && isObject(doc.correlation))
+    return doc as unknown as StrategyCurves;
+  warnings.push('strategies.json has an unknown layout: the per-strategy curves are not shown');
+  return undefined;
 }

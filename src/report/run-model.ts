@@ -13,6 +13,7 @@ import {
 } from './metrics.ts';
 import { granularityMs, isGranularity } from '../domain/granularity.ts';
 import type { PlotSeries } from './plots.ts';
+import type { StrategyCurves } from './run-folder.ts';
 import type { RunFolder } from './run-folder.ts';
 import type { EquitySeries, FillRow, TradeLevels, TxRecord } from './rows.ts';
 import { TradeView } from './trade-columns.ts';
@@ -52,6 +53,8 @@ export interface RunModel {
   readonly benchmarks: BenchmarkSeries[];
   /** The strategy's own lines and markers (`ctx.plot`, from plots.csv): on its price chart or in panes below it. */
   readonly plots: PlotSeries[];
+  /** A portfolio's: each strategy's equity curve beside the account's, and their daily returns' correlation. */
+  readonly strategies?: StrategyCurves;
   /**
    * The report.txt lines that are not single figures, as summary.json holds them: orders placed,
    * filled and cancelled with reasons, exits by reason, long/short, per instrument, the data and its holes.
@@ -247,6 +250,7 @@ export function runModel(f: RunFolder): RunModel {
     candles: f.candles?.series ?? [],
     benchmarks: f.candles?.benchmarks ?? [],
     plots: f.plots,
+    ...(f.strategies ? { strategies: f.strategies } : {}),
     breakdown: Object.fromEntries(
       ['orders', 'risk', 'exitReasons', 'long', 'short', 'byInstrument', 'data']
         .filter((k) => s[k] !== undefined && s[k] !== null)

@@ -186,9 +186,14 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
     const reduce =
       a.closeout !== 0 || pf === 'REDUCE_FIRST' || pf === 'REDUCE_ONLY' || (pf === 'DEFAULT' && !s.hedging);
     if (reduce) {
+      const tag =
+        s.opts.netByTag === true && a.closeout === 0
+          ? (a.created.clientExtensions as { tag?: string } | undefined)?.tag
+          : undefined;
       for (const t of s.ledger.trades.values()) {
         if (remaining === 0) break;
         if (t.instrument !== inst.name || t.unitsNum > 0 === buy) continue;
+        if (tag !== undefined && t.clientExtensions?.tag !== tag) continue;
         const take = Math.min(remaining, Math.abs(t.unitsNum));
         chunks.push({ trade: t, units: take });
         remaining = roundUnits(remaining - take);

@@ -30,6 +30,14 @@ export interface SimBrokerOptions {
    */
   readonly fifo?: boolean;
   /**
+   * A portfolio's account (docs/portfolios.md): an order that reduces (netting's DEFAULT,
+   * REDUCE_FIRST, REDUCE_ONLY) reduces only the open trades whose client extensions carry its own
+   * `tag` (its strategy's), as if each strategy had a sub-account; balance, margin, margin closeout
+   * and financing stay the one account's. Orders without a tag, closeouts and trade closes by ID
+   * are not affected.
+   */
+  readonly netByTag?: boolean;
+  /**
    * Market hours: a market order (client, trade close, position close) submitted while its
    * instrument's market is closed (`Instrument.hours`: the FX week from Sunday to Friday 17:00 New
    * York, metals and CFDs with their daily breaks) is created and cancelled at once with

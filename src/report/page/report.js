@@ -1342,6 +1342,73 @@
   }
 
   mark('equity');
+  // ---- a portfolio's strategies: each one's P/L beside the account's, and their daily returns' correlation
+  if (D.strategies && D.strategies.strategies.length > 0) {
+    const S = D.strategies;
+    const stSection = el('section', { id: 'strategies' }, el('h2', { text: 'Strategies' }));
+    app.append(stSection);
+    stSection.append(
+      el('p', {
+        class: 'sub',
+        text: `Each strategy's own book (P/L of its NAV, ${ccy}) beside the account's, which is their sum.`,
+      }),
+    );
+    const COLORS = ['#2e7d32', '#f57c00', '#8e24aa', '#00838f', '#c62828', '#6d4c41'];
+    const box = el('div', { class: 'chart', id: 'strategies-chart' });
+    const legend = el(
+      'div',
+      { class: 'legend', id: 'strategies-legend' },
+      el('span', { text: 'account', style: 'color:#2962ff' }),
+      ...S.strategies.map((x, i) =>
+        el('span', { text: ` · ${x.name}`, style: `color:${COLORS[i % COLORS.length]}` }),
+      ),
+    );
+    stSection.append(legend, box);
+    const ch = LC.createChart(box, chartOptions(320));
+    const line = (pts) => {
+      const out = [];
+      for (const p of pts) {
+        if (out.length > 0 && out[out.length - 1].time >= p.time) out.pop();
+        out.push(p);
+      }
+      return out;
+    };
+    const acc = [];
+    for (let i = 0; i < E.t.length; i++) acc.push({ time: E.t[i], value: E.nav[i] - D.initialBalance });
+    const accSeries = ch.addSeries(LC.LineSeries, { color: '#2962ff', lineWidth: 2, title: 'account' });
+    accSeries.setData(line(acc));
+    const drawn = [{ name: 'account', series: accSeries }];
+    S.strategies.forEach((x, i) => {
+      const pts = x.equity.map((p) => ({ time: Math.floor(p[0] / 1000), value: p[2] - D.initialBalance }));
+      const series = ch.addSeries(LC.LineSeries, {
+        color: COLORS[i % COLORS.length],
+        lineWidth: 1,
+        title: x.name,
+      });
+      series.setData(line(pts));
+      drawn.push({ name: x.name, series });
+    });
+    state.strategies = { chart: ch, series: drawn };
+    ch.timeScale().fitContent();
+    const names = S.correlation.names;
+    const cell = (v) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(2));
+    stSection.append(
+      el('h3', { text: 'Correlation of daily returns' }),
+      el(
+        'table',
+        { id: 'strategies-correlation' },
+        el('tr', null, el('th', { text: '' }), ...names.map((n) => el('th', { text: n }))),
+        ...names.map((n, r) =>
+          el(
+            'tr',
+            null,
+            el('th', { text: n }),
+            ...S.correlation.dailyReturns[r].map((v) => el('td', { text: cell(v) })),
+          ),
+        ),
+      ),
+    );
+  }
   // ---- monthly returns and the P/L distribution
   const cols = el('div', { class: 'cols' });
   app.append(cols);

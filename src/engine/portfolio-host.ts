@@ -1,0 +1,221 @@
+import { Observable } from 'rxjs';
+import type { MarketEvent } from '../domain/events.ts';
+import { formatAmount } from '../domain/money.ts';
+import type { InstrumentRegistry } from '../domain/instrument.ts';
+import { withTag, type OrderIntent } from '../domain/intents.ts';
+import type { Transaction } from '../domain/v20/index.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Execution } from '../ports/execution.ts';
+import type { Params, Strategy, StrategyLogger } from '../strategy/api.ts';
+import { Books, type Book } from './book.ts';
+import type { PlotSink } from './context.ts';
+import { Engine, type EngineStats } from './engine.ts';
+import type { Portfolio } from './portfolio.ts';
+
+/** One strategy of a portfolio. */
+export interface PortfolioMember {
+  readonly strategy: Strategy<Params, unknown>;
+  /** Its name: its book's, its orders' tag and its client IDs' prefix (unique in the portfolio). */
+  readonly name: string;
+  readonly params: Params;
+}
+
+/**
+ * A member's execution: what its engine submits goes to the account tagged with its name
+ * (domain/intents.ts withTag); what comes back is its book's transactions (book.ts), which its
+ * engine folds into the book's portfolio. So `ctx.position`, `ctx.trades` and `ctx.orders` read the
+ * strategy's own book.
+ */
+export class BookExecution implements Execution {
+  readonly transactions$: Observable<Transaction>;
+  readonly #listeners: ((tx: Transaction) => void)[] = [];
+
+  constructor(
+    private readonly account: Execution,
+    readonly book: Book,
+  ) {
+    book.receive = (tx) => {
+      const ls = this.#listeners;
+      if (ls.length === 0) book.portfolio.apply(tx);
+      else for (let i = 0; i < ls.length; i++) ls[i]!(tx);
+    };
+    this.transactions$ = new Observable<Transaction>((sub) => this.listen((tx) => sub.next(tx)));
+  }
+
+  submit(intent: OrderIntent, decidedAt?: number): void {
+    if (intent.kind === 'closePosition') {
+      for (const order of this.#ownClose(intent)) this.account.submit(order, decidedAt);
+      return;
+    }
+    this.account.submit(withTag(intent, this.book.name), decidedAt);
+  }
+
+  /**
+   * A strategy's close of its position closes its own book's, not the account's (which holds the
+   * others' too): a REDUCE_ONLY market order, tagged, per side it names, for the units its book holds
+   * on that side ('ALL') or those given. The first keeps the intent's client ID, a second (a hedging
+   * book's other side) has `-short` after it.
+   */
+  #ownClose(intent: Extract<OrderIntent, { kind: 'closePosition' }>): OrderIntent[] {
+    const pos = this.book.portfolio.ledger.position(intent.instrument);
+    const out: OrderIntent[] = [];
+    const side = (spec: string | undefined, held: number, sign: 1 | -1): void => {
+      if (spec === undefined || spec === 'NONE' || held === 0) return;
+      const units = spec === 'ALL' ? held : Math.min(held, Number(spec));
+      if (!(units > 0)) return;
+      const id = out.length === 0 ? intent.id : `${intent.id}-short`;
+      const request = {
+        type: 'MARKET',
+        instrument: intent.instrument,
+        units: String(sign * units),
+        positionFill: 'REDUCE_ONLY',
+        clientExtensions: { id },
+      };
+      out.push(withTag({ kind: 'order', id, request: request as never }, this.book.name));
+    };
+    side(intent.longUnits, pos.long, -1);
+    side(intent.shortUnits, -pos.short, 1);
+    return out;
+  }
+
+  listen(listener: (tx: Transaction) => void): () => void {
+    this.#listeners.push(listener);
+    return () => {
+      const i = this.#listeners.indexOf(listener);
+      if (i >= 0) this.#listeners.splice(i, 1);
+    };
+  }
+}
+
+/** A member's own gate between its engine and its book's execution (its own risk limits). */
+export interface MemberGate extends Execution {
+  observe?(at: number): unknown;
+}
+
+export interface PortfolioHostOptions {
+  readonly members: readonly PortfolioMember[];
+  /** The account's execution (the simulator, or the account's risk gate before it). */
+  readonly execution: Execution;
+  /** The account's portfolio (in a backtest it shares the simulator's ledger). */
+  readonly account: Portfolio;
+  readonly instruments: InstrumentRegistry;
+  readonly clock: Clock;
+  readonly log: (name: string) => StrategyLogger;
+  readonly marginRate: number;
+  readonly hedging: boolean;
+  readonly keepClosedTrades?: boolean;
+  readonly onIntent?: (name: string, intent: OrderIntent) => void;
+  readonly onProgress?: (at: number, events: number) => void;
+  readonly onPlot?: (name: string) => PlotSink | undefined;
+  /** Puts a member's own gate (its risk limits, on its book) between its engine and its execution. */
+  readonly gate?: (name: string, execution: Execution, book: Portfolio) => MemberGate | undefined;
+}
+
+/**
+ * Several strategies on one account: one engine per strategy, each with its own book (book.ts),
+ * driven event by event as one engine is (`attach`, `feed`, `stop`): every engine's due timers, the
+ * broker, the account's mark, then each engine in the order the members were given. The account's
+ * transactions are folded into the account's portfolio and then routed to the books.
+ */
+export class PortfolioHost {
+  readonly books: Books;
+  readonly engines: readonly Engine<Params, unknown>[];
+  readonly gates: readonly (MemberGate | undefined)[];
+  readonly #o: PortfolioHostOptions;
+
+  constructor(o: PortfolioHostOptions) {
+    this.#o = o;
+    this.books = new Books(
+      o.members.map((m) => m.name),
+      {
+        currency: o.account.currency,
+        instruments: o.instruments,
+        initialBalance: formatAmount(o.account.initialBalance),
+        hedging: o.hedging,
+        keepClosedTrades: o.keepClosedTrades !== false,
+      },
+    );
+    const gates: (MemberGate | undefined)[] = [];
+    this.engines = o.members.map((m, i) => {
+      const book = this.books.book(m.name);
+      const own = new BookExecution(o.execution, book);
+      const gate = o.gate?.(m.name, own, book.portfolio);
+      gates.push(gate);
+      const plot = o.onPlot?.(m.name);
+      return new Engine<Params, unknown>({
+        strategy: m.strategy,
+        name: m.name,
+        params: m.params,
+        execution: gate ?? own,
+        portfolio: book.portfolio,
+        instruments: o.instruments,
+        clock: o.clock,
+        log: o.log(m.name),
+        marginRate: o.marginRate,
+        ...(o.onIntent ? { onIntent: (intent: OrderIntent) => o.onIntent!(m.name, intent) } : {}),
+        ...(i === 0 && o.onProgress ? { onProgress: o.onProgress } : {}),
+        ...(plot ? { onPlot: plot } : {}),
+      });
+    });
+    this.gates = gates;
+  }
+
+  /** What the engines did, together: events and candles once (they all see the same), the rest summed. */
+  get stats(): EngineStats {
+    const first = this.engines[0]!.stats;
+    let handlerCalls = 0;
+    let intents = 0;
+    for (const e of this.engines) {
+      handlerCalls += e.stats.handlerCalls;
+      intents += e.stats.intents;
+    }
+    return { events: first.events, candles: first.candles, handlerCalls, intents, transactions: this.#txs };
+  }
+
+  #txs = 0;
+
+  /** Folds the account's transactions (account, then books) and attaches every engine to its book; returns the stop. */
+  attach(): () => void {
+    const { execution, account } = this.#o;
+    const fold = (tx: Transaction): void => {
+      this.#txs++;
+      account.apply(tx);
+      this.books.route(tx);
+    };
+    const stop =
+      execution.listen !== undefined
+        ? execution.listen(fold)
+        : (
+            (s) => () =>
+              s.unsubscribe()
+          )(execution.transactions$.subscribe({ next: fold }));
+    const detach = this.engines.map((e) => e.attach());
+    return () => {
+      for (const d of detach) d();
+      stop();
+    };
+  }
+
+  /** `Engine.feed` for every engine at once (see the class). */
+  feed(batch: readonly MarketEvent[], before: (ev: MarketEvent) => void): void {
+    const engines = this.engines;
+    const gates = this.gates.filter((g) => g?.observe !== undefined);
+    const account = this.#o.account;
+    for (const e of engines) e.throwFailure();
+    for (let i = 0; i < batch.length; i++) {
+      const ev = batch[i]!;
+      for (let k = 0; k < engines.length; k++) engines[k]!.timersBefore(ev, before);
+      before(ev);
+      for (let k = 0; k < gates.length; k++) gates[k]!.observe!(ev.at);
+      account.mark(ev);
+      for (let k = 0; k < engines.length; k++) engines[k]!.step(ev);
+    }
+    for (const e of engines) e.throwFailure();
+  }
+
+  /** Calls every strategy's onStop and closes the books' and the account's equity curves. */
+  stop(): void {
+    for (const e of this.engines) e.stop();
+    this.#o.account.finish();
+  }
+}
