@@ -1,6 +1,7 @@
 import type { Instrument } from '../../domain/instrument.ts';
 import type { LedgerOrder } from '../../domain/ledger.ts';
 import type { ClientExtensions, Transaction } from '../../domain/v20/index.ts';
+import type { Draft } from './draft.ts';
 
 /** Order types the simulator keeps resting, and MARKET, which waits only for the next price. */
 export type SimOrderType =
@@ -109,5 +110,172 @@ export function resolveTrigger(condition: string | undefined, side: 1 | -1): Tri
       return side === 1 ? 'BID' : 'ASK';
     default:
       return side === 1 ? 'ASK' : 'BID';
+  }
+}
+
+/**
+ * The one class of every working order (one shape: the matching loop's reads stay monomorphic).
+ * Its create transaction is given (`setCreated`), or, for the common on-fill dependent order (no
+ * client IDs, no GTD time, no premium), kept as the few values it is made of (`setOnFill`) and
+ * built at the first read of `created`, the same object for every later reader: a run in which
+ * nobody reads it (a sweep's trial, a backtest without a run folder) builds none.
+ */
+export class WorkingOrder implements SimOrder {
+  id = '';
+  type: SimOrderType = 'MARKET';
+  instrument: string | undefined = undefined;
+  side: 1 | -1 = 1;
+  units: number | undefined = undefined;
+  level = 0;
+  distance = 0;
+  tradeID: string | undefined = undefined;
+  priceBound = Number.NaN;
+  trigger: TriggerSide = 'ASK';
+  direction: 1 | -1 | 0 = 0;
+  initialMarketPrice: number | undefined = undefined;
+  expiresAt = Infinity;
+  activeFrom = 0;
+  clientID: string | undefined = undefined;
+  clientExtensions: ClientExtensions | undefined = undefined;
+  immediate = false;
+  limitLike = false;
+  live = true;
+  /** The create transaction, once given or built. */
+  #created: Transaction | undefined = undefined;
+  /** What a lazy on-fill order's transaction is made of: its type, time in force, distance text, price (NaN: none), stamp. */
+  #txType = '';
+  #timeInForce = '';
+  #distanceText: string | undefined = undefined;
+  #price = Number.NaN;
+  #time = '';
+  #accountID = '';
+  #batchID = '';
+
+  constructor(
+    readonly inst: Instrument,
+    /** Where the orders whose transaction was built when asked for are counted. */
+    private readonly stats: { orderObjects: number } | undefined,
+  ) {}
+
+  /** The create transaction: given, or built now from its values (once). */
+  get created(): Transaction {
+    if (this.#created === undefined) {
+      this.#created = this.#onFillTransaction();
+      if (this.stats !== undefined) this.stats.orderObjects++;
+    }
+    return this.#created;
+  }
+
+  /** Whether the create transaction exists yet (given, or built by a reader). */
+  get createdBuilt(): boolean {
+    return this.#created !== undefined;
+  }
+
+  setCreated(tx: Transaction): this {
+    this.#created = tx;
+    return this;
+  }
+
+  /**
+   * A common on-fill order of the trade its fill opened (`tradeID`, the fill's ID): transaction
+   * `txType` (TAKE_PROFIT_ORDER, ...), `timeInForce`, `distanceText` (kept as the request wrote
+   * it, or undefined), `price` (NaN: none; written at the instrument's precision), stamped `id`,
+   * `time`, `accountID`, `batchID`.
+   */
+  setOnFill(
+    txType: string,
+    timeInForce: string,
+    distanceText: string | undefined,
+    price: number,
+    time: string,
+    accountID: string,
+    batchID: string,
+  ): this {
+    this.#txType = txType;
+    this.#timeInForce = timeInForce;
+    this.#distanceText = distanceText;
+    this.#price = price;
+    this.#time = time;
+    this.#accountID = accountID;
+    this.#batchID = batchID;
+    return this;
+  }
+
+  /** The on-fill order's v20 transaction, byte for byte the literal the fill path wrote before orders were notes. */
+  #onFillTransaction(): Transaction {
+    const type = this.#txType;
+    const fillID = this.tradeID!;
+    const timeInForce = this.#timeInForce;
+    const id = this.id;
+    const time = this.#time;
+    const accountID = this.#accountID;
+    const batchID = this.#batchID;
+    const distance = this.#distanceText;
+    const price = this.#price === this.#price ? this.inst.price(this.#price) : undefined;
+    let tx: Draft;
+    if (distance === undefined) {
+      tx =
+        price === undefined
+          ? {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            }
+          : {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              price,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            };
+    } else {
+      tx =
+        price === undefined
+          ? {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              distance,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            }
+          : {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              distance,
+              price,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            };
+    }
+    return tx as unknown as Transaction;
   }
 }
