@@ -10,6 +10,7 @@ import {
   resolveTrigger,
   triggers,
   WorkingOrder,
+  type OrderEnv,
   type SimOrder,
   type SimOrderType,
 } from './orders.ts';
@@ -246,7 +247,7 @@ export function workingOrder(
  * the new trade; `level` is the order's price, or NaN for a trailing stop, whose level is `distance`
  * from the current quote `q` (the trade's open price without one); `expiresAt` its GTD/GFD expiry.
  * Its create transaction is the caller's to give (`setCreated`) or to leave as values (`setOnFill`:
- * built when read, counted in `stats.orderObjects`).
+ * built when read, counted in `sim.stats.orderObjects`).
  */
 export function onFillWorkingOrder(
   id: string,
@@ -261,13 +262,13 @@ export function onFillWorkingOrder(
   activeFrom: UnixMs,
   clientExtensions: ClientExtensions | undefined,
   immediate: boolean,
-  stats: { orderObjects: number },
+  sim: OrderEnv,
 ): WorkingOrder {
   if (type === 'TRAILING_STOP_LOSS') {
     const ref = q ? (side === -1 ? q.bid : q.ask) : trade.priceNum;
     level = instrument.snap(side === -1 ? ref - distance : ref + distance);
   } else distance = 0;
-  const o = new WorkingOrder(instrument, stats);
+  const o = new WorkingOrder(instrument, sim);
   o.id = id;
   o.type = type;
   o.side = side;

@@ -97,6 +97,14 @@ export function fillMarket(
   if (fillUnits !== units) cancelFill(s, orderID, q.clientID, 'INSUFFICIENT_LIQUIDITY');
 }
 
+/** The fill's stamp, filled in for each fill and read by setFill at once (no object per fill). */
+const STAMP: { at: UnixMs; time: string; accountID: string; batchID: string } = {
+  at: 0,
+  time: '',
+  accountID: '',
+  batchID: '',
+};
+
 /** The order details of a fill that opens nothing (a dependent order's): none. */
 const NO_DETAILS: Record<string, unknown> = Object.freeze({});
 
@@ -309,7 +317,12 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
   const margin =
     opening > 0 ? s.account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss) : 0;
   const closedTrades: LedgerTrade[] = [];
-  const stamp = { at: s.now, time: log.timeText(), accountID: s.accountID, batchID: log.batchOr(fillID) };
+  // The stamp in a scratch object: setFill copies it into the note at once.
+  const stamp = STAMP;
+  stamp.at = s.now;
+  stamp.time = log.timeText();
+  stamp.accountID = s.accountID;
+  stamp.batchID = log.batchOr(fillID);
   const fill = log.fillNote();
   setFill(
     fill,
@@ -481,16 +494,8 @@ function onFillOrder(
       at,
       undefined,
       timeInForce === 'FOK' || timeInForce === 'IOC',
-      s.stats,
-    ).setOnFill(
-      type,
-      timeInForce,
-      keepDistance ? d.distance : undefined,
-      level,
-      time,
-      s.accountID,
-      log.batchOr(id),
-    );
+      s,
+    ).setOnFill(timeInForce, keepDistance ? d.distance : undefined, time, log.batchOr(id));
     s.file(o);
     log.publishCreate(type, id, idNum, time, 'ON_FILL', undefined, o);
     return;
@@ -522,7 +527,7 @@ function onFillOrder(
     at,
     d.clientExtensions,
     immediate,
-    s.stats,
+    s,
   ).setCreated(tx as unknown as Transaction);
   s.file(o);
   // Published with its working order: the ledger files `o` itself as the pending order.

@@ -113,6 +113,24 @@ export function resolveTrigger(condition: string | undefined, side: 1 | -1): Tri
   }
 }
 
+/** What a working order needs of its simulator to build its transaction (SimState has it). */
+export interface OrderEnv {
+  readonly accountID: string;
+  readonly stats: { orderObjects: number };
+}
+
+/** The create transaction type of each order type. */
+const CREATE_TYPE: Readonly<Record<SimOrderType, string>> = {
+  MARKET: 'MARKET_ORDER',
+  LIMIT: 'LIMIT_ORDER',
+  STOP: 'STOP_ORDER',
+  MARKET_IF_TOUCHED: 'MARKET_IF_TOUCHED_ORDER',
+  TAKE_PROFIT: 'TAKE_PROFIT_ORDER',
+  STOP_LOSS: 'STOP_LOSS_ORDER',
+  TRAILING_STOP_LOSS: 'TRAILING_STOP_LOSS_ORDER',
+  GUARANTEED_STOP_LOSS: 'GUARANTEED_STOP_LOSS_ORDER',
+};
+
 /**
  * The one class of every working order (one shape: the matching loop's reads stay monomorphic).
  * Its create transaction is given (`setCreated`), or, for the common on-fill dependent order (no
@@ -142,26 +160,23 @@ export class WorkingOrder implements SimOrder {
   live = true;
   /** The create transaction, once given or built. */
   #created: Transaction | undefined = undefined;
-  /** What a lazy on-fill order's transaction is made of: its type, time in force, distance text, price (NaN: none), stamp. */
-  #txType = '';
+  /** What a lazy on-fill order's transaction is made of besides the fields above: its time in force, distance text, time and batch. */
   #timeInForce = '';
   #distanceText: string | undefined = undefined;
-  #price = Number.NaN;
   #time = '';
-  #accountID = '';
   #batchID = '';
 
   constructor(
     readonly inst: Instrument,
-    /** Where the orders whose transaction was built when asked for are counted. */
-    private readonly stats: { orderObjects: number } | undefined,
+    /** The simulator: its account ID (the stamp) and where orders whose transaction was built when asked for are counted. */
+    private readonly sim: OrderEnv | undefined,
   ) {}
 
   /** The create transaction: given, or built now from its values (once). */
   get created(): Transaction {
     if (this.#created === undefined) {
       this.#created = this.#onFillTransaction();
-      if (this.stats !== undefined) this.stats.orderObjects++;
+      this.sim!.stats.orderObjects++;
     }
     return this.#created;
   }
@@ -177,41 +192,31 @@ export class WorkingOrder implements SimOrder {
   }
 
   /**
-   * A common on-fill order of the trade its fill opened (`tradeID`, the fill's ID): transaction
-   * `txType` (TAKE_PROFIT_ORDER, ...), `timeInForce`, `distanceText` (kept as the request wrote
-   * it, or undefined), `price` (NaN: none; written at the instrument's precision), stamped `id`,
-   * `time`, `accountID`, `batchID`.
+   * A common on-fill order of the trade its fill opened (`tradeID`, the fill's ID), its fields set:
+   * its transaction (the type's, ON_FILL) with `timeInForce`, `distanceText` (kept as the request
+   * wrote it, or undefined), its price (the level, but for a trailing stop), stamped `id`, `time`,
+   * the account and `batchID`, built when read.
    */
-  setOnFill(
-    txType: string,
-    timeInForce: string,
-    distanceText: string | undefined,
-    price: number,
-    time: string,
-    accountID: string,
-    batchID: string,
-  ): this {
-    this.#txType = txType;
+  setOnFill(timeInForce: string, distanceText: string | undefined, time: string, batchID: string): this {
     this.#timeInForce = timeInForce;
     this.#distanceText = distanceText;
-    this.#price = price;
     this.#time = time;
-    this.#accountID = accountID;
     this.#batchID = batchID;
     return this;
   }
 
   /** The on-fill order's v20 transaction, byte for byte the literal the fill path wrote before orders were notes. */
   #onFillTransaction(): Transaction {
-    const type = this.#txType;
+    const type = CREATE_TYPE[this.type];
     const fillID = this.tradeID!;
     const timeInForce = this.#timeInForce;
     const id = this.id;
     const time = this.#time;
-    const accountID = this.#accountID;
+    const accountID = this.sim!.accountID;
     const batchID = this.#batchID;
     const distance = this.#distanceText;
-    const price = this.#price === this.#price ? this.inst.price(this.#price) : undefined;
+    // A trailing stop's level moves and its transaction has no price; the others' level is their price.
+    const price = this.type === 'TRAILING_STOP_LOSS' ? undefined : this.inst.price(this.level);
     let tx: Draft;
     if (distance === undefined) {
       tx =
