@@ -11,8 +11,8 @@ import { defineStrategy } from '../src/strategy/api.ts';
 
 /**
  * A backtest's transactions.jsonl, written by the serialiser, is JSON.stringify's text of every
- * transaction the run made, line for line: fills that open, close and reduce, on-fill take
- * profits, stop losses and trailing stops, their cancels, client IDs, daily financing.
+ * transaction the run made, line for line: market orders, fills that open, close and reduce,
+ * on-fill take profits, stop losses and trailing stops, their cancels, client IDs, daily financing.
  */
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -80,9 +80,18 @@ describe('transactions.jsonl', () => {
         'DAILY_FINANCING',
       ])
         expect(types).toContain(t);
-      // The simulator's fills and cancels are all of the templates' shapes.
-      const templated = r.transactions.filter((t) => t.type === 'ORDER_FILL' || t.type === 'ORDER_CANCEL');
-      expect(templated.length).toBeGreaterThan(100);
+      // The simulator's fills, cancels, market orders and on-fill orders are all of the templates' shapes.
+      const templated = r.transactions.filter((t) =>
+        [
+          'ORDER_FILL',
+          'ORDER_CANCEL',
+          'MARKET_ORDER',
+          'TAKE_PROFIT_ORDER',
+          'STOP_LOSS_ORDER',
+          'TRAILING_STOP_LOSS_ORDER',
+        ].includes(t.type),
+      );
+      expect(templated.length).toBeGreaterThan(200);
       for (const t of templated) expect(transactionJsonFast(t)).toBe(JSON.stringify(t));
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -386,6 +386,26 @@ export class Ledger {
   }
 
   /**
+   * Applies an order-creating transaction given by its ID (`id`, its number `idNum`) and the
+   * pending order it creates (`order`: its `type` is the order type, its `created` the
+   * transaction, which the ledger does not read): the fold of `apply(tx, order)`, for a caller that
+   * has not built the transaction. False for an ID already applied.
+   */
+  applyOrder(id: string, idNum: number, order: LedgerOrder): boolean {
+    if (!(idNum > this.#lastID)) return false;
+    this.#lastID = idNum;
+    this.lastTransactionID = id;
+    this.applied++;
+    this.pendingOrders.set(id, order);
+    const tradeID = order.tradeID;
+    if (tradeID !== undefined) {
+      const trade = this.trades.get(tradeID);
+      if (trade) setSlot(trade, order.type, id, undefined);
+    }
+    return true;
+  }
+
+  /**
    * Applies an ORDER_CANCEL of order `orderID` given by its ID (`id`, its number `idNum`): the
    * fold of `apply` of the transaction, for a caller that has not built it. False for an ID
    * already applied.

@@ -25,6 +25,11 @@ export interface TransactionNote {
   readonly orderID: string | undefined;
   /** ORDER_FILL: its OrderFillReason; ORDER_CANCEL: its cancel reason; others: their `reason`, if any. */
   readonly reason: string | undefined;
+  /**
+   * The transaction's own `clientExtensions.id` (an order create's or a reject's client order ID;
+   * undefined for fills and cancels, which name it as `clientOrderID`).
+   */
+  readonly clientExtensionsID: string | undefined;
   /** A reject's `rejectReason`. */
   readonly rejectReason: string | undefined;
   /** ORDER_FILL: the price every part of it filled at (the trades it closed closed at it); NaN otherwise. */

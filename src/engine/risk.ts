@@ -263,14 +263,8 @@ export class RiskExecution implements Execution {
       this.listenNotes = (l) => {
         this.#noteListeners.add(l);
         const stop = listenNotes((n) => {
-          // A fill or a cancel names no client ID of an entry in flight: its object is not asked for.
-          this.#seen(
-            n.id,
-            n.idNum,
-            this.#inFlight.size === 0 || n.type === 'ORDER_FILL' || n.type === 'ORDER_CANCEL'
-              ? undefined
-              : n.transaction(),
-          );
+          // The note names the client ID its transaction carries: no object is asked for.
+          this.#seenClientID(n.id, n.idNum, this.#inFlight.size === 0 ? undefined : n.clientExtensionsID);
           l(n);
         });
         return () => {
@@ -283,13 +277,20 @@ export class RiskExecution implements Execution {
 
   /** A transaction of the inner execution: the last real ID, and the entry it answers no longer in flight. */
   #seen(id: string, idNum: number, t: Transaction | undefined): void {
+    this.#seenClientID(
+      id,
+      idNum,
+      (t as { clientExtensions?: { id?: string } } | undefined)?.clientExtensions?.id,
+    );
+  }
+
+  /** `#seen` of a note: `cid`, the client ID its transaction carries (clientExtensions.id), if any. */
+  #seenClientID(id: string, idNum: number, cid: string | undefined): void {
     if (idNum > this.#lastIDNum) {
       this.#lastID = id;
       this.#lastIDNum = idNum;
       this.#synthetic = 0;
     }
-    if (t === undefined) return;
-    const cid = (t as { clientExtensions?: { id?: string } }).clientExtensions?.id;
     if (cid !== undefined) this.#inFlight.delete(cid);
   }
 
@@ -630,6 +631,7 @@ export class RiskExecution implements Execution {
         at,
         orderID: undefined,
         reason: 'CLIENT_ORDER',
+        clientExtensionsID: intent.id,
         rejectReason,
         price: Number.NaN,
         transaction: () => tx,

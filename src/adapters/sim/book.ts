@@ -5,7 +5,15 @@ import type { LedgerOrder, LedgerTrade } from '../../domain/ledger.ts';
 import { nextRollover } from '../../domain/new-york.ts';
 import { parseTime, type UnixMs } from '../../domain/time.ts';
 import type { ClientExtensions, Transaction } from '../../domain/v20/index.ts';
-import { limitLikeOf, resolveTrigger, triggers, type SimOrder, type SimOrderType } from './orders.ts';
+import {
+  limitLikeOf,
+  resolveTrigger,
+  triggers,
+  WorkingOrder,
+  type OrderEnv,
+  type SimOrder,
+  type SimOrderType,
+} from './orders.ts';
 import { ratchet, restingFillPrice } from './pricing.ts';
 
 /**
@@ -209,42 +217,40 @@ export function workingOrder(
   let expiresAt = Infinity;
   if (t.timeInForce === 'GTD' && t.gtdTime !== undefined) expiresAt = parseTime(t.gtdTime);
   else if (t.timeInForce === 'GFD') expiresAt = nextRollover(now);
-  // One literal with every field (initialMarketPrice undefined but for MIT orders, limitLike
-  // decided first): every working order has one shape, so the matching loop's reads stay monomorphic.
-  return {
-    id: tx.id,
-    type,
-    inst: instrument,
-    instrument: t.instrument,
-    side,
-    units,
-    level,
-    distance,
-    tradeID: trade?.id,
-    priceBound: t.priceBound !== undefined ? Number(t.priceBound) : Number.NaN,
-    trigger: resolveTrigger(t.triggerCondition, side),
-    direction,
-    initialMarketPrice,
-    expiresAt,
-    activeFrom,
-    created: tx,
-    clientID: t.clientExtensions?.id,
-    clientExtensions: t.clientExtensions,
-    immediate: t.timeInForce === 'FOK' || t.timeInForce === 'IOC',
-    limitLike: limitLikeOf(type, side, direction),
-    live: true,
-  };
+  // One class for every working order (orders.ts): the matching loop's reads stay monomorphic.
+  const o = new WorkingOrder(instrument, undefined).setCreated(tx);
+  o.id = tx.id;
+  o.type = type;
+  o.instrument = t.instrument;
+  o.side = side;
+  o.units = units;
+  o.level = level;
+  o.distance = distance;
+  o.tradeID = trade?.id;
+  o.priceBound = t.priceBound !== undefined ? Number(t.priceBound) : Number.NaN;
+  o.trigger = resolveTrigger(t.triggerCondition, side);
+  o.direction = direction;
+  o.initialMarketPrice = initialMarketPrice;
+  o.expiresAt = expiresAt;
+  o.activeFrom = activeFrom;
+  o.clientID = t.clientExtensions?.id;
+  o.clientExtensions = t.clientExtensions;
+  o.immediate = t.timeInForce === 'FOK' || t.timeInForce === 'IOC';
+  o.limitLike = limitLikeOf(type, side, direction);
+  return o;
 }
 
 /**
  * The working order of an on-fill dependent order (TAKE_PROFIT, STOP_LOSS, GUARANTEED_STOP_LOSS,
  * TRAILING_STOP_LOSS) from the numbers the fill already has, not parsed back from its transaction:
- * the same order `workingOrder` would build from `created` (same fields, same shape). `side` closes
+ * the same order `workingOrder` would build from `created` (same fields, same class). `side` closes
  * the new trade; `level` is the order's price, or NaN for a trailing stop, whose level is `distance`
  * from the current quote `q` (the trade's open price without one); `expiresAt` its GTD/GFD expiry.
+ * Its create transaction is the caller's to give (`setCreated`) or to leave as values (`setOnFill`:
+ * built when read, counted in `sim.stats.orderObjects`).
  */
 export function onFillWorkingOrder(
-  created: Transaction,
+  id: string,
   type: SimOrderType,
   instrument: Instrument,
   trade: LedgerTrade,
@@ -256,35 +262,27 @@ export function onFillWorkingOrder(
   activeFrom: UnixMs,
   clientExtensions: ClientExtensions | undefined,
   immediate: boolean,
-): SimOrder {
-  const clientID = clientExtensions?.id;
+  sim: OrderEnv,
+): WorkingOrder {
   if (type === 'TRAILING_STOP_LOSS') {
     const ref = q ? (side === -1 ? q.bid : q.ask) : trade.priceNum;
     level = instrument.snap(side === -1 ? ref - distance : ref + distance);
   } else distance = 0;
-  return {
-    id: created.id,
-    type,
-    inst: instrument,
-    instrument: undefined,
-    side,
-    units: undefined,
-    level,
-    distance,
-    tradeID: trade.id,
-    priceBound: Number.NaN,
-    trigger: side === 1 ? 'ASK' : 'BID',
-    direction: 0,
-    initialMarketPrice: undefined,
-    expiresAt,
-    activeFrom,
-    created,
-    clientID,
-    clientExtensions,
-    immediate,
-    limitLike: type === 'TAKE_PROFIT',
-    live: true,
-  };
+  const o = new WorkingOrder(instrument, sim);
+  o.id = id;
+  o.type = type;
+  o.side = side;
+  o.level = level;
+  o.distance = distance;
+  o.tradeID = trade.id;
+  o.trigger = side === 1 ? 'ASK' : 'BID';
+  o.expiresAt = expiresAt;
+  o.activeFrom = activeFrom;
+  o.clientID = clientExtensions?.id;
+  o.clientExtensions = clientExtensions;
+  o.immediate = immediate;
+  o.limitLike = type === 'TAKE_PROFIT';
+  return o;
 }
 
 /** Removes `o` from `list` in place, keeping the creation order (splice would allocate the removed element's array). */

@@ -11,7 +11,8 @@ import { roundUnits, setFill, type FillArgs } from './fill.ts';
 import type { SimOrder, SimOrderType } from './orders.ts';
 import { canSlip, NO_SLIPPAGE } from './slippage.ts';
 import type { SimState } from './state.ts';
-import { copyFields, type Draft } from './transactions.ts';
+import { MarketOrderEntry } from './order-notes.ts';
+import type { Draft } from './transactions.ts';
 
 /**
  * Executing an order that met its price: a queued market order (`fillMarket`: its MARKET_ORDER,
@@ -48,27 +49,37 @@ export function fillMarket(
     }
     if (Math.abs(units) > have) units = r.longPositionCloseout ? -have : have;
   }
-  const created = s.tx.emit(
-    copyFields<Draft>(
-      { type: 'MARKET_ORDER' },
-      r as unknown as Record<string, unknown>,
-      'units',
-      String(units),
-    ),
+  // The MARKET_ORDER as values: its pending order builds the transaction if a reader asks
+  // (order-notes.ts); stamped as `emit` stamps (the next ID, the time, the batch).
+  const log = s.tx;
+  const idNum = log.nextID;
+  const orderID = log.takeID();
+  const time = log.timeText();
+  const entry = new MarketOrderEntry(
+    orderID,
+    r.instrument,
+    r.clientExtensions,
+    r,
+    units,
+    time,
+    s.accountID,
+    log.batchOr(orderID),
+    s.stats,
   );
+  log.publishCreate('MARKET_ORDER', orderID, idNum, time, r.reason, r.clientExtensions?.id, entry);
   // Liquidity, when the price carries it (ticks with bucket liquidity): FOK fills all or nothing,
   // IOC fills what is there and cancels the rest.
   const available = units > 0 ? s.liquidity.ask : s.liquidity.bid;
   let fillUnits = units;
   if (Math.abs(units) > available) {
     if (r.timeInForce !== 'IOC' || available <= 0) {
-      cancelFill(s, created.id, q.clientID, 'INSUFFICIENT_LIQUIDITY');
+      cancelFill(s, orderID, q.clientID, 'INSUFFICIENT_LIQUIDITY');
       return;
     }
     fillUnits = units > 0 ? available : -available;
   }
   execute(s, book, {
-    orderID: created.id,
+    orderID,
     clientOrderID: q.clientID,
     type: 'MARKET',
     units: fillUnits,
@@ -83,8 +94,19 @@ export function fillMarket(
     closeout: r.longPositionCloseout ? 1 : r.shortPositionCloseout ? -1 : 0,
     order: undefined,
   });
-  if (fillUnits !== units) cancelFill(s, created.id, q.clientID, 'INSUFFICIENT_LIQUIDITY');
+  if (fillUnits !== units) cancelFill(s, orderID, q.clientID, 'INSUFFICIENT_LIQUIDITY');
 }
+
+/** The fill's stamp, filled in for each fill and read by setFill at once (no object per fill). */
+const STAMP: { at: UnixMs; time: string; accountID: string; batchID: string } = {
+  at: 0,
+  time: '',
+  accountID: '',
+  batchID: '',
+};
+
+/** The order details of a fill that opens nothing (a dependent order's): none. */
+const NO_DETAILS: Record<string, unknown> = Object.freeze({});
 
 /** A resting order triggered at `px` (pricing.ts): a dependent order closes its trade (or is cancelled with it), an entry order fills its units. */
 export function fillResting(
@@ -97,7 +119,6 @@ export function fillResting(
   t: UnixMs,
 ): void {
   s.tx.begin();
-  const created = o.created as Transaction & Record<string, unknown>;
   if (o.tradeID !== undefined) {
     const trade = s.ledger.trades.get(o.tradeID);
     if (!trade) {
@@ -116,7 +137,9 @@ export function fillResting(
       ask,
       px,
       t,
-      created,
+      // A dependent order opens nothing: none of its create transaction's fields is read (it is
+      // not built for this).
+      created: NO_DETAILS,
       tradeClose: { tradeID: trade.id, units: 'ALL' },
       closeout: 0,
       order: o,
@@ -124,6 +147,7 @@ export function fillResting(
     return;
   }
   s.untrack(o);
+  const created = o.created as Transaction & Record<string, unknown>;
   execute(s, book, {
     orderID: o.id,
     clientOrderID: o.clientID,
@@ -298,7 +322,12 @@ export function execute(s: SimState, book: Book, a: FillArgs): void {
   const margin =
     opening > 0 ? s.account.initialMargin(inst, opening, a.bid, a.ask, factors.gain, factors.loss) : 0;
   const closedTrades: LedgerTrade[] = [];
-  const stamp = { at: s.now, time: log.timeText(), accountID: s.accountID, batchID: log.batchOr(fillID) };
+  // The stamp in a scratch object: setFill copies it into the note at once.
+  const stamp = STAMP;
+  stamp.at = s.now;
+  stamp.time = log.timeText();
+  stamp.accountID = s.accountID;
+  stamp.batchID = log.batchOr(fillID);
   const fill = log.fillNote();
   setFill(
     fill,
@@ -441,118 +470,70 @@ function onFillOrder(
     clientExtensions?: ClientExtensions;
   };
   const fillID = trade.id;
-  const price = level === level ? inst.price(level) : undefined;
   const timeInForce = d.timeInForce ?? 'GTC';
-  let tx: Draft;
   let expiresAt = Infinity;
+  const log = s.tx;
   if (
     clientTradeID === undefined &&
     d.gtdTime === undefined &&
     d.clientExtensions === undefined &&
     premium === undefined
   ) {
-    // The common on-fill order (no client IDs, no GTD time, no premium) as one literal, stamp
-    // included (emit's fields, in its order), in the field order of the general form below: the
-    // transaction has its final shape at once. Three of these per fill with TP/SL/trailing.
-    const log = s.tx;
+    // The common on-fill order (no client IDs, no GTD time, no premium), three per fill with
+    // TP/SL/trailing: its transaction kept as the values it is made of (orders.ts `WorkingOrder`),
+    // stamped as `stamp` would (the next ID, the time, the batch), built only if a reader asks.
+    const idNum = log.nextID;
     const id = log.takeID();
     const time = log.timeText();
-    const batchID = log.batchOr(id);
-    const accountID = s.accountID;
-    const distance = keepDistance ? d.distance : undefined;
-    if (distance === undefined) {
-      tx =
-        price === undefined
-          ? {
-              type,
-              tradeID: fillID,
-              reason: 'ON_FILL',
-              orderFillTransactionID: fillID,
-              timeInForce,
-              triggerCondition: 'DEFAULT',
-              id,
-              time,
-              userID: 1,
-              accountID,
-              batchID,
-            }
-          : {
-              type,
-              tradeID: fillID,
-              reason: 'ON_FILL',
-              orderFillTransactionID: fillID,
-              timeInForce,
-              price,
-              triggerCondition: 'DEFAULT',
-              id,
-              time,
-              userID: 1,
-              accountID,
-              batchID,
-            };
-    } else {
-      tx =
-        price === undefined
-          ? {
-              type,
-              tradeID: fillID,
-              reason: 'ON_FILL',
-              orderFillTransactionID: fillID,
-              timeInForce,
-              distance,
-              triggerCondition: 'DEFAULT',
-              id,
-              time,
-              userID: 1,
-              accountID,
-              batchID,
-            }
-          : {
-              type,
-              tradeID: fillID,
-              reason: 'ON_FILL',
-              orderFillTransactionID: fillID,
-              timeInForce,
-              distance,
-              price,
-              triggerCondition: 'DEFAULT',
-              id,
-              time,
-              userID: 1,
-              accountID,
-              batchID,
-            };
-    }
-  } else {
-    tx = { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
-    if (clientTradeID !== undefined) tx.clientTradeID = clientTradeID;
-    tx.timeInForce = timeInForce;
-    if (d.gtdTime !== undefined) tx.gtdTime = formatTime(parseRequestTime(d.gtdTime));
-    if (d.clientExtensions !== undefined) tx.clientExtensions = d.clientExtensions;
-    if (d.distance !== undefined && keepDistance) tx.distance = d.distance;
-    if (price !== undefined) tx.price = price;
-    if (premium !== undefined) tx.guaranteedExecutionPremium = premium;
-    tx.triggerCondition = 'DEFAULT';
-    s.tx.stamp(tx);
-    if (timeInForce === 'GTD' && tx.gtdTime !== undefined) expiresAt = parseTime(tx.gtdTime as string);
+    if (timeInForce === 'GFD') expiresAt = nextRollover(s.now);
+    const o = onFillWorkingOrder(
+      id,
+      orderType,
+      inst,
+      trade,
+      trade.unitsNum > 0 ? -1 : 1,
+      level,
+      orderType === 'TRAILING_STOP_LOSS' ? Number(d.distance) : 0,
+      q,
+      expiresAt,
+      at,
+      undefined,
+      timeInForce === 'FOK' || timeInForce === 'IOC',
+      s,
+    ).setOnFill(timeInForce, keepDistance ? d.distance : undefined, time, log.batchOr(id));
+    s.file(o);
+    log.publishCreate(type, id, idNum, time, 'ON_FILL', undefined, o);
+    return;
   }
+  const price = level === level ? inst.price(level) : undefined;
+  const tx: Draft = { type, tradeID: fillID, reason: 'ON_FILL', orderFillTransactionID: fillID };
+  if (clientTradeID !== undefined) tx.clientTradeID = clientTradeID;
+  tx.timeInForce = timeInForce;
+  if (d.gtdTime !== undefined) tx.gtdTime = formatTime(parseRequestTime(d.gtdTime));
+  if (d.clientExtensions !== undefined) tx.clientExtensions = d.clientExtensions;
+  if (d.distance !== undefined && keepDistance) tx.distance = d.distance;
+  if (price !== undefined) tx.price = price;
+  if (premium !== undefined) tx.guaranteedExecutionPremium = premium;
+  tx.triggerCondition = 'DEFAULT';
+  log.stamp(tx);
+  if (timeInForce === 'GTD' && tx.gtdTime !== undefined) expiresAt = parseTime(tx.gtdTime as string);
   if (timeInForce === 'GFD') expiresAt = nextRollover(s.now);
-  const distance = orderType === 'TRAILING_STOP_LOSS' ? Number(d.distance) : 0;
   const immediate = timeInForce === 'FOK' || timeInForce === 'IOC';
   const o = onFillWorkingOrder(
-    tx as unknown as Transaction,
+    tx.id as string,
     orderType,
     inst,
     trade,
     trade.unitsNum > 0 ? -1 : 1,
     level,
-    distance,
+    orderType === 'TRAILING_STOP_LOSS' ? Number(d.distance) : 0,
     q,
     expiresAt,
     at,
     d.clientExtensions,
     immediate,
-  );
+    s,
+  ).setCreated(tx as unknown as Transaction);
   s.file(o);
   // Published with its working order: the ledger files `o` itself as the pending order.
   s.tx.publish(tx, o);

@@ -83,6 +83,7 @@ export class FillNote implements TransactionNote, FillNumbers {
   orderID = '';
   reason: OrderFillReason = 'MARKET_ORDER';
   readonly rejectReason = undefined;
+  readonly clientExtensionsID = undefined;
   /** The fill price (snapped). */
   price = Number.NaN;
   instrument = '';

@@ -1,6 +1,7 @@
 import type { Instrument } from '../../domain/instrument.ts';
 import type { LedgerOrder } from '../../domain/ledger.ts';
 import type { ClientExtensions, Transaction } from '../../domain/v20/index.ts';
+import type { Draft } from './draft.ts';
 
 /** Order types the simulator keeps resting, and MARKET, which waits only for the next price. */
 export type SimOrderType =
@@ -109,5 +110,177 @@ export function resolveTrigger(condition: string | undefined, side: 1 | -1): Tri
       return side === 1 ? 'BID' : 'ASK';
     default:
       return side === 1 ? 'ASK' : 'BID';
+  }
+}
+
+/** What a working order needs of its simulator to build its transaction (SimState has it). */
+export interface OrderEnv {
+  readonly accountID: string;
+  readonly stats: { orderObjects: number };
+}
+
+/** The create transaction type of each order type. */
+const CREATE_TYPE: Readonly<Record<SimOrderType, string>> = {
+  MARKET: 'MARKET_ORDER',
+  LIMIT: 'LIMIT_ORDER',
+  STOP: 'STOP_ORDER',
+  MARKET_IF_TOUCHED: 'MARKET_IF_TOUCHED_ORDER',
+  TAKE_PROFIT: 'TAKE_PROFIT_ORDER',
+  STOP_LOSS: 'STOP_LOSS_ORDER',
+  TRAILING_STOP_LOSS: 'TRAILING_STOP_LOSS_ORDER',
+  GUARANTEED_STOP_LOSS: 'GUARANTEED_STOP_LOSS_ORDER',
+};
+
+/**
+ * The one class of every working order (one shape: the matching loop's reads stay monomorphic).
+ * Its create transaction is given (`setCreated`), or, for the common on-fill dependent order (no
+ * client IDs, no GTD time, no premium), kept as the few values it is made of (`setOnFill`) and
+ * built at the first read of `created`, the same object for every later reader: a run in which
+ * nobody reads it (a sweep's trial, a backtest without a run folder) builds none.
+ */
+export class WorkingOrder implements SimOrder {
+  id = '';
+  type: SimOrderType = 'MARKET';
+  instrument: string | undefined = undefined;
+  side: 1 | -1 = 1;
+  units: number | undefined = undefined;
+  level = 0;
+  distance = 0;
+  tradeID: string | undefined = undefined;
+  priceBound = Number.NaN;
+  trigger: TriggerSide = 'ASK';
+  direction: 1 | -1 | 0 = 0;
+  initialMarketPrice: number | undefined = undefined;
+  expiresAt = Infinity;
+  activeFrom = 0;
+  clientID: string | undefined = undefined;
+  clientExtensions: ClientExtensions | undefined = undefined;
+  immediate = false;
+  limitLike = false;
+  live = true;
+  /** The create transaction, once given or built. */
+  #created: Transaction | undefined = undefined;
+  /** What a lazy on-fill order's transaction is made of besides the fields above: its time in force, distance text, time and batch. */
+  #timeInForce = '';
+  #distanceText: string | undefined = undefined;
+  #time = '';
+  #batchID = '';
+
+  constructor(
+    readonly inst: Instrument,
+    /** The simulator: its account ID (the stamp) and where orders whose transaction was built when asked for are counted. */
+    private readonly sim: OrderEnv | undefined,
+  ) {}
+
+  /** The create transaction: given, or built now from its values (once). */
+  get created(): Transaction {
+    if (this.#created === undefined) {
+      this.#created = this.#onFillTransaction();
+      this.sim!.stats.orderObjects++;
+    }
+    return this.#created;
+  }
+
+  /** Whether the create transaction exists yet (given, or built by a reader). */
+  get createdBuilt(): boolean {
+    return this.#created !== undefined;
+  }
+
+  setCreated(tx: Transaction): this {
+    this.#created = tx;
+    return this;
+  }
+
+  /**
+   * A common on-fill order of the trade its fill opened (`tradeID`, the fill's ID), its fields set:
+   * its transaction (the type's, ON_FILL) with `timeInForce`, `distanceText` (kept as the request
+   * wrote it, or undefined), its price (the level, but for a trailing stop), stamped `id`, `time`,
+   * the account and `batchID`, built when read.
+   */
+  setOnFill(timeInForce: string, distanceText: string | undefined, time: string, batchID: string): this {
+    this.#timeInForce = timeInForce;
+    this.#distanceText = distanceText;
+    this.#time = time;
+    this.#batchID = batchID;
+    return this;
+  }
+
+  /** The on-fill order's v20 transaction, byte for byte the literal the fill path wrote before orders were notes. */
+  #onFillTransaction(): Transaction {
+    const type = CREATE_TYPE[this.type];
+    const fillID = this.tradeID!;
+    const timeInForce = this.#timeInForce;
+    const id = this.id;
+    const time = this.#time;
+    const accountID = this.sim!.accountID;
+    const batchID = this.#batchID;
+    const distance = this.#distanceText;
+    // A trailing stop's level moves and its transaction has no price; the others' level is their price.
+    const price = this.type === 'TRAILING_STOP_LOSS' ? undefined : this.inst.price(this.level);
+    let tx: Draft;
+    if (distance === undefined) {
+      tx =
+        price === undefined
+          ? {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            }
+          : {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              price,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            };
+    } else {
+      tx =
+        price === undefined
+          ? {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              distance,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            }
+          : {
+              type,
+              tradeID: fillID,
+              reason: 'ON_FILL',
+              orderFillTransactionID: fillID,
+              timeInForce,
+              distance,
+              price,
+              triggerCondition: 'DEFAULT',
+              id,
+              time,
+              userID: 1,
+              accountID,
+              batchID,
+            };
+    }
+    return tx as unknown as Transaction;
   }
 }

@@ -35,6 +35,7 @@ export class SimState {
     marginCloseouts: 0,
     halted: 0,
     fillObjects: 0,
+    orderObjects: 0,
   };
   /** IDs, batches, stamping and delivery of the transactions (transactions.ts). */
   readonly tx: TransactionLog;

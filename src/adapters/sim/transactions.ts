@@ -1,4 +1,5 @@
 import type { Ledger, LedgerOrder } from '../../domain/ledger.ts';
+import { CreateNote } from './order-notes.ts';
 import { formatTime, parseTime, type UnixMs } from '../../domain/time.ts';
 import type { TransactionNote } from '../../domain/transaction-note.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
@@ -48,6 +49,10 @@ class ObjectNote implements TransactionNote {
     return (this.#tx as { rejectReason?: string }).rejectReason;
   }
 
+  get clientExtensionsID(): string | undefined {
+    return (this.#tx as { clientExtensions?: { id?: string } }).clientExtensions?.id;
+  }
+
   transaction(): Transaction {
     return this.#tx;
   }
@@ -67,6 +72,7 @@ class CancelNote implements TransactionNote {
   accountID = '';
   batchID = '';
   readonly rejectReason = undefined;
+  readonly clientExtensionsID = undefined;
   readonly price = Number.NaN;
   #tx: Transaction | undefined = undefined;
 
@@ -114,9 +120,10 @@ class CancelNote implements TransactionNote {
  * delivery. A transaction is folded into the simulator's ledger, then delivered as a note
  * (TransactionNote) to the listeners (the engine, the order counters, and through `listen` the
  * sandbox, the run folder, `transactions$`). Most types are built as the draft their author wrote,
- * stamped in place; an ORDER_FILL is a `FillNote` of numbers (`publishFill`) and the common
- * ORDER_CANCEL a `CancelNote` (`publishCancel`), folded from their numbers, their objects built
- * only if a listener asks (`listen`'s listeners all do).
+ * stamped in place; an ORDER_FILL is a `FillNote` of numbers (`publishFill`), the common
+ * ORDER_CANCEL a `CancelNote` (`publishCancel`) and a MARKET_ORDER or common on-fill order a
+ * `CreateNote` of its pending order (`publishCreate`), folded from their numbers, their objects
+ * built only if a listener asks (`listen`'s listeners all do).
  */
 export class TransactionLog {
   /**
@@ -136,6 +143,7 @@ export class TransactionLog {
   readonly #fillNotes: FillNote[] = [];
   readonly #objectNotes: ObjectNote[] = [];
   readonly #cancelNotes: CancelNote[] = [];
+  readonly #createNotes: CreateNote[] = [];
   /** The next transaction's ID (a number: the text is made once per ID). */
   nextID = 1;
   #lastIDNum = 0;
@@ -237,6 +245,36 @@ export class TransactionLog {
   publishFill(note: FillNote): void {
     this.ledger.applyFill(note);
     if (this.#listeners.length > 0) this.#deliver(note);
+  }
+
+  /**
+   * Folds an order-creating transaction held as values (`txType`, ID `id` of number `idNum`, stamped
+   * `time`, its `reason` and `clientExtensionsID`) with the pending order it creates, `order`, whose
+   * `created` builds the transaction when read (order-notes.ts, orders.ts `WorkingOrder`), and
+   * delivers it as a note: its object is built only if a listener asks.
+   */
+  publishCreate(
+    txType: string,
+    id: string,
+    idNum: number,
+    time: string,
+    reason: string,
+    clientExtensionsID: string | undefined,
+    order: LedgerOrder,
+  ): void {
+    this.ledger.applyOrder(id, idNum, order);
+    if (this.#listeners.length === 0) return;
+    this.#deliver(
+      (this.#createNotes[this.#depth] ??= new CreateNote()).set(
+        txType,
+        id,
+        idNum,
+        time,
+        reason,
+        clientExtensionsID,
+        order,
+      ),
+    );
   }
 
   /**

@@ -96,4 +96,9 @@ export interface SimStats {
    * note's `transaction()`), none when every listener reads notes only (`listenNotes`).
    */
   fillObjects: number;
+  /**
+   * Order-creating transaction objects built from their values (a MARKET_ORDER, a common on-fill
+   * order): one per order whose `created` or note's `transaction()` was read, none otherwise.
+   */
+  orderObjects: number;
 }
