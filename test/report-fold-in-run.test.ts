@@ -53,9 +53,13 @@ describe('report.html from the transactions the run folded as it wrote them (iss
     // the page around it are the same bytes, only the inlined scripts and stylesheet differ, and in
     // Chromium the UTC page draws the same text and the same time-axis labels (checked by hand:
     // 0b8b4b55484b8d57); with the worst-drawdowns note saying equity.csv's days as they are (FX
-    // trading days ending 17:00 New York, not UTC days: the one line of text that differs), this one.
+    // trading days ending 17:00 New York, not UTC days: the one line of text that differs),
+    // 87be3af2e2b9e330; since the generated candles skip the calendar's closures (New Year's Day 2019
+    // has no candles, so the strategy's averages start a day later: its data, checked against the
+    // sample generator's own run, is the whole difference) and the page draws a portfolio's strategies
+    // (code only), this one.
     expect(sha(written)).toBe(PINNED);
   }, 120_000);
 });
 
-const PINNED = '87be3af2e2b9e330';
+const PINNED = '8d1d31fc4e9485d2';
