@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// The fxflow command. It runs the compiled JavaScript in dist/ (built by `npm run build`, which
-// `npm ci` and `npm pack` run as `prepare`), so fxflow's own TypeScript is not compiled on each run.
+// The fxflow command. It runs the build's bundle, dist/bundle/ (built by `npm run build`, which
+// `npm ci` and `npm pack` run as `prepare`: one entry for the command line, whose commands' code
+// are chunks loaded when the command runs), so fxflow's own TypeScript is not compiled on each run.
 // In a clone, the build is used only when it was built from the sources as they are now
 // (scripts/build-stamp.mjs); otherwise fxflow runs from src/ through tsx, as slow to start as
 // before but never stale (a terminal is told why). FXFLOW_RUN_FROM=source forces the sources,
-// FXFLOW_RUN_FROM=dist the build. An installed package has no src/: dist/ is all there is.
+// FXFLOW_RUN_FROM=dist the build. An installed package has no src/: the build is all there is.
 // Users' strategy modules are TypeScript either way: tsx loads them (src/app/load-strategy.ts).
 // fxflow's V8 settings (src/cli/v8-tuning.ts) are applied before its own modules load.
 import { existsSync } from 'node:fs';
@@ -60,7 +61,7 @@ if (await fromSource()) {
   register();
   cli = { v8: '../src/cli/v8-tuning.ts', main: '../src/cli/main.ts' };
 } else {
-  cli = { v8: '../dist/cli/v8-tuning.js', main: '../dist/cli/main.js' };
+  cli = { v8: '../dist/bundle/v8-tuning.js', main: '../dist/bundle/cli.js' };
 }
 const { tuneV8 } = await import(cli.v8);
 tuneV8();

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { codeFile } from '../domain/package-root.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -7,5 +8,5 @@ const require = createRequire(import.meta.url);
  * the report pages run (page/human-time.cjs), so report.txt and report.html say a time alike.
  */
 export const humanTime: (ms: number, zone?: string) => string = (
-  require('./page/human-time.cjs') as { humanTime: (ms: number, zone?: string) => string }
+  require(codeFile('report/page/human-time.cjs')) as { humanTime: (ms: number, zone?: string) => string }
 ).humanTime;
