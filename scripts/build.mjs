@@ -45,6 +45,82 @@ const EXTERNAL = [
   'undici',
 ];
 
+/**
+ * yargs' platform shim (node_modules/yargs/lib/platform-shims/esm.mjs) is bundled with three of its
+ * imports given by fxflow instead:
+ * - cliui and string-width are loaded on their first call, from yargs' own folder: only help text
+ *   calls them, and their module-level Unicode tables (string-width's regular expressions, an
+ *   Intl.Segmenter) cost every start;
+ * - y18n is pointed at yargs' own locales/: the shim finds them from its own place, which the
+ *   bundle moves (the messages would fall back to their keys, and no other language would load).
+ */
+const fromYargs = `import { createRequire } from 'node:module';
+const fromYargs = () => createRequire(createRequire(import.meta.url).resolve('yargs/package.json'));`;
+const yargsShim = {
+  name: 'fxflow-yargs-shim',
+  setup(build) {
+    build.onResolve({ filter: /^(cliui|string-width|y18n)$/ }, (args) =>
+      /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]/.test(args.importer)
+        ? { path: args.path, namespace: 'fxflow-yargs-shim', pluginData: args.resolveDir }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'fxflow-yargs-shim' }, (args) => ({
+      resolveDir: args.pluginData,
+      loader: 'js',
+      contents:
+        args.path === 'y18n'
+          ? `import y18n from 'y18n';
+import { dirname, join } from 'node:path';
+${fromYargs}
+export default (opts) => y18n({ ...opts, directory: join(dirname(fromYargs().resolve('yargs/package.json')), 'locales') });`
+          : `${fromYargs}
+let real;
+export default function lazy(...args) {
+  // require() of an ES module: its namespace, or what it exports as 'module.exports' (cliui).
+  if (real === undefined) {
+    const m = fromYargs()(${JSON.stringify(args.path)});
+    real = typeof m === 'function' ? m : m.default;
+  }
+  return real(...args);
+}`,
+    }));
+  },
+};
+
+async function bundle(outdir) {
+  const esbuild = await import('esbuild');
+  await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: {
+      cli: 'src/cli/main.ts',
+      'v8-tuning': 'src/cli/v8-tuning.ts',
+      index: 'src/index.ts',
+      library: 'src/app/library.ts',
+      worker: 'src/research/worker.ts',
+    },
+    outdir,
+    entryNames: '[name]',
+    chunkNames: 'chunk-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // Node's own `require` for the CommonJS packages bundled in (their require() of Node's modules).
+    banner: {
+      js: "import { createRequire as __fxflowCreateRequire } from 'node:module';\nconst require = __fxflowCreateRequire(import.meta.url);",
+    },
+    // src/domain/package-root.ts: the code knows it runs from the bundle.
+    define: { FXFLOW_BUNDLE: 'true' },
+    external: EXTERNAL.flatMap((p) => [p, `${p}/*`]),
+    // Class and function names as in the sources (errors, stack traces, `constructor.name`).
+    keepNames: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    plugins: [yargsShim],
+  });
+}
+
 // An installed package (no src/: npm runs `prepare` when a project links it with a `file:`
 // dependency, as `fxflow init` projects do) ships its build: nothing to do.
 if (!existsSync(join(root, 'src'))) {
@@ -116,36 +192,3 @@ try {
 rmSync(old, { recursive: true, force: true });
 const files = readdirSync(dist, { recursive: true }).length;
 console.error(`fxflow build: dist/ (${files} files) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-
-async function bundle(outdir) {
-  const esbuild = await import('esbuild');
-  await esbuild.build({
-    absWorkingDir: root,
-    entryPoints: {
-      cli: 'src/cli/main.ts',
-      'v8-tuning': 'src/cli/v8-tuning.ts',
-      index: 'src/index.ts',
-      library: 'src/app/library.ts',
-      worker: 'src/research/worker.ts',
-    },
-    outdir,
-    entryNames: '[name]',
-    chunkNames: 'chunk-[hash]',
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    // Node's own `require` for the CommonJS packages bundled in (their require() of Node's modules).
-    banner: {
-      js: "import { createRequire as __fxflowCreateRequire } from 'node:module';\nconst require = __fxflowCreateRequire(import.meta.url);",
-    },
-    // src/domain/package-root.ts: the code knows it runs from the bundle.
-    define: { FXFLOW_BUNDLE: 'true' },
-    external: EXTERNAL.flatMap((p) => [p, `${p}/*`]),
-    // Class and function names as in the sources (errors, stack traces, `constructor.name`).
-    keepNames: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-  });
-}

@@ -59,7 +59,6 @@ export function strategyFrame(stack: string): string | undefined {
   // A strategy file run as itself: the first frame outside fxflow's own code (a check in
   // src/engine/context.ts is not where the strategy went wrong), Node's internals and packages.
   const ours = (f: string): boolean =>
-    isOwnCode(f) ||
-    /\(node:|\bnode:internal|[\\/]node_modules[\\/]/.test(f);
+    isOwnCode(f) || /\(node:|\bnode:internal|[\\/]node_modules[\\/]/.test(f);
   return frames.find((f) => !ours(f)) ?? frames[0];
 }

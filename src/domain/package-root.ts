@@ -72,9 +72,7 @@ export const isOwnCode = (file: string): boolean =>
 export function exportedFile(packageJson: string, specifier: string, layout: Layout): string | undefined {
   if (specifier !== 'fxflow' && !specifier.startsWith('fxflow/')) return undefined;
   const exports =
-    packageJson === PACKAGE_JSON
-      ? (ownExports ??= exportsOf(packageJson))
-      : exportsOf(packageJson);
+    packageJson === PACKAGE_JSON ? (ownExports ??= exportsOf(packageJson)) : exportsOf(packageJson);
   const entry = exports?.[specifier === 'fxflow' ? '.' : `.${specifier.slice('fxflow'.length)}`];
   const target =
     typeof entry === 'string'
