@@ -88,6 +88,7 @@ describe('start-up: each command loads its own modules (issue 27, item 3)', () =
       'src/cli/main.ts',
       'src/cli/v8-tuning.ts',
       'src/cli/version.ts',
+      'src/domain/package-root.ts',
     ]);
     expect(loaded.filter((p) => /^node_modules\/(pino|rxjs|luxon|decimal\.js)\//.test(p))).toEqual([]);
     // The hook sees what it is asked to: yargs itself is loaded.
