@@ -8,8 +8,19 @@
 // FXFLOW_RUN_FROM=dist the build. An installed package has no src/: the build is all there is.
 // Users' strategy modules are TypeScript either way: tsx loads them (src/app/load-strategy.ts).
 // fxflow's V8 settings (src/cli/v8-tuning.ts) are applied before its own modules load.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+// `fxflow --version` (or -v) alone needs package.json and nothing else: printed here, as the
+// command line prints it (src/cli/version.ts), without loading the command line.
+if (process.argv.length === 3 && (process.argv[2] === '--version' || process.argv[2] === '-v')) {
+  process.stdout.write(`${JSON.parse(readFileSync(`${root}package.json`, 'utf8')).version}\n`, () =>
+    process.exit(0),
+  );
+  await new Promise(() => {}); // until it is written
+}
 
 // `fxflow run`: the operator's signals are recorded from the process's first moment, before any of
 // fxflow's modules load (Node's default for SIGUSR2 would end the process, exit 140, nothing
@@ -38,8 +49,6 @@ if (process.argv[2] === 'run') {
     wake = undefined;
   }
 }
-
-const root = fileURLToPath(new URL('..', import.meta.url));
 
 async function fromSource() {
   const forced = process.env.FXFLOW_RUN_FROM;
