@@ -4,7 +4,7 @@
 // that saves the same bytes), so the usual answer costs a directory walk and a stat per file.
 // bin/fxflow.js asks before it runs the build; scripts/build.mjs asks before it builds.
 // Plain JavaScript: it runs before any TypeScript can be loaded.
-import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -33,7 +33,12 @@ export function buildInputs(root) {
   return out.sort();
 }
 
-const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
+// node:crypto is loaded on the first hash: the usual check (every size and time as stamped) needs none.
+const sha256 = (file) =>
+  createRequire(import.meta.url)('node:crypto')
+    .createHash('sha256')
+    .update(readFileSync(file))
+    .digest('hex');
 
 /** What the stamp records of each input now. */
 export function stampOf(root) {

@@ -137,7 +137,7 @@ beforeAll(async () => {
   tarball = join(work, packed.filename);
   expect(existsSync(tarball), pack.stdout).toBe(true);
   // prepare built dist/ in the copy, which had none.
-  expect(packed.files.map((f) => f.path)).toContain('dist/index.js');
+  expect(packed.files.map((f) => f.path)).toContain('dist/bundle/index.js');
   writeFileSync(
     join(app, 'package.json'),
     `${JSON.stringify({ name: 'app', private: true, type: 'module' })}\n`,
@@ -162,7 +162,7 @@ describe('npm pack → npm install <tarball> → use', () => {
   it('installs compiled JavaScript and declarations, no TypeScript sources; `npx fxflow --version` works', async (ctx) => {
     skipIfImpossible(ctx);
     const pkg = join(app, 'node_modules/fxflow');
-    expect(existsSync(join(pkg, 'dist/index.js'))).toBe(true);
+    expect(existsSync(join(pkg, 'dist/bundle/index.js'))).toBe(true);
     expect(existsSync(join(pkg, 'dist/index.d.ts'))).toBe(true);
     expect(existsSync(join(pkg, 'src'))).toBe(false);
     const ts = readdirSync(join(pkg, 'dist'), { recursive: true })

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { IANAZone } from 'luxon';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../domain/package-root.ts';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
 import { DRIFT_KEYS, driftOf, type DriftTolerances } from '../domain/drift-tolerances.ts';
 import { parseUserTime, timeProblem } from '../domain/time.ts';
@@ -11,7 +11,7 @@ import { parseFillModels, type FillModelNames } from '../adapters/sim/fill-model
 import { DEFAULT_RISK_LIMITS, type RiskLimits } from '../engine/risk.ts';
 
 /** The repository root (where package.json, config/ and data/ live). */
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const ROOT = PACKAGE_ROOT;
 
 /** Backtest settings: config/default.json, then a user file (--config), then flags. */
 export interface BacktestConfig {

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import Module, { createRequire, register } from 'node:module';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { codeFile, LAYOUT, ownEntry, PACKAGE_JSON } from '../domain/package-root.ts';
 import { isReservedClientID, RUNNER_ID_PREFIX } from '../domain/intents.ts';
 import type { ParamValue, Params, Strategy } from '../strategy/api.ts';
 import { cachedStrategy, compileStrategy, CompileError, strategyCacheDir } from './strategy-cache.ts';
@@ -25,29 +26,30 @@ export interface LoadedStrategy {
   readonly params: Params;
 }
 
-/** fxflow's own package.json (this file is src/app/load-strategy.ts, or dist/app/load-strategy.js). */
-const PACKAGE_JSON = resolve(dirname(fileURLToPath(import.meta.url)), '../../package.json');
 /**
- * fxflow runs from its TypeScript sources (vitest, or bin/fxflow.js when dist/ is missing or stale),
- * not from the compiled build. Then a strategy's `import 'fxflow'` must reach the same sources, not
- * dist/: the package's `exports` name them under the condition `fxflow-source`.
+ * fxflow runs from its TypeScript sources (vitest, or bin/fxflow.js when the build is missing or
+ * stale), not from the build's bundle. Then a strategy's `import 'fxflow'` reaches the same sources
+ * (src/domain/package-root.ts `ownEntry`), which only a TypeScript loader can load.
  */
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const FROM_SOURCE = LAYOUT === 'source';
 let fallbackRegistered = false;
 
 /**
- * Lets strategies outside the repository import `fxflow` and the packages fxflow installs: a bare
- * import their own folder cannot resolve is resolved from fxflow's package (src/app/resolve-fallback.mjs).
- * Registered once per process, before the first strategy is imported.
+ * Lets strategies outside the repository import `fxflow` and the packages fxflow installs: `fxflow`
+ * is the running fxflow itself (`ownEntry`), and any other bare import their own folder cannot
+ * resolve is resolved from fxflow's package (src/app/resolve-fallback.mjs). Registered once per
+ * process, before the first strategy is imported.
  */
 function registerFallback(): void {
   if (fallbackRegistered) return;
   fallbackRegistered = true;
-  register(new URL('./resolve-fallback.mjs', import.meta.url), {
-    data: { parentURL: pathToFileURL(PACKAGE_JSON).href, sourceCondition: FROM_SOURCE },
+  const own: Record<string, string> = {};
+  for (const s of ownSpecifiers()) own[s] = pathToFileURL(ownEntry(s)!).href;
+  register(pathToFileURL(codeFile('app/resolve-fallback.mjs')), {
+    data: { parentURL: pathToFileURL(PACKAGE_JSON).href, own },
   });
   // A strategy in a folder with no `"type": "module"` package.json is compiled to CommonJS by tsx:
-  // its imports become require() calls, which the hook above does not see. The same fallback for them.
+  // its imports become require() calls, which the hook above does not see. The same rules for them.
   const fromFxflow = createRequire(PACKAGE_JSON);
   const M = Module as unknown as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
   const original = M._resolveFilename;
@@ -56,10 +58,8 @@ function registerFallback(): void {
     request: string,
     ...rest: unknown[]
   ): string {
-    if (FROM_SOURCE && (request === 'fxflow' || request.startsWith('fxflow/'))) {
-      const own = sourceExport(request);
-      if (own !== undefined) return own;
-    }
+    const mine = ownEntry(request);
+    if (mine !== undefined) return mine;
     try {
       return original.call(this, request, ...rest);
     } catch (e) {
@@ -73,13 +73,13 @@ function registerFallback(): void {
   };
 }
 
-/** The source file fxflow's `exports` name for `request` ('fxflow', 'fxflow/backtest') under `fxflow-source`. */
-function sourceExport(request: string): string | undefined {
+/** The specifiers fxflow's package.json exports ('fxflow', 'fxflow/backtest'), package.json itself left out. */
+function ownSpecifiers(): string[] {
   const pkg = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { exports?: Record<string, unknown> };
-  const entry = pkg.exports?.[request === 'fxflow' ? '.' : `.${request.slice('fxflow'.length)}`] as
-    Record<string, string> | undefined;
-  const target = entry?.['fxflow-source'];
-  return target === undefined ? undefined : resolve(dirname(PACKAGE_JSON), target);
+  return Object.keys(pkg.exports ?? {})
+    .filter((k) => k === '.' || (k.startsWith('./') && !k.endsWith('.json')))
+    .map((k) => (k === '.' ? 'fxflow' : `fxflow${k.slice(1)}`))
+    .filter((s) => ownEntry(s) !== undefined);
 }
 
 /** A bare import specifier ('fxflow', 'technicalindicators'), not a path, URL or builtin. */

@@ -1,30 +1,21 @@
 // A module resolution hook (node:module register) for strategy modules that live outside this
-// repository: a bare specifier that does not resolve from the strategy's own folder (no
-// node_modules beside it holds it) is resolved again from fxflow's package. So `import { defineStrategy }
-// from 'fxflow'` works from any folder (a package can import itself by name through its `exports`),
-// and so do the packages fxflow installs (technicalindicators, luxon...). What the strategy's own
-// folder provides wins: the fallback is only tried when the first resolution failed.
+// repository. `fxflow` and its subpaths ('fxflow/backtest') are the running fxflow itself, the files
+// src/domain/package-root.ts `ownEntry` names (`own`, given by the loader): a strategy shares its
+// modules, one copy of each class, wherever the strategy lives and whatever its own folder holds.
+// Any other bare specifier that does not resolve from the strategy's own folder (no node_modules
+// beside it holds it) is resolved again from fxflow's package, so the packages fxflow installs
+// (technicalindicators, luxon...) work from any folder. What the strategy's own folder provides
+// wins: the fallback is only tried when the first resolution failed.
 // Plain JavaScript: it runs on Node's hooks thread, before any TypeScript loader.
-
-// When fxflow runs from its TypeScript sources (`sourceCondition`), every resolution also carries
-// the condition `fxflow-source`, under which fxflow's `exports` name src/ instead of dist/, so a
-// strategy's `import 'fxflow'` reaches the sources the run uses, never a stale build. Only fxflow's
-// package.json uses that condition; a package that names a missing file under it is resolved again
-// without it.
 
 /** @type {string | undefined} */
 let fallbackParent;
-let sourceCondition = false;
+/** @type {Record<string, string>} */
+let own = {};
 
 export function initialize(data) {
   fallbackParent = data?.parentURL;
-  sourceCondition = data?.sourceCondition === true;
-}
-
-function withSource(context) {
-  return sourceCondition && !context.conditions.includes('fxflow-source')
-    ? { ...context, conditions: [...context.conditions, 'fxflow-source'] }
-    : undefined;
+  own = data?.own ?? {};
 }
 
 const isBare = (s) =>
@@ -38,28 +29,18 @@ const isBare = (s) =>
 const NOT_FOUND = new Set(['ERR_MODULE_NOT_FOUND', 'ERR_PACKAGE_PATH_NOT_EXPORTED']);
 
 export async function resolve(specifier, context, nextResolve) {
+  if (Object.hasOwn(own, specifier)) return { url: own[specifier], shortCircuit: true };
   if (!isBare(specifier)) return nextResolve(specifier, context);
-  const fallback =
-    fallbackParent !== undefined && context.parentURL !== fallbackParent
-      ? { ...context, parentURL: fallbackParent }
-      : undefined;
-  // In order: from the importer's folder, then from fxflow's package; each with fxflow-source first
-  // when fxflow runs from its sources. The error reported is the importer's own.
-  const attempts = [];
-  for (const c of fallback === undefined ? [context] : [context, fallback]) {
-    const source = withSource(c);
-    if (source !== undefined) attempts.push({ c: source, quiet: true });
-    attempts.push({ c, quiet: false });
-  }
-  let error;
-  for (const { c, quiet } of attempts) {
+  // From the importer's folder, then from fxflow's package. The error reported is the importer's own.
+  try {
+    return await nextResolve(specifier, context);
+  } catch (e) {
+    if (fallbackParent === undefined || context.parentURL === fallbackParent || !NOT_FOUND.has(e?.code))
+      throw e;
     try {
-      return await nextResolve(specifier, c);
-    } catch (e) {
-      if (quiet) continue;
-      error ??= e;
-      if (!NOT_FOUND.has(e?.code)) throw error;
+      return await nextResolve(specifier, { ...context, parentURL: fallbackParent });
+    } catch {
+      throw e;
     }
   }
-  throw error;
 }

@@ -25,7 +25,7 @@ import {
 const ROOT = resolve(import.meta.dirname, '../..');
 const base = mkdtempSync(join(tmpdir(), 'fxflow-strategy-cache-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
-// Compiled as the dist/ build would: bare imports resolve to what a run from dist/ loads.
+// Compiled as the build would: bare imports resolve to what a run from the build loads.
 const DIST: Compiler = { packageJson: join(ROOT, 'package.json'), fromSource: false };
 
 let n = 0;
@@ -64,7 +64,7 @@ describe('the compiled-strategy cache', () => {
     expect(first?.format).toBe('esm');
     const code = readFileSync(first!.file, 'utf8');
     // Bare imports are the running fxflow's own files, as absolute URLs; the helper is compiled in.
-    expect(code).toContain(`from "file://${ROOT}/dist/index.js"`);
+    expect(code).toContain(`from "file://${ROOT}/dist/bundle/index.js"`);
     expect(code).toContain(`from "file://${ROOT}/node_modules/technicalindicators/`);
     expect(code).toContain('=> 1234');
     // Its place is the source's, not the cache's.
@@ -84,7 +84,7 @@ describe('the compiled-strategy cache', () => {
     mkdirSync(join(p.dir, 'node_modules'));
     symlinkSync(ROOT, join(p.dir, 'node_modules/fxflow'));
     const c = await compileStrategy(p.cache, p.strategy, DIST);
-    expect(readFileSync(c!.file, 'utf8')).toContain(`from "file://${ROOT}/dist/index.js"`);
+    expect(readFileSync(c!.file, 'utf8')).toContain(`from "file://${ROOT}/dist/bundle/index.js"`);
     expect(cachedStrategy(p.cache, p.strategy, DIST)).toEqual(c);
   });
 

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { userCacheDir } from '../adapters/catalog/location.ts';
+import { exportedFile } from '../domain/package-root.ts';
 import { dirname, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -11,11 +12,12 @@ import { pathToFileURL } from 'node:url';
  * which later runs import with `import()`: no TypeScript loader, no module-hooks thread (about 0.17 s
  * of CPU a run), no esbuild.
  *
- * **Bare imports** (`fxflow`, `technicalindicators`, a package in the strategy's own node_modules)
- * are resolved when the file is compiled, as Node resolves them at run time (the importer's folder
- * first, then fxflow's package, as src/app/resolve-fallback.mjs does; `fxflow-source` when fxflow
- * runs from its sources), and written into the output as absolute file URLs (paths in CommonJS
- * output): the compiled strategy imports the very modules the running fxflow loaded.
+ * **Bare imports** are resolved when the file is compiled and written into the output as absolute
+ * file URLs (paths in CommonJS output): the compiled strategy imports the very modules the running
+ * fxflow loaded. `fxflow` and its subpaths are the running fxflow's own entry (its bundle, or its
+ * sources when it runs from them: src/domain/package-root.ts), wherever the strategy lives; other
+ * packages (`technicalindicators`, one in the strategy's own node_modules) as Node resolves them at
+ * run time (the importer's folder first, then fxflow's package, as src/app/resolve-fallback.mjs does).
  *
  * **Format**, as tsx chooses it: `.mts` is an ES module, `.cts` CommonJS, and `.ts` follows the
  * `type` of the nearest package.json (CommonJS when it is not `module`, or there is none).
@@ -38,7 +40,7 @@ import { pathToFileURL } from 'node:url';
  */
 
 /** Bumped when what this file writes changes: every older cache file is compiled again. */
-export const COMPILER_VERSION = 1;
+export const COMPILER_VERSION = 2;
 
 /** The cache folder, or undefined when `FXFLOW_DATA_CACHE=off`. */
 export function strategyCacheDir(): string | undefined {
@@ -233,6 +235,13 @@ export async function compileStrategy(dir: string, file: string, c: Compiler): P
       build.onResolve({ filter: /.*/ }, async (args) => {
         if (args.kind === 'entry-point' || args.pluginData === 'fxflow-inner' || !isBare(args.path))
           return undefined;
+        // `fxflow` is the fxflow that compiles it (package-root.ts `ownEntry`), wherever the strategy
+        // lives: one copy of its modules in the process. Its package.json's exports decide the file.
+        const own = exportedFile(c.packageJson, args.path, c.fromSource ? 'source' : 'bundle');
+        if (own !== undefined) {
+          inputs.push({ path: c.packageJson, sha256: hashOf(c.packageJson) });
+          return { path: format === 'esm' ? pathToFileURL(own).href : own, external: true };
+        }
         const pkg = packageOf(args.path);
         // The importer's folder first, then fxflow's package (a strategy outside the repository).
         for (const resolveDir of [args.resolveDir, fxflowRoot]) {

@@ -1,4 +1,4 @@
-import { resolve, sep } from 'node:path';
+import { isOwnCode } from '../domain/package-root.ts';
 
 /**
  * Turns any error into the one message a user sees. Errors raised at fxflow's boundaries carry a
@@ -59,11 +59,6 @@ export function strategyFrame(stack: string): string | undefined {
   // A strategy file run as itself: the first frame outside fxflow's own code (a check in
   // src/engine/context.ts is not where the strategy went wrong), Node's internals and packages.
   const ours = (f: string): boolean =>
-    f.includes(SRC) ||
-    f.includes(`file://${SRC}`) ||
-    /\(node:|\bnode:internal|[\\/]node_modules[\\/]/.test(f);
+    isOwnCode(f) || /\(node:|\bnode:internal|[\\/]node_modules[\\/]/.test(f);
   return frames.find((f) => !ours(f)) ?? frames[0];
 }
-
-/** fxflow's own source folder (src/), whose frames are never the strategy's. */
-const SRC = `${resolve(import.meta.dirname, '..')}${sep}`;

@@ -2,19 +2,15 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { LAYOUT, PACKAGE_JSON, PACKAGE_ROOT as ROOT } from '../domain/package-root.ts';
 import { StrategyLoadError } from '../app/load-strategy.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const PACKAGE_JSON = join(ROOT, 'package.json');
 /**
- * What a strategy's `import 'fxflow'` is checked against: the sources when fxflow runs from them
- * (this file is .ts), else the compiled build's declarations (an installed package has no src/).
+ * What a strategy's `import 'fxflow'` is checked against: the sources when fxflow runs from them,
+ * else the build's declarations (an installed package has no src/).
  */
-const API = import.meta.url.endsWith('.ts')
-  ? join(ROOT, 'src/strategy/api.ts')
-  : join(ROOT, 'dist/strategy/api.d.ts');
+const API = join(ROOT, LAYOUT === 'source' ? 'src/strategy/api.ts' : 'dist/strategy/api.d.ts');
 
 type Ts = typeof import('typescript');
 

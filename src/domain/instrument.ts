@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageFile } from './package-root.ts';
 import { defaultHours, MarketHours, TradingHoursError, type TradingHours } from './market-hours.ts';
 import type { Instrument as WireInstrument } from './v20/index.ts';
 import type { UnixMs } from './time.ts';
@@ -194,7 +193,7 @@ export class InstrumentRegistry {
   }
 }
 
-const DEFAULT_PATH = resolve(dirname(fileURLToPath(import.meta.url)), '../../data/instruments.json');
+const DEFAULT_PATH = packageFile('data/instruments.json');
 
 function check(file: string, i: number, w: Record<string, unknown>): WireInstrument {
   const where = `${file}: instrument #${i}${typeof w.name === 'string' ? ` (${w.name})` : ''}`;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { delimiter, dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { delimiter } from 'node:path';
 import { IANAZone } from 'luxon';
+import { packageFile } from './package-root.ts';
 import { forEachOpenTradingDay, newYorkDate, nextRollover, rolloverOfDay } from './new-york.ts';
 import type { UnixMs } from './time.ts';
 
@@ -410,10 +410,7 @@ function dayStart(end: UnixMs): UnixMs {
 }
 
 /** data/market-calendar.json: the closed days fxflow ships. */
-export const SHIPPED_CALENDAR = resolve(
-  dirname(fileURLToPath(import.meta.url)),
-  '../../data/market-calendar.json',
-);
+export const SHIPPED_CALENDAR = packageFile('data/market-calendar.json');
 /** The environment variable naming a user's own calendar files (joined by the path delimiter), added to the shipped one. */
 export const CALENDAR_ENV = 'FXFLOW_MARKET_CALENDAR';
 

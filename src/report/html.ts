@@ -1,8 +1,9 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { codeFile } from '../domain/package-root.ts';
 
-const PAGE = join(import.meta.dirname, 'page');
+const PAGE = codeFile('report/page');
 const require = createRequire(import.meta.url);
 
 let chartsBundle: string | undefined;

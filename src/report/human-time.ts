@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
+import { codeFile } from '../domain/package-root.ts';
 
 const require = createRequire(import.meta.url);
-const page = require('./page/human-time.cjs') as {
+const page = require(codeFile('report/page/human-time.cjs')) as {
   humanTime: (ms: number, zone?: string) => string;
   humanTimeTick: (ms: number, type: number, zone?: string) => string;
 };

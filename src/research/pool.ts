@@ -1,4 +1,6 @@
 import { Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import { codeFile, LAYOUT, PACKAGE_ROOT } from '../domain/package-root.ts';
 import type { Params } from '../strategy/api.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import type { LoadedStrategy } from '../app/load-strategy.ts';
@@ -59,11 +61,11 @@ interface Slot {
 /**
  * A worker thread's entry. Worker threads do not inherit the main thread's module hooks: run from
  * the TypeScript sources (vitest, or bin/fxflow.js without a current build), a worker registers tsx
- * itself (worker-boot.mjs); run from the compiled build, it starts at worker.js directly.
+ * itself (worker-boot.mjs); run from the build, it starts at the bundle's worker entry, which
+ * shares its chunks with the command line's.
  */
-const BOOT = import.meta.url.endsWith('.ts')
-  ? new URL('./worker-boot.mjs', import.meta.url)
-  : new URL('./worker.js', import.meta.url);
+const BOOT =
+  LAYOUT === 'source' ? codeFile('research/worker-boot.mjs') : join(PACKAGE_ROOT, 'dist/bundle/worker.js');
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { packageFile } from '../../domain/package-root.ts';
 import { V20Error } from './errors.ts';
 import { checkBaseUrl } from './http.ts';
 
@@ -34,7 +34,7 @@ export class EnvironmentError extends Error {
 }
 
 /** `config/environments.json` of the repository. */
-export const DEFAULT_ENVIRONMENTS_FILE = resolve(import.meta.dirname, '../../../config/environments.json');
+export const DEFAULT_ENVIRONMENTS_FILE = packageFile('config/environments.json');
 
 const FIELDS = ['rest', 'stream', 'oauth', 'token', 'tokenFile'] as const;
 
