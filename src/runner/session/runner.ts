@@ -944,14 +944,13 @@ export class Runner {
   }
 
   /**
-   * An intent the strategy returned, before the risk gate: counted, recorded in the run folder and
-   * given to the shadow simulator. The journal gets it only past the gate (`#record`).
+   * An intent the strategy returned, before the risk gate: counted and recorded in the run folder.
+   * The journal and the shadow simulator get it only past the gate (`#record`).
    */
   #onIntent(intent: OrderIntent): void {
     this.#intents++;
     this.o.onIntent?.(intent, this.#clock.now());
     this.o.recorder?.intent(intent, this.#clock.now(), Date.now());
-    if (this.#shadow?.submit(intent) === true) this.#drift?.expect(intent.id);
   }
 
   /**
@@ -974,6 +973,8 @@ export class Runner {
       // After the request is on the wire (the HTTP client writes it within a few event-loop turns).
       setTimeout(this.#syncJournal, 1);
     }
+    // The shadow simulator hears what the gate let through, as the account does: never a refusal.
+    if (this.#shadow?.submit(intent) === true) this.#drift?.expect(intent.id);
   }
 
   /**
