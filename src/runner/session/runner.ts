@@ -1,8 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { SimBroker } from '../../adapters/sim/broker.ts';
-import { simBroker } from '../../adapters/sim/factory.ts';
-import { V20Execution } from '../../adapters/v20/execution.ts';
+import type { V20Execution } from '../../adapters/v20/execution.ts';
 import type { V20Http } from '../../adapters/v20/http.ts';
 import type { V20Rest } from '../../adapters/v20/rest.ts';
 import { newStreamStats, type StreamOptions, type StreamStats } from '../../adapters/v20/stream.ts';
@@ -13,12 +12,12 @@ import { LedgerError } from '../../domain/ledger.ts';
 import { toUnits } from '../../domain/money.ts';
 import { parseTime } from '../../domain/time.ts';
 import type { Account, Transaction } from '../../domain/v20/index.ts';
-import { Engine, subscriptionsOf } from '../../engine/engine.ts';
+import { type Engine, subscriptionsOf } from '../../engine/engine.ts';
+import type { Assemble, Assembly, BrokerChoice } from './assembly-contract.ts';
 import type { PlotSink } from '../../engine/context.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
 import { formatSummary, summarize, type Summary } from '../../engine/report.ts';
 import { VirtualClock, type Clock } from '../../ports/clock.ts';
-import type { Execution } from '../../ports/execution.ts';
 import type { Params, Strategy, StrategyLogger } from '../../strategy/api.ts';
 import { type Halt, Journal, type JournalContents, type StateSnapshot } from '../order-path/journal.ts';
 import type { LabsEndpoints, LabsPoller, LabsPollerOptions } from './labs-poller.ts';
@@ -54,7 +53,7 @@ import { JournalRebase } from '../order-path/journal-rebase.ts';
 import type { InputRecorder } from '../recording/input-recorder.ts';
 import type { SessionAccount } from '../recording/recording.ts';
 import { ShadowBook } from '../recording/shadow.ts';
-import { SimExecution } from './sim-execution.ts';
+import { SimExecution } from '../../adapters/sim/sim-execution.ts';
 import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
 import {
@@ -79,6 +78,12 @@ export { newRunId, type AccountCheck };
 
 /** Everything the runner composes (the CLI builds it from flags; tests from a sandbox). */
 export interface RunnerOptions {
+  /**
+   * The one assembly of every mode (`assemble` of src/app/assembly.ts, handed in by whoever builds
+   * the runner: it sits above the runner's layer): it builds the broker this run chose, the order
+   * path, the risk gate and the engine.
+   */
+  readonly assemble: Assemble;
   readonly strategy: Strategy<Params, unknown>;
   readonly name: string;
   readonly params: Params;
@@ -299,6 +304,8 @@ export class Runner {
   /** Prices, candles and labs items: what the strategy hears of the market (the engine runs on `events`). */
   readonly #inputs: MarketInputs;
   #engine: Engine<Params, unknown> | undefined;
+  /** What the one assembly built for this run (src/app/assembly.ts). */
+  #assembly: Assembly | undefined;
   #risk: RiskExecution | undefined;
   #v20: V20Execution | undefined;
   #sim: SimBroker | undefined;
@@ -487,6 +494,10 @@ export class Runner {
   get execution(): V20Execution | undefined {
     return this.#v20;
   }
+  /** What the one assembly built for this run (its mode, engine, gate, broker); undefined before `start`. */
+  get assembly(): Assembly | undefined {
+    return this.#assembly;
+  }
   /** The simulated account (`--broker sim`). */
   get sim(): SimBroker | undefined {
     return this.#sim;
@@ -586,69 +597,110 @@ export class Runner {
       'reconciled',
     );
 
-    // The broker.
-    let inner: (Execution & { drain: () => Promise<void> }) | SimExecution;
-    if (broker === 'sim') {
-      const sim = simBroker({
-        instruments: o.instruments,
-        account: {
-          currency: baseline.currency,
-          balance: deposit,
-          marginRate: baseline.marginRate,
-          hedging: baseline.hedging,
-          id: o.accountID,
-        },
-        models: simModels(o.fill, baseline.currency),
-      });
-      // A restart: the simulated account is its baseline plus every transaction the simulator journaled
-      // (positions, pending orders, balance; its transaction IDs continue after the last one).
-      if (contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0) {
-        try {
-          sim.seed(baseline, {
-            transactions: contents.transactions,
-            ...(snap?.trailing !== undefined ? { trailing: snap.trailing } : {}),
-          });
-        } catch (e) {
-          if (!(e instanceof AccountStateError || e instanceof LedgerError)) throw e;
-          throw new RunnerError(
-            'RUNNER',
-            `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`,
-            { cause: e },
-          );
+    // The strategy, with its state restored and warm-up candles kept from its handlers.
+    const base = o.strategy;
+    const restored = snap?.state;
+    // Once halted (the kill switch), the strategy hears nothing more: no handler of it is called.
+    const strategy: Strategy<Params, unknown> = {
+      ...base,
+      ...(snap !== undefined ? { init: () => restored } : {}),
+      ...(base.onCandle
+        ? {
+            onCandle: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onCandle!(ctx, s)),
+          }
+        : {}),
+      ...(base.onStart
+        ? { onStart: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onStart!(ctx, s)) }
+        : {}),
+      ...(base.onTick ? { onTick: (ctx, s) => (this.#halted ? undefined : base.onTick!(ctx, s)) } : {}),
+      ...(base.onSignal ? { onSignal: (ctx, s) => (this.#halted ? undefined : base.onSignal!(ctx, s)) } : {}),
+      ...(base.onCalendar
+        ? { onCalendar: (ctx, s) => (this.#halted ? undefined : base.onCalendar!(ctx, s)) }
+        : {}),
+      ...(base.onTimer ? { onTimer: (ctx, s) => (this.#halted ? undefined : base.onTimer!(ctx, s)) } : {}),
+      ...(base.onStop ? { onStop: (ctx, s) => (this.#halted ? undefined : base.onStop!(ctx, s)) } : {}),
+      onTransaction: (ctx, s) => {
+        const r = base.onTransaction && !this.#halted ? base.onTransaction(ctx, s) : undefined;
+        const id = ctx.transaction?.id;
+        if (ctx.transaction !== undefined) this.#period(parseTime(ctx.transaction.time));
+        if (id !== undefined && !id.includes('.')) this.#handled = id;
+        // The risk layer's refusals reach the engine without passing the journal: recorded here.
+        else if (id !== undefined && ctx.transaction !== undefined)
+          o.recorder?.transaction(ctx.transaction, Date.now());
+        if (ctx.transaction !== undefined) {
+          this.#drift?.live(ctx.transaction);
+          const unknown = this.#unknownFills?.observe(ctx.transaction);
+          if (unknown !== undefined) this.#onUnknownFill(unknown);
+          this.o.onTransaction?.(ctx.transaction);
         }
-      }
-      this.#sim = sim;
-      this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id));
-      inner = this.#simExecution;
-    } else {
-      const v20 = new V20Execution({
-        http: o.http,
-        rest: o.rest,
-        accountID: o.accountID,
-        lastTransactionID: fromID,
-        ...o.streams,
-        stats: this.transactionStats,
-        ...(o.requestWindowMs !== undefined ? { requestWindowMs: o.requestWindowMs } : {}),
-        ...(o.inDoubtMarginMs !== undefined ? { inDoubtMarginMs: o.inDoubtMarginMs } : {}),
-        // The send point asks the halt before every attempt, a first sending and a resend alike.
-        maySend: (intent) => !this.#halted || isRunnerIntent(intent),
-        onSend: (intent, attempt) => {
-          this.#sent(intent);
-          o.recorder?.attempt(intent.id, attempt, 'sent', Date.now());
+        this.#rebase?.check();
+        return r;
+      },
+    };
+    const strategyLog: StrategyLogger = log.child({ component: 'strategy', strategy: o.name });
+    // The one assembly (src/app/assembly.ts, handed in by the CLI): the broker this run chose, the
+    // order path (journal, send queue) between the risk gate and it, the gate, and the engine.
+    let journaled: JournaledExecution | undefined;
+    const assembly = await o.assemble({
+      mode: broker === 'sim' ? 'run-sim' : o.shadow === true ? 'shadow' : 'live',
+      strategies: [
+        {
+          strategy,
+          name: o.name,
+          params: o.params,
+          // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
+          clientIdPrefix: this.#clientIdPrefix,
+          ...(o.onPlot ? { onPlot: o.onPlot } : {}),
         },
-        onAttempt: (intent, attempt, what) => o.recorder?.attempt(intent.id, attempt, what, Date.now()),
-      });
+      ],
+      broker: this.#brokerChoice(broker, baseline, deposit, contents, snap, fromID),
+      portfolio: () => portfolio,
+      orderPath: (inner) =>
+        (journaled = new JournaledExecution(
+          inner as V20Execution | SimExecution,
+          this.journal,
+          replay,
+          this.#orders.unknown,
+          () => {
+            const tickStart = this.#inputs.tickStart;
+            if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
+          },
+          o.recorder,
+          (intent) => this.#drop(intent),
+          (intent) => this.#record(intent),
+        )),
+      risk: {
+        limits: this.limits,
+        accountID: o.accountID,
+        hedging: baseline.hedging,
+        log,
+        lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID,
+        // A refused intent was never journaled, except a resend at a restart the gate refuses now: settled.
+        onReject: (b) => this.journal.confirm(b.intent.id),
+      },
+      instruments: o.instruments,
+      clock: this.#clock,
+      log: strategyLog,
+      marginRate: Number(baseline.marginRate),
+      onIntent: (intent) => this.#onIntent(intent),
+    });
+    this.#assembly = assembly;
+    this.#sim = assembly.sim;
+    const v20 = assembly.v20;
+    if (v20 !== undefined) {
       v20.failures$.subscribe((f) => {
         if (f.outcome === 'unknown') this.#orders.inDoubt(f.intent);
         else if (f.outcome === 'not-sent') this.#drop(f.intent, f.error.message);
       });
       this.#v20 = v20;
-      inner = v20;
       this.#unknownFills = new UnknownFills(
         { journaled: (cid) => this.journal.has(cid), gaveUp: (cid) => this.#orders.gaveUp.has(cid) },
         contents.transactions,
       );
     }
+    this.#journaled = journaled;
+    const risk = assembly.risk!;
+    this.#risk = risk;
     // Not in shadow mode: its report compares every fill of the run.
     this.#rebase = new JournalRebase({
       journal: this.journal,
@@ -673,34 +725,6 @@ export class Runner {
       stopping: () => this.#stopping !== undefined,
       snapshot: () => (this.#engine === undefined ? undefined : this.#snapshotOf(this.#engine)),
     });
-    const journaled = new JournaledExecution(
-      inner,
-      this.journal,
-      replay,
-      this.#orders.unknown,
-      () => {
-        const tickStart = this.#inputs.tickStart;
-        if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
-      },
-      o.recorder,
-      (intent) => this.#drop(intent),
-      (intent) => this.#record(intent),
-    );
-    this.#journaled = journaled;
-    const risk = new RiskExecution({
-      inner: journaled,
-      limits: this.limits,
-      portfolio,
-      instruments: o.instruments,
-      clock: this.#clock,
-      accountID: o.accountID,
-      hedging: baseline.hedging,
-      log,
-      lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID,
-      // A refused intent was never journaled, except a resend at a restart the gate refuses now: settled.
-      onReject: (b) => this.journal.confirm(b.intent.id),
-    });
-    this.#risk = risk;
     // Halted before the order path existed (a halted journal, or the kill switch during the start).
     if (this.#halted) this.#applyHalt();
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
@@ -743,62 +767,7 @@ export class Runner {
         );
     }
 
-    // The strategy, with its state restored and warm-up candles kept from its handlers.
-    const base = o.strategy;
-    const restored = snap?.state;
-    // Once halted (the kill switch), the strategy hears nothing more: no handler of it is called.
-    const strategy: Strategy<Params, unknown> = {
-      ...base,
-      ...(snap !== undefined ? { init: () => restored } : {}),
-      ...(base.onCandle
-        ? {
-            onCandle: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onCandle!(ctx, s)),
-          }
-        : {}),
-      ...(base.onStart
-        ? { onStart: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onStart!(ctx, s)) }
-        : {}),
-      ...(base.onTick ? { onTick: (ctx, s) => (this.#halted ? undefined : base.onTick!(ctx, s)) } : {}),
-      ...(base.onSignal ? { onSignal: (ctx, s) => (this.#halted ? undefined : base.onSignal!(ctx, s)) } : {}),
-      ...(base.onCalendar
-        ? { onCalendar: (ctx, s) => (this.#halted ? undefined : base.onCalendar!(ctx, s)) }
-        : {}),
-      ...(base.onTimer ? { onTimer: (ctx, s) => (this.#halted ? undefined : base.onTimer!(ctx, s)) } : {}),
-      ...(base.onStop ? { onStop: (ctx, s) => (this.#halted ? undefined : base.onStop!(ctx, s)) } : {}),
-      onTransaction: (ctx, s) => {
-        const r = base.onTransaction && !this.#halted ? base.onTransaction(ctx, s) : undefined;
-        const id = ctx.transaction?.id;
-        if (ctx.transaction !== undefined) this.#period(parseTime(ctx.transaction.time));
-        if (id !== undefined && !id.includes('.')) this.#handled = id;
-        // The risk layer's refusals reach the engine without passing the journal: recorded here.
-        else if (id !== undefined && ctx.transaction !== undefined)
-          o.recorder?.transaction(ctx.transaction, Date.now());
-        if (ctx.transaction !== undefined) {
-          this.#drift?.live(ctx.transaction);
-          const unknown = this.#unknownFills?.observe(ctx.transaction);
-          if (unknown !== undefined) this.#onUnknownFill(unknown);
-          this.o.onTransaction?.(ctx.transaction);
-        }
-        this.#rebase?.check();
-        return r;
-      },
-    };
-    const strategyLog: StrategyLogger = log.child({ component: 'strategy', strategy: o.name });
-    const engine = new Engine<Params, unknown>({
-      strategy,
-      name: o.name,
-      params: o.params,
-      execution: risk,
-      portfolio,
-      instruments: o.instruments,
-      clock: this.#clock,
-      log: strategyLog,
-      marginRate: Number(baseline.marginRate),
-      onIntent: (intent) => this.#onIntent(intent),
-      ...(o.onPlot ? { onPlot: o.onPlot } : {}),
-      // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
-      clientIdPrefix: this.#clientIdPrefix,
-    });
+    const engine = assembly.engine;
     this.#engine = engine;
     if (snap !== undefined) engine.sequence = snap.sequence;
     // The session's start in the run folder: the account the replay's simulator starts from.
@@ -835,7 +804,7 @@ export class Runner {
           ),
         );
     }
-    this.#done = engine.run(this.#inputs.events).catch((e: unknown) => {
+    this.#done = assembly.drive(this.#inputs.events).catch((e: unknown) => {
       // A strategy that throws stops the run (nothing is submitted on its behalf any more).
       log.error({ err: e }, 'engine stopped on an error; stopping the run');
       queueMicrotask(() => void this.stop(`error: ${(e as Error).message}`));
@@ -884,6 +853,77 @@ export class Runner {
       const killed = this.kill(this.#haltedBy.why);
       this.#startKilled?.(killed);
     }
+  }
+
+  /**
+   * The broker this run chose, for the assembly: `--broker sim`'s simulator (made by the one factory,
+   * restored from the journal: its baseline plus every transaction it journaled, its trailing stop
+   * levels; the simulator's own execution confirming each intent in the journal once its outcome
+   * exists), or the account through the v20 send point (which asks the halt before every attempt and
+   * marks each request sent in the journal).
+   */
+  #brokerChoice(
+    broker: 'v20' | 'sim',
+    baseline: Baseline,
+    deposit: string,
+    contents: JournalContents,
+    snap: StateSnapshot | undefined,
+    fromID: string,
+  ): BrokerChoice {
+    const o = this.o;
+    if (broker === 'sim')
+      return {
+        kind: 'sim',
+        settings: {
+          instruments: o.instruments,
+          account: {
+            currency: baseline.currency,
+            balance: deposit,
+            marginRate: baseline.marginRate,
+            hedging: baseline.hedging,
+            id: o.accountID,
+          },
+          models: simModels(o.fill, baseline.currency),
+        },
+        seed: (sim) => {
+          // A restart: positions, pending orders, balance; its transaction IDs continue after the last one.
+          if (contents.transactions.length === 0 && !(Number(baseline.lastTransactionID) > 0)) return;
+          try {
+            sim.seed(baseline, {
+              transactions: contents.transactions,
+              ...(snap?.trailing !== undefined ? { trailing: snap.trailing } : {}),
+            });
+          } catch (e) {
+            if (!(e instanceof AccountStateError || e instanceof LedgerError)) throw e;
+            throw new RunnerError(
+              'RUNNER',
+              `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`,
+              { cause: e },
+            );
+          }
+        },
+        execution: (sim) => (this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id))),
+      };
+    return {
+      kind: 'v20',
+      options: {
+        http: o.http,
+        rest: o.rest,
+        accountID: o.accountID,
+        lastTransactionID: fromID,
+        ...o.streams,
+        stats: this.transactionStats,
+        ...(o.requestWindowMs !== undefined ? { requestWindowMs: o.requestWindowMs } : {}),
+        ...(o.inDoubtMarginMs !== undefined ? { inDoubtMarginMs: o.inDoubtMarginMs } : {}),
+        // The send point asks the halt before every attempt, a first sending and a resend alike.
+        maySend: (intent) => !this.#halted || isRunnerIntent(intent),
+        onSend: (intent, attempt) => {
+          this.#sent(intent);
+          o.recorder?.attempt(intent.id, attempt, 'sent', Date.now());
+        },
+        onAttempt: (intent, attempt, what) => o.recorder?.attempt(intent.id, attempt, what, Date.now()),
+      },
+    };
   }
 
   /** The risk gate's limits: as given, else the defaults every `fxflow run` has. */
