@@ -12,10 +12,11 @@ import type { Account, Transaction } from '../../domain/v20/index.ts';
 import { type Engine, subscriptionsOf } from '../../engine/engine.ts';
 import type { Assembly } from './assembly-contract.ts';
 import { brokerChoice } from './broker-choice.ts';
+import { liveStrategy, recordSessionStart } from './live-strategy.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
 import { formatSummary, summarize } from '../../engine/report.ts';
 import { VirtualClock, type Clock } from '../../ports/clock.ts';
-import type { Params, Strategy, StrategyLogger } from '../../strategy/api.ts';
+import type { Params, StrategyLogger } from '../../strategy/api.ts';
 import { type Halt, Journal, type JournalContents, type StateSnapshot } from '../order-path/journal.ts';
 import type { LabsPoller } from './labs-poller.ts';
 import { MarketInputs } from './market-inputs.ts';
@@ -41,7 +42,6 @@ import {
   waitFor,
 } from './session.ts';
 import { JournalRebase } from '../order-path/journal-rebase.ts';
-import type { SessionAccount } from '../recording/recording.ts';
 import { ShadowBook } from '../recording/shadow.ts';
 import { SimExecution } from '../../adapters/sim/sim-execution.ts';
 import { formatFillModels, simModels, type FillModelsUsed } from './fill-models.ts';
@@ -386,42 +386,11 @@ export class Runner {
     const base = o.strategy;
     const restored = snap?.state;
     // Once halted (the kill switch), the strategy hears nothing more: no handler of it is called.
-    const strategy: Strategy<Params, unknown> = {
-      ...base,
-      ...(snap !== undefined ? { init: () => restored } : {}),
-      ...(base.onCandle
-        ? {
-            onCandle: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onCandle!(ctx, s)),
-          }
-        : {}),
-      ...(base.onStart
-        ? { onStart: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onStart!(ctx, s)) }
-        : {}),
-      ...(base.onTick ? { onTick: (ctx, s) => (this.#halted ? undefined : base.onTick!(ctx, s)) } : {}),
-      ...(base.onSignal ? { onSignal: (ctx, s) => (this.#halted ? undefined : base.onSignal!(ctx, s)) } : {}),
-      ...(base.onCalendar
-        ? { onCalendar: (ctx, s) => (this.#halted ? undefined : base.onCalendar!(ctx, s)) }
-        : {}),
-      ...(base.onTimer ? { onTimer: (ctx, s) => (this.#halted ? undefined : base.onTimer!(ctx, s)) } : {}),
-      ...(base.onStop ? { onStop: (ctx, s) => (this.#halted ? undefined : base.onStop!(ctx, s)) } : {}),
-      onTransaction: (ctx, s) => {
-        const r = base.onTransaction && !this.#halted ? base.onTransaction(ctx, s) : undefined;
-        const id = ctx.transaction?.id;
-        if (ctx.transaction !== undefined) this.#period(parseTime(ctx.transaction.time));
-        if (id !== undefined && !id.includes('.')) this.#handled = id;
-        // The risk layer's refusals reach the engine without passing the journal: recorded here.
-        else if (id !== undefined && ctx.transaction !== undefined)
-          o.recorder?.transaction(ctx.transaction, Date.now());
-        if (ctx.transaction !== undefined) {
-          this.#drift?.live(ctx.transaction);
-          const unknown = this.#unknownFills?.observe(ctx.transaction);
-          if (unknown !== undefined) this.#onUnknownFill(unknown);
-          this.o.onTransaction?.(ctx.transaction);
-        }
-        this.#rebase?.check();
-        return r;
-      },
-    };
+    const strategy = liveStrategy(base, snap !== undefined ? { state: restored } : undefined, {
+      warming: () => this.#inputs.warming,
+      halted: () => this.#halted,
+      transaction: (tx) => this.#transaction(tx),
+    });
     const strategyLog: StrategyLogger = log.child({ component: 'strategy', strategy: o.name });
     // The one assembly (src/app/assembly.ts, handed in by the CLI): the broker this run chose, the
     // order path (journal, send queue) between the risk gate and it, the gate, and the engine.
@@ -569,39 +538,19 @@ export class Runner {
     this.#engine = engine;
     if (snap !== undefined) engine.sequence = snap.sequence;
     // The session's start in the run folder: the account the replay's simulator starts from.
-    if (o.recorder !== undefined) {
-      let sessionAccount: SessionAccount;
-      if (this.#sim !== undefined) {
-        const seeded = contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0;
-        const { quotes: _q, ...state } = this.#sim.snapshot();
-        sessionAccount = {
-          broker: 'sim',
-          currency: baseline.currency,
-          marginRate: baseline.marginRate,
-          hedging: baseline.hedging,
-          deposit,
-          ...(seeded ? { state } : {}),
-        };
-      } else {
-        const { accountID: _a, ...b } = baselineOf({ ...account, lastTransactionID } as Account);
-        sessionAccount = { broker: 'v20', ...b };
-      }
-      o.recorder.start({
+    if (o.recorder !== undefined)
+      await recordSessionStart(o, o.recorder, {
         runId: this.runId,
         clientIdPrefix: this.#clientIdPrefix,
         sequence: engine.sequence,
-        account: sessionAccount,
         restoredState: snap !== undefined,
+        sim: this.#sim,
+        seeded: contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0,
+        baseline,
+        deposit,
+        account: { ...account, lastTransactionID } as Account,
+        fromID,
       });
-      // transactions.jsonl lacks what a killed process had received but not yet written: from the account.
-      const hole = this.#sim === undefined ? o.recorder.missingBefore(Number(fromID)) : undefined;
-      if (hole !== undefined)
-        o.recorder.backfill(
-          (await o.rest.transactionsSinceId(o.accountID, String(hole))).transactions.filter(
-            (t) => Number(t.id) <= Number(fromID),
-          ),
-        );
-    }
     this.#done = assembly.drive(this.#inputs.events).catch((e: unknown) => {
       // A strategy that throws stops the run (nothing is submitted on its behalf any more).
       log.error({ err: e }, 'engine stopped on an error; stopping the run');
@@ -755,6 +704,22 @@ export class Runner {
       this.#syncScheduled = true;
       setTimeout(this.#syncJournal, 1);
     }
+  }
+
+  /** Every transaction the strategy's engine handled (after the strategy, unless halted, heard it). */
+  #transaction(tx: Transaction | undefined): void {
+    const id = tx?.id;
+    if (tx !== undefined) this.#period(parseTime(tx.time));
+    if (id !== undefined && !id.includes('.')) this.#handled = id;
+    // The risk layer's refusals reach the engine without passing the journal: recorded here.
+    else if (id !== undefined && tx !== undefined) this.o.recorder?.transaction(tx, Date.now());
+    if (tx !== undefined) {
+      this.#drift?.live(tx);
+      const unknown = this.#unknownFills?.observe(tx);
+      if (unknown !== undefined) this.#onUnknownFill(unknown);
+      this.o.onTransaction?.(tx);
+    }
+    this.#rebase?.check();
   }
 
   /** One status line: equity, positions, latency, stream health. */
