@@ -12,9 +12,9 @@ import type { Account, Transaction } from '../../domain/v20/index.ts';
 import { type Engine, subscriptionsOf } from '../../engine/engine.ts';
 import type { Assembly } from './assembly-contract.ts';
 import { brokerChoice } from './broker-choice.ts';
+import { runResult } from './run-result.ts';
 import { liveStrategy, recordSessionStart } from './live-strategy.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
-import { formatSummary, summarize } from '../../engine/report.ts';
 import { VirtualClock, type Clock } from '../../ports/clock.ts';
 import type { Params, StrategyLogger } from '../../strategy/api.ts';
 import { type Halt, Journal, type JournalContents, type StateSnapshot } from '../order-path/journal.ts';
@@ -44,7 +44,7 @@ import {
 import { JournalRebase } from '../order-path/journal-rebase.ts';
 import { ShadowBook } from '../recording/shadow.ts';
 import { SimExecution } from '../../adapters/sim/sim-execution.ts';
-import { formatFillModels, simModels, type FillModelsUsed } from './fill-models.ts';
+import { simModels } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
 import {
   describeUnknownFill,
@@ -1042,48 +1042,25 @@ export class Runner {
     // price, or in an earlier session, counts from its opening); exposure from the trades' open intervals.
     for (const t of this.portfolio.closedTrades) this.#period(t.openTime);
     for (const t of this.portfolio.openTrades()) this.#period(t.openMs);
-    const risk =
-      this.#risk !== undefined ? { risk: { limits: this.limits, refused: this.#risk.refused } } : {};
-    const summary = summarize(
-      this.portfolio,
-      Number.isNaN(this.#from) ? risk : { from: this.#from, to: this.#to, exposureFromTrades: true, ...risk },
-    );
-    const params = Object.entries(this.o.params)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(' ');
-    // The simulator's fill models close the report (--broker sim); the shadow comparison names its own.
-    const simulator = this.#sim ?? this.#shadow?.sim;
-    const models: FillModelsUsed | undefined =
-      simulator === undefined
-        ? undefined
-        : {
-            slippage: simulator.models.slippage,
-            latency: simulator.models.latency,
-            commission: simulator.models.commission,
-          };
-    const unknown = this.unknownFills;
-    const drift = this.drift;
-    const unknownLines =
-      unknown.length === 0
-        ? ''
-        : `\nUNKNOWN FILLS: ${unknown.length} (--on-unknown-fill ${this.o.onUnknownFill ?? 'halt'})${unknown.map((u) => `\n  ${describeUnknownFill(u)}`).join('')}`;
-    const report = `${formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`)}${this.#sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}${unknownLines}${drift !== undefined ? `\n${formatDriftStatus(drift)}` : ''}`;
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
-    return {
-      ...(drift !== undefined ? { drift } : {}),
-      summary,
-      report,
-      ...(models !== undefined ? { models } : {}),
+    return runResult({
+      o: this.o,
+      reason,
+      portfolio: this.portfolio,
+      period: Number.isNaN(this.#from) ? undefined : { from: this.#from, to: this.#to },
+      risk: this.#risk,
+      limits: this.limits,
+      sim: this.#sim,
+      shadowSim: this.#shadow?.sim,
+      shadow,
+      unknownFills: this.unknownFills,
+      drift: this.drift,
       intents: this.#intents,
       transactions: engine?.stats.transactions ?? 0,
-      recovered: { ...this.#orders.recovered },
-      risk: { breaches: this.#risk?.breaches.length ?? 0, byLimit: { ...this.#risk?.refused } },
-      unknownFills: [...this.unknownFills],
-      ...(shadow !== undefined ? { shadow } : {}),
-      ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}),
+      recovered: this.#orders.recovered,
+      account: this.#accountCheck,
       latency: this.latency.snapshot(),
-      candles: { ...this.#inputs.feed.counts },
-      reason,
-    };
+      candles: this.#inputs.feed.counts,
+    });
   }
 }
