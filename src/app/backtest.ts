@@ -1,7 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { SimBroker, SimStats } from '../adapters/sim/broker.ts';
-import { simBroker } from '../adapters/sim/factory.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { Tick } from '../domain/tick.ts';
 import { conversionInstruments } from '../domain/conversion.ts';
@@ -11,12 +10,12 @@ import type { InstrumentRegistry } from '../domain/instrument.ts';
 import type { OrderIntent } from '../domain/intents.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import { transactionJson } from '../domain/v20/transaction-json.ts';
-import { Engine, parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
+import { parseCandleSeries, subscriptionsOf, type EngineStats } from '../engine/engine.ts';
 import type { IndicatorMemo } from '../engine/indicator-memo.ts';
 import { fromBatches, mergeBatches } from '../engine/merge.ts';
 import { Portfolio, type ClosedTrade, type EquityPoint } from '../engine/portfolio.ts';
 import { OrderStats } from '../engine/order-stats.ts';
-import { activeLimits, RiskExecution } from '../engine/risk.ts';
+import { activeLimits } from '../engine/risk.ts';
 import {
   summarize,
   type DataHole,
@@ -29,7 +28,8 @@ export type { DataHole, DataReport, SeriesOrigin };
 import { toUnits } from '../domain/money.ts';
 import { formatIsoMs } from '../domain/time.ts';
 import { VirtualClock } from '../ports/clock.ts';
-import type { StrategyLogger } from '../strategy/api.ts';
+import type { Params, Strategy, StrategyLogger } from '../strategy/api.ts';
+import { assemble, type AssemblyMode } from './assembly.ts';
 import { ConfigError, fillModelNames, ROOT, type BacktestConfig } from './config.ts';
 import { financingHistory } from '../adapters/catalog/financing-store.ts';
 import type { FinancingRates } from '../domain/instrument.ts';
@@ -53,6 +53,8 @@ export type CandleSourceFactory = (req: {
 }) => AsyncIterable<readonly Candle[]>;
 
 export interface BacktestOptions {
+  /** Which mode runs this backtest: a backtest (default), a sweep's trial or a walk-forward fold (src/app/assembly.ts). */
+  readonly mode?: Extract<AssemblyMode, 'backtest' | 'optimize' | 'walkforward'>;
   readonly loaded: LoadedStrategy;
   readonly config: BacktestConfig;
   readonly instruments: InstrumentRegistry;
@@ -491,65 +493,134 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     financingRates = h.rates;
     financingText = h.text;
   }
-  const sim = simBroker({
-    instruments,
-    account: {
-      currency: config.account.currency,
-      balance: config.account.initialBalance,
-      marginRate: config.account.marginRate,
-      hedging: config.account.hedging,
-      fifo: config.account.fifo,
-    },
-    financing: config.costs.financing,
-    ...(financingRates !== undefined ? { financingRates } : {}),
-    commissionPerMillion: config.costs.commissionPerMillion,
-    path: config.fill.path,
-    // The swappable models (src/adapters/sim/) and market hours, as the config names them (validated there).
-    models: fillModelNames(config),
-    // A portfolio's account nets each strategy's orders against its own trades (docs/portfolios.md).
-    ...(isPortfolio(loaded) ? { netByTag: true } : {}),
-  });
-  // The portfolio shares the simulator's ledger: the simulator folds each transaction before it
-  // hands it on, so the one fold serves both (live, the portfolio folds what the stream delivers).
-  const portfolio = new Portfolio({
-    currency: config.account.currency,
-    instruments,
-    initialBalance: config.account.initialBalance,
-    ledger: sim.ledger,
-    shared: true,
-    keepClosedTrades: o.keepTrades ?? o.keepTransactions === true,
-  });
-
-  // The risk gate, as live (src/engine/risk.ts): between the engine and the simulator, on the
-  // engine's clock (market time), so the same strategy and limits are refused at the same decisions.
-  // Its refusals reach the strategy as rejects and are counted by limit in the summary.
+  // The one assembly (src/app/assembly.ts): the simulator from its factory, the portfolio sharing
+  // its ledger (the simulator folds each transaction before it hands it on, so the one fold serves
+  // both; live, the portfolio folds what the stream delivers), the risk gate between the engine and
+  // the simulator, on the engine's clock (market time), as live, so the same strategy and limits are
+  // refused at the same decisions (its refusals reach the strategy as rejects and are counted by
+  // limit in the summary; without limits there is no gate), and the engine.
   const clock = new VirtualClock(from);
-  const log = withEngineTime(o.log, () => sim.now);
-  const limits = activeLimits(config.risk);
-  const gate =
-    Object.keys(limits).length === 0
-      ? undefined
-      : new RiskExecution({
-          inner: sim,
-          limits,
-          portfolio,
-          instruments,
-          clock,
-          accountID: sim.accountID,
+  let simNow = (): number => from;
+  const log = withEngineTime(o.log, () => simNow());
+  let intents = 0;
+  let intentsOut: LineFile | undefined;
+  // ctx.plot's values (plots.csv, made at the first plot); without a run folder ctx.plot does nothing.
+  const plots = o.runDir ? new PlotFile(o.runDir) : undefined;
+  // A portfolio: one engine per strategy, each on its own book (app/portfolio-run.ts), driven by
+  // the assembly as one engine is.
+  let many: PortfolioRun | undefined;
+  const assembly = await assemble({
+    mode: o.mode ?? 'backtest',
+    ...(isPortfolio(loaded)
+      ? {
+          host: ({ execution, portfolio }) =>
+            (many = new PortfolioRun({
+              loaded,
+              config,
+              execution,
+              account: portfolio,
+              instruments,
+              clock,
+              log,
+              keepClosedTrades: o.keepTrades ?? o.keepTransactions === true,
+              ...(plots ? { plots } : {}),
+              onIntent: (name, intent) => {
+                intents++;
+                intentsOut?.line(
+                  `{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"strategy":${JSON.stringify(name)},"intent":${JSON.stringify(intent)}}`,
+                );
+              },
+              ...(o.onProgress
+                ? {
+                    onProgress: (at: number, n: number) =>
+                      o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n),
+                  }
+                : {}),
+            })).host,
+        }
+      : {}),
+    strategies: isPortfolio(loaded)
+      ? []
+      : [
+          {
+            strategy: loaded.strategy as Strategy<Params, unknown>,
+            name: loaded.name,
+            params: loaded.params,
+            ...(plots ? { onPlot: plots.plot } : {}),
+            // The candles a run's series see depend on the period and the data options (the spread model) too.
+            ...(o.indicatorMemo
+              ? {
+                  indicatorMemo: {
+                    memo: o.indicatorMemo,
+                    scope: `${from}:${to}:${JSON.stringify(config.data)}`,
+                  },
+                }
+              : {}),
+          },
+        ],
+    broker: {
+      kind: 'sim',
+      settings: {
+        instruments,
+        account: {
+          currency: config.account.currency,
+          balance: config.account.initialBalance,
+          marginRate: config.account.marginRate,
           hedging: config.account.hedging,
-          log,
-          lastTransactionID: sim.ledger.lastTransactionID,
-          keepBreaches: false,
-        });
-  const execution = gate ?? sim;
+          fifo: config.account.fifo,
+        },
+        financing: config.costs.financing,
+        ...(financingRates !== undefined ? { financingRates } : {}),
+        commissionPerMillion: config.costs.commissionPerMillion,
+        path: config.fill.path,
+        // The swappable models (src/adapters/sim/) and market hours, as the config names them (validated there).
+        models: fillModelNames(config),
+        // A portfolio's account nets each strategy's orders against its own trades (docs/portfolios.md).
+        ...(isPortfolio(loaded) ? { netByTag: true } : {}),
+      },
+    },
+    portfolio: (simulator) =>
+      new Portfolio({
+        currency: config.account.currency,
+        instruments,
+        initialBalance: config.account.initialBalance,
+        ledger: simulator!.ledger,
+        shared: true,
+        keepClosedTrades: o.keepTrades ?? o.keepTransactions === true,
+      }),
+    risk: {
+      limits: config.risk,
+      hedging: config.account.hedging,
+      log,
+      keepBreaches: false,
+    },
+    instruments,
+    clock,
+    log,
+    marginRate: Number(config.account.marginRate),
+    onIntent: (intent: OrderIntent) => {
+      intents++;
+      intentsOut?.line(
+        `{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`,
+      );
+    },
+    ...(o.onProgress
+      ? {
+          onProgress: (at: number, n: number) =>
+            o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n),
+        }
+      : {}),
+  });
+  const sim = assembly.sim!;
+  simNow = () => sim.now;
+  const { portfolio, driven: engine, execution } = assembly;
+  const gate = assembly.risk;
+  const limits = activeLimits(config.risk);
 
   const transactions: Transaction[] = [];
   let txOut: LineFile | undefined;
-  let intentsOut: LineFile | undefined;
   let tradesOut: LineFile | undefined;
   let equityOut: LineFile | undefined;
-  // ctx.plot's values (plots.csv, made at the first plot); without a run folder ctx.plot does nothing.
-  const plots = o.runDir ? new PlotFile(o.runDir) : undefined;
   if (o.runDir) {
     makeRunDir(o.runDir);
     // The run folder's files are written as their lines come, each through one bounded buffer.
@@ -562,7 +633,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     const out = (tradesOut = new LineFile(join(o.runDir, 'trades.csv')));
     // A portfolio's trades.csv has each strategy's own trades, with a strategy column (portfolio-run.ts).
     out.line(isPortfolio(loaded) ? `${TRADES_CSV_HEADER},strategy` : TRADES_CSV_HEADER);
-    if (!isPortfolio(loaded)) portfolio.onClosedTrade = (t) => out.line(tradeCsvRow(t));
+    if (many) many.tradesTo({ out, row: tradeCsvRow });
+    else portfolio.onClosedTrade = (t) => out.line(tradeCsvRow(t));
   }
   // Orders placed, filled, cancelled and rejected, counted as their transactions pass (counters).
   const orderStats = new OrderStats();
@@ -582,68 +654,12 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
           }
         })
       : undefined;
-  let intents = 0;
-  // A portfolio: one engine per strategy, each on its own book (app/portfolio-run.ts).
-  const many = isPortfolio(loaded)
-    ? new PortfolioRun({
-        loaded,
-        config,
-        execution,
-        account: portfolio,
-        instruments,
-        clock,
-        log,
-        keepClosedTrades: o.keepTrades ?? o.keepTransactions === true,
-        ...(plots ? { plots } : {}),
-        onIntent: (name, intent) => {
-          intents++;
-          intentsOut?.line(
-            `{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"strategy":${JSON.stringify(name)},"intent":${JSON.stringify(intent)}}`,
-          );
-        },
-        ...(o.onProgress
-          ? {
-              onProgress: (at: number, n: number) =>
-                o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n),
-            }
-          : {}),
-        ...(tradesOut ? { trades: { out: tradesOut, row: tradeCsvRow } } : {}),
-      })
-    : undefined;
-  const engine =
-    many?.host ??
-    new Engine({
-      strategy: loaded.strategy,
-      name: loaded.name,
-      params: loaded.params,
-      execution,
-      portfolio,
-      instruments,
-      clock,
-      log,
-      marginRate: Number(config.account.marginRate),
-      ...(plots ? { onPlot: plots.plot } : {}),
-      onIntent: (intent: OrderIntent) => {
-        intents++;
-        intentsOut?.line(
-          `{"time":"${formatIsoMs(sim.now)}","at":${sim.now},"intent":${JSON.stringify(intent)}}`,
-        );
-      },
-      onProgress: o.onProgress
-        ? (at, n) => o.onProgress!(Math.min(1, Math.max(0, (at - from) / (to - from))), n)
-        : undefined,
-      // The candles a run's series see depend on the period and the data options (the spread model) too.
-      ...(o.indicatorMemo
-        ? { indicatorMemo: { memo: o.indicatorMemo, scope: `${from}:${to}:${JSON.stringify(config.data)}` } }
-        : {}),
-    });
-
   let openAtEnd: ClosedTrade[] = [];
   const t0 = performance.now();
   // The engine folds transactions from the start, so the account's CREATE and deposit reach the
   // portfolio. Then each merged batch goes through one plain loop: the simulator sees every event
   // before the engine (fills land before the strategy sees the price), with no operator per event.
-  const detach = engine.attach();
+  assembly.attach();
   // The gate rolls its trading day (the daily-loss limit) on every event, before the engine marks it, as the runner does.
   const simOnEvent =
     gate === undefined
@@ -654,14 +670,14 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
         };
   try {
     sim.start(from);
-    for await (const batch of mergeBatches(sources)) engine.feed(batch, simOnEvent);
-    engine.stop();
+    for await (const batch of mergeBatches(sources)) assembly.feed(batch, simOnEvent);
+    assembly.stop();
     // The trades still open are listed after the closed ones, marked at the last prices (END_OF_RUN).
     openAtEnd = portfolio.openAtEnd();
     if (many) many.openAtEnd();
     else if (tradesOut) for (const t of openAtEnd) tradesOut.line(tradeCsvRow(t));
   } finally {
-    detach();
+    assembly.detach();
     stopCounting();
     stopKeeping?.();
     try {

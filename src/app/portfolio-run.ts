@@ -30,14 +30,19 @@ export interface PortfolioRunOptions {
   readonly plots?: PlotFile;
   readonly onIntent: (name: string, intent: OrderIntent) => void;
   readonly onProgress?: (at: number, events: number) => void;
-  /** trades.csv, and how one trade is written in it (the strategy's name is added as a last column). */
-  readonly trades?: { readonly out: LineFile; readonly row: (t: ClosedTrade) => string };
+}
+
+/** trades.csv, and how one trade is written in it (the strategy's name is added as a last column). */
+export interface PortfolioTrades {
+  readonly out: LineFile;
+  readonly row: (t: ClosedTrade) => string;
 }
 
 export class PortfolioRun {
   readonly host: PortfolioHost;
   readonly #o: PortfolioRunOptions;
   readonly #gates = new Map<string, RiskExecution>();
+  #trades: PortfolioTrades | undefined;
 
   constructor(o: PortfolioRunOptions) {
     this.#o = o;
@@ -91,15 +96,18 @@ export class PortfolioRun {
         return gate;
       },
     });
-    const t = o.trades;
-    if (t !== undefined)
-      for (const b of this.host.books.books)
-        b.portfolio.onClosedTrade = (c) => t.out.line(`${t.row(c)},${b.name}`);
+  }
+
+  /** Writes each book's closed trades to trades.csv as they close (a run with a run folder). */
+  tradesTo(t: PortfolioTrades): void {
+    this.#trades = t;
+    for (const b of this.host.books.books)
+      b.portfolio.onClosedTrade = (c) => t.out.line(`${t.row(c)},${b.name}`);
   }
 
   /** Writes the trades each book still holds at the end (END_OF_RUN) to trades.csv. */
   openAtEnd(): void {
-    const t = this.#o.trades;
+    const t = this.#trades;
     if (t === undefined) return;
     for (const b of this.host.books.books)
       for (const c of b.portfolio.openAtEnd()) t.out.line(`${t.row(c)},${b.name}`);

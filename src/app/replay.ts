@@ -2,7 +2,9 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pino from 'pino';
 import type { SimBroker } from '../adapters/sim/broker.ts';
-import { simBroker } from '../adapters/sim/factory.ts';
+import type { SimSettings } from '../adapters/sim/factory.ts';
+import { FillModelError, type FillModelNames } from '../adapters/sim/fill-models.ts';
+import { knownPart } from '../adapters/sim/seed.ts';
 import { restoreAccount, type AccountState } from '../domain/account-state.ts';
 import type { MarketEvent } from '../domain/events.ts';
 import { RecordedPricesGate } from '../adapters/catalog/gate.ts';
@@ -10,7 +12,7 @@ import { loadInstruments, type InstrumentRegistry } from '../domain/instrument.t
 import { withClientID, type OrderIntent } from '../domain/intents.ts';
 import { formatTime, parseTime } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
-import { Engine, subscriptionsOf } from '../engine/engine.ts';
+import { subscriptionsOf } from '../engine/engine.ts';
 import { Portfolio } from '../engine/portfolio.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
@@ -39,9 +41,8 @@ import {
   type SessionInfo,
   type Where,
 } from '../runner/recording/recording.ts';
-import { simModels, type FillModelNames } from '../runner/session/fill-models.ts';
-import { RiskExecution, type RiskLimits } from '../engine/risk.ts';
-import { knownPart } from '../runner/recording/shadow.ts';
+import type { RiskLimits } from '../engine/risk.ts';
+import { assemble, type Assembly } from './assembly.ts';
 import type { Params, Strategy } from '../strategy/api.ts';
 import { fileSha256 } from './live-run-folder.ts';
 import { loadStrategy } from './load-strategy.ts';
@@ -196,39 +197,31 @@ class ReplayExecution implements Execution {
   }
 }
 
-/** The simulator and portfolio as the first session found the account. */
-function seeded(
+/**
+ * The replay's account as the first session found it: the simulator's settings and what seeds it,
+ * the portfolio beside it. A `--broker sim` run's simulator with its own fill models (the same fills
+ * again); an account's, its known part (trades and orders in instruments the simulator knows).
+ */
+function replayAccount(
   acct: SessionAccount,
   accountID: string,
   instruments: InstrumentRegistry,
   fill: FillModelNames | undefined,
 ): {
-  sim: SimBroker;
+  settings: SimSettings;
+  seed: (sim: SimBroker) => void;
   portfolio: Portfolio;
   lastTransactionID: string;
   openingBalance: string;
   leftOut: string[];
 } {
   if (acct.broker === 'sim') {
-    // The run's own simulator's fill models (--slippage, --latency, --commission): the same fills again.
-    const sim = simBroker({
-      instruments,
-      account: {
-        currency: acct.currency,
-        balance: acct.deposit,
-        marginRate: acct.marginRate,
-        hedging: acct.hedging,
-        id: accountID,
-      },
-      models: simModels(fill, acct.currency),
-    });
     const state: AccountState = acct.state ?? {
       lastTransactionID: '0',
       balance: '0',
       trades: [],
       orders: [],
     };
-    if (acct.state !== undefined) sim.seed(acct.state);
     const portfolio = new Portfolio({
       currency: acct.currency,
       instruments,
@@ -237,25 +230,27 @@ function seeded(
     });
     restoreAccount(portfolio.ledger, state, instruments, accountID);
     return {
-      sim,
+      settings: {
+        instruments,
+        account: {
+          currency: acct.currency,
+          balance: acct.deposit,
+          marginRate: acct.marginRate,
+          hedging: acct.hedging,
+          id: accountID,
+        },
+        models: fill ?? {},
+      },
+      seed: (sim) => {
+        if (acct.state !== undefined) sim.seed(acct.state);
+      },
       portfolio,
       lastTransactionID: state.lastTransactionID,
       openingBalance: acct.state?.balance ?? '0',
       leftOut: [],
     };
   }
-  const sim = simBroker({
-    instruments,
-    account: {
-      currency: acct.currency,
-      balance: acct.balance,
-      marginRate: acct.marginRate,
-      hedging: acct.hedging,
-      id: accountID,
-    },
-  });
   const known = knownPart(acct, instruments);
-  sim.seed(known.state);
   const portfolio = new Portfolio({
     currency: acct.currency,
     instruments,
@@ -264,7 +259,17 @@ function seeded(
   });
   restoreAccount(portfolio.ledger, acct, undefined, accountID);
   return {
-    sim,
+    settings: {
+      instruments,
+      account: {
+        currency: acct.currency,
+        balance: acct.balance,
+        marginRate: acct.marginRate,
+        hedging: acct.hedging,
+        id: accountID,
+      },
+    },
+    seed: (sim) => sim.seed(known.state),
     portfolio,
     lastTransactionID: acct.lastTransactionID,
     openingBalance: acct.balance,
@@ -352,36 +357,16 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const first = meta.sessions[0]!;
   const recordedModels = (meta.config as { fill?: FillModelNames }).fill;
   const fillModels = o.models !== undefined ? { ...recordedModels, ...o.models } : recordedModels;
-  const { sim, portfolio, lastTransactionID, openingBalance, leftOut } = seeded(
-    first.account,
-    meta.accountID,
-    instruments,
-    fillModels,
-  );
+  const account = replayAccount(first.account, meta.accountID, instruments, fillModels);
+  const { portfolio, lastTransactionID, openingBalance, leftOut } = account;
   if (leftOut.length > 0)
     problems.push(
       `the account held trades or orders in instruments the simulator does not know (data/instruments.json), left out: ${leftOut.join(', ')}`,
     );
   const last = new Map<string, { bid: number; ask: number }>();
-  const execution = new ReplayExecution(sim, fill, last);
+  let execution: ReplayExecution | undefined;
   const clock = new VirtualClock(0);
   const limits = ((meta.config as { limits?: RiskLimits }).limits ?? {}) as RiskLimits;
-  const simTxs: Transaction[] = [];
-  sim.transactions$.subscribe((t) => simTxs.push(t));
-  const risk = new RiskExecution({
-    inner: execution,
-    limits,
-    portfolio,
-    instruments,
-    clock,
-    accountID: meta.accountID,
-    hedging: first.account.hedging,
-    log: silent,
-    lastTransactionID,
-  });
-  risk.transactions$.subscribe((t) => {
-    if (t.id.includes('.')) simTxs.push(t); // the risk layer's own rejects (synthetic IDs)
-  });
   // The strategy as the runner wraps it: warm-up candles reach the indicators, not the handlers.
   let warming = false;
   const base = loaded.strategy;
@@ -392,21 +377,48 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   };
   let current = 0;
   const replayDecisions: Decision[] = [];
-  const engine = new Engine<Params, unknown>({
-    strategy,
-    name: loaded.name,
-    params: loaded.params,
-    execution: risk,
-    portfolio,
-    instruments,
-    clock,
-    log: silent,
-    marginRate: Number(first.account.marginRate),
-    clientIdPrefix: first.clientIdPrefix,
-    onIntent: (intent) => replayDecisions.push({ intent, after: current, at: clock.now() }),
+  // The one assembly (src/app/assembly.ts), as the run had it: the risk gate with the run's limits
+  // over the simulator, which fills market orders at the current or the next price (ReplayExecution).
+  let assembly: Assembly;
+  try {
+    assembly = await assemble({
+      mode: 'replay',
+      strategies: [
+        { strategy, name: loaded.name, params: loaded.params, clientIdPrefix: first.clientIdPrefix },
+      ],
+      broker: {
+        kind: 'sim',
+        settings: account.settings,
+        seed: account.seed,
+        execution: (s) => (execution = new ReplayExecution(s, fill, last)),
+      },
+      portfolio: () => portfolio,
+      risk: {
+        limits,
+        accountID: meta.accountID,
+        hedging: first.account.hedging,
+        log: silent,
+        lastTransactionID,
+      },
+      instruments,
+      clock,
+      log: silent,
+      marginRate: Number(first.account.marginRate),
+      onIntent: (intent) => replayDecisions.push({ intent, after: current, at: clock.now() }),
+    });
+  } catch (e) {
+    if (e instanceof FillModelError) throw new ReplayError(`${e.flag}: ${e.message}`);
+    throw e;
+  }
+  const sim = assembly.sim!;
+  const engine = assembly.engine;
+  const simTxs: Transaction[] = [];
+  sim.transactions$.subscribe((t) => simTxs.push(t));
+  assembly.risk!.transactions$.subscribe((t) => {
+    if (t.id.includes('.')) simTxs.push(t); // the risk layer's own rejects (synthetic IDs)
   });
   engine.sequence = first.sequence;
-  const detach = engine.attach();
+  assembly.attach();
 
   // The inputs, in arrival order.
   const liveDecisions: Decision[] = [];
@@ -441,14 +453,14 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
     if (failed !== undefined) return;
     try {
       if (withSim) {
-        engine.feed([ev], (e) => {
+        assembly.feed([ev], (e) => {
           if (!simStarted) {
             simStarted = true;
             sim.start(e.at);
           }
           sim.onEvent(e);
         });
-      } else engine.feed([ev]);
+      } else assembly.feed([ev]);
     } catch (e) {
       failed = `the strategy threw while replaying (${(e as Error).message}); the replay stops at that event`;
     }
@@ -521,7 +533,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         last.set(rec.i, { bid: rec.b, ask: rec.a });
         lastTime = rec.t;
         current = rec.seq;
-        execution.now = rec.t;
+        execution!.now = rec.t;
         feed({ kind: 'tick', instrument: rec.i, at: rec.t, bid: rec.b, ask: rec.a }, true);
         return;
       }
@@ -538,7 +550,7 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
         // Delivered while the price that completed it was handled: that price is the market (its own record follows).
         if (rec.px !== undefined && instruments.has(rec.px.i)) {
           last.set(rec.px.i, { bid: rec.px.b, ask: rec.px.a });
-          execution.now = rec.px.t;
+          execution!.now = rec.px.t;
         }
         warming = rec.src === 'warmup';
         feed(rec.c, false);
@@ -642,11 +654,11 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   if (damage === undefined && lastSeq !== undefined && recordedLast > lastSeq && lastWhere !== undefined)
     damage = { file: lastWhere.file, line: lastWhere.line + 1, seq: lastSeq + 1, time: lastTime };
   try {
-    engine.stop();
+    assembly.stop();
   } catch (e) {
     failed ??= `the strategy threw in onStop (${(e as Error).message})`;
   }
-  detach();
+  assembly.detach();
   if (failed !== undefined) problems.push(failed);
   problems.push(...read.messages);
   const cuts: string[] = [];

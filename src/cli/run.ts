@@ -656,6 +656,8 @@ async function runStarted(
   if (status) process.stdout.write(`Live status: ${(await status.start()).url}\n`);
   const journalExisted = existsSync(journalDir);
   const runnerOptions: ConstructorParameters<typeof Runner>[0] = {
+    // The one assembly of every mode: the runner is handed it (it sits below src/app).
+    assemble: (await import('../app/assembly.ts')).assemble,
     strategy: loaded.strategy,
     name: loaded.name,
     params: loaded.params,

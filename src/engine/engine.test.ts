@@ -6,9 +6,9 @@ import type { Transaction } from '../domain/v20/index.ts';
 import { VirtualClock } from '../ports/clock.ts';
 import { defineStrategy, type Strategy } from '../strategy/api.ts';
 import { Engine, StrategyError, subscriptionsOf } from './engine.ts';
-import { fromBatches, mergeSources } from './merge.ts';
+import { fromBatches } from './merge.ts';
+import { driveSources } from './drive.testkit.ts';
 import { Portfolio } from './portfolio.ts';
-import { tap } from 'rxjs';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -40,7 +40,11 @@ async function backtest<P extends Record<string, number | string | boolean>, S>(
     marginRate: 0.02,
   });
   // The account opens on the first event, after the engine subscribed to its transactions.
-  await engine.run(mergeSources(sources.map((s) => fromBatches([s]))).pipe(tap((e) => sim.onEvent(e))));
+  await driveSources(
+    engine,
+    sources.map((s) => fromBatches([s])),
+    (e) => sim.onEvent(e),
+  );
   return { engine, txs, portfolio, sim };
 }
 
@@ -267,12 +271,12 @@ describe('a strategy that throws', () => {
       log: silent,
       marginRate: 0.02,
     });
-    const err = await engine
-      .run(mergeSources([fromBatches([[m1(0), m1(1), m1(2)]])]).pipe(tap((e) => sim.onEvent(e))))
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+    const err = await driveSources(engine, [fromBatches([[m1(0), m1(1), m1(2)]])], (e) =>
+      sim.onEvent(e),
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(StrategyError);
     expect((err as StrategyError).handler).toBe('onTransaction');
     expect((err as StrategyError).message).toMatch(

@@ -1,4 +1,3 @@
-import type { Observable, Subscription } from 'rxjs';
 import type { PriceComponent } from '../domain/candle.ts';
 import type { MarketEvent, TimerEvent } from '../domain/events.ts';
 import { isGranularity, type Granularity } from '../domain/granularity.ts';
@@ -259,75 +258,39 @@ export class Engine<P extends Params, S> {
     this.#ctx.sequence = n;
   }
 
-  /** Runs the strategy over an event stream; resolves when the stream completes (after onStop). */
-  run(events$: Observable<MarketEvent>): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      let txSub: Subscription | undefined;
-      let evSub: Subscription | undefined;
-      let failed = false;
-      const fail = (e: unknown): void => {
-        if (failed) return;
-        failed = true;
-        txSub?.unsubscribe();
-        evSub?.unsubscribe();
-        reject(e);
-      };
-      // What a handler throws ends the run here. Left to rxjs, an error thrown inside `next` is
-      // rethrown later from a timer: an uncaught exception instead of a stopped run.
-      const guarded =
-        <T>(handle: (x: T) => void) =>
-        (x: T): void => {
-          if (failed) return;
-          try {
-            handle(x);
-          } catch (e) {
-            fail(e);
-          }
-        };
-      txSub = this.#o.execution.transactions$.subscribe({
-        next: guarded((tx) => this.#onTransaction(tx)),
-        error: fail,
-      });
-      evSub = events$.subscribe({
-        next: guarded((ev) => this.#onEvent(ev)),
-        error: fail,
-        complete: () => {
-          try {
-            this.stop();
-            txSub?.unsubscribe();
-            resolve();
-          } catch (e) {
-            fail(e);
-          }
-        },
-      });
-      // A source that emitted synchronously and failed before `subscribe` returned.
-      if (failed) evSub.unsubscribe();
-    });
-  }
-
   /**
    * Starts folding the execution's transactions into the portfolio (and delivering them to
-   * `onTransaction`); returns the function that stops it. For drivers that feed events themselves
-   * with `feed` (backtests); `run` does this on its own. Uses the execution's `listenNotes` or
-   * `listen` when it has one (the simulator: no Subscriber per transaction; with notes, no fill
-   * object unless the strategy has `onTransaction` or the portfolio folds objects).
+   * `onTransaction`); returns the function that stops it. Every mode drives the engine the same way:
+   * `attach`, then `feed` batch after batch (a backtest: each merged catalog batch; a live run: each
+   * event as it arrives), then `stop`. Uses the execution's `listenNotes` or `listen` when it has one
+   * (the simulator: no Subscriber per transaction; with notes, no fill object unless the strategy has
+   * `onTransaction` or the portfolio folds objects); their deliveries happen inside `feed` (or inside
+   * a handler's submit), so what a handler throws there is thrown by `feed`.
+   *
+   * An execution that delivers on its own (the v20 transaction stream, between two events) reports
+   * what a handler throws to `onFailure` at once when one is given (a live run stops on it then, not
+   * at the next price); without one it is thrown by the next `feed`. After a failure the engine
+   * handles nothing more.
    */
-  attach(): () => void {
+  attach(onFailure?: (error: unknown) => void): () => void {
     const execution = this.#o.execution;
     if (execution.listenNotes !== undefined) return execution.listenNotes((n) => this.#onNote(n));
     if (execution.listen !== undefined) return execution.listen((tx) => this.#onTransaction(tx));
+    const failed = (e: unknown): void => {
+      if (this.#failure !== undefined) return;
+      this.#failure = { error: e };
+      onFailure?.(e);
+    };
     const sub = execution.transactions$.subscribe({
       next: (tx) => {
+        if (this.#failure !== undefined) return;
         try {
           this.#onTransaction(tx);
         } catch (e) {
-          this.#failure ??= { error: e }; // thrown by `feed` (see run for why not from here)
+          failed(e);
         }
       },
-      error: (e: unknown) => {
-        this.#failure ??= { error: e };
-      },
+      error: failed,
     });
     return () => sub.unsubscribe();
   }
@@ -335,9 +298,10 @@ export class Engine<P extends Params, S> {
   /**
    * Feeds one batch of time-ordered events, in order: `before` sees each event first (the simulated
    * broker, so fills land before the strategy sees the price), then the engine. Timers due before an
-   * event's first price reach `before` too, as timer events at their own times, ahead of it. This is `run`
-   * without an Observable per event: a backtest calls it once per catalog batch, between `attach`
-   * and `stop`. Throws what a handler throws, or an error of the transaction stream.
+   * event's first price reach `before` too, as timer events at their own times, ahead of it. The one
+   * way to drive the engine, between `attach` and `stop`: a backtest calls it once per catalog batch,
+   * a live run once per event (src/app/assembly.ts). Throws what a handler throws, or an error of the
+   * transaction stream.
    */
   feed(batch: readonly MarketEvent[], before?: (ev: MarketEvent) => void): void {
     this.#throwFailure();
@@ -378,7 +342,7 @@ export class Engine<P extends Params, S> {
     if (f !== undefined) throw f.error;
   }
 
-  /** Calls onStop once (the engine calls it when the stream completes). */
+  /** Calls onStop once, at the end of the events (the driver calls it). */
   stop(): void {
     const h = this.#o.strategy.onStop;
     if (h) this.#call(h, 'onStop');

@@ -6,8 +6,8 @@ import { VirtualClock } from '../ports/clock.ts';
 import { isRunnerIntent } from '../runner/order-path/order-lifecycle.ts';
 import { defineStrategy, type Strategy } from '../strategy/api.ts';
 import { Engine, StrategyError } from './engine.ts';
-import { tap } from 'rxjs';
-import { fromBatches, mergeSources } from './merge.ts';
+import { fromBatches } from './merge.ts';
+import { driveSources } from './drive.testkit.ts';
 import { Portfolio } from './portfolio.ts';
 
 // The runner tells its own intents (kill switch, flatten) from the strategy's by a reserved client-ID
@@ -48,7 +48,7 @@ function engine(
 }
 
 function run(x: { engine: Engine<Record<string, never>, unknown>; sim: SimBroker }): Promise<unknown> {
-  return x.engine.run(mergeSources([fromBatches([bars])]).pipe(tap((ev) => x.sim.onEvent(ev))));
+  return driveSources(x.engine, [fromBatches([bars])], (ev) => x.sim.onEvent(ev));
 }
 
 const buying = (clientId?: string) =>

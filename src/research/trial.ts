@@ -70,6 +70,8 @@ export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
   let priced = pricedOf.get(spec.series);
   if (!priced) pricedOf.set(spec.series, (priced = new Map()));
   const r = await runBacktest({
+    // A walk-forward fold's trials are a sweep's trials too: the same assembly, mode 'optimize'.
+    mode: 'optimize',
     watches,
     indicatorMemo,
     priced,

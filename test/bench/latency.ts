@@ -23,6 +23,7 @@ import { InputRecorder } from '../../src/runner/recording/input-recorder.ts';
 import { Runner } from '../../src/runner/session/runner.ts';
 import { startSandbox } from '../../src/sandbox/server.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
+import { assemble } from '../../src/app/assembly.ts';
 
 export interface LatencyFigures {
   readonly ticks: number;
@@ -82,6 +83,7 @@ async function measure(
   const accountID = sandbox.accountIDs[0]!;
   const dir = mkdtempSync(join(tmpdir(), 'fxflow-latency-'));
   const runner = new Runner({
+    assemble,
     strategy: everyTick as never,
     name: 'latency',
     params: {},

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { tap } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/adapters/catalog/catalog.ts';
 import { SimBroker } from '../../src/adapters/sim/broker.ts';
@@ -7,7 +6,8 @@ import type { Candle } from '../../src/domain/candle.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
 import type { OrderIntent } from '../../src/domain/intents.ts';
 import { Engine } from '../../src/engine/engine.ts';
-import { fromBatches, mergeSources } from '../../src/engine/merge.ts';
+import { fromBatches } from '../../src/engine/merge.ts';
+import { driveSources } from '../../src/engine/drive.testkit.ts';
 import { Portfolio } from '../../src/engine/portfolio.ts';
 import { VirtualClock } from '../../src/ports/clock.ts';
 import type { Params, Strategy } from '../../src/strategy/api.ts';
@@ -65,17 +65,13 @@ describe('same decisions', () => {
       onIntent: (intent) => backtest.push({ intent, at: clock.now() }),
     });
     let started = false;
-    await engine.run(
-      mergeSources([fromBatches([candles])]).pipe(
-        tap((e) => {
-          if (!started) {
-            started = true;
-            sim.start(e.at - 60_000);
-          }
-          sim.onEvent(e);
-        }),
-      ),
-    );
+    await driveSources(engine, [fromBatches([candles])], (e) => {
+      if (!started) {
+        started = true;
+        sim.start(e.at - 60_000);
+      }
+      sim.onEvent(e);
+    });
 
     // Live: the same candles as ticks (open, high, low, close inside each minute) into the sandbox.
     r = await rig();

@@ -9,6 +9,7 @@ import { V20Http } from '../../src/adapters/v20/http.ts';
 import { V20Rest } from '../../src/adapters/v20/rest.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
+import { assemble } from '../../src/app/assembly.ts';
 import { Runner, type RunnerOptions } from '../../src/runner/session/runner.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.ts';
 import pingPong from './ping-pong-strategy.ts';
@@ -50,6 +51,7 @@ export async function rig(opts: SandboxOptions = {}): Promise<Rig> {
     journalDir,
     runner(o = {}) {
       const r = new Runner({
+        assemble,
         strategy: pingPong as never,
         name: 'ping-pong',
         params: pingPong.params,

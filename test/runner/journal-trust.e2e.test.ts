@@ -186,6 +186,7 @@ describe('the journal belongs to the account (item 5)', () => {
     extra.push(again);
     const http = new V20Http({ baseUrl: again.url, log: quiet, retryBaseMs: 20 });
     const o = {
+      assemble: first.o.assemble,
       strategy: first.o.strategy,
       name: 'ping-pong',
       params: first.o.params,

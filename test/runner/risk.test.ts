@@ -9,13 +9,13 @@ import type { Candle } from '../../src/domain/candle.ts';
 import type { OrderIntent } from '../../src/domain/intents.ts';
 import type { Transaction } from '../../src/domain/v20/index.ts';
 import { Engine } from '../../src/engine/engine.ts';
-import { fromBatches, mergeSources } from '../../src/engine/merge.ts';
+import { fromBatches } from '../../src/engine/merge.ts';
+import { driveSources } from '../../src/engine/drive.testkit.ts';
 import { Portfolio } from '../../src/engine/portfolio.ts';
 import { VirtualClock } from '../../src/ports/clock.ts';
 import { KillSwitch, killSwitchIntents } from '../../src/runner/order-path/kill-switch.ts';
 import { RiskExecution, type RiskLimits, tradingDayStart } from '../../src/engine/risk.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
-import { tap } from 'rxjs';
 
 let seq = 0;
 const mkt = (units: number, extra: Record<string, unknown> = {}): OrderIntent => ({
@@ -346,15 +346,11 @@ describe('RiskExecution', () => {
       marginRate: 0.02,
     });
     const bars = [bar(0), bar(1), bar(2)];
-    await engine.run(
-      mergeSources([fromBatches([bars])]).pipe(
-        tap((e) => {
-          if (e.at === bars[0]!.at) sim.start(e.at - MINUTE);
-          sim.onEvent(e);
-          risk.observe(e.at);
-        }),
-      ),
-    );
+    await driveSources(engine, [fromBatches([bars])], (e) => {
+      if (e.at === bars[0]!.at) sim.start(e.at - MINUTE);
+      sim.onEvent(e);
+      risk.observe(e.at);
+    });
     expect(seen.filter((x) => x.includes('REJECT'))).toEqual([
       'MARKET_ORDER_REJECT:UNITS_LIMIT_EXCEEDED',
       'MARKET_ORDER_REJECT:UNITS_LIMIT_EXCEEDED',

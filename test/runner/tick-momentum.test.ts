@@ -13,6 +13,7 @@ import { Portfolio } from '../../src/engine/portfolio.ts';
 import type { Execution } from '../../src/ports/execution.ts';
 import { VirtualClock } from '../../src/ports/clock.ts';
 import tickMomentum from '../../strategies/tick-momentum.ts';
+import { driveLive } from '../../src/app/assembly.ts';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -64,7 +65,7 @@ describe('strategies/tick-momentum.ts', () => {
       marginRate: 0.02,
     });
     const events = new Subject<MarketEvent>();
-    const done = engine.run(events);
+    const done = driveLive(engine, events);
     const t0 = Date.UTC(2024, 0, 2, 10);
     let i = 0;
     const tick = (mid: number): void => {

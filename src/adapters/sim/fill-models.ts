@@ -34,6 +34,11 @@ export class FillModelError extends RangeError {
     super(message, options);
     this.name = 'FillModelError';
   }
+
+  /** The flag and configuration field that named the model, e.g. `--slippage (fill.slippage)`. */
+  get flag(): string {
+    return `--${this.model} (${this.model === 'commission' ? 'costs.commission' : `fill.${this.model}`})`;
+  }
 }
 
 /**

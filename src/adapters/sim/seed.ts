@@ -11,6 +11,7 @@ import {
   type AccountState,
   type AccountTrade,
 } from '../../domain/account-state.ts';
+import type { InstrumentRegistry } from '../../domain/instrument.ts';
 import { add, amount, formatAmount } from '../../domain/money.ts';
 import { nextRollover } from '../../domain/new-york.ts';
 import { formatTime, parseTime, type UnixMs } from '../../domain/time.ts';
@@ -197,4 +198,32 @@ export function trailingStopValues(s: SimState): Record<string, string> | undefi
     out[so.id] = so.inst.price(so.level);
   }
   return out;
+}
+
+/**
+ * The part of an account a simulator can hold: trades and pending orders in instruments of the
+ * registry (the others, and their dependent orders, are listed in `leftOut`: the simulator could not
+ * trade them, and nothing the strategy does there can be compared).
+ */
+export function knownPart(
+  a: SimAccountState,
+  instruments: InstrumentRegistry,
+): { state: SimAccountState; leftOut: string[] } {
+  const leftOut: string[] = [];
+  const trades = (a.trades ?? []).filter((t) => {
+    const ok = instruments.has(t.instrument);
+    if (!ok) leftOut.push(`trade ${t.id} (${t.instrument})`);
+    return ok;
+  });
+  const open = new Set(trades.map((t) => t.id));
+  const orders = (a.orders ?? []).filter((o) => {
+    const x = o as { instrument?: string; tradeID?: string };
+    const ok =
+      x.tradeID !== undefined
+        ? open.has(x.tradeID)
+        : x.instrument !== undefined && instruments.has(x.instrument);
+    if (!ok) leftOut.push(`order ${o.id} (${x.instrument ?? `of trade ${x.tradeID ?? '?'}`})`);
+    return ok;
+  });
+  return { state: leftOut.length === 0 ? a : { ...a, trades, orders }, leftOut };
 }

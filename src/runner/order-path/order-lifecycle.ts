@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { InputRecorder } from '../recording/input-recorder.ts';
 import type { Journal, JournalContents } from './journal.ts';
 import type { RiskExecution } from '../../engine/risk.ts';
-import { SimExecution } from '../session/sim-execution.ts';
+import { SimExecution } from '../../adapters/sim/sim-execution.ts';
 
 /**
  * The order lifecycle: every intent the runner sends is, after its journal record, in one of

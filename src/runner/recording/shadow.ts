@@ -1,6 +1,6 @@
 import type { SimBroker, SimBrokerOptions } from '../../adapters/sim/broker.ts';
 import { simBroker } from '../../adapters/sim/factory.ts';
-import type { SimAccountState } from '../../adapters/sim/seed.ts';
+import { knownPart, type SimAccountState } from '../../adapters/sim/seed.ts';
 import type { MarketEvent } from '../../domain/events.ts';
 import type { InstrumentRegistry } from '../../domain/instrument.ts';
 import { withClientID, type OrderIntent } from '../../domain/intents.ts';
@@ -141,34 +141,6 @@ export function formatDivergences(d: readonly Divergence[]): string {
     );
   }
   return lines.join('\n');
-}
-
-/**
- * The part of an account a simulator can hold: trades and pending orders in instruments of the
- * registry (the others, and their dependent orders, are listed in `leftOut`: the simulator could not
- * trade them, and nothing the strategy does there can be compared).
- */
-export function knownPart(
-  a: SimAccountState,
-  instruments: InstrumentRegistry,
-): { state: SimAccountState; leftOut: string[] } {
-  const leftOut: string[] = [];
-  const trades = (a.trades ?? []).filter((t) => {
-    const ok = instruments.has(t.instrument);
-    if (!ok) leftOut.push(`trade ${t.id} (${t.instrument})`);
-    return ok;
-  });
-  const open = new Set(trades.map((t) => t.id));
-  const orders = (a.orders ?? []).filter((o) => {
-    const x = o as { instrument?: string; tradeID?: string };
-    const ok =
-      x.tradeID !== undefined
-        ? open.has(x.tradeID)
-        : x.instrument !== undefined && instruments.has(x.instrument);
-    if (!ok) leftOut.push(`order ${o.id} (${x.instrument ?? `of trade ${x.tradeID ?? '?'}`})`);
-    return ok;
-  });
-  return { state: leftOut.length === 0 ? a : { ...a, trades, orders }, leftOut };
 }
 
 /**

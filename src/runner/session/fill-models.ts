@@ -31,7 +31,6 @@ export function simModels(names: FillModelNames | undefined, currency: string): 
     return parseFillModels(names ?? {}, currency);
   } catch (e) {
     if (!(e instanceof FillModelError)) throw e;
-    const field = e.model === 'commission' ? 'costs.commission' : `fill.${e.model}`;
-    throw new RunnerError('RUNNER', `--${e.model} (${field}): ${e.message}`, { cause: e.cause });
+    throw new RunnerError('RUNNER', `${e.flag}: ${e.message}`, { cause: e.cause });
   }
 }

@@ -1,36 +1,27 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { SimBroker } from '../../adapters/sim/broker.ts';
-import { simBroker } from '../../adapters/sim/factory.ts';
-import { V20Execution } from '../../adapters/v20/execution.ts';
-import type { V20Http } from '../../adapters/v20/http.ts';
-import type { V20Rest } from '../../adapters/v20/rest.ts';
-import { newStreamStats, type StreamOptions, type StreamStats } from '../../adapters/v20/stream.ts';
+import type { V20Execution } from '../../adapters/v20/execution.ts';
+import { newStreamStats, type StreamStats } from '../../adapters/v20/stream.ts';
 import { AccountStateError, restoreAccount } from '../../domain/account-state.ts';
-import type { InstrumentRegistry } from '../../domain/instrument.ts';
 import { type OrderIntent, RUNNER_ID_PREFIX } from '../../domain/intents.ts';
 import { LedgerError } from '../../domain/ledger.ts';
 import { toUnits } from '../../domain/money.ts';
 import { parseTime } from '../../domain/time.ts';
 import type { Account, Transaction } from '../../domain/v20/index.ts';
-import { Engine, subscriptionsOf } from '../../engine/engine.ts';
-import type { PlotSink } from '../../engine/context.ts';
+import { type Engine, subscriptionsOf } from '../../engine/engine.ts';
+import type { Assembly } from './assembly-contract.ts';
+import { brokerChoice } from './broker-choice.ts';
+import { runResult } from './run-result.ts';
+import { liveStrategy, recordSessionStart } from './live-strategy.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
-import { formatSummary, summarize, type Summary } from '../../engine/report.ts';
 import { VirtualClock, type Clock } from '../../ports/clock.ts';
-import type { Execution } from '../../ports/execution.ts';
-import type { Params, Strategy, StrategyLogger } from '../../strategy/api.ts';
+import type { Params, StrategyLogger } from '../../strategy/api.ts';
 import { type Halt, Journal, type JournalContents, type StateSnapshot } from '../order-path/journal.ts';
-import type { LabsEndpoints, LabsPoller, LabsPollerOptions } from './labs-poller.ts';
+import type { LabsPoller } from './labs-poller.ts';
 import { MarketInputs } from './market-inputs.ts';
-import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
-import {
-  DEFAULT_RISK_LIMITS,
-  describeLimits,
-  RiskExecution,
-  type RiskLimit,
-  type RiskLimits,
-} from '../../engine/risk.ts';
+import type { CandleCounts } from './official-candles.ts';
+import { DEFAULT_RISK_LIMITS, describeLimits, RiskExecution, type RiskLimits } from '../../engine/risk.ts';
 import {
   type AccountCheck,
   clearHaltAdvice,
@@ -51,224 +42,23 @@ import {
   waitFor,
 } from './session.ts';
 import { JournalRebase } from '../order-path/journal-rebase.ts';
-import type { InputRecorder } from '../recording/input-recorder.ts';
-import type { SessionAccount } from '../recording/recording.ts';
 import { ShadowBook } from '../recording/shadow.ts';
-import { SimExecution } from './sim-execution.ts';
-import { formatFillModels, simModels, type FillModelNames, type FillModelsUsed } from './fill-models.ts';
+import { SimExecution } from '../../adapters/sim/sim-execution.ts';
+import { simModels } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
 import {
   describeUnknownFill,
   type UnknownFill,
-  type UnknownFillPolicy,
   UnknownFills,
   unknownFillHaltWhy,
 } from '../order-path/unknown-fills.ts';
-import {
-  describeDriftedFill,
-  type DriftBreach,
-  DriftGuard,
-  type DriftedFill,
-  type DriftMeasures,
-  type DriftTolerances,
-  formatDrift,
-} from '../recording/drift.ts';
+import { type DriftBreach, DriftGuard, formatDrift } from '../recording/drift.ts';
+import { type DriftStatus, formatDriftStatus, type RunnerOptions, type RunResult } from './runner-options.ts';
 
 export { RunnerError };
 export { newRunId, type AccountCheck };
 
-/** Everything the runner composes (the CLI builds it from flags; tests from a sandbox). */
-export interface RunnerOptions {
-  readonly strategy: Strategy<Params, unknown>;
-  readonly name: string;
-  readonly params: Params;
-  readonly http: V20Http;
-  readonly rest: V20Rest;
-  readonly accountID: string;
-  readonly instruments: InstrumentRegistry;
-  readonly journalDir: string;
-  /**
-   * `--new-journal`: start afresh from the account as it is now; the journal's old log and snapshot
-   * are moved into `replaced-<time>/` inside it (a journal another live runner holds is refused).
-   */
-  readonly newJournal?: boolean;
-  /**
-   * A journaled market order or close that never reached the broker is not sent at a restart when
-   * it is older than this (wall clock, default 5000 ms): it is reported, and the strategy gets a
-   * reject (`FXFLOW_INTENT_EXPIRED`). Pending-order intents (limit, stop, MIT) carry their own price
-   * and time in force and are sent whatever their age.
-   */
-  readonly maxIntentAgeMs?: number;
-  /** First pause before an order whose outcome is unknown is looked up again (default 500 ms; doubling, at most 30 s). */
-  readonly lookupBaseMs?: number;
-  /**
-   * The in-doubt rule (docs/operations.md): a request without an answer that may still be in transit
-   * counts as never received only once this long (ms, default 60 000: OANDA publishes no figure;
-   * twice the client's 30 s timeout) plus `inDoubtMarginMs` (default 10 000) has passed since it was
-   * sent with no sign of it on the transaction stream or in the account's transactions.
-   */
-  readonly requestWindowMs?: number;
-  readonly inDoubtMarginMs?: number;
-  /** The run identity in every client ID (default: a new one per start, time + random). */
-  readonly runId?: string;
-  /** fsync every journal write (default true; false only to measure what fsync costs). */
-  readonly journalSync?: boolean;
-  /**
-   * When an intent's journal record is made durable against power loss. 'before-submit': written
-   * and fdatasynced before the order is sent. 'after-submit' (default): written before the order is
-   * sent (so a killed process never loses it: the data is in the OS page cache), fdatasynced about a
-   * millisecond later, after the request is on the wire. The window only matters for a power
-   * loss, and even then the order is found again by its client ID from the transaction stream.
-   */
-  readonly intentDurability?: 'before-submit' | 'after-submit';
-  /**
-   * Rebase the journal (a fresh account baseline, older transactions dropped) once it keeps this
-   * many transactions (default 10,000; 0 never). Bounds its size and the restart time of long runs.
-   * With --broker sim the baseline is the simulated account (`SimBroker.snapshot()`). Not in shadow
-   * mode, whose report compares every fill of the run.
-   */
-  readonly rebaseEvery?: number;
-  /**
-   * The risk gate's limits (`0` or absent: not checked). Not given: the defaults every `fxflow run`
-   * has (`DEFAULT_RISK_LIMITS`); `{}` turns every limit off.
-   */
-  readonly limits?: RiskLimits;
-  /** 'v20': orders go to the account. 'sim': shadow paper, live prices with simulated fills. */
-  readonly broker?: 'v20' | 'sim';
-  /** Every intent also to a simulator fed the same prices; fill-by-fill divergences reported. */
-  readonly shadow?: boolean;
-  /**
-   * The fill models of the simulators (`broker: 'sim'` and `shadow`), named as the configuration
-   * names them (`fxflow run --config/--slippage/--latency/--commission`): slippage "none",
-   * "fixed:<pips>", "spread:<fraction>"; latency "none", "fixed:<ms>", "file:<path>"; commission
-   * "oanda-core" or a rate per million units ("0": none). Default: v20's own (none of them). The
-   * report names them.
-   */
-  readonly fill?: FillModelNames;
-  /**
-   * With `shadow`: the drift guard's tolerances (`--max-drift`, src/runner/drift.ts). Past one, the
-   * run halts as the kill switch does (the journal's halt, its reason naming the tolerance and the fills).
-   */
-  readonly maxDrift?: DriftTolerances;
-  readonly flattenOnExit?: boolean;
-  /**
-   * What the run does when it notices a fill it did not expect (an unknown fill: a second order
-   * under one client ID, an order it gave up on, one it never placed; see unknown-fills.ts): 'halt'
-   * (default) engages the kill switch (the strategy stops, the account is flattened); 'close' closes
-   * the trade the fill opened and trades on; 'keep' only reports it. Each is logged at error level,
-   * shown on the status page and counted in the run's report.
-   */
-  readonly onUnknownFill?: UnknownFillPolicy;
-  /** With the kill switch: flatten as well as cancel (default true). */
-  readonly flattenOnKill?: boolean;
-  /** The kill switch file (its existence stops the run); SIGUSR2 always works. */
-  readonly killFile?: string;
-  /**
-   * The kill switch and --flatten-on-exit keep trying to confirm a flat account this long (ms,
-   * default 5 minutes) through failed reads and closes before they give up NOT FLAT.
-   */
-  readonly flattenTimeoutMs?: number;
-  /** First pause between the flatten's attempts (ms, default 500, doubling to 10 s). */
-  readonly flattenRetryBaseMs?: number;
-  /**
-   * Lines for the operator's terminal (the CLI: stderr, also with --log-file): the kill switch's
-   * engagement, what a stop waits for, and every `progressEveryMs` (default 5 s) what the flatten
-   * still finds open. Each is logged as well.
-   */
-  readonly say?: (line: string) => void;
-  readonly progressEveryMs?: number;
-  /**
-   * Ctrl-C (with `signals`): the first starts the graceful stop, the second warns, a third within
-   * this window (ms, default 3000) of the second exits at once through `abandon`.
-   */
-  readonly ctrlCWindowMs?: number;
-  /** The third Ctrl-C: called with what is open as last seen; the CLI prints NOT FLAT and exits 130. */
-  readonly abandon?: (open: readonly string[]) => void;
-  /** Listen to SIGINT/SIGTERM/SIGUSR2 (the CLI: true; tests drive `stop` themselves). */
-  readonly signals?: boolean;
-  /** Status line period in ms (default 60 s; 0 = none). */
-  readonly statusEveryMs?: number;
-  /** Candles per series for indicator warm-up (default the strategy's history, at most 5000). */
-  readonly warmup?: number;
-  /**
-   * Live candles: 'endpoint' (default, any broker): when a bucket ends (first tick or heartbeat
-   * after it), the candles endpoint's official candle for it, the candles a backtest's catalog
-   * holds; 'ticks': built from the pricing stream's ticks. See `LiveCandleFeed`.
-   */
-  readonly candles?: LiveCandleSource;
-  /** 'endpoint': longest wait for an official candle before the tick-built one is used (default 10 s). */
-  readonly candleWaitMs?: number;
-  readonly streams?: StreamOptions;
-  readonly log: Logger;
-  readonly clock?: Clock;
-  /** Called after every new price was handled, with its time (progress displays, tests). */
-  readonly onPrice?: (instrument: string, at: number) => void;
-  /** Called for every intent the strategy returns (tests compare decisions with a backtest). */
-  readonly onIntent?: (intent: OrderIntent, at: number) => void;
-  /** Every transaction the strategy's engine handles, after the portfolio folded it (the live status page). */
-  readonly onTransaction?: (tx: Transaction) => void;
-  /** Where the strategy's `ctx.plot` values go (the run folder's plots.csv); without it `ctx.plot` does nothing. */
-  readonly onPlot?: PlotSink;
-  /**
-   * OANDA labs (V20Labs): strategies that subscribe to `calendar`, `signals`, `spreads` or `cot` get them from a
-   * LabsPoller; what was delivered is kept in `<journalDir>/labs/` so a restart does not deliver it again.
-   */
-  readonly labs?: LabsEndpoints;
-  /**
-   * Keeps the run's inputs in its run folder (ticks, candles, labs events, transactions, intents,
-   * session markers: `fxflow replay` reads them). The runner opens a session at start and closes it
-   * at stop; the caller creates it and writes the report files after the stop.
-   */
-  readonly recorder?: InputRecorder;
-  /** Options of the labs poller (tests: poll periods). */
-  readonly labsPoll?: Pick<LabsPollerOptions, 'every' | 'requestsPerMinute' | 'timeoutMs'> & {
-    readonly tickMs?: number;
-  };
-}
-
-/** What a stopped run reports. */
-export interface RunResult {
-  readonly summary: Summary;
-  readonly report: string;
-  readonly intents: number;
-  readonly transactions: number;
-  readonly recovered: {
-    readonly replayed: number;
-    readonly lookedUp: number;
-    readonly resubmitted: number;
-    readonly expired: number;
-    readonly neverSent: number;
-    readonly restoredState: boolean;
-  };
-  /**
-   * After the kill switch or --flatten-on-exit (v20): the account as read from OANDA once the closes
-   * were sent. `ok` false means it still holds positions or pending entry orders (or could not be
-   * read): the run failed to flatten, and the CLI exits non-zero.
-   */
-  readonly account?: AccountCheck;
-  /** Refusals of the risk gate: how many, and by limit. */
-  readonly risk: { readonly breaches: number; readonly byLimit: Partial<Record<RiskLimit, number>> };
-  /** Fills the runner did not expect (v20), and what the policy did (`onUnknownFill`). */
-  readonly unknownFills: readonly UnknownFill[];
-  readonly shadow?: string;
-  /** The drift guard (`maxDrift`): its tolerances, measures, the fills that drifted and the breach that halted the run, if any. */
-  readonly drift?: DriftStatus;
-  /** The fill models of the simulated broker (--broker sim) or the shadow simulator, by name; undefined with neither. */
-  readonly models?: FillModelsUsed;
-  readonly latency: { readonly p50: number; readonly p99: number; readonly max: number; readonly n: number };
-  /** Live candles delivered: official (candles endpoint) and built from ticks (source 'ticks', or fallback). */
-  readonly candles: Readonly<CandleCounts>;
-  readonly reason: string;
-}
-
-/** What the drift guard says (the report, the status page). */
-export interface DriftStatus {
-  readonly tolerances: string;
-  readonly compared: number;
-  readonly measures: DriftMeasures;
-  readonly drifted: readonly DriftedFill[];
-  readonly breach?: DriftBreach;
-}
+export { formatDriftStatus, type DriftStatus, type RunnerOptions, type RunResult };
 
 /** v20 client IDs are at most 128 characters (clientExtensions). */
 const CLIENT_ID_MAX = 128;
@@ -299,6 +89,8 @@ export class Runner {
   /** Prices, candles and labs items: what the strategy hears of the market (the engine runs on `events`). */
   readonly #inputs: MarketInputs;
   #engine: Engine<Params, unknown> | undefined;
+  /** What the one assembly built for this run (src/app/assembly.ts). */
+  #assembly: Assembly | undefined;
   #risk: RiskExecution | undefined;
   #v20: V20Execution | undefined;
   #sim: SimBroker | undefined;
@@ -487,6 +279,10 @@ export class Runner {
   get execution(): V20Execution | undefined {
     return this.#v20;
   }
+  /** What the one assembly built for this run (its mode, engine, gate, broker); undefined before `start`. */
+  get assembly(): Assembly | undefined {
+    return this.#assembly;
+  }
   /** The simulated account (`--broker sim`). */
   get sim(): SimBroker | undefined {
     return this.#sim;
@@ -586,69 +382,92 @@ export class Runner {
       'reconciled',
     );
 
-    // The broker.
-    let inner: (Execution & { drain: () => Promise<void> }) | SimExecution;
-    if (broker === 'sim') {
-      const sim = simBroker({
-        instruments: o.instruments,
-        account: {
-          currency: baseline.currency,
-          balance: deposit,
-          marginRate: baseline.marginRate,
-          hedging: baseline.hedging,
-          id: o.accountID,
+    // The strategy, with its state restored and warm-up candles kept from its handlers.
+    const base = o.strategy;
+    const restored = snap?.state;
+    // Once halted (the kill switch), the strategy hears nothing more: no handler of it is called.
+    const strategy = liveStrategy(base, snap !== undefined ? { state: restored } : undefined, {
+      warming: () => this.#inputs.warming,
+      halted: () => this.#halted,
+      transaction: (tx) => this.#transaction(tx),
+    });
+    const strategyLog: StrategyLogger = log.child({ component: 'strategy', strategy: o.name });
+    // The one assembly (src/app/assembly.ts, handed in by the CLI): the broker this run chose, the
+    // order path (journal, send queue) between the risk gate and it, the gate, and the engine.
+    let journaled: JournaledExecution | undefined;
+    const assembly = await o.assemble({
+      mode: broker === 'sim' ? 'run-sim' : o.shadow === true ? 'shadow' : 'live',
+      strategies: [
+        {
+          strategy,
+          name: o.name,
+          params: o.params,
+          // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
+          clientIdPrefix: this.#clientIdPrefix,
+          ...(o.onPlot ? { onPlot: o.onPlot } : {}),
         },
-        models: simModels(o.fill, baseline.currency),
-      });
-      // A restart: the simulated account is its baseline plus every transaction the simulator journaled
-      // (positions, pending orders, balance; its transaction IDs continue after the last one).
-      if (contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0) {
-        try {
-          sim.seed(baseline, {
-            transactions: contents.transactions,
-            ...(snap?.trailing !== undefined ? { trailing: snap.trailing } : {}),
-          });
-        } catch (e) {
-          if (!(e instanceof AccountStateError || e instanceof LedgerError)) throw e;
-          throw new RunnerError(
-            'RUNNER',
-            `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`,
-            { cause: e },
-          );
-        }
-      }
-      this.#sim = sim;
-      this.#simExecution = new SimExecution(sim, (id) => this.journal.confirm(id));
-      inner = this.#simExecution;
-    } else {
-      const v20 = new V20Execution({
-        http: o.http,
-        rest: o.rest,
+      ],
+      broker: brokerChoice(
+        o,
+        broker,
+        { baseline, deposit, contents, snap, fromID },
+        {
+          journal: this.journal,
+          stats: this.transactionStats,
+          halted: () => this.#halted,
+          sent: (intent) => this.#sent(intent),
+          simExecution: (x) => {
+            this.#simExecution = x;
+          },
+        },
+      ),
+      portfolio: () => portfolio,
+      orderPath: (inner) =>
+        (journaled = new JournaledExecution(
+          inner as V20Execution | SimExecution,
+          this.journal,
+          replay,
+          this.#orders.unknown,
+          () => {
+            const tickStart = this.#inputs.tickStart;
+            if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
+          },
+          o.recorder,
+          (intent) => this.#drop(intent),
+          (intent) => this.#record(intent),
+        )),
+      risk: {
+        limits: this.limits,
         accountID: o.accountID,
-        lastTransactionID: fromID,
-        ...o.streams,
-        stats: this.transactionStats,
-        ...(o.requestWindowMs !== undefined ? { requestWindowMs: o.requestWindowMs } : {}),
-        ...(o.inDoubtMarginMs !== undefined ? { inDoubtMarginMs: o.inDoubtMarginMs } : {}),
-        // The send point asks the halt before every attempt, a first sending and a resend alike.
-        maySend: (intent) => !this.#halted || isRunnerIntent(intent),
-        onSend: (intent, attempt) => {
-          this.#sent(intent);
-          o.recorder?.attempt(intent.id, attempt, 'sent', Date.now());
-        },
-        onAttempt: (intent, attempt, what) => o.recorder?.attempt(intent.id, attempt, what, Date.now()),
-      });
+        hedging: baseline.hedging,
+        log,
+        lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID,
+        // A refused intent was never journaled, except a resend at a restart the gate refuses now: settled.
+        onReject: (b) => this.journal.confirm(b.intent.id),
+      },
+      instruments: o.instruments,
+      clock: this.#clock,
+      log: strategyLog,
+      marginRate: Number(baseline.marginRate),
+      onIntent: (intent) => this.#onIntent(intent),
+    });
+    this.#assembly = assembly;
+    this.#sim = assembly.sim;
+    const v20 = assembly.v20;
+    if (v20 !== undefined) {
       v20.failures$.subscribe((f) => {
         if (f.outcome === 'unknown') this.#orders.inDoubt(f.intent);
         else if (f.outcome === 'not-sent') this.#drop(f.intent, f.error.message);
       });
       this.#v20 = v20;
-      inner = v20;
       this.#unknownFills = new UnknownFills(
         { journaled: (cid) => this.journal.has(cid), gaveUp: (cid) => this.#orders.gaveUp.has(cid) },
         contents.transactions,
       );
     }
+    this.#journaled = journaled;
+    const risk = assembly.risk!;
+    this.#risk = risk;
     // Not in shadow mode: its report compares every fill of the run.
     this.#rebase = new JournalRebase({
       journal: this.journal,
@@ -673,34 +492,6 @@ export class Runner {
       stopping: () => this.#stopping !== undefined,
       snapshot: () => (this.#engine === undefined ? undefined : this.#snapshotOf(this.#engine)),
     });
-    const journaled = new JournaledExecution(
-      inner,
-      this.journal,
-      replay,
-      this.#orders.unknown,
-      () => {
-        const tickStart = this.#inputs.tickStart;
-        if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
-      },
-      o.recorder,
-      (intent) => this.#drop(intent),
-      (intent) => this.#record(intent),
-    );
-    this.#journaled = journaled;
-    const risk = new RiskExecution({
-      inner: journaled,
-      limits: this.limits,
-      portfolio,
-      instruments: o.instruments,
-      clock: this.#clock,
-      accountID: o.accountID,
-      hedging: baseline.hedging,
-      log,
-      lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID,
-      // A refused intent was never journaled, except a resend at a restart the gate refuses now: settled.
-      onReject: (b) => this.journal.confirm(b.intent.id),
-    });
-    this.#risk = risk;
     // Halted before the order path existed (a halted journal, or the kill switch during the start).
     if (this.#halted) this.#applyHalt();
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
@@ -743,99 +534,24 @@ export class Runner {
         );
     }
 
-    // The strategy, with its state restored and warm-up candles kept from its handlers.
-    const base = o.strategy;
-    const restored = snap?.state;
-    // Once halted (the kill switch), the strategy hears nothing more: no handler of it is called.
-    const strategy: Strategy<Params, unknown> = {
-      ...base,
-      ...(snap !== undefined ? { init: () => restored } : {}),
-      ...(base.onCandle
-        ? {
-            onCandle: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onCandle!(ctx, s)),
-          }
-        : {}),
-      ...(base.onStart
-        ? { onStart: (ctx, s) => (this.#inputs.warming || this.#halted ? undefined : base.onStart!(ctx, s)) }
-        : {}),
-      ...(base.onTick ? { onTick: (ctx, s) => (this.#halted ? undefined : base.onTick!(ctx, s)) } : {}),
-      ...(base.onSignal ? { onSignal: (ctx, s) => (this.#halted ? undefined : base.onSignal!(ctx, s)) } : {}),
-      ...(base.onCalendar
-        ? { onCalendar: (ctx, s) => (this.#halted ? undefined : base.onCalendar!(ctx, s)) }
-        : {}),
-      ...(base.onTimer ? { onTimer: (ctx, s) => (this.#halted ? undefined : base.onTimer!(ctx, s)) } : {}),
-      ...(base.onStop ? { onStop: (ctx, s) => (this.#halted ? undefined : base.onStop!(ctx, s)) } : {}),
-      onTransaction: (ctx, s) => {
-        const r = base.onTransaction && !this.#halted ? base.onTransaction(ctx, s) : undefined;
-        const id = ctx.transaction?.id;
-        if (ctx.transaction !== undefined) this.#period(parseTime(ctx.transaction.time));
-        if (id !== undefined && !id.includes('.')) this.#handled = id;
-        // The risk layer's refusals reach the engine without passing the journal: recorded here.
-        else if (id !== undefined && ctx.transaction !== undefined)
-          o.recorder?.transaction(ctx.transaction, Date.now());
-        if (ctx.transaction !== undefined) {
-          this.#drift?.live(ctx.transaction);
-          const unknown = this.#unknownFills?.observe(ctx.transaction);
-          if (unknown !== undefined) this.#onUnknownFill(unknown);
-          this.o.onTransaction?.(ctx.transaction);
-        }
-        this.#rebase?.check();
-        return r;
-      },
-    };
-    const strategyLog: StrategyLogger = log.child({ component: 'strategy', strategy: o.name });
-    const engine = new Engine<Params, unknown>({
-      strategy,
-      name: o.name,
-      params: o.params,
-      execution: risk,
-      portfolio,
-      instruments: o.instruments,
-      clock: this.#clock,
-      log: strategyLog,
-      marginRate: Number(baseline.marginRate),
-      onIntent: (intent) => this.#onIntent(intent),
-      ...(o.onPlot ? { onPlot: o.onPlot } : {}),
-      // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
-      clientIdPrefix: this.#clientIdPrefix,
-    });
+    const engine = assembly.engine;
     this.#engine = engine;
     if (snap !== undefined) engine.sequence = snap.sequence;
     // The session's start in the run folder: the account the replay's simulator starts from.
-    if (o.recorder !== undefined) {
-      let sessionAccount: SessionAccount;
-      if (this.#sim !== undefined) {
-        const seeded = contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0;
-        const { quotes: _q, ...state } = this.#sim.snapshot();
-        sessionAccount = {
-          broker: 'sim',
-          currency: baseline.currency,
-          marginRate: baseline.marginRate,
-          hedging: baseline.hedging,
-          deposit,
-          ...(seeded ? { state } : {}),
-        };
-      } else {
-        const { accountID: _a, ...b } = baselineOf({ ...account, lastTransactionID } as Account);
-        sessionAccount = { broker: 'v20', ...b };
-      }
-      o.recorder.start({
+    if (o.recorder !== undefined)
+      await recordSessionStart(o, o.recorder, {
         runId: this.runId,
         clientIdPrefix: this.#clientIdPrefix,
         sequence: engine.sequence,
-        account: sessionAccount,
         restoredState: snap !== undefined,
+        sim: this.#sim,
+        seeded: contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0,
+        baseline,
+        deposit,
+        account: { ...account, lastTransactionID } as Account,
+        fromID,
       });
-      // transactions.jsonl lacks what a killed process had received but not yet written: from the account.
-      const hole = this.#sim === undefined ? o.recorder.missingBefore(Number(fromID)) : undefined;
-      if (hole !== undefined)
-        o.recorder.backfill(
-          (await o.rest.transactionsSinceId(o.accountID, String(hole))).transactions.filter(
-            (t) => Number(t.id) <= Number(fromID),
-          ),
-        );
-    }
-    this.#done = engine.run(this.#inputs.events).catch((e: unknown) => {
+    this.#done = assembly.drive(this.#inputs.events).catch((e: unknown) => {
       // A strategy that throws stops the run (nothing is submitted on its behalf any more).
       log.error({ err: e }, 'engine stopped on an error; stopping the run');
       queueMicrotask(() => void this.stop(`error: ${(e as Error).message}`));
@@ -944,14 +660,13 @@ export class Runner {
   }
 
   /**
-   * An intent the strategy returned, before the risk gate: counted, recorded in the run folder and
-   * given to the shadow simulator. The journal gets it only past the gate (`#record`).
+   * An intent the strategy returned, before the risk gate: counted and recorded in the run folder.
+   * The journal and the shadow simulator get it only past the gate (`#record`).
    */
   #onIntent(intent: OrderIntent): void {
     this.#intents++;
     this.o.onIntent?.(intent, this.#clock.now());
     this.o.recorder?.intent(intent, this.#clock.now(), Date.now());
-    if (this.#shadow?.submit(intent) === true) this.#drift?.expect(intent.id);
   }
 
   /**
@@ -974,6 +689,8 @@ export class Runner {
       // After the request is on the wire (the HTTP client writes it within a few event-loop turns).
       setTimeout(this.#syncJournal, 1);
     }
+    // The shadow simulator hears what the gate let through, as the account does: never a refusal.
+    if (this.#shadow?.submit(intent) === true) this.#drift?.expect(intent.id);
   }
 
   /**
@@ -987,6 +704,22 @@ export class Runner {
       this.#syncScheduled = true;
       setTimeout(this.#syncJournal, 1);
     }
+  }
+
+  /** Every transaction the strategy's engine handled (after the strategy, unless halted, heard it). */
+  #transaction(tx: Transaction | undefined): void {
+    const id = tx?.id;
+    if (tx !== undefined) this.#period(parseTime(tx.time));
+    if (id !== undefined && !id.includes('.')) this.#handled = id;
+    // The risk layer's refusals reach the engine without passing the journal: recorded here.
+    else if (id !== undefined && tx !== undefined) this.o.recorder?.transaction(tx, Date.now());
+    if (tx !== undefined) {
+      this.#drift?.live(tx);
+      const unknown = this.#unknownFills?.observe(tx);
+      if (unknown !== undefined) this.#onUnknownFill(unknown);
+      this.o.onTransaction?.(tx);
+    }
+    this.#rebase?.check();
   }
 
   /** One status line: equity, positions, latency, stream health. */
@@ -1309,63 +1042,25 @@ export class Runner {
     // price, or in an earlier session, counts from its opening); exposure from the trades' open intervals.
     for (const t of this.portfolio.closedTrades) this.#period(t.openTime);
     for (const t of this.portfolio.openTrades()) this.#period(t.openMs);
-    const risk =
-      this.#risk !== undefined ? { risk: { limits: this.limits, refused: this.#risk.refused } } : {};
-    const summary = summarize(
-      this.portfolio,
-      Number.isNaN(this.#from) ? risk : { from: this.#from, to: this.#to, exposureFromTrades: true, ...risk },
-    );
-    const params = Object.entries(this.o.params)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(' ');
-    // The simulator's fill models close the report (--broker sim); the shadow comparison names its own.
-    const simulator = this.#sim ?? this.#shadow?.sim;
-    const models: FillModelsUsed | undefined =
-      simulator === undefined
-        ? undefined
-        : {
-            slippage: simulator.models.slippage,
-            latency: simulator.models.latency,
-            commission: simulator.models.commission,
-          };
-    const unknown = this.unknownFills;
-    const drift = this.drift;
-    const unknownLines =
-      unknown.length === 0
-        ? ''
-        : `\nUNKNOWN FILLS: ${unknown.length} (--on-unknown-fill ${this.o.onUnknownFill ?? 'halt'})${unknown.map((u) => `\n  ${describeUnknownFill(u)}`).join('')}`;
-    const report = `${formatSummary(summary, `${this.o.name}  ${params}  (run: ${reason})`)}${this.#sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}${unknownLines}${drift !== undefined ? `\n${formatDriftStatus(drift)}` : ''}`;
     const shadow = this.#shadow?.report(this.journal.contents().transactions);
-    return {
-      ...(drift !== undefined ? { drift } : {}),
-      summary,
-      report,
-      ...(models !== undefined ? { models } : {}),
+    return runResult({
+      o: this.o,
+      reason,
+      portfolio: this.portfolio,
+      period: Number.isNaN(this.#from) ? undefined : { from: this.#from, to: this.#to },
+      risk: this.#risk,
+      limits: this.limits,
+      sim: this.#sim,
+      shadowSim: this.#shadow?.sim,
+      shadow,
+      unknownFills: this.unknownFills,
+      drift: this.drift,
       intents: this.#intents,
       transactions: engine?.stats.transactions ?? 0,
-      recovered: { ...this.#orders.recovered },
-      risk: { breaches: this.#risk?.breaches.length ?? 0, byLimit: { ...this.#risk?.refused } },
-      unknownFills: [...this.unknownFills],
-      ...(shadow !== undefined ? { shadow } : {}),
-      ...(this.#accountCheck !== undefined ? { account: this.#accountCheck } : {}),
+      recovered: this.#orders.recovered,
+      account: this.#accountCheck,
       latency: this.latency.snapshot(),
-      candles: { ...this.#inputs.feed.counts },
-      reason,
-    };
+      candles: this.#inputs.feed.counts,
+    });
   }
-}
-
-/** The drift guard's lines in the run's report: the verdict, the measures, and each fill that drifted. */
-export function formatDriftStatus(d: DriftStatus): string {
-  const m = d.measures;
-  const head =
-    d.breach !== undefined
-      ? `DRIFT GUARD HALTED THE RUN (--max-drift ${d.tolerances}): ${d.breach.tolerance} past its tolerance: ${d.breach.why}`
-      : `Drift guard (--max-drift ${d.tolerances}): within every tolerance`;
-  const lines = [
-    head,
-    `  ${d.compared} fill(s) compared; largest price difference ${m.pricePips.toFixed(1)} pips; fills on one side only ${m.missed}; realized P/L gap over the window ${m.plGap.toFixed(2)}`,
-  ];
-  for (const f of d.drifted) lines.push(`  drifted: ${describeDriftedFill(f)}`);
-  return lines.join('\n');
 }

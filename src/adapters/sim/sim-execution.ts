@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
-import type { QueuedMarket } from '../../adapters/sim/book.ts';
-import type { SimBroker } from '../../adapters/sim/broker.ts';
+import type { QueuedMarket } from './book.ts';
+import type { SimBroker } from './broker.ts';
 import { withClientID, type OrderIntent } from '../../domain/intents.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
 import type { Execution } from '../../ports/execution.ts';

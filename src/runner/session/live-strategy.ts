@@ -1,0 +1,97 @@
+// What the live session wraps around the strategy and writes at its start: the strategy as a live
+// run calls it (restored, quiet while warming up or halted), and the session's start in the run folder.
+import type { SimBroker } from '../../adapters/sim/broker.ts';
+import type { Account, Transaction } from '../../domain/v20/index.ts';
+import type { Params, Strategy } from '../../strategy/api.ts';
+import type { InputRecorder } from '../recording/input-recorder.ts';
+import type { SessionAccount } from '../recording/recording.ts';
+import type { RunnerOptions } from './runner-options.ts';
+import { type Baseline, baselineOf } from './session.ts';
+
+/**
+ * The strategy as a live run calls it: its state restored from the journal's snapshot (`restored`),
+ * warm-up candles kept from its handlers, and, once halted (the kill switch), no handler of it called
+ * at all. Every transaction the engine handles is told to `transaction` after the strategy.
+ */
+export function liveStrategy(
+  base: Strategy<Params, unknown>,
+  restored: { readonly state: unknown } | undefined,
+  run: {
+    readonly warming: () => boolean;
+    readonly halted: () => boolean;
+    readonly transaction: (tx: Transaction | undefined) => void;
+  },
+): Strategy<Params, unknown> {
+  const quiet = (): boolean => run.warming() || run.halted();
+  return {
+    ...base,
+    ...(restored !== undefined ? { init: () => restored.state } : {}),
+    ...(base.onCandle ? { onCandle: (ctx, s) => (quiet() ? undefined : base.onCandle!(ctx, s)) } : {}),
+    ...(base.onStart ? { onStart: (ctx, s) => (quiet() ? undefined : base.onStart!(ctx, s)) } : {}),
+    ...(base.onTick ? { onTick: (ctx, s) => (run.halted() ? undefined : base.onTick!(ctx, s)) } : {}),
+    ...(base.onSignal ? { onSignal: (ctx, s) => (run.halted() ? undefined : base.onSignal!(ctx, s)) } : {}),
+    ...(base.onCalendar
+      ? { onCalendar: (ctx, s) => (run.halted() ? undefined : base.onCalendar!(ctx, s)) }
+      : {}),
+    ...(base.onTimer ? { onTimer: (ctx, s) => (run.halted() ? undefined : base.onTimer!(ctx, s)) } : {}),
+    ...(base.onStop ? { onStop: (ctx, s) => (run.halted() ? undefined : base.onStop!(ctx, s)) } : {}),
+    onTransaction: (ctx, s) => {
+      const r = base.onTransaction && !run.halted() ? base.onTransaction(ctx, s) : undefined;
+      run.transaction(ctx.transaction);
+      return r;
+    },
+  };
+}
+
+/**
+ * The session's start in the run folder (the account the replay's simulator starts from: the
+ * simulated account's state with `--broker sim`, the account's baseline otherwise), and what
+ * transactions.jsonl lacks of what a killed process had received but not yet written, from the account.
+ */
+export async function recordSessionStart(
+  o: RunnerOptions,
+  recorder: InputRecorder,
+  s: {
+    readonly runId: string;
+    readonly clientIdPrefix: string;
+    readonly sequence: number;
+    readonly restoredState: boolean;
+    readonly sim: SimBroker | undefined;
+    /** The simulated account continues from its journal (not a new one). */
+    readonly seeded: boolean;
+    readonly baseline: Baseline;
+    readonly deposit: string;
+    readonly account: Account;
+    readonly fromID: string;
+  },
+): Promise<void> {
+  let sessionAccount: SessionAccount;
+  if (s.sim !== undefined) {
+    const { quotes: _q, ...state } = s.sim.snapshot();
+    sessionAccount = {
+      broker: 'sim',
+      currency: s.baseline.currency,
+      marginRate: s.baseline.marginRate,
+      hedging: s.baseline.hedging,
+      deposit: s.deposit,
+      ...(s.seeded ? { state } : {}),
+    };
+  } else {
+    const { accountID: _a, ...b } = baselineOf(s.account);
+    sessionAccount = { broker: 'v20', ...b };
+  }
+  recorder.start({
+    runId: s.runId,
+    clientIdPrefix: s.clientIdPrefix,
+    sequence: s.sequence,
+    account: sessionAccount,
+    restoredState: s.restoredState,
+  });
+  const hole = s.sim === undefined ? recorder.missingBefore(Number(s.fromID)) : undefined;
+  if (hole !== undefined)
+    recorder.backfill(
+      (await o.rest.transactionsSinceId(o.accountID, String(hole))).transactions.filter(
+        (t) => Number(t.id) <= Number(s.fromID),
+      ),
+    );
+}
