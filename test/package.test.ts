@@ -271,7 +271,7 @@ describe('npm pack → npm install <tarball> → use', () => {
     expect(bt.stdout).toMatch(/Trades \(closed\)\s+[1-9]/);
     expect(bt.stdout).toContain(join(proj, 'data/catalog'));
     expect(existsSync(join(app, 'node_modules/fxflow/data/catalog'))).toBe(false);
-  }, 120_000);
+  }, 300_000);
 
   it("the package's types: a script that uses them right type-checks, one that misuses them does not", async (ctx) => {
     skipIfImpossible(ctx);
@@ -313,7 +313,7 @@ describe('npm pack → npm install <tarball> → use', () => {
     expect(wrong.stdout).toMatch(
       /script\.ts\(3,7\): error TS2322: Type 'number' is not assignable to type 'string'/,
     );
-  }, 120_000);
+  }, 300_000);
 
   it('`npx fxflow init s1 && cd s1 && npx fxflow backtest strategy.ts` and `npm run check`, in the folder and anywhere else', async (ctx) => {
     skipIfImpossible(ctx);

@@ -127,8 +127,14 @@ describe('fxflow replay: bad input', () => {
     const rec = await replayRun({ dir: d });
     console.log(`[cut gzip] ${rec.problems.join(' | ')}; decisions live ${rec.decisions.live}`);
     expect(rec.skipped.truncated).toBe(1);
+    // Where the cut lands in the compressed stream decides what the last whole line is (the recording
+    // differs a little from run to run): a line cut short, damage after a line, or the record after
+    // the last whole one missing. Each names the file and the line.
+    const file = INPUT.replace(/\./g, '\\.');
     expect(rec.problems.join('\n')).toMatch(
-      new RegExp(`${INPUT.replace(/\./g, '\\.')} (line \\d+ is cut short|is damaged after line \\d+)`),
+      new RegExp(
+        `${file} (line \\d+ is cut short|is damaged after line \\d+)|damaged from ${file} line \\d+ \\(record \\d+ missing`,
+      ),
     );
     expect(rec.decisions.live).toBeGreaterThan(0);
     expect(rec.decisions.live).toBeLessThan(10);
