@@ -12,7 +12,9 @@ describe('V20Rest against the sandbox', () => {
   let A: string;
 
   beforeAll(async () => {
-    sb = await startSandbox({ heartbeatMs: 200 });
+    // The 3rd of January: the candles asked for below (the 2nd, 10:00 to 15:00 UTC) are in the past, and the
+    // sample has none on New Year's Day (closed, as at OANDA).
+    sb = await startSandbox({ heartbeatMs: 200, start: '2024-01-03T00:00:00Z' });
     A = sb.accountIDs[0]!;
     http = new V20Http({ baseUrl: sb.url, retryBaseMs: 5 });
     rest = new V20Rest(http);
