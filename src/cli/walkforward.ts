@@ -26,8 +26,10 @@ import {
   lostRedis,
   openSweepQueue,
   optimizeCommand,
+  portfolioKey,
   prepare,
   queueModule,
+  workerInit,
   type OptimizeArgs,
 } from './optimize.ts';
 
@@ -90,7 +92,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
   let pool: Promise<TrialRunner> =
     a.queue !== undefined
       ? Promise.reject(new Error('the queue was not opened'))
-      : WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments });
+      : WorkerPool.start(workers, workerInit(loaded), { loaded, instruments });
   pool.catch(() => {});
   try {
     const source = a.data
@@ -129,6 +131,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
         lag: a.lag,
         objective: a.objective,
         windows: ws,
+        ...(portfolioKey(loaded) ? { portfolio: portfolioKey(loaded) } : {}),
       }),
     ).slice(0, 10);
     const dir = resolve(a.out ?? join(config.run.runsDir, 'walkforward', `${loaded.name}-${hash}`));
@@ -178,6 +181,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
     const r = await runWalkForward({
       strategyFile: loaded.file,
       strategyName: loaded.name,
+      ...(portfolioKey(loaded) ? { portfolio: portfolioKey(loaded)! } : {}),
       space,
       search: a.search,
       trials,

@@ -53,6 +53,8 @@ export interface SweepOptions {
   readonly dataHash: string;
   /** Where the data was read (recorded in sweep.json; a trial's own command reads the same). */
   readonly data?: SweepDataSource;
+  /** A member sweep's portfolio (optimize --portfolio --member: cli/optimize.ts portfolioKey), recorded in sweep.json. */
+  readonly portfolio?: Readonly<Record<string, unknown>>;
   /** The sweep folder; a folder holding some of this sweep's trials is resumed. */
   readonly dir: string;
   /** CSCV blocks for PBO (even); default 16, fewer for short series. */
@@ -168,7 +170,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
   store.writeCsv(survivors);
   writeFileSync(
     join(o.dir, 'sweep.json'),
-    `${JSON.stringify({ strategy: o.strategyName, strategyFile: o.strategyFile, strategyHash, search: o.search, seed: o.seed, trials: o.trials, batch: o.batch, lag: o.lag, objective: o.objective, params: o.space.dims, constraints: o.space.constraints.map((c) => c.source), fixed: o.space.base, dataHash: o.dataHash, ...(o.data ? { data: o.data } : {}), configHash, config: o.config }, null, 2)}\n`,
+    `${JSON.stringify({ strategy: o.strategyName, strategyFile: o.strategyFile, strategyHash, search: o.search, seed: o.seed, trials: o.trials, batch: o.batch, lag: o.lag, objective: o.objective, params: o.space.dims, constraints: o.space.constraints.map((c) => c.source), fixed: o.space.base, dataHash: o.dataHash, ...(o.data ? { data: o.data } : {}), ...(o.portfolio ? { portfolio: o.portfolio } : {}), configHash, config: o.config }, null, 2)}\n`,
   );
   // The whole configuration as `--config` reads it: a trial's own command (trial-command.ts) runs on it.
   writeFileSync(join(o.dir, SWEEP_CONFIG_FILE), `${JSON.stringify(o.config, null, 2)}\n`);
