@@ -303,8 +303,7 @@ export async function prepare(a: OptimizeArgs): Promise<{
     swept = p.members.find((m) => m.name === a.member)!;
   } else {
     if (a.strategy === undefined)
-      throw new StrategyLoadError(
-        '(none)',
+      throw new SpaceError(
         'give a strategy module (fxflow optimize strategies/sma-cross.ts …) or --portfolio <file> --member <name>',
       );
     const probe = await loadStrategy(a.strategy, []);
