@@ -74,13 +74,17 @@ async function sweep(objectiveOf: string): Promise<{ params: { fast: number }; m
 }
 
 /** A portfolio backtest with sma's fast set; its summary (the account's, with strategies.<name>). */
-async function backtest(fast: number): Promise<Figures & { strategies: Record<string, Figures> }> {
+async function backtest(
+  fast: number,
+  period: string[] = [],
+): Promise<Figures & { strategies: Record<string, Figures> }> {
   const runs = mkdtempSync(join(tmp, 'runs-'));
   await fxflow(
     'backtest',
     '--portfolio',
     portfolioFile(`fast-${fast}.json`, fast),
     ...FLAGS,
+    ...period,
     '--no-typecheck',
     '--runs-dir',
     runs,
@@ -114,6 +118,44 @@ describe('fxflow optimize --portfolio --member', () => {
     expect(member[0]!.metrics.trades).not.toBe(member[1]!.metrics.trades);
     expect(direct.get(5)!.strategies.brk!.trades).toBeGreaterThan(0);
     expect(cents(account[0]!.metrics.netPL)).not.toBe(cents(member[0]!.metrics.netPL));
+  }, 300_000);
+
+  it("walkforward: a window's out-of-sample figures are the member's in a portfolio backtest of the test period", async () => {
+    const out = join(tmp, 'walkforward');
+    await fxflow(
+      'walkforward',
+      '--portfolio',
+      PORTFOLIO,
+      '--member',
+      'sma',
+      '--param',
+      'fast=5,8',
+      ...FLAGS,
+      '--objective',
+      'netPL',
+      '--from',
+      '2024-01-01',
+      '--to',
+      '2024-10-01',
+      '--train',
+      '6mo',
+      '--test',
+      '3mo',
+      '--workers',
+      '2',
+      '--out',
+      out,
+    );
+    const [head, row] = readFileSync(join(out, 'windows.csv'), 'utf8').trim().split('\n');
+    const cols = head!.split(',');
+    const cell = (name: string): string => row!.split(',')[cols.indexOf(name)]!;
+    const fast = Number(cell('fast'));
+    expect([5, 8]).toContain(fast);
+    const direct = await backtest(fast, ['--from', cell('testFrom'), '--to', cell('testTo')]);
+    expect(cents(Number(cell('oosNetPL')))).toBe(cents(direct.strategies.sma!.netPL));
+    expect(direct.strategies.sma!.trades).toBeGreaterThan(0);
+    // The member's, not the account's (brk traded in the test period too).
+    expect(cents(direct.netPL)).not.toBe(cents(direct.strategies.sma!.netPL));
   }, 300_000);
 
   it.each([
