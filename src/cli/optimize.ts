@@ -443,7 +443,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       throw new SpaceError(
         `no candles between ${config.run.from} and ${config.run.to} for ${data.series.map((s) => `${s.instrument} ${s.granularity}`).join(', ')}: check --from/--to and the data`,
       );
-    const { strategyHash, configHash } = sweepHashes(loaded.file, config);
+    const { strategyHash, configHash } = sweepHashes(loaded.file, config, portfolioKey(loaded));
     const sweepHash = sha256(
       canonical({
         strategyHash,

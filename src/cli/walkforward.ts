@@ -115,7 +115,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
       throw new SpaceError(
         `no candles between ${config.run.from} and ${config.run.to}: check --from/--to and the data`,
       );
-    const { strategyHash, configHash } = sweepHashes(loaded.file, config);
+    const { strategyHash, configHash } = sweepHashes(loaded.file, config, portfolioKey(loaded));
     const hash = sha256(
       canonical({
         strategyHash,

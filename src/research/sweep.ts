@@ -143,12 +143,19 @@ export function pboLabel(search: SearchName): { comparable: boolean; label: stri
       };
 }
 
-/** The hashes that identify a sweep's trials; computed once. */
+/**
+ * The hashes that identify a sweep's trials; computed once. A member sweep's strategy is its
+ * portfolio (every member's code, params and limits: `portfolio`), not the portfolio file alone.
+ */
 export function sweepHashes(
   strategyFile: string,
   config: BacktestConfig,
+  portfolio?: Readonly<Record<string, unknown>>,
 ): { strategyHash: string; configHash: string } {
-  return { strategyHash: sha256(readFileSync(strategyFile)), configHash: sha256(canonical(config)) };
+  return {
+    strategyHash: sha256(portfolio ? canonical(portfolio) : readFileSync(strategyFile)),
+    configHash: sha256(canonical(config)),
+  };
 }
 
 /**
@@ -160,7 +167,7 @@ export function sweepHashes(
  */
 export async function runSweep(o: SweepOptions): Promise<SweepResult> {
   const t0 = performance.now();
-  const { strategyHash, configHash } = sweepHashes(o.strategyFile, o.config);
+  const { strategyHash, configHash } = sweepHashes(o.strategyFile, o.config, o.portfolio);
   const names = o.space.dims.map((d) => d.name);
   const store = new SweepStore(o.dir, names);
   const { records: known, returns } = store.load();

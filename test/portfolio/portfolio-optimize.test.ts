@@ -158,6 +158,47 @@ describe('fxflow optimize --portfolio --member', () => {
     expect(cents(direct.netPL)).not.toBe(cents(direct.strategies.sma!.netPL));
   }, 300_000);
 
+  it("resumes a finished sweep in its folder, and reruns it when a held member's params or code change", async () => {
+    const out = join(tmp, 'resume');
+    // The held member from a copy of its module, so that its code can change.
+    const module = join(tmp, 'breakout-copy.ts');
+    writeFileSync(module, readFileSync(join(ROOT, 'strategies/breakout-tpsl.ts')));
+    const once = async (lookback: number): Promise<{ ran: number; resumed: number }> => {
+      const file = join(tmp, 'resume.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          strategies: [
+            { module: join(ROOT, 'strategies/sma-cross.ts'), name: 'sma' },
+            { module, name: 'brk', params: { lookback } },
+          ],
+        }),
+      );
+      const r = await fxflow(
+        'optimize',
+        '--portfolio',
+        file,
+        '--member',
+        'sma',
+        '--param',
+        'fast=5,8',
+        ...FLAGS,
+        '--workers',
+        '1',
+        '--out',
+        out,
+        '--json',
+      );
+      return JSON.parse(r.stdout);
+    };
+    expect(await once(36)).toMatchObject({ ran: 2, resumed: 0 });
+    expect(await once(36)).toMatchObject({ ran: 0, resumed: 2 });
+    // Its trials are a portfolio's: brk at another lookback, or brk's code edited, makes them other trials.
+    expect(await once(48)).toMatchObject({ ran: 2, resumed: 0 });
+    writeFileSync(module, `${readFileSync(module, 'utf8')}\n// edited\n`);
+    expect(await once(48)).toMatchObject({ ran: 2, resumed: 0 });
+  }, 300_000);
+
   it.each([
     [
       'an unknown member, naming the members',
