@@ -105,9 +105,8 @@ export function optimizeCommand(y: Argv): Argv {
       .option('objective-of', {
         type: 'string',
         choices: ['member', 'account'],
-        default: 'member',
         describe:
-          "With --portfolio: read the objective from the member's own figures (its book) or from the account's",
+          "With --portfolio: read the objective from the member's own figures (its book; the default) or from the account's",
       })
       .option('param', {
         type: 'array',
@@ -302,6 +301,10 @@ export async function prepare(a: OptimizeArgs): Promise<{
     loaded = p;
     swept = p.members.find((m) => m.name === a.member)!;
   } else {
+    if (a.objectiveOf !== undefined)
+      throw new SpaceError(
+        `--objective-of ${a.objectiveOf} is for a member sweep: give --portfolio <file> --member <name>`,
+      );
     if (a.strategy === undefined)
       throw new SpaceError(
         'give a strategy module (fxflow optimize strategies/sma-cross.ts …) or --portfolio <file> --member <name>',
@@ -443,7 +446,9 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       throw new SpaceError(
         `no candles between ${config.run.from} and ${config.run.to} for ${data.series.map((s) => `${s.instrument} ${s.granularity}`).join(', ')}: check --from/--to and the data`,
       );
-    const { strategyHash, configHash } = sweepHashes(loaded.file, config, portfolioKey(loaded));
+    // A member sweep's strategy is its whole portfolio: its hash identifies the sweep and its trials.
+    const portfolio = portfolioKey(loaded);
+    const { strategyHash, configHash } = sweepHashes(loaded.file, config, portfolio);
     const sweepHash = sha256(
       canonical({
         strategyHash,
@@ -458,7 +463,6 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
         batch: a.batch,
         lag: a.lag,
         objective: a.objective,
-        ...(portfolioKey(loaded) ? { portfolio: portfolioKey(loaded) } : {}),
       }),
     ).slice(0, 10);
     const dir = resolve(a.out ?? join(config.run.runsDir, 'sweeps', `${loaded.name}-${sweepHash}`));
@@ -475,7 +479,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
     result = await runSweep({
       strategyFile: loaded.file,
       strategyName: loaded.name,
-      ...(portfolioKey(loaded) ? { portfolio: portfolioKey(loaded)! } : {}),
+      ...(portfolio ? { portfolio } : {}),
       space,
       search: a.search,
       trials,

@@ -115,7 +115,8 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
       throw new SpaceError(
         `no candles between ${config.run.from} and ${config.run.to}: check --from/--to and the data`,
       );
-    const { strategyHash, configHash } = sweepHashes(loaded.file, config, portfolioKey(loaded));
+    const portfolio = portfolioKey(loaded);
+    const { strategyHash, configHash } = sweepHashes(loaded.file, config, portfolio);
     const hash = sha256(
       canonical({
         strategyHash,
@@ -131,7 +132,6 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
         lag: a.lag,
         objective: a.objective,
         windows: ws,
-        ...(portfolioKey(loaded) ? { portfolio: portfolioKey(loaded) } : {}),
       }),
     ).slice(0, 10);
     const dir = resolve(a.out ?? join(config.run.runsDir, 'walkforward', `${loaded.name}-${hash}`));
@@ -181,7 +181,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
     const r = await runWalkForward({
       strategyFile: loaded.file,
       strategyName: loaded.name,
-      ...(portfolioKey(loaded) ? { portfolio: portfolioKey(loaded)! } : {}),
+      ...(portfolio ? { portfolio } : {}),
       space,
       search: a.search,
       trials,

@@ -216,6 +216,11 @@ describe('fxflow optimize --portfolio --member', () => {
       /--member sma needs --portfolio <file>/,
     ],
     [
+      '--objective-of without --portfolio',
+      ['strategies/sma-cross.ts', '--objective-of', 'account', '--param', 'fast=5,8'],
+      /--objective-of account is for a member sweep: give --portfolio <file> --member <name>/,
+    ],
+    [
       "a --param the member's strategy does not have",
       ['--portfolio', PORTFOLIO, '--member', 'brk', '--param', 'fast=5,8'],
       /unknown param 'fast'; the strategy declares: instrument, granularity, lookback/,
