@@ -166,6 +166,8 @@ export interface BacktestResult {
   /** The trades still open at the end, marked at the last prices (exit reason END_OF_RUN). */
   readonly openAtEnd: readonly ClosedTrade[];
   readonly equity: readonly EquityPoint[];
+  /** A portfolio's: each strategy's own equity curve, by name (its figures are summary.strategies). */
+  readonly strategyEquity?: Readonly<Record<string, readonly EquityPoint[]>>;
   readonly engine: EngineStats;
   readonly sim: SimStats;
   /** The fill models the simulator used, by name (path, slippage, latency, commission). */
@@ -751,6 +753,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     trades: portfolio.closedTrades,
     openAtEnd,
     equity: portfolio.equity,
+    ...(many ? { strategyEquity: many.equities() } : {}),
     engine: engine.stats,
     sim: sim.stats,
     models: sim.models,

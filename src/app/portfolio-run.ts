@@ -10,7 +10,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
 import { PortfolioHost } from '../engine/portfolio-host.ts';
-import type { ClosedTrade, Portfolio } from '../engine/portfolio.ts';
+import type { ClosedTrade, EquityPoint, Portfolio } from '../engine/portfolio.ts';
 import { summarize, type DataReport, type Summary } from '../engine/report.ts';
 import { activeLimits, RiskExecution } from '../engine/risk.ts';
 import type { BacktestConfig } from './config.ts';
@@ -132,6 +132,13 @@ export class PortfolioRun {
           : {}),
       });
     }
+    return out;
+  }
+
+  /** Each strategy's equity curve (its book's), by name: a member sweep's trial reads its member's. */
+  equities(): Record<string, readonly EquityPoint[]> {
+    const out: Record<string, readonly EquityPoint[]> = {};
+    for (const b of this.host.books.books) out[b.name] = b.portfolio.equity;
     return out;
   }
 

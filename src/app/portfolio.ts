@@ -29,6 +29,26 @@ export interface LoadedMember extends LoadedStrategy {
 /** A portfolio loaded: what runBacktest runs (its `members`), as one LoadedStrategy whose subscriptions are all of theirs. */
 export interface LoadedPortfolio extends LoadedStrategy {
   readonly members: readonly LoadedMember[];
+  /** A sweep of one member inside the portfolio (optimize/walkforward --portfolio --member). */
+  readonly sweep?: PortfolioSweep;
+}
+
+/**
+ * `optimize`/`walkforward --portfolio file --member <name>`: the member whose params a trial sets
+ * (every other member keeps its params from the file), and whose figures the objective reads:
+ * the member's own (summary.strategies.<name>) or the account's (`--objective-of account`).
+ */
+export interface PortfolioSweep {
+  readonly member: string;
+  readonly of: 'member' | 'account';
+}
+
+/** A member as plain data (structured clone: what a sweep's worker threads are given to load the portfolio). */
+export interface MemberSpec {
+  readonly module: string;
+  readonly name: string;
+  readonly params: Params;
+  readonly risk?: RiskLimits;
 }
 
 const ENTRY_KEYS = new Set(['module', 'name', 'params', 'risk']);
@@ -161,6 +181,11 @@ export async function loadPortfolio(
     names.set(name, i);
     members.push({ ...probe, name, params, ...(e.risk ? { risk: e.risk } : {}) });
   }
+  return portfolioOf(members, label);
+}
+
+/** The portfolio of loaded members: one LoadedStrategy whose subscriptions are all of theirs. */
+function portfolioOf(members: LoadedMember[], label: string): LoadedPortfolio {
   const subs = members.map((m) => subscriptionsOf(m.strategy, m.params, m.name));
   const union = (k: keyof Omit<Subscriptions, 'timers'>): string[] => [
     ...new Set(subs.flatMap((s) => (s[k] ?? []) as readonly string[])),
@@ -181,6 +206,31 @@ export async function loadPortfolio(
     params: {},
     members,
   };
+}
+
+/** A loaded portfolio's members as plain data, their params as they are (for a sweep's worker threads). */
+export function memberSpecs(p: LoadedPortfolio): MemberSpec[] {
+  return p.members.map((m) => ({
+    module: m.file,
+    name: m.name,
+    params: m.params,
+    ...(m.risk ? { risk: m.risk } : {}),
+  }));
+}
+
+/** Loads the members memberSpecs gave, each with exactly those params (a sweep's worker thread). */
+export async function loadMemberSpecs(specs: readonly MemberSpec[], label: string): Promise<LoadedPortfolio> {
+  const members: LoadedMember[] = [];
+  for (const m of specs) {
+    const probe = await loadStrategy(m.module, []);
+    members.push({ ...probe, name: m.name, params: m.params, ...(m.risk ? { risk: m.risk } : {}) });
+  }
+  return portfolioOf(members, label);
+}
+
+/** The portfolio with one member's params replaced (a trial of a member sweep); the others keep theirs. */
+export function withMemberParams(p: LoadedPortfolio, member: string, params: Params): LoadedPortfolio {
+  return { ...p, members: p.members.map((m) => (m.name === member ? { ...m, params } : m)) };
 }
 
 /** Whether a loaded strategy is a portfolio. */

@@ -88,7 +88,7 @@ export function cli(argv: string[]): Argv {
       },
     )
     .command(
-      'optimize <strategy>',
+      'optimize [strategy]',
       "Sweep a strategy's params on every core: grid, random or adaptive search, overfitting figures",
       async (y) => (await import('./optimize.ts')).optimizeCommand(y),
       async (a) => {
@@ -96,7 +96,7 @@ export function cli(argv: string[]): Argv {
       },
     )
     .command(
-      'walkforward <strategy>',
+      'walkforward [strategy]',
       'Optimise on rolling (or anchored) training windows, test each choice on the next period, stitch the out-of-sample results',
       async (y) => (await import('./walkforward.ts')).walkforwardCommand(y),
       async (a) => {

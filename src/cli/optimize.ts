@@ -1,5 +1,6 @@
 import { dataFileInput, runFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
 import { runGiven, runParams } from '../app/run-choices.ts';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -24,7 +25,15 @@ import { writeSweepReport } from '../report/sweep-report.ts';
 import { loadConfig, parseDate, readJsonFile, type BacktestConfig } from '../app/config.ts';
 import { configCatalog, withCatalogResolved } from '../adapters/catalog/location.ts';
 import { dataCatalog, fileSource, type FileRead } from '../app/sources.ts';
-import { loadStrategy, StrategyLoadError } from '../app/load-strategy.ts';
+import { loadStrategy, StrategyLoadError, type LoadedStrategy } from '../app/load-strategy.ts';
+import {
+  isPortfolio,
+  loadPortfolio,
+  memberSpecs,
+  readPortfolioFile,
+  type LoadedPortfolio,
+} from '../app/portfolio.ts';
+import type { WorkerInit } from '../research/worker.ts';
 import { formatCount, ProgressBar } from './progress.ts';
 
 /**
@@ -35,7 +44,11 @@ export const queueModule = (): Promise<typeof import('../research/queue.ts')> =>
   import('../research/queue.ts');
 
 export interface OptimizeArgs extends SimFlagArgs {
-  strategy: string;
+  strategy?: string;
+  /** A member sweep: the portfolio file, the member whose params are swept, whose figures the objective reads. */
+  portfolio?: string;
+  member?: string;
+  objectiveOf?: 'member' | 'account';
   param?: (string | number)[];
   constraint?: string[];
   space?: string;
@@ -78,8 +91,22 @@ export function optimizeCommand(y: Argv): Argv {
     y
       .positional('strategy', {
         type: 'string',
-        demandOption: true,
-        describe: 'Path to a strategy module, e.g. strategies/sma-cross.ts',
+        describe: 'Path to a strategy module, e.g. strategies/sma-cross.ts (or --portfolio with --member)',
+      })
+      .option('portfolio', {
+        type: 'string',
+        describe:
+          "A portfolio file (docs/portfolios.md): sweep one member's params (--member) while the others keep theirs, each trial a whole portfolio backtest on one account",
+      })
+      .option('member', {
+        type: 'string',
+        describe: 'With --portfolio: the name of the member whose params --param sweeps',
+      })
+      .option('objective-of', {
+        type: 'string',
+        choices: ['member', 'account'],
+        describe:
+          "With --portfolio: read the objective from the member's own figures (its book; the default) or from the account's",
       })
       .option('param', {
         type: 'array',
@@ -266,17 +293,34 @@ export async function prepare(a: OptimizeArgs): Promise<{
   // The catalog as the folder it names now: the sweep's config.json reads the same one from anywhere.
   const config: BacktestConfig = withCatalogResolved(loadConfig(a.config, overrides(a)));
   const instruments = loadInstruments();
-  const probe = await loadStrategy(a.strategy, []);
-  // The strategy's own instrument and granularity unless the user named others (as `backtest`: run-choices.ts).
-  const { implicit } = runParams(probe.strategy.params, [], config, runGiven(a.config, overrides(a)));
-  const loaded = await loadStrategy(a.strategy, implicit);
+  let loaded: LoadedStrategy;
+  // The params the space is built on, and the module whose `objective` --objective custom reads.
+  let swept: LoadedStrategy;
+  if (a.portfolio !== undefined || a.member !== undefined) {
+    const p = await memberSweep(a, config);
+    loaded = p;
+    swept = p.members.find((m) => m.name === a.member)!;
+  } else {
+    if (a.objectiveOf !== undefined)
+      throw new SpaceError(
+        `--objective-of ${a.objectiveOf} is for a member sweep: give --portfolio <file> --member <name>`,
+      );
+    if (a.strategy === undefined)
+      throw new SpaceError(
+        'give a strategy module (fxflow optimize strategies/sma-cross.ts …) or --portfolio <file> --member <name>',
+      );
+    const probe = await loadStrategy(a.strategy, []);
+    // The strategy's own instrument and granularity unless the user named others (as `backtest`: run-choices.ts).
+    const { implicit } = runParams(probe.strategy.params, [], config, runGiven(a.config, overrides(a)));
+    loaded = swept = await loadStrategy(a.strategy, implicit);
+  }
   const fromFile = a.space ? readSpaceFile(a.space) : { params: [], constraints: [] };
   const paramSpecs = [...fromFile.params, ...(a.param ?? []).map(String)];
   if (paramSpecs.length === 0)
     throw new SpaceError(
       'give the space to search: --param fast=5:50:5 --param slow=20,30,50 (or --space file.json)',
     );
-  const space = buildSpace(loaded.params, paramSpecs, [
+  const space = buildSpace(swept.params, paramSpecs, [
     ...fromFile.constraints,
     ...(a.constraint ?? []).map(String),
   ]);
@@ -295,20 +339,73 @@ export async function prepare(a: OptimizeArgs): Promise<{
   let objectiveFn: ObjectiveFn | undefined;
   if (a.objective === 'custom') {
     const { tsImport } = await import('tsx/esm/api');
-    const mod = (await tsImport(loaded.file, import.meta.url)) as {
+    const mod = (await tsImport(swept.file, import.meta.url)) as {
       objective?: unknown;
       default?: { objective?: unknown };
     };
     const f = mod.objective ?? mod.default?.objective;
     if (typeof f !== 'function')
       throw new StrategyLoadError(
-        a.strategy,
+        swept.file,
         '--objective custom: the module exports no `objective` function (export function objective(metrics) { return metrics.netPL / (1 + metrics.maxDrawdownPct) })',
       );
     objectiveFn = f as ObjectiveFn;
   }
   const workers = Math.max(1, Math.floor(a.workers ?? availableParallelism()));
   return { config, instruments, loaded, space, trials, objectiveFn, workers };
+}
+
+/**
+ * A member sweep's portfolio: the --portfolio file loaded as `backtest --portfolio` loads it, with
+ * the member to sweep and whose figures the objective reads. Errors say what to give instead.
+ */
+async function memberSweep(a: OptimizeArgs, config: BacktestConfig): Promise<LoadedPortfolio> {
+  if (a.portfolio === undefined)
+    throw new SpaceError(
+      `--member ${a.member} needs --portfolio <file>: the member is a strategy of that portfolio (to sweep one strategy alone, give its module instead)`,
+    );
+  if (a.strategy !== undefined)
+    throw new SpaceError(
+      `give a strategy module or --portfolio <file> --member <name>, not both ('${a.strategy}' and --portfolio ${a.portfolio})`,
+    );
+  if (a.queue !== undefined)
+    throw new SpaceError(
+      "--queue does not run a member sweep (--portfolio): run it on this machine's threads (--workers)",
+    );
+  const p = await loadPortfolio(
+    readPortfolioFile(a.portfolio),
+    config,
+    runGiven(a.config, overrides(a)),
+    a.portfolio,
+  );
+  const names = p.members.map((m) => m.name);
+  if (a.member === undefined || !names.includes(a.member))
+    throw new SpaceError(
+      `${a.member === undefined ? '--portfolio needs --member <name>, the strategy whose params to sweep' : `--member '${a.member}' is not in ${a.portfolio}`}; its members are: ${names.join(', ')}`,
+    );
+  const of = a.objectiveOf ?? 'member';
+  return { ...p, name: a.member, sweep: { member: a.member, of } };
+}
+
+/** What a sweep's worker threads load: the strategy file, or a member sweep's portfolio. */
+export function workerInit(loaded: LoadedStrategy): WorkerInit {
+  return isPortfolio(loaded) && loaded.sweep
+    ? { strategyFile: loaded.file, portfolio: { members: memberSpecs(loaded), sweep: loaded.sweep } }
+    : { strategyFile: loaded.file };
+}
+
+/**
+ * What a member sweep adds to its hash and its sweep.json: every member's module (name, file and
+ * the hash of its code), params and limits, and the swept member. Nothing for one strategy.
+ */
+export function portfolioKey(loaded: LoadedStrategy): Record<string, unknown> | undefined {
+  if (!isPortfolio(loaded) || !loaded.sweep) return undefined;
+  return {
+    file: resolve(loaded.file),
+    member: loaded.sweep.member,
+    objectiveOf: loaded.sweep.of,
+    members: memberSpecs(loaded).map((m) => ({ ...m, moduleHash: sha256(readFileSync(m.module)) })),
+  };
 }
 
 /** Loads the strategy, the space and the data, runs the sweep, prints the summary. */
@@ -323,7 +420,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
   let pool: Promise<TrialRunner> =
     a.queue !== undefined
       ? Promise.reject(new Error('the queue was not opened'))
-      : WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments });
+      : WorkerPool.start(workers, workerInit(loaded), { loaded, instruments });
   pool.catch(() => {}); // a start failure surfaces when the sweep awaits the pool
   let result: SweepResult;
   let data: Awaited<ReturnType<typeof loadSweepData>>;
@@ -349,7 +446,9 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
       throw new SpaceError(
         `no candles between ${config.run.from} and ${config.run.to} for ${data.series.map((s) => `${s.instrument} ${s.granularity}`).join(', ')}: check --from/--to and the data`,
       );
-    const { strategyHash, configHash } = sweepHashes(loaded.file, config);
+    // A member sweep's strategy is its whole portfolio: its hash identifies the sweep and its trials.
+    const portfolio = portfolioKey(loaded);
+    const { strategyHash, configHash } = sweepHashes(loaded.file, config, portfolio);
     const sweepHash = sha256(
       canonical({
         strategyHash,
@@ -380,6 +479,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
     result = await runSweep({
       strategyFile: loaded.file,
       strategyName: loaded.name,
+      ...(portfolio ? { portfolio } : {}),
       space,
       search: a.search,
       trials,

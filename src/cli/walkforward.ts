@@ -26,8 +26,10 @@ import {
   lostRedis,
   openSweepQueue,
   optimizeCommand,
+  portfolioKey,
   prepare,
   queueModule,
+  workerInit,
   type OptimizeArgs,
 } from './optimize.ts';
 
@@ -90,7 +92,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
   let pool: Promise<TrialRunner> =
     a.queue !== undefined
       ? Promise.reject(new Error('the queue was not opened'))
-      : WorkerPool.start(workers, { strategyFile: loaded.file }, { loaded, instruments });
+      : WorkerPool.start(workers, workerInit(loaded), { loaded, instruments });
   pool.catch(() => {});
   try {
     const source = a.data
@@ -113,7 +115,8 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
       throw new SpaceError(
         `no candles between ${config.run.from} and ${config.run.to}: check --from/--to and the data`,
       );
-    const { strategyHash, configHash } = sweepHashes(loaded.file, config);
+    const portfolio = portfolioKey(loaded);
+    const { strategyHash, configHash } = sweepHashes(loaded.file, config, portfolio);
     const hash = sha256(
       canonical({
         strategyHash,
@@ -178,6 +181,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
     const r = await runWalkForward({
       strategyFile: loaded.file,
       strategyName: loaded.name,
+      ...(portfolio ? { portfolio } : {}),
       space,
       search: a.search,
       trials,

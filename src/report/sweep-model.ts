@@ -211,7 +211,11 @@ export function sweepModel(dir: string): SweepPageModel {
     trials,
     best,
     bestCommand:
-      best && typeof meta.strategyFile === 'string' && existsSync(join(dir, SWEEP_CONFIG_FILE))
+      // A member sweep's trial is a portfolio backtest: no one-strategy command runs it.
+      best &&
+      meta.portfolio === undefined &&
+      typeof meta.strategyFile === 'string' &&
+      existsSync(join(dir, SWEEP_CONFIG_FILE))
         ? trialCommand({
             dir,
             strategyFile: meta.strategyFile,

@@ -53,6 +53,8 @@ export interface SweepOptions {
   readonly dataHash: string;
   /** Where the data was read (recorded in sweep.json; a trial's own command reads the same). */
   readonly data?: SweepDataSource;
+  /** A member sweep's portfolio (optimize --portfolio --member: cli/optimize.ts portfolioKey), recorded in sweep.json. */
+  readonly portfolio?: Readonly<Record<string, unknown>>;
   /** The sweep folder; a folder holding some of this sweep's trials is resumed. */
   readonly dir: string;
   /** CSCV blocks for PBO (even); default 16, fewer for short series. */
@@ -141,12 +143,19 @@ export function pboLabel(search: SearchName): { comparable: boolean; label: stri
       };
 }
 
-/** The hashes that identify a sweep's trials; computed once. */
+/**
+ * The hashes that identify a sweep's trials; computed once. A member sweep's strategy is its
+ * portfolio (every member's code, params and limits: `portfolio`), not the portfolio file alone.
+ */
 export function sweepHashes(
   strategyFile: string,
   config: BacktestConfig,
+  portfolio?: Readonly<Record<string, unknown>>,
 ): { strategyHash: string; configHash: string } {
-  return { strategyHash: sha256(readFileSync(strategyFile)), configHash: sha256(canonical(config)) };
+  return {
+    strategyHash: sha256(portfolio ? canonical(portfolio) : readFileSync(strategyFile)),
+    configHash: sha256(canonical(config)),
+  };
 }
 
 /**
@@ -158,7 +167,7 @@ export function sweepHashes(
  */
 export async function runSweep(o: SweepOptions): Promise<SweepResult> {
   const t0 = performance.now();
-  const { strategyHash, configHash } = sweepHashes(o.strategyFile, o.config);
+  const { strategyHash, configHash } = sweepHashes(o.strategyFile, o.config, o.portfolio);
   const names = o.space.dims.map((d) => d.name);
   const store = new SweepStore(o.dir, names);
   const { records: known, returns } = store.load();
@@ -168,7 +177,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
   store.writeCsv(survivors);
   writeFileSync(
     join(o.dir, 'sweep.json'),
-    `${JSON.stringify({ strategy: o.strategyName, strategyFile: o.strategyFile, strategyHash, search: o.search, seed: o.seed, trials: o.trials, batch: o.batch, lag: o.lag, objective: o.objective, params: o.space.dims, constraints: o.space.constraints.map((c) => c.source), fixed: o.space.base, dataHash: o.dataHash, ...(o.data ? { data: o.data } : {}), configHash, config: o.config }, null, 2)}\n`,
+    `${JSON.stringify({ strategy: o.strategyName, strategyFile: o.strategyFile, strategyHash, search: o.search, seed: o.seed, trials: o.trials, batch: o.batch, lag: o.lag, objective: o.objective, params: o.space.dims, constraints: o.space.constraints.map((c) => c.source), fixed: o.space.base, dataHash: o.dataHash, ...(o.data ? { data: o.data } : {}), ...(o.portfolio ? { portfolio: o.portfolio } : {}), configHash, config: o.config }, null, 2)}\n`,
   );
   // The whole configuration as `--config` reads it: a trial's own command (trial-command.ts) runs on it.
   writeFileSync(join(o.dir, SWEEP_CONFIG_FILE), `${JSON.stringify(o.config, null, 2)}\n`);

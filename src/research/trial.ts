@@ -5,6 +5,7 @@ import { runBacktest, type PricedSeries } from '../app/backtest.ts';
 import { IndicatorMemo } from '../engine/indicator-memo.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import type { LoadedStrategy } from '../app/load-strategy.ts';
+import { isPortfolio, withMemberParams } from '../app/portfolio.ts';
 import type { SeriesWatch } from '../app/series-watch.ts';
 import { dailyReturns, trialMetrics, type TrialMetrics } from './metrics.ts';
 import { seriesBatches, type SharedSeries } from './shared-series.ts';
@@ -69,13 +70,19 @@ export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
   if (!indicatorMemo) memosOf.set(spec.series, (indicatorMemo = new IndicatorMemo()));
   let priced = pricedOf.get(spec.series);
   if (!priced) pricedOf.set(spec.series, (priced = new Map()));
+  // A member sweep (--portfolio --member): the trial's params are the member's, the others keep theirs.
+  const sweep = isPortfolio(spec.loaded) ? spec.loaded.sweep : undefined;
+  const loaded =
+    sweep && isPortfolio(spec.loaded)
+      ? withMemberParams(spec.loaded, sweep.member, spec.params)
+      : { ...spec.loaded, params: spec.params };
   const r = await runBacktest({
     // A walk-forward fold's trials are a sweep's trials too: the same assembly, mode 'optimize'.
     mode: 'optimize',
     watches,
     indicatorMemo,
     priced,
-    loaded: { ...spec.loaded, params: spec.params },
+    loaded,
     config: spec.config,
     instruments: spec.instruments,
     candles: (req) => {
@@ -98,9 +105,14 @@ export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
       },
     log: spec.log ?? SILENT,
   });
-  const returns = dailyReturns(r.equity.map((e) => e.nav));
-  const metrics = trialMetrics(r.summary, returns);
-  const times = r.equity.map((e) => e.time);
+  // The objective reads the member's own figures and equity (its book), unless --objective-of account.
+  const own = sweep?.of === 'member';
+  const summary = own ? r.summary.strategies?.[sweep.member] : r.summary;
+  const equity = own ? r.strategyEquity?.[sweep.member] : r.equity;
+  if (!summary || !equity) throw new Error(`the portfolio has no member '${sweep!.member}'`);
+  const returns = dailyReturns(equity.map((e) => e.nav));
+  const metrics = trialMetrics(summary, returns);
+  const times = equity.map((e) => e.time);
   const candleMs = r.candleMs ?? 0;
   return {
     metrics,

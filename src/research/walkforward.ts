@@ -284,7 +284,7 @@ export async function runWalkForward(
   const results: WindowResult[] = [];
   const parts: { window: number; returns: readonly number[]; times: readonly number[] }[] = [];
   const pool = await o.pool;
-  const { strategyHash } = sweepHashes(o.strategyFile, o.config);
+  const { strategyHash } = sweepHashes(o.strategyFile, o.config, o.portfolio);
   try {
     for (const w of o.windows) {
       o.onWindow?.(w);

@@ -3,6 +3,7 @@ import { loadInstruments } from '../domain/instrument.ts';
 import type { Params } from '../strategy/api.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
+import { loadMemberSpecs, type MemberSpec, type PortfolioSweep } from '../app/portfolio.ts';
 import { seriesMap, type SharedSeries } from './shared-series.ts';
 import { runTrial } from './trial.ts';
 import { CLAIMED } from './claims.ts';
@@ -11,6 +12,14 @@ import { CLAIMED } from './claims.ts';
 export interface WorkerInit {
   readonly strategyFile: string;
   readonly instrumentsPath?: string;
+  /**
+   * A member sweep (optimize --portfolio --member): the portfolio's members with their params, and
+   * the swept member. The thread loads them all (strategyFile is then the portfolio file's name).
+   */
+  readonly portfolio?: {
+    readonly members: readonly MemberSpec[];
+    readonly sweep: PortfolioSweep;
+  };
 }
 
 /** `data` hands over the sweep's shared series (before any `run`): workers start while the data is decoded. */
@@ -58,7 +67,12 @@ const init = workerData as WorkerData;
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 try {
-  const loaded = await loadStrategy(init.strategyFile, []);
+  const loaded = init.portfolio
+    ? {
+        ...(await loadMemberSpecs(init.portfolio.members, init.strategyFile)),
+        sweep: init.portfolio.sweep,
+      }
+    : await loadStrategy(init.strategyFile, []);
   const instruments = init.instrumentsPath ? loadInstruments(init.instrumentsPath) : loadInstruments();
   let series = new Map<string, SharedSeries>();
   // Trials run one at a time, in the order they came: the pool may hand over the next while one
