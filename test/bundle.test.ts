@@ -87,7 +87,7 @@ describe('every command runs from the bundle', () => {
         expect(bundled, c.join(' ')).toEqual(await fxflow('source', ...c, '--help'));
     }
     // A usage mistake: yargs' messages (its locale files, found from the bundle).
-    const mistake = await fxflow('dist', 'optimize');
+    const mistake = await fxflow('dist', 'replay');
     expect(mistake.code).not.toBe(0);
     expect(mistake.stderr).toContain('Not enough non-option arguments: got 0, need at least 1');
   }, 240_000);
