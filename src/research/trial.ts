@@ -9,6 +9,9 @@ import type { SeriesWatch } from '../app/series-watch.ts';
 import { dailyReturns, trialMetrics, type TrialMetrics } from './metrics.ts';
 import { seriesBatches, type SharedSeries } from './shared-series.ts';
 
+/** Which mode a trial is assembled as: a sweep's trial, or one of a walk-forward fold (its sweep's and its out-of-sample run). */
+export type TrialMode = 'optimize' | 'walkforward';
+
 /** What one trial needs: the strategy (loaded once per worker), its params, the config and the shared data. */
 export interface TrialSpec {
   readonly loaded: LoadedStrategy;
@@ -18,6 +21,8 @@ export interface TrialSpec {
   /** The sweep's decoded series by `INSTRUMENT:GRANULARITY`. */
   readonly series: ReadonlyMap<string, SharedSeries>;
   readonly log?: StrategyLogger;
+  /** The mode that assembles it (src/app/assembly.ts): 'optimize' unless a walk-forward runs it. */
+  readonly mode?: TrialMode;
 }
 
 export interface TrialOutcome {
@@ -70,8 +75,8 @@ export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
   let priced = pricedOf.get(spec.series);
   if (!priced) pricedOf.set(spec.series, (priced = new Map()));
   const r = await runBacktest({
-    // A walk-forward fold's trials are a sweep's trials too: the same assembly, mode 'optimize'.
-    mode: 'optimize',
+    // The same assembly for a sweep's trials and a walk-forward fold's; the mode names which built it.
+    mode: spec.mode ?? 'optimize',
     watches,
     indicatorMemo,
     priced,
