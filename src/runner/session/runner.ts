@@ -3,15 +3,15 @@ import type { Logger } from 'pino';
 import type { SimBroker } from '../../adapters/sim/broker.ts';
 import type { V20Execution } from '../../adapters/v20/execution.ts';
 import { newStreamStats, type StreamStats } from '../../adapters/v20/stream.ts';
-import { AccountStateError, restoreAccount } from '../../domain/account-state.ts';
+import { AccountStateError } from '../../domain/account-state.ts';
 import { type OrderIntent, RUNNER_ID_PREFIX } from '../../domain/intents.ts';
-import { LedgerError } from '../../domain/ledger.ts';
 import { toUnits } from '../../domain/money.ts';
 import { parseTime } from '../../domain/time.ts';
 import type { Account, Transaction } from '../../domain/v20/index.ts';
 import { type Engine, subscriptionsOf } from '../../engine/engine.ts';
 import type { Assembly } from './assembly-contract.ts';
 import { brokerChoice } from './broker-choice.ts';
+import { checkRunJournal, openRunJournal, restoreAtStart } from './account-restore.ts';
 import { runResult } from './run-result.ts';
 import { liveStrategy, recordSessionStart } from './live-strategy.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
@@ -31,16 +31,7 @@ import {
   openOfLedger,
 } from '../order-path/kill-switch.ts';
 import { isRunnerIntent, JournaledExecution, OrderLifecycle } from '../order-path/order-lifecycle.ts';
-import {
-  type Baseline,
-  baselineOf,
-  checkOwnership,
-  CtrlC,
-  Latency,
-  newRunId,
-  simBaselineOf,
-  waitFor,
-} from './session.ts';
+import { baselineOf, CtrlC, Latency, newRunId, waitFor } from './session.ts';
 import { JournalRebase } from '../order-path/journal-rebase.ts';
 import { ShadowBook } from '../recording/shadow.ts';
 import { SimExecution } from '../../adapters/sim/sim-execution.ts';
@@ -167,32 +158,9 @@ export class Runner {
     // Event time drives the engine (prices carry the server's time; identical to wall time live).
     this.#clock = o.clock ?? new VirtualClock(0);
     this.runId = o.runId ?? newRunId();
-    this.journal = Journal.open(o.journalDir, {
-      noSync: o.journalSync === false,
-      ...(o.newJournal === true ? { fresh: true } : {}),
-    });
-    if (this.journal.replaced !== '')
-      this.#log.warn(
-        { movedTo: this.journal.replaced },
-        '--new-journal: the previous journal was moved aside; starting afresh from the account',
-      );
-    this.#contents = this.journal.contents();
-    const damaged = this.#contents.damaged;
-    if (damaged.length > 0) {
-      this.journal.close();
-      const where = damaged
-        .map((d) => `byte ${d.offset} (${d.bytes} bytes; ${d.recoveredAfter} intact records after it)`)
-        .join(', ');
-      throw new RunnerError(
-        'RUNNER',
-        `journal ${o.journalDir} is damaged: journal.log fails its checksum at ${where}. What the damaged records held (an intent, a transaction, a confirmation) is unknown, so the runner will not trade on this journal. Start afresh from the account with the same command and --new-journal (the damaged journal is kept in ${o.journalDir}/replaced-<time>/)`,
-      );
-    }
-    if (this.#contents.tornBytes > 0)
-      this.#log.warn(
-        { tornBytes: this.#contents.tornBytes },
-        'journal: a torn last record (a write cut short by a crash) was dropped',
-      );
+    const opened = openRunJournal(o, this.#log);
+    this.journal = opened.journal;
+    this.#contents = opened.contents;
     this.#portfolio = new Portfolio({
       currency: 'USD',
       instruments: o.instruments,
@@ -303,15 +271,7 @@ export class Runner {
     const { account, lastTransactionID } = await o.rest.account(o.accountID);
     const contents = this.#contents;
     const broker = o.broker ?? 'v20';
-    let baseline = contents.baseline as (Baseline & { broker?: 'sim'; deposit?: string }) | undefined;
-    // A --broker sim journal holds the simulator's transactions (its own IDs): never mixed with an account's.
-    if (baseline !== undefined && (baseline.broker === 'sim') !== (broker === 'sim')) {
-      throw new RunnerError(
-        'RUNNER',
-        `journal ${o.journalDir} was written by a ${baseline.broker === 'sim' ? '--broker sim' : '--broker v20'} run and cannot be used with --broker ${broker}; give --journal another directory (the default one ends in -sim for --broker sim)`,
-      );
-    }
-    await checkOwnership(o, this.journal, baseline, contents, lastTransactionID);
+    const journalBaseline = await checkRunJournal(o, this.journal, contents, lastTransactionID);
     // A halted journal (the kill switch engaged, in this process before now or in an earlier one):
     // nothing of the strategy is sent; the start goes on only to finish the flatten, then stops.
     if (contents.halt !== undefined && this.#haltedBy === undefined) {
@@ -322,65 +282,19 @@ export class Runner {
         'error',
       );
     }
-    const fromJournal = baseline !== undefined;
-    if (baseline === undefined) {
-      // (A --broker sim journal from before its baseline was written holds the simulator's transactions from ID 1: the same thing.)
-      baseline =
-        broker === 'sim' ? simBaselineOf(account) : baselineOf({ ...account, lastTransactionID } as Account);
-      this.journal.baseline(baseline);
-    }
-    const deposit = baseline.deposit ?? baseline.balance;
-    const portfolio = new Portfolio({
-      currency: baseline.currency,
-      instruments: o.instruments,
-      initialBalance: deposit,
-      strict: false,
-    });
+    const { baseline, deposit, portfolio, replay, handled, snap, fromID } = restoreAtStart(
+      o,
+      this.journal,
+      contents,
+      journalBaseline,
+      { account, lastTransactionID },
+      log,
+    );
     this.#portfolio = portfolio;
-    // The same recovery in both modes: the baseline, the journaled transactions the strategy had
-    // handled, then those it had not (replayed to it).
-    const snap = contents.state;
-    const handled = snap?.handledTransactionID ?? baseline.lastTransactionID;
-    let replay: Transaction[] = [];
-    // One restore for the portfolio and the simulator (`restoreAccount`); a live account's portfolio
-    // takes instruments the registry does not list, the simulator cannot.
-    try {
-      restoreAccount(portfolio.ledger, baseline, broker === 'sim' ? o.instruments : undefined, o.accountID);
-    } catch (e) {
-      if (!(e instanceof AccountStateError || e instanceof LedgerError)) throw e;
-      throw new RunnerError(
-        'RUNNER',
-        broker === 'sim'
-          ? `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`
-          : fromJournal
-            ? `journal ${o.journalDir}: its account baseline cannot be restored (${e.message}); move the directory away to start from account ${o.accountID} as it is now`
-            : `account ${o.accountID}: the account as v20 reports it cannot be restored into the portfolio (${e.message})`,
-        { cause: e },
-      );
-    }
-    for (const t of contents.transactions) {
-      if (Number(t.id) <= Number(baseline.lastTransactionID)) continue;
-      if (Number(t.id) <= Number(handled)) portfolio.apply(t);
-      else replay.push(t);
-    }
     this.#handled = handled;
     this.#inputs.restorePrices(snap?.prices);
     this.#orders.recovered.replayed = replay.length;
     this.#orders.recovered.restoredState = snap !== undefined;
-    const fromID =
-      broker === 'v20' ? contents.lastTransactionID || baseline.lastTransactionID : lastTransactionID;
-    log.info(
-      {
-        lastTransactionID,
-        journalLast: contents.lastTransactionID,
-        trades: portfolio.ledger.trades.size,
-        pendingOrders: portfolio.ledger.pendingOrders.size,
-        balance: baseline.balance,
-        replay: replay.length,
-        restoredState: snap !== undefined,
-      },
-      'reconciled',
-    );
 
     // The strategy, with its state restored and warm-up candles kept from its handlers.
     const base = o.strategy;
