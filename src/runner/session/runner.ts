@@ -3,15 +3,16 @@ import type { Logger } from 'pino';
 import type { SimBroker } from '../../adapters/sim/broker.ts';
 import type { V20Execution } from '../../adapters/v20/execution.ts';
 import { newStreamStats, type StreamStats } from '../../adapters/v20/stream.ts';
-import { AccountStateError } from '../../domain/account-state.ts';
 import { type OrderIntent, RUNNER_ID_PREFIX } from '../../domain/intents.ts';
-import { toUnits } from '../../domain/money.ts';
 import { parseTime } from '../../domain/time.ts';
 import type { Account, Transaction } from '../../domain/v20/index.ts';
 import { type Engine, subscriptionsOf } from '../../engine/engine.ts';
 import type { Assembly } from './assembly-contract.ts';
 import { brokerChoice } from './broker-choice.ts';
 import { checkRunJournal, openRunJournal, restoreAtStart } from './account-restore.ts';
+import { flattenAccount } from './flatten.ts';
+import { startShadow } from './shadow-setup.ts';
+import { logStatus } from './status-line.ts';
 import { runResult } from './run-result.ts';
 import { liveStrategy, recordSessionStart } from './live-strategy.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
@@ -25,17 +26,15 @@ import { DEFAULT_RISK_LIMITS, describeLimits, RiskExecution, type RiskLimits } f
 import {
   type AccountCheck,
   clearHaltAdvice,
-  closeFromAccount,
   KillSwitch,
   killSwitchIntents,
   openOfLedger,
 } from '../order-path/kill-switch.ts';
 import { isRunnerIntent, JournaledExecution, OrderLifecycle } from '../order-path/order-lifecycle.ts';
-import { baselineOf, CtrlC, Latency, newRunId, waitFor } from './session.ts';
+import { CtrlC, Latency, newRunId, waitFor } from './session.ts';
 import { JournalRebase } from '../order-path/journal-rebase.ts';
-import { ShadowBook } from '../recording/shadow.ts';
+import type { ShadowBook } from '../recording/shadow.ts';
 import { SimExecution } from '../../adapters/sim/sim-execution.ts';
-import { simModels } from './fill-models.ts';
 import { RunnerError } from './errors.ts';
 import {
   describeUnknownFill,
@@ -413,39 +412,15 @@ export class Runner {
     if (contents.riskDay !== undefined) risk.restoreDay(contents.riskDay);
     // The shadow simulator starts from the account as it is now: its open trades and pending orders.
     if (o.shadow) {
-      try {
-        this.#shadow = new ShadowBook({
-          instruments: o.instruments,
-          currency: baseline.currency,
-          balance: baseline.balance,
-          marginRate: baseline.marginRate,
-          hedging: baseline.hedging,
-          account: baselineOf({ ...account, lastTransactionID } as Account),
-          models: simModels(o.fill, baseline.currency),
-        });
-      } catch (e) {
-        if (!(e instanceof AccountStateError)) throw e;
-        throw new RunnerError(
-          'RUNNER',
-          `--shadow: the simulator cannot start from account ${o.accountID} as v20 reports it (${e.message}); run without --shadow`,
-          { cause: e },
-        );
-      }
-      const tolerances = o.maxDrift;
-      if (tolerances !== undefined) {
-        const guard = new DriftGuard(
-          tolerances,
-          (i) => o.instruments.get(i).pip,
-          (b) => this.#onDrift(b),
-        );
-        this.#drift = guard;
-        this.#shadow.sim.transactions$.subscribe((t) => guard.sim(t));
-      }
-      if (this.#shadow.leftOut.length > 0)
-        log.warn(
-          { leftOut: this.#shadow.leftOut },
-          'shadow simulator: trades and orders in instruments it does not know (data/instruments.json) are left out',
-        );
+      const shadow = startShadow(
+        o,
+        baseline,
+        { ...account, lastTransactionID } as Account,
+        (b) => this.#onDrift(b),
+        log,
+      );
+      this.#shadow = shadow.shadow;
+      this.#drift = shadow.drift;
     }
 
     const engine = assembly.engine;
@@ -638,31 +613,15 @@ export class Runner {
 
   /** One status line: equity, positions, latency, stream health. */
   #status(): void {
-    const p = this.portfolio;
-    const lat = this.latency.snapshot();
-    this.#log.info(
-      {
-        nav: Number((toUnits(p.ledger.balance) + p.unrealizedTotal()).toFixed(2)),
-        balance: toUnits(p.ledger.balance),
-        openTrades: p.ledger.trades.size,
-        pendingOrders: p.ledger.pendingOrders.size,
-        latencyMs: { p50: lat.p50, p99: lat.p99, max: lat.max },
-        pricing: { ...this.pricingStats },
-        transactions: { ...this.transactionStats },
-        lastTransactionID: this.journal.lastTransactionID,
-        candles: { ...this.#inputs.feed.counts },
-        ...(this.labsPoller
-          ? {
-              labs: {
-                polls: this.labsPoller.stats.polls,
-                items: this.labsPoller.stats.items,
-                failures: this.labsPoller.stats.failures,
-              },
-            }
-          : {}),
-      },
-      'status',
-    );
+    logStatus(this.#log, {
+      portfolio: this.portfolio,
+      latency: this.latency,
+      pricingStats: this.pricingStats,
+      transactionStats: this.transactionStats,
+      lastTransactionID: this.journal.lastTransactionID,
+      candles: this.#inputs.feed.counts,
+      labsPoller: this.labsPoller,
+    });
   }
 
   #dropped = 0;
@@ -885,20 +844,15 @@ export class Runner {
     const closeAll = async (): Promise<void> => {
       if (flattened || this.#risk === undefined || this.#v20 === undefined) return;
       flattened = true;
-      const flattenNow = flatten || (this.o.flattenOnKill ?? true);
-      const o = this.o;
-      const check = await closeFromAccount(
+      this.#accountCheck = await flattenAccount(
+        this.o,
         {
-          rest: o.rest,
-          accountID: o.accountID,
           risk: this.#risk,
           drain: () => this.#journaled!.drain(),
           log,
           runId: this.runId,
-          ...(o.flattenTimeoutMs !== undefined ? { timeoutMs: o.flattenTimeoutMs } : {}),
-          ...(o.flattenRetryBaseMs !== undefined ? { retryBaseMs: o.flattenRetryBaseMs } : {}),
-          ...(o.progressEveryMs !== undefined ? { progressEveryMs: o.progressEveryMs } : {}),
-          progress: (line) => this.#say(`${this.#killed ? 'kill switch' : 'stop'}: NOT FLAT yet: ${line}`),
+          who: this.#killed ? 'kill switch' : 'stop',
+          say: (line, level) => this.#say(line, level),
           view: () => this.openAsLastSeen(),
           onState: (state) => {
             this.stopState = state;
@@ -907,22 +861,8 @@ export class Runner {
             this.#lastOpen = open;
           },
         },
-        flattenNow,
+        flatten || (this.o.flattenOnKill ?? true),
       );
-      this.#accountCheck = check;
-      this.stopState = check.ok
-        ? 'the account confirms: nothing open'
-        : `NOT FLAT: ${check.open.join(', ') || check.error}`;
-      if (check.ok)
-        this.#say(
-          `the account confirms: nothing open (read from OANDA at transaction ${check.lastTransactionID}, after ${check.rounds} round(s) of closes in ${check.seconds} s)`,
-          'info',
-        );
-      else
-        log.error(
-          { ...check },
-          'THE ACCOUNT IS NOT FLAT: positions or pending entry orders remain after the closes (or the account could not be read); check it now',
-        );
     };
     if (flatten || this.#killed) await closeAll();
     // Candles that completed before the stop reach the strategy (each waits at most --candle-wait).
