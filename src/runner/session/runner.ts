@@ -8,16 +8,16 @@ import { parseTime } from '../../domain/time.ts';
 import type { Account, Transaction } from '../../domain/v20/index.ts';
 import { type Engine, subscriptionsOf } from '../../engine/engine.ts';
 import type { Assembly } from './assembly-contract.ts';
-import { brokerChoice } from './broker-choice.ts';
+import { assembleRun } from './run-assembly.ts';
 import { checkRunJournal, openRunJournal, restoreAtStart } from './account-restore.ts';
 import { flattenAccount } from './flatten.ts';
 import { startShadow } from './shadow-setup.ts';
 import { logStatus } from './status-line.ts';
 import { runResult } from './run-result.ts';
-import { liveStrategy, recordSessionStart } from './live-strategy.ts';
+import { recordSessionStart } from './live-strategy.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
 import { VirtualClock, type Clock } from '../../ports/clock.ts';
-import type { Params, StrategyLogger } from '../../strategy/api.ts';
+import type { Params } from '../../strategy/api.ts';
 import { type Halt, Journal, type JournalContents, type StateSnapshot } from '../order-path/journal.ts';
 import type { LabsPoller } from './labs-poller.ts';
 import { MarketInputs } from './market-inputs.ts';
@@ -30,11 +30,11 @@ import {
   killSwitchIntents,
   openOfLedger,
 } from '../order-path/kill-switch.ts';
-import { isRunnerIntent, JournaledExecution, OrderLifecycle } from '../order-path/order-lifecycle.ts';
+import { isRunnerIntent, type JournaledExecution, OrderLifecycle } from '../order-path/order-lifecycle.ts';
 import { CtrlC, Latency, newRunId, waitFor } from './session.ts';
 import { JournalRebase } from '../order-path/journal-rebase.ts';
 import type { ShadowBook } from '../recording/shadow.ts';
-import { SimExecution } from '../../adapters/sim/sim-execution.ts';
+import type { SimExecution } from '../../adapters/sim/sim-execution.ts';
 import { RunnerError } from './errors.ts';
 import {
   describeUnknownFill,
@@ -295,74 +295,36 @@ export class Runner {
     this.#orders.recovered.replayed = replay.length;
     this.#orders.recovered.restoredState = snap !== undefined;
 
-    // The strategy, with its state restored and warm-up candles kept from its handlers.
-    const base = o.strategy;
-    const restored = snap?.state;
-    // Once halted (the kill switch), the strategy hears nothing more: no handler of it is called.
-    const strategy = liveStrategy(base, snap !== undefined ? { state: restored } : undefined, {
+    // The one assembly: the strategy, the broker this run chose, the order path, the gate, the engine.
+    const { assembly, journaled } = await assembleRun(o, {
+      journal: this.journal,
+      contents,
+      baseline,
+      deposit,
+      snap,
+      fromID,
+      portfolio,
+      replay,
+      unknown: this.#orders.unknown,
+      clientIdPrefix: this.#clientIdPrefix,
+      limits: this.limits,
+      clock: this.#clock,
+      log,
+      transactionStats: this.transactionStats,
       warming: () => this.#inputs.warming,
       halted: () => this.#halted,
       transaction: (tx) => this.#transaction(tx),
-    });
-    const strategyLog: StrategyLogger = log.child({ component: 'strategy', strategy: o.name });
-    // The one assembly (src/app/assembly.ts, handed in by the CLI): the broker this run chose, the
-    // order path (journal, send queue) between the risk gate and it, the gate, and the engine.
-    let journaled: JournaledExecution | undefined;
-    const assembly = await o.assemble({
-      mode: broker === 'sim' ? 'run-sim' : o.shadow === true ? 'shadow' : 'live',
-      strategies: [
-        {
-          strategy,
-          name: o.name,
-          params: o.params,
-          // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
-          clientIdPrefix: this.#clientIdPrefix,
-          ...(o.onPlot ? { onPlot: o.onPlot } : {}),
-        },
-      ],
-      broker: brokerChoice(
-        o,
-        broker,
-        { baseline, deposit, contents, snap, fromID },
-        {
-          journal: this.journal,
-          stats: this.transactionStats,
-          halted: () => this.#halted,
-          sent: (intent) => this.#sent(intent),
-          simExecution: (x) => {
-            this.#simExecution = x;
-          },
-        },
-      ),
-      portfolio: () => portfolio,
-      orderPath: (inner) =>
-        (journaled = new JournaledExecution(
-          inner as V20Execution | SimExecution,
-          this.journal,
-          replay,
-          this.#orders.unknown,
-          () => {
-            const tickStart = this.#inputs.tickStart;
-            if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
-          },
-          o.recorder,
-          (intent) => this.#drop(intent),
-          (intent) => this.#record(intent),
-        )),
-      risk: {
-        limits: this.limits,
-        accountID: o.accountID,
-        hedging: baseline.hedging,
-        log,
-        lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID,
-        // A refused intent was never journaled, except a resend at a restart the gate refuses now: settled.
-        onReject: (b) => this.journal.confirm(b.intent.id),
+      intent: (intent) => this.#onIntent(intent),
+      record: (intent) => this.#record(intent),
+      sent: (intent) => this.#sent(intent),
+      drop: (intent) => this.#drop(intent),
+      submitted: () => {
+        const tickStart = this.#inputs.tickStart;
+        if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
       },
-      instruments: o.instruments,
-      clock: this.#clock,
-      log: strategyLog,
-      marginRate: Number(baseline.marginRate),
-      onIntent: (intent) => this.#onIntent(intent),
+      simExecution: (x) => {
+        this.#simExecution = x;
+      },
     });
     this.#assembly = assembly;
     this.#sim = assembly.sim;
@@ -449,11 +411,11 @@ export class Runner {
     await this.#orders.settle(contents, risk);
 
     // Warm-up from the candles endpoint: the same alignment as backtests; handlers are not called.
-    const subs = subscriptionsOf(base, o.params, o.name);
+    const subs = subscriptionsOf(o.strategy, o.params, o.name);
     // Halted: the strategy hears nothing more, so no warm-up.
     const warmed = this.#halted
       ? 0
-      : await this.#inputs.warmUp(subs, Math.min(o.warmup ?? base.history ?? 500, 5000));
+      : await this.#inputs.warmUp(subs, Math.min(o.warmup ?? o.strategy.history ?? 500, 5000));
     log.info({ candles: warmed }, 'indicators warmed');
 
     // Live prices (and those of the instruments of open trades: they mark the portfolio).
