@@ -13,6 +13,7 @@ import { checkRunJournal, openRunJournal, restoreAtStart } from './account-resto
 import { flattenAccount } from './flatten.ts';
 import { startShadow } from './shadow-setup.ts';
 import { logStatus } from './status-line.ts';
+import { driftStatus, onDrift, onUnknownFill, type SurpriseParts } from './surprises.ts';
 import { runResult } from './run-result.ts';
 import { recordSessionStart } from './live-strategy.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
@@ -36,13 +37,8 @@ import { JournalRebase } from '../order-path/journal-rebase.ts';
 import type { ShadowBook } from '../recording/shadow.ts';
 import type { SimExecution } from '../../adapters/sim/sim-execution.ts';
 import { RunnerError } from './errors.ts';
-import {
-  describeUnknownFill,
-  type UnknownFill,
-  UnknownFills,
-  unknownFillHaltWhy,
-} from '../order-path/unknown-fills.ts';
-import { type DriftBreach, DriftGuard, formatDrift } from '../recording/drift.ts';
+import { type UnknownFill, UnknownFills } from '../order-path/unknown-fills.ts';
+import type { DriftGuard } from '../recording/drift.ts';
 import { type DriftStatus, formatDriftStatus, type RunnerOptions, type RunResult } from './runner-options.ts';
 
 export { RunnerError };
@@ -378,7 +374,7 @@ export class Runner {
         o,
         baseline,
         { ...account, lastTransactionID } as Account,
-        (b) => this.#onDrift(b),
+        (b) => onDrift(this.o, b, this.#surprises),
         log,
       );
       this.#shadow = shadow.shadow;
@@ -567,7 +563,7 @@ export class Runner {
     if (tx !== undefined) {
       this.#drift?.live(tx);
       const unknown = this.#unknownFills?.observe(tx);
-      if (unknown !== undefined) this.#onUnknownFill(unknown);
+      if (unknown !== undefined) onUnknownFill(this.o, unknown, this.#surprises);
       this.o.onTransaction?.(tx);
     }
     this.#rebase?.check();
@@ -642,64 +638,22 @@ export class Runner {
     return this.#unknownFills?.found ?? [];
   }
 
-  /**
-   * An unknown fill: logged at error level and said on the terminal, then the policy
-   * (`onUnknownFill`): 'halt' engages the kill switch, 'close' closes the trade it opened (a close of
-   * the runner's own, journaled), 'keep' nothing more.
-   */
-  #onUnknownFill(u: UnknownFill): void {
-    const policy = this.o.onUnknownFill ?? 'halt';
-    const what = describeUnknownFill(u);
-    this.#log.error({ unknownFill: u, policy }, `UNKNOWN FILL: ${what}`);
-    this.o.say?.(
-      `UNKNOWN FILL: ${what}; --on-unknown-fill ${policy}: ${policy === 'halt' ? (this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch') : policy === 'close' ? (u.tradeOpened !== undefined ? `closing trade ${u.tradeOpened}` : 'it opened no trade: nothing to close') : 'kept, trading on'}`,
-    );
-    if (policy === 'halt') {
-      // Not from inside the engine's handling of this transaction: the kill switch stops the engine.
-      if (!this.#halted) queueMicrotask(() => void this.kill(unknownFillHaltWhy(what)));
-    } else if (
-      policy === 'close' &&
-      u.tradeOpened !== undefined &&
-      this.#risk !== undefined &&
-      !this.#halted
-    ) {
-      const close: OrderIntent = {
-        kind: 'closeTrade',
-        id: `${RUNNER_ID_PREFIX}unknown-${this.runId}-${++this.#unknownCloses}`,
-        tradeSpecifier: u.tradeOpened,
-        units: 'ALL',
-      };
-      this.#risk.submit(close);
-    }
-  }
-
   /** The drift guard's state now (the status page); undefined without `--max-drift`. */
   get drift(): DriftStatus | undefined {
-    const g = this.#drift;
-    if (g === undefined) return undefined;
-    return {
-      tolerances: formatDrift(g.tolerances),
-      compared: g.compared,
-      measures: g.measures,
-      drifted: [...g.drifted],
-      ...(g.breach !== undefined ? { breach: g.breach } : {}),
-    };
+    return driftStatus(this.#drift);
   }
 
-  /**
-   * A drift tolerance passed: logged at error level and said on the terminal, then the kill switch's
-   * halt, journaled with the breach as its reason (which tolerance, which fills).
-   */
-  #onDrift(b: DriftBreach): void {
-    this.#log.error(
-      { drift: { tolerance: b.tolerance, limit: b.limit, value: b.value, fills: b.fills } },
-      `DRIFT: ${b.why}`,
-    );
-    this.o.say?.(
-      `DRIFT: ${b.why}; ${this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch'}`,
-    );
-    // Not from inside the engine's handling of a price or transaction: the kill switch stops the engine.
-    if (!this.#halted) queueMicrotask(() => void this.kill(b.why));
+  /** What the run does about an unknown fill or a drift: its log, the halt, the kill switch, a close. */
+  get #surprises(): SurpriseParts {
+    const risk = this.#risk;
+    return {
+      log: this.#log,
+      halted: () => this.#halted,
+      kill: (why) => void this.kill(why),
+      close: risk === undefined ? undefined : (intent) => risk.submit(intent),
+      runId: this.runId,
+      nextClose: () => ++this.#unknownCloses,
+    };
   }
 
   /** A line for the operator's terminal (`say`), logged too. */
