@@ -13,6 +13,7 @@ import { checkRunJournal, openRunJournal, restoreAtStart } from './account-resto
 import { flattenAccount } from './flatten.ts';
 import { startShadow } from './shadow-setup.ts';
 import { logStatus } from './status-line.ts';
+import { listenToOperator, sessionCtrlC, waitingFor } from './operator-signals.ts';
 import { driftStatus, onDrift, onUnknownFill, type SurpriseParts } from './surprises.ts';
 import { runResult } from './run-result.ts';
 import { recordSessionStart } from './live-strategy.ts';
@@ -27,12 +28,11 @@ import { DEFAULT_RISK_LIMITS, describeLimits, RiskExecution, type RiskLimits } f
 import {
   type AccountCheck,
   clearHaltAdvice,
-  KillSwitch,
   killSwitchIntents,
   openOfLedger,
 } from '../order-path/kill-switch.ts';
 import { isRunnerIntent, type JournaledExecution, OrderLifecycle } from '../order-path/order-lifecycle.ts';
-import { CtrlC, Latency, newRunId, waitFor } from './session.ts';
+import { type CtrlC, Latency, newRunId, waitFor } from './session.ts';
 import { JournalRebase } from '../order-path/journal-rebase.ts';
 import type { ShadowBook } from '../recording/shadow.ts';
 import type { SimExecution } from '../../adapters/sim/sim-execution.ts';
@@ -88,7 +88,8 @@ export class Runner {
   #drift: DriftGuard | undefined;
   #done: Promise<void> | undefined;
   #stopping: Promise<RunResult> | undefined;
-  #kill: KillSwitch | undefined;
+  /** Lets go of the kill switch and the signal handlers (set once the session runs). */
+  #letGo: (() => void) | undefined;
   #statusTimer: ReturnType<typeof setInterval> | undefined;
   #intents = 0;
   #handled = '';
@@ -102,7 +103,6 @@ export class Runner {
   /** Intents in doubt and their settling (built in the constructor). */
   readonly #orders: OrderLifecycle;
   #contents: JournalContents;
-  #signalHandlers: [NodeJS.Signals, () => void][] = [];
   #simStarted = false;
   /** The kill switch submitted its intents (cancels, closes). */
   #killed = false;
@@ -199,6 +199,15 @@ export class Runner {
       windowMs: (o.requestWindowMs ?? 60_000) + (o.inDoubtMarginMs ?? 10_000),
       risk: () => this.#risk,
       stopping: () => this.#stopping !== undefined,
+    });
+    this.#ctrlC = sessionCtrlC(o, {
+      log: this.#log,
+      say: (line) => this.#say(line),
+      killed: () => this.#killed,
+      waitingFor: () => this.#waitingFor(),
+      stopState: () => this.stopState,
+      open: () => this.openAsLastSeen(),
+      stop: (why) => void this.stop(why),
     });
   }
 
@@ -424,19 +433,11 @@ export class Runner {
       this.#statusTimer.unref();
     }
     await this.#inputs.startLabs(subs);
-    this.#kill = new KillSwitch({
-      ...(o.killFile !== undefined ? { file: o.killFile } : {}),
-      signal: o.signals === true,
-      onKill: (why) => void this.kill(why),
+    this.#letGo = listenToOperator(o, {
+      kill: (why) => void this.kill(why),
+      stop: (why) => void this.stop(why),
+      ctrlC: this.#ctrlC,
     });
-    if (o.signals) {
-      const term = (): void => void this.stop('SIGTERM');
-      process.once('SIGTERM', term);
-      this.#signalHandlers.push(['SIGTERM', term]);
-      const int = (): void => this.#ctrlC.press();
-      process.on('SIGINT', int);
-      this.#signalHandlers.push(['SIGINT', int]);
-    }
     log.info(
       { instruments, broker, shadow: o.shadow === true, limits: describeLimits(this.limits) },
       'running',
@@ -664,17 +665,12 @@ export class Runner {
 
   /** What a stop waits for now: requests in flight and intents waiting to be sent. */
   #waitingFor(): string {
-    const waiting = this.#journaled?.waiting ?? 0;
-    const inFlight = this.#journaled?.inFlight ?? 0;
-    const doubt = this.#orders.unknown.size;
-    const parts: string[] = [];
-    parts.push(inFlight > 0 ? `the answer to the order request in flight` : 'no request in flight');
-    if (waiting > 0)
-      parts.push(
-        `${waiting} intent(s) of the strategy waiting to be sent${this.#halted ? ' (dropped: never sent)' : ''}`,
-      );
-    if (doubt > 0) parts.push(`${doubt} order(s) whose outcome is unknown`);
-    return parts.join(', ');
+    return waitingFor({
+      waiting: this.#journaled?.waiting ?? 0,
+      inFlight: this.#journaled?.inFlight ?? 0,
+      doubt: this.#orders.unknown.size,
+      halted: this.#halted,
+    });
   }
 
   /** What is open as last seen: the flatten's latest account read, else the runner's own view. */
@@ -682,27 +678,8 @@ export class Runner {
     return this.#lastOpen ?? openOfLedger(this.portfolio.ledger);
   }
 
-  /**
-   * SIGINT as operators expect (see `CtrlC`): the first starts the graceful stop (and the flatten,
-   * if asked) and says what it waits for; the second warns; a third within the window exits.
-   */
-  readonly #ctrlC = new CtrlC({
-    windowMs: () => this.o.ctrlCWindowMs ?? 3000,
-    first: () => {
-      const flatten = this.o.flattenOnExit === true || this.#killed;
-      this.#say(
-        `Ctrl-C: stopping${flatten ? ' and closing every position (--flatten-on-exit)' : ''}; waiting for ${this.#waitingFor()}${flatten ? ', then for the account to confirm it is flat' : ''}. Ctrl-C twice more exits without waiting.`,
-      );
-      void this.stop('SIGINT');
-    },
-    warn: (line) => this.#say(`${line}${this.stopState !== undefined ? ` (now ${this.stopState})` : ''}`),
-    exit: () => {
-      const open = this.openAsLastSeen();
-      this.#log.error({ open }, 'third Ctrl-C: exiting before the stop finished');
-      if (this.o.abandon !== undefined) this.o.abandon(open);
-      else process.exit(130);
-    },
-  });
+  /** SIGINT as operators expect, in three steps (operator-signals.ts). */
+  readonly #ctrlC: CtrlC;
 
   /** The kill switch: halts the strategy first, then cancels pending entries, optionally flattens, and stops. */
   kill(why: string): Promise<RunResult> {
@@ -793,8 +770,7 @@ export class Runner {
     // are not left unconfirmed and sent again at the next start.
     const simExecution = this.#simExecution;
     if (this.#killed && simExecution !== undefined) await waitFor(() => simExecution.waiting === 0, 5000);
-    this.#kill?.close();
-    for (const [sig, h] of this.#signalHandlers) process.off(sig, h);
+    this.#letGo?.();
     if (this.#statusTimer) clearInterval(this.#statusTimer);
     this.#inputs.close();
     const engine = this.#engine;
