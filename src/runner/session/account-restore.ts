@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
+import type { SimBroker } from '../../adapters/sim/broker.ts';
 import { AccountStateError, restoreAccount } from '../../domain/account-state.ts';
 import { LedgerError } from '../../domain/ledger.ts';
 import type { Account, Transaction } from '../../domain/v20/index.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
 import { Journal, type JournalContents, type StateSnapshot } from '../order-path/journal.ts';
+import { JournalRebase, type JournalRebaseOptions } from '../order-path/journal-rebase.ts';
 import { RunnerError } from './errors.ts';
 import type { RunnerOptions } from './runner-options.ts';
 import { type Baseline, baselineOf, checkOwnership, simBaselineOf } from './session.ts';
@@ -155,4 +157,38 @@ export function restoreAtStart(
     'reconciled',
   );
   return { baseline, deposit, portfolio, replay, handled, snap, fromID };
+}
+
+/**
+ * The journal's rebase for this run (`rebaseEvery`; none in shadow mode, whose report compares
+ * every fill of the run): the baseline written at start, rewritten as the journal grows, from the
+ * account (or, `--broker sim`, from the simulator, with the account's first settings and deposit).
+ */
+export function runRebase(
+  o: RunnerOptions,
+  journal: Journal,
+  at: { readonly baseline: Baseline; readonly deposit: string; readonly sim: SimBroker | undefined },
+  run: Pick<JournalRebaseOptions, 'log' | 'handled' | 'stopping' | 'snapshot'>,
+): JournalRebase {
+  const { baseline, deposit, sim } = at;
+  return new JournalRebase({
+    journal,
+    rest: o.rest,
+    accountID: o.accountID,
+    every: o.shadow === true ? 0 : (o.rebaseEvery ?? 10_000),
+    ...(sim !== undefined
+      ? {
+          sim: {
+            broker: sim,
+            first: {
+              currency: baseline.currency,
+              marginRate: baseline.marginRate,
+              hedging: baseline.hedging,
+              deposit,
+            },
+          },
+        }
+      : {}),
+    ...run,
+  });
 }

@@ -9,7 +9,7 @@ import type { Account, Transaction } from '../../domain/v20/index.ts';
 import { type Engine, subscriptionsOf } from '../../engine/engine.ts';
 import type { Assembly } from './assembly-contract.ts';
 import { assembleRun } from './run-assembly.ts';
-import { checkRunJournal, openRunJournal, restoreAtStart } from './account-restore.ts';
+import { checkRunJournal, openRunJournal, restoreAtStart, runRebase } from './account-restore.ts';
 import { flattenAccount } from './flatten.ts';
 import { startShadow } from './shadow-setup.ts';
 import { logStatus } from './status-line.ts';
@@ -33,7 +33,7 @@ import {
 } from '../order-path/kill-switch.ts';
 import { isRunnerIntent, type JournaledExecution, OrderLifecycle } from '../order-path/order-lifecycle.ts';
 import { type CtrlC, Latency, newRunId, waitFor } from './session.ts';
-import { JournalRebase } from '../order-path/journal-rebase.ts';
+import type { JournalRebase } from '../order-path/journal-rebase.ts';
 import type { ShadowBook } from '../recording/shadow.ts';
 import type { SimExecution } from '../../adapters/sim/sim-execution.ts';
 import { RunnerError } from './errors.ts';
@@ -348,30 +348,17 @@ export class Runner {
     this.#journaled = journaled;
     const risk = assembly.risk!;
     this.#risk = risk;
-    // Not in shadow mode: its report compares every fill of the run.
-    this.#rebase = new JournalRebase({
-      journal: this.journal,
-      rest: o.rest,
-      accountID: o.accountID,
-      log,
-      every: o.shadow === true ? 0 : (o.rebaseEvery ?? 10_000),
-      ...(this.#sim !== undefined
-        ? {
-            sim: {
-              broker: this.#sim,
-              first: {
-                currency: baseline.currency,
-                marginRate: baseline.marginRate,
-                hedging: baseline.hedging,
-                deposit,
-              },
-            },
-          }
-        : {}),
-      handled: () => this.#handled,
-      stopping: () => this.#stopping !== undefined,
-      snapshot: () => (this.#engine === undefined ? undefined : this.#snapshotOf(this.#engine)),
-    });
+    this.#rebase = runRebase(
+      o,
+      this.journal,
+      { baseline, deposit, sim: this.#sim },
+      {
+        log,
+        handled: () => this.#handled,
+        stopping: () => this.#stopping !== undefined,
+        snapshot: () => (this.#engine === undefined ? undefined : this.#snapshotOf(this.#engine)),
+      },
+    );
     // Halted before the order path existed (a halted journal, or the kill switch during the start).
     if (this.#halted) this.#applyHalt();
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
