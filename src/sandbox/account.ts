@@ -98,8 +98,9 @@ function isMarketIntent(intent: OrderIntent): boolean {
 const f4 = (x: number): string => (Object.is(x, -0) || Math.abs(x) < 5e-5 ? '0.0000' : x.toFixed(4));
 
 /**
- * One sandbox account: a `SimBroker` plus the views v20's REST interface needs that the broker's
- * ledger does not keep (orders in every state, closed trades, the full transaction log). Use it from
+ * One sandbox account: a `SandboxSim` (the broker plus the sandbox's own controls) and the views
+ * v20's REST interface needs that the broker's ledger does not keep (orders in every state, closed
+ * trades, the full transaction log). Use it from
  * the sandbox server; everything it renders is built from the transactions the broker emitted.
  */
 export class SandboxAccount {
