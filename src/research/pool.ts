@@ -6,7 +6,7 @@ import type { BacktestConfig } from '../app/config.ts';
 import type { LoadedStrategy } from '../app/load-strategy.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { seriesMap, type SharedSeries } from './shared-series.ts';
-import { runTrial } from './trial.ts';
+import { runTrial, type TrialMode } from './trial.ts';
 import { TAKEN_BACK } from './claims.ts';
 import type { FromWorker, ToWorker, WorkerData, WorkerInit } from './worker.ts';
 
@@ -21,7 +21,8 @@ export interface TrialRunner {
   readonly size: number;
   readonly startMs: readonly number[];
   share(series: readonly SharedSeries[]): void;
-  run(trial: number, params: Params, config: BacktestConfig, id?: string): Promise<Done>;
+  /** Runs one trial; `mode` is the one that assembles it ('optimize' unless given: a walk-forward gives 'walkforward'). */
+  run(trial: number, params: Params, config: BacktestConfig, id?: string, mode?: TrialMode): Promise<Done>;
   close(): Promise<void>;
 }
 
@@ -48,6 +49,7 @@ interface Job {
   readonly trial: number;
   readonly params: Params;
   readonly config: BacktestConfig;
+  readonly mode: TrialMode | undefined;
   readonly resolve: (d: Done) => void;
   readonly reject: (e: Error) => void;
 }
@@ -225,6 +227,7 @@ export class WorkerPool implements TrialRunner {
           trial: q.trial,
           params: q.params,
           config: q.config,
+          ...(q.mode !== undefined ? { mode: q.mode } : {}),
           claim: q.claim,
           ticket: q.ticket,
         } satisfies ToWorker);
@@ -275,6 +278,7 @@ export class WorkerPool implements TrialRunner {
       config: q.config,
       instruments: this.main!.instruments,
       series: this.#mainSeries,
+      ...(q.mode !== undefined ? { mode: q.mode } : {}),
     }).then(
       (o) =>
         finish({
@@ -305,10 +309,10 @@ export class WorkerPool implements TrialRunner {
   }
 
   /** Runs a trial on the next free slot. */
-  run(trial: number, params: Params, config: BacktestConfig): Promise<Done> {
+  run(trial: number, params: Params, config: BacktestConfig, _id?: string, mode?: TrialMode): Promise<Done> {
     return new Promise((resolve, reject) => {
       if (this.#failed) return reject(this.#failed);
-      this.#queue.push({ claim: -1, ticket: 0, trial, params, config, resolve, reject });
+      this.#queue.push({ claim: -1, ticket: 0, trial, params, config, mode, resolve, reject });
       this.#pump();
     });
   }

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import type { Params } from '../strategy/api.ts';
 import type { BacktestConfig } from '../app/config.ts';
 import type { Done, TrialRunner } from './pool.ts';
+import type { TrialMode } from './trial.ts';
 import { isInfrastructureFailure } from './failure.ts';
 import { canonical, sha256, trialId } from './sweep.ts';
 
@@ -278,6 +279,8 @@ interface TrialJob {
   readonly params: Params;
   /** The trial's period when it is not the manifest's (`run.from`, `run.to`): a walk-forward window's. */
   readonly period?: { readonly from: string; readonly to: string };
+  /** The mode that assembles it when not 'optimize' (a walk-forward's trials and out-of-sample runs). */
+  readonly mode?: TrialMode;
 }
 type TrialResult =
   | { ok: true; metrics: unknown; returns: number[]; times?: number[]; wallMs: number }
@@ -486,7 +489,13 @@ export class RedisTrialRunner implements TrialRunner {
     // The workers decode the data from their own catalog and check its hash against the manifest.
   }
 
-  async run(trial: number, params: Params, config: BacktestConfig, id?: string): Promise<Done> {
+  async run(
+    trial: number,
+    params: Params,
+    config: BacktestConfig,
+    id?: string,
+    mode?: TrialMode,
+  ): Promise<Done> {
     const { queue, events, sweepId, base } = this.target;
     if (id === undefined) throw new Error('a queued trial needs its id');
     if (this.#lost) throw this.#lost;
@@ -500,7 +509,13 @@ export class RedisTrialRunner implements TrialRunner {
     this.#waiting.add(fail);
     try {
       await Promise.race([this.#clearFailed(id), lost]);
-      const data: TrialJob = { sweepId, trial, params, ...(period ? { period } : {}) };
+      const data: TrialJob = {
+        sweepId,
+        trial,
+        params,
+        ...(period ? { period } : {}),
+        ...(mode !== undefined && mode !== 'optimize' ? { mode } : {}),
+      };
       // Woken when the watchdog found the job gone from Redis and added it again: wait for the new one.
       let requeued: () => void = () => {};
       const again = (): Promise<'requeued'> => new Promise((res) => (requeued = () => res('requeued')));
@@ -714,7 +729,7 @@ export async function startQueueWorker(
           error: `this worker rebuilt trial ${job.data.trial} as ${id}, not the job's ${job.id}: the worker and the coordinator run different fxflow versions`,
           wallMs: 0,
         };
-      const d = await prepared.runner.run(job.data.trial, job.data.params, config, job.id);
+      const d = await prepared.runner.run(job.data.trial, job.data.params, config, job.id, job.data.mode);
       // Stopping (Ctrl-C) ends the threads: the trial is not done, so it is not answered; its lock
       // lapses and another worker runs it.
       if (stopping) return new Promise<TrialResult>(() => {});

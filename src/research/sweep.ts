@@ -12,6 +12,7 @@ import type { SharedSeries } from './shared-series.ts';
 import type { Space } from './space.ts';
 import { SweepStore, type TrialRecord } from './store.ts';
 import { SWEEP_CONFIG_FILE, type SweepDataSource } from './trial-command.ts';
+import type { TrialMode } from './trial.ts';
 
 /** Canonical JSON (keys sorted at every level): the same value always hashes the same. */
 export function canonical(v: unknown): string {
@@ -67,6 +68,8 @@ export interface SweepOptions {
   readonly pool?: Promise<TrialRunner>;
   /** Leave the pool open at the end (walk-forward reuses it across windows). */
   readonly keepPool?: boolean;
+  /** The mode that assembles each trial: 'optimize' (default), or 'walkforward' for a walk-forward's training sweeps. */
+  readonly mode?: TrialMode;
   readonly onProgress?: (p: {
     done: number;
     total: number;
@@ -300,7 +303,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
           if (inFlight >= slots) break;
           const i = queue.shift()!;
           inFlight++;
-          pool.run(i, o.space.params(points[i]!), o.config, ids[i]).then((m) => {
+          pool.run(i, o.space.params(points[i]!), o.config, ids[i], o.mode).then((m) => {
             inFlight--;
             if (
               !m.ok &&

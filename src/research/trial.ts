@@ -10,6 +10,9 @@ import type { SeriesWatch } from '../app/series-watch.ts';
 import { dailyReturns, trialMetrics, type TrialMetrics } from './metrics.ts';
 import { seriesBatches, type SharedSeries } from './shared-series.ts';
 
+/** Which mode a trial is assembled as: a sweep's trial, or one of a walk-forward fold (its sweep's and its out-of-sample run). */
+export type TrialMode = 'optimize' | 'walkforward';
+
 /** What one trial needs: the strategy (loaded once per worker), its params, the config and the shared data. */
 export interface TrialSpec {
   readonly loaded: LoadedStrategy;
@@ -19,6 +22,8 @@ export interface TrialSpec {
   /** The sweep's decoded series by `INSTRUMENT:GRANULARITY`. */
   readonly series: ReadonlyMap<string, SharedSeries>;
   readonly log?: StrategyLogger;
+  /** The mode that assembles it (src/app/assembly.ts): 'optimize' unless a walk-forward runs it. */
+  readonly mode?: TrialMode;
 }
 
 export interface TrialOutcome {
@@ -77,8 +82,8 @@ export async function runTrial(spec: TrialSpec): Promise<TrialOutcome> {
       ? withMemberParams(spec.loaded, sweep.member, spec.params)
       : { ...spec.loaded, params: spec.params };
   const r = await runBacktest({
-    // A walk-forward fold's trials are a sweep's trials too: the same assembly, mode 'optimize'.
-    mode: 'optimize',
+    // The same assembly for a sweep's trials and a walk-forward fold's; the mode names which built it.
+    mode: spec.mode ?? 'optimize',
     watches,
     indicatorMemo,
     priced,

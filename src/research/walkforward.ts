@@ -299,6 +299,8 @@ export async function runWalkForward(
         dir: sweepDir,
         pool: Promise.resolve(pool),
         keepPool: true,
+        // Each fold's training trials and its out-of-sample run are assembled as the walk-forward's.
+        mode: 'walkforward',
       });
       if (!s.best) {
         results.push({
@@ -323,7 +325,7 @@ export async function runWalkForward(
       // Keyed as a sweep's trials are (on a queue, its job id): strategy, params, data, the test period's config.
       const oosParams = { ...o.space.base, ...s.best.params };
       const oosId = trialId(strategyHash, oosParams, o.dataHash, sha256(canonical(testConfig)));
-      const done = await pool.run(-1 - w.index, oosParams, testConfig, oosId);
+      const done = await pool.run(-1 - w.index, oosParams, testConfig, oosId, 'walkforward');
       let oos: TrialMetrics | null = null;
       let error: string | undefined;
       if (done.ok) {

@@ -5,7 +5,7 @@ import type { BacktestConfig } from '../app/config.ts';
 import { loadStrategy } from '../app/load-strategy.ts';
 import { loadMemberSpecs, type MemberSpec, type PortfolioSweep } from '../app/portfolio.ts';
 import { seriesMap, type SharedSeries } from './shared-series.ts';
-import { runTrial } from './trial.ts';
+import { runTrial, type TrialMode } from './trial.ts';
 import { CLAIMED } from './claims.ts';
 
 /** What a worker is started with (structured clone; the series' buffers are shared, not copied). */
@@ -30,6 +30,7 @@ export type ToWorker =
       readonly trial: number;
       readonly params: Params;
       readonly config: BacktestConfig;
+      readonly mode?: TrialMode;
       readonly claim: number;
       readonly ticket: number;
     }
@@ -90,7 +91,14 @@ try {
     }
     running = true;
     const t0 = performance.now();
-    runTrial({ loaded, params: m.params, config: m.config, instruments, series })
+    runTrial({
+      loaded,
+      params: m.params,
+      config: m.config,
+      instruments,
+      series,
+      ...(m.mode !== undefined ? { mode: m.mode } : {}),
+    })
       .then(
         (o) =>
           port.postMessage({

@@ -5,8 +5,8 @@ import { ORDER_CREATE_TYPES, type LedgerTrade } from '../domain/ledger.ts';
 import { add, amount, formatAmount, type Amount } from '../domain/money.ts';
 import { formatTime, type UnixMs } from '../domain/time.ts';
 import type { Transaction } from '../domain/v20/index.ts';
-import type { SimBroker } from '../adapters/sim/broker.ts';
 import { simBroker } from '../adapters/sim/factory.ts';
+import { SandboxSim } from '../adapters/sim/sandbox-control.ts';
 import { SwappableLatency, SwappableSlippage } from './fill-models.ts';
 import {
   DEFAULT_KEEP_TRANSACTIONS,
@@ -98,12 +98,13 @@ function isMarketIntent(intent: OrderIntent): boolean {
 const f4 = (x: number): string => (Object.is(x, -0) || Math.abs(x) < 5e-5 ? '0.0000' : x.toFixed(4));
 
 /**
- * One sandbox account: a `SimBroker` plus the views v20's REST interface needs that the broker's
- * ledger does not keep (orders in every state, closed trades, the full transaction log). Use it from
+ * One sandbox account: a `SandboxSim` (the broker plus the sandbox's own controls) and the views
+ * v20's REST interface needs that the broker's ledger does not keep (orders in every state, closed
+ * trades, the full transaction log). Use it from
  * the sandbox server; everything it renders is built from the transactions the broker emitted.
  */
 export class SandboxAccount {
-  readonly broker: SimBroker;
+  readonly broker: SandboxSim;
   readonly id: string;
   readonly currency: string;
   alias: string;
@@ -171,20 +172,23 @@ export class SandboxAccount {
     this.#instruments = o.instruments;
     const drivers = new Map<string, string>();
     for (const i of o.instruments.list()) drivers.set(i.name, 'TICK');
-    this.broker = simBroker({
-      instruments: o.instruments,
-      account: {
-        currency: o.currency,
-        balance: o.balance,
-        marginRate: o.marginRate,
-        hedging: o.hedging,
-        id: o.id,
+    this.broker = simBroker(
+      {
+        instruments: o.instruments,
+        account: {
+          currency: o.currency,
+          balance: o.balance,
+          marginRate: o.marginRate,
+          hedging: o.hedging,
+          id: o.id,
+        },
+        drivers,
+        ...(o.financingRates !== undefined ? { financingRates: o.financingRates } : {}),
+        // The sandbox's swappable models (POST /sandbox/faults changes them while it runs).
+        models: { slippage: this.slippage, latency: this.latency, marketHours: o.marketHours !== false },
       },
-      drivers,
-      ...(o.financingRates !== undefined ? { financingRates: o.financingRates } : {}),
-      // The sandbox's swappable models (POST /sandbox/faults changes them while it runs).
-      models: { slippage: this.slippage, latency: this.latency, marketHours: o.marketHours !== false },
-    });
+      SandboxSim,
+    );
     this.#quotes = this.broker.quotes;
     this.#conversion = new HomeConversion(o.currency, this.#quotes);
     this.broker.transactions$.subscribe((tx) => this.#fold(tx));
@@ -383,7 +387,7 @@ export class SandboxAccount {
     try {
       if (fields.alias !== undefined) this.alias = fields.alias;
       if (fields.marginRate !== undefined) this.marginRate = fields.marginRate;
-      this.broker.sandboxConfigure(fields);
+      this.broker.configure(fields);
     } finally {
       this.#listeners.delete(fn);
     }
@@ -530,7 +534,7 @@ export class SandboxAccount {
   /** A pending trailing stop's view with its current trailingStopValue. */
   #live(o: OrderView): OrderView {
     if (o.type === 'TRAILING_STOP_LOSS' && o.state === 'PENDING') {
-      const v = this.broker.sandboxTrailingStopValue(o.id);
+      const v = this.broker.trailingStopValue(o.id);
       if (v !== undefined) o.trailingStopValue = v;
     }
     return o;

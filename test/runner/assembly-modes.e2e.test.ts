@@ -7,11 +7,18 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/adapters/catalog/catalog.ts';
+import { syntheticBatches } from '../../src/adapters/catalog/synthetic.ts';
 import { type Assembly, type AssemblyMode, watchAssemblies } from '../../src/app/assembly.ts';
 import { runBacktest } from '../../src/app/backtest.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { replayRun } from '../../src/app/replay.ts';
 import { loadInstruments } from '../../src/domain/instrument.ts';
+import { loadStrategy } from '../../src/app/load-strategy.ts';
+import { WorkerPool } from '../../src/research/pool.ts';
+import { decodeSeries } from '../../src/research/shared-series.ts';
+import { buildSpace } from '../../src/research/space.ts';
+import { runSweep } from '../../src/research/sweep.ts';
+import { runWalkForward, windows } from '../../src/research/walkforward.ts';
 import { Journal } from '../../src/runner/order-path/journal.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 import { pricePath, rig, startFxflowRun, until, type FxflowRun, type Rig } from './harness.ts';
@@ -71,6 +78,55 @@ describe('one assembly for every mode', () => {
     expect(limited.summary.orders!.placed).toBe(0);
     expect(limited.summary.risk?.refused).toEqual({ maxUnits: 1 });
   }, 60_000);
+
+  it('a sweep trial is assembled as optimize, a walk-forward fold (its training trials and its out-of-sample run) as walkforward', async () => {
+    const FROM = Date.UTC(2024, 0, 1);
+    const TO = Date.UTC(2024, 3, 1);
+    const series = [
+      await decodeSeries(
+        'EUR_USD',
+        'H1',
+        (async function* () {
+          yield* syntheticBatches({ instrument: 'EUR_USD', granularity: 'H1', from: FROM, to: TO, seed: 7 });
+        })(),
+      ),
+    ];
+    const loaded = await loadStrategy(resolve(ROOT, 'src/research/fixtures/fragile-cross.ts'), []);
+    const instruments = loadInstruments();
+    const config = loadConfig(undefined, {
+      run: { instrument: 'EUR_USD', granularity: 'H1', from: '2024-01-01', to: '2024-04-01' },
+      costs: { financing: false },
+    } as never);
+    const base = {
+      strategyFile: loaded.file,
+      strategyName: loaded.name,
+      space: buildSpace(loaded.params, ['fast=3,5', 'slow=20'], []),
+      search: 'grid' as const,
+      trials: 2,
+      seed: 1,
+      objective: 'sharpe' as const,
+      workers: 1,
+      batch: 1,
+      lag: 0,
+      config,
+      series,
+      dataHash: 'synthetic-7',
+    };
+    // One slot, the calling thread: no worker thread, so every trial's assembly is seen here.
+    const pool = () => WorkerPool.start(1, { strategyFile: loaded.file }, { loaded, instruments });
+    const tmp = mkdtempSync(join(tmpdir(), 'fxflow-assembly-wf-'));
+    const sweep = watch();
+    await runSweep({ ...base, dir: join(tmp, 'sweep'), pool: pool() });
+    expect(sweep.map((s) => s.mode)).toEqual(['optimize', 'optimize']);
+    unwatch!();
+    const wf = watch();
+    const ws = windows(FROM, TO, { months: 1 }, { months: 1 }, { months: 1 }, false);
+    const r = await runWalkForward({ ...base, dir: join(tmp, 'wf'), windows: ws, pool: pool() });
+    expect(r.windows.every((w) => w.outOfSample !== null)).toBe(true);
+    // Two windows: each its two training trials and its out-of-sample run, all assembled as walkforward.
+    expect(ws).toHaveLength(2);
+    expect(wf.map((s) => s.mode)).toEqual(Array<AssemblyMode>(6).fill('walkforward'));
+  }, 120_000);
 
   it('run --broker sim, --shadow and a live run: the runner is handed the assembly and trades through its gate', async () => {
     const seen = watch();

@@ -18,7 +18,6 @@ import { candle, tick } from './feed.ts';
 import { submit } from './intents.ts';
 import { fillMarket, fillResting } from './execute.ts';
 import { cancelOrder } from './cancels.ts';
-import { checkMargin } from './closeout.ts';
 import {
   seedAccount,
   snapshot,
@@ -27,7 +26,6 @@ import {
   type SeedOptions,
   type SimAccountState,
 } from './seed.ts';
-import type { Draft } from './draft.ts';
 import type { SimBrokerOptions, SimStats } from './types.ts';
 
 // The simulated broker, composed of parts with one job each (docs/fills.md lists which file decides what):
@@ -293,35 +291,13 @@ export class SimBroker implements Execution {
     return n;
   }
 
-  // ---- Read views for the sandbox (owned by the sandbox)
-  /** The sandbox's PATCH /configuration: one CLIENT_CONFIGURE transaction; a new margin rate applies at once. */
-  sandboxConfigure(fields: { alias?: string; marginRate?: string }): void {
-    const s = this.#s;
-    if (!s.started) start(s, Number.isFinite(s.now) ? s.now : 0);
-    s.tx.begin();
-    const d: Draft = { type: 'CLIENT_CONFIGURE' };
-    if (fields.alias !== undefined) d.alias = fields.alias;
-    if (fields.marginRate !== undefined) {
-      const rate = Number(fields.marginRate);
-      if (!(rate > 0 && rate <= 1))
-        throw new RangeError(`marginRate must be a decimal in (0, 1], got '${fields.marginRate}'`);
-      d.marginRate = fields.marginRate;
-      // As at OANDA: margin used, margin available, the margin check of later fills, margin calls
-      // and the closeout all use the new rate from now on (the stricter of it and the instrument's).
-      s.account.marginRate = rate;
-    }
-    s.tx.emit(d);
-    // The account is checked at once (margin call, or closeout at half): the check is account-wide.
-    const first = fields.marginRate !== undefined ? s.ledger.trades.values().next().value : undefined;
-    if (first !== undefined) checkMargin(s, first.instrument);
+  /**
+   * The state the parts share, for a subclass that adds what only one mode does to an account
+   * (sandbox-control.ts: the sandbox's configuration and views); not part of the broker's API.
+   */
+  protected get state(): SimState {
+    return this.#s;
   }
-
-  /** The current level of a pending trailing stop loss (v20 trailingStopValue), or undefined. */
-  sandboxTrailingStopValue(orderID: string): string | undefined {
-    const o = this.#s.order(orderID);
-    return o && o.type === 'TRAILING_STOP_LOSS' ? o.inst.price(o.level) : undefined;
-  }
-  // ---- end of the sandbox's block
 }
 
 // The New York boundaries (weekend closure, 17:00 rollover) come from new-york.ts: integer

@@ -39,12 +39,16 @@ const built = (m: FillModelNames | Partial<FillModels>): m is Partial<FillModels
 
 /**
  * The one way a SimBroker is made (backtest, sweep trials, `run --broker sim`, `--shadow`, replay,
- * the sandbox's accounts): settings in, a simulator out.
+ * the sandbox's accounts): settings in, a simulator out. `kind` is the class made: SimBroker, or
+ * the sandbox's SandboxSim (sandbox-control.ts: the broker plus what only the sandbox does).
  */
-export function simBroker(s: SimSettings): SimBroker {
+export function simBroker<B extends SimBroker = SimBroker>(
+  s: SimSettings,
+  kind: new (o: SimBrokerOptions) => B = SimBroker as new (o: SimBrokerOptions) => B,
+): B {
   const { account: a, models, ...options } = s;
   const m = models === undefined ? {} : built(models) ? models : parseFillModels(models, a.currency);
-  return new SimBroker({
+  return new kind({
     ...options,
     currency: a.currency,
     initialBalance: a.balance,

@@ -3,20 +3,23 @@ import type { Logger } from 'pino';
 import type { SimBroker } from '../../adapters/sim/broker.ts';
 import type { V20Execution } from '../../adapters/v20/execution.ts';
 import { newStreamStats, type StreamStats } from '../../adapters/v20/stream.ts';
-import { AccountStateError, restoreAccount } from '../../domain/account-state.ts';
 import { type OrderIntent, RUNNER_ID_PREFIX } from '../../domain/intents.ts';
-import { LedgerError } from '../../domain/ledger.ts';
-import { toUnits } from '../../domain/money.ts';
 import { parseTime } from '../../domain/time.ts';
 import type { Account, Transaction } from '../../domain/v20/index.ts';
 import { type Engine, subscriptionsOf } from '../../engine/engine.ts';
 import type { Assembly } from './assembly-contract.ts';
-import { brokerChoice } from './broker-choice.ts';
+import { assembleRun } from './run-assembly.ts';
+import { checkRunJournal, openRunJournal, restoreAtStart, runRebase } from './account-restore.ts';
+import { flattenAccount } from './flatten.ts';
+import { startShadow } from './shadow-setup.ts';
+import { logStatus } from './status-line.ts';
+import { listenToOperator, sessionCtrlC, waitingFor } from './operator-signals.ts';
+import { driftStatus, onDrift, onUnknownFill, type SurpriseParts } from './surprises.ts';
 import { runResult } from './run-result.ts';
-import { liveStrategy, recordSessionStart } from './live-strategy.ts';
+import { recordSessionStart } from './live-strategy.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
 import { VirtualClock, type Clock } from '../../ports/clock.ts';
-import type { Params, StrategyLogger } from '../../strategy/api.ts';
+import type { Params } from '../../strategy/api.ts';
 import { type Halt, Journal, type JournalContents, type StateSnapshot } from '../order-path/journal.ts';
 import type { LabsPoller } from './labs-poller.ts';
 import { MarketInputs } from './market-inputs.ts';
@@ -25,34 +28,17 @@ import { DEFAULT_RISK_LIMITS, describeLimits, RiskExecution, type RiskLimits } f
 import {
   type AccountCheck,
   clearHaltAdvice,
-  closeFromAccount,
-  KillSwitch,
   killSwitchIntents,
   openOfLedger,
 } from '../order-path/kill-switch.ts';
-import { isRunnerIntent, JournaledExecution, OrderLifecycle } from '../order-path/order-lifecycle.ts';
-import {
-  type Baseline,
-  baselineOf,
-  checkOwnership,
-  CtrlC,
-  Latency,
-  newRunId,
-  simBaselineOf,
-  waitFor,
-} from './session.ts';
-import { JournalRebase } from '../order-path/journal-rebase.ts';
-import { ShadowBook } from '../recording/shadow.ts';
-import { SimExecution } from '../../adapters/sim/sim-execution.ts';
-import { simModels } from './fill-models.ts';
+import { isRunnerIntent, type JournaledExecution, OrderLifecycle } from '../order-path/order-lifecycle.ts';
+import { type CtrlC, Latency, newRunId, waitFor } from './session.ts';
+import type { JournalRebase } from '../order-path/journal-rebase.ts';
+import type { ShadowBook } from '../recording/shadow.ts';
+import type { SimExecution } from '../../adapters/sim/sim-execution.ts';
 import { RunnerError } from './errors.ts';
-import {
-  describeUnknownFill,
-  type UnknownFill,
-  UnknownFills,
-  unknownFillHaltWhy,
-} from '../order-path/unknown-fills.ts';
-import { type DriftBreach, DriftGuard, formatDrift } from '../recording/drift.ts';
+import { type UnknownFill, UnknownFills } from '../order-path/unknown-fills.ts';
+import type { DriftGuard } from '../recording/drift.ts';
 import { type DriftStatus, formatDriftStatus, type RunnerOptions, type RunResult } from './runner-options.ts';
 
 export { RunnerError };
@@ -102,7 +88,8 @@ export class Runner {
   #drift: DriftGuard | undefined;
   #done: Promise<void> | undefined;
   #stopping: Promise<RunResult> | undefined;
-  #kill: KillSwitch | undefined;
+  /** Lets go of the kill switch and the signal handlers (set once the session runs). */
+  #letGo: (() => void) | undefined;
   #statusTimer: ReturnType<typeof setInterval> | undefined;
   #intents = 0;
   #handled = '';
@@ -116,7 +103,6 @@ export class Runner {
   /** Intents in doubt and their settling (built in the constructor). */
   readonly #orders: OrderLifecycle;
   #contents: JournalContents;
-  #signalHandlers: [NodeJS.Signals, () => void][] = [];
   #simStarted = false;
   /** The kill switch submitted its intents (cancels, closes). */
   #killed = false;
@@ -167,32 +153,9 @@ export class Runner {
     // Event time drives the engine (prices carry the server's time; identical to wall time live).
     this.#clock = o.clock ?? new VirtualClock(0);
     this.runId = o.runId ?? newRunId();
-    this.journal = Journal.open(o.journalDir, {
-      noSync: o.journalSync === false,
-      ...(o.newJournal === true ? { fresh: true } : {}),
-    });
-    if (this.journal.replaced !== '')
-      this.#log.warn(
-        { movedTo: this.journal.replaced },
-        '--new-journal: the previous journal was moved aside; starting afresh from the account',
-      );
-    this.#contents = this.journal.contents();
-    const damaged = this.#contents.damaged;
-    if (damaged.length > 0) {
-      this.journal.close();
-      const where = damaged
-        .map((d) => `byte ${d.offset} (${d.bytes} bytes; ${d.recoveredAfter} intact records after it)`)
-        .join(', ');
-      throw new RunnerError(
-        'RUNNER',
-        `journal ${o.journalDir} is damaged: journal.log fails its checksum at ${where}. What the damaged records held (an intent, a transaction, a confirmation) is unknown, so the runner will not trade on this journal. Start afresh from the account with the same command and --new-journal (the damaged journal is kept in ${o.journalDir}/replaced-<time>/)`,
-      );
-    }
-    if (this.#contents.tornBytes > 0)
-      this.#log.warn(
-        { tornBytes: this.#contents.tornBytes },
-        'journal: a torn last record (a write cut short by a crash) was dropped',
-      );
+    const opened = openRunJournal(o, this.#log);
+    this.journal = opened.journal;
+    this.#contents = opened.contents;
     this.#portfolio = new Portfolio({
       currency: 'USD',
       instruments: o.instruments,
@@ -236,6 +199,15 @@ export class Runner {
       windowMs: (o.requestWindowMs ?? 60_000) + (o.inDoubtMarginMs ?? 10_000),
       risk: () => this.#risk,
       stopping: () => this.#stopping !== undefined,
+    });
+    this.#ctrlC = sessionCtrlC(o, {
+      log: this.#log,
+      say: (line) => this.#say(line),
+      killed: () => this.#killed,
+      waitingFor: () => this.#waitingFor(),
+      stopState: () => this.stopState,
+      open: () => this.openAsLastSeen(),
+      stop: (why) => void this.stop(why),
     });
   }
 
@@ -303,15 +275,7 @@ export class Runner {
     const { account, lastTransactionID } = await o.rest.account(o.accountID);
     const contents = this.#contents;
     const broker = o.broker ?? 'v20';
-    let baseline = contents.baseline as (Baseline & { broker?: 'sim'; deposit?: string }) | undefined;
-    // A --broker sim journal holds the simulator's transactions (its own IDs): never mixed with an account's.
-    if (baseline !== undefined && (baseline.broker === 'sim') !== (broker === 'sim')) {
-      throw new RunnerError(
-        'RUNNER',
-        `journal ${o.journalDir} was written by a ${baseline.broker === 'sim' ? '--broker sim' : '--broker v20'} run and cannot be used with --broker ${broker}; give --journal another directory (the default one ends in -sim for --broker sim)`,
-      );
-    }
-    await checkOwnership(o, this.journal, baseline, contents, lastTransactionID);
+    const journalBaseline = await checkRunJournal(o, this.journal, contents, lastTransactionID);
     // A halted journal (the kill switch engaged, in this process before now or in an earlier one):
     // nothing of the strategy is sent; the start goes on only to finish the flatten, then stops.
     if (contents.halt !== undefined && this.#haltedBy === undefined) {
@@ -322,134 +286,50 @@ export class Runner {
         'error',
       );
     }
-    const fromJournal = baseline !== undefined;
-    if (baseline === undefined) {
-      // (A --broker sim journal from before its baseline was written holds the simulator's transactions from ID 1: the same thing.)
-      baseline =
-        broker === 'sim' ? simBaselineOf(account) : baselineOf({ ...account, lastTransactionID } as Account);
-      this.journal.baseline(baseline);
-    }
-    const deposit = baseline.deposit ?? baseline.balance;
-    const portfolio = new Portfolio({
-      currency: baseline.currency,
-      instruments: o.instruments,
-      initialBalance: deposit,
-      strict: false,
-    });
+    const { baseline, deposit, portfolio, replay, handled, snap, fromID } = restoreAtStart(
+      o,
+      this.journal,
+      contents,
+      journalBaseline,
+      { account, lastTransactionID },
+      log,
+    );
     this.#portfolio = portfolio;
-    // The same recovery in both modes: the baseline, the journaled transactions the strategy had
-    // handled, then those it had not (replayed to it).
-    const snap = contents.state;
-    const handled = snap?.handledTransactionID ?? baseline.lastTransactionID;
-    let replay: Transaction[] = [];
-    // One restore for the portfolio and the simulator (`restoreAccount`); a live account's portfolio
-    // takes instruments the registry does not list, the simulator cannot.
-    try {
-      restoreAccount(portfolio.ledger, baseline, broker === 'sim' ? o.instruments : undefined, o.accountID);
-    } catch (e) {
-      if (!(e instanceof AccountStateError || e instanceof LedgerError)) throw e;
-      throw new RunnerError(
-        'RUNNER',
-        broker === 'sim'
-          ? `journal ${o.journalDir}: the simulated account cannot be restored from it (${e.message}); move the directory away to start the simulated account afresh`
-          : fromJournal
-            ? `journal ${o.journalDir}: its account baseline cannot be restored (${e.message}); move the directory away to start from account ${o.accountID} as it is now`
-            : `account ${o.accountID}: the account as v20 reports it cannot be restored into the portfolio (${e.message})`,
-        { cause: e },
-      );
-    }
-    for (const t of contents.transactions) {
-      if (Number(t.id) <= Number(baseline.lastTransactionID)) continue;
-      if (Number(t.id) <= Number(handled)) portfolio.apply(t);
-      else replay.push(t);
-    }
     this.#handled = handled;
     this.#inputs.restorePrices(snap?.prices);
     this.#orders.recovered.replayed = replay.length;
     this.#orders.recovered.restoredState = snap !== undefined;
-    const fromID =
-      broker === 'v20' ? contents.lastTransactionID || baseline.lastTransactionID : lastTransactionID;
-    log.info(
-      {
-        lastTransactionID,
-        journalLast: contents.lastTransactionID,
-        trades: portfolio.ledger.trades.size,
-        pendingOrders: portfolio.ledger.pendingOrders.size,
-        balance: baseline.balance,
-        replay: replay.length,
-        restoredState: snap !== undefined,
-      },
-      'reconciled',
-    );
 
-    // The strategy, with its state restored and warm-up candles kept from its handlers.
-    const base = o.strategy;
-    const restored = snap?.state;
-    // Once halted (the kill switch), the strategy hears nothing more: no handler of it is called.
-    const strategy = liveStrategy(base, snap !== undefined ? { state: restored } : undefined, {
+    // The one assembly: the strategy, the broker this run chose, the order path, the gate, the engine.
+    const { assembly, journaled } = await assembleRun(o, {
+      journal: this.journal,
+      contents,
+      baseline,
+      deposit,
+      snap,
+      fromID,
+      portfolio,
+      replay,
+      unknown: this.#orders.unknown,
+      clientIdPrefix: this.#clientIdPrefix,
+      limits: this.limits,
+      clock: this.#clock,
+      log,
+      transactionStats: this.transactionStats,
       warming: () => this.#inputs.warming,
       halted: () => this.#halted,
       transaction: (tx) => this.#transaction(tx),
-    });
-    const strategyLog: StrategyLogger = log.child({ component: 'strategy', strategy: o.name });
-    // The one assembly (src/app/assembly.ts, handed in by the CLI): the broker this run chose, the
-    // order path (journal, send queue) between the risk gate and it, the gate, and the engine.
-    let journaled: JournaledExecution | undefined;
-    const assembly = await o.assemble({
-      mode: broker === 'sim' ? 'run-sim' : o.shadow === true ? 'shadow' : 'live',
-      strategies: [
-        {
-          strategy,
-          name: o.name,
-          params: o.params,
-          // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
-          clientIdPrefix: this.#clientIdPrefix,
-          ...(o.onPlot ? { onPlot: o.onPlot } : {}),
-        },
-      ],
-      broker: brokerChoice(
-        o,
-        broker,
-        { baseline, deposit, contents, snap, fromID },
-        {
-          journal: this.journal,
-          stats: this.transactionStats,
-          halted: () => this.#halted,
-          sent: (intent) => this.#sent(intent),
-          simExecution: (x) => {
-            this.#simExecution = x;
-          },
-        },
-      ),
-      portfolio: () => portfolio,
-      orderPath: (inner) =>
-        (journaled = new JournaledExecution(
-          inner as V20Execution | SimExecution,
-          this.journal,
-          replay,
-          this.#orders.unknown,
-          () => {
-            const tickStart = this.#inputs.tickStart;
-            if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
-          },
-          o.recorder,
-          (intent) => this.#drop(intent),
-          (intent) => this.#record(intent),
-        )),
-      risk: {
-        limits: this.limits,
-        accountID: o.accountID,
-        hedging: baseline.hedging,
-        log,
-        lastTransactionID: contents.lastTransactionID || baseline.lastTransactionID,
-        // A refused intent was never journaled, except a resend at a restart the gate refuses now: settled.
-        onReject: (b) => this.journal.confirm(b.intent.id),
+      intent: (intent) => this.#onIntent(intent),
+      record: (intent) => this.#record(intent),
+      sent: (intent) => this.#sent(intent),
+      drop: (intent) => this.#drop(intent),
+      submitted: () => {
+        const tickStart = this.#inputs.tickStart;
+        if (!Number.isNaN(tickStart)) this.latency.add(performance.now() - tickStart);
       },
-      instruments: o.instruments,
-      clock: this.#clock,
-      log: strategyLog,
-      marginRate: Number(baseline.marginRate),
-      onIntent: (intent) => this.#onIntent(intent),
+      simExecution: (x) => {
+        this.#simExecution = x;
+      },
     });
     this.#assembly = assembly;
     this.#sim = assembly.sim;
@@ -468,30 +348,17 @@ export class Runner {
     this.#journaled = journaled;
     const risk = assembly.risk!;
     this.#risk = risk;
-    // Not in shadow mode: its report compares every fill of the run.
-    this.#rebase = new JournalRebase({
-      journal: this.journal,
-      rest: o.rest,
-      accountID: o.accountID,
-      log,
-      every: o.shadow === true ? 0 : (o.rebaseEvery ?? 10_000),
-      ...(this.#sim !== undefined
-        ? {
-            sim: {
-              broker: this.#sim,
-              first: {
-                currency: baseline.currency,
-                marginRate: baseline.marginRate,
-                hedging: baseline.hedging,
-                deposit,
-              },
-            },
-          }
-        : {}),
-      handled: () => this.#handled,
-      stopping: () => this.#stopping !== undefined,
-      snapshot: () => (this.#engine === undefined ? undefined : this.#snapshotOf(this.#engine)),
-    });
+    this.#rebase = runRebase(
+      o,
+      this.journal,
+      { baseline, deposit, sim: this.#sim },
+      {
+        log,
+        handled: () => this.#handled,
+        stopping: () => this.#stopping !== undefined,
+        snapshot: () => (this.#engine === undefined ? undefined : this.#snapshotOf(this.#engine)),
+      },
+    );
     // Halted before the order path existed (a halted journal, or the kill switch during the start).
     if (this.#halted) this.#applyHalt();
     // The daily-loss limit counts from the journaled opening NAV of today's trading day, if any:
@@ -499,39 +366,15 @@ export class Runner {
     if (contents.riskDay !== undefined) risk.restoreDay(contents.riskDay);
     // The shadow simulator starts from the account as it is now: its open trades and pending orders.
     if (o.shadow) {
-      try {
-        this.#shadow = new ShadowBook({
-          instruments: o.instruments,
-          currency: baseline.currency,
-          balance: baseline.balance,
-          marginRate: baseline.marginRate,
-          hedging: baseline.hedging,
-          account: baselineOf({ ...account, lastTransactionID } as Account),
-          models: simModels(o.fill, baseline.currency),
-        });
-      } catch (e) {
-        if (!(e instanceof AccountStateError)) throw e;
-        throw new RunnerError(
-          'RUNNER',
-          `--shadow: the simulator cannot start from account ${o.accountID} as v20 reports it (${e.message}); run without --shadow`,
-          { cause: e },
-        );
-      }
-      const tolerances = o.maxDrift;
-      if (tolerances !== undefined) {
-        const guard = new DriftGuard(
-          tolerances,
-          (i) => o.instruments.get(i).pip,
-          (b) => this.#onDrift(b),
-        );
-        this.#drift = guard;
-        this.#shadow.sim.transactions$.subscribe((t) => guard.sim(t));
-      }
-      if (this.#shadow.leftOut.length > 0)
-        log.warn(
-          { leftOut: this.#shadow.leftOut },
-          'shadow simulator: trades and orders in instruments it does not know (data/instruments.json) are left out',
-        );
+      const shadow = startShadow(
+        o,
+        baseline,
+        { ...account, lastTransactionID } as Account,
+        (b) => onDrift(this.o, b, this.#surprises),
+        log,
+      );
+      this.#shadow = shadow.shadow;
+      this.#drift = shadow.drift;
     }
 
     const engine = assembly.engine;
@@ -560,11 +403,11 @@ export class Runner {
     await this.#orders.settle(contents, risk);
 
     // Warm-up from the candles endpoint: the same alignment as backtests; handlers are not called.
-    const subs = subscriptionsOf(base, o.params, o.name);
+    const subs = subscriptionsOf(o.strategy, o.params, o.name);
     // Halted: the strategy hears nothing more, so no warm-up.
     const warmed = this.#halted
       ? 0
-      : await this.#inputs.warmUp(subs, Math.min(o.warmup ?? base.history ?? 500, 5000));
+      : await this.#inputs.warmUp(subs, Math.min(o.warmup ?? o.strategy.history ?? 500, 5000));
     log.info({ candles: warmed }, 'indicators warmed');
 
     // Live prices (and those of the instruments of open trades: they mark the portfolio).
@@ -577,19 +420,11 @@ export class Runner {
       this.#statusTimer.unref();
     }
     await this.#inputs.startLabs(subs);
-    this.#kill = new KillSwitch({
-      ...(o.killFile !== undefined ? { file: o.killFile } : {}),
-      signal: o.signals === true,
-      onKill: (why) => void this.kill(why),
+    this.#letGo = listenToOperator(o, {
+      kill: (why) => void this.kill(why),
+      stop: (why) => void this.stop(why),
+      ctrlC: this.#ctrlC,
     });
-    if (o.signals) {
-      const term = (): void => void this.stop('SIGTERM');
-      process.once('SIGTERM', term);
-      this.#signalHandlers.push(['SIGTERM', term]);
-      const int = (): void => this.#ctrlC.press();
-      process.on('SIGINT', int);
-      this.#signalHandlers.push(['SIGINT', int]);
-    }
     log.info(
       { instruments, broker, shadow: o.shadow === true, limits: describeLimits(this.limits) },
       'running',
@@ -716,7 +551,7 @@ export class Runner {
     if (tx !== undefined) {
       this.#drift?.live(tx);
       const unknown = this.#unknownFills?.observe(tx);
-      if (unknown !== undefined) this.#onUnknownFill(unknown);
+      if (unknown !== undefined) onUnknownFill(this.o, unknown, this.#surprises);
       this.o.onTransaction?.(tx);
     }
     this.#rebase?.check();
@@ -724,31 +559,15 @@ export class Runner {
 
   /** One status line: equity, positions, latency, stream health. */
   #status(): void {
-    const p = this.portfolio;
-    const lat = this.latency.snapshot();
-    this.#log.info(
-      {
-        nav: Number((toUnits(p.ledger.balance) + p.unrealizedTotal()).toFixed(2)),
-        balance: toUnits(p.ledger.balance),
-        openTrades: p.ledger.trades.size,
-        pendingOrders: p.ledger.pendingOrders.size,
-        latencyMs: { p50: lat.p50, p99: lat.p99, max: lat.max },
-        pricing: { ...this.pricingStats },
-        transactions: { ...this.transactionStats },
-        lastTransactionID: this.journal.lastTransactionID,
-        candles: { ...this.#inputs.feed.counts },
-        ...(this.labsPoller
-          ? {
-              labs: {
-                polls: this.labsPoller.stats.polls,
-                items: this.labsPoller.stats.items,
-                failures: this.labsPoller.stats.failures,
-              },
-            }
-          : {}),
-      },
-      'status',
-    );
+    logStatus(this.#log, {
+      portfolio: this.portfolio,
+      latency: this.latency,
+      pricingStats: this.pricingStats,
+      transactionStats: this.transactionStats,
+      lastTransactionID: this.journal.lastTransactionID,
+      candles: this.#inputs.feed.counts,
+      labsPoller: this.labsPoller,
+    });
   }
 
   #dropped = 0;
@@ -807,64 +626,22 @@ export class Runner {
     return this.#unknownFills?.found ?? [];
   }
 
-  /**
-   * An unknown fill: logged at error level and said on the terminal, then the policy
-   * (`onUnknownFill`): 'halt' engages the kill switch, 'close' closes the trade it opened (a close of
-   * the runner's own, journaled), 'keep' nothing more.
-   */
-  #onUnknownFill(u: UnknownFill): void {
-    const policy = this.o.onUnknownFill ?? 'halt';
-    const what = describeUnknownFill(u);
-    this.#log.error({ unknownFill: u, policy }, `UNKNOWN FILL: ${what}`);
-    this.o.say?.(
-      `UNKNOWN FILL: ${what}; --on-unknown-fill ${policy}: ${policy === 'halt' ? (this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch') : policy === 'close' ? (u.tradeOpened !== undefined ? `closing trade ${u.tradeOpened}` : 'it opened no trade: nothing to close') : 'kept, trading on'}`,
-    );
-    if (policy === 'halt') {
-      // Not from inside the engine's handling of this transaction: the kill switch stops the engine.
-      if (!this.#halted) queueMicrotask(() => void this.kill(unknownFillHaltWhy(what)));
-    } else if (
-      policy === 'close' &&
-      u.tradeOpened !== undefined &&
-      this.#risk !== undefined &&
-      !this.#halted
-    ) {
-      const close: OrderIntent = {
-        kind: 'closeTrade',
-        id: `${RUNNER_ID_PREFIX}unknown-${this.runId}-${++this.#unknownCloses}`,
-        tradeSpecifier: u.tradeOpened,
-        units: 'ALL',
-      };
-      this.#risk.submit(close);
-    }
-  }
-
   /** The drift guard's state now (the status page); undefined without `--max-drift`. */
   get drift(): DriftStatus | undefined {
-    const g = this.#drift;
-    if (g === undefined) return undefined;
-    return {
-      tolerances: formatDrift(g.tolerances),
-      compared: g.compared,
-      measures: g.measures,
-      drifted: [...g.drifted],
-      ...(g.breach !== undefined ? { breach: g.breach } : {}),
-    };
+    return driftStatus(this.#drift);
   }
 
-  /**
-   * A drift tolerance passed: logged at error level and said on the terminal, then the kill switch's
-   * halt, journaled with the breach as its reason (which tolerance, which fills).
-   */
-  #onDrift(b: DriftBreach): void {
-    this.#log.error(
-      { drift: { tolerance: b.tolerance, limit: b.limit, value: b.value, fills: b.fills } },
-      `DRIFT: ${b.why}`,
-    );
-    this.o.say?.(
-      `DRIFT: ${b.why}; ${this.#halted ? 'the kill switch is engaged already' : 'engaging the kill switch'}`,
-    );
-    // Not from inside the engine's handling of a price or transaction: the kill switch stops the engine.
-    if (!this.#halted) queueMicrotask(() => void this.kill(b.why));
+  /** What the run does about an unknown fill or a drift: its log, the halt, the kill switch, a close. */
+  get #surprises(): SurpriseParts {
+    const risk = this.#risk;
+    return {
+      log: this.#log,
+      halted: () => this.#halted,
+      kill: (why) => void this.kill(why),
+      close: risk === undefined ? undefined : (intent) => risk.submit(intent),
+      runId: this.runId,
+      nextClose: () => ++this.#unknownCloses,
+    };
   }
 
   /** A line for the operator's terminal (`say`), logged too. */
@@ -875,17 +652,12 @@ export class Runner {
 
   /** What a stop waits for now: requests in flight and intents waiting to be sent. */
   #waitingFor(): string {
-    const waiting = this.#journaled?.waiting ?? 0;
-    const inFlight = this.#journaled?.inFlight ?? 0;
-    const doubt = this.#orders.unknown.size;
-    const parts: string[] = [];
-    parts.push(inFlight > 0 ? `the answer to the order request in flight` : 'no request in flight');
-    if (waiting > 0)
-      parts.push(
-        `${waiting} intent(s) of the strategy waiting to be sent${this.#halted ? ' (dropped: never sent)' : ''}`,
-      );
-    if (doubt > 0) parts.push(`${doubt} order(s) whose outcome is unknown`);
-    return parts.join(', ');
+    return waitingFor({
+      waiting: this.#journaled?.waiting ?? 0,
+      inFlight: this.#journaled?.inFlight ?? 0,
+      doubt: this.#orders.unknown.size,
+      halted: this.#halted,
+    });
   }
 
   /** What is open as last seen: the flatten's latest account read, else the runner's own view. */
@@ -893,27 +665,8 @@ export class Runner {
     return this.#lastOpen ?? openOfLedger(this.portfolio.ledger);
   }
 
-  /**
-   * SIGINT as operators expect (see `CtrlC`): the first starts the graceful stop (and the flatten,
-   * if asked) and says what it waits for; the second warns; a third within the window exits.
-   */
-  readonly #ctrlC = new CtrlC({
-    windowMs: () => this.o.ctrlCWindowMs ?? 3000,
-    first: () => {
-      const flatten = this.o.flattenOnExit === true || this.#killed;
-      this.#say(
-        `Ctrl-C: stopping${flatten ? ' and closing every position (--flatten-on-exit)' : ''}; waiting for ${this.#waitingFor()}${flatten ? ', then for the account to confirm it is flat' : ''}. Ctrl-C twice more exits without waiting.`,
-      );
-      void this.stop('SIGINT');
-    },
-    warn: (line) => this.#say(`${line}${this.stopState !== undefined ? ` (now ${this.stopState})` : ''}`),
-    exit: () => {
-      const open = this.openAsLastSeen();
-      this.#log.error({ open }, 'third Ctrl-C: exiting before the stop finished');
-      if (this.o.abandon !== undefined) this.o.abandon(open);
-      else process.exit(130);
-    },
-  });
+  /** SIGINT as operators expect, in three steps (operator-signals.ts). */
+  readonly #ctrlC: CtrlC;
 
   /** The kill switch: halts the strategy first, then cancels pending entries, optionally flattens, and stops. */
   kill(why: string): Promise<RunResult> {
@@ -971,20 +724,15 @@ export class Runner {
     const closeAll = async (): Promise<void> => {
       if (flattened || this.#risk === undefined || this.#v20 === undefined) return;
       flattened = true;
-      const flattenNow = flatten || (this.o.flattenOnKill ?? true);
-      const o = this.o;
-      const check = await closeFromAccount(
+      this.#accountCheck = await flattenAccount(
+        this.o,
         {
-          rest: o.rest,
-          accountID: o.accountID,
           risk: this.#risk,
           drain: () => this.#journaled!.drain(),
           log,
           runId: this.runId,
-          ...(o.flattenTimeoutMs !== undefined ? { timeoutMs: o.flattenTimeoutMs } : {}),
-          ...(o.flattenRetryBaseMs !== undefined ? { retryBaseMs: o.flattenRetryBaseMs } : {}),
-          ...(o.progressEveryMs !== undefined ? { progressEveryMs: o.progressEveryMs } : {}),
-          progress: (line) => this.#say(`${this.#killed ? 'kill switch' : 'stop'}: NOT FLAT yet: ${line}`),
+          who: this.#killed ? 'kill switch' : 'stop',
+          say: (line, level) => this.#say(line, level),
           view: () => this.openAsLastSeen(),
           onState: (state) => {
             this.stopState = state;
@@ -993,22 +741,8 @@ export class Runner {
             this.#lastOpen = open;
           },
         },
-        flattenNow,
+        flatten || (this.o.flattenOnKill ?? true),
       );
-      this.#accountCheck = check;
-      this.stopState = check.ok
-        ? 'the account confirms: nothing open'
-        : `NOT FLAT: ${check.open.join(', ') || check.error}`;
-      if (check.ok)
-        this.#say(
-          `the account confirms: nothing open (read from OANDA at transaction ${check.lastTransactionID}, after ${check.rounds} round(s) of closes in ${check.seconds} s)`,
-          'info',
-        );
-      else
-        log.error(
-          { ...check },
-          'THE ACCOUNT IS NOT FLAT: positions or pending entry orders remain after the closes (or the account could not be read); check it now',
-        );
     };
     if (flatten || this.#killed) await closeAll();
     // Candles that completed before the stop reach the strategy (each waits at most --candle-wait).
@@ -1023,8 +757,7 @@ export class Runner {
     // are not left unconfirmed and sent again at the next start.
     const simExecution = this.#simExecution;
     if (this.#killed && simExecution !== undefined) await waitFor(() => simExecution.waiting === 0, 5000);
-    this.#kill?.close();
-    for (const [sig, h] of this.#signalHandlers) process.off(sig, h);
+    this.#letGo?.();
     if (this.#statusTimer) clearInterval(this.#statusTimer);
     this.#inputs.close();
     const engine = this.#engine;
