@@ -661,6 +661,22 @@ describe('seed(snapshot()) continues where the simulator was (fast-check)', () =
     );
   });
 
+  it('a journaled MIT the price has moved towards (not onto) since it was created still faces the way it was created, and fills when touched', () => {
+    // Found by the property above (seed 489209820): a buy MIT 29 points under the mid of 1.100015
+    // (at 1.09973); the next candle's mid is 1.09973. Taken against that quote, the restored order faced
+    // up (a buy stop at 1.09973, already beyond it) and never filled when the ask came down to 1.09972.
+    const prices = [1.1, 1.1, 1.1, 1.09972, 1.09972, 1.09972, 1.09972, 1.09972];
+    const spreads = [0, 0, 0.00003, 0.00002, 0, 0, 0, 0];
+    const candles = prices.map((x, i) => candle(EU, T0 + i * MINUTE, [x, x, x, x], spreads[i]!));
+    const actions: (Action | undefined)[] = candles.map(() => undefined);
+    actions[2] = { kind: 'mit', units: 1, offset: 29, gfd: false };
+    for (const how of ['journal', 'snapshot'] as const) {
+      const { a, b } = split(candles, actions, 3, how);
+      expect(a.map((t) => `${t.type} ${(t as { price?: string }).price}`)).toEqual(['ORDER_FILL 1.09972']);
+      expect(JSON.stringify(b)).toBe(JSON.stringify(a));
+    }
+  });
+
   it('across a 17:00 New York rollover, financing on: the restored simulator charges the same DAILY_FINANCING', () => {
     // 21:40 UTC on a Tuesday in January: the rollover (22:00 UTC) falls inside the 40 candles.
     const start = Date.UTC(2024, 0, 2, 21, 40);

@@ -17,6 +17,7 @@ import { nextRollover } from '../../domain/new-york.ts';
 import { formatTime, parseTime, type UnixMs } from '../../domain/time.ts';
 import type { Transaction } from '../../domain/v20/index.ts';
 import { cancelFill } from './cancels.ts';
+import { limitLikeOf, triggers, type SimOrder, type WorkingOrder } from './orders.ts';
 import type { SimState } from './state.ts';
 
 export {
@@ -99,6 +100,7 @@ export function seedAccount(s: SimState, state: SimAccountState, o: SeedOptions)
     const created = parseTime(lo.created.time);
     s.now = Number.isFinite(created) ? created : -Infinity;
     const so = s.track(lo.created, s.now);
+    if (so.type === 'MARKET_IF_TOUCHED' && !('initialMarketPrice' in lo.created)) faceAwayFromQuote(s, so);
     // The working order becomes the ledger's pending order (the same key: its place in the
     // creation order is kept), with the ledger's current client extensions.
     so.clientExtensions = lo.clientExtensions;
@@ -138,6 +140,25 @@ export function seedAccount(s: SimState, state: SimAccountState, o: SeedOptions)
   for (const so of s.liveOrders()) if (so.activeFrom > floor) floor = so.activeFrom;
   s.now = floor;
   s.seeded = true;
+}
+
+/**
+ * A MARKET_IF_TOUCHED order rebuilt from its create transaction, which has no initialMarketPrice:
+ * `track` decided its direction against the quote now, not the one it was created against (a
+ * journal's quotes are the latest). An order still pending has not been touched, so it faces away
+ * from the price it triggers on: when the direction taken would trigger it at the quote now and the
+ * other would not, the other is the one it was created with.
+ */
+function faceAwayFromQuote(s: SimState, so: SimOrder): void {
+  const q = s.quotes.get(so.inst.name);
+  if (q === undefined || !triggers(so, q.bid, q.ask)) return;
+  const px = so.trigger === 'BID' ? q.bid : so.trigger === 'ASK' ? q.ask : (q.bid + q.ask) / 2;
+  if (px === so.level) return; // touched whichever way it faces: created at this very price
+  // `track` builds a WorkingOrder (one class for every working order); its fields are set once, here again.
+  const w = so as WorkingOrder;
+  w.direction = px < so.level ? 1 : -1;
+  w.limitLike = limitLikeOf(so.type, so.side, w.direction);
+  w.initialMarketPrice = px;
 }
 
 /** `start` of a seeded simulator: the clock, the financing schedule, and unfilled market orders cancelled. */
