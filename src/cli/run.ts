@@ -11,7 +11,9 @@ import { liveCandleSourceOf, type LiveCandleSource } from '../runner/session/off
 import { activeLimits, describeLimits, type RiskLimits } from '../engine/risk.ts';
 import { RunnerError } from '../runner/session/errors.ts';
 import { fillModelNames, loadConfig } from '../app/config.ts';
-import { loadStrategy } from '../app/load-strategy.ts';
+import { loadStrategy, type LoadedStrategy } from '../app/load-strategy.ts';
+import { isPortfolio, loadPortfolio, type LoadedPortfolio } from '../app/portfolio.ts';
+import { strategyInput } from './strategy-input.ts';
 import { formatFillModels, type FillModelNames } from '../runner/session/fill-models.ts';
 import {
   DriftSpecError,
@@ -35,7 +37,10 @@ import type { LiveStatus } from '../report/live-status.ts';
 
 /** The flags of `fxflow run`. */
 export interface RunArgs extends RiskFlagArgs {
-  strategy: string;
+  /** One strategy module, or several (a portfolio on the account); none with --portfolio. */
+  strategy?: string[];
+  portfolio?: string;
+  onStrategyError: 'close' | 'keep';
   env: string;
   url?: string;
   account?: string;
@@ -80,8 +85,21 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     y
       .positional('strategy', {
         type: 'string',
-        demandOption: true,
-        describe: 'Path to a strategy module, e.g. strategies/sma-cross.ts',
+        array: true,
+        describe:
+          'Path to a strategy module, e.g. strategies/sma-cross.ts; several run as a portfolio on the account, each with its own book (docs/portfolios.md)',
+      })
+      .option('portfolio', {
+        type: 'string',
+        describe:
+          'A portfolio file: { "strategies": [ { "module", "name", "params", "risk" } ] }: several strategies (the same module twice with other params) on the account, one journal, one halt',
+      })
+      .option('on-strategy-error', {
+        type: 'string',
+        choices: ['close', 'keep'],
+        default: 'close',
+        describe:
+          'In a portfolio, a strategy that throws is stopped alone and the others go on: close its book (its positions and pending orders; the default) or keep it open',
       })
       .option('env', {
         type: 'string',
@@ -575,7 +593,12 @@ async function runStarted(
     }
     accountID = accounts[0]!.id;
   }
-  const loaded = await loadStrategy(a.strategy, (a.param ?? []).map(String));
+  const input = strategyInput(a.strategy ?? [], a.portfolio, a.param, 'run');
+  const loaded: LoadedStrategy | LoadedPortfolio =
+    typeof input === 'string'
+      ? await loadStrategy(input, (a.param ?? []).map(String))
+      : await loadPortfolio(input.portfolio, loadConfig(a.config), {}, input.label);
+  const members = isPortfolio(loaded) ? loaded.members : undefined;
   const journalDir = resolve(
     a.journal ??
       join('runs', 'journal', `${a.env}-${accountID}-${loaded.name}${a.broker === 'sim' ? '-sim' : ''}`),
@@ -599,8 +622,21 @@ async function runStarted(
   const recorder = openLiveRunFolder(runDir, journalDir, {
     meta: {
       fxflow: VERSION,
-      strategy: { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) },
+      strategy:
+        members === undefined
+          ? { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) }
+          : { file: loaded.file, name: loaded.name, sha256: '' },
       params: loaded.params,
+      ...(members !== undefined
+        ? {
+            portfolio: members.map((m) => ({
+              file: resolve(m.file),
+              name: m.name,
+              sha256: fileSha256(m.file),
+              params: m.params,
+            })),
+          }
+        : {}),
       env: a.env,
       accountID,
       broker: a.broker,
@@ -661,6 +697,17 @@ async function runStarted(
     strategy: loaded.strategy,
     name: loaded.name,
     params: loaded.params,
+    ...(members !== undefined
+      ? {
+          members: members.map((m) => ({
+            strategy: m.strategy,
+            name: m.name,
+            params: m.params,
+            ...(m.risk !== undefined ? { limits: m.risk } : {}),
+          })),
+          onStrategyError: a.onStrategyError,
+        }
+      : {}),
     http,
     rest,
     accountID,

@@ -25,6 +25,7 @@ import {
 import type { Assemble } from './assembly-contract.ts';
 import type { FillModelNames, FillModelsUsed } from './fill-models.ts';
 import type { LabsEndpoints, LabsPollerOptions } from './labs-poller.ts';
+import type { OnStrategyError, RunMember } from './live-portfolio.ts';
 import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
 
 /** Everything the runner composes (the CLI builds it from flags; tests from a sandbox). */
@@ -35,9 +36,17 @@ export interface RunnerOptions {
    * path, the risk gate and the engine.
    */
   readonly assemble: Assemble;
+  /** The strategy; a portfolio's (`members`) is the one whose subscriptions are all of theirs, with no handler. */
   readonly strategy: Strategy<Params, unknown>;
   readonly name: string;
   readonly params: Params;
+  /**
+   * A portfolio (docs/portfolios.md): several strategies on the account in this one run, each on its
+   * own book, with one journal and one halt. `strategy`, `name` and `params` are then the portfolio's.
+   */
+  readonly members?: readonly RunMember[];
+  /** A portfolio member that throws is stopped alone: 'close' (default) closes its book, 'keep' leaves it. */
+  readonly onStrategyError?: OnStrategyError;
   readonly http: V20Http;
   readonly rest: V20Rest;
   readonly accountID: string;
