@@ -8,22 +8,12 @@ import type { Account, Transaction } from '../../domain/v20/index.ts';
 import type { Book } from '../../engine/book.ts';
 import { bookGate, PortfolioHost } from '../../engine/portfolio-host.ts';
 import type { Portfolio } from '../../engine/portfolio.ts';
-import type { RiskLimits } from '../../engine/risk.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Execution } from '../../ports/execution.ts';
 import type { Params, Strategy, Step } from '../../strategy/api.ts';
 import { RunnerError } from './errors.ts';
 import { liveStrategy } from './live-strategy.ts';
-import type { RunnerOptions } from './runner-options.ts';
-
-/** One strategy of a live portfolio. */
-export interface RunMember {
-  readonly strategy: Strategy<Params, unknown>;
-  readonly name: string;
-  readonly params: Params;
-  /** Its own risk limits, checked on its own book before the account's (the portfolio file's `risk`). */
-  readonly limits?: RiskLimits;
-}
+import type { RunMember, RunnerOptions } from './runner-options.ts';
 
 /** What the live portfolio needs of its run. */
 export interface LivePortfolioHooks {
@@ -34,9 +24,6 @@ export interface LivePortfolioHooks {
   readonly halted: () => boolean;
   readonly stop: (reason: string) => void;
 }
-
-/** What a member that threw does with its book: close its positions and cancel its orders, or leave them. */
-export type OnStrategyError = 'close' | 'keep';
 
 /** The journal snapshot's `state` of a portfolio: each member's state and client-ID sequence. */
 interface PortfolioState {

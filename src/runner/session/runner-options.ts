@@ -25,8 +25,19 @@ import {
 import type { Assemble } from './assembly-contract.ts';
 import type { FillModelNames, FillModelsUsed } from './fill-models.ts';
 import type { LabsEndpoints, LabsPollerOptions } from './labs-poller.ts';
-import type { OnStrategyError, RunMember } from './live-portfolio.ts';
 import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
+
+/** One strategy of a live portfolio. */
+export interface RunMember {
+  readonly strategy: Strategy<Params, unknown>;
+  readonly name: string;
+  readonly params: Params;
+  /** Its own risk limits, checked on its own book before the account's (the portfolio file's `risk`). */
+  readonly limits?: RiskLimits;
+}
+
+/** What a member that threw does with its book: close its positions and cancel its orders, or leave them. */
+export type OnStrategyError = 'close' | 'keep';
 
 /** Everything the runner composes (the CLI builds it from flags; tests from a sandbox). */
 export interface RunnerOptions {
