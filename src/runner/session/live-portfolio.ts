@@ -92,6 +92,8 @@ export class LivePortfolio {
       readonly runId: string;
       readonly handled: readonly Transaction[];
       readonly hedging: boolean;
+      /** The books start with the account's balance (an account); `--broker sim`'s get its deposit transaction. */
+      readonly funded: boolean;
       readonly marginRate: number;
       readonly clock: Clock;
       readonly log: Logger;
@@ -131,7 +133,7 @@ export class LivePortfolio {
       marginRate: p.marginRate,
       hedging: p.hedging,
       keepClosedTrades: true,
-      funded: true,
+      funded: p.funded,
       onIntent: (_name, intent) => p.intent(intent),
       gate: (name, inner, book) =>
         bookGate({

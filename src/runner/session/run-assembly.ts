@@ -106,6 +106,7 @@ export async function assembleRun(
               runId: p.runId,
               handled,
               hedging: baseline.hedging,
+              funded: broker !== 'sim',
               marginRate: Number(baseline.marginRate),
               clock: p.clock,
               log: p.log,

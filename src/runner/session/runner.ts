@@ -289,7 +289,9 @@ export class Runner {
     const contents = this.#contents;
     const broker = o.broker ?? 'v20';
     const journalBaseline = await checkRunJournal(o, this.journal, contents, lastTransactionID);
-    if (o.members !== undefined) checkPortfolioAccount(o, account, journalBaseline !== undefined, o.members);
+    // (`--broker sim`: the simulated account starts empty, whatever the account holds.)
+    if (o.members !== undefined && broker === 'v20')
+      checkPortfolioAccount(o, account, journalBaseline !== undefined, o.members);
     // A halted journal (the kill switch engaged, in this process before now or in an earlier one):
     // nothing of the strategy is sent; the start goes on only to finish the flatten, then stops.
     if (contents.halt !== undefined && this.#haltedBy === undefined) {
