@@ -266,6 +266,10 @@ export function runCommand(y: Argv): Argv<RunArgs> {
         'Shadow paper with fills half a pip worse, orders arriving 150 ms after the decision',
       )
       .example(
+        '$0 run strategies/sma-cross.ts strategies/breakout-tpsl.ts --env practice',
+        'Two strategies on one account (a portfolio): one journal, one halt, each on its own book',
+      )
+      .example(
         '$0 run strategies/sma-cross.ts --env live --i-understand-this-is-live --max-daily-loss 200',
         'Real money, with a daily loss limit',
       ) as unknown as Argv<RunArgs>
@@ -500,6 +504,8 @@ function runLogger(a: RunArgs): Logger {
 
 /** `fxflow run`: runs a strategy on a v20 account until SIGINT/SIGTERM or the kill switch, then prints its report. */
 export async function runLive(a: RunArgs): Promise<void> {
+  // What to run, checked before anything is read or opened (a portfolio file too).
+  const input = strategyInput(a.strategy ?? [], a.portfolio, a.param, 'run');
   checkLiveConsent(a);
   checkKillFile(a.killFile);
   const flattenTimeoutMs = flattenTimeoutOf(a.flattenTimeout);
@@ -530,6 +536,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   });
   try {
     await runStarted(a, early, {
+      input,
       flattenTimeoutMs,
       fill,
       maxDrift,
@@ -548,6 +555,7 @@ async function runStarted(
   a: RunArgs,
   early: StartSignals,
   f: {
+    input: ReturnType<typeof strategyInput>;
     flattenTimeoutMs: number;
     fill: FillModelNames | undefined;
     maxDrift: DriftTolerances | undefined;
@@ -593,7 +601,7 @@ async function runStarted(
     }
     accountID = accounts[0]!.id;
   }
-  const input = strategyInput(a.strategy ?? [], a.portfolio, a.param, 'run');
+  const input = f.input;
   const loaded: LoadedStrategy | LoadedPortfolio =
     typeof input === 'string'
       ? await loadStrategy(input, (a.param ?? []).map(String))
