@@ -11,7 +11,7 @@ import { describeError } from './errors.ts';
 import { VERSION } from './version.ts';
 import type { OptimizeArgs } from './optimize.ts';
 import type { ReplayArgs } from './replay.ts';
-import type { RunArgs } from './run.ts';
+import type { RunArgs } from './run-options.ts';
 import type { SandboxArgs } from './sandbox.ts';
 import type { WalkForwardArgs } from './walkforward.ts';
 import type { WorkerArgs } from './worker.ts';
@@ -132,7 +132,7 @@ export function cli(argv: string[]): Argv {
     .command(
       'run [strategy..]',
       'Run a strategy (or several on one account: a portfolio) on a v20 account (paper on practice, live, or the sandbox) until stopped',
-      async (y) => (await import('./run.ts')).runCommand(y),
+      async (y) => (await import('./run-options.ts')).runCommand(y),
       async (a) => (await import('./run.ts')).runLive(a as unknown as RunArgs),
     )
     .command(

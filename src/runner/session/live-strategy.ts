@@ -1,6 +1,9 @@
 // What the live session wraps around the strategy and writes at its start: the strategy as a live
 // run calls it (restored, quiet while warming up or halted), and the session's start in the run folder.
 import type { SimBroker } from '../../adapters/sim/broker.ts';
+import type { V20Execution } from '../../adapters/v20/execution.ts';
+import type { Engine } from '../../engine/engine.ts';
+import type { StateSnapshot } from '../order-path/journal.ts';
 import type { Account, Transaction } from '../../domain/v20/index.ts';
 import type { Params, Strategy } from '../../strategy/api.ts';
 import type { InputRecorder } from '../recording/input-recorder.ts';
@@ -94,4 +97,56 @@ export async function recordSessionStart(
         (t) => Number(t.id) <= Number(s.fromID),
       ),
     );
+}
+
+/**
+ * The strategy snapshot the journal keeps: the state (a portfolio's: each member's state and
+ * sequence, live-portfolio.ts), the client-ID sequence, the last transaction and the last price per
+ * instrument it has seen, and with --broker sim the simulator's trailing stop levels. Undefined
+ * before the engine (or the portfolio's host) exists.
+ */
+export function stateSnapshot(r: {
+  readonly engine: Engine<Params, unknown> | undefined;
+  /** A portfolio's state (`LivePortfolio.state`), once its host exists; undefined for one strategy. */
+  readonly portfolio: unknown;
+  readonly handled: string;
+  readonly prices: Readonly<Record<string, number>> | undefined;
+  readonly sim: SimBroker | undefined;
+}): StateSnapshot | undefined {
+  const engine = r.engine;
+  if (engine === undefined && r.portfolio === undefined) return undefined;
+  const s: { -readonly [K in keyof StateSnapshot]: StateSnapshot[K] } = {
+    state: engine !== undefined ? engine.state : r.portfolio,
+    sequence: engine?.sequence ?? 0,
+    handledTransactionID: r.handled,
+  };
+  if (r.prices !== undefined) s.prices = r.prices;
+  const trailing = r.sim?.trailingStopValues();
+  if (trailing !== undefined) s.trailing = trailing;
+  return s;
+}
+
+/** An order in doubt now (the status page). */
+export interface InDoubtNow {
+  readonly intentId: string;
+  readonly instrument: string | undefined;
+  readonly until: number;
+}
+
+/** Orders in doubt now: in flight without an answer (the adapter's), or journaled ones a restart waits for. */
+export function inDoubtNow(
+  v20: V20Execution | undefined,
+  orders: { readonly waiting: ReadonlyMap<string, { readonly intentId: string; readonly until: number }> },
+): InDoubtNow[] {
+  const live = [...(v20?.inDoubt.values() ?? [])].map((d) => ({
+    intentId: d.intentId,
+    instrument: d.instrument,
+    until: d.until,
+  }));
+  const restart = [...orders.waiting.values()].map((d) => ({
+    intentId: d.intentId,
+    instrument: undefined,
+    until: d.until,
+  }));
+  return [...live, ...restart];
 }

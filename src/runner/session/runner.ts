@@ -16,7 +16,7 @@ import { logStatus } from './status-line.ts';
 import { listenToOperator, sessionCtrlC, waitingFor } from './operator-signals.ts';
 import { driftStatus, onDrift, onUnknownFill, type SurpriseParts } from './surprises.ts';
 import { runResult } from './run-result.ts';
-import { recordSessionStart } from './live-strategy.ts';
+import { inDoubtNow, type InDoubtNow, recordSessionStart, stateSnapshot } from './live-strategy.ts';
 import { checkPortfolioAccount, LivePortfolio } from './live-portfolio.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
 import { VirtualClock, type Clock } from '../../ports/clock.ts';
@@ -42,17 +42,15 @@ import { type UnknownFill, UnknownFills } from '../order-path/unknown-fills.ts';
 import type { DriftGuard } from '../recording/drift.ts';
 import { type DriftStatus, formatDriftStatus, type RunnerOptions, type RunResult } from './runner-options.ts';
 
-export { RunnerError };
-export { newRunId, type AccountCheck };
-
+export { RunnerError, newRunId, type AccountCheck };
 export { formatDriftStatus, type DriftStatus, type RunnerOptions, type RunResult };
 
 /** v20 client IDs are at most 128 characters (clientExtensions). */
 const CLIENT_ID_MAX = 128;
 
 /**
- * The paper/live runner: the same strategy module as a backtest, on a v20 account.
- *
+ * The paper/live runner: the same strategy module as a backtest (or a portfolio of them, each on its
+ * own book: live-portfolio.ts), on a v20 account.
  * Start-up: reconcile the account (or the journal's baseline after a crash) into the portfolio;
  * settle intents the journal holds without a known outcome (look each order up by `@clientID`,
  * resubmit only what provably never reached the broker); restore the strategy state and the client-ID
@@ -109,10 +107,7 @@ export class Runner {
   #simStarted = false;
   /** The kill switch submitted its intents (cancels, closes). */
   #killed = false;
-  /**
-   * The kill switch (or a flattening stop) engaged: one-way. The strategy's handlers are no longer
-   * called, its intents waiting to be sent are dropped, and nothing of its is sent any more.
-   */
+  /** The kill switch (or a flattening stop) engaged, one-way: nothing of the strategy is called or sent any more. */
   #halted = false;
   /** The journal's halt (the kill switch engaged, now or in an earlier process): what `kill` flattens for. */
   #haltedBy: Halt | undefined;
@@ -225,18 +220,8 @@ export class Runner {
   }
 
   /** Orders in doubt now: in flight without an answer (the adapter's), or journaled ones a restart waits for. */
-  get inDoubt(): { intentId: string; instrument: string | undefined; until: number }[] {
-    const live = [...(this.#v20?.inDoubt.values() ?? [])].map((d) => ({
-      intentId: d.intentId,
-      instrument: d.instrument,
-      until: d.until,
-    }));
-    const restart = [...this.#orders.waiting.values()].map((d) => ({
-      intentId: d.intentId,
-      instrument: undefined,
-      until: d.until,
-    }));
-    return [...live, ...restart];
+  get inDoubt(): InDoubtNow[] {
+    return inDoubtNow(this.#v20, this.#orders);
   }
 
   /** Submissions whose outcome is not known yet (being looked up again). */
@@ -494,26 +479,15 @@ export class Runner {
     }
   }
 
-  /**
-   * The strategy snapshot the journal keeps: the state, the client-ID sequence, the last transaction
-   * and the last price per instrument it has seen (a copy: the journal keeps the object), and with
-   * --broker sim the simulator's trailing stop levels.
-   */
+  /** The strategy snapshot the journal keeps (`stateSnapshot`); undefined before the engine exists. */
   #snapshotOf(): StateSnapshot | undefined {
-    const engine = this.#engine;
-    const live = this.live;
-    if (engine === undefined && live?.host === undefined) return undefined;
-    const s: { -readonly [K in keyof StateSnapshot]: StateSnapshot[K] } = {
-      // A portfolio's: each member's state and sequence (live-portfolio.ts).
-      state: engine !== undefined ? engine.state : live!.state,
-      sequence: engine?.sequence ?? 0,
-      handledTransactionID: this.#handled,
-    };
-    const prices = this.#inputs.pricesSeen();
-    if (prices !== undefined) s.prices = prices;
-    const trailing = this.#sim?.trailingStopValues();
-    if (trailing !== undefined) s.trailing = trailing;
-    return s;
+    return stateSnapshot({
+      engine: this.#engine,
+      portfolio: this.live?.host !== undefined ? this.live.state : undefined,
+      handled: this.#handled,
+      prices: this.#inputs.pricesSeen(),
+      sim: this.#sim,
+    });
   }
 
   /**
@@ -541,11 +515,7 @@ export class Runner {
     }
     const defer = this.o.intentDurability !== 'before-submit';
     this.journal.intent(intent, this.#clock.now(), snapshot, defer);
-    if (defer && !this.#syncScheduled) {
-      this.#syncScheduled = true;
-      // After the request is on the wire (the HTTP client writes it within a few event-loop turns).
-      setTimeout(this.#syncJournal, 1);
-    }
+    if (defer) this.#syncSoon();
     // The shadow simulator hears what the gate let through, as the account does: never a refusal.
     if (this.#shadow?.submit(intent) === true) this.#drift?.expect(intent.id);
   }
@@ -557,10 +527,14 @@ export class Runner {
   #sent(intent: OrderIntent): void {
     const defer = this.o.intentDurability !== 'before-submit';
     this.journal.sent(intent.id, defer);
-    if (defer && !this.#syncScheduled) {
-      this.#syncScheduled = true;
-      setTimeout(this.#syncJournal, 1);
-    }
+    if (defer) this.#syncSoon();
+  }
+
+  /** The journal's deferred writes synced once the request is on the wire (the HTTP client writes it within a few event-loop turns). */
+  #syncSoon(): void {
+    if (this.#syncScheduled) return;
+    this.#syncScheduled = true;
+    setTimeout(this.#syncJournal, 1);
   }
 
   /** Every transaction the strategy's engine handled (after the strategy, unless halted, heard it). */
@@ -579,17 +553,14 @@ export class Runner {
     this.#rebase?.check();
   }
 
-  /** One status line: equity, positions, latency, stream health. */
+  /** One status line: equity, positions, latency, stream health (the runner is its source). */
   #status(): void {
-    logStatus(this.#log, {
-      portfolio: this.portfolio,
-      latency: this.latency,
-      pricingStats: this.pricingStats,
-      transactionStats: this.transactionStats,
-      lastTransactionID: this.journal.lastTransactionID,
-      candles: this.#inputs.feed.counts,
-      labsPoller: this.labsPoller,
-    });
+    logStatus(this.#log, this);
+  }
+
+  /** The last transaction the journal holds (the status line). */
+  get lastTransactionID(): string {
+    return this.journal.lastTransactionID;
   }
 
   #dropped = 0;
