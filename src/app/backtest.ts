@@ -577,8 +577,13 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
         path: config.fill.path,
         // The swappable models (src/adapters/sim/) and market hours, as the config names them (validated there).
         models: fillModelNames(config),
-        // A portfolio's account nets each strategy's orders against its own trades (docs/portfolios.md).
-        ...(isPortfolio(loaded) ? { netByTag: true } : {}),
+        // A portfolio's account nets each strategy's orders against its own trades (docs/portfolios.md),
+        // unless account.portfolioNetting "account" asks for a real netting account's (across
+        // strategies). A hedging account keeps it: its strategies' trades never net, and a
+        // strategy's close of its position (REDUCE_ONLY) stays on its own trades.
+        ...(isPortfolio(loaded) && (config.account.hedging || config.account.portfolioNetting !== 'account')
+          ? { netByTag: true }
+          : {}),
       },
     },
     portfolio: (simulator) =>

@@ -12,7 +12,13 @@ import { runGiven } from '../app/run-choices.ts';
 import { parseAlignment } from './data-import.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { ProgressBar, formatCount } from './progress.ts';
-import { dataFileInput, runFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
+import {
+  dataFileInput,
+  PORTFOLIO_NETTING_FLAG,
+  runFlagOverrides,
+  SIM_FLAGS,
+  type SimFlagArgs,
+} from './sim-flags.ts';
 import { typeCheckStrategy } from './type-check.ts';
 import { strategyInput } from './strategy-input.ts';
 import { formatStrategies } from '../engine/report.ts';
@@ -88,6 +94,7 @@ export function backtestOptions(y: Argv): Argv {
       describe:
         'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first',
     })
+    .options(PORTFOLIO_NETTING_FLAG)
     .options(SIM_FLAGS)
     .option('runs-dir', {
       type: 'string',
@@ -139,6 +146,7 @@ export interface BacktestArgs extends SimFlagArgs {
   marginRate?: string;
   hedging?: boolean;
   fifo?: boolean;
+  portfolioNetting?: string;
   spread?: string;
   spreadPips?: number;
   financing?: boolean;
