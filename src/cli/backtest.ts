@@ -59,7 +59,8 @@ export function backtestOptions(y: Argv): Argv {
     })
     .option('json', {
       type: 'boolean',
-      describe: 'Print one JSON document: summary, every transaction, the closed trades, the equity curve',
+      describe:
+        "Print one JSON document: summary, every transaction, the closed trades, the equity curve (a portfolio's: each strategy's own trades with their `strategy`, and summary.strategies)",
     })
     .option('config', {
       type: 'string',
