@@ -35,9 +35,11 @@ import { Portfolio } from './portfolio.ts';
  * - a fill of nobody's order: if it leaves the account without a trade in its instrument, it
  *   flattens every book in that instrument at its price; otherwise its units close the books'
  *   opposite trades book by book, in the order the books were given.
- * - financing: each open trade's financing goes to the book that owns the account trade (to that
- *   trade when the book holds it); a rounding residual of the day's total goes to the first book
- *   paid that day.
+ * - financing: each open account trade's financing goes to the book that owns it, to that trade,
+ *   when the book holds it as it is (the same ID and units); the rest (trades another strategy's
+ *   order reduced, on a netting account across strategies) is shared over the books by their other
+ *   units in the instrument, signed (`#shareRest`); a rounding residual of the day's total goes to
+ *   the first book paid that day.
  * - deposits and withdrawals: every book gets each in full (each strategy's returns are on the
  *   account's capital, as its solo backtest's). The P/L, costs and financing of the books add up to
  *   the account's; the balances add up to the account's plus (books − 1) × the deposits.
