@@ -42,7 +42,9 @@ import { CandleRecorder } from '../report/candle-recorder.ts';
 import { RunTransactionFold, type TxRecord } from '../report/run-folder.ts';
 import { writeRunReport } from '../report/run-report.ts';
 import { isPortfolio } from './portfolio.ts';
-import { PortfolioRun } from './portfolio-run.ts';
+import { PortfolioRun, type StrategyTrade } from './portfolio-run.ts';
+
+export type { StrategyTrade };
 
 /** Where a backtest gets the candles of one (instrument, granularity). */
 export type CandleSourceFactory = (req: {
@@ -168,6 +170,18 @@ export interface BacktestResult {
   readonly equity: readonly EquityPoint[];
   /** A portfolio's: each strategy's own equity curve, by name (its figures are summary.strategies). */
   readonly strategyEquity?: Readonly<Record<string, readonly EquityPoint[]>>;
+  /**
+   * A portfolio's: each strategy's own trades (its book's, as trades.csv lists them), each with its
+   * `strategy`: `closed` in closing order (with keepTrades; empty otherwise), then `open`, those the
+   * books hold at the end, marked at the last prices (END_OF_RUN). `trades` and `openAtEnd` are the
+   * account's (the same trades as the books' unless the account nets across strategies).
+   */
+  readonly strategyTrades?: {
+    readonly closed: readonly StrategyTrade[];
+    readonly open: readonly StrategyTrade[];
+  };
+  /** A portfolio's: each member's module and params, by name (summary.json's `params`). */
+  readonly memberParams?: Readonly<Record<string, unknown>>;
   readonly engine: EngineStats;
   readonly sim: SimStats;
   /** The fill models the simulator used, by name (path, slippage, latency, commission). */
@@ -577,8 +591,13 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
         path: config.fill.path,
         // The swappable models (src/adapters/sim/) and market hours, as the config names them (validated there).
         models: fillModelNames(config),
-        // A portfolio's account nets each strategy's orders against its own trades (docs/portfolios.md).
-        ...(isPortfolio(loaded) ? { netByTag: true } : {}),
+        // A portfolio's account nets each strategy's orders against its own trades (docs/portfolios.md),
+        // unless account.portfolioNetting "account" asks for a real netting account's (across
+        // strategies). A hedging account keeps it: its strategies' trades never net, and a
+        // strategy's close of its position (REDUCE_ONLY) stays on its own trades.
+        ...(isPortfolio(loaded) && (config.account.hedging || config.account.portfolioNetting !== 'account')
+          ? { netByTag: true }
+          : {}),
       },
     },
     portfolio: (simulator) =>
@@ -753,7 +772,13 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     trades: portfolio.closedTrades,
     openAtEnd,
     equity: portfolio.equity,
-    ...(many ? { strategyEquity: many.equities() } : {}),
+    ...(many
+      ? {
+          strategyEquity: many.equities(),
+          strategyTrades: { closed: many.closedTrades(), open: many.openTrades() },
+          memberParams: many.params(),
+        }
+      : {}),
     engine: engine.stats,
     sim: sim.stats,
     models: sim.models,

@@ -15,6 +15,7 @@ describe('config', () => {
       marginRate: '0.02',
       hedging: false,
       fifo: false,
+      portfolioNetting: 'strategy',
     });
     expect(c.fill.path).toBe('adaptive');
   });
@@ -41,6 +42,10 @@ describe('config', () => {
     ],
     [{ fill: { pth: 'worst' } }, /fill\.pth is not a known field \(did you mean "fill\.path"\?\)/],
     [{ fill: { path: 'random' } }, /--path \(fill\.path\) must be one of "adaptive", "worst", "exact"/],
+    [
+      { account: { portfolioNetting: 'shared' } },
+      /--portfolio-netting \(account\.portfolioNetting\) must be one of "strategy", "account" \(got "shared"\)/,
+    ],
     [
       { account: { fifo: true, hedging: true } },
       /--fifo \(account\.fifo\) cannot be true together with account\.hedging/,

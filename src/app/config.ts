@@ -22,6 +22,14 @@ export interface BacktestConfig {
     readonly hedging: boolean;
     /** FIFO account (OANDA's US division, NFA 2-43b): no hedging, oldest same-size trade closes first, unique sizes for trades with exits. */
     readonly fifo: boolean;
+    /**
+     * How a portfolio backtest's simulated netting account nets (docs/portfolios.md): "strategy" (the
+     * default) nets each strategy's orders against its own trades only, as if each had a sub-account;
+     * "account" nets across strategies as a real netting account does (an order of one strategy
+     * reduces the account's oldest opposite trade, whoever opened it). Ignored for one strategy and
+     * on hedging accounts.
+     */
+    readonly portfolioNetting: 'strategy' | 'account';
   };
   readonly data: {
     readonly catalog: string;
@@ -183,7 +191,7 @@ export const RISK_KEYS: readonly string[] = [
 ];
 
 const SHAPE: Record<string, readonly string[]> = {
-  account: ['currency', 'initialBalance', 'marginRate', 'hedging', 'fifo'],
+  account: ['currency', 'initialBalance', 'marginRate', 'hedging', 'fifo', 'portfolioNetting'],
   data: ['catalog', 'spread', 'spreadPips', 'spreadPipsByHour'],
   fill: ['marketOrders', 'path', 'marketHours', 'slippage', 'latency'],
   costs: ['financing', 'commissionPerMillion', 'commission', 'financingHistory', 'financingBeforeHistory'],
@@ -327,6 +335,10 @@ export function validateConfig(raw: Json, source: string): BacktestConfig {
       marginRate,
       hedging: bool('account.hedging'),
       fifo: bool('account.fifo'),
+      portfolioNetting:
+        get('account.portfolioNetting') === undefined
+          ? 'strategy'
+          : oneOf('account.portfolioNetting', ['strategy', 'account'] as const),
     },
     data: {
       catalog: str('data.catalog', (s) => s.length > 0, 'a folder path'),
@@ -523,6 +535,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   'account.marginRate': '--margin-rate',
   'account.hedging': '--hedging',
   'account.fifo': '--fifo',
+  'account.portfolioNetting': '--portfolio-netting',
   'data.spread': '--spread',
   'data.spreadPips': '--spread-pips',
   'costs.financing': '--financing',

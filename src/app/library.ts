@@ -36,6 +36,7 @@ export {
   type BacktestOptions,
   type BacktestResult,
   type CandleSourceFactory,
+  type StrategyTrade,
 } from './backtest.ts';
 export { StrategyLoadError, type LoadedStrategy } from './load-strategy.ts';
 export { ConfigError, type BacktestConfig } from './config.ts';
@@ -247,21 +248,28 @@ export function resolveConfig(config: ConfigInput): BacktestConfig {
   return loadConfig(file, sections as Parameters<typeof loadConfig>[1], 'the config given to backtest()');
 }
 
-/** The run as the JSON document `fxflow backtest --json` prints (times as RFC 3339 strings). */
+/**
+ * The run as the JSON document `fxflow backtest --json` prints (times as RFC 3339 strings). A
+ * portfolio's `trades` and `openAtEnd` are each strategy's own (its book's, as trades.csv lists
+ * them), each with its `strategy`; its `params` are each member's module and params, by name, and
+ * `summary.strategies` has each strategy's figures.
+ */
 export function runJson(run: BacktestRun): Record<string, unknown> {
+  const trades = run.strategyTrades?.closed ?? run.trades;
+  const open = run.strategyTrades?.open ?? run.openAtEnd;
   return {
     strategy: run.strategy,
-    params: run.params,
+    params: run.memberParams ?? run.params,
     config: run.config,
     summary: run.summary,
     data: run.data,
     transactions: run.transactions,
-    trades: run.trades.map((t) => ({
+    trades: trades.map((t) => ({
       ...t,
       openTime: new Date(t.openTime).toISOString(),
       closeTime: new Date(t.closeTime).toISOString(),
     })),
-    openAtEnd: run.openAtEnd.map((t) => ({
+    openAtEnd: open.map((t) => ({
       ...t,
       openTime: new Date(t.openTime).toISOString(),
       closeTime: Number.isFinite(t.closeTime) ? new Date(t.closeTime).toISOString() : null,

@@ -32,6 +32,9 @@ export interface PortfolioRunOptions {
   readonly onProgress?: (at: number, events: number) => void;
 }
 
+/** A trade of a strategy's book, with the strategy's name (a portfolio's trades in --json). */
+export type StrategyTrade = ClosedTrade & { readonly strategy: string };
+
 /** trades.csv, and how one trade is written in it (the strategy's name is added as a last column). */
 export interface PortfolioTrades {
   readonly out: LineFile;
@@ -43,6 +46,8 @@ export class PortfolioRun {
   readonly #o: PortfolioRunOptions;
   readonly #gates = new Map<string, RiskExecution>();
   #trades: PortfolioTrades | undefined;
+  /** The books' closed trades in closing order, with their strategy (kept with keepClosedTrades). */
+  readonly #closed: StrategyTrade[] = [];
 
   constructor(o: PortfolioRunOptions) {
     this.#o = o;
@@ -89,13 +94,41 @@ export class PortfolioRun {
         return gate;
       },
     });
+    this.#listen();
+  }
+
+  /**
+   * Hears each book's trades as they close: kept (keepClosedTrades) and written to trades.csv (with a
+   * run folder). Without either no book is heard (its closed trades are then not even built).
+   */
+  #listen(): void {
+    const keep = this.#o.keepClosedTrades;
+    const t = this.#trades;
+    if (!keep && t === undefined) return;
+    for (const b of this.host.books.books)
+      b.portfolio.onClosedTrade = (c) => {
+        if (keep) this.#closed.push({ ...c, strategy: b.name });
+        t?.out.line(`${t.row(c)},${b.name}`);
+      };
   }
 
   /** Writes each book's closed trades to trades.csv as they close (a run with a run folder). */
   tradesTo(t: PortfolioTrades): void {
     this.#trades = t;
+    this.#listen();
+  }
+
+  /** Every book's closed trades in closing order, each with its strategy (empty without keepClosedTrades). */
+  closedTrades(): readonly StrategyTrade[] {
+    return this.#closed;
+  }
+
+  /** The trades each book still holds, marked at the last prices (END_OF_RUN), each with its strategy. */
+  openTrades(): StrategyTrade[] {
+    const out: StrategyTrade[] = [];
     for (const b of this.host.books.books)
-      b.portfolio.onClosedTrade = (c) => t.out.line(`${t.row(c)},${b.name}`);
+      for (const c of b.portfolio.openAtEnd()) out.push({ ...c, strategy: b.name });
+    return out;
   }
 
   /** Writes the trades each book still holds at the end (END_OF_RUN) to trades.csv. */

@@ -12,7 +12,13 @@ import { runGiven } from '../app/run-choices.ts';
 import { parseAlignment } from './data-import.ts';
 import { createLogger, flushLogger } from './logger.ts';
 import { ProgressBar, formatCount } from './progress.ts';
-import { dataFileInput, runFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
+import {
+  dataFileInput,
+  PORTFOLIO_NETTING_FLAG,
+  runFlagOverrides,
+  SIM_FLAGS,
+  type SimFlagArgs,
+} from './sim-flags.ts';
 import { typeCheckStrategy } from './type-check.ts';
 import { strategyInput } from './strategy-input.ts';
 import { formatStrategies } from '../engine/report.ts';
@@ -53,7 +59,8 @@ export function backtestOptions(y: Argv): Argv {
     })
     .option('json', {
       type: 'boolean',
-      describe: 'Print one JSON document: summary, every transaction, the closed trades, the equity curve',
+      describe:
+        "Print one JSON document: summary, every transaction, the closed trades, the equity curve (a portfolio's: each strategy's own trades with their `strategy`, and summary.strategies)",
     })
     .option('config', {
       type: 'string',
@@ -88,6 +95,7 @@ export function backtestOptions(y: Argv): Argv {
       describe:
         'FIFO account, as at OANDA US (account.fifo): no hedging, oldest same-size trade closes first',
     })
+    .options(PORTFOLIO_NETTING_FLAG)
     .options(SIM_FLAGS)
     .option('runs-dir', {
       type: 'string',
@@ -139,6 +147,7 @@ export interface BacktestArgs extends SimFlagArgs {
   marginRate?: string;
   hedging?: boolean;
   fifo?: boolean;
+  portfolioNetting?: string;
   spread?: string;
   spreadPips?: number;
   financing?: boolean;

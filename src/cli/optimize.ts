@@ -1,4 +1,10 @@
-import { dataFileInput, runFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
+import {
+  dataFileInput,
+  PORTFOLIO_NETTING_FLAG,
+  runFlagOverrides,
+  SIM_FLAGS,
+  type SimFlagArgs,
+} from './sim-flags.ts';
 import { runGiven, runParams } from '../app/run-choices.ts';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -72,6 +78,7 @@ export interface OptimizeArgs extends SimFlagArgs {
   config?: string;
   balance?: string;
   currency?: string;
+  portfolioNetting?: string;
   spread?: string;
   spreadPips?: number;
   path?: string;
@@ -181,6 +188,7 @@ export function optimizeCommand(y: Argv): Argv {
       .options(SIM_FLAGS)
       .option('balance', { type: 'string', describe: 'Initial balance' })
       .option('currency', { type: 'string', describe: 'Account currency' })
+      .options(PORTFOLIO_NETTING_FLAG)
       .option('runs-dir', {
         type: 'string',
         describe: 'Where sweep folders are saved (under <runs-dir>/sweeps)',

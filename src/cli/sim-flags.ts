@@ -118,6 +118,20 @@ export const RISK_FLAGS = {
   },
 } as const satisfies Record<string, Options>;
 
+/**
+ * How a portfolio backtest's simulated netting account nets (account.portfolioNetting), for the
+ * commands that backtest a portfolio (`backtest`, and `optimize`/`walkforward` of a member). No
+ * yargs `choices`: a wrong value is refused by the config's check, whose message names the flag,
+ * the field and the values.
+ */
+export const PORTFOLIO_NETTING_FLAG = {
+  'portfolio-netting': {
+    type: 'string',
+    describe:
+      "A portfolio's netting account (account.portfolioNetting): strategy (default) nets each strategy's orders against its own trades only; account nets across strategies as a real netting account does. Ignored for one strategy and on hedging accounts",
+  },
+} as const satisfies Record<string, Options>;
+
 export const SIM_FLAGS = { ...SIM_DATA_FLAGS, ...SIM_FILL_FLAGS, ...SIM_COST_FLAGS, ...RISK_FLAGS } as const;
 
 /** The risk flags as yargs gives them (camelCase), each optional. */
@@ -196,6 +210,7 @@ export interface RunFlagArgs extends SimFlagArgs {
   marginRate?: string | number;
   hedging?: boolean;
   fifo?: boolean;
+  portfolioNetting?: string;
   instrument?: string;
   granularity?: string;
   from?: string;
@@ -220,6 +235,7 @@ export function runFlagOverrides(a: RunFlagArgs): Fragment {
   set('account', 'marginRate', a.marginRate);
   set('account', 'hedging', a.hedging);
   set('account', 'fifo', a.fifo);
+  set('account', 'portfolioNetting', a.portfolioNetting);
   for (const [section, values] of Object.entries(
     simFlagOverrides({
       ...a,

@@ -35,9 +35,11 @@ import { Portfolio } from './portfolio.ts';
  * - a fill of nobody's order: if it leaves the account without a trade in its instrument, it
  *   flattens every book in that instrument at its price; otherwise its units close the books'
  *   opposite trades book by book, in the order the books were given.
- * - financing: each open trade's financing goes to the book that owns the account trade (to that
- *   trade when the book holds it); a rounding residual of the day's total goes to the first book
- *   paid that day.
+ * - financing: each open account trade's financing goes to the book that owns it, to that trade,
+ *   when the book holds it as it is (the same ID and units); the rest (trades another strategy's
+ *   order reduced, on a netting account across strategies) is shared over the books by their other
+ *   units in the instrument, signed (`#shareRest`); a rounding residual of the day's total goes to
+ *   the first book paid that day.
  * - deposits and withdrawals: every book gets each in full (each strategy's returns are on the
  *   account's capital, as its solo backtest's). The P/L, costs and financing of the books add up to
  *   the account's; the balances add up to the account's plus (books − 1) × the deposits.
@@ -55,6 +57,8 @@ export class Books {
   readonly #byPrefix: readonly string[];
   /** Open account trades per instrument, counted from the fills (whether a fill left it flat). */
   readonly #open = new Map<string, number>();
+  /** Each open account trade's units (signed), from the fills: whether a book holds it as it is. */
+  readonly #units = new Map<string, number>();
 
   constructor(
     names: readonly string[],
@@ -137,7 +141,16 @@ export class Books {
           if (tx.tradeOpened) this.#tradeOwner.set(tx.tradeOpened.tradeID, owner);
           this.#fill(this.book(owner), tx);
         } else this.#unowned(tx, open === 0);
-        for (const c of tx.tradesClosed ?? []) this.#tradeOwner.delete(c.tradeID);
+        for (const c of tx.tradesClosed ?? []) {
+          this.#tradeOwner.delete(c.tradeID);
+          this.#units.delete(c.tradeID);
+        }
+        const r = tx.tradeReduced;
+        if (r !== undefined) {
+          const was = this.#units.get(r.tradeID);
+          if (was !== undefined) this.#units.set(r.tradeID, was + Number(r.units));
+        }
+        if (tx.tradeOpened) this.#units.set(tx.tradeOpened.tradeID, Number(tx.tradeOpened.units));
         return;
       }
       case 'ORDER_CANCEL': {
@@ -320,26 +333,43 @@ export class Books {
 
   #financing(tx: DailyFinancingTransaction): void {
     const parts = new Map<string, { total: Amount; positions: PositionFinancing[] }>();
+    const pay = (owner: string, pf: PositionFinancing, total: Amount, trades: OpenTradeFinancing[]): void => {
+      let p = parts.get(owner);
+      if (!p) parts.set(owner, (p = { total: 0, positions: [] }));
+      p.total = add(p.total, total);
+      p.positions.push({ ...pf, financing: formatAmount(total), openTradeFinancings: trades });
+    };
     let sum: Amount = 0;
     for (const pf of tx.positionFinancings ?? []) {
-      const byBook = new Map<string, OpenTradeFinancing[]>();
+      // An account trade its owner's book holds as it is (the same ID, the same units): its
+      // financing goes to that trade. The rest (trades that other strategies' orders reduced on a
+      // netting account across strategies) is shared below.
+      const own = new Map<string, OpenTradeFinancing[]>();
+      const matched = new Set<string>();
+      const rest: OpenTradeFinancing[] = [];
       for (const tf of pf.openTradeFinancings ?? []) {
         const owner = this.#tradeOwner.get(tf.tradeID);
-        if (owner === undefined) continue;
-        let list = byBook.get(owner);
-        if (!list) byBook.set(owner, (list = []));
+        const held =
+          owner !== undefined ? this.book(owner).portfolio.ledger.trades.get(tf.tradeID) : undefined;
+        const units = this.#units.get(tf.tradeID);
+        if (held === undefined || units === undefined || Math.abs(held.unitsNum - units) > 1e-9) {
+          rest.push(tf);
+          continue;
+        }
+        let list = own.get(owner!);
+        if (!list) own.set(owner!, (list = []));
         list.push(tf);
+        matched.add(tf.tradeID);
       }
-      for (const [owner, list] of byBook) {
-        let p = parts.get(owner);
-        if (!p) parts.set(owner, (p = { total: 0, positions: [] }));
-        let total: Amount = 0;
-        for (const tf of list) total = add(total, amount(tf.financing));
-        p.total = add(p.total, total);
+      const shared = this.#shareRest(pf.instrument, rest, matched);
+      const owners = new Set([...own.keys(), ...shared.keys()]);
+      for (const owner of this.names) {
+        if (!owners.has(owner)) continue;
+        const trades = [...(own.get(owner) ?? []), ...(shared.get(owner)?.trades ?? [])];
+        let total: Amount = shared.get(owner)?.total ?? 0;
+        for (const tf of own.get(owner) ?? []) total = add(total, amount(tf.financing));
         sum = add(sum, total);
-        // Only the book's own trades carry it to a trade; the rest is the book's all the same.
-        const own = list.filter((tf) => this.book(owner).portfolio.ledger.trades.has(tf.tradeID));
-        p.positions.push({ ...pf, financing: formatAmount(total), openTradeFinancings: own });
+        pay(owner, pf, total, trades);
       }
     }
     const residual = add(amount(tx.financing), -sum);
@@ -354,6 +384,65 @@ export class Books {
         accountBalance: undefined,
       } as unknown as Transaction);
     }
+  }
+
+  /**
+   * The financing of account trades no book holds as they are (`rest`), shared over the books by
+   * their units in the instrument outside the trades that were paid as they are (`matched`): a
+   * book's share is the rest × its units / all those units (signed: a book holding the other side of
+   * the account's position earns what the others pay for it), given to its trades by units. When
+   * those units add up to none, each trade's financing goes to the book that owns it (not to a trade).
+   */
+  #shareRest(
+    instrument: string,
+    rest: readonly OpenTradeFinancing[],
+    matched: ReadonlySet<string>,
+  ): Map<string, { total: Amount; trades: OpenTradeFinancing[] }> {
+    const out = new Map<string, { total: Amount; trades: OpenTradeFinancing[] }>();
+    if (rest.length === 0) return out;
+    let total: Amount = 0;
+    for (const tf of rest) total = add(total, amount(tf.financing));
+    const held: { owner: string; trades: LedgerTrade[]; units: number }[] = [];
+    let all = 0;
+    for (const b of this.#books.values()) {
+      const trades: LedgerTrade[] = [];
+      let units = 0;
+      for (const t of b.portfolio.ledger.trades.values()) {
+        if (t.instrument !== instrument || matched.has(t.id)) continue;
+        trades.push(t);
+        units += t.unitsNum;
+      }
+      if (trades.length > 0 && units !== 0) held.push({ owner: b.name, trades, units });
+      all += units;
+    }
+    if (held.length === 0 || Math.abs(all) < 1e-9) {
+      for (const tf of rest) {
+        const owner = this.#tradeOwner.get(tf.tradeID);
+        if (owner === undefined) continue;
+        let p = out.get(owner);
+        if (!p) out.set(owner, (p = { total: 0, trades: [] }));
+        p.total = add(p.total, amount(tf.financing));
+      }
+      return out;
+    }
+    // Each book's share rounded; the last book takes what rounding left, so the shares add up to the rest.
+    let left = total;
+    for (let i = 0; i < held.length; i++) {
+      const h = held[i]!;
+      const share = i === held.length - 1 ? left : Math.round((total * h.units) / all);
+      left = add(left, -share);
+      // Over its trades by units (the last takes the rounding).
+      const trades: OpenTradeFinancing[] = [];
+      let tradeLeft = share;
+      for (let k = 0; k < h.trades.length; k++) {
+        const t = h.trades[k]!;
+        const part = k === h.trades.length - 1 ? tradeLeft : Math.round((share * t.unitsNum) / h.units);
+        tradeLeft = add(tradeLeft, -part);
+        trades.push({ tradeID: t.id, financing: formatAmount(part) } as OpenTradeFinancing);
+      }
+      out.set(h.owner, { total: share, trades });
+    }
+    return out;
   }
 }
 
