@@ -9,10 +9,10 @@ import type { OrderIntent } from '../domain/intents.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
 import type { StrategyLogger } from '../strategy/api.ts';
-import { PortfolioHost } from '../engine/portfolio-host.ts';
+import { bookGate, PortfolioHost } from '../engine/portfolio-host.ts';
 import type { ClosedTrade, EquityPoint, Portfolio } from '../engine/portfolio.ts';
 import { summarize, type DataReport, type Summary } from '../engine/report.ts';
-import { activeLimits, RiskExecution } from '../engine/risk.ts';
+import { activeLimits, type RiskExecution } from '../engine/risk.ts';
 import type { BacktestConfig } from './config.ts';
 import type { LineFile } from './line-file.ts';
 import type { PlotFile } from './plot-file.ts';
@@ -76,23 +76,16 @@ export class PortfolioRun {
           }
         : {}),
       gate: (name, inner, book) => {
-        const own = limitsOf.get(name);
-        if (own === undefined) return undefined;
-        const limits = activeLimits(own);
-        if (Object.keys(limits).length === 0) return undefined;
-        const gate = new RiskExecution({
+        const gate = bookGate({
           inner,
-          limits,
-          portfolio: book,
+          book,
+          limits: limitsOf.get(name),
           instruments: o.instruments,
           clock: o.clock,
-          accountID: 'book',
           hedging: config.account.hedging,
           log: o.log,
-          lastTransactionID: '0',
-          keepBreaches: false,
         });
-        this.#gates.set(name, gate);
+        if (gate !== undefined) this.#gates.set(name, gate);
         return gate;
       },
     });

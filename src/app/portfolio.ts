@@ -198,7 +198,14 @@ function portfolioOf(members: LoadedMember[], label: string): LoadedPortfolio {
     spreads: union('spreads'),
     cot: union('cot'),
   };
-  const strategy: Strategy<Params, unknown> = { name: 'portfolio', params: {}, subscribe: all };
+  // The longest history any member asks for: a live run warms the indicators up with it.
+  const histories = members.map((m) => m.strategy.history).filter((h): h is number => h !== undefined);
+  const strategy: Strategy<Params, unknown> = {
+    name: 'portfolio',
+    params: {},
+    subscribe: all,
+    ...(histories.length > 0 ? { history: Math.max(...histories) } : {}),
+  };
   return {
     file: label,
     name: members.map((m) => m.name).join('+'),

@@ -306,6 +306,10 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
   const problems: string[] = missing.map(
     (f) => `${f}: named in run.json but missing; the replay goes on without it`,
   );
+  if (meta.portfolio !== undefined)
+    throw new ReplayError(
+      `${dir} is the run of a portfolio (${meta.portfolio.map((m) => m.name).join(', ')}): fxflow replay replays the run of one strategy, and replaying a portfolio's run is not built yet. Its trades by strategy are in its summary.json (strategies)`,
+    );
   // The strategy, checked against the recorded hash.
   const file = resolve(o.strategy ?? meta.strategy.file);
   if (!existsSync(file))

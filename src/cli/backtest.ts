@@ -14,8 +14,8 @@ import { createLogger, flushLogger } from './logger.ts';
 import { ProgressBar, formatCount } from './progress.ts';
 import { dataFileInput, runFlagOverrides, SIM_FLAGS, type SimFlagArgs } from './sim-flags.ts';
 import { typeCheckStrategy } from './type-check.ts';
-import { readPortfolioFile, type PortfolioEntry } from '../app/library.ts';
-import type { Summary } from '../engine/report.ts';
+import { strategyInput } from './strategy-input.ts';
+import { formatStrategies } from '../engine/report.ts';
 
 /** Declares the options of `fxflow backtest <strategy>`. */
 export function backtestOptions(y: Argv): Argv {
@@ -211,7 +211,7 @@ export async function backtestCommand(a: BacktestArgs): Promise<void> {
     process.stdout.write(`${JSON.stringify(runJson(run))}\n`);
     return;
   }
-  const text = `${runText(run)}${strategiesText(run.summary)}`;
+  const text = `${runText(run)}${formatStrategies(run.summary)}`;
   const m = run.models;
   const models = `fill models: path ${m.path} · slippage ${m.slippage} · latency ${m.latency} · commission ${m.commission}`;
   const speed = `${formatCount(run.engine.events)} events in ${(run.wallMs / 1000).toFixed(2)} s (${formatCount(run.engine.events / (run.wallMs / 1000))}/s)`;
@@ -225,51 +225,4 @@ export async function backtestCommand(a: BacktestArgs): Promise<void> {
         `Report: ${page} (open it in a browser, or: fxflow report ${run.runDir} --open)\n`,
       );
   }
-}
-
-/**
- * What `fxflow backtest` runs: one strategy file, or a portfolio (several files, each entry named
- * by its strategy; or a --portfolio file). --param applies to one strategy only: a portfolio's
- * params are its file's.
- */
-function strategyInput(
-  files: readonly string[],
-  portfolio: string | undefined,
-  params: readonly (string | number)[] | undefined,
-): string | { portfolio: PortfolioEntry[]; label: string } {
-  if (portfolio !== undefined && files.length > 0)
-    throw new UsageError(
-      'give strategy files or --portfolio <file>, not both (list every strategy in the portfolio file)',
-    );
-  if (portfolio !== undefined || files.length > 1) {
-    if ((params ?? []).length > 0)
-      throw new UsageError(
-        "--param sets one strategy's params: in a portfolio give each entry its params in a --portfolio file",
-      );
-    if (portfolio !== undefined) return { portfolio: readPortfolioFile(portfolio), label: portfolio };
-    return { portfolio: files.map((f) => ({ module: resolve(f) })), label: files.join(' ') };
-  }
-  if (files.length === 0)
-    throw new UsageError(
-      'give a strategy module (fxflow backtest strategies/sma-cross.ts) or --portfolio <file>',
-    );
-  return files[0]!;
-}
-
-/** A mistake on the command line (exit 64, as main.ts's UsageError). */
-class UsageError extends Error {
-  readonly code = 'USAGE' as const;
-}
-
-/** A portfolio's per-strategy lines under the account's report (nothing for one strategy). */
-function strategiesText(summary: Summary): string {
-  const s = summary.strategies;
-  if (s === undefined) return '';
-  const names = Object.keys(s);
-  const w = Math.max(8, ...names.map((n) => n.length));
-  const rows = names.map((n) => {
-    const x = s[n]!;
-    return `  ${n.padEnd(w)}  ${x.netPL.toFixed(2).padStart(12)}  ${String(x.trades).padStart(6)}  ${(x.maxDrawdown ?? 0).toFixed(2).padStart(12)}`;
-  });
-  return `\n\nStrategies (each its own book; net P/L adds up to the account's):\n  ${'strategy'.padEnd(w)}  ${'net P/L'.padStart(12)}  ${'trades'.padStart(6)}  ${'max drawdown'.padStart(12)}\n${rows.join('\n')}`;
 }

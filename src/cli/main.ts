@@ -130,8 +130,8 @@ export function cli(argv: string[]): Argv {
       () => {},
     )
     .command(
-      'run <strategy>',
-      'Run a strategy on a v20 account (paper on practice, live, or the sandbox) until stopped',
+      'run [strategy..]',
+      'Run a strategy (or several on one account: a portfolio) on a v20 account (paper on practice, live, or the sandbox) until stopped',
       async (y) => (await import('./run.ts')).runCommand(y),
       async (a) => (await import('./run.ts')).runLive(a as unknown as RunArgs),
     )
@@ -212,7 +212,10 @@ const COMMANDS: readonly (readonly [string, string])[] = [
   ],
   ['init <dir>', 'scaffold a strategy project that imports fxflow'],
   ['data <command>', 'manage the local catalog of historical data'],
-  ['run <strategy>', 'run a strategy on a v20 account (practice, live, sandbox)'],
+  [
+    'run <strategy> [strategy..]',
+    'run a strategy (several, or --portfolio: one account) on a v20 account (practice, live, sandbox)',
+  ],
   ['journal <command>', "a run's journal by hand: clear-halt <dir> lets it trade again"],
   ['replay <run>', 'replay a live run through the simulator; reconcile the two'],
   ['sandbox', "serve OANDA's v20 interface on loopback (simulated broker)"],

@@ -11,7 +11,9 @@ import { liveCandleSourceOf, type LiveCandleSource } from '../runner/session/off
 import { activeLimits, describeLimits, type RiskLimits } from '../engine/risk.ts';
 import { RunnerError } from '../runner/session/errors.ts';
 import { fillModelNames, loadConfig } from '../app/config.ts';
-import { loadStrategy } from '../app/load-strategy.ts';
+import { loadStrategy, type LoadedStrategy } from '../app/load-strategy.ts';
+import { isPortfolio, loadPortfolio, type LoadedPortfolio } from '../app/portfolio.ts';
+import { strategyInput } from './strategy-input.ts';
 import { formatFillModels, type FillModelNames } from '../runner/session/fill-models.ts';
 import {
   DriftSpecError,
@@ -35,7 +37,10 @@ import type { LiveStatus } from '../report/live-status.ts';
 
 /** The flags of `fxflow run`. */
 export interface RunArgs extends RiskFlagArgs {
-  strategy: string;
+  /** One strategy module, or several (a portfolio on the account); none with --portfolio. */
+  strategy?: string[];
+  portfolio?: string;
+  onStrategyError: 'close' | 'keep';
   env: string;
   url?: string;
   account?: string;
@@ -80,8 +85,21 @@ export function runCommand(y: Argv): Argv<RunArgs> {
     y
       .positional('strategy', {
         type: 'string',
-        demandOption: true,
-        describe: 'Path to a strategy module, e.g. strategies/sma-cross.ts',
+        array: true,
+        describe:
+          'Path to a strategy module, e.g. strategies/sma-cross.ts; several run as a portfolio on the account, each with its own book (docs/portfolios.md)',
+      })
+      .option('portfolio', {
+        type: 'string',
+        describe:
+          'A portfolio file: { "strategies": [ { "module", "name", "params", "risk" } ] }: several strategies (the same module twice with other params) on the account, one journal, one halt',
+      })
+      .option('on-strategy-error', {
+        type: 'string',
+        choices: ['close', 'keep'],
+        default: 'close',
+        describe:
+          'In a portfolio, a strategy that throws is stopped alone and the others go on: close its book (its positions and pending orders; the default) or keep it open',
       })
       .option('env', {
         type: 'string',
@@ -246,6 +264,10 @@ export function runCommand(y: Argv): Argv<RunArgs> {
       .example(
         '$0 run strategies/sma-cross.ts --env practice --broker sim --slippage fixed:0.5 --latency fixed:150',
         'Shadow paper with fills half a pip worse, orders arriving 150 ms after the decision',
+      )
+      .example(
+        '$0 run strategies/sma-cross.ts strategies/breakout-tpsl.ts --env practice',
+        'Two strategies on one account (a portfolio): one journal, one halt, each on its own book',
       )
       .example(
         '$0 run strategies/sma-cross.ts --env live --i-understand-this-is-live --max-daily-loss 200',
@@ -482,6 +504,8 @@ function runLogger(a: RunArgs): Logger {
 
 /** `fxflow run`: runs a strategy on a v20 account until SIGINT/SIGTERM or the kill switch, then prints its report. */
 export async function runLive(a: RunArgs): Promise<void> {
+  // What to run, checked before anything is read or opened (a portfolio file too).
+  const input = strategyInput(a.strategy ?? [], a.portfolio, a.param, 'run');
   checkLiveConsent(a);
   checkKillFile(a.killFile);
   const flattenTimeoutMs = flattenTimeoutOf(a.flattenTimeout);
@@ -512,6 +536,7 @@ export async function runLive(a: RunArgs): Promise<void> {
   });
   try {
     await runStarted(a, early, {
+      input,
       flattenTimeoutMs,
       fill,
       maxDrift,
@@ -530,6 +555,7 @@ async function runStarted(
   a: RunArgs,
   early: StartSignals,
   f: {
+    input: ReturnType<typeof strategyInput>;
     flattenTimeoutMs: number;
     fill: FillModelNames | undefined;
     maxDrift: DriftTolerances | undefined;
@@ -575,7 +601,12 @@ async function runStarted(
     }
     accountID = accounts[0]!.id;
   }
-  const loaded = await loadStrategy(a.strategy, (a.param ?? []).map(String));
+  const input = f.input;
+  const loaded: LoadedStrategy | LoadedPortfolio =
+    typeof input === 'string'
+      ? await loadStrategy(input, (a.param ?? []).map(String))
+      : await loadPortfolio(input.portfolio, loadConfig(a.config), {}, input.label);
+  const members = isPortfolio(loaded) ? loaded.members : undefined;
   const journalDir = resolve(
     a.journal ??
       join('runs', 'journal', `${a.env}-${accountID}-${loaded.name}${a.broker === 'sim' ? '-sim' : ''}`),
@@ -599,8 +630,21 @@ async function runStarted(
   const recorder = openLiveRunFolder(runDir, journalDir, {
     meta: {
       fxflow: VERSION,
-      strategy: { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) },
+      strategy:
+        members === undefined
+          ? { file: resolve(loaded.file), name: loaded.name, sha256: fileSha256(loaded.file) }
+          : { file: loaded.file, name: loaded.name, sha256: '' },
       params: loaded.params,
+      ...(members !== undefined
+        ? {
+            portfolio: members.map((m) => ({
+              file: resolve(m.file),
+              name: m.name,
+              sha256: fileSha256(m.file),
+              params: m.params,
+            })),
+          }
+        : {}),
       env: a.env,
       accountID,
       broker: a.broker,
@@ -661,6 +705,17 @@ async function runStarted(
     strategy: loaded.strategy,
     name: loaded.name,
     params: loaded.params,
+    ...(members !== undefined
+      ? {
+          members: members.map((m) => ({
+            strategy: m.strategy,
+            name: m.name,
+            params: m.params,
+            ...(m.risk !== undefined ? { limits: m.risk } : {}),
+          })),
+          onStrategyError: a.onStrategyError,
+        }
+      : {}),
     http,
     rest,
     accountID,

@@ -64,6 +64,11 @@ export class Books {
       readonly initialBalance: string;
       readonly hedging: boolean;
       readonly keepClosedTrades?: boolean;
+      /**
+       * Each book's balance starts at `initialBalance` (a live account's books: the deposit is in the
+       * account they start from, not in a transaction they fold); else the books get the deposits' transactions.
+       */
+      readonly funded?: boolean;
     },
   ) {
     const seen = new Set<string>();
@@ -78,6 +83,7 @@ export class Books {
         strict: false,
         keepClosedTrades: opts.keepClosedTrades !== false,
       });
+      if (opts.funded === true) portfolio.ledger.balance = amount(opts.initialBalance);
       this.#books.set(n, new Book(n, portfolio));
     }
     this.names = [...names];

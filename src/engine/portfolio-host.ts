@@ -13,6 +13,7 @@ import { Books, type Book } from './book.ts';
 import type { PlotSink } from './context.ts';
 import { Engine, type EngineStats } from './engine.ts';
 import type { Portfolio } from './portfolio.ts';
+import { activeLimits, RiskExecution, type RiskLimits, type RiskLogger } from './risk.ts';
 
 /** One strategy of a portfolio. */
 export interface PortfolioMember {
@@ -20,6 +21,8 @@ export interface PortfolioMember {
   /** Its name: its book's, its orders' tag and its client IDs' prefix (unique in the portfolio). */
   readonly name: string;
   readonly params: Params;
+  /** Client IDs are `<prefix>-<n>` (default the name; a live run adds its run identity after it). */
+  readonly clientIdPrefix?: string;
 }
 
 /**
@@ -106,11 +109,45 @@ export interface PortfolioHostOptions {
   readonly marginRate: number;
   readonly hedging: boolean;
   readonly keepClosedTrades?: boolean;
+  /** The books start with the account's balance (a live account: see `Books`' option). */
+  readonly funded?: boolean;
   readonly onIntent?: (name: string, intent: OrderIntent) => void;
   readonly onProgress?: (at: number, events: number) => void;
   readonly onPlot?: (name: string) => PlotSink | undefined;
   /** Puts a member's own gate (its risk limits, on its book) between its engine and its execution. */
   readonly gate?: (name: string, execution: Execution, book: Portfolio) => MemberGate | undefined;
+  /** Every transaction of the account, once the account and every book have folded it (a live run's journal bookkeeping). */
+  readonly onTransaction?: (tx: Transaction) => void;
+}
+
+/**
+ * A member's own risk gate: its limits (`activeLimits` of them: none set, no gate) checked on its
+ * book, before its orders reach the account's gate. The same in a portfolio backtest and a live run.
+ */
+export function bookGate(o: {
+  readonly inner: Execution;
+  readonly book: Portfolio;
+  readonly limits: RiskLimits | undefined;
+  readonly instruments: InstrumentRegistry;
+  readonly clock: Clock;
+  readonly hedging: boolean;
+  readonly log: RiskLogger;
+}): RiskExecution | undefined {
+  if (o.limits === undefined) return undefined;
+  const limits = activeLimits(o.limits);
+  if (Object.keys(limits).length === 0) return undefined;
+  return new RiskExecution({
+    inner: o.inner,
+    limits,
+    portfolio: o.book,
+    instruments: o.instruments,
+    clock: o.clock,
+    accountID: 'book',
+    hedging: o.hedging,
+    log: o.log,
+    lastTransactionID: '0',
+    keepBreaches: false,
+  });
 }
 
 /**
@@ -123,6 +160,8 @@ export class PortfolioHost {
   readonly books: Books;
   readonly engines: readonly Engine<Params, unknown>[];
   readonly gates: readonly (MemberGate | undefined)[];
+  /** Each member's execution on its book (what its orders go through, tagged), by name. */
+  readonly executions: ReadonlyMap<string, BookExecution>;
   readonly #o: PortfolioHostOptions;
 
   constructor(o: PortfolioHostOptions) {
@@ -135,12 +174,16 @@ export class PortfolioHost {
         initialBalance: formatAmount(o.account.initialBalance),
         hedging: o.hedging,
         keepClosedTrades: o.keepClosedTrades !== false,
+        ...(o.funded === true ? { funded: true } : {}),
       },
     );
     const gates: (MemberGate | undefined)[] = [];
+    const executions = new Map<string, BookExecution>();
+    this.executions = executions;
     this.engines = o.members.map((m, i) => {
       const book = this.books.book(m.name);
       const own = new BookExecution(o.execution, book);
+      executions.set(m.name, own);
       const gate = o.gate?.(m.name, own, book.portfolio);
       gates.push(gate);
       const plot = o.onPlot?.(m.name);
@@ -157,6 +200,7 @@ export class PortfolioHost {
         ...(o.onIntent ? { onIntent: (intent: OrderIntent) => o.onIntent!(m.name, intent) } : {}),
         ...(i === 0 && o.onProgress ? { onProgress: o.onProgress } : {}),
         ...(plot ? { onPlot: plot } : {}),
+        ...(m.clientIdPrefix !== undefined ? { clientIdPrefix: m.clientIdPrefix } : {}),
       });
     });
     this.gates = gates;
@@ -176,13 +220,23 @@ export class PortfolioHost {
 
   #txs = 0;
 
+  /**
+   * Folds transactions into the books only, before `attach` (no strategy hears them): a live run's
+   * restart gives the journal's transactions its strategies had handled, from the journal's start.
+   */
+  restore(txs: Iterable<Transaction>): void {
+    for (const tx of txs) this.books.route(tx);
+  }
+
   /** Folds the account's transactions (account, then books) and attaches every engine to its book; returns the stop. */
   attach(): () => void {
     const { execution, account } = this.#o;
+    const after = this.#o.onTransaction;
     const fold = (tx: Transaction): void => {
       this.#txs++;
       account.apply(tx);
       this.books.route(tx);
+      after?.(tx);
     };
     const stop =
       execution.listen !== undefined
@@ -199,15 +253,18 @@ export class PortfolioHost {
   }
 
   /** `Engine.feed` for every engine at once (see the class). */
-  feed(batch: readonly MarketEvent[], before: (ev: MarketEvent) => void): void {
+  feed(batch: readonly MarketEvent[], before?: (ev: MarketEvent) => void): void {
     const engines = this.engines;
     const gates = this.gates.filter((g) => g?.observe !== undefined);
     const account = this.#o.account;
     for (const e of engines) e.throwFailure();
     for (let i = 0; i < batch.length; i++) {
       const ev = batch[i]!;
-      for (let k = 0; k < engines.length; k++) engines[k]!.timersBefore(ev, before);
-      before(ev);
+      // (Without `before`, a live run's: each engine fires its due timers itself, in `step`.)
+      if (before !== undefined) {
+        for (let k = 0; k < engines.length; k++) engines[k]!.timersBefore(ev, before);
+        before(ev);
+      }
       for (let k = 0; k < gates.length; k++) gates[k]!.observe!(ev.at);
       account.mark(ev);
       for (let k = 0; k < engines.length; k++) engines[k]!.step(ev);

@@ -445,3 +445,16 @@ function* tradeSpans(p: Portfolio, end: number): Iterable<{ openTime: number; cl
   yield* p.closedTrades;
   for (const t of p.openTrades()) yield { openTime: t.openMs, closeTime: end };
 }
+
+/** A portfolio's per-strategy lines under the account's report (nothing for one strategy). */
+export function formatStrategies(summary: Summary): string {
+  const s = summary.strategies;
+  if (s === undefined) return '';
+  const names = Object.keys(s);
+  const w = Math.max(8, ...names.map((n) => n.length));
+  const rows = names.map((n) => {
+    const x = s[n]!;
+    return `  ${n.padEnd(w)}  ${x.netPL.toFixed(2).padStart(12)}  ${String(x.trades).padStart(6)}  ${(x.maxDrawdown ?? 0).toFixed(2).padStart(12)}`;
+  });
+  return `\n\nStrategies (each its own book; net P/L adds up to the account's):\n  ${'strategy'.padEnd(w)}  ${'net P/L'.padStart(12)}  ${'trades'.padStart(6)}  ${'max drawdown'.padStart(12)}\n${rows.join('\n')}`;
+}

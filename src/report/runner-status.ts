@@ -40,6 +40,20 @@ export interface RunnerView {
     readonly units: string;
     readonly why: string;
   }[];
+  /** A portfolio run's books (each strategy's own), when the run is a portfolio's. */
+  readonly books?:
+    | readonly {
+        readonly name: string;
+        readonly positions: Readonly<Record<string, number>>;
+        readonly trades: readonly {
+          readonly id: string;
+          readonly instrument: string;
+          readonly units: number;
+        }[];
+        readonly pendingOrders: number;
+        readonly failed?: string;
+      }[]
+    | undefined;
   /** The drift guard (`--shadow --max-drift`), when there is one. */
   readonly drift?:
     | {
@@ -242,6 +256,21 @@ export class RunnerStatus implements StatusProvider {
         why: u.why,
       })),
       ...(r.drift !== undefined ? { drift: driftOf(r.drift) } : {}),
+      ...(r.books !== undefined
+        ? {
+            books: Object.fromEntries(
+              r.books.map((b) => [
+                b.name,
+                {
+                  positions: { ...b.positions },
+                  trades: b.trades.map((t) => ({ id: t.id, instrument: t.instrument, units: t.units })),
+                  pendingOrders: b.pendingOrders,
+                  ...(b.failed !== undefined ? { failed: b.failed } : {}),
+                },
+              ]),
+            ),
+          }
+        : {}),
     };
   }
 }

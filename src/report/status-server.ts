@@ -81,6 +81,22 @@ export interface StatusSnapshot {
    * The drift guard (`--shadow --max-drift`): its tolerances, the measures, the fills that drifted and,
    * once one was passed, the breach (which tolerance, which fills) that halted the run.
    */
+  /** A portfolio run's books: each strategy's open trades and net units per instrument, and whether it was stopped alone. */
+  readonly books?: Readonly<
+    Record<
+      string,
+      {
+        readonly positions: Readonly<Record<string, number>>;
+        readonly trades: readonly {
+          readonly id: string;
+          readonly instrument: string;
+          readonly units: number;
+        }[];
+        readonly pendingOrders: number;
+        readonly failed?: string;
+      }
+    >
+  >;
   readonly drift?: {
     readonly tolerances: string;
     readonly compared: number;

@@ -64,6 +64,13 @@ export interface RunMeta {
   readonly fxflow: string;
   readonly strategy: { readonly file: string; readonly name: string; readonly sha256: string };
   readonly params: Record<string, unknown>;
+  /** A portfolio run's strategies (`strategy` is then the portfolio's: its label and name). */
+  readonly portfolio?: readonly {
+    readonly file: string;
+    readonly name: string;
+    readonly sha256: string;
+    readonly params: Record<string, unknown>;
+  }[];
   readonly env: string;
   readonly accountID: string;
   readonly broker: 'v20' | 'sim';

@@ -161,7 +161,8 @@ export function restoreAtStart(
 
 /**
  * The journal's rebase for this run (`rebaseEvery`; none in shadow mode, whose report compares
- * every fill of the run): the baseline written at start, rewritten as the journal grows, from the
+ * every fill of the run, nor in a portfolio's run, whose books are folded again at a restart from
+ * every transaction since the journal's start): the baseline written at start, rewritten as the journal grows, from the
  * account (or, `--broker sim`, from the simulator, with the account's first settings and deposit).
  */
 export function runRebase(
@@ -175,7 +176,7 @@ export function runRebase(
     journal,
     rest: o.rest,
     accountID: o.accountID,
-    every: o.shadow === true ? 0 : (o.rebaseEvery ?? 10_000),
+    every: o.shadow === true || o.members !== undefined ? 0 : (o.rebaseEvery ?? 10_000),
     ...(sim !== undefined
       ? {
           sim: {

@@ -13,6 +13,7 @@ import { JournaledExecution } from '../order-path/order-lifecycle.ts';
 import type { Assembly } from './assembly-contract.ts';
 import { brokerChoice } from './broker-choice.ts';
 import { liveStrategy } from './live-strategy.ts';
+import type { LivePortfolio } from './live-portfolio.ts';
 import type { RunnerOptions } from './runner-options.ts';
 import type { Baseline } from './session.ts';
 
@@ -47,6 +48,10 @@ export interface RunAssemblyParts {
   readonly submitted: () => void;
   /** `--broker sim`: the simulator's execution, once made. */
   readonly simExecution: (x: SimExecution) => void;
+  /** A portfolio's strategies (`RunnerOptions.members`); undefined for one strategy. */
+  readonly live?: LivePortfolio;
+  /** The run identity (a portfolio member's client IDs are `<name>-<runId>-<n>`). */
+  readonly runId: string;
 }
 
 /**
@@ -68,18 +73,50 @@ export async function assembleRun(
   });
   const strategyLog: StrategyLogger = p.log.child({ component: 'strategy', strategy: o.name });
   let journaled: JournaledExecution | undefined;
+  const live = p.live;
+  // A portfolio's books start at the journal's start: the transactions its strategies had handled are folded into them first.
+  const handled =
+    live === undefined
+      ? []
+      : contents.transactions.filter(
+          (t) =>
+            Number(t.id) > Number(baseline.lastTransactionID) &&
+            Number(t.id) <= Number(snap?.handledTransactionID ?? baseline.lastTransactionID),
+        );
   const assembly = await o.assemble({
     mode: broker === 'sim' ? 'run-sim' : o.shadow === true ? 'shadow' : 'live',
-    strategies: [
-      {
-        strategy,
-        name: o.name,
-        params: o.params,
-        // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
-        clientIdPrefix: p.clientIdPrefix,
-        ...(o.onPlot ? { onPlot: o.onPlot } : {}),
-      },
-    ],
+    strategies:
+      live !== undefined
+        ? []
+        : [
+            {
+              strategy,
+              name: o.name,
+              params: o.params,
+              // The run identity in every client ID: no lost, moved or truncated journal can make two intents share one.
+              clientIdPrefix: p.clientIdPrefix,
+              ...(o.onPlot ? { onPlot: o.onPlot } : {}),
+            },
+          ],
+    ...(live !== undefined
+      ? {
+          host: (parts: { readonly execution: Execution; readonly portfolio: Portfolio }) =>
+            live.hostOf(parts, {
+              restored: snap?.state,
+              runId: p.runId,
+              handled,
+              hedging: baseline.hedging,
+              funded: broker !== 'sim',
+              marginRate: Number(baseline.marginRate),
+              clock: p.clock,
+              log: p.log,
+              warming: p.warming,
+              halted: p.halted,
+              transaction: p.transaction,
+              intent: p.intent,
+            }),
+        }
+      : {}),
     broker: brokerChoice(
       o,
       broker,

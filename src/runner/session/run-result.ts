@@ -2,11 +2,12 @@
 // models of `--broker sim`, the unknown fills, the drift guard) and the figures of the run.
 import type { SimBroker } from '../../adapters/sim/broker.ts';
 import type { Portfolio } from '../../engine/portfolio.ts';
-import { formatSummary, summarize } from '../../engine/report.ts';
+import { formatStrategies, formatSummary, summarize } from '../../engine/report.ts';
 import type { RiskExecution, RiskLimits } from '../../engine/risk.ts';
 import type { AccountCheck } from '../order-path/kill-switch.ts';
 import type { Recovered } from '../order-path/order-lifecycle.ts';
 import { describeUnknownFill, type UnknownFill } from '../order-path/unknown-fills.ts';
+import type { LivePortfolio } from './live-portfolio.ts';
 import { formatFillModels, type FillModelsUsed } from './fill-models.ts';
 import type { CandleCounts } from './official-candles.ts';
 import { type DriftStatus, formatDriftStatus, type RunnerOptions, type RunResult } from './runner-options.ts';
@@ -31,12 +32,24 @@ export function runResult(r: {
   readonly account: AccountCheck | undefined;
   readonly latency: RunResult['latency'];
   readonly candles: Readonly<CandleCounts>;
+  /** A portfolio's strategies: each book's figures in `summary.strategies`, a line each in the report. */
+  readonly books?: LivePortfolio;
 }): RunResult {
   const risk = r.risk !== undefined ? { risk: { limits: r.limits, refused: r.risk.refused } } : {};
-  const summary = summarize(
-    r.portfolio,
-    r.period === undefined ? risk : { ...r.period, exposureFromTrades: true, ...risk },
-  );
+  const period = r.period === undefined ? {} : { ...r.period, exposureFromTrades: true };
+  const account = summarize(r.portfolio, { ...period, ...risk });
+  const books = r.books?.books;
+  const summary =
+    books === undefined
+      ? account
+      : {
+          ...account,
+          strategies: Object.fromEntries(books.map((b) => [b.name, summarize(b.portfolio, period)])),
+        };
+  const failed = r.books?.failed ?? new Map<string, string>();
+  const stoppedAlone = [...failed]
+    .map(([name, why]) => `\n  ${name} was stopped alone: it threw ${why}`)
+    .join('');
   const params = Object.entries(r.o.params)
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
@@ -56,7 +69,7 @@ export function runResult(r: {
     unknown.length === 0
       ? ''
       : `\nUNKNOWN FILLS: ${unknown.length} (--on-unknown-fill ${r.o.onUnknownFill ?? 'halt'})${unknown.map((u) => `\n  ${describeUnknownFill(u)}`).join('')}`;
-  const report = `${formatSummary(summary, `${r.o.name}  ${params}  (run: ${r.reason})`)}${r.sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}${unknownLines}${drift !== undefined ? `\n${formatDriftStatus(drift)}` : ''}`;
+  const report = `${formatSummary(summary, `${r.o.name}  ${params}  (run: ${r.reason})`)}${r.sim !== undefined && models !== undefined ? `\n${formatFillModels(models)}` : ''}${unknownLines}${drift !== undefined ? `\n${formatDriftStatus(drift)}` : ''}${formatStrategies(summary)}${stoppedAlone}`;
   return {
     ...(drift !== undefined ? { drift } : {}),
     summary,

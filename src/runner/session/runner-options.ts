@@ -27,6 +27,18 @@ import type { FillModelNames, FillModelsUsed } from './fill-models.ts';
 import type { LabsEndpoints, LabsPollerOptions } from './labs-poller.ts';
 import type { CandleCounts, LiveCandleSource } from './official-candles.ts';
 
+/** One strategy of a live portfolio. */
+export interface RunMember {
+  readonly strategy: Strategy<Params, unknown>;
+  readonly name: string;
+  readonly params: Params;
+  /** Its own risk limits, checked on its own book before the account's (the portfolio file's `risk`). */
+  readonly limits?: RiskLimits;
+}
+
+/** What a member that threw does with its book: close its positions and cancel its orders, or leave them. */
+export type OnStrategyError = 'close' | 'keep';
+
 /** Everything the runner composes (the CLI builds it from flags; tests from a sandbox). */
 export interface RunnerOptions {
   /**
@@ -35,9 +47,17 @@ export interface RunnerOptions {
    * path, the risk gate and the engine.
    */
   readonly assemble: Assemble;
+  /** The strategy; a portfolio's (`members`) is the one whose subscriptions are all of theirs, with no handler. */
   readonly strategy: Strategy<Params, unknown>;
   readonly name: string;
   readonly params: Params;
+  /**
+   * A portfolio (docs/portfolios.md): several strategies on the account in this one run, each on its
+   * own book, with one journal and one halt. `strategy`, `name` and `params` are then the portfolio's.
+   */
+  readonly members?: readonly RunMember[];
+  /** A portfolio member that throws is stopped alone: 'close' (default) closes its book, 'keep' leaves it. */
+  readonly onStrategyError?: OnStrategyError;
   readonly http: V20Http;
   readonly rest: V20Rest;
   readonly accountID: string;

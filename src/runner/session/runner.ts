@@ -17,6 +17,7 @@ import { listenToOperator, sessionCtrlC, waitingFor } from './operator-signals.t
 import { driftStatus, onDrift, onUnknownFill, type SurpriseParts } from './surprises.ts';
 import { runResult } from './run-result.ts';
 import { recordSessionStart } from './live-strategy.ts';
+import { checkPortfolioAccount, LivePortfolio } from './live-portfolio.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
 import { VirtualClock, type Clock } from '../../ports/clock.ts';
 import type { Params } from '../../strategy/api.ts';
@@ -75,6 +76,8 @@ export class Runner {
   /** Prices, candles and labs items: what the strategy hears of the market (the engine runs on `events`). */
   readonly #inputs: MarketInputs;
   #engine: Engine<Params, unknown> | undefined;
+  /** A portfolio's strategies (`members`), in place of one engine. */
+  readonly live: LivePortfolio | undefined;
   /** What the one assembly built for this run (src/app/assembly.ts). */
   #assembly: Assembly | undefined;
   #risk: RiskExecution | undefined;
@@ -200,6 +203,16 @@ export class Runner {
       risk: () => this.#risk,
       stopping: () => this.#stopping !== undefined,
     });
+    this.live =
+      o.members === undefined
+        ? undefined
+        : new LivePortfolio(o, o.members, {
+            runId: this.runId,
+            log: this.#log,
+            say: (line) => this.#say(line, 'error'),
+            halted: () => this.#halted,
+            stop: (why) => void this.stop(why),
+          });
     this.#ctrlC = sessionCtrlC(o, {
       log: this.#log,
       say: (line) => this.#say(line),
@@ -276,6 +289,9 @@ export class Runner {
     const contents = this.#contents;
     const broker = o.broker ?? 'v20';
     const journalBaseline = await checkRunJournal(o, this.journal, contents, lastTransactionID);
+    // (`--broker sim`: the simulated account starts empty, whatever the account holds.)
+    if (o.members !== undefined && broker === 'v20')
+      checkPortfolioAccount(o, account, journalBaseline !== undefined, o.members);
     // A halted journal (the kill switch engaged, in this process before now or in an earlier one):
     // nothing of the strategy is sent; the start goes on only to finish the flatten, then stops.
     if (contents.halt !== undefined && this.#haltedBy === undefined) {
@@ -312,6 +328,8 @@ export class Runner {
       replay,
       unknown: this.#orders.unknown,
       clientIdPrefix: this.#clientIdPrefix,
+      ...(this.live !== undefined ? { live: this.live } : {}),
+      runId: this.runId,
       limits: this.limits,
       clock: this.#clock,
       log,
@@ -356,7 +374,7 @@ export class Runner {
         log,
         handled: () => this.#handled,
         stopping: () => this.#stopping !== undefined,
-        snapshot: () => (this.#engine === undefined ? undefined : this.#snapshotOf(this.#engine)),
+        snapshot: () => this.#snapshotOf(),
       },
     );
     // Halted before the order path existed (a halted journal, or the kill switch during the start).
@@ -377,15 +395,15 @@ export class Runner {
       this.#drift = shadow.drift;
     }
 
-    const engine = assembly.engine;
+    const engine = this.live === undefined ? assembly.engine : undefined;
     this.#engine = engine;
-    if (snap !== undefined) engine.sequence = snap.sequence;
+    if (engine !== undefined && snap !== undefined) engine.sequence = snap.sequence;
     // The session's start in the run folder: the account the replay's simulator starts from.
     if (o.recorder !== undefined)
       await recordSessionStart(o, o.recorder, {
         runId: this.runId,
         clientIdPrefix: this.#clientIdPrefix,
-        sequence: engine.sequence,
+        sequence: engine?.sequence ?? 0,
         restoredState: snap !== undefined,
         sim: this.#sim,
         seeded: contents.transactions.length > 0 || Number(baseline.lastTransactionID) > 0,
@@ -481,10 +499,14 @@ export class Runner {
    * and the last price per instrument it has seen (a copy: the journal keeps the object), and with
    * --broker sim the simulator's trailing stop levels.
    */
-  #snapshotOf(engine: Engine<Params, unknown>): StateSnapshot {
+  #snapshotOf(): StateSnapshot | undefined {
+    const engine = this.#engine;
+    const live = this.live;
+    if (engine === undefined && live?.host === undefined) return undefined;
     const s: { -readonly [K in keyof StateSnapshot]: StateSnapshot[K] } = {
-      state: engine.state,
-      sequence: engine.sequence,
+      // A portfolio's: each member's state and sequence (live-portfolio.ts).
+      state: engine !== undefined ? engine.state : live!.state,
+      sequence: engine?.sequence ?? 0,
       handledTransactionID: this.#handled,
     };
     const prices = this.#inputs.pricesSeen();
@@ -512,13 +534,13 @@ export class Runner {
    */
   #record(intent: OrderIntent): void {
     if (this.journal.pendingIntent(intent.id)?.confirmed === false) return;
-    const engine = this.#engine;
-    if (isRunnerIntent(intent) || engine === undefined) {
+    const snapshot = isRunnerIntent(intent) ? undefined : this.#snapshotOf();
+    if (snapshot === undefined) {
       this.journal.intent(intent, this.#clock.now());
       return;
     }
     const defer = this.o.intentDurability !== 'before-submit';
-    this.journal.intent(intent, this.#clock.now(), this.#snapshotOf(engine), defer);
+    this.journal.intent(intent, this.#clock.now(), snapshot, defer);
     if (defer && !this.#syncScheduled) {
       this.#syncScheduled = true;
       // After the request is on the wire (the HTTP client writes it within a few event-loop turns).
@@ -624,6 +646,11 @@ export class Runner {
   /** Fills the runner did not expect, so far (the status page). */
   get unknownFills(): readonly UnknownFill[] {
     return this.#unknownFills?.found ?? [];
+  }
+
+  /** A portfolio's books now (the status page); undefined for one strategy. */
+  get books(): ReturnType<LivePortfolio['views']> | undefined {
+    return this.live?.views();
   }
 
   /** The drift guard's state now (the status page); undefined without `--max-drift`. */
@@ -760,8 +787,8 @@ export class Runner {
     this.#letGo?.();
     if (this.#statusTimer) clearInterval(this.#statusTimer);
     this.#inputs.close();
-    const engine = this.#engine;
-    if (engine) this.journal.snapshot(this.#snapshotOf(engine));
+    const snapshot = this.#snapshotOf();
+    if (snapshot !== undefined) this.journal.snapshot(snapshot);
     this.#status();
     this.#inputs.events.complete();
     await this.#done;
@@ -789,7 +816,8 @@ export class Runner {
       unknownFills: this.unknownFills,
       drift: this.drift,
       intents: this.#intents,
-      transactions: engine?.stats.transactions ?? 0,
+      transactions: this.#assembly?.driven.stats.transactions ?? 0,
+      ...(this.live !== undefined ? { books: this.live } : {}),
       recovered: this.#orders.recovered,
       account: this.#accountCheck,
       latency: this.latency.snapshot(),

@@ -1,0 +1,147 @@
+// A portfolio on a live (sandbox) account, in process: the books at a stop are the books after a
+// restart on the same journal (folded again from its transactions), each member's state comes back,
+// the books add up to the account, and a first start on an account holding a trade is refused.
+import { afterEach, describe, expect, it } from 'vitest';
+import { toUnits } from '../../src/domain/money.ts';
+import type { Ledger } from '../../src/domain/ledger.ts';
+import { Journal } from '../../src/runner/order-path/journal.ts';
+import type { RunMember } from '../../src/runner/session/runner-options.ts';
+import type { Runner } from '../../src/runner/session/runner.ts';
+import { defineStrategy, type Params, type Strategy } from '../../src/strategy/api.ts';
+import { pingPong, pricePath, rig, waitTicks, type Rig } from '../runner/harness.ts';
+
+let r: Rig | undefined;
+afterEach(async () => {
+  await r?.close();
+  r = undefined;
+});
+
+const path = pricePath(40);
+
+/** Pushes prices `from`..`to` (exclusive) and waits until the runner has handled each. */
+async function prices(rg: Rig, runner: Runner, from: number, to: number, seen: number): Promise<number> {
+  for (let i = from; i < to; i++) {
+    const p = path[i]!;
+    rg.sandbox.setTime(p.time);
+    rg.sandbox.pushPrice(p);
+    await waitTicks(runner, ++seen);
+  }
+  return seen;
+}
+
+/** Buys `units` every `every`-th tick, never sells: its trades pile up (on a netting account too, nobody's order reduces them). */
+const piler = defineStrategy({
+  params: { every: 4, units: '500' },
+  subscribe: { ticks: ['EUR_USD'] },
+  init: () => ({ ticks: 0 }),
+  onTick(ctx, s) {
+    const ticks = s.ticks + 1;
+    return ticks % ctx.params.every === 0
+      ? { state: { ticks }, intents: [ctx.market('EUR_USD', ctx.params.units)] }
+      : { state: { ticks } };
+  },
+});
+
+const members: RunMember[] = [
+  {
+    strategy: pingPong as unknown as Strategy<Params, unknown>,
+    name: 'pp',
+    params: { every: 3, units: '1000' },
+  },
+  {
+    strategy: piler as unknown as Strategy<Params, unknown>,
+    name: 'piler',
+    params: { every: 4, units: '500' },
+  },
+];
+
+const portfolio = {
+  strategy: { name: 'portfolio', params: {}, subscribe: { ticks: ['EUR_USD'] } } as never,
+  name: 'pp+piler',
+  params: {},
+  members,
+};
+
+/** A book as plain figures: its open trades (ID, units) and its realized P/L. */
+function figures(runner: Runner): Record<string, { trades: [string, number][]; pl: number }> {
+  const out: Record<string, { trades: [string, number][]; pl: number }> = {};
+  for (const b of runner.live!.books)
+    out[b.name] = {
+      trades: [...b.portfolio.ledger.trades.values()].map((t) => [t.id, t.unitsNum]),
+      pl: b.portfolio.ledger.pl,
+    };
+  return out;
+}
+
+describe('a portfolio run across a stop and a restart (sandbox account)', () => {
+  it('each book, each state and the tags come back from the journal; the books add up to the account', async () => {
+    r = await rig();
+    const first = r.runner(portfolio);
+    await first.start();
+    await prices(r, first, 0, 14, 0);
+    const before = figures(first);
+    const states = first.live!.state;
+    await first.stop('first');
+    // Both traded: the piler holds its trades, every order of each carries its tag.
+    expect(before.piler!.trades.length).toBeGreaterThanOrEqual(3);
+    const txs = Journal.read(r.journalDir).transactions;
+    const tags = new Set(
+      txs
+        .filter((t) => t.type === 'MARKET_ORDER')
+        .map((t) => (t as { clientExtensions?: { tag?: string } }).clientExtensions?.tag),
+    );
+    expect(tags).toEqual(new Set(['pp', 'piler']));
+
+    const second = r.runner(portfolio);
+    await second.start();
+    console.log(
+      `[portfolio restart] before the stop ${JSON.stringify(before)}; after the restart ${JSON.stringify(figures(second))}`,
+    );
+    expect(figures(second)).toEqual(before);
+    expect(second.live!.state).toEqual(states);
+    // Trading goes on from there, and the books still add up to the account.
+    await prices(r, second, 14, 30, 0);
+    const after = figures(second);
+    expect(after.piler!.trades.length).toBeGreaterThan(before.piler!.trades.length);
+    const account = second.portfolio.ledger;
+    // P/L at the last mid (balance less the deposit, plus the open trades at mid): on a netting
+    // account one strategy's sell may close another's trade there, so realized P/L alone would not add up.
+    const last = path[29]!;
+    const mid = (last.bid + last.ask) / 2;
+    const plAtMid = (l: Ledger, deposit: number): number => {
+      let u = 0;
+      for (const t of l.trades.values()) u += (mid - t.priceNum) * t.unitsNum;
+      return toUnits(l.balance) - deposit + u;
+    };
+    const deposit = toUnits(second.portfolio.initialBalance);
+    let sum = 0;
+    for (const b of second.live!.books) sum += plAtMid(b.portfolio.ledger, deposit);
+    expect(Math.abs(sum - plAtMid(account, deposit))).toBeLessThan(0.001);
+    const units = (f: { trades: [string, number][] }): number => f.trades.reduce((a, [, u]) => a + u, 0);
+    const accountUnits = [...account.trades.values()].reduce((a, t) => a + t.unitsNum, 0);
+    expect(units(after.pp!) + units(after.piler!)).toBe(accountUnits);
+    const res = await second.stop('second');
+    expect(Object.keys(res.summary.strategies ?? {})).toEqual(['pp', 'piler']);
+    expect(res.report).toMatch(/Strategies \(each its own book/);
+  });
+
+  it('a first start on an account that holds a trade nobody of the portfolio opened is refused, naming the account', async () => {
+    r = await rig();
+    // One strategy's run leaves a trade open on the account.
+    const single = r.runner();
+    await single.start();
+    await prices(r, single, 0, 3, 0);
+    await single.stop('leave it open');
+    expect((await r.rest.account(r.accountID)).account.trades?.length).toBe(1);
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const p = r.runner({ ...portfolio, journalDir: mkdtempSync(join(tmpdir(), 'fxflow-portfolio-')) });
+    await expect(p.start()).rejects.toThrow(
+      new RegExp(
+        `account ${r.accountID} holds 1 open trade\\(s\\) and 0 pending entry order\\(s\\) that no strategy of this portfolio \\(pp, piler\\) opened`,
+      ),
+    );
+    p.journal.close();
+  });
+});
