@@ -293,6 +293,13 @@ function portfolioFile(
 
 const output = (run: FxflowRun): string => `${run.out()}\n${run.err()}`;
 
+/**
+ * A member's line in the report at the stop: `strategy <name>: …`, or its row of the report's
+ * strategies table (`  <name>   <net P/L>   <trades>   <max drawdown>`).
+ */
+const memberLine = (name: string): RegExp =>
+  new RegExp(`^(.*strategy ${name}: |\\s+${name}\\s+-?[\\d,.]+\\s+\\d+\\s)`, 'm');
+
 describe('fxflow run a.ts b.ts: one process, one account, a book per member', () => {
   it('two members on one instrument of a hedging account: books == the tagged trades; again after kill -9 and a restart on the same journal; the kill switch flattens the account and exits 0', async () => {
     r = await rig({ accounts: [{ hedging: true }] });
@@ -374,7 +381,7 @@ describe('fxflow run a.ts b.ts: one process, one account, a book per member', ()
     );
     expect(code).toBe(0);
     expect(after).toEqual({ trades: 0, positions: 0, pending: 0 });
-    for (const n of names) expect(run.out()).toMatch(new RegExp(`strategy ${n}: `));
+    for (const n of names) expect(run.out()).toMatch(memberLine(n));
   }, 150_000);
 });
 
@@ -469,7 +476,8 @@ describe('a member that throws is stopped alone', () => {
       { module: LIVE_A, name: 'steady', params: { units: 1000, every: 2, max: 10, park: false } },
       { module: THROWER, name: 'thrower', params: { instrument: 'EUR_USD', openAfter: 4, throwAfter: 3 } },
     ]);
-    const run = await startFxflowRun(rg.sandbox, '--portfolio', [file, ...runArgs(rg, dir)]);
+    const start = (await rg.rest.summary(rg.accountID)).lastTransactionID;
+    const run = await startFxflowRun(rg.sandbox, `--portfolio=${file}`, runArgs(rg, dir));
     procs.push(run);
     let before: Record<string, BookView> = {};
     await drive(
@@ -485,23 +493,42 @@ describe('a member that throws is stopped alone', () => {
     const throwerTrade = before['thrower']?.trades[0]?.id;
     expect(steadyBefore.length).toBeGreaterThanOrEqual(1);
     expect(Number(steadyBefore[0])).toBeLessThan(Number(throwerTrade));
-    // No more prices: steady sends nothing more; whatever closes now is the close of the thrower's book.
-    let held: Record<string, BookView> = {};
-    try {
-      await until(
-        async () => (held = await accountBooks(rg))['thrower'] === undefined,
-        "the thrower's trade to be closed",
-        10_000,
+    // No more prices: steady sends nothing more. The close of the thrower's book is a tagged
+    // reduce-only order: the trades its fill closed or reduced must be the thrower's only.
+    let closed: string[] = [];
+    await until(async () => {
+      const txs = (await accountTransactions(rg, start)) as unknown as (Tx & {
+        tradesClosed?: { tradeID: string }[];
+        tradeReduced?: { tradeID: string };
+      })[];
+      const closes = new Set(
+        txs
+          .filter(
+            (t) =>
+              t.type === 'MARKET_ORDER' &&
+              t.clientExtensions?.tag === 'thrower' &&
+              t.positionFill === 'REDUCE_ONLY',
+          )
+          .map((t) => t.id),
       );
-    } catch (e) {
-      throw new Error(`${(e as Error).message}; the account by tag: ${JSON.stringify(held)}`);
-    }
-    const final = await booksMatchAccount(run, rg, names);
+      const fills = txs.filter((t) => t.type === 'ORDER_FILL' && closes.has(t.orderID ?? ''));
+      closed = fills.flatMap((f) => [
+        ...(f.tradesClosed ?? []).map((c) => c.tradeID),
+        ...(f.tradeReduced !== undefined ? [f.tradeReduced.tradeID] : []),
+      ]);
+      return fills.length > 0;
+    }, "the fill of the tagged reduce-only close of the thrower's book");
+    const held = await accountBooks(rg);
     const steadyAfter = held['steady']?.trades.map((t) => t.id) ?? [];
-    console.log(
-      `[portfolio run / same side] steady's trades ${steadyBefore.join(', ')}, the thrower's ${throwerTrade}; after the close of the thrower's book the account holds steady's ${steadyAfter.join(', ')}; books: ${counts(final)}`,
+    const books = Object.fromEntries(
+      Object.entries(await statusBooks(run)).map(([k, v]) => [k, viewOfStatus(v)]),
     );
+    console.log(
+      `[portfolio run / same side] steady's trades ${steadyBefore.join(', ')}, the thrower's ${throwerTrade}; the close of the thrower's book closed trade(s) ${closed.join(', ')}; the account now holds ${JSON.stringify(held)}; status.json books ${JSON.stringify(books)}`,
+    );
+    expect(closed).toEqual([throwerTrade]);
     for (const id of steadyBefore) expect(steadyAfter).toContain(id);
+    const final = await booksMatchAccount(run, rg, names);
     expect(final['thrower']!.trades).toEqual([]);
   }, 90_000);
 });
@@ -554,7 +581,7 @@ describe('fxflow run --portfolio p.json', () => {
       { module: LIVE_A, name: 'slow', params: { units: 3000, every: 3, max: 3 } },
     ]);
     const start = (await rg.rest.summary(rg.accountID)).lastTransactionID;
-    const run = await startFxflowRun(rg.sandbox, '--portfolio', [file, ...runArgs(rg, dir)]);
+    const run = await startFxflowRun(rg.sandbox, `--portfolio=${file}`, runArgs(rg, dir));
     procs.push(run);
     await drive(
       feed,
@@ -592,6 +619,6 @@ describe('fxflow run --portfolio p.json', () => {
     run.proc.kill('SIGTERM');
     await until(() => run.proc.exitCode !== null, 'the run to exit after SIGTERM', 30_000);
     expect(await run.exited).toBe(0);
-    for (const n of names) expect(run.out()).toMatch(new RegExp(`strategy ${n}: `));
+    for (const n of names) expect(run.out()).toMatch(memberLine(n));
   }, 90_000);
 });
