@@ -148,6 +148,28 @@
               ),
             ),
           ]),
+      ...(s.books == null
+        ? []
+        : [
+            el(
+              'section',
+              null,
+              el('h2', { text: 'Strategies (each its own book on the account)' }),
+              table(
+                'books',
+                ['strategy', 'net units', 'open trades', 'pending entries', 'state'],
+                Object.entries(s.books).map(([name, b]) => [
+                  name,
+                  Object.entries(b.positions)
+                    .map(([i, u]) => `${i} ${u > 0 ? '+' : ''}${u}`)
+                    .join(', ') || 'flat',
+                  b.trades.map((t) => `${t.id} ${t.instrument} ${t.units}`).join(', ') || 'none',
+                  String(b.pendingOrders),
+                  b.failed !== undefined ? `STOPPED ALONE: threw ${b.failed}` : 'trading',
+                ]),
+              ),
+            ),
+          ]),
       ...(s.drift == null
         ? []
         : [
