@@ -5,8 +5,9 @@ import { Books } from './book.ts';
 import { BookExecution } from './portfolio-host.ts';
 
 /**
- * A strategy of a portfolio closes its own position, not the account's: its closePosition becomes
- * a tagged REDUCE_ONLY order for what its book holds, and the other strategy's trades stay open.
+ * A strategy of a portfolio closes its own position, not the account's: its closePosition closes
+ * its own trades by ID (or, for units the account holds under no trade of its, sends a tagged market
+ * order), and the other strategy's trades stay open.
  */
 describe('BookExecution', () => {
   it.each([
@@ -22,8 +23,9 @@ describe('BookExecution', () => {
       hedging: (opts as { hedging?: boolean }).hedging === true,
     });
     h.sim.listen((tx) => books.route(tx));
-    const a = new BookExecution(h.sim, books.book('A'));
-    const b = new BookExecution(h.sim, books.book('B'));
+    const hedging = (opts as { hedging?: boolean }).hedging === true;
+    const a = new BookExecution(h.sim, books.book('A'), () => ledger.trades, hedging);
+    const b = new BookExecution(h.sim, books.book('B'), () => ledger.trades, hedging);
     const market = (id: string, units: number) => ({
       kind: 'order' as const,
       id,
@@ -59,12 +61,18 @@ describe('BookExecution', () => {
     // Every order at the account carried its strategy's tag.
     const orders = h.txs.filter((x) => x.type === 'MARKET_ORDER') as unknown as {
       clientExtensions?: { tag?: string; id?: string };
+      tradeClose?: { tradeID: string };
     }[];
-    expect(orders.map((o) => `${o.clientExtensions?.id}:${o.clientExtensions?.tag}`)).toEqual([
-      'A-1:A',
-      'B-1:B',
-      'B-2:B',
-      'A-2:A',
-    ]);
+    // Every order at the account carried its strategy's tag, but A's close: a close of A's own trade by ID.
+    const aTrade = h.txs.find(
+      (x) => x.type === 'ORDER_FILL' && (x as { tradeOpened?: unknown }).tradeOpened !== undefined,
+    ) as unknown as { tradeOpened: { tradeID: string } };
+    expect(
+      orders.map((o) =>
+        o.tradeClose !== undefined
+          ? `close ${o.tradeClose.tradeID}`
+          : `${o.clientExtensions?.id}:${o.clientExtensions?.tag}`,
+      ),
+    ).toEqual(['A-1:A', 'B-1:B', 'B-2:B', `close ${aTrade.tradeOpened.tradeID}`]);
   });
 });

@@ -5,6 +5,7 @@ import type { MarketEvent } from '../domain/events.ts';
 import { formatAmount } from '../domain/money.ts';
 import type { InstrumentRegistry } from '../domain/instrument.ts';
 import { withTag, type OrderIntent } from '../domain/intents.ts';
+import type { LedgerTrade } from '../domain/ledger.ts';
 import type { Transaction } from '../domain/v20/index.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Execution } from '../ports/execution.ts';
@@ -35,9 +36,15 @@ export class BookExecution implements Execution {
   readonly transactions$: Observable<Transaction>;
   readonly #listeners: ((tx: Transaction) => void)[] = [];
 
+  /**
+   * `trades`: the account's open trades now (its ledger's), which a close of the book's position
+   * closes by ID where they are the book's; `hedging`: the account's kind (for what cannot be).
+   */
   constructor(
     private readonly account: Execution,
     readonly book: Book,
+    private readonly trades: () => ReadonlyMap<string, LedgerTrade> = () => new Map(),
+    private readonly hedging = false,
   ) {
     book.receive = (tx) => {
       const ls = this.#listeners;
@@ -57,29 +64,63 @@ export class BookExecution implements Execution {
 
   /**
    * A strategy's close of its position closes its own book's, not the account's (which holds the
-   * others' too): a REDUCE_ONLY market order, tagged, per side it names, for the units its book holds
-   * on that side ('ALL') or those given. The first keeps the intent's client ID, a second (a hedging
-   * book's other side) has `-short` after it.
+   * others' too), for the units its book holds on each side it names ('ALL') or those given, its
+   * oldest trades first. Each of its trades the account holds under the same ID (on a hedging
+   * account, and a netting account whose orders did not cross another strategy's) is closed by ID,
+   * so no other strategy's trade is touched; the units left (a netting account where another
+   * strategy's order reduced the account's trade) go as one tagged market order per side, which
+   * the account nets as it nets every order. The first keeps the intent's client ID, the others
+   * have `-2`, `-3`… after it.
    */
   #ownClose(intent: Extract<OrderIntent, { kind: 'closePosition' }>): OrderIntent[] {
     const pos = this.book.portfolio.ledger.position(intent.instrument);
+    const budget = (spec: string | undefined, held: number): number =>
+      spec === undefined || spec === 'NONE' || held === 0
+        ? 0
+        : spec === 'ALL'
+          ? held
+          : Math.max(0, Math.min(held, Number(spec) || 0));
+    const left = { long: budget(intent.longUnits, pos.long), short: budget(intent.shortUnits, -pos.short) };
+    const rest = { long: 0, short: 0 };
     const out: OrderIntent[] = [];
-    const side = (spec: string | undefined, held: number, sign: 1 | -1): void => {
-      if (spec === undefined || spec === 'NONE' || held === 0) return;
-      const units = spec === 'ALL' ? held : Math.min(held, Number(spec));
-      if (!(units > 0)) return;
-      const id = out.length === 0 ? intent.id : `${intent.id}-short`;
+    const id = (): string => (out.length === 0 ? intent.id : `${intent.id}-${out.length + 1}`);
+    const account = this.trades();
+    for (const t of this.book.portfolio.ledger.trades.values()) {
+      if (t.instrument !== intent.instrument || t.unitsNum === 0) continue;
+      const side = t.unitsNum > 0 ? 'long' : 'short';
+      const units = Math.min(Math.abs(t.unitsNum), left[side]);
+      if (units === 0) continue;
+      left[side] -= units;
+      const at = account.get(t.id);
+      if (
+        at !== undefined &&
+        at.instrument === t.instrument &&
+        Math.sign(at.unitsNum) === Math.sign(t.unitsNum) &&
+        Math.abs(at.unitsNum) >= units
+      )
+        out.push({
+          kind: 'closeTrade',
+          id: id(),
+          tradeSpecifier: t.id,
+          units: units === Math.abs(at.unitsNum) ? 'ALL' : String(units),
+        });
+      else rest[side] += units;
+    }
+    for (const [side, sign] of [
+      ['long', -1],
+      ['short', 1],
+    ] as const) {
+      if (rest[side] === 0) continue;
+      const cid = id();
       const request = {
         type: 'MARKET',
         instrument: intent.instrument,
-        units: String(sign * units),
-        positionFill: 'REDUCE_ONLY',
-        clientExtensions: { id },
+        units: String(sign * rest[side]),
+        positionFill: this.hedging ? 'REDUCE_ONLY' : 'DEFAULT',
+        clientExtensions: { id: cid },
       };
-      out.push(withTag({ kind: 'order', id, request: request as never }, this.book.name));
-    };
-    side(intent.longUnits, pos.long, -1);
-    side(intent.shortUnits, -pos.short, 1);
+      out.push(withTag({ kind: 'order', id: cid, request: request as never }, this.book.name));
+    }
     return out;
   }
 
@@ -182,7 +223,7 @@ export class PortfolioHost {
     this.executions = executions;
     this.engines = o.members.map((m, i) => {
       const book = this.books.book(m.name);
-      const own = new BookExecution(o.execution, book);
+      const own = new BookExecution(o.execution, book, () => o.account.ledger.trades, o.hedging);
       executions.set(m.name, own);
       const gate = o.gate?.(m.name, own, book.portfolio);
       gates.push(gate);

@@ -440,14 +440,15 @@ describe('a member that throws is stopped alone', () => {
         (o) => (o as { clientExtensions?: { tag?: string } }).clientExtensions?.tag === 'thrower',
       );
       const final = await booksMatchAccount(run, rg, names);
+      // The close of the thrower's book: its trade closed by ID (a TRADE_CLOSE market order), or a tagged order.
       const closes = after.filter(
         (t) =>
           t.type === 'MARKET_ORDER' &&
-          t.clientExtensions?.tag === 'thrower' &&
-          t.positionFill === 'REDUCE_ONLY',
+          (thrown.includes((t as { tradeClose?: { tradeID: string } }).tradeClose?.tradeID ?? '') ||
+            (t.clientExtensions?.tag === 'thrower' && t.positionFill === 'REDUCE_ONLY')),
       );
       console.log(
-        `[portfolio run / thrower, ${mode}] "${line?.trim()}"; failed: ${books['thrower']?.failed}; thrower's trade ${thrown.join()} ${final['thrower']!.trades.length > 0 ? 'open' : 'closed'} (${closes.length} tagged reduce-only closes), ${pendingOfThrower.length} pending orders of it; books: ${counts(final)}`,
+        `[portfolio run / thrower, ${mode}] "${line?.trim()}"; failed: ${books['thrower']?.failed}; thrower's trade ${thrown.join()} ${final['thrower']!.trades.length > 0 ? 'open' : 'closed'} (${closes.length} closes of its book), ${pendingOfThrower.length} pending orders of it; books: ${counts(final)}`,
       );
       expect(tagProblems(after, names)).toEqual([]);
       if (mode === 'keep') {
@@ -493,8 +494,8 @@ describe('a member that throws is stopped alone', () => {
     const throwerTrade = before['thrower']?.trades[0]?.id;
     expect(steadyBefore.length).toBeGreaterThanOrEqual(1);
     expect(Number(steadyBefore[0])).toBeLessThan(Number(throwerTrade));
-    // No more prices: steady sends nothing more. The close of the thrower's book is a tagged
-    // reduce-only order: the trades its fill closed or reduced must be the thrower's only.
+    // No more prices: steady sends nothing more. The close of the thrower's book (its trade closed by
+    // ID, or a tagged order): the trades its fill closed or reduced must be the thrower's only.
     let closed: string[] = [];
     await until(async () => {
       const txs = (await accountTransactions(rg, start)) as unknown as (Tx & {
@@ -506,8 +507,9 @@ describe('a member that throws is stopped alone', () => {
           .filter(
             (t) =>
               t.type === 'MARKET_ORDER' &&
-              t.clientExtensions?.tag === 'thrower' &&
-              t.positionFill === 'REDUCE_ONLY',
+              ((t as { tradeClose?: { tradeID: string } }).tradeClose?.tradeID === throwerTrade ||
+                t.clientExtensions?.tag === 'thrower') &&
+              (t as { reason?: string }).reason !== 'CLIENT_ORDER',
           )
           .map((t) => t.id),
       );
@@ -517,7 +519,7 @@ describe('a member that throws is stopped alone', () => {
         ...(f.tradeReduced !== undefined ? [f.tradeReduced.tradeID] : []),
       ]);
       return fills.length > 0;
-    }, "the fill of the tagged reduce-only close of the thrower's book");
+    }, "the fill of the close of the thrower's book");
     const held = await accountBooks(rg);
     const steadyAfter = held['steady']?.trades.map((t) => t.id) ?? [];
     const books = Object.fromEntries(
