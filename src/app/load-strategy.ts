@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { codeFile, LAYOUT, ownEntry, PACKAGE_JSON } from '../domain/package-root.ts';
 import { isReservedClientID, RUNNER_ID_PREFIX } from '../domain/intents.ts';
-import type { ParamValue, Params, Strategy } from '../strategy/api.ts';
+import { HANDLER_NAMES, type ParamValue, type Params, type Strategy } from '../strategy/api.ts';
 import { cachedStrategy, compileStrategy, CompileError, strategyCacheDir } from './strategy-cache.ts';
 
 /** A strategy module that cannot be used: names the file and the problem. */
@@ -90,19 +90,7 @@ const isBare = (s: string): boolean =>
   !/^[a-zA-Z][a-zA-Z+.-]*:/.test(s) &&
   !/^[a-zA-Z]:[\\/]/.test(s);
 
-const HANDLERS = [
-  'init',
-  'onStart',
-  'onCandle',
-  'onTick',
-  'onSignal',
-  'onCalendar',
-  'onSpread',
-  'onCot',
-  'onTimer',
-  'onTransaction',
-  'onStop',
-] as const;
+const HANDLERS = ['init', ...HANDLER_NAMES] as const;
 
 /**
  * Imports a strategy module (TypeScript, no build step: compiled once to the strategy cache, see

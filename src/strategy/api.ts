@@ -445,6 +445,23 @@ export interface Strategy<P extends Params = Params, S = unknown> {
   onStop?(ctx: Ctx<P>, state: S): Step<S>;
 }
 
+/** The event handlers a strategy may have (every `on…` of `Strategy`), in one list. */
+export const HANDLER_NAMES = [
+  'onStart',
+  'onCandle',
+  'onTick',
+  'onSignal',
+  'onCalendar',
+  'onSpread',
+  'onCot',
+  'onTimer',
+  'onTransaction',
+  'onStop',
+] as const satisfies readonly (keyof Strategy)[];
+
+/** One of `HANDLER_NAMES`. */
+export type HandlerName = (typeof HANDLER_NAMES)[number];
+
 /** Declares a strategy with full type inference of params and state. */
 export function defineStrategy<P extends Params, S>(def: Strategy<P, S>): Strategy<P, S> {
   return def;

@@ -8,7 +8,7 @@ import { Journal } from '../../src/runner/order-path/journal.ts';
 import type { RunMember } from '../../src/runner/session/runner-options.ts';
 import type { Runner } from '../../src/runner/session/runner.ts';
 import { defineStrategy, type Params, type Strategy } from '../../src/strategy/api.ts';
-import { pingPong, pricePath, rig, waitTicks, type Rig } from '../runner/harness.ts';
+import { pingPong, pricePath, pushPrices, rig, type Rig } from '../runner/harness.ts';
 
 let r: Rig | undefined;
 afterEach(async () => {
@@ -18,16 +18,9 @@ afterEach(async () => {
 
 const path = pricePath(40);
 
-/** Pushes prices `from`..`to` (exclusive) and waits until the runner has handled each. */
-async function prices(rg: Rig, runner: Runner, from: number, to: number, seen: number): Promise<number> {
-  for (let i = from; i < to; i++) {
-    const p = path[i]!;
-    rg.sandbox.setTime(p.time);
-    rg.sandbox.pushPrice(p);
-    await waitTicks(runner, ++seen);
-  }
-  return seen;
-}
+/** Pushes `path[from..to)` and waits until the runner has handled each. */
+const prices = (rg: Rig, runner: Runner, from: number, to: number, seen: number): Promise<number> =>
+  pushPrices(rg, runner, path, from, to, seen);
 
 /** Buys `units` every `every`-th tick, never sells: its trades pile up (on a netting account too, nobody's order reduces them). */
 const piler = defineStrategy({

@@ -135,6 +135,27 @@ export function duplicateOrders(txs: readonly Transaction[]): number {
   return d;
 }
 
+/**
+ * Pushes `path[from..to)` (exclusive) into the sandbox, moving its clock to each, and waits until
+ * the runner has handled each; `seen` is the count it had handled before. Returns the new count.
+ */
+export async function pushPrices(
+  rg: Rig,
+  runner: Runner,
+  path: readonly { instrument: string; bid: number; ask: number; time: number }[],
+  from: number,
+  to: number,
+  seen: number,
+): Promise<number> {
+  for (let i = from; i < to; i++) {
+    const p = path[i]!;
+    rg.sandbox.setTime(p.time);
+    rg.sandbox.pushPrice(p);
+    await waitTicks(runner, ++seen);
+  }
+  return seen;
+}
+
 /** Waits until the runner has handled `n` new prices. */
 export async function waitTicks(runner: Runner, n: number, ms = 20_000): Promise<void> {
   const t0 = Date.now();

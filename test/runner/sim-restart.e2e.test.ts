@@ -8,7 +8,7 @@ import { Journal } from '../../src/runner/order-path/journal.ts';
 import type { Runner } from '../../src/runner/session/runner.ts';
 import { defineStrategy } from '../../src/strategy/api.ts';
 import bracket from './bracket-strategy.ts';
-import { duplicateOrders, pricePath, rig, waitTicks, type Rig } from './harness.ts';
+import { duplicateOrders, pricePath, pushPrices, rig, waitTicks, type Rig } from './harness.ts';
 
 let r: Rig | undefined;
 afterEach(async () => {
@@ -18,16 +18,9 @@ afterEach(async () => {
 
 const path = pricePath(12);
 
-/** Pushes prices `from`..`to` (exclusive) and waits until the runner has handled each. */
-async function prices(rg: Rig, runner: Runner, from: number, to: number, seen: number): Promise<number> {
-  for (let i = from; i < to; i++) {
-    const p = path[i]!;
-    rg.sandbox.setTime(p.time);
-    rg.sandbox.pushPrice(p);
-    await waitTicks(runner, ++seen);
-  }
-  return seen;
-}
+/** Pushes `path[from..to)` and waits until the runner has handled each. */
+const prices = (rg: Rig, runner: Runner, from: number, to: number, seen: number): Promise<number> =>
+  pushPrices(rg, runner, path, from, to, seen);
 
 /** The account part of a simulator's state (its clock and latest prices left out). */
 function accountOf(s: SimAccountState): Omit<SimAccountState, 'time' | 'quotes'> {

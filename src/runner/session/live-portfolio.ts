@@ -10,7 +10,7 @@ import { bookGate, PortfolioHost } from '../../engine/portfolio-host.ts';
 import type { Portfolio } from '../../engine/portfolio.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Execution } from '../../ports/execution.ts';
-import type { Params, Strategy, Step } from '../../strategy/api.ts';
+import { HANDLER_NAMES, type Params, type Step, type Strategy } from '../../strategy/api.ts';
 import { RunnerError } from './errors.ts';
 import { liveStrategy } from './live-strategy.ts';
 import type { RunMember, RunnerOptions } from './runner-options.ts';
@@ -246,25 +246,12 @@ export function isolated(
           }
         };
   const out: Record<string, unknown> = { ...base };
-  for (const k of HANDLERS) {
+  for (const k of HANDLER_NAMES) {
     const g = guard(base[k] as Handler | undefined);
     if (g !== undefined) out[k] = g;
   }
   return out as unknown as Strategy<Params, unknown>;
 }
-
-const HANDLERS = [
-  'onStart',
-  'onCandle',
-  'onTick',
-  'onSignal',
-  'onCalendar',
-  'onSpread',
-  'onCot',
-  'onTimer',
-  'onTransaction',
-  'onStop',
-] as const;
 
 /**
  * A portfolio's first start (no journal baseline yet) on an account that holds open trades or

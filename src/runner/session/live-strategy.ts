@@ -5,7 +5,7 @@ import type { V20Execution } from '../../adapters/v20/execution.ts';
 import type { Engine } from '../../engine/engine.ts';
 import type { StateSnapshot } from '../order-path/journal.ts';
 import type { Account, Transaction } from '../../domain/v20/index.ts';
-import type { Params, Strategy } from '../../strategy/api.ts';
+import { HANDLER_NAMES, type Params, type Step, type Strategy } from '../../strategy/api.ts';
 import type { InputRecorder } from '../recording/input-recorder.ts';
 import type { SessionAccount } from '../recording/recording.ts';
 import type { RunnerOptions } from './runner-options.ts';
@@ -25,25 +25,27 @@ export function liveStrategy(
     readonly transaction: (tx: Transaction | undefined) => void;
   },
 ): Strategy<Params, unknown> {
+  // Warm-up candles reach no handler; once halted, nothing does (onTransaction still tells `transaction`).
   const quiet = (): boolean => run.warming() || run.halted();
-  return {
+  const out: Record<string, unknown> = {
     ...base,
     ...(restored !== undefined ? { init: () => restored.state } : {}),
-    ...(base.onCandle ? { onCandle: (ctx, s) => (quiet() ? undefined : base.onCandle!(ctx, s)) } : {}),
-    ...(base.onStart ? { onStart: (ctx, s) => (quiet() ? undefined : base.onStart!(ctx, s)) } : {}),
-    ...(base.onTick ? { onTick: (ctx, s) => (run.halted() ? undefined : base.onTick!(ctx, s)) } : {}),
-    ...(base.onSignal ? { onSignal: (ctx, s) => (run.halted() ? undefined : base.onSignal!(ctx, s)) } : {}),
-    ...(base.onCalendar
-      ? { onCalendar: (ctx, s) => (run.halted() ? undefined : base.onCalendar!(ctx, s)) }
-      : {}),
-    ...(base.onTimer ? { onTimer: (ctx, s) => (run.halted() ? undefined : base.onTimer!(ctx, s)) } : {}),
-    ...(base.onStop ? { onStop: (ctx, s) => (run.halted() ? undefined : base.onStop!(ctx, s)) } : {}),
-    onTransaction: (ctx, s) => {
-      const r = base.onTransaction && !run.halted() ? base.onTransaction(ctx, s) : undefined;
-      run.transaction(ctx.transaction);
-      return r;
-    },
   };
+  type Handler = (ctx: Parameters<NonNullable<Strategy['onTick']>>[0], s: unknown) => Step<unknown>;
+  for (const k of HANDLER_NAMES) {
+    const h = base[k] as Handler | undefined;
+    if (k === 'onTransaction')
+      out[k] = ((ctx, s) => {
+        const r = h !== undefined && !run.halted() ? h(ctx, s) : undefined;
+        run.transaction(ctx.transaction);
+        return r;
+      }) satisfies Handler;
+    else if (h !== undefined) {
+      const off = k === 'onCandle' || k === 'onStart' ? quiet : run.halted;
+      out[k] = ((ctx, s) => (off() ? undefined : h(ctx, s))) satisfies Handler;
+    }
+  }
+  return out as unknown as Strategy<Params, unknown>;
 }
 
 /**
