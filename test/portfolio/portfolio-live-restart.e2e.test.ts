@@ -118,6 +118,54 @@ describe('a portfolio run across a stop and a restart (sandbox account)', () => 
     expect(res.report).toMatch(/Strategies \(each its own book/);
   });
 
+  it('a journal goes on only with what wrote it: the portfolio with every member it names, or the one strategy', async () => {
+    r = await rig();
+    const first = r.runner(portfolio);
+    await first.start();
+    await prices(r, first, 0, 9, 0);
+    await first.stop('first');
+    const refused = async (o: Partial<Parameters<Rig['runner']>[0]>, message: RegExp): Promise<void> => {
+      const x = r!.runner(o);
+      await expect(x.start()).rejects.toThrow(message);
+      x.journal.close();
+    };
+    // A member left out: its book and state would be folded into the others'.
+    await refused(
+      { ...portfolio, name: 'pp', members: [members[0]!] },
+      /journal .* is the portfolio's of pp, piler, and this run lacks piler: each strategy's book and state are kept by name/,
+    );
+    // One strategy on the portfolio's journal.
+    await refused(
+      {},
+      /journal .* is the portfolio's of pp, piler, and this run is one strategy \(ping-pong\)/,
+    );
+    // The whole portfolio again, and one member more (a new book, empty), go on.
+    const more = r.runner({
+      ...portfolio,
+      name: 'pp+piler+pp2',
+      members: [...members, { ...members[0]!, name: 'pp2' }],
+    });
+    await more.start();
+    expect(more.live!.books.map((b) => [b.name, b.portfolio.ledger.trades.size > 0])).toEqual([
+      ['pp', expect.any(Boolean)],
+      ['piler', true],
+      ['pp2', false],
+    ]);
+    await more.stop('more');
+    // A portfolio on one strategy's journal.
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const single = join(mkdtempSync(join(tmpdir(), 'fxflow-single-')), 'j');
+    const one = r.runner({ journalDir: single });
+    await one.start();
+    await one.stop('one');
+    await refused(
+      { ...portfolio, journalDir: single },
+      /journal .* is a single strategy's, and this run is a portfolio \(pp, piler\)/,
+    );
+  });
+
   it('a first start on an account that holds a trade nobody of the portfolio opened is refused, naming the account', async () => {
     r = await rig();
     // One strategy's run leaves a trade open on the account.

@@ -11,7 +11,12 @@ import type { RunnerOptions } from './runner-options.ts';
 import { type Baseline, baselineOf, checkOwnership, simBaselineOf } from './session.ts';
 
 /** A run's baseline as the journal keeps it: the account it started from, whose broker, its first deposit. */
-export type RunBaseline = Baseline & { broker?: 'sim'; deposit?: string };
+export type RunBaseline = Baseline & {
+  broker?: 'sim';
+  deposit?: string;
+  /** A portfolio's journal: the names of its strategies (each one's book and state are kept by name). */
+  members?: readonly string[];
+};
 
 /**
  * Opens the run's journal (`--new-journal` moves the old one aside) and reads it, refusing a
@@ -109,6 +114,7 @@ export function restoreAtStart(
     // (A --broker sim journal from before its baseline was written holds the simulator's transactions from ID 1: the same thing.)
     baseline =
       broker === 'sim' ? simBaselineOf(account) : baselineOf({ ...account, lastTransactionID } as Account);
+    if (o.members !== undefined) baseline = { ...baseline, members: o.members.map((m) => m.name) };
     journal.baseline(baseline);
   }
   const deposit = baseline.deposit ?? baseline.balance;

@@ -254,17 +254,46 @@ export function isolated(
 }
 
 /**
- * A portfolio's first start (no journal baseline yet) on an account that holds open trades or
- * pending orders is refused: no strategy of the portfolio opened them, so no book could hold them,
- * and closing them would land in someone's book. A restart (a baseline) goes on.
+ * The start of a run checked against its journal and the account, before anything is restored:
+ * - a portfolio's journal (its baseline names the members) goes on only with a portfolio that
+ *   still has every member it names (a member's book and state would otherwise be folded into the
+ *   others'), and a single strategy's journal only with a single strategy; a member added is a new
+ *   book, empty;
+ * - a portfolio's first start (no journal baseline yet) on an account that holds open trades or
+ *   pending entry orders is refused: no strategy of the portfolio opened them, so no book could hold
+ *   them, and closing them would land in someone's book (`--broker sim` starts empty: not checked).
  */
-export function checkPortfolioAccount(
+export function checkPortfolioStart(
   o: RunnerOptions,
   account: Account,
-  fromJournal: boolean,
-  members: readonly RunMember[],
+  journal: { readonly members?: readonly string[] } | undefined,
+  broker: 'v20' | 'sim',
 ): void {
-  if (fromJournal) return;
+  const members = o.members?.map((m) => m.name);
+  const dir = o.journalDir;
+  if (journal !== undefined) {
+    const was = journal.members;
+    if (was === undefined && members === undefined) return;
+    const fix = `give this run its own --journal (or run what wrote it: ${was === undefined ? 'one strategy' : `the portfolio ${was.join(', ')}`})`;
+    if (was === undefined)
+      throw new RunnerError(
+        'RUNNER',
+        `journal ${dir} is a single strategy's, and this run is a portfolio (${members!.join(', ')}): ${fix}`,
+      );
+    if (members === undefined)
+      throw new RunnerError(
+        'RUNNER',
+        `journal ${dir} is the portfolio's of ${was.join(', ')}, and this run is one strategy (${o.name}): ${fix}`,
+      );
+    const missing = was.filter((n) => !members.includes(n));
+    if (missing.length > 0)
+      throw new RunnerError(
+        'RUNNER',
+        `journal ${dir} is the portfolio's of ${was.join(', ')}, and this run lacks ${missing.join(', ')}: each strategy's book and state are kept by name, so a strategy cannot leave (or be renamed in) a portfolio whose journal goes on. Run it with ${missing.length === 1 ? 'that strategy' : 'those strategies'} again (its trades are still its), or start afresh with --new-journal once the account holds none of ${missing.length === 1 ? 'its' : 'their'} trades`,
+      );
+    return;
+  }
+  if (members === undefined || broker === 'sim') return;
   const trades = account.trades?.length ?? 0;
   const orders = (account.orders ?? []).filter(
     (x) => (x as { tradeID?: string }).tradeID === undefined,
@@ -272,6 +301,6 @@ export function checkPortfolioAccount(
   if (trades === 0 && orders === 0) return;
   throw new RunnerError(
     'RUNNER',
-    `account ${o.accountID} holds ${trades} open trade(s) and ${orders} pending entry order(s) that no strategy of this portfolio (${members.map((m) => m.name).join(', ')}) opened: a portfolio run starts on an account with nothing open, so that every trade is one strategy's. Close them first, or run the portfolio on an account (a sub-account) of its own`,
+    `account ${o.accountID} holds ${trades} open trade(s) and ${orders} pending entry order(s) that no strategy of this portfolio (${members.join(', ')}) opened: a portfolio run starts on an account with nothing open, so that every trade is one strategy's. Close them first, or run the portfolio on an account (a sub-account) of its own`,
   );
 }

@@ -17,7 +17,7 @@ import { listenToOperator, sessionCtrlC, waitingFor } from './operator-signals.t
 import { driftStatus, onDrift, onUnknownFill, type SurpriseParts } from './surprises.ts';
 import { runResult } from './run-result.ts';
 import { inDoubtNow, type InDoubtNow, recordSessionStart, stateSnapshot } from './live-strategy.ts';
-import { checkPortfolioAccount, LivePortfolio } from './live-portfolio.ts';
+import { checkPortfolioStart, LivePortfolio } from './live-portfolio.ts';
 import { Portfolio } from '../../engine/portfolio.ts';
 import { VirtualClock, type Clock } from '../../ports/clock.ts';
 import type { Params } from '../../strategy/api.ts';
@@ -274,9 +274,7 @@ export class Runner {
     const contents = this.#contents;
     const broker = o.broker ?? 'v20';
     const journalBaseline = await checkRunJournal(o, this.journal, contents, lastTransactionID);
-    // (`--broker sim`: the simulated account starts empty, whatever the account holds.)
-    if (o.members !== undefined && broker === 'v20')
-      checkPortfolioAccount(o, account, journalBaseline !== undefined, o.members);
+    checkPortfolioStart(o, account, journalBaseline, broker);
     // A halted journal (the kill switch engaged, in this process before now or in an earlier one):
     // nothing of the strategy is sent; the start goes on only to finish the flatten, then stops.
     if (contents.halt !== undefined && this.#haltedBy === undefined) {
