@@ -166,6 +166,30 @@ describe('a portfolio run across a stop and a restart (sandbox account)', () => 
     );
   });
 
+  it("a member's own limits refuse its orders on its book, inside the account's, and the other trades on", async () => {
+    r = await rig();
+    // The piler may hold 1000 units (two of its buys); the account's limits are the defaults.
+    const limited = {
+      ...portfolio,
+      members: [members[0]!, { ...members[1]!, limits: { maxUnits: 1000 } }],
+    };
+    const run = r.runner(limited);
+    await run.start();
+    await prices(r, run, 0, 20, 0);
+    const res = await run.stop('limited');
+    const f = figures(run);
+    const held = (n: string): number => f[n]!.trades.reduce((a, [, u]) => a + u, 0);
+    expect(held('piler')).toBe(1000);
+    const piler = res.summary.strategies!.piler!;
+    // Its buys on the 12th, 16th and 20th price were refused on its book.
+    expect(piler.risk?.refused.maxUnits).toBe(3);
+    expect(piler.risk?.limits).toEqual({ maxUnits: 1000 });
+    expect(res.summary.strategies!.pp!.risk).toBeUndefined();
+    expect(res.summary.strategies!.pp!.trades).toBeGreaterThan(2);
+    // The account's gate refused nothing.
+    expect(res.risk.breaches).toBe(0);
+  });
+
   it('a first start on an account that holds a trade nobody of the portfolio opened is refused, naming the account', async () => {
     r = await rig();
     // One strategy's run leaves a trade open on the account.

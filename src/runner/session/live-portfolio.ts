@@ -8,6 +8,8 @@ import type { Account, Transaction } from '../../domain/v20/index.ts';
 import type { Book } from '../../engine/book.ts';
 import { bookGate, PortfolioHost } from '../../engine/portfolio-host.ts';
 import type { Portfolio } from '../../engine/portfolio.ts';
+import type { RiskReport } from '../../engine/report.ts';
+import { activeLimits, type RiskExecution } from '../../engine/risk.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Execution } from '../../ports/execution.ts';
 import { HANDLER_NAMES, type Params, type Step, type Strategy } from '../../strategy/api.ts';
@@ -201,6 +203,17 @@ export class LivePortfolio {
     const host = this.host;
     if (host === undefined) return [];
     return host.books.books.map((b) => viewOf(b, this.#failed.get(b.name)));
+  }
+
+  /** A member's own risk gate's limits and refusals (its portfolio entry's `risk`), if it has one. */
+  riskOf(name: string): RiskReport | undefined {
+    const host = this.host;
+    const i = this.#members.findIndex((m) => m.name === name);
+    const gate = host?.gates[i] as RiskExecution | undefined;
+    const limits = this.#members[i]?.limits;
+    return gate === undefined || limits === undefined
+      ? undefined
+      : { limits: activeLimits(limits), refused: gate.refused };
   }
 
   /** Each member's book, for the summary's `strategies`. */

@@ -44,7 +44,12 @@ export function runResult(r: {
       ? account
       : {
           ...account,
-          strategies: Object.fromEntries(books.map((b) => [b.name, summarize(b.portfolio, period)])),
+          strategies: Object.fromEntries(
+            books.map((b) => {
+              const own = r.books!.riskOf(b.name);
+              return [b.name, summarize(b.portfolio, own === undefined ? period : { ...period, risk: own })];
+            }),
+          ),
         };
   const failed = r.books?.failed ?? new Map<string, string>();
   const stoppedAlone = [...failed]
