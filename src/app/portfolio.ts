@@ -51,6 +51,18 @@ export interface MemberSpec {
   readonly risk?: RiskLimits;
 }
 
+/**
+ * A member sweep's portfolio as recorded (sweep.json's `portfolio`, a queue's manifest: cli/optimize.ts
+ * portfolioKey): the portfolio file, the swept member, whose figures the objective reads, and every
+ * member with the hash of its module's code. Its canonical hash is the sweep's strategy hash.
+ */
+export type SweptPortfolio = {
+  readonly file: string;
+  readonly member: string;
+  readonly objectiveOf: PortfolioSweep['of'];
+  readonly members: readonly (MemberSpec & { readonly moduleHash: string })[];
+};
+
 const ENTRY_KEYS = new Set(['module', 'name', 'params', 'risk']);
 
 /**

@@ -38,6 +38,7 @@ import {
   memberSpecs,
   readPortfolioFile,
   type LoadedPortfolio,
+  type SweptPortfolio,
 } from '../app/portfolio.ts';
 import type { WorkerInit } from '../research/worker.ts';
 import { formatCount, ProgressBar } from './progress.ts';
@@ -376,10 +377,6 @@ async function memberSweep(a: OptimizeArgs, config: BacktestConfig): Promise<Loa
     throw new SpaceError(
       `give a strategy module or --portfolio <file> --member <name>, not both ('${a.strategy}' and --portfolio ${a.portfolio})`,
     );
-  if (a.queue !== undefined)
-    throw new SpaceError(
-      "--queue does not run a member sweep (--portfolio): run it on this machine's threads (--workers)",
-    );
   const p = await loadPortfolio(
     readPortfolioFile(a.portfolio),
     config,
@@ -403,10 +400,11 @@ export function workerInit(loaded: LoadedStrategy): WorkerInit {
 }
 
 /**
- * What a member sweep adds to its hash and its sweep.json: every member's module (name, file and
- * the hash of its code), params and limits, and the swept member. Nothing for one strategy.
+ * What a member sweep adds to its hash, its sweep.json and its queue's manifest: every member's
+ * module (name, file and the hash of its code), params and limits, and the swept member. Nothing
+ * for one strategy.
  */
-export function portfolioKey(loaded: LoadedStrategy): Record<string, unknown> | undefined {
+export function portfolioKey(loaded: LoadedStrategy): SweptPortfolio | undefined {
   if (!isPortfolio(loaded) || !loaded.sweep) return undefined;
   return {
     file: resolve(loaded.file),
@@ -480,6 +478,7 @@ export async function optimize(a: OptimizeArgs): Promise<SweepResult> {
         strategyHash,
         configHash,
         dataHash: data.dataHash,
+        ...(portfolio ? { portfolio } : {}),
       });
       pool.catch(() => {});
       await pool;
@@ -550,10 +549,10 @@ export function fileSweepSource(
   };
 }
 
-/** The command line as typed, for "run the same command again" (a password in a redis:// URL hidden). */
 /**
  * Opens the Redis queue of a sweep or walk-forward with its manifest: what `fxflow worker`
- * processes read to check their strategy and data against the coordinator's before running trials.
+ * processes read to check their strategy (or a member sweep's portfolio: every member's module)
+ * and data against the coordinator's before running trials.
  */
 export function openSweepQueue(
   q: Awaited<ReturnType<typeof queueModule>>,
@@ -563,7 +562,13 @@ export function openSweepQueue(
   loaded: { readonly name: string; readonly file: string },
   space: ReturnType<typeof buildSpace>,
   config: BacktestConfig,
-  hashes: { readonly strategyHash: string; readonly configHash: string; readonly dataHash: string },
+  hashes: {
+    readonly strategyHash: string;
+    readonly configHash: string;
+    readonly dataHash: string;
+    /** A member sweep's portfolio (portfolioKey): its hash is strategyHash. */
+    readonly portfolio?: SweptPortfolio;
+  },
 ): Promise<TrialRunner> {
   return q.RedisTrialRunner.open(
     url,
@@ -572,6 +577,7 @@ export function openSweepQueue(
       strategyName: loaded.name,
       strategyFile: loaded.file,
       strategyHash: hashes.strategyHash,
+      ...(hashes.portfolio ? { portfolio: hashes.portfolio } : {}),
       config,
       configHash: hashes.configHash,
       dataHash: hashes.dataHash,
@@ -594,6 +600,7 @@ export function openSweepQueue(
   );
 }
 
+/** The command line as typed, for "run the same command again" (a password in a redis:// URL hidden). */
 export function sameCommand(): string {
   const q = (x: string): string => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`);
   return `fxflow ${process.argv

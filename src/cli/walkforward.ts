@@ -172,7 +172,7 @@ export async function walkforward(a: WalkForwardArgs): Promise<WalkForwardResult
         loaded,
         space,
         config,
-        { strategyHash, configHash, dataHash: data.dataHash },
+        { strategyHash, configHash, dataHash: data.dataHash, ...(portfolio ? { portfolio } : {}) },
       );
       pool.catch(() => {});
       await pool;

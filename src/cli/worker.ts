@@ -1,17 +1,23 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { parseDate } from '../app/config.ts';
-import { loadStrategy } from '../app/load-strategy.ts';
+import { loadStrategy, type LoadedStrategy } from '../app/load-strategy.ts';
+import {
+  loadMemberSpecs,
+  type LoadedPortfolio,
+  type MemberSpec,
+  type SweptPortfolio,
+} from '../app/portfolio.ts';
 import { dataCatalog } from '../app/sources.ts';
 import { loadInstruments } from '../domain/instrument.ts';
 import { WorkerPool } from '../research/pool.ts';
 import type { PreparedSweep, SweepManifest } from '../research/queue.ts';
 import { catalogSourceHash } from '../research/series-cache.ts';
 import { loadSweepData } from '../research/sweep-data.ts';
-import { sha256 } from '../research/sweep.ts';
-import { fileSweepSource, queueModule, sameCommand } from './optimize.ts';
+import { canonical, sha256 } from '../research/sweep.ts';
+import { fileSweepSource, queueModule, sameCommand, workerInit } from './optimize.ts';
 
 export interface WorkerArgs {
   queue: string;
@@ -19,6 +25,7 @@ export interface WorkerArgs {
   catalog?: string;
   data?: string;
   strategy?: string;
+  portfolioDir?: string;
   lockMs: number;
   reconnectMs?: number;
 }
@@ -47,6 +54,11 @@ export function workerCommand(y: Argv): Argv {
         describe:
           "This machine's copy of the strategy file (default: the coordinator's path); its content must be the same",
       })
+      .option('portfolio-dir', {
+        type: 'string',
+        describe:
+          "A member sweep's (optimize --portfolio --member): this machine's copy of the portfolio file's folder, where each member's module is found at its path from the coordinator's (default: the coordinator's paths); their content must be the same",
+      })
       .option('lock-ms', {
         type: 'number',
         default: 30_000,
@@ -66,9 +78,14 @@ export function workerCommand(y: Argv): Argv {
   );
 }
 
-/** Loads and checks a sweep's strategy and data on this machine, and starts the worker threads. */
-async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): Promise<PreparedSweep> {
-  const { QueueError } = await queueModule();
+type QueueErrorClass = Awaited<ReturnType<typeof queueModule>>['QueueError'];
+
+/** The sweep's strategy file on this machine (--strategy, else the coordinator's path), checked against the coordinator's. */
+async function strategyHere(
+  a: WorkerArgs,
+  m: SweepManifest,
+  QueueError: QueueErrorClass,
+): Promise<LoadedStrategy> {
   const file = resolve(a.strategy ?? m.strategyFile);
   if (!existsSync(file))
     throw new QueueError(
@@ -79,7 +96,55 @@ async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): P
     throw new QueueError(
       `sweep ${m.sweepId}: ${file} is not the coordinator's strategy (content hash ${hash.slice(0, 12)}…, the sweep's ${m.strategyHash.slice(0, 12)}…): the workers need the same strategy file`,
     );
-  const loaded = await loadStrategy(file, []);
+  return loadStrategy(file, []);
+}
+
+/**
+ * A member sweep's portfolio on this machine: each member's module where the coordinator named it,
+ * or with --portfolio-dir at its path from the coordinator's portfolio file's folder, checked
+ * against the hash of the coordinator's code (a mismatch names the member and the file). The
+ * members keep the manifest's params and limits (no portfolio file is read here), and the swept
+ * member and `objectiveOf` are the coordinator's: the threads load it as local threads do.
+ */
+async function portfolioHere(
+  a: WorkerArgs,
+  m: SweepManifest,
+  p: SweptPortfolio,
+  QueueError: QueueErrorClass,
+): Promise<LoadedPortfolio> {
+  // The trials' ids are built on this hash: a portfolio that does not make it is another fxflow's manifest.
+  if (sha256(canonical(p)) !== m.strategyHash)
+    throw new QueueError(
+      `sweep ${m.sweepId}: the manifest's portfolio does not hash to the sweep's strategy hash: the worker and the coordinator run different fxflow versions`,
+    );
+  const home = dirname(p.file);
+  const specs: MemberSpec[] = [];
+  for (const x of p.members) {
+    const path = relative(home, x.module);
+    const file = a.portfolioDir !== undefined ? resolve(a.portfolioDir, path) : x.module;
+    if (!existsSync(file))
+      throw new QueueError(
+        `sweep ${m.sweepId}: member '${x.name}': its module ${file} is not on this machine: ${a.portfolioDir !== undefined ? `--portfolio-dir ${a.portfolioDir} has no ${path} (the module's path from the coordinator's portfolio file, ${p.file})` : "give this machine's copy of the portfolio file's folder with --portfolio-dir"}`,
+      );
+    const hash = sha256(readFileSync(file));
+    if (hash !== x.moduleHash)
+      throw new QueueError(
+        `sweep ${m.sweepId}: member '${x.name}': ${file} is not the coordinator's module (content hash ${hash.slice(0, 12)}…, the sweep's ${x.moduleHash.slice(0, 12)}…): the workers need the same strategy files`,
+      );
+    specs.push({ module: file, name: x.name, params: x.params, ...(x.risk ? { risk: x.risk } : {}) });
+  }
+  return {
+    ...(await loadMemberSpecs(specs, m.strategyFile)),
+    sweep: { member: p.member, of: p.objectiveOf },
+  };
+}
+
+/** Loads and checks a sweep's strategy (or portfolio) and data on this machine, and starts the worker threads. */
+async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): Promise<PreparedSweep> {
+  const { QueueError } = await queueModule();
+  const loaded: LoadedStrategy = m.portfolio
+    ? await portfolioHere(a, m, m.portfolio, QueueError)
+    : await strategyHere(a, m, QueueError);
   const instruments = loadInstruments();
   const from = parseDate(m.config.run.from);
   const to = parseDate(m.config.run.to);
@@ -121,10 +186,11 @@ async function prepareSweep(a: WorkerArgs, m: SweepManifest, threads: number): P
       `sweep ${m.sweepId}: the data here (${dataPath}, ${data.candles} candles) is not the coordinator's (content hash ${data.dataHash.slice(0, 12)}…, the sweep's ${m.dataHash.slice(0, 12)}…): every worker needs the same catalog; copy it, or point --catalog/--data at the same files`,
     );
   }
-  const pool = await WorkerPool.start(threads, { strategyFile: file });
+  // The threads load what local threads would: the strategy file, or the portfolio with its swept member.
+  const pool = await WorkerPool.start(threads, workerInit(loaded));
   pool.share(data.series);
   process.stderr.write(
-    `fxflow worker: sweep ${m.sweepId} (${m.strategyName}): ${data.candles} candles checked against the sweep's data hash; ${threads} thread${threads === 1 ? '' : 's'}\n`,
+    `fxflow worker: sweep ${m.sweepId} (${m.portfolio ? `member ${m.portfolio.member} of a portfolio of ${m.portfolio.members.length}` : m.strategyName}): ${data.candles} candles checked against the sweep's data hash; ${threads} thread${threads === 1 ? '' : 's'}\n`,
   );
   return { runner: pool, config: m.config };
 }

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import type { Params } from '../strategy/api.ts';
 import type { BacktestConfig } from '../app/config.ts';
+import type { SweptPortfolio } from '../app/portfolio.ts';
 import type { Done, TrialRunner } from './pool.ts';
 import type { TrialMode } from './trial.ts';
 import { isInfrastructureFailure } from './failure.ts';
@@ -12,14 +13,15 @@ import { canonical, sha256, trialId } from './sweep.ts';
  * Trials across machines: a sweep's trials as BullMQ jobs in Redis (BullMQ brings ioredis).
  *
  * - The coordinator (`fxflow optimize … --queue redis://…`) writes the sweep's manifest (strategy
- *   file and its hash, config, data hash, where the data is) to `fxflow:<queue>:sweep`, then adds
- *   one job per trial with the trial id as the job id: BullMQ keeps one job per id, so a trial is
- *   queued once however often the coordinator is restarted, and its result (the job's return
- *   value) is recorded once even when a stalled job is delivered twice.
- * - `fxflow worker --queue redis://…` reads the manifest, checks that its strategy file and its
- *   data hash to the same content as the coordinator's (and refuses otherwise), and runs jobs on
- *   worker threads. A worker killed mid-trial stops renewing its lock; BullMQ's stalled check moves
- *   the job back to the queue and another worker runs it.
+ *   file and its hash, or a member sweep's portfolio with the hash of every member's module;
+ *   config, data hash, where the data is) to `fxflow:<queue>:sweep`, then adds one job per trial
+ *   with the trial id as the job id: BullMQ keeps one job per id, so a trial is queued once however
+ *   often the coordinator is restarted, and its result (the job's return value) is recorded once
+ *   even when a stalled job is delivered twice.
+ * - `fxflow worker --queue redis://…` reads the manifest, checks that its strategy file (or every
+ *   member's module) and its data hash to the same content as the coordinator's (and refuses
+ *   otherwise), and runs jobs on worker threads. A worker killed mid-trial stops renewing its lock;
+ *   BullMQ's stalled check moves the job back to the queue and another worker runs it.
  */
 
 /** A queue problem, said once: Redis unreachable or too old, a queue busy with another sweep, a worker with other data. */
@@ -247,7 +249,14 @@ export interface SweepManifest {
   readonly strategyName: string;
   /** The strategy file on the coordinator's machine (a worker may be given its own path with --strategy). */
   readonly strategyFile: string;
+  /** The hash of the strategy file's content; for a member sweep, of `portfolio` (canonical JSON). */
   readonly strategyHash: string;
+  /**
+   * A member sweep (`--portfolio file --member name`): the portfolio file and every member (module
+   * path on the coordinator's machine, name, params, limits, hash of its code), the swept member and
+   * whose figures the objective reads. `strategyFile` is then the portfolio file as given.
+   */
+  readonly portfolio?: SweptPortfolio;
   readonly config: BacktestConfig;
   readonly configHash: string;
   readonly dataHash: string;
