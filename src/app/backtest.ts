@@ -43,8 +43,18 @@ import { RunTransactionFold, type TxRecord } from '../report/run-folder.ts';
 import { writeRunReport } from '../report/run-report.ts';
 import { isPortfolio } from './portfolio.ts';
 import { PortfolioRun, type StrategyTrade } from './portfolio-run.ts';
+import { keepBatches, timeBatches, withSpread } from './backtest-batches.ts';
+import {
+  currencyDigits,
+  EQUITY_CSV_HEADER,
+  equityCsvRow,
+  TRADES_CSV_HEADER,
+  tradeCsvRow,
+} from './backtest-csv.ts';
 
 export type { StrategyTrade };
+export { withSpread } from './backtest-batches.ts';
+export { currencyDigits, equityCsv, tradesCsv } from './backtest-csv.ts';
 
 /** Where a backtest gets the candles of one (instrument, granularity). */
 export type CandleSourceFactory = (req: {
@@ -196,118 +206,6 @@ export interface BacktestResult {
   readonly runDir?: string;
   /** Which data and spread model produced the numbers, and what the data covered. */
   readonly data: DataReport;
-}
-
-/**
- * Applies the configured spread model ('native' leaves candles as they are). The model is centred
- * on the mid; for bid-only data (bid = ask in the catalog) the bid is kept and the ask put above
- * it, for ask-only data the other way round.
- */
-export async function* withSpread(
-  source: AsyncIterable<readonly Candle[]>,
-  data: BacktestConfig['data'],
-  pip: number,
-  snap: (x: number) => number,
-  sides = 'bid/ask',
-  labsPips?: (time: number) => number,
-): AsyncIterable<readonly Candle[]> {
-  const mode = data.spread;
-  if (mode === 'native') {
-    yield* source;
-    return;
-  }
-  const byHour = mode === 'hourly' ? data.spreadPipsByHour! : undefined;
-  const fixedHalf = mode === 'fixed' ? (data.spreadPips * pip) / 2 : 0;
-  for await (const batch of source) {
-    const out = new Array<Candle>(batch.length);
-    for (let i = 0; i < batch.length; i++) {
-      const c = batch[i]!;
-      const half = labsPips
-        ? (labsPips(c.time) * pip) / 2
-        : byHour
-          ? (byHour[Math.floor(c.time / 3_600_000) % 24]! * pip) / 2
-          : fixedHalf;
-      const shift = sides === 'bid' ? half : sides === 'ask' ? -half : 0;
-      const o = (c.bo + c.ao) / 2 + shift,
-        h = (c.bh + c.ah) / 2 + shift,
-        l = (c.bl + c.al) / 2 + shift,
-        cl = (c.bc + c.ac) / 2 + shift;
-      if (!(l - half > 0)) {
-        const pips = (2 * half) / pip;
-        throw new ConfigError(
-          'configuration',
-          mode === 'hourly' ? 'data.spreadPipsByHour' : '--spread-pips (data.spreadPips)',
-          `${pips} pips is wider than the price: ${c.instrument}'s low ${l} at ${formatIsoMs(c.time)} would get a bid of ${snap(l - half)}; give a spread below ${Math.floor((2 * l) / pip)} pips`,
-        );
-      }
-      // At a zero spread both sides are the mid: four snaps, not eight.
-      const bo = snap(o - half),
-        bh = snap(h - half),
-        bl = snap(l - half),
-        bc = snap(cl - half);
-      const ao = half === 0 ? bo : snap(o + half),
-        ah = half === 0 ? bh : snap(h + half),
-        al = half === 0 ? bl : snap(l + half),
-        ac = half === 0 ? bc : snap(cl + half);
-      // A candle the model leaves as it is (one-sided data at a zero spread) is passed on, not copied.
-      out[i] =
-        bo === c.bo &&
-        bh === c.bh &&
-        bl === c.bl &&
-        bc === c.bc &&
-        ao === c.ao &&
-        ah === c.ah &&
-        al === c.al &&
-        ac === c.ac
-          ? c
-          : {
-              kind: 'candle',
-              instrument: c.instrument,
-              granularity: c.granularity,
-              time: c.time,
-              at: c.at,
-              bo,
-              bh,
-              bl,
-              bc,
-              ao,
-              ah,
-              al,
-              ac,
-              volume: c.volume,
-              complete: c.complete,
-            };
-    }
-    yield out;
-  }
-}
-
-/** Passes a source's batches on, keeping each in `into` (BacktestOptions.priced). */
-async function* keepBatches(
-  source: AsyncIterable<readonly Candle[]>,
-  into: (readonly Candle[])[],
-  room: { left: number },
-): AsyncIterable<readonly Candle[]> {
-  for await (const batch of source) {
-    // Past the room left: keep nothing (what was kept so far is dropped; the run reads on).
-    if ((room.left -= batch.length) >= 0) into.push(batch);
-    else into.length = 0;
-    yield batch;
-  }
-}
-
-/** Passes a source's batches on, adding the time spent waiting for each to `time.ms`. */
-async function* timeBatches(
-  source: AsyncIterable<readonly Candle[]>,
-  time: { ms: number },
-): AsyncIterable<readonly Candle[]> {
-  let t = performance.now();
-  for await (const batch of source) {
-    time.ms += performance.now() - t;
-    yield batch;
-    t = performance.now();
-  }
-  time.ms += performance.now() - t;
 }
 
 /**
@@ -802,63 +700,4 @@ function withEngineTime(log: StrategyLogger, now: () => number): StrategyLogger 
     warn: (obj, msg) => log.warn(stamp(obj), msg),
     error: (obj, msg) => log.error(stamp(obj), msg),
   };
-}
-
-const TRADES_CSV_HEADER =
-  'id,instrument,side,units,openTime,closeTime,openPrice,closePrice,realizedPL,financing,spreadCost,commission,exitReason,openEpochMs,closeEpochMs,mae,mfe,runUpPct';
-
-/**
- * One trade as a trades.csv row: times RFC 3339 (UTC, ms) with the epoch ms as extra columns, money
- * in the account currency (realizedPL includes neither financing nor commission; spreadCost is what
- * the half spreads of its fills cost, already inside realizedPL); mae and mfe are the lowest and highest
- * P/L it showed while open (account currency), runUpPct its best price move in its favour (% of entry).
- */
-function tradeCsvRow(t: ClosedTrade): string {
-  const close = Number.isFinite(t.closeTime) ? formatIsoMs(t.closeTime) : '';
-  return `${t.id},${t.instrument},${t.units > 0 ? 'long' : 'short'},${t.units},${formatIsoMs(t.openTime)},${close},${t.openPrice},${Number.isFinite(t.closePrice) ? t.closePrice : ''},${t.realizedPL},${t.financing},${t.spreadCost},${t.commission},${t.exitReason},${t.openTime},${Number.isFinite(t.closeTime) ? t.closeTime : ''},${t.mae},${t.mfe},${t.runUpPct}`;
-}
-
-/**
- * The trades as CSV, as the run folder's trades.csv holds them: one row per closed trade in closing
- * order, then (`openAtEnd`) the trades still open at the end, marked at the last prices (END_OF_RUN).
- */
-export function tradesCsv(trades: readonly ClosedTrade[], openAtEnd: readonly ClosedTrade[] = []): string {
-  return `${[TRADES_CSV_HEADER, ...trades.map(tradeCsvRow), ...openAtEnd.map(tradeCsvRow)].join('\n')}\n`;
-}
-
-/** Minor units of the account currencies that have none or three (ISO 4217); two for the rest. */
-const CURRENCY_DIGITS: Readonly<Record<string, number>> = {
-  JPY: 0,
-  HUF: 0,
-  KRW: 0,
-  CLP: 0,
-  ISK: 0,
-  BHD: 3,
-  KWD: 3,
-  OMR: 3,
-  JOD: 3,
-  TND: 3,
-};
-
-/** Digits an amount of `currency` is shown with (2 unless ISO 4217 says otherwise). */
-export function currencyDigits(currency: string): number {
-  return CURRENCY_DIGITS[currency] ?? 2;
-}
-
-/**
- * The equity curve as the run folder's equity.csv: RFC 3339 time, balance and NAV rounded to the
- * account currency's minor unit, and the epoch ms as an extra column.
- */
-export function equityCsv(equity: readonly EquityPoint[], currency: string): string {
-  const d = currencyDigits(currency);
-  const rows = [EQUITY_CSV_HEADER];
-  for (const e of equity) rows.push(equityCsvRow(e, d));
-  return `${rows.join('\n')}\n`;
-}
-
-const EQUITY_CSV_HEADER = 'time,balance,nav,epochMs';
-
-/** One point of the equity curve as an equity.csv row, amounts with `digits` decimals. */
-function equityCsvRow(e: EquityPoint, digits: number): string {
-  return `${formatIsoMs(e.time)},${e.balance.toFixed(digits)},${e.nav.toFixed(digits)},${e.time}`;
 }

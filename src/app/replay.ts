@@ -1,4 +1,4 @@
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pino from 'pino';
 import type { SimBroker } from '../adapters/sim/broker.ts';
@@ -24,12 +24,9 @@ import {
   QuoteTrack,
   type Attempt,
   type Decision,
-  type DecisionDiff,
   type EventRef,
-  type FillDiff,
-  type MoneyTotals,
 } from '../runner/recording/reconcile.ts';
-import { breachedTolerance, type DriftTolerances, formatDrift } from '../runner/recording/drift.ts';
+import type { DriftTolerances } from '../runner/recording/drift.ts';
 import {
   inputFiles,
   readInputs,
@@ -46,6 +43,10 @@ import { assemble, type Assembly } from './assembly.ts';
 import type { Params, Strategy } from '../strategy/api.ts';
 import { fileSha256 } from './live-run-folder.ts';
 import { loadStrategy } from './load-strategy.ts';
+import { driftOfReplay, type Reconciliation } from './replay-reconciliation.ts';
+
+export type { Reconciliation } from './replay-reconciliation.ts';
+export { reconciliationText, writeReconciliation } from './replay-text.ts';
 
 /** A replay that cannot run: the strategy file changed (without --allow-changed-strategy) or is missing. */
 export class ReplayError extends Error {
@@ -77,96 +78,6 @@ export interface ReplayOptions {
   readonly instruments?: InstrumentRegistry;
   /** Fill models over the run's recorded ones (the `replay` flags --market-hours, --slippage, --latency, --commission). */
   readonly models?: FillModelNames;
-}
-
-/** The reconciliation (reconciliation.json). */
-export interface Reconciliation {
-  readonly folder: string;
-  readonly strategy: {
-    readonly file: string;
-    readonly recordedSha256: string;
-    readonly sha256: string;
-    readonly changed: boolean;
-  };
-  readonly fill: 'current' | 'next';
-  /** The replay simulator's fill models (a --broker sim run's own; none against an account, whose fills are what is compared). */
-  readonly models: { readonly slippage: string; readonly latency: string; readonly commission: string };
-  readonly sessions: number;
-  readonly records: {
-    readonly ticks: number;
-    readonly candles: number;
-    readonly labs: number;
-    readonly transactions: number;
-    readonly intents: number;
-  };
-  /** Sessions cut off (kill -9, a crash): where each one's inputs end, which the replay covers up to. */
-  readonly cuts: readonly string[];
-  /** Messages about the inputs: damaged or cut-short lines (file and line), unknown kinds, another account or instruments. */
-  readonly problems: readonly string[];
-  readonly skipped: {
-    readonly damaged: number;
-    readonly unknownKind: number;
-    readonly truncated: number;
-    readonly otherAccount: number;
-    readonly unknownInstrument: number;
-  };
-  /** Where the inputs are first damaged (a record missing): decisions and fills after it are not compared. */
-  readonly damagedFrom?: {
-    readonly file: string;
-    readonly line: number;
-    readonly record: number;
-    readonly after?: string;
-  };
-  readonly decisions: {
-    readonly live: number;
-    readonly replay: number;
-    readonly differ: number;
-    readonly firstParting?: DecisionDiff;
-    readonly diffs: readonly DecisionDiff[];
-  };
-  readonly fills: {
-    readonly compared: number;
-    readonly differ: number;
-    readonly byCause: Readonly<Record<string, number>>;
-    readonly diffs: readonly FillDiff[];
-  };
-  readonly money: {
-    readonly live: MoneyTotals;
-    readonly replay: MoneyTotals;
-    readonly realizedPLDiff: string;
-    readonly financingDiff: string;
-    readonly commissionDiff: string;
-  };
-  /** Restarts between sessions (the live strategy resumed from its journal; the replay ran on in one piece). */
-  readonly restarts: readonly {
-    readonly session: number;
-    readonly at: string;
-    readonly previousStop: string;
-    readonly restoredState: boolean;
-    readonly sequenceLive: number;
-    readonly sequenceReplay: number;
-  }[];
-  /**
-   * A run with a drift guard (`fxflow run --shadow --max-drift`): its tolerances, the fills of the
-   * reconciliation past the price tolerance, the fills made on one side only, and the halt the
-   * guard made (a session's stop reason), if any.
-   */
-  readonly drift?: {
-    readonly tolerances: string;
-    readonly fills: readonly {
-      readonly clientID: string;
-      readonly instrument: string;
-      readonly live?: string;
-      readonly replay?: string;
-      readonly pips?: number;
-      readonly what: 'price' | 'missed';
-    }[];
-    readonly missed: number;
-    readonly pastTolerance: readonly string[];
-    readonly halts: readonly string[];
-  };
-  /** Differences in all: decisions + fills + a non-zero P/L, financing or commission difference. */
-  readonly differences: number;
 }
 
 const silent = pino({ level: 'silent' });
@@ -799,137 +710,4 @@ export async function replayRun(o: ReplayOptions): Promise<Reconciliation> {
     ...(drift !== undefined ? { drift } : {}),
     differences: decisions.diffs.length + fills.diffs.length + moneyDiffs,
   };
-}
-
-/**
- * The drift guard's tolerances applied to the reconciliation's fill differences (the same check as
- * the live guard, `breachedTolerance`): each fill further from its replay than the price tolerance,
- * each fill made on one side only, and the halts the live guard made.
- */
-function driftOfReplay(
-  t: DriftTolerances,
-  diffs: readonly FillDiff[],
-  liveFills: ReadonlyMap<string, Transaction>,
-  instruments: InstrumentRegistry,
-  sessions: readonly SessionInfo[],
-): NonNullable<Reconciliation['drift']> {
-  const fills: {
-    clientID: string;
-    instrument: string;
-    live?: string;
-    replay?: string;
-    pips?: number;
-    what: 'price' | 'missed';
-  }[] = [];
-  let missed = 0;
-  for (const d of diffs) {
-    const instrument = (liveFills.get(d.liveID) as { instrument?: string } | undefined)?.instrument ?? '';
-    if (d.priceDiff !== undefined && instruments.has(instrument)) {
-      const pips = Math.abs(d.priceDiff) / instruments.get(instrument).pip;
-      if (breachedTolerance(t, { pricePips: pips }) === 'price')
-        fills.push({
-          clientID: d.liveID,
-          instrument,
-          live: d.live.price ?? '',
-          replay: d.replay.price ?? '',
-          pips,
-          what: 'price',
-        });
-    } else if (
-      (d.live.outcome === 'FILLED' &&
-        (d.replay.outcome === 'REJECTED' || d.replay.outcome === 'CANCELLED')) ||
-      (d.replay.outcome === 'FILLED' && (d.live.outcome === 'REJECTED' || d.live.outcome === 'CANCELLED'))
-    ) {
-      // One side filled, the other settled without a fill (an outcome not yet there is no miss, as live).
-      missed++;
-      fills.push({
-        clientID: d.liveID,
-        instrument,
-        ...(d.live.price !== undefined ? { live: d.live.price } : {}),
-        ...(d.replay.price !== undefined ? { replay: d.replay.price } : {}),
-        what: 'missed',
-      });
-    }
-  }
-  const pastTolerance: string[] = [];
-  if (fills.some((f) => f.what === 'price')) pastTolerance.push('price');
-  if (breachedTolerance(t, { missed }) === 'fills') pastTolerance.push('fills');
-  const halts = sessions
-    .filter((s) => s.reason?.includes('drift guard') === true)
-    .map((s) => `session ${s.n}: ${s.reason}`);
-  return { tolerances: formatDrift(t), fills, missed, pastTolerance, halts };
-}
-
-/** reconciliation.txt: the summary first, then every difference with its cause. */
-export function reconciliationText(r: Reconciliation): string {
-  const L: string[] = [];
-  L.push(`Reconciliation of ${r.folder}`);
-  L.push(
-    `strategy ${r.strategy.file} (sha256 ${r.strategy.sha256.slice(0, 12)}${r.strategy.changed ? `, CHANGED since the run: recorded ${r.strategy.recordedSha256.slice(0, 12)}` : ', as recorded'}); simulator fills market orders at the ${r.fill === 'current' ? 'price current when decided' : 'next price'}; fill models: slippage ${r.models.slippage} · latency ${r.models.latency} · commission ${r.models.commission}`,
-  );
-  L.push(
-    `inputs: ${r.sessions} session${r.sessions === 1 ? '' : 's'}, ${r.records.ticks} ticks, ${r.records.candles} candles, ${r.records.labs} labs events, ${r.records.transactions} transactions, ${r.records.intents} intents`,
-  );
-  for (const c of r.cuts) L.push(c);
-  L.push(
-    `differences: ${r.differences} (decisions ${r.decisions.differ}, fills ${r.fills.differ}${
-      Object.keys(r.fills.byCause).length > 0
-        ? `: ${Object.entries(r.fills.byCause)
-            .map(([c, n]) => `${c} ${n}`)
-            .join(', ')}`
-        : ''
-    }; realized P/L ${r.money.realizedPLDiff}, financing ${r.money.financingDiff}, commission ${r.money.commissionDiff})`,
-  );
-  L.push(`decisions: live ${r.decisions.live}, replay ${r.decisions.replay}, differ ${r.decisions.differ}`);
-  const f = r.decisions.firstParting;
-  if (f !== undefined) {
-    const ev = (x: DecisionDiff['live']): string =>
-      x === undefined
-        ? 'none'
-        : `${x.intent} after ${x.after !== undefined ? `${x.after.kind} at ${x.after.time} (${x.after.where})` : 'an unknown event'}`;
-    L.push(
-      `  first parting at decision ${f.index + 1} (${f.what}): live ${ev(f.live)}; replay ${ev(f.replay)}`,
-    );
-  }
-  L.push(`fills: ${r.fills.compared} intents with orders compared, ${r.fills.differ} differ`);
-  for (const d of r.fills.diffs) {
-    L.push(
-      `  ${d.liveID}: ${d.cause}: ${d.explanation}${d.priceDiff !== undefined ? ` (Δprice ${d.priceDiff.toFixed(6)})` : ''}${d.timeDiffMs !== undefined && d.timeDiffMs !== 0 ? ` (Δt ${d.timeDiffMs} ms)` : ''}`,
-    );
-  }
-  const dr = r.drift;
-  if (dr !== undefined) {
-    L.push(
-      `drift guard of the run (--max-drift ${dr.tolerances}): ${dr.pastTolerance.length > 0 ? `past ${dr.pastTolerance.join(' and ')} against the replay` : 'within its tolerances against the replay'}; ${dr.fills.filter((f) => f.what === 'price').length} fill(s) past the price tolerance, ${dr.missed} on one side only`,
-    );
-    for (const f of dr.fills)
-      L.push(
-        `  drifted: ${f.clientID} ${f.instrument}: ${f.what === 'price' ? `live ${f.live} replay ${f.replay} (${f.pips!.toFixed(1)} pips)` : `live ${f.live ?? 'no fill'}, replay ${f.replay ?? 'no fill'}`}`,
-      );
-    for (const h of dr.halts) L.push(`  the live guard halted the run: ${h}`);
-  }
-  L.push(
-    `money: live realized P/L ${r.money.live.realizedPL}, financing ${r.money.live.financing}, commission ${r.money.live.commission}, balance ${r.money.live.balance}, ${r.money.live.fills} fills`,
-  );
-  L.push(
-    `       replay realized P/L ${r.money.replay.realizedPL}, financing ${r.money.replay.financing}, commission ${r.money.replay.commission}, balance ${r.money.replay.balance}, ${r.money.replay.fills} fills`,
-  );
-  for (const x of r.restarts)
-    L.push(
-      `restart: session ${x.session} at ${x.at} (the session before ended: ${x.previousStop}): the live strategy ${x.restoredState ? 'resumed from its journal' : 'started afresh'} (client-ID sequence ${x.sequenceLive}; the replay, running on in one piece, was at ${x.sequenceReplay})`,
-    );
-  if (r.problems.length > 0) {
-    L.push('inputs that could not be used as they are:');
-    for (const p of r.problems) L.push(`  ${p}`);
-  }
-  return `${L.join('\n')}\n`;
-}
-
-/** Writes reconciliation.json and reconciliation.txt into `out`; returns their paths. */
-export function writeReconciliation(r: Reconciliation, out: string): { json: string; txt: string } {
-  const json = join(out, 'reconciliation.json');
-  const txt = join(out, 'reconciliation.txt');
-  writeFileSync(json, `${JSON.stringify(r, null, 2)}\n`);
-  writeFileSync(txt, reconciliationText(r));
-  return { json, txt };
 }
