@@ -8,7 +8,7 @@ import { Journal } from '../../src/runner/order-path/journal.ts';
 import type { RunMember } from '../../src/runner/session/runner-options.ts';
 import type { Runner } from '../../src/runner/session/runner.ts';
 import { defineStrategy, type Params, type Strategy } from '../../src/strategy/api.ts';
-import { pingPong, pricePath, pushPrices, rig, type Rig } from '../runner/harness.ts';
+import { pingPong, pricePath, pushPrices, rig, settle, until, type Rig } from '../runner/harness.ts';
 
 let r: Rig | undefined;
 afterEach(async () => {
@@ -72,6 +72,10 @@ describe('a portfolio run across a stop and a restart (sandbox account)', () => 
     const first = r.runner(portfolio);
     await first.start();
     await prices(r, first, 0, 14, 0);
+    // The piler's buys on the 4th, 8th and 12th price filled, and every order sent has its outcome
+    // in the journal (and the books) before anything is read.
+    await until(() => figures(first).piler!.trades.length === 3, "the piler's third fill");
+    await settle(r, first);
     const before = figures(first);
     const states = first.live!.state;
     await first.stop('first');
@@ -94,6 +98,9 @@ describe('a portfolio run across a stop and a restart (sandbox account)', () => 
     expect(second.live!.state).toEqual(states);
     // Trading goes on from there, and the books still add up to the account.
     await prices(r, second, 14, 30, 0);
+    // Its buys on the 16th, 20th, 24th and 28th price.
+    await until(() => figures(second).piler!.trades.length === 7, "the piler's seventh fill");
+    await settle(r, second);
     const after = figures(second);
     expect(after.piler!.trades.length).toBeGreaterThan(before.piler!.trades.length);
     const account = second.portfolio.ledger;
@@ -123,6 +130,8 @@ describe('a portfolio run across a stop and a restart (sandbox account)', () => 
     const first = r.runner(portfolio);
     await first.start();
     await prices(r, first, 0, 9, 0);
+    await until(() => figures(first).piler!.trades.length === 2, "the piler's two fills");
+    await settle(r, first);
     await first.stop('first');
     const refused = async (o: Partial<Parameters<Rig['runner']>[0]>, message: RegExp): Promise<void> => {
       const x = r!.runner(o);
@@ -176,6 +185,8 @@ describe('a portfolio run across a stop and a restart (sandbox account)', () => 
     const run = r.runner(limited);
     await run.start();
     await prices(r, run, 0, 20, 0);
+    await until(() => figures(run).piler!.trades.length === 2, "the piler's two fills");
+    await settle(r, run);
     const res = await run.stop('limited');
     const f = figures(run);
     const held = (n: string): number => f[n]!.trades.reduce((a, [, u]) => a + u, 0);
@@ -196,6 +207,7 @@ describe('a portfolio run across a stop and a restart (sandbox account)', () => 
     const single = r.runner();
     await single.start();
     await prices(r, single, 0, 3, 0);
+    await settle(r, single);
     await single.stop('leave it open');
     expect((await r.rest.account(r.accountID)).account.trades?.length).toBe(1);
     const { mkdtempSync } = await import('node:fs');
