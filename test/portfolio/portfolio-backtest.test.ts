@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { backtestRun, fxflow, ROOT } from './cli.ts';
 
 /**
  * Issue 37, items 1 and 2: `fxflow backtest a.ts b.ts` runs both strategies on one simulated
@@ -12,10 +11,6 @@ import { describe, expect, it } from 'vitest';
  * hedges), each strategy's net P/L in the portfolio equals its solo backtest's to the cent, and the
  * account's equals their sum. Real CLI runs on the bundled sample.
  */
-const ROOT = resolve(import.meta.dirname, '../..');
-const exec = promisify(execFile);
-const fxflow = (...args: string[]) =>
-  exec(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 64 << 20 });
 
 interface Figures {
   netPL: number;
@@ -24,18 +19,7 @@ interface Figures {
 }
 
 /** Runs a backtest into a fresh runs folder; returns its summary and its folder. */
-async function run(args: string[]): Promise<{ summary: Figures; dir: string; stdout: string }> {
-  const runs = mkdtempSync(join(tmpdir(), 'fxflow-portfolio-'));
-  const r = await fxflow('backtest', ...args, '--no-typecheck', '--runs-dir', runs);
-  const dirs = readdirSync(runs);
-  expect(dirs).toHaveLength(1);
-  const dir = join(runs, dirs[0]!);
-  return {
-    summary: JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).summary,
-    dir,
-    stdout: r.stdout,
-  };
-}
+const run = (args: string[]) => backtestRun<Figures>(args, 'fxflow-portfolio-');
 
 const cents = (x: number): number => Math.round(x * 100);
 const STRATS = ['strategies/sma-cross.ts', 'strategies/breakout-tpsl.ts'];

@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { backtestRun } from './cli.ts';
 import { newYorkDate, nextRollover } from '../../src/domain/new-york.ts';
 
 /**
@@ -15,10 +13,6 @@ import { newYorkDate, nextRollover } from '../../src/domain/new-york.ts';
  * that nets across strategies (where a book's units are no longer the account trades it opened) and
  * on a hedging account. Real CLI runs on the bundled sample.
  */
-const ROOT = resolve(import.meta.dirname, '../..');
-const exec = promisify(execFile);
-const fxflow = (...args: string[]) =>
-  exec(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 64 << 20 });
 
 const STRATS = ['strategies/sma-cross.ts', 'strategies/breakout-tpsl.ts'];
 const NAMES = ['sma-cross', 'breakout-tpsl'];
@@ -30,14 +24,7 @@ interface Figures {
 }
 
 /** Runs a backtest into a fresh runs folder; returns its summary and its folder. */
-async function run(args: string[]): Promise<{ summary: Figures; dir: string }> {
-  const runs = mkdtempSync(join(tmpdir(), 'fxflow-financing-'));
-  await fxflow('backtest', ...args, '--no-typecheck', '--runs-dir', runs);
-  const dirs = readdirSync(runs);
-  expect(dirs).toHaveLength(1);
-  const dir = join(runs, dirs[0]!);
-  return { summary: JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).summary, dir };
-}
+const run = (args: string[]) => backtestRun<Figures>(args, 'fxflow-financing-');
 
 /** Whether a trade open from `open` to `close` was held over a charged rollover (17:00 New York, Monday to Friday). */
 function heldOverRollover(open: number, close: number): boolean {

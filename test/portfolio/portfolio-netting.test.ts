@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { backtestRun, fxflow } from './cli.ts';
 
 /**
  * account.portfolioNetting (--portfolio-netting): a portfolio backtest's simulated netting account
@@ -15,10 +14,6 @@ import { describe, expect, it } from 'vitest';
  * And `fxflow backtest a.ts b.ts --json` lists each strategy's own trades, each with its `strategy`,
  * and the strategies' figures. Real CLI runs on the bundled sample.
  */
-const ROOT = resolve(import.meta.dirname, '../..');
-const exec = promisify(execFile);
-const fxflow = (...args: string[]) =>
-  exec(process.execPath, [join(ROOT, 'bin/fxflow.js'), ...args], { cwd: ROOT, maxBuffer: 64 << 20 });
 
 const STRATS = ['strategies/sma-cross.ts', 'strategies/breakout-tpsl.ts'];
 const NAMES = ['sma-cross', 'breakout-tpsl'];
@@ -45,14 +40,7 @@ interface Tx {
 }
 
 /** Runs a backtest into a fresh runs folder; returns its summary and its folder. */
-async function run(args: string[]): Promise<{ summary: Figures; dir: string }> {
-  const runs = mkdtempSync(join(tmpdir(), 'fxflow-netting-'));
-  await fxflow('backtest', ...args, '--no-typecheck', '--runs-dir', runs);
-  const dirs = readdirSync(runs);
-  expect(dirs).toHaveLength(1);
-  const dir = join(runs, dirs[0]!);
-  return { summary: JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).summary, dir };
-}
+const run = (args: string[]) => backtestRun<Figures>(args, 'fxflow-netting-');
 
 const lines = <T>(file: string): T[] =>
   readFileSync(file, 'utf8')
