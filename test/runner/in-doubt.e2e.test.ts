@@ -89,7 +89,6 @@ describe('no blind resend', () => {
     const txs = await accountTransactions(r, start);
     const orders = txs.filter((t) => t.type === 'MARKET_ORDER');
     const posts = proxy.requests.filter(v20.orderPost);
-    const text = readFileSync(log, 'utf8');
     console.log(
       `[in doubt] order ${first} held ${((firstSettled.at.forwarded! - held.at.received!) / 1000).toFixed(1)} s: ${posts.length} order requests sent (${posts.map((p) => `#${p.n} at ${((p.at.received! - held.at.received!) / 1000).toFixed(1)} s`).join(', ')}); the account has ${orders.length} orders (${orders.map(cid).join(', ')}), duplicates ${duplicateOrders(txs)}; status page during the doubt: ${JSON.stringify(status.inDoubt)}`,
     );
@@ -101,7 +100,13 @@ describe('no blind resend', () => {
     // The second entry went out only once the first had reached the broker, after the client's timeout.
     expect(second.at.received!).toBeGreaterThanOrEqual(firstSettled.at.forwarded!);
     expect(second.at.received! - held.at.received!).toBeGreaterThanOrEqual(TIMEOUT);
-    expect(text).toContain('the request had been applied; not resubmitting');
+    // Said once its sign on the transaction stream was seen; the log file is written a moment after
+    // the fills reach the account, so it is waited for, not read at once.
+    await until(
+      () => readFileSync(log, 'utf8').includes('the request had been applied; not resubmitting'),
+      'the runner to say the held request had been applied and is not resubmitted',
+      30_000,
+    );
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
   }, 120_000);
